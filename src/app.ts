@@ -1,0 +1,104 @@
+import { createContextValues } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v1/conversation_service_pb.js";
+import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
+import type { Config } from "./config.js";
+import { AccountService } from "./domain/account/account-service.js";
+import type { Agent } from "./domain/agent/agent.js";
+import { OfflineAgent } from "./domain/agent/offline-agent.js";
+import { systemClock, type Clock } from "./domain/clock.js";
+import { ConversationService } from "./domain/conversation/conversation-service.js";
+import { JwtStrategy } from "./domain/token/jwt-strategy.js";
+import { KeyRing } from "./domain/token/key-ring.js";
+import { TokenService } from "./domain/token/token-service.js";
+import type { Logger } from "./log.js";
+import { Authenticator } from "./protocol/auth.js";
+import type { AnyHandler } from "./protocol/call.js";
+import { createConnectRoutes, peerKey } from "./protocol/connect-routes.js";
+import { opsRoutes } from "./protocol/http/ops-routes.js";
+import { chain, listen, type RunningServer } from "./protocol/http/server.js";
+import type { HttpRequest, HttpResponse, Route } from "./protocol/http/types.js";
+import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
+import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
+import { tokenHandlers } from "./protocol/services/token-handlers.js";
+import { openDatabase, sqliteRepositories, type Db, type Repositories } from "./storage/sqlite/index.js";
+
+/** The issuer claim of every token this service signs. */
+export const ISSUER = "aiagent";
+/** Largest JSON request body accepted. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** Things a test or the command line may swap in. */
+export interface AppOverrides {
+  clock?: Clock;
+  agent?: Agent;
+  /** Routes served before the API (the frame and the demo add theirs here). */
+  extraRoutes?: (app: App) => Route[];
+}
+
+/** The wired service: storage, domain and protocol, not yet listening. */
+export interface App {
+  config: Config;
+  db: Db;
+  repos: Repositories;
+  keys: KeyRing;
+  tokens: TokenService;
+  accounts: AccountService;
+  conversations: ConversationService;
+  bindings: ServiceBinding[];
+  handler: (req: HttpRequest, res: HttpResponse) => void;
+  log: Logger;
+  /** Listens on config.port (0 for any free port). */
+  listen(): Promise<RunningServer>;
+  /** Closes the database (after the server has stopped). */
+  close(): void;
+}
+
+/** The one place that wires storage, domain and protocol together. */
+export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}): Promise<App> {
+  const clock = o.clock ?? systemClock;
+  const db = openDatabase(config.dbPath, { synchronous: config.synchronous });
+  const repos = sqliteRepositories(db);
+  const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
+  const keys = await KeyRing.open(repos.signingKeys, clock, maxLifetimeMs);
+  const jwt = new JwtStrategy(keys, clock, ISSUER);
+  const tokens = new TokenService({ ...repos, jwt, clock, ttl: { access: config.accessTokenTtl, refresh: config.refreshTokenTtl, id: config.idTokenTtl } });
+  const accounts = new AccountService({ ...repos, clock });
+  const conversations = new ConversationService({ ...repos, agent: o.agent ?? new OfflineAgent(), clock, idleCloseSeconds: config.idleCloseSeconds });
+  const auth = new Authenticator(tokens);
+  const bindings: ServiceBinding[] = [
+    { desc: TokenServiceDesc, handlers: tokenHandlers(tokens, auth) as unknown as Record<string, AnyHandler> },
+    { desc: ConversationServiceDesc, handlers: conversationHandlers(conversations, auth) as unknown as Record<string, AnyHandler> },
+  ];
+  const connect = connectNodeAdapter({
+    routes: createConnectRoutes(bindings, log),
+    readMaxBytes: MAX_BODY_BYTES,
+    contextValues: (req) => createContextValues().set(peerKey, req.socket?.remoteAddress ?? ""),
+  });
+  const app: App = {
+    config,
+    db,
+    repos,
+    keys,
+    tokens,
+    accounts,
+    conversations,
+    bindings,
+    log,
+    handler: () => undefined,
+    listen: () => listen(app.handler, config.port, config.host),
+    close: () => db.close(),
+  };
+  const ready = db.prepare("SELECT 1");
+  const routes: Route[] = [
+    opsRoutes({ keys, ready: () => ready.get() !== undefined }),
+    ...(o.extraRoutes?.(app) ?? []),
+    createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log }),
+    (req, res) => {
+      connect(req as never, res as never);
+      return true;
+    },
+  ];
+  app.handler = chain(routes);
+  return app;
+}

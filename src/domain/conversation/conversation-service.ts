@@ -1,0 +1,196 @@
+import type { ChatbotRepository } from "../account/repository.js";
+import { AgentUnavailableError, type Agent } from "../agent/agent.js";
+import type { Clock } from "../clock.js";
+import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
+import { newId, requireUuid } from "../ids.js";
+import { optionalText, page, requireContent, requireText } from "../validate.js";
+import type { ContactFilter, ContactRepository, ContactView, ConversationRecord, ConversationRepository, MessageRecord } from "./repository.js";
+
+/** The frame's caller: one customer of one account talking to one chatbot. */
+export interface FrameCaller {
+  kind: "frame";
+  accountId: string;
+  chatbotId: string;
+  userId: string;
+}
+
+/** The account API's caller: a person or server of the account. */
+export interface AccountCaller {
+  kind: "account";
+  accountId: string;
+  email: string;
+}
+
+/** Whoever reads a conversation. */
+export type Caller = FrameCaller | AccountCaller;
+
+/** A conversation's state as shown to its readers. */
+export interface ConversationSummary {
+  conversationId: string;
+  createdAt: number;
+  status: "live" | "closed";
+  assignedTo: string;
+  latestMessageAt: number | null;
+  channel: string;
+}
+
+/** An event of a streamed send. */
+export type SendEvent = { type: "user_message"; message: MessageRecord } | { type: "delta"; text: string } | { type: "reply"; message: MessageRecord };
+
+/** The channel of conversations started in the frame. */
+export const WEB_CHANNEL = "web";
+/** assigned_to while the AI agent answers. */
+export const AI_AGENT = "ai_agent";
+const FILTERS: readonly ContactFilter[] = ["all", "unread", "live"];
+const AGENT_CONTEXT = 20;
+
+/** What the conversation use cases need. */
+export interface ConversationServiceDeps {
+  contacts: ContactRepository;
+  conversations: ConversationRepository;
+  chatbots: ChatbotRepository;
+  agent: Agent;
+  clock: Clock;
+  idleCloseSeconds: number;
+}
+
+/** Conversations: the frame's messages, the account's inbox and the operators' actions. */
+export class ConversationService {
+  constructor(private readonly d: ConversationServiceDeps) {}
+
+  /** Stores the user's message, then streams and stores the agent's reply (none while an operator holds the conversation). */
+  async *sendStream(caller: FrameCaller, input: { conversationId: string; content: string }, signal: AbortSignal): AsyncGenerator<SendEvent> {
+    const content = requireContent("content", input.content);
+    const now = this.d.clock.now();
+    let conversationId: string;
+    let start;
+    if (input.conversationId === "") {
+      conversationId = newId();
+      start = { conversationId, accountId: caller.accountId, chatbotId: caller.chatbotId, userId: caller.userId, channel: WEB_CHANNEL };
+    } else {
+      conversationId = requireUuid("conversation_id", input.conversationId);
+      this.frameConversation(caller, conversationId);
+    }
+    const userMessage = this.d.conversations.append(conversationId, { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now }, start);
+    yield { type: "user_message", message: userMessage };
+
+    const conv = this.d.conversations.byId(conversationId)!;
+    if (conv.assignedTo !== AI_AGENT) return;
+    const chatbot = this.d.chatbots.byId(caller.chatbotId)!;
+    const history = this.d.conversations.recent(conversationId, AGENT_CONTEXT).map((m) => ({ role: m.role, content: m.content }));
+    try {
+      for await (const ev of this.d.agent.reply(chatbot, history, signal)) {
+        if (ev.type === "delta") {
+          yield { type: "delta", text: ev.text };
+          continue;
+        }
+        const reply = this.d.conversations.append(conversationId, {
+          messageId: newId(),
+          role: "assistant",
+          content: ev.content,
+          toolCalls: ev.toolCalls,
+          documents: ev.documents,
+          createdAt: this.d.clock.now(),
+        });
+        yield { type: "reply", message: reply };
+        return;
+      }
+    } catch (e) {
+      if (e instanceof DomainError) throw e;
+      throw new DomainError("unavailable", "the AI agent could not answer; your message was saved, please try again", { cause: e });
+    }
+    if (!signal.aborted) throw new DomainError("unavailable", "the AI agent could not answer; your message was saved, please try again", { cause: new AgentUnavailableError("agent ended without a reply") });
+  }
+
+  /** sendStream collected into one answer. */
+  async send(caller: FrameCaller, input: { conversationId: string; content: string }, signal: AbortSignal): Promise<{ conversationId: string; userMessage: MessageRecord; reply: MessageRecord | undefined }> {
+    let userMessage: MessageRecord | undefined;
+    let reply: MessageRecord | undefined;
+    for await (const ev of this.sendStream(caller, input, signal)) {
+      if (ev.type === "user_message") userMessage = ev.message;
+      else if (ev.type === "reply") reply = ev.message;
+    }
+    return { conversationId: userMessage!.conversationId, userMessage: userMessage!, reply };
+  }
+
+  /** One page of the account's contacts with conversations. */
+  listContacts(caller: AccountCaller, input: { userEmailId: string; search: string; filter: string; limit: number | undefined; offset: number | undefined }): { contacts: ContactView[]; hasMore: boolean } {
+    const email = requireText("user_email_id", input.userEmailId);
+    const search = optionalText("search", input.search);
+    const filter = (input.filter === "" ? "all" : input.filter) as ContactFilter;
+    if (!FILTERS.includes(filter)) throw invalidArgument("filter", "must be one of all, unread, live");
+    const { limit, offset } = page(input.limit, input.offset, 10);
+    if (email.toLowerCase() !== caller.email.toLowerCase()) throw permissionDenied("user_email_id is not the account of this ID token");
+    return this.d.contacts.list({ accountId: caller.accountId, search: search.toLowerCase(), filter, limit, offset, liveSince: this.liveSince() });
+  }
+
+  /** One page of a conversation's messages, for its frame user or its account. */
+  listMessages(caller: Caller, input: { conversationId: string; limit: number | undefined; offset: number | undefined }): { messages: MessageRecord[]; hasMore: boolean } {
+    const conversationId = requireUuid("conversation_id", input.conversationId);
+    const { limit, offset } = page(input.limit, input.offset, 20);
+    if (caller.kind === "frame") this.frameConversation(caller, conversationId);
+    else this.accountConversation(caller, conversationId);
+    return this.d.conversations.messages(conversationId, limit, offset);
+  }
+
+  /** The frame user's conversations with the token's chatbot, newest first. */
+  listFrameConversations(caller: FrameCaller): ConversationSummary[] {
+    return this.d.conversations.forUser(caller.accountId, caller.chatbotId, caller.userId, 50).map((c) => this.summary(c));
+  }
+
+  /** Moves the account's read marker to the latest message. */
+  markRead(caller: AccountCaller, conversationId: string): ConversationSummary {
+    const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    this.d.conversations.markRead(conv.conversationId);
+    return this.summary(this.d.conversations.byId(conv.conversationId)!);
+  }
+
+  /** Assigns the conversation to an operator; the AI agent stops answering. */
+  takeOver(caller: AccountCaller, conversationId: string, operatorEmail: string): ConversationSummary {
+    const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    const operator = optionalText("operator_email", operatorEmail) || caller.email;
+    if (!/^[^\s@]+@[^\s@]+$/.test(operator)) throw invalidArgument("operator_email", "must be an e-mail address");
+    this.d.conversations.assign(conv.conversationId, operator);
+    return this.summary(this.d.conversations.byId(conv.conversationId)!);
+  }
+
+  /** Stores an operator's reply; a closed conversation must be reopened first. */
+  reply(caller: AccountCaller, conversationId: string, content: string): MessageRecord {
+    const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    const text = requireContent("content", content);
+    if (this.effectiveStatus(conv) === "closed") throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
+    return this.d.conversations.append(conv.conversationId, { messageId: newId(), role: "operator", content: text, toolCalls: "", documents: [], createdAt: this.d.clock.now() });
+  }
+
+  /** Closes or reopens a conversation. */
+  setStatus(caller: AccountCaller, conversationId: string, status: "live" | "closed"): ConversationSummary {
+    const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    this.d.conversations.setStatus(conv.conversationId, status, this.d.clock.now());
+    return this.summary(this.d.conversations.byId(conv.conversationId)!);
+  }
+
+  private frameConversation(caller: FrameCaller, conversationId: string): ConversationRecord {
+    const conv = this.d.conversations.byId(conversationId);
+    if (!conv || conv.accountId !== caller.accountId || conv.chatbotId !== caller.chatbotId || conv.userId !== caller.userId) throw notFound("conversation");
+    return conv;
+  }
+
+  private accountConversation(caller: AccountCaller, conversationId: string): ConversationRecord {
+    const conv = this.d.conversations.byId(conversationId);
+    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    return conv;
+  }
+
+  private liveSince(): number {
+    return this.d.clock.now() - this.d.idleCloseSeconds * 1000;
+  }
+
+  private effectiveStatus(c: ConversationRecord): "live" | "closed" {
+    // A live conversation idle for longer than the idle limit reads as closed; a new user message reopens it.
+    return c.status === "live" && (c.lastMessageAt ?? c.createdAt) >= this.liveSince() ? "live" : "closed";
+  }
+
+  private summary(c: ConversationRecord): ConversationSummary {
+    return { conversationId: c.conversationId, createdAt: c.createdAt, status: this.effectiveStatus(c), assignedTo: c.assignedTo, latestMessageAt: c.lastMessageAt, channel: c.channel };
+  }
+}

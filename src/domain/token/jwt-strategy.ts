@@ -1,0 +1,144 @@
+import { SignJWT, jwtVerify, errors, decodeProtectedHeader, type JWTPayload } from "jose";
+import { randomBytes } from "node:crypto";
+import type { Clock } from "../clock.js";
+import { unauthenticated } from "../errors.js";
+import { SIGNING_ALG, type KeyRing } from "./key-ring.js";
+
+/** Tolerance for clock skew between this service and its peers, in seconds. */
+export const CLOCK_TOLERANCE_S = 5;
+
+/** The two kinds of JWT this service signs; each has its own audience and `typ`, never interchangeable. */
+export const TOKEN_KINDS = {
+  access: { typ: "at+jwt", audience: "aiagent:frame" },
+  id: { typ: "id+jwt", audience: "aiagent:account-api" },
+} as const;
+export type TokenKind = keyof typeof TOKEN_KINDS;
+
+/** What a verified access token says. */
+export interface AccessClaims {
+  userId: string;
+  chatbotId: string;
+  accountId: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/** What a verified ID token says. */
+export interface IdClaims {
+  accountId: string;
+  email: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+const FORBIDDEN_HEADERS = ["jku", "x5u", "jwk", "x5c", "crit"];
+
+/** Makes and checks the service's JWTs; verified access tokens are cached until they expire. */
+export class JwtStrategy {
+  private readonly cache = new Map<string, AccessClaims>();
+
+  constructor(
+    private readonly keys: KeyRing,
+    private readonly clock: Clock,
+    private readonly issuer: string,
+    private readonly cacheSize = 50_000,
+  ) {}
+
+  /** Signs an access token for (account, chatbot, user) valid for ttlSeconds. */
+  async signAccess(c: { accountId: string; chatbotId: string; userId: string }, ttlSeconds: number): Promise<{ token: string; expiresAt: number }> {
+    return this.sign("access", c.userId, { cid: c.chatbotId, acc: c.accountId }, ttlSeconds);
+  }
+
+  /** Signs an ID token for an account valid for ttlSeconds. */
+  async signId(c: { accountId: string; email: string }, ttlSeconds: number): Promise<{ token: string; expiresAt: number }> {
+    return this.sign("id", c.accountId, { email: c.email }, ttlSeconds);
+  }
+
+  /** Verifies an access token; a token seen before is answered from the cache (expiry still checked). */
+  async verifyAccess(token: string): Promise<AccessClaims> {
+    const hit = this.cache.get(token);
+    if (hit) {
+      if (hit.expiresAt + CLOCK_TOLERANCE_S * 1000 <= this.clock.now()) {
+        this.cache.delete(token);
+        throw unauthenticated("the access token has expired", "TokenExpiredError");
+      }
+      return hit;
+    }
+    const p = await this.verify(token, "access");
+    if (typeof p.cid !== "string" || typeof p.acc !== "string") throw unauthenticated("the access token is invalid");
+    const claims: AccessClaims = { userId: p.sub!, chatbotId: p.cid, accountId: p.acc, issuedAt: issuedAtMs(p), expiresAt: p.exp! * 1000 };
+    if (this.cache.size >= this.cacheSize) {
+      // Drop the oldest entry (Map keeps insertion order): bounded memory, no scan.
+      const first = this.cache.keys().next();
+      if (!first.done) this.cache.delete(first.value);
+    }
+    this.cache.set(token, claims);
+    return claims;
+  }
+
+  /** Verifies an ID token. */
+  async verifyId(token: string): Promise<IdClaims> {
+    const p = await this.verify(token, "id");
+    if (typeof p.email !== "string") throw unauthenticated("the ID token is invalid");
+    return { accountId: p.sub!, email: p.email, issuedAt: issuedAtMs(p), expiresAt: p.exp! * 1000 };
+  }
+
+  private async sign(kind: TokenKind, subject: string, claims: Record<string, string>, ttlSeconds: number): Promise<{ token: string; expiresAt: number }> {
+    const { kid, key } = this.keys.current;
+    const nowMs = this.clock.now();
+    const nowS = Math.floor(nowMs / 1000);
+    const exp = nowS + ttlSeconds;
+    // `ims`: the issue instant in milliseconds, so a revocation stops exactly the tokens issued before it.
+    const token = await new SignJWT({ ...claims, ims: nowMs })
+      .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: TOKEN_KINDS[kind].typ })
+      .setIssuer(this.issuer)
+      .setAudience(TOKEN_KINDS[kind].audience)
+      .setSubject(subject)
+      .setIssuedAt(nowS)
+      .setExpirationTime(exp)
+      .setJti(randomBytes(12).toString("base64url"))
+      .sign(key);
+    return { token, expiresAt: exp * 1000 };
+  }
+
+  private async verify(token: string, kind: TokenKind): Promise<JWTPayload> {
+    const label = kind === "access" ? "access token" : "ID token";
+    if (token.length > 4096) throw unauthenticated(`the ${label} is invalid`);
+    let header: Record<string, unknown>;
+    try {
+      header = decodeProtectedHeader(token) as Record<string, unknown>;
+    } catch {
+      throw unauthenticated(`the ${label} is invalid`);
+    }
+    // Keys come only from our own key set: no header may point elsewhere.
+    if (FORBIDDEN_HEADERS.some((h) => h in header)) throw unauthenticated(`the ${label} is invalid`);
+    try {
+      const { payload } = await jwtVerify(
+        token,
+        (h) => {
+          const key = h.alg === SIGNING_ALG ? this.keys.verifyKey(h.kid) : undefined;
+          if (!key) throw new errors.JWKSNoMatchingKey();
+          return key;
+        },
+        {
+          algorithms: [SIGNING_ALG],
+          issuer: this.issuer,
+          audience: TOKEN_KINDS[kind].audience,
+          typ: TOKEN_KINDS[kind].typ,
+          clockTolerance: CLOCK_TOLERANCE_S,
+          requiredClaims: ["iss", "aud", "sub", "iat", "exp", "jti"],
+          currentDate: new Date(this.clock.now()),
+        },
+      );
+      if (typeof payload.sub !== "string" || payload.sub === "") throw new errors.JWTClaimValidationFailed("sub", payload);
+      return payload;
+    } catch (e) {
+      if (e instanceof errors.JWTExpired) throw unauthenticated(`the ${label} has expired`, "TokenExpiredError");
+      throw unauthenticated(`the ${label} is invalid`);
+    }
+  }
+}
+
+function issuedAtMs(p: JWTPayload): number {
+  return typeof p.ims === "number" && Math.floor(p.ims / 1000) === p.iat ? p.ims : p.iat! * 1000;
+}

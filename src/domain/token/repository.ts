@@ -1,0 +1,44 @@
+/** A refresh token as stored: its hash and what it is bound to. */
+export interface RefreshTokenRecord {
+  tokenHash: string;
+  accountId: string;
+  chatbotId: string;
+  userId: string;
+  createdAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+}
+
+/** Which refresh tokens a revocation reaches. */
+export interface RevocationScope {
+  accountId: string;
+  chatbotId?: string | undefined;
+  userId?: string | undefined;
+}
+
+/** Storage of refresh tokens and of the per-user "not before" instants that stop live access tokens. */
+export interface RefreshTokenRepository {
+  insert(r: RefreshTokenRecord): void;
+  byHash(tokenHash: string): RefreshTokenRecord | undefined;
+  /** Revokes the matching refresh tokens and raises "not before" for every (chatbot, user) they were bound to. */
+  revoke(scope: RevocationScope, at: number): number;
+  /** Access tokens of (chatbot, user) issued before this instant are refused. */
+  notBefore(chatbotId: string, userId: string): number | undefined;
+}
+
+/** A signing key pair as stored. */
+export interface SigningKeyRecord {
+  kid: string;
+  alg: string;
+  privateJwk: string;
+  publicJwk: string;
+  createdAt: number;
+  retiredAt: number | null;
+}
+
+/** Storage of signing keys. */
+export interface SigningKeyRepository {
+  list(): SigningKeyRecord[];
+  insert(k: SigningKeyRecord): void;
+  retireAllBut(kid: string, at: number): void;
+}

@@ -1,0 +1,151 @@
+import type { Clock } from "../clock.js";
+import { invalidArgument, unauthenticated } from "../errors.js";
+import { hashSecret, newSecret, requireUuid, sameHash } from "../ids.js";
+import { optionalText, requireText } from "../validate.js";
+import type { AccountRecord, AccountRepository, ApiKeyRepository, ChatbotRecord, ChatbotRepository } from "../account/repository.js";
+import { verifyPassword } from "../account/password.js";
+import type { ContactProfile, ContactRepository } from "../conversation/repository.js";
+import type { AccessClaims, IdClaims, JwtStrategy } from "./jwt-strategy.js";
+import type { RefreshTokenRepository, RevocationScope } from "./repository.js";
+
+/** Prefix of every refresh token, so a leaked one is recognisable. */
+export const REFRESH_TOKEN_PREFIX = "rt_";
+
+/** Token lifetimes, in seconds. */
+export interface TokenLifetimes {
+  access: number;
+  refresh: number;
+  id: number;
+}
+
+/** What the token use cases need. */
+export interface TokenServiceDeps {
+  accounts: AccountRepository;
+  apiKeys: ApiKeyRepository;
+  chatbots: ChatbotRepository;
+  refreshTokens: RefreshTokenRepository;
+  contacts: ContactRepository;
+  jwt: JwtStrategy;
+  clock: Clock;
+  ttl: TokenLifetimes;
+}
+
+/** A new access and refresh token pair. */
+export interface IssuedTokens {
+  accessToken: string;
+  refreshToken: string;
+  accessTokenExpiresAt: number;
+  refreshTokenExpiresAt: number;
+}
+
+// One message for every way a key/chatbot pair can be wrong, so none of them can be told apart.
+const BAD_KEY = "client_api_key is not valid for this chatbot_id";
+const BAD_REFRESH = "refresh_token is not valid for this user_id and chatbot_id";
+
+/** Issues, refreshes, checks and revokes the service's tokens. */
+export class TokenService {
+  constructor(private readonly d: TokenServiceDeps) {}
+
+  /** Trades an API key for an access and refresh token bound to (account, chatbot, user). */
+  async getAccessToken(input: { userId: string; chatbotId: string; clientApiKey: string; contact?: ContactProfile | undefined }): Promise<IssuedTokens> {
+    const userId = requireText("user_id", input.userId);
+    const chatbotId = requireUuid("chatbot_id", input.chatbotId);
+    requireText("client_api_key", input.clientApiKey);
+    const profile = input.contact && {
+      contactName: optionalText("contact.contact_name", input.contact.contactName),
+      email: optionalText("contact.email", input.contact.email),
+      phoneNumber: optionalText("contact.phone_number", input.contact.phoneNumber),
+    };
+    const account = this.accountForKey(input.clientApiKey);
+    const chatbot = account && this.d.chatbots.byId(chatbotId);
+    if (!account || !chatbot || chatbot.accountId !== account.accountId || !chatbot.active) throw unauthenticated(BAD_KEY);
+
+    const now = this.d.clock.now();
+    const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
+    const refreshTokenExpiresAt = now + this.d.ttl.refresh * 1000;
+    this.d.refreshTokens.insert({ tokenHash: hashSecret(refreshToken), accountId: account.accountId, chatbotId, userId, createdAt: now, expiresAt: refreshTokenExpiresAt, revokedAt: null });
+    this.d.contacts.upsert(account.accountId, userId, profile, now);
+    const access = await this.d.jwt.signAccess({ accountId: account.accountId, chatbotId, userId }, this.d.ttl.access);
+    return { accessToken: access.token, refreshToken, accessTokenExpiresAt: access.expiresAt, refreshTokenExpiresAt };
+  }
+
+  /** Issues a new access token from a refresh token; the refresh token itself is kept, not rotated. */
+  async refresh(input: { userId: string; chatbotId: string; refreshToken: string; clientApiKey?: string | undefined }): Promise<{ accessToken: string; expiresAt: number }> {
+    const userId = requireText("user_id", input.userId);
+    const chatbotId = requireUuid("chatbot_id", input.chatbotId);
+    requireText("refresh_token", input.refreshToken);
+    const hash = hashSecret(input.refreshToken);
+    const rec = this.d.refreshTokens.byHash(hash);
+    const now = this.d.clock.now();
+    if (!rec || !sameHash(rec.tokenHash, hash) || rec.userId !== userId || rec.chatbotId !== chatbotId || rec.revokedAt !== null) {
+      throw unauthenticated(BAD_REFRESH);
+    }
+    if (rec.expiresAt <= now) throw unauthenticated("refresh_token has expired", "TokenExpiredError");
+    const chatbot = this.d.chatbots.byId(chatbotId);
+    const account = this.d.accounts.byId(rec.accountId);
+    if (!chatbot || !chatbot.active || chatbot.accountId !== rec.accountId || !account?.active) throw unauthenticated(BAD_REFRESH);
+    if (input.clientApiKey) {
+      const keyAccount = this.accountForKey(input.clientApiKey);
+      if (!keyAccount || keyAccount.accountId !== rec.accountId) throw unauthenticated(BAD_REFRESH);
+    }
+    const access = await this.d.jwt.signAccess({ accountId: rec.accountId, chatbotId, userId }, this.d.ttl.access);
+    return { accessToken: access.token, expiresAt: access.expiresAt };
+  }
+
+  /** Issues an ID token for the account API from an API key or the account password. */
+  async getIdToken(input: { email: string; clientApiKey?: string | undefined; password?: string | undefined }): Promise<{ idToken: string; expiresAt: number }> {
+    const email = requireText("user_email_id", input.email);
+    if (!input.clientApiKey && !input.password) throw invalidArgument("client_api_key", "is required (or password)");
+    const account = this.d.accounts.byEmail(email);
+    let ok = false;
+    if (input.clientApiKey) {
+      const keyAccount = this.accountForKey(input.clientApiKey);
+      ok = !!account && keyAccount?.accountId === account.accountId;
+    } else if (input.password) {
+      // Hash even for an unknown account, so timing does not tell which e-mails exist.
+      const stored = account?.passwordHash ?? "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+      ok = (await verifyPassword(input.password, stored)) && !!account?.passwordHash;
+    }
+    if (!ok || !account || !account.active) throw unauthenticated("user_email_id and credential do not match");
+    const t = await this.d.jwt.signId({ accountId: account.accountId, email: account.email }, this.d.ttl.id);
+    return { idToken: t.token, expiresAt: t.expiresAt };
+  }
+
+  /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
+  async authenticateFrame(token: string): Promise<AccessClaims> {
+    const claims = await this.d.jwt.verifyAccess(token);
+    const notBefore = this.d.refreshTokens.notBefore(claims.chatbotId, claims.userId);
+    if (notBefore !== undefined && claims.issuedAt < notBefore) throw unauthenticated("the access token has been revoked");
+    const chatbot = this.d.chatbots.byId(claims.chatbotId);
+    if (!chatbot || !chatbot.active || chatbot.accountId !== claims.accountId) throw unauthenticated("the access token is invalid");
+    return claims;
+  }
+
+  /** Checks an ID token and that its account is still active. */
+  async authenticateAccount(token: string): Promise<IdClaims & { account: AccountRecord }> {
+    const claims = await this.d.jwt.verifyId(token);
+    const account = this.d.accounts.byId(claims.accountId);
+    if (!account || !account.active) throw unauthenticated("the ID token is invalid");
+    return { ...claims, account };
+  }
+
+  /** Revokes refresh tokens in scope, and the live access tokens of the same users. */
+  revoke(scope: RevocationScope): number {
+    return this.d.refreshTokens.revoke(scope, this.d.clock.now());
+  }
+
+  /** The chatbot an access token is for (the frame needs its settings). */
+  chatbot(chatbotId: string): ChatbotRecord | undefined {
+    return this.d.chatbots.byId(chatbotId);
+  }
+
+  private accountForKey(key: string): AccountRecord | undefined {
+    if (key.length > 512) return undefined;
+    const hash = hashSecret(key);
+    const rec = this.d.apiKeys.byHash(hash);
+    if (!rec || !sameHash(rec.keyHash, hash) || rec.revokedAt !== null) return undefined;
+    const account = this.d.accounts.byId(rec.accountId);
+    return account?.active ? account : undefined;
+  }
+}
+

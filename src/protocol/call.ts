@@ -1,0 +1,30 @@
+import type { DescMethodServerStreaming, DescMethodUnary, DescService, MessageInitShape, MessageShape, DescMessage } from "@bufbuild/protobuf";
+
+/** What a handler may know of the request it serves, the same for every protocol. */
+export interface Call {
+  /** A request header by lower-case name. */
+  header(name: string): string | undefined;
+  /** The `access_token` query parameter of a JSON route (the frame's way to send its token). */
+  readonly queryAccessToken: string | undefined;
+  /** The client's address, for rate limits and logs. */
+  readonly peer: string;
+  /** Aborted when the client goes away or the deadline passes. */
+  readonly signal: AbortSignal;
+  /** Adds a response header (for example Cache-Control). */
+  setResponseHeader(name: string, value: string): void;
+}
+
+type UnaryHandler<I extends DescMessage, O extends DescMessage> = (req: MessageShape<I>, call: Call) => Promise<MessageInitShape<O>>;
+type StreamHandler<I extends DescMessage, O extends DescMessage> = (req: MessageShape<I>, call: Call) => AsyncIterable<MessageInitShape<O>>;
+
+/** The implementation of one service's methods, shared by the Connect/gRPC routes and the JSON routes. */
+export type Handlers<S extends DescService> = {
+  [K in keyof S["method"]]: S["method"][K] extends DescMethodUnary<infer I, infer O>
+    ? UnaryHandler<I, O>
+    : S["method"][K] extends DescMethodServerStreaming<infer I, infer O>
+      ? StreamHandler<I, O>
+      : never;
+};
+
+/** Any method handler, for code that dispatches by descriptor. */
+export type AnyHandler = (req: never, call: Call) => Promise<unknown> | AsyncIterable<unknown>;

@@ -1,0 +1,51 @@
+import type { DescService } from "@bufbuild/protobuf";
+import { createContextKey, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import type { Logger } from "../log.js";
+import type { AnyHandler, Call } from "./call.js";
+import { toConnectError } from "./errors.js";
+import type { ServiceBinding } from "./rest/transcoder.js";
+
+/** The client's address, put in every Connect context by the adapter's contextValues. */
+export const peerKey = createContextKey<string>("", { description: "client address" });
+
+function callOf(ctx: HandlerContext): Call {
+  return {
+    header: (name) => ctx.requestHeader.get(name) ?? undefined,
+    queryAccessToken: undefined,
+    peer: ctx.values.get(peerKey),
+    signal: ctx.signal,
+    setResponseHeader: (name, value) => ctx.responseHeader.set(name, value),
+  };
+}
+
+function wrap(desc: DescService, handlers: Record<string, AnyHandler>, log: Logger): Record<string, unknown> {
+  const impl: Record<string, unknown> = {};
+  for (const m of desc.methods) {
+    const h = handlers[m.localName];
+    if (!h) continue;
+    impl[m.localName] =
+      m.methodKind === "server_streaming"
+        ? async function* (req: never, ctx: HandlerContext) {
+            try {
+              yield* h(req, callOf(ctx)) as AsyncIterable<unknown>;
+            } catch (e) {
+              throw toConnectError(e, log);
+            }
+          }
+        : async (req: never, ctx: HandlerContext) => {
+            try {
+              return await (h(req, callOf(ctx)) as Promise<unknown>);
+            } catch (e) {
+              throw toConnectError(e, log);
+            }
+          };
+  }
+  return impl;
+}
+
+/** Registers every service for the Connect, gRPC and gRPC-Web protocols, over the same handlers the JSON routes use. */
+export function createConnectRoutes(bindings: readonly ServiceBinding[], log: Logger): (router: ConnectRouter) => void {
+  return (router) => {
+    for (const b of bindings) router.service(b.desc, wrap(b.desc, b.handlers, log) as never);
+  };
+}

@@ -1,0 +1,29 @@
+import type { KeyRing } from "../../domain/token/key-ring.js";
+import { pathOf, sendJson, type Route } from "./types.js";
+
+/** /healthz (alive), /readyz (the database answers) and the public signing keys. */
+export function opsRoutes(deps: { keys: KeyRing; ready: () => boolean }): Route {
+  return (req, res) => {
+    if (req.method !== "GET" && req.method !== "HEAD") return false;
+    switch (pathOf(req)) {
+      case "/healthz":
+        sendJson(res, 200, { status: "ok" });
+        return true;
+      case "/readyz": {
+        let ok = false;
+        try {
+          ok = deps.ready();
+        } catch {
+          ok = false;
+        }
+        sendJson(res, ok ? 200 : 503, { status: ok ? "ready" : "unavailable" });
+        return true;
+      }
+      case "/.well-known/jwks.json":
+        sendJson(res, 200, deps.keys.jwks(), { "cache-control": "public, max-age=300" });
+        return true;
+      default:
+        return false;
+    }
+  };
+}

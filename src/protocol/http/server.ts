@@ -1,0 +1,99 @@
+import { createServer as createHttp1, type Server as Http1Server } from "node:http";
+import { createServer as createHttp2, type Http2Server } from "node:http2";
+import { createServer as createNet, type Server as NetServer, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import type { HttpRequest, HttpResponse, Route } from "./types.js";
+import { sendJson } from "./types.js";
+
+/** Limits of the HTTP server. */
+export interface ServerLimits {
+  maxHeaderBytes: number;
+  maxUrlLength: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = { maxHeaderBytes: 16 * 1024, maxUrlLength: 8 * 1024, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000 };
+
+/** Tries each route in turn; the last answers 404. */
+export function chain(routes: Route[], limits: ServerLimits = DEFAULT_LIMITS): (req: HttpRequest, res: HttpResponse) => void {
+  return (req, res) => {
+    if ((req.url?.length ?? 0) > limits.maxUrlLength) {
+      sendJson(res, 414, { code: "invalid_argument", message: `url: must be at most ${limits.maxUrlLength} characters`, details: [] });
+      return;
+    }
+    for (const r of routes) if (r(req, res)) return;
+    sendJson(res, 404, { code: "not_found", message: `no route for ${req.method} ${(req.url ?? "").split("?")[0]}`, details: [] });
+  };
+}
+
+/** A listening server: HTTP/1.1 and cleartext HTTP/2 on one port. */
+export interface RunningServer {
+  readonly port: number;
+  readonly url: string;
+  /** Stops accepting, lets in-flight requests finish (up to graceMs), then closes every connection. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+/**
+ * Listens on one port for both HTTP/1.1 and cleartext HTTP/2 (gRPC needs the latter): node:http2's
+ * cleartext server has no HTTP/1.1 fallback, so the first bytes of each connection pick the server.
+ */
+export async function listen(handler: (req: HttpRequest, res: HttpResponse) => void, port: number, host: string, limits: ServerLimits = DEFAULT_LIMITS): Promise<RunningServer> {
+  const h1: Http1Server = createHttp1({ maxHeaderSize: limits.maxHeaderBytes, requestTimeout: limits.requestTimeoutMs, headersTimeout: Math.min(limits.requestTimeoutMs, 10_000) }, handler);
+  h1.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  const h2: Http2Server = createHttp2({ maxSessionMemory: 32, settings: { maxHeaderListSize: limits.maxHeaderBytes } }, handler);
+  h2.setTimeout(limits.requestTimeoutMs * 4);
+  const sockets = new Set<Socket>();
+  const net: NetServer = createNet({ pauseOnConnect: true }, (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    socket.once("readable", function pick() {
+      const head: Buffer | null = socket.read();
+      if (head === null) {
+        socket.once("readable", pick);
+        return;
+      }
+      socket.unshift(head);
+      const isH2 = head.length >= 3 ? head.subarray(0, Math.min(head.length, PREFACE.length)).equals(PREFACE.subarray(0, Math.min(head.length, PREFACE.length))) : false;
+      // HTTP/2 takes the socket's handle and first drains what was put back; HTTP/1.1 reads it as a stream.
+      if (isH2) h2.emit("connection", socket);
+      else {
+        h1.emit("connection", socket);
+        socket.resume();
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    net.once("error", reject);
+    net.listen(port, host, () => resolve());
+  });
+  const addr = net.address() as AddressInfo;
+  const shownHost = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+  return {
+    port: addr.port,
+    url: `http://${shownHost}:${addr.port}`,
+    close: (graceMs = 10_000) =>
+      new Promise<void>((resolve) => {
+        net.close(() => resolve());
+        h1.close();
+        h2.close();
+        // Idle keep-alive connections go now; busy ones get the grace period to finish.
+        h1.closeIdleConnections();
+        const timer = setTimeout(() => {
+          for (const s of sockets) s.destroy();
+        }, graceMs);
+        timer.unref();
+        const poll = setInterval(() => {
+          h1.closeIdleConnections();
+          if (sockets.size === 0) {
+            clearInterval(poll);
+            clearTimeout(timer);
+          }
+        }, 50);
+        poll.unref();
+      }),
+  };
+}

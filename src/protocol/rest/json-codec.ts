@@ -1,0 +1,199 @@
+import { ScalarType, type DescField, type DescMessage, type DescOneof } from "@bufbuild/protobuf";
+import { invalidArgument } from "../../domain/errors.js";
+
+/**
+ * The documented JSON form of messages: proto field names (snake_case), every field present,
+ * 64-bit integers as JSON numbers (epoch milliseconds fit exactly). protobuf-es's toJson would
+ * write camelCase names and int64 as strings, which the documented contract does not allow.
+ */
+type Encoder = (m: Record<string, unknown>) => Record<string, unknown>;
+const encoders = new WeakMap<DescMessage, Encoder>();
+
+const INT64 = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64]);
+const INT32 = new Set([ScalarType.INT32, ScalarType.SINT32, ScalarType.SFIXED32, ScalarType.UINT32, ScalarType.FIXED32]);
+
+function int64ToJson(v: unknown): number | string {
+  const n = Number(v as bigint);
+  return Number.isSafeInteger(n) ? n : String(v);
+}
+
+function scalarToJson(t: ScalarType, v: unknown): unknown {
+  if (INT64.has(t)) return int64ToJson(v);
+  if (t === ScalarType.BYTES) return Buffer.from(v as Uint8Array).toString("base64");
+  return v;
+}
+
+/** Encodes a message (or message init) of `desc` into its documented JSON object. */
+export function toDocumentedJson(desc: DescMessage, m: object): Record<string, unknown> {
+  return encoderFor(desc)(m as Record<string, unknown>);
+}
+
+function encoderFor(desc: DescMessage): Encoder {
+  let enc = encoders.get(desc);
+  if (enc) return enc;
+  const steps: ((m: Record<string, unknown>, out: Record<string, unknown>) => void)[] = [];
+  const seenOneofs = new Set<DescOneof>();
+  for (const f of desc.fields) {
+    if (f.oneof) {
+      const o = f.oneof;
+      if (seenOneofs.has(o)) continue;
+      seenOneofs.add(o);
+      steps.push((m, out) => {
+        const sel = m[o.localName] as { case?: string; value?: unknown } | undefined;
+        if (!sel?.case) return;
+        const member = o.fields.find((x) => x.localName === sel.case);
+        if (member) out[member.name] = valueToJson(member, sel.value);
+      });
+      continue;
+    }
+    steps.push((m, out) => {
+      const v = m[f.localName];
+      if (v === undefined) {
+        // Unset sub-messages and unset proto3-optional fields are left out; plain scalars always appear.
+        if (f.fieldKind === "message" || f.proto.proto3Optional) return;
+        out[f.name] = defaultJson(f);
+        return;
+      }
+      out[f.name] = valueToJson(f, v);
+    });
+  }
+  enc = (m) => {
+    const out: Record<string, unknown> = {};
+    for (const s of steps) s(m, out);
+    return out;
+  };
+  encoders.set(desc, enc);
+  return enc;
+}
+
+function defaultJson(f: DescField): unknown {
+  switch (f.fieldKind) {
+    case "list":
+      return [];
+    case "map":
+      return {};
+    case "enum":
+      return f.enum.values[0]?.name ?? 0;
+    case "scalar":
+      if (f.scalar === ScalarType.STRING || f.scalar === ScalarType.BYTES) return "";
+      if (f.scalar === ScalarType.BOOL) return false;
+      return 0;
+    default:
+      return null;
+  }
+}
+
+function valueToJson(f: DescField, v: unknown): unknown {
+  switch (f.fieldKind) {
+    case "scalar":
+      return scalarToJson(f.scalar, v);
+    case "enum":
+      return f.enum.values.find((e) => e.number === v)?.name ?? v;
+    case "message":
+      return encoderFor(f.message)(v as Record<string, unknown>);
+    case "list":
+      if (f.listKind === "message") return (v as object[]).map((x) => encoderFor(f.message)(x as Record<string, unknown>));
+      if (f.listKind === "scalar") return (v as unknown[]).map((x) => scalarToJson(f.scalar, x));
+      return v;
+    case "map":
+      return v;
+  }
+}
+
+/** Most levels of nesting accepted in a JSON body. */
+export const MAX_JSON_DEPTH = 16;
+
+/** Decodes a parsed JSON body into a message init of `desc`, strictly: unknown fields and wrong types name the field. */
+export function fromDocumentedJson(desc: DescMessage, json: unknown, path = "", depth = 0): Record<string, unknown> {
+  if (depth > MAX_JSON_DEPTH) throw invalidArgument(path || "body", "is nested too deeply");
+  if (json === null || typeof json !== "object" || Array.isArray(json)) throw invalidArgument(path || "body", "must be a JSON object");
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(json as Record<string, unknown>)) {
+    const f = desc.fields.find((x) => x.name === key || x.jsonName === key);
+    const name = path ? `${path}.${key}` : key;
+    if (!f) throw invalidArgument(name, "is not a known field");
+    if (value === null) continue;
+    const v = fieldFromJson(f, value, name, depth);
+    if (f.oneof) {
+      const taken = out[f.oneof.localName] as { case: string } | undefined;
+      if (taken) throw invalidArgument(name, `cannot be given together with ${f.oneof.fields.find((x) => x.localName === taken.case)?.name}`);
+      out[f.oneof.localName] = { case: f.localName, value: v };
+    } else {
+      out[f.localName] = v;
+    }
+  }
+  return out;
+}
+
+function fieldFromJson(f: DescField, value: unknown, name: string, depth: number): unknown {
+  switch (f.fieldKind) {
+    case "scalar":
+      return scalarFromJson(f.scalar, value, name);
+    case "message":
+      return fromDocumentedJson(f.message, value, name, depth + 1);
+    case "list":
+      if (!Array.isArray(value)) throw invalidArgument(name, "must be an array");
+      return value.map((x, i) =>
+        f.listKind === "message" ? fromDocumentedJson(f.message, x, `${name}[${i}]`, depth + 1) : f.listKind === "scalar" ? scalarFromJson(f.scalar, x, `${name}[${i}]`) : x,
+      );
+    default:
+      throw invalidArgument(name, "is not supported in JSON");
+  }
+}
+
+function scalarFromJson(t: ScalarType, v: unknown, name: string): unknown {
+  if (t === ScalarType.STRING) {
+    if (typeof v !== "string") throw invalidArgument(name, "must be a string");
+    return v;
+  }
+  if (t === ScalarType.BOOL) {
+    if (typeof v !== "boolean") throw invalidArgument(name, "must be true or false");
+    return v;
+  }
+  if (INT32.has(t) || INT64.has(t)) {
+    const n = typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : v;
+    if (typeof n !== "number" || !Number.isSafeInteger(n)) throw invalidArgument(name, "must be an integer");
+    if (INT32.has(t) && (n > 2147483647 || n < -2147483648)) throw invalidArgument(name, "is out of range");
+    return INT64.has(t) ? BigInt(n) : n;
+  }
+  if (t === ScalarType.DOUBLE || t === ScalarType.FLOAT) {
+    if (typeof v !== "number") throw invalidArgument(name, "must be a number");
+    return v;
+  }
+  throw invalidArgument(name, "is not supported in JSON");
+}
+
+/** Decodes query parameters into a message init of `desc`; every parameter must name a scalar field, once. */
+export function fromQuery(desc: DescMessage, params: URLSearchParams, skip: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const seen = new Set<string>();
+  for (const [key, raw] of params) {
+    const f = desc.fields.find((x) => x.name === key);
+    if (!f) {
+      if (skip.has(key)) continue;
+      throw invalidArgument(key, "is not a known parameter");
+    }
+    if (f.fieldKind === "list" && f.listKind === "scalar") {
+      ((out[f.localName] ??= []) as unknown[]).push(queryScalar(f.scalar, raw, key));
+      continue;
+    }
+    if (seen.has(key)) throw invalidArgument(key, "is given more than once");
+    seen.add(key);
+    if (f.fieldKind !== "scalar") throw invalidArgument(key, "cannot be given as a query parameter");
+    out[f.localName] = queryScalar(f.scalar, raw, key);
+  }
+  return out;
+}
+
+function queryScalar(t: ScalarType, raw: string, name: string): unknown {
+  if (t === ScalarType.STRING) return raw;
+  if (t === ScalarType.BOOL) {
+    if (raw !== "true" && raw !== "false") throw invalidArgument(name, "must be true or false");
+    return raw === "true";
+  }
+  if (INT32.has(t) || INT64.has(t)) {
+    if (!/^-?\d{1,16}$/.test(raw)) throw invalidArgument(name, "must be an integer");
+    return scalarFromJson(t, Number(raw), name);
+  }
+  return scalarFromJson(t, Number(raw), name);
+}

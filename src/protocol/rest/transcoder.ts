@@ -1,0 +1,210 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { create, type DescMethod, type DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { DomainError, invalidArgument } from "../../domain/errors.js";
+import type { Logger } from "../../log.js";
+import type { AnyHandler, Call } from "../call.js";
+import { toConnectError } from "../errors.js";
+import { errorResponse } from "./error-body.js";
+import { compileTemplate, httpRoutes, type HttpRoute, type PathMatcher } from "./http-rules.js";
+import { fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";
+
+type Req = IncomingMessage | Http2ServerRequest;
+type Res = ServerResponse | Http2ServerResponse;
+
+/** A service and the handlers that implement it. */
+export interface ServiceBinding {
+  desc: DescService;
+  handlers: Record<string, AnyHandler>;
+}
+
+/** Limits of the JSON routes. */
+export interface TranscoderOptions {
+  maxBodyBytes: number;
+  log: Logger;
+}
+
+interface Route extends HttpRoute {
+  matcher: PathMatcher;
+  handler: AnyHandler;
+}
+
+const QUERY_CREDENTIAL = "access_token";
+const SKIP = new Set([QUERY_CREDENTIAL]);
+
+/**
+ * The JSON-over-HTTP face of the services, built from their google.api.http annotations: one generic
+ * transcoder, no per-endpoint code. It calls the very handlers the Connect routes call, so authentication,
+ * validation and errors are the same on every protocol. Returns false for a path no annotation names.
+ */
+export function createTranscoder(bindings: readonly ServiceBinding[], opts: TranscoderOptions): (req: Req, res: Res) => boolean {
+  const literal = new Map<string, Route[]>();
+  const templated: Route[] = [];
+  for (const r of httpRoutes(bindings.map((b) => b.desc))) {
+    const binding = bindings.find((b) => b.desc === r.method.parent)!;
+    const handler = binding.handlers[r.method.localName];
+    if (!handler) throw new Error(`no handler for ${r.method.parent.typeName}.${r.method.name}`);
+    const route: Route = { ...r, matcher: compileTemplate(r.template), handler };
+    if (route.matcher.literal) {
+      const list = literal.get(r.template) ?? [];
+      list.push(route);
+      literal.set(r.template, list);
+    } else templated.push(route);
+  }
+
+  return (req, res) => {
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
+    let candidates = literal.get(path);
+    let vars: Record<string, string> = {};
+    if (!candidates) {
+      for (const r of templated) {
+        const m = r.matcher.match(path);
+        if (m) {
+          candidates = [...(candidates ?? []), r];
+          vars = m;
+        }
+      }
+      if (!candidates) return false;
+    }
+    const route = candidates.find((r) => r.verb === req.method);
+    if (!route) {
+      const allow = candidates.map((r) => r.verb).join(", ");
+      const err = new ConnectError(`${req.method} is not allowed on ${path}; use ${allow}`, Code.Unimplemented);
+      const e = errorResponse(err, false);
+      res.writeHead(405, { ...e.headers, allow });
+      res.end(e.body);
+      return true;
+    }
+    void serve(route, req, res, q < 0 ? "" : url.slice(q + 1), vars, opts);
+    return true;
+  };
+}
+
+async function serve(route: Route, req: Req, res: Res, query: string, vars: Record<string, string>, opts: TranscoderOptions): Promise<void> {
+  const responseHeaders: Record<string, string> = {};
+  const params = new URLSearchParams(query);
+  let presentedToken = false;
+  try {
+    const tokens = params.getAll(QUERY_CREDENTIAL);
+    if (tokens.length > 1) throw invalidArgument(QUERY_CREDENTIAL, "is given more than once");
+    const queryAccessToken = tokens[0];
+    presentedToken = queryAccessToken !== undefined || req.headers.authorization !== undefined;
+    const input = await decodeInput(route, req, params, vars, opts);
+    const call = makeCall(req, res, queryAccessToken, responseHeaders);
+    const out = route.handler(input as never, call);
+    if (route.method.methodKind === "server_streaming") {
+      await streamOut(route.method, out as AsyncIterable<object>, res, responseHeaders, opts.log);
+      return;
+    }
+    const body = JSON.stringify(toDocumentedJson(route.method.output, (await out) as object));
+    res.writeHead(200, { "content-type": "application/json", ...responseHeaders });
+    res.end(body);
+  } catch (e) {
+    writeError(res, toConnectError(e, opts.log), presentedToken);
+  }
+}
+
+async function decodeInput(route: Route, req: Req, params: URLSearchParams, vars: Record<string, string>, opts: TranscoderOptions): Promise<unknown> {
+  const desc = route.method.input;
+  let init: Record<string, unknown>;
+  if (route.body === "*") {
+    for (const key of params.keys()) if (!SKIP.has(key)) throw invalidArgument(key, "is not a known parameter; send fields in the JSON body");
+    init = fromDocumentedJson(desc, await readJson(req, opts.maxBodyBytes));
+  } else {
+    init = fromQuery(desc, params, SKIP);
+    if (route.body !== "") {
+      const f = desc.fields.find((x) => x.name === route.body);
+      if (f?.fieldKind === "message") init[f.localName] = fromDocumentedJson(f.message, await readJson(req, opts.maxBodyBytes), f.name);
+    }
+  }
+  for (const [name, value] of Object.entries(vars)) {
+    const f = desc.fields.find((x) => x.name === name);
+    if (f) init[f.localName] = value;
+  }
+  return create(desc, init as never);
+}
+
+/** Reads a JSON request body: the right content type, within the size limit, well-formed. */
+async function readJson(req: Req, maxBytes: number): Promise<unknown> {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json") throw invalidArgument("content-type", "must be application/json");
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (declared > maxBytes) throw tooLarge(maxBytes);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw tooLarge(maxBytes);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") throw invalidArgument("body", "is required: send a JSON object");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalidArgument("body", "is not well-formed JSON");
+  }
+}
+
+function tooLarge(maxBytes: number): DomainError {
+  return new DomainError("resource_exhausted", `body: must be at most ${maxBytes} bytes`, { field: "body" });
+}
+
+function makeCall(req: Req, res: Res, queryAccessToken: string | undefined, responseHeaders: Record<string, string>): Call {
+  let controller: AbortController | undefined;
+  return {
+    header: (name) => {
+      const v = req.headers[name];
+      return Array.isArray(v) ? v.join(", ") : v;
+    },
+    queryAccessToken,
+    peer: req.socket?.remoteAddress ?? "",
+    // Made only when a handler asks: most requests never need one, and each costs.
+    get signal() {
+      if (!controller) {
+        const c = new AbortController();
+        controller = c;
+        res.once("close", () => {
+          if (!res.writableFinished) c.abort();
+        });
+      }
+      return controller.signal;
+    },
+    setResponseHeader: (name, value) => {
+      responseHeaders[name] = value;
+    },
+  };
+}
+
+async function streamOut(method: DescMethod, items: AsyncIterable<object>, res: Res, headers: Record<string, string>, log: Logger): Promise<void> {
+  let started = false;
+  try {
+    for await (const item of items) {
+      if (!started) {
+        res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-store", "x-content-type-options": "nosniff", ...headers });
+        started = true;
+      }
+      (res as ServerResponse).write(JSON.stringify({ result: toDocumentedJson(method.output, item) }) + "\n");
+    }
+  } catch (e) {
+    if (!started) throw e;
+    // Once streaming has begun the status is sent: the error travels as the last line.
+    const err = errorResponse(toConnectError(e, log), false);
+    (res as ServerResponse).write(JSON.stringify({ error: JSON.parse(err.body) as unknown }) + "\n");
+  }
+  if (!started) res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-store", ...headers });
+  res.end();
+}
+
+function writeError(res: Res, err: ConnectError, presentedToken: boolean): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const e = errorResponse(err, presentedToken);
+  res.writeHead(e.status, e.headers);
+  res.end(e.body);
+}

@@ -1,0 +1,103 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ConversationService as ConversationServiceDesc, MessageSchema, ConversationSummarySchema } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type { ConversationService, ConversationSummary } from "../../domain/conversation/conversation-service.js";
+import type { MessageRecord } from "../../domain/conversation/repository.js";
+import { isoTime } from "../../domain/time.js";
+import type { Authenticator } from "../auth.js";
+import type { Handlers } from "../call.js";
+
+function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
+  return {
+    messageId: m.messageId,
+    conversationId: m.conversationId,
+    conversationCreatedAt: isoTime(m.conversationCreatedAt),
+    content: m.content,
+    createdAt: isoTime(m.createdAt),
+    messageOrder: m.messageOrder,
+    toolCalls: m.toolCalls,
+    documents: m.documents,
+    role: m.role,
+  };
+}
+
+function summary(s: ConversationSummary): MessageInitShape<typeof ConversationSummarySchema> {
+  return {
+    conversationId: s.conversationId,
+    createdAt: isoTime(s.createdAt),
+    status: s.status,
+    assignedTo: s.assignedTo,
+    latestMessageTime: s.latestMessageAt === null ? "" : isoTime(s.latestMessageAt),
+    channel: s.channel,
+  };
+}
+
+/** The ConversationService methods: authorisation first, then the domain. */
+export function conversationHandlers(conversations: ConversationService, auth: Authenticator): Handlers<typeof ConversationServiceDesc> {
+  return {
+    async getContactConversations(req, call) {
+      const caller = await auth.account(call);
+      const page = conversations.listContacts(caller, { userEmailId: req.userEmailId, search: req.search, filter: req.filter, limit: req.limit, offset: req.offset });
+      return {
+        data: {
+          data: {
+            contacts: page.contacts.map((c) => ({
+              contactId: c.contactId,
+              contactName: c.contactName,
+              phoneNumber: c.phoneNumber,
+              email: c.email,
+              conversationStatus: c.conversationStatus,
+              assignedTo: c.assignedTo,
+              unreadMessageCount: String(c.unreadCount),
+              latestMessageTime: isoTime(c.latestMessageAt),
+              channels: c.channels,
+              userId: c.userId,
+            })),
+            hasMore: page.hasMore,
+          },
+        },
+      };
+    },
+    async getMessagesForConversation(req, call) {
+      const caller = await auth.reader(call, req.accessToken);
+      const page = conversations.listMessages(caller, { conversationId: req.conversationId, limit: req.limit, offset: req.offset });
+      return { messages: page.messages.map(message), hasMore: page.hasMore };
+    },
+    async listFrameConversations(req, call) {
+      const caller = await auth.frame(call, req.accessToken);
+      return { data: { conversations: conversations.listFrameConversations(caller).map(summary) } };
+    },
+    async sendMessage(req, call) {
+      const caller = await auth.frame(call);
+      const r = await conversations.send(caller, { conversationId: req.conversationId, content: req.content }, call.signal);
+      return { data: { conversationId: r.conversationId, userMessage: message(r.userMessage), ...(r.reply ? { reply: message(r.reply) } : {}) } };
+    },
+    async *sendMessageStream(req, call) {
+      const caller = await auth.frame(call);
+      for await (const ev of conversations.sendStream(caller, { conversationId: req.conversationId, content: req.content }, call.signal)) {
+        if (ev.type === "user_message") yield { event: { case: "userMessage", value: message(ev.message) } };
+        else if (ev.type === "delta") yield { event: { case: "delta", value: ev.text } };
+        else yield { event: { case: "reply", value: message(ev.message) } };
+      }
+    },
+    async markConversationRead(req, call) {
+      const caller = await auth.account(call);
+      return { data: summary(conversations.markRead(caller, req.conversationId)) };
+    },
+    async takeOverConversation(req, call) {
+      const caller = await auth.account(call);
+      return { data: summary(conversations.takeOver(caller, req.conversationId, req.operatorEmail)) };
+    },
+    async replyToConversation(req, call) {
+      const caller = await auth.account(call);
+      return { data: message(conversations.reply(caller, req.conversationId, req.content)) };
+    },
+    async closeConversation(req, call) {
+      const caller = await auth.account(call);
+      return { data: summary(conversations.setStatus(caller, req.conversationId, "closed")) };
+    },
+    async reopenConversation(req, call) {
+      const caller = await auth.account(call);
+      return { data: summary(conversations.setStatus(caller, req.conversationId, "live")) };
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import Database from "better-sqlite3";
+import { mkdirSync, existsSync } from "node:fs";
+import { dirname } from "node:path";
+import { migrations } from "./migrations.js";
+
+/** The handle every repository shares. */
+export type Db = Database.Database;
+
+/** Options for opening the database. */
+export interface OpenOptions {
+  synchronous?: "OFF" | "NORMAL" | "FULL";
+  busyTimeoutMs?: number;
+  /** Refuse to create a database that does not exist yet (used by read-only tools). */
+  mustExist?: boolean;
+}
+
+/** A database that cannot be opened or is not ours; start-up fails loudly with it. */
+export class DatabaseOpenError extends Error {
+  override readonly name = "DatabaseOpenError";
+}
+
+/** Opens (creating if needed) the SQLite file in WAL mode and brings its schema up to date. */
+export function openDatabase(path: string, opts: OpenOptions = {}): Db {
+  if (path !== ":memory:") {
+    if (opts.mustExist && !existsSync(path)) throw new DatabaseOpenError(`database ${path} does not exist`);
+    mkdirSync(dirname(path), { recursive: true });
+  }
+  let db: Db;
+  try {
+    db = new Database(path);
+    db.pragma("journal_mode = WAL");
+    db.pragma(`synchronous = ${opts.synchronous ?? "FULL"}`);
+    db.pragma("foreign_keys = ON");
+    db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
+    db.pragma("temp_store = MEMORY");
+    migrate(db);
+  } catch (e) {
+    throw new DatabaseOpenError(`cannot open database ${path}: ${(e as Error).message}`);
+  }
+  return db;
+}
+
+/** Applies every migration newer than the file's user_version, each in one transaction. */
+export function migrate(db: Db): void {
+  const current = db.pragma("user_version", { simple: true }) as number;
+  const latest = migrations[migrations.length - 1]?.version ?? 0;
+  if (current > latest) throw new DatabaseOpenError(`database schema version ${current} is newer than this build knows (${latest})`);
+  for (const m of migrations) {
+    if (m.version <= current) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,123 @@
+import type { KnowledgeSnippet } from "../../../domain/account/repository.js";
+import type { ConversationRecord, ConversationRepository, MessageRecord, MessageRole, NewConversation, NewMessage } from "../../../domain/conversation/repository.js";
+import { newId } from "../../../domain/ids.js";
+import type { Db } from "../database.js";
+
+interface ConvRow {
+  conversation_id: string;
+  account_id: string;
+  chatbot_id: string;
+  contact_id: string;
+  user_id: string;
+  channel: string;
+  status: "live" | "closed";
+  assigned_to: string;
+  created_at: number;
+  last_message_at: number | null;
+  message_count: number;
+}
+interface MsgRow { message_id: string; conversation_id: string; message_order: number; role: string; content: string; tool_calls: string; documents: string; created_at: number }
+
+const toConv = (r: ConvRow): ConversationRecord => ({
+  conversationId: r.conversation_id,
+  accountId: r.account_id,
+  chatbotId: r.chatbot_id,
+  contactId: r.contact_id,
+  userId: r.user_id,
+  channel: r.channel,
+  status: r.status,
+  assignedTo: r.assigned_to,
+  createdAt: r.created_at,
+  lastMessageAt: r.last_message_at,
+  messageCount: r.message_count,
+});
+const toMsg = (r: MsgRow, conversationCreatedAt: number): MessageRecord => ({
+  messageId: r.message_id,
+  conversationId: r.conversation_id,
+  conversationCreatedAt,
+  messageOrder: r.message_order,
+  role: r.role as MessageRole,
+  content: r.content,
+  toolCalls: r.tool_calls,
+  documents: r.documents === "[]" ? [] : (JSON.parse(r.documents) as KnowledgeSnippet[]),
+  createdAt: r.created_at,
+});
+
+/** Conversations and messages in SQLite; each write is one transaction that also keeps the contact's aggregates. */
+export function sqliteConversations(db: Db): ConversationRepository {
+  const CONV = "SELECT v.*, c.user_id FROM conversations v JOIN contacts c ON c.contact_id = v.contact_id";
+  const byId = db.prepare<[string], ConvRow>(`${CONV} WHERE v.conversation_id = ?`);
+  const forUser = db.prepare<[string, string, string, number], ConvRow>(
+    `${CONV} WHERE c.account_id = ? AND c.user_id = ? AND v.chatbot_id = ? ORDER BY v.created_at DESC LIMIT ?`,
+  );
+  const ensureContact = db.prepare<[string, string, string, number], { contact_id: string }>(
+    "INSERT INTO contacts (contact_id, account_id, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (account_id, user_id) DO UPDATE SET user_id = user_id RETURNING contact_id",
+  );
+  const insertConv = db.prepare(
+    "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at) VALUES (?, ?, ?, ?, ?, 'live', 'ai_agent', ?)",
+  );
+  // The order comes from the conversation's own counter, bumped inside the same transaction: gap-free under any concurrency.
+  const bump = db.prepare<[{ now: number; isUser: number; id: string }], { message_count: number; contact_id: string; channel: string; status: string; created_at: number }>(`
+    UPDATE conversations SET message_count = message_count + 1, last_message_at = @now,
+      unread_count = unread_count + @isUser, status = CASE WHEN @isUser THEN 'live' ELSE status END
+    WHERE conversation_id = @id RETURNING message_count, contact_id, channel, status, created_at`);
+  const insertMsg = db.prepare("INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  const touchContact = db.prepare(`
+    UPDATE contacts SET
+      latest_message_at = max(coalesce(latest_message_at, 0), @now),
+      latest_conversation_id = @conversationId,
+      unread_count = unread_count + @unread,
+      live_activity_at = CASE WHEN @live THEN max(coalesce(live_activity_at, 0), @now) ELSE live_activity_at END,
+      channels = CASE WHEN instr(',' || channels || ',', ',' || @channel || ',') > 0 THEN channels
+                      WHEN channels = '' THEN @channel ELSE channels || ',' || @channel END
+    WHERE contact_id = @contactId`);
+  const recomputeLive = db.prepare(
+    "UPDATE contacts SET live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = @id AND status = 'live') WHERE contact_id = @id",
+  );
+  const page = db.prepare<[string, number, number], MsgRow>("SELECT * FROM messages WHERE conversation_id = ? AND message_order > ? ORDER BY message_order LIMIT ?");
+  const recent = db.prepare<[string, number], MsgRow>("SELECT * FROM messages WHERE conversation_id = ? ORDER BY message_order DESC LIMIT ?");
+  const convCreated = db.prepare<[string], { created_at: number }>("SELECT created_at FROM conversations WHERE conversation_id = ?");
+  const markRead = db.transaction((conversationId: string) => {
+    db.prepare("UPDATE contacts SET unread_count = unread_count - (SELECT unread_count FROM conversations WHERE conversation_id = @id) WHERE contact_id = (SELECT contact_id FROM conversations WHERE conversation_id = @id)").run({ id: conversationId });
+    db.prepare("UPDATE conversations SET unread_count = 0, read_order = message_count WHERE conversation_id = ?").run(conversationId);
+  });
+  const setStatus = db.transaction((conversationId: string, status: string, now: number) => {
+    const r = db.prepare<[string, number, string], { contact_id: string }>("UPDATE conversations SET status = ?, last_message_at = coalesce(last_message_at, ?) WHERE conversation_id = ? RETURNING contact_id").get(status, now, conversationId);
+    if (r) recomputeLive.run({ id: r.contact_id });
+  });
+  const append = db.transaction((conversationId: string, m: NewMessage, start: NewConversation | undefined): MessageRecord => {
+    if (start) {
+      const contactId = ensureContact.get(newId(), start.accountId, start.userId, m.createdAt)!.contact_id;
+      insertConv.run(start.conversationId, start.accountId, start.chatbotId, contactId, start.channel, m.createdAt);
+    }
+    const isUser = m.role === "user" ? 1 : 0;
+    const conv = bump.get({ now: m.createdAt, isUser, id: conversationId });
+    if (!conv) throw new Error(`conversation ${conversationId} vanished`);
+    insertMsg.run(m.messageId, conversationId, conv.message_count, m.role, m.content, m.toolCalls, JSON.stringify(m.documents), m.createdAt);
+    touchContact.run({ now: m.createdAt, conversationId, unread: isUser, live: conv.status === "live" ? 1 : 0, channel: conv.channel, contactId: conv.contact_id });
+    return { ...m, conversationId, conversationCreatedAt: conv.created_at, messageOrder: conv.message_count };
+  });
+
+  return {
+    byId: (id) => {
+      const r = byId.get(id);
+      return r && toConv(r);
+    },
+    // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
+    append: (id, m, start) => append.immediate(id, m, start),
+    messages: (id, limit, offset) => {
+      const created = convCreated.get(id)?.created_at ?? 0;
+      // message_order is gap-free from 1, so "skip offset" is a range, not an OFFSET scan.
+      const rows = page.all(id, offset, limit + 1);
+      return { messages: rows.slice(0, limit).map((r) => toMsg(r, created)), hasMore: rows.length > limit };
+    },
+    recent: (id, count) => {
+      const created = convCreated.get(id)?.created_at ?? 0;
+      return recent.all(id, count).reverse().map((r) => toMsg(r, created));
+    },
+    forUser: (accountId, chatbotId, userId, limit) => forUser.all(accountId, userId, chatbotId, limit).map(toConv),
+    markRead: (id) => markRead.immediate(id),
+    assign: (id, assignee) => void db.prepare("UPDATE conversations SET assigned_to = ? WHERE conversation_id = ?").run(assignee, id),
+    setStatus: (id, status, now) => setStatus.immediate(id, status, now),
+  };
+}
