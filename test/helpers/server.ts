@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildApp, type App, type AppOverrides } from "../../src/app.js";
+import { loadConfig } from "../../src/config.js";
+import { frameRoutes } from "../../src/frame/routes.js";
+import { createLogger } from "../../src/log.js";
+import type { RunningServer } from "../../src/protocol/http/server.js";
+import { TestClock } from "./clock.js";
+
+/** An account made for a test, with its secrets. */
+export interface TestAccount {
+  accountId: string;
+  email: string;
+  password: string;
+  apiKey: string;
+  chatbotId: string;
+}
+
+/** A real server on a loopback port over a real SQLite file. */
+export interface TestServer {
+  url: string;
+  app: App;
+  server: RunningServer;
+  clock: TestClock;
+  dbPath: string;
+  dir: string;
+  /** Every log line the server wrote. */
+  logs: string[];
+  /** Creates an account with a chatbot (allowed origins optional) and an API key. */
+  account(opts?: { origins?: string[]; knowledge?: { title: string; url: string; snippet: string }[] }): Promise<TestAccount>;
+  /** Stops the server and closes the database (the directory is kept unless remove is true). */
+  close(remove?: boolean): Promise<void>;
+}
+
+let counter = 0;
+
+/** Starts the whole service, as `aiagent serve` would, on 127.0.0.1 with a fresh database. */
+export async function startServer(opts: { env?: Record<string, string>; dir?: string; overrides?: AppOverrides } = {}): Promise<TestServer> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "aiagent-test-"));
+  const dbPath = join(dir, "aiagent.db");
+  const config = loadConfig({ AIAGENT_DB: dbPath, AIAGENT_PORT: "0", AIAGENT_LOG_LEVEL: "debug", ...opts.env });
+  const logs: string[] = [];
+  const clock = (opts.overrides?.clock as TestClock | undefined) ?? new TestClock();
+  const app = await buildApp(config, createLogger(config.logLevel, (l) => void logs.push(l)), { extraRoutes: frameRoutes, ...opts.overrides, clock });
+  const server = await app.listen();
+  return {
+    url: server.url,
+    app,
+    server,
+    clock,
+    dbPath,
+    dir,
+    logs,
+    async account(o = {}) {
+      const email = `owner${++counter}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+      const password = "correct horse battery staple";
+      const a = await app.accounts.createAccount(email, password);
+      const chatbot = app.accounts.createChatbot(email, "Test bot", o.origins ?? [], o.knowledge ?? []);
+      const key = app.accounts.createApiKey(email);
+      return { accountId: a.accountId, email, password, apiKey: key.clientApiKey, chatbotId: chatbot.chatbotId };
+    },
+    async close(remove = false) {
+      await server.close(1000);
+      app.close();
+      if (remove) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
