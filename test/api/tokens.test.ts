@@ -1,0 +1,221 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { issueTokens } from "../helpers/flows.js";
+import { getJson, postJson, reasonOf } from "../helpers/http.js";
+import { rpcClients, type RpcProtocol } from "../helpers/rpc.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+
+let s: TestServer;
+let a: TestAccount;
+let b: TestAccount;
+beforeAll(async () => {
+  s = await startServer();
+  a = await s.account();
+  b = await s.account();
+});
+afterAll(() => s.close(true));
+
+const refresh = (body: Record<string, unknown>, headers: Record<string, string> = {}) => postJson(s.url, "/ai_agent/refresh_token", body, headers);
+
+describe("generated clients", () => {
+  for (const protocol of ["connect-json", "connect-binary", "grpc", "grpc-web"] as RpcProtocol[]) {
+    it(`get an access token and refresh it over ${protocol}`, async () => {
+      const { tokens } = rpcClients(s.url, protocol);
+      const r = await tokens.getAccessToken({ userId: "rpc-user", chatbotId: a.chatbotId, clientApiKey: a.apiKey });
+      expect(r.data?.accessToken.split(".")).toHaveLength(3);
+      expect(r.data?.refreshToken).toMatch(/^rt_/);
+      expect(typeof r.data?.accessTokenExpiresAt).toBe("bigint");
+      expect(Number(r.data!.accessTokenExpiresAt)).toBeGreaterThan(Date.now());
+      const f = await tokens.refreshToken({ userId: "rpc-user", chatbotId: a.chatbotId, refreshToken: r.data!.refreshToken });
+      expect(f.data?.accessToken).not.toBe("");
+    });
+  }
+
+  it("report errors with Connect codes and a machine-readable reason over gRPC", async () => {
+    const { tokens } = rpcClients(s.url, "grpc");
+    const err = await tokens.getAccessToken({ userId: "u", chatbotId: a.chatbotId, clientApiKey: "cak_nope" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBe(Code.Unauthenticated);
+    expect((err as ConnectError).findDetails(ErrorInfoSchema)[0]?.reason).toBe("TokenInvalidError");
+    const bad = await tokens.getAccessToken({ userId: "u", chatbotId: "nope", clientApiKey: a.apiKey }).catch((e: unknown) => e);
+    expect((bad as ConnectError).code).toBe(Code.InvalidArgument);
+    expect((bad as ConnectError).rawMessage).toContain("chatbot_id");
+  });
+});
+
+describe("POST /ai_agent/refresh_token", () => {
+  it("returns {data: {access_token, expires_at}} with an integer millisecond expiry", async () => {
+    const t = await issueTokens(s.url, a, "refresh-user");
+    const r = await refresh({ user_id: "refresh-user", chatbot_id: a.chatbotId, refresh_token: t.refresh_token });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body)).toEqual(["data"]);
+    expect(Object.keys(r.body.data).sort()).toEqual(["access_token", "expires_at"]);
+    expect(Number.isInteger(r.body.data.expires_at)).toBe(true);
+    expect(r.body.data.expires_at).toBeGreaterThan(Date.now());
+    expect(r.headers.get("cache-control")).toBe("no-store");
+    // The new token works in the frame's read.
+    const list = await getJson(s.url, "/ai_agent/conversations", { access_token: r.body.data.access_token });
+    expect(list.status).toBe(200);
+  });
+
+  it("accepts a matching optional client_api_key and refuses another account's", async () => {
+    const t = await issueTokens(s.url, a, "key-check");
+    expect((await refresh({ user_id: "key-check", chatbot_id: a.chatbotId, refresh_token: t.refresh_token, client_api_key: a.apiKey })).status).toBe(200);
+    const r = await refresh({ user_id: "key-check", chatbot_id: a.chatbotId, refresh_token: t.refresh_token, client_api_key: b.apiKey });
+    expect(r.status).toBe(401);
+  });
+
+  it("refuses a wrong user_id, wrong chatbot_id, made-up, revoked or expired refresh token with unauthenticated", async () => {
+    const t = await issueTokens(s.url, a, "victim");
+    const cases: Record<string, unknown>[] = [
+      { user_id: "someone-else", chatbot_id: a.chatbotId, refresh_token: t.refresh_token },
+      { user_id: "victim", chatbot_id: b.chatbotId, refresh_token: t.refresh_token },
+      { user_id: "victim", chatbot_id: a.chatbotId, refresh_token: "rt_madeupmadeupmadeupmadeupmadeupmadeupmadeupm" },
+    ];
+    for (const body of cases) {
+      const r = await refresh(body);
+      expect(r.status, JSON.stringify(body)).toBe(401);
+      expect(r.body.code).toBe("unauthenticated");
+      expect(r.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    }
+    // Revoked: through the same use case the `aiagent tokens revoke` command calls.
+    s.app.tokens.revoke({ accountId: a.accountId, chatbotId: a.chatbotId, userId: "victim" });
+    const revoked = await refresh({ user_id: "victim", chatbot_id: a.chatbotId, refresh_token: t.refresh_token });
+    expect(revoked.status).toBe(401);
+    // Expired: move the service's clock past the refresh lifetime.
+    const t2 = await issueTokens(s.url, a, "sleeper");
+    s.clock.advance(31 * 24 * 3600 * 1000);
+    try {
+      const expired = await refresh({ user_id: "sleeper", chatbot_id: a.chatbotId, refresh_token: t2.refresh_token });
+      expect(expired.status).toBe(401);
+      expect(reasonOf(expired.body)).toBe("TokenExpiredError");
+    } finally {
+      s.clock.advance(-31 * 24 * 3600 * 1000);
+    }
+  });
+
+  it("lets a revoked user's live access token go no further", async () => {
+    const t = await issueTokens(s.url, a, "revoke-live");
+    expect((await getJson(s.url, "/ai_agent/conversations", { access_token: t.access_token })).status).toBe(200);
+    s.app.tokens.revoke({ accountId: a.accountId, userId: "revoke-live" });
+    const r = await getJson(s.url, "/ai_agent/conversations", { access_token: t.access_token });
+    expect(r.status).toBe(401);
+    // A token issued after the revocation works again.
+    const fresh = await issueTokens(s.url, a, "revoke-live");
+    expect((await getJson(s.url, "/ai_agent/conversations", { access_token: fresh.access_token })).status).toBe(200);
+  });
+});
+
+describe("access token expiry", () => {
+  it("answers TokenExpiredError once the access token's lifetime has passed", async () => {
+    const t = await issueTokens(s.url, a, "expiring");
+    s.clock.advance(15 * 60 * 1000 + 6000);
+    try {
+      const r = await getJson(s.url, "/ai_agent/conversations", { access_token: t.access_token });
+      expect(r.status).toBe(401);
+      expect(r.body.code).toBe("unauthenticated");
+      expect(reasonOf(r.body)).toBe("TokenExpiredError");
+      expect(r.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');
+    } finally {
+      s.clock.advance(-(15 * 60 * 1000 + 6000));
+    }
+  });
+});
+
+describe("bad requests change nothing and say what was wrong", () => {
+  const count = () => (s.app.db.prepare("SELECT count(*) AS n FROM refresh_tokens").get() as { n: number }).n;
+
+  it("wrong client_api_key → unauthenticated", async () => {
+    const before = count();
+    const r = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "x", chatbot_id: a.chatbotId, client_api_key: b.apiKey });
+    expect(r.status).toBe(401);
+    expect(r.body.message).not.toContain(b.apiKey);
+    expect(count()).toBe(before);
+  });
+
+  it("malformed JSON, a wrong content type, a missing field and an unknown field → invalid_argument", async () => {
+    const before = count();
+    const bad = await postJson(s.url, "/ai_agent/get_access_token", "{\"user_id\": ");
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe("invalid_argument");
+    expect(bad.body.message).toMatch(/JSON/);
+    const type = await fetch(s.url + "/ai_agent/get_access_token", { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" });
+    expect(type.status).toBe(400);
+    expect(((await type.json()) as { message: string }).message).toContain("content-type");
+    const missing = await postJson(s.url, "/ai_agent/get_access_token", { chatbot_id: a.chatbotId, client_api_key: a.apiKey });
+    expect(missing.status).toBe(400);
+    expect(missing.body.message).toContain("user_id");
+    const unknown = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "x", chatbot_id: a.chatbotId, client_api_key: a.apiKey, user_ide: "typo" });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.message).toContain("user_ide");
+    const wrongType = await postJson(s.url, "/ai_agent/get_access_token", { user_id: 42, chatbot_id: a.chatbotId, client_api_key: a.apiKey });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.body.message).toContain("user_id");
+    expect(count()).toBe(before);
+  });
+
+  it("a token request carrying a browser's markers → permission_denied, with no CORS headers", async () => {
+    for (const headers of [{ origin: "https://shop.example" }, { "sec-fetch-site": "cross-site" }]) {
+      const r = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "x", chatbot_id: a.chatbotId, client_api_key: a.apiKey }, headers);
+      expect(r.status).toBe(403);
+      expect(r.body.code).toBe("permission_denied");
+      expect(r.body.message).toMatch(/server/);
+      expect(r.headers.get("access-control-allow-origin")).toBeNull();
+    }
+    const rf = await refresh({ user_id: "x", chatbot_id: a.chatbotId, refresh_token: "rt_x" }, { origin: "https://shop.example" });
+    expect(rf.status).toBe(403);
+  });
+
+  it("Node's own fetch (Sec-Fetch-Mode only) is a server and is served", async () => {
+    const r = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "node", chatbot_id: a.chatbotId, client_api_key: a.apiKey }, { "sec-fetch-mode": "cors" });
+    expect(r.status).toBe(200);
+  });
+
+  it("a wrong verb on a documented path → 405 with Allow", async () => {
+    const r = await getJson(s.url, "/ai_agent/get_access_token");
+    expect(r.status).toBe(405);
+    expect(r.headers.get("allow")).toBe("POST");
+  });
+});
+
+describe("ID tokens and access tokens are not interchangeable", () => {
+  it("GET /get_id_token with an API key or a password", async () => {
+    const k = await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey });
+    expect(k.status).toBe(200);
+    expect(Object.keys(k.body.data).sort()).toEqual(["expires_at", "idToken"]);
+    expect(Number.isInteger(k.body.data.expires_at)).toBe(true);
+    const p = await postJson(s.url, "/get_id_token", { user_email_id: a.email, password: a.password });
+    expect(p.status).toBe(200);
+    const wrong = await postJson(s.url, "/get_id_token", { user_email_id: a.email, password: "not the password" });
+    expect(wrong.status).toBe(401);
+    const other = await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: b.apiKey });
+    expect(other.status).toBe(401);
+    const both = await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey, password: a.password });
+    expect(both.status).toBe(400);
+  });
+
+  it("an access token is refused where an ID token is required, and the reverse", async () => {
+    const t = await issueTokens(s.url, a, "swap");
+    const asId = await getJson(s.url, "/get_contact_conversations", { user_email_id: a.email }, { authorization: `Bearer ${t.access_token}` });
+    expect(asId.status).toBe(401);
+    const id = (await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey })).body.data.idToken as string;
+    const asAccess = await getJson(s.url, "/ai_agent/conversations", { access_token: id });
+    expect(asAccess.status).toBe(401);
+    expect(reasonOf(asAccess.body)).toBe("TokenInvalidError");
+  });
+});
+
+describe("secrets at rest", () => {
+  it("the SQLite files hold no plaintext API key, refresh token or password", async () => {
+    const t = await issueTokens(s.url, a, "at-rest");
+    const files = readdirSync(s.dir).filter((f) => f.startsWith("aiagent.db"));
+    expect(files).toContain("aiagent.db");
+    const bytes = Buffer.concat(files.map((f) => readFileSync(join(s.dir, f))));
+    for (const secret of [a.apiKey, t.refresh_token, a.password, b.apiKey]) {
+      expect(bytes.includes(Buffer.from(secret))).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,27 @@
+import { createClient, type Client } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
+import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
+
+/** The protocols a generated client can speak to the service. */
+export type RpcProtocol = "connect-json" | "connect-binary" | "grpc" | "grpc-web";
+
+function transport(baseUrl: string, protocol: RpcProtocol) {
+  switch (protocol) {
+    case "connect-json":
+      return createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: false });
+    case "connect-binary":
+      return createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: true });
+    case "grpc":
+      // gRPC needs HTTP/2: cleartext (h2c) on the same port as HTTP/1.1.
+      return createGrpcTransport({ baseUrl, httpVersion: "2" });
+    case "grpc-web":
+      return createGrpcWebTransport({ baseUrl, httpVersion: "1.1" });
+  }
+}
+
+/** Generated clients of both services over one protocol. */
+export function rpcClients(baseUrl: string, protocol: RpcProtocol): { tokens: Client<typeof TokenService>; conversations: Client<typeof ConversationService> } {
+  const t = transport(baseUrl, protocol);
+  return { tokens: createClient(TokenService, t), conversations: createClient(ConversationService, t) };
+}
