@@ -17,7 +17,7 @@ import type { AnyHandler } from "./protocol/call.js";
 import { createConnectRoutes, peerKey } from "./protocol/connect-routes.js";
 import { opsRoutes } from "./protocol/http/ops-routes.js";
 import { chain, listen, type RunningServer } from "./protocol/http/server.js";
-import type { HttpRequest, HttpResponse, Route } from "./protocol/http/types.js";
+import { sendJson, type HttpRequest, type HttpResponse, type Route } from "./protocol/http/types.js";
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
@@ -74,6 +74,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     routes: createConnectRoutes(bindings, log),
     readMaxBytes: MAX_BODY_BYTES,
     contextValues: (req) => createContextValues().set(peerKey, req.socket?.remoteAddress ?? ""),
+    fallback: (req, res) => sendJson(res as HttpResponse, 404, { code: "not_found", message: `no route for ${req.method} ${(req.url ?? "").split("?")[0]}`, details: [] }),
   });
   const app: App = {
     config,

@@ -1,0 +1,71 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { jwtVerify, createLocalJWKSet } from "jose";
+import { issueTokens } from "../helpers/flows.js";
+import { getJson, postJson } from "../helpers/http.js";
+import { startServer, type TestServer } from "../helpers/server.js";
+
+const servers: TestServer[] = [];
+afterAll(async () => {
+  for (const s of servers) await s.close(true).catch(() => undefined);
+});
+
+describe("a restart on the same database", () => {
+  it("keeps earlier refresh tokens, access tokens and signing keys valid", async () => {
+    const first = await startServer();
+    const a = await first.account();
+    const t = await issueTokens(first.url, a, "survivor");
+    const jwksBefore = (await getJson(first.url, "/.well-known/jwks.json")).body;
+    await first.close();
+
+    const second = await startServer({ dir: first.dir });
+    servers.push(second);
+    const jwksAfter = (await getJson(second.url, "/.well-known/jwks.json")).body;
+    expect(jwksAfter).toEqual(jwksBefore);
+    const r = await postJson(second.url, "/ai_agent/refresh_token", { user_id: "survivor", chatbot_id: a.chatbotId, refresh_token: t.refresh_token });
+    expect(r.status).toBe(200);
+    expect((await getJson(second.url, "/ai_agent/conversations", { access_token: t.access_token })).status).toBe(200);
+  });
+});
+
+describe("operations", () => {
+  it("answers /healthz and /readyz, and publishes verification keys that verify issued tokens", async () => {
+    const s = await startServer();
+    servers.push(s);
+    expect((await getJson(s.url, "/healthz")).body).toEqual({ status: "ok" });
+    expect((await getJson(s.url, "/readyz")).body).toEqual({ status: "ready" });
+    const jwks = (await getJson(s.url, "/.well-known/jwks.json")).body;
+    expect(jwks.keys).toHaveLength(1);
+    expect(jwks.keys[0]).not.toHaveProperty("d");
+    const a = await s.account();
+    const t = await issueTokens(s.url, a, "jwks-user");
+    const { payload, protectedHeader } = await jwtVerify(t.access_token, createLocalJWKSet(jwks), { audience: "aiagent:frame", issuer: "aiagent" });
+    expect(payload.sub).toBe("jwks-user");
+    expect(payload.cid).toBe(a.chatbotId);
+    expect(protectedHeader.alg).toBe("ES256");
+    expect(protectedHeader.typ).toBe("at+jwt");
+    expect(protectedHeader.kid).toBe(jwks.keys[0].kid);
+  });
+
+  it("after a key rotation, tokens signed with the older key still verify and new ones use the new key", async () => {
+    const s = await startServer();
+    servers.push(s);
+    const a = await s.account();
+    const old = await issueTokens(s.url, a, "rot");
+    await s.app.keys.rotate();
+    const jwks = (await getJson(s.url, "/.well-known/jwks.json")).body;
+    expect(jwks.keys).toHaveLength(2);
+    expect((await getJson(s.url, "/ai_agent/conversations", { access_token: old.access_token })).status).toBe(200);
+    const fresh = await issueTokens(s.url, a, "rot");
+    expect(JSON.parse(Buffer.from(fresh.access_token.split(".")[0]!, "base64url").toString()).kid).not.toBe(
+      JSON.parse(Buffer.from(old.access_token.split(".")[0]!, "base64url").toString()).kid,
+    );
+  });
+
+  it("answers an unknown path with a JSON 404", async () => {
+    const s = await startServer();
+    servers.push(s);
+    const r = await getJson(s.url, "/no/such/thing");
+    expect(r.status).toBe(404);
+    expect(r.body.code).toBe("not_found");
+  });
+});
