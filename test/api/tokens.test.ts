@@ -158,7 +158,7 @@ describe("bad requests change nothing and say what was wrong", () => {
   });
 
   it("a token request carrying a browser's markers → permission_denied, with no CORS headers", async () => {
-    for (const headers of [{ origin: "https://shop.example" }, { "sec-fetch-site": "cross-site" }]) {
+    for (const headers of [{ origin: "https://shop.example" }, { "sec-fetch-site": "cross-site" }] as Record<string, string>[]) {
       const r = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "x", chatbot_id: a.chatbotId, client_api_key: a.apiKey }, headers);
       expect(r.status).toBe(403);
       expect(r.body.code).toBe("permission_denied");

@@ -14,7 +14,7 @@ function transport(baseUrl: string, protocol: RpcProtocol) {
       return createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: true });
     case "grpc":
       // gRPC needs HTTP/2: cleartext (h2c) on the same port as HTTP/1.1.
-      return createGrpcTransport({ baseUrl, httpVersion: "2" });
+      return createGrpcTransport({ baseUrl });
     case "grpc-web":
       return createGrpcWebTransport({ baseUrl, httpVersion: "1.1" });
   }
