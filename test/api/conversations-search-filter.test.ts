@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
+import { postJson } from "../helpers/http.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+
+let s: TestServer;
+let a: TestAccount;
+let token: string;
+const names = (r: { body: { data: { data: { contacts: { contact_name: string }[] } } } }) => r.body.data.data.contacts.map((c) => c.contact_name).sort();
+
+beforeAll(async () => {
+  s = await startServer();
+  a = await s.account();
+  token = await idToken(s.url, a);
+  const people = [
+    { user: "cust-001", contact_name: "Grace Hopper", email: "grace@navy.example", phone_number: "+1 555 0100" },
+    { user: "cust-002", contact_name: "Alan Turing", email: "alan@bletchley.example", phone_number: "+44 555 0200" },
+    { user: "cust-003", contact_name: "100% Cotton_Shop", email: "shop@cotton.example", phone_number: "+33 555 0300" },
+    { user: "cust-004", contact_name: "Plain Name", email: "plain@example.com", phone_number: "+49 555 0400" },
+  ];
+  for (const p of people) {
+    const t = await issueTokens(s.url, a, p.user, { contact_name: p.contact_name, email: p.email, phone_number: p.phone_number });
+    await send(s.url, t.access_token, `hi from ${p.user}`);
+  }
+});
+afterAll(() => s.close(true));
+
+describe("search", () => {
+  it("finds a contact by name, e-mail, phone number and iframe user id, case-insensitively, by substring", async () => {
+    expect(names(await contacts(s.url, token, a.email, { search: "HOPP" }))).toEqual(["Grace Hopper"]);
+    expect(names(await contacts(s.url, token, a.email, { search: "bletchley" }))).toEqual(["Alan Turing"]);
+    expect(names(await contacts(s.url, token, a.email, { search: "555 03" }))).toEqual(["100% Cotton_Shop"]);
+    expect(names(await contacts(s.url, token, a.email, { search: "CUST-004" }))).toEqual(["Plain Name"]);
+    expect(names(await contacts(s.url, token, a.email, { search: "iN" }))).toEqual(["Alan Turing", "Plain Name"]);
+  });
+
+  it("treats % and _ as ordinary characters", async () => {
+    expect(names(await contacts(s.url, token, a.email, { search: "%" }))).toEqual(["100% Cotton_Shop"]);
+    expect(names(await contacts(s.url, token, a.email, { search: "_" }))).toEqual(["100% Cotton_Shop"]);
+    expect(names(await contacts(s.url, token, a.email, { search: "n_S" }))).toEqual(["100% Cotton_Shop"]);
+    expect(names(await contacts(s.url, token, a.email, { search: "a%e" }))).toEqual([]);
+  });
+
+  it("an injection attempt returns no contacts and no error", async () => {
+    const r = await contacts(s.url, token, a.email, { search: "' OR 1=1 --" });
+    expect(r.status).toBe(200);
+    expect(r.body.data.data.contacts).toEqual([]);
+    const r2 = await contacts(s.url, token, a.email, { search: '"); DROP TABLE contacts; --' });
+    expect(r2.status).toBe(200);
+    expect((await contacts(s.url, token, a.email)).body.data.data.contacts).toHaveLength(4);
+  });
+});
+
+describe("filters and the operators' actions", () => {
+  it("unread lists a contact after its customer writes, and stops after mark_conversation_read", async () => {
+    const b = await s.account();
+    const bToken = await idToken(s.url, b);
+    const t = await issueTokens(s.url, b, "reader", { contact_name: "Unread Person", email: "", phone_number: "" });
+    const sent = await send(s.url, t.access_token, "anyone there?");
+    let unread = await contacts(s.url, bToken, b.email, { filter: "unread" });
+    expect(unread.body.data.data.contacts.map((c: { unread_message_count: string }) => c.unread_message_count)).toEqual(["1"]);
+    const mark = await postJson(s.url, "/mark_conversation_read", { conversation_id: sent.conversation_id }, { authorization: `Bearer ${bToken}` });
+    expect(mark.status).toBe(200);
+    expect(mark.body.data.conversation_id).toBe(sent.conversation_id);
+    unread = await contacts(s.url, bToken, b.email, { filter: "unread" });
+    expect(unread.body.data.data.contacts).toEqual([]);
+    const all = await contacts(s.url, bToken, b.email, { filter: "all" });
+    expect(all.body.data.data.contacts[0].unread_message_count).toBe("0");
+    // A new message makes it unread again, counting only what came after the marker.
+    await send(s.url, t.access_token, "hello again", sent.conversation_id);
+    await send(s.url, t.access_token, "and again", sent.conversation_id);
+    unread = await contacts(s.url, bToken, b.email, { filter: "unread" });
+    expect(unread.body.data.data.contacts[0].unread_message_count).toBe("2");
+  });
+
+  it("live and closed follow close, reopen, idle time and new user messages; take-over assigns the operator", async () => {
+    const b = await s.account();
+    let bToken = await idToken(s.url, b);
+    const auth = { authorization: `Bearer ${bToken}` };
+    const t = await issueTokens(s.url, b, "status-user", { contact_name: "Status Person", email: "", phone_number: "" });
+    const sent = await send(s.url, t.access_token, "hello");
+    const live = () => contacts(s.url, bToken, b.email, { filter: "live" }).then((r) => r.body.data.data.contacts as { conversation_status: string; assigned_to: string }[]);
+    const first = async () => (await contacts(s.url, bToken, b.email)).body.data.data.contacts[0] as { conversation_status: string; assigned_to: string };
+    expect(await live()).toHaveLength(1);
+
+    const taken = await postJson(s.url, "/take_over_conversation", { conversation_id: sent.conversation_id }, auth);
+    expect(taken.status).toBe(200);
+    expect(taken.body.data.assigned_to).toBe(b.email);
+    expect((await first()).assigned_to).toBe(b.email);
+    // With an operator in charge, the agent stays quiet.
+    const quiet = await send(s.url, t.access_token, "are you a bot?", sent.conversation_id);
+    expect(quiet.reply).toBeUndefined();
+    const reply = await postJson(s.url, "/reply_to_conversation", { conversation_id: sent.conversation_id, content: "Hi, I'm Sam from support." }, auth);
+    expect(reply.status).toBe(200);
+    expect(reply.body.data.role).toBe("operator");
+    expect(reply.body.data.message_order).toBe(4);
+
+    const closed = await postJson(s.url, "/close_conversation", { conversation_id: sent.conversation_id }, auth);
+    expect(closed.body.data.status).toBe("closed");
+    expect(await live()).toEqual([]);
+    expect((await first()).conversation_status).toBe("closed");
+    const refused = await postJson(s.url, "/reply_to_conversation", { conversation_id: sent.conversation_id, content: "hello?" }, auth);
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("failed_precondition");
+
+    const reopened = await postJson(s.url, "/reopen_conversation", { conversation_id: sent.conversation_id }, auth);
+    expect(reopened.body.data.status).toBe("live");
+    expect(await live()).toHaveLength(1);
+
+    // Idle longer than AIAGENT_IDLE_CLOSE (default one day): reads as closed; a new user message reopens.
+    s.clock.advance(86_400_000 + 1000);
+    try {
+      bToken = await idToken(s.url, b);
+      expect(await live()).toEqual([]);
+      expect((await first()).conversation_status).toBe("closed");
+      const fresh = await issueTokens(s.url, b, "status-user");
+      await send(s.url, fresh.access_token, "still there?", sent.conversation_id);
+      expect(await live()).toHaveLength(1);
+      expect((await first()).conversation_status).toBe("live");
+    } finally {
+      s.clock.advance(-(86_400_000 + 1000));
+    }
+  });
+
+  it("operator actions name bad input and change nothing", async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const bad = await postJson(s.url, "/reply_to_conversation", { conversation_id: "nope", content: "x" }, auth);
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain("conversation_id");
+    const list = (await contacts(s.url, token, a.email)).body.data.data.contacts;
+    const conv = (await s.app.conversations.listFrameConversations({ kind: "frame", accountId: a.accountId, chatbotId: a.chatbotId, userId: "cust-001" }))[0]!;
+    const empty = await postJson(s.url, "/reply_to_conversation", { conversation_id: conv.conversationId, content: "   " }, auth);
+    expect(empty.status).toBe(400);
+    expect(empty.body.message).toContain("content");
+    const badEmail = await postJson(s.url, "/take_over_conversation", { conversation_id: conv.conversationId, operator_email: "not an email" }, auth);
+    expect(badEmail.status).toBe(400);
+    expect(badEmail.body.message).toContain("operator_email");
+    expect((await contacts(s.url, token, a.email)).body.data.data.contacts).toEqual(list);
+  });
+});
