@@ -2,6 +2,7 @@ import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
+import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
 import type { Config } from "./config.js";
 import { AccountService } from "./domain/account/account-service.js";
 import type { Agent } from "./domain/agent/agent.js";
@@ -64,7 +65,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const jwt = new JwtStrategy(keys, clock, ISSUER);
   const tokens = new TokenService({ ...repos, jwt, clock, ttl: { access: config.accessTokenTtl, refresh: config.refreshTokenTtl, id: config.idTokenTtl } });
   const accounts = new AccountService({ ...repos, clock });
-  const conversations = new ConversationService({ ...repos, agent: o.agent ?? new OfflineAgent(), clock, idleCloseSeconds: config.idleCloseSeconds });
+  const conversations = new ConversationService({ ...repos, agent: o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()), clock, idleCloseSeconds: config.idleCloseSeconds });
   const auth = new Authenticator(tokens);
   const bindings: ServiceBinding[] = [
     { desc: TokenServiceDesc, handlers: tokenHandlers(tokens, auth) as unknown as Record<string, AnyHandler> },
