@@ -1,0 +1,93 @@
+import type { DescField, DescMethod } from "@bufbuild/protobuf";
+import { commentOf, firstSentence } from "./comments.js";
+import { ERROR_SCHEMA } from "./errors.js";
+import type { Schema, SchemaBuilder } from "./schemas.js";
+import { securityOf } from "./security.js";
+
+/** One google.api.http binding of a method. */
+export interface HttpBinding {
+  verb: "get" | "post" | "put" | "patch" | "delete";
+  template: string;
+  body: string;
+  method: DescMethod;
+}
+
+/** The OpenAPI operation of one binding: parameters, body, responses and security, all from the contract. */
+export function operationOf(b: HttpBinding, schemas: SchemaBuilder, errors: Record<string, Schema>): Schema {
+  const { method } = b;
+  const input = method.input;
+  const security = securityOf(method);
+  const queryToken = security.some((s) => "accessToken" in s);
+  const pathVars = [...b.template.matchAll(/\{([a-z0-9_.]+)(?:=[^}]*)?\}/gi)].map((m) => m[1]!);
+  const parameters: Schema[] = pathVars.map((name) => {
+    const f = input.fields.find((x) => x.name === name);
+    if (!f) throw new Error(`${method.parent.typeName}.${method.name}: path variable {${name}} names no field of ${input.typeName}`);
+    return { name, in: "path", required: true, schema: withoutDescription(schemas.fieldSchema(f, "input")), ...described(f) };
+  });
+  let requestBody: Schema | undefined;
+  if (b.body === "*") {
+    requestBody = { required: true, content: { "application/json": { schema: schemas.ref(input, "input") } } };
+  } else {
+    const bodyField = b.body === "" ? undefined : input.fields.find((f) => f.name === b.body);
+    if (b.body !== "" && bodyField?.fieldKind !== "message") throw new Error(`${method.name}: body "${b.body}" must name a message field`);
+    if (bodyField?.fieldKind === "message") requestBody = { required: true, content: { "application/json": { schema: schemas.ref(bodyField.message, "input") } } };
+    for (const f of input.fields) {
+      if (f === bodyField || pathVars.includes(f.name)) continue;
+      // The access token in the query is a security scheme, not a parameter to document twice.
+      if (f.name === "access_token" && queryToken) continue;
+      if (!(f.fieldKind === "scalar" || f.fieldKind === "enum" || (f.fieldKind === "list" && f.listKind !== "message"))) continue;
+      parameters.push({ name: f.name, in: "query", required: !schemas.isOptionalInput(f), schema: withoutDescription(schemas.fieldSchema(f, "input")), ...described(f) });
+    }
+  }
+  const rpcPath = `/${method.parent.typeName}/${method.name}`;
+  const description = [commentOf(method), `Also served as the RPC \`${rpcPath}\` over Connect, gRPC and gRPC-Web.`].filter((s) => s).join("\n\n");
+  const op: Schema = {
+    tags: [method.parent.name],
+    operationId: `${method.parent.name}_${method.name}`,
+    summary: summaryOf(method),
+    description,
+    security,
+  };
+  if (parameters.length) op.parameters = parameters;
+  if (requestBody) op.requestBody = requestBody;
+  op.responses = { "200": successResponse(method, schemas), ...errors };
+  return op;
+}
+
+function successResponse(method: DescMethod, schemas: SchemaBuilder): Schema {
+  const out = schemas.ref(method.output, "output");
+  if (method.methodKind === "server_streaming") {
+    return {
+      description:
+        'Newline-delimited JSON: one object per line, `{"result": …}` for each event in order. If the call fails after the first line, the last line is `{"error": …}` (the Connect error JSON) and the status stays 200.',
+      content: {
+        "application/x-ndjson": {
+          schema: {
+            description: "The schema of one line.",
+            oneOf: [
+              { type: "object", required: ["result"], properties: { result: out } },
+              { type: "object", required: ["error"], properties: { error: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } } },
+            ],
+          },
+        },
+      },
+    };
+  }
+  return { description: "OK", content: { "application/json": { schema: out } } };
+}
+
+/** "GetX lists the things." → "Lists the things". */
+function summaryOf(method: DescMethod): string {
+  const s = firstSentence(commentOf(method)).replace(new RegExp(`^${method.name} `), "");
+  return s ? s[0]!.toUpperCase() + s.slice(1) : method.name;
+}
+
+function described(f: DescField): { description?: string } {
+  const d = commentOf(f);
+  return d ? { description: d } : {};
+}
+
+function withoutDescription(s: Schema): Schema {
+  const { description: _, ...rest } = s;
+  return rest;
+}
