@@ -30,12 +30,15 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
   if (values.host) overrides.host = values.host;
   const config = loadConfig(process.env, overrides);
   const log = createLogger(config.logLevel);
-  const app = await buildApp(config, log, { extraRoutes: frameRoutes });
+  // Known only after the first start's bootstrap below; /demo reads it when asked.
+  let demoCredentials: { chatbotId: string; clientApiKey: string } | undefined;
+  const app = await buildApp(config, log, { extraRoutes: (a) => frameRoutes(a, { demo: () => demoCredentials }) });
   const server = await app.listen();
   const publicUrl = config.baseUrl ?? server.url;
   if (!config.production) {
     const demo = await bootstrapDemo(app, config.appUrl ?? publicUrl);
     if (demo) {
+      demoCredentials = demo;
       // Printed once, to the terminal of the person who started the service; never logged again.
       process.stdout.write(
         `\nFirst start: a demo account was created (shown only now).\n  e-mail:         ${demo.email}\n  password:       ${demo.password}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`,

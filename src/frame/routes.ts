@@ -1,7 +1,112 @@
+import { createHash } from "node:crypto";
 import type { App } from "../app.js";
-import type { Route } from "../protocol/http/types.js";
+import type { HttpRequest, HttpResponse, Route } from "../protocol/http/types.js";
+import { pathOf } from "../protocol/http/types.js";
+import { frameScript } from "./bundle.js";
+import { demoRoutes, type DemoCredentials } from "./demo.js";
+import { ASSET_PATH, errorPage, framePage } from "./page.js";
+import { frameHeaders } from "./policy.js";
+import { FRAME_CSS } from "./styles.js";
 
-/** The chat frame's routes. */
-export function frameRoutes(_app: App): Route[] {
-  return [];
+/** Settings of the frame's routes. */
+export interface FrameOptions {
+  /** How long the frame waits for [TOKEN_REFRESH_RESPONSE] before it shows the session as expired. */
+  refreshTimeoutMs?: number;
+  /** The demo's credentials once the first start has made them; /demo explains how to get them otherwise. */
+  demo?: () => DemoCredentials | undefined;
+}
+
+const FRAME_PATH = /^\/chatbot-iframe\/([^/]+)\/?$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DEFAULT_REFRESH_TIMEOUT_MS = 10_000;
+
+function etagOf(body: string): string {
+  return `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
+}
+
+function sendAsset(req: HttpRequest, res: HttpResponse, type: string, body: string, etag: string): void {
+  // Revalidated on every use (assets have no versioned names), answered 304 when unchanged.
+  const headers = { "content-type": type, "cache-control": "no-cache", etag, "x-content-type-options": "nosniff" };
+  if (req.headers["if-none-match"] === etag) {
+    res.writeHead(304, headers);
+    res.end();
+    return;
+  }
+  res.writeHead(200, { ...headers, "content-length": String(Buffer.byteLength(body)) });
+  if (req.method === "HEAD") res.end();
+  else res.end(body);
+}
+
+function sendPage(req: HttpRequest, res: HttpResponse, status: number, headers: Record<string, string>, html: string): void {
+  res.writeHead(status, { ...headers, "content-length": String(Buffer.byteLength(html)) });
+  if (req.method === "HEAD") res.end();
+  else res.end(html);
+}
+
+/** The chat frame's routes: the frame page, its script and stylesheet, and the /demo host page. */
+export function frameRoutes(app: App, opts: FrameOptions = {}): Route[] {
+  // Bundle at start, so the first visitor does not wait; a failure is reported when the script is asked for.
+  void frameScript().catch(() => undefined);
+  const cssTag = etagOf(FRAME_CSS);
+  const apiBase = app.config.baseUrl?.replace(/\/+$/, "") ?? "";
+  const apiOrigin = apiBase ? new URL(apiBase).origin : undefined;
+  const refreshTimeoutMs = opts.refreshTimeoutMs ?? DEFAULT_REFRESH_TIMEOUT_MS;
+  const plain = { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer", "x-content-type-options": "nosniff" };
+
+  const assets: Route = (req, res) => {
+    if (req.method !== "GET" && req.method !== "HEAD") return false;
+    const path = pathOf(req);
+    if (path === `${ASSET_PATH}frame.css`) {
+      sendAsset(req, res, "text/css; charset=utf-8", FRAME_CSS, cssTag);
+      return true;
+    }
+    if (path === `${ASSET_PATH}frame.js`) {
+      frameScript().then(
+        (js) => sendAsset(req, res, "text/javascript; charset=utf-8", js, etagOf(js)),
+        (e: unknown) => {
+          app.log.error("frame script could not be built", { error: (e as Error).message });
+          res.writeHead(500, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+          res.end("the frame script could not be built; run npm run build:frame");
+        },
+      );
+      return true;
+    }
+    return false;
+  };
+
+  const page: Route = (req, res) => {
+    if (req.method !== "GET" && req.method !== "HEAD") return false;
+    const m = FRAME_PATH.exec(pathOf(req));
+    if (!m || m[1] === "assets") return false;
+    const chatbotId = m[1]!;
+    const chatbot = UUID.test(chatbotId) ? app.tokens.chatbot(chatbotId) : undefined;
+    if (!chatbot || !chatbot.active) {
+      sendPage(req, res, 404, plain, errorPage("Chat not found", "This chat does not exist or is no longer available."));
+      return true;
+    }
+    const headers = frameHeaders(chatbot.allowedOrigins, apiOrigin);
+    const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "");
+    const asked = query.get("host_origin");
+    let hostOrigin: string | undefined;
+    if (asked !== null) {
+      let origin: string | undefined;
+      try {
+        origin = new URL(asked).origin;
+      } catch {
+        origin = undefined;
+      }
+      // The frame will post to this origin: it must be one the chatbot's owner allowed.
+      if (!origin || !chatbot.allowedOrigins.includes(origin)) {
+        sendPage(req, res, 400, headers, errorPage("Chat cannot start", "host_origin is not one of this chat's allowed origins."));
+        return true;
+      }
+      hostOrigin = origin;
+    } else if (chatbot.allowedOrigins.length === 1) {
+      hostOrigin = chatbot.allowedOrigins[0];
+    }
+    sendPage(req, res, 200, headers, framePage({ chatbotName: chatbot.name, apiBase, hostOrigin, allowedOrigins: chatbot.allowedOrigins, refreshTimeoutMs }));
+    return true;
+  };
+
+  return [assets, page, ...(opts.demo ? demoRoutes(app, opts.demo) : [])];
 }

@@ -1,0 +1,143 @@
+import { ndjson } from "./ndjson.js";
+import type { TokenRefresher } from "./token-refresh.js";
+
+/** A message as the service returns it. */
+export interface ChatMessage {
+  message_id: string;
+  conversation_id: string;
+  content: string;
+  created_at: string;
+  message_order: number;
+  role?: string;
+  tool_calls?: string;
+  documents?: { title: string; url: string; snippet?: string }[];
+}
+
+/** An error answered by the service (Connect error JSON), or a failure to reach it. */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  constructor(
+    message: string,
+    /** Connect code, or "network" when the service could not be reached. */
+    readonly code: string,
+    /** The machine-readable reason of a token failure (TokenExpiredError, TokenInvalidError), if any. */
+    readonly reason: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** The token expired and the host page gave no new one. */
+export class SessionExpiredError extends Error {
+  override readonly name = "SessionExpiredError";
+}
+
+interface ErrorBody {
+  code?: string;
+  message?: string;
+  details?: { debug?: { reason?: string } }[];
+}
+
+function toApiError(body: ErrorBody | undefined, status: number): ApiError {
+  const reason = body?.details?.map((d) => d.debug?.reason).find((r) => typeof r === "string");
+  return new ApiError(body?.message ?? `the service answered HTTP ${status}`, body?.code ?? "unknown", reason);
+}
+
+/** One streamed send, as it happens. */
+export interface SendHandlers {
+  onUserMessage(m: ChatMessage): void;
+  onDelta(text: string): void;
+  onReply(m: ChatMessage): void;
+}
+
+/** The frame's calls to the service; the access token lives here, in memory only. */
+export class FrameApi {
+  constructor(
+    private readonly base: string,
+    private token: string,
+    private readonly refresher: TokenRefresher,
+  ) {}
+
+  /** Replaces the token (a host page may push one at any time). */
+  setToken(token: string): void {
+    this.token = token;
+  }
+
+  /** The frame user's conversations, newest first. */
+  async conversations(): Promise<{ conversation_id: string; status: string }[]> {
+    const body = await this.withToken((t) => this.json("GET", `/ai_agent/conversations?${q({ access_token: t })}`));
+    return (body as { data?: { conversations?: { conversation_id: string; status: string }[] } }).data?.conversations ?? [];
+  }
+
+  /** One page of a conversation's messages. */
+  async messages(conversationId: string, offset: number, limit: number): Promise<{ messages: ChatMessage[]; hasMore: boolean }> {
+    const body = (await this.withToken((t) => this.json("GET", `/get_messages_for_conversation?${q({ conversation_id: conversationId, limit: String(limit), offset: String(offset), access_token: t })}`))) as {
+      messages?: ChatMessage[];
+      has_more?: boolean;
+    };
+    return { messages: body.messages ?? [], hasMore: body.has_more === true };
+  }
+
+  /** Sends a message and reports the stream's events; an error after the user's message was stored is thrown as is. */
+  async send(conversationId: string | undefined, content: string, h: SendHandlers): Promise<void> {
+    const payload = JSON.stringify(conversationId ? { conversation_id: conversationId, content } : { content });
+    // Only opening the stream is retried after a refresh: nothing is stored before the service answers 200.
+    const res = await this.withToken(async (t) => {
+      const r = await this.fetch(`/ai_agent/send_message_stream?${q({ access_token: t })}`, { method: "POST", headers: { "content-type": "application/json" }, body: payload });
+      if (!r.ok || !r.body) throw toApiError(await r.json().catch(() => undefined), r.status);
+      return r;
+    });
+    try {
+      for await (const line of ndjson(res.body!)) {
+        const l = line as { result?: { user_message?: ChatMessage; delta?: string; reply?: ChatMessage }; error?: ErrorBody };
+        if (l.error) throw toApiError(l.error, 200);
+        if (l.result?.user_message) h.onUserMessage(l.result.user_message);
+        else if (typeof l.result?.delta === "string") h.onDelta(l.result.delta);
+        else if (l.result?.reply) h.onReply(l.result.reply);
+      }
+    } catch (e) {
+      if (e instanceof ApiError) throw e;
+      throw new ApiError("the connection was lost while the reply was being written", "network", undefined);
+    }
+  }
+
+  /** Runs a call; if the token has expired, asks the host page for a new one and runs it once more. */
+  private async withToken<T>(call: (token: string) => Promise<T>): Promise<T> {
+    const used = this.token;
+    try {
+      return await call(used);
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.reason !== "TokenExpiredError") throw e;
+    }
+    // Another call may have refreshed meanwhile; otherwise ask the host page.
+    const fresh = this.token !== used ? this.token : await this.refresher.request();
+    if (fresh === null) throw new SessionExpiredError("your session has expired");
+    this.token = fresh;
+    try {
+      return await call(fresh);
+    } catch (e) {
+      if (e instanceof ApiError && e.reason === "TokenExpiredError") throw new SessionExpiredError("your session has expired");
+      throw e;
+    }
+  }
+
+  private async json(method: string, path: string): Promise<unknown> {
+    const r = await this.fetch(path, { method });
+    const body: unknown = await r.json().catch(() => undefined);
+    if (!r.ok) throw toApiError(body as ErrorBody | undefined, r.status);
+    return body;
+  }
+
+  private async fetch(path: string, init: RequestInit): Promise<Response> {
+    try {
+      // No credentials and no referrer: the token travels only in the query, as documented.
+      return await fetch(this.base + path, { ...init, credentials: "omit", referrerPolicy: "no-referrer", cache: "no-store" });
+    } catch {
+      throw new ApiError("the chat service could not be reached", "network", undefined);
+    }
+  }
+}
+
+function q(params: Record<string, string>): string {
+  return new URLSearchParams(params).toString();
+}

@@ -1,0 +1,187 @@
+import { ApiError, FrameApi, SessionExpiredError, type ChatMessage } from "./api.js";
+import { TokenRefresher } from "./token-refresh.js";
+import { ChatView } from "./view.js";
+
+const HISTORY_PAGE = 100;
+const HISTORY_PAGES = 5;
+
+/** The frame's settings, written into the page by the server (never the token). */
+interface FrameSettings {
+  apiBase: string;
+  hostOrigin: string | undefined;
+  allowedOrigins: string[];
+  refreshTimeoutMs: number;
+}
+
+function settings(root: HTMLElement): FrameSettings {
+  const allowedOrigins = (root.dataset.allowedOrigins ?? "").split(" ").filter(Boolean);
+  let hostOrigin = root.dataset.hostOrigin || undefined;
+  // With several allowed origins and none named, the browser can tell which one embeds us (Chromium, Safari).
+  const ancestor = (location as Location & { ancestorOrigins?: DOMStringList }).ancestorOrigins?.[0];
+  if (hostOrigin === undefined && ancestor && allowedOrigins.includes(ancestor)) hostOrigin = ancestor;
+  return { apiBase: root.dataset.apiBase ?? "", hostOrigin, allowedOrigins, refreshTimeoutMs: Number(root.dataset.refreshTimeoutMs) || 10_000 };
+}
+
+function sentence(text: string): string {
+  const t = text.trim();
+  return t ? t[0]!.toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? "" : ".") : t;
+}
+
+function start(): void {
+  const root = document.getElementById("chat") as HTMLElement;
+  const cfg = settings(root);
+  // Read the token, then take it out of the address bar and history at once: from here on it lives in memory only.
+  const params = new URLSearchParams(location.search);
+  const initialToken = params.get("access_token") ?? "";
+  history.replaceState(null, "", location.pathname + location.hash);
+
+  const view = new ChatView();
+  let conversationId: string | undefined;
+  let loaded = false;
+  let sending = false;
+  let expired = false;
+
+  const refresher = new TokenRefresher(cfg.hostOrigin, cfg.refreshTimeoutMs, (token) => {
+    api.setToken(token);
+    // A token pushed by the host page ends an expired session.
+    if (expired) void resume();
+  });
+  const api = new FrameApi(cfg.apiBase, initialToken, refresher);
+
+  const canSend = () => loaded && !sending && !expired && navigator.onLine;
+  const update = () => view.setCanSend(canSend());
+
+  function showError(e: unknown, retry?: () => void): void {
+    if (e instanceof SessionExpiredError) {
+      expired = true;
+      view.showNotice("expired", refresher.canRefresh ? "Your session has expired. Reconnect to keep chatting." : "Your session has expired. Reload the page to keep chatting.", refresher.canRefresh ? { label: "Reconnect", run: () => void reconnect() } : undefined);
+    } else if (e instanceof ApiError && e.code === "network") {
+      if (!navigator.onLine) view.showNotice("offline", "You are offline. Messages can be sent again when you are back online.");
+      else view.showNotice("error", "The chat service cannot be reached right now.", retry ? { label: "Try again", run: retry } : undefined);
+    } else if (e instanceof ApiError && e.code === "unauthenticated") {
+      expired = true;
+      view.showNotice("expired", "This chat session is no longer valid. Reload the page to start again.");
+    } else {
+      view.showNotice("error", sentence(e instanceof Error ? e.message : String(e)), retry ? { label: "Try again", run: retry } : undefined);
+    }
+    update();
+  }
+
+  async function loadHistory(): Promise<void> {
+    try {
+      const latest = (await api.conversations())[0];
+      const messages: ChatMessage[] = [];
+      if (latest) {
+        conversationId = latest.conversation_id;
+        // Bounded: the newest few hundred messages are enough for a chat view.
+        for (let page = 0, offset = 0; page < HISTORY_PAGES; page++) {
+          const p = await api.messages(latest.conversation_id, offset, HISTORY_PAGE);
+          messages.push(...p.messages);
+          offset += p.messages.length;
+          if (!p.hasMore || p.messages.length === 0) break;
+        }
+      }
+      view.render(messages);
+      loaded = true;
+      view.hideNotice();
+      document.documentElement.dataset.state = "ready";
+    } catch (e) {
+      showError(e, () => void loadHistory());
+    }
+    update();
+  }
+
+  async function reconnect(): Promise<void> {
+    const token = await refresher.request();
+    if (token === null) {
+      view.showNotice("expired", "Still no new session from this page. Reload the page to keep chatting.", { label: "Reconnect", run: () => void reconnect() });
+      return;
+    }
+    api.setToken(token);
+    await resume();
+  }
+
+  async function resume(): Promise<void> {
+    expired = false;
+    view.hideNotice("expired");
+    if (!loaded) await loadHistory();
+    update();
+  }
+
+  async function send(text: string): Promise<void> {
+    sending = true;
+    update();
+    const pending = view.addPending(text);
+    const reply = view.startReply();
+    let stored = false;
+    let replied = false;
+    try {
+      await api.send(conversationId, text, {
+        onUserMessage: (m) => {
+          stored = true;
+          conversationId = m.conversation_id;
+          view.confirm(pending, m);
+        },
+        onDelta: (t) => reply.append(t),
+        onReply: (m) => {
+          replied = true;
+          reply.finish(m);
+        },
+      });
+      // No reply: a person from the support team holds the conversation and answers later.
+      if (!replied) reply.remove();
+      view.hideNotice("error");
+    } catch (e) {
+      if (stored) {
+        reply.fail(sentence(e instanceof Error ? e.message : String(e)));
+        if (e instanceof ApiError && e.code === "network") showError(e);
+      } else {
+        reply.remove();
+        view.drop(pending);
+        // Nothing was stored: give the text back so it is not lost.
+        if (view.input.value.trim() === "") view.input.value = text;
+        showError(e, () => view.form.requestSubmit());
+      }
+    } finally {
+      sending = false;
+      update();
+      view.input.focus();
+    }
+  }
+
+  view.form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const text = view.input.value.trim();
+    if (!text || !canSend()) return;
+    view.input.value = "";
+    view.input.dispatchEvent(new Event("input"));
+    void send(text);
+  });
+  view.input.addEventListener("keydown", (ev) => {
+    // Enter sends; Shift+Enter starts a new line; an IME composition is left alone.
+    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+      ev.preventDefault();
+      view.form.requestSubmit();
+    }
+  });
+  window.addEventListener("offline", () => {
+    view.showNotice("offline", "You are offline. Messages can be sent again when you are back online.");
+    update();
+  });
+  window.addEventListener("online", () => {
+    view.hideNotice("offline");
+    if (!loaded) void loadHistory();
+    update();
+  });
+
+  update();
+  if (!initialToken) {
+    expired = true;
+    view.showNotice("expired", "This chat needs an access token: open it through the page that embeds it.");
+    return;
+  }
+  if (!navigator.onLine) view.showNotice("offline", "You are offline. The conversation loads when you are back online.");
+  else void loadHistory();
+}
+
+start();

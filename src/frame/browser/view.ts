@@ -1,0 +1,195 @@
+import type { ChatMessage } from "./api.js";
+
+/** The kinds of notice the frame shows above the conversation. */
+export type NoticeKind = "offline" | "error" | "expired";
+
+const WHO: Record<string, string> = { user: "You", assistant: "Assistant", operator: "Support team" };
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function safeUrl(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    // Only web links: a cited document must never become a javascript: link.
+    return u.protocol === "https:" || u.protocol === "http:" ? u.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function timeOf(iso: string): HTMLTimeElement | undefined {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return undefined;
+  const t = el("time", "msg__time", d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }));
+  t.dateTime = iso;
+  return t;
+}
+
+/** A reply being written: text grows as it streams, then becomes the stored message or an error. */
+export interface ReplyHandle {
+  append(text: string): void;
+  finish(m: ChatMessage): void;
+  fail(message: string): void;
+  remove(): void;
+}
+
+/** The chat's DOM: the conversation log, the composer and one notice line. Text only, never HTML. */
+export class ChatView {
+  readonly form = document.getElementById("composer") as HTMLFormElement;
+  readonly input = document.getElementById("input") as HTMLTextAreaElement;
+  private readonly sendButton = document.getElementById("send") as HTMLButtonElement;
+  private readonly log = document.getElementById("log") as HTMLOListElement;
+  private readonly empty = document.getElementById("empty") as HTMLElement;
+  private readonly notice = document.getElementById("notice") as HTMLElement;
+  private readonly noticeText = document.getElementById("notice-text") as HTMLElement;
+  private readonly noticeAction = document.getElementById("notice-action") as HTMLButtonElement;
+  private noticeKind: NoticeKind | undefined;
+  private noticeRun: (() => void) | undefined;
+
+  constructor() {
+    this.noticeAction.addEventListener("click", () => this.noticeRun?.());
+    this.input.addEventListener("input", () => this.autosize());
+  }
+
+  /** Shows a conversation's stored messages, replacing what is shown. */
+  render(messages: ChatMessage[]): void {
+    this.log.replaceChildren(...messages.map((m) => this.messageItem(m)));
+    this.empty.hidden = messages.length > 0;
+    this.scrollToEnd(true);
+  }
+
+  /** Shows the user's message at once, before the service has stored it. */
+  addPending(text: string): HTMLLIElement {
+    const li = this.messageItem({ message_id: "", conversation_id: "", content: text, created_at: "", message_order: 0, role: "user" });
+    li.classList.add("msg--pending");
+    this.log.append(li);
+    this.empty.hidden = true;
+    this.scrollToEnd(true);
+    return li;
+  }
+
+  /** The pending message was stored. */
+  confirm(li: HTMLLIElement, m: ChatMessage): void {
+    li.replaceWith(this.messageItem(m));
+  }
+
+  /** Removes a message that was never stored. */
+  drop(li: HTMLLIElement): void {
+    li.remove();
+    this.empty.hidden = this.log.children.length > 0;
+  }
+
+  /** Starts the agent's reply: a typing indicator that turns into streamed text. */
+  startReply(): ReplyHandle {
+    const li = el("li", "msg msg--assistant msg--typing");
+    li.append(el("span", "sr-only", "Assistant is typing"));
+    const bubble = el("div", "msg__bubble");
+    li.append(bubble);
+    this.log.append(li);
+    this.log.setAttribute("aria-busy", "true");
+    this.scrollToEnd(true);
+    let text = "";
+    const done = () => this.log.setAttribute("aria-busy", "false");
+    return {
+      append: (t) => {
+        if (text === "") {
+          li.classList.remove("msg--typing");
+          li.replaceChildren(el("span", "sr-only", "Assistant said:"), bubble);
+        }
+        text += t;
+        bubble.textContent = text;
+        this.scrollToEnd(false);
+      },
+      finish: (m) => {
+        li.replaceWith(this.messageItem(m));
+        done();
+        this.scrollToEnd(false);
+      },
+      fail: (message) => {
+        li.className = "msg msg--error";
+        li.replaceChildren(el("span", "sr-only", "Error:"), el("div", "msg__bubble", message));
+        li.setAttribute("role", "alert");
+        done();
+        this.scrollToEnd(false);
+      },
+      remove: () => {
+        li.remove();
+        done();
+      },
+    };
+  }
+
+  /** Shows one notice (offline, error, expired session), with an optional action button. */
+  showNotice(kind: NoticeKind, text: string, action?: { label: string; run: () => void }): void {
+    this.noticeKind = kind;
+    this.notice.dataset.kind = kind;
+    this.noticeText.textContent = text;
+    this.noticeRun = action?.run;
+    this.noticeAction.hidden = !action;
+    this.noticeAction.textContent = action?.label ?? "";
+    this.notice.hidden = false;
+  }
+
+  /** Hides the notice (only if it is of the given kind, when one is given). */
+  hideNotice(kind?: NoticeKind): void {
+    if (kind !== undefined && this.noticeKind !== kind) return;
+    this.noticeKind = undefined;
+    this.notice.hidden = true;
+    this.noticeText.textContent = "";
+  }
+
+  /** Which notice is shown. */
+  get notices(): NoticeKind | undefined {
+    return this.noticeKind;
+  }
+
+  /** Enables or disables sending (while loading, sending, offline or expired). */
+  setCanSend(can: boolean): void {
+    this.sendButton.disabled = !can;
+    this.form.setAttribute("aria-disabled", String(!can));
+  }
+
+  private messageItem(m: ChatMessage): HTMLLIElement {
+    const role = m.role && WHO[m.role] ? m.role : "assistant";
+    const li = el("li", `msg msg--${role}`);
+    if (m.message_id) li.dataset.messageId = m.message_id;
+    li.append(el("span", "sr-only", `${WHO[role]} said:`));
+    const bubble = el("div", "msg__bubble", m.content);
+    li.append(bubble);
+    const docs = (m.documents ?? []).map((d) => ({ title: d.title || d.url, url: safeUrl(d.url) })).filter((d) => d.url !== undefined);
+    if (docs.length > 0) {
+      const sources = el("div", "msg__sources");
+      sources.append(el("span", "msg__sources-label", "Sources"));
+      const list = el("ul", "msg__sources-list");
+      for (const d of docs) {
+        const a = el("a", "msg__source", d.title);
+        a.href = d.url!;
+        a.target = "_blank";
+        a.rel = "noopener noreferrer";
+        const item = el("li", "");
+        item.append(a);
+        list.append(item);
+      }
+      sources.append(list);
+      li.append(sources);
+    }
+    const t = m.created_at ? timeOf(m.created_at) : undefined;
+    if (t) li.append(t);
+    return li;
+  }
+
+  private autosize(): void {
+    this.input.style.height = "auto";
+    this.input.style.height = `${Math.min(this.input.scrollHeight, 160)}px`;
+  }
+
+  private scrollToEnd(force: boolean): void {
+    const nearEnd = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 80;
+    if (force || nearEnd) this.log.scrollTop = this.log.scrollHeight;
+  }
+}

@@ -1,0 +1,74 @@
+import { MAX_CONTENT } from "../domain/validate.js";
+
+/** Where the frame's script and stylesheet are served. */
+export const ASSET_PATH = "/chatbot-iframe/assets/";
+
+/** Escapes text for HTML text and double-quoted attribute values. */
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** What the frame page needs to know; none of it is secret (the token is read from the address by the script). */
+export interface FramePageSettings {
+  chatbotName: string;
+  /** Prefix for API calls; "" when the API is on the frame's own origin. */
+  apiBase: string;
+  /** The embedding page's origin, when known: the only target of [TOKEN_REFRESH]. */
+  hostOrigin: string | undefined;
+  allowedOrigins: string[];
+  refreshTimeoutMs: number;
+}
+
+const SEND_ICON = `<svg width="20" height="20" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path fill="currentColor" d="M3.4 20.4 21.85 12.5a.55.55 0 0 0 0-1L3.4 3.6a.55.55 0 0 0-.76.63L4.6 11 14 12l-9.4 1-1.96 6.77a.55.55 0 0 0 .76.63z"/></svg>`;
+
+/** The chat frame's HTML: the chat's skeleton, filled in by /chatbot-iframe/assets/frame.js. */
+export function framePage(s: FramePageSettings): string {
+  const name = escapeHtml(s.chatbotName);
+  const initial = escapeHtml([...s.chatbotName.trim()][0]?.toUpperCase() ?? "?");
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>Chat with ${name}</title>
+<link rel="stylesheet" href="${ASSET_PATH}frame.css">
+<script src="${ASSET_PATH}frame.js" defer></script>
+</head>
+<body>
+<main id="chat" class="chat" data-api-base="${escapeHtml(s.apiBase)}" data-host-origin="${escapeHtml(s.hostOrigin ?? "")}" data-allowed-origins="${escapeHtml(s.allowedOrigins.join(" "))}" data-refresh-timeout-ms="${s.refreshTimeoutMs}">
+<header class="chat__header">
+<div class="chat__avatar" aria-hidden="true">${initial}</div>
+<div><h1 class="chat__title">${name}</h1><p class="chat__subtitle">AI assistant</p></div>
+</header>
+<div id="notice" class="notice" role="status" aria-live="polite" hidden><span id="notice-text"></span><button id="notice-action" type="button" hidden></button></div>
+<p id="empty" class="empty">Ask ${name} a question to start the conversation.</p>
+<ol id="log" class="log" role="log" aria-live="polite" aria-label="Conversation with ${name}" tabindex="0"></ol>
+<form id="composer" class="composer">
+<label for="input" class="sr-only">Message to ${name}</label>
+<textarea id="input" name="content" rows="1" maxlength="${MAX_CONTENT}" placeholder="Write a message…" autocomplete="off" enterkeyhint="send"></textarea>
+<button id="send" type="submit" disabled aria-label="Send message">${SEND_ICON}</button>
+</form>
+<noscript><p class="empty">This chat needs JavaScript.</p></noscript>
+</main>
+</body>
+</html>
+`;
+}
+
+/** A small page for a frame that cannot be shown (unknown chatbot, bad parameters). */
+export function errorPage(title: string, text: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="${ASSET_PATH}frame.css">
+</head>
+<body>
+<main class="page-error"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></main>
+</body>
+</html>
+`;
+}
