@@ -23,6 +23,7 @@ import { sendJson, type HttpRequest, type HttpResponse, type Route } from "./pro
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
+import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
 import { openDatabase, sqliteRepositories, type Db, type Repositories } from "./storage/sqlite/index.js";
 
 /** The issuer claim of every token this service signs. */
@@ -59,17 +60,25 @@ export interface App {
 /** The one place that wires storage, domain and protocol together. */
 export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}): Promise<App> {
   const clock = o.clock ?? systemClock;
-  const db = openDatabase(config.dbPath, { synchronous: config.synchronous });
+  const db = openDatabase(config.dbPath, { synchronous: config.synchronous, busyTimeoutMs: config.busyTimeoutMs });
   const repos = sqliteRepositories(db);
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
   const keys = await KeyRing.open(repos.signingKeys, clock, maxLifetimeMs);
   const jwt = new JwtStrategy(keys, clock, ISSUER);
-  const tokens = new TokenService({ ...repos, jwt, clock, ttl: { access: config.accessTokenTtl, refresh: config.refreshTokenTtl, id: config.idTokenTtl } });
+  const limits = config.rateLimit ? tokenLimits(config.rateLimit) : noTokenLimits;
+  const tokens = new TokenService({
+    ...repos,
+    jwt,
+    clock,
+    ttl: { access: config.accessTokenTtl, refresh: config.refreshTokenTtl, id: config.idTokenTtl },
+    atomically: (fn) => db.transaction(fn).immediate(),
+    admit: limits.account,
+  });
   const accounts = new AccountService({ ...repos, clock });
   const conversations = new ConversationService({ ...repos, agent: o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()), clock, idleCloseSeconds: config.idleCloseSeconds });
   const auth = new Authenticator(tokens);
   const bindings: ServiceBinding[] = [
-    { desc: TokenServiceDesc, handlers: tokenHandlers(tokens, auth) as unknown as Record<string, AnyHandler> },
+    { desc: TokenServiceDesc, handlers: tokenHandlers(tokens, auth, limits) as unknown as Record<string, AnyHandler> },
     { desc: ConversationServiceDesc, handlers: conversationHandlers(conversations, auth) as unknown as Record<string, AnyHandler> },
   ];
   const connect = connectNodeAdapter({
@@ -89,7 +98,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     bindings,
     log,
     handler: () => undefined,
-    listen: () => listen(app.handler, config.port, config.host),
+    listen: () => listen(app.handler, config.port, config.host, config.http),
     close: () => db.close(),
   };
   const ready = db.prepare("SELECT 1");
@@ -103,6 +112,6 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       return true;
     },
   ];
-  app.handler = chain(routes);
+  app.handler = chain(routes, config.http);
   return app;
 }

@@ -5,23 +5,45 @@ export const MAX_SHORT_TEXT = 256;
 /** Longest accepted message content, in characters. */
 export const MAX_CONTENT = 8000;
 
+// Any C0 or C1 control character, DEL, and the Unicode line and paragraph separators.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+// The same, but tab, line feed and carriage return are allowed (message text has lines).
+// eslint-disable-next-line no-control-regex
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+
+// With the u flag a surrogate pair is one code point, so only an unpaired half matches.
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /** A required text field: present, not too long, no control characters. */
 export function requireText(field: string, value: string, max = MAX_SHORT_TEXT): string {
   if (value.length === 0) throw invalidArgument(field, "is required");
   return optionalText(field, value, max);
 }
 
-/** An optional text field: may be empty; otherwise not too long and without control characters. */
+/** An optional single-line text field: may be empty; otherwise not too long, valid Unicode, no control characters or line breaks. */
 export function optionalText(field: string, value: string, max = MAX_SHORT_TEXT): string {
-  if (value.length > max) throw invalidArgument(field, `must be at most ${max} characters`);
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value)) throw invalidArgument(field, "must not contain control characters");
+  return checkText(field, value, max, CONTROL);
+}
+
+/** A required identifier (user_id, e-mail): the same rules as requireText, also no leading or trailing blanks. */
+export function requireId(field: string, value: string, max = MAX_SHORT_TEXT): string {
+  requireText(field, value, max);
+  if (value.trim() !== value) throw invalidArgument(field, "must not start or end with blanks");
   return value;
 }
 
-/** Message text: required, bounded, and not blank. */
+function checkText(field: string, value: string, max: number, forbidden: RegExp): string {
+  if (value.length > max) throw invalidArgument(field, `must be at most ${max} characters`);
+  if (forbidden.test(value)) throw invalidArgument(field, "must not contain control characters");
+  // A lone surrogate cannot be stored as UTF-8; SQLite would silently change it.
+  if (LONE_SURROGATE.test(value)) throw invalidArgument(field, "must be valid Unicode");
+  return value;
+}
+
+/** Message text: required, bounded, and not blank; may have several lines. */
 export function requireContent(field: string, value: string): string {
-  optionalText(field, value, MAX_CONTENT);
+  checkText(field, value, MAX_CONTENT, CONTROL_BUT_LINES);
   if (value.trim().length === 0) throw invalidArgument(field, "is required");
   return value;
 }

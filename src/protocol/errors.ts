@@ -51,12 +51,18 @@ export function toConnectError(e: unknown, log?: Logger): ConnectError {
     if (e.extra.field) metadata.field = e.extra.field;
     if (e.extra.retryAfterSeconds !== undefined) metadata.retry_after_seconds = String(e.extra.retryAfterSeconds);
     const reason = e.extra.reason ?? (e.extra.field ? "InvalidField" : e.kind.toUpperCase());
-    const err = new ConnectError(e.message, CODE_OF[e.kind], undefined, [{ desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason, domain: ERROR_DOMAIN, metadata }) }], e.extra.cause);
+    // Also as a header, so Connect and gRPC clients see the delay without decoding the detail.
+    const headers = e.extra.retryAfterSeconds !== undefined ? { "retry-after": String(e.extra.retryAfterSeconds) } : undefined;
+    const err = new ConnectError(e.message, CODE_OF[e.kind], headers, [{ desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason, domain: ERROR_DOMAIN, metadata }) }], e.extra.cause);
     if (e.kind === "internal" || e.kind === "unavailable") log?.warn("request failed", { code: e.kind, message: e.message, cause: describe(e.extra.cause) });
     return err;
   }
   if (isSqliteBusy(e)) {
     return toConnectError(new DomainError("unavailable", "the database is busy; try again shortly", { retryAfterSeconds: 1, cause: e }), log);
+  }
+  if (isStorageFault(e)) {
+    // Nothing was written (SQLite rolled the statement back); the operator must act, the client may retry later.
+    return toConnectError(new DomainError("unavailable", "storage is unavailable; try again later", { retryAfterSeconds: 5, cause: e }), log);
   }
   log?.error("internal error", { cause: describe(e) });
   return new ConnectError("internal error", Code.Internal);
@@ -64,7 +70,13 @@ export function toConnectError(e: unknown, log?: Logger): ConnectError {
 
 function isSqliteBusy(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
-  return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED" || code === "SQLITE_BUSY_SNAPSHOT";
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
+// Disk full, I/O error, file made read-only: faults of the machine, not of the request.
+function isStorageFault(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code === "SQLITE_FULL" || code.startsWith("SQLITE_IOERR") || code.startsWith("SQLITE_READONLY") || code === "SQLITE_CANTOPEN");
 }
 
 function describe(e: unknown): unknown {

@@ -116,7 +116,8 @@ export class JwtStrategy {
       const { payload } = await jwtVerify(
         token,
         (h) => {
-          const key = h.alg === SIGNING_ALG ? this.keys.verifyKey(h.kid) : undefined;
+          // The algorithm is pinned per key: a kid resolves only with the algorithm its key was made for.
+          const key = this.keys.verifyKey(h.kid, h.alg);
           if (!key) throw new errors.JWKSNoMatchingKey();
           return key;
         },
@@ -131,6 +132,8 @@ export class JwtStrategy {
         },
       );
       if (typeof payload.sub !== "string" || payload.sub === "") throw new errors.JWTClaimValidationFailed("sub", payload);
+      // jose checks iat only with maxTokenAge; a token from the future is as wrong as an expired one.
+      if (payload.iat! > Math.floor(this.clock.now() / 1000) + CLOCK_TOLERANCE_S) throw new errors.JWTClaimValidationFailed("iat", payload);
       return payload;
     } catch (e) {
       if (e instanceof errors.JWTExpired) throw unauthenticated(`the ${label} has expired`, "TokenExpiredError");

@@ -8,6 +8,7 @@ export const SIGNING_ALG = "ES256";
 
 interface LoadedKey {
   kid: string;
+  alg: string;
   publicJwk: JWK;
   verifyKey: CryptoKey;
   retiredAt: number | null;
@@ -49,7 +50,7 @@ export class KeyRing {
     for (const r of records) {
       if (r.alg !== SIGNING_ALG) continue;
       const publicJwk = JSON.parse(r.publicJwk) as JWK;
-      byKid.set(r.kid, { kid: r.kid, publicJwk, verifyKey: (await importJWK(publicJwk, SIGNING_ALG)) as CryptoKey, retiredAt: r.retiredAt });
+      byKid.set(r.kid, { kid: r.kid, alg: r.alg, publicJwk, verifyKey: (await importJWK(publicJwk, SIGNING_ALG)) as CryptoKey, retiredAt: r.retiredAt });
       if (r.retiredAt === null) signing = { kid: r.kid, key: (await importJWK(JSON.parse(r.privateJwk) as JWK, SIGNING_ALG)) as CryptoKey };
     }
     if (!signing) throw new Error("no active signing key");
@@ -62,11 +63,11 @@ export class KeyRing {
     return this.signing;
   }
 
-  /** The verification key for a kid, if it is still trusted. */
-  verifyKey(kid: unknown): CryptoKey | undefined {
+  /** The verification key for a kid, if it is still trusted and was made for exactly this algorithm. */
+  verifyKey(kid: unknown, alg: unknown): CryptoKey | undefined {
     if (typeof kid !== "string") return undefined;
     const k = this.byKid.get(kid);
-    if (!k || !this.stillTrusted(k)) return undefined;
+    if (!k || k.alg !== alg || !this.stillTrusted(k)) return undefined;
     return k.verifyKey;
   }
 

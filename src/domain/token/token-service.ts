@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
-import { invalidArgument, unauthenticated } from "../errors.js";
+import { DomainError, invalidArgument, unauthenticated } from "../errors.js";
 import { hashSecret, newSecret, requireUuid, sameHash } from "../ids.js";
-import { optionalText, requireText } from "../validate.js";
+import { optionalText, requireId, requireText } from "../validate.js";
 import type { AccountRecord, AccountRepository, ApiKeyRepository, ChatbotRecord, ChatbotRepository } from "../account/repository.js";
 import { verifyPassword } from "../account/password.js";
 import type { ContactProfile, ContactRepository } from "../conversation/repository.js";
@@ -28,6 +28,28 @@ export interface TokenServiceDeps {
   jwt: JwtStrategy;
   clock: Clock;
   ttl: TokenLifetimes;
+  /** Runs fn as one storage transaction, so an issuance writes all its rows or none. */
+  atomically?: <T>(fn: () => T) => T;
+  /** Called once a credential is known good and before anything is written; throws to refuse (per-account limits). */
+  admit?: (accountId: string) => Promise<void>;
+}
+
+/** A longest password accepted: scrypt hashes anything, but there is no reason to hash a megabyte. */
+export const MAX_PASSWORD = 1024;
+
+/**
+ * A credential this service never issued, or one presented for something it is not bound to: the mark of
+ * guessing, which the abuse limits count. Its message is the same as every other credential failure's.
+ */
+export class UnknownCredentialError extends DomainError {
+  constructor(message: string) {
+    super("unauthenticated", message, { reason: "TokenInvalidError" });
+  }
+}
+
+/** Guard for UnknownCredentialError. */
+export function isUnknownCredential(e: unknown): e is UnknownCredentialError {
+  return e instanceof UnknownCredentialError;
 }
 
 /** A new access and refresh token pair. */
@@ -41,6 +63,7 @@ export interface IssuedTokens {
 // One message for every way a key/chatbot pair can be wrong, so none of them can be told apart.
 const BAD_KEY = "client_api_key is not valid for this chatbot_id";
 const BAD_REFRESH = "refresh_token is not valid for this user_id and chatbot_id";
+const BAD_ID_CREDENTIAL = "user_email_id and credential do not match";
 
 /** Issues, refreshes, checks and revokes the service's tokens. */
 export class TokenService {
@@ -48,7 +71,7 @@ export class TokenService {
 
   /** Trades an API key for an access and refresh token bound to (account, chatbot, user). */
   async getAccessToken(input: { userId: string; chatbotId: string; clientApiKey: string; contact?: ContactProfile | undefined }): Promise<IssuedTokens> {
-    const userId = requireText("user_id", input.userId);
+    const userId = requireId("user_id", input.userId);
     const chatbotId = requireUuid("chatbot_id", input.chatbotId);
     requireText("client_api_key", input.clientApiKey);
     const profile = input.contact && {
@@ -58,44 +81,50 @@ export class TokenService {
     };
     const account = this.accountForKey(input.clientApiKey);
     const chatbot = account && this.d.chatbots.byId(chatbotId);
-    if (!account || !chatbot || chatbot.accountId !== account.accountId || !chatbot.active) throw unauthenticated(BAD_KEY);
+    if (!account || !chatbot || chatbot.accountId !== account.accountId || !chatbot.active) throw new UnknownCredentialError(BAD_KEY);
+    await this.d.admit?.(account.accountId);
 
     const now = this.d.clock.now();
     const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
     const refreshTokenExpiresAt = now + this.d.ttl.refresh * 1000;
-    this.d.refreshTokens.insert({ tokenHash: hashSecret(refreshToken), accountId: account.accountId, chatbotId, userId, createdAt: now, expiresAt: refreshTokenExpiresAt, revokedAt: null });
-    this.d.contacts.upsert(account.accountId, userId, profile, now);
+    // Signed before anything is stored: a failure here leaves no row behind.
     const access = await this.d.jwt.signAccess({ accountId: account.accountId, chatbotId, userId }, this.d.ttl.access);
+    this.atomically(() => {
+      this.d.refreshTokens.insert({ tokenHash: hashSecret(refreshToken), accountId: account.accountId, chatbotId, userId, createdAt: now, expiresAt: refreshTokenExpiresAt, revokedAt: null });
+      this.d.contacts.upsert(account.accountId, userId, profile, now);
+    });
     return { accessToken: access.token, refreshToken, accessTokenExpiresAt: access.expiresAt, refreshTokenExpiresAt };
   }
 
   /** Issues a new access token from a refresh token; the refresh token itself is kept, not rotated. */
   async refresh(input: { userId: string; chatbotId: string; refreshToken: string; clientApiKey?: string | undefined }): Promise<{ accessToken: string; expiresAt: number }> {
-    const userId = requireText("user_id", input.userId);
+    const userId = requireId("user_id", input.userId);
     const chatbotId = requireUuid("chatbot_id", input.chatbotId);
     requireText("refresh_token", input.refreshToken);
     const hash = hashSecret(input.refreshToken);
     const rec = this.d.refreshTokens.byHash(hash);
     const now = this.d.clock.now();
-    if (!rec || !sameHash(rec.tokenHash, hash) || rec.userId !== userId || rec.chatbotId !== chatbotId || rec.revokedAt !== null) {
-      throw unauthenticated(BAD_REFRESH);
-    }
+    if (!rec || !sameHash(rec.tokenHash, hash) || rec.userId !== userId || rec.chatbotId !== chatbotId) throw new UnknownCredentialError(BAD_REFRESH);
+    // A revoked token is one we issued: refused the same way, but not counted as a guess.
+    if (rec.revokedAt !== null) throw unauthenticated(BAD_REFRESH);
     if (rec.expiresAt <= now) throw unauthenticated("refresh_token has expired", "TokenExpiredError");
     const chatbot = this.d.chatbots.byId(chatbotId);
     const account = this.d.accounts.byId(rec.accountId);
     if (!chatbot || !chatbot.active || chatbot.accountId !== rec.accountId || !account?.active) throw unauthenticated(BAD_REFRESH);
     if (input.clientApiKey) {
       const keyAccount = this.accountForKey(input.clientApiKey);
-      if (!keyAccount || keyAccount.accountId !== rec.accountId) throw unauthenticated(BAD_REFRESH);
+      if (!keyAccount || keyAccount.accountId !== rec.accountId) throw new UnknownCredentialError(BAD_REFRESH);
     }
+    await this.d.admit?.(rec.accountId);
     const access = await this.d.jwt.signAccess({ accountId: rec.accountId, chatbotId, userId }, this.d.ttl.access);
     return { accessToken: access.token, expiresAt: access.expiresAt };
   }
 
   /** Issues an ID token for the account API from an API key or the account password. */
   async getIdToken(input: { email: string; clientApiKey?: string | undefined; password?: string | undefined }): Promise<{ idToken: string; expiresAt: number }> {
-    const email = requireText("user_email_id", input.email);
+    const email = requireId("user_email_id", input.email);
     if (!input.clientApiKey && !input.password) throw invalidArgument("client_api_key", "is required (or password)");
+    if (input.password && input.password.length > MAX_PASSWORD) throw invalidArgument("password", `must be at most ${MAX_PASSWORD} characters`);
     const account = this.d.accounts.byEmail(email);
     let ok = false;
     if (input.clientApiKey) {
@@ -106,7 +135,9 @@ export class TokenService {
       const stored = account?.passwordHash ?? "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
       ok = (await verifyPassword(input.password, stored)) && !!account?.passwordHash;
     }
-    if (!ok || !account || !account.active) throw unauthenticated("user_email_id and credential do not match");
+    if (!ok || !account) throw new UnknownCredentialError(BAD_ID_CREDENTIAL);
+    if (!account.active) throw unauthenticated(BAD_ID_CREDENTIAL);
+    await this.d.admit?.(account.accountId);
     const t = await this.d.jwt.signId({ accountId: account.accountId, email: account.email }, this.d.ttl.id);
     return { idToken: t.token, expiresAt: t.expiresAt };
   }
@@ -137,6 +168,11 @@ export class TokenService {
   /** The chatbot an access token is for (the frame needs its settings). */
   chatbot(chatbotId: string): ChatbotRecord | undefined {
     return this.d.chatbots.byId(chatbotId);
+  }
+
+  private atomically(fn: () => void): void {
+    if (this.d.atomically) this.d.atomically(fn);
+    else fn();
   }
 
   private accountForKey(key: string): AccountRecord | undefined {

@@ -1,19 +1,15 @@
 import { createServer as createHttp1, type Server as Http1Server } from "node:http";
-import { createServer as createHttp2, type Http2Server } from "node:http2";
+import { constants as h2c, createServer as createHttp2, type Http2Server, type Http2Session } from "node:http2";
 import { createServer as createNet, type Server as NetServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import type { HttpLimits } from "../../config.js";
 import type { HttpRequest, HttpResponse, Route } from "./types.js";
 import { sendJson } from "./types.js";
 
-/** Limits of the HTTP server. */
-export interface ServerLimits {
-  maxHeaderBytes: number;
-  maxUrlLength: number;
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-}
+/** Limits of the HTTP server (see HttpLimits in config.ts for what each means). */
+export type ServerLimits = HttpLimits;
 
-export const DEFAULT_LIMITS: ServerLimits = { maxHeaderBytes: 16 * 1024, maxUrlLength: 8 * 1024, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000 };
+export const DEFAULT_LIMITS: ServerLimits = { maxHeaderBytes: 16 * 1024, maxUrlLength: 8 * 1024, requestTimeoutMs: 30_000, idleTimeoutMs: 5_000, h2IdleTimeoutMs: 60_000 };
 
 /** Tries each route in turn; the last answers 404. */
 export function chain(routes: Route[], limits: ServerLimits = DEFAULT_LIMITS): (req: HttpRequest, res: HttpResponse) => void {
@@ -42,10 +38,31 @@ const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
  * cleartext server has no HTTP/1.1 fallback, so the first bytes of each connection pick the server.
  */
 export async function listen(handler: (req: HttpRequest, res: HttpResponse) => void, port: number, host: string, limits: ServerLimits = DEFAULT_LIMITS): Promise<RunningServer> {
-  const h1: Http1Server = createHttp1({ maxHeaderSize: limits.maxHeaderBytes, requestTimeout: limits.requestTimeoutMs, headersTimeout: Math.min(limits.requestTimeoutMs, 10_000) }, handler);
-  h1.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  const h2: Http2Server = createHttp2({ maxSessionMemory: 32, settings: { maxHeaderListSize: limits.maxHeaderBytes } }, handler);
-  h2.setTimeout(limits.requestTimeoutMs * 4);
+  const h1: Http1Server = createHttp1(
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(limits.requestTimeoutMs, 10_000),
+      // Node checks the two timeouts above only this often (30 s by default), which would let a slow client linger.
+      connectionsCheckingInterval: Math.min(1000, limits.requestTimeoutMs),
+      keepAliveTimeout: limits.idleTimeoutMs,
+    },
+    handler,
+  );
+  h1.maxHeadersCount = 100;
+  const h2: Http2Server = createHttp2(
+    { maxSessionMemory: 32, maxHeaderListPairs: 100, settings: { maxHeaderListSize: limits.maxHeaderBytes, maxConcurrentStreams: 100 } },
+    handler,
+  );
+  // An HTTP/2 connection with no traffic at all is closed (Node destroys the session on its timeout).
+  h2.setTimeout(limits.h2IdleTimeoutMs);
+  const sessions = new Set<Http2Session>();
+  h2.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  // HTTP/2 has no per-request timeout of its own: a stream silent for requestTimeoutMs is cancelled (a slow client holds no stream).
+  h2.on("stream", (stream) => stream.setTimeout(limits.requestTimeoutMs, () => stream.close(h2c.NGHTTP2_CANCEL)));
   const sockets = new Set<Socket>();
   const net: NetServer = createNet({ pauseOnConnect: true }, (socket) => {
     sockets.add(socket);
@@ -80,6 +97,8 @@ export async function listen(handler: (req: HttpRequest, res: HttpResponse) => v
         net.close(() => resolve());
         h1.close();
         h2.close();
+        // GOAWAY: HTTP/2 clients open no new streams here; the streams in flight finish.
+        for (const session of sessions) session.close();
         // Idle keep-alive connections go now; busy ones get the grace period to finish.
         h1.closeIdleConnections();
         const timer = setTimeout(() => {

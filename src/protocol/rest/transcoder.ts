@@ -103,7 +103,7 @@ async function serve(route: Route, req: Req, res: Res, query: string, vars: Reco
     res.writeHead(200, { "content-type": "application/json", ...responseHeaders });
     res.end(body);
   } catch (e) {
-    writeError(res, toConnectError(e, opts.log), presentedToken);
+    writeError(res, toConnectError(e, opts.log), presentedToken, e instanceof BodyTooLarge ? req : undefined);
   }
 }
 
@@ -149,8 +149,11 @@ async function readJson(req: Req, maxBytes: number): Promise<unknown> {
   }
 }
 
+/** A request body over the size limit (answered 413). */
+class BodyTooLarge extends DomainError {}
+
 function tooLarge(maxBytes: number): DomainError {
-  return new DomainError("resource_exhausted", `body: must be at most ${maxBytes} bytes`, { field: "body" });
+  return new BodyTooLarge("resource_exhausted", `body: must be at most ${maxBytes} bytes`, { field: "body" });
 }
 
 function makeCall(req: Req, res: Res, queryAccessToken: string | undefined, responseHeaders: Record<string, string>): Call {
@@ -199,12 +202,20 @@ async function streamOut(method: DescMethod, items: AsyncIterable<object>, res: 
   res.end();
 }
 
-function writeError(res: Res, err: ConnectError, presentedToken: boolean): void {
+/** Writes an error; `oversized` is the request whose body was too large (413, and no reading the rest of it). */
+function writeError(res: Res, err: ConnectError, presentedToken: boolean, oversized?: Req): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   const e = errorResponse(err, presentedToken);
+  if (oversized) {
+    // Retrying the same body cannot help: 413, not 429 with Retry-After. On HTTP/1.1 the connection is closed
+    // rather than drained, so a client cannot make the server read an endless body.
+    e.status = 413;
+    delete e.headers["retry-after"];
+    if (oversized.httpVersionMajor === 1) e.headers.connection = "close";
+  }
   res.writeHead(e.status, e.headers);
   res.end(e.body);
 }

@@ -1,20 +1,34 @@
 import type { TokenService as TokenServiceDesc } from "../../../gen/aiagent/v1/token_service_pb.js";
-import type { TokenService } from "../../domain/token/token-service.js";
+import { isUnknownCredential, type TokenService } from "../../domain/token/token-service.js";
 import type { Authenticator } from "../auth.js";
 import type { Call, Handlers } from "../call.js";
+import { noTokenLimits, type TokenGuard, type TokenTarget } from "../token-limits.js";
 
 function noStore(call: Call): void {
   call.setResponseHeader("cache-control", "no-store");
   call.setResponseHeader("pragma", "no-cache");
 }
 
-/** The TokenService methods: server-only, never cached. */
-export function tokenHandlers(tokens: TokenService, auth: Authenticator): Handlers<typeof TokenServiceDesc> {
+/** Runs one token use case inside the abuse limits: refused early when blocked, a guessed credential counted. */
+async function limited<T>(limits: TokenGuard, call: Call, t: TokenTarget, fn: () => Promise<T>): Promise<T> {
+  await limits.admit(call, t);
+  try {
+    return await fn();
+  } catch (e) {
+    if (isUnknownCredential(e)) await limits.failed(call, t);
+    throw e;
+  }
+}
+
+/** The TokenService methods: server-only, rate-limited, never cached. */
+export function tokenHandlers(tokens: TokenService, auth: Authenticator, limits: TokenGuard = noTokenLimits): Handlers<typeof TokenServiceDesc> {
   return {
     async getAccessToken(req, call) {
       auth.requireServer(call);
       const contact = req.contact && { contactName: req.contact.contactName, email: req.contact.email, phoneNumber: req.contact.phoneNumber };
-      const t = await tokens.getAccessToken({ userId: req.userId, chatbotId: req.chatbotId, clientApiKey: req.clientApiKey, contact });
+      const t = await limited(limits, call, { target: `chatbot:${req.chatbotId}`, apiKey: req.clientApiKey }, () =>
+        tokens.getAccessToken({ userId: req.userId, chatbotId: req.chatbotId, clientApiKey: req.clientApiKey, contact }),
+      );
       noStore(call);
       return {
         data: {
@@ -27,7 +41,9 @@ export function tokenHandlers(tokens: TokenService, auth: Authenticator): Handle
     },
     async refreshToken(req, call) {
       auth.requireServer(call);
-      const t = await tokens.refresh({ userId: req.userId, chatbotId: req.chatbotId, refreshToken: req.refreshToken, clientApiKey: req.clientApiKey || undefined });
+      const t = await limited(limits, call, { target: `chatbot:${req.chatbotId}`, apiKey: req.clientApiKey || undefined }, () =>
+        tokens.refresh({ userId: req.userId, chatbotId: req.chatbotId, refreshToken: req.refreshToken, clientApiKey: req.clientApiKey || undefined }),
+      );
       noStore(call);
       return { data: { accessToken: t.accessToken, expiresAt: BigInt(t.expiresAt) } };
     },
@@ -36,7 +52,9 @@ export function tokenHandlers(tokens: TokenService, auth: Authenticator): Handle
       const password = req.credential.case === "password" ? req.credential.value : undefined;
       // People log in with a password from a browser; only the API-key form is server-only.
       if (apiKey !== undefined) auth.requireServer(call);
-      const t = await tokens.getIdToken({ email: req.userEmailId, clientApiKey: apiKey, password });
+      const t = await limited(limits, call, { target: `account:${req.userEmailId}`, apiKey, password: password !== undefined }, () =>
+        tokens.getIdToken({ email: req.userEmailId, clientApiKey: apiKey, password }),
+      );
       noStore(call);
       return { data: { idToken: t.idToken, expiresAt: BigInt(t.expiresAt) } };
     },

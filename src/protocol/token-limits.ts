@@ -1,0 +1,82 @@
+import { createHash } from "node:crypto";
+import type { RateLimits } from "../config.js";
+import { DomainError } from "../domain/errors.js";
+import type { Call } from "./call.js";
+import { addressKey, memoryStore, unlimited, type Counter, type CounterStore } from "./rate-limit.js";
+
+/** What a token request is aimed at: the chatbot (access and refresh tokens) or the account e-mail (ID tokens). */
+export interface TokenTarget {
+  /** e.g. `chatbot:<uuid>` or `account:<e-mail>`, as the caller wrote it. */
+  target: string;
+  /** The client_api_key presented, if any (counted by its hash, never kept). */
+  apiKey?: string | undefined;
+  /** A password log-in: also subject to the per-account password back-off. */
+  password?: boolean;
+}
+
+/** The abuse limits of the token endpoints, as the handlers use them. */
+export interface TokenGuard {
+  /** Before any work: refuses a blocked address, pair or password log-in, and counts the request. */
+  admit(call: Call, t: TokenTarget): Promise<void>;
+  /** After a credential this service never issued (a guess): counts a failure. */
+  failed(call: Call, t: TokenTarget): Promise<void>;
+  /** After the credential is known good, before anything is written: counts an issuance for the account. */
+  account(accountId: string): Promise<void>;
+}
+
+/** No limits at all (AIAGENT_RATE_LIMIT=off). */
+export const noTokenLimits: TokenGuard = { admit: async () => undefined, failed: async () => undefined, account: async () => undefined };
+
+const MINUTE = 60;
+
+function tooMany(what: string, seconds: number): DomainError {
+  return new DomainError("resource_exhausted", `${what}; retry after ${seconds} s`, { retryAfterSeconds: seconds });
+}
+
+/**
+ * Rate limits per client address, per API key and per account, and failed-credential back-off per address,
+ * per (address, target) and, for passwords, per account: an attacker guessing one account's credentials is
+ * stopped without touching any other account, and the owner's server keeps working from its own address.
+ */
+export function tokenLimits(cfg: RateLimits, store: CounterStore = memoryStore): TokenGuard {
+  const rule = (name: string, points: number, durationS: number, blockS: number): Counter => (points > 0 ? store({ name, points, durationS, blockS }) : unlimited);
+  const perAddress = rule("tok-addr", cfg.perAddress, MINUTE, 0);
+  const perKey = rule("tok-key", cfg.perKey, MINUTE, 0);
+  const perAccount = rule("tok-acct", cfg.perAccount, MINUTE, 0);
+  const failAddress = rule("fail-addr", cfg.failuresPerAddress, cfg.blockSeconds, cfg.blockSeconds);
+  const failTarget = rule("fail-target", cfg.failuresPerTarget, cfg.blockSeconds, cfg.blockSeconds);
+  const failPassword = rule("fail-pw", cfg.passwordFailures, cfg.blockSeconds, cfg.blockSeconds);
+
+  const keys = (call: Call, t: TokenTarget) => {
+    const addr = addressKey(call.peer);
+    const target = t.target.slice(0, 300).toLowerCase();
+    return { addr, pair: `${addr}|${target}`, target };
+  };
+
+  return {
+    async admit(call, t) {
+      const k = keys(call, t);
+      let wait = await failAddress.wait(k.addr);
+      if (wait) throw tooMany("too many failed credentials from this address", wait);
+      wait = await failTarget.wait(k.pair);
+      if (wait) throw tooMany("too many failed credentials for this chatbot_id or account from this address", wait);
+      if (t.password && (wait = await failPassword.wait(k.target))) throw tooMany("too many wrong passwords for this account; log in with a client_api_key or wait", wait);
+      wait = await perAddress.hit(k.addr);
+      if (wait) throw tooMany("too many token requests from this address", wait);
+      if (t.apiKey) {
+        wait = await perKey.hit(createHash("sha256").update(t.apiKey).digest("base64url"));
+        if (wait) throw tooMany("too many token requests with this client_api_key", wait);
+      }
+    },
+    async failed(call, t) {
+      const k = keys(call, t);
+      await failAddress.hit(k.addr);
+      await failTarget.hit(k.pair);
+      if (t.password) await failPassword.hit(k.target);
+    },
+    async account(accountId) {
+      const wait = await perAccount.hit(accountId);
+      if (wait) throw tooMany("too many tokens issued for this account", wait);
+    },
+  };
+}
