@@ -17,6 +17,7 @@ import { Authenticator } from "./protocol/auth.js";
 import type { AnyHandler } from "./protocol/call.js";
 import { createConnectRoutes, peerKey } from "./protocol/connect-routes.js";
 import { docsRoutes } from "./protocol/http/docs-routes.js";
+import { withAccessLog } from "./protocol/http/access-log.js";
 import { opsRoutes } from "./protocol/http/ops-routes.js";
 import { chain, listen, type RunningServer } from "./protocol/http/server.js";
 import { sendJson, type HttpRequest, type HttpResponse, type Route } from "./protocol/http/types.js";
