@@ -113,6 +113,6 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       return true;
     },
   ];
-  app.handler = chain(routes, config.http);
+  app.handler = withAccessLog(chain(routes, config.http), log, config.logLevel === "debug");
   return app;
 }

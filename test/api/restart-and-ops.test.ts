@@ -61,6 +61,22 @@ describe("operations", () => {
     );
   });
 
+  it("logs each request at debug level as JSON, with the access_token parameter and every secret redacted", async () => {
+    const s = await startServer();
+    servers.push(s);
+    const a = await s.account();
+    const t = await issueTokens(s.url, a, "logged-user");
+    await getJson(s.url, "/ai_agent/conversations", { access_token: t.access_token });
+    await postJson(s.url, "/ai_agent/refresh_token", { user_id: "logged-user", chatbot_id: a.chatbotId, refresh_token: t.refresh_token });
+    await new Promise((r) => setTimeout(r, 50));
+    const lines = s.logs.map((l) => JSON.parse(l) as { msg: string; url?: string; status?: number });
+    const frameCall = lines.find((l) => l.msg === "request" && l.url?.startsWith("/ai_agent/conversations"));
+    expect(frameCall?.url).toBe("/ai_agent/conversations?access_token=[REDACTED]");
+    expect(frameCall?.status).toBe(200);
+    const all = s.logs.join("");
+    for (const secret of [t.access_token, t.refresh_token, a.apiKey]) expect(all).not.toContain(secret);
+  });
+
   it("answers an unknown path with a JSON 404", async () => {
     const s = await startServer();
     servers.push(s);
