@@ -12,7 +12,7 @@ export interface LimitRule {
 export interface Counter {
   /** Counts one hit; resolves to the seconds to wait when the key is now over its limit, else 0. */
   hit(key: string): Promise<number>;
-  /** The seconds to wait when the key is over its limit, without counting; else 0. */
+  /** The seconds to wait when the key has used up its limit (the next hit would be over), without counting; else 0. */
   wait(key: string): Promise<number>;
 }
 
@@ -24,7 +24,7 @@ export type CounterStore = (rule: LimitRule) => Counter;
 
 /** Counters over any rate-limiter-flexible limiter (memory, Redis, Postgres…), so stores are swappable. */
 export function limiterCounter(limiter: RateLimiterAbstract, rule: LimitRule): Counter {
-  const seconds = (res: RateLimiterRes | null) => (res && res.consumedPoints > rule.points ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : 0);
+  const seconds = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
   return {
     hit: async (key) => {
       try {
@@ -35,7 +35,10 @@ export function limiterCounter(limiter: RateLimiterAbstract, rule: LimitRule): C
         throw e;
       }
     },
-    wait: async (key) => seconds(await limiter.get(key)),
+    wait: async (key) => {
+      const res = await limiter.get(key);
+      return res && res.consumedPoints >= rule.points ? seconds(res) : 0;
+    },
   };
 }
 
