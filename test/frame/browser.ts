@@ -1,0 +1,103 @@
+import { createServer } from "node:net";
+import { chromium, type Browser, type BrowserContext, type Frame, type Page } from "playwright-core";
+
+/** Debian's Chromium, headless; never a downloaded browser. */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  });
+}
+
+/** A free loopback port (the host page must know its origin before the chatbot that allows it is made). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A window message as some frame received it. */
+export interface RecordedMessage {
+  /** The URL of the frame that received it. */
+  receiver: string;
+  origin: string;
+  data: string;
+}
+
+/** Records every window message delivered to every frame of the page, main page and chat frame alike. */
+export async function recordWindowMessages(page: Page): Promise<RecordedMessage[]> {
+  const seen: RecordedMessage[] = [];
+  await page.exposeBinding("__recordWindowMessage", ({ frame }: { frame: Frame }, origin: string, data: string) => {
+    seen.push({ receiver: frame.url(), origin, data });
+  });
+  await page.addInitScript(() => {
+    window.addEventListener(
+      "message",
+      (e) => {
+        let data: string;
+        try {
+          data = JSON.stringify(e.data);
+        } catch {
+          data = String(e.data);
+        }
+        (window as unknown as { __recordWindowMessage(o: string, d: string): void }).__recordWindowMessage(e.origin, data);
+      },
+      true,
+    );
+  });
+  return seen;
+}
+
+/** The chat frame inside a host page (a cross-origin child frame at /chatbot-iframe/…). */
+export async function chatFrame(page: Page): Promise<Frame> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const f = page.frames().find((x) => x !== page.mainFrame() && x.url().includes("/chatbot-iframe/"));
+    if (f) {
+      try {
+        await f.waitForSelector("html[data-state=ready]", { timeout: 10_000 });
+      } catch (e) {
+        throw new Error(`the chat frame did not get ready: ${(await f.locator("#notice").textContent().catch(() => "")) ?? ""} (${(e as Error).message})`);
+      }
+      return f;
+    }
+    if (Date.now() > deadline) throw new Error(`the chat frame did not load; frames: ${page.frames().map((x) => x.url()).join(", ")}`);
+    await page.waitForTimeout(50);
+  }
+}
+
+/** Types a message in the frame as a person would, and presses Enter. */
+export async function typeMessage(frame: Frame, text: string): Promise<void> {
+  const input = frame.getByRole("textbox");
+  await input.click();
+  await input.pressSequentially(text, { delay: 0 });
+  await input.press("Enter");
+}
+
+/** Everything a page keeps where a secret could leak: storage of each frame, cookies, frame URLs and DOMs. */
+export async function collectExposedState(page: Page, context: BrowserContext): Promise<string> {
+  const parts: string[] = [JSON.stringify(await context.cookies())];
+  for (const f of page.frames()) {
+    parts.push(f.url());
+    parts.push(await f.content());
+    parts.push(
+      await f.evaluate(() => {
+        // A frame whose storage the browser blocks (third-party storage) cannot have written any either.
+        const read = (get: () => unknown) => {
+          try {
+            return JSON.stringify(get());
+          } catch (e) {
+            return `(not readable: ${(e as Error).name})`;
+          }
+        };
+        return [read(() => ({ ...localStorage })), read(() => ({ ...sessionStorage })), read(() => document.cookie), location.href, document.title].join("\n");
+      }),
+    );
+  }
+  return parts.join("\n");
+}

@@ -1,0 +1,195 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
+import { frameRoutes } from "../../src/frame/routes.js";
+import { CLOCK_TOLERANCE_S } from "../../src/domain/token/jwt-strategy.js";
+import { chatFrame, collectExposedState, freePort, launchBrowser, recordWindowMessages, typeMessage, type RecordedMessage } from "./browser.js";
+import { startEmbedding, type Embedding } from "./fixtures.js";
+
+const TTL_S = 2;
+/** Past the token's 2-second lifetime and the verifier's clock-skew tolerance, without sleeping through it. */
+const PAST_EXPIRY_MS = (TTL_S + CLOCK_TOLERANCE_S + 1) * 1000;
+
+let browser: Browser;
+let e: Embedding;
+/** Every token the client's server received from the service, captured on its server-to-server calls. */
+const issued = { refresh: [] as string[], access: [] as string[] };
+const realFetch = globalThis.fetch;
+
+beforeAll(async () => {
+  // Watch the example host server's own calls to the service (it runs in this process) to learn the secrets it holds.
+  globalThis.fetch = async (input, init) => {
+    const res = await realFetch(input, init);
+    const url = String(input instanceof Request ? input.url : input);
+    if (res.ok && (url.endsWith("/ai_agent/get_access_token") || url.endsWith("/ai_agent/refresh_token"))) {
+      const body = (await res.clone().json()) as { data: { access_token: string; refresh_token?: string } };
+      issued.access.push(body.data.access_token);
+      if (body.data.refresh_token) issued.refresh.push(body.data.refresh_token);
+    }
+    return res;
+  };
+  [browser, e] = await Promise.all([
+    launchBrowser(),
+    startEmbedding({ env: { AIAGENT_ACCESS_TOKEN_TTL: String(TTL_S) }, overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: 1500 }) } }),
+  ]);
+});
+afterAll(async () => {
+  globalThis.fetch = realFetch;
+  await browser?.close();
+  await e?.close();
+});
+
+async function open(): Promise<{ context: BrowserContext; page: Page; frame: Frame; messages: RecordedMessage[]; requests: string[] }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const messages = await recordWindowMessages(page);
+  const requests: string[] = [];
+  page.on("request", (r) => requests.push(r.url()));
+  await page.goto(`${e.host.url}/`);
+  return { context, page, frame: await chatFrame(page), messages, requests };
+}
+
+async function ask(frame: Frame, question: string, answer: string): Promise<void> {
+  await typeMessage(frame, question);
+  await frame.locator(".msg--assistant", { hasText: answer }).last().waitFor();
+}
+
+describe("token refresh through the host page", () => {
+  test("after the access token expires the frame asks the host page, which refreshes through its own server; the chat goes on by itself", async () => {
+    const { context, page, frame, messages } = await open();
+    await ask(frame, "How long does shipping take?", "Orders ship within 2 business days");
+    const repliesBefore = await frame.locator(".msg--assistant").count();
+
+    for (let round = 1; round <= 2; round++) {
+      e.service.clock.advance(PAST_EXPIRY_MS);
+      await typeMessage(frame, `Can I return an item? (${round})`);
+      await frame.locator(".msg--assistant").nth(repliesBefore + round - 1).filter({ hasText: "return any item within 30 days" }).waitFor();
+    }
+    expect(await frame.locator("#notice").isHidden()).toBe(true);
+    expect(await frame.locator(".msg--error").count()).toBe(0);
+
+    const hostUrl = `${e.host.url}/`;
+    const asks = messages.filter((m) => m.data.includes("[TOKEN_REFRESH]"));
+    const answers = messages.filter((m) => m.data.includes("[TOKEN_REFRESH_RESPONSE]"));
+    expect(asks).toHaveLength(2);
+    for (const m of asks) {
+      expect(JSON.parse(m.data)).toEqual({ type: "[TOKEN_REFRESH]", reason: "TokenExpiredError" });
+      expect(m.receiver).toBe(hostUrl);
+      expect(m.origin).toBe(e.frameOrigin);
+    }
+    expect(answers).toHaveLength(2);
+    for (const m of answers) {
+      const data = JSON.parse(m.data) as Record<string, unknown>;
+      expect(Object.keys(data).sort()).toEqual(["access_token", "type"]);
+      expect(m.receiver.startsWith(`${e.frameOrigin}/chatbot-iframe/`)).toBe(true);
+      expect(m.origin).toBe(e.hostOrigin);
+    }
+    // The conversation is one: the retried sends continued it.
+    const texts = await frame.locator(".msg--user .msg__bubble").allTextContents();
+    expect(texts).toEqual(["How long does shipping take?", "Can I return an item? (1)", "Can I return an item? (2)"]);
+    await page.close();
+    await context.close();
+  });
+
+  test("the refresh token and the API key appear in no window message, storage, cookie, frame URL or DOM", async () => {
+    const { context, page, frame, messages } = await open();
+    e.service.clock.advance(PAST_EXPIRY_MS);
+    await ask(frame, "Shipping?", "Orders ship within 2 business days");
+    expect(messages.some((m) => m.data.includes("[TOKEN_REFRESH_RESPONSE]"))).toBe(true);
+
+    const exposed = [JSON.stringify(messages), await collectExposedState(page, context)].join("\n");
+    expect(issued.refresh.length).toBeGreaterThan(0);
+    for (const secret of [...issued.refresh, e.account.apiKey]) expect(exposed).not.toContain(secret);
+    expect(exposed).not.toMatch(/\brt_[A-Za-z0-9_-]{10,}/);
+    expect(exposed).not.toMatch(/\bcak_[A-Za-z0-9_-]{10,}/);
+    // The frame keeps its access token in memory only: not in its URL, DOM or storage.
+    const frameState = [frame.url(), await frame.content(), await frame.evaluate(() => location.href)].join("\n");
+    for (const token of issued.access) expect(frameState).not.toContain(token);
+    await context.close();
+  });
+
+  test("a [TOKEN_REFRESH_RESPONSE] from a window that is not the parent, or from another origin, is ignored", async () => {
+    const { context, page, frame, messages, requests } = await open();
+    const forge = (token: string) => {
+      const chat = window.parent.frames[0]!;
+      chat.postMessage({ type: "[TOKEN_REFRESH_RESPONSE]", access_token: token }, "*");
+    };
+    // A sibling frame of the host page's own origin: the right origin, but not the parent.
+    await page.evaluate(() => {
+      const sibling = document.createElement("iframe");
+      sibling.name = "sibling";
+      sibling.srcdoc = "<p>sibling</p>";
+      document.body.append(sibling);
+      return new Promise((resolve) => sibling.addEventListener("load", resolve));
+    });
+    const sibling = page.frame({ name: "sibling" })!;
+    expect(await sibling.evaluate(() => self.origin)).toBe(e.hostOrigin);
+    await sibling.evaluate(forge, "forged-by-sibling");
+    // A frame of another origin (the service under its other name) posting to the chat frame.
+    await page.evaluate((url) => {
+      const stranger = document.createElement("iframe");
+      stranger.name = "stranger";
+      stranger.src = url;
+      document.body.append(stranger);
+      return new Promise((resolve) => stranger.addEventListener("load", resolve));
+    }, `${e.service.url}/healthz`);
+    await page.frame({ name: "stranger" })!.evaluate(forge, "forged-by-stranger");
+
+    await ask(frame, "Shipping?", "Orders ship within 2 business days");
+    // Both forgeries reached the chat frame, which used neither.
+    const received = messages.filter((m) => m.receiver.includes("/chatbot-iframe/") && m.data.includes("forged"));
+    expect(received.map((m) => [m.origin, JSON.parse(m.data).access_token])).toEqual([
+      [e.hostOrigin, "forged-by-sibling"],
+      [e.service.url, "forged-by-stranger"],
+    ]);
+    expect(requests.filter((u) => u.includes("forged"))).toEqual([]);
+    expect(await frame.locator("#notice").isHidden()).toBe(true);
+    await context.close();
+  });
+
+  test("the parent at an origin other than the frame's host origin is ignored too", async () => {
+    // The chatbot allows two origins; the page says its origin is the other one, so the frame believes only that one.
+    const other = await startEmbeddingWithClaimedOrigin();
+    try {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const messages = await recordWindowMessages(page);
+      const requests: string[] = [];
+      page.on("request", (r) => requests.push(r.url()));
+      await page.goto(`${other.host.url}/`);
+      const frame = await chatFrame(page);
+      await page.evaluate(() => (document.getElementById("aiagent-chat") as HTMLIFrameElement).contentWindow!.postMessage({ type: "[TOKEN_REFRESH_RESPONSE]", access_token: "forged-by-parent-at-wrong-origin" }, "*"));
+      await ask(frame, "Shipping?", "Orders ship within 2 business days");
+      expect(messages.filter((m) => m.receiver.includes("/chatbot-iframe/") && m.data.includes("forged")).map((m) => m.origin)).toEqual([other.hostOrigin]);
+      expect(requests.filter((u) => u.includes("forged"))).toEqual([]);
+      await context.close();
+    } finally {
+      await other.close();
+    }
+  });
+
+  test("when the host page gives no new token in time the frame says the session expired, keeps the text, and reconnects on request", async () => {
+    const { context, page, frame } = await open();
+    await ask(frame, "Hello", "Ask me about shipping or returns");
+    // The host's server cannot be reached: the host page never answers the frame.
+    await page.route(`${e.host.url}/aiagent/refresh`, (r) => r.abort());
+    e.service.clock.advance(PAST_EXPIRY_MS);
+    await typeMessage(frame, "Shipping please");
+    const notice = frame.locator("#notice[data-kind=expired]");
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain("Your session has expired");
+    expect(await frame.getByRole("textbox").inputValue()).toBe("Shipping please");
+    expect(await frame.getByRole("button", { name: "Send message" }).isDisabled()).toBe(true);
+
+    await page.unroute(`${e.host.url}/aiagent/refresh`);
+    await frame.getByRole("button", { name: "Reconnect" }).click();
+    await notice.waitFor({ state: "hidden" });
+    await frame.getByRole("textbox").press("Enter");
+    await frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" }).waitFor();
+    await context.close();
+  });
+});
+
+async function startEmbeddingWithClaimedOrigin(): Promise<Embedding> {
+  const claimed = `http://localhost:${await freePort()}`;
+  return startEmbedding({ extraOrigins: [claimed], pageOrigin: claimed });
+}
