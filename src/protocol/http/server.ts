@@ -31,6 +31,13 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
+/** The size of a header list as HTTP/2 counts it (RFC 9113 §6.5.2: name + value + 32 per field). */
+function headerListSize(raw: string[]): number {
+  let n = 0;
+  for (const field of raw) n += field.length;
+  return n + 16 * raw.length;
+}
+
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 /**
@@ -50,9 +57,20 @@ export async function listen(handler: (req: HttpRequest, res: HttpResponse) => v
     handler,
   );
   h1.maxHeadersCount = 100;
+  // This server never listens itself (sockets are handed to it), and Node starts the request-timeout checks and
+  // the connection tracking that closeIdleConnections needs only on "listening".
+  h1.emit("listening");
   const h2: Http2Server = createHttp2(
     { maxSessionMemory: 32, maxHeaderListPairs: 100, settings: { maxHeaderListSize: limits.maxHeaderBytes, maxConcurrentStreams: 100 } },
-    handler,
+    (req, res) => {
+      // Node advertises maxHeaderListSize to HTTP/2 clients but does not refuse larger header lists: do it here.
+      if (headerListSize(req.rawHeaders) > limits.maxHeaderBytes) {
+        res.writeHead(431, { "content-type": "application/json" });
+        res.end(JSON.stringify({ code: "resource_exhausted", message: `headers: must be at most ${limits.maxHeaderBytes} bytes`, details: [] }));
+        return;
+      }
+      handler(req, res);
+    },
   );
   // An HTTP/2 connection with no traffic at all is closed (Node destroys the session on its timeout).
   h2.setTimeout(limits.h2IdleTimeoutMs);

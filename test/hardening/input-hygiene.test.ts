@@ -1,0 +1,224 @@
+import { connect as h2connect, constants as h2c } from "node:http2";
+import { connect as netConnect, type Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { dbChecksum, expectNoSecrets, rawRequest } from "./support.js";
+
+let s: TestServer;
+let a: TestAccount;
+let access: string;
+let id: string;
+let conversationId: string;
+const secrets = new Set<string>();
+
+beforeAll(async () => {
+  s = await startServer({
+    env: { AIAGENT_REQUEST_TIMEOUT_MS: "1000", AIAGENT_IDLE_TIMEOUT_MS: "500", AIAGENT_H2_IDLE_TIMEOUT_MS: "1000", AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "0", AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0" },
+  });
+  a = await s.account();
+  const t = await issueTokens(s.url, a, "hygiene-user");
+  access = t.access_token;
+  id = await idToken(s.url, a);
+  conversationId = (await send(s.url, access, "hello")).conversation_id;
+  secrets.add(a.apiKey).add(a.password).add(t.refresh_token).add(access).add(id);
+});
+
+afterAll(async () => {
+  expectNoSecrets(s.logs, secrets);
+  await s.close(true);
+});
+
+/** Sends a raw request and asserts a 4xx that names `field` (when given) and left the database as it was. */
+async function rejected(req: Parameters<typeof rawRequest>[1], status: number | "4xx", field?: string) {
+  const before = dbChecksum(s.app.db);
+  const r = await rawRequest(s.url, req);
+  if (status === "4xx") expect(Math.floor(r.status / 100), r.body).toBe(4);
+  else expect(r.status, r.body).toBe(status);
+  if (field) expect(JSON.parse(r.body).message).toContain(field);
+  expect(dbChecksum(s.app.db)).toBe(before);
+  expect((await rawRequest(s.url, { path: "/healthz" })).status).toBe(200);
+  return r;
+}
+
+const json = (path: string, body: unknown, headers: Record<string, string> = {}) => ({
+  method: "POST",
+  path,
+  headers: { "content-type": "application/json", ...headers },
+  body: typeof body === "string" ? body : JSON.stringify(body),
+});
+
+describe("identifiers with control characters, blanks or broken Unicode", () => {
+  const bad = { nul: "a\u0000b", newline: "a\nb", tab: "a\tb", del: "a\u007fb", c1: "a\u0085b", separator: "a\u2028b", "lone surrogate": "a\ud800b", "leading blank": " a" };
+  it.each(Object.entries(bad))("user_id with %s: 400 naming the field, nothing written", async (_n, userId) => {
+    await rejected(json("/ai_agent/get_access_token", { user_id: userId, chatbot_id: a.chatbotId, client_api_key: a.apiKey }), 400, "user_id");
+    await rejected(json("/ai_agent/refresh_token", { user_id: userId, chatbot_id: a.chatbotId, refresh_token: "rt_x" }), 400, "user_id");
+  });
+  it.each(Object.entries(bad))("e-mail with %s: 400", async (_n, email) => {
+    await rejected(json("/get_id_token", { user_email_id: email, client_api_key: a.apiKey }), 400, "user_email_id");
+    // In a query a lone surrogate cannot even be written (percent-encoding is UTF-8); what arrives is a clear 4xx.
+    const q = /\p{Cs}/u.test(email) ? "a%ED%A0%80b" : encodeURIComponent(email);
+    await rejected({ path: `/get_contact_conversations?user_email_id=${q}`, headers: { authorization: `Bearer ${id}` } }, "4xx");
+  });
+  it("search, contact profile and operator e-mail with control characters: 400", async () => {
+    await rejected({ path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&search=%00`, headers: { authorization: `Bearer ${id}` } }, 400, "search");
+    await rejected(json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: a.chatbotId, client_api_key: a.apiKey, contact: { contact_name: "x\u0000" } }), 400, "contact.contact_name");
+    await rejected(json("/take_over_conversation", { conversation_id: conversationId, operator_email: "op\u0000@example.com" }, { authorization: `Bearer ${id}` }), 400, "operator_email");
+  });
+  it("uuids with NUL, percent-encoded NUL or extra characters: 400", async () => {
+    for (const v of [`${conversationId}\u0000`, `${conversationId}%00`, `${conversationId} `, conversationId.replace(/-/g, ""), "../../etc/passwd"]) {
+      await rejected({ path: `/get_messages_for_conversation?conversation_id=${encodeURIComponent(v)}&access_token=${access}` }, 400, "conversation_id");
+      await rejected(json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: v, client_api_key: a.apiKey }), 400, "chatbot_id");
+      await rejected(json("/close_conversation", { conversation_id: v }, { authorization: `Bearer ${id}` }), 400, "conversation_id");
+    }
+  });
+  it("message content keeps its lines but refuses NUL and other controls", async () => {
+    await rejected(json(`/ai_agent/send_message?access_token=${access}`, { content: "a\u0000b" }), 400, "content");
+    await rejected(json(`/ai_agent/send_message?access_token=${access}`, { content: "a\u001bb" }), 400, "content");
+    expect((await send(s.url, access, "line one\nline two\ttabbed", conversationId)).user_message.content).toBe("line one\nline two\ttabbed");
+  });
+});
+
+describe("over-long values", () => {
+  it("ids, search, content, keys and passwords over their bounds: 400 naming the field", async () => {
+    await rejected(json("/ai_agent/get_access_token", { user_id: "u".repeat(257), chatbot_id: a.chatbotId, client_api_key: a.apiKey }), 400, "user_id");
+    await rejected(json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: a.chatbotId, client_api_key: "k".repeat(5000) }), 400, "client_api_key");
+    await rejected(json("/ai_agent/refresh_token", { user_id: "u", chatbot_id: a.chatbotId, refresh_token: "r".repeat(5000) }), 400, "refresh_token");
+    await rejected(json("/get_id_token", { user_email_id: a.email, password: "p".repeat(5000) }), 400, "password");
+    await rejected(json(`/ai_agent/send_message?access_token=${access}`, { content: "c".repeat(8001) }), 400, "content");
+    await rejected({ path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&search=${"s".repeat(257)}`, headers: { authorization: `Bearer ${id}` } }, 400, "search");
+    await rejected({ path: `/ai_agent/conversations?access_token=${"x".repeat(5000)}` }, 401);
+  });
+  it("a huge number is not an integer: 400", async () => {
+    for (const limit of ["1e400", "99999999999999999999", "-0.5", "0x10", " 5"]) {
+      await rejected({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&limit=${encodeURIComponent(limit)}` }, 400, "limit");
+    }
+  });
+});
+
+describe("duplicate and unknown parameters", () => {
+  it("a singular parameter given twice: 400 naming it", async () => {
+    await rejected({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&conversation_id=${conversationId}&access_token=${access}` }, 400, "conversation_id");
+    await rejected({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&access_token=${access}` }, 400, "access_token");
+    await rejected({ path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&limit=1&limit=100`, headers: { authorization: `Bearer ${id}` } }, 400, "limit");
+  });
+  it("an unknown parameter, or a query parameter on a body route: 400 naming it", async () => {
+    await rejected({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&admin=1` }, 400, "admin");
+    await rejected(json(`/ai_agent/get_access_token?user_id=x`, { user_id: "u", chatbot_id: a.chatbotId, client_api_key: a.apiKey }), 400, "user_id");
+    await rejected(json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: a.chatbotId, client_api_key: a.apiKey, is_admin: true }), 400, "is_admin");
+  });
+});
+
+describe("bodies that are not the JSON object a route takes", () => {
+  const route = "/ai_agent/get_access_token";
+  it.each([
+    ["form-encoded", { "content-type": "application/x-www-form-urlencoded" }, "user_id=a&chatbot_id=b"],
+    ["text/plain", { "content-type": "text/plain" }, "{}"],
+    ["no content type", {}, "{}"],
+    ["not JSON", { "content-type": "application/json" }, "user_id=a"],
+    ["truncated JSON", { "content-type": "application/json" }, '{"user_id": "a"'],
+    ["an array", { "content-type": "application/json" }, "[]"],
+    ["null", { "content-type": "application/json" }, "null"],
+    ["a string", { "content-type": "application/json" }, '"x"'],
+    ["empty", { "content-type": "application/json" }, ""],
+    ["invalid UTF-8", { "content-type": "application/json" }, Buffer.from([0x7b, 0xff, 0xfe, 0x7d])],
+    ["deeply nested arrays", { "content-type": "application/json" }, "[".repeat(60_000)],
+    ["deeply nested in a field", { "content-type": "application/json" }, `{"user_id": ${"[".repeat(5000)}${"]".repeat(5000)}}`],
+    ["deeply nested objects", { "content-type": "application/json" }, `{"contact": ${'{"contact_name": '.repeat(2000)}"x"${"}".repeat(2000)}}`],
+    ["a wrong type", { "content-type": "application/json" }, '{"user_id": 5, "chatbot_id": true, "client_api_key": {}}'],
+  ])("%s: 400, nothing written", async (_n, headers, body) => {
+    await rejected({ method: "POST", path: route, headers: headers as Record<string, string>, body }, 400);
+  });
+});
+
+describe("wrong methods", () => {
+  it.each([
+    ["GET", "/ai_agent/get_access_token", "POST"],
+    ["PUT", "/ai_agent/send_message", "POST"],
+    ["DELETE", "/get_contact_conversations", "GET"],
+    ["POST", "/get_messages_for_conversation", "GET"],
+    ["PATCH", "/close_conversation", "POST"],
+  ])("%s %s: 405 with Allow: %s", async (method, path, allow) => {
+    const r = await rejected({ method, path, headers: { "content-type": "application/json" }, body: method === "GET" || method === "DELETE" ? undefined : "{}" }, 405);
+    expect(r.headers.allow).toBe(allow);
+  });
+});
+
+describe("size caps", () => {
+  it("a body over 64 KiB: 413, and the connection is closed rather than drained", async () => {
+    const big = JSON.stringify({ user_id: "u".repeat(70_000) });
+    const r = await rejected(json("/ai_agent/get_access_token", big), 413, "body");
+    expect(r.headers.connection).toBe("close");
+    expect(r.headers["retry-after"]).toBeUndefined();
+  });
+  it("a chunked body that grows past the cap: 413", async () => {
+    const r = await rawStream(`POST /ai_agent/get_access_token HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`, (sock) => {
+      const chunk = "x".repeat(16 * 1024);
+      for (let i = 0; i < 6; i++) sock.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+    });
+    expect(r).toMatch(/^HTTP\/1\.1 413/);
+  });
+  it("a URL over 8 KiB: 414", async () => {
+    await rejected({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&x=${"a".repeat(9000)}` }, 414);
+  });
+  it("headers over 16 KiB: 431 on HTTP/1.1, refused on HTTP/2", async () => {
+    await rejected({ path: "/healthz", headers: { "x-big": "a".repeat(20_000) } }, 431);
+    const session = h2connect(s.url);
+    try {
+      const result = await new Promise<string>((resolve) => {
+        const req = session.request({ ":path": "/healthz", "x-big": "a".repeat(20_000) });
+        req.on("response", (h) => resolve(String(h[":status"])));
+        req.on("error", (e) => resolve(`error ${(e as NodeJS.ErrnoException).code}`));
+        req.on("close", () => resolve(`closed ${req.rstCode}`));
+        req.end();
+      });
+      expect(result).not.toBe("200");
+    } finally {
+      session.destroy();
+    }
+    expect((await rawRequest(s.url, { path: "/healthz" })).status).toBe(200);
+  });
+});
+
+/** Writes a raw request on a new socket, lets `more` write more, and resolves with everything the server sent before closing. */
+function rawStream(head: string, more?: (sock: Socket) => void): Promise<string> {
+  const u = new URL(s.url);
+  return new Promise((resolve) => {
+    const sock = netConnect(Number(u.port), u.hostname, () => {
+      sock.write(head);
+      more?.(sock);
+    });
+    let got = "";
+    sock.on("data", (d: Buffer) => (got += d.toString("latin1")));
+    sock.on("error", () => undefined);
+    sock.on("close", () => resolve(got));
+  });
+}
+
+describe("timeouts", () => {
+  it("HTTP/1.1: a client that never finishes its headers is cut off", async () => {
+    const got = await rawStream("GET /healthz HTTP/1.1\r\nhost: x\r\n");
+    expect(got === "" || /^HTTP\/1\.1 408/.test(got)).toBe(true);
+  });
+  it("HTTP/1.1: a client that never finishes its body is cut off", async () => {
+    const got = await rawStream(`POST /ai_agent/get_access_token HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"user_id":`);
+    expect(got === "" || /^HTTP\/1\.1 (408|400)/.test(got)).toBe(true);
+  });
+  it("HTTP/1.1: an idle keep-alive connection is closed", async () => {
+    const got = await rawStream("GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n");
+    expect(got).toMatch(/^HTTP\/1\.1 200/);
+  });
+  it("HTTP/2: a stream that never finishes its body is cancelled, and an idle connection is closed", async () => {
+    const session = h2connect(s.url);
+    const closed = new Promise<void>((r) => session.once("close", () => r()));
+    const rst = await new Promise<number>((resolve) => {
+      const req = session.request({ ":method": "POST", ":path": "/ai_agent/get_access_token", "content-type": "application/json" });
+      req.write('{"user_id":');
+      req.on("response", () => undefined);
+      req.on("error", () => undefined);
+      req.on("close", () => resolve(req.rstCode));
+    });
+    expect(rst).toBe(h2c.NGHTTP2_CANCEL);
+    await closed;
+  });
+});
