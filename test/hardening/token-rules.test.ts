@@ -1,0 +1,187 @@
+import { randomUUID } from "node:crypto";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { getJson, postJson, reasonOf } from "../helpers/http.js";
+import { rpcClients } from "../helpers/rpc.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { expectNoSecrets, runCli } from "./support.js";
+
+let s: TestServer;
+let a: TestAccount;
+let b: TestAccount;
+const secrets = new Set<string>();
+
+beforeAll(async () => {
+  s = await startServer();
+  a = await s.account();
+  b = await s.account();
+  secrets.add(a.apiKey).add(a.password).add(b.apiKey).add(b.password);
+});
+
+afterAll(async () => {
+  expectNoSecrets(s.logs, secrets);
+  await s.close(true);
+});
+
+const strip = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
+
+describe("one answer for every wrong credential", () => {
+  it("get_access_token: wrong key, unknown chatbot, another account's chatbot", async () => {
+    const answers = await Promise.all([
+      postJson(s.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: a.chatbotId, client_api_key: "cak_wrong" }),
+      postJson(s.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: randomUUID(), client_api_key: a.apiKey }),
+      postJson(s.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: b.chatbotId, client_api_key: a.apiKey }),
+      postJson(s.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: randomUUID(), client_api_key: "cak_wrong" }),
+    ]);
+    expect(answers[0]!.status).toBe(401);
+    for (const r of answers) expect(strip(r)).toEqual(strip(answers[0]!));
+  });
+
+  it("refresh_token: unknown token, another user's or chatbot's, revoked, or with another account's key", async () => {
+    const t = await issueTokens(s.url, a, "refresh-user");
+    const revoked = await issueTokens(s.url, a, "revoked-user");
+    secrets.add(t.refresh_token).add(t.access_token).add(revoked.refresh_token).add(revoked.access_token);
+    s.app.tokens.revoke({ accountId: a.accountId, userId: "revoked-user" });
+    const answers = await Promise.all([
+      postJson(s.url, "/ai_agent/refresh_token", { user_id: "refresh-user", chatbot_id: a.chatbotId, refresh_token: "rt_unknown" }),
+      postJson(s.url, "/ai_agent/refresh_token", { user_id: "someone-else", chatbot_id: a.chatbotId, refresh_token: t.refresh_token }),
+      postJson(s.url, "/ai_agent/refresh_token", { user_id: "refresh-user", chatbot_id: b.chatbotId, refresh_token: t.refresh_token }),
+      postJson(s.url, "/ai_agent/refresh_token", { user_id: "revoked-user", chatbot_id: a.chatbotId, refresh_token: revoked.refresh_token }),
+      postJson(s.url, "/ai_agent/refresh_token", { user_id: "refresh-user", chatbot_id: a.chatbotId, refresh_token: t.refresh_token, client_api_key: b.apiKey }),
+    ]);
+    expect(answers[0]!.status).toBe(401);
+    for (const r of answers) expect(strip(r)).toEqual(strip(answers[0]!));
+  });
+
+  it("get_id_token: wrong key, another account's key, unknown e-mail, wrong password", async () => {
+    const answers = await Promise.all([
+      postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: "cak_wrong" }),
+      postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: b.apiKey }),
+      postJson(s.url, "/get_id_token", { user_email_id: "nobody@example.com", client_api_key: a.apiKey }),
+      postJson(s.url, "/get_id_token", { user_email_id: a.email, password: "wrong password" }),
+      postJson(s.url, "/get_id_token", { user_email_id: "nobody@example.com", password: "wrong password" }),
+    ]);
+    expect(answers[0]!.status).toBe(401);
+    for (const r of answers) expect(strip(r)).toEqual(strip(answers[0]!));
+  });
+
+  it("the same over Connect: one code, one message", async () => {
+    const { tokens } = rpcClients(s.url, "connect-binary");
+    const seen = new Set<string>();
+    for (const req of [
+      { userId: "u", chatbotId: a.chatbotId, clientApiKey: "cak_wrong" },
+      { userId: "u", chatbotId: randomUUID(), clientApiKey: a.apiKey },
+      { userId: "u", chatbotId: b.chatbotId, clientApiKey: a.apiKey },
+    ]) {
+      const err = await tokens.getAccessToken(req).then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
+      expect(err?.code).toBe(Code.Unauthenticated);
+      seen.add(err!.rawMessage);
+    }
+    expect(seen.size).toBe(1);
+  });
+});
+
+describe("bearer challenges and caching", () => {
+  it("401 on the JSON routes: `Bearer` without a token, `Bearer error=\"invalid_token\"` with a refused one", async () => {
+    const none = await getJson(s.url, "/ai_agent/conversations");
+    expect(none.status).toBe(401);
+    expect(none.headers.get("www-authenticate")).toBe("Bearer");
+    const bad = await getJson(s.url, "/get_contact_conversations", { user_email_id: a.email }, { authorization: "Bearer nope" });
+    expect(bad.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');
+  });
+
+  it("401 on Connect and gRPC carries the same challenge", async () => {
+    for (const protocol of ["connect-json", "connect-binary", "grpc"] as const) {
+      const { conversations } = rpcClients(s.url, protocol);
+      const refused = await conversations.listFrameConversations({ accessToken: "not-a-token" }).then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
+      expect(refused?.code).toBe(Code.Unauthenticated);
+      expect(refused?.metadata.get("www-authenticate")).toBe('Bearer error="invalid_token"');
+      const missing = await conversations.getContactConversations({ userEmailId: a.email }).then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
+      expect(missing?.metadata.get("www-authenticate")).toBe("Bearer");
+    }
+  });
+
+  it("every token response says Cache-Control: no-store, on JSON and on Connect", async () => {
+    const t = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "cache-user", chatbot_id: a.chatbotId, client_api_key: a.apiKey });
+    secrets.add(t.body.data.access_token).add(t.body.data.refresh_token);
+    const r = await postJson(s.url, "/ai_agent/refresh_token", { user_id: "cache-user", chatbot_id: a.chatbotId, refresh_token: t.body.data.refresh_token });
+    const i = await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey });
+    secrets.add(r.body.data.access_token).add(i.body.data.idToken);
+    for (const x of [t, r, i]) {
+      expect(x.status).toBe(200);
+      expect(x.headers.get("cache-control")).toBe("no-store");
+    }
+    const { tokens } = rpcClients(s.url, "connect-json");
+    let header: string | null = null;
+    const out = await tokens.getIdToken({ userEmailId: a.email, credential: { case: "clientApiKey", value: a.apiKey } }, { onHeader: (h) => (header = h.get("cache-control")) });
+    secrets.add(out.data!.idToken);
+    expect(header).toBe("no-store");
+  });
+});
+
+describe("revocation", () => {
+  it("`aiagent tokens revoke`, run beside the live server, stops the users' access tokens on their very next call (cached or not)", async () => {
+    const t = await issueTokens(s.url, a, "to-revoke");
+    const bystander = await issueTokens(s.url, a, "bystander");
+    secrets.add(t.access_token).add(t.refresh_token).add(bystander.access_token).add(bystander.refresh_token);
+    const conv = (await send(s.url, t.access_token, "hello")).conversation_id;
+    // Verified and cached by now.
+    expect((await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: t.access_token })).status).toBe(200);
+    const cli = await runCli(["tokens", "revoke", "--db", s.dbPath, "--email", a.email, "--user-id", "to-revoke", "--json"]);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(JSON.parse(cli.stdout)).toEqual({ revoked: 1 });
+    const after = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: t.access_token });
+    expect(after.status).toBe(401);
+    expect(reasonOf(after.body)).toBe("TokenInvalidError");
+    const refresh = await postJson(s.url, "/ai_agent/refresh_token", { user_id: "to-revoke", chatbot_id: a.chatbotId, refresh_token: t.refresh_token });
+    expect(refresh.status).toBe(401);
+    // Other users are untouched, and the revoked user can be let in again with a fresh issuance.
+    expect((await getJson(s.url, "/ai_agent/conversations", { access_token: bystander.access_token })).status).toBe(200);
+    s.clock.advance(1);
+    const fresh = await issueTokens(s.url, a, "to-revoke");
+    secrets.add(fresh.access_token).add(fresh.refresh_token);
+    expect((await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: fresh.access_token })).status).toBe(200);
+  });
+});
+
+describe("secrets at rest", () => {
+  it("API keys and refresh tokens are stored only as hashes: no table holds a secret in clear", async () => {
+    const t = await issueTokens(s.url, b, "at-rest");
+    secrets.add(t.access_token).add(t.refresh_token);
+    const dump = JSON.stringify(
+      s.app.db
+        .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .all()
+        .map(({ name }) => s.app.db.prepare(`SELECT * FROM "${name}"`).all()),
+    );
+    for (const secret of [a.apiKey, b.apiKey, t.refresh_token, a.password, t.access_token]) expect(dump.includes(secret)).toBe(false);
+    expect(dump).not.toMatch(/cak_[A-Za-z0-9_-]{20,}|rt_[A-Za-z0-9_-]{20,}/);
+  });
+
+  it("published keys are ES256 only, each naming its algorithm", async () => {
+    const jwks = await getJson(s.url, "/.well-known/jwks.json");
+    for (const k of jwks.body.keys) {
+      expect(k.alg).toBe("ES256");
+      expect(k.d).toBeUndefined();
+    }
+  });
+});
+
+it("ID tokens of one account cannot read another's conversations through any header trick", async () => {
+  const tokenA = await idToken(s.url, a);
+  secrets.add(tokenA);
+  const r = await getJson(s.url, "/get_contact_conversations", { user_email_id: b.email }, { authorization: `Bearer ${tokenA}` });
+  expect(r.status).toBe(403);
+  const twoHeaders = await fetch(`${s.url}/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}`, { headers: [["authorization", `Bearer ${tokenA}`], ["authorization", "Bearer x"]] });
+  expect(twoHeaders.status).toBe(401);
+});
