@@ -9,6 +9,13 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
+/** A fresh browser context (own cookies and storage) whose waits fail after 10 s, well inside the test's time limit. */
+export async function newContext(browser: Browser, viewport = { width: 1100, height: 680 }): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport });
+  context.setDefaultTimeout(10_000);
+  return context;
+}
+
 /** A free loopback port (the host page must know its origin before the chatbot that allows it is made). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

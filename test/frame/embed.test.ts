@@ -4,7 +4,7 @@ import type { Browser } from "playwright-core";
 import { bootstrapDemo } from "../../src/bootstrap.js";
 import { frameRoutes } from "../../src/frame/routes.js";
 import { startServer } from "../helpers/server.js";
-import { chatFrame, launchBrowser, typeMessage } from "./browser.js";
+import { chatFrame, newContext, launchBrowser, typeMessage } from "./browser.js";
 import { startEmbedding, type Embedding } from "./fixtures.js";
 
 let browser: Browser;
@@ -20,7 +20,7 @@ afterAll(async () => {
 
 describe("the chat frame embedded in a client's page", () => {
   test("a person chats in the frame served from another origin, sees the reply with its source, and finds the history after a reload", async () => {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 680 } });
+    const context = await newContext(browser);
     const page = await context.newPage();
     await page.goto(`${e.host.url}/`);
     let frame = await chatFrame(page);
@@ -93,7 +93,7 @@ describe("the chat frame embedded in a client's page", () => {
   });
 
   test("a page whose origin the chatbot does not allow cannot show the frame", async () => {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const page = await context.newPage();
     const frameResponses: { status: number; csp: string }[] = [];
     page.on("response", (r) => {
@@ -126,7 +126,7 @@ describe("the service's own demo at /demo", () => {
 
       creds = await bootstrapDemo(s.app, s.url);
       expect(creds).toBeDefined();
-      const context = await browser.newContext();
+      const context = await newContext(browser);
       const page = await context.newPage();
       await page.goto(`${s.url}/demo`);
       const frame = await chatFrame(page);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { frameRoutes } from "../../src/frame/routes.js";
 import { CLOCK_TOLERANCE_S } from "../../src/domain/token/jwt-strategy.js";
-import { chatFrame, collectExposedState, freePort, launchBrowser, recordWindowMessages, typeMessage, type RecordedMessage } from "./browser.js";
+import { chatFrame, newContext, collectExposedState, freePort, launchBrowser, recordWindowMessages, typeMessage, type RecordedMessage } from "./browser.js";
 import { startEmbedding, type Embedding } from "./fixtures.js";
 
 const TTL_S = 2;
@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 
 async function open(): Promise<{ context: BrowserContext; page: Page; frame: Frame; messages: RecordedMessage[]; requests: string[] }> {
-  const context = await browser.newContext();
+  const context = await newContext(browser);
   const page = await context.newPage();
   const messages = await recordWindowMessages(page);
   const requests: string[] = [];
@@ -150,7 +150,7 @@ describe("token refresh through the host page", () => {
     // The chatbot allows two origins; the page says its origin is the other one, so the frame believes only that one.
     const other = await startEmbeddingWithClaimedOrigin();
     try {
-      const context = await browser.newContext();
+      const context = await newContext(browser);
       const page = await context.newPage();
       const messages = await recordWindowMessages(page);
       const requests: string[] = [];
