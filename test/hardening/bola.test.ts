@@ -1,0 +1,183 @@
+import { randomUUID } from "node:crypto";
+import { ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { getJson, postJson } from "../helpers/http.js";
+import { rpcClients } from "../helpers/rpc.js";
+import { startServer, type TestServer } from "../helpers/server.js";
+import { dbChecksum, expectNoSecrets } from "./support.js";
+
+// 2 accounts × 2 chatbots × 2 customers. The customers have the same user_id in every account and chatbot,
+// so nothing can be reached by a matching user_id alone.
+const CUSTOMERS = ["alice", "bob"];
+
+interface Conversation {
+  account: number;
+  chatbot: number;
+  customer: string;
+  id: string;
+}
+interface FramePrincipal {
+  kind: "frame";
+  name: string;
+  token: string;
+  owns: (c: Conversation) => boolean;
+}
+interface AccountPrincipal {
+  kind: "account";
+  name: string;
+  token: string;
+  email: string;
+  owns: (c: Conversation) => boolean;
+}
+
+let s: TestServer;
+const conversations: Conversation[] = [];
+const frames: FramePrincipal[] = [];
+const accounts: AccountPrincipal[] = [];
+const emails: string[] = [];
+const secrets = new Set<string>();
+
+beforeAll(async () => {
+  s = await startServer();
+  for (let ai = 0; ai < 2; ai++) {
+    const a = await s.account();
+    secrets.add(a.apiKey).add(a.password);
+    emails.push(a.email);
+    const chatbots = [a.chatbotId, s.app.accounts.createChatbot(a.email, "Second bot", [], []).chatbotId];
+    for (let ci = 0; ci < 2; ci++) {
+      for (const customer of CUSTOMERS) {
+        const t = await issueTokens(s.url, { ...a, chatbotId: chatbots[ci]! }, customer);
+        secrets.add(t.access_token).add(t.refresh_token);
+        const id = (await send(s.url, t.access_token, `hello from ${customer}`)).conversation_id;
+        const mine = { account: ai, chatbot: ci, customer, id };
+        conversations.push(mine);
+        frames.push({ kind: "frame", name: `frame ${ai}/${ci}/${customer}`, token: t.access_token, owns: (c) => c === mine });
+      }
+    }
+    const token = await idToken(s.url, a);
+    secrets.add(token);
+    accounts.push({ kind: "account", name: `account ${ai}`, token, email: a.email, owns: (c) => c.account === ai });
+  }
+});
+
+afterAll(async () => {
+  expectNoSecrets(s.logs, secrets);
+  await s.close(true);
+});
+
+type Outcome = { status: number; body: unknown };
+type Route<P> = (p: P, conversationId: string) => Promise<Outcome>;
+
+async function stream(token: string, conversationId: string): Promise<Outcome> {
+  const r = await fetch(`${s.url}/ai_agent/send_message_stream?access_token=${token}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ conversation_id: conversationId, content: "hi" }) });
+  const text = await r.text();
+  return { status: r.status, body: r.status === 200 ? "stream" : JSON.parse(text) };
+}
+
+/** A Connect call's outcome in the same shape: 200, or the error's code and message. */
+async function rpc(call: () => Promise<unknown>): Promise<Outcome> {
+  try {
+    await call();
+    return { status: 200, body: "ok" };
+  } catch (e) {
+    const err = ConnectError.from(e);
+    return { status: err.code, body: err.rawMessage };
+  }
+}
+
+const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+const connect = () => rpcClients(s.url, "connect-binary").conversations;
+
+const FRAME_ROUTES: Record<string, Route<FramePrincipal>> = {
+  "GET /get_messages_for_conversation": (p, id) => getJson(s.url, "/get_messages_for_conversation", { conversation_id: id, access_token: p.token }),
+  "POST /ai_agent/send_message": (p, id) => postJson(s.url, `/ai_agent/send_message?access_token=${p.token}`, { conversation_id: id, content: "hi" }),
+  "POST /ai_agent/send_message_stream": (p, id) => stream(p.token, id),
+  "RPC GetMessagesForConversation": (p, id) => rpc(() => connect().getMessagesForConversation({ conversationId: id, accessToken: p.token })),
+  "RPC SendMessage": (p, id) => rpc(() => connect().sendMessage({ conversationId: id, content: "hi" }, bearer(p.token))),
+  "RPC SendMessageStream": (p, id) =>
+    rpc(async () => {
+      for await (const _ of connect().sendMessageStream({ conversationId: id, content: "hi" }, bearer(p.token)));
+    }),
+};
+
+const ACCOUNT_ROUTES: Record<string, Route<AccountPrincipal>> = {
+  "GET /get_messages_for_conversation": (p, id) => getJson(s.url, "/get_messages_for_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "POST /mark_conversation_read": (p, id) => postJson(s.url, "/mark_conversation_read", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "POST /take_over_conversation": (p, id) => postJson(s.url, "/take_over_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "POST /reply_to_conversation": (p, id) => postJson(s.url, "/reply_to_conversation", { conversation_id: id, content: "operator here" }, { authorization: `Bearer ${p.token}` }),
+  "POST /close_conversation": (p, id) => postJson(s.url, "/close_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "POST /reopen_conversation": (p, id) => postJson(s.url, "/reopen_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "RPC GetMessagesForConversation": (p, id) => rpc(() => connect().getMessagesForConversation({ conversationId: id }, bearer(p.token))),
+  "RPC MarkConversationRead": (p, id) => rpc(() => connect().markConversationRead({ conversationId: id }, bearer(p.token))),
+  "RPC TakeOverConversation": (p, id) => rpc(() => connect().takeOverConversation({ conversationId: id }, bearer(p.token))),
+  "RPC ReplyToConversation": (p, id) => rpc(() => connect().replyToConversation({ conversationId: id, content: "operator here" }, bearer(p.token))),
+  "RPC CloseConversation": (p, id) => rpc(() => connect().closeConversation({ conversationId: id }, bearer(p.token))),
+  "RPC ReopenConversation": (p, id) => rpc(() => connect().reopenConversation({ conversationId: id }, bearer(p.token))),
+};
+
+/** Every (principal, conversation) pair on one route: only the owner succeeds; the rest look exactly like a random id and change nothing. */
+async function matrix<P extends FramePrincipal | AccountPrincipal>(principals: P[], route: Route<P>) {
+  let owned = 0;
+  let refused = 0;
+  for (const p of principals) {
+    for (const c of conversations) {
+      if (p.owns(c)) {
+        const r = await route(p, c.id);
+        expect(r.status, `${p.name} on its own ${c.id}: ${JSON.stringify(r.body)}`).toBe(200);
+        owned++;
+        continue;
+      }
+      const before = dbChecksum(s.app.db);
+      const forbidden = await route(p, c.id);
+      const random = await route(p, randomUUID());
+      expect(dbChecksum(s.app.db), `${p.name} changed ${c.account}/${c.chatbot}/${c.customer}`).toBe(before);
+      expect(forbidden.status).not.toBe(200);
+      expect(forbidden).toEqual(random);
+      refused++;
+    }
+  }
+  return { owned, refused };
+}
+
+describe("frame tokens: 8 customers × 8 conversations", () => {
+  it.each(Object.keys(FRAME_ROUTES))("%s: only the conversation's own customer and chatbot", async (name) => {
+    const { owned, refused } = await matrix(frames, FRAME_ROUTES[name]!);
+    expect(owned).toBe(8);
+    expect(refused).toBe(56);
+  });
+
+  it("GET /ai_agent/conversations lists exactly the caller's own conversation", async () => {
+    for (const p of frames) {
+      const r = await getJson(s.url, "/ai_agent/conversations", { access_token: p.token });
+      expect(r.status).toBe(200);
+      expect(r.body.data.conversations.map((c: { conversation_id: string }) => c.conversation_id)).toEqual(conversations.filter(p.owns).map((c) => c.id));
+    }
+  });
+});
+
+describe("ID tokens: 2 accounts × 8 conversations", () => {
+  it.each(Object.keys(ACCOUNT_ROUTES))("%s: only the owning account", async (name) => {
+    const { owned, refused } = await matrix(accounts, ACCOUNT_ROUTES[name]!);
+    expect(owned).toBe(8);
+    expect(refused).toBe(8);
+  });
+
+  it("GET /get_contact_conversations: another account's e-mail looks exactly like an unknown one; each sees only its own contacts", async () => {
+    for (const p of accounts) {
+      for (const email of emails) {
+        const r = await getJson(s.url, "/get_contact_conversations", { user_email_id: email }, { authorization: `Bearer ${p.token}` });
+        if (email === p.email) {
+          expect(r.status).toBe(200);
+          expect(r.body.data.data.contacts.map((c: { user_id: string }) => c.user_id).sort()).toEqual(CUSTOMERS);
+        } else {
+          const before = dbChecksum(s.app.db);
+          const unknown = await getJson(s.url, "/get_contact_conversations", { user_email_id: `nobody-${randomUUID()}@example.com` }, { authorization: `Bearer ${p.token}` });
+          expect(r.status).toBe(403);
+          expect({ status: r.status, body: r.body }).toEqual({ status: unknown.status, body: unknown.body });
+          expect(dbChecksum(s.app.db)).toBe(before);
+        }
+      }
+    }
+  });
+});
