@@ -69,8 +69,9 @@ function hostPage(frameUrl: string): string {
 
 const NOT_KNOWN = [
   "The demo's client API key is printed only on the first start of a fresh database, so this page cannot ask for tokens now.",
-  "To see the demo: stop the service, move ./data/aiagent.db (or your AIAGENT_DB) aside and run npm start again; or make a key with",
-  "`aiagent api-key create --email demo@example.com` and run examples/host-page (see the README, \"Embed the agent\").",
+  "To see the demo: stop the service, move ./data/aiagent.db (or your AIAGENT_DB) aside and run npm start again;",
+  "or make a key (`aiagent api-key create --email demo@example.com`) and a chatbot that allows your page's origin",
+  "(`aiagent chatbot create --allowed-origin …`) and run examples/host-page, as the README's \"Embed the agent\" shows.",
 ].join(" ");
 
 function requestOrigin(req: HttpRequest): string | undefined {
