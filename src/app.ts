@@ -16,6 +16,7 @@ import type { Logger } from "./log.js";
 import { Authenticator } from "./protocol/auth.js";
 import type { AnyHandler } from "./protocol/call.js";
 import { createConnectRoutes, peerKey } from "./protocol/connect-routes.js";
+import { parseErrorsAsInvalidArgument } from "./protocol/connect-parse-errors.js";
 import { docsRoutes } from "./protocol/http/docs-routes.js";
 import { withAccessLog } from "./protocol/http/access-log.js";
 import { opsRoutes } from "./protocol/http/ops-routes.js";
@@ -109,7 +110,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     ...(o.extraRoutes?.(app) ?? []),
     createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log }),
     (req, res) => {
-      connect(req as never, res as never);
+      connect(req as never, parseErrorsAsInvalidArgument(res) as never);
       return true;
     },
   ];

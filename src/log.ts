@@ -13,7 +13,8 @@ const SECRET_VALUE = /\b(cak_|rt_)[A-Za-z0-9_-]{8,}|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-
 
 /** Masks secrets in a string: our key and token shapes, and secret-named query parameters. */
 export function redactText(s: string): string {
-  return s.replace(SECRET_VALUE, (m, _p, _q, param: string | undefined) => (param ? `${param}[REDACTED]` : "[REDACTED]"));
+  // The second group is the parameter with its `?`/`&` and `=`, kept so the URL stays readable.
+  return s.replace(SECRET_VALUE, (_m, _prefix, param: string | undefined) => (param ? `${param}[REDACTED]` : "[REDACTED]"));
 }
 
 /** Deep copy of a log record with secret-named fields and secret-shaped values masked. */
