@@ -104,6 +104,10 @@ describe("token refresh through the host page", () => {
     // The frame keeps its access token in memory only: not in its URL, DOM or storage.
     const frameState = [frame.url(), await frame.content(), await frame.evaluate(() => location.href)].join("\n");
     for (const token of issued.access) expect(frameState).not.toContain(token);
+    // Nor does the service's log keep any of them, though the frame page's own address carried the access token.
+    const logs = e.service.logs.join("\n");
+    expect(logs).toContain("/chatbot-iframe/");
+    for (const secret of [...issued.access, ...issued.refresh, e.account.apiKey]) expect(logs).not.toContain(secret);
     await context.close();
   });
 
