@@ -57,7 +57,7 @@ function bindingsOf(service: DescService, ext: DescExtension): HttpBinding[] {
 }
 
 function documentOf(pkg: string, services: DescService[], bindings: HttpBinding[]): Schema {
-  const schemas = new SchemaBuilder();
+  const schemas = new SchemaBuilder(new Set(bindings.map((b) => b.method.input)));
   const errors = errorComponents(schemas);
   const paths: Record<string, Record<string, Schema>> = {};
   for (const b of bindings) {

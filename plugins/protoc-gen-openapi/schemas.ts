@@ -20,6 +20,12 @@ export class SchemaBuilder {
   readonly components: Record<string, Schema> = {};
   private readonly names = new Map<string, string>();
 
+  /**
+   * @param requests the methods' request messages. Only their own fields can be required: the contract's comments
+   * speak of what a request must carry, and a nested message (an optional profile, say) is filled as far as known.
+   */
+  constructor(private readonly requests: ReadonlySet<DescMessage>) {}
+
   /** A `$ref` to the component schema of `desc` in `role`, building it on first use. */
   ref(desc: DescMessage, role: Role): Schema {
     return { $ref: `#/components/schemas/${this.nameOf(desc, role)}` };
@@ -81,7 +87,7 @@ export class SchemaBuilder {
     for (const f of desc.fields) {
       properties[f.name] = this.fieldSchema(f, role);
       if (f.oneof) continue;
-      const present = role === "output" ? isAlwaysWritten(f) : !this.isOptionalInput(f);
+      const present = role === "output" ? isAlwaysWritten(f) : this.requests.has(desc) && !this.isOptionalInput(f);
       if (present) required.push(f.name);
     }
     for (const o of desc.oneofs) {

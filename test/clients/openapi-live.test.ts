@@ -1,0 +1,205 @@
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { resolve, schemaErrors } from "./schema-check.js";
+
+// Every documented route is called on a live server, once to succeed and once to fail, and each real body
+// is checked against the document's schema for that status: the document describes what the server writes.
+const doc = JSON.parse(readFileSync("gen/openapi/aiagent.v1.openapi.json", "utf8"));
+
+interface Sent {
+  query?: Record<string, string | number>;
+  body?: unknown;
+  bearer?: string;
+  /** Send the request body as is, without checking it against the documented request schema (for bad input). */
+  raw?: boolean;
+}
+type Case = { ok: () => Sent | Promise<Sent>; fail: () => Sent | Promise<Sent>; failStatus: number };
+
+let s: TestServer;
+let a: TestAccount;
+let other: TestAccount;
+let access: string;
+let refresh: string;
+let id: string;
+let otherId: string;
+let conversationId: string;
+const USER = "openapi-user";
+const MISSING = "00000000-0000-4000-8000-000000000000";
+
+beforeAll(async () => {
+  s = await startServer();
+  a = await s.account({ knowledge: [{ title: "Shipping", url: "https://example.com/shipping", snippet: "We ship in two days." }] });
+  other = await s.account();
+  const t = await issueTokens(s.url, a, USER, { contact_name: "Grace Hopper", email: "grace@example.com", phone_number: "+15550100" });
+  access = t.access_token;
+  refresh = t.refresh_token;
+  id = await idToken(s.url, a);
+  otherId = await idToken(s.url, other);
+  conversationId = (await send(s.url, access, "How long does shipping take?")).conversation_id;
+});
+afterAll(() => s.close(true));
+
+const cases: Record<string, Case> = {
+  "POST /ai_agent/get_access_token": {
+    ok: () => ({ body: { user_id: USER, chatbot_id: a.chatbotId, client_api_key: a.apiKey, contact: { contact_name: "Grace Hopper" } } }),
+    fail: () => ({ body: { user_id: USER, chatbot_id: a.chatbotId, client_api_key: "cak_wrong" } }),
+    failStatus: 401,
+  },
+  "POST /ai_agent/refresh_token": {
+    ok: () => ({ body: { user_id: USER, chatbot_id: a.chatbotId, refresh_token: refresh } }),
+    fail: () => ({ body: { user_id: USER, chatbot_id: "not-a-uuid", refresh_token: refresh } }),
+    failStatus: 400,
+  },
+  "POST /get_id_token": {
+    ok: () => ({ body: { user_email_id: a.email, password: a.password } }),
+    fail: () => ({ body: { user_email_id: a.email, password: "wrong password" } }),
+    failStatus: 401,
+  },
+  "GET /get_contact_conversations": {
+    ok: () => ({ query: { user_email_id: a.email, limit: 10, offset: 0, filter: "all" }, bearer: id }),
+    fail: () => ({ query: { user_email_id: a.email }, bearer: otherId }),
+    failStatus: 403,
+  },
+  "GET /get_messages_for_conversation": {
+    ok: () => ({ query: { conversation_id: conversationId, limit: 20, access_token: access } }),
+    fail: () => ({ query: { conversation_id: conversationId, limit: 0, access_token: access } }),
+    failStatus: 400,
+  },
+  "GET /ai_agent/conversations": {
+    ok: () => ({ query: { access_token: access } }),
+    fail: () => ({ query: { access_token: "not-a-token" } }),
+    failStatus: 401,
+  },
+  "POST /ai_agent/send_message": {
+    ok: () => ({ query: { access_token: access }, body: { conversation_id: conversationId, content: "Do you ship abroad?" } }),
+    fail: () => ({ query: { access_token: access }, body: { conversation_id: MISSING, content: "hello" } }),
+    failStatus: 404,
+  },
+  "POST /ai_agent/send_message_stream": {
+    ok: () => ({ query: { access_token: access }, body: { conversation_id: conversationId, content: "And shipping costs?" } }),
+    fail: () => ({ body: { content: "hello" } }),
+    failStatus: 401,
+  },
+  "POST /mark_conversation_read": {
+    ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
+    fail: () => ({ body: { conversation_id: conversationId }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "POST /take_over_conversation": {
+    ok: () => ({ body: { conversation_id: conversationId, operator_email: "agent@example.com" }, bearer: id }),
+    fail: () => ({ body: { conversation_id: conversationId, operator_email: "not an e-mail" }, bearer: id }),
+    failStatus: 400,
+  },
+  "POST /reply_to_conversation": {
+    ok: () => ({ body: { conversation_id: conversationId, content: "A person here: it ships tomorrow." }, bearer: id }),
+    fail: () => ({ body: { conversation_id: conversationId, content: "hi", extra: 1 }, bearer: id, raw: true }),
+    failStatus: 400,
+  },
+  "POST /close_conversation": {
+    ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
+    fail: () => ({ body: { conversation_id: conversationId } }),
+    failStatus: 401,
+  },
+  "POST /reopen_conversation": {
+    ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
+    fail: () => ({ body: { conversation_id: MISSING }, bearer: id }),
+    failStatus: 404,
+  },
+};
+
+const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops as Record<string, any>).map(([verb, op]) => ({ key: `${verb.toUpperCase()} ${path}`, verb, path, op })));
+
+async function call(verb: string, path: string, sent: Sent): Promise<Response> {
+  const qs = new URLSearchParams(Object.entries(sent.query ?? {}).map(([k, v]) => [k, String(v)])).toString();
+  const headers: Record<string, string> = {};
+  if (sent.bearer) headers.authorization = `Bearer ${sent.bearer}`;
+  if (sent.body !== undefined) headers["content-type"] = "application/json";
+  return fetch(`${s.url}${path}${qs ? `?${qs}` : ""}`, { method: verb.toUpperCase(), headers, ...(sent.body !== undefined ? { body: JSON.stringify(sent.body) } : {}) });
+}
+
+function expectConforms(schema: any, value: unknown, what: string): void {
+  expect(schemaErrors(doc, schema, value), `${what}: ${JSON.stringify(value)}`).toEqual([]);
+}
+
+/** The request follows the document: parameters it names, within their bounds, and a body of the request schema. */
+function expectDocumentedRequest(op: any, sent: Sent, key: string): void {
+  const params = new Map((op.parameters ?? []).map((p: any) => [p.name, p]));
+  const tokenInQuery = op.security.some((sc: any) => "accessToken" in sc);
+  for (const [name, value] of Object.entries(sent.query ?? {})) {
+    if (name === "access_token" && tokenInQuery) continue;
+    const p: any = params.get(name);
+    expect(p, `${key}: query parameter ${name} is documented`).toBeDefined();
+    expectConforms(p.schema, value, `${key} ?${name}`);
+  }
+  for (const p of params.values() as Iterable<any>) if (p.required) expect(sent.query?.[p.name], `${key}: required ${p.name}`).toBeDefined();
+  if (op.requestBody && !sent.raw) expectConforms(op.requestBody.content["application/json"].schema, sent.body, `${key} request body`);
+}
+
+describe("every documented JSON route answers what the document says", () => {
+  it("has a case for every documented operation", () => {
+    expect(operations.map((o) => o.key).sort()).toEqual(Object.keys(cases).sort());
+  });
+
+  for (const { key, verb, path, op } of operations) {
+    it(`${key}: success and failure bodies match the schemas`, async () => {
+      const c = cases[key]!;
+      const okSent = await c.ok();
+      expectDocumentedRequest(op, okSent, key);
+      const ok = await call(verb, path, okSent);
+      const text = await ok.text();
+      expect(ok.status, `${key}: ${text}`).toBe(200);
+      const [type, media] = Object.entries(op.responses["200"].content)[0] as [string, any];
+      expect(ok.headers.get("content-type")).toBe(type);
+      if (type === "application/x-ndjson") {
+        const lines = text.split("\n").filter((l) => l !== "");
+        expect(lines.length).toBeGreaterThanOrEqual(3);
+        for (const line of lines) expectConforms(media.schema, JSON.parse(line), `${key} line`);
+        expect(Object.keys(JSON.parse(lines.at(-1)!).result)).toEqual(["reply"]);
+      } else {
+        expectConforms(media.schema, JSON.parse(text), `${key} 200`);
+      }
+
+      const bad = await call(verb, path, await c.fail());
+      expect(bad.status).toBe(c.failStatus);
+      const ref = op.responses[String(c.failStatus)];
+      expect(ref, `${key}: ${c.failStatus} is documented`).toBeDefined();
+      const documented = resolve(doc, ref.$ref);
+      expect(bad.headers.get("content-type")).toBe("application/json");
+      const body = await bad.json();
+      expectConforms(documented.content["application/json"].schema, body, `${key} ${c.failStatus}`);
+      for (const h of Object.keys(documented.headers ?? {})) expect(bad.headers.get(h), `${key}: header ${h}`).not.toBeNull();
+    });
+  }
+
+  it("refuses every route that names a security scheme when no credential is sent", async () => {
+    for (const { key, verb, path, op } of operations) {
+      if (op.security.length === 0) continue;
+      const sent = await cases[key]!.ok();
+      const { access_token: _, ...query } = sent.query ?? {};
+      const r = await call(verb, path, { query, body: sent.body });
+      expect(r.status, key).toBe(401);
+      expectConforms(resolve(doc, op.responses["401"].$ref).content["application/json"].schema, await r.json(), `${key} 401`);
+    }
+  });
+
+  it("enforces each documented integer bound and enum of the query parameters", async () => {
+    for (const { key, verb, path, op } of operations) {
+      if (verb !== "get") continue;
+      const base = (await cases[key]!.ok()) as Sent;
+      for (const p of op.parameters ?? []) {
+        const probes: [unknown, number][] = [];
+        if (p.schema.minimum !== undefined) probes.push([p.schema.minimum, 200], [p.schema.minimum - 1, 400]);
+        if (p.schema.maximum !== undefined) probes.push([p.schema.maximum, 200], [p.schema.maximum + 1, 400]);
+        if (p.schema.enum) probes.push(...p.schema.enum.map((v: string) => [v, 200] as [unknown, number]), ["bogus", 400]);
+        for (const [value, status] of probes) {
+          const r = await call(verb, path, { ...base, query: { ...base.query, [p.name]: value as string } });
+          const body = await r.json();
+          expect(r.status, `${key} ${p.name}=${value}: ${JSON.stringify(body)}`).toBe(status);
+          if (status === 400) expect(body.message).toContain(p.name);
+        }
+      }
+    }
+  });
+});
