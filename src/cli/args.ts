@@ -21,6 +21,8 @@ const OPTIONS = {
   host: { type: "string" },
   contacts: { type: "string" },
   messages: { type: "string" },
+  conversations: { type: "string" },
+  scale: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 

@@ -117,10 +117,10 @@ async function run(argv: string[], out: Out): Promise<void> {
         out({ kid }, `new signing key ${kid}`);
       });
     case "seed": {
-      const { seed } = await import("./seed.js");
-      return withApp(values, (app) => {
-        const r = seed(app, { email: required(values, "email"), contacts: Number(values.contacts ?? 1000), messages: Number(values.messages ?? 10000) });
-        out(r as unknown as Record<string, unknown>, `seeded ${r.contacts} contacts, ${r.conversations} conversations, ${r.messages} messages`);
+      const { seed, seedSize } = await import("./seed.js");
+      return withApp(values, async (app) => {
+        const r = await seed(app, { email: required(values, "email"), size: seedSize(values) });
+        out(r as unknown as Record<string, unknown>, `seeded ${r.contacts} contacts, ${r.conversations} conversations, ${r.messages} messages (+${r.small_accounts} small accounts) in ${r.seconds.toFixed(1)} s`);
       });
     }
     default:

@@ -11,7 +11,7 @@ Commands:
   tokens revoke --email E [--chatbot-id ID] [--user-id U]
                                          revoke refresh tokens and stop the users' live access tokens
   keys rotate                            new signing key; older public keys stay published until their tokens expire
-  seed --email E [--contacts N] [--messages M]
+  seed --email E [--scale 10k|100k|1m] [--contacts N] [--conversations C] [--messages M]
                                          fill an account with synthetic contacts and messages (benchmarks)
 
 Every command takes --db PATH (default ./data/aiagent.db, or AIAGENT_DB) and --json (print one JSON object).

@@ -108,4 +108,57 @@ export const migrations: readonly { version: number; name: string; sql: string }
       ) STRICT;
     `,
   },
+  {
+    version: 3,
+    name: "contact search: per-account contact rowids, a folded search text, a trigram index",
+    sql: `
+      -- One account's contacts live in one rowid range (account rowid * 2^32 + n), so the trigram index below
+      -- can be read for one account only (FTS5 seeks to a rowid range). VACUUM keeps the rowids of a table
+      -- that has indexes, and every writer in repos/ places new contacts in their range.
+      UPDATE contacts SET rowid = r.new_rowid
+      FROM (
+        SELECT c.rowid AS old_rowid, a.rowid * 4294967296 + row_number() OVER (PARTITION BY c.account_id ORDER BY c.rowid) AS new_rowid
+        FROM contacts c JOIN accounts a ON a.account_id = c.account_id
+      ) AS r
+      WHERE contacts.rowid = r.old_rowid;
+
+      -- The four searchable fields, lower-cased as instr(lower(x), term) always compared them, separated by a
+      -- character a search term cannot contain (control characters are refused), so one instr() tests all four.
+      ALTER TABLE contacts ADD COLUMN search_text TEXT GENERATED ALWAYS AS
+        (lower(user_id) || char(31) || lower(contact_name) || char(31) || lower(email) || char(31) || lower(phone_number)) VIRTUAL;
+      -- Newest first with the search text in the index: a search for a common term reads only this index until
+      -- its page is full.
+      CREATE INDEX contacts_recent_search ON contacts(account_id, latest_message_at DESC, contact_id, search_text) WHERE latest_message_at IS NOT NULL;
+
+      -- Substrings of 3+ characters: FTS5 trigram, no copy of the text (contentless), rowid = contacts.rowid.
+      CREATE VIRTUAL TABLE contact_search USING fts5(
+        user_id, contact_name, email, phone_number,
+        tokenize = 'trigram', content = '', contentless_delete = 1
+      );
+      INSERT INTO contact_search (rowid, user_id, contact_name, email, phone_number)
+        SELECT rowid, user_id, contact_name, email, phone_number FROM contacts;
+
+      CREATE TRIGGER contacts_search_insert AFTER INSERT ON contacts BEGIN
+        -- A writer that did not place the row in its account's range (the repositories always do) is corrected.
+        UPDATE contacts SET rowid = (
+            SELECT coalesce(
+              (SELECT x.rowid FROM contacts x WHERE x.rowid BETWEEN r.lo AND r.lo + 4294967295 ORDER BY x.rowid DESC LIMIT 1),
+              r.lo) + 1
+            FROM (SELECT a.rowid * 4294967296 AS lo FROM accounts a WHERE a.account_id = new.account_id) AS r)
+          WHERE rowid = new.rowid
+            AND new.rowid / 4294967296 IS NOT (SELECT a.rowid FROM accounts a WHERE a.account_id = new.account_id);
+        INSERT INTO contact_search (rowid, user_id, contact_name, email, phone_number)
+          SELECT rowid, user_id, contact_name, email, phone_number FROM contacts WHERE contact_id = new.contact_id;
+      END;
+      CREATE TRIGGER contacts_search_update AFTER UPDATE OF user_id, contact_name, email, phone_number ON contacts
+        WHEN old.user_id IS NOT new.user_id OR old.contact_name IS NOT new.contact_name OR old.email IS NOT new.email OR old.phone_number IS NOT new.phone_number
+      BEGIN
+        DELETE FROM contact_search WHERE rowid = old.rowid;
+        INSERT INTO contact_search (rowid, user_id, contact_name, email, phone_number) VALUES (new.rowid, new.user_id, new.contact_name, new.email, new.phone_number);
+      END;
+      CREATE TRIGGER contacts_search_delete AFTER DELETE ON contacts BEGIN
+        DELETE FROM contact_search WHERE rowid = old.rowid;
+      END;
+    `,
+  },
 ];

@@ -1,6 +1,7 @@
 import type { ContactFilter, ContactQuery, ContactRepository, ContactView } from "../../../domain/conversation/repository.js";
 import { newId } from "../../../domain/ids.js";
 import type { Db } from "../database.js";
+import { ACCOUNT_RANGE, nextContactRowid } from "./contact-rowid.js";
 
 interface ListRow {
   contact_id: string;
@@ -16,49 +17,125 @@ interface ListRow {
   conv_activity: number | null;
 }
 
+type Statement = ReturnType<Db["prepare"]>;
+
+/** Rows of the newest-first index a search reads before it turns to the trigram index. */
+export const SEARCH_SCAN_BUDGET = 1000;
+/** The trigram index answers terms of this many characters or more. */
+export const TRIGRAM_MIN = 3;
+
+// `live` reads closed once idle: live_activity_at <= latest_message_at always, so the newest-first scan can
+// stop at liveSince instead of walking every contact that ever had a live conversation.
 const FILTER_SQL: Record<ContactFilter, string> = {
   all: "",
   unread: " AND c.unread_count > 0",
-  live: " AND c.live_activity_at IS NOT NULL AND c.live_activity_at >= @liveSince",
+  live: " AND c.live_activity_at IS NOT NULL AND c.live_activity_at >= @liveSince AND c.latest_message_at >= @liveSince",
 };
-// instr() is a literal substring test, so % and _ in a search term are ordinary characters.
-const SEARCH_SQL =
-  " AND (instr(lower(c.contact_name), @search) > 0 OR instr(lower(c.email), @search) > 0 OR instr(lower(c.phone_number), @search) > 0 OR instr(lower(c.user_id), @search) > 0)";
+const COLUMNS = `c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at, c.channels,
+  v.status, v.assigned_to, coalesce(v.last_message_at, v.created_at) AS conv_activity`;
+const CONVERSATION = "LEFT JOIN conversations v ON v.conversation_id = c.latest_conversation_id";
+const ORDER = "ORDER BY c.latest_message_at DESC, c.contact_id";
+// instr() is a literal substring test, so % and _ in a search term are ordinary characters. search_text holds the
+// four fields lower-cased and joined by char(31), which a term cannot contain.
+const MATCHES = "instr(c.search_text, @search) > 0";
+
+/**
+ * The statements of each way to read the list. Without a search: the newest-first partial index of the filter.
+ * With a search: the newest-first index that carries the search text, read for at most SEARCH_SCAN_BUDGET rows
+ * (a common term fills its page there); then, for 3+ characters, the trigram index limited to the account's rowid
+ * range (a rare term has few candidates); a 1–2 character term keeps reading the narrow index to the end.
+ */
+function listStatements(db: Db) {
+  const cache = new Map<string, Statement>();
+  const get = (key: string, sql: () => string) => {
+    let st = cache.get(key);
+    if (!st) cache.set(key, (st = db.prepare(sql())));
+    return st;
+  };
+  return {
+    plain: (f: ContactFilter) =>
+      get(`plain:${f}`, () => `SELECT ${COLUMNS} FROM contacts c ${CONVERSATION}
+        WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} ${ORDER} LIMIT @limit OFFSET @offset`),
+    scan: (f: ContactFilter) =>
+      get(`scan:${f}`, () => `SELECT ${COLUMNS} FROM contacts c INDEXED BY contacts_recent_search ${CONVERSATION}
+        WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} AND ${MATCHES} ${ORDER} LIMIT @limit OFFSET @offset`),
+    // The subquery reads index entries only; the outer query joins the table for the rows that match.
+    budgeted: (f: ContactFilter) =>
+      get(`budgeted:${f}`, () => `SELECT ${COLUMNS} FROM (
+          SELECT rowid AS rid, latest_message_at AS lm, contact_id AS cid, search_text AS st FROM contacts INDEXED BY contacts_recent_search
+          WHERE account_id = @accountId AND latest_message_at IS NOT NULL${f === "live" ? " AND latest_message_at >= @liveSince" : ""}
+          ORDER BY latest_message_at DESC, contact_id LIMIT @budget) AS w
+        CROSS JOIN contacts c ON c.rowid = w.rid ${CONVERSATION}
+        WHERE instr(w.st, @search) > 0${FILTER_SQL[f]}
+        ORDER BY w.lm DESC, w.cid LIMIT @need`),
+    beyondBudget: get("beyond", () =>
+      "SELECT 1 FROM contacts INDEXED BY contacts_recent_search WHERE account_id = @accountId AND latest_message_at IS NOT NULL ORDER BY latest_message_at DESC, contact_id LIMIT 1 OFFSET @budget"),
+    trigram: (f: ContactFilter) =>
+      get(`trigram:${f}`, () => `SELECT ${COLUMNS} FROM contact_search s CROSS JOIN contacts c ON c.rowid = s.rowid ${CONVERSATION}
+        WHERE contact_search MATCH @match AND s.rowid BETWEEN @lo AND @hi
+          AND c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} AND ${MATCHES} ${ORDER} LIMIT @limit OFFSET @offset`),
+  };
+}
 
 /** Contacts in SQLite; the list reads the aggregates the message writes keep. */
 export function sqliteContacts(db: Db): ContactRepository {
-  const upsert = db.prepare<unknown[], { contact_id: string }>(`
-    INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, phone_number, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+  const upsert = db.prepare<[Record<string, unknown>], { contact_id: string }>(`
+    INSERT INTO contacts (rowid, contact_id, account_id, user_id, contact_name, email, phone_number, created_at)
+    VALUES (${nextContactRowid("@accountId")}, @contactId, @accountId, @userId, @contactName, @email, @phoneNumber, @now)
     ON CONFLICT (account_id, user_id) DO UPDATE SET
       contact_name = CASE WHEN excluded.contact_name <> '' THEN excluded.contact_name ELSE contact_name END,
       email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE email END,
       phone_number = CASE WHEN excluded.phone_number <> '' THEN excluded.phone_number ELSE phone_number END
     RETURNING contact_id`);
-  const lists = new Map<string, ReturnType<typeof db.prepare<Record<string, unknown>, ListRow>>>();
-  const listStatement = (filter: ContactFilter, search: boolean) => {
-    const key = `${filter}:${search}`;
-    let st = lists.get(key);
-    if (!st) {
-      st = db.prepare<Record<string, unknown>, ListRow>(`
-        SELECT c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at, c.channels,
-               v.status, v.assigned_to, coalesce(v.last_message_at, v.created_at) AS conv_activity
-        FROM contacts c LEFT JOIN conversations v ON v.conversation_id = c.latest_conversation_id
-        WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[filter]}${search ? SEARCH_SQL : ""}
-        ORDER BY c.latest_message_at DESC, c.contact_id
-        LIMIT @limit OFFSET @offset`);
-      lists.set(key, st);
+  const accountRowid = db.prepare<[string], { rowid: number }>("SELECT rowid FROM accounts WHERE account_id = ?");
+  const ranges = new Map<string, number>();
+  const st = listStatements(db);
+
+  const rangeOf = (accountId: string): number | undefined => {
+    let lo = ranges.get(accountId);
+    if (lo === undefined) {
+      const r = accountRowid.get(accountId);
+      if (!r) return undefined;
+      lo = r.rowid * ACCOUNT_RANGE;
+      if (ranges.size > 10_000) ranges.clear();
+      ranges.set(accountId, lo);
     }
-    return st;
+    return lo;
+  };
+
+  const search = (q: ContactQuery, params: Record<string, unknown>): ListRow[] => {
+    if (q.search.length >= TRIGRAM_MIN) {
+      const need = q.offset + q.limit + 1;
+      const first = st.budgeted(q.filter).all({ ...params, budget: SEARCH_SCAN_BUDGET, need }) as ListRow[];
+      if (first.length === need || st.beyondBudget.get({ accountId: q.accountId, budget: SEARCH_SCAN_BUDGET }) === undefined) {
+        return first.slice(q.offset);
+      }
+      const lo = rangeOf(q.accountId);
+      if (lo === undefined) return [];
+      // A quoted FTS5 string: the trigrams of the term, in order.
+      const match = `"${q.search.replace(/"/g, '""')}"`;
+      return st.trigram(q.filter).all({ ...params, match, lo, hi: lo + ACCOUNT_RANGE - 1 }) as ListRow[];
+    }
+    return st.scan(q.filter).all(params) as ListRow[];
   };
 
   return {
     upsert: (accountId, userId, profile, now) =>
-      upsert.get(newId(), accountId, userId, profile?.contactName ?? "", profile?.email ?? "", profile?.phoneNumber ?? "", now)!.contact_id,
+      upsert.get({
+        accountId,
+        contactId: newId(),
+        userId,
+        contactName: profile?.contactName ?? "",
+        email: profile?.email ?? "",
+        phoneNumber: profile?.phoneNumber ?? "",
+        now,
+      })!.contact_id,
     list: (q: ContactQuery) => {
       const params: Record<string, unknown> = { accountId: q.accountId, limit: q.limit + 1, offset: q.offset };
       if (q.filter === "live") params.liveSince = q.liveSince;
-      if (q.search !== "") params.search = q.search;
-      const rows = listStatement(q.filter, q.search !== "").all(params);
+      let rows: ListRow[];
+      if (q.search === "") rows = st.plain(q.filter).all(params) as ListRow[];
+      else rows = search(q, { ...params, search: q.search });
       const hasMore = rows.length > q.limit;
       const contacts = rows.slice(0, q.limit).map(
         (r): ContactView => ({

@@ -2,6 +2,7 @@ import type { KnowledgeSnippet } from "../../../domain/account/repository.js";
 import type { ConversationRecord, ConversationRepository, MessageRecord, MessageRole, NewConversation, NewMessage } from "../../../domain/conversation/repository.js";
 import { newId } from "../../../domain/ids.js";
 import type { Db } from "../database.js";
+import { nextContactRowid } from "./contact-rowid.js";
 
 interface ConvRow {
   conversation_id: string;
@@ -50,8 +51,9 @@ export function sqliteConversations(db: Db): ConversationRepository {
   const forUser = db.prepare<[string, string, string, number], ConvRow>(
     `${CONV} WHERE c.account_id = ? AND c.user_id = ? AND v.chatbot_id = ? ORDER BY v.created_at DESC LIMIT ?`,
   );
-  const ensureContact = db.prepare<[string, string, string, number], { contact_id: string }>(
-    "INSERT INTO contacts (contact_id, account_id, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (account_id, user_id) DO UPDATE SET user_id = user_id RETURNING contact_id",
+  const ensureContact = db.prepare<[{ accountId: string; contactId: string; userId: string; now: number }], { contact_id: string }>(
+    `INSERT INTO contacts (rowid, contact_id, account_id, user_id, created_at) VALUES (${nextContactRowid("@accountId")}, @contactId, @accountId, @userId, @now)
+     ON CONFLICT (account_id, user_id) DO UPDATE SET user_id = user_id RETURNING contact_id`,
   );
   const insertConv = db.prepare(
     "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at) VALUES (?, ?, ?, ?, ?, 'live', 'ai_agent', ?)",
@@ -74,20 +76,30 @@ export function sqliteConversations(db: Db): ConversationRepository {
   const recomputeLive = db.prepare(
     "UPDATE contacts SET live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = @id AND status = 'live') WHERE contact_id = @id",
   );
-  const page = db.prepare<[string, number, number], MsgRow>("SELECT * FROM messages WHERE conversation_id = ? AND message_order > ? ORDER BY message_order LIMIT ?");
+  const page = db.prepare<[string, number, number], MsgRow & { conv_created: number }>(
+    "SELECT m.*, v.created_at AS conv_created FROM messages m JOIN conversations v ON v.conversation_id = m.conversation_id WHERE m.conversation_id = ? AND m.message_order > ? ORDER BY m.message_order LIMIT ?",
+  );
   const recent = db.prepare<[string, number], MsgRow>("SELECT * FROM messages WHERE conversation_id = ? ORDER BY message_order DESC LIMIT ?");
   const convCreated = db.prepare<[string], { created_at: number }>("SELECT created_at FROM conversations WHERE conversation_id = ?");
+  const unreadOff = db.prepare(
+    "UPDATE contacts SET unread_count = unread_count - (SELECT unread_count FROM conversations WHERE conversation_id = @id) WHERE contact_id = (SELECT contact_id FROM conversations WHERE conversation_id = @id)",
+  );
+  const readAll = db.prepare("UPDATE conversations SET unread_count = 0, read_order = message_count WHERE conversation_id = ?");
   const markRead = db.transaction((conversationId: string) => {
-    db.prepare("UPDATE contacts SET unread_count = unread_count - (SELECT unread_count FROM conversations WHERE conversation_id = @id) WHERE contact_id = (SELECT contact_id FROM conversations WHERE conversation_id = @id)").run({ id: conversationId });
-    db.prepare("UPDATE conversations SET unread_count = 0, read_order = message_count WHERE conversation_id = ?").run(conversationId);
+    unreadOff.run({ id: conversationId });
+    readAll.run(conversationId);
   });
+  const statusOf = db.prepare<[string, number, string], { contact_id: string }>(
+    "UPDATE conversations SET status = ?, last_message_at = coalesce(last_message_at, ?) WHERE conversation_id = ? RETURNING contact_id",
+  );
   const setStatus = db.transaction((conversationId: string, status: string, now: number) => {
-    const r = db.prepare<[string, number, string], { contact_id: string }>("UPDATE conversations SET status = ?, last_message_at = coalesce(last_message_at, ?) WHERE conversation_id = ? RETURNING contact_id").get(status, now, conversationId);
+    const r = statusOf.get(status, now, conversationId);
     if (r) recomputeLive.run({ id: r.contact_id });
   });
+  const assign = db.prepare("UPDATE conversations SET assigned_to = ? WHERE conversation_id = ?");
   const append = db.transaction((conversationId: string, m: NewMessage, start: NewConversation | undefined): MessageRecord => {
     if (start) {
-      const contactId = ensureContact.get(newId(), start.accountId, start.userId, m.createdAt)!.contact_id;
+      const contactId = ensureContact.get({ accountId: start.accountId, contactId: newId(), userId: start.userId, now: m.createdAt })!.contact_id;
       insertConv.run(start.conversationId, start.accountId, start.chatbotId, contactId, start.channel, m.createdAt);
     }
     const isUser = m.role === "user" ? 1 : 0;
@@ -106,10 +118,9 @@ export function sqliteConversations(db: Db): ConversationRepository {
     // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
     append: (id, m, start) => append.immediate(id, m, start),
     messages: (id, limit, offset) => {
-      const created = convCreated.get(id)?.created_at ?? 0;
       // message_order is gap-free from 1, so "skip offset" is a range, not an OFFSET scan.
       const rows = page.all(id, offset, limit + 1);
-      return { messages: rows.slice(0, limit).map((r) => toMsg(r, created)), hasMore: rows.length > limit };
+      return { messages: rows.slice(0, limit).map((r) => toMsg(r, r.conv_created)), hasMore: rows.length > limit };
     },
     recent: (id, count) => {
       const created = convCreated.get(id)?.created_at ?? 0;
@@ -117,7 +128,7 @@ export function sqliteConversations(db: Db): ConversationRepository {
     },
     forUser: (accountId, chatbotId, userId, limit) => forUser.all(accountId, userId, chatbotId, limit).map(toConv),
     markRead: (id) => markRead.immediate(id),
-    assign: (id, assignee) => void db.prepare("UPDATE conversations SET assigned_to = ? WHERE conversation_id = ?").run(assignee, id),
+    assign: (id, assignee) => void assign.run(assignee, id),
     setStatus: (id, status, now) => setStatus.immediate(id, status, now),
   };
 }
