@@ -25,16 +25,18 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
     if (opts.mustExist && !existsSync(path)) throw new DatabaseOpenError(`database ${path} does not exist`);
     mkdirSync(dirname(path), { recursive: true });
   }
-  let db: Db;
+  let db: Db | undefined;
   try {
     db = new Database(path);
+    // First: switching to WAL takes a lock, and another process may hold one for a moment.
+    db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${opts.synchronous ?? "FULL"}`);
     db.pragma("foreign_keys = ON");
-    db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
     db.pragma("temp_store = MEMORY");
     migrate(db);
   } catch (e) {
+    db?.close();
     throw new DatabaseOpenError(`cannot open database ${path}: ${(e as Error).message}`);
   }
   return db;

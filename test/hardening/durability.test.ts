@@ -1,0 +1,324 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync, closeSync } from "node:fs";
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../src/app.js";
+import { loadConfig } from "../../src/config.js";
+import { createLogger } from "../../src/log.js";
+import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { getJson, postJson } from "../helpers/http.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { dbChecksum, expectNoSecrets, ROOT, runCli, startChild, type ChildServer } from "./support.js";
+
+const secrets = new Set<string>();
+const servers: TestServer[] = [];
+const children: ChildServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    expectNoSecrets(s.logs, secrets);
+    await s.close(true);
+  }
+  for (const c of children.splice(0)) {
+    c.proc.kill("SIGKILL");
+    await c.exited;
+  }
+});
+
+async function server(env: Record<string, string> = {}, dir?: string): Promise<TestServer> {
+  const s = await startServer({ env, ...(dir ? { dir } : {}) });
+  servers.push(s);
+  return s;
+}
+
+async function account(s: TestServer): Promise<TestAccount> {
+  const a = await s.account();
+  secrets.add(a.apiKey).add(a.password);
+  return a;
+}
+
+/** A second process that takes SQLite's write lock on the file and keeps it until told to let go. */
+async function holdExclusiveLock(dbPath: string): Promise<{ release(): Promise<void> }> {
+  const script = `
+    const db = new (require("better-sqlite3"))(process.argv[1]);
+    db.exec("BEGIN EXCLUSIVE");
+    process.stdout.write("locked\\n");
+    process.stdin.once("data", () => { db.exec("COMMIT"); db.close(); process.stdout.write("released\\n"); process.exit(0); });
+  `;
+  const proc = spawn(process.execPath, ["-e", script, dbPath], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
+  const lines = (async function* () {
+    let buf = "";
+    for await (const chunk of proc.stdout) {
+      buf += String(chunk);
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        yield buf.slice(0, i);
+        buf = buf.slice(i + 1);
+      }
+    }
+  })();
+  expect((await lines.next()).value).toBe("locked");
+  return {
+    async release() {
+      proc.stdin.write("go\n");
+      expect((await lines.next()).value).toBe("released");
+    },
+  };
+}
+
+describe("a database locked by another process", () => {
+  it("writes answer 503 unavailable with Retry-After after the busy timeout, reads go on, and writes succeed once the lock is gone", async () => {
+    const s = await server({ AIAGENT_BUSY_TIMEOUT_MS: "300" });
+    const a = await account(s);
+    const t = await issueTokens(s.url, a, "locked-user");
+    const id = await idToken(s.url, a);
+    secrets.add(t.access_token).add(t.refresh_token).add(id);
+    const conv = (await send(s.url, t.access_token, "before the lock")).conversation_id;
+
+    const lock = await holdExclusiveLock(s.dbPath);
+    const before = dbChecksum(s.app.db);
+    for (const write of [
+      () => postJson(s.url, `/ai_agent/send_message?access_token=${t.access_token}`, { conversation_id: conv, content: "during the lock" }),
+      () => postJson(s.url, "/ai_agent/get_access_token", { user_id: "new-user", chatbot_id: a.chatbotId, client_api_key: a.apiKey }),
+      () => postJson(s.url, "/reply_to_conversation", { conversation_id: conv, content: "operator" }, { authorization: `Bearer ${id}` }),
+    ]) {
+      const started = Date.now();
+      const r = await write();
+      // Not a speed claim: it answers rather than hangs (busy timeout 300 ms, generous bound).
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(r.status).toBe(503);
+      expect(r.body.code).toBe("unavailable");
+      expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    // WAL readers do not wait for the writer's lock.
+    expect((await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: t.access_token })).status).toBe(200);
+    await lock.release();
+    expect(dbChecksum(s.app.db)).toBe(before);
+    const after = await send(s.url, t.access_token, "after the lock", conv);
+    expect(after.user_message.message_order).toBe(3);
+  });
+});
+
+/** message_order is 1..n in every conversation and each conversation's count agrees with its rows. */
+function expectConsistent(db: Database.Database) {
+  const bad = db
+    .prepare(
+      `SELECT c.conversation_id FROM conversations c LEFT JOIN messages m ON m.conversation_id = c.conversation_id
+       GROUP BY c.conversation_id HAVING count(m.message_id) <> c.message_count OR coalesce(max(m.message_order), 0) <> count(m.message_id) OR coalesce(min(m.message_order), 1) <> 1`,
+    )
+    .all();
+  expect(bad).toEqual([]);
+  expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+}
+
+describe("a full database", () => {
+  it("writes answer 503 and leave no partial rows; once there is room again the service goes on (max_page_count)", async () => {
+    const s = await server();
+    const a = await account(s);
+    const t = await issueTokens(s.url, a, "full-user");
+    const id = await idToken(s.url, a);
+    secrets.add(t.access_token).add(t.refresh_token).add(id);
+    const conv = (await send(s.url, t.access_token, "first")).conversation_id;
+    const pages = s.app.db.pragma("page_count", { simple: true }) as number;
+    s.app.db.pragma(`max_page_count = ${pages}`);
+    let status = 200;
+    for (let i = 0; i < 2000 && status === 200; i++) {
+      status = (await postJson(s.url, "/reply_to_conversation", { conversation_id: conv, content: `filler ${i} ${"x".repeat(2000)}` }, { authorization: `Bearer ${id}` })).status;
+    }
+    expect(status).toBe(503);
+    const before = dbChecksum(s.app.db);
+    // Each needs new pages (overflow pages for long content): none fits in what is left.
+    const refused = [
+      await postJson(s.url, "/reply_to_conversation", { conversation_id: conv, content: "y".repeat(7000) }, { authorization: `Bearer ${id}` }),
+      await postJson(s.url, `/ai_agent/send_message?access_token=${t.access_token}`, { conversation_id: conv, content: "w".repeat(7000) }),
+    ];
+    for (const r of refused) {
+      expect(r.status).toBe(503);
+      expect(r.body.code).toBe("unavailable");
+      expect(r.headers.get("retry-after")).not.toBeNull();
+    }
+    expect(dbChecksum(s.app.db)).toBe(before);
+    expect((await getJson(s.url, "/readyz")).status).toBe(200);
+    s.app.db.pragma("max_page_count = 1073741823");
+    expect((await send(s.url, t.access_token, "room again", conv)).user_message.content).toBe("room again");
+    expectConsistent(s.app.db);
+  });
+
+  const canMount = (() => {
+    if (process.platform !== "linux" || process.getuid?.() !== 0) return false;
+    const probe = mkdtempSync(join(tmpdir(), "aiagent-mount-probe-"));
+    const ok = spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe]).status === 0;
+    if (ok) spawnSync("umount", [probe]);
+    rmSync(probe, { recursive: true, force: true });
+    return ok;
+  })();
+
+  // Needs root and mount (true here and in CI containers run as root); the max_page_count test above always runs.
+  it.skipIf(!canMount)("on a real full disk (a 2 MiB tmpfs): 503, no partial rows, and recovery when space returns", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aiagent-full-"));
+    expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", dir]).status).toBe(0);
+    try {
+      const s = await server({}, dir);
+      const a = await account(s);
+      const t = await issueTokens(s.url, a, "disk-user");
+      secrets.add(t.access_token).add(t.refresh_token);
+      const conv = (await send(s.url, t.access_token, "first")).conversation_id;
+      // Fill the disk with another file.
+      const filler = join(dir, "filler");
+      const fd = openSync(filler, "w");
+      const block = Buffer.alloc(64 * 1024, 1);
+      try {
+        for (let i = 0; i < 64; i++) writeSync(fd, block);
+      } catch (e) {
+        expect((e as NodeJS.ErrnoException).code).toBe("ENOSPC");
+      }
+      try {
+        writeSync(fd, Buffer.alloc(4096, 1));
+      } catch {
+        /* full to the last block */
+      }
+      closeSync(fd);
+      let status = 200;
+      for (let i = 0; i < 500 && status === 200; i++) status = (await postJson(s.url, `/ai_agent/send_message?access_token=${t.access_token}`, { conversation_id: conv, content: `m${i} ${"z".repeat(3000)}` })).status;
+      expect(status).toBe(503);
+      expectConsistent(s.app.db);
+      rmSync(filler);
+      const again = await send(s.url, t.access_token, "space again", conv);
+      expect(again.user_message.content).toBe("space again");
+      expectConsistent(s.app.db);
+      await s.close();
+      servers.splice(servers.indexOf(s), 1);
+      expectNoSecrets(s.logs, secrets);
+    } finally {
+      spawnSync("umount", ["-l", dir]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("start-up", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "aiagent-start-"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    ["garbage", () => Buffer.from("this is not a database at all ".repeat(200))],
+    ["a zeroed header", () => Buffer.alloc(8192)],
+  ])("a database file holding %s: `aiagent serve` exits non-zero and says why", async (name, content) => {
+    const path = join(dir, `${name.replace(/\W/g, "-")}.db`);
+    writeFileSync(path, content());
+    const r = await runCli(["serve", "--db", path, "--port", "0"], { NODE_ENV: "production" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot open database .*(not a database|malformed)/);
+    // And it did not "repair" the file by replacing it.
+    expect(statSync(path).size).toBe(content().length);
+  });
+
+  it("a path that is a directory fails the same way", async () => {
+    const path = join(dir, "a-directory.db");
+    mkdirSync(path);
+    const r = await runCli(["serve", "--db", path, "--port", "0"], { NODE_ENV: "production" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("cannot open database");
+  });
+
+  it("a missing directory is created (a fresh clone has no ./data)", async () => {
+    const path = join(dir, "new", "nested", "aiagent.db");
+    const c = await startChild(path);
+    children.push(c);
+    expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
+    expect(existsSync(path)).toBe(true);
+  });
+});
+
+/** An HTTP/1.1 request whose body is held back until `finish` is called; resolves `continued` once the server has read its headers. */
+function heldRequest(url: string, path: string, body: string) {
+  const u = new URL(url);
+  let req!: ClientRequest;
+  const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    req = httpRequest(
+      { host: u.hostname, port: u.port, method: "POST", path, agent: false, headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), expect: "100-continue" } },
+      (res: IncomingMessage) => {
+        let text = "";
+        res.on("data", (c: Buffer) => (text += c.toString("utf8")));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on("error", reject);
+  });
+  // Node's server answers 100 Continue when the request handler starts: the request is then in flight.
+  const continued = new Promise<void>((resolve) => req.once("continue", () => resolve()));
+  req.flushHeaders();
+  return { response, continued, finish: () => req.end(body) };
+}
+
+describe("SIGTERM", () => {
+  it("under load: in-flight requests finish, the WAL is checkpointed, the process exits 0, and every acknowledged message is stored", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aiagent-sigterm-"));
+    const dbPath = join(dir, "aiagent.db");
+    const setup = await buildApp(loadConfig({ AIAGENT_DB: dbPath }), createLogger("silent"));
+    const email = "sigterm@example.com";
+    await setup.accounts.createAccount(email);
+    const chatbotId = setup.accounts.createChatbot(email, "bot", [], []).chatbotId;
+    const apiKey = setup.accounts.createApiKey(email).clientApiKey;
+    setup.close();
+    secrets.add(apiKey);
+
+    const c = await startChild(dbPath);
+    children.push(c);
+    const t = await issueTokens(c.url, { accountId: "", email, password: "", apiKey, chatbotId }, "sigterm-user");
+    secrets.add(t.access_token).add(t.refresh_token);
+    const conv = (await send(c.url, t.access_token, "hello")).conversation_id;
+    const acknowledged = new Set<string>();
+    const path = `/ai_agent/send_message?access_token=${t.access_token}`;
+
+    // Load: writers that keep sending until the server stops answering.
+    let stop = false;
+    const load = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; i < 500 && !stop; i++) {
+        let r;
+        try {
+          r = await postJson(c.url, path, { conversation_id: conv, content: `load ${w}/${i}` });
+        } catch {
+          return; // connection refused or reset: the server has stopped accepting
+        }
+        expect(r.status).toBeLessThan(500);
+        if (r.status === 200) acknowledged.add(r.body.data.user_message.message_id);
+      }
+    });
+    // In flight: 10 requests whose headers the server has read, bodies not yet sent.
+    const held = Array.from({ length: 10 }, (_, i) => heldRequest(c.url, path, JSON.stringify({ conversation_id: conv, content: `held ${i}` })));
+    await Promise.all(held.map((h) => h.continued));
+    c.proc.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 200));
+    for (const h of held) h.finish();
+    const answers = await Promise.all(held.map((h) => h.response));
+    for (const a of answers) {
+      expect(a.status).toBe(200);
+      acknowledged.add(JSON.parse(a.body).data.user_message.message_id);
+    }
+    stop = true;
+    await Promise.all(load);
+    expect(await c.exited).toBe(0);
+    children.splice(children.indexOf(c), 1);
+
+    expect(c.output.join("")).toContain('"msg":"stopped"');
+    expectNoSecrets(c.output, secrets);
+    const wal = `${dbPath}-wal`;
+    expect(!existsSync(wal) || statSync(wal).size === 0).toBe(true);
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      const stored = new Set(db.prepare<[], { message_id: string }>("SELECT message_id FROM messages").all().map((r) => r.message_id));
+      for (const id of acknowledged) expect(stored.has(id)).toBe(true);
+      expect(acknowledged.size).toBeGreaterThanOrEqual(10);
+      expectConsistent(db);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
