@@ -5,7 +5,7 @@ import { commentOf } from "./comments.js";
 import { errorComponents } from "./errors.js";
 import { operationOf, type HttpBinding } from "./paths.js";
 import { SchemaBuilder, type Schema } from "./schemas.js";
-import { SECURITY_SCHEMES } from "./security.js";
+import { SECURITY_SCHEMES, securityOf } from "./security.js";
 
 /** The shape of a google.api.HttpRule read reflectively (the plugin cannot import gen/, which buf cleans first). */
 interface HttpRule {
@@ -33,7 +33,10 @@ export const openapiPlugin: Plugin = {
       for (const s of file.services) byPackage.set(file.proto.package, [...(byPackage.get(file.proto.package) ?? []), s]);
     }
     const files = [];
-    for (const [pkg, services] of byPackage) {
+    for (const [pkg, found] of byPackage) {
+      // Services that issue credentials first: a reader needs their routes before any other.
+      const issues = (s: DescService) => s.methods.every((m) => securityOf(m).length === 0);
+      const services = [...found.filter(issues), ...found.filter((s) => !issues(s))];
       const bindings = httpExt ? services.flatMap((s) => bindingsOf(s, httpExt)) : [];
       if (bindings.length === 0) continue;
       files.push({ name: `${pkg}.openapi.json`, content: JSON.stringify(documentOf(pkg, services, bindings), null, 2) + "\n" });
