@@ -43,7 +43,7 @@ describe("GET /docs in headless Chromium", () => {
     await expect.poll(() => page.locator(".opblock").count()).toBe(operationCount);
     expect(await page.locator(".info .title").textContent()).toContain(doc.info.title);
     for (const path of ["/ai_agent/get_access_token", "/ai_agent/refresh_token", "/get_contact_conversations", "/get_messages_for_conversation"]) {
-      await expect.poll(() => page.locator(`.opblock-summary-path[data-path="${path}"]`).count(), path).toBe(1);
+      await expect.poll(() => page.locator(`.opblock-summary-path[data-path="${path}"]`).count(), { message: path }).toBe(1);
     }
 
     // Open the contact list: its parameters show the documented default and bounds.
