@@ -46,7 +46,7 @@ interface Running {
 function start(dbPath: string, output: string[]): Promise<Running> {
   const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: "production", AIAGENT_LOG_LEVEL: "info", AIAGENT_HOST: "127.0.0.1", AIAGENT_RATE_LIMIT: "off" },
+    env: { ...process.env, NODE_ENV: "production", AIAGENT_LOG_LEVEL: "debug", AIAGENT_HOST: "127.0.0.1", AIAGENT_RATE_LIMIT: "off" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise((r) => proc.once("exit", r));
