@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { peakRss } from "./proc.js";
+
+/** A server the benchmark started, with what it needs to measure it. */
+export interface ServerProcess {
+  name: string;
+  url: string;
+  pid: number;
+  /** Peak RSS seen so far, in bytes. */
+  peakRss(): number;
+  /** Stops it (SIGTERM, then SIGKILL after a grace period); resolves with its final peak RSS. */
+  stop(): Promise<number>;
+}
+
+/**
+ * Starts `node <script> ...args` and waits (at most timeoutMs) for the line that says where it listens:
+ * `ready <url>` from the bench servers, or the service's JSON log line `{"msg":"listening","url":...}`.
+ */
+export function startServer(name: string, script: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(process.execPath, [script, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  let lastRss = 0;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${name} did not start within ${timeoutMs} ms:\n${output.slice(-2000)}`));
+    }, timeoutMs);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      if (output.length > 100_000) output = output.slice(-50_000);
+      const url = /^ready (\S+)$/m.exec(output)?.[1] ?? listeningUrl(output);
+      if (!url) return;
+      clearTimeout(timer);
+      child.stdout!.off("data", onData);
+      // Keep draining so a chatty child never blocks on a full pipe.
+      child.stdout!.on("data", () => undefined);
+      const pid = child.pid!;
+      const server: ServerProcess = {
+        name,
+        url,
+        pid,
+        peakRss: () => {
+          try {
+            lastRss = Math.max(lastRss, peakRss(pid));
+          } catch {
+            // Gone already: the last reading stands.
+          }
+          return lastRss;
+        },
+        stop: () =>
+          new Promise((done) => {
+            server.peakRss();
+            if (child.exitCode !== null) return done(lastRss);
+            const kill = setTimeout(() => child.kill("SIGKILL"), 15_000);
+            child.once("exit", () => {
+              clearTimeout(kill);
+              done(lastRss);
+            });
+            child.kill("SIGTERM");
+          }),
+      };
+      resolve(server);
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (d: Buffer) => {
+      output += d.toString();
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code} before listening:\n${output.slice(-2000)}`));
+    });
+  });
+}
+
+function listeningUrl(output: string): string | undefined {
+  for (const line of output.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      const rec = JSON.parse(line) as { msg?: string; url?: string };
+      if (rec.msg === "listening" && rec.url) return rec.url;
+    } catch {
+      // Not a log line.
+    }
+  }
+  return undefined;
+}
