@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync, closeSync } from "node:fs";
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
+import { connect as h2connect } from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -293,6 +294,12 @@ describe("SIGTERM", () => {
     // In flight: 10 requests whose headers the server has read, bodies not yet sent.
     const held = Array.from({ length: 10 }, (_, i) => heldRequest(c.url, path, JSON.stringify({ conversation_id: conv, content: `held ${i}` })));
     await Promise.all(held.map((h) => h.continued));
+    // An HTTP/2 client (gRPC's transport) with an open connection is told to go away.
+    const h2 = h2connect(c.url);
+    await new Promise<void>((resolve, reject) => h2.request({ ":path": "/healthz" }).on("response", () => resolve()).on("error", reject).resume().end());
+    const goaway = new Promise<void>((resolve) => h2.once("goaway", () => resolve()));
+    const h2closed = new Promise<void>((resolve) => h2.once("close", () => resolve()));
+    h2.on("error", () => undefined);
     c.proc.kill("SIGTERM");
     await new Promise((r) => setTimeout(r, 200));
     for (const h of held) h.finish();
@@ -303,6 +310,8 @@ describe("SIGTERM", () => {
     }
     stop = true;
     await Promise.all(load);
+    await goaway;
+    await h2closed;
     expect(await c.exited).toBe(0);
     children.splice(children.indexOf(c), 1);
 
