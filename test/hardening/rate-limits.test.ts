@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { addressKey } from "../../src/protocol/rate-limit.js";
 import { rpcClients } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { dbChecksum, expectNoSecrets, postFrom } from "./support.js";
@@ -200,5 +201,15 @@ describe("over RPC", () => {
       expect(Number(err.findDetails(ErrorInfoSchema)[0]?.metadata.retry_after_seconds)).toBeGreaterThan(0);
     }
     void a;
+  });
+});
+
+describe("client address keys", () => {
+  it("IPv4-mapped addresses count as IPv4, and IPv6 addresses by their /64", () => {
+    expect(addressKey("::ffff:192.0.2.7")).toBe("192.0.2.7");
+    expect(addressKey("192.0.2.7")).toBe("192.0.2.7");
+    expect(addressKey("2001:db8:1:2:aaaa::1")).toBe(addressKey("2001:0db8:0001:0002:ffff:ffff:ffff:ffff"));
+    expect(addressKey("2001:db8:1:2::1")).not.toBe(addressKey("2001:db8:1:3::1"));
+    expect(addressKey("::1")).toBe("0:0:0:0::/64");
   });
 });
