@@ -26,7 +26,8 @@ import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcode
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
-import { openDatabase, sqliteRepositories, type Db, type Repositories } from "./storage/sqlite/index.js";
+import { durableHandlers } from "./protocol/durable.js";
+import { openDatabase, sqliteRepositories, WalSync, type Db, type Repositories } from "./storage/sqlite/index.js";
 
 /** The issuer claim of every token this service signs. */
 export const ISSUER = "aiagent";
@@ -62,7 +63,10 @@ export interface App {
 /** The one place that wires storage, domain and protocol together. */
 export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}): Promise<App> {
   const clock = o.clock ?? systemClock;
-  const db = openDatabase(config.dbPath, { synchronous: config.synchronous, busyTimeoutMs: config.busyTimeoutMs });
+  // synchronous=FULL is kept as group commit: answers wait for a shared fsync instead of each commit blocking on its own.
+  const db = openDatabase(config.dbPath, { synchronous: config.synchronous, busyTimeoutMs: config.busyTimeoutMs, groupCommit: true });
+  const walSync = config.synchronous === "FULL" && config.dbPath !== ":memory:" ? new WalSync(db, config.dbPath) : undefined;
+  const durable = (h: Record<string, AnyHandler>) => (walSync ? durableHandlers(h, () => walSync.durable()) : h);
   const repos = sqliteRepositories(db);
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
   const keys = await KeyRing.open(repos.signingKeys, clock, maxLifetimeMs);
@@ -80,8 +84,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const conversations = new ConversationService({ ...repos, agent: o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()), clock, idleCloseSeconds: config.idleCloseSeconds });
   const auth = new Authenticator(tokens);
   const bindings: ServiceBinding[] = [
-    { desc: TokenServiceDesc, handlers: tokenHandlers(tokens, auth, limits) as unknown as Record<string, AnyHandler> },
-    { desc: ConversationServiceDesc, handlers: conversationHandlers(conversations, auth) as unknown as Record<string, AnyHandler> },
+    { desc: TokenServiceDesc, handlers: durable(tokenHandlers(tokens, auth, limits) as unknown as Record<string, AnyHandler>) },
+    { desc: ConversationServiceDesc, handlers: durable(conversationHandlers(conversations, auth) as unknown as Record<string, AnyHandler>) },
   ];
   const connect = connectNodeAdapter({
     routes: createConnectRoutes(bindings, log),
@@ -101,7 +105,12 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     log,
     handler: () => undefined,
     listen: () => listen(app.handler, config.port, config.host, config.http),
-    close: () => db.close(),
+    close: () => {
+      // Commits not yet answered for (a command's, the demo bootstrap's) reach the disk before the file closes.
+      walSync?.flushSync();
+      walSync?.close();
+      db.close();
+    },
   };
   const ready = db.prepare("SELECT 1");
   const routes: Route[] = [

@@ -17,7 +17,10 @@ interface ConvRow {
   last_message_at: number | null;
   message_count: number;
 }
-interface MsgRow { message_id: string; conversation_id: string; message_order: number; role: string; content: string; tool_calls: string; documents: string; created_at: number }
+// A message row as an array (better-sqlite3's raw mode: no object per row). Empty tool_calls and documents come
+// back as NULL, which costs no string.
+type MsgRow = [messageId: string, messageOrder: number, role: string, content: string, toolCalls: string | null, documents: string | null, createdAt: number];
+const MSG_COLUMNS = "message_id, message_order, role, content, nullif(tool_calls, '') AS tool_calls, nullif(documents, '[]') AS documents, created_at";
 
 const toConv = (r: ConvRow): ConversationRecord => ({
   conversationId: r.conversation_id,
@@ -32,16 +35,16 @@ const toConv = (r: ConvRow): ConversationRecord => ({
   lastMessageAt: r.last_message_at,
   messageCount: r.message_count,
 });
-const toMsg = (r: MsgRow, conversationCreatedAt: number): MessageRecord => ({
-  messageId: r.message_id,
-  conversationId: r.conversation_id,
+const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number): MessageRecord => ({
+  messageId: r[0],
+  conversationId,
   conversationCreatedAt,
-  messageOrder: r.message_order,
-  role: r.role as MessageRole,
-  content: r.content,
-  toolCalls: r.tool_calls,
-  documents: r.documents === "[]" ? [] : (JSON.parse(r.documents) as KnowledgeSnippet[]),
-  createdAt: r.created_at,
+  messageOrder: r[1],
+  role: r[2] as MessageRole,
+  content: r[3],
+  toolCalls: r[4] ?? "",
+  documents: r[5] === null ? [] : (JSON.parse(r[5]) as KnowledgeSnippet[]),
+  createdAt: r[6],
 });
 
 /** Conversations and messages in SQLite; each write is one transaction that also keeps the contact's aggregates. */
@@ -76,11 +79,24 @@ export function sqliteConversations(db: Db): ConversationRepository {
   const recomputeLive = db.prepare(
     "UPDATE contacts SET live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = @id AND status = 'live') WHERE contact_id = @id",
   );
-  const page = db.prepare<[string, number, number], MsgRow & { conv_created: number }>(
-    "SELECT m.*, v.created_at AS conv_created FROM messages m JOIN conversations v ON v.conversation_id = m.conversation_id WHERE m.conversation_id = ? AND m.message_order > ? ORDER BY m.message_order LIMIT ?",
-  );
-  const recent = db.prepare<[string, number], MsgRow>("SELECT * FROM messages WHERE conversation_id = ? ORDER BY message_order DESC LIMIT ?");
+  const page = db
+    .prepare<[string, number, number], MsgRow>(`SELECT ${MSG_COLUMNS} FROM messages WHERE conversation_id = ? AND message_order > ? ORDER BY message_order LIMIT ?`)
+    .raw();
+  const recent = db.prepare<[string, number], MsgRow>(`SELECT ${MSG_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY message_order DESC LIMIT ?`).raw();
   const convCreated = db.prepare<[string], { created_at: number }>("SELECT created_at FROM conversations WHERE conversation_id = ?");
+  // A conversation's creation time never changes: remembered (bounded) instead of read with every page.
+  const createdCache = new Map<string, number>();
+  const createdAt = (id: string): number => {
+    let t = createdCache.get(id);
+    if (t === undefined) {
+      const r = convCreated.get(id);
+      if (!r) return 0;
+      t = r.created_at;
+      if (createdCache.size >= 20_000) createdCache.delete(createdCache.keys().next().value!);
+      createdCache.set(id, t);
+    }
+    return t;
+  };
   const unreadOff = db.prepare(
     "UPDATE contacts SET unread_count = unread_count - (SELECT unread_count FROM conversations WHERE conversation_id = @id) WHERE contact_id = (SELECT contact_id FROM conversations WHERE conversation_id = @id)",
   );
@@ -120,11 +136,14 @@ export function sqliteConversations(db: Db): ConversationRepository {
     messages: (id, limit, offset) => {
       // message_order is gap-free from 1, so "skip offset" is a range, not an OFFSET scan.
       const rows = page.all(id, offset, limit + 1);
-      return { messages: rows.slice(0, limit).map((r) => toMsg(r, r.conv_created)), hasMore: rows.length > limit };
+      const created = rows.length ? createdAt(id) : 0;
+      const messages: MessageRecord[] = [];
+      for (let i = 0; i < rows.length && i < limit; i++) messages.push(toMsg(rows[i]!, id, created));
+      return { messages, hasMore: rows.length > limit };
     },
     recent: (id, count) => {
-      const created = convCreated.get(id)?.created_at ?? 0;
-      return recent.all(id, count).reverse().map((r) => toMsg(r, created));
+      const created = createdAt(id);
+      return recent.all(id, count).reverse().map((r) => toMsg(r, id, created));
     },
     forUser: (accountId, chatbotId, userId, limit) => forUser.all(accountId, userId, chatbotId, limit).map(toConv),
     markRead: (id) => markRead.immediate(id),
