@@ -73,10 +73,12 @@ function isSqliteBusy(e: unknown): boolean {
   return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
 }
 
-// Disk full, I/O error, file made read-only: faults of the machine, not of the request.
+// Disk full, I/O error, file made read-only: faults of the machine, not of the request. The errno codes come
+// from the group commit's fsync of the log, which runs outside SQLite.
+const FS_FAULTS = new Set(["EIO", "ENOSPC", "EDQUOT", "EROFS"]);
 function isStorageFault(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code === "SQLITE_FULL" || code.startsWith("SQLITE_IOERR") || code.startsWith("SQLITE_READONLY") || code === "SQLITE_CANTOPEN");
+  return typeof code === "string" && (code === "SQLITE_FULL" || code.startsWith("SQLITE_IOERR") || code.startsWith("SQLITE_READONLY") || code === "SQLITE_CANTOPEN" || FS_FAULTS.has(code));
 }
 
 function describe(e: unknown): unknown {
