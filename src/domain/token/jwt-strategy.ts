@@ -35,14 +35,19 @@ const FORBIDDEN_HEADERS = ["jku", "x5u", "jwk", "x5c", "crit"];
 
 /** Makes and checks the service's JWTs; verified access tokens are cached until they expire. */
 export class JwtStrategy {
-  private readonly cache = new Map<string, AccessClaims>();
+  private readonly accessCache: VerifiedCache<AccessClaims>;
+  private readonly idCache: VerifiedCache<IdClaims>;
 
   constructor(
     private readonly keys: KeyRing,
     private readonly clock: Clock,
     private readonly issuer: string,
-    private readonly cacheSize = 50_000,
-  ) {}
+    cacheSize = 50_000,
+  ) {
+    this.accessCache = new VerifiedCache(cacheSize);
+    // Few accounts call the account API at once; their ID tokens are reused for an hour.
+    this.idCache = new VerifiedCache(Math.max(1, Math.floor(cacheSize / 10)));
+  }
 
   /** Signs an access token for (account, chatbot, user) valid for ttlSeconds. */
   async signAccess(c: { accountId: string; chatbotId: string; userId: string }, ttlSeconds: number): Promise<{ token: string; expiresAt: number }> {
@@ -56,31 +61,26 @@ export class JwtStrategy {
 
   /** Verifies an access token; a token seen before is answered from the cache (expiry still checked). */
   async verifyAccess(token: string): Promise<AccessClaims> {
-    const hit = this.cache.get(token);
-    if (hit) {
-      if (hit.expiresAt + CLOCK_TOLERANCE_S * 1000 <= this.clock.now()) {
-        this.cache.delete(token);
-        throw unauthenticated("the access token has expired", "TokenExpiredError");
-      }
-      return hit;
-    }
+    const hit = this.accessCache.get(token, this.clock.now());
+    if (hit === "expired") throw unauthenticated("the access token has expired", "TokenExpiredError");
+    if (hit) return hit;
     const p = await this.verify(token, "access");
     if (typeof p.cid !== "string" || typeof p.acc !== "string") throw unauthenticated("the access token is invalid");
     const claims: AccessClaims = { userId: p.sub!, chatbotId: p.cid, accountId: p.acc, issuedAt: issuedAtMs(p), expiresAt: p.exp! * 1000 };
-    if (this.cache.size >= this.cacheSize) {
-      // Drop the oldest entry (Map keeps insertion order): bounded memory, no scan.
-      const first = this.cache.keys().next();
-      if (!first.done) this.cache.delete(first.value);
-    }
-    this.cache.set(token, claims);
+    this.accessCache.set(token, claims);
     return claims;
   }
 
-  /** Verifies an ID token. */
+  /** Verifies an ID token; like access tokens, each is verified once and then answered from the cache. */
   async verifyId(token: string): Promise<IdClaims> {
+    const hit = this.idCache.get(token, this.clock.now());
+    if (hit === "expired") throw unauthenticated("the ID token has expired", "TokenExpiredError");
+    if (hit) return hit;
     const p = await this.verify(token, "id");
     if (typeof p.email !== "string") throw unauthenticated("the ID token is invalid");
-    return { accountId: p.sub!, email: p.email, issuedAt: issuedAtMs(p), expiresAt: p.exp! * 1000 };
+    const claims: IdClaims = { accountId: p.sub!, email: p.email, issuedAt: issuedAtMs(p), expiresAt: p.exp! * 1000 };
+    this.idCache.set(token, claims);
+    return claims;
   }
 
   private async sign(kind: TokenKind, subject: string, claims: Record<string, string>, ttlSeconds: number): Promise<{ token: string; expiresAt: number }> {
@@ -139,6 +139,35 @@ export class JwtStrategy {
       if (e instanceof errors.JWTExpired) throw unauthenticated(`the ${label} has expired`, "TokenExpiredError");
       throw unauthenticated(`the ${label} is invalid`);
     }
+  }
+}
+
+/**
+ * Claims of tokens whose signature and claims were verified, keyed by the whole token string (so only that exact
+ * token hits), kept until they expire, and bounded: the oldest entry goes first. Internal to JwtStrategy.
+ */
+class VerifiedCache<T extends { expiresAt: number }> {
+  private readonly map = new Map<string, T>();
+
+  constructor(private readonly max: number) {}
+
+  get(token: string, now: number): T | "expired" | undefined {
+    const hit = this.map.get(token);
+    if (!hit) return undefined;
+    if (hit.expiresAt + CLOCK_TOLERANCE_S * 1000 <= now) {
+      this.map.delete(token);
+      return "expired";
+    }
+    return hit;
+  }
+
+  set(token: string, claims: T): void {
+    if (this.map.size >= this.max) {
+      // Map keeps insertion order: bounded memory, no scan.
+      const first = this.map.keys().next();
+      if (!first.done) this.map.delete(first.value);
+    }
+    this.map.set(token, claims);
   }
 }
 
