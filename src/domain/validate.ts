@@ -33,6 +33,15 @@ export function requireId(field: string, value: string, max = MAX_SHORT_TEXT): s
   return value;
 }
 
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/** A required e-mail address: an identifier with one @ and no blanks. */
+export function requireEmail(field: string, value: string): string {
+  requireId(field, value);
+  if (!EMAIL.test(value)) throw invalidArgument(field, "must be an e-mail address");
+  return value;
+}
+
 function checkText(field: string, value: string, max: number, forbidden: RegExp): string {
   if (value.length > max) throw invalidArgument(field, `must be at most ${max} characters`);
   if (forbidden.test(value)) throw invalidArgument(field, "must not contain control characters");

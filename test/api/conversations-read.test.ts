@@ -177,6 +177,9 @@ describe("bounds are enforced, never clamped", () => {
     const extra = await contacts(s.url, token, a.email, { page: 2 });
     expect(extra.status).toBe(400);
     expect(extra.body.message).toContain("page");
+    const notEmail = await contacts(s.url, token, "not an e-mail");
+    expect(notEmail.status).toBe(400);
+    expect(notEmail.body.message.startsWith("user_email_id")).toBe(true);
     const none = await getJson(s.url, "/get_contact_conversations", {}, { authorization: `Bearer ${token}` });
     expect(none.status).toBe(400);
     expect(none.body.message).toContain("user_email_id");

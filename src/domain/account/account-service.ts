@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { hashSecret, newId, newSecret } from "../ids.js";
-import { requireText } from "../validate.js";
+import { requireEmail, requireText } from "../validate.js";
 import { hashPassword } from "./password.js";
 import type { AccountRecord, AccountRepository, ApiKeyRepository, ChatbotRecord, ChatbotRepository, KnowledgeSnippet } from "./repository.js";
 
@@ -14,8 +14,7 @@ export class AccountService {
 
   /** Creates an account; its e-mail must be new. */
   async createAccount(email: string, password?: string): Promise<AccountRecord> {
-    const e = requireText("email", email.trim());
-    if (!/^[^\s@]+@[^\s@]+$/.test(e)) throw invalidArgument("email", "must be an e-mail address");
+    const e = requireEmail("email", email.trim());
     if (password !== undefined && password.length < 8) throw invalidArgument("password", "must be at least 8 characters");
     if (this.d.accounts.byEmail(e)) throw new DomainError("failed_precondition", `an account with e-mail ${e} already exists`);
     const account: AccountRecord = { accountId: newId(), email: e, passwordHash: password ? await hashPassword(password) : null, active: true, createdAt: this.d.clock.now() };

@@ -3,7 +3,7 @@ import { AgentUnavailableError, type Agent } from "../agent/agent.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
-import { optionalText, page, requireContent, requireText } from "../validate.js";
+import { optionalText, page, requireContent, requireEmail } from "../validate.js";
 import type { ContactFilter, ContactRepository, ContactView, ConversationRecord, ConversationRepository, MessageRecord } from "./repository.js";
 
 /** The frame's caller: one customer of one account talking to one chatbot. */
@@ -115,7 +115,7 @@ export class ConversationService {
 
   /** One page of the account's contacts with conversations. */
   listContacts(caller: AccountCaller, input: { userEmailId: string; search: string; filter: string; limit: number | undefined; offset: number | undefined }): { contacts: ContactView[]; hasMore: boolean } {
-    const email = requireText("user_email_id", input.userEmailId);
+    const email = requireEmail("user_email_id", input.userEmailId);
     const search = optionalText("search", input.search);
     const filter = (input.filter === "" ? "all" : input.filter) as ContactFilter;
     if (!FILTERS.includes(filter)) throw invalidArgument("filter", "must be one of all, unread, live");
@@ -148,8 +148,7 @@ export class ConversationService {
   /** Assigns the conversation to an operator; the AI agent stops answering. */
   takeOver(caller: AccountCaller, conversationId: string, operatorEmail: string): ConversationSummary {
     const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
-    const operator = optionalText("operator_email", operatorEmail) || caller.email;
-    if (!/^[^\s@]+@[^\s@]+$/.test(operator)) throw invalidArgument("operator_email", "must be an e-mail address");
+    const operator = operatorEmail === "" ? caller.email : requireEmail("operator_email", operatorEmail);
     this.d.conversations.assign(conv.conversationId, operator);
     return this.summary(this.d.conversations.byId(conv.conversationId)!);
   }
