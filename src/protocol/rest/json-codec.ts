@@ -46,15 +46,19 @@ function encoderFor(desc: DescMessage): Encoder {
       });
       continue;
     }
+    const name = f.name;
+    const local = f.localName;
+    const convert = converterFor(f);
+    // Unset sub-messages and unset proto3-optional fields are left out; plain scalars always appear.
+    const omitUnset = f.fieldKind === "message" || f.proto.proto3Optional;
+    const fallback = omitUnset ? undefined : defaultJson(f);
     steps.push((m, out) => {
-      const v = m[f.localName];
+      const v = m[local];
       if (v === undefined) {
-        // Unset sub-messages and unset proto3-optional fields are left out; plain scalars always appear.
-        if (f.fieldKind === "message" || f.proto.proto3Optional) return;
-        out[f.name] = defaultJson(f);
+        if (!omitUnset) out[name] = Array.isArray(fallback) ? [] : fallback !== null && typeof fallback === "object" ? {} : fallback;
         return;
       }
-      out[f.name] = valueToJson(f, v);
+      out[name] = convert(v);
     });
   }
   enc = (m) => {
@@ -83,6 +87,31 @@ function defaultJson(f: DescField): unknown {
   }
 }
 
+const identity = (v: unknown) => v;
+
+/** The JSON conversion of one field's set value, chosen once per field instead of on every value. */
+function converterFor(f: DescField): (v: unknown) => unknown {
+  switch (f.fieldKind) {
+    case "scalar":
+      return INT64.has(f.scalar) || f.scalar === ScalarType.BYTES ? (v) => scalarToJson(f.scalar, v) : identity;
+    case "list":
+      if (f.listKind === "message") {
+        const message = f.message;
+        return (v) => {
+          const enc = encoderFor(message);
+          const list = v as Record<string, unknown>[];
+          const out = new Array<unknown>(list.length);
+          for (let i = 0; i < list.length; i++) out[i] = enc(list[i]!);
+          return out;
+        };
+      }
+      if (f.listKind === "scalar" && (INT64.has(f.scalar) || f.scalar === ScalarType.BYTES)) return (v) => (v as unknown[]).map((x) => scalarToJson(f.scalar, x));
+      return f.listKind === "scalar" ? (v) => (v as unknown[]).slice() : identity;
+    default:
+      return (v) => valueToJson(f, v);
+  }
+}
+
 function valueToJson(f: DescField, v: unknown): unknown {
   switch (f.fieldKind) {
     case "scalar":
@@ -100,6 +129,32 @@ function valueToJson(f: DescField, v: unknown): unknown {
   }
 }
 
+/** A message's fields by proto name, and by proto name or JSON name (the keys a body may use). */
+interface FieldIndex {
+  byName: Map<string, DescField>;
+  byJsonKey: Map<string, DescField>;
+}
+const fieldIndexes = new WeakMap<DescMessage, FieldIndex>();
+
+/** Field lookups by name, built once per message type instead of a search of its fields per key. */
+export function fieldsOf(desc: DescMessage): FieldIndex {
+  let index = fieldIndexes.get(desc);
+  if (!index) {
+    const byName = new Map<string, DescField>();
+    const byJsonKey = new Map<string, DescField>();
+    for (const f of desc.fields) byName.set(f.name, f);
+    // The same precedence as a search of the fields in order for `name === key || jsonName === key`.
+    for (let i = desc.fields.length - 1; i >= 0; i--) {
+      const f = desc.fields[i]!;
+      byJsonKey.set(f.jsonName, f);
+      byJsonKey.set(f.name, f);
+    }
+    index = { byName, byJsonKey };
+    fieldIndexes.set(desc, index);
+  }
+  return index;
+}
+
 /** Most levels of nesting accepted in a JSON body. */
 export const MAX_JSON_DEPTH = 16;
 
@@ -109,7 +164,7 @@ export function fromDocumentedJson(desc: DescMessage, json: unknown, path = "", 
   if (json === null || typeof json !== "object" || Array.isArray(json)) throw invalidArgument(path || "body", "must be a JSON object");
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(json as Record<string, unknown>)) {
-    const f = desc.fields.find((x) => x.name === key || x.jsonName === key);
+    const f = fieldsOf(desc).byJsonKey.get(key);
     const name = path ? `${path}.${key}` : key;
     if (!f) throw invalidArgument(name, "is not a known field");
     if (value === null) continue;
@@ -168,7 +223,7 @@ export function fromQuery(desc: DescMessage, params: URLSearchParams, skip: Read
   const out: Record<string, unknown> = {};
   const seen = new Set<string>();
   for (const [key, raw] of params) {
-    const f = desc.fields.find((x) => x.name === key);
+    const f = fieldsOf(desc).byName.get(key);
     if (!f) {
       if (skip.has(key)) continue;
       throw invalidArgument(key, "is not a known parameter");

@@ -8,7 +8,7 @@ import type { AnyHandler, Call } from "../call.js";
 import { toConnectError } from "../errors.js";
 import { errorResponse } from "./error-body.js";
 import { compileTemplate, httpRoutes, type HttpRoute, type PathMatcher } from "./http-rules.js";
-import { fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";
+import { fieldsOf, fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
@@ -116,12 +116,12 @@ async function decodeInput(route: Route, req: Req, params: URLSearchParams, vars
   } else {
     init = fromQuery(desc, params, SKIP);
     if (route.body !== "") {
-      const f = desc.fields.find((x) => x.name === route.body);
+      const f = fieldsOf(desc).byName.get(route.body);
       if (f?.fieldKind === "message") init[f.localName] = fromDocumentedJson(f.message, await readJson(req, opts.maxBodyBytes), f.name);
     }
   }
   for (const [name, value] of Object.entries(vars)) {
-    const f = desc.fields.find((x) => x.name === name);
+    const f = fieldsOf(desc).byName.get(name);
     if (f) init[f.localName] = value;
   }
   return create(desc, init as never);
