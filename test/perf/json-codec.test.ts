@@ -86,7 +86,7 @@ function arbitraryInit(desc: DescMessage, depth = 0): fc.Arbitrary<Record<string
     const members = o.fields.filter((f) => f.fieldKind === "scalar" || (f.fieldKind === "message" && depth < 3));
     if (members.length === 0) continue;
     entries[o.localName] = fc.oneof(
-      ...members.map((f) => (f.fieldKind === "scalar" ? scalar(f.scalar) : arbitraryInit(f.message, depth + 1)).map((value) => ({ case: f.localName, value }))),
+      ...members.map((f) => (f.fieldKind === "scalar" ? scalar(f.scalar) : arbitraryInit(f.message!, depth + 1)).map((value) => ({ case: f.localName, value }))),
     );
   }
   return fc.record(entries, { requiredKeys: [] });

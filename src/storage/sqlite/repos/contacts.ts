@@ -35,15 +35,17 @@ const COLUMNS = `c.contact_id, c.user_id, c.contact_name, c.phone_number, c.emai
   v.status, v.assigned_to, coalesce(v.last_message_at, v.created_at) AS conv_activity`;
 const CONVERSATION = "LEFT JOIN conversations v ON v.conversation_id = c.latest_conversation_id";
 const ORDER = "ORDER BY c.latest_message_at DESC, c.contact_id";
-// instr() is a literal substring test, so % and _ in a search term are ordinary characters. search_text holds the
-// four fields lower-cased and joined by char(31), which a term cannot contain.
-const MATCHES = "instr(c.search_text, @search) > 0";
+// The four searchable fields lower-cased (as instr(lower(x), term) always compared them) and joined by char(31),
+// which a term cannot contain: one instr() tests all four. The very expression of the contacts_recent_search index
+// (migration 4), so a scan reads it from the index. instr() is a literal substring test: % and _ are ordinary.
+const SEARCH_TEXT = "(lower(user_id) || char(31) || lower(contact_name) || char(31) || lower(email) || char(31) || lower(phone_number))";
+const MATCHES = `instr(${SEARCH_TEXT.replace(/\b(user_id|contact_name|email|phone_number)\b/g, "c.$1")}, @search) > 0`;
 
 /**
  * The statements of each way to read the list. Without a search: the newest-first partial index of the filter.
  * With a search: the newest-first index that carries the search text, read for at most SEARCH_SCAN_BUDGET rows
  * (a common term fills its page there); then, for 3+ characters, the trigram index limited to the account's rowid
- * range (a rare term has few candidates); a 1–2 character term keeps reading the narrow index to the end.
+ * range (a rare term has few candidates); a 1–2 character term keeps reading the narrow index until its page is full.
  */
 function listStatements(db: Db) {
   const cache = new Map<string, Statement>();
@@ -56,13 +58,11 @@ function listStatements(db: Db) {
     plain: (f: ContactFilter) =>
       get(`plain:${f}`, () => `SELECT ${COLUMNS} FROM contacts c ${CONVERSATION}
         WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} ${ORDER} LIMIT @limit OFFSET @offset`),
-    scan: (f: ContactFilter) =>
-      get(`scan:${f}`, () => `SELECT ${COLUMNS} FROM contacts c INDEXED BY contacts_recent_search ${CONVERSATION}
-        WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} AND ${MATCHES} ${ORDER} LIMIT @limit OFFSET @offset`),
-    // The subquery reads index entries only; the outer query joins the table for the rows that match.
+    // The subquery reads index entries only (at most @budget of them; -1: all); the outer query joins the table
+    // for the rows that match, in the subquery's order.
     budgeted: (f: ContactFilter) =>
       get(`budgeted:${f}`, () => `SELECT ${COLUMNS} FROM (
-          SELECT rowid AS rid, latest_message_at AS lm, contact_id AS cid, search_text AS st FROM contacts INDEXED BY contacts_recent_search
+          SELECT rowid AS rid, latest_message_at AS lm, contact_id AS cid, ${SEARCH_TEXT} AS st FROM contacts INDEXED BY contacts_recent_search
           WHERE account_id = @accountId AND latest_message_at IS NOT NULL${f === "live" ? " AND latest_message_at >= @liveSince" : ""}
           ORDER BY latest_message_at DESC, contact_id LIMIT @budget) AS w
         CROSS JOIN contacts c ON c.rowid = w.rid ${CONVERSATION}
@@ -116,7 +116,8 @@ export function sqliteContacts(db: Db): ContactRepository {
       const match = `"${q.search.replace(/"/g, '""')}"`;
       return st.trigram(q.filter).all({ ...params, match, lo, hi: lo + ACCOUNT_RANGE - 1 }) as ListRow[];
     }
-    return st.scan(q.filter).all(params) as ListRow[];
+    // 1–2 characters: no index can answer; the narrow index is read newest first until the page is full.
+    return (st.budgeted(q.filter).all({ ...params, budget: -1, need: q.offset + q.limit + 1 }) as ListRow[]).slice(q.offset);
   };
 
   return {
