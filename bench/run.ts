@@ -47,6 +47,7 @@ const WATCHDOG_MS = (quick ? 3 : 12) * 60_000;
 const started = Date.now();
 const log = (s: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${s}\n`);
 const servers: ServerProcess[] = [];
+let buildDir: string | undefined;
 const watchdog = setTimeout(() => {
   log(`stopped: the run took longer than ${WATCHDOG_MS / 60_000} minutes`);
   for (const s of servers) void s.stop();
@@ -68,7 +69,8 @@ interface Scenario {
 async function main(): Promise<void> {
   if (![seconds, connections, reps].every((n) => Number.isFinite(n) && n > 0)) throw new Error("--duration, --connections and --reps must be positive numbers");
   const generator = chooseGenerator(log);
-  const buildDir = await buildForBench(ROOT, join(cacheDir, "build"));
+  // Built inside the repository (so the packages resolve), one directory per run (so runs never share one).
+  buildDir = await buildForBench(ROOT, join(ROOT, "node_modules", ".cache", "aiagent-bench", `build-${process.pid}`));
   log(`built into ${buildDir}; load generator: ${generatorVersion(generator)}`);
   const main = join(buildDir, "src/cli/main.js");
 
@@ -207,6 +209,7 @@ async function main(): Promise<void> {
   } finally {
     for (const s of servers.splice(0)) await s.stop();
     rmSync(work, { recursive: true, force: true });
+    rmSync(buildDir, { recursive: true, force: true });
   }
 }
 
@@ -369,5 +372,6 @@ main()
   .catch(async (e: unknown) => {
     log(`failed: ${(e as Error).stack ?? String(e)}`);
     for (const s of servers.splice(0)) await s.stop();
+    if (buildDir) rmSync(buildDir, { recursive: true, force: true });
     process.exit(1);
   });

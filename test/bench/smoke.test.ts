@@ -1,0 +1,56 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+// `npm run bench -- --quick` end to end, with one-second runs: the harness seeds, starts the service and its
+// baselines, drives every scenario and writes its report. Only that it works is checked, never how fast.
+const ROOT = resolve(import.meta.dirname, "../..");
+const dir = mkdtempSync(join(tmpdir(), "aiagent-bench-smoke-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function runBench(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "bench/run.ts", "--quick", "--duration", "1", "--out", join(dir, "results"), "--cache", join(dir, "cache")], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+describe("npm run bench -- --quick", () => {
+  it("completes and reports a number for every scenario and every target", async () => {
+    const r = await runBench();
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stdout).toContain("| scenario | req/s |");
+    const files = readdirSync(join(dir, "results"));
+    const json = files.find((f) => f.endsWith("-quick.json"));
+    expect(json).toBeDefined();
+    const report = JSON.parse(readFileSync(join(dir, "results", json!), "utf8")) as {
+      scenarios: { id: string; rps: number; p50Us: number; p99Us: number; cpuUsPerReq: number; errors: number }[];
+      targets: { name: string; met: boolean }[];
+      peak_rss_bytes: Record<string, number>;
+      seeding: Record<string, { seconds: number }>;
+    };
+    const ids = report.scenarios.map((s) => s.id);
+    for (const id of ["B0", "S1", "B1", "S2c", "B2", "S2g", "S3a", "S3u", "S3l", "S3s2", "S3s6", "S4", "S4o", "S5", "S6", "S6o", "S7a", "S7b"]) expect(ids).toContain(id);
+    expect(ids.some((id) => id.startsWith("S8-"))).toBe(true);
+    for (const s of report.scenarios) {
+      expect(s.rps, s.id).toBeGreaterThan(0);
+      for (const v of [s.p50Us, s.p99Us, s.cpuUsPerReq]) expect(Number.isFinite(v), s.id).toBe(true);
+      // A scenario answered with errors would measure the wrong thing.
+      expect(s.errors, s.id).toBe(0);
+    }
+    expect(report.targets.length).toBeGreaterThan(5);
+    for (const v of Object.values(report.peak_rss_bytes)) expect(v).toBeGreaterThan(0);
+    for (const v of Object.values(report.seeding)) expect(v.seconds).toBeGreaterThan(0);
+    expect(readFileSync(join(dir, "results", "latest-quick.svg"), "utf8")).toMatch(/^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  }, 180_000);
+});
