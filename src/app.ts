@@ -27,7 +27,7 @@ import { conversationHandlers } from "./protocol/services/conversation-handlers.
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
 import { durableHandlers } from "./protocol/durable.js";
-import { openDatabase, sqliteRepositories, WalSync, type Db, type Repositories } from "./storage/sqlite/index.js";
+import { openDatabase, readinessProbe, sqliteRepositories, WalSync, type Db, type Repositories } from "./storage/sqlite/index.js";
 
 /** The issuer claim of every token this service signs. */
 export const ISSUER = "aiagent";
@@ -112,9 +112,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       db.close();
     },
   };
-  const ready = db.prepare("SELECT 1");
   const routes: Route[] = [
-    opsRoutes({ keys, ready: () => ready.get() !== undefined }),
+    opsRoutes({ keys, ready: readinessProbe(db) }),
     docsRoutes(),
     ...(o.extraRoutes?.(app) ?? []),
     createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log }),

@@ -19,8 +19,7 @@ const DEMO_KNOWLEDGE: KnowledgeSnippet[] = [
 
 /** On an empty database outside production: a demo account, chatbot and API key, made once. */
 export async function bootstrapDemo(app: App, publicUrl: string): Promise<DemoSetup | undefined> {
-  const anyAccount = app.db.prepare("SELECT 1 FROM accounts LIMIT 1").get();
-  if (anyAccount) return undefined;
+  if (app.accounts.hasAccounts()) return undefined;
   const password = `demo-${Math.random().toString(36).slice(2, 10)}`;
   await app.accounts.createAccount(DEMO_EMAIL, password);
   const origin = new URL(publicUrl).origin;

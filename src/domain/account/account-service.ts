@@ -22,6 +22,11 @@ export class AccountService {
     return account;
   }
 
+  /** True once any account exists (the demo bootstrap runs only on an empty database). */
+  hasAccounts(): boolean {
+    return this.d.accounts.any();
+  }
+
   /** The account of an e-mail, or not_found. */
   account(email: string): AccountRecord {
     const a = this.d.accounts.byEmail(email);

@@ -39,6 +39,8 @@ export interface ChatbotRecord {
 export interface AccountRepository {
   insert(a: AccountRecord): void;
   byEmail(email: string): AccountRecord | undefined;
+  /** True once any account exists. */
+  any(): boolean;
   byId(accountId: string): AccountRecord | undefined;
   setPassword(accountId: string, passwordHash: string): void;
 }

@@ -8,6 +8,7 @@ import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 
 export { openDatabase, DatabaseOpenError, type Db } from "./database.js";
+export { readinessProbe } from "./health.js";
 export { WalSync } from "./durability.js";
 
 /** Every repository, over one database handle. */

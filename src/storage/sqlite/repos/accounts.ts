@@ -10,11 +10,13 @@ export function sqliteAccounts(db: Db): AccountRepository {
   const insert = db.prepare("INSERT INTO accounts (account_id, email, password_hash, active, created_at) VALUES (?, ?, ?, ?, ?)");
   const byEmail = db.prepare<[string], Row>("SELECT * FROM accounts WHERE email = ?");
   const byId = db.prepare<[string], Row>("SELECT * FROM accounts WHERE account_id = ?");
+  const any = db.prepare("SELECT 1 FROM accounts LIMIT 1");
   const setPassword = db.prepare("UPDATE accounts SET password_hash = ? WHERE account_id = ?");
   return {
     insert: (a) => void insert.run(a.accountId, a.email, a.passwordHash, a.active ? 1 : 0, a.createdAt),
     byEmail: (email) => toRecord(byEmail.get(email)),
     byId: (id) => toRecord(byId.get(id)),
+    any: () => any.get() !== undefined,
     setPassword: (id, hash) => void setPassword.run(hash, id),
   };
 }
