@@ -65,7 +65,7 @@ afterAll(() => s.close());
 
 describe("contact search", () => {
   const liveSince = NOW - 2_500_000;
-  const terms = ["", "a", "ma", "zz", "ë", "ö", "%", "_", '"', "'", "o'b", "100%", "n_s", "example", "garcia", "quixotic", "zephyr", "zephyr ", "cust-00", "cust-1234", "555 0", "mail.de", "ös", "müller", "nobody-has-this"];
+  const terms = ["", "a", "ma", "cust-", "cust", ".", "@", "ex", "zz", "ë", "ö", "%", "_", '"', "'", "o'b", "100%", "n_s", "example", "garcia", "quixotic", "zephyr", "zephyr ", "cust-00", "cust-1234", "555 0", "mail.de", "ös", "müller", "nobody-has-this"];
   const filters: ContactFilter[] = ["all", "unread", "live"];
 
   it(`gives the plain definition's page for every term, filter, limit and offset (${CONTACTS} contacts, scan budget ${SEARCH_SCAN_BUDGET})`, () => {

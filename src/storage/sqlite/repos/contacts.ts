@@ -23,6 +23,10 @@ type Statement = ReturnType<Db["prepare"]>;
 export const SEARCH_SCAN_BUDGET = 1000;
 /** The trigram index answers terms of this many characters or more. */
 export const TRIGRAM_MIN = 3;
+// Relative costs, measured: one row of the narrow newest-first index read and tested, one trigram candidate
+// fetched, tested and sorted.
+const SCAN_ROW_COST = 1;
+const CANDIDATE_COST = 4;
 
 // `live` reads closed once idle: live_activity_at <= latest_message_at always, so the newest-first scan can
 // stop at liveSince instead of walking every contact that ever had a live conversation.
@@ -70,10 +74,14 @@ function listStatements(db: Db) {
         ORDER BY w.lm DESC, w.cid LIMIT @need`),
     beyondBudget: get("beyond", () =>
       "SELECT 1 FROM contacts INDEXED BY contacts_recent_search WHERE account_id = @accountId AND latest_message_at IS NOT NULL ORDER BY latest_message_at DESC, contact_id LIMIT 1 OFFSET @budget"),
+    // The candidates are sorted on what the contact row alone gives; the conversation is joined for the page only.
     trigram: (f: ContactFilter) =>
-      get(`trigram:${f}`, () => `SELECT ${COLUMNS} FROM contact_search s CROSS JOIN contacts c ON c.rowid = s.rowid ${CONVERSATION}
-        WHERE contact_search MATCH @match AND s.rowid BETWEEN @lo AND @hi
-          AND c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} AND ${MATCHES} ${ORDER} LIMIT @limit OFFSET @offset`),
+      get(`trigram:${f}`, () => `SELECT ${COLUMNS} FROM (
+          SELECT c.rowid AS rid, c.latest_message_at AS lm, c.contact_id AS cid FROM contact_search s CROSS JOIN contacts c ON c.rowid = s.rowid
+          WHERE contact_search MATCH @match AND s.rowid BETWEEN @lo AND @hi
+            AND c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} AND ${MATCHES} ${ORDER} LIMIT @limit OFFSET @offset) AS w
+        CROSS JOIN contacts c ON c.rowid = w.rid ${CONVERSATION}
+        ORDER BY w.lm DESC, w.cid`),
   };
 }
 
@@ -88,6 +96,8 @@ export function sqliteContacts(db: Db): ContactRepository {
       phone_number = CASE WHEN excluded.phone_number <> '' THEN excluded.phone_number ELSE phone_number END
     RETURNING contact_id`);
   const accountRowid = db.prepare<[string], { rowid: number }>("SELECT rowid FROM accounts WHERE account_id = ?");
+  // The highest contact rowid of an account: how many contacts it has had (rowids count up from its range start).
+  const lastRowid = db.prepare<[number, number], number>("SELECT rowid FROM contacts WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT 1").pluck();
   const ranges = new Map<string, number>();
   const st = listStatements(db);
 
@@ -112,6 +122,19 @@ export function sqliteContacts(db: Db): ContactRepository {
       }
       const lo = rangeOf(q.accountId);
       if (lo === undefined) return [];
+      // Fewer matches than the page needs among the newest contacts. With the match rate seen so far, estimate
+      // what reading on would cost against what the trigram index's candidates (every match) would, and take the
+      // cheaper; reading on is capped at twice the estimate, after which the index answers anyway.
+      const hits = first.length;
+      if (hits > 0) {
+        const contacts = (lastRowid.get(lo, lo + ACCOUNT_RANGE - 1) ?? lo) - lo;
+        const rowsToRead = Math.ceil((need * SEARCH_SCAN_BUDGET) / hits);
+        const candidates = (hits / SEARCH_SCAN_BUDGET) * contacts;
+        if (rowsToRead * SCAN_ROW_COST < candidates * CANDIDATE_COST) {
+          const more = st.budgeted(q.filter).all({ ...params, budget: Math.min(2 * rowsToRead, contacts), need }) as ListRow[];
+          if (more.length === need || 2 * rowsToRead >= contacts) return more.slice(q.offset);
+        }
+      }
       // A quoted FTS5 string: the trigrams of the term, in order.
       const match = `"${q.search.replace(/"/g, '""')}"`;
       return st.trigram(q.filter).all({ ...params, match, lo, hi: lo + ACCOUNT_RANGE - 1 }) as ListRow[];
