@@ -30,6 +30,7 @@ const { values: opt } = parseArgs({
     fresh: { type: "boolean", default: false },
     out: { type: "string" },
     cache: { type: "string" },
+    generator: { type: "string" },
   },
   strict: true,
 });
@@ -68,7 +69,8 @@ interface Scenario {
 
 async function main(): Promise<void> {
   if (![seconds, connections, reps].every((n) => Number.isFinite(n) && n > 0)) throw new Error("--duration, --connections and --reps must be positive numbers");
-  const generator = chooseGenerator(log);
+  if (opt.generator !== undefined && opt.generator !== "wrk" && opt.generator !== "autocannon") throw new Error("--generator must be wrk or autocannon");
+  const generator = opt.generator === "autocannon" ? "autocannon" : chooseGenerator(log);
   // Built inside the repository (so the packages resolve), one directory per run (so runs never share one).
   buildDir = await buildForBench(ROOT, join(ROOT, "node_modules", ".cache", "aiagent-bench", `build-${process.pid}`));
   log(`built into ${buildDir}; load generator: ${generatorVersion(generator)}`);
