@@ -59,8 +59,8 @@ const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replac
 
 /** An SVG chart: req/s of every scenario (log scale), then each target's score against its threshold. */
 export function chart(results: readonly ScenarioResult[], targets: readonly TargetResult[], title: string): string {
-  const W = 900;
-  const left = 300;
+  const W = 980;
+  const left = 380;
   const barW = W - left - 90;
   const rowH = 20;
   const top = 50;
