@@ -66,11 +66,11 @@ function listStatements(db: Db) {
     // for the rows that match, in the subquery's order.
     budgeted: (f: ContactFilter) =>
       get(`budgeted:${f}`, () => `SELECT ${COLUMNS} FROM (
-          SELECT rowid AS rid, latest_message_at AS lm, contact_id AS cid, ${SEARCH_TEXT} AS st FROM contacts INDEXED BY contacts_recent_search
+          SELECT rowid AS rid, latest_message_at AS lm, contact_id AS cid, instr(${SEARCH_TEXT}, @search) AS hit FROM contacts INDEXED BY contacts_recent_search
           WHERE account_id = @accountId AND latest_message_at IS NOT NULL${f === "live" ? " AND latest_message_at >= @liveSince" : ""}
           ORDER BY latest_message_at DESC, contact_id LIMIT @budget) AS w
         CROSS JOIN contacts c ON c.rowid = w.rid ${CONVERSATION}
-        WHERE instr(w.st, @search) > 0${FILTER_SQL[f]}
+        WHERE w.hit > 0${FILTER_SQL[f]}
         ORDER BY w.lm DESC, w.cid LIMIT @need`),
     beyondBudget: get("beyond", () =>
       "SELECT 1 FROM contacts INDEXED BY contacts_recent_search WHERE account_id = @accountId AND latest_message_at IS NOT NULL ORDER BY latest_message_at DESC, contact_id LIMIT 1 OFFSET @budget"),
