@@ -32,7 +32,8 @@ function topics(knowledge: KnowledgeSnippet[]): string {
 /** What the built-in agent says to a question: the best snippet, a greeting, or a fallback that names what it knows. */
 export function offlineAnswer(chatbot: ChatbotRecord, question: string): { content: string; documents: KnowledgeSnippet[] } {
   const hit = bestSnippet(question, chatbot.knowledge);
-  if (hit) return { content: `${hit.snippet} (Source: ${hit.title})`, documents: [hit] };
+  // The source travels as a cited document (the frame shows it as a link), not repeated in the text.
+  if (hit) return { content: hit.snippet, documents: [hit] };
   const known = topics(chatbot.knowledge);
   if (GREETING.test(question)) return { content: `Hello! I'm ${chatbot.name}.${known ? ` Ask me about ${known}.` : " How can I help?"}`, documents: [] };
   return { content: known ? `${FALLBACK} I can already help with ${known}.` : FALLBACK, documents: [] };
