@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { decodeJwt } from "jose";
 import type { App } from "../app.js";
 import type { HttpRequest, HttpResponse, Route } from "../protocol/http/types.js";
 import { pathOf } from "../protocol/http/types.js";
@@ -19,6 +20,17 @@ export interface FrameOptions {
 const FRAME_PATH = /^\/chatbot-iframe\/([^/]+)\/?$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_REFRESH_TIMEOUT_MS = 10_000;
+
+/** The chatbot claim of a JWT, read without verification; undefined when there is none to read. */
+function chatbotClaim(token: string | null): string | undefined {
+  if (!token) return undefined;
+  try {
+    const cid = decodeJwt(token).cid;
+    return typeof cid === "string" ? cid : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function etagOf(body: string): string {
   return `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
@@ -86,6 +98,13 @@ export function frameRoutes(app: App, opts: FrameOptions = {}): Route[] {
     }
     const headers = frameHeaders(chatbot.allowedOrigins, apiOrigin);
     const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "");
+    // The frame's token must be for the frame's chatbot (decisions §3). Every API call verifies the token fully;
+    // here its chatbot claim is only compared, so an expired token still opens the frame and gets refreshed.
+    const tokenChatbot = chatbotClaim(query.get("access_token"));
+    if (tokenChatbot !== undefined && tokenChatbot !== chatbot.chatbotId) {
+      sendPage(req, res, 400, headers, errorPage("Chat cannot start", "The access token was issued for another chatbot."));
+      return true;
+    }
     const asked = query.get("host_origin");
     let hostOrigin: string | undefined;
     if (asked !== null) {
