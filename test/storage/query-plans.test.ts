@@ -26,8 +26,8 @@ function exercise(f: StorageFixture): string[] {
   for (const filter of ["all", "unread", "live"] as ContactFilter[]) {
     for (const search of ["", "u1", "u12", "nobody"]) repos.contacts.list({ accountId: a.accountId, search, filter, limit: 10, offset: 0, liveSince: 0 });
   }
-  repos.conversations.messages("x", 20, 0);
-  repos.conversations.recent("x", 20);
+  repos.conversations.messages({ conversationId: "x", createdAt: 0 }, 20, 0);
+  repos.conversations.recent({ conversationId: "x", createdAt: 0 }, 20);
   repos.conversations.forUser(a.accountId, a.chatbotId, "u1", 5);
   return recording.stop();
 }

@@ -77,7 +77,7 @@ export class ConversationService {
     const conv = this.d.conversations.byId(conversationId)!;
     if (conv.assignedTo !== AI_AGENT) return;
     const chatbot = this.d.chatbots.byId(caller.chatbotId)!;
-    const history = this.d.conversations.recent(conversationId, AGENT_CONTEXT).map((m) => ({ role: m.role, content: m.content }));
+    const history = this.d.conversations.recent(conv, AGENT_CONTEXT).map((m) => ({ role: m.role, content: m.content }));
     try {
       for await (const ev of this.d.agent.reply(chatbot, history, signal)) {
         if (ev.type === "delta") {
@@ -128,9 +128,8 @@ export class ConversationService {
   listMessages(caller: Caller, input: { conversationId: string; limit: number | undefined; offset: number | undefined }): { messages: MessageRecord[]; hasMore: boolean } {
     const conversationId = requireUuid("conversation_id", input.conversationId);
     const { limit, offset } = page(input.limit, input.offset, 20);
-    if (caller.kind === "frame") this.frameConversation(caller, conversationId);
-    else this.accountConversation(caller, conversationId);
-    return this.d.conversations.messages(conversationId, limit, offset);
+    const conv = caller.kind === "frame" ? this.frameConversation(caller, conversationId) : this.accountConversation(caller, conversationId);
+    return this.d.conversations.messages(conv, limit, offset);
   }
 
   /** The frame user's conversations with the token's chatbot, newest first. */

@@ -85,6 +85,9 @@ export interface NewConversation {
   channel: string;
 }
 
+/** The parts of a conversation its messages carry. */
+export type ConversationRef = Pick<ConversationRecord, "conversationId" | "createdAt">;
+
 /** Storage of contacts. */
 export interface ContactRepository {
   /** Creates the contact of (account, user) or updates its profile; returns its contact_id. */
@@ -97,10 +100,10 @@ export interface ConversationRepository {
   byId(conversationId: string): ConversationRecord | undefined;
   /** Appends a message (starting the conversation when `start` is given) in one transaction; order is next in line. */
   append(conversationId: string, m: NewMessage, start?: NewConversation): MessageRecord;
-  /** Messages with message_order in (offset, offset + limit], in order. */
-  messages(conversationId: string, limit: number, offset: number): { messages: MessageRecord[]; hasMore: boolean };
+  /** Messages with message_order in (offset, offset + limit], in order; the caller has the conversation already. */
+  messages(conv: ConversationRef, limit: number, offset: number): { messages: MessageRecord[]; hasMore: boolean };
   /** The latest messages, oldest first, for the agent's context. */
-  recent(conversationId: string, count: number): MessageRecord[];
+  recent(conv: ConversationRef, count: number): MessageRecord[];
   /** The user's conversations with one chatbot, newest first. */
   forUser(accountId: string, chatbotId: string, userId: string, limit: number): ConversationRecord[];
   markRead(conversationId: string): void;

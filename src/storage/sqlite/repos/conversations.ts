@@ -83,20 +83,6 @@ export function sqliteConversations(db: Db): ConversationRepository {
     .prepare<[string, number, number], MsgRow>(`SELECT ${MSG_COLUMNS} FROM messages WHERE conversation_id = ? AND message_order > ? ORDER BY message_order LIMIT ?`)
     .raw();
   const recent = db.prepare<[string, number], MsgRow>(`SELECT ${MSG_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY message_order DESC LIMIT ?`).raw();
-  const convCreated = db.prepare<[string], { created_at: number }>("SELECT created_at FROM conversations WHERE conversation_id = ?");
-  // A conversation's creation time never changes: remembered (bounded) instead of read with every page.
-  const createdCache = new Map<string, number>();
-  const createdAt = (id: string): number => {
-    let t = createdCache.get(id);
-    if (t === undefined) {
-      const r = convCreated.get(id);
-      if (!r) return 0;
-      t = r.created_at;
-      if (createdCache.size >= 20_000) createdCache.delete(createdCache.keys().next().value!);
-      createdCache.set(id, t);
-    }
-    return t;
-  };
   const unreadOff = db.prepare(
     "UPDATE contacts SET unread_count = unread_count - (SELECT unread_count FROM conversations WHERE conversation_id = @id) WHERE contact_id = (SELECT contact_id FROM conversations WHERE conversation_id = @id)",
   );
@@ -133,18 +119,15 @@ export function sqliteConversations(db: Db): ConversationRepository {
     },
     // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
     append: (id, m, start) => append.immediate(id, m, start),
-    messages: (id, limit, offset) => {
+    // The caller has just read the conversation, so its creation time comes along instead of being read again.
+    messages: (conv, limit, offset) => {
       // message_order is gap-free from 1, so "skip offset" is a range, not an OFFSET scan.
-      const rows = page.all(id, offset, limit + 1);
-      const created = rows.length ? createdAt(id) : 0;
+      const rows = page.all(conv.conversationId, offset, limit + 1);
       const messages: MessageRecord[] = [];
-      for (let i = 0; i < rows.length && i < limit; i++) messages.push(toMsg(rows[i]!, id, created));
+      for (let i = 0; i < rows.length && i < limit; i++) messages.push(toMsg(rows[i]!, conv.conversationId, conv.createdAt));
       return { messages, hasMore: rows.length > limit };
     },
-    recent: (id, count) => {
-      const created = createdAt(id);
-      return recent.all(id, count).reverse().map((r) => toMsg(r, id, created));
-    },
+    recent: (conv, count) => recent.all(conv.conversationId, count).reverse().map((r) => toMsg(r, conv.conversationId, conv.createdAt)),
     forUser: (accountId, chatbotId, userId, limit) => forUser.all(accountId, userId, chatbotId, limit).map(toConv),
     markRead: (id) => markRead.immediate(id),
     assign: (id, assignee) => void assign.run(assignee, id),
