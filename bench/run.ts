@@ -1,5 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, freemem, tmpdir, totalmem, type as osType, release } from "node:os";
+import { cpus, freemem, type as osType, release, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -7,11 +7,21 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import Database from "better-sqlite3";
 import { GetMessagesForConversationRequestSchema } from "../gen/aiagent/v1/conversation_service_pb.js";
 import { buildForBench } from "./lib/build.js";
-import { dataset, workingCopy, type Dataset } from "./lib/dataset.js";
-import { chooseGenerator, generatorVersion, runAutocannon, runGrpc, runWrk, type GrpcSpec, type HttpRequestSpec, type LoadResult, type LoadShape } from "./lib/load.js";
+import { type Dataset, dataset, workingCopy } from "./lib/dataset.js";
+import {
+  chooseGenerator,
+  type GrpcSpec,
+  generatorVersion,
+  type HttpRequestSpec,
+  type LoadResult,
+  type LoadShape,
+  runAutocannon,
+  runGrpc,
+  runWrk,
+} from "./lib/load.js";
 import { cpuMicros } from "./lib/proc.js";
-import { startServer, type ServerProcess } from "./lib/procs.js";
-import { chart, ratioOf, table, targetTable, type ScenarioResult, type TargetResult } from "./lib/report.js";
+import { type ServerProcess, startServer } from "./lib/procs.js";
+import { chart, ratioOf, type ScenarioResult, type TargetResult, table, targetTable } from "./lib/report.js";
 import { median } from "./lib/stats.js";
 
 // `npm run bench`: seeds (or reuses) datasets through the service's own storage layer, starts the real service
@@ -46,7 +56,8 @@ const SCALES = quick ? { main: "10k", growth: ["1k"] } : { main: "100k", growth:
 const WATCHDOG_MS = (quick ? 3 : 12) * 60_000;
 
 const started = Date.now();
-const log = (s: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${s}\n`);
+const log = (s: string) =>
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${s}\n`);
 const servers: ServerProcess[] = [];
 let buildDir: string | undefined;
 const watchdog = setTimeout(() => {
@@ -68,8 +79,10 @@ interface Scenario {
 }
 
 async function main(): Promise<void> {
-  if (![seconds, connections, reps].every((n) => Number.isFinite(n) && n > 0)) throw new Error("--duration, --connections and --reps must be positive numbers");
-  if (opt.generator !== undefined && opt.generator !== "wrk" && opt.generator !== "autocannon") throw new Error("--generator must be wrk or autocannon");
+  if (![seconds, connections, reps].every((n) => Number.isFinite(n) && n > 0))
+    throw new Error("--duration, --connections and --reps must be positive numbers");
+  if (opt.generator !== undefined && opt.generator !== "wrk" && opt.generator !== "autocannon")
+    throw new Error("--generator must be wrk or autocannon");
   const generator = opt.generator === "autocannon" ? "autocannon" : chooseGenerator(log);
   // Built inside the repository (so the packages resolve), one directory per run (so runs never share one).
   buildDir = await buildForBench(ROOT, join(ROOT, "node_modules", ".cache", "aiagent-bench", `build-${process.pid}`));
@@ -80,11 +93,20 @@ async function main(): Promise<void> {
   for (const scale of [SCALES.main, ...SCALES.growth]) {
     datasets[scale] = await dataset({ root: ROOT, buildDir, cacheDir, scale, fresh: opt.fresh!, log });
     const d = datasets[scale]!;
-    log(`dataset ${scale}: ${d.seed.contacts} contacts, ${d.seed.conversations} conversations, ${d.seed.messages} messages; seeded in ${d.seed.seconds.toFixed(1)} s${d.builtNow ? "" : " (cached)"}`);
+    log(
+      `dataset ${scale}: ${d.seed.contacts} contacts, ${d.seed.conversations} conversations, ${d.seed.messages} messages; seeded in ${d.seed.seconds.toFixed(1)} s${d.builtNow ? "" : " (cached)"}`,
+    );
   }
   const work = mkdtempSync(join(tmpdir(), "aiagent-bench-"));
   try {
-    const baseEnv = { ...process.env, AIAGENT_RATE_LIMIT: "off", AIAGENT_LOG_LEVEL: "info", AIAGENT_PORT: "0", AIAGENT_HOST: "127.0.0.1", NODE_ENV: "production" };
+    const baseEnv = {
+      ...process.env,
+      AIAGENT_RATE_LIMIT: "off",
+      AIAGENT_LOG_LEVEL: "info",
+      AIAGENT_PORT: "0",
+      AIAGENT_HOST: "127.0.0.1",
+      NODE_ENV: "production",
+    };
     const serve = async (name: string, d: Dataset, env: Record<string, string> = {}) => {
       const db = workingCopy(d, work, name);
       const s = await startServer(name, main, ["serve"], { ...baseEnv, AIAGENT_DB: db, ...env });
@@ -95,33 +117,90 @@ async function main(): Promise<void> {
     const full = await serve("service", mainData);
     const off = await serve("service-sync-off", mainData, { AIAGENT_SYNCHRONOUS: "OFF" });
     const growth: { scale: string; server: ServerProcess; d: Dataset }[] = [];
-    for (const scale of SCALES.growth) growth.push({ scale, d: datasets[scale]!, server: await serve(`service-${scale}`, datasets[scale]!) });
+    for (const scale of SCALES.growth)
+      growth.push({ scale, d: datasets[scale]!, server: await serve(`service-${scale}`, datasets[scale]!) });
     log(`service listening at ${full.url} (synchronous=FULL) and ${off.url} (synchronous=OFF)`);
 
     const fx = await fixtures(full.url, mainData);
-    const s1 = fx.samples.map((x) => get(`/get_messages_for_conversation?conversation_id=${x.conversationId}&access_token=${x.accessToken}`));
-    const s1Body = await probe(full.url, s1[0]!, (b) => (b as { messages: unknown[] }).messages.length === 20, "20 messages");
+    const s1 = fx.samples.map((x) =>
+      get(`/get_messages_for_conversation?conversation_id=${x.conversationId}&access_token=${x.accessToken}`),
+    );
+    const s1Body = await probe(
+      full.url,
+      s1[0]!,
+      (b) => (b as { messages: unknown[] }).messages.length === 20,
+      "20 messages",
+    );
     const bodyFile = join(work, "s1-response.json");
     writeFileSync(bodyFile, s1Body);
     const bare = await startServer("bare node:http", join(buildDir, "bench/servers/bare.js"), [bodyFile], process.env);
     servers.push(bare);
-    const echo = await startServer("connect echo", join(buildDir, "bench/servers/connect-echo.js"), [bodyFile], process.env);
+    const echo = await startServer(
+      "connect echo",
+      join(buildDir, "bench/servers/connect-echo.js"),
+      [bodyFile],
+      process.env,
+    );
     servers.push(echo);
 
     const rpcPath = "/aiagent.v1.ConversationService/GetMessagesForConversation";
-    const connectReqs = fx.samples.map((x) => post(rpcPath, JSON.stringify({ conversationId: x.conversationId, accessToken: x.accessToken }), { "connect-protocol-version": "1" }));
+    const connectReqs = fx.samples.map((x) =>
+      post(rpcPath, JSON.stringify({ conversationId: x.conversationId, accessToken: x.accessToken }), {
+        "connect-protocol-version": "1",
+      }),
+    );
     const first = fx.samples[0]!;
-    const grpc: GrpcSpec = { path: rpcPath, message: toBinary(GetMessagesForConversationRequestSchema, create(GetMessagesForConversationRequestSchema, { conversationId: first.conversationId, accessToken: first.accessToken })) };
+    const grpc: GrpcSpec = {
+      path: rpcPath,
+      message: toBinary(
+        GetMessagesForConversationRequestSchema,
+        create(GetMessagesForConversationRequestSchema, {
+          conversationId: first.conversationId,
+          accessToken: first.accessToken,
+        }),
+      ),
+    };
     const auth = { authorization: `Bearer ${fx.idToken}` };
-    const list = (q: string) => [get(`/get_contact_conversations?user_email_id=${encodeURIComponent(mainData.seed.email)}${q}`, auth)];
+    const list = (q: string) => [
+      get(`/get_contact_conversations?user_email_id=${encodeURIComponent(mainData.seed.email)}${q}`, auth),
+    ];
     const phone = fx.phoneDigits;
-    const users = Array.from({ length: 256 }, (_, i) => `cust_${(fx.samples.length + 1 + i).toString(36).padStart(5, "0")}`);
-    const issue = users.map((u) => post("/ai_agent/get_access_token", JSON.stringify({ user_id: u, chatbot_id: mainData.seed.chatbot_id, client_api_key: mainData.seed.client_api_key })));
-    const refresh = fx.samples.map((x) => post("/ai_agent/refresh_token", JSON.stringify({ user_id: x.userId, chatbot_id: mainData.seed.chatbot_id, refresh_token: x.refreshToken })));
-    const sends = fx.samples.map((x) => post(`/ai_agent/send_message?access_token=${x.accessToken}`, JSON.stringify({ conversation_id: x.conversationId, content: "Do you ship to Canada, and how long does it take?" })));
+    const users = Array.from(
+      { length: 256 },
+      (_, i) => `cust_${(fx.samples.length + 1 + i).toString(36).padStart(5, "0")}`,
+    );
+    const issue = users.map((u) =>
+      post(
+        "/ai_agent/get_access_token",
+        JSON.stringify({
+          user_id: u,
+          chatbot_id: mainData.seed.chatbot_id,
+          client_api_key: mainData.seed.client_api_key,
+        }),
+      ),
+    );
+    const refresh = fx.samples.map((x) =>
+      post(
+        "/ai_agent/refresh_token",
+        JSON.stringify({ user_id: x.userId, chatbot_id: mainData.seed.chatbot_id, refresh_token: x.refreshToken }),
+      ),
+    );
+    const sends = fx.samples.map((x) =>
+      post(
+        `/ai_agent/send_message?access_token=${x.accessToken}`,
+        JSON.stringify({
+          conversation_id: x.conversationId,
+          content: "Do you ship to Canada, and how long does it take?",
+        }),
+      ),
+    );
     const long = mainData.seed.long!;
     const deep = long.messages - 20;
-    const page = (offset: number) => [get(`/get_messages_for_conversation?conversation_id=${long.conversation_id}&access_token=${fx.longToken}&offset=${offset}`)];
+    const page = (offset: number) => [
+      get(
+        `/get_messages_for_conversation?conversation_id=${long.conversation_id}&access_token=${fx.longToken}&offset=${offset}`,
+      ),
+    ];
     const k = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
     const mainK = k(mainData.seed.contacts);
 
@@ -133,38 +212,132 @@ async function main(): Promise<void> {
       ],
       [
         { id: "B1", name: "Connect echo, same build", server: echo, kind: "baseline", http: connectReqs },
-        { id: "S2c", name: "frame read, Connect (HTTP/1.1)", server: full, kind: "service", baseline: "B1", http: connectReqs },
+        {
+          id: "S2c",
+          name: "frame read, Connect (HTTP/1.1)",
+          server: full,
+          kind: "service",
+          baseline: "B1",
+          http: connectReqs,
+        },
       ],
       [
         { id: "B2", name: "gRPC echo, same build", server: echo, kind: "baseline", grpc },
         { id: "S2g", name: "frame read, gRPC (HTTP/2)", server: full, kind: "service", baseline: "B2", grpc },
       ],
       [
-        { id: "S3a", name: `contact list, default (${mainK})`, server: full, kind: "service", baseline: "B0", http: list("") },
-        { id: "S3u", name: `contact list, filter=unread (${mainK})`, server: full, kind: "service", baseline: "B0", http: list("&filter=unread") },
-        { id: "S3l", name: `contact list, filter=live (${mainK})`, server: full, kind: "service", baseline: "B0", http: list("&filter=live") },
-        { id: "S3s2", name: `contact search, 2 letters "ma" (${mainK})`, server: full, kind: "service", baseline: "B0", http: list("&search=ma") },
-        { id: "S3s6", name: `contact search, 6 letters "garcia" (${mainK})`, server: full, kind: "service", baseline: "B0", http: list("&search=garcia") },
-        { id: "S3s6r", name: `contact search, 6 digits, one contact (${mainK})`, server: full, kind: "service", baseline: "B0", http: list(`&search=${encodeURIComponent(phone)}`) },
+        {
+          id: "S3a",
+          name: `contact list, default (${mainK})`,
+          server: full,
+          kind: "service",
+          baseline: "B0",
+          http: list(""),
+        },
+        {
+          id: "S3u",
+          name: `contact list, filter=unread (${mainK})`,
+          server: full,
+          kind: "service",
+          baseline: "B0",
+          http: list("&filter=unread"),
+        },
+        {
+          id: "S3l",
+          name: `contact list, filter=live (${mainK})`,
+          server: full,
+          kind: "service",
+          baseline: "B0",
+          http: list("&filter=live"),
+        },
+        {
+          id: "S3s2",
+          name: `contact search, 2 letters "ma" (${mainK})`,
+          server: full,
+          kind: "service",
+          baseline: "B0",
+          http: list("&search=ma"),
+        },
+        {
+          id: "S3s6",
+          name: `contact search, 6 letters "garcia" (${mainK})`,
+          server: full,
+          kind: "service",
+          baseline: "B0",
+          http: list("&search=garcia"),
+        },
+        {
+          id: "S3s6r",
+          name: `contact search, 6 digits, one contact (${mainK})`,
+          server: full,
+          kind: "service",
+          baseline: "B0",
+          http: list(`&search=${encodeURIComponent(phone)}`),
+        },
       ],
       [
         { id: "S4o", name: "get_access_token, synchronous=OFF", server: off, kind: "baseline", http: issue },
-        { id: "S4", name: "get_access_token, synchronous=FULL", server: full, kind: "service", baseline: "S4o", http: issue },
+        {
+          id: "S4",
+          name: "get_access_token, synchronous=FULL",
+          server: full,
+          kind: "service",
+          baseline: "S4o",
+          http: issue,
+        },
       ],
       [{ id: "S5", name: "refresh_token", server: full, kind: "service", baseline: "B0", http: refresh }],
       [
-        { id: "S6o", name: "send_message, built-in agent, synchronous=OFF", server: off, kind: "baseline", http: sends },
-        { id: "S6", name: "send_message, built-in agent, synchronous=FULL", server: full, kind: "service", baseline: "S6o", http: sends },
+        {
+          id: "S6o",
+          name: "send_message, built-in agent, synchronous=OFF",
+          server: off,
+          kind: "baseline",
+          http: sends,
+        },
+        {
+          id: "S6",
+          name: "send_message, built-in agent, synchronous=FULL",
+          server: full,
+          kind: "service",
+          baseline: "S6o",
+          http: sends,
+        },
       ],
       [
-        { id: "S7a", name: `messages page, offset 0 (of ${k(long.messages)})`, server: full, kind: "service", baseline: "B0", http: page(0) },
-        { id: "S7b", name: `messages page, offset ${deep.toLocaleString("en-US")}`, server: full, kind: "service", baseline: "S7a", http: page(deep) },
+        {
+          id: "S7a",
+          name: `messages page, offset 0 (of ${k(long.messages)})`,
+          server: full,
+          kind: "service",
+          baseline: "B0",
+          http: page(0),
+        },
+        {
+          id: "S7b",
+          name: `messages page, offset ${deep.toLocaleString("en-US")}`,
+          server: full,
+          kind: "service",
+          baseline: "S7a",
+          http: page(deep),
+        },
       ],
     ];
     const growthRows: Scenario[] = [];
     for (const g of growth) {
       const token = await idToken(g.server.url, g.d);
-      growthRows.push({ id: `S8-${g.scale}`, name: `contact list at ${k(g.d.seed.contacts)} contacts`, server: g.server, kind: "service", baseline: "S3a", http: [get(`/get_contact_conversations?user_email_id=${encodeURIComponent(g.d.seed.email)}`, { authorization: `Bearer ${token}` })] });
+      growthRows.push({
+        id: `S8-${g.scale}`,
+        name: `contact list at ${k(g.d.seed.contacts)} contacts`,
+        server: g.server,
+        kind: "service",
+        baseline: "S3a",
+        http: [
+          get(`/get_contact_conversations?user_email_id=${encodeURIComponent(g.d.seed.email)}`, {
+            authorization: `Bearer ${token}`,
+          }),
+        ],
+      });
     }
     groups.push(growthRows);
 
@@ -181,7 +354,9 @@ async function main(): Promise<void> {
           const r = await measure(sc, shape, generator, buildDir, work);
           if (!samples.has(sc.id)) samples.set(sc.id, []);
           samples.get(sc.id)!.push(r);
-          log(`${sc.id.padEnd(6)} ${Math.round(r.r.rps).toLocaleString("en-US").padStart(8)} req/s  p50 ${(r.r.p50Us / 1000).toFixed(2)} ms  p99 ${(r.r.p99Us / 1000).toFixed(2)} ms  ${Math.round(r.cpu)} µs CPU/req${r.r.errors ? `  ${r.r.errors} errors` : ""}`);
+          log(
+            `${sc.id.padEnd(6)} ${Math.round(r.r.rps).toLocaleString("en-US").padStart(8)} req/s  p50 ${(r.r.p50Us / 1000).toFixed(2)} ms  p99 ${(r.r.p99Us / 1000).toFixed(2)} ms  ${Math.round(r.cpu)} µs CPU/req${r.r.errors ? `  ${r.r.errors} errors` : ""}`,
+          );
         }
       }
     }
@@ -205,8 +380,16 @@ async function main(): Promise<void> {
 
     const rss: Record<string, number> = {};
     for (const s of servers.splice(0)) rss[s.name] = await s.stop();
-    const serviceRss = Math.max(...Object.entries(rss).filter(([n]) => n.startsWith("service")).map(([, v]) => v));
-    const targets = evaluate(results, serviceRss, growth.map((g) => g.scale));
+    const serviceRss = Math.max(
+      ...Object.entries(rss)
+        .filter(([n]) => n.startsWith("service"))
+        .map(([, v]) => v),
+    );
+    const targets = evaluate(
+      results,
+      serviceRss,
+      growth.map((g) => g.scale),
+    );
     report({ results, targets, rss, datasets, generator });
   } finally {
     for (const s of servers.splice(0)) await s.stop();
@@ -224,23 +407,41 @@ function post(path: string, body: string, headers: Record<string, string> = {}):
 
 /** Sends one request of a rotation and insists on a 200 (and, if given, a check of the JSON body). */
 async function probe(base: string, r: HttpRequestSpec, ok: (body: unknown) => boolean, what: string): Promise<string> {
-  const res = await fetch(base + r.path, { method: r.method, headers: r.headers, body: r.body, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(base + r.path, {
+    method: r.method,
+    headers: r.headers,
+    body: r.body,
+    signal: AbortSignal.timeout(10_000),
+  });
   const text = await res.text();
-  if (res.status !== 200 || !ok(res.headers.get("content-type")?.includes("json") ? (JSON.parse(text) as unknown) : text)) {
-    throw new Error(`probe ${r.method} ${r.path.split("?")[0]} expected ${what}, got ${res.status}: ${text.slice(0, 300)}`);
+  if (
+    res.status !== 200 ||
+    !ok(res.headers.get("content-type")?.includes("json") ? (JSON.parse(text) as unknown) : text)
+  ) {
+    throw new Error(
+      `probe ${r.method} ${r.path.split("?")[0]} expected ${what}, got ${res.status}: ${text.slice(0, 300)}`,
+    );
   }
   return text;
 }
 
 async function postJson(base: string, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(base + path, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
   const json = (await res.json()) as Record<string, unknown>;
   if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
   return json.data as Record<string, unknown>;
 }
 
 async function idToken(base: string, d: Dataset): Promise<string> {
-  const r = await postJson(base, "/get_id_token", { user_email_id: d.seed.email, client_api_key: d.seed.client_api_key });
+  const r = await postJson(base, "/get_id_token", {
+    user_email_id: d.seed.email,
+    client_api_key: d.seed.client_api_key,
+  });
   return r.idToken as string;
 }
 
@@ -248,21 +449,51 @@ async function idToken(base: string, d: Dataset): Promise<string> {
 async function fixtures(base: string, d: Dataset) {
   const samples: { userId: string; conversationId: string; accessToken: string; refreshToken: string }[] = [];
   for (const s of d.seed.samples) {
-    const t = await postJson(base, "/ai_agent/get_access_token", { user_id: s.user_id, chatbot_id: d.seed.chatbot_id, client_api_key: d.seed.client_api_key });
-    samples.push({ userId: s.user_id, conversationId: s.conversation_id, accessToken: t.access_token as string, refreshToken: t.refresh_token as string });
+    const t = await postJson(base, "/ai_agent/get_access_token", {
+      user_id: s.user_id,
+      chatbot_id: d.seed.chatbot_id,
+      client_api_key: d.seed.client_api_key,
+    });
+    samples.push({
+      userId: s.user_id,
+      conversationId: s.conversation_id,
+      accessToken: t.access_token as string,
+      refreshToken: t.refresh_token as string,
+    });
   }
-  const long = await postJson(base, "/ai_agent/get_access_token", { user_id: d.seed.long!.user_id, chatbot_id: d.seed.chatbot_id, client_api_key: d.seed.client_api_key });
+  const long = await postJson(base, "/ai_agent/get_access_token", {
+    user_id: d.seed.long!.user_id,
+    chatbot_id: d.seed.chatbot_id,
+    client_api_key: d.seed.client_api_key,
+  });
   const id = await idToken(base, d);
   // Six digits of one contact's phone number: a search that matches (nearly) one contact.
-  const someone = `cust_${Math.floor(d.seed.contacts * 0.61).toString(36).padStart(5, "0")}`;
-  const res = await fetch(`${base}/get_contact_conversations?user_email_id=${encodeURIComponent(d.seed.email)}&search=${someone}`, { headers: { authorization: `Bearer ${id}` } });
-  const found = ((await res.json()) as { data: { data: { contacts: { phone_number: string }[] } } }).data.data.contacts[0];
+  const someone = `cust_${Math.floor(d.seed.contacts * 0.61)
+    .toString(36)
+    .padStart(5, "0")}`;
+  const res = await fetch(
+    `${base}/get_contact_conversations?user_email_id=${encodeURIComponent(d.seed.email)}&search=${someone}`,
+    { headers: { authorization: `Bearer ${id}` } },
+  );
+  const found = ((await res.json()) as { data: { data: { contacts: { phone_number: string }[] } } }).data.data
+    .contacts[0];
   if (!found) throw new Error(`no contact ${someone} in the dataset`);
-  return { samples, longToken: long.access_token as string, idToken: id, phoneDigits: found.phone_number.replace(/\D/g, "").slice(-6) };
+  return {
+    samples,
+    longToken: long.access_token as string,
+    idToken: id,
+    phoneDigits: found.phone_number.replace(/\D/g, "").slice(-6),
+  };
 }
 
 /** One measured run: a warm-up (full runs), then the load, with the server's CPU time read around it. */
-async function measure(sc: Scenario, shape: LoadShape, generator: string, buildDir: string, work: string): Promise<{ r: LoadResult; cpu: number }> {
+async function measure(
+  sc: Scenario,
+  shape: LoadShape,
+  generator: string,
+  buildDir: string,
+  work: string,
+): Promise<{ r: LoadResult; cpu: number }> {
   const drive = (s: LoadShape) =>
     sc.grpc
       ? runGrpc(process.execPath, join(buildDir, "bench/lib/grpc-child.js"), sc.server.url, sc.grpc, s)
@@ -285,7 +516,13 @@ function evaluate(results: ScenarioResult[], serviceRss: number, growth: string[
     const r = by(id);
     const ratio = r && ratioOf(r, results);
     if (ratio === undefined) return;
-    out.push({ name, rule: `${label} ≥ ${min}`, measured: `${ratio.toFixed(2)}`, score: ratio / min, met: ratio >= min });
+    out.push({
+      name,
+      rule: `${label} ≥ ${min}`,
+      measured: `${ratio.toFixed(2)}`,
+      score: ratio / min,
+      met: ratio >= min,
+    });
   };
   ratioTarget("S1 JSON frame read", "S1", 0.25, "req/s ÷ bare node:http");
   ratioTarget("S2 Connect frame read", "S2c", 0.8, "req/s ÷ Connect echo");
@@ -293,10 +530,23 @@ function evaluate(results: ScenarioResult[], serviceRss: number, growth: string[
   const bare = by("B0");
   for (const id of ["S2c", "S2g"]) {
     const r = by(id);
-    if (r && bare) out.push({ name: `${id === "S2c" ? "S2 Connect" : "S2 gRPC"} stretch`, rule: "req/s ÷ bare node:http ≥ 0.1", measured: (r.rps / bare.rps).toFixed(3), score: r.rps / bare.rps / 0.1, met: r.rps / bare.rps >= 0.1 });
+    if (r && bare)
+      out.push({
+        name: `${id === "S2c" ? "S2 Connect" : "S2 gRPC"} stretch`,
+        rule: "req/s ÷ bare node:http ≥ 0.1",
+        measured: (r.rps / bare.rps).toFixed(3),
+        score: r.rps / bare.rps / 0.1,
+        met: r.rps / bare.rps >= 0.1,
+      });
   }
   for (const r of results.filter((x) => x.id.startsWith("S3"))) {
-    out.push({ name: `S3 ${r.name.replace(/^contact /, "")}`, rule: `p99 ≤ 5 ms at ${connections} connections`, measured: `${(r.p99Us / 1000).toFixed(2)} ms`, score: 5000 / Math.max(1, r.p99Us), met: r.p99Us <= 5000 });
+    out.push({
+      name: `S3 ${r.name.replace(/^contact /, "")}`,
+      rule: `p99 ≤ 5 ms at ${connections} connections`,
+      measured: `${(r.p99Us / 1000).toFixed(2)} ms`,
+      score: 5000 / Math.max(1, r.p99Us),
+      met: r.p99Us <= 5000,
+    });
   }
   ratioTarget("S4 get_access_token durable", "S4", 0.5, "FULL req/s ÷ OFF req/s");
   ratioTarget("S6 send_message durable", "S6", 0.5, "FULL req/s ÷ OFF req/s");
@@ -304,16 +554,34 @@ function evaluate(results: ScenarioResult[], serviceRss: number, growth: string[
   const s7b = by("S7b");
   if (s7a && s7b) {
     const slower = s7a.rps / s7b.rps;
-    out.push({ name: "S7 deep page", rule: "req/s at offset 0 ÷ req/s deep ≤ 1.5", measured: `${slower.toFixed(2)}×`, score: 1.5 / slower, met: slower <= 1.5 });
+    out.push({
+      name: "S7 deep page",
+      rule: "req/s at offset 0 ÷ req/s deep ≤ 1.5",
+      measured: `${slower.toFixed(2)}×`,
+      score: 1.5 / slower,
+      met: slower <= 1.5,
+    });
   }
   const big = growth[growth.length - 1];
   const s8 = big && by(`S8-${big}`);
   const s3a = by("S3a");
   if (s8 && s3a && big === "1m") {
     const g = s8.p99Us / s3a.p99Us;
-    out.push({ name: "S8 growth 100k → 1M", rule: "p99 at 1M ÷ p99 at 100k ≤ 2", measured: `${g.toFixed(2)}×`, score: 2 / g, met: g <= 2 });
+    out.push({
+      name: "S8 growth 100k → 1M",
+      rule: "p99 at 1M ÷ p99 at 100k ≤ 2",
+      measured: `${g.toFixed(2)}×`,
+      score: 2 / g,
+      met: g <= 2,
+    });
   }
-  out.push({ name: "memory", rule: "peak RSS of every service process ≤ 250 MB", measured: `${(serviceRss / 1e6).toFixed(0)} MB`, score: 250e6 / serviceRss, met: serviceRss <= 250e6 });
+  out.push({
+    name: "memory",
+    rule: "peak RSS of every service process ≤ 250 MB",
+    measured: `${(serviceRss / 1e6).toFixed(0)} MB`,
+    score: 250e6 / serviceRss,
+    met: serviceRss <= 250e6,
+  });
   return out;
 }
 
@@ -324,7 +592,13 @@ function sqliteVersion(): string {
   return v;
 }
 
-function report(r: { results: ScenarioResult[]; targets: TargetResult[]; rss: Record<string, number>; datasets: Record<string, Dataset>; generator: string }): void {
+function report(r: {
+  results: ScenarioResult[];
+  targets: TargetResult[];
+  rss: Record<string, number>;
+  datasets: Record<string, Dataset>;
+  generator: string;
+}): void {
   const machine = {
     cpu: cpus()[0]?.model ?? "unknown",
     cores: cpus().length,
@@ -335,12 +609,29 @@ function report(r: { results: ScenarioResult[]; targets: TargetResult[]; rss: Re
     sqlite: sqliteVersion(),
   };
   const date = new Date().toISOString();
-  const seeding = Object.fromEntries(Object.entries(r.datasets).map(([scale, d]) => [scale, { contacts: d.seed.contacts, conversations: d.seed.conversations, messages: d.seed.messages, seconds: d.seed.seconds, built_this_run: d.builtNow }]));
+  const seeding = Object.fromEntries(
+    Object.entries(r.datasets).map(([scale, d]) => [
+      scale,
+      {
+        contacts: d.seed.contacts,
+        conversations: d.seed.conversations,
+        messages: d.seed.messages,
+        seconds: d.seed.seconds,
+        built_this_run: d.builtNow,
+      },
+    ]),
+  );
   const json = {
     date,
     mode: quick ? "quick" : "full",
     machine,
-    load: { generator: generatorVersion(r.generator as "wrk"), connections, seconds_per_run: seconds, reps, warmup_seconds: quick ? 0 : 1 },
+    load: {
+      generator: generatorVersion(r.generator as "wrk"),
+      connections,
+      seconds_per_run: seconds,
+      reps,
+      warmup_seconds: quick ? 0 : 1,
+    },
     seeding,
     peak_rss_bytes: r.rss,
     scenarios: r.results.map((x) => ({ ...x, ratio_to_baseline: ratioOf(x, r.results) ?? null })),
@@ -350,7 +641,7 @@ function report(r: { results: ScenarioResult[]; targets: TargetResult[]; rss: Re
   mkdirSync(outDir, { recursive: true });
   const stamp = date.replace(/[:]/g, "-").replace(/\..+$/, "");
   const file = join(outDir, `${stamp}${quick ? "-quick" : ""}.json`);
-  writeFileSync(file, JSON.stringify(json, null, 2) + "\n");
+  writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
   const title = `aiagent ${quick ? "quick " : ""}benchmark, ${date.slice(0, 10)}: ${machine.cores} × ${machine.cpu}, Node ${process.version}`;
   writeFileSync(join(outDir, quick ? "latest-quick.svg" : "latest.svg"), chart(r.results, r.targets, title));
   const rssLine = Object.entries(r.rss)

@@ -8,7 +8,7 @@
  *
  * The vitest test test/hardening/crash.test.ts runs it with a bounded count as part of `npm test`.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -46,7 +46,13 @@ interface Running {
 function start(dbPath: string, output: string[]): Promise<Running> {
   const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: "production", AIAGENT_LOG_LEVEL: "debug", AIAGENT_HOST: "127.0.0.1", AIAGENT_RATE_LIMIT: "off" },
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      AIAGENT_LOG_LEVEL: "debug",
+      AIAGENT_HOST: "127.0.0.1",
+      AIAGENT_RATE_LIMIT: "off",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise((r) => proc.once("exit", r));
@@ -71,13 +77,23 @@ function start(dbPath: string, output: string[]): Promise<Running> {
 }
 
 async function post(url: string, body: unknown): Promise<{ status: number; body: any }> {
-  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+  const r = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
   const text = await r.text();
   return { status: r.status, body: text ? JSON.parse(text) : undefined };
 }
 
 /** Runs the crash test; resolves with what it found (the caller decides pass or fail). */
-export async function runCrashTest(opts: { rounds: number; writers?: number; dbPath?: string; log?: (line: string) => void }): Promise<CrashReport> {
+export async function runCrashTest(opts: {
+  rounds: number;
+  writers?: number;
+  dbPath?: string;
+  log?: (line: string) => void;
+}): Promise<CrashReport> {
   const dir = opts.dbPath ? undefined : mkdtempSync(join(tmpdir(), "aiagent-crash-"));
   const dbPath = opts.dbPath ?? join(dir!, "aiagent.db");
   const writers = opts.writers ?? 3;
@@ -100,7 +116,11 @@ export async function runCrashTest(opts: { rounds: number; writers?: number; dbP
     for (let round = 0; round < opts.rounds; round++) {
       const server = await start(dbPath, output);
       if (!accessToken) {
-        const t = await post(`${server.url}/ai_agent/get_access_token`, { user_id: "crash-user", chatbot_id: chatbotId, client_api_key: apiKey });
+        const t = await post(`${server.url}/ai_agent/get_access_token`, {
+          user_id: "crash-user",
+          chatbot_id: chatbotId,
+          client_api_key: apiKey,
+        });
         if (t.status !== 200) throw new Error(`get_access_token: ${t.status} ${JSON.stringify(t.body)}`);
         accessToken = t.body.data.access_token;
         secrets.push(accessToken, t.body.data.refresh_token);
@@ -110,9 +130,12 @@ export async function runCrashTest(opts: { rounds: number; writers?: number; dbP
       const work = Array.from({ length: writers }, async (_, w) => {
         // Bounded: a writer stops at the kill, or after 200 messages in one round.
         for (let i = 0; i < 200 && !dead; i++) {
-          let r;
+          let r: Awaited<ReturnType<typeof post>>;
           try {
-            r = await post(sendUrl, { content: `round ${round} writer ${w} message ${i}`, ...(conversationOf[w] ? { conversation_id: conversationOf[w] } : {}) });
+            r = await post(sendUrl, {
+              content: `round ${round} writer ${w} message ${i}`,
+              ...(conversationOf[w] ? { conversation_id: conversationOf[w] } : {}),
+            });
           } catch {
             return; // the server died mid-request: this message was not acknowledged
           }
@@ -134,7 +157,12 @@ export async function runCrashTest(opts: { rounds: number; writers?: number; dbP
 
     const db = new Database(dbPath, { readonly: false });
     try {
-      const stored = new Set(db.prepare<[], { message_id: string }>("SELECT message_id FROM messages").all().map((r) => r.message_id));
+      const stored = new Set(
+        db
+          .prepare<[], { message_id: string }>("SELECT message_id FROM messages")
+          .all()
+          .map((r) => r.message_id),
+      );
       const gaps = db
         .prepare<[], { conversation_id: string }>(
           `SELECT c.conversation_id FROM conversations c LEFT JOIN messages m ON m.conversation_id = c.conversation_id
@@ -163,9 +191,31 @@ export async function runCrashTest(opts: { rounds: number; writers?: number; dbP
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { rounds: { type: "string", default: "20" }, writers: { type: "string", default: "3" }, db: { type: "string" } } });
-  const report = await runCrashTest({ rounds: Number(values.rounds), writers: Number(values.writers), ...(values.db ? { dbPath: values.db } : {}), log: (l) => console.log(l) });
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: "string", default: "20" },
+      writers: { type: "string", default: "3" },
+      db: { type: "string" },
+    },
+  });
+  const report = await runCrashTest({
+    rounds: Number(values.rounds),
+    writers: Number(values.writers),
+    ...(values.db ? { dbPath: values.db } : {}),
+    log: (l) => console.log(l),
+  });
   const ok = report.lost.length === 0 && report.gaps.length === 0 && report.integrity === "ok";
-  console.log(JSON.stringify({ ok, rounds: report.rounds, acknowledged: report.acknowledged, stored: report.stored, conversations: report.conversations, lost: report.lost.length, gaps: report.gaps.length, integrity: report.integrity }));
+  console.log(
+    JSON.stringify({
+      ok,
+      rounds: report.rounds,
+      acknowledged: report.acknowledged,
+      stored: report.stored,
+      conversations: report.conversations,
+      lost: report.lost.length,
+      gaps: report.gaps.length,
+      integrity: report.integrity,
+    }),
+  );
   process.exit(ok ? 0 : 1);
 }

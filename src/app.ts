@@ -7,7 +7,7 @@ import type { Config } from "./config.js";
 import { AccountService } from "./domain/account/account-service.js";
 import type { Agent } from "./domain/agent/agent.js";
 import { OfflineAgent } from "./domain/agent/offline-agent.js";
-import { systemClock, type Clock } from "./domain/clock.js";
+import { type Clock, systemClock } from "./domain/clock.js";
 import { ConversationService } from "./domain/conversation/conversation-service.js";
 import { JwtStrategy } from "./domain/token/jwt-strategy.js";
 import { KeyRing } from "./domain/token/key-ring.js";
@@ -15,19 +15,26 @@ import { TokenService } from "./domain/token/token-service.js";
 import type { Logger } from "./log.js";
 import { Authenticator } from "./protocol/auth.js";
 import type { AnyHandler } from "./protocol/call.js";
-import { createConnectRoutes, peerKey } from "./protocol/connect-routes.js";
 import { parseErrorsAsInvalidArgument } from "./protocol/connect-parse-errors.js";
-import { docsRoutes } from "./protocol/http/docs-routes.js";
+import { createConnectRoutes, peerKey } from "./protocol/connect-routes.js";
+import { durableHandlers } from "./protocol/durable.js";
 import { withAccessLog } from "./protocol/http/access-log.js";
+import { docsRoutes } from "./protocol/http/docs-routes.js";
 import { opsRoutes } from "./protocol/http/ops-routes.js";
 import { chain, listen, type RunningServer } from "./protocol/http/server.js";
-import { sendJson, type HttpRequest, type HttpResponse, type Route } from "./protocol/http/types.js";
+import { type HttpRequest, type HttpResponse, type Route, sendJson } from "./protocol/http/types.js";
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
-import { durableHandlers } from "./protocol/durable.js";
-import { openDatabase, readinessProbe, sqliteRepositories, WalSync, type Db, type Repositories } from "./storage/sqlite/index.js";
+import {
+  type Db,
+  openDatabase,
+  type Repositories,
+  readinessProbe,
+  sqliteRepositories,
+  WalSync,
+} from "./storage/sqlite/index.js";
 
 /** The issuer claim of every token this service signs. */
 export const ISSUER = "aiagent";
@@ -64,8 +71,13 @@ export interface App {
 export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}): Promise<App> {
   const clock = o.clock ?? systemClock;
   // synchronous=FULL is kept as group commit: answers wait for a shared fsync instead of each commit blocking on its own.
-  const db = openDatabase(config.dbPath, { synchronous: config.synchronous, busyTimeoutMs: config.busyTimeoutMs, groupCommit: true });
-  const walSync = config.synchronous === "FULL" && config.dbPath !== ":memory:" ? new WalSync(db, config.dbPath) : undefined;
+  const db = openDatabase(config.dbPath, {
+    synchronous: config.synchronous,
+    busyTimeoutMs: config.busyTimeoutMs,
+    groupCommit: true,
+  });
+  const walSync =
+    config.synchronous === "FULL" && config.dbPath !== ":memory:" ? new WalSync(db, config.dbPath) : undefined;
   const durable = (h: Record<string, AnyHandler>) => (walSync ? durableHandlers(h, () => walSync.durable()) : h);
   const repos = sqliteRepositories(db);
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
@@ -81,17 +93,33 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     admit: limits.account,
   });
   const accounts = new AccountService({ ...repos, clock });
-  const conversations = new ConversationService({ ...repos, agent: o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()), clock, idleCloseSeconds: config.idleCloseSeconds });
+  const conversations = new ConversationService({
+    ...repos,
+    agent: o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
+    clock,
+    idleCloseSeconds: config.idleCloseSeconds,
+  });
   const auth = new Authenticator(tokens);
   const bindings: ServiceBinding[] = [
-    { desc: TokenServiceDesc, handlers: durable(tokenHandlers(tokens, auth, limits) as unknown as Record<string, AnyHandler>) },
-    { desc: ConversationServiceDesc, handlers: durable(conversationHandlers(conversations, auth) as unknown as Record<string, AnyHandler>) },
+    {
+      desc: TokenServiceDesc,
+      handlers: durable(tokenHandlers(tokens, auth, limits) as unknown as Record<string, AnyHandler>),
+    },
+    {
+      desc: ConversationServiceDesc,
+      handlers: durable(conversationHandlers(conversations, auth) as unknown as Record<string, AnyHandler>),
+    },
   ];
   const connect = connectNodeAdapter({
     routes: createConnectRoutes(bindings, log),
     readMaxBytes: MAX_BODY_BYTES,
     contextValues: (req) => createContextValues().set(peerKey, req.socket?.remoteAddress ?? ""),
-    fallback: (req, res) => sendJson(res as HttpResponse, 404, { code: "not_found", message: `no route for ${req.method} ${(req.url ?? "").split("?")[0]}`, details: [] }),
+    fallback: (req, res) =>
+      sendJson(res as HttpResponse, 404, {
+        code: "not_found",
+        message: `no route for ${req.method} ${(req.url ?? "").split("?")[0]}`,
+        details: [],
+      }),
   });
   const app: App = {
     config,

@@ -12,9 +12,21 @@ export interface DemoSetup {
 export const DEMO_EMAIL = "demo@example.com";
 
 const DEMO_KNOWLEDGE: KnowledgeSnippet[] = [
-  { title: "Shipping", url: "https://example.com/help/shipping", snippet: "Orders ship within 2 business days; delivery takes 3 to 5 days within the EU." },
-  { title: "Returns", url: "https://example.com/help/returns", snippet: "You can return any item within 30 days for a full refund; the return label is free." },
-  { title: "Opening hours", url: "https://example.com/help/hours", snippet: "Our support team answers Monday to Friday, 9:00 to 18:00 CET." },
+  {
+    title: "Shipping",
+    url: "https://example.com/help/shipping",
+    snippet: "Orders ship within 2 business days; delivery takes 3 to 5 days within the EU.",
+  },
+  {
+    title: "Returns",
+    url: "https://example.com/help/returns",
+    snippet: "You can return any item within 30 days for a full refund; the return label is free.",
+  },
+  {
+    title: "Opening hours",
+    url: "https://example.com/help/hours",
+    snippet: "Our support team answers Monday to Friday, 9:00 to 18:00 CET.",
+  },
 ];
 
 /** On an empty database outside production: a demo account, chatbot and API key, made once. */

@@ -69,7 +69,8 @@ export class ConfigError extends Error {
 function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a whole number of seconds, at least 1 (got ${JSON.stringify(raw)})`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new ConfigError(`${name} must be a whole number of seconds, at least 1 (got ${JSON.stringify(raw)})`);
   return Number(raw);
 }
 
@@ -104,14 +105,16 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const v = raw;
-  if (!(allowed as readonly string[]).includes(v)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")} (got ${JSON.stringify(raw)})`);
+  if (!(allowed as readonly string[]).includes(v))
+    throw new ConfigError(`${name} must be one of ${allowed.join(", ")} (got ${JSON.stringify(raw)})`);
   return v as T;
 }
 
 /** Reads and validates the configuration; throws ConfigError naming the bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const portRaw = env.AIAGENT_PORT ?? "8080";
-  if (!/^\d+$/.test(portRaw) || Number(portRaw) > 65535) throw new ConfigError(`AIAGENT_PORT must be a port number (got ${JSON.stringify(portRaw)})`);
+  if (!/^\d+$/.test(portRaw) || Number(portRaw) > 65535)
+    throw new ConfigError(`AIAGENT_PORT must be a port number (got ${JSON.stringify(portRaw)})`);
   const llmBase = env.AIAGENT_LLM_BASE_URL;
   const config: Config = {
     port: Number(portRaw),
@@ -127,7 +130,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     production: (env.NODE_ENV ?? "") === "production",
     logLevel: oneOf(env, "AIAGENT_LOG_LEVEL", ["debug", "info", "warn", "error", "silent"] as const, "info"),
     llm: llmBase
-      ? { baseUrl: llmBase.replace(/\/+$/, ""), apiKey: env.AIAGENT_LLM_API_KEY ?? "", model: env.AIAGENT_LLM_MODEL ?? "gpt-4o-mini" }
+      ? {
+          baseUrl: llmBase.replace(/\/+$/, ""),
+          apiKey: env.AIAGENT_LLM_API_KEY ?? "",
+          model: env.AIAGENT_LLM_MODEL ?? "gpt-4o-mini",
+        }
       : undefined,
     busyTimeoutMs: count(env, "AIAGENT_BUSY_TIMEOUT_MS", 1000),
     http: {

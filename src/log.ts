@@ -10,12 +10,15 @@ const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 } as const
 const SECRET_KEY = /token|secret|password|api_?key|authorization|cookie/i;
 // Whatever looks like one of our credentials is masked even inside free text (URLs, messages). `message` is the
 // whole request of a Connect GET (?message=<base64 protobuf>), which may hold an access token in encoded form.
-const SECRET_VALUE = /\b(cak_|rt_)[A-Za-z0-9_-]{8,}|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*|([?&](access_token|refresh_token|client_api_key|password|message)=)[^&\s"]*/g;
+const SECRET_VALUE =
+  /\b(cak_|rt_)[A-Za-z0-9_-]{8,}|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*|([?&](access_token|refresh_token|client_api_key|password|message)=)[^&\s"]*/g;
 
 /** Masks secrets in a string: our key and token shapes, and secret-named query parameters. */
 export function redactText(s: string): string {
   // The second group is the parameter with its `?`/`&` and `=`, kept so the URL stays readable.
-  return s.replace(SECRET_VALUE, (_m, _prefix, param: string | undefined) => (param ? `${param}[REDACTED]` : "[REDACTED]"));
+  return s.replace(SECRET_VALUE, (_m, _prefix, param: string | undefined) =>
+    param ? `${param}[REDACTED]` : "[REDACTED]",
+  );
 }
 
 /** Deep copy of a log record with secret-named fields and secret-shaped values masked. */
@@ -30,12 +33,20 @@ export function redact(value: unknown, depth = 0): unknown {
 }
 
 /** A logger at the given level writing to `write` (stdout by default). */
-export function createLogger(level: keyof typeof LEVELS, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+export function createLogger(
+  level: keyof typeof LEVELS,
+  write: (line: string) => void = (l) => process.stdout.write(l),
+): Logger {
   const min = LEVELS[level];
   const emit = (lvl: keyof typeof LEVELS, msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < min) return;
-    const rec = { time: new Date().toISOString(), level: lvl, msg: redactText(msg), ...(fields ? (redact(fields) as object) : {}) };
-    write(JSON.stringify(rec) + "\n");
+    const rec = {
+      time: new Date().toISOString(),
+      level: lvl,
+      msg: redactText(msg),
+      ...(fields ? (redact(fields) as object) : {}),
+    };
+    write(`${JSON.stringify(rec)}\n`);
   };
   return {
     debug: (m, f) => emit("debug", m, f),

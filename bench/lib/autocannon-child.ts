@@ -4,7 +4,12 @@ import { readStdin } from "./stats.js";
 
 // The fallback HTTP/1.1 load generator when wrk is not installed: autocannon in its own process, settings as
 // JSON on stdin, one JSON LoadResult line out.
-const s = JSON.parse(await readStdin()) as { url: string; requests: HttpRequestSpec[]; connections: number; seconds: number };
+const s = JSON.parse(await readStdin()) as {
+  url: string;
+  requests: HttpRequestSpec[];
+  connections: number;
+  seconds: number;
+};
 const result = await autocannon({
   url: s.url,
   connections: s.connections,
@@ -19,5 +24,12 @@ const result = await autocannon({
 const seconds = result.duration;
 const requests = result.requests.total;
 process.stdout.write(
-  JSON.stringify({ requests, seconds, rps: requests / seconds, p50Us: result.latency.p50 * 1000, p99Us: result.latency.p99 * 1000, errors: result.errors + result.timeouts + result.non2xx }) + "\n",
+  `${JSON.stringify({
+    requests,
+    seconds,
+    rps: requests / seconds,
+    p50Us: result.latency.p50 * 1000,
+    p99Us: result.latency.p99 * 1000,
+    errors: result.errors + result.timeouts + result.non2xx,
+  })}\n`,
 );

@@ -22,7 +22,17 @@ export async function buildForBench(root: string, out: string): Promise<string> 
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const entryPoints = ["src", "gen", "bench"].flatMap((d) => tsFiles(join(root, d)));
-  await build({ entryPoints, outdir: out, outbase: root, format: "esm", platform: "node", target: "node20", bundle: false, sourcemap: false, logLevel: "error" });
+  await build({
+    entryPoints,
+    outdir: out,
+    outbase: root,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    bundle: false,
+    sourcemap: false,
+    logLevel: "error",
+  });
   // The output may sit under node_modules/.cache, outside the package scope: say it is ESM.
   writeFileSync(join(out, "package.json"), JSON.stringify({ type: "module", private: true }));
   return out;

@@ -1,5 +1,15 @@
 import { createHash } from "node:crypto";
-import { constants, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { SeedResult } from "../../src/cli/seed.js";
 import { run } from "./load.js";
@@ -15,7 +25,12 @@ export interface Dataset {
 }
 
 // A cached dataset is reused only while the code that shapes it is unchanged.
-const SHAPING = ["src/cli/seed.ts", "src/storage/sqlite/bulk.ts", "src/storage/sqlite/migrations.ts", "src/storage/sqlite/repos/contact-rowid.ts"];
+const SHAPING = [
+  "src/cli/seed.ts",
+  "src/storage/sqlite/bulk.ts",
+  "src/storage/sqlite/migrations.ts",
+  "src/storage/sqlite/repos/contact-rowid.ts",
+];
 
 function fingerprint(root: string, scale: string): string {
   const h = createHash("sha256").update(scale);
@@ -27,14 +42,22 @@ function fingerprint(root: string, scale: string): string {
  * The dataset of a scale: reused from the cache when its shaping code is unchanged (and `fresh` is false),
  * otherwise seeded now with `aiagent seed --scale` from the build, in a child process, its time measured.
  */
-export async function dataset(o: { root: string; buildDir: string; cacheDir: string; scale: string; fresh: boolean; log: (s: string) => void }): Promise<Dataset> {
+export async function dataset(o: {
+  root: string;
+  buildDir: string;
+  cacheDir: string;
+  scale: string;
+  fresh: boolean;
+  log: (s: string) => void;
+}): Promise<Dataset> {
   const dir = join(o.cacheDir, "data");
   mkdirSync(dir, { recursive: true });
   const fp = fingerprint(o.root, o.scale);
   const path = join(dir, `${o.scale}-${fp}.db`);
   const meta = path.replace(/\.db$/, ".json");
   // Older datasets of this scale are large and of no further use.
-  for (const f of readdirSync(dir)) if (f.startsWith(`${o.scale}-`) && !f.startsWith(`${o.scale}-${fp}.`)) rmSync(join(dir, f), { force: true });
+  for (const f of readdirSync(dir))
+    if (f.startsWith(`${o.scale}-`) && !f.startsWith(`${o.scale}-${fp}.`)) rmSync(join(dir, f), { force: true });
   if (!o.fresh && existsSync(path) && existsSync(meta)) {
     return { scale: o.scale, path, seed: JSON.parse(readFileSync(meta, "utf8")) as SeedResult, builtNow: false };
   }
@@ -44,7 +67,17 @@ export async function dataset(o: { root: string; buildDir: string; cacheDir: str
   o.log(`seeding ${o.scale} (aiagent seed --scale ${o.scale})…`);
   const out = await run(
     process.execPath,
-    [join(o.buildDir, "src/cli/main.js"), "seed", "--db", tmp, "--email", `bench-${o.scale}@bench.example`, "--scale", o.scale, "--json"],
+    [
+      join(o.buildDir, "src/cli/main.js"),
+      "seed",
+      "--db",
+      tmp,
+      "--email",
+      `bench-${o.scale}@bench.example`,
+      "--scale",
+      o.scale,
+      "--json",
+    ],
     600_000,
   );
   const seed = JSON.parse(out.trim().split("\n").pop()!) as SeedResult;

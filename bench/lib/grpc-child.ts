@@ -1,4 +1,4 @@
-import { connect, constants, type ClientHttp2Session } from "node:http2";
+import { type ClientHttp2Session, connect, constants } from "node:http2";
 import { percentile, readStdin } from "./stats.js";
 
 // A small closed-loop gRPC load generator (wrk does not speak HTTP/2): `connections` calls in flight at all
@@ -74,4 +74,13 @@ const seconds = Number(process.hrtime.bigint() - started) / 1e9;
 for (const x of sessions) x.close();
 latencies.sort((a, b) => a - b);
 const requests = latencies.length;
-process.stdout.write(JSON.stringify({ requests, seconds, rps: requests / seconds, p50Us: percentile(latencies, 50), p99Us: percentile(latencies, 99), errors }) + "\n");
+process.stdout.write(
+  `${JSON.stringify({
+    requests,
+    seconds,
+    rps: requests / seconds,
+    p50Us: percentile(latencies, 50),
+    p99Us: percentile(latencies, 99),
+    errors,
+  })}\n`,
+);

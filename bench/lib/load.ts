@@ -58,18 +58,21 @@ export function chooseGenerator(log: (s: string) => void): Generator {
 function lua(s: string): string {
   let out = '"';
   for (const b of Buffer.from(s, "utf8")) {
-    if (b === 0x22 || b === 0x5c) out += "\\" + String.fromCharCode(b);
+    if (b === 0x22 || b === 0x5c) out += `\\${String.fromCharCode(b)}`;
     else if (b >= 0x20 && b < 0x7f) out += String.fromCharCode(b);
-    else out += "\\" + String(b).padStart(3, "0");
+    else out += `\\${String(b).padStart(3, "0")}`;
   }
-  return out + '"';
+  return `${out}"`;
 }
 
 /** The wrk script: a fixed rotation of requests, and a JSON summary printed at the end. */
 function wrkScript(requests: HttpRequestSpec[]): string {
   const specs = requests
     .map((r) => {
-      const headers = Object.entries({ ...(r.body !== undefined ? { "content-type": "application/json" } : {}), ...r.headers })
+      const headers = Object.entries({
+        ...(r.body !== undefined ? { "content-type": "application/json" } : {}),
+        ...r.headers,
+      })
         .map(([k, v]) => `[${lua(k)}]=${lua(v)}`)
         .join(",");
       return `{${lua(r.method)},${lua(r.path)},{${headers}},${r.body === undefined ? "nil" : lua(r.body)}}`;
@@ -96,11 +99,20 @@ end
 }
 
 /** Drives an HTTP/1.1 server with wrk (one thread, keep-alive). */
-export async function runWrk(baseUrl: string, requests: HttpRequestSpec[], shape: LoadShape, tmpDir: string): Promise<LoadResult> {
+export async function runWrk(
+  baseUrl: string,
+  requests: HttpRequestSpec[],
+  shape: LoadShape,
+  tmpDir: string,
+): Promise<LoadResult> {
   const script = join(tmpDir, "scenario.lua");
   writeFileSync(script, wrkScript(requests));
   const seconds = Math.max(1, Math.round(shape.seconds));
-  const out = await run("wrk", ["-t1", `-c${shape.connections}`, `-d${seconds}s`, "--timeout", "5s", "-s", script, baseUrl], (seconds + 30) * 1000);
+  const out = await run(
+    "wrk",
+    ["-t1", `-c${shape.connections}`, `-d${seconds}s`, "--timeout", "5s", "-s", script, baseUrl],
+    (seconds + 30) * 1000,
+  );
   const m = /RESULT (\{.*\})/.exec(out);
   if (!m) throw new Error(`wrk printed no result:\n${out}`);
   const r = JSON.parse(m[1]!) as { requests: number; duration_us: number; errors: number; p50: number; p99: number };
@@ -131,8 +143,19 @@ export function run(cmd: string, args: string[], timeoutMs: number, input?: stri
 }
 
 /** Drives an HTTP/1.1 server with autocannon in a child process (when wrk is missing). */
-export async function runAutocannon(node: string, childScript: string, baseUrl: string, requests: HttpRequestSpec[], shape: LoadShape): Promise<LoadResult> {
-  const out = await run(node, [childScript], (shape.seconds + 30) * 1000, JSON.stringify({ url: baseUrl, requests, ...shape }));
+export async function runAutocannon(
+  node: string,
+  childScript: string,
+  baseUrl: string,
+  requests: HttpRequestSpec[],
+  shape: LoadShape,
+): Promise<LoadResult> {
+  const out = await run(
+    node,
+    [childScript],
+    (shape.seconds + 30) * 1000,
+    JSON.stringify({ url: baseUrl, requests, ...shape }),
+  );
   return JSON.parse(out.trim().split("\n").pop()!) as LoadResult;
 }
 
@@ -145,8 +168,20 @@ export interface GrpcSpec {
 }
 
 /** Drives a server's gRPC endpoint from a child process: `connections` HTTP/2 sessions, streams spread over them. */
-export async function runGrpc(node: string, childScript: string, baseUrl: string, spec: GrpcSpec, shape: LoadShape): Promise<LoadResult> {
-  const input = JSON.stringify({ url: baseUrl, path: spec.path, message: Buffer.from(spec.message).toString("base64"), headers: spec.headers ?? {}, ...shape });
+export async function runGrpc(
+  node: string,
+  childScript: string,
+  baseUrl: string,
+  spec: GrpcSpec,
+  shape: LoadShape,
+): Promise<LoadResult> {
+  const input = JSON.stringify({
+    url: baseUrl,
+    path: spec.path,
+    message: Buffer.from(spec.message).toString("base64"),
+    headers: spec.headers ?? {},
+    ...shape,
+  });
   const out = await run(node, [childScript], (shape.seconds + 30) * 1000, input);
   return JSON.parse(out.trim().split("\n").pop()!) as LoadResult;
 }
@@ -155,7 +190,9 @@ export async function runGrpc(node: string, childScript: string, baseUrl: string
 export function generatorVersion(g: Generator): string {
   if (g === "autocannon") return "autocannon 8";
   try {
-    return execFileSync("wrk", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).split("\n")[0]!.trim();
+    return execFileSync("wrk", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+      .split("\n")[0]!
+      .trim();
   } catch (e) {
     // wrk --version exits non-zero after printing its banner.
     const out = (e as { stdout?: string }).stdout ?? "";

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { peakRss } from "./proc.js";
 
 /** A server the benchmark started, with what it needs to measure it. */
@@ -16,7 +16,13 @@ export interface ServerProcess {
  * Starts `node <script> ...args` and waits (at most timeoutMs) for the line that says where it listens:
  * `ready <url>` from the bench servers, or the service's JSON log line `{"msg":"listening","url":...}`.
  */
-export function startServer(name: string, script: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServerProcess> {
+export function startServer(
+  name: string,
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 60_000,
+): Promise<ServerProcess> {
   const child: ChildProcess = spawn(process.execPath, [script, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   let lastRss = 0;

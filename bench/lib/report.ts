@@ -26,7 +26,10 @@ export interface TargetResult {
   met: boolean;
 }
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "–");
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : "–";
 
 /** The ratio column: this row's req/s over its baseline's. */
 export function ratioOf(r: ScenarioResult, all: readonly ScenarioResult[]): number | undefined {
@@ -52,7 +55,11 @@ export function table(results: readonly ScenarioResult[]): string {
 
 /** A Markdown table of the targets. */
 export function targetTable(targets: readonly TargetResult[]): string {
-  return ["| target | rule | measured | status |", "|---|---|---|---|", ...targets.map((t) => `| ${t.name} | ${t.rule} | ${t.measured} | ${t.met ? "met" : "**not met**"} |`)].join("\n");
+  return [
+    "| target | rule | measured | status |",
+    "|---|---|---|---|",
+    ...targets.map((t) => `| ${t.name} | ${t.rule} | ${t.measured} | ${t.met ? "met" : "**not met**"} |`),
+  ].join("\n");
 }
 
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -71,33 +78,45 @@ export function chart(results: readonly ScenarioResult[], targets: readonly Targ
   const parts: string[] = [];
   let y = top;
   parts.push(`<text x="${W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${esc(title)}</text>`);
-  parts.push(`<text x="${left}" y="${y - 8}" font-size="12" fill="#444">requests per second (log scale); grey = baseline</text>`);
+  parts.push(
+    `<text x="${left}" y="${y - 8}" font-size="12" fill="#444">requests per second (log scale); grey = baseline</text>`,
+  );
   for (let p = logMin; p <= logMax; p++) {
     const gx = left + x(10 ** p);
     parts.push(`<line x1="${gx}" y1="${y}" x2="${gx}" y2="${y + results.length * rowH}" stroke="#ddd"/>`);
-    parts.push(`<text x="${gx}" y="${y + results.length * rowH + 14}" font-size="10" text-anchor="middle" fill="#666">${fmt(10 ** p)}</text>`);
+    parts.push(
+      `<text x="${gx}" y="${y + results.length * rowH + 14}" font-size="10" text-anchor="middle" fill="#666">${fmt(10 ** p)}</text>`,
+    );
   }
   for (const r of results) {
     const w = Math.max(1, x(r.rps));
     const colour = r.kind === "baseline" ? "#9e9e9e" : r.errors > 0 ? "#c62828" : "#1565c0";
-    parts.push(`<text x="${left - 8}" y="${y + 14}" font-size="12" text-anchor="end">${esc(`${r.id} ${r.name}`)}</text>`);
+    parts.push(
+      `<text x="${left - 8}" y="${y + 14}" font-size="12" text-anchor="end">${esc(`${r.id} ${r.name}`)}</text>`,
+    );
     parts.push(`<rect x="${left}" y="${y + 3}" width="${w.toFixed(1)}" height="${rowH - 6}" fill="${colour}"/>`);
     parts.push(`<text x="${left + w + 5}" y="${y + 14}" font-size="11" fill="#333">${fmt(r.rps)}</text>`);
     y += rowH;
   }
   y += 45;
-  parts.push(`<text x="${left}" y="${y - 8}" font-size="12" fill="#444">targets: measured ÷ threshold (the line is the threshold; right of it = met)</text>`);
+  parts.push(
+    `<text x="${left}" y="${y - 8}" font-size="12" fill="#444">targets: measured ÷ threshold (the line is the threshold; right of it = met)</text>`,
+  );
   const maxScore = Math.max(2, ...targets.map((t) => (Number.isFinite(t.score) ? t.score : 0)));
   const sx = (s: number) => (Math.min(s, maxScore) / maxScore) * barW;
   const lineX = left + sx(1);
   for (const t of targets) {
     const w = Math.max(1, sx(Number.isFinite(t.score) ? t.score : 0));
     parts.push(`<text x="${left - 8}" y="${y + 14}" font-size="12" text-anchor="end">${esc(t.name)}</text>`);
-    parts.push(`<rect x="${left}" y="${y + 3}" width="${w.toFixed(1)}" height="${rowH - 6}" fill="${t.met ? "#2e7d32" : "#c62828"}"/>`);
+    parts.push(
+      `<rect x="${left}" y="${y + 3}" width="${w.toFixed(1)}" height="${rowH - 6}" fill="${t.met ? "#2e7d32" : "#c62828"}"/>`,
+    );
     parts.push(`<text x="${left + w + 5}" y="${y + 14}" font-size="11" fill="#333">${esc(t.measured)}</text>`);
     y += rowH;
   }
-  parts.push(`<line x1="${lineX}" y1="${y - targets.length * rowH}" x2="${lineX}" y2="${y}" stroke="#000" stroke-dasharray="4 3"/>`);
+  parts.push(
+    `<line x1="${lineX}" y1="${y - targets.length * rowH}" x2="${lineX}" y2="${y}" stroke="#000" stroke-dasharray="4 3"/>`,
+  );
   const H = y + 20;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif">
 <rect width="${W}" height="${H}" fill="#fff"/>

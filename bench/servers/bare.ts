@@ -1,5 +1,5 @@
-import { createServer } from "node:http";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 
 // The baseline: plain node:http answering a fixed JSON body (the size of the service's frame read), no routing,
 // no auth, no storage. Usage: node bare.js <body.json>; prints "ready <url>" once listening on 127.0.0.1.

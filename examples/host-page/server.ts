@@ -101,12 +101,22 @@ export async function startHostPage(o: HostPageOptions): Promise<HostPage> {
   async function accessTokenFor(s: Session): Promise<string> {
     if (s.refreshToken) {
       try {
-        return (await refreshAccessToken(o.serviceUrl, { userId: s.userId, chatbotId: o.chatbotId, refreshToken: s.refreshToken })).access_token;
+        return (
+          await refreshAccessToken(o.serviceUrl, {
+            userId: s.userId,
+            chatbotId: o.chatbotId,
+            refreshToken: s.refreshToken,
+          })
+        ).access_token;
       } catch (e) {
         if (!(e instanceof AiAgentError) || e.status === 0) throw e;
       }
     }
-    const t = await getAccessToken(o.serviceUrl, { userId: s.userId, chatbotId: o.chatbotId, clientApiKey: o.clientApiKey });
+    const t = await getAccessToken(o.serviceUrl, {
+      userId: s.userId,
+      chatbotId: o.chatbotId,
+      clientApiKey: o.clientApiKey,
+    });
     s.refreshToken = t.refresh_token;
     return t.access_token;
   }
@@ -117,7 +127,11 @@ export async function startHostPage(o: HostPageOptions): Promise<HostPage> {
       const s = session(req, res, true)!;
       const token = await accessTokenFor(s);
       const frameUrl = `${appUrl}/chatbot-iframe/${encodeURIComponent(o.chatbotId)}?${new URLSearchParams({ user_id: s.userId, access_token: token, ...(o.pageOrigin ? { host_origin: o.pageOrigin } : {}) })}`;
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "strict-origin-when-cross-origin" });
+      res.writeHead(200, {
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+        "referrer-policy": "strict-origin-when-cross-origin",
+      });
       res.end(page(frameUrl));
       return;
     }
@@ -131,11 +145,17 @@ export async function startHostPage(o: HostPageOptions): Promise<HostPage> {
       const s = req.headers["x-requested-with"] === "aiagent-host" ? session(req, res, false) : undefined;
       if (!s?.refreshToken) return json(res, 401, { error: "no session" });
       try {
-        const t = await refreshAccessToken(o.serviceUrl, { userId: s.userId, chatbotId: o.chatbotId, refreshToken: s.refreshToken });
+        const t = await refreshAccessToken(o.serviceUrl, {
+          userId: s.userId,
+          chatbotId: o.chatbotId,
+          refreshToken: s.refreshToken,
+        });
         // Only the access token goes to the browser.
         return json(res, 200, { access_token: t.access_token, expires_at: t.expires_at });
       } catch (e) {
-        return json(res, e instanceof AiAgentError && e.status !== 0 ? 401 : 502, { error: "could not refresh the chat session" });
+        return json(res, e instanceof AiAgentError && e.status !== 0 ? 401 : 502, {
+          error: "could not refresh the chat session",
+        });
       }
     }
     json(res, 404, { error: "not found" });

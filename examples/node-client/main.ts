@@ -23,15 +23,24 @@ const userId = env("AIAGENT_USER_ID", "customer-42");
 const client = createAiAgentClient(baseUrl, { protocol: "connect" });
 try {
   // 1. A token pair for one customer: the access token goes to the frame, the refresh token stays here.
-  const issued = await client.tokens.getAccessToken({ userId, chatbotId, clientApiKey, contact: { contactName: "Ada Lovelace", email: "ada@example.com" } });
+  const issued = await client.tokens.getAccessToken({
+    userId,
+    chatbotId,
+    clientApiKey,
+    contact: { contactName: "Ada Lovelace", email: "ada@example.com" },
+  });
   const tokens = issued.data!;
 
   // 2. When the frame reports [TOKEN_REFRESH], trade the refresh token for a new access token.
   const refreshed = (await client.tokens.refreshToken({ userId, chatbotId, refreshToken: tokens.refreshToken })).data!;
 
   // 3. The account API takes an ID token as a Bearer token.
-  const id = (await client.tokens.getIdToken({ userEmailId: email, credential: { case: "clientApiKey", value: clientApiKey } })).data!;
-  const page = (await client.conversations.getContactConversations({ userEmailId: email, limit: 10 }, withBearer(id.idToken))).data!.data!;
+  const id = (
+    await client.tokens.getIdToken({ userEmailId: email, credential: { case: "clientApiKey", value: clientApiKey } })
+  ).data!;
+  const page = (
+    await client.conversations.getContactConversations({ userEmailId: email, limit: 10 }, withBearer(id.idToken))
+  ).data!.data!;
 
   console.log(
     JSON.stringify(
@@ -39,7 +48,12 @@ try {
         access_token_expires_at: Number(tokens.accessTokenExpiresAt),
         refresh_token_expires_at: Number(tokens.refreshTokenExpiresAt),
         refreshed: { access_token: refreshed.accessToken, expires_at: Number(refreshed.expiresAt) },
-        contacts: page.contacts.map((c) => ({ user_id: c.userId, contact_name: c.contactName, unread_message_count: c.unreadMessageCount, conversation_status: c.conversationStatus })),
+        contacts: page.contacts.map((c) => ({
+          user_id: c.userId,
+          contact_name: c.contactName,
+          unread_message_count: c.unreadMessageCount,
+          conversation_status: c.conversationStatus,
+        })),
         has_more: page.hasMore,
       },
       null,

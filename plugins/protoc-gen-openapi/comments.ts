@@ -54,7 +54,10 @@ export function factsOf(text: string, numeric: boolean): CommentFacts {
   if (whenAbsent) facts.default = numeric ? Number(whenAbsent[1]) : whenAbsent[1]!;
   const oneOf = /\bOne of ([^.;]+)/.exec(text);
   if (oneOf) {
-    const items = oneOf[1]!.split(/,\s*|\s+or\s+/).map((s) => s.trim()).filter((s) => s !== "");
+    const items = oneOf[1]!
+      .split(/,\s*|\s+or\s+/)
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
     facts.enum = items.map((s) => s.replace(/\s*\(the default\)$/, ""));
     const def = items.find((s) => s.endsWith("(the default)"));
     if (def) facts.default = def.replace(/\s*\(the default\)$/, "");

@@ -21,30 +21,58 @@ const CODES = [
 ];
 
 /** The error statuses every JSON route may answer, with the Connect codes behind each (Connect's code → HTTP mapping). */
-const STATUSES: readonly { status: string; codes: string[]; description: string; headers?: Record<string, Schema> }[] = [
-  { status: "400", codes: ["invalid_argument", "failed_precondition", "out_of_range"], description: "Bad input: the message names the field. Nothing was changed." },
-  {
-    status: "401",
-    codes: ["unauthenticated"],
-    description: "A credential is missing, malformed, expired or revoked. The ErrorInfo reason is TokenExpiredError for an expired token (refresh it) and TokenInvalidError otherwise.",
-    headers: { "WWW-Authenticate": { description: 'Bearer, or Bearer error="invalid_token" when a token was presented.', schema: { type: "string" } } },
-  },
-  { status: "403", codes: ["permission_denied"], description: "The caller is known but may not do this (for example a token endpoint called from a browser, or another account's e-mail)." },
-  { status: "404", codes: ["not_found"], description: "The object does not exist or is not the caller's; the two are never told apart." },
-  {
-    status: "429",
-    codes: ["resource_exhausted"],
-    description: "Too many requests, or a body over the size limit.",
-    headers: { "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } } },
-  },
-  { status: "500", codes: ["internal", "unknown", "data_loss"], description: "An internal error; the body never carries internal details." },
-  {
-    status: "503",
-    codes: ["unavailable"],
-    description: "Briefly unavailable (for example the database is busy); try again.",
-    headers: { "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } } },
-  },
-];
+const STATUSES: readonly { status: string; codes: string[]; description: string; headers?: Record<string, Schema> }[] =
+  [
+    {
+      status: "400",
+      codes: ["invalid_argument", "failed_precondition", "out_of_range"],
+      description: "Bad input: the message names the field. Nothing was changed.",
+    },
+    {
+      status: "401",
+      codes: ["unauthenticated"],
+      description:
+        "A credential is missing, malformed, expired or revoked. The ErrorInfo reason is TokenExpiredError for an expired token (refresh it) and TokenInvalidError otherwise.",
+      headers: {
+        "WWW-Authenticate": {
+          description: 'Bearer, or Bearer error="invalid_token" when a token was presented.',
+          schema: { type: "string" },
+        },
+      },
+    },
+    {
+      status: "403",
+      codes: ["permission_denied"],
+      description:
+        "The caller is known but may not do this (for example a token endpoint called from a browser, or another account's e-mail).",
+    },
+    {
+      status: "404",
+      codes: ["not_found"],
+      description: "The object does not exist or is not the caller's; the two are never told apart.",
+    },
+    {
+      status: "429",
+      codes: ["resource_exhausted"],
+      description: "Too many requests, or a body over the size limit.",
+      headers: {
+        "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } },
+      },
+    },
+    {
+      status: "500",
+      codes: ["internal", "unknown", "data_loss"],
+      description: "An internal error; the body never carries internal details.",
+    },
+    {
+      status: "503",
+      codes: ["unavailable"],
+      description: "Briefly unavailable (for example the database is busy); try again.",
+      headers: {
+        "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } },
+      },
+    },
+  ];
 
 /** Component name of the error body schema. */
 export const ERROR_SCHEMA = "connect.Error";
@@ -60,7 +88,8 @@ const ERROR_INFO: Schema = {
   properties: {
     reason: {
       type: "string",
-      description: "TokenExpiredError (an expired token: refresh it), TokenInvalidError (any other token failure), InvalidField (bad input), or the upper-case error kind.",
+      description:
+        "TokenExpiredError (an expired token: refresh it), TokenInvalidError (any other token failure), InvalidField (bad input), or the upper-case error kind.",
     },
     domain: { type: "string", description: "The service that raised the error: aiagent." },
     metadata: {
@@ -75,9 +104,15 @@ const ERROR_INFO: Schema = {
  * Adds the Connect error JSON (`{code, message, details}`) to the components and returns the error responses
  * every operation refers to.
  */
-export function errorComponents(schemas: SchemaBuilder): { responses: Record<string, Schema>; refs: Record<string, Schema> } {
+export function errorComponents(schemas: SchemaBuilder): {
+  responses: Record<string, Schema>;
+  refs: Record<string, Schema>;
+} {
   schemas.components["google.rpc.ErrorInfo"] = ERROR_INFO;
-  const debug: Schema = { $ref: "#/components/schemas/google.rpc.ErrorInfo", description: "The same detail as plain JSON; this service sends google.rpc.ErrorInfo details." };
+  const debug: Schema = {
+    $ref: "#/components/schemas/google.rpc.ErrorInfo",
+    description: "The same detail as plain JSON; this service sends google.rpc.ErrorInfo details.",
+  };
   schemas.components[ERROR_SCHEMA] = {
     type: "object",
     description:
@@ -92,8 +127,15 @@ export function errorComponents(schemas: SchemaBuilder): { responses: Record<str
           type: "object",
           required: ["type", "value"],
           properties: {
-            type: { type: "string", description: "Fully-qualified protobuf type of the detail, e.g. google.rpc.ErrorInfo." },
-            value: { type: "string", contentEncoding: "base64", description: "The detail in protobuf binary, base64 without padding (Connect's wire form)." },
+            type: {
+              type: "string",
+              description: "Fully-qualified protobuf type of the detail, e.g. google.rpc.ErrorInfo.",
+            },
+            value: {
+              type: "string",
+              contentEncoding: "base64",
+              description: "The detail in protobuf binary, base64 without padding (Connect's wire form).",
+            },
             debug,
           },
         },

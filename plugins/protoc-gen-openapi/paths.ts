@@ -21,26 +21,49 @@ export function operationOf(b: HttpBinding, schemas: SchemaBuilder, errors: Reco
   const pathVars = [...b.template.matchAll(/\{([a-z0-9_.]+)(?:=[^}]*)?\}/gi)].map((m) => m[1]!);
   const parameters: Schema[] = pathVars.map((name) => {
     const f = input.fields.find((x) => x.name === name);
-    if (!f) throw new Error(`${method.parent.typeName}.${method.name}: path variable {${name}} names no field of ${input.typeName}`);
-    return { name, in: "path", required: true, schema: withoutDescription(schemas.fieldSchema(f, "input")), ...described(f) };
+    if (!f)
+      throw new Error(
+        `${method.parent.typeName}.${method.name}: path variable {${name}} names no field of ${input.typeName}`,
+      );
+    return {
+      name,
+      in: "path",
+      required: true,
+      schema: withoutDescription(schemas.fieldSchema(f, "input")),
+      ...described(f),
+    };
   });
   let requestBody: Schema | undefined;
   if (b.body === "*") {
     requestBody = { required: true, content: { "application/json": { schema: schemas.ref(input, "input") } } };
   } else {
     const bodyField = b.body === "" ? undefined : input.fields.find((f) => f.name === b.body);
-    if (b.body !== "" && bodyField?.fieldKind !== "message") throw new Error(`${method.name}: body "${b.body}" must name a message field`);
-    if (bodyField?.fieldKind === "message") requestBody = { required: true, content: { "application/json": { schema: schemas.ref(bodyField.message, "input") } } };
+    if (b.body !== "" && bodyField?.fieldKind !== "message")
+      throw new Error(`${method.name}: body "${b.body}" must name a message field`);
+    if (bodyField?.fieldKind === "message")
+      requestBody = {
+        required: true,
+        content: { "application/json": { schema: schemas.ref(bodyField.message, "input") } },
+      };
     for (const f of input.fields) {
       if (f === bodyField || pathVars.includes(f.name)) continue;
       // The access token in the query is a security scheme, not a parameter to document twice.
       if (f.name === "access_token" && queryToken) continue;
-      if (!(f.fieldKind === "scalar" || f.fieldKind === "enum" || (f.fieldKind === "list" && f.listKind !== "message"))) continue;
-      parameters.push({ name: f.name, in: "query", required: !schemas.isOptionalInput(f), schema: withoutDescription(schemas.fieldSchema(f, "input")), ...described(f) });
+      if (!(f.fieldKind === "scalar" || f.fieldKind === "enum" || (f.fieldKind === "list" && f.listKind !== "message")))
+        continue;
+      parameters.push({
+        name: f.name,
+        in: "query",
+        required: !schemas.isOptionalInput(f),
+        schema: withoutDescription(schemas.fieldSchema(f, "input")),
+        ...described(f),
+      });
     }
   }
   const rpcPath = `/${method.parent.typeName}/${method.name}`;
-  const description = [commentOf(method), `Also served as the RPC \`${rpcPath}\` over Connect, gRPC and gRPC-Web.`].filter((s) => s).join("\n\n");
+  const description = [commentOf(method), `Also served as the RPC \`${rpcPath}\` over Connect, gRPC and gRPC-Web.`]
+    .filter((s) => s)
+    .join("\n\n");
   const op: Schema = {
     tags: [method.parent.name],
     operationId: `${method.parent.name}_${method.name}`,
@@ -66,7 +89,11 @@ function successResponse(method: DescMethod, schemas: SchemaBuilder): Schema {
             description: "The schema of one line.",
             oneOf: [
               { type: "object", required: ["result"], properties: { result: out } },
-              { type: "object", required: ["error"], properties: { error: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } } },
+              {
+                type: "object",
+                required: ["error"],
+                properties: { error: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } },
+              },
             ],
           },
         },

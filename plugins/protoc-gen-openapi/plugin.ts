@@ -1,10 +1,22 @@
-import { create, createFileRegistry, getOption, hasOption, type DescExtension, type DescService } from "@bufbuild/protobuf";
-import { CodeGeneratorResponse_Feature, CodeGeneratorResponseSchema, FileDescriptorSetSchema, type CodeGeneratorRequest } from "@bufbuild/protobuf/wkt";
+import {
+  create,
+  createFileRegistry,
+  type DescExtension,
+  type DescService,
+  getOption,
+  hasOption,
+} from "@bufbuild/protobuf";
+import {
+  type CodeGeneratorRequest,
+  CodeGeneratorResponse_Feature,
+  CodeGeneratorResponseSchema,
+  FileDescriptorSetSchema,
+} from "@bufbuild/protobuf/wkt";
 import type { Plugin } from "@bufbuild/protoplugin";
 import { commentOf } from "./comments.js";
 import { errorComponents } from "./errors.js";
-import { operationOf, type HttpBinding } from "./paths.js";
-import { SchemaBuilder, type Schema } from "./schemas.js";
+import { type HttpBinding, operationOf } from "./paths.js";
+import { type Schema, SchemaBuilder } from "./schemas.js";
 import { SECURITY_SCHEMES, securityOf } from "./security.js";
 
 /** The shape of a google.api.HttpRule read reflectively (the plugin cannot import gen/, which buf cleans first). */
@@ -30,7 +42,8 @@ export const openapiPlugin: Plugin = {
     for (const name of request.fileToGenerate) {
       const file = registry.getFile(name);
       if (!file) continue;
-      for (const s of file.services) byPackage.set(file.proto.package, [...(byPackage.get(file.proto.package) ?? []), s]);
+      for (const s of file.services)
+        byPackage.set(file.proto.package, [...(byPackage.get(file.proto.package) ?? []), s]);
     }
     const files = [];
     for (const [pkg, found] of byPackage) {
@@ -39,9 +52,15 @@ export const openapiPlugin: Plugin = {
       const services = [...found.filter(issues), ...found.filter((s) => !issues(s))];
       const bindings = httpExt ? services.flatMap((s) => bindingsOf(s, httpExt)) : [];
       if (bindings.length === 0) continue;
-      files.push({ name: `${pkg}.openapi.json`, content: JSON.stringify(documentOf(pkg, services, bindings), null, 2) + "\n" });
+      files.push({
+        name: `${pkg}.openapi.json`,
+        content: `${JSON.stringify(documentOf(pkg, services, bindings), null, 2)}\n`,
+      });
     }
-    return create(CodeGeneratorResponseSchema, { supportedFeatures: BigInt(CodeGeneratorResponse_Feature.PROTO3_OPTIONAL), file: files });
+    return create(CodeGeneratorResponseSchema, {
+      supportedFeatures: BigInt(CodeGeneratorResponse_Feature.PROTO3_OPTIONAL),
+      file: files,
+    });
   },
 };
 

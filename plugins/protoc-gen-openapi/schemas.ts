@@ -1,4 +1,4 @@
-import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import { type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
 import { commentOf, factsOf } from "./comments.js";
 import { FIELD_OVERRIDES } from "./overrides.js";
 
@@ -8,8 +8,20 @@ export type Schema = Record<string, unknown>;
 /** Whether a message is read from requests (`input`) or written in responses (`output`): the rules for presence differ. */
 export type Role = "input" | "output";
 
-const INT64 = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64]);
-const INT32 = new Set([ScalarType.INT32, ScalarType.SINT32, ScalarType.SFIXED32, ScalarType.UINT32, ScalarType.FIXED32]);
+const INT64 = new Set([
+  ScalarType.INT64,
+  ScalarType.UINT64,
+  ScalarType.SINT64,
+  ScalarType.FIXED64,
+  ScalarType.SFIXED64,
+]);
+const INT32 = new Set([
+  ScalarType.INT32,
+  ScalarType.SINT32,
+  ScalarType.SFIXED32,
+  ScalarType.UINT32,
+  ScalarType.FIXED32,
+]);
 
 /**
  * Builds component schemas that describe the service's JSON codec (src/protocol/rest/json-codec.ts):
@@ -47,10 +59,26 @@ export class SchemaBuilder {
         s = this.ref(f.message, role);
         break;
       case "list":
-        s = { type: "array", items: f.listKind === "message" ? this.ref(f.message, role) : f.listKind === "enum" ? { type: "string", enum: f.enum.values.map((v) => v.name) } : scalarSchema(f.scalar) };
+        s = {
+          type: "array",
+          items:
+            f.listKind === "message"
+              ? this.ref(f.message, role)
+              : f.listKind === "enum"
+                ? { type: "string", enum: f.enum.values.map((v) => v.name) }
+                : scalarSchema(f.scalar),
+        };
         break;
       case "map":
-        s = { type: "object", additionalProperties: f.mapKind === "message" ? this.ref(f.message, role) : f.mapKind === "enum" ? { type: "string" } : scalarSchema(f.scalar) };
+        s = {
+          type: "object",
+          additionalProperties:
+            f.mapKind === "message"
+              ? this.ref(f.message, role)
+              : f.mapKind === "enum"
+                ? { type: "string" }
+                : scalarSchema(f.scalar),
+        };
         break;
     }
     if (facts.format && s.type === "string") s.format = facts.format;
@@ -64,7 +92,11 @@ export class SchemaBuilder {
 
   /** Whether a request may leave the field out: proto3 `optional`, or its comment (or the override table) says so. */
   isOptionalInput(f: DescField): boolean {
-    return f.proto.proto3Optional || factsOf(commentOf(f), false).optional || FIELD_OVERRIDES[`${f.parent.typeName}.${f.name}`]?.optional === true;
+    return (
+      f.proto.proto3Optional ||
+      factsOf(commentOf(f), false).optional ||
+      FIELD_OVERRIDES[`${f.parent.typeName}.${f.name}`]?.optional === true
+    );
   }
 
   private nameOf(desc: DescMessage, role: Role): string {
@@ -115,7 +147,8 @@ function isAlwaysWritten(f: DescField): boolean {
 
 function scalarSchema(t: ScalarType): Schema {
   if (INT64.has(t)) return { type: "integer", format: "int64" };
-  if (INT32.has(t)) return { type: "integer", format: t === ScalarType.UINT32 || t === ScalarType.FIXED32 ? "uint32" : "int32" };
+  if (INT32.has(t))
+    return { type: "integer", format: t === ScalarType.UINT32 || t === ScalarType.FIXED32 ? "uint32" : "int32" };
   switch (t) {
     case ScalarType.BOOL:
       return { type: "boolean" };

@@ -8,19 +8,22 @@ export const SECURITY_SCHEMES: Record<string, Schema> = {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
-    description: "The account's ID token: `data.idToken` of POST /get_id_token, sent as `Authorization: Bearer <idToken>`.",
+    description:
+      "The account's ID token: `data.idToken` of POST /get_id_token, sent as `Authorization: Bearer <idToken>`.",
   },
   accessToken: {
     type: "apiKey",
     in: "query",
     name: "access_token",
-    description: "The frame's access token (`data.access_token` of POST /ai_agent/get_access_token or /ai_agent/refresh_token) as the `access_token` query parameter.",
+    description:
+      "The frame's access token (`data.access_token` of POST /ai_agent/get_access_token or /ai_agent/refresh_token) as the `access_token` query parameter.",
   },
   accessTokenBearer: {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
-    description: "The frame's access token sent as `Authorization: Bearer <access_token>` instead of the query parameter.",
+    description:
+      "The frame's access token sent as `Authorization: Bearer <access_token>` instead of the query parameter.",
   },
 };
 

@@ -1,5 +1,5 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../domain/account/repository.js";
-import { AgentUnavailableError, type Agent, type AgentEvent, type AgentTurn } from "../domain/agent/agent.js";
+import { type Agent, type AgentEvent, type AgentTurn, AgentUnavailableError } from "../domain/agent/agent.js";
 import { rankSnippets } from "../domain/agent/offline-agent.js";
 import { parseSse } from "./sse.js";
 
@@ -44,8 +44,10 @@ function citedSources(content: string, sources: KnowledgeSnippet[]): KnowledgeSn
 function systemPrompt(chatbot: ChatbotRecord, sources: KnowledgeSnippet[]): string {
   const lines = [`You are "${chatbot.name}", a helpful customer support assistant. Answer briefly and politely.`];
   if (sources.length > 0) {
-    lines.push("Answer from these sources when they are relevant, and cite each source you use with its marker, e.g. [1]. Say so when they do not cover the question.");
-    sources.forEach((s, i) => lines.push(`[${i + 1}] ${s.title}: ${s.snippet}`));
+    lines.push(
+      "Answer from these sources when they are relevant, and cite each source you use with its marker, e.g. [1]. Say so when they do not cover the question.",
+    );
+    for (const [i, s] of sources.entries()) lines.push(`[${i + 1}] ${s.title}: ${s.snippet}`);
   }
   return lines.join("\n");
 }
@@ -61,11 +63,17 @@ export class OpenAiCompatibleAgent implements Agent {
 
   async *reply(chatbot: ChatbotRecord, history: AgentTurn[], signal: AbortSignal): AsyncIterable<AgentEvent> {
     const question = [...history].reverse().find((t) => t.role === "user")?.content ?? "";
-    const sources = chatbot.knowledge.length <= MAX_SOURCES ? chatbot.knowledge : rankSnippets(question, chatbot.knowledge).slice(0, MAX_SOURCES);
+    const sources =
+      chatbot.knowledge.length <= MAX_SOURCES
+        ? chatbot.knowledge
+        : rankSnippets(question, chatbot.knowledge).slice(0, MAX_SOURCES);
     const body = {
       model: this.s.model,
       stream: true,
-      messages: [{ role: "system", content: systemPrompt(chatbot, sources) }, ...history.map((t) => ({ role: upstreamRole(t.role), content: t.content }))],
+      messages: [
+        { role: "system", content: systemPrompt(chatbot, sources) },
+        ...history.map((t) => ({ role: upstreamRole(t.role), content: t.content })),
+      ],
     };
     const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
     if (this.s.apiKey) headers.authorization = `Bearer ${this.s.apiKey}`;
@@ -78,7 +86,8 @@ export class OpenAiCompatibleAgent implements Agent {
         body: JSON.stringify(body),
         signal: AbortSignal.any([signal, AbortSignal.timeout(this.s.timeoutMs ?? DEFAULT_TIMEOUT_MS)]),
       });
-      if (!res.ok || !res.body) throw new AgentUnavailableError(`chat completions answered HTTP ${res.status}: ${await upstreamMessage(res)}`);
+      if (!res.ok || !res.body)
+        throw new AgentUnavailableError(`chat completions answered HTTP ${res.status}: ${await upstreamMessage(res)}`);
       let finished = false;
       // Node's web streams are async iterable; the DOM typings do not say so.
       for await (const ev of parseSse(res.body as unknown as AsyncIterable<Uint8Array>)) {
@@ -92,7 +101,10 @@ export class OpenAiCompatibleAgent implements Agent {
         } catch {
           throw new AgentUnavailableError("chat completions sent an event that is not JSON");
         }
-        if (chunk.error) throw new AgentUnavailableError(`chat completions failed mid-stream: ${String(chunk.error.message ?? "unknown error").slice(0, 200)}`);
+        if (chunk.error)
+          throw new AgentUnavailableError(
+            `chat completions failed mid-stream: ${String(chunk.error.message ?? "unknown error").slice(0, 200)}`,
+          );
         const choice = chunk.choices?.[0];
         if (!choice) continue;
         const text = choice.delta?.content;
@@ -107,7 +119,9 @@ export class OpenAiCompatibleAgent implements Agent {
     } catch (e) {
       // The caller went away: nothing to report to anyone.
       if (signal.aborted) return;
-      throw e instanceof AgentUnavailableError ? e : new AgentUnavailableError(`chat completions request failed: ${(e as Error).message}`, { cause: e });
+      throw e instanceof AgentUnavailableError
+        ? e
+        : new AgentUnavailableError(`chat completions request failed: ${(e as Error).message}`, { cause: e });
     }
     yield { type: "done", content, documents: citedSources(content, sources), toolCalls: toolCallsJson(calls) };
   }
@@ -116,7 +130,8 @@ export class OpenAiCompatibleAgent implements Agent {
 /** Streamed tool calls arrive in pieces keyed by index: the first names it, later ones extend its arguments. */
 function addToolCallDelta(calls: ToolCall[], d: ToolCallDelta): void {
   const i = d.index ?? calls.length;
-  if (!Number.isInteger(i) || i < 0 || i > 64) throw new AgentUnavailableError("chat completions sent a tool call with a bad index");
+  if (!Number.isInteger(i) || i < 0 || i > 64)
+    throw new AgentUnavailableError("chat completions sent a tool call with a bad index");
   const call = (calls[i] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
   if (d.id) call.id = d.id;
   if (d.type) call.type = d.type;

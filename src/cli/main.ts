@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
-import { buildApp, type App } from "../app.js";
+import { type App, buildApp } from "../app.js";
 import { bootstrapDemo } from "../bootstrap.js";
 import { ConfigError, loadConfig } from "../config.js";
 import type { KnowledgeSnippet } from "../domain/account/repository.js";
@@ -8,14 +8,17 @@ import { isDomainError } from "../domain/errors.js";
 import { frameRoutes } from "../frame/routes.js";
 import { createLogger } from "../log.js";
 import { DatabaseOpenError } from "../storage/sqlite/index.js";
-import { parse, required, UsageError, type ParsedArgs } from "./args.js";
+import { type ParsedArgs, parse, required, UsageError } from "./args.js";
 import { USAGE } from "./usage.js";
 
 type Out = (obj: Record<string, unknown>, text: string) => void;
 
 async function withApp<T>(values: ParsedArgs["values"], fn: (app: App) => Promise<T> | T): Promise<T> {
   const config = loadConfig(process.env, values.db ? { dbPath: values.db } : {});
-  const app = await buildApp(config, createLogger("warn", (l) => process.stderr.write(l)));
+  const app = await buildApp(
+    config,
+    createLogger("warn", (l) => process.stderr.write(l)),
+  );
   try {
     return await fn(app);
   } finally {
@@ -84,21 +87,42 @@ async function run(argv: string[], out: Out): Promise<void> {
       });
     case "chatbot create":
       return withApp(values, (app) => {
-        const knowledge = values.knowledge ? (JSON.parse(readFileSync(values.knowledge, "utf8")) as KnowledgeSnippet[]) : [];
-        const c = app.accounts.createChatbot(required(values, "email"), required(values, "name"), values["allowed-origin"] ?? [], knowledge);
-        out({ chatbot_id: c.chatbotId, name: c.name, allowed_origins: c.allowedOrigins }, `chatbot ${c.name} created (chatbot_id ${c.chatbotId})`);
+        const knowledge = values.knowledge
+          ? (JSON.parse(readFileSync(values.knowledge, "utf8")) as KnowledgeSnippet[])
+          : [];
+        const c = app.accounts.createChatbot(
+          required(values, "email"),
+          required(values, "name"),
+          values["allowed-origin"] ?? [],
+          knowledge,
+        );
+        out(
+          { chatbot_id: c.chatbotId, name: c.name, allowed_origins: c.allowedOrigins },
+          `chatbot ${c.name} created (chatbot_id ${c.chatbotId})`,
+        );
       });
     case "api-key create":
       return withApp(values, (app) => {
         const email = required(values, "email");
         const k = app.accounts.createApiKey(email);
-        out({ account_id: app.accounts.account(email).accountId, email, api_key_id: k.apiKeyId, client_api_key: k.clientApiKey }, `client_api_key (shown once): ${k.clientApiKey}\napi_key_id: ${k.apiKeyId}`);
+        out(
+          {
+            account_id: app.accounts.account(email).accountId,
+            email,
+            api_key_id: k.apiKeyId,
+            client_api_key: k.clientApiKey,
+          },
+          `client_api_key (shown once): ${k.clientApiKey}\napi_key_id: ${k.apiKeyId}`,
+        );
       });
     case "api-key rotate":
       return withApp(values, (app) => {
         const email = required(values, "email");
         const k = app.accounts.rotateApiKey(email);
-        out({ email, api_key_id: k.apiKeyId, client_api_key: k.clientApiKey, revoked: k.revoked }, `client_api_key (shown once): ${k.clientApiKey}\n${k.revoked} older key(s) revoked`);
+        out(
+          { email, api_key_id: k.apiKeyId, client_api_key: k.clientApiKey, revoked: k.revoked },
+          `client_api_key (shown once): ${k.clientApiKey}\n${k.revoked} older key(s) revoked`,
+        );
       });
     case "api-key revoke":
       return withApp(values, (app) => {
@@ -108,7 +132,11 @@ async function run(argv: string[], out: Out): Promise<void> {
     case "tokens revoke":
       return withApp(values, (app) => {
         const account = app.accounts.account(required(values, "email"));
-        const n = app.tokens.revoke({ accountId: account.accountId, chatbotId: values["chatbot-id"], userId: values["user-id"] });
+        const n = app.tokens.revoke({
+          accountId: account.accountId,
+          chatbotId: values["chatbot-id"],
+          userId: values["user-id"],
+        });
         out({ revoked: n }, `${n} refresh token(s) revoked; the users' live access tokens are refused from now on`);
       });
     case "keys rotate":
@@ -120,7 +148,10 @@ async function run(argv: string[], out: Out): Promise<void> {
       const { seed, seedSize } = await import("./seed.js");
       return withApp(values, async (app) => {
         const r = await seed(app, { email: required(values, "email"), size: seedSize(values) });
-        out(r as unknown as Record<string, unknown>, `seeded ${r.contacts} contacts, ${r.conversations} conversations, ${r.messages} messages (+${r.small_accounts} small accounts) in ${r.seconds.toFixed(1)} s`);
+        out(
+          r as unknown as Record<string, unknown>,
+          `seeded ${r.contacts} contacts, ${r.conversations} conversations, ${r.messages} messages (+${r.small_accounts} small accounts) in ${r.seconds.toFixed(1)} s`,
+        );
       });
     }
     default:
@@ -129,10 +160,17 @@ async function run(argv: string[], out: Out): Promise<void> {
 }
 
 const json = process.argv.includes("--json");
-const out: Out = (obj, text) => process.stdout.write(json ? JSON.stringify(obj) + "\n" : text + "\n");
+const out: Out = (obj, text) => process.stdout.write(json ? `${JSON.stringify(obj)}\n` : `${text}\n`);
 run(process.argv.slice(2), out).catch((e: unknown) => {
-  const message = e instanceof UsageError || e instanceof ConfigError || e instanceof DatabaseOpenError || isDomainError(e) || e instanceof SyntaxError ? e.message : String(e);
-  if (json) process.stdout.write(JSON.stringify({ error: message }) + "\n");
+  const message =
+    e instanceof UsageError ||
+    e instanceof ConfigError ||
+    e instanceof DatabaseOpenError ||
+    isDomainError(e) ||
+    e instanceof SyntaxError
+      ? e.message
+      : String(e);
+  if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
   process.stderr.write(`aiagent: ${message}\n${e instanceof UsageError ? "Run 'aiagent --help' for usage.\n" : ""}`);
   process.exit(e instanceof UsageError ? 2 : 1);
 });

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { App } from "../app.js";
 import type { KnowledgeSnippet } from "../domain/account/repository.js";
+import { type BulkContact, type BulkConversation, BulkLoader } from "../storage/sqlite/bulk.js";
 import { UsageError } from "./args.js";
-import { BulkLoader, type BulkContact, type BulkConversation } from "../storage/sqlite/bulk.js";
 
 /** How much data one seeded account gets. */
 export interface SeedSize {
@@ -19,18 +19,51 @@ export interface SeedSize {
 
 /** The sizes `--scale` names. */
 export const SCALES: Record<string, SeedSize> = {
-  "1k": { contacts: 1_000, conversations: 2_000, messages: 10_000, longConversation: 2_020, samples: 32, smallAccounts: 1 },
-  "10k": { contacts: 10_000, conversations: 20_000, messages: 100_000, longConversation: 10_020, samples: 64, smallAccounts: 2 },
-  "100k": { contacts: 100_000, conversations: 200_000, messages: 1_000_000, longConversation: 100_020, samples: 64, smallAccounts: 3 },
+  "1k": {
+    contacts: 1_000,
+    conversations: 2_000,
+    messages: 10_000,
+    longConversation: 2_020,
+    samples: 32,
+    smallAccounts: 1,
+  },
+  "10k": {
+    contacts: 10_000,
+    conversations: 20_000,
+    messages: 100_000,
+    longConversation: 10_020,
+    samples: 64,
+    smallAccounts: 2,
+  },
+  "100k": {
+    contacts: 100_000,
+    conversations: 200_000,
+    messages: 1_000_000,
+    longConversation: 100_020,
+    samples: 64,
+    smallAccounts: 3,
+  },
   // The growth point: as many contacts again tenfold, lighter per contact so it builds in well under a minute.
-  "1m": { contacts: 1_000_000, conversations: 1_000_000, messages: 1_200_000, longConversation: 0, samples: 16, smallAccounts: 0 },
+  "1m": {
+    contacts: 1_000_000,
+    conversations: 1_000_000,
+    messages: 1_200_000,
+    longConversation: 0,
+    samples: 16,
+    smallAccounts: 0,
+  },
 };
 
 /**
  * The size from the command line: --scale picks a preset (default 100k); --contacts, --conversations and
  * --messages override its numbers (conversations default to twice the contacts, messages to ten times).
  */
-export function seedSize(values: { scale?: string | undefined; contacts?: string | undefined; conversations?: string | undefined; messages?: string | undefined }): SeedSize {
+export function seedSize(values: {
+  scale?: string | undefined;
+  contacts?: string | undefined;
+  conversations?: string | undefined;
+  messages?: string | undefined;
+}): SeedSize {
   const scale = (values.scale ?? "100k").toLowerCase();
   const preset = SCALES[scale];
   if (!preset) throw new UsageError(`--scale must be one of ${Object.keys(SCALES).join(", ")}`);
@@ -42,9 +75,15 @@ export function seedSize(values: { scale?: string | undefined; contacts?: string
   const contacts = whole("contacts", values.contacts, preset.contacts);
   const custom = values.contacts !== undefined;
   const conversations = whole("conversations", values.conversations, custom ? contacts * 2 : preset.conversations);
-  const longConversation = custom ? Math.min(preset.longConversation, Math.floor(conversations / 2)) : preset.longConversation;
+  const longConversation = custom
+    ? Math.min(preset.longConversation, Math.floor(conversations / 2))
+    : preset.longConversation;
   const samples = Math.min(preset.samples, Math.max(0, contacts - 1));
-  const messages = whole("messages", values.messages, custom ? Math.max(contacts * 10, conversations + longConversation + samples * SAMPLE_LENGTH) : preset.messages);
+  const messages = whole(
+    "messages",
+    values.messages,
+    custom ? Math.max(contacts * 10, conversations + longConversation + samples * SAMPLE_LENGTH) : preset.messages,
+  );
   return { ...preset, contacts, conversations, messages, longConversation, samples };
 }
 
@@ -69,9 +108,142 @@ export interface SeedResult {
   long: { user_id: string; conversation_id: string; messages: number } | null;
 }
 
-const FIRST = ["maria", "john", "james", "mary", "robert", "patricia", "michael", "jennifer", "william", "linda", "david", "elizabeth", "richard", "barbara", "joseph", "susan", "thomas", "jessica", "charles", "sarah", "chris", "karen", "daniel", "nancy", "matthew", "lisa", "anthony", "betty", "mark", "sandra", "ahmed", "fatima", "wei", "yuki", "olga", "ivan", "pierre", "sofia", "lucas", "emma", "amara", "kenji", "noor", "mateo", "ingrid", "ravi", "chloe", "tomasz", "aisha", "leon"];
-const LAST = ["garcia", "smith", "johnson", "williams", "brown", "jones", "miller", "davis", "rodriguez", "martinez", "hernandez", "lopez", "gonzalez", "wilson", "anderson", "thomas", "taylor", "moore", "jackson", "martin", "lee", "perez", "thompson", "white", "harris", "sanchez", "clark", "ramirez", "lewis", "robinson", "walker", "young", "allen", "king", "wright", "scott", "torres", "nguyen", "hill", "flores", "green", "adams", "nelson", "baker", "hall", "rivera", "campbell", "mitchell", "carter", "roberts", "kowalski", "novak", "schmidt", "muller", "rossi", "dubois", "tanaka", "kim", "chen", "singh", "okafor", "haddad", "larsen", "ivanova", "silva", "costa", "yilmaz", "nakamura", "fischer", "moreau"];
-const DOMAINS = ["gmail.com", "yahoo.com", "outlook.com", "example.com", "proton.me", "icloud.com", "acme.co", "mail.de", "web.fr", "shop.io"];
+const FIRST = [
+  "maria",
+  "john",
+  "james",
+  "mary",
+  "robert",
+  "patricia",
+  "michael",
+  "jennifer",
+  "william",
+  "linda",
+  "david",
+  "elizabeth",
+  "richard",
+  "barbara",
+  "joseph",
+  "susan",
+  "thomas",
+  "jessica",
+  "charles",
+  "sarah",
+  "chris",
+  "karen",
+  "daniel",
+  "nancy",
+  "matthew",
+  "lisa",
+  "anthony",
+  "betty",
+  "mark",
+  "sandra",
+  "ahmed",
+  "fatima",
+  "wei",
+  "yuki",
+  "olga",
+  "ivan",
+  "pierre",
+  "sofia",
+  "lucas",
+  "emma",
+  "amara",
+  "kenji",
+  "noor",
+  "mateo",
+  "ingrid",
+  "ravi",
+  "chloe",
+  "tomasz",
+  "aisha",
+  "leon",
+];
+const LAST = [
+  "garcia",
+  "smith",
+  "johnson",
+  "williams",
+  "brown",
+  "jones",
+  "miller",
+  "davis",
+  "rodriguez",
+  "martinez",
+  "hernandez",
+  "lopez",
+  "gonzalez",
+  "wilson",
+  "anderson",
+  "thomas",
+  "taylor",
+  "moore",
+  "jackson",
+  "martin",
+  "lee",
+  "perez",
+  "thompson",
+  "white",
+  "harris",
+  "sanchez",
+  "clark",
+  "ramirez",
+  "lewis",
+  "robinson",
+  "walker",
+  "young",
+  "allen",
+  "king",
+  "wright",
+  "scott",
+  "torres",
+  "nguyen",
+  "hill",
+  "flores",
+  "green",
+  "adams",
+  "nelson",
+  "baker",
+  "hall",
+  "rivera",
+  "campbell",
+  "mitchell",
+  "carter",
+  "roberts",
+  "kowalski",
+  "novak",
+  "schmidt",
+  "muller",
+  "rossi",
+  "dubois",
+  "tanaka",
+  "kim",
+  "chen",
+  "singh",
+  "okafor",
+  "haddad",
+  "larsen",
+  "ivanova",
+  "silva",
+  "costa",
+  "yilmaz",
+  "nakamura",
+  "fischer",
+  "moreau",
+];
+const DOMAINS = [
+  "gmail.com",
+  "yahoo.com",
+  "outlook.com",
+  "example.com",
+  "proton.me",
+  "icloud.com",
+  "acme.co",
+  "mail.de",
+  "web.fr",
+  "shop.io",
+];
 const USER_LINES = [
   "Hi, I ordered last week and the parcel has not arrived yet. Can you check?",
   "How do I change the delivery address on my order?",
@@ -91,9 +263,23 @@ const AGENT_LINES = [
   "Our support team answers every day from 8:00 to 20:00; this assistant is available around the clock.",
 ];
 const KNOWLEDGE: KnowledgeSnippet[] = [
-  { title: "Shipping FAQ", url: "https://shop.example/help/shipping", snippet: "Orders ship within one business day and arrive in 3 to 5 business days; the address can be changed until the order ships." },
-  { title: "Returns", url: "https://shop.example/help/returns", snippet: "Items can be returned within 30 days if unused and in their original packaging; refunds take 5 business days." },
-  { title: "Promotions", url: "https://shop.example/help/promotions", snippet: "Discount codes apply to full-price items only and cannot be combined with other offers." },
+  {
+    title: "Shipping FAQ",
+    url: "https://shop.example/help/shipping",
+    snippet:
+      "Orders ship within one business day and arrive in 3 to 5 business days; the address can be changed until the order ships.",
+  },
+  {
+    title: "Returns",
+    url: "https://shop.example/help/returns",
+    snippet:
+      "Items can be returned within 30 days if unused and in their original packaging; refunds take 5 business days.",
+  },
+  {
+    title: "Promotions",
+    url: "https://shop.example/help/promotions",
+    snippet: "Discount codes apply to full-price items only and cannot be combined with other offers.",
+  },
 ];
 
 /** A small, fast, seeded random number generator (mulberry32): the same seed gives the same data. */
@@ -138,13 +324,18 @@ function shares(total: number, parts: number, min: number, rnd: () => number): n
 }
 
 /** Fills one new account with synthetic contacts, conversations and messages through the storage layer's bulk loader. */
-export async function seed(app: App, o: { email: string; size: SeedSize; now?: number; seed?: number }): Promise<SeedResult> {
+export async function seed(
+  app: App,
+  o: { email: string; size: SeedSize; now?: number; seed?: number },
+): Promise<SeedResult> {
   const started = process.hrtime.bigint();
   const { size } = o;
-  if (size.conversations < size.contacts) throw new Error("--conversations must be at least --contacts (every listed contact has a conversation)");
+  if (size.conversations < size.contacts)
+    throw new Error("--conversations must be at least --contacts (every listed contact has a conversation)");
   const fixed = size.longConversation + size.samples * SAMPLE_LENGTH;
   const ordinary = size.conversations - size.samples - (size.longConversation > 0 ? 1 : 0);
-  if (size.messages < fixed + ordinary) throw new Error(`--messages must be at least ${fixed + ordinary} for these sizes`);
+  if (size.messages < fixed + ordinary)
+    throw new Error(`--messages must be at least ${fixed + ordinary} for these sizes`);
   if (size.samples > size.contacts - 1) throw new Error("too many sample users for this many contacts");
   const now = o.now ?? Date.now();
   const rnd = random(o.seed ?? 42);
@@ -172,8 +363,19 @@ export async function seed(app: App, o: { email: string; size: SeedSize; now?: n
       const email = o.email.replace("@", `+small${i}@`);
       const small = await app.accounts.createAccount(email);
       const smallBot = app.accounts.createChatbot(email, "Small shop assistant", [], KNOWLEDGE);
-      const smallSize: SeedSize = { contacts: SMALL_ACCOUNT_CONTACTS, conversations: SMALL_ACCOUNT_CONTACTS * 2, messages: SMALL_ACCOUNT_CONTACTS * 10, longConversation: 0, samples: 0, smallAccounts: 0 };
-      fill(loader, { accountId: small.accountId, chatbotId: smallBot.chatbotId, size: smallSize, now, rnd }, { contacts: 0, conversations: 0, messages: 0, samples: [], long: null });
+      const smallSize: SeedSize = {
+        contacts: SMALL_ACCOUNT_CONTACTS,
+        conversations: SMALL_ACCOUNT_CONTACTS * 2,
+        messages: SMALL_ACCOUNT_CONTACTS * 10,
+        longConversation: 0,
+        samples: 0,
+        smallAccounts: 0,
+      };
+      fill(
+        loader,
+        { accountId: small.accountId, chatbotId: smallBot.chatbotId, size: smallSize, now, rnd },
+        { contacts: 0, conversations: 0, messages: 0, samples: [], long: null },
+      );
       result.small_accounts++;
     }
     loader.finish();
@@ -213,8 +415,14 @@ function fill(loader: BulkLoader, x: FillContext, out: Counts): void {
     let rowid = firstRowid;
     let longConv: BulkConversation | undefined;
     for (let i = 0; i < size.contacts; i++) {
-      const special: "long" | "sample" | undefined = i === 0 && hasLong ? "long" : i >= 1 && i <= size.samples ? "sample" : undefined;
-      const userId = special === "long" ? "long-user" : special === "sample" ? `sample-${String(i).padStart(3, "0")}` : `cust_${i.toString(36).padStart(5, "0")}`;
+      const special: "long" | "sample" | undefined =
+        i === 0 && hasLong ? "long" : i >= 1 && i <= size.samples ? "sample" : undefined;
+      const userId =
+        special === "long"
+          ? "long-user"
+          : special === "sample"
+            ? `sample-${String(i).padStart(3, "0")}`
+            : `cust_${i.toString(36).padStart(5, "0")}`;
       const first = FIRST[Math.floor(rnd() * FIRST.length)]!;
       const last = LAST[Math.floor(rnd() * LAST.length)]!;
       const contactId = seqId();
@@ -223,7 +431,12 @@ function fill(loader: BulkLoader, x: FillContext, out: Counts): void {
       const convs: { v: BulkConversation; length: number }[] = [];
       for (let j = 0; j < k; j++) {
         const newest = j === k - 1;
-        const length = newest && special === "long" ? size.longConversation : newest && special === "sample" ? SAMPLE_LENGTH : lengths[nextLength++] ?? 1;
+        const length =
+          newest && special === "long"
+            ? size.longConversation
+            : newest && special === "sample"
+              ? SAMPLE_LENGTH
+              : (lengths[nextLength++] ?? 1);
         const end = newest ? latest : latest - (k - j) * (1 + Math.floor(rnd() * 7)) * DAY;
         const createdAt = end - (length - 1) * 20_000;
         const unread = newest && rnd() < 0.2 && length >= 3;

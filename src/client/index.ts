@@ -2,15 +2,27 @@
  * The typed client of the service for Node servers, imported as `aiagent/client`: the generated service
  * descriptors and messages, and createAiAgentClient, which speaks Connect, gRPC or gRPC-Web.
  */
-import { ConnectError, createClient, type CallOptions, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport, createGrpcWebTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import {
+  type CallOptions,
+  type Client,
+  ConnectError,
+  createClient,
+  type Interceptor,
+  type Transport,
+} from "@connectrpc/connect";
+import {
+  createConnectTransport,
+  createGrpcTransport,
+  createGrpcWebTransport,
+  Http2SessionManager,
+} from "@connectrpc/connect-node";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 
 export * from "../../gen/aiagent/v1/conversation_service_pb.js";
 export * from "../../gen/aiagent/v1/token_service_pb.js";
-export { ErrorInfoSchema, type ErrorInfo } from "../../gen/google/rpc/error_details_pb.js";
+export { type ErrorInfo, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 
 /** The wire protocols the service speaks on its one port. */
 export type Protocol = "connect" | "grpc" | "grpc-web";
@@ -52,8 +64,17 @@ export function createAiAgentClient(baseUrl: string, opts: AiAgentClientOptions 
   const sessionManager = httpVersion === "2" ? new Http2SessionManager(baseUrl) : undefined;
   let transport: Transport;
   if (protocol === "grpc") transport = createGrpcTransport({ ...common, sessionManager: sessionManager! });
-  else if (sessionManager) transport = (protocol === "grpc-web" ? createGrpcWebTransport : createConnectTransport)({ ...common, httpVersion: "2", sessionManager });
-  else transport = (protocol === "grpc-web" ? createGrpcWebTransport : createConnectTransport)({ ...common, httpVersion: "1.1" });
+  else if (sessionManager)
+    transport = (protocol === "grpc-web" ? createGrpcWebTransport : createConnectTransport)({
+      ...common,
+      httpVersion: "2",
+      sessionManager,
+    });
+  else
+    transport = (protocol === "grpc-web" ? createGrpcWebTransport : createConnectTransport)({
+      ...common,
+      httpVersion: "1.1",
+    });
   return {
     tokens: createClient(TokenService, transport),
     conversations: createClient(ConversationService, transport),

@@ -58,7 +58,12 @@ export function requireContent(field: string, value: string): string {
 }
 
 /** A page request: limit within [1, max] (default when absent), offset >= 0 (0 when absent). */
-export function page(limit: number | undefined, offset: number | undefined, defaultLimit: number, maxLimit = 100): { limit: number; offset: number } {
+export function page(
+  limit: number | undefined,
+  offset: number | undefined,
+  defaultLimit: number,
+  maxLimit = 100,
+): { limit: number; offset: number } {
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > maxLimit)) {
     throw invalidArgument("limit", `must be an integer from 1 to ${maxLimit}`);
   }

@@ -29,6 +29,16 @@ async function load(): Promise<string> {
 /** Bundles the browser entry point; keep these options in step with the `build:frame` script in package.json. */
 export async function bundle(entry: string): Promise<string> {
   const esbuild = await import("esbuild");
-  const out = await esbuild.build({ entryPoints: [entry], bundle: true, write: false, format: "iife", target: "es2020", minify: true, legalComments: "none", charset: "utf8", logLevel: "silent" });
+  const out = await esbuild.build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    format: "iife",
+    target: "es2020",
+    minify: true,
+    legalComments: "none",
+    charset: "utf8",
+    logLevel: "silent",
+  });
   return out.outputFiles[0]!.text;
 }

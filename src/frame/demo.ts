@@ -71,7 +71,7 @@ const NOT_KNOWN = [
   "The demo's client API key is printed only on the first start of a fresh database, so this page cannot ask for tokens now.",
   "To see the demo: stop the service, move ./data/aiagent.db (or your AIAGENT_DB) aside and run npm start again;",
   "or make a key (`aiagent api-key create --email demo@example.com`) and a chatbot that allows your page's origin",
-  "(`aiagent chatbot create --allowed-origin …`) and run examples/host-page, as the README's \"Embed the agent\" shows.",
+  '(`aiagent chatbot create --allowed-origin …`) and run examples/host-page, as the README\'s "Embed the agent" shows.',
 ].join(" ");
 
 function requestOrigin(req: HttpRequest): string | undefined {
@@ -101,12 +101,17 @@ export function demoRoutes(app: App, credentials: () => DemoCredentials | undefi
   async function accessToken(c: DemoCredentials, s: Session): Promise<string> {
     if (s.refreshToken) {
       try {
-        return (await app.tokens.refresh({ userId: s.userId, chatbotId: c.chatbotId, refreshToken: s.refreshToken })).accessToken;
+        return (await app.tokens.refresh({ userId: s.userId, chatbotId: c.chatbotId, refreshToken: s.refreshToken }))
+          .accessToken;
       } catch {
         // expired or revoked: start a new token pair below
       }
     }
-    const t = await app.tokens.getAccessToken({ userId: s.userId, chatbotId: c.chatbotId, clientApiKey: c.clientApiKey });
+    const t = await app.tokens.getAccessToken({
+      userId: s.userId,
+      chatbotId: c.chatbotId,
+      clientApiKey: c.clientApiKey,
+    });
     s.refreshToken = t.refreshToken;
     return t.accessToken;
   }
@@ -130,7 +135,11 @@ export function demoRoutes(app: App, credentials: () => DemoCredentials | undefi
     const s = session(req, res, true)!;
     const token = await accessToken(c, s);
     const frameUrl = `${appUrl ?? ""}/chatbot-iframe/${c.chatbotId}?${new URLSearchParams({ user_id: s.userId, access_token: token })}`;
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer" });
+    res.writeHead(200, {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+    });
     res.end(hostPage(frameUrl));
   }
 
@@ -155,7 +164,8 @@ export function demoRoutes(app: App, credentials: () => DemoCredentials | undefi
       if (!res.headersSent) sendJson(res, 500, { error: "the demo failed; see the service log" });
       else res.end();
     };
-    if ((req.method === "GET" || req.method === "HEAD") && (path === "/demo" || path === "/demo/")) void page(req, res).catch(fail);
+    if ((req.method === "GET" || req.method === "HEAD") && (path === "/demo" || path === "/demo/"))
+      void page(req, res).catch(fail);
     else if (req.method === "GET" && path === "/demo/host.js") {
       res.writeHead(200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" });
       res.end(HOST_SCRIPT);

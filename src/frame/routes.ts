@@ -4,7 +4,7 @@ import type { App } from "../app.js";
 import type { HttpRequest, HttpResponse, Route } from "../protocol/http/types.js";
 import { pathOf } from "../protocol/http/types.js";
 import { frameScript } from "./bundle.js";
-import { demoRoutes, type DemoCredentials } from "./demo.js";
+import { type DemoCredentials, demoRoutes } from "./demo.js";
 import { ASSET_PATH, errorPage, framePage } from "./page.js";
 import { frameHeaders } from "./policy.js";
 import { FRAME_CSS } from "./styles.js";
@@ -49,7 +49,13 @@ function sendAsset(req: HttpRequest, res: HttpResponse, type: string, body: stri
   else res.end(body);
 }
 
-function sendPage(req: HttpRequest, res: HttpResponse, status: number, headers: Record<string, string>, html: string): void {
+function sendPage(
+  req: HttpRequest,
+  res: HttpResponse,
+  status: number,
+  headers: Record<string, string>,
+  html: string,
+): void {
   res.writeHead(status, { ...headers, "content-length": String(Buffer.byteLength(html)) });
   if (req.method === "HEAD") res.end();
   else res.end(html);
@@ -63,7 +69,12 @@ export function frameRoutes(app: App, opts: FrameOptions = {}): Route[] {
   const apiBase = app.config.baseUrl?.replace(/\/+$/, "") ?? "";
   const apiOrigin = apiBase ? new URL(apiBase).origin : undefined;
   const refreshTimeoutMs = opts.refreshTimeoutMs ?? DEFAULT_REFRESH_TIMEOUT_MS;
-  const plain = { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer", "x-content-type-options": "nosniff" };
+  const plain = {
+    "content-type": "text/html; charset=utf-8",
+    "cache-control": "no-store",
+    "referrer-policy": "no-referrer",
+    "x-content-type-options": "nosniff",
+  };
 
   const assets: Route = (req, res) => {
     if (req.method !== "GET" && req.method !== "HEAD") return false;
@@ -92,8 +103,14 @@ export function frameRoutes(app: App, opts: FrameOptions = {}): Route[] {
     if (!m || m[1] === "assets") return false;
     const chatbotId = m[1]!;
     const chatbot = UUID.test(chatbotId) ? app.tokens.chatbot(chatbotId) : undefined;
-    if (!chatbot || !chatbot.active) {
-      sendPage(req, res, 404, plain, errorPage("Chat not found", "This chat does not exist or is no longer available."));
+    if (!chatbot?.active) {
+      sendPage(
+        req,
+        res,
+        404,
+        plain,
+        errorPage("Chat not found", "This chat does not exist or is no longer available."),
+      );
       return true;
     }
     const headers = frameHeaders(chatbot.allowedOrigins, apiOrigin);
@@ -102,7 +119,13 @@ export function frameRoutes(app: App, opts: FrameOptions = {}): Route[] {
     // here its chatbot claim is only compared, so an expired token still opens the frame and gets refreshed.
     const tokenChatbot = chatbotClaim(query.get("access_token"));
     if (tokenChatbot !== undefined && tokenChatbot !== chatbot.chatbotId) {
-      sendPage(req, res, 400, headers, errorPage("Chat cannot start", "The access token was issued for another chatbot."));
+      sendPage(
+        req,
+        res,
+        400,
+        headers,
+        errorPage("Chat cannot start", "The access token was issued for another chatbot."),
+      );
       return true;
     }
     const asked = query.get("host_origin");
@@ -116,14 +139,32 @@ export function frameRoutes(app: App, opts: FrameOptions = {}): Route[] {
       }
       // The frame will post to this origin: it must be one the chatbot's owner allowed.
       if (!origin || !chatbot.allowedOrigins.includes(origin)) {
-        sendPage(req, res, 400, headers, errorPage("Chat cannot start", "host_origin is not one of this chat's allowed origins."));
+        sendPage(
+          req,
+          res,
+          400,
+          headers,
+          errorPage("Chat cannot start", "host_origin is not one of this chat's allowed origins."),
+        );
         return true;
       }
       hostOrigin = origin;
     } else if (chatbot.allowedOrigins.length === 1) {
       hostOrigin = chatbot.allowedOrigins[0];
     }
-    sendPage(req, res, 200, headers, framePage({ chatbotName: chatbot.name, apiBase, hostOrigin, allowedOrigins: chatbot.allowedOrigins, refreshTimeoutMs }));
+    sendPage(
+      req,
+      res,
+      200,
+      headers,
+      framePage({
+        chatbotName: chatbot.name,
+        apiBase,
+        hostOrigin,
+        allowedOrigins: chatbot.allowedOrigins,
+        refreshTimeoutMs,
+      }),
+    );
     return true;
   };
 

@@ -1,8 +1,8 @@
 import { decodeProtectedHeader } from "jose";
 import type { AccountCaller, Caller, FrameCaller } from "../domain/conversation/conversation-service.js";
 import { isDomainError, permissionDenied, unauthenticated } from "../domain/errors.js";
-import type { TokenService } from "../domain/token/token-service.js";
 import { TOKEN_KINDS } from "../domain/token/jwt-strategy.js";
+import type { TokenService } from "../domain/token/token-service.js";
 import type { Call } from "./call.js";
 
 /** Authentication shared by every protocol: handlers call these before any domain work. */
@@ -12,14 +12,20 @@ export class Authenticator {
   /** Token endpoints are for servers: a request with a browser's markers is refused. */
   requireServer(call: Call): void {
     if (call.header("origin") !== undefined || call.header("sec-fetch-site") !== undefined) {
-      throw permissionDenied("token endpoints must be called from your server, never from a browser: keep client_api_key and refresh_token on the server");
+      throw permissionDenied(
+        "token endpoints must be called from your server, never from a browser: keep client_api_key and refresh_token on the server",
+      );
     }
   }
 
   /** The frame's caller, from the access token in the request field, the query parameter or the Authorization header. */
   async frame(call: Call, fieldToken = ""): Promise<FrameCaller> {
     const token = fieldToken || call.queryAccessToken || bearer(call);
-    if (!token) throw challenge(call, unauthenticated("an access token is required (access_token query parameter or Authorization: Bearer)"));
+    if (!token)
+      throw challenge(
+        call,
+        unauthenticated("an access token is required (access_token query parameter or Authorization: Bearer)"),
+      );
     const c = await presented(call, this.tokens.authenticateFrame(token));
     return { kind: "frame", accountId: c.accountId, chatbotId: c.chatbotId, userId: c.userId };
   }
@@ -27,7 +33,11 @@ export class Authenticator {
   /** The account API's caller, from the ID token in the Authorization header. */
   async account(call: Call): Promise<AccountCaller> {
     const token = bearer(call);
-    if (!token) throw challenge(call, unauthenticated("an ID token is required: Authorization: Bearer <idToken from /get_id_token>"));
+    if (!token)
+      throw challenge(
+        call,
+        unauthenticated("an ID token is required: Authorization: Bearer <idToken from /get_id_token>"),
+      );
     const c = await presented(call, this.tokens.authenticateAccount(token));
     return { kind: "account", accountId: c.accountId, email: c.account.email };
   }
@@ -36,7 +46,8 @@ export class Authenticator {
   async reader(call: Call, fieldToken = ""): Promise<Caller> {
     if (fieldToken || call.queryAccessToken) return this.frame(call, fieldToken);
     const token = bearer(call);
-    if (!token) throw challenge(call, unauthenticated("an access_token or an ID token (Authorization: Bearer) is required"));
+    if (!token)
+      throw challenge(call, unauthenticated("an access_token or an ID token (Authorization: Bearer) is required"));
     // The header only routes the token to its verifier, which checks the type again.
     return typ(token) === TOKEN_KINDS.access.typ ? this.frame(call) : this.account(call);
   }

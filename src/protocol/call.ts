@@ -1,4 +1,11 @@
-import type { DescMethodServerStreaming, DescMethodUnary, DescService, MessageInitShape, MessageShape, DescMessage } from "@bufbuild/protobuf";
+import type {
+  DescMessage,
+  DescMethodServerStreaming,
+  DescMethodUnary,
+  DescService,
+  MessageInitShape,
+  MessageShape,
+} from "@bufbuild/protobuf";
 
 /** What a handler may know of the request it serves, the same for every protocol. */
 export interface Call {
@@ -14,8 +21,14 @@ export interface Call {
   setResponseHeader(name: string, value: string): void;
 }
 
-type UnaryHandler<I extends DescMessage, O extends DescMessage> = (req: MessageShape<I>, call: Call) => Promise<MessageInitShape<O>>;
-type StreamHandler<I extends DescMessage, O extends DescMessage> = (req: MessageShape<I>, call: Call) => AsyncIterable<MessageInitShape<O>>;
+type UnaryHandler<I extends DescMessage, O extends DescMessage> = (
+  req: MessageShape<I>,
+  call: Call,
+) => Promise<MessageInitShape<O>>;
+type StreamHandler<I extends DescMessage, O extends DescMessage> = (
+  req: MessageShape<I>,
+  call: Call,
+) => AsyncIterable<MessageInitShape<O>>;
 
 /** The implementation of one service's methods, shared by the Connect/gRPC routes and the JSON routes. */
 export type Handlers<S extends DescService> = {

@@ -32,7 +32,8 @@ export function parseErrorsAsInvalidArgument(res: HttpResponse): HttpResponse {
     };
     r.end = function (this: unknown, ...args: unknown[]) {
       Object.assign(r, { writeHead, write, end });
-      if (args[0] !== undefined && typeof args[0] !== "function") chunks.push(Buffer.from(args[0] as Uint8Array | string));
+      if (args[0] !== undefined && typeof args[0] !== "function")
+        chunks.push(Buffer.from(args[0] as Uint8Array | string));
       let body = Buffer.concat(chunks);
       let out = status;
       const h: OutgoingHttpHeaders = { ...headers };
@@ -40,7 +41,12 @@ export function parseErrorsAsInvalidArgument(res: HttpResponse): HttpResponse {
         const err = JSON.parse(body.toString("utf8")) as { code?: string; message?: string };
         if (err.code === "internal" && err.message?.startsWith("parse binary:")) {
           out = 400;
-          body = Buffer.from(JSON.stringify({ code: "invalid_argument", message: `the request is not a valid protobuf message (${err.message.slice(14)})` }));
+          body = Buffer.from(
+            JSON.stringify({
+              code: "invalid_argument",
+              message: `the request is not a valid protobuf message (${err.message.slice(14)})`,
+            }),
+          );
           h["content-length"] = String(body.length);
         }
       } catch {

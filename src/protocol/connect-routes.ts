@@ -1,5 +1,5 @@
 import type { DescService } from "@bufbuild/protobuf";
-import { createContextKey, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import { type ConnectRouter, createContextKey, type HandlerContext } from "@connectrpc/connect";
 import type { Logger } from "../log.js";
 import type { AnyHandler, Call } from "./call.js";
 import { toConnectError } from "./errors.js";

@@ -8,12 +8,17 @@ export type DurabilityBarrier = () => Promise<void> | undefined;
  * are durable: with group commit the storage acknowledges commits before their fsync, so the wait moves here,
  * where many requests share one fsync instead of each blocking the event loop for its own.
  */
-export function durableHandlers(handlers: Record<string, AnyHandler>, barrier: DurabilityBarrier): Record<string, AnyHandler> {
+export function durableHandlers(
+  handlers: Record<string, AnyHandler>,
+  barrier: DurabilityBarrier,
+): Record<string, AnyHandler> {
   const out: Record<string, AnyHandler> = {};
   for (const [name, h] of Object.entries(handlers)) {
     out[name] = ((req: never, call) => {
       const result = h(req, call);
-      return Symbol.asyncIterator in (result as object) ? durableStream(result as AsyncIterable<unknown>, barrier) : durableResult(result as Promise<unknown>, barrier);
+      return Symbol.asyncIterator in (result as object)
+        ? durableStream(result as AsyncIterable<unknown>, barrier)
+        : durableResult(result as Promise<unknown>, barrier);
     }) as AnyHandler;
   }
   return out;

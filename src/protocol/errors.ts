@@ -1,5 +1,5 @@
-import { Code, ConnectError } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { DomainError, type DomainErrorKind } from "../domain/errors.js";
 import type { Logger } from "../log.js";
@@ -52,17 +52,31 @@ export function toConnectError(e: unknown, log?: Logger): ConnectError {
     if (e.extra.retryAfterSeconds !== undefined) metadata.retry_after_seconds = String(e.extra.retryAfterSeconds);
     const reason = e.extra.reason ?? (e.extra.field ? "InvalidField" : e.kind.toUpperCase());
     // Also as a header, so Connect and gRPC clients see the delay without decoding the detail.
-    const headers = e.extra.retryAfterSeconds !== undefined ? { "retry-after": String(e.extra.retryAfterSeconds) } : undefined;
-    const err = new ConnectError(e.message, CODE_OF[e.kind], headers, [{ desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason, domain: ERROR_DOMAIN, metadata }) }], e.extra.cause);
-    if (e.kind === "internal" || e.kind === "unavailable") log?.warn("request failed", { code: e.kind, message: e.message, cause: describe(e.extra.cause) });
+    const headers =
+      e.extra.retryAfterSeconds !== undefined ? { "retry-after": String(e.extra.retryAfterSeconds) } : undefined;
+    const err = new ConnectError(
+      e.message,
+      CODE_OF[e.kind],
+      headers,
+      [{ desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason, domain: ERROR_DOMAIN, metadata }) }],
+      e.extra.cause,
+    );
+    if (e.kind === "internal" || e.kind === "unavailable")
+      log?.warn("request failed", { code: e.kind, message: e.message, cause: describe(e.extra.cause) });
     return err;
   }
   if (isSqliteBusy(e)) {
-    return toConnectError(new DomainError("unavailable", "the database is busy; try again shortly", { retryAfterSeconds: 1, cause: e }), log);
+    return toConnectError(
+      new DomainError("unavailable", "the database is busy; try again shortly", { retryAfterSeconds: 1, cause: e }),
+      log,
+    );
   }
   if (isStorageFault(e)) {
     // Nothing was written (SQLite rolled the statement back); the operator must act, the client may retry later.
-    return toConnectError(new DomainError("unavailable", "storage is unavailable; try again later", { retryAfterSeconds: 5, cause: e }), log);
+    return toConnectError(
+      new DomainError("unavailable", "storage is unavailable; try again later", { retryAfterSeconds: 5, cause: e }),
+      log,
+    );
   }
   log?.error("internal error", { cause: describe(e) });
   return new ConnectError("internal error", Code.Internal);
@@ -78,11 +92,24 @@ function isSqliteBusy(e: unknown): boolean {
 const FS_FAULTS = new Set(["EIO", "ENOSPC", "EDQUOT", "EROFS"]);
 function isStorageFault(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code === "SQLITE_FULL" || code.startsWith("SQLITE_IOERR") || code.startsWith("SQLITE_READONLY") || code === "SQLITE_CANTOPEN" || FS_FAULTS.has(code));
+  return (
+    typeof code === "string" &&
+    (code === "SQLITE_FULL" ||
+      code.startsWith("SQLITE_IOERR") ||
+      code.startsWith("SQLITE_READONLY") ||
+      code === "SQLITE_CANTOPEN" ||
+      FS_FAULTS.has(code))
+  );
 }
 
 function describe(e: unknown): unknown {
-  if (e instanceof Error) return { name: e.name, message: e.message, code: (e as { code?: unknown }).code, stack: e.stack?.split("\n").slice(0, 6).join("\n") };
+  if (e instanceof Error)
+    return {
+      name: e.name,
+      message: e.message,
+      code: (e as { code?: unknown }).code,
+      stack: e.stack?.split("\n").slice(0, 6).join("\n"),
+    };
   return e;
 }
 

@@ -1,4 +1,4 @@
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 
 /** One counting rule: at most `points` hits per `durationS` seconds per key; over it the key waits `blockS` seconds. */
 export interface LimitRule {
@@ -44,7 +44,15 @@ export function limiterCounter(limiter: RateLimiterAbstract, rule: LimitRule): C
 
 /** The in-process store: counters live in this process's memory and expire on their own. */
 export const memoryStore: CounterStore = (rule) =>
-  limiterCounter(new RateLimiterMemory({ keyPrefix: rule.name, points: rule.points, duration: rule.durationS, blockDuration: rule.blockS }), rule);
+  limiterCounter(
+    new RateLimiterMemory({
+      keyPrefix: rule.name,
+      points: rule.points,
+      duration: rule.durationS,
+      blockDuration: rule.blockS,
+    }),
+    rule,
+  );
 
 /** A counter that never limits (a rule whose count is 0). */
 export const unlimited: Counter = { hit: async () => 0, wait: async () => 0 };
@@ -60,9 +68,10 @@ export function addressKey(peer: string): string {
   const [head = "", tail] = peer.split("::");
   const h = head === "" ? [] : head.split(":");
   const t = tail === undefined || tail === "" ? [] : tail.split(":");
-  const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill("0"), ...t];
-  return groups
+  const groups =
+    tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill("0"), ...t];
+  return `${groups
     .slice(0, 4)
     .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ""))
-    .join(":") + "::/64";
+    .join(":")}::/64`;
 }

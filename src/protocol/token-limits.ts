@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { RateLimits } from "../config.js";
 import { DomainError } from "../domain/errors.js";
 import type { Call } from "./call.js";
-import { addressKey, memoryStore, unlimited, type Counter, type CounterStore } from "./rate-limit.js";
+import { addressKey, type Counter, type CounterStore, memoryStore, unlimited } from "./rate-limit.js";
 
 /** What a token request is aimed at: the chatbot (access and refresh tokens) or the account e-mail (ID tokens). */
 export interface TokenTarget {
@@ -25,7 +25,11 @@ export interface TokenGuard {
 }
 
 /** No limits at all (AIAGENT_RATE_LIMIT=off). */
-export const noTokenLimits: TokenGuard = { admit: async () => undefined, failed: async () => undefined, account: async () => undefined };
+export const noTokenLimits: TokenGuard = {
+  admit: async () => undefined,
+  failed: async () => undefined,
+  account: async () => undefined,
+};
 
 const MINUTE = 60;
 
@@ -39,7 +43,8 @@ function tooMany(what: string, seconds: number): DomainError {
  * stopped without touching any other account, and the owner's server keeps working from its own address.
  */
 export function tokenLimits(cfg: RateLimits, store: CounterStore = memoryStore): TokenGuard {
-  const rule = (name: string, points: number, durationS: number, blockS: number): Counter => (points > 0 ? store({ name, points, durationS, blockS }) : unlimited);
+  const rule = (name: string, points: number, durationS: number, blockS: number): Counter =>
+    points > 0 ? store({ name, points, durationS, blockS }) : unlimited;
   const perAddress = rule("tok-addr", cfg.perAddress, MINUTE, 0);
   const perKey = rule("tok-key", cfg.perKey, MINUTE, 0);
   const perAccount = rule("tok-acct", cfg.perAccount, MINUTE, 0);
@@ -60,7 +65,8 @@ export function tokenLimits(cfg: RateLimits, store: CounterStore = memoryStore):
       if (wait) throw tooMany("too many failed credentials from this address", wait);
       wait = await failTarget.wait(k.pair);
       if (wait) throw tooMany("too many failed credentials for this chatbot_id or account from this address", wait);
-      if (t.password && (wait = await failPassword.wait(k.target))) throw tooMany("too many wrong passwords for this account; log in with a client_api_key or wait", wait);
+      if (t.password && (wait = await failPassword.wait(k.target)))
+        throw tooMany("too many wrong passwords for this account; log in with a client_api_key or wait", wait);
       wait = await perAddress.hit(k.addr);
       if (wait) throw tooMany("too many token requests from this address", wait);
       if (t.apiKey) {

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { startServer } from "../helpers/server.js";
 import { postJson } from "../helpers/http.js";
+import { startServer } from "../helpers/server.js";
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "aiagent-cli-"));
@@ -14,7 +14,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function aiagent(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { env: { ...process.env, AIAGENT_DB: "" }, timeout: 20_000 });
+    const r = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+      env: { ...process.env, AIAGENT_DB: "" },
+      timeout: 20_000,
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {
     const x = e as { code: number; stdout: string; stderr: string };
@@ -28,30 +31,72 @@ describe("the aiagent command", () => {
     expect(acc.code).toBe(0);
     const account = JSON.parse(acc.stdout) as { account_id: string; email: string };
     expect(account.email).toBe("cli@example.com");
-    const bot = JSON.parse((await aiagent("chatbot", "create", "--email", "cli@example.com", "--name", "Helper", "--allowed-origin", "https://shop.example", "--db", db, "--json")).stdout) as { chatbot_id: string };
+    const bot = JSON.parse(
+      (
+        await aiagent(
+          "chatbot",
+          "create",
+          "--email",
+          "cli@example.com",
+          "--name",
+          "Helper",
+          "--allowed-origin",
+          "https://shop.example",
+          "--db",
+          db,
+          "--json",
+        )
+      ).stdout,
+    ) as { chatbot_id: string };
     expect(bot.chatbot_id).toMatch(/^[0-9a-f-]{36}$/);
-    const key = JSON.parse((await aiagent("api-key", "create", "--email", "cli@example.com", "--db", db, "--json")).stdout) as { client_api_key: string; account_id: string };
+    const key = JSON.parse(
+      (await aiagent("api-key", "create", "--email", "cli@example.com", "--db", db, "--json")).stdout,
+    ) as { client_api_key: string; account_id: string };
     expect(key.client_api_key).toMatch(/^cak_/);
     expect(key.account_id).toBe(account.account_id);
 
     const s = await startServer({ dir, env: { AIAGENT_DB: db } });
     try {
-      const ok = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: bot.chatbot_id, client_api_key: key.client_api_key });
+      const ok = await postJson(s.url, "/ai_agent/get_access_token", {
+        user_id: "u",
+        chatbot_id: bot.chatbot_id,
+        client_api_key: key.client_api_key,
+      });
       expect(ok.status).toBe(200);
       await s.close();
-      const rotated = JSON.parse((await aiagent("api-key", "rotate", "--email", "cli@example.com", "--db", db, "--json")).stdout) as { client_api_key: string; revoked: number };
+      const rotated = JSON.parse(
+        (await aiagent("api-key", "rotate", "--email", "cli@example.com", "--db", db, "--json")).stdout,
+      ) as { client_api_key: string; revoked: number };
       expect(rotated.revoked).toBe(1);
       const s2 = await startServer({ dir, env: { AIAGENT_DB: db } });
       try {
-        expect((await postJson(s2.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: bot.chatbot_id, client_api_key: key.client_api_key })).status).toBe(401);
-        expect((await postJson(s2.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: bot.chatbot_id, client_api_key: rotated.client_api_key })).status).toBe(200);
+        expect(
+          (
+            await postJson(s2.url, "/ai_agent/get_access_token", {
+              user_id: "u",
+              chatbot_id: bot.chatbot_id,
+              client_api_key: key.client_api_key,
+            })
+          ).status,
+        ).toBe(401);
+        expect(
+          (
+            await postJson(s2.url, "/ai_agent/get_access_token", {
+              user_id: "u",
+              chatbot_id: bot.chatbot_id,
+              client_api_key: rotated.client_api_key,
+            })
+          ).status,
+        ).toBe(200);
       } finally {
         await s2.close();
       }
     } finally {
       await s.close().catch(() => undefined);
     }
-    const revoked = JSON.parse((await aiagent("tokens", "revoke", "--email", "cli@example.com", "--db", db, "--json")).stdout) as { revoked: number };
+    const revoked = JSON.parse(
+      (await aiagent("tokens", "revoke", "--email", "cli@example.com", "--db", db, "--json")).stdout,
+    ) as { revoked: number };
     expect(revoked.revoked).toBe(2);
     const keys = JSON.parse((await aiagent("keys", "rotate", "--db", db, "--json")).stdout) as { kid: string };
     expect(keys.kid).not.toBe("");
@@ -70,7 +115,18 @@ describe("the aiagent command", () => {
     const dup = await aiagent("account", "create", "--email", "cli@example.com", "--db", db, "--json");
     expect(dup.code).toBe(1);
     expect(JSON.parse(dup.stdout).error).toContain("already exists");
-    const origin = await aiagent("chatbot", "create", "--email", "cli@example.com", "--name", "x", "--allowed-origin", "not a url", "--db", db);
+    const origin = await aiagent(
+      "chatbot",
+      "create",
+      "--email",
+      "cli@example.com",
+      "--name",
+      "x",
+      "--allowed-origin",
+      "not a url",
+      "--db",
+      db,
+    );
     expect(origin.code).toBe(1);
     expect(origin.stderr).toContain("allowed-origin");
   });

@@ -33,39 +33,80 @@ describe("who may read what", () => {
   });
 
   it("another account's ID token cannot read this account's conversation: not_found, same as a missing one", async () => {
-    const r = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: aliceConv }, { authorization: `Bearer ${bToken}` });
-    const missing = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: crypto.randomUUID() }, { authorization: `Bearer ${bToken}` });
+    const r = await getJson(
+      s.url,
+      "/get_messages_for_conversation",
+      { conversation_id: aliceConv },
+      { authorization: `Bearer ${bToken}` },
+    );
+    const missing = await getJson(
+      s.url,
+      "/get_messages_for_conversation",
+      { conversation_id: crypto.randomUUID() },
+      { authorization: `Bearer ${bToken}` },
+    );
     expect(r.status).toBe(404);
     expect(r.body.code).toBe("not_found");
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual(r.body);
-    for (const path of ["/mark_conversation_read", "/take_over_conversation", "/close_conversation", "/reopen_conversation"]) {
+    for (const path of [
+      "/mark_conversation_read",
+      "/take_over_conversation",
+      "/close_conversation",
+      "/reopen_conversation",
+    ]) {
       const w = await postJson(s.url, path, { conversation_id: aliceConv }, { authorization: `Bearer ${bToken}` });
       expect(w.status, path).toBe(404);
     }
-    const reply = await postJson(s.url, "/reply_to_conversation", { conversation_id: aliceConv, content: "hijack" }, { authorization: `Bearer ${bToken}` });
+    const reply = await postJson(
+      s.url,
+      "/reply_to_conversation",
+      { conversation_id: aliceConv, content: "hijack" },
+      { authorization: `Bearer ${bToken}` },
+    );
     expect(reply.status).toBe(404);
   });
 
   it("one customer's frame token cannot read or continue another customer's conversation", async () => {
     const mallory = (await issueTokens(s.url, a, "mallory")).access_token;
-    const r = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: aliceConv, access_token: mallory });
+    const r = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: aliceConv,
+      access_token: mallory,
+    });
     expect(r.status).toBe(404);
-    const w = await postJson(s.url, `/ai_agent/send_message?access_token=${mallory}`, { conversation_id: aliceConv, content: "let me in" });
+    const w = await postJson(s.url, `/ai_agent/send_message?access_token=${mallory}`, {
+      conversation_id: aliceConv,
+      content: "let me in",
+    });
     expect(w.status).toBe(404);
-    const own = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: aliceConv, access_token: aliceToken });
+    const own = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: aliceConv,
+      access_token: aliceToken,
+    });
     expect(own.body.messages.map((m: { content: string }) => m.content)).not.toContain("let me in");
   });
 
   it("the same customer through another chatbot cannot read the conversation", async () => {
     const other = await s.app.accounts.createChatbot(a.email, "Second bot", []);
-    const t = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "alice", chatbot_id: other.chatbotId, client_api_key: a.apiKey });
-    const r = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: aliceConv, access_token: t.body.data.access_token });
+    const t = await postJson(s.url, "/ai_agent/get_access_token", {
+      user_id: "alice",
+      chatbot_id: other.chatbotId,
+      client_api_key: a.apiKey,
+    });
+    const r = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: aliceConv,
+      access_token: t.body.data.access_token,
+    });
     expect(r.status).toBe(404);
   });
 
   it("the owning account reads it with its ID token", async () => {
-    const r = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: aliceConv }, { authorization: `Bearer ${aToken}` });
+    const r = await getJson(
+      s.url,
+      "/get_messages_for_conversation",
+      { conversation_id: aliceConv },
+      { authorization: `Bearer ${aToken}` },
+    );
     expect(r.status).toBe(200);
     expect(r.body.messages[0].content).toBe("my private question");
   });
@@ -78,9 +119,19 @@ describe("who may read what", () => {
     expect(c.status).toBe(401);
     const w = await postJson(s.url, "/ai_agent/send_message", { content: "hi" });
     expect(w.status).toBe(401);
-    const junk = await getJson(s.url, "/get_contact_conversations", { user_email_id: a.email }, { authorization: "Bearer not.a.jwt" });
+    const junk = await getJson(
+      s.url,
+      "/get_contact_conversations",
+      { user_email_id: a.email },
+      { authorization: "Bearer not.a.jwt" },
+    );
     expect(junk.status).toBe(401);
-    const scheme = await getJson(s.url, "/get_contact_conversations", { user_email_id: a.email }, { authorization: `Basic ${aToken}` });
+    const scheme = await getJson(
+      s.url,
+      "/get_contact_conversations",
+      { user_email_id: a.email },
+      { authorization: `Basic ${aToken}` },
+    );
     expect(scheme.status).toBe(401);
   });
 });
@@ -90,20 +141,34 @@ describe("concurrent writes", () => {
     const t = (await issueTokens(s.url, a, "busy")).access_token;
     const conv = (await send(s.url, t, "start")).conversation_id;
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => postJson(s.url, `/ai_agent/send_message?access_token=${t}`, { conversation_id: conv, content: `parallel ${i}` })),
+      Array.from({ length: 50 }, (_, i) =>
+        postJson(s.url, `/ai_agent/send_message?access_token=${t}`, {
+          conversation_id: conv,
+          content: `parallel ${i}`,
+        }),
+      ),
     );
     const ok = results.filter((r) => r.status === 200);
     expect(ok).toHaveLength(50);
     const orders: number[] = [];
     for (let offset = 0; ; offset += 100) {
-      const page = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: t, limit: 100, offset });
+      const page = await getJson(s.url, "/get_messages_for_conversation", {
+        conversation_id: conv,
+        access_token: t,
+        limit: 100,
+        offset,
+      });
       orders.push(...page.body.messages.map((m: { message_order: number }) => m.message_order));
       if (!page.body.has_more) break;
     }
     expect(orders).toEqual(Array.from({ length: orders.length }, (_, i) => i + 1));
     expect(orders.length).toBe(2 + 50 * 2);
     const stored = new Set(
-      (s.app.db.prepare("SELECT message_id FROM messages WHERE conversation_id = ?").all(conv) as { message_id: string }[]).map((r) => r.message_id),
+      (
+        s.app.db.prepare("SELECT message_id FROM messages WHERE conversation_id = ?").all(conv) as {
+          message_id: string;
+        }[]
+      ).map((r) => r.message_id),
     );
     for (const r of ok) {
       expect(stored.has(r.body.data.user_message.message_id)).toBe(true);
@@ -127,7 +192,13 @@ describe("the frame's own list and writes", () => {
     const t = (await issueTokens(s.url, a, "validator")).access_token;
     const count = () => (s.app.db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n;
     const before = count();
-    for (const body of [{ content: "" }, { content: "   " }, { content: "x".repeat(8001) }, { content: "hi", conversation_id: "abc" }, { content: 7 }]) {
+    for (const body of [
+      { content: "" },
+      { content: "   " },
+      { content: "x".repeat(8001) },
+      { content: "hi", conversation_id: "abc" },
+      { content: 7 },
+    ]) {
       const r = await postJson(s.url, `/ai_agent/send_message?access_token=${t}`, body);
       expect(r.status, JSON.stringify(body).slice(0, 60)).toBe(400);
       expect(r.body.code).toBe("invalid_argument");

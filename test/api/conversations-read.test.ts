@@ -16,9 +16,15 @@ const signal = new AbortController().signal;
 
 beforeAll(async () => {
   s = await startServer();
-  a = await s.account({ knowledge: [{ title: "Shipping", url: "https://shop.example/shipping", snippet: "Parcels ship within two days." }] });
+  a = await s.account({
+    knowledge: [{ title: "Shipping", url: "https://shop.example/shipping", snippet: "Parcels ship within two days." }],
+  });
   token = await idToken(s.url, a);
-  const t = await issueTokens(s.url, a, "shape-user", { contact_name: "Ada Lovelace", email: "ada@example.com", phone_number: "+44 20 7946 0000" });
+  const t = await issueTokens(s.url, a, "shape-user", {
+    contact_name: "Ada Lovelace",
+    email: "ada@example.com",
+    phone_number: "+44 20 7946 0000",
+  });
   frameToken = t.access_token;
   const sent = await send(s.url, frameToken, "When does shipping happen?");
   conversationId = sent.conversation_id;
@@ -28,17 +34,41 @@ afterAll(() => s.close(true));
 
 function checkContact(c: Record<string, unknown>) {
   expect(Object.keys(c).sort()).toEqual(
-    ["assigned_to", "channels", "contact_id", "contact_name", "conversation_status", "email", "latest_message_time", "phone_number", "unread_message_count", "user_id"].sort(),
+    [
+      "assigned_to",
+      "channels",
+      "contact_id",
+      "contact_name",
+      "conversation_status",
+      "email",
+      "latest_message_time",
+      "phone_number",
+      "unread_message_count",
+      "user_id",
+    ].sort(),
   );
   expect(c.contact_id).toMatch(UUID);
-  for (const f of ["contact_name", "phone_number", "email", "conversation_status", "assigned_to"]) expect(typeof c[f]).toBe("string");
+  for (const f of ["contact_name", "phone_number", "email", "conversation_status", "assigned_to"])
+    expect(typeof c[f]).toBe("string");
   expect(c.unread_message_count).toMatch(/^\d+$/);
   expect(c.latest_message_time).toMatch(ISO);
   expect(Array.isArray(c.channels)).toBe(true);
 }
 
 function checkMessage(m: Record<string, unknown>) {
-  expect(Object.keys(m).sort()).toEqual(["content", "conversation_created_at", "conversation_id", "created_at", "documents", "message_id", "message_order", "role", "tool_calls"].sort());
+  expect(Object.keys(m).sort()).toEqual(
+    [
+      "content",
+      "conversation_created_at",
+      "conversation_id",
+      "created_at",
+      "documents",
+      "message_id",
+      "message_order",
+      "role",
+      "tool_calls",
+    ].sort(),
+  );
   expect(m.message_id).toMatch(UUID);
   expect(m.conversation_id).toMatch(UUID);
   expect(m.conversation_created_at).toMatch(ISO);
@@ -74,7 +104,10 @@ describe("GET /get_contact_conversations", () => {
   it("is the same data over Connect JSON and Connect binary (typed fields)", async () => {
     for (const protocol of ["connect-json", "connect-binary"] as const) {
       const { conversations } = rpcClients(s.url, protocol);
-      const r = await conversations.getContactConversations({ userEmailId: a.email }, { headers: { authorization: `Bearer ${token}` } });
+      const r = await conversations.getContactConversations(
+        { userEmailId: a.email },
+        { headers: { authorization: `Bearer ${token}` } },
+      );
       const c = r.data!.data!.contacts[0]!;
       expect(c.unreadMessageCount).toBe("2");
       expect(c.latestMessageTime).toMatch(ISO);
@@ -85,7 +118,10 @@ describe("GET /get_contact_conversations", () => {
 
   it("can be called with HTTP GET over the Connect protocol (side-effect-free)", async () => {
     const msg = encodeURIComponent(JSON.stringify({ userEmailId: a.email }));
-    const r = await fetch(`${s.url}/aiagent.v1.ConversationService/GetContactConversations?connect=v1&encoding=json&message=${msg}`, { headers: { authorization: `Bearer ${token}` } });
+    const r = await fetch(
+      `${s.url}/aiagent.v1.ConversationService/GetContactConversations?connect=v1&encoding=json&message=${msg}`,
+      { headers: { authorization: `Bearer ${token}` } },
+    );
     expect(r.status).toBe(200);
     const body = (await r.json()) as { data: { data: { contacts: unknown[] } } };
     expect(body.data.data.contacts).toHaveLength(1);
@@ -94,18 +130,28 @@ describe("GET /get_contact_conversations", () => {
 
 describe("GET /get_messages_for_conversation", () => {
   it("answers {messages, has_more} in message_order, for the frame's access token", async () => {
-    const r = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conversationId, access_token: frameToken });
+    const r = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: conversationId,
+      access_token: frameToken,
+    });
     expect(r.status).toBe(200);
     expect(Object.keys(r.body).sort()).toEqual(["has_more", "messages"]);
     expect(r.body.messages.map((m: { message_order: number }) => m.message_order)).toEqual([1, 2, 3, 4]);
     for (const m of r.body.messages) checkMessage(m);
     expect(r.body.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
-    expect(r.body.messages[1].documents).toEqual([{ title: "Shipping", url: "https://shop.example/shipping", snippet: "Parcels ship within two days." }]);
+    expect(r.body.messages[1].documents).toEqual([
+      { title: "Shipping", url: "https://shop.example/shipping", snippet: "Parcels ship within two days." },
+    ]);
     expect(r.body.messages[0].conversation_created_at).toBe(r.body.messages[3].conversation_created_at);
   });
 
   it("answers the owning account's ID token too, and over Connect and gRPC", async () => {
-    const r = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conversationId }, { authorization: `Bearer ${token}` });
+    const r = await getJson(
+      s.url,
+      "/get_messages_for_conversation",
+      { conversation_id: conversationId },
+      { authorization: `Bearer ${token}` },
+    );
     expect(r.body.messages).toHaveLength(4);
     for (const protocol of ["connect-json", "connect-binary", "grpc"] as const) {
       const { conversations } = rpcClients(s.url, protocol);
@@ -119,15 +165,31 @@ describe("GET /get_messages_for_conversation", () => {
     const long = await issueTokens(s.url, a, "chatty");
     const first = await send(s.url, long.access_token, "message 1");
     for (let i = 2; i <= 12; i++) await send(s.url, long.access_token, `message ${i}`, first.conversation_id);
-    const all = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: first.conversation_id, access_token: long.access_token });
+    const all = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: first.conversation_id,
+      access_token: long.access_token,
+    });
     expect(all.body.messages).toHaveLength(20);
     expect(all.body.has_more).toBe(true);
-    const rest = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: first.conversation_id, access_token: long.access_token, offset: 20 });
+    const rest = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: first.conversation_id,
+      access_token: long.access_token,
+      offset: 20,
+    });
     expect(rest.body.messages.map((m: { message_order: number }) => m.message_order)).toEqual([21, 22, 23, 24]);
     expect(rest.body.has_more).toBe(false);
-    const mid = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: first.conversation_id, access_token: long.access_token, offset: 5, limit: 3 });
+    const mid = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: first.conversation_id,
+      access_token: long.access_token,
+      offset: 5,
+      limit: 3,
+    });
     expect(mid.body.messages.map((m: { message_order: number }) => m.message_order)).toEqual([6, 7, 8]);
-    const max = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: first.conversation_id, access_token: long.access_token, limit: 100 });
+    const max = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: first.conversation_id,
+      access_token: long.access_token,
+      limit: 100,
+    });
     expect(max.body.messages).toHaveLength(24);
   });
 });
@@ -146,16 +208,24 @@ describe("bounds are enforced, never clamped", () => {
   ];
   for (const [name, q, field] of cases) {
     it(`contacts: ${name} → invalid_argument naming ${field}`, async () => {
-      const qs = Object.entries(q).map(([k, v]) => `${k}=${v}`).join("&");
-      const r = await fetch(`${s.url}/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&${qs}`, { headers: { authorization: `Bearer ${token}` } });
+      const qs = Object.entries(q)
+        .map(([k, v]) => `${k}=${v}`)
+        .join("&");
+      const r = await fetch(`${s.url}/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&${qs}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       const body = (await r.json()) as { code: string; message: string };
       expect(r.status).toBe(400);
       expect(body.code).toBe("invalid_argument");
       expect(body.message.startsWith(field)).toBe(true);
     });
     it(`messages: ${name} → invalid_argument naming ${field}`, async () => {
-      const qs = Object.entries(q).map(([k, v]) => `${k}=${v}`).join("&");
-      const r = await fetch(`${s.url}/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${frameToken}&${qs}`);
+      const qs = Object.entries(q)
+        .map(([k, v]) => `${k}=${v}`)
+        .join("&");
+      const r = await fetch(
+        `${s.url}/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${frameToken}&${qs}`,
+      );
       const body = (await r.json()) as { code: string; message: string };
       expect(r.status).toBe(400);
       expect(body.message.startsWith(field)).toBe(true);
@@ -171,7 +241,10 @@ describe("bounds are enforced, never clamped", () => {
     const f = await contacts(s.url, token, a.email, { filter: "everything" });
     expect(f.status).toBe(400);
     expect(f.body.message).toContain("filter");
-    const id = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: "1234", access_token: frameToken });
+    const id = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: "1234",
+      access_token: frameToken,
+    });
     expect(id.status).toBe(400);
     expect(id.body.message).toContain("conversation_id");
     const extra = await contacts(s.url, token, a.email, { page: 2 });
@@ -187,7 +260,9 @@ describe("bounds are enforced, never clamped", () => {
 
   it("Connect callers get the same bounds", async () => {
     const { conversations } = rpcClients(s.url, "connect-binary");
-    const err = await conversations.getContactConversations({ userEmailId: a.email, limit: 0 }, { headers: { authorization: `Bearer ${token}` } }).catch((e: Error) => e);
+    const err = await conversations
+      .getContactConversations({ userEmailId: a.email, limit: 0 }, { headers: { authorization: `Bearer ${token}` } })
+      .catch((e: Error) => e);
     expect((err as Error).message).toContain("limit");
   });
 });
@@ -197,7 +272,12 @@ describe("paging through many contacts", () => {
     const b = await s.account();
     const bToken = await idToken(s.url, b);
     for (let i = 0; i < 250; i++) {
-      const caller: FrameCaller = { kind: "frame", accountId: b.accountId, chatbotId: b.chatbotId, userId: `user-${i}` };
+      const caller: FrameCaller = {
+        kind: "frame",
+        accountId: b.accountId,
+        chatbotId: b.chatbotId,
+        userId: `user-${i}`,
+      };
       s.clock.advance(1000);
       await s.app.conversations.send(caller, { conversationId: "", content: `hello from ${i}` }, signal);
     }

@@ -6,7 +6,8 @@ import { startServer, type TestAccount, type TestServer } from "../helpers/serve
 let s: TestServer;
 let a: TestAccount;
 let token: string;
-const names = (r: { body: { data: { data: { contacts: { contact_name: string }[] } } } }) => r.body.data.data.contacts.map((c) => c.contact_name).sort();
+const names = (r: { body: { data: { data: { contacts: { contact_name: string }[] } } } }) =>
+  r.body.data.data.contacts.map((c) => c.contact_name).sort();
 
 beforeAll(async () => {
   s = await startServer();
@@ -19,7 +20,11 @@ beforeAll(async () => {
     { user: "cust-004", contact_name: "Plain Name", email: "plain@example.com", phone_number: "+49 555 0400" },
   ];
   for (const p of people) {
-    const t = await issueTokens(s.url, a, p.user, { contact_name: p.contact_name, email: p.email, phone_number: p.phone_number });
+    const t = await issueTokens(s.url, a, p.user, {
+      contact_name: p.contact_name,
+      email: p.email,
+      phone_number: p.phone_number,
+    });
     await send(s.url, t.access_token, `hi from ${p.user}`);
   }
 });
@@ -58,8 +63,15 @@ describe("filters and the operators' actions", () => {
     const t = await issueTokens(s.url, b, "reader", { contact_name: "Unread Person", email: "", phone_number: "" });
     const sent = await send(s.url, t.access_token, "anyone there?");
     let unread = await contacts(s.url, bToken, b.email, { filter: "unread" });
-    expect(unread.body.data.data.contacts.map((c: { unread_message_count: string }) => c.unread_message_count)).toEqual(["1"]);
-    const mark = await postJson(s.url, "/mark_conversation_read", { conversation_id: sent.conversation_id }, { authorization: `Bearer ${bToken}` });
+    expect(unread.body.data.data.contacts.map((c: { unread_message_count: string }) => c.unread_message_count)).toEqual(
+      ["1"],
+    );
+    const mark = await postJson(
+      s.url,
+      "/mark_conversation_read",
+      { conversation_id: sent.conversation_id },
+      { authorization: `Bearer ${bToken}` },
+    );
     expect(mark.status).toBe(200);
     expect(mark.body.data.conversation_id).toBe(sent.conversation_id);
     unread = await contacts(s.url, bToken, b.email, { filter: "unread" });
@@ -77,10 +89,21 @@ describe("filters and the operators' actions", () => {
     const b = await s.account();
     let bToken = await idToken(s.url, b);
     const auth = { authorization: `Bearer ${bToken}` };
-    const t = await issueTokens(s.url, b, "status-user", { contact_name: "Status Person", email: "", phone_number: "" });
+    const t = await issueTokens(s.url, b, "status-user", {
+      contact_name: "Status Person",
+      email: "",
+      phone_number: "",
+    });
     const sent = await send(s.url, t.access_token, "hello");
-    const live = () => contacts(s.url, bToken, b.email, { filter: "live" }).then((r) => r.body.data.data.contacts as { conversation_status: string; assigned_to: string }[]);
-    const first = async () => (await contacts(s.url, bToken, b.email)).body.data.data.contacts[0] as { conversation_status: string; assigned_to: string };
+    const live = () =>
+      contacts(s.url, bToken, b.email, { filter: "live" }).then(
+        (r) => r.body.data.data.contacts as { conversation_status: string; assigned_to: string }[],
+      );
+    const first = async () =>
+      (await contacts(s.url, bToken, b.email)).body.data.data.contacts[0] as {
+        conversation_status: string;
+        assigned_to: string;
+      };
     expect(await live()).toHaveLength(1);
 
     const taken = await postJson(s.url, "/take_over_conversation", { conversation_id: sent.conversation_id }, auth);
@@ -90,7 +113,12 @@ describe("filters and the operators' actions", () => {
     // With an operator in charge, the agent stays quiet.
     const quiet = await send(s.url, t.access_token, "are you a bot?", sent.conversation_id);
     expect(quiet.reply).toBeUndefined();
-    const reply = await postJson(s.url, "/reply_to_conversation", { conversation_id: sent.conversation_id, content: "Hi, I'm Sam from support." }, auth);
+    const reply = await postJson(
+      s.url,
+      "/reply_to_conversation",
+      { conversation_id: sent.conversation_id, content: "Hi, I'm Sam from support." },
+      auth,
+    );
     expect(reply.status).toBe(200);
     expect(reply.body.data.role).toBe("operator");
     expect(reply.body.data.message_order).toBe(4);
@@ -99,7 +127,12 @@ describe("filters and the operators' actions", () => {
     expect(closed.body.data.status).toBe("closed");
     expect(await live()).toEqual([]);
     expect((await first()).conversation_status).toBe("closed");
-    const refused = await postJson(s.url, "/reply_to_conversation", { conversation_id: sent.conversation_id, content: "hello?" }, auth);
+    const refused = await postJson(
+      s.url,
+      "/reply_to_conversation",
+      { conversation_id: sent.conversation_id, content: "hello?" },
+      auth,
+    );
     expect(refused.status).toBe(400);
     expect(refused.body.code).toBe("failed_precondition");
 
@@ -128,11 +161,28 @@ describe("filters and the operators' actions", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.message).toContain("conversation_id");
     const list = (await contacts(s.url, token, a.email)).body.data.data.contacts;
-    const conv = (await s.app.conversations.listFrameConversations({ kind: "frame", accountId: a.accountId, chatbotId: a.chatbotId, userId: "cust-001" }))[0]!;
-    const empty = await postJson(s.url, "/reply_to_conversation", { conversation_id: conv.conversationId, content: "   " }, auth);
+    const conv = (
+      await s.app.conversations.listFrameConversations({
+        kind: "frame",
+        accountId: a.accountId,
+        chatbotId: a.chatbotId,
+        userId: "cust-001",
+      })
+    )[0]!;
+    const empty = await postJson(
+      s.url,
+      "/reply_to_conversation",
+      { conversation_id: conv.conversationId, content: "   " },
+      auth,
+    );
     expect(empty.status).toBe(400);
     expect(empty.body.message).toContain("content");
-    const badEmail = await postJson(s.url, "/take_over_conversation", { conversation_id: conv.conversationId, operator_email: "not an email" }, auth);
+    const badEmail = await postJson(
+      s.url,
+      "/take_over_conversation",
+      { conversation_id: conv.conversationId, operator_email: "not an email" },
+      auth,
+    );
     expect(badEmail.status).toBe(400);
     expect(badEmail.body.message).toContain("operator_email");
     expect((await contacts(s.url, token, a.email)).body.data.data.contacts).toEqual(list);

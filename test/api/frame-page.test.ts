@@ -10,7 +10,8 @@ beforeAll(async () => {
 });
 afterAll(() => s.close(true));
 
-const page = (chatbotId: string, query: Record<string, string>) => fetch(`${s.url}/chatbot-iframe/${chatbotId}?${new URLSearchParams(query)}`);
+const page = (chatbotId: string, query: Record<string, string>) =>
+  fetch(`${s.url}/chatbot-iframe/${chatbotId}?${new URLSearchParams(query)}`);
 
 describe("GET /chatbot-iframe/{chatbot_id}", () => {
   it("serves the frame with the documented headers, and never puts the token into the page", async () => {

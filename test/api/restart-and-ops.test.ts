@@ -1,5 +1,5 @@
+import { createLocalJWKSet, jwtVerify } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
-import { jwtVerify, createLocalJWKSet } from "jose";
 import { issueTokens } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startServer, type TestServer } from "../helpers/server.js";
@@ -21,7 +21,11 @@ describe("a restart on the same database", () => {
     servers.push(second);
     const jwksAfter = (await getJson(second.url, "/.well-known/jwks.json")).body;
     expect(jwksAfter).toEqual(jwksBefore);
-    const r = await postJson(second.url, "/ai_agent/refresh_token", { user_id: "survivor", chatbot_id: a.chatbotId, refresh_token: t.refresh_token });
+    const r = await postJson(second.url, "/ai_agent/refresh_token", {
+      user_id: "survivor",
+      chatbot_id: a.chatbotId,
+      refresh_token: t.refresh_token,
+    });
     expect(r.status).toBe(200);
     expect((await getJson(second.url, "/ai_agent/conversations", { access_token: t.access_token })).status).toBe(200);
   });
@@ -38,7 +42,10 @@ describe("operations", () => {
     expect(jwks.keys[0]).not.toHaveProperty("d");
     const a = await s.account();
     const t = await issueTokens(s.url, a, "jwks-user");
-    const { payload, protectedHeader } = await jwtVerify(t.access_token, createLocalJWKSet(jwks), { audience: "aiagent:frame", issuer: "aiagent" });
+    const { payload, protectedHeader } = await jwtVerify(t.access_token, createLocalJWKSet(jwks), {
+      audience: "aiagent:frame",
+      issuer: "aiagent",
+    });
     expect(payload.sub).toBe("jwks-user");
     expect(payload.cid).toBe(a.chatbotId);
     expect(protectedHeader.alg).toBe("ES256");
@@ -67,7 +74,11 @@ describe("operations", () => {
     const a = await s.account();
     const t = await issueTokens(s.url, a, "logged-user");
     await getJson(s.url, "/ai_agent/conversations", { access_token: t.access_token });
-    await postJson(s.url, "/ai_agent/refresh_token", { user_id: "logged-user", chatbot_id: a.chatbotId, refresh_token: t.refresh_token });
+    await postJson(s.url, "/ai_agent/refresh_token", {
+      user_id: "logged-user",
+      chatbot_id: a.chatbotId,
+      refresh_token: t.refresh_token,
+    });
     await new Promise((r) => setTimeout(r, 50));
     const lines = s.logs.map((l) => JSON.parse(l) as { msg: string; url?: string; status?: number });
     const frameCall = lines.find((l) => l.msg === "request" && l.url?.startsWith("/ai_agent/conversations"));

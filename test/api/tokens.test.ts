@@ -1,11 +1,11 @@
-import { Code, ConnectError } from "@connectrpc/connect";
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { issueTokens } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf } from "../helpers/http.js";
-import { rpcClients, type RpcProtocol } from "../helpers/rpc.js";
+import { type RpcProtocol, rpcClients } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
@@ -18,7 +18,8 @@ beforeAll(async () => {
 });
 afterAll(() => s.close(true));
 
-const refresh = (body: Record<string, unknown>, headers: Record<string, string> = {}) => postJson(s.url, "/ai_agent/refresh_token", body, headers);
+const refresh = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  postJson(s.url, "/ai_agent/refresh_token", body, headers);
 
 describe("generated clients", () => {
   for (const protocol of ["connect-json", "connect-binary", "grpc", "grpc-web"] as RpcProtocol[]) {
@@ -29,18 +30,26 @@ describe("generated clients", () => {
       expect(r.data?.refreshToken).toMatch(/^rt_/);
       expect(typeof r.data?.accessTokenExpiresAt).toBe("bigint");
       expect(Number(r.data!.accessTokenExpiresAt)).toBeGreaterThan(Date.now());
-      const f = await tokens.refreshToken({ userId: "rpc-user", chatbotId: a.chatbotId, refreshToken: r.data!.refreshToken });
+      const f = await tokens.refreshToken({
+        userId: "rpc-user",
+        chatbotId: a.chatbotId,
+        refreshToken: r.data!.refreshToken,
+      });
       expect(f.data?.accessToken).not.toBe("");
     });
   }
 
   it("report errors with Connect codes and a machine-readable reason over gRPC", async () => {
     const { tokens } = rpcClients(s.url, "grpc");
-    const err = await tokens.getAccessToken({ userId: "u", chatbotId: a.chatbotId, clientApiKey: "cak_nope" }).catch((e: unknown) => e);
+    const err = await tokens
+      .getAccessToken({ userId: "u", chatbotId: a.chatbotId, clientApiKey: "cak_nope" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).code).toBe(Code.Unauthenticated);
     expect((err as ConnectError).findDetails(ErrorInfoSchema)[0]?.reason).toBe("TokenInvalidError");
-    const bad = await tokens.getAccessToken({ userId: "u", chatbotId: "nope", clientApiKey: a.apiKey }).catch((e: unknown) => e);
+    const bad = await tokens
+      .getAccessToken({ userId: "u", chatbotId: "nope", clientApiKey: a.apiKey })
+      .catch((e: unknown) => e);
     expect((bad as ConnectError).code).toBe(Code.InvalidArgument);
     expect((bad as ConnectError).rawMessage).toContain("chatbot_id");
   });
@@ -63,8 +72,22 @@ describe("POST /ai_agent/refresh_token", () => {
 
   it("accepts a matching optional client_api_key and refuses another account's", async () => {
     const t = await issueTokens(s.url, a, "key-check");
-    expect((await refresh({ user_id: "key-check", chatbot_id: a.chatbotId, refresh_token: t.refresh_token, client_api_key: a.apiKey })).status).toBe(200);
-    const r = await refresh({ user_id: "key-check", chatbot_id: a.chatbotId, refresh_token: t.refresh_token, client_api_key: b.apiKey });
+    expect(
+      (
+        await refresh({
+          user_id: "key-check",
+          chatbot_id: a.chatbotId,
+          refresh_token: t.refresh_token,
+          client_api_key: a.apiKey,
+        })
+      ).status,
+    ).toBe(200);
+    const r = await refresh({
+      user_id: "key-check",
+      chatbot_id: a.chatbotId,
+      refresh_token: t.refresh_token,
+      client_api_key: b.apiKey,
+    });
     expect(r.status).toBe(401);
   });
 
@@ -130,7 +153,11 @@ describe("bad requests change nothing and say what was wrong", () => {
 
   it("wrong client_api_key → unauthenticated", async () => {
     const before = count();
-    const r = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "x", chatbot_id: a.chatbotId, client_api_key: b.apiKey });
+    const r = await postJson(s.url, "/ai_agent/get_access_token", {
+      user_id: "x",
+      chatbot_id: a.chatbotId,
+      client_api_key: b.apiKey,
+    });
     expect(r.status).toBe(401);
     expect(r.body.message).not.toContain(b.apiKey);
     expect(count()).toBe(before);
@@ -138,39 +165,71 @@ describe("bad requests change nothing and say what was wrong", () => {
 
   it("malformed JSON, a wrong content type, a missing field and an unknown field → invalid_argument", async () => {
     const before = count();
-    const bad = await postJson(s.url, "/ai_agent/get_access_token", "{\"user_id\": ");
+    const bad = await postJson(s.url, "/ai_agent/get_access_token", '{"user_id": ');
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe("invalid_argument");
     expect(bad.body.message).toMatch(/JSON/);
-    const type = await fetch(s.url + "/ai_agent/get_access_token", { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" });
+    const type = await fetch(`${s.url}/ai_agent/get_access_token`, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "{}",
+    });
     expect(type.status).toBe(400);
     expect(((await type.json()) as { message: string }).message).toContain("content-type");
-    const missing = await postJson(s.url, "/ai_agent/get_access_token", { chatbot_id: a.chatbotId, client_api_key: a.apiKey });
+    const missing = await postJson(s.url, "/ai_agent/get_access_token", {
+      chatbot_id: a.chatbotId,
+      client_api_key: a.apiKey,
+    });
     expect(missing.status).toBe(400);
     expect(missing.body.message).toContain("user_id");
-    const unknown = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "x", chatbot_id: a.chatbotId, client_api_key: a.apiKey, user_ide: "typo" });
+    const unknown = await postJson(s.url, "/ai_agent/get_access_token", {
+      user_id: "x",
+      chatbot_id: a.chatbotId,
+      client_api_key: a.apiKey,
+      user_ide: "typo",
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.message).toContain("user_ide");
-    const wrongType = await postJson(s.url, "/ai_agent/get_access_token", { user_id: 42, chatbot_id: a.chatbotId, client_api_key: a.apiKey });
+    const wrongType = await postJson(s.url, "/ai_agent/get_access_token", {
+      user_id: 42,
+      chatbot_id: a.chatbotId,
+      client_api_key: a.apiKey,
+    });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.message).toContain("user_id");
     expect(count()).toBe(before);
   });
 
   it("a token request carrying a browser's markers → permission_denied, with no CORS headers", async () => {
-    for (const headers of [{ origin: "https://shop.example" }, { "sec-fetch-site": "cross-site" }] as Record<string, string>[]) {
-      const r = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "x", chatbot_id: a.chatbotId, client_api_key: a.apiKey }, headers);
+    for (const headers of [{ origin: "https://shop.example" }, { "sec-fetch-site": "cross-site" }] as Record<
+      string,
+      string
+    >[]) {
+      const r = await postJson(
+        s.url,
+        "/ai_agent/get_access_token",
+        { user_id: "x", chatbot_id: a.chatbotId, client_api_key: a.apiKey },
+        headers,
+      );
       expect(r.status).toBe(403);
       expect(r.body.code).toBe("permission_denied");
       expect(r.body.message).toMatch(/server/);
       expect(r.headers.get("access-control-allow-origin")).toBeNull();
     }
-    const rf = await refresh({ user_id: "x", chatbot_id: a.chatbotId, refresh_token: "rt_x" }, { origin: "https://shop.example" });
+    const rf = await refresh(
+      { user_id: "x", chatbot_id: a.chatbotId, refresh_token: "rt_x" },
+      { origin: "https://shop.example" },
+    );
     expect(rf.status).toBe(403);
   });
 
   it("Node's own fetch (Sec-Fetch-Mode only) is a server and is served", async () => {
-    const r = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "node", chatbot_id: a.chatbotId, client_api_key: a.apiKey }, { "sec-fetch-mode": "cors" });
+    const r = await postJson(
+      s.url,
+      "/ai_agent/get_access_token",
+      { user_id: "node", chatbot_id: a.chatbotId, client_api_key: a.apiKey },
+      { "sec-fetch-mode": "cors" },
+    );
     expect(r.status).toBe(200);
   });
 
@@ -193,15 +252,25 @@ describe("ID tokens and access tokens are not interchangeable", () => {
     expect(wrong.status).toBe(401);
     const other = await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: b.apiKey });
     expect(other.status).toBe(401);
-    const both = await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey, password: a.password });
+    const both = await postJson(s.url, "/get_id_token", {
+      user_email_id: a.email,
+      client_api_key: a.apiKey,
+      password: a.password,
+    });
     expect(both.status).toBe(400);
   });
 
   it("an access token is refused where an ID token is required, and the reverse", async () => {
     const t = await issueTokens(s.url, a, "swap");
-    const asId = await getJson(s.url, "/get_contact_conversations", { user_email_id: a.email }, { authorization: `Bearer ${t.access_token}` });
+    const asId = await getJson(
+      s.url,
+      "/get_contact_conversations",
+      { user_email_id: a.email },
+      { authorization: `Bearer ${t.access_token}` },
+    );
     expect(asId.status).toBe(401);
-    const id = (await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey })).body.data.idToken as string;
+    const id = (await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey })).body.data
+      .idToken as string;
     const asAccess = await getJson(s.url, "/ai_agent/conversations", { access_token: id });
     expect(asAccess.status).toBe(401);
     expect(reasonOf(asAccess.body)).toBe("TokenInvalidError");

@@ -12,7 +12,22 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function runBench(): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "bench/run.ts", "--quick", "--duration", "1", "--out", join(dir, "results"), "--cache", join(dir, "cache")], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "bench/run.ts",
+        "--quick",
+        "--duration",
+        "1",
+        "--out",
+        join(dir, "results"),
+        "--cache",
+        join(dir, "cache"),
+      ],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -40,7 +55,27 @@ describe("npm run bench -- --quick", () => {
       seeding: Record<string, { seconds: number }>;
     };
     const ids = report.scenarios.map((s) => s.id);
-    for (const id of ["B0", "S1", "B1", "S2c", "B2", "S2g", "S3a", "S3u", "S3l", "S3s2", "S3s6", "S4", "S4o", "S5", "S6", "S6o", "S7a", "S7b"]) expect(ids).toContain(id);
+    for (const id of [
+      "B0",
+      "S1",
+      "B1",
+      "S2c",
+      "B2",
+      "S2g",
+      "S3a",
+      "S3u",
+      "S3l",
+      "S3s2",
+      "S3s6",
+      "S4",
+      "S4o",
+      "S5",
+      "S6",
+      "S6o",
+      "S7a",
+      "S7b",
+    ])
+      expect(ids).toContain(id);
     expect(ids.some((id) => id.startsWith("S8-"))).toBe(true);
     for (const s of report.scenarios) {
       expect(s.rps, s.id).toBeGreaterThan(0);
@@ -51,6 +86,8 @@ describe("npm run bench -- --quick", () => {
     expect(report.targets.length).toBeGreaterThan(5);
     for (const v of Object.values(report.peak_rss_bytes)) expect(v).toBeGreaterThan(0);
     for (const v of Object.values(report.seeding)) expect(v.seconds).toBeGreaterThan(0);
-    expect(readFileSync(join(dir, "results", "latest-quick.svg"), "utf8")).toMatch(/^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    expect(readFileSync(join(dir, "results", "latest-quick.svg"), "utf8")).toMatch(
+      /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/,
+    );
   }, 180_000);
 });

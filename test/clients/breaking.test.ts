@@ -63,7 +63,12 @@ describe("buf breaking against the released contract (npm run check:breaking)", 
 
   it("fails when a documented response field is removed", async () => {
     const dir = workspace();
-    edit(dir, CONVERSATION_PROTO, "  // True when a further page exists.\n  bool has_more = 2;\n}\n\n// Contact", "}\n\n// Contact");
+    edit(
+      dir,
+      CONVERSATION_PROTO,
+      "  // True when a further page exists.\n  bool has_more = 2;\n}\n\n// Contact",
+      "}\n\n// Contact",
+    );
     const r = await breaking(dir);
     expect(r.code).not.toBe(0);
     expect(r.output).toMatch(/Previously present field "2" with name "has_more" on message "ContactPage" was deleted/);
@@ -71,7 +76,12 @@ describe("buf breaking against the released contract (npm run check:breaking)", 
 
   it("lets the contract grow: a new field passes", async () => {
     const dir = workspace();
-    edit(dir, TOKEN_PROTO, "  string phone_number = 3;\n}", "  string phone_number = 3;\n  // The customer's preferred language.\n  string language = 4;\n}");
+    edit(
+      dir,
+      TOKEN_PROTO,
+      "  string phone_number = 3;\n}",
+      "  string phone_number = 3;\n  // The customer's preferred language.\n  string language = 4;\n}",
+    );
     const r = await breaking(dir);
     expect(r, r.output).toMatchObject({ code: 0 });
   });

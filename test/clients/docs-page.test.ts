@@ -1,12 +1,15 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../helpers/server.js";
 
 // AIAGENT_UPDATE_SCREENSHOTS=1 rewrites the committed docs/docs.png; otherwise the screenshot goes to a temp dir.
-const SCREENSHOT = process.env.AIAGENT_UPDATE_SCREENSHOTS === "1" ? "docs/docs.png" : join(mkdtempSync(join(tmpdir(), "aiagent-docs-")), "docs.png");
+const SCREENSHOT =
+  process.env.AIAGENT_UPDATE_SCREENSHOTS === "1"
+    ? "docs/docs.png"
+    : join(mkdtempSync(join(tmpdir(), "aiagent-docs-")), "docs.png");
 const doc = JSON.parse(readFileSync("gen/openapi/aiagent.v1.openapi.json", "utf8"));
 const operationCount = Object.values(doc.paths).reduce((n: number, ops) => n + Object.keys(ops as object).length, 0);
 
@@ -16,7 +19,14 @@ beforeAll(async () => {
   s = await startServer();
   browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+    ],
   });
 });
 afterAll(async () => {
@@ -42,8 +52,15 @@ describe("GET /docs in headless Chromium", () => {
     await page.waitForSelector(".opblock");
     await expect.poll(() => page.locator(".opblock").count()).toBe(operationCount);
     expect(await page.locator(".info .title").textContent()).toContain(doc.info.title);
-    for (const path of ["/ai_agent/get_access_token", "/ai_agent/refresh_token", "/get_contact_conversations", "/get_messages_for_conversation"]) {
-      await expect.poll(() => page.locator(`.opblock-summary-path[data-path="${path}"]`).count(), { message: path }).toBe(1);
+    for (const path of [
+      "/ai_agent/get_access_token",
+      "/ai_agent/refresh_token",
+      "/get_contact_conversations",
+      "/get_messages_for_conversation",
+    ]) {
+      await expect
+        .poll(() => page.locator(`.opblock-summary-path[data-path="${path}"]`).count(), { message: path })
+        .toBe(1);
     }
 
     // Open the contact list: its parameters show the documented default and bounds.
@@ -74,7 +91,9 @@ describe("GET /docs in headless Chromium", () => {
     const input = page.locator('.modal-ux input[type="text"], .modal-ux input[type="password"]').first();
     await input.fill("secret-token-value");
     await page.locator(".modal-ux button.authorize").first().click();
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+    const stored = await page.evaluate(
+      () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie,
+    );
     expect(stored).not.toContain("secret-token-value");
     await context.close();
   });

@@ -21,34 +21,71 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
   });
 
   it("documents exactly the routes the google.api.http annotations declare", () => {
-    const annotated = httpRoutes([TokenService, ConversationService]).map((r) => `${r.verb} ${r.template}`).sort();
-    const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((v) => `${v.toUpperCase()} ${p}`)).sort();
+    const annotated = httpRoutes([TokenService, ConversationService])
+      .map((r) => `${r.verb} ${r.template}`)
+      .sort();
+    const documented = Object.entries(doc.paths)
+      .flatMap(([p, ops]) => Object.keys(ops as object).map((v) => `${v.toUpperCase()} ${p}`))
+      .sort();
     expect(documented).toEqual(annotated);
   });
 
   it("states the documented query parameters with their defaults and bounds", () => {
-    expect(param("/get_contact_conversations", "user_email_id")).toMatchObject({ in: "query", required: true, schema: { type: "string" } });
+    expect(param("/get_contact_conversations", "user_email_id")).toMatchObject({
+      in: "query",
+      required: true,
+      schema: { type: "string" },
+    });
     expect(param("/get_contact_conversations", "search")).toMatchObject({ in: "query", required: false });
-    expect(param("/get_contact_conversations", "limit")).toMatchObject({ required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 10 } });
-    expect(param("/get_contact_conversations", "offset")).toMatchObject({ required: false, schema: { type: "integer", minimum: 0, default: 0 } });
+    expect(param("/get_contact_conversations", "limit")).toMatchObject({
+      required: false,
+      schema: { type: "integer", minimum: 1, maximum: 100, default: 10 },
+    });
+    expect(param("/get_contact_conversations", "offset")).toMatchObject({
+      required: false,
+      schema: { type: "integer", minimum: 0, default: 0 },
+    });
     expect(param("/get_contact_conversations", "offset").schema.maximum).toBeUndefined();
-    expect(param("/get_contact_conversations", "filter")).toMatchObject({ required: false, schema: { type: "string", enum: ["all", "unread", "live"], default: "all" } });
-    expect(param("/get_messages_for_conversation", "conversation_id")).toMatchObject({ required: true, schema: { type: "string", format: "uuid" } });
-    expect(param("/get_messages_for_conversation", "limit")).toMatchObject({ schema: { minimum: 1, maximum: 100, default: 20 } });
+    expect(param("/get_contact_conversations", "filter")).toMatchObject({
+      required: false,
+      schema: { type: "string", enum: ["all", "unread", "live"], default: "all" },
+    });
+    expect(param("/get_messages_for_conversation", "conversation_id")).toMatchObject({
+      required: true,
+      schema: { type: "string", format: "uuid" },
+    });
+    expect(param("/get_messages_for_conversation", "limit")).toMatchObject({
+      schema: { minimum: 1, maximum: 100, default: 20 },
+    });
     expect(param("/get_messages_for_conversation", "offset")).toMatchObject({ schema: { minimum: 0, default: 0 } });
   });
 
   it("describes the JSON the server writes: snake_case names, every field present, int64 as integers, idToken, the envelopes", () => {
     expect(schema("TokenSet")).toMatchObject({
       required: ["access_token", "refresh_token", "access_token_expires_at", "refresh_token_expires_at"],
-      properties: { access_token_expires_at: { type: "integer", format: "int64" }, refresh_token_expires_at: { type: "integer", format: "int64" } },
+      properties: {
+        access_token_expires_at: { type: "integer", format: "int64" },
+        refresh_token_expires_at: { type: "integer", format: "int64" },
+      },
     });
     expect(schema("RefreshedToken").required).toEqual(["access_token", "expires_at"]);
     expect(schema("IdToken").required).toEqual(["idToken", "expires_at"]);
     expect(schema("Contact").properties.unread_message_count).toMatchObject({ type: "string" });
     expect(schema("Contact").properties.latest_message_time).toMatchObject({ type: "string", format: "date-time" });
     expect(schema("Contact").properties.channels).toMatchObject({ type: "array", items: { type: "string" } });
-    expect(schema("Contact").required).toEqual(expect.arrayContaining(["contact_id", "contact_name", "phone_number", "email", "conversation_status", "assigned_to", "unread_message_count", "latest_message_time", "channels"]));
+    expect(schema("Contact").required).toEqual(
+      expect.arrayContaining([
+        "contact_id",
+        "contact_name",
+        "phone_number",
+        "email",
+        "conversation_status",
+        "assigned_to",
+        "unread_message_count",
+        "latest_message_time",
+        "channels",
+      ]),
+    );
     expect(schema("Message").properties.message_order).toMatchObject({ type: "integer" });
     // { data: { data: { contacts: [...] } } }
     const outer = resolve(doc, schema("GetContactConversationsResponse").properties.data.$ref);
@@ -68,11 +105,19 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
 
   it("names the security of each route: body credential, ID token, or the frame's access token", () => {
     expect(doc.components.securitySchemes.idToken).toMatchObject({ type: "http", scheme: "bearer" });
-    expect(doc.components.securitySchemes.accessToken).toMatchObject({ type: "apiKey", in: "query", name: "access_token" });
+    expect(doc.components.securitySchemes.accessToken).toMatchObject({
+      type: "apiKey",
+      in: "query",
+      name: "access_token",
+    });
     expect(doc.paths["/ai_agent/get_access_token"].post.security).toEqual([]);
     expect(doc.paths["/ai_agent/refresh_token"].post.security).toEqual([]);
     expect(doc.paths["/get_contact_conversations"].get.security).toEqual([{ idToken: [] }]);
-    expect(doc.paths["/get_messages_for_conversation"].get.security).toEqual([{ accessToken: [] }, { accessTokenBearer: [] }, { idToken: [] }]);
+    expect(doc.paths["/get_messages_for_conversation"].get.security).toEqual([
+      { accessToken: [] },
+      { accessTokenBearer: [] },
+      { idToken: [] },
+    ]);
     expect(doc.paths["/ai_agent/send_message"].post.security).toEqual([{ accessToken: [] }, { accessTokenBearer: [] }]);
     expect(doc.paths["/close_conversation"].post.security).toEqual([{ idToken: [] }]);
   });
@@ -92,7 +137,10 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
   it("describes the streaming route as newline-delimited JSON lines", () => {
     const ok = doc.paths["/ai_agent/send_message_stream"].post.responses["200"];
     expect(Object.keys(ok.content)).toEqual(["application/x-ndjson"]);
-    expect(ok.content["application/x-ndjson"].schema.oneOf.map((s: any) => s.required)).toEqual([["result"], ["error"]]);
+    expect(ok.content["application/x-ndjson"].schema.oneOf.map((s: any) => s.required)).toEqual([
+      ["result"],
+      ["error"],
+    ]);
   });
 });
 

@@ -30,9 +30,15 @@ const MISSING = "00000000-0000-4000-8000-000000000000";
 
 beforeAll(async () => {
   s = await startServer();
-  a = await s.account({ knowledge: [{ title: "Shipping", url: "https://example.com/shipping", snippet: "We ship in two days." }] });
+  a = await s.account({
+    knowledge: [{ title: "Shipping", url: "https://example.com/shipping", snippet: "We ship in two days." }],
+  });
   other = await s.account();
-  const t = await issueTokens(s.url, a, USER, { contact_name: "Grace Hopper", email: "grace@example.com", phone_number: "+15550100" });
+  const t = await issueTokens(s.url, a, USER, {
+    contact_name: "Grace Hopper",
+    email: "grace@example.com",
+    phone_number: "+15550100",
+  });
   access = t.access_token;
   refresh = t.refresh_token;
   id = await idToken(s.url, a);
@@ -43,7 +49,14 @@ afterAll(() => s.close(true));
 
 const cases: Record<string, Case> = {
   "POST /ai_agent/get_access_token": {
-    ok: () => ({ body: { user_id: USER, chatbot_id: a.chatbotId, client_api_key: a.apiKey, contact: { contact_name: "Grace Hopper" } } }),
+    ok: () => ({
+      body: {
+        user_id: USER,
+        chatbot_id: a.chatbotId,
+        client_api_key: a.apiKey,
+        contact: { contact_name: "Grace Hopper" },
+      },
+    }),
     fail: () => ({ body: { user_id: USER, chatbot_id: a.chatbotId, client_api_key: "cak_wrong" } }),
     failStatus: 401,
   },
@@ -73,12 +86,18 @@ const cases: Record<string, Case> = {
     failStatus: 401,
   },
   "POST /ai_agent/send_message": {
-    ok: () => ({ query: { access_token: access }, body: { conversation_id: conversationId, content: "Do you ship abroad?" } }),
+    ok: () => ({
+      query: { access_token: access },
+      body: { conversation_id: conversationId, content: "Do you ship abroad?" },
+    }),
     fail: () => ({ query: { access_token: access }, body: { conversation_id: MISSING, content: "hello" } }),
     failStatus: 404,
   },
   "POST /ai_agent/send_message_stream": {
-    ok: () => ({ query: { access_token: access }, body: { conversation_id: conversationId, content: "And shipping costs?" } }),
+    ok: () => ({
+      query: { access_token: access },
+      body: { conversation_id: conversationId, content: "And shipping costs?" },
+    }),
     fail: () => ({ body: { content: "hello" } }),
     failStatus: 401,
   },
@@ -109,14 +128,25 @@ const cases: Record<string, Case> = {
   },
 };
 
-const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops as Record<string, any>).map(([verb, op]) => ({ key: `${verb.toUpperCase()} ${path}`, verb, path, op })));
+const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+  Object.entries(ops as Record<string, any>).map(([verb, op]) => ({
+    key: `${verb.toUpperCase()} ${path}`,
+    verb,
+    path,
+    op,
+  })),
+);
 
 async function call(verb: string, path: string, sent: Sent): Promise<Response> {
   const qs = new URLSearchParams(Object.entries(sent.query ?? {}).map(([k, v]) => [k, String(v)])).toString();
   const headers: Record<string, string> = {};
   if (sent.bearer) headers.authorization = `Bearer ${sent.bearer}`;
   if (sent.body !== undefined) headers["content-type"] = "application/json";
-  return fetch(`${s.url}${path}${qs ? `?${qs}` : ""}`, { method: verb.toUpperCase(), headers, ...(sent.body !== undefined ? { body: JSON.stringify(sent.body) } : {}) });
+  return fetch(`${s.url}${path}${qs ? `?${qs}` : ""}`, {
+    method: verb.toUpperCase(),
+    headers,
+    ...(sent.body !== undefined ? { body: JSON.stringify(sent.body) } : {}),
+  });
 }
 
 function expectConforms(schema: any, value: unknown, what: string): void {
@@ -133,8 +163,10 @@ function expectDocumentedRequest(op: any, sent: Sent, key: string): void {
     expect(p, `${key}: query parameter ${name} is documented`).toBeDefined();
     expectConforms(p.schema, value, `${key} ?${name}`);
   }
-  for (const p of params.values() as Iterable<any>) if (p.required) expect(sent.query?.[p.name], `${key}: required ${p.name}`).toBeDefined();
-  if (op.requestBody && !sent.raw) expectConforms(op.requestBody.content["application/json"].schema, sent.body, `${key} request body`);
+  for (const p of params.values() as Iterable<any>)
+    if (p.required) expect(sent.query?.[p.name], `${key}: required ${p.name}`).toBeDefined();
+  if (op.requestBody && !sent.raw)
+    expectConforms(op.requestBody.content["application/json"].schema, sent.body, `${key} request body`);
 }
 
 describe("every documented JSON route answers what the document says", () => {
@@ -169,7 +201,8 @@ describe("every documented JSON route answers what the document says", () => {
       expect(bad.headers.get("content-type")).toBe("application/json");
       const body = await bad.json();
       expectConforms(documented.content["application/json"].schema, body, `${key} ${c.failStatus}`);
-      for (const h of Object.keys(documented.headers ?? {})) expect(bad.headers.get(h), `${key}: header ${h}`).not.toBeNull();
+      for (const h of Object.keys(documented.headers ?? {}))
+        expect(bad.headers.get(h), `${key}: header ${h}`).not.toBeNull();
     });
   }
 
@@ -180,7 +213,11 @@ describe("every documented JSON route answers what the document says", () => {
       const { access_token: _, ...query } = sent.query ?? {};
       const r = await call(verb, path, { query, body: sent.body });
       expect(r.status, key).toBe(401);
-      expectConforms(resolve(doc, op.responses["401"].$ref).content["application/json"].schema, await r.json(), `${key} 401`);
+      expectConforms(
+        resolve(doc, op.responses["401"].$ref).content["application/json"].schema,
+        await r.json(),
+        `${key} 401`,
+      );
     }
   });
 
@@ -192,7 +229,8 @@ describe("every documented JSON route answers what the document says", () => {
         const probes: [unknown, number][] = [];
         if (p.schema.minimum !== undefined) probes.push([p.schema.minimum, 200], [p.schema.minimum - 1, 400]);
         if (p.schema.maximum !== undefined) probes.push([p.schema.maximum, 200], [p.schema.maximum + 1, 400]);
-        if (p.schema.enum) probes.push(...p.schema.enum.map((v: string) => [v, 200] as [unknown, number]), ["bogus", 400]);
+        if (p.schema.enum)
+          probes.push(...p.schema.enum.map((v: string) => [v, 200] as [unknown, number]), ["bogus", 400]);
         for (const [value, status] of probes) {
           const r = await call(verb, path, { ...base, query: { ...base.query, [p.name]: value as string } });
           const body = await r.json();

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getJson } from "../helpers/http.js";
 import { issueTokens, send } from "../helpers/flows.js";
+import { getJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 // A real Python gRPC client, generated with Debian's tools, against a live server. Missing tools fail the test
@@ -23,21 +23,34 @@ async function succeeds(cmd: string, args: string[]): Promise<boolean> {
 
 /** The first python3 that can import grpc and google.protobuf (Debian's are in /usr/bin, which a pyenv shim may hide). */
 async function findPython(): Promise<string | undefined> {
-  for (const py of ["/usr/bin/python3", "python3"]) if (await succeeds(py, ["-c", "import grpc, google.protobuf"])) return py;
+  for (const py of ["/usr/bin/python3", "python3"])
+    if (await succeeds(py, ["-c", "import grpc, google.protobuf"])) return py;
   return undefined;
 }
 
 async function prerequisites(): Promise<string> {
   const missing: string[] = [];
   if (!(await succeeds("protoc", ["--version"]))) missing.push("protobuf-compiler (protoc)");
-  if (!(await succeeds("sh", ["-c", "command -v grpc_python_plugin"]))) missing.push("protobuf-compiler-grpc (grpc_python_plugin)");
+  if (!(await succeeds("sh", ["-c", "command -v grpc_python_plugin"])))
+    missing.push("protobuf-compiler-grpc (grpc_python_plugin)");
   const python = await findPython();
   if (!python) {
-    if (!(await succeeds("/usr/bin/python3", ["-c", "import grpc"])) && !(await succeeds("python3", ["-c", "import grpc"]))) missing.push("python3-grpcio (python module grpc)");
-    if (!(await succeeds("/usr/bin/python3", ["-c", "import google.protobuf"])) && !(await succeeds("python3", ["-c", "import google.protobuf"]))) missing.push("python3-protobuf (python module google.protobuf)");
+    if (
+      !(await succeeds("/usr/bin/python3", ["-c", "import grpc"])) &&
+      !(await succeeds("python3", ["-c", "import grpc"]))
+    )
+      missing.push("python3-grpcio (python module grpc)");
+    if (
+      !(await succeeds("/usr/bin/python3", ["-c", "import google.protobuf"])) &&
+      !(await succeeds("python3", ["-c", "import google.protobuf"]))
+    )
+      missing.push("python3-protobuf (python module google.protobuf)");
     if (missing.length === 0) missing.push("python3-grpcio and python3-protobuf for one python3");
   }
-  if (missing.length) throw new Error(`the Python gRPC client needs these Debian packages: ${missing.join(", ")}. Install them with: apt-get install protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf`);
+  if (missing.length)
+    throw new Error(
+      `the Python gRPC client needs these Debian packages: ${missing.join(", ")}. Install them with: apt-get install protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf`,
+    );
   return python!;
 }
 
@@ -68,7 +81,19 @@ describe("examples/python-client over gRPC", () => {
 
     const { stdout } = await run(
       python,
-      ["examples/python-client/client.py", "--stubs", stubs, "--target", new URL(s.url).host, "--chatbot-id", a.chatbotId, "--user-id", USER, "--conversation-id", conversationId],
+      [
+        "examples/python-client/client.py",
+        "--stubs",
+        stubs,
+        "--target",
+        new URL(s.url).host,
+        "--chatbot-id",
+        a.chatbotId,
+        "--user-id",
+        USER,
+        "--conversation-id",
+        conversationId,
+      ],
       { env: { ...process.env, AIAGENT_CLIENT_API_KEY: a.apiKey }, timeout: 30_000 },
     );
     console.log(stdout);
@@ -86,9 +111,14 @@ describe("examples/python-client over gRPC", () => {
     expect(out.has_more).toBe(false);
     // Both tokens it printed are real: the JSON route serves the same messages to each.
     for (const token of [out.access_token, out.refreshed.access_token]) {
-      const r = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conversationId, access_token: token });
+      const r = await getJson(s.url, "/get_messages_for_conversation", {
+        conversation_id: conversationId,
+        access_token: token,
+      });
       expect(r.status).toBe(200);
-      expect(r.body.messages.map((m: { message_id: string }) => m.message_id)).toEqual(out.messages.map((m: { message_id: string }) => m.message_id));
+      expect(r.body.messages.map((m: { message_id: string }) => m.message_id)).toEqual(
+        out.messages.map((m: { message_id: string }) => m.message_id),
+      );
     }
     expect(stdout).not.toContain(a.apiKey);
     expect(stdout).not.toMatch(/rt_[A-Za-z0-9_-]{20,}/);

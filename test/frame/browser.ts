@@ -1,11 +1,18 @@
 import { createServer } from "node:net";
-import { chromium, type Browser, type BrowserContext, type Frame, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Frame, type Page } from "playwright-core";
 
 /** Debian's Chromium, headless; never a downloaded browser. */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+    ],
   });
 }
 
@@ -52,7 +59,10 @@ export async function recordWindowMessages(page: Page): Promise<RecordedMessage[
         } catch {
           data = String(e.data);
         }
-        (window as unknown as { __recordWindowMessage(o: string, d: string): void }).__recordWindowMessage(e.origin, data);
+        (window as unknown as { __recordWindowMessage(o: string, d: string): void }).__recordWindowMessage(
+          e.origin,
+          data,
+        );
       },
       true,
     );
@@ -69,11 +79,24 @@ export async function chatFrame(page: Page): Promise<Frame> {
       try {
         await f.waitForSelector("html[data-state=ready]", { timeout: 10_000 });
       } catch (e) {
-        throw new Error(`the chat frame did not get ready: ${(await f.locator("#notice").textContent().catch(() => "")) ?? ""} (${(e as Error).message})`);
+        throw new Error(
+          `the chat frame did not get ready: ${
+            (await f
+              .locator("#notice")
+              .textContent()
+              .catch(() => "")) ?? ""
+          } (${(e as Error).message})`,
+        );
       }
       return f;
     }
-    if (Date.now() > deadline) throw new Error(`the chat frame did not load; frames: ${page.frames().map((x) => x.url()).join(", ")}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `the chat frame did not load; frames: ${page
+          .frames()
+          .map((x) => x.url())
+          .join(", ")}`,
+      );
     await page.waitForTimeout(50);
   }
 }
@@ -102,7 +125,13 @@ export async function collectExposedState(page: Page, context: BrowserContext): 
             return `(not readable: ${(e as Error).name})`;
           }
         };
-        return [read(() => ({ ...localStorage })), read(() => ({ ...sessionStorage })), read(() => document.cookie), location.href, document.title].join("\n");
+        return [
+          read(() => ({ ...localStorage })),
+          read(() => ({ ...sessionStorage })),
+          read(() => document.cookie),
+          location.href,
+          document.title,
+        ].join("\n");
       }),
     );
   }

@@ -1,11 +1,11 @@
 import { mkdirSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { bootstrapDemo } from "../../src/bootstrap.js";
 import { frameRoutes } from "../../src/frame/routes.js";
 import { startServer } from "../helpers/server.js";
-import { chatFrame, newContext, launchBrowser, typeMessage } from "./browser.js";
-import { startEmbedding, type Embedding } from "./fixtures.js";
+import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
+import { type Embedding, startEmbedding } from "./fixtures.js";
 
 let browser: Browser;
 let e: Embedding;
@@ -45,7 +45,9 @@ describe("the chat frame embedded in a client's page", () => {
     expect(shot.length).toBeGreaterThan(1000);
     if (process.env.UPDATE_DOCS === "1") {
       mkdirSync(new URL("../../docs/", import.meta.url), { recursive: true });
-      await page.locator("#aiagent-chat").screenshot({ path: new URL("../../docs/frame.png", import.meta.url).pathname, animations: "disabled" });
+      await page
+        .locator("#aiagent-chat")
+        .screenshot({ path: new URL("../../docs/frame.png", import.meta.url).pathname, animations: "disabled" });
     }
 
     await page.reload();
@@ -86,9 +88,13 @@ describe("the chat frame embedded in a client's page", () => {
       expect(res.headers.get("content-type")).toContain("text/html");
       expect(await res.text()).toContain("Chat not found");
     }
-    const bad = await fetch(`${e.service.url}/chatbot-iframe/${e.account.chatbotId}?host_origin=${encodeURIComponent("https://evil.example")}`);
+    const bad = await fetch(
+      `${e.service.url}/chatbot-iframe/${e.account.chatbotId}?host_origin=${encodeURIComponent("https://evil.example")}`,
+    );
     expect(bad.status).toBe(400);
-    const good = await fetch(`${e.service.url}/chatbot-iframe/${e.account.chatbotId}?host_origin=${encodeURIComponent(e.hostOrigin)}`);
+    const good = await fetch(
+      `${e.service.url}/chatbot-iframe/${e.account.chatbotId}?host_origin=${encodeURIComponent(e.hostOrigin)}`,
+    );
     expect(good.status).toBe(200);
   });
 
@@ -97,7 +103,8 @@ describe("the chat frame embedded in a client's page", () => {
     const page = await context.newPage();
     const frameResponses: { status: number; csp: string }[] = [];
     page.on("response", (r) => {
-      if (r.url().includes("/chatbot-iframe/") && !r.url().includes("/assets/")) frameResponses.push({ status: r.status(), csp: r.headers()["content-security-policy"] ?? "" });
+      if (r.url().includes("/chatbot-iframe/") && !r.url().includes("/assets/"))
+        frameResponses.push({ status: r.status(), csp: r.headers()["content-security-policy"] ?? "" });
     });
     // The same host page under another name: http://localhost:<port> is not among the allowed origins.
     const other = e.host.url.replace("127.0.0.1", "localhost");
@@ -131,7 +138,10 @@ describe("the service's own demo at /demo", () => {
       await page.goto(`${s.url}/demo`);
       const frame = await chatFrame(page);
       await typeMessage(frame, "Can I return an item?");
-      await frame.locator(".msg--assistant", { hasText: "return any item within 30 days" }).getByRole("link", { name: "Returns" }).waitFor();
+      await frame
+        .locator(".msg--assistant", { hasText: "return any item within 30 days" })
+        .getByRole("link", { name: "Returns" })
+        .waitFor();
 
       // The refresh route gives the page an access token only, and only to its own session.
       const refreshed = await page.evaluate(async () => {
@@ -140,7 +150,10 @@ describe("the service's own demo at /demo", () => {
       });
       expect(refreshed.status).toBe(200);
       expect(Object.keys(refreshed.body).sort()).toEqual(["access_token", "expires_at"]);
-      const anonymous = await fetch(`${s.url}/demo/refresh`, { method: "POST", headers: { "x-requested-with": "aiagent-host" } });
+      const anonymous = await fetch(`${s.url}/demo/refresh`, {
+        method: "POST",
+        headers: { "x-requested-with": "aiagent-host" },
+      });
       expect(anonymous.status).toBe(401);
       const cookies = JSON.stringify(await context.cookies());
       expect(cookies).not.toContain(creds!.clientApiKey);

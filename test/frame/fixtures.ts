@@ -1,12 +1,20 @@
-import { startHostPage, type HostPage } from "../../examples/host-page/server.js";
+import { type HostPage, startHostPage } from "../../examples/host-page/server.js";
 import type { AppOverrides } from "../../src/app.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { freePort } from "./browser.js";
 
 /** Snippets the built-in agent answers from. */
 export const KNOWLEDGE = [
-  { title: "Shipping", url: "https://shop.example/help/shipping", snippet: "Orders ship within 2 business days; delivery takes 3 to 5 days within the EU." },
-  { title: "Returns", url: "https://shop.example/help/returns", snippet: "You can return any item within 30 days for a full refund; the return label is free." },
+  {
+    title: "Shipping",
+    url: "https://shop.example/help/shipping",
+    snippet: "Orders ship within 2 business days; delivery takes 3 to 5 days within the EU.",
+  },
+  {
+    title: "Returns",
+    url: "https://shop.example/help/returns",
+    snippet: "You can return any item within 30 days for a full refund; the return label is free.",
+  },
 ];
 
 /** The service, and a client's host page on another origin that embeds the service's frame. */
@@ -21,13 +29,20 @@ export interface Embedding {
 }
 
 /** Starts the service and the example host page (examples/host-page) on two loopback ports. */
-export async function startEmbedding(opts: { env?: Record<string, string>; overrides?: AppOverrides; extraOrigins?: string[]; pageOrigin?: string } = {}): Promise<Embedding> {
+export async function startEmbedding(
+  opts: { env?: Record<string, string>; overrides?: AppOverrides; extraOrigins?: string[]; pageOrigin?: string } = {},
+): Promise<Embedding> {
   const port = await freePort();
   const hostOrigin = `http://127.0.0.1:${port}`;
   const service = await startServer({ env: opts.env ?? {}, ...(opts.overrides ? { overrides: opts.overrides } : {}) });
   const frameOrigin = service.url.replace("127.0.0.1", "localhost");
   const made = await service.account();
-  const chatbot = service.app.accounts.createChatbot(made.email, "Shop assistant", [hostOrigin, ...(opts.extraOrigins ?? [])], KNOWLEDGE);
+  const chatbot = service.app.accounts.createChatbot(
+    made.email,
+    "Shop assistant",
+    [hostOrigin, ...(opts.extraOrigins ?? [])],
+    KNOWLEDGE,
+  );
   const account = { ...made, chatbotId: chatbot.chatbotId };
   const host = await startHostPage({
     serviceUrl: service.url,

@@ -21,7 +21,12 @@ export interface LlmStandIn {
 
 /** One streamed chunk carrying a piece of the reply text. */
 export function contentChunk(text: string, finish: string | null = null): object {
-  return { id: "chatcmpl-1", object: "chat.completion.chunk", model: "stand-in", choices: [{ index: 0, delta: { content: text }, finish_reason: finish }] };
+  return {
+    id: "chatcmpl-1",
+    object: "chat.completion.chunk",
+    model: "stand-in",
+    choices: [{ index: 0, delta: { content: text }, finish_reason: finish }],
+  };
 }
 
 /** Writes the SSE response head. */
@@ -54,7 +59,11 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const r: LlmRequest = { path: req.url ?? "", authorization: req.headers.authorization, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as LlmRequest["body"] };
+      const r: LlmRequest = {
+        path: req.url ?? "",
+        authorization: req.headers.authorization,
+        body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as LlmRequest["body"],
+      };
       requests.push(r);
       if (r.path !== "/v1/chat/completions") {
         res.writeHead(404).end();

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseSse } from "../../src/agents/sse.js";
-import { getJson } from "../helpers/http.js";
 import { issueTokens } from "../helpers/flows.js";
-import { chatFrame, newContext, launchBrowser, typeMessage } from "./browser.js";
-import { startEmbedding, type Embedding } from "./fixtures.js";
-import { contentChunk, sendEvent, startLlmStandIn, startSse, type LlmStandIn } from "./llm-stand-in.js";
+import { getJson } from "../helpers/http.js";
+import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
+import { type Embedding, startEmbedding } from "./fixtures.js";
+import { contentChunk, type LlmStandIn, sendEvent, startLlmStandIn, startSse } from "./llm-stand-in.js";
 
 const LLM_KEY = "sk-stand-in-secret-0123456789";
 let browser: Browser;
@@ -16,7 +16,9 @@ beforeAll(async () => {
   llm = await startLlmStandIn();
   [browser, e] = await Promise.all([
     launchBrowser(),
-    startEmbedding({ env: { AIAGENT_LLM_BASE_URL: llm.url, AIAGENT_LLM_API_KEY: LLM_KEY, AIAGENT_LLM_MODEL: "stand-in-model" } }),
+    startEmbedding({
+      env: { AIAGENT_LLM_BASE_URL: llm.url, AIAGENT_LLM_API_KEY: LLM_KEY, AIAGENT_LLM_MODEL: "stand-in-model" },
+    }),
   ]);
 });
 afterAll(async () => {
@@ -41,7 +43,8 @@ async function sendStream(token: string, content: string, conversationId?: strin
 
 describe("server-sent events parsing", () => {
   test("events split anywhere across chunks, CRLF or CR line ends, comments and multi-line data come out whole", async () => {
-    const text = ": keep-alive\r\ndata: {\"a\":1}\r\n\r\ndata: line one\ndata: line two\n\nevent: ignored\ndata: [DONE]\r\r";
+    const text =
+      ': keep-alive\r\ndata: {"a":1}\r\n\r\ndata: line one\ndata: line two\n\nevent: ignored\ndata: [DONE]\r\r';
     const bytes = new TextEncoder().encode(text);
     for (const size of [1, 2, 3, 7, bytes.length]) {
       async function* chunks() {
@@ -59,19 +62,47 @@ describe("the OpenAI-compatible agent", () => {
     llm.behave((_req, res) => {
       startSse(res);
       for (const p of ["Orders ship ", "within 2 business days ", "[1]."]) sendEvent(res, contentChunk(p));
-      sendEvent(res, { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "track_order", arguments: '{"order' } }] }, finish_reason: null }] });
-      sendEvent(res, { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '_id":"42"}' } }] }, finish_reason: null }] });
+      sendEvent(res, {
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [
+                { index: 0, id: "call_1", type: "function", function: { name: "track_order", arguments: '{"order' } },
+              ],
+            },
+            finish_reason: null,
+          },
+        ],
+      });
+      sendEvent(res, {
+        choices: [
+          {
+            index: 0,
+            delta: { tool_calls: [{ index: 0, function: { arguments: '_id":"42"}' } }] },
+            finish_reason: null,
+          },
+        ],
+      });
       sendEvent(res, { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
       sendEvent(res, "[DONE]");
       res.end();
     });
     const t = await issueTokens(e.service.url, e.account, "llm-user-1");
     const lines = await sendStream(t.access_token, "How long does shipping take?");
-    expect(lines.map((l) => l.result?.delta).filter(Boolean)).toEqual(["Orders ship ", "within 2 business days ", "[1]."]);
+    expect(lines.map((l) => l.result?.delta).filter(Boolean)).toEqual([
+      "Orders ship ",
+      "within 2 business days ",
+      "[1].",
+    ]);
     const reply = lines.at(-1)!.result.reply;
     expect(reply.content).toBe("Orders ship within 2 business days [1].");
-    expect(reply.documents).toEqual([{ title: "Shipping", url: "https://shop.example/help/shipping", snippet: expect.stringContaining("Orders ship") }]);
-    expect(JSON.parse(reply.tool_calls)).toEqual([{ id: "call_1", type: "function", function: { name: "track_order", arguments: '{"order_id":"42"}' } }]);
+    expect(reply.documents).toEqual([
+      { title: "Shipping", url: "https://shop.example/help/shipping", snippet: expect.stringContaining("Orders ship") },
+    ]);
+    expect(JSON.parse(reply.tool_calls)).toEqual([
+      { id: "call_1", type: "function", function: { name: "track_order", arguments: '{"order_id":"42"}' } },
+    ]);
 
     const sent = llm.requests.at(-1)!;
     expect(sent.authorization).toBe(`Bearer ${LLM_KEY}`);
@@ -91,7 +122,10 @@ describe("the OpenAI-compatible agent", () => {
     });
     const first = await sendStream(t.access_token, "Are you there?");
     const conversationId = first[0]!.result.user_message.conversation_id as string;
-    expect(first.at(-1)!.error).toMatchObject({ code: "unavailable", message: expect.stringContaining("your message was saved") });
+    expect(first.at(-1)!.error).toMatchObject({
+      code: "unavailable",
+      message: expect.stringContaining("your message was saved"),
+    });
 
     // Cut off mid-reply: no finish, no [DONE].
     llm.behave((_req, res) => {
@@ -103,7 +137,10 @@ describe("the OpenAI-compatible agent", () => {
     expect(second.map((l) => l.result?.delta).filter(Boolean)).toEqual(["Half a rep"]);
     expect(second.at(-1)!.error.code).toBe("unavailable");
 
-    const history = await getJson(e.service.url, "/get_messages_for_conversation", { conversation_id: conversationId, access_token: t.access_token });
+    const history = await getJson(e.service.url, "/get_messages_for_conversation", {
+      conversation_id: conversationId,
+      access_token: t.access_token,
+    });
     expect(history.body.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
       ["user", "Are you there?"],
       ["user", "Still there?"],
@@ -145,12 +182,17 @@ describe("the OpenAI-compatible agent", () => {
     await typeMessage(frame, "And returns?");
     const error = frame.locator(".msg--error");
     await error.waitFor();
-    expect(await error.textContent()).toContain("The AI agent could not answer; your message was saved, please try again.");
+    expect(await error.textContent()).toContain(
+      "The AI agent could not answer; your message was saved, please try again.",
+    );
     expect(await error.getAttribute("role")).toBe("alert");
 
     await page.reload();
     frame = await chatFrame(page);
-    expect(await frame.locator(".msg--user .msg__bubble").allTextContents()).toEqual(["How long does shipping take?", "And returns?"]);
+    expect(await frame.locator(".msg--user .msg__bubble").allTextContents()).toEqual([
+      "How long does shipping take?",
+      "And returns?",
+    ]);
     await context.close();
   });
 });

@@ -1,9 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
-import { frameRoutes } from "../../src/frame/routes.js";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { CLOCK_TOLERANCE_S } from "../../src/domain/token/jwt-strategy.js";
-import { chatFrame, newContext, collectExposedState, freePort, launchBrowser, recordWindowMessages, typeMessage, type RecordedMessage } from "./browser.js";
-import { startEmbedding, type Embedding } from "./fixtures.js";
+import { frameRoutes } from "../../src/frame/routes.js";
+import {
+  chatFrame,
+  collectExposedState,
+  freePort,
+  launchBrowser,
+  newContext,
+  type RecordedMessage,
+  recordWindowMessages,
+  typeMessage,
+} from "./browser.js";
+import { type Embedding, startEmbedding } from "./fixtures.js";
 
 const TTL_S = 2;
 /** Past the token's 2-second lifetime and the verifier's clock-skew tolerance, without sleeping through it. */
@@ -29,7 +38,10 @@ beforeAll(async () => {
   };
   [browser, e] = await Promise.all([
     launchBrowser(),
-    startEmbedding({ env: { AIAGENT_ACCESS_TOKEN_TTL: String(TTL_S) }, overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: 1500 }) } }),
+    startEmbedding({
+      env: { AIAGENT_ACCESS_TOKEN_TTL: String(TTL_S) },
+      overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: 1500 }) },
+    }),
   ]);
 });
 afterAll(async () => {
@@ -38,7 +50,13 @@ afterAll(async () => {
   await e?.close();
 });
 
-async function open(): Promise<{ context: BrowserContext; page: Page; frame: Frame; messages: RecordedMessage[]; requests: string[] }> {
+async function open(): Promise<{
+  context: BrowserContext;
+  page: Page;
+  frame: Frame;
+  messages: RecordedMessage[];
+  requests: string[];
+}> {
   const context = await newContext(browser);
   const page = await context.newPage();
   const messages = await recordWindowMessages(page);
@@ -62,7 +80,11 @@ describe("token refresh through the host page", () => {
     for (let round = 1; round <= 2; round++) {
       e.service.clock.advance(PAST_EXPIRY_MS);
       await typeMessage(frame, `Can I return an item? (${round})`);
-      await frame.locator(".msg--assistant").nth(repliesBefore + round - 1).filter({ hasText: "return any item within 30 days" }).waitFor();
+      await frame
+        .locator(".msg--assistant")
+        .nth(repliesBefore + round - 1)
+        .filter({ hasText: "return any item within 30 days" })
+        .waitFor();
     }
     expect(await frame.locator("#notice").isHidden()).toBe(true);
     expect(await frame.locator(".msg--error").count()).toBe(0);
@@ -161,9 +183,18 @@ describe("token refresh through the host page", () => {
       page.on("request", (r) => requests.push(r.url()));
       await page.goto(`${other.host.url}/`);
       const frame = await chatFrame(page);
-      await page.evaluate(() => (document.getElementById("aiagent-chat") as HTMLIFrameElement).contentWindow!.postMessage({ type: "[TOKEN_REFRESH_RESPONSE]", access_token: "forged-by-parent-at-wrong-origin" }, "*"));
+      await page.evaluate(() =>
+        (document.getElementById("aiagent-chat") as HTMLIFrameElement).contentWindow!.postMessage(
+          { type: "[TOKEN_REFRESH_RESPONSE]", access_token: "forged-by-parent-at-wrong-origin" },
+          "*",
+        ),
+      );
       await ask(frame, "Shipping?", "Orders ship within 2 business days");
-      expect(messages.filter((m) => m.receiver.includes("/chatbot-iframe/") && m.data.includes("forged")).map((m) => m.origin)).toEqual([other.hostOrigin]);
+      expect(
+        messages
+          .filter((m) => m.receiver.includes("/chatbot-iframe/") && m.data.includes("forged"))
+          .map((m) => m.origin),
+      ).toEqual([other.hostOrigin]);
       expect(requests.filter((u) => u.includes("forged"))).toEqual([]);
       await context.close();
     } finally {

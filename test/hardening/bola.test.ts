@@ -52,7 +52,12 @@ beforeAll(async () => {
         const id = (await send(s.url, t.access_token, `hello from ${customer}`)).conversation_id;
         const mine = { account: ai, chatbot: ci, customer, id };
         conversations.push(mine);
-        frames.push({ kind: "frame", name: `frame ${ai}/${ci}/${customer}`, token: t.access_token, owns: (c) => c === mine });
+        frames.push({
+          kind: "frame",
+          name: `frame ${ai}/${ci}/${customer}`,
+          token: t.access_token,
+          owns: (c) => c === mine,
+        });
       }
     }
     const token = await idToken(s.url, a);
@@ -70,7 +75,11 @@ type Outcome = { status: number; body: unknown };
 type Route<P> = (p: P, conversationId: string) => Promise<Outcome>;
 
 async function stream(token: string, conversationId: string): Promise<Outcome> {
-  const r = await fetch(`${s.url}/ai_agent/send_message_stream?access_token=${token}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ conversation_id: conversationId, content: "hi" }) });
+  const r = await fetch(`${s.url}/ai_agent/send_message_stream?access_token=${token}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ conversation_id: conversationId, content: "hi" }),
+  });
   const text = await r.text();
   return { status: r.status, body: r.status === 200 ? "stream" : JSON.parse(text) };
 }
@@ -90,11 +99,15 @@ const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}`
 const connect = () => rpcClients(s.url, "connect-binary").conversations;
 
 const FRAME_ROUTES: Record<string, Route<FramePrincipal>> = {
-  "GET /get_messages_for_conversation": (p, id) => getJson(s.url, "/get_messages_for_conversation", { conversation_id: id, access_token: p.token }),
-  "POST /ai_agent/send_message": (p, id) => postJson(s.url, `/ai_agent/send_message?access_token=${p.token}`, { conversation_id: id, content: "hi" }),
+  "GET /get_messages_for_conversation": (p, id) =>
+    getJson(s.url, "/get_messages_for_conversation", { conversation_id: id, access_token: p.token }),
+  "POST /ai_agent/send_message": (p, id) =>
+    postJson(s.url, `/ai_agent/send_message?access_token=${p.token}`, { conversation_id: id, content: "hi" }),
   "POST /ai_agent/send_message_stream": (p, id) => stream(p.token, id),
-  "RPC GetMessagesForConversation": (p, id) => rpc(() => connect().getMessagesForConversation({ conversationId: id, accessToken: p.token })),
-  "RPC SendMessage": (p, id) => rpc(() => connect().sendMessage({ conversationId: id, content: "hi" }, bearer(p.token))),
+  "RPC GetMessagesForConversation": (p, id) =>
+    rpc(() => connect().getMessagesForConversation({ conversationId: id, accessToken: p.token })),
+  "RPC SendMessage": (p, id) =>
+    rpc(() => connect().sendMessage({ conversationId: id, content: "hi" }, bearer(p.token))),
   "RPC SendMessageStream": (p, id) =>
     rpc(async () => {
       for await (const _ of connect().sendMessageStream({ conversationId: id, content: "hi" }, bearer(p.token)));
@@ -102,16 +115,31 @@ const FRAME_ROUTES: Record<string, Route<FramePrincipal>> = {
 };
 
 const ACCOUNT_ROUTES: Record<string, Route<AccountPrincipal>> = {
-  "GET /get_messages_for_conversation": (p, id) => getJson(s.url, "/get_messages_for_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
-  "POST /mark_conversation_read": (p, id) => postJson(s.url, "/mark_conversation_read", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
-  "POST /take_over_conversation": (p, id) => postJson(s.url, "/take_over_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
-  "POST /reply_to_conversation": (p, id) => postJson(s.url, "/reply_to_conversation", { conversation_id: id, content: "operator here" }, { authorization: `Bearer ${p.token}` }),
-  "POST /close_conversation": (p, id) => postJson(s.url, "/close_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
-  "POST /reopen_conversation": (p, id) => postJson(s.url, "/reopen_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
-  "RPC GetMessagesForConversation": (p, id) => rpc(() => connect().getMessagesForConversation({ conversationId: id }, bearer(p.token))),
-  "RPC MarkConversationRead": (p, id) => rpc(() => connect().markConversationRead({ conversationId: id }, bearer(p.token))),
-  "RPC TakeOverConversation": (p, id) => rpc(() => connect().takeOverConversation({ conversationId: id }, bearer(p.token))),
-  "RPC ReplyToConversation": (p, id) => rpc(() => connect().replyToConversation({ conversationId: id, content: "operator here" }, bearer(p.token))),
+  "GET /get_messages_for_conversation": (p, id) =>
+    getJson(s.url, "/get_messages_for_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "POST /mark_conversation_read": (p, id) =>
+    postJson(s.url, "/mark_conversation_read", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "POST /take_over_conversation": (p, id) =>
+    postJson(s.url, "/take_over_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "POST /reply_to_conversation": (p, id) =>
+    postJson(
+      s.url,
+      "/reply_to_conversation",
+      { conversation_id: id, content: "operator here" },
+      { authorization: `Bearer ${p.token}` },
+    ),
+  "POST /close_conversation": (p, id) =>
+    postJson(s.url, "/close_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "POST /reopen_conversation": (p, id) =>
+    postJson(s.url, "/reopen_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "RPC GetMessagesForConversation": (p, id) =>
+    rpc(() => connect().getMessagesForConversation({ conversationId: id }, bearer(p.token))),
+  "RPC MarkConversationRead": (p, id) =>
+    rpc(() => connect().markConversationRead({ conversationId: id }, bearer(p.token))),
+  "RPC TakeOverConversation": (p, id) =>
+    rpc(() => connect().takeOverConversation({ conversationId: id }, bearer(p.token))),
+  "RPC ReplyToConversation": (p, id) =>
+    rpc(() => connect().replyToConversation({ conversationId: id, content: "operator here" }, bearer(p.token))),
   "RPC CloseConversation": (p, id) => rpc(() => connect().closeConversation({ conversationId: id }, bearer(p.token))),
   "RPC ReopenConversation": (p, id) => rpc(() => connect().reopenConversation({ conversationId: id }, bearer(p.token))),
 };
@@ -151,7 +179,9 @@ describe("frame tokens: 8 customers × 8 conversations", () => {
     for (const p of frames) {
       const r = await getJson(s.url, "/ai_agent/conversations", { access_token: p.token });
       expect(r.status).toBe(200);
-      expect(r.body.data.conversations.map((c: { conversation_id: string }) => c.conversation_id)).toEqual(conversations.filter(p.owns).map((c) => c.id));
+      expect(r.body.data.conversations.map((c: { conversation_id: string }) => c.conversation_id)).toEqual(
+        conversations.filter(p.owns).map((c) => c.id),
+      );
     }
   });
 });
@@ -166,13 +196,23 @@ describe("ID tokens: 2 accounts × 8 conversations", () => {
   it("GET /get_contact_conversations: another account's e-mail looks exactly like an unknown one; each sees only its own contacts", async () => {
     for (const p of accounts) {
       for (const email of emails) {
-        const r = await getJson(s.url, "/get_contact_conversations", { user_email_id: email }, { authorization: `Bearer ${p.token}` });
+        const r = await getJson(
+          s.url,
+          "/get_contact_conversations",
+          { user_email_id: email },
+          { authorization: `Bearer ${p.token}` },
+        );
         if (email === p.email) {
           expect(r.status).toBe(200);
           expect(r.body.data.data.contacts.map((c: { user_id: string }) => c.user_id).sort()).toEqual(CUSTOMERS);
         } else {
           const before = dbChecksum(s.app.db);
-          const unknown = await getJson(s.url, "/get_contact_conversations", { user_email_id: `nobody-${randomUUID()}@example.com` }, { authorization: `Bearer ${p.token}` });
+          const unknown = await getJson(
+            s.url,
+            "/get_contact_conversations",
+            { user_email_id: `nobody-${randomUUID()}@example.com` },
+            { authorization: `Bearer ${p.token}` },
+          );
           expect(r.status).toBe(403);
           expect({ status: r.status, body: r.body }).toEqual({ status: unknown.status, body: unknown.body });
           expect(dbChecksum(s.app.db)).toBe(before);

@@ -1,6 +1,16 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync, closeSync } from "node:fs";
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import { type ClientRequest, request as httpRequest, type IncomingMessage } from "node:http";
 import { connect as h2connect } from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,9 +20,9 @@ import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
-import { getJson, postJson } from "../helpers/http.js";
+import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
-import { dbChecksum, expectNoSecrets, ROOT, runCli, startChild, type ChildServer } from "./support.js";
+import { type ChildServer, dbChecksum, expectNoSecrets, ROOT, runCli, startChild } from "./support.js";
 
 const secrets = new Set<string>();
 const servers: TestServer[] = [];
@@ -53,7 +63,7 @@ async function holdExclusiveLock(dbPath: string): Promise<{ release(): Promise<v
     let buf = "";
     for await (const chunk of proc.stdout) {
       buf += String(chunk);
-      let i;
+      let i: number;
       while ((i = buf.indexOf("\n")) >= 0) {
         yield buf.slice(0, i);
         buf = buf.slice(i + 1);
@@ -81,9 +91,24 @@ describe("a database locked by another process", () => {
     const lock = await holdExclusiveLock(s.dbPath);
     const before = dbChecksum(s.app.db);
     for (const write of [
-      () => postJson(s.url, `/ai_agent/send_message?access_token=${t.access_token}`, { conversation_id: conv, content: "during the lock" }),
-      () => postJson(s.url, "/ai_agent/get_access_token", { user_id: "new-user", chatbot_id: a.chatbotId, client_api_key: a.apiKey }),
-      () => postJson(s.url, "/reply_to_conversation", { conversation_id: conv, content: "operator" }, { authorization: `Bearer ${id}` }),
+      () =>
+        postJson(s.url, `/ai_agent/send_message?access_token=${t.access_token}`, {
+          conversation_id: conv,
+          content: "during the lock",
+        }),
+      () =>
+        postJson(s.url, "/ai_agent/get_access_token", {
+          user_id: "new-user",
+          chatbot_id: a.chatbotId,
+          client_api_key: a.apiKey,
+        }),
+      () =>
+        postJson(
+          s.url,
+          "/reply_to_conversation",
+          { conversation_id: conv, content: "operator" },
+          { authorization: `Bearer ${id}` },
+        ),
     ]) {
       const started = Date.now();
       const r = await write();
@@ -94,7 +119,10 @@ describe("a database locked by another process", () => {
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
     }
     // WAL readers do not wait for the writer's lock.
-    expect((await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: t.access_token })).status).toBe(200);
+    expect(
+      (await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: t.access_token }))
+        .status,
+    ).toBe(200);
     await lock.release();
     expect(dbChecksum(s.app.db)).toBe(before);
     const after = await send(s.url, t.access_token, "after the lock", conv);
@@ -126,14 +154,29 @@ describe("a full database", () => {
     s.app.db.pragma(`max_page_count = ${pages}`);
     let status = 200;
     for (let i = 0; i < 2000 && status === 200; i++) {
-      status = (await postJson(s.url, "/reply_to_conversation", { conversation_id: conv, content: `filler ${i} ${"x".repeat(2000)}` }, { authorization: `Bearer ${id}` })).status;
+      status = (
+        await postJson(
+          s.url,
+          "/reply_to_conversation",
+          { conversation_id: conv, content: `filler ${i} ${"x".repeat(2000)}` },
+          { authorization: `Bearer ${id}` },
+        )
+      ).status;
     }
     expect(status).toBe(503);
     const before = dbChecksum(s.app.db);
     // Each needs new pages (overflow pages for long content): none fits in what is left.
     const refused = [
-      await postJson(s.url, "/reply_to_conversation", { conversation_id: conv, content: "y".repeat(7000) }, { authorization: `Bearer ${id}` }),
-      await postJson(s.url, `/ai_agent/send_message?access_token=${t.access_token}`, { conversation_id: conv, content: "w".repeat(7000) }),
+      await postJson(
+        s.url,
+        "/reply_to_conversation",
+        { conversation_id: conv, content: "y".repeat(7000) },
+        { authorization: `Bearer ${id}` },
+      ),
+      await postJson(s.url, `/ai_agent/send_message?access_token=${t.access_token}`, {
+        conversation_id: conv,
+        content: "w".repeat(7000),
+      }),
     ];
     for (const r of refused) {
       expect(r.status).toBe(503);
@@ -157,46 +200,55 @@ describe("a full database", () => {
   })();
 
   // Needs root and mount (true here and in CI containers run as root); the max_page_count test above always runs.
-  it.skipIf(!canMount)("on a real full disk (a 2 MiB tmpfs): 503, no partial rows, and recovery when space returns", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "aiagent-full-"));
-    expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", dir]).status).toBe(0);
-    try {
-      const s = await server({}, dir);
-      const a = await account(s);
-      const t = await issueTokens(s.url, a, "disk-user");
-      secrets.add(t.access_token).add(t.refresh_token);
-      const conv = (await send(s.url, t.access_token, "first")).conversation_id;
-      // Fill the disk with another file.
-      const filler = join(dir, "filler");
-      const fd = openSync(filler, "w");
-      const block = Buffer.alloc(64 * 1024, 1);
+  it.skipIf(!canMount)(
+    "on a real full disk (a 2 MiB tmpfs): 503, no partial rows, and recovery when space returns",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "aiagent-full-"));
+      expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", dir]).status).toBe(0);
       try {
-        for (let i = 0; i < 64; i++) writeSync(fd, block);
-      } catch (e) {
-        expect((e as NodeJS.ErrnoException).code).toBe("ENOSPC");
+        const s = await server({}, dir);
+        const a = await account(s);
+        const t = await issueTokens(s.url, a, "disk-user");
+        secrets.add(t.access_token).add(t.refresh_token);
+        const conv = (await send(s.url, t.access_token, "first")).conversation_id;
+        // Fill the disk with another file.
+        const filler = join(dir, "filler");
+        const fd = openSync(filler, "w");
+        const block = Buffer.alloc(64 * 1024, 1);
+        try {
+          for (let i = 0; i < 64; i++) writeSync(fd, block);
+        } catch (e) {
+          expect((e as NodeJS.ErrnoException).code).toBe("ENOSPC");
+        }
+        try {
+          writeSync(fd, Buffer.alloc(4096, 1));
+        } catch {
+          /* full to the last block */
+        }
+        closeSync(fd);
+        let status = 200;
+        for (let i = 0; i < 500 && status === 200; i++)
+          status = (
+            await postJson(s.url, `/ai_agent/send_message?access_token=${t.access_token}`, {
+              conversation_id: conv,
+              content: `m${i} ${"z".repeat(3000)}`,
+            })
+          ).status;
+        expect(status).toBe(503);
+        expectConsistent(s.app.db);
+        rmSync(filler);
+        const again = await send(s.url, t.access_token, "space again", conv);
+        expect(again.user_message.content).toBe("space again");
+        expectConsistent(s.app.db);
+        await s.close();
+        servers.splice(servers.indexOf(s), 1);
+        expectNoSecrets(s.logs, secrets);
+      } finally {
+        spawnSync("umount", ["-l", dir]);
+        rmSync(dir, { recursive: true, force: true });
       }
-      try {
-        writeSync(fd, Buffer.alloc(4096, 1));
-      } catch {
-        /* full to the last block */
-      }
-      closeSync(fd);
-      let status = 200;
-      for (let i = 0; i < 500 && status === 200; i++) status = (await postJson(s.url, `/ai_agent/send_message?access_token=${t.access_token}`, { conversation_id: conv, content: `m${i} ${"z".repeat(3000)}` })).status;
-      expect(status).toBe(503);
-      expectConsistent(s.app.db);
-      rmSync(filler);
-      const again = await send(s.url, t.access_token, "space again", conv);
-      expect(again.user_message.content).toBe("space again");
-      expectConsistent(s.app.db);
-      await s.close();
-      servers.splice(servers.indexOf(s), 1);
-      expectNoSecrets(s.logs, secrets);
-    } finally {
-      spawnSync("umount", ["-l", dir]);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
 
 describe("start-up", () => {
@@ -242,7 +294,18 @@ function heldRequest(url: string, path: string, body: string) {
   let req!: ClientRequest;
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req = httpRequest(
-      { host: u.hostname, port: u.port, method: "POST", path, agent: false, headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), expect: "100-continue" } },
+      {
+        host: u.hostname,
+        port: u.port,
+        method: "POST",
+        path,
+        agent: false,
+        headers: {
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(body)),
+          expect: "100-continue",
+        },
+      },
       (res: IncomingMessage) => {
         let text = "";
         res.on("data", (c: Buffer) => (text += c.toString("utf8")));
@@ -281,7 +344,7 @@ describe("SIGTERM", () => {
     let stop = false;
     const load = Array.from({ length: 4 }, async (_, w) => {
       for (let i = 0; i < 500 && !stop; i++) {
-        let r;
+        let r: JsonResponse;
         try {
           r = await postJson(c.url, path, { conversation_id: conv, content: `load ${w}/${i}` });
         } catch {
@@ -292,11 +355,20 @@ describe("SIGTERM", () => {
       }
     });
     // In flight: 10 requests whose headers the server has read, bodies not yet sent.
-    const held = Array.from({ length: 10 }, (_, i) => heldRequest(c.url, path, JSON.stringify({ conversation_id: conv, content: `held ${i}` })));
+    const held = Array.from({ length: 10 }, (_, i) =>
+      heldRequest(c.url, path, JSON.stringify({ conversation_id: conv, content: `held ${i}` })),
+    );
     await Promise.all(held.map((h) => h.continued));
     // An HTTP/2 client (gRPC's transport) with an open connection is told to go away.
     const h2 = h2connect(c.url);
-    await new Promise<void>((resolve, reject) => h2.request({ ":path": "/healthz" }).on("response", () => resolve()).on("error", reject).resume().end());
+    await new Promise<void>((resolve, reject) =>
+      h2
+        .request({ ":path": "/healthz" })
+        .on("response", () => resolve())
+        .on("error", reject)
+        .resume()
+        .end(),
+    );
     const goaway = new Promise<void>((resolve) => h2.once("goaway", () => resolve()));
     const h2closed = new Promise<void>((resolve) => h2.once("close", () => resolve()));
     h2.on("error", () => undefined);
@@ -321,7 +393,12 @@ describe("SIGTERM", () => {
     expect(!existsSync(wal) || statSync(wal).size === 0).toBe(true);
     const db = new Database(dbPath, { readonly: true });
     try {
-      const stored = new Set(db.prepare<[], { message_id: string }>("SELECT message_id FROM messages").all().map((r) => r.message_id));
+      const stored = new Set(
+        db
+          .prepare<[], { message_id: string }>("SELECT message_id FROM messages")
+          .all()
+          .map((r) => r.message_id),
+      );
       for (const id of acknowledged) expect(stored.has(id)).toBe(true);
       expect(acknowledged.size).toBeGreaterThanOrEqual(10);
       expectConsistent(db);

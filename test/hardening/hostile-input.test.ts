@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { ScalarType, type DescField, type DescMessage, type DescMethod } from "@bufbuild/protobuf";
+import { type DescField, type DescMessage, type DescMethod, ScalarType } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { httpRoutes, type HttpRoute } from "../../src/protocol/rest/http-rules.js";
+import { type HttpRoute, httpRoutes } from "../../src/protocol/rest/http-rules.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { dbChecksum, expectNoSecrets } from "./support.js";
@@ -23,7 +23,13 @@ const secrets = new Set<string>();
 
 beforeAll(async () => {
   // Failure back-off off: this suite wants its hostile input to reach the handlers, not a 429 (which would pass too).
-  s = await startServer({ env: { AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0", AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "0", AIAGENT_RATE_LIMIT_PASSWORD_FAILURES: "0" } });
+  s = await startServer({
+    env: {
+      AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0",
+      AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "0",
+      AIAGENT_RATE_LIMIT_PASSWORD_FAILURES: "0",
+    },
+  });
   a = await s.account();
   const t = await issueTokens(s.url, a, "hostile-user");
   access = t.access_token;
@@ -69,12 +75,23 @@ const hostileString = (): fc.Arbitrary<string> =>
       "00000000-0000-0000-0000-000000000000",
       "FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF",
     ),
-    fc.constantFrom(randomUUID(), "cak_" + "A".repeat(43), "rt_" + "B".repeat(43), "eyJhbGciOiJub25lIn0.e30."),
+    fc.constantFrom(randomUUID(), `cak_${"A".repeat(43)}`, `rt_${"B".repeat(43)}`, "eyJhbGciOiJub25lIn0.e30."),
     // Real values, read when generated (they exist only once the server is up).
     fc.nat(7).map((i) => [a.chatbotId, conversationId, a.email, a.apiKey, refresh, access, id, "hostile-user"][i]!),
   );
 
-const hugeNumber = fc.constantFrom(1e308, -1e308, 2 ** 53 + 2, -(2 ** 63), 2 ** 64, 0.5, -0, 2147483648, -2147483649, 1e-320);
+const hugeNumber = fc.constantFrom(
+  1e308,
+  -1e308,
+  2 ** 53 + 2,
+  -(2 ** 63),
+  2 ** 64,
+  0.5,
+  -0,
+  2147483648,
+  -2147483649,
+  1e-320,
+);
 
 /** Any JSON value, with nesting as deep as `depth`. */
 function nested(depth: number, leaf: unknown): unknown {
@@ -106,7 +123,10 @@ beforeAll(() => {
 /** The names a field may be given by: its proto name, its JSON name, and nonsense. */
 function fieldNames(desc: DescMessage): fc.Arbitrary<string> {
   const names = desc.fields.flatMap((f) => [f.name, f.jsonName]);
-  return fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...names, "access_token") }, { weight: 1, arbitrary: fc.string({ maxLength: 12 }) });
+  return fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom(...names, "access_token") },
+    { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
+  );
 }
 
 interface HostileRequest {
@@ -129,14 +149,37 @@ function hostileRequest(route: HttpRoute): fc.Arbitrary<HostileRequest> {
   const desc = route.method.input;
   const query = fc.array(fc.tuple(fieldNames(desc), hostileString()), { maxLength: 5 });
   const bodyObject = fc.dictionary(fieldNames(desc), hostileValue, { maxKeys: 5 }).map((o) => JSON.stringify(o));
-  const body = route.body === "*"
-    ? fc.oneof({ weight: 6, arbitrary: bodyObject }, { weight: 1, arbitrary: fc.string({ maxLength: 100 }) }, { weight: 1, arbitrary: fc.jsonValue().map((v) => JSON.stringify(v)) }, { weight: 1, arbitrary: fc.constant(undefined) })
-    : fc.oneof(fc.constant(undefined), bodyObject);
-  const contentType = fc.oneof({ weight: 6, arbitrary: fc.constant("application/json") }, { weight: 1, arbitrary: fc.constantFrom("text/plain", "application/json; charset=latin1", "application/x-www-form-urlencoded", "application/proto", "") });
+  const body =
+    route.body === "*"
+      ? fc.oneof(
+          { weight: 6, arbitrary: bodyObject },
+          { weight: 1, arbitrary: fc.string({ maxLength: 100 }) },
+          { weight: 1, arbitrary: fc.jsonValue().map((v) => JSON.stringify(v)) },
+          { weight: 1, arbitrary: fc.constant(undefined) },
+        )
+      : fc.oneof(fc.constant(undefined), bodyObject);
+  const contentType = fc.oneof(
+    { weight: 6, arbitrary: fc.constant("application/json") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        "text/plain",
+        "application/json; charset=latin1",
+        "application/x-www-form-urlencoded",
+        "application/proto",
+        "",
+      ),
+    },
+  );
   return fc.record({
     // Sometimes the frame's token in the query, so frame routes get past authentication.
-    query: fc.tuple(query, fc.boolean()).map(([q, withToken]) => (withToken ? [...q, ["access_token", access] as [string, string]] : q)),
-    raw: fc.array(fc.constantFrom("%", "%zz", "%00", "%ED%A0%80", "limit=%FF", "&&", "=x", "a[]=1", "__proto__=1", "constructor=x"), { maxLength: 2 }),
+    query: fc
+      .tuple(query, fc.boolean())
+      .map(([q, withToken]) => (withToken ? [...q, ["access_token", access] as [string, string]] : q)),
+    raw: fc.array(
+      fc.constantFrom("%", "%zz", "%00", "%ED%A0%80", "limit=%FF", "&&", "=x", "a[]=1", "__proto__=1", "constructor=x"),
+      { maxLength: 2 },
+    ),
     body,
     headers: fc.record({ contentType, auth: authHeader }).map(({ contentType: ct, auth }) => {
       const h: Record<string, string> = {};
@@ -149,10 +192,15 @@ function hostileRequest(route: HttpRoute): fc.Arbitrary<HostileRequest> {
 
 async function sendHostile(route: HttpRoute, r: HostileRequest): Promise<number> {
   // A lone surrogate cannot be percent-encoded; it goes out as the bytes of one (invalid UTF-8), as an attacker would send it.
-  const enc = (x: string) => encodeURIComponent(x.replace(/\p{Cs}/gu, "\u{10FFFF}")).replace(/%F4%8F%BF%BF/g, "%ED%A0%80");
+  const enc = (x: string) =>
+    encodeURIComponent(x.replace(/\p{Cs}/gu, "\u{10FFFF}")).replace(/%F4%8F%BF%BF/g, "%ED%A0%80");
   const qs = [...r.query.map(([k, v]) => `${enc(k)}=${enc(v)}`), ...r.raw].join("&");
   const headers = safeHeaders(r.headers);
-  const res = await fetch(`${s.url}${route.template}${qs ? `?${qs}` : ""}`, { method: route.verb, headers, body: route.verb === "GET" ? undefined : r.body });
+  const res = await fetch(`${s.url}${route.template}${qs ? `?${qs}` : ""}`, {
+    method: route.verb,
+    headers,
+    body: route.verb === "GET" ? undefined : r.body,
+  });
   await res.arrayBuffer();
   return res.status;
 }
@@ -170,7 +218,8 @@ describe("hostile input on every JSON route", () => {
           const status = await sendHostile(route, req);
           expect(status, `${route.verb} ${route.template}`).toBeLessThan(500);
           expect(status).toBeGreaterThanOrEqual(200);
-          if (status >= 400) expect(dbChecksum(s.app.db), `${route.verb} ${route.template} answered ${status} but wrote`).toBe(before);
+          if (status >= 400)
+            expect(dbChecksum(s.app.db), `${route.verb} ${route.template} answered ${status} but wrote`).toBe(before);
         }),
         { numRuns: RUNS_PER_ROUTE },
       );
@@ -197,13 +246,17 @@ function hostileMessage(desc: DescMessage, depth = 0): fc.Arbitrary<Record<strin
 
 function fieldValue(f: DescField, depth: number): fc.Arbitrary<unknown> | undefined {
   if (f.fieldKind === "message") return depth < 3 ? hostileMessage(f.message, depth + 1) : undefined;
-  if (f.fieldKind === "list" && f.listKind === "message") return depth < 3 ? fc.array(hostileMessage(f.message, depth + 1), { maxLength: 2 }) : undefined;
+  if (f.fieldKind === "list" && f.listKind === "message")
+    return depth < 3 ? fc.array(hostileMessage(f.message, depth + 1), { maxLength: 2 }) : undefined;
   if (f.fieldKind !== "scalar") return undefined;
   switch (f.scalar) {
     case ScalarType.STRING:
       return hostileString().map((x) => x.replace(/[\ud800-\udfff]/g, "\ufffd"));
     case ScalarType.INT32:
-      return fc.oneof(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), fc.constantFrom(0, -1, 101, 2 ** 31 - 1, -(2 ** 31)));
+      return fc.oneof(
+        fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+        fc.constantFrom(0, -1, 101, 2 ** 31 - 1, -(2 ** 31)),
+      );
     case ScalarType.INT64:
       return fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
     case ScalarType.BOOL:
@@ -213,7 +266,14 @@ function fieldValue(f: DescField, depth: number): fc.Arbitrary<unknown> | undefi
   }
 }
 
-const FAILURES = new Set([Code.Internal, Code.Unknown, Code.DataLoss, Code.Unavailable, Code.Unimplemented, Code.DeadlineExceeded]);
+const FAILURES = new Set([
+  Code.Internal,
+  Code.Unknown,
+  Code.DataLoss,
+  Code.Unavailable,
+  Code.Unimplemented,
+  Code.DeadlineExceeded,
+]);
 
 describe.each([
   ["Connect JSON", false],
@@ -222,7 +282,10 @@ describe.each([
   it("no server-side failure code, and a refused call changes nothing", async () => {
     const transport = createConnectTransport({ baseUrl: s.url, httpVersion: "1.1", useBinaryFormat: binary });
     for (const b of s.app.bindings) {
-      const client = createClient(b.desc, transport) as unknown as Record<string, (req: unknown, opts: unknown) => unknown>;
+      const client = createClient(b.desc, transport) as unknown as Record<
+        string,
+        (req: unknown, opts: unknown) => unknown
+      >;
       for (const method of b.desc.methods as DescMethod[]) {
         await fc.assert(
           fc.asyncProperty(hostileMessage(method.input), authHeader, async (msg, auth) => {
@@ -236,8 +299,12 @@ describe.each([
             } catch (e) {
               code = ConnectError.from(e).code;
             }
-            expect(code === undefined || !FAILURES.has(code), `${method.name}: ${code === undefined ? "" : Code[code]}`).toBe(true);
-            if (code !== undefined) expect(dbChecksum(s.app.db), `${method.name} failed with ${Code[code]} but wrote`).toBe(before);
+            expect(
+              code === undefined || !FAILURES.has(code),
+              `${method.name}: ${code === undefined ? "" : Code[code]}`,
+            ).toBe(true);
+            if (code !== undefined)
+              expect(dbChecksum(s.app.db), `${method.name} failed with ${Code[code]} but wrote`).toBe(before);
           }),
           { numRuns: RUNS_PER_RPC },
         );
@@ -260,11 +327,26 @@ describe("raw garbage at the RPC paths", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...paths),
-        fc.constantFrom("application/proto", "application/json", "application/connect+proto", "application/connect+json", "application/grpc-web+proto", "text/plain"),
-        fc.oneof(fc.uint8Array({ maxLength: 300 }), fc.string({ maxLength: 200 }).map((x) => new TextEncoder().encode(x)), fc.jsonValue().map((v) => new TextEncoder().encode(JSON.stringify(v)))),
+        fc.constantFrom(
+          "application/proto",
+          "application/json",
+          "application/connect+proto",
+          "application/connect+json",
+          "application/grpc-web+proto",
+          "text/plain",
+        ),
+        fc.oneof(
+          fc.uint8Array({ maxLength: 300 }),
+          fc.string({ maxLength: 200 }).map((x) => new TextEncoder().encode(x)),
+          fc.jsonValue().map((v) => new TextEncoder().encode(JSON.stringify(v))),
+        ),
         async (path, contentType, body) => {
           const before = dbChecksum(s.app.db);
-          const r = await fetch(s.url + path, { method: "POST", headers: { "content-type": contentType, "connect-protocol-version": "1" }, body });
+          const r = await fetch(s.url + path, {
+            method: "POST",
+            headers: { "content-type": contentType, "connect-protocol-version": "1" },
+            body,
+          });
           await r.arrayBuffer();
           expect(r.status).toBeLessThan(500);
           if (r.status >= 400 || contentType.startsWith("application/grpc")) expect(dbChecksum(s.app.db)).toBe(before);

@@ -1,4 +1,4 @@
-import { connect as h2connect, constants as h2c } from "node:http2";
+import { constants as h2c, connect as h2connect } from "node:http2";
 import { connect as netConnect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
@@ -14,7 +14,13 @@ const secrets = new Set<string>();
 
 beforeAll(async () => {
   s = await startServer({
-    env: { AIAGENT_REQUEST_TIMEOUT_MS: "1000", AIAGENT_IDLE_TIMEOUT_MS: "500", AIAGENT_H2_IDLE_TIMEOUT_MS: "1000", AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "0", AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0" },
+    env: {
+      AIAGENT_REQUEST_TIMEOUT_MS: "1000",
+      AIAGENT_IDLE_TIMEOUT_MS: "500",
+      AIAGENT_H2_IDLE_TIMEOUT_MS: "1000",
+      AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "0",
+      AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0",
+    },
   });
   a = await s.account();
   const t = await issueTokens(s.url, a, "hygiene-user");
@@ -49,63 +55,196 @@ const json = (path: string, body: unknown, headers: Record<string, string> = {})
 });
 
 describe("identifiers with control characters, blanks or broken Unicode", () => {
-  const bad = { nul: "a\u0000b", newline: "a\nb", tab: "a\tb", del: "a\u007fb", c1: "a\u0085b", separator: "a\u2028b", "lone surrogate": "a\ud800b", "leading blank": " a" };
+  const bad = {
+    nul: "a\u0000b",
+    newline: "a\nb",
+    tab: "a\tb",
+    del: "a\u007fb",
+    c1: "a\u0085b",
+    separator: "a\u2028b",
+    "lone surrogate": "a\ud800b",
+    "leading blank": " a",
+  };
   it.each(Object.entries(bad))("user_id with %s: 400 naming the field, nothing written", async (_n, userId) => {
-    await rejected(json("/ai_agent/get_access_token", { user_id: userId, chatbot_id: a.chatbotId, client_api_key: a.apiKey }), 400, "user_id");
-    await rejected(json("/ai_agent/refresh_token", { user_id: userId, chatbot_id: a.chatbotId, refresh_token: "rt_x" }), 400, "user_id");
+    await rejected(
+      json("/ai_agent/get_access_token", { user_id: userId, chatbot_id: a.chatbotId, client_api_key: a.apiKey }),
+      400,
+      "user_id",
+    );
+    await rejected(
+      json("/ai_agent/refresh_token", { user_id: userId, chatbot_id: a.chatbotId, refresh_token: "rt_x" }),
+      400,
+      "user_id",
+    );
   });
   it.each(Object.entries(bad))("e-mail with %s: 400", async (_n, email) => {
     await rejected(json("/get_id_token", { user_email_id: email, client_api_key: a.apiKey }), 400, "user_email_id");
     // In a query a lone surrogate cannot even be written (percent-encoding is UTF-8); what arrives is a clear 4xx.
     const q = /\p{Cs}/u.test(email) ? "a%ED%A0%80b" : encodeURIComponent(email);
-    await rejected({ path: `/get_contact_conversations?user_email_id=${q}`, headers: { authorization: `Bearer ${id}` } }, "4xx");
+    await rejected(
+      { path: `/get_contact_conversations?user_email_id=${q}`, headers: { authorization: `Bearer ${id}` } },
+      "4xx",
+    );
   });
   it("search, contact profile and operator e-mail with control characters: 400", async () => {
-    await rejected({ path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&search=%00`, headers: { authorization: `Bearer ${id}` } }, 400, "search");
-    await rejected(json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: a.chatbotId, client_api_key: a.apiKey, contact: { contact_name: "x\u0000" } }), 400, "contact.contact_name");
-    await rejected(json("/take_over_conversation", { conversation_id: conversationId, operator_email: "op\u0000@example.com" }, { authorization: `Bearer ${id}` }), 400, "operator_email");
+    await rejected(
+      {
+        path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&search=%00`,
+        headers: { authorization: `Bearer ${id}` },
+      },
+      400,
+      "search",
+    );
+    await rejected(
+      json("/ai_agent/get_access_token", {
+        user_id: "u",
+        chatbot_id: a.chatbotId,
+        client_api_key: a.apiKey,
+        contact: { contact_name: "x\u0000" },
+      }),
+      400,
+      "contact.contact_name",
+    );
+    await rejected(
+      json(
+        "/take_over_conversation",
+        { conversation_id: conversationId, operator_email: "op\u0000@example.com" },
+        { authorization: `Bearer ${id}` },
+      ),
+      400,
+      "operator_email",
+    );
   });
   it("uuids with NUL, percent-encoded NUL or extra characters: 400", async () => {
-    for (const v of [`${conversationId}\u0000`, `${conversationId}%00`, `${conversationId} `, conversationId.replace(/-/g, ""), "../../etc/passwd"]) {
-      await rejected({ path: `/get_messages_for_conversation?conversation_id=${encodeURIComponent(v)}&access_token=${access}` }, 400, "conversation_id");
-      await rejected(json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: v, client_api_key: a.apiKey }), 400, "chatbot_id");
-      await rejected(json("/close_conversation", { conversation_id: v }, { authorization: `Bearer ${id}` }), 400, "conversation_id");
+    for (const v of [
+      `${conversationId}\u0000`,
+      `${conversationId}%00`,
+      `${conversationId} `,
+      conversationId.replace(/-/g, ""),
+      "../../etc/passwd",
+    ]) {
+      await rejected(
+        { path: `/get_messages_for_conversation?conversation_id=${encodeURIComponent(v)}&access_token=${access}` },
+        400,
+        "conversation_id",
+      );
+      await rejected(
+        json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: v, client_api_key: a.apiKey }),
+        400,
+        "chatbot_id",
+      );
+      await rejected(
+        json("/close_conversation", { conversation_id: v }, { authorization: `Bearer ${id}` }),
+        400,
+        "conversation_id",
+      );
     }
   });
   it("message content keeps its lines but refuses NUL and other controls", async () => {
     await rejected(json(`/ai_agent/send_message?access_token=${access}`, { content: "a\u0000b" }), 400, "content");
     await rejected(json(`/ai_agent/send_message?access_token=${access}`, { content: "a\u001bb" }), 400, "content");
-    expect((await send(s.url, access, "line one\nline two\ttabbed", conversationId)).user_message.content).toBe("line one\nline two\ttabbed");
+    expect((await send(s.url, access, "line one\nline two\ttabbed", conversationId)).user_message.content).toBe(
+      "line one\nline two\ttabbed",
+    );
   });
 });
 
 describe("over-long values", () => {
   it("ids, search, content, keys and passwords over their bounds: 400 naming the field", async () => {
-    await rejected(json("/ai_agent/get_access_token", { user_id: "u".repeat(257), chatbot_id: a.chatbotId, client_api_key: a.apiKey }), 400, "user_id");
-    await rejected(json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: a.chatbotId, client_api_key: "k".repeat(5000) }), 400, "client_api_key");
-    await rejected(json("/ai_agent/refresh_token", { user_id: "u", chatbot_id: a.chatbotId, refresh_token: "r".repeat(5000) }), 400, "refresh_token");
+    await rejected(
+      json("/ai_agent/get_access_token", {
+        user_id: "u".repeat(257),
+        chatbot_id: a.chatbotId,
+        client_api_key: a.apiKey,
+      }),
+      400,
+      "user_id",
+    );
+    await rejected(
+      json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: a.chatbotId, client_api_key: "k".repeat(5000) }),
+      400,
+      "client_api_key",
+    );
+    await rejected(
+      json("/ai_agent/refresh_token", { user_id: "u", chatbot_id: a.chatbotId, refresh_token: "r".repeat(5000) }),
+      400,
+      "refresh_token",
+    );
     await rejected(json("/get_id_token", { user_email_id: a.email, password: "p".repeat(5000) }), 400, "password");
-    await rejected(json(`/ai_agent/send_message?access_token=${access}`, { content: "c".repeat(8001) }), 400, "content");
-    await rejected({ path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&search=${"s".repeat(257)}`, headers: { authorization: `Bearer ${id}` } }, 400, "search");
+    await rejected(
+      json(`/ai_agent/send_message?access_token=${access}`, { content: "c".repeat(8001) }),
+      400,
+      "content",
+    );
+    await rejected(
+      {
+        path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&search=${"s".repeat(257)}`,
+        headers: { authorization: `Bearer ${id}` },
+      },
+      400,
+      "search",
+    );
     await rejected({ path: `/ai_agent/conversations?access_token=${"x".repeat(5000)}` }, 401);
   });
   it("a huge number is not an integer: 400", async () => {
     for (const limit of ["1e400", "99999999999999999999", "-0.5", "0x10", " 5"]) {
-      await rejected({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&limit=${encodeURIComponent(limit)}` }, 400, "limit");
+      await rejected(
+        {
+          path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&limit=${encodeURIComponent(limit)}`,
+        },
+        400,
+        "limit",
+      );
     }
   });
 });
 
 describe("duplicate and unknown parameters", () => {
   it("a singular parameter given twice: 400 naming it", async () => {
-    await rejected({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&conversation_id=${conversationId}&access_token=${access}` }, 400, "conversation_id");
-    await rejected({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&access_token=${access}` }, 400, "access_token");
-    await rejected({ path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&limit=1&limit=100`, headers: { authorization: `Bearer ${id}` } }, 400, "limit");
+    await rejected(
+      {
+        path: `/get_messages_for_conversation?conversation_id=${conversationId}&conversation_id=${conversationId}&access_token=${access}`,
+      },
+      400,
+      "conversation_id",
+    );
+    await rejected(
+      {
+        path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&access_token=${access}`,
+      },
+      400,
+      "access_token",
+    );
+    await rejected(
+      {
+        path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&limit=1&limit=100`,
+        headers: { authorization: `Bearer ${id}` },
+      },
+      400,
+      "limit",
+    );
   });
   it("an unknown parameter, or a query parameter on a body route: 400 naming it", async () => {
-    await rejected({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&admin=1` }, 400, "admin");
-    await rejected(json(`/ai_agent/get_access_token?user_id=x`, { user_id: "u", chatbot_id: a.chatbotId, client_api_key: a.apiKey }), 400, "user_id");
-    await rejected(json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: a.chatbotId, client_api_key: a.apiKey, is_admin: true }), 400, "is_admin");
+    await rejected(
+      { path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&admin=1` },
+      400,
+      "admin",
+    );
+    await rejected(
+      json(`/ai_agent/get_access_token?user_id=x`, { user_id: "u", chatbot_id: a.chatbotId, client_api_key: a.apiKey }),
+      400,
+      "user_id",
+    );
+    await rejected(
+      json("/ai_agent/get_access_token", {
+        user_id: "u",
+        chatbot_id: a.chatbotId,
+        client_api_key: a.apiKey,
+        is_admin: true,
+      }),
+      400,
+      "is_admin",
+    );
   });
 });
 
@@ -123,9 +262,21 @@ describe("bodies that are not the JSON object a route takes", () => {
     ["empty", { "content-type": "application/json" }, ""],
     ["invalid UTF-8", { "content-type": "application/json" }, Buffer.from([0x7b, 0xff, 0xfe, 0x7d])],
     ["deeply nested arrays", { "content-type": "application/json" }, "[".repeat(60_000)],
-    ["deeply nested in a field", { "content-type": "application/json" }, `{"user_id": ${"[".repeat(5000)}${"]".repeat(5000)}}`],
-    ["deeply nested objects", { "content-type": "application/json" }, `{"contact": ${'{"contact_name": '.repeat(2000)}"x"${"}".repeat(2000)}}`],
-    ["a wrong type", { "content-type": "application/json" }, '{"user_id": 5, "chatbot_id": true, "client_api_key": {}}'],
+    [
+      "deeply nested in a field",
+      { "content-type": "application/json" },
+      `{"user_id": ${"[".repeat(5000)}${"]".repeat(5000)}}`,
+    ],
+    [
+      "deeply nested objects",
+      { "content-type": "application/json" },
+      `{"contact": ${'{"contact_name": '.repeat(2000)}"x"${"}".repeat(2000)}}`,
+    ],
+    [
+      "a wrong type",
+      { "content-type": "application/json" },
+      '{"user_id": 5, "chatbot_id": true, "client_api_key": {}}',
+    ],
   ])("%s: 400, nothing written", async (_n, headers, body) => {
     await rejected({ method: "POST", path: route, headers: headers as Record<string, string>, body }, 400);
   });
@@ -139,7 +290,15 @@ describe("wrong methods", () => {
     ["POST", "/get_messages_for_conversation", "GET"],
     ["PATCH", "/close_conversation", "POST"],
   ])("%s %s: 405 with Allow: %s", async (method, path, allow) => {
-    const r = await rejected({ method, path, headers: { "content-type": "application/json" }, body: method === "GET" || method === "DELETE" ? undefined : "{}" }, 405);
+    const r = await rejected(
+      {
+        method,
+        path,
+        headers: { "content-type": "application/json" },
+        body: method === "GET" || method === "DELETE" ? undefined : "{}",
+      },
+      405,
+    );
     expect(r.headers.allow).toBe(allow);
   });
 });
@@ -152,14 +311,20 @@ describe("size caps", () => {
     expect(r.headers["retry-after"]).toBeUndefined();
   });
   it("a chunked body that grows past the cap: 413", async () => {
-    const r = await rawStream(`POST /ai_agent/get_access_token HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`, (sock) => {
-      const chunk = "x".repeat(16 * 1024);
-      for (let i = 0; i < 6; i++) sock.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
-    });
+    const r = await rawStream(
+      `POST /ai_agent/get_access_token HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`,
+      (sock) => {
+        const chunk = "x".repeat(16 * 1024);
+        for (let i = 0; i < 6; i++) sock.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+      },
+    );
     expect(r).toMatch(/^HTTP\/1\.1 413/);
   });
   it("a URL over 8 KiB: 414", async () => {
-    await rejected({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&x=${"a".repeat(9000)}` }, 414);
+    await rejected(
+      { path: `/get_messages_for_conversation?conversation_id=${conversationId}&x=${"a".repeat(9000)}` },
+      414,
+    );
   });
   it("headers over 16 KiB: 431 on HTTP/1.1, refused on HTTP/2", async () => {
     await rejected({ path: "/healthz", headers: { "x-big": "a".repeat(20_000) } }, 431);
@@ -201,7 +366,9 @@ describe("timeouts", () => {
     expect(got === "" || /^HTTP\/1\.1 408/.test(got)).toBe(true);
   });
   it("HTTP/1.1: a client that never finishes its body is cut off", async () => {
-    const got = await rawStream(`POST /ai_agent/get_access_token HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"user_id":`);
+    const got = await rawStream(
+      `POST /ai_agent/get_access_token HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"user_id":`,
+    );
     expect(got === "" || /^HTTP\/1\.1 (408|400)/.test(got)).toBe(true);
   });
   it("HTTP/1.1: an idle keep-alive connection is closed", async () => {
@@ -212,7 +379,11 @@ describe("timeouts", () => {
     const session = h2connect(s.url);
     const closed = new Promise<void>((r) => session.once("close", () => r()));
     const rst = await new Promise<number>((resolve) => {
-      const req = session.request({ ":method": "POST", ":path": "/ai_agent/get_access_token", "content-type": "application/json" });
+      const req = session.request({
+        ":method": "POST",
+        ":path": "/ai_agent/get_access_token",
+        "content-type": "application/json",
+      });
       req.write('{"user_id":');
       req.on("response", () => undefined);
       req.on("error", () => undefined);

@@ -1,4 +1,4 @@
-import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { decodeJwt, decodeProtectedHeader } from "jose";
@@ -12,7 +12,7 @@ import { expectNoSecrets } from "./support.js";
 let s: TestServer;
 let a: TestAccount;
 let realKey: KeyObject;
-let realKid: string;
+let _realKid: string;
 let publicJwk: Record<string, unknown>;
 let jkuServer: Server;
 let jkuUrl: string;
@@ -23,13 +23,24 @@ const secrets = new Set<string>();
 const b64u = (v: unknown) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v)).toString("base64url");
 
 /** Signs header.payload exactly as given (no library second-guessing the header). */
-function forge(header: Record<string, unknown>, payload: Record<string, unknown>, signer: KeyObject | Buffer | string | null): string {
+function forge(
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  signer: KeyObject | Buffer | string | null,
+): string {
   const input = `${b64u(header)}.${b64u(payload)}`;
   let sig = "";
   const alg = header.alg;
   if (signer === null) sig = "";
-  else if (alg === "HS256") sig = createHmac("sha256", signer as Buffer | string).update(input).digest("base64url");
-  else if (alg === "ES256" || alg === "ES384") sig = sign(alg === "ES256" ? "sha256" : "sha384", Buffer.from(input), { key: signer as KeyObject, dsaEncoding: "ieee-p1363" }).toString("base64url");
+  else if (alg === "HS256")
+    sig = createHmac("sha256", signer as Buffer | string)
+      .update(input)
+      .digest("base64url");
+  else if (alg === "ES256" || alg === "ES384")
+    sig = sign(alg === "ES256" ? "sha256" : "sha384", Buffer.from(input), {
+      key: signer as KeyObject,
+      dsaEncoding: "ieee-p1363",
+    }).toString("base64url");
   else throw new Error(`test cannot sign ${String(alg)}`);
   return `${input}.${sig}`;
 }
@@ -45,7 +56,11 @@ beforeAll(async () => {
   jkuServer = createServer((_req, res) => {
     jkuHits++;
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ keys: [{ ...attackerKey.publicKey.export({ format: "jwk" }), kid: "attacker", alg: "ES256", use: "sig" }] }));
+    res.end(
+      JSON.stringify({
+        keys: [{ ...attackerKey.publicKey.export({ format: "jwk" }), kid: "attacker", alg: "ES256", use: "sig" }],
+      }),
+    );
   });
   await new Promise<void>((r) => jkuServer.listen(0, "127.0.0.1", r));
   jkuUrl = `http://127.0.0.1:${(jkuServer.address() as AddressInfo).port}/jwks.json`;
@@ -53,7 +68,7 @@ beforeAll(async () => {
   a = await s.account();
   secrets.add(a.apiKey).add(a.password);
   const rec = s.app.repos.signingKeys.list().find((k) => k.retiredAt === null)!;
-  realKid = rec.kid;
+  _realKid = rec.kid;
   realKey = createPrivateKey({ key: JSON.parse(rec.privateJwk), format: "jwk" });
   publicJwk = JSON.parse(rec.publicJwk);
 });
@@ -80,7 +95,8 @@ const KINDS = {
       secrets.add(t);
       return t;
     },
-    present: (token: string) => getJson(s.url, "/get_contact_conversations", { user_email_id: a.email }, { authorization: `Bearer ${token}` }),
+    present: (token: string) =>
+      getJson(s.url, "/get_contact_conversations", { user_email_id: a.email }, { authorization: `Bearer ${token}` }),
   },
 } as const;
 
@@ -90,16 +106,27 @@ type Attack = (genuine: string) => string;
 const ATTACKS: Record<string, Attack> = {
   "alg none": (g) => forge({ ...decodeProtectedHeader(g), alg: "none" }, decodeJwt(g), null),
   "alg none, upper case": (g) => forge({ ...decodeProtectedHeader(g), alg: "NONE" }, decodeJwt(g), null),
-  "HS256 keyed with the public JWK": (g) => forge({ ...decodeProtectedHeader(g), alg: "HS256" }, decodeJwt(g), JSON.stringify(publicJwk)),
+  "HS256 keyed with the public JWK": (g) =>
+    forge({ ...decodeProtectedHeader(g), alg: "HS256" }, decodeJwt(g), JSON.stringify(publicJwk)),
   "HS256 keyed with the public key PEM": (g) =>
-    forge({ ...decodeProtectedHeader(g), alg: "HS256" }, decodeJwt(g), createPublicKey({ key: publicJwk as never, format: "jwk" }).export({ type: "spki", format: "pem" })),
-  "ES384 with a fresh key under the real kid": (g) => forge({ ...decodeProtectedHeader(g), alg: "ES384" }, decodeJwt(g), generateKeyPairSync("ec", { namedCurve: "P-384" }).privateKey),
+    forge(
+      { ...decodeProtectedHeader(g), alg: "HS256" },
+      decodeJwt(g),
+      createPublicKey({ key: publicJwk as never, format: "jwk" }).export({ type: "spki", format: "pem" }),
+    ),
+  "ES384 with a fresh key under the real kid": (g) =>
+    forge(
+      { ...decodeProtectedHeader(g), alg: "ES384" },
+      decodeJwt(g),
+      generateKeyPairSync("ec", { namedCurve: "P-384" }).privateKey,
+    ),
   "ES384 header over the real key's ES256 signature": (g) => {
     const [, , sig] = g.split(".");
     const forged = forge({ ...decodeProtectedHeader(g), alg: "ES384" }, decodeJwt(g), null);
     return forged + sig;
   },
-  "ES256 with a different key under the real kid": (g) => forge(decodeProtectedHeader(g), decodeJwt(g), attackerKey.privateKey),
+  "ES256 with a different key under the real kid": (g) =>
+    forge(decodeProtectedHeader(g), decodeJwt(g), attackerKey.privateKey),
   "unknown kid": (g) => forge({ ...decodeProtectedHeader(g), kid: "no-such-key" }, decodeJwt(g), realKey),
   "path-like kid": (g) => forge({ ...decodeProtectedHeader(g), kid: "../../../../etc/passwd" }, decodeJwt(g), realKey),
   "SQL-like kid": (g) => forge({ ...decodeProtectedHeader(g), kid: "' OR '1'='1" }, decodeJwt(g), realKey),
@@ -108,10 +135,18 @@ const ATTACKS: Record<string, Attack> = {
     const { kid: _kid, ...h } = decodeProtectedHeader(g);
     return forge(h, decodeJwt(g), realKey);
   },
-  "jku to an attacker's key set": (g) => forge({ ...decodeProtectedHeader(g), kid: "attacker", jku: jkuUrl }, decodeJwt(g), attackerKey.privateKey),
-  "jku beside the real kid, real signature": (g) => forge({ ...decodeProtectedHeader(g), jku: jkuUrl }, decodeJwt(g), realKey),
-  "x5u to an attacker's server": (g) => forge({ ...decodeProtectedHeader(g), kid: "attacker", x5u: jkuUrl }, decodeJwt(g), attackerKey.privateKey),
-  "embedded jwk": (g) => forge({ ...decodeProtectedHeader(g), kid: "attacker", jwk: attackerKey.publicKey.export({ format: "jwk" }) }, decodeJwt(g), attackerKey.privateKey),
+  "jku to an attacker's key set": (g) =>
+    forge({ ...decodeProtectedHeader(g), kid: "attacker", jku: jkuUrl }, decodeJwt(g), attackerKey.privateKey),
+  "jku beside the real kid, real signature": (g) =>
+    forge({ ...decodeProtectedHeader(g), jku: jkuUrl }, decodeJwt(g), realKey),
+  "x5u to an attacker's server": (g) =>
+    forge({ ...decodeProtectedHeader(g), kid: "attacker", x5u: jkuUrl }, decodeJwt(g), attackerKey.privateKey),
+  "embedded jwk": (g) =>
+    forge(
+      { ...decodeProtectedHeader(g), kid: "attacker", jwk: attackerKey.publicKey.export({ format: "jwk" }) },
+      decodeJwt(g),
+      attackerKey.privateKey,
+    ),
   "crit header": (g) => forge({ ...decodeProtectedHeader(g), crit: ["exp"] }, decodeJwt(g), realKey),
   "edited payload, old signature": (g) => {
     const [h, , sig] = g.split(".");
@@ -121,7 +156,7 @@ const ATTACKS: Record<string, Attack> = {
     const [, p, sig] = g.split(".");
     return `${b64u({ ...decodeProtectedHeader(g), typ: "JWT" })}.${p}.${sig}`;
   },
-  "signature stripped": (g) => g.split(".").slice(0, 2).join(".") + ".",
+  "signature stripped": (g) => `${g.split(".").slice(0, 2).join(".")}.`,
   "missing exp": (g) => {
     const { exp: _e, ...p } = decodeJwt(g);
     return forge(decodeProtectedHeader(g), p, realKey);
@@ -149,14 +184,19 @@ const ATTACKS: Record<string, Attack> = {
   "foreign issuer": (g) => forge(decodeProtectedHeader(g), { ...decodeJwt(g), iss: "https://evil.example" }, realKey),
   "exp as a string": (g) => forge(decodeProtectedHeader(g), { ...decodeJwt(g), exp: String(nowS() + 600) }, realKey),
   "nbf in the future": (g) => forge(decodeProtectedHeader(g), { ...decodeJwt(g), nbf: nowS() + 60 }, realKey),
-  "iat in the future": (g) => forge(decodeProtectedHeader(g), { ...decodeJwt(g), iat: nowS() + 60, exp: nowS() + 600 }, realKey),
+  "iat in the future": (g) =>
+    forge(decodeProtectedHeader(g), { ...decodeJwt(g), iat: nowS() + 60, exp: nowS() + 600 }, realKey),
   "other kind's typ": (g) => {
     const h = decodeProtectedHeader(g);
     return forge({ ...h, typ: h.typ === "at+jwt" ? "id+jwt" : "at+jwt" }, decodeJwt(g), realKey);
   },
   "other kind's aud": (g) => {
     const p = decodeJwt(g);
-    return forge(decodeProtectedHeader(g), { ...p, aud: p.aud === "aiagent:frame" ? "aiagent:account-api" : "aiagent:frame" }, realKey);
+    return forge(
+      decodeProtectedHeader(g),
+      { ...p, aud: p.aud === "aiagent:frame" ? "aiagent:account-api" : "aiagent:frame" },
+      realKey,
+    );
   },
   "over-long token": (g) => forge(decodeProtectedHeader(g), { ...decodeJwt(g), pad: "x".repeat(5000) }, realKey),
   "not a JWT": () => "not.a.jwt",
@@ -182,7 +222,11 @@ describe.each(Object.keys(KINDS) as (keyof typeof KINDS)[])("forged %s tokens", 
   });
 
   it("a well-formed token with the real kid and a tolerable nbf is accepted (the forging itself is sound)", async () => {
-    const t = forge(decodeProtectedHeader(genuine), { ...decodeJwt(genuine), nbf: nowS() + CLOCK_TOLERANCE_S - 2 }, realKey);
+    const t = forge(
+      decodeProtectedHeader(genuine),
+      { ...decodeJwt(genuine), nbf: nowS() + CLOCK_TOLERANCE_S - 2 },
+      realKey,
+    );
     expect((await KINDS[kind].present(t)).status).toBe(200);
   });
 });
@@ -198,7 +242,10 @@ describe("kinds are never interchangeable", () => {
     expect(reasonOf(asAccess.body)).toBe("TokenInvalidError");
     // get_messages_for_conversation takes either: each still only as its own kind.
     const conv = "00000000-0000-4000-8000-000000000000";
-    const idAsQuery = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: id });
+    const idAsQuery = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: conv,
+      access_token: id,
+    });
     expect(idAsQuery.status).toBe(401);
   });
 });

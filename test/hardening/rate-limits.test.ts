@@ -33,7 +33,12 @@ async function account(s: TestServer): Promise<TestAccount> {
 }
 
 function issue(s: TestServer, a: TestAccount, from = OWNER, key = a.apiKey, userId = "customer") {
-  return postFrom(s.url, "/ai_agent/get_access_token", { user_id: userId, chatbot_id: a.chatbotId, client_api_key: key }, from);
+  return postFrom(
+    s.url,
+    "/ai_agent/get_access_token",
+    { user_id: userId, chatbot_id: a.chatbotId, client_api_key: key },
+    from,
+  );
 }
 
 function expect429(r: { status: number; headers: Record<string, unknown>; body: any }) {
@@ -60,7 +65,10 @@ async function attempts(n: number, width: number, one: (i: number) => Promise<{ 
 describe("brute force", () => {
   it("1,000 wrong API keys against one account from one address end in 429 while another account keeps working", async () => {
     // The per-address limit is off here (it is proved below): this is the per-target back-off alone.
-    const s = await serverWith({ AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0", AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "20" });
+    const s = await serverWith({
+      AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0",
+      AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "20",
+    });
     const victim = await account(s);
     const other = await account(s);
     const before = dbChecksum(s.app.db);
@@ -91,7 +99,14 @@ describe("brute force", () => {
   it("wrong keys from one address against many chatbots: the address is blocked, other addresses are not", async () => {
     const s = await serverWith({ AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "30" });
     const a = await account(s);
-    const statuses = await attempts(200, 4, () => postFrom(s.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: randomUUID(), client_api_key: "cak_guess" }, ATTACKER));
+    const statuses = await attempts(200, 4, () =>
+      postFrom(
+        s.url,
+        "/ai_agent/get_access_token",
+        { user_id: "u", chatbot_id: randomUUID(), client_api_key: "cak_guess" },
+        ATTACKER,
+      ),
+    );
     expect(statuses.filter((x) => x === 401).length).toBeLessThanOrEqual(30 + 3);
     expect(statuses.at(-1)).toBe(429);
     expect429(await issue(s, a, ATTACKER));
@@ -106,10 +121,24 @@ describe("brute force", () => {
     const t = (await issue(s, a, OWNER, a.apiKey, "revoked-user")).body.data;
     secrets.add(t.access_token).add(t.refresh_token);
     s.app.tokens.revoke({ accountId: a.accountId, userId: "revoked-user" });
-    const revoked = await attempts(15, 1, () => postFrom(s.url, "/ai_agent/refresh_token", { user_id: "revoked-user", chatbot_id: a.chatbotId, refresh_token: t.refresh_token }, OWNER));
+    const revoked = await attempts(15, 1, () =>
+      postFrom(
+        s.url,
+        "/ai_agent/refresh_token",
+        { user_id: "revoked-user", chatbot_id: a.chatbotId, refresh_token: t.refresh_token },
+        OWNER,
+      ),
+    );
     expect(revoked.every((x) => x === 401)).toBe(true);
     expect((await issue(s, a, OWNER)).status).toBe(200);
-    const guesses = await attempts(15, 1, (i) => postFrom(s.url, "/ai_agent/refresh_token", { user_id: "u", chatbot_id: a.chatbotId, refresh_token: `rt_guess${i}` }, ATTACKER));
+    const guesses = await attempts(15, 1, (i) =>
+      postFrom(
+        s.url,
+        "/ai_agent/refresh_token",
+        { user_id: "u", chatbot_id: a.chatbotId, refresh_token: `rt_guess${i}` },
+        ATTACKER,
+      ),
+    );
     expect(guesses.slice(0, 5).every((x) => x === 401)).toBe(true);
     expect(guesses.slice(5).every((x) => x === 429)).toBe(true);
   });
@@ -119,13 +148,23 @@ describe("brute force", () => {
     const a = await account(s);
     const b = await account(s);
     for (let i = 0; i < 5; i++) {
-      const r = await postFrom(s.url, "/get_id_token", { user_email_id: a.email, password: `guess-${i}` }, `127.0.0.${10 + i}`);
+      const r = await postFrom(
+        s.url,
+        "/get_id_token",
+        { user_email_id: a.email, password: `guess-${i}` },
+        `127.0.0.${10 + i}`,
+      );
       expect(r.status).toBe(401);
     }
     expect429(await postFrom(s.url, "/get_id_token", { user_email_id: a.email, password: a.password }, "127.0.0.99"));
     const byKey = await postFrom(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey }, OWNER);
     expect(byKey.status).toBe(200);
-    const otherByPassword = await postFrom(s.url, "/get_id_token", { user_email_id: b.email, password: b.password }, "127.0.0.99");
+    const otherByPassword = await postFrom(
+      s.url,
+      "/get_id_token",
+      { user_email_id: b.email, password: b.password },
+      "127.0.0.99",
+    );
     expect(otherByPassword.status).toBe(200);
     secrets.add(byKey.body.data.idToken).add(otherByPassword.body.data.idToken);
   });
@@ -165,14 +204,25 @@ describe("request rates", () => {
     }
     const before = dbChecksum(s.app.db);
     expect429(await issue(s, a, OWNER, a.apiKey, "new-customer"));
-    expect429(await postFrom(s.url, "/ai_agent/refresh_token", { user_id: "u9", chatbot_id: a.chatbotId, refresh_token: refresh }, OWNER));
+    expect429(
+      await postFrom(
+        s.url,
+        "/ai_agent/refresh_token",
+        { user_id: "u9", chatbot_id: a.chatbotId, refresh_token: refresh },
+        OWNER,
+      ),
+    );
     expect429(await postFrom(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey }, OWNER));
     expect(dbChecksum(s.app.db)).toBe(before);
     expect((await issue(s, b, OWNER)).status).toBe(200);
   });
 
   it("AIAGENT_RATE_LIMIT=off lifts every limit (load tests)", async () => {
-    const s = await serverWith({ AIAGENT_RATE_LIMIT: "off", AIAGENT_RATE_LIMIT_PER_ADDRESS: "1", AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "1" });
+    const s = await serverWith({
+      AIAGENT_RATE_LIMIT: "off",
+      AIAGENT_RATE_LIMIT_PER_ADDRESS: "1",
+      AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "1",
+    });
     const a = await account(s);
     const statuses = await attempts(10, 2, (i) => issue(s, a, OWNER, i % 2 ? "cak_wrong" : a.apiKey, `u${i}`));
     expect(statuses.filter((x) => x === 200).length).toBe(5);

@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { resolve } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { expect } from "vitest";
 import type { Db } from "../../src/storage/sqlite/index.js";
 
@@ -12,9 +12,17 @@ export const ROOT = resolve(import.meta.dirname, "../..");
 /** A fingerprint of every row of every table: equal before and after means nothing was written. */
 export function dbChecksum(db: Db | Database.Database): string {
   const h = createHash("sha256");
-  const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all();
+  const tables = db
+    .prepare<[], { name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
+    .all();
   for (const { name } of tables) {
-    const rows = db.prepare(`SELECT * FROM "${name}"`).all().map((r) => JSON.stringify(r)).sort();
+    const rows = db
+      .prepare(`SELECT * FROM "${name}"`)
+      .all()
+      .map((r) => JSON.stringify(r))
+      .sort();
     h.update(`${name}:${rows.length}\n${rows.join("\n")}\n`);
   }
   return h.digest("hex");
@@ -23,35 +31,63 @@ export function dbChecksum(db: Db | Database.Database): string {
 /** Row counts per table. */
 export function rowCounts(db: Db | Database.Database): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const { name } of db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all()) {
+  for (const { name } of db
+    .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    .all()) {
     out[name] = (db.prepare(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
   }
   return out;
 }
 
 // Our credential shapes: an API key, a refresh token, a JWT (header.payload.signature, header starting `{"`).
-const SECRET_SHAPES = [/cak_[A-Za-z0-9_-]{8,}/, /\brt_[A-Za-z0-9_-]{8,}/, /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/];
+const SECRET_SHAPES = [
+  /cak_[A-Za-z0-9_-]{8,}/,
+  /\brt_[A-Za-z0-9_-]{8,}/,
+  /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/,
+];
 
 /** Asserts that no secret (given, or shaped like one of ours) appears in the log lines. */
 export function expectNoSecrets(lines: readonly string[], secrets: Iterable<string>): void {
   const text = lines.join("\n");
-  for (const s of secrets) if (s.length >= 8) expect(text.includes(s), `a secret (${s.slice(0, 6)}…) is in the log`).toBe(false);
-  for (const re of SECRET_SHAPES) expect(re.exec(text)?.[0], "a credential-shaped string is in the log").toBeUndefined();
+  for (const s of secrets)
+    if (s.length >= 8) expect(text.includes(s), `a secret (${s.slice(0, 6)}…) is in the log`).toBe(false);
+  for (const re of SECRET_SHAPES)
+    expect(re.exec(text)?.[0], "a credential-shaped string is in the log").toBeUndefined();
 }
 
 /** A raw HTTP/1.1 request, optionally from a chosen loopback source address (127.0.0.2 is another client). */
 export function rawRequest(
   url: string,
-  opts: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer; localAddress?: string },
+  opts: {
+    method?: string;
+    path: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    localAddress?: string;
+  },
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   const u = new URL(url);
   return new Promise((resolvePromise, reject) => {
     const req = httpRequest(
-      { host: u.hostname, port: u.port, method: opts.method ?? "GET", path: opts.path, headers: opts.headers, localAddress: opts.localAddress, agent: false },
+      {
+        host: u.hostname,
+        port: u.port,
+        method: opts.method ?? "GET",
+        path: opts.path,
+        headers: opts.headers,
+        localAddress: opts.localAddress,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("end", () =>
+          resolvePromise({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString("utf8"),
+          }),
+        );
         res.on("error", reject);
       },
     );
@@ -61,8 +97,20 @@ export function rawRequest(
 }
 
 /** POST JSON from a chosen source address. */
-export async function postFrom(url: string, path: string, body: unknown, localAddress?: string, headers: Record<string, string> = {}) {
-  const r = await rawRequest(url, { method: "POST", path, body: JSON.stringify(body), headers: { "content-type": "application/json", ...headers }, localAddress });
+export async function postFrom(
+  url: string,
+  path: string,
+  body: unknown,
+  localAddress?: string,
+  headers: Record<string, string> = {},
+) {
+  const r = await rawRequest(url, {
+    method: "POST",
+    path,
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json", ...headers },
+    localAddress,
+  });
   let parsed: any = r.body;
   try {
     parsed = JSON.parse(r.body);
@@ -83,7 +131,11 @@ export interface ChildServer {
 }
 
 /** Starts `node --import tsx src/cli/main.ts serve` and waits for its "listening" line. */
-export async function startChild(dbPath: string, env: Record<string, string> = {}, timeoutMs = 20_000): Promise<ChildServer> {
+export async function startChild(
+  dbPath: string,
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+): Promise<ChildServer> {
   const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: "production", AIAGENT_LOG_LEVEL: "debug", AIAGENT_HOST: "127.0.0.1", ...env },
@@ -115,8 +167,15 @@ export async function startChild(dbPath: string, env: Record<string, string> = {
 }
 
 /** Runs the `aiagent` command to completion. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   proc.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));

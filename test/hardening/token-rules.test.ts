@@ -29,10 +29,26 @@ const strip = (r: { status: number; body: unknown }) => ({ status: r.status, bod
 describe("one answer for every wrong credential", () => {
   it("get_access_token: wrong key, unknown chatbot, another account's chatbot", async () => {
     const answers = await Promise.all([
-      postJson(s.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: a.chatbotId, client_api_key: "cak_wrong" }),
-      postJson(s.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: randomUUID(), client_api_key: a.apiKey }),
-      postJson(s.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: b.chatbotId, client_api_key: a.apiKey }),
-      postJson(s.url, "/ai_agent/get_access_token", { user_id: "u", chatbot_id: randomUUID(), client_api_key: "cak_wrong" }),
+      postJson(s.url, "/ai_agent/get_access_token", {
+        user_id: "u",
+        chatbot_id: a.chatbotId,
+        client_api_key: "cak_wrong",
+      }),
+      postJson(s.url, "/ai_agent/get_access_token", {
+        user_id: "u",
+        chatbot_id: randomUUID(),
+        client_api_key: a.apiKey,
+      }),
+      postJson(s.url, "/ai_agent/get_access_token", {
+        user_id: "u",
+        chatbot_id: b.chatbotId,
+        client_api_key: a.apiKey,
+      }),
+      postJson(s.url, "/ai_agent/get_access_token", {
+        user_id: "u",
+        chatbot_id: randomUUID(),
+        client_api_key: "cak_wrong",
+      }),
     ]);
     expect(answers[0]!.status).toBe(401);
     for (const r of answers) expect(strip(r)).toEqual(strip(answers[0]!));
@@ -44,11 +60,32 @@ describe("one answer for every wrong credential", () => {
     secrets.add(t.refresh_token).add(t.access_token).add(revoked.refresh_token).add(revoked.access_token);
     s.app.tokens.revoke({ accountId: a.accountId, userId: "revoked-user" });
     const answers = await Promise.all([
-      postJson(s.url, "/ai_agent/refresh_token", { user_id: "refresh-user", chatbot_id: a.chatbotId, refresh_token: "rt_unknown" }),
-      postJson(s.url, "/ai_agent/refresh_token", { user_id: "someone-else", chatbot_id: a.chatbotId, refresh_token: t.refresh_token }),
-      postJson(s.url, "/ai_agent/refresh_token", { user_id: "refresh-user", chatbot_id: b.chatbotId, refresh_token: t.refresh_token }),
-      postJson(s.url, "/ai_agent/refresh_token", { user_id: "revoked-user", chatbot_id: a.chatbotId, refresh_token: revoked.refresh_token }),
-      postJson(s.url, "/ai_agent/refresh_token", { user_id: "refresh-user", chatbot_id: a.chatbotId, refresh_token: t.refresh_token, client_api_key: b.apiKey }),
+      postJson(s.url, "/ai_agent/refresh_token", {
+        user_id: "refresh-user",
+        chatbot_id: a.chatbotId,
+        refresh_token: "rt_unknown",
+      }),
+      postJson(s.url, "/ai_agent/refresh_token", {
+        user_id: "someone-else",
+        chatbot_id: a.chatbotId,
+        refresh_token: t.refresh_token,
+      }),
+      postJson(s.url, "/ai_agent/refresh_token", {
+        user_id: "refresh-user",
+        chatbot_id: b.chatbotId,
+        refresh_token: t.refresh_token,
+      }),
+      postJson(s.url, "/ai_agent/refresh_token", {
+        user_id: "revoked-user",
+        chatbot_id: a.chatbotId,
+        refresh_token: revoked.refresh_token,
+      }),
+      postJson(s.url, "/ai_agent/refresh_token", {
+        user_id: "refresh-user",
+        chatbot_id: a.chatbotId,
+        refresh_token: t.refresh_token,
+        client_api_key: b.apiKey,
+      }),
     ]);
     expect(answers[0]!.status).toBe(401);
     for (const r of answers) expect(strip(r)).toEqual(strip(answers[0]!));
@@ -86,11 +123,16 @@ describe("one answer for every wrong credential", () => {
 });
 
 describe("bearer challenges and caching", () => {
-  it("401 on the JSON routes: `Bearer` without a token, `Bearer error=\"invalid_token\"` with a refused one", async () => {
+  it('401 on the JSON routes: `Bearer` without a token, `Bearer error="invalid_token"` with a refused one', async () => {
     const none = await getJson(s.url, "/ai_agent/conversations");
     expect(none.status).toBe(401);
     expect(none.headers.get("www-authenticate")).toBe("Bearer");
-    const bad = await getJson(s.url, "/get_contact_conversations", { user_email_id: a.email }, { authorization: "Bearer nope" });
+    const bad = await getJson(
+      s.url,
+      "/get_contact_conversations",
+      { user_email_id: a.email },
+      { authorization: "Bearer nope" },
+    );
     expect(bad.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');
   });
 
@@ -112,9 +154,17 @@ describe("bearer challenges and caching", () => {
   });
 
   it("every token response says Cache-Control: no-store, on JSON and on Connect", async () => {
-    const t = await postJson(s.url, "/ai_agent/get_access_token", { user_id: "cache-user", chatbot_id: a.chatbotId, client_api_key: a.apiKey });
+    const t = await postJson(s.url, "/ai_agent/get_access_token", {
+      user_id: "cache-user",
+      chatbot_id: a.chatbotId,
+      client_api_key: a.apiKey,
+    });
     secrets.add(t.body.data.access_token).add(t.body.data.refresh_token);
-    const r = await postJson(s.url, "/ai_agent/refresh_token", { user_id: "cache-user", chatbot_id: a.chatbotId, refresh_token: t.body.data.refresh_token });
+    const r = await postJson(s.url, "/ai_agent/refresh_token", {
+      user_id: "cache-user",
+      chatbot_id: a.chatbotId,
+      refresh_token: t.body.data.refresh_token,
+    });
     const i = await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey });
     secrets.add(r.body.data.access_token).add(i.body.data.idToken);
     for (const x of [t, r, i]) {
@@ -123,7 +173,10 @@ describe("bearer challenges and caching", () => {
     }
     const { tokens } = rpcClients(s.url, "connect-json");
     let header: string | null = null;
-    const out = await tokens.getIdToken({ userEmailId: a.email, credential: { case: "clientApiKey", value: a.apiKey } }, { onHeader: (h) => (header = h.get("cache-control")) });
+    const out = await tokens.getIdToken(
+      { userEmailId: a.email, credential: { case: "clientApiKey", value: a.apiKey } },
+      { onHeader: (h) => (header = h.get("cache-control")) },
+    );
     secrets.add(out.data!.idToken);
     expect(header).toBe("no-store");
   });
@@ -136,21 +189,50 @@ describe("revocation", () => {
     secrets.add(t.access_token).add(t.refresh_token).add(bystander.access_token).add(bystander.refresh_token);
     const conv = (await send(s.url, t.access_token, "hello")).conversation_id;
     // Verified and cached by now.
-    expect((await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: t.access_token })).status).toBe(200);
-    const cli = await runCli(["tokens", "revoke", "--db", s.dbPath, "--email", a.email, "--user-id", "to-revoke", "--json"]);
+    expect(
+      (await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: t.access_token }))
+        .status,
+    ).toBe(200);
+    const cli = await runCli([
+      "tokens",
+      "revoke",
+      "--db",
+      s.dbPath,
+      "--email",
+      a.email,
+      "--user-id",
+      "to-revoke",
+      "--json",
+    ]);
     expect(cli.code, cli.stderr).toBe(0);
     expect(JSON.parse(cli.stdout)).toEqual({ revoked: 1 });
-    const after = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: t.access_token });
+    const after = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: conv,
+      access_token: t.access_token,
+    });
     expect(after.status).toBe(401);
     expect(reasonOf(after.body)).toBe("TokenInvalidError");
-    const refresh = await postJson(s.url, "/ai_agent/refresh_token", { user_id: "to-revoke", chatbot_id: a.chatbotId, refresh_token: t.refresh_token });
+    const refresh = await postJson(s.url, "/ai_agent/refresh_token", {
+      user_id: "to-revoke",
+      chatbot_id: a.chatbotId,
+      refresh_token: t.refresh_token,
+    });
     expect(refresh.status).toBe(401);
     // Other users are untouched, and the revoked user can be let in again with a fresh issuance.
-    expect((await getJson(s.url, "/ai_agent/conversations", { access_token: bystander.access_token })).status).toBe(200);
+    expect((await getJson(s.url, "/ai_agent/conversations", { access_token: bystander.access_token })).status).toBe(
+      200,
+    );
     s.clock.advance(1);
     const fresh = await issueTokens(s.url, a, "to-revoke");
     secrets.add(fresh.access_token).add(fresh.refresh_token);
-    expect((await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: fresh.access_token })).status).toBe(200);
+    expect(
+      (
+        await getJson(s.url, "/get_messages_for_conversation", {
+          conversation_id: conv,
+          access_token: fresh.access_token,
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -164,7 +246,8 @@ describe("secrets at rest", () => {
         .all()
         .map(({ name }) => s.app.db.prepare(`SELECT * FROM "${name}"`).all()),
     );
-    for (const secret of [a.apiKey, b.apiKey, t.refresh_token, a.password, t.access_token]) expect(dump.includes(secret)).toBe(false);
+    for (const secret of [a.apiKey, b.apiKey, t.refresh_token, a.password, t.access_token])
+      expect(dump.includes(secret)).toBe(false);
     expect(dump).not.toMatch(/cak_[A-Za-z0-9_-]{20,}|rt_[A-Za-z0-9_-]{20,}/);
   });
 
@@ -180,8 +263,18 @@ describe("secrets at rest", () => {
 it("ID tokens of one account cannot read another's conversations through any header trick", async () => {
   const tokenA = await idToken(s.url, a);
   secrets.add(tokenA);
-  const r = await getJson(s.url, "/get_contact_conversations", { user_email_id: b.email }, { authorization: `Bearer ${tokenA}` });
+  const r = await getJson(
+    s.url,
+    "/get_contact_conversations",
+    { user_email_id: b.email },
+    { authorization: `Bearer ${tokenA}` },
+  );
   expect(r.status).toBe(403);
-  const twoHeaders = await fetch(`${s.url}/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}`, { headers: [["authorization", `Bearer ${tokenA}`], ["authorization", "Bearer x"]] });
+  const twoHeaders = await fetch(`${s.url}/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}`, {
+    headers: [
+      ["authorization", `Bearer ${tokenA}`],
+      ["authorization", "Bearer x"],
+    ],
+  });
   expect(twoHeaders.status).toBe(401);
 });

@@ -17,12 +17,28 @@ async function parse<T>(r: Response): Promise<JsonResponse<T>> {
 }
 
 /** POST a JSON body. */
-export async function postJson<T = any>(base: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
-  return parse<T>(await fetch(base + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) }));
+export async function postJson<T = any>(
+  base: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonResponse<T>> {
+  return parse<T>(
+    await fetch(base + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    }),
+  );
 }
 
 /** GET with query parameters. */
-export async function getJson<T = any>(base: string, path: string, query: Record<string, string | number> = {}, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
+export async function getJson<T = any>(
+  base: string,
+  path: string,
+  query: Record<string, string | number> = {},
+  headers: Record<string, string> = {},
+): Promise<JsonResponse<T>> {
   const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString();
   return parse<T>(await fetch(base + path + (qs ? `?${qs}` : ""), { headers }));
 }

@@ -1,4 +1,4 @@
-import { createClient, type Client } from "@connectrpc/connect";
+import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
@@ -21,7 +21,10 @@ function transport(baseUrl: string, protocol: RpcProtocol) {
 }
 
 /** Generated clients of both services over one protocol. */
-export function rpcClients(baseUrl: string, protocol: RpcProtocol): { tokens: Client<typeof TokenService>; conversations: Client<typeof ConversationService> } {
+export function rpcClients(
+  baseUrl: string,
+  protocol: RpcProtocol,
+): { tokens: Client<typeof TokenService>; conversations: Client<typeof ConversationService> } {
   const t = transport(baseUrl, protocol);
   return { tokens: createClient(TokenService, t), conversations: createClient(ConversationService, t) };
 }

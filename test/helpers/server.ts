@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp, type App, type AppOverrides } from "../../src/app.js";
+import { type App, type AppOverrides, buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { frameRoutes } from "../../src/frame/routes.js";
 import { createLogger } from "../../src/log.js";
@@ -28,7 +28,10 @@ export interface TestServer {
   /** Every log line the server wrote. */
   logs: string[];
   /** Creates an account with a chatbot (allowed origins optional) and an API key. */
-  account(opts?: { origins?: string[]; knowledge?: { title: string; url: string; snippet: string }[] }): Promise<TestAccount>;
+  account(opts?: {
+    origins?: string[];
+    knowledge?: { title: string; url: string; snippet: string }[];
+  }): Promise<TestAccount>;
   /** Stops the server and closes the database (the directory is kept unless remove is true). */
   close(remove?: boolean): Promise<void>;
 }
@@ -36,13 +39,19 @@ export interface TestServer {
 let counter = 0;
 
 /** Starts the whole service, as `aiagent serve` would, on 127.0.0.1 with a fresh database. */
-export async function startServer(opts: { env?: Record<string, string>; dir?: string; overrides?: AppOverrides } = {}): Promise<TestServer> {
+export async function startServer(
+  opts: { env?: Record<string, string>; dir?: string; overrides?: AppOverrides } = {},
+): Promise<TestServer> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "aiagent-test-"));
   const dbPath = join(dir, "aiagent.db");
   const config = loadConfig({ AIAGENT_DB: dbPath, AIAGENT_PORT: "0", AIAGENT_LOG_LEVEL: "debug", ...opts.env });
   const logs: string[] = [];
   const clock = (opts.overrides?.clock as TestClock | undefined) ?? new TestClock();
-  const app = await buildApp(config, createLogger(config.logLevel, (l) => void logs.push(l)), { extraRoutes: frameRoutes, ...opts.overrides, clock });
+  const app = await buildApp(
+    config,
+    createLogger(config.logLevel, (l) => void logs.push(l)),
+    { extraRoutes: frameRoutes, ...opts.overrides, clock },
+  );
   const server = await app.listen();
   return {
     url: server.url,

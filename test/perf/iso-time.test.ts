@@ -13,10 +13,19 @@ describe("isoTime", () => {
   });
 
   it("around the edges of its fast path and of days, months, leap years", () => {
-    const edges = [0, -1, 1, 86_399_999, 86_400_000, 951_782_400_000, 951_868_799_999, 4_107_542_399_999, 253_402_300_799_999, 253_402_300_800_000, 1_763_720_000_123];
+    const edges = [
+      0, -1, 1, 86_399_999, 86_400_000, 951_782_400_000, 951_868_799_999, 4_107_542_399_999, 253_402_300_799_999,
+      253_402_300_800_000, 1_763_720_000_123,
+    ];
     for (const ms of edges) expect(isoTime(ms)).toBe(new Date(ms).toISOString());
     for (let y = 1970; y <= 2400; y += 1) {
-      for (const ms of [Date.UTC(y, 1, 28, 23, 59, 59, 999), Date.UTC(y, 1, 29), Date.UTC(y, 2, 1), Date.UTC(y, 11, 31, 23, 59, 59, 999)]) expect(isoTime(ms)).toBe(new Date(ms).toISOString());
+      for (const ms of [
+        Date.UTC(y, 1, 28, 23, 59, 59, 999),
+        Date.UTC(y, 1, 29),
+        Date.UTC(y, 2, 1),
+        Date.UTC(y, 11, 31, 23, 59, 59, 999),
+      ])
+        expect(isoTime(ms)).toBe(new Date(ms).toISOString());
     }
   });
 

@@ -1,4 +1,4 @@
-import { create, ScalarType, type DescField, type DescMessage, type DescOneof } from "@bufbuild/protobuf";
+import { create, type DescField, type DescMessage, type DescOneof, ScalarType } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
@@ -7,7 +7,13 @@ import { fieldsOf, toDocumentedJson } from "../../src/protocol/rest/json-codec.j
 
 // The encoder was rewritten for speed (converters chosen once per field). This is the straightforward version it
 // replaced, kept as the reference: for any message the two must write the same JSON.
-const INT64 = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64]);
+const INT64 = new Set([
+  ScalarType.INT64,
+  ScalarType.UINT64,
+  ScalarType.SINT64,
+  ScalarType.FIXED64,
+  ScalarType.SFIXED64,
+]);
 function refScalar(t: ScalarType, v: unknown): unknown {
   if (INT64.has(t)) {
     const n = Number(v as bigint);
@@ -20,7 +26,12 @@ function refDefault(f: DescField): unknown {
   if (f.fieldKind === "list") return [];
   if (f.fieldKind === "map") return {};
   if (f.fieldKind === "enum") return f.enum.values[0]?.name ?? 0;
-  if (f.fieldKind === "scalar") return f.scalar === ScalarType.STRING || f.scalar === ScalarType.BYTES ? "" : f.scalar === ScalarType.BOOL ? false : 0;
+  if (f.fieldKind === "scalar")
+    return f.scalar === ScalarType.STRING || f.scalar === ScalarType.BYTES
+      ? ""
+      : f.scalar === ScalarType.BOOL
+        ? false
+        : 0;
   return null;
 }
 function refValue(f: DescField, v: unknown): unknown {
@@ -32,7 +43,8 @@ function refValue(f: DescField, v: unknown): unknown {
     case "message":
       return reference(f.message, v as Record<string, unknown>);
     case "list":
-      if (f.listKind === "message") return (v as object[]).map((x) => reference(f.message, x as Record<string, unknown>));
+      if (f.listKind === "message")
+        return (v as object[]).map((x) => reference(f.message, x as Record<string, unknown>));
       if (f.listKind === "scalar") return (v as unknown[]).map((x) => refScalar(f.scalar, x));
       return v;
     case "map":
@@ -79,14 +91,20 @@ function arbitraryInit(desc: DescMessage, depth = 0): fc.Arbitrary<Record<string
     else if (f.fieldKind === "enum") arb = fc.constantFrom(...f.enum.values.map((v) => v.number));
     else if (f.fieldKind === "message" && depth < 3) arb = arbitraryInit(f.message, depth + 1);
     else if (f.fieldKind === "list" && f.listKind === "scalar") arb = fc.array(scalar(f.scalar), { maxLength: 3 });
-    else if (f.fieldKind === "list" && f.listKind === "message" && depth < 3) arb = fc.array(arbitraryInit(f.message, depth + 1), { maxLength: 3 });
+    else if (f.fieldKind === "list" && f.listKind === "message" && depth < 3)
+      arb = fc.array(arbitraryInit(f.message, depth + 1), { maxLength: 3 });
     if (arb) entries[f.localName] = arb;
   }
   for (const o of desc.oneofs) {
     const members = o.fields.filter((f) => f.fieldKind === "scalar" || (f.fieldKind === "message" && depth < 3));
     if (members.length === 0) continue;
     entries[o.localName] = fc.oneof(
-      ...members.map((f) => (f.fieldKind === "scalar" ? scalar(f.scalar) : arbitraryInit(f.message!, depth + 1)).map((value) => ({ case: f.localName, value }))),
+      ...members.map((f) =>
+        (f.fieldKind === "scalar" ? scalar(f.scalar) : arbitraryInit(f.message!, depth + 1)).map((value) => ({
+          case: f.localName,
+          value,
+        })),
+      ),
     );
   }
   return fc.record(entries, { requiredKeys: [] });
@@ -95,24 +113,28 @@ function arbitraryInit(desc: DescMessage, depth = 0): fc.Arbitrary<Record<string
 const messages = [ConversationService, TokenService].flatMap((s) => s.methods.flatMap((m) => [m.input, m.output]));
 
 describe("documented JSON encoder", () => {
-  it.each(messages.map((d) => [d.typeName, d] as const))("writes %s exactly as the reference encoder does", (_name, desc) => {
-    fc.assert(
-      fc.property(arbitraryInit(desc), (init) => {
-        const m = create(desc, init as never) as unknown as Record<string, unknown>;
-        expect(JSON.stringify(toDocumentedJson(desc, m))).toBe(JSON.stringify(reference(desc, m)));
-        // Handlers return plain inits, not messages: the same rules apply to them.
-        expect(JSON.stringify(toDocumentedJson(desc, init))).toBe(JSON.stringify(reference(desc, init)));
-      }),
-      { numRuns: 150 },
-    );
-  });
+  it.each(messages.map((d) => [d.typeName, d] as const))(
+    "writes %s exactly as the reference encoder does",
+    (_name, desc) => {
+      fc.assert(
+        fc.property(arbitraryInit(desc), (init) => {
+          const m = create(desc, init as never) as unknown as Record<string, unknown>;
+          expect(JSON.stringify(toDocumentedJson(desc, m))).toBe(JSON.stringify(reference(desc, m)));
+          // Handlers return plain inits, not messages: the same rules apply to them.
+          expect(JSON.stringify(toDocumentedJson(desc, init))).toBe(JSON.stringify(reference(desc, init)));
+        }),
+        { numRuns: 150 },
+      );
+    },
+  );
 
   it("finds fields by proto name or JSON name, the first declared winning, as a search of the fields did", () => {
     for (const desc of messages) {
       const idx = fieldsOf(desc);
       for (const f of desc.fields) {
         expect(idx.byName.get(f.name)).toBe(desc.fields.find((x) => x.name === f.name));
-        for (const key of [f.name, f.jsonName]) expect(idx.byJsonKey.get(key)).toBe(desc.fields.find((x) => x.name === key || x.jsonName === key));
+        for (const key of [f.name, f.jsonName])
+          expect(idx.byJsonKey.get(key)).toBe(desc.fields.find((x) => x.name === key || x.jsonName === key));
       }
     }
   });

@@ -3,13 +3,24 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ContactFilter } from "../../src/domain/conversation/repository.js";
 import { newId } from "../../src/domain/ids.js";
 import { SEARCH_SCAN_BUDGET } from "../../src/storage/sqlite/repos/contacts.js";
-import { firstMessage, storage, type StorageFixture } from "./fixture.js";
+import { firstMessage, type StorageFixture, storage } from "./fixture.js";
 
 // The contact list picks among three plans (a bounded newest-first scan, the trigram index, a full scan of a
 // narrow index). Whatever it picks, the page must be exactly what the plain definition gives: contacts whose
 // lower-cased name, e-mail, phone number or user id contains the term, newest activity first.
 const FIRST = ["Maria", "John", "Zoë", "Ahmed", "Ingrid", "Grace", "Ösel", "Li", "Noor", "Kenji"];
-const LAST = ["Garcia", "Smith", "O'Brien", "Kowalski", "Müller", "100% Cotton_Shop", "Nguyen", "Hopper", "Larsen", 'Say "Hi"'];
+const LAST = [
+  "Garcia",
+  "Smith",
+  "O'Brien",
+  "Kowalski",
+  "Müller",
+  "100% Cotton_Shop",
+  "Nguyen",
+  "Hopper",
+  "Larsen",
+  'Say "Hi"',
+];
 const DOMAINS = ["example.com", "mail.de", "shop.io"];
 
 let s: StorageFixture;
@@ -18,8 +29,20 @@ let b: { accountId: string; chatbotId: string };
 const NOW = 1_763_700_000_000;
 const CONTACTS = SEARCH_SCAN_BUDGET + 700;
 
-function reference(accountId: string, search: string, filter: ContactFilter, limit: number, offset: number, liveSince: number) {
-  const where = filter === "unread" ? " AND unread_count > 0" : filter === "live" ? " AND live_activity_at IS NOT NULL AND live_activity_at >= @liveSince" : "";
+function reference(
+  accountId: string,
+  search: string,
+  filter: ContactFilter,
+  limit: number,
+  offset: number,
+  liveSince: number,
+) {
+  const where =
+    filter === "unread"
+      ? " AND unread_count > 0"
+      : filter === "live"
+        ? " AND live_activity_at IS NOT NULL AND live_activity_at >= @liveSince"
+        : "";
   const rows = s.db
     .prepare<Record<string, unknown>, { contact_id: string }>(
       `SELECT contact_id FROM contacts WHERE account_id = @accountId AND latest_message_at IS NOT NULL${where}
@@ -30,7 +53,14 @@ function reference(accountId: string, search: string, filter: ContactFilter, lim
   return { ids: rows.slice(0, limit).map((r) => r.contact_id), hasMore: rows.length > limit };
 }
 
-function list(accountId: string, search: string, filter: ContactFilter, limit: number, offset: number, liveSince: number) {
+function list(
+  accountId: string,
+  search: string,
+  filter: ContactFilter,
+  limit: number,
+  offset: number,
+  liveSince: number,
+) {
   const r = s.repos.contacts.list({ accountId, search, filter, limit, offset, liveSince });
   return { ids: r.contacts.map((c) => c.contactId), hasMore: r.hasMore };
 }
@@ -40,7 +70,7 @@ beforeAll(() => {
   a = s.account();
   b = s.account();
   let seed = 7;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
   s.db.transaction(() => {
     for (const [acc, n] of [
@@ -53,7 +83,16 @@ beforeAll(() => {
         const last = pick(LAST);
         // A handful of contacts carry a rare word, a few dozen a middle-frequency one.
         const extra = i % 397 === 5 ? " Quixotic" : i % 61 === 3 ? " Zephyr" : "";
-        s.repos.contacts.upsert(acc.accountId, userId, { contactName: `${first} ${last}${extra}`, email: `${first}.${last}${i}@${pick(DOMAINS)}`.toLowerCase().replace(/[^a-z0-9.@]/g, ""), phoneNumber: `+1 555 ${String(Math.floor(rnd() * 1e7)).padStart(7, "0")}` }, NOW);
+        s.repos.contacts.upsert(
+          acc.accountId,
+          userId,
+          {
+            contactName: `${first} ${last}${extra}`,
+            email: `${first}.${last}${i}@${pick(DOMAINS)}`.toLowerCase().replace(/[^a-z0-9.@]/g, ""),
+            phoneNumber: `+1 555 ${String(Math.floor(rnd() * 1e7)).padStart(7, "0")}`,
+          },
+          NOW,
+        );
         const conv = firstMessage(s.repos, acc, userId, NOW - Math.floor(rnd() * 5_000_000));
         if (i % 3 === 0) s.repos.conversations.markRead(conv);
         if (i % 7 === 0) s.repos.conversations.setStatus(conv, "closed", NOW);
@@ -65,7 +104,38 @@ afterAll(() => s.close());
 
 describe("contact search", () => {
   const liveSince = NOW - 2_500_000;
-  const terms = ["", "a", "ma", "cust-", "cust", ".", "@", "ex", "zz", "ë", "ö", "%", "_", '"', "'", "o'b", "100%", "n_s", "example", "garcia", "quixotic", "zephyr", "zephyr ", "cust-00", "cust-1234", "555 0", "mail.de", "ös", "müller", "nobody-has-this"];
+  const terms = [
+    "",
+    "a",
+    "ma",
+    "cust-",
+    "cust",
+    ".",
+    "@",
+    "ex",
+    "zz",
+    "ë",
+    "ö",
+    "%",
+    "_",
+    '"',
+    "'",
+    "o'b",
+    "100%",
+    "n_s",
+    "example",
+    "garcia",
+    "quixotic",
+    "zephyr",
+    "zephyr ",
+    "cust-00",
+    "cust-1234",
+    "555 0",
+    "mail.de",
+    "ös",
+    "müller",
+    "nobody-has-this",
+  ];
   const filters: ContactFilter[] = ["all", "unread", "live"];
 
   it(`gives the plain definition's page for every term, filter, limit and offset (${CONTACTS} contacts, scan budget ${SEARCH_SCAN_BUDGET})`, () => {
@@ -79,18 +149,33 @@ describe("contact search", () => {
           [10, SEARCH_SCAN_BUDGET - 5],
           [50, CONTACTS - 40],
         ] as const) {
-          expect(list(a.accountId, term, filter, limit, offset, liveSince), `${JSON.stringify(term)} ${filter} ${limit}/${offset}`).toEqual(reference(a.accountId, term, filter, limit, offset, liveSince));
+          expect(
+            list(a.accountId, term, filter, limit, offset, liveSince),
+            `${JSON.stringify(term)} ${filter} ${limit}/${offset}`,
+          ).toEqual(reference(a.accountId, term, filter, limit, offset, liveSince));
         }
   });
 
   it("agrees with the definition for any piece of any stored field", () => {
-    const fields = s.db.prepare<[string, string], { v: string }>("SELECT lower(contact_name) AS v FROM contacts WHERE account_id = ? UNION SELECT lower(email) FROM contacts WHERE account_id = ? LIMIT 400").all(a.accountId, a.accountId);
+    const fields = s.db
+      .prepare<[string, string], { v: string }>(
+        "SELECT lower(contact_name) AS v FROM contacts WHERE account_id = ? UNION SELECT lower(email) FROM contacts WHERE account_id = ? LIMIT 400",
+      )
+      .all(a.accountId, a.accountId);
     fc.assert(
-      fc.property(fc.constantFrom(...fields.map((f) => f.v)), fc.nat(), fc.integer({ min: 1, max: 8 }), fc.constantFrom(...filters), (value, start, len, filter) => {
-        const from = start % Math.max(1, value.length);
-        const term = value.slice(from, from + len);
-        expect(list(a.accountId, term, filter, 10, 0, liveSince)).toEqual(reference(a.accountId, term, filter, 10, 0, liveSince));
-      }),
+      fc.property(
+        fc.constantFrom(...fields.map((f) => f.v)),
+        fc.nat(),
+        fc.integer({ min: 1, max: 8 }),
+        fc.constantFrom(...filters),
+        (value, start, len, filter) => {
+          const from = start % Math.max(1, value.length);
+          const term = value.slice(from, from + len);
+          expect(list(a.accountId, term, filter, 10, 0, liveSince)).toEqual(
+            reference(a.accountId, term, filter, 10, 0, liveSince),
+          );
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -99,30 +184,50 @@ describe("contact search", () => {
     for (const term of ["garcia", "quixotic", "cust-0001", "ma"]) {
       const ids = new Set(list(b.accountId, term, "all", 100, 0, liveSince).ids);
       for (const id of list(a.accountId, term, "all", 100, 0, liveSince).ids) expect(ids.has(id)).toBe(false);
-      expect(list(b.accountId, term, "all", 100, 0, liveSince)).toEqual(reference(b.accountId, term, "all", 100, 0, liveSince));
+      expect(list(b.accountId, term, "all", 100, 0, liveSince)).toEqual(
+        reference(b.accountId, term, "all", 100, 0, liveSince),
+      );
     }
   });
 
   it("follows profile changes: the new name is found, the old one no longer", () => {
     const c = s.account();
-    s.repos.contacts.upsert(c.accountId, "renamed", { contactName: "Wilhelmina Tarkovsky", email: "", phoneNumber: "" }, NOW);
+    s.repos.contacts.upsert(
+      c.accountId,
+      "renamed",
+      { contactName: "Wilhelmina Tarkovsky", email: "", phoneNumber: "" },
+      NOW,
+    );
     firstMessage(s.repos, c, "renamed", NOW);
     expect(list(c.accountId, "tarkovsky", "all", 10, 0, 0).ids).toHaveLength(1);
-    s.repos.contacts.upsert(c.accountId, "renamed", { contactName: "Wilhelmina Strugatsky", email: "", phoneNumber: "" }, NOW);
+    s.repos.contacts.upsert(
+      c.accountId,
+      "renamed",
+      { contactName: "Wilhelmina Strugatsky", email: "", phoneNumber: "" },
+      NOW,
+    );
     // An empty profile field leaves the stored one as it was (and the search index with it).
     s.repos.contacts.upsert(c.accountId, "renamed", { contactName: "", email: "", phoneNumber: "" }, NOW);
     expect(list(c.accountId, "tarkovsky", "all", 10, 0, 0).ids).toEqual([]);
     expect(list(c.accountId, "strugatsky", "all", 10, 0, 0).ids).toHaveLength(1);
-    expect(s.db.prepare("SELECT count(*) AS n FROM contact_search WHERE contact_search MATCH '\"wilhelmina\"'").get()).toEqual({ n: 1 });
+    expect(
+      s.db.prepare("SELECT count(*) AS n FROM contact_search WHERE contact_search MATCH '\"wilhelmina\"'").get(),
+    ).toEqual({ n: 1 });
   });
 
   it("a contact written without its account's rowid range is moved into it, and is found", () => {
     const c = s.account();
     s.db
-      .prepare("INSERT INTO contacts (contact_id, account_id, user_id, contact_name, created_at, latest_message_at) VALUES (?, ?, 'plain-insert', 'Plainly Inserted', 1, ?)")
+      .prepare(
+        "INSERT INTO contacts (contact_id, account_id, user_id, contact_name, created_at, latest_message_at) VALUES (?, ?, 'plain-insert', 'Plainly Inserted', 1, ?)",
+      )
       .run(newId(), c.accountId, NOW);
-    const row = s.db.prepare<[string], { rowid: number }>("SELECT rowid FROM contacts WHERE account_id = ?").get(c.accountId)!;
-    const accountRowid = s.db.prepare<[string], { rowid: number }>("SELECT rowid FROM accounts WHERE account_id = ?").get(c.accountId)!.rowid;
+    const row = s.db
+      .prepare<[string], { rowid: number }>("SELECT rowid FROM contacts WHERE account_id = ?")
+      .get(c.accountId)!;
+    const accountRowid = s.db
+      .prepare<[string], { rowid: number }>("SELECT rowid FROM accounts WHERE account_id = ?")
+      .get(c.accountId)!.rowid;
     expect(Math.floor(row.rowid / 2 ** 32)).toBe(accountRowid);
     expect(list(c.accountId, "inserted", "all", 10, 0, 0).ids).toHaveLength(1);
   });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { newId } from "../../src/domain/ids.js";
-import { openDatabase, sqliteRepositories, type Db, type Repositories } from "../../src/storage/sqlite/index.js";
+import { type Db, openDatabase, type Repositories, sqliteRepositories } from "../../src/storage/sqlite/index.js";
 
 /** A real SQLite file in a temporary directory, with the repositories over it. */
 export interface StorageFixture {
@@ -28,8 +28,22 @@ export function storage(): StorageFixture {
     account() {
       const accountId = newId();
       const chatbotId = newId();
-      repos.accounts.insert({ accountId, email: `owner${++n}@example.com`, passwordHash: null, active: true, createdAt: 1 });
-      repos.chatbots.insert({ chatbotId, accountId, name: "bot", allowedOrigins: [], knowledge: [], active: true, createdAt: 1 });
+      repos.accounts.insert({
+        accountId,
+        email: `owner${++n}@example.com`,
+        passwordHash: null,
+        active: true,
+        createdAt: 1,
+      });
+      repos.chatbots.insert({
+        chatbotId,
+        accountId,
+        name: "bot",
+        allowedOrigins: [],
+        knowledge: [],
+        active: true,
+        createdAt: 1,
+      });
       return { accountId, chatbotId };
     },
     close() {
@@ -40,7 +54,12 @@ export function storage(): StorageFixture {
 }
 
 /** Writes one user message for (account, user), starting a conversation: what a frame's first message does. */
-export function firstMessage(repos: Repositories, a: { accountId: string; chatbotId: string }, userId: string, at: number): string {
+export function firstMessage(
+  repos: Repositories,
+  a: { accountId: string; chatbotId: string },
+  userId: string,
+  at: number,
+): string {
   const conversationId = newId();
   repos.conversations.append(
     conversationId,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openDatabase, WalSync, type Db } from "../../src/storage/sqlite/index.js";
+import { type Db, openDatabase, WalSync } from "../../src/storage/sqlite/index.js";
 
 let dir: string;
 let db: Db;
@@ -21,7 +21,10 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const write = () => db.prepare("INSERT INTO accounts (account_id, email, created_at) VALUES (?, ?, 1)").run(String(Math.random()), `${Math.random()}@x`);
+const write = () =>
+  db
+    .prepare("INSERT INTO accounts (account_id, email, created_at) VALUES (?, ?, 1)")
+    .run(String(Math.random()), `${Math.random()}@x`);
 
 describe("group commit", () => {
   it("commits without waiting for the disk (NORMAL), the wait being WalSync's", () => {

@@ -16,13 +16,28 @@ export function recordPrepares(db: Db): { stop(): string[] } {
   };
 }
 
-const SAMPLE: Record<string, unknown> = { accountId: "a", search: "abc", liveSince: 0, limit: 11, offset: 0, budget: 1000, need: 11, match: '"abc"', lo: 0, hi: 1, id: "x", now: 0 };
+const SAMPLE: Record<string, unknown> = {
+  accountId: "a",
+  search: "abc",
+  liveSince: 0,
+  limit: 11,
+  offset: 0,
+  budget: 1000,
+  need: 11,
+  match: '"abc"',
+  lo: 0,
+  hi: 1,
+  id: "x",
+  now: 0,
+};
 
 /** EXPLAIN QUERY PLAN of a statement, its parameters bound to sample values; one line per plan step. */
 export function planOf(db: Db, sql: string): string[] {
   const named = [...new Set([...sql.matchAll(/@(\w+)/g)].map((m) => m[1]!))];
   const positional = (sql.replace(/'[^']*'/g, "").match(/\?/g) ?? []).length;
   const st = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
-  const args: unknown[] = named.length ? [Object.fromEntries(named.map((n) => [n, SAMPLE[n] ?? "x"]))] : Array.from({ length: positional }, () => "x");
+  const args: unknown[] = named.length
+    ? [Object.fromEntries(named.map((n) => [n, SAMPLE[n] ?? "x"]))]
+    : Array.from({ length: positional }, () => "x");
   return (st.all(...args) as { detail: string }[]).map((r) => r.detail);
 }

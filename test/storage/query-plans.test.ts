@@ -2,12 +2,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ContactFilter } from "../../src/domain/conversation/repository.js";
 import { sqliteRepositories } from "../../src/storage/sqlite/index.js";
 import { SEARCH_SCAN_BUDGET } from "../../src/storage/sqlite/repos/contacts.js";
-import { firstMessage, storage, type StorageFixture } from "./fixture.js";
+import { firstMessage, type StorageFixture, storage } from "./fixture.js";
 import { planOf, recordPrepares } from "./plans.js";
 
 // Query plans are deterministic (unlike timings): every statement the repositories prepare is explained here, and
 // none may read a whole table that grows with use, nor sort a list the index could have given in order.
-const GROWING = ["contacts", "conversations", "messages", "refresh_tokens", "token_revocations", "api_keys", "accounts", "chatbots"];
+const GROWING = [
+  "contacts",
+  "conversations",
+  "messages",
+  "refresh_tokens",
+  "token_revocations",
+  "api_keys",
+  "accounts",
+  "chatbots",
+];
 
 let s: StorageFixture;
 let statements: string[];
@@ -24,7 +33,8 @@ function exercise(f: StorageFixture): string[] {
     for (let i = 0; i < SEARCH_SCAN_BUDGET + 50; i++) firstMessage(repos, a, `u${i}`, 1000 + i);
   })();
   for (const filter of ["all", "unread", "live"] as ContactFilter[]) {
-    for (const search of ["", "u1", "u12", "nobody"]) repos.contacts.list({ accountId: a.accountId, search, filter, limit: 10, offset: 0, liveSince: 0 });
+    for (const search of ["", "u1", "u12", "nobody"])
+      repos.contacts.list({ accountId: a.accountId, search, filter, limit: 10, offset: 0, liveSince: 0 });
   }
   repos.conversations.messages({ conversationId: "x", createdAt: 0 }, 20, 0);
   repos.conversations.recent({ conversationId: "x", createdAt: 0 }, 20);
@@ -47,7 +57,8 @@ afterAll(() => {
 // With statistics a tiny table (one chatbot, one account) is rightly scanned: only the tables that grow count there.
 const plansWithAndWithoutStatistics = (check: (sql: string, plan: string[]) => void) => {
   for (const sql of statements) check(sql, planOf(s.db, sql));
-  for (const sql of analyzedStatements) if (/\b(contacts|conversations|messages|contact_search)\b/.test(sql)) check(sql, planOf(analyzed.db, sql));
+  for (const sql of analyzedStatements)
+    if (/\b(contacts|conversations|messages|contact_search)\b/.test(sql)) check(sql, planOf(analyzed.db, sql));
 };
 
 describe("query plans", () => {
@@ -62,9 +73,18 @@ describe("query plans", () => {
       for (const step of plan) {
         const scan = /^SCAN (\w+)( |$)/.exec(step);
         // Allowed: a subquery's rows, the search index, and "is there any row at all" (LIMIT 1, no condition).
-        if (scan && !step.includes("VIRTUAL TABLE") && scan[1] !== "w" && !/^SELECT 1 FROM \w+ LIMIT 1$/.test(sql.trim())) {
+        if (
+          scan &&
+          !step.includes("VIRTUAL TABLE") &&
+          scan[1] !== "w" &&
+          !/^SELECT 1 FROM \w+ LIMIT 1$/.test(sql.trim())
+        ) {
           // A scan is only allowed over a subquery or over the small signing-key table.
-          expect(GROWING.includes(scan[1]!) || /FROM (contacts|conversations|messages)\b/.test(sql) ? `${step} in ${sql}` : "ok").toBe("ok");
+          expect(
+            GROWING.includes(scan[1]!) || /FROM (contacts|conversations|messages)\b/.test(sql)
+              ? `${step} in ${sql}`
+              : "ok",
+          ).toBe("ok");
         }
       }
     });
@@ -73,19 +93,29 @@ describe("query plans", () => {
   it("lists come from an index in their order: no sort step", () => {
     plansWithAndWithoutStatistics((sql, plan) => {
       const isList = /FROM contacts c|FROM messages WHERE/.test(sql) && !sql.includes("contact_search MATCH");
-      if (isList) expect(plan.filter((p) => p.includes("TEMP B-TREE")), sql).toEqual([]);
+      if (isList)
+        expect(
+          plan.filter((p) => p.includes("TEMP B-TREE")),
+          sql,
+        ).toEqual([]);
     });
   });
 
   it("each contact list variant reads its own newest-first index, and each page of messages its range", () => {
     const plan = (pred: (sql: string) => boolean) => statements.filter(pred).map((q) => planOf(s.db, q).join(" | "));
     const lists = plan((q) => q.includes("FROM contacts c LEFT JOIN") && q.includes("LIMIT @limit OFFSET @offset"));
-    expect(lists.some((p) => /SEARCH c USING INDEX contacts_(recent|recent_search) \(account_id=\? AND latest_message_at>\?\)/.test(p))).toBe(true);
+    expect(
+      lists.some((p) =>
+        /SEARCH c USING INDEX contacts_(recent|recent_search) \(account_id=\? AND latest_message_at>\?\)/.test(p),
+      ),
+    ).toBe(true);
     expect(lists.some((p) => p.includes("contacts_unread (account_id=? AND latest_message_at>?)"))).toBe(true);
     expect(lists.some((p) => p.includes("contacts_live (account_id=? AND latest_message_at>?)"))).toBe(true);
     // The bounded search scan reads the index alone (covering), then the table by rowid for the matches.
     for (const p of plan((q) => q.includes("LIMIT @budget"))) {
-      expect(p).toContain("SEARCH contacts USING COVERING INDEX contacts_recent_search (account_id=? AND latest_message_at>?)");
+      expect(p).toContain(
+        "SEARCH contacts USING COVERING INDEX contacts_recent_search (account_id=? AND latest_message_at>?)",
+      );
       expect(p).toContain("SEARCH c USING INTEGER PRIMARY KEY (rowid=?)");
     }
     // The trigram search starts from the index (one account's rowid range) and joins contacts by rowid.
@@ -93,6 +123,9 @@ describe("query plans", () => {
       expect(p).toMatch(/SCAN s VIRTUAL TABLE INDEX/);
       expect(p).toContain("SEARCH c USING INTEGER PRIMARY KEY (rowid=?)");
     }
-    for (const p of plan((q) => q.startsWith("SELECT message_id"))) expect(p).toMatch(/SEARCH messages USING INDEX sqlite_autoindex_messages_2 \(conversation_id=\?( AND message_order>\?)?\)/);
+    for (const p of plan((q) => q.startsWith("SELECT message_id")))
+      expect(p).toMatch(
+        /SEARCH messages USING INDEX sqlite_autoindex_messages_2 \(conversation_id=\?( AND message_order>\?)?\)/,
+      );
   });
 });

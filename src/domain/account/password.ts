@@ -2,7 +2,10 @@ import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 import { promisify } from "node:util";
 
 const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
-const N = 16384, R = 8, P = 1, LEN = 32;
+const N = 16384,
+  R = 8,
+  P = 1,
+  LEN = 32;
 
 /** Slow, salted hash of a person's password (scrypt), self-describing for later parameter changes. */
 export async function hashPassword(password: string): Promise<string> {
@@ -16,6 +19,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [scheme, n, r, p, salt, hash] = stored.split("$");
   if (scheme !== "scrypt" || !n || !r || !p || !salt || !hash) return false;
   const expected = Buffer.from(hash, "base64url");
-  const actual = await scryptAsync(password, Buffer.from(salt, "base64url"), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
+  const actual = await scryptAsync(password, Buffer.from(salt, "base64url"), expected.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+  });
   return timingSafeEqual(expected, actual);
 }

@@ -1,12 +1,42 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
 import type { Agent, AgentEvent, AgentTurn } from "./agent.js";
 
-const FALLBACK = "Thanks for your message. I don't have an answer to that yet; a member of our team can follow up here.";
-const STOP = new Set(["the", "a", "an", "and", "or", "of", "to", "in", "is", "are", "i", "you", "my", "your", "it", "for", "on", "with", "do", "does", "how", "what", "can", "me", "we"]);
+const FALLBACK =
+  "Thanks for your message. I don't have an answer to that yet; a member of our team can follow up here.";
+const STOP = new Set([
+  "the",
+  "a",
+  "an",
+  "and",
+  "or",
+  "of",
+  "to",
+  "in",
+  "is",
+  "are",
+  "i",
+  "you",
+  "my",
+  "your",
+  "it",
+  "for",
+  "on",
+  "with",
+  "do",
+  "does",
+  "how",
+  "what",
+  "can",
+  "me",
+  "we",
+]);
 const GREETING = /^\s*(hi|hello|hey|hallo|good (morning|afternoon|evening))\b[\s!.,]*$/i;
 
 function words(s: string): string[] {
-  return s.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 1 && !STOP.has(w));
+  return s
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 1 && !STOP.has(w));
 }
 
 /** The snippets sharing words with the question, most shared words first (ties keep their configured order). */
@@ -30,12 +60,19 @@ function topics(knowledge: KnowledgeSnippet[]): string {
 }
 
 /** What the built-in agent says to a question: the best snippet, a greeting, or a fallback that names what it knows. */
-export function offlineAnswer(chatbot: ChatbotRecord, question: string): { content: string; documents: KnowledgeSnippet[] } {
+export function offlineAnswer(
+  chatbot: ChatbotRecord,
+  question: string,
+): { content: string; documents: KnowledgeSnippet[] } {
   const hit = bestSnippet(question, chatbot.knowledge);
   // The source travels as a cited document (the frame shows it as a link), not repeated in the text.
   if (hit) return { content: hit.snippet, documents: [hit] };
   const known = topics(chatbot.knowledge);
-  if (GREETING.test(question)) return { content: `Hello! I'm ${chatbot.name}.${known ? ` Ask me about ${known}.` : " How can I help?"}`, documents: [] };
+  if (GREETING.test(question))
+    return {
+      content: `Hello! I'm ${chatbot.name}.${known ? ` Ask me about ${known}.` : " How can I help?"}`,
+      documents: [],
+    };
   return { content: known ? `${FALLBACK} I can already help with ${known}.` : FALLBACK, documents: [] };
 }
 

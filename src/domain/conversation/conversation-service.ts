@@ -1,10 +1,18 @@
 import type { ChatbotRepository } from "../account/repository.js";
-import { AgentUnavailableError, type Agent } from "../agent/agent.js";
+import { type Agent, AgentUnavailableError } from "../agent/agent.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import { optionalText, page, requireContent, requireEmail } from "../validate.js";
-import type { ContactFilter, ContactRepository, ContactView, ConversationRecord, ConversationRepository, MessageRecord } from "./repository.js";
+import type {
+  ContactFilter,
+  ContactRepository,
+  ContactView,
+  ConversationRecord,
+  ConversationRepository,
+  MessageRecord,
+  NewConversation,
+} from "./repository.js";
 
 /** The frame's caller: one customer of one account talking to one chatbot. */
 export interface FrameCaller {
@@ -35,7 +43,10 @@ export interface ConversationSummary {
 }
 
 /** An event of a streamed send. */
-export type SendEvent = { type: "user_message"; message: MessageRecord } | { type: "delta"; text: string } | { type: "reply"; message: MessageRecord };
+export type SendEvent =
+  | { type: "user_message"; message: MessageRecord }
+  | { type: "delta"; text: string }
+  | { type: "reply"; message: MessageRecord };
 
 /** The channel of conversations started in the frame. */
 export const WEB_CHANNEL = "web";
@@ -59,19 +70,33 @@ export class ConversationService {
   constructor(private readonly d: ConversationServiceDeps) {}
 
   /** Stores the user's message, then streams and stores the agent's reply (none while an operator holds the conversation). */
-  async *sendStream(caller: FrameCaller, input: { conversationId: string; content: string }, signal: AbortSignal): AsyncGenerator<SendEvent> {
+  async *sendStream(
+    caller: FrameCaller,
+    input: { conversationId: string; content: string },
+    signal: AbortSignal,
+  ): AsyncGenerator<SendEvent> {
     const content = requireContent("content", input.content);
     const now = this.d.clock.now();
     let conversationId: string;
-    let start;
+    let start: NewConversation | undefined;
     if (input.conversationId === "") {
       conversationId = newId();
-      start = { conversationId, accountId: caller.accountId, chatbotId: caller.chatbotId, userId: caller.userId, channel: WEB_CHANNEL };
+      start = {
+        conversationId,
+        accountId: caller.accountId,
+        chatbotId: caller.chatbotId,
+        userId: caller.userId,
+        channel: WEB_CHANNEL,
+      };
     } else {
       conversationId = requireUuid("conversation_id", input.conversationId);
       this.frameConversation(caller, conversationId);
     }
-    const userMessage = this.d.conversations.append(conversationId, { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now }, start);
+    const userMessage = this.d.conversations.append(
+      conversationId,
+      { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now },
+      start,
+    );
     yield { type: "user_message", message: userMessage };
 
     const conv = this.d.conversations.byId(conversationId)!;
@@ -97,13 +122,22 @@ export class ConversationService {
       }
     } catch (e) {
       if (e instanceof DomainError) throw e;
-      throw new DomainError("unavailable", "the AI agent could not answer; your message was saved, please try again", { cause: e });
+      throw new DomainError("unavailable", "the AI agent could not answer; your message was saved, please try again", {
+        cause: e,
+      });
     }
-    if (!signal.aborted) throw new DomainError("unavailable", "the AI agent could not answer; your message was saved, please try again", { cause: new AgentUnavailableError("agent ended without a reply") });
+    if (!signal.aborted)
+      throw new DomainError("unavailable", "the AI agent could not answer; your message was saved, please try again", {
+        cause: new AgentUnavailableError("agent ended without a reply"),
+      });
   }
 
   /** sendStream collected into one answer. */
-  async send(caller: FrameCaller, input: { conversationId: string; content: string }, signal: AbortSignal): Promise<{ conversationId: string; userMessage: MessageRecord; reply: MessageRecord | undefined }> {
+  async send(
+    caller: FrameCaller,
+    input: { conversationId: string; content: string },
+    signal: AbortSignal,
+  ): Promise<{ conversationId: string; userMessage: MessageRecord; reply: MessageRecord | undefined }> {
     let userMessage: MessageRecord | undefined;
     let reply: MessageRecord | undefined;
     for await (const ev of this.sendStream(caller, input, signal)) {
@@ -114,27 +148,52 @@ export class ConversationService {
   }
 
   /** One page of the account's contacts with conversations. */
-  listContacts(caller: AccountCaller, input: { userEmailId: string; search: string; filter: string; limit: number | undefined; offset: number | undefined }): { contacts: ContactView[]; hasMore: boolean } {
+  listContacts(
+    caller: AccountCaller,
+    input: {
+      userEmailId: string;
+      search: string;
+      filter: string;
+      limit: number | undefined;
+      offset: number | undefined;
+    },
+  ): { contacts: ContactView[]; hasMore: boolean } {
     const email = requireEmail("user_email_id", input.userEmailId);
     const search = optionalText("search", input.search);
     const filter = (input.filter === "" ? "all" : input.filter) as ContactFilter;
     if (!FILTERS.includes(filter)) throw invalidArgument("filter", "must be one of all, unread, live");
     const { limit, offset } = page(input.limit, input.offset, 10);
-    if (email.toLowerCase() !== caller.email.toLowerCase()) throw permissionDenied("user_email_id is not the account of this ID token");
-    return this.d.contacts.list({ accountId: caller.accountId, search: search.toLowerCase(), filter, limit, offset, liveSince: this.liveSince() });
+    if (email.toLowerCase() !== caller.email.toLowerCase())
+      throw permissionDenied("user_email_id is not the account of this ID token");
+    return this.d.contacts.list({
+      accountId: caller.accountId,
+      search: search.toLowerCase(),
+      filter,
+      limit,
+      offset,
+      liveSince: this.liveSince(),
+    });
   }
 
   /** One page of a conversation's messages, for its frame user or its account. */
-  listMessages(caller: Caller, input: { conversationId: string; limit: number | undefined; offset: number | undefined }): { messages: MessageRecord[]; hasMore: boolean } {
+  listMessages(
+    caller: Caller,
+    input: { conversationId: string; limit: number | undefined; offset: number | undefined },
+  ): { messages: MessageRecord[]; hasMore: boolean } {
     const conversationId = requireUuid("conversation_id", input.conversationId);
     const { limit, offset } = page(input.limit, input.offset, 20);
-    const conv = caller.kind === "frame" ? this.frameConversation(caller, conversationId) : this.accountConversation(caller, conversationId);
+    const conv =
+      caller.kind === "frame"
+        ? this.frameConversation(caller, conversationId)
+        : this.accountConversation(caller, conversationId);
     return this.d.conversations.messages(conv, limit, offset);
   }
 
   /** The frame user's conversations with the token's chatbot, newest first. */
   listFrameConversations(caller: FrameCaller): ConversationSummary[] {
-    return this.d.conversations.forUser(caller.accountId, caller.chatbotId, caller.userId, 50).map((c) => this.summary(c));
+    return this.d.conversations
+      .forUser(caller.accountId, caller.chatbotId, caller.userId, 50)
+      .map((c) => this.summary(c));
   }
 
   /** Moves the account's read marker to the latest message. */
@@ -156,8 +215,16 @@ export class ConversationService {
   reply(caller: AccountCaller, conversationId: string, content: string): MessageRecord {
     const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const text = requireContent("content", content);
-    if (this.effectiveStatus(conv) === "closed") throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
-    return this.d.conversations.append(conv.conversationId, { messageId: newId(), role: "operator", content: text, toolCalls: "", documents: [], createdAt: this.d.clock.now() });
+    if (this.effectiveStatus(conv) === "closed")
+      throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
+    return this.d.conversations.append(conv.conversationId, {
+      messageId: newId(),
+      role: "operator",
+      content: text,
+      toolCalls: "",
+      documents: [],
+      createdAt: this.d.clock.now(),
+    });
   }
 
   /** Closes or reopens a conversation. */
@@ -169,7 +236,13 @@ export class ConversationService {
 
   private frameConversation(caller: FrameCaller, conversationId: string): ConversationRecord {
     const conv = this.d.conversations.byId(conversationId);
-    if (!conv || conv.accountId !== caller.accountId || conv.chatbotId !== caller.chatbotId || conv.userId !== caller.userId) throw notFound("conversation");
+    if (
+      !conv ||
+      conv.accountId !== caller.accountId ||
+      conv.chatbotId !== caller.chatbotId ||
+      conv.userId !== caller.userId
+    )
+      throw notFound("conversation");
     return conv;
   }
 
@@ -189,6 +262,13 @@ export class ConversationService {
   }
 
   private summary(c: ConversationRecord): ConversationSummary {
-    return { conversationId: c.conversationId, createdAt: c.createdAt, status: this.effectiveStatus(c), assignedTo: c.assignedTo, latestMessageAt: c.lastMessageAt, channel: c.channel };
+    return {
+      conversationId: c.conversationId,
+      createdAt: c.createdAt,
+      status: this.effectiveStatus(c),
+      assignedTo: c.assignedTo,
+      latestMessageAt: c.lastMessageAt,
+      channel: c.channel,
+    };
   }
 }

@@ -1,8 +1,8 @@
-import { SignJWT, jwtVerify, errors, decodeProtectedHeader, type JWTPayload } from "jose";
 import { randomBytes } from "node:crypto";
+import { decodeProtectedHeader, errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import type { Clock } from "../clock.js";
 import { unauthenticated } from "../errors.js";
-import { SIGNING_ALG, type KeyRing } from "./key-ring.js";
+import { type KeyRing, SIGNING_ALG } from "./key-ring.js";
 
 /** Tolerance for clock skew between this service and its peers, in seconds. */
 export const CLOCK_TOLERANCE_S = 5;
@@ -50,12 +50,18 @@ export class JwtStrategy {
   }
 
   /** Signs an access token for (account, chatbot, user) valid for ttlSeconds. */
-  async signAccess(c: { accountId: string; chatbotId: string; userId: string }, ttlSeconds: number): Promise<{ token: string; expiresAt: number }> {
+  async signAccess(
+    c: { accountId: string; chatbotId: string; userId: string },
+    ttlSeconds: number,
+  ): Promise<{ token: string; expiresAt: number }> {
     return this.sign("access", c.userId, { cid: c.chatbotId, acc: c.accountId }, ttlSeconds);
   }
 
   /** Signs an ID token for an account valid for ttlSeconds. */
-  async signId(c: { accountId: string; email: string }, ttlSeconds: number): Promise<{ token: string; expiresAt: number }> {
+  async signId(
+    c: { accountId: string; email: string },
+    ttlSeconds: number,
+  ): Promise<{ token: string; expiresAt: number }> {
     return this.sign("id", c.accountId, { email: c.email }, ttlSeconds);
   }
 
@@ -66,7 +72,13 @@ export class JwtStrategy {
     if (hit) return hit;
     const p = await this.verify(token, "access");
     if (typeof p.cid !== "string" || typeof p.acc !== "string") throw unauthenticated("the access token is invalid");
-    const claims: AccessClaims = { userId: p.sub!, chatbotId: p.cid, accountId: p.acc, issuedAt: issuedAtMs(p), expiresAt: p.exp! * 1000 };
+    const claims: AccessClaims = {
+      userId: p.sub!,
+      chatbotId: p.cid,
+      accountId: p.acc,
+      issuedAt: issuedAtMs(p),
+      expiresAt: p.exp! * 1000,
+    };
     this.accessCache.set(token, claims);
     return claims;
   }
@@ -83,7 +95,12 @@ export class JwtStrategy {
     return claims;
   }
 
-  private async sign(kind: TokenKind, subject: string, claims: Record<string, string>, ttlSeconds: number): Promise<{ token: string; expiresAt: number }> {
+  private async sign(
+    kind: TokenKind,
+    subject: string,
+    claims: Record<string, string>,
+    ttlSeconds: number,
+  ): Promise<{ token: string; expiresAt: number }> {
     const { kid, key } = this.keys.current;
     const nowMs = this.clock.now();
     const nowS = Math.floor(nowMs / 1000);
@@ -131,9 +148,11 @@ export class JwtStrategy {
           currentDate: new Date(this.clock.now()),
         },
       );
-      if (typeof payload.sub !== "string" || payload.sub === "") throw new errors.JWTClaimValidationFailed("sub", payload);
+      if (typeof payload.sub !== "string" || payload.sub === "")
+        throw new errors.JWTClaimValidationFailed("sub", payload);
       // jose checks iat only with maxTokenAge; a token from the future is as wrong as an expired one.
-      if (payload.iat! > Math.floor(this.clock.now() / 1000) + CLOCK_TOLERANCE_S) throw new errors.JWTClaimValidationFailed("iat", payload);
+      if (payload.iat! > Math.floor(this.clock.now() / 1000) + CLOCK_TOLERANCE_S)
+        throw new errors.JWTClaimValidationFailed("iat", payload);
       return payload;
     } catch (e) {
       if (e instanceof errors.JWTExpired) throw unauthenticated(`the ${label} has expired`, "TokenExpiredError");

@@ -1,5 +1,5 @@
-import { exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import { randomBytes } from "node:crypto";
+import { exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import type { Clock } from "../clock.js";
 import type { SigningKeyRepository } from "./repository.js";
 
@@ -19,7 +19,11 @@ export class KeyRing {
   private signing!: { kid: string; key: CryptoKey };
   private byKid = new Map<string, LoadedKey>();
 
-  private constructor(private readonly repo: SigningKeyRepository, private readonly clock: Clock, private readonly maxTokenLifetimeMs: number) {}
+  private constructor(
+    private readonly repo: SigningKeyRepository,
+    private readonly clock: Clock,
+    private readonly maxTokenLifetimeMs: number,
+  ) {}
 
   /** Loads the stored keys, making and storing the first one when there is none. */
   static async open(repo: SigningKeyRepository, clock: Clock, maxTokenLifetimeMs: number): Promise<KeyRing> {
@@ -36,7 +40,14 @@ export class KeyRing {
     const now = this.clock.now();
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: "sig" };
     const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG };
-    this.repo.insert({ kid, alg: SIGNING_ALG, privateJwk: JSON.stringify(privateJwk), publicJwk: JSON.stringify(publicJwk), createdAt: now, retiredAt: null });
+    this.repo.insert({
+      kid,
+      alg: SIGNING_ALG,
+      privateJwk: JSON.stringify(privateJwk),
+      publicJwk: JSON.stringify(publicJwk),
+      createdAt: now,
+      retiredAt: null,
+    });
     this.repo.retireAllBut(kid, now);
     await this.reload();
     return kid;
@@ -50,8 +61,15 @@ export class KeyRing {
     for (const r of records) {
       if (r.alg !== SIGNING_ALG) continue;
       const publicJwk = JSON.parse(r.publicJwk) as JWK;
-      byKid.set(r.kid, { kid: r.kid, alg: r.alg, publicJwk, verifyKey: (await importJWK(publicJwk, SIGNING_ALG)) as CryptoKey, retiredAt: r.retiredAt });
-      if (r.retiredAt === null) signing = { kid: r.kid, key: (await importJWK(JSON.parse(r.privateJwk) as JWK, SIGNING_ALG)) as CryptoKey };
+      byKid.set(r.kid, {
+        kid: r.kid,
+        alg: r.alg,
+        publicJwk,
+        verifyKey: (await importJWK(publicJwk, SIGNING_ALG)) as CryptoKey,
+        retiredAt: r.retiredAt,
+      });
+      if (r.retiredAt === null)
+        signing = { kid: r.kid, key: (await importJWK(JSON.parse(r.privateJwk) as JWK, SIGNING_ALG)) as CryptoKey };
     }
     if (!signing) throw new Error("no active signing key");
     this.signing = signing;

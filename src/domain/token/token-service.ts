@@ -1,10 +1,16 @@
+import { verifyPassword } from "../account/password.js";
+import type {
+  AccountRecord,
+  AccountRepository,
+  ApiKeyRepository,
+  ChatbotRecord,
+  ChatbotRepository,
+} from "../account/repository.js";
 import type { Clock } from "../clock.js";
+import type { ContactProfile, ContactRepository } from "../conversation/repository.js";
 import { DomainError, invalidArgument, unauthenticated } from "../errors.js";
 import { hashSecret, newSecret, requireUuid, sameHash } from "../ids.js";
 import { optionalText, requireId, requireText } from "../validate.js";
-import type { AccountRecord, AccountRepository, ApiKeyRepository, ChatbotRecord, ChatbotRepository } from "../account/repository.js";
-import { verifyPassword } from "../account/password.js";
-import type { ContactProfile, ContactRepository } from "../conversation/repository.js";
 import type { AccessClaims, IdClaims, JwtStrategy } from "./jwt-strategy.js";
 import type { RefreshTokenRepository, RevocationScope } from "./repository.js";
 
@@ -70,7 +76,12 @@ export class TokenService {
   constructor(private readonly d: TokenServiceDeps) {}
 
   /** Trades an API key for an access and refresh token bound to (account, chatbot, user). */
-  async getAccessToken(input: { userId: string; chatbotId: string; clientApiKey: string; contact?: ContactProfile | undefined }): Promise<IssuedTokens> {
+  async getAccessToken(input: {
+    userId: string;
+    chatbotId: string;
+    clientApiKey: string;
+    contact?: ContactProfile | undefined;
+  }): Promise<IssuedTokens> {
     const userId = requireId("user_id", input.userId);
     const chatbotId = requireUuid("chatbot_id", input.chatbotId);
     requireText("client_api_key", input.clientApiKey);
@@ -81,7 +92,8 @@ export class TokenService {
     };
     const account = this.accountForKey(input.clientApiKey);
     const chatbot = account && this.d.chatbots.byId(chatbotId);
-    if (!account || !chatbot || chatbot.accountId !== account.accountId || !chatbot.active) throw new UnknownCredentialError(BAD_KEY);
+    if (!account || !chatbot || chatbot.accountId !== account.accountId || !chatbot.active)
+      throw new UnknownCredentialError(BAD_KEY);
     await this.d.admit?.(account.accountId);
 
     const now = this.d.clock.now();
@@ -90,27 +102,41 @@ export class TokenService {
     // Signed before anything is stored: a failure here leaves no row behind.
     const access = await this.d.jwt.signAccess({ accountId: account.accountId, chatbotId, userId }, this.d.ttl.access);
     this.atomically(() => {
-      this.d.refreshTokens.insert({ tokenHash: hashSecret(refreshToken), accountId: account.accountId, chatbotId, userId, createdAt: now, expiresAt: refreshTokenExpiresAt, revokedAt: null });
+      this.d.refreshTokens.insert({
+        tokenHash: hashSecret(refreshToken),
+        accountId: account.accountId,
+        chatbotId,
+        userId,
+        createdAt: now,
+        expiresAt: refreshTokenExpiresAt,
+        revokedAt: null,
+      });
       this.d.contacts.upsert(account.accountId, userId, profile, now);
     });
     return { accessToken: access.token, refreshToken, accessTokenExpiresAt: access.expiresAt, refreshTokenExpiresAt };
   }
 
   /** Issues a new access token from a refresh token; the refresh token itself is kept, not rotated. */
-  async refresh(input: { userId: string; chatbotId: string; refreshToken: string; clientApiKey?: string | undefined }): Promise<{ accessToken: string; expiresAt: number }> {
+  async refresh(input: {
+    userId: string;
+    chatbotId: string;
+    refreshToken: string;
+    clientApiKey?: string | undefined;
+  }): Promise<{ accessToken: string; expiresAt: number }> {
     const userId = requireId("user_id", input.userId);
     const chatbotId = requireUuid("chatbot_id", input.chatbotId);
     requireText("refresh_token", input.refreshToken);
     const hash = hashSecret(input.refreshToken);
     const rec = this.d.refreshTokens.byHash(hash);
     const now = this.d.clock.now();
-    if (!rec || !sameHash(rec.tokenHash, hash) || rec.userId !== userId || rec.chatbotId !== chatbotId) throw new UnknownCredentialError(BAD_REFRESH);
+    if (!rec || !sameHash(rec.tokenHash, hash) || rec.userId !== userId || rec.chatbotId !== chatbotId)
+      throw new UnknownCredentialError(BAD_REFRESH);
     // A revoked token is one we issued: refused the same way, but not counted as a guess.
     if (rec.revokedAt !== null) throw unauthenticated(BAD_REFRESH);
     if (rec.expiresAt <= now) throw unauthenticated("refresh_token has expired", "TokenExpiredError");
     const chatbot = this.d.chatbots.byId(chatbotId);
     const account = this.d.accounts.byId(rec.accountId);
-    if (!chatbot || !chatbot.active || chatbot.accountId !== rec.accountId || !account?.active) throw unauthenticated(BAD_REFRESH);
+    if (!chatbot?.active || chatbot.accountId !== rec.accountId || !account?.active) throw unauthenticated(BAD_REFRESH);
     if (input.clientApiKey) {
       const keyAccount = this.accountForKey(input.clientApiKey);
       if (!keyAccount || keyAccount.accountId !== rec.accountId) throw new UnknownCredentialError(BAD_REFRESH);
@@ -121,10 +147,15 @@ export class TokenService {
   }
 
   /** Issues an ID token for the account API from an API key or the account password. */
-  async getIdToken(input: { email: string; clientApiKey?: string | undefined; password?: string | undefined }): Promise<{ idToken: string; expiresAt: number }> {
+  async getIdToken(input: {
+    email: string;
+    clientApiKey?: string | undefined;
+    password?: string | undefined;
+  }): Promise<{ idToken: string; expiresAt: number }> {
     const email = requireId("user_email_id", input.email);
     if (!input.clientApiKey && !input.password) throw invalidArgument("client_api_key", "is required (or password)");
-    if (input.password && input.password.length > MAX_PASSWORD) throw invalidArgument("password", `must be at most ${MAX_PASSWORD} characters`);
+    if (input.password && input.password.length > MAX_PASSWORD)
+      throw invalidArgument("password", `must be at most ${MAX_PASSWORD} characters`);
     const account = this.d.accounts.byEmail(email);
     let ok = false;
     if (input.clientApiKey) {
@@ -132,7 +163,8 @@ export class TokenService {
       ok = !!account && keyAccount?.accountId === account.accountId;
     } else if (input.password) {
       // Hash even for an unknown account, so timing does not tell which e-mails exist.
-      const stored = account?.passwordHash ?? "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+      const stored =
+        account?.passwordHash ?? "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
       ok = (await verifyPassword(input.password, stored)) && !!account?.passwordHash;
     }
     if (!ok || !account) throw new UnknownCredentialError(BAD_ID_CREDENTIAL);
@@ -146,9 +178,11 @@ export class TokenService {
   async authenticateFrame(token: string): Promise<AccessClaims> {
     const claims = await this.d.jwt.verifyAccess(token);
     const notBefore = this.d.refreshTokens.notBefore(claims.chatbotId, claims.userId);
-    if (notBefore !== undefined && claims.issuedAt < notBefore) throw unauthenticated("the access token has been revoked");
+    if (notBefore !== undefined && claims.issuedAt < notBefore)
+      throw unauthenticated("the access token has been revoked");
     const chatbot = this.d.chatbots.byId(claims.chatbotId);
-    if (!chatbot || !chatbot.active || chatbot.accountId !== claims.accountId) throw unauthenticated("the access token is invalid");
+    if (!chatbot?.active || chatbot.accountId !== claims.accountId)
+      throw unauthenticated("the access token is invalid");
     return claims;
   }
 
@@ -156,7 +190,7 @@ export class TokenService {
   async authenticateAccount(token: string): Promise<IdClaims & { account: AccountRecord }> {
     const claims = await this.d.jwt.verifyId(token);
     const account = this.d.accounts.byId(claims.accountId);
-    if (!account || !account.active) throw unauthenticated("the ID token is invalid");
+    if (!account?.active) throw unauthenticated("the ID token is invalid");
     return { ...claims, account };
   }
 
@@ -184,4 +218,3 @@ export class TokenService {
     return account?.active ? account : undefined;
   }
 }
-

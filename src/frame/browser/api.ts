@@ -66,12 +66,23 @@ export class FrameApi {
   /** The frame user's conversations, newest first. */
   async conversations(): Promise<{ conversation_id: string; status: string }[]> {
     const body = await this.withToken((t) => this.json("GET", `/ai_agent/conversations?${q({ access_token: t })}`));
-    return (body as { data?: { conversations?: { conversation_id: string; status: string }[] } }).data?.conversations ?? [];
+    return (
+      (body as { data?: { conversations?: { conversation_id: string; status: string }[] } }).data?.conversations ?? []
+    );
   }
 
   /** One page of a conversation's messages. */
-  async messages(conversationId: string, offset: number, limit: number): Promise<{ messages: ChatMessage[]; hasMore: boolean }> {
-    const body = (await this.withToken((t) => this.json("GET", `/get_messages_for_conversation?${q({ conversation_id: conversationId, limit: String(limit), offset: String(offset), access_token: t })}`))) as {
+  async messages(
+    conversationId: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ messages: ChatMessage[]; hasMore: boolean }> {
+    const body = (await this.withToken((t) =>
+      this.json(
+        "GET",
+        `/get_messages_for_conversation?${q({ conversation_id: conversationId, limit: String(limit), offset: String(offset), access_token: t })}`,
+      ),
+    )) as {
       messages?: ChatMessage[];
       has_more?: boolean;
     };
@@ -83,13 +94,20 @@ export class FrameApi {
     const payload = JSON.stringify(conversationId ? { conversation_id: conversationId, content } : { content });
     // Only opening the stream is retried after a refresh: nothing is stored before the service answers 200.
     const res = await this.withToken(async (t) => {
-      const r = await this.fetch(`/ai_agent/send_message_stream?${q({ access_token: t })}`, { method: "POST", headers: { "content-type": "application/json" }, body: payload });
+      const r = await this.fetch(`/ai_agent/send_message_stream?${q({ access_token: t })}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: payload,
+      });
       if (!r.ok || !r.body) throw toApiError(await r.json().catch(() => undefined), r.status);
       return r;
     });
     try {
       for await (const line of ndjson(res.body!)) {
-        const l = line as { result?: { user_message?: ChatMessage; delta?: string; reply?: ChatMessage }; error?: ErrorBody };
+        const l = line as {
+          result?: { user_message?: ChatMessage; delta?: string; reply?: ChatMessage };
+          error?: ErrorBody;
+        };
         if (l.error) throw toApiError(l.error, 200);
         if (l.result?.user_message) h.onUserMessage(l.result.user_message);
         else if (typeof l.result?.delta === "string") h.onDelta(l.result.delta);
@@ -116,7 +134,8 @@ export class FrameApi {
     try {
       return await call(fresh);
     } catch (e) {
-      if (e instanceof ApiError && e.reason === "TokenExpiredError") throw new SessionExpiredError("your session has expired");
+      if (e instanceof ApiError && e.reason === "TokenExpiredError")
+        throw new SessionExpiredError("your session has expired");
       throw e;
     }
   }
@@ -131,7 +150,12 @@ export class FrameApi {
   private async fetch(path: string, init: RequestInit): Promise<Response> {
     try {
       // No credentials and no referrer: the token travels only in the query, as documented.
-      return await fetch(this.base + path, { ...init, credentials: "omit", referrerPolicy: "no-referrer", cache: "no-store" });
+      return await fetch(this.base + path, {
+        ...init,
+        credentials: "omit",
+        referrerPolicy: "no-referrer",
+        cache: "no-store",
+      });
     } catch {
       throw new ApiError("the chat service could not be reached", "network", undefined);
     }

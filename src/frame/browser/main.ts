@@ -1,4 +1,4 @@
-import { ApiError, FrameApi, SessionExpiredError, type ChatMessage } from "./api.js";
+import { ApiError, type ChatMessage, FrameApi, SessionExpiredError } from "./api.js";
 import { TokenRefresher } from "./token-refresh.js";
 import { ChatView } from "./view.js";
 
@@ -19,7 +19,12 @@ function settings(root: HTMLElement): FrameSettings {
   // With several allowed origins and none named, the browser can tell which one embeds us (Chromium, Safari).
   const ancestor = (location as Location & { ancestorOrigins?: DOMStringList }).ancestorOrigins?.[0];
   if (hostOrigin === undefined && ancestor && allowedOrigins.includes(ancestor)) hostOrigin = ancestor;
-  return { apiBase: root.dataset.apiBase ?? "", hostOrigin, allowedOrigins, refreshTimeoutMs: Number(root.dataset.refreshTimeoutMs) || 10_000 };
+  return {
+    apiBase: root.dataset.apiBase ?? "",
+    hostOrigin,
+    allowedOrigins,
+    refreshTimeoutMs: Number(root.dataset.refreshTimeoutMs) || 10_000,
+  };
 }
 
 function sentence(text: string): string {
@@ -54,15 +59,31 @@ function start(): void {
   function showError(e: unknown, retry?: () => void): void {
     if (e instanceof SessionExpiredError) {
       expired = true;
-      view.showNotice("expired", refresher.canRefresh ? "Your session has expired. Reconnect to keep chatting." : "Your session has expired. Reload the page to keep chatting.", refresher.canRefresh ? { label: "Reconnect", run: () => void reconnect() } : undefined);
+      view.showNotice(
+        "expired",
+        refresher.canRefresh
+          ? "Your session has expired. Reconnect to keep chatting."
+          : "Your session has expired. Reload the page to keep chatting.",
+        refresher.canRefresh ? { label: "Reconnect", run: () => void reconnect() } : undefined,
+      );
     } else if (e instanceof ApiError && e.code === "network") {
-      if (!navigator.onLine) view.showNotice("offline", "You are offline. Messages can be sent again when you are back online.");
-      else view.showNotice("error", "The chat service cannot be reached right now.", retry ? { label: "Try again", run: retry } : undefined);
+      if (!navigator.onLine)
+        view.showNotice("offline", "You are offline. Messages can be sent again when you are back online.");
+      else
+        view.showNotice(
+          "error",
+          "The chat service cannot be reached right now.",
+          retry ? { label: "Try again", run: retry } : undefined,
+        );
     } else if (e instanceof ApiError && e.code === "unauthenticated") {
       expired = true;
       view.showNotice("expired", "This chat session is no longer valid. Reload the page to start again.");
     } else {
-      view.showNotice("error", sentence(e instanceof Error ? e.message : String(e)), retry ? { label: "Try again", run: retry } : undefined);
+      view.showNotice(
+        "error",
+        sentence(e instanceof Error ? e.message : String(e)),
+        retry ? { label: "Try again", run: retry } : undefined,
+      );
     }
     update();
   }
@@ -94,7 +115,10 @@ function start(): void {
   async function reconnect(): Promise<void> {
     const token = await refresher.request();
     if (token === null) {
-      view.showNotice("expired", "Still no new session from this page. Reload the page to keep chatting.", { label: "Reconnect", run: () => void reconnect() });
+      view.showNotice("expired", "Still no new session from this page. Reload the page to keep chatting.", {
+        label: "Reconnect",
+        run: () => void reconnect(),
+      });
       return;
     }
     api.setToken(token);
@@ -180,7 +204,8 @@ function start(): void {
     view.showNotice("expired", "This chat needs an access token: open it through the page that embeds it.");
     return;
   }
-  if (!navigator.onLine) view.showNotice("offline", "You are offline. The conversation loads when you are back online.");
+  if (!navigator.onLine)
+    view.showNotice("offline", "You are offline. The conversation loads when you are back online.");
   else void loadHistory();
 }
 

@@ -46,7 +46,8 @@ export class TokenRefresher {
     const data: unknown = event.data;
     if (typeof data !== "object" || data === null) return;
     const { type, access_token: token } = data as { type?: unknown; access_token?: unknown };
-    if (type !== TOKEN_REFRESH_RESPONSE || typeof token !== "string" || token === "" || token.length > MAX_TOKEN_CHARS) return;
+    if (type !== TOKEN_REFRESH_RESPONSE || typeof token !== "string" || token === "" || token.length > MAX_TOKEN_CHARS)
+      return;
     this.onToken(token);
     this.settle(token);
   }

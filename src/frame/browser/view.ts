@@ -65,7 +65,14 @@ export class ChatView {
 
   /** Shows the user's message at once, before the service has stored it. */
   addPending(text: string): HTMLLIElement {
-    const li = this.messageItem({ message_id: "", conversation_id: "", content: text, created_at: "", message_order: 0, role: "user" });
+    const li = this.messageItem({
+      message_id: "",
+      conversation_id: "",
+      content: text,
+      created_at: "",
+      message_order: 0,
+      role: "user",
+    });
     li.classList.add("msg--pending");
     this.log.append(li);
     this.empty.hidden = true;
@@ -161,7 +168,9 @@ export class ChatView {
     li.append(el("span", "sr-only", `${WHO[role]} said:`));
     const bubble = el("div", "msg__bubble", m.content);
     li.append(bubble);
-    const docs = (m.documents ?? []).map((d) => ({ title: d.title || d.url, url: safeUrl(d.url) })).filter((d) => d.url !== undefined);
+    const docs = (m.documents ?? [])
+      .map((d) => ({ title: d.title || d.url, url: safeUrl(d.url) }))
+      .filter((d) => d.url !== undefined);
     if (docs.length > 0) {
       const sources = el("div", "msg__sources");
       sources.append(el("span", "msg__sources-label", "Sources"));

@@ -6,7 +6,11 @@ import type { HttpRequest, HttpResponse } from "./types.js";
  * redacts the frame's `access_token` query parameter and every other secret. Off at the default level, so the
  * hot path pays one level check.
  */
-export function withAccessLog(handler: (req: HttpRequest, res: HttpResponse) => void, log: Logger, enabled: boolean): (req: HttpRequest, res: HttpResponse) => void {
+export function withAccessLog(
+  handler: (req: HttpRequest, res: HttpResponse) => void,
+  log: Logger,
+  enabled: boolean,
+): (req: HttpRequest, res: HttpResponse) => void {
   if (!enabled) return handler;
   return (req, res) => {
     const start = process.hrtime.bigint();

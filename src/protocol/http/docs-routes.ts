@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { gzip as gzipCb } from "node:zlib";
-import { pathOf, sendJson, type HttpRequest, type HttpResponse, type Route } from "./types.js";
+import { type HttpRequest, type HttpResponse, pathOf, type Route, sendJson } from "./types.js";
 
 const gzip = promisify(gzipCb);
 
@@ -71,12 +71,24 @@ const INIT = `window.addEventListener("load", function () {
 export function docsRoutes(): Route {
   const swaggerDir = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
   const files: Record<string, () => Promise<Asset>> = {
-    "/openapi.json": once(async () => asset("application/json", await readFile(join(packageRoot(), OPENAPI_FILE)), "no-cache")),
+    "/openapi.json": once(async () =>
+      asset("application/json", await readFile(join(packageRoot(), OPENAPI_FILE)), "no-cache"),
+    ),
     "/docs": once(() => asset("text/html; charset=utf-8", Buffer.from(PAGE), "no-cache")),
     "/docs/assets/init.js": once(() => asset("text/javascript; charset=utf-8", Buffer.from(INIT), "no-cache")),
-    "/docs/assets/swagger-ui.css": once(async () => asset("text/css; charset=utf-8", await readFile(join(swaggerDir, "swagger-ui.css")), "public, max-age=3600")),
-    "/docs/assets/swagger-ui-bundle.js": once(async () => asset("text/javascript; charset=utf-8", await readFile(join(swaggerDir, "swagger-ui-bundle.js")), "public, max-age=3600")),
-    "/docs/assets/favicon-32x32.png": once(async () => asset("image/png", await readFile(join(swaggerDir, "favicon-32x32.png")), "public, max-age=3600")),
+    "/docs/assets/swagger-ui.css": once(async () =>
+      asset("text/css; charset=utf-8", await readFile(join(swaggerDir, "swagger-ui.css")), "public, max-age=3600"),
+    ),
+    "/docs/assets/swagger-ui-bundle.js": once(async () =>
+      asset(
+        "text/javascript; charset=utf-8",
+        await readFile(join(swaggerDir, "swagger-ui-bundle.js")),
+        "public, max-age=3600",
+      ),
+    ),
+    "/docs/assets/favicon-32x32.png": once(async () =>
+      asset("image/png", await readFile(join(swaggerDir, "favicon-32x32.png")), "public, max-age=3600"),
+    ),
   };
   return (req, res) => {
     if (req.method !== "GET" && req.method !== "HEAD") return false;
@@ -104,7 +116,8 @@ function serveAsset(req: HttpRequest, res: HttpResponse, path: string, a: Asset)
   };
   if (gzip) headers["content-encoding"] = "gzip";
   if (path === "/openapi.json") headers["access-control-allow-origin"] = "*";
-  if (a.type.startsWith("text/html")) Object.assign(headers, { "content-security-policy": DOCS_CSP, "referrer-policy": "no-referrer" });
+  if (a.type.startsWith("text/html"))
+    Object.assign(headers, { "content-security-policy": DOCS_CSP, "referrer-policy": "no-referrer" });
   res.writeHead(200, headers);
   if (req.method === "HEAD") res.end();
   else res.end(body);
@@ -132,7 +145,7 @@ function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, "package.json"))) {
     const up = dirname(dir);
-    if (up === dir) throw new Error("docs: package.json not found above " + fileURLToPath(import.meta.url));
+    if (up === dir) throw new Error(`docs: package.json not found above ${fileURLToPath(import.meta.url)}`);
     dir = up;
   }
   return dir;

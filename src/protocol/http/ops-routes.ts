@@ -1,5 +1,5 @@
 import type { KeyRing } from "../../domain/token/key-ring.js";
-import { pathOf, sendJson, type Route } from "./types.js";
+import { pathOf, type Route, sendJson } from "./types.js";
 
 /** /healthz (alive), /readyz (the database answers) and the public signing keys. */
 export function opsRoutes(deps: { keys: KeyRing; ready: () => boolean }): Route {

@@ -1,7 +1,7 @@
 import { createServer as createHttp1, type Server as Http1Server } from "node:http";
-import { constants as h2c, createServer as createHttp2, type Http2Server, type Http2Session } from "node:http2";
-import { createServer as createNet, type Server as NetServer, type Socket } from "node:net";
+import { createServer as createHttp2, type Http2Server, type Http2Session, constants as h2c } from "node:http2";
 import type { AddressInfo } from "node:net";
+import { createServer as createNet, type Server as NetServer, type Socket } from "node:net";
 import type { HttpLimits } from "../../config.js";
 import type { HttpRequest, HttpResponse, Route } from "./types.js";
 import { sendJson } from "./types.js";
@@ -9,17 +9,34 @@ import { sendJson } from "./types.js";
 /** Limits of the HTTP server (see HttpLimits in config.ts for what each means). */
 export type ServerLimits = HttpLimits;
 
-export const DEFAULT_LIMITS: ServerLimits = { maxHeaderBytes: 16 * 1024, maxUrlLength: 8 * 1024, requestTimeoutMs: 30_000, idleTimeoutMs: 5_000, h2IdleTimeoutMs: 60_000 };
+export const DEFAULT_LIMITS: ServerLimits = {
+  maxHeaderBytes: 16 * 1024,
+  maxUrlLength: 8 * 1024,
+  requestTimeoutMs: 30_000,
+  idleTimeoutMs: 5_000,
+  h2IdleTimeoutMs: 60_000,
+};
 
 /** Tries each route in turn; the last answers 404. */
-export function chain(routes: Route[], limits: ServerLimits = DEFAULT_LIMITS): (req: HttpRequest, res: HttpResponse) => void {
+export function chain(
+  routes: Route[],
+  limits: ServerLimits = DEFAULT_LIMITS,
+): (req: HttpRequest, res: HttpResponse) => void {
   return (req, res) => {
     if ((req.url?.length ?? 0) > limits.maxUrlLength) {
-      sendJson(res, 414, { code: "invalid_argument", message: `url: must be at most ${limits.maxUrlLength} characters`, details: [] });
+      sendJson(res, 414, {
+        code: "invalid_argument",
+        message: `url: must be at most ${limits.maxUrlLength} characters`,
+        details: [],
+      });
       return;
     }
     for (const r of routes) if (r(req, res)) return;
-    sendJson(res, 404, { code: "not_found", message: `no route for ${req.method} ${(req.url ?? "").split("?")[0]}`, details: [] });
+    sendJson(res, 404, {
+      code: "not_found",
+      message: `no route for ${req.method} ${(req.url ?? "").split("?")[0]}`,
+      details: [],
+    });
   };
 }
 
@@ -44,7 +61,12 @@ const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
  * Listens on one port for both HTTP/1.1 and cleartext HTTP/2 (gRPC needs the latter): node:http2's
  * cleartext server has no HTTP/1.1 fallback, so the first bytes of each connection pick the server.
  */
-export async function listen(handler: (req: HttpRequest, res: HttpResponse) => void, port: number, host: string, limits: ServerLimits = DEFAULT_LIMITS): Promise<RunningServer> {
+export async function listen(
+  handler: (req: HttpRequest, res: HttpResponse) => void,
+  port: number,
+  host: string,
+  limits: ServerLimits = DEFAULT_LIMITS,
+): Promise<RunningServer> {
   const h1: Http1Server = createHttp1(
     {
       maxHeaderSize: limits.maxHeaderBytes,
@@ -61,12 +83,22 @@ export async function listen(handler: (req: HttpRequest, res: HttpResponse) => v
   // the connection tracking that closeIdleConnections needs only on "listening".
   h1.emit("listening");
   const h2: Http2Server = createHttp2(
-    { maxSessionMemory: 32, maxHeaderListPairs: 100, settings: { maxHeaderListSize: limits.maxHeaderBytes, maxConcurrentStreams: 100 } },
+    {
+      maxSessionMemory: 32,
+      maxHeaderListPairs: 100,
+      settings: { maxHeaderListSize: limits.maxHeaderBytes, maxConcurrentStreams: 100 },
+    },
     (req, res) => {
       // Node advertises maxHeaderListSize to HTTP/2 clients but does not refuse larger header lists: do it here.
       if (headerListSize(req.rawHeaders) > limits.maxHeaderBytes) {
         res.writeHead(431, { "content-type": "application/json" });
-        res.end(JSON.stringify({ code: "resource_exhausted", message: `headers: must be at most ${limits.maxHeaderBytes} bytes`, details: [] }));
+        res.end(
+          JSON.stringify({
+            code: "resource_exhausted",
+            message: `headers: must be at most ${limits.maxHeaderBytes} bytes`,
+            details: [],
+          }),
+        );
         return;
       }
       handler(req, res);
@@ -92,7 +124,12 @@ export async function listen(handler: (req: HttpRequest, res: HttpResponse) => v
         return;
       }
       socket.unshift(head);
-      const isH2 = head.length >= 3 ? head.subarray(0, Math.min(head.length, PREFACE.length)).equals(PREFACE.subarray(0, Math.min(head.length, PREFACE.length))) : false;
+      const isH2 =
+        head.length >= 3
+          ? head
+              .subarray(0, Math.min(head.length, PREFACE.length))
+              .equals(PREFACE.subarray(0, Math.min(head.length, PREFACE.length)))
+          : false;
       // HTTP/2 takes the socket's handle and first drains what was put back; HTTP/1.1 reads it as a stream.
       if (isH2) h2.emit("connection", socket);
       else {

@@ -11,7 +11,11 @@ export type Route = (req: HttpRequest, res: HttpResponse) => boolean;
 /** Writes a small JSON response. */
 export function sendJson(res: HttpResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)), ...headers });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(text)),
+    ...headers,
+  });
   res.end(text);
 }
 

@@ -1,4 +1,4 @@
-import { getOption, hasOption, type DescMethod, type DescService } from "@bufbuild/protobuf";
+import { type DescMethod, type DescService, getOption, hasOption } from "@bufbuild/protobuf";
 import { http } from "../../../gen/google/api/annotations_pb.js";
 
 /** One JSON route, read from a method's google.api.http annotation. */

@@ -1,4 +1,4 @@
-import { ScalarType, type DescField, type DescMessage, type DescOneof } from "@bufbuild/protobuf";
+import { type DescField, type DescMessage, type DescOneof, ScalarType } from "@bufbuild/protobuf";
 import { invalidArgument } from "../../domain/errors.js";
 
 /**
@@ -9,8 +9,20 @@ import { invalidArgument } from "../../domain/errors.js";
 type Encoder = (m: Record<string, unknown>) => Record<string, unknown>;
 const encoders = new WeakMap<DescMessage, Encoder>();
 
-const INT64 = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64]);
-const INT32 = new Set([ScalarType.INT32, ScalarType.SINT32, ScalarType.SFIXED32, ScalarType.UINT32, ScalarType.FIXED32]);
+const INT64 = new Set([
+  ScalarType.INT64,
+  ScalarType.UINT64,
+  ScalarType.SINT64,
+  ScalarType.FIXED64,
+  ScalarType.SFIXED64,
+]);
+const INT32 = new Set([
+  ScalarType.INT32,
+  ScalarType.SINT32,
+  ScalarType.SFIXED32,
+  ScalarType.UINT32,
+  ScalarType.FIXED32,
+]);
 
 function int64ToJson(v: unknown): number | string {
   const n = Number(v as bigint);
@@ -55,7 +67,8 @@ function encoderFor(desc: DescMessage): Encoder {
     steps.push((m, out) => {
       const v = m[local];
       if (v === undefined) {
-        if (!omitUnset) out[name] = Array.isArray(fallback) ? [] : fallback !== null && typeof fallback === "object" ? {} : fallback;
+        if (!omitUnset)
+          out[name] = Array.isArray(fallback) ? [] : fallback !== null && typeof fallback === "object" ? {} : fallback;
         return;
       }
       out[name] = convert(v);
@@ -105,7 +118,8 @@ function converterFor(f: DescField): (v: unknown) => unknown {
           return out;
         };
       }
-      if (f.listKind === "scalar" && (INT64.has(f.scalar) || f.scalar === ScalarType.BYTES)) return (v) => (v as unknown[]).map((x) => scalarToJson(f.scalar, x));
+      if (f.listKind === "scalar" && (INT64.has(f.scalar) || f.scalar === ScalarType.BYTES))
+        return (v) => (v as unknown[]).map((x) => scalarToJson(f.scalar, x));
       return f.listKind === "scalar" ? (v) => (v as unknown[]).slice() : identity;
     default:
       return (v) => valueToJson(f, v);
@@ -121,7 +135,8 @@ function valueToJson(f: DescField, v: unknown): unknown {
     case "message":
       return encoderFor(f.message)(v as Record<string, unknown>);
     case "list":
-      if (f.listKind === "message") return (v as object[]).map((x) => encoderFor(f.message)(x as Record<string, unknown>));
+      if (f.listKind === "message")
+        return (v as object[]).map((x) => encoderFor(f.message)(x as Record<string, unknown>));
       if (f.listKind === "scalar") return (v as unknown[]).map((x) => scalarToJson(f.scalar, x));
       return v;
     case "map":
@@ -161,7 +176,8 @@ export const MAX_JSON_DEPTH = 16;
 /** Decodes a parsed JSON body into a message init of `desc`, strictly: unknown fields and wrong types name the field. */
 export function fromDocumentedJson(desc: DescMessage, json: unknown, path = "", depth = 0): Record<string, unknown> {
   if (depth > MAX_JSON_DEPTH) throw invalidArgument(path || "body", "is nested too deeply");
-  if (json === null || typeof json !== "object" || Array.isArray(json)) throw invalidArgument(path || "body", "must be a JSON object");
+  if (json === null || typeof json !== "object" || Array.isArray(json))
+    throw invalidArgument(path || "body", "must be a JSON object");
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(json as Record<string, unknown>)) {
     const f = fieldsOf(desc).byJsonKey.get(key);
@@ -171,7 +187,11 @@ export function fromDocumentedJson(desc: DescMessage, json: unknown, path = "", 
     const v = fieldFromJson(f, value, name, depth);
     if (f.oneof) {
       const taken = out[f.oneof.localName] as { case: string } | undefined;
-      if (taken) throw invalidArgument(name, `cannot be given together with ${f.oneof.fields.find((x) => x.localName === taken.case)?.name}`);
+      if (taken)
+        throw invalidArgument(
+          name,
+          `cannot be given together with ${f.oneof.fields.find((x) => x.localName === taken.case)?.name}`,
+        );
       out[f.oneof.localName] = { case: f.localName, value: v };
     } else {
       out[f.localName] = v;
@@ -189,7 +209,11 @@ function fieldFromJson(f: DescField, value: unknown, name: string, depth: number
     case "list":
       if (!Array.isArray(value)) throw invalidArgument(name, "must be an array");
       return value.map((x, i) =>
-        f.listKind === "message" ? fromDocumentedJson(f.message, x, `${name}[${i}]`, depth + 1) : f.listKind === "scalar" ? scalarFromJson(f.scalar, x, `${name}[${i}]`) : x,
+        f.listKind === "message"
+          ? fromDocumentedJson(f.message, x, `${name}[${i}]`, depth + 1)
+          : f.listKind === "scalar"
+            ? scalarFromJson(f.scalar, x, `${name}[${i}]`)
+            : x,
       );
     default:
       throw invalidArgument(name, "is not supported in JSON");
@@ -219,7 +243,11 @@ function scalarFromJson(t: ScalarType, v: unknown, name: string): unknown {
 }
 
 /** Decodes query parameters into a message init of `desc`; every parameter must name a scalar field, once. */
-export function fromQuery(desc: DescMessage, params: URLSearchParams, skip: ReadonlySet<string>): Record<string, unknown> {
+export function fromQuery(
+  desc: DescMessage,
+  params: URLSearchParams,
+  skip: ReadonlySet<string>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const seen = new Set<string>();
   for (const [key, raw] of params) {

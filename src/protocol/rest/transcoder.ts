@@ -7,7 +7,7 @@ import type { Logger } from "../../log.js";
 import type { AnyHandler, Call } from "../call.js";
 import { toConnectError } from "../errors.js";
 import { errorResponse } from "./error-body.js";
-import { compileTemplate, httpRoutes, type HttpRoute, type PathMatcher } from "./http-rules.js";
+import { compileTemplate, type HttpRoute, httpRoutes, type PathMatcher } from "./http-rules.js";
 import { fieldsOf, fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";
 
 type Req = IncomingMessage | Http2ServerRequest;
@@ -38,7 +38,10 @@ const SKIP = new Set([QUERY_CREDENTIAL]);
  * transcoder, no per-endpoint code. It calls the very handlers the Connect routes call, so authentication,
  * validation and errors are the same on every protocol. Returns false for a path no annotation names.
  */
-export function createTranscoder(bindings: readonly ServiceBinding[], opts: TranscoderOptions): (req: Req, res: Res) => boolean {
+export function createTranscoder(
+  bindings: readonly ServiceBinding[],
+  opts: TranscoderOptions,
+): (req: Req, res: Res) => boolean {
   const literal = new Map<string, Route[]>();
   const templated: Route[] = [];
   for (const r of httpRoutes(bindings.map((b) => b.desc))) {
@@ -83,7 +86,14 @@ export function createTranscoder(bindings: readonly ServiceBinding[], opts: Tran
   };
 }
 
-async function serve(route: Route, req: Req, res: Res, query: string, vars: Record<string, string>, opts: TranscoderOptions): Promise<void> {
+async function serve(
+  route: Route,
+  req: Req,
+  res: Res,
+  query: string,
+  vars: Record<string, string>,
+  opts: TranscoderOptions,
+): Promise<void> {
   const responseHeaders: Record<string, string> = {};
   const params = new URLSearchParams(query);
   let presentedToken = false;
@@ -107,17 +117,25 @@ async function serve(route: Route, req: Req, res: Res, query: string, vars: Reco
   }
 }
 
-async function decodeInput(route: Route, req: Req, params: URLSearchParams, vars: Record<string, string>, opts: TranscoderOptions): Promise<unknown> {
+async function decodeInput(
+  route: Route,
+  req: Req,
+  params: URLSearchParams,
+  vars: Record<string, string>,
+  opts: TranscoderOptions,
+): Promise<unknown> {
   const desc = route.method.input;
   let init: Record<string, unknown>;
   if (route.body === "*") {
-    for (const key of params.keys()) if (!SKIP.has(key)) throw invalidArgument(key, "is not a known parameter; send fields in the JSON body");
+    for (const key of params.keys())
+      if (!SKIP.has(key)) throw invalidArgument(key, "is not a known parameter; send fields in the JSON body");
     init = fromDocumentedJson(desc, await readJson(req, opts.maxBodyBytes));
   } else {
     init = fromQuery(desc, params, SKIP);
     if (route.body !== "") {
       const f = fieldsOf(desc).byName.get(route.body);
-      if (f?.fieldKind === "message") init[f.localName] = fromDocumentedJson(f.message, await readJson(req, opts.maxBodyBytes), f.name);
+      if (f?.fieldKind === "message")
+        init[f.localName] = fromDocumentedJson(f.message, await readJson(req, opts.maxBodyBytes), f.name);
     }
   }
   for (const [name, value] of Object.entries(vars)) {
@@ -156,7 +174,12 @@ function tooLarge(maxBytes: number): DomainError {
   return new BodyTooLarge("resource_exhausted", `body: must be at most ${maxBytes} bytes`, { field: "body" });
 }
 
-function makeCall(req: Req, res: Res, queryAccessToken: string | undefined, responseHeaders: Record<string, string>): Call {
+function makeCall(
+  req: Req,
+  res: Res,
+  queryAccessToken: string | undefined,
+  responseHeaders: Record<string, string>,
+): Call {
   let controller: AbortController | undefined;
   return {
     header: (name) => {
@@ -182,21 +205,32 @@ function makeCall(req: Req, res: Res, queryAccessToken: string | undefined, resp
   };
 }
 
-async function streamOut(method: DescMethod, items: AsyncIterable<object>, res: Res, headers: Record<string, string>, log: Logger): Promise<void> {
+async function streamOut(
+  method: DescMethod,
+  items: AsyncIterable<object>,
+  res: Res,
+  headers: Record<string, string>,
+  log: Logger,
+): Promise<void> {
   let started = false;
   try {
     for await (const item of items) {
       if (!started) {
-        res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-store", "x-content-type-options": "nosniff", ...headers });
+        res.writeHead(200, {
+          "content-type": "application/x-ndjson",
+          "cache-control": "no-store",
+          "x-content-type-options": "nosniff",
+          ...headers,
+        });
         started = true;
       }
-      (res as ServerResponse).write(JSON.stringify({ result: toDocumentedJson(method.output, item) }) + "\n");
+      (res as ServerResponse).write(`${JSON.stringify({ result: toDocumentedJson(method.output, item) })}\n`);
     }
   } catch (e) {
     if (!started) throw e;
     // Once streaming has begun the status is sent: the error travels as the last line.
     const err = errorResponse(toConnectError(e, log), false);
-    (res as ServerResponse).write(JSON.stringify({ error: JSON.parse(err.body) as unknown }) + "\n");
+    (res as ServerResponse).write(`${JSON.stringify({ error: JSON.parse(err.body) as unknown })}\n`);
   }
   if (!started) res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-store", ...headers });
   res.end();

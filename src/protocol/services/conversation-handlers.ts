@@ -1,5 +1,9 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ConversationService as ConversationServiceDesc, MessageSchema, ConversationSummarySchema } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type {
+  ConversationService as ConversationServiceDesc,
+  ConversationSummarySchema,
+  MessageSchema,
+} from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { ConversationService, ConversationSummary } from "../../domain/conversation/conversation-service.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
 import { isoTime } from "../../domain/time.js";
@@ -32,11 +36,20 @@ function summary(s: ConversationSummary): MessageInitShape<typeof ConversationSu
 }
 
 /** The ConversationService methods: authorisation first, then the domain. */
-export function conversationHandlers(conversations: ConversationService, auth: Authenticator): Handlers<typeof ConversationServiceDesc> {
+export function conversationHandlers(
+  conversations: ConversationService,
+  auth: Authenticator,
+): Handlers<typeof ConversationServiceDesc> {
   return {
     async getContactConversations(req, call) {
       const caller = await auth.account(call);
-      const page = conversations.listContacts(caller, { userEmailId: req.userEmailId, search: req.search, filter: req.filter, limit: req.limit, offset: req.offset });
+      const page = conversations.listContacts(caller, {
+        userEmailId: req.userEmailId,
+        search: req.search,
+        filter: req.filter,
+        limit: req.limit,
+        offset: req.offset,
+      });
       return {
         data: {
           data: {
@@ -59,7 +72,11 @@ export function conversationHandlers(conversations: ConversationService, auth: A
     },
     async getMessagesForConversation(req, call) {
       const caller = await auth.reader(call, req.accessToken);
-      const page = conversations.listMessages(caller, { conversationId: req.conversationId, limit: req.limit, offset: req.offset });
+      const page = conversations.listMessages(caller, {
+        conversationId: req.conversationId,
+        limit: req.limit,
+        offset: req.offset,
+      });
       return { messages: page.messages.map(message), hasMore: page.hasMore };
     },
     async listFrameConversations(req, call) {
@@ -68,12 +85,26 @@ export function conversationHandlers(conversations: ConversationService, auth: A
     },
     async sendMessage(req, call) {
       const caller = await auth.frame(call);
-      const r = await conversations.send(caller, { conversationId: req.conversationId, content: req.content }, call.signal);
-      return { data: { conversationId: r.conversationId, userMessage: message(r.userMessage), ...(r.reply ? { reply: message(r.reply) } : {}) } };
+      const r = await conversations.send(
+        caller,
+        { conversationId: req.conversationId, content: req.content },
+        call.signal,
+      );
+      return {
+        data: {
+          conversationId: r.conversationId,
+          userMessage: message(r.userMessage),
+          ...(r.reply ? { reply: message(r.reply) } : {}),
+        },
+      };
     },
     async *sendMessageStream(req, call) {
       const caller = await auth.frame(call);
-      for await (const ev of conversations.sendStream(caller, { conversationId: req.conversationId, content: req.content }, call.signal)) {
+      for await (const ev of conversations.sendStream(
+        caller,
+        { conversationId: req.conversationId, content: req.content },
+        call.signal,
+      )) {
         if (ev.type === "user_message") yield { event: { case: "userMessage", value: message(ev.message) } };
         else if (ev.type === "delta") yield { event: { case: "delta", value: ev.text } };
         else yield { event: { case: "reply", value: message(ev.message) } };

@@ -21,13 +21,26 @@ async function limited<T>(limits: TokenGuard, call: Call, t: TokenTarget, fn: ()
 }
 
 /** The TokenService methods: server-only, rate-limited, never cached. */
-export function tokenHandlers(tokens: TokenService, auth: Authenticator, limits: TokenGuard = noTokenLimits): Handlers<typeof TokenServiceDesc> {
+export function tokenHandlers(
+  tokens: TokenService,
+  auth: Authenticator,
+  limits: TokenGuard = noTokenLimits,
+): Handlers<typeof TokenServiceDesc> {
   return {
     async getAccessToken(req, call) {
       auth.requireServer(call);
-      const contact = req.contact && { contactName: req.contact.contactName, email: req.contact.email, phoneNumber: req.contact.phoneNumber };
+      const contact = req.contact && {
+        contactName: req.contact.contactName,
+        email: req.contact.email,
+        phoneNumber: req.contact.phoneNumber,
+      };
       const t = await limited(limits, call, { target: `chatbot:${req.chatbotId}`, apiKey: req.clientApiKey }, () =>
-        tokens.getAccessToken({ userId: req.userId, chatbotId: req.chatbotId, clientApiKey: req.clientApiKey, contact }),
+        tokens.getAccessToken({
+          userId: req.userId,
+          chatbotId: req.chatbotId,
+          clientApiKey: req.clientApiKey,
+          contact,
+        }),
       );
       noStore(call);
       return {
@@ -41,8 +54,17 @@ export function tokenHandlers(tokens: TokenService, auth: Authenticator, limits:
     },
     async refreshToken(req, call) {
       auth.requireServer(call);
-      const t = await limited(limits, call, { target: `chatbot:${req.chatbotId}`, apiKey: req.clientApiKey || undefined }, () =>
-        tokens.refresh({ userId: req.userId, chatbotId: req.chatbotId, refreshToken: req.refreshToken, clientApiKey: req.clientApiKey || undefined }),
+      const t = await limited(
+        limits,
+        call,
+        { target: `chatbot:${req.chatbotId}`, apiKey: req.clientApiKey || undefined },
+        () =>
+          tokens.refresh({
+            userId: req.userId,
+            chatbotId: req.chatbotId,
+            refreshToken: req.refreshToken,
+            clientApiKey: req.clientApiKey || undefined,
+          }),
       );
       noStore(call);
       return { data: { accessToken: t.accessToken, expiresAt: BigInt(t.expiresAt) } };
@@ -52,8 +74,11 @@ export function tokenHandlers(tokens: TokenService, auth: Authenticator, limits:
       const password = req.credential.case === "password" ? req.credential.value : undefined;
       // People log in with a password from a browser; only the API-key form is server-only.
       if (apiKey !== undefined) auth.requireServer(call);
-      const t = await limited(limits, call, { target: `account:${req.userEmailId}`, apiKey, password: password !== undefined }, () =>
-        tokens.getIdToken({ email: req.userEmailId, clientApiKey: apiKey, password }),
+      const t = await limited(
+        limits,
+        call,
+        { target: `account:${req.userEmailId}`, apiKey, password: password !== undefined },
+        () => tokens.getIdToken({ email: req.userEmailId, clientApiKey: apiKey, password }),
       );
       noStore(call);
       return { data: { idToken: t.idToken, expiresAt: BigInt(t.expiresAt) } };

@@ -71,17 +71,25 @@ export class BulkLoader {
     // twice (log, then checkpoint). Still atomic per transaction; the service's open switches back to WAL anyway.
     db.pragma("journal_mode = DELETE");
     db.pragma("foreign_keys = OFF");
-    this.contact = db.prepare(`INSERT INTO contacts (rowid, contact_id, account_id, user_id, contact_name, email, phone_number, created_at,
+    this.contact =
+      db.prepare(`INSERT INTO contacts (rowid, contact_id, account_id, user_id, contact_name, email, phone_number, created_at,
         latest_message_at, latest_conversation_id, unread_count, live_activity_at, channels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.conversation = db.prepare(`INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at,
+    this.conversation =
+      db.prepare(`INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at,
         last_message_at, message_count, read_order, unread_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.message = db.prepare("INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    this.nextRowid = db.prepare<[number, number], { r: number | null }>("SELECT max(rowid) AS r FROM contacts WHERE rowid BETWEEN ? AND ?");
+    this.message = db.prepare(
+      "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    this.nextRowid = db.prepare<[number, number], { r: number | null }>(
+      "SELECT max(rowid) AS r FROM contacts WHERE rowid BETWEEN ? AND ?",
+    );
   }
 
   /** The first free contact rowid of an account (contacts of one account share a range). */
   firstContactRowid(accountId: string): number {
-    const a = this.db.prepare<[string], { rowid: number }>("SELECT rowid FROM accounts WHERE account_id = ?").get(accountId);
+    const a = this.db
+      .prepare<[string], { rowid: number }>("SELECT rowid FROM accounts WHERE account_id = ?")
+      .get(accountId);
     if (!a) throw new Error(`no account ${accountId}`);
     const lo = a.rowid * ACCOUNT_RANGE;
     return (this.nextRowid.get(lo, lo + ACCOUNT_RANGE - 1)?.r ?? lo) + 1;
@@ -95,26 +103,68 @@ export class BulkLoader {
   loadAccount(accountId: string, fn: (firstRowid: number) => void): void {
     this.db.transaction(() => {
       const first = this.firstContactRowid(accountId);
-      const trigger = this.db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'contacts_search_insert'").get();
+      const trigger = this.db
+        .prepare<[], { sql: string }>(
+          "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'contacts_search_insert'",
+        )
+        .get();
       if (trigger) this.db.exec("DROP TRIGGER contacts_search_insert");
       fn(first);
       this.db
-        .prepare("INSERT INTO contact_search (rowid, user_id, contact_name, email, phone_number) SELECT rowid, user_id, contact_name, email, phone_number FROM contacts WHERE rowid BETWEEN ? AND ?")
+        .prepare(
+          "INSERT INTO contact_search (rowid, user_id, contact_name, email, phone_number) SELECT rowid, user_id, contact_name, email, phone_number FROM contacts WHERE rowid BETWEEN ? AND ?",
+        )
         .run(first, Math.floor(first / ACCOUNT_RANGE) * ACCOUNT_RANGE + ACCOUNT_RANGE - 1);
       if (trigger) this.db.exec(trigger.sql);
     })();
   }
 
   addContact(rowid: number, accountId: string, c: BulkContact): void {
-    this.contact.run(rowid, c.contactId, accountId, c.userId, c.contactName, c.email, c.phoneNumber, c.createdAt, c.latestMessageAt, c.latestConversationId, c.unreadCount, c.liveActivityAt, c.channels);
+    this.contact.run(
+      rowid,
+      c.contactId,
+      accountId,
+      c.userId,
+      c.contactName,
+      c.email,
+      c.phoneNumber,
+      c.createdAt,
+      c.latestMessageAt,
+      c.latestConversationId,
+      c.unreadCount,
+      c.liveActivityAt,
+      c.channels,
+    );
   }
 
   addConversation(accountId: string, v: BulkConversation): void {
-    this.conversation.run(v.conversationId, accountId, v.chatbotId, v.contactId, v.channel, v.status, v.assignedTo, v.createdAt, v.lastMessageAt, v.messageCount, v.readOrder, v.unreadCount);
+    this.conversation.run(
+      v.conversationId,
+      accountId,
+      v.chatbotId,
+      v.contactId,
+      v.channel,
+      v.status,
+      v.assignedTo,
+      v.createdAt,
+      v.lastMessageAt,
+      v.messageCount,
+      v.readOrder,
+      v.unreadCount,
+    );
   }
 
   addMessage(m: BulkMessage): void {
-    this.message.run(m.messageId, m.conversationId, m.messageOrder, m.role, m.content, m.toolCalls ?? "", m.documents ?? "[]", m.createdAt);
+    this.message.run(
+      m.messageId,
+      m.conversationId,
+      m.messageOrder,
+      m.role,
+      m.content,
+      m.toolCalls ?? "",
+      m.documents ?? "[]",
+      m.createdAt,
+    );
   }
 
   /** Restores the settings (WAL again) and refreshes the planner's statistics. */

@@ -1,6 +1,6 @@
-import Database from "better-sqlite3";
-import { mkdirSync, existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import Database from "better-sqlite3";
 import { migrations } from "./migrations.js";
 
 /** The handle every repository shares. */
@@ -52,7 +52,8 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
 export function migrate(db: Db): void {
   const current = db.pragma("user_version", { simple: true }) as number;
   const latest = migrations[migrations.length - 1]?.version ?? 0;
-  if (current > latest) throw new DatabaseOpenError(`database schema version ${current} is newer than this build knows (${latest})`);
+  if (current > latest)
+    throw new DatabaseOpenError(`database schema version ${current} is newer than this build knows (${latest})`);
   for (const m of migrations) {
     if (m.version <= current) continue;
     db.transaction(() => {

@@ -7,9 +7,9 @@ import { sqliteConversations } from "./repos/conversations.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 
-export { openDatabase, DatabaseOpenError, type Db } from "./database.js";
-export { readinessProbe } from "./health.js";
+export { DatabaseOpenError, type Db, openDatabase } from "./database.js";
 export { WalSync } from "./durability.js";
+export { readinessProbe } from "./health.js";
 
 /** Every repository, over one database handle. */
 export function sqliteRepositories(db: Db) {

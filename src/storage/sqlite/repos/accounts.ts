@@ -1,13 +1,27 @@
 import type { AccountRecord, AccountRepository } from "../../../domain/account/repository.js";
 import type { Db } from "../database.js";
 
-interface Row { account_id: string; email: string; password_hash: string | null; active: number; created_at: number }
+interface Row {
+  account_id: string;
+  email: string;
+  password_hash: string | null;
+  active: number;
+  created_at: number;
+}
 const toRecord = (r: Row | undefined): AccountRecord | undefined =>
-  r && { accountId: r.account_id, email: r.email, passwordHash: r.password_hash, active: r.active === 1, createdAt: r.created_at };
+  r && {
+    accountId: r.account_id,
+    email: r.email,
+    passwordHash: r.password_hash,
+    active: r.active === 1,
+    createdAt: r.created_at,
+  };
 
 /** Accounts in SQLite. */
 export function sqliteAccounts(db: Db): AccountRepository {
-  const insert = db.prepare("INSERT INTO accounts (account_id, email, password_hash, active, created_at) VALUES (?, ?, ?, ?, ?)");
+  const insert = db.prepare(
+    "INSERT INTO accounts (account_id, email, password_hash, active, created_at) VALUES (?, ?, ?, ?, ?)",
+  );
   const byEmail = db.prepare<[string], Row>("SELECT * FROM accounts WHERE email = ?");
   const byId = db.prepare<[string], Row>("SELECT * FROM accounts WHERE account_id = ?");
   const any = db.prepare("SELECT 1 FROM accounts LIMIT 1");

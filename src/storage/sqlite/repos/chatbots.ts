@@ -1,7 +1,15 @@
 import type { ChatbotRecord, ChatbotRepository } from "../../../domain/account/repository.js";
 import type { Db } from "../database.js";
 
-interface Row { chatbot_id: string; account_id: string; name: string; allowed_origins: string; knowledge: string; active: number; created_at: number }
+interface Row {
+  chatbot_id: string;
+  account_id: string;
+  name: string;
+  allowed_origins: string;
+  knowledge: string;
+  active: number;
+  created_at: number;
+}
 const toRecord = (r: Row): ChatbotRecord => ({
   chatbotId: r.chatbot_id,
   accountId: r.account_id,
@@ -14,14 +22,24 @@ const toRecord = (r: Row): ChatbotRecord => ({
 
 /** Chatbots in SQLite; looked up on every frame call, so parsed rows are kept briefly in memory. */
 export function sqliteChatbots(db: Db): ChatbotRepository {
-  const insert = db.prepare("INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, active, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  const insert = db.prepare(
+    "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, active, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  );
   const byId = db.prepare<[string], Row>("SELECT * FROM chatbots WHERE chatbot_id = ?");
   const list = db.prepare<[string], Row>("SELECT * FROM chatbots WHERE account_id = ? ORDER BY created_at");
   // A short cache: chatbot settings change rarely, and a stale entry lives at most a second.
   const cache = new Map<string, { at: number; rec: ChatbotRecord | undefined }>();
   return {
     insert: (c) => {
-      insert.run(c.chatbotId, c.accountId, c.name, JSON.stringify(c.allowedOrigins), JSON.stringify(c.knowledge), c.active ? 1 : 0, c.createdAt);
+      insert.run(
+        c.chatbotId,
+        c.accountId,
+        c.name,
+        JSON.stringify(c.allowedOrigins),
+        JSON.stringify(c.knowledge),
+        c.active ? 1 : 0,
+        c.createdAt,
+      );
       cache.delete(c.chatbotId);
     },
     byId: (id) => {

@@ -1,4 +1,9 @@
-import type { ContactFilter, ContactQuery, ContactRepository, ContactView } from "../../../domain/conversation/repository.js";
+import type {
+  ContactFilter,
+  ContactQuery,
+  ContactRepository,
+  ContactView,
+} from "../../../domain/conversation/repository.js";
 import { newId } from "../../../domain/ids.js";
 import type { Db } from "../database.js";
 import { ACCOUNT_RANGE, nextContactRowid } from "./contact-rowid.js";
@@ -42,7 +47,8 @@ const ORDER = "ORDER BY c.latest_message_at DESC, c.contact_id";
 // The four searchable fields lower-cased (as instr(lower(x), term) always compared them) and joined by char(31),
 // which a term cannot contain: one instr() tests all four. The very expression of the contacts_recent_search index
 // (migration 4), so a scan reads it from the index. instr() is a literal substring test: % and _ are ordinary.
-const SEARCH_TEXT = "(lower(user_id) || char(31) || lower(contact_name) || char(31) || lower(email) || char(31) || lower(phone_number))";
+const SEARCH_TEXT =
+  "(lower(user_id) || char(31) || lower(contact_name) || char(31) || lower(email) || char(31) || lower(phone_number))";
 const MATCHES = `instr(${SEARCH_TEXT.replace(/\b(user_id|contact_name|email|phone_number)\b/g, "c.$1")}, @search) > 0`;
 
 /**
@@ -60,28 +66,40 @@ function listStatements(db: Db) {
   };
   return {
     plain: (f: ContactFilter) =>
-      get(`plain:${f}`, () => `SELECT ${COLUMNS} FROM contacts c ${CONVERSATION}
-        WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} ${ORDER} LIMIT @limit OFFSET @offset`),
+      get(
+        `plain:${f}`,
+        () => `SELECT ${COLUMNS} FROM contacts c ${CONVERSATION}
+        WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} ${ORDER} LIMIT @limit OFFSET @offset`,
+      ),
     // The subquery reads index entries only (at most @budget of them; -1: all); the outer query joins the table
     // for the rows that match, in the subquery's order.
     budgeted: (f: ContactFilter) =>
-      get(`budgeted:${f}`, () => `SELECT ${COLUMNS} FROM (
+      get(
+        `budgeted:${f}`,
+        () => `SELECT ${COLUMNS} FROM (
           SELECT rowid AS rid, latest_message_at AS lm, contact_id AS cid, instr(${SEARCH_TEXT}, @search) AS hit FROM contacts INDEXED BY contacts_recent_search
           WHERE account_id = @accountId AND latest_message_at IS NOT NULL${f === "live" ? " AND latest_message_at >= @liveSince" : ""}
           ORDER BY latest_message_at DESC, contact_id LIMIT @budget) AS w
         CROSS JOIN contacts c ON c.rowid = w.rid ${CONVERSATION}
         WHERE w.hit > 0${FILTER_SQL[f]}
-        ORDER BY w.lm DESC, w.cid LIMIT @need`),
-    beyondBudget: get("beyond", () =>
-      "SELECT 1 FROM contacts INDEXED BY contacts_recent_search WHERE account_id = @accountId AND latest_message_at IS NOT NULL ORDER BY latest_message_at DESC, contact_id LIMIT 1 OFFSET @budget"),
+        ORDER BY w.lm DESC, w.cid LIMIT @need`,
+      ),
+    beyondBudget: get(
+      "beyond",
+      () =>
+        "SELECT 1 FROM contacts INDEXED BY contacts_recent_search WHERE account_id = @accountId AND latest_message_at IS NOT NULL ORDER BY latest_message_at DESC, contact_id LIMIT 1 OFFSET @budget",
+    ),
     // The candidates are sorted on what the contact row alone gives; the conversation is joined for the page only.
     trigram: (f: ContactFilter) =>
-      get(`trigram:${f}`, () => `SELECT ${COLUMNS} FROM (
+      get(
+        `trigram:${f}`,
+        () => `SELECT ${COLUMNS} FROM (
           SELECT c.rowid AS rid, c.latest_message_at AS lm, c.contact_id AS cid FROM contact_search s CROSS JOIN contacts c ON c.rowid = s.rowid
           WHERE contact_search MATCH @match AND s.rowid BETWEEN @lo AND @hi
             AND c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} AND ${MATCHES} ${ORDER} LIMIT @limit OFFSET @offset) AS w
         CROSS JOIN contacts c ON c.rowid = w.rid ${CONVERSATION}
-        ORDER BY w.lm DESC, w.cid`),
+        ORDER BY w.lm DESC, w.cid`,
+      ),
   };
 }
 
@@ -97,7 +115,11 @@ export function sqliteContacts(db: Db): ContactRepository {
     RETURNING contact_id`);
   const accountRowid = db.prepare<[string], { rowid: number }>("SELECT rowid FROM accounts WHERE account_id = ?");
   // The highest contact rowid of an account: how many contacts it has had (rowids count up from its range start).
-  const lastRowid = db.prepare<[number, number], number>("SELECT rowid FROM contacts WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT 1").pluck();
+  const lastRowid = db
+    .prepare<[number, number], number>(
+      "SELECT rowid FROM contacts WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT 1",
+    )
+    .pluck();
   const ranges = new Map<string, number>();
   const st = listStatements(db);
 
@@ -117,7 +139,10 @@ export function sqliteContacts(db: Db): ContactRepository {
     if (q.search.length >= TRIGRAM_MIN) {
       const need = q.offset + q.limit + 1;
       const first = st.budgeted(q.filter).all({ ...params, budget: SEARCH_SCAN_BUDGET, need }) as ListRow[];
-      if (first.length === need || st.beyondBudget.get({ accountId: q.accountId, budget: SEARCH_SCAN_BUDGET }) === undefined) {
+      if (
+        first.length === need ||
+        st.beyondBudget.get({ accountId: q.accountId, budget: SEARCH_SCAN_BUDGET }) === undefined
+      ) {
         return first.slice(q.offset);
       }
       const lo = rangeOf(q.accountId);
@@ -131,7 +156,9 @@ export function sqliteContacts(db: Db): ContactRepository {
         const rowsToRead = Math.ceil((need * SEARCH_SCAN_BUDGET) / hits);
         const candidates = (hits / SEARCH_SCAN_BUDGET) * contacts;
         if (rowsToRead * SCAN_ROW_COST < candidates * CANDIDATE_COST) {
-          const more = st.budgeted(q.filter).all({ ...params, budget: Math.min(2 * rowsToRead, contacts), need }) as ListRow[];
+          const more = st
+            .budgeted(q.filter)
+            .all({ ...params, budget: Math.min(2 * rowsToRead, contacts), need }) as ListRow[];
           if (more.length === need || 2 * rowsToRead >= contacts) return more.slice(q.offset);
         }
       }
@@ -140,7 +167,9 @@ export function sqliteContacts(db: Db): ContactRepository {
       return st.trigram(q.filter).all({ ...params, match, lo, hi: lo + ACCOUNT_RANGE - 1 }) as ListRow[];
     }
     // 1–2 characters: no index can answer; the narrow index is read newest first until the page is full.
-    return (st.budgeted(q.filter).all({ ...params, budget: -1, need: q.offset + q.limit + 1 }) as ListRow[]).slice(q.offset);
+    return (st.budgeted(q.filter).all({ ...params, budget: -1, need: q.offset + q.limit + 1 }) as ListRow[]).slice(
+      q.offset,
+    );
   };
 
   return {

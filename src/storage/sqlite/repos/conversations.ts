@@ -1,5 +1,12 @@
 import type { KnowledgeSnippet } from "../../../domain/account/repository.js";
-import type { ConversationRecord, ConversationRepository, MessageRecord, MessageRole, NewConversation, NewMessage } from "../../../domain/conversation/repository.js";
+import type {
+  ConversationRecord,
+  ConversationRepository,
+  MessageRecord,
+  MessageRole,
+  NewConversation,
+  NewMessage,
+} from "../../../domain/conversation/repository.js";
 import { newId } from "../../../domain/ids.js";
 import type { Db } from "../database.js";
 import { nextContactRowid } from "./contact-rowid.js";
@@ -19,8 +26,17 @@ interface ConvRow {
 }
 // A message row as an array (better-sqlite3's raw mode: no object per row). Empty tool_calls and documents come
 // back as NULL, which costs no string.
-type MsgRow = [messageId: string, messageOrder: number, role: string, content: string, toolCalls: string | null, documents: string | null, createdAt: number];
-const MSG_COLUMNS = "message_id, message_order, role, content, nullif(tool_calls, '') AS tool_calls, nullif(documents, '[]') AS documents, created_at";
+type MsgRow = [
+  messageId: string,
+  messageOrder: number,
+  role: string,
+  content: string,
+  toolCalls: string | null,
+  documents: string | null,
+  createdAt: number,
+];
+const MSG_COLUMNS =
+  "message_id, message_order, role, content, nullif(tool_calls, '') AS tool_calls, nullif(documents, '[]') AS documents, created_at";
 
 const toConv = (r: ConvRow): ConversationRecord => ({
   conversationId: r.conversation_id,
@@ -54,7 +70,10 @@ export function sqliteConversations(db: Db): ConversationRepository {
   const forUser = db.prepare<[string, string, string, number], ConvRow>(
     `${CONV} WHERE c.account_id = ? AND c.user_id = ? AND v.chatbot_id = ? ORDER BY v.created_at DESC LIMIT ?`,
   );
-  const ensureContact = db.prepare<[{ accountId: string; contactId: string; userId: string; now: number }], { contact_id: string }>(
+  const ensureContact = db.prepare<
+    [{ accountId: string; contactId: string; userId: string; now: number }],
+    { contact_id: string }
+  >(
     `INSERT INTO contacts (rowid, contact_id, account_id, user_id, created_at) VALUES (${nextContactRowid("@accountId")}, @contactId, @accountId, @userId, @now)
      ON CONFLICT (account_id, user_id) DO UPDATE SET user_id = user_id RETURNING contact_id`,
   );
@@ -62,11 +81,16 @@ export function sqliteConversations(db: Db): ConversationRepository {
     "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at) VALUES (?, ?, ?, ?, ?, 'live', 'ai_agent', ?)",
   );
   // The order comes from the conversation's own counter, bumped inside the same transaction: gap-free under any concurrency.
-  const bump = db.prepare<[{ now: number; isUser: number; id: string }], { message_count: number; contact_id: string; channel: string; status: string; created_at: number }>(`
+  const bump = db.prepare<
+    [{ now: number; isUser: number; id: string }],
+    { message_count: number; contact_id: string; channel: string; status: string; created_at: number }
+  >(`
     UPDATE conversations SET message_count = message_count + 1, last_message_at = @now,
       unread_count = unread_count + @isUser, status = CASE WHEN @isUser THEN 'live' ELSE status END
     WHERE conversation_id = @id RETURNING message_count, contact_id, channel, status, created_at`);
-  const insertMsg = db.prepare("INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  const insertMsg = db.prepare(
+    "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  );
   const touchContact = db.prepare(`
     UPDATE contacts SET
       latest_message_at = max(coalesce(latest_message_at, 0), @now),
@@ -80,13 +104,21 @@ export function sqliteConversations(db: Db): ConversationRepository {
     "UPDATE contacts SET live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = @id AND status = 'live') WHERE contact_id = @id",
   );
   const page = db
-    .prepare<[string, number, number], MsgRow>(`SELECT ${MSG_COLUMNS} FROM messages WHERE conversation_id = ? AND message_order > ? ORDER BY message_order LIMIT ?`)
+    .prepare<[string, number, number], MsgRow>(
+      `SELECT ${MSG_COLUMNS} FROM messages WHERE conversation_id = ? AND message_order > ? ORDER BY message_order LIMIT ?`,
+    )
     .raw();
-  const recent = db.prepare<[string, number], MsgRow>(`SELECT ${MSG_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY message_order DESC LIMIT ?`).raw();
+  const recent = db
+    .prepare<[string, number], MsgRow>(
+      `SELECT ${MSG_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY message_order DESC LIMIT ?`,
+    )
+    .raw();
   const unreadOff = db.prepare(
     "UPDATE contacts SET unread_count = unread_count - (SELECT unread_count FROM conversations WHERE conversation_id = @id) WHERE contact_id = (SELECT contact_id FROM conversations WHERE conversation_id = @id)",
   );
-  const readAll = db.prepare("UPDATE conversations SET unread_count = 0, read_order = message_count WHERE conversation_id = ?");
+  const readAll = db.prepare(
+    "UPDATE conversations SET unread_count = 0, read_order = message_count WHERE conversation_id = ?",
+  );
   const markRead = db.transaction((conversationId: string) => {
     unreadOff.run({ id: conversationId });
     readAll.run(conversationId);
@@ -99,18 +131,41 @@ export function sqliteConversations(db: Db): ConversationRepository {
     if (r) recomputeLive.run({ id: r.contact_id });
   });
   const assign = db.prepare("UPDATE conversations SET assigned_to = ? WHERE conversation_id = ?");
-  const append = db.transaction((conversationId: string, m: NewMessage, start: NewConversation | undefined): MessageRecord => {
-    if (start) {
-      const contactId = ensureContact.get({ accountId: start.accountId, contactId: newId(), userId: start.userId, now: m.createdAt })!.contact_id;
-      insertConv.run(start.conversationId, start.accountId, start.chatbotId, contactId, start.channel, m.createdAt);
-    }
-    const isUser = m.role === "user" ? 1 : 0;
-    const conv = bump.get({ now: m.createdAt, isUser, id: conversationId });
-    if (!conv) throw new Error(`conversation ${conversationId} vanished`);
-    insertMsg.run(m.messageId, conversationId, conv.message_count, m.role, m.content, m.toolCalls, JSON.stringify(m.documents), m.createdAt);
-    touchContact.run({ now: m.createdAt, conversationId, unread: isUser, live: conv.status === "live" ? 1 : 0, channel: conv.channel, contactId: conv.contact_id });
-    return { ...m, conversationId, conversationCreatedAt: conv.created_at, messageOrder: conv.message_count };
-  });
+  const append = db.transaction(
+    (conversationId: string, m: NewMessage, start: NewConversation | undefined): MessageRecord => {
+      if (start) {
+        const contactId = ensureContact.get({
+          accountId: start.accountId,
+          contactId: newId(),
+          userId: start.userId,
+          now: m.createdAt,
+        })!.contact_id;
+        insertConv.run(start.conversationId, start.accountId, start.chatbotId, contactId, start.channel, m.createdAt);
+      }
+      const isUser = m.role === "user" ? 1 : 0;
+      const conv = bump.get({ now: m.createdAt, isUser, id: conversationId });
+      if (!conv) throw new Error(`conversation ${conversationId} vanished`);
+      insertMsg.run(
+        m.messageId,
+        conversationId,
+        conv.message_count,
+        m.role,
+        m.content,
+        m.toolCalls,
+        JSON.stringify(m.documents),
+        m.createdAt,
+      );
+      touchContact.run({
+        now: m.createdAt,
+        conversationId,
+        unread: isUser,
+        live: conv.status === "live" ? 1 : 0,
+        channel: conv.channel,
+        contactId: conv.contact_id,
+      });
+      return { ...m, conversationId, conversationCreatedAt: conv.created_at, messageOrder: conv.message_count };
+    },
+  );
 
   return {
     byId: (id) => {
@@ -124,10 +179,15 @@ export function sqliteConversations(db: Db): ConversationRepository {
       // message_order is gap-free from 1, so "skip offset" is a range, not an OFFSET scan.
       const rows = page.all(conv.conversationId, offset, limit + 1);
       const messages: MessageRecord[] = [];
-      for (let i = 0; i < rows.length && i < limit; i++) messages.push(toMsg(rows[i]!, conv.conversationId, conv.createdAt));
+      for (let i = 0; i < rows.length && i < limit; i++)
+        messages.push(toMsg(rows[i]!, conv.conversationId, conv.createdAt));
       return { messages, hasMore: rows.length > limit };
     },
-    recent: (conv, count) => recent.all(conv.conversationId, count).reverse().map((r) => toMsg(r, conv.conversationId, conv.createdAt)),
+    recent: (conv, count) =>
+      recent
+        .all(conv.conversationId, count)
+        .reverse()
+        .map((r) => toMsg(r, conv.conversationId, conv.createdAt)),
     forUser: (accountId, chatbotId, userId, limit) => forUser.all(accountId, userId, chatbotId, limit).map(toConv),
     markRead: (id) => markRead.immediate(id),
     assign: (id, assignee) => void assign.run(assignee, id),

@@ -1,15 +1,32 @@
-import type { SigningKeyRecord, SigningKeyRepository } from "../../../domain/token/repository.js";
+import type { SigningKeyRepository } from "../../../domain/token/repository.js";
 import type { Db } from "../database.js";
 
-interface Row { kid: string; alg: string; private_jwk: string; public_jwk: string; created_at: number; retired_at: number | null }
+interface Row {
+  kid: string;
+  alg: string;
+  private_jwk: string;
+  public_jwk: string;
+  created_at: number;
+  retired_at: number | null;
+}
 
 /** Signing keys in SQLite. */
 export function sqliteSigningKeys(db: Db): SigningKeyRepository {
   const list = db.prepare<[], Row>("SELECT * FROM signing_keys ORDER BY created_at");
-  const insert = db.prepare("INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at, retired_at) VALUES (?, ?, ?, ?, ?, ?)");
+  const insert = db.prepare(
+    "INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at, retired_at) VALUES (?, ?, ?, ?, ?, ?)",
+  );
   const retire = db.prepare("UPDATE signing_keys SET retired_at = ? WHERE kid != ? AND retired_at IS NULL");
   return {
-    list: () => list.all().map((r) => ({ kid: r.kid, alg: r.alg, privateJwk: r.private_jwk, publicJwk: r.public_jwk, createdAt: r.created_at, retiredAt: r.retired_at })),
+    list: () =>
+      list.all().map((r) => ({
+        kid: r.kid,
+        alg: r.alg,
+        privateJwk: r.private_jwk,
+        publicJwk: r.public_jwk,
+        createdAt: r.created_at,
+        retiredAt: r.retired_at,
+      })),
     insert: (k) => void insert.run(k.kid, k.alg, k.privateJwk, k.publicJwk, k.createdAt, k.retiredAt),
     retireAllBut: (kid, at) => void retire.run(at, kid),
   };
