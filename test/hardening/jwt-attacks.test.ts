@@ -2,10 +2,10 @@ import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, typ
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { decodeJwt, decodeProtectedHeader } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLOCK_TOLERANCE_S } from "../../src/domain/token/jwt-strategy.js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ISSUE_SKEW_MS } from "../../src/domain/token/jwt-strategy.js";
 import { idToken, issueTokens } from "../helpers/flows.js";
-import { getJson, reasonOf } from "../helpers/http.js";
+import { getJson, postJson, reasonOf } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { expectNoSecrets } from "./support.js";
 
@@ -47,9 +47,13 @@ function forge(
 
 const nowS = () => Math.floor(s.clock.now() / 1000);
 
-/** Sets the server's clock to an absolute instant. */
+/** Stops the server's clock at an absolute instant (resetClock lets it run again, at the real time). */
 function setClock(ms: number): void {
-  s.clock.advance(ms - s.clock.now());
+  s.clock.freezeAt(ms);
+}
+function resetClock(): void {
+  s.clock.resume();
+  s.clock.advance(Date.now() - s.clock.now());
 }
 
 beforeAll(async () => {
@@ -72,6 +76,9 @@ beforeAll(async () => {
   realKey = createPrivateKey({ key: JSON.parse(rec.privateJwk), format: "jwk" });
   publicJwk = JSON.parse(rec.publicJwk);
 });
+
+// A test that stopped the clock and failed midway must not leave it stopped for the next.
+afterEach(resetClock);
 
 afterAll(async () => {
   expectNoSecrets(s.logs, secrets);
@@ -221,13 +228,25 @@ describe.each(Object.keys(KINDS) as (keyof typeof KINDS)[])("forged %s tokens", 
     expect(r.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');
   });
 
-  it("a well-formed token with the real kid and a tolerable nbf is accepted (the forging itself is sound)", async () => {
-    const t = forge(
-      decodeProtectedHeader(genuine),
-      { ...decodeJwt(genuine), nbf: nowS() + CLOCK_TOLERANCE_S - 2 },
-      realKey,
-    );
+  it("a well-formed token with the real kid and a current nbf is accepted (the forging itself is sound)", async () => {
+    const t = forge(decodeProtectedHeader(genuine), { ...decodeJwt(genuine), nbf: nowS() }, realKey);
     expect((await KINDS[kind].present(t)).status).toBe(200);
+  });
+
+  it(`iat or nbf up to ${ISSUE_SKEW_MS} ms ahead of the clock is accepted (another instance's clock), further is refused`, async () => {
+    const next = nowS() + 1;
+    const ahead = (claim: "iat" | "nbf", jti: string) =>
+      forge(decodeProtectedHeader(genuine), { ...decodeJwt(genuine), [claim]: next, exp: next + 600, jti }, realKey);
+    setClock(next * 1000 - ISSUE_SKEW_MS);
+    for (const claim of ["iat", "nbf"] as const)
+      expect((await KINDS[kind].present(ahead(claim, `within-${claim}`))).status, claim).toBe(200);
+    setClock(next * 1000 - ISSUE_SKEW_MS - 1);
+    for (const claim of ["iat", "nbf"] as const) {
+      const r = await KINDS[kind].present(ahead(claim, `beyond-${claim}`));
+      expect(r.status, claim).toBe(401);
+      expect(reasonOf(r.body)).toBe("TokenInvalidError");
+    }
+    resetClock();
   });
 });
 
@@ -250,33 +269,48 @@ describe("kinds are never interchangeable", () => {
   });
 });
 
-describe("clock tolerance", () => {
-  it(`accepts a token up to ${CLOCK_TOLERANCE_S} s after exp and refuses it after, as TokenExpiredError`, async () => {
-    const inside = await KINDS.access.genuine();
-    const outside = await KINDS.access.genuine();
-    const exp = decodeJwt(inside).exp! * 1000;
-    setClock(exp + (CLOCK_TOLERANCE_S - 1.5) * 1000);
-    expect((await KINDS.access.present(inside)).status).toBe(200);
-    setClock(exp + (CLOCK_TOLERANCE_S + 1.5) * 1000);
-    // Once verified and cached, and never seen before: both refused.
-    for (const t of [inside, outside]) {
-      const r = await KINDS.access.present(t);
-      expect(r.status).toBe(401);
-      expect(reasonOf(r.body)).toBe("TokenExpiredError");
-    }
-    setClock(Date.now());
-  });
+describe("expiry is exact: the instant the service reports is the instant it enforces", () => {
+  it.each(["access", "id"] as const)(
+    "%s token: accepted 1 ms before its reported expires_at, refused at it as TokenExpiredError (cached or not)",
+    async (kind) => {
+      const reported = async () => {
+        if (kind === "id") {
+          const r = await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey });
+          return { token: r.body.data.idToken as string, expiresAt: r.body.data.expires_at as number };
+        }
+        const t = await issueTokens(s.url, a, "clock-user");
+        return { token: t.access_token, expiresAt: t.access_token_expires_at };
+      };
+      const seen = await reported();
+      const unseen = await reported();
+      expect(decodeJwt(seen.token).exp! * 1000).toBe(seen.expiresAt);
+      setClock(seen.expiresAt - 1);
+      expect((await KINDS[kind].present(seen.token)).status).toBe(200);
+      setClock(seen.expiresAt);
+      // The one verified and cached above, and one never seen: both refused from the reported instant on.
+      for (const t of [seen.token, unseen.token]) {
+        if (t === unseen.token) setClock(unseen.expiresAt);
+        const r = await KINDS[kind].present(t);
+        expect(r.status).toBe(401);
+        expect(reasonOf(r.body)).toBe("TokenExpiredError");
+      }
+      resetClock();
+    },
+  );
 
-  it("the same holds for ID tokens", async () => {
-    const t = await KINDS.id.genuine();
-    const exp = decodeJwt(t).exp! * 1000;
-    setClock(exp + (CLOCK_TOLERANCE_S - 1.5) * 1000);
-    expect((await KINDS.id.present(t)).status).toBe(200);
-    setClock(exp + (CLOCK_TOLERANCE_S + 1.5) * 1000);
-    const r = await KINDS.id.present(t);
-    expect(r.status).toBe(401);
-    expect(reasonOf(r.body)).toBe("TokenExpiredError");
-    setClock(Date.now());
+  it("a refreshed access token's reported expires_at is enforced exactly too", async () => {
+    const t = await issueTokens(s.url, a, "clock-refresh");
+    const r = await postJson(s.url, "/ai_agent/refresh_token", {
+      user_id: "clock-refresh",
+      chatbot_id: a.chatbotId,
+      refresh_token: t.refresh_token,
+    });
+    const { access_token, expires_at } = r.body.data as { access_token: string; expires_at: number };
+    setClock(expires_at - 1);
+    expect((await KINDS.access.present(access_token)).status).toBe(200);
+    setClock(expires_at);
+    expect((await KINDS.access.present(access_token)).status).toBe(401);
+    resetClock();
   });
 });
 

@@ -4,8 +4,15 @@ import type { Clock } from "../clock.js";
 import { unauthenticated } from "../errors.js";
 import { type KeyRing, SIGNING_ALG } from "./key-ring.js";
 
-/** Tolerance for clock skew between this service and its peers, in seconds. */
-export const CLOCK_TOLERANCE_S = 5;
+/**
+ * This service is the only issuer and verifier of its tokens, so a token's `exp` is enforced exactly: the instant the
+ * service reports (`expires_at`) is the first instant the token is refused. Only the issue instants (`iat`, `nbf`)
+ * get a leeway, below a second, for instances whose clocks differ slightly (keep them NTP-synchronised).
+ */
+export const ISSUE_SKEW_MS = 500;
+// jose compares whole seconds and applies one tolerance to every claim; it gets one second (so it never refuses what
+// the exact checks below accept), and those checks then hold each claim to its own bound in milliseconds.
+const JOSE_TOLERANCE_S = 1;
 
 /** The two kinds of JWT this service signs; each has its own audience and `typ`, never interchangeable. */
 export const TOKEN_KINDS = {
@@ -129,6 +136,7 @@ export class JwtStrategy {
     }
     // Keys come only from our own key set: no header may point elsewhere.
     if (FORBIDDEN_HEADERS.some((h) => h in header)) throw unauthenticated(`the ${label} is invalid`);
+    const now = this.clock.now();
     try {
       const { payload } = await jwtVerify(
         token,
@@ -143,16 +151,18 @@ export class JwtStrategy {
           issuer: this.issuer,
           audience: TOKEN_KINDS[kind].audience,
           typ: TOKEN_KINDS[kind].typ,
-          clockTolerance: CLOCK_TOLERANCE_S,
+          clockTolerance: JOSE_TOLERANCE_S,
           requiredClaims: ["iss", "aud", "sub", "iat", "exp", "jti"],
-          currentDate: new Date(this.clock.now()),
+          currentDate: new Date(now),
         },
       );
       if (typeof payload.sub !== "string" || payload.sub === "")
         throw new errors.JWTClaimValidationFailed("sub", payload);
+      if (payload.exp! * 1000 <= now) throw new errors.JWTExpired('"exp" claim timestamp check failed', payload, "exp");
       // jose checks iat only with maxTokenAge; a token from the future is as wrong as an expired one.
-      if (payload.iat! > Math.floor(this.clock.now() / 1000) + CLOCK_TOLERANCE_S)
-        throw new errors.JWTClaimValidationFailed("iat", payload);
+      if (payload.iat! * 1000 > now + ISSUE_SKEW_MS) throw new errors.JWTClaimValidationFailed("iat", payload);
+      if (payload.nbf !== undefined && payload.nbf * 1000 > now + ISSUE_SKEW_MS)
+        throw new errors.JWTClaimValidationFailed("nbf", payload);
       return payload;
     } catch (e) {
       if (e instanceof errors.JWTExpired) throw unauthenticated(`the ${label} has expired`, "TokenExpiredError");
@@ -173,7 +183,7 @@ class VerifiedCache<T extends { expiresAt: number }> {
   get(token: string, now: number): T | "expired" | undefined {
     const hit = this.map.get(token);
     if (!hit) return undefined;
-    if (hit.expiresAt + CLOCK_TOLERANCE_S * 1000 <= now) {
+    if (hit.expiresAt <= now) {
       this.map.delete(token);
       return "expired";
     }
