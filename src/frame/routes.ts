@@ -119,10 +119,11 @@ export function frameRoutes(app: App, opts: FrameOptions = {}): Route[] {
     // here its chatbot claim is only compared, so an expired token still opens the frame and gets refreshed.
     const tokenChatbot = chatbotClaim(query.get("access_token"));
     if (tokenChatbot !== undefined && tokenChatbot !== chatbot.chatbotId) {
+      // A credential that does not authorise this chat: an authorisation failure, not a malformed request.
       sendPage(
         req,
         res,
-        400,
+        403,
         headers,
         errorPage("Chat cannot start", "The access token was issued for another chatbot."),
       );

@@ -24,12 +24,16 @@ describe("GET /chatbot-iframe/{chatbot_id}", () => {
     expect(await r.text()).not.toContain(t.access_token);
   });
 
-  it("refuses an access token issued for another chatbot", async () => {
+  it("refuses an access token issued for another chatbot as an authorisation failure (403), with a readable page", async () => {
     const other = await s.account({ origins: ["https://shop.example"] });
     const t = await issueTokens(s.url, other, "page-user");
     const r = await page(a.chatbotId, { user_id: "page-user", access_token: t.access_token });
-    expect(r.status).toBe(400);
-    expect(await r.text()).toContain("another chatbot");
+    expect(r.status).toBe(403);
+    expect(r.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(r.headers.get("cache-control")).toBe("no-store");
+    const html = await r.text();
+    expect(html).toContain("another chatbot");
+    expect(html).not.toContain(t.access_token);
   });
 
   it("answers 404 for an unknown chatbot", async () => {
