@@ -42,6 +42,11 @@ export function requireEmail(field: string, value: string): string {
   return value;
 }
 
+/** An optional e-mail address: empty, or an e-mail address by the same rule as requireEmail. */
+export function optionalEmail(field: string, value: string): string {
+  return value === "" ? value : requireEmail(field, value);
+}
+
 function checkText(field: string, value: string, max: number, forbidden: RegExp): string {
   if (value.length > max) throw invalidArgument(field, `must be at most ${max} characters`);
   if (forbidden.test(value)) throw invalidArgument(field, "must not contain control characters");
@@ -57,7 +62,10 @@ export function requireContent(field: string, value: string): string {
   return value;
 }
 
-/** A page request: limit within [1, max] (default when absent), offset >= 0 (0 when absent). */
+/** Largest offset of a page: deeper paging is a scan, not an inbox (search or filter instead). */
+export const MAX_OFFSET = 1_000_000;
+
+/** A page request: limit within [1, max] (default when absent), offset within [0, MAX_OFFSET] (0 when absent). */
 export function page(
   limit: number | undefined,
   offset: number | undefined,
@@ -67,8 +75,8 @@ export function page(
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > maxLimit)) {
     throw invalidArgument("limit", `must be an integer from 1 to ${maxLimit}`);
   }
-  if (offset !== undefined && (!Number.isInteger(offset) || offset < 0)) {
-    throw invalidArgument("offset", "must be an integer of 0 or more");
+  if (offset !== undefined && (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET)) {
+    throw invalidArgument("offset", `must be an integer from 0 to ${MAX_OFFSET}`);
   }
   return { limit: limit ?? defaultLimit, offset: offset ?? 0 };
 }

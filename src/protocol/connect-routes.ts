@@ -18,6 +18,14 @@ function callOf(ctx: HandlerContext): Call {
   };
 }
 
+/**
+ * Every method carries an account's or a customer's data (or a credential): its answer, error or not, must never be
+ * stored by a cache. Set before the handler runs, so errors carry it too (Connect GET forms are cacheable otherwise).
+ */
+function noStore(ctx: HandlerContext): void {
+  ctx.responseHeader.set("cache-control", "no-store");
+}
+
 function wrap(desc: DescService, handlers: Record<string, AnyHandler>, log: Logger): Record<string, unknown> {
   const impl: Record<string, unknown> = {};
   for (const m of desc.methods) {
@@ -26,6 +34,7 @@ function wrap(desc: DescService, handlers: Record<string, AnyHandler>, log: Logg
     impl[m.localName] =
       m.methodKind === "server_streaming"
         ? async function* (req: never, ctx: HandlerContext) {
+            noStore(ctx);
             try {
               yield* h(req, callOf(ctx)) as AsyncIterable<unknown>;
             } catch (e) {
@@ -33,6 +42,7 @@ function wrap(desc: DescService, handlers: Record<string, AnyHandler>, log: Logg
             }
           }
         : async (req: never, ctx: HandlerContext) => {
+            noStore(ctx);
             try {
               return await (h(req, callOf(ctx)) as Promise<unknown>);
             } catch (e) {

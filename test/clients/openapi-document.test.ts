@@ -45,7 +45,7 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
       required: false,
       schema: { type: "integer", minimum: 0, default: 0 },
     });
-    expect(param("/get_contact_conversations", "offset").schema.maximum).toBeUndefined();
+    expect(param("/get_contact_conversations", "offset").schema.maximum).toBe(1_000_000);
     expect(param("/get_contact_conversations", "filter")).toMatchObject({
       required: false,
       schema: { type: "string", enum: ["all", "unread", "live"], default: "all" },

@@ -1,6 +1,10 @@
 import { constants as h2c, connect as h2connect } from "node:http2";
 import { connect as netConnect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
+import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
+import { MAX_OFFSET } from "../../src/domain/validate.js";
+import { httpRoutes } from "../../src/protocol/rest/http-rules.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { dbChecksum, expectNoSecrets, rawRequest } from "./support.js";
@@ -391,5 +395,235 @@ describe("timeouts", () => {
     });
     expect(rst).toBe(h2c.NGHTTP2_CANCEL);
     await closed;
+  });
+});
+
+describe("field names are exactly the documented snake_case ones, on every JSON route", () => {
+  const routes = httpRoutes([TokenService, ConversationService]);
+  const aliased = (r: (typeof routes)[number]) => r.method.input.fields.filter((f) => f.jsonName !== f.name);
+
+  it.each(routes.filter((r) => r.body === "*").map((r) => [r.template, r] as const))(
+    "POST %s: each camelCase protobuf name is refused, naming it and the documented name",
+    async (path, r) => {
+      for (const f of aliased(r)) {
+        const res = await rejected(json(`${path}?access_token=${access}`, { [f.jsonName]: "x" }), 400, f.jsonName);
+        expect(JSON.parse(res.body).message).toContain(f.name);
+      }
+    },
+  );
+  it.each(routes.filter((r) => r.verb === "GET").map((r) => [r.template, r] as const))(
+    "GET %s: a camelCase query parameter is refused, naming it",
+    async (path, r) => {
+      for (const f of aliased(r))
+        await rejected(
+          { path: `${path}?${f.jsonName}=x&access_token=${access}`, headers: { authorization: `Bearer ${id}` } },
+          400,
+          f.jsonName,
+        );
+    },
+  );
+  it("a camelCase alias no longer posts into a conversation, nor issues tokens, nor hides beside its snake_case twin", async () => {
+    await rejected(
+      json(`/ai_agent/send_message?access_token=${access}`, { content: "x", conversationId }),
+      400,
+      "conversationId",
+    );
+    await rejected(
+      json("/ai_agent/get_access_token", { userId: "u", chatbotId: a.chatbotId, clientApiKey: a.apiKey }),
+      400,
+      "userId",
+    );
+    await rejected(
+      json("/ai_agent/get_access_token", {
+        user_id: "u",
+        userId: "u",
+        chatbot_id: a.chatbotId,
+        client_api_key: a.apiKey,
+      }),
+      400,
+      "userId",
+    );
+    await rejected(
+      json("/ai_agent/get_access_token", {
+        user_id: "u",
+        chatbot_id: a.chatbotId,
+        client_api_key: a.apiKey,
+        contact: { contactName: "Ada" },
+      }),
+      400,
+      "contact.contactName",
+    );
+  });
+  it("Connect JSON keeps the protobuf JSON mapping: both spellings are accepted there", async () => {
+    for (const body of [
+      { userId: "connect-user", chatbotId: a.chatbotId, clientApiKey: a.apiKey },
+      { user_id: "connect-user", chatbot_id: a.chatbotId, client_api_key: a.apiKey },
+    ]) {
+      const r = await rawRequest(s.url, json("/aiagent.v1.TokenService/GetAccessToken", body));
+      expect(r.status, r.body).toBe(200);
+      secrets.add(JSON.parse(r.body).data.accessToken).add(JSON.parse(r.body).data.refreshToken);
+    }
+  });
+});
+
+describe("query parameters must be valid percent-encoded UTF-8", () => {
+  const list = (q: string) => ({
+    path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&${q}`,
+    headers: { authorization: `Bearer ${id}` },
+  });
+  it.each([
+    ["a byte that is not UTF-8", "%FF"],
+    ["an encoded lone surrogate", "%ED%A0%80"],
+    ["a malformed escape", "%zz"],
+    ["a truncated sequence", "%E2%82"],
+    ["an overlong encoding", "%C0%AF"],
+    ["a lone percent sign", "100%"],
+  ])("%s: 400 naming the parameter", async (_n, raw) => {
+    await rejected(list(`search=${raw}`), 400, "search");
+    await rejected(
+      { path: `/get_messages_for_conversation?conversation_id=${raw}&access_token=${access}` },
+      400,
+      "conversation_id",
+    );
+    await rejected({ path: `/ai_agent/conversations?access_token=${raw}` }, 400, "access_token");
+  });
+  it("a raw non-ASCII byte in the query: 400 (HTTP/1.1's parser refuses it before any route)", async () => {
+    await rejected({ ...list("search=x"), path: `${list("search=").path}\u00e9` }, 400);
+  });
+  it("valid encodings are decoded: an emoji, + as a space", async () => {
+    for (const q of ["search=%F0%9F%98%80", "search=ada+lovelace", "search=a%2Bb"]) {
+      const r = await rawRequest(s.url, list(q));
+      expect(r.status, `${q}: ${r.body}`).toBe(200);
+    }
+  });
+  it("an empty value is not a value for an enum or an integer: filter=, limit=, offset= are 400 naming the parameter", async () => {
+    for (const name of ["filter", "limit", "offset"]) await rejected(list(`${name}=`), 400, name);
+    for (const name of ["limit", "offset"])
+      await rejected(
+        { path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&${name}=` },
+        400,
+        name,
+      );
+    // Left out, each takes its default.
+    expect((await rawRequest(s.url, list("search="))).status).toBe(200);
+  });
+  it(`offset is at most ${MAX_OFFSET.toLocaleString("en")} on both lists (and over Connect)`, async () => {
+    await rejected(list(`offset=${MAX_OFFSET + 1}`), 400, "offset");
+    await rejected(
+      {
+        path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&offset=${MAX_OFFSET + 1}`,
+      },
+      400,
+      "offset",
+    );
+    expect((await rawRequest(s.url, list(`offset=${MAX_OFFSET}`))).status).toBe(200);
+    const r = await rawRequest(
+      s.url,
+      json(
+        "/aiagent.v1.ConversationService/GetMessagesForConversation",
+        { conversationId, offset: MAX_OFFSET + 1 },
+        { authorization: `Bearer ${id}` },
+      ),
+    );
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body).message).toContain("offset");
+  });
+});
+
+describe("JSON bodies: UTF-8 only, each key once", () => {
+  const body = () => ({ user_id: "strict-user", chatbot_id: a.chatbotId, client_api_key: a.apiKey });
+  it.each(["latin1", "iso-8859-1", "utf-16", "us-ascii"])("charset=%s: 400 naming content-type", async (cs) => {
+    await rejected(
+      json("/ai_agent/get_access_token", body(), { "content-type": `application/json; charset=${cs}` }),
+      400,
+      "content-type",
+    );
+  });
+  it("charset utf-8 (any case, quoted or not) or none is accepted", async () => {
+    for (const ct of ["application/json", "application/json; charset=utf-8", 'application/json;charset="UTF-8"']) {
+      const r = await rawRequest(s.url, json("/ai_agent/get_access_token", body(), { "content-type": ct }));
+      expect(r.status, ct).toBe(200);
+      secrets.add(JSON.parse(r.body).data.access_token).add(JSON.parse(r.body).data.refresh_token);
+    }
+  });
+  it("a byte that is not UTF-8 inside a string: 400", async () => {
+    const raw = Buffer.concat([
+      Buffer.from(`{"user_id":"a`),
+      Buffer.from([0xff]),
+      Buffer.from(`b","chatbot_id":"${a.chatbotId}","client_api_key":"${a.apiKey}"}`),
+    ]);
+    await rejected({ ...json("/ai_agent/get_access_token", ""), body: raw }, 400, "body");
+  });
+  it.each([
+    [
+      "a repeated top-level key",
+      `{"user_id":"a","chatbot_id":"%BOT%","client_api_key":"%KEY%","user_id":"b"}`,
+      "user_id",
+    ],
+    [
+      "the same key written with an escape",
+      `{"user_id":"a","user\\u005fid":"b","chatbot_id":"%BOT%","client_api_key":"%KEY%"}`,
+      "user_id",
+    ],
+    [
+      "a repeated key in a nested object",
+      `{"user_id":"a","chatbot_id":"%BOT%","client_api_key":"%KEY%","contact":{"email":"a@x.example","email":"b@x.example"}}`,
+      "contact.email",
+    ],
+    [
+      "blanks before the colon",
+      `{"user_id" : "a", "user_id"\n:"b","chatbot_id":"%BOT%","client_api_key":"%KEY%"}`,
+      "user_id",
+    ],
+  ])("%s: 400 naming it, nothing written", async (_n, text, field) => {
+    const t = text.replaceAll("%BOT%", a.chatbotId).replaceAll("%KEY%", a.apiKey);
+    await rejected(json("/ai_agent/get_access_token", t), 400, field);
+  });
+  it("a quote and colon inside a string value is not taken for a key", async () => {
+    const r = await rawRequest(
+      s.url,
+      json(
+        `/ai_agent/send_message?access_token=${access}`,
+        `{"content":"say \\"a\\" : \\"b\\"","conversation_id":"${conversationId}"}`,
+      ),
+    );
+    expect(r.status, r.body).toBe(200);
+    expect(JSON.parse(r.body).data.user_message.content).toBe('say "a" : "b"');
+  });
+});
+
+describe("the contact profile's e-mail is an e-mail address", () => {
+  it.each(["not-an-email", "two@@example.com", "a b@example.com", "@example.com", "ada@"])(
+    "contact.email %j: 400 naming it, on the JSON route and over Connect",
+    async (email) => {
+      const b = { user_id: "mail-user", chatbot_id: a.chatbotId, client_api_key: a.apiKey };
+      await rejected(json("/ai_agent/get_access_token", { ...b, contact: { email } }), 400, "contact.email");
+      const r = await rejected(
+        json("/aiagent.v1.TokenService/GetAccessToken", {
+          userId: b.user_id,
+          chatbotId: b.chatbot_id,
+          clientApiKey: b.client_api_key,
+          contact: { email },
+        }),
+        400,
+        "contact.email",
+      );
+      expect(JSON.parse(r.body).code).toBe("invalid_argument");
+    },
+  );
+  it("an empty or valid contact.email is accepted", async () => {
+    for (const email of ["", "ada@example.com"]) {
+      const r = await rawRequest(
+        s.url,
+        json("/ai_agent/get_access_token", {
+          user_id: "mail-user",
+          chatbot_id: a.chatbotId,
+          client_api_key: a.apiKey,
+          contact: { email },
+        }),
+      );
+      expect(r.status, r.body).toBe(200);
+      secrets.add(JSON.parse(r.body).data.access_token).add(JSON.parse(r.body).data.refresh_token);
+    }
   });
 });

@@ -10,7 +10,7 @@ import type { Clock } from "../clock.js";
 import type { ContactProfile, ContactRepository } from "../conversation/repository.js";
 import { DomainError, invalidArgument, unauthenticated } from "../errors.js";
 import { hashSecret, newSecret, requireUuid, sameHash } from "../ids.js";
-import { optionalText, requireId, requireText } from "../validate.js";
+import { optionalEmail, optionalText, requireId, requireText } from "../validate.js";
 import type { AccessClaims, IdClaims, JwtStrategy } from "./jwt-strategy.js";
 import type { RefreshTokenRepository, RevocationScope } from "./repository.js";
 
@@ -87,7 +87,7 @@ export class TokenService {
     requireText("client_api_key", input.clientApiKey);
     const profile = input.contact && {
       contactName: optionalText("contact.contact_name", input.contact.contactName),
-      email: optionalText("contact.email", input.contact.email),
+      email: optionalEmail("contact.email", input.contact.email),
       phoneNumber: optionalText("contact.phone_number", input.contact.phoneNumber),
     };
     const account = this.accountForKey(input.clientApiKey);

@@ -1,4 +1,5 @@
-import { type DescField, type DescMessage, type DescOneof, ScalarType } from "@bufbuild/protobuf";
+import { type DescField, type DescMessage, type DescOneof, getOption, hasOption, ScalarType } from "@bufbuild/protobuf";
+import { allowed_values } from "../../../gen/aiagent/v1/field_options_pb.js";
 import { invalidArgument } from "../../domain/errors.js";
 
 /**
@@ -144,10 +145,10 @@ function valueToJson(f: DescField, v: unknown): unknown {
   }
 }
 
-/** A message's fields by proto name, and by proto name or JSON name (the keys a body may use). */
+/** A message's fields by proto name (the only names the JSON routes take), and by protobuf JSON name (for hints). */
 interface FieldIndex {
   byName: Map<string, DescField>;
-  byJsonKey: Map<string, DescField>;
+  byJsonName: Map<string, DescField>;
 }
 const fieldIndexes = new WeakMap<DescMessage, FieldIndex>();
 
@@ -156,18 +157,37 @@ export function fieldsOf(desc: DescMessage): FieldIndex {
   let index = fieldIndexes.get(desc);
   if (!index) {
     const byName = new Map<string, DescField>();
-    const byJsonKey = new Map<string, DescField>();
+    const byJsonName = new Map<string, DescField>();
     for (const f of desc.fields) byName.set(f.name, f);
-    // The same precedence as a search of the fields in order for `name === key || jsonName === key`.
-    for (let i = desc.fields.length - 1; i >= 0; i--) {
-      const f = desc.fields[i]!;
-      byJsonKey.set(f.jsonName, f);
-      byJsonKey.set(f.name, f);
-    }
-    index = { byName, byJsonKey };
+    for (const f of desc.fields) if (!byName.has(f.jsonName)) byJsonName.set(f.jsonName, f);
+    index = { byName, byJsonName };
     fieldIndexes.set(desc, index);
   }
   return index;
+}
+
+/** The refusal of a key that names no field, with the documented name when the key is its protobuf JSON alias. */
+function unknownField(desc: DescMessage, key: string, name: string, what: string) {
+  const alias = fieldsOf(desc).byJsonName.get(key);
+  return invalidArgument(name, alias ? `is not a known ${what}; the name is ${alias.name}` : `is not a known ${what}`);
+}
+
+const allowed = new WeakMap<DescField, readonly string[] | null>();
+
+/** The values a string field is limited to by its (aiagent.v1.allowed_values) option; null when any string goes. */
+function allowedValues(f: DescField): readonly string[] | null {
+  let v = allowed.get(f);
+  if (v === undefined) {
+    v = hasOption(f, allowed_values) ? getOption(f, allowed_values) : null;
+    allowed.set(f, v);
+  }
+  return v;
+}
+
+function checkAllowed(f: DescField, value: string, name: string): string {
+  const values = allowedValues(f);
+  if (values && !values.includes(value)) throw invalidArgument(name, `must be one of ${values.join(", ")}`);
+  return value;
 }
 
 /** Most levels of nesting accepted in a JSON body. */
@@ -180,9 +200,9 @@ export function fromDocumentedJson(desc: DescMessage, json: unknown, path = "", 
     throw invalidArgument(path || "body", "must be a JSON object");
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(json as Record<string, unknown>)) {
-    const f = fieldsOf(desc).byJsonKey.get(key);
+    const f = fieldsOf(desc).byName.get(key);
     const name = path ? `${path}.${key}` : key;
-    if (!f) throw invalidArgument(name, "is not a known field");
+    if (!f) throw unknownField(desc, key, name, "field");
     if (value === null) continue;
     const v = fieldFromJson(f, value, name, depth);
     if (f.oneof) {
@@ -203,7 +223,9 @@ export function fromDocumentedJson(desc: DescMessage, json: unknown, path = "", 
 function fieldFromJson(f: DescField, value: unknown, name: string, depth: number): unknown {
   switch (f.fieldKind) {
     case "scalar":
-      return scalarFromJson(f.scalar, value, name);
+      return f.scalar === ScalarType.STRING
+        ? checkAllowed(f, scalarFromJson(f.scalar, value, name) as string, name)
+        : scalarFromJson(f.scalar, value, name);
     case "message":
       return fromDocumentedJson(f.message, value, name, depth + 1);
     case "list":
@@ -242,10 +264,13 @@ function scalarFromJson(t: ScalarType, v: unknown, name: string): unknown {
   throw invalidArgument(name, "is not supported in JSON");
 }
 
-/** Decodes query parameters into a message init of `desc`; every parameter must name a scalar field, once. */
+/**
+ * Decodes query parameters (already strictly decoded, see query.ts) into a message init of `desc`; every parameter
+ * must name a scalar field, once. An empty value is a value: refused for integers, booleans and closed value sets.
+ */
 export function fromQuery(
   desc: DescMessage,
-  params: URLSearchParams,
+  params: readonly (readonly [string, string])[],
   skip: ReadonlySet<string>,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -254,7 +279,7 @@ export function fromQuery(
     const f = fieldsOf(desc).byName.get(key);
     if (!f) {
       if (skip.has(key)) continue;
-      throw invalidArgument(key, "is not a known parameter");
+      throw unknownField(desc, key, key, "parameter");
     }
     if (f.fieldKind === "list" && f.listKind === "scalar") {
       ((out[f.localName] ??= []) as unknown[]).push(queryScalar(f.scalar, raw, key));
@@ -263,7 +288,7 @@ export function fromQuery(
     if (seen.has(key)) throw invalidArgument(key, "is given more than once");
     seen.add(key);
     if (f.fieldKind !== "scalar") throw invalidArgument(key, "cannot be given as a query parameter");
-    out[f.localName] = queryScalar(f.scalar, raw, key);
+    out[f.localName] = f.scalar === ScalarType.STRING ? checkAllowed(f, raw, key) : queryScalar(f.scalar, raw, key);
   }
   return out;
 }

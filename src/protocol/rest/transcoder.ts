@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { create, type DescMethod, type DescService } from "@bufbuild/protobuf";
@@ -9,6 +10,8 @@ import { toConnectError } from "../errors.js";
 import { errorResponse } from "./error-body.js";
 import { compileTemplate, type HttpRoute, httpRoutes, type PathMatcher } from "./http-rules.js";
 import { fieldsOf, fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";
+import { parseJsonWithoutDuplicates } from "./json-parse.js";
+import { parseQuery } from "./query.js";
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
@@ -94,13 +97,17 @@ async function serve(
   vars: Record<string, string>,
   opts: TranscoderOptions,
 ): Promise<void> {
-  const responseHeaders: Record<string, string> = {};
-  const params = new URLSearchParams(query);
+  // Every route carries an account's or a customer's data (or a credential): never stored by a cache.
+  const responseHeaders: Record<string, string> = { "cache-control": "no-store" };
   let presentedToken = false;
   try {
-    const tokens = params.getAll(QUERY_CREDENTIAL);
-    if (tokens.length > 1) throw invalidArgument(QUERY_CREDENTIAL, "is given more than once");
-    const queryAccessToken = tokens[0];
+    const params = parseQuery(query);
+    let queryAccessToken: string | undefined;
+    for (const [name, value] of params) {
+      if (name !== QUERY_CREDENTIAL) continue;
+      if (queryAccessToken !== undefined) throw invalidArgument(QUERY_CREDENTIAL, "is given more than once");
+      queryAccessToken = value;
+    }
     presentedToken = queryAccessToken !== undefined || req.headers.authorization !== undefined;
     const input = await decodeInput(route, req, params, vars, opts);
     const call = makeCall(req, res, queryAccessToken, responseHeaders);
@@ -120,14 +127,14 @@ async function serve(
 async function decodeInput(
   route: Route,
   req: Req,
-  params: URLSearchParams,
+  params: readonly (readonly [string, string])[],
   vars: Record<string, string>,
   opts: TranscoderOptions,
 ): Promise<unknown> {
   const desc = route.method.input;
   let init: Record<string, unknown>;
   if (route.body === "*") {
-    for (const key of params.keys())
+    for (const [key] of params)
       if (!SKIP.has(key)) throw invalidArgument(key, "is not a known parameter; send fields in the JSON body");
     init = fromDocumentedJson(desc, await readJson(req, opts.maxBodyBytes));
   } else {
@@ -145,10 +152,9 @@ async function decodeInput(
   return create(desc, init as never);
 }
 
-/** Reads a JSON request body: the right content type, within the size limit, well-formed. */
+/** Reads a JSON request body: the right content type, within the size limit, UTF-8, well-formed, no repeated key. */
 async function readJson(req: Req, maxBytes: number): Promise<unknown> {
-  const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== "application/json") throw invalidArgument("content-type", "must be application/json");
+  checkContentType(req.headers["content-type"] ?? "");
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const chunks: Buffer[] = [];
@@ -158,12 +164,28 @@ async function readJson(req: Req, maxBytes: number): Promise<unknown> {
     if (size > maxBytes) throw tooLarge(maxBytes);
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString("utf8");
+  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  // toString would silently turn invalid bytes into U+FFFD.
+  if (!isUtf8(bytes)) throw invalidArgument("body", "is not valid UTF-8");
+  const text = bytes.toString("utf8");
   if (text.trim() === "") throw invalidArgument("body", "is required: send a JSON object");
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw invalidArgument("body", "is not well-formed JSON");
+  return parseJsonWithoutDuplicates(text);
+}
+
+/** application/json, in UTF-8 (RFC 8259 §8.1): a charset parameter, if any, must say utf-8. */
+function checkContentType(header: string): void {
+  const [type, ...params] = header.split(";");
+  if (type!.trim().toLowerCase() !== "application/json")
+    throw invalidArgument("content-type", "must be application/json");
+  for (const p of params) {
+    const eq = p.indexOf("=");
+    if (eq < 0 || p.slice(0, eq).trim().toLowerCase() !== "charset") continue;
+    const charset = p
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, "$1")
+      .toLowerCase();
+    if (charset !== "utf-8") throw invalidArgument("content-type", "charset must be utf-8 (or left out)");
   }
 }
 
@@ -218,7 +240,6 @@ async function streamOut(
       if (!started) {
         res.writeHead(200, {
           "content-type": "application/x-ndjson",
-          "cache-control": "no-store",
           "x-content-type-options": "nosniff",
           ...headers,
         });
@@ -232,7 +253,7 @@ async function streamOut(
     const err = errorResponse(toConnectError(e, log), false);
     (res as ServerResponse).write(`${JSON.stringify({ error: JSON.parse(err.body) as unknown })}\n`);
   }
-  if (!started) res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-store", ...headers });
+  if (!started) res.writeHead(200, { "content-type": "application/x-ndjson", ...headers });
   res.end();
 }
 

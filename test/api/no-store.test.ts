@@ -1,0 +1,177 @@
+import { ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
+import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
+import { httpRoutes } from "../../src/protocol/rest/http-rules.js";
+import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { type RpcProtocol, rpcClients } from "../helpers/rpc.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+
+// Every response that carries an account's or a customer's data (or a credential) says Cache-Control: no-store, so
+// no browser, proxy or CDN keeps it: success or error, on the JSON routes, Connect (POST and GET) and gRPC.
+
+let s: TestServer;
+let a: TestAccount;
+let access: string;
+let refresh: string;
+let id: string;
+let conversationId: string;
+const USER = "cache-user";
+
+beforeAll(async () => {
+  s = await startServer();
+  a = await s.account();
+  const t = await issueTokens(s.url, a, USER, { contact_name: "Ada" });
+  access = t.access_token;
+  refresh = t.refresh_token;
+  id = await idToken(s.url, a);
+  conversationId = (await send(s.url, access, "hello")).conversation_id;
+});
+afterAll(() => s.close(true));
+
+const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
+
+/** One successful and one failing request per documented JSON route. */
+const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: () => RequestInit & { path: string } }> =
+  {
+    "POST /ai_agent/get_access_token": {
+      ok: () =>
+        post("/ai_agent/get_access_token", { user_id: USER, chatbot_id: a.chatbotId, client_api_key: a.apiKey }),
+      fail: () => post("/ai_agent/get_access_token", { user_id: USER, chatbot_id: a.chatbotId, client_api_key: "x" }),
+    },
+    "POST /ai_agent/refresh_token": {
+      ok: () => post("/ai_agent/refresh_token", { user_id: USER, chatbot_id: a.chatbotId, refresh_token: refresh }),
+      fail: () => post("/ai_agent/refresh_token", { user_id: USER, chatbot_id: a.chatbotId, refresh_token: "rt_x" }),
+    },
+    "POST /get_id_token": {
+      ok: () => post("/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey }),
+      fail: () => post("/get_id_token", { user_email_id: a.email, client_api_key: "cak_wrong" }),
+    },
+    "GET /get_contact_conversations": {
+      ok: () => ({ path: `/get_contact_conversations?user_email_id=${a.email}`, headers: bearer(id) }),
+      fail: () => ({ path: `/get_contact_conversations?user_email_id=${a.email}`, headers: bearer("x") }),
+    },
+    "GET /get_messages_for_conversation": {
+      ok: () => ({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}` }),
+      fail: () => ({
+        path: `/get_messages_for_conversation?conversation_id=${crypto.randomUUID()}`,
+        headers: bearer(id),
+      }),
+    },
+    "GET /ai_agent/conversations": {
+      ok: () => ({ path: `/ai_agent/conversations?access_token=${access}` }),
+      fail: () => ({ path: "/ai_agent/conversations?access_token=x" }),
+    },
+    "POST /ai_agent/send_message": {
+      ok: () =>
+        post(`/ai_agent/send_message?access_token=${access}`, { content: "hi", conversation_id: conversationId }),
+      fail: () => post(`/ai_agent/send_message?access_token=${access}`, { content: "" }),
+    },
+    "POST /ai_agent/send_message_stream": {
+      ok: () =>
+        post(`/ai_agent/send_message_stream?access_token=${access}`, {
+          content: "hi",
+          conversation_id: conversationId,
+        }),
+      fail: () => post("/ai_agent/send_message_stream?access_token=x", { content: "hi" }),
+    },
+    "POST /mark_conversation_read": {
+      ok: () => post("/mark_conversation_read", { conversation_id: conversationId }, bearer(id)),
+      fail: () => post("/mark_conversation_read", { conversation_id: crypto.randomUUID() }, bearer(id)),
+    },
+    "POST /take_over_conversation": {
+      ok: () => post("/take_over_conversation", { conversation_id: conversationId }, bearer(id)),
+      fail: () => post("/take_over_conversation", { conversation_id: "x" }, bearer(id)),
+    },
+    "POST /reply_to_conversation": {
+      ok: () => post("/reply_to_conversation", { conversation_id: conversationId, content: "Sam here" }, bearer(id)),
+      fail: () => post("/reply_to_conversation", { conversation_id: conversationId, content: "" }, bearer(id)),
+    },
+    "POST /close_conversation": {
+      ok: () => post("/close_conversation", { conversation_id: conversationId }, bearer(id)),
+      fail: () => post("/close_conversation", { conversation_id: conversationId }),
+    },
+    "POST /reopen_conversation": {
+      ok: () => post("/reopen_conversation", { conversation_id: conversationId }, bearer(id)),
+      fail: () => post("/reopen_conversation", { conversation_id: conversationId, extra: 1 }, bearer(id)),
+    },
+  };
+
+function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+  return {
+    path,
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+async function call(req: RequestInit & { path: string }) {
+  const r = await fetch(s.url + req.path, req);
+  await r.arrayBuffer();
+  return r;
+}
+
+describe("the JSON routes", () => {
+  it("cover every route the contract declares", () => {
+    const declared = httpRoutes([TokenService, ConversationService]).map((r) => `${r.verb} ${r.template}`);
+    expect(Object.keys(routes).sort()).toEqual(declared.sort());
+  });
+  it.each(Object.keys(routes))("%s: no-store on success and on error", async (name) => {
+    const ok = await call(routes[name]!.ok());
+    expect(ok.status, name).toBe(200);
+    expect(ok.headers.get("cache-control")).toBe("no-store");
+    const fail = await call(routes[name]!.fail());
+    expect(fail.status, name).toBeGreaterThanOrEqual(400);
+    expect(fail.headers.get("cache-control")).toBe("no-store");
+  });
+  it("a wrong verb's 405 too", async () => {
+    const r = await call({ path: "/get_contact_conversations", method: "DELETE" });
+    expect(r.status).toBe(405);
+    expect(r.headers.get("cache-control")).toBe("no-store");
+  });
+});
+
+describe("Connect GET forms of the private reads", () => {
+  const get = (method: string, message: unknown, headers: Record<string, string> = {}) =>
+    fetch(
+      `${s.url}/aiagent.v1.ConversationService/${method}?connect=v1&encoding=json&message=${encodeURIComponent(JSON.stringify(message))}`,
+      { headers },
+    );
+  it.each([
+    ["GetContactConversations", () => ({ userEmailId: a.email }), () => bearer(id)],
+    ["GetMessagesForConversation", () => ({ conversationId, accessToken: access }), () => ({})],
+    ["ListFrameConversations", () => ({ accessToken: access }), () => ({})],
+  ] as const)("%s: no-store on success and on error", async (method, message, headers) => {
+    const ok = await get(method, message(), headers());
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("cache-control")).toBe("no-store");
+    const fail = await get(method, { ...message(), accessToken: "x" }, { authorization: "Bearer x" });
+    expect(fail.status).toBe(401);
+    expect(fail.headers.get("cache-control")).toBe("no-store");
+  });
+});
+
+describe.each(["connect-json", "connect-binary", "grpc", "grpc-web"] as RpcProtocol[])("%s", (protocol) => {
+  it("private reads and token calls answer no-store in their response headers, on success and on error", async () => {
+    const { tokens, conversations } = rpcClients(s.url, protocol);
+    const seen: (string | null)[] = [];
+    const onHeader = (h: Headers) => void seen.push(h.get("cache-control"));
+    await conversations.getContactConversations({ userEmailId: a.email }, { headers: bearer(id), onHeader });
+    await conversations.getMessagesForConversation({ conversationId, accessToken: access }, { onHeader });
+    await conversations.listFrameConversations({ accessToken: access }, { onHeader });
+    await tokens.getAccessToken({ userId: USER, chatbotId: a.chatbotId, clientApiKey: a.apiKey }, { onHeader });
+    expect(seen).toEqual(["no-store", "no-store", "no-store", "no-store"]);
+    for (const failing of [
+      () => conversations.getContactConversations({ userEmailId: a.email }, { headers: bearer("x") }),
+      () => conversations.getMessagesForConversation({ conversationId: crypto.randomUUID() }, { headers: bearer(id) }),
+    ]) {
+      const err = await failing().then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
+      expect(err).toBeDefined();
+      expect(err!.metadata.get("cache-control")).toBe("no-store");
+    }
+  });
+});
