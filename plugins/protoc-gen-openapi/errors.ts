@@ -20,59 +20,98 @@ const CODES = [
   "unauthenticated",
 ];
 
-/** The error statuses every JSON route may answer, with the Connect codes behind each (Connect's code → HTTP mapping). */
-const STATUSES: readonly { status: string; codes: string[]; description: string; headers?: Record<string, Schema> }[] =
-  [
-    {
-      status: "400",
-      codes: ["invalid_argument", "failed_precondition", "out_of_range"],
-      description: "Bad input: the message names the field. Nothing was changed.",
-    },
-    {
-      status: "401",
-      codes: ["unauthenticated"],
-      description:
-        "A credential is missing, malformed, expired or revoked. The ErrorInfo reason is TokenExpiredError for an expired token (refresh it) and TokenInvalidError otherwise.",
-      headers: {
-        "WWW-Authenticate": {
-          description: 'Bearer, or Bearer error="invalid_token" when a token was presented.',
-          schema: { type: "string" },
-        },
+/** One error status a JSON route may answer. */
+interface ErrorStatus {
+  status: string;
+  /** The Connect codes behind it (Connect's code → HTTP mapping). */
+  codes: string[];
+  description: string;
+  headers?: Record<string, Schema>;
+  /** Only routes that take a request body answer it. */
+  bodyOnly?: boolean;
+}
+
+/**
+ * The error statuses the JSON routes answer: those of the handlers' Connect codes, and those of the HTTP layer in
+ * front of them (wrong verb, body, URL or headers too large), which carry the same error JSON.
+ */
+const STATUSES: readonly ErrorStatus[] = [
+  {
+    status: "400",
+    codes: ["invalid_argument", "failed_precondition", "out_of_range"],
+    description: "Bad input: the message names the field. Nothing was changed.",
+  },
+  {
+    status: "401",
+    codes: ["unauthenticated"],
+    description:
+      "A credential is missing, malformed, expired or revoked. The ErrorInfo reason is TokenExpiredError for an expired token (refresh it) and TokenInvalidError otherwise.",
+    headers: {
+      "WWW-Authenticate": {
+        description: 'Bearer, or Bearer error="invalid_token" when a token was presented.',
+        schema: { type: "string" },
       },
     },
-    {
-      status: "403",
-      codes: ["permission_denied"],
-      description:
-        "The caller is known but may not do this (for example a token endpoint called from a browser, or another account's e-mail).",
+  },
+  {
+    status: "403",
+    codes: ["permission_denied"],
+    description:
+      "The caller is known but may not do this (for example a token endpoint called from a browser, or another account's e-mail).",
+  },
+  {
+    status: "404",
+    codes: ["not_found"],
+    description: "The object does not exist or is not the caller's; the two are never told apart.",
+  },
+  {
+    status: "405",
+    codes: ["unimplemented"],
+    description: "The path exists, but not with this method; `Allow` names the one it takes.",
+    headers: {
+      Allow: { description: "The method this path takes.", schema: { type: "string" } },
     },
-    {
-      status: "404",
-      codes: ["not_found"],
-      description: "The object does not exist or is not the caller's; the two are never told apart.",
+  },
+  {
+    status: "413",
+    codes: ["resource_exhausted"],
+    description:
+      "The request body is over the size limit (64 KiB). Sending it again cannot help; over HTTP/1.1 the connection is closed.",
+    bodyOnly: true,
+  },
+  {
+    status: "414",
+    codes: ["invalid_argument"],
+    description: "The URL with its query is over the length limit (8 KiB by default).",
+  },
+  {
+    status: "429",
+    codes: ["resource_exhausted"],
+    description: "Too many requests: wait as `Retry-After` says.",
+    headers: {
+      "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } },
     },
-    {
-      status: "429",
-      codes: ["resource_exhausted"],
-      description: "Too many requests, or a body over the size limit.",
-      headers: {
-        "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } },
-      },
+  },
+  {
+    status: "431",
+    codes: ["resource_exhausted"],
+    description:
+      "The request headers are over the size limit (16 KiB by default). Over HTTP/2 the body is the error JSON; over HTTP/1.1 it is empty.",
+  },
+  {
+    status: "500",
+    codes: ["internal", "unknown", "data_loss"],
+    description: "An internal error; the body never carries internal details.",
+  },
+  {
+    status: "503",
+    codes: ["unavailable"],
+    description: "Briefly unavailable (for example the database is busy); try again.",
+    headers: {
+      "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } },
     },
-    {
-      status: "500",
-      codes: ["internal", "unknown", "data_loss"],
-      description: "An internal error; the body never carries internal details.",
-    },
-    {
-      status: "503",
-      codes: ["unavailable"],
-      description: "Briefly unavailable (for example the database is busy); try again.",
-      headers: {
-        "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } },
-      },
-    },
-  ];
+  },
+];
 
 /** Component name of the error body schema. */
 export const ERROR_SCHEMA = "connect.Error";
@@ -107,6 +146,7 @@ const ERROR_INFO: Schema = {
 export function errorComponents(schemas: SchemaBuilder): {
   responses: Record<string, Schema>;
   refs: Record<string, Schema>;
+  bodyOnly: ReadonlySet<string>;
 } {
   schemas.components["google.rpc.ErrorInfo"] = ERROR_INFO;
   const debug: Schema = {
@@ -153,5 +193,5 @@ export function errorComponents(schemas: SchemaBuilder): {
     };
     refs[s.status] = { $ref: `#/components/responses/${name}` };
   }
-  return { responses, refs };
+  return { responses, refs, bodyOnly: new Set(STATUSES.filter((s) => s.bodyOnly).map((s) => s.status)) };
 }

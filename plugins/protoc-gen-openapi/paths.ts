@@ -13,7 +13,11 @@ export interface HttpBinding {
 }
 
 /** The OpenAPI operation of one binding: parameters, body, responses and security, all from the contract. */
-export function operationOf(b: HttpBinding, schemas: SchemaBuilder, errors: Record<string, Schema>): Schema {
+export function operationOf(
+  b: HttpBinding,
+  schemas: SchemaBuilder,
+  errors: { refs: Record<string, Schema>; bodyOnly: ReadonlySet<string> },
+): Schema {
   const { method } = b;
   const input = method.input;
   const security = securityOf(method);
@@ -73,7 +77,8 @@ export function operationOf(b: HttpBinding, schemas: SchemaBuilder, errors: Reco
   };
   if (parameters.length) op.parameters = parameters;
   if (requestBody) op.requestBody = requestBody;
-  op.responses = { "200": successResponse(method, schemas), ...errors };
+  const errorRefs = Object.entries(errors.refs).filter(([status]) => requestBody || !errors.bodyOnly.has(status));
+  op.responses = { "200": successResponse(method, schemas), ...Object.fromEntries(errorRefs) };
   return op;
 }
 

@@ -84,7 +84,7 @@ function documentOf(pkg: string, services: DescService[], bindings: HttpBinding[
   const paths: Record<string, Record<string, Schema>> = {};
   for (const b of bindings) {
     const path = b.template.replace(/\{([a-z0-9_.]+)=[^}]*\}/gi, "{$1}");
-    (paths[path] ??= {})[b.verb] = operationOf(b, schemas, errors.refs);
+    (paths[path] ??= {})[b.verb] = operationOf(b, schemas, errors);
   }
   const product = pkg.split(".")[0] ?? pkg;
   const version = pkg.split(".").find((p) => /^v\d+/.test(p)) ?? "0";
@@ -99,6 +99,17 @@ function documentOf(pkg: string, services: DescService[], bindings: HttpBinding[
         "The same methods are served over Connect, gRPC and gRPC-Web on the same port, at `/<package>.<Service>/<Method>`.",
       ].join("\n\n"),
     },
+    // Where the routes are: the service's own address, which each deployment chooses (a local `npm start` by default).
+    servers: [
+      {
+        url: "{scheme}://{host}",
+        description: "The service: its public address (AIAGENT_BASE_URL) or, locally, AIAGENT_HOST:AIAGENT_PORT.",
+        variables: {
+          scheme: { default: "http", enum: ["http", "https"], description: "https behind a TLS-terminating proxy." },
+          host: { default: "127.0.0.1:8080", description: "Host name or address, and port." },
+        },
+      },
+    ],
     tags: services.map((s) => ({ name: s.name, description: commentOf(s) })),
     paths,
     components: {

@@ -57,7 +57,9 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
     expect(param("/get_messages_for_conversation", "limit")).toMatchObject({
       schema: { minimum: 1, maximum: 100, default: 20 },
     });
-    expect(param("/get_messages_for_conversation", "offset")).toMatchObject({ schema: { minimum: 0, default: 0 } });
+    expect(param("/get_messages_for_conversation", "offset")).toMatchObject({
+      schema: { minimum: 0, maximum: 1_000_000, default: 0 },
+    });
   });
 
   it("describes the JSON the server writes: snake_case names, every field present, int64 as integers, idToken, the envelopes", () => {
@@ -122,16 +124,39 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
     expect(doc.paths["/close_conversation"].post.security).toEqual([{ idToken: [] }]);
   });
 
-  it("gives every route the Connect error body for 400, 401, 403, 404, 429 and 500", () => {
+  it("gives every route the Connect error body for 400, 401, 403, 404, 405, 414, 429, 431, 500 and 503, and 413 to those with a body", () => {
     for (const ops of Object.values(doc.paths) as any[]) {
       for (const op of Object.values(ops) as any[]) {
-        for (const status of ["400", "401", "403", "404", "429", "500"]) {
+        expect(op.responses["413"] !== undefined).toBe(op.requestBody !== undefined);
+        for (const status of [
+          "400",
+          "401",
+          "403",
+          "404",
+          "405",
+          "414",
+          "429",
+          "431",
+          "500",
+          "503",
+          ...(op.requestBody ? ["413"] : []),
+        ]) {
           const r = resolve(doc, op.responses[status].$ref);
           expect(r.content["application/json"].schema.$ref).toBe("#/components/schemas/connect.Error");
         }
       }
     }
     expect(doc.components.schemas["connect.Error"].required).toEqual(["code", "message", "details"]);
+  });
+
+  it("says where the routes are served: one server entry, with the local default and no trailing slash", () => {
+    expect(doc.servers).toHaveLength(1);
+    const [server] = doc.servers;
+    const url = server.url.replace(/\{(\w+)\}/g, (_: string, v: string) => server.variables[v].default);
+    expect(url).toBe("http://127.0.0.1:8080");
+    expect(server.url.endsWith("/")).toBe(false);
+    expect(server.description).toBeTruthy();
+    expect(resolve(doc, doc.paths["/get_contact_conversations"].get.responses["405"].$ref).headers.Allow).toBeDefined();
   });
 
   it("describes the streaming route as newline-delimited JSON lines", () => {

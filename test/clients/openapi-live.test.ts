@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { connect as http2Connect } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
@@ -240,4 +241,61 @@ describe("every documented JSON route answers what the document says", () => {
       }
     }
   });
+
+  it("answers the HTTP layer's statuses (405, 413, 414, 431) as the document describes them, on every route", async () => {
+    const conforms = async (r: Response, op: any, status: number, key: string) => {
+      expect(r.status, key).toBe(status);
+      const documented = resolve(doc, op.responses[String(status)]?.$ref ?? "#/missing");
+      expect(documented, `${key}: ${status} is documented`).toBeDefined();
+      expectConforms(documented.content["application/json"].schema, await r.json(), `${key} ${status}`);
+      for (const h of Object.keys(documented.headers ?? {}))
+        expect(r.headers.get(h), `${key}: header ${h}`).not.toBeNull();
+    };
+    for (const { key, verb, path, op } of operations) {
+      const wrong = verb === "get" ? "DELETE" : "PUT";
+      await conforms(await fetch(s.url + path, { method: wrong }), op, 405, `${wrong} ${path}`);
+      await conforms(await fetch(`${s.url}${path}?pad=${"a".repeat(9000)}`, { method: verb }), op, 414, key);
+      if (op.requestBody) {
+        const big = JSON.stringify({ content: "x".repeat(70_000) });
+        const r = await fetch(s.url + path, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: big,
+        });
+        await conforms(r, op, 413, key);
+      } else {
+        expect(op.responses["413"], `${key}: no body, no 413`).toBeUndefined();
+      }
+      // Over HTTP/2 the 431 carries the error JSON (HTTP/1.1's parser answers it with an empty body).
+      const h2 = await http2Get(path, { "x-big": "a".repeat(20_000) });
+      expect(h2.status, key).toBe(431);
+      expectConforms(
+        resolve(doc, op.responses["431"].$ref).content["application/json"].schema,
+        JSON.parse(h2.body),
+        `${key} 431`,
+      );
+    }
+  });
 });
+
+/** A GET over cleartext HTTP/2 (prior knowledge), with its status and body. */
+function http2Get(path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const session = http2Connect(s.url);
+  return new Promise((resolvePromise, reject) => {
+    const req = session.request({ ":path": path, ...headers });
+    let status = 0;
+    let body = "";
+    req.on("response", (h) => (status = Number(h[":status"])));
+    req.setEncoding("utf8");
+    req.on("data", (d: string) => (body += d));
+    req.on("end", () => {
+      session.close();
+      resolvePromise({ status, body });
+    });
+    req.on("error", (e) => {
+      session.destroy();
+      reject(e);
+    });
+    req.end();
+  });
+}
