@@ -99,11 +99,13 @@ function documentOf(pkg: string, services: DescService[], bindings: HttpBinding[
         "The same methods are served over Connect, gRPC and gRPC-Web on the same port, at `/<package>.<Service>/<Method>`.",
       ].join("\n\n"),
     },
-    // Where the routes are: the service's own address, which each deployment chooses (a local `npm start` by default).
+    // Where the routes are. First the service that serves this document (GET /openapi.json, and /docs, whose page may
+    // only call its own origin); then an absolute address for a generated client, a local `npm start` by default.
     servers: [
+      { url: "/", description: "The service that serves this document." },
       {
         url: "{scheme}://{host}",
-        description: "The service: its public address (AIAGENT_BASE_URL) or, locally, AIAGENT_HOST:AIAGENT_PORT.",
+        description: "The service at its public address (AIAGENT_BASE_URL) or, locally, AIAGENT_HOST:AIAGENT_PORT.",
         variables: {
           scheme: { default: "http", enum: ["http", "https"], description: "https behind a TLS-terminating proxy." },
           host: { default: "127.0.0.1:8080", description: "Host name or address, and port." },

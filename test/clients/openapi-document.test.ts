@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
+import { getOption } from "@bufbuild/protobuf";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
+import { allowed_values } from "../../gen/aiagent/v1/field_options_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 import { httpRoutes } from "../../src/protocol/rest/http-rules.js";
 import { startServer, type TestServer } from "../helpers/server.js";
@@ -149,14 +151,22 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
     expect(doc.components.schemas["connect.Error"].required).toEqual(["code", "message", "details"]);
   });
 
-  it("says where the routes are served: one server entry, with the local default and no trailing slash", () => {
-    expect(doc.servers).toHaveLength(1);
-    const [server] = doc.servers;
-    const url = server.url.replace(/\{(\w+)\}/g, (_: string, v: string) => server.variables[v].default);
+  it("says where the routes are served: this document's own service, then an absolute address defaulting to a local start", () => {
+    expect(doc.servers.map((x: any) => x.url)).toEqual(["/", "{scheme}://{host}"]);
+    const absolute = doc.servers[1];
+    const url = absolute.url.replace(/\{(\w+)\}/g, (_: string, v: string) => absolute.variables[v].default);
     expect(url).toBe("http://127.0.0.1:8080");
-    expect(server.url.endsWith("/")).toBe(false);
-    expect(server.description).toBeTruthy();
+    // Redocly's recommended rules: no empty servers, no trailing slash but on "/" itself, a description on each.
+    for (const server of doc.servers) {
+      expect(server.url === "/" || !server.url.endsWith("/")).toBe(true);
+      expect(server.description).toBeTruthy();
+    }
     expect(resolve(doc, doc.paths["/get_contact_conversations"].get.responses["405"].$ref).headers.Allow).toBeDefined();
+  });
+
+  it("states the closed value set of filter as the contract's allowed_values option does", () => {
+    const field = ConversationService.method.getContactConversations.input.field.filter!;
+    expect(param("/get_contact_conversations", "filter").schema.enum).toEqual(getOption(field, allowed_values));
   });
 
   it("describes the streaming route as newline-delimited JSON lines", () => {
