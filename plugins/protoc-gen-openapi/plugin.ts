@@ -52,9 +52,10 @@ export const openapiPlugin: Plugin = {
       const services = [...found.filter(issues), ...found.filter((s) => !issues(s))];
       const bindings = httpExt ? services.flatMap((s) => bindingsOf(s, httpExt)) : [];
       if (bindings.length === 0) continue;
+      const allowedValues = registry.getExtension(`${pkg}.allowed_values`);
       files.push({
         name: `${pkg}.openapi.json`,
-        content: `${JSON.stringify(documentOf(pkg, services, bindings), null, 2)}\n`,
+        content: `${JSON.stringify(documentOf(pkg, services, bindings, allowedValues), null, 2)}\n`,
       });
     }
     return create(CodeGeneratorResponseSchema, {
@@ -78,8 +79,13 @@ function bindingsOf(service: DescService, ext: DescExtension): HttpBinding[] {
   return out;
 }
 
-function documentOf(pkg: string, services: DescService[], bindings: HttpBinding[]): Schema {
-  const schemas = new SchemaBuilder(new Set(bindings.map((b) => b.method.input)));
+function documentOf(
+  pkg: string,
+  services: DescService[],
+  bindings: HttpBinding[],
+  allowedValues: DescExtension | undefined,
+): Schema {
+  const schemas = new SchemaBuilder(new Set(bindings.map((b) => b.method.input)), allowedValues);
   const errors = errorComponents(schemas);
   const paths: Record<string, Record<string, Schema>> = {};
   for (const b of bindings) {

@@ -1,4 +1,11 @@
-import { type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
+import {
+  type DescExtension,
+  type DescField,
+  type DescMessage,
+  getOption,
+  hasOption,
+  ScalarType,
+} from "@bufbuild/protobuf";
 import { commentOf, factsOf } from "./comments.js";
 import { FIELD_OVERRIDES } from "./overrides.js";
 
@@ -36,7 +43,14 @@ export class SchemaBuilder {
    * @param requests the methods' request messages. Only their own fields can be required: the contract's comments
    * speak of what a request must carry, and a nested message (an optional profile, say) is filled as far as known.
    */
-  constructor(private readonly requests: ReadonlySet<DescMessage>) {}
+  /**
+   * @param allowedValues the contract's `aiagent.v1.allowed_values` field option, when the files declare it: a string
+   * field's closed value set, which the JSON routes enforce; it wins over values a comment lists.
+   */
+  constructor(
+    private readonly requests: ReadonlySet<DescMessage>,
+    private readonly allowedValues?: DescExtension,
+  ) {}
 
   /** A `$ref` to the component schema of `desc` in `role`, building it on first use. */
   ref(desc: DescMessage, role: Role): Schema {
@@ -83,6 +97,8 @@ export class SchemaBuilder {
     }
     if (facts.format && s.type === "string") s.format = facts.format;
     if (facts.enum && s.type === "string") s.enum = facts.enum;
+    if (this.allowedValues && hasOption(f, this.allowedValues) && s.type === "string")
+      s.enum = getOption(f, this.allowedValues) as string[];
     if (facts.minimum !== undefined) s.minimum = facts.minimum;
     if (facts.maximum !== undefined) s.maximum = facts.maximum;
     if (facts.default !== undefined) s.default = facts.default;
