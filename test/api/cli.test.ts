@@ -64,10 +64,11 @@ describe("the aiagent command", () => {
       });
       expect(ok.status).toBe(200);
       await s.close();
+      // With no grace period the older key stops at once.
       const rotated = JSON.parse(
-        (await aiagent("api-key", "rotate", "--email", "cli@example.com", "--db", db, "--json")).stdout,
-      ) as { client_api_key: string; revoked: number };
-      expect(rotated.revoked).toBe(1);
+        (await aiagent("api-key", "rotate", "--email", "cli@example.com", "--grace", "0", "--db", db, "--json")).stdout,
+      ) as { client_api_key: string; older_keys: { api_key_id: string }[] };
+      expect(rotated.older_keys).toHaveLength(1);
       const s2 = await startServer({ dir, env: { AIAGENT_DB: db } });
       try {
         expect(
