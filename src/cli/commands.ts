@@ -74,7 +74,7 @@ export const COMMANDS: Record<string, Command> = {
     options: [],
     run: (values, out) =>
       withApp(values, (app) => {
-        const accounts = app.accounts.listAccounts().map((a) => ({
+        const accounts = [...app.accounts.listAccounts()].map((a) => ({
           account_id: a.accountId,
           email: a.email,
           active: a.active,

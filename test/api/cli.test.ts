@@ -3,9 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { postJson } from "../helpers/http.js";
 import { startServer } from "../helpers/server.js";
+
+// Each case runs the real command several times (a second or two each, more on a busy machine).
+vi.setConfig({ testTimeout: 120_000 });
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "aiagent-cli-"));

@@ -72,9 +72,15 @@ export class AccountService {
     return this.d.accounts.any();
   }
 
-  /** Every account, oldest first. */
-  listAccounts(): AccountRecord[] {
-    return this.d.accounts.list();
+  /** Every account in e-mail order, read a page at a time. */
+  *listAccounts(pageSize = 500): Generator<AccountRecord> {
+    let after = "";
+    for (;;) {
+      const page = this.d.accounts.page(after, pageSize);
+      yield* page;
+      if (page.length < pageSize) return;
+      after = page[page.length - 1]!.email;
+    }
   }
 
   /** The account of an e-mail, or not_found. */

@@ -49,8 +49,8 @@ export interface AccountRepository {
   /** True once any account exists. */
   any(): boolean;
   byId(accountId: string): AccountRecord | undefined;
-  /** Every account, oldest first. */
-  list(): AccountRecord[];
+  /** Up to `limit` accounts whose e-mail sorts after `afterEmail` (case-insensitively), in e-mail order. */
+  page(afterEmail: string, limit: number): AccountRecord[];
   setPassword(accountId: string, passwordHash: string): void;
 }
 
