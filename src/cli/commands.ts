@@ -214,7 +214,7 @@ export const COMMANDS: Record<string, Command> = {
         const until =
           graceSeconds === 0
             ? "stopped now"
-            : `keep working until ${isoTime(Math.max(...k.olderKeys.map((o) => o.expiresAt)))}`;
+            : `keep working at most until ${isoTime(Math.max(...k.olderKeys.map((o) => o.expiresAt)))}`;
         out(
           {
             email,
