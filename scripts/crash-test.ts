@@ -103,7 +103,7 @@ export async function runCrashTest(opts: {
   const setup = await buildApp(loadConfig({ AIAGENT_DB: dbPath }), createLogger("silent"));
   const email = `crash-${Date.now()}@example.com`;
   await setup.accounts.createAccount(email);
-  const chatbotId = setup.accounts.createChatbot(email, "crash bot", [], []).chatbotId;
+  const chatbotId = setup.accounts.createChatbot(email, "crash bot", ["https://shop.example"], []).chatbotId;
   const apiKey = setup.accounts.createApiKey(email).clientApiKey;
   setup.close();
   const secrets = [apiKey];

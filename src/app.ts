@@ -81,7 +81,10 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const durable = (h: Record<string, AnyHandler>) => (walSync ? durableHandlers(h, () => walSync.durable()) : h);
   const repos = sqliteRepositories(db);
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
-  const keys = await KeyRing.open(repos.signingKeys, clock, maxLifetimeMs);
+  const keys = await KeyRing.open(repos.signingKeys, clock, {
+    maxTokenLifetimeMs: maxLifetimeMs,
+    refreshIntervalMs: config.signingKeyRefreshSeconds * 1000,
+  });
   const jwt = new JwtStrategy(keys, clock, ISSUER);
   const limits = config.rateLimit ? tokenLimits(config.rateLimit) : noTokenLimits;
   const tokens = new TokenService({
@@ -92,7 +95,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     atomically: (fn) => db.transaction(fn).immediate(),
     admit: limits.account,
   });
-  const accounts = new AccountService({ ...repos, clock });
+  const accounts = new AccountService({ ...repos, clock, atomically: (fn) => db.transaction(fn).immediate() });
   const conversations = new ConversationService({
     ...repos,
     agent: o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),

@@ -1,4 +1,6 @@
+import { isIP } from "node:net";
 import { resolve } from "node:path";
+import { DEFAULT_API_KEY_GRACE_SECONDS, MAX_API_KEY_GRACE_SECONDS } from "./domain/account/api-keys.js";
 
 /** The service's settings, read once from the environment and frozen. */
 export interface Config {
@@ -21,6 +23,10 @@ export interface Config {
   readonly http: HttpLimits;
   /** Abuse limits on the token endpoints; undefined when AIAGENT_RATE_LIMIT=off (benchmarks only). */
   readonly rateLimit: RateLimits | undefined;
+  /** How often a running instance looks for signing keys rotated elsewhere (AIAGENT_SIGNING_KEY_REFRESH, default 30). */
+  readonly signingKeyRefreshSeconds: number;
+  /** How long `aiagent api-key rotate` keeps older keys working (AIAGENT_API_KEY_GRACE, default 86400; 0: stop at once). */
+  readonly apiKeyGraceSeconds: number;
 }
 
 /** Limits of the HTTP server, in milliseconds and bytes. */
@@ -64,71 +70,135 @@ export interface RateLimits {
 /** A configuration value that cannot be used; start-up stops with this message. */
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
+  /** Set when the value came from a command-line option (named in the message) rather than the environment. */
+  constructor(
+    message: string,
+    readonly flag?: string,
+  ) {
+    super(message);
+  }
 }
 
-function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1)
-    throw new ConfigError(`${name} must be a whole number of seconds, at least 1 (got ${JSON.stringify(raw)})`);
-  return Number(raw);
+/** The variables a command-line option may stand for. */
+export type FlagVariable = "AIAGENT_PORT" | "AIAGENT_HOST" | "AIAGENT_DB" | "AIAGENT_API_KEY_GRACE";
+
+/**
+ * Command-line options standing for environment variables: `{ AIAGENT_PORT: { flag: "--port", value: "abc" } }`.
+ * Each is checked by its variable's rule and named as the user typed it; unlike an empty variable, an empty option
+ * is an error, not the default.
+ */
+export type ConfigFlags = Partial<Record<FlagVariable, { flag: string; value: string }>>;
+
+/** Where each setting is read from: its option if given, else its variable. */
+class Source {
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly flags: ConfigFlags,
+  ) {}
+
+  /** The raw value (undefined when unset; an empty variable counts as unset) and the name to report it by. */
+  get(name: string): { raw: string | undefined; label: string; flag?: string } {
+    const f = this.flags[name as FlagVariable];
+    if (f) return { raw: f.value, label: f.flag, flag: f.flag };
+    const raw = this.env[name];
+    return { raw: raw === "" ? undefined : raw, label: name };
+  }
+
+  fail(v: { label: string; flag?: string }, rule: string, raw: string | undefined): never {
+    throw new ConfigError(`${v.label} ${rule} (got ${JSON.stringify(raw ?? "")})`, v.flag);
+  }
 }
 
-function count(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^\d{1,9}$/.test(raw)) throw new ConfigError(`${name} must be a whole number (got ${JSON.stringify(raw)})`);
-  return Number(raw);
+function seconds(src: Source, name: string, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER): number {
+  const v = src.get(name);
+  if (v.raw === undefined) return fallback;
+  if (!/^\d{1,15}$/.test(v.raw) || Number(v.raw) < min || Number(v.raw) > max)
+    src.fail(v, `must be a whole number of seconds from ${min} to ${max}`, v.raw);
+  return Number(v.raw);
 }
 
-function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const n = count(env, name, fallback);
-  if (n < 1) throw new ConfigError(`${name} must be at least 1 (got ${JSON.stringify(env[name])})`);
+function count(src: Source, name: string, fallback: number): number {
+  const v = src.get(name);
+  if (v.raw === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(v.raw)) src.fail(v, "must be a whole number", v.raw);
+  return Number(v.raw);
+}
+
+function positive(src: Source, name: string, fallback: number): number {
+  const n = count(src, name, fallback);
+  if (n < 1) src.fail(src.get(name), "must be at least 1", src.get(name).raw);
   return n;
 }
 
-function rateLimits(env: NodeJS.ProcessEnv): RateLimits | undefined {
-  const mode = oneOf(env, "AIAGENT_RATE_LIMIT", ["on", "off"] as const, "on");
+function rateLimits(src: Source): RateLimits | undefined {
+  const mode = oneOf(src, "AIAGENT_RATE_LIMIT", ["on", "off"] as const, "on");
   if (mode === "off") return undefined;
   return {
-    perAddress: count(env, "AIAGENT_RATE_LIMIT_PER_ADDRESS", 6000),
-    perKey: count(env, "AIAGENT_RATE_LIMIT_PER_KEY", 6000),
-    perAccount: count(env, "AIAGENT_RATE_LIMIT_PER_ACCOUNT", 6000),
-    failuresPerAddress: count(env, "AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS", 100),
-    failuresPerTarget: count(env, "AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET", 20),
-    passwordFailures: count(env, "AIAGENT_RATE_LIMIT_PASSWORD_FAILURES", 10),
-    blockSeconds: positive(env, "AIAGENT_RATE_LIMIT_BLOCK_SECONDS", 900),
+    perAddress: count(src, "AIAGENT_RATE_LIMIT_PER_ADDRESS", 6000),
+    perKey: count(src, "AIAGENT_RATE_LIMIT_PER_KEY", 6000),
+    perAccount: count(src, "AIAGENT_RATE_LIMIT_PER_ACCOUNT", 6000),
+    failuresPerAddress: count(src, "AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS", 100),
+    failuresPerTarget: count(src, "AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET", 20),
+    passwordFailures: count(src, "AIAGENT_RATE_LIMIT_PASSWORD_FAILURES", 10),
+    blockSeconds: positive(src, "AIAGENT_RATE_LIMIT_BLOCK_SECONDS", 900),
   };
 }
 
-function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const v = raw;
-  if (!(allowed as readonly string[]).includes(v))
-    throw new ConfigError(`${name} must be one of ${allowed.join(", ")} (got ${JSON.stringify(raw)})`);
-  return v as T;
+function oneOf<T extends string>(src: Source, name: string, allowed: readonly T[], fallback: T): T {
+  const v = src.get(name);
+  if (v.raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(v.raw)) src.fail(v, `must be one of ${allowed.join(", ")}`, v.raw);
+  return v.raw as T;
 }
 
-/** Reads and validates the configuration; throws ConfigError naming the bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
-  const portRaw = env.AIAGENT_PORT ?? "8080";
-  if (!/^\d+$/.test(portRaw) || Number(portRaw) > 65535)
-    throw new ConfigError(`AIAGENT_PORT must be a port number (got ${JSON.stringify(portRaw)})`);
+function port(src: Source): number {
+  const v = src.get("AIAGENT_PORT");
+  const raw = v.raw ?? (v.flag ? "" : "8080");
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535)
+    src.fail(v, "must be a port number from 0 to 65535 (0: any free port)", raw);
+  return Number(raw);
+}
+
+// A DNS name: dot-separated labels of letters, digits and inner hyphens.
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+function host(src: Source): string {
+  const v = src.get("AIAGENT_HOST");
+  if (v.raw === undefined && !v.flag) return "127.0.0.1";
+  const raw = v.raw ?? "";
+  if (isIP(raw) === 0 && !HOSTNAME.test(raw)) src.fail(v, "must be an IP address or a host name", raw);
+  return raw;
+}
+
+function dbPath(src: Source): string {
+  const v = src.get("AIAGENT_DB");
+  if (v.raw === undefined && !v.flag) return resolve("./data/aiagent.db");
+  const raw = v.raw ?? "";
+  if (raw === "") src.fail(v, "must be a file path", raw);
+  return resolve(raw);
+}
+
+/** Reads and validates the configuration once; throws ConfigError naming the bad variable or option. */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Config> = {},
+  flags: ConfigFlags = {},
+): Config {
+  const src = new Source(env, flags);
   const llmBase = env.AIAGENT_LLM_BASE_URL;
   const config: Config = {
-    port: Number(portRaw),
-    host: env.AIAGENT_HOST ?? "127.0.0.1",
-    dbPath: resolve(env.AIAGENT_DB ?? "./data/aiagent.db"),
+    port: port(src),
+    host: host(src),
+    dbPath: dbPath(src),
     baseUrl: env.AIAGENT_BASE_URL || undefined,
     appUrl: env.AIAGENT_APP_URL || undefined,
-    accessTokenTtl: seconds(env, "AIAGENT_ACCESS_TOKEN_TTL", 15 * 60),
-    refreshTokenTtl: seconds(env, "AIAGENT_REFRESH_TOKEN_TTL", 30 * 24 * 3600),
-    idTokenTtl: seconds(env, "AIAGENT_ID_TOKEN_TTL", 60 * 60),
-    idleCloseSeconds: seconds(env, "AIAGENT_IDLE_CLOSE", 86400),
-    synchronous: oneOf(env, "AIAGENT_SYNCHRONOUS", ["OFF", "NORMAL", "FULL"] as const, "FULL"),
+    accessTokenTtl: seconds(src, "AIAGENT_ACCESS_TOKEN_TTL", 15 * 60),
+    refreshTokenTtl: seconds(src, "AIAGENT_REFRESH_TOKEN_TTL", 30 * 24 * 3600),
+    idTokenTtl: seconds(src, "AIAGENT_ID_TOKEN_TTL", 60 * 60),
+    idleCloseSeconds: seconds(src, "AIAGENT_IDLE_CLOSE", 86400),
+    synchronous: oneOf(src, "AIAGENT_SYNCHRONOUS", ["OFF", "NORMAL", "FULL"] as const, "FULL"),
     production: (env.NODE_ENV ?? "") === "production",
-    logLevel: oneOf(env, "AIAGENT_LOG_LEVEL", ["debug", "info", "warn", "error", "silent"] as const, "info"),
+    logLevel: oneOf(src, "AIAGENT_LOG_LEVEL", ["debug", "info", "warn", "error", "silent"] as const, "info"),
     llm: llmBase
       ? {
           baseUrl: llmBase.replace(/\/+$/, ""),
@@ -136,15 +206,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
           model: env.AIAGENT_LLM_MODEL ?? "gpt-4o-mini",
         }
       : undefined,
-    busyTimeoutMs: count(env, "AIAGENT_BUSY_TIMEOUT_MS", 1000),
+    busyTimeoutMs: count(src, "AIAGENT_BUSY_TIMEOUT_MS", 1000),
     http: {
-      requestTimeoutMs: positive(env, "AIAGENT_REQUEST_TIMEOUT_MS", 30_000),
-      idleTimeoutMs: positive(env, "AIAGENT_IDLE_TIMEOUT_MS", 5_000),
-      h2IdleTimeoutMs: positive(env, "AIAGENT_H2_IDLE_TIMEOUT_MS", 60_000),
-      maxHeaderBytes: positive(env, "AIAGENT_MAX_HEADER_BYTES", 16 * 1024),
-      maxUrlLength: positive(env, "AIAGENT_MAX_URL_LENGTH", 8 * 1024),
+      requestTimeoutMs: positive(src, "AIAGENT_REQUEST_TIMEOUT_MS", 30_000),
+      idleTimeoutMs: positive(src, "AIAGENT_IDLE_TIMEOUT_MS", 5_000),
+      h2IdleTimeoutMs: positive(src, "AIAGENT_H2_IDLE_TIMEOUT_MS", 60_000),
+      maxHeaderBytes: positive(src, "AIAGENT_MAX_HEADER_BYTES", 16 * 1024),
+      maxUrlLength: positive(src, "AIAGENT_MAX_URL_LENGTH", 8 * 1024),
     },
-    rateLimit: rateLimits(env),
+    rateLimit: rateLimits(src),
+    signingKeyRefreshSeconds: seconds(src, "AIAGENT_SIGNING_KEY_REFRESH", 30, 1, 3600),
+    apiKeyGraceSeconds: seconds(
+      src,
+      "AIAGENT_API_KEY_GRACE",
+      DEFAULT_API_KEY_GRACE_SECONDS,
+      0,
+      MAX_API_KEY_GRACE_SECONDS,
+    ),
     ...overrides,
   };
   return Object.freeze(config);

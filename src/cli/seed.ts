@@ -262,6 +262,8 @@ const AGENT_LINES = [
   "Opened items can be returned within 30 days if they are unused and in their original packaging. (Source: Returns)",
   "Our support team answers every day from 8:00 to 20:00; this assistant is available around the clock.",
 ];
+/** The (made-up) site the seeded chatbots may be embedded by. */
+const SHOP_ORIGIN = "https://shop.example";
 const KNOWLEDGE: KnowledgeSnippet[] = [
   {
     title: "Shipping FAQ",
@@ -341,7 +343,7 @@ export async function seed(
   const rnd = random(o.seed ?? 42);
 
   const account = await app.accounts.createAccount(o.email);
-  const chatbot = app.accounts.createChatbot(o.email, "Benchmark shop assistant", [], KNOWLEDGE);
+  const chatbot = app.accounts.createChatbot(o.email, "Benchmark shop assistant", [SHOP_ORIGIN], KNOWLEDGE);
   const key = app.accounts.createApiKey(o.email);
   const loader = new BulkLoader(app.db);
   try {
@@ -362,7 +364,7 @@ export async function seed(
     for (let i = 1; i <= size.smallAccounts; i++) {
       const email = o.email.replace("@", `+small${i}@`);
       const small = await app.accounts.createAccount(email);
-      const smallBot = app.accounts.createChatbot(email, "Small shop assistant", [], KNOWLEDGE);
+      const smallBot = app.accounts.createChatbot(email, "Small shop assistant", [SHOP_ORIGIN], KNOWLEDGE);
       const smallSize: SeedSize = {
         contacts: SMALL_ACCOUNT_CONTACTS,
         conversations: SMALL_ACCOUNT_CONTACTS * 2,

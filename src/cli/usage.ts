@@ -2,17 +2,30 @@
 export const USAGE = `Usage: aiagent <command> [options]
 
 Commands:
-  serve                                  run the service (HTTP/1.1 + HTTP/2 on one port)
+  serve [--port N] [--host H]            run the service (HTTP/1.1 + HTTP/2 on one port)
   account create --email E [--password P]
-  chatbot create --email E --name N [--allowed-origin URL]... [--knowledge FILE.json]
-  api-key create --email E               print a new API key (shown once)
-  api-key rotate --email E               new key; every older key of the account is revoked
-  api-key revoke --email E [--id KEY_ID] revoke one key, or all of the account's keys
+  account list
+  chatbot create --email E --name N --allowed-origin URL [--allowed-origin URL]... [--knowledge FILE.json]
+  chatbot update --email E --chatbot-id ID [--name N] [--allowed-origin URL]... [--knowledge FILE.json]
+                                         origins and knowledge given replace the old ones
+  chatbot list --email E
+  api-key create --email E [--name N]    print a new API key (shown once)
+  api-key list --email E                 prefix, name, status, created, last used; never the key
+  api-key rotate --email E [--name N] [--grace SECONDS]
+                                         new key; older keys keep working for the grace period
+                                         (default AIAGENT_API_KEY_GRACE, 86400), then stop
+  api-key revoke --email E (--id KEY_ID | --all)
+                                         stop one key, or every key of the account, at once
   tokens revoke --email E [--chatbot-id ID] [--user-id U]
                                          revoke refresh tokens and stop the users' live access tokens
-  keys rotate                            new signing key; older public keys stay published until their tokens expire
-  seed --email E [--scale 10k|100k|1m] [--contacts N] [--conversations C] [--messages M]
+  keys rotate                            new signing key; running servers switch to it within
+                                         AIAGENT_SIGNING_KEY_REFRESH seconds (default 30); older public
+                                         keys stay published until their tokens expire
+  seed --email E [--scale 1k|10k|100k|1m] [--contacts N] [--conversations C] [--messages M]
                                          fill an account with synthetic contacts and messages (benchmarks)
 
 Every command takes --db PATH (default ./data/aiagent.db, or AIAGENT_DB) and --json (print one JSON object).
+--knowledge takes a JSON array of {"title", "url", "snippet"} objects.
+Exit status: 0 done, 2 the command line is wrong (unknown command or option, missing or malformed value),
+1 the command was refused (the message says why).
 `;

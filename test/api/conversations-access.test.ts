@@ -87,7 +87,7 @@ describe("who may read what", () => {
   });
 
   it("the same customer through another chatbot cannot read the conversation", async () => {
-    const other = await s.app.accounts.createChatbot(a.email, "Second bot", []);
+    const other = await s.app.accounts.createChatbot(a.email, "Second bot", ["https://shop.example"]);
     const t = await postJson(s.url, "/ai_agent/get_access_token", {
       user_id: "alice",
       chatbot_id: other.chatbotId,

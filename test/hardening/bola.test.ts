@@ -44,7 +44,10 @@ beforeAll(async () => {
     const a = await s.account();
     secrets.add(a.apiKey).add(a.password);
     emails.push(a.email);
-    const chatbots = [a.chatbotId, s.app.accounts.createChatbot(a.email, "Second bot", [], []).chatbotId];
+    const chatbots = [
+      a.chatbotId,
+      s.app.accounts.createChatbot(a.email, "Second bot", ["https://shop.example"], []).chatbotId,
+    ];
     for (let ci = 0; ci < 2; ci++) {
       for (const customer of CUSTOMERS) {
         const t = await issueTokens(s.url, { ...a, chatbotId: chatbots[ci]! }, customer);

@@ -327,7 +327,7 @@ describe("SIGTERM", () => {
     const setup = await buildApp(loadConfig({ AIAGENT_DB: dbPath }), createLogger("silent"));
     const email = "sigterm@example.com";
     await setup.accounts.createAccount(email);
-    const chatbotId = setup.accounts.createChatbot(email, "bot", [], []).chatbotId;
+    const chatbotId = setup.accounts.createChatbot(email, "bot", ["https://shop.example"], []).chatbotId;
     const apiKey = setup.accounts.createApiKey(email).clientApiKey;
     setup.close();
     secrets.add(apiKey);

@@ -27,7 +27,7 @@ export interface TestServer {
   dir: string;
   /** Every log line the server wrote. */
   logs: string[];
-  /** Creates an account with a chatbot (allowed origins optional) and an API key. */
+  /** Creates an account with a chatbot (allowed origins default to https://shop.example) and an API key. */
   account(opts?: {
     origins?: string[];
     knowledge?: { title: string; url: string; snippet: string }[];
@@ -65,7 +65,12 @@ export async function startServer(
       const email = `owner${++counter}-${Math.random().toString(36).slice(2, 8)}@example.com`;
       const password = "correct horse battery staple";
       const a = await app.accounts.createAccount(email, password);
-      const chatbot = app.accounts.createChatbot(email, "Test bot", o.origins ?? [], o.knowledge ?? []);
+      const chatbot = app.accounts.createChatbot(
+        email,
+        "Test bot",
+        o.origins ?? ["https://shop.example"],
+        o.knowledge ?? [],
+      );
       const key = app.accounts.createApiKey(email);
       return { accountId: a.accountId, email, password, apiKey: key.clientApiKey, chatbotId: chatbot.chatbotId };
     },

@@ -1,7 +1,15 @@
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
-import { hashSecret, newId, newSecret } from "../ids.js";
-import { requireEmail, requireText } from "../validate.js";
+import { hashSecret, newId, newSecret, requireUuid } from "../ids.js";
+import { optionalText, requireEmail, requireText } from "../validate.js";
+import {
+  type ApiKeyView,
+  apiKeyUsable,
+  apiKeyView,
+  DEFAULT_API_KEY_GRACE_SECONDS,
+  MAX_API_KEY_GRACE_SECONDS,
+} from "./api-keys.js";
+import { requireAllowedOrigins, requireKnowledge } from "./chatbot-rules.js";
 import { hashPassword } from "./password.js";
 import type {
   AccountRecord,
@@ -9,11 +17,24 @@ import type {
   ApiKeyRepository,
   ChatbotRecord,
   ChatbotRepository,
-  KnowledgeSnippet,
 } from "./repository.js";
 
 /** Prefix of every client API key, so a leaked one is recognisable. */
 export const API_KEY_PREFIX = "cak_";
+
+/** What may change on a chatbot; an absent field stays as it is. */
+export interface ChatbotChanges {
+  name?: string | undefined;
+  allowedOrigins?: readonly string[] | undefined;
+  /** Parsed JSON: checked here to be a list of {title, url, snippet}. */
+  knowledge?: unknown;
+}
+
+/** A new key (shown once) and, after a rotation, when the older keys stop. */
+export interface IssuedApiKey {
+  apiKeyId: string;
+  clientApiKey: string;
+}
 
 /** Administration of accounts, chatbots and API keys (the `aiagent` command and the demo bootstrap). */
 export class AccountService {
@@ -23,6 +44,8 @@ export class AccountService {
       apiKeys: ApiKeyRepository;
       chatbots: ChatbotRepository;
       clock: Clock;
+      /** Runs fn as one storage transaction. */
+      atomically?: <T>(fn: () => T) => T;
     },
   ) {}
 
@@ -49,6 +72,17 @@ export class AccountService {
     return this.d.accounts.any();
   }
 
+  /** Every account in e-mail order, read a page at a time. */
+  *listAccounts(pageSize = 500): Generator<AccountRecord> {
+    let after = "";
+    for (;;) {
+      const page = this.d.accounts.page(after, pageSize);
+      yield* page;
+      if (page.length < pageSize) return;
+      after = page[page.length - 1]!.email;
+    }
+  }
+
   /** The account of an e-mail, or not_found. */
   account(email: string): AccountRecord {
     const a = this.d.accounts.byEmail(email);
@@ -56,31 +90,20 @@ export class AccountService {
     return a;
   }
 
-  /** Creates a chatbot for the account. */
+  /** Creates a chatbot for the account; refuses settings it could never work with. */
   createChatbot(
     email: string,
     name: string,
-    allowedOrigins: string[],
-    knowledge: KnowledgeSnippet[] = [],
+    allowedOrigins: readonly string[],
+    knowledge: unknown = [],
   ): ChatbotRecord {
     const account = this.account(email);
-    const origins = allowedOrigins.map((o) => {
-      let u: URL;
-      try {
-        u = new URL(o);
-      } catch {
-        throw invalidArgument("allowed-origin", `${JSON.stringify(o)} is not a URL`);
-      }
-      if (u.protocol !== "https:" && u.protocol !== "http:")
-        throw invalidArgument("allowed-origin", `${o} must be http or https`);
-      return u.origin;
-    });
     const chatbot: ChatbotRecord = {
       chatbotId: newId(),
       accountId: account.accountId,
       name: requireText("name", name),
-      allowedOrigins: origins,
-      knowledge,
+      allowedOrigins: requireAllowedOrigins("allowed_origins", allowedOrigins),
+      knowledge: requireKnowledge("knowledge", knowledge),
       active: true,
       createdAt: this.d.clock.now(),
     };
@@ -88,35 +111,103 @@ export class AccountService {
     return chatbot;
   }
 
-  /** Creates an API key; the key itself is returned once and only its hash is kept. */
-  createApiKey(email: string): { apiKeyId: string; clientApiKey: string } {
+  /** The account's chatbots, oldest first. */
+  listChatbots(email: string): ChatbotRecord[] {
+    return this.d.chatbots.listForAccount(this.account(email).accountId);
+  }
+
+  /** Changes the account's chatbot; another account's chatbot is not_found, like a missing one. */
+  updateChatbot(email: string, chatbotId: string, changes: ChatbotChanges): ChatbotRecord {
     const account = this.account(email);
+    const id = requireUuid("chatbot_id", chatbotId);
+    if (changes.name === undefined && changes.allowedOrigins === undefined && changes.knowledge === undefined)
+      throw invalidArgument("chatbot", "nothing to change: give a name, allowed origins or knowledge");
+    const current = this.d.chatbots.byId(id);
+    if (!current || current.accountId !== account.accountId) throw notFound(`chatbot ${id}`);
+    const next: ChatbotRecord = {
+      ...current,
+      name: changes.name === undefined ? current.name : requireText("name", changes.name),
+      allowedOrigins:
+        changes.allowedOrigins === undefined
+          ? current.allowedOrigins
+          : requireAllowedOrigins("allowed_origins", changes.allowedOrigins),
+      knowledge: changes.knowledge === undefined ? current.knowledge : requireKnowledge("knowledge", changes.knowledge),
+    };
+    if (!this.d.chatbots.update(next)) throw notFound(`chatbot ${id}`);
+    return next;
+  }
+
+  /** Creates an API key; the key itself is returned once and only its hash is kept. */
+  createApiKey(email: string, name = ""): IssuedApiKey {
+    const account = this.account(email);
+    return this.insertKey(account.accountId, optionalText("name", name));
+  }
+
+  /** The account's keys, oldest first: prefix, name, dates and status, never the key. */
+  listApiKeys(email: string): ApiKeyView[] {
+    const now = this.d.clock.now();
+    return this.d.apiKeys.listForAccount(this.account(email).accountId).map((k) => apiKeyView(k, now));
+  }
+
+  /**
+   * Makes a new key; every older unrevoked key keeps working for the grace period, then stops (sooner if an
+   * earlier rotation already set it to). A grace of 0 stops them at once.
+   */
+  rotateApiKey(
+    email: string,
+    o: { graceSeconds?: number | undefined; name?: string | undefined } = {},
+  ): IssuedApiKey & { olderKeys: { apiKeyId: string; prefix: string; expiresAt: number }[] } {
+    const account = this.account(email);
+    const grace = o.graceSeconds ?? DEFAULT_API_KEY_GRACE_SECONDS;
+    if (!Number.isInteger(grace) || grace < 0 || grace > MAX_API_KEY_GRACE_SECONDS)
+      throw invalidArgument("grace", `must be a whole number of seconds from 0 to ${MAX_API_KEY_GRACE_SECONDS}`);
+    const name = optionalText("name", o.name ?? "");
+    const now = this.d.clock.now();
+    const until = now + grace * 1000;
+    return this.atomically(() => {
+      const older = this.d.apiKeys.listForAccount(account.accountId).filter((k) => apiKeyUsable(k, now));
+      const k = this.insertKey(account.accountId, name);
+      this.d.apiKeys.expireAllBut(account.accountId, k.apiKeyId, until);
+      return {
+        ...k,
+        olderKeys: older.map((o) => ({
+          apiKeyId: o.apiKeyId,
+          prefix: o.hint,
+          expiresAt: Math.min(o.expiresAt ?? until, until),
+        })),
+      };
+    });
+  }
+
+  /** Revokes one key of the account (by id; another account's key is not_found) or, with "all", every key. */
+  revokeApiKey(email: string, target: string): number {
+    const account = this.account(email);
+    const now = this.d.clock.now();
+    if (target === "all") return this.d.apiKeys.revoke(account.accountId, "all", now);
+    const id = requireUuid("id", target);
+    if (!this.d.apiKeys.listForAccount(account.accountId).some((k) => k.apiKeyId === id))
+      throw notFound(`api key ${id} of account ${account.email}`);
+    return this.d.apiKeys.revoke(account.accountId, id, now);
+  }
+
+  private insertKey(accountId: string, name: string): IssuedApiKey {
     const clientApiKey = newSecret(API_KEY_PREFIX);
     const apiKeyId = newId();
     this.d.apiKeys.insert({
       apiKeyId,
-      accountId: account.accountId,
+      accountId,
       keyHash: hashSecret(clientApiKey),
       hint: clientApiKey.slice(0, 8),
+      name,
       createdAt: this.d.clock.now(),
       revokedAt: null,
+      expiresAt: null,
+      lastUsedAt: null,
     });
     return { apiKeyId, clientApiKey };
   }
 
-  /** Makes a new key and revokes every older one of the account. */
-  rotateApiKey(email: string): { apiKeyId: string; clientApiKey: string; revoked: number } {
-    const account = this.account(email);
-    const older = this.d.apiKeys.listForAccount(account.accountId).filter((k) => k.revokedAt === null);
-    const created = this.createApiKey(email);
-    let revoked = 0;
-    for (const k of older) revoked += this.d.apiKeys.revoke(account.accountId, k.apiKeyId, this.d.clock.now());
-    return { ...created, revoked };
-  }
-
-  /** Revokes one key of the account, or all of them. */
-  revokeApiKey(email: string, apiKeyId?: string): number {
-    const account = this.account(email);
-    return this.d.apiKeys.revoke(account.accountId, apiKeyId, this.d.clock.now());
+  private atomically<T>(fn: () => T): T {
+    return this.d.atomically ? this.d.atomically(fn) : fn();
   }
 }

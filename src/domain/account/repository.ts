@@ -12,9 +12,16 @@ export interface ApiKeyRecord {
   apiKeyId: string;
   accountId: string;
   keyHash: string;
+  /** The key's first characters (`cak_` and four more), to tell keys apart; never enough to use it. */
   hint: string;
+  /** A label the owner gave it ("" when none). */
+  name: string;
   createdAt: number;
   revokedAt: number | null;
+  /** After a rotation: the key stops working at this instant (the grace period's end). */
+  expiresAt: number | null;
+  /** Last accepted use, to a resolution of LAST_USED_RESOLUTION_MS. */
+  lastUsedAt: number | null;
 }
 
 /** A passage the built-in agent may answer from and cite. */
@@ -42,6 +49,8 @@ export interface AccountRepository {
   /** True once any account exists. */
   any(): boolean;
   byId(accountId: string): AccountRecord | undefined;
+  /** Up to `limit` accounts whose e-mail sorts after `afterEmail` (case-insensitively), in e-mail order. */
+  page(afterEmail: string, limit: number): AccountRecord[];
   setPassword(accountId: string, passwordHash: string): void;
 }
 
@@ -50,8 +59,12 @@ export interface ApiKeyRepository {
   insert(k: ApiKeyRecord): void;
   byHash(keyHash: string): ApiKeyRecord | undefined;
   listForAccount(accountId: string): ApiKeyRecord[];
-  /** Revokes one key (by id) or every live key of the account; returns how many were revoked. */
-  revoke(accountId: string, apiKeyId: string | undefined, at: number): number;
+  /** Revokes one key of the account (by id) or every one not yet revoked; returns how many were revoked. */
+  revoke(accountId: string, apiKeyId: string | "all", at: number): number;
+  /** Makes the account's unrevoked keys other than `keep` stop at `at`, unless they already stop earlier. */
+  expireAllBut(accountId: string, keep: string, at: number): void;
+  /** Records a use at `at` unless one at or after `since` is recorded already. */
+  touch(apiKeyId: string, at: number, since: number): void;
 }
 
 /** Storage of chatbots. */
@@ -59,4 +72,6 @@ export interface ChatbotRepository {
   insert(c: ChatbotRecord): void;
   byId(chatbotId: string): ChatbotRecord | undefined;
   listForAccount(accountId: string): ChatbotRecord[];
+  /** Replaces the name, allowed origins and knowledge of the account's chatbot; false when it has no such chatbot. */
+  update(c: Pick<ChatbotRecord, "chatbotId" | "accountId" | "name" | "allowedOrigins" | "knowledge">): boolean;
 }

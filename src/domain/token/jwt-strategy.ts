@@ -108,6 +108,7 @@ export class JwtStrategy {
     claims: Record<string, string>,
     ttlSeconds: number,
   ): Promise<{ token: string; expiresAt: number }> {
+    await this.keys.fresh();
     const { kid, key } = this.keys.current;
     const nowMs = this.clock.now();
     const nowS = Math.floor(nowMs / 1000);
@@ -140,9 +141,9 @@ export class JwtStrategy {
     try {
       const { payload } = await jwtVerify(
         token,
-        (h) => {
+        async (h) => {
           // The algorithm is pinned per key: a kid resolves only with the algorithm its key was made for.
-          const key = this.keys.verifyKey(h.kid, h.alg);
+          const key = await this.keys.verifyKeyFresh(h.kid, h.alg);
           if (!key) throw new errors.JWKSNoMatchingKey();
           return key;
         },

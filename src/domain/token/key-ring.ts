@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import type { Clock } from "../clock.js";
-import type { SigningKeyRepository } from "./repository.js";
+import type { SigningKeyRecord, SigningKeyRepository } from "./repository.js";
 
 /** The one signature algorithm: asymmetric, pinned; nothing else is ever accepted. */
 export const SIGNING_ALG = "ES256";
@@ -14,23 +14,91 @@ interface LoadedKey {
   retiredAt: number | null;
 }
 
-/** The signing keys in memory, imported once as CryptoKeys (importing per call halves jose's speed). */
+/** How a key ring follows rotations made by other processes (the `aiagent keys rotate` command, other instances). */
+export interface KeyRingOptions {
+  /** Longest lifetime of a token this service signs. */
+  maxTokenLifetimeMs: number;
+  /** Storage is re-read when the ring is used and this long has passed since the last look (default 30 s). */
+  refreshIntervalMs?: number;
+  /** A token with an unknown kid re-reads storage at most this often (default 1 s), so garbage kids cost nothing. */
+  unknownKidRetryMs?: number;
+}
+
+/** Default of KeyRingOptions.refreshIntervalMs: a rotation reaches every running instance within half a minute. */
+export const DEFAULT_KEY_REFRESH_MS = 30_000;
+
+/**
+ * The signing keys in memory, imported once as CryptoKeys (importing per call halves jose's speed). Another
+ * process may rotate the keys in the shared database: the ring looks again at most every refresh interval when it
+ * is used (signing, publishing, verifying), and at once (rate-limited) when a token names a kid it does not know.
+ */
 export class KeyRing {
   private signing!: { kid: string; key: CryptoKey };
   private byKid = new Map<string, LoadedKey>();
+  private fingerprint = "";
+  private nextCheckAt = 0;
+  private lastUnknownKidCheck = Number.NEGATIVE_INFINITY;
+  private reloading: Promise<void> | undefined;
+  private readonly refreshMs: number;
+  private readonly unknownKidRetryMs: number;
+  private readonly trustRetiredMs: number;
 
   private constructor(
     private readonly repo: SigningKeyRepository,
     private readonly clock: Clock,
-    private readonly maxTokenLifetimeMs: number,
-  ) {}
+    o: KeyRingOptions,
+  ) {
+    this.refreshMs = o.refreshIntervalMs ?? DEFAULT_KEY_REFRESH_MS;
+    this.unknownKidRetryMs = o.unknownKidRetryMs ?? 1000;
+    // An instance that has not seen a rotation yet signs with the old key for up to one more interval.
+    this.trustRetiredMs = o.maxTokenLifetimeMs + this.refreshMs;
+  }
 
   /** Loads the stored keys, making and storing the first one when there is none. */
-  static async open(repo: SigningKeyRepository, clock: Clock, maxTokenLifetimeMs: number): Promise<KeyRing> {
-    const ring = new KeyRing(repo, clock, maxTokenLifetimeMs);
+  static async open(repo: SigningKeyRepository, clock: Clock, o: KeyRingOptions): Promise<KeyRing> {
+    const ring = new KeyRing(repo, clock, o);
     if (repo.list().every((k) => k.retiredAt !== null)) await ring.rotate();
     else await ring.reload();
     return ring;
+  }
+
+  /** Picks up a rotation made elsewhere: re-reads storage if the refresh interval has passed since the last look. */
+  async fresh(): Promise<void> {
+    const now = this.clock.now();
+    if (now < this.nextCheckAt) return;
+    this.nextCheckAt = now + this.refreshMs;
+    try {
+      await this.reloadIfChanged();
+    } catch {
+      // The keys in memory stay in use; storage is tried again after the next interval.
+    }
+  }
+
+  /**
+   * The verification key for a kid; a kid this ring has never seen (another instance may have just rotated)
+   * re-reads storage first, at most once per unknownKidRetryMs.
+   */
+  async verifyKeyFresh(kid: unknown, alg: unknown): Promise<CryptoKey | undefined> {
+    const key = this.verifyKey(kid, alg);
+    if (key || typeof kid !== "string" || this.byKid.has(kid)) return key;
+    const now = this.clock.now();
+    if (now - this.lastUnknownKidCheck < this.unknownKidRetryMs) return undefined;
+    this.lastUnknownKidCheck = now;
+    try {
+      await this.reloadIfChanged();
+    } catch {
+      return undefined;
+    }
+    return this.verifyKey(kid, alg);
+  }
+
+  private async reloadIfChanged(): Promise<void> {
+    if (this.reloading) return this.reloading;
+    if (fingerprintOf(this.repo.list()) === this.fingerprint) return;
+    this.reloading = this.reload().finally(() => {
+      this.reloading = undefined;
+    });
+    return this.reloading;
   }
 
   /** Makes a new signing key; older keys stay valid for verification until their tokens have expired. */
@@ -74,6 +142,8 @@ export class KeyRing {
     if (!signing) throw new Error("no active signing key");
     this.signing = signing;
     this.byKid = byKid;
+    this.fingerprint = fingerprintOf(records);
+    this.nextCheckAt = this.clock.now() + this.refreshMs;
   }
 
   /** The key new tokens are signed with. */
@@ -95,6 +165,11 @@ export class KeyRing {
   }
 
   private stillTrusted(k: LoadedKey): boolean {
-    return k.retiredAt === null || k.retiredAt + this.maxTokenLifetimeMs > this.clock.now();
+    return k.retiredAt === null || k.retiredAt + this.trustRetiredMs > this.clock.now();
   }
+}
+
+/** What identifies a set of stored keys: each kid and whether (and when) it was retired. */
+function fingerprintOf(records: readonly SigningKeyRecord[]): string {
+  return records.map((r) => `${r.kid}:${r.retiredAt ?? ""}`).join(",");
 }

@@ -1,3 +1,4 @@
+import { apiKeyUsable, LAST_USED_RESOLUTION_MS } from "../account/api-keys.js";
 import { verifyPassword } from "../account/password.js";
 import type {
   AccountRecord,
@@ -213,8 +214,17 @@ export class TokenService {
     if (key.length > 512) return undefined;
     const hash = hashSecret(key);
     const rec = this.d.apiKeys.byHash(hash);
-    if (!rec || !sameHash(rec.keyHash, hash) || rec.revokedAt !== null) return undefined;
+    const now = this.d.clock.now();
+    if (!rec || !sameHash(rec.keyHash, hash) || !apiKeyUsable(rec, now)) return undefined;
     const account = this.d.accounts.byId(rec.accountId);
-    return account?.active ? account : undefined;
+    if (!account?.active) return undefined;
+    if (rec.lastUsedAt === null || now - rec.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+      try {
+        this.d.apiKeys.touch(rec.apiKeyId, now, now - LAST_USED_RESOLUTION_MS);
+      } catch {
+        // The last-use mark is advisory: a busy database must not fail the request it describes.
+      }
+    }
+    return account;
   }
 }

@@ -20,7 +20,10 @@ export function opsRoutes(deps: { keys: KeyRing; ready: () => boolean }): Route 
         return true;
       }
       case "/.well-known/jwks.json":
-        sendJson(res, 200, deps.keys.jwks(), { "cache-control": "public, max-age=300" });
+        // A rotation made by another process is published within the key ring's refresh interval.
+        void deps.keys
+          .fresh()
+          .then(() => sendJson(res, 200, deps.keys.jwks(), { "cache-control": "public, max-age=300" }));
         return true;
       default:
         return false;

@@ -174,4 +174,15 @@ export const migrations: readonly { version: number; name: string; sql: string }
         WHERE latest_message_at IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    name: "api keys: a name, a grace period's end after rotation, the last use",
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN name TEXT NOT NULL DEFAULT '';
+      -- A rotated-out key keeps working until expires_at (the grace period), then stops like a revoked one.
+      ALTER TABLE api_keys ADD COLUMN expires_at INTEGER;
+      -- Written at most once a minute per key, not on every request.
+      ALTER TABLE api_keys ADD COLUMN last_used_at INTEGER;
+    `,
+  },
 ];

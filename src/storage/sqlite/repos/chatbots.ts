@@ -27,6 +27,9 @@ export function sqliteChatbots(db: Db): ChatbotRepository {
   );
   const byId = db.prepare<[string], Row>("SELECT * FROM chatbots WHERE chatbot_id = ?");
   const list = db.prepare<[string], Row>("SELECT * FROM chatbots WHERE account_id = ? ORDER BY created_at");
+  const update = db.prepare(
+    "UPDATE chatbots SET name = ?, allowed_origins = ?, knowledge = ? WHERE chatbot_id = ? AND account_id = ?",
+  );
   // A short cache: chatbot settings change rarely, and a stale entry lives at most a second.
   const cache = new Map<string, { at: number; rec: ChatbotRecord | undefined }>();
   return {
@@ -53,5 +56,16 @@ export function sqliteChatbots(db: Db): ChatbotRepository {
       return rec;
     },
     listForAccount: (id) => list.all(id).map(toRecord),
+    update: (c) => {
+      const changed = update.run(
+        c.name,
+        JSON.stringify(c.allowedOrigins),
+        JSON.stringify(c.knowledge),
+        c.chatbotId,
+        c.accountId,
+      ).changes;
+      cache.delete(c.chatbotId);
+      return changed === 1;
+    },
   };
 }

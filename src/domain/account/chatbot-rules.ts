@@ -1,0 +1,84 @@
+import { invalidArgument } from "../errors.js";
+import { requireContent, requireText } from "../validate.js";
+import type { KnowledgeSnippet } from "./repository.js";
+
+/** Most allowed origins per chatbot (each one is sent in the frame's Content-Security-Policy header). */
+export const MAX_ALLOWED_ORIGINS = 50;
+/** Most knowledge snippets per chatbot (they are read on every frame call). */
+export const MAX_SNIPPETS = 500;
+/** Longest snippet URL. */
+export const MAX_URL = 2048;
+
+/**
+ * The origins a chatbot's frame may be embedded by, normalised to `scheme://host[:port]`. At least one is
+ * required and none may be a wildcard: the frame is sent with `frame-ancestors <these origins>`, so a chatbot
+ * without a usable origin could never be shown on any page.
+ */
+export function requireAllowedOrigins(field: string, origins: readonly string[]): string[] {
+  if (origins.length === 0)
+    throw invalidArgument(
+      field,
+      "at least one is required (the origin of the page that embeds the chat, e.g. https://shop.example); without one the frame can never be embedded",
+    );
+  if (origins.length > MAX_ALLOWED_ORIGINS) throw invalidArgument(field, `at most ${MAX_ALLOWED_ORIGINS} are allowed`);
+  const out: string[] = [];
+  for (const o of origins) {
+    const origin = requireOrigin(field, o);
+    if (!out.includes(origin)) out.push(origin);
+  }
+  return out;
+}
+
+function requireOrigin(field: string, o: string): string {
+  if (o.includes("*"))
+    throw invalidArgument(
+      field,
+      `${JSON.stringify(o)} is a wildcard; name each exact origin (browsers match frame-ancestors and window messages against exact origins)`,
+    );
+  let u: URL;
+  try {
+    u = new URL(o);
+  } catch {
+    throw invalidArgument(field, `${JSON.stringify(o)} is not a URL (expected an origin like https://shop.example)`);
+  }
+  if (u.protocol !== "https:" && u.protocol !== "http:") throw invalidArgument(field, `${o} must be http or https`);
+  if (u.username || u.password) throw invalidArgument(field, `${o} must not contain a user name or password`);
+  return u.origin;
+}
+
+/**
+ * A chatbot's knowledge: a JSON array of `{title, url, snippet}` (exactly those fields, all text), which the
+ * built-in agent answers from and cites. Anything else is refused here, since the agent could not use it.
+ */
+export function requireKnowledge(field: string, value: unknown): KnowledgeSnippet[] {
+  if (!Array.isArray(value))
+    throw invalidArgument(field, 'must be a JSON array of {"title", "url", "snippet"} objects');
+  if (value.length > MAX_SNIPPETS) throw invalidArgument(field, `must have at most ${MAX_SNIPPETS} snippets`);
+  return value.map((item: unknown, i) => {
+    const at = `${field}[${i}]`;
+    if (typeof item !== "object" || item === null || Array.isArray(item))
+      throw invalidArgument(at, 'must be an object {"title", "url", "snippet"}');
+    const rec = item as Record<string, unknown>;
+    const unknown = Object.keys(rec).filter((k) => k !== "title" && k !== "url" && k !== "snippet");
+    if (unknown.length > 0)
+      throw invalidArgument(at, `unknown field ${JSON.stringify(unknown[0])} (only title, url and snippet)`);
+    for (const k of ["title", "url", "snippet"] as const)
+      if (typeof rec[k] !== "string") throw invalidArgument(`${at}.${k}`, "is required and must be text");
+    const title = requireText(`${at}.title`, (rec.title as string).trim());
+    const snippet = requireContent(`${at}.snippet`, rec.snippet as string);
+    return { title, url: requireDocumentUrl(`${at}.url`, rec.url as string), snippet };
+  });
+}
+
+function requireDocumentUrl(field: string, raw: string): string {
+  requireText(field, raw, MAX_URL);
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw invalidArgument(field, `${JSON.stringify(raw)} is not an absolute URL`);
+  }
+  // The frame shows it as a link: only web addresses, never javascript: or data:.
+  if (u.protocol !== "https:" && u.protocol !== "http:") throw invalidArgument(field, "must be an http or https URL");
+  return raw;
+}
