@@ -106,6 +106,8 @@ async function main(): Promise<void> {
       AIAGENT_PORT: "0",
       AIAGENT_HOST: "127.0.0.1",
       NODE_ENV: "production",
+      // Production refuses to start without a key-encryption secret; this one protects throw-away data only.
+      AIAGENT_SECRETS: "bench-only-key-encryption-secret-0123456789",
     };
     const serve = async (name: string, d: Dataset, env: Record<string, string> = {}) => {
       const db = workingCopy(d, work, name);

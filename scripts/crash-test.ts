@@ -52,6 +52,8 @@ function start(dbPath: string, output: string[]): Promise<Running> {
       AIAGENT_LOG_LEVEL: "debug",
       AIAGENT_HOST: "127.0.0.1",
       AIAGENT_RATE_LIMIT: "off",
+      // Production refuses to start without a key-encryption secret; this one protects throw-away data only.
+      AIAGENT_SECRETS: "crash-test-key-encryption-secret-0123456789",
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -3,7 +3,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
 import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
-import type { Config } from "./config.js";
+import { type Config, ConfigError } from "./config.js";
 import { AccountService } from "./domain/account/account-service.js";
 import type { Agent } from "./domain/agent/agent.js";
 import { OfflineAgent } from "./domain/agent/offline-agent.js";
@@ -11,7 +11,9 @@ import { type Clock, systemClock } from "./domain/clock.js";
 import { ConversationService } from "./domain/conversation/conversation-service.js";
 import { JwtStrategy } from "./domain/token/jwt-strategy.js";
 import { KeyRing } from "./domain/token/key-ring.js";
+import { KeySealError } from "./domain/token/key-sealer.js";
 import { TokenService } from "./domain/token/token-service.js";
+import { keySealer } from "./key-encryption.js";
 import type { Logger } from "./log.js";
 import { Authenticator } from "./protocol/auth.js";
 import type { AnyHandler } from "./protocol/call.js";
@@ -81,7 +83,14 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const durable = (h: Record<string, AnyHandler>) => (walSync ? durableHandlers(h, () => walSync.durable()) : h);
   const repos = sqliteRepositories(db);
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
-  const keys = await KeyRing.open(repos.signingKeys, clock, maxLifetimeMs);
+  let keys: KeyRing;
+  try {
+    keys = await KeyRing.open(repos.signingKeys, clock, maxLifetimeMs, keySealer(config, log));
+  } catch (e) {
+    db.close();
+    if (e instanceof KeySealError) throw new ConfigError(`signing keys in ${config.dbPath}: ${e.message}`);
+    throw e;
+  }
   const jwt = new JwtStrategy(keys, clock, ISSUER);
   const limits = config.rateLimit ? tokenLimits(config.rateLimit) : noTokenLimits;
   const tokens = new TokenService({

@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { MIN_SECRET_LENGTH } from "./domain/token/key-sealer.js";
 
 /** The service's settings, read once from the environment and frozen. */
 export interface Config {
@@ -21,6 +23,11 @@ export interface Config {
   readonly http: HttpLimits;
   /** Abuse limits on the token endpoints; undefined when AIAGENT_RATE_LIMIT=off (benchmarks only). */
   readonly rateLimit: RateLimits | undefined;
+  /**
+   * Key-encryption secrets for the signing keys at rest (AIAGENT_SECRETS or AIAGENT_SECRETS_FILE; the first
+   * encrypts, all decrypt); undefined: a generated one beside the database, refused in production.
+   */
+  readonly secrets: readonly string[] | undefined;
 }
 
 /** Limits of the HTTP server, in milliseconds and bytes. */
@@ -110,6 +117,36 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
   return v as T;
 }
 
+/** AIAGENT_SECRETS (comma-separated) or AIAGENT_SECRETS_FILE (one per line or comma-separated); never echoed. */
+function secrets(env: NodeJS.ProcessEnv): string[] | undefined {
+  const inline = env.AIAGENT_SECRETS;
+  const file = env.AIAGENT_SECRETS_FILE;
+  if (inline && file) throw new ConfigError("set AIAGENT_SECRETS or AIAGENT_SECRETS_FILE, not both");
+  let raw: string;
+  let name: string;
+  if (inline) [raw, name] = [inline, "AIAGENT_SECRETS"];
+  else if (file) {
+    name = "AIAGENT_SECRETS_FILE";
+    try {
+      raw = readFileSync(file, "utf8");
+    } catch (e) {
+      throw new ConfigError(`AIAGENT_SECRETS_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
+    }
+  } else return undefined;
+  const list = raw
+    .split(/[,\n]/)
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
+  if (list.length === 0) throw new ConfigError(`${name} holds no secret`);
+  list.forEach((x, i) => {
+    if (x.length < MIN_SECRET_LENGTH)
+      throw new ConfigError(
+        `${name}: secret ${i + 1} has ${x.length} characters; each must have at least ${MIN_SECRET_LENGTH}`,
+      );
+  });
+  return list;
+}
+
 /** Reads and validates the configuration; throws ConfigError naming the bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const portRaw = env.AIAGENT_PORT ?? "8080";
@@ -145,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxUrlLength: positive(env, "AIAGENT_MAX_URL_LENGTH", 8 * 1024),
     },
     rateLimit: rateLimits(env),
+    secrets: secrets(env),
     ...overrides,
   };
   return Object.freeze(config);

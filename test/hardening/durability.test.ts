@@ -22,7 +22,7 @@ import { createLogger } from "../../src/log.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
-import { type ChildServer, dbChecksum, expectNoSecrets, ROOT, runCli, startChild } from "./support.js";
+import { type ChildServer, dbChecksum, expectNoSecrets, ROOT, runCli, startChild, TEST_SECRETS } from "./support.js";
 
 const secrets = new Set<string>();
 const servers: TestServer[] = [];
@@ -264,7 +264,10 @@ describe("start-up", () => {
   ])("a database file holding %s: `aiagent serve` exits non-zero and says why", async (name, content) => {
     const path = join(dir, `${name.replace(/\W/g, "-")}.db`);
     writeFileSync(path, content());
-    const r = await runCli(["serve", "--db", path, "--port", "0"], { NODE_ENV: "production" });
+    const r = await runCli(["serve", "--db", path, "--port", "0"], {
+      NODE_ENV: "production",
+      AIAGENT_SECRETS: TEST_SECRETS,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/cannot open database .*(not a database|malformed)/);
     // And it did not "repair" the file by replacing it.
@@ -274,7 +277,10 @@ describe("start-up", () => {
   it("a path that is a directory fails the same way", async () => {
     const path = join(dir, "a-directory.db");
     mkdirSync(path);
-    const r = await runCli(["serve", "--db", path, "--port", "0"], { NODE_ENV: "production" });
+    const r = await runCli(["serve", "--db", path, "--port", "0"], {
+      NODE_ENV: "production",
+      AIAGENT_SECRETS: TEST_SECRETS,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("cannot open database");
   });

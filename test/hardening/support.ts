@@ -120,6 +120,9 @@ export async function postFrom(
   return { status: r.status, headers: r.headers, body: parsed };
 }
 
+/** The key-encryption secret of the tests' production-mode servers (production refuses to start without one). */
+export const TEST_SECRETS = "test-only-key-encryption-secret-0123456789";
+
 /** `aiagent serve` as a child process, as it runs in production: its own database, its own port. */
 export interface ChildServer {
   url: string;
@@ -138,7 +141,14 @@ export async function startChild(
 ): Promise<ChildServer> {
   const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: "production", AIAGENT_LOG_LEVEL: "debug", AIAGENT_HOST: "127.0.0.1", ...env },
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      AIAGENT_LOG_LEVEL: "debug",
+      AIAGENT_HOST: "127.0.0.1",
+      AIAGENT_SECRETS: TEST_SECRETS,
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const output: string[] = [];

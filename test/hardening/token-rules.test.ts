@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KeySealer } from "../../src/domain/token/key-sealer.js";
+import { generatedSecretPath } from "../../src/key-encryption.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf } from "../helpers/http.js";
 import { rpcClients } from "../helpers/rpc.js";
@@ -249,6 +252,19 @@ describe("secrets at rest", () => {
     for (const secret of [a.apiKey, b.apiKey, t.refresh_token, a.password, t.access_token])
       expect(dump.includes(secret)).toBe(false);
     expect(dump).not.toMatch(/cak_[A-Za-z0-9_-]{20,}|rt_[A-Za-z0-9_-]{20,}/);
+    // The signing keys' private halves are encrypted: no JWK private member, in the tables nor in the file's bytes.
+    expect(dump).not.toMatch(/\\*"d\\*"\s*:/);
+    const sealer = new KeySealer([readFileSync(generatedSecretPath(s.dbPath), "utf8").trim()]);
+    const keys = s.app.repos.signingKeys.list();
+    expect(keys.length).toBeGreaterThan(0);
+    s.app.db.pragma("wal_checkpoint(TRUNCATE)");
+    const file = readFileSync(s.dbPath).toString("latin1");
+    for (const k of keys) {
+      const d = (JSON.parse(sealer.open(k.privateJwk, k.kid)) as { d: string }).d;
+      expect(d.length).toBeGreaterThan(20);
+      expect(dump.includes(d), "a private key in a table").toBe(false);
+      expect(file.includes(d), "a private key in the database file").toBe(false);
+    }
   });
 
   it("published keys are ES256 only, each naming its algorithm", async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import type { Clock } from "../clock.js";
+import { KeySealer } from "./key-sealer.js";
 import type { SigningKeyRepository } from "./repository.js";
 
 /** The one signature algorithm: asymmetric, pinned; nothing else is ever accepted. */
@@ -23,11 +24,25 @@ export class KeyRing {
     private readonly repo: SigningKeyRepository,
     private readonly clock: Clock,
     private readonly maxTokenLifetimeMs: number,
+    private readonly sealer: KeySealer,
   ) {}
 
-  /** Loads the stored keys, making and storing the first one when there is none. */
-  static async open(repo: SigningKeyRepository, clock: Clock, maxTokenLifetimeMs: number): Promise<KeyRing> {
-    const ring = new KeyRing(repo, clock, maxTokenLifetimeMs);
+  /**
+   * Loads the stored keys, making and storing the first one when there is none. Private keys stored in clear
+   * (before encryption at rest) or under an older secret are first encrypted under the current one.
+   */
+  static async open(
+    repo: SigningKeyRepository,
+    clock: Clock,
+    maxTokenLifetimeMs: number,
+    sealer: KeySealer,
+  ): Promise<KeyRing> {
+    const ring = new KeyRing(repo, clock, maxTokenLifetimeMs, sealer);
+    for (const k of repo.list()) {
+      if (sealer.isCurrent(k.privateJwk)) continue;
+      const plain = KeySealer.isSealed(k.privateJwk) ? sealer.open(k.privateJwk, k.kid) : k.privateJwk;
+      repo.replacePrivateJwk(k.kid, k.privateJwk, sealer.seal(plain, k.kid));
+    }
     if (repo.list().every((k) => k.retiredAt !== null)) await ring.rotate();
     else await ring.reload();
     return ring;
@@ -43,7 +58,7 @@ export class KeyRing {
     this.repo.insert({
       kid,
       alg: SIGNING_ALG,
-      privateJwk: JSON.stringify(privateJwk),
+      privateJwk: this.sealer.seal(JSON.stringify(privateJwk), kid),
       publicJwk: JSON.stringify(publicJwk),
       createdAt: now,
       retiredAt: null,
@@ -69,7 +84,10 @@ export class KeyRing {
         retiredAt: r.retiredAt,
       });
       if (r.retiredAt === null)
-        signing = { kid: r.kid, key: (await importJWK(JSON.parse(r.privateJwk) as JWK, SIGNING_ALG)) as CryptoKey };
+        signing = {
+          kid: r.kid,
+          key: (await importJWK(JSON.parse(this.sealer.open(r.privateJwk, r.kid)) as JWK, SIGNING_ALG)) as CryptoKey,
+        };
     }
     if (!signing) throw new Error("no active signing key");
     this.signing = signing;
