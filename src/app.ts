@@ -31,6 +31,7 @@ import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
 import {
   type Db,
+  type Fsync,
   openDatabase,
   type Repositories,
   readinessProbe,
@@ -47,6 +48,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
 export interface AppOverrides {
   clock?: Clock;
   agent?: Agent;
+  /** The group commit's fsync of the log (a test holds or fails it to see answers wait for it). */
+  fsync?: Fsync;
   /** Routes served before the API (the frame and the demo add theirs here). */
   extraRoutes?: (app: App) => Route[];
 }
@@ -79,7 +82,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     groupCommit: true,
   });
   const walSync =
-    config.synchronous === "FULL" && config.dbPath !== ":memory:" ? new WalSync(db, config.dbPath) : undefined;
+    config.synchronous === "FULL" && config.dbPath !== ":memory:" ? new WalSync(db, config.dbPath, o.fsync) : undefined;
   const durable = (h: Record<string, AnyHandler>) => (walSync ? durableHandlers(h, () => walSync.durable()) : h);
   const repos = sqliteRepositories(db);
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
