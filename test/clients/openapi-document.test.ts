@@ -123,14 +123,17 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
   });
 
   it("gives every route the Connect error body for 400, 401, 403, 404, 429 and 500", () => {
+    let checked = 0;
     for (const ops of Object.values(doc.paths) as any[]) {
       for (const op of Object.values(ops) as any[]) {
+        checked++;
         for (const status of ["400", "401", "403", "404", "429", "500"]) {
           const r = resolve(doc, op.responses[status].$ref);
           expect(r.content["application/json"].schema.$ref).toBe("#/components/schemas/connect.Error");
         }
       }
     }
+    expect(checked).toBeGreaterThanOrEqual(13);
     expect(doc.components.schemas["connect.Error"].required).toEqual(["code", "message", "details"]);
   });
 

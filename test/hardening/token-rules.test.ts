@@ -269,6 +269,7 @@ describe("secrets at rest", () => {
 
   it("published keys are ES256 only, each naming its algorithm", async () => {
     const jwks = await getJson(s.url, "/.well-known/jwks.json");
+    expect(jwks.body.keys.length).toBeGreaterThan(0);
     for (const k of jwks.body.keys) {
       expect(k.alg).toBe("ES256");
       expect(k.d).toBeUndefined();
