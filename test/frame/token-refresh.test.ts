@@ -14,9 +14,13 @@ import {
 } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
 
-const TTL_S = 2;
-/** Past the token's 2-second lifetime and the verifier's clock-skew tolerance, without sleeping through it. */
+// Time is the service's test clock, moved on purpose: a token life long enough that a slow machine never expires
+// one by itself (the asserted number of refreshes would change), and a refresh wait that a busy machine's round
+// trip through the host's server cannot outlast; only the test that lets it lapse waits it out.
+const TTL_S = 900;
+/** Past the token's lifetime and the verifier's clock-skew tolerance, without sleeping through it. */
 const PAST_EXPIRY_MS = (TTL_S + CLOCK_TOLERANCE_S + 1) * 1000;
+const REFRESH_TIMEOUT_MS = 8000;
 
 let browser: Browser;
 let e: Embedding;
@@ -40,7 +44,7 @@ beforeAll(async () => {
     launchBrowser(),
     startEmbedding({
       env: { AIAGENT_ACCESS_TOKEN_TTL: String(TTL_S) },
-      overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: 1500 }) },
+      overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: REFRESH_TIMEOUT_MS }) },
     }),
   ]);
 });
