@@ -184,6 +184,10 @@ const ATTACKS: Record<string, Attack> = {
     const { iat: _s, ...p } = decodeJwt(g);
     return forge(decodeProtectedHeader(g), p, realKey);
   },
+  "missing jti": (g) => {
+    const { jti: _j, ...p } = decodeJwt(g);
+    return forge(decodeProtectedHeader(g), p, realKey);
+  },
   "missing typ": (g) => {
     const { typ: _t, ...h } = decodeProtectedHeader(g);
     return forge(h, decodeJwt(g), realKey);

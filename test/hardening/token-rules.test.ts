@@ -156,7 +156,7 @@ describe("bearer challenges and caching", () => {
     }
   });
 
-  it("every token response says Cache-Control: no-store, on JSON and on Connect", async () => {
+  it("every token response says Cache-Control: no-store, on JSON, Connect, gRPC and gRPC-Web", async () => {
     const t = await postJson(s.url, "/ai_agent/get_access_token", {
       user_id: "cache-user",
       chatbot_id: a.chatbotId,
@@ -174,14 +174,16 @@ describe("bearer challenges and caching", () => {
       expect(x.status).toBe(200);
       expect(x.headers.get("cache-control")).toBe("no-store");
     }
-    const { tokens } = rpcClients(s.url, "connect-json");
-    let header: string | null = null;
-    const out = await tokens.getIdToken(
-      { userEmailId: a.email, credential: { case: "clientApiKey", value: a.apiKey } },
-      { onHeader: (h) => (header = h.get("cache-control")) },
-    );
-    secrets.add(out.data!.idToken);
-    expect(header).toBe("no-store");
+    for (const protocol of ["connect-json", "connect-binary", "grpc", "grpc-web"] as const) {
+      const { tokens } = rpcClients(s.url, protocol);
+      let header: string | null = null;
+      const out = await tokens.getIdToken(
+        { userEmailId: a.email, credential: { case: "clientApiKey", value: a.apiKey } },
+        { onHeader: (h) => (header = h.get("cache-control")) },
+      );
+      secrets.add(out.data!.idToken);
+      expect(header, protocol).toBe("no-store");
+    }
   });
 });
 
