@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // A test that prints a credential fails (nothing secret in the CI log).
+    setupFiles: ["test/setup/no-secrets-in-output.ts"],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -89,6 +89,9 @@ async function main(): Promise<void> {
   log(`built into ${buildDir}; load generator: ${generatorVersion(generator)}`);
   const main = join(buildDir, "src/cli/main.js");
 
+  // The signing keys are encrypted at rest: the seeding child and the production-mode servers share one secret.
+  // Production refuses to start without one; this one protects throw-away data only.
+  process.env.AIAGENT_SECRETS ??= "bench-only-key-encryption-secret-0123456789";
   const datasets: Record<string, Dataset> = {};
   for (const scale of [SCALES.main, ...SCALES.growth]) {
     datasets[scale] = await dataset({ root: ROOT, buildDir, cacheDir, scale, fresh: opt.fresh!, log });

@@ -19,10 +19,31 @@ import { loadConfig } from "../src/config.js";
 import { createLogger } from "../src/log.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
+// Production refuses to start without a key-encryption secret; this one protects throw-away data only.
+const SECRETS = "crash-test-key-encryption-secret-0123456789";
+
+/** Why a writer stopped in a round. */
+export type StopReason =
+  | "cut by the kill" // its request was in flight when the server died: not acknowledged
+  | "between requests at the kill"
+  | "bound reached" // 200 messages in one round
+  | `failed before the kill: ${string}`
+  | `answered ${number}`;
+
+/** One kill-and-restart round. */
+export interface CrashRound {
+  /** Messages acknowledged in this round. */
+  acknowledged: number;
+  /** Requests sent and not yet answered at the moment of the kill. */
+  inFlightAtKill: number;
+  /** Per writer, why it stopped. */
+  stops: StopReason[];
+}
 
 /** What a run found. */
 export interface CrashReport {
   rounds: number;
+  perRound: CrashRound[];
   acknowledged: number;
   stored: number;
   conversations: number;
@@ -52,6 +73,7 @@ function start(dbPath: string, output: string[]): Promise<Running> {
       AIAGENT_LOG_LEVEL: "debug",
       AIAGENT_HOST: "127.0.0.1",
       AIAGENT_RATE_LIMIT: "off",
+      AIAGENT_SECRETS: SECRETS,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -71,7 +93,7 @@ function start(dbPath: string, output: string[]): Promise<Running> {
     proc.stderr!.on("data", (c: Buffer) => output.push(c.toString("utf8")));
     void exited.then(() => {
       clearTimeout(timer);
-      reject(new Error(`server exited before listening: ${buf}`));
+      reject(new Error(`server exited before listening: ${output.join("")}`));
     });
   });
 }
@@ -100,7 +122,7 @@ export async function runCrashTest(opts: {
   const output: string[] = [];
 
   // The account, chatbot and key are made in this process before the server ever starts.
-  const setup = await buildApp(loadConfig({ AIAGENT_DB: dbPath }), createLogger("silent"));
+  const setup = await buildApp(loadConfig({ AIAGENT_DB: dbPath, AIAGENT_SECRETS: SECRETS }), createLogger("silent"));
   const email = `crash-${Date.now()}@example.com`;
   await setup.accounts.createAccount(email);
   const chatbotId = setup.accounts.createChatbot(email, "crash bot", ["https://shop.example"], []).chatbotId;
@@ -109,6 +131,7 @@ export async function runCrashTest(opts: {
   const secrets = [apiKey];
 
   const acknowledged = new Set<string>();
+  const perRound: CrashRound[] = [];
   const conversationOf: (string | undefined)[] = new Array(writers).fill(undefined);
   let accessToken = "";
 
@@ -126,33 +149,51 @@ export async function runCrashTest(opts: {
         secrets.push(accessToken, t.body.data.refresh_token);
       }
       let dead = false;
+      let inFlight = 0;
+      let ackedThisRound = 0;
+      let firstAck: () => void = () => undefined;
+      const busy = new Promise<void>((r) => (firstAck = r));
       const sendUrl = `${server.url}/ai_agent/send_message?access_token=${accessToken}`;
-      const work = Array.from({ length: writers }, async (_, w) => {
+      const work = Array.from({ length: writers }, async (_, w): Promise<StopReason> => {
         // Bounded: a writer stops at the kill, or after 200 messages in one round.
-        for (let i = 0; i < 200 && !dead; i++) {
+        for (let i = 0; i < 200; i++) {
+          if (dead) return "between requests at the kill";
           let r: Awaited<ReturnType<typeof post>>;
+          inFlight++;
           try {
             r = await post(sendUrl, {
               content: `round ${round} writer ${w} message ${i}`,
               ...(conversationOf[w] ? { conversation_id: conversationOf[w] } : {}),
             });
-          } catch {
-            return; // the server died mid-request: this message was not acknowledged
+          } catch (e) {
+            // Died mid-request: this message was not acknowledged. Before the kill, something else is wrong.
+            return dead ? "cut by the kill" : `failed before the kill: ${(e as Error).message}`;
+          } finally {
+            inFlight--;
           }
-          if (r.status !== 200) throw new Error(`send_message answered ${r.status} ${JSON.stringify(r.body)}`);
+          if (r.status !== 200) return `answered ${r.status}`;
           const d = r.body.data;
           conversationOf[w] ??= d.conversation_id;
           acknowledged.add(d.user_message.message_id);
           if (d.reply) acknowledged.add(d.reply.message_id);
+          ackedThisRound++;
+          firstAck();
         }
+        return "bound reached";
       });
-      // The kill comes at a random moment while the writers are busy.
-      await new Promise((r) => setTimeout(r, 30 + Math.random() * 300));
+      // The kill comes at a random moment once the writers are busy (the first message of the round answered), so
+      // it lands among writes, not on an idle server still starting up.
+      await Promise.race([busy, Promise.all(work)]);
+      await new Promise((r) => setTimeout(r, Math.random() * 300));
+      const inFlightAtKill = inFlight;
       server.proc.kill("SIGKILL");
       dead = true;
       await server.exited;
-      await Promise.all(work);
-      opts.log?.(`round ${round + 1}/${opts.rounds}: ${acknowledged.size} acknowledged so far`);
+      const stops = await Promise.all(work);
+      perRound.push({ acknowledged: ackedThisRound, inFlightAtKill, stops });
+      opts.log?.(
+        `round ${round + 1}/${opts.rounds}: ${ackedThisRound} acknowledged, ${inFlightAtKill} in flight at the kill, writers stopped: ${stops.join("; ")}`,
+      );
     }
 
     const db = new Database(dbPath, { readonly: false });
@@ -173,6 +214,7 @@ export async function runCrashTest(opts: {
         .map((r) => r.conversation_id);
       return {
         rounds: opts.rounds,
+        perRound,
         acknowledged: acknowledged.size,
         stored: stored.size,
         conversations: (db.prepare("SELECT count(*) AS n FROM conversations").get() as { n: number }).n,
@@ -209,6 +251,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     JSON.stringify({
       ok,
       rounds: report.rounds,
+      roundsWithWritesInFlight: report.perRound.filter((r) => r.inFlightAtKill > 0).length,
       acknowledged: report.acknowledged,
       stored: report.stored,
       conversations: report.conversations,

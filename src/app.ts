@@ -3,7 +3,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
 import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
-import type { Config } from "./config.js";
+import { type Config, ConfigError } from "./config.js";
 import { AccountService } from "./domain/account/account-service.js";
 import type { Agent } from "./domain/agent/agent.js";
 import { OfflineAgent } from "./domain/agent/offline-agent.js";
@@ -11,7 +11,9 @@ import { type Clock, systemClock } from "./domain/clock.js";
 import { ConversationService } from "./domain/conversation/conversation-service.js";
 import { JwtStrategy } from "./domain/token/jwt-strategy.js";
 import { KeyRing } from "./domain/token/key-ring.js";
+import { KeySealError } from "./domain/token/key-sealer.js";
 import { TokenService } from "./domain/token/token-service.js";
+import { keySealer } from "./key-encryption.js";
 import type { Logger } from "./log.js";
 import { Authenticator } from "./protocol/auth.js";
 import type { AnyHandler } from "./protocol/call.js";
@@ -29,6 +31,7 @@ import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
 import {
   type Db,
+  type Fsync,
   openDatabase,
   type Repositories,
   readinessProbe,
@@ -45,6 +48,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
 export interface AppOverrides {
   clock?: Clock;
   agent?: Agent;
+  /** The group commit's fsync of the log (a test holds or fails it to see answers wait for it). */
+  fsync?: Fsync;
   /** Routes served before the API (the frame and the demo add theirs here). */
   extraRoutes?: (app: App) => Route[];
 }
@@ -77,14 +82,22 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     groupCommit: true,
   });
   const walSync =
-    config.synchronous === "FULL" && config.dbPath !== ":memory:" ? new WalSync(db, config.dbPath) : undefined;
+    config.synchronous === "FULL" && config.dbPath !== ":memory:" ? new WalSync(db, config.dbPath, o.fsync) : undefined;
   const durable = (h: Record<string, AnyHandler>) => (walSync ? durableHandlers(h, () => walSync.durable()) : h);
   const repos = sqliteRepositories(db);
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
-  const keys = await KeyRing.open(repos.signingKeys, clock, {
-    maxTokenLifetimeMs: maxLifetimeMs,
-    refreshIntervalMs: config.signingKeyRefreshSeconds * 1000,
-  });
+  let keys: KeyRing;
+  try {
+    keys = await KeyRing.open(repos.signingKeys, clock, {
+      maxTokenLifetimeMs: maxLifetimeMs,
+      refreshIntervalMs: config.signingKeyRefreshSeconds * 1000,
+      sealer: keySealer(config, log),
+    });
+  } catch (e) {
+    db.close();
+    if (e instanceof KeySealError) throw new ConfigError(`signing keys in ${config.dbPath}: ${e.message}`);
+    throw e;
+  }
   const jwt = new JwtStrategy(keys, clock, ISSUER);
   const limits = config.rateLimit ? tokenLimits(config.rateLimit) : noTokenLimits;
   const tokens = new TokenService({

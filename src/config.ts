@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { DEFAULT_API_KEY_GRACE_SECONDS, MAX_API_KEY_GRACE_SECONDS } from "./domain/account/api-keys.js";
+import { MIN_SECRET_LENGTH } from "./domain/token/key-sealer.js";
 
 /** The service's settings, read once from the environment and frozen. */
 export interface Config {
@@ -27,6 +29,11 @@ export interface Config {
   readonly signingKeyRefreshSeconds: number;
   /** How long `aiagent api-key rotate` keeps older keys working (AIAGENT_API_KEY_GRACE, default 86400; 0: stop at once). */
   readonly apiKeyGraceSeconds: number;
+  /**
+   * Key-encryption secrets for the signing keys at rest (AIAGENT_SECRETS or AIAGENT_SECRETS_FILE; the first
+   * encrypts, all decrypt); undefined: a generated one beside the database, refused in production.
+   */
+  readonly secrets: readonly string[] | undefined;
 }
 
 /** Limits of the HTTP server, in milliseconds and bytes. */
@@ -178,6 +185,36 @@ function dbPath(src: Source): string {
   return resolve(raw);
 }
 
+/** AIAGENT_SECRETS (comma-separated) or AIAGENT_SECRETS_FILE (one per line or comma-separated); never echoed. */
+function secrets(env: NodeJS.ProcessEnv): string[] | undefined {
+  const inline = env.AIAGENT_SECRETS;
+  const file = env.AIAGENT_SECRETS_FILE;
+  if (inline && file) throw new ConfigError("set AIAGENT_SECRETS or AIAGENT_SECRETS_FILE, not both");
+  let raw: string;
+  let name: string;
+  if (inline) [raw, name] = [inline, "AIAGENT_SECRETS"];
+  else if (file) {
+    name = "AIAGENT_SECRETS_FILE";
+    try {
+      raw = readFileSync(file, "utf8");
+    } catch (e) {
+      throw new ConfigError(`AIAGENT_SECRETS_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
+    }
+  } else return undefined;
+  const list = raw
+    .split(/[,\n]/)
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
+  if (list.length === 0) throw new ConfigError(`${name} holds no secret`);
+  list.forEach((x, i) => {
+    if (x.length < MIN_SECRET_LENGTH)
+      throw new ConfigError(
+        `${name}: secret ${i + 1} has ${x.length} characters; each must have at least ${MIN_SECRET_LENGTH}`,
+      );
+  });
+  return list;
+}
+
 /** Reads and validates the configuration once; throws ConfigError naming the bad variable or option. */
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
@@ -223,6 +260,7 @@ export function loadConfig(
       0,
       MAX_API_KEY_GRACE_SECONDS,
     ),
+    secrets: secrets(env),
     ...overrides,
   };
   return Object.freeze(config);

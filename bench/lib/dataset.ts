@@ -30,6 +30,7 @@ const SHAPING = [
   "src/storage/sqlite/bulk.ts",
   "src/storage/sqlite/migrations.ts",
   "src/storage/sqlite/repos/contact-rowid.ts",
+  "src/domain/token/key-sealer.ts",
 ];
 
 function fingerprint(root: string, scale: string): string {

@@ -96,7 +96,6 @@ describe("examples/python-client over gRPC", () => {
       ],
       { env: { ...process.env, AIAGENT_CLIENT_API_KEY: a.apiKey }, timeout: 30_000 },
     );
-    console.log(stdout);
     const out = JSON.parse(stdout);
     expect(out.access_token.split(".")).toHaveLength(3);
     expect(out.access_token_expires_at).toBeGreaterThan(Date.now());

@@ -13,11 +13,13 @@ import {
 } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
 
-// Long enough that no token expires by real time passing on a slow machine (expiry is exact, with no leeway): every
-// expiry in these tests is the test clock's doing.
-const TTL_S = 60;
+// Time is the service's test clock, moved on purpose: a token life long enough that a slow machine never expires
+// one by itself (expiry is exact, with no leeway; the asserted number of refreshes would change), and a refresh wait
+// that a busy machine's round trip through the host's server cannot outlast; only the test that lets it lapse waits.
+const TTL_S = 900;
 /** Past the token's lifetime, without sleeping through it. */
 const PAST_EXPIRY_MS = (TTL_S + 1) * 1000;
+const REFRESH_TIMEOUT_MS = 8000;
 
 let browser: Browser;
 let e: Embedding;
@@ -41,7 +43,7 @@ beforeAll(async () => {
     launchBrowser(),
     startEmbedding({
       env: { AIAGENT_ACCESS_TOKEN_TTL: String(TTL_S) },
-      overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: 1500 }) },
+      overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: REFRESH_TIMEOUT_MS }) },
     }),
   ]);
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
@@ -148,7 +148,8 @@ const ACCOUNT_ROUTES: Record<string, Route<AccountPrincipal>> = {
 };
 
 /** Every (principal, conversation) pair on one route: only the owner succeeds; the rest look exactly like a random id and change nothing. */
-async function matrix<P extends FramePrincipal | AccountPrincipal>(principals: P[], route: Route<P>) {
+async function matrix<P extends FramePrincipal | AccountPrincipal>(principals: P[], name: string, route: Route<P>) {
+  const refusal = name.startsWith("RPC ") ? Code.NotFound : 404;
   let owned = 0;
   let refused = 0;
   for (const p of principals) {
@@ -163,7 +164,8 @@ async function matrix<P extends FramePrincipal | AccountPrincipal>(principals: P
       const forbidden = await route(p, c.id);
       const random = await route(p, randomUUID());
       expect(dbChecksum(s.app.db), `${p.name} changed ${c.account}/${c.chatbot}/${c.customer}`).toBe(before);
-      expect(forbidden.status).not.toBe(200);
+      // Pinned: "not found" on every door (a 500 for both would otherwise pass as "the same").
+      expect(forbidden.status, `${p.name} on another's ${c.id}`).toBe(refusal);
       expect({ status: forbidden.status, body: forbidden.body }).toEqual({ status: random.status, body: random.body });
       refused++;
     }
@@ -173,7 +175,7 @@ async function matrix<P extends FramePrincipal | AccountPrincipal>(principals: P
 
 describe("frame tokens: 8 customers × 8 conversations", () => {
   it.each(Object.keys(FRAME_ROUTES))("%s: only the conversation's own customer and chatbot", async (name) => {
-    const { owned, refused } = await matrix(frames, FRAME_ROUTES[name]!);
+    const { owned, refused } = await matrix(frames, name, FRAME_ROUTES[name]!);
     expect(owned).toBe(8);
     expect(refused).toBe(56);
   });
@@ -191,7 +193,7 @@ describe("frame tokens: 8 customers × 8 conversations", () => {
 
 describe("ID tokens: 2 accounts × 8 conversations", () => {
   it.each(Object.keys(ACCOUNT_ROUTES))("%s: only the owning account", async (name) => {
-    const { owned, refused } = await matrix(accounts, ACCOUNT_ROUTES[name]!);
+    const { owned, refused } = await matrix(accounts, name, ACCOUNT_ROUTES[name]!);
     expect(owned).toBe(8);
     expect(refused).toBe(8);
   });

@@ -22,7 +22,7 @@ import { createLogger } from "../../src/log.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
-import { type ChildServer, dbChecksum, expectNoSecrets, ROOT, runCli, startChild } from "./support.js";
+import { type ChildServer, dbChecksum, expectNoSecrets, ROOT, runCli, startChild, TEST_SECRETS } from "./support.js";
 
 const secrets = new Set<string>();
 const servers: TestServer[] = [];
@@ -110,10 +110,8 @@ describe("a database locked by another process", () => {
           { authorization: `Bearer ${id}` },
         ),
     ]) {
-      const started = Date.now();
+      // It answers rather than hangs (the test's own timeout is the bound: no speed claim here).
       const r = await write();
-      // Not a speed claim: it answers rather than hangs (busy timeout 300 ms, generous bound).
-      expect(Date.now() - started).toBeLessThan(10_000);
       expect(r.status).toBe(503);
       expect(r.body.code).toBe("unavailable");
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
@@ -190,14 +188,20 @@ describe("a full database", () => {
     expectConsistent(s.app.db);
   });
 
-  const canMount = (() => {
-    if (process.platform !== "linux" || process.getuid?.() !== 0) return false;
+  /** Why the real full-disk test cannot run here, or undefined when it can. */
+  const cannotMount = ((): string | undefined => {
+    if (process.platform !== "linux") return `not Linux (${process.platform})`;
+    if (process.getuid?.() !== 0) return "not running as root";
     const probe = mkdtempSync(join(tmpdir(), "aiagent-mount-probe-"));
     const ok = spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe]).status === 0;
     if (ok) spawnSync("umount", [probe]);
     rmSync(probe, { recursive: true, force: true });
-    return ok;
+    return ok ? undefined : "mount -t tmpfs was refused (a container without CAP_SYS_ADMIN?)";
   })();
+  const canMount = cannotMount === undefined;
+  // A skip says why, in one line of the test output.
+  if (cannotMount)
+    console.warn(`durability.test.ts: skipping the real full-disk (tmpfs) test: ${cannotMount}; max_page_count ran`);
 
   // Needs root and mount (true here and in CI containers run as root); the max_page_count test above always runs.
   it.skipIf(!canMount)(
@@ -264,7 +268,10 @@ describe("start-up", () => {
   ])("a database file holding %s: `aiagent serve` exits non-zero and says why", async (name, content) => {
     const path = join(dir, `${name.replace(/\W/g, "-")}.db`);
     writeFileSync(path, content());
-    const r = await runCli(["serve", "--db", path, "--port", "0"], { NODE_ENV: "production" });
+    const r = await runCli(["serve", "--db", path, "--port", "0"], {
+      NODE_ENV: "production",
+      AIAGENT_SECRETS: TEST_SECRETS,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/cannot open database .*(not a database|malformed)/);
     // And it did not "repair" the file by replacing it.
@@ -274,7 +281,10 @@ describe("start-up", () => {
   it("a path that is a directory fails the same way", async () => {
     const path = join(dir, "a-directory.db");
     mkdirSync(path);
-    const r = await runCli(["serve", "--db", path, "--port", "0"], { NODE_ENV: "production" });
+    const r = await runCli(["serve", "--db", path, "--port", "0"], {
+      NODE_ENV: "production",
+      AIAGENT_SECRETS: TEST_SECRETS,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("cannot open database");
   });
@@ -324,7 +334,10 @@ describe("SIGTERM", () => {
   it("under load: in-flight requests finish, the WAL is checkpointed, the process exits 0, and every acknowledged message is stored", async () => {
     const dir = mkdtempSync(join(tmpdir(), "aiagent-sigterm-"));
     const dbPath = join(dir, "aiagent.db");
-    const setup = await buildApp(loadConfig({ AIAGENT_DB: dbPath }), createLogger("silent"));
+    const setup = await buildApp(
+      loadConfig({ AIAGENT_DB: dbPath, AIAGENT_SECRETS: TEST_SECRETS }),
+      createLogger("silent"),
+    );
     const email = "sigterm@example.com";
     await setup.accounts.createAccount(email);
     const chatbotId = setup.accounts.createChatbot(email, "bot", ["https://shop.example"], []).chatbotId;
@@ -342,16 +355,24 @@ describe("SIGTERM", () => {
 
     // Load: writers that keep sending until the server stops answering.
     let stop = false;
+    let terminated = false;
+    let loadAcknowledged = 0;
+    const loadFailures: string[] = [];
     const load = Array.from({ length: 4 }, async (_, w) => {
       for (let i = 0; i < 500 && !stop; i++) {
         let r: JsonResponse;
         try {
           r = await postJson(c.url, path, { conversation_id: conv, content: `load ${w}/${i}` });
-        } catch {
-          return; // connection refused or reset: the server has stopped accepting
+        } catch (e) {
+          // Connection refused or reset: the server has stopped accepting. Before SIGTERM that is a failure.
+          if (!terminated) loadFailures.push(`writer ${w}: ${(e as Error).message}`);
+          return;
         }
         expect(r.status).toBeLessThan(500);
-        if (r.status === 200) acknowledged.add(r.body.data.user_message.message_id);
+        if (r.status === 200) {
+          acknowledged.add(r.body.data.user_message.message_id);
+          loadAcknowledged++;
+        }
       }
     });
     // In flight: 10 requests whose headers the server has read, bodies not yet sent.
@@ -372,8 +393,21 @@ describe("SIGTERM", () => {
     const goaway = new Promise<void>((resolve) => h2.once("goaway", () => resolve()));
     const h2closed = new Promise<void>((resolve) => h2.once("close", () => resolve()));
     h2.on("error", () => undefined);
+    // The load has been answered before the signal, so the writes under way at it are real.
+    while (loadAcknowledged === 0 && loadFailures.length === 0) await new Promise((r) => setImmediate(r));
+    terminated = true;
     c.proc.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 200));
+    while (!c.output.join("").includes('"msg":"stopping"')) await new Promise((r) => setImmediate(r));
+    // It stops accepting: a new connection is refused, while the held requests below are still served.
+    const fresh = await new Promise<string>((resolve) => {
+      const u = new URL(c.url);
+      httpRequest({ host: u.hostname, port: u.port, path: "/healthz", agent: false }, (res) =>
+        resolve(`answered ${res.statusCode}`),
+      )
+        .on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message))
+        .end();
+    });
+    expect(fresh).toBe("ECONNREFUSED");
     for (const h of held) h.finish();
     const answers = await Promise.all(held.map((h) => h.response));
     for (const a of answers) {
@@ -399,8 +433,11 @@ describe("SIGTERM", () => {
           .all()
           .map((r) => r.message_id),
       );
+      expect(loadFailures).toEqual([]);
+      expect(loadAcknowledged).toBeGreaterThan(0);
+      // The ten held requests and the load's answers, each stored.
+      expect(acknowledged.size).toBe(10 + loadAcknowledged);
       for (const id of acknowledged) expect(stored.has(id)).toBe(true);
-      expect(acknowledged.size).toBeGreaterThanOrEqual(10);
       expectConsistent(db);
     } finally {
       db.close();

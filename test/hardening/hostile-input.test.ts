@@ -281,12 +281,14 @@ describe.each([
 ])("hostile messages on every RPC over %s", (_name, binary) => {
   it("no server-side failure code, and a refused call changes nothing", async () => {
     const transport = createConnectTransport({ baseUrl: s.url, httpVersion: "1.1", useBinaryFormat: binary });
+    const tried: string[] = [];
     for (const b of s.app.bindings) {
       const client = createClient(b.desc, transport) as unknown as Record<
         string,
         (req: unknown, opts: unknown) => unknown
       >;
       for (const method of b.desc.methods as DescMethod[]) {
+        tried.push(method.name);
         await fc.assert(
           fc.asyncProperty(hostileMessage(method.input), authHeader, async (msg, auth) => {
             const before = dbChecksum(s.app.db);
@@ -310,6 +312,9 @@ describe.each([
         );
       }
     }
+    // Every RPC of both services was tried (the loops above would pass over nothing just as well).
+    expect(tried.length).toBe(s.app.bindings.reduce((n, b) => n + b.desc.methods.length, 0));
+    expect(tried.length).toBeGreaterThanOrEqual(13);
   });
 });
 

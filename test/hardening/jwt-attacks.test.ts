@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ISSUE_SKEW_MS } from "../../src/domain/token/jwt-strategy.js";
+import { KeySealer } from "../../src/domain/token/key-sealer.js";
 import { idToken, issueTokens } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
@@ -18,7 +19,9 @@ let jkuServer: Server;
 let jkuUrl: string;
 let jkuHits = 0;
 const attackerKey = generateKeyPairSync("ec", { namedCurve: "P-256" });
-const secrets = new Set<string>();
+// The key-encryption secret of this test's server, so the test can decrypt the real signing key to forge with it.
+const KEY_SECRET = "jwt-attacks-key-encryption-secret-0123456789";
+const secrets = new Set<string>([KEY_SECRET]);
 
 const b64u = (v: unknown) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v)).toString("base64url");
 
@@ -68,12 +71,16 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => jkuServer.listen(0, "127.0.0.1", r));
   jkuUrl = `http://127.0.0.1:${(jkuServer.address() as AddressInfo).port}/jwks.json`;
-  s = await startServer();
+  s = await startServer({ env: { AIAGENT_SECRETS: KEY_SECRET } });
   a = await s.account();
   secrets.add(a.apiKey).add(a.password);
   const rec = s.app.repos.signingKeys.list().find((k) => k.retiredAt === null)!;
   _realKid = rec.kid;
-  realKey = createPrivateKey({ key: JSON.parse(rec.privateJwk), format: "jwk" });
+  // The stored private key is encrypted at rest; the forger here is someone who holds the secret as well.
+  realKey = createPrivateKey({
+    key: JSON.parse(new KeySealer([KEY_SECRET]).open(rec.privateJwk, rec.kid)),
+    format: "jwk",
+  });
   publicJwk = JSON.parse(rec.publicJwk);
 });
 
@@ -182,6 +189,10 @@ const ATTACKS: Record<string, Attack> = {
   },
   "missing iat": (g) => {
     const { iat: _s, ...p } = decodeJwt(g);
+    return forge(decodeProtectedHeader(g), p, realKey);
+  },
+  "missing jti": (g) => {
+    const { jti: _j, ...p } = decodeJwt(g);
     return forge(decodeProtectedHeader(g), p, realKey);
   },
   "missing typ": (g) => {

@@ -27,59 +27,126 @@ it("no API key, refresh token, password or access token reaches the log, whichev
   secrets.add(t.access_token).add(t.refresh_token).add(id);
   const conv = (await send(s.url, t.access_token, "hello")).conversation_id;
 
+  // Each door must be reached (its answer checked): a request refused before the logging code proves nothing.
+  const expectStatus = async (r: Promise<{ status: number; body: any }>, status: number, what: string) => {
+    const got = await r;
+    expect(got.status, what).toBe(status);
+    return got.body;
+  };
   // Right, on the documented routes.
-  await postJson(s.url, "/ai_agent/refresh_token", {
-    user_id: "log-user",
-    chatbot_id: a.chatbotId,
-    refresh_token: t.refresh_token,
-    client_api_key: a.apiKey,
-  });
-  await postJson(s.url, "/get_id_token", { user_email_id: a.email, password: a.password });
-  await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: t.access_token });
-  await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv }, { authorization: `Bearer ${id}` });
+  const refreshed = await expectStatus(
+    postJson(s.url, "/ai_agent/refresh_token", {
+      user_id: "log-user",
+      chatbot_id: a.chatbotId,
+      refresh_token: t.refresh_token,
+      client_api_key: a.apiKey,
+    }),
+    200,
+    "refresh_token",
+  );
+  secrets.add(refreshed.data.access_token);
+  const byPassword = await expectStatus(
+    postJson(s.url, "/get_id_token", { user_email_id: a.email, password: a.password }),
+    200,
+    "get_id_token with the password",
+  );
+  secrets.add(byPassword.data.idToken);
+  await expectStatus(
+    getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv, access_token: t.access_token }),
+    200,
+    "messages with the access token",
+  );
+  await expectStatus(
+    getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv }, { authorization: `Bearer ${id}` }),
+    200,
+    "messages with the ID token",
+  );
   // Wrong, or in the wrong place: in query strings, in headers, misspelt, doubled.
-  await postJson(
-    s.url,
-    `/ai_agent/get_access_token?client_api_key=${a.apiKey}&refresh_token=${t.refresh_token}&password=${encodeURIComponent(a.password)}`,
-    {},
+  await expectStatus(
+    postJson(
+      s.url,
+      `/ai_agent/get_access_token?client_api_key=${a.apiKey}&refresh_token=${t.refresh_token}&password=${encodeURIComponent(a.password)}`,
+      {},
+    ),
+    400,
+    "credentials in the query",
   );
-  await postJson(s.url, "/ai_agent/get_access_token", {
-    user_id: "x",
-    chatbot_id: a.chatbotId,
-    client_api_key: `${a.apiKey}x`,
-  });
-  await postJson(s.url, "/ai_agent/refresh_token", {
-    user_id: "x",
-    chatbot_id: a.chatbotId,
-    refresh_token: `${t.refresh_token}x`,
-  });
-  await postJson(s.url, "/get_id_token", { user_email_id: a.email, password: `${a.password}!` });
-  await getJson(s.url, "/ai_agent/conversations", { access_token: `${t.access_token}x` });
-  await getJson(s.url, `/ai_agent/conversations?access_token=${t.access_token}&access_token=${t.access_token}`);
-  await getJson(
-    s.url,
-    "/get_contact_conversations",
-    { user_email_id: a.email, api_key: a.apiKey },
-    { authorization: `Bearer ${t.access_token}`, "x-api-key": a.apiKey },
+  await expectStatus(
+    postJson(s.url, "/ai_agent/get_access_token", {
+      user_id: "x",
+      chatbot_id: a.chatbotId,
+      client_api_key: `${a.apiKey}x`,
+    }),
+    401,
+    "a wrong API key",
   );
-  await postJson(s.url, "/ai_agent/get_access_token", `{"client_api_key": "${a.apiKey}", "oops"`);
-  await fetch(`${s.url}/nowhere/${a.apiKey}?token=${t.refresh_token}`);
+  await expectStatus(
+    postJson(s.url, "/ai_agent/refresh_token", {
+      user_id: "x",
+      chatbot_id: a.chatbotId,
+      refresh_token: `${t.refresh_token}x`,
+    }),
+    401,
+    "a wrong refresh token",
+  );
+  await expectStatus(
+    postJson(s.url, "/get_id_token", { user_email_id: a.email, password: `${a.password}!` }),
+    401,
+    "a wrong password",
+  );
+  await expectStatus(
+    getJson(s.url, "/ai_agent/conversations", { access_token: `${t.access_token}x` }),
+    401,
+    "a damaged access token",
+  );
+  await expectStatus(
+    getJson(s.url, `/ai_agent/conversations?access_token=${t.access_token}&access_token=${t.access_token}`),
+    400,
+    "a doubled access token",
+  );
+  await expectStatus(
+    getJson(
+      s.url,
+      "/get_contact_conversations",
+      { user_email_id: a.email, api_key: a.apiKey },
+      { authorization: `Bearer ${t.access_token}`, "x-api-key": a.apiKey },
+    ),
+    400,
+    "an API key in the query, an access token as an ID token",
+  );
+  await expectStatus(
+    postJson(s.url, "/ai_agent/get_access_token", `{"client_api_key": "${a.apiKey}", "oops"`),
+    400,
+    "malformed JSON around an API key",
+  );
+  expect((await fetch(`${s.url}/nowhere/${a.apiKey}?token=${t.refresh_token}`)).status).toBe(404);
   // Over RPC, including a Connect GET whose whole request (token included) is base64 in the URL.
   for (const protocol of ["connect-json", "connect-binary", "grpc", "grpc-web"] as const) {
     const { tokens, conversations } = rpcClients(s.url, protocol);
-    await tokens
-      .refreshToken({ userId: "log-user", chatbotId: a.chatbotId, refreshToken: t.refresh_token })
-      .catch(() => undefined);
-    await tokens
-      .getIdToken({ userEmailId: a.email, credential: { case: "password", value: a.password } })
-      .catch(() => undefined);
-    await conversations
-      .getMessagesForConversation({ conversationId: conv, accessToken: t.access_token })
-      .catch(() => undefined);
-    await conversations
-      .getContactConversations({ userEmailId: a.email }, { headers: { authorization: `Bearer ${id}` } })
-      .catch(() => undefined);
+    const r = await tokens.refreshToken({ userId: "log-user", chatbotId: a.chatbotId, refreshToken: t.refresh_token });
+    expect(r.data?.accessToken.split("."), protocol).toHaveLength(3);
+    secrets.add(r.data!.accessToken);
+    const i = await tokens.getIdToken({ userEmailId: a.email, credential: { case: "password", value: a.password } });
+    expect(i.data?.idToken.split("."), protocol).toHaveLength(3);
+    secrets.add(i.data!.idToken);
+    const m = await conversations.getMessagesForConversation({ conversationId: conv, accessToken: t.access_token });
+    expect(m.messages.length, protocol).toBeGreaterThan(0);
+    const c = await conversations.getContactConversations(
+      { userEmailId: a.email },
+      { headers: { authorization: `Bearer ${id}` } },
+    );
+    expect(c.data?.data?.contacts.length, protocol).toBeGreaterThan(0);
   }
+  // Every RPC door was logged, so the log that is searched below did see those requests.
+  for (const path of [
+    "/aiagent.v1.TokenService/RefreshToken",
+    "/aiagent.v1.TokenService/GetIdToken",
+    "/aiagent.v1.ConversationService/GetMessagesForConversation",
+    "/aiagent.v1.ConversationService/GetContactConversations",
+  ])
+    expect(s.logs.filter((l) => l.includes('"msg":"request"') && l.includes(path)).length, path).toBeGreaterThanOrEqual(
+      4,
+    );
   const message = Buffer.from(
     toBinary(
       GetMessagesForConversationRequestSchema,

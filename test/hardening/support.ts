@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import type Database from "better-sqlite3";
 import { expect } from "vitest";
 import type { Db } from "../../src/storage/sqlite/index.js";
+import { findSecretShape } from "../helpers/secret-shapes.js";
 
 /** The repository root, for child processes. */
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -39,20 +40,12 @@ export function rowCounts(db: Db | Database.Database): Record<string, number> {
   return out;
 }
 
-// Our credential shapes: an API key, a refresh token, a JWT (header.payload.signature, header starting `{"`).
-const SECRET_SHAPES = [
-  /cak_[A-Za-z0-9_-]{8,}/,
-  /\brt_[A-Za-z0-9_-]{8,}/,
-  /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/,
-];
-
 /** Asserts that no secret (given, or shaped like one of ours) appears in the log lines. */
 export function expectNoSecrets(lines: readonly string[], secrets: Iterable<string>): void {
   const text = lines.join("\n");
   for (const s of secrets)
     if (s.length >= 8) expect(text.includes(s), `a secret (${s.slice(0, 6)}…) is in the log`).toBe(false);
-  for (const re of SECRET_SHAPES)
-    expect(re.exec(text)?.[0], "a credential-shaped string is in the log").toBeUndefined();
+  expect(findSecretShape(text), "a credential-shaped string is in the log").toBeUndefined();
 }
 
 /** A raw HTTP/1.1 request, optionally from a chosen loopback source address (127.0.0.2 is another client). */
@@ -120,6 +113,9 @@ export async function postFrom(
   return { status: r.status, headers: r.headers, body: parsed };
 }
 
+/** The key-encryption secret of the tests' production-mode servers (production refuses to start without one). */
+export const TEST_SECRETS = "test-only-key-encryption-secret-0123456789";
+
 /** `aiagent serve` as a child process, as it runs in production: its own database, its own port. */
 export interface ChildServer {
   url: string;
@@ -138,7 +134,14 @@ export async function startChild(
 ): Promise<ChildServer> {
   const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: "production", AIAGENT_LOG_LEVEL: "debug", AIAGENT_HOST: "127.0.0.1", ...env },
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      AIAGENT_LOG_LEVEL: "debug",
+      AIAGENT_HOST: "127.0.0.1",
+      AIAGENT_SECRETS: TEST_SECRETS,
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const output: string[] = [];

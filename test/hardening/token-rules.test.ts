@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KeySealer } from "../../src/domain/token/key-sealer.js";
+import { generatedSecretPath } from "../../src/key-encryption.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf } from "../helpers/http.js";
 import { rpcClients } from "../helpers/rpc.js";
@@ -153,7 +156,7 @@ describe("bearer challenges and caching", () => {
     }
   });
 
-  it("every token response says Cache-Control: no-store, on JSON and on Connect", async () => {
+  it("every token response says Cache-Control: no-store, on JSON, Connect, gRPC and gRPC-Web", async () => {
     const t = await postJson(s.url, "/ai_agent/get_access_token", {
       user_id: "cache-user",
       chatbot_id: a.chatbotId,
@@ -171,14 +174,16 @@ describe("bearer challenges and caching", () => {
       expect(x.status).toBe(200);
       expect(x.headers.get("cache-control")).toBe("no-store");
     }
-    const { tokens } = rpcClients(s.url, "connect-json");
-    let header: string | null = null;
-    const out = await tokens.getIdToken(
-      { userEmailId: a.email, credential: { case: "clientApiKey", value: a.apiKey } },
-      { onHeader: (h) => (header = h.get("cache-control")) },
-    );
-    secrets.add(out.data!.idToken);
-    expect(header).toBe("no-store");
+    for (const protocol of ["connect-json", "connect-binary", "grpc", "grpc-web"] as const) {
+      const { tokens } = rpcClients(s.url, protocol);
+      let header: string | null = null;
+      const out = await tokens.getIdToken(
+        { userEmailId: a.email, credential: { case: "clientApiKey", value: a.apiKey } },
+        { onHeader: (h) => (header = h.get("cache-control")) },
+      );
+      secrets.add(out.data!.idToken);
+      expect(header, protocol).toBe("no-store");
+    }
   });
 });
 
@@ -249,10 +254,24 @@ describe("secrets at rest", () => {
     for (const secret of [a.apiKey, b.apiKey, t.refresh_token, a.password, t.access_token])
       expect(dump.includes(secret)).toBe(false);
     expect(dump).not.toMatch(/cak_[A-Za-z0-9_-]{20,}|rt_[A-Za-z0-9_-]{20,}/);
+    // The signing keys' private halves are encrypted: no JWK private member, in the tables nor in the file's bytes.
+    expect(dump).not.toMatch(/\\*"d\\*"\s*:/);
+    const sealer = new KeySealer([readFileSync(generatedSecretPath(s.dbPath), "utf8").trim()]);
+    const keys = s.app.repos.signingKeys.list();
+    expect(keys.length).toBeGreaterThan(0);
+    s.app.db.pragma("wal_checkpoint(TRUNCATE)");
+    const file = readFileSync(s.dbPath).toString("latin1");
+    for (const k of keys) {
+      const d = (JSON.parse(sealer.open(k.privateJwk, k.kid)) as { d: string }).d;
+      expect(d.length).toBeGreaterThan(20);
+      expect(dump.includes(d), "a private key in a table").toBe(false);
+      expect(file.includes(d), "a private key in the database file").toBe(false);
+    }
   });
 
   it("published keys are ES256 only, each naming its algorithm", async () => {
     const jwks = await getJson(s.url, "/.well-known/jwks.json");
+    expect(jwks.body.keys.length).toBeGreaterThan(0);
     for (const k of jwks.body.keys) {
       expect(k.alg).toBe("ES256");
       expect(k.d).toBeUndefined();

@@ -13,6 +13,7 @@ import type {
   MessageRecord,
   NewConversation,
 } from "./repository.js";
+import { foldForSearch } from "./search-fold.js";
 
 /** The frame's caller: one customer of one account talking to one chatbot. */
 export interface FrameCaller {
@@ -167,7 +168,7 @@ export class ConversationService {
       throw permissionDenied("user_email_id is not the account of this ID token");
     return this.d.contacts.list({
       accountId: caller.accountId,
-      search: search.toLowerCase(),
+      search: foldForSearch(search),
       filter,
       limit,
       offset,

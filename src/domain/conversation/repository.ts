@@ -13,6 +13,7 @@ export type ContactFilter = "all" | "unread" | "live";
 /** One page request of the contact list. */
 export interface ContactQuery {
   accountId: string;
+  /** Already folded with foldForSearch; empty: no search. */
   search: string;
   filter: ContactFilter;
   limit: number;

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import type { Clock } from "../clock.js";
+import { KeySealer } from "./key-sealer.js";
 import type { SigningKeyRecord, SigningKeyRepository } from "./repository.js";
 
 /** The one signature algorithm: asymmetric, pinned; nothing else is ever accepted. */
@@ -18,6 +19,8 @@ interface LoadedKey {
 export interface KeyRingOptions {
   /** Longest lifetime of a token this service signs. */
   maxTokenLifetimeMs: number;
+  /** Encrypts private keys at rest under the operator's secret. */
+  sealer: KeySealer;
   /** Storage is re-read when the ring is used and this long has passed since the last look (default 30 s). */
   refreshIntervalMs?: number;
   /** A token with an unknown kid re-reads storage at most this often (default 1 s), so garbage kids cost nothing. */
@@ -42,6 +45,7 @@ export class KeyRing {
   private readonly refreshMs: number;
   private readonly unknownKidRetryMs: number;
   private readonly trustRetiredMs: number;
+  private readonly sealer: KeySealer;
 
   private constructor(
     private readonly repo: SigningKeyRepository,
@@ -52,11 +56,20 @@ export class KeyRing {
     this.unknownKidRetryMs = o.unknownKidRetryMs ?? 1000;
     // An instance that has not seen a rotation yet signs with the old key for up to one more interval.
     this.trustRetiredMs = o.maxTokenLifetimeMs + this.refreshMs;
+    this.sealer = o.sealer;
   }
 
-  /** Loads the stored keys, making and storing the first one when there is none. */
+  /**
+   * Loads the stored keys, making and storing the first one when there is none. Private keys stored in clear
+   * (before encryption at rest) or under an older secret are first encrypted under the current one.
+   */
   static async open(repo: SigningKeyRepository, clock: Clock, o: KeyRingOptions): Promise<KeyRing> {
     const ring = new KeyRing(repo, clock, o);
+    for (const k of repo.list()) {
+      if (o.sealer.isCurrent(k.privateJwk)) continue;
+      const plain = KeySealer.isSealed(k.privateJwk) ? o.sealer.open(k.privateJwk, k.kid) : k.privateJwk;
+      repo.replacePrivateJwk(k.kid, k.privateJwk, o.sealer.seal(plain, k.kid));
+    }
     if (repo.list().every((k) => k.retiredAt !== null)) await ring.rotate();
     else await ring.reload();
     return ring;
@@ -111,7 +124,7 @@ export class KeyRing {
     this.repo.insert({
       kid,
       alg: SIGNING_ALG,
-      privateJwk: JSON.stringify(privateJwk),
+      privateJwk: this.sealer.seal(JSON.stringify(privateJwk), kid),
       publicJwk: JSON.stringify(publicJwk),
       createdAt: now,
       retiredAt: null,
@@ -137,7 +150,10 @@ export class KeyRing {
         retiredAt: r.retiredAt,
       });
       if (r.retiredAt === null)
-        signing = { kid: r.kid, key: (await importJWK(JSON.parse(r.privateJwk) as JWK, SIGNING_ALG)) as CryptoKey };
+        signing = {
+          kid: r.kid,
+          key: (await importJWK(JSON.parse(this.sealer.open(r.privateJwk, r.kid)) as JWK, SIGNING_ALG)) as CryptoKey,
+        };
     }
     if (!signing) throw new Error("no active signing key");
     this.signing = signing;

@@ -30,6 +30,7 @@ export interface RefreshTokenRepository {
 export interface SigningKeyRecord {
   kid: string;
   alg: string;
+  /** Encrypted at rest (KeySealer), bound to the kid. */
   privateJwk: string;
   publicJwk: string;
   createdAt: number;
@@ -41,4 +42,6 @@ export interface SigningKeyRepository {
   list(): SigningKeyRecord[];
   insert(k: SigningKeyRecord): void;
   retireAllBut(kid: string, at: number): void;
+  /** Replaces a private key's stored form if it is still `was` (another process may have done it first). */
+  replacePrivateJwk(kid: string, was: string, now: string): void;
 }

@@ -1,3 +1,4 @@
+import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import type { Db } from "./database.js";
 import { ACCOUNT_RANGE } from "./repos/contact-rowid.js";
 
@@ -73,7 +74,7 @@ export class BulkLoader {
     db.pragma("foreign_keys = OFF");
     this.contact =
       db.prepare(`INSERT INTO contacts (rowid, contact_id, account_id, user_id, contact_name, email, phone_number, created_at,
-        latest_message_at, latest_conversation_id, unread_count, live_activity_at, channels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+        latest_message_at, latest_conversation_id, unread_count, live_activity_at, channels, search_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.conversation =
       db.prepare(`INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at,
         last_message_at, message_count, read_order, unread_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -112,7 +113,7 @@ export class BulkLoader {
       fn(first);
       this.db
         .prepare(
-          "INSERT INTO contact_search (rowid, user_id, contact_name, email, phone_number) SELECT rowid, user_id, contact_name, email, phone_number FROM contacts WHERE rowid BETWEEN ? AND ?",
+          "INSERT INTO contact_search (rowid, search_text) SELECT rowid, search_text FROM contacts WHERE rowid BETWEEN ? AND ?",
         )
         .run(first, Math.floor(first / ACCOUNT_RANGE) * ACCOUNT_RANGE + ACCOUNT_RANGE - 1);
       if (trigger) this.db.exec(trigger.sql);
@@ -134,6 +135,7 @@ export class BulkLoader {
       c.unreadCount,
       c.liveActivityAt,
       c.channels,
+      contactSearchText(c),
     );
   }
 

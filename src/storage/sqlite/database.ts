@@ -58,6 +58,7 @@ export function migrate(db: Db): void {
     if (m.version <= current) continue;
     db.transaction(() => {
       db.exec(m.sql);
+      m.after?.(db);
       db.pragma(`user_version = ${m.version}`);
     }).immediate();
   }

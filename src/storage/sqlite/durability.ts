@@ -1,6 +1,9 @@
 import { closeSync, fstatSync, fsync, fsyncSync, openSync, statSync } from "node:fs";
 import type { Db } from "./database.js";
 
+/** fs.fsync's shape: what WalSync calls to make the log durable (a test may hold or fail it). */
+export type Fsync = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
+
 /**
  * Group commit for a WAL database opened with synchronous=NORMAL: commits go to the log without waiting for the
  * disk, and `durable()` resolves once everything committed so far has been fsynced. One fsync, run on libuv's
@@ -18,7 +21,11 @@ export class WalSync {
   private running = false;
   private waiters: { upTo: number; resolve: () => void; reject: (e: Error) => void }[] = [];
 
-  constructor(db: Db, dbPath: string) {
+  constructor(
+    db: Db,
+    dbPath: string,
+    private readonly fsyncLog: Fsync = fsync,
+  ) {
     this.walPath = `${dbPath}-wal`;
     // Rows changed by this connection since it opened, triggers included: a cheap "has anything been written".
     this.totalChanges = db.prepare<[], number>("SELECT total_changes()").pluck();
@@ -65,7 +72,7 @@ export class WalSync {
       return;
     }
     this.running = true;
-    fsync(fd, (err) => {
+    this.fsyncLog(fd, (err) => {
       this.running = false;
       this.settle(upTo, err ?? undefined);
       this.start();

@@ -8,7 +8,7 @@ import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 
 export { DatabaseOpenError, type Db, openDatabase } from "./database.js";
-export { WalSync } from "./durability.js";
+export { type Fsync, WalSync } from "./durability.js";
 export { readinessProbe } from "./health.js";
 
 /** Every repository, over one database handle. */

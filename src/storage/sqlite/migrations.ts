@@ -1,5 +1,51 @@
+import { contactSearchText } from "../../domain/conversation/search-fold.js";
+import type { Db } from "./database.js";
+
+/** The trigram index over the stored search text and the triggers that keep it (migration 5). */
+const CONTACT_SEARCH_INDEX = `
+  -- Newest first with the search text in the index: a search for a common term reads only this index until its
+  -- page is full (a stored column, so the index covers it).
+  CREATE INDEX contacts_recent_search ON contacts(account_id, latest_message_at DESC, contact_id, search_text)
+    WHERE latest_message_at IS NOT NULL;
+  -- Substrings of 3+ characters: FTS5 trigram over the folded text, no copy of it (contentless), rowid =
+  -- contacts.rowid. The text is folded already: the tokenizer compares it as it is.
+  CREATE VIRTUAL TABLE contact_search USING fts5(
+    search_text, tokenize = 'trigram case_sensitive 1', content = '', contentless_delete = 1
+  );
+  INSERT INTO contact_search (rowid, search_text) SELECT rowid, search_text FROM contacts;
+  CREATE TRIGGER contacts_search_insert AFTER INSERT ON contacts BEGIN
+    -- A writer that did not place the row in its account's range (the repositories always do) is corrected.
+    UPDATE contacts SET rowid = (
+        SELECT coalesce(
+          (SELECT x.rowid FROM contacts x WHERE x.rowid BETWEEN r.lo AND r.lo + 4294967295 ORDER BY x.rowid DESC LIMIT 1),
+          r.lo) + 1
+        FROM (SELECT a.rowid * 4294967296 AS lo FROM accounts a WHERE a.account_id = new.account_id) AS r)
+      WHERE rowid = new.rowid
+        AND new.rowid / 4294967296 IS NOT (SELECT a.rowid FROM accounts a WHERE a.account_id = new.account_id);
+    INSERT INTO contact_search (rowid, search_text)
+      SELECT rowid, search_text FROM contacts WHERE contact_id = new.contact_id;
+  END;
+  CREATE TRIGGER contacts_search_update AFTER UPDATE OF search_text ON contacts
+    WHEN old.search_text IS NOT new.search_text
+  BEGIN
+    DELETE FROM contact_search WHERE rowid = old.rowid;
+    INSERT INTO contact_search (rowid, search_text) VALUES (new.rowid, new.search_text);
+  END;
+  CREATE TRIGGER contacts_search_delete AFTER DELETE ON contacts BEGIN
+    DELETE FROM contact_search WHERE rowid = old.rowid;
+  END;
+`;
+
+/** One schema step: its SQL, then (for what SQL cannot compute, such as folded text) code, in the same transaction. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+  after?: (db: Db) => void;
+}
+
 /** Versioned schema migrations, applied in order at start; each runs once, in its own transaction. */
-export const migrations: readonly { version: number; name: string; sql: string }[] = [
+export const migrations: readonly Migration[] = [
   {
     version: 1,
     name: "accounts, keys and tokens",
@@ -184,5 +230,41 @@ export const migrations: readonly { version: number; name: string; sql: string }
       -- Written at most once a minute per key, not on every request.
       ALTER TABLE api_keys ADD COLUMN last_used_at INTEGER;
     `,
+  },
+  {
+    version: 6,
+    name: "contact search: a stored search text folded by the service (Unicode case and accents), written by the repositories",
+    sql: `
+      -- SQLite's lower() folds ASCII only, so a query folded in code missed every name with another letter.
+      DROP TRIGGER contacts_search_insert;
+      DROP TRIGGER contacts_search_update;
+      DROP TRIGGER contacts_search_delete;
+      DROP TABLE contact_search;
+      DROP INDEX contacts_recent_search;
+      ALTER TABLE contacts ADD COLUMN search_text TEXT NOT NULL DEFAULT '';
+    `,
+    after: (db) => {
+      // Backfill before the indexes exist (no index or trigger work per row), in batches by rowid so a large
+      // file is never read into memory at once.
+      const batch = db.prepare<
+        [number],
+        { rowid: number; user_id: string; contact_name: string; email: string; phone_number: string }
+      >(
+        "SELECT rowid, user_id, contact_name, email, phone_number FROM contacts WHERE rowid > ? ORDER BY rowid LIMIT 5000",
+      );
+      const set = db.prepare<[string, number]>("UPDATE contacts SET search_text = ? WHERE rowid = ?");
+      for (let rows = batch.all(-1); rows.length > 0; rows = batch.all(rows[rows.length - 1]!.rowid))
+        for (const r of rows)
+          set.run(
+            contactSearchText({
+              userId: r.user_id,
+              contactName: r.contact_name,
+              email: r.email,
+              phoneNumber: r.phone_number,
+            }),
+            r.rowid,
+          );
+      db.exec(CONTACT_SEARCH_INDEX);
+    },
   },
 ];

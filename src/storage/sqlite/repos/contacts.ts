@@ -1,9 +1,11 @@
 import type {
   ContactFilter,
+  ContactProfile,
   ContactQuery,
   ContactRepository,
   ContactView,
 } from "../../../domain/conversation/repository.js";
+import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
 import type { Db } from "../database.js";
 import { ACCOUNT_RANGE, nextContactRowid } from "./contact-rowid.js";
@@ -44,12 +46,10 @@ const COLUMNS = `c.contact_id, c.user_id, c.contact_name, c.phone_number, c.emai
   v.status, v.assigned_to, coalesce(v.last_message_at, v.created_at) AS conv_activity`;
 const CONVERSATION = "LEFT JOIN conversations v ON v.conversation_id = c.latest_conversation_id";
 const ORDER = "ORDER BY c.latest_message_at DESC, c.contact_id";
-// The four searchable fields lower-cased (as instr(lower(x), term) always compared them) and joined by char(31),
-// which a term cannot contain: one instr() tests all four. The very expression of the contacts_recent_search index
-// (migration 4), so a scan reads it from the index. instr() is a literal substring test: % and _ are ordinary.
-const SEARCH_TEXT =
-  "(lower(user_id) || char(31) || lower(contact_name) || char(31) || lower(email) || char(31) || lower(phone_number))";
-const MATCHES = `instr(${SEARCH_TEXT.replace(/\b(user_id|contact_name|email|phone_number)\b/g, "c.$1")}, @search) > 0`;
+// The stored search text (migration 5): the four searchable fields folded by the domain and joined by a separator
+// a term cannot contain, so one instr() tests all four; the contacts_recent_search index carries it, so a scan reads
+// it from the index. instr() is a literal substring test: % and _ are ordinary.
+const MATCHES = "instr(c.search_text, @search) > 0";
 
 /**
  * The statements of each way to read the list. Without a search: the newest-first partial index of the filter.
@@ -77,7 +77,7 @@ function listStatements(db: Db) {
       get(
         `budgeted:${f}`,
         () => `SELECT ${COLUMNS} FROM (
-          SELECT rowid AS rid, latest_message_at AS lm, contact_id AS cid, instr(${SEARCH_TEXT}, @search) AS hit FROM contacts INDEXED BY contacts_recent_search
+          SELECT rowid AS rid, latest_message_at AS lm, contact_id AS cid, instr(search_text, @search) AS hit FROM contacts INDEXED BY contacts_recent_search
           WHERE account_id = @accountId AND latest_message_at IS NOT NULL${f === "live" ? " AND latest_message_at >= @liveSince" : ""}
           ORDER BY latest_message_at DESC, contact_id LIMIT @budget) AS w
         CROSS JOIN contacts c ON c.rowid = w.rid ${CONVERSATION}
@@ -105,14 +105,52 @@ function listStatements(db: Db) {
 
 /** Contacts in SQLite; the list reads the aggregates the message writes keep. */
 export function sqliteContacts(db: Db): ContactRepository {
-  const upsert = db.prepare<[Record<string, unknown>], { contact_id: string }>(`
-    INSERT INTO contacts (rowid, contact_id, account_id, user_id, contact_name, email, phone_number, created_at)
-    VALUES (${nextContactRowid("@accountId")}, @contactId, @accountId, @userId, @contactName, @email, @phoneNumber, @now)
+  const upsert = db.prepare<
+    [Record<string, unknown>],
+    {
+      contact_id: string;
+      user_id: string;
+      contact_name: string;
+      email: string;
+      phone_number: string;
+      search_text: string;
+    }
+  >(`
+    INSERT INTO contacts (rowid, contact_id, account_id, user_id, contact_name, email, phone_number, created_at, search_text)
+    VALUES (${nextContactRowid("@accountId")}, @contactId, @accountId, @userId, @contactName, @email, @phoneNumber, @now, @searchText)
     ON CONFLICT (account_id, user_id) DO UPDATE SET
       contact_name = CASE WHEN excluded.contact_name <> '' THEN excluded.contact_name ELSE contact_name END,
       email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE email END,
       phone_number = CASE WHEN excluded.phone_number <> '' THEN excluded.phone_number ELSE phone_number END
-    RETURNING contact_id`);
+    RETURNING contact_id, user_id, contact_name, email, phone_number, search_text`);
+  // A profile merged with the stored one (an empty field keeps the old value) is folded again here: SQL cannot.
+  const setSearchText = db.prepare<[string, string]>("UPDATE contacts SET search_text = ? WHERE contact_id = ?");
+  const upsertContact = db.transaction(
+    (accountId: string, userId: string, profile: ContactProfile | undefined, now: number): string => {
+      const contactName = profile?.contactName ?? "";
+      const email = profile?.email ?? "";
+      const phoneNumber = profile?.phoneNumber ?? "";
+      const searchText = contactSearchText({ userId, contactName, email, phoneNumber });
+      const r = upsert.get({
+        accountId,
+        contactId: newId(),
+        userId,
+        contactName,
+        email,
+        phoneNumber,
+        now,
+        searchText,
+      })!;
+      const merged = contactSearchText({
+        userId: r.user_id,
+        contactName: r.contact_name,
+        email: r.email,
+        phoneNumber: r.phone_number,
+      });
+      if (merged !== r.search_text) setSearchText.run(merged, r.contact_id);
+      return r.contact_id;
+    },
+  );
   const accountRowid = db.prepare<[string], { rowid: number }>("SELECT rowid FROM accounts WHERE account_id = ?");
   // The highest contact rowid of an account: how many contacts it has had (rowids count up from its range start).
   const lastRowid = db
@@ -136,7 +174,8 @@ export function sqliteContacts(db: Db): ContactRepository {
   };
 
   const search = (q: ContactQuery, params: Record<string, unknown>): ListRow[] => {
-    if (q.search.length >= TRIGRAM_MIN) {
+    // The trigram tokenizer counts code points, not UTF-16 units.
+    if ([...q.search].length >= TRIGRAM_MIN) {
       const need = q.offset + q.limit + 1;
       const first = st.budgeted(q.filter).all({ ...params, budget: SEARCH_SCAN_BUDGET, need }) as ListRow[];
       if (
@@ -173,16 +212,7 @@ export function sqliteContacts(db: Db): ContactRepository {
   };
 
   return {
-    upsert: (accountId, userId, profile, now) =>
-      upsert.get({
-        accountId,
-        contactId: newId(),
-        userId,
-        contactName: profile?.contactName ?? "",
-        email: profile?.email ?? "",
-        phoneNumber: profile?.phoneNumber ?? "",
-        now,
-      })!.contact_id,
+    upsert: (accountId, userId, profile, now) => upsertContact(accountId, userId, profile, now),
     list: (q: ContactQuery) => {
       const params: Record<string, unknown> = { accountId: q.accountId, limit: q.limit + 1, offset: q.offset };
       if (q.filter === "live") params.liveSince = q.liveSince;

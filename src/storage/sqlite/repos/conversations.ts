@@ -7,6 +7,7 @@ import type {
   NewConversation,
   NewMessage,
 } from "../../../domain/conversation/repository.js";
+import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
 import type { Db } from "../database.js";
 import { nextContactRowid } from "./contact-rowid.js";
@@ -71,10 +72,10 @@ export function sqliteConversations(db: Db): ConversationRepository {
     `${CONV} WHERE c.account_id = ? AND c.user_id = ? AND v.chatbot_id = ? ORDER BY v.created_at DESC LIMIT ?`,
   );
   const ensureContact = db.prepare<
-    [{ accountId: string; contactId: string; userId: string; now: number }],
+    [{ accountId: string; contactId: string; userId: string; now: number; searchText: string }],
     { contact_id: string }
   >(
-    `INSERT INTO contacts (rowid, contact_id, account_id, user_id, created_at) VALUES (${nextContactRowid("@accountId")}, @contactId, @accountId, @userId, @now)
+    `INSERT INTO contacts (rowid, contact_id, account_id, user_id, created_at, search_text) VALUES (${nextContactRowid("@accountId")}, @contactId, @accountId, @userId, @now, @searchText)
      ON CONFLICT (account_id, user_id) DO UPDATE SET user_id = user_id RETURNING contact_id`,
   );
   const insertConv = db.prepare(
@@ -139,6 +140,7 @@ export function sqliteConversations(db: Db): ConversationRepository {
           contactId: newId(),
           userId: start.userId,
           now: m.createdAt,
+          searchText: contactSearchText({ userId: start.userId, contactName: "", email: "", phoneNumber: "" }),
         })!.contact_id;
         insertConv.run(start.conversationId, start.accountId, start.chatbotId, contactId, start.channel, m.createdAt);
       }

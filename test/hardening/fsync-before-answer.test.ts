@@ -1,0 +1,103 @@
+import { fsync as realFsync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Fsync } from "../../src/storage/sqlite/index.js";
+import { issueTokens } from "../helpers/flows.js";
+import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { expectNoSecrets } from "./support.js";
+
+// With AIAGENT_SYNCHRONOUS=FULL a write is answered only after the log holding it is fsynced. The group commit's
+// fsync is swapped for one the test holds, releases or fails: the order of events shows the wait, no clock does.
+type Pending = (err: NodeJS.ErrnoException | null) => void;
+let mode: "pass" | "hold" = "pass";
+const held: Pending[] = [];
+let fsyncCalled: (() => void) | undefined;
+const fsync: Fsync = (fd, done) => {
+  if (mode === "pass") return realFsync(fd, done);
+  held.push(done);
+  fsyncCalled?.();
+};
+
+let s: TestServer;
+let a: TestAccount;
+let accessToken: string;
+const secrets = new Set<string>();
+
+beforeAll(async () => {
+  s = await startServer({ overrides: { fsync } });
+  a = await s.account();
+  accessToken = (await issueTokens(s.url, a, "fsync-user")).access_token;
+  secrets.add(a.apiKey).add(a.password).add(accessToken);
+});
+afterAll(async () => {
+  mode = "pass";
+  for (const done of held.splice(0)) done(null);
+  expectNoSecrets(s.logs, secrets);
+  await s.close(true);
+});
+
+const messageCount = (content: string) =>
+  (s.app.db.prepare("SELECT count(*) AS n FROM messages WHERE content = ?").get(content) as { n: number }).n;
+
+/** Starts a write with the fsync held; resolves once the fsync is waiting, failing if the answer came first. */
+async function writeHeld(
+  write: () => Promise<JsonResponse>,
+): Promise<{ answer: Promise<JsonResponse>; answered: () => boolean }> {
+  mode = "hold";
+  const called = new Promise<void>((r) => (fsyncCalled = r));
+  let done = false;
+  const answer = write().finally(() => (done = true));
+  const first = await Promise.race([called.then(() => "fsync" as const), answer.then(() => "answer" as const)]);
+  expect(first, "the write was answered before its fsync began").toBe("fsync");
+  return { answer, answered: () => done };
+}
+
+const sendMessage = (content: string) =>
+  postJson(s.url, `/ai_agent/send_message?access_token=${encodeURIComponent(accessToken)}`, { content });
+const getAccessToken = () =>
+  postJson(s.url, "/ai_agent/get_access_token", {
+    user_id: "fsync-user",
+    chatbot_id: a.chatbotId,
+    client_api_key: a.apiKey,
+  });
+
+describe("an acknowledged write is on disk", () => {
+  it("send_message is committed, but not answered while the fsync is held; released, it is answered 200", async () => {
+    const { answer, answered } = await writeHeld(() => sendMessage("held by the fsync"));
+    expect(messageCount("held by the fsync")).toBe(1);
+    // The server goes on serving (a route that writes nothing and waits for nothing) while the write waits.
+    expect((await getJson(s.url, "/.well-known/jwks.json")).status).toBe(200);
+    expect((await getJson(s.url, "/healthz")).status).toBe(200);
+    expect(answered()).toBe(false);
+    expect(held.length).toBeGreaterThan(0);
+    mode = "pass";
+    for (const done of held.splice(0)) done(null);
+    const r = await answer;
+    expect(r.status).toBe(200);
+    expect(r.body.data.user_message.content).toBe("held by the fsync");
+  });
+
+  it("get_access_token (a refresh token written) waits for the fsync too", async () => {
+    const { answer, answered } = await writeHeld(getAccessToken);
+    expect((await getJson(s.url, "/healthz")).status).toBe(200);
+    expect(answered()).toBe(false);
+    mode = "pass";
+    for (const done of held.splice(0)) done(null);
+    const r = await answer;
+    expect(r.status).toBe(200);
+    secrets.add(r.body.data.access_token).add(r.body.data.refresh_token);
+  });
+
+  it("a failed fsync is answered 503 with Retry-After, not 200; the next write, synced, is answered 200", async () => {
+    const { answer } = await writeHeld(() => sendMessage("its fsync fails"));
+    mode = "pass";
+    for (const done of held.splice(0))
+      done(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO", errno: -5, syscall: "fsync" }));
+    const r = await answer;
+    expect(r.status).toBe(503);
+    expect(r.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(r.body.code).toBe("unavailable");
+    const next = await sendMessage("synced");
+    expect(next.status).toBe(200);
+  });
+});

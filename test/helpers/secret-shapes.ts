@@ -1,0 +1,15 @@
+/** Our credential shapes: an API key, a refresh token, a JWT (header.payload.signature, header starting `{"`). */
+export const SECRET_SHAPES: readonly RegExp[] = [
+  /cak_[A-Za-z0-9_-]{8,}/,
+  /\brt_[A-Za-z0-9_-]{8,}/,
+  /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/,
+];
+
+/** The first credential-shaped string in the text, if any. */
+export function findSecretShape(text: string): string | undefined {
+  for (const re of SECRET_SHAPES) {
+    const m = re.exec(text);
+    if (m) return m[0];
+  }
+  return undefined;
+}
