@@ -21,6 +21,8 @@ export interface Config {
   readonly http: HttpLimits;
   /** Abuse limits on the token endpoints; undefined when AIAGENT_RATE_LIMIT=off (benchmarks only). */
   readonly rateLimit: RateLimits | undefined;
+  /** Open watch streams (WatchConversation) allowed on this instance, and per token. */
+  readonly watchStreams: { readonly perInstance: number; readonly perToken: number };
 }
 
 /** Limits of the HTTP server, in milliseconds and bytes. */
@@ -145,6 +147,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxUrlLength: positive(env, "AIAGENT_MAX_URL_LENGTH", 8 * 1024),
     },
     rateLimit: rateLimits(env),
+    watchStreams: {
+      perInstance: positive(env, "AIAGENT_WATCH_STREAMS", 1000),
+      perToken: positive(env, "AIAGENT_WATCH_STREAMS_PER_TOKEN", 4),
+    },
     ...overrides,
   };
   return Object.freeze(config);

@@ -4,11 +4,17 @@ import type {
   ConversationSummarySchema,
   MessageSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type { Clock } from "../../domain/clock.js";
 import type { ConversationService, ConversationSummary } from "../../domain/conversation/conversation-service.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
+import { unauthenticated } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import type { Authenticator } from "../auth.js";
 import type { Handlers } from "../call.js";
+import type { WatchLimits } from "../watch-limits.js";
+
+// setTimeout's largest delay; a token living longer is checked again when it fires.
+const MAX_TIMER_MS = 2_147_483_647;
 
 function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
   return {
@@ -32,6 +38,8 @@ function summary(s: ConversationSummary): MessageInitShape<typeof ConversationSu
     assignedTo: s.assignedTo,
     latestMessageTime: s.latestMessageAt === null ? "" : isoTime(s.latestMessageAt),
     channel: s.channel,
+    unreadMessageCount: String(s.unreadCount),
+    operatorName: s.operatorName,
   };
 }
 
@@ -39,6 +47,7 @@ function summary(s: ConversationSummary): MessageInitShape<typeof ConversationSu
 export function conversationHandlers(
   conversations: ConversationService,
   auth: Authenticator,
+  watch: { limits: WatchLimits; clock: Clock },
 ): Handlers<typeof ConversationServiceDesc> {
   return {
     async getContactConversations(req, call) {
@@ -64,6 +73,7 @@ export function conversationHandlers(
               latestMessageTime: isoTime(c.latestMessageAt),
               channels: c.channels,
               userId: c.userId,
+              latestConversationId: c.latestConversationId,
             })),
             hasMore: page.hasMore,
           },
@@ -78,6 +88,50 @@ export function conversationHandlers(
         offset: req.offset,
       });
       return { messages: page.messages.map(message), hasMore: page.hasMore };
+    },
+    async getConversationsForContact(req, call) {
+      const caller = await auth.account(call);
+      const page = conversations.listContactConversations(caller, {
+        contactId: req.contactId,
+        limit: req.limit,
+        offset: req.offset,
+      });
+      return { data: { conversations: page.conversations.map(summary), hasMore: page.hasMore } };
+    },
+    async *watchConversation(req, call) {
+      const w = await auth.watcher(call, req.accessToken);
+      const release = watch.limits.admit(w.tokenKey);
+      // The stream ends when the client goes away or its token expires; the client resumes with a fresh token.
+      const stop = new AbortController();
+      const onGone = () => stop.abort();
+      call.signal.addEventListener("abort", onGone, { once: true });
+      let expired = false;
+      const timer = setTimeout(
+        () => {
+          expired = true;
+          stop.abort();
+        },
+        Math.min(MAX_TIMER_MS, Math.max(0, w.expiresAt - watch.clock.now())),
+      );
+      try {
+        for await (const ev of conversations.watch(
+          w.caller,
+          { conversationId: req.conversationId, afterMessageOrder: req.afterMessageOrder },
+          stop.signal,
+        )) {
+          if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) } };
+          else yield { event: { case: "conversation", value: summary(ev.conversation) } };
+        }
+        if (expired)
+          throw unauthenticated(
+            "the token has expired: resume the watch with a fresh token from the last message_order seen",
+            "TokenExpiredError",
+          );
+      } finally {
+        clearTimeout(timer);
+        call.signal.removeEventListener("abort", onGone);
+        release();
+      }
     },
     async listFrameConversations(req, call) {
       const caller = await auth.frame(call, req.accessToken);
@@ -116,7 +170,13 @@ export function conversationHandlers(
     },
     async takeOverConversation(req, call) {
       const caller = await auth.account(call);
-      return { data: summary(conversations.takeOver(caller, req.conversationId, req.operatorEmail)) };
+      return {
+        data: summary(conversations.takeOver(caller, req.conversationId, req.operatorEmail, req.operatorName)),
+      };
+    },
+    async releaseConversation(req, call) {
+      const caller = await auth.account(call);
+      return { data: summary(conversations.release(caller, req.conversationId)) };
     },
     async replyToConversation(req, call) {
       const caller = await auth.account(call);

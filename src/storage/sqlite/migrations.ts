@@ -174,4 +174,12 @@ export const migrations: readonly { version: number; name: string; sql: string }
         WHERE latest_message_at IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    name: "conversations: the display name of the operator who holds it",
+    sql: `
+      -- Shown to the customer in the frame ("Sam has joined"); '' while the AI agent answers.
+      ALTER TABLE conversations ADD COLUMN operator_name TEXT NOT NULL DEFAULT '';
+    `,
+  },
 ];
