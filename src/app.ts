@@ -40,6 +40,11 @@ import {
 
 /** The issuer claim of every token this service signs. */
 export const ISSUER = "aiagent";
+/** The watch stream's paths: Connect/gRPC and the JSON route. */
+const WATCH_PATHS = new Set([
+  `/${ConversationServiceDesc.typeName}/${ConversationServiceDesc.method.watchConversation.name}`,
+  "/watch_conversation",
+]);
 /** Largest JSON request body accepted. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -149,7 +154,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     events,
     watchLimits,
     listen: async () => {
-      const server = await listen(app.handler, config.port, config.host, config.http);
+      const server = await listen(app.handler, config.port, config.host, config.http, (path) => WATCH_PATHS.has(path));
       return {
         ...server,
         // Watch streams never finish by themselves: they end first, so shutdown waits only for real requests.
