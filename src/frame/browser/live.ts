@@ -49,6 +49,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
 export class LiveUpdates {
   private stop: AbortController | undefined;
   private last = 0;
+  private conversationId: string | undefined;
+  private running = false;
   /** "stream" until streams prove unusable, then "poll". */
   mode: "stream" | "poll" = "stream";
 
@@ -64,7 +66,14 @@ export class LiveUpdates {
     const stop = new AbortController();
     this.stop = stop;
     this.last = afterOrder;
+    this.conversationId = conversationId;
     void this.run(conversationId, stop.signal);
+  }
+
+  /** Follows again from the last message seen, if it stopped (the session had expired and now has a token). */
+  resume(): void {
+    if (this.running || this.conversationId === undefined) return;
+    this.follow(this.conversationId, this.last);
   }
 
   /** Polls at once (after the user sent something while polling). */
@@ -85,6 +94,15 @@ export class LiveUpdates {
   }
 
   private async run(conversationId: string, signal: AbortSignal): Promise<void> {
+    this.running = true;
+    try {
+      await this.loop(conversationId, signal);
+    } finally {
+      if (!signal.aborted) this.running = false;
+    }
+  }
+
+  private async loop(conversationId: string, signal: AbortSignal): Promise<void> {
     let failures = 0;
     while (!signal.aborted && this.mode === "stream") {
       let received = false;

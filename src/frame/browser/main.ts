@@ -151,6 +151,7 @@ function start(): void {
     expired = false;
     view.hideNotice("expired");
     if (!loaded) await loadHistory();
+    else live.resume();
     update();
   }
 
