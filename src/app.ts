@@ -43,7 +43,9 @@ export const ISSUER = "aiagent";
 /** The watch stream's paths: Connect/gRPC and the JSON route. */
 const WATCH_PATHS = new Set([
   `/${ConversationServiceDesc.typeName}/${ConversationServiceDesc.method.watchConversation.name}`,
+  `/${ConversationServiceDesc.typeName}/${ConversationServiceDesc.method.watchAccount.name}`,
   "/watch_conversation",
+  "/watch_account",
 ]);
 /** Largest JSON request body accepted. */
 export const MAX_BODY_BYTES = 64 * 1024;

@@ -137,6 +137,56 @@ describe("watching a conversation", () => {
   });
 });
 
+describe("watching an account (a live inbox)", () => {
+  test("the account's stream says when it is subscribed, then carries every conversation's changes; none of another account", async () => {
+    const r = await openNdjson(`${s.url}/watch_account?user_email_id=${encodeURIComponent(a.email)}`, {
+      authorization: `Bearer ${idA}`,
+    });
+    expect(r.response.status).toBe(200);
+    expect((await nextResult(r)).subscribed_at).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+
+    // Another account's customer writes: nothing arrives here. Then this account's customers write.
+    const foreign = await issueTokens(s.url, b, "inbox-foreign");
+    await send(s.url, foreign.access_token, "not yours");
+    const t1 = await issueTokens(s.url, a, "inbox-1");
+    const c1 = (await send(s.url, t1.access_token, "first customer")).conversation_id;
+    const m1 = (await nextResult(r)).message;
+    expect(m1).toMatchObject({ conversation_id: c1, content: "first customer", role: "user" });
+    expect((await nextResult(r)).message).toMatchObject({ conversation_id: c1, role: "assistant" });
+    await postJson(
+      s.url,
+      "/take_over_conversation",
+      { conversation_id: c1, operator_name: "Sam" },
+      {
+        authorization: `Bearer ${idA}`,
+      },
+    );
+    expect((await nextResult(r)).conversation).toMatchObject({ conversation_id: c1, operator_name: "Sam" });
+    await r.cancel();
+
+    // Another account's e-mail: permission_denied; an access token is not an ID token.
+    const other = await fetch(`${s.url}/watch_account?user_email_id=${encodeURIComponent(b.email)}`, {
+      headers: { authorization: `Bearer ${idA}` },
+    });
+    expect(other.status).toBe(403);
+    const frame = await fetch(`${s.url}/watch_account?user_email_id=${encodeURIComponent(a.email)}`, {
+      headers: { authorization: `Bearer ${t1.access_token}` },
+    });
+    expect(frame.status).toBe(401);
+
+    // Over gRPC too.
+    const { conversations } = rpcClients(s.url, "grpc");
+    const abort = new AbortController();
+    const it = conversations
+      .watchAccount({ userEmailId: a.email }, { headers: { authorization: `Bearer ${idA}` }, signal: abort.signal })
+      [Symbol.asyncIterator]();
+    expect((await it.next()).value?.event.case).toBe("subscribedAt");
+    await send(s.url, t1.access_token, "over grpc", c1);
+    expect((await it.next()).value?.event.value).toMatchObject({ conversationId: c1, content: "over grpc" });
+    abort.abort();
+  });
+});
+
 describe("watch streams and the server's life", () => {
   test("an idle gRPC watch outlives the HTTP/2 silence and idle timeouts; the instance bound holds", async () => {
     const quick = await startServer({

@@ -132,6 +132,11 @@ const cases: Record<string, Case> = {
     fail: () => ({ query: { conversation_id: conversationId, after_message_order: -1, access_token: access } }),
     failStatus: 400,
   },
+  "GET /watch_account": {
+    ok: () => ({ query: { user_email_id: a.email }, bearer: id }),
+    fail: () => ({ query: { user_email_id: a.email }, bearer: otherId }),
+    failStatus: 403,
+  },
   "POST /release_conversation": {
     ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
     fail: () => ({ body: { conversation_id: conversationId }, bearer: otherId }),
@@ -216,15 +221,21 @@ describe("every documented JSON route answers what the document says", () => {
       expectDocumentedRequest(op, okSent, key);
       const ok = await call(verb, path, okSent);
       // A watch stream never ends by itself: its first lines (the state, then the stored messages) are read.
-      const text = path === "/watch_conversation" ? await firstLines(ok, 3) : await ok.text();
+      const text =
+        path === "/watch_conversation"
+          ? await firstLines(ok, 3)
+          : path === "/watch_account"
+            ? await firstLines(ok, 1)
+            : await ok.text();
       expect(ok.status, `${key}: ${text}`).toBe(200);
       const [type, media] = Object.entries(op.responses["200"].content)[0] as [string, any];
       expect(ok.headers.get("content-type")).toBe(type);
       if (type === "application/x-ndjson") {
         const lines = text.split("\n").filter((l) => l !== "");
-        expect(lines.length).toBeGreaterThanOrEqual(3);
+        expect(lines.length).toBeGreaterThanOrEqual(path === "/watch_account" ? 1 : 3);
         for (const line of lines) expectConforms(media.schema, JSON.parse(line), `${key} line`);
-        if (path === "/watch_conversation") {
+        if (path === "/watch_account") expect(Object.keys(JSON.parse(lines[0]!).result)).toEqual(["subscribed_at"]);
+        else if (path === "/watch_conversation") {
           expect(Object.keys(JSON.parse(lines[0]!).result)).toEqual(["conversation"]);
           expect(Object.keys(JSON.parse(lines[1]!).result)).toEqual(["message"]);
         } else expect(Object.keys(JSON.parse(lines.at(-1)!).result)).toEqual(["reply"]);

@@ -55,6 +55,9 @@ const MAX_QUEUED_EVENTS = 1000;
 export type WatchEvent =
   | { type: "conversation"; conversation: ConversationSummary }
   | { type: "message"; message: MessageRecord };
+
+/** An event of a watched account: first `subscribed`, then its conversations' events. */
+export type AccountWatchEvent = { type: "subscribed"; at: number } | WatchEvent;
 const AGENT_CONTEXT = 20;
 
 /** What the conversation use cases need. */
@@ -312,6 +315,31 @@ export class ConversationService {
     const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     this.d.conversations.setStatus(conv.conversationId, status, this.d.clock.now());
     return this.publishState(this.d.conversations.byId(conv.conversationId)!);
+  }
+
+  /** Follows every conversation of the account (a live inbox): changes only, from the instant it answers first. */
+  async *watchAccount(
+    caller: AccountCaller,
+    input: { userEmailId: string },
+    signal: AbortSignal,
+  ): AsyncGenerator<AccountWatchEvent> {
+    const email = requireEmail("user_email_id", input.userEmailId);
+    if (email.toLowerCase() !== caller.email.toLowerCase())
+      throw permissionDenied("user_email_id is not the account of this ID token");
+    const inbox = new EventInbox(signal);
+    const unsubscribe = this.d.events.subscribe({ accountId: caller.accountId }, inbox);
+    try {
+      yield { type: "subscribed", at: this.d.clock.now() };
+      for (;;) {
+        const e = await inbox.next();
+        if (e === undefined) return;
+        if (e.type === "message") yield { type: "message", message: e.message };
+        else yield { type: "conversation", conversation: e.conversation };
+      }
+    } finally {
+      unsubscribe();
+      inbox.dispose();
+    }
   }
 
   private append(accountId: string, conversationId: string, m: NewMessage, start?: NewConversation): MessageRecord {

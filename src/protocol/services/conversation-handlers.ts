@@ -10,7 +10,7 @@ import type { MessageRecord } from "../../domain/conversation/repository.js";
 import { unauthenticated } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import type { Authenticator } from "../auth.js";
-import type { Handlers } from "../call.js";
+import type { Call, Handlers } from "../call.js";
 import type { WatchLimits } from "../watch-limits.js";
 
 // setTimeout's largest delay; a token living longer is checked again when it fires.
@@ -41,6 +41,42 @@ function summary(s: ConversationSummary): MessageInitShape<typeof ConversationSu
     unreadMessageCount: String(s.unreadCount),
     operatorName: s.operatorName,
   };
+}
+
+/**
+ * A watch stream within its bounds: it holds a slot of the watch limits while open, and ends when the client goes
+ * away or its token expires (then with TokenExpiredError: the client resumes with a fresh token).
+ */
+async function* bounded<T>(
+  w: { tokenKey: string; expiresAt: number },
+  call: Call,
+  watch: { limits: WatchLimits; clock: Clock },
+  open: (signal: AbortSignal) => AsyncIterable<T>,
+): AsyncGenerator<T> {
+  const release = watch.limits.admit(w.tokenKey);
+  const stop = new AbortController();
+  const onGone = () => stop.abort();
+  call.signal.addEventListener("abort", onGone, { once: true });
+  let expired = false;
+  const timer = setTimeout(
+    () => {
+      expired = true;
+      stop.abort();
+    },
+    Math.min(MAX_TIMER_MS, Math.max(0, w.expiresAt - watch.clock.now())),
+  );
+  try {
+    yield* open(stop.signal);
+    if (expired)
+      throw unauthenticated(
+        "the token has expired: watch again with a fresh token (from the last message_order seen)",
+        "TokenExpiredError",
+      );
+  } finally {
+    clearTimeout(timer);
+    call.signal.removeEventListener("abort", onGone);
+    release();
+  }
 }
 
 /** The ConversationService methods: authorisation first, then the domain. */
@@ -100,37 +136,28 @@ export function conversationHandlers(
     },
     async *watchConversation(req, call) {
       const w = await auth.watcher(call, req.accessToken);
-      const release = watch.limits.admit(w.tokenKey);
-      // The stream ends when the client goes away or its token expires; the client resumes with a fresh token.
-      const stop = new AbortController();
-      const onGone = () => stop.abort();
-      call.signal.addEventListener("abort", onGone, { once: true });
-      let expired = false;
-      const timer = setTimeout(
-        () => {
-          expired = true;
-          stop.abort();
-        },
-        Math.min(MAX_TIMER_MS, Math.max(0, w.expiresAt - watch.clock.now())),
-      );
-      try {
-        for await (const ev of conversations.watch(
+      for await (const ev of bounded(w, call, watch, (signal) =>
+        conversations.watch(
           w.caller,
           { conversationId: req.conversationId, afterMessageOrder: req.afterMessageOrder },
-          stop.signal,
-        )) {
-          if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) } };
-          else yield { event: { case: "conversation", value: summary(ev.conversation) } };
-        }
-        if (expired)
-          throw unauthenticated(
-            "the token has expired: resume the watch with a fresh token from the last message_order seen",
-            "TokenExpiredError",
-          );
-      } finally {
-        clearTimeout(timer);
-        call.signal.removeEventListener("abort", onGone);
-        release();
+          signal,
+        ),
+      )) {
+        if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) } };
+        else yield { event: { case: "conversation", value: summary(ev.conversation) } };
+      }
+    },
+    async *watchAccount(req, call) {
+      const w = await auth.watcher(call);
+      if (w.caller.kind !== "account")
+        throw unauthenticated("an ID token is required: Authorization: Bearer <idToken from /get_id_token>");
+      const caller = w.caller;
+      for await (const ev of bounded(w, call, watch, (signal) =>
+        conversations.watchAccount(caller, { userEmailId: req.userEmailId }, signal),
+      )) {
+        if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) } };
+        else if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) } };
+        else yield { event: { case: "conversation", value: summary(ev.conversation) } };
       }
     },
     async listFrameConversations(req, call) {
