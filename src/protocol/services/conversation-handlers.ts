@@ -13,7 +13,7 @@ import type { Authenticator } from "../auth.js";
 import type { Call, Handlers } from "../call.js";
 import type { WatchLimits } from "../watch-limits.js";
 
-// setTimeout's largest delay; a token living longer is checked again when it fires.
+// setTimeout's largest delay (24.8 days): a stream of a token that lives longer ends then, as on expiry, and resumes.
 const MAX_TIMER_MS = 2_147_483_647;
 
 function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
