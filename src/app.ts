@@ -13,6 +13,7 @@ import { JwtStrategy } from "./domain/token/jwt-strategy.js";
 import { KeyRing } from "./domain/token/key-ring.js";
 import { KeySealError } from "./domain/token/key-sealer.js";
 import { TokenService } from "./domain/token/token-service.js";
+import { InProcessConversationEvents } from "./events/in-process.js";
 import { keySealer } from "./key-encryption.js";
 import type { Logger } from "./log.js";
 import { Authenticator } from "./protocol/auth.js";
@@ -29,6 +30,7 @@ import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcode
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
+import { WatchLimits } from "./protocol/watch-limits.js";
 import {
   type Db,
   type Fsync,
@@ -41,6 +43,13 @@ import {
 
 /** The issuer claim of every token this service signs. */
 export const ISSUER = "aiagent";
+/** The watch stream's paths: Connect/gRPC and the JSON route. */
+const WATCH_PATHS = new Set([
+  `/${ConversationServiceDesc.typeName}/${ConversationServiceDesc.method.watchConversation.name}`,
+  `/${ConversationServiceDesc.typeName}/${ConversationServiceDesc.method.watchAccount.name}`,
+  "/watch_conversation",
+  "/watch_account",
+]);
 /** Largest JSON request body accepted. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -63,6 +72,9 @@ export interface App {
   tokens: TokenService;
   accounts: AccountService;
   conversations: ConversationService;
+  /** Live updates of conversations (the watch streams subscribe here). */
+  events: InProcessConversationEvents;
+  watchLimits: WatchLimits;
   bindings: ServiceBinding[];
   handler: (req: HttpRequest, res: HttpResponse) => void;
   log: Logger;
@@ -109,8 +121,12 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     admit: limits.account,
   });
   const accounts = new AccountService({ ...repos, clock, atomically: (fn) => db.transaction(fn).immediate() });
+  // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
+  const events = new InProcessConversationEvents(walSync ? () => walSync.durable() : undefined);
+  const watchLimits = new WatchLimits(config.watchStreams.perInstance, config.watchStreams.perToken);
   const conversations = new ConversationService({
     ...repos,
+    events,
     agent: o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
     clock,
     idleCloseSeconds: config.idleCloseSeconds,
@@ -123,7 +139,12 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     },
     {
       desc: ConversationServiceDesc,
-      handlers: durable(conversationHandlers(conversations, auth) as unknown as Record<string, AnyHandler>),
+      handlers: durable(
+        conversationHandlers(conversations, auth, { limits: watchLimits, clock }) as unknown as Record<
+          string,
+          AnyHandler
+        >,
+      ),
     },
   ];
   const connect = connectNodeAdapter({
@@ -148,7 +169,19 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     bindings,
     log,
     handler: () => undefined,
-    listen: () => listen(app.handler, config.port, config.host, config.http),
+    events,
+    watchLimits,
+    listen: async () => {
+      const server = await listen(app.handler, config.port, config.host, config.http, (path) => WATCH_PATHS.has(path));
+      return {
+        ...server,
+        // Watch streams never finish by themselves: they end first, so shutdown waits only for real requests.
+        close: (graceMs) => {
+          events.close();
+          return server.close(graceMs);
+        },
+      };
+    },
     close: () => {
       // Commits not yet answered for (a command's, the demo bootstrap's) reach the disk before the file closes.
       walSync?.flushSync();

@@ -34,6 +34,8 @@ export interface Config {
    * encrypts, all decrypt); undefined: a generated one beside the database, refused in production.
    */
   readonly secrets: readonly string[] | undefined;
+  /** Open watch streams (WatchConversation) allowed on this instance, and per token. */
+  readonly watchStreams: { readonly perInstance: number; readonly perToken: number };
 }
 
 /** Limits of the HTTP server, in milliseconds and bytes. */
@@ -261,6 +263,10 @@ export function loadConfig(
       MAX_API_KEY_GRACE_SECONDS,
     ),
     secrets: secrets(env),
+    watchStreams: {
+      perInstance: positive(src, "AIAGENT_WATCH_STREAMS", 1000),
+      perToken: positive(src, "AIAGENT_WATCH_STREAMS_PER_TOKEN", 4),
+    },
     ...overrides,
   };
   return Object.freeze(config);

@@ -36,10 +36,10 @@ export function framePage(s: FramePageSettings): string {
 <script src="${ASSET_PATH}frame.js" defer></script>
 </head>
 <body>
-<main id="chat" class="chat" data-api-base="${escapeHtml(s.apiBase)}" data-host-origin="${escapeHtml(s.hostOrigin ?? "")}" data-allowed-origins="${escapeHtml(s.allowedOrigins.join(" "))}" data-refresh-timeout-ms="${s.refreshTimeoutMs}">
+<main id="chat" class="chat" data-chatbot-name="${name}" data-api-base="${escapeHtml(s.apiBase)}" data-host-origin="${escapeHtml(s.hostOrigin ?? "")}" data-allowed-origins="${escapeHtml(s.allowedOrigins.join(" "))}" data-refresh-timeout-ms="${s.refreshTimeoutMs}">
 <header class="chat__header">
-<div class="chat__avatar" aria-hidden="true">${initial}</div>
-<div><h1 class="chat__title">${name}</h1><p class="chat__subtitle">AI assistant</p></div>
+<div id="avatar" class="chat__avatar" aria-hidden="true">${initial}</div>
+<div><h1 id="title" class="chat__title">${name}</h1><p id="subtitle" class="chat__subtitle">AI assistant</p></div>
 </header>
 <div id="notice" class="notice" role="status" aria-live="polite" hidden><span id="notice-text"></span><button id="notice-action" type="button" hidden></button></div>
 <p id="empty" class="empty">Ask ${name} a question to start the conversation.</p>

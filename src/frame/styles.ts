@@ -39,6 +39,7 @@ body { background: var(--bg); color: var(--fg); font: 15px/1.45 var(--font); }
 .msg--user .msg__bubble { background: var(--user); color: var(--user-fg); border-bottom-right-radius: 4px; }
 .msg--operator .msg__bubble { border: 1px solid var(--accent); }
 .msg--pending .msg__bubble { opacity: 0.7; }
+.msg--event { align-self: center; max-width: 90%; text-align: center; font-size: 13px; color: var(--muted); padding: 2px 10px; }
 .msg--error .msg__bubble { background: var(--error-bg); color: var(--error-fg); }
 .msg__time { margin: 3px 6px 0; font-size: 11px; color: var(--muted); }
 .msg__sources { margin: 6px 2px 0; font-size: 13px; display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 8px; }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { decodeProtectedHeader } from "jose";
 import type { AccountCaller, Caller, FrameCaller } from "../domain/conversation/conversation-service.js";
 import { isDomainError, permissionDenied, unauthenticated } from "../domain/errors.js";
@@ -40,6 +41,23 @@ export class Authenticator {
       );
     const c = await presented(call, this.tokens.authenticateAccount(token));
     return { kind: "account", accountId: c.accountId, email: c.account.email };
+  }
+
+  /**
+   * A watcher of a conversation, as `reader` decides, with what a long-lived stream needs of its token: when it
+   * expires, and a key that tells its streams apart from other tokens' (a hash: the token is not kept).
+   */
+  async watcher(call: Call, fieldToken = ""): Promise<{ caller: Caller; expiresAt: number; tokenKey: string }> {
+    const token = fieldToken || call.queryAccessToken || bearer(call);
+    const caller = await this.reader(call, fieldToken);
+    const tokenKey = createHash("sha256")
+      .update(token ?? "")
+      .digest("base64url");
+    const claims =
+      caller.kind === "frame"
+        ? await this.tokens.authenticateFrame(token!)
+        : await this.tokens.authenticateAccount(token!);
+    return { caller, expiresAt: claims.expiresAt, tokenKey };
   }
 
   /** A reader of conversations: the frame (access token) or the account (ID token). */

@@ -41,6 +41,7 @@ function checkContact(c: Record<string, unknown>) {
       "contact_name",
       "conversation_status",
       "email",
+      "latest_conversation_id",
       "latest_message_time",
       "phone_number",
       "unread_message_count",

@@ -12,7 +12,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/conversation_service.proto.
  */
 export const file_aiagent_v1_conversation_service: GenFile = /*@__PURE__*/
-  fileDesc("CiVhaWFnZW50L3YxL2NvbnZlcnNhdGlvbl9zZXJ2aWNlLnByb3RvEgphaWFnZW50LnYxIrABCh5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QSFQoNdXNlcl9lbWFpbF9pZBgBIAEoCRIOCgZzZWFyY2gYAiABKAkSEgoFbGltaXQYAyABKAVIAIgBARITCgZvZmZzZXQYBCABKAVIAYgBARIpCgZmaWx0ZXIYBSABKAlCGYq1GANhbGyKtRgGdW5yZWFkirUYBGxpdmVCCAoGX2xpbWl0QgkKB19vZmZzZXQiVQofR2V0Q29udGFjdENvbnZlcnNhdGlvbnNSZXNwb25zZRIyCgRkYXRhGAEgASgLMiQuYWlhZ2VudC52MS5Db250YWN0Q29udmVyc2F0aW9uc0RhdGEiQQoYQ29udGFjdENvbnZlcnNhdGlvbnNEYXRhEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLkNvbnRhY3RQYWdlIkYKC0NvbnRhY3RQYWdlEiUKCGNvbnRhY3RzGAEgAygLMhMuYWlhZ2VudC52MS5Db250YWN0EhAKCGhhc19tb3JlGAIgASgIIugBCgdDb250YWN0EhIKCmNvbnRhY3RfaWQYASABKAkSFAoMY29udGFjdF9uYW1lGAIgASgJEhQKDHBob25lX251bWJlchgDIAEoCRINCgVlbWFpbBgEIAEoCRIbChNjb252ZXJzYXRpb25fc3RhdHVzGAUgASgJEhMKC2Fzc2lnbmVkX3RvGAYgASgJEhwKFHVucmVhZF9tZXNzYWdlX2NvdW50GAcgASgJEhsKE2xhdGVzdF9tZXNzYWdlX3RpbWUYCCABKAkSEAoIY2hhbm5lbHMYCSADKAkSDwoHdXNlcl9pZBgKIAEoCSKQAQohR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRISCgVsaW1pdBgCIAEoBUgAiAEBEhMKBm9mZnNldBgDIAEoBUgBiAEBEhQKDGFjY2Vzc190b2tlbhgEIAEoCUIICgZfbGltaXRCCQoHX29mZnNldCJdCiJHZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMuYWlhZ2VudC52MS5NZXNzYWdlEhAKCGhhc19tb3JlGAIgASgIIt4BCgdNZXNzYWdlEhIKCm1lc3NhZ2VfaWQYASABKAkSFwoPY29udmVyc2F0aW9uX2lkGAIgASgJEh8KF2NvbnZlcnNhdGlvbl9jcmVhdGVkX2F0GAMgASgJEg8KB2NvbnRlbnQYBCABKAkSEgoKY3JlYXRlZF9hdBgFIAEoCRIVCg1tZXNzYWdlX29yZGVyGAYgASgFEhIKCnRvb2xfY2FsbHMYByABKAkSJwoJZG9jdW1lbnRzGAggAygLMhQuYWlhZ2VudC52MS5Eb2N1bWVudBIMCgRyb2xlGAkgASgJIjcKCERvY3VtZW50Eg0KBXRpdGxlGAEgASgJEgsKA3VybBgCIAEoCRIPCgdzbmlwcGV0GAMgASgJIjUKHUxpc3RGcmFtZUNvbnZlcnNhdGlvbnNSZXF1ZXN0EhQKDGFjY2Vzc190b2tlbhgBIAEoCSJOCh5MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVzcG9uc2USLAoEZGF0YRgBIAEoCzIeLmFpYWdlbnQudjEuRnJhbWVDb252ZXJzYXRpb25zIkwKEkZyYW1lQ29udmVyc2F0aW9ucxI2Cg1jb252ZXJzYXRpb25zGAEgAygLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5IpUBChNDb252ZXJzYXRpb25TdW1tYXJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRISCgpjcmVhdGVkX2F0GAIgASgJEg4KBnN0YXR1cxgDIAEoCRITCgthc3NpZ25lZF90bxgEIAEoCRIbChNsYXRlc3RfbWVzc2FnZV90aW1lGAUgASgJEg8KB2NoYW5uZWwYBiABKAkiPgoSU2VuZE1lc3NhZ2VSZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIPCgdjb250ZW50GAIgASgJIkQKGFNlbmRNZXNzYWdlU3RyZWFtUmVxdWVzdBIXCg9jb252ZXJzYXRpb25faWQYASABKAkSDwoHY29udGVudBgCIAEoCSI8ChNTZW5kTWVzc2FnZVJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLlNlbnRNZXNzYWdlInUKC1NlbnRNZXNzYWdlEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIpCgx1c2VyX21lc3NhZ2UYAiABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2USIgoFcmVwbHkYAyABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2UiiAEKGVNlbmRNZXNzYWdlU3RyZWFtUmVzcG9uc2USKwoMdXNlcl9tZXNzYWdlGAEgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlSAASDwoFZGVsdGEYAiABKAlIABIkCgVyZXBseRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAQgcKBWV2ZW50IjYKG01hcmtDb252ZXJzYXRpb25SZWFkUmVxdWVzdBIXCg9jb252ZXJzYXRpb25faWQYASABKAkiTQocTWFya0NvbnZlcnNhdGlvblJlYWRSZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5Ik4KG1Rha2VPdmVyQ29udmVyc2F0aW9uUmVxdWVzdBIXCg9jb252ZXJzYXRpb25faWQYASABKAkSFgoOb3BlcmF0b3JfZW1haWwYAiABKAkiTQocVGFrZU92ZXJDb252ZXJzYXRpb25SZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5IkYKGlJlcGx5VG9Db252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIPCgdjb250ZW50GAIgASgJIkAKG1JlcGx5VG9Db252ZXJzYXRpb25SZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlIjMKGENsb3NlQ29udmVyc2F0aW9uUmVxdWVzdBIXCg9jb252ZXJzYXRpb25faWQYASABKAkiSgoZQ2xvc2VDb252ZXJzYXRpb25SZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5IjQKGVJlb3BlbkNvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJIksKGlJlb3BlbkNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkyqAsKE0NvbnZlcnNhdGlvblNlcnZpY2USmQEKF0dldENvbnRhY3RDb252ZXJzYXRpb25zEiouYWlhZ2VudC52MS5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QaKy5haWFnZW50LnYxLkdldENvbnRhY3RDb252ZXJzYXRpb25zUmVzcG9uc2UiJZACAYLT5JMCHBIaL2dldF9jb250YWN0X2NvbnZlcnNhdGlvbnMSpgEKGkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uEi0uYWlhZ2VudC52MS5HZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlcXVlc3QaLi5haWFnZW50LnYxLkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uUmVzcG9uc2UiKZACAYLT5JMCIBIeL2dldF9tZXNzYWdlc19mb3JfY29udmVyc2F0aW9uEpMBChZMaXN0RnJhbWVDb252ZXJzYXRpb25zEikuYWlhZ2VudC52MS5MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVxdWVzdBoqLmFpYWdlbnQudjEuTGlzdEZyYW1lQ29udmVyc2F0aW9uc1Jlc3BvbnNlIiKQAgGC0+STAhkSFy9haV9hZ2VudC9jb252ZXJzYXRpb25zEnEKC1NlbmRNZXNzYWdlEh4uYWlhZ2VudC52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHy5haWFnZW50LnYxLlNlbmRNZXNzYWdlUmVzcG9uc2UiIYLT5JMCGzoBKiIWL2FpX2FnZW50L3NlbmRfbWVzc2FnZRKMAQoRU2VuZE1lc3NhZ2VTdHJlYW0SJC5haWFnZW50LnYxLlNlbmRNZXNzYWdlU3RyZWFtUmVxdWVzdBolLmFpYWdlbnQudjEuU2VuZE1lc3NhZ2VTdHJlYW1SZXNwb25zZSIogtPkkwIiOgEqIh0vYWlfYWdlbnQvc2VuZF9tZXNzYWdlX3N0cmVhbTABEo0BChRNYXJrQ29udmVyc2F0aW9uUmVhZBInLmFpYWdlbnQudjEuTWFya0NvbnZlcnNhdGlvblJlYWRSZXF1ZXN0GiguYWlhZ2VudC52MS5NYXJrQ29udmVyc2F0aW9uUmVhZFJlc3BvbnNlIiKC0+STAhw6ASoiFy9tYXJrX2NvbnZlcnNhdGlvbl9yZWFkEo0BChRUYWtlT3ZlckNvbnZlcnNhdGlvbhInLmFpYWdlbnQudjEuVGFrZU92ZXJDb252ZXJzYXRpb25SZXF1ZXN0GiguYWlhZ2VudC52MS5UYWtlT3ZlckNvbnZlcnNhdGlvblJlc3BvbnNlIiKC0+STAhw6ASoiFy90YWtlX292ZXJfY29udmVyc2F0aW9uEokBChNSZXBseVRvQ29udmVyc2F0aW9uEiYuYWlhZ2VudC52MS5SZXBseVRvQ29udmVyc2F0aW9uUmVxdWVzdBonLmFpYWdlbnQudjEuUmVwbHlUb0NvbnZlcnNhdGlvblJlc3BvbnNlIiGC0+STAhs6ASoiFi9yZXBseV90b19jb252ZXJzYXRpb24SgAEKEUNsb3NlQ29udmVyc2F0aW9uEiQuYWlhZ2VudC52MS5DbG9zZUNvbnZlcnNhdGlvblJlcXVlc3QaJS5haWFnZW50LnYxLkNsb3NlQ29udmVyc2F0aW9uUmVzcG9uc2UiHoLT5JMCGDoBKiITL2Nsb3NlX2NvbnZlcnNhdGlvbhKEAQoSUmVvcGVuQ29udmVyc2F0aW9uEiUuYWlhZ2VudC52MS5SZW9wZW5Db252ZXJzYXRpb25SZXF1ZXN0GiYuYWlhZ2VudC52MS5SZW9wZW5Db252ZXJzYXRpb25SZXNwb25zZSIfgtPkkwIZOgEqIhQvcmVvcGVuX2NvbnZlcnNhdGlvbmIGcHJvdG8z", [file_aiagent_v1_field_options, file_google_api_annotations]);
+  fileDesc("CiVhaWFnZW50L3YxL2NvbnZlcnNhdGlvbl9zZXJ2aWNlLnByb3RvEgphaWFnZW50LnYxIrABCh5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QSFQoNdXNlcl9lbWFpbF9pZBgBIAEoCRIOCgZzZWFyY2gYAiABKAkSEgoFbGltaXQYAyABKAVIAIgBARITCgZvZmZzZXQYBCABKAVIAYgBARIpCgZmaWx0ZXIYBSABKAlCGYq1GANhbGyKtRgGdW5yZWFkirUYBGxpdmVCCAoGX2xpbWl0QgkKB19vZmZzZXQiVQofR2V0Q29udGFjdENvbnZlcnNhdGlvbnNSZXNwb25zZRIyCgRkYXRhGAEgASgLMiQuYWlhZ2VudC52MS5Db250YWN0Q29udmVyc2F0aW9uc0RhdGEiQQoYQ29udGFjdENvbnZlcnNhdGlvbnNEYXRhEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLkNvbnRhY3RQYWdlIkYKC0NvbnRhY3RQYWdlEiUKCGNvbnRhY3RzGAEgAygLMhMuYWlhZ2VudC52MS5Db250YWN0EhAKCGhhc19tb3JlGAIgASgIIogCCgdDb250YWN0EhIKCmNvbnRhY3RfaWQYASABKAkSFAoMY29udGFjdF9uYW1lGAIgASgJEhQKDHBob25lX251bWJlchgDIAEoCRINCgVlbWFpbBgEIAEoCRIbChNjb252ZXJzYXRpb25fc3RhdHVzGAUgASgJEhMKC2Fzc2lnbmVkX3RvGAYgASgJEhwKFHVucmVhZF9tZXNzYWdlX2NvdW50GAcgASgJEhsKE2xhdGVzdF9tZXNzYWdlX3RpbWUYCCABKAkSEAoIY2hhbm5lbHMYCSADKAkSDwoHdXNlcl9pZBgKIAEoCRIeChZsYXRlc3RfY29udmVyc2F0aW9uX2lkGAsgASgJIpABCiFHZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEhIKBWxpbWl0GAIgASgFSACIAQESEwoGb2Zmc2V0GAMgASgFSAGIAQESFAoMYWNjZXNzX3Rva2VuGAQgASgJQggKBl9saW1pdEIJCgdfb2Zmc2V0Il0KIkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uUmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5haWFnZW50LnYxLk1lc3NhZ2USEAoIaGFzX21vcmUYAiABKAgi3gEKB01lc3NhZ2USEgoKbWVzc2FnZV9pZBgBIAEoCRIXCg9jb252ZXJzYXRpb25faWQYAiABKAkSHwoXY29udmVyc2F0aW9uX2NyZWF0ZWRfYXQYAyABKAkSDwoHY29udGVudBgEIAEoCRISCgpjcmVhdGVkX2F0GAUgASgJEhUKDW1lc3NhZ2Vfb3JkZXIYBiABKAUSEgoKdG9vbF9jYWxscxgHIAEoCRInCglkb2N1bWVudHMYCCADKAsyFC5haWFnZW50LnYxLkRvY3VtZW50EgwKBHJvbGUYCSABKAkiNwoIRG9jdW1lbnQSDQoFdGl0bGUYASABKAkSCwoDdXJsGAIgASgJEg8KB3NuaXBwZXQYAyABKAkiNQodTGlzdEZyYW1lQ29udmVyc2F0aW9uc1JlcXVlc3QSFAoMYWNjZXNzX3Rva2VuGAEgASgJIk4KHkxpc3RGcmFtZUNvbnZlcnNhdGlvbnNSZXNwb25zZRIsCgRkYXRhGAEgASgLMh4uYWlhZ2VudC52MS5GcmFtZUNvbnZlcnNhdGlvbnMiTAoSRnJhbWVDb252ZXJzYXRpb25zEjYKDWNvbnZlcnNhdGlvbnMYASADKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkiygEKE0NvbnZlcnNhdGlvblN1bW1hcnkSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEhIKCmNyZWF0ZWRfYXQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhMKC2Fzc2lnbmVkX3RvGAQgASgJEhsKE2xhdGVzdF9tZXNzYWdlX3RpbWUYBSABKAkSDwoHY2hhbm5lbBgGIAEoCRIcChR1bnJlYWRfbWVzc2FnZV9jb3VudBgHIAEoCRIVCg1vcGVyYXRvcl9uYW1lGAggASgJIj4KElNlbmRNZXNzYWdlUmVxdWVzdBIXCg9jb252ZXJzYXRpb25faWQYASABKAkSDwoHY29udGVudBgCIAEoCSJEChhTZW5kTWVzc2FnZVN0cmVhbVJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEg8KB2NvbnRlbnQYAiABKAkiPAoTU2VuZE1lc3NhZ2VSZXNwb25zZRIlCgRkYXRhGAEgASgLMhcuYWlhZ2VudC52MS5TZW50TWVzc2FnZSJ1CgtTZW50TWVzc2FnZRIXCg9jb252ZXJzYXRpb25faWQYASABKAkSKQoMdXNlcl9tZXNzYWdlGAIgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlEiIKBXJlcGx5GAMgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlIogBChlTZW5kTWVzc2FnZVN0cmVhbVJlc3BvbnNlEisKDHVzZXJfbWVzc2FnZRgBIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAEg8KBWRlbHRhGAIgASgJSAASJAoFcmVwbHkYAyABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2VIAEIHCgVldmVudCI2ChtNYXJrQ29udmVyc2F0aW9uUmVhZFJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJIk0KHE1hcmtDb252ZXJzYXRpb25SZWFkUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSJlChtUYWtlT3ZlckNvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEhYKDm9wZXJhdG9yX2VtYWlsGAIgASgJEhUKDW9wZXJhdG9yX25hbWUYAyABKAkiTQocVGFrZU92ZXJDb252ZXJzYXRpb25SZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5IkYKGlJlcGx5VG9Db252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIPCgdjb250ZW50GAIgASgJIkAKG1JlcGx5VG9Db252ZXJzYXRpb25SZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlIjUKGlJlbGVhc2VDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSJMChtSZWxlYXNlQ29udmVyc2F0aW9uUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSJ1CiFHZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdFJlcXVlc3QSEgoKY29udGFjdF9pZBgBIAEoCRISCgVsaW1pdBgCIAEoBUgAiAEBEhMKBm9mZnNldBgDIAEoBUgBiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0IlcKIkdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0UmVzcG9uc2USMQoEZGF0YRgBIAEoCzIjLmFpYWdlbnQudjEuQ29udGFjdENvbnZlcnNhdGlvblBhZ2UiYwoXQ29udGFjdENvbnZlcnNhdGlvblBhZ2USNgoNY29udmVyc2F0aW9ucxgBIAMoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeRIQCghoYXNfbW9yZRgCIAEoCCJmChhXYXRjaENvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEhsKE2FmdGVyX21lc3NhZ2Vfb3JkZXIYAiABKAUSFAoMYWNjZXNzX3Rva2VuGAMgASgJIoUBChlXYXRjaENvbnZlcnNhdGlvblJlc3BvbnNlEjcKDGNvbnZlcnNhdGlvbhgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeUgAEiYKB21lc3NhZ2UYAiABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2VIAEIHCgVldmVudCIsChNXYXRjaEFjY291bnRSZXF1ZXN0EhUKDXVzZXJfZW1haWxfaWQYASABKAkimQEKFFdhdGNoQWNjb3VudFJlc3BvbnNlEhcKDXN1YnNjcmliZWRfYXQYASABKAlIABI3Cgxjb252ZXJzYXRpb24YAiABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnlIABImCgdtZXNzYWdlGAMgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlSABCBwoFZXZlbnQiMwoYQ2xvc2VDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSJKChlDbG9zZUNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkiNAoZUmVvcGVuQ29udmVyc2F0aW9uUmVxdWVzdBIXCg9jb252ZXJzYXRpb25faWQYASABKAkiSwoaUmVvcGVuQ29udmVyc2F0aW9uUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeTLRDwoTQ29udmVyc2F0aW9uU2VydmljZRKZAQoXR2V0Q29udGFjdENvbnZlcnNhdGlvbnMSKi5haWFnZW50LnYxLkdldENvbnRhY3RDb252ZXJzYXRpb25zUmVxdWVzdBorLmFpYWdlbnQudjEuR2V0Q29udGFjdENvbnZlcnNhdGlvbnNSZXNwb25zZSIlkAIBgtPkkwIcEhovZ2V0X2NvbnRhY3RfY29udmVyc2F0aW9ucxKmAQoaR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb24SLS5haWFnZW50LnYxLkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uUmVxdWVzdBouLmFpYWdlbnQudjEuR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb25SZXNwb25zZSIpkAIBgtPkkwIgEh4vZ2V0X21lc3NhZ2VzX2Zvcl9jb252ZXJzYXRpb24SpgEKGkdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0Ei0uYWlhZ2VudC52MS5HZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdFJlcXVlc3QaLi5haWFnZW50LnYxLkdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0UmVzcG9uc2UiKZACAYLT5JMCIBIeL2dldF9jb252ZXJzYXRpb25zX2Zvcl9jb250YWN0EoIBChFXYXRjaENvbnZlcnNhdGlvbhIkLmFpYWdlbnQudjEuV2F0Y2hDb252ZXJzYXRpb25SZXF1ZXN0GiUuYWlhZ2VudC52MS5XYXRjaENvbnZlcnNhdGlvblJlc3BvbnNlIh6QAgGC0+STAhUSEy93YXRjaF9jb252ZXJzYXRpb24wARJuCgxXYXRjaEFjY291bnQSHy5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlcXVlc3QaIC5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlc3BvbnNlIhmQAgGC0+STAhASDi93YXRjaF9hY2NvdW50MAESkwEKFkxpc3RGcmFtZUNvbnZlcnNhdGlvbnMSKS5haWFnZW50LnYxLkxpc3RGcmFtZUNvbnZlcnNhdGlvbnNSZXF1ZXN0GiouYWlhZ2VudC52MS5MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVzcG9uc2UiIpACAYLT5JMCGRIXL2FpX2FnZW50L2NvbnZlcnNhdGlvbnMScQoLU2VuZE1lc3NhZ2USHi5haWFnZW50LnYxLlNlbmRNZXNzYWdlUmVxdWVzdBofLmFpYWdlbnQudjEuU2VuZE1lc3NhZ2VSZXNwb25zZSIhgtPkkwIbOgEqIhYvYWlfYWdlbnQvc2VuZF9tZXNzYWdlEowBChFTZW5kTWVzc2FnZVN0cmVhbRIkLmFpYWdlbnQudjEuU2VuZE1lc3NhZ2VTdHJlYW1SZXF1ZXN0GiUuYWlhZ2VudC52MS5TZW5kTWVzc2FnZVN0cmVhbVJlc3BvbnNlIiiC0+STAiI6ASoiHS9haV9hZ2VudC9zZW5kX21lc3NhZ2Vfc3RyZWFtMAESjQEKFE1hcmtDb252ZXJzYXRpb25SZWFkEicuYWlhZ2VudC52MS5NYXJrQ29udmVyc2F0aW9uUmVhZFJlcXVlc3QaKC5haWFnZW50LnYxLk1hcmtDb252ZXJzYXRpb25SZWFkUmVzcG9uc2UiIoLT5JMCHDoBKiIXL21hcmtfY29udmVyc2F0aW9uX3JlYWQSjQEKFFRha2VPdmVyQ29udmVyc2F0aW9uEicuYWlhZ2VudC52MS5UYWtlT3ZlckNvbnZlcnNhdGlvblJlcXVlc3QaKC5haWFnZW50LnYxLlRha2VPdmVyQ29udmVyc2F0aW9uUmVzcG9uc2UiIoLT5JMCHDoBKiIXL3Rha2Vfb3Zlcl9jb252ZXJzYXRpb24SiQEKE1JlcGx5VG9Db252ZXJzYXRpb24SJi5haWFnZW50LnYxLlJlcGx5VG9Db252ZXJzYXRpb25SZXF1ZXN0GicuYWlhZ2VudC52MS5SZXBseVRvQ29udmVyc2F0aW9uUmVzcG9uc2UiIYLT5JMCGzoBKiIWL3JlcGx5X3RvX2NvbnZlcnNhdGlvbhKIAQoTUmVsZWFzZUNvbnZlcnNhdGlvbhImLmFpYWdlbnQudjEuUmVsZWFzZUNvbnZlcnNhdGlvblJlcXVlc3QaJy5haWFnZW50LnYxLlJlbGVhc2VDb252ZXJzYXRpb25SZXNwb25zZSIggtPkkwIaOgEqIhUvcmVsZWFzZV9jb252ZXJzYXRpb24SgAEKEUNsb3NlQ29udmVyc2F0aW9uEiQuYWlhZ2VudC52MS5DbG9zZUNvbnZlcnNhdGlvblJlcXVlc3QaJS5haWFnZW50LnYxLkNsb3NlQ29udmVyc2F0aW9uUmVzcG9uc2UiHoLT5JMCGDoBKiITL2Nsb3NlX2NvbnZlcnNhdGlvbhKEAQoSUmVvcGVuQ29udmVyc2F0aW9uEiUuYWlhZ2VudC52MS5SZW9wZW5Db252ZXJzYXRpb25SZXF1ZXN0GiYuYWlhZ2VudC52MS5SZW9wZW5Db252ZXJzYXRpb25SZXNwb25zZSIfgtPkkwIZOgEqIhQvcmVvcGVuX2NvbnZlcnNhdGlvbmIGcHJvdG8z", [file_aiagent_v1_field_options, file_google_api_annotations]);
 
 /**
  * GetContactConversationsRequest selects one page of the account's contacts.
@@ -208,6 +208,13 @@ export type Contact = Message$1<"aiagent.v1.Contact"> & {
    * @generated from field: string user_id = 10;
    */
   userId: string;
+
+  /**
+   * The contact's latest conversation, a uuid: read it with get_messages_for_conversation.
+   *
+   * @generated from field: string latest_conversation_id = 11;
+   */
+  latestConversationId: string;
 };
 
 /**
@@ -509,6 +516,20 @@ export type ConversationSummary = Message$1<"aiagent.v1.ConversationSummary"> & 
    * @generated from field: string channel = 6;
    */
   channel: string;
+
+  /**
+   * User messages after the account's read marker, in decimal.
+   *
+   * @generated from field: string unread_message_count = 7;
+   */
+  unreadMessageCount: string;
+
+  /**
+   * The display name of the operator who holds the conversation; empty while the AI agent answers.
+   *
+   * @generated from field: string operator_name = 8;
+   */
+  operatorName: string;
 };
 
 /**
@@ -736,6 +757,13 @@ export type TakeOverConversationRequest = Message$1<"aiagent.v1.TakeOverConversa
    * @generated from field: string operator_email = 2;
    */
   operatorEmail: string;
+
+  /**
+   * The name the customer sees ("Sam"); the local part of the operator's e-mail when empty.
+   *
+   * @generated from field: string operator_name = 3;
+   */
+  operatorName: string;
 };
 
 /**
@@ -816,6 +844,270 @@ export const ReplyToConversationResponseSchema: GenMessage<ReplyToConversationRe
   messageDesc(file_aiagent_v1_conversation_service, 23);
 
 /**
+ * ReleaseConversationRequest names the conversation to hand back to the AI agent.
+ *
+ * @generated from message aiagent.v1.ReleaseConversationRequest
+ */
+export type ReleaseConversationRequest = Message$1<"aiagent.v1.ReleaseConversationRequest"> & {
+  /**
+   * The conversation, a uuid.
+   *
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+};
+
+/**
+ * Describes the message aiagent.v1.ReleaseConversationRequest.
+ * Use `create(ReleaseConversationRequestSchema)` to create a new message.
+ */
+export const ReleaseConversationRequestSchema: GenMessage<ReleaseConversationRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 24);
+
+/**
+ * ReleaseConversationResponse is the conversation after the change.
+ *
+ * @generated from message aiagent.v1.ReleaseConversationResponse
+ */
+export type ReleaseConversationResponse = Message$1<"aiagent.v1.ReleaseConversationResponse"> & {
+  /**
+   * The envelope.
+   *
+   * @generated from field: aiagent.v1.ConversationSummary data = 1;
+   */
+  data?: ConversationSummary | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.ReleaseConversationResponse.
+ * Use `create(ReleaseConversationResponseSchema)` to create a new message.
+ */
+export const ReleaseConversationResponseSchema: GenMessage<ReleaseConversationResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 25);
+
+/**
+ * GetConversationsForContactRequest selects one page of a contact's conversations.
+ *
+ * @generated from message aiagent.v1.GetConversationsForContactRequest
+ */
+export type GetConversationsForContactRequest = Message$1<"aiagent.v1.GetConversationsForContactRequest"> & {
+  /**
+   * The contact, a uuid (contact_id of get_contact_conversations).
+   *
+   * @generated from field: string contact_id = 1;
+   */
+  contactId: string;
+
+  /**
+   * Conversations per page, 1 to 100; 10 when absent.
+   *
+   * @generated from field: optional int32 limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * Conversations to skip, 0 or more; 0 when absent.
+   *
+   * @generated from field: optional int32 offset = 3;
+   */
+  offset?: number | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.GetConversationsForContactRequest.
+ * Use `create(GetConversationsForContactRequestSchema)` to create a new message.
+ */
+export const GetConversationsForContactRequestSchema: GenMessage<GetConversationsForContactRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 26);
+
+/**
+ * GetConversationsForContactResponse holds the page in a `data` envelope.
+ *
+ * @generated from message aiagent.v1.GetConversationsForContactResponse
+ */
+export type GetConversationsForContactResponse = Message$1<"aiagent.v1.GetConversationsForContactResponse"> & {
+  /**
+   * The envelope.
+   *
+   * @generated from field: aiagent.v1.ContactConversationPage data = 1;
+   */
+  data?: ContactConversationPage | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.GetConversationsForContactResponse.
+ * Use `create(GetConversationsForContactResponseSchema)` to create a new message.
+ */
+export const GetConversationsForContactResponseSchema: GenMessage<GetConversationsForContactResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 27);
+
+/**
+ * ContactConversationPage is one page of a contact's conversations, newest first.
+ *
+ * @generated from message aiagent.v1.ContactConversationPage
+ */
+export type ContactConversationPage = Message$1<"aiagent.v1.ContactConversationPage"> & {
+  /**
+   * The conversations of this page.
+   *
+   * @generated from field: repeated aiagent.v1.ConversationSummary conversations = 1;
+   */
+  conversations: ConversationSummary[];
+
+  /**
+   * True when a further page exists.
+   *
+   * @generated from field: bool has_more = 2;
+   */
+  hasMore: boolean;
+};
+
+/**
+ * Describes the message aiagent.v1.ContactConversationPage.
+ * Use `create(ContactConversationPageSchema)` to create a new message.
+ */
+export const ContactConversationPageSchema: GenMessage<ContactConversationPage> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 28);
+
+/**
+ * WatchConversationRequest names the conversation to watch and the last message the watcher has.
+ *
+ * @generated from message aiagent.v1.WatchConversationRequest
+ */
+export type WatchConversationRequest = Message$1<"aiagent.v1.WatchConversationRequest"> & {
+  /**
+   * The conversation, a uuid.
+   *
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * Messages with a greater message_order are sent; 0 (the default) sends them all.
+   *
+   * @generated from field: int32 after_message_order = 2;
+   */
+  afterMessageOrder: number;
+
+  /**
+   * The frame's access token; alternatively the Authorization header (access token or ID token).
+   *
+   * @generated from field: string access_token = 3;
+   */
+  accessToken: string;
+};
+
+/**
+ * Describes the message aiagent.v1.WatchConversationRequest.
+ * Use `create(WatchConversationRequestSchema)` to create a new message.
+ */
+export const WatchConversationRequestSchema: GenMessage<WatchConversationRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 29);
+
+/**
+ * WatchConversationResponse is one event of a watched conversation.
+ *
+ * @generated from message aiagent.v1.WatchConversationResponse
+ */
+export type WatchConversationResponse = Message$1<"aiagent.v1.WatchConversationResponse"> & {
+  /**
+   * The event.
+   *
+   * @generated from oneof aiagent.v1.WatchConversationResponse.event
+   */
+  event: {
+    /**
+     * The conversation's state: first on every stream, then on each change of status, assignee or read marker.
+     *
+     * @generated from field: aiagent.v1.ConversationSummary conversation = 1;
+     */
+    value: ConversationSummary;
+    case: "conversation";
+  } | {
+    /**
+     * A message stored in the conversation, in message_order, each once.
+     *
+     * @generated from field: aiagent.v1.Message message = 2;
+     */
+    value: Message;
+    case: "message";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message aiagent.v1.WatchConversationResponse.
+ * Use `create(WatchConversationResponseSchema)` to create a new message.
+ */
+export const WatchConversationResponseSchema: GenMessage<WatchConversationResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 30);
+
+/**
+ * WatchAccountRequest names the account whose conversations to watch.
+ *
+ * @generated from message aiagent.v1.WatchAccountRequest
+ */
+export type WatchAccountRequest = Message$1<"aiagent.v1.WatchAccountRequest"> & {
+  /**
+   * Account e-mail identifier; must be the ID token's account.
+   *
+   * @generated from field: string user_email_id = 1;
+   */
+  userEmailId: string;
+};
+
+/**
+ * Describes the message aiagent.v1.WatchAccountRequest.
+ * Use `create(WatchAccountRequestSchema)` to create a new message.
+ */
+export const WatchAccountRequestSchema: GenMessage<WatchAccountRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 31);
+
+/**
+ * WatchAccountResponse is one event of the account's conversations.
+ *
+ * @generated from message aiagent.v1.WatchAccountResponse
+ */
+export type WatchAccountResponse = Message$1<"aiagent.v1.WatchAccountResponse"> & {
+  /**
+   * The event.
+   *
+   * @generated from oneof aiagent.v1.WatchAccountResponse.event
+   */
+  event: {
+    /**
+     * First, once: the instant (ISO 8601 UTC) from which every change is sent.
+     *
+     * @generated from field: string subscribed_at = 1;
+     */
+    value: string;
+    case: "subscribedAt";
+  } | {
+    /**
+     * A conversation's new state (status, assignee, read marker).
+     *
+     * @generated from field: aiagent.v1.ConversationSummary conversation = 2;
+     */
+    value: ConversationSummary;
+    case: "conversation";
+  } | {
+    /**
+     * A message stored in one of the account's conversations (its conversation_id says which).
+     *
+     * @generated from field: aiagent.v1.Message message = 3;
+     */
+    value: Message;
+    case: "message";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message aiagent.v1.WatchAccountResponse.
+ * Use `create(WatchAccountResponseSchema)` to create a new message.
+ */
+export const WatchAccountResponseSchema: GenMessage<WatchAccountResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 32);
+
+/**
  * CloseConversationRequest names the conversation to close.
  *
  * @generated from message aiagent.v1.CloseConversationRequest
@@ -834,7 +1126,7 @@ export type CloseConversationRequest = Message$1<"aiagent.v1.CloseConversationRe
  * Use `create(CloseConversationRequestSchema)` to create a new message.
  */
 export const CloseConversationRequestSchema: GenMessage<CloseConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 24);
+  messageDesc(file_aiagent_v1_conversation_service, 33);
 
 /**
  * CloseConversationResponse is the conversation after the change.
@@ -855,7 +1147,7 @@ export type CloseConversationResponse = Message$1<"aiagent.v1.CloseConversationR
  * Use `create(CloseConversationResponseSchema)` to create a new message.
  */
 export const CloseConversationResponseSchema: GenMessage<CloseConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 25);
+  messageDesc(file_aiagent_v1_conversation_service, 34);
 
 /**
  * ReopenConversationRequest names the conversation to reopen.
@@ -876,7 +1168,7 @@ export type ReopenConversationRequest = Message$1<"aiagent.v1.ReopenConversation
  * Use `create(ReopenConversationRequestSchema)` to create a new message.
  */
 export const ReopenConversationRequestSchema: GenMessage<ReopenConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 26);
+  messageDesc(file_aiagent_v1_conversation_service, 35);
 
 /**
  * ReopenConversationResponse is the conversation after the change.
@@ -897,7 +1189,7 @@ export type ReopenConversationResponse = Message$1<"aiagent.v1.ReopenConversatio
  * Use `create(ReopenConversationResponseSchema)` to create a new message.
  */
 export const ReopenConversationResponseSchema: GenMessage<ReopenConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 27);
+  messageDesc(file_aiagent_v1_conversation_service, 36);
 
 /**
  * ConversationService reads and writes conversations: the account's inbox (ID token),
@@ -925,6 +1217,43 @@ export const ConversationService: GenService<{
     methodKind: "unary";
     input: typeof GetMessagesForConversationRequestSchema;
     output: typeof GetMessagesForConversationResponseSchema;
+  },
+  /**
+   * GetConversationsForContact lists one contact's conversations, newest first, for the account's inbox.
+   *
+   * @generated from rpc aiagent.v1.ConversationService.GetConversationsForContact
+   */
+  getConversationsForContact: {
+    methodKind: "unary";
+    input: typeof GetConversationsForContactRequestSchema;
+    output: typeof GetConversationsForContactResponseSchema;
+  },
+  /**
+   * WatchConversation pushes one conversation's new messages and its changes of status and assignee, as they
+   * happen, to the frame (access token) or the account (ID token). It first sends the conversation's state, then
+   * every message after after_message_order, then each change live. It ends when the token expires (resume
+   * with a fresh token from the last message_order seen) or when the server shuts down.
+   * On the JSON route the events come as newline-delimited JSON.
+   *
+   * @generated from rpc aiagent.v1.ConversationService.WatchConversation
+   */
+  watchConversation: {
+    methodKind: "server_streaming";
+    input: typeof WatchConversationRequestSchema;
+    output: typeof WatchConversationResponseSchema;
+  },
+  /**
+   * WatchAccount pushes every change of the account's conversations as it happens (new messages, changes of
+   * status, assignee or read marker), for a live inbox (ID token). It sends no history: it first says from when it
+   * is subscribed, so list what you need (get_contact_conversations) after that first event. It ends when the ID
+   * token expires or the server shuts down. On the JSON route the events come as newline-delimited JSON.
+   *
+   * @generated from rpc aiagent.v1.ConversationService.WatchAccount
+   */
+  watchAccount: {
+    methodKind: "server_streaming";
+    input: typeof WatchAccountRequestSchema;
+    output: typeof WatchAccountResponseSchema;
   },
   /**
    * ListFrameConversations lists the frame user's own conversations with the token's chatbot, newest first.
@@ -987,6 +1316,16 @@ export const ConversationService: GenService<{
     methodKind: "unary";
     input: typeof ReplyToConversationRequestSchema;
     output: typeof ReplyToConversationResponseSchema;
+  },
+  /**
+   * ReleaseConversation hands the conversation back to the AI agent: assigned_to returns to ai_agent.
+   *
+   * @generated from rpc aiagent.v1.ConversationService.ReleaseConversation
+   */
+  releaseConversation: {
+    methodKind: "unary";
+    input: typeof ReleaseConversationRequestSchema;
+    output: typeof ReleaseConversationResponseSchema;
   },
   /**
    * CloseConversation closes the conversation.

@@ -4,6 +4,7 @@ import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import { optionalText, page, requireContent, requireEmail } from "../validate.js";
+import type { ConversationEvent, ConversationEvents, ConversationSummary, EventListener } from "./events.js";
 import type {
   ContactFilter,
   ContactRepository,
@@ -12,6 +13,7 @@ import type {
   ConversationRepository,
   MessageRecord,
   NewConversation,
+  NewMessage,
 } from "./repository.js";
 import { foldForSearch } from "./search-fold.js";
 
@@ -33,15 +35,7 @@ export interface AccountCaller {
 /** Whoever reads a conversation. */
 export type Caller = FrameCaller | AccountCaller;
 
-/** A conversation's state as shown to its readers. */
-export interface ConversationSummary {
-  conversationId: string;
-  createdAt: number;
-  status: "live" | "closed";
-  assignedTo: string;
-  latestMessageAt: number | null;
-  channel: string;
-}
+export type { ConversationSummary } from "./events.js";
 
 /** An event of a streamed send. */
 export type SendEvent =
@@ -54,6 +48,17 @@ export const WEB_CHANNEL = "web";
 /** assigned_to while the AI agent answers. */
 export const AI_AGENT = "ai_agent";
 const FILTERS: readonly ContactFilter[] = ["all", "unread", "live"];
+const MAX_OPERATOR_NAME = 80;
+const WATCH_PAGE = 100;
+const MAX_QUEUED_EVENTS = 1000;
+
+/** An event of a watched conversation. */
+export type WatchEvent =
+  | { type: "conversation"; conversation: ConversationSummary }
+  | { type: "message"; message: MessageRecord };
+
+/** An event of a watched account: first `subscribed`, then its conversations' events. */
+export type AccountWatchEvent = { type: "subscribed"; at: number } | WatchEvent;
 const AGENT_CONTEXT = 20;
 
 /** What the conversation use cases need. */
@@ -64,6 +69,8 @@ export interface ConversationServiceDeps {
   agent: Agent;
   clock: Clock;
   idleCloseSeconds: number;
+  /** Where committed changes are published for watchers. */
+  events: ConversationEvents;
 }
 
 /** Conversations: the frame's messages, the account's inbox and the operators' actions. */
@@ -80,6 +87,7 @@ export class ConversationService {
     const now = this.d.clock.now();
     let conversationId: string;
     let start: NewConversation | undefined;
+    let before: ConversationRecord | undefined;
     if (input.conversationId === "") {
       conversationId = newId();
       start = {
@@ -91,16 +99,19 @@ export class ConversationService {
       };
     } else {
       conversationId = requireUuid("conversation_id", input.conversationId);
-      this.frameConversation(caller, conversationId);
+      before = this.frameConversation(caller, conversationId);
     }
-    const userMessage = this.d.conversations.append(
+    const userMessage = this.append(
+      caller.accountId,
       conversationId,
       { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now },
       start,
     );
+    const conv = this.d.conversations.byId(conversationId)!;
+    // A closed conversation is reopened by the customer's message (decisions §5): its watchers learn it.
+    if (before && this.effectiveStatus(before) === "closed") this.publishState(conv);
     yield { type: "user_message", message: userMessage };
 
-    const conv = this.d.conversations.byId(conversationId)!;
     if (conv.assignedTo !== AI_AGENT) return;
     const chatbot = this.d.chatbots.byId(caller.chatbotId)!;
     const history = this.d.conversations.recent(conv, AGENT_CONTEXT).map((m) => ({ role: m.role, content: m.content }));
@@ -110,7 +121,7 @@ export class ConversationService {
           yield { type: "delta", text: ev.text };
           continue;
         }
-        const reply = this.d.conversations.append(conversationId, {
+        const reply = this.append(caller.accountId, conversationId, {
           messageId: newId(),
           role: "assistant",
           content: ev.content,
@@ -201,15 +212,87 @@ export class ConversationService {
   markRead(caller: AccountCaller, conversationId: string): ConversationSummary {
     const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     this.d.conversations.markRead(conv.conversationId);
-    return this.summary(this.d.conversations.byId(conv.conversationId)!);
+    return this.publishState(this.d.conversations.byId(conv.conversationId)!);
   }
 
-  /** Assigns the conversation to an operator; the AI agent stops answering. */
-  takeOver(caller: AccountCaller, conversationId: string, operatorEmail: string): ConversationSummary {
+  /** Assigns the conversation to an operator, shown to the customer by name; the AI agent stops answering. */
+  takeOver(
+    caller: AccountCaller,
+    conversationId: string,
+    operatorEmail: string,
+    operatorName = "",
+  ): ConversationSummary {
     const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const operator = operatorEmail === "" ? caller.email : requireEmail("operator_email", operatorEmail);
-    this.d.conversations.assign(conv.conversationId, operator);
-    return this.summary(this.d.conversations.byId(conv.conversationId)!);
+    const name = optionalText("operator_name", operatorName, MAX_OPERATOR_NAME).trim();
+    this.d.conversations.assign(conv.conversationId, operator, name || operator.slice(0, operator.lastIndexOf("@")));
+    return this.publishState(this.d.conversations.byId(conv.conversationId)!);
+  }
+
+  /** Hands the conversation back to the AI agent. */
+  release(caller: AccountCaller, conversationId: string): ConversationSummary {
+    const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    this.d.conversations.assign(conv.conversationId, AI_AGENT, "");
+    return this.publishState(this.d.conversations.byId(conv.conversationId)!);
+  }
+
+  /** One page of a contact's conversations, newest first. */
+  listContactConversations(
+    caller: AccountCaller,
+    input: { contactId: string; limit: number | undefined; offset: number | undefined },
+  ): { conversations: ConversationSummary[]; hasMore: boolean } {
+    const contactId = requireUuid("contact_id", input.contactId);
+    const { limit, offset } = page(input.limit, input.offset, 10);
+    // Another account's contact answers exactly as one that does not exist.
+    if (!this.d.contacts.belongsTo(caller.accountId, contactId)) throw notFound("contact");
+    const p = this.d.conversations.forContact(contactId, limit, offset);
+    return { conversations: p.conversations.map((c) => this.summary(c)), hasMore: p.hasMore };
+  }
+
+  /**
+   * Follows one conversation: its state, then its messages after `afterMessageOrder`, then each change as it is
+   * committed, each message once and in order. Ends when the signal aborts or the events channel closes.
+   */
+  async *watch(
+    caller: Caller,
+    input: { conversationId: string; afterMessageOrder: number },
+    signal: AbortSignal,
+  ): AsyncGenerator<WatchEvent> {
+    const conversationId = requireUuid("conversation_id", input.conversationId);
+    if (!Number.isInteger(input.afterMessageOrder) || input.afterMessageOrder < 0)
+      throw invalidArgument("after_message_order", "must be an integer, 0 or more");
+    const conv =
+      caller.kind === "frame"
+        ? this.frameConversation(caller, conversationId)
+        : this.accountConversation(caller, conversationId);
+    // Subscribe before reading, so nothing committed between the read and the subscription is lost; what the
+    // read already gave is skipped by its message_order.
+    const inbox = new EventInbox(signal);
+    const unsubscribe = this.d.events.subscribe({ conversationId }, inbox);
+    try {
+      yield { type: "conversation", conversation: this.summary(conv) };
+      let last = input.afterMessageOrder;
+      for (;;) {
+        const p = this.d.conversations.messages(conv, WATCH_PAGE, last);
+        for (const m of p.messages) {
+          last = m.messageOrder;
+          yield { type: "message", message: m };
+        }
+        if (!p.hasMore) break;
+      }
+      for (;;) {
+        const e = await inbox.next();
+        if (e === undefined) return;
+        if (e.type === "message") {
+          if (e.message.messageOrder <= last) continue;
+          last = e.message.messageOrder;
+          yield { type: "message", message: e.message };
+        } else yield { type: "conversation", conversation: e.conversation };
+      }
+    } finally {
+      unsubscribe();
+      inbox.dispose();
+    }
   }
 
   /** Stores an operator's reply; a closed conversation must be reopened first. */
@@ -218,7 +301,7 @@ export class ConversationService {
     const text = requireContent("content", content);
     if (this.effectiveStatus(conv) === "closed")
       throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
-    return this.d.conversations.append(conv.conversationId, {
+    return this.append(caller.accountId, conv.conversationId, {
       messageId: newId(),
       role: "operator",
       content: text,
@@ -232,7 +315,50 @@ export class ConversationService {
   setStatus(caller: AccountCaller, conversationId: string, status: "live" | "closed"): ConversationSummary {
     const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     this.d.conversations.setStatus(conv.conversationId, status, this.d.clock.now());
-    return this.summary(this.d.conversations.byId(conv.conversationId)!);
+    return this.publishState(this.d.conversations.byId(conv.conversationId)!);
+  }
+
+  /** Follows every conversation of the account (a live inbox): changes only, from the instant it answers first. */
+  async *watchAccount(
+    caller: AccountCaller,
+    input: { userEmailId: string },
+    signal: AbortSignal,
+  ): AsyncGenerator<AccountWatchEvent> {
+    const email = requireEmail("user_email_id", input.userEmailId);
+    if (email.toLowerCase() !== caller.email.toLowerCase())
+      throw permissionDenied("user_email_id is not the account of this ID token");
+    const inbox = new EventInbox(signal);
+    const unsubscribe = this.d.events.subscribe({ accountId: caller.accountId }, inbox);
+    try {
+      yield { type: "subscribed", at: this.d.clock.now() };
+      for (;;) {
+        const e = await inbox.next();
+        if (e === undefined) return;
+        if (e.type === "message") yield { type: "message", message: e.message };
+        else yield { type: "conversation", conversation: e.conversation };
+      }
+    } finally {
+      unsubscribe();
+      inbox.dispose();
+    }
+  }
+
+  private append(accountId: string, conversationId: string, m: NewMessage, start?: NewConversation): MessageRecord {
+    const message = this.d.conversations.append(conversationId, m, start);
+    // Published after the transaction committed; the events channel waits for its fsync.
+    this.d.events.publish({ type: "message", accountId, conversationId, message });
+    return message;
+  }
+
+  private publishState(c: ConversationRecord): ConversationSummary {
+    const conversation = this.summary(c);
+    this.d.events.publish({
+      type: "conversation",
+      accountId: c.accountId,
+      conversationId: c.conversationId,
+      conversation,
+    });
+    return conversation;
   }
 
   private frameConversation(caller: FrameCaller, conversationId: string): ConversationRecord {
@@ -268,8 +394,59 @@ export class ConversationService {
       createdAt: c.createdAt,
       status: this.effectiveStatus(c),
       assignedTo: c.assignedTo,
+      operatorName: c.operatorName,
       latestMessageAt: c.lastMessageAt,
       channel: c.channel,
+      unreadCount: c.unreadCount,
     };
+  }
+}
+
+/** Events of one subscription, queued until the watcher takes them; a watcher that falls far behind is ended. */
+class EventInbox implements EventListener {
+  private readonly queue: ConversationEvent[] = [];
+  private wake: (() => void) | undefined;
+  private ended = false;
+  private overflowed = false;
+  private readonly onAbort = () => this.closed();
+
+  constructor(private readonly signal: AbortSignal) {
+    signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  event(e: ConversationEvent): void {
+    if (this.ended) return;
+    if (this.queue.length >= MAX_QUEUED_EVENTS) {
+      // The client reads slower than the conversation changes: end its stream; it resumes from what it has.
+      this.overflowed = true;
+      this.closed();
+      return;
+    }
+    this.queue.push(e);
+    this.wake?.();
+  }
+
+  closed(): void {
+    this.ended = true;
+    this.wake?.();
+  }
+
+  /** The next event; undefined once the stream should end. */
+  async next(): Promise<ConversationEvent | undefined> {
+    for (;;) {
+      if (this.overflowed)
+        throw new DomainError("resource_exhausted", "the watcher fell behind; resume from the last message_order");
+      const e = this.queue.shift();
+      if (e) return e;
+      if (this.ended || this.signal.aborted) return undefined;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.wake = undefined;
+    }
+  }
+
+  dispose(): void {
+    this.signal.removeEventListener("abort", this.onAbort);
   }
 }

@@ -34,6 +34,8 @@ export interface ContactView {
   unreadCount: number;
   latestMessageAt: number;
   channels: string[];
+  /** The contact's latest conversation. */
+  latestConversationId: string;
 }
 
 /** A conversation as stored. */
@@ -46,9 +48,13 @@ export interface ConversationRecord {
   channel: string;
   status: "live" | "closed";
   assignedTo: string;
+  /** The display name of the operator in assignedTo; "" while the AI agent answers. */
+  operatorName: string;
   createdAt: number;
   lastMessageAt: number | null;
   messageCount: number;
+  /** User messages after the account's read marker. */
+  unreadCount: number;
 }
 
 /** Who wrote a message. */
@@ -94,6 +100,8 @@ export interface ContactRepository {
   /** Creates the contact of (account, user) or updates its profile; returns its contact_id. */
   upsert(accountId: string, userId: string, profile: ContactProfile | undefined, now: number): string;
   list(q: ContactQuery): { contacts: ContactView[]; hasMore: boolean };
+  /** Whether the contact exists and belongs to the account. */
+  belongsTo(accountId: string, contactId: string): boolean;
 }
 
 /** Storage of conversations and their messages; every write keeps the contact's aggregates in the same transaction. */
@@ -107,7 +115,13 @@ export interface ConversationRepository {
   recent(conv: ConversationRef, count: number): MessageRecord[];
   /** The user's conversations with one chatbot, newest first. */
   forUser(accountId: string, chatbotId: string, userId: string, limit: number): ConversationRecord[];
+  /** One page of a contact's conversations, newest first. */
+  forContact(
+    contactId: string,
+    limit: number,
+    offset: number,
+  ): { conversations: ConversationRecord[]; hasMore: boolean };
   markRead(conversationId: string): void;
-  assign(conversationId: string, assignee: string): void;
+  assign(conversationId: string, assignee: string, operatorName: string): void;
   setStatus(conversationId: string, status: "live" | "closed", now: number): void;
 }

@@ -13,6 +13,20 @@ export interface ChatMessage {
   documents?: { title: string; url: string; snippet?: string }[];
 }
 
+/** A conversation's state as the service returns it. */
+export interface ConversationState {
+  conversation_id: string;
+  status: string;
+  assigned_to: string;
+  operator_name?: string;
+}
+
+/** What a watch stream reports. */
+export interface WatchHandlers {
+  onConversation(c: ConversationState): void;
+  onMessage(m: ChatMessage): void;
+}
+
 /** An error answered by the service (Connect error JSON), or a failure to reach it. */
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -64,11 +78,43 @@ export class FrameApi {
   }
 
   /** The frame user's conversations, newest first. */
-  async conversations(): Promise<{ conversation_id: string; status: string }[]> {
+  async conversations(): Promise<ConversationState[]> {
     const body = await this.withToken((t) => this.json("GET", `/ai_agent/conversations?${q({ access_token: t })}`));
-    return (
-      (body as { data?: { conversations?: { conversation_id: string; status: string }[] } }).data?.conversations ?? []
-    );
+    return (body as { data?: { conversations?: ConversationState[] } }).data?.conversations ?? [];
+  }
+
+  /**
+   * Follows a conversation until the stream ends (resolves) or fails (throws ApiError; a token that expired
+   * mid-stream has reason TokenExpiredError). `signal` stops it.
+   */
+  async watch(conversationId: string, after: number, h: WatchHandlers, signal: AbortSignal): Promise<void> {
+    const res = await this.withToken(async (t) => {
+      const r = await this.fetch(
+        `/watch_conversation?${q({ conversation_id: conversationId, after_message_order: String(after), access_token: t })}`,
+        { method: "GET", signal },
+      );
+      if (!r.ok || !r.body) throw toApiError(await r.json().catch(() => undefined), r.status);
+      return r;
+    });
+    try {
+      for await (const line of ndjson(res.body!)) {
+        const l = line as { result?: { conversation?: ConversationState; message?: ChatMessage }; error?: ErrorBody };
+        if (l.error) throw toApiError(l.error, 200);
+        if (l.result?.conversation) h.onConversation(l.result.conversation);
+        else if (l.result?.message) h.onMessage(l.result.message);
+      }
+    } catch (e) {
+      if (e instanceof ApiError) throw e;
+      throw new ApiError("the live connection was lost", "network", undefined);
+    }
+  }
+
+  /** Asks the host page for a fresh token (after a stream ended on expiry); false when none came. */
+  async renewToken(): Promise<boolean> {
+    const fresh = await this.refresher.request();
+    if (fresh === null) return false;
+    this.token = fresh;
+    return true;
   }
 
   /** One page of a conversation's messages. */

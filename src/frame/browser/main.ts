@@ -1,4 +1,6 @@
-import { ApiError, type ChatMessage, FrameApi, SessionExpiredError } from "./api.js";
+import { ApiError, type ChatMessage, type ConversationState, FrameApi, SessionExpiredError } from "./api.js";
+import { Handover } from "./handover.js";
+import { LiveUpdates } from "./live.js";
 import { TokenRefresher } from "./token-refresh.js";
 import { ChatView } from "./view.js";
 
@@ -11,6 +13,7 @@ interface FrameSettings {
   hostOrigin: string | undefined;
   allowedOrigins: string[];
   refreshTimeoutMs: number;
+  chatbotName: string;
 }
 
 function settings(root: HTMLElement): FrameSettings {
@@ -24,6 +27,7 @@ function settings(root: HTMLElement): FrameSettings {
     hostOrigin,
     allowedOrigins,
     refreshTimeoutMs: Number(root.dataset.refreshTimeoutMs) || 10_000,
+    chatbotName: root.dataset.chatbotName ?? "",
   };
 }
 
@@ -52,6 +56,18 @@ function start(): void {
     if (expired) void resume();
   });
   const api = new FrameApi(cfg.apiBase, initialToken, refresher);
+  const handover = new Handover(view, cfg.chatbotName);
+  const live = new LiveUpdates(api, {
+    onConversation: (c) => handover.state(c),
+    onMessage: (m) => {
+      handover.message(m);
+      view.upsert(m);
+    },
+    onSessionExpired: (e) => showError(e),
+  });
+  /** The highest message_order shown. */
+  let lastOrder = 0;
+  const follow = (id: string) => live.follow(id, lastOrder);
 
   const canSend = () => loaded && !sending && !expired && navigator.onLine;
   const update = () => view.setCanSend(canSend());
@@ -90,7 +106,7 @@ function start(): void {
 
   async function loadHistory(): Promise<void> {
     try {
-      const latest = (await api.conversations())[0];
+      const latest: ConversationState | undefined = (await api.conversations())[0];
       const messages: ChatMessage[] = [];
       if (latest) {
         conversationId = latest.conversation_id;
@@ -103,6 +119,12 @@ function start(): void {
         }
       }
       view.render(messages);
+      lastOrder = messages.at(-1)?.message_order ?? 0;
+      handover.seen(lastOrder);
+      if (latest) {
+        handover.state(latest, true);
+        follow(latest.conversation_id);
+      }
       loaded = true;
       view.hideNotice();
       document.documentElement.dataset.state = "ready";
@@ -129,6 +151,7 @@ function start(): void {
     expired = false;
     view.hideNotice("expired");
     if (!loaded) await loadHistory();
+    else live.resume();
     update();
   }
 
@@ -138,22 +161,38 @@ function start(): void {
     const pending = view.addPending(text);
     const reply = view.startReply();
     let stored = false;
+    let userOrder = 0;
     let replied = false;
     try {
       await api.send(conversationId, text, {
         onUserMessage: (m) => {
           stored = true;
+          const started = conversationId === undefined;
           conversationId = m.conversation_id;
+          userOrder = m.message_order;
+          handover.seen(m.message_order);
           view.confirm(pending, m);
+          // A new conversation: follow it live from here (the operator's replies arrive there).
+          if (started) {
+            lastOrder = m.message_order;
+            // What every new conversation starts as; changes from here are told in the log.
+            handover.state({ conversation_id: m.conversation_id, status: "live", assigned_to: "ai_agent" }, true);
+            follow(m.conversation_id);
+          }
         },
         onDelta: (t) => reply.append(t),
         onReply: (m) => {
           replied = true;
+          handover.seen(m.message_order);
           reply.finish(m);
         },
       });
-      // No reply: a person from the support team holds the conversation and answers later.
-      if (!replied) reply.remove();
+      // No reply: a person from the support team holds the conversation and answers later; say so at once.
+      if (!replied) {
+        reply.remove();
+        handover.waiting(userOrder);
+      }
+      live.nudge();
       view.hideNotice("error");
     } catch (e) {
       if (stored) {

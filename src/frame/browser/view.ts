@@ -48,6 +48,9 @@ export class ChatView {
   private readonly notice = document.getElementById("notice") as HTMLElement;
   private readonly noticeText = document.getElementById("notice-text") as HTMLElement;
   private readonly noticeAction = document.getElementById("notice-action") as HTMLButtonElement;
+  private readonly title = document.getElementById("title") as HTMLElement;
+  private readonly subtitle = document.getElementById("subtitle") as HTMLElement;
+  private readonly avatar = document.getElementById("avatar") as HTMLElement;
   private noticeKind: NoticeKind | undefined;
   private noticeRun: (() => void) | undefined;
 
@@ -80,9 +83,38 @@ export class ChatView {
     return li;
   }
 
-  /** The pending message was stored. */
+  /** The pending message was stored (the live stream may have shown it already). */
   confirm(li: HTMLLIElement, m: ChatMessage): void {
-    li.replaceWith(this.messageItem(m));
+    if (this.has(m.message_id)) li.remove();
+    else li.replaceWith(this.messageItem(m));
+  }
+
+  /** Whether a stored message is shown. */
+  has(messageId: string): boolean {
+    return this.log.querySelector(`[data-message-id="${CSS.escape(messageId)}"]`) !== null;
+  }
+
+  /** Shows a message that arrived live, in message_order, once; pending and typing items stay last. */
+  upsert(m: ChatMessage): void {
+    if (this.has(m.message_id)) return;
+    this.insertOrdered(this.messageItem(m), m.message_order);
+    this.empty.hidden = true;
+    this.scrollToEnd(false);
+  }
+
+  /** A line about the conversation itself (who joined, closed…), placed after message `afterOrder`. */
+  addEvent(text: string, afterOrder: number): void {
+    const li = el("li", "msg msg--event", text);
+    this.insertOrdered(li, afterOrder + 0.5);
+    this.empty.hidden = true;
+    this.scrollToEnd(false);
+  }
+
+  /** Who answers, in the header: the assistant's name, or the person who took over. */
+  setAnswerer(title: string, subtitle: string): void {
+    this.title.textContent = title;
+    this.subtitle.textContent = subtitle;
+    this.avatar.textContent = [...title.trim()][0]?.toUpperCase() ?? "?";
   }
 
   /** Removes a message that was never stored. */
@@ -113,7 +145,8 @@ export class ChatView {
         this.scrollToEnd(false);
       },
       finish: (m) => {
-        li.replaceWith(this.messageItem(m));
+        if (this.has(m.message_id)) li.remove();
+        else li.replaceWith(this.messageItem(m));
         done();
         this.scrollToEnd(false);
       },
@@ -161,10 +194,24 @@ export class ChatView {
     this.form.setAttribute("aria-disabled", String(!can));
   }
 
+  private insertOrdered(li: HTMLLIElement, order: number): void {
+    li.dataset.order = String(order);
+    // Before the first item that comes later, or that is not stored yet (pending, typing): those stay last.
+    for (const c of Array.from(this.log.children)) {
+      const o = (c as HTMLElement).dataset.order;
+      if (o === undefined || Number(o) > order) {
+        this.log.insertBefore(li, c);
+        return;
+      }
+    }
+    this.log.append(li);
+  }
+
   private messageItem(m: ChatMessage): HTMLLIElement {
     const role = m.role && WHO[m.role] ? m.role : "assistant";
     const li = el("li", `msg msg--${role}`);
     if (m.message_id) li.dataset.messageId = m.message_id;
+    if (m.message_order > 0) li.dataset.order = String(m.message_order);
     li.append(el("span", "sr-only", `${WHO[role]} said:`));
     const bubble = el("div", "msg__bubble", m.content);
     li.append(bubble);

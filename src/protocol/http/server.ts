@@ -66,6 +66,8 @@ export async function listen(
   port: number,
   host: string,
   limits: ServerLimits = DEFAULT_LIMITS,
+  /** Paths of streams that may rightly stay silent (watch streams): no silence timeout, and their session stays. */
+  quietPath: (path: string) => boolean = () => false,
 ): Promise<RunningServer> {
   const h1: Http1Server = createHttp1(
     {
@@ -112,7 +114,25 @@ export async function listen(
     session.once("close", () => sessions.delete(session));
   });
   // HTTP/2 has no per-request timeout of its own: a stream silent for requestTimeoutMs is cancelled (a slow client holds no stream).
-  h2.on("stream", (stream) => stream.setTimeout(limits.requestTimeoutMs, () => stream.close(h2c.NGHTTP2_CANCEL)));
+  // A watch stream is silent while nothing happens: it is exempt, and its session is not idle while it is open.
+  const quietStreams = new WeakMap<Http2Session, number>();
+  h2.on("stream", (stream, headers) => {
+    const path = String(headers[":path"] ?? "").split("?")[0]!;
+    if (!quietPath(path)) {
+      stream.setTimeout(limits.requestTimeoutMs, () => stream.close(h2c.NGHTTP2_CANCEL));
+      return;
+    }
+    const session = stream.session;
+    if (!session) return;
+    const n = quietStreams.get(session) ?? 0;
+    quietStreams.set(session, n + 1);
+    if (n === 0) session.setTimeout(0);
+    stream.once("close", () => {
+      const left = (quietStreams.get(session) ?? 1) - 1;
+      quietStreams.set(session, left);
+      if (left === 0 && !session.destroyed) session.setTimeout(limits.h2IdleTimeoutMs);
+    });
+  });
   const sockets = new Set<Socket>();
   const net: NetServer = createNet({ pauseOnConnect: true }, (socket) => {
     sockets.add(socket);

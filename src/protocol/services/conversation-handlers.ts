@@ -4,11 +4,17 @@ import type {
   ConversationSummarySchema,
   MessageSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type { Clock } from "../../domain/clock.js";
 import type { ConversationService, ConversationSummary } from "../../domain/conversation/conversation-service.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
+import { unauthenticated } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import type { Authenticator } from "../auth.js";
-import type { Handlers } from "../call.js";
+import type { Call, Handlers } from "../call.js";
+import type { WatchLimits } from "../watch-limits.js";
+
+// setTimeout's largest delay (24.8 days): a stream of a token that lives longer ends then, as on expiry, and resumes.
+const MAX_TIMER_MS = 2_147_483_647;
 
 function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
   return {
@@ -32,13 +38,52 @@ function summary(s: ConversationSummary): MessageInitShape<typeof ConversationSu
     assignedTo: s.assignedTo,
     latestMessageTime: s.latestMessageAt === null ? "" : isoTime(s.latestMessageAt),
     channel: s.channel,
+    unreadMessageCount: String(s.unreadCount),
+    operatorName: s.operatorName,
   };
+}
+
+/**
+ * A watch stream within its bounds: it holds a slot of the watch limits while open, and ends when the client goes
+ * away or its token expires (then with TokenExpiredError: the client resumes with a fresh token).
+ */
+async function* bounded<T>(
+  w: { tokenKey: string; expiresAt: number },
+  call: Call,
+  watch: { limits: WatchLimits; clock: Clock },
+  open: (signal: AbortSignal) => AsyncIterable<T>,
+): AsyncGenerator<T> {
+  const release = watch.limits.admit(w.tokenKey);
+  const stop = new AbortController();
+  const onGone = () => stop.abort();
+  call.signal.addEventListener("abort", onGone, { once: true });
+  let expired = false;
+  const timer = setTimeout(
+    () => {
+      expired = true;
+      stop.abort();
+    },
+    Math.min(MAX_TIMER_MS, Math.max(0, w.expiresAt - watch.clock.now())),
+  );
+  try {
+    yield* open(stop.signal);
+    if (expired)
+      throw unauthenticated(
+        "the token has expired: watch again with a fresh token (from the last message_order seen)",
+        "TokenExpiredError",
+      );
+  } finally {
+    clearTimeout(timer);
+    call.signal.removeEventListener("abort", onGone);
+    release();
+  }
 }
 
 /** The ConversationService methods: authorisation first, then the domain. */
 export function conversationHandlers(
   conversations: ConversationService,
   auth: Authenticator,
+  watch: { limits: WatchLimits; clock: Clock },
 ): Handlers<typeof ConversationServiceDesc> {
   return {
     async getContactConversations(req, call) {
@@ -64,6 +109,7 @@ export function conversationHandlers(
               latestMessageTime: isoTime(c.latestMessageAt),
               channels: c.channels,
               userId: c.userId,
+              latestConversationId: c.latestConversationId,
             })),
             hasMore: page.hasMore,
           },
@@ -78,6 +124,41 @@ export function conversationHandlers(
         offset: req.offset,
       });
       return { messages: page.messages.map(message), hasMore: page.hasMore };
+    },
+    async getConversationsForContact(req, call) {
+      const caller = await auth.account(call);
+      const page = conversations.listContactConversations(caller, {
+        contactId: req.contactId,
+        limit: req.limit,
+        offset: req.offset,
+      });
+      return { data: { conversations: page.conversations.map(summary), hasMore: page.hasMore } };
+    },
+    async *watchConversation(req, call) {
+      const w = await auth.watcher(call, req.accessToken);
+      for await (const ev of bounded(w, call, watch, (signal) =>
+        conversations.watch(
+          w.caller,
+          { conversationId: req.conversationId, afterMessageOrder: req.afterMessageOrder },
+          signal,
+        ),
+      )) {
+        if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) } };
+        else yield { event: { case: "conversation", value: summary(ev.conversation) } };
+      }
+    },
+    async *watchAccount(req, call) {
+      const w = await auth.watcher(call);
+      if (w.caller.kind !== "account")
+        throw unauthenticated("an ID token is required: Authorization: Bearer <idToken from /get_id_token>");
+      const caller = w.caller;
+      for await (const ev of bounded(w, call, watch, (signal) =>
+        conversations.watchAccount(caller, { userEmailId: req.userEmailId }, signal),
+      )) {
+        if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) } };
+        else if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) } };
+        else yield { event: { case: "conversation", value: summary(ev.conversation) } };
+      }
     },
     async listFrameConversations(req, call) {
       const caller = await auth.frame(call, req.accessToken);
@@ -116,7 +197,13 @@ export function conversationHandlers(
     },
     async takeOverConversation(req, call) {
       const caller = await auth.account(call);
-      return { data: summary(conversations.takeOver(caller, req.conversationId, req.operatorEmail)) };
+      return {
+        data: summary(conversations.takeOver(caller, req.conversationId, req.operatorEmail, req.operatorName)),
+      };
+    },
+    async releaseConversation(req, call) {
+      const caller = await auth.account(call);
+      return { data: summary(conversations.release(caller, req.conversationId)) };
     },
     async replyToConversation(req, call) {
       const caller = await auth.account(call);

@@ -267,4 +267,12 @@ export const migrations: readonly Migration[] = [
       db.exec(CONTACT_SEARCH_INDEX);
     },
   },
+  {
+    version: 7,
+    name: "conversations: the display name of the operator who holds it",
+    sql: `
+      -- Shown to the customer in the frame ("Sam has joined"); '' while the AI agent answers.
+      ALTER TABLE conversations ADD COLUMN operator_name TEXT NOT NULL DEFAULT '';
+    `,
+  },
 ];

@@ -22,6 +22,7 @@ interface ListRow {
   status: string | null;
   assigned_to: string | null;
   conv_activity: number | null;
+  latest_conversation_id: string | null;
 }
 
 type Statement = ReturnType<Db["prepare"]>;
@@ -42,7 +43,7 @@ const FILTER_SQL: Record<ContactFilter, string> = {
   unread: " AND c.unread_count > 0",
   live: " AND c.live_activity_at IS NOT NULL AND c.live_activity_at >= @liveSince AND c.latest_message_at >= @liveSince",
 };
-const COLUMNS = `c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at, c.channels,
+const COLUMNS = `c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at, c.channels, c.latest_conversation_id,
   v.status, v.assigned_to, coalesce(v.last_message_at, v.created_at) AS conv_activity`;
 const CONVERSATION = "LEFT JOIN conversations v ON v.conversation_id = c.latest_conversation_id";
 const ORDER = "ORDER BY c.latest_message_at DESC, c.contact_id";
@@ -158,6 +159,9 @@ export function sqliteContacts(db: Db): ContactRepository {
       "SELECT rowid FROM contacts WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT 1",
     )
     .pluck();
+  const owned = db
+    .prepare<[string, string], number>("SELECT 1 FROM contacts WHERE contact_id = ? AND account_id = ?")
+    .pluck();
   const ranges = new Map<string, number>();
   const st = listStatements(db);
 
@@ -213,6 +217,7 @@ export function sqliteContacts(db: Db): ContactRepository {
 
   return {
     upsert: (accountId, userId, profile, now) => upsertContact(accountId, userId, profile, now),
+    belongsTo: (accountId, contactId) => owned.get(contactId, accountId) !== undefined,
     list: (q: ContactQuery) => {
       const params: Record<string, unknown> = { accountId: q.accountId, limit: q.limit + 1, offset: q.offset };
       if (q.filter === "live") params.liveSince = q.liveSince;
@@ -232,6 +237,7 @@ export function sqliteContacts(db: Db): ContactRepository {
           unreadCount: r.unread_count,
           latestMessageAt: r.latest_message_at,
           channels: r.channels === "" ? [] : r.channels.split(","),
+          latestConversationId: r.latest_conversation_id ?? "",
         }),
       );
       return { contacts, hasMore };

@@ -21,9 +21,11 @@ interface ConvRow {
   channel: string;
   status: "live" | "closed";
   assigned_to: string;
+  operator_name: string;
   created_at: number;
   last_message_at: number | null;
   message_count: number;
+  unread_count: number;
 }
 // A message row as an array (better-sqlite3's raw mode: no object per row). Empty tool_calls and documents come
 // back as NULL, which costs no string.
@@ -48,9 +50,11 @@ const toConv = (r: ConvRow): ConversationRecord => ({
   channel: r.channel,
   status: r.status,
   assignedTo: r.assigned_to,
+  operatorName: r.operator_name,
   createdAt: r.created_at,
   lastMessageAt: r.last_message_at,
   messageCount: r.message_count,
+  unreadCount: r.unread_count,
 });
 const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number): MessageRecord => ({
   messageId: r[0],
@@ -70,6 +74,10 @@ export function sqliteConversations(db: Db): ConversationRepository {
   const byId = db.prepare<[string], ConvRow>(`${CONV} WHERE v.conversation_id = ?`);
   const forUser = db.prepare<[string, string, string, number], ConvRow>(
     `${CONV} WHERE c.account_id = ? AND c.user_id = ? AND v.chatbot_id = ? ORDER BY v.created_at DESC LIMIT ?`,
+  );
+  // Newest first on the conversations_contact index; conversation_id breaks ties of the same millisecond.
+  const forContact = db.prepare<[string, number, number], ConvRow>(
+    `${CONV} WHERE v.contact_id = ? ORDER BY v.created_at DESC, v.conversation_id DESC LIMIT ? OFFSET ?`,
   );
   const ensureContact = db.prepare<
     [{ accountId: string; contactId: string; userId: string; now: number; searchText: string }],
@@ -131,7 +139,7 @@ export function sqliteConversations(db: Db): ConversationRepository {
     const r = statusOf.get(status, now, conversationId);
     if (r) recomputeLive.run({ id: r.contact_id });
   });
-  const assign = db.prepare("UPDATE conversations SET assigned_to = ? WHERE conversation_id = ?");
+  const assign = db.prepare("UPDATE conversations SET assigned_to = ?, operator_name = ? WHERE conversation_id = ?");
   const append = db.transaction(
     (conversationId: string, m: NewMessage, start: NewConversation | undefined): MessageRecord => {
       if (start) {
@@ -192,7 +200,11 @@ export function sqliteConversations(db: Db): ConversationRepository {
         .map((r) => toMsg(r, conv.conversationId, conv.createdAt)),
     forUser: (accountId, chatbotId, userId, limit) => forUser.all(accountId, userId, chatbotId, limit).map(toConv),
     markRead: (id) => markRead.immediate(id),
-    assign: (id, assignee) => void assign.run(assignee, id),
+    forContact: (contactId, limit, offset) => {
+      const rows = forContact.all(contactId, limit + 1, offset);
+      return { conversations: rows.slice(0, limit).map(toConv), hasMore: rows.length > limit };
+    },
+    assign: (id, assignee, operatorName) => void assign.run(assignee, operatorName, id),
     setStatus: (id, status, now) => setStatus.immediate(id, status, now),
   };
 }

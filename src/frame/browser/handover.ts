@@ -1,0 +1,75 @@
+import type { ChatMessage, ConversationState } from "./api.js";
+import type { ChatView } from "./view.js";
+
+const AI_AGENT = "ai_agent";
+
+/**
+ * Who answers the customer, shown as it changes: the header names the person who took the conversation over,
+ * the log says when they join and leave, when the conversation closes or reopens, and, while nobody has
+ * answered yet, that a person will reply.
+ */
+export class Handover {
+  private current: ConversationState | undefined;
+  private last = 0;
+  /** The person holding the conversation has written since taking it over. */
+  private answered = false;
+  private toldWaiting = false;
+
+  constructor(
+    private readonly view: ChatView,
+    private readonly chatbotName: string,
+  ) {}
+
+  /** A message is shown (for where the next line goes). */
+  seen(order: number): void {
+    if (order > this.last) this.last = order;
+  }
+
+  /** A message arrived live. */
+  message(m: ChatMessage): void {
+    this.seen(m.message_order);
+    if (m.role === "operator") this.answered = true;
+  }
+
+  /** The conversation's state, first as loaded (`initial`: no lines about changes), then as it changes. */
+  state(c: ConversationState, initial = false): void {
+    const prev = this.current;
+    this.current = c;
+    const person = this.person(c);
+    if (person) this.view.setAnswerer(person, `Support team · ${this.chatbotName}`);
+    else this.view.setAnswerer(this.chatbotName, "AI assistant");
+    if (initial || !prev || prev.conversation_id !== c.conversation_id) return;
+
+    const before = this.person(prev);
+    if (person && (before !== person || prev.assigned_to !== c.assigned_to)) {
+      this.answered = false;
+      this.toldWaiting = false;
+      this.view.addEvent(`${person} from ${this.chatbotName} has joined the conversation.`, this.last);
+    } else if (!person && before) {
+      this.view.addEvent(`${before} has left the conversation. The AI assistant answers again.`, this.last);
+    }
+    if (prev.status === "live" && c.status === "closed")
+      this.view.addEvent("This conversation was closed. Write a message to reopen it.", this.last);
+    else if (prev.status === "closed" && c.status === "live")
+      this.view.addEvent("The conversation was reopened.", this.last);
+  }
+
+  /** The customer's message (at `order`) got no AI reply: a person holds the conversation. Says so, once, until they answer. */
+  waiting(order: number): void {
+    this.seen(order);
+    if (this.answered || this.toldWaiting) return;
+    this.toldWaiting = true;
+    const person = this.current ? this.person(this.current) : undefined;
+    this.view.addEvent(
+      person
+        ? `${person} from ${this.chatbotName} will reply here as soon as possible.`
+        : "A person from the support team will reply here as soon as possible.",
+      order,
+    );
+  }
+
+  private person(c: ConversationState): string | undefined {
+    if (c.assigned_to === AI_AGENT || c.assigned_to === "") return undefined;
+    return c.operator_name || "A person from the support team";
+  }
+}

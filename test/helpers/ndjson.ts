@@ -1,0 +1,42 @@
+/** One line of a streamed JSON route: a result or, last, an error. */
+export interface StreamLine {
+  result?: any;
+  error?: { code: string; message: string; details?: { debug?: { reason?: string } }[] };
+}
+
+/** A newline-delimited JSON response read line by line, as a client of the JSON routes reads it. */
+export class NdjsonReader {
+  private buffer = "";
+  private readonly decoder = new TextDecoder();
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+
+  constructor(readonly response: Response) {
+    this.reader = response.body!.getReader();
+  }
+
+  /** The next line, or null once the stream has ended. */
+  async next(): Promise<StreamLine | null> {
+    for (;;) {
+      const nl = this.buffer.indexOf("\n");
+      if (nl >= 0) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        if (line.trim()) return JSON.parse(line) as StreamLine;
+        continue;
+      }
+      const { done, value } = await this.reader.read();
+      if (done) return this.buffer.trim() ? (JSON.parse(this.buffer) as StreamLine) : null;
+      this.buffer += this.decoder.decode(value, { stream: true });
+    }
+  }
+
+  /** Stops reading (the server sees the client go away). */
+  cancel(): Promise<void> {
+    return this.reader.cancel();
+  }
+}
+
+/** Opens a streamed GET route. */
+export async function openNdjson(url: string, headers: Record<string, string> = {}): Promise<NdjsonReader> {
+  return new NdjsonReader(await fetch(url, { headers }));
+}
