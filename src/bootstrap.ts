@@ -11,7 +11,14 @@ export interface DemoSetup {
 
 export const DEMO_EMAIL = "demo@example.com";
 
-const DEMO_KNOWLEDGE: KnowledgeSnippet[] = [
+/** What the demo chatbot knows (examples/knowledge.json is the same list, for the README's walkthrough). */
+export const DEMO_KNOWLEDGE: KnowledgeSnippet[] = [
+  {
+    title: "Track your parcel",
+    url: "https://example.com/help/tracking",
+    snippet:
+      "Every order gets a tracking link by e-mail as soon as it ships; it shows where your parcel is and when it arrives.",
+  },
   {
     title: "Shipping",
     url: "https://example.com/help/shipping",
@@ -28,6 +35,9 @@ const DEMO_KNOWLEDGE: KnowledgeSnippet[] = [
     snippet: "Our support team answers Monday to Friday, 9:00 to 18:00 CET.",
   },
 ];
+
+/** The questions the demo page suggests; the built-in agent answers each from DEMO_KNOWLEDGE. */
+export const DEMO_QUESTIONS = ["Where is my parcel?", "How long does shipping take?", "Can I return an item?"];
 
 /** On an empty database outside production: a demo account, chatbot and API key, made once. */
 export async function bootstrapDemo(app: App, publicUrl: string): Promise<DemoSetup | undefined> {

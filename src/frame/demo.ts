@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { App } from "../app.js";
+import { DEMO_QUESTIONS } from "../bootstrap.js";
 import type { HttpRequest, HttpResponse, Route } from "../protocol/http/types.js";
 import { pathOf, sendJson } from "../protocol/http/types.js";
 import { errorPage, escapeHtml } from "./page.js";
@@ -57,7 +58,7 @@ function hostPage(frameUrl: string): string {
     <h1>AI agent demo</h1>
     <p>This page plays the client's website. Its server holds the API key and the refresh token; the chat frame on the right
     gets only a short-lived access token and asks this page for a new one (<code>[TOKEN_REFRESH]</code>) when it expires.</p>
-    <p>Try: <em>How long does shipping take?</em> or <em>Can I return an item?</em></p>
+    <p>Try: ${DEMO_QUESTIONS.map((q) => `<em>${escapeHtml(q)}</em>`).join(", ")}</p>
   </section>
   <iframe id="aiagent-chat" title="Chat with the demo assistant" src="${escapeHtml(frameUrl)}"></iframe>
 </main>
