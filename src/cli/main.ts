@@ -33,7 +33,7 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
   if (values.host) overrides.host = values.host;
   const config = loadConfig(process.env, overrides);
   const log = createLogger(config.logLevel);
-  // Known only after the first start's bootstrap below; /demo reads it when asked.
+  // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
   let demoCredentials: { chatbotId: string; clientApiKey: string } | undefined;
   const app = await buildApp(config, log, { extraRoutes: (a) => frameRoutes(a, { demo: () => demoCredentials }) });
   const server = await app.listen();
@@ -44,7 +44,9 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
       demoCredentials = demo;
       // Printed once, to the terminal of the person who started the service; never logged again.
       process.stdout.write(
-        `\nFirst start: a demo account was created (shown only now).\n  e-mail:         ${demo.email}\n  password:       ${demo.password}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`,
+        demo.firstStart
+          ? `\nFirst start: a demo account was created (shown only now).\n  e-mail:         ${demo.email}\n  password:       ${demo.password}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`
+          : `\nDemo: a new demo API key was issued and the previous start's demo key revoked (shown only now).\n  e-mail:         ${demo.email}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`,
       );
     }
   }

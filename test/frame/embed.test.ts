@@ -126,7 +126,7 @@ describe("the service's own demo at /demo", () => {
     let creds: { chatbotId: string; clientApiKey: string } | undefined;
     const s = await startServer({ overrides: { extraRoutes: (app) => frameRoutes(app, { demo: () => creds }) } });
     try {
-      // Later starts do not know the key: the page says how to get one.
+      // Without the demo's credentials (a database with no demo account) the page says how to get a key.
       const before = await fetch(`${s.url}/demo`);
       expect(before.status).toBe(200);
       expect(await before.text()).toContain("aiagent api-key create");

@@ -60,3 +60,16 @@ export interface ChatbotRepository {
   byId(chatbotId: string): ChatbotRecord | undefined;
   listForAccount(accountId: string): ChatbotRecord[];
 }
+
+/** What the first start made for the demo: its account, chatbot, and the API key the running /demo page uses. */
+export interface DemoSetupRecord {
+  accountId: string;
+  chatbotId: string;
+  apiKeyId: string;
+}
+
+/** Storage of the demo's setup (one record at most). */
+export interface DemoSetupRepository {
+  get(): DemoSetupRecord | undefined;
+  set(r: DemoSetupRecord): void;
+}

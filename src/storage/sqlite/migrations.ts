@@ -174,4 +174,16 @@ export const migrations: readonly { version: number; name: string; sql: string }
         WHERE latest_message_at IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    name: "demo setup: which chatbot and API key the demo page uses, so a restart can replace the key",
+    sql: `
+      CREATE TABLE demo_setup (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        chatbot_id TEXT NOT NULL REFERENCES chatbots(chatbot_id),
+        api_key_id TEXT NOT NULL REFERENCES api_keys(api_key_id)
+      ) STRICT;
+    `,
+  },
 ];
