@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Installs the Debian packages some suites need, when it can (see the README's Quick start).
+    globalSetup: ["test/setup/install-system-packages.ts"],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 60_000,

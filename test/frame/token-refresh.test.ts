@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { CLOCK_TOLERANCE_S } from "../../src/domain/token/jwt-strategy.js";
 import { frameRoutes } from "../../src/frame/routes.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
 import {
   chatFrame,
   collectExposedState,
@@ -13,6 +14,8 @@ import {
   typeMessage,
 } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 const TTL_S = 2;
 /** Past the token's 2-second lifetime and the verifier's clock-skew tolerance, without sleeping through it. */
@@ -71,7 +74,7 @@ async function ask(frame: Frame, question: string, answer: string): Promise<void
   await frame.locator(".msg--assistant", { hasText: answer }).last().waitFor();
 }
 
-describe("token refresh through the host page", () => {
+describe.runIf(canRun)("token refresh through the host page", () => {
   test("after the access token expires the frame asks the host page, which refreshes through its own server; the chat goes on by itself", async () => {
     const { context, page, frame, messages } = await open();
     await ask(frame, "How long does shipping take?", "Orders ship within 2 business days");
