@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { postJson } from "../helpers/http.js";
 import { startServer } from "../helpers/server.js";
 
+// Each command is its own Node process that compiles TypeScript as it starts: seconds apiece on a busy machine.
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "aiagent-cli-"));
 const db = join(dir, "cli.db");
@@ -100,7 +101,7 @@ describe("the aiagent command", () => {
     expect(revoked.revoked).toBe(2);
     const keys = JSON.parse((await aiagent("keys", "rotate", "--db", db, "--json")).stdout) as { kid: string };
     expect(keys.kid).not.toBe("");
-  });
+  }, 120_000);
 
   it("refuses bad arguments with a clear message and a non-zero exit", async () => {
     const unknown = await aiagent("frobnicate", "--db", db);
@@ -129,5 +130,5 @@ describe("the aiagent command", () => {
     );
     expect(origin.code).toBe(1);
     expect(origin.stderr).toContain("allowed-origin");
-  });
+  }, 120_000);
 });
