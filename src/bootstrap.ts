@@ -10,6 +10,8 @@ export interface DemoSetup {
   /** Made by this start; a restart revokes the previous start's demo key. */
   clientApiKey: string;
   firstStart: boolean;
+  /** Where the demo page may be shown from (the address of the first start). */
+  allowedOrigins: string[];
 }
 
 export const DEMO_EMAIL = "demo@example.com";
@@ -63,6 +65,7 @@ export async function bootstrapDemo(app: App, publicUrl: string): Promise<DemoSe
       chatbotId: chatbot.chatbotId,
       clientApiKey: key.clientApiKey,
       firstStart: true,
+      allowedOrigins: chatbot.allowedOrigins,
     };
   }
   const account = app.repos.accounts.byEmail(DEMO_EMAIL);
@@ -83,6 +86,7 @@ export async function bootstrapDemo(app: App, publicUrl: string): Promise<DemoSe
         chatbotId: chatbot.chatbotId,
         clientApiKey: key.clientApiKey,
         firstStart: false,
+        allowedOrigins: chatbot.allowedOrigins,
       } satisfies DemoSetup;
     })
     .immediate();

@@ -48,6 +48,12 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
           ? `\nFirst start: a demo account was created (shown only now).\n  e-mail:         ${demo.email}\n  password:       ${demo.password}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`
           : `\nDemo: a new demo API key was issued and the previous start's demo key revoked (shown only now).\n  e-mail:         ${demo.email}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`,
       );
+      // The frame may only be embedded by the chatbot's allowed origins, fixed on the first start.
+      const here = new URL(config.appUrl ?? publicUrl).origin;
+      if (!demo.allowedOrigins.includes(here))
+        process.stdout.write(
+          `The demo chatbot allows ${demo.allowedOrigins.join(", ")} only: start on that address to use ${publicUrl}/demo.\n\n`,
+        );
     }
   }
   log.info("listening", { url: server.url, db: config.dbPath, synchronous: config.synchronous });

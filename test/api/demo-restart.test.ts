@@ -21,7 +21,10 @@ afterAll(() => {
 
 interface Started {
   proc: ChildProcess;
+  /** Everything printed until the demo block was complete. */
   stdout: string;
+  /** Everything printed so far. */
+  output: () => string;
   key: string;
   url: string;
 }
@@ -48,7 +51,7 @@ function serve(port: number): Promise<Started> {
       const url = /demo page:\s+(\S+)\/demo\n/.exec(stdout)?.[1];
       if (key && url) {
         clearTimeout(timer);
-        done({ proc, stdout, key, url });
+        done({ proc, stdout, output: () => stdout, key, url });
       }
     });
     proc.on("exit", (code) => fail(new Error(`serve exited with ${code}: ${stderr}`)));
@@ -75,6 +78,21 @@ async function demoPage(url: string): Promise<{ status: number; html: string; fr
 
 async function accessTokenWith(url: string, key: string, chatbotId: string) {
   return postJson(url, "/ai_agent/get_access_token", { user_id: "u-1", chatbot_id: chatbotId, client_api_key: key });
+}
+
+/** Starts `aiagent serve` with NODE_ENV=production and waits until it is ready. */
+async function serveInProduction(port: number): Promise<{ proc: ChildProcess; stdout: () => string }> {
+  const env = { ...process.env, AIAGENT_DB: db, AIAGENT_PORT: String(port), NODE_ENV: "production" };
+  const proc = spawn(BIN, ["serve"], { env, stdio: ["ignore", "pipe", "ignore"] });
+  running.add(proc);
+  let stdout = "";
+  proc.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+  for (let i = 0; i < 600; i++) {
+    if ((await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200)
+      return { proc, stdout: () => stdout };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`serve did not get ready: ${stdout}`);
 }
 
 describe("the demo across a restart", () => {
@@ -123,5 +141,28 @@ describe("the demo across a restart", () => {
     } finally {
       await stop(second.proc);
     }
-  }, 120_000);
+
+    // Started on another address, the demo says where it can be shown (its chatbot's origin is the first start's).
+    const elsewhere = await serve(await freePort());
+    try {
+      await expect
+        .poll(() => elsewhere.output(), { timeout: 10_000 })
+        .toContain(`The demo chatbot allows http://127.0.0.1:${port} only: start on that address`);
+    } finally {
+      await stop(elsewhere.proc);
+    }
+    expect(second.output()).not.toContain("The demo chatbot allows");
+
+    // In production there is no demo: a restart issues no key, leaves the last one as it was, and /demo is not served.
+    const production = await serveInProduction(port);
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      expect((await fetch(`${url}/demo`)).status).toBe(404);
+      expect((await accessTokenWith(url, elsewhere.key, chatbotId)).status).toBe(200);
+      expect((await accessTokenWith(url, second.key, chatbotId)).status).toBe(401);
+      expect(production.stdout()).not.toContain("client_api_key");
+    } finally {
+      await stop(production.proc);
+    }
+  }, 150_000);
 });
