@@ -5,6 +5,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // A test that prints a credential fails (nothing secret in the CI log).
     setupFiles: ["test/setup/no-secrets-in-output.ts"],
+    // Installs the Debian packages some suites need, when it can (see the README's Quick start).
+    globalSetup: ["test/setup/install-system-packages.ts"],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 60_000,

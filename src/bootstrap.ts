@@ -1,17 +1,29 @@
 import type { App } from "./app.js";
 import type { KnowledgeSnippet } from "./domain/account/repository.js";
 
-/** What the first start made for trying the service out. */
+/** The demo as this start made or renewed it. */
 export interface DemoSetup {
   email: string;
-  password: string;
+  /** Only on the first start (afterwards only its hash is kept). */
+  password?: string;
   chatbotId: string;
+  /** Made by this start; a restart revokes the previous start's demo key. */
   clientApiKey: string;
+  firstStart: boolean;
+  /** Where the demo page may be shown from (the address of the first start). */
+  allowedOrigins: string[];
 }
 
 export const DEMO_EMAIL = "demo@example.com";
 
-const DEMO_KNOWLEDGE: KnowledgeSnippet[] = [
+/** What the demo chatbot knows (examples/knowledge.json is the same list, for the README's walkthrough). */
+export const DEMO_KNOWLEDGE: KnowledgeSnippet[] = [
+  {
+    title: "Track your parcel",
+    url: "https://example.com/help/tracking",
+    snippet:
+      "Every order gets a tracking link by e-mail as soon as it ships; it shows where your parcel is and when it arrives.",
+  },
   {
     title: "Shipping",
     url: "https://example.com/help/shipping",
@@ -29,13 +41,53 @@ const DEMO_KNOWLEDGE: KnowledgeSnippet[] = [
   },
 ];
 
-/** On an empty database outside production: a demo account, chatbot and API key, made once. */
+/** The questions the demo page suggests; the built-in agent answers each from DEMO_KNOWLEDGE. */
+export const DEMO_QUESTIONS = ["Where is my parcel?", "How long does shipping take?", "Can I return an item?"];
+
+const DEMO_CHATBOT_NAME = "Demo assistant";
+
+/**
+ * Outside production: on an empty database, a demo account, chatbot and API key; on a later start with the demo
+ * account present, a new demo API key (the previous start's demo key is revoked), since only its hash was kept and the
+ * /demo page needs the key itself. Other keys of the demo account are left alone.
+ */
 export async function bootstrapDemo(app: App, publicUrl: string): Promise<DemoSetup | undefined> {
-  if (app.accounts.hasAccounts()) return undefined;
-  const password = `demo-${Math.random().toString(36).slice(2, 10)}`;
-  await app.accounts.createAccount(DEMO_EMAIL, password);
-  const origin = new URL(publicUrl).origin;
-  const chatbot = app.accounts.createChatbot(DEMO_EMAIL, "Demo assistant", [origin], DEMO_KNOWLEDGE);
-  const key = app.accounts.createApiKey(DEMO_EMAIL);
-  return { email: DEMO_EMAIL, password, chatbotId: chatbot.chatbotId, clientApiKey: key.clientApiKey };
+  if (!app.accounts.hasAccounts()) {
+    const password = `demo-${Math.random().toString(36).slice(2, 10)}`;
+    const account = await app.accounts.createAccount(DEMO_EMAIL, password);
+    const origin = new URL(publicUrl).origin;
+    const chatbot = app.accounts.createChatbot(DEMO_EMAIL, DEMO_CHATBOT_NAME, [origin], DEMO_KNOWLEDGE);
+    const key = app.accounts.createApiKey(DEMO_EMAIL);
+    app.repos.demoSetup.set({ accountId: account.accountId, chatbotId: chatbot.chatbotId, apiKeyId: key.apiKeyId });
+    return {
+      email: DEMO_EMAIL,
+      password,
+      chatbotId: chatbot.chatbotId,
+      clientApiKey: key.clientApiKey,
+      firstStart: true,
+      allowedOrigins: chatbot.allowedOrigins,
+    };
+  }
+  const account = app.repos.accounts.byEmail(DEMO_EMAIL);
+  if (!account?.active) return undefined;
+  const setup = app.repos.demoSetup.get();
+  // A database from before the setup was recorded: the demo chatbot is the demo account's first one of that name.
+  const chatbot =
+    (setup && setup.accountId === account.accountId ? app.repos.chatbots.byId(setup.chatbotId) : undefined) ??
+    app.repos.chatbots.listForAccount(account.accountId).find((c) => c.name === DEMO_CHATBOT_NAME);
+  if (!chatbot?.active) return undefined;
+  return app.db
+    .transaction(() => {
+      const key = app.accounts.createApiKey(DEMO_EMAIL);
+      if (setup?.accountId === account.accountId) app.accounts.revokeApiKey(DEMO_EMAIL, setup.apiKeyId);
+      app.repos.demoSetup.set({ accountId: account.accountId, chatbotId: chatbot.chatbotId, apiKeyId: key.apiKeyId });
+      return {
+        email: DEMO_EMAIL,
+        chatbotId: chatbot.chatbotId,
+        clientApiKey: key.clientApiKey,
+        firstStart: false,
+        allowedOrigins: chatbot.allowedOrigins,
+      } satisfies DemoSetup;
+    })
+    .immediate();
 }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Generates the Python protobuf and gRPC stubs of the contract with Debian's protoc and grpc_python_plugin
-# (packages protobuf-compiler and protobuf-compiler-grpc). Usage: generate.sh [OUT_DIR] (default: ./out here).
+# (packages protobuf-compiler and protobuf-compiler-grpc). Usage: generate.sh [OUT_DIR] (default: ./out here);
+# PROTOC names another protoc than the one on PATH.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 out="${1:-$here/out}"
 
-protoc="$(command -v protoc || true)"
+protoc="${PROTOC:-$(command -v protoc || true)}"
 [ -n "$protoc" ] || { echo "protoc not found: install the Debian package protobuf-compiler" >&2; exit 2; }
 plugin="$(command -v grpc_python_plugin || true)"
 [ -n "$plugin" ] || { echo "grpc_python_plugin not found: install the Debian package protobuf-compiler-grpc" >&2; exit 2; }

@@ -1,6 +1,6 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../domain/account/repository.js";
 import { type Agent, type AgentEvent, type AgentTurn, AgentUnavailableError } from "../domain/agent/agent.js";
-import { rankSnippets } from "../domain/agent/offline-agent.js";
+import { rankSnippets } from "../domain/agent/matching.js";
 import { parseSse } from "./sse.js";
 
 /** Where the OpenAI-compatible endpoint is and which model to ask (AIAGENT_LLM_*). */

@@ -13,7 +13,7 @@ import { USAGE } from "./usage.js";
 async function serve(values: ParsedArgs["values"]): Promise<void> {
   const config = loadConfig(process.env, {}, configFlags(values));
   const log = createLogger(config.logLevel);
-  // Known only after the first start's bootstrap below; /demo reads it when asked.
+  // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
   let demoCredentials: { chatbotId: string; clientApiKey: string } | undefined;
   const app = await buildApp(config, log, { extraRoutes: (a) => frameRoutes(a, { demo: () => demoCredentials }) });
   const server = await app.listen();
@@ -24,8 +24,16 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
       demoCredentials = demo;
       // Printed once, to the terminal of the person who started the service; never logged again.
       process.stdout.write(
-        `\nFirst start: a demo account was created (shown only now).\n  e-mail:         ${demo.email}\n  password:       ${demo.password}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`,
+        demo.firstStart
+          ? `\nFirst start: a demo account was created (shown only now).\n  e-mail:         ${demo.email}\n  password:       ${demo.password}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`
+          : `\nDemo: a new demo API key was issued and the previous start's demo key revoked (shown only now).\n  e-mail:         ${demo.email}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`,
       );
+      // The frame may only be embedded by the chatbot's allowed origins, fixed on the first start.
+      const here = new URL(config.appUrl ?? publicUrl).origin;
+      if (!demo.allowedOrigins.includes(here))
+        process.stdout.write(
+          `The demo chatbot allows ${demo.allowedOrigins.join(", ")} only: start on that address to use ${publicUrl}/demo.\n\n`,
+        );
     }
   }
   log.info("listening", { url: server.url, db: config.dbPath, synchronous: config.synchronous });

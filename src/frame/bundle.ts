@@ -7,7 +7,7 @@ let script: Promise<string> | undefined;
 
 /**
  * The frame's browser script. From the sources (tests, tsx) it is bundled on first use with esbuild, so it is always
- * current and nothing built is committed; from dist/ the file `npm run build:frame` wrote is read.
+ * current and nothing built is committed; from dist/ the file `npm run build` wrote is read.
  */
 export function frameScript(): Promise<string> {
   script ??= load().catch((e: unknown) => {
@@ -22,11 +22,10 @@ async function load(): Promise<string> {
   if (existsSync(source)) return bundle(source);
   // dist/src/frame/bundle.js → dist/frame/frame.js (written by `npm run build:frame`).
   const prebuilt = fileURLToPath(new URL("../../frame/frame.js", import.meta.url));
-  if (existsSync(prebuilt)) return readFile(prebuilt, "utf8");
-  return bundle(fileURLToPath(new URL("./browser/main.js", import.meta.url)));
+  return readFile(prebuilt, "utf8");
 }
 
-/** Bundles the browser entry point; keep these options in step with the `build:frame` script in package.json. */
+/** Bundles the browser entry point; keep these options in step with scripts/build-frame.mjs (`npm run build:frame`). */
 export async function bundle(entry: string): Promise<string> {
   const esbuild = await import("esbuild");
   const out = await esbuild.build({

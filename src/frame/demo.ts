@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { App } from "../app.js";
+import { DEMO_QUESTIONS } from "../bootstrap.js";
 import type { HttpRequest, HttpResponse, Route } from "../protocol/http/types.js";
 import { pathOf, sendJson } from "../protocol/http/types.js";
 import { errorPage, escapeHtml } from "./page.js";
@@ -57,7 +58,7 @@ function hostPage(frameUrl: string): string {
     <h1>AI agent demo</h1>
     <p>This page plays the client's website. Its server holds the API key and the refresh token; the chat frame on the right
     gets only a short-lived access token and asks this page for a new one (<code>[TOKEN_REFRESH]</code>) when it expires.</p>
-    <p>Try: <em>How long does shipping take?</em> or <em>Can I return an item?</em></p>
+    <p>Try: ${DEMO_QUESTIONS.map((q) => `<em>${escapeHtml(q)}</em>`).join(", ")}</p>
   </section>
   <iframe id="aiagent-chat" title="Chat with the demo assistant" src="${escapeHtml(frameUrl)}"></iframe>
 </main>
@@ -68,10 +69,11 @@ function hostPage(frameUrl: string): string {
 }
 
 const NOT_KNOWN = [
-  "The demo's client API key is printed only on the first start of a fresh database, so this page cannot ask for tokens now.",
-  "To see the demo: stop the service, move ./data/aiagent.db (or your AIAGENT_DB) aside and run npm start again;",
-  "or make a key (`aiagent api-key create --email demo@example.com`) and a chatbot that allows your page's origin",
-  '(`aiagent chatbot create --allowed-origin …`) and run examples/host-page, as the README\'s "Embed the agent" shows.',
+  "The demo runs when the service starts outside production with its demo account (made on the first start of an empty",
+  "database; each later start issues the demo a new API key). This database has no demo account: start on a fresh",
+  "database (move ./data/aiagent.db or your AIAGENT_DB aside) to get one;",
+  "or make a key (`./bin/aiagent api-key create --email you@example.com`) and a chatbot that allows your page's origin",
+  '(`./bin/aiagent chatbot create --allowed-origin …`) and run examples/host-page, as the README\'s "Embed the agent" shows.',
 ].join(" ");
 
 function requestOrigin(req: HttpRequest): string | undefined {

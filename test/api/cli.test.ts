@@ -104,7 +104,7 @@ describe("the aiagent command", () => {
     expect(revoked.revoked).toBe(2);
     const keys = JSON.parse((await aiagent("keys", "rotate", "--db", db, "--json")).stdout) as { kid: string };
     expect(keys.kid).not.toBe("");
-  });
+  }, 120_000);
 
   it("refuses bad arguments with a clear message and a non-zero exit", async () => {
     const unknown = await aiagent("frobnicate", "--db", db);
@@ -133,5 +133,5 @@ describe("the aiagent command", () => {
     );
     expect(origin.code).toBe(1);
     expect(origin.stderr).toContain("allowed-origin");
-  });
+  }, 120_000);
 });

@@ -4,6 +4,9 @@ import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../helpers/server.js";
+import { chromiumPath, suiteCanRun } from "../helpers/system-packages.js";
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 // AIAGENT_UPDATE_SCREENSHOTS=1 rewrites the committed docs/docs.png; otherwise the screenshot goes to a temp dir.
 const SCREENSHOT =
@@ -18,7 +21,7 @@ let browser: Browser;
 beforeAll(async () => {
   s = await startServer();
   browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
+    executablePath: chromiumPath(),
     args: [
       "--headless",
       "--no-sandbox",
@@ -34,7 +37,7 @@ afterAll(async () => {
   await s?.close(true);
 });
 
-describe("GET /docs in headless Chromium", () => {
+describe.runIf(canRun)("GET /docs in headless Chromium", () => {
   it("renders every documented route from /openapi.json, loading nothing from another origin", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     context.setDefaultTimeout(15_000);

@@ -7,52 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueTokens, send } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { grpcPython, protocPath, suiteCanRun } from "../helpers/system-packages.js";
 
-// A real Python gRPC client, generated with Debian's tools, against a live server. Missing tools fail the test
-// with the package to install (CI installs them in .ci/run): a silent skip would hide a broken client.
+// A real Python gRPC client, generated with Debian's tools, against a live server. Without those tools the suite is
+// skipped with one line naming the packages (`npm test` installs them when it can; CI always does).
 const run = promisify(execFile);
-
-async function succeeds(cmd: string, args: string[]): Promise<boolean> {
-  try {
-    await run(cmd, args, { timeout: 15_000 });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The first python3 that can import grpc and google.protobuf (Debian's are in /usr/bin, which a pyenv shim may hide). */
-async function findPython(): Promise<string | undefined> {
-  for (const py of ["/usr/bin/python3", "python3"])
-    if (await succeeds(py, ["-c", "import grpc, google.protobuf"])) return py;
-  return undefined;
-}
-
-async function prerequisites(): Promise<string> {
-  const missing: string[] = [];
-  if (!(await succeeds("protoc", ["--version"]))) missing.push("protobuf-compiler (protoc)");
-  if (!(await succeeds("sh", ["-c", "command -v grpc_python_plugin"])))
-    missing.push("protobuf-compiler-grpc (grpc_python_plugin)");
-  const python = await findPython();
-  if (!python) {
-    if (
-      !(await succeeds("/usr/bin/python3", ["-c", "import grpc"])) &&
-      !(await succeeds("python3", ["-c", "import grpc"]))
-    )
-      missing.push("python3-grpcio (python module grpc)");
-    if (
-      !(await succeeds("/usr/bin/python3", ["-c", "import google.protobuf"])) &&
-      !(await succeeds("python3", ["-c", "import google.protobuf"]))
-    )
-      missing.push("python3-protobuf (python module google.protobuf)");
-    if (missing.length === 0) missing.push("python3-grpcio and python3-protobuf for one python3");
-  }
-  if (missing.length)
-    throw new Error(
-      `the Python gRPC client needs these Debian packages: ${missing.join(", ")}. Install them with: apt-get install protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf`,
-    );
-  return python!;
-}
+const canRun = suiteCanRun(import.meta.filename, [
+  "protobuf-compiler",
+  "protobuf-compiler-grpc",
+  "python3-grpcio",
+  "python3-protobuf",
+]);
 
 let s: TestServer;
 let a: TestAccount;
@@ -72,10 +37,13 @@ afterAll(async () => {
   await s.close(true);
 });
 
-describe("examples/python-client over gRPC", () => {
+describe.runIf(canRun)("examples/python-client over gRPC", () => {
   it("generates stubs with protoc + grpc_python_plugin and calls GetAccessToken, RefreshToken, GetMessagesForConversation", async () => {
-    const python = await prerequisites();
-    await run("examples/python-client/generate.sh", [stubs], { timeout: 30_000 });
+    const python = grpcPython()!;
+    await run("examples/python-client/generate.sh", [stubs], {
+      env: { ...process.env, PROTOC: protocPath()! },
+      timeout: 30_000,
+    });
     expect(existsSync(join(stubs, "aiagent/v1/token_service_pb2_grpc.py"))).toBe(true);
     expect(existsSync(join(stubs, "aiagent/v1/conversation_service_pb2_grpc.py"))).toBe(true);
 

@@ -1,10 +1,11 @@
 import { createServer } from "node:net";
 import { type Browser, type BrowserContext, chromium, type Frame, type Page } from "playwright-core";
+import { chromiumPath } from "../helpers/system-packages.js";
 
 /** Debian's Chromium, headless; never a downloaded browser. */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
-    executablePath: "/usr/bin/chromium",
+    executablePath: chromiumPath(),
     args: [
       "--headless",
       "--no-sandbox",

@@ -4,8 +4,11 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { bootstrapDemo } from "../../src/bootstrap.js";
 import { frameRoutes } from "../../src/frame/routes.js";
 import { startServer } from "../helpers/server.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
 import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 let browser: Browser;
 let e: Embedding;
@@ -18,7 +21,7 @@ afterAll(async () => {
   await e?.close();
 });
 
-describe("the chat frame embedded in a client's page", () => {
+describe.runIf(canRun)("the chat frame embedded in a client's page", () => {
   test("a person chats in the frame served from another origin, sees the reply with its source, and finds the history after a reload", async () => {
     const context = await newContext(browser);
     const page = await context.newPage();
@@ -121,12 +124,12 @@ describe("the chat frame embedded in a client's page", () => {
   });
 });
 
-describe("the service's own demo at /demo", () => {
+describe.runIf(canRun)("the service's own demo at /demo", () => {
   test("on first start it embeds the frame for the demo chatbot and refreshes through its server-side route", async () => {
     let creds: { chatbotId: string; clientApiKey: string } | undefined;
     const s = await startServer({ overrides: { extraRoutes: (app) => frameRoutes(app, { demo: () => creds }) } });
     try {
-      // Later starts do not know the key: the page says how to get one.
+      // Without the demo's credentials (a database with no demo account) the page says how to get a key.
       const before = await fetch(`${s.url}/demo`);
       expect(before.status).toBe(200);
       expect(await before.text()).toContain("aiagent api-key create");

@@ -4,8 +4,11 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { contacts, idToken } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startServer } from "../helpers/server.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
 import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 let browser: Browser;
 let e: Embedding;
@@ -59,7 +62,7 @@ async function eventLine(frame: Frame, text: string): Promise<void> {
   await frame.locator(".msg--event", { hasText: text }).waitFor(within2s);
 }
 
-describe("a person takes over the conversation the customer has open", () => {
+describe.runIf(canRun)("a person takes over the conversation the customer has open", () => {
   test("the operator finds the contact, reads, takes over, replies and releases; the open frame shows each step at once", async () => {
     const context = await newContext(browser);
     const page = await context.newPage();

@@ -3,19 +3,22 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseSse } from "../../src/agents/sse.js";
 import { issueTokens } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
 import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
 import { contentChunk, type LlmStandIn, sendEvent, startLlmStandIn, startSse } from "./llm-stand-in.js";
 
+const withBrowser = suiteCanRun(import.meta.filename, ["chromium"], "its test in the frame");
+
 const LLM_KEY = "sk-stand-in-secret-0123456789";
-let browser: Browser;
+let browser: Browser | undefined;
 let llm: LlmStandIn;
 let e: Embedding;
 
 beforeAll(async () => {
   llm = await startLlmStandIn();
   [browser, e] = await Promise.all([
-    launchBrowser(),
+    withBrowser ? launchBrowser() : undefined,
     startEmbedding({
       env: { AIAGENT_LLM_BASE_URL: llm.url, AIAGENT_LLM_API_KEY: LLM_KEY, AIAGENT_LLM_MODEL: "stand-in-model" },
     }),
@@ -148,51 +151,54 @@ describe("the OpenAI-compatible agent", () => {
     expect(e.service.logs.join("\n")).not.toContain(LLM_KEY);
   });
 
-  test("in the frame the reply appears while the upstream is still writing it; a failure shows a readable error and the message stays", async () => {
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    llm.behave(async (_req, res) => {
-      startSse(res);
-      sendEvent(res, contentChunk("Orders ship "));
-      sendEvent(res, contentChunk("within 2 "));
-      // Holds the rest back until the test has seen the first pieces on screen.
-      await released;
-      sendEvent(res, contentChunk("business days [1].", "stop"));
-      sendEvent(res, "[DONE]");
-      res.end();
-    });
-    const context = await newContext(browser);
-    const page = await context.newPage();
-    await page.goto(`${e.host.url}/`);
-    let frame = await chatFrame(page);
-    await typeMessage(frame, "How long does shipping take?");
-    const partial = frame.locator(".msg--assistant .msg__bubble", { hasText: "Orders ship within 2" });
-    await partial.waitFor();
-    expect(await partial.textContent()).toBe("Orders ship within 2 ");
-    expect(await frame.locator("#log").getAttribute("aria-busy")).toBe("true");
-    release();
-    const done = frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days [1]." });
-    await done.getByRole("link", { name: "Shipping" }).waitFor();
-    expect(await frame.locator("#log").getAttribute("aria-busy")).toBe("false");
+  test.runIf(withBrowser)(
+    "in the frame the reply appears while the upstream is still writing it; a failure shows a readable error and the message stays",
+    async () => {
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      llm.behave(async (_req, res) => {
+        startSse(res);
+        sendEvent(res, contentChunk("Orders ship "));
+        sendEvent(res, contentChunk("within 2 "));
+        // Holds the rest back until the test has seen the first pieces on screen.
+        await released;
+        sendEvent(res, contentChunk("business days [1].", "stop"));
+        sendEvent(res, "[DONE]");
+        res.end();
+      });
+      const context = await newContext(browser!);
+      const page = await context.newPage();
+      await page.goto(`${e.host.url}/`);
+      let frame = await chatFrame(page);
+      await typeMessage(frame, "How long does shipping take?");
+      const partial = frame.locator(".msg--assistant .msg__bubble", { hasText: "Orders ship within 2" });
+      await partial.waitFor();
+      expect(await partial.textContent()).toBe("Orders ship within 2 ");
+      expect(await frame.locator("#log").getAttribute("aria-busy")).toBe("true");
+      release();
+      const done = frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days [1]." });
+      await done.getByRole("link", { name: "Shipping" }).waitFor();
+      expect(await frame.locator("#log").getAttribute("aria-busy")).toBe("false");
 
-    llm.behave((_req, res) => {
-      res.writeHead(503, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { message: "upstream down" } }));
-    });
-    await typeMessage(frame, "And returns?");
-    const error = frame.locator(".msg--error");
-    await error.waitFor();
-    expect(await error.textContent()).toContain(
-      "The AI agent could not answer; your message was saved, please try again.",
-    );
-    expect(await error.getAttribute("role")).toBe("alert");
+      llm.behave((_req, res) => {
+        res.writeHead(503, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: "upstream down" } }));
+      });
+      await typeMessage(frame, "And returns?");
+      const error = frame.locator(".msg--error");
+      await error.waitFor();
+      expect(await error.textContent()).toContain(
+        "The AI agent could not answer; your message was saved, please try again.",
+      );
+      expect(await error.getAttribute("role")).toBe("alert");
 
-    await page.reload();
-    frame = await chatFrame(page);
-    expect(await frame.locator(".msg--user .msg__bubble").allTextContents()).toEqual([
-      "How long does shipping take?",
-      "And returns?",
-    ]);
-    await context.close();
-  });
+      await page.reload();
+      frame = await chatFrame(page);
+      expect(await frame.locator(".msg--user .msg__bubble").allTextContents()).toEqual([
+        "How long does shipping take?",
+        "And returns?",
+      ]);
+      await context.close();
+    },
+  );
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { frameRoutes } from "../../src/frame/routes.js";
 import { idToken } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
 import {
   chatFrame,
   collectExposedState,
@@ -14,6 +15,8 @@ import {
   typeMessage,
 } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 // Time is the service's test clock, moved on purpose: a token life long enough that a slow machine never expires
 // one by itself (expiry is exact, with no leeway; the asserted number of refreshes would change), and a refresh wait
@@ -76,7 +79,7 @@ async function ask(frame: Frame, question: string, answer: string): Promise<void
   await frame.locator(".msg--assistant", { hasText: answer }).last().waitFor();
 }
 
-describe("token refresh through the host page", () => {
+describe.runIf(canRun)("token refresh through the host page", () => {
   test("after the access token expires the frame asks the host page, which refreshes through its own server; the chat goes on by itself", async () => {
     const { context, page, frame, messages } = await open();
     await ask(frame, "How long does shipping take?", "Orders ship within 2 business days");

@@ -75,3 +75,16 @@ export interface ChatbotRepository {
   /** Replaces the name, allowed origins and knowledge of the account's chatbot; false when it has no such chatbot. */
   update(c: Pick<ChatbotRecord, "chatbotId" | "accountId" | "name" | "allowedOrigins" | "knowledge">): boolean;
 }
+
+/** What the first start made for the demo: its account, chatbot, and the API key the running /demo page uses. */
+export interface DemoSetupRecord {
+  accountId: string;
+  chatbotId: string;
+  apiKeyId: string;
+}
+
+/** Storage of the demo's setup (one record at most). */
+export interface DemoSetupRepository {
+  get(): DemoSetupRecord | undefined;
+  set(r: DemoSetupRecord): void;
+}

@@ -1,58 +1,15 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
 import type { Agent, AgentEvent, AgentTurn } from "./agent.js";
+import { rankSnippets } from "./matching.js";
 
 const FALLBACK =
   "Thanks for your message. I don't have an answer to that yet; a member of our team can follow up here.";
-const STOP = new Set([
-  "the",
-  "a",
-  "an",
-  "and",
-  "or",
-  "of",
-  "to",
-  "in",
-  "is",
-  "are",
-  "i",
-  "you",
-  "my",
-  "your",
-  "it",
-  "for",
-  "on",
-  "with",
-  "do",
-  "does",
-  "how",
-  "what",
-  "can",
-  "me",
-  "we",
-]);
+/** What a chatbot made without knowledge says: plainly that it has none, and how its owner adds some. */
+export const NO_KNOWLEDGE =
+  "I have no knowledge to answer from yet, so a member of our team will follow up here. " +
+  "(For the chatbot's owner: give it knowledge with the aiagent command's --knowledge option, " +
+  'a JSON file listing {"title", "url", "snippet"} entries.)';
 const GREETING = /^\s*(hi|hello|hey|hallo|good (morning|afternoon|evening))\b[\s!.,]*$/i;
-
-function words(s: string): string[] {
-  return s
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w.length > 1 && !STOP.has(w));
-}
-
-/** The snippets sharing words with the question, most shared words first (ties keep their configured order). */
-export function rankSnippets(question: string, knowledge: KnowledgeSnippet[]): KnowledgeSnippet[] {
-  const q = new Set(words(question));
-  return knowledge
-    .map((k, i) => ({ k, i, score: new Set(words(`${k.title} ${k.snippet}`).filter((w) => q.has(w))).size }))
-    .filter((x) => x.score > 0)
-    .sort((a, b) => b.score - a.score || a.i - b.i)
-    .map((x) => x.k);
-}
-
-/** The snippet sharing the most words with the question, if any shares one. */
-export function bestSnippet(question: string, knowledge: KnowledgeSnippet[]): KnowledgeSnippet | undefined {
-  return rankSnippets(question, knowledge)[0];
-}
 
 function topics(knowledge: KnowledgeSnippet[]): string {
   const titles = knowledge.slice(0, 5).map((k) => k.title.toLowerCase());
@@ -64,16 +21,17 @@ export function offlineAnswer(
   chatbot: ChatbotRecord,
   question: string,
 ): { content: string; documents: KnowledgeSnippet[] } {
-  const hit = bestSnippet(question, chatbot.knowledge);
+  if (chatbot.knowledge.length === 0)
+    return {
+      content: GREETING.test(question) ? `Hello! I'm ${chatbot.name}. ${NO_KNOWLEDGE}` : NO_KNOWLEDGE,
+      documents: [],
+    };
+  const hit = rankSnippets(question, chatbot.knowledge)[0];
   // The source travels as a cited document (the frame shows it as a link), not repeated in the text.
   if (hit) return { content: hit.snippet, documents: [hit] };
   const known = topics(chatbot.knowledge);
-  if (GREETING.test(question))
-    return {
-      content: `Hello! I'm ${chatbot.name}.${known ? ` Ask me about ${known}.` : " How can I help?"}`,
-      documents: [],
-    };
-  return { content: known ? `${FALLBACK} I can already help with ${known}.` : FALLBACK, documents: [] };
+  if (GREETING.test(question)) return { content: `Hello! I'm ${chatbot.name}. Ask me about ${known}.`, documents: [] };
+  return { content: `${FALLBACK} I can already help with ${known}.`, documents: [] };
 }
 
 /** The built-in agent: deterministic, offline, answers from the chatbot's snippets and cites them. */

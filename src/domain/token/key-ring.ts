@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import type { Clock } from "../clock.js";
 import { KeySealer } from "./key-sealer.js";
 import type { SigningKeyRecord, SigningKeyRepository } from "./repository.js";

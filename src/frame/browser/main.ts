@@ -119,7 +119,7 @@ function start(): void {
         }
       }
       view.render(messages);
-      lastOrder = messages.at(-1)?.message_order ?? 0;
+      lastOrder = messages[messages.length - 1]?.message_order ?? 0;
       handover.seen(lastOrder);
       if (latest) {
         handover.state(latest, true);

@@ -4,6 +4,7 @@ import { sqliteApiKeys } from "./repos/api-keys.js";
 import { sqliteChatbots } from "./repos/chatbots.js";
 import { sqliteContacts } from "./repos/contacts.js";
 import { sqliteConversations } from "./repos/conversations.js";
+import { sqliteDemoSetup } from "./repos/demo-setup.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 
@@ -21,6 +22,7 @@ export function sqliteRepositories(db: Db) {
     signingKeys: sqliteSigningKeys(db),
     contacts: sqliteContacts(db),
     conversations: sqliteConversations(db),
+    demoSetup: sqliteDemoSetup(db),
   };
 }
 

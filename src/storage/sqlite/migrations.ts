@@ -275,4 +275,16 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE conversations ADD COLUMN operator_name TEXT NOT NULL DEFAULT '';
     `,
   },
+  {
+    version: 8,
+    name: "demo setup: which chatbot and API key the demo page uses, so a restart can replace the key",
+    sql: `
+      CREATE TABLE demo_setup (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        chatbot_id TEXT NOT NULL REFERENCES chatbots(chatbot_id),
+        api_key_id TEXT NOT NULL REFERENCES api_keys(api_key_id)
+      ) STRICT;
+    `,
+  },
 ];

@@ -1,0 +1,75 @@
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEMO_KNOWLEDGE, DEMO_QUESTIONS } from "../../src/bootstrap.js";
+import { issueTokens, send } from "../helpers/flows.js";
+import { startServer, type TestServer } from "../helpers/server.js";
+
+// The built-in agent through the real send_message route: the questions the demo page suggests and the README's own
+// examples get an answer from the knowledge (cited), and a chatbot without knowledge says so and how to add some.
+const README = readFileSync("README.md", "utf8");
+/** The `content` of every send_message example in the README (a command continued with `\` read as one line). */
+const readmeQuestions = [
+  ...new Set(
+    README.replaceAll("\\\n", " ")
+      .split("\n")
+      .filter((l) => l.includes("/ai_agent/send_message"))
+      .flatMap((l) => [...l.matchAll(/"content":"([^"]+)"/g)].map((m) => m[1]!)),
+  ),
+];
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startServer();
+});
+afterAll(() => s.close(true));
+
+async function ask(knowledge: typeof DEMO_KNOWLEDGE, questions: string[]) {
+  const a = await s.account({ knowledge });
+  const { access_token } = await issueTokens(s.url, a, "customer-42");
+  const replies: { content: string; documents: { title: string; url: string }[] }[] = [];
+  let conversation: string | undefined;
+  for (const q of questions) {
+    const r = await send(s.url, access_token, q, conversation);
+    conversation = r.conversation_id;
+    replies.push(r.reply);
+  }
+  return replies;
+}
+
+describe("the built-in agent", () => {
+  it("answers the demo page's and the README's example questions from the demo knowledge, citing the snippet", async () => {
+    expect(readmeQuestions).toContain("Where is my parcel?");
+    const questions = [...DEMO_QUESTIONS, ...readmeQuestions];
+    const replies = await ask(DEMO_KNOWLEDGE, questions);
+    const cited = Object.fromEntries(questions.map((q, i) => [q, replies[i]!.documents.map((d) => d.title)]));
+    expect(cited["Where is my parcel?"]).toEqual(["Track your parcel"]);
+    expect(cited["How long does shipping take?"]).toEqual(["Shipping"]);
+    expect(cited["Can I return an item?"]).toEqual(["Returns"]);
+    expect(cited["And returns?"]).toEqual(["Returns"]);
+    for (const [i, q] of questions.entries()) {
+      const snippet = DEMO_KNOWLEDGE.find((k) => k.title === cited[q]![0]);
+      expect(replies[i]!.content, q).toBe(snippet?.snippet);
+    }
+  });
+
+  it("answers from examples/knowledge.json (the README's walkthrough file) as from the demo's", () => {
+    expect(JSON.parse(readFileSync("examples/knowledge.json", "utf8"))).toEqual(DEMO_KNOWLEDGE);
+  });
+
+  it("says what it can help with when a question matches nothing it knows", async () => {
+    const [reply] = await ask(DEMO_KNOWLEDGE, ["Do you sell gift vouchers?"]);
+    expect(reply!.documents).toEqual([]);
+    expect(reply!.content).toContain("I can already help with track your parcel, shipping, returns or opening hours");
+  });
+
+  it("without knowledge, says plainly it has none yet and how its owner adds some", async () => {
+    const replies = await ask([], ["Where is my parcel?", "Hello"]);
+    for (const r of replies) {
+      expect(r.documents).toEqual([]);
+      expect(r.content).toContain("I have no knowledge to answer from yet");
+      expect(r.content).toContain("--knowledge");
+      expect(r.content).not.toContain("I can already help with");
+    }
+    expect(replies[1]!.content).toMatch(/^Hello! I'm Test bot\./);
+  });
+});
