@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
+import { TEST_SECRETS } from "../hardening/support.js";
 import { aiagent } from "../helpers/cli.js";
 
 // Each case runs the real command (a second or two each).
@@ -54,7 +55,15 @@ describe("aiagent serve checks its options like the environment, before anything
     const child = spawn(
       process.execPath,
       ["--import", "tsx", "src/cli/main.ts", "serve", "--port", "0", "--host", "127.0.0.1", "--db", db],
-      { env: { ...process.env, AIAGENT_DB: "", NODE_ENV: "production", AIAGENT_LOG_LEVEL: "info" } },
+      {
+        env: {
+          ...process.env,
+          AIAGENT_DB: "",
+          NODE_ENV: "production",
+          AIAGENT_SECRETS: TEST_SECRETS,
+          AIAGENT_LOG_LEVEL: "info",
+        },
+      },
     );
     try {
       const url = await new Promise<string>((resolve, reject) => {

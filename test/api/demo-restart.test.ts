@@ -82,7 +82,14 @@ async function accessTokenWith(url: string, key: string, chatbotId: string) {
 
 /** Starts `aiagent serve` with NODE_ENV=production and waits until it is ready. */
 async function serveInProduction(port: number): Promise<{ proc: ChildProcess; stdout: () => string }> {
-  const env = { ...process.env, AIAGENT_DB: db, AIAGENT_PORT: String(port), NODE_ENV: "production" };
+  const env = {
+    ...process.env,
+    AIAGENT_DB: db,
+    AIAGENT_PORT: String(port),
+    NODE_ENV: "production",
+    // The secret the earlier starts generated beside the database, as an operator moving to production passes it.
+    AIAGENT_SECRETS_FILE: `${db}.secret`,
+  };
   const proc = spawn(BIN, ["serve"], { env, stdio: ["ignore", "pipe", "ignore"] });
   running.add(proc);
   let stdout = "";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 import { httpRoutes } from "../../src/protocol/rest/http-rules.js";
-import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
 import { type RpcProtocol, rpcClients } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
@@ -16,6 +16,7 @@ let access: string;
 let refresh: string;
 let id: string;
 let conversationId: string;
+let contactId: string;
 const USER = "cache-user";
 
 beforeAll(async () => {
@@ -26,6 +27,7 @@ beforeAll(async () => {
   refresh = t.refresh_token;
   id = await idToken(s.url, a);
   conversationId = (await send(s.url, access, "hello")).conversation_id;
+  contactId = (await contacts(s.url, id, a.email)).body.data.data.contacts[0].contact_id;
 });
 afterAll(() => s.close(true));
 
@@ -87,6 +89,22 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
       ok: () => post("/reply_to_conversation", { conversation_id: conversationId, content: "Sam here" }, bearer(id)),
       fail: () => post("/reply_to_conversation", { conversation_id: conversationId, content: "" }, bearer(id)),
     },
+    "POST /release_conversation": {
+      ok: () => post("/release_conversation", { conversation_id: conversationId }, bearer(id)),
+      fail: () => post("/release_conversation", { conversation_id: "x" }, bearer(id)),
+    },
+    "GET /get_conversations_for_contact": {
+      ok: () => ({ path: `/get_conversations_for_contact?contact_id=${contactId}`, headers: bearer(id) }),
+      fail: () => ({ path: `/get_conversations_for_contact?contact_id=${crypto.randomUUID()}`, headers: bearer(id) }),
+    },
+    "GET /watch_conversation": {
+      ok: () => ({ path: `/watch_conversation?conversation_id=${conversationId}&access_token=${access}` }),
+      fail: () => ({ path: `/watch_conversation?conversation_id=${conversationId}&access_token=x` }),
+    },
+    "GET /watch_account": {
+      ok: () => ({ path: `/watch_account?user_email_id=${a.email}`, headers: bearer(id) }),
+      fail: () => ({ path: `/watch_account?user_email_id=${a.email}`, headers: bearer("x") }),
+    },
     "POST /close_conversation": {
       ok: () => post("/close_conversation", { conversation_id: conversationId }, bearer(id)),
       fail: () => post("/close_conversation", { conversation_id: conversationId }),
@@ -108,7 +126,9 @@ function post(path: string, body: unknown, headers: Record<string, string> = {})
 
 async function call(req: RequestInit & { path: string }) {
   const r = await fetch(s.url + req.path, req);
-  await r.arrayBuffer();
+  // A watch stream never ends by itself: its headers are what is checked here.
+  if (req.path.startsWith("/watch_")) await r.body?.cancel();
+  else await r.arrayBuffer();
   return r;
 }
 
