@@ -1,7 +1,14 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { frameRoutes } from "../../src/frame/routes.js";
-import { chatFrame, launchBrowser, newContext, type RecordedMessage, recordWindowMessages, typeMessage } from "./browser.js";
+import {
+  chatFrame,
+  launchBrowser,
+  newContext,
+  type RecordedMessage,
+  recordWindowMessages,
+  typeMessage,
+} from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
 
 // A 20-second access token, as in production but short. Time is moved, not waited for: the browser's clock is paused
@@ -49,7 +56,9 @@ async function open() {
 }
 
 const asks = (messages: RecordedMessage[]) =>
-  messages.filter((m) => m.data.includes('"[TOKEN_REFRESH]"')).map((m) => JSON.parse(m.data) as Record<string, unknown>);
+  messages
+    .filter((m) => m.data.includes('"[TOKEN_REFRESH]"'))
+    .map((m) => JSON.parse(m.data) as Record<string, unknown>);
 const answers = (messages: RecordedMessage[]) => messages.filter((m) => m.data.includes("[TOKEN_REFRESH_RESPONSE]"));
 
 describe("refresh ahead of expiry, with the documented host page (examples/host-page, unchanged)", () => {
