@@ -29,5 +29,5 @@ export function earlyRefreshDelayMs(token: string, nowMs: number, random: number
   const lifetime = tokenLifetimeMs(token, nowMs);
   if (lifetime === undefined) return undefined;
   const share = EARLY_REFRESH_FROM + (EARLY_REFRESH_TO - EARLY_REFRESH_FROM) * random;
-  return Math.min(Math.floor(lifetime * share), MAX_TIMER_MS);
+  return Math.min(Math.round(lifetime * share), MAX_TIMER_MS);
 }
