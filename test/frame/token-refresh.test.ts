@@ -1,5 +1,5 @@
 import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { frameRoutes } from "../../src/frame/routes.js";
 import { idToken } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
@@ -22,6 +22,8 @@ const TTL_S = 900;
 /** Past the token's lifetime, without sleeping through it. */
 const PAST_EXPIRY_MS = (TTL_S + 1) * 1000;
 const REFRESH_TIMEOUT_MS = 8000;
+/** For the one test that needs a token to expire in real time. */
+const SHORT_TTL_S = 2;
 
 let browser: Browser;
 let e: Embedding;
@@ -55,7 +57,7 @@ afterAll(async () => {
   await e?.close();
 });
 
-async function open(): Promise<{
+async function open(emb: Embedding = e): Promise<{
   context: BrowserContext;
   page: Page;
   frame: Frame;
@@ -67,7 +69,7 @@ async function open(): Promise<{
   const messages = await recordWindowMessages(page);
   const requests: string[] = [];
   page.on("request", (r) => requests.push(r.url()));
-  await page.goto(`${e.host.url}/`);
+  await page.goto(`${emb.host.url}/`);
   return { context, page, frame: await chatFrame(page), messages, requests };
 }
 
@@ -230,12 +232,20 @@ describe("token refresh through the host page", () => {
   });
 
   test("the live stream ends when its token expires; the frame gets a new token from the host page and resumes", async () => {
-    const { context, frame, messages } = await open();
+    // The service ends a live stream on a real timer at its token's expiry: this test needs a token that really
+    // expires, so it has its own service with 2-second tokens.
+    const short = await startEmbedding({
+      env: { AIAGENT_ACCESS_TOKEN_TTL: String(SHORT_TTL_S) },
+      overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: REFRESH_TIMEOUT_MS }) },
+    });
+    onTestFinished(() => short.close());
+    const e = short;
+    const { context, frame, messages } = await open(short);
     await ask(frame, "How long does shipping take?", "Orders ship within 2 business days");
     const asked = () => messages.filter((m) => m.data.includes("[TOKEN_REFRESH]")).length;
     const before = asked();
     // Nothing is sent from the frame: only its live stream can run into the token's 2-second lifetime.
-    await frame.page().waitForTimeout((TTL_S + 1) * 1000);
+    await frame.page().waitForTimeout((SHORT_TTL_S + 1) * 1000);
     expect(asked()).toBeGreaterThan(before);
 
     const token = await idToken(e.service.url, e.account);
