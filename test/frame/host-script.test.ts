@@ -208,6 +208,22 @@ describe("GET /embed/v1.js", () => {
       expect(await attempt({ userId: "u1" })).toBe("mounted");
       const src = await page.locator("iframe").getAttribute("src");
       expect(new URL(src!).searchParams.get("host_origin")).toBe(new URL(service.url).origin);
+      // A [TOKEN_REFRESH] that does not come from the mounted iframe never reaches the page's refresh.
+      const calls = await page.evaluate(async (url) => {
+        let n = 0;
+        const box = document.createElement("div");
+        document.body.append(box);
+        (globalThis as any).AiAgent.mount(box, { frameUrl: url, refresh: async () => (n++, "t") });
+        window.postMessage({ type: "[TOKEN_REFRESH]", reason: "TokenExpiredError" }, "*");
+        // Messages arrive in order: once this one is seen, the one before it has been handled.
+        await new Promise<void>((resolve) => {
+          addEventListener("message", (e) => e.data === "sentinel" && resolve());
+          window.postMessage("sentinel", "*");
+        });
+        await Promise.resolve();
+        return n;
+      }, frameUrl);
+      expect(calls).toBe(0);
     } finally {
       await context.close();
     }

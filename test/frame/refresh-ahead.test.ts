@@ -47,12 +47,14 @@ async function open() {
   await page.clock.pauseAt(Date.now() + 1000);
   const messages = await recordWindowMessages(page);
   const failed: string[] = [];
+  const requests: string[] = [];
+  page.on("request", (r) => requests.push(r.url()));
   page.on("response", (r) => {
     if (r.status() >= 400) failed.push(`${r.status()} ${r.url().split("?")[0]}`);
   });
   await page.goto(`${e.host.url}/`);
   const frame = await chatFrame(page);
-  return { context, page, frame, messages, failed };
+  return { context, page, frame, messages, failed, requests };
 }
 
 const asks = (messages: RecordedMessage[]) =>
@@ -63,10 +65,17 @@ const answers = (messages: RecordedMessage[]) => messages.filter((m) => m.data.i
 
 describe("refresh ahead of expiry, with the documented host page (examples/host-page, unchanged)", () => {
   test("the frame asks between 70% and 85% of the token's lifetime and the chat goes on past the first token's expiry with no failed call", async () => {
-    const { context, page, frame, messages, failed } = await open();
+    const { context, page, frame, messages, failed, requests } = await open();
     await typeMessage(frame, "How long does shipping take?");
     await frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" }).waitFor();
 
+    // A message type the frame does not know is ignored, even with a token in it.
+    await page.evaluate(() =>
+      (document.getElementById("aiagent-chat") as HTMLIFrameElement).contentWindow!.postMessage(
+        { type: "[TOKEN_PUSH]", access_token: "unknown-type-token" },
+        "*",
+      ),
+    );
     // Just before 70%: nothing asked yet.
     await elapse(page, TTL_MS * 0.7 - 100);
     expect(asks(messages)).toEqual([]);
@@ -85,6 +94,8 @@ describe("refresh ahead of expiry, with the documented host page (examples/host-
     expect(failed).toEqual([]);
     expect(asks(messages)).toHaveLength(1);
     expect(await frame.locator("#notice").isHidden()).toBe(true);
+    expect(messages.some((m) => m.data.includes("unknown-type-token"))).toBe(true);
+    expect(requests.filter((u) => u.includes("unknown-type-token"))).toEqual([]);
     await context.close();
   });
 
