@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import {
   chatFrame,
@@ -18,7 +18,7 @@ import { KNOWLEDGE } from "./fixtures.js";
 
 // The README's integration (examples/embed: a server of ≤ 40 lines in TypeScript or Python, a page of ≤ 20 lines with
 // the host script), run as the README runs it, against a live service, in real Chromium. Time is moved, not waited
-// for: the browser's clock is paused and run forward, and the service's test clock is moved by the same amounts.
+// for: the browser's clock is paused, the service's test clock frozen, and both are run forward together.
 const TTL_MS = 20_000;
 
 function hasPython(): boolean {
@@ -84,6 +84,9 @@ const parsed = (messages: RecordedMessage[], type: string) =>
 for (const kind of ["ts", "py"] as const) {
   describe.skipIf(kind === "py" && !python)(`examples/embed/server.${kind} with the host script`, () => {
     test("the page mounts the frame, chats, and the frame is refreshed ahead of expiry through the server, with no failed call", async () => {
+      // Both clocks stand still but for elapse(): a slow machine's real seconds would otherwise age tokens at the service.
+      service.clock.freezeAt(Date.now());
+      onTestFinished(() => service.clock.resume());
       const { host, account } = await startHost(kind);
       const context = await newContext(browser);
       try {
@@ -101,7 +104,7 @@ for (const kind of ["ts", "py"] as const) {
         // out of no one's hands: the access token is only in the iframe's initial address, which the frame removes.
         expect(new URL(frame.url()).pathname).toBe(`/chatbot-iframe/${account.chatbotId}`);
         await typeMessage(frame, "How long does shipping take?");
-        await frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" }).waitFor();
+        await frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" }).last().waitFor();
 
         await elapse(page, TTL_MS * 0.85 + 100);
         await expect.poll(() => parsed(messages, "[TOKEN_REFRESH_RESPONSE]").length).toBe(1);
@@ -117,7 +120,7 @@ for (const kind of ["ts", "py"] as const) {
 
         await elapse(page, TTL_MS * 0.2);
         await typeMessage(frame, "Can I return an item?");
-        await frame.locator(".msg--assistant", { hasText: "return any item within 30 days" }).waitFor();
+        await frame.locator(".msg--assistant", { hasText: "return any item within 30 days" }).last().waitFor();
         expect(failed).toEqual([]);
         expect(parsed(messages, "[TOKEN_REFRESH]")).toHaveLength(1);
         // Only access tokens crossed into the browser: the API key and the refresh token stayed on the server.

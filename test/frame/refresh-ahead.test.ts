@@ -1,5 +1,5 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { frameRoutes } from "../../src/frame/routes.js";
 import {
   chatFrame,
@@ -12,10 +12,11 @@ import {
 import { type Embedding, startEmbedding } from "./fixtures.js";
 
 // A 20-second access token, as in production but short. Time is moved, not waited for: the browser's clock is paused
-// (Playwright's fake clock) and run forward on purpose, and the service's test clock is moved by the same amounts,
+// (Playwright's fake clock) and the service's test clock frozen, and both are run forward together on purpose,
 // so a token the frame did not replace in time really expires at the service.
 const TTL_MS = 20_000;
-const REFRESH_TIMEOUT_MS = 5000;
+/** Short enough that the early question's wait runs out while the token still works (85% + 2 s < 100%). */
+const REFRESH_TIMEOUT_MS = 2000;
 
 let browser: Browser;
 let e: Embedding;
@@ -41,6 +42,9 @@ async function elapse(page: Page, ms: number): Promise<void> {
 }
 
 async function open() {
+  // Both clocks stand still but for elapse(): a slow machine's real seconds would otherwise age tokens at the service.
+  e.service.clock.freezeAt(Date.now());
+  onTestFinished(() => e.service.clock.resume());
   const context = await newContext(browser);
   const page = await context.newPage();
   await page.clock.install();
@@ -67,7 +71,7 @@ describe("refresh ahead of expiry, with the documented host page (examples/host-
   test("the frame asks between 70% and 85% of the token's lifetime and the chat goes on past the first token's expiry with no failed call", async () => {
     const { context, page, frame, messages, failed, requests } = await open();
     await typeMessage(frame, "How long does shipping take?");
-    await frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" }).waitFor();
+    await frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" }).last().waitFor();
 
     // A message type the frame does not know is ignored, even with a token in it.
     await page.evaluate(() =>
@@ -90,7 +94,7 @@ describe("refresh ahead of expiry, with the documented host page (examples/host-
     // Past the first token's expiry: the frame already holds a new one, so nothing fails and nothing is asked again.
     await elapse(page, TTL_MS * 0.2);
     await typeMessage(frame, "Can I return an item?");
-    await frame.locator(".msg--assistant", { hasText: "return any item within 30 days" }).waitFor();
+    await frame.locator(".msg--assistant", { hasText: "return any item within 30 days" }).last().waitFor();
     expect(failed).toEqual([]);
     expect(asks(messages)).toHaveLength(1);
     expect(await frame.locator("#notice").isHidden()).toBe(true);
@@ -115,8 +119,9 @@ describe("refresh ahead of expiry, with the documented host page (examples/host-
 
     // The host's server is back; the token has expired by now: the next call fails and the frame asks as documented.
     await page.unroute(`${e.host.url}/aiagent/refresh`);
+    await elapse(page, TTL_MS * 0.1);
     await typeMessage(frame, "How long does shipping take?");
-    await frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" }).waitFor();
+    await frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" }).last().waitFor();
     const reactive = asks(messages).slice(1);
     expect(reactive.length).toBeGreaterThanOrEqual(1);
     for (const m of reactive) expect(m).toEqual({ type: "[TOKEN_REFRESH]", reason: "TokenExpiredError" });
