@@ -1,13 +1,13 @@
-// Bundles the chat frame's script into dist/frame/frame.js, only when one of its inputs (or the build options)
-// changed since the last bundle: esbuild's metafile lists the inputs, so nothing else needs to be known here.
+// Bundles the browser scripts (the chat frame's dist/frame/frame.js, the host script's dist/embed/v1.js), each only
+// when one of its inputs (or the build options) changed since its last bundle: esbuild's metafile lists the inputs,
+// so nothing else needs to be known here. `node scripts/build-frame.mjs frame` (or `embed`) builds one;
+// the host script is also bundled as an ES module for the package's `aiagent/embed` export.
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { build, version } from "esbuild";
 
-const outfile = "dist/frame/frame.js";
-const metafile = "dist/frame/frame.meta.json";
-// Keep these options in step with bundle() in src/frame/bundle.ts (the in-memory bundle when run from the sources).
-const options = {
-  entryPoints: ["src/frame/browser/main.ts"],
+// Keep these options in step with bundle() in src/frame/bundle.ts and src/frame/embed-script.ts (the in-memory
+// bundles when run from the sources).
+const common = {
   bundle: true,
   format: "iife",
   target: "es2020",
@@ -15,11 +15,15 @@ const options = {
   legalComments: "none",
   charset: "utf8",
   logLevel: "warning",
-  outfile,
 };
-const stamp = JSON.stringify({ esbuild: version, options });
+const bundles = {
+  frame: { entryPoints: ["src/frame/browser/main.ts"], outfile: "dist/frame/frame.js" },
+  embed: { entryPoints: ["src/embed/global.ts"], outfile: "dist/embed/v1.js" },
+  // The same host script as an ES module, the package's `aiagent/embed` export.
+  "embed-module": { entryPoints: ["src/embed/mount.ts"], outfile: "dist/embed/mount.js", format: "esm" },
+};
 
-function current() {
+function current(outfile, metafile, stamp) {
   if (!existsSync(outfile) || !existsSync(metafile)) return false;
   const meta = JSON.parse(readFileSync(metafile, "utf8"));
   if (meta.stamp !== stamp) return false;
@@ -27,7 +31,13 @@ function current() {
   return Object.keys(meta.inputs).every((f) => existsSync(f) && statSync(f).mtimeMs <= built);
 }
 
-if (!current()) {
+const wanted = process.argv.slice(2);
+for (const [name, b] of Object.entries(bundles)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  const options = { ...common, ...b };
+  const metafile = b.outfile.replace(/\.js$/, ".meta.json");
+  const stamp = JSON.stringify({ esbuild: version, options });
+  if (current(b.outfile, metafile, stamp)) continue;
   const r = await build({ ...options, metafile: true });
   writeFileSync(metafile, JSON.stringify({ stamp, inputs: r.metafile.inputs }));
 }

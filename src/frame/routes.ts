@@ -5,6 +5,7 @@ import type { HttpRequest, HttpResponse, Route } from "../protocol/http/types.js
 import { pathOf } from "../protocol/http/types.js";
 import { frameScript } from "./bundle.js";
 import { type DemoCredentials, demoRoutes } from "./demo.js";
+import { embedScriptRoute } from "./embed-script.js";
 import { ASSET_PATH, errorPage, framePage } from "./page.js";
 import { frameHeaders } from "./policy.js";
 import { FRAME_CSS } from "./styles.js";
@@ -61,7 +62,7 @@ function sendPage(
   else res.end(html);
 }
 
-/** The chat frame's routes: the frame page, its script and stylesheet, and the /demo host page. */
+/** The chat frame's routes: the frame page, its script and stylesheet, the host script, and the /demo host page. */
 export function frameRoutes(app: App, opts: FrameOptions = {}): Route[] {
   // Bundle at start, so the first visitor does not wait; a failure is reported when the script is asked for.
   void frameScript().catch(() => undefined);
@@ -169,5 +170,5 @@ export function frameRoutes(app: App, opts: FrameOptions = {}): Route[] {
     return true;
   };
 
-  return [assets, page, ...(opts.demo ? demoRoutes(app, opts.demo) : [])];
+  return [assets, page, embedScriptRoute(app), ...(opts.demo ? demoRoutes(app, opts.demo) : [])];
 }

@@ -58,7 +58,7 @@ afterAll(async () => {
   await e?.close();
 });
 
-async function open(): Promise<{
+async function open(emb: Embedding = e): Promise<{
   context: BrowserContext;
   page: Page;
   frame: Frame;
@@ -70,7 +70,7 @@ async function open(): Promise<{
   const messages = await recordWindowMessages(page);
   const requests: string[] = [];
   page.on("request", (r) => requests.push(r.url()));
-  await page.goto(`${e.host.url}/`);
+  await page.goto(`${emb.host.url}/`);
   return { context, page, frame: await chatFrame(page), messages, requests };
 }
 
@@ -246,11 +246,7 @@ describe.runIf(canRun)("a live stream outliving its token", () => {
   });
 
   test("the live stream ends when its token expires; the frame gets a new token from the host page and resumes", async () => {
-    const context = await newContext(browser);
-    const page = await context.newPage();
-    const messages = await recordWindowMessages(page);
-    await page.goto(`${short.host.url}/`);
-    const frame = await chatFrame(page);
+    const { context, frame, messages } = await open(short);
     await ask(frame, "How long does shipping take?", "Orders ship within 2 business days");
     const asked = () => messages.filter((m) => m.data.includes("[TOKEN_REFRESH]")).length;
     const before = asked();

@@ -88,7 +88,9 @@ export class FrameApi {
    * mid-stream has reason TokenExpiredError). `signal` stops it.
    */
   async watch(conversationId: string, after: number, h: WatchHandlers, signal: AbortSignal): Promise<void> {
+    let used = "";
     const res = await this.withToken(async (t) => {
+      used = t;
       const r = await this.fetch(
         `/watch_conversation?${q({ conversation_id: conversationId, after_message_order: String(after), access_token: t })}`,
         { method: "GET", signal },
@@ -99,7 +101,13 @@ export class FrameApi {
     try {
       for await (const line of ndjson(res.body!)) {
         const l = line as { result?: { conversation?: ConversationState; message?: ChatMessage }; error?: ErrorBody };
-        if (l.error) throw toApiError(l.error, 200);
+        if (l.error) {
+          const err = toApiError(l.error, 200);
+          // The stream outlived a token the frame has already replaced (refreshed ahead of expiry): it just ends, and
+          // is resumed with the new token without asking the host page again.
+          if (err.reason === "TokenExpiredError" && this.token !== used) return;
+          throw err;
+        }
         if (l.result?.conversation) h.onConversation(l.result.conversation);
         else if (l.result?.message) h.onMessage(l.result.message);
       }

@@ -243,6 +243,7 @@ function start(): void {
     view.showNotice("expired", "This chat needs an access token: open it through the page that embeds it.");
     return;
   }
+  refresher.plan(initialToken);
   if (!navigator.onLine)
     view.showNotice("offline", "You are offline. The conversation loads when you are back online.");
   else void loadHistory();

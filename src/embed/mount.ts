@@ -1,0 +1,128 @@
+/**
+ * The host page's side of the chat frame, as a script: creates the frame's iframe and answers its [TOKEN_REFRESH]
+ * messages with tokens from the page's own server. Served by the service at {app_url}/embed/v1.js (as the global
+ * `AiAgent`) and importable as an ES module (`aiagent/embed`). Runs in browsers only; no dependencies.
+ */
+
+const TOKEN_REFRESH = "[TOKEN_REFRESH]";
+const TOKEN_REFRESH_RESPONSE = "[TOKEN_REFRESH_RESPONSE]";
+const FRAME_PATH = /^\/chatbot-iframe\/([^/]+)\/?$/;
+
+/** What `refresh` may resolve to: the JSON your refresh route answers ({access_token}) or the token itself. */
+export type RefreshResult = { access_token: string } | string | null | undefined;
+
+/** How to mount the chat. */
+export interface MountOptions {
+  /**
+   * The documented frame address your server made for this user:
+   * `{app_url}/chatbot-iframe/{chatbot_id}?user_id=…&access_token=…` (createEmbedSession returns it as frameUrl).
+   */
+  frameUrl: string;
+  /** Gets a new access token from your server (which keeps the refresh token); a failure or null leaves it unanswered. */
+  refresh: () => Promise<RefreshResult>;
+  /** When given, the address must be for this chatbot: a mix-up fails at once instead of showing another chat. */
+  chatbotId?: string;
+  /** When given, the address must be for this user. */
+  userId?: string;
+  /** The iframe's accessible title. */
+  title?: string;
+  /** Not supported yet: launch codes are planned. Passing one throws, so a page does not silently lose it. */
+  launchCode?: never;
+}
+
+/** A mounted chat. */
+export interface MountedChat {
+  iframe: HTMLIFrameElement;
+  /** Removes the iframe and stops answering its messages. */
+  unmount(): void;
+}
+
+function fail(message: string): never {
+  throw new TypeError(`AiAgent.mount: ${message}`);
+}
+
+function frameAddress(o: MountOptions, pageOrigin: string): URL {
+  if (typeof o.frameUrl !== "string" || o.frameUrl === "")
+    fail("frameUrl is required (the frame address from your server)");
+  let url: URL;
+  try {
+    url = new URL(o.frameUrl);
+  } catch {
+    fail("frameUrl is not an absolute URL");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") fail("frameUrl must be an http(s) URL");
+  const chatbot = FRAME_PATH.exec(url.pathname)?.[1];
+  if (chatbot === undefined) fail("frameUrl is not a /chatbot-iframe/{chatbot_id} address");
+  if (!url.searchParams.get("access_token")) fail("frameUrl has no access_token");
+  if (o.chatbotId !== undefined && decodeURIComponent(chatbot) !== o.chatbotId)
+    fail(`frameUrl is for chatbot ${decodeURIComponent(chatbot)}, not ${o.chatbotId}`);
+  if (o.userId !== undefined && url.searchParams.get("user_id") !== o.userId)
+    fail(`frameUrl is for user ${url.searchParams.get("user_id") ?? "(none)"}, not ${o.userId}`);
+  // Tells the frame where to send [TOKEN_REFRESH]; the service accepts it only if it is an allowed origin.
+  if (!url.searchParams.has("host_origin")) url.searchParams.set("host_origin", pageOrigin);
+  return url;
+}
+
+function tokenOf(r: RefreshResult): string | undefined {
+  const token = typeof r === "string" ? r : r && typeof r === "object" ? r.access_token : undefined;
+  return typeof token === "string" && token !== "" ? token : undefined;
+}
+
+/** Creates the chat frame inside `element` and answers its token refresh requests through `options.refresh`. */
+export function mount(element: Element, options: MountOptions): MountedChat {
+  if (!(element instanceof Element)) fail("element must be a DOM element");
+  if (typeof options !== "object" || options === null) fail("options are required");
+  if ((options as { launchCode?: unknown }).launchCode !== undefined)
+    fail("launchCode is not supported yet; pass the frame address from your server as frameUrl");
+  if (typeof options.refresh !== "function") fail("refresh must be a function that returns a new access token");
+  const url = frameAddress(options, window.location.origin);
+  const frameOrigin = url.origin;
+
+  const iframe = document.createElement("iframe");
+  iframe.title = options.title ?? "Chat";
+  iframe.allow = "clipboard-write";
+  iframe.referrerPolicy = "no-referrer";
+  iframe.style.cssText = "width:100%;height:100%;border:0";
+  iframe.src = url.href;
+
+  let refreshing: Promise<string | undefined> | undefined;
+  const newToken = () => {
+    // One request to your server at a time, however many questions the frame asks meanwhile.
+    refreshing ??= Promise.resolve()
+      .then(options.refresh)
+      .then(tokenOf, () => undefined)
+      .finally(() => {
+        refreshing = undefined;
+      });
+    return refreshing;
+  };
+
+  const onMessage = (event: MessageEvent) => {
+    // Only our frame, at the frame's origin, may ask; anything else, and any other message type, is ignored.
+    if (event.source !== iframe.contentWindow || event.origin !== frameOrigin) return;
+    const data: unknown = event.data;
+    if (typeof data !== "object" || data === null || (data as { type?: unknown }).type !== TOKEN_REFRESH) return;
+    const requestId = (data as { request_id?: unknown }).request_id;
+    void newToken().then((access_token) => {
+      // No answer when your server could not refresh: the frame keeps its token or shows that the session expired.
+      if (access_token === undefined || !iframe.contentWindow) return;
+      const answer =
+        typeof requestId === "string"
+          ? { type: TOKEN_REFRESH_RESPONSE, access_token, request_id: requestId }
+          : { type: TOKEN_REFRESH_RESPONSE, access_token };
+      iframe.contentWindow.postMessage(answer, frameOrigin);
+    });
+  };
+  window.addEventListener("message", onMessage);
+  element.append(iframe);
+  return {
+    iframe,
+    unmount() {
+      window.removeEventListener("message", onMessage);
+      iframe.remove();
+    },
+  };
+}
+
+/** The version of the host script's interface (the `v1` of /embed/v1.js). */
+export const version = 1;

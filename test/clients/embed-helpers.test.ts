@@ -1,0 +1,140 @@
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEmbedSession, EmbedError, refreshAccessToken } from "../../src/client/index.js";
+import { getJson } from "../helpers/http.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+
+// The embedding helpers (src/client/embed.ts and examples/embed/aiagent_embed.py) against a live service.
+const run = promisify(execFile);
+let s: TestServer;
+let a: TestAccount;
+let other: TestAccount;
+
+function hasPython(): boolean {
+  try {
+    execFileSync("python3", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+beforeAll(async () => {
+  s = await startServer();
+  a = await s.account();
+  other = await s.account();
+});
+afterAll(() => s.close(true));
+
+/** The frame address opens the chat, and its access token works on the frame's routes for that user. */
+async function expectWorkingFrameUrl(frameUrl: string, chatbotId: string, userId: string): Promise<void> {
+  const url = new URL(frameUrl);
+  expect(url.pathname).toBe(`/chatbot-iframe/${chatbotId}`);
+  expect(url.searchParams.get("user_id")).toBe(userId);
+  expect((await fetch(frameUrl)).status).toBe(200);
+  const r = await getJson(s.url, "/ai_agent/conversations", { access_token: url.searchParams.get("access_token")! });
+  expect(r.status).toBe(200);
+}
+
+describe("createEmbedSession and refreshAccessToken (TypeScript)", () => {
+  it("make a working frame address, and a new access token from the kept refresh token", async () => {
+    const session = await createEmbedSession({
+      baseUrl: s.url,
+      clientApiKey: a.apiKey,
+      chatbotId: a.chatbotId,
+      userId: "ts-user",
+      hostOrigin: "https://shop.example",
+    });
+    await expectWorkingFrameUrl(session.frameUrl, a.chatbotId, "ts-user");
+    expect(new URL(session.frameUrl).searchParams.get("host_origin")).toBe("https://shop.example");
+    expect(session.refreshToken).toMatch(/^rt_/);
+    expect(session.frameUrl).not.toContain(session.refreshToken);
+    expect(session.accessTokenExpiresAt).toBeGreaterThan(Date.now());
+    const fresh = await refreshAccessToken({
+      baseUrl: s.url,
+      chatbotId: a.chatbotId,
+      userId: "ts-user",
+      refreshToken: session.refreshToken,
+    });
+    expect(Object.keys(fresh).sort()).toEqual(["access_token", "expires_at"]);
+    expect((await getJson(s.url, "/ai_agent/conversations", { access_token: fresh.access_token })).status).toBe(200);
+  });
+
+  it("refuse another account's chatbot, another user's refresh token, and an unreachable service, saying why", async () => {
+    const refused = (p: Promise<unknown>) =>
+      p.then(
+        () => expect.fail("expected an EmbedError"),
+        (e: unknown) => e as EmbedError,
+      );
+    const session = await createEmbedSession({
+      baseUrl: s.url,
+      clientApiKey: a.apiKey,
+      chatbotId: a.chatbotId,
+      userId: "ts-user-2",
+    });
+    // Account A's key for account B's chatbot.
+    const bola = await refused(
+      createEmbedSession({ baseUrl: s.url, clientApiKey: a.apiKey, chatbotId: other.chatbotId, userId: "x" }),
+    );
+    expect(bola).toBeInstanceOf(EmbedError);
+    expect(bola.status).toBeGreaterThanOrEqual(400);
+    expect(bola.code).toBeDefined();
+    // One user's refresh token for another user, and for another chatbot.
+    for (const p of [
+      { userId: "someone-else", chatbotId: a.chatbotId },
+      { userId: "ts-user-2", chatbotId: other.chatbotId },
+    ]) {
+      const e = await refused(refreshAccessToken({ baseUrl: s.url, refreshToken: session.refreshToken, ...p }));
+      expect(e.status).toBe(401);
+      expect(e.code).toBe("unauthenticated");
+    }
+    const down = await refused(
+      refreshAccessToken({ baseUrl: "http://127.0.0.1:9", chatbotId: a.chatbotId, userId: "u", refreshToken: "rt_x" }),
+    );
+    expect(down.status).toBe(0);
+    expect(down.message).toMatch(/could not be reached/);
+    await expect(
+      createEmbedSession({ baseUrl: s.url, clientApiKey: "", chatbotId: a.chatbotId, userId: "u" }),
+    ).rejects.toThrow("clientApiKey is required");
+  });
+});
+
+describe.skipIf(!hasPython())("aiagent_embed.py (skipped without python3, Debian package python3)", () => {
+  const script = `
+import json, sys
+sys.path.insert(0, "examples/embed")
+from aiagent_embed import EmbedError, create_embed_session, refresh_access_token
+base, key, bot, other_bot = sys.argv[1:5]
+s = create_embed_session(base, key, bot, "py-user")
+fresh = refresh_access_token(base, bot, "py-user", s["refresh_token"])
+errors = []
+for call in (lambda: create_embed_session(base, key, other_bot, "py-user"),
+             lambda: refresh_access_token(base, bot, "someone-else", s["refresh_token"]),
+             lambda: refresh_access_token("http://127.0.0.1:9", bot, "py-user", "rt_x")):
+    try:
+        call()
+        errors.append(None)
+    except EmbedError as e:
+        errors.append({"status": e.status, "code": e.code, "message": str(e)})
+print(json.dumps({"frame_url": s["frame_url"], "fresh": sorted(fresh), "access_token": fresh["access_token"], "errors": errors}))
+`;
+  it("makes a working frame address and refreshes, and refuses another account's chatbot and another user's token", async () => {
+    const { stdout } = await run("python3", ["-c", script, s.url, a.apiKey, a.chatbotId, other.chatbotId], {
+      timeout: 30_000,
+    });
+    const out = JSON.parse(stdout);
+    await expectWorkingFrameUrl(out.frame_url, a.chatbotId, "py-user");
+    expect(out.fresh).toEqual(["access_token", "expires_at"]);
+    expect((await getJson(s.url, "/ai_agent/conversations", { access_token: out.access_token })).status).toBe(200);
+    const [bola, wrongUser, down] = out.errors;
+    expect(bola.status).toBeGreaterThanOrEqual(400);
+    expect(bola.code).toBeTruthy();
+    expect(wrongUser).toMatchObject({ status: 401, code: "unauthenticated" });
+    expect(down.status).toBe(0);
+    expect(down.message).toMatch(/could not be reached/);
+    // Secrets are used, never printed.
+    expect(stdout).not.toContain(a.apiKey);
+    expect(stdout).not.toMatch(/rt_[A-Za-z0-9_-]{20,}/);
+  });
+});
