@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
 import {
   chatFrame,
   collectExposedState,
@@ -19,6 +20,8 @@ import { KNOWLEDGE } from "./fixtures.js";
 // The README's integration (examples/embed: a server of ≤ 40 lines in TypeScript or Python, a page of ≤ 20 lines with
 // the host script), run as the README runs it, against a live service, in real Chromium. Time is moved, not waited
 // for: the browser's clock is paused, the service's test clock frozen, and both are run forward together.
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const TTL_MS = 20_000;
 
 function hasPython(): boolean {
@@ -37,6 +40,7 @@ let service: TestServer;
 let appUrl: string;
 
 beforeAll(async () => {
+  if (!canRun) return; // every suite below is skipped, with the line naming the package
   [browser, service] = await Promise.all([
     launchBrowser(),
     startServer({ env: { AIAGENT_ACCESS_TOKEN_TTL: String(TTL_MS / 1000) } }),
@@ -82,7 +86,7 @@ const parsed = (messages: RecordedMessage[], type: string) =>
   messages.filter((m) => m.data.includes(`"${type}"`)).map((m) => JSON.parse(m.data) as Record<string, unknown>);
 
 for (const kind of ["ts", "py"] as const) {
-  describe.skipIf(kind === "py" && !python)(`examples/embed/server.${kind} with the host script`, () => {
+  describe.skipIf(!canRun || (kind === "py" && !python))(`examples/embed/server.${kind} with the host script`, () => {
     test("the page mounts the frame, chats, and the frame is refreshed ahead of expiry through the server, with no failed call", async () => {
       // Both clocks stand still but for elapse(): a slow machine's real seconds would otherwise age tokens at the service.
       service.clock.freezeAt(Date.now());
@@ -135,7 +139,7 @@ for (const kind of ["ts", "py"] as const) {
   });
 }
 
-describe("the README's integration", () => {
+describe.runIf(canRun)("the README's integration", () => {
   const readme = readFileSync("README.md", "utf8");
   const section = readme.slice(
     readme.indexOf("## Embed the agent"),
@@ -156,7 +160,7 @@ describe("the README's integration", () => {
   });
 });
 
-describe("GET /embed/v1.js", () => {
+describe.runIf(canRun)("GET /embed/v1.js", () => {
   test("serves the host script to any page, long-cacheable, and the same content under its hash for a year", async () => {
     const res = await fetch(`${service.url}/embed/v1.js`);
     expect(res.status).toBe(200);

@@ -1,6 +1,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { frameRoutes } from "../../src/frame/routes.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
 import {
   chatFrame,
   launchBrowser,
@@ -14,6 +15,8 @@ import { type Embedding, startEmbedding } from "./fixtures.js";
 // A 20-second access token, as in production but short. Time is moved, not waited for: the browser's clock is paused
 // (Playwright's fake clock) and the service's test clock frozen, and both are run forward together on purpose,
 // so a token the frame did not replace in time really expires at the service.
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const TTL_MS = 20_000;
 /** Short enough that the early question's wait runs out while the token still works (85% + 2 s < 100%). */
 const REFRESH_TIMEOUT_MS = 2000;
@@ -67,7 +70,7 @@ const asks = (messages: RecordedMessage[]) =>
     .map((m) => JSON.parse(m.data) as Record<string, unknown>);
 const answers = (messages: RecordedMessage[]) => messages.filter((m) => m.data.includes("[TOKEN_REFRESH_RESPONSE]"));
 
-describe("refresh ahead of expiry, with the documented host page (examples/host-page, unchanged)", () => {
+describe.runIf(canRun)("refresh ahead of expiry, with the documented host page (examples/host-page, unchanged)", () => {
   test("the frame asks between 70% and 85% of the token's lifetime and the chat goes on past the first token's expiry with no failed call", async () => {
     const { context, page, frame, messages, failed, requests } = await open();
     await typeMessage(frame, "How long does shipping take?");
