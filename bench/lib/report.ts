@@ -7,6 +7,8 @@ export interface ScenarioResult {
   kind: "service" | "baseline";
   /** The id of the row this one is compared with, if any. */
   baseline?: string | undefined;
+  /** The offered rate of an open-loop run (req/s); absent for a closed loop. */
+  rate?: number | undefined;
   rps: number;
   p50Us: number;
   p99Us: number;

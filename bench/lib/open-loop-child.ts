@@ -1,0 +1,85 @@
+import { Agent, request } from "node:http";
+import type { HttpRequestSpec } from "./load.js";
+import { percentile, readStdin } from "./stats.js";
+
+// The open-loop load generator (wrk2's idea): request i is due at start + i / rate whether or not earlier ones
+// have answered, and its latency counts from when it was due, so a slow server's queue shows in p99 instead of
+// slowing the sender down (no coordinated omission). Settings as JSON on stdin, one JSON line out.
+const s = JSON.parse(await readStdin()) as {
+  url: string;
+  requests: HttpRequestSpec[];
+  /** Offered requests per second. */
+  rate: number;
+  seconds: number;
+  /** At most this many sockets; requests due while all are busy wait in the agent's queue (and that counts). */
+  connections: number;
+};
+const target = new URL(s.url);
+const agent = new Agent({ keepAlive: true, maxSockets: s.connections });
+const total = Math.max(1, Math.round(s.rate * s.seconds));
+const prepared = s.requests.map((r) => ({
+  method: r.method,
+  path: r.path,
+  headers: {
+    ...(r.body !== undefined
+      ? { "content-type": "application/json", "content-length": Buffer.byteLength(r.body) }
+      : {}),
+    ...r.headers,
+  },
+  body: r.body,
+}));
+const latencies: number[] = [];
+let errors = 0;
+let done = 0;
+let sent = 0;
+const start = performance.now();
+
+function send(i: number): void {
+  const due = start + (i * 1000) / s.rate;
+  const r = prepared[i % prepared.length]!;
+  const req = request(
+    { host: target.hostname, port: target.port, method: r.method, path: r.path, headers: r.headers, agent },
+    (res) => {
+      res.on("data", () => undefined);
+      res.on("end", () => {
+        if (res.statusCode !== 200) errors++;
+        else latencies.push((performance.now() - due) * 1000);
+        finish();
+      });
+    },
+  );
+  // A request still unanswered after 5 s (wrk's --timeout) counts as an error.
+  req.setTimeout(5000, () => req.destroy(new Error("timeout")));
+  req.on("error", () => {
+    errors++;
+    finish();
+  });
+  req.end(r.body);
+}
+
+let resolveAll: () => void;
+const all = new Promise<void>((r) => (resolveAll = r));
+function finish(): void {
+  if (++done === total) resolveAll();
+}
+
+// Every millisecond, send what has fallen due (timers are not finer; a burst of one millisecond's worth is fine).
+const timer = setInterval(() => {
+  const due = Math.min(total, Math.floor(((performance.now() - start) * s.rate) / 1000) + 1);
+  while (sent < due) send(sent++);
+  if (sent === total) clearInterval(timer);
+}, 1);
+await all;
+const seconds = (performance.now() - start) / 1000;
+agent.destroy();
+const sorted = latencies.sort((a, b) => a - b);
+process.stdout.write(
+  `${JSON.stringify({
+    requests: sorted.length,
+    seconds,
+    rps: sorted.length / seconds,
+    p50Us: percentile(sorted, 50),
+    p99Us: percentile(sorted, 99),
+    errors,
+  })}\n`,
+);
