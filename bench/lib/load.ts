@@ -17,8 +17,10 @@ export interface LoadResult {
   rps: number;
   p50Us: number;
   p99Us: number;
-  /** Connection errors, timeouts and non-2xx answers. */
+  /** Connection errors, timeouts and non-2xx answers (open loop: connection errors and non-2xx answers). */
   errors: number;
+  /** Open loop only: requests given up on unanswered (an overloaded server), counted in p99 at their wait so far. */
+  unanswered?: number;
 }
 
 /** How hard and how long to drive a server. */

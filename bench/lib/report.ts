@@ -14,6 +14,8 @@ export interface ScenarioResult {
   p99Us: number;
   cpuUsPerReq: number;
   errors: number;
+  /** Open loop: requests given up on unanswered. */
+  unanswered?: number | undefined;
   requests: number;
   reps: number;
 }
@@ -48,7 +50,7 @@ export function table(results: readonly ScenarioResult[]): string {
       const ratio = ratioOf(r, results);
       const b = r.baseline ? results.find((x) => x.id === r.baseline) : undefined;
       const vs = ratio === undefined ? "" : `${fmt(ratio, 2)}× ${b?.id ?? ""}`;
-      const errors = r.errors > 0 ? ` (${r.errors} errors)` : "";
+      const errors = `${r.errors > 0 ? ` (${r.errors} errors)` : ""}${r.unanswered ? ` (${r.unanswered} unanswered)` : ""}`;
       return `| ${r.id} ${r.name}${errors} | ${fmt(r.rps)} | ${fmt(r.p50Us / 1000, 2)} | ${fmt(r.p99Us / 1000, 2)} | ${fmt(r.cpuUsPerReq)} | ${vs} |`;
     }),
   ];
