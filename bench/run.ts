@@ -454,7 +454,7 @@ async function main(): Promise<void> {
           if (!samples.has(sc.id)) samples.set(sc.id, []);
           samples.get(sc.id)!.push(r);
           log(
-            `${sc.id.padEnd(6)} ${Math.round(r.r.rps).toLocaleString("en-US").padStart(8)} req/s  p50 ${(r.r.p50Us / 1000).toFixed(2)} ms  p99 ${(r.r.p99Us / 1000).toFixed(2)} ms  ${Math.round(r.cpu)} µs CPU/req${r.r.errors ? `  ${r.r.errors} errors` : ""}`,
+            `${sc.id.padEnd(6)} ${Math.round(r.r.rps).toLocaleString("en-US").padStart(8)} req/s  p50 ${(r.r.p50Us / 1000).toFixed(2)} ms  p99 ${(r.r.p99Us / 1000).toFixed(2)} ms  ${Math.round(r.cpu)} µs CPU/req${r.r.errors ? `  ${r.r.errors} errors` : ""}${r.r.unanswered ? `  ${r.r.unanswered} unanswered` : ""}`,
           );
         }
       }
@@ -473,6 +473,7 @@ async function main(): Promise<void> {
         p99Us: median(xs.map((x) => x.r.p99Us)),
         cpuUsPerReq: median(xs.map((x) => x.cpu)),
         errors: xs.reduce((n, x) => n + x.r.errors, 0),
+        unanswered: sc.rate ? xs.reduce((n, x) => n + (x.r.unanswered ?? 0), 0) : undefined,
         requests: xs.reduce((n, x) => n + x.r.requests, 0),
         reps: xs.length,
       };
