@@ -17,14 +17,18 @@ export interface LoadResult {
   rps: number;
   p50Us: number;
   p99Us: number;
-  /** Connection errors, timeouts and non-2xx answers. */
+  /** Connection errors, timeouts and non-2xx answers (open loop: connection errors and non-2xx answers). */
   errors: number;
+  /** Open loop only: requests given up on unanswered (an overloaded server), counted in p99 at their wait so far. */
+  unanswered?: number;
 }
 
 /** How hard and how long to drive a server. */
 export interface LoadShape {
   connections: number;
   seconds: number;
+  /** An offered rate (req/s) for an open loop; absent: a closed loop, each connection sending as fast as answered. */
+  rate?: number | undefined;
 }
 
 /** Which HTTP/1.1 load generator this run uses. */
@@ -150,6 +154,24 @@ export async function runAutocannon(
   requests: HttpRequestSpec[],
   shape: LoadShape,
 ): Promise<LoadResult> {
+  const out = await run(
+    node,
+    [childScript],
+    (shape.seconds + 30) * 1000,
+    JSON.stringify({ url: baseUrl, requests, ...shape }),
+  );
+  return JSON.parse(out.trim().split("\n").pop()!) as LoadResult;
+}
+
+/** Drives an HTTP/1.1 server at a fixed offered rate (open loop), from a child process. */
+export async function runOpenLoop(
+  node: string,
+  childScript: string,
+  baseUrl: string,
+  requests: HttpRequestSpec[],
+  shape: LoadShape,
+): Promise<LoadResult> {
+  if (!shape.rate) throw new Error("an open loop needs a rate");
   const out = await run(
     node,
     [childScript],

@@ -7,11 +7,15 @@ export interface ScenarioResult {
   kind: "service" | "baseline";
   /** The id of the row this one is compared with, if any. */
   baseline?: string | undefined;
+  /** The offered rate of an open-loop run (req/s); absent for a closed loop. */
+  rate?: number | undefined;
   rps: number;
   p50Us: number;
   p99Us: number;
   cpuUsPerReq: number;
   errors: number;
+  /** Open loop: requests given up on unanswered. */
+  unanswered?: number | undefined;
   requests: number;
   reps: number;
 }
@@ -46,7 +50,7 @@ export function table(results: readonly ScenarioResult[]): string {
       const ratio = ratioOf(r, results);
       const b = r.baseline ? results.find((x) => x.id === r.baseline) : undefined;
       const vs = ratio === undefined ? "" : `${fmt(ratio, 2)}× ${b?.id ?? ""}`;
-      const errors = r.errors > 0 ? ` (${r.errors} errors)` : "";
+      const errors = `${r.errors > 0 ? ` (${r.errors} errors)` : ""}${r.unanswered ? ` (${r.unanswered} unanswered)` : ""}`;
       return `| ${r.id} ${r.name}${errors} | ${fmt(r.rps)} | ${fmt(r.p50Us / 1000, 2)} | ${fmt(r.p99Us / 1000, 2)} | ${fmt(r.cpuUsPerReq)} | ${vs} |`;
     }),
   ];

@@ -52,10 +52,22 @@ describe("npm run bench -- --quick", () => {
     const json = files.find((f) => f.endsWith("-quick.json"));
     expect(json).toBeDefined();
     const report = JSON.parse(readFileSync(join(dir, "results", json!), "utf8")) as {
-      scenarios: { id: string; rps: number; p50Us: number; p99Us: number; cpuUsPerReq: number; errors: number }[];
+      scenarios: {
+        id: string;
+        rps: number;
+        p50Us: number;
+        p99Us: number;
+        cpuUsPerReq: number;
+        errors: number;
+        rate?: number;
+      }[];
       targets: { name: string; met: boolean }[];
       peak_rss_bytes: Record<string, number>;
       seeding: Record<string, { seconds: number }>;
+      frame_reread: {
+        mix: { distinct_pages: number; reread_share: number; lru_hit_ratio_by_entries: Record<string, number> };
+        bytes_per_page: Record<string, number>;
+      };
     };
     const ids = report.scenarios.map((s) => s.id);
     for (const id of [
@@ -77,9 +89,39 @@ describe("npm run bench -- --quick", () => {
       "S6o",
       "S7a",
       "S7b",
+      // The steady-load list variants (open loop), the oidc-provider peer rows, the frame's re-read mix.
+      "S3a-o",
+      "S3u-o",
+      "S3l-o",
+      "S3s2-o",
+      "S3s6-o",
+      "S3s6r-o",
+      "P4",
+      "P5",
+      "S9n",
+      "S9m",
     ])
       expect(ids).toContain(id);
     expect(ids.some((id) => id.startsWith("S8-"))).toBe(true);
+    // The steady-load variants also run on the largest growth dataset, at the offered rate.
+    expect(ids.filter((id) => /^S3[a-z0-9]+-o-/.test(id))).toHaveLength(6);
+    for (const s of report.scenarios.filter((x) => x.id.includes("-o"))) expect(s.rate, s.id).toBe(1000);
+    const names = report.targets.map((t) => t.name);
+    for (const n of [
+      "S3 list, default",
+      "S3 list, default, CPU",
+      "S3 6-letter search vs list",
+      "S5 refresh vs oidc-provider refresh",
+      "S4 get_access_token vs oidc-provider client_credentials",
+    ])
+      expect(names).toContain(n);
+    // The closed-loop p99 target at 32 connections is gone (replaced by the steady load).
+    expect(JSON.stringify(report.targets)).not.toContain("connections");
+    const mix = report.frame_reread.mix;
+    expect(mix.reread_share).toBeGreaterThan(0);
+    expect(mix.reread_share).toBeLessThan(1);
+    expect(Object.keys(mix.lru_hit_ratio_by_entries).length).toBeGreaterThan(2);
+    for (const v of Object.values(report.frame_reread.bytes_per_page)) expect(v).toBeGreaterThan(0);
     for (const s of report.scenarios) {
       expect(s.rps, s.id).toBeGreaterThan(0);
       for (const v of [s.p50Us, s.p99Us, s.cpuUsPerReq]) expect(Number.isFinite(v), s.id).toBe(true);
