@@ -229,6 +229,9 @@ describe("watch streams and the server's life", () => {
   test("a stream ends with TokenExpiredError when its token expires", async () => {
     const short = await startServer({ env: { AIAGENT_ACCESS_TOKEN_TTL: "1" } });
     try {
+      // The service's clock stands still, so the token is valid however slow the machine is until the stream's own
+      // timer, set at open for the token's remaining second, ends it.
+      short.clock.freezeAt(Date.now());
       const acc = await short.account();
       const t = await issueTokens(short.url, acc, "w-exp");
       const id = (await send(short.url, t.access_token, "hello")).conversation_id;

@@ -2,7 +2,7 @@ import { ApiError, type ChatMessage, type ConversationState, FrameApi, SessionEx
 import { Handover } from "./handover.js";
 import { LiveUpdates } from "./live.js";
 import { TokenRefresher } from "./token-refresh.js";
-import { ChatView } from "./view.js";
+import { ChatView, type ReplyHandle } from "./view.js";
 
 const HISTORY_PAGE = 100;
 const HISTORY_PAGES = 5;
@@ -61,10 +61,15 @@ function start(): void {
     onConversation: (c) => handover.state(c),
     onMessage: (m) => {
       handover.message(m);
-      view.upsert(m);
+      // The agent's answer to the message being sent can arrive live before the send call's own copy: it takes the
+      // place of the reply being streamed, so it is never shown twice.
+      if (inFlight && m.role === "assistant" && m.message_order === inFlight.userOrder + 1) inFlight.reply.finish(m);
+      else view.upsert(m);
     },
     onSessionExpired: (e) => showError(e),
   });
+  /** The message being sent and the agent's reply streaming for it, while a send is under way. */
+  let inFlight: { userOrder: number; reply: ReplyHandle } | undefined;
   /** The highest message_order shown. */
   let lastOrder = 0;
   const follow = (id: string) => live.follow(id, lastOrder);
@@ -170,6 +175,7 @@ function start(): void {
           const started = conversationId === undefined;
           conversationId = m.conversation_id;
           userOrder = m.message_order;
+          inFlight = { userOrder, reply };
           handover.seen(m.message_order);
           view.confirm(pending, m);
           // A new conversation: follow it live from here (the operator's replies arrive there).
@@ -206,6 +212,7 @@ function start(): void {
         showError(e, () => view.form.requestSubmit());
       }
     } finally {
+      inFlight = undefined;
       sending = false;
       update();
       view.input.focus();
