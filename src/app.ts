@@ -9,6 +9,7 @@ import type { Agent } from "./domain/agent/agent.js";
 import { OfflineAgent } from "./domain/agent/offline-agent.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import { ConversationService } from "./domain/conversation/conversation-service.js";
+import type { Store } from "./domain/store.js";
 import { JwtStrategy } from "./domain/token/jwt-strategy.js";
 import { KeyRing } from "./domain/token/key-ring.js";
 import { KeySealError } from "./domain/token/key-sealer.js";
@@ -31,15 +32,7 @@ import { conversationHandlers } from "./protocol/services/conversation-handlers.
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
 import { WatchLimits } from "./protocol/watch-limits.js";
-import {
-  type Db,
-  type Fsync,
-  openDatabase,
-  type Repositories,
-  readinessProbe,
-  sqliteRepositories,
-  WalSync,
-} from "./storage/sqlite/index.js";
+import { type Fsync, openStore } from "./storage/open.js";
 
 /** The issuer claim of every token this service signs. */
 export const ISSUER = "aiagent";
@@ -66,8 +59,8 @@ export interface AppOverrides {
 /** The wired service: storage, domain and protocol, not yet listening. */
 export interface App {
   config: Config;
-  db: Db;
-  repos: Repositories;
+  /** The storage port; which back end runs is known only to src/storage. */
+  store: Store;
   keys: KeyRing;
   tokens: TokenService;
   accounts: AccountService;
@@ -80,52 +73,45 @@ export interface App {
   log: Logger;
   /** Listens on config.port (0 for any free port). */
   listen(): Promise<RunningServer>;
-  /** Closes the database (after the server has stopped). */
-  close(): void;
+  /** Flushes and closes storage (after the server has stopped). */
+  close(): Promise<void>;
 }
 
 /** The one place that wires storage, domain and protocol together. */
 export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}): Promise<App> {
   const clock = o.clock ?? systemClock;
-  // synchronous=FULL is kept as group commit: answers wait for a shared fsync instead of each commit blocking on its own.
-  const db = openDatabase(config.dbPath, {
-    synchronous: config.synchronous,
-    busyTimeoutMs: config.busyTimeoutMs,
-    groupCommit: true,
-  });
-  const walSync =
-    config.synchronous === "FULL" && config.dbPath !== ":memory:" ? new WalSync(db, config.dbPath, o.fsync) : undefined;
-  const durable = (h: Record<string, AnyHandler>) => (walSync ? durableHandlers(h, () => walSync.durable()) : h);
-  const repos = sqliteRepositories(db);
+  // With SQLite's synchronous=FULL kept as group commit, answers wait for a shared fsync (store.durable()).
+  const store = await openStore(config, o.fsync ? { fsync: o.fsync } : {});
+  const durable = (h: Record<string, AnyHandler>) => durableHandlers(h, () => store.durable());
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
   let keys: KeyRing;
   try {
-    keys = await KeyRing.open(repos.signingKeys, clock, {
+    keys = await KeyRing.open(store.signingKeys, clock, {
       maxTokenLifetimeMs: maxLifetimeMs,
       refreshIntervalMs: config.signingKeyRefreshSeconds * 1000,
       sealer: keySealer(config, log),
     });
   } catch (e) {
-    db.close();
+    await store.close();
     if (e instanceof KeySealError) throw new ConfigError(`signing keys in ${config.dbPath}: ${e.message}`);
     throw e;
   }
   const jwt = new JwtStrategy(keys, clock, ISSUER);
   const limits = config.rateLimit ? tokenLimits(config.rateLimit) : noTokenLimits;
   const tokens = new TokenService({
-    ...repos,
+    ...store,
+    transaction: store.transaction.bind(store),
     jwt,
     clock,
     ttl: { access: config.accessTokenTtl, refresh: config.refreshTokenTtl, id: config.idTokenTtl },
-    atomically: (fn) => db.transaction(fn).immediate(),
     admit: limits.account,
   });
-  const accounts = new AccountService({ ...repos, clock, atomically: (fn) => db.transaction(fn).immediate() });
+  const accounts = new AccountService({ ...store, clock, transaction: store.transaction.bind(store) });
   // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
-  const events = new InProcessConversationEvents(walSync ? () => walSync.durable() : undefined);
+  const events = new InProcessConversationEvents(() => store.durable());
   const watchLimits = new WatchLimits(config.watchStreams.perInstance, config.watchStreams.perToken);
   const conversations = new ConversationService({
-    ...repos,
+    ...store,
     events,
     agent: o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
     clock,
@@ -160,8 +146,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   });
   const app: App = {
     config,
-    db,
-    repos,
+    store,
     keys,
     tokens,
     accounts,
@@ -182,15 +167,10 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         },
       };
     },
-    close: () => {
-      // Commits not yet answered for (a command's, the demo bootstrap's) reach the disk before the file closes.
-      walSync?.flushSync();
-      walSync?.close();
-      db.close();
-    },
+    close: () => store.close(),
   };
   const routes: Route[] = [
-    opsRoutes({ keys, ready: readinessProbe(db) }),
+    opsRoutes({ keys, ready: () => store.ready() }),
     docsRoutes(),
     ...(o.extraRoutes?.(app) ?? []),
     createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log }),

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
 
 let s: TestServer;
 let a: TestAccount;
@@ -165,7 +166,7 @@ describe("concurrent writes", () => {
     expect(orders.length).toBe(2 + 50 * 2);
     const stored = new Set(
       (
-        s.app.db.prepare("SELECT message_id FROM messages WHERE conversation_id = ?").all(conv) as {
+        sqliteDb(s.app).prepare("SELECT message_id FROM messages WHERE conversation_id = ?").all(conv) as {
           message_id: string;
         }[]
       ).map((r) => r.message_id),
@@ -190,7 +191,7 @@ describe("the frame's own list and writes", () => {
 
   it("send_message refuses empty or over-long content and a malformed conversation_id, storing nothing", async () => {
     const t = (await issueTokens(s.url, a, "validator")).access_token;
-    const count = () => (s.app.db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n;
+    const count = () => (sqliteDb(s.app).prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n;
     const before = count();
     for (const body of [
       { content: "" },

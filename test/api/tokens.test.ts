@@ -7,6 +7,7 @@ import { issueTokens } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf } from "../helpers/http.js";
 import { type RpcProtocol, rpcClients } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
 
 let s: TestServer;
 let a: TestAccount;
@@ -105,7 +106,7 @@ describe("POST /ai_agent/refresh_token", () => {
       expect(r.headers.get("www-authenticate")).toMatch(/^Bearer/);
     }
     // Revoked: through the same use case the `aiagent tokens revoke` command calls.
-    s.app.tokens.revoke({ accountId: a.accountId, chatbotId: a.chatbotId, userId: "victim" });
+    await s.app.tokens.revoke({ accountId: a.accountId, chatbotId: a.chatbotId, userId: "victim" });
     const revoked = await refresh({ user_id: "victim", chatbot_id: a.chatbotId, refresh_token: t.refresh_token });
     expect(revoked.status).toBe(401);
     // Expired: move the service's clock past the refresh lifetime.
@@ -123,7 +124,7 @@ describe("POST /ai_agent/refresh_token", () => {
   it("lets a revoked user's live access token go no further", async () => {
     const t = await issueTokens(s.url, a, "revoke-live");
     expect((await getJson(s.url, "/ai_agent/conversations", { access_token: t.access_token })).status).toBe(200);
-    s.app.tokens.revoke({ accountId: a.accountId, userId: "revoke-live" });
+    await s.app.tokens.revoke({ accountId: a.accountId, userId: "revoke-live" });
     const r = await getJson(s.url, "/ai_agent/conversations", { access_token: t.access_token });
     expect(r.status).toBe(401);
     // A token issued after the revocation works again.
@@ -149,7 +150,7 @@ describe("access token expiry", () => {
 });
 
 describe("bad requests change nothing and say what was wrong", () => {
-  const count = () => (s.app.db.prepare("SELECT count(*) AS n FROM refresh_tokens").get() as { n: number }).n;
+  const count = () => (sqliteDb(s.app).prepare("SELECT count(*) AS n FROM refresh_tokens").get() as { n: number }).n;
 
   it("wrong client_api_key → unauthenticated", async () => {
     const before = count();

@@ -65,18 +65,18 @@ export async function startServer(
       const email = `owner${++counter}-${Math.random().toString(36).slice(2, 8)}@example.com`;
       const password = "correct horse battery staple";
       const a = await app.accounts.createAccount(email, password);
-      const chatbot = app.accounts.createChatbot(
+      const chatbot = await app.accounts.createChatbot(
         email,
         "Test bot",
         o.origins ?? ["https://shop.example"],
         o.knowledge ?? [],
       );
-      const key = app.accounts.createApiKey(email);
+      const key = await app.accounts.createApiKey(email);
       return { accountId: a.accountId, email, password, apiKey: key.clientApiKey, chatbotId: chatbot.chatbotId };
     },
     async close(remove = false) {
       await server.close(1000);
-      app.close();
+      await app.close();
       if (remove) rmSync(dir, { recursive: true, force: true });
     },
   };

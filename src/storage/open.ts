@@ -1,0 +1,23 @@
+import type { Config } from "../config.js";
+import type { Store } from "../domain/store.js";
+import { type Fsync, openSqliteStore } from "./sqlite/index.js";
+
+export type { Fsync } from "./sqlite/index.js";
+
+/** What a caller may add when opening storage. */
+export interface OpenStoreOptions {
+  /** SQLite's group-commit fsync (a test holds or fails it). */
+  fsync?: Fsync;
+  /** Refuse to create a database that does not exist yet. */
+  mustExist?: boolean;
+}
+
+/** Opens the back end the configuration names, schema brought up to date. */
+export async function openStore(config: Config, o: OpenStoreOptions = {}): Promise<Store> {
+  return openSqliteStore(config.dbPath, {
+    synchronous: config.synchronous,
+    busyTimeoutMs: config.busyTimeoutMs,
+    ...(o.fsync ? { fsync: o.fsync } : {}),
+    ...(o.mustExist ? { mustExist: true } : {}),
+  });
+}
