@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe } from "vitest";
+import { afterAll, afterEach, beforeEach, describe } from "vitest";
 import { accountCases } from "./accounts.case.js";
 import { contactCases } from "./contacts.case.js";
 import { conversationCases } from "./conversations.case.js";
@@ -8,7 +8,12 @@ import { transactionCases } from "./transactions.case.js";
 
 // One suite, every back end: each case gets a fresh, empty store.
 for (const backend of backends) {
-  describe(`storage contract: ${backend.name}`, () => {
+  const skip = await backend.skipReason();
+  if (skip) console.warn(`storage contract on ${backend.name} skipped: ${skip}`);
+  describe.skipIf(skip !== undefined)(`storage contract: ${backend.name}`, () => {
+    afterAll(async () => {
+      await backend.teardown?.();
+    });
     let harness: Harness | undefined;
     beforeEach(async () => {
       harness = await backend.open();
