@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { buildApp } from "../app.js";
 import { bootstrapDemo } from "../bootstrap.js";
-import { ConfigError, loadConfig } from "../config.js";
+import { ConfigError, loadConfig, redactUrl } from "../config.js";
 import { isDomainError } from "../domain/errors.js";
 import { StoreOpenError } from "../domain/store.js";
 import { frameRoutes } from "../frame/routes.js";
@@ -36,7 +36,12 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
         );
     }
   }
-  log.info("listening", { url: server.url, db: config.dbPath, synchronous: config.synchronous });
+  log.info("listening", {
+    url: server.url,
+    ...(config.databaseUrl
+      ? { db: redactUrl(config.databaseUrl) }
+      : { db: config.dbPath, synchronous: config.synchronous }),
+  });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -1,5 +1,6 @@
 import type { Config } from "../config.js";
 import type { Store } from "../domain/store.js";
+import { openPgStore } from "./postgres/index.js";
 import { type Fsync, openSqliteStore } from "./sqlite/index.js";
 
 export type { Fsync } from "./sqlite/index.js";
@@ -12,8 +13,9 @@ export interface OpenStoreOptions {
   mustExist?: boolean;
 }
 
-/** Opens the back end the configuration names, schema brought up to date. */
+/** Opens the back end the configuration names (PostgreSQL when it has a database URL), schema brought up to date. */
 export async function openStore(config: Config, o: OpenStoreOptions = {}): Promise<Store> {
+  if (config.databaseUrl) return openPgStore(config.databaseUrl, { lockTimeoutMs: config.busyTimeoutMs });
   return openSqliteStore(config.dbPath, {
     synchronous: config.synchronous,
     busyTimeoutMs: config.busyTimeoutMs,

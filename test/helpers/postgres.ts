@@ -29,6 +29,26 @@ export interface TestDatabase {
 
 let admin: Promise<string | undefined> | undefined;
 
+/** Databases of this test run share a prefix, so the run's teardown drops any a test left behind. */
+const RUN_PREFIX = `aiagent_test_${process.env.AIAGENT_TEST_RUN ?? "adhoc"}_`;
+
+/** Drops every database of this test run (the global teardown). */
+export async function dropRunDatabases(): Promise<void> {
+  admin ??= adminUrl();
+  const base = await admin;
+  if (!base) return;
+  const c = new pg.Client({ connectionString: base });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1", [
+      `${RUN_PREFIX.replace(/_/g, "\\_")}%`,
+    ]);
+    for (const r of rows) await c.query(`DROP DATABASE IF EXISTS "${r.datname}" WITH (FORCE)`);
+  } finally {
+    await c.end();
+  }
+}
+
 /** Why PostgreSQL tests cannot run here, or undefined when they can. */
 export async function postgresSkipReason(): Promise<string | undefined> {
   admin ??= adminUrl();
@@ -42,7 +62,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   admin ??= adminUrl();
   const base = await admin;
   if (!base) throw new Error("no PostgreSQL server for tests");
-  const name = `aiagent_test_${process.pid}_${randomBytes(4).toString("hex")}`;
+  const name = `${RUN_PREFIX}${process.pid}_${randomBytes(4).toString("hex")}`;
   const run = async (sql: string) => {
     const c = new pg.Client({ connectionString: base });
     await c.connect();
