@@ -9,6 +9,7 @@ import type { Agent } from "./domain/agent/agent.js";
 import { OfflineAgent } from "./domain/agent/offline-agent.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import { ConversationService } from "./domain/conversation/conversation-service.js";
+import type { ConversationEvents } from "./domain/conversation/events.js";
 import type { Store } from "./domain/store.js";
 import { JwtStrategy } from "./domain/token/jwt-strategy.js";
 import { KeyRing } from "./domain/token/key-ring.js";
@@ -66,7 +67,7 @@ export interface App {
   accounts: AccountService;
   conversations: ConversationService;
   /** Live updates of conversations (the watch streams subscribe here). */
-  events: InProcessConversationEvents;
+  events: ConversationEvents & { close(): void };
   watchLimits: WatchLimits;
   bindings: ServiceBinding[];
   handler: (req: HttpRequest, res: HttpResponse) => void;
@@ -108,7 +109,9 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   });
   const accounts = new AccountService({ ...store, clock, transaction: store.transaction.bind(store) });
   // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
-  const events = new InProcessConversationEvents(() => store.durable());
+  const local = new InProcessConversationEvents(() => store.durable());
+  // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
+  const events = store.sharedEvents ? await store.sharedEvents(local) : local;
   const watchLimits = new WatchLimits(config.watchStreams.perInstance, config.watchStreams.perToken);
   const conversations = new ConversationService({
     ...store,
@@ -167,7 +170,10 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         },
       };
     },
-    close: () => store.close(),
+    close: async () => {
+      events.close();
+      await store.close();
+    },
   };
   const routes: Route[] = [
     opsRoutes({ keys, ready: () => store.ready() }),

@@ -5,6 +5,7 @@ import type {
   DemoSetupRepository,
 } from "./account/repository.js";
 import type { BulkLoader } from "./bulk.js";
+import type { ConversationEvents } from "./conversation/events.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
 
@@ -35,6 +36,11 @@ export interface Store extends Repositories {
   ready(): Promise<boolean>;
   /** Flushes and closes; nothing may use the store afterwards. */
   close(): Promise<void>;
+  /**
+   * Live updates shared by every instance on this store, where the back end has a channel for them (PostgreSQL
+   * LISTEN/NOTIFY); `local` delivers to this instance's own watchers.
+   */
+  sharedEvents?(local: ConversationEvents & { close(): void }): Promise<ConversationEvents & { close(): void }>;
   /** A loader of synthetic data for benchmarks, where the back end has one. */
   bulkLoader?(): BulkLoader;
 }

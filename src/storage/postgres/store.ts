@@ -1,8 +1,10 @@
 import pg from "pg";
+import type { ConversationEvents } from "../../domain/conversation/events.js";
 import type { Repositories, Store } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
 import { pgContacts, pgConversations } from "./conversations.js";
 import { PgRunner } from "./db.js";
+import { PgConversationEvents } from "./events.js";
 import { pgMigrations } from "./migrations.js";
 import { pgAccounts, pgApiKeys, pgChatbots, pgDemoSetup, pgRefreshTokens, pgSigningKeys } from "./repos.js";
 
@@ -37,7 +39,10 @@ export class PgStore implements Store {
   readonly demoSetup: Repositories["demoSetup"];
   private readonly db: PgRunner;
 
-  constructor(readonly pool: pg.Pool) {
+  constructor(
+    readonly pool: pg.Pool,
+    private readonly url: string,
+  ) {
     this.db = new PgRunner(pool);
     this.accounts = pgAccounts(this.db);
     this.apiKeys = pgApiKeys(this.db);
@@ -70,6 +75,12 @@ export class PgStore implements Store {
   close(): Promise<void> {
     return this.pool.end();
   }
+
+  async sharedEvents(local: ConversationEvents & { close(): void }): Promise<PgConversationEvents> {
+    const events = new PgConversationEvents(this.url, this.pool, local, this.conversations);
+    await events.start();
+    return events;
+  }
 }
 
 /** Connects to the server at `url` and brings its schema up to date. */
@@ -89,7 +100,7 @@ export async function openPgStore(url: string, o: PgStoreOptions = {}): Promise<
     await pool.end().catch(() => undefined);
     throw new StoreOpenError(`cannot open database ${redact(url)}: ${(e as Error).message}`);
   }
-  return new PgStore(pool);
+  return new PgStore(pool, url);
 }
 
 /** Applies every migration step newer than the database's, under an advisory lock, each in one transaction. */
