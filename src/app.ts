@@ -28,12 +28,14 @@ import { docsRoutes } from "./protocol/http/docs-routes.js";
 import { opsRoutes } from "./protocol/http/ops-routes.js";
 import { chain, listen, type RunningServer } from "./protocol/http/server.js";
 import { type HttpRequest, type HttpResponse, type Route, sendJson } from "./protocol/http/types.js";
+import { type CounterStore, limiterCounter, memoryStore } from "./protocol/rate-limit.js";
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
 import { WatchLimits } from "./protocol/watch-limits.js";
 import { type Fsync, openStore } from "./storage/open.js";
+import { PgStore, pgRateLimiter } from "./storage/postgres/index.js";
 
 /** The issuer claim of every token this service signs. */
 export const ISSUER = "aiagent";
@@ -98,7 +100,10 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     throw e;
   }
   const jwt = new JwtStrategy(keys, clock, ISSUER);
-  const limits = config.rateLimit ? tokenLimits(config.rateLimit) : noTokenLimits;
+  // Several instances on one PostgreSQL count the token routes' abuse limits together.
+  const counters: CounterStore =
+    store instanceof PgStore ? (rule) => limiterCounter(pgRateLimiter(store.pool, rule), rule) : memoryStore;
+  const limits = config.rateLimit ? tokenLimits(config.rateLimit, counters) : noTokenLimits;
   const tokens = new TokenService({
     ...store,
     transaction: store.transaction.bind(store),

@@ -110,4 +110,22 @@ describe.skipIf(skip !== undefined)("two instances on one PostgreSQL", () => {
     const all = [1, 2, ...orders].sort((x, y) => x - y);
     expect(all).toEqual(Array.from({ length: all.length }, (_, i) => i + 1));
   });
+
+  it("wrong API keys spread over both instances end in 429 at the same threshold as on one (shared counters)", async () => {
+    const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
+    // A chatbot of its own: the (address, chatbot) pair ends up blocked.
+    const bot = await a.app.accounts.createChatbot(acc.email, "guarded", ["https://shop.example"], []);
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) {
+      const r = await postJson((i % 2 ? a : b).url, "/ai_agent/get_access_token", {
+        user_id: "guess",
+        chatbot_id: bot.chatbotId,
+        client_api_key: `cak_wrong${i}`,
+      });
+      statuses.push(r.status);
+    }
+    // The default: 20 failed credentials per (address, chatbot), counted across instances.
+    expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
+    expect(statuses[20]).toBe(429);
+  });
 });

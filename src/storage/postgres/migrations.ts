@@ -119,4 +119,9 @@ export const pgMigrations: PgMigration[] = [
         api_key_id text NOT NULL REFERENCES api_keys(api_key_id)
       );`,
   },
+  {
+    version: 2,
+    // rate-limiter-flexible's table (its own layout): the token routes' abuse counters, shared by every instance.
+    sql: `CREATE TABLE rate_limits (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint);`,
+  },
 ];

@@ -52,7 +52,7 @@ export const sqliteBackend: Backend = {
 };
 
 const TABLES =
-  "accounts, api_keys, chatbots, refresh_tokens, token_revocations, signing_keys, contacts, conversations, messages, demo_setup";
+  "accounts, api_keys, chatbots, refresh_tokens, token_revocations, signing_keys, contacts, conversations, messages, demo_setup, rate_limits";
 
 let database: Promise<TestDatabase> | undefined;
 
