@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 
 /** Where the tests' PostgreSQL server is: AIAGENT_TEST_DATABASE_URL, else the local server if it answers. */
-async function adminUrl(): Promise<string | undefined> {
+export async function adminUrl(): Promise<string | undefined> {
   const candidates = process.env.AIAGENT_TEST_DATABASE_URL
     ? [process.env.AIAGENT_TEST_DATABASE_URL]
     : ["postgres://postgres@127.0.0.1:5432/postgres", "postgres://root@127.0.0.1:5432/postgres"];

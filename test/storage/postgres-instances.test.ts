@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
@@ -9,7 +10,7 @@ import type { RunningServer } from "../../src/protocol/http/server.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { openNdjson } from "../helpers/ndjson.js";
-import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
+import { adminUrl, createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
 import type { TestAccount } from "../helpers/server.js";
 
 // Two instances of the service on one PostgreSQL database, each with its own HTTP server on a loopback port.
@@ -127,5 +128,34 @@ describe.skipIf(skip !== undefined)("two instances on one PostgreSQL", () => {
     // The default: 20 failed credentials per (address, chatbot), counted across instances.
     expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
     expect(statuses[20]).toBe(429);
+  });
+
+  it("PostgreSQL away (connections killed, new ones refused): 503 with Retry-After, nothing half-written, then recovery", async () => {
+    const [a] = instances as [(typeof instances)[0]];
+    const t = await issueTokens(a.url, acc, "cust-away");
+    const conv = await send(a.url, t.access_token, "before");
+    const dbName = new URL(database.url).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: (await adminUrl())! });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER DATABASE "${dbName}" WITH ALLOW_CONNECTIONS false`);
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [dbName]);
+      const away = await postJson(a.url, `/ai_agent/send_message?access_token=${encodeURIComponent(t.access_token)}`, {
+        conversation_id: conv.conversation_id,
+        content: "while away",
+      });
+      expect(away.status).toBe(503);
+      expect(away.headers.get("retry-after")).toBe("5");
+      expect(away.body.code).toBe("unavailable");
+      expect((await fetch(`${a.url}/readyz`)).status).toBe(503);
+    } finally {
+      await admin.query(`ALTER DATABASE "${dbName}" WITH ALLOW_CONNECTIONS true`);
+      await admin.end();
+    }
+    // Back by itself: the pool makes new connections.
+    expect((await fetch(`${a.url}/readyz`)).status).toBe(200);
+    const after = await send(a.url, t.access_token, "after", conv.conversation_id);
+    // Nothing half-written while away: the next message takes the next order.
+    expect(after.user_message.message_order).toBe(3);
   });
 });

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Pool, PoolClient, QueryResultRow } from "pg";
-import { storageError } from "./errors.js";
+import { isConnectionLoss, storageError, unavailable } from "./errors.js";
 
 /** How often a unit of work is tried before a serialization conflict reaches the caller. */
 const MAX_ATTEMPTS = 8;
@@ -56,7 +56,7 @@ export class PgRunner implements PgDb {
     try {
       client = await this.pool.connect();
     } catch (e) {
-      throw storageError(e);
+      throw unavailable(e);
     }
     let broken: unknown;
     try {
@@ -76,11 +76,29 @@ export class PgRunner implements PgDb {
   }
 
   private async query<R extends QueryResultRow>(name: string, text: string, values: unknown[]) {
-    const client = this.current.getStore();
+    const current = this.current.getStore();
+    if (current) {
+      try {
+        return await current.query<R>({ name, text, values });
+      } catch (e) {
+        throw storageError(e);
+      }
+    }
+    let client: PoolClient;
     try {
-      return client ? await client.query<R>({ name, text, values }) : await this.pool.query<R>({ name, text, values });
+      client = await this.pool.connect();
     } catch (e) {
+      // No connection to be had (server away, refusing connections, pool exhausted): the request may be retried.
+      throw unavailable(e);
+    }
+    let broken: Error | undefined;
+    try {
+      return await client.query<R>({ name, text, values });
+    } catch (e) {
+      if (isConnectionLoss(e)) broken = e as Error;
       throw storageError(e);
+    } finally {
+      client.release(broken);
     }
   }
 }

@@ -26,3 +26,18 @@ export function storageError(e: unknown): unknown {
     });
   return e;
 }
+
+/** A fault on the way to the server (no connection could be had): unavailable, whatever its code. */
+export function unavailable(e: unknown): DomainError {
+  return new DomainError("unavailable", "storage is unavailable; try again later", { retryAfterSeconds: 5, cause: e });
+}
+
+/** The connection itself is gone (terminated by the server, network): it must not be reused. */
+export function isConnectionLoss(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  const message = e instanceof Error ? e.message : "";
+  return (
+    (typeof code === "string" && (code.startsWith("08") || code.startsWith("57P") || NET.has(code))) ||
+    /Connection terminated|Client has encountered a connection error/i.test(message)
+  );
+}
