@@ -55,6 +55,12 @@ export async function bootstrapDemo(
   app: Pick<App, "accounts" | "store">,
   publicUrl: string,
 ): Promise<DemoSetup | undefined> {
+  // One unit of work: instances starting at once on one database make one demo account between them (on
+  // PostgreSQL the losers of the race are run again and find it made).
+  return app.store.transaction(() => bootstrapOnce(app, publicUrl));
+}
+
+async function bootstrapOnce(app: Pick<App, "accounts" | "store">, publicUrl: string): Promise<DemoSetup | undefined> {
   const { accounts, store } = app;
   if (!(await accounts.hasAccounts())) {
     const password = `demo-${Math.random().toString(36).slice(2, 10)}`;
