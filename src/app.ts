@@ -99,6 +99,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     if (e instanceof KeySealError) throw new ConfigError(`signing keys in ${config.dbPath}: ${e.message}`);
     throw e;
   }
+  // On PostgreSQL a rotation anywhere is announced, and this instance signs with the new key at once.
+  const stopKeyWatch = await store.onSigningKeysChanged?.(() => void keys.reload().catch(() => undefined));
   const jwt = new JwtStrategy(keys, clock, ISSUER);
   // Several instances on one PostgreSQL count the token routes' abuse limits together.
   const counters: CounterStore =
@@ -176,6 +178,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       };
     },
     close: async () => {
+      stopKeyWatch?.();
       events.close();
       await store.close();
     },

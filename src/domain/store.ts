@@ -41,6 +41,11 @@ export interface Store extends Repositories {
    * LISTEN/NOTIFY); `local` delivers to this instance's own watchers.
    */
   sharedEvents?(local: ConversationEvents & { close(): void }): Promise<ConversationEvents & { close(): void }>;
+  /**
+   * Calls `changed` whenever another process may have rotated the signing keys, where the back end can tell
+   * (PostgreSQL NOTIFY); returns a function that stops it. Without it, key rings look again on their interval.
+   */
+  onSigningKeysChanged?(changed: () => void): Promise<() => void>;
   /** A loader of synthetic data for benchmarks, where the back end has one. */
   bulkLoader?(): BulkLoader;
 }

@@ -130,6 +130,18 @@ describe.skipIf(skip !== undefined)("two instances on one PostgreSQL", () => {
     expect(statuses[20]).toBe(429);
   });
 
+  it("a signing key rotated on one instance signs and verifies on the other at once (announced, not polled)", async () => {
+    const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
+    const kid = await a.app.keys.rotate();
+    // The announcement arrives asynchronously: wait for it, bounded (the refresh interval is 30 s, far beyond this).
+    for (let i = 0; i < 100 && b.app.keys.current.kid !== kid; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(b.app.keys.current.kid).toBe(kid);
+    const t = await b.app.tokens.getIdToken({ email: acc.email, clientApiKey: acc.apiKey });
+    const header = JSON.parse(Buffer.from(t.idToken.split(".")[0]!, "base64url").toString()) as { kid: string };
+    expect(header.kid).toBe(kid);
+    await expect(a.app.tokens.authenticateAccount(t.idToken)).resolves.toMatchObject({ email: acc.email });
+  });
+
   it("PostgreSQL away (connections killed, new ones refused): 503 with Retry-After, nothing half-written, then recovery", async () => {
     const [a] = instances as [(typeof instances)[0]];
     const t = await issueTokens(a.url, acc, "cust-away");

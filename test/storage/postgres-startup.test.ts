@@ -40,7 +40,13 @@ describe.skipIf(skip !== undefined)("three instances starting at once on one emp
     // Every instance signs with a key the others verify (one active key in the database).
     const active = (await apps[0]!.store.signingKeys.list()).filter((k) => k.retiredAt === null);
     expect(active).toHaveLength(1);
-    const t = await apps[1]!.tokens.getIdToken({ email: DEMO_EMAIL, clientApiKey: demos.at(-1)!.clientApiKey });
+    // Each renewal revoked the key of the start before it: exactly one demo key is left working.
+    const working = (await apps[0]!.store.apiKeys.listForAccount(accounts[0]!.accountId)).filter(
+      (k) => k.revokedAt === null,
+    );
+    expect(working).toHaveLength(1);
+    const key = demos.find((d) => d!.clientApiKey.startsWith(working[0]!.hint))!.clientApiKey;
+    const t = await apps[1]!.tokens.getIdToken({ email: DEMO_EMAIL, clientApiKey: key });
     await expect(apps[2]!.tokens.authenticateAccount(t.idToken)).resolves.toMatchObject({ email: DEMO_EMAIL });
   });
 });

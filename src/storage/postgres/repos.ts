@@ -16,6 +16,9 @@ import type {
 import type { PgDb } from "./db.js";
 
 type Row = Record<string, unknown>;
+
+/** The channel a signing-key rotation is announced on. */
+export const SIGNING_KEYS_CHANNEL = "aiagent_signing_keys";
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 const toAccount = (r: Row): AccountRecord => ({
@@ -253,12 +256,15 @@ export function pgSigningKeys(db: PgDb): SigningKeyRepository {
         "INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at, retired_at) VALUES ($1, $2, $3, $4, $5, $6)",
         [k.kid, k.alg, k.privateJwk, k.publicJwk, k.createdAt, k.retiredAt],
       )),
-    retireAllBut: async (kid, at) =>
-      void (await db.count(
-        "sk_retire",
-        "UPDATE signing_keys SET retired_at = $1 WHERE kid <> $2 AND retired_at IS NULL",
-        [at, kid],
-      )),
+    retireAllBut: async (kid, at) => {
+      await db.count("sk_retire", "UPDATE signing_keys SET retired_at = $1 WHERE kid <> $2 AND retired_at IS NULL", [
+        at,
+        kid,
+      ]);
+      // Every instance's key ring reloads at once (delivered when this commits), whoever rotated: a server or the
+      // `aiagent keys rotate` command.
+      await db.rows("sk_notify", `SELECT pg_notify('${SIGNING_KEYS_CHANNEL}', $1)`, [kid]);
+    },
     replacePrivateJwk: async (kid, was, now) =>
       void (await db.count(
         "sk_replace",

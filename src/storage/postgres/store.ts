@@ -5,8 +5,17 @@ import { StoreOpenError } from "../../domain/store.js";
 import { pgContacts, pgConversations } from "./conversations.js";
 import { PgRunner } from "./db.js";
 import { PgConversationEvents } from "./events.js";
+import { PgListener } from "./listen.js";
 import { pgMigrations } from "./migrations.js";
-import { pgAccounts, pgApiKeys, pgChatbots, pgDemoSetup, pgRefreshTokens, pgSigningKeys } from "./repos.js";
+import {
+  pgAccounts,
+  pgApiKeys,
+  pgChatbots,
+  pgDemoSetup,
+  pgRefreshTokens,
+  pgSigningKeys,
+  SIGNING_KEYS_CHANNEL,
+} from "./repos.js";
 
 /** How the PostgreSQL back end connects. */
 export interface PgStoreOptions {
@@ -74,6 +83,12 @@ export class PgStore implements Store {
 
   close(): Promise<void> {
     return this.pool.end();
+  }
+
+  async onSigningKeysChanged(changed: () => void): Promise<() => void> {
+    const listener = new PgListener(this.url, SIGNING_KEYS_CHANNEL, () => changed());
+    await listener.start();
+    return () => listener.close();
   }
 
   async sharedEvents(local: ConversationEvents & { close(): void }): Promise<PgConversationEvents> {
