@@ -49,7 +49,7 @@ export default defineConfig(async () => {
       // Two cores: more parallel files only adds contention between real servers.
       maxWorkers: 2,
       projects: [
-        { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], ...shared } },
+        { extends: true, test: { name: "all", include: ["test/**/*.test.ts"], ...shared } },
         ...(postgres
           ? [
               {
