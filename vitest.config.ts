@@ -1,16 +1,69 @@
+import pg from "pg";
 import { defineConfig } from "vitest/config";
 
-export default defineConfig({
-  test: {
-    include: ["test/**/*.test.ts"],
+/** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
+const ON_POSTGRES = [
+  "test/api/tokens.test.ts",
+  "test/api/token-issue.test.ts",
+  "test/api/conversations-access.test.ts",
+  "test/api/conversations-read.test.ts",
+  "test/api/conversations-search-filter.test.ts",
+  "test/api/contact-conversations.test.ts",
+  "test/api/search-folding.test.ts",
+  "test/api/watch-conversation.test.ts",
+];
+
+/** Whether the tests' PostgreSQL server answers (AIAGENT_TEST_DATABASE_URL, else the local one). */
+async function postgresAnswers(): Promise<boolean> {
+  const urls = process.env.AIAGENT_TEST_DATABASE_URL
+    ? [process.env.AIAGENT_TEST_DATABASE_URL]
+    : ["postgres://postgres@127.0.0.1:5432/postgres", "postgres://root@127.0.0.1:5432/postgres"];
+  for (const url of urls) {
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+    try {
+      await c.connect();
+      return true;
+    } catch {
+      // next
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  }
+  return false;
+}
+
+export default defineConfig(async () => {
+  const postgres = await postgresAnswers();
+  if (!postgres) console.warn("API suites on PostgreSQL skipped: no PostgreSQL server answers");
+  const shared = {
     // A test that prints a credential fails (nothing secret in the CI log).
     setupFiles: ["test/setup/no-secrets-in-output.ts"],
-    // Installs the Debian packages some suites need, when it can (see the README's Quick start).
-    globalSetup: ["test/setup/install-system-packages.ts"],
-    pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Two cores: more parallel files only adds contention between real servers.
-    maxWorkers: 2,
-  },
+  };
+  return {
+    test: {
+      // Installs the Debian packages some suites need, when it can (see the README's Quick start).
+      globalSetup: ["test/setup/install-system-packages.ts", "test/setup/postgres-run.ts"],
+      pool: "forks",
+      // Two cores: more parallel files only adds contention between real servers.
+      maxWorkers: 2,
+      projects: [
+        { extends: true, test: { name: "all", include: ["test/**/*.test.ts"], ...shared } },
+        ...(postgres
+          ? [
+              {
+                extends: true,
+                test: {
+                  name: "api-postgres",
+                  include: ON_POSTGRES,
+                  env: { AIAGENT_TEST_BACKEND: "postgres" },
+                  ...shared,
+                },
+              },
+            ]
+          : []),
+      ],
+    },
+  };
 });

@@ -125,9 +125,9 @@ export async function runCrashTest(opts: {
   const setup = await buildApp(loadConfig({ AIAGENT_DB: dbPath, AIAGENT_SECRETS: SECRETS }), createLogger("silent"));
   const email = `crash-${Date.now()}@example.com`;
   await setup.accounts.createAccount(email);
-  const chatbotId = setup.accounts.createChatbot(email, "crash bot", ["https://shop.example"], []).chatbotId;
-  const apiKey = setup.accounts.createApiKey(email).clientApiKey;
-  setup.close();
+  const chatbotId = (await setup.accounts.createChatbot(email, "crash bot", ["https://shop.example"], [])).chatbotId;
+  const apiKey = (await setup.accounts.createApiKey(email)).clientApiKey;
+  await setup.close();
   const secrets = [apiKey];
 
   const acknowledged = new Set<string>();

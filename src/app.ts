@@ -9,6 +9,8 @@ import type { Agent } from "./domain/agent/agent.js";
 import { OfflineAgent } from "./domain/agent/offline-agent.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import { ConversationService } from "./domain/conversation/conversation-service.js";
+import type { ConversationEvents } from "./domain/conversation/events.js";
+import type { Store } from "./domain/store.js";
 import { JwtStrategy } from "./domain/token/jwt-strategy.js";
 import { KeyRing } from "./domain/token/key-ring.js";
 import { KeySealError } from "./domain/token/key-sealer.js";
@@ -26,20 +28,14 @@ import { docsRoutes } from "./protocol/http/docs-routes.js";
 import { opsRoutes } from "./protocol/http/ops-routes.js";
 import { chain, listen, type RunningServer } from "./protocol/http/server.js";
 import { type HttpRequest, type HttpResponse, type Route, sendJson } from "./protocol/http/types.js";
+import { type CounterStore, limiterCounter, memoryStore } from "./protocol/rate-limit.js";
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
 import { WatchLimits } from "./protocol/watch-limits.js";
-import {
-  type Db,
-  type Fsync,
-  openDatabase,
-  type Repositories,
-  readinessProbe,
-  sqliteRepositories,
-  WalSync,
-} from "./storage/sqlite/index.js";
+import { type Fsync, openStore } from "./storage/open.js";
+import { PgStore, pgRateLimiter } from "./storage/postgres/index.js";
 
 /** The issuer claim of every token this service signs. */
 export const ISSUER = "aiagent";
@@ -66,66 +62,66 @@ export interface AppOverrides {
 /** The wired service: storage, domain and protocol, not yet listening. */
 export interface App {
   config: Config;
-  db: Db;
-  repos: Repositories;
+  /** The storage port; which back end runs is known only to src/storage. */
+  store: Store;
   keys: KeyRing;
   tokens: TokenService;
   accounts: AccountService;
   conversations: ConversationService;
   /** Live updates of conversations (the watch streams subscribe here). */
-  events: InProcessConversationEvents;
+  events: ConversationEvents & { close(): void };
   watchLimits: WatchLimits;
   bindings: ServiceBinding[];
   handler: (req: HttpRequest, res: HttpResponse) => void;
   log: Logger;
   /** Listens on config.port (0 for any free port). */
   listen(): Promise<RunningServer>;
-  /** Closes the database (after the server has stopped). */
-  close(): void;
+  /** Flushes and closes storage (after the server has stopped). */
+  close(): Promise<void>;
 }
 
 /** The one place that wires storage, domain and protocol together. */
 export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}): Promise<App> {
   const clock = o.clock ?? systemClock;
-  // synchronous=FULL is kept as group commit: answers wait for a shared fsync instead of each commit blocking on its own.
-  const db = openDatabase(config.dbPath, {
-    synchronous: config.synchronous,
-    busyTimeoutMs: config.busyTimeoutMs,
-    groupCommit: true,
-  });
-  const walSync =
-    config.synchronous === "FULL" && config.dbPath !== ":memory:" ? new WalSync(db, config.dbPath, o.fsync) : undefined;
-  const durable = (h: Record<string, AnyHandler>) => (walSync ? durableHandlers(h, () => walSync.durable()) : h);
-  const repos = sqliteRepositories(db);
+  // With SQLite's synchronous=FULL kept as group commit, answers wait for a shared fsync (store.durable()).
+  const store = await openStore(config, o.fsync ? { fsync: o.fsync } : {});
+  const durable = (h: Record<string, AnyHandler>) => durableHandlers(h, () => store.durable());
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
   let keys: KeyRing;
   try {
-    keys = await KeyRing.open(repos.signingKeys, clock, {
+    keys = await KeyRing.open(store.signingKeys, clock, {
       maxTokenLifetimeMs: maxLifetimeMs,
       refreshIntervalMs: config.signingKeyRefreshSeconds * 1000,
       sealer: keySealer(config, log),
     });
   } catch (e) {
-    db.close();
+    await store.close();
     if (e instanceof KeySealError) throw new ConfigError(`signing keys in ${config.dbPath}: ${e.message}`);
     throw e;
   }
+  // On PostgreSQL a rotation anywhere is announced, and this instance signs with the new key at once.
+  const stopKeyWatch = await store.onSigningKeysChanged?.(() => void keys.reload().catch(() => undefined));
   const jwt = new JwtStrategy(keys, clock, ISSUER);
-  const limits = config.rateLimit ? tokenLimits(config.rateLimit) : noTokenLimits;
+  // Several instances on one PostgreSQL count the token routes' abuse limits together.
+  const counters: CounterStore =
+    store instanceof PgStore ? (rule) => limiterCounter(pgRateLimiter(store.pool, rule), rule) : memoryStore;
+  const limits = config.rateLimit ? tokenLimits(config.rateLimit, counters) : noTokenLimits;
   const tokens = new TokenService({
-    ...repos,
+    ...store,
+    transaction: store.transaction.bind(store),
     jwt,
     clock,
     ttl: { access: config.accessTokenTtl, refresh: config.refreshTokenTtl, id: config.idTokenTtl },
-    atomically: (fn) => db.transaction(fn).immediate(),
     admit: limits.account,
   });
-  const accounts = new AccountService({ ...repos, clock, atomically: (fn) => db.transaction(fn).immediate() });
+  const accounts = new AccountService({ ...store, clock, transaction: store.transaction.bind(store) });
   // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
-  const events = new InProcessConversationEvents(walSync ? () => walSync.durable() : undefined);
+  const local = new InProcessConversationEvents(() => store.durable());
+  // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
+  const events = store.sharedEvents ? await store.sharedEvents(local) : local;
   const watchLimits = new WatchLimits(config.watchStreams.perInstance, config.watchStreams.perToken);
   const conversations = new ConversationService({
-    ...repos,
+    ...store,
     events,
     agent: o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
     clock,
@@ -160,8 +156,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   });
   const app: App = {
     config,
-    db,
-    repos,
+    store,
     keys,
     tokens,
     accounts,
@@ -182,15 +177,14 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         },
       };
     },
-    close: () => {
-      // Commits not yet answered for (a command's, the demo bootstrap's) reach the disk before the file closes.
-      walSync?.flushSync();
-      walSync?.close();
-      db.close();
+    close: async () => {
+      stopKeyWatch?.();
+      events.close();
+      await store.close();
     },
   };
   const routes: Route[] = [
-    opsRoutes({ keys, ready: readinessProbe(db) }),
+    opsRoutes({ keys, ready: () => store.ready() }),
     docsRoutes(),
     ...(o.extraRoutes?.(app) ?? []),
     createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log }),

@@ -51,14 +51,24 @@ const DEMO_CHATBOT_NAME = "Demo assistant";
  * account present, a new demo API key (the previous start's demo key is revoked), since only its hash was kept and the
  * /demo page needs the key itself. Other keys of the demo account are left alone.
  */
-export async function bootstrapDemo(app: App, publicUrl: string): Promise<DemoSetup | undefined> {
-  if (!app.accounts.hasAccounts()) {
+export async function bootstrapDemo(
+  app: Pick<App, "accounts" | "store">,
+  publicUrl: string,
+): Promise<DemoSetup | undefined> {
+  // One unit of work: instances starting at once on one database make one demo account between them (on
+  // PostgreSQL the losers of the race are run again and find it made).
+  return app.store.transaction(() => bootstrapOnce(app, publicUrl));
+}
+
+async function bootstrapOnce(app: Pick<App, "accounts" | "store">, publicUrl: string): Promise<DemoSetup | undefined> {
+  const { accounts, store } = app;
+  if (!(await accounts.hasAccounts())) {
     const password = `demo-${Math.random().toString(36).slice(2, 10)}`;
-    const account = await app.accounts.createAccount(DEMO_EMAIL, password);
+    const account = await accounts.createAccount(DEMO_EMAIL, password);
     const origin = new URL(publicUrl).origin;
-    const chatbot = app.accounts.createChatbot(DEMO_EMAIL, DEMO_CHATBOT_NAME, [origin], DEMO_KNOWLEDGE);
-    const key = app.accounts.createApiKey(DEMO_EMAIL);
-    app.repos.demoSetup.set({ accountId: account.accountId, chatbotId: chatbot.chatbotId, apiKeyId: key.apiKeyId });
+    const chatbot = await accounts.createChatbot(DEMO_EMAIL, DEMO_CHATBOT_NAME, [origin], DEMO_KNOWLEDGE);
+    const key = await accounts.createApiKey(DEMO_EMAIL);
+    await store.demoSetup.set({ accountId: account.accountId, chatbotId: chatbot.chatbotId, apiKeyId: key.apiKeyId });
     return {
       email: DEMO_EMAIL,
       password,
@@ -68,26 +78,24 @@ export async function bootstrapDemo(app: App, publicUrl: string): Promise<DemoSe
       allowedOrigins: chatbot.allowedOrigins,
     };
   }
-  const account = app.repos.accounts.byEmail(DEMO_EMAIL);
+  const account = await store.accounts.byEmail(DEMO_EMAIL);
   if (!account?.active) return undefined;
-  const setup = app.repos.demoSetup.get();
+  const setup = await store.demoSetup.get();
   // A database from before the setup was recorded: the demo chatbot is the demo account's first one of that name.
   const chatbot =
-    (setup && setup.accountId === account.accountId ? app.repos.chatbots.byId(setup.chatbotId) : undefined) ??
-    app.repos.chatbots.listForAccount(account.accountId).find((c) => c.name === DEMO_CHATBOT_NAME);
+    (setup && setup.accountId === account.accountId ? await store.chatbots.byId(setup.chatbotId) : undefined) ??
+    (await store.chatbots.listForAccount(account.accountId)).find((c) => c.name === DEMO_CHATBOT_NAME);
   if (!chatbot?.active) return undefined;
-  return app.db
-    .transaction(() => {
-      const key = app.accounts.createApiKey(DEMO_EMAIL);
-      if (setup?.accountId === account.accountId) app.accounts.revokeApiKey(DEMO_EMAIL, setup.apiKeyId);
-      app.repos.demoSetup.set({ accountId: account.accountId, chatbotId: chatbot.chatbotId, apiKeyId: key.apiKeyId });
-      return {
-        email: DEMO_EMAIL,
-        chatbotId: chatbot.chatbotId,
-        clientApiKey: key.clientApiKey,
-        firstStart: false,
-        allowedOrigins: chatbot.allowedOrigins,
-      } satisfies DemoSetup;
-    })
-    .immediate();
+  return store.transaction(async (tx) => {
+    const key = await accounts.createApiKey(DEMO_EMAIL, "", tx);
+    if (setup?.accountId === account.accountId) await accounts.revokeApiKey(DEMO_EMAIL, setup.apiKeyId, tx);
+    await tx.demoSetup.set({ accountId: account.accountId, chatbotId: chatbot.chatbotId, apiKeyId: key.apiKeyId });
+    return {
+      email: DEMO_EMAIL,
+      chatbotId: chatbot.chatbotId,
+      clientApiKey: key.clientApiKey,
+      firstStart: false,
+      allowedOrigins: chatbot.allowedOrigins,
+    } satisfies DemoSetup;
+  });
 }

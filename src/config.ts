@@ -9,6 +9,11 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly dbPath: string;
+  /**
+   * The PostgreSQL server to store everything in (AIAGENT_DATABASE_URL, or --db postgres://…); undefined: the SQLite
+   * file at dbPath.
+   */
+  readonly databaseUrl: string | undefined;
   readonly baseUrl: string | undefined;
   readonly appUrl: string | undefined;
   readonly accessTokenTtl: number;
@@ -179,12 +184,39 @@ function host(src: Source): string {
   return raw;
 }
 
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+
 function dbPath(src: Source): string {
   const v = src.get("AIAGENT_DB");
   if (v.raw === undefined && !v.flag) return resolve("./data/aiagent.db");
+  // --db postgres://… names the server instead of a file; the file path is then unused.
+  if (POSTGRES_URL.test(v.raw ?? "")) return resolve("./data/aiagent.db");
   const raw = v.raw ?? "";
   if (raw === "") src.fail(v, "must be a file path", raw);
   return resolve(raw);
+}
+
+function databaseUrl(src: Source): string | undefined {
+  const db = src.get("AIAGENT_DB");
+  const v = db.raw !== undefined && POSTGRES_URL.test(db.raw) ? db : src.get("AIAGENT_DATABASE_URL");
+  if (v.raw === undefined || v.raw === "") return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(v.raw);
+  } catch {
+    url = undefined;
+  }
+  // The value is not echoed: it may carry a password.
+  if (!url || !POSTGRES_URL.test(v.raw) || url.hostname === "")
+    throw new ConfigError(`${v.label} must be a postgres://user@host:port/database URL`, v.flag);
+  return v.raw;
+}
+
+/** A database URL as it may be logged: without its password. */
+export function redactUrl(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = "***";
+  return u.toString();
 }
 
 /** AIAGENT_SECRETS (comma-separated) or AIAGENT_SECRETS_FILE (one per line or comma-separated); never echoed. */
@@ -229,6 +261,7 @@ export function loadConfig(
     port: port(src),
     host: host(src),
     dbPath: dbPath(src),
+    databaseUrl: databaseUrl(src),
     baseUrl: env.AIAGENT_BASE_URL || undefined,
     appUrl: env.AIAGENT_APP_URL || undefined,
     accessTokenTtl: seconds(src, "AIAGENT_ACCESS_TOKEN_TTL", 15 * 60),

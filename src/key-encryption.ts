@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { type Config, ConfigError } from "./config.js";
 import { KeySealer, MIN_SECRET_LENGTH } from "./domain/token/key-sealer.js";
 import type { Logger } from "./log.js";
@@ -28,6 +29,8 @@ export function keySealer(config: Config, log: Logger): KeySealer {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT")
       throw new ConfigError(`cannot read the key-encryption secret ${file}: ${(e as Error).message}`);
     secret = KeySealer.generateSecret();
+    // With PostgreSQL there is no database file: the secret still goes to the (default) data directory.
+    mkdirSync(dirname(file), { recursive: true });
     // wx: never overwrite a secret another process has just written (its keys would no longer open).
     try {
       writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: "wx" });

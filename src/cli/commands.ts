@@ -24,7 +24,12 @@ export function configFlags(values: Values): ConfigFlags {
   return flags;
 }
 
-async function withApp<T>(values: Values, fn: (app: App) => Promise<T> | T): Promise<T> {
+/** What a command may use: the domain services and the configuration, never the storage back end. */
+export type CommandDeps = Pick<App, "accounts" | "tokens" | "keys" | "config"> & {
+  store: Pick<App["store"], "bulkLoader">;
+};
+
+async function withApp<T>(values: Values, fn: (app: CommandDeps) => Promise<T> | T): Promise<T> {
   const config = loadConfig(process.env, {}, configFlags(values));
   const app = await buildApp(
     config,
@@ -33,8 +38,14 @@ async function withApp<T>(values: Values, fn: (app: App) => Promise<T> | T): Pro
   try {
     return await fn(app);
   } finally {
-    app.close();
+    await app.close();
   }
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
 }
 
 /** The parsed JSON of a --knowledge file; its shape is the domain's to check. */
@@ -73,8 +84,8 @@ export const COMMANDS: Record<string, Command> = {
   "account list": {
     options: [],
     run: (values, out) =>
-      withApp(values, (app) => {
-        const accounts = [...app.accounts.listAccounts()].map((a) => ({
+      withApp(values, async (app) => {
+        const accounts = (await collect(app.accounts.listAccounts())).map((a) => ({
           account_id: a.accountId,
           email: a.email,
           active: a.active,
@@ -97,8 +108,8 @@ export const COMMANDS: Record<string, Command> = {
       const email = required(values, "email");
       const name = required(values, "name");
       const knowledge = readKnowledge(values.knowledge);
-      return withApp(values, (app) => {
-        const c = app.accounts.createChatbot(email, name, values["allowed-origin"] ?? [], knowledge ?? []);
+      return withApp(values, async (app) => {
+        const c = await app.accounts.createChatbot(email, name, values["allowed-origin"] ?? [], knowledge ?? []);
         out(chatbotJson(c), `chatbot ${c.name} created (chatbot_id ${c.chatbotId})`);
       });
     },
@@ -107,8 +118,8 @@ export const COMMANDS: Record<string, Command> = {
     options: ["email"],
     run: (values, out) => {
       const email = required(values, "email");
-      return withApp(values, (app) => {
-        const chatbots = app.accounts.listChatbots(email).map((c) => ({
+      return withApp(values, async (app) => {
+        const chatbots = (await app.accounts.listChatbots(email)).map((c) => ({
           ...chatbotJson(c),
           active: c.active,
           created_at: isoTime(c.createdAt),
@@ -137,8 +148,8 @@ export const COMMANDS: Record<string, Command> = {
       if (values.name === undefined && values["allowed-origin"] === undefined && values.knowledge === undefined)
         throw new UsageError("nothing to change: give --name, --allowed-origin or --knowledge");
       const knowledge = readKnowledge(values.knowledge);
-      return withApp(values, (app) => {
-        const c = app.accounts.updateChatbot(email, chatbotId, {
+      return withApp(values, async (app) => {
+        const c = await app.accounts.updateChatbot(email, chatbotId, {
           name: values.name,
           allowedOrigins: values["allowed-origin"],
           knowledge,
@@ -151,11 +162,11 @@ export const COMMANDS: Record<string, Command> = {
     options: ["email", "name"],
     run: (values, out) => {
       const email = required(values, "email");
-      return withApp(values, (app) => {
-        const k = app.accounts.createApiKey(email, values.name);
+      return withApp(values, async (app) => {
+        const k = await app.accounts.createApiKey(email, values.name);
         out(
           {
-            account_id: app.accounts.account(email).accountId,
+            account_id: (await app.accounts.account(email)).accountId,
             email,
             api_key_id: k.apiKeyId,
             client_api_key: k.clientApiKey,
@@ -169,8 +180,8 @@ export const COMMANDS: Record<string, Command> = {
     options: ["email"],
     run: (values, out) => {
       const email = required(values, "email");
-      return withApp(values, (app) => {
-        const keys = app.accounts.listApiKeys(email).map((k) => ({
+      return withApp(values, async (app) => {
+        const keys = (await app.accounts.listApiKeys(email)).map((k) => ({
           api_key_id: k.apiKeyId,
           prefix: k.prefix,
           name: k.name,
@@ -203,9 +214,9 @@ export const COMMANDS: Record<string, Command> = {
     options: ["email", "name", "grace"],
     run: (values, out) => {
       const email = required(values, "email");
-      return withApp(values, (app) => {
+      return withApp(values, async (app) => {
         const graceSeconds = app.config.apiKeyGraceSeconds;
-        const k = app.accounts.rotateApiKey(email, { graceSeconds, name: values.name });
+        const k = await app.accounts.rotateApiKey(email, { graceSeconds, name: values.name });
         const older = k.olderKeys.map((o) => ({
           api_key_id: o.apiKeyId,
           prefix: o.prefix,
@@ -237,8 +248,8 @@ export const COMMANDS: Record<string, Command> = {
       if (values.id === undefined && !values.all)
         throw new UsageError("give --id KEY_ID to revoke one key, or --all to revoke every key of the account");
       const target = values.all ? "all" : required(values, "id");
-      return withApp(values, (app) => {
-        const n = app.accounts.revokeApiKey(email, target);
+      return withApp(values, async (app) => {
+        const n = await app.accounts.revokeApiKey(email, target);
         out(
           { email, revoked: n },
           target !== "all" && n === 0 ? `key ${target} was already revoked` : `${n} key(s) revoked`,
@@ -249,9 +260,9 @@ export const COMMANDS: Record<string, Command> = {
   "tokens revoke": {
     options: ["email", "chatbot-id", "user-id"],
     run: (values, out) =>
-      withApp(values, (app) => {
-        const account = app.accounts.account(required(values, "email"));
-        const n = app.tokens.revoke({
+      withApp(values, async (app) => {
+        const account = await app.accounts.account(required(values, "email"));
+        const n = await app.tokens.revoke({
           accountId: account.accountId,
           chatbotId: values["chatbot-id"],
           userId: values["user-id"],

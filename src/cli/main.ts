@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 import { buildApp } from "../app.js";
 import { bootstrapDemo } from "../bootstrap.js";
-import { ConfigError, loadConfig } from "../config.js";
+import { ConfigError, loadConfig, redactUrl } from "../config.js";
 import { isDomainError } from "../domain/errors.js";
+import { StoreOpenError } from "../domain/store.js";
 import { frameRoutes } from "../frame/routes.js";
 import { createLogger } from "../log.js";
-import { DatabaseOpenError } from "../storage/sqlite/index.js";
 import { onlyOptions, type ParsedArgs, parse, UsageError } from "./args.js";
 import { COMMANDS, configFlags, type Out } from "./commands.js";
 import { USAGE } from "./usage.js";
@@ -36,18 +36,19 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
         );
     }
   }
-  log.info("listening", { url: server.url, db: config.dbPath, synchronous: config.synchronous });
+  log.info("listening", {
+    url: server.url,
+    ...(config.databaseUrl
+      ? { db: redactUrl(config.databaseUrl) }
+      : { db: config.dbPath, synchronous: config.synchronous }),
+  });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info("stopping", { signal });
     await server.close(10_000);
-    try {
-      app.db.pragma("wal_checkpoint(TRUNCATE)");
-    } finally {
-      app.close();
-    }
+    await app.close();
     log.info("stopped");
     process.exit(0);
   };
@@ -96,7 +97,7 @@ run(process.argv.slice(2), out).catch((e: unknown) => {
   // A malformed command line (an option's value included) exits 2; a refused command, or bad environment, 1.
   const usage = e instanceof UsageError || (e instanceof ConfigError && e.flag !== undefined);
   const message =
-    e instanceof UsageError || e instanceof ConfigError || e instanceof DatabaseOpenError || e instanceof SyntaxError
+    e instanceof UsageError || e instanceof ConfigError || e instanceof StoreOpenError || e instanceof SyntaxError
       ? e.message
       : isDomainError(e)
         ? inCommandTerms(e.message)

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { App } from "../app.js";
 import type { KnowledgeSnippet } from "../domain/account/repository.js";
-import { type BulkContact, type BulkConversation, BulkLoader } from "../storage/sqlite/bulk.js";
+import type { BulkContact, BulkConversation, BulkLoader } from "../domain/bulk.js";
 import { UsageError } from "./args.js";
 
 /** How much data one seeded account gets. */
@@ -327,7 +327,7 @@ function shares(total: number, parts: number, min: number, rnd: () => number): n
 
 /** Fills one new account with synthetic contacts, conversations and messages through the storage layer's bulk loader. */
 export async function seed(
-  app: App,
+  app: Pick<App, "accounts"> & { store: Pick<App["store"], "bulkLoader"> },
   o: { email: string; size: SeedSize; now?: number; seed?: number },
 ): Promise<SeedResult> {
   const started = process.hrtime.bigint();
@@ -343,9 +343,10 @@ export async function seed(
   const rnd = random(o.seed ?? 42);
 
   const account = await app.accounts.createAccount(o.email);
-  const chatbot = app.accounts.createChatbot(o.email, "Benchmark shop assistant", [SHOP_ORIGIN], KNOWLEDGE);
-  const key = app.accounts.createApiKey(o.email);
-  const loader = new BulkLoader(app.db);
+  const chatbot = await app.accounts.createChatbot(o.email, "Benchmark shop assistant", [SHOP_ORIGIN], KNOWLEDGE);
+  const key = await app.accounts.createApiKey(o.email);
+  if (!app.store.bulkLoader) throw new Error("this storage back end has no bulk loader");
+  const loader = app.store.bulkLoader();
   try {
     const result: SeedResult = {
       account_id: account.accountId,
@@ -364,7 +365,7 @@ export async function seed(
     for (let i = 1; i <= size.smallAccounts; i++) {
       const email = o.email.replace("@", `+small${i}@`);
       const small = await app.accounts.createAccount(email);
-      const smallBot = app.accounts.createChatbot(email, "Small shop assistant", [SHOP_ORIGIN], KNOWLEDGE);
+      const smallBot = await app.accounts.createChatbot(email, "Small shop assistant", [SHOP_ORIGIN], KNOWLEDGE);
       const smallSize: SeedSize = {
         contacts: SMALL_ACCOUNT_CONTACTS,
         conversations: SMALL_ACCOUNT_CONTACTS * 2,
@@ -413,8 +414,7 @@ function fill(loader: BulkLoader, x: FillContext, out: Counts): void {
   const latestTimes = new Float64Array(size.contacts);
   for (let i = 0; i < size.contacts; i++) latestTimes[i] = now - Math.floor(rnd() * rnd() * 90 * DAY) - 1000;
   latestTimes.sort().reverse();
-  loader.loadAccount(x.accountId, (firstRowid) => {
-    let rowid = firstRowid;
+  loader.loadAccount(x.accountId, () => {
     let longConv: BulkConversation | undefined;
     for (let i = 0; i < size.contacts; i++) {
       const special: "long" | "sample" | undefined =
@@ -476,7 +476,7 @@ function fill(loader: BulkLoader, x: FillContext, out: Counts): void {
         liveActivityAt: live.length ? Math.max(...live.map((c) => c.v.lastMessageAt)) : null,
         channels: "web",
       };
-      loader.addContact(rowid++, x.accountId, contact);
+      loader.addContact(x.accountId, contact);
       out.contacts++;
       for (const { v, length } of convs) {
         loader.addConversation(x.accountId, v);

@@ -85,7 +85,10 @@ function requestOrigin(req: HttpRequest): string | undefined {
  * The dev bootstrap's demo host page at /demo: the same flow as examples/host-page, served by the service itself for
  * the demo chatbot made on first start. The "client server" part (tokens, refresh) runs here, server-side.
  */
-export function demoRoutes(app: App, credentials: () => DemoCredentials | undefined): Route[] {
+export function demoRoutes(
+  app: Pick<App, "tokens" | "config" | "log">,
+  credentials: () => DemoCredentials | undefined,
+): Route[] {
   const sessions = new Map<string, Session>();
 
   function session(req: HttpRequest, res: HttpResponse, create: boolean): Session | undefined {
@@ -125,7 +128,7 @@ export function demoRoutes(app: App, credentials: () => DemoCredentials | undefi
       res.end(errorPage("The demo is not available now", NOT_KNOWN));
       return;
     }
-    const chatbot = app.tokens.chatbot(c.chatbotId);
+    const chatbot = await app.tokens.chatbot(c.chatbotId);
     const appUrl = app.config.appUrl?.replace(/\/+$/, "");
     const here = requestOrigin(req);
     // The frame may only be embedded by the chatbot's allowed origins: send a visitor on another host name there.

@@ -63,7 +63,7 @@ function send(req: HttpRequest, res: HttpResponse, b: Built, cacheControl: strin
 }
 
 /** GET {app_url}/embed/v1.js, and the same under its content hash. */
-export function embedScriptRoute(app: App): Route {
+export function embedScriptRoute(app: Pick<App, "log">): Route {
   void embedScript().catch(() => undefined);
   return (req, res) => {
     if (req.method !== "GET" && req.method !== "HEAD") return false;

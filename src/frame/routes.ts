@@ -62,8 +62,11 @@ function sendPage(
   else res.end(html);
 }
 
+/** What the frame's routes use: token checks, the chatbot's settings, addresses and the log. */
+export type FrameDeps = Pick<App, "tokens" | "config" | "log">;
+
 /** The chat frame's routes: the frame page, its script and stylesheet, the host script, and the /demo host page. */
-export function frameRoutes(app: App, opts: FrameOptions = {}): Route[] {
+export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): Route[] {
   // Bundle at start, so the first visitor does not wait; a failure is reported when the script is asked for.
   void frameScript().catch(() => undefined);
   const cssTag = etagOf(FRAME_CSS);
@@ -103,70 +106,76 @@ export function frameRoutes(app: App, opts: FrameOptions = {}): Route[] {
     const m = FRAME_PATH.exec(pathOf(req));
     if (!m || m[1] === "assets") return false;
     const chatbotId = m[1]!;
-    const chatbot = UUID.test(chatbotId) ? app.tokens.chatbot(chatbotId) : undefined;
-    if (!chatbot?.active) {
-      sendPage(
-        req,
-        res,
-        404,
-        plain,
-        errorPage("Chat not found", "This chat does not exist or is no longer available."),
-      );
-      return true;
-    }
-    const headers = frameHeaders(chatbot.allowedOrigins, apiOrigin);
-    const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "");
-    // The frame's token must be for the frame's chatbot (decisions §3). Every API call verifies the token fully;
-    // here its chatbot claim is only compared, so an expired token still opens the frame and gets refreshed.
-    const tokenChatbot = chatbotClaim(query.get("access_token"));
-    if (tokenChatbot !== undefined && tokenChatbot !== chatbot.chatbotId) {
-      // A credential that does not authorise this chat: an authorisation failure, not a malformed request.
-      sendPage(
-        req,
-        res,
-        403,
-        headers,
-        errorPage("Chat cannot start", "The access token was issued for another chatbot."),
-      );
-      return true;
-    }
-    const asked = query.get("host_origin");
-    let hostOrigin: string | undefined;
-    if (asked !== null) {
-      let origin: string | undefined;
-      try {
-        origin = new URL(asked).origin;
-      } catch {
-        origin = undefined;
-      }
-      // The frame will post to this origin: it must be one the chatbot's owner allowed.
-      if (!origin || !chatbot.allowedOrigins.includes(origin)) {
+    void (async () => {
+      const chatbot = UUID.test(chatbotId) ? await app.tokens.chatbot(chatbotId) : undefined;
+      if (!chatbot?.active) {
         sendPage(
           req,
           res,
-          400,
-          headers,
-          errorPage("Chat cannot start", "host_origin is not one of this chat's allowed origins."),
+          404,
+          plain,
+          errorPage("Chat not found", "This chat does not exist or is no longer available."),
         );
-        return true;
+        return;
       }
-      hostOrigin = origin;
-    } else if (chatbot.allowedOrigins.length === 1) {
-      hostOrigin = chatbot.allowedOrigins[0];
-    }
-    sendPage(
-      req,
-      res,
-      200,
-      headers,
-      framePage({
-        chatbotName: chatbot.name,
-        apiBase,
-        hostOrigin,
-        allowedOrigins: chatbot.allowedOrigins,
-        refreshTimeoutMs,
-      }),
-    );
+      const headers = frameHeaders(chatbot.allowedOrigins, apiOrigin);
+      const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "");
+      // The frame's token must be for the frame's chatbot (decisions §3). Every API call verifies the token fully;
+      // here its chatbot claim is only compared, so an expired token still opens the frame and gets refreshed.
+      const tokenChatbot = chatbotClaim(query.get("access_token"));
+      if (tokenChatbot !== undefined && tokenChatbot !== chatbot.chatbotId) {
+        // A credential that does not authorise this chat: an authorisation failure, not a malformed request.
+        sendPage(
+          req,
+          res,
+          403,
+          headers,
+          errorPage("Chat cannot start", "The access token was issued for another chatbot."),
+        );
+        return;
+      }
+      const asked = query.get("host_origin");
+      let hostOrigin: string | undefined;
+      if (asked !== null) {
+        let origin: string | undefined;
+        try {
+          origin = new URL(asked).origin;
+        } catch {
+          origin = undefined;
+        }
+        // The frame will post to this origin: it must be one the chatbot's owner allowed.
+        if (!origin || !chatbot.allowedOrigins.includes(origin)) {
+          sendPage(
+            req,
+            res,
+            400,
+            headers,
+            errorPage("Chat cannot start", "host_origin is not one of this chat's allowed origins."),
+          );
+          return;
+        }
+        hostOrigin = origin;
+      } else if (chatbot.allowedOrigins.length === 1) {
+        hostOrigin = chatbot.allowedOrigins[0];
+      }
+      sendPage(
+        req,
+        res,
+        200,
+        headers,
+        framePage({
+          chatbotName: chatbot.name,
+          apiBase,
+          hostOrigin,
+          allowedOrigins: chatbot.allowedOrigins,
+          refreshTimeoutMs,
+        }),
+      );
+    })().catch((e: unknown) => {
+      app.log.error("frame page failed", { error: (e as Error).message });
+      if (!res.headersSent) sendPage(req, res, 503, plain, errorPage("Chat unavailable", "Please try again shortly."));
+      else res.end();
+    });
     return true;
   };
 

@@ -65,41 +65,8 @@ export function toConnectError(e: unknown, log?: Logger): ConnectError {
       log?.warn("request failed", { code: e.kind, message: e.message, cause: describe(e.extra.cause) });
     return err;
   }
-  if (isSqliteBusy(e)) {
-    return toConnectError(
-      new DomainError("unavailable", "the database is busy; try again shortly", { retryAfterSeconds: 1, cause: e }),
-      log,
-    );
-  }
-  if (isStorageFault(e)) {
-    // Nothing was written (SQLite rolled the statement back); the operator must act, the client may retry later.
-    return toConnectError(
-      new DomainError("unavailable", "storage is unavailable; try again later", { retryAfterSeconds: 5, cause: e }),
-      log,
-    );
-  }
   log?.error("internal error", { cause: describe(e) });
   return new ConnectError("internal error", Code.Internal);
-}
-
-function isSqliteBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
-}
-
-// Disk full, I/O error, file made read-only: faults of the machine, not of the request. The errno codes come
-// from the group commit's fsync of the log, which runs outside SQLite.
-const FS_FAULTS = new Set(["EIO", "ENOSPC", "EDQUOT", "EROFS"]);
-function isStorageFault(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return (
-    typeof code === "string" &&
-    (code === "SQLITE_FULL" ||
-      code.startsWith("SQLITE_IOERR") ||
-      code.startsWith("SQLITE_READONLY") ||
-      code === "SQLITE_CANTOPEN" ||
-      FS_FAULTS.has(code))
-  );
 }
 
 function describe(e: unknown): unknown {

@@ -107,9 +107,9 @@ describe("chatbot create refuses what can never work", () => {
   });
 
   it("the rules live in the domain: the same refusals without the command", async () => {
-    const refused = (fn: () => unknown) => {
+    const refused = async (fn: () => Promise<unknown>) => {
       try {
-        fn();
+        await fn();
       } catch (e) {
         if (isDomainError(e)) return e.message;
         throw e;
@@ -117,24 +117,30 @@ describe("chatbot create refuses what can never work", () => {
       throw new Error("accepted");
     };
     const email = (await s.account()).email;
-    expect(refused(() => s.app.accounts.createChatbot(email, "Bot", []))).toMatch(/^allowed_origins: at least one/);
-    expect(refused(() => s.app.accounts.createChatbot(email, "Bot", ["https://*.example"]))).toContain("wildcard");
-    expect(refused(() => s.app.accounts.createChatbot(email, "Bot", ["https://u:p@shop.example"]))).toContain(
+    expect(await refused(() => s.app.accounts.createChatbot(email, "Bot", []))).toMatch(
+      /^allowed_origins: at least one/,
+    );
+    expect(await refused(() => s.app.accounts.createChatbot(email, "Bot", ["https://*.example"]))).toContain(
+      "wildcard",
+    );
+    expect(await refused(() => s.app.accounts.createChatbot(email, "Bot", ["https://u:p@shop.example"]))).toContain(
       "user name or password",
     );
     const ok = ["https://shop.example"];
     expect(
-      refused(() => s.app.accounts.createChatbot(email, "Bot", ok, [{ title: "t", url: "/x", snippet: "s" }])),
+      await refused(() => s.app.accounts.createChatbot(email, "Bot", ok, [{ title: "t", url: "/x", snippet: "s" }])),
     ).toBe('knowledge[0].url: "/x" is not an absolute URL');
     expect(
-      refused(() =>
+      await refused(() =>
         s.app.accounts.createChatbot(email, "Bot", ok, [{ title: "t", url: "https://x", snippet: "s", x: 1 }]),
       ),
     ).toContain('unknown field "x"');
     expect(
-      refused(() => s.app.accounts.createChatbot(email, "Bot", ok, [{ title: " ", url: "https://x", snippet: "s" }])),
+      await refused(() =>
+        s.app.accounts.createChatbot(email, "Bot", ok, [{ title: " ", url: "https://x", snippet: "s" }]),
+      ),
     ).toBe("knowledge[0].title: is required");
-    expect(refused(() => s.app.accounts.createChatbot(email, "Bot", ok, "[]"))).toContain("must be a JSON array");
+    expect(await refused(() => s.app.accounts.createChatbot(email, "Bot", ok, "[]"))).toContain("must be a JSON array");
   });
 
   it("a chatbot it accepts answers from its knowledge (no 503)", async () => {
@@ -279,7 +285,9 @@ describe("account list", () => {
     expect(text.stdout + JSON.stringify(r)).not.toMatch(/a long password|scrypt/);
     // Read a page at a time (the accounts table grows): small pages give the same list, in e-mail order.
     const emails = r.accounts.map((a) => a.email);
-    expect([...s.app.accounts.listAccounts(1)].map((a) => a.email)).toEqual(emails);
+    const paged: string[] = [];
+    for await (const a of s.app.accounts.listAccounts(1)) paged.push(a.email);
+    expect(paged).toEqual(emails);
     const folded = emails.map((e) => e.toLowerCase());
     expect(folded).toEqual([...folded].sort());
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
+import { countRows, selectRows } from "../helpers/rows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
@@ -165,9 +166,9 @@ describe("concurrent writes", () => {
     expect(orders.length).toBe(2 + 50 * 2);
     const stored = new Set(
       (
-        s.app.db.prepare("SELECT message_id FROM messages WHERE conversation_id = ?").all(conv) as {
-          message_id: string;
-        }[]
+        await selectRows<{ message_id: string }>(s.app, "SELECT message_id FROM messages WHERE conversation_id = ?", [
+          conv,
+        ])
       ).map((r) => r.message_id),
     );
     for (const r of ok) {
@@ -190,8 +191,8 @@ describe("the frame's own list and writes", () => {
 
   it("send_message refuses empty or over-long content and a malformed conversation_id, storing nothing", async () => {
     const t = (await issueTokens(s.url, a, "validator")).access_token;
-    const count = () => (s.app.db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n;
-    const before = count();
+    const count = () => countRows(s.app, "SELECT count(*) AS n FROM messages");
+    const before = await count();
     for (const body of [
       { content: "" },
       { content: "   " },
@@ -203,6 +204,6 @@ describe("the frame's own list and writes", () => {
       expect(r.status, JSON.stringify(body).slice(0, 60)).toBe(400);
       expect(r.body.code).toBe("invalid_argument");
     }
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 });

@@ -54,7 +54,7 @@ describe("keys rotate reaches running servers", () => {
   });
 
   it("a token naming an unknown kid re-reads the keys at most once a second", async () => {
-    const list = vi.spyOn(s2.app.repos.signingKeys, "list");
+    const list = vi.spyOn(s2.app.store.signingKeys, "list");
     try {
       const good = (await issueTokens(s.url, a, "u3")).access_token;
       const [, payload, signature] = good.split(".");

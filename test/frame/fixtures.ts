@@ -37,7 +37,7 @@ export async function startEmbedding(
   const service = await startServer({ env: opts.env ?? {}, ...(opts.overrides ? { overrides: opts.overrides } : {}) });
   const frameOrigin = service.url.replace("127.0.0.1", "localhost");
   const made = await service.account();
-  const chatbot = service.app.accounts.createChatbot(
+  const chatbot = await service.app.accounts.createChatbot(
     made.email,
     "Shop assistant",
     [hostOrigin, ...(opts.extraOrigins ?? [])],

@@ -5,6 +5,7 @@ import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { rpcClients } from "../helpers/rpc.js";
 import { startServer, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
 import { dbChecksum, expectNoSecrets } from "./support.js";
 
 // 2 accounts × 2 chatbots × 2 customers. The customers have the same user_id in every account and chatbot,
@@ -46,7 +47,7 @@ beforeAll(async () => {
     emails.push(a.email);
     const chatbots = [
       a.chatbotId,
-      s.app.accounts.createChatbot(a.email, "Second bot", ["https://shop.example"], []).chatbotId,
+      (await s.app.accounts.createChatbot(a.email, "Second bot", ["https://shop.example"], [])).chatbotId,
     ];
     for (let ci = 0; ci < 2; ci++) {
       for (const customer of CUSTOMERS) {
@@ -160,10 +161,10 @@ async function matrix<P extends FramePrincipal | AccountPrincipal>(principals: P
         owned++;
         continue;
       }
-      const before = dbChecksum(s.app.db);
+      const before = dbChecksum(sqliteDb(s.app));
       const forbidden = await route(p, c.id);
       const random = await route(p, randomUUID());
-      expect(dbChecksum(s.app.db), `${p.name} changed ${c.account}/${c.chatbot}/${c.customer}`).toBe(before);
+      expect(dbChecksum(sqliteDb(s.app)), `${p.name} changed ${c.account}/${c.chatbot}/${c.customer}`).toBe(before);
       // Pinned: "not found" on every door (a 500 for both would otherwise pass as "the same").
       expect(forbidden.status, `${p.name} on another's ${c.id}`).toBe(refusal);
       expect({ status: forbidden.status, body: forbidden.body }).toEqual({ status: random.status, body: random.body });
@@ -211,7 +212,7 @@ describe("ID tokens: 2 accounts × 8 conversations", () => {
           expect(r.status).toBe(200);
           expect(r.body.data.data.contacts.map((c: { user_id: string }) => c.user_id).sort()).toEqual(CUSTOMERS);
         } else {
-          const before = dbChecksum(s.app.db);
+          const before = dbChecksum(sqliteDb(s.app));
           const unknown = await getJson(
             s.url,
             "/get_contact_conversations",
@@ -220,7 +221,7 @@ describe("ID tokens: 2 accounts × 8 conversations", () => {
           );
           expect(r.status).toBe(403);
           expect({ status: r.status, body: r.body }).toEqual({ status: unknown.status, body: unknown.body });
-          expect(dbChecksum(s.app.db)).toBe(before);
+          expect(dbChecksum(sqliteDb(s.app))).toBe(before);
         }
       }
     }

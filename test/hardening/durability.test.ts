@@ -22,6 +22,7 @@ import { createLogger } from "../../src/log.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
 import { type ChildServer, dbChecksum, expectNoSecrets, ROOT, runCli, startChild, TEST_SECRETS } from "./support.js";
 
 const secrets = new Set<string>();
@@ -89,7 +90,7 @@ describe("a database locked by another process", () => {
     const conv = (await send(s.url, t.access_token, "before the lock")).conversation_id;
 
     const lock = await holdExclusiveLock(s.dbPath);
-    const before = dbChecksum(s.app.db);
+    const before = dbChecksum(sqliteDb(s.app));
     for (const write of [
       () =>
         postJson(s.url, `/ai_agent/send_message?access_token=${t.access_token}`, {
@@ -122,7 +123,7 @@ describe("a database locked by another process", () => {
         .status,
     ).toBe(200);
     await lock.release();
-    expect(dbChecksum(s.app.db)).toBe(before);
+    expect(dbChecksum(sqliteDb(s.app))).toBe(before);
     const after = await send(s.url, t.access_token, "after the lock", conv);
     expect(after.user_message.message_order).toBe(3);
   });
@@ -148,8 +149,8 @@ describe("a full database", () => {
     const id = await idToken(s.url, a);
     secrets.add(t.access_token).add(t.refresh_token).add(id);
     const conv = (await send(s.url, t.access_token, "first")).conversation_id;
-    const pages = s.app.db.pragma("page_count", { simple: true }) as number;
-    s.app.db.pragma(`max_page_count = ${pages}`);
+    const pages = sqliteDb(s.app).pragma("page_count", { simple: true }) as number;
+    sqliteDb(s.app).pragma(`max_page_count = ${pages}`);
     let status = 200;
     for (let i = 0; i < 2000 && status === 200; i++) {
       status = (
@@ -162,7 +163,7 @@ describe("a full database", () => {
       ).status;
     }
     expect(status).toBe(503);
-    const before = dbChecksum(s.app.db);
+    const before = dbChecksum(sqliteDb(s.app));
     // Each needs new pages (overflow pages for long content): none fits in what is left.
     const refused = [
       await postJson(
@@ -181,11 +182,11 @@ describe("a full database", () => {
       expect(r.body.code).toBe("unavailable");
       expect(r.headers.get("retry-after")).not.toBeNull();
     }
-    expect(dbChecksum(s.app.db)).toBe(before);
+    expect(dbChecksum(sqliteDb(s.app))).toBe(before);
     expect((await getJson(s.url, "/readyz")).status).toBe(200);
-    s.app.db.pragma("max_page_count = 1073741823");
+    sqliteDb(s.app).pragma("max_page_count = 1073741823");
     expect((await send(s.url, t.access_token, "room again", conv)).user_message.content).toBe("room again");
-    expectConsistent(s.app.db);
+    expectConsistent(sqliteDb(s.app));
   });
 
   /** Why the real full-disk test cannot run here, or undefined when it can. */
@@ -239,11 +240,11 @@ describe("a full database", () => {
             })
           ).status;
         expect(status).toBe(503);
-        expectConsistent(s.app.db);
+        expectConsistent(sqliteDb(s.app));
         rmSync(filler);
         const again = await send(s.url, t.access_token, "space again", conv);
         expect(again.user_message.content).toBe("space again");
-        expectConsistent(s.app.db);
+        expectConsistent(sqliteDb(s.app));
         await s.close();
         servers.splice(servers.indexOf(s), 1);
         expectNoSecrets(s.logs, secrets);
@@ -340,9 +341,9 @@ describe("SIGTERM", () => {
     );
     const email = "sigterm@example.com";
     await setup.accounts.createAccount(email);
-    const chatbotId = setup.accounts.createChatbot(email, "bot", ["https://shop.example"], []).chatbotId;
-    const apiKey = setup.accounts.createApiKey(email).clientApiKey;
-    setup.close();
+    const chatbotId = (await setup.accounts.createChatbot(email, "bot", ["https://shop.example"], [])).chatbotId;
+    const apiKey = (await setup.accounts.createApiKey(email)).clientApiKey;
+    await setup.close();
     secrets.add(apiKey);
 
     const c = await startChild(dbPath);

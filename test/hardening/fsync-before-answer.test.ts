@@ -4,6 +4,7 @@ import type { Fsync } from "../../src/storage/sqlite/index.js";
 import { issueTokens } from "../helpers/flows.js";
 import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
 import { expectNoSecrets } from "./support.js";
 
 // With AIAGENT_SYNCHRONOUS=FULL a write is answered only after the log holding it is fsynced. The group commit's
@@ -37,7 +38,7 @@ afterAll(async () => {
 });
 
 const messageCount = (content: string) =>
-  (s.app.db.prepare("SELECT count(*) AS n FROM messages WHERE content = ?").get(content) as { n: number }).n;
+  (sqliteDb(s.app).prepare("SELECT count(*) AS n FROM messages WHERE content = ?").get(content) as { n: number }).n;
 
 /** Starts a write with the fsync held; resolves once the fsync is waiting, failing if the answer came first. */
 async function writeHeld(

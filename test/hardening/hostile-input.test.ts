@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type HttpRoute, httpRoutes } from "../../src/protocol/rest/http-rules.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
 import { dbChecksum, expectNoSecrets } from "./support.js";
 
 // Modest run counts: every run is a real request against a real server and database.
@@ -214,12 +215,14 @@ describe("hostile input on every JSON route", () => {
     for (const route of ROUTES) {
       await fc.assert(
         fc.asyncProperty(hostileRequest(route), async (req) => {
-          const before = dbChecksum(s.app.db);
+          const before = dbChecksum(sqliteDb(s.app));
           const status = await sendHostile(route, req);
           expect(status, `${route.verb} ${route.template}`).toBeLessThan(500);
           expect(status).toBeGreaterThanOrEqual(200);
           if (status >= 400)
-            expect(dbChecksum(s.app.db), `${route.verb} ${route.template} answered ${status} but wrote`).toBe(before);
+            expect(dbChecksum(sqliteDb(s.app)), `${route.verb} ${route.template} answered ${status} but wrote`).toBe(
+              before,
+            );
         }),
         { numRuns: RUNS_PER_ROUTE },
       );
@@ -291,7 +294,7 @@ describe.each([
         tried.push(method.name);
         await fc.assert(
           fc.asyncProperty(hostileMessage(method.input), authHeader, async (msg, auth) => {
-            const before = dbChecksum(s.app.db);
+            const before = dbChecksum(sqliteDb(s.app));
             // A call that hangs fails here as Canceled, naming the RPC, instead of timing the whole test out.
             const signal = AbortSignal.timeout(10_000);
             const opts = auth ? { headers: safeHeaders({ authorization: auth }), signal } : { signal };
@@ -309,7 +312,7 @@ describe.each([
               `${method.name}: ${code === undefined ? "" : Code[code]}`,
             ).toBe(true);
             if (code !== undefined)
-              expect(dbChecksum(s.app.db), `${method.name} failed with ${Code[code]} but wrote`).toBe(before);
+              expect(dbChecksum(sqliteDb(s.app)), `${method.name} failed with ${Code[code]} but wrote`).toBe(before);
           }),
           { numRuns: RUNS_PER_RPC },
         );
@@ -349,7 +352,7 @@ describe("raw garbage at the RPC paths", () => {
           fc.jsonValue().map((v) => new TextEncoder().encode(JSON.stringify(v))),
         ),
         async (path, contentType, body) => {
-          const before = dbChecksum(s.app.db);
+          const before = dbChecksum(sqliteDb(s.app));
           const r = await fetch(s.url + path, {
             method: "POST",
             headers: { "content-type": contentType, "connect-protocol-version": "1" },
@@ -357,7 +360,8 @@ describe("raw garbage at the RPC paths", () => {
           });
           await r.arrayBuffer();
           expect(r.status).toBeLessThan(500);
-          if (r.status >= 400 || contentType.startsWith("application/grpc")) expect(dbChecksum(s.app.db)).toBe(before);
+          if (r.status >= 400 || contentType.startsWith("application/grpc"))
+            expect(dbChecksum(sqliteDb(s.app))).toBe(before);
         },
       ),
       { numRuns: 150 },

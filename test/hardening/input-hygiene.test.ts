@@ -7,6 +7,7 @@ import { MAX_OFFSET } from "../../src/domain/validate.js";
 import { httpRoutes } from "../../src/protocol/rest/http-rules.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
 import { dbChecksum, expectNoSecrets, rawRequest } from "./support.js";
 
 let s: TestServer;
@@ -41,12 +42,12 @@ afterAll(async () => {
 
 /** Sends a raw request and asserts a 4xx that names `field` (when given) and left the database as it was. */
 async function rejected(req: Parameters<typeof rawRequest>[1], status: number | "4xx", field?: string) {
-  const before = dbChecksum(s.app.db);
+  const before = dbChecksum(sqliteDb(s.app));
   const r = await rawRequest(s.url, req);
   if (status === "4xx") expect(Math.floor(r.status / 100), r.body).toBe(4);
   else expect(r.status, r.body).toBe(status);
   if (field) expect(JSON.parse(r.body).message).toContain(field);
-  expect(dbChecksum(s.app.db)).toBe(before);
+  expect(dbChecksum(sqliteDb(s.app))).toBe(before);
   expect((await rawRequest(s.url, { path: "/healthz" })).status).toBe(200);
   return r;
 }

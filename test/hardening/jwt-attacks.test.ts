@@ -74,7 +74,7 @@ beforeAll(async () => {
   s = await startServer({ env: { AIAGENT_SECRETS: KEY_SECRET } });
   a = await s.account();
   secrets.add(a.apiKey).add(a.password);
-  const rec = s.app.repos.signingKeys.list().find((k) => k.retiredAt === null)!;
+  const rec = (await s.app.store.signingKeys.list()).find((k) => k.retiredAt === null)!;
   _realKid = rec.kid;
   // The stored private key is encrypted at rest; the forger here is someone who holds the secret as well.
   realKey = createPrivateKey({

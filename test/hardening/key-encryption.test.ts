@@ -9,6 +9,7 @@ import { generatedSecretPath } from "../../src/key-encryption.js";
 import { createLogger } from "../../src/log.js";
 import { issueTokens, send } from "../helpers/flows.js";
 import { startServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
 import { expectNoSecrets, runCli } from "./support.js";
 
 // Signing private keys are encrypted at rest under the operator's key-encryption secrets (AIAGENT_SECRETS).
@@ -48,24 +49,24 @@ describe("signing keys at rest", () => {
     let s = await startServer({ dir, env: { AIAGENT_SECRETS: S1 } });
     const a = await s.account();
     const t = await issueTokens(s.url, a, "before");
-    const [row] = s.app.repos.signingKeys.list();
+    const [row] = await s.app.store.signingKeys.list();
     const [d] = privateScalars(s.dbPath, [row!], [S1]);
     // As a database written before this release holds it: the JWK in clear.
-    s.app.db
+    sqliteDb(s.app)
       .prepare("UPDATE signing_keys SET private_jwk = ? WHERE kid = ?")
       .run(new KeySealer([S1]).open(row!.privateJwk, row!.kid), row!.kid);
-    s.app.db.pragma("wal_checkpoint(TRUNCATE)");
+    sqliteDb(s.app).pragma("wal_checkpoint(TRUNCATE)");
     expect(readFileSync(s.dbPath).toString("latin1").includes(d!), "the set-up wrote the key in clear").toBe(true);
     await s.close();
 
     s = await startServer({ dir, env: { AIAGENT_SECRETS: S1 } });
     try {
-      const rows = s.app.repos.signingKeys.list();
+      const rows = await s.app.store.signingKeys.list();
       expect(rows.every((r) => KeySealer.isSealed(r.privateJwk))).toBe(true);
       expect(privateScalars(s.dbPath, rows, [S1])).toEqual([d]);
       // The same key signs on: the token issued before the restart is still good.
       expect((await send(s.url, t.access_token, "still me")).user_message.content).toBe("still me");
-      s.app.db.pragma("wal_checkpoint(TRUNCATE)");
+      sqliteDb(s.app).pragma("wal_checkpoint(TRUNCATE)");
       expect(readFileSync(s.dbPath).toString("latin1").includes(d!), "the clear key is still in the file").toBe(false);
       expectNoSecrets(s.logs, [S1, d!]);
     } finally {
@@ -78,13 +79,14 @@ describe("signing keys at rest", () => {
     let s = await startServer({ dir, env: { AIAGENT_SECRETS: S1 } });
     const a = await s.account();
     const t = await issueTokens(s.url, a, "rotating");
-    const d = privateScalars(s.dbPath, s.app.repos.signingKeys.list(), [S1]);
+    const d = privateScalars(s.dbPath, await s.app.store.signingKeys.list(), [S1]);
     await s.close();
 
     // S2 first, S1 still given: the stored key is re-encrypted under S2 at start.
     s = await startServer({ dir, env: { AIAGENT_SECRETS: `${S2}, ${S1}` } });
-    expect(privateScalars(s.dbPath, s.app.repos.signingKeys.list(), [S2])).toEqual(d);
-    expect(() => privateScalars(s.dbPath, s.app.repos.signingKeys.list(), [S1])).toThrow(/not configured/);
+    expect(privateScalars(s.dbPath, await s.app.store.signingKeys.list(), [S2])).toEqual(d);
+    const stored = await s.app.store.signingKeys.list();
+    expect(() => privateScalars(s.dbPath, stored, [S1])).toThrow(/not configured/);
     await s.close();
 
     // S1 dropped: the service starts with S2 alone and the old token still verifies.
@@ -101,12 +103,12 @@ describe("signing keys at rest", () => {
   it("an altered encrypted key refuses to start, naming the cause", async () => {
     const dir = freshDir();
     const s = await startServer({ dir, env: { AIAGENT_SECRETS: S1 } });
-    const [row] = s.app.repos.signingKeys.list();
+    const [row] = await s.app.store.signingKeys.list();
     const parts = row!.privateJwk.split(":");
     parts[3] = Buffer.from(Buffer.from(parts[3]!, "base64url").map((b, i) => (i === 0 ? b ^ 1 : b))).toString(
       "base64url",
     );
-    s.app.db.prepare("UPDATE signing_keys SET private_jwk = ? WHERE kid = ?").run(parts.join(":"), row!.kid);
+    sqliteDb(s.app).prepare("UPDATE signing_keys SET private_jwk = ? WHERE kid = ?").run(parts.join(":"), row!.kid);
     await s.close();
     expect(await startFails(dir, { AIAGENT_SECRETS: S1 })).toMatch(/does not decrypt: it was altered/);
   });
@@ -119,11 +121,11 @@ describe("signing keys at rest", () => {
     const secret = readFileSync(file, "utf8").trim();
     expect(secret.length).toBeGreaterThanOrEqual(32);
     expect(s.logs.some((l) => l.includes('"level":"warn"') && l.includes("set AIAGENT_SECRETS"))).toBe(true);
-    const d = privateScalars(s.dbPath, s.app.repos.signingKeys.list(), [secret]);
+    const d = privateScalars(s.dbPath, await s.app.store.signingKeys.list(), [secret]);
     await s.close();
     s = await startServer({ dir });
     expect(readFileSync(file, "utf8").trim()).toBe(secret);
-    expect(privateScalars(s.dbPath, s.app.repos.signingKeys.list(), [secret])).toEqual(d);
+    expect(privateScalars(s.dbPath, await s.app.store.signingKeys.list(), [secret])).toEqual(d);
     expectNoSecrets(s.logs, [secret]);
     await s.close();
   });

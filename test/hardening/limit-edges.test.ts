@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeySealer } from "../../src/domain/token/key-sealer.js";
 import { idToken, issueTokens } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
 import { dbChecksum, expectNoSecrets, rawRequest } from "./support.js";
 
 // Every length limit of the README's table, exactly at its edge: accepted at N, refused at N + 1 (naming the field,
@@ -48,12 +49,12 @@ async function edge(
 ): Promise<void> {
   const at = await call(fill.repeat(n));
   expect(at.status, `${field} at ${n}: ${at.body}`).toBe(accepted);
-  const before = dbChecksum(s.app.db);
+  const before = dbChecksum(sqliteDb(s.app));
   const over = await call(fill.repeat(n + 1));
   expect(over.status, `${field} at ${n + 1}: ${over.body}`).toBe(400);
   expect(JSON.parse(over.body).message).toContain(field);
   expect(JSON.parse(over.body).message).toContain(`at most ${n}`);
-  expect(dbChecksum(s.app.db), `${field} at ${n + 1} wrote`).toBe(before);
+  expect(dbChecksum(sqliteDb(s.app)), `${field} at ${n + 1} wrote`).toBe(before);
 }
 
 const issue = (over: Record<string, unknown>) =>
@@ -98,7 +99,7 @@ describe("length limits, at the edge", () => {
 
   it("tokens: 4,096 characters (a genuine token of exactly 4,096 is accepted; one more character, refused)", async () => {
     // Signed with the service's own key (decrypted with this test's secret), padded by a claim to the length wanted.
-    const row = s.app.repos.signingKeys.list().find((k) => k.retiredAt === null)!;
+    const row = (await s.app.store.signingKeys.list()).find((k) => k.retiredAt === null)!;
     const key = await importJWK(JSON.parse(new KeySealer([KEY_SECRET]).open(row.privateJwk, row.kid)) as JWK, "ES256");
     // A base64url segment cannot have every length (n bytes make ceil(4n/3) characters), so a header parameter of
     // 0–2 characters moves the total by whole characters until the payload's padding lands exactly.

@@ -5,6 +5,7 @@ import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { addressKey } from "../../src/protocol/rate-limit.js";
 import { rpcClients } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
 import { dbChecksum, expectNoSecrets, postFrom } from "./support.js";
 
 // All test traffic is loopback; 127.0.0.2… are other clients (Linux routes all of 127/8 to lo).
@@ -73,7 +74,7 @@ describe("brute force", () => {
     const other = await account(s);
     const tokensOf = (a: TestAccount) =>
       (
-        s.app.db.prepare("SELECT count(*) AS n FROM refresh_tokens WHERE account_id = ?").get(a.accountId) as {
+        sqliteDb(s.app).prepare("SELECT count(*) AS n FROM refresh_tokens WHERE account_id = ?").get(a.accountId) as {
           n: number;
         }
       ).n;
@@ -130,7 +131,7 @@ describe("brute force", () => {
     const a = await account(s);
     const t = (await issue(s, a, OWNER, a.apiKey, "revoked-user")).body.data;
     secrets.add(t.access_token).add(t.refresh_token);
-    s.app.tokens.revoke({ accountId: a.accountId, userId: "revoked-user" });
+    await s.app.tokens.revoke({ accountId: a.accountId, userId: "revoked-user" });
     const revoked = await attempts(15, 1, () =>
       postFrom(
         s.url,
@@ -193,7 +194,7 @@ describe("request rates", () => {
   it("per API key: a leaked key used from many addresses is slowed; the account's other key is not", async () => {
     const s = await serverWith({ AIAGENT_RATE_LIMIT_PER_KEY: "20", AIAGENT_RATE_LIMIT_PER_ACCOUNT: "0" });
     const a = await account(s);
-    const second = s.app.accounts.createApiKey(a.email).clientApiKey;
+    const second = (await s.app.accounts.createApiKey(a.email)).clientApiKey;
     secrets.add(second);
     const statuses = await attempts(24, 1, (i) => issue(s, a, `127.0.1.${i}`, a.apiKey, `u${i}`));
     expect(statuses.slice(0, 20).every((x) => x === 200)).toBe(true);
@@ -212,7 +213,7 @@ describe("request rates", () => {
       refresh = r.body.data.refresh_token;
       secrets.add(refresh).add(r.body.data.access_token);
     }
-    const before = dbChecksum(s.app.db);
+    const before = dbChecksum(sqliteDb(s.app));
     expect429(await issue(s, a, OWNER, a.apiKey, "new-customer"));
     expect429(
       await postFrom(
@@ -223,7 +224,7 @@ describe("request rates", () => {
       ),
     );
     expect429(await postFrom(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey }, OWNER));
-    expect(dbChecksum(s.app.db)).toBe(before);
+    expect(dbChecksum(sqliteDb(s.app))).toBe(before);
     expect((await issue(s, b, OWNER)).status).toBe(200);
   });
 

@@ -8,6 +8,7 @@ import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf } from "../helpers/http.js";
 import { rpcClients } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
 import { expectNoSecrets, runCli } from "./support.js";
 
 let s: TestServer;
@@ -61,7 +62,7 @@ describe("one answer for every wrong credential", () => {
     const t = await issueTokens(s.url, a, "refresh-user");
     const revoked = await issueTokens(s.url, a, "revoked-user");
     secrets.add(t.refresh_token).add(t.access_token).add(revoked.refresh_token).add(revoked.access_token);
-    s.app.tokens.revoke({ accountId: a.accountId, userId: "revoked-user" });
+    await s.app.tokens.revoke({ accountId: a.accountId, userId: "revoked-user" });
     const answers = await Promise.all([
       postJson(s.url, "/ai_agent/refresh_token", {
         user_id: "refresh-user",
@@ -246,10 +247,10 @@ describe("secrets at rest", () => {
     const t = await issueTokens(s.url, b, "at-rest");
     secrets.add(t.access_token).add(t.refresh_token);
     const dump = JSON.stringify(
-      s.app.db
+      sqliteDb(s.app)
         .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
         .all()
-        .map(({ name }) => s.app.db.prepare(`SELECT * FROM "${name}"`).all()),
+        .map(({ name }) => sqliteDb(s.app).prepare(`SELECT * FROM "${name}"`).all()),
     );
     for (const secret of [a.apiKey, b.apiKey, t.refresh_token, a.password, t.access_token])
       expect(dump.includes(secret)).toBe(false);
@@ -257,9 +258,9 @@ describe("secrets at rest", () => {
     // The signing keys' private halves are encrypted: no JWK private member, in the tables nor in the file's bytes.
     expect(dump).not.toMatch(/\\*"d\\*"\s*:/);
     const sealer = new KeySealer([readFileSync(generatedSecretPath(s.dbPath), "utf8").trim()]);
-    const keys = s.app.repos.signingKeys.list();
+    const keys = await s.app.store.signingKeys.list();
     expect(keys.length).toBeGreaterThan(0);
-    s.app.db.pragma("wal_checkpoint(TRUNCATE)");
+    sqliteDb(s.app).pragma("wal_checkpoint(TRUNCATE)");
     const file = readFileSync(s.dbPath).toString("latin1");
     for (const k of keys) {
       const d = (JSON.parse(sealer.open(k.privateJwk, k.kid)) as { d: string }).d;

@@ -7,6 +7,7 @@ import { frameRoutes } from "../../src/frame/routes.js";
 import { createLogger } from "../../src/log.js";
 import type { RunningServer } from "../../src/protocol/http/server.js";
 import { TestClock } from "./clock.js";
+import { createTestDatabase, type TestDatabase } from "./postgres.js";
 
 /** An account made for a test, with its secrets. */
 export interface TestAccount {
@@ -17,7 +18,7 @@ export interface TestAccount {
   chatbotId: string;
 }
 
-/** A real server on a loopback port over a real SQLite file. */
+/** A real server on a loopback port over a real SQLite file (or a PostgreSQL database of its own). */
 export interface TestServer {
   url: string;
   app: App;
@@ -37,6 +38,7 @@ export interface TestServer {
 }
 
 let counter = 0;
+const pgDatabases = new Map<string, TestDatabase>();
 
 /** Starts the whole service, as `aiagent serve` would, on 127.0.0.1 with a fresh database. */
 export async function startServer(
@@ -44,7 +46,20 @@ export async function startServer(
 ): Promise<TestServer> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "aiagent-test-"));
   const dbPath = join(dir, "aiagent.db");
-  const config = loadConfig({ AIAGENT_DB: dbPath, AIAGENT_PORT: "0", AIAGENT_LOG_LEVEL: "debug", ...opts.env });
+  // AIAGENT_TEST_BACKEND=postgres (the api-postgres test project): the same suite on a database of its own.
+  // A restart on the same directory finds the same database; the run's teardown drops them all.
+  let pgDatabase: TestDatabase | undefined;
+  if (process.env.AIAGENT_TEST_BACKEND === "postgres") {
+    pgDatabase = pgDatabases.get(dir) ?? (await createTestDatabase());
+    pgDatabases.set(dir, pgDatabase);
+  }
+  const config = loadConfig({
+    AIAGENT_DB: dbPath,
+    AIAGENT_PORT: "0",
+    AIAGENT_LOG_LEVEL: "debug",
+    ...(pgDatabase ? { AIAGENT_DATABASE_URL: pgDatabase.url } : {}),
+    ...opts.env,
+  });
   const logs: string[] = [];
   const clock = (opts.overrides?.clock as TestClock | undefined) ?? new TestClock();
   const app = await buildApp(
@@ -65,18 +80,22 @@ export async function startServer(
       const email = `owner${++counter}-${Math.random().toString(36).slice(2, 8)}@example.com`;
       const password = "correct horse battery staple";
       const a = await app.accounts.createAccount(email, password);
-      const chatbot = app.accounts.createChatbot(
+      const chatbot = await app.accounts.createChatbot(
         email,
         "Test bot",
         o.origins ?? ["https://shop.example"],
         o.knowledge ?? [],
       );
-      const key = app.accounts.createApiKey(email);
+      const key = await app.accounts.createApiKey(email);
       return { accountId: a.accountId, email, password, apiKey: key.clientApiKey, chatbotId: chatbot.chatbotId };
     },
     async close(remove = false) {
       await server.close(1000);
-      app.close();
+      await app.close();
+      if (remove && pgDatabase) {
+        pgDatabases.delete(dir);
+        await pgDatabase.drop();
+      }
       if (remove) rmSync(dir, { recursive: true, force: true });
     },
   };

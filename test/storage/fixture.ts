@@ -1,8 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { messageEffect, NEW_CONVERSATION } from "../../src/domain/conversation/rules.js";
 import { newId } from "../../src/domain/ids.js";
-import { type Db, openDatabase, type Repositories, sqliteRepositories } from "../../src/storage/sqlite/index.js";
+import {
+  type Db,
+  openDatabase,
+  type SqliteRepositories as Repositories,
+  sqliteRepositories,
+} from "../../src/storage/sqlite/index.js";
 
 /** A real SQLite file in a temporary directory, with the repositories over it. */
 export interface StorageFixture {
@@ -64,7 +70,8 @@ export function firstMessage(
   repos.conversations.append(
     conversationId,
     { messageId: newId(), role: "user", content: "hello", toolCalls: "", documents: [], createdAt: at },
-    { conversationId, accountId: a.accountId, chatbotId: a.chatbotId, userId, channel: "web" },
+    messageEffect("user"),
+    { conversationId, accountId: a.accountId, chatbotId: a.chatbotId, userId, channel: "web", ...NEW_CONVERSATION },
   );
   return conversationId;
 }

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { hashSecret, newId, newSecret, requireUuid } from "../ids.js";
+import type { Repositories, Transact } from "../store.js";
 import { optionalText, requireEmail, requireText } from "../validate.js";
 import {
   type ApiKeyView,
@@ -36,6 +37,9 @@ export interface IssuedApiKey {
   clientApiKey: string;
 }
 
+/** The repositories an API key change reads and writes (the store's, or a transaction's). */
+type KeyRepos = Pick<Repositories, "accounts" | "apiKeys">;
+
 /** Administration of accounts, chatbots and API keys (the `aiagent` command and the demo bootstrap). */
 export class AccountService {
   constructor(
@@ -45,7 +49,7 @@ export class AccountService {
       chatbots: ChatbotRepository;
       clock: Clock;
       /** Runs fn as one storage transaction. */
-      atomically?: <T>(fn: () => T) => T;
+      transaction: Transact;
     },
   ) {}
 
@@ -54,7 +58,7 @@ export class AccountService {
     const e = requireEmail("email", email.trim());
     if (password !== undefined && password.length < 8)
       throw invalidArgument("password", "must be at least 8 characters");
-    if (this.d.accounts.byEmail(e))
+    if (await this.d.accounts.byEmail(e))
       throw new DomainError("failed_precondition", `an account with e-mail ${e} already exists`);
     const account: AccountRecord = {
       accountId: newId(),
@@ -63,20 +67,20 @@ export class AccountService {
       active: true,
       createdAt: this.d.clock.now(),
     };
-    this.d.accounts.insert(account);
+    await this.d.accounts.insert(account);
     return account;
   }
 
   /** True once any account exists (the demo bootstrap runs only on an empty database). */
-  hasAccounts(): boolean {
+  hasAccounts(): Promise<boolean> {
     return this.d.accounts.any();
   }
 
   /** Every account in e-mail order, read a page at a time. */
-  *listAccounts(pageSize = 500): Generator<AccountRecord> {
+  async *listAccounts(pageSize = 500): AsyncGenerator<AccountRecord> {
     let after = "";
     for (;;) {
-      const page = this.d.accounts.page(after, pageSize);
+      const page = await this.d.accounts.page(after, pageSize);
       yield* page;
       if (page.length < pageSize) return;
       after = page[page.length - 1]!.email;
@@ -84,20 +88,20 @@ export class AccountService {
   }
 
   /** The account of an e-mail, or not_found. */
-  account(email: string): AccountRecord {
-    const a = this.d.accounts.byEmail(email);
+  async account(email: string, tx: Pick<Repositories, "accounts"> = this.d): Promise<AccountRecord> {
+    const a = await tx.accounts.byEmail(email);
     if (!a) throw notFound(`account ${email}`);
     return a;
   }
 
   /** Creates a chatbot for the account; refuses settings it could never work with. */
-  createChatbot(
+  async createChatbot(
     email: string,
     name: string,
     allowedOrigins: readonly string[],
     knowledge: unknown = [],
-  ): ChatbotRecord {
-    const account = this.account(email);
+  ): Promise<ChatbotRecord> {
+    const account = await this.account(email);
     const chatbot: ChatbotRecord = {
       chatbotId: newId(),
       accountId: account.accountId,
@@ -107,22 +111,22 @@ export class AccountService {
       active: true,
       createdAt: this.d.clock.now(),
     };
-    this.d.chatbots.insert(chatbot);
+    await this.d.chatbots.insert(chatbot);
     return chatbot;
   }
 
   /** The account's chatbots, oldest first. */
-  listChatbots(email: string): ChatbotRecord[] {
-    return this.d.chatbots.listForAccount(this.account(email).accountId);
+  async listChatbots(email: string): Promise<ChatbotRecord[]> {
+    return this.d.chatbots.listForAccount((await this.account(email)).accountId);
   }
 
   /** Changes the account's chatbot; another account's chatbot is not_found, like a missing one. */
-  updateChatbot(email: string, chatbotId: string, changes: ChatbotChanges): ChatbotRecord {
-    const account = this.account(email);
+  async updateChatbot(email: string, chatbotId: string, changes: ChatbotChanges): Promise<ChatbotRecord> {
+    const account = await this.account(email);
     const id = requireUuid("chatbot_id", chatbotId);
     if (changes.name === undefined && changes.allowedOrigins === undefined && changes.knowledge === undefined)
       throw invalidArgument("chatbot", "nothing to change: give a name, allowed origins or knowledge");
-    const current = this.d.chatbots.byId(id);
+    const current = await this.d.chatbots.byId(id);
     if (!current || current.accountId !== account.accountId) throw notFound(`chatbot ${id}`);
     const next: ChatbotRecord = {
       ...current,
@@ -133,41 +137,42 @@ export class AccountService {
           : requireAllowedOrigins("allowed_origins", changes.allowedOrigins),
       knowledge: changes.knowledge === undefined ? current.knowledge : requireKnowledge("knowledge", changes.knowledge),
     };
-    if (!this.d.chatbots.update(next)) throw notFound(`chatbot ${id}`);
+    if (!(await this.d.chatbots.update(next))) throw notFound(`chatbot ${id}`);
     return next;
   }
 
   /** Creates an API key; the key itself is returned once and only its hash is kept. */
-  createApiKey(email: string, name = ""): IssuedApiKey {
-    const account = this.account(email);
-    return this.insertKey(account.accountId, optionalText("name", name));
+  async createApiKey(email: string, name = "", tx: KeyRepos = this.d): Promise<IssuedApiKey> {
+    const account = await this.account(email, tx);
+    return this.insertKey(tx, account.accountId, optionalText("name", name));
   }
 
   /** The account's keys, oldest first: prefix, name, dates and status, never the key. */
-  listApiKeys(email: string): ApiKeyView[] {
+  async listApiKeys(email: string): Promise<ApiKeyView[]> {
     const now = this.d.clock.now();
-    return this.d.apiKeys.listForAccount(this.account(email).accountId).map((k) => apiKeyView(k, now));
+    const keys = await this.d.apiKeys.listForAccount((await this.account(email)).accountId);
+    return keys.map((k) => apiKeyView(k, now));
   }
 
   /**
    * Makes a new key; every older unrevoked key keeps working for the grace period, then stops (sooner if an
    * earlier rotation already set it to). A grace of 0 stops them at once.
    */
-  rotateApiKey(
+  async rotateApiKey(
     email: string,
     o: { graceSeconds?: number | undefined; name?: string | undefined } = {},
-  ): IssuedApiKey & { olderKeys: { apiKeyId: string; prefix: string; expiresAt: number }[] } {
-    const account = this.account(email);
+  ): Promise<IssuedApiKey & { olderKeys: { apiKeyId: string; prefix: string; expiresAt: number }[] }> {
+    const account = await this.account(email);
     const grace = o.graceSeconds ?? DEFAULT_API_KEY_GRACE_SECONDS;
     if (!Number.isInteger(grace) || grace < 0 || grace > MAX_API_KEY_GRACE_SECONDS)
       throw invalidArgument("grace", `must be a whole number of seconds from 0 to ${MAX_API_KEY_GRACE_SECONDS}`);
     const name = optionalText("name", o.name ?? "");
     const now = this.d.clock.now();
     const until = now + grace * 1000;
-    return this.atomically(() => {
-      const older = this.d.apiKeys.listForAccount(account.accountId).filter((k) => apiKeyUsable(k, now));
-      const k = this.insertKey(account.accountId, name);
-      this.d.apiKeys.expireAllBut(account.accountId, k.apiKeyId, until);
+    return this.d.transaction(async (tx) => {
+      const older = (await tx.apiKeys.listForAccount(account.accountId)).filter((k) => apiKeyUsable(k, now));
+      const k = await this.insertKey(tx, account.accountId, name);
+      await tx.apiKeys.expireAllBut(account.accountId, k.apiKeyId, until);
       return {
         ...k,
         olderKeys: older.map((o) => ({
@@ -180,20 +185,20 @@ export class AccountService {
   }
 
   /** Revokes one key of the account (by id; another account's key is not_found) or, with "all", every key. */
-  revokeApiKey(email: string, target: string): number {
-    const account = this.account(email);
+  async revokeApiKey(email: string, target: string, tx: KeyRepos = this.d): Promise<number> {
+    const account = await this.account(email, tx);
     const now = this.d.clock.now();
-    if (target === "all") return this.d.apiKeys.revoke(account.accountId, "all", now);
+    if (target === "all") return tx.apiKeys.revoke(account.accountId, "all", now);
     const id = requireUuid("id", target);
-    if (!this.d.apiKeys.listForAccount(account.accountId).some((k) => k.apiKeyId === id))
+    if (!(await tx.apiKeys.listForAccount(account.accountId)).some((k) => k.apiKeyId === id))
       throw notFound(`api key ${id} of account ${account.email}`);
-    return this.d.apiKeys.revoke(account.accountId, id, now);
+    return tx.apiKeys.revoke(account.accountId, id, now);
   }
 
-  private insertKey(accountId: string, name: string): IssuedApiKey {
+  private async insertKey(tx: Pick<Repositories, "apiKeys">, accountId: string, name: string): Promise<IssuedApiKey> {
     const clientApiKey = newSecret(API_KEY_PREFIX);
     const apiKeyId = newId();
-    this.d.apiKeys.insert({
+    await tx.apiKeys.insert({
       apiKeyId,
       accountId,
       keyHash: hashSecret(clientApiKey),
@@ -205,9 +210,5 @@ export class AccountService {
       lastUsedAt: null,
     });
     return { apiKeyId, clientApiKey };
-  }
-
-  private atomically<T>(fn: () => T): T {
-    return this.d.atomically ? this.d.atomically(fn) : fn();
   }
 }

@@ -44,36 +44,36 @@ export interface ChatbotRecord {
 
 /** Storage of accounts. */
 export interface AccountRepository {
-  insert(a: AccountRecord): void;
-  byEmail(email: string): AccountRecord | undefined;
+  insert(a: AccountRecord): Promise<void>;
+  byEmail(email: string): Promise<AccountRecord | undefined>;
   /** True once any account exists. */
-  any(): boolean;
-  byId(accountId: string): AccountRecord | undefined;
+  any(): Promise<boolean>;
+  byId(accountId: string): Promise<AccountRecord | undefined>;
   /** Up to `limit` accounts whose e-mail sorts after `afterEmail` (case-insensitively), in e-mail order. */
-  page(afterEmail: string, limit: number): AccountRecord[];
-  setPassword(accountId: string, passwordHash: string): void;
+  page(afterEmail: string, limit: number): Promise<AccountRecord[]>;
+  setPassword(accountId: string, passwordHash: string): Promise<void>;
 }
 
 /** Storage of API keys. */
 export interface ApiKeyRepository {
-  insert(k: ApiKeyRecord): void;
-  byHash(keyHash: string): ApiKeyRecord | undefined;
-  listForAccount(accountId: string): ApiKeyRecord[];
+  insert(k: ApiKeyRecord): Promise<void>;
+  byHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
+  listForAccount(accountId: string): Promise<ApiKeyRecord[]>;
   /** Revokes one key of the account (by id) or every one not yet revoked; returns how many were revoked. */
-  revoke(accountId: string, apiKeyId: string | "all", at: number): number;
+  revoke(accountId: string, apiKeyId: string | "all", at: number): Promise<number>;
   /** Makes the account's unrevoked keys other than `keep` stop at `at`, unless they already stop earlier. */
-  expireAllBut(accountId: string, keep: string, at: number): void;
+  expireAllBut(accountId: string, keep: string, at: number): Promise<void>;
   /** Records a use at `at` unless one at or after `since` is recorded already. */
-  touch(apiKeyId: string, at: number, since: number): void;
+  touch(apiKeyId: string, at: number, since: number): Promise<void>;
 }
 
 /** Storage of chatbots. */
 export interface ChatbotRepository {
-  insert(c: ChatbotRecord): void;
-  byId(chatbotId: string): ChatbotRecord | undefined;
-  listForAccount(accountId: string): ChatbotRecord[];
+  insert(c: ChatbotRecord): Promise<void>;
+  byId(chatbotId: string): Promise<ChatbotRecord | undefined>;
+  listForAccount(accountId: string): Promise<ChatbotRecord[]>;
   /** Replaces the name, allowed origins and knowledge of the account's chatbot; false when it has no such chatbot. */
-  update(c: Pick<ChatbotRecord, "chatbotId" | "accountId" | "name" | "allowedOrigins" | "knowledge">): boolean;
+  update(c: Pick<ChatbotRecord, "chatbotId" | "accountId" | "name" | "allowedOrigins" | "knowledge">): Promise<boolean>;
 }
 
 /** What the first start made for the demo: its account, chatbot, and the API key the running /demo page uses. */
@@ -85,6 +85,6 @@ export interface DemoSetupRecord {
 
 /** Storage of the demo's setup (one record at most). */
 export interface DemoSetupRepository {
-  get(): DemoSetupRecord | undefined;
-  set(r: DemoSetupRecord): void;
+  get(): Promise<DemoSetupRecord | undefined>;
+  set(r: DemoSetupRecord): Promise<void>;
 }

@@ -15,7 +15,10 @@ import type {
   NewConversation,
   NewMessage,
 } from "./repository.js";
+import { AI_AGENT, effectiveStatus, messageEffect, NEW_CONVERSATION } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
+
+export { AI_AGENT } from "./rules.js";
 
 /** The frame's caller: one customer of one account talking to one chatbot. */
 export interface FrameCaller {
@@ -45,8 +48,6 @@ export type SendEvent =
 
 /** The channel of conversations started in the frame. */
 export const WEB_CHANNEL = "web";
-/** assigned_to while the AI agent answers. */
-export const AI_AGENT = "ai_agent";
 const FILTERS: readonly ContactFilter[] = ["all", "unread", "live"];
 const MAX_OPERATOR_NAME = 80;
 const WATCH_PAGE = 100;
@@ -96,32 +97,36 @@ export class ConversationService {
         chatbotId: caller.chatbotId,
         userId: caller.userId,
         channel: WEB_CHANNEL,
+        ...NEW_CONVERSATION,
       };
     } else {
       conversationId = requireUuid("conversation_id", input.conversationId);
-      before = this.frameConversation(caller, conversationId);
+      before = await this.frameConversation(caller, conversationId);
     }
-    const userMessage = this.append(
+    const userMessage = await this.append(
       caller.accountId,
       conversationId,
       { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now },
       start,
     );
-    const conv = this.d.conversations.byId(conversationId)!;
+    const conv = (await this.d.conversations.byId(conversationId))!;
     // A closed conversation is reopened by the customer's message (decisions §5): its watchers learn it.
     if (before && this.effectiveStatus(before) === "closed") this.publishState(conv);
     yield { type: "user_message", message: userMessage };
 
     if (conv.assignedTo !== AI_AGENT) return;
-    const chatbot = this.d.chatbots.byId(caller.chatbotId)!;
-    const history = this.d.conversations.recent(conv, AGENT_CONTEXT).map((m) => ({ role: m.role, content: m.content }));
+    const chatbot = (await this.d.chatbots.byId(caller.chatbotId))!;
+    const history = (await this.d.conversations.recent(conv, AGENT_CONTEXT)).map((m) => ({
+      role: m.role,
+      content: m.content,
+    }));
     try {
       for await (const ev of this.d.agent.reply(chatbot, history, signal)) {
         if (ev.type === "delta") {
           yield { type: "delta", text: ev.text };
           continue;
         }
-        const reply = this.append(caller.accountId, conversationId, {
+        const reply = await this.append(caller.accountId, conversationId, {
           messageId: newId(),
           role: "assistant",
           content: ev.content,
@@ -160,7 +165,7 @@ export class ConversationService {
   }
 
   /** One page of the account's contacts with conversations. */
-  listContacts(
+  async listContacts(
     caller: AccountCaller,
     input: {
       userEmailId: string;
@@ -169,7 +174,7 @@ export class ConversationService {
       limit: number | undefined;
       offset: number | undefined;
     },
-  ): { contacts: ContactView[]; hasMore: boolean } {
+  ): Promise<{ contacts: ContactView[]; hasMore: boolean }> {
     const email = requireEmail("user_email_id", input.userEmailId);
     const search = optionalText("search", input.search);
     const filter = (input.filter === "" ? "all" : input.filter) as ContactFilter;
@@ -177,75 +182,86 @@ export class ConversationService {
     const { limit, offset } = page(input.limit, input.offset, 10);
     if (email.toLowerCase() !== caller.email.toLowerCase())
       throw permissionDenied("user_email_id is not the account of this ID token");
-    return this.d.contacts.list({
+    const liveSince = this.liveSince();
+    const p = await this.d.contacts.list({
       accountId: caller.accountId,
       search: foldForSearch(search),
       filter,
       limit,
       offset,
-      liveSince: this.liveSince(),
+      liveSince,
     });
+    return {
+      contacts: p.contacts.map(({ latestStatus, latestActivityAt, ...c }) => ({
+        ...c,
+        conversationStatus: effectiveStatus(latestStatus, latestActivityAt, liveSince),
+      })),
+      hasMore: p.hasMore,
+    };
   }
 
   /** One page of a conversation's messages, for its frame user or its account. */
-  listMessages(
+  async listMessages(
     caller: Caller,
     input: { conversationId: string; limit: number | undefined; offset: number | undefined },
-  ): { messages: MessageRecord[]; hasMore: boolean } {
+  ): Promise<{ messages: MessageRecord[]; hasMore: boolean }> {
     const conversationId = requireUuid("conversation_id", input.conversationId);
     const { limit, offset } = page(input.limit, input.offset, 20);
     const conv =
       caller.kind === "frame"
-        ? this.frameConversation(caller, conversationId)
-        : this.accountConversation(caller, conversationId);
+        ? await this.frameConversation(caller, conversationId)
+        : await this.accountConversation(caller, conversationId);
     return this.d.conversations.messages(conv, limit, offset);
   }
 
   /** The frame user's conversations with the token's chatbot, newest first. */
-  listFrameConversations(caller: FrameCaller): ConversationSummary[] {
-    return this.d.conversations
-      .forUser(caller.accountId, caller.chatbotId, caller.userId, 50)
-      .map((c) => this.summary(c));
+  async listFrameConversations(caller: FrameCaller): Promise<ConversationSummary[]> {
+    const conversations = await this.d.conversations.forUser(caller.accountId, caller.chatbotId, caller.userId, 50);
+    return conversations.map((c) => this.summary(c));
   }
 
   /** Moves the account's read marker to the latest message. */
-  markRead(caller: AccountCaller, conversationId: string): ConversationSummary {
-    const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
-    this.d.conversations.markRead(conv.conversationId);
-    return this.publishState(this.d.conversations.byId(conv.conversationId)!);
+  async markRead(caller: AccountCaller, conversationId: string): Promise<ConversationSummary> {
+    const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    await this.d.conversations.markRead(conv.conversationId);
+    return this.publishState((await this.d.conversations.byId(conv.conversationId))!);
   }
 
   /** Assigns the conversation to an operator, shown to the customer by name; the AI agent stops answering. */
-  takeOver(
+  async takeOver(
     caller: AccountCaller,
     conversationId: string,
     operatorEmail: string,
     operatorName = "",
-  ): ConversationSummary {
-    const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+  ): Promise<ConversationSummary> {
+    const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const operator = operatorEmail === "" ? caller.email : requireEmail("operator_email", operatorEmail);
     const name = optionalText("operator_name", operatorName, MAX_OPERATOR_NAME).trim();
-    this.d.conversations.assign(conv.conversationId, operator, name || operator.slice(0, operator.lastIndexOf("@")));
-    return this.publishState(this.d.conversations.byId(conv.conversationId)!);
+    await this.d.conversations.assign(
+      conv.conversationId,
+      operator,
+      name || operator.slice(0, operator.lastIndexOf("@")),
+    );
+    return this.publishState((await this.d.conversations.byId(conv.conversationId))!);
   }
 
   /** Hands the conversation back to the AI agent. */
-  release(caller: AccountCaller, conversationId: string): ConversationSummary {
-    const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
-    this.d.conversations.assign(conv.conversationId, AI_AGENT, "");
-    return this.publishState(this.d.conversations.byId(conv.conversationId)!);
+  async release(caller: AccountCaller, conversationId: string): Promise<ConversationSummary> {
+    const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    await this.d.conversations.assign(conv.conversationId, AI_AGENT, "");
+    return this.publishState((await this.d.conversations.byId(conv.conversationId))!);
   }
 
   /** One page of a contact's conversations, newest first. */
-  listContactConversations(
+  async listContactConversations(
     caller: AccountCaller,
     input: { contactId: string; limit: number | undefined; offset: number | undefined },
-  ): { conversations: ConversationSummary[]; hasMore: boolean } {
+  ): Promise<{ conversations: ConversationSummary[]; hasMore: boolean }> {
     const contactId = requireUuid("contact_id", input.contactId);
     const { limit, offset } = page(input.limit, input.offset, 10);
     // Another account's contact answers exactly as one that does not exist.
-    if (!this.d.contacts.belongsTo(caller.accountId, contactId)) throw notFound("contact");
-    const p = this.d.conversations.forContact(contactId, limit, offset);
+    if (!(await this.d.contacts.belongsTo(caller.accountId, contactId))) throw notFound("contact");
+    const p = await this.d.conversations.forContact(contactId, limit, offset);
     return { conversations: p.conversations.map((c) => this.summary(c)), hasMore: p.hasMore };
   }
 
@@ -263,8 +279,8 @@ export class ConversationService {
       throw invalidArgument("after_message_order", "must be an integer, 0 or more");
     const conv =
       caller.kind === "frame"
-        ? this.frameConversation(caller, conversationId)
-        : this.accountConversation(caller, conversationId);
+        ? await this.frameConversation(caller, conversationId)
+        : await this.accountConversation(caller, conversationId);
     // Subscribe before reading, so nothing committed between the read and the subscription is lost; what the
     // read already gave is skipped by its message_order.
     const inbox = new EventInbox(signal);
@@ -273,7 +289,7 @@ export class ConversationService {
       yield { type: "conversation", conversation: this.summary(conv) };
       let last = input.afterMessageOrder;
       for (;;) {
-        const p = this.d.conversations.messages(conv, WATCH_PAGE, last);
+        const p = await this.d.conversations.messages(conv, WATCH_PAGE, last);
         for (const m of p.messages) {
           last = m.messageOrder;
           yield { type: "message", message: m };
@@ -296,8 +312,8 @@ export class ConversationService {
   }
 
   /** Stores an operator's reply; a closed conversation must be reopened first. */
-  reply(caller: AccountCaller, conversationId: string, content: string): MessageRecord {
-    const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+  async reply(caller: AccountCaller, conversationId: string, content: string): Promise<MessageRecord> {
+    const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const text = requireContent("content", content);
     if (this.effectiveStatus(conv) === "closed")
       throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
@@ -312,10 +328,14 @@ export class ConversationService {
   }
 
   /** Closes or reopens a conversation. */
-  setStatus(caller: AccountCaller, conversationId: string, status: "live" | "closed"): ConversationSummary {
-    const conv = this.accountConversation(caller, requireUuid("conversation_id", conversationId));
-    this.d.conversations.setStatus(conv.conversationId, status, this.d.clock.now());
-    return this.publishState(this.d.conversations.byId(conv.conversationId)!);
+  async setStatus(
+    caller: AccountCaller,
+    conversationId: string,
+    status: "live" | "closed",
+  ): Promise<ConversationSummary> {
+    const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    await this.d.conversations.setStatus(conv.conversationId, status, this.d.clock.now());
+    return this.publishState((await this.d.conversations.byId(conv.conversationId))!);
   }
 
   /** Follows every conversation of the account (a live inbox): changes only, from the instant it answers first. */
@@ -343,8 +363,13 @@ export class ConversationService {
     }
   }
 
-  private append(accountId: string, conversationId: string, m: NewMessage, start?: NewConversation): MessageRecord {
-    const message = this.d.conversations.append(conversationId, m, start);
+  private async append(
+    accountId: string,
+    conversationId: string,
+    m: NewMessage,
+    start?: NewConversation,
+  ): Promise<MessageRecord> {
+    const message = await this.d.conversations.append(conversationId, m, messageEffect(m.role), start);
     // Published after the transaction committed; the events channel waits for its fsync.
     this.d.events.publish({ type: "message", accountId, conversationId, message });
     return message;
@@ -361,8 +386,8 @@ export class ConversationService {
     return conversation;
   }
 
-  private frameConversation(caller: FrameCaller, conversationId: string): ConversationRecord {
-    const conv = this.d.conversations.byId(conversationId);
+  private async frameConversation(caller: FrameCaller, conversationId: string): Promise<ConversationRecord> {
+    const conv = await this.d.conversations.byId(conversationId);
     if (
       !conv ||
       conv.accountId !== caller.accountId ||
@@ -373,8 +398,8 @@ export class ConversationService {
     return conv;
   }
 
-  private accountConversation(caller: AccountCaller, conversationId: string): ConversationRecord {
-    const conv = this.d.conversations.byId(conversationId);
+  private async accountConversation(caller: AccountCaller, conversationId: string): Promise<ConversationRecord> {
+    const conv = await this.d.conversations.byId(conversationId);
     if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
     return conv;
   }
@@ -384,8 +409,7 @@ export class ConversationService {
   }
 
   private effectiveStatus(c: ConversationRecord): "live" | "closed" {
-    // A live conversation idle for longer than the idle limit reads as closed; a new user message reopens it.
-    return c.status === "live" && (c.lastMessageAt ?? c.createdAt) >= this.liveSince() ? "live" : "closed";
+    return effectiveStatus(c.status, c.lastMessageAt ?? c.createdAt, this.liveSince());
   }
 
   private summary(c: ConversationRecord): ConversationSummary {

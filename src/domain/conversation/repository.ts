@@ -1,4 +1,5 @@
 import type { KnowledgeSnippet } from "../account/repository.js";
+import type { MessageEffect } from "./rules.js";
 
 /** What the client's server tells about its customer; empty strings leave stored values as they are. */
 export interface ContactProfile {
@@ -23,13 +24,21 @@ export interface ContactQuery {
 }
 
 /** A contact as listed. */
-export interface ContactView {
+export interface ContactView extends Omit<StoredContact, "latestStatus" | "latestActivityAt"> {
+  /** The latest conversation's status as a reader sees it (idle conversations read closed). */
+  conversationStatus: "live" | "closed";
+}
+
+/** A contact as stored, with its latest conversation's stored status and last activity. */
+export interface StoredContact {
   contactId: string;
   userId: string;
   contactName: string;
   phoneNumber: string;
   email: string;
-  conversationStatus: "live" | "closed";
+  latestStatus: "live" | "closed" | null;
+  /** The latest conversation's last message (or creation) instant. */
+  latestActivityAt: number | null;
   assignedTo: string;
   unreadCount: number;
   latestMessageAt: number;
@@ -90,6 +99,8 @@ export interface NewConversation {
   chatbotId: string;
   userId: string;
   channel: string;
+  status: "live" | "closed";
+  assignedTo: string;
 }
 
 /** The parts of a conversation its messages carry. */
@@ -98,30 +109,37 @@ export type ConversationRef = Pick<ConversationRecord, "conversationId" | "creat
 /** Storage of contacts. */
 export interface ContactRepository {
   /** Creates the contact of (account, user) or updates its profile; returns its contact_id. */
-  upsert(accountId: string, userId: string, profile: ContactProfile | undefined, now: number): string;
-  list(q: ContactQuery): { contacts: ContactView[]; hasMore: boolean };
+  upsert(accountId: string, userId: string, profile: ContactProfile | undefined, now: number): Promise<string>;
+  list(q: ContactQuery): Promise<{ contacts: StoredContact[]; hasMore: boolean }>;
   /** Whether the contact exists and belongs to the account. */
-  belongsTo(accountId: string, contactId: string): boolean;
+  belongsTo(accountId: string, contactId: string): Promise<boolean>;
 }
 
 /** Storage of conversations and their messages; every write keeps the contact's aggregates in the same transaction. */
 export interface ConversationRepository {
-  byId(conversationId: string): ConversationRecord | undefined;
-  /** Appends a message (starting the conversation when `start` is given) in one transaction; order is next in line. */
-  append(conversationId: string, m: NewMessage, start?: NewConversation): MessageRecord;
+  byId(conversationId: string): Promise<ConversationRecord | undefined>;
+  /**
+   * Appends a message (starting the conversation when `start` is given) in one transaction; order is next in line.
+   * `effect` says what it does to the conversation's unread count and status (the domain's rules decide).
+   */
+  append(conversationId: string, m: NewMessage, effect: MessageEffect, start?: NewConversation): Promise<MessageRecord>;
   /** Messages with message_order in (offset, offset + limit], in order; the caller has the conversation already. */
-  messages(conv: ConversationRef, limit: number, offset: number): { messages: MessageRecord[]; hasMore: boolean };
+  messages(
+    conv: ConversationRef,
+    limit: number,
+    offset: number,
+  ): Promise<{ messages: MessageRecord[]; hasMore: boolean }>;
   /** The latest messages, oldest first, for the agent's context. */
-  recent(conv: ConversationRef, count: number): MessageRecord[];
+  recent(conv: ConversationRef, count: number): Promise<MessageRecord[]>;
   /** The user's conversations with one chatbot, newest first. */
-  forUser(accountId: string, chatbotId: string, userId: string, limit: number): ConversationRecord[];
+  forUser(accountId: string, chatbotId: string, userId: string, limit: number): Promise<ConversationRecord[]>;
   /** One page of a contact's conversations, newest first. */
   forContact(
     contactId: string,
     limit: number,
     offset: number,
-  ): { conversations: ConversationRecord[]; hasMore: boolean };
-  markRead(conversationId: string): void;
-  assign(conversationId: string, assignee: string, operatorName: string): void;
-  setStatus(conversationId: string, status: "live" | "closed", now: number): void;
+  ): Promise<{ conversations: ConversationRecord[]; hasMore: boolean }>;
+  markRead(conversationId: string): Promise<void>;
+  assign(conversationId: string, assignee: string, operatorName: string): Promise<void>;
+  setStatus(conversationId: string, status: "live" | "closed", now: number): Promise<void>;
 }

@@ -65,12 +65,12 @@ export class KeyRing {
    */
   static async open(repo: SigningKeyRepository, clock: Clock, o: KeyRingOptions): Promise<KeyRing> {
     const ring = new KeyRing(repo, clock, o);
-    for (const k of repo.list()) {
+    for (const k of await repo.list()) {
       if (o.sealer.isCurrent(k.privateJwk)) continue;
       const plain = KeySealer.isSealed(k.privateJwk) ? o.sealer.open(k.privateJwk, k.kid) : k.privateJwk;
-      repo.replacePrivateJwk(k.kid, k.privateJwk, o.sealer.seal(plain, k.kid));
+      await repo.replacePrivateJwk(k.kid, k.privateJwk, o.sealer.seal(plain, k.kid));
     }
-    if (repo.list().every((k) => k.retiredAt !== null)) await ring.rotate();
+    if ((await repo.list()).every((k) => k.retiredAt !== null)) await ring.rotate();
     else await ring.reload();
     return ring;
   }
@@ -107,7 +107,9 @@ export class KeyRing {
 
   private async reloadIfChanged(): Promise<void> {
     if (this.reloading) return this.reloading;
-    if (fingerprintOf(this.repo.list()) === this.fingerprint) return;
+    if (fingerprintOf(await this.repo.list()) === this.fingerprint) return;
+    // Another caller may have started the reload while the list was read.
+    if (this.reloading) return this.reloading;
     this.reloading = this.reload().finally(() => {
       this.reloading = undefined;
     });
@@ -121,7 +123,7 @@ export class KeyRing {
     const now = this.clock.now();
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: "sig" };
     const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG };
-    this.repo.insert({
+    await this.repo.insert({
       kid,
       alg: SIGNING_ALG,
       privateJwk: this.sealer.seal(JSON.stringify(privateJwk), kid),
@@ -129,14 +131,14 @@ export class KeyRing {
       createdAt: now,
       retiredAt: null,
     });
-    this.repo.retireAllBut(kid, now);
+    await this.repo.retireAllBut(kid, now);
     await this.reload();
     return kid;
   }
 
   /** Re-reads the keys from storage (another process may have rotated them). */
   async reload(): Promise<void> {
-    const records = this.repo.list();
+    const records = await this.repo.list();
     const byKid = new Map<string, LoadedKey>();
     let signing: { kid: string; key: CryptoKey } | undefined;
     for (const r of records) {

@@ -18,12 +18,12 @@ export interface RevocationScope {
 
 /** Storage of refresh tokens and of the per-user "not before" instants that stop live access tokens. */
 export interface RefreshTokenRepository {
-  insert(r: RefreshTokenRecord): void;
-  byHash(tokenHash: string): RefreshTokenRecord | undefined;
+  insert(r: RefreshTokenRecord): Promise<void>;
+  byHash(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
   /** Revokes the matching refresh tokens and raises "not before" for every (chatbot, user) they were bound to. */
-  revoke(scope: RevocationScope, at: number): number;
+  revoke(scope: RevocationScope, at: number): Promise<number>;
   /** Access tokens of (chatbot, user) issued before this instant are refused. */
-  notBefore(chatbotId: string, userId: string): number | undefined;
+  notBefore(chatbotId: string, userId: string): Promise<number | undefined>;
 }
 
 /** A signing key pair as stored. */
@@ -39,9 +39,9 @@ export interface SigningKeyRecord {
 
 /** Storage of signing keys. */
 export interface SigningKeyRepository {
-  list(): SigningKeyRecord[];
-  insert(k: SigningKeyRecord): void;
-  retireAllBut(kid: string, at: number): void;
+  list(): Promise<SigningKeyRecord[]>;
+  insert(k: SigningKeyRecord): Promise<void>;
+  retireAllBut(kid: string, at: number): Promise<void>;
   /** Replaces a private key's stored form if it is still `was` (another process may have done it first). */
-  replacePrivateJwk(kid: string, was: string, now: string): void;
+  replacePrivateJwk(kid: string, was: string, now: string): Promise<void>;
 }

@@ -11,6 +11,7 @@ import type { Clock } from "../clock.js";
 import type { ContactProfile, ContactRepository } from "../conversation/repository.js";
 import { DomainError, invalidArgument, unauthenticated } from "../errors.js";
 import { hashSecret, newSecret, requireUuid, sameHash } from "../ids.js";
+import type { Transact } from "../store.js";
 import { optionalEmail, optionalText, requireId, requireText } from "../validate.js";
 import type { AccessClaims, IdClaims, JwtStrategy } from "./jwt-strategy.js";
 import type { RefreshTokenRepository, RevocationScope } from "./repository.js";
@@ -36,7 +37,7 @@ export interface TokenServiceDeps {
   clock: Clock;
   ttl: TokenLifetimes;
   /** Runs fn as one storage transaction, so an issuance writes all its rows or none. */
-  atomically?: <T>(fn: () => T) => T;
+  transaction: Transact;
   /** Called once a credential is known good and before anything is written; throws to refuse (per-account limits). */
   admit?: (accountId: string) => Promise<void>;
 }
@@ -91,8 +92,8 @@ export class TokenService {
       email: optionalEmail("contact.email", input.contact.email),
       phoneNumber: optionalText("contact.phone_number", input.contact.phoneNumber),
     };
-    const account = this.accountForKey(input.clientApiKey);
-    const chatbot = account && this.d.chatbots.byId(chatbotId);
+    const account = await this.accountForKey(input.clientApiKey);
+    const chatbot = account && (await this.d.chatbots.byId(chatbotId));
     if (!account || !chatbot || chatbot.accountId !== account.accountId || !chatbot.active)
       throw new UnknownCredentialError(BAD_KEY);
     await this.d.admit?.(account.accountId);
@@ -102,8 +103,8 @@ export class TokenService {
     const refreshTokenExpiresAt = now + this.d.ttl.refresh * 1000;
     // Signed before anything is stored: a failure here leaves no row behind.
     const access = await this.d.jwt.signAccess({ accountId: account.accountId, chatbotId, userId }, this.d.ttl.access);
-    this.atomically(() => {
-      this.d.refreshTokens.insert({
+    await this.d.transaction(async (tx) => {
+      await tx.refreshTokens.insert({
         tokenHash: hashSecret(refreshToken),
         accountId: account.accountId,
         chatbotId,
@@ -112,7 +113,7 @@ export class TokenService {
         expiresAt: refreshTokenExpiresAt,
         revokedAt: null,
       });
-      this.d.contacts.upsert(account.accountId, userId, profile, now);
+      await tx.contacts.upsert(account.accountId, userId, profile, now);
     });
     return { accessToken: access.token, refreshToken, accessTokenExpiresAt: access.expiresAt, refreshTokenExpiresAt };
   }
@@ -128,18 +129,18 @@ export class TokenService {
     const chatbotId = requireUuid("chatbot_id", input.chatbotId);
     requireText("refresh_token", input.refreshToken);
     const hash = hashSecret(input.refreshToken);
-    const rec = this.d.refreshTokens.byHash(hash);
+    const rec = await this.d.refreshTokens.byHash(hash);
     const now = this.d.clock.now();
     if (!rec || !sameHash(rec.tokenHash, hash) || rec.userId !== userId || rec.chatbotId !== chatbotId)
       throw new UnknownCredentialError(BAD_REFRESH);
     // A revoked token is one we issued: refused the same way, but not counted as a guess.
     if (rec.revokedAt !== null) throw unauthenticated(BAD_REFRESH);
     if (rec.expiresAt <= now) throw unauthenticated("refresh_token has expired", "TokenExpiredError");
-    const chatbot = this.d.chatbots.byId(chatbotId);
-    const account = this.d.accounts.byId(rec.accountId);
+    const chatbot = await this.d.chatbots.byId(chatbotId);
+    const account = await this.d.accounts.byId(rec.accountId);
     if (!chatbot?.active || chatbot.accountId !== rec.accountId || !account?.active) throw unauthenticated(BAD_REFRESH);
     if (input.clientApiKey) {
-      const keyAccount = this.accountForKey(input.clientApiKey);
+      const keyAccount = await this.accountForKey(input.clientApiKey);
       if (!keyAccount || keyAccount.accountId !== rec.accountId) throw new UnknownCredentialError(BAD_REFRESH);
     }
     await this.d.admit?.(rec.accountId);
@@ -157,10 +158,10 @@ export class TokenService {
     if (!input.clientApiKey && !input.password) throw invalidArgument("client_api_key", "is required (or password)");
     if (input.password && input.password.length > MAX_PASSWORD)
       throw invalidArgument("password", `must be at most ${MAX_PASSWORD} characters`);
-    const account = this.d.accounts.byEmail(email);
+    const account = await this.d.accounts.byEmail(email);
     let ok = false;
     if (input.clientApiKey) {
-      const keyAccount = this.accountForKey(input.clientApiKey);
+      const keyAccount = await this.accountForKey(input.clientApiKey);
       ok = !!account && keyAccount?.accountId === account.accountId;
     } else if (input.password) {
       // Hash even for an unknown account, so timing does not tell which e-mails exist.
@@ -178,10 +179,10 @@ export class TokenService {
   /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
   async authenticateFrame(token: string): Promise<AccessClaims> {
     const claims = await this.d.jwt.verifyAccess(token);
-    const notBefore = this.d.refreshTokens.notBefore(claims.chatbotId, claims.userId);
+    const notBefore = await this.d.refreshTokens.notBefore(claims.chatbotId, claims.userId);
     if (notBefore !== undefined && claims.issuedAt < notBefore)
       throw unauthenticated("the access token has been revoked");
-    const chatbot = this.d.chatbots.byId(claims.chatbotId);
+    const chatbot = await this.d.chatbots.byId(claims.chatbotId);
     if (!chatbot?.active || chatbot.accountId !== claims.accountId)
       throw unauthenticated("the access token is invalid");
     return claims;
@@ -190,37 +191,32 @@ export class TokenService {
   /** Checks an ID token and that its account is still active. */
   async authenticateAccount(token: string): Promise<IdClaims & { account: AccountRecord }> {
     const claims = await this.d.jwt.verifyId(token);
-    const account = this.d.accounts.byId(claims.accountId);
+    const account = await this.d.accounts.byId(claims.accountId);
     if (!account?.active) throw unauthenticated("the ID token is invalid");
     return { ...claims, account };
   }
 
   /** Revokes refresh tokens in scope, and the live access tokens of the same users. */
-  revoke(scope: RevocationScope): number {
+  revoke(scope: RevocationScope): Promise<number> {
     return this.d.refreshTokens.revoke(scope, this.d.clock.now());
   }
 
   /** The chatbot an access token is for (the frame needs its settings). */
-  chatbot(chatbotId: string): ChatbotRecord | undefined {
+  chatbot(chatbotId: string): Promise<ChatbotRecord | undefined> {
     return this.d.chatbots.byId(chatbotId);
   }
 
-  private atomically(fn: () => void): void {
-    if (this.d.atomically) this.d.atomically(fn);
-    else fn();
-  }
-
-  private accountForKey(key: string): AccountRecord | undefined {
+  private async accountForKey(key: string): Promise<AccountRecord | undefined> {
     if (key.length > 512) return undefined;
     const hash = hashSecret(key);
-    const rec = this.d.apiKeys.byHash(hash);
+    const rec = await this.d.apiKeys.byHash(hash);
     const now = this.d.clock.now();
     if (!rec || !sameHash(rec.keyHash, hash) || !apiKeyUsable(rec, now)) return undefined;
-    const account = this.d.accounts.byId(rec.accountId);
+    const account = await this.d.accounts.byId(rec.accountId);
     if (!account?.active) return undefined;
     if (rec.lastUsedAt === null || now - rec.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
       try {
-        this.d.apiKeys.touch(rec.apiKeyId, now, now - LAST_USED_RESOLUTION_MS);
+        await this.d.apiKeys.touch(rec.apiKeyId, now, now - LAST_USED_RESOLUTION_MS);
       } catch {
         // The last-use mark is advisory: a busy database must not fail the request it describes.
       }

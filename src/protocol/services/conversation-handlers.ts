@@ -88,7 +88,7 @@ export function conversationHandlers(
   return {
     async getContactConversations(req, call) {
       const caller = await auth.account(call);
-      const page = conversations.listContacts(caller, {
+      const page = await conversations.listContacts(caller, {
         userEmailId: req.userEmailId,
         search: req.search,
         filter: req.filter,
@@ -118,7 +118,7 @@ export function conversationHandlers(
     },
     async getMessagesForConversation(req, call) {
       const caller = await auth.reader(call, req.accessToken);
-      const page = conversations.listMessages(caller, {
+      const page = await conversations.listMessages(caller, {
         conversationId: req.conversationId,
         limit: req.limit,
         offset: req.offset,
@@ -127,7 +127,7 @@ export function conversationHandlers(
     },
     async getConversationsForContact(req, call) {
       const caller = await auth.account(call);
-      const page = conversations.listContactConversations(caller, {
+      const page = await conversations.listContactConversations(caller, {
         contactId: req.contactId,
         limit: req.limit,
         offset: req.offset,
@@ -162,7 +162,7 @@ export function conversationHandlers(
     },
     async listFrameConversations(req, call) {
       const caller = await auth.frame(call, req.accessToken);
-      return { data: { conversations: conversations.listFrameConversations(caller).map(summary) } };
+      return { data: { conversations: (await conversations.listFrameConversations(caller)).map(summary) } };
     },
     async sendMessage(req, call) {
       const caller = await auth.frame(call);
@@ -193,29 +193,29 @@ export function conversationHandlers(
     },
     async markConversationRead(req, call) {
       const caller = await auth.account(call);
-      return { data: summary(conversations.markRead(caller, req.conversationId)) };
+      return { data: summary(await conversations.markRead(caller, req.conversationId)) };
     },
     async takeOverConversation(req, call) {
       const caller = await auth.account(call);
       return {
-        data: summary(conversations.takeOver(caller, req.conversationId, req.operatorEmail, req.operatorName)),
+        data: summary(await conversations.takeOver(caller, req.conversationId, req.operatorEmail, req.operatorName)),
       };
     },
     async releaseConversation(req, call) {
       const caller = await auth.account(call);
-      return { data: summary(conversations.release(caller, req.conversationId)) };
+      return { data: summary(await conversations.release(caller, req.conversationId)) };
     },
     async replyToConversation(req, call) {
       const caller = await auth.account(call);
-      return { data: message(conversations.reply(caller, req.conversationId, req.content)) };
+      return { data: message(await conversations.reply(caller, req.conversationId, req.content)) };
     },
     async closeConversation(req, call) {
       const caller = await auth.account(call);
-      return { data: summary(conversations.setStatus(caller, req.conversationId, "closed")) };
+      return { data: summary(await conversations.setStatus(caller, req.conversationId, "closed")) };
     },
     async reopenConversation(req, call) {
       const caller = await auth.account(call);
-      return { data: summary(conversations.setStatus(caller, req.conversationId, "live")) };
+      return { data: summary(await conversations.setStatus(caller, req.conversationId, "live")) };
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { BulkContact, BulkConversation, BulkLoader, BulkMessage } from "../../domain/bulk.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import type { Db } from "./database.js";
 import { ACCOUNT_RANGE } from "./repos/contact-rowid.js";
@@ -5,54 +6,13 @@ import { ACCOUNT_RANGE } from "./repos/contact-rowid.js";
 /** Page cache while loading, in KiB. */
 const BULK_CACHE_KB = 192 * 1024;
 
-/** A contact with its aggregates already computed (what the message writes would have left). */
-export interface BulkContact {
-  contactId: string;
-  userId: string;
-  contactName: string;
-  email: string;
-  phoneNumber: string;
-  createdAt: number;
-  latestMessageAt: number;
-  latestConversationId: string;
-  unreadCount: number;
-  liveActivityAt: number | null;
-  channels: string;
-}
-
-/** A conversation with its counters already computed. */
-export interface BulkConversation {
-  conversationId: string;
-  chatbotId: string;
-  contactId: string;
-  channel: string;
-  status: "live" | "closed";
-  assignedTo: string;
-  createdAt: number;
-  lastMessageAt: number;
-  messageCount: number;
-  readOrder: number;
-  unreadCount: number;
-}
-
-/** A message row. */
-export interface BulkMessage {
-  messageId: string;
-  conversationId: string;
-  messageOrder: number;
-  role: string;
-  content: string;
-  createdAt: number;
-  toolCalls?: string;
-  documents?: string;
-}
-
 /**
  * Loads synthetic data fast, for benchmarks: rows go straight into the tables in large transactions, with
  * synchronous=OFF and foreign-key checks off while it runs (the caller builds consistent rows). The triggers
  * still keep the search index. Not for production data: a crash while loading can lose the load.
  */
-export class BulkLoader {
+export class SqliteBulkLoader implements BulkLoader {
+  private rowid = 0;
   private readonly contact;
   private readonly conversation;
   private readonly message;
@@ -87,7 +47,7 @@ export class BulkLoader {
   }
 
   /** The first free contact rowid of an account (contacts of one account share a range). */
-  firstContactRowid(accountId: string): number {
+  private firstContactRowid(accountId: string): number {
     const a = this.db
       .prepare<[string], { rowid: number }>("SELECT rowid FROM accounts WHERE account_id = ?")
       .get(accountId);
@@ -101,16 +61,17 @@ export class BulkLoader {
    * and the account's search rows are written in one statement at the end (a fifth of the time, and one index
    * segment instead of many to merge); being one transaction, a failure leaves neither rows nor a missing trigger.
    */
-  loadAccount(accountId: string, fn: (firstRowid: number) => void): void {
+  loadAccount(accountId: string, fn: () => void): void {
     this.db.transaction(() => {
       const first = this.firstContactRowid(accountId);
+      this.rowid = first;
       const trigger = this.db
         .prepare<[], { sql: string }>(
           "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'contacts_search_insert'",
         )
         .get();
       if (trigger) this.db.exec("DROP TRIGGER contacts_search_insert");
-      fn(first);
+      fn();
       this.db
         .prepare(
           "INSERT INTO contact_search (rowid, search_text) SELECT rowid, search_text FROM contacts WHERE rowid BETWEEN ? AND ?",
@@ -120,9 +81,9 @@ export class BulkLoader {
     })();
   }
 
-  addContact(rowid: number, accountId: string, c: BulkContact): void {
+  addContact(accountId: string, c: BulkContact): void {
     this.contact.run(
-      rowid,
+      this.rowid++,
       c.contactId,
       accountId,
       c.userId,

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import { StoreOpenError } from "../../domain/store.js";
 import { migrations } from "./migrations.js";
 
 /** The handle every repository shares. */
@@ -20,7 +21,7 @@ export interface OpenOptions {
 }
 
 /** A database that cannot be opened or is not ours; start-up fails loudly with it. */
-export class DatabaseOpenError extends Error {
+export class DatabaseOpenError extends StoreOpenError {
   override readonly name = "DatabaseOpenError";
 }
 

@@ -1,30 +1,6 @@
-import type { Db } from "./database.js";
-import { sqliteAccounts } from "./repos/accounts.js";
-import { sqliteApiKeys } from "./repos/api-keys.js";
-import { sqliteChatbots } from "./repos/chatbots.js";
-import { sqliteContacts } from "./repos/contacts.js";
-import { sqliteConversations } from "./repos/conversations.js";
-import { sqliteDemoSetup } from "./repos/demo-setup.js";
-import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
-import { sqliteSigningKeys } from "./repos/signing-keys.js";
-
 export { DatabaseOpenError, type Db, openDatabase } from "./database.js";
 export { type Fsync, WalSync } from "./durability.js";
+export { storageError } from "./errors.js";
 export { readinessProbe } from "./health.js";
-
-/** Every repository, over one database handle. */
-export function sqliteRepositories(db: Db) {
-  return {
-    accounts: sqliteAccounts(db),
-    apiKeys: sqliteApiKeys(db),
-    chatbots: sqliteChatbots(db),
-    refreshTokens: sqliteRefreshTokens(db),
-    signingKeys: sqliteSigningKeys(db),
-    contacts: sqliteContacts(db),
-    conversations: sqliteConversations(db),
-    demoSetup: sqliteDemoSetup(db),
-  };
-}
-
-/** The repositories as one type. */
-export type Repositories = ReturnType<typeof sqliteRepositories>;
+export { type SqliteRepositories, sqliteRepositories } from "./repositories.js";
+export { openSqliteStore, SqliteStore, type SqliteStoreOptions } from "./store.js";

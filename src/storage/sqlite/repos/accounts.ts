@@ -1,4 +1,5 @@
 import type { AccountRecord, AccountRepository } from "../../../domain/account/repository.js";
+import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
 interface Row {
@@ -18,7 +19,7 @@ const toRecord = (r: Row | undefined): AccountRecord | undefined =>
   };
 
 /** Accounts in SQLite. */
-export function sqliteAccounts(db: Db): AccountRepository {
+export function sqliteAccounts(db: Db): Sync<AccountRepository> {
   const insert = db.prepare(
     "INSERT INTO accounts (account_id, email, password_hash, active, created_at) VALUES (?, ?, ?, ?, ?)",
   );

@@ -1,4 +1,5 @@
 import type { ApiKeyRecord, ApiKeyRepository } from "../../../domain/account/repository.js";
+import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
 interface Row {
@@ -25,7 +26,7 @@ const toRecord = (r: Row): ApiKeyRecord => ({
 });
 
 /** API keys (hashes only) in SQLite. */
-export function sqliteApiKeys(db: Db): ApiKeyRepository {
+export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
   const insert = db.prepare(
     "INSERT INTO api_keys (api_key_id, account_id, key_hash, hint, name, created_at, revoked_at, expires_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );

@@ -1,4 +1,5 @@
 import type { ChatbotRecord, ChatbotRepository } from "../../../domain/account/repository.js";
+import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
 interface Row {
@@ -21,7 +22,7 @@ const toRecord = (r: Row): ChatbotRecord => ({
 });
 
 /** Chatbots in SQLite; looked up on every frame call, so parsed rows are kept briefly in memory. */
-export function sqliteChatbots(db: Db): ChatbotRepository {
+export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
   const insert = db.prepare(
     "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, active, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
   );

@@ -3,10 +3,11 @@ import type {
   ContactProfile,
   ContactQuery,
   ContactRepository,
-  ContactView,
+  StoredContact,
 } from "../../../domain/conversation/repository.js";
 import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
+import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 import { ACCOUNT_RANGE, nextContactRowid } from "./contact-rowid.js";
 
@@ -105,7 +106,7 @@ function listStatements(db: Db) {
 }
 
 /** Contacts in SQLite; the list reads the aggregates the message writes keep. */
-export function sqliteContacts(db: Db): ContactRepository {
+export function sqliteContacts(db: Db): Sync<ContactRepository> {
   const upsert = db.prepare<
     [Record<string, unknown>],
     {
@@ -226,13 +227,14 @@ export function sqliteContacts(db: Db): ContactRepository {
       else rows = search(q, { ...params, search: q.search });
       const hasMore = rows.length > q.limit;
       const contacts = rows.slice(0, q.limit).map(
-        (r): ContactView => ({
+        (r): StoredContact => ({
           contactId: r.contact_id,
           userId: r.user_id,
           contactName: r.contact_name,
           phoneNumber: r.phone_number,
           email: r.email,
-          conversationStatus: r.status === "live" && (r.conv_activity ?? 0) >= q.liveSince ? "live" : "closed",
+          latestStatus: r.status === "live" || r.status === "closed" ? r.status : null,
+          latestActivityAt: r.conv_activity,
           assignedTo: r.assigned_to ?? "",
           unreadCount: r.unread_count,
           latestMessageAt: r.latest_message_at,

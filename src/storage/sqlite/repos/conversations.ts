@@ -7,8 +7,10 @@ import type {
   NewConversation,
   NewMessage,
 } from "../../../domain/conversation/repository.js";
+import type { MessageEffect } from "../../../domain/conversation/rules.js";
 import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
+import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 import { nextContactRowid } from "./contact-rowid.js";
 
@@ -69,7 +71,7 @@ const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number)
 });
 
 /** Conversations and messages in SQLite; each write is one transaction that also keeps the contact's aggregates. */
-export function sqliteConversations(db: Db): ConversationRepository {
+export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   const CONV = "SELECT v.*, c.user_id FROM conversations v JOIN contacts c ON c.contact_id = v.contact_id";
   const byId = db.prepare<[string], ConvRow>(`${CONV} WHERE v.conversation_id = ?`);
   const forUser = db.prepare<[string, string, string, number], ConvRow>(
@@ -87,15 +89,15 @@ export function sqliteConversations(db: Db): ConversationRepository {
      ON CONFLICT (account_id, user_id) DO UPDATE SET user_id = user_id RETURNING contact_id`,
   );
   const insertConv = db.prepare(
-    "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at) VALUES (?, ?, ?, ?, ?, 'live', 'ai_agent', ?)",
+    "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
   // The order comes from the conversation's own counter, bumped inside the same transaction: gap-free under any concurrency.
   const bump = db.prepare<
-    [{ now: number; isUser: number; id: string }],
+    [{ now: number; unread: number; reopens: number; id: string }],
     { message_count: number; contact_id: string; channel: string; status: string; created_at: number }
   >(`
     UPDATE conversations SET message_count = message_count + 1, last_message_at = @now,
-      unread_count = unread_count + @isUser, status = CASE WHEN @isUser THEN 'live' ELSE status END
+      unread_count = unread_count + @unread, status = CASE WHEN @reopens THEN 'live' ELSE status END
     WHERE conversation_id = @id RETURNING message_count, contact_id, channel, status, created_at`);
   const insertMsg = db.prepare(
     "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -141,7 +143,12 @@ export function sqliteConversations(db: Db): ConversationRepository {
   });
   const assign = db.prepare("UPDATE conversations SET assigned_to = ?, operator_name = ? WHERE conversation_id = ?");
   const append = db.transaction(
-    (conversationId: string, m: NewMessage, start: NewConversation | undefined): MessageRecord => {
+    (
+      conversationId: string,
+      m: NewMessage,
+      effect: MessageEffect,
+      start: NewConversation | undefined,
+    ): MessageRecord => {
       if (start) {
         const contactId = ensureContact.get({
           accountId: start.accountId,
@@ -150,10 +157,19 @@ export function sqliteConversations(db: Db): ConversationRepository {
           now: m.createdAt,
           searchText: contactSearchText({ userId: start.userId, contactName: "", email: "", phoneNumber: "" }),
         })!.contact_id;
-        insertConv.run(start.conversationId, start.accountId, start.chatbotId, contactId, start.channel, m.createdAt);
+        insertConv.run(
+          start.conversationId,
+          start.accountId,
+          start.chatbotId,
+          contactId,
+          start.channel,
+          start.status,
+          start.assignedTo,
+          m.createdAt,
+        );
       }
-      const isUser = m.role === "user" ? 1 : 0;
-      const conv = bump.get({ now: m.createdAt, isUser, id: conversationId });
+      const unread = effect.unread ? 1 : 0;
+      const conv = bump.get({ now: m.createdAt, unread, reopens: effect.reopens ? 1 : 0, id: conversationId });
       if (!conv) throw new Error(`conversation ${conversationId} vanished`);
       insertMsg.run(
         m.messageId,
@@ -168,7 +184,7 @@ export function sqliteConversations(db: Db): ConversationRepository {
       touchContact.run({
         now: m.createdAt,
         conversationId,
-        unread: isUser,
+        unread,
         live: conv.status === "live" ? 1 : 0,
         channel: conv.channel,
         contactId: conv.contact_id,
@@ -183,7 +199,7 @@ export function sqliteConversations(db: Db): ConversationRepository {
       return r && toConv(r);
     },
     // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
-    append: (id, m, start) => append.immediate(id, m, start),
+    append: (id, m, effect, start) => append.immediate(id, m, effect, start),
     // The caller has just read the conversation, so its creation time comes along instead of being read again.
     messages: (conv, limit, offset) => {
       // message_order is gap-free from 1, so "skip offset" is a range, not an OFFSET scan.

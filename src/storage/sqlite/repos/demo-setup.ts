@@ -1,4 +1,5 @@
 import type { DemoSetupRecord, DemoSetupRepository } from "../../../domain/account/repository.js";
+import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
 interface Row {
@@ -8,7 +9,7 @@ interface Row {
 }
 
 /** The demo's setup in SQLite: one row, replaced when a restart issues the demo a new key. */
-export function sqliteDemoSetup(db: Db): DemoSetupRepository {
+export function sqliteDemoSetup(db: Db): Sync<DemoSetupRepository> {
   const get = db.prepare<[], Row>("SELECT account_id, chatbot_id, api_key_id FROM demo_setup WHERE id = 1");
   const set = db.prepare(
     "INSERT INTO demo_setup (id, account_id, chatbot_id, api_key_id) VALUES (1, ?, ?, ?) " +

@@ -1,4 +1,5 @@
 import type { RefreshTokenRepository } from "../../../domain/token/repository.js";
+import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
 interface Row {
@@ -12,7 +13,7 @@ interface Row {
 }
 
 /** Refresh tokens (hashes only) and access-token revocations in SQLite. */
-export function sqliteRefreshTokens(db: Db): RefreshTokenRepository {
+export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   const insert = db.prepare(
     "INSERT INTO refresh_tokens (token_hash, account_id, chatbot_id, user_id, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
   );

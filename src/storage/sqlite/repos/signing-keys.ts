@@ -1,4 +1,5 @@
 import type { SigningKeyRepository } from "../../../domain/token/repository.js";
+import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
 interface Row {
@@ -11,7 +12,7 @@ interface Row {
 }
 
 /** Signing keys in SQLite. */
-export function sqliteSigningKeys(db: Db): SigningKeyRepository {
+export function sqliteSigningKeys(db: Db): Sync<SigningKeyRepository> {
   const list = db.prepare<[], Row>("SELECT * FROM signing_keys ORDER BY created_at");
   const insert = db.prepare(
     "INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at, retired_at) VALUES (?, ?, ?, ?, ?, ?)",

@@ -1,0 +1,54 @@
+/** Synthetic data loaded straight into storage, for benchmarks (`aiagent seed`); not for production data. */
+
+/** A contact with its aggregates already computed (what the message writes would have left). */
+export interface BulkContact {
+  contactId: string;
+  userId: string;
+  contactName: string;
+  email: string;
+  phoneNumber: string;
+  createdAt: number;
+  latestMessageAt: number;
+  latestConversationId: string;
+  unreadCount: number;
+  liveActivityAt: number | null;
+  channels: string;
+}
+
+/** A conversation with its counters already computed. */
+export interface BulkConversation {
+  conversationId: string;
+  chatbotId: string;
+  contactId: string;
+  channel: string;
+  status: "live" | "closed";
+  assignedTo: string;
+  createdAt: number;
+  lastMessageAt: number;
+  messageCount: number;
+  readOrder: number;
+  unreadCount: number;
+}
+
+/** A message row. */
+export interface BulkMessage {
+  messageId: string;
+  conversationId: string;
+  messageOrder: number;
+  role: string;
+  content: string;
+  createdAt: number;
+  toolCalls?: string;
+  documents?: string;
+}
+
+/** Loads rows whose aggregates the caller has computed; each account's rows land in one transaction. */
+export interface BulkLoader {
+  /** Runs fn, which adds one account's contacts, conversations and messages, as one transaction. */
+  loadAccount(accountId: string, fn: () => void): void;
+  addContact(accountId: string, c: BulkContact): void;
+  addConversation(accountId: string, v: BulkConversation): void;
+  addMessage(m: BulkMessage): void;
+  /** Restores the back end's normal settings. */
+  finish(): void;
+}

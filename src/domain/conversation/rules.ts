@@ -1,0 +1,33 @@
+/** The conversation rules, in one place: every back end stores what these decide and computes none of it. */
+
+/** assigned_to while the AI agent answers. */
+export const AI_AGENT = "ai_agent";
+
+/** A new conversation: live, answered by the AI agent. */
+export const NEW_CONVERSATION = { status: "live", assignedTo: AI_AGENT } as const;
+
+/** What storing a message does to its conversation. */
+export interface MessageEffect {
+  /** The message counts as unread for the account (only the customer's do). */
+  unread: boolean;
+  /** The message makes a closed conversation live again (the customer writing reopens it, decisions §5). */
+  reopens: boolean;
+}
+
+/** The effect of a message by its author. */
+export function messageEffect(role: "user" | "assistant" | "operator"): MessageEffect {
+  const fromCustomer = role === "user";
+  return { unread: fromCustomer, reopens: fromCustomer };
+}
+
+/**
+ * The status a reader sees: a live conversation with no message for longer than the idle limit reads as closed
+ * (idle close); a new customer message reopens it. `liveSince` is now minus the idle limit.
+ */
+export function effectiveStatus(
+  stored: "live" | "closed" | null,
+  lastActivityAt: number | null,
+  liveSince: number,
+): "live" | "closed" {
+  return stored === "live" && (lastActivityAt ?? 0) >= liveSince ? "live" : "closed";
+}

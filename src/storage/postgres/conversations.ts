@@ -1,0 +1,294 @@
+import type { KnowledgeSnippet } from "../../domain/account/repository.js";
+import type {
+  ContactQuery,
+  ContactRepository,
+  ConversationRecord,
+  ConversationRepository,
+  MessageRecord,
+  MessageRole,
+  StoredContact,
+} from "../../domain/conversation/repository.js";
+import { contactSearchText } from "../../domain/conversation/search-fold.js";
+import { newId } from "../../domain/ids.js";
+import type { PgDb } from "./db.js";
+
+type Row = Record<string, unknown>;
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+const toConv = (r: Row): ConversationRecord => ({
+  conversationId: r.conversation_id as string,
+  accountId: r.account_id as string,
+  chatbotId: r.chatbot_id as string,
+  contactId: r.contact_id as string,
+  userId: r.user_id as string,
+  channel: r.channel as string,
+  status: r.status as "live" | "closed",
+  assignedTo: r.assigned_to as string,
+  operatorName: r.operator_name as string,
+  createdAt: Number(r.created_at),
+  lastMessageAt: num(r.last_message_at),
+  messageCount: Number(r.message_count),
+  unreadCount: Number(r.unread_count),
+});
+
+const toMsg = (r: Row, conversationId: string, conversationCreatedAt: number): MessageRecord => ({
+  messageId: r.message_id as string,
+  conversationId,
+  conversationCreatedAt,
+  messageOrder: Number(r.message_order),
+  role: r.role as MessageRole,
+  content: r.content as string,
+  toolCalls: r.tool_calls as string,
+  documents: JSON.parse(r.documents as string) as KnowledgeSnippet[],
+  createdAt: Number(r.created_at),
+});
+
+const CONV = "SELECT v.*, c.user_id FROM conversations v JOIN contacts c ON c.contact_id = v.contact_id";
+const MSG = "SELECT message_id, message_order, role, content, tool_calls, documents, created_at FROM messages";
+const RECOMPUTE_LIVE =
+  "UPDATE contacts SET live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = $1 AND status = 'live') WHERE contact_id = $1";
+
+/** Conversations and messages; each write is one transaction that also keeps the contact's aggregates. */
+export function pgConversations(db: PgDb): ConversationRepository {
+  return {
+    byId: async (id) => (await db.rows("conv_by_id", `${CONV} WHERE v.conversation_id = $1`, [id])).map(toConv)[0],
+    append: (conversationId, m, effect, start) =>
+      db.unit(async () => {
+        if (start) {
+          const [contact] = await db.rows(
+            "conv_ensure_contact",
+            `INSERT INTO contacts (contact_id, account_id, user_id, created_at, search_text) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (account_id, user_id) DO UPDATE SET user_id = contacts.user_id RETURNING contact_id`,
+            [
+              newId(),
+              start.accountId,
+              start.userId,
+              m.createdAt,
+              contactSearchText({ userId: start.userId, contactName: "", email: "", phoneNumber: "" }),
+            ],
+          );
+          await db.count(
+            "conv_insert",
+            "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            [
+              start.conversationId,
+              start.accountId,
+              start.chatbotId,
+              contact!.contact_id,
+              start.channel,
+              start.status,
+              start.assignedTo,
+              m.createdAt,
+            ],
+          );
+        }
+        // The counter's row lock is held to the commit: writers on any instance take the next order in turn,
+        // so message_order stays gap-free.
+        const [conv] = await db.rows(
+          "conv_bump",
+          `UPDATE conversations SET message_count = message_count + 1, last_message_at = $1,
+             unread_count = unread_count + $2, status = CASE WHEN $3 THEN 'live' ELSE status END
+           WHERE conversation_id = $4 RETURNING message_count, contact_id, channel, status, created_at`,
+          [m.createdAt, effect.unread ? 1 : 0, effect.reopens, conversationId],
+        );
+        if (!conv) throw new Error(`conversation ${conversationId} vanished`);
+        const order = Number(conv.message_count);
+        await db.count(
+          "msg_insert",
+          "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+          [
+            m.messageId,
+            conversationId,
+            order,
+            m.role,
+            m.content,
+            m.toolCalls,
+            JSON.stringify(m.documents),
+            m.createdAt,
+          ],
+        );
+        await db.count(
+          "contact_touch",
+          `UPDATE contacts SET
+             latest_message_at = greatest(coalesce(latest_message_at, 0), $1),
+             latest_conversation_id = $2,
+             unread_count = unread_count + $3,
+             live_activity_at = CASE WHEN $4 THEN greatest(coalesce(live_activity_at, 0), $1) ELSE live_activity_at END,
+             channels = CASE WHEN position(',' || $5 || ',' in ',' || channels || ',') > 0 THEN channels
+                             WHEN channels = '' THEN $5 ELSE channels || ',' || $5 END
+           WHERE contact_id = $6`,
+          [m.createdAt, conversationId, effect.unread ? 1 : 0, conv.status === "live", conv.channel, conv.contact_id],
+        );
+        return { ...m, conversationId, conversationCreatedAt: Number(conv.created_at), messageOrder: order };
+      }),
+    // message_order is gap-free from 1, so "skip offset" is a range on the unique index, not an OFFSET scan.
+    messages: async (conv, limit, offset) => {
+      const rows = await db.rows(
+        "msg_page",
+        `${MSG} WHERE conversation_id = $1 AND message_order > $2 ORDER BY message_order LIMIT $3`,
+        [conv.conversationId, offset, limit + 1],
+      );
+      return {
+        messages: rows.slice(0, limit).map((r) => toMsg(r, conv.conversationId, conv.createdAt)),
+        hasMore: rows.length > limit,
+      };
+    },
+    recent: async (conv, count) =>
+      (
+        await db.rows("msg_recent", `${MSG} WHERE conversation_id = $1 ORDER BY message_order DESC LIMIT $2`, [
+          conv.conversationId,
+          count,
+        ])
+      )
+        .reverse()
+        .map((r) => toMsg(r, conv.conversationId, conv.createdAt)),
+    forUser: async (accountId, chatbotId, userId, limit) =>
+      (
+        await db.rows(
+          "conv_for_user",
+          `${CONV} WHERE c.account_id = $1 AND c.user_id = $2 AND v.chatbot_id = $3 ORDER BY v.created_at DESC, v.conversation_id DESC LIMIT $4`,
+          [accountId, userId, chatbotId, limit],
+        )
+      ).map(toConv),
+    forContact: async (contactId, limit, offset) => {
+      const rows = await db.rows(
+        "conv_for_contact",
+        `${CONV} WHERE v.contact_id = $1 ORDER BY v.created_at DESC, v.conversation_id DESC LIMIT $2 OFFSET $3`,
+        [contactId, limit + 1, offset],
+      );
+      return { conversations: rows.slice(0, limit).map(toConv), hasMore: rows.length > limit };
+    },
+    markRead: (id) =>
+      db.unit(async () => {
+        await db.count(
+          "conv_unread_off",
+          "UPDATE contacts SET unread_count = contacts.unread_count - v.unread_count FROM conversations v WHERE v.conversation_id = $1 AND contacts.contact_id = v.contact_id",
+          [id],
+        );
+        await db.count(
+          "conv_read_all",
+          "UPDATE conversations SET unread_count = 0, read_order = message_count WHERE conversation_id = $1",
+          [id],
+        );
+      }),
+    assign: async (id, assignee, operatorName) =>
+      void (await db.count(
+        "conv_assign",
+        "UPDATE conversations SET assigned_to = $1, operator_name = $2 WHERE conversation_id = $3",
+        [assignee, operatorName, id],
+      )),
+    setStatus: (id, status, now) =>
+      db.unit(async () => {
+        const [r] = await db.rows(
+          "conv_status",
+          "UPDATE conversations SET status = $1, last_message_at = coalesce(last_message_at, $2) WHERE conversation_id = $3 RETURNING contact_id",
+          [status, now, id],
+        );
+        if (r) await db.count("contact_live", RECOMPUTE_LIVE, [r.contact_id]);
+      }),
+  };
+}
+
+/** A LIKE pattern matching the term literally anywhere (% _ and \ are ordinary characters). */
+export function containsPattern(term: string): string {
+  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * One page of the list: newest first on the filter's partial index; a search tests the stored folded text, which the
+ * trigram GIN index answers when the term is rare. `live` reads closed once idle: live_activity_at <=
+ * latest_message_at always, so the newest-first scan can stop at liveSince.
+ */
+export function contactListQuery(q: ContactQuery): { name: string; text: string; values: unknown[] } {
+  const values: unknown[] = [q.accountId, q.limit + 1, q.offset];
+  let where = "";
+  if (q.filter === "unread") where += " AND c.unread_count > 0";
+  if (q.filter === "live") {
+    values.push(q.liveSince);
+    const p = `$${values.length}`;
+    where += ` AND c.live_activity_at IS NOT NULL AND c.live_activity_at >= ${p} AND c.latest_message_at >= ${p}`;
+  }
+  if (q.search !== "") {
+    values.push(containsPattern(q.search));
+    where += ` AND c.search_text LIKE $${values.length}`;
+  }
+  const text = `SELECT c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at,
+      c.channels, c.latest_conversation_id, v.status, v.assigned_to, coalesce(v.last_message_at, v.created_at) AS conv_activity
+    FROM contacts c LEFT JOIN conversations v ON v.conversation_id = c.latest_conversation_id
+    WHERE c.account_id = $1 AND c.latest_message_at IS NOT NULL${where}
+    ORDER BY c.latest_message_at DESC, c.contact_id LIMIT $2 OFFSET $3`;
+  return { name: `contact_list_${q.filter}_${q.search === "" ? "plain" : "search"}`, text, values };
+}
+
+/** Contacts; the list reads the aggregates the message writes keep. */
+export function pgContacts(db: PgDb): ContactRepository {
+  return {
+    upsert: (accountId, userId, profile, now) =>
+      db.unit(async () => {
+        const contactName = profile?.contactName ?? "";
+        const email = profile?.email ?? "";
+        const phoneNumber = profile?.phoneNumber ?? "";
+        const [r] = await db.rows(
+          "contact_upsert",
+          `INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, phone_number, created_at, search_text)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           ON CONFLICT (account_id, user_id) DO UPDATE SET
+             contact_name = CASE WHEN excluded.contact_name <> '' THEN excluded.contact_name ELSE contacts.contact_name END,
+             email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE contacts.email END,
+             phone_number = CASE WHEN excluded.phone_number <> '' THEN excluded.phone_number ELSE contacts.phone_number END
+           RETURNING contact_id, user_id, contact_name, email, phone_number, search_text`,
+          [
+            newId(),
+            accountId,
+            userId,
+            contactName,
+            email,
+            phoneNumber,
+            now,
+            contactSearchText({ userId, contactName, email, phoneNumber }),
+          ],
+        );
+        // A profile merged with the stored one is folded again here: SQL cannot fold as the domain does.
+        const merged = contactSearchText({
+          userId: r!.user_id as string,
+          contactName: r!.contact_name as string,
+          email: r!.email as string,
+          phoneNumber: r!.phone_number as string,
+        });
+        if (merged !== r!.search_text)
+          await db.count("contact_search_text", "UPDATE contacts SET search_text = $1 WHERE contact_id = $2", [
+            merged,
+            r!.contact_id,
+          ]);
+        return r!.contact_id as string;
+      }),
+    belongsTo: async (accountId, contactId) =>
+      (
+        await db.rows("contact_owned", "SELECT 1 FROM contacts WHERE contact_id = $1 AND account_id = $2", [
+          contactId,
+          accountId,
+        ])
+      ).length > 0,
+    list: async (q) => {
+      const { name, text, values } = contactListQuery(q);
+      const rows = await db.rows(name, text, values);
+      const contacts = rows.slice(0, q.limit).map(
+        (r): StoredContact => ({
+          contactId: r.contact_id as string,
+          userId: r.user_id as string,
+          contactName: r.contact_name as string,
+          phoneNumber: r.phone_number as string,
+          email: r.email as string,
+          latestStatus: r.status === "live" || r.status === "closed" ? r.status : null,
+          latestActivityAt: num(r.conv_activity),
+          assignedTo: (r.assigned_to as string | null) ?? "",
+          unreadCount: Number(r.unread_count),
+          latestMessageAt: Number(r.latest_message_at),
+          channels: r.channels === "" ? [] : (r.channels as string).split(","),
+          latestConversationId: (r.latest_conversation_id as string | null) ?? "",
+        }),
+      );
+      return { contacts, hasMore: rows.length > q.limit };
+    },
+  };
+}

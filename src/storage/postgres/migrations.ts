@@ -1,0 +1,127 @@
+/** The PostgreSQL schema, one numbered step at a time; each applies in its own transaction. */
+export interface PgMigration {
+  version: number;
+  sql: string;
+}
+
+// Times are epoch milliseconds (bigint, read back as numbers). The search text is folded by the domain and stored;
+// the trigram index answers substring searches over it.
+export const pgMigrations: PgMigration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE EXTENSION IF NOT EXISTS pg_trgm;
+      CREATE TABLE accounts (
+        account_id text PRIMARY KEY,
+        email text NOT NULL,
+        password_hash text,
+        active boolean NOT NULL DEFAULT true,
+        created_at bigint NOT NULL
+      );
+      CREATE UNIQUE INDEX accounts_email ON accounts ((lower(email) COLLATE "C"));
+      CREATE TABLE api_keys (
+        api_key_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        key_hash text NOT NULL UNIQUE,
+        hint text NOT NULL,
+        name text NOT NULL DEFAULT '',
+        created_at bigint NOT NULL,
+        revoked_at bigint,
+        expires_at bigint,
+        last_used_at bigint
+      );
+      CREATE INDEX api_keys_account ON api_keys (account_id, created_at, api_key_id);
+      CREATE TABLE chatbots (
+        chatbot_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        name text NOT NULL,
+        allowed_origins text NOT NULL DEFAULT '[]',
+        knowledge text NOT NULL DEFAULT '[]',
+        active boolean NOT NULL DEFAULT true,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX chatbots_account ON chatbots (account_id, created_at);
+      CREATE TABLE refresh_tokens (
+        token_hash text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        chatbot_id text NOT NULL REFERENCES chatbots(chatbot_id),
+        user_id text NOT NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        revoked_at bigint
+      );
+      CREATE INDEX refresh_tokens_binding ON refresh_tokens (account_id, chatbot_id, user_id);
+      CREATE TABLE token_revocations (
+        chatbot_id text NOT NULL,
+        user_id text NOT NULL,
+        not_before bigint NOT NULL,
+        PRIMARY KEY (chatbot_id, user_id)
+      );
+      CREATE TABLE signing_keys (
+        kid text PRIMARY KEY,
+        alg text NOT NULL,
+        private_jwk text NOT NULL,
+        public_jwk text NOT NULL,
+        created_at bigint NOT NULL,
+        retired_at bigint
+      );
+      CREATE TABLE contacts (
+        contact_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        user_id text NOT NULL,
+        contact_name text NOT NULL DEFAULT '',
+        email text NOT NULL DEFAULT '',
+        phone_number text NOT NULL DEFAULT '',
+        created_at bigint NOT NULL,
+        latest_message_at bigint,
+        latest_conversation_id text,
+        unread_count integer NOT NULL DEFAULT 0,
+        live_activity_at bigint,
+        channels text NOT NULL DEFAULT '',
+        search_text text NOT NULL DEFAULT '',
+        UNIQUE (account_id, user_id)
+      );
+      CREATE INDEX contacts_recent ON contacts (account_id, latest_message_at DESC, contact_id) WHERE latest_message_at IS NOT NULL;
+      CREATE INDEX contacts_unread ON contacts (account_id, latest_message_at DESC, contact_id) WHERE latest_message_at IS NOT NULL AND unread_count > 0;
+      CREATE INDEX contacts_live ON contacts (account_id, latest_message_at DESC, contact_id) WHERE latest_message_at IS NOT NULL AND live_activity_at IS NOT NULL;
+      CREATE INDEX contacts_search ON contacts USING gin (search_text gin_trgm_ops);
+      CREATE TABLE conversations (
+        conversation_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        chatbot_id text NOT NULL REFERENCES chatbots(chatbot_id),
+        contact_id text NOT NULL REFERENCES contacts(contact_id),
+        channel text NOT NULL,
+        status text NOT NULL,
+        assigned_to text NOT NULL,
+        operator_name text NOT NULL DEFAULT '',
+        created_at bigint NOT NULL,
+        last_message_at bigint,
+        message_count integer NOT NULL DEFAULT 0,
+        read_order integer NOT NULL DEFAULT 0,
+        unread_count integer NOT NULL DEFAULT 0
+      );
+      CREATE INDEX conversations_contact ON conversations (contact_id, created_at DESC, conversation_id DESC);
+      CREATE TABLE messages (
+        message_id text PRIMARY KEY,
+        conversation_id text NOT NULL REFERENCES conversations(conversation_id),
+        message_order integer NOT NULL,
+        role text NOT NULL,
+        content text NOT NULL,
+        tool_calls text NOT NULL DEFAULT '',
+        documents text NOT NULL DEFAULT '[]',
+        created_at bigint NOT NULL,
+        UNIQUE (conversation_id, message_order)
+      );
+      CREATE TABLE demo_setup (
+        id integer PRIMARY KEY CHECK (id = 1),
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        chatbot_id text NOT NULL REFERENCES chatbots(chatbot_id),
+        api_key_id text NOT NULL REFERENCES api_keys(api_key_id)
+      );`,
+  },
+  {
+    version: 2,
+    // rate-limiter-flexible's table (its own layout): the token routes' abuse counters, shared by every instance.
+    sql: `CREATE TABLE rate_limits (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint);`,
+  },
+];

@@ -1,0 +1,26 @@
+import type { Db } from "./database.js";
+import { sqliteAccounts } from "./repos/accounts.js";
+import { sqliteApiKeys } from "./repos/api-keys.js";
+import { sqliteChatbots } from "./repos/chatbots.js";
+import { sqliteContacts } from "./repos/contacts.js";
+import { sqliteConversations } from "./repos/conversations.js";
+import { sqliteDemoSetup } from "./repos/demo-setup.js";
+import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
+import { sqliteSigningKeys } from "./repos/signing-keys.js";
+
+/** Every repository, synchronous, over one database handle (the store wraps them into the async port). */
+export function sqliteRepositories(db: Db) {
+  return {
+    accounts: sqliteAccounts(db),
+    apiKeys: sqliteApiKeys(db),
+    chatbots: sqliteChatbots(db),
+    refreshTokens: sqliteRefreshTokens(db),
+    signingKeys: sqliteSigningKeys(db),
+    contacts: sqliteContacts(db),
+    conversations: sqliteConversations(db),
+    demoSetup: sqliteDemoSetup(db),
+  };
+}
+
+/** The synchronous repositories as one type. */
+export type SqliteRepositories = ReturnType<typeof sqliteRepositories>;

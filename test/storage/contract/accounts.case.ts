@@ -1,0 +1,207 @@
+import { describe, expect, it } from "vitest";
+import { newId } from "../../../src/domain/ids.js";
+import type { Harness } from "./harness.js";
+
+/** Accounts, API keys, chatbots and the demo setup. */
+export function accountCases(h: () => Harness) {
+  describe("accounts", () => {
+    it("stores an account and finds it by id and by e-mail (case-insensitively); any() says one exists", async () => {
+      const { store } = h();
+      expect(await store.accounts.any()).toBe(false);
+      const a = { accountId: newId(), email: "Owner@Example.com", passwordHash: null, active: true, createdAt: 5 };
+      await store.accounts.insert(a);
+      expect(await store.accounts.byId(a.accountId)).toEqual(a);
+      expect(await store.accounts.byEmail("owner@example.com")).toEqual(a);
+      expect(await store.accounts.byId(newId())).toBeUndefined();
+      expect(await store.accounts.any()).toBe(true);
+      await store.accounts.setPassword(a.accountId, "scrypt$x");
+      expect((await store.accounts.byId(a.accountId))?.passwordHash).toBe("scrypt$x");
+    });
+
+    it("refuses a second account with the same e-mail in any case, and keeps the first", async () => {
+      const { store } = h();
+      await store.accounts.insert({
+        accountId: newId(),
+        email: "a@x.example",
+        passwordHash: null,
+        active: true,
+        createdAt: 1,
+      });
+      await expect(
+        store.accounts.insert({
+          accountId: newId(),
+          email: "A@X.example",
+          passwordHash: null,
+          active: true,
+          createdAt: 2,
+        }),
+      ).rejects.toThrow();
+      expect((await store.accounts.byEmail("a@x.example"))?.createdAt).toBe(1);
+    });
+
+    it("pages accounts in e-mail order after a given e-mail", async () => {
+      const { store } = h();
+      for (const e of ["c@x.example", "a@x.example", "b@x.example", "d@x.example"])
+        await store.accounts.insert({ accountId: newId(), email: e, passwordHash: null, active: true, createdAt: 1 });
+      expect((await store.accounts.page("", 2)).map((a) => a.email)).toEqual(["a@x.example", "b@x.example"]);
+      expect((await store.accounts.page("b@x.example", 5)).map((a) => a.email)).toEqual(["c@x.example", "d@x.example"]);
+    });
+  });
+
+  describe("API keys", () => {
+    const key = (accountId: string, createdAt: number) => ({
+      apiKeyId: newId(),
+      accountId,
+      keyHash: newId(),
+      hint: "cak_abcd",
+      name: "",
+      createdAt,
+      revokedAt: null,
+      expiresAt: null,
+      lastUsedAt: null,
+    });
+
+    it("finds a key by hash, lists an account's keys oldest first and no other account's", async () => {
+      const { store } = h();
+      const a = newId();
+      const b = newId();
+      for (const id of [a, b])
+        await store.accounts.insert({
+          accountId: id,
+          email: `${id}@x.example`,
+          passwordHash: null,
+          active: true,
+          createdAt: 1,
+        });
+      const k2 = key(a, 20);
+      const k1 = key(a, 10);
+      const other = key(b, 5);
+      for (const k of [k2, k1, other]) await store.apiKeys.insert(k);
+      expect(await store.apiKeys.byHash(k1.keyHash)).toEqual(k1);
+      expect(await store.apiKeys.byHash("nope")).toBeUndefined();
+      expect((await store.apiKeys.listForAccount(a)).map((k) => k.apiKeyId)).toEqual([k1.apiKeyId, k2.apiKeyId]);
+    });
+
+    it("revokes one key or all of an account's unrevoked keys, counting only those it revoked", async () => {
+      const { store } = h();
+      const a = newId();
+      const b = newId();
+      for (const id of [a, b])
+        await store.accounts.insert({
+          accountId: id,
+          email: `${id}@x.example`,
+          passwordHash: null,
+          active: true,
+          createdAt: 1,
+        });
+      const [k1, k2, k3] = [key(a, 1), key(a, 2), key(a, 3)];
+      const foreign = key(b, 1);
+      for (const k of [k1!, k2!, k3!, foreign]) await store.apiKeys.insert(k);
+      // Another account's key is not reached by this account's revocation.
+      expect(await store.apiKeys.revoke(a, foreign.apiKeyId, 100)).toBe(0);
+      expect(await store.apiKeys.revoke(a, k1!.apiKeyId, 100)).toBe(1);
+      expect(await store.apiKeys.revoke(a, k1!.apiKeyId, 200)).toBe(0);
+      expect(await store.apiKeys.revoke(a, "all", 300)).toBe(2);
+      const revoked = await store.apiKeys.listForAccount(a);
+      expect(revoked.map((k) => k.revokedAt)).toEqual([100, 300, 300]);
+      expect((await store.apiKeys.byHash(foreign.keyHash))?.revokedAt).toBeNull();
+    });
+
+    it("expireAllBut never extends an earlier end; touch records a use only past the resolution", async () => {
+      const { store } = h();
+      const a = newId();
+      await store.accounts.insert({
+        accountId: a,
+        email: `${a}@x.example`,
+        passwordHash: null,
+        active: true,
+        createdAt: 1,
+      });
+      const [k1, k2, keep] = [key(a, 1), key(a, 2), key(a, 3)];
+      for (const k of [k1!, k2!, keep!]) await store.apiKeys.insert(k);
+      await store.apiKeys.expireAllBut(a, keep!.apiKeyId, 500);
+      await store.apiKeys.expireAllBut(a, keep!.apiKeyId, 900);
+      const after = await store.apiKeys.listForAccount(a);
+      expect(after.map((k) => k.expiresAt)).toEqual([500, 500, null]);
+      await store.apiKeys.touch(k1!.apiKeyId, 1000, 0);
+      await store.apiKeys.touch(k1!.apiKeyId, 1500, 1000);
+      expect((await store.apiKeys.byHash(k1!.keyHash))?.lastUsedAt).toBe(1000);
+      await store.apiKeys.touch(k1!.apiKeyId, 2500, 1500);
+      expect((await store.apiKeys.byHash(k1!.keyHash))?.lastUsedAt).toBe(2500);
+    });
+  });
+
+  describe("chatbots and the demo setup", () => {
+    it("stores a chatbot with its origins and knowledge; update reaches only the owner's chatbot", async () => {
+      const { store } = h();
+      const a = newId();
+      const b = newId();
+      for (const id of [a, b])
+        await store.accounts.insert({
+          accountId: id,
+          email: `${id}@x.example`,
+          passwordHash: null,
+          active: true,
+          createdAt: 1,
+        });
+      const c = {
+        chatbotId: newId(),
+        accountId: a,
+        name: "Shop",
+        allowedOrigins: ["https://shop.example", "https://www.shop.example"],
+        knowledge: [{ title: "Returns", url: "https://shop.example/r", snippet: "30 days" }],
+        active: true,
+        createdAt: 7,
+      };
+      await store.chatbots.insert(c);
+      expect(await store.chatbots.byId(c.chatbotId)).toEqual(c);
+      expect((await store.chatbots.listForAccount(a)).map((x) => x.chatbotId)).toEqual([c.chatbotId]);
+      expect(await store.chatbots.listForAccount(b)).toEqual([]);
+      const change = { chatbotId: c.chatbotId, name: "Shop 2", allowedOrigins: ["https://a.example"], knowledge: [] };
+      expect(await store.chatbots.update({ ...change, accountId: b })).toBe(false);
+      expect((await store.chatbots.byId(c.chatbotId))?.name).toBe("Shop");
+      expect(await store.chatbots.update({ ...change, accountId: a })).toBe(true);
+      expect(await store.chatbots.byId(c.chatbotId)).toEqual({ ...c, ...change, accountId: a });
+    });
+
+    it("keeps one demo setup record, replaced by set", async () => {
+      const { store } = h();
+      expect(await store.demoSetup.get()).toBeUndefined();
+      const a = newId();
+      await store.accounts.insert({
+        accountId: a,
+        email: `${a}@x.example`,
+        passwordHash: null,
+        active: true,
+        createdAt: 1,
+      });
+      const c = newId();
+      await store.chatbots.insert({
+        chatbotId: c,
+        accountId: a,
+        name: "d",
+        allowedOrigins: [],
+        knowledge: [],
+        active: true,
+        createdAt: 1,
+      });
+      const k1 = newId();
+      const k2 = newId();
+      for (const k of [k1, k2])
+        await store.apiKeys.insert({
+          apiKeyId: k,
+          accountId: a,
+          keyHash: newId(),
+          hint: "cak_x",
+          name: "",
+          createdAt: 1,
+          revokedAt: null,
+          expiresAt: null,
+          lastUsedAt: null,
+        });
+      await store.demoSetup.set({ accountId: a, chatbotId: c, apiKeyId: k1 });
+      await store.demoSetup.set({ accountId: a, chatbotId: c, apiKeyId: k2 });
+      expect(await store.demoSetup.get()).toEqual({ accountId: a, chatbotId: c, apiKeyId: k2 });
+    });
+  });
+}

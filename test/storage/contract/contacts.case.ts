@@ -1,0 +1,138 @@
+import { describe, expect, it } from "vitest";
+import type { ContactQuery } from "../../../src/domain/conversation/repository.js";
+import { foldForSearch } from "../../../src/domain/conversation/search-fold.js";
+import { newId } from "../../../src/domain/ids.js";
+import { account, message } from "./fixtures.js";
+import type { Harness } from "./harness.js";
+
+const query = (accountId: string, o: Partial<ContactQuery> = {}): ContactQuery => ({
+  accountId,
+  search: "",
+  filter: "all",
+  limit: 10,
+  offset: 0,
+  liveSince: 0,
+  ...o,
+});
+
+/** Contacts: the profile merge, the list's filters and order, the search definition, ownership. */
+export function contactCases(h: () => Harness) {
+  describe("contacts", () => {
+    it("upsert creates once per (account, user) and an empty field keeps the stored value", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const id = await store.contacts.upsert(
+        a.accountId,
+        "u1",
+        { contactName: "Ann Lee", email: "ann@x.example", phoneNumber: "" },
+        1,
+      );
+      const again = await store.contacts.upsert(
+        a.accountId,
+        "u1",
+        { contactName: "", email: "", phoneNumber: "+1 555" },
+        2,
+      );
+      expect(again).toBe(id);
+      await message(store, a, newId(), { at: 10, start: true, userId: "u1" });
+      const [c] = (await store.contacts.list(query(a.accountId))).contacts;
+      expect(c).toMatchObject({
+        contactId: id,
+        userId: "u1",
+        contactName: "Ann Lee",
+        email: "ann@x.example",
+        phoneNumber: "+1 555",
+      });
+    });
+
+    it("a contact belongs to its account only", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const id = await store.contacts.upsert(a.accountId, "u1", undefined, 1);
+      expect(await store.contacts.belongsTo(a.accountId, id)).toBe(true);
+      expect(await store.contacts.belongsTo(b.accountId, id)).toBe(false);
+      expect(await store.contacts.belongsTo(a.accountId, newId())).toBe(false);
+    });
+
+    it("lists contacts with messages newest first, with the latest conversation's stored state; filters unread and live", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const c1 = newId();
+      const c2 = newId();
+      const c3 = newId();
+      await message(store, a, c1, { at: 100, start: true, userId: "old" });
+      await message(store, a, c2, { at: 200, start: true, userId: "read" });
+      await store.conversations.markRead(c2);
+      await message(store, a, c3, { at: 300, start: true, userId: "closed" });
+      await store.conversations.setStatus(c3, "closed", 301);
+      await message(store, b, newId(), { at: 400, start: true, userId: "elsewhere" });
+      // A contact without any message is not listed.
+      await store.contacts.upsert(a.accountId, "silent", undefined, 500);
+
+      const all = await store.contacts.list(query(a.accountId));
+      expect(all.contacts.map((c) => c.userId)).toEqual(["closed", "read", "old"]);
+      expect(all.contacts[0]).toMatchObject({
+        latestStatus: "closed",
+        latestConversationId: c3,
+        latestMessageAt: 300,
+        channels: ["web"],
+      });
+      expect(all.contacts[2]).toMatchObject({
+        latestStatus: "live",
+        latestActivityAt: 100,
+        unreadCount: 1,
+        assignedTo: "ai_agent",
+      });
+      expect(
+        (await store.contacts.list(query(a.accountId, { filter: "unread" }))).contacts.map((c) => c.userId),
+      ).toEqual(["closed", "old"]);
+      expect((await store.contacts.list(query(a.accountId, { filter: "live" }))).contacts.map((c) => c.userId)).toEqual(
+        ["read", "old"],
+      );
+      // Idle: live conversations with no message since liveSince are not live.
+      expect(
+        (await store.contacts.list(query(a.accountId, { filter: "live", liveSince: 150 }))).contacts.map(
+          (c) => c.userId,
+        ),
+      ).toEqual(["read"]);
+      const p = await store.contacts.list(query(a.accountId, { limit: 2, offset: 1 }));
+      expect(p.contacts.map((c) => c.userId)).toEqual(["read", "old"]);
+      expect(p.hasMore).toBe(false);
+      expect((await store.contacts.list(query(a.accountId, { limit: 2 }))).hasMore).toBe(true);
+    });
+
+    it("search is a literal substring of the folded user id, name, e-mail or phone, of the account's contacts only", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const people = [
+        ["u-1", "Zoë Müller", "zoe@shop.example", "+49 30 1234"],
+        ["u-2", "Bob 100% Real", "bob_r@shop.example", ""],
+        ["u-3", "Åsa Öberg", "asa@other.example", "+46 8 555"],
+      ] as const;
+      let at = 10;
+      for (const [userId, contactName, email, phoneNumber] of people) {
+        await store.contacts.upsert(a.accountId, userId, { contactName, email, phoneNumber }, at);
+        await message(store, a, newId(), { at: at++, start: true, userId });
+      }
+      await store.contacts.upsert(b.accountId, "u-9", { contactName: "Zoe Other", email: "", phoneNumber: "" }, 1);
+      await message(store, b, newId(), { at: 99, start: true, userId: "u-9" });
+      const find = async (term: string) =>
+        (await store.contacts.list(query(a.accountId, { search: foldForSearch(term) }))).contacts
+          .map((c) => c.userId)
+          .sort();
+      expect(await find("zoe")).toEqual(["u-1"]);
+      expect(await find("MULLER")).toEqual(["u-1"]);
+      expect(await find("oberg")).toEqual(["u-3"]);
+      expect(await find("shop.example")).toEqual(["u-1", "u-2"]);
+      expect(await find("100%")).toEqual(["u-2"]);
+      expect(await find("b_r")).toEqual(["u-2"]);
+      expect(await find("%")).toEqual(["u-2"]);
+      expect(await find("555")).toEqual(["u-3"]);
+      expect(await find("u-")).toEqual(["u-1", "u-2", "u-3"]);
+      expect(await find("nobody")).toEqual([]);
+    });
+  });
+}

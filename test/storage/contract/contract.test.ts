@@ -1,0 +1,32 @@
+import { afterAll, afterEach, beforeEach, describe } from "vitest";
+import { accountCases } from "./accounts.case.js";
+import { contactCases } from "./contacts.case.js";
+import { conversationCases } from "./conversations.case.js";
+import { backends, type Harness } from "./harness.js";
+import { tokenCases } from "./tokens.case.js";
+import { transactionCases } from "./transactions.case.js";
+
+// One suite, every back end: each case gets a fresh, empty store.
+for (const backend of backends) {
+  const skip = await backend.skipReason();
+  if (skip) console.warn(`storage contract on ${backend.name} skipped: ${skip}`);
+  describe.skipIf(skip !== undefined)(`storage contract: ${backend.name}`, () => {
+    afterAll(async () => {
+      await backend.teardown?.();
+    });
+    let harness: Harness | undefined;
+    beforeEach(async () => {
+      harness = await backend.open();
+    });
+    afterEach(async () => {
+      await harness?.close();
+      harness = undefined;
+    });
+    const h = () => harness!;
+    accountCases(h);
+    tokenCases(h);
+    conversationCases(h);
+    contactCases(h);
+    transactionCases(h);
+  });
+}

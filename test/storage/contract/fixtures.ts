@@ -1,0 +1,59 @@
+import type { MessageRecord, MessageRole } from "../../../src/domain/conversation/repository.js";
+import { messageEffect, NEW_CONVERSATION } from "../../../src/domain/conversation/rules.js";
+import { newId } from "../../../src/domain/ids.js";
+import type { Store } from "../../../src/domain/store.js";
+
+let n = 0;
+
+/** An account with one chatbot. */
+export async function account(
+  store: Store,
+  createdAt = 1,
+): Promise<{ accountId: string; chatbotId: string; email: string }> {
+  const accountId = newId();
+  const chatbotId = newId();
+  const email = `owner${++n}-${accountId.slice(0, 8)}@example.com`;
+  await store.accounts.insert({ accountId, email, passwordHash: null, active: true, createdAt });
+  await store.chatbots.insert({
+    chatbotId,
+    accountId,
+    name: "bot",
+    allowedOrigins: ["https://shop.example"],
+    knowledge: [],
+    active: true,
+    createdAt,
+  });
+  return { accountId, chatbotId, email };
+}
+
+/** Appends one message by `role`; starts the conversation when `start` is true. */
+export function message(
+  store: Pick<Store, "conversations">,
+  a: { accountId: string; chatbotId: string },
+  conversationId: string,
+  o: { userId?: string; role?: MessageRole; at: number; content?: string; start?: boolean },
+): Promise<MessageRecord> {
+  const role = o.role ?? "user";
+  return store.conversations.append(
+    conversationId,
+    {
+      messageId: newId(),
+      role,
+      content: o.content ?? `${role} at ${o.at}`,
+      toolCalls: "",
+      documents: [],
+      createdAt: o.at,
+    },
+    messageEffect(role),
+    o.start
+      ? {
+          conversationId,
+          accountId: a.accountId,
+          chatbotId: a.chatbotId,
+          userId: o.userId ?? "u1",
+          channel: "web",
+          ...NEW_CONVERSATION,
+        }
+      : undefined,
+  );
+}

@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
+import type { Store } from "../../../src/domain/store.js";
+import { openPgStore } from "../../../src/storage/postgres/index.js";
+import { openSqliteStore } from "../../../src/storage/sqlite/index.js";
+import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../../helpers/postgres.js";
+
+/** One back end under the contract: a fresh, empty store per call, and a way to make it fail. */
+export interface Backend {
+  name: string;
+  /** Why it cannot run here (the suite is skipped, naming it), or undefined. */
+  skipReason(): Promise<string | undefined>;
+  open(): Promise<Harness>;
+  /** After the last case (drops a server database). */
+  teardown?(): Promise<void>;
+}
+
+export interface Harness {
+  store: Store;
+  /** Another client holds the back end's write lock until the returned function is called. */
+  holdWriteLock(): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/** SQLite: a real file in a temporary directory, group commit on, a short busy timeout so a held lock shows fast. */
+export const sqliteBackend: Backend = {
+  name: "sqlite",
+  skipReason: async () => undefined,
+  async open() {
+    const dir = mkdtempSync(join(tmpdir(), "aiagent-contract-"));
+    const path = join(dir, "contract.db");
+    const store = openSqliteStore(path, { synchronous: "FULL", busyTimeoutMs: 50 });
+    return {
+      store,
+      async holdWriteLock() {
+        const other = new Database(path);
+        other.exec("BEGIN IMMEDIATE");
+        return async () => {
+          other.exec("ROLLBACK");
+          other.close();
+        };
+      },
+      async close() {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+const TABLES =
+  "accounts, api_keys, chatbots, refresh_tokens, token_revocations, signing_keys, contacts, conversations, messages, demo_setup, rate_limits";
+
+let database: Promise<TestDatabase> | undefined;
+
+/** PostgreSQL: one database of this run's own, emptied before each case; a short lock timeout so a held lock shows. */
+export const postgresBackend: Backend = {
+  name: "postgres",
+  skipReason: postgresSkipReason,
+  async open() {
+    database ??= createTestDatabase();
+    const { url } = await database;
+    const store = await openPgStore(url, { lockTimeoutMs: 100, poolSize: 4 });
+    await store.pool.query(`TRUNCATE ${TABLES} CASCADE`);
+    return {
+      store,
+      async holdWriteLock() {
+        const other = new pg.Client({ connectionString: url });
+        await other.connect();
+        await other.query("BEGIN");
+        await other.query(`LOCK TABLE ${TABLES} IN ACCESS EXCLUSIVE MODE`);
+        return async () => {
+          await other.query("ROLLBACK");
+          await other.end();
+        };
+      },
+      close: () => store.close(),
+    };
+  },
+  async teardown() {
+    if (database) await (await database).drop();
+    database = undefined;
+  },
+};
+
+/** Every back end the contract runs on. */
+export const backends: Backend[] = [sqliteBackend, postgresBackend];
