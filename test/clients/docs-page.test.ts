@@ -1,10 +1,11 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser } from "../frame/browser.js";
 import { startServer, type TestServer } from "../helpers/server.js";
-import { chromiumPath, suiteCanRun } from "../helpers/system-packages.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
@@ -20,17 +21,7 @@ let s: TestServer;
 let browser: Browser;
 beforeAll(async () => {
   s = await startServer();
-  browser = await chromium.launch({
-    executablePath: chromiumPath(),
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
