@@ -35,8 +35,7 @@ async function load(): Promise<string> {
   if (existsSync(source)) return bundle(source);
   // dist/src/frame/embed-script.js → dist/embed/v1.js (written by `npm run build:embed`).
   const prebuilt = fileURLToPath(new URL("../../embed/v1.js", import.meta.url));
-  if (existsSync(prebuilt)) return readFile(prebuilt, "utf8");
-  return bundle(fileURLToPath(new URL("../embed/global.js", import.meta.url)));
+  return readFile(prebuilt, "utf8");
 }
 
 function send(req: HttpRequest, res: HttpResponse, b: Built, cacheControl: string): void {

@@ -4,8 +4,9 @@ import type { Authenticator } from "../auth.js";
 import type { Call, Handlers } from "../call.js";
 import { noTokenLimits, type TokenGuard, type TokenTarget } from "../token-limits.js";
 
+// Cache-Control: no-store is set for every method where every protocol passes (the transcoder, the Connect routes);
+// token responses add the HTTP/1.0 Pragma that RFC 6749 asks of them.
 function noStore(call: Call): void {
-  call.setResponseHeader("cache-control", "no-store");
   call.setResponseHeader("pragma", "no-cache");
 }
 
