@@ -1,10 +1,12 @@
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { AccountService as AccountServiceDesc } from "../gen/aiagent/v1/account_service_pb.js";
 import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
 import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
 import { type Config, ConfigError } from "./config.js";
 import { AccountService } from "./domain/account/account-service.js";
+import { TeamService } from "./domain/account/team-service.js";
 import type { Agent } from "./domain/agent/agent.js";
 import { OfflineAgent } from "./domain/agent/offline-agent.js";
 import { type Clock, systemClock } from "./domain/clock.js";
@@ -18,6 +20,7 @@ import { TokenService } from "./domain/token/token-service.js";
 import { InProcessConversationEvents } from "./events/in-process.js";
 import { keySealer } from "./key-encryption.js";
 import type { Logger } from "./log.js";
+import { guardService } from "./protocol/access.js";
 import { Authenticator } from "./protocol/auth.js";
 import type { AnyHandler } from "./protocol/call.js";
 import { parseErrorsAsInvalidArgument } from "./protocol/connect-parse-errors.js";
@@ -30,6 +33,7 @@ import { chain, listen, type RunningServer } from "./protocol/http/server.js";
 import { type HttpRequest, type HttpResponse, type Route, sendJson } from "./protocol/http/types.js";
 import { type CounterStore, limiterCounter, memoryStore } from "./protocol/rate-limit.js";
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
+import { accountHandlers } from "./protocol/services/account-handlers.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
@@ -67,6 +71,7 @@ export interface App {
   keys: KeyRing;
   tokens: TokenService;
   accounts: AccountService;
+  team: TeamService;
   conversations: ConversationService;
   /** Live updates of conversations (the watch streams subscribe here). */
   events: ConversationEvents & { close(): void };
@@ -88,11 +93,13 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const durable = (h: Record<string, AnyHandler>) => durableHandlers(h, () => store.durable());
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
   let keys: KeyRing;
+  let sealer: ReturnType<typeof keySealer>;
   try {
+    sealer = keySealer(config, log);
     keys = await KeyRing.open(store.signingKeys, clock, {
       maxTokenLifetimeMs: maxLifetimeMs,
       refreshIntervalMs: config.signingKeyRefreshSeconds * 1000,
-      sealer: keySealer(config, log),
+      sealer,
     });
   } catch (e) {
     await store.close();
@@ -114,7 +121,14 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     ttl: { access: config.accessTokenTtl, refresh: config.refreshTokenTtl, id: config.idTokenTtl },
     admit: limits.account,
   });
-  const accounts = new AccountService({ ...store, clock, transaction: store.transaction.bind(store) });
+  const accounts = new AccountService({
+    ...store,
+    clock,
+    transaction: store.transaction.bind(store),
+    sealer,
+    allowLoopbackHttp: !config.production,
+  });
+  const team = new TeamService({ ...store, clock });
   // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
   const local = new InProcessConversationEvents(() => store.durable());
   // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
@@ -126,22 +140,27 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     agent: o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
     clock,
     idleCloseSeconds: config.idleCloseSeconds,
+    isPersonOf: (accountId, email) => team.isPersonOf(accountId, email),
   });
   const auth = new Authenticator(tokens);
+  // Every service passes the gate of its declared access, then waits for durability: the Connect routes and the
+  // JSON routes both serve these bindings, so no protocol can reach a handler around them.
+  const bind = (desc: ServiceBinding["desc"], handlers: object): ServiceBinding => ({
+    desc,
+    handlers: durable(guardService(desc, handlers as never, auth)),
+  });
   const bindings: ServiceBinding[] = [
-    {
-      desc: TokenServiceDesc,
-      handlers: durable(tokenHandlers(tokens, auth, limits) as unknown as Record<string, AnyHandler>),
-    },
-    {
-      desc: ConversationServiceDesc,
-      handlers: durable(
-        conversationHandlers(conversations, auth, { limits: watchLimits, clock }) as unknown as Record<
-          string,
-          AnyHandler
-        >,
-      ),
-    },
+    bind(TokenServiceDesc, tokenHandlers(tokens, limits)),
+    bind(ConversationServiceDesc, conversationHandlers(conversations, { limits: watchLimits, clock })),
+    bind(
+      AccountServiceDesc,
+      accountHandlers({
+        accounts,
+        team,
+        tokens,
+        consoleUrl: `${config.appUrl?.replace(/\/+$/, "") ?? ""}/console`,
+      }),
+    ),
   ];
   const connect = connectNodeAdapter({
     routes: createConnectRoutes(bindings, log),
@@ -160,6 +179,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     keys,
     tokens,
     accounts,
+    team,
     conversations,
     bindings,
     log,

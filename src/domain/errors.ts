@@ -4,13 +4,14 @@ export type DomainErrorKind =
   | "unauthenticated"
   | "permission_denied"
   | "not_found"
+  | "already_exists"
   | "failed_precondition"
   | "resource_exhausted"
   | "unavailable"
   | "internal";
 
 /** Machine-readable causes of a token failure, acted on by the frame. */
-export type TokenFailureReason = "TokenExpiredError" | "TokenInvalidError";
+export type TokenFailureReason = "TokenExpiredError" | "TokenInvalidError" | "InvitationInvalidError";
 
 /** A failure the caller can act on; `message` is safe to show, `cause` is for the log only. */
 export class DomainError extends Error {

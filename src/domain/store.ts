@@ -3,6 +3,7 @@ import type {
   ApiKeyRepository,
   ChatbotRepository,
   DemoSetupRepository,
+  MemberRepository,
 } from "./account/repository.js";
 import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvents } from "./conversation/events.js";
@@ -19,6 +20,7 @@ export interface Repositories {
   contacts: ContactRepository;
   conversations: ConversationRepository;
   demoSetup: DemoSetupRepository;
+  members: MemberRepository;
 }
 
 /** Runs fn as one unit of work: every write in it lands, or (when it throws) none does. */

@@ -1,74 +1,88 @@
 import { createHash } from "node:crypto";
 import { decodeProtectedHeader } from "jose";
-import type { AccountCaller, Caller, FrameCaller } from "../domain/conversation/conversation-service.js";
+import { Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
+import type { AccountCaller, Caller, FrameCaller } from "../domain/caller.js";
+import { roleAllows } from "../domain/caller.js";
 import { isDomainError, permissionDenied, unauthenticated } from "../domain/errors.js";
 import { TOKEN_KINDS } from "../domain/token/jwt-strategy.js";
 import type { TokenService } from "../domain/token/token-service.js";
-import type { Call } from "./call.js";
+import type { AccessRule } from "./access.js";
+import type { Authorized, Call } from "./call.js";
 
-/** Authentication shared by every protocol: handlers call these before any domain work. */
+const NEEDED_ROLE = { [Role.OPERATOR]: "operator", [Role.ADMIN]: "admin" } as const;
+
+/**
+ * Authentication shared by every protocol, driven by each RPC's declared access: the gate (access.ts) calls
+ * `admit` before the handler runs, and no handler authenticates by itself.
+ */
 export class Authenticator {
   constructor(private readonly tokens: TokenService) {}
 
-  /** Token endpoints are for servers: a request with a browser's markers is refused. */
-  requireServer(call: Call): void {
-    if (call.header("origin") !== undefined || call.header("sec-fetch-site") !== undefined) {
-      throw permissionDenied(
-        "token endpoints must be called from your server, never from a browser: keep client_api_key and refresh_token on the server",
-      );
-    }
-  }
-
-  /** The frame's caller, from the access token in the request field, the query parameter or the Authorization header. */
-  async frame(call: Call, fieldToken = ""): Promise<FrameCaller> {
-    const token = fieldToken || call.queryAccessToken || bearer(call);
-    if (!token)
-      throw challenge(
-        call,
-        unauthenticated("an access token is required (access_token query parameter or Authorization: Bearer)"),
-      );
-    const c = await presented(call, this.tokens.authenticateFrame(token));
-    return { kind: "frame", accountId: c.accountId, chatbotId: c.chatbotId, userId: c.userId };
-  }
-
-  /** The account API's caller, from the ID token in the Authorization header. */
-  async account(call: Call): Promise<AccountCaller> {
-    const token = bearer(call);
-    if (!token)
-      throw challenge(
-        call,
-        unauthenticated("an ID token is required: Authorization: Bearer <idToken from /get_id_token>"),
-      );
-    const c = await presented(call, this.tokens.authenticateAccount(token));
-    return { kind: "account", accountId: c.accountId, email: c.account.email };
-  }
-
   /**
-   * A watcher of a conversation, as `reader` decides, with what a long-lived stream needs of its token: when it
-   * expires, and a key that tells its streams apart from other tokens' (a hash: the token is not kept).
+   * Checks the request against the declared access and answers who is calling. `fields` are the request's
+   * credential fields (`access_token`, `client_api_key`) where its message has them.
    */
-  async watcher(call: Call, fieldToken = ""): Promise<{ caller: Caller; expiresAt: number; tokenKey: string }> {
-    const token = fieldToken || call.queryAccessToken || bearer(call);
-    const caller = await this.reader(call, fieldToken);
-    const tokenKey = createHash("sha256")
-      .update(token ?? "")
-      .digest("base64url");
-    const claims =
-      caller.kind === "frame"
-        ? await this.tokens.authenticateFrame(token!)
-        : await this.tokens.authenticateAccount(token!);
-    return { caller, expiresAt: claims.expiresAt, tokenKey };
+  async admit(
+    rule: AccessRule,
+    call: Call,
+    fields: { accessToken?: string; clientApiKey?: string },
+  ): Promise<Authorized> {
+    if (rule.serverOnly || (rule.credentials.has(Credential.API_KEY) && fields.clientApiKey)) requireServer(call, rule);
+    const frame = rule.credentials.has(Credential.ACCESS_TOKEN);
+    const account = rule.credentials.has(Credential.ID_TOKEN);
+    // Credentials in the body (API key, refresh token, password, invitation) are what the RPC itself exchanges.
+    if (!frame && !account) return { caller: undefined, expiresAt: Number.POSITIVE_INFINITY, tokenKey: "" };
+    const fieldToken = frame ? fields.accessToken || call.queryAccessToken : undefined;
+    const token = fieldToken || bearer(call);
+    if (!token) throw challenge(call, unauthenticated(missing(frame, account)));
+    // A token in the header is routed to its verifier by its type, which the verifier checks again.
+    const asFrame = frame && (!!fieldToken || !account || typ(token) === TOKEN_KINDS.access.typ);
+    const tokenKey = createHash("sha256").update(token).digest("base64url");
+    if (asFrame) {
+      const c = await presented(call, this.tokens.authenticateFrame(token));
+      const caller: FrameCaller = { kind: "frame", accountId: c.accountId, chatbotId: c.chatbotId, userId: c.userId };
+      return { caller, expiresAt: c.expiresAt, tokenKey };
+    }
+    const c = await presented(call, this.tokens.authenticateAccount(token));
+    const needed = rule.role === Role.ADMIN || rule.role === Role.OPERATOR ? NEEDED_ROLE[rule.role] : "admin";
+    if (!roleAllows(c.caller.role, needed))
+      throw permissionDenied(`this needs the ${needed} role; ${c.caller.email} is an ${c.caller.role}`);
+    return { caller: c.caller, expiresAt: c.expiresAt, tokenKey };
   }
+}
 
-  /** A reader of conversations: the frame (access token) or the account (ID token). */
-  async reader(call: Call, fieldToken = ""): Promise<Caller> {
-    if (fieldToken || call.queryAccessToken) return this.frame(call, fieldToken);
-    const token = bearer(call);
-    if (!token)
-      throw challenge(call, unauthenticated("an access_token or an ID token (Authorization: Bearer) is required"));
-    // The header only routes the token to its verifier, which checks the type again.
-    return typ(token) === TOKEN_KINDS.access.typ ? this.frame(call) : this.account(call);
-  }
+/** The frame's caller of an RPC that accepts only the access token. */
+export function frameCaller(a: Authorized): FrameCaller {
+  if (a.caller?.kind !== "frame") throw new Error("declared access and handler disagree: no frame caller");
+  return a.caller;
+}
+
+/** The account's caller of an RPC that accepts only the ID token. */
+export function accountCaller(a: Authorized): AccountCaller {
+  if (a.caller?.kind !== "account") throw new Error("declared access and handler disagree: no account caller");
+  return a.caller;
+}
+
+/** The caller of an RPC that accepts a token of either kind. */
+export function anyCaller(a: Authorized): Caller {
+  if (!a.caller) throw new Error("declared access and handler disagree: no caller");
+  return a.caller;
+}
+
+/** Credentials that must stay on a server: a request with a browser's markers is refused. */
+function requireServer(call: Call, rule: AccessRule): void {
+  if (call.header("origin") === undefined && call.header("sec-fetch-site") === undefined) return;
+  throw permissionDenied(
+    rule.credentials.has(Credential.API_KEY) && !rule.serverOnly
+      ? "client_api_key must never be sent from a browser: keep it on your server"
+      : "token endpoints must be called from your server, never from a browser: keep client_api_key and refresh_token on the server",
+  );
+}
+
+function missing(frame: boolean, account: boolean): string {
+  if (frame && account) return "an access_token or an ID token (Authorization: Bearer) is required";
+  if (frame) return "an access token is required (access_token query parameter or Authorization: Bearer)";
+  return "an ID token is required: Authorization: Bearer <idToken from /get_id_token>";
 }
 
 // RFC 6750 §3: a 401 names the scheme; when a token was presented and refused, also `invalid_token`.

@@ -6,6 +6,7 @@ import type {
   MessageInitShape,
   MessageShape,
 } from "@bufbuild/protobuf";
+import type { Caller } from "../domain/caller.js";
 
 /** What a handler may know of the request it serves, the same for every protocol. */
 export interface Call {
@@ -21,13 +22,28 @@ export interface Call {
   setResponseHeader(name: string, value: string): void;
 }
 
+/** Who the gate found calling, by the RPC's declared access. */
+export interface Authorized {
+  /** The frame's or the account's caller; undefined for RPCs that exchange a credential in the body, or PUBLIC. */
+  caller: Caller | undefined;
+  /** When the presented token expires (streams end then); infinite without a token. */
+  expiresAt: number;
+  /** Tells one token's streams from another's (a hash: the token is not kept); "" without a token. */
+  tokenKey: string;
+}
+
+/** A call the gate has admitted. */
+export interface AuthorizedCall extends Call {
+  readonly auth: Authorized;
+}
+
 type UnaryHandler<I extends DescMessage, O extends DescMessage> = (
   req: MessageShape<I>,
-  call: Call,
+  call: AuthorizedCall,
 ) => Promise<MessageInitShape<O>>;
 type StreamHandler<I extends DescMessage, O extends DescMessage> = (
   req: MessageShape<I>,
-  call: Call,
+  call: AuthorizedCall,
 ) => AsyncIterable<MessageInitShape<O>>;
 
 /** The implementation of one service's methods, shared by the Connect/gRPC routes and the JSON routes. */

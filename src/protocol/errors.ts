@@ -12,6 +12,7 @@ const CODE_OF: Record<DomainErrorKind, Code> = {
   unauthenticated: Code.Unauthenticated,
   permission_denied: Code.PermissionDenied,
   not_found: Code.NotFound,
+  already_exists: Code.AlreadyExists,
   failed_precondition: Code.FailedPrecondition,
   resource_exhausted: Code.ResourceExhausted,
   unavailable: Code.Unavailable,

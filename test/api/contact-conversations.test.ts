@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
+import { addMember, contacts, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { rpcClients } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
@@ -157,7 +157,8 @@ describe("from a contact to its conversations", () => {
     expect(taken.status).toBe(200);
     expect(taken.body.data).toMatchObject({ assigned_to: a.email, operator_name: "Sam" });
 
-    // Without a name, the customer sees the local part of the operator's e-mail.
+    // Without a name, the customer sees the local part of the operator's e-mail (a person of the account).
+    await addMember(s.url, idA, "kim.lee@acme.example");
     const byMail = await postJson(
       s.url,
       "/take_over_conversation",

@@ -108,7 +108,7 @@ const cases: Record<string, Case> = {
     failStatus: 404,
   },
   "POST /take_over_conversation": {
-    ok: () => ({ body: { conversation_id: conversationId, operator_email: "agent@example.com" }, bearer: id }),
+    ok: () => ({ body: { conversation_id: conversationId, operator_email: a.email }, bearer: id }),
     fail: () => ({ body: { conversation_id: conversationId, operator_email: "not an e-mail" }, bearer: id }),
     failStatus: 400,
   },

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { contacts, idToken } from "../helpers/flows.js";
+import { addMember, contacts, idToken } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
@@ -161,7 +161,8 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
     const op = await operator();
     const contact = (await op.contacts()).body.data.data.contacts[0];
     const id = contact.latest_conversation_id;
-    // No name given: the customer sees the local part of the operator's e-mail.
+    // No name given: the customer sees the local part of the operator's e-mail (a member of the account).
+    await addMember(e.service.url, await idToken(e.service.url, e.account), "kim@shop.example");
     await op.post("/take_over_conversation", { conversation_id: id, operator_email: "kim@shop.example" });
     await frame.locator("#title", { hasText: /^kim$/ }).waitFor(within2s);
 

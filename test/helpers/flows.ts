@@ -44,3 +44,24 @@ export function contacts(url: string, token: string, email: string, query: Recor
     { authorization: `Bearer ${token}` },
   );
 }
+
+/** Invites a person into the account (as its admin) and accepts the invitation; returns their sign-in. */
+export async function addMember(
+  url: string,
+  adminIdToken: string,
+  email: string,
+  role: "admin" | "operator" = "operator",
+): Promise<{ memberId: string; email: string; password: string; idToken: string }> {
+  const auth = { authorization: `Bearer ${adminIdToken}` };
+  const inv = await postJson(url, "/v1/account/members", { email, role }, auth);
+  if (inv.status !== 200) throw new Error(`invite failed: ${inv.status} ${JSON.stringify(inv.body)}`);
+  const password = `pw-${email}-long`;
+  const acc = await postJson(url, "/v1/invitations/accept", {
+    invitation_code: inv.body.data.invitation_code,
+    password,
+  });
+  if (acc.status !== 200) throw new Error(`accept failed: ${acc.status} ${JSON.stringify(acc.body)}`);
+  const t = await postJson(url, "/get_id_token", { user_email_id: email, password });
+  if (t.status !== 200) throw new Error(`member sign-in failed: ${t.status} ${JSON.stringify(t.body)}`);
+  return { memberId: inv.body.data.member.member_id, email, password, idToken: t.body.data.idToken };
+}

@@ -47,6 +47,7 @@ export function storage(): StorageFixture {
         name: "bot",
         allowedOrigins: [],
         knowledge: [],
+        agent: { kind: "built_in" },
         active: true,
         createdAt: 1,
       });

@@ -1,3 +1,4 @@
+import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { hashSecret, newId, newSecret, requireUuid } from "../ids.js";
@@ -10,7 +11,13 @@ import {
   DEFAULT_API_KEY_GRACE_SECONDS,
   MAX_API_KEY_GRACE_SECONDS,
 } from "./api-keys.js";
-import { requireAllowedOrigins, requireKnowledge } from "./chatbot-rules.js";
+import {
+  type AgentInput,
+  requireAgent,
+  requireAllowedOrigins,
+  requireKnowledge,
+  type Sealer,
+} from "./chatbot-rules.js";
 import { hashPassword } from "./password.js";
 import type {
   AccountRecord,
@@ -29,6 +36,19 @@ export interface ChatbotChanges {
   allowedOrigins?: readonly string[] | undefined;
   /** Parsed JSON: checked here to be a list of {title, url, snippet}. */
   knowledge?: unknown;
+  agent?: AgentInput | undefined;
+  active?: boolean | undefined;
+}
+
+/**
+ * Whose account an operation is on: an e-mail (the `aiagent` command, run by the service's operator) or the
+ * authenticated caller of the account API (whose account it always is).
+ */
+export type AccountRef = string | AccountCaller;
+
+/** What an agent endpoint's sealed API key is bound to: it opens for this chatbot only. */
+export function agentKeyBinding(chatbotId: string): string {
+  return `chatbot ${chatbotId} agent api key`;
 }
 
 /** A new key (shown once) and, after a rotation, when the older keys stop. */
@@ -50,6 +70,10 @@ export class AccountService {
       clock: Clock;
       /** Runs fn as one storage transaction. */
       transaction: Transact;
+      /** Seals the agents' endpoint API keys at rest. */
+      sealer: Sealer;
+      /** Whether an agent endpoint may be plain http on loopback (development only). */
+      allowLoopbackHttp?: boolean;
     },
   ) {}
 
@@ -87,27 +111,30 @@ export class AccountService {
     }
   }
 
-  /** The account of an e-mail, or not_found. */
-  async account(email: string, tx: Pick<Repositories, "accounts"> = this.d): Promise<AccountRecord> {
-    const a = await tx.accounts.byEmail(email);
-    if (!a) throw notFound(`account ${email}`);
+  /** The account of an e-mail or of the caller, or not_found. */
+  async account(ref: AccountRef, tx: Pick<Repositories, "accounts"> = this.d): Promise<AccountRecord> {
+    const a = typeof ref === "string" ? await tx.accounts.byEmail(ref) : await tx.accounts.byId(ref.accountId);
+    if (!a) throw notFound(`account ${typeof ref === "string" ? ref : ref.accountId}`);
     return a;
   }
 
   /** Creates a chatbot for the account; refuses settings it could never work with. */
   async createChatbot(
-    email: string,
+    ref: AccountRef,
     name: string,
     allowedOrigins: readonly string[],
     knowledge: unknown = [],
+    agent?: AgentInput,
   ): Promise<ChatbotRecord> {
-    const account = await this.account(email);
+    const account = await this.account(ref);
+    const chatbotId = newId();
     const chatbot: ChatbotRecord = {
-      chatbotId: newId(),
+      chatbotId,
       accountId: account.accountId,
       name: requireText("name", name),
       allowedOrigins: requireAllowedOrigins("allowed_origins", allowedOrigins),
       knowledge: requireKnowledge("knowledge", knowledge),
+      agent: requireAgent("agent", agent, { kind: "built_in" }, this.agentRules(chatbotId)),
       active: true,
       createdAt: this.d.clock.now(),
     };
@@ -116,18 +143,25 @@ export class AccountService {
   }
 
   /** The account's chatbots, oldest first. */
-  async listChatbots(email: string): Promise<ChatbotRecord[]> {
-    return this.d.chatbots.listForAccount((await this.account(email)).accountId);
+  async listChatbots(ref: AccountRef): Promise<ChatbotRecord[]> {
+    return this.d.chatbots.listForAccount((await this.account(ref)).accountId);
+  }
+
+  /** The account's chatbot; another account's is not_found, like a missing one. */
+  async chatbot(ref: AccountRef, chatbotId: string): Promise<ChatbotRecord> {
+    const account = await this.account(ref);
+    const id = requireUuid("chatbot_id", chatbotId);
+    const c = await this.d.chatbots.byId(id);
+    if (!c || c.accountId !== account.accountId) throw notFound(`chatbot ${id}`);
+    return c;
   }
 
   /** Changes the account's chatbot; another account's chatbot is not_found, like a missing one. */
-  async updateChatbot(email: string, chatbotId: string, changes: ChatbotChanges): Promise<ChatbotRecord> {
-    const account = await this.account(email);
-    const id = requireUuid("chatbot_id", chatbotId);
-    if (changes.name === undefined && changes.allowedOrigins === undefined && changes.knowledge === undefined)
-      throw invalidArgument("chatbot", "nothing to change: give a name, allowed origins or knowledge");
-    const current = await this.d.chatbots.byId(id);
-    if (!current || current.accountId !== account.accountId) throw notFound(`chatbot ${id}`);
+  async updateChatbot(ref: AccountRef, chatbotId: string, changes: ChatbotChanges): Promise<ChatbotRecord> {
+    if (Object.values(changes).every((v) => v === undefined))
+      throw invalidArgument("chatbot", "nothing to change: give a name, allowed origins, knowledge or agent settings");
+    const current = await this.chatbot(ref, chatbotId);
+    const id = current.chatbotId;
     const next: ChatbotRecord = {
       ...current,
       name: changes.name === undefined ? current.name : requireText("name", changes.name),
@@ -136,21 +170,26 @@ export class AccountService {
           ? current.allowedOrigins
           : requireAllowedOrigins("allowed_origins", changes.allowedOrigins),
       knowledge: changes.knowledge === undefined ? current.knowledge : requireKnowledge("knowledge", changes.knowledge),
+      agent:
+        changes.agent === undefined
+          ? current.agent
+          : requireAgent("agent", changes.agent, current.agent, this.agentRules(id)),
+      active: changes.active ?? current.active,
     };
     if (!(await this.d.chatbots.update(next))) throw notFound(`chatbot ${id}`);
     return next;
   }
 
   /** Creates an API key; the key itself is returned once and only its hash is kept. */
-  async createApiKey(email: string, name = "", tx: KeyRepos = this.d): Promise<IssuedApiKey> {
-    const account = await this.account(email, tx);
+  async createApiKey(ref: AccountRef, name = "", tx: KeyRepos = this.d): Promise<IssuedApiKey> {
+    const account = await this.account(ref, tx);
     return this.insertKey(tx, account.accountId, optionalText("name", name));
   }
 
   /** The account's keys, oldest first: prefix, name, dates and status, never the key. */
-  async listApiKeys(email: string): Promise<ApiKeyView[]> {
+  async listApiKeys(ref: AccountRef): Promise<ApiKeyView[]> {
     const now = this.d.clock.now();
-    const keys = await this.d.apiKeys.listForAccount((await this.account(email)).accountId);
+    const keys = await this.d.apiKeys.listForAccount((await this.account(ref)).accountId);
     return keys.map((k) => apiKeyView(k, now));
   }
 
@@ -159,10 +198,10 @@ export class AccountService {
    * earlier rotation already set it to). A grace of 0 stops them at once.
    */
   async rotateApiKey(
-    email: string,
+    ref: AccountRef,
     o: { graceSeconds?: number | undefined; name?: string | undefined } = {},
   ): Promise<IssuedApiKey & { olderKeys: { apiKeyId: string; prefix: string; expiresAt: number }[] }> {
-    const account = await this.account(email);
+    const account = await this.account(ref);
     const grace = o.graceSeconds ?? DEFAULT_API_KEY_GRACE_SECONDS;
     if (!Number.isInteger(grace) || grace < 0 || grace > MAX_API_KEY_GRACE_SECONDS)
       throw invalidArgument("grace", `must be a whole number of seconds from 0 to ${MAX_API_KEY_GRACE_SECONDS}`);
@@ -185,14 +224,22 @@ export class AccountService {
   }
 
   /** Revokes one key of the account (by id; another account's key is not_found) or, with "all", every key. */
-  async revokeApiKey(email: string, target: string, tx: KeyRepos = this.d): Promise<number> {
-    const account = await this.account(email, tx);
+  async revokeApiKey(ref: AccountRef, target: string, tx: KeyRepos = this.d): Promise<number> {
+    const account = await this.account(ref, tx);
     const now = this.d.clock.now();
     if (target === "all") return tx.apiKeys.revoke(account.accountId, "all", now);
     const id = requireUuid("id", target);
     if (!(await tx.apiKeys.listForAccount(account.accountId)).some((k) => k.apiKeyId === id))
       throw notFound(`api key ${id} of account ${account.email}`);
     return tx.apiKeys.revoke(account.accountId, id, now);
+  }
+
+  private agentRules(chatbotId: string) {
+    return {
+      sealer: this.d.sealer,
+      boundTo: agentKeyBinding(chatbotId),
+      allowLoopbackHttp: !!this.d.allowLoopbackHttp,
+    };
   }
 
   private async insertKey(tx: Pick<Repositories, "apiKeys">, accountId: string, name: string): Promise<IssuedApiKey> {

@@ -1,6 +1,6 @@
 import { invalidArgument } from "../errors.js";
 import { requireContent, requireText } from "../validate.js";
-import type { KnowledgeSnippet } from "./repository.js";
+import type { ChatbotAgent, KnowledgeSnippet } from "./repository.js";
 
 /** Most allowed origins per chatbot (each one is sent in the frame's Content-Security-Policy header). */
 export const MAX_ALLOWED_ORIGINS = 50;
@@ -81,4 +81,73 @@ function requireDocumentUrl(field: string, raw: string): string {
   // The frame shows it as a link: only web addresses, never javascript: or data:.
   if (u.protocol !== "https:" && u.protocol !== "http:") throw invalidArgument(field, "must be an http or https URL");
   return raw;
+}
+
+/** Seals a secret at rest, bound to what it belongs to (the service's key-encryption secrets). */
+export interface Sealer {
+  seal(plaintext: string, boundTo: string): string;
+  open(sealed: string, boundTo: string): string;
+}
+
+/** Agent settings as given by the API: an empty kind is the built-in agent; an empty api_key keeps the stored one. */
+export interface AgentInput {
+  kind: string;
+  baseUrl: string;
+  model: string;
+  apiKey: string;
+}
+
+/** Longest endpoint API key accepted. */
+const MAX_AGENT_KEY = 4096;
+
+/**
+ * Checks agent settings and seals the endpoint's API key. An empty api_key keeps the stored key when the endpoint
+ * stays the same (a key is never read back, so a form cannot resend it), and drops it when the endpoint changes.
+ */
+export function requireAgent(
+  field: string,
+  input: AgentInput | undefined,
+  current: ChatbotAgent,
+  o: { sealer: Sealer; boundTo: string; allowLoopbackHttp: boolean },
+): ChatbotAgent {
+  if (!input || input.kind === "" || input.kind === "built_in") {
+    if (input && (input.baseUrl || input.model || input.apiKey))
+      throw invalidArgument(`${field}.kind`, "built_in takes no base_url, model or api_key");
+    return { kind: "built_in" };
+  }
+  if (input.kind !== "openai_compatible")
+    throw invalidArgument(`${field}.kind`, "must be one of: built_in, openai_compatible");
+  const baseUrl = requireEndpoint(`${field}.base_url`, input.baseUrl, o.allowLoopbackHttp);
+  const model = requireText(`${field}.model`, input.model.trim());
+  if (input.apiKey.length > MAX_AGENT_KEY)
+    throw invalidArgument(`${field}.api_key`, `must be at most ${MAX_AGENT_KEY} characters`);
+  const kept = current.kind === "openai_compatible" && current.baseUrl === baseUrl ? current.apiKeySealed : null;
+  return {
+    kind: "openai_compatible",
+    baseUrl,
+    model,
+    apiKeySealed: input.apiKey ? o.sealer.seal(input.apiKey, o.boundTo) : kept,
+  };
+}
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+function requireEndpoint(field: string, raw: string, allowLoopbackHttp: boolean): string {
+  requireText(field, raw, MAX_URL);
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw invalidArgument(field, `${JSON.stringify(raw)} is not an absolute URL`);
+  }
+  if (u.username || u.password) throw invalidArgument(field, "must not contain a user name or password");
+  if (u.search || u.hash) throw invalidArgument(field, "must not have a query or fragment");
+  // The endpoint receives the customers' conversations: only over TLS, except a local model in development.
+  const loopbackHttp = u.protocol === "http:" && LOOPBACK.has(u.hostname) && allowLoopbackHttp;
+  if (u.protocol !== "https:" && !loopbackHttp)
+    throw invalidArgument(
+      field,
+      allowLoopbackHttp ? "must be an https URL (or http on localhost)" : "must be an https URL",
+    );
+  return raw.replace(/\/+$/, "");
 }

@@ -1,3 +1,5 @@
+import type { Role } from "../caller.js";
+
 /** An account: the client's service account, owner of API keys, chatbots and contacts. */
 export interface AccountRecord {
   accountId: string;
@@ -31,6 +33,14 @@ export interface KnowledgeSnippet {
   snippet: string;
 }
 
+/**
+ * Which agent answers a chatbot's customers: the service's own, or an OpenAI-compatible endpoint whose API key is
+ * kept sealed (encrypted under the service's secrets, bound to the chatbot) and never read back by the API.
+ */
+export type ChatbotAgent =
+  | { kind: "built_in" }
+  | { kind: "openai_compatible"; baseUrl: string; model: string; apiKeySealed: string | null };
+
 /** An AI agent of an account. */
 export interface ChatbotRecord {
   chatbotId: string;
@@ -38,8 +48,25 @@ export interface ChatbotRecord {
   name: string;
   allowedOrigins: string[];
   knowledge: KnowledgeSnippet[];
+  agent: ChatbotAgent;
   active: boolean;
   createdAt: number;
+}
+
+/**
+ * A person of an account other than its owner (whose e-mail and password are the account's own). Invited until
+ * they accept the one-time invitation (kept as a hash) by setting a password.
+ */
+export interface MemberRecord {
+  memberId: string;
+  accountId: string;
+  email: string;
+  role: Role;
+  passwordHash: string | null;
+  invitationHash: string | null;
+  invitationExpiresAt: number | null;
+  createdAt: number;
+  joinedAt: number | null;
 }
 
 /** Storage of accounts. */
@@ -72,8 +99,31 @@ export interface ChatbotRepository {
   insert(c: ChatbotRecord): Promise<void>;
   byId(chatbotId: string): Promise<ChatbotRecord | undefined>;
   listForAccount(accountId: string): Promise<ChatbotRecord[]>;
-  /** Replaces the name, allowed origins and knowledge of the account's chatbot; false when it has no such chatbot. */
-  update(c: Pick<ChatbotRecord, "chatbotId" | "accountId" | "name" | "allowedOrigins" | "knowledge">): Promise<boolean>;
+  /** Replaces the settings of the account's chatbot; false when it has no such chatbot. */
+  update(
+    c: Pick<ChatbotRecord, "chatbotId" | "accountId" | "name" | "allowedOrigins" | "knowledge" | "agent" | "active">,
+  ): Promise<boolean>;
+}
+
+/** Storage of members. An e-mail is a member of one account at most. */
+export interface MemberRepository {
+  insert(m: MemberRecord): Promise<void>;
+  /** The account's member (another account's is undefined). */
+  byId(accountId: string, memberId: string): Promise<MemberRecord | undefined>;
+  /** The member of any account with this e-mail, case-insensitively. */
+  byEmail(email: string): Promise<MemberRecord | undefined>;
+  byInvitation(invitationHash: string): Promise<MemberRecord | undefined>;
+  /** The account's members in e-mail order. */
+  listForAccount(accountId: string): Promise<MemberRecord[]>;
+  /** Replaces the role, password and invitation of the account's member; false when it has no such member. */
+  update(
+    m: Pick<
+      MemberRecord,
+      "memberId" | "accountId" | "role" | "passwordHash" | "invitationHash" | "invitationExpiresAt" | "joinedAt"
+    >,
+  ): Promise<boolean>;
+  /** Removes the account's member; false when it has no such member. */
+  remove(accountId: string, memberId: string): Promise<boolean>;
 }
 
 /** What the first start made for the demo: its account, chatbot, and the API key the running /demo page uses. */

@@ -1,5 +1,6 @@
 import type { ChatbotRepository } from "../account/repository.js";
 import { type Agent, AgentUnavailableError } from "../agent/agent.js";
+import type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
@@ -18,27 +19,9 @@ import type {
 import { AI_AGENT, effectiveStatus, messageEffect, NEW_CONVERSATION } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
 
-export { AI_AGENT } from "./rules.js";
-
-/** The frame's caller: one customer of one account talking to one chatbot. */
-export interface FrameCaller {
-  kind: "frame";
-  accountId: string;
-  chatbotId: string;
-  userId: string;
-}
-
-/** The account API's caller: a person or server of the account. */
-export interface AccountCaller {
-  kind: "account";
-  accountId: string;
-  email: string;
-}
-
-/** Whoever reads a conversation. */
-export type Caller = FrameCaller | AccountCaller;
-
+export type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 export type { ConversationSummary } from "./events.js";
+export { AI_AGENT } from "./rules.js";
 
 /** An event of a streamed send. */
 export type SendEvent =
@@ -72,6 +55,8 @@ export interface ConversationServiceDeps {
   idleCloseSeconds: number;
   /** Where committed changes are published for watchers. */
   events: ConversationEvents;
+  /** True when the e-mail is a person of the account (its owner or a member): only they take conversations over. */
+  isPersonOf(accountId: string, email: string): Promise<boolean>;
 }
 
 /** Conversations: the frame's messages, the account's inbox and the operators' actions. */
@@ -236,6 +221,8 @@ export class ConversationService {
   ): Promise<ConversationSummary> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const operator = operatorEmail === "" ? caller.email : requireEmail("operator_email", operatorEmail);
+    if (!(await this.d.isPersonOf(caller.accountId, operator)))
+      throw invalidArgument("operator_email", `${operator} is not a person of this account (invite them first)`);
     const name = optionalText("operator_name", operatorName, MAX_OPERATOR_NAME).trim();
     await this.d.conversations.assign(
       conv.conversationId,

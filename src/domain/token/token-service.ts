@@ -6,7 +6,10 @@ import type {
   ApiKeyRepository,
   ChatbotRecord,
   ChatbotRepository,
+  MemberRepository,
 } from "../account/repository.js";
+import { resolvePerson } from "../account/team-service.js";
+import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import type { ContactProfile, ContactRepository } from "../conversation/repository.js";
 import { DomainError, invalidArgument, unauthenticated } from "../errors.js";
@@ -31,6 +34,7 @@ export interface TokenServiceDeps {
   accounts: AccountRepository;
   apiKeys: ApiKeyRepository;
   chatbots: ChatbotRepository;
+  members: MemberRepository;
   refreshTokens: RefreshTokenRepository;
   contacts: ContactRepository;
   jwt: JwtStrategy;
@@ -72,6 +76,8 @@ export interface IssuedTokens {
 const BAD_KEY = "client_api_key is not valid for this chatbot_id";
 const BAD_REFRESH = "refresh_token is not valid for this user_id and chatbot_id";
 const BAD_ID_CREDENTIAL = "user_email_id and credential do not match";
+// A well-formed hash no password matches: verified against when there is no real one, so timing tells nothing.
+const UNUSABLE_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
 
 /** Issues, refreshes, checks and revokes the service's tokens. */
 export class TokenService {
@@ -148,7 +154,10 @@ export class TokenService {
     return { accessToken: access.token, expiresAt: access.expiresAt };
   }
 
-  /** Issues an ID token for the account API from an API key or the account password. */
+  /**
+   * Issues an ID token for the account API: from an API key (servers, with the account's e-mail), or from a
+   * person's e-mail and password (the account's owner, or a member who has accepted their invitation).
+   */
   async getIdToken(input: {
     email: string;
     clientApiKey?: string | undefined;
@@ -158,21 +167,26 @@ export class TokenService {
     if (!input.clientApiKey && !input.password) throw invalidArgument("client_api_key", "is required (or password)");
     if (input.password && input.password.length > MAX_PASSWORD)
       throw invalidArgument("password", `must be at most ${MAX_PASSWORD} characters`);
-    const account = await this.d.accounts.byEmail(email);
+    let account = await this.d.accounts.byEmail(email);
+    let person = account?.email;
     let ok = false;
     if (input.clientApiKey) {
       const keyAccount = await this.accountForKey(input.clientApiKey);
       ok = !!account && keyAccount?.accountId === account.accountId;
     } else if (input.password) {
-      // Hash even for an unknown account, so timing does not tell which e-mails exist.
-      const stored =
-        account?.passwordHash ?? "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
-      ok = (await verifyPassword(input.password, stored)) && !!account?.passwordHash;
+      const member = account ? undefined : await this.d.members.byEmail(email);
+      if (member?.joinedAt != null) {
+        account = await this.d.accounts.byId(member.accountId);
+        person = member.email;
+      }
+      // Hash even for an unknown e-mail, so timing does not tell which e-mails exist.
+      const stored = (member ? member.passwordHash : account?.passwordHash) ?? UNUSABLE_HASH;
+      ok = (await verifyPassword(input.password, stored)) && stored !== UNUSABLE_HASH && !!account;
     }
-    if (!ok || !account) throw new UnknownCredentialError(BAD_ID_CREDENTIAL);
+    if (!ok || !account || !person) throw new UnknownCredentialError(BAD_ID_CREDENTIAL);
     if (!account.active) throw unauthenticated(BAD_ID_CREDENTIAL);
     await this.d.admit?.(account.accountId);
-    const t = await this.d.jwt.signId({ accountId: account.accountId, email: account.email }, this.d.ttl.id);
+    const t = await this.d.jwt.signId({ accountId: account.accountId, email: person }, this.d.ttl.id);
     return { idToken: t.token, expiresAt: t.expiresAt };
   }
 
@@ -188,12 +202,16 @@ export class TokenService {
     return claims;
   }
 
-  /** Checks an ID token and that its account is still active. */
-  async authenticateAccount(token: string): Promise<IdClaims & { account: AccountRecord }> {
+  /**
+   * Checks an ID token, that its account is still active and that the person it names still belongs to it; the
+   * caller carries the role they have now (a role change or a removal takes effect on the next call).
+   */
+  async authenticateAccount(token: string): Promise<IdClaims & { caller: AccountCaller }> {
     const claims = await this.d.jwt.verifyId(token);
     const account = await this.d.accounts.byId(claims.accountId);
-    if (!account?.active) throw unauthenticated("the ID token is invalid");
-    return { ...claims, account };
+    const caller = account?.active ? await resolvePerson(this.d.members, account, claims.email) : undefined;
+    if (!caller) throw unauthenticated("the ID token is invalid");
+    return { ...claims, caller };
   }
 
   /** Revokes refresh tokens in scope, and the live access tokens of the same users. */

@@ -9,8 +9,8 @@ import type { ConversationService, ConversationSummary } from "../../domain/conv
 import type { MessageRecord } from "../../domain/conversation/repository.js";
 import { unauthenticated } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
-import type { Authenticator } from "../auth.js";
-import type { Call, Handlers } from "../call.js";
+import { accountCaller, anyCaller, frameCaller } from "../auth.js";
+import type { AuthorizedCall, Handlers } from "../call.js";
 import type { WatchLimits } from "../watch-limits.js";
 
 // setTimeout's largest delay (24.8 days): a stream of a token that lives longer ends then, as on expiry, and resumes.
@@ -48,11 +48,11 @@ function summary(s: ConversationSummary): MessageInitShape<typeof ConversationSu
  * away or its token expires (then with TokenExpiredError: the client resumes with a fresh token).
  */
 async function* bounded<T>(
-  w: { tokenKey: string; expiresAt: number },
-  call: Call,
+  call: AuthorizedCall,
   watch: { limits: WatchLimits; clock: Clock },
   open: (signal: AbortSignal) => AsyncIterable<T>,
 ): AsyncGenerator<T> {
+  const w = call.auth;
   const release = watch.limits.admit(w.tokenKey);
   const stop = new AbortController();
   const onGone = () => stop.abort();
@@ -79,15 +79,14 @@ async function* bounded<T>(
   }
 }
 
-/** The ConversationService methods: authorisation first, then the domain. */
+/** The ConversationService methods, on the caller the gate admitted by each RPC's declared access. */
 export function conversationHandlers(
   conversations: ConversationService,
-  auth: Authenticator,
   watch: { limits: WatchLimits; clock: Clock },
 ): Handlers<typeof ConversationServiceDesc> {
   return {
     async getContactConversations(req, call) {
-      const caller = await auth.account(call);
+      const caller = accountCaller(call.auth);
       const page = await conversations.listContacts(caller, {
         userEmailId: req.userEmailId,
         search: req.search,
@@ -117,7 +116,7 @@ export function conversationHandlers(
       };
     },
     async getMessagesForConversation(req, call) {
-      const caller = await auth.reader(call, req.accessToken);
+      const caller = anyCaller(call.auth);
       const page = await conversations.listMessages(caller, {
         conversationId: req.conversationId,
         limit: req.limit,
@@ -126,7 +125,7 @@ export function conversationHandlers(
       return { messages: page.messages.map(message), hasMore: page.hasMore };
     },
     async getConversationsForContact(req, call) {
-      const caller = await auth.account(call);
+      const caller = accountCaller(call.auth);
       const page = await conversations.listContactConversations(caller, {
         contactId: req.contactId,
         limit: req.limit,
@@ -135,10 +134,10 @@ export function conversationHandlers(
       return { data: { conversations: page.conversations.map(summary), hasMore: page.hasMore } };
     },
     async *watchConversation(req, call) {
-      const w = await auth.watcher(call, req.accessToken);
-      for await (const ev of bounded(w, call, watch, (signal) =>
+      const caller = anyCaller(call.auth);
+      for await (const ev of bounded(call, watch, (signal) =>
         conversations.watch(
-          w.caller,
+          caller,
           { conversationId: req.conversationId, afterMessageOrder: req.afterMessageOrder },
           signal,
         ),
@@ -148,11 +147,8 @@ export function conversationHandlers(
       }
     },
     async *watchAccount(req, call) {
-      const w = await auth.watcher(call);
-      if (w.caller.kind !== "account")
-        throw unauthenticated("an ID token is required: Authorization: Bearer <idToken from /get_id_token>");
-      const caller = w.caller;
-      for await (const ev of bounded(w, call, watch, (signal) =>
+      const caller = accountCaller(call.auth);
+      for await (const ev of bounded(call, watch, (signal) =>
         conversations.watchAccount(caller, { userEmailId: req.userEmailId }, signal),
       )) {
         if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) } };
@@ -161,11 +157,11 @@ export function conversationHandlers(
       }
     },
     async listFrameConversations(req, call) {
-      const caller = await auth.frame(call, req.accessToken);
+      const caller = frameCaller(call.auth);
       return { data: { conversations: (await conversations.listFrameConversations(caller)).map(summary) } };
     },
     async sendMessage(req, call) {
-      const caller = await auth.frame(call);
+      const caller = frameCaller(call.auth);
       const r = await conversations.send(
         caller,
         { conversationId: req.conversationId, content: req.content },
@@ -180,7 +176,7 @@ export function conversationHandlers(
       };
     },
     async *sendMessageStream(req, call) {
-      const caller = await auth.frame(call);
+      const caller = frameCaller(call.auth);
       for await (const ev of conversations.sendStream(
         caller,
         { conversationId: req.conversationId, content: req.content },
@@ -192,29 +188,29 @@ export function conversationHandlers(
       }
     },
     async markConversationRead(req, call) {
-      const caller = await auth.account(call);
+      const caller = accountCaller(call.auth);
       return { data: summary(await conversations.markRead(caller, req.conversationId)) };
     },
     async takeOverConversation(req, call) {
-      const caller = await auth.account(call);
+      const caller = accountCaller(call.auth);
       return {
         data: summary(await conversations.takeOver(caller, req.conversationId, req.operatorEmail, req.operatorName)),
       };
     },
     async releaseConversation(req, call) {
-      const caller = await auth.account(call);
+      const caller = accountCaller(call.auth);
       return { data: summary(await conversations.release(caller, req.conversationId)) };
     },
     async replyToConversation(req, call) {
-      const caller = await auth.account(call);
+      const caller = accountCaller(call.auth);
       return { data: message(await conversations.reply(caller, req.conversationId, req.content)) };
     },
     async closeConversation(req, call) {
-      const caller = await auth.account(call);
+      const caller = accountCaller(call.auth);
       return { data: summary(await conversations.setStatus(caller, req.conversationId, "closed")) };
     },
     async reopenConversation(req, call) {
-      const caller = await auth.account(call);
+      const caller = accountCaller(call.auth);
       return { data: summary(await conversations.setStatus(caller, req.conversationId, "live")) };
     },
   };

@@ -1,6 +1,5 @@
 import type { TokenService as TokenServiceDesc } from "../../../gen/aiagent/v1/token_service_pb.js";
 import { isUnknownCredential, type TokenService } from "../../domain/token/token-service.js";
-import type { Authenticator } from "../auth.js";
 import type { Call, Handlers } from "../call.js";
 import { noTokenLimits, type TokenGuard, type TokenTarget } from "../token-limits.js";
 
@@ -21,15 +20,16 @@ async function limited<T>(limits: TokenGuard, call: Call, t: TokenTarget, fn: ()
   }
 }
 
-/** The TokenService methods: server-only, rate-limited, never cached. */
+/**
+ * The TokenService methods: each exchanges the credential in its body (the gate has already refused browsers where
+ * the contract says server-only), rate-limited, never cached.
+ */
 export function tokenHandlers(
   tokens: TokenService,
-  auth: Authenticator,
   limits: TokenGuard = noTokenLimits,
 ): Handlers<typeof TokenServiceDesc> {
   return {
     async getAccessToken(req, call) {
-      auth.requireServer(call);
       const contact = req.contact && {
         contactName: req.contact.contactName,
         email: req.contact.email,
@@ -54,7 +54,6 @@ export function tokenHandlers(
       };
     },
     async refreshToken(req, call) {
-      auth.requireServer(call);
       const t = await limited(
         limits,
         call,
@@ -73,8 +72,6 @@ export function tokenHandlers(
     async getIdToken(req, call) {
       const apiKey = req.credential.case === "clientApiKey" ? req.credential.value : undefined;
       const password = req.credential.case === "password" ? req.credential.value : undefined;
-      // People log in with a password from a browser; only the API-key form is server-only.
-      if (apiKey !== undefined) auth.requireServer(call);
       const t = await limited(
         limits,
         call,

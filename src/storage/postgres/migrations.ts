@@ -124,4 +124,23 @@ export const pgMigrations: PgMigration[] = [
     // rate-limiter-flexible's table (its own layout): the token routes' abuse counters, shared by every instance.
     sql: `CREATE TABLE rate_limits (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint);`,
   },
+  {
+    version: 3,
+    // Members of accounts (an e-mail is a person of one account at most), and each chatbot's agent settings (JSON).
+    sql: `
+      CREATE TABLE members (
+        member_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        email text NOT NULL,
+        role text NOT NULL,
+        password_hash text,
+        invitation_hash text UNIQUE,
+        invitation_expires_at bigint,
+        created_at bigint NOT NULL,
+        joined_at bigint
+      );
+      CREATE UNIQUE INDEX members_email ON members ((lower(email) COLLATE "C"));
+      CREATE INDEX members_account ON members (account_id, (lower(email) COLLATE "C"));
+      ALTER TABLE chatbots ADD COLUMN agent text NOT NULL DEFAULT '{"kind":"built_in"}';`,
+  },
 ];

@@ -123,6 +123,7 @@ const toChatbot = (r: Row): ChatbotRecord => ({
   name: r.name as string,
   allowedOrigins: JSON.parse(r.allowed_origins as string) as string[],
   knowledge: JSON.parse(r.knowledge as string) as ChatbotRecord["knowledge"],
+  agent: JSON.parse(r.agent as string) as ChatbotRecord["agent"],
   active: r.active as boolean,
   createdAt: Number(r.created_at),
 });
@@ -133,13 +134,14 @@ export function pgChatbots(db: PgDb): ChatbotRepository {
     insert: async (c) =>
       void (await db.count(
         "bot_insert",
-        "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, active, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, active, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         [
           c.chatbotId,
           c.accountId,
           c.name,
           JSON.stringify(c.allowedOrigins),
           JSON.stringify(c.knowledge),
+          JSON.stringify(c.agent),
           c.active,
           c.createdAt,
         ],
@@ -155,8 +157,16 @@ export function pgChatbots(db: PgDb): ChatbotRepository {
     update: async (c) =>
       (await db.count(
         "bot_update",
-        "UPDATE chatbots SET name = $1, allowed_origins = $2, knowledge = $3 WHERE chatbot_id = $4 AND account_id = $5",
-        [c.name, JSON.stringify(c.allowedOrigins), JSON.stringify(c.knowledge), c.chatbotId, c.accountId],
+        "UPDATE chatbots SET name = $1, allowed_origins = $2, knowledge = $3, agent = $4, active = $5 WHERE chatbot_id = $6 AND account_id = $7",
+        [
+          c.name,
+          JSON.stringify(c.allowedOrigins),
+          JSON.stringify(c.knowledge),
+          JSON.stringify(c.agent),
+          c.active,
+          c.chatbotId,
+          c.accountId,
+        ],
       )) > 0,
   };
 }

@@ -6,6 +6,7 @@ import { pgContacts, pgConversations } from "./conversations.js";
 import { PgRunner } from "./db.js";
 import { PgConversationEvents } from "./events.js";
 import { PgListener } from "./listen.js";
+import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
 import {
   pgAccounts,
@@ -46,6 +47,7 @@ export class PgStore implements Store {
   readonly contacts: Repositories["contacts"];
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
+  readonly members: Repositories["members"];
   private readonly db: PgRunner;
 
   constructor(
@@ -61,6 +63,7 @@ export class PgStore implements Store {
     this.contacts = pgContacts(this.db);
     this.conversations = pgConversations(this.db);
     this.demoSetup = pgDemoSetup(this.db);
+    this.members = pgMembers(this.db);
   }
 
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {

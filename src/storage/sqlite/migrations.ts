@@ -287,4 +287,25 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 9,
+    name: "members of accounts, and each chatbot's agent settings",
+    sql: `
+      -- An e-mail is a person of one account at most (accounts' own e-mails are checked by the domain).
+      CREATE TABLE members (
+        member_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        role TEXT NOT NULL,
+        password_hash TEXT,
+        invitation_hash TEXT UNIQUE,
+        invitation_expires_at INTEGER,
+        created_at INTEGER NOT NULL,
+        joined_at INTEGER
+      ) STRICT;
+      CREATE INDEX members_account ON members (account_id, email);
+      -- JSON: {"kind":"built_in"} or {"kind":"openai_compatible","baseUrl","model","apiKeySealed"}.
+      ALTER TABLE chatbots ADD COLUMN agent TEXT NOT NULL DEFAULT '{"kind":"built_in"}';
+    `,
+  },
 ];

@@ -5,6 +5,7 @@ import { sqliteChatbots } from "./repos/chatbots.js";
 import { sqliteContacts } from "./repos/contacts.js";
 import { sqliteConversations } from "./repos/conversations.js";
 import { sqliteDemoSetup } from "./repos/demo-setup.js";
+import { sqliteMembers } from "./repos/members.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 
@@ -19,6 +20,7 @@ export function sqliteRepositories(db: Db) {
     contacts: sqliteContacts(db),
     conversations: sqliteConversations(db),
     demoSetup: sqliteDemoSetup(db),
+    members: sqliteMembers(db),
   };
 }
 

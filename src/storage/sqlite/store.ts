@@ -34,6 +34,7 @@ export class SqliteStore implements Store {
   readonly contacts: Repositories["contacts"];
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
+  readonly members: Repositories["members"];
   /** The repositories as seen inside a unit of work (the mutex is already held). */
   private readonly inside: Repositories;
   private readonly probe: () => boolean;
@@ -57,6 +58,7 @@ export class SqliteStore implements Store {
     this.contacts = outside.contacts;
     this.conversations = outside.conversations;
     this.demoSetup = outside.demoSetup;
+    this.members = outside.members;
     this.probe = readinessProbe(db);
   }
 
@@ -170,5 +172,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     contacts: asyncRepository(sync.contacts, run),
     conversations: asyncRepository(sync.conversations, run),
     demoSetup: asyncRepository(sync.demoSetup, run),
+    members: asyncRepository(sync.members, run),
   };
 }

@@ -150,6 +150,7 @@ export function accountCases(h: () => Harness) {
         name: "Shop",
         allowedOrigins: ["https://shop.example", "https://www.shop.example"],
         knowledge: [{ title: "Returns", url: "https://shop.example/r", snippet: "30 days" }],
+        agent: { kind: "built_in" as const },
         active: true,
         createdAt: 7,
       };
@@ -157,7 +158,14 @@ export function accountCases(h: () => Harness) {
       expect(await store.chatbots.byId(c.chatbotId)).toEqual(c);
       expect((await store.chatbots.listForAccount(a)).map((x) => x.chatbotId)).toEqual([c.chatbotId]);
       expect(await store.chatbots.listForAccount(b)).toEqual([]);
-      const change = { chatbotId: c.chatbotId, name: "Shop 2", allowedOrigins: ["https://a.example"], knowledge: [] };
+      const change = {
+        chatbotId: c.chatbotId,
+        name: "Shop 2",
+        allowedOrigins: ["https://a.example"],
+        knowledge: [],
+        agent: { kind: "openai_compatible" as const, baseUrl: "https://llm.example/v1", model: "m", apiKeySealed: "s" },
+        active: false,
+      };
       expect(await store.chatbots.update({ ...change, accountId: b })).toBe(false);
       expect((await store.chatbots.byId(c.chatbotId))?.name).toBe("Shop");
       expect(await store.chatbots.update({ ...change, accountId: a })).toBe(true);
@@ -182,6 +190,7 @@ export function accountCases(h: () => Harness) {
         name: "d",
         allowedOrigins: [],
         knowledge: [],
+        agent: { kind: "built_in" },
         active: true,
         createdAt: 1,
       });

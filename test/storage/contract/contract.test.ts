@@ -3,6 +3,7 @@ import { accountCases } from "./accounts.case.js";
 import { contactCases } from "./contacts.case.js";
 import { conversationCases } from "./conversations.case.js";
 import { backends, type Harness } from "./harness.js";
+import { memberCases } from "./members.case.js";
 import { tokenCases } from "./tokens.case.js";
 import { transactionCases } from "./transactions.case.js";
 
@@ -24,6 +25,7 @@ for (const backend of backends) {
     });
     const h = () => harness!;
     accountCases(h);
+    memberCases(h);
     tokenCases(h);
     conversationCases(h);
     contactCases(h);

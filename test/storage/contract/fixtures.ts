@@ -20,6 +20,7 @@ export async function account(
     name: "bot",
     allowedOrigins: ["https://shop.example"],
     knowledge: [],
+    agent: { kind: "built_in" },
     active: true,
     createdAt,
   });

@@ -8,6 +8,7 @@ interface Row {
   name: string;
   allowed_origins: string;
   knowledge: string;
+  agent: string;
   active: number;
   created_at: number;
 }
@@ -17,6 +18,7 @@ const toRecord = (r: Row): ChatbotRecord => ({
   name: r.name,
   allowedOrigins: JSON.parse(r.allowed_origins) as string[],
   knowledge: JSON.parse(r.knowledge) as ChatbotRecord["knowledge"],
+  agent: JSON.parse(r.agent) as ChatbotRecord["agent"],
   active: r.active === 1,
   createdAt: r.created_at,
 });
@@ -24,12 +26,12 @@ const toRecord = (r: Row): ChatbotRecord => ({
 /** Chatbots in SQLite; looked up on every frame call, so parsed rows are kept briefly in memory. */
 export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
   const insert = db.prepare(
-    "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, active, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, active, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const byId = db.prepare<[string], Row>("SELECT * FROM chatbots WHERE chatbot_id = ?");
   const list = db.prepare<[string], Row>("SELECT * FROM chatbots WHERE account_id = ? ORDER BY created_at");
   const update = db.prepare(
-    "UPDATE chatbots SET name = ?, allowed_origins = ?, knowledge = ? WHERE chatbot_id = ? AND account_id = ?",
+    "UPDATE chatbots SET name = ?, allowed_origins = ?, knowledge = ?, agent = ?, active = ? WHERE chatbot_id = ? AND account_id = ?",
   );
   // A short cache: chatbot settings change rarely, and a stale entry lives at most a second.
   const cache = new Map<string, { at: number; rec: ChatbotRecord | undefined }>();
@@ -41,6 +43,7 @@ export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
         c.name,
         JSON.stringify(c.allowedOrigins),
         JSON.stringify(c.knowledge),
+        JSON.stringify(c.agent),
         c.active ? 1 : 0,
         c.createdAt,
       );
@@ -62,6 +65,8 @@ export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
         c.name,
         JSON.stringify(c.allowedOrigins),
         JSON.stringify(c.knowledge),
+        JSON.stringify(c.agent),
+        c.active ? 1 : 0,
         c.chatbotId,
         c.accountId,
       ).changes;

@@ -1,0 +1,29 @@
+/** A role in an account: admins may do everything, operators run the inbox. */
+export type Role = "admin" | "operator";
+
+/** The frame's caller: one customer of one account talking to one chatbot. */
+export interface FrameCaller {
+  kind: "frame";
+  accountId: string;
+  chatbotId: string;
+  userId: string;
+}
+
+/** The account API's caller: a person or server of the account. */
+export interface AccountCaller {
+  kind: "account";
+  accountId: string;
+  /** Who is calling: the member's e-mail, or the account's own (its owner, and servers signing in by API key). */
+  email: string;
+  role: Role;
+  /** The member's id; the account's id for the owner. */
+  memberId: string;
+}
+
+/** Whoever reads a conversation. */
+export type Caller = FrameCaller | AccountCaller;
+
+/** True when `role` may do what `needed` may. */
+export function roleAllows(role: Role, needed: Role): boolean {
+  return role === "admin" || needed === "operator";
+}

@@ -1,0 +1,78 @@
+import { type DescMethod, type DescService, getOption, hasOption } from "@bufbuild/protobuf";
+import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
+import type { Authenticator } from "./auth.js";
+import type { AnyHandler, AuthorizedCall, Call } from "./call.js";
+
+/** An RPC's declared access, as the gate enforces it. */
+export interface AccessRule {
+  credentials: ReadonlySet<Credential>;
+  role: Role;
+  serverOnly: boolean;
+}
+
+/** The contract has an RPC without a usable access declaration: the server does not start. */
+export class AccessDeclarationError extends Error {
+  override readonly name = "AccessDeclarationError";
+}
+
+/** Reads an RPC's `(aiagent.v1.access)` option; refuses a missing or incoherent one. */
+export function accessRule(m: DescMethod): AccessRule {
+  const name = `${m.parent.typeName}.${m.name}`;
+  if (!hasOption(m, access))
+    throw new AccessDeclarationError(`${name} declares no (aiagent.v1.access): say who may call it in the contract`);
+  const a = getOption(m, access);
+  const credentials = new Set(a.credentials);
+  if (credentials.size === 0 || credentials.has(Credential.UNSPECIFIED))
+    throw new AccessDeclarationError(`${name}: (aiagent.v1.access) must name at least one credential`);
+  if (credentials.has(Credential.PUBLIC) && credentials.size > 1)
+    throw new AccessDeclarationError(`${name}: PUBLIC cannot be combined with other credentials`);
+  const idToken = credentials.has(Credential.ID_TOKEN);
+  if (idToken !== (a.role !== Role.UNSPECIFIED))
+    throw new AccessDeclarationError(`${name}: a role is declared exactly when ID_TOKEN is accepted`);
+  return { credentials, role: a.role, serverOnly: a.serverOnly };
+}
+
+/**
+ * The one place every protocol passes (the Connect/gRPC/gRPC-Web routes and the JSON routes call these very
+ * handlers): each RPC's declared access is checked before its handler runs, and the caller handed to it. A
+ * service with an RPC that declares no access, or has no handler, refuses to be served.
+ */
+export function guardService(
+  desc: DescService,
+  handlers: Record<string, (req: never, call: AuthorizedCall) => unknown>,
+  auth: Authenticator,
+): Record<string, AnyHandler> {
+  const out: Record<string, AnyHandler> = {};
+  for (const m of desc.methods) {
+    const rule = accessRule(m);
+    const h = handlers[m.localName];
+    if (!h) throw new AccessDeclarationError(`${desc.typeName}.${m.name} has no handler`);
+    const tokenField = m.input.fields.find((f) => f.name === "access_token")?.localName;
+    const keyField = m.input.fields.find((f) => f.name === "client_api_key")?.localName;
+    const admit = (req: Record<string, unknown>, call: Call) =>
+      auth.admit(rule, call, {
+        accessToken: tokenField ? (req[tokenField] as string) : undefined,
+        clientApiKey: keyField ? (req[keyField] as string) : oneofKey(req),
+      });
+    const authorized = (call: Call, a: AuthorizedCall["auth"]): AuthorizedCall =>
+      Object.create(call, { auth: { value: a, enumerable: true } }) as AuthorizedCall;
+    out[m.localName] = (
+      m.methodKind === "server_streaming"
+        ? async function* (req: Record<string, unknown>, call: Call) {
+            const a = await admit(req, call);
+            yield* h(req as never, authorized(call, a)) as AsyncIterable<unknown>;
+          }
+        : async (req: Record<string, unknown>, call: Call) => {
+            const a = await admit(req, call);
+            return h(req as never, authorized(call, a));
+          }
+    ) as AnyHandler;
+  }
+  return out;
+}
+
+// GetIdToken carries its API key in a oneof: the gate still sees it (an API key never comes from a browser).
+function oneofKey(req: Record<string, unknown>): string | undefined {
+  const c = req.credential as { case?: string; value?: unknown } | undefined;
+  return c?.case === "clientApiKey" && typeof c.value === "string" ? c.value : undefined;
+}

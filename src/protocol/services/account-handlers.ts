@@ -1,0 +1,180 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type {
+  AccountService as AccountServiceDesc,
+  ApiKeySchema,
+  ChatbotSchema,
+  MemberSchema,
+} from "../../../gen/aiagent/v1/account_service_pb.js";
+import type { AccountService } from "../../domain/account/account-service.js";
+import type { ApiKeyView } from "../../domain/account/api-keys.js";
+import type { ChatbotRecord } from "../../domain/account/repository.js";
+import type { MemberView, TeamService } from "../../domain/account/team-service.js";
+import { invalidArgument } from "../../domain/errors.js";
+import { isoTime } from "../../domain/time.js";
+import type { TokenService } from "../../domain/token/token-service.js";
+import { accountCaller } from "../auth.js";
+import type { Handlers } from "../call.js";
+
+const iso = (t: number | null): string => (t === null ? "" : isoTime(t));
+
+function apiKey(k: ApiKeyView): MessageInitShape<typeof ApiKeySchema> {
+  return {
+    apiKeyId: k.apiKeyId,
+    prefix: k.prefix,
+    name: k.name,
+    createdAt: iso(k.createdAt),
+    lastUsedAt: iso(k.lastUsedAt),
+    expiresAt: iso(k.expiresAt),
+    revokedAt: iso(k.revokedAt),
+    status: k.status,
+  };
+}
+
+/** A chatbot as answered: the agent endpoint's API key is never read back, only whether one is stored. */
+function chatbot(c: ChatbotRecord): MessageInitShape<typeof ChatbotSchema> {
+  const a = c.agent;
+  return {
+    chatbotId: c.chatbotId,
+    name: c.name,
+    allowedOrigins: c.allowedOrigins,
+    knowledge: c.knowledge,
+    agent:
+      a.kind === "built_in"
+        ? { kind: "built_in" }
+        : { kind: a.kind, baseUrl: a.baseUrl, model: a.model, hasApiKey: a.apiKeySealed !== null },
+    active: c.active,
+    createdAt: isoTime(c.createdAt),
+  };
+}
+
+function member(m: MemberView): MessageInitShape<typeof MemberSchema> {
+  return { ...m, createdAt: isoTime(m.createdAt) };
+}
+
+/** The AccountService methods, on the account's caller the gate admitted (ID token, with the declared role). */
+export function accountHandlers(d: {
+  accounts: AccountService;
+  team: TeamService;
+  tokens: TokenService;
+  /** Where invitation links point: the console's address under {app_url}. */
+  consoleUrl: string;
+}): Handlers<typeof AccountServiceDesc> {
+  const { accounts, team } = d;
+  const keyOf = async (caller: Parameters<AccountService["listApiKeys"]>[0], id: string) =>
+    (await accounts.listApiKeys(caller)).find((k) => k.apiKeyId === id);
+  return {
+    async getAccount(_req, call) {
+      const caller = accountCaller(call.auth);
+      const a = await accounts.account(caller);
+      return {
+        data: {
+          accountId: a.accountId,
+          email: a.email,
+          createdAt: isoTime(a.createdAt),
+          callerEmail: caller.email,
+          callerRole: caller.role,
+        },
+      };
+    },
+    async changePassword(req, call) {
+      await team.changePassword(accountCaller(call.auth), req.currentPassword, req.newPassword);
+      return {};
+    },
+    async createApiKey(req, call) {
+      const caller = accountCaller(call.auth);
+      const k = await accounts.createApiKey(caller, req.name);
+      const view = await keyOf(caller, k.apiKeyId);
+      return { data: { apiKey: view && apiKey(view), clientApiKey: k.clientApiKey } };
+    },
+    async listApiKeys(_req, call) {
+      return { data: { apiKeys: (await accounts.listApiKeys(accountCaller(call.auth))).map(apiKey) } };
+    },
+    async rotateApiKeys(req, call) {
+      const caller = accountCaller(call.auth);
+      const r = await accounts.rotateApiKey(caller, { graceSeconds: req.graceSeconds, name: req.name });
+      const keys = await accounts.listApiKeys(caller);
+      const older = new Set(r.olderKeys.map((k) => k.apiKeyId));
+      const created = keys.find((k) => k.apiKeyId === r.apiKeyId);
+      return {
+        data: {
+          created: { apiKey: created && apiKey(created), clientApiKey: r.clientApiKey },
+          olderKeys: keys.filter((k) => older.has(k.apiKeyId)).map(apiKey),
+        },
+      };
+    },
+    async revokeApiKey(req, call) {
+      const caller = accountCaller(call.auth);
+      // "all" is the command line's; the API revokes one key by its id.
+      if (req.apiKeyId === "all") throw invalidArgument("api_key_id", "must be one key's id");
+      await accounts.revokeApiKey(caller, req.apiKeyId);
+      const view = await keyOf(caller, req.apiKeyId);
+      return { data: view && apiKey(view) };
+    },
+    async createChatbot(req, call) {
+      const c = await accounts.createChatbot(
+        accountCaller(call.auth),
+        req.name,
+        req.allowedOrigins,
+        req.knowledge.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
+        req.agent,
+      );
+      return { data: chatbot(c) };
+    },
+    async getChatbot(req, call) {
+      return { data: chatbot(await accounts.chatbot(accountCaller(call.auth), req.chatbotId)) };
+    },
+    async listChatbots(_req, call) {
+      return { data: { chatbots: (await accounts.listChatbots(accountCaller(call.auth))).map(chatbot) } };
+    },
+    async updateChatbot(req, call) {
+      const c = await accounts.updateChatbot(accountCaller(call.auth), req.chatbotId, {
+        name: req.name,
+        allowedOrigins: req.allowedOrigins.length > 0 ? req.allowedOrigins : undefined,
+        knowledge: req.knowledge?.snippets.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
+        agent: req.agent,
+      });
+      return { data: chatbot(c) };
+    },
+    async disableChatbot(req, call) {
+      return {
+        data: chatbot(await accounts.updateChatbot(accountCaller(call.auth), req.chatbotId, { active: false })),
+      };
+    },
+    async inviteMember(req, call) {
+      const inv = await team.invite(accountCaller(call.auth), req.email, req.role);
+      return {
+        data: {
+          member: member(inv.member),
+          invitationCode: inv.invitationCode,
+          // In the fragment: a browser sends it to no server, so it stays out of access logs and Referer headers.
+          invitationUrl: `${d.consoleUrl}/invitation#code=${encodeURIComponent(inv.invitationCode)}`,
+          invitationExpiresAt: isoTime(inv.expiresAt),
+        },
+      };
+    },
+    async listMembers(_req, call) {
+      return { data: { members: (await team.list(accountCaller(call.auth))).map(member) } };
+    },
+    async updateMember(req, call) {
+      return { data: member(await team.setRole(accountCaller(call.auth), req.memberId, req.role)) };
+    },
+    async removeMember(req, call) {
+      await team.remove(accountCaller(call.auth), req.memberId);
+      return {};
+    },
+    async acceptInvitation(req) {
+      return { data: member(await team.accept(req.invitationCode, req.password)) };
+    },
+    async revokeSessions(req, call) {
+      const caller = accountCaller(call.auth);
+      if (!req.chatbotId && !req.userId) throw invalidArgument("chatbot_id", "give a chatbot_id, a user_id or both");
+      if (req.chatbotId) await accounts.chatbot(caller, req.chatbotId);
+      const revoked = await d.tokens.revoke({
+        accountId: caller.accountId,
+        ...(req.chatbotId ? { chatbotId: req.chatbotId } : {}),
+        ...(req.userId ? { userId: req.userId } : {}),
+      });
+      return { data: { revoked } };
+    },
+  };
+}
