@@ -4,6 +4,7 @@ import { defineConfig } from "vitest/config";
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
   "test/api/tokens.test.ts",
+  "test/api/account-api.test.ts",
   "test/api/token-issue.test.ts",
   "test/api/conversations-access.test.ts",
   "test/api/conversations-read.test.ts",

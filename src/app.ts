@@ -4,6 +4,7 @@ import { AccountService as AccountServiceDesc } from "../gen/aiagent/v1/account_
 import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
 import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
+import { PerChatbotAgent } from "./agents/per-chatbot.js";
 import { type Config, ConfigError } from "./config.js";
 import { AccountService } from "./domain/account/account-service.js";
 import { TeamService } from "./domain/account/team-service.js";
@@ -137,7 +138,11 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const conversations = new ConversationService({
     ...store,
     events,
-    agent: o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
+    // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).
+    agent: new PerChatbotAgent(
+      o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
+      sealer,
+    ),
     clock,
     idleCloseSeconds: config.idleCloseSeconds,
     isPersonOf: (accountId, email) => team.isPersonOf(accountId, email),

@@ -1,4 +1,4 @@
-import type { DescField, DescMethod } from "@bufbuild/protobuf";
+import type { DescExtension, DescField, DescMethod } from "@bufbuild/protobuf";
 import { commentOf, firstSentence } from "./comments.js";
 import { ERROR_SCHEMA } from "./errors.js";
 import type { Schema, SchemaBuilder } from "./schemas.js";
@@ -17,10 +17,11 @@ export function operationOf(
   b: HttpBinding,
   schemas: SchemaBuilder,
   errors: { refs: Record<string, Schema>; bodyOnly: ReadonlySet<string> },
+  access: DescExtension | undefined,
 ): Schema {
   const { method } = b;
   const input = method.input;
-  const security = securityOf(method);
+  const security = securityOf(method, access);
   const queryToken = security.some((s) => "accessToken" in s);
   const pathVars = [...b.template.matchAll(/\{([a-z0-9_.]+)(?:=[^}]*)?\}/gi)].map((m) => m[1]!);
   const parameters: Schema[] = pathVars.map((name) => {

@@ -48,14 +48,15 @@ export const openapiPlugin: Plugin = {
     const files = [];
     for (const [pkg, found] of byPackage) {
       // Services that issue credentials first: a reader needs their routes before any other.
-      const issues = (s: DescService) => s.methods.every((m) => securityOf(m).length === 0);
+      const access = registry.getExtension(`${pkg}.access`);
+      const issues = (s: DescService) => s.methods.every((m) => securityOf(m, access).length === 0);
       const services = [...found.filter(issues), ...found.filter((s) => !issues(s))];
       const bindings = httpExt ? services.flatMap((s) => bindingsOf(s, httpExt)) : [];
       if (bindings.length === 0) continue;
       const allowedValues = registry.getExtension(`${pkg}.allowed_values`);
       files.push({
         name: `${pkg}.openapi.json`,
-        content: `${JSON.stringify(documentOf(pkg, services, bindings, allowedValues), null, 2)}\n`,
+        content: `${JSON.stringify(documentOf(pkg, services, bindings, allowedValues, access), null, 2)}\n`,
       });
     }
     return create(CodeGeneratorResponseSchema, {
@@ -84,13 +85,19 @@ function documentOf(
   services: DescService[],
   bindings: HttpBinding[],
   allowedValues: DescExtension | undefined,
+  access: DescExtension | undefined,
 ): Schema {
-  const schemas = new SchemaBuilder(new Set(bindings.map((b) => b.method.input)), allowedValues);
+  const pathBound = new Set(
+    bindings.flatMap((b) =>
+      [...b.template.matchAll(/\{([a-z0-9_.]+)(?:=[^}]*)?\}/gi)].map((m) => `${b.method.input.typeName}.${m[1]}`),
+    ),
+  );
+  const schemas = new SchemaBuilder(new Set(bindings.map((b) => b.method.input)), allowedValues, pathBound);
   const errors = errorComponents(schemas);
   const paths: Record<string, Record<string, Schema>> = {};
   for (const b of bindings) {
     const path = b.template.replace(/\{([a-z0-9_.]+)=[^}]*\}/gi, "{$1}");
-    (paths[path] ??= {})[b.verb] = operationOf(b, schemas, errors);
+    (paths[path] ??= {})[b.verb] = operationOf(b, schemas, errors, access);
   }
   const product = pkg.split(".")[0] ?? pkg;
   const version = pkg.split(".").find((p) => /^v\d+/.test(p)) ?? "0";

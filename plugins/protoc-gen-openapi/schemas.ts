@@ -47,9 +47,13 @@ export class SchemaBuilder {
    * @param allowedValues the contract's `aiagent.v1.allowed_values` field option, when the files declare it: a string
    * field's closed value set, which the JSON routes enforce; it wins over values a comment lists.
    */
+  /**
+   * @param pathBound request fields (`Type.field`) a route's path template fills: its body need not repeat them.
+   */
   constructor(
     private readonly requests: ReadonlySet<DescMessage>,
     private readonly allowedValues?: DescExtension,
+    private readonly pathBound: ReadonlySet<string> = new Set(),
   ) {}
 
   /** A `$ref` to the component schema of `desc` in `role`, building it on first use. */
@@ -135,7 +139,10 @@ export class SchemaBuilder {
     for (const f of desc.fields) {
       properties[f.name] = this.fieldSchema(f, role);
       if (f.oneof) continue;
-      const present = role === "output" ? isAlwaysWritten(f) : this.requests.has(desc) && !this.isOptionalInput(f);
+      const present =
+        role === "output"
+          ? isAlwaysWritten(f)
+          : this.requests.has(desc) && !this.isOptionalInput(f) && !this.pathBound.has(`${desc.typeName}.${f.name}`);
       if (present) required.push(f.name);
     }
     for (const o of desc.oneofs) {

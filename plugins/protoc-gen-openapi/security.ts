@@ -1,5 +1,4 @@
-import type { DescMethod } from "@bufbuild/protobuf";
-import { commentOf } from "./comments.js";
+import { type DescExtension, type DescMethod, getOption, hasOption } from "@bufbuild/protobuf";
 import type { Schema } from "./schemas.js";
 
 /** The ways a JSON route authenticates, as OpenAPI security schemes. */
@@ -27,20 +26,21 @@ export const SECURITY_SCHEMES: Record<string, Schema> = {
   },
 };
 
-/** Fields that carry a credential in the body: their methods need no other authentication. */
-const BODY_CREDENTIALS = new Set(["client_api_key", "refresh_token", "password"]);
+// The numbers of aiagent.v1.Credential (access.proto); the plugin reads the option from the registry, not gen/.
+const ACCESS_TOKEN = 5;
+const ID_TOKEN = 6;
 
 /**
- * Which credentials a method accepts, read from the contract: a credential field in the request means the body
- * authenticates; an `access_token` field or a comment about the frame means the access token (and, where the
- * field's comment says "ID token", the ID token as well); everything else is the account API (ID token).
+ * Which credentials a method accepts, read from its declared `(aiagent.v1.access)` option — the declaration the
+ * server enforces: the access token (query parameter or bearer header) and/or the ID token (bearer header);
+ * nothing for methods that exchange a credential in their body, or are public.
  */
-export function securityOf(method: DescMethod): Record<string, string[]>[] {
-  const input = method.input;
-  if (input.fields.some((f) => BODY_CREDENTIALS.has(f.name))) return [];
-  const frame: Record<string, string[]>[] = [{ accessToken: [] }, { accessTokenBearer: [] }];
-  const tokenField = input.fields.find((f) => f.name === "access_token");
-  if (tokenField) return /\bID token\b/.test(commentOf(tokenField)) ? [...frame, { idToken: [] }] : frame;
-  if (/\bframe\b/i.test(`${commentOf(method)} ${commentOf(input)}`)) return frame;
-  return [{ idToken: [] }];
+export function securityOf(method: DescMethod, access: DescExtension | undefined): Record<string, string[]>[] {
+  if (!access || !hasOption(method, access))
+    throw new Error(`${method.parent.typeName}.${method.name} declares no (aiagent.v1.access)`);
+  const declared = getOption(method, access) as unknown as { credentials: number[] };
+  const out: Record<string, string[]>[] = [];
+  if (declared.credentials.includes(ACCESS_TOKEN)) out.push({ accessToken: [] }, { accessTokenBearer: [] });
+  if (declared.credentials.includes(ID_TOKEN)) out.push({ idToken: [] });
+  return out;
 }

@@ -15,6 +15,8 @@ export interface AccountCaller {
   accountId: string;
   /** Who is calling: the member's e-mail, or the account's own (its owner, and servers signing in by API key). */
   email: string;
+  /** The account's own e-mail (the documented `user_email_id`), whoever of its people is calling. */
+  accountEmail: string;
   role: Role;
   /** The member's id; the account's id for the owner. */
   memberId: string;

@@ -1,4 +1,4 @@
-import { type DescMethod, type DescService, getOption, hasOption } from "@bufbuild/protobuf";
+import { type DescField, type DescMethod, type DescService, getOption, hasOption } from "@bufbuild/protobuf";
 import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { Authenticator } from "./auth.js";
 import type { AnyHandler, AuthorizedCall, Call } from "./call.js";
@@ -47,13 +47,10 @@ export function guardService(
     const rule = accessRule(m);
     const h = handlers[m.localName];
     if (!h) throw new AccessDeclarationError(`${desc.typeName}.${m.name} has no handler`);
-    const tokenField = m.input.fields.find((f) => f.name === "access_token")?.localName;
-    const keyField = m.input.fields.find((f) => f.name === "client_api_key")?.localName;
+    const tokenField = m.input.fields.find((f) => f.name === "access_token");
+    const keyField = m.input.fields.find((f) => f.name === "client_api_key");
     const admit = (req: Record<string, unknown>, call: Call) =>
-      auth.admit(rule, call, {
-        accessToken: tokenField ? (req[tokenField] as string) : undefined,
-        clientApiKey: keyField ? (req[keyField] as string) : oneofKey(req),
-      });
+      auth.admit(rule, call, { accessToken: fieldValue(req, tokenField), clientApiKey: fieldValue(req, keyField) });
     const authorized = (call: Call, a: AuthorizedCall["auth"]): AuthorizedCall =>
       Object.create(call, { auth: { value: a, enumerable: true } }) as AuthorizedCall;
     out[m.localName] = (
@@ -71,8 +68,13 @@ export function guardService(
   return out;
 }
 
-// GetIdToken carries its API key in a oneof: the gate still sees it (an API key never comes from a browser).
-function oneofKey(req: Record<string, unknown>): string | undefined {
-  const c = req.credential as { case?: string; value?: unknown } | undefined;
-  return c?.case === "clientApiKey" && typeof c.value === "string" ? c.value : undefined;
+/** A string field's value, also when it is a member of a oneof (GetIdToken's API key is). */
+function fieldValue(req: Record<string, unknown>, f: DescField | undefined): string | undefined {
+  if (!f) return undefined;
+  if (f.oneof) {
+    const o = req[f.oneof.localName] as { case?: string; value?: unknown } | undefined;
+    return o?.case === f.localName && typeof o.value === "string" ? o.value : undefined;
+  }
+  const v = req[f.localName];
+  return typeof v === "string" ? v : undefined;
 }

@@ -10,6 +10,8 @@ import { resolve, schemaErrors } from "./schema-check.js";
 const doc = JSON.parse(readFileSync("gen/openapi/aiagent.v1.openapi.json", "utf8"));
 
 interface Sent {
+  /** Values of the path's {variables}. */
+  path?: Record<string, string>;
   query?: Record<string, string | number>;
   body?: unknown;
   bearer?: string;
@@ -47,6 +49,23 @@ beforeAll(async () => {
   conversationId = (await send(s.url, access, "How long does shipping take?")).conversation_id;
 });
 afterAll(() => s.close(true));
+
+let invitations = 0;
+/** A new invitation of account a: its member's id and its one-time code. */
+async function invitation(): Promise<{ memberId: string; code: string }> {
+  const owner = {
+    kind: "account" as const,
+    accountId: a.accountId,
+    email: a.email,
+    accountEmail: a.email,
+    role: "admin" as const,
+    memberId: a.accountId,
+  };
+  const inv = await s.app.team.invite(owner, `invited${++invitations}@openapi.example`, "operator");
+  return { memberId: inv.member.memberId, code: inv.invitationCode };
+}
+const invited = async () => (await invitation()).memberId;
+const invitationCode = async () => (await invitation()).code;
 
 const cases: Record<string, Case> = {
   "POST /ai_agent/get_access_token": {
@@ -148,6 +167,101 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { conversation_id: conversationId } }),
     failStatus: 401,
   },
+  "GET /v1/account": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({ bearer: access }),
+    failStatus: 401,
+  },
+  "POST /v1/account/password": {
+    ok: () => ({ body: { current_password: a.password, new_password: a.password }, bearer: id }),
+    fail: () => ({ body: { current_password: "wrong password", new_password: "whatever it is" }, bearer: id }),
+    failStatus: 400,
+  },
+  "POST /v1/account/api_keys": {
+    ok: () => ({ body: { name: "openapi" }, bearer: id }),
+    fail: () => ({ body: { name: "x".repeat(1000) }, bearer: id }),
+    failStatus: 400,
+  },
+  "GET /v1/account/api_keys": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({}),
+    failStatus: 401,
+  },
+  "POST /v1/account/api_keys/rotate": {
+    ok: () => ({ body: { grace_seconds: 86400 }, bearer: id }),
+    fail: () => ({ body: { grace_seconds: -1 }, bearer: id }),
+    failStatus: 400,
+  },
+  "POST /v1/account/api_keys/{api_key_id}/revoke": {
+    ok: async () => ({
+      path: { api_key_id: (await s.app.accounts.createApiKey(a.email, "to revoke")).apiKeyId },
+      body: {},
+      bearer: id,
+    }),
+    fail: () => ({ path: { api_key_id: MISSING }, body: {}, bearer: id }),
+    failStatus: 404,
+  },
+  "POST /v1/account/chatbots": {
+    ok: () => ({ body: { name: "OpenAPI bot", allowed_origins: ["https://shop.example"] }, bearer: id }),
+    fail: () => ({ body: { name: "No origins" }, bearer: id }),
+    failStatus: 400,
+  },
+  "GET /v1/account/chatbots": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({ bearer: "not-a-token" }),
+    failStatus: 401,
+  },
+  "GET /v1/account/chatbots/{chatbot_id}": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: other.chatbotId }, bearer: id }),
+    failStatus: 404,
+  },
+  "PATCH /v1/account/chatbots/{chatbot_id}": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, body: { name: "Renamed bot" }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, body: {}, bearer: id }),
+    failStatus: 400,
+  },
+  "POST /v1/account/chatbots/{chatbot_id}/disable": {
+    ok: async () => ({
+      path: {
+        chatbot_id: (await s.app.accounts.createChatbot(a.email, "to disable", ["https://x.example"])).chatbotId,
+      },
+      body: {},
+      bearer: id,
+    }),
+    fail: () => ({ path: { chatbot_id: other.chatbotId }, body: {}, bearer: id }),
+    failStatus: 404,
+  },
+  "POST /v1/account/members": {
+    ok: () => ({ body: { email: `member${Date.now()}@openapi.example`, role: "operator" }, bearer: id }),
+    fail: () => ({ body: { email: "someone@openapi.example", role: "owner" }, bearer: id, raw: true }),
+    failStatus: 400,
+  },
+  "GET /v1/account/members": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({ bearer: access }),
+    failStatus: 401,
+  },
+  "PATCH /v1/account/members/{member_id}": {
+    ok: async () => ({ path: { member_id: await invited() }, body: { role: "admin" }, bearer: id }),
+    fail: () => ({ path: { member_id: MISSING }, body: { role: "admin" }, bearer: id }),
+    failStatus: 404,
+  },
+  "DELETE /v1/account/members/{member_id}": {
+    ok: async () => ({ path: { member_id: await invited() }, bearer: id }),
+    fail: () => ({ path: { member_id: a.accountId }, bearer: id }),
+    failStatus: 403,
+  },
+  "POST /v1/invitations/accept": {
+    ok: async () => ({ body: { invitation_code: await invitationCode(), password: "a long password" } }),
+    fail: () => ({ body: { invitation_code: "inv_nothing", password: "a long password" } }),
+    failStatus: 401,
+  },
+  "POST /v1/account/sessions/revoke": {
+    ok: () => ({ body: { user_id: "nobody" }, bearer: id }),
+    fail: () => ({ body: {}, bearer: id }),
+    failStatus: 400,
+  },
   "POST /reopen_conversation": {
     ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
     fail: () => ({ body: { conversation_id: MISSING }, bearer: id }),
@@ -164,7 +278,8 @@ const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
   })),
 );
 
-async function call(verb: string, path: string, sent: Sent): Promise<Response> {
+async function call(verb: string, template: string, sent: Sent): Promise<Response> {
+  const path = template.replace(/\{([a-z_]+)\}/g, (_, name: string) => encodeURIComponent(sent.path?.[name] ?? ""));
   const qs = new URLSearchParams(Object.entries(sent.query ?? {}).map(([k, v]) => [k, String(v)])).toString();
   const headers: Record<string, string> = {};
   if (sent.bearer) headers.authorization = `Bearer ${sent.bearer}`;
@@ -204,8 +319,11 @@ function expectDocumentedRequest(op: any, sent: Sent, key: string): void {
     expect(p, `${key}: query parameter ${name} is documented`).toBeDefined();
     expectConforms(p.schema, value, `${key} ?${name}`);
   }
-  for (const p of params.values() as Iterable<any>)
-    if (p.required) expect(sent.query?.[p.name], `${key}: required ${p.name}`).toBeDefined();
+  for (const p of params.values() as Iterable<any>) {
+    const given = p.in === "path" ? sent.path?.[p.name] : sent.query?.[p.name];
+    if (p.required) expect(given, `${key}: required ${p.in} parameter ${p.name}`).toBeDefined();
+    if (p.in === "path" && given !== undefined) expectConforms(p.schema, given, `${key} {${p.name}}`);
+  }
   if (op.requestBody && !sent.raw)
     expectConforms(op.requestBody.content["application/json"].schema, sent.body, `${key} request body`);
 }
@@ -262,7 +380,7 @@ describe("every documented JSON route answers what the document says", () => {
       if (op.security.length === 0) continue;
       const sent = await cases[key]!.ok();
       const { access_token: _, ...query } = sent.query ?? {};
-      const r = await call(verb, path, { query, body: sent.body });
+      const r = await call(verb, path, { ...(sent.path ? { path: sent.path } : {}), query, body: sent.body });
       expect(r.status, key).toBe(401);
       expectConforms(
         resolve(doc, op.responses["401"].$ref).content["application/json"].schema,
@@ -301,14 +419,22 @@ describe("every documented JSON route answers what the document says", () => {
       for (const h of Object.keys(documented.headers ?? {}))
         expect(r.headers.get(h), `${key}: header ${h}`).not.toBeNull();
     };
-    for (const { key, verb, path, op } of operations) {
+    for (const { key, verb, path: template, op } of operations) {
+      // A path with {variables} is probed at one concrete address (the HTTP layer answers before any lookup).
+      const path = template.replace(/\{[a-z_]+\}/g, MISSING);
       const wrong = verb === "get" ? "DELETE" : "PUT";
       await conforms(await fetch(s.url + path, { method: wrong }), op, 405, `${wrong} ${path}`);
-      await conforms(await fetch(`${s.url}${path}?pad=${"a".repeat(9000)}`, { method: verb }), op, 414, key);
+      // Upper case: fetch normalises the case of most methods, but not PATCH's.
+      await conforms(
+        await fetch(`${s.url}${path}?pad=${"a".repeat(9000)}`, { method: verb.toUpperCase() }),
+        op,
+        414,
+        key,
+      );
       if (op.requestBody) {
         const big = JSON.stringify({ content: "x".repeat(70_000) });
         const r = await fetch(s.url + path, {
-          method: "POST",
+          method: verb.toUpperCase(),
           headers: { "content-type": "application/json" },
           body: big,
         });

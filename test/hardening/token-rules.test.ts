@@ -243,18 +243,51 @@ describe("revocation", () => {
 });
 
 describe("secrets at rest", () => {
-  it("API keys and refresh tokens are stored only as hashes: no table holds a secret in clear", async () => {
+  it("API keys, refresh tokens, invitations and passwords are stored only as hashes, agent keys encrypted", async () => {
     const t = await issueTokens(s.url, b, "at-rest");
     secrets.add(t.access_token).add(t.refresh_token);
+    // The account API's secrets too: an invitation (accepted, and one pending), a member's password, an agent key.
+    const admin = { authorization: `Bearer ${await idToken(s.url, b)}` };
+    const invite = (email: string) => postJson(s.url, "/v1/account/members", { email, role: "operator" }, admin);
+    const pending = (await invite("pending@rest.example")).body.data.invitation_code as string;
+    const accepted = (await invite("joined@rest.example")).body.data.invitation_code as string;
+    const memberPassword = "member password at rest";
+    await postJson(s.url, "/v1/invitations/accept", { invitation_code: accepted, password: memberPassword });
+    const agentKey = "sk-agent-key-at-rest-0123456789";
+    const bot = await postJson(
+      s.url,
+      "/v1/account/chatbots",
+      {
+        name: "Own model",
+        allowed_origins: ["https://shop.example"],
+        agent: { kind: "openai_compatible", base_url: "https://llm.example/v1", model: "m", api_key: agentKey },
+      },
+      admin,
+    );
+    expect(bot.status).toBe(200);
+    const created = await postJson(s.url, "/v1/account/api_keys", { name: "at rest" }, admin);
+    const newKey = created.body.data.client_api_key as string;
+    secrets.add(pending).add(accepted).add(agentKey).add(newKey);
     const dump = JSON.stringify(
       sqliteDb(s.app)
         .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
         .all()
         .map(({ name }) => sqliteDb(s.app).prepare(`SELECT * FROM "${name}"`).all()),
     );
-    for (const secret of [a.apiKey, b.apiKey, t.refresh_token, a.password, t.access_token])
-      expect(dump.includes(secret)).toBe(false);
-    expect(dump).not.toMatch(/cak_[A-Za-z0-9_-]{20,}|rt_[A-Za-z0-9_-]{20,}/);
+    for (const secret of [
+      a.apiKey,
+      b.apiKey,
+      t.refresh_token,
+      a.password,
+      t.access_token,
+      pending,
+      accepted,
+      memberPassword,
+      agentKey,
+      newKey,
+    ])
+      expect(dump.includes(secret), `${secret.slice(0, 6)}… at rest`).toBe(false);
+    expect(dump).not.toMatch(/cak_[A-Za-z0-9_-]{20,}|rt_[A-Za-z0-9_-]{20,}|inv_[A-Za-z0-9_-]{20,}/);
     // The signing keys' private halves are encrypted: no JWK private member, in the tables nor in the file's bytes.
     expect(dump).not.toMatch(/\\*"d\\*"\s*:/);
     const sealer = new KeySealer([readFileSync(generatedSecretPath(s.dbPath), "utf8").trim()]);

@@ -1,12 +1,14 @@
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { AccountService } from "../../gen/aiagent/v1/account_service_pb.js";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 
 /** The protocols a generated client can speak to the service. */
 export type RpcProtocol = "connect-json" | "connect-binary" | "grpc" | "grpc-web";
 
-function transport(baseUrl: string, protocol: RpcProtocol) {
+/** A transport of one protocol to the service. */
+export function transport(baseUrl: string, protocol: RpcProtocol) {
   switch (protocol) {
     case "connect-json":
       return createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: false });
@@ -24,7 +26,15 @@ function transport(baseUrl: string, protocol: RpcProtocol) {
 export function rpcClients(
   baseUrl: string,
   protocol: RpcProtocol,
-): { tokens: Client<typeof TokenService>; conversations: Client<typeof ConversationService> } {
+): {
+  tokens: Client<typeof TokenService>;
+  conversations: Client<typeof ConversationService>;
+  accounts: Client<typeof AccountService>;
+} {
   const t = transport(baseUrl, protocol);
-  return { tokens: createClient(TokenService, t), conversations: createClient(ConversationService, t) };
+  return {
+    tokens: createClient(TokenService, t),
+    conversations: createClient(ConversationService, t),
+    accounts: createClient(AccountService, t),
+  };
 }

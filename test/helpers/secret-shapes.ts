@@ -1,7 +1,8 @@
-/** Our credential shapes: an API key, a refresh token, a JWT (header.payload.signature, header starting `{"`). */
+/** Our credential shapes: an API key, a refresh token, an invitation code, a JWT (header.payload.signature, header starting `{"`). */
 export const SECRET_SHAPES: readonly RegExp[] = [
   /cak_[A-Za-z0-9_-]{8,}/,
   /\brt_[A-Za-z0-9_-]{8,}/,
+  /\binv_[A-Za-z0-9_-]{8,}/,
   /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/,
 ];
 

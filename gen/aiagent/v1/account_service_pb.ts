@@ -164,7 +164,7 @@ export type ApiKey = Message<"aiagent.v1.ApiKey"> & {
   prefix: string;
 
   /**
-   * A label given at creation ("" when none).
+   * A label given at creation; empty when none.
    *
    * @generated from field: string name = 3;
    */
@@ -178,21 +178,21 @@ export type ApiKey = Message<"aiagent.v1.ApiKey"> & {
   createdAt: string;
 
   /**
-   * Its last accepted use, ISO 8601, to the minute ("" when never).
+   * Its last accepted use, ISO 8601, to the minute; empty when never used.
    *
    * @generated from field: string last_used_at = 5;
    */
   lastUsedAt: string;
 
   /**
-   * When it stops after a rotation, ISO 8601 ("" when it does not).
+   * When it stops after a rotation, ISO 8601; empty when it does not.
    *
    * @generated from field: string expires_at = 6;
    */
   expiresAt: string;
 
   /**
-   * When it was revoked, ISO 8601 ("" when it is not).
+   * When it was revoked, ISO 8601; empty when it is not.
    *
    * @generated from field: string revoked_at = 7;
    */
@@ -220,7 +220,7 @@ export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
  */
 export type CreateApiKeyRequest = Message<"aiagent.v1.CreateApiKeyRequest"> & {
   /**
-   * An optional label.
+   * Optional: a label.
    *
    * @generated from field: string name = 1;
    */
@@ -354,7 +354,7 @@ export type RotateApiKeysRequest = Message<"aiagent.v1.RotateApiKeysRequest"> & 
   graceSeconds?: number | undefined;
 
   /**
-   * An optional label for the new key.
+   * Optional: a label for the new key.
    *
    * @generated from field: string name = 2;
    */
@@ -501,7 +501,7 @@ export const KnowledgeSnippetSchema: GenMessage<KnowledgeSnippet> = /*@__PURE__*
  */
 export type AgentSettings = Message<"aiagent.v1.AgentSettings"> & {
   /**
-   * built_in: the service's own agent, answering from the knowledge snippets; openai_compatible: an endpoint
+   * Optional (built_in when empty). built_in: the service's own agent, answering from the knowledge snippets; openai_compatible: an endpoint
    * that speaks OpenAI's chat completions protocol.
    *
    * @generated from field: string kind = 1;
@@ -509,21 +509,21 @@ export type AgentSettings = Message<"aiagent.v1.AgentSettings"> & {
   kind: string;
 
   /**
-   * With openai_compatible: the endpoint's base URL (https, e.g. https://api.openai.com/v1).
+   * With openai_compatible (optional otherwise): the endpoint's base URL (https, e.g. https://api.openai.com/v1).
    *
    * @generated from field: string base_url = 2;
    */
   baseUrl: string;
 
   /**
-   * With openai_compatible: the model's name.
+   * With openai_compatible (optional otherwise): the model's name.
    *
    * @generated from field: string model = 3;
    */
   model: string;
 
   /**
-   * With openai_compatible: the endpoint's API key. Write-only: stored encrypted and never answered; leave it
+   * Optional, with openai_compatible: the endpoint's API key. Write-only: stored encrypted and never answered; leave it
    * out of an update to keep the stored one.
    *
    * @generated from field: string api_key = 4;
@@ -531,7 +531,7 @@ export type AgentSettings = Message<"aiagent.v1.AgentSettings"> & {
   apiKey: string;
 
   /**
-   * Whether an endpoint API key is stored (answers only).
+   * Whether an endpoint API key is stored (answers only; optional and ignored in requests).
    *
    * @generated from field: bool has_api_key = 5;
    */
@@ -805,28 +805,28 @@ export type UpdateChatbotRequest = Message<"aiagent.v1.UpdateChatbotRequest"> & 
   chatbotId: string;
 
   /**
-   * A new name.
+   * Optional: a new name.
    *
    * @generated from field: optional string name = 2;
    */
   name?: string | undefined;
 
   /**
-   * New allowed origins (all of them; an empty list leaves them as they are).
+   * Optional: new allowed origins (all of them; an empty list leaves them as they are).
    *
    * @generated from field: repeated string allowed_origins = 3;
    */
   allowedOrigins: string[];
 
   /**
-   * New knowledge.
+   * Optional: new knowledge.
    *
    * @generated from field: aiagent.v1.KnowledgeUpdate knowledge = 4;
    */
   knowledge?: KnowledgeUpdate | undefined;
 
   /**
-   * New agent settings (an empty api_key keeps the stored one when the endpoint stays the same).
+   * Optional: new agent settings (an empty api_key keeps the stored one when the endpoint stays the same).
    *
    * @generated from field: aiagent.v1.AgentSettings agent = 5;
    */
@@ -1248,14 +1248,14 @@ export const AcceptInvitationResponseSchema: GenMessage<AcceptInvitationResponse
  */
 export type RevokeSessionsRequest = Message<"aiagent.v1.RevokeSessionsRequest"> & {
   /**
-   * The chatbot whose customers' sessions end.
+   * Optional: the chatbot whose customers' sessions end.
    *
    * @generated from field: string chatbot_id = 1;
    */
   chatbotId: string;
 
   /**
-   * The customer (the client's user_id) whose sessions end.
+   * Optional: the customer (the client's user_id) whose sessions end.
    *
    * @generated from field: string user_id = 2;
    */

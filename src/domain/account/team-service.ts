@@ -85,12 +85,20 @@ export async function resolvePerson(
       kind: "account",
       accountId: account.accountId,
       email: account.email,
+      accountEmail: account.email,
       role: "admin",
       memberId: account.accountId,
     };
   const m = await members.byEmail(email);
   if (!m || m.accountId !== account.accountId || m.joinedAt === null) return undefined;
-  return { kind: "account", accountId: account.accountId, email: m.email, role: m.role, memberId: m.memberId };
+  return {
+    kind: "account",
+    accountId: account.accountId,
+    email: m.email,
+    accountEmail: account.email,
+    role: m.role,
+    memberId: m.memberId,
+  };
 }
 
 /** The people of an account: invitations, roles, passwords, and who a signed-in person is. */
@@ -176,7 +184,7 @@ export class TeamService {
     const m = isOwner ? undefined : await this.member(caller, caller.memberId);
     const stored = isOwner ? account.passwordHash : m!.passwordHash;
     if (!stored || !(current.length <= MAX_PASSWORD && (await verifyPassword(current, stored))))
-      throw permissionDenied("current_password is not right");
+      throw invalidArgument("current_password", "is not your current password");
     const hash = await hashPassword(next);
     if (isOwner) await this.d.accounts.setPassword(account.accountId, hash);
     else await this.d.members.update({ ...m!, passwordHash: hash });

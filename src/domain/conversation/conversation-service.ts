@@ -165,7 +165,7 @@ export class ConversationService {
     const filter = (input.filter === "" ? "all" : input.filter) as ContactFilter;
     if (!FILTERS.includes(filter)) throw invalidArgument("filter", "must be one of all, unread, live");
     const { limit, offset } = page(input.limit, input.offset, 10);
-    if (email.toLowerCase() !== caller.email.toLowerCase())
+    if (email.toLowerCase() !== caller.accountEmail.toLowerCase())
       throw permissionDenied("user_email_id is not the account of this ID token");
     const liveSince = this.liveSince();
     const p = await this.d.contacts.list({
@@ -332,7 +332,7 @@ export class ConversationService {
     signal: AbortSignal,
   ): AsyncGenerator<AccountWatchEvent> {
     const email = requireEmail("user_email_id", input.userEmailId);
-    if (email.toLowerCase() !== caller.email.toLowerCase())
+    if (email.toLowerCase() !== caller.accountEmail.toLowerCase())
       throw permissionDenied("user_email_id is not the account of this ID token");
     const inbox = new EventInbox(signal);
     const unsubscribe = this.d.events.subscribe({ accountId: caller.accountId }, inbox);

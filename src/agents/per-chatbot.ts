@@ -1,0 +1,36 @@
+import { agentKeyBinding } from "../domain/account/account-service.js";
+import type { Sealer } from "../domain/account/chatbot-rules.js";
+import type { ChatbotRecord } from "../domain/account/repository.js";
+import type { Agent, AgentEvent, AgentTurn } from "../domain/agent/agent.js";
+import { OpenAiCompatibleAgent } from "./openai-compatible.js";
+
+/**
+ * The agent each chatbot's settings name: its own OpenAI-compatible endpoint (the key opened from its sealed form
+ * only when a reply is asked for), or the service's default agent.
+ */
+export class PerChatbotAgent implements Agent {
+  // One client per chatbot and settings; replaced when the settings change.
+  private readonly endpoints = new Map<string, { settings: string; agent: Agent }>();
+
+  constructor(
+    private readonly fallback: Agent,
+    private readonly sealer: Sealer,
+  ) {}
+
+  reply(chatbot: ChatbotRecord, history: AgentTurn[], signal: AbortSignal): AsyncIterable<AgentEvent> {
+    return this.agentFor(chatbot).reply(chatbot, history, signal);
+  }
+
+  private agentFor(chatbot: ChatbotRecord): Agent {
+    const a = chatbot.agent;
+    if (a.kind !== "openai_compatible") return this.fallback;
+    const settings = JSON.stringify(a);
+    const hit = this.endpoints.get(chatbot.chatbotId);
+    if (hit?.settings === settings) return hit.agent;
+    const apiKey = a.apiKeySealed ? this.sealer.open(a.apiKeySealed, agentKeyBinding(chatbot.chatbotId)) : "";
+    const agent = new OpenAiCompatibleAgent({ baseUrl: a.baseUrl, model: a.model, apiKey });
+    if (this.endpoints.size > 10_000) this.endpoints.clear();
+    this.endpoints.set(chatbot.chatbotId, { settings, agent });
+    return agent;
+  }
+}

@@ -1,0 +1,237 @@
+import { type DescMethod, type DescService, getOption } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
+import type { AccountCaller } from "../../src/domain/caller.js";
+import { accessRule } from "../../src/protocol/access.js";
+import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
+import { type RpcProtocol, transport } from "../helpers/rpc.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
+import { dbChecksum } from "./support.js";
+
+// Every RPC of the contract × every kind of credential × every role, generated from the contract itself: a new RPC
+// joins this matrix the day it is added (and fails it until it has a sample request below).
+
+/** What a call presents: nothing, the frame's access token, or an ID token of an admin or an operator. */
+type Presented = "none" | "access" | "admin" | "operator";
+const PRESENTED: Presented[] = ["none", "access", "admin", "operator"];
+
+let s: TestServer;
+let a: TestAccount;
+let access_: string;
+let refresh: string;
+let conversationId: string;
+let contactId: string;
+let owner: AccountCaller;
+const tokens: Record<Exclude<Presented, "none">, string> = { access: "", admin: "", operator: "" };
+const passwords: Record<"admin" | "operator", string> = { admin: "", operator: "" };
+let n = 0;
+const USER = "matrix-user";
+
+beforeAll(async () => {
+  s = await startServer();
+  a = await s.account();
+  const t = await issueTokens(s.url, a, USER);
+  access_ = t.access_token;
+  refresh = t.refresh_token;
+  conversationId = (await send(s.url, access_, "Where is my order?")).conversation_id;
+  const list = await s.app.conversations.listContacts(
+    {
+      kind: "account",
+      accountId: a.accountId,
+      email: a.email,
+      accountEmail: a.email,
+      role: "admin",
+      memberId: a.accountId,
+    },
+    { userEmailId: a.email, search: "", filter: "", limit: 1, offset: 0 },
+  );
+  contactId = list.contacts[0]!.contactId;
+  owner = {
+    kind: "account",
+    accountId: a.accountId,
+    email: a.email,
+    accountEmail: a.email,
+    role: "admin",
+    memberId: a.accountId,
+  };
+  tokens.access = access_;
+  tokens.admin = await idToken(s.url, a);
+  const op = await addMember(s.url, tokens.admin, "operator@matrix.example", "operator");
+  tokens.operator = op.idToken;
+  passwords.admin = a.password;
+  passwords.operator = op.password;
+});
+afterAll(() => s.close(true));
+
+type Sample = (who: Presented) => Record<string, unknown> | Promise<Record<string, unknown>>;
+
+/** A request each RPC would accept from a caller it admits; objects a call destroys are made afresh. */
+const samples: Record<string, Sample> = {
+  "aiagent.v1.TokenService.GetAccessToken": () => ({ userId: USER, chatbotId: a.chatbotId, clientApiKey: a.apiKey }),
+  "aiagent.v1.TokenService.RefreshToken": () => ({ userId: USER, chatbotId: a.chatbotId, refreshToken: refresh }),
+  "aiagent.v1.TokenService.GetIdToken": () => ({
+    userEmailId: a.email,
+    credential: { case: "clientApiKey", value: a.apiKey },
+  }),
+  "aiagent.v1.ConversationService.GetContactConversations": () => ({ userEmailId: a.email }),
+  "aiagent.v1.ConversationService.GetMessagesForConversation": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.GetConversationsForContact": () => ({ contactId }),
+  "aiagent.v1.ConversationService.WatchConversation": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.WatchAccount": () => ({ userEmailId: a.email }),
+  "aiagent.v1.ConversationService.ListFrameConversations": () => ({}),
+  "aiagent.v1.ConversationService.SendMessage": () => ({ conversationId, content: "And the delivery?" }),
+  "aiagent.v1.ConversationService.SendMessageStream": () => ({ conversationId, content: "And returns?" }),
+  "aiagent.v1.ConversationService.MarkConversationRead": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.TakeOverConversation": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.ReplyToConversation": () => ({ conversationId, content: "A person here." }),
+  "aiagent.v1.ConversationService.ReleaseConversation": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.CloseConversation": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.ReopenConversation": () => ({ conversationId }),
+  "aiagent.v1.AccountService.GetAccount": () => ({}),
+  "aiagent.v1.AccountService.ChangePassword": (who) => {
+    const pw = who === "operator" ? passwords.operator : passwords.admin;
+    return { currentPassword: pw, newPassword: pw };
+  },
+  "aiagent.v1.AccountService.CreateApiKey": () => ({ name: "matrix" }),
+  "aiagent.v1.AccountService.ListApiKeys": () => ({}),
+  "aiagent.v1.AccountService.RotateApiKeys": () => ({ graceSeconds: 86_400 }),
+  "aiagent.v1.AccountService.RevokeApiKey": async () => ({
+    apiKeyId: (await s.app.accounts.createApiKey(a.email, "to revoke")).apiKeyId,
+  }),
+  "aiagent.v1.AccountService.CreateChatbot": () => ({ name: "New bot", allowedOrigins: ["https://new.example"] }),
+  "aiagent.v1.AccountService.GetChatbot": () => ({ chatbotId: a.chatbotId }),
+  "aiagent.v1.AccountService.ListChatbots": () => ({}),
+  "aiagent.v1.AccountService.UpdateChatbot": () => ({ chatbotId: a.chatbotId, name: `Renamed ${++n}` }),
+  "aiagent.v1.AccountService.DisableChatbot": async () => ({
+    chatbotId: (await s.app.accounts.createChatbot(a.email, "to disable", ["https://x.example"])).chatbotId,
+  }),
+  "aiagent.v1.AccountService.InviteMember": () => ({ email: `invitee${++n}@matrix.example`, role: "operator" }),
+  "aiagent.v1.AccountService.ListMembers": () => ({}),
+  "aiagent.v1.AccountService.UpdateMember": async () => ({
+    memberId: (await s.app.team.invite(owner, `promote${++n}@matrix.example`, "operator")).member.memberId,
+    role: "admin",
+  }),
+  "aiagent.v1.AccountService.RemoveMember": async () => ({
+    memberId: (await s.app.team.invite(owner, `remove${++n}@matrix.example`, "operator")).member.memberId,
+  }),
+  "aiagent.v1.AccountService.AcceptInvitation": async () => ({
+    invitationCode: (await s.app.team.invite(owner, `accept${++n}@matrix.example`, "operator")).invitationCode,
+    password: "a long enough password",
+  }),
+  "aiagent.v1.AccountService.RevokeSessions": () => ({ userId: `nobody-${++n}` }),
+};
+
+/** Every RPC the running server serves. */
+function methods(): DescMethod[] {
+  return s.app.bindings.flatMap((b: { desc: DescService }) => b.desc.methods);
+}
+
+/** Whether the declaration admits this presented credential (the rule the gate must follow). */
+function admits(m: DescMethod, who: Presented): boolean {
+  const d = getOption(m, access);
+  if (who === "access") return d.credentials.includes(Credential.ACCESS_TOKEN);
+  if (who === "admin") return d.credentials.includes(Credential.ID_TOKEN);
+  if (who === "operator") return d.credentials.includes(Credential.ID_TOKEN) && d.role === Role.OPERATOR;
+  return false;
+}
+
+/** True for RPCs authenticated by a bearer token (the others exchange a credential in their body, or are public). */
+function bearerRpc(m: DescMethod): boolean {
+  const d = getOption(m, access);
+  return d.credentials.includes(Credential.ACCESS_TOKEN) || d.credentials.includes(Credential.ID_TOKEN);
+}
+
+/** Calls one RPC; answers the error code, or undefined when it succeeded (a stream: its first message arrived). */
+async function call(
+  protocol: RpcProtocol,
+  m: DescMethod,
+  req: Record<string, unknown>,
+  headers: Record<string, string>,
+): Promise<Code | undefined> {
+  const client = createClient(m.parent, transport(s.url, protocol)) as unknown as Record<
+    string,
+    (r: unknown, o: unknown) => unknown
+  >;
+  const abort = new AbortController();
+  try {
+    const out = client[m.localName]!(req, { headers, signal: abort.signal });
+    if (m.methodKind === "server_streaming") {
+      for await (const _ of out as AsyncIterable<unknown>) break;
+    } else await out;
+    return undefined;
+  } catch (e) {
+    return ConnectError.from(e).code;
+  } finally {
+    abort.abort();
+  }
+}
+
+const headersOf = (who: Presented): Record<string, string> =>
+  who === "none" ? {} : { authorization: `Bearer ${tokens[who]}` };
+
+describe("access declared in the contract", () => {
+  it("every RPC declares its access and has a sample request here", () => {
+    for (const m of methods()) {
+      expect(() => accessRule(m), `${m.parent.typeName}.${m.name}`).not.toThrow();
+      expect(samples[`${m.parent.typeName}.${m.name}`], `${m.parent.typeName}.${m.name} needs a sample`).toBeDefined();
+    }
+  });
+
+  it("a service whose RPC declares no access is refused at start-up", async () => {
+    const { guardService } = await import("../../src/protocol/access.js");
+    const desc = s.app.bindings[0]!.desc;
+    const stripped = {
+      ...desc,
+      methods: desc.methods.map((m, i) => (i === 0 ? { ...m, proto: { ...m.proto, options: undefined } } : m)),
+    } as unknown as DescService;
+    expect(() => guardService(stripped, {}, undefined as never)).toThrow(/declares no \(aiagent\.v1\.access\)/);
+  });
+
+  for (const protocol of ["connect-json", "grpc"] as RpcProtocol[]) {
+    describe(`on ${protocol}`, () => {
+      it("refuses every credential an RPC does not declare, changing nothing, and admits the declared ones", async () => {
+        const db = sqliteDb(s.app);
+        for (const m of methods()) {
+          const name = `${m.parent.typeName}.${m.name}`;
+          for (const who of PRESENTED) {
+            const req = await samples[name]!(who);
+            if (!bearerRpc(m)) {
+              // The header neither grants nor takes away anything: the body's credential decides.
+              expect(await call(protocol, m, req, headersOf(who)), `${name} with ${who}`).toBeUndefined();
+              continue;
+            }
+            if (admits(m, who)) {
+              const code = await call(protocol, m, req, headersOf(who));
+              expect(code, `${name} admits ${who}`).toBeUndefined();
+              continue;
+            }
+            const before = dbChecksum(db);
+            const code = await call(protocol, m, req, headersOf(who));
+            const expected =
+              who === "operator" && getOption(m, access).credentials.includes(Credential.ID_TOKEN)
+                ? Code.PermissionDenied
+                : Code.Unauthenticated;
+            expect(code, `${name} refuses ${who}`).toBe(expected);
+            expect(dbChecksum(db), `${name} refused ${who} but wrote`).toBe(before);
+          }
+        }
+      });
+
+      it("refuses the server-only RPCs, and any API key, from a browser", async () => {
+        const db = sqliteDb(s.app);
+        for (const m of methods()) {
+          const rule = accessRule(m);
+          const req = await samples[`${m.parent.typeName}.${m.name}`]!("none");
+          const carriesKey = JSON.stringify(req).includes(a.apiKey);
+          if (!rule.serverOnly && !carriesKey) continue;
+          const before = dbChecksum(db);
+          const code = await call(protocol, m, req, { origin: "https://shop.example" });
+          expect(code, `${m.name} from a browser`).toBe(Code.PermissionDenied);
+          expect(dbChecksum(db)).toBe(before);
+        }
+      });
+    });
+  }
+});

@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { sqliteDb } from "../helpers/sqlite.js";
+import { dbChecksum } from "./support.js";
+
+// The account API across accounts: two accounts, each with its owner's server token, an admin member and an
+// operator member. No principal reads or writes the other account's keys, chatbots, members, sessions or
+// conversations: objects that are not the caller's are not_found (or refused by role first), and nothing changes.
+
+interface Principal {
+  name: string;
+  account: number;
+  role: "admin" | "operator";
+  auth: Record<string, string>;
+}
+interface Owned {
+  apiKeyId: string;
+  chatbotId: string;
+  memberId: string;
+  conversationId: string;
+  user: string;
+}
+
+let s: TestServer;
+const accounts: TestAccount[] = [];
+const principals: Principal[] = [];
+const owned: Owned[] = [];
+
+async function req(method: string, path: string, auth: Record<string, string>, body?: unknown) {
+  const r = await fetch(`${s.url}${path}`, {
+    method,
+    headers: { ...auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await r.text();
+  return { status: r.status, text };
+}
+
+beforeAll(async () => {
+  s = await startServer();
+  for (let i = 0; i < 2; i++) {
+    const a = await s.account();
+    accounts.push(a);
+    const server = await idToken(s.url, a);
+    const admin = await addMember(s.url, server, `admin${i}@bola.example`, "admin");
+    const operator = await addMember(s.url, server, `operator${i}@bola.example`, "operator");
+    principals.push(
+      { name: `server of ${i}`, account: i, role: "admin", auth: { authorization: `Bearer ${server}` } },
+      { name: `admin of ${i}`, account: i, role: "admin", auth: { authorization: `Bearer ${admin.idToken}` } },
+      { name: `operator of ${i}`, account: i, role: "operator", auth: { authorization: `Bearer ${operator.idToken}` } },
+    );
+    const t = await issueTokens(s.url, a, "same-user");
+    const conversationId = (await send(s.url, t.access_token, "hello")).conversation_id;
+    const invited = await s.app.team.invite(
+      {
+        kind: "account",
+        accountId: a.accountId,
+        email: a.email,
+        accountEmail: a.email,
+        role: "admin",
+        memberId: a.accountId,
+      },
+      `invited${i}@bola.example`,
+      "operator",
+    );
+    owned.push({
+      apiKeyId: (await s.app.accounts.listApiKeys(a.email))[0]!.apiKeyId,
+      chatbotId: a.chatbotId,
+      memberId: invited.member.memberId,
+      conversationId,
+      user: "same-user",
+    });
+  }
+});
+afterAll(() => s.close(true));
+
+/** Every write or read of one object by id, aimed at `o`. */
+function attacks(o: Owned): { what: string; method: string; path: string; body?: unknown }[] {
+  return [
+    { what: "read chatbot", method: "GET", path: `/v1/account/chatbots/${o.chatbotId}` },
+    { what: "update chatbot", method: "PATCH", path: `/v1/account/chatbots/${o.chatbotId}`, body: { name: "pwned" } },
+    { what: "disable chatbot", method: "POST", path: `/v1/account/chatbots/${o.chatbotId}/disable`, body: {} },
+    { what: "revoke key", method: "POST", path: `/v1/account/api_keys/${o.apiKeyId}/revoke`, body: {} },
+    { what: "change role", method: "PATCH", path: `/v1/account/members/${o.memberId}`, body: { role: "admin" } },
+    { what: "remove member", method: "DELETE", path: `/v1/account/members/${o.memberId}` },
+    { what: "revoke sessions", method: "POST", path: "/v1/account/sessions/revoke", body: { chatbot_id: o.chatbotId } },
+    { what: "take over", method: "POST", path: "/take_over_conversation", body: { conversation_id: o.conversationId } },
+    { what: "close", method: "POST", path: "/close_conversation", body: { conversation_id: o.conversationId } },
+    {
+      what: "read messages",
+      method: "GET",
+      path: `/get_messages_for_conversation?conversation_id=${o.conversationId}`,
+    },
+  ];
+}
+
+describe("the account API across accounts", () => {
+  it("no principal reaches another account's objects; nothing changes", async () => {
+    const db = sqliteDb(s.app);
+    for (const p of principals) {
+      const target = owned[1 - p.account]!;
+      for (const at of attacks(target)) {
+        const before = dbChecksum(db);
+        const r = await req(at.method, at.path, p.auth, at.body);
+        const inboxAction =
+          at.path.startsWith("/take_over") || at.path.startsWith("/close") || at.path.startsWith("/get_");
+        // An operator is refused admin RPCs by role before any lookup; everything else is not_found.
+        const expected = p.role === "operator" && !inboxAction ? 403 : 404;
+        expect(r.status, `${p.name}: ${at.what} → ${r.text}`).toBe(expected);
+        expect(dbChecksum(db), `${p.name}: ${at.what} wrote`).toBe(before);
+      }
+    }
+  });
+
+  it("lists show only the caller's own account", async () => {
+    for (const p of principals.filter((x) => x.role === "admin")) {
+      const other = owned[1 - p.account]!;
+      const otherAccount = accounts[1 - p.account]!;
+      for (const path of ["/v1/account/chatbots", "/v1/account/api_keys", "/v1/account/members", "/v1/account"]) {
+        const r = await req("GET", path, p.auth);
+        expect(r.status, `${p.name} ${path}`).toBe(200);
+        for (const leak of [
+          other.chatbotId,
+          other.apiKeyId,
+          other.memberId,
+          otherAccount.email,
+          otherAccount.accountId,
+        ])
+          expect(r.text, `${p.name} ${path} shows the other account`).not.toContain(leak);
+      }
+    }
+  });
+
+  it("the same objects are reachable by their own account's principals", async () => {
+    for (const p of principals.filter((x) => x.role === "admin")) {
+      const mine = owned[p.account]!;
+      expect((await req("GET", `/v1/account/chatbots/${mine.chatbotId}`, p.auth)).status).toBe(200);
+    }
+    for (const p of principals.filter((x) => x.role === "operator")) {
+      const mine = owned[p.account]!;
+      const r = await req("GET", `/get_messages_for_conversation?conversation_id=${mine.conversationId}`, p.auth);
+      expect(r.status, p.name).toBe(200);
+    }
+  });
+});
