@@ -163,6 +163,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         accounts,
         team,
         tokens,
+        defaultGraceSeconds: config.apiKeyGraceSeconds,
         consoleUrl: `${config.appUrl?.replace(/\/+$/, "") ?? ""}/console`,
       }),
     ),

@@ -122,6 +122,25 @@ describe("the README's commands, as written", () => {
     ]);
   }, 240_000);
 
+  it('"The account API" runs as written: an owner signs in, makes a key, a chatbot and an operator', async () => {
+    const [block, ...more] = shBlocks("The account API");
+    expect(more).toEqual([]);
+    const env = environment("account-api", await freePort());
+    await startService("./bin/aiagent serve", env);
+    const r = await runScript(block!, env);
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    const values = jsonValues(r.stdout);
+    expect(values[0].data.client_api_key).toMatch(/^cak_/);
+    expect(values.find((v) => v.data?.name === "Returns desk")).toBeDefined();
+    expect(values.find((v) => v.data?.caller_role === "operator")?.data.caller_email).toBe("sam@shop.example");
+    expect(r.stdout).toMatch(/403$/m);
+    const members = values.at(-1).data.members.map((m: { email: string; role: string }) => [m.email, m.role]);
+    expect(members).toEqual([
+      ["owner@shop.example", "admin"],
+      ["sam@shop.example", "operator"],
+    ]);
+  }, 180_000);
+
   it('every line of "The `aiagent` command" runs, beside a service started by its serve line', async () => {
     const [block, ...more] = shBlocks("The `aiagent` command");
     expect(more).toEqual([]);

@@ -347,7 +347,8 @@ export const ApiKeyListSchema: GenMessage<ApiKeyList> = /*@__PURE__*/
  */
 export type RotateApiKeysRequest = Message<"aiagent.v1.RotateApiKeysRequest"> & {
   /**
-   * How long the older keys keep working, in seconds (default a day, 0 for at once, at most 30 days).
+   * Optional: how long the older keys keep working, in seconds (the service's AIAGENT_API_KEY_GRACE when absent,
+   * a day by default; 0 for at once; at most 30 days).
    *
    * @generated from field: optional int32 grace_seconds = 1;
    */

@@ -103,6 +103,7 @@ export class TokenService {
     if (!account || !chatbot || chatbot.accountId !== account.accountId || !chatbot.active)
       throw new UnknownCredentialError(BAD_KEY);
     await this.d.admit?.(account.accountId);
+    await account.markUsed();
 
     const now = this.d.clock.now();
     const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
@@ -148,6 +149,7 @@ export class TokenService {
     if (input.clientApiKey) {
       const keyAccount = await this.accountForKey(input.clientApiKey);
       if (!keyAccount || keyAccount.accountId !== rec.accountId) throw new UnknownCredentialError(BAD_REFRESH);
+      await keyAccount.markUsed();
     }
     await this.d.admit?.(rec.accountId);
     const access = await this.d.jwt.signAccess({ accountId: rec.accountId, chatbotId, userId }, this.d.ttl.access);
@@ -170,9 +172,11 @@ export class TokenService {
     let account = await this.d.accounts.byEmail(email);
     let person = account?.email;
     let ok = false;
+    let markUsed: (() => Promise<void>) | undefined;
     if (input.clientApiKey) {
       const keyAccount = await this.accountForKey(input.clientApiKey);
       ok = !!account && keyAccount?.accountId === account.accountId;
+      markUsed = keyAccount?.markUsed;
     } else if (input.password) {
       const member = account ? undefined : await this.d.members.byEmail(email);
       if (member?.joinedAt != null) {
@@ -186,6 +190,7 @@ export class TokenService {
     if (!ok || !account || !person) throw new UnknownCredentialError(BAD_ID_CREDENTIAL);
     if (!account.active) throw unauthenticated(BAD_ID_CREDENTIAL);
     await this.d.admit?.(account.accountId);
+    await markUsed?.();
     const t = await this.d.jwt.signId({ accountId: account.accountId, email: person }, this.d.ttl.id);
     return { idToken: t.token, expiresAt: t.expiresAt };
   }
@@ -224,7 +229,11 @@ export class TokenService {
     return this.d.chatbots.byId(chatbotId);
   }
 
-  private async accountForKey(key: string): Promise<AccountRecord | undefined> {
+  /**
+   * The account of a usable API key, and a function that records its use: called only once the whole request is
+   * accepted, so a refused request (the key of another chatbot's account, say) writes nothing.
+   */
+  private async accountForKey(key: string): Promise<(AccountRecord & { markUsed(): Promise<void> }) | undefined> {
     if (key.length > 512) return undefined;
     const hash = hashSecret(key);
     const rec = await this.d.apiKeys.byHash(hash);
@@ -232,13 +241,14 @@ export class TokenService {
     if (!rec || !sameHash(rec.keyHash, hash) || !apiKeyUsable(rec, now)) return undefined;
     const account = await this.d.accounts.byId(rec.accountId);
     if (!account?.active) return undefined;
-    if (rec.lastUsedAt === null || now - rec.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+    const markUsed = async () => {
+      if (rec.lastUsedAt !== null && now - rec.lastUsedAt < LAST_USED_RESOLUTION_MS) return;
       try {
         await this.d.apiKeys.touch(rec.apiKeyId, now, now - LAST_USED_RESOLUTION_MS);
       } catch {
         // The last-use mark is advisory: a busy database must not fail the request it describes.
       }
-    }
-    return account;
+    };
+    return { ...account, markUsed };
   }
 }

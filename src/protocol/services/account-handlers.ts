@@ -58,6 +58,8 @@ export function accountHandlers(d: {
   tokens: TokenService;
   /** Where invitation links point: the console's address under {app_url}. */
   consoleUrl: string;
+  /** The older keys' grace period when a rotation names none (AIAGENT_API_KEY_GRACE, as the command line's). */
+  defaultGraceSeconds: number;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
   const keyOf = async (caller: Parameters<AccountService["listApiKeys"]>[0], id: string) =>
@@ -91,7 +93,10 @@ export function accountHandlers(d: {
     },
     async rotateApiKeys(req, call) {
       const caller = accountCaller(call.auth);
-      const r = await accounts.rotateApiKey(caller, { graceSeconds: req.graceSeconds, name: req.name });
+      const r = await accounts.rotateApiKey(caller, {
+        graceSeconds: req.graceSeconds ?? d.defaultGraceSeconds,
+        name: req.name,
+      });
       const keys = await accounts.listApiKeys(caller);
       const older = new Set(r.olderKeys.map((k) => k.apiKeyId));
       const created = keys.find((k) => k.apiKeyId === r.apiKeyId);

@@ -52,7 +52,7 @@ export const sqliteBackend: Backend = {
 };
 
 const TABLES =
-  "accounts, api_keys, chatbots, refresh_tokens, token_revocations, signing_keys, contacts, conversations, messages, demo_setup, rate_limits";
+  "accounts, api_keys, chatbots, refresh_tokens, token_revocations, signing_keys, contacts, conversations, messages, demo_setup, rate_limits, members";
 
 let database: Promise<TestDatabase> | undefined;
 
@@ -63,7 +63,7 @@ export const postgresBackend: Backend = {
   async open() {
     database ??= createTestDatabase();
     const { url } = await database;
-    const store = await openPgStore(url, { lockTimeoutMs: 100, poolSize: 4 });
+    const store = await openPgStore(url, { lockTimeoutMs: 1000, poolSize: 4 });
     await store.pool.query(`TRUNCATE ${TABLES} CASCADE`);
     return {
       store,
