@@ -17,10 +17,13 @@ import {
   createGrpcWebTransport,
   Http2SessionManager,
 } from "@connectrpc/connect-node";
+import { AccountService } from "../../gen/aiagent/v1/account_service_pb.js";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 
+export * from "../../gen/aiagent/v1/access_pb.js";
+export * from "../../gen/aiagent/v1/account_service_pb.js";
 export * from "../../gen/aiagent/v1/conversation_service_pb.js";
 export * from "../../gen/aiagent/v1/token_service_pb.js";
 export { type ErrorInfo, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
@@ -42,18 +45,20 @@ export interface AiAgentClientOptions {
   interceptors?: Interceptor[];
 }
 
-/** Clients of both services over one transport. */
+/** Clients of every service over one transport. */
 export interface AiAgentClient {
   /** GetAccessToken, RefreshToken, GetIdToken: call them from your server only. */
   tokens: Client<typeof TokenService>;
   /** Contacts, messages, the frame's calls and the operators' actions. */
   conversations: Client<typeof ConversationService>;
+  /** The account's own administration: API keys, chatbots, team, sessions (an ID token, see withBearer). */
+  accounts: Client<typeof AccountService>;
   transport: Transport;
   /** Closes the HTTP/2 connection, if one was opened, so the process can exit. */
   close(): void;
 }
 
-/** Creates clients of TokenService and ConversationService for the service at `baseUrl` (e.g. http://localhost:8080). */
+/** Creates clients of TokenService, ConversationService and AccountService for the service at `baseUrl` (e.g. http://localhost:8080). */
 export function createAiAgentClient(baseUrl: string, opts: AiAgentClientOptions = {}): AiAgentClient {
   const protocol = opts.protocol ?? "connect";
   const httpVersion = protocol === "grpc" ? "2" : (opts.httpVersion ?? "1.1");
@@ -80,6 +85,7 @@ export function createAiAgentClient(baseUrl: string, opts: AiAgentClientOptions 
   return {
     tokens: createClient(TokenService, transport),
     conversations: createClient(ConversationService, transport),
+    accounts: createClient(AccountService, transport),
     transport,
     close: () => sessionManager?.abort(),
   };

@@ -84,6 +84,25 @@ describe("createAiAgentClient", () => {
           .listFrameConversations({}, withBearer("not-a-token"))
           .catch((e: unknown) => e);
         expect(errorReason(failed)).toBe("TokenInvalidError");
+        // The account API with an ID token: a chatbot made, read back, a key made (shown once) and listed.
+        const id = (
+          await client.tokens.getIdToken({
+            userEmailId: a.email,
+            credential: { case: "clientApiKey", value: a.apiKey },
+          })
+        ).data!.idToken;
+        const bot = (
+          await client.accounts.createChatbot(
+            { name: `Bot over ${v.protocol}`, allowedOrigins: ["https://shop.example"] },
+            withBearer(id),
+          )
+        ).data!;
+        const read = (await client.accounts.getChatbot({ chatbotId: bot.chatbotId }, withBearer(id))).data!;
+        expect(read.name).toBe(`Bot over ${v.protocol}`);
+        const key = (await client.accounts.createApiKey({ name: v.protocol }, withBearer(id))).data!;
+        const keys = (await client.accounts.listApiKeys({}, withBearer(id))).data!.apiKeys;
+        expect(keys.map((k) => k.apiKeyId)).toContain(key.apiKey!.apiKeyId);
+        expect(JSON.stringify(keys)).not.toContain(key.clientApiKey);
       } finally {
         client.close();
       }
