@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLlmStandIn, streamReply } from "../frame/llm-stand-in.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
-import { getJson, postJson, reasonOf } from "../helpers/http.js";
+import { getJson, postJson, reasonOf, requestJson } from "../helpers/http.js";
 import { selectRows } from "../helpers/rows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
@@ -12,15 +12,10 @@ let s: TestServer;
 let a: TestAccount;
 let admin: Record<string, string>;
 
-async function req(method: string, path: string, auth: Record<string, string>, body?: unknown) {
-  const r = await fetch(`${s.url}${path}`, {
-    method,
-    headers: { ...auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await r.text();
-  return { status: r.status, body: text ? JSON.parse(text) : undefined };
-}
+const req = async (method: string, path: string, auth: Record<string, string>, body?: unknown) => {
+  const r = await requestJson(s.url, method, path, auth, body);
+  return { ...r, text: JSON.stringify(r.body) };
+};
 
 /** Every row of every table the back end holds, as text: what a copy of the database would give away. */
 async function dump(): Promise<string> {

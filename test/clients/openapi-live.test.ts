@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { connect as http2Connect } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { resolve, schemaErrors } from "./schema-check.js";
 
@@ -53,14 +53,7 @@ afterAll(() => s.close(true));
 let invitations = 0;
 /** A new invitation of account a: its member's id and its one-time code. */
 async function invitation(): Promise<{ memberId: string; code: string }> {
-  const owner = {
-    kind: "account" as const,
-    accountId: a.accountId,
-    email: a.email,
-    accountEmail: a.email,
-    role: "admin" as const,
-    memberId: a.accountId,
-  };
+  const owner = ownerOf(a);
   const inv = await s.app.team.invite(owner, `invited${++invitations}@openapi.example`, "operator");
   return { memberId: inv.member.memberId, code: inv.invitationCode };
 }

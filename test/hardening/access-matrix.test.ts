@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { AccountCaller } from "../../src/domain/caller.js";
 import { accessRule } from "../../src/protocol/access.js";
-import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
+import { addMember, idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { type RpcProtocol, transport } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
@@ -36,26 +36,15 @@ beforeAll(async () => {
   access_ = t.access_token;
   refresh = t.refresh_token;
   conversationId = (await send(s.url, access_, "Where is my order?")).conversation_id;
-  const list = await s.app.conversations.listContacts(
-    {
-      kind: "account",
-      accountId: a.accountId,
-      email: a.email,
-      accountEmail: a.email,
-      role: "admin",
-      memberId: a.accountId,
-    },
-    { userEmailId: a.email, search: "", filter: "", limit: 1, offset: 0 },
-  );
+  const list = await s.app.conversations.listContacts(ownerOf(a), {
+    userEmailId: a.email,
+    search: "",
+    filter: "",
+    limit: 1,
+    offset: 0,
+  });
   contactId = list.contacts[0]!.contactId;
-  owner = {
-    kind: "account",
-    accountId: a.accountId,
-    email: a.email,
-    accountEmail: a.email,
-    role: "admin",
-    memberId: a.accountId,
-  };
+  owner = ownerOf(a);
   tokens.access = access_;
   tokens.admin = await idToken(s.url, a);
   const op = await addMember(s.url, tokens.admin, "operator@matrix.example", "operator");

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
+import { addMember, idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
+import { requestJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
 import { dbChecksum } from "./support.js";
@@ -27,15 +28,10 @@ const accounts: TestAccount[] = [];
 const principals: Principal[] = [];
 const owned: Owned[] = [];
 
-async function req(method: string, path: string, auth: Record<string, string>, body?: unknown) {
-  const r = await fetch(`${s.url}${path}`, {
-    method,
-    headers: { ...auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await r.text();
-  return { status: r.status, text };
-}
+const req = async (method: string, path: string, auth: Record<string, string>, body?: unknown) => {
+  const r = await requestJson(s.url, method, path, auth, body);
+  return { ...r, text: JSON.stringify(r.body) };
+};
 
 beforeAll(async () => {
   s = await startServer();
@@ -52,18 +48,7 @@ beforeAll(async () => {
     );
     const t = await issueTokens(s.url, a, "same-user");
     const conversationId = (await send(s.url, t.access_token, "hello")).conversation_id;
-    const invited = await s.app.team.invite(
-      {
-        kind: "account",
-        accountId: a.accountId,
-        email: a.email,
-        accountEmail: a.email,
-        role: "admin",
-        memberId: a.accountId,
-      },
-      `invited${i}@bola.example`,
-      "operator",
-    );
+    const invited = await s.app.team.invite(ownerOf(a), `invited${i}@bola.example`, "operator");
     owned.push({
       apiKeyId: (await s.app.accounts.listApiKeys(a.email))[0]!.apiKeyId,
       chatbotId: a.chatbotId,

@@ -1,3 +1,4 @@
+import type { AccountCaller } from "../../src/domain/caller.js";
 import { getJson, postJson } from "./http.js";
 import type { TestAccount } from "./server.js";
 
@@ -64,4 +65,16 @@ export async function addMember(
   const t = await postJson(url, "/get_id_token", { user_email_id: email, password });
   if (t.status !== 200) throw new Error(`member sign-in failed: ${t.status} ${JSON.stringify(t.body)}`);
   return { memberId: inv.body.data.member.member_id, email, password, idToken: t.body.data.idToken };
+}
+
+/** The account's owner as the domain sees a caller (for making objects straight through the app's services). */
+export function ownerOf(a: { accountId: string; email: string }): AccountCaller {
+  return {
+    kind: "account",
+    accountId: a.accountId,
+    email: a.email,
+    accountEmail: a.email,
+    role: "admin",
+    memberId: a.accountId,
+  };
 }

@@ -47,3 +47,20 @@ export async function getJson<T = any>(
 export function reasonOf(body: { details?: { debug?: { reason?: string } }[] }): string | undefined {
   return body.details?.find((d) => d.debug?.reason)?.debug?.reason;
 }
+
+/** Any method, with a JSON body when one is given (PATCH and DELETE routes of the account API). */
+export async function requestJson<T = any>(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: unknown,
+): Promise<JsonResponse<T>> {
+  return parse<T>(
+    await fetch(base + path, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }),
+  );
+}
