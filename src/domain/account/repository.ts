@@ -122,6 +122,11 @@ export interface MemberRepository {
       "memberId" | "accountId" | "role" | "passwordHash" | "invitationHash" | "invitationExpiresAt" | "joinedAt"
     >,
   ): Promise<boolean>;
+  /**
+   * Uses an invitation once: sets the member's password and joins them, only if the invitation is still there and
+   * unexpired at `now` (of two uses at once, one succeeds); false otherwise.
+   */
+  acceptInvitation(invitationHash: string, passwordHash: string, now: number): Promise<boolean>;
   /** Removes the account's member; false when it has no such member. */
   remove(accountId: string, memberId: string): Promise<boolean>;
 }

@@ -158,20 +158,15 @@ export class TeamService {
     const hash = hashSecret(invitationCode);
     const m = invitationCode.length <= 512 ? await this.d.members.byInvitation(hash) : undefined;
     const now = this.d.clock.now();
-    if (!m || !m.invitationHash || !sameHash(m.invitationHash, hash) || (m.invitationExpiresAt ?? 0) <= now)
-      throw new DomainError("unauthenticated", "the invitation is not valid: it was used already, or has expired", {
-        reason: "InvitationInvalidError",
-      });
-    const next = {
-      ...m,
-      passwordHash: await hashPassword(password),
-      invitationHash: null,
-      invitationExpiresAt: null,
-      joinedAt: now,
-    };
-    // The update is conditional on the row as read: of two uses racing, one finds no invitation left.
-    if (!(await this.d.members.update(next))) throw notFound(`member ${m.memberId}`);
-    return memberView(next);
+    const invalid = new DomainError(
+      "unauthenticated",
+      "the invitation is not valid: it was used already, or has expired",
+      { reason: "InvitationInvalidError" },
+    );
+    if (!m?.invitationHash || !sameHash(m.invitationHash, hash) || (m.invitationExpiresAt ?? 0) <= now) throw invalid;
+    // One statement that uses the invitation up: of two uses racing, only one finds it still there.
+    if (!(await this.d.members.acceptInvitation(hash, await hashPassword(password), now))) throw invalid;
+    return memberView({ ...m, joinedAt: now });
   }
 
   /** Changes the caller's own password (the owner's is the account's). */

@@ -65,6 +65,13 @@ export function pgMembers(db: PgDb): MemberRepository {
            joined_at = $5 WHERE member_id = $6 AND account_id = $7`,
         [m.role, m.passwordHash, m.invitationHash, m.invitationExpiresAt, m.joinedAt, m.memberId, m.accountId],
       )) > 0,
+    acceptInvitation: async (hash, passwordHash, now) =>
+      (await db.count(
+        "member_accept",
+        `UPDATE members SET password_hash = $1, invitation_hash = NULL, invitation_expires_at = NULL, joined_at = $2
+           WHERE invitation_hash = $3 AND invitation_expires_at > $2`,
+        [passwordHash, now, hash],
+      )) > 0,
     remove: async (accountId, memberId) =>
       (await db.count("member_remove", "DELETE FROM members WHERE account_id = $1 AND member_id = $2", [
         accountId,

@@ -59,6 +59,26 @@ export function memberCases(h: () => Harness) {
       expect((await store.members.listForAccount(b.accountId)).map((m) => m.email)).toEqual(["bo@b.example"]);
     });
 
+    it("an invitation is used once, and not after it expires", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const m = member(a.accountId, "new@a.example", { invitationExpiresAt: 1000 });
+      await store.members.insert(m);
+      expect(await store.members.acceptInvitation(m.invitationHash!, "scrypt$p", 1000)).toBe(false);
+      const uses = await Promise.all(
+        [1, 2, 3].map(() => store.members.acceptInvitation(m.invitationHash!, "scrypt$p", 999)),
+      );
+      expect(uses.filter(Boolean)).toHaveLength(1);
+      expect(await store.members.byId(a.accountId, m.memberId)).toEqual({
+        ...m,
+        passwordHash: "scrypt$p",
+        invitationHash: null,
+        invitationExpiresAt: null,
+        joinedAt: 999,
+      });
+      expect(await store.members.byInvitation(m.invitationHash!)).toBeUndefined();
+    });
+
     it("updates and removes a member only through its own account", async () => {
       const { store } = h();
       const a = await account(store);

@@ -41,6 +41,10 @@ export function sqliteMembers(db: Db): Sync<MemberRepository> {
        WHERE member_id = ? AND account_id = ?`,
   );
   const remove = db.prepare("DELETE FROM members WHERE account_id = ? AND member_id = ?");
+  const accept = db.prepare(
+    `UPDATE members SET password_hash = ?, invitation_hash = NULL, invitation_expires_at = NULL, joined_at = ?
+       WHERE invitation_hash = ? AND invitation_expires_at > ?`,
+  );
   return {
     insert: (m) => {
       insert.run(
@@ -71,6 +75,7 @@ export function sqliteMembers(db: Db): Sync<MemberRepository> {
     update: (m) =>
       update.run(m.role, m.passwordHash, m.invitationHash, m.invitationExpiresAt, m.joinedAt, m.memberId, m.accountId)
         .changes === 1,
+    acceptInvitation: (hash, passwordHash, now) => accept.run(passwordHash, now, hash, now).changes === 1,
     remove: (accountId, memberId) => remove.run(accountId, memberId).changes === 1,
   };
 }
