@@ -2,6 +2,7 @@
 import { buildApp } from "../app.js";
 import { bootstrapDemo } from "../bootstrap.js";
 import { ConfigError, loadConfig, redactUrl } from "../config.js";
+import { consoleRoutes } from "../console/routes.js";
 import { isDomainError } from "../domain/errors.js";
 import { StoreOpenError } from "../domain/store.js";
 import { frameRoutes } from "../frame/routes.js";
@@ -15,7 +16,9 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
   const log = createLogger(config.logLevel);
   // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
   let demoCredentials: { chatbotId: string; clientApiKey: string } | undefined;
-  const app = await buildApp(config, log, { extraRoutes: (a) => frameRoutes(a, { demo: () => demoCredentials }) });
+  const app = await buildApp(config, log, {
+    extraRoutes: (a) => [...frameRoutes(a, { demo: () => demoCredentials }), ...consoleRoutes(a)],
+  });
   const server = await app.listen();
   const publicUrl = config.baseUrl ?? server.url;
   if (!config.production) {
