@@ -39,6 +39,7 @@ export function consolePage(): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>aiagent console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${CONSOLE_ASSETS}console.css">
 <script src="${CONSOLE_ASSETS}console.js" defer></script>
 </head>

@@ -30,7 +30,15 @@ export function App() {
   };
   useEffect(load, []);
 
-  if (path === "/invitation") return <AcceptInvitation />;
+  if (path === "/invitation")
+    return (
+      <AcceptInvitation
+        onSignedIn={() => {
+          navigate("/inbox", true);
+          load();
+        }}
+      />
+    );
   if (boot.state === "loading")
     return (
       <main class="center">

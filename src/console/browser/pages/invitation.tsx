@@ -1,17 +1,16 @@
 import { useState } from "preact/hooks";
 import { accounts } from "../api.js";
-import { navigate } from "../router.js";
 import { ErrorNote, Field, PageTitle, useAction } from "../ui.js";
 import { SignIn } from "./sign-in.js";
 
 /** The invitation link's page: the code is in the address's fragment (never sent to a server), the person sets a password. */
-export function AcceptInvitation() {
+export function AcceptInvitation({ onSignedIn }: { onSignedIn: () => void }) {
   const code = new URLSearchParams(location.hash.slice(1)).get("code") ?? "";
   const [password, setPassword] = useState("");
   const [again, setAgain] = useState("");
   const [joined, setJoined] = useState<string | undefined>();
   const a = useAction();
-  if (joined !== undefined) return <SignIn email={joined} onSignedIn={() => navigate("/inbox", true)} />;
+  if (joined !== undefined) return <SignIn email={joined} onSignedIn={onSignedIn} />;
   const submit = (e: Event) => {
     e.preventDefault();
     void a.run(async () => {
