@@ -1,12 +1,15 @@
 import { createHash } from "node:crypto";
 import type { TLSSocket } from "node:tls";
 import type { App } from "../app.js";
+import { roleAllows } from "../domain/caller.js";
 import { isDomainError } from "../domain/errors.js";
+import { framePage } from "../frame/page.js";
+import { frameHeaders } from "../frame/policy.js";
 import type { Call } from "../protocol/call.js";
 import { codeName, HTTP_STATUS, toConnectError } from "../protocol/errors.js";
 import { type HttpRequest, type HttpResponse, pathOf, type Route, sendJson } from "../protocol/http/types.js";
 import { limited } from "../protocol/services/token-handlers.js";
-import { SESSION_COOKIE, sameOriginRequest } from "../protocol/session-cookie.js";
+import { cookieValue, SESSION_COOKIE, sameOriginRequest } from "../protocol/session-cookie.js";
 import { consoleScript } from "./bundle.js";
 import { CONSOLE_ASSETS, CONSOLE_PATH, consoleHeaders, consolePage } from "./page.js";
 import { CONSOLE_CSS } from "./styles.js";
@@ -15,6 +18,7 @@ import { CONSOLE_CSS } from "./styles.js";
 export type ConsoleDeps = Pick<App, "tokens" | "tokenGuard" | "config" | "log">;
 
 const SESSION_PATH = `${CONSOLE_PATH}/session`;
+const PREVIEW_PATH = /^\/console\/preview\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 const MAX_SESSION_BODY = 4096;
 
 function etagOf(body: string): string {
@@ -116,8 +120,68 @@ export function consoleRoutes(app: ConsoleDeps): Route[] {
     }
   };
 
+  // The embed page's live preview: the chat frame of one of the account's chatbots, for an admin signed in to the
+  // console, with an access token for a preview user (no API key, no refresh token), framed by the console only.
+  const preview = async (req: HttpRequest, res: HttpResponse, chatbotId: string): Promise<void> => {
+    const text = (status: number, body: string) => {
+      res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+      res.end(body);
+    };
+    const site = req.headers["sec-fetch-site"];
+    const token = cookieValue(header(req)("cookie"), SESSION_COOKIE);
+    if ((site !== undefined && site !== "same-origin") || !token) return text(401, "sign in to the console first");
+    let caller: Awaited<ReturnType<typeof app.tokens.authenticateAccount>>["caller"];
+    try {
+      caller = (await app.tokens.authenticateAccount(token)).caller;
+    } catch {
+      return text(401, "sign in to the console first");
+    }
+    if (!roleAllows(caller.role, "admin")) return text(403, "the preview is for the account's admins");
+    const chatbot = await app.tokens.chatbot(chatbotId);
+    if (!chatbot?.active || chatbot.accountId !== caller.accountId) return text(404, "no such chatbot");
+    const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "");
+    if (!query.get("access_token")) {
+      const t = await app.tokens.previewAccessToken({
+        accountId: caller.accountId,
+        chatbotId,
+        userId: `console-preview:${caller.email}`,
+      });
+      // The frame's script reads its token from the address, then removes it from there.
+      res.writeHead(303, {
+        location: `${CONSOLE_PATH}/preview/${chatbotId}?access_token=${encodeURIComponent(t.accessToken)}`,
+        "cache-control": "no-store",
+        "referrer-policy": "no-referrer",
+      });
+      res.end();
+      return;
+    }
+    const html = framePage({
+      chatbotName: chatbot.name,
+      apiBase: "",
+      hostOrigin: undefined,
+      allowedOrigins: [],
+      refreshTimeoutMs: 10_000,
+    });
+    const headers = frameHeaders([], undefined);
+    headers["content-security-policy"] = headers["content-security-policy"]!.replace(
+      "frame-ancestors 'none'",
+      "frame-ancestors 'self'",
+    );
+    res.writeHead(200, { ...headers, "content-length": String(Buffer.byteLength(html)) });
+    res.end(html);
+  };
+
   const route: Route = (req, res) => {
     const path = pathOf(req);
+    const p = PREVIEW_PATH.exec(path);
+    if (p && req.method === "GET") {
+      preview(req, res, p[1]!).catch((e: unknown) => {
+        app.log.error("console preview failed", { error: (e as Error).message });
+        if (!res.headersSent) fail(res, 500, "internal", "internal error");
+        else res.end();
+      });
+      return true;
+    }
     if (path !== CONSOLE_PATH && !path.startsWith(`${CONSOLE_PATH}/`)) return false;
     if (path === SESSION_PATH) {
       if (req.method !== "POST" && req.method !== "DELETE") {

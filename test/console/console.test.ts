@@ -93,6 +93,15 @@ describe.runIf(canRun)("the web console", () => {
       .poll(() => page.locator("pre").allTextContents())
       .toEqual(expect.arrayContaining([expect.stringContaining(`AIAGENT_CHATBOT_ID=${chatbotId}`)]));
     expect((await page.locator("pre").allTextContents()).join("\n")).toContain(`<script src="${s.url}/embed/v1.js">`);
+    // The live preview: the chat frame itself, in the console, ready to chat.
+    await page
+      .frameLocator("iframe.preview")
+      .locator("html[data-state=ready]")
+      .waitFor()
+      .catch(async (e: unknown) => {
+        const f = page.frames().find((x) => x.url().includes("/console/preview/"));
+        throw new Error(`preview not ready: ${f ? await f.content() : "no frame"} ${(e as Error).message}`);
+      });
     await accessible(page, "embed page");
     await page.screenshot({ path: new URL("console-embed.png", DOCS).pathname, fullPage: false });
 

@@ -106,4 +106,27 @@ describe("the console's session", () => {
     });
     expect(t.status).toBe(429);
   });
+
+  test("the embed page's preview frames the chat for the account's admins only, with a token of its own", async () => {
+    const url = `${s.url}/console/preview/${acc.chatbotId}`;
+    expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
+    const cookie = await sessionCookie();
+    const r = await fetch(url, { redirect: "manual", headers: { cookie } });
+    expect(r.status).toBe(303);
+    const location = r.headers.get("location")!;
+    expect(location).toMatch(/^\/console\/preview\/[0-9a-f-]{36}\?access_token=ey/);
+    const page = await fetch(`${s.url}${location}`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'self'");
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    // Another account's chatbot is not there; a request from another site gets nothing.
+    const other = await s.account();
+    const theirs = await fetch(`${s.url}/console/preview/${other.chatbotId}`, {
+      redirect: "manual",
+      headers: { cookie },
+    });
+    expect(theirs.status).toBe(404);
+    const cross = await fetch(url, { redirect: "manual", headers: { cookie, "sec-fetch-site": "cross-site" } });
+    expect(cross.status).toBe(401);
+  });
 });

@@ -296,7 +296,6 @@ export function ChatbotEmbed({ chatbotId }: { chatbotId: string }) {
 </html>`;
   const token = `curl -s ${service}/ai_agent/get_access_token -H 'content-type: application/json' \\
   -d '{"user_id":"customer-42","chatbot_id":"${c.chatbotId}","client_api_key":"'$KEY'"}'`;
-  const previewable = c.allowedOrigins.includes(service);
   return (
     <section>
       <PageTitle>Embed {c.name}</PageTitle>
@@ -316,16 +315,12 @@ export function ChatbotEmbed({ chatbotId }: { chatbotId: string }) {
       <Snippet title="Your page (page.html)" code={page} />
       <Snippet title="Or by hand: an access token for one customer" code={token} />
       <div class="card">
-        <h2>Preview</h2>
-        {previewable ? (
-          <iframe class="preview" title={`Preview of ${c.name}`} src={`/chatbot-iframe/${c.chatbotId}`} />
-        ) : (
-          <p class="muted">
-            The chat frame only opens inside the allowed origins and with a customer's access token from your server. To
-            try it here, run the example server above on {hostOrigin} and open it; its page shows the frame exactly as
-            your customers will see it.
-          </p>
-        )}
+        <h2>Live preview</h2>
+        <p class="muted">
+          The chat as your customers will see it, answering with this chatbot's current settings. You chat as "Console
+          preview", who shows in the inbox like a customer.
+        </p>
+        <iframe class="preview" title={`Live preview of ${c.name}`} src={`/console/preview/${c.chatbotId}`} />
       </div>
     </section>
   );
