@@ -238,4 +238,54 @@ describe.runIf(canRun)("the web console", () => {
     await page.getByRole("heading", { name: "Inbox" }).waitFor();
     await context.close();
   });
+
+  test("an admin rotates and revokes keys, edits a chatbot, runs the team and ends sessions from the console", async () => {
+    const admin = await s.account();
+    const context = await newContext(browser, { width: 1280, height: 800 });
+    const page = await context.newPage();
+    page.on("dialog", (d) => void d.accept());
+    await signIn(page, s.url, admin.email, admin.password);
+
+    // Keys: the test account's key, a rotation's new key shown once, then the old one revoked.
+    await page.getByRole("link", { name: "Profile" }).click();
+    const rows = page.locator("tbody tr");
+    await expect.poll(() => rows.count()).toBe(1);
+    await page.getByRole("button", { name: "Rotate keys" }).click();
+    expect(await page.getByTestId("new-api-key").textContent()).toMatch(/^cak_/);
+    await expect.poll(() => rows.count()).toBe(2);
+    await rows
+      .first()
+      .getByRole("button", { name: /^Revoke key/ })
+      .click();
+    await rows.first().getByText("revoked").waitFor();
+
+    // A chatbot's settings change and stay changed.
+    await page.getByRole("link", { name: "Chatbots" }).click();
+    await page.getByRole("link", { name: "Edit Test bot" }).click();
+    await page.getByLabel("Name").fill("Renamed bot");
+    await page.getByLabel("Allowed origins").fill("https://shop.example\nhttps://www.shop.example");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByText("Saved.").waitFor();
+    const bot = await s.app.accounts.chatbot(admin.email, admin.chatbotId);
+    expect(bot.name).toBe("Renamed bot");
+    expect(bot.allowedOrigins).toEqual(["https://shop.example", "https://www.shop.example"]);
+
+    // The team: an invitation link, a role change, a removal; then sessions ended for the chatbot.
+    await page.getByRole("link", { name: "Team" }).click();
+    const email = `teammate-${Date.now()}@example.com`;
+    await page.getByLabel("E-mail").fill(email);
+    await page.getByRole("button", { name: "Invite" }).click();
+    expect(await page.getByTestId("invitation-url").textContent()).toMatch(/\/console\/invitation#code=/);
+    await page.getByLabel(`Role of ${email}`).selectOption("admin");
+    await expect.poll(() => page.getByLabel(`Role of ${email}`).isEnabled()).toBe(true);
+    await page.reload();
+    expect(await page.getByLabel(`Role of ${email}`).inputValue()).toBe("admin");
+    await page.getByRole("button", { name: `Remove ${email}` }).click();
+    await expect.poll(() => page.getByRole("button", { name: `Remove ${email}` }).count()).toBe(0);
+    await page.getByLabel("Chatbot").selectOption({ label: "Renamed bot" });
+    await page.getByRole("button", { name: "Revoke sessions" }).click();
+    await page.getByText(/sessions? ended\./).waitFor();
+    await accessible(page, "team after changes");
+    await context.close();
+  });
 });
