@@ -50,6 +50,8 @@ describe.runIf(canRun)("the web console", () => {
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: s.url });
     const page = await context.newPage();
     const errors: string[] = [];
+    const rpcs = new Set<string>();
+    page.on("request", (r) => rpcs.add(new URL(r.url()).pathname));
     page.on("pageerror", (e) => errors.push(e.message));
     page.on("console", (m) => {
       if (m.type() === "error" && !/status of 401/.test(m.text())) errors.push(`${m.text()} ${m.location().url}`);
@@ -137,6 +139,8 @@ describe.runIf(canRun)("the web console", () => {
       // Live: the contact appears with an unread badge within 2 s, no reload.
       const contact = page.locator("button.contact").first();
       await contact.getByTestId("unread-badge").waitFor({ timeout: 2000 });
+      // One push channel: the account's watch stream, the frame's WatchConversation's sibling; no polling.
+      expect(rpcs).toContain("/aiagent.v1.ConversationService/WatchAccount");
       await accessible(page, "inbox with a contact");
       await page.screenshot({ path: new URL("console-inbox.png", DOCS).pathname });
 
@@ -189,7 +193,19 @@ describe.runIf(canRun)("the web console", () => {
     const op = await addMember(s.url, admin, `op-${Date.now()}@example.com`, "operator");
     const context = await newContext(browser, { width: 375, height: 740 });
     const page = await context.newPage();
-    await signIn(page, s.url, op.email, op.password);
+    // By keyboard alone: the sign-in form, then the contact search.
+    await page.goto(`${s.url}/console/`);
+    await page.getByLabel("E-mail").focus();
+    await page.keyboard.type(op.email);
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(op.password);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Inbox" }).waitFor();
+    // The page's heading has the focus, so the next Tab reaches the search box.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("contact-search");
+    await page.keyboard.type("nobody-by-this-name");
+    await page.getByText("No contacts match.").waitFor();
     const nav = page.getByRole("navigation", { name: "Console" });
     expect(await nav.getByRole("link").allTextContents()).toEqual(["Inbox", "Password"]);
     for (const path of ["profile", "team", "chatbots"]) {

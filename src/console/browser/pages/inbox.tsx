@@ -18,7 +18,8 @@ interface ListState {
 /** The inbox: contacts on the left (search, filter, pages), the open conversation on the right, both live. */
 export function Inbox() {
   const s = useContext(SessionContext)!;
-  const email = s.account.email;
+  // user_email_id is the signed-in person's own e-mail (the ID token's), a member's as much as the owner's.
+  const email = s.account.callerEmail;
   const [search, setSearch] = useState("");
   const [filter, setFilter] = useState<Filter>("all");
   const [limit, setLimit] = useState(PAGE);
