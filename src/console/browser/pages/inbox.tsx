@@ -59,7 +59,7 @@ export function Inbox() {
     if (fresh && fresh !== open) setOpen(fresh);
   }, [list.contacts, open]);
 
-  const [live, setLive] = useState<{ message?: Message; summary?: ConversationSummary; n: number }>({ n: 0 });
+  const [live, setLive] = useState<Live>({ n: 0 });
   useAccountWatch(email, (e) => {
     if (e.case === "message") setLive((l) => ({ message: e.value, n: l.n + 1 }));
     if (e.case === "conversation") setLive((l) => ({ summary: e.value, n: l.n + 1 }));
@@ -116,8 +116,8 @@ export function Inbox() {
       </section>
       <section class="inbox__conversation" aria-label="Conversation">
         {open ? (
-          <ConversationView
-            key={open.latestConversationId}
+          <ContactPane
+            key={open.contactId}
             contact={open}
             live={live}
             onBack={() => setOpen(undefined)}
@@ -186,17 +186,58 @@ function ContactList(props: {
   );
 }
 
+type Live = { message?: Message; summary?: ConversationSummary; n: number };
+
+/** One contact: their latest conversation, and a choice of the older ones (get_conversations_for_contact). */
+function ContactPane(props: { contact: Contact; live: Live; onBack: () => void; onChanged: () => void }) {
+  const latest = props.contact.latestConversationId;
+  const [chosen, setChosen] = useState(latest);
+  const [others, setOthers] = useState<ConversationSummary[]>([]);
+  useEffect(() => {
+    conversations.getConversationsForContact({ contactId: props.contact.contactId, limit: 50 }).then(
+      (r) => setOthers(r.data?.conversations ?? []),
+      () => setOthers([]),
+    );
+  }, [latest]);
+  useEffect(() => setChosen(latest), [latest]);
+  return (
+    <>
+      {others.length > 1 && (
+        <div class="field conversation-choice">
+          <label for="conversation-choice">Conversation</label>
+          <select id="conversation-choice" value={chosen} onChange={(e) => setChosen(e.currentTarget.value)}>
+            {others.map((c) => (
+              <option key={c.conversationId} value={c.conversationId}>
+                {when(c.createdAt)} · {c.status}
+                {c.conversationId === latest ? " (latest)" : ""}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+      <ConversationView
+        key={chosen}
+        conversationId={chosen}
+        initial={chosen === latest ? undefined : others.find((c) => c.conversationId === chosen)}
+        {...props}
+      />
+    </>
+  );
+}
+
 function ConversationView(props: {
   contact: Contact;
-  live: { message?: Message; summary?: ConversationSummary; n: number };
+  conversationId: string;
+  initial: ConversationSummary | undefined;
+  live: Live;
   onBack: () => void;
   onChanged: () => void;
 }) {
   const s = useContext(SessionContext)!;
-  const id = props.contact.latestConversationId;
+  const id = props.conversationId;
   const [messages, setMessages] = useState<Message[] | undefined>();
   const [loadError, setLoadError] = useState<unknown>();
-  const [summary, setSummary] = useState<ConversationSummary | undefined>();
+  const [summary, setSummary] = useState<ConversationSummary | undefined>(props.initial);
   const [reply, setReply] = useState("");
   const a = useAction();
   const end = useRef<HTMLDivElement>(null);
