@@ -137,8 +137,10 @@ describe.runIf(canRun)("the web console", () => {
       });
       await typeMessage(frame, "Where is my parcel?");
       // Live: the contact appears with an unread badge within 2 s, no reload.
-      const contact = page.locator("button.contact").first();
-      await contact.getByTestId("unread-badge").waitFor({ timeout: 2000 });
+      const top = page.locator("button.contact").first();
+      await top.getByTestId("unread-badge").waitFor({ timeout: 2000 });
+      const contactId = (await top.getAttribute("data-contact-id"))!;
+      const contact = page.locator(`button.contact[data-contact-id="${contactId}"]`);
       // One push channel: the account's watch stream, the frame's WatchConversation's sibling; no polling.
       expect(rpcs).toContain("/aiagent.v1.ConversationService/WatchAccount");
       await accessible(page, "inbox with a contact");
@@ -168,6 +170,18 @@ describe.runIf(canRun)("the web console", () => {
       await page.getByRole("button", { name: "Close" }).click();
       await expect.poll(() => contact.getByTestId("contact-status").textContent()).toBe("closed");
       await page.getByRole("button", { name: "Reopen" }).waitFor();
+
+      // Another customer writes: the list re-orders live, the newcomer on top with its badge.
+      const secondContext = await newContext(browser);
+      const second = await secondContext.newPage();
+      await second.goto(`${host.url}/`);
+      await typeMessage(await chatFrame(second), "Do you ship to Norway?");
+      await expect
+        .poll(() => top.getAttribute("data-contact-id"), { timeout: 2000, intervals: [100] })
+        .not.toBe(contactId);
+      await top.getByTestId("unread-badge").waitFor({ timeout: 2000 });
+      expect(await page.locator("button.contact").nth(1).getAttribute("data-contact-id")).toBe(contactId);
+      await secondContext.close();
       await customerContext.close();
     } finally {
       await host.close();
