@@ -177,7 +177,7 @@ describe.runIf(canRun)("the web console", () => {
       await second.goto(`${host.url}/`);
       await typeMessage(await chatFrame(second), "Do you ship to Norway?");
       await expect
-        .poll(() => top.getAttribute("data-contact-id"), { timeout: 2000, intervals: [100] })
+        .poll(() => top.getAttribute("data-contact-id"), { timeout: 2000, interval: 100 })
         .not.toBe(contactId);
       await top.getByTestId("unread-badge").waitFor({ timeout: 2000 });
       expect(await page.locator("button.contact").nth(1).getAttribute("data-contact-id")).toBe(contactId);
