@@ -242,6 +242,12 @@ describe.runIf(canRun)("the web console", () => {
     });
     expect(refused.slice(0, 2)).toEqual(["403 permission_denied", "403 permission_denied"]);
     expect(refused[2]).toMatch(/^200/);
+    // A session that ends (here: the cookie is gone) sends the console back to the sign-in page at the next call.
+    await page.getByRole("link", { name: "Inbox" }).click();
+    await page.getByRole("heading", { name: "Inbox" }).waitFor();
+    await context.clearCookies();
+    await page.getByRole("button", { name: "Unread" }).click();
+    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
     await context.close();
   });
 

@@ -6,10 +6,21 @@ import { ConversationService } from "../../../gen/aiagent/v1/conversation_servic
 /** The header that lets a call ride on the session cookie (only this origin's scripts can send it). */
 const CSRF_HEADER = "x-aiagent-csrf";
 
-/** Every call says it comes from the console; the ID token travels in the HttpOnly cookie, never in script. */
-const csrf: Interceptor = (next) => (req) => {
+/** Dispatched on window when a call finds the session gone (expired, signed out elsewhere). */
+export const SIGNED_OUT_EVENT = "aiagent:signed-out";
+
+/**
+ * Every call says it comes from the console (the ID token travels in the HttpOnly cookie, never in script); a call
+ * refused for want of a session sends the whole console back to the sign-in page.
+ */
+const csrf: Interceptor = (next) => async (req) => {
   req.header.set(CSRF_HEADER, "1");
-  return next(req);
+  try {
+    return await next(req);
+  } catch (e) {
+    if (isSignedOut(e) && req.method.name !== "GetAccount") dispatchEvent(new Event(SIGNED_OUT_EVENT));
+    throw e;
+  }
 };
 
 const transport = createConnectTransport({

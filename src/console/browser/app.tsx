@@ -1,6 +1,6 @@
 import { useContext, useEffect, useState } from "preact/hooks";
 import type { AccountInfo } from "../../../gen/aiagent/v1/account_service_pb.js";
-import { accounts, isSignedOut, signOut } from "./api.js";
+import { accounts, isSignedOut, SIGNED_OUT_EVENT, signOut } from "./api.js";
 import { ChatbotEdit, ChatbotEmbed, ChatbotList } from "./pages/chatbots.js";
 import { Inbox } from "./pages/inbox.js";
 import { AcceptInvitation } from "./pages/invitation.js";
@@ -29,6 +29,11 @@ export function App() {
     );
   };
   useEffect(load, []);
+  useEffect(() => {
+    const out = () => setBoot({ state: "out" });
+    addEventListener(SIGNED_OUT_EVENT, out);
+    return () => removeEventListener(SIGNED_OUT_EVENT, out);
+  }, []);
 
   if (path === "/invitation")
     return (
