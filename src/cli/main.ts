@@ -28,8 +28,8 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
       // Printed once, to the terminal of the person who started the service; never logged again.
       process.stdout.write(
         demo.firstStart
-          ? `\nFirst start: a demo account was created (shown only now).\n  e-mail:         ${demo.email}\n  password:       ${demo.password}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`
-          : `\nDemo: a new demo API key was issued and the previous start's demo key revoked (shown only now).\n  e-mail:         ${demo.email}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`,
+          ? `\nFirst start: a demo account was created (shown only now).\n  e-mail:         ${demo.email}\n  password:       ${demo.password}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n  console:        ${config.appUrl ?? publicUrl}/console\n\n`
+          : `\nDemo: a new demo API key was issued and the previous start's demo key revoked (shown only now).\n  e-mail:         ${demo.email}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n  console:        ${config.appUrl ?? publicUrl}/console\n\n`,
       );
       // The frame may only be embedded by the chatbot's allowed origins, fixed on the first start.
       const here = new URL(config.appUrl ?? publicUrl).origin;
