@@ -21,14 +21,15 @@ export function cookieValue(header: string | undefined, name: string): string | 
 }
 
 /**
- * Whether a request comes from the service's own pages: it carries the CSRF header, and what the browser says of
- * its origin (Sec-Fetch-Site, Origin) names this very site. Requests without browser markers (a server) pass on the
+ * Whether a request comes from the service's own pages: it carries the CSRF header, and the browser's Fetch Metadata
+ * (`Sec-Fetch-Site: same-origin`) says so; a browser too old to send it must send an Origin naming this host (a
+ * proxy that rewrites Host is then the one case refused). Requests without browser markers (a server) pass on the
  * header alone, but they have no session cookie to ride on anyway.
  */
 export function sameOriginRequest(header: (name: string) => string | undefined): boolean {
   if (header(CSRF_HEADER) !== "1") return false;
   const site = header("sec-fetch-site");
-  if (site !== undefined && site !== "same-origin") return false;
+  if (site !== undefined) return site === "same-origin";
   const origin = header("origin");
   if (origin === undefined) return true;
   const host = header("host") ?? header(":authority");

@@ -81,6 +81,9 @@ describe("the console's session", () => {
     expect((await getAccount({ cookie })).status).toBe(401);
     expect((await getAccount({ cookie, ...CSRF, "sec-fetch-site": "cross-site" })).status).toBe(401);
     expect((await getAccount({ cookie, ...CSRF, origin: "https://evil.example" })).status).toBe(401);
+    // Fetch Metadata decides where the browser sends it (behind a proxy the Host may differ from the page's origin).
+    const proxied = { cookie, ...CSRF, "sec-fetch-site": "same-origin", origin: "https://console.example" };
+    expect((await getAccount(proxied)).status).toBe(200);
     // A bearer token is what the call is judged by when there is one.
     expect((await getAccount({ cookie, ...CSRF, authorization: "Bearer nope" })).status).toBe(401);
   });
