@@ -94,7 +94,7 @@ td select { width: auto; }
 .contact__name { grid-area: name; font-weight: 600; overflow-wrap: anywhere; }
 .contact__meta { grid-area: meta; font-size: .8125rem; }
 .contact__time { grid-area: time; font-size: .75rem; color: var(--muted); }
-.unread { grid-area: unread; justify-self: end; min-width: 1.5rem; text-align: center; background: var(--accent); color: var(--accent-fg); border-radius: 999px; font-size: .75rem; font-weight: 700; padding: .05rem .45rem; }
+.unread { grid-area: unread; justify-self: end; align-self: start; min-width: 1.5rem; text-align: center; background: var(--accent); color: var(--accent-fg); border-radius: 999px; font-size: .75rem; font-weight: 700; padding: .05rem .45rem; }
 .more { margin-top: .75rem; width: 100%; justify-content: center; }
 .conversation { display: flex; flex-direction: column; gap: .75rem; height: 100%; }
 .conversation__head h2 { margin: 0; }
