@@ -6,6 +6,7 @@ import { consoleRoutes } from "../../src/console/routes.js";
 import { frameRoutes } from "../../src/frame/routes.js";
 import { chatFrame, freePort, launchBrowser, newContext, typeMessage } from "../frame/browser.js";
 import { addMember, idToken } from "../helpers/flows.js";
+import { postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
@@ -322,6 +323,50 @@ describe.runIf(canRun)("the web console", () => {
     await page.getByRole("button", { name: "Revoke sessions" }).click();
     await page.getByText(/sessions? ended\./).waitFor();
     await accessible(page, "team after changes");
+    await context.close();
+  });
+
+  test("the contact list pages with has_more, filters unread and live, and finds a contact as you type", async () => {
+    const a = await s.account();
+    for (let i = 1; i <= 23; i++) {
+      const t = await postJson(s.url, "/ai_agent/get_access_token", {
+        user_id: `customer-${i}`,
+        chatbot_id: a.chatbotId,
+        client_api_key: a.apiKey,
+        contact: { contact_name: `Customer ${String(i).padStart(2, "0")}` },
+      });
+      const sent = await postJson(s.url, `/ai_agent/send_message?access_token=${t.body.data.access_token}`, {
+        content: `Question ${i}`,
+      });
+      expect(sent.status).toBe(200);
+    }
+    const context = await newContext(browser, { width: 1280, height: 800 });
+    const page = await context.newPage();
+    await signIn(page, s.url, a.email, a.password);
+    const contacts = page.locator("button.contact");
+    await expect.poll(() => contacts.count()).toBe(20);
+    // Newest activity first.
+    expect(await contacts.first().locator(".contact__name").textContent()).toBe("Customer 23");
+    await page.getByRole("button", { name: "Show more contacts" }).click();
+    await expect.poll(() => contacts.count()).toBe(23);
+    expect(await page.getByRole("button", { name: "Show more contacts" }).count()).toBe(0);
+
+    // Read one: the Unread filter leaves it out; Live still lists everyone.
+    await page.getByRole("button", { name: /^Customer 23/ }).click();
+    await page.getByRole("button", { name: "Mark read" }).click();
+    await page.getByRole("button", { name: "Unread", exact: true }).click();
+    await expect.poll(() => contacts.count()).toBe(20);
+    await page.getByRole("button", { name: "Show more contacts" }).click();
+    await expect.poll(() => contacts.count()).toBe(22);
+    await page.getByRole("button", { name: "Live", exact: true }).click();
+    await page.getByRole("button", { name: "Show more contacts" }).click();
+    await expect.poll(() => contacts.count()).toBe(23);
+
+    // Search as you type.
+    await page.getByRole("button", { name: "All", exact: true }).click();
+    await page.getByLabel("Search contacts").pressSequentially("Customer 07", { delay: 20 });
+    await expect.poll(() => contacts.allTextContents()).toEqual([expect.stringContaining("Customer 07")]);
+    await accessible(page, "inbox, searched");
     await context.close();
   });
 });
