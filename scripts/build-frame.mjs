@@ -1,4 +1,5 @@
-// Bundles the browser scripts (the chat frame's dist/frame/frame.js, the host script's dist/embed/v1.js), each only
+// Bundles the browser scripts (the chat frame's dist/frame/frame.js, the host script's dist/embed/v1.js, the console's
+// dist/console/console.js), each only
 // when one of its inputs (or the build options) changed since its last bundle: esbuild's metafile lists the inputs,
 // so nothing else needs to be known here. `node scripts/build-frame.mjs frame` (or `embed`) builds one;
 // the host script is also bundled as an ES module for the package's `aiagent/embed` export.
@@ -21,6 +22,13 @@ const bundles = {
   embed: { entryPoints: ["src/embed/global.ts"], outfile: "dist/embed/v1.js" },
   // The same host script as an ES module, the package's `aiagent/embed` export.
   "embed-module": { entryPoints: ["src/embed/mount.ts"], outfile: "dist/embed/mount.js", format: "esm" },
+  // The web console (Preact); keep in step with CONSOLE_BUILD in src/console/bundle.ts.
+  console: {
+    entryPoints: ["src/console/browser/main.tsx"],
+    outfile: "dist/console/console.js",
+    jsx: "automatic",
+    jsxImportSource: "preact",
+  },
 };
 
 function current(outfile, metafile, stamp) {

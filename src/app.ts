@@ -37,7 +37,7 @@ import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcode
 import { accountHandlers } from "./protocol/services/account-handlers.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
-import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
+import { noTokenLimits, type TokenGuard, tokenLimits } from "./protocol/token-limits.js";
 import { WatchLimits } from "./protocol/watch-limits.js";
 import { type Fsync, openStore } from "./storage/open.js";
 import { PgStore, pgRateLimiter } from "./storage/postgres/index.js";
@@ -71,6 +71,8 @@ export interface App {
   store: Store;
   keys: KeyRing;
   tokens: TokenService;
+  /** The token routes' abuse limits (the console's sign-in counts against the same ones as get_id_token). */
+  tokenGuard: TokenGuard;
   accounts: AccountService;
   team: TeamService;
   conversations: ConversationService;
@@ -184,6 +186,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     store,
     keys,
     tokens,
+    tokenGuard: limits,
     accounts,
     team,
     conversations,

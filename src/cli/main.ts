@@ -2,6 +2,7 @@
 import { buildApp } from "../app.js";
 import { bootstrapDemo } from "../bootstrap.js";
 import { ConfigError, loadConfig, redactUrl } from "../config.js";
+import { consoleRoutes } from "../console/routes.js";
 import { isDomainError } from "../domain/errors.js";
 import { StoreOpenError } from "../domain/store.js";
 import { frameRoutes } from "../frame/routes.js";
@@ -15,7 +16,9 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
   const log = createLogger(config.logLevel);
   // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
   let demoCredentials: { chatbotId: string; clientApiKey: string } | undefined;
-  const app = await buildApp(config, log, { extraRoutes: (a) => frameRoutes(a, { demo: () => demoCredentials }) });
+  const app = await buildApp(config, log, {
+    extraRoutes: (a) => [...frameRoutes(a, { demo: () => demoCredentials }), ...consoleRoutes(a)],
+  });
   const server = await app.listen();
   const publicUrl = config.baseUrl ?? server.url;
   if (!config.production) {
@@ -25,8 +28,8 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
       // Printed once, to the terminal of the person who started the service; never logged again.
       process.stdout.write(
         demo.firstStart
-          ? `\nFirst start: a demo account was created (shown only now).\n  e-mail:         ${demo.email}\n  password:       ${demo.password}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`
-          : `\nDemo: a new demo API key was issued and the previous start's demo key revoked (shown only now).\n  e-mail:         ${demo.email}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n\n`,
+          ? `\nFirst start: a demo account was created (shown only now).\n  e-mail:         ${demo.email}\n  password:       ${demo.password}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n  console:        ${config.appUrl ?? publicUrl}/console\n\n`
+          : `\nDemo: a new demo API key was issued and the previous start's demo key revoked (shown only now).\n  e-mail:         ${demo.email}\n  chatbot_id:     ${demo.chatbotId}\n  client_api_key: ${demo.clientApiKey}\n  demo page:      ${publicUrl}/demo\n  console:        ${config.appUrl ?? publicUrl}/console\n\n`,
       );
       // The frame may only be embedded by the chatbot's allowed origins, fixed on the first start.
       const here = new URL(config.appUrl ?? publicUrl).origin;

@@ -8,6 +8,7 @@ import { TOKEN_KINDS } from "../domain/token/jwt-strategy.js";
 import type { TokenService } from "../domain/token/token-service.js";
 import type { AccessRule } from "./access.js";
 import type { Authorized, Call } from "./call.js";
+import { sessionToken } from "./session-cookie.js";
 
 const NEEDED_ROLE = { [Role.OPERATOR]: "operator", [Role.ADMIN]: "admin" } as const;
 
@@ -33,7 +34,8 @@ export class Authenticator {
     // Credentials in the body (API key, refresh token, password, invitation) are what the RPC itself exchanges.
     if (!frame && !account) return { caller: undefined, expiresAt: Number.POSITIVE_INFINITY, tokenKey: "" };
     const fieldToken = frame ? fields.accessToken || call.queryAccessToken : undefined;
-    const token = fieldToken || bearer(call);
+    // The console's session cookie stands in for the bearer ID token, on a same-origin call with the CSRF header.
+    const token = fieldToken || bearer(call) || (account ? sessionToken(call) : undefined);
     if (!token) throw challenge(call, unauthenticated(missing(frame, account)));
     // A token in the header is routed to its verifier by its type, which the verifier checks again.
     const asFrame = frame && (!!fieldToken || !account || typ(token) === TOKEN_KINDS.access.typ);

@@ -12,7 +12,7 @@ import { resolvePerson } from "../account/team-service.js";
 import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import type { ContactProfile, ContactRepository } from "../conversation/repository.js";
-import { DomainError, invalidArgument, unauthenticated } from "../errors.js";
+import { DomainError, invalidArgument, notFound, unauthenticated } from "../errors.js";
 import { hashSecret, newSecret, requireUuid, sameHash } from "../ids.js";
 import type { Transact } from "../store.js";
 import { optionalEmail, optionalText, requireId, requireText } from "../validate.js";
@@ -123,6 +123,30 @@ export class TokenService {
       await tx.contacts.upsert(account.accountId, userId, profile, now);
     });
     return { accessToken: access.token, refreshToken, accessTokenExpiresAt: access.expiresAt, refreshTokenExpiresAt };
+  }
+
+  /**
+   * An access token for a person of the account to try one of its chatbots (the console's preview): no API key and
+   * no refresh token, for the account's own active chatbot only; the preview user shows in the inbox like a customer.
+   */
+  async previewAccessToken(input: {
+    accountId: string;
+    chatbotId: string;
+    userId: string;
+  }): Promise<{ accessToken: string; expiresAt: number }> {
+    const chatbotId = requireUuid("chatbot_id", input.chatbotId);
+    const userId = requireId("user_id", input.userId);
+    const chatbot = await this.d.chatbots.byId(chatbotId);
+    if (!chatbot || chatbot.accountId !== input.accountId || !chatbot.active)
+      throw notFound("no such active chatbot in this account");
+    const access = await this.d.jwt.signAccess({ accountId: input.accountId, chatbotId, userId }, this.d.ttl.access);
+    await this.d.contacts.upsert(
+      input.accountId,
+      userId,
+      { contactName: "Console preview", email: "", phoneNumber: "" },
+      this.d.clock.now(),
+    );
+    return { accessToken: access.token, expiresAt: access.expiresAt };
   }
 
   /** Issues a new access token from a refresh token; the refresh token itself is kept, not rotated. */

@@ -10,7 +10,7 @@ function noStore(call: Call): void {
 }
 
 /** Runs one token use case inside the abuse limits: refused early when blocked, a guessed credential counted. */
-async function limited<T>(limits: TokenGuard, call: Call, t: TokenTarget, fn: () => Promise<T>): Promise<T> {
+export async function limited<T>(limits: TokenGuard, call: Call, t: TokenTarget, fn: () => Promise<T>): Promise<T> {
   await limits.admit(call, t);
   try {
     return await fn();

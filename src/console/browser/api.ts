@@ -1,0 +1,76 @@
+import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-web";
+import { AccountService } from "../../../gen/aiagent/v1/account_service_pb.js";
+import { ConversationService } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+
+/** The header that lets a call ride on the session cookie (only this origin's scripts can send it). */
+const CSRF_HEADER = "x-aiagent-csrf";
+
+/** Dispatched on window when a call finds the session gone (expired, signed out elsewhere). */
+export const SIGNED_OUT_EVENT = "aiagent:signed-out";
+
+/**
+ * Every call says it comes from the console (the ID token travels in the HttpOnly cookie, never in script); a call
+ * refused for want of a session sends the whole console back to the sign-in page.
+ */
+const csrf: Interceptor = (next) => async (req) => {
+  req.header.set(CSRF_HEADER, "1");
+  try {
+    return await next(req);
+  } catch (e) {
+    if (isSignedOut(e) && req.method.name !== "GetAccount") dispatchEvent(new Event(SIGNED_OUT_EVENT));
+    throw e;
+  }
+};
+
+const transport = createConnectTransport({
+  baseUrl: location.origin,
+  interceptors: [csrf],
+  fetch: (input, init) => fetch(input, { ...init, credentials: "same-origin" }),
+});
+
+/** The account API (keys, chatbots, team), through the generated Connect client. */
+export const accounts = createClient(AccountService, transport);
+/** The inbox and the operators' actions, and the live push channel (WatchAccount). */
+export const conversations = createClient(ConversationService, transport);
+
+/** A refusal as a person should read it. */
+export function describeError(e: unknown): string {
+  if (e instanceof ConnectError) {
+    if (e.code === Code.Unavailable || e.code === Code.Unknown) return "The service cannot be reached. Try again.";
+    return e.rawMessage;
+  }
+  if (e instanceof Error) return e.message;
+  return String(e);
+}
+
+/** Whether the error means the session is gone (signed out, expired). */
+export function isSignedOut(e: unknown): boolean {
+  return e instanceof ConnectError && e.code === Code.Unauthenticated;
+}
+
+/** Whether the error means the caller's role does not allow it. */
+export function isForbidden(e: unknown): boolean {
+  return e instanceof ConnectError && e.code === Code.PermissionDenied;
+}
+
+/**
+ * Opens the session: the console's own route trades e-mail and password for the HttpOnly cookie (this is not an
+ * RPC: it sets a cookie, which the token RPC must not). Throws with the service's message when refused.
+ */
+export async function signIn(email: string, password: string): Promise<void> {
+  const r = await fetch("/console/session", {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json", [CSRF_HEADER]: "1" },
+    body: JSON.stringify({ email, password }),
+  });
+  if (r.ok) return;
+  const body = (await r.json().catch(() => ({}))) as { message?: string };
+  throw new Error(body.message ?? `sign-in failed (${r.status})`);
+}
+
+/** Clears the session cookie. */
+export async function signOut(): Promise<void> {
+  await fetch("/console/session", { method: "DELETE", credentials: "same-origin", headers: { [CSRF_HEADER]: "1" } });
+}

@@ -1,0 +1,164 @@
+import { useContext, useEffect, useState } from "preact/hooks";
+import type { AccountInfo } from "../../../gen/aiagent/v1/account_service_pb.js";
+import { accounts, isSignedOut, SIGNED_OUT_EVENT, signOut } from "./api.js";
+import { ChatbotEdit, ChatbotEmbed, ChatbotList } from "./pages/chatbots.js";
+import { Inbox } from "./pages/inbox.js";
+import { AcceptInvitation } from "./pages/invitation.js";
+import { Profile } from "./pages/profile.js";
+import { SignIn } from "./pages/sign-in.js";
+import { Team } from "./pages/team.js";
+import { navigate, usePath } from "./router.js";
+import { type Session, SessionContext } from "./session.js";
+import { ErrorNote, Link, Loading, PageTitle } from "./ui.js";
+
+type Boot =
+  | { state: "loading" }
+  | { state: "out" }
+  | { state: "error"; error: unknown }
+  | { state: "in"; account: AccountInfo };
+
+/** The console: the sign-in page until GetAccount answers through the session cookie, then the pages by path. */
+export function App() {
+  const path = usePath();
+  const [boot, setBoot] = useState<Boot>({ state: "loading" });
+  const load = () => {
+    setBoot({ state: "loading" });
+    accounts.getAccount({}).then(
+      (r) => setBoot(r.data ? { state: "in", account: r.data } : { state: "out" }),
+      (e: unknown) => setBoot(isSignedOut(e) ? { state: "out" } : { state: "error", error: e }),
+    );
+  };
+  useEffect(load, []);
+  useEffect(() => {
+    const out = () => setBoot({ state: "out" });
+    addEventListener(SIGNED_OUT_EVENT, out);
+    return () => removeEventListener(SIGNED_OUT_EVENT, out);
+  }, []);
+
+  if (path === "/invitation")
+    return (
+      <AcceptInvitation
+        onSignedIn={() => {
+          navigate("/inbox", true);
+          load();
+        }}
+      />
+    );
+  if (boot.state === "loading")
+    return (
+      <main class="center">
+        <Loading what="the console" />
+      </main>
+    );
+  if (boot.state === "error")
+    return (
+      <main class="center">
+        <ErrorNote error={boot.error} onRetry={load} />
+      </main>
+    );
+  if (boot.state === "out") return <SignIn onSignedIn={load} />;
+  const session: Session = {
+    account: boot.account,
+    admin: boot.account.callerRole === "admin",
+    end: () => setBoot({ state: "out" }),
+  };
+  return (
+    <SessionContext.Provider value={session}>
+      <Layout path={path} />
+    </SessionContext.Provider>
+  );
+}
+
+const ADMIN_PAGES = ["/chatbots", "/profile", "/team"];
+
+function Layout({ path }: { path: string }) {
+  const s = useContext(SessionContext)!;
+  useEffect(() => {
+    if (path === "/" || path === "/sign-in") navigate("/inbox", true);
+  }, [path]);
+  const out = async () => {
+    await signOut();
+    s.end();
+    navigate("/", true);
+  };
+  const section = `/${path.split("/")[1] ?? ""}`;
+  const nav = [{ href: "/inbox", label: "Inbox" }];
+  if (s.admin)
+    nav.push(
+      { href: "/chatbots", label: "Chatbots" },
+      { href: "/profile", label: "Profile" },
+      { href: "/team", label: "Team" },
+    );
+  nav.push({ href: "/password", label: "Password" });
+  return (
+    <div class="layout">
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <span class="brand">aiagent</span>
+        <nav aria-label="Console">
+          <ul>
+            {nav.map((n) => (
+              <li key={n.href}>
+                <Link href={n.href} current={section === n.href}>
+                  {n.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <span class="who" title={`${s.account.callerEmail} (${s.account.callerRole})`}>
+          {s.account.callerEmail} <span class="badge badge--role">{s.account.callerRole}</span>
+        </span>
+        <button type="button" class="button button--quiet" onClick={() => void out()}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" class="main">
+        <Page path={path} admin={s.admin} />
+      </main>
+    </div>
+  );
+}
+
+function Page({ path, admin }: { path: string; admin: boolean }) {
+  const parts = path.split("/").filter(Boolean);
+  if (ADMIN_PAGES.includes(`/${parts[0]}`) && !admin) return <Forbidden />;
+  switch (parts[0]) {
+    case "inbox":
+      return <Inbox />;
+    case "password":
+      return <Profile passwordOnly />;
+    case "profile":
+      return <Profile />;
+    case "team":
+      return <Team />;
+    case "chatbots":
+      if (parts.length === 1) return <ChatbotList />;
+      if (parts[1] === "new") return <ChatbotEdit />;
+      if (parts[2] === "embed") return <ChatbotEmbed chatbotId={parts[1]!} />;
+      return <ChatbotEdit chatbotId={parts[1]!} />;
+    default:
+      return (
+        <section>
+          <PageTitle>Page not found</PageTitle>
+          <p>
+            There is no such page. <Link href="/inbox">Open the inbox</Link>.
+          </p>
+        </section>
+      );
+  }
+}
+
+function Forbidden() {
+  return (
+    <section class="forbidden">
+      <PageTitle>For admins only</PageTitle>
+      <p>This page is open to the account's admins. As an operator you can work in the inbox.</p>
+      <p>
+        <Link href="/inbox">Open the inbox</Link>
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,32 @@
+import { useEffect, useRef } from "preact/hooks";
+import type { WatchAccountResponse } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import { conversations, isSignedOut } from "./api.js";
+
+/**
+ * Follows the account's changes on WatchAccount (the push channel the frame's WatchConversation shares), calling
+ * `onEvent` for each; when the stream ends (token expiry, a restart, the network) it subscribes again after a
+ * short pause and calls `onEvent` with the new `subscribedAt`, so the caller re-lists what it may have missed.
+ */
+export function useAccountWatch(email: string, onEvent: (e: WatchAccountResponse["event"]) => void): void {
+  const handler = useRef(onEvent);
+  handler.current = onEvent;
+  useEffect(() => {
+    const stop = new AbortController();
+    void (async () => {
+      let pause = 500;
+      while (!stop.signal.aborted) {
+        try {
+          for await (const r of conversations.watchAccount({ userEmailId: email }, { signal: stop.signal })) {
+            pause = 500;
+            handler.current(r.event);
+          }
+        } catch (e) {
+          if (stop.signal.aborted || isSignedOut(e)) return;
+        }
+        await new Promise((r) => setTimeout(r, pause));
+        pause = Math.min(pause * 2, 10_000);
+      }
+    })();
+    return () => stop.abort();
+  }, [email]);
+}

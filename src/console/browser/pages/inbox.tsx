@@ -1,0 +1,444 @@
+import { useContext, useEffect, useRef, useState } from "preact/hooks";
+import type { Contact, ConversationSummary, Message } from "../../../../gen/aiagent/v1/conversation_service_pb.js";
+import { conversations, describeError } from "../api.js";
+import { useAccountWatch } from "../live.js";
+import { SessionContext } from "../session.js";
+import { Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
+
+const PAGE = 20;
+type Filter = "all" | "unread" | "live";
+
+interface ListState {
+  contacts: Contact[];
+  hasMore: boolean;
+  loading: boolean;
+  error: unknown;
+}
+
+/** The inbox: contacts on the left (search, filter, pages), the open conversation on the right, both live. */
+export function Inbox() {
+  const s = useContext(SessionContext)!;
+  // user_email_id is the signed-in person's own e-mail (the ID token's), a member's as much as the owner's.
+  const email = s.account.callerEmail;
+  const [search, setSearch] = useState("");
+  const [filter, setFilter] = useState<Filter>("all");
+  const [limit, setLimit] = useState(PAGE);
+  const [list, setList] = useState<ListState>({ contacts: [], hasMore: false, loading: true, error: undefined });
+  const [open, setOpen] = useState<Contact | undefined>();
+  const [pulse, setPulse] = useState(0);
+  const seq = useRef(0);
+  const pending = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+
+  // The first `limit` contacts for the search and filter, fetched again after a pause in typing or a live change.
+  useEffect(() => {
+    const n = ++seq.current;
+    setList((l) => ({ ...l, loading: true, error: undefined }));
+    const t = setTimeout(() => {
+      conversations
+        .getContactConversations({ userEmailId: email, search: search.trim(), filter, limit, offset: 0 })
+        .then(
+          (r) => {
+            if (n !== seq.current) return;
+            const page = r.data?.data;
+            setList({
+              contacts: page?.contacts ?? [],
+              hasMore: page?.hasMore ?? false,
+              loading: false,
+              error: undefined,
+            });
+          },
+          (error: unknown) => n === seq.current && setList((l) => ({ ...l, loading: false, error })),
+        );
+    }, 150);
+    return () => clearTimeout(t);
+  }, [email, search, filter, limit, pulse]);
+
+  useEffect(() => {
+    if (!open) return;
+    const fresh = list.contacts.find((c) => c.contactId === open.contactId);
+    if (fresh && fresh !== open) setOpen(fresh);
+  }, [list.contacts, open]);
+
+  const [live, setLive] = useState<Live>({ n: 0 });
+  useAccountWatch(email, (e) => {
+    if (e.case === "message") setLive((l) => ({ message: e.value, n: l.n + 1 }));
+    if (e.case === "conversation") setLive((l) => ({ summary: e.value, n: l.n + 1 }));
+    // Re-list shortly after a burst of changes: the order, badges and statuses come from the service.
+    clearTimeout(pending.current);
+    pending.current = setTimeout(() => setPulse((p) => p + 1), e.case === "subscribedAt" ? 0 : 120);
+  });
+
+  return (
+    <div class={`inbox ${open ? "inbox--open" : ""}`}>
+      <section class="inbox__list" aria-labelledby="inbox-title">
+        <PageTitle>
+          <span id="inbox-title">Inbox</span>
+        </PageTitle>
+        <div class="inbox__tools">
+          <label for="contact-search" class="sr-only">
+            Search contacts
+          </label>
+          <input
+            id="contact-search"
+            type="search"
+            placeholder="Search name, e-mail, phone, user id"
+            value={search}
+            onInput={(e) => {
+              setSearch(e.currentTarget.value);
+              setLimit(PAGE);
+            }}
+          />
+          <fieldset class="segmented">
+            <legend class="sr-only">Show</legend>
+            {(["all", "unread", "live"] as const).map((f) => (
+              <button
+                key={f}
+                type="button"
+                aria-pressed={filter === f}
+                onClick={() => {
+                  setFilter(f);
+                  setLimit(PAGE);
+                }}
+              >
+                {f[0]!.toUpperCase() + f.slice(1)}
+              </button>
+            ))}
+          </fieldset>
+        </div>
+        <ContactList
+          list={list}
+          openId={open?.contactId}
+          onOpen={setOpen}
+          empty={search || filter !== "all" ? "No contacts match." : "No conversations yet."}
+          onMore={() => setLimit(limit + PAGE)}
+          onRetry={() => setPulse((p) => p + 1)}
+        />
+      </section>
+      <section class="inbox__conversation" aria-label="Conversation">
+        {open ? (
+          <ContactPane
+            key={open.contactId}
+            contact={open}
+            live={live}
+            onBack={() => setOpen(undefined)}
+            onChanged={() => setPulse((p) => p + 1)}
+          />
+        ) : (
+          <Empty>Choose a contact to read their conversation.</Empty>
+        )}
+      </section>
+    </div>
+  );
+}
+
+function ContactList(props: {
+  list: ListState;
+  openId: string | undefined;
+  onOpen: (c: Contact) => void;
+  empty: string;
+  onMore: () => void;
+  onRetry: () => void;
+}) {
+  const { list } = props;
+  if (list.error !== undefined) return <ErrorNote error={list.error} onRetry={props.onRetry} />;
+  if (list.loading && list.contacts.length === 0) return <Loading what="contacts" />;
+  if (list.contacts.length === 0) return <Empty>{props.empty}</Empty>;
+  return (
+    <>
+      <ul class="contacts" aria-busy={list.loading}>
+        {list.contacts.map((c) => {
+          const unread = Number(c.unreadMessageCount) || 0;
+          const name = c.contactName || c.email || c.userId;
+          return (
+            <li key={c.contactId}>
+              <button
+                type="button"
+                class="contact"
+                aria-current={c.contactId === props.openId ? "true" : undefined}
+                data-contact-id={c.contactId}
+                onClick={() => props.onOpen(c)}
+              >
+                <span class="contact__name">{name}</span>
+                <span class="contact__meta">
+                  <span class={`badge badge--${c.conversationStatus}`} data-testid="contact-status">
+                    {c.conversationStatus}
+                  </span>{" "}
+                  {c.assignedTo !== "ai_agent" && <span class="muted">{c.assignedTo}</span>}
+                </span>
+                <span class="contact__time">{when(c.latestMessageTime)}</span>
+                {unread > 0 && (
+                  <span class="unread" data-testid="unread-badge">
+                    {unread}
+                    <span class="sr-only"> unread</span>
+                  </span>
+                )}
+              </button>
+            </li>
+          );
+        })}
+      </ul>
+      {list.hasMore && (
+        <button type="button" class="button more" onClick={props.onMore} disabled={list.loading}>
+          {list.loading ? "Loading…" : "Show more contacts"}
+        </button>
+      )}
+    </>
+  );
+}
+
+type Live = { message?: Message; summary?: ConversationSummary; n: number };
+
+/** One contact: their latest conversation, and a choice of the older ones (get_conversations_for_contact). */
+function ContactPane(props: { contact: Contact; live: Live; onBack: () => void; onChanged: () => void }) {
+  const latest = props.contact.latestConversationId;
+  const [chosen, setChosen] = useState(latest);
+  const [others, setOthers] = useState<ConversationSummary[]>([]);
+  useEffect(() => {
+    conversations.getConversationsForContact({ contactId: props.contact.contactId, limit: 50 }).then(
+      (r) => setOthers(r.data?.conversations ?? []),
+      () => setOthers([]),
+    );
+  }, [latest]);
+  useEffect(() => setChosen(latest), [latest]);
+  return (
+    <>
+      {others.length > 1 && (
+        <div class="field conversation-choice">
+          <label for="conversation-choice">Conversation</label>
+          <select id="conversation-choice" value={chosen} onChange={(e) => setChosen(e.currentTarget.value)}>
+            {others.map((c) => (
+              <option key={c.conversationId} value={c.conversationId}>
+                {when(c.createdAt)} · {c.status}
+                {c.conversationId === latest ? " (latest)" : ""}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+      <ConversationView
+        key={chosen}
+        conversationId={chosen}
+        initial={chosen === latest ? undefined : others.find((c) => c.conversationId === chosen)}
+        {...props}
+      />
+    </>
+  );
+}
+
+function ConversationView(props: {
+  contact: Contact;
+  conversationId: string;
+  initial: ConversationSummary | undefined;
+  live: Live;
+  onBack: () => void;
+  onChanged: () => void;
+}) {
+  const s = useContext(SessionContext)!;
+  const id = props.conversationId;
+  const [messages, setMessages] = useState<Message[] | undefined>();
+  const [loadError, setLoadError] = useState<unknown>();
+  const [summary, setSummary] = useState<ConversationSummary | undefined>(props.initial);
+  const [reply, setReply] = useState("");
+  const a = useAction();
+  const end = useRef<HTMLDivElement>(null);
+
+  const load = async () => {
+    setLoadError(undefined);
+    try {
+      const all: Message[] = [];
+      for (let offset = 0; ; offset += 100) {
+        const r = await conversations.getMessagesForConversation({ conversationId: id, limit: 100, offset });
+        all.push(...r.messages);
+        if (!r.hasMore) break;
+      }
+      setMessages(all);
+    } catch (e) {
+      setLoadError(e);
+    }
+  };
+  useEffect(() => {
+    void load();
+  }, []);
+
+  // Live: a message of this conversation is appended once (message_order says where); a state change replaces it.
+  useEffect(() => {
+    const m = props.live.message;
+    if (m && m.conversationId === id)
+      setMessages((ms) => (ms && !ms.some((x) => x.messageOrder === m.messageOrder) ? [...ms, m] : ms));
+    const sm = props.live.summary;
+    if (sm && sm.conversationId === id) setSummary(sm);
+  }, [props.live.n]);
+
+  useEffect(() => end.current?.scrollIntoView({ block: "end" }), [messages?.length]);
+
+  const status = summary?.status ?? props.contact.conversationStatus;
+  const assignedTo = summary?.assignedTo ?? props.contact.assignedTo;
+  const mine = assignedTo === s.account.callerEmail;
+  const unread = Number(summary?.unreadMessageCount ?? props.contact.unreadMessageCount) || 0;
+  const act = (fn: () => Promise<{ data?: ConversationSummary | undefined }>) =>
+    void a.run(async () => {
+      const r = await fn();
+      if (r.data) setSummary(r.data);
+      props.onChanged();
+    });
+  const send = (e: Event) => {
+    e.preventDefault();
+    const content = reply.trim();
+    if (!content) return;
+    void a.run(async () => {
+      const r = await conversations.replyToConversation({ conversationId: id, content });
+      setReply("");
+      const m = r.data;
+      if (m) setMessages((ms) => (ms && !ms.some((x) => x.messageOrder === m.messageOrder) ? [...ms, m] : ms));
+    });
+  };
+  const name = props.contact.contactName || props.contact.email || props.contact.userId;
+  return (
+    <div class="conversation">
+      <header class="conversation__head">
+        <button type="button" class="button button--quiet back" onClick={props.onBack}>
+          ← Contacts
+        </button>
+        <h2>{name}</h2>
+        <p class="muted">
+          <span class={`badge badge--${status}`} data-testid="conversation-status">
+            {status}
+          </span>{" "}
+          {assignedTo === "ai_agent" ? "AI agent answers" : `Held by ${assignedTo}`}
+          {props.contact.email && ` · ${props.contact.email}`}
+          {props.contact.phoneNumber && ` · ${props.contact.phoneNumber}`} · user id {props.contact.userId}
+        </p>
+        <div class="actions" role="toolbar" aria-label="Conversation actions">
+          {!mine && (
+            <button
+              type="button"
+              class="button button--primary"
+              disabled={a.busy}
+              onClick={() =>
+                act(() =>
+                  conversations.takeOverConversation({ conversationId: id, operatorEmail: s.account.callerEmail }),
+                )
+              }
+            >
+              Take over
+            </button>
+          )}
+          {assignedTo !== "ai_agent" && (
+            <button
+              type="button"
+              class="button"
+              disabled={a.busy}
+              onClick={() => act(() => conversations.releaseConversation({ conversationId: id }))}
+            >
+              Release to AI
+            </button>
+          )}
+          {unread > 0 && (
+            <button
+              type="button"
+              class="button"
+              disabled={a.busy}
+              onClick={() => act(() => conversations.markConversationRead({ conversationId: id }))}
+            >
+              Mark read
+            </button>
+          )}
+          {status === "closed" ? (
+            <button
+              type="button"
+              class="button"
+              disabled={a.busy}
+              onClick={() => act(() => conversations.reopenConversation({ conversationId: id }))}
+            >
+              Reopen
+            </button>
+          ) : (
+            <button
+              type="button"
+              class="button button--danger"
+              disabled={a.busy}
+              onClick={() => act(() => conversations.closeConversation({ conversationId: id }))}
+            >
+              Close
+            </button>
+          )}
+        </div>
+        {a.error !== undefined && (
+          <p class="state state--error" role="alert">
+            {describeError(a.error)}
+          </p>
+        )}
+      </header>
+      <div class="messages" role="log" aria-live="polite" aria-label={`Messages with ${name}`}>
+        {loadError !== undefined && <ErrorNote error={loadError} onRetry={() => void load()} />}
+        {messages === undefined && loadError === undefined && <Loading what="messages" />}
+        {messages?.length === 0 && <Empty>No messages yet.</Empty>}
+        {messages?.map((m) => (
+          <MessageItem key={m.messageOrder} m={m} />
+        ))}
+        <div ref={end} />
+      </div>
+      <form class="reply" onSubmit={send}>
+        <label for="reply" class="sr-only">
+          Reply to {name}
+        </label>
+        <textarea
+          id="reply"
+          rows={2}
+          placeholder={mine ? "Write a reply…" : "Take the conversation over to reply"}
+          disabled={!mine}
+          value={reply}
+          onInput={(e) => setReply(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey) send(e);
+          }}
+        />
+        <button type="submit" class="button button--primary" disabled={!mine || a.busy || !reply.trim()}>
+          Send
+        </button>
+      </form>
+    </div>
+  );
+}
+
+const ROLE_LABEL: Record<string, string> = { user: "Customer", assistant: "AI agent", operator: "Operator" };
+
+function MessageItem({ m }: { m: Message }) {
+  let tools: string | undefined;
+  if (m.toolCalls) {
+    try {
+      tools = JSON.stringify(JSON.parse(m.toolCalls), null, 2);
+    } catch {
+      tools = m.toolCalls;
+    }
+  }
+  return (
+    <article class={`message message--${m.role}`} data-role={m.role}>
+      <header class="message__head">
+        <strong>{ROLE_LABEL[m.role] ?? m.role}</strong> <time dateTime={m.createdAt}>{when(m.createdAt)}</time>
+      </header>
+      <p class="message__text">{m.content}</p>
+      {m.documents.length > 0 && (
+        <ul class="message__docs" aria-label="Cited documents">
+          {m.documents.map((d) => (
+            <li key={d.url || d.title}>
+              {d.url ? (
+                <a href={d.url} target="_blank" rel="noopener noreferrer">
+                  {d.title || d.url}
+                </a>
+              ) : (
+                d.title
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {tools && (
+        <details class="message__tools">
+          <summary>Tool calls</summary>
+          <pre>{tools}</pre>
+        </details>
+      )}
+    </article>
+  );
+}

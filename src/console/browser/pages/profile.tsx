@@ -1,0 +1,203 @@
+import { useContext, useState } from "preact/hooks";
+import type { ApiKey, CreatedApiKey } from "../../../../gen/aiagent/v1/account_service_pb.js";
+import { accounts } from "../api.js";
+import { SessionContext } from "../session.js";
+import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
+
+/** The account and its API keys (admins), and the caller's own password. */
+export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
+  const s = useContext(SessionContext)!;
+  return (
+    <section>
+      <PageTitle>{passwordOnly ? "Your password" : "Profile"}</PageTitle>
+      {!passwordOnly && (
+        <div class="card">
+          <h2>Account</h2>
+          <dl class="facts">
+            <dt>Account e-mail</dt>
+            <dd>{s.account.email}</dd>
+            <dt>Signed in as</dt>
+            <dd>
+              {s.account.callerEmail} ({s.account.callerRole})
+            </dd>
+            <dt>Account id</dt>
+            <dd>
+              <code>{s.account.accountId}</code>
+            </dd>
+            <dt>Created</dt>
+            <dd>{when(s.account.createdAt)}</dd>
+          </dl>
+        </div>
+      )}
+      {!passwordOnly && <ApiKeys />}
+      <ChangePassword />
+    </section>
+  );
+}
+
+function ApiKeys() {
+  const [keys, reload] = useLoad(async () => (await accounts.listApiKeys({})).data?.apiKeys ?? []);
+  const [fresh, setFresh] = useState<CreatedApiKey | undefined>();
+  const [name, setName] = useState("");
+  const a = useAction();
+  const create = (e: Event) => {
+    e.preventDefault();
+    void a.run(async () => {
+      const r = await accounts.createApiKey({ name });
+      setFresh(r.data);
+      setName("");
+      reload();
+    });
+  };
+  const rotate = () =>
+    void a.run(async () => {
+      if (!confirm("Make a new key? The other keys keep working for a day, then stop.")) return;
+      const r = await accounts.rotateApiKeys({ name: "rotated" });
+      setFresh(r.data?.created);
+      reload();
+    });
+  const revoke = (k: ApiKey) =>
+    void a.run(async () => {
+      if (!confirm(`Revoke ${k.prefix}…? Servers using it stop working at once.`)) return;
+      await accounts.revokeApiKey({ apiKeyId: k.apiKeyId });
+      reload();
+    });
+  return (
+    <div class="card">
+      <h2>API keys</h2>
+      <p class="muted">Your servers trade a key for your customers' tokens. Keep keys on servers only.</p>
+      {fresh && (
+        <section class="secret" aria-label="New API key">
+          <p>
+            <strong>Your new key.</strong> Copy it now: it is shown only once.
+          </p>
+          <div class="secret__row">
+            <code class="secret__value" data-testid="new-api-key">
+              {fresh.clientApiKey}
+            </code>
+            <CopyButton text={fresh.clientApiKey} label="Copy key" />
+          </div>
+          <button type="button" class="button button--quiet" onClick={() => setFresh(undefined)}>
+            I have stored it
+          </button>
+        </section>
+      )}
+      <form class="inline-form" onSubmit={create}>
+        <Field label="Label (optional)" id="key-name">
+          <input id="key-name" value={name} maxLength={100} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
+        <button type="submit" class="button button--primary" disabled={a.busy}>
+          Create API key
+        </button>
+        <button type="button" class="button" disabled={a.busy} onClick={rotate}>
+          Rotate keys
+        </button>
+      </form>
+      {a.error !== undefined && <ErrorNote error={a.error} />}
+      {keys.state === "loading" && <Loading what="the keys" />}
+      {keys.state === "error" && <ErrorNote error={keys.error} onRetry={reload} />}
+      {keys.state === "ok" && keys.data.length === 0 && <Empty>No API keys yet. Create one for your server.</Empty>}
+      {keys.state === "ok" && keys.data.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">API keys</caption>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Label</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.map((k) => (
+                <tr key={k.apiKeyId}>
+                  <td>
+                    <code>{k.prefix}…</code>
+                  </td>
+                  <td>{k.name}</td>
+                  <td>
+                    <span class={`badge badge--${k.status}`}>{k.status}</span>
+                    {k.expiresAt && k.status === "active" && <span class="muted"> until {when(k.expiresAt)}</span>}
+                  </td>
+                  <td>{when(k.createdAt)}</td>
+                  <td>{k.lastUsedAt ? when(k.lastUsedAt) : "never"}</td>
+                  <td>
+                    {k.status !== "revoked" && (
+                      <button
+                        type="button"
+                        class="button button--danger"
+                        disabled={a.busy}
+                        onClick={() => revoke(k)}
+                        aria-label={`Revoke key ${k.prefix}`}
+                      >
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function ChangePassword() {
+  const [current, setCurrent] = useState("");
+  const [next, setNext] = useState("");
+  const [done, setDone] = useState(false);
+  const a = useAction();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    setDone(false);
+    void a.run(async () => {
+      await accounts.changePassword({ currentPassword: current, newPassword: next });
+      setCurrent("");
+      setNext("");
+      setDone(true);
+    });
+  };
+  return (
+    <form class="card" onSubmit={submit}>
+      <h2>Change your password</h2>
+      <Field label="Current password" id="current-password">
+        <input
+          id="current-password"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={current}
+          onInput={(e) => setCurrent(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="New password" id="change-password" hint="At least 8 characters.">
+        <input
+          id="change-password"
+          type="password"
+          autocomplete="new-password"
+          minLength={8}
+          required
+          aria-describedby="change-password-hint"
+          value={next}
+          onInput={(e) => setNext(e.currentTarget.value)}
+        />
+      </Field>
+      {a.error !== undefined && <ErrorNote error={a.error} />}
+      {done && (
+        <p class="state state--ok" role="status">
+          Password changed.
+        </p>
+      )}
+      <button type="submit" class="button button--primary" disabled={a.busy}>
+        Change password
+      </button>
+    </form>
+  );
+}

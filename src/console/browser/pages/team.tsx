@@ -1,0 +1,194 @@
+import { useState } from "preact/hooks";
+import type { Invitation, Member } from "../../../../gen/aiagent/v1/account_service_pb.js";
+import { accounts } from "../api.js";
+import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
+
+/** The account's people (invite, change role, remove) and its customers' sessions (revoke). */
+export function Team() {
+  return (
+    <section>
+      <PageTitle>Team</PageTitle>
+      <Members />
+      <Sessions />
+    </section>
+  );
+}
+
+function Members() {
+  const [members, reload] = useLoad(async () => (await accounts.listMembers({})).data?.members ?? []);
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState("operator");
+  const [invitation, setInvitation] = useState<Invitation | undefined>();
+  const a = useAction();
+  const invite = (e: Event) => {
+    e.preventDefault();
+    void a.run(async () => {
+      const r = await accounts.inviteMember({ email, role });
+      setInvitation(r.data);
+      setEmail("");
+      reload();
+    });
+  };
+  const change = (m: Member, next: string) =>
+    void a.run(async () => {
+      await accounts.updateMember({ memberId: m.memberId, role: next });
+      reload();
+    });
+  const remove = (m: Member) =>
+    void a.run(async () => {
+      if (!confirm(`Remove ${m.email} from the team?`)) return;
+      await accounts.removeMember({ memberId: m.memberId });
+      reload();
+    });
+  return (
+    <div class="card">
+      <h2>Members</h2>
+      <form class="inline-form" onSubmit={invite}>
+        <Field label="E-mail" id="invite-email">
+          <input
+            id="invite-email"
+            type="email"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
+        </Field>
+        <Field label="Role" id="invite-role">
+          <select id="invite-role" value={role} onChange={(e) => setRole(e.currentTarget.value)}>
+            <option value="operator">Operator (inbox only)</option>
+            <option value="admin">Admin (everything)</option>
+          </select>
+        </Field>
+        <button type="submit" class="button button--primary" disabled={a.busy}>
+          Invite
+        </button>
+      </form>
+      {invitation && (
+        <section class="secret" aria-label="Invitation link">
+          <p>
+            Send this link to {invitation.member?.email}. It works once, until {when(invitation.invitationExpiresAt)}.
+          </p>
+          <div class="secret__row">
+            <code class="secret__value" data-testid="invitation-url">
+              {invitation.invitationUrl}
+            </code>
+            <CopyButton text={invitation.invitationUrl} label="Copy link" />
+          </div>
+        </section>
+      )}
+      {a.error !== undefined && <ErrorNote error={a.error} />}
+      {members.state === "loading" && <Loading what="the members" />}
+      {members.state === "error" && <ErrorNote error={members.error} onRetry={reload} />}
+      {members.state === "ok" && members.data.length === 0 && <Empty>No members.</Empty>}
+      {members.state === "ok" && members.data.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">Members</caption>
+            <thead>
+              <tr>
+                <th scope="col">E-mail</th>
+                <th scope="col">Role</th>
+                <th scope="col">Status</th>
+                <th scope="col">Added</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {members.data.map((m) => (
+                <tr key={m.memberId}>
+                  <td>
+                    {m.email} {m.owner && <span class="badge">owner</span>}
+                  </td>
+                  <td>
+                    {m.owner ? (
+                      m.role
+                    ) : (
+                      <select
+                        aria-label={`Role of ${m.email}`}
+                        value={m.role}
+                        disabled={a.busy}
+                        onChange={(e) => change(m, e.currentTarget.value)}
+                      >
+                        <option value="operator">operator</option>
+                        <option value="admin">admin</option>
+                      </select>
+                    )}
+                  </td>
+                  <td>
+                    <span class={`badge badge--${m.status}`}>{m.status}</span>
+                  </td>
+                  <td>{when(m.createdAt)}</td>
+                  <td>
+                    {!m.owner && (
+                      <button
+                        type="button"
+                        class="button button--danger"
+                        disabled={a.busy}
+                        onClick={() => remove(m)}
+                        aria-label={`Remove ${m.email}`}
+                      >
+                        Remove
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function Sessions() {
+  const [chatbots] = useLoad(async () => (await accounts.listChatbots({})).data?.chatbots ?? []);
+  const [chatbotId, setChatbotId] = useState("");
+  const [userId, setUserId] = useState("");
+  const [done, setDone] = useState<number | undefined>();
+  const a = useAction();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    setDone(undefined);
+    void a.run(async () => {
+      if (!chatbotId && !userId) throw new Error("Choose a chatbot, a customer's user id, or both.");
+      const r = await accounts.revokeSessions({ chatbotId, userId });
+      setDone(r.data?.revoked ?? 0);
+    });
+  };
+  return (
+    <form class="card" onSubmit={submit}>
+      <h2>Sessions</h2>
+      <p class="muted">
+        End customers' sessions: their refresh tokens stop working, so the frame asks your server for a new session.
+      </p>
+      <div class="inline-form">
+        <Field label="Chatbot" id="sessions-chatbot">
+          <select id="sessions-chatbot" value={chatbotId} onChange={(e) => setChatbotId(e.currentTarget.value)}>
+            <option value="">Any chatbot</option>
+            {chatbots.state === "ok" &&
+              chatbots.data.map((c) => (
+                <option key={c.chatbotId} value={c.chatbotId}>
+                  {c.name}
+                </option>
+              ))}
+          </select>
+        </Field>
+        <Field label="Customer's user id" id="sessions-user">
+          <input id="sessions-user" value={userId} onInput={(e) => setUserId(e.currentTarget.value)} />
+        </Field>
+        <button type="submit" class="button button--danger" disabled={a.busy}>
+          Revoke sessions
+        </button>
+      </div>
+      {a.error !== undefined && <ErrorNote error={a.error} />}
+      {done !== undefined && (
+        <p class="state state--ok" role="status">
+          {done === 1 ? "1 session ended." : `${done} sessions ended.`}
+        </p>
+      )}
+    </form>
+  );
+}

@@ -1,0 +1,148 @@
+import type { ComponentChildren, JSX } from "preact";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { describeError } from "./api.js";
+import { BASE, navigate } from "./router.js";
+
+/** What a load is doing. */
+export type Loaded<T> = { state: "loading" } | { state: "error"; error: unknown } | { state: "ok"; data: T };
+
+/** Runs a load on mount (and when deps change); `reload` runs it again, keeping the shown data meanwhile. */
+export function useLoad<T>(fn: () => Promise<T>, deps: unknown[] = []): [Loaded<T>, () => void] {
+  const [s, set] = useState<Loaded<T>>({ state: "loading" });
+  const seq = useRef(0);
+  const run = useCallback(() => {
+    const n = ++seq.current;
+    fn().then(
+      (data) => n === seq.current && set({ state: "ok", data }),
+      (error: unknown) => n === seq.current && set({ state: "error", error }),
+    );
+  }, deps);
+  useEffect(run, [run]);
+  return [s, run];
+}
+
+/** A page's heading, focused when the page opens so keyboard and screen-reader users land on it. */
+export function PageTitle({ children }: { children: ComponentChildren }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return (
+    <h1 tabIndex={-1} ref={ref}>
+      {children}
+    </h1>
+  );
+}
+
+/** A link to a console page, followed without a reload. */
+export function Link(props: { href: string; class?: string; children: ComponentChildren; current?: boolean }) {
+  const onClick = (e: MouseEvent) => {
+    if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    navigate(props.href);
+  };
+  return (
+    <a
+      href={`${BASE}${props.href}`}
+      class={props.class}
+      onClick={onClick}
+      aria-current={props.current ? "page" : undefined}
+    >
+      {props.children}
+    </a>
+  );
+}
+
+/** The loading state of a part of a page. */
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="state state--loading" role="status">
+      <span class="spinner" aria-hidden="true" /> Loading {what}…
+    </p>
+  );
+}
+
+/** The error state of a part of a page, with a retry. */
+export function ErrorNote({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+  return (
+    <div class="state state--error" role="alert">
+      <p>{describeError(error)}</p>
+      {onRetry && (
+        <button type="button" class="button" onClick={onRetry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** The empty state of a list: what is missing and what to do. */
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <div class="state state--empty">{children}</div>;
+}
+
+/** A button that copies text to the clipboard and says so. */
+export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+  const [done, setDone] = useState<string>("");
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setDone("Copied");
+    } catch {
+      setDone("Copy failed: select the text and copy it");
+    }
+  };
+  return (
+    <span class="copy">
+      <button type="button" class="button" onClick={() => void copy()}>
+        {label}
+      </button>
+      <span role="status" class="copy__status">
+        {done}
+      </span>
+    </span>
+  );
+}
+
+/** Runs an action, tracking its pending state and its error. */
+export function useAction(): {
+  busy: boolean;
+  error: unknown;
+  run: (fn: () => Promise<void>) => Promise<void>;
+  clear: () => void;
+} {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const run = async (fn: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await fn();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, run, clear: () => setError(undefined) };
+}
+
+/** A labelled form field. */
+export function Field(props: { label: string; id: string; hint?: string; children: JSX.Element }) {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      {props.children}
+      {props.hint && (
+        <p class="field__hint" id={`${props.id}-hint`}>
+          {props.hint}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** An ISO instant as the reader's local date and time; "" stays "". */
+export function when(iso: string): string {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}

@@ -1,0 +1,372 @@
+import { mkdirSync } from "node:fs";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { startHostPage } from "../../examples/host-page/server.js";
+import { consoleRoutes } from "../../src/console/routes.js";
+import { frameRoutes } from "../../src/frame/routes.js";
+import { chatFrame, freePort, launchBrowser, newContext, typeMessage } from "../frame/browser.js";
+import { addMember, idToken } from "../helpers/flows.js";
+import { postJson } from "../helpers/http.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
+import { axeViolations } from "./axe.js";
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
+const DOCS = new URL("../../docs/", import.meta.url);
+
+/** Signs in through the console's form and waits for the inbox. */
+async function signIn(page: Page, base: string, email: string, password: string): Promise<void> {
+  await page.goto(`${base}/console/`);
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Inbox" }).waitFor();
+}
+
+/** No serious or critical accessibility violation on the page as it is. */
+async function accessible(page: Page, what: string): Promise<void> {
+  expect(await axeViolations(page), what).toEqual([]);
+}
+
+describe.runIf(canRun)("the web console", () => {
+  let browser: Browser;
+  let s: TestServer;
+  let owner: TestAccount;
+
+  beforeAll(async () => {
+    [browser, s] = await Promise.all([
+      launchBrowser(),
+      startServer({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
+    ]);
+    owner = await s.account();
+    mkdirSync(DOCS, { recursive: true });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.close(true);
+  });
+
+  test("a person signs in, sets up a chatbot and a key, embeds it, and runs a live conversation from the inbox", async () => {
+    const context: BrowserContext = await newContext(browser, { width: 1280, height: 800 });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: s.url });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    const rpcs = new Set<string>();
+    page.on("request", (r) => rpcs.add(new URL(r.url()).pathname));
+    page.on("pageerror", (e) => errors.push(e.message));
+    page.on("console", (m) => {
+      if (m.type() === "error" && !/status of 401/.test(m.text())) errors.push(`${m.text()} ${m.location().url}`);
+    });
+
+    await page.goto(`${s.url}/console/`);
+    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
+    await accessible(page, "sign-in page");
+    await signIn(page, s.url, owner.email, owner.password);
+    await page.getByText("No conversations yet.").waitFor();
+    // No secret where a script could read it.
+    expect(await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }))).toBe(
+      "{}{}",
+    );
+    expect(await page.evaluate(() => document.cookie)).toBe("");
+
+    // The session survives a reload.
+    await page.reload();
+    await page.getByRole("heading", { name: "Inbox" }).waitFor();
+    await accessible(page, "empty inbox");
+
+    // A chatbot that the example host page's origin may embed.
+    const port = await freePort();
+    const hostOrigin = `http://127.0.0.1:${port}`;
+    await page.getByRole("link", { name: "Chatbots" }).click();
+    await page.getByRole("heading", { name: "Test bot" }).waitFor();
+    await accessible(page, "chatbot list");
+    await page.getByRole("link", { name: "New chatbot" }).click();
+    await page.getByLabel("Name").fill("Shop assistant");
+    await page.getByLabel("Allowed origins").fill(hostOrigin);
+    await page.getByRole("button", { name: "Add a snippet" }).click();
+    await page.getByLabel("Snippet 1 title").fill("Shipping");
+    await page.getByLabel("Snippet 1 link").fill("https://shop.example/help/shipping");
+    await page.getByLabel("Snippet 1 text").fill("Orders ship within 2 business days.");
+    await accessible(page, "new chatbot form");
+    await page.getByRole("button", { name: "Create chatbot" }).click();
+    await page.getByRole("heading", { name: "Embed Shop assistant" }).waitFor();
+    const chatbotId = (await page.getByTestId("chatbot-id").textContent())!;
+    expect(chatbotId).toMatch(/^[0-9a-f-]{36}$/);
+    await expect
+      .poll(() => page.locator("pre").allTextContents())
+      .toEqual(expect.arrayContaining([expect.stringContaining(`AIAGENT_CHATBOT_ID=${chatbotId}`)]));
+    expect((await page.locator("pre").allTextContents()).join("\n")).toContain(`<script src="${s.url}/embed/v1.js">`);
+    // The live preview: the chat frame itself, in the console, ready to chat.
+    await page
+      .frameLocator("iframe.preview")
+      .locator("html[data-state=ready]")
+      .waitFor()
+      .catch(async (e: unknown) => {
+        const f = page.frames().find((x) => x.url().includes("/console/preview/"));
+        throw new Error(`preview not ready: ${f ? await f.content() : "no frame"} ${(e as Error).message}`);
+      });
+    await accessible(page, "embed page");
+    await page.screenshot({ path: new URL("console-embed.png", DOCS).pathname, fullPage: false });
+
+    // An API key, shown once, copied with the button.
+    await page.getByRole("link", { name: "Profile" }).click();
+    await page.getByRole("button", { name: "Create API key" }).waitFor();
+    await page.getByRole("button", { name: "Create API key" }).click();
+    const key = (await page.getByTestId("new-api-key").textContent())!;
+    expect(key).toMatch(/^cak_/);
+    await page.getByRole("button", { name: "Copy key" }).click();
+    await page.getByText("Copied").waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    await accessible(page, "profile");
+    await page.getByRole("link", { name: "Team" }).click();
+    await page.getByRole("heading", { name: "Members" }).waitFor();
+    await accessible(page, "team");
+
+    // The example host page embeds the frame with that key; the inbox is open meanwhile.
+    const frameOrigin = s.url.replace("127.0.0.1", "localhost");
+    const host = await startHostPage({ serviceUrl: s.url, appUrl: frameOrigin, clientApiKey: key, chatbotId, port });
+    try {
+      await page.getByRole("link", { name: "Inbox" }).click();
+      await page.getByText("No conversations yet.").waitFor();
+      const customerContext = await newContext(browser);
+      const customer = await customerContext.newPage();
+      await customer.goto(`${host.url}/`);
+      const frame = await chatFrame(customer);
+      let navigations = 0;
+      customer.on("framenavigated", (f) => {
+        if (f === frame) navigations++;
+      });
+      await typeMessage(frame, "Where is my parcel?");
+      // Live: the contact appears with an unread badge within 2 s, no reload.
+      const top = page.locator("button.contact").first();
+      await top.getByTestId("unread-badge").waitFor({ timeout: 2000 });
+      const contactId = (await top.getAttribute("data-contact-id"))!;
+      const contact = page.locator(`button.contact[data-contact-id="${contactId}"]`);
+      // One push channel: the account's watch stream, the frame's WatchConversation's sibling; no polling.
+      expect(rpcs).toContain("/aiagent.v1.ConversationService/WatchAccount");
+      await accessible(page, "inbox with a contact");
+      await page.screenshot({ path: new URL("console-inbox.png", DOCS).pathname });
+
+      // The operator opens it, takes over and replies; the customer sees the reply without reloading.
+      await contact.click();
+      await page.locator(".message--user", { hasText: "Where is my parcel?" }).waitFor();
+      await page.locator(".message--assistant").first().waitFor();
+      await page.getByRole("button", { name: "Take over" }).click();
+      await page.getByText(`Held by ${owner.email}`).waitFor();
+      await page.getByLabel(/Reply to/).fill("A person here: your parcel left our warehouse today.");
+      await page.getByRole("button", { name: "Send" }).click();
+      await page.locator(".message--operator", { hasText: "your parcel left" }).waitFor();
+      await frame.locator(".msg--operator", { hasText: "your parcel left our warehouse" }).waitFor({ timeout: 2000 });
+      expect(navigations).toBe(0);
+
+      // The customer answers; it arrives live in the open conversation.
+      await typeMessage(frame, "Thank you!");
+      await page.locator(".message--user", { hasText: "Thank you!" }).waitFor({ timeout: 2000 });
+      await page.getByRole("button", { name: "Mark read" }).click();
+      await expect.poll(() => contact.getByTestId("unread-badge").count()).toBe(0);
+      await accessible(page, "conversation view");
+      await page.screenshot({ path: new URL("console-conversation.png", DOCS).pathname });
+
+      // Closed: the contact shows it.
+      await page.getByRole("button", { name: "Close" }).click();
+      await expect.poll(() => contact.getByTestId("contact-status").textContent()).toBe("closed");
+      await page.getByRole("button", { name: "Reopen" }).waitFor();
+
+      // Another customer writes: the list re-orders live, the newcomer on top with its badge.
+      const secondContext = await newContext(browser);
+      const second = await secondContext.newPage();
+      await second.goto(`${host.url}/`);
+      await typeMessage(await chatFrame(second), "Do you ship to Norway?");
+      await expect
+        .poll(() => top.getAttribute("data-contact-id"), { timeout: 2000, interval: 100 })
+        .not.toBe(contactId);
+      await top.getByTestId("unread-badge").waitFor({ timeout: 2000 });
+      expect(await page.locator("button.contact").nth(1).getAttribute("data-contact-id")).toBe(contactId);
+      await secondContext.close();
+      await customerContext.close();
+    } finally {
+      await host.close();
+    }
+
+    // The small screen: the list, then the conversation with a way back.
+    await page.setViewportSize({ width: 375, height: 740 });
+    await page.getByRole("button", { name: "← Contacts" }).click();
+    await page.locator("button.contact").first().waitFor();
+    await accessible(page, "inbox at 375 px");
+
+    // Sign out: the next load asks to sign in again.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
+    await page.reload();
+    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test("an operator works the inbox only: the profile and team pages are closed, and their RPCs refuse", async () => {
+    const admin = await idToken(s.url, owner);
+    const op = await addMember(s.url, admin, `op-${Date.now()}@example.com`, "operator");
+    const context = await newContext(browser, { width: 375, height: 740 });
+    const page = await context.newPage();
+    // By keyboard alone: the sign-in form, then the contact search.
+    await page.goto(`${s.url}/console/`);
+    await page.getByLabel("E-mail").focus();
+    await page.keyboard.type(op.email);
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(op.password);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Inbox" }).waitFor();
+    // The page's heading has the focus, so the next Tab reaches the search box.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("contact-search");
+    await page.keyboard.type("nobody-by-this-name");
+    await page.getByText("No contacts match.").waitFor();
+    const nav = page.getByRole("navigation", { name: "Console" });
+    expect(await nav.getByRole("link").allTextContents()).toEqual(["Inbox", "Password"]);
+    for (const path of ["profile", "team", "chatbots"]) {
+      await page.goto(`${s.url}/console/${path}`);
+      await page.getByRole("heading", { name: "For admins only" }).waitFor();
+    }
+    await accessible(page, "admins-only page");
+    await page.goto(`${s.url}/console/password`);
+    await page.getByRole("heading", { name: "Your password", exact: true }).waitFor();
+    await accessible(page, "password page");
+    // The account API itself refuses the operator's session, whatever the page shows.
+    const refused = await page.evaluate(async () => {
+      const call = (m: string) =>
+        fetch(`/aiagent.v1.AccountService/${m}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-aiagent-csrf": "1" },
+          body: "{}",
+        }).then(async (r) => `${r.status} ${((await r.json()) as { code: string }).code}`);
+      return [await call("ListApiKeys"), await call("ListMembers"), await call("GetAccount")];
+    });
+    expect(refused.slice(0, 2)).toEqual(["403 permission_denied", "403 permission_denied"]);
+    expect(refused[2]).toMatch(/^200/);
+    // A session that ends (here: the cookie is gone) sends the console back to the sign-in page at the next call.
+    await page.getByRole("link", { name: "Inbox" }).click();
+    await page.getByRole("heading", { name: "Inbox" }).waitFor();
+    await context.clearCookies();
+    await page.getByRole("button", { name: "Unread" }).click();
+    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
+    await context.close();
+  });
+
+  test("an invitation link opens a page that sets the password, then signs in", async () => {
+    const admin = await idToken(s.url, owner);
+    const r = await fetch(`${s.url}/v1/account/members`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${admin}` },
+      body: JSON.stringify({ email: `new-${Date.now()}@example.com`, role: "operator" }),
+    });
+    const inv = (await r.json()) as { data: { invitation_code: string; member: { email: string } } };
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    await page.goto(`${s.url}/console/invitation#code=${encodeURIComponent(inv.data.invitation_code)}`);
+    await page.getByRole("heading", { name: "Join the team" }).waitFor();
+    await accessible(page, "invitation page");
+    await page.getByLabel("New password").fill("a fine new password");
+    await page.getByLabel("The same password again").fill("a fine new password");
+    await page.getByRole("button", { name: "Accept the invitation" }).click();
+    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
+    expect(await page.getByLabel("E-mail").inputValue()).toBe(inv.data.member.email);
+    await page.getByLabel("Password").fill("a fine new password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Inbox" }).waitFor();
+    await context.close();
+  });
+
+  test("an admin rotates and revokes keys, edits a chatbot, runs the team and ends sessions from the console", async () => {
+    const admin = await s.account();
+    const context = await newContext(browser, { width: 1280, height: 800 });
+    const page = await context.newPage();
+    page.on("dialog", (d) => void d.accept());
+    await signIn(page, s.url, admin.email, admin.password);
+
+    // Keys: the test account's key, a rotation's new key shown once, then the old one revoked.
+    await page.getByRole("link", { name: "Profile" }).click();
+    const rows = page.locator("tbody tr");
+    await expect.poll(() => rows.count()).toBe(1);
+    await page.getByRole("button", { name: "Rotate keys" }).click();
+    expect(await page.getByTestId("new-api-key").textContent()).toMatch(/^cak_/);
+    await expect.poll(() => rows.count()).toBe(2);
+    await rows
+      .first()
+      .getByRole("button", { name: /^Revoke key/ })
+      .click();
+    await rows.first().getByText("revoked").waitFor();
+
+    // A chatbot's settings change and stay changed.
+    await page.getByRole("link", { name: "Chatbots" }).click();
+    await page.getByRole("link", { name: "Edit Test bot" }).click();
+    await page.getByLabel("Name").fill("Renamed bot");
+    await page.getByLabel("Allowed origins").fill("https://shop.example\nhttps://www.shop.example");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByText("Saved.").waitFor();
+    const bot = await s.app.accounts.chatbot(admin.email, admin.chatbotId);
+    expect(bot.name).toBe("Renamed bot");
+    expect(bot.allowedOrigins).toEqual(["https://shop.example", "https://www.shop.example"]);
+
+    // The team: an invitation link, a role change, a removal; then sessions ended for the chatbot.
+    await page.getByRole("link", { name: "Team" }).click();
+    const email = `teammate-${Date.now()}@example.com`;
+    await page.getByLabel("E-mail").fill(email);
+    await page.getByRole("button", { name: "Invite" }).click();
+    expect(await page.getByTestId("invitation-url").textContent()).toMatch(/\/console\/invitation#code=/);
+    await page.getByLabel(`Role of ${email}`).selectOption("admin");
+    await expect.poll(() => page.getByLabel(`Role of ${email}`).isEnabled()).toBe(true);
+    await page.reload();
+    expect(await page.getByLabel(`Role of ${email}`).inputValue()).toBe("admin");
+    await page.getByRole("button", { name: `Remove ${email}` }).click();
+    await expect.poll(() => page.getByRole("button", { name: `Remove ${email}` }).count()).toBe(0);
+    await page.getByLabel("Chatbot").selectOption({ label: "Renamed bot" });
+    await page.getByRole("button", { name: "Revoke sessions" }).click();
+    await page.getByText(/sessions? ended\./).waitFor();
+    await accessible(page, "team after changes");
+    await context.close();
+  });
+
+  test("the contact list pages with has_more, filters unread and live, and finds a contact as you type", async () => {
+    const a = await s.account();
+    for (let i = 1; i <= 23; i++) {
+      const t = await postJson(s.url, "/ai_agent/get_access_token", {
+        user_id: `customer-${i}`,
+        chatbot_id: a.chatbotId,
+        client_api_key: a.apiKey,
+        contact: { contact_name: `Customer ${String(i).padStart(2, "0")}` },
+      });
+      const sent = await postJson(s.url, `/ai_agent/send_message?access_token=${t.body.data.access_token}`, {
+        content: `Question ${i}`,
+      });
+      expect(sent.status).toBe(200);
+    }
+    const context = await newContext(browser, { width: 1280, height: 800 });
+    const page = await context.newPage();
+    await signIn(page, s.url, a.email, a.password);
+    const contacts = page.locator("button.contact");
+    await expect.poll(() => contacts.count()).toBe(20);
+    // Newest activity first.
+    expect(await contacts.first().locator(".contact__name").textContent()).toBe("Customer 23");
+    await page.getByRole("button", { name: "Show more contacts" }).click();
+    await expect.poll(() => contacts.count()).toBe(23);
+    expect(await page.getByRole("button", { name: "Show more contacts" }).count()).toBe(0);
+
+    // Read one: the Unread filter leaves it out; Live still lists everyone.
+    await page.getByRole("button", { name: /^Customer 23/ }).click();
+    await page.getByRole("button", { name: "Mark read" }).click();
+    await page.getByRole("button", { name: "Unread", exact: true }).click();
+    await expect.poll(() => contacts.count()).toBe(20);
+    await page.getByRole("button", { name: "Show more contacts" }).click();
+    await expect.poll(() => contacts.count()).toBe(22);
+    await page.getByRole("button", { name: "Live", exact: true }).click();
+    await page.getByRole("button", { name: "Show more contacts" }).click();
+    await expect.poll(() => contacts.count()).toBe(23);
+
+    // Search as you type.
+    await page.getByRole("button", { name: "All", exact: true }).click();
+    await page.getByLabel("Search contacts").pressSequentially("Customer 07", { delay: 20 });
+    await expect.poll(() => contacts.allTextContents()).toEqual([expect.stringContaining("Customer 07")]);
+    await accessible(page, "inbox, searched");
+    await context.close();
+  });
+});

@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { consoleRoutes } from "../../src/console/routes.js";
+import { frameRoutes } from "../../src/frame/routes.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+
+let s: TestServer;
+let acc: TestAccount;
+
+beforeAll(async () => {
+  s = await startServer({
+    env: { AIAGENT_RATE_LIMIT_PASSWORD_FAILURES: "3" },
+    overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] },
+  });
+  acc = await s.account();
+});
+afterAll(async () => {
+  await s?.close(true);
+});
+
+const CSRF = { "x-aiagent-csrf": "1" };
+
+function signIn(body: unknown, headers: Record<string, string> = CSRF) {
+  return fetch(`${s.url}/console/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+function getAccount(headers: Record<string, string>) {
+  return fetch(`${s.url}/aiagent.v1.AccountService/GetAccount`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: "{}",
+  });
+}
+
+async function sessionCookie(): Promise<string> {
+  const r = await signIn({ email: acc.email, password: acc.password });
+  expect(r.status).toBe(204);
+  return r.headers.get("set-cookie")!.split(";")[0]!;
+}
+
+describe("the console's session", () => {
+  test("the shell is served with a strict CSP, never framed, never cached", async () => {
+    const r = await fetch(`${s.url}/console/inbox`);
+    expect(r.status).toBe(200);
+    const csp = r.headers.get("content-security-policy")!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain("unsafe-inline");
+    expect(r.headers.get("cache-control")).toBe("no-store");
+    const html = await r.text();
+    expect(html).not.toMatch(/<script>(?!<\/script>)|<script(?![^>]*\bsrc=)[^>]*>/);
+    const js = await fetch(`${s.url}/console/assets/console.js`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toContain("javascript");
+  });
+
+  test("sign-in sets an HttpOnly, SameSite=Strict cookie holding the ID token, and answers no token to script", async () => {
+    const r = await signIn({ email: acc.email, password: acc.password });
+    expect(r.status).toBe(204);
+    expect(await r.text()).toBe("");
+    const c = r.headers.get("set-cookie")!;
+    expect(c).toMatch(/^aiagent_console=ey[\w-]+\.[\w-]+\.[\w-]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
+    expect(r.headers.get("cache-control")).toBe("no-store");
+  });
+
+  test("a sign-in without the CSRF header, or from another site, is refused", async () => {
+    expect((await signIn({ email: acc.email, password: acc.password }, {})).status).toBe(403);
+    const cross = await signIn(
+      { email: acc.email, password: acc.password },
+      { ...CSRF, origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+    );
+    expect(cross.status).toBe(403);
+  });
+
+  test("the cookie opens ID-token RPCs only with the CSRF header and from this origin", async () => {
+    const cookie = await sessionCookie();
+    expect((await getAccount({ cookie, ...CSRF })).status).toBe(200);
+    expect((await getAccount({ cookie })).status).toBe(401);
+    expect((await getAccount({ cookie, ...CSRF, "sec-fetch-site": "cross-site" })).status).toBe(401);
+    expect((await getAccount({ cookie, ...CSRF, origin: "https://evil.example" })).status).toBe(401);
+    // Fetch Metadata decides where the browser sends it (behind a proxy the Host may differ from the page's origin).
+    const proxied = { cookie, ...CSRF, "sec-fetch-site": "same-origin", origin: "https://console.example" };
+    expect((await getAccount(proxied)).status).toBe(200);
+    // A bearer token is what the call is judged by when there is one.
+    expect((await getAccount({ cookie, ...CSRF, authorization: "Bearer nope" })).status).toBe(401);
+  });
+
+  test("sign-out clears the cookie", async () => {
+    const r = await fetch(`${s.url}/console/session`, { method: "DELETE", headers: CSRF });
+    expect(r.status).toBe(204);
+    expect(r.headers.get("set-cookie")).toMatch(/^aiagent_console=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0$/);
+  });
+
+  test("wrong passwords are counted like get_id_token's: the account's password log-in is blocked", async () => {
+    const other = await s.account();
+    for (let i = 0; i < 3; i++)
+      expect((await signIn({ email: other.email, password: "wrong password" })).status).toBe(401);
+    const blocked = await signIn({ email: other.email, password: other.password });
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    // The same counter as the token route: get_id_token with the password is blocked too.
+    const t = await fetch(`${s.url}/get_id_token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ user_email_id: other.email, password: other.password }),
+    });
+    expect(t.status).toBe(429);
+  });
+
+  test("the embed page's preview frames the chat for the account's admins only, with a token of its own", async () => {
+    const url = `${s.url}/console/preview/${acc.chatbotId}`;
+    expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
+    const cookie = await sessionCookie();
+    const r = await fetch(url, { redirect: "manual", headers: { cookie } });
+    expect(r.status).toBe(303);
+    const location = r.headers.get("location")!;
+    expect(location).toMatch(/^\/console\/preview\/[0-9a-f-]{36}\?access_token=ey/);
+    const page = await fetch(`${s.url}${location}`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'self'");
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    // Another account's chatbot is not there; a request from another site gets nothing.
+    const other = await s.account();
+    const theirs = await fetch(`${s.url}/console/preview/${other.chatbotId}`, {
+      redirect: "manual",
+      headers: { cookie },
+    });
+    expect(theirs.status).toBe(404);
+    const cross = await fetch(url, { redirect: "manual", headers: { cookie, "sec-fetch-site": "cross-site" } });
+    expect(cross.status).toBe(401);
+  });
+});
