@@ -14,6 +14,11 @@ import { axeViolations } from "./axe.js";
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const DOCS = new URL("../../docs/", import.meta.url);
 
+/** The README's screenshots are written only when asked (UPDATE_DOCS=1), so a test run leaves the checkout as it was. */
+async function shot(page: Page, name: string): Promise<void> {
+  if (process.env.UPDATE_DOCS === "1") await page.screenshot({ path: new URL(name, DOCS).pathname });
+}
+
 /** Signs in through the console's form and waits for the inbox. */
 async function signIn(page: Page, base: string, email: string, password: string): Promise<void> {
   await page.goto(`${base}/console/`);
@@ -106,7 +111,7 @@ describe.runIf(canRun)("the web console", () => {
         throw new Error(`preview not ready: ${f ? await f.content() : "no frame"} ${(e as Error).message}`);
       });
     await accessible(page, "embed page");
-    await page.screenshot({ path: new URL("console-embed.png", DOCS).pathname, fullPage: false });
+    await shot(page, "console-embed.png");
 
     // An API key, shown once, copied with the button.
     await page.getByRole("link", { name: "Profile" }).click();
@@ -145,7 +150,7 @@ describe.runIf(canRun)("the web console", () => {
       // One push channel: the account's watch stream, the frame's WatchConversation's sibling; no polling.
       expect(rpcs).toContain("/aiagent.v1.ConversationService/WatchAccount");
       await accessible(page, "inbox with a contact");
-      await page.screenshot({ path: new URL("console-inbox.png", DOCS).pathname });
+      await shot(page, "console-inbox.png");
 
       // The operator opens it, takes over and replies; the customer sees the reply without reloading.
       await contact.click();
@@ -165,7 +170,7 @@ describe.runIf(canRun)("the web console", () => {
       await page.getByRole("button", { name: "Mark read" }).click();
       await expect.poll(() => contact.getByTestId("unread-badge").count()).toBe(0);
       await accessible(page, "conversation view");
-      await page.screenshot({ path: new URL("console-conversation.png", DOCS).pathname });
+      await shot(page, "console-conversation.png");
 
       // Closed: the contact shows it.
       await page.getByRole("button", { name: "Close" }).click();

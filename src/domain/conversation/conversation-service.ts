@@ -165,8 +165,7 @@ export class ConversationService {
     const filter = (input.filter === "" ? "all" : input.filter) as ContactFilter;
     if (!FILTERS.includes(filter)) throw invalidArgument("filter", "must be one of all, unread, live");
     const { limit, offset } = page(input.limit, input.offset, 10);
-    if (email.toLowerCase() !== caller.accountEmail.toLowerCase())
-      throw permissionDenied("user_email_id is not the account of this ID token");
+    if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
     const liveSince = this.liveSince();
     const p = await this.d.contacts.list({
       accountId: caller.accountId,
@@ -332,8 +331,7 @@ export class ConversationService {
     signal: AbortSignal,
   ): AsyncGenerator<AccountWatchEvent> {
     const email = requireEmail("user_email_id", input.userEmailId);
-    if (email.toLowerCase() !== caller.accountEmail.toLowerCase())
-      throw permissionDenied("user_email_id is not the account of this ID token");
+    if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
     const inbox = new EventInbox(signal);
     const unsubscribe = this.d.events.subscribe({ accountId: caller.accountId }, inbox);
     try {
@@ -460,4 +458,10 @@ class EventInbox implements EventListener {
   dispose(): void {
     this.signal.removeEventListener("abort", this.onAbort);
   }
+}
+
+/** user_email_id names the caller's account: by the account's e-mail, or by the calling person's own. */
+function namesAccountOf(caller: AccountCaller, email: string): boolean {
+  const e = email.toLowerCase();
+  return e === caller.accountEmail.toLowerCase() || e === caller.email.toLowerCase();
 }

@@ -18,8 +18,8 @@ interface ListState {
 /** The inbox: contacts on the left (search, filter, pages), the open conversation on the right, both live. */
 export function Inbox() {
   const s = useContext(SessionContext)!;
-  // user_email_id is the signed-in person's own e-mail (the ID token's), a member's as much as the owner's.
-  const email = s.account.callerEmail;
+  // user_email_id names the account: its own e-mail, whichever of its people is signed in.
+  const email = s.account.email;
   const [search, setSearch] = useState("");
   const [filter, setFilter] = useState<Filter>("all");
   const [limit, setLimit] = useState(PAGE);
