@@ -188,7 +188,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
           settings: {
             retryDelaysMs: w.retryDelaysMs,
             disableAfterMs: w.disableAfterSeconds * 1000,
-            leaseMs: w.timeoutMs + 30_000,
+            // An attempt ends within the timeout; the claim outlasts it, then lapses (an instance killed mid-attempt).
+            leaseMs: 2 * w.timeoutMs + 1000,
             pollMs: w.pollMs,
             batch: 20,
             retentionMs: w.retentionDays * 86400_000,

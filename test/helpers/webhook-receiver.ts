@@ -13,6 +13,9 @@ export class WebhookReceiver {
   readonly received: Received[] = [];
   /** The status to answer the nth request (0-based) with; 204 by default. */
   respond: (n: number) => number = () => 204;
+  /** While true, requests are read and counted in `stalled` but never answered. */
+  stall = false;
+  stalled = 0;
   private server: Server | undefined;
   port = 0;
 
@@ -26,6 +29,10 @@ export class WebhookReceiver {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
+        if (this.stall) {
+          this.stalled++;
+          return;
+        }
         const status = this.respond(this.received.length);
         this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), status });
         res.writeHead(status).end();
