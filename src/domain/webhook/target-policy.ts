@@ -29,8 +29,6 @@ for (const [net, bits] of [
 for (const [net, bits] of [
   ["::", 128],
   ["::1", 128],
-  ["::ffff:0:0", 96],
-  ["64:ff9b::", 96],
   ["100::", 64],
   ["2001:db8::", 32],
   ["fc00::", 7],
@@ -45,6 +43,12 @@ export function isPublicAddress(address: string): boolean {
   if (family === 0) return false;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return isPublicAddress(mapped[1]!);
+  // The same in hex, as URLs normalise it: ::ffff:c0a8:1 is 192.168.0.1.
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (hex) {
+    const [hi, lo] = [Number.parseInt(hex[1]!, 16), Number.parseInt(hex[2]!, 16)];
+    return isPublicAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+  }
   return !blocked.check(address, family === 4 ? "ipv4" : "ipv6");
 }
 
