@@ -73,7 +73,7 @@ export type WebhookEndpoint = Message<"aiagent.v1.WebhookEndpoint"> & {
   createdAt: string;
 
   /**
-   * Since when its deliveries have been failing without a success, ISO 8601 ("" when they are not).
+   * Since when its deliveries have been failing without a success, ISO 8601; empty when they are not.
    *
    * @generated from field: string failing_since = 8;
    */
@@ -101,7 +101,7 @@ export type CreateWebhookEndpointRequest = Message<"aiagent.v1.CreateWebhookEndp
   url: string;
 
   /**
-   * The event types wanted (see Event.type); empty: every type.
+   * The event types wanted (see Event.type); empty to receive every type.
    *
    * @generated from field: repeated string event_types = 2;
    */
@@ -271,7 +271,7 @@ export type UpdateWebhookEndpointRequest = Message<"aiagent.v1.UpdateWebhookEndp
   url?: string | undefined;
 
   /**
-   * New event types.
+   * New event types (optional).
    *
    * @generated from field: aiagent.v1.EventTypes event_types = 3;
    */
@@ -426,14 +426,14 @@ export type EventData = Message<"aiagent.v1.EventData"> & {
   conversationId: string;
 
   /**
-   * message.created: the message, as get_messages_for_conversation lists it.
+   * message.created: the message, as get_messages_for_conversation lists it; absent for other types.
    *
    * @generated from field: aiagent.v1.Message message = 2;
    */
   message?: Message$1 | undefined;
 
   /**
-   * conversation.*: the conversation as it stands after the change.
+   * conversation.*: the conversation as it stands after the change; absent for other types.
    *
    * @generated from field: aiagent.v1.ConversationSummary conversation = 3;
    */
@@ -489,7 +489,7 @@ export const EventDataSchema: GenMessage<EventData> = /*@__PURE__*/
  */
 export type ListEventsRequest = Message<"aiagent.v1.ListEventsRequest"> & {
   /**
-   * The cursor of the last event seen ("" for the oldest kept).
+   * The cursor of the last event seen; empty to start at the oldest event kept.
    *
    * @generated from field: string after = 1;
    */
@@ -503,7 +503,7 @@ export type ListEventsRequest = Message<"aiagent.v1.ListEventsRequest"> & {
   limit?: number | undefined;
 
   /**
-   * Only these types (empty: every type).
+   * Only these types; empty to list every type.
    *
    * @generated from field: repeated string types = 3;
    */
@@ -636,14 +636,14 @@ export type WebhookDelivery = Message<"aiagent.v1.WebhookDelivery"> & {
   lastError: string;
 
   /**
-   * When the last attempt was made, ISO 8601 ("" before the first).
+   * When the last attempt was made, ISO 8601; empty when none was.
    *
    * @generated from field: string last_attempt_at = 9;
    */
   lastAttemptAt: string;
 
   /**
-   * When the next attempt is due, ISO 8601 ("" unless pending).
+   * When the next attempt is due, ISO 8601; empty when it is not pending.
    *
    * @generated from field: string next_attempt_at = 10;
    */
@@ -685,7 +685,7 @@ export type ListWebhookDeliveriesRequest = Message<"aiagent.v1.ListWebhookDelive
   limit?: number | undefined;
 
   /**
-   * Only deliveries with this status ("" for all).
+   * Only deliveries with this status; empty to list all.
    *
    * @generated from field: string status = 3;
    */
