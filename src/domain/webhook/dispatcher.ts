@@ -41,7 +41,7 @@ export interface DispatchSettings {
 
 /** What the dispatcher needs. */
 export interface DispatcherDeps {
-  store: Pick<Store, "webhooks" | "events" | "transaction">;
+  store: Pick<Store, "webhooks" | "events" | "transaction" | "durable">;
   log: EventLog;
   clock: Clock;
   sealer: Sealer;
@@ -99,6 +99,9 @@ export class Dispatcher {
       await this.d.store.events.prune(now - this.d.settings.retentionMs, PRUNE_BATCH);
     }
     const claimed = await this.d.store.webhooks.claim(now, now + this.d.settings.leaseMs, this.d.settings.batch);
+    // An event goes out only once its change is on disk (group commit acknowledges before the fsync): a receiver
+    // never hears of a change that a power loss could still take back.
+    if (claimed.length > 0) await this.d.store.durable();
     await Promise.all(claimed.map((c) => this.attempt(c)));
     return claimed.length;
   }
