@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 
 /** One request the receiver got. */
 export interface Received {
+  path: string;
   headers: IncomingHttpHeaders;
   body: string;
   status: number;
@@ -34,8 +35,14 @@ export class WebhookReceiver {
           return;
         }
         const status = this.respond(this.received.length);
-        this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), status });
-        res.writeHead(status).end();
+        this.received.push({
+          path: req.url ?? "",
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString("utf8"),
+          status,
+        });
+        // A redirect points back here, so a client that followed it would show up as a request to /redirected.
+        res.writeHead(status, status >= 300 && status < 400 ? { location: "/redirected" } : {}).end();
       });
     });
     await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));

@@ -116,6 +116,25 @@ describe("webhook delivery", () => {
     expect(receiver.received[4]!.headers["webhook-id"]).toBe(ids[0]);
   });
 
+  it("a redirect is not followed: it counts as a failed attempt", async () => {
+    receiver = new WebhookReceiver();
+    receiver.respond = (n) => (n < 2 ? 307 : 204);
+    await receiver.up();
+    const a = await s.account();
+    const ep = await endpoint(a, receiver.url, ["conversation.started"]);
+    await send(s.url, (await issueTokens(s.url, a, "redirected")).access_token, "hi");
+    await eventually("the third try", () => receiver.received.length >= 3);
+    expect(receiver.received.map((r) => [r.path, r.status])).toEqual([
+      ["/hooks", 307],
+      ["/hooks", 307],
+      ["/hooks", 204],
+    ]);
+    await eventually("the delivery recorded", async () => {
+      const d = await getJson(s.url, `/v1/account/webhooks/${ep.id}/deliveries`, {}, auth(ep.token));
+      return d.body.data.deliveries[0]?.status === "delivered";
+    });
+  });
+
   it("a receiver down while 100 messages are written gets them all once back, in order per conversation; ListEvents after its last cursor returns exactly the missed ones", async () => {
     receiver = new WebhookReceiver();
     await receiver.up();
