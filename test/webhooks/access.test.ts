@@ -105,7 +105,13 @@ describe("webhook endpoints: who may reach them", () => {
   });
 
   it("a cursor, limit or type that is not one answers invalid_argument", async () => {
-    for (const q of [{ after: "abc" }, { limit: 0 }, { limit: 1001 }, { types: "message.deleted" }])
+    const queries: Record<string, string | number>[] = [
+      { after: "abc" },
+      { limit: 0 },
+      { limit: 1001 },
+      { types: "message.deleted" },
+    ];
+    for (const q of queries)
       expect((await getJson(s.url, "/v1/account/events", q, auth(tokenA))).status, JSON.stringify(q)).toBe(400);
   });
 });
