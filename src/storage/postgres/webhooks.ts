@@ -103,9 +103,9 @@ export function pgWebhooks(db: PgDb): WebhookRepository {
     updateEndpoint: async (e) =>
       void (await db.count(
         "webhook_update",
-        `UPDATE webhook_endpoints SET url = $3, event_types = $4, description = $5, enabled = $7, disabled_reason = $8,
-           failing_since = $10 WHERE endpoint_id = $1 AND account_id = $2 AND secret_sealed = $6 AND created_at = $9`,
-        values(e),
+        `UPDATE webhook_endpoints SET url = $2, event_types = $3, description = $4, enabled = $5, disabled_reason = $6,
+           failing_since = $7 WHERE endpoint_id = $1`,
+        [e.endpointId, e.url, JSON.stringify(e.eventTypes), e.description, e.enabled, e.disabledReason, e.failingSince],
       )),
     deleteEndpoint: async (id) =>
       void (await db.count("webhook_delete", "DELETE FROM webhook_endpoints WHERE endpoint_id = $1", [id])),
