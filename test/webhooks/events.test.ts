@@ -147,3 +147,23 @@ describe("the event log", () => {
     });
   });
 });
+
+describe("retention", () => {
+  it("drops events older than AIAGENT_EVENT_RETENTION_DAYS from the log", async () => {
+    const r = await startServer({ env: { AIAGENT_WEBHOOK_POLL_MS: "20", AIAGENT_EVENT_RETENTION_DAYS: "1" } });
+    try {
+      const a = await r.account();
+      await send(r.url, (await issueTokens(r.url, a, "old-customer")).access_token, "an old message");
+      const list = async () =>
+        (await getJson(r.url, "/v1/account/events", {}, auth(await idToken(r.url, a)))).body.data.events as unknown[];
+      expect(await list()).toHaveLength(3);
+      // Two days on (the test clock): the dispatcher's next hourly pass prunes them.
+      r.clock.advance(2 * 86_400_000);
+      await eventually("the old events pruned", async () => (await list()).length === 0);
+      await send(r.url, (await issueTokens(r.url, a, "new-customer")).access_token, "a new message");
+      expect(await list()).toHaveLength(3);
+    } finally {
+      await r.close(true);
+    }
+  });
+});
