@@ -12,6 +12,9 @@ const ON_POSTGRES = [
   "test/api/contact-conversations.test.ts",
   "test/api/search-folding.test.ts",
   "test/api/watch-conversation.test.ts",
+  "test/webhooks/delivery.test.ts",
+  "test/webhooks/events.test.ts",
+  "test/webhooks/access.test.ts",
 ];
 
 /** Whether the tests' PostgreSQL server answers (AIAGENT_TEST_DATABASE_URL, else the local one). */

@@ -3,6 +3,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AccountService as AccountServiceDesc } from "../gen/aiagent/v1/account_service_pb.js";
 import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
+import { WebhookService as WebhookServiceDesc } from "../gen/aiagent/v1/webhook_service_pb.js";
 import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
 import { PerChatbotAgent } from "./agents/per-chatbot.js";
 import { type Config, ConfigError } from "./config.js";
@@ -18,6 +19,10 @@ import { JwtStrategy } from "./domain/token/jwt-strategy.js";
 import { KeyRing } from "./domain/token/key-ring.js";
 import { KeySealError } from "./domain/token/key-sealer.js";
 import { TokenService } from "./domain/token/token-service.js";
+import { Dispatcher, type Send } from "./domain/webhook/dispatcher.js";
+import { EventLog } from "./domain/webhook/event-log.js";
+import type { Resolve } from "./domain/webhook/target-policy.js";
+import { WebhookService } from "./domain/webhook/webhook-service.js";
 import { InProcessConversationEvents } from "./events/in-process.js";
 import { keySealer } from "./key-encryption.js";
 import type { Logger } from "./log.js";
@@ -37,10 +42,14 @@ import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcode
 import { accountHandlers } from "./protocol/services/account-handlers.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
+import { eventBody, webhookHandlers } from "./protocol/services/webhook-handlers.js";
 import { noTokenLimits, type TokenGuard, tokenLimits } from "./protocol/token-limits.js";
 import { WatchLimits } from "./protocol/watch-limits.js";
 import { type Fsync, openStore } from "./storage/open.js";
 import { PgStore, pgRateLimiter } from "./storage/postgres/index.js";
+import { httpSender } from "./webhooks/http-sender.js";
+import { resolveAll } from "./webhooks/resolve.js";
+import { standardSign } from "./webhooks/signer.js";
 
 /** The issuer claim of every token this service signs. */
 export const ISSUER = "aiagent";
@@ -62,6 +71,12 @@ export interface AppOverrides {
   fsync?: Fsync;
   /** Routes served before the API (the frame and the demo add theirs here). */
   extraRoutes?: (app: App) => Route[];
+  /** How webhook deliveries are posted (a test may swap in its own). */
+  webhookSend?: Send;
+  /** How endpoint host names are resolved when saved (a test may answer private addresses). */
+  resolve?: Resolve;
+  /** False: no webhook dispatcher in this process (the outbox still fills; another instance delivers). */
+  dispatch?: boolean;
 }
 
 /** The wired service: storage, domain and protocol, not yet listening. */
@@ -76,6 +91,11 @@ export interface App {
   accounts: AccountService;
   team: TeamService;
   conversations: ConversationService;
+  webhooks: WebhookService;
+  /** The outbox: events written with each change. */
+  eventLog: EventLog;
+  /** Delivers the outbox's webhooks off the request path (undefined when turned off). */
+  dispatcher: Dispatcher | undefined;
   /** Live updates of conversations (the watch streams subscribe here). */
   events: ConversationEvents & { close(): void };
   watchLimits: WatchLimits;
@@ -116,9 +136,11 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const counters: CounterStore =
     store instanceof PgStore ? (rule) => limiterCounter(pgRateLimiter(store.pool, rule), rule) : memoryStore;
   const limits = config.rateLimit ? tokenLimits(config.rateLimit, counters) : noTokenLimits;
+  const eventLog = new EventLog(clock);
   const tokens = new TokenService({
     ...store,
     transaction: store.transaction.bind(store),
+    log: eventLog,
     jwt,
     clock,
     ttl: { access: config.accessTokenTtl, refresh: config.refreshTokenTtl, id: config.idTokenTtl },
@@ -140,6 +162,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const conversations = new ConversationService({
     ...store,
     events,
+    transaction: store.transaction.bind(store),
+    log: eventLog,
     // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).
     agent: new PerChatbotAgent(
       o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
@@ -149,6 +173,36 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     idleCloseSeconds: config.idleCloseSeconds,
     isPersonOf: (accountId, email) => team.isPersonOf(accountId, email),
   });
+  const development = !config.production;
+  const webhooks = new WebhookService({
+    ...store,
+    clock,
+    sealer,
+    policy: { development, resolve: o.resolve ?? resolveAll },
+  });
+  const w = config.webhooks;
+  const dispatcher =
+    o.dispatch === false
+      ? undefined
+      : new Dispatcher({
+          store,
+          log: eventLog,
+          clock,
+          sealer,
+          send: o.webhookSend ?? httpSender({ development, timeoutMs: w.timeoutMs }),
+          sign: standardSign,
+          render: eventBody,
+          settings: {
+            retryDelaysMs: w.retryDelaysMs,
+            disableAfterMs: w.disableAfterSeconds * 1000,
+            // An attempt ends within the timeout; the claim outlasts it, then lapses (an instance killed mid-attempt).
+            leaseMs: 2 * w.timeoutMs + 1000,
+            pollMs: w.pollMs,
+            batch: 20,
+            retentionMs: w.retentionDays * 86400_000,
+          },
+          onError: (e) => log.warn("webhook dispatcher", { error: e instanceof Error ? e.message : String(e) }),
+        });
   const auth = new Authenticator(tokens);
   // Every service passes the gate of its declared access, then waits for durability: the Connect routes and the
   // JSON routes both serve these bindings, so no protocol can reach a handler around them.
@@ -169,6 +223,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         consoleUrl: `${config.appUrl?.replace(/\/+$/, "") ?? ""}/console`,
       }),
     ),
+    bind(WebhookServiceDesc, webhookHandlers(webhooks)),
   ];
   const connect = connectNodeAdapter({
     routes: createConnectRoutes(bindings, log),
@@ -190,23 +245,29 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     accounts,
     team,
     conversations,
+    webhooks,
+    eventLog,
+    dispatcher,
     bindings,
     log,
     handler: () => undefined,
     events,
     watchLimits,
     listen: async () => {
+      dispatcher?.start();
       const server = await listen(app.handler, config.port, config.host, config.http, (path) => WATCH_PATHS.has(path));
       return {
         ...server,
         // Watch streams never finish by themselves: they end first, so shutdown waits only for real requests.
-        close: (graceMs) => {
+        close: async (graceMs) => {
           events.close();
+          await dispatcher?.close();
           return server.close(graceMs);
         },
       };
     },
     close: async () => {
+      await dispatcher?.close();
       stopKeyWatch?.();
       events.close();
       await store.close();

@@ -41,6 +41,25 @@ export interface Config {
   readonly secrets: readonly string[] | undefined;
   /** Open watch streams (WatchConversation) allowed on this instance, and per token. */
   readonly watchStreams: { readonly perInstance: number; readonly perToken: number };
+  /** The event log and webhook deliveries (see the README's "Webhooks"). */
+  readonly webhooks: WebhookSettings;
+}
+
+/**
+ * | variable | default | what |
+ * |---|---|---|
+ * | AIAGENT_EVENT_RETENTION_DAYS | 30 | how long the event log keeps events |
+ * | AIAGENT_WEBHOOK_RETRY_DELAYS | 5,300,1800,7200,18000,36000,36000 | seconds to wait after each failed attempt (±20 % jitter), then give up |
+ * | AIAGENT_WEBHOOK_DISABLE_AFTER | 432000 | seconds an endpoint may fail without a success before it is disabled |
+ * | AIAGENT_WEBHOOK_TIMEOUT_MS | 10000 | time one attempt may take |
+ * | AIAGENT_WEBHOOK_POLL_MS | 1000 | how often due deliveries are looked for |
+ */
+export interface WebhookSettings {
+  readonly retentionDays: number;
+  readonly retryDelaysMs: readonly number[];
+  readonly disableAfterSeconds: number;
+  readonly timeoutMs: number;
+  readonly pollMs: number;
 }
 
 /** Limits of the HTTP server, in milliseconds and bytes. */
@@ -249,6 +268,18 @@ function secrets(env: NodeJS.ProcessEnv): string[] | undefined {
   return list;
 }
 
+/** Default wait after each failed delivery, in seconds: the Standard Webhooks schedule (27 h 40 min in all). */
+const DEFAULT_RETRY_DELAYS = "5,300,1800,7200,18000,36000,36000";
+
+function retryDelays(src: Source): number[] {
+  const v = src.get("AIAGENT_WEBHOOK_RETRY_DELAYS");
+  const raw = v.raw ?? DEFAULT_RETRY_DELAYS;
+  const parts = raw.split(",").map((x) => x.trim());
+  if (parts.length > 30 || parts.some((x) => !/^\d{1,6}(\.\d{1,3})?$/.test(x)))
+    src.fail(v, "must be up to 30 comma-separated numbers of seconds (e.g. 5,300,1800)", raw);
+  return parts.map((x) => Math.round(Number(x) * 1000));
+}
+
 /** Reads and validates the configuration once; throws ConfigError naming the bad variable or option. */
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
@@ -299,6 +330,13 @@ export function loadConfig(
     watchStreams: {
       perInstance: positive(src, "AIAGENT_WATCH_STREAMS", 1000),
       perToken: positive(src, "AIAGENT_WATCH_STREAMS_PER_TOKEN", 4),
+    },
+    webhooks: {
+      retentionDays: positive(src, "AIAGENT_EVENT_RETENTION_DAYS", 30),
+      retryDelaysMs: retryDelays(src),
+      disableAfterSeconds: seconds(src, "AIAGENT_WEBHOOK_DISABLE_AFTER", 5 * 86400),
+      timeoutMs: positive(src, "AIAGENT_WEBHOOK_TIMEOUT_MS", 10_000),
+      pollMs: positive(src, "AIAGENT_WEBHOOK_POLL_MS", 1000),
     },
     ...overrides,
   };

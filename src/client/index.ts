@@ -1,7 +1,7 @@
 /**
  * The typed client of the service for Node servers, imported as `aiagent/client`: the generated service
  * descriptors and messages, createAiAgentClient, which speaks Connect, gRPC or gRPC-Web, and the embedding helpers
- * createEmbedSession and refreshAccessToken.
+ * createEmbedSession and refreshAccessToken, and verifyWebhook for the service's webhook deliveries.
  */
 import {
   type CallOptions,
@@ -26,8 +26,10 @@ export * from "../../gen/aiagent/v1/access_pb.js";
 export * from "../../gen/aiagent/v1/account_service_pb.js";
 export * from "../../gen/aiagent/v1/conversation_service_pb.js";
 export * from "../../gen/aiagent/v1/token_service_pb.js";
+export * from "../../gen/aiagent/v1/webhook_service_pb.js";
 export { type ErrorInfo, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 export * from "./embed.js";
+export * from "./webhooks.js";
 
 /** The wire protocols the service speaks on its one port. */
 export type Protocol = "connect" | "grpc" | "grpc-web";

@@ -9,6 +9,7 @@ import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvents } from "./conversation/events.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
+import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
 
 /** Every repository the domain uses. */
 export interface Repositories {
@@ -21,10 +22,22 @@ export interface Repositories {
   conversations: ConversationRepository;
   demoSetup: DemoSetupRepository;
   members: MemberRepository;
+  events: EventRepository;
+  webhooks: WebhookRepository;
+}
+
+/** How a unit of work is isolated. */
+export interface UnitOptions {
+  /**
+   * Its writes order themselves by the rows they update (each repository write is correct under concurrency on its
+   * own, as a message append is), so the back end need not serialise the whole unit: concurrent writers wait for
+   * each other's row locks instead of being aborted and retried (PostgreSQL: READ COMMITTED, not SERIALIZABLE).
+   */
+  rowLocks?: boolean;
 }
 
 /** Runs fn as one unit of work: every write in it lands, or (when it throws) none does. */
-export type Transact = <T>(fn: (tx: Repositories) => Promise<T>) => Promise<T>;
+export type Transact = <T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions) => Promise<T>;
 
 /**
  * The storage port, owned by the domain: the domain and the protocol never learn which back end runs. Faults of

@@ -30,6 +30,8 @@ beforeAll(async () => {
       AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "0",
       AIAGENT_RATE_LIMIT_PASSWORD_FAILURES: "0",
     },
+    // No webhook dispatcher: its writes in the background would show in the "changes nothing" checksums.
+    overrides: { dispatch: false },
   });
   a = await s.account();
   const t = await issueTokens(s.url, a, "hostile-user");

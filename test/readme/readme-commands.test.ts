@@ -140,6 +140,30 @@ describe("the README's commands, as written", () => {
       ["sam@shop.example", "operator"],
     ]);
   }, 180_000);
+  it('the "Webhooks" commands work after the walkthrough, with its variables', async () => {
+    const [start, script] = shBlocks("Walkthrough");
+    const [hooks, ...more] = shBlocks("Webhooks");
+    expect(more).toEqual([]);
+    const env = environment("webhooks", await freePort());
+    const service = await startService(start!, env);
+    const r = await runScript(`${script}\n${hooks}`, env);
+    expect(r.code, `${r.stdout}\n${r.stderr}\n${service.output()}`).toBe(0);
+    expect(r.stdout).not.toMatch(/"code":\s*"/);
+    // The endpoints, the closed conversation, the log, the deliveries and the disabled endpoint, in that order.
+    const [endpoints, closed, log, deliveries, disabled] = jsonValues(r.stdout).slice(-5);
+    expect(endpoints.data.endpoints).toHaveLength(1);
+    expect(endpoints.data.endpoints[0]).not.toHaveProperty("secret");
+    expect(closed.data.status).toBe("closed");
+    expect(log.data.events.map((e: { type: string }) => e.type)).toEqual([
+      "message.created",
+      "message.created",
+      "conversation.closed",
+    ]);
+    expect(deliveries.data.deliveries.map((d: { event_type: string }) => d.event_type)).toEqual([
+      "conversation.closed",
+    ]);
+    expect(disabled.data.status).toBe("disabled");
+  }, 240_000);
 
   it('every line of "The `aiagent` command" runs, beside a service started by its serve line', async () => {
     const [block, ...more] = shBlocks("The `aiagent` command");

@@ -4,7 +4,10 @@ import type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
+import type { Repositories, Transact } from "../store.js";
 import { optionalText, page, requireContent, requireEmail } from "../validate.js";
+import type { EventInput, EventLog } from "../webhook/event-log.js";
+import type { EventType } from "../webhook/repository.js";
 import type { ConversationEvent, ConversationEvents, ConversationSummary, EventListener } from "./events.js";
 import type {
   ContactFilter,
@@ -55,6 +58,10 @@ export interface ConversationServiceDeps {
   idleCloseSeconds: number;
   /** Where committed changes are published for watchers. */
   events: ConversationEvents;
+  /** Units of work: each change and its events (the outbox) commit together. */
+  transaction: Transact;
+  /** The account's event log, written in the unit of work of each change. */
+  log: EventLog;
   /** True when the e-mail is a person of the account (its owner or a member): only they take conversations over. */
   isPersonOf(accountId: string, email: string): Promise<boolean>;
 }
@@ -88,15 +95,16 @@ export class ConversationService {
       conversationId = requireUuid("conversation_id", input.conversationId);
       before = await this.frameConversation(caller, conversationId);
     }
-    const userMessage = await this.append(
+    // A closed conversation is reopened by the customer's message (decisions §5): its watchers learn it.
+    const reopens = before !== undefined && this.effectiveStatus(before) === "closed";
+    const { message: userMessage, conversation: conv } = await this.append(
       caller.accountId,
       conversationId,
       { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now },
       start,
+      reopens,
     );
-    const conv = (await this.d.conversations.byId(conversationId))!;
-    // A closed conversation is reopened by the customer's message (decisions §5): its watchers learn it.
-    if (before && this.effectiveStatus(before) === "closed") this.publishState(conv);
+    if (reopens) this.publishState(conv);
     yield { type: "user_message", message: userMessage };
 
     if (conv.assignedTo !== AI_AGENT) return;
@@ -111,7 +119,7 @@ export class ConversationService {
           yield { type: "delta", text: ev.text };
           continue;
         }
-        const reply = await this.append(caller.accountId, conversationId, {
+        const { message: reply } = await this.append(caller.accountId, conversationId, {
           messageId: newId(),
           role: "assistant",
           content: ev.content,
@@ -207,8 +215,7 @@ export class ConversationService {
   /** Moves the account's read marker to the latest message. */
   async markRead(caller: AccountCaller, conversationId: string): Promise<ConversationSummary> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
-    await this.d.conversations.markRead(conv.conversationId);
-    return this.publishState((await this.d.conversations.byId(conv.conversationId))!);
+    return this.change(conv, "conversation.read", (tx) => tx.conversations.markRead(conv.conversationId));
   }
 
   /** Assigns the conversation to an operator, shown to the customer by name; the AI agent stops answering. */
@@ -223,19 +230,17 @@ export class ConversationService {
     if (!(await this.d.isPersonOf(caller.accountId, operator)))
       throw invalidArgument("operator_email", `${operator} is not a person of this account (invite them first)`);
     const name = optionalText("operator_name", operatorName, MAX_OPERATOR_NAME).trim();
-    await this.d.conversations.assign(
-      conv.conversationId,
-      operator,
-      name || operator.slice(0, operator.lastIndexOf("@")),
+    return this.change(conv, "conversation.assigned", (tx) =>
+      tx.conversations.assign(conv.conversationId, operator, name || operator.slice(0, operator.lastIndexOf("@"))),
     );
-    return this.publishState((await this.d.conversations.byId(conv.conversationId))!);
   }
 
   /** Hands the conversation back to the AI agent. */
   async release(caller: AccountCaller, conversationId: string): Promise<ConversationSummary> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
-    await this.d.conversations.assign(conv.conversationId, AI_AGENT, "");
-    return this.publishState((await this.d.conversations.byId(conv.conversationId))!);
+    return this.change(conv, "conversation.assigned", (tx) =>
+      tx.conversations.assign(conv.conversationId, AI_AGENT, ""),
+    );
   }
 
   /** One page of a contact's conversations, newest first. */
@@ -303,7 +308,7 @@ export class ConversationService {
     const text = requireContent("content", content);
     if (this.effectiveStatus(conv) === "closed")
       throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
-    return this.append(caller.accountId, conv.conversationId, {
+    const { message } = await this.append(caller.accountId, conv.conversationId, {
       messageId: newId(),
       role: "operator",
       content: text,
@@ -311,6 +316,7 @@ export class ConversationService {
       documents: [],
       createdAt: this.d.clock.now(),
     });
+    return message;
   }
 
   /** Closes or reopens a conversation. */
@@ -320,8 +326,14 @@ export class ConversationService {
     status: "live" | "closed",
   ): Promise<ConversationSummary> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
-    await this.d.conversations.setStatus(conv.conversationId, status, this.d.clock.now());
-    return this.publishState((await this.d.conversations.byId(conv.conversationId))!);
+    // Only a change of what readers see is an event: closing a closed conversation records nothing.
+    const type =
+      this.effectiveStatus(conv) === status
+        ? undefined
+        : status === "closed"
+          ? "conversation.closed"
+          : "conversation.reopened";
+    return this.change(conv, type, (tx) => tx.conversations.setStatus(conv.conversationId, status, this.d.clock.now()));
   }
 
   /** Follows every conversation of the account (a live inbox): changes only, from the instant it answers first. */
@@ -348,16 +360,58 @@ export class ConversationService {
     }
   }
 
+  /** Appends a message and records its events in one unit of work; publishes it to watchers once committed. */
   private async append(
     accountId: string,
     conversationId: string,
     m: NewMessage,
     start?: NewConversation,
-  ): Promise<MessageRecord> {
-    const message = await this.d.conversations.append(conversationId, m, messageEffect(m.role), start);
+    reopens = false,
+  ): Promise<{ message: MessageRecord; conversation: ConversationRecord }> {
+    const r = await this.d.transaction(
+      async (tx) => {
+        const message = await tx.conversations.append(conversationId, m, messageEffect(m.role), start);
+        const conversation = (await tx.conversations.byId(conversationId))!;
+        const summary = this.summary(conversation);
+        const events: EventInput[] = [];
+        if (start)
+          events.push({
+            type: "conversation.started",
+            data: { conversationId, conversation: summary, chatbotId: start.chatbotId, userId: start.userId },
+          });
+        if (reopens) events.push({ type: "conversation.reopened", data: { conversationId, conversation: summary } });
+        events.push({ type: "message.created", data: { conversationId, message } });
+        await this.d.log.record(tx, accountId, events);
+        return { message, conversation };
+      },
+      { rowLocks: true },
+    );
+    this.d.log.committed();
     // Published after the transaction committed; the events channel waits for its fsync.
-    this.d.events.publish({ type: "message", accountId, conversationId, message });
-    return message;
+    this.d.events.publish({ type: "message", accountId, conversationId, message: r.message });
+    return r;
+  }
+
+  /** Writes a change of state and its event (when `type` is given) in one unit of work, then publishes it. */
+  private async change(
+    conv: ConversationRecord,
+    type: EventType | undefined,
+    write: (tx: Repositories) => Promise<void>,
+  ): Promise<ConversationSummary> {
+    const after = await this.d.transaction(
+      async (tx) => {
+        await write(tx);
+        const c = (await tx.conversations.byId(conv.conversationId))!;
+        if (type)
+          await this.d.log.record(tx, conv.accountId, [
+            { type, data: { conversationId: c.conversationId, conversation: this.summary(c) } },
+          ]);
+        return c;
+      },
+      { rowLocks: true },
+    );
+    if (type) this.d.log.committed();
+    return this.publishState(after);
   }
 
   private publishState(c: ConversationRecord): ConversationSummary {

@@ -16,6 +16,7 @@ import { DomainError, invalidArgument, notFound, unauthenticated } from "../erro
 import { hashSecret, newSecret, requireUuid, sameHash } from "../ids.js";
 import type { Transact } from "../store.js";
 import { optionalEmail, optionalText, requireId, requireText } from "../validate.js";
+import type { EventLog } from "../webhook/event-log.js";
 import type { AccessClaims, IdClaims, JwtStrategy } from "./jwt-strategy.js";
 import type { RefreshTokenRepository, RevocationScope } from "./repository.js";
 
@@ -44,6 +45,8 @@ export interface TokenServiceDeps {
   transaction: Transact;
   /** Called once a credential is known good and before anything is written; throws to refuse (per-account limits). */
   admit?: (accountId: string) => Promise<void>;
+  /** The account's event log: a revocation records `session.revoked` in its own unit of work. */
+  log?: EventLog;
 }
 
 /** A longest password accepted: scrypt hashes anything, but there is no reason to hash a megabyte. */
@@ -244,8 +247,21 @@ export class TokenService {
   }
 
   /** Revokes refresh tokens in scope, and the live access tokens of the same users. */
-  revoke(scope: RevocationScope): Promise<number> {
-    return this.d.refreshTokens.revoke(scope, this.d.clock.now());
+  async revoke(scope: RevocationScope): Promise<number> {
+    const log = this.d.log;
+    if (!log) return this.d.refreshTokens.revoke(scope, this.d.clock.now());
+    const revoked = await this.d.transaction(async (tx) => {
+      const n = await tx.refreshTokens.revoke(scope, this.d.clock.now());
+      await log.record(tx, scope.accountId, [
+        {
+          type: "session.revoked",
+          data: { chatbotId: scope.chatbotId ?? "", userId: scope.userId ?? "", revoked: n },
+        },
+      ]);
+      return n;
+    });
+    log.committed();
+    return revoked;
   }
 
   /** The chatbot an access token is for (the frame needs its settings). */

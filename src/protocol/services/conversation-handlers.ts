@@ -16,7 +16,8 @@ import type { WatchLimits } from "../watch-limits.js";
 // setTimeout's largest delay (24.8 days): a stream of a token that lives longer ends then, as on expiry, and resumes.
 const MAX_TIMER_MS = 2_147_483_647;
 
-function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
+/** A message as the conversation lists answer it. */
+export function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
   return {
     messageId: m.messageId,
     conversationId: m.conversationId,
@@ -30,7 +31,8 @@ function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
   };
 }
 
-function summary(s: ConversationSummary): MessageInitShape<typeof ConversationSummarySchema> {
+/** A conversation as the lists answer it. */
+export function summary(s: ConversationSummary): MessageInitShape<typeof ConversationSummarySchema> {
   return {
     conversationId: s.conversationId,
     createdAt: isoTime(s.createdAt),

@@ -143,4 +143,58 @@ export const pgMigrations: PgMigration[] = [
       CREATE INDEX members_account ON members (account_id, (lower(email) COLLATE "C"));
       ALTER TABLE chatbots ADD COLUMN agent text NOT NULL DEFAULT '{"kind":"built_in"}';`,
   },
+  {
+    version: 5,
+    // The event log (an outbox written with each change; each account's counter row, locked to the commit, makes
+    // places gap-free and in commit order), webhook endpoints (secrets sealed) and their deliveries.
+    sql: `
+      CREATE TABLE event_counters (
+        account_id text PRIMARY KEY REFERENCES accounts(account_id),
+        last_seq bigint NOT NULL
+      );
+      CREATE TABLE events (
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        seq bigint NOT NULL,
+        event_id text NOT NULL UNIQUE,
+        type text NOT NULL,
+        order_key text NOT NULL,
+        data text NOT NULL,
+        created_at bigint NOT NULL,
+        PRIMARY KEY (account_id, seq)
+      );
+      CREATE INDEX events_created ON events (created_at);
+      CREATE TABLE webhook_endpoints (
+        endpoint_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        url text NOT NULL,
+        event_types text NOT NULL,
+        description text NOT NULL,
+        secret_sealed text NOT NULL,
+        enabled boolean NOT NULL,
+        disabled_reason text NOT NULL,
+        created_at bigint NOT NULL,
+        failing_since bigint
+      );
+      CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id, created_at);
+      CREATE TABLE webhook_deliveries (
+        delivery_id text PRIMARY KEY,
+        endpoint_id text NOT NULL REFERENCES webhook_endpoints(endpoint_id) ON DELETE CASCADE,
+        account_id text NOT NULL,
+        event_seq bigint NOT NULL,
+        order_key text NOT NULL,
+        status text NOT NULL,
+        attempts integer NOT NULL DEFAULT 0,
+        last_response_code integer NOT NULL DEFAULT 0,
+        last_error text NOT NULL DEFAULT '',
+        last_attempt_at bigint,
+        next_attempt_at bigint,
+        lease_until bigint,
+        created_at bigint NOT NULL,
+        FOREIGN KEY (account_id, event_seq) REFERENCES events(account_id, seq) ON DELETE CASCADE
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_queue ON webhook_deliveries (endpoint_id, order_key, event_seq) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, event_seq DESC);
+      CREATE INDEX webhook_deliveries_event ON webhook_deliveries (account_id, event_seq);`,
+  },
 ];

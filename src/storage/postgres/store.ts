@@ -1,6 +1,6 @@
 import pg from "pg";
 import type { ConversationEvents } from "../../domain/conversation/events.js";
-import type { Repositories, Store } from "../../domain/store.js";
+import type { Repositories, Store, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
 import { pgContacts, pgConversations } from "./conversations.js";
 import { PgRunner } from "./db.js";
@@ -17,6 +17,7 @@ import {
   pgSigningKeys,
   SIGNING_KEYS_CHANNEL,
 } from "./repos.js";
+import { pgEvents, pgWebhooks } from "./webhooks.js";
 
 /** How the PostgreSQL back end connects. */
 export interface PgStoreOptions {
@@ -48,6 +49,8 @@ export class PgStore implements Store {
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
+  readonly events: Repositories["events"];
+  readonly webhooks: Repositories["webhooks"];
   private readonly db: PgRunner;
 
   constructor(
@@ -64,10 +67,13 @@ export class PgStore implements Store {
     this.conversations = pgConversations(this.db);
     this.demoSetup = pgDemoSetup(this.db);
     this.members = pgMembers(this.db);
+    this.events = pgEvents(this.db);
+    this.webhooks = pgWebhooks(this.db);
   }
 
-  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {
     // The repositories follow the unit of work of their async context, so `this` is the transaction's view too.
+    if (o?.rowLocks) return this.db.unit(() => fn(this));
     return this.db.serializable(() => fn(this));
   }
 

@@ -308,4 +308,62 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE chatbots ADD COLUMN agent TEXT NOT NULL DEFAULT '{"kind":"built_in"}';
     `,
   },
+  {
+    version: 11,
+    name: "the event log (an outbox written with each change), webhook endpoints and their deliveries",
+    sql: `
+      -- Each account's log has its own counter, bumped in the unit of work of the change: places are gap-free
+      -- and in commit order.
+      CREATE TABLE event_counters (
+        account_id TEXT PRIMARY KEY REFERENCES accounts(account_id),
+        last_seq INTEGER NOT NULL
+      ) STRICT;
+      -- data: the domain's EventData as JSON.
+      CREATE TABLE events (
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        seq INTEGER NOT NULL,
+        event_id TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        order_key TEXT NOT NULL,
+        data TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, seq)
+      ) STRICT;
+      CREATE INDEX events_created ON events (created_at);
+      -- event_types: a JSON array ([] for every type); the secret sealed with the key-encryption secrets.
+      CREATE TABLE webhook_endpoints (
+        endpoint_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        url TEXT NOT NULL,
+        event_types TEXT NOT NULL,
+        description TEXT NOT NULL,
+        secret_sealed TEXT NOT NULL,
+        enabled INTEGER NOT NULL,
+        disabled_reason TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        failing_since INTEGER
+      ) STRICT;
+      CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id, created_at);
+      CREATE TABLE webhook_deliveries (
+        delivery_id TEXT PRIMARY KEY,
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(endpoint_id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        event_seq INTEGER NOT NULL,
+        order_key TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_response_code INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT NOT NULL DEFAULT '',
+        last_attempt_at INTEGER,
+        next_attempt_at INTEGER,
+        lease_until INTEGER,
+        created_at INTEGER NOT NULL,
+        FOREIGN KEY (account_id, event_seq) REFERENCES events(account_id, seq) ON DELETE CASCADE
+      ) STRICT;
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_queue ON webhook_deliveries (endpoint_id, order_key, event_seq) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, event_seq DESC);
+      CREATE INDEX webhook_deliveries_event ON webhook_deliveries (account_id, event_seq);
+    `,
+  },
 ];

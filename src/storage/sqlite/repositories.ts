@@ -8,6 +8,7 @@ import { sqliteDemoSetup } from "./repos/demo-setup.js";
 import { sqliteMembers } from "./repos/members.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
+import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
 
 /** Every repository, synchronous, over one database handle (the store wraps them into the async port). */
 export function sqliteRepositories(db: Db) {
@@ -21,6 +22,8 @@ export function sqliteRepositories(db: Db) {
     conversations: sqliteConversations(db),
     demoSetup: sqliteDemoSetup(db),
     members: sqliteMembers(db),
+    events: sqliteEvents(db),
+    webhooks: sqliteWebhooks(db),
   };
 }
 

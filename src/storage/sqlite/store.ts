@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Repositories, Store } from "../../domain/store.js";
+import type { Repositories, Store, UnitOptions } from "../../domain/store.js";
 import { asyncRepository } from "../sync.js";
 import { SqliteBulkLoader } from "./bulk.js";
 import { type Db, type OpenOptions, openDatabase } from "./database.js";
@@ -35,6 +35,8 @@ export class SqliteStore implements Store {
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
+  readonly events: Repositories["events"];
+  readonly webhooks: Repositories["webhooks"];
   /** The repositories as seen inside a unit of work (the mutex is already held). */
   private readonly inside: Repositories;
   private readonly probe: () => boolean;
@@ -59,10 +61,13 @@ export class SqliteStore implements Store {
     this.conversations = outside.conversations;
     this.demoSetup = outside.demoSetup;
     this.members = outside.members;
+    this.events = outside.events;
+    this.webhooks = outside.webhooks;
     this.probe = readinessProbe(db);
   }
 
-  async transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+  /** Every unit of work is serial here (one writer at a time), whatever its options ask. */
+  async transaction<T>(fn: (tx: Repositories) => Promise<T>, _o?: UnitOptions): Promise<T> {
     // A unit of work inside another joins it (better-sqlite3 has no nested BEGIN; the outer one commits all).
     if (this.unit.getStore() === this) return fn(this.inside);
     await this.acquire();
@@ -173,5 +178,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     conversations: asyncRepository(sync.conversations, run),
     demoSetup: asyncRepository(sync.demoSetup, run),
     members: asyncRepository(sync.members, run),
+    events: asyncRepository(sync.events, run),
+    webhooks: asyncRepository(sync.webhooks, run),
   };
 }

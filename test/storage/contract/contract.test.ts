@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeEach, describe } from "vitest";
 import { accountCases } from "./accounts.case.js";
 import { contactCases } from "./contacts.case.js";
 import { conversationCases } from "./conversations.case.js";
+import { eventCases } from "./events.case.js";
 import { backends, type Harness } from "./harness.js";
 import { memberCases } from "./members.case.js";
 import { tokenCases } from "./tokens.case.js";
@@ -30,5 +31,6 @@ for (const backend of backends) {
     conversationCases(h);
     contactCases(h);
     transactionCases(h);
+    eventCases(h);
   });
 }

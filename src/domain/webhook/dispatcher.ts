@@ -1,0 +1,184 @@
+import type { Sealer } from "../account/chatbot-rules.js";
+import type { Clock } from "../clock.js";
+import type { Store } from "../store.js";
+import type { EventLog } from "./event-log.js";
+import type { ClaimedDelivery, EventRecord } from "./repository.js";
+import { nextAttempt } from "./retry.js";
+import { secretBinding } from "./webhook-service.js";
+
+/** How one POST went: the status when the endpoint answered (0 when not), else why not. */
+export interface SendResult {
+  status: number;
+  error: string;
+}
+
+/** Posts a signed body to an endpoint (no redirects followed; the target's addresses checked at connection). */
+export type Send = (
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+) => Promise<SendResult>;
+
+/** The Standard Webhooks `webhook-signature` value of (id, timestamp in ms, body) under the secret. */
+export type Sign = (secret: string, id: string, timestampMs: number, body: string) => string;
+
+/** The dispatcher's settings. */
+export interface DispatchSettings {
+  /** Wait after each failed attempt; once spent, the delivery has failed. */
+  retryDelaysMs: readonly number[];
+  /** An endpoint failing without a success this long is disabled. */
+  disableAfterMs: number;
+  /** How long a claim holds (longer than one attempt may take). */
+  leaseMs: number;
+  /** How often due deliveries are looked for (commits of this process wake it at once). */
+  pollMs: number;
+  /** Deliveries sent at once. */
+  batch: number;
+  /** Events older than this are pruned (once none of their deliveries is pending). */
+  retentionMs: number;
+}
+
+/** What the dispatcher needs. */
+export interface DispatcherDeps {
+  store: Pick<Store, "webhooks" | "events" | "transaction" | "durable">;
+  log: EventLog;
+  clock: Clock;
+  sealer: Sealer;
+  send: Send;
+  sign: Sign;
+  /** The event's JSON body, as the event log's JSON route shows it. */
+  render(e: EventRecord): string;
+  settings: DispatchSettings;
+  /** Told of faults of the loop (storage unavailable); it goes on at its next poll. */
+  onError(e: unknown): void;
+}
+
+const PRUNE_EVERY_MS = 3600_000;
+const PRUNE_BATCH = 1000;
+
+/**
+ * Delivers the outbox off the request path: claims due deliveries (one instance each, in order per conversation),
+ * posts them signed, records each attempt and schedules the next with back-off and jitter, disables an endpoint
+ * failing for long (recording `webhook_endpoint.disabled`), and prunes the log past its retention.
+ */
+export class Dispatcher {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private pending = false;
+  private readonly stop = new AbortController();
+  private stopWatching: (() => void) | undefined;
+  private lastPrune = 0;
+
+  constructor(private readonly d: DispatcherDeps) {}
+
+  /** Starts the loop. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopWatching = this.d.log.onCommitted(() => this.nudge());
+    this.loop = this.run();
+  }
+
+  /** Stops the loop; attempts in flight are abandoned (their claims lapse, and another pass sends them again). */
+  async close(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.stopWatching?.();
+    this.stop.abort();
+    this.nudge();
+    await this.loop;
+  }
+
+  /** One pass: claims and sends what is due; answers how many were attempted. */
+  async runOnce(): Promise<number> {
+    const now = this.d.clock.now();
+    if (now - this.lastPrune >= PRUNE_EVERY_MS) {
+      this.lastPrune = now;
+      await this.d.store.events.prune(now - this.d.settings.retentionMs, PRUNE_BATCH);
+    }
+    const claimed = await this.d.store.webhooks.claim(now, now + this.d.settings.leaseMs, this.d.settings.batch);
+    // An event goes out only once its change is on disk (group commit acknowledges before the fsync): a receiver
+    // never hears of a change that a power loss could still take back.
+    if (claimed.length > 0) await this.d.store.durable();
+    await Promise.all(claimed.map((c) => this.attempt(c)));
+    return claimed.length;
+  }
+
+  private nudge(): void {
+    this.pending = true;
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      this.pending = false;
+      let n = 0;
+      try {
+        n = await this.runOnce();
+      } catch (e) {
+        if (this.running) this.d.onError(e);
+      }
+      if (!this.running) return;
+      if (n > 0 || this.pending) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.d.settings.pollMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  private async attempt(c: ClaimedDelivery): Promise<void> {
+    const { delivery, event } = c;
+    const body = this.d.render(event);
+    const at = this.d.clock.now();
+    let result: SendResult;
+    try {
+      const secret = this.d.sealer.open(c.secretSealed, secretBinding(delivery.endpointId));
+      result = await this.d.send(
+        c.url,
+        {
+          "content-type": "application/json",
+          "user-agent": "aiagent-webhooks/1",
+          "webhook-id": event.eventId,
+          "webhook-timestamp": String(Math.floor(at / 1000)),
+          "webhook-signature": this.d.sign(secret, event.eventId, at, body),
+        },
+        body,
+        this.stop.signal,
+      );
+    } catch (e) {
+      result = { status: 0, error: e instanceof Error ? e.message : String(e) };
+    }
+    // Stopped mid-attempt: nothing is recorded; the claim lapses and the delivery goes out again.
+    if (this.stop.signal.aborted) return;
+    const ok = result.status >= 200 && result.status < 300;
+    const done = this.d.clock.now();
+    await this.d.store.webhooks.attempted(delivery.deliveryId, delivery.endpointId, {
+      at: done,
+      responseCode: result.status,
+      error: ok ? "" : (result.error || `HTTP ${result.status}`).slice(0, 200),
+      ok,
+      nextAttemptAt: ok ? null : nextAttempt(delivery.attempts + 1, done, this.d.settings.retryDelaysMs),
+    });
+    if (!ok) await this.disableIfFailingLong(delivery.endpointId, done);
+  }
+
+  private async disableIfFailingLong(endpointId: string, now: number): Promise<void> {
+    const disabled = await this.d.store.transaction(async (tx) => {
+      const e = await tx.webhooks.endpoint(endpointId);
+      if (!e || !e.enabled || e.failingSince === null || now - e.failingSince < this.d.settings.disableAfterMs)
+        return false;
+      const reason = `every delivery failed since ${new Date(e.failingSince).toISOString()}: disabled by the service`;
+      await tx.webhooks.updateEndpoint({ ...e, enabled: false, disabledReason: reason });
+      await this.d.log.record(tx, e.accountId, [{ type: "webhook_endpoint.disabled", data: { endpointId, reason } }]);
+      return true;
+    });
+    if (disabled) this.d.log.committed();
+  }
+}

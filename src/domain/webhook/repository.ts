@@ -1,0 +1,144 @@
+import type { ConversationSummary } from "../conversation/events.js";
+import type { MessageRecord } from "../conversation/repository.js";
+
+/** The kinds of event the log records. */
+export const EVENT_TYPES = [
+  "message.created",
+  "conversation.started",
+  "conversation.assigned",
+  "conversation.closed",
+  "conversation.reopened",
+  "conversation.read",
+  "session.revoked",
+  "webhook_endpoint.disabled",
+] as const;
+
+/** One kind of event. */
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** What an event is about; each type fills its own fields. */
+export interface EventData {
+  conversationId?: string;
+  message?: MessageRecord;
+  conversation?: ConversationSummary;
+  chatbotId?: string;
+  userId?: string;
+  revoked?: number;
+  endpointId?: string;
+  reason?: string;
+}
+
+/** An event to record; the log gives it its place. */
+export interface NewEvent {
+  eventId: string;
+  accountId: string;
+  type: EventType;
+  /** Deliveries of events with the same key (the conversation) go to each endpoint in log order. */
+  orderKey: string;
+  data: EventData;
+  createdAt: number;
+}
+
+/** An event as recorded: `seq` is its place in its account's log, in commit order, from 1 without gaps. */
+export interface EventRecord extends NewEvent {
+  seq: number;
+}
+
+/** A webhook endpoint as stored; the secret only sealed (KeySealer), bound to the endpoint's id. */
+export interface WebhookEndpointRecord {
+  endpointId: string;
+  accountId: string;
+  url: string;
+  /** Empty: every type. */
+  eventTypes: string[];
+  description: string;
+  secretSealed: string;
+  enabled: boolean;
+  disabledReason: string;
+  createdAt: number;
+  /** The first failure since the last success; null while deliveries succeed. */
+  failingSince: number | null;
+}
+
+/** Where a delivery stands. */
+export type DeliveryStatus = "pending" | "delivered" | "failed";
+
+/** A delivery to create with its event. */
+export interface NewDelivery {
+  deliveryId: string;
+  endpointId: string;
+}
+
+/** One event's delivery to one endpoint. */
+export interface DeliveryRecord {
+  deliveryId: string;
+  endpointId: string;
+  accountId: string;
+  eventSeq: number;
+  eventId: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastResponseCode: number;
+  lastError: string;
+  lastAttemptAt: number | null;
+  nextAttemptAt: number | null;
+  createdAt: number;
+}
+
+/** A delivery claimed by one dispatcher until `leaseUntil`, with what it needs to send it. */
+export interface ClaimedDelivery {
+  delivery: DeliveryRecord;
+  event: EventRecord;
+  url: string;
+  secretSealed: string;
+}
+
+/** The outcome of one attempt. */
+export interface AttemptResult {
+  at: number;
+  /** The HTTP status, 0 when none answered. */
+  responseCode: number;
+  error: string;
+  /** Delivered (2xx). */
+  ok: boolean;
+  /** When to try again after a failure; null: give up (failed). */
+  nextAttemptAt: number | null;
+}
+
+/** The account's event log; written only inside the unit of work of the change an event describes. */
+export interface EventRepository {
+  /**
+   * Appends events to their account's log after its last (one account per call), each with the deliveries given
+   * for it; answers them with their places.
+   */
+  append(events: { event: NewEvent; deliveries: NewDelivery[] }[]): Promise<EventRecord[]>;
+  /** Events of the account after `afterSeq`, in log order, of the given types (empty: all). */
+  list(accountId: string, afterSeq: number, limit: number, types: readonly string[]): Promise<EventRecord[]>;
+  /** Drops up to `limit` events older than `before` (with their deliveries), none still pending; answers the count. */
+  prune(before: number, limit: number): Promise<number>;
+}
+
+/** Webhook endpoints and their deliveries. */
+export interface WebhookRepository {
+  insertEndpoint(e: WebhookEndpointRecord): Promise<void>;
+  updateEndpoint(e: WebhookEndpointRecord): Promise<void>;
+  /** Deletes the endpoint and its deliveries. */
+  deleteEndpoint(endpointId: string): Promise<void>;
+  endpoint(endpointId: string): Promise<WebhookEndpointRecord | undefined>;
+  /** The account's endpoints, oldest first. */
+  endpoints(accountId: string): Promise<WebhookEndpointRecord[]>;
+  /** One endpoint's deliveries, newest first. */
+  deliveries(endpointId: string, limit: number, status: DeliveryStatus | undefined): Promise<DeliveryRecord[]>;
+  delivery(deliveryId: string): Promise<DeliveryRecord | undefined>;
+  /** Makes a delivery pending again, due at `at`. */
+  resend(deliveryId: string, at: number): Promise<void>;
+  /**
+   * Claims up to `limit` due deliveries of enabled endpoints until `leaseUntil`: of each endpoint's deliveries with
+   * one order key, only the oldest pending one, so they arrive in order. Dispatchers on other instances skip what
+   * this one claimed.
+   */
+  claim(now: number, leaseUntil: number, limit: number): Promise<ClaimedDelivery[]>;
+  /** Records an attempt of a claimed delivery and releases it; keeps the endpoint's failure record. */
+  attempted(deliveryId: string, endpointId: string, r: AttemptResult): Promise<void>;
+}

@@ -1,0 +1,207 @@
+import type {
+  ClaimedDelivery,
+  EventRecord,
+  EventRepository,
+  WebhookEndpointRecord,
+  WebhookRepository,
+} from "../../domain/webhook/repository.js";
+import { DELIVERY_COLUMNS, toDelivery, toEndpoint, toEvent } from "../webhook-rows.js";
+import type { PgDb } from "./db.js";
+
+type Row = Record<string, unknown>;
+const FROM = "FROM webhook_deliveries d JOIN events e ON e.account_id = d.account_id AND e.seq = d.event_seq";
+
+/**
+ * The event log. The account's counter row is updated first and stays locked until the commit, so two writers of
+ * one account take their places in turn and a reader never sees a later place before an earlier one.
+ */
+export function pgEvents(db: PgDb): EventRepository {
+  return {
+    append: (items) =>
+      db.unit(async () => {
+        const first = items[0];
+        if (!first) return [];
+        const [c] = await db.rows<{ last_seq: number }>(
+          "event_bump",
+          `INSERT INTO event_counters (account_id, last_seq) VALUES ($1, $2)
+           ON CONFLICT (account_id) DO UPDATE SET last_seq = event_counters.last_seq + excluded.last_seq RETURNING last_seq`,
+          [first.event.accountId, items.length],
+        );
+        const last = Number(c!.last_seq);
+        const out: EventRecord[] = [];
+        for (const [i, { event, deliveries }] of items.entries()) {
+          if (event.accountId !== first.event.accountId) throw new Error("events of one account per append");
+          const seq = last - items.length + 1 + i;
+          await db.count(
+            "event_insert",
+            "INSERT INTO events (account_id, seq, event_id, type, order_key, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            [
+              event.accountId,
+              seq,
+              event.eventId,
+              event.type,
+              event.orderKey,
+              JSON.stringify(event.data),
+              event.createdAt,
+            ],
+          );
+          for (const d of deliveries)
+            await db.count(
+              "delivery_insert",
+              `INSERT INTO webhook_deliveries (delivery_id, endpoint_id, account_id, event_seq, order_key, status, next_attempt_at, created_at)
+               VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6)`,
+              [d.deliveryId, d.endpointId, event.accountId, seq, event.orderKey, event.createdAt],
+            );
+          out.push({ ...event, seq });
+        }
+        return out;
+      }),
+    list: async (accountId, afterSeq, limit, types) =>
+      (
+        await db.rows(
+          types.length === 0 ? "events_list" : "events_list_types",
+          `SELECT * FROM events WHERE account_id = $1 AND seq > $2${types.length === 0 ? "" : " AND type = ANY($4)"} ORDER BY seq LIMIT $3`,
+          types.length === 0 ? [accountId, afterSeq, limit] : [accountId, afterSeq, limit, types],
+        )
+      ).map(toEvent),
+    prune: (before, limit) =>
+      db.unit(() =>
+        db.count(
+          "events_prune",
+          `DELETE FROM events WHERE (account_id, seq) IN (
+             SELECT e.account_id, e.seq FROM events e WHERE e.created_at < $1 AND NOT EXISTS (
+               SELECT 1 FROM webhook_deliveries d WHERE d.account_id = e.account_id AND d.event_seq = e.seq AND d.status = 'pending')
+             LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+          [before, limit],
+        ),
+      ),
+  };
+}
+
+/** Webhook endpoints and deliveries; dispatchers on every instance claim with FOR UPDATE SKIP LOCKED. */
+export function pgWebhooks(db: PgDb): WebhookRepository {
+  const values = (e: WebhookEndpointRecord) => [
+    e.endpointId,
+    e.accountId,
+    e.url,
+    JSON.stringify(e.eventTypes),
+    e.description,
+    e.secretSealed,
+    e.enabled,
+    e.disabledReason,
+    e.createdAt,
+    e.failingSince,
+  ];
+  return {
+    insertEndpoint: async (e) =>
+      void (await db.count(
+        "webhook_insert",
+        `INSERT INTO webhook_endpoints (endpoint_id, account_id, url, event_types, description, secret_sealed, enabled,
+           disabled_reason, created_at, failing_since) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        values(e),
+      )),
+    updateEndpoint: async (e) =>
+      void (await db.count(
+        "webhook_update",
+        `UPDATE webhook_endpoints SET url = $2, event_types = $3, description = $4, enabled = $5, disabled_reason = $6,
+           failing_since = $7 WHERE endpoint_id = $1`,
+        [e.endpointId, e.url, JSON.stringify(e.eventTypes), e.description, e.enabled, e.disabledReason, e.failingSince],
+      )),
+    deleteEndpoint: async (id) =>
+      void (await db.count("webhook_delete", "DELETE FROM webhook_endpoints WHERE endpoint_id = $1", [id])),
+    endpoint: async (id) =>
+      (await db.rows("webhook_by_id", "SELECT * FROM webhook_endpoints WHERE endpoint_id = $1", [id])).map(
+        toEndpoint,
+      )[0],
+    endpoints: async (accountId) =>
+      (
+        await db.rows(
+          "webhook_list",
+          "SELECT * FROM webhook_endpoints WHERE account_id = $1 ORDER BY created_at, endpoint_id",
+          [accountId],
+        )
+      ).map(toEndpoint),
+    deliveries: async (endpointId, limit, status) =>
+      (
+        await db.rows(
+          status === undefined ? "delivery_list" : "delivery_list_status",
+          `SELECT ${DELIVERY_COLUMNS} ${FROM} WHERE d.endpoint_id = $1${status === undefined ? "" : " AND d.status = $3"}
+           ORDER BY d.event_seq DESC, d.delivery_id LIMIT $2`,
+          status === undefined ? [endpointId, limit] : [endpointId, limit, status],
+        )
+      ).map(toDelivery),
+    delivery: async (id) =>
+      (await db.rows("delivery_by_id", `SELECT ${DELIVERY_COLUMNS} ${FROM} WHERE d.delivery_id = $1`, [id])).map(
+        toDelivery,
+      )[0],
+    resend: async (id, at) =>
+      void (await db.count(
+        "delivery_resend",
+        "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, lease_until = NULL WHERE delivery_id = $2",
+        [at, id],
+      )),
+    // Of each endpoint's pending deliveries with one order key, only the oldest is due (they arrive in order); a
+    // delivery another instance is claiming is skipped, one it has claimed carries its lease.
+    claim: (now, leaseUntil, limit) =>
+      db.unit(async () => {
+        const ids = await db.rows<{ delivery_id: string }>(
+          "delivery_claim",
+          `UPDATE webhook_deliveries SET lease_until = $2 WHERE delivery_id IN (
+             SELECT d.delivery_id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id
+             WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
+               AND w.enabled
+               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
+                 AND p.order_key = d.order_key AND p.status = 'pending' AND p.event_seq < d.event_seq)
+             ORDER BY d.next_attempt_at, d.event_seq LIMIT $3 FOR UPDATE OF d SKIP LOCKED)
+           RETURNING delivery_id`,
+          [now, leaseUntil, limit],
+        );
+        if (ids.length === 0) return [];
+        const rows = await db.rows(
+          "delivery_claimed",
+          `SELECT ${DELIVERY_COLUMNS}, e.seq, e.type, e.order_key, e.data, e.created_at AS event_created_at, w.url, w.secret_sealed
+           ${FROM} JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id WHERE d.delivery_id = ANY($1)
+           ORDER BY d.next_attempt_at, d.event_seq`,
+          [ids.map((r) => r.delivery_id)],
+        );
+        return rows.map(claimed);
+      }),
+    attempted: (deliveryId, endpointId, r) =>
+      db.unit(async () => {
+        await db.count(
+          "delivery_attempted",
+          `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, last_response_code = $2, last_error = $3,
+             last_attempt_at = $4, next_attempt_at = $5, lease_until = NULL WHERE delivery_id = $6`,
+          [
+            r.ok ? "delivered" : r.nextAttemptAt === null ? "failed" : "pending",
+            r.responseCode,
+            r.error,
+            r.at,
+            r.ok ? null : r.nextAttemptAt,
+            deliveryId,
+          ],
+        );
+        if (r.ok)
+          await db.count(
+            "webhook_succeeded",
+            "UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = $1 AND failing_since IS NOT NULL",
+            [endpointId],
+          );
+        else
+          await db.count(
+            "webhook_failing",
+            "UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, $1) WHERE endpoint_id = $2",
+            [r.at, endpointId],
+          );
+      }),
+  };
+}
+
+function claimed(r: Row): ClaimedDelivery {
+  return {
+    delivery: toDelivery(r),
+    event: toEvent({ ...r, created_at: r.event_created_at }),
+    url: r.url as string,
+    secretSealed: r.secret_sealed as string,
+  };
+}
