@@ -29,8 +29,13 @@ const passwords: Record<"admin" | "operator", string> = { admin: "", operator: "
 let n = 0;
 const USER = "matrix-user";
 
+let endpointId: string;
+let deliveryId: string;
+const hookUrl = "http://127.0.0.1:9/hook";
+
 beforeAll(async () => {
-  s = await startServer();
+  // No webhook dispatcher: its background writes would blur "a refused call writes nothing".
+  s = await startServer({ overrides: { dispatch: false } });
   a = await s.account();
   const t = await issueTokens(s.url, a, USER);
   access_ = t.access_token;
@@ -51,6 +56,11 @@ beforeAll(async () => {
   tokens.operator = op.idToken;
   passwords.admin = a.password;
   passwords.operator = op.password;
+  endpointId = (
+    await s.app.webhooks.createEndpoint(owner, { url: hookUrl, eventTypes: ["message.created"], description: "" })
+  ).endpoint.endpointId;
+  await send(s.url, access_, "One for the webhook", conversationId);
+  deliveryId = (await s.app.webhooks.listDeliveries(owner, { endpointId, limit: 1, status: "" }))[0]!.deliveryId;
 });
 afterAll(() => s.close(true));
 
@@ -110,6 +120,16 @@ const samples: Record<string, Sample> = {
     password: "a long enough password",
   }),
   "aiagent.v1.AccountService.RevokeSessions": () => ({ userId: `nobody-${++n}` }),
+  "aiagent.v1.WebhookService.CreateWebhookEndpoint": () => ({ url: hookUrl, eventTypes: ["conversation.closed"] }),
+  "aiagent.v1.WebhookService.ListWebhookEndpoints": () => ({}),
+  "aiagent.v1.WebhookService.UpdateWebhookEndpoint": () => ({ endpointId, description: `desk ${++n}` }),
+  "aiagent.v1.WebhookService.DeleteWebhookEndpoint": async () => ({
+    endpointId: (await s.app.webhooks.createEndpoint(owner, { url: hookUrl, eventTypes: [], description: "" })).endpoint
+      .endpointId,
+  }),
+  "aiagent.v1.WebhookService.ListEvents": () => ({ limit: 5 }),
+  "aiagent.v1.WebhookService.ListWebhookDeliveries": () => ({ endpointId }),
+  "aiagent.v1.WebhookService.ResendWebhookDelivery": () => ({ endpointId, deliveryId }),
 };
 
 /** Every RPC the running server serves. */

@@ -34,7 +34,7 @@ const req = async (method: string, path: string, auth: Record<string, string>, b
 };
 
 beforeAll(async () => {
-  s = await startServer();
+  s = await startServer({ overrides: { dispatch: false } });
   for (let i = 0; i < 2; i++) {
     const a = await s.account();
     accounts.push(a);
