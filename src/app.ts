@@ -2,6 +2,7 @@ import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AccountService as AccountServiceDesc } from "../gen/aiagent/v1/account_service_pb.js";
 import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v1/conversation_service_pb.js";
+import { SessionService as SessionServiceDesc } from "../gen/aiagent/v1/session_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
 import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
 import { type Config, ConfigError } from "./config.js";
@@ -16,6 +17,7 @@ import type { Store } from "./domain/store.js";
 import { JwtStrategy } from "./domain/token/jwt-strategy.js";
 import { KeyRing } from "./domain/token/key-ring.js";
 import { KeySealError } from "./domain/token/key-sealer.js";
+import { SessionRegistry } from "./domain/token/session-registry.js";
 import { TokenService } from "./domain/token/token-service.js";
 import { InProcessConversationEvents } from "./events/in-process.js";
 import { keySealer } from "./key-encryption.js";
@@ -35,6 +37,7 @@ import { type CounterStore, limiterCounter, memoryStore } from "./protocol/rate-
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { accountHandlers } from "./protocol/services/account-handlers.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
+import { sessionHandlers } from "./protocol/services/session-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { noTokenLimits, tokenLimits } from "./protocol/token-limits.js";
 import { WatchLimits } from "./protocol/watch-limits.js";
@@ -72,6 +75,8 @@ export interface App {
   tokens: TokenService;
   accounts: AccountService;
   team: TeamService;
+  /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
+  sessions: SessionRegistry;
   conversations: ConversationService;
   /** Live updates of conversations (the watch streams subscribe here). */
   events: ConversationEvents & { close(): void };
@@ -129,6 +134,11 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     allowLoopbackHttp: !config.production,
   });
   const team = new TeamService({ ...store, clock });
+  const sessions = new SessionRegistry({
+    refreshTokens: store.refreshTokens,
+    clock,
+    chatbotOf: (caller, chatbotId) => accounts.chatbot(caller, chatbotId),
+  });
   // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
   const local = new InProcessConversationEvents(() => store.durable());
   // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
@@ -150,7 +160,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     handlers: durable(guardService(desc, handlers as never, auth)),
   });
   const bindings: ServiceBinding[] = [
-    bind(TokenServiceDesc, tokenHandlers(tokens, limits)),
+    bind(TokenServiceDesc, tokenHandlers(tokens, limits, log)),
     bind(ConversationServiceDesc, conversationHandlers(conversations, { limits: watchLimits, clock })),
     bind(
       AccountServiceDesc,
@@ -161,6 +171,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         consoleUrl: `${config.appUrl?.replace(/\/+$/, "") ?? ""}/console`,
       }),
     ),
+    bind(SessionServiceDesc, sessionHandlers(sessions)),
   ];
   const connect = connectNodeAdapter({
     routes: createConnectRoutes(bindings, log),
@@ -180,6 +191,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     tokens,
     accounts,
     team,
+    sessions,
     conversations,
     bindings,
     log,
