@@ -195,6 +195,24 @@ export class TokenService {
   }
 
   /**
+   * What the frame page needs to know of a launch code before the frame exchanges it: the origin it is bound to
+   * (the only one that may embed the page), or why it can no longer be used. Nothing is used up.
+   */
+  async peekLaunchCode(
+    chatbotId: string,
+    launchCode: string,
+  ): Promise<{ origin: string } | { refused: LaunchRefusedError["why"] }> {
+    if (launchCode === "" || launchCode.length > 512) return { refused: "unknown" };
+    const hash = hashSecret(launchCode);
+    const code = await this.d.launchCodes.byHash(hash);
+    if (!code || !sameHash(code.codeHash, hash)) return { refused: "unknown" };
+    if (code.chatbotId !== chatbotId) return { refused: "chatbot" };
+    if (code.usedAt !== null) return { refused: "used" };
+    if (code.expiresAt <= this.d.clock.now()) return { refused: "expired" };
+    return { origin: code.origin };
+  }
+
+  /**
    * The frame's one exchange of its launch code for an access token: the code must be one this service issued, for
    * this chatbot, unused, within its 60 seconds, and presented under the origin it was issued for. It is used up
    * by the first exchange that passes these checks.
