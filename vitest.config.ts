@@ -11,6 +11,7 @@ const ON_POSTGRES = [
   "test/api/contact-conversations.test.ts",
   "test/api/search-folding.test.ts",
   "test/api/watch-conversation.test.ts",
+  "test/api/sessions.test.ts",
 ];
 
 /** Whether the tests' PostgreSQL server answers (AIAGENT_TEST_DATABASE_URL, else the local one). */

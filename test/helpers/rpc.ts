@@ -1,6 +1,7 @@
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
+import { SessionService } from "../../gen/aiagent/v1/session_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 
 /** The protocols a generated client can speak to the service. */
@@ -20,11 +21,19 @@ function transport(baseUrl: string, protocol: RpcProtocol) {
   }
 }
 
-/** Generated clients of both services over one protocol. */
+/** Generated clients of the services over one protocol. */
 export function rpcClients(
   baseUrl: string,
   protocol: RpcProtocol,
-): { tokens: Client<typeof TokenService>; conversations: Client<typeof ConversationService> } {
+): {
+  tokens: Client<typeof TokenService>;
+  conversations: Client<typeof ConversationService>;
+  sessions: Client<typeof SessionService>;
+} {
   const t = transport(baseUrl, protocol);
-  return { tokens: createClient(TokenService, t), conversations: createClient(ConversationService, t) };
+  return {
+    tokens: createClient(TokenService, t),
+    conversations: createClient(ConversationService, t),
+    sessions: createClient(SessionService, t),
+  };
 }
