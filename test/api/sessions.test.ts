@@ -101,8 +101,11 @@ function api(url: string, protocol: Protocol): Api {
           hasMore: b.data.has_more,
         }));
       },
-      revoke: async (id, sessionId) =>
-        ok(await postJson(url, `/v1/account/sessions/${sessionId}/revoke`, {}, auth(id)), (b) => jsonSession(b.data)),
+      revoke: async (id, sessionId) => {
+        // No body: the session is named by the path.
+        const r = await fetch(`${url}/v1/account/sessions/${sessionId}/revoke`, { method: "POST", headers: auth(id) });
+        return ok({ status: r.status, body: await r.json() }, (b) => jsonSession(b.data));
+      },
       policy: async (id, chatbotId) =>
         ok(await getJson(url, `/v1/account/chatbots/${chatbotId}/session_policy`, {}, auth(id)), (b) => ({
           rotate: b.data.rotate_refresh_tokens,
@@ -164,7 +167,10 @@ function api(url: string, protocol: Protocol): Api {
     setPolicy: async (id, chatbotId, rotate, grace) => {
       const p = (
         await sessions.setSessionPolicy(
-          { chatbotId, rotateRefreshTokens: rotate, ...(grace !== undefined ? { reuseGraceSeconds: grace } : {}) },
+          {
+            chatbotId,
+            policy: { rotateRefreshTokens: rotate, ...(grace !== undefined ? { reuseGraceSeconds: grace } : {}) },
+          },
           h(id),
         )
       ).data!;

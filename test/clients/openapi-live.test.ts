@@ -10,6 +10,8 @@ import { resolve, schemaErrors } from "./schema-check.js";
 const doc = JSON.parse(readFileSync("gen/openapi/aiagent.v1.openapi.json", "utf8"));
 
 interface Sent {
+  /** Values of the path's `{name}` segments (a well-formed id that names nothing, where not given). */
+  path?: Record<string, string>;
   query?: Record<string, string | number>;
   body?: unknown;
   bearer?: string;
@@ -148,6 +150,52 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { conversation_id: conversationId } }),
     failStatus: 401,
   },
+  "POST /ai_agent/launch": {
+    ok: async () => {
+      const r = await fetch(`${s.url}/ai_agent/get_access_token`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ user_id: USER, chatbot_id: a.chatbotId, client_api_key: a.apiKey, launch_code: true }),
+      });
+      const code = ((await r.json()) as any).data.launch_code;
+      return { body: { chatbot_id: a.chatbotId, launch_code: code, embed_origin: "https://shop.example" } };
+    },
+    fail: () => ({
+      body: { chatbot_id: a.chatbotId, launch_code: "lc_not-a-code", embed_origin: "https://shop.example" },
+    }),
+    failStatus: 401,
+  },
+  "GET /v1/account/sessions": {
+    ok: () => ({ query: { user_id: USER, limit: 5, offset: 0 }, bearer: id }),
+    fail: () => ({ query: { chatbot_id: a.chatbotId }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "POST /v1/account/sessions/{session_id}/revoke": {
+    ok: async () => {
+      // A session of its own, so the other cases' tokens keep working.
+      await issueTokens(s.url, a, "openapi-revoked");
+      const r = await fetch(`${s.url}/v1/account/sessions?user_id=openapi-revoked&limit=1`, {
+        headers: { authorization: `Bearer ${id}` },
+      });
+      return { path: { session_id: ((await r.json()) as any).data.sessions[0].session_id }, bearer: id };
+    },
+    fail: () => ({ path: { session_id: MISSING }, bearer: id }),
+    failStatus: 404,
+  },
+  "GET /v1/account/chatbots/{chatbot_id}/session_policy": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "POST /v1/account/chatbots/{chatbot_id}/session_policy": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, body: { rotate_refresh_tokens: false }, bearer: id }),
+    fail: () => ({
+      path: { chatbot_id: a.chatbotId },
+      body: { rotate_refresh_tokens: true, reuse_grace_seconds: 301 },
+      bearer: id,
+    }),
+    failStatus: 400,
+  },
   "POST /reopen_conversation": {
     ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
     fail: () => ({ body: { conversation_id: MISSING }, bearer: id }),
@@ -164,7 +212,13 @@ const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
   })),
 );
 
-async function call(verb: string, path: string, sent: Sent): Promise<Response> {
+/** The route's path with its `{name}` segments filled in. */
+function fill(path: string, values: Record<string, string> = {}): string {
+  return path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(values[name] ?? MISSING));
+}
+
+async function call(verb: string, template: string, sent: Sent): Promise<Response> {
+  const path = fill(template, sent.path);
   const qs = new URLSearchParams(Object.entries(sent.query ?? {}).map(([k, v]) => [k, String(v)])).toString();
   const headers: Record<string, string> = {};
   if (sent.bearer) headers.authorization = `Bearer ${sent.bearer}`;
@@ -205,7 +259,8 @@ function expectDocumentedRequest(op: any, sent: Sent, key: string): void {
     expectConforms(p.schema, value, `${key} ?${name}`);
   }
   for (const p of params.values() as Iterable<any>)
-    if (p.required) expect(sent.query?.[p.name], `${key}: required ${p.name}`).toBeDefined();
+    if (p.required)
+      expect((p.in === "path" ? sent.path : sent.query)?.[p.name], `${key}: required ${p.name}`).toBeDefined();
   if (op.requestBody && !sent.raw)
     expectConforms(op.requestBody.content["application/json"].schema, sent.body, `${key} request body`);
 }
@@ -262,7 +317,7 @@ describe("every documented JSON route answers what the document says", () => {
       if (op.security.length === 0) continue;
       const sent = await cases[key]!.ok();
       const { access_token: _, ...query } = sent.query ?? {};
-      const r = await call(verb, path, { query, body: sent.body });
+      const r = await call(verb, path, { ...(sent.path ? { path: sent.path } : {}), query, body: sent.body });
       expect(r.status, key).toBe(401);
       expectConforms(
         resolve(doc, op.responses["401"].$ref).content["application/json"].schema,
@@ -301,7 +356,8 @@ describe("every documented JSON route answers what the document says", () => {
       for (const h of Object.keys(documented.headers ?? {}))
         expect(r.headers.get(h), `${key}: header ${h}`).not.toBeNull();
     };
-    for (const { key, verb, path, op } of operations) {
+    for (const { key, verb, path: template, op } of operations) {
+      const path = fill(template);
       const wrong = verb === "get" ? "DELETE" : "PUT";
       await conforms(await fetch(s.url + path, { method: wrong }), op, 405, `${wrong} ${path}`);
       await conforms(await fetch(`${s.url}${path}?pad=${"a".repeat(9000)}`, { method: verb }), op, 414, key);

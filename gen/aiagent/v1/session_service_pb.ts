@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/session_service.proto.
  */
 export const file_aiagent_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBhaWFnZW50L3YxL3Nlc3Npb25fc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSJ4ChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhIKCmNoYXRib3RfaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRISCgVsaW1pdBgDIAEoBUgAiAEBEhMKBm9mZnNldBgEIAEoBUgBiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0Ij0KFExpc3RTZXNzaW9uc1Jlc3BvbnNlEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLlNlc3Npb25QYWdlIkYKC1Nlc3Npb25QYWdlEiUKCHNlc3Npb25zGAEgAygLMhMuYWlhZ2VudC52MS5TZXNzaW9uEhAKCGhhc19tb3JlGAIgASgIIu8BCgdTZXNzaW9uEhIKCnNlc3Npb25faWQYASABKAkSEgoKY2hhdGJvdF9pZBgCIAEoCRIPCgd1c2VyX2lkGAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAkSFAoMbGFzdF91c2VkX2F0GAUgASgJEhMKC2xhc3Rfb3JpZ2luGAYgASgJEhIKCnVzZXJfYWdlbnQYByABKAkSEgoKZXhwaXJlc19hdBgIIAEoCRISCgpyZXZva2VkX2F0GAkgASgJEjAKBnN0YXR1cxgKIAEoCUIgirUYBmFjdGl2ZYq1GAdleHBpcmVkirUYB3Jldm9rZWQiKgoUUmV2b2tlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSI6ChVSZXZva2VTZXNzaW9uUmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuU2Vzc2lvbiItChdHZXRTZXNzaW9uUG9saWN5UmVxdWVzdBISCgpjaGF0Ym90X2lkGAEgASgJIkMKGEdldFNlc3Npb25Qb2xpY3lSZXNwb25zZRInCgRkYXRhGAEgASgLMhkuYWlhZ2VudC52MS5TZXNzaW9uUG9saWN5IoYBChdTZXRTZXNzaW9uUG9saWN5UmVxdWVzdBISCgpjaGF0Ym90X2lkGAEgASgJEh0KFXJvdGF0ZV9yZWZyZXNoX3Rva2VucxgCIAEoCBIgChNyZXVzZV9ncmFjZV9zZWNvbmRzGAMgASgFSACIAQFCFgoUX3JldXNlX2dyYWNlX3NlY29uZHMiQwoYU2V0U2Vzc2lvblBvbGljeVJlc3BvbnNlEicKBGRhdGEYASABKAsyGS5haWFnZW50LnYxLlNlc3Npb25Qb2xpY3kiXwoNU2Vzc2lvblBvbGljeRISCgpjaGF0Ym90X2lkGAEgASgJEh0KFXJvdGF0ZV9yZWZyZXNoX3Rva2VucxgCIAEoCBIbChNyZXVzZV9ncmFjZV9zZWNvbmRzGAMgASgFMu4ECg5TZXNzaW9uU2VydmljZRJ7CgxMaXN0U2Vzc2lvbnMSHy5haWFnZW50LnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIC5haWFnZW50LnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlIiiQAgGStRgFCgEGEAKC0+STAhYSFC92MS9hY2NvdW50L3Nlc3Npb25zEpIBCg1SZXZva2VTZXNzaW9uEiAuYWlhZ2VudC52MS5SZXZva2VTZXNzaW9uUmVxdWVzdBohLmFpYWdlbnQudjEuUmV2b2tlU2Vzc2lvblJlc3BvbnNlIjyStRgFCgEGEAKC0+STAi06ASoiKC92MS9hY2NvdW50L3Nlc3Npb25zL3tzZXNzaW9uX2lkfS9yZXZva2USowEKEEdldFNlc3Npb25Qb2xpY3kSIy5haWFnZW50LnYxLkdldFNlc3Npb25Qb2xpY3lSZXF1ZXN0GiQuYWlhZ2VudC52MS5HZXRTZXNzaW9uUG9saWN5UmVzcG9uc2UiRJACAZK1GAUKAQYQAoLT5JMCMhIwL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L3Nlc3Npb25fcG9saWN5EqMBChBTZXRTZXNzaW9uUG9saWN5EiMuYWlhZ2VudC52MS5TZXRTZXNzaW9uUG9saWN5UmVxdWVzdBokLmFpYWdlbnQudjEuU2V0U2Vzc2lvblBvbGljeVJlc3BvbnNlIkSStRgFCgEGEAKC0+STAjU6ASoiMC92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9zZXNzaW9uX3BvbGljeWIGcHJvdG8z", [file_aiagent_v1_access, file_aiagent_v1_field_options, file_google_api_annotations]);
+  fileDesc("CiBhaWFnZW50L3YxL3Nlc3Npb25fc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSJ4ChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhIKCmNoYXRib3RfaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRISCgVsaW1pdBgDIAEoBUgAiAEBEhMKBm9mZnNldBgEIAEoBUgBiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0Ij0KFExpc3RTZXNzaW9uc1Jlc3BvbnNlEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLlNlc3Npb25QYWdlIkYKC1Nlc3Npb25QYWdlEiUKCHNlc3Npb25zGAEgAygLMhMuYWlhZ2VudC52MS5TZXNzaW9uEhAKCGhhc19tb3JlGAIgASgIIu8BCgdTZXNzaW9uEhIKCnNlc3Npb25faWQYASABKAkSEgoKY2hhdGJvdF9pZBgCIAEoCRIPCgd1c2VyX2lkGAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAkSFAoMbGFzdF91c2VkX2F0GAUgASgJEhMKC2xhc3Rfb3JpZ2luGAYgASgJEhIKCnVzZXJfYWdlbnQYByABKAkSEgoKZXhwaXJlc19hdBgIIAEoCRISCgpyZXZva2VkX2F0GAkgASgJEjAKBnN0YXR1cxgKIAEoCUIgirUYBmFjdGl2ZYq1GAdleHBpcmVkirUYB3Jldm9rZWQiKgoUUmV2b2tlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSI6ChVSZXZva2VTZXNzaW9uUmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuU2Vzc2lvbiItChdHZXRTZXNzaW9uUG9saWN5UmVxdWVzdBISCgpjaGF0Ym90X2lkGAEgASgJIkMKGEdldFNlc3Npb25Qb2xpY3lSZXNwb25zZRInCgRkYXRhGAEgASgLMhkuYWlhZ2VudC52MS5TZXNzaW9uUG9saWN5ImAKF1NldFNlc3Npb25Qb2xpY3lSZXF1ZXN0EhIKCmNoYXRib3RfaWQYASABKAkSMQoGcG9saWN5GAIgASgLMiEuYWlhZ2VudC52MS5TZXNzaW9uUG9saWN5U2V0dGluZ3MicAoVU2Vzc2lvblBvbGljeVNldHRpbmdzEh0KFXJvdGF0ZV9yZWZyZXNoX3Rva2VucxgBIAEoCBIgChNyZXVzZV9ncmFjZV9zZWNvbmRzGAIgASgFSACIAQFCFgoUX3JldXNlX2dyYWNlX3NlY29uZHMiQwoYU2V0U2Vzc2lvblBvbGljeVJlc3BvbnNlEicKBGRhdGEYASABKAsyGS5haWFnZW50LnYxLlNlc3Npb25Qb2xpY3kiXwoNU2Vzc2lvblBvbGljeRISCgpjaGF0Ym90X2lkGAEgASgJEh0KFXJvdGF0ZV9yZWZyZXNoX3Rva2VucxgCIAEoCBIbChNyZXVzZV9ncmFjZV9zZWNvbmRzGAMgASgFMvAECg5TZXNzaW9uU2VydmljZRJ7CgxMaXN0U2Vzc2lvbnMSHy5haWFnZW50LnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIC5haWFnZW50LnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlIiiQAgGStRgFCgEGEAKC0+STAhYSFC92MS9hY2NvdW50L3Nlc3Npb25zEo8BCg1SZXZva2VTZXNzaW9uEiAuYWlhZ2VudC52MS5SZXZva2VTZXNzaW9uUmVxdWVzdBohLmFpYWdlbnQudjEuUmV2b2tlU2Vzc2lvblJlc3BvbnNlIjmStRgFCgEGEAKC0+STAioiKC92MS9hY2NvdW50L3Nlc3Npb25zL3tzZXNzaW9uX2lkfS9yZXZva2USowEKEEdldFNlc3Npb25Qb2xpY3kSIy5haWFnZW50LnYxLkdldFNlc3Npb25Qb2xpY3lSZXF1ZXN0GiQuYWlhZ2VudC52MS5HZXRTZXNzaW9uUG9saWN5UmVzcG9uc2UiRJACAZK1GAUKAQYQAoLT5JMCMhIwL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L3Nlc3Npb25fcG9saWN5EqgBChBTZXRTZXNzaW9uUG9saWN5EiMuYWlhZ2VudC52MS5TZXRTZXNzaW9uUG9saWN5UmVxdWVzdBokLmFpYWdlbnQudjEuU2V0U2Vzc2lvblBvbGljeVJlc3BvbnNlIkmStRgFCgEGEAKC0+STAjo6BnBvbGljeSIwL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L3Nlc3Npb25fcG9saWN5YgZwcm90bzM", [file_aiagent_v1_access, file_aiagent_v1_field_options, file_google_api_annotations]);
 
 /**
  * ListSessionsRequest narrows and pages the list.
@@ -169,7 +169,7 @@ export type Session = Message<"aiagent.v1.Session"> & {
   expiresAt: string;
 
   /**
-   * When it was revoked, ISO 8601; "" while it is not.
+   * When it was revoked, ISO 8601; empty when it is not.
    *
    * @generated from field: string revoked_at = 9;
    */
@@ -275,7 +275,7 @@ export const GetSessionPolicyResponseSchema: GenMessage<GetSessionPolicyResponse
   messageDesc(file_aiagent_v1_session_service, 7);
 
 /**
- * SetSessionPolicyRequest is the chatbot and its new policy.
+ * SetSessionPolicyRequest is the chatbot and its new policy (the JSON route's body is the policy).
  *
  * @generated from message aiagent.v1.SetSessionPolicyRequest
  */
@@ -288,19 +288,11 @@ export type SetSessionPolicyRequest = Message<"aiagent.v1.SetSessionPolicyReques
   chatbotId: string;
 
   /**
-   * Rotate refresh tokens: each refresh answers a new refresh token and retires the one presented.
+   * The new policy.
    *
-   * @generated from field: bool rotate_refresh_tokens = 2;
+   * @generated from field: aiagent.v1.SessionPolicySettings policy = 2;
    */
-  rotateRefreshTokens: boolean;
-
-  /**
-   * How long a retired refresh token still answers the same new refresh token (a lost response is retried),
-   * seconds, 0 to 300; 30 when absent. Presented after that, it ends its session.
-   *
-   * @generated from field: optional int32 reuse_grace_seconds = 3;
-   */
-  reuseGraceSeconds?: number | undefined;
+  policy?: SessionPolicySettings | undefined;
 };
 
 /**
@@ -309,6 +301,35 @@ export type SetSessionPolicyRequest = Message<"aiagent.v1.SetSessionPolicyReques
  */
 export const SetSessionPolicyRequestSchema: GenMessage<SetSessionPolicyRequest> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_session_service, 8);
+
+/**
+ * SessionPolicySettings is what an admin sets.
+ *
+ * @generated from message aiagent.v1.SessionPolicySettings
+ */
+export type SessionPolicySettings = Message<"aiagent.v1.SessionPolicySettings"> & {
+  /**
+   * Rotate refresh tokens: each refresh answers a new refresh token and retires the one presented.
+   *
+   * @generated from field: bool rotate_refresh_tokens = 1;
+   */
+  rotateRefreshTokens: boolean;
+
+  /**
+   * How long a retired refresh token still answers the same new refresh token (a lost response is retried),
+   * seconds, 0 to 300; 30 when absent. Presented after that, it ends its session.
+   *
+   * @generated from field: optional int32 reuse_grace_seconds = 2;
+   */
+  reuseGraceSeconds?: number | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.SessionPolicySettings.
+ * Use `create(SessionPolicySettingsSchema)` to create a new message.
+ */
+export const SessionPolicySettingsSchema: GenMessage<SessionPolicySettings> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_session_service, 9);
 
 /**
  * SetSessionPolicyResponse wraps the policy as it now is.
@@ -329,7 +350,7 @@ export type SetSessionPolicyResponse = Message<"aiagent.v1.SetSessionPolicyRespo
  * Use `create(SetSessionPolicyResponseSchema)` to create a new message.
  */
 export const SetSessionPolicyResponseSchema: GenMessage<SetSessionPolicyResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_session_service, 9);
+  messageDesc(file_aiagent_v1_session_service, 10);
 
 /**
  * SessionPolicy is how a chatbot's refresh tokens behave.
@@ -364,7 +385,7 @@ export type SessionPolicy = Message<"aiagent.v1.SessionPolicy"> & {
  * Use `create(SessionPolicySchema)` to create a new message.
  */
 export const SessionPolicySchema: GenMessage<SessionPolicy> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_session_service, 10);
+  messageDesc(file_aiagent_v1_session_service, 11);
 
 /**
  * SessionService is the registry of the account's customers' sessions: every refresh token issued by

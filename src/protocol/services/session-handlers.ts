@@ -55,8 +55,8 @@ export function sessionHandlers(sessions: SessionRegistry): Handlers<typeof Sess
       const p = await sessions.setPolicy(
         accountCaller(call.auth),
         req.chatbotId,
-        req.rotateRefreshTokens,
-        req.reuseGraceSeconds,
+        req.policy?.rotateRefreshTokens ?? false,
+        req.policy?.reuseGraceSeconds,
       );
       return { data: policy(p) };
     },
