@@ -2,8 +2,10 @@ import { readFileSync } from "node:fs";
 import { getOption } from "@bufbuild/protobuf";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AccountService } from "../../gen/aiagent/v1/account_service_pb.js";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { allowed_values } from "../../gen/aiagent/v1/field_options_pb.js";
+import { SessionService } from "../../gen/aiagent/v1/session_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 import { httpRoutes } from "../../src/protocol/rest/http-rules.js";
 import { startServer, type TestServer } from "../helpers/server.js";
@@ -23,7 +25,7 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
   });
 
   it("documents exactly the routes the google.api.http annotations declare", () => {
-    const annotated = httpRoutes([TokenService, ConversationService])
+    const annotated = httpRoutes([TokenService, ConversationService, AccountService, SessionService])
       .map((r) => `${r.verb} ${r.template}`)
       .sort();
     const documented = Object.entries(doc.paths)
