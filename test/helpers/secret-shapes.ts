@@ -1,7 +1,11 @@
-/** Our credential shapes: an API key, a refresh token, a JWT (header.payload.signature, header starting `{"`). */
+/**
+ * Our credential shapes: an API key, a refresh token, a launch code, a JWT (header.payload.signature, header starting
+ * `{"`).
+ */
 export const SECRET_SHAPES: readonly RegExp[] = [
   /cak_[A-Za-z0-9_-]{8,}/,
   /\brt_[A-Za-z0-9_-]{8,}/,
+  /\blc_[A-Za-z0-9_-]{8,}/,
   /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/,
 ];
 
