@@ -393,6 +393,19 @@ describe("launch codes", () => {
     expect((await exchange(c.chatbotId, r.body.data.launch_code, "https://b.example")).status).toBe(200);
   });
 
+  it("is rate limited like the token routes: codes never issued are counted, then the chatbot is blocked from this address", async () => {
+    const c = await s.account();
+    const real = (await issueWithCode(c)).body.data.launch_code as string;
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++)
+      statuses.push((await exchange(c.chatbotId, `lc_guess${i}guessguessguessguess`, "https://shop.example")).status);
+    expect(statuses.slice(0, 20)).toEqual(Array(20).fill(401));
+    expect(statuses[20]).toBe(429);
+    // The block holds for a real code too (the limit is checked first), and for the chatbot's other token routes.
+    expect((await exchange(c.chatbotId, real, "https://shop.example")).status).toBe(429);
+    expect((await issueWithCode(c)).status).toBe(429);
+  });
+
   it("stops working when its session is revoked before the frame uses it", async () => {
     const r = await issueWithCode(a, { user_id: "launch-revoked" });
     const rev = await postJson(
