@@ -1,5 +1,4 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { REFRESH_TOKEN_PREFIX } from "./token-service.js";
 
 /** A new salt for one rotation, stored beside the retired token's hash. */
 export function newRotationSalt(): string {
@@ -7,9 +6,10 @@ export function newRotationSalt(): string {
 }
 
 /**
- * The refresh token that replaces `token`: derived from it and the rotation's salt, so only the holder of the retired
- * token can get it again (a retried refresh within the grace), and the service stores neither token, only hashes.
+ * The secret part of the refresh token that replaces `token`: derived from it and the rotation's salt, so only the
+ * holder of the retired token can get it again (a retried refresh within the grace), and the service stores neither
+ * token, only hashes.
  */
-export function deriveSuccessor(token: string, salt: string): string {
-  return REFRESH_TOKEN_PREFIX + createHmac("sha256", salt).update(token).digest("base64url");
+export function successorSecret(token: string, salt: string): string {
+  return createHmac("sha256", salt).update(token).digest("base64url");
 }

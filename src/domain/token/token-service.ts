@@ -23,7 +23,7 @@ import type {
   RefreshTokenRepository,
   RevocationScope,
 } from "./repository.js";
-import { deriveSuccessor, newRotationSalt } from "./rotation.js";
+import { newRotationSalt, successorSecret } from "./rotation.js";
 
 /** Prefix of every refresh token, so a leaked one is recognisable. */
 export const REFRESH_TOKEN_PREFIX = "rt_";
@@ -33,6 +33,11 @@ export const LAUNCH_CODE_PREFIX = "lc_";
 export const LAUNCH_CODE_TTL_MS = 60_000;
 /** Longest User-Agent kept with a session. */
 const MAX_USER_AGENT = 256;
+
+/** The refresh token that replaces `token` in a rotation with this salt. */
+function deriveSuccessor(token: string, salt: string): string {
+  return REFRESH_TOKEN_PREFIX + successorSecret(token, salt);
+}
 
 /** Token lifetimes, in seconds. */
 export interface TokenLifetimes {
