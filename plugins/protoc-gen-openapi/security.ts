@@ -28,7 +28,7 @@ export const SECURITY_SCHEMES: Record<string, Schema> = {
 };
 
 /** Fields that carry a credential in the body: their methods need no other authentication. */
-const BODY_CREDENTIALS = new Set(["client_api_key", "refresh_token", "password"]);
+const BODY_CREDENTIALS = new Set(["client_api_key", "refresh_token", "password", "launch_code"]);
 
 /**
  * Which credentials a method accepts, read from the contract: a credential field in the request means the body
