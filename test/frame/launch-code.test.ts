@@ -159,4 +159,46 @@ describe.runIf(canRun)("the frame started by a launch code", () => {
       await context.close();
     }
   });
+
+  test("a launch code for one origin does not open the chat in a page of another: the browser refuses the frame", async () => {
+    // Another page, on another origin, that got hold of a fresh code for the shop's page.
+    const code = (
+      await createEmbedSession({
+        baseUrl: service.url,
+        appUrl,
+        clientApiKey: account.apiKey,
+        chatbotId: account.chatbotId,
+        userId: "launch-user",
+        launch: true,
+      })
+    ).launchCode!;
+    const elsewhere = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(
+        `<!doctype html><title>Elsewhere</title><iframe src="${appUrl}/chatbot-iframe/${account.chatbotId}?launch=${code}"></iframe>`,
+      );
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+    const context = await newContext(browser);
+    try {
+      const page = await context.newPage();
+      const logged: string[] = [];
+      page.on("console", (m) => logged.push(m.text()));
+      const { port } = elsewhere.address() as { port: number };
+      await page.goto(`http://127.0.0.1:${port}/`);
+      await expect
+        .poll(() => logged.find((m) => m.includes("frame-ancestors")))
+        .toMatch(new RegExp(`frame-ancestors ${hostOrigin.replaceAll(".", "\\.")}`));
+      // The code was not used there: the shop's page can still start its chat with it.
+      const ok = await postJson(service.url, "/ai_agent/launch", {
+        chatbot_id: account.chatbotId,
+        launch_code: code,
+        embed_origin: hostOrigin,
+      });
+      expect(ok.status).toBe(200);
+    } finally {
+      await context.close();
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
+  });
 });
