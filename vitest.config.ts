@@ -15,6 +15,7 @@ const ON_POSTGRES = [
   "test/webhooks/delivery.test.ts",
   "test/webhooks/events.test.ts",
   "test/webhooks/access.test.ts",
+  "test/api/sessions.test.ts",
 ];
 
 /** Whether the tests' PostgreSQL server answers (AIAGENT_TEST_DATABASE_URL, else the local one). */

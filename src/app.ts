@@ -2,6 +2,7 @@ import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AccountService as AccountServiceDesc } from "../gen/aiagent/v1/account_service_pb.js";
 import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v1/conversation_service_pb.js";
+import { SessionService as SessionServiceDesc } from "../gen/aiagent/v1/session_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
 import { WebhookService as WebhookServiceDesc } from "../gen/aiagent/v1/webhook_service_pb.js";
 import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
@@ -18,6 +19,7 @@ import type { Store } from "./domain/store.js";
 import { JwtStrategy } from "./domain/token/jwt-strategy.js";
 import { KeyRing } from "./domain/token/key-ring.js";
 import { KeySealError } from "./domain/token/key-sealer.js";
+import { SessionRegistry } from "./domain/token/session-registry.js";
 import { TokenService } from "./domain/token/token-service.js";
 import { Dispatcher, type Send } from "./domain/webhook/dispatcher.js";
 import { EventLog } from "./domain/webhook/event-log.js";
@@ -41,6 +43,7 @@ import { type CounterStore, limiterCounter, memoryStore } from "./protocol/rate-
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { accountHandlers } from "./protocol/services/account-handlers.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
+import { sessionHandlers } from "./protocol/services/session-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { eventBody, webhookHandlers } from "./protocol/services/webhook-handlers.js";
 import { noTokenLimits, type TokenGuard, tokenLimits } from "./protocol/token-limits.js";
@@ -90,6 +93,8 @@ export interface App {
   tokenGuard: TokenGuard;
   accounts: AccountService;
   team: TeamService;
+  /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
+  sessions: SessionRegistry;
   conversations: ConversationService;
   webhooks: WebhookService;
   /** The outbox: events written with each change. */
@@ -154,6 +159,11 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     allowLoopbackHttp: !config.production,
   });
   const team = new TeamService({ ...store, clock });
+  const sessions = new SessionRegistry({
+    refreshTokens: store.refreshTokens,
+    clock,
+    chatbotOf: (caller, chatbotId) => accounts.chatbot(caller, chatbotId),
+  });
   // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
   const local = new InProcessConversationEvents(() => store.durable());
   // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
@@ -211,7 +221,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     handlers: durable(guardService(desc, handlers as never, auth)),
   });
   const bindings: ServiceBinding[] = [
-    bind(TokenServiceDesc, tokenHandlers(tokens, limits)),
+    bind(TokenServiceDesc, tokenHandlers(tokens, limits, log)),
     bind(ConversationServiceDesc, conversationHandlers(conversations, { limits: watchLimits, clock })),
     bind(
       AccountServiceDesc,
@@ -224,6 +234,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       }),
     ),
     bind(WebhookServiceDesc, webhookHandlers(webhooks)),
+    bind(SessionServiceDesc, sessionHandlers(sessions)),
   ];
   const connect = connectNodeAdapter({
     routes: createConnectRoutes(bindings, log),
@@ -244,6 +255,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     tokenGuard: limits,
     accounts,
     team,
+    sessions,
     conversations,
     webhooks,
     eventLog,

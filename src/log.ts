@@ -7,11 +7,11 @@ export interface Logger {
 }
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 } as const;
-const SECRET_KEY = /token|secret|password|api_?key|authorization|cookie/i;
+const SECRET_KEY = /token|secret|password|api_?key|authorization|cookie|launch_?code/i;
 // Whatever looks like one of our credentials is masked even inside free text (URLs, messages). `message` is the
 // whole request of a Connect GET (?message=<base64 protobuf>), which may hold an access token in encoded form.
 const SECRET_VALUE =
-  /\b(cak_|rt_|inv_)[A-Za-z0-9_-]{8,}|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*|([?&](access_token|refresh_token|client_api_key|password|message)=)[^&\s"]*/g;
+  /\b(cak_|rt_|inv_|lc_)[A-Za-z0-9_-]{8,}|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*|([?&](access_token|refresh_token|client_api_key|password|message|launch|launch_code)=)[^&\s"]*/g;
 
 /** Masks secrets in a string: our key and token shapes, and secret-named query parameters. */
 export function redactText(s: string): string {

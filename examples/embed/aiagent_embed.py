@@ -50,20 +50,30 @@ def _post(base_url, path, body):
         raise EmbedError(f"the AI agent service could not be reached: {e}", 0) from None
 
 
-def create_embed_session(base_url, client_api_key, chatbot_id, user_id, app_url=None, host_origin=None):
-    """Issues a user's tokens (POST /ai_agent/get_access_token) and builds the documented frame address.
+def create_embed_session(base_url, client_api_key, chatbot_id, user_id, app_url=None, host_origin=None, launch=False):
+    """Issues a user's tokens (POST /ai_agent/get_access_token) and builds the frame address.
 
+    With launch=True the address carries a one-time launch code (60 s, used once, only under host_origin or the
+    chatbot's only allowed origin) instead of the access token; otherwise it is the documented address.
     Returns a dict: frame_url, access_token, refresh_token (keep it on your server), access_token_expires_at,
-    refresh_token_expires_at (epoch milliseconds).
+    refresh_token_expires_at (epoch milliseconds), and launch_code with launch=True.
     """
-    data = _post(_required("base_url", base_url), "/ai_agent/get_access_token", {
+    body = {
         "user_id": _required("user_id", user_id),
         "chatbot_id": _required("chatbot_id", chatbot_id),
         "client_api_key": _required("client_api_key", client_api_key),
-    })
-    query = {"user_id": user_id, "access_token": data["access_token"]}
-    if host_origin:
-        query["host_origin"] = host_origin
+    }
+    if launch:
+        body["launch_code"] = True
+        if host_origin:
+            body["embed_origin"] = host_origin
+    data = _post(_required("base_url", base_url), "/ai_agent/get_access_token", body)
+    if data.get("launch_code"):
+        query = {"launch": data["launch_code"]}
+    else:
+        query = {"user_id": user_id, "access_token": data["access_token"]}
+        if host_origin:
+            query["host_origin"] = host_origin
     frame_url = f"{(app_url or base_url).rstrip('/')}/chatbot-iframe/{urllib.parse.quote(chatbot_id, safe='')}?{urllib.parse.urlencode(query)}"
     return {"frame_url": frame_url, **data}
 

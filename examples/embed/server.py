@@ -23,7 +23,7 @@ class Handler(BaseHTTPRequestHandler):
         if not user or self.headers.get("x-requested-with") != "aiagent-host": return self.send(404, {})
         try:
             if self.path == "/aiagent/session":
-                s = create_embed_session(BASE_URL, API_KEY, CHATBOT_ID, user, app_url=APP_URL)
+                s = create_embed_session(BASE_URL, API_KEY, CHATBOT_ID, user, app_url=APP_URL, launch=True)
                 refresh_tokens[user] = s["refresh_token"]
                 return self.send(200, {"frame_url": s["frame_url"]})
             if self.path != "/aiagent/refresh" or user not in refresh_tokens: return self.send(404, {})

@@ -22,7 +22,7 @@ const server = createServer(async (req, res) => {
   res.setHeader("content-type", "application/json");
   try {
     if (req.url === "/aiagent/session") {
-      const s = await createEmbedSession({ baseUrl, appUrl, clientApiKey, chatbotId, userId });
+      const s = await createEmbedSession({ baseUrl, appUrl, clientApiKey, chatbotId, userId, launch: true });
       refreshTokens.set(userId, s.refreshToken);
       return res.end(JSON.stringify({ frame_url: s.frameUrl }));
     }

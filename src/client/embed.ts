@@ -16,12 +16,22 @@ export interface EmbedSessionOptions {
   userId: string;
   /** The page's origin, when the chatbot allows several (the host script adds it by itself). */
   hostOrigin?: string;
+  /**
+   * Put a one-time launch code in the frame's address instead of the access token (valid 60 s, used once, only under
+   * hostOrigin or the chatbot's only allowed origin): a copied address, a log line or a Referer is then worthless.
+   */
+  launch?: boolean;
 }
 
 /** A user's chat session: the frame's address for the page, and the refresh token for your server to keep. */
 export interface EmbedSession {
-  /** The documented frame address: `{app_url}/chatbot-iframe/{chatbot_id}?user_id=…&access_token=…`. */
+  /**
+   * The frame's address: `{app_url}/chatbot-iframe/{chatbot_id}?launch=…` with `launch`, else the documented
+   * `…?user_id=…&access_token=…`.
+   */
   frameUrl: string;
+  /** The launch code in frameUrl, with `launch`. */
+  launchCode?: string;
   accessToken: string;
   /** Keep it on your server (e.g. in the user's session); never send it to a browser. */
   refreshToken: string;
@@ -50,7 +60,7 @@ function required(name: string, value: unknown): string {
   return value;
 }
 
-async function post<T>(baseUrl: string, path: string, body: Record<string, string>): Promise<T> {
+async function post<T>(baseUrl: string, path: string, body: Record<string, unknown>): Promise<T> {
   let res: Response;
   try {
     res = await fetch(new URL(path, baseUrl), {
@@ -88,16 +98,21 @@ export async function createEmbedSession(o: EmbedSessionOptions): Promise<EmbedS
     refresh_token: string;
     access_token_expires_at: number;
     refresh_token_expires_at: number;
+    launch_code?: string;
   }>(baseUrl, "/ai_agent/get_access_token", {
     user_id: userId,
     chatbot_id: chatbotId,
     client_api_key: required("clientApiKey", o.clientApiKey),
+    ...(o.launch ? { launch_code: true, ...(o.hostOrigin ? { embed_origin: o.hostOrigin } : {}) } : {}),
   });
-  const query = new URLSearchParams({ user_id: userId, access_token: data.access_token });
-  if (o.hostOrigin) query.set("host_origin", o.hostOrigin);
+  const query = data.launch_code
+    ? new URLSearchParams({ launch: data.launch_code })
+    : new URLSearchParams({ user_id: userId, access_token: data.access_token });
+  if (o.hostOrigin && !data.launch_code) query.set("host_origin", o.hostOrigin);
   const appUrl = (o.appUrl ?? baseUrl).replace(/\/+$/, "");
   return {
     frameUrl: `${appUrl}/chatbot-iframe/${encodeURIComponent(chatbotId)}?${query}`,
+    ...(data.launch_code ? { launchCode: data.launch_code } : {}),
     accessToken: data.access_token,
     refreshToken: data.refresh_token,
     accessTokenExpiresAt: data.access_token_expires_at,

@@ -8,7 +8,7 @@ import type {
 import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvents } from "./conversation/events.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
-import type { RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
+import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
 import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
 
 /** Every repository the domain uses. */
@@ -17,6 +17,7 @@ export interface Repositories {
   apiKeys: ApiKeyRepository;
   chatbots: ChatbotRepository;
   refreshTokens: RefreshTokenRepository;
+  launchCodes: LaunchCodeRepository;
   signingKeys: SigningKeyRepository;
   contacts: ContactRepository;
   conversations: ConversationRepository;

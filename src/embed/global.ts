@@ -1,4 +1,12 @@
 // The entry point of {app_url}/embed/v1.js: the host script as the global `AiAgent`.
-import { mount, version } from "./mount.js";
+import { type MountOptions, mount, version } from "./mount.js";
 
-(globalThis as unknown as { AiAgent: unknown }).AiAgent = Object.freeze({ mount, version });
+// Served from {app_url}/embed/v1.js: that is where the frame is, unless the page says otherwise.
+const src = (document.currentScript as HTMLScriptElement | null)?.src;
+const appUrl = src ? new URL(src).origin : undefined;
+
+(globalThis as unknown as { AiAgent: unknown }).AiAgent = Object.freeze({
+  mount: (element: Element, options: MountOptions) =>
+    mount(element, appUrl && options && options.appUrl === undefined ? { ...options, appUrl } : options),
+  version,
+});

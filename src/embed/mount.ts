@@ -14,10 +14,14 @@ export type RefreshResult = { access_token: string } | string | null | undefined
 /** How to mount the chat. */
 export interface MountOptions {
   /**
-   * The documented frame address your server made for this user:
-   * `{app_url}/chatbot-iframe/{chatbot_id}?user_id=…&access_token=…` (createEmbedSession returns it as frameUrl).
+   * The frame address your server made for this user (createEmbedSession returns it as frameUrl): with a launch code,
+   * `{app_url}/chatbot-iframe/{chatbot_id}?launch=…`, or the documented `…?user_id=…&access_token=…`.
    */
-  frameUrl: string;
+  frameUrl?: string;
+  /** Instead of frameUrl: the one-time launch code your server got; needs chatbotId (and appUrl from the ES module). */
+  launchCode?: string;
+  /** Where the frame is served ({app_url}), with launchCode; the script's own origin when it is /embed/v1.js. */
+  appUrl?: string;
   /** Gets a new access token from your server (which keeps the refresh token); a failure or null leaves it unanswered. */
   refresh: () => Promise<RefreshResult>;
   /** When given, the address must be for this chatbot: a mix-up fails at once instead of showing another chat. */
@@ -26,8 +30,6 @@ export interface MountOptions {
   userId?: string;
   /** The iframe's accessible title. */
   title?: string;
-  /** Not supported yet: launch codes are planned. Passing one throws, so a page does not silently lose it. */
-  launchCode?: never;
 }
 
 /** A mounted chat. */
@@ -41,9 +43,25 @@ function fail(message: string): never {
   throw new TypeError(`AiAgent.mount: ${message}`);
 }
 
+function launchAddress(o: MountOptions): URL {
+  if (o.frameUrl !== undefined) fail("give frameUrl or launchCode, not both");
+  if (typeof o.launchCode !== "string" || o.launchCode === "") fail("launchCode must be the code from your server");
+  if (typeof o.chatbotId !== "string" || o.chatbotId === "") fail("chatbotId is required with launchCode");
+  if (typeof o.appUrl !== "string" || o.appUrl === "") fail("appUrl is required with launchCode");
+  let url: URL;
+  try {
+    url = new URL(`chatbot-iframe/${encodeURIComponent(o.chatbotId)}`, `${o.appUrl.replace(/\/+$/, "")}/`);
+  } catch {
+    fail("appUrl is not an absolute URL");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") fail("appUrl must be an http(s) URL");
+  url.searchParams.set("launch", o.launchCode);
+  return url;
+}
+
 function frameAddress(o: MountOptions, pageOrigin: string): URL {
   if (typeof o.frameUrl !== "string" || o.frameUrl === "")
-    fail("frameUrl is required (the frame address from your server)");
+    fail("frameUrl is required (the frame address from your server), or launchCode");
   let url: URL;
   try {
     url = new URL(o.frameUrl);
@@ -53,13 +71,15 @@ function frameAddress(o: MountOptions, pageOrigin: string): URL {
   if (url.protocol !== "https:" && url.protocol !== "http:") fail("frameUrl must be an http(s) URL");
   const chatbot = FRAME_PATH.exec(url.pathname)?.[1];
   if (chatbot === undefined) fail("frameUrl is not a /chatbot-iframe/{chatbot_id} address");
-  if (!url.searchParams.get("access_token")) fail("frameUrl has no access_token");
+  const launch = url.searchParams.get("launch");
+  if (!launch && !url.searchParams.get("access_token")) fail("frameUrl has no access_token or launch code");
   if (o.chatbotId !== undefined && decodeURIComponent(chatbot) !== o.chatbotId)
     fail(`frameUrl is for chatbot ${decodeURIComponent(chatbot)}, not ${o.chatbotId}`);
-  if (o.userId !== undefined && url.searchParams.get("user_id") !== o.userId)
+  if (!launch && o.userId !== undefined && url.searchParams.get("user_id") !== o.userId)
     fail(`frameUrl is for user ${url.searchParams.get("user_id") ?? "(none)"}, not ${o.userId}`);
-  // Tells the frame where to send [TOKEN_REFRESH]; the service accepts it only if it is an allowed origin.
-  if (!url.searchParams.has("host_origin")) url.searchParams.set("host_origin", pageOrigin);
+  // Tells the frame where to send [TOKEN_REFRESH]; the service accepts it only if it is an allowed origin. A launch
+  // code is bound to its origin already.
+  if (!launch && !url.searchParams.has("host_origin")) url.searchParams.set("host_origin", pageOrigin);
   return url;
 }
 
@@ -72,10 +92,8 @@ function tokenOf(r: RefreshResult): string | undefined {
 export function mount(element: Element, options: MountOptions): MountedChat {
   if (!(element instanceof Element)) fail("element must be a DOM element");
   if (typeof options !== "object" || options === null) fail("options are required");
-  if ((options as { launchCode?: unknown }).launchCode !== undefined)
-    fail("launchCode is not supported yet; pass the frame address from your server as frameUrl");
   if (typeof options.refresh !== "function") fail("refresh must be a function that returns a new access token");
-  const url = frameAddress(options, window.location.origin);
+  const url = options.launchCode !== undefined ? launchAddress(options) : frameAddress(options, window.location.origin);
   const frameOrigin = url.origin;
 
   const iframe = document.createElement("iframe");

@@ -118,8 +118,42 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): Route[] {
         );
         return;
       }
-      const headers = frameHeaders(chatbot.allowedOrigins, apiOrigin);
       const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "");
+      const launch = query.get("launch");
+      if (launch !== null) {
+        // A launch code: only the origin it was issued for may embed this page, and a code that cannot be used any
+        // more (a second tab, a copied address, a page left open) gets a page that says so, and a line in the log.
+        const state = await app.tokens.peekLaunchCode(chatbot.chatbotId, launch);
+        if ("refused" in state) {
+          app.log.warn("launch code refused", { why: state.refused, chatbot_id: chatbot.chatbotId, at: "frame page" });
+          sendPage(
+            req,
+            res,
+            403,
+            frameHeaders(chatbot.allowedOrigins, apiOrigin),
+            errorPage(
+              "This chat link has expired",
+              "This chat link has already been used or is no longer valid. Open the chat again from the page where you found it.",
+            ),
+          );
+          return;
+        }
+        sendPage(
+          req,
+          res,
+          200,
+          frameHeaders([state.origin], apiOrigin),
+          framePage({
+            chatbotName: chatbot.name,
+            apiBase,
+            hostOrigin: state.origin,
+            allowedOrigins: [state.origin],
+            refreshTimeoutMs,
+          }),
+        );
+        return;
+      }
+      const headers = frameHeaders(chatbot.allowedOrigins, apiOrigin);
       // The frame's token must be for the frame's chatbot (decisions §3). Every API call verifies the token fully;
       // here its chatbot claim is only compared, so an expired token still opens the frame and gets refreshed.
       const tokenChatbot = chatbotClaim(query.get("access_token"));

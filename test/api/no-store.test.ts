@@ -4,6 +4,7 @@ import { ConversationService } from "../../gen/aiagent/v1/conversation_service_p
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 import { httpRoutes } from "../../src/protocol/rest/http-rules.js";
 import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
+import { postJson } from "../helpers/http.js";
 import { type RpcProtocol, rpcClients } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
@@ -17,6 +18,7 @@ let refresh: string;
 let id: string;
 let conversationId: string;
 let contactId: string;
+let launchCode: string;
 const USER = "cache-user";
 
 beforeAll(async () => {
@@ -26,6 +28,14 @@ beforeAll(async () => {
   access = t.access_token;
   refresh = t.refresh_token;
   id = await idToken(s.url, a);
+  launchCode = (
+    await postJson(s.url, "/ai_agent/get_access_token", {
+      user_id: USER,
+      chatbot_id: a.chatbotId,
+      client_api_key: a.apiKey,
+      launch_code: true,
+    })
+  ).body.data.launch_code;
   conversationId = (await send(s.url, access, "hello")).conversation_id;
   contactId = (await contacts(s.url, id, a.email)).body.data.data.contacts[0].contact_id;
 });
@@ -44,6 +54,20 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
     "POST /ai_agent/refresh_token": {
       ok: () => post("/ai_agent/refresh_token", { user_id: USER, chatbot_id: a.chatbotId, refresh_token: refresh }),
       fail: () => post("/ai_agent/refresh_token", { user_id: USER, chatbot_id: a.chatbotId, refresh_token: "rt_x" }),
+    },
+    "POST /ai_agent/launch": {
+      ok: () =>
+        post("/ai_agent/launch", {
+          chatbot_id: a.chatbotId,
+          launch_code: launchCode,
+          embed_origin: "https://shop.example",
+        }),
+      fail: () =>
+        post("/ai_agent/launch", {
+          chatbot_id: a.chatbotId,
+          launch_code: "lc_x",
+          embed_origin: "https://shop.example",
+        }),
     },
     "POST /get_id_token": {
       ok: () => post("/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey }),

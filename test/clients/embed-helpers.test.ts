@@ -2,7 +2,7 @@ import { execFile, execFileSync } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmbedSession, EmbedError, refreshAccessToken } from "../../src/client/index.js";
-import { getJson } from "../helpers/http.js";
+import { getJson, postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 // The embedding helpers (src/client/embed.ts and examples/embed/aiagent_embed.py) against a live service.
@@ -37,7 +37,40 @@ async function expectWorkingFrameUrl(frameUrl: string, chatbotId: string, userId
   expect(r.status).toBe(200);
 }
 
+/** A launch address: only the code in it, the page embeddable only at the shop, and the code good for one start there. */
+async function expectWorkingLaunchUrl(frameUrl: string, chatbotId: string, userId: string): Promise<void> {
+  const url = new URL(frameUrl);
+  expect(url.pathname).toBe(`/chatbot-iframe/${chatbotId}`);
+  expect([...url.searchParams.keys()]).toEqual(["launch"]);
+  const page = await fetch(frameUrl);
+  expect(page.status).toBe(200);
+  expect(page.headers.get("content-security-policy")).toMatch(/frame-ancestors https:\/\/shop\.example$/);
+  const exchange = () =>
+    postJson(s.url, "/ai_agent/launch", {
+      chatbot_id: chatbotId,
+      launch_code: url.searchParams.get("launch"),
+      embed_origin: "https://shop.example",
+    });
+  const first = await exchange();
+  expect(first.status).toBe(200);
+  expect(first.body.data.user_id).toBe(userId);
+  expect((await exchange()).status).toBe(401);
+}
+
 describe("createEmbedSession and refreshAccessToken (TypeScript)", () => {
+  it("with launch, make an address that carries a one-time launch code instead of the access token", async () => {
+    const session = await createEmbedSession({
+      baseUrl: s.url,
+      clientApiKey: a.apiKey,
+      chatbotId: a.chatbotId,
+      userId: "ts-launch",
+      launch: true,
+    });
+    expect(session.launchCode).toMatch(/^lc_/);
+    expect(session.frameUrl).not.toContain(session.accessToken);
+    await expectWorkingLaunchUrl(session.frameUrl, a.chatbotId, "ts-launch");
+  });
+
   it("make a working frame address, and a new access token from the kept refresh token", async () => {
     const session = await createEmbedSession({
       baseUrl: s.url,
@@ -107,6 +140,7 @@ sys.path.insert(0, "examples/embed")
 from aiagent_embed import EmbedError, create_embed_session, refresh_access_token
 base, key, bot, other_bot = sys.argv[1:5]
 s = create_embed_session(base, key, bot, "py-user")
+launched = create_embed_session(base, key, bot, "py-launch", launch=True)
 fresh = refresh_access_token(base, bot, "py-user", s["refresh_token"])
 errors = []
 for call in (lambda: create_embed_session(base, key, other_bot, "py-user"),
@@ -117,7 +151,7 @@ for call in (lambda: create_embed_session(base, key, other_bot, "py-user"),
         errors.append(None)
     except EmbedError as e:
         errors.append({"status": e.status, "code": e.code, "message": str(e)})
-print(json.dumps({"frame_url": s["frame_url"], "fresh": sorted(fresh), "access_token": fresh["access_token"], "errors": errors}))
+print(json.dumps({"frame_url": s["frame_url"], "launch_url": launched["frame_url"], "fresh": sorted(fresh), "access_token": fresh["access_token"], "errors": errors}))
 `;
   it("makes a working frame address and refreshes, and refuses another account's chatbot and another user's token", async () => {
     const { stdout } = await run("python3", ["-c", script, s.url, a.apiKey, a.chatbotId, other.chatbotId], {
@@ -125,6 +159,7 @@ print(json.dumps({"frame_url": s["frame_url"], "fresh": sorted(fresh), "access_t
     });
     const out = JSON.parse(stdout);
     await expectWorkingFrameUrl(out.frame_url, a.chatbotId, "py-user");
+    await expectWorkingLaunchUrl(out.launch_url, a.chatbotId, "py-launch");
     expect(out.fresh).toEqual(["access_token", "expires_at"]);
     expect((await getJson(s.url, "/ai_agent/conversations", { access_token: out.access_token })).status).toBe(200);
     const [bola, wrongUser, down] = out.errors;

@@ -325,6 +325,52 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: {}, bearer: id }),
     failStatus: 400,
   },
+  "POST /ai_agent/launch": {
+    ok: async () => {
+      const r = await fetch(`${s.url}/ai_agent/get_access_token`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ user_id: USER, chatbot_id: a.chatbotId, client_api_key: a.apiKey, launch_code: true }),
+      });
+      const code = ((await r.json()) as any).data.launch_code;
+      return { body: { chatbot_id: a.chatbotId, launch_code: code, embed_origin: "https://shop.example" } };
+    },
+    fail: () => ({
+      body: { chatbot_id: a.chatbotId, launch_code: "lc_not-a-code", embed_origin: "https://shop.example" },
+    }),
+    failStatus: 401,
+  },
+  "GET /v1/account/sessions": {
+    ok: () => ({ query: { user_id: USER, limit: 5, offset: 0 }, bearer: id }),
+    fail: () => ({ query: { chatbot_id: a.chatbotId }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "POST /v1/account/sessions/{session_id}/revoke": {
+    ok: async () => {
+      // A session of its own, so the other cases' tokens keep working.
+      await issueTokens(s.url, a, "openapi-revoked");
+      const r = await fetch(`${s.url}/v1/account/sessions?user_id=openapi-revoked&limit=1`, {
+        headers: { authorization: `Bearer ${id}` },
+      });
+      return { path: { session_id: ((await r.json()) as any).data.sessions[0].session_id }, bearer: id };
+    },
+    fail: () => ({ path: { session_id: MISSING }, bearer: id }),
+    failStatus: 404,
+  },
+  "GET /v1/account/chatbots/{chatbot_id}/session_policy": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "POST /v1/account/chatbots/{chatbot_id}/session_policy": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, body: { rotate_refresh_tokens: false }, bearer: id }),
+    fail: () => ({
+      path: { chatbot_id: a.chatbotId },
+      body: { rotate_refresh_tokens: true, reuse_grace_seconds: 301 },
+      bearer: id,
+    }),
+    failStatus: 400,
+  },
   "POST /reopen_conversation": {
     ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
     fail: () => ({ body: { conversation_id: MISSING }, bearer: id }),
@@ -341,8 +387,13 @@ const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
   })),
 );
 
+/** The route's path with its `{name}` segments filled in. */
+function fill(path: string, values: Record<string, string> = {}): string {
+  return path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(values[name] ?? MISSING));
+}
+
 async function call(verb: string, template: string, sent: Sent): Promise<Response> {
-  const path = template.replace(/\{([a-z_]+)\}/g, (_, name: string) => encodeURIComponent(sent.path?.[name] ?? ""));
+  const path = fill(template, sent.path);
   const qs = new URLSearchParams(Object.entries(sent.query ?? {}).map(([k, v]) => [k, String(v)])).toString();
   const headers: Record<string, string> = {};
   if (sent.bearer) headers.authorization = `Bearer ${sent.bearer}`;

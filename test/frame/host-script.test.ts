@@ -186,7 +186,7 @@ describe.runIf(canRun)("GET /embed/v1.js", () => {
     expect(await stale.text()).toContain("/embed/v1.js");
   });
 
-  test("AiAgent.mount refuses a launch code, a missing refresh, and an address for another chatbot or user, naming the problem", async () => {
+  test("AiAgent.mount refuses a launch code beside an address or without its chatbot, a missing refresh, and an address for another chatbot or user, naming the problem", async () => {
     const context = await newContext(browser);
     try {
       const page = await context.newPage();
@@ -206,7 +206,10 @@ describe.runIf(canRun)("GET /embed/v1.js", () => {
           },
           [options, frameUrl] as const,
         );
-      expect(await attempt({ launchCode: "abc" })).toMatch(/launchCode is not supported yet/);
+      expect(await attempt({ launchCode: "abc" })).toMatch(/give frameUrl or launchCode, not both/);
+      expect(await attempt({ frameUrl: undefined, launchCode: "abc" })).toMatch(
+        /chatbotId is required with launchCode/,
+      );
       expect(await attempt({ refresh: undefined })).toMatch(/refresh must be a function/);
       expect(await attempt({ chatbotId: "another" })).toMatch(/frameUrl is for chatbot .* not another/);
       expect(await attempt({ userId: "u2" })).toMatch(/frameUrl is for user u1, not u2/);

@@ -2,6 +2,7 @@ import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { AccountService } from "../../gen/aiagent/v1/account_service_pb.js";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
+import { SessionService } from "../../gen/aiagent/v1/session_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 
 /** The protocols a generated client can speak to the service. */
@@ -22,7 +23,7 @@ export function transport(baseUrl: string, protocol: RpcProtocol) {
   }
 }
 
-/** Generated clients of both services over one protocol. */
+/** Generated clients of the services over one protocol. */
 export function rpcClients(
   baseUrl: string,
   protocol: RpcProtocol,
@@ -30,11 +31,13 @@ export function rpcClients(
   tokens: Client<typeof TokenService>;
   conversations: Client<typeof ConversationService>;
   accounts: Client<typeof AccountService>;
+  sessions: Client<typeof SessionService>;
 } {
   const t = transport(baseUrl, protocol);
   return {
     tokens: createClient(TokenService, t),
     conversations: createClient(ConversationService, t),
     accounts: createClient(AccountService, t),
+    sessions: createClient(SessionService, t),
   };
 }

@@ -1,11 +1,12 @@
 /**
- * Our credential shapes: an API key, a refresh token, an invitation code, a JWT (header.payload.signature, header starting `{"`), a
+ * Our credential shapes: an API key, a refresh token, an invitation code, a launch code, a JWT (header.payload.signature, header starting `{"`), a
  * webhook signing secret.
  */
 export const SECRET_SHAPES: readonly RegExp[] = [
   /cak_[A-Za-z0-9_-]{8,}/,
   /\brt_[A-Za-z0-9_-]{8,}/,
   /\binv_[A-Za-z0-9_-]{8,}/,
+  /\blc_[A-Za-z0-9_-]{8,}/,
   /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/,
   /whsec_[A-Za-z0-9+/]{16,}/,
 ];

@@ -14,6 +14,8 @@ const GROWING = [
   "conversations",
   "messages",
   "refresh_tokens",
+  "refresh_token_rotations",
+  "launch_codes",
   "token_revocations",
   "api_keys",
   "accounts",
@@ -64,8 +66,19 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
        FROM generate_series(1, 20000) i`,
     );
     await store.pool.query(
-      `INSERT INTO refresh_tokens (token_hash, account_id, chatbot_id, user_id, created_at, expires_at)
-       SELECT md5('rt' || i), 'acct-' || (1 + i % 5000), 'bot-' || (1 + i % 5000), 'user-' || i, i, i + 1000
+      `INSERT INTO refresh_tokens (token_hash, session_id, account_id, chatbot_id, user_id, created_at, expires_at)
+       SELECT md5('rt' || i), md5('s' || i), 'acct-' || (1 + i % 5000), 'bot-' || (1 + i % 5000), 'user-' || i, i,
+         i + 1000
+       FROM generate_series(1, 20000) i`,
+    );
+    await store.pool.query(
+      `INSERT INTO refresh_token_rotations (token_hash, session_id, rotated_at, successor_salt)
+       SELECT md5('old' || i), md5('s' || i), i, 'salt' FROM generate_series(1, 20000) i`,
+    );
+    await store.pool.query(
+      `INSERT INTO launch_codes (code_hash, account_id, chatbot_id, user_id, session_id, origin, created_at, expires_at)
+       SELECT md5('lc' || i), 'acct-' || (1 + i % 5000), 'bot-' || (1 + i % 5000), 'user-' || i, md5('s' || i),
+         'https://shop.example', i, i + 60000
        FROM generate_series(1, 20000) i`,
     );
     await store.pool.query(
@@ -136,6 +149,16 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
       await store.refreshTokens.byHash("x");
       await store.refreshTokens.notBefore(a.chatbotId, "user-1");
       await store.refreshTokens.revoke({ accountId: a.accountId, userId: "user-1" }, 1);
+      await store.refreshTokens.notBefore(a.chatbotId, "user-1", "s-1");
+      await store.refreshTokens.bySession("s-1");
+      await store.refreshTokens.list({ accountId: a.accountId, userId: "user-1" }, 21, 0);
+      await store.refreshTokens.revokeSession(a.accountId, "s-1", 2);
+      await store.refreshTokens.touch("s-1", 3, "https://shop.example", "UA");
+      await store.refreshTokens.rotate("s-1", "x", "y", "salt", 4);
+      await store.refreshTokens.rotated("x");
+      await store.refreshTokens.policy(a.chatbotId);
+      await store.launchCodes.byHash("x");
+      await store.launchCodes.markUsed("x", 5);
     } finally {
       pg.Pool.prototype.query = original;
       pg.Client.prototype.query = originalClient;
@@ -189,6 +212,8 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
     }
     const messages = await explain(recorded.get("msg_page")!);
     expect(messages.map((n) => n["Node Type"])).not.toContain("Sort");
+    const sessions = await explain(recorded.get("rt_list")!);
+    expect(sessions.map((n) => n["Node Type"])).not.toContain("Sort");
   });
 
   it("a rare search term is answered by the trigram index over the stored folded text", async () => {

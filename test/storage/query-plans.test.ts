@@ -12,6 +12,8 @@ const GROWING = [
   "conversations",
   "messages",
   "refresh_tokens",
+  "refresh_token_rotations",
+  "launch_codes",
   "token_revocations",
   "api_keys",
   "accounts",

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/token_service.proto.
  */
 export const file_aiagent_v1_token_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5haWFnZW50L3YxL3Rva2VuX3NlcnZpY2UucHJvdG8SCmFpYWdlbnQudjEigQEKFUdldEFjY2Vzc1Rva2VuUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhIKCmNoYXRib3RfaWQYAiABKAkSFgoOY2xpZW50X2FwaV9rZXkYAyABKAkSKwoHY29udGFjdBgEIAEoCzIaLmFpYWdlbnQudjEuQ29udGFjdFByb2ZpbGUiSwoOQ29udGFjdFByb2ZpbGUSFAoMY29udGFjdF9uYW1lGAEgASgJEg0KBWVtYWlsGAIgASgJEhQKDHBob25lX251bWJlchgDIAEoCSI8ChZHZXRBY2Nlc3NUb2tlblJlc3BvbnNlEiIKBGRhdGEYASABKAsyFC5haWFnZW50LnYxLlRva2VuU2V0InoKCFRva2VuU2V0EhQKDGFjY2Vzc190b2tlbhgBIAEoCRIVCg1yZWZyZXNoX3Rva2VuGAIgASgJEh8KF2FjY2Vzc190b2tlbl9leHBpcmVzX2F0GAMgASgDEiAKGHJlZnJlc2hfdG9rZW5fZXhwaXJlc19hdBgEIAEoAyJpChNSZWZyZXNoVG9rZW5SZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSEgoKY2hhdGJvdF9pZBgCIAEoCRIVCg1yZWZyZXNoX3Rva2VuGAMgASgJEhYKDmNsaWVudF9hcGlfa2V5GAQgASgJIkAKFFJlZnJlc2hUb2tlblJlc3BvbnNlEigKBGRhdGEYASABKAsyGi5haWFnZW50LnYxLlJlZnJlc2hlZFRva2VuIjoKDlJlZnJlc2hlZFRva2VuEhQKDGFjY2Vzc190b2tlbhgBIAEoCRISCgpleHBpcmVzX2F0GAIgASgDImYKEUdldElkVG9rZW5SZXF1ZXN0EhUKDXVzZXJfZW1haWxfaWQYASABKAkSGAoOY2xpZW50X2FwaV9rZXkYAiABKAlIABISCghwYXNzd29yZBgDIAEoCUgAQgwKCmNyZWRlbnRpYWwiNwoSR2V0SWRUb2tlblJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLklkVG9rZW4iLgoHSWRUb2tlbhIPCgdpZFRva2VuGAEgASgJEhIKCmV4cGlyZXNfYXQYAiABKAMyhwMKDFRva2VuU2VydmljZRKHAQoOR2V0QWNjZXNzVG9rZW4SIS5haWFnZW50LnYxLkdldEFjY2Vzc1Rva2VuUmVxdWVzdBoiLmFpYWdlbnQudjEuR2V0QWNjZXNzVG9rZW5SZXNwb25zZSIukrUYBQoBAhgBgtPkkwIfOgEqIhovYWlfYWdlbnQvZ2V0X2FjY2Vzc190b2tlbhJ+CgxSZWZyZXNoVG9rZW4SHy5haWFnZW50LnYxLlJlZnJlc2hUb2tlblJlcXVlc3QaIC5haWFnZW50LnYxLlJlZnJlc2hUb2tlblJlc3BvbnNlIiuStRgFCgEDGAGC0+STAhw6ASoiFy9haV9hZ2VudC9yZWZyZXNoX3Rva2VuEm0KCkdldElkVG9rZW4SHS5haWFnZW50LnYxLkdldElkVG9rZW5SZXF1ZXN0Gh4uYWlhZ2VudC52MS5HZXRJZFRva2VuUmVzcG9uc2UiIJK1GAQKAgIEgtPkkwISOgEqIg0vZ2V0X2lkX3Rva2VuYgZwcm90bzM", [file_aiagent_v1_access, file_google_api_annotations]);
+  fileDesc("Ch5haWFnZW50L3YxL3Rva2VuX3NlcnZpY2UucHJvdG8SCmFpYWdlbnQudjEirAEKFUdldEFjY2Vzc1Rva2VuUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhIKCmNoYXRib3RfaWQYAiABKAkSFgoOY2xpZW50X2FwaV9rZXkYAyABKAkSKwoHY29udGFjdBgEIAEoCzIaLmFpYWdlbnQudjEuQ29udGFjdFByb2ZpbGUSEwoLbGF1bmNoX2NvZGUYBSABKAgSFAoMZW1iZWRfb3JpZ2luGAYgASgJIksKDkNvbnRhY3RQcm9maWxlEhQKDGNvbnRhY3RfbmFtZRgBIAEoCRINCgVlbWFpbBgCIAEoCRIUCgxwaG9uZV9udW1iZXIYAyABKAkiPAoWR2V0QWNjZXNzVG9rZW5SZXNwb25zZRIiCgRkYXRhGAEgASgLMhQuYWlhZ2VudC52MS5Ub2tlblNldCLkAQoIVG9rZW5TZXQSFAoMYWNjZXNzX3Rva2VuGAEgASgJEhUKDXJlZnJlc2hfdG9rZW4YAiABKAkSHwoXYWNjZXNzX3Rva2VuX2V4cGlyZXNfYXQYAyABKAMSIAoYcmVmcmVzaF90b2tlbl9leHBpcmVzX2F0GAQgASgDEhgKC2xhdW5jaF9jb2RlGAUgASgJSACIAQESIwoWbGF1bmNoX2NvZGVfZXhwaXJlc19hdBgGIAEoA0gBiAEBQg4KDF9sYXVuY2hfY29kZUIZChdfbGF1bmNoX2NvZGVfZXhwaXJlc19hdCJpChNSZWZyZXNoVG9rZW5SZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSEgoKY2hhdGJvdF9pZBgCIAEoCRIVCg1yZWZyZXNoX3Rva2VuGAMgASgJEhYKDmNsaWVudF9hcGlfa2V5GAQgASgJIkAKFFJlZnJlc2hUb2tlblJlc3BvbnNlEigKBGRhdGEYASABKAsyGi5haWFnZW50LnYxLlJlZnJlc2hlZFRva2VuIqwBCg5SZWZyZXNoZWRUb2tlbhIUCgxhY2Nlc3NfdG9rZW4YASABKAkSEgoKZXhwaXJlc19hdBgCIAEoAxIaCg1yZWZyZXNoX3Rva2VuGAMgASgJSACIAQESJQoYcmVmcmVzaF90b2tlbl9leHBpcmVzX2F0GAQgASgDSAGIAQFCEAoOX3JlZnJlc2hfdG9rZW5CGwoZX3JlZnJlc2hfdG9rZW5fZXhwaXJlc19hdCJmChFHZXRJZFRva2VuUmVxdWVzdBIVCg11c2VyX2VtYWlsX2lkGAEgASgJEhgKDmNsaWVudF9hcGlfa2V5GAIgASgJSAASEgoIcGFzc3dvcmQYAyABKAlIAEIMCgpjcmVkZW50aWFsIjcKEkdldElkVG9rZW5SZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5JZFRva2VuIi4KB0lkVG9rZW4SDwoHaWRUb2tlbhgBIAEoCRISCgpleHBpcmVzX2F0GAIgASgDIloKGUV4Y2hhbmdlTGF1bmNoQ29kZVJlcXVlc3QSEgoKY2hhdGJvdF9pZBgBIAEoCRITCgtsYXVuY2hfY29kZRgCIAEoCRIUCgxlbWJlZF9vcmlnaW4YAyABKAkiRQoaRXhjaGFuZ2VMYXVuY2hDb2RlUmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLmFpYWdlbnQudjEuTGF1bmNoZWRGcmFtZSJKCg1MYXVuY2hlZEZyYW1lEhQKDGFjY2Vzc190b2tlbhgBIAEoCRISCgpleHBpcmVzX2F0GAIgASgDEg8KB3VzZXJfaWQYAyABKAkykQQKDFRva2VuU2VydmljZRKHAQoOR2V0QWNjZXNzVG9rZW4SIS5haWFnZW50LnYxLkdldEFjY2Vzc1Rva2VuUmVxdWVzdBoiLmFpYWdlbnQudjEuR2V0QWNjZXNzVG9rZW5SZXNwb25zZSIukrUYBQoBAhgBgtPkkwIfOgEqIhovYWlfYWdlbnQvZ2V0X2FjY2Vzc190b2tlbhJ+CgxSZWZyZXNoVG9rZW4SHy5haWFnZW50LnYxLlJlZnJlc2hUb2tlblJlcXVlc3QaIC5haWFnZW50LnYxLlJlZnJlc2hUb2tlblJlc3BvbnNlIiuStRgFCgEDGAGC0+STAhw6ASoiFy9haV9hZ2VudC9yZWZyZXNoX3Rva2VuEm0KCkdldElkVG9rZW4SHS5haWFnZW50LnYxLkdldElkVG9rZW5SZXF1ZXN0Gh4uYWlhZ2VudC52MS5HZXRJZFRva2VuUmVzcG9uc2UiIJK1GAQKAgIEgtPkkwISOgEqIg0vZ2V0X2lkX3Rva2VuEocBChJFeGNoYW5nZUxhdW5jaENvZGUSJS5haWFnZW50LnYxLkV4Y2hhbmdlTGF1bmNoQ29kZVJlcXVlc3QaJi5haWFnZW50LnYxLkV4Y2hhbmdlTGF1bmNoQ29kZVJlc3BvbnNlIiKStRgDCgEBgtPkkwIVOgEqIhAvYWlfYWdlbnQvbGF1bmNoYgZwcm90bzM", [file_aiagent_v1_access, file_google_api_annotations]);
 
 /**
  * GetAccessTokenRequest names the customer and the AI agent, and carries the client's credential.
@@ -47,6 +47,22 @@ export type GetAccessTokenRequest = Message<"aiagent.v1.GetAccessTokenRequest"> 
    * @generated from field: aiagent.v1.ContactProfile contact = 4;
    */
   contact?: ContactProfile | undefined;
+
+  /**
+   * Optional: also issue a one-time launch code for the frame's address (`?launch=<code>`), so no reusable
+   * token travels in it.
+   *
+   * @generated from field: bool launch_code = 5;
+   */
+  launchCode: boolean;
+
+  /**
+   * The origin of the page that will embed the frame, one of the chatbot's allowed origins; the launch code
+   * works only there. Optional when the chatbot has exactly one allowed origin.
+   *
+   * @generated from field: string embed_origin = 6;
+   */
+  embedOrigin: string;
 };
 
 /**
@@ -145,6 +161,20 @@ export type TokenSet = Message<"aiagent.v1.TokenSet"> & {
    * @generated from field: int64 refresh_token_expires_at = 4;
    */
   refreshTokenExpiresAt: bigint;
+
+  /**
+   * The one-time launch code, when launch_code was asked for.
+   *
+   * @generated from field: optional string launch_code = 5;
+   */
+  launchCode?: string | undefined;
+
+  /**
+   * Expiry instant of the launch code, epoch milliseconds, when one was issued.
+   *
+   * @generated from field: optional int64 launch_code_expires_at = 6;
+   */
+  launchCodeExpiresAt?: bigint | undefined;
 };
 
 /**
@@ -236,6 +266,21 @@ export type RefreshedToken = Message<"aiagent.v1.RefreshedToken"> & {
    * @generated from field: int64 expires_at = 2;
    */
   expiresAt: bigint;
+
+  /**
+   * With refresh-token rotation on for the chatbot: the refresh token to use next time (the one presented
+   * stops working after a grace period). Absent otherwise.
+   *
+   * @generated from field: optional string refresh_token = 3;
+   */
+  refreshToken?: string | undefined;
+
+  /**
+   * Expiry instant of the new refresh token, epoch milliseconds, when one was issued.
+   *
+   * @generated from field: optional int64 refresh_token_expires_at = 4;
+   */
+  refreshTokenExpiresAt?: bigint | undefined;
 };
 
 /**
@@ -340,6 +385,97 @@ export const IdTokenSchema: GenMessage<IdToken> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_token_service, 9);
 
 /**
+ * ExchangeLaunchCodeRequest is what the frame read from its address and from the browser.
+ *
+ * @generated from message aiagent.v1.ExchangeLaunchCodeRequest
+ */
+export type ExchangeLaunchCodeRequest = Message<"aiagent.v1.ExchangeLaunchCodeRequest"> & {
+  /**
+   * The chatbot of the frame, a uuid.
+   *
+   * @generated from field: string chatbot_id = 1;
+   */
+  chatbotId: string;
+
+  /**
+   * The launch code from the frame's address.
+   *
+   * @generated from field: string launch_code = 2;
+   */
+  launchCode: string;
+
+  /**
+   * The origin of the page embedding the frame, as the browser tells it.
+   *
+   * @generated from field: string embed_origin = 3;
+   */
+  embedOrigin: string;
+};
+
+/**
+ * Describes the message aiagent.v1.ExchangeLaunchCodeRequest.
+ * Use `create(ExchangeLaunchCodeRequestSchema)` to create a new message.
+ */
+export const ExchangeLaunchCodeRequestSchema: GenMessage<ExchangeLaunchCodeRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_token_service, 10);
+
+/**
+ * ExchangeLaunchCodeResponse wraps the frame's access token in the `data` envelope.
+ *
+ * @generated from message aiagent.v1.ExchangeLaunchCodeResponse
+ */
+export type ExchangeLaunchCodeResponse = Message<"aiagent.v1.ExchangeLaunchCodeResponse"> & {
+  /**
+   * The access token and whom it is for.
+   *
+   * @generated from field: aiagent.v1.LaunchedFrame data = 1;
+   */
+  data?: LaunchedFrame | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.ExchangeLaunchCodeResponse.
+ * Use `create(ExchangeLaunchCodeResponseSchema)` to create a new message.
+ */
+export const ExchangeLaunchCodeResponseSchema: GenMessage<ExchangeLaunchCodeResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_token_service, 11);
+
+/**
+ * LaunchedFrame is the frame's access token, kept in the frame's memory only.
+ *
+ * @generated from message aiagent.v1.LaunchedFrame
+ */
+export type LaunchedFrame = Message<"aiagent.v1.LaunchedFrame"> & {
+  /**
+   * Short-lived access token for the frame's calls.
+   *
+   * @generated from field: string access_token = 1;
+   */
+  accessToken: string;
+
+  /**
+   * Expiry instant of the access token, epoch milliseconds.
+   *
+   * @generated from field: int64 expires_at = 2;
+   */
+  expiresAt: bigint;
+
+  /**
+   * The client's customer the code was issued for.
+   *
+   * @generated from field: string user_id = 3;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message aiagent.v1.LaunchedFrame.
+ * Use `create(LaunchedFrameSchema)` to create a new message.
+ */
+export const LaunchedFrameSchema: GenMessage<LaunchedFrame> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_token_service, 12);
+
+/**
  * TokenService issues and refreshes the credentials of the embeddable chat frame.
  * Every method is for a client's server only: browsers are refused.
  *
@@ -377,6 +513,18 @@ export const TokenService: GenService<{
     methodKind: "unary";
     input: typeof GetIdTokenRequestSchema;
     output: typeof GetIdTokenResponseSchema;
+  },
+  /**
+   * ExchangeLaunchCode is called by the chat frame, once, with the launch code in its address: it answers the
+   * access token the frame keeps in memory. The code is single use, valid 60 seconds, and only for the chatbot,
+   * the user and the embedding origin it was issued for; any other use is refused (and logged).
+   *
+   * @generated from rpc aiagent.v1.TokenService.ExchangeLaunchCode
+   */
+  exchangeLaunchCode: {
+    methodKind: "unary";
+    input: typeof ExchangeLaunchCodeRequestSchema;
+    output: typeof ExchangeLaunchCodeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_aiagent_v1_token_service, 0);

@@ -26,6 +26,8 @@ export interface AccessClaims {
   userId: string;
   chatbotId: string;
   accountId: string;
+  /** The session (refresh token) the access token was issued from, when it names one (`sid`). */
+  sessionId?: string | undefined;
   issuedAt: number;
   expiresAt: number;
 }
@@ -56,12 +58,14 @@ export class JwtStrategy {
     this.idCache = new VerifiedCache(Math.max(1, Math.floor(cacheSize / 10)));
   }
 
-  /** Signs an access token for (account, chatbot, user) valid for ttlSeconds. */
+  /** Signs an access token for (account, chatbot, user), from a session when it names one, valid for ttlSeconds. */
   async signAccess(
-    c: { accountId: string; chatbotId: string; userId: string },
+    c: { accountId: string; chatbotId: string; userId: string; sessionId?: string | undefined },
     ttlSeconds: number,
   ): Promise<{ token: string; expiresAt: number }> {
-    return this.sign("access", c.userId, { cid: c.chatbotId, acc: c.accountId }, ttlSeconds);
+    const claims: Record<string, string> = { cid: c.chatbotId, acc: c.accountId };
+    if (c.sessionId) claims.sid = c.sessionId;
+    return this.sign("access", c.userId, claims, ttlSeconds);
   }
 
   /** Signs an ID token for an account valid for ttlSeconds. */
@@ -83,6 +87,7 @@ export class JwtStrategy {
       userId: p.sub!,
       chatbotId: p.cid,
       accountId: p.acc,
+      ...(typeof p.sid === "string" ? { sessionId: p.sid } : {}),
       issuedAt: issuedAtMs(p),
       expiresAt: p.exp! * 1000,
     };

@@ -1,12 +1,45 @@
-/** A refresh token as stored: its hash and what it is bound to. */
+/**
+ * A refresh token as stored: its hash and what it is bound to. Each one is a session of (chatbot, user); with
+ * rotation its hash changes and the session (its id, its metadata) stays.
+ */
 export interface RefreshTokenRecord {
   tokenHash: string;
+  /** The session's id, a uuid: what the registry lists and access tokens name (`sid`). */
+  sessionId: string;
   accountId: string;
   chatbotId: string;
   userId: string;
   createdAt: number;
   expiresAt: number;
   revokedAt: number | null;
+  /** The last issuance, refresh or launch. */
+  lastUsedAt: number;
+  /** The embedding page's origin of the last launch; "" when none is known. */
+  lastOrigin: string;
+  /** The User-Agent of the last use; "" when none was sent. */
+  userAgent: string;
+}
+
+/** A refresh token retired by rotation: its successor is derived again from it and the salt when it is reused. */
+export interface RotatedTokenRecord {
+  tokenHash: string;
+  sessionId: string;
+  rotatedAt: number;
+  successorSalt: string;
+}
+
+/** A chatbot's session policy: whether refresh tokens rotate, and the grace of a retired one. */
+export interface SessionPolicyRecord {
+  chatbotId: string;
+  rotate: boolean;
+  reuseGraceMs: number;
+}
+
+/** Which sessions a list shows: the account's, narrowed to a chatbot and/or a user. */
+export interface SessionScope {
+  accountId: string;
+  chatbotId?: string | undefined;
+  userId?: string | undefined;
 }
 
 /** Which refresh tokens a revocation reaches. */
@@ -22,8 +55,52 @@ export interface RefreshTokenRepository {
   byHash(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
   /** Revokes the matching refresh tokens and raises "not before" for every (chatbot, user) they were bound to. */
   revoke(scope: RevocationScope, at: number): Promise<number>;
-  /** Access tokens of (chatbot, user) issued before this instant are refused. */
-  notBefore(chatbotId: string, userId: string): Promise<number | undefined>;
+  /**
+   * Access tokens of (chatbot, user) issued before this instant are refused; with `sessionId`, also those of that
+   * session issued before it was revoked (the later of the two).
+   */
+  notBefore(chatbotId: string, userId: string, sessionId?: string): Promise<number | undefined>;
+  /** One session by its id, whatever account it is of (callers check the account). */
+  bySession(sessionId: string): Promise<RefreshTokenRecord | undefined>;
+  /** A page of sessions in scope, newest first (created_at, then session id). */
+  list(scope: SessionScope, limit: number, offset: number): Promise<RefreshTokenRecord[]>;
+  /** Revokes one session of the account; false when it is not the account's or was already revoked. */
+  revokeSession(accountId: string, sessionId: string, at: number): Promise<boolean>;
+  /** Records a use of the session (never moves last use back). */
+  touch(sessionId: string, at: number, origin: string | null, userAgent: string | null): Promise<void>;
+  /**
+   * Replaces the session's token `fromHash` by `toHash` and keeps the retired one; false when the session's token
+   * is no longer `fromHash` (another refresh rotated it first).
+   */
+  rotate(sessionId: string, fromHash: string, toHash: string, salt: string, at: number): Promise<boolean>;
+  /** A token retired by rotation. */
+  rotated(tokenHash: string): Promise<RotatedTokenRecord | undefined>;
+  /** The chatbot's session policy; undefined for the default (no rotation). */
+  policy(chatbotId: string): Promise<SessionPolicyRecord | undefined>;
+  /** Sets the chatbot's session policy. */
+  setPolicy(p: SessionPolicyRecord): Promise<void>;
+}
+
+/** A one-time launch code as stored: its hash, and the session, chatbot, user and origin it is bound to. */
+export interface LaunchCodeRecord {
+  codeHash: string;
+  accountId: string;
+  chatbotId: string;
+  userId: string;
+  sessionId: string;
+  /** The only embedding origin it works under. */
+  origin: string;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+/** Storage of launch codes (hashes only). */
+export interface LaunchCodeRepository {
+  insert(r: LaunchCodeRecord): Promise<void>;
+  byHash(codeHash: string): Promise<LaunchCodeRecord | undefined>;
+  /** Marks the code used; false when it already was (so exactly one exchange wins). */
+  markUsed(codeHash: string, at: number): Promise<boolean>;
 }
 
 /** A signing key pair as stored. */

@@ -13,15 +13,32 @@ import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import type { ContactProfile, ContactRepository } from "../conversation/repository.js";
 import { DomainError, invalidArgument, notFound, unauthenticated } from "../errors.js";
-import { hashSecret, newSecret, requireUuid, sameHash } from "../ids.js";
+import { hashSecret, newId, newSecret, requireUuid, sameHash } from "../ids.js";
 import type { Transact } from "../store.js";
 import { optionalEmail, optionalText, requireId, requireText } from "../validate.js";
 import type { EventLog } from "../webhook/event-log.js";
 import type { AccessClaims, IdClaims, JwtStrategy } from "./jwt-strategy.js";
-import type { RefreshTokenRepository, RevocationScope } from "./repository.js";
+import type {
+  LaunchCodeRepository,
+  RefreshTokenRecord,
+  RefreshTokenRepository,
+  RevocationScope,
+} from "./repository.js";
+import { newRotationSalt, successorSecret } from "./rotation.js";
 
 /** Prefix of every refresh token, so a leaked one is recognisable. */
 export const REFRESH_TOKEN_PREFIX = "rt_";
+/** Prefix of every launch code. */
+export const LAUNCH_CODE_PREFIX = "lc_";
+/** How long a launch code works, milliseconds. */
+export const LAUNCH_CODE_TTL_MS = 60_000;
+/** Longest User-Agent kept with a session. */
+const MAX_USER_AGENT = 256;
+
+/** The refresh token that replaces `token` in a rotation with this salt. */
+function deriveSuccessor(token: string, salt: string): string {
+  return REFRESH_TOKEN_PREFIX + successorSecret(token, salt);
+}
 
 /** Token lifetimes, in seconds. */
 export interface TokenLifetimes {
@@ -37,6 +54,7 @@ export interface TokenServiceDeps {
   chatbots: ChatbotRepository;
   members: MemberRepository;
   refreshTokens: RefreshTokenRepository;
+  launchCodes: LaunchCodeRepository;
   contacts: ContactRepository;
   jwt: JwtStrategy;
   clock: Clock;
@@ -73,11 +91,33 @@ export interface IssuedTokens {
   refreshToken: string;
   accessTokenExpiresAt: number;
   refreshTokenExpiresAt: number;
+  /** The session the refresh token is. */
+  sessionId: string;
+  /** The one-time launch code, when one was asked for. */
+  launchCode?: { code: string; expiresAt: number; origin: string };
+}
+
+/** A new access token from a refresh token; with rotation, also the refresh token to use next. */
+export interface RefreshedTokens {
+  accessToken: string;
+  expiresAt: number;
+  refreshToken?: { token: string; expiresAt: number };
+}
+
+/** A launch code refused: why, for the log (the caller sees only that it is not valid). */
+export class LaunchRefusedError extends DomainError {
+  constructor(
+    readonly why: "unknown" | "used" | "expired" | "origin" | "chatbot" | "session",
+    message: string,
+  ) {
+    super("unauthenticated", message, { reason: "TokenInvalidError" });
+  }
 }
 
 // One message for every way a key/chatbot pair can be wrong, so none of them can be told apart.
 const BAD_KEY = "client_api_key is not valid for this chatbot_id";
 const BAD_REFRESH = "refresh_token is not valid for this user_id and chatbot_id";
+const BAD_LAUNCH = "launch_code is not valid: ask the page that embeds this chat to open it again";
 const BAD_ID_CREDENTIAL = "user_email_id and credential do not match";
 // A well-formed hash no password matches: verified against when there is no real one, so timing tells nothing.
 const UNUSABLE_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
@@ -92,6 +132,10 @@ export class TokenService {
     chatbotId: string;
     clientApiKey: string;
     contact?: ContactProfile | undefined;
+    /** Also issue a one-time launch code, bound to embedOrigin (or the chatbot's only allowed origin). */
+    launchCode?: boolean | undefined;
+    embedOrigin?: string | undefined;
+    userAgent?: string | undefined;
   }): Promise<IssuedTokens> {
     const userId = requireId("user_id", input.userId);
     const chatbotId = requireUuid("chatbot_id", input.chatbotId);
@@ -105,27 +149,58 @@ export class TokenService {
     const chatbot = account && (await this.d.chatbots.byId(chatbotId));
     if (!account || !chatbot || chatbot.accountId !== account.accountId || !chatbot.active)
       throw new UnknownCredentialError(BAD_KEY);
+    const launchOrigin = input.launchCode ? embedOrigin(chatbot.allowedOrigins, input.embedOrigin ?? "") : undefined;
     await this.d.admit?.(account.accountId);
     await account.markUsed();
 
     const now = this.d.clock.now();
+    const sessionId = newId();
     const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
     const refreshTokenExpiresAt = now + this.d.ttl.refresh * 1000;
+    const launch = launchOrigin
+      ? { code: newSecret(LAUNCH_CODE_PREFIX), expiresAt: now + LAUNCH_CODE_TTL_MS, origin: launchOrigin }
+      : undefined;
     // Signed before anything is stored: a failure here leaves no row behind.
-    const access = await this.d.jwt.signAccess({ accountId: account.accountId, chatbotId, userId }, this.d.ttl.access);
+    const access = await this.d.jwt.signAccess(
+      { accountId: account.accountId, chatbotId, userId, sessionId },
+      this.d.ttl.access,
+    );
     await this.d.transaction(async (tx) => {
       await tx.refreshTokens.insert({
         tokenHash: hashSecret(refreshToken),
+        sessionId,
         accountId: account.accountId,
         chatbotId,
         userId,
         createdAt: now,
         expiresAt: refreshTokenExpiresAt,
         revokedAt: null,
+        lastUsedAt: now,
+        lastOrigin: "",
+        userAgent: userAgentOf(input.userAgent) ?? "",
       });
+      if (launch)
+        await tx.launchCodes.insert({
+          codeHash: hashSecret(launch.code),
+          accountId: account.accountId,
+          chatbotId,
+          userId,
+          sessionId,
+          origin: launch.origin,
+          createdAt: now,
+          expiresAt: launch.expiresAt,
+          usedAt: null,
+        });
       await tx.contacts.upsert(account.accountId, userId, profile, now);
     });
-    return { accessToken: access.token, refreshToken, accessTokenExpiresAt: access.expiresAt, refreshTokenExpiresAt };
+    return {
+      accessToken: access.token,
+      refreshToken,
+      accessTokenExpiresAt: access.expiresAt,
+      refreshTokenExpiresAt,
+      sessionId,
+      ...(launch ? { launchCode: launch } : {}),
+    };
   }
 
   /**
@@ -152,20 +227,101 @@ export class TokenService {
     return { accessToken: access.token, expiresAt: access.expiresAt };
   }
 
-  /** Issues a new access token from a refresh token; the refresh token itself is kept, not rotated. */
+  /**
+   * What the frame page needs to know of a launch code before the frame exchanges it: the origin it is bound to
+   * (the only one that may embed the page), or why it can no longer be used. Nothing is used up.
+   */
+  async peekLaunchCode(
+    chatbotId: string,
+    launchCode: string,
+  ): Promise<{ origin: string } | { refused: LaunchRefusedError["why"] }> {
+    if (launchCode === "" || launchCode.length > 512) return { refused: "unknown" };
+    const hash = hashSecret(launchCode);
+    const code = await this.d.launchCodes.byHash(hash);
+    if (!code || !sameHash(code.codeHash, hash)) return { refused: "unknown" };
+    if (code.chatbotId !== chatbotId) return { refused: "chatbot" };
+    if (code.usedAt !== null) return { refused: "used" };
+    if (code.expiresAt <= this.d.clock.now()) return { refused: "expired" };
+    return { origin: code.origin };
+  }
+
+  /**
+   * The frame's one exchange of its launch code for an access token: the code must be one this service issued, for
+   * this chatbot, unused, within its 60 seconds, and presented under the origin it was issued for. It is used up
+   * by the first exchange that passes these checks.
+   */
+  async exchangeLaunchCode(input: {
+    chatbotId: string;
+    launchCode: string;
+    embedOrigin: string;
+    userAgent?: string | undefined;
+  }): Promise<{ accessToken: string; expiresAt: number; userId: string }> {
+    const chatbotId = requireUuid("chatbot_id", input.chatbotId);
+    requireText("launch_code", input.launchCode);
+    requireText("embed_origin", input.embedOrigin);
+    if (input.launchCode.length > 512) throw new UnknownCredentialError(BAD_LAUNCH);
+    const hash = hashSecret(input.launchCode);
+    const code = await this.d.launchCodes.byHash(hash);
+    const now = this.d.clock.now();
+    if (!code || !sameHash(code.codeHash, hash)) throw new LaunchRefusedError("unknown", BAD_LAUNCH);
+    if (code.chatbotId !== chatbotId) throw new LaunchRefusedError("chatbot", BAD_LAUNCH);
+    if (code.usedAt !== null) throw new LaunchRefusedError("used", BAD_LAUNCH);
+    if (code.expiresAt <= now) throw new LaunchRefusedError("expired", BAD_LAUNCH);
+    if (originOf(input.embedOrigin) !== code.origin) throw new LaunchRefusedError("origin", BAD_LAUNCH);
+    const session = await this.d.refreshTokens.bySession(code.sessionId);
+    const chatbot = await this.d.chatbots.byId(chatbotId);
+    const account = await this.d.accounts.byId(code.accountId);
+    if (!session || session.revokedAt !== null || session.expiresAt <= now)
+      throw new LaunchRefusedError("session", BAD_LAUNCH);
+    if (!chatbot?.active || chatbot.accountId !== code.accountId || !account?.active)
+      throw new LaunchRefusedError("chatbot", BAD_LAUNCH);
+    if (!(await this.d.launchCodes.markUsed(hash, now))) throw new LaunchRefusedError("used", BAD_LAUNCH);
+    const access = await this.d.jwt.signAccess(
+      { accountId: code.accountId, chatbotId, userId: code.userId, sessionId: code.sessionId },
+      this.d.ttl.access,
+    );
+    await this.touch(code.sessionId, now, code.origin, input.userAgent);
+    return { accessToken: access.token, expiresAt: access.expiresAt, userId: code.userId };
+  }
+
+  /**
+   * Issues a new access token from a refresh token. The refresh token is kept, unless the chatbot's session policy
+   * rotates them: then the answer also carries its successor, and the one presented is retired. A retired token
+   * presented again within the grace answers the same successor (a lost response can be retried); after it, or
+   * once the successor has itself been rotated, it ends the session (its refresh token and live access tokens).
+   */
   async refresh(input: {
     userId: string;
     chatbotId: string;
     refreshToken: string;
     clientApiKey?: string | undefined;
-  }): Promise<{ accessToken: string; expiresAt: number }> {
+    userAgent?: string | undefined;
+  }): Promise<RefreshedTokens> {
     const userId = requireId("user_id", input.userId);
     const chatbotId = requireUuid("chatbot_id", input.chatbotId);
     requireText("refresh_token", input.refreshToken);
     const hash = hashSecret(input.refreshToken);
-    const rec = await this.d.refreshTokens.byHash(hash);
     const now = this.d.clock.now();
-    if (!rec || !sameHash(rec.tokenHash, hash) || rec.userId !== userId || rec.chatbotId !== chatbotId)
+    let rec = await this.d.refreshTokens.byHash(hash);
+    let successor: { token: string; expiresAt: number } | undefined;
+    if (!rec) {
+      const retired = await this.d.refreshTokens.rotated(hash);
+      const session = retired && (await this.d.refreshTokens.bySession(retired.sessionId));
+      if (!retired || !session || session.userId !== userId || session.chatbotId !== chatbotId)
+        throw new UnknownCredentialError(BAD_REFRESH);
+      const token = deriveSuccessor(input.refreshToken, retired.successorSalt);
+      const policy = await this.d.refreshTokens.policy(chatbotId);
+      const grace = policy?.reuseGraceMs ?? 0;
+      const current = sameHash(session.tokenHash, hashSecret(token));
+      if (session.revokedAt !== null) throw unauthenticated(BAD_REFRESH);
+      if (!current || now - retired.rotatedAt > grace) {
+        // Reuse of a retired refresh token: it may have been stolen. The whole session ends.
+        await this.d.refreshTokens.revokeSession(session.accountId, session.sessionId, now);
+        throw unauthenticated(BAD_REFRESH);
+      }
+      rec = session;
+      successor = { token, expiresAt: session.expiresAt };
+    } else if (!sameHash(rec.tokenHash, hash) || rec.userId !== userId || rec.chatbotId !== chatbotId)
       throw new UnknownCredentialError(BAD_REFRESH);
     // A revoked token is one we issued: refused the same way, but not counted as a guess.
     if (rec.revokedAt !== null) throw unauthenticated(BAD_REFRESH);
@@ -179,8 +335,43 @@ export class TokenService {
       await keyAccount.markUsed();
     }
     await this.d.admit?.(rec.accountId);
-    const access = await this.d.jwt.signAccess({ accountId: rec.accountId, chatbotId, userId }, this.d.ttl.access);
-    return { accessToken: access.token, expiresAt: access.expiresAt };
+    if (!successor && (await this.d.refreshTokens.policy(chatbotId))?.rotate)
+      successor = await this.rotate(rec, input.refreshToken, now);
+    const access = await this.d.jwt.signAccess(
+      { accountId: rec.accountId, chatbotId, userId, sessionId: rec.sessionId },
+      this.d.ttl.access,
+    );
+    await this.touch(rec.sessionId, now, null, input.userAgent);
+    return {
+      accessToken: access.token,
+      expiresAt: access.expiresAt,
+      ...(successor ? { refreshToken: successor } : {}),
+    };
+  }
+
+  /** Retires `token` for a successor derived from it; a concurrent refresh that rotated it first wins. */
+  private async rotate(
+    rec: RefreshTokenRecord,
+    token: string,
+    now: number,
+  ): Promise<{ token: string; expiresAt: number }> {
+    const salt = newRotationSalt();
+    const next = deriveSuccessor(token, salt);
+    if (await this.d.refreshTokens.rotate(rec.sessionId, rec.tokenHash, hashSecret(next), salt, now))
+      return { token: next, expiresAt: rec.expiresAt };
+    // Rotated at the same moment by another request with the same token: answer what that one answered.
+    const retired = await this.d.refreshTokens.rotated(rec.tokenHash);
+    if (!retired) throw unauthenticated(BAD_REFRESH);
+    return { token: deriveSuccessor(token, retired.successorSalt), expiresAt: rec.expiresAt };
+  }
+
+  /** Records a use of a session; advisory, so a busy database does not fail the request it describes. */
+  private async touch(sessionId: string, at: number, origin: string | null, userAgent: string | undefined) {
+    try {
+      await this.d.refreshTokens.touch(sessionId, at, origin, userAgentOf(userAgent));
+    } catch {
+      // The last-use mark is advisory.
+    }
   }
 
   /**
@@ -225,7 +416,7 @@ export class TokenService {
   /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
   async authenticateFrame(token: string): Promise<AccessClaims> {
     const claims = await this.d.jwt.verifyAccess(token);
-    const notBefore = await this.d.refreshTokens.notBefore(claims.chatbotId, claims.userId);
+    const notBefore = await this.d.refreshTokens.notBefore(claims.chatbotId, claims.userId, claims.sessionId);
     if (notBefore !== undefined && claims.issuedAt < notBefore)
       throw unauthenticated("the access token has been revoked");
     const chatbot = await this.d.chatbots.byId(claims.chatbotId);
@@ -291,4 +482,32 @@ export class TokenService {
     };
     return { ...account, markUsed };
   }
+}
+
+/** The origin a launch code is bound to: the one asked for, which must be allowed, or the chatbot's only one. */
+function embedOrigin(allowed: readonly string[], asked: string): string {
+  if (asked === "") {
+    if (allowed.length === 1) return allowed[0]!;
+    throw invalidArgument("embed_origin", "is required with launch_code: the chatbot has several allowed origins");
+  }
+  const origin = originOf(asked);
+  if (!origin || !allowed.includes(origin))
+    throw invalidArgument("embed_origin", "must be one of the chatbot's allowed origins");
+  return origin;
+}
+
+/** scheme://host[:port] of an absolute http(s) address; undefined for anything else. */
+function originOf(s: string): string | undefined {
+  try {
+    const u = new URL(s);
+    return u.protocol === "https:" || u.protocol === "http:" ? u.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A User-Agent as kept with a session: printable, bounded; null when none was sent. */
+function userAgentOf(ua: string | undefined): string | null {
+  if (!ua) return null;
+  return ua.replace(/[^\x20-\x7e]/g, "").slice(0, MAX_USER_AGENT);
 }

@@ -77,6 +77,23 @@ export class FrameApi {
     this.token = token;
   }
 
+  /**
+   * Exchanges the launch code of the frame's address, once, for the access token this object then keeps; the embedding
+   * page's origin goes with it, and the service refuses the code anywhere else.
+   */
+  async launch(chatbotId: string, launchCode: string, embedOrigin: string): Promise<string> {
+    const r = await this.fetch("/ai_agent/launch", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ chatbot_id: chatbotId, launch_code: launchCode, embed_origin: embedOrigin }),
+    });
+    const body = (await r.json().catch(() => undefined)) as { data?: { access_token?: string } } | undefined;
+    if (!r.ok || typeof body?.data?.access_token !== "string")
+      throw toApiError(body as ErrorBody | undefined, r.status);
+    this.token = body.data.access_token;
+    return this.token;
+  }
+
   /** The frame user's conversations, newest first. */
   async conversations(): Promise<ConversationState[]> {
     const body = await this.withToken((t) => this.json("GET", `/ai_agent/conversations?${q({ access_token: t })}`));

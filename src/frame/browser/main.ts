@@ -39,9 +39,11 @@ function sentence(text: string): string {
 function start(): void {
   const root = document.getElementById("chat") as HTMLElement;
   const cfg = settings(root);
-  // Read the token, then take it out of the address bar and history at once: from here on it lives in memory only.
+  // Read the token (or launch code), then take it out of the address bar and history at once: from here on the token
+  // lives in memory only.
   const params = new URLSearchParams(location.search);
   const initialToken = params.get("access_token") ?? "";
+  const launchCode = params.get("launch") ?? "";
   history.replaceState(null, "", location.pathname + location.hash);
 
   const view = new ChatView();
@@ -245,15 +247,48 @@ function start(): void {
   });
 
   update();
+  if (launchCode && !initialToken) {
+    void launch(launchCode);
+    return;
+  }
   if (!initialToken) {
     expired = true;
     view.showNotice("expired", "This chat needs an access token: open it through the page that embeds it.");
     return;
   }
-  refresher.plan(initialToken);
-  if (!navigator.onLine)
-    view.showNotice("offline", "You are offline. The conversation loads when you are back online.");
-  else void loadHistory();
+  begin(initialToken);
+
+  function begin(token: string): void {
+    refresher.plan(token);
+    if (!navigator.onLine)
+      view.showNotice("offline", "You are offline. The conversation loads when you are back online.");
+    else void loadHistory();
+  }
+
+  /** Trades the address's launch code for the token, once: only inside the page it was issued for. */
+  async function launch(code: string): Promise<void> {
+    // The embedding page's origin as the browser tells it (Chromium, Safari), else the one the code is bound to.
+    const ancestor = (location as Location & { ancestorOrigins?: DOMStringList }).ancestorOrigins?.[0];
+    const embedOrigin = ancestor ?? cfg.hostOrigin ?? "";
+    if (window.parent === window || !embedOrigin) {
+      expired = true;
+      view.showNotice("expired", "This chat opens only inside the page that embeds it.");
+      update();
+      return;
+    }
+    try {
+      begin(await api.launch(location.pathname.split("/").filter(Boolean)[1] ?? "", code, embedOrigin));
+    } catch (e) {
+      expired = true;
+      view.showNotice(
+        "expired",
+        e instanceof ApiError && e.code === "network"
+          ? "The chat service cannot be reached right now. Reload the page to try again."
+          : "This chat link has already been used or is no longer valid. Reload the page to start again.",
+      );
+      update();
+    }
+  }
 }
 
 start();

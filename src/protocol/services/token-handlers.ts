@@ -1,5 +1,6 @@
 import type { TokenService as TokenServiceDesc } from "../../../gen/aiagent/v1/token_service_pb.js";
-import { isUnknownCredential, type TokenService } from "../../domain/token/token-service.js";
+import { isUnknownCredential, LaunchRefusedError, type TokenService } from "../../domain/token/token-service.js";
+import type { Logger } from "../../log.js";
 import type { Call, Handlers } from "../call.js";
 import { noTokenLimits, type TokenGuard, type TokenTarget } from "../token-limits.js";
 
@@ -15,7 +16,8 @@ export async function limited<T>(limits: TokenGuard, call: Call, t: TokenTarget,
   try {
     return await fn();
   } catch (e) {
-    if (isUnknownCredential(e)) await limits.failed(call, t);
+    if (isUnknownCredential(e) || (e instanceof LaunchRefusedError && e.why === "unknown"))
+      await limits.failed(call, t);
     throw e;
   }
 }
@@ -27,6 +29,7 @@ export async function limited<T>(limits: TokenGuard, call: Call, t: TokenTarget,
 export function tokenHandlers(
   tokens: TokenService,
   limits: TokenGuard = noTokenLimits,
+  log?: Logger,
 ): Handlers<typeof TokenServiceDesc> {
   return {
     async getAccessToken(req, call) {
@@ -41,6 +44,9 @@ export function tokenHandlers(
           chatbotId: req.chatbotId,
           clientApiKey: req.clientApiKey,
           contact,
+          launchCode: req.launchCode,
+          embedOrigin: req.embedOrigin,
+          userAgent: call.header("user-agent"),
         }),
       );
       noStore(call);
@@ -50,6 +56,9 @@ export function tokenHandlers(
           refreshToken: t.refreshToken,
           accessTokenExpiresAt: BigInt(t.accessTokenExpiresAt),
           refreshTokenExpiresAt: BigInt(t.refreshTokenExpiresAt),
+          ...(t.launchCode
+            ? { launchCode: t.launchCode.code, launchCodeExpiresAt: BigInt(t.launchCode.expiresAt) }
+            : {}),
         },
       };
     },
@@ -64,10 +73,19 @@ export function tokenHandlers(
             chatbotId: req.chatbotId,
             refreshToken: req.refreshToken,
             clientApiKey: req.clientApiKey || undefined,
+            userAgent: call.header("user-agent"),
           }),
       );
       noStore(call);
-      return { data: { accessToken: t.accessToken, expiresAt: BigInt(t.expiresAt) } };
+      return {
+        data: {
+          accessToken: t.accessToken,
+          expiresAt: BigInt(t.expiresAt),
+          ...(t.refreshToken
+            ? { refreshToken: t.refreshToken.token, refreshTokenExpiresAt: BigInt(t.refreshToken.expiresAt) }
+            : {}),
+        },
+      };
     },
     async getIdToken(req, call) {
       const apiKey = req.credential.case === "clientApiKey" ? req.credential.value : undefined;
@@ -80,6 +98,30 @@ export function tokenHandlers(
       );
       noStore(call);
       return { data: { idToken: t.idToken, expiresAt: BigInt(t.expiresAt) } };
+    },
+    async exchangeLaunchCode(req, call) {
+      const t = await limited(limits, call, { target: `chatbot:${req.chatbotId}` }, async () => {
+        try {
+          return await tokens.exchangeLaunchCode({
+            chatbotId: req.chatbotId,
+            launchCode: req.launchCode,
+            embedOrigin: req.embedOrigin,
+            userAgent: call.header("user-agent"),
+          });
+        } catch (e) {
+          // A second use, an expired code, another origin: refused alike, and logged with why (never the code).
+          if (e instanceof LaunchRefusedError)
+            log?.warn("launch code refused", {
+              why: e.why,
+              chatbot_id: req.chatbotId,
+              embed_origin: req.embedOrigin.slice(0, 200),
+              peer: call.peer,
+            });
+          throw e;
+        }
+      });
+      noStore(call);
+      return { data: { accessToken: t.accessToken, expiresAt: BigInt(t.expiresAt), userId: t.userId } };
     },
   };
 }

@@ -144,6 +144,43 @@ export const pgMigrations: PgMigration[] = [
       ALTER TABLE chatbots ADD COLUMN agent text NOT NULL DEFAULT '{"kind":"built_in"}';`,
   },
   {
+    version: 4,
+    // Every refresh token is a session (id, last use, origin, user agent); rotation keeps retired tokens' hashes;
+    // per-chatbot session policies; one-time launch codes of the frame's address (hashes only).
+    sql: `
+      ALTER TABLE refresh_tokens ADD COLUMN session_id text;
+      ALTER TABLE refresh_tokens ADD COLUMN last_used_at bigint NOT NULL DEFAULT 0;
+      ALTER TABLE refresh_tokens ADD COLUMN last_origin text NOT NULL DEFAULT '';
+      ALTER TABLE refresh_tokens ADD COLUMN user_agent text NOT NULL DEFAULT '';
+      UPDATE refresh_tokens SET session_id = gen_random_uuid()::text, last_used_at = created_at;
+      ALTER TABLE refresh_tokens ALTER COLUMN session_id SET NOT NULL;
+      CREATE UNIQUE INDEX refresh_tokens_session ON refresh_tokens (session_id);
+      CREATE INDEX refresh_tokens_recent ON refresh_tokens (account_id, created_at DESC, session_id DESC);
+      CREATE INDEX refresh_tokens_user ON refresh_tokens (account_id, user_id, created_at DESC, session_id DESC);
+      CREATE TABLE refresh_token_rotations (
+        token_hash text PRIMARY KEY,
+        session_id text NOT NULL,
+        rotated_at bigint NOT NULL,
+        successor_salt text NOT NULL
+      );
+      CREATE TABLE session_policies (
+        chatbot_id text PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        rotate boolean NOT NULL,
+        reuse_grace_ms bigint NOT NULL
+      );
+      CREATE TABLE launch_codes (
+        code_hash text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        chatbot_id text NOT NULL REFERENCES chatbots(chatbot_id),
+        user_id text NOT NULL,
+        session_id text NOT NULL,
+        origin text NOT NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        used_at bigint
+      );`,
+  },
+  {
     version: 5,
     // The event log (an outbox written with each change; each account's counter row, locked to the commit, makes
     // places gap-free and in commit order), webhook endpoints (secrets sealed) and their deliveries.

@@ -7,12 +7,7 @@ import type {
   ChatbotRepository,
   DemoSetupRepository,
 } from "../../domain/account/repository.js";
-import type {
-  RefreshTokenRecord,
-  RefreshTokenRepository,
-  SigningKeyRecord,
-  SigningKeyRepository,
-} from "../../domain/token/repository.js";
+import type { SigningKeyRecord, SigningKeyRepository } from "../../domain/token/repository.js";
 import type { PgDb } from "./db.js";
 
 type Row = Record<string, unknown>;
@@ -190,59 +185,6 @@ export function pgDemoSetup(db: PgDb): DemoSetupRepository {
         "INSERT INTO demo_setup (id, account_id, chatbot_id, api_key_id) VALUES (1, $1, $2, $3) ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, chatbot_id = excluded.chatbot_id, api_key_id = excluded.api_key_id",
         [r.accountId, r.chatbotId, r.apiKeyId],
       )),
-  };
-}
-
-const toRefresh = (r: Row): RefreshTokenRecord => ({
-  tokenHash: r.token_hash as string,
-  accountId: r.account_id as string,
-  chatbotId: r.chatbot_id as string,
-  userId: r.user_id as string,
-  createdAt: Number(r.created_at),
-  expiresAt: Number(r.expires_at),
-  revokedAt: num(r.revoked_at),
-});
-
-const RAISE =
-  "INSERT INTO token_revocations (chatbot_id, user_id, not_before) VALUES ($1, $2, $3) ON CONFLICT (chatbot_id, user_id) DO UPDATE SET not_before = greatest(token_revocations.not_before, excluded.not_before)";
-const SCOPE = "account_id = $1 AND ($2::text IS NULL OR chatbot_id = $2) AND ($3::text IS NULL OR user_id = $3)";
-
-/** Refresh tokens and the per-user "not before" instants, shared by every instance. */
-export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
-  return {
-    insert: async (r) =>
-      void (await db.count(
-        "rt_insert",
-        "INSERT INTO refresh_tokens (token_hash, account_id, chatbot_id, user_id, created_at, expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        [r.tokenHash, r.accountId, r.chatbotId, r.userId, r.createdAt, r.expiresAt, r.revokedAt],
-      )),
-    byHash: async (h) =>
-      (await db.rows("rt_by_hash", "SELECT * FROM refresh_tokens WHERE token_hash = $1", [h])).map(toRefresh)[0],
-    revoke: (s, at) =>
-      db.unit(async () => {
-        const scope = [s.accountId, s.chatbotId ?? null, s.userId ?? null];
-        const pairs = await db.rows(
-          "rt_pairs",
-          `SELECT DISTINCT chatbot_id, user_id FROM refresh_tokens WHERE ${SCOPE}`,
-          scope,
-        );
-        for (const p of pairs) await db.count("rt_raise", RAISE, [p.chatbot_id, p.user_id, at]);
-        // A named (chatbot, user) is stopped even if it never had a refresh token stored here.
-        if (s.chatbotId && s.userId) await db.count("rt_raise", RAISE, [s.chatbotId, s.userId, at]);
-        return db.count(
-          "rt_revoke",
-          `UPDATE refresh_tokens SET revoked_at = $4 WHERE revoked_at IS NULL AND ${SCOPE}`,
-          [...scope, at],
-        );
-      }),
-    notBefore: async (chatbotId, userId) => {
-      const [r] = await db.rows(
-        "rt_not_before",
-        "SELECT not_before FROM token_revocations WHERE chatbot_id = $1 AND user_id = $2",
-        [chatbotId, userId],
-      );
-      return r ? Number(r.not_before) : undefined;
-    },
   };
 }
 

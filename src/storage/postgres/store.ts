@@ -8,15 +8,8 @@ import { PgConversationEvents } from "./events.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
-import {
-  pgAccounts,
-  pgApiKeys,
-  pgChatbots,
-  pgDemoSetup,
-  pgRefreshTokens,
-  pgSigningKeys,
-  SIGNING_KEYS_CHANNEL,
-} from "./repos.js";
+import { pgAccounts, pgApiKeys, pgChatbots, pgDemoSetup, pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./repos.js";
+import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
 
 /** How the PostgreSQL back end connects. */
@@ -44,6 +37,7 @@ export class PgStore implements Store {
   readonly apiKeys: Repositories["apiKeys"];
   readonly chatbots: Repositories["chatbots"];
   readonly refreshTokens: Repositories["refreshTokens"];
+  readonly launchCodes: Repositories["launchCodes"];
   readonly signingKeys: Repositories["signingKeys"];
   readonly contacts: Repositories["contacts"];
   readonly conversations: Repositories["conversations"];
@@ -62,6 +56,7 @@ export class PgStore implements Store {
     this.apiKeys = pgApiKeys(this.db);
     this.chatbots = pgChatbots(this.db);
     this.refreshTokens = pgRefreshTokens(this.db);
+    this.launchCodes = pgLaunchCodes(this.db);
     this.signingKeys = pgSigningKeys(this.db);
     this.contacts = pgContacts(this.db);
     this.conversations = pgConversations(this.db);

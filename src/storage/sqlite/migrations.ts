@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import type { Db } from "./database.js";
 
@@ -307,6 +308,56 @@ export const migrations: readonly Migration[] = [
       -- JSON: {"kind":"built_in"} or {"kind":"openai_compatible","baseUrl","model","apiKeySealed"}.
       ALTER TABLE chatbots ADD COLUMN agent TEXT NOT NULL DEFAULT '{"kind":"built_in"}';
     `,
+  },
+  {
+    version: 10,
+    name: "sessions: every refresh token is a session (id, last use, origin, user agent), rotation, launch codes",
+    sql: `
+      ALTER TABLE refresh_tokens ADD COLUMN session_id TEXT;
+      ALTER TABLE refresh_tokens ADD COLUMN last_used_at INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE refresh_tokens ADD COLUMN last_origin TEXT NOT NULL DEFAULT '';
+      ALTER TABLE refresh_tokens ADD COLUMN user_agent TEXT NOT NULL DEFAULT '';
+      UPDATE refresh_tokens SET last_used_at = created_at;
+      -- A refresh token retired by rotation (hash only): reused within the grace it answers its successor again,
+      -- derived from it and the salt; after that it ends its session.
+      CREATE TABLE refresh_token_rotations (
+        token_hash TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        rotated_at INTEGER NOT NULL,
+        successor_salt TEXT NOT NULL
+      ) STRICT;
+      CREATE TABLE session_policies (
+        chatbot_id TEXT PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        rotate INTEGER NOT NULL,
+        reuse_grace_ms INTEGER NOT NULL
+      ) STRICT;
+      -- One-time launch codes of the frame's address (hash only), bound to a session, a chatbot, a user, an origin.
+      CREATE TABLE launch_codes (
+        code_hash TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        chatbot_id TEXT NOT NULL REFERENCES chatbots(chatbot_id),
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+      ) STRICT;
+    `,
+    after: (db) => {
+      // Sessions that existed before get an id each (in batches by rowid, never the whole table in memory).
+      const batch = db.prepare<[number], { rowid: number }>(
+        "SELECT rowid FROM refresh_tokens WHERE rowid > ? AND session_id IS NULL ORDER BY rowid LIMIT 5000",
+      );
+      const set = db.prepare<[string, number]>("UPDATE refresh_tokens SET session_id = ? WHERE rowid = ?");
+      for (let rows = batch.all(-1); rows.length > 0; rows = batch.all(rows[rows.length - 1]!.rowid))
+        for (const r of rows) set.run(randomUUID(), r.rowid);
+      db.exec(`
+        CREATE UNIQUE INDEX refresh_tokens_session ON refresh_tokens(session_id);
+        CREATE INDEX refresh_tokens_recent ON refresh_tokens(account_id, created_at DESC, session_id DESC);
+        CREATE INDEX refresh_tokens_user ON refresh_tokens(account_id, user_id, created_at DESC, session_id DESC);
+      `);
+    },
   },
   {
     version: 11,

@@ -5,6 +5,7 @@ import { sqliteChatbots } from "./repos/chatbots.js";
 import { sqliteContacts } from "./repos/contacts.js";
 import { sqliteConversations } from "./repos/conversations.js";
 import { sqliteDemoSetup } from "./repos/demo-setup.js";
+import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
@@ -17,6 +18,7 @@ export function sqliteRepositories(db: Db) {
     apiKeys: sqliteApiKeys(db),
     chatbots: sqliteChatbots(db),
     refreshTokens: sqliteRefreshTokens(db),
+    launchCodes: sqliteLaunchCodes(db),
     signingKeys: sqliteSigningKeys(db),
     contacts: sqliteContacts(db),
     conversations: sqliteConversations(db),

@@ -30,6 +30,7 @@ export class SqliteStore implements Store {
   readonly apiKeys: Repositories["apiKeys"];
   readonly chatbots: Repositories["chatbots"];
   readonly refreshTokens: Repositories["refreshTokens"];
+  readonly launchCodes: Repositories["launchCodes"];
   readonly signingKeys: Repositories["signingKeys"];
   readonly contacts: Repositories["contacts"];
   readonly conversations: Repositories["conversations"];
@@ -56,6 +57,7 @@ export class SqliteStore implements Store {
     this.apiKeys = outside.apiKeys;
     this.chatbots = outside.chatbots;
     this.refreshTokens = outside.refreshTokens;
+    this.launchCodes = outside.launchCodes;
     this.signingKeys = outside.signingKeys;
     this.contacts = outside.contacts;
     this.conversations = outside.conversations;
@@ -173,6 +175,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     apiKeys: asyncRepository(sync.apiKeys, run),
     chatbots: asyncRepository(sync.chatbots, run),
     refreshTokens: asyncRepository(sync.refreshTokens, run),
+    launchCodes: asyncRepository(sync.launchCodes, run),
     signingKeys: asyncRepository(sync.signingKeys, run),
     contacts: asyncRepository(sync.contacts, run),
     conversations: asyncRepository(sync.conversations, run),

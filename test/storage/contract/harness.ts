@@ -52,7 +52,7 @@ export const sqliteBackend: Backend = {
 };
 
 const TABLES =
-  "accounts, api_keys, chatbots, refresh_tokens, token_revocations, signing_keys, contacts, conversations, messages, demo_setup, rate_limits, members";
+  "accounts, api_keys, chatbots, refresh_tokens, token_revocations, signing_keys, contacts, conversations, messages, demo_setup, rate_limits, refresh_token_rotations, session_policies, launch_codes, members";
 
 let database: Promise<TestDatabase> | undefined;
 

@@ -12,12 +12,16 @@ export function tokenCases(h: () => Harness) {
       const b = await account(store);
       const token = (o: { accountId: string; chatbotId: string }, userId: string) => ({
         tokenHash: newId(),
+        sessionId: newId(),
         accountId: o.accountId,
         chatbotId: o.chatbotId,
         userId,
         createdAt: 1,
         expiresAt: 10_000,
         revokedAt: null,
+        lastUsedAt: 1,
+        lastOrigin: "",
+        userAgent: "",
       });
       const t1 = token(a, "u1");
       const t2 = token(a, "u2");

@@ -1,28 +1,83 @@
-import type { RefreshTokenRepository } from "../../../domain/token/repository.js";
+import type {
+  RefreshTokenRecord,
+  RefreshTokenRepository,
+  SessionPolicyRecord,
+} from "../../../domain/token/repository.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
 interface Row {
   token_hash: string;
+  session_id: string;
   account_id: string;
   chatbot_id: string;
   user_id: string;
   created_at: number;
   expires_at: number;
   revoked_at: number | null;
+  last_used_at: number;
+  last_origin: string;
+  user_agent: string;
 }
 
-/** Refresh tokens (hashes only) and access-token revocations in SQLite. */
+const toRecord = (r: Row): RefreshTokenRecord => ({
+  tokenHash: r.token_hash,
+  sessionId: r.session_id,
+  accountId: r.account_id,
+  chatbotId: r.chatbot_id,
+  userId: r.user_id,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  revokedAt: r.revoked_at,
+  lastUsedAt: r.last_used_at,
+  lastOrigin: r.last_origin,
+  userAgent: r.user_agent,
+});
+
+/** Refresh tokens (hashes only), the sessions they are, their rotation, and access-token revocations in SQLite. */
 export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   const insert = db.prepare(
-    "INSERT INTO refresh_tokens (token_hash, account_id, chatbot_id, user_id, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    `INSERT INTO refresh_tokens (token_hash, session_id, account_id, chatbot_id, user_id, created_at, expires_at,
+       revoked_at, last_used_at, last_origin, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const byHash = db.prepare<[string], Row>("SELECT * FROM refresh_tokens WHERE token_hash = ?");
-  const notBefore = db.prepare<[string, string], { not_before: number }>(
+  const bySession = db.prepare<[string], Row>("SELECT * FROM refresh_tokens WHERE session_id = ?");
+  const notBefore = db.prepare<[string, string, string | null], { not_before: number | null }>(
+    // SQLite's max() of several values is NULL when one is: each side stands in for the other when it is missing.
+    `SELECT max(coalesce(nb, rv), coalesce(rv, nb)) AS not_before FROM (SELECT
+       (SELECT not_before FROM token_revocations WHERE chatbot_id = ? AND user_id = ?) AS nb,
+       (SELECT revoked_at FROM refresh_tokens WHERE session_id = ?) AS rv)`,
+  );
+  const notBeforePair = db.prepare<[string, string], { not_before: number }>(
     "SELECT not_before FROM token_revocations WHERE chatbot_id = ? AND user_id = ?",
   );
   const raise = db.prepare(
     "INSERT INTO token_revocations (chatbot_id, user_id, not_before) VALUES (?, ?, ?) ON CONFLICT (chatbot_id, user_id) DO UPDATE SET not_before = max(not_before, excluded.not_before)",
+  );
+  const list = db.prepare<unknown[], Row>(
+    `SELECT * FROM refresh_tokens WHERE account_id = ? AND (? IS NULL OR chatbot_id = ?) AND (? IS NULL OR user_id = ?)
+     ORDER BY created_at DESC, session_id DESC LIMIT ? OFFSET ?`,
+  );
+  const revokeSession = db.prepare(
+    "UPDATE refresh_tokens SET revoked_at = ? WHERE account_id = ? AND session_id = ? AND revoked_at IS NULL",
+  );
+  const touch = db.prepare(
+    `UPDATE refresh_tokens SET last_used_at = max(last_used_at, ?), last_origin = coalesce(?, last_origin),
+       user_agent = coalesce(?, user_agent) WHERE session_id = ?`,
+  );
+  const swap = db.prepare("UPDATE refresh_tokens SET token_hash = ? WHERE session_id = ? AND token_hash = ?");
+  const retire = db.prepare(
+    "INSERT INTO refresh_token_rotations (token_hash, session_id, rotated_at, successor_salt) VALUES (?, ?, ?, ?)",
+  );
+  const rotated = db.prepare<
+    [string],
+    { token_hash: string; session_id: string; rotated_at: number; successor_salt: string }
+  >("SELECT * FROM refresh_token_rotations WHERE token_hash = ?");
+  const policy = db.prepare<[string], { chatbot_id: string; rotate: number; reuse_grace_ms: number }>(
+    "SELECT * FROM session_policies WHERE chatbot_id = ?",
+  );
+  const setPolicy = db.prepare(
+    "INSERT INTO session_policies (chatbot_id, rotate, reuse_grace_ms) VALUES (?, ?, ?) ON CONFLICT (chatbot_id) DO UPDATE SET rotate = excluded.rotate, reuse_grace_ms = excluded.reuse_grace_ms",
   );
   const revoke = db.transaction((accountId: string, chatbotId: string | null, userId: string | null, at: number) => {
     const where = "account_id = ? AND (? IS NULL OR chatbot_id = ?) AND (? IS NULL OR user_id = ?)";
@@ -38,24 +93,62 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     return db.prepare(`UPDATE refresh_tokens SET revoked_at = ? WHERE revoked_at IS NULL AND ${where}`).run(at, ...args)
       .changes;
   });
+  const rotate = db.transaction((sessionId: string, fromHash: string, toHash: string, salt: string, at: number) => {
+    if (swap.run(toHash, sessionId, fromHash).changes !== 1) return false;
+    retire.run(fromHash, sessionId, at, salt);
+    return true;
+  });
   return {
     insert: (r) =>
-      void insert.run(r.tokenHash, r.accountId, r.chatbotId, r.userId, r.createdAt, r.expiresAt, r.revokedAt),
+      void insert.run(
+        r.tokenHash,
+        r.sessionId,
+        r.accountId,
+        r.chatbotId,
+        r.userId,
+        r.createdAt,
+        r.expiresAt,
+        r.revokedAt,
+        r.lastUsedAt,
+        r.lastOrigin,
+        r.userAgent,
+      ),
     byHash: (h) => {
       const r = byHash.get(h);
+      return r && toRecord(r);
+    },
+    revoke: (s, at) => revoke.immediate(s.accountId, s.chatbotId ?? null, s.userId ?? null, at),
+    notBefore: (chatbotId, userId, sessionId) =>
+      (sessionId === undefined
+        ? notBeforePair.get(chatbotId, userId)?.not_before
+        : notBefore.get(chatbotId, userId, sessionId)?.not_before) ?? undefined,
+    bySession: (id) => {
+      const r = bySession.get(id);
+      return r && toRecord(r);
+    },
+    list: (s, limit, offset) => {
+      const c = s.chatbotId ?? null;
+      const u = s.userId ?? null;
+      return list.all(s.accountId, c, c, u, u, limit, offset).map(toRecord);
+    },
+    revokeSession: (accountId, sessionId, at) => revokeSession.run(at, accountId, sessionId).changes === 1,
+    touch: (sessionId, at, origin, userAgent) => void touch.run(at, origin, userAgent, sessionId),
+    rotate: (sessionId, fromHash, toHash, salt, at) => rotate.immediate(sessionId, fromHash, toHash, salt, at),
+    rotated: (h) => {
+      const r = rotated.get(h);
       return (
         r && {
           tokenHash: r.token_hash,
-          accountId: r.account_id,
-          chatbotId: r.chatbot_id,
-          userId: r.user_id,
-          createdAt: r.created_at,
-          expiresAt: r.expires_at,
-          revokedAt: r.revoked_at,
+          sessionId: r.session_id,
+          rotatedAt: r.rotated_at,
+          successorSalt: r.successor_salt,
         }
       );
     },
-    revoke: (s, at) => revoke.immediate(s.accountId, s.chatbotId ?? null, s.userId ?? null, at),
-    notBefore: (chatbotId, userId) => notBefore.get(chatbotId, userId)?.not_before,
+    policy: (chatbotId): SessionPolicyRecord | undefined => {
+      const r = policy.get(chatbotId);
+      return r && { chatbotId: r.chatbot_id, rotate: r.rotate === 1, reuseGraceMs: r.reuse_grace_ms };
+    },
+    setPolicy: (p) => void setPolicy.run(p.chatbotId, p.rotate ? 1 : 0, p.reuseGraceMs),
   };
 }
