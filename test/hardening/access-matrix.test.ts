@@ -5,6 +5,7 @@ import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { AccountCaller } from "../../src/domain/caller.js";
 import { accessRule } from "../../src/protocol/access.js";
 import { addMember, idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
+import { getJson, postJson } from "../helpers/http.js";
 import { type RpcProtocol, transport } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
@@ -120,6 +121,32 @@ const samples: Record<string, Sample> = {
     password: "a long enough password",
   }),
   "aiagent.v1.AccountService.RevokeSessions": () => ({ userId: `nobody-${++n}` }),
+  "aiagent.v1.TokenService.ExchangeLaunchCode": async () => {
+    const r = await postJson(s.url, "/ai_agent/get_access_token", {
+      user_id: `launch-${++n}`,
+      chatbot_id: a.chatbotId,
+      client_api_key: a.apiKey,
+      launch_code: true,
+    });
+    return { chatbotId: a.chatbotId, launchCode: r.body.data.launch_code, embedOrigin: "https://shop.example" };
+  },
+  "aiagent.v1.SessionService.ListSessions": () => ({ userId: USER }),
+  "aiagent.v1.SessionService.RevokeSession": async () => {
+    const user = `session-${++n}`;
+    await issueTokens(s.url, a, user);
+    const listed = await getJson(
+      s.url,
+      "/v1/account/sessions",
+      { user_id: user },
+      { authorization: `Bearer ${tokens.admin}` },
+    );
+    return { sessionId: listed.body.data.sessions[0].session_id };
+  },
+  "aiagent.v1.SessionService.GetSessionPolicy": () => ({ chatbotId: a.chatbotId }),
+  "aiagent.v1.SessionService.SetSessionPolicy": () => ({
+    chatbotId: a.chatbotId,
+    policy: { rotateRefreshTokens: false },
+  }),
   "aiagent.v1.WebhookService.CreateWebhookEndpoint": () => ({ url: hookUrl, eventTypes: ["conversation.closed"] }),
   "aiagent.v1.WebhookService.ListWebhookEndpoints": () => ({}),
   "aiagent.v1.WebhookService.UpdateWebhookEndpoint": () => ({ endpointId, description: `desk ${++n}` }),
