@@ -50,8 +50,9 @@ import { noTokenLimits, type TokenGuard, tokenLimits } from "./protocol/token-li
 import { WatchLimits } from "./protocol/watch-limits.js";
 import { type Fsync, openStore } from "./storage/open.js";
 import { PgStore, pgRateLimiter } from "./storage/postgres/index.js";
+import { isPublicAddress } from "./webhooks/addresses.js";
 import { httpSender } from "./webhooks/http-sender.js";
-import { resolveAll } from "./webhooks/resolve.js";
+import { resolveAll, withLiterals } from "./webhooks/resolve.js";
 import { standardSign } from "./webhooks/signer.js";
 
 /** The issuer claim of every token this service signs. */
@@ -188,7 +189,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     ...store,
     clock,
     sealer,
-    policy: { development, resolve: o.resolve ?? resolveAll },
+    policy: { development, resolve: withLiterals(o.resolve ?? resolveAll), isPublic: isPublicAddress },
   });
   const w = config.webhooks;
   const dispatcher =

@@ -3,7 +3,7 @@ import * as http from "node:http";
 import * as https from "node:https";
 import type { LookupFunction } from "node:net";
 import type { Send, SendResult } from "../domain/webhook/dispatcher.js";
-import { isPublicAddress } from "../domain/webhook/target-policy.js";
+import { isPublicAddress } from "./addresses.js";
 
 /** Longest response body read (the rest is discarded): only the status matters. */
 const MAX_RESPONSE_BYTES = 4096;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isPublicAddress } from "../../src/domain/webhook/target-policy.js";
+import { isPublicAddress } from "../../src/webhooks/addresses.js";
 import { httpSender } from "../../src/webhooks/http-sender.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
