@@ -168,8 +168,10 @@ describe.skipIf(skip !== undefined)("PostgreSQL away under load (connections ter
         "SELECT message_count, last_message_at FROM conversations WHERE conversation_id = $1",
         [conversationId],
       );
+      // Each message sets the conversation's last time to its own, in message_order (writers take their time before
+      // they queue, so times need not rise with the order): the last message's time is the conversation's.
       const last = await c.query<{ m: string }>(
-        "SELECT max(created_at) AS m FROM messages WHERE conversation_id = $1",
+        "SELECT created_at AS m FROM messages WHERE conversation_id = $1 ORDER BY message_order DESC LIMIT 1",
         [conversationId],
       );
       expect(Number(conv.rows[0]!.message_count)).toBe(rows.length);
