@@ -1,5 +1,6 @@
-import pg from "pg";
 import { defineConfig } from "vitest/config";
+import { embeddedPostgresUnavailable } from "./test/helpers/embedded-postgres.js";
+import { adminUrl } from "./test/helpers/postgres.js";
 
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
@@ -18,28 +19,11 @@ const ON_POSTGRES = [
   "test/api/sessions.test.ts",
 ];
 
-/** Whether the tests' PostgreSQL server answers (AIAGENT_TEST_DATABASE_URL, else the local one). */
-async function postgresAnswers(): Promise<boolean> {
-  const urls = process.env.AIAGENT_TEST_DATABASE_URL
-    ? [process.env.AIAGENT_TEST_DATABASE_URL]
-    : ["postgres://postgres@127.0.0.1:5432/postgres", "postgres://root@127.0.0.1:5432/postgres"];
-  for (const url of urls) {
-    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-    try {
-      await c.connect();
-      return true;
-    } catch {
-      // next
-    } finally {
-      await c.end().catch(() => undefined);
-    }
-  }
-  return false;
-}
-
 export default defineConfig(async () => {
-  const postgres = await postgresAnswers();
-  if (!postgres) console.warn("API suites on PostgreSQL skipped: no PostgreSQL server answers");
+  // A server that answers, or one the global setup starts from embedded-postgres (test/setup/postgres-run.ts).
+  const unavailable = (await adminUrl()) ? undefined : embeddedPostgresUnavailable();
+  const postgres = unavailable === undefined;
+  if (!postgres) console.warn(`API suites on PostgreSQL skipped: no PostgreSQL server answers and ${unavailable}`);
   const shared = {
     // A test that prints a credential fails (nothing secret in the CI log).
     setupFiles: ["test/setup/no-secrets-in-output.ts"],

@@ -20,6 +20,7 @@ import {
   runOpenLoop,
   runWrk,
 } from "./lib/load.js";
+import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
 import { cpuMicros } from "./lib/proc.js";
 import { type ServerProcess, startServer } from "./lib/procs.js";
 import { chart, ratioOf, type ScenarioResult, type TargetResult, table, targetTable } from "./lib/report.js";
@@ -58,12 +59,14 @@ const outDir = resolve(opt.out ?? join(ROOT, "bench", "results"));
 const cacheDir = resolve(opt.cache ?? join(ROOT, "node_modules", ".cache", "aiagent-bench"));
 const SCALES = quick ? { main: "10k", growth: ["1k"] } : { main: "100k", growth: ["10k", "1m"] };
 // Whole-run bound: a stuck child can never hold the machine.
-const WATCHDOG_MS = (quick ? 3 : 12) * 60_000;
+const WATCHDOG_MS = (quick ? 3 : 20) * 60_000;
 
 const started = Date.now();
 const log = (s: string) =>
   process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${s}\n`);
 const servers: ServerProcess[] = [];
+/** One line on the PostgreSQL rows: where they ran, or why they did not. */
+let pgNote = "";
 let buildDir: string | undefined;
 const watchdog = setTimeout(() => {
   log(`stopped: the run took longer than ${WATCHDOG_MS / 60_000} minutes`);
@@ -83,6 +86,8 @@ interface Scenario {
   grpc?: GrpcSpec;
   /** Set: an open loop at this offered rate (req/s) instead of a closed loop. */
   rate?: number;
+  /** The processes whose CPU time the requests cost, when not only `server` (the scale-out rows). */
+  cpuPids?: number[];
 }
 
 async function main(): Promise<void> {
@@ -108,6 +113,7 @@ async function main(): Promise<void> {
     );
   }
   const work = mkdtempSync(join(tmpdir(), "aiagent-bench-"));
+  let pgData: PgDataset | undefined;
   try {
     const baseEnv = {
       ...process.env,
@@ -130,6 +136,42 @@ async function main(): Promise<void> {
     for (const scale of SCALES.growth)
       growth.push({ scale, d: datasets[scale]!, server: await serve(`service-${scale}`, datasets[scale]!) });
     log(`service listening at ${full.url} (synchronous=FULL) and ${off.url} (synchronous=OFF)`);
+
+    // The PostgreSQL back end on the same data: two instances on one database, and a balancer in front of one
+    // and of both (the scale-out rows). The quick run copies the smallest dataset, so that it stays quick.
+    const pgAdmin = await benchPostgres();
+    let pgSetup:
+      | { d: Dataset; a: ServerProcess; one: ServerProcess; both: ServerProcess; b: ServerProcess }
+      | undefined;
+    if (!pgAdmin) {
+      pgNote =
+        "PostgreSQL rows skipped: no PostgreSQL server answers (set AIAGENT_BENCH_DATABASE_URL, or run one on 127.0.0.1:5432)";
+      log(pgNote);
+    } else {
+      const d = quick ? datasets[SCALES.growth[0]!]! : mainData;
+      pgData = await copyToPostgres(pgAdmin, d, log);
+      const pgUrl = pgData.url;
+      // AIAGENT_DB is unused with a database URL (the secret comes from AIAGENT_SECRETS).
+      const pgServe = async (name: string) => {
+        const s = await startServer(name, main, ["serve"], {
+          ...baseEnv,
+          AIAGENT_DB: join(work, `${name}.db`),
+          AIAGENT_DATABASE_URL: pgUrl,
+        });
+        servers.push(s);
+        return s;
+      };
+      const a = await pgServe("service-pg");
+      const b = await pgServe("service-pg-2");
+      const balancer = join(buildDir, "bench/servers/balancer.js");
+      const one = await startServer("balancer, one instance", balancer, [a.url], process.env);
+      servers.push(one);
+      const both = await startServer("balancer, two instances", balancer, [a.url, b.url], process.env);
+      servers.push(both);
+      pgSetup = { d, a, b, one, both };
+      pgNote = `PostgreSQL ${pgData.server}: ${d.scale} dataset copied in ${pgData.seconds.toFixed(1)} s; service-pg at ${a.url}`;
+      log(`PostgreSQL instances at ${a.url} and ${b.url}; balancers at ${one.url} (one) and ${both.url} (both)`);
+    }
 
     const fx = await fixtures(full.url, mainData);
     const s1 = fx.samples.map((x) =>
@@ -258,6 +300,9 @@ async function main(): Promise<void> {
         }),
       ),
     );
+    // The same requests on PostgreSQL, with tokens the PostgreSQL instances issued for their dataset.
+    const pgRows: { s1: Scenario; s3a: Scenario; s4: Scenario; s6: Scenario; scale: Scenario[] } | undefined =
+      pgSetup && (await postgresScenarios(pgSetup));
     const long = mainData.seed.long!;
     const deep = long.messages - 20;
     const page = (offset: number) => [
@@ -310,6 +355,7 @@ async function main(): Promise<void> {
       [
         { id: "B0", name: "bare node:http, same JSON body", server: bare, kind: "baseline", http: [get("/")] },
         { id: "S1", name: "frame read, JSON, 20 messages", server: full, kind: "service", baseline: "B0", http: s1 },
+        ...(pgRows ? [pgRows.s1] : []),
       ],
       [
         { id: "B1", name: "Connect echo, same build", server: echo, kind: "baseline", http: connectReqs },
@@ -326,7 +372,7 @@ async function main(): Promise<void> {
         { id: "B2", name: "gRPC echo, same build", server: echo, kind: "baseline", grpc },
         { id: "S2g", name: "frame read, gRPC (HTTP/2)", server: full, kind: "service", baseline: "B2", grpc },
       ],
-      s3(mainData, fx.idToken, fx.phoneDigits, mainK, full),
+      [...s3(mainData, fx.idToken, fx.phoneDigits, mainK, full), ...(pgRows ? [pgRows.s3a] : [])],
       s3Open(mainData, fx.idToken, fx.phoneDigits, mainK, full, ""),
       [
         { id: "S4o", name: "get_access_token, synchronous=OFF", server: off, kind: "baseline", http: issue },
@@ -345,6 +391,7 @@ async function main(): Promise<void> {
           baseline: "S4o",
           http: issue,
         },
+        ...(pgRows ? [pgRows.s4] : []),
       ],
       [
         {
@@ -372,6 +419,7 @@ async function main(): Promise<void> {
           baseline: "S6o",
           http: sends,
         },
+        ...(pgRows ? [pgRows.s6] : []),
       ],
       [
         {
@@ -439,6 +487,7 @@ async function main(): Promise<void> {
       });
     }
     groups.push(growthRows);
+    if (pgRows) groups.push(pgRows.scale);
 
     // Every request rotation is checked once before it is measured: a benchmark of error answers tells nothing.
     for (const sc of groups.flat()) if (sc.http) await probe(sc.server.url, sc.http[0]!, () => true, "200");
@@ -494,9 +543,94 @@ async function main(): Promise<void> {
     report({ results, targets, rss, datasets, generator, frameReread });
   } finally {
     for (const s of servers.splice(0)) await s.stop();
+    await pgData?.drop();
     rmSync(work, { recursive: true, force: true });
     rmSync(buildDir, { recursive: true, force: true });
   }
+}
+
+/** The PostgreSQL rows: S1, S3a, S4 and S6 on one PostgreSQL instance, and the scale-out pair through the balancer. */
+async function postgresScenarios(p: {
+  d: Dataset;
+  a: ServerProcess;
+  b: ServerProcess;
+  one: ServerProcess;
+  both: ServerProcess;
+}): Promise<{ s1: Scenario; s3a: Scenario; s4: Scenario; s6: Scenario; scale: Scenario[] }> {
+  const { d, a } = p;
+  const fx = await fixtures(a.url, d);
+  const read = fx.samples.map((x) =>
+    get(`/get_messages_for_conversation?conversation_id=${x.conversationId}&access_token=${x.accessToken}`),
+  );
+  await probe(a.url, read[0]!, (b) => (b as { messages: unknown[] }).messages.length === 20, "20 messages");
+  const users = Array.from({ length: 256 }, (_, i) => `pg_${i.toString(36).padStart(5, "0")}`);
+  const issue = users.map((u) =>
+    post(
+      "/ai_agent/get_access_token",
+      JSON.stringify({ user_id: u, chatbot_id: d.seed.chatbot_id, client_api_key: d.seed.client_api_key }),
+    ),
+  );
+  const sends = fx.samples.map((x) =>
+    post(
+      `/ai_agent/send_message?access_token=${x.accessToken}`,
+      JSON.stringify({
+        conversation_id: x.conversationId,
+        content: "Do you ship to Canada, and how long does it take?",
+      }),
+    ),
+  );
+  const on = `PostgreSQL, ${d.scale}`;
+  return {
+    s1: {
+      id: "S1-pg",
+      name: `frame read, JSON, 20 messages (${on})`,
+      server: a,
+      kind: "service",
+      baseline: "S1",
+      http: read,
+    },
+    s3a: {
+      id: "S3a-pg",
+      name: `contact list, default (${on})`,
+      server: a,
+      kind: "service",
+      baseline: "S3a",
+      http: [
+        get(`/get_contact_conversations?user_email_id=${encodeURIComponent(d.seed.email)}`, {
+          authorization: `Bearer ${fx.idToken}`,
+        }),
+      ],
+    },
+    s4: { id: "S4-pg", name: `get_access_token (${on})`, server: a, kind: "service", baseline: "S4", http: issue },
+    s6: {
+      id: "S6-pg",
+      name: `send_message, built-in agent (${on})`,
+      server: a,
+      kind: "service",
+      baseline: "S6",
+      http: sends,
+    },
+    scale: [
+      {
+        id: "X1-pg",
+        name: `frame read through a balancer, one instance (${on})`,
+        server: p.one,
+        kind: "service",
+        baseline: "S1-pg",
+        http: read,
+        cpuPids: [p.one.pid, a.pid],
+      },
+      {
+        id: "X2-pg",
+        name: `frame read through a balancer, two instances (${on})`,
+        server: p.both,
+        kind: "service",
+        baseline: "X1-pg",
+        http: read,
+        cpuPids: [p.both.pid, a.pid, p.b.pid],
+      },
+    ],
+  };
 }
 
 /** What the oidc-provider peer wrote at start (bench/servers/oidc-peer.ts). */
@@ -629,9 +763,11 @@ async function measure(
               s,
             );
   if (!quick) await drive({ ...shape, seconds: 1 });
-  const before = cpuMicros(sc.server.pid);
+  const pids = sc.cpuPids ?? [sc.server.pid];
+  const cpuNow = () => pids.reduce((n, pid) => n + cpuMicros(pid), 0);
+  const before = cpuNow();
   const r = await drive(shape);
-  const cpu = (cpuMicros(sc.server.pid) - before) / Math.max(1, r.requests);
+  const cpu = (cpuNow() - before) / Math.max(1, r.requests);
   sc.server.peakRss();
   return { r, cpu };
 }
@@ -655,6 +791,7 @@ function evaluate(results: ScenarioResult[], serviceRss: number, growth: string[
   ratioTarget("S1 JSON frame read", "S1", 0.25, "req/s ÷ bare node:http");
   ratioTarget("S1 stretch", "S1", 0.4, "req/s ÷ bare node:http");
   ratioTarget("S2 Connect frame read", "S2c", 0.9, "req/s ÷ Connect echo");
+  ratioTarget("S1 on PostgreSQL", "S1-pg", 0.5, "req/s ÷ S1 on SQLite");
   ratioTarget("S2 gRPC frame read", "S2g", 0.8, "req/s ÷ gRPC echo");
   // S3: at a steady offered rate, every variant's p99 and CPU per request, and the 6-letter search's CPU.
   for (const r of results.filter((x) => x.rate !== undefined)) {
@@ -799,6 +936,7 @@ function report(r: {
     peak_rss_bytes: r.rss,
     peer: `oidc-provider ${peerVersion()}`,
     frame_reread: r.frameReread,
+    postgres: pgNote,
     scenarios: r.results.map((x) => ({ ...x, ratio_to_baseline: ratioOf(x, r.results) ?? null })),
     targets: r.targets,
     wall_seconds: (Date.now() - started) / 1000,
@@ -820,7 +958,7 @@ function report(r: {
       `Machine: ${machine.cores} × ${machine.cpu}, ${machine.memory_gb} GB, ${machine.os}, Node ${machine.node}, SQLite ${machine.sqlite}\n` +
       `Load: ${json.load.generator}, ${connections} connections, ${seconds} s per run × ${reps}, loopback; ` +
       `open loop at ${rate} req/s (at most ${connections} connections); peer ${json.peer}\n` +
-      `Frame re-reads: ${JSON.stringify(r.frameReread)}\nWrote ${file}\n`,
+      `${pgNote}\nFrame re-reads: ${JSON.stringify(r.frameReread)}\nWrote ${file}\n`,
   );
 }
 

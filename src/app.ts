@@ -129,6 +129,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       maxTokenLifetimeMs: maxLifetimeMs,
       refreshIntervalMs: config.signingKeyRefreshSeconds * 1000,
       sealer,
+      transaction: store.transaction.bind(store),
     });
   } catch (e) {
     await store.close();

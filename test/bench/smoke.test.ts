@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { benchPostgres } from "../../bench/lib/postgres.js";
 import { missingPackages } from "../helpers/system-packages.js";
 
 // `npm run bench -- --quick` end to end, with one-second runs: the harness seeds, starts the service and its
@@ -103,6 +104,10 @@ describe("npm run bench -- --quick", () => {
     ])
       expect(ids).toContain(id);
     expect(ids.some((id) => id.startsWith("S8-"))).toBe(true);
+    // The PostgreSQL rows when a server answers, else the one line that says why there are none.
+    if (await benchPostgres())
+      for (const id of ["S1-pg", "S3a-pg", "S4-pg", "S6-pg", "X1-pg", "X2-pg"]) expect(ids).toContain(id);
+    else expect(r.stdout).toContain("PostgreSQL rows skipped: no PostgreSQL server answers");
     // The steady-load variants also run on the largest growth dataset, at the offered rate.
     expect(ids.filter((id) => /^S3[a-z0-9]+-o-/.test(id))).toHaveLength(6);
     for (const s of report.scenarios.filter((x) => x.id.includes("-o"))) expect(s.rate, s.id).toBe(1000);

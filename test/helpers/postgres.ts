@@ -1,7 +1,12 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { embeddedPostgresUnavailable } from "./embedded-postgres.js";
 
-/** Where the tests' PostgreSQL server is: AIAGENT_TEST_DATABASE_URL, else the local server if it answers. */
+/**
+ * Where the tests' PostgreSQL server is: AIAGENT_TEST_DATABASE_URL, else the local server, if it answers. When
+ * neither answers, the run's global setup starts one from embedded-postgres and points AIAGENT_TEST_DATABASE_URL
+ * at it, so the workers find it here.
+ */
 export async function adminUrl(): Promise<string | undefined> {
   const candidates = process.env.AIAGENT_TEST_DATABASE_URL
     ? [process.env.AIAGENT_TEST_DATABASE_URL]
@@ -54,7 +59,9 @@ export async function postgresSkipReason(): Promise<string | undefined> {
   admin ??= adminUrl();
   return (await admin)
     ? undefined
-    : "no PostgreSQL server answers (set AIAGENT_TEST_DATABASE_URL, or run one on 127.0.0.1:5432)";
+    : `no PostgreSQL server answers (set AIAGENT_TEST_DATABASE_URL, or run one on 127.0.0.1:5432) and ${
+        embeddedPostgresUnavailable() ?? "embedded-postgres did not start one (see the run's first lines)"
+      }`;
 }
 
 /** Creates a fresh, empty database for this run. */

@@ -1,10 +1,44 @@
 import { randomBytes } from "node:crypto";
-import { dropRunDatabases } from "../helpers/postgres.js";
+import { embeddedPostgresUnavailable, startEmbeddedPostgres } from "../helpers/embedded-postgres.js";
+import { adminUrl, dropRunDatabases } from "../helpers/postgres.js";
 
-/** Names this test run's PostgreSQL databases (the workers inherit it) and drops them all when the run ends. */
-export default function setup() {
+/** One embedded server per run, shared by every project's global setup (each project runs this file). */
+interface Shared {
+  users: number;
+  started: Promise<{ stop(): Promise<void> } | undefined>;
+}
+const KEY = Symbol.for("aiagent.test.embeddedPostgres");
+const holder = globalThis as { [KEY]?: Shared };
+
+/**
+ * Names this test run's PostgreSQL databases (the workers inherit it) and drops them all when the run ends. When no
+ * PostgreSQL answers (AIAGENT_TEST_DATABASE_URL, else 127.0.0.1:5432), starts a throwaway one from embedded-postgres
+ * for the run and points AIAGENT_TEST_DATABASE_URL at it; without one, the PostgreSQL suites skip with one line.
+ */
+export default async function setup() {
   process.env.AIAGENT_TEST_RUN ??= randomBytes(4).toString("hex");
+  holder[KEY] ??= { users: 0, started: startIfNeeded() };
+  const shared = holder[KEY];
+  shared.users++;
+  await shared.started;
   return async () => {
     await dropRunDatabases();
+    if (--shared.users > 0) return;
+    await (await shared.started)?.stop();
   };
+}
+
+async function startIfNeeded(): Promise<{ stop(): Promise<void> } | undefined> {
+  if (await adminUrl()) return undefined;
+  const unavailable = embeddedPostgresUnavailable();
+  if (unavailable) return undefined;
+  try {
+    const server = await startEmbeddedPostgres();
+    process.env.AIAGENT_TEST_DATABASE_URL = server.url;
+    console.warn("no PostgreSQL server answers: the PostgreSQL suites use a throwaway one from embedded-postgres");
+    return server;
+  } catch (e) {
+    console.warn(`PostgreSQL suites skipped: ${String(e).split("\n")[0]}`);
+    return undefined;
+  }
 }

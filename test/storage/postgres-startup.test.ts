@@ -49,4 +49,33 @@ describe.skipIf(skip !== undefined)("three instances starting at once on one emp
     const t = await apps[1]!.tokens.getIdToken({ email: DEMO_EMAIL, clientApiKey: key });
     await expect(apps[2]!.tokens.authenticateAccount(t.idToken)).resolves.toMatchObject({ email: DEMO_EMAIL });
   });
+
+  it("make exactly one active signing key, round after round, and each verifies the tokens the others sign", async () => {
+    // The first key is made by whoever finds none: three at once must not leave two keys, or none, active.
+    for (let round = 0; round < 4; round++) {
+      const db = await createTestDatabase();
+      const started: App[] = [];
+      try {
+        const config = loadConfig({
+          AIAGENT_DATABASE_URL: db.url,
+          AIAGENT_DB: join(dir, "unused.db"),
+          AIAGENT_SECRETS: "a-test-secret-for-three-instances-0123456789",
+        });
+        started.push(...(await Promise.all([0, 1, 2].map(() => buildApp(config, createLogger("silent"))))));
+        const keys = await started[0]!.store.signingKeys.list();
+        expect(keys.filter((k) => k.retiredAt === null)).toHaveLength(1);
+        const email = `owner${round}@startup.example`;
+        await started[0]!.accounts.createAccount(email, "correct horse battery staple");
+        const { clientApiKey } = await started[0]!.accounts.createApiKey(email);
+        for (const signer of started) {
+          const t = await signer.tokens.getIdToken({ email, clientApiKey });
+          for (const verifier of started)
+            await expect(verifier.tokens.authenticateAccount(t.idToken)).resolves.toMatchObject({ email });
+        }
+      } finally {
+        for (const app of started) await app.close();
+        await db.drop();
+      }
+    }
+  });
 });

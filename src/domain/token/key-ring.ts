@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import type { Clock } from "../clock.js";
+import type { Transact } from "../store.js";
 import { KeySealer } from "./key-sealer.js";
 import type { SigningKeyRecord, SigningKeyRepository } from "./repository.js";
 
@@ -25,6 +26,12 @@ export interface KeyRingOptions {
   refreshIntervalMs?: number;
   /** A token with an unknown kid re-reads storage at most this often (default 1 s), so garbage kids cost nothing. */
   unknownKidRetryMs?: number;
+  /**
+   * The store's unit of work. Making the first key and rotating each read the keys and write them: two instances
+   * doing it at once would each retire the other's new key and leave none active. In one unit of work, one of them
+   * is run again after the other (PostgreSQL's SERIALIZABLE; SQLite runs one writer at a time).
+   */
+  transaction?: Transact;
 }
 
 /** Default of KeyRingOptions.refreshIntervalMs: a rotation reaches every running instance within half a minute. */
@@ -46,6 +53,7 @@ export class KeyRing {
   private readonly unknownKidRetryMs: number;
   private readonly trustRetiredMs: number;
   private readonly sealer: KeySealer;
+  private readonly unit: <T>(fn: (keys: SigningKeyRepository) => Promise<T>) => Promise<T>;
 
   private constructor(
     private readonly repo: SigningKeyRepository,
@@ -57,6 +65,8 @@ export class KeyRing {
     // An instance that has not seen a rotation yet signs with the old key for up to one more interval.
     this.trustRetiredMs = o.maxTokenLifetimeMs + this.refreshMs;
     this.sealer = o.sealer;
+    const transaction = o.transaction;
+    this.unit = transaction ? (fn) => transaction((tx) => fn(tx.signingKeys)) : (fn) => fn(repo);
   }
 
   /**
@@ -70,8 +80,8 @@ export class KeyRing {
       const plain = KeySealer.isSealed(k.privateJwk) ? o.sealer.open(k.privateJwk, k.kid) : k.privateJwk;
       await repo.replacePrivateJwk(k.kid, k.privateJwk, o.sealer.seal(plain, k.kid));
     }
-    if ((await repo.list()).every((k) => k.retiredAt !== null)) await ring.rotate();
-    else await ring.reload();
+    if ((await repo.list()).every((k) => k.retiredAt !== null)) await ring.install(await ring.make(), true);
+    await ring.reload();
     return ring;
   }
 
@@ -118,22 +128,39 @@ export class KeyRing {
 
   /** Makes a new signing key; older keys stay valid for verification until their tokens have expired. */
   async rotate(): Promise<string> {
+    const k = await this.make();
+    await this.install(k, false);
+    await this.reload();
+    return k.kid;
+  }
+
+  /** A new key pair as stored: private key sealed, not yet active anywhere. */
+  private async make(): Promise<SigningKeyRecord> {
     const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
     const kid = randomBytes(12).toString("base64url");
-    const now = this.clock.now();
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: "sig" };
     const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG };
-    await this.repo.insert({
+    return {
       kid,
       alg: SIGNING_ALG,
       privateJwk: this.sealer.seal(JSON.stringify(privateJwk), kid),
       publicJwk: JSON.stringify(publicJwk),
-      createdAt: now,
+      createdAt: this.clock.now(),
       retiredAt: null,
+    };
+  }
+
+  /**
+   * Stores the key and retires every other, in one unit of work (which may run more than once, so the key is made
+   * before it). `onlyIfNone`: the first key, which an instance starting at the same time may have made already.
+   */
+  private install(k: SigningKeyRecord, onlyIfNone: boolean): Promise<void> {
+    return this.unit(async (keys) => {
+      if (onlyIfNone && (await keys.list()).some((r) => r.retiredAt === null)) return;
+      const now = this.clock.now();
+      await keys.insert({ ...k, createdAt: now });
+      await keys.retireAllBut(k.kid, now);
     });
-    await this.repo.retireAllBut(kid, now);
-    await this.reload();
-    return kid;
   }
 
   /** Re-reads the keys from storage (another process may have rotated them). */

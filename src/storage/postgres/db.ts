@@ -52,13 +52,8 @@ export class PgRunner implements PgDb {
   }
 
   private async begin<T>(begin: string, fn: () => Promise<T>): Promise<T> {
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (e) {
-      throw unavailable(e);
-    }
-    let broken: unknown;
+    const held = await checkout(this.pool);
+    const { client } = held;
     try {
       await client.query(begin);
       const result = await this.current.run(client, fn);
@@ -67,11 +62,11 @@ export class PgRunner implements PgDb {
     } catch (e) {
       await client.query("ROLLBACK").catch((rollbackError: unknown) => {
         // The connection is gone (killed, server restarted): it must not go back to the pool.
-        broken = rollbackError;
+        held.lost ??= rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
       });
       throw storageError(e);
     } finally {
-      client.release(broken instanceof Error ? broken : undefined);
+      held.release();
     }
   }
 
@@ -84,21 +79,50 @@ export class PgRunner implements PgDb {
         throw storageError(e);
       }
     }
-    let client: PoolClient;
+    const held = await checkout(this.pool);
     try {
-      client = await this.pool.connect();
+      return await held.client.query<R>({ name, text, values });
     } catch (e) {
-      // No connection to be had (server away, refusing connections, pool exhausted): the request may be retried.
-      throw unavailable(e);
-    }
-    let broken: Error | undefined;
-    try {
-      return await client.query<R>({ name, text, values });
-    } catch (e) {
-      if (isConnectionLoss(e)) broken = e as Error;
+      if (isConnectionLoss(e)) held.lost ??= e as Error;
       throw storageError(e);
     } finally {
-      client.release(broken);
+      held.release();
     }
   }
+}
+
+/** A pooled connection held by one caller; `lost` is set once the connection failed, and it is then not reused. */
+export interface HeldConnection {
+  client: PoolClient;
+  lost: Error | undefined;
+  /** Back to the pool, or destroyed when it was lost. */
+  release(): void;
+}
+
+/**
+ * Checks a connection out of the pool, listening for its errors. The pool listens only while a connection is idle;
+ * a checked-out one the server drops emits `error`, which with no listener would end the process. The listener is
+ * attached in the pool's callback, not after an await: a connection terminated just as it was made delivers its
+ * FATAL in the same read as its ReadyForQuery, before any promise continuation could run.
+ */
+export function checkout(pool: Pool): Promise<HeldConnection> {
+  return new Promise((resolve, reject) => {
+    pool.connect((err, client) => {
+      // No connection to be had (server away, refusing connections, pool exhausted): the request may be retried.
+      if (err || !client) return reject(unavailable(err));
+      const held: HeldConnection = {
+        client,
+        lost: undefined,
+        release() {
+          client.removeListener("error", onError);
+          client.release(held.lost);
+        },
+      };
+      const onError = (e: Error) => {
+        held.lost ??= e;
+      };
+      client.on("error", onError);
+      resolve(held);
+    });
+  });
 }

@@ -18,7 +18,7 @@ export function storageError(e: unknown): unknown {
   if (
     (typeof code === "string" &&
       (FULL.has(code) || code.startsWith("08") || code.startsWith("57P") || NET.has(code))) ||
-    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message)
+    /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(message)
   )
     return new DomainError("unavailable", "storage is unavailable; try again later", {
       retryAfterSeconds: 5,
@@ -38,6 +38,6 @@ export function isConnectionLoss(e: unknown): boolean {
   const message = e instanceof Error ? e.message : "";
   return (
     (typeof code === "string" && (code.startsWith("08") || code.startsWith("57P") || NET.has(code))) ||
-    /Connection terminated|Client has encountered a connection error/i.test(message)
+    /Connection terminated|Client has encountered a connection error|not queryable/i.test(message)
   );
 }

@@ -3,7 +3,7 @@ import type { ConversationEvents } from "../../domain/conversation/events.js";
 import type { Repositories, Store, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
 import { pgContacts, pgConversations } from "./conversations.js";
-import { PgRunner } from "./db.js";
+import { checkout, PgRunner } from "./db.js";
 import { PgConversationEvents } from "./events.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
@@ -124,7 +124,8 @@ export async function openPgStore(url: string, o: PgStoreOptions = {}): Promise<
 
 /** Applies every migration step newer than the database's, under an advisory lock, each in one transaction. */
 export async function migrate(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
+  const held = await checkout(pool);
+  const { client } = held;
   try {
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
     try {
@@ -153,7 +154,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
       await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]);
     }
   } finally {
-    client.release();
+    held.release();
   }
 }
 

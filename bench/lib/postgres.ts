@@ -1,0 +1,125 @@
+import { randomBytes } from "node:crypto";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { openPgStore } from "../../src/storage/postgres/index.js";
+import type { Dataset } from "./dataset.js";
+
+/**
+ * The PostgreSQL server the PostgreSQL rows run on: AIAGENT_BENCH_DATABASE_URL (an admin URL), else the local one
+ * on 127.0.0.1:5432 when it answers; undefined when none does.
+ */
+export async function benchPostgres(): Promise<string | undefined> {
+  const candidates = process.env.AIAGENT_BENCH_DATABASE_URL
+    ? [process.env.AIAGENT_BENCH_DATABASE_URL]
+    : ["postgres://postgres@127.0.0.1:5432/postgres", "postgres://root@127.0.0.1:5432/postgres"];
+  for (const url of candidates) {
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+    try {
+      await c.connect();
+      await c.query("SELECT 1");
+      return url;
+    } catch {
+      // the next one
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  }
+  return undefined;
+}
+
+/** A database of this run's own, holding a copy of a dataset; dropped by `drop()`. */
+export interface PgDataset {
+  url: string;
+  server: string;
+  seconds: number;
+  drop(): Promise<void>;
+}
+
+/** Tables in the order their foreign keys allow; the migrations' bookkeeping and the abuse counters stay empty. */
+const TABLES = [
+  "accounts",
+  "api_keys",
+  "chatbots",
+  "refresh_tokens",
+  "token_revocations",
+  "signing_keys",
+  "contacts",
+  "conversations",
+  "messages",
+];
+const BATCH = 5000;
+
+/**
+ * Copies a seeded SQLite dataset into a new PostgreSQL database migrated by the service's own code: the same rows
+ * (the same accounts, API key hashes, signing keys sealed under the same secret), so both back ends serve the same
+ * data to the same requests. Row by row through `unnest` arrays, a batch per statement.
+ */
+export async function copyToPostgres(admin: string, d: Dataset, log: (s: string) => void): Promise<PgDataset> {
+  const started = process.hrtime.bigint();
+  const name = `aiagent_bench_${process.pid}_${randomBytes(3).toString("hex")}`;
+  const adminClient = new pg.Client({ connectionString: admin });
+  await adminClient.connect();
+  const drop = async () => {
+    await adminClient.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+    await adminClient.end().catch(() => undefined);
+  };
+  try {
+    await adminClient.query(`CREATE DATABASE ${name}`);
+    const u = new URL(admin);
+    u.pathname = `/${name}`;
+    const url = u.toString();
+    // The schema as the service makes it.
+    await (await openPgStore(url, { poolSize: 1 })).close();
+    const lite = new Database(d.path, { readonly: true, fileMustExist: true });
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const server = (await c.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]!.v;
+      // Foreign keys are checked by the dataset's own build; skipping the per-row checks halves the copy (superuser).
+      await c.query("SET session_replication_role = replica").catch(() => undefined);
+      for (const table of TABLES) {
+        const pgCols = (
+          await c.query<{ column_name: string; data_type: string }>(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position",
+            [table],
+          )
+        ).rows;
+        const liteCols = new Set(
+          (lite.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((x) => x.name),
+        );
+        const cols = pgCols.filter((x) => liteCols.has(x.column_name));
+        if (cols.length === 0) continue;
+        const types = cols.map((x) => (x.data_type === "character varying" ? "text" : x.data_type));
+        const sql = `INSERT INTO ${table} (${cols.map((x) => x.column_name).join(", ")}) SELECT * FROM unnest(${types
+          .map((t, i) => `$${i + 1}::${t}[]`)
+          .join(", ")})`;
+        const columns: unknown[][] = cols.map(() => []);
+        let rows = 0;
+        const flush = async () => {
+          if (columns[0]!.length === 0) return;
+          await c.query(sql, columns);
+          for (const col of columns) col.length = 0;
+        };
+        const select = lite.prepare(`SELECT ${cols.map((x) => x.column_name).join(", ")} FROM ${table}`).raw();
+        for (const row of select.iterate() as Iterable<unknown[]>) {
+          for (let i = 0; i < cols.length; i++)
+            columns[i]!.push(types[i] === "boolean" && row[i] !== null ? Boolean(row[i]) : row[i]);
+          if (++rows % BATCH === 0) await flush();
+        }
+        await flush();
+      }
+      await c.query("SET session_replication_role = DEFAULT").catch(() => undefined);
+      // Statistics and the visibility map, as a database that has been running a while would have them.
+      await c.query("VACUUM ANALYZE");
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      log(`dataset ${d.scale} copied into PostgreSQL ${server} (${name}) in ${seconds.toFixed(1)} s`);
+      return { url, server, seconds, drop };
+    } finally {
+      await c.end().catch(() => undefined);
+      lite.close();
+    }
+  } catch (e) {
+    await drop();
+    throw e;
+  }
+}
