@@ -283,6 +283,12 @@ describe.runIf(canRun)("the web console", () => {
 
   test("an admin rotates and revokes keys, edits a chatbot, runs the team and ends sessions from the console", async () => {
     const admin = await s.account();
+    // A customer with a session, to be listed and revoked on the team page.
+    const session = await postJson(s.url, "/ai_agent/get_access_token", {
+      user_id: "session-customer",
+      chatbot_id: admin.chatbotId,
+      client_api_key: admin.apiKey,
+    });
     const context = await newContext(browser, { width: 1280, height: 800 });
     const page = await context.newPage();
     page.on("dialog", (d) => void d.accept());
@@ -324,6 +330,15 @@ describe.runIf(canRun)("the web console", () => {
     expect(await page.getByLabel(`Role of ${email}`).inputValue()).toBe("admin");
     await page.getByRole("button", { name: `Remove ${email}` }).click();
     await expect.poll(() => page.getByRole("button", { name: `Remove ${email}` }).count()).toBe(0);
+    // One session revoked from the list: its refresh token stops at once.
+    await page.getByRole("button", { name: "Revoke the session of session-customer" }).click();
+    await page.getByRole("cell", { name: "revoked" }).waitFor();
+    const refreshed = await postJson(s.url, "/ai_agent/refresh_token", {
+      user_id: "session-customer",
+      chatbot_id: admin.chatbotId,
+      refresh_token: session.body.data.refresh_token,
+    });
+    expect(refreshed.status).toBe(401);
     await page.getByLabel("Chatbot").selectOption({ label: "Renamed bot" });
     await page.getByRole("button", { name: "Revoke sessions" }).click();
     await page.getByText(/sessions? ended\./).waitFor();

@@ -2,6 +2,7 @@ import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { AccountService } from "../../../gen/aiagent/v1/account_service_pb.js";
 import { ConversationService } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import { SessionService } from "../../../gen/aiagent/v1/session_service_pb.js";
 
 /** The header that lets a call ride on the session cookie (only this origin's scripts can send it). */
 const CSRF_HEADER = "x-aiagent-csrf";
@@ -31,6 +32,8 @@ const transport = createConnectTransport({
 
 /** The account API (keys, chatbots, team), through the generated Connect client. */
 export const accounts = createClient(AccountService, transport);
+/** The customers' sessions: listed, revoked one by one. */
+export const sessions = createClient(SessionService, transport);
 /** The inbox and the operators' actions, and the live push channel (WatchAccount). */
 export const conversations = createClient(ConversationService, transport);
 

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import type { Invitation, Member } from "../../../../gen/aiagent/v1/account_service_pb.js";
-import { accounts } from "../api.js";
+import { accounts, sessions } from "../api.js";
 import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
 
 /** The account's people (invite, change role, remove) and its customers' sessions (revoke). */
@@ -9,6 +9,7 @@ export function Team() {
     <section>
       <PageTitle>Team</PageTitle>
       <Members />
+      <SessionList />
       <Sessions />
     </section>
   );
@@ -190,5 +191,66 @@ function Sessions() {
         </p>
       )}
     </form>
+  );
+}
+
+/** The latest sessions (every refresh token is one), each revocable on its own. */
+function SessionList() {
+  const [list, reload] = useLoad(async () => (await sessions.listSessions({ limit: 20 })).data?.sessions ?? []);
+  const a = useAction();
+  const revoke = (sessionId: string) =>
+    void a.run(async () => {
+      await sessions.revokeSession({ sessionId });
+      reload();
+    });
+  return (
+    <div class="card">
+      <h2>Latest sessions</h2>
+      {list.state === "loading" && <Loading what="the sessions" />}
+      {list.state === "error" && <ErrorNote error={list.error} onRetry={reload} />}
+      {list.state === "ok" && list.data.length === 0 && (
+        <Empty>No customer has a session yet: one starts when your server asks for their tokens.</Empty>
+      )}
+      {list.state === "ok" && list.data.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">Customers' sessions, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Customer</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.map((r) => (
+                <tr key={r.sessionId}>
+                  <td>{r.userId}</td>
+                  <td>{when(r.lastUsedAt)}</td>
+                  <td>{r.status}</td>
+                  <td>
+                    {r.status === "active" && (
+                      <button
+                        type="button"
+                        class="button button--danger"
+                        disabled={a.busy}
+                        onClick={() => revoke(r.sessionId)}
+                        aria-label={`Revoke the session of ${r.userId}`}
+                      >
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {a.error !== undefined && <ErrorNote error={a.error} />}
+    </div>
   );
 }
