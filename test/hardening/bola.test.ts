@@ -181,6 +181,18 @@ describe("frame tokens: 8 customers × 8 conversations", () => {
     expect(refused).toBe(56);
   });
 
+  it("a page its owner has just read (its owner remembered) is still refused to every other caller", async () => {
+    const read = FRAME_ROUTES["GET /get_messages_for_conversation"]!;
+    const readAsAccount = ACCOUNT_ROUTES["GET /get_messages_for_conversation"]!;
+    for (const c of conversations) {
+      const owner = frames.find((p) => p.owns(c))!;
+      expect((await read(owner, c.id)).status).toBe(200);
+      expect((await read(owner, c.id)).status).toBe(200);
+      for (const p of frames) if (p !== owner) expect((await read(p, c.id)).status, p.name).toBe(404);
+      for (const p of accounts) expect((await readAsAccount(p, c.id)).status, p.name).toBe(p.owns(c) ? 200 : 404);
+    }
+  });
+
   it("GET /ai_agent/conversations lists exactly the caller's own conversation", async () => {
     for (const p of frames) {
       const r = await getJson(s.url, "/ai_agent/conversations", { access_token: p.token });

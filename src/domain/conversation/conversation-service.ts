@@ -9,6 +9,7 @@ import { optionalText, page, requireContent, requireEmail } from "../validate.js
 import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
 import type { ConversationEvent, ConversationEvents, ConversationSummary, EventListener } from "./events.js";
+import { type ConversationOwner, ConversationOwners } from "./owners.js";
 import type {
   ContactFilter,
   ContactRepository,
@@ -68,6 +69,9 @@ export interface ConversationServiceDeps {
 
 /** Conversations: the frame's messages, the account's inbox and the operators' actions. */
 export class ConversationService {
+  /** Who each recently read conversation belongs to (immutable facts), so a page read is one query. */
+  private readonly owners = new ConversationOwners();
+
   constructor(private readonly d: ConversationServiceDeps) {}
 
   /** Stores the user's message, then streams and stores the agent's reply (none while an operator holds the conversation). */
@@ -199,11 +203,14 @@ export class ConversationService {
   ): Promise<{ messages: MessageRecord[]; hasMore: boolean }> {
     const conversationId = requireUuid("conversation_id", input.conversationId);
     const { limit, offset } = page(input.limit, input.offset, 20);
-    const conv =
-      caller.kind === "frame"
-        ? await this.frameConversation(caller, conversationId)
-        : await this.accountConversation(caller, conversationId);
-    return this.d.conversations.messages(conv, limit, offset);
+    const owner = this.owners.get(conversationId) ?? (await this.readOwner(conversationId));
+    if (
+      !owner ||
+      owner.accountId !== caller.accountId ||
+      (caller.kind === "frame" && (owner.chatbotId !== caller.chatbotId || owner.userId !== caller.userId))
+    )
+      throw notFound("conversation");
+    return this.d.conversations.messages(owner, limit, offset);
   }
 
   /** The frame user's conversations with the token's chatbot, newest first. */
@@ -423,6 +430,12 @@ export class ConversationService {
       conversation,
     });
     return conversation;
+  }
+
+  /** Reads the conversation and remembers its owner; undefined when it does not exist. */
+  private async readOwner(conversationId: string): Promise<ConversationOwner | undefined> {
+    const conv = await this.d.conversations.byId(conversationId);
+    return conv && this.owners.remember(conv);
   }
 
   private async frameConversation(caller: FrameCaller, conversationId: string): Promise<ConversationRecord> {

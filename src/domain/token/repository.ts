@@ -60,6 +60,16 @@ export interface RefreshTokenRepository {
    * session issued before it was revoked (the later of the two).
    */
   notBefore(chatbotId: string, userId: string, sessionId?: string): Promise<number | undefined>;
+  /**
+   * What a frame call checks, read together: `notBefore` as above and the chatbot's account and state (undefined
+   * when it does not exist). Optional: a back end where a round trip costs more than a statement (PostgreSQL)
+   * answers both in one; without it, the caller reads `notBefore` and the chatbot separately.
+   */
+  frameAccess?(
+    chatbotId: string,
+    userId: string,
+    sessionId?: string,
+  ): Promise<{ notBefore: number | undefined; chatbot: { accountId: string; active: boolean } | undefined }>;
   /** One session by its id, whatever account it is of (callers check the account). */
   bySession(sessionId: string): Promise<RefreshTokenRecord | undefined>;
   /** A page of sessions in scope, newest first (created_at, then session id). */

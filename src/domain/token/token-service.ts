@@ -416,10 +416,16 @@ export class TokenService {
   /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
   async authenticateFrame(token: string): Promise<AccessClaims> {
     const claims = await this.d.jwt.verifyAccess(token);
-    const notBefore = await this.d.refreshTokens.notBefore(claims.chatbotId, claims.userId, claims.sessionId);
+    const tokens = this.d.refreshTokens;
+    const access = tokens.frameAccess
+      ? await tokens.frameAccess(claims.chatbotId, claims.userId, claims.sessionId)
+      : undefined;
+    const notBefore = access
+      ? access.notBefore
+      : await tokens.notBefore(claims.chatbotId, claims.userId, claims.sessionId);
     if (notBefore !== undefined && claims.issuedAt < notBefore)
       throw unauthenticated("the access token has been revoked");
-    const chatbot = await this.d.chatbots.byId(claims.chatbotId);
+    const chatbot = access ? access.chatbot : await this.d.chatbots.byId(claims.chatbotId);
     if (!chatbot?.active || chatbot.accountId !== claims.accountId)
       throw unauthenticated("the access token is invalid");
     return claims;

@@ -85,6 +85,22 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
             );
       return r && r.not_before !== null ? Number(r.not_before) : undefined;
     },
+    frameAccess: async (chatbotId, userId, sessionId) => {
+      // One round trip instead of two: the revocation instants and the chatbot, in one snapshot.
+      const [r] = await db.rows(
+        "rt_frame_access",
+        `SELECT b.account_id, b.active, greatest(
+           (SELECT not_before FROM token_revocations WHERE chatbot_id = $1 AND user_id = $2),
+           (SELECT revoked_at FROM refresh_tokens WHERE session_id = $3::text)) AS not_before
+         FROM (SELECT 1) AS one LEFT JOIN chatbots b ON b.chatbot_id = $1`,
+        [chatbotId, userId, sessionId ?? null],
+      );
+      return {
+        notBefore: r && r.not_before !== null ? Number(r.not_before) : undefined,
+        chatbot:
+          r && r.account_id !== null ? { accountId: r.account_id as string, active: r.active as boolean } : undefined,
+      };
+    },
     bySession: async (id) =>
       (await db.rows("rt_by_session", "SELECT * FROM refresh_tokens WHERE session_id = $1", [id])).map(toRefresh)[0],
     list: async (s, limit, offset) =>

@@ -79,6 +79,33 @@ export function sessionCases(h: () => Harness) {
       expect(await store.refreshTokens.notBefore(a.chatbotId, "u1", sibling.sessionId)).toBe(70);
     });
 
+    it("frameAccess, where a back end has it, answers what notBefore and the chatbot answer, revocations included", async () => {
+      const { store } = h();
+      const tokens = store.refreshTokens;
+      if (!tokens.frameAccess) return;
+      const a = await account(store);
+      const mine = await session(store, a, "u1", 10);
+      const sibling = await session(store, a, "u1", 11);
+      const bot = { accountId: a.accountId, active: true };
+      expect(await tokens.frameAccess(a.chatbotId, "u1", mine.sessionId)).toEqual({
+        notBefore: undefined,
+        chatbot: bot,
+      });
+      expect(await tokens.frameAccess("no-such-chatbot", "u1")).toEqual({ notBefore: undefined, chatbot: undefined });
+      await tokens.revokeSession(a.accountId, mine.sessionId, 50);
+      expect(await tokens.frameAccess(a.chatbotId, "u1", mine.sessionId)).toEqual({ notBefore: 50, chatbot: bot });
+      expect(await tokens.frameAccess(a.chatbotId, "u1", sibling.sessionId)).toEqual({
+        notBefore: undefined,
+        chatbot: bot,
+      });
+      await tokens.revoke({ accountId: a.accountId, userId: "u1" }, 70);
+      expect(await tokens.frameAccess(a.chatbotId, "u1")).toEqual({ notBefore: 70, chatbot: bot });
+      expect(await tokens.frameAccess(a.chatbotId, "u1", sibling.sessionId)).toEqual({ notBefore: 70, chatbot: bot });
+      const c = (await store.chatbots.byId(a.chatbotId))!;
+      await store.chatbots.update({ ...c, active: false });
+      expect((await tokens.frameAccess(a.chatbotId, "u2"))?.chatbot).toEqual({ accountId: a.accountId, active: false });
+    });
+
     it("touches last use (never backwards), origin and user agent", async () => {
       const { store } = h();
       const a = await account(store);

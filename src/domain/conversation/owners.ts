@@ -1,0 +1,43 @@
+import type { ConversationRecord } from "./repository.js";
+
+/** What never changes about a conversation once it exists: whose it is and when it started. */
+export interface ConversationOwner {
+  conversationId: string;
+  accountId: string;
+  chatbotId: string;
+  userId: string;
+  createdAt: number;
+}
+
+/**
+ * A bounded memory of conversations' owners, so that a page read checks access without reading the conversation.
+ * Exact: a conversation's account, chatbot, user and creation time are set when it starts and never change, and
+ * conversations are not deleted; only conversations that exist are remembered (an unknown id is read every time).
+ */
+export class ConversationOwners {
+  private readonly known = new Map<string, ConversationOwner>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  /** The remembered owner of the conversation, if any. */
+  get(conversationId: string): ConversationOwner | undefined {
+    return this.known.get(conversationId);
+  }
+
+  /** Remembers the owner of a conversation just read; the oldest entry goes when full. */
+  remember(c: ConversationRecord): ConversationOwner {
+    const owner: ConversationOwner = {
+      conversationId: c.conversationId,
+      accountId: c.accountId,
+      chatbotId: c.chatbotId,
+      userId: c.userId,
+      createdAt: c.createdAt,
+    };
+    if (this.known.size >= this.capacity) {
+      const oldest = this.known.keys().next();
+      if (!oldest.done) this.known.delete(oldest.value);
+    }
+    this.known.set(c.conversationId, owner);
+    return owner;
+  }
+}
