@@ -23,7 +23,7 @@ import { SessionRegistry } from "./domain/token/session-registry.js";
 import { TokenService } from "./domain/token/token-service.js";
 import { Dispatcher, type Send } from "./domain/webhook/dispatcher.js";
 import { EventLog } from "./domain/webhook/event-log.js";
-import type { Resolve } from "./domain/webhook/target-policy.js";
+import { checkTarget, type Resolve } from "./domain/webhook/target-policy.js";
 import { WebhookService } from "./domain/webhook/webhook-service.js";
 import { InProcessConversationEvents } from "./events/in-process.js";
 import { keySealer } from "./key-encryption.js";
@@ -153,12 +153,19 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     ttl: { access: config.accessTokenTtl, refresh: config.refreshTokenTtl, id: config.idTokenTtl },
     admit: limits.account,
   });
+  // Who an outgoing request (a webhook, a chatbot's agent endpoint) may reach: public addresses only in production.
+  const targets = {
+    development: !config.production,
+    resolve: withLiterals(o.resolve ?? resolveAll),
+    isPublic: isPublicAddress,
+  };
   const accounts = new AccountService({
     ...store,
     clock,
     transaction: store.transaction.bind(store),
     sealer,
     allowLoopbackHttp: !config.production,
+    checkEndpoint: async (field, url) => void (await checkTarget(field, url, targets)),
   });
   const team = new TeamService({ ...store, clock });
   const sessions = new SessionRegistry({
@@ -185,13 +192,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     idleCloseSeconds: config.idleCloseSeconds,
     isPersonOf: (accountId, email) => team.isPersonOf(accountId, email),
   });
-  const development = !config.production;
-  const webhooks = new WebhookService({
-    ...store,
-    clock,
-    sealer,
-    policy: { development, resolve: withLiterals(o.resolve ?? resolveAll), isPublic: isPublicAddress },
-  });
+  const development = targets.development;
+  const webhooks = new WebhookService({ ...store, clock, sealer, policy: targets });
   const w = config.webhooks;
   const dispatcher =
     o.dispatch === false

@@ -323,3 +323,36 @@ describe("sessions", () => {
     expect((await getJson(s.url, "/ai_agent/conversations", { access_token: t.access_token })).status).toBe(200);
   });
 });
+
+describe("agent endpoints in production", () => {
+  it("are refused when they would reach a private, loopback or link-local address; a public one is kept", async () => {
+    const names: Record<string, string[]> = {
+      "llm.internal.example": ["10.0.0.7"],
+      "llm.public.example": ["93.184.216.34"],
+    };
+    const p = await startServer({
+      env: { NODE_ENV: "production", AIAGENT_SECRETS: "a-test-secret-for-production-mode-0123456789" },
+      overrides: { resolve: async (host) => names[host] ?? [], dispatch: false },
+    });
+    try {
+      const b = await p.account();
+      const auth = { authorization: `Bearer ${await idToken(p.url, b)}` };
+      for (const base of ["https://llm.internal.example/v1", "https://127.0.0.1/v1", "https://169.254.169.254/v1"]) {
+        const r = await requestJson(p.url, "PATCH", `/v1/account/chatbots/${b.chatbotId}`, auth, {
+          agent: { kind: "openai_compatible", base_url: base, model: "m" },
+        });
+        expect(r.status, base).toBe(400);
+        expect(r.body.message).toContain("agent.base_url");
+      }
+      expect((await requestJson(p.url, "GET", `/v1/account/chatbots/${b.chatbotId}`, auth)).body.data.agent.kind).toBe(
+        "built_in",
+      );
+      const ok = await requestJson(p.url, "PATCH", `/v1/account/chatbots/${b.chatbotId}`, auth, {
+        agent: { kind: "openai_compatible", base_url: "https://llm.public.example/v1", model: "m" },
+      });
+      expect(ok.status).toBe(200);
+    } finally {
+      await p.close(true);
+    }
+  });
+});

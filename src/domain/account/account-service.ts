@@ -74,6 +74,8 @@ export class AccountService {
       sealer: Sealer;
       /** Whether an agent endpoint may be plain http on loopback (development only). */
       allowLoopbackHttp?: boolean;
+      /** Refuses an agent endpoint the service may not reach (outside development: a non-public address). */
+      checkEndpoint?: (field: string, url: string) => Promise<void>;
     },
   ) {}
 
@@ -138,6 +140,7 @@ export class AccountService {
       active: true,
       createdAt: this.d.clock.now(),
     };
+    await this.checkAgent(chatbot.agent);
     await this.d.chatbots.insert(chatbot);
     return chatbot;
   }
@@ -176,6 +179,7 @@ export class AccountService {
           : requireAgent("agent", changes.agent, current.agent, this.agentRules(id)),
       active: changes.active ?? current.active,
     };
+    if (changes.agent !== undefined) await this.checkAgent(next.agent);
     if (!(await this.d.chatbots.update(next))) throw notFound(`chatbot ${id}`);
     return next;
   }
@@ -232,6 +236,10 @@ export class AccountService {
     if (!(await tx.apiKeys.listForAccount(account.accountId)).some((k) => k.apiKeyId === id))
       throw notFound(`api key ${id} of account ${account.email}`);
     return tx.apiKeys.revoke(account.accountId, id, now);
+  }
+
+  private async checkAgent(agent: ChatbotRecord["agent"]): Promise<void> {
+    if (agent.kind === "openai_compatible") await this.d.checkEndpoint?.("agent.base_url", agent.baseUrl);
   }
 
   private agentRules(chatbotId: string) {
