@@ -165,7 +165,10 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     transaction: store.transaction.bind(store),
     sealer,
     allowLoopbackHttp: !config.production,
-    checkEndpoint: async (field, url) => void (await checkTarget(field, url, targets)),
+    // In development an agent may be any local or not-yet-resolvable model server; in production, public ones only.
+    ...(config.production
+      ? { checkEndpoint: async (field: string, url: string) => void (await checkTarget(field, url, targets)) }
+      : {}),
   });
   const team = new TeamService({ ...store, clock });
   const sessions = new SessionRegistry({
