@@ -2,29 +2,16 @@ import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { openPgStore } from "../../src/storage/postgres/index.js";
+import { firstAnswering, LOCAL_ADMIN_URLS } from "../../src/storage/postgres/probe.js";
 import type { Dataset } from "./dataset.js";
 
 /**
  * The PostgreSQL server the PostgreSQL rows run on: AIAGENT_BENCH_DATABASE_URL (an admin URL), else the local one
  * on 127.0.0.1:5432 when it answers; undefined when none does.
  */
-export async function benchPostgres(): Promise<string | undefined> {
-  const candidates = process.env.AIAGENT_BENCH_DATABASE_URL
-    ? [process.env.AIAGENT_BENCH_DATABASE_URL]
-    : ["postgres://postgres@127.0.0.1:5432/postgres", "postgres://root@127.0.0.1:5432/postgres"];
-  for (const url of candidates) {
-    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-    try {
-      await c.connect();
-      await c.query("SELECT 1");
-      return url;
-    } catch {
-      // the next one
-    } finally {
-      await c.end().catch(() => undefined);
-    }
-  }
-  return undefined;
+export function benchPostgres(): Promise<string | undefined> {
+  const override = process.env.AIAGENT_BENCH_DATABASE_URL;
+  return firstAnswering(override ? [override] : LOCAL_ADMIN_URLS);
 }
 
 /** A database of this run's own, holding a copy of a dataset; dropped by `drop()`. */

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { TLSSocket } from "node:tls";
 import type { App } from "../app.js";
 import { roleAllows } from "../domain/caller.js";
@@ -7,6 +6,7 @@ import { framePage } from "../frame/page.js";
 import { frameHeaders } from "../frame/policy.js";
 import type { Call } from "../protocol/call.js";
 import { codeName, HTTP_STATUS, toConnectError } from "../protocol/errors.js";
+import { sendAsset } from "../protocol/http/static-asset.js";
 import { type HttpRequest, type HttpResponse, pathOf, type Route, sendJson } from "../protocol/http/types.js";
 import { limited } from "../protocol/services/token-handlers.js";
 import { cookieValue, SESSION_COOKIE, sameOriginRequest } from "../protocol/session-cookie.js";
@@ -20,23 +20,6 @@ export type ConsoleDeps = Pick<App, "tokens" | "tokenGuard" | "config" | "log">;
 const SESSION_PATH = `${CONSOLE_PATH}/session`;
 const PREVIEW_PATH = /^\/console\/preview\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 const MAX_SESSION_BODY = 4096;
-
-function etagOf(body: string): string {
-  return `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
-}
-
-function sendAsset(req: HttpRequest, res: HttpResponse, type: string, body: string): void {
-  const etag = etagOf(body);
-  const headers = { "content-type": type, "cache-control": "no-cache", etag, "x-content-type-options": "nosniff" };
-  if (req.headers["if-none-match"] === etag) {
-    res.writeHead(304, headers);
-    res.end();
-    return;
-  }
-  res.writeHead(200, { ...headers, "content-length": String(Buffer.byteLength(body)) });
-  if (req.method === "HEAD") res.end();
-  else res.end(body);
-}
 
 function header(req: HttpRequest): (name: string) => string | undefined {
   return (name) => {

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import { decodeJwt } from "jose";
 import type { App } from "../app.js";
+import { sendAsset } from "../protocol/http/static-asset.js";
 import type { HttpRequest, HttpResponse, Route } from "../protocol/http/types.js";
 import { pathOf } from "../protocol/http/types.js";
 import { frameScript } from "./bundle.js";
@@ -33,23 +33,6 @@ function chatbotClaim(token: string | null): string | undefined {
   }
 }
 
-function etagOf(body: string): string {
-  return `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
-}
-
-function sendAsset(req: HttpRequest, res: HttpResponse, type: string, body: string, etag: string): void {
-  // Revalidated on every use (assets have no versioned names), answered 304 when unchanged.
-  const headers = { "content-type": type, "cache-control": "no-cache", etag, "x-content-type-options": "nosniff" };
-  if (req.headers["if-none-match"] === etag) {
-    res.writeHead(304, headers);
-    res.end();
-    return;
-  }
-  res.writeHead(200, { ...headers, "content-length": String(Buffer.byteLength(body)) });
-  if (req.method === "HEAD") res.end();
-  else res.end(body);
-}
-
 function sendPage(
   req: HttpRequest,
   res: HttpResponse,
@@ -69,7 +52,6 @@ export type FrameDeps = Pick<App, "tokens" | "config" | "log">;
 export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): Route[] {
   // Bundle at start, so the first visitor does not wait; a failure is reported when the script is asked for.
   void frameScript().catch(() => undefined);
-  const cssTag = etagOf(FRAME_CSS);
   const apiBase = app.config.baseUrl?.replace(/\/+$/, "") ?? "";
   const apiOrigin = apiBase ? new URL(apiBase).origin : undefined;
   const refreshTimeoutMs = opts.refreshTimeoutMs ?? DEFAULT_REFRESH_TIMEOUT_MS;
@@ -84,12 +66,12 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): Route[] {
     if (req.method !== "GET" && req.method !== "HEAD") return false;
     const path = pathOf(req);
     if (path === `${ASSET_PATH}frame.css`) {
-      sendAsset(req, res, "text/css; charset=utf-8", FRAME_CSS, cssTag);
+      sendAsset(req, res, "text/css; charset=utf-8", FRAME_CSS);
       return true;
     }
     if (path === `${ASSET_PATH}frame.js`) {
       frameScript().then(
-        (js) => sendAsset(req, res, "text/javascript; charset=utf-8", js, etagOf(js)),
+        (js) => sendAsset(req, res, "text/javascript; charset=utf-8", js),
         (e: unknown) => {
           app.log.error("frame script could not be built", { error: (e as Error).message });
           res.writeHead(500, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { firstAnswering, LOCAL_ADMIN_URLS } from "../../src/storage/postgres/probe.js";
 import { embeddedPostgresUnavailable } from "./embedded-postgres.js";
 
 /**
@@ -7,23 +8,9 @@ import { embeddedPostgresUnavailable } from "./embedded-postgres.js";
  * neither answers, the run's global setup starts one from embedded-postgres and points AIAGENT_TEST_DATABASE_URL
  * at it, so the workers find it here.
  */
-export async function adminUrl(): Promise<string | undefined> {
-  const candidates = process.env.AIAGENT_TEST_DATABASE_URL
-    ? [process.env.AIAGENT_TEST_DATABASE_URL]
-    : ["postgres://postgres@127.0.0.1:5432/postgres", "postgres://root@127.0.0.1:5432/postgres"];
-  for (const url of candidates) {
-    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-    try {
-      await c.connect();
-      await c.query("SELECT 1");
-      return url;
-    } catch {
-      // try the next one
-    } finally {
-      await c.end().catch(() => undefined);
-    }
-  }
-  return undefined;
+export function adminUrl(): Promise<string | undefined> {
+  const override = process.env.AIAGENT_TEST_DATABASE_URL;
+  return firstAnswering(override ? [override] : LOCAL_ADMIN_URLS);
 }
 
 /** A database of this test run's own on the tests' server; dropped by `drop()`. */

@@ -22,6 +22,7 @@ import { hashPassword } from "./password.js";
 import type {
   AccountRecord,
   AccountRepository,
+  ApiKeyRecord,
   ApiKeyRepository,
   ChatbotRecord,
   ChatbotRepository,
@@ -55,6 +56,8 @@ export function agentKeyBinding(chatbotId: string): string {
 export interface IssuedApiKey {
   apiKeyId: string;
   clientApiKey: string;
+  /** The new key as listings show it. */
+  view: ApiKeyView;
 }
 
 /** The repositories an API key change reads and writes (the store's, or a transaction's). */
@@ -252,18 +255,19 @@ export class AccountService {
 
   private async insertKey(tx: Pick<Repositories, "apiKeys">, accountId: string, name: string): Promise<IssuedApiKey> {
     const clientApiKey = newSecret(API_KEY_PREFIX);
-    const apiKeyId = newId();
-    await tx.apiKeys.insert({
-      apiKeyId,
+    const now = this.d.clock.now();
+    const record: ApiKeyRecord = {
+      apiKeyId: newId(),
       accountId,
       keyHash: hashSecret(clientApiKey),
       hint: clientApiKey.slice(0, 8),
       name,
-      createdAt: this.d.clock.now(),
+      createdAt: now,
       revokedAt: null,
       expiresAt: null,
       lastUsedAt: null,
-    });
-    return { apiKeyId, clientApiKey };
+    };
+    await tx.apiKeys.insert(record);
+    return { apiKeyId: record.apiKeyId, clientApiKey, view: apiKeyView(record, now) };
   }
 }

@@ -85,8 +85,7 @@ export function accountHandlers(d: {
     async createApiKey(req, call) {
       const caller = accountCaller(call.auth);
       const k = await accounts.createApiKey(caller, req.name);
-      const view = await keyOf(caller, k.apiKeyId);
-      return { data: { apiKey: view && apiKey(view), clientApiKey: k.clientApiKey } };
+      return { data: { apiKey: apiKey(k.view), clientApiKey: k.clientApiKey } };
     },
     async listApiKeys(_req, call) {
       return { data: { apiKeys: (await accounts.listApiKeys(accountCaller(call.auth))).map(apiKey) } };
@@ -97,12 +96,12 @@ export function accountHandlers(d: {
         graceSeconds: req.graceSeconds ?? d.defaultGraceSeconds,
         name: req.name,
       });
-      const keys = await accounts.listApiKeys(caller);
+      // The older keys as they now stand (expiring), read back after the rotation.
       const older = new Set(r.olderKeys.map((k) => k.apiKeyId));
-      const created = keys.find((k) => k.apiKeyId === r.apiKeyId);
+      const keys = await accounts.listApiKeys(caller);
       return {
         data: {
-          created: { apiKey: created && apiKey(created), clientApiKey: r.clientApiKey },
+          created: { apiKey: apiKey(r.view), clientApiKey: r.clientApiKey },
           olderKeys: keys.filter((k) => older.has(k.apiKeyId)).map(apiKey),
         },
       };
