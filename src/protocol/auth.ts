@@ -39,18 +39,30 @@ export class Authenticator {
     if (!token) throw challenge(call, unauthenticated(missing(frame, account)));
     // A token in the header is routed to its verifier by its type, which the verifier checks again.
     const asFrame = frame && (!!fieldToken || !account || typ(token) === TOKEN_KINDS.access.typ);
-    const tokenKey = createHash("sha256").update(token).digest("base64url");
     if (asFrame) {
       const c = await presented(call, this.tokens.authenticateFrame(token));
       const caller: FrameCaller = { kind: "frame", accountId: c.accountId, chatbotId: c.chatbotId, userId: c.userId };
-      return { caller, expiresAt: c.expiresAt, tokenKey };
+      return authorized(caller, c.expiresAt, token);
     }
     const c = await presented(call, this.tokens.authenticateAccount(token));
     const needed = rule.role === Role.ADMIN || rule.role === Role.OPERATOR ? NEEDED_ROLE[rule.role] : "admin";
     if (!roleAllows(c.caller.role, needed))
       throw permissionDenied(`this needs the ${needed} role; ${c.caller.email} is an ${c.caller.role}`);
-    return { caller: c.caller, expiresAt: c.expiresAt, tokenKey };
+    return authorized(c.caller, c.expiresAt, token);
   }
+}
+
+/** The gate's answer; the token's key (a hash) is computed only when a watch stream asks for it, off unary calls. */
+function authorized(caller: Caller, expiresAt: number, token: string): Authorized {
+  let key: string | undefined;
+  return {
+    caller,
+    expiresAt,
+    get tokenKey() {
+      key ??= createHash("sha256").update(token).digest("base64url");
+      return key;
+    },
+  };
 }
 
 /** The frame's caller of an RPC that accepts only the access token. */
