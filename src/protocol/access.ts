@@ -1,7 +1,7 @@
 import { type DescField, type DescMethod, type DescService, getOption, hasOption } from "@bufbuild/protobuf";
 import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { Authenticator } from "./auth.js";
-import type { AnyHandler, AuthorizedCall, Call } from "./call.js";
+import type { AnyHandler, Authorized, AuthorizedCall, Call } from "./call.js";
 
 /** An RPC's declared access, as the gate enforces it. */
 export interface AccessRule {
@@ -51,8 +51,7 @@ export function guardService(
     const keyField = m.input.fields.find((f) => f.name === "client_api_key");
     const admit = (req: Record<string, unknown>, call: Call) =>
       auth.admit(rule, call, { accessToken: fieldValue(req, tokenField), clientApiKey: fieldValue(req, keyField) });
-    const authorized = (call: Call, a: AuthorizedCall["auth"]): AuthorizedCall =>
-      Object.create(call, { auth: { value: a, enumerable: true } }) as AuthorizedCall;
+    const authorized = (call: Call, a: Authorized): AuthorizedCall => new AdmittedCall(call, a);
     out[m.localName] = (
       m.methodKind === "server_streaming"
         ? async function* (req: Record<string, unknown>, call: Call) {
@@ -66,6 +65,29 @@ export function guardService(
     ) as AnyHandler;
   }
   return out;
+}
+
+/** The call with the gate's finding; delegates the rest (the signal stays lazy: made only when asked for). */
+class AdmittedCall implements AuthorizedCall {
+  constructor(
+    private readonly call: Call,
+    readonly auth: Authorized,
+  ) {}
+  header(name: string): string | undefined {
+    return this.call.header(name);
+  }
+  get queryAccessToken(): string | undefined {
+    return this.call.queryAccessToken;
+  }
+  get peer(): string {
+    return this.call.peer;
+  }
+  get signal(): AbortSignal {
+    return this.call.signal;
+  }
+  setResponseHeader(name: string, value: string): void {
+    this.call.setResponseHeader(name, value);
+  }
 }
 
 /** A string field's value, also when it is a member of a oneof (GetIdToken's API key is). */

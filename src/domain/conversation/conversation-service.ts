@@ -10,6 +10,7 @@ import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
 import type { ConversationEvent, ConversationEvents, ConversationSummary, EventListener } from "./events.js";
 import { type ConversationOwner, ConversationOwners } from "./owners.js";
+import { type MessagePage, MessagePageCache } from "./page-cache.js";
 import type {
   ContactFilter,
   ContactRepository,
@@ -71,6 +72,8 @@ export interface ConversationServiceDeps {
 export class ConversationService {
   /** Who each recently read conversation belongs to (immutable facts), so a page read is one query. */
   private readonly owners = new ConversationOwners();
+  /** Recently read pages of messages, served again while the conversation's count says they are current. */
+  private readonly pages = new MessagePageCache();
 
   constructor(private readonly d: ConversationServiceDeps) {}
 
@@ -200,7 +203,7 @@ export class ConversationService {
   async listMessages(
     caller: Caller,
     input: { conversationId: string; limit: number | undefined; offset: number | undefined },
-  ): Promise<{ messages: MessageRecord[]; hasMore: boolean }> {
+  ): Promise<MessagePage> {
     const conversationId = requireUuid("conversation_id", input.conversationId);
     const { limit, offset } = page(input.limit, input.offset, 20);
     const owner = this.owners.get(conversationId) ?? (await this.readOwner(conversationId));
@@ -210,7 +213,14 @@ export class ConversationService {
       (caller.kind === "frame" && (owner.chatbotId !== caller.chatbotId || owner.userId !== caller.userId))
     )
       throw notFound("conversation");
-    return this.d.conversations.messages(owner, limit, offset);
+    const repo = this.d.conversations;
+    return this.pages.read(
+      conversationId,
+      offset,
+      limit,
+      () => repo.messageCount(conversationId),
+      () => repo.messages(owner, limit, offset),
+    );
   }
 
   /** The frame user's conversations with the token's chatbot, newest first. */

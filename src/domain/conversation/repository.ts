@@ -129,6 +129,8 @@ export interface ConversationRepository {
     limit: number,
     offset: number,
   ): Promise<{ messages: MessageRecord[]; hasMore: boolean }>;
+  /** How many messages the conversation has (its latest message_order), or undefined when it does not exist. */
+  messageCount(conversationId: string): Promise<number | undefined>;
   /** The latest messages, oldest first, for the agent's context. */
   recent(conv: ConversationRef, count: number): Promise<MessageRecord[]>;
   /** The user's conversations with one chatbot, newest first. */

@@ -116,12 +116,25 @@ async function serve(
       await streamOut(route.method, out as AsyncIterable<object>, res, responseHeaders, opts.log);
       return;
     }
-    const body = JSON.stringify(toDocumentedJson(route.method.output, (await out) as object));
+    const body = encodeAnswer(route.method, (await out) as object);
     res.writeHead(200, { "content-type": "application/json", ...responseHeaders });
     res.end(body);
   } catch (e) {
     writeError(res, toConnectError(e, opts.log), presentedToken, e instanceof BodyTooLarge ? req : undefined);
   }
+}
+
+// A frozen answer cannot change, so its encoding is remembered for as long as the handler keeps handing it out.
+const frozenAnswers = new WeakMap<object, string>();
+
+function encodeAnswer(method: DescMethod, out: object): string {
+  if (!Object.isFrozen(out)) return JSON.stringify(toDocumentedJson(method.output, out));
+  let body = frozenAnswers.get(out);
+  if (body === undefined) {
+    body = JSON.stringify(toDocumentedJson(method.output, out));
+    frozenAnswers.set(out, body);
+  }
+  return body;
 }
 
 async function decodeInput(

@@ -2,10 +2,12 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type {
   ConversationService as ConversationServiceDesc,
   ConversationSummarySchema,
+  GetMessagesForConversationResponseSchema,
   MessageSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { Clock } from "../../domain/clock.js";
 import type { ConversationService, ConversationSummary } from "../../domain/conversation/conversation-service.js";
+import type { MessagePage } from "../../domain/conversation/page-cache.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
 import { unauthenticated } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
@@ -86,6 +88,9 @@ export function conversationHandlers(
   conversations: ConversationService,
   watch: { limits: WatchLimits; clock: Clock },
 ): Handlers<typeof ConversationServiceDesc> {
+  // The domain hands out the same page object while its messages are current: its answer is built once, and
+  // frozen so that the JSON route may remember its encoding too.
+  const pageAnswers = new WeakMap<MessagePage, MessageInitShape<typeof GetMessagesForConversationResponseSchema>>();
   return {
     async getContactConversations(req, call) {
       const caller = accountCaller(call.auth);
@@ -124,7 +129,14 @@ export function conversationHandlers(
         limit: req.limit,
         offset: req.offset,
       });
-      return { messages: page.messages.map(message), hasMore: page.hasMore };
+      let answer = pageAnswers.get(page);
+      if (!answer) {
+        const messages = page.messages.map(message);
+        Object.freeze(messages);
+        answer = Object.freeze({ messages, hasMore: page.hasMore });
+        pageAnswers.set(page, answer);
+      }
+      return answer;
     },
     async getConversationsForContact(req, call) {
       const caller = accountCaller(call.auth);

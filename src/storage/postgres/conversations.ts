@@ -133,6 +133,14 @@ export function pgConversations(db: PgDb): ConversationRepository {
         hasMore: rows.length > limit,
       };
     },
+    messageCount: async (id) =>
+      (
+        await db.rows<{ message_count: number }>(
+          "conv_message_count",
+          "SELECT message_count FROM conversations WHERE conversation_id = $1",
+          [id],
+        )
+      )[0]?.message_count,
     recent: async (conv, count) =>
       (
         await db.rows("msg_recent", `${MSG} WHERE conversation_id = $1 ORDER BY message_order DESC LIMIT $2`, [

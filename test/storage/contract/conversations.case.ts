@@ -84,6 +84,20 @@ export function conversationCases(h: () => Harness) {
       expect(p1.messages[1]).toMatchObject({ role: "assistant", toolCalls: "", documents: [], createdAt: 20 });
     });
 
+    it("messageCount is the latest message_order, moving with each append; undefined for no such conversation", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const id = newId();
+      expect(await store.conversations.messageCount(id)).toBeUndefined();
+      await message(store, a, id, { at: 10, start: true });
+      expect(await store.conversations.messageCount(id)).toBe(1);
+      await message(store, a, id, { at: 20, role: "assistant" });
+      await message(store, a, id, { at: 30 });
+      expect(await store.conversations.messageCount(id)).toBe(3);
+      const last = await store.conversations.messages({ conversationId: id, createdAt: 10 }, 1, 2);
+      expect(last.messages[0]?.messageOrder).toBe(3);
+    });
+
     it("counts only customer messages as unread until markRead; a customer message reopens a closed one", async () => {
       const { store } = h();
       const a = await account(store);

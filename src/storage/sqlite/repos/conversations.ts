@@ -124,6 +124,9 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       `SELECT ${MSG_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY message_order DESC LIMIT ?`,
     )
     .raw();
+  const messageCount = db
+    .prepare<[string], number>("SELECT message_count FROM conversations WHERE conversation_id = ?")
+    .pluck();
   const unreadOff = db.prepare(
     "UPDATE contacts SET unread_count = unread_count - (SELECT unread_count FROM conversations WHERE conversation_id = @id) WHERE contact_id = (SELECT contact_id FROM conversations WHERE conversation_id = @id)",
   );
@@ -209,6 +212,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         messages.push(toMsg(rows[i]!, conv.conversationId, conv.createdAt));
       return { messages, hasMore: rows.length > limit };
     },
+    messageCount: (id) => messageCount.get(id),
     recent: (conv, count) =>
       recent
         .all(conv.conversationId, count)

@@ -1,0 +1,99 @@
+import type { MessageRecord } from "./repository.js";
+
+/** One page of a conversation's messages. Pages handed out by the cache are shared: never change one. */
+export interface MessagePage {
+  readonly messages: readonly MessageRecord[];
+  readonly hasMore: boolean;
+}
+
+interface Entry {
+  page: MessagePage;
+  /**
+   * How many of the conversation's messages the page saw, clamped to what can change it: the messages of
+   * (offset, offset + limit] and whether one more exists. Two counts with the same clamp give the same page.
+   */
+  seen: number;
+  size: number;
+}
+
+/** How many entries, and roughly how many characters of message text, the cache keeps at most. */
+export interface PageCacheLimits {
+  entries: number;
+  chars: number;
+}
+
+// An entry's fixed cost beside its text: ids, times and the objects around them, in characters' worth.
+const PER_MESSAGE = 200;
+
+/**
+ * An exact cache of message pages. Messages are immutable, never deleted, and numbered 1, 2, 3… without gaps, so
+ * the page (conversation, offset, limit) depends on the conversation's message count only, and only within
+ * [offset, offset + limit + 1]: a page with more after it never changes again and is served without asking the
+ * store; the tail page is served when the current count, read in one lookup, gives the same clamp. Least recently
+ * used entries go first when either limit is reached. Sized from the frame's re-read pattern (README, S9): an entry
+ * must outlive the distinct pages read between two re-reads of it.
+ */
+export class MessagePageCache {
+  private readonly entries = new Map<string, Entry>();
+  private chars = 0;
+
+  constructor(private readonly limits: PageCacheLimits = { entries: 256, chars: 4_000_000 }) {}
+
+  /**
+   * The page, from the cache when it is known to be current, else from `load` (then remembered). `count` reads the
+   * conversation's current message count; it is called only for a remembered tail page.
+   */
+  async read(
+    conversationId: string,
+    offset: number,
+    limit: number,
+    count: () => Promise<number | undefined>,
+    load: () => Promise<MessagePage>,
+  ): Promise<MessagePage> {
+    const key = `${conversationId}:${offset}:${limit}`;
+    const hit = this.entries.get(key);
+    if (hit) {
+      if (hit.page.hasMore || clamp(await count(), offset, limit) === hit.seen) {
+        // Most recently used goes last in the map's order.
+        this.entries.delete(key);
+        this.entries.set(key, hit);
+        return hit.page;
+      }
+      this.drop(key, hit);
+    }
+    const page = await load();
+    this.remember(key, page, offset, limit);
+    return page;
+  }
+
+  /** How many pages are remembered (for tests and the benchmark). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private remember(key: string, page: MessagePage, offset: number, limit: number): void {
+    // A stale read racing a newer one must not replace it.
+    if (this.entries.has(key)) return;
+    let size = 0;
+    for (const m of page.messages) size += m.content.length + m.toolCalls.length + PER_MESSAGE;
+    if (size > this.limits.chars) return;
+    const seen = page.hasMore ? offset + limit + 1 : offset + page.messages.length;
+    this.entries.set(key, { page, seen, size });
+    this.chars += size;
+    for (const [k, e] of this.entries) {
+      if (this.entries.size <= this.limits.entries && this.chars <= this.limits.chars) break;
+      this.drop(k, e);
+    }
+  }
+
+  private drop(key: string, e: Entry): void {
+    this.entries.delete(key);
+    this.chars -= e.size;
+  }
+}
+
+/** The part of a message count a page of (offset, limit] can see; undefined (no such conversation) matches nothing. */
+function clamp(count: number | undefined, offset: number, limit: number): number {
+  if (count === undefined) return -1;
+  return Math.min(Math.max(count, offset), offset + limit + 1);
+}

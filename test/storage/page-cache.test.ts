@@ -1,0 +1,107 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MessagePageCache } from "../../src/domain/conversation/page-cache.js";
+import { messageEffect, NEW_CONVERSATION } from "../../src/domain/conversation/rules.js";
+import { newId } from "../../src/domain/ids.js";
+import { type StorageFixture, storage } from "./fixture.js";
+
+// The page cache over a real SQLite store: what it asks the store for, and how much it keeps.
+
+let f: StorageFixture;
+beforeEach(() => {
+  f = storage();
+});
+afterEach(() => f.close());
+
+function conversation(messages: number, content = "hello"): string {
+  const a = f.account();
+  const id = newId();
+  for (let i = 1; i <= messages; i++)
+    f.repos.conversations.append(
+      id,
+      { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: i },
+      messageEffect("user"),
+      i === 1
+        ? {
+            conversationId: id,
+            accountId: a.accountId,
+            chatbotId: a.chatbotId,
+            userId: "u",
+            channel: "web",
+            status: NEW_CONVERSATION.status,
+            assignedTo: NEW_CONVERSATION.assignedTo,
+          }
+        : undefined,
+    );
+  return id;
+}
+
+/** Reads through the cache, counting what it asked the store. */
+function reader(cache: MessagePageCache) {
+  const asked = { counts: 0, loads: 0 };
+  const read = (id: string, offset: number, limit: number) =>
+    cache.read(
+      id,
+      offset,
+      limit,
+      async () => {
+        asked.counts++;
+        return f.repos.conversations.messageCount(id);
+      },
+      async () => {
+        asked.loads++;
+        return f.repos.conversations.messages({ conversationId: id, createdAt: 1 }, limit, offset);
+      },
+    );
+  return { read, asked };
+}
+
+describe("message page cache", () => {
+  it("answers a page with more after it without asking the store; a tail page after one count lookup", async () => {
+    const id = conversation(5);
+    const { read, asked } = reader(new MessagePageCache());
+    const full = await read(id, 0, 2);
+    expect(full.hasMore).toBe(true);
+    expect(await read(id, 0, 2)).toBe(full);
+    expect(asked).toEqual({ counts: 0, loads: 1 });
+    const tail = await read(id, 3, 10);
+    expect(tail.messages.map((m) => m.messageOrder)).toEqual([4, 5]);
+    expect(await read(id, 3, 10)).toBe(tail);
+    expect(asked).toEqual({ counts: 1, loads: 2 });
+  });
+
+  it("keeps at most its number of entries, dropping the least recently read", async () => {
+    const ids = [conversation(3), conversation(3), conversation(3)];
+    const cache = new MessagePageCache({ entries: 2, chars: 1_000_000 });
+    const { read, asked } = reader(cache);
+    await read(ids[0]!, 0, 1);
+    await read(ids[1]!, 0, 1);
+    await read(ids[0]!, 0, 1);
+    await read(ids[2]!, 0, 1);
+    expect(cache.size).toBe(2);
+    expect(asked.loads).toBe(3);
+    await read(ids[0]!, 0, 1);
+    expect(asked.loads).toBe(3);
+    await read(ids[1]!, 0, 1);
+    expect(asked.loads).toBe(4);
+  });
+
+  it("keeps pages within its character budget, and none larger than it", async () => {
+    const big = conversation(3, "x".repeat(5_000));
+    const small = conversation(3, "y");
+    const cache = new MessagePageCache({ entries: 100, chars: 12_000 });
+    const { read, asked } = reader(cache);
+    await read(big, 0, 10);
+    expect(cache.size).toBe(0);
+    await read(big, 0, 2);
+    await read(small, 0, 2);
+    await read(big, 0, 1);
+    // 2 + 1 big messages (about 15,600 characters with their overhead) do not fit together: the older page went.
+    expect(cache.size).toBe(2);
+    const loads = asked.loads;
+    await read(small, 0, 2);
+    await read(big, 0, 1);
+    expect(asked.loads).toBe(loads);
+    await read(big, 0, 2);
+    expect(asked.loads).toBe(loads + 1);
+  });
+});
