@@ -10,6 +10,7 @@ const ON_POSTGRES = [
   "test/api/conversations-access.test.ts",
   "test/api/conversations-read.test.ts",
   "test/api/message-pages.test.ts",
+  "test/api/session-last-use.test.ts",
   "test/api/conversations-search-filter.test.ts",
   "test/api/contact-conversations.test.ts",
   "test/api/search-folding.test.ts",

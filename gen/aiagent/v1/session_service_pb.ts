@@ -141,7 +141,8 @@ export type Session = Message<"aiagent.v1.Session"> & {
   createdAt: string;
 
   /**
-   * When it was last used (a refresh or a launch), ISO 8601.
+   * When it was last used (a refresh or a launch), ISO 8601; kept to the minute (a refresh within a minute of the
+   * recorded use, from the same User-Agent, is not written again).
    *
    * @generated from field: string last_used_at = 5;
    */

@@ -341,7 +341,7 @@ export class TokenService {
       { accountId: rec.accountId, chatbotId, userId, sessionId: rec.sessionId },
       this.d.ttl.access,
     );
-    await this.touch(rec.sessionId, now, null, input.userAgent);
+    await this.touch(rec.sessionId, now, null, input.userAgent, rec);
     return {
       accessToken: access.token,
       expiresAt: access.expiresAt,
@@ -365,10 +365,27 @@ export class TokenService {
     return { token: deriveSuccessor(token, retired.successorSalt), expiresAt: rec.expiresAt };
   }
 
-  /** Records a use of a session; advisory, so a busy database does not fail the request it describes. */
-  private async touch(sessionId: string, at: number, origin: string | null, userAgent: string | undefined) {
+  /**
+   * Records a use of a session; advisory, so a busy database does not fail the request it describes. Like an API
+   * key's, the last use is kept to the minute: a refresh that would change nothing else writes nothing within it.
+   */
+  private async touch(
+    sessionId: string,
+    at: number,
+    origin: string | null,
+    userAgent: string | undefined,
+    known?: RefreshTokenRecord,
+  ) {
+    const agent = userAgentOf(userAgent);
+    if (
+      known &&
+      at - known.lastUsedAt < LAST_USED_RESOLUTION_MS &&
+      (origin === null || origin === known.lastOrigin) &&
+      (agent === null || agent === known.userAgent)
+    )
+      return;
     try {
-      await this.d.refreshTokens.touch(sessionId, at, origin, userAgentOf(userAgent));
+      await this.d.refreshTokens.touch(sessionId, at, origin, agent);
     } catch {
       // The last-use mark is advisory.
     }
