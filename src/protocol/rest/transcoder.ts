@@ -46,7 +46,8 @@ export function createTranscoder(
   opts: TranscoderOptions,
 ): (req: Req, res: Res) => boolean {
   const literal = new Map<string, Route[]>();
-  const templated: Route[] = [];
+  // Templated routes by their first path segment, so a path no route starts with (every RPC path) tries none.
+  const templated = new Map<string, Route[]>();
   for (const r of httpRoutes(bindings.map((b) => b.desc))) {
     const binding = bindings.find((b) => b.desc === r.method.parent)!;
     const handler = binding.handlers[r.method.localName];
@@ -56,7 +57,11 @@ export function createTranscoder(
       const list = literal.get(r.template) ?? [];
       list.push(route);
       literal.set(r.template, list);
-    } else templated.push(route);
+    } else {
+      const head = headOf(r.template);
+      if (head.startsWith("{")) throw new Error(`${r.template}: a JSON route must start with a literal segment`);
+      templated.set(head, [...(templated.get(head) ?? []), route]);
+    }
   }
 
   return (req, res) => {
@@ -66,7 +71,7 @@ export function createTranscoder(
     let candidates = literal.get(path);
     let vars: Record<string, string> = {};
     if (!candidates) {
-      for (const r of templated) {
+      for (const r of templated.get(headOf(path)) ?? []) {
         const m = r.matcher.match(path);
         if (m) {
           candidates = [...(candidates ?? []), r];
@@ -87,6 +92,12 @@ export function createTranscoder(
     void serve(route, req, res, q < 0 ? "" : url.slice(q + 1), vars, opts);
     return true;
   };
+}
+
+/** The first segment of a path ("/v1/account/keys" → "v1"). */
+function headOf(path: string): string {
+  const end = path.indexOf("/", 1);
+  return end < 0 ? path.slice(1) : path.slice(1, end);
 }
 
 async function serve(

@@ -1,9 +1,9 @@
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import type {
-  ConversationService as ConversationServiceDesc,
-  ConversationSummarySchema,
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  type ConversationService as ConversationServiceDesc,
+  type ConversationSummarySchema,
   GetMessagesForConversationResponseSchema,
-  MessageSchema,
+  type MessageSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { Clock } from "../../domain/clock.js";
 import type { ConversationService, ConversationSummary } from "../../domain/conversation/conversation-service.js";
@@ -132,8 +132,8 @@ export function conversationHandlers(
       let answer = pageAnswers.get(page);
       if (!answer) {
         const messages = page.messages.map(message);
-        Object.freeze(messages);
-        answer = Object.freeze({ messages, hasMore: page.hasMore });
+        // A message, not an init: Connect and gRPC would otherwise build one from it on every call.
+        answer = Object.freeze(create(GetMessagesForConversationResponseSchema, { messages, hasMore: page.hasMore }));
         pageAnswers.set(page, answer);
       }
       return answer;
