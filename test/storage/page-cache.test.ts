@@ -56,46 +56,58 @@ function reader(cache: MessagePageCache) {
 }
 
 describe("message page cache", () => {
-  it("answers a page with more after it without asking the store; a tail page after one count lookup", async () => {
+  it("remembers a page from its second read: then one with more after it asks nothing, a tail page one count", async () => {
     const id = conversation(5);
     const { read, asked } = reader(new MessagePageCache());
-    const full = await read(id, 0, 2);
-    expect(full.hasMore).toBe(true);
-    expect(await read(id, 0, 2)).toBe(full);
-    expect(asked).toEqual({ counts: 0, loads: 1 });
+    const once = await read(id, 0, 2);
+    expect(once.hasMore).toBe(true);
+    const twice = await read(id, 0, 2);
+    expect(asked).toEqual({ counts: 0, loads: 2 });
+    expect(await read(id, 0, 2)).toBe(twice);
+    expect(await read(id, 0, 2)).toBe(twice);
+    expect(asked).toEqual({ counts: 0, loads: 2 });
+    await read(id, 3, 10);
     const tail = await read(id, 3, 10);
     expect(tail.messages.map((m) => m.messageOrder)).toEqual([4, 5]);
     expect(await read(id, 3, 10)).toBe(tail);
-    expect(asked).toEqual({ counts: 1, loads: 2 });
+    expect(asked).toEqual({ counts: 1, loads: 4 });
   });
 
   it("keeps at most its number of entries, dropping the least recently read", async () => {
     const ids = [conversation(3), conversation(3), conversation(3)];
     const cache = new MessagePageCache({ entries: 2, chars: 1_000_000 });
     const { read, asked } = reader(cache);
+    const twice = async (id: string) => {
+      await read(id, 0, 1);
+      await read(id, 0, 1);
+    };
+    await twice(ids[0]!);
+    await twice(ids[1]!);
     await read(ids[0]!, 0, 1);
-    await read(ids[1]!, 0, 1);
-    await read(ids[0]!, 0, 1);
-    await read(ids[2]!, 0, 1);
+    await twice(ids[2]!);
     expect(cache.size).toBe(2);
-    expect(asked.loads).toBe(3);
+    expect(asked.loads).toBe(6);
     await read(ids[0]!, 0, 1);
-    expect(asked.loads).toBe(3);
+    expect(asked.loads).toBe(6);
     await read(ids[1]!, 0, 1);
-    expect(asked.loads).toBe(4);
+    expect(asked.loads).toBe(7);
   });
 
   it("keeps pages within its character budget, and none larger than it", async () => {
     const big = conversation(3, "x".repeat(5_000));
     const small = conversation(3, "y");
-    const cache = new MessagePageCache({ entries: 100, chars: 12_000 });
+    const cache = new MessagePageCache({ entries: 100, chars: 24_000 });
     const { read, asked } = reader(cache);
-    await read(big, 0, 10);
+    const twice = async (id: string, limit: number) => {
+      await read(id, 0, limit);
+      await read(id, 0, limit);
+    };
+    await twice(big, 10);
     expect(cache.size).toBe(0);
-    await read(big, 0, 2);
-    await read(small, 0, 2);
-    await read(big, 0, 1);
-    // 2 + 1 big messages (about 15,600 characters with their overhead) do not fit together: the older page went.
+    await twice(big, 2);
+    await twice(small, 2);
+    await twice(big, 1);
+    // 2 + 1 big messages (about 31,800 characters with their overhead) do not fit together: the older page went.
     expect(cache.size).toBe(2);
     const loads = asked.loads;
     await read(small, 0, 2);
@@ -103,5 +115,13 @@ describe("message page cache", () => {
     expect(asked.loads).toBe(loads);
     await read(big, 0, 2);
     expect(asked.loads).toBe(loads + 1);
+  });
+
+  it("does not remember pages read only once, however many", async () => {
+    const id = conversation(40);
+    const cache = new MessagePageCache({ entries: 4, chars: 1_000_000 });
+    const { read } = reader(cache);
+    for (let offset = 0; offset < 40; offset++) await read(id, offset, 1);
+    expect(cache.size).toBe(0);
   });
 });

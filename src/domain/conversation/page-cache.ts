@@ -1,9 +1,15 @@
 import type { MessageRecord } from "./repository.js";
 
-/** One page of a conversation's messages. Pages handed out by the cache are shared: never change one. */
-export interface MessagePage {
+/** One page of a conversation's messages, as the store reads it. */
+export interface StoredPage {
   readonly messages: readonly MessageRecord[];
   readonly hasMore: boolean;
+}
+
+/** A page handed out by the cache; shared by every reader of it, so never changed. */
+export interface MessagePage extends StoredPage {
+  /** What other layers derive from the page (its answer, say), kept and dropped with it. */
+  readonly derived: Map<symbol, unknown>;
 }
 
 interface Entry {
@@ -22,25 +28,29 @@ export interface PageCacheLimits {
   chars: number;
 }
 
-// An entry's fixed cost beside its text: ids, times and the objects around them, in characters' worth.
-const PER_MESSAGE = 200;
+// What an entry holds per message, in characters' worth: its text twice (the records, and the encoded answer that
+// rides along in `derived`) and the ids, times and objects around it (measured: about 600).
+const PER_MESSAGE = 600;
+const TEXT_COPIES = 2;
 
 /**
  * An exact cache of message pages. Messages are immutable, never deleted, and numbered 1, 2, 3… without gaps, so
  * the page (conversation, offset, limit) depends on the conversation's message count only, and only within
  * [offset, offset + limit + 1]: a page with more after it never changes again and is served without asking the
- * store; the tail page is served when the current count, read in one lookup, gives the same clamp. Least recently
- * used entries go first when either limit is reached. Sized from the frame's re-read pattern (README, S9): an entry
- * must outlive the distinct pages read between two re-reads of it.
+ * store; the tail page is served when the current count, read in one lookup, gives the same clamp. A page is
+ * remembered from its second read on; least recently used entries go first when either limit is reached. Sized from
+ * the frame's re-read pattern (README, S9): an entry must outlive the distinct pages read between two re-reads of it.
  */
 export class MessagePageCache {
   private readonly entries = new Map<string, Entry>();
+  /** Keys of pages read once lately and not remembered (yet). */
+  private readonly askedOnce = new Set<string>();
   private chars = 0;
 
-  constructor(private readonly limits: PageCacheLimits = { entries: 256, chars: 4_000_000 }) {}
+  constructor(private readonly limits: PageCacheLimits = { entries: 256, chars: 8_000_000 }) {}
 
   /**
-   * The page, from the cache when it is known to be current, else from `load` (then remembered). `count` reads the
+   * The page, from the cache when it is known to be current, else from `load` (remembered if read before). `count` reads the
    * conversation's current message count; it is called only for a remembered tail page.
    */
   async read(
@@ -48,7 +58,7 @@ export class MessagePageCache {
     offset: number,
     limit: number,
     count: () => Promise<number | undefined>,
-    load: () => Promise<MessagePage>,
+    load: () => Promise<StoredPage>,
   ): Promise<MessagePage> {
     const key = `${conversationId}:${offset}:${limit}`;
     const hit = this.entries.get(key);
@@ -61,9 +71,24 @@ export class MessagePageCache {
       }
       this.drop(key, hit);
     }
-    const page = await load();
-    this.remember(key, page, offset, limit);
+    const stored = await load();
+    const page: MessagePage = { messages: stored.messages, hasMore: stored.hasMore, derived: new Map() };
+    if (hit || this.admit(key)) this.remember(key, page, offset, limit);
     return page;
+  }
+
+  /**
+   * Whether a page read now is worth remembering: only one read before (recently). Most pages are read once (S9);
+   * remembering those would only push re-read pages out and make garbage of what survived young collections.
+   */
+  private admit(key: string): boolean {
+    if (this.askedOnce.delete(key)) return true;
+    // A second read is recognised within as many other reads as the cache has entries: a page read again only
+    // after more would have been pushed out before its next read anyway. Measured (S9n): a wider window admits pages
+    // of a long rotation that then only churn, and the churn costs more CPU and memory than the hits save.
+    if (this.askedOnce.size >= this.limits.entries) this.askedOnce.clear();
+    this.askedOnce.add(key);
+    return false;
   }
 
   /** How many pages are remembered (for tests and the benchmark). */
@@ -75,7 +100,7 @@ export class MessagePageCache {
     // A stale read racing a newer one must not replace it.
     if (this.entries.has(key)) return;
     let size = 0;
-    for (const m of page.messages) size += m.content.length + m.toolCalls.length + PER_MESSAGE;
+    for (const m of page.messages) size += TEXT_COPIES * (m.content.length + m.toolCalls.length) + PER_MESSAGE;
     if (size > this.limits.chars) return;
     const seen = page.hasMore ? offset + limit + 1 : offset + page.messages.length;
     this.entries.set(key, { page, seen, size });

@@ -7,6 +7,7 @@ import { DomainError, invalidArgument } from "../../domain/errors.js";
 import type { Logger } from "../../log.js";
 import type { AnyHandler, Call } from "../call.js";
 import { toConnectError } from "../errors.js";
+import { encodeOnce } from "../reusable-answer.js";
 import { errorResponse } from "./error-body.js";
 import { compileTemplate, type HttpRoute, httpRoutes, type PathMatcher } from "./http-rules.js";
 import { fieldsOf, fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";
@@ -135,17 +136,8 @@ async function serve(
   }
 }
 
-// A frozen answer cannot change, so its encoding is remembered for as long as the handler keeps handing it out.
-const frozenAnswers = new WeakMap<object, string>();
-
 function encodeAnswer(method: DescMethod, out: object): string {
-  if (!Object.isFrozen(out)) return JSON.stringify(toDocumentedJson(method.output, out));
-  let body = frozenAnswers.get(out);
-  if (body === undefined) {
-    body = JSON.stringify(toDocumentedJson(method.output, out));
-    frozenAnswers.set(out, body);
-  }
-  return body;
+  return encodeOnce(out, "documented-json", () => JSON.stringify(toDocumentedJson(method.output, out)));
 }
 
 async function decodeInput(

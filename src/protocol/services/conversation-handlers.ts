@@ -1,19 +1,21 @@
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import {
-  type ConversationService as ConversationServiceDesc,
-  type ConversationSummarySchema,
+import type { DescMessage, MessageInitShape } from "@bufbuild/protobuf";
+import type {
+  ConversationService as ConversationServiceDesc,
+  ConversationSummarySchema,
   GetMessagesForConversationResponseSchema,
-  type MessageSchema,
+  MessageSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { Clock } from "../../domain/clock.js";
 import type { ConversationService, ConversationSummary } from "../../domain/conversation/conversation-service.js";
-import type { MessagePage } from "../../domain/conversation/page-cache.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
 import { unauthenticated } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Handlers } from "../call.js";
+import { reusable } from "../reusable-answer.js";
 import type { WatchLimits } from "../watch-limits.js";
+
+type Answer<S extends DescMessage> = Readonly<MessageInitShape<S>>;
 
 // setTimeout's largest delay (24.8 days): a stream of a token that lives longer ends then, as on expiry, and resumes.
 const MAX_TIMER_MS = 2_147_483_647;
@@ -88,9 +90,9 @@ export function conversationHandlers(
   conversations: ConversationService,
   watch: { limits: WatchLimits; clock: Clock },
 ): Handlers<typeof ConversationServiceDesc> {
-  // The domain hands out the same page object while its messages are current: its answer is built once, and
-  // frozen so that the JSON route may remember its encoding too.
-  const pageAnswers = new WeakMap<MessagePage, MessageInitShape<typeof GetMessagesForConversationResponseSchema>>();
+  // The domain hands out the same page object while its messages are current: its answer is built once, kept
+  // with the page, and reusable, so that the JSON route encodes it once too.
+  const ANSWER = Symbol("answer");
   return {
     async getContactConversations(req, call) {
       const caller = accountCaller(call.auth);
@@ -129,12 +131,11 @@ export function conversationHandlers(
         limit: req.limit,
         offset: req.offset,
       });
-      let answer = pageAnswers.get(page);
+      let answer = page.derived.get(ANSWER) as Answer<typeof GetMessagesForConversationResponseSchema> | undefined;
       if (!answer) {
-        const messages = page.messages.map(message);
-        // A message, not an init: Connect and gRPC would otherwise build one from it on every call.
-        answer = Object.freeze(create(GetMessagesForConversationResponseSchema, { messages, hasMore: page.hasMore }));
-        pageAnswers.set(page, answer);
+        // An init, not a message: building protobuf messages costs more than a page read once (most pages) saves.
+        answer = reusable({ messages: page.messages.map(message), hasMore: page.hasMore });
+        page.derived.set(ANSWER, answer);
       }
       return answer;
     },
