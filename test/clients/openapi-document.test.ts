@@ -2,7 +2,6 @@ import { readdirSync, readFileSync } from "node:fs";
 import { type DescService, getOption } from "@bufbuild/protobuf";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AccountService } from "../../gen/aiagent/v1/account_service_pb.js";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { allowed_values } from "../../gen/aiagent/v1/field_options_pb.js";
 import { httpRoutes } from "../../src/protocol/rest/http-rules.js";

@@ -172,8 +172,7 @@ export class Dispatcher {
   private async disableIfFailingLong(endpointId: string, now: number): Promise<void> {
     const disabled = await this.d.store.transaction(async (tx) => {
       const e = await tx.webhooks.endpoint(endpointId);
-      if (!e || !e.enabled || e.failingSince === null || now - e.failingSince < this.d.settings.disableAfterMs)
-        return false;
+      if (!e?.enabled || e.failingSince === null || now - e.failingSince < this.d.settings.disableAfterMs) return false;
       const reason = `every delivery failed since ${new Date(e.failingSince).toISOString()}: disabled by the service`;
       await tx.webhooks.updateEndpoint({ ...e, enabled: false, disabledReason: reason });
       await this.d.log.record(tx, e.accountId, [{ type: "webhook_endpoint.disabled", data: { endpointId, reason } }]);

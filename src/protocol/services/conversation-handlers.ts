@@ -171,7 +171,7 @@ export function conversationHandlers(
         else yield { event: { case: "conversation", value: summary(ev.conversation) } };
       }
     },
-    async listFrameConversations(req, call) {
+    async listFrameConversations(_req, call) {
       const caller = frameCaller(call.auth);
       return { data: { conversations: (await conversations.listFrameConversations(caller)).map(summary) } };
     },
