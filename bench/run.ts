@@ -1,5 +1,5 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, freemem, type as osType, release, tmpdir, totalmem } from "node:os";
+import { cpus, freemem, loadavg, type as osType, release, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -62,6 +62,8 @@ const SCALES = quick ? { main: "10k", growth: ["1k"] } : { main: "100k", growth:
 const WATCHDOG_MS = (quick ? 3 : 20) * 60_000;
 
 const started = Date.now();
+// Whether the machine was busy before the run: other work on these cores shows in every number.
+const loadBefore = loadavg()[0]!;
 const log = (s: string) =>
   process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${s}\n`);
 const servers: ServerProcess[] = [];
@@ -906,6 +908,7 @@ function report(r: {
     os: `${osType()} ${release()}`,
     node: process.version,
     sqlite: sqliteVersion(),
+    load_average_before: loadBefore,
   };
   const date = new Date().toISOString();
   const seeding = Object.fromEntries(
@@ -955,7 +958,7 @@ function report(r: {
     .join(", ");
   process.stdout.write(
     `\n${table(r.results)}\n\n${targetTable(r.targets)}\n\nPeak RSS: ${rssLine}\nSeeding: ${seedLine}\n` +
-      `Machine: ${machine.cores} × ${machine.cpu}, ${machine.memory_gb} GB, ${machine.os}, Node ${machine.node}, SQLite ${machine.sqlite}\n` +
+      `Machine: ${machine.cores} × ${machine.cpu}, ${machine.memory_gb} GB, ${machine.os}, Node ${machine.node}, SQLite ${machine.sqlite}; load average ${loadBefore.toFixed(2)} before the run\n` +
       `Load: ${json.load.generator}, ${connections} connections, ${seconds} s per run × ${reps}, loopback; ` +
       `open loop at ${rate} req/s (at most ${connections} connections); peer ${json.peer}\n` +
       `${pgNote}\nFrame re-reads: ${JSON.stringify(r.frameReread)}\nWrote ${file}\n`,
