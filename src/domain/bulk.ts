@@ -10,6 +10,10 @@ export interface BulkContact {
   createdAt: number;
   latestMessageAt: number;
   latestConversationId: string;
+  /** The latest conversation's status, assignee and coalesce(last message, creation) instant, copied for the list. */
+  latestStatus: "live" | "closed";
+  latestAssignedTo: string;
+  latestActivityAt: number;
   unreadCount: number;
   liveActivityAt: number | null;
   channels: string;

@@ -98,6 +98,7 @@ beforeAll(() => {
         const conv = firstMessage(s.repos, acc, userId, NOW - Math.floor(rnd() * 5_000_000));
         if (i % 3 === 0) s.repos.conversations.markRead(conv);
         if (i % 7 === 0) s.repos.conversations.setStatus(conv, "closed", NOW);
+        if (i % 5 === 0) s.repos.conversations.assign(conv, `op${i % 3}@shop.example`, "Op");
       }
     }
   })();
@@ -160,6 +161,36 @@ describe("contact search", () => {
             `${JSON.stringify(term)} ${filter} ${limit}/${offset}`,
           ).toEqual(reference(a.accountId, term, filter, limit, offset, liveSince));
         }
+  });
+
+  it("every plan shows each contact's latest conversation's status, assignee and activity", () => {
+    const state = s.db.prepare<[string], { status: "live" | "closed"; assigned_to: string; activity: number }>(
+      `SELECT v.status, v.assigned_to, coalesce(v.last_message_at, v.created_at) AS activity
+       FROM contacts c JOIN conversations v ON v.conversation_id = c.latest_conversation_id WHERE c.contact_id = ?`,
+    );
+    let seen = 0;
+    // The plain list, the bounded scan, the trigram index and the narrow scan of a short term.
+    for (const term of ["", "cust-00", "quixotic", "zephyr", "ma"])
+      for (const filter of filters) {
+        const r = s.repos.contacts.list({
+          accountId: a.accountId,
+          search: foldForSearch(term),
+          filter,
+          limit: 100,
+          offset: 0,
+          liveSince,
+        });
+        for (const c of r.contacts) {
+          const v = state.get(c.contactId)!;
+          expect([c.latestStatus, c.assignedTo, c.latestActivityAt], `${term} ${filter}`).toEqual([
+            v.status,
+            v.assigned_to,
+            v.activity,
+          ]);
+          seen++;
+        }
+      }
+    expect(seen).toBeGreaterThan(500);
   });
 
   it("agrees with the definition for any piece of any stored field", () => {

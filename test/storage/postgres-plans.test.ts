@@ -87,9 +87,11 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
     );
     await store.pool.query(
       `INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, created_at, latest_message_at,
-         latest_conversation_id, unread_count, live_activity_at, channels, search_text)
+         latest_conversation_id, latest_status, latest_assigned_to, latest_activity_at, unread_count, live_activity_at,
+         channels, search_text)
        SELECT 'c' || i, ${acct}, 'user-' || i, 'name ' || md5(i::text), md5(i::text) || '@shop.example', i, 1000 + i,
-         'v' || i, i % 5, CASE WHEN i % 3 = 0 THEN 1000 + i END, 'web',
+         'v' || i, CASE WHEN i % 3 = 0 THEN 'live' ELSE 'closed' END, 'ai_agent', 1000 + i, i % 5,
+         CASE WHEN i % 3 = 0 THEN 1000 + i END, 'web',
          'user-' || i || chr(31) || 'name ' || md5(i::text) || chr(31) || md5(i::text) || '@shop.example'
        FROM generate_series(1, $2) i`,
       [a.accountId, CONTACTS, ACCOUNTS],
@@ -214,6 +216,16 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
     expect(messages.map((n) => n["Node Type"])).not.toContain("Sort");
     const sessions = await explain(recorded.get("rt_list")!);
     expect(sessions.map((n) => n["Node Type"])).not.toContain("Sort");
+  });
+
+  it("no list variant reads conversations: the latest one's state is on the contact row", async () => {
+    const lists = [...recorded.values()].filter((r) => r.name.startsWith("contact_list_"));
+    expect(lists).toHaveLength(6);
+    for (const r of lists)
+      expect(
+        (await explain(r)).map((n) => n["Relation Name"]),
+        r.name,
+      ).not.toContain("conversations");
   });
 
   it("a rare search term is answered by the trigram index over the stored folded text", async () => {

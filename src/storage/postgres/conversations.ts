@@ -45,8 +45,13 @@ const toMsg = (r: Row, conversationId: string, conversationCreatedAt: number): M
 
 const CONV = "SELECT v.*, c.user_id FROM conversations v JOIN contacts c ON c.contact_id = v.contact_id";
 const MSG = "SELECT message_id, message_order, role, content, tool_calls, documents, created_at FROM messages";
-const RECOMPUTE_LIVE =
-  "UPDATE contacts SET live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = $1 AND status = 'live') WHERE contact_id = $1";
+// After a status change: the live activity over all the contact's conversations, and the copy of the latest
+// conversation's state only when the changed one ($2) is the latest (an older one's change must not show).
+const STATUS_CONTACT = `UPDATE contacts SET
+    live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = $1 AND status = 'live'),
+    latest_status = CASE WHEN latest_conversation_id = $2 THEN $3::text ELSE latest_status END,
+    latest_activity_at = CASE WHEN latest_conversation_id = $2 THEN $4::bigint ELSE latest_activity_at END
+  WHERE contact_id = $1`;
 
 /** Conversations and messages; each write is one transaction that also keeps the contact's aggregates. */
 export function pgConversations(db: PgDb): ConversationRepository {
@@ -88,7 +93,7 @@ export function pgConversations(db: PgDb): ConversationRepository {
           "conv_bump",
           `UPDATE conversations SET message_count = message_count + 1, last_message_at = $1,
              unread_count = unread_count + $2, status = CASE WHEN $3 THEN 'live' ELSE status END
-           WHERE conversation_id = $4 RETURNING message_count, contact_id, channel, status, created_at`,
+           WHERE conversation_id = $4 RETURNING message_count, contact_id, channel, status, assigned_to, created_at`,
           [m.createdAt, effect.unread ? 1 : 0, effect.reopens, conversationId],
         );
         if (!conv) throw new Error(`conversation ${conversationId} vanished`);
@@ -107,17 +112,31 @@ export function pgConversations(db: PgDb): ConversationRepository {
             m.createdAt,
           ],
         );
+        // The conversation written to becomes the latest; its state as this write left it (last_message_at = now)
+        // is copied for the list, which then needs no join. Its row is locked to the commit, so the copy stays exact.
         await db.count(
           "contact_touch",
           `UPDATE contacts SET
              latest_message_at = greatest(coalesce(latest_message_at, 0), $1),
              latest_conversation_id = $2,
+             latest_status = $7,
+             latest_assigned_to = $8,
+             latest_activity_at = $1,
              unread_count = unread_count + $3,
              live_activity_at = CASE WHEN $4 THEN greatest(coalesce(live_activity_at, 0), $1) ELSE live_activity_at END,
              channels = CASE WHEN position(',' || $5 || ',' in ',' || channels || ',') > 0 THEN channels
                              WHEN channels = '' THEN $5 ELSE channels || ',' || $5 END
            WHERE contact_id = $6`,
-          [m.createdAt, conversationId, effect.unread ? 1 : 0, conv.status === "live", conv.channel, conv.contact_id],
+          [
+            m.createdAt,
+            conversationId,
+            effect.unread ? 1 : 0,
+            conv.status === "live",
+            conv.channel,
+            conv.contact_id,
+            conv.status,
+            conv.assigned_to,
+          ],
         );
         return { ...m, conversationId, conversationCreatedAt: Number(conv.created_at), messageOrder: order };
       }),
@@ -179,20 +198,23 @@ export function pgConversations(db: PgDb): ConversationRepository {
           [id],
         );
       }),
+    // One statement: the contact's copy changes only when the conversation is its latest.
     assign: async (id, assignee, operatorName) =>
       void (await db.count(
         "conv_assign",
-        "UPDATE conversations SET assigned_to = $1, operator_name = $2 WHERE conversation_id = $3",
+        `WITH v AS (UPDATE conversations SET assigned_to = $1, operator_name = $2 WHERE conversation_id = $3 RETURNING contact_id)
+         UPDATE contacts c SET latest_assigned_to = $1 FROM v WHERE c.contact_id = v.contact_id AND c.latest_conversation_id = $3`,
         [assignee, operatorName, id],
       )),
     setStatus: (id, status, now) =>
       db.unit(async () => {
         const [r] = await db.rows(
           "conv_status",
-          "UPDATE conversations SET status = $1, last_message_at = coalesce(last_message_at, $2) WHERE conversation_id = $3 RETURNING contact_id",
+          `UPDATE conversations SET status = $1, last_message_at = coalesce(last_message_at, $2) WHERE conversation_id = $3
+           RETURNING contact_id, status, coalesce(last_message_at, created_at) AS activity`,
           [status, now, id],
         );
-        if (r) await db.count("contact_live", RECOMPUTE_LIVE, [r.contact_id]);
+        if (r) await db.count("contact_status", STATUS_CONTACT, [r.contact_id, id, r.status, r.activity]);
       }),
   };
 }
@@ -220,9 +242,11 @@ export function contactListQuery(q: ContactQuery): { name: string; text: string;
     values.push(containsPattern(q.search));
     where += ` AND c.search_text LIKE $${values.length}`;
   }
+  // The latest conversation's status, assignee and activity are copies on the contact row (migration 6): a listed
+  // row costs no lookup of its conversation.
   const text = `SELECT c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at,
-      c.channels, c.latest_conversation_id, v.status, v.assigned_to, coalesce(v.last_message_at, v.created_at) AS conv_activity
-    FROM contacts c LEFT JOIN conversations v ON v.conversation_id = c.latest_conversation_id
+      c.channels, c.latest_conversation_id, c.latest_status, c.latest_assigned_to, c.latest_activity_at
+    FROM contacts c
     WHERE c.account_id = $1 AND c.latest_message_at IS NOT NULL${where}
     ORDER BY c.latest_message_at DESC, c.contact_id LIMIT $2 OFFSET $3`;
   return { name: `contact_list_${q.filter}_${q.search === "" ? "plain" : "search"}`, text, values };
@@ -287,9 +311,9 @@ export function pgContacts(db: PgDb): ContactRepository {
           contactName: r.contact_name as string,
           phoneNumber: r.phone_number as string,
           email: r.email as string,
-          latestStatus: r.status === "live" || r.status === "closed" ? r.status : null,
-          latestActivityAt: num(r.conv_activity),
-          assignedTo: (r.assigned_to as string | null) ?? "",
+          latestStatus: r.latest_status === "live" || r.latest_status === "closed" ? r.latest_status : null,
+          latestActivityAt: num(r.latest_activity_at),
+          assignedTo: (r.latest_assigned_to as string | null) ?? "",
           unreadCount: Number(r.unread_count),
           latestMessageAt: Number(r.latest_message_at),
           channels: r.channels === "" ? [] : (r.channels as string).split(","),

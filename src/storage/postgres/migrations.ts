@@ -234,4 +234,16 @@ export const pgMigrations: PgMigration[] = [
       CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, event_seq DESC);
       CREATE INDEX webhook_deliveries_event ON webhook_deliveries (account_id, event_seq);`,
   },
+  {
+    version: 6,
+    // The latest conversation's status, assignee and activity copied onto the contact (NULL while it has none) and
+    // kept by every write that changes them, so the list joins no conversation (two index lookups per row).
+    sql: `
+      ALTER TABLE contacts ADD COLUMN latest_status text;
+      ALTER TABLE contacts ADD COLUMN latest_assigned_to text;
+      ALTER TABLE contacts ADD COLUMN latest_activity_at bigint;
+      UPDATE contacts c SET latest_status = v.status, latest_assigned_to = v.assigned_to,
+          latest_activity_at = coalesce(v.last_message_at, v.created_at)
+        FROM conversations v WHERE v.conversation_id = c.latest_conversation_id;`,
+  },
 ];

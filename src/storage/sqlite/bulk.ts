@@ -34,7 +34,8 @@ export class SqliteBulkLoader implements BulkLoader {
     db.pragma("foreign_keys = OFF");
     this.contact =
       db.prepare(`INSERT INTO contacts (rowid, contact_id, account_id, user_id, contact_name, email, phone_number, created_at,
-        latest_message_at, latest_conversation_id, unread_count, live_activity_at, channels, search_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+        latest_message_at, latest_conversation_id, latest_status, latest_assigned_to, latest_activity_at, unread_count,
+        live_activity_at, channels, search_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.conversation =
       db.prepare(`INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at,
         last_message_at, message_count, read_order, unread_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -93,6 +94,9 @@ export class SqliteBulkLoader implements BulkLoader {
       c.createdAt,
       c.latestMessageAt,
       c.latestConversationId,
+      c.latestStatus,
+      c.latestAssignedTo,
+      c.latestActivityAt,
       c.unreadCount,
       c.liveActivityAt,
       c.channels,

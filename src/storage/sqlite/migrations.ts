@@ -417,4 +417,21 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX webhook_deliveries_event ON webhook_deliveries (account_id, event_seq);
     `,
   },
+  {
+    version: 12,
+    name: "contacts: the latest conversation's status, assignee and activity, so the list joins no conversation",
+    sql: `
+      -- Copies of the conversation named by latest_conversation_id, kept by every write that changes it (NULL while
+      -- the contact has none): the list read two B-tree lookups per row to join it.
+      ALTER TABLE contacts ADD COLUMN latest_status TEXT;
+      ALTER TABLE contacts ADD COLUMN latest_assigned_to TEXT;
+      ALTER TABLE contacts ADD COLUMN latest_activity_at INTEGER;
+      -- No index holds these columns, so the backfill is one pass over the table with no index work; one lookup
+      -- of the conversation's primary key per contact.
+      UPDATE contacts SET (latest_status, latest_assigned_to, latest_activity_at) = (
+          SELECT v.status, v.assigned_to, coalesce(v.last_message_at, v.created_at)
+          FROM conversations v WHERE v.conversation_id = contacts.latest_conversation_id)
+        WHERE latest_conversation_id IS NOT NULL;
+    `,
+  },
 ];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ContactQuery } from "../../../src/domain/conversation/repository.js";
+import { AI_AGENT } from "../../../src/domain/conversation/rules.js";
 import { foldForSearch } from "../../../src/domain/conversation/search-fold.js";
 import { newId } from "../../../src/domain/ids.js";
 import { account, message } from "./fixtures.js";
@@ -101,6 +102,73 @@ export function contactCases(h: () => Harness) {
       expect(p.contacts.map((c) => c.userId)).toEqual(["read", "old"]);
       expect(p.hasMore).toBe(false);
       expect((await store.contacts.list(query(a.accountId, { limit: 2 }))).hasMore).toBe(true);
+    });
+
+    it("shows the latest conversation's status, assignee and activity as they change; an older one's changes do not show", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const older = newId();
+      const latest = newId();
+      await message(store, a, older, { at: 100, start: true, userId: "u" });
+      await message(store, a, latest, { at: 200, start: true, userId: "u" });
+      const shown = async (search = "") => {
+        const [c, ...rest] = (await store.contacts.list(query(a.accountId, { search }))).contacts;
+        expect(rest).toEqual([]);
+        return {
+          id: c!.latestConversationId,
+          status: c!.latestStatus,
+          assignedTo: c!.assignedTo,
+          activity: c!.latestActivityAt,
+        };
+      };
+      expect(await shown()).toEqual({ id: latest, status: "live", assignedTo: AI_AGENT, activity: 200 });
+
+      await store.conversations.assign(latest, "ann@shop.example", "Ann");
+      expect(await shown()).toMatchObject({ status: "live", assignedTo: "ann@shop.example" });
+      // The search reads the same row.
+      expect(await shown("u")).toMatchObject({ status: "live", assignedTo: "ann@shop.example" });
+      await store.conversations.setStatus(latest, "closed", 300);
+      // Closing keeps the activity: the last message is still the one at 200.
+      expect(await shown()).toEqual({ id: latest, status: "closed", assignedTo: "ann@shop.example", activity: 200 });
+      await store.conversations.assign(latest, AI_AGENT, "");
+      expect(await shown()).toMatchObject({ status: "closed", assignedTo: AI_AGENT });
+      await store.conversations.setStatus(latest, "live", 310);
+      expect(await shown()).toEqual({ id: latest, status: "live", assignedTo: AI_AGENT, activity: 200 });
+      await store.conversations.assign(latest, "ann@shop.example", "Ann");
+      await store.conversations.setStatus(latest, "closed", 320);
+
+      // Changes to the older conversation are its own: the contact still shows the latest one.
+      await store.conversations.assign(older, "bob@shop.example", "Bob");
+      await store.conversations.setStatus(older, "closed", 330);
+      await store.conversations.setStatus(older, "live", 340);
+      await store.conversations.setStatus(older, "closed", 350);
+      expect(await store.conversations.byId(older)).toMatchObject({ status: "closed", assignedTo: "bob@shop.example" });
+      expect(await shown()).toEqual({ id: latest, status: "closed", assignedTo: "ann@shop.example", activity: 200 });
+      expect(await shown("u")).toEqual({ id: latest, status: "closed", assignedTo: "ann@shop.example", activity: 200 });
+
+      // The customer writes to the closed latest conversation: reopened, its new message is the activity.
+      await message(store, a, latest, { at: 400 });
+      expect(await shown()).toEqual({ id: latest, status: "live", assignedTo: "ann@shop.example", activity: 400 });
+
+      // A message to the older conversation makes it the latest, with its own state (an operator's message does
+      // not reopen it).
+      await message(store, a, older, { at: 500, role: "operator" });
+      expect(await shown()).toEqual({ id: older, status: "closed", assignedTo: "bob@shop.example", activity: 500 });
+      // Now the other one is the older: its changes no longer show.
+      await store.conversations.assign(latest, AI_AGENT, "");
+      await store.conversations.setStatus(latest, "closed", 510);
+      expect(await shown()).toEqual({ id: older, status: "closed", assignedTo: "bob@shop.example", activity: 500 });
+
+      // A new conversation takes over.
+      const newest = newId();
+      await message(store, a, newest, { at: 600, start: true, userId: "u" });
+      expect(await shown()).toEqual({ id: newest, status: "live", assignedTo: AI_AGENT, activity: 600 });
+      expect(
+        (await store.contacts.list(query(a.accountId, { filter: "live" }))).contacts.map((c) => c.latestStatus),
+      ).toEqual(["live"]);
+      await store.conversations.setStatus(older, "live", 610);
+      await store.conversations.assign(older, "ann@shop.example", "Ann");
+      expect(await shown()).toEqual({ id: newest, status: "live", assignedTo: AI_AGENT, activity: 600 });
     });
 
     it("search is a literal substring of the folded user id, name, e-mail or phone, of the account's contacts only", async () => {

@@ -20,9 +20,9 @@ interface ListRow {
   unread_count: number;
   latest_message_at: number;
   channels: string;
-  status: string | null;
-  assigned_to: string | null;
-  conv_activity: number | null;
+  latest_status: string | null;
+  latest_assigned_to: string | null;
+  latest_activity_at: number | null;
   latest_conversation_id: string | null;
 }
 
@@ -44,9 +44,10 @@ const FILTER_SQL: Record<ContactFilter, string> = {
   unread: " AND c.unread_count > 0",
   live: " AND c.live_activity_at IS NOT NULL AND c.live_activity_at >= @liveSince AND c.latest_message_at >= @liveSince",
 };
+// The latest conversation's status, assignee and activity are copies on the contact row (migration 12), kept by
+// every conversation write: a listed row costs no lookup of its conversation.
 const COLUMNS = `c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at, c.channels, c.latest_conversation_id,
-  v.status, v.assigned_to, coalesce(v.last_message_at, v.created_at) AS conv_activity`;
-const CONVERSATION = "LEFT JOIN conversations v ON v.conversation_id = c.latest_conversation_id";
+  c.latest_status, c.latest_assigned_to, c.latest_activity_at`;
 const ORDER = "ORDER BY c.latest_message_at DESC, c.contact_id";
 // The stored search text (migration 5): the four searchable fields folded by the domain and joined by a separator
 // a term cannot contain, so one instr() tests all four; the contacts_recent_search index carries it, so a scan reads
@@ -70,7 +71,7 @@ function listStatements(db: Db) {
     plain: (f: ContactFilter) =>
       get(
         `plain:${f}`,
-        () => `SELECT ${COLUMNS} FROM contacts c ${CONVERSATION}
+        () => `SELECT ${COLUMNS} FROM contacts c
         WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} ${ORDER} LIMIT @limit OFFSET @offset`,
       ),
     // The subquery reads index entries only (at most @budget of them; -1: all); the outer query joins the table
@@ -82,7 +83,7 @@ function listStatements(db: Db) {
           SELECT rowid AS rid, latest_message_at AS lm, contact_id AS cid, instr(search_text, @search) AS hit FROM contacts INDEXED BY contacts_recent_search
           WHERE account_id = @accountId AND latest_message_at IS NOT NULL${f === "live" ? " AND latest_message_at >= @liveSince" : ""}
           ORDER BY latest_message_at DESC, contact_id LIMIT @budget) AS w
-        CROSS JOIN contacts c ON c.rowid = w.rid ${CONVERSATION}
+        CROSS JOIN contacts c ON c.rowid = w.rid
         WHERE w.hit > 0${FILTER_SQL[f]}
         ORDER BY w.lm DESC, w.cid LIMIT @need`,
       ),
@@ -91,7 +92,7 @@ function listStatements(db: Db) {
       () =>
         "SELECT 1 FROM contacts INDEXED BY contacts_recent_search WHERE account_id = @accountId AND latest_message_at IS NOT NULL ORDER BY latest_message_at DESC, contact_id LIMIT 1 OFFSET @budget",
     ),
-    // The candidates are sorted on what the contact row alone gives; the conversation is joined for the page only.
+    // The candidates are sorted on what the contact row alone gives; the page's rows are read again by rowid.
     trigram: (f: ContactFilter) =>
       get(
         `trigram:${f}`,
@@ -99,7 +100,7 @@ function listStatements(db: Db) {
           SELECT c.rowid AS rid, c.latest_message_at AS lm, c.contact_id AS cid FROM contact_search s CROSS JOIN contacts c ON c.rowid = s.rowid
           WHERE contact_search MATCH @match AND s.rowid BETWEEN @lo AND @hi
             AND c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} AND ${MATCHES} ${ORDER} LIMIT @limit OFFSET @offset) AS w
-        CROSS JOIN contacts c ON c.rowid = w.rid ${CONVERSATION}
+        CROSS JOIN contacts c ON c.rowid = w.rid
         ORDER BY w.lm DESC, w.cid`,
       ),
   };
@@ -233,9 +234,9 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
           contactName: r.contact_name,
           phoneNumber: r.phone_number,
           email: r.email,
-          latestStatus: r.status === "live" || r.status === "closed" ? r.status : null,
-          latestActivityAt: r.conv_activity,
-          assignedTo: r.assigned_to ?? "",
+          latestStatus: r.latest_status === "live" || r.latest_status === "closed" ? r.latest_status : null,
+          latestActivityAt: r.latest_activity_at,
+          assignedTo: r.latest_assigned_to ?? "",
           unreadCount: r.unread_count,
           latestMessageAt: r.latest_message_at,
           channels: r.channels === "" ? [] : r.channels.split(","),

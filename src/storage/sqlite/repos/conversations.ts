@@ -94,26 +94,43 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   // The order comes from the conversation's own counter, bumped inside the same transaction: gap-free under any concurrency.
   const bump = db.prepare<
     [{ now: number; unread: number; reopens: number; id: string }],
-    { message_count: number; contact_id: string; channel: string; status: string; created_at: number }
+    {
+      message_count: number;
+      contact_id: string;
+      channel: string;
+      status: string;
+      assigned_to: string;
+      created_at: number;
+    }
   >(`
     UPDATE conversations SET message_count = message_count + 1, last_message_at = @now,
       unread_count = unread_count + @unread, status = CASE WHEN @reopens THEN 'live' ELSE status END
-    WHERE conversation_id = @id RETURNING message_count, contact_id, channel, status, created_at`);
+    WHERE conversation_id = @id RETURNING message_count, contact_id, channel, status, assigned_to, created_at`);
   const insertMsg = db.prepare(
     "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
+  // The conversation written to becomes the latest; its state as this write left it (last_message_at = now) is
+  // copied for the list, which then needs no join.
   const touchContact = db.prepare(`
     UPDATE contacts SET
       latest_message_at = max(coalesce(latest_message_at, 0), @now),
       latest_conversation_id = @conversationId,
+      latest_status = @status,
+      latest_assigned_to = @assignedTo,
+      latest_activity_at = @now,
       unread_count = unread_count + @unread,
       live_activity_at = CASE WHEN @live THEN max(coalesce(live_activity_at, 0), @now) ELSE live_activity_at END,
       channels = CASE WHEN instr(',' || channels || ',', ',' || @channel || ',') > 0 THEN channels
                       WHEN channels = '' THEN @channel ELSE channels || ',' || @channel END
     WHERE contact_id = @contactId`);
-  const recomputeLive = db.prepare(
-    "UPDATE contacts SET live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = @id AND status = 'live') WHERE contact_id = @id",
-  );
+  // After a status change: the live activity over all the contact's conversations, and the copy of the latest
+  // conversation's state only when the changed one is the latest (an older one's change must not show).
+  const statusContact = db.prepare(`
+    UPDATE contacts SET
+      live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = @id AND status = 'live'),
+      latest_status = CASE WHEN latest_conversation_id = @conversationId THEN @status ELSE latest_status END,
+      latest_activity_at = CASE WHEN latest_conversation_id = @conversationId THEN @activity ELSE latest_activity_at END
+    WHERE contact_id = @id`);
   const page = db
     .prepare<[string, number, number], MsgRow>(
       `SELECT ${MSG_COLUMNS} FROM messages WHERE conversation_id = ? AND message_order > ? ORDER BY message_order LIMIT ?`,
@@ -137,14 +154,24 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     unreadOff.run({ id: conversationId });
     readAll.run(conversationId);
   });
-  const statusOf = db.prepare<[string, number, string], { contact_id: string }>(
-    "UPDATE conversations SET status = ?, last_message_at = coalesce(last_message_at, ?) WHERE conversation_id = ? RETURNING contact_id",
+  const statusOf = db.prepare<[string, number, string], { contact_id: string; status: string; activity: number }>(
+    "UPDATE conversations SET status = ?, last_message_at = coalesce(last_message_at, ?) WHERE conversation_id = ? RETURNING contact_id, status, coalesce(last_message_at, created_at) AS activity",
   );
   const setStatus = db.transaction((conversationId: string, status: string, now: number) => {
     const r = statusOf.get(status, now, conversationId);
-    if (r) recomputeLive.run({ id: r.contact_id });
+    if (r) statusContact.run({ id: r.contact_id, conversationId, status: r.status, activity: r.activity });
   });
-  const assign = db.prepare("UPDATE conversations SET assigned_to = ?, operator_name = ? WHERE conversation_id = ?");
+  const assignOf = db.prepare<[string, string, string], { contact_id: string }>(
+    "UPDATE conversations SET assigned_to = ?, operator_name = ? WHERE conversation_id = ? RETURNING contact_id",
+  );
+  // Only when the conversation is the contact's latest: the list shows the latest one's assignee.
+  const assignContact = db.prepare<[string, string, string]>(
+    "UPDATE contacts SET latest_assigned_to = ? WHERE contact_id = ? AND latest_conversation_id = ?",
+  );
+  const assign = db.transaction((conversationId: string, assignee: string, operatorName: string) => {
+    const r = assignOf.get(assignee, operatorName, conversationId);
+    if (r) assignContact.run(assignee, r.contact_id, conversationId);
+  });
   const append = db.transaction(
     (
       conversationId: string,
@@ -189,6 +216,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         conversationId,
         unread,
         live: conv.status === "live" ? 1 : 0,
+        status: conv.status,
+        assignedTo: conv.assigned_to,
         channel: conv.channel,
         contactId: conv.contact_id,
       });
@@ -224,7 +253,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       const rows = forContact.all(contactId, limit + 1, offset);
       return { conversations: rows.slice(0, limit).map(toConv), hasMore: rows.length > limit };
     },
-    assign: (id, assignee, operatorName) => void assign.run(assignee, operatorName, id),
+    assign: (id, assignee, operatorName) => assign.immediate(id, assignee, operatorName),
     setStatus: (id, status, now) => setStatus.immediate(id, status, now),
   };
 }
