@@ -505,7 +505,7 @@ async function main(): Promise<void> {
           if (!samples.has(sc.id)) samples.set(sc.id, []);
           samples.get(sc.id)!.push(r);
           log(
-            `${sc.id.padEnd(6)} ${Math.round(r.r.rps).toLocaleString("en-US").padStart(8)} req/s  p50 ${(r.r.p50Us / 1000).toFixed(2)} ms  p99 ${(r.r.p99Us / 1000).toFixed(2)} ms  ${Math.round(r.cpu)} µs CPU/req${r.r.errors ? `  ${r.r.errors} errors` : ""}${r.r.unanswered ? `  ${r.r.unanswered} unanswered` : ""}`,
+            `${sc.id.padEnd(6)} ${Math.round(r.r.rps).toLocaleString("en-US").padStart(8)} req/s  p50 ${(r.r.p50Us / 1000).toFixed(2)} ms  p99 ${(r.r.p99Us / 1000).toFixed(2)} ms  ${Math.round(r.cpu)} µs CPU/req${r.r.errors ? `  ${r.r.errors} errors` : ""}${r.r.unanswered ? `  ${r.r.unanswered} unanswered` : ""}  peak RSS so far ${(sc.server.peakRss() / 1e6).toFixed(0)} MB`,
           );
         }
       }

@@ -4,23 +4,26 @@
 const ENCODINGS = Symbol("encodings");
 
 interface WithEncodings {
-  [ENCODINGS]?: Map<string, string>;
+  [ENCODINGS]?: Map<string, Buffer>;
 }
 
 /** Marks an answer as reusable (and freezes it: nobody may change an answer that others are handed too). */
 export function reusable<T extends object>(answer: T): Readonly<T> {
-  Object.defineProperty(answer, ENCODINGS, { value: new Map<string, string>() });
+  Object.defineProperty(answer, ENCODINGS, { value: new Map<string, Buffer>() });
   return Object.freeze(answer);
 }
 
-/** The answer's encoding of this kind: remembered on a reusable answer, made afresh for any other. */
-export function encodeOnce(answer: object, kind: string, encode: () => string): string {
+/**
+ * The answer's encoding of this kind: remembered on a reusable answer (as bytes, written as they are, outside the
+ * JavaScript heap), made afresh for any other.
+ */
+export function encodeOnce(answer: object, kind: string, encode: () => string): string | Buffer {
   const memo = (answer as WithEncodings)[ENCODINGS];
   if (!memo) return encode();
-  let s = memo.get(kind);
-  if (s === undefined) {
-    s = encode();
-    memo.set(kind, s);
+  let bytes = memo.get(kind);
+  if (bytes === undefined) {
+    bytes = Buffer.from(encode());
+    memo.set(kind, bytes);
   }
-  return s;
+  return bytes;
 }

@@ -136,7 +136,7 @@ async function serve(
   }
 }
 
-function encodeAnswer(method: DescMethod, out: object): string {
+function encodeAnswer(method: DescMethod, out: object): string | Buffer {
   return encodeOnce(out, "documented-json", () => JSON.stringify(toDocumentedJson(method.output, out)));
 }
 
