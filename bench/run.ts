@@ -45,6 +45,8 @@ const { values: opt } = parseArgs({
     cache: { type: "string" },
     generator: { type: "string" },
     rate: { type: "string", default: "1000" },
+    // Comma-separated scenario ids (e.g. "S9m,S2g"): run only these, to look into one of them.
+    only: { type: "string" },
   },
   strict: true,
 });
@@ -490,6 +492,11 @@ async function main(): Promise<void> {
     }
     groups.push(growthRows);
     if (pgRows) groups.push(pgRows.scale);
+
+    if (opt.only) {
+      const only = new Set(opt.only.split(","));
+      for (const g of groups) g.splice(0, g.length, ...g.filter((sc) => only.has(sc.id)));
+    }
 
     // Every request rotation is checked once before it is measured: a benchmark of error answers tells nothing.
     for (const sc of groups.flat()) if (sc.http) await probe(sc.server.url, sc.http[0]!, () => true, "200");

@@ -8,8 +8,11 @@ export interface StoredPage {
 
 /** A page handed out by the cache; shared by every reader of it, so never changed. */
 export interface MessagePage extends StoredPage {
-  /** What other layers derive from the page (its answer, say), kept and dropped with it. */
-  readonly derived: Map<symbol, unknown>;
+  /**
+   * What other layers derive from the page (its answer, say), kept and dropped with it; undefined when the cache
+   * does not keep the page (it is read once: deriving anything for later would be wasted).
+   */
+  readonly derived: Map<symbol, unknown> | undefined;
 }
 
 interface Entry {
@@ -72,8 +75,9 @@ export class MessagePageCache {
       this.drop(key, hit);
     }
     const stored = await load();
+    if (!hit && !this.admit(key)) return { messages: stored.messages, hasMore: stored.hasMore, derived: undefined };
     const page: MessagePage = { messages: stored.messages, hasMore: stored.hasMore, derived: new Map() };
-    if (hit || this.admit(key)) this.remember(key, page, offset, limit);
+    this.remember(key, page, offset, limit);
     return page;
   }
 

@@ -131,6 +131,7 @@ export function conversationHandlers(
         limit: req.limit,
         offset: req.offset,
       });
+      if (!page.derived) return { messages: page.messages.map(message), hasMore: page.hasMore };
       let answer = page.derived.get(ANSWER) as Answer<typeof GetMessagesForConversationResponseSchema> | undefined;
       if (!answer) {
         // An init, not a message: building protobuf messages costs more than a page read once (most pages) saves.
