@@ -49,7 +49,7 @@ const FILTER_SQL: Record<ContactFilter, string> = {
 const COLUMNS = `c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at, c.channels, c.latest_conversation_id,
   c.latest_status, c.latest_assigned_to, c.latest_activity_at`;
 const ORDER = "ORDER BY c.latest_message_at DESC, c.contact_id";
-// The stored search text (migration 5): the four searchable fields folded by the domain and joined by a separator
+// The stored search text (migration 6): the four searchable fields folded by the domain and joined by a separator
 // a term cannot contain, so one instr() tests all four; the contacts_recent_search index carries it, so a scan reads
 // it from the index. instr() is a literal substring test: % and _ are ordinary.
 const MATCHES = "instr(c.search_text, @search) > 0";
