@@ -75,10 +75,8 @@ export class MessagePageCache {
       this.drop(key, hit);
     }
     const stored = await load();
-    if (!hit && !this.admit(key)) return { messages: stored.messages, hasMore: stored.hasMore, derived: undefined };
-    const page: MessagePage = { messages: stored.messages, hasMore: stored.hasMore, derived: new Map() };
-    this.remember(key, page, offset, limit);
-    return page;
+    const kept = hit || this.admit(key) ? this.remember(key, stored, offset, limit) : undefined;
+    return kept ?? { messages: stored.messages, hasMore: stored.hasMore, derived: undefined };
   }
 
   /**
@@ -100,12 +98,16 @@ export class MessagePageCache {
     return this.entries.size;
   }
 
-  private remember(key: string, page: MessagePage, offset: number, limit: number): void {
-    // A stale read racing a newer one must not replace it.
-    if (this.entries.has(key)) return;
+  /**
+   * Keeps the page just read and returns it as kept; none when it is too large, or when a concurrent read kept the
+   * key first (that one is not replaced, and not answered here: it may have been read before this request began).
+   */
+  private remember(key: string, stored: StoredPage, offset: number, limit: number): MessagePage | undefined {
+    if (this.entries.has(key)) return undefined;
     let size = 0;
-    for (const m of page.messages) size += TEXT_COPIES * (m.content.length + m.toolCalls.length) + PER_MESSAGE;
-    if (size > this.limits.chars) return;
+    for (const m of stored.messages) size += TEXT_COPIES * (m.content.length + m.toolCalls.length) + PER_MESSAGE;
+    if (size > this.limits.chars) return undefined;
+    const page: MessagePage = { messages: stored.messages, hasMore: stored.hasMore, derived: new Map() };
     const seen = page.hasMore ? offset + limit + 1 : offset + page.messages.length;
     this.entries.set(key, { page, seen, size });
     this.chars += size;
@@ -113,6 +115,7 @@ export class MessagePageCache {
       if (this.entries.size <= this.limits.entries && this.chars <= this.limits.chars) break;
       this.drop(k, e);
     }
+    return page;
   }
 
   private drop(key: string, e: Entry): void {
