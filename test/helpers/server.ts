@@ -38,6 +38,24 @@ export interface TestServer {
 }
 
 let counter = 0;
+
+/** Creates an account on the app with a chatbot ("Test bot"; origins default to https://shop.example) and an API key. */
+export async function createTestAccount(
+  app: App,
+  email: string,
+  o: { origins?: string[]; knowledge?: { title: string; url: string; snippet: string }[] } = {},
+): Promise<TestAccount> {
+  const password = "correct horse battery staple";
+  const a = await app.accounts.createAccount(email, password);
+  const chatbot = await app.accounts.createChatbot(
+    email,
+    "Test bot",
+    o.origins ?? ["https://shop.example"],
+    o.knowledge ?? [],
+  );
+  const key = await app.accounts.createApiKey(email);
+  return { accountId: a.accountId, email, password, apiKey: key.clientApiKey, chatbotId: chatbot.chatbotId };
+}
 const pgDatabases = new Map<string, TestDatabase>();
 
 /** Starts the whole service, as `aiagent serve` would, on 127.0.0.1 with a fresh database. */
@@ -76,19 +94,8 @@ export async function startServer(
     dbPath,
     dir,
     logs,
-    async account(o = {}) {
-      const email = `owner${++counter}-${Math.random().toString(36).slice(2, 8)}@example.com`;
-      const password = "correct horse battery staple";
-      const a = await app.accounts.createAccount(email, password);
-      const chatbot = await app.accounts.createChatbot(
-        email,
-        "Test bot",
-        o.origins ?? ["https://shop.example"],
-        o.knowledge ?? [],
-      );
-      const key = await app.accounts.createApiKey(email);
-      return { accountId: a.accountId, email, password, apiKey: key.clientApiKey, chatbotId: chatbot.chatbotId };
-    },
+    account: (o = {}) =>
+      createTestAccount(app, `owner${++counter}-${Math.random().toString(36).slice(2, 8)}@example.com`, o),
     async close(remove = false) {
       await server.close(1000);
       await app.close();

@@ -11,7 +11,7 @@ import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
 import { openNdjson } from "../helpers/ndjson.js";
 import { adminUrl, createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
-import type { TestAccount } from "../helpers/server.js";
+import { createTestAccount, type TestAccount } from "../helpers/server.js";
 
 // PostgreSQL going away under load, as a restart looks to the service: every connection of the service's database
 // terminated (pg_terminate_backend), and new ones refused for a while (ALLOW_CONNECTIONS false), while writers and
@@ -52,13 +52,7 @@ describe.skipIf(skip !== undefined)("PostgreSQL away under load (connections ter
       const server = await app.listen();
       instances.push({ app, server, url: server.url });
     }
-    const a = instances[0]!.app;
-    const email = "owner@away.example";
-    const password = "correct horse battery staple";
-    const made = await a.accounts.createAccount(email, password);
-    const chatbot = await a.accounts.createChatbot(email, "bot", ["https://shop.example"], []);
-    const key = await a.accounts.createApiKey(email);
-    acc = { accountId: made.accountId, email, password, apiKey: key.clientApiKey, chatbotId: chatbot.chatbotId };
+    acc = await createTestAccount(instances[0]!.app, "owner@away.example");
   });
 
   afterAll(async () => {

@@ -11,7 +11,7 @@ import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { openNdjson } from "../helpers/ndjson.js";
 import { adminUrl, createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
-import type { TestAccount } from "../helpers/server.js";
+import { createTestAccount, type TestAccount } from "../helpers/server.js";
 
 // Two instances of the service on one PostgreSQL database, each with its own HTTP server on a loopback port.
 const skip = await postgresSkipReason();
@@ -39,13 +39,7 @@ describe.skipIf(skip !== undefined)("two instances on one PostgreSQL", () => {
       const server = await app.listen();
       instances.push({ app, server, url: server.url });
     }
-    const a = instances[0]!.app;
-    const email = "owner@instances.example";
-    const password = "correct horse battery staple";
-    const made = await a.accounts.createAccount(email, password);
-    const chatbot = await a.accounts.createChatbot(email, "bot", ["https://shop.example"], []);
-    const key = await a.accounts.createApiKey(email);
-    acc = { accountId: made.accountId, email, password, apiKey: key.clientApiKey, chatbotId: chatbot.chatbotId };
+    acc = await createTestAccount(instances[0]!.app, "owner@instances.example");
   });
 
   afterAll(async () => {

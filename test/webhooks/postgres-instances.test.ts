@@ -9,7 +9,7 @@ import type { RunningServer } from "../../src/protocol/http/server.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
-import type { TestAccount } from "../helpers/server.js";
+import { createTestAccount, type TestAccount } from "../helpers/server.js";
 import { eventually, WebhookReceiver } from "../helpers/webhook-receiver.js";
 
 // Two instances on one PostgreSQL, each running its own dispatcher, polling often so that they race for the same
@@ -43,13 +43,7 @@ describe.skipIf(skip !== undefined)("webhooks with two instances on one PostgreS
       instances.push({ app, server, url: server.url });
     }
     await receiver.up();
-    const a = instances[0]!.app;
-    const email = "owner@hooks-instances.example";
-    const password = "correct horse battery staple";
-    const made = await a.accounts.createAccount(email, password);
-    const chatbot = await a.accounts.createChatbot(email, "bot", ["https://shop.example"], []);
-    const key = await a.accounts.createApiKey(email);
-    acc = { accountId: made.accountId, email, password, apiKey: key.clientApiKey, chatbotId: chatbot.chatbotId };
+    acc = await createTestAccount(instances[0]!.app, "owner@hooks-instances.example");
   });
 
   afterAll(async () => {
