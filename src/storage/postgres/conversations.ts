@@ -185,18 +185,23 @@ export function pgConversations(db: PgDb): ConversationRepository {
       );
       return { conversations: rows.slice(0, limit).map(toConv), hasMore: rows.length > limit };
     },
+    // The conversation's row first, the contact's second, as every message write takes them: the other order
+    // deadlocks with a concurrent message (PostgreSQL then aborts one of the two).
     markRead: (id) =>
       db.unit(async () => {
-        await db.count(
-          "conv_unread_off",
-          "UPDATE contacts SET unread_count = contacts.unread_count - v.unread_count FROM conversations v WHERE v.conversation_id = $1 AND contacts.contact_id = v.contact_id",
-          [id],
-        );
-        await db.count(
+        const [r] = await db.rows<{ contact_id: string; was: number }>(
           "conv_read_all",
-          "UPDATE conversations SET unread_count = 0, read_order = message_count WHERE conversation_id = $1",
+          `UPDATE conversations v SET unread_count = 0, read_order = v.message_count
+           FROM (SELECT unread_count FROM conversations WHERE conversation_id = $1 FOR UPDATE) AS before
+           WHERE v.conversation_id = $1 RETURNING v.contact_id, before.unread_count AS was`,
           [id],
         );
+        if (r && r.was > 0)
+          await db.count(
+            "conv_unread_off",
+            "UPDATE contacts SET unread_count = unread_count - $2 WHERE contact_id = $1",
+            [r.contact_id, r.was],
+          );
       }),
     // One statement: the contact's copy changes only when the conversation is its latest.
     assign: async (id, assignee, operatorName) =>
