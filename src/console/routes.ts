@@ -87,6 +87,7 @@ export function consoleRoutes(app: ConsoleDeps): Route[] {
       peer: req.socket?.remoteAddress ?? "",
       signal: new AbortController().signal,
       setResponseHeader: () => undefined,
+      encoder: undefined,
     };
     try {
       const t = await limited(app.tokenGuard, call, { target: `account:${email}`, password: true }, () =>

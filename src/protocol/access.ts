@@ -2,6 +2,7 @@ import { type DescField, type DescMethod, type DescService, getOption, hasOption
 import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { Authenticator } from "./auth.js";
 import type { AnyHandler, Authorized, AuthorizedCall, Call } from "./call.js";
+import type { AnswerEncoder } from "./encoded-answer.js";
 
 /** An RPC's declared access, as the gate enforces it. */
 export interface AccessRule {
@@ -87,6 +88,9 @@ class AdmittedCall implements AuthorizedCall {
   }
   setResponseHeader(name: string, value: string): void {
     this.call.setResponseHeader(name, value);
+  }
+  get encoder(): AnswerEncoder | undefined {
+    return this.call.encoder;
   }
 }
 

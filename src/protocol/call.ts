@@ -7,6 +7,7 @@ import type {
   MessageShape,
 } from "@bufbuild/protobuf";
 import type { Caller } from "../domain/caller.js";
+import type { AnswerEncoder, EncodedAnswer } from "./encoded-answer.js";
 
 /** What a handler may know of the request it serves, the same for every protocol. */
 export interface Call {
@@ -20,6 +21,11 @@ export interface Call {
   readonly signal: AbortSignal;
   /** Adds a response header (for example Cache-Control). */
   setResponseHeader(name: string, value: string): void;
+  /**
+   * On a JSON route, how it encodes answers: a unary handler may then return an `EncodedAnswer` made with it.
+   * Undefined on the Connect, gRPC and gRPC-Web routes.
+   */
+  readonly encoder: AnswerEncoder | undefined;
 }
 
 /** Who the gate found calling, by the RPC's declared access. */
@@ -37,10 +43,11 @@ export interface AuthorizedCall extends Call {
   readonly auth: Authorized;
 }
 
+/** Answers an init or a message; an `EncodedAnswer` only on a call with an encoder (a JSON route). */
 type UnaryHandler<I extends DescMessage, O extends DescMessage> = (
   req: MessageShape<I>,
   call: AuthorizedCall,
-) => Promise<MessageInitShape<O>>;
+) => Promise<MessageInitShape<O> | EncodedAnswer>;
 type StreamHandler<I extends DescMessage, O extends DescMessage> = (
   req: MessageShape<I>,
   call: AuthorizedCall,

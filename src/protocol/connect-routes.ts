@@ -15,6 +15,7 @@ function callOf(ctx: HandlerContext): Call {
     peer: ctx.values.get(peerKey),
     signal: ctx.signal,
     setResponseHeader: (name, value) => ctx.responseHeader.set(name, value),
+    encoder: undefined,
   };
 }
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MessagePageCache } from "../../src/domain/conversation/page-cache.js";
+import { MessagePageCache, type PageForm, type StoredPage } from "../../src/domain/conversation/page-cache.js";
 import { messageEffect, NEW_CONVERSATION } from "../../src/domain/conversation/rules.js";
 import { newId } from "../../src/domain/ids.js";
 import { type StorageFixture, storage } from "./fixture.js";
@@ -35,10 +35,22 @@ function conversation(messages: number, content = "hello"): string {
   return id;
 }
 
+/** One more customer message in the conversation. */
+function appendOne(id: string): void {
+  f.repos.conversations.append(
+    id,
+    { messageId: newId(), role: "user", content: "more", toolCalls: "", documents: [], createdAt: 99 },
+    messageEffect("user"),
+  );
+}
+
+/** A reader's form of a page: the page itself, as a new object each time it is made. */
+const AS_READ: PageForm<StoredPage> = { build: (p) => ({ ...p }), perMessage: 600 };
+
 /** Reads through the cache, counting what it asked the store. */
 function reader(cache: MessagePageCache) {
   const asked = { counts: 0, loads: 0 };
-  const read = (id: string, offset: number, limit: number) =>
+  const read = <T = StoredPage>(id: string, offset: number, limit: number, form?: PageForm<T>) =>
     cache.read(
       id,
       offset,
@@ -51,6 +63,7 @@ function reader(cache: MessagePageCache) {
         asked.loads++;
         return f.repos.conversations.messages({ conversationId: id, createdAt: 1 }, limit, offset);
       },
+      (form ?? AS_READ) as PageForm<T>,
     );
   return { read, asked };
 }
@@ -96,7 +109,7 @@ describe("message page cache", () => {
   it("keeps pages within its character budget, and none larger than it", async () => {
     const big = conversation(3, "x".repeat(5_000));
     const small = conversation(3, "y");
-    const cache = new MessagePageCache({ entries: 100, chars: 24_000 });
+    const cache = new MessagePageCache({ entries: 100, chars: 16_000 });
     const { read, asked } = reader(cache);
     const twice = async (id: string, limit: number) => {
       await read(id, 0, limit);
@@ -107,7 +120,7 @@ describe("message page cache", () => {
     await twice(big, 2);
     await twice(small, 2);
     await twice(big, 1);
-    // 2 + 1 big messages (about 31,800 characters with their overhead) do not fit together: the older page went.
+    // 2 + 1 big messages (about 16,800 characters with their overhead) do not fit together: the older page went.
     expect(cache.size).toBe(2);
     const loads = asked.loads;
     await read(small, 0, 2);
@@ -115,6 +128,81 @@ describe("message page cache", () => {
     expect(asked.loads).toBe(loads);
     await read(big, 0, 2);
     expect(asked.loads).toBe(loads + 1);
+  });
+
+  it("keeps a page in each reader's form: a second form is read from the store once, then kept beside the first", async () => {
+    const id = conversation(5);
+    const { read, asked } = reader(new MessagePageCache());
+    let made = 0;
+    const orders: PageForm<number[]> = {
+      build: (p) => {
+        made++;
+        return p.messages.map((m) => m.messageOrder);
+      },
+      perMessage: 10,
+    };
+    await read(id, 0, 2);
+    const page = await read(id, 0, 2);
+    expect(asked.loads).toBe(2);
+    const first = await read(id, 0, 2, orders);
+    expect(first).toEqual([1, 2]);
+    expect(asked.loads).toBe(3);
+    expect(await read(id, 0, 2, orders)).toBe(first);
+    expect(await read(id, 0, 2)).toBe(page);
+    expect(asked.loads).toBe(3);
+    expect(made).toBe(1);
+  });
+
+  it("a form made of a tail page that grew meanwhile is answered, not kept beside the older page's", async () => {
+    const id = conversation(3);
+    let made = 0;
+    const orders: PageForm<number[]> = {
+      build: (p) => {
+        made++;
+        return p.messages.map((m) => m.messageOrder);
+      },
+      perMessage: 10,
+    };
+    // The count is read (3, the clamp matches), then a message lands before the page is read for the new form.
+    const cache = new MessagePageCache();
+    await cache.read(
+      id,
+      0,
+      10,
+      async () => 3,
+      async () => f.repos.conversations.messages({ conversationId: id, createdAt: 1 }, 10, 0),
+      AS_READ,
+    );
+    await cache.read(
+      id,
+      0,
+      10,
+      async () => 3,
+      async () => f.repos.conversations.messages({ conversationId: id, createdAt: 1 }, 10, 0),
+      AS_READ,
+    );
+    appendOne(id);
+    const grown = await cache.read(
+      id,
+      0,
+      10,
+      async () => 3,
+      async () => f.repos.conversations.messages({ conversationId: id, createdAt: 1 }, 10, 0),
+      orders,
+    );
+    expect(grown).toEqual([1, 2, 3, 4]);
+    // Not kept: the next read of that form is made again from the store.
+    expect(
+      await cache.read(
+        id,
+        0,
+        10,
+        async () => 4,
+        async () => f.repos.conversations.messages({ conversationId: id, createdAt: 1 }, 10, 0),
+        orders,
+      ),
+    ).toEqual([1, 2, 3, 4]);
+    expect(made).toBe(2);
   });
 
   it("does not remember pages read only once, however many", async () => {

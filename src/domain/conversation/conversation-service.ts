@@ -10,7 +10,7 @@ import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
 import type { ConversationEvent, ConversationEvents, ConversationSummary, EventListener } from "./events.js";
 import { type ConversationOwner, ConversationOwners } from "./owners.js";
-import { type MessagePage, MessagePageCache } from "./page-cache.js";
+import { MessagePageCache, type PageForm } from "./page-cache.js";
 import type {
   ContactFilter,
   ContactRepository,
@@ -199,11 +199,12 @@ export class ConversationService {
     };
   }
 
-  /** One page of a conversation's messages, for its frame user or its account. */
-  async listMessages(
+  /** One page of a conversation's messages, for its frame user or its account, in the caller's form of it. */
+  async listMessages<T>(
     caller: Caller,
     input: { conversationId: string; limit: number | undefined; offset: number | undefined },
-  ): Promise<MessagePage> {
+    form: PageForm<T>,
+  ): Promise<T> {
     const conversationId = requireUuid("conversation_id", input.conversationId);
     const { limit, offset } = page(input.limit, input.offset, 20);
     const owner = this.owners.get(conversationId) ?? (await this.readOwner(conversationId));
@@ -220,6 +221,7 @@ export class ConversationService {
       limit,
       () => repo.messageCount(conversationId),
       () => repo.messages(owner, limit, offset),
+      form,
     );
   }
 

@@ -6,35 +6,33 @@ export interface StoredPage {
   readonly hasMore: boolean;
 }
 
-/** A page handed out by the cache; shared by every reader of it, so never changed. */
-export interface MessagePage extends StoredPage {
-  /**
-   * What other layers derive from the page (its answer, say), kept and dropped with it; undefined when the cache
-   * does not keep the page (it is read once: deriving anything for later would be wasted).
-   */
-  readonly derived: Map<symbol, unknown> | undefined;
+/**
+ * What a reader makes of a page (its encoded answer, say). The cache keeps a remembered page in the forms its
+ * readers made of it, not as records: a form is made once per page and handed out again, so it must never be changed.
+ */
+export interface PageForm<T> {
+  build(page: StoredPage): T;
+  /** What the form holds per message besides the message's text, in characters' worth (measured). */
+  readonly perMessage: number;
 }
 
 interface Entry {
-  page: MessagePage;
   /**
    * How many of the conversation's messages the page saw, clamped to what can change it: the messages of
    * (offset, offset + limit] and whether one more exists. Two counts with the same clamp give the same page.
    */
   seen: number;
+  /** Whether more messages follow the page (then it never changes again). */
+  hasMore: boolean;
+  forms: Map<PageForm<unknown>, unknown>;
   size: number;
 }
 
-/** How many entries, and roughly how many characters of message text, the cache keeps at most. */
+/** How many entries, and roughly how many characters the forms of the pages hold, the cache keeps at most. */
 export interface PageCacheLimits {
   entries: number;
   chars: number;
 }
-
-// What an entry holds per message, in characters' worth: its text twice (the records, and the encoded answer that
-// rides along in `derived`) and the ids, times and objects around it (measured: about 600).
-const PER_MESSAGE = 600;
-const TEXT_COPIES = 2;
 
 /**
  * An exact cache of message pages. Messages are immutable, never deleted, and numbered 1, 2, 3… without gaps, so
@@ -43,6 +41,9 @@ const TEXT_COPIES = 2;
  * store; the tail page is served when the current count, read in one lookup, gives the same clamp. A page is
  * remembered from its second read on; least recently used entries go first when either limit is reached. Sized from
  * the frame's re-read pattern (README, S9): an entry must outlive the distinct pages read between two re-reads of it.
+ *
+ * A remembered page keeps only the forms made of it (the frame's JSON route keeps its encoded bytes, outside the
+ * JavaScript heap): what the cache holds on the heap is multiplied by V8's heap growth, in peak memory.
  */
 export class MessagePageCache {
   private readonly entries = new Map<string, Entry>();
@@ -53,30 +54,33 @@ export class MessagePageCache {
   constructor(private readonly limits: PageCacheLimits = { entries: 256, chars: 8_000_000 }) {}
 
   /**
-   * The page, from the cache when it is known to be current, else from `load` (remembered if read before). `count` reads the
-   * conversation's current message count; it is called only for a remembered tail page.
+   * The page in the reader's form, from the cache when it is known to be current, else made from `load` (and
+   * remembered if read before). `count` reads the conversation's current message count; it is called only for a
+   * remembered tail page.
    */
-  async read(
+  async read<T>(
     conversationId: string,
     offset: number,
     limit: number,
     count: () => Promise<number | undefined>,
     load: () => Promise<StoredPage>,
-  ): Promise<MessagePage> {
+    form: PageForm<T>,
+  ): Promise<T> {
     const key = `${conversationId}:${offset}:${limit}`;
     const hit = this.entries.get(key);
     if (hit) {
-      if (hit.page.hasMore || clamp(await count(), offset, limit) === hit.seen) {
+      if (hit.hasMore || clamp(await count(), offset, limit) === hit.seen) {
         // Most recently used goes last in the map's order.
         this.entries.delete(key);
         this.entries.set(key, hit);
-        return hit.page;
-      }
-      this.drop(key, hit);
+        const made = hit.forms.get(form);
+        if (made !== undefined) return made as T;
+      } else this.drop(key, hit);
     }
     const stored = await load();
-    const kept = hit || this.admit(key) ? this.remember(key, stored, offset, limit) : undefined;
-    return kept ?? { messages: stored.messages, hasMore: stored.hasMore, derived: undefined };
+    const built = form.build(stored);
+    if (hit || this.admit(key)) this.remember(key, stored, offset, limit, form, built);
+    return built;
   }
 
   /**
@@ -99,23 +103,35 @@ export class MessagePageCache {
   }
 
   /**
-   * Keeps the page just read and returns it as kept; none when it is too large, or when a concurrent read kept the
-   * key first (that one is not replaced, and not answered here: it may have been read before this request began).
+   * Keeps the form just made of the page. A form of a page remembered in another form joins it when the page read
+   * is the one remembered (a message may have arrived since the count); nothing is kept past the budget.
    */
-  private remember(key: string, stored: StoredPage, offset: number, limit: number): MessagePage | undefined {
-    if (this.entries.has(key)) return undefined;
+  private remember<T>(
+    key: string,
+    stored: StoredPage,
+    offset: number,
+    limit: number,
+    form: PageForm<T>,
+    built: T,
+  ): void {
     let size = 0;
-    for (const m of stored.messages) size += TEXT_COPIES * (m.content.length + m.toolCalls.length) + PER_MESSAGE;
-    if (size > this.limits.chars) return undefined;
-    const page: MessagePage = { messages: stored.messages, hasMore: stored.hasMore, derived: new Map() };
-    const seen = page.hasMore ? offset + limit + 1 : offset + page.messages.length;
-    this.entries.set(key, { page, seen, size });
+    for (const m of stored.messages) size += m.content.length + m.toolCalls.length + form.perMessage;
+    if (size > this.limits.chars) return;
+    const seen = stored.hasMore ? offset + limit + 1 : offset + stored.messages.length;
+    let entry = this.entries.get(key);
+    if (entry && entry.seen !== seen) return;
+    if (!entry) {
+      entry = { seen, hasMore: stored.hasMore, forms: new Map(), size: 0 };
+      this.entries.set(key, entry);
+    }
+    if (entry.forms.has(form)) return;
+    entry.forms.set(form, built);
+    entry.size += size;
     this.chars += size;
     for (const [k, e] of this.entries) {
       if (this.entries.size <= this.limits.entries && this.chars <= this.limits.chars) break;
-      this.drop(k, e);
+      if (e !== entry) this.drop(k, e);
     }
-    return page;
   }
 
   private drop(key: string, e: Entry): void {

@@ -6,8 +6,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { DomainError, invalidArgument } from "../../domain/errors.js";
 import type { Logger } from "../../log.js";
 import type { AnyHandler, Call } from "../call.js";
+import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { toConnectError } from "../errors.js";
-import { encodeOnce } from "../reusable-answer.js";
 import { errorResponse } from "./error-body.js";
 import { compileTemplate, type HttpRoute, httpRoutes, type PathMatcher } from "./http-rules.js";
 import { fieldsOf, fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";
@@ -32,6 +32,8 @@ export interface TranscoderOptions {
 interface Route extends HttpRoute {
   matcher: PathMatcher;
   handler: AnyHandler;
+  /** The route's answers as the documented JSON; one function per route, so handlers may key kept encodings by it. */
+  encode: AnswerEncoder;
 }
 
 const QUERY_CREDENTIAL = "access_token";
@@ -53,7 +55,13 @@ export function createTranscoder(
     const binding = bindings.find((b) => b.desc === r.method.parent)!;
     const handler = binding.handlers[r.method.localName];
     if (!handler) throw new Error(`no handler for ${r.method.parent.typeName}.${r.method.name}`);
-    const route: Route = { ...r, matcher: compileTemplate(r.template), handler };
+    const output = r.method.output;
+    const route: Route = {
+      ...r,
+      matcher: compileTemplate(r.template),
+      handler,
+      encode: (answer) => Buffer.from(JSON.stringify(toDocumentedJson(output, answer))),
+    };
     if (route.matcher.literal) {
       const list = literal.get(r.template) ?? [];
       list.push(route);
@@ -122,22 +130,20 @@ async function serve(
     }
     presentedToken = queryAccessToken !== undefined || req.headers.authorization !== undefined;
     const input = await decodeInput(route, req, params, vars, opts);
-    const call = makeCall(req, res, queryAccessToken, responseHeaders);
+    const call = makeCall(req, res, queryAccessToken, responseHeaders, route.encode);
     const out = route.handler(input as never, call);
     if (route.method.methodKind === "server_streaming") {
       await streamOut(route.method, out as AsyncIterable<object>, res, responseHeaders, opts.log);
       return;
     }
-    const body = encodeAnswer(route.method, (await out) as object);
+    const answer = (await out) as object;
+    const body =
+      answer instanceof EncodedAnswer ? answer.bytes : JSON.stringify(toDocumentedJson(route.method.output, answer));
     res.writeHead(200, { "content-type": "application/json", ...responseHeaders });
     res.end(body);
   } catch (e) {
     writeError(res, toConnectError(e, opts.log), presentedToken, e instanceof BodyTooLarge ? req : undefined);
   }
-}
-
-function encodeAnswer(method: DescMethod, out: object): string | Buffer {
-  return encodeOnce(out, "documented-json", () => JSON.stringify(toDocumentedJson(method.output, out)));
 }
 
 async function decodeInput(
@@ -217,6 +223,7 @@ function makeCall(
   res: Res,
   queryAccessToken: string | undefined,
   responseHeaders: Record<string, string>,
+  encoder: AnswerEncoder,
 ): Call {
   let controller: AbortController | undefined;
   return {
@@ -240,6 +247,7 @@ function makeCall(
     setResponseHeader: (name, value) => {
       responseHeaders[name] = value;
     },
+    encoder,
   };
 }
 
