@@ -408,7 +408,8 @@ describe("SIGTERM", () => {
         .on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message))
         .end();
     });
-    expect(fresh).toBe("ECONNREFUSED");
+    // Refused, or reset when it reached the kernel's accept queue just before the listener closed: never answered.
+    expect(["ECONNREFUSED", "ECONNRESET"]).toContain(fresh);
     for (const h of held) h.finish();
     const answers = await Promise.all(held.map((h) => h.response));
     for (const a of answers) {
