@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ContactFilter } from "../../src/domain/conversation/repository.js";
 import { contactSearchText, foldForSearch } from "../../src/domain/conversation/search-fold.js";
 import { newId } from "../../src/domain/ids.js";
-import { SEARCH_SCAN_BUDGET } from "../../src/storage/sqlite/repos/contacts.js";
+import { SEARCH_PROBE } from "../../src/storage/sqlite/repos/contacts.js";
 import { firstMessage, type StorageFixture, storage } from "./fixture.js";
 
-// The contact list picks among three plans (a bounded newest-first scan, the trigram index, a full scan of a
-// narrow index). Whatever it picks, the page must be exactly what the plain definition gives: contacts whose
+// The contact list picks among plans (a probe of the newest contacts, reading on in a bounded window, the trigram
+// index, a full scan of a narrow index for short terms). Whatever it picks, the page must be exactly what the plain definition gives: contacts whose
 // stored search text (the folded fields) contains the folded term, newest activity first. Whether the folding itself
 // is right is search-folding.test.ts's question, against a reference that shares no code with it.
 const FIRST = ["Maria", "John", "Zoë", "Ahmed", "Ingrid", "Grace", "Ösel", "Li", "Noor", "Kenji"];
@@ -29,7 +29,7 @@ let s: StorageFixture;
 let a: { accountId: string; chatbotId: string };
 let b: { accountId: string; chatbotId: string };
 const NOW = 1_763_700_000_000;
-const CONTACTS = SEARCH_SCAN_BUDGET + 700;
+const CONTACTS = 1700;
 
 function reference(
   accountId: string,
@@ -145,7 +145,7 @@ describe("contact search", () => {
   ];
   const filters: ContactFilter[] = ["all", "unread", "live"];
 
-  it(`gives the plain definition's page for every term, filter, limit and offset (${CONTACTS} contacts, scan budget ${SEARCH_SCAN_BUDGET})`, () => {
+  it(`gives the plain definition's page for every term, filter, limit and offset (${CONTACTS} contacts, probe ${SEARCH_PROBE})`, () => {
     for (const term of terms)
       for (const filter of filters)
         for (const [limit, offset] of [
@@ -153,7 +153,8 @@ describe("contact search", () => {
           [1, 0],
           [100, 0],
           [10, 7],
-          [10, SEARCH_SCAN_BUDGET - 5],
+          [10, SEARCH_PROBE - 5],
+          [20, 300],
           [50, CONTACTS - 40],
         ] as const) {
           expect(
@@ -215,6 +216,40 @@ describe("contact search", () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it("a term common among the newest contacts and rare below them still gives the definition's page", () => {
+    // The probe sees one match in five, so reading on looks cheaper than the trigram index; the window below the
+    // probe holds none, and the index has to answer after all, with the ten oldest contacts.
+    const c = s.account();
+    s.db.transaction(() => {
+      for (let i = 0; i < 1200; i++) {
+        const userId = `older-${i}`;
+        const newest = i >= 1200 - SEARCH_PROBE;
+        s.repos.contacts.upsert(
+          c.accountId,
+          userId,
+          {
+            contactName: (newest && i % 5 === 0) || i < 10 ? "Clustered" : "Plain",
+            email: "",
+            phoneNumber: "",
+          },
+          NOW,
+        );
+        firstMessage(s.repos, c, userId, NOW + i);
+      }
+    })();
+    for (const [limit, offset] of [
+      [100, 0],
+      [10, 45],
+      [30, 40],
+    ] as const)
+      for (const filter of filters)
+        expect(
+          list(c.accountId, "clustered", filter, limit, offset, liveSince),
+          `${filter} ${limit}/${offset}`,
+        ).toEqual(reference(c.accountId, "clustered", filter, limit, offset, liveSince));
+    expect(list(c.accountId, "clustered", "all", 100, 0, liveSince).ids).toHaveLength(SEARCH_PROBE / 5 + 10);
   });
 
   it("never shows another account's contacts", () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ContactFilter } from "../../src/domain/conversation/repository.js";
 import { sqliteRepositories } from "../../src/storage/sqlite/index.js";
-import { SEARCH_SCAN_BUDGET } from "../../src/storage/sqlite/repos/contacts.js";
+import { SEARCH_PROBE } from "../../src/storage/sqlite/repos/contacts.js";
 import { firstMessage, type StorageFixture, storage } from "./fixture.js";
 import { planOf, recordPrepares } from "./plans.js";
 
@@ -32,7 +32,7 @@ function exercise(f: StorageFixture): string[] {
   const a = f.account();
   // More contacts than the search scan reads, so a rare term reaches the trigram index.
   f.db.transaction(() => {
-    for (let i = 0; i < SEARCH_SCAN_BUDGET + 50; i++) firstMessage(repos, a, `u${i}`, 1000 + i);
+    for (let i = 0; i < SEARCH_PROBE + 50; i++) firstMessage(repos, a, `u${i}`, 1000 + i);
   })();
   for (const filter of ["all", "unread", "live"] as ContactFilter[]) {
     for (const search of ["", "u1", "u12", "nobody"])
@@ -114,13 +114,18 @@ describe("query plans", () => {
     ).toBe(true);
     expect(lists.some((p) => p.includes("contacts_unread (account_id=? AND latest_message_at>?)"))).toBe(true);
     expect(lists.some((p) => p.includes("contacts_live (account_id=? AND latest_message_at>?)"))).toBe(true);
-    // The bounded search scan reads the index alone (covering), then the table by rowid for the matches.
-    for (const p of plan((q) => q.includes("LIMIT @budget"))) {
-      expect(p).toContain(
-        "SEARCH contacts USING COVERING INDEX contacts_recent_search (account_id=? AND latest_message_at>?)",
+    // A search window is a range of the newest-first index that carries the search text; its floor is found in
+    // that index alone.
+    const windows = plan((q) => q.includes("LIMIT @need"));
+    expect(windows.length).toBeGreaterThan(0);
+    for (const p of windows)
+      expect(p).toBe(
+        "SEARCH c USING INDEX contacts_recent_search (account_id=? AND latest_message_at>? AND latest_message_at<?)",
       );
-      expect(p).toContain("SEARCH c USING INTEGER PRIMARY KEY (rowid=?)");
-    }
+    const floors = plan((q) => q.includes("OFFSET @position"));
+    expect(floors).toEqual([
+      "SEARCH contacts USING COVERING INDEX contacts_recent_search (account_id=? AND latest_message_at>?)",
+    ]);
     // The trigram search starts from the index (one account's rowid range) and joins contacts by rowid.
     for (const p of plan((q) => q.includes("contact_search MATCH"))) {
       expect(p).toMatch(/SCAN s VIRTUAL TABLE INDEX/);
