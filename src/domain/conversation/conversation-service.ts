@@ -191,10 +191,22 @@ export class ConversationService {
       liveSince,
     });
     return {
-      contacts: p.contacts.map(({ latestStatus, latestActivityAt, ...c }) => ({
-        ...c,
-        conversationStatus: effectiveStatus(latestStatus, latestActivityAt, liveSince),
-      })),
+      // Named fields, not a rest/spread copy: that copy was 4% of a list request's CPU.
+      contacts: p.contacts.map(
+        (c): ContactView => ({
+          contactId: c.contactId,
+          userId: c.userId,
+          contactName: c.contactName,
+          phoneNumber: c.phoneNumber,
+          email: c.email,
+          assignedTo: c.assignedTo,
+          unreadCount: c.unreadCount,
+          latestMessageAt: c.latestMessageAt,
+          channels: c.channels,
+          latestConversationId: c.latestConversationId,
+          conversationStatus: effectiveStatus(c.latestStatus, c.latestActivityAt, liveSince),
+        }),
+      ),
       hasMore: p.hasMore,
     };
   }
