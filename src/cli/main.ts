@@ -9,9 +9,11 @@ import { frameRoutes } from "../frame/routes.js";
 import { createLogger } from "../log.js";
 import { onlyOptions, type ParsedArgs, parse, UsageError } from "./args.js";
 import { COMMANDS, configFlags, type Out } from "./commands.js";
+import { boundHeapGrowth } from "./heap.js";
 import { USAGE } from "./usage.js";
 
 async function serve(values: ParsedArgs["values"]): Promise<void> {
+  boundHeapGrowth();
   const config = loadConfig(process.env, {}, configFlags(values));
   const log = createLogger(config.logLevel);
   // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
