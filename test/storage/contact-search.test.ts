@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ContactFilter } from "../../src/domain/conversation/repository.js";
 import { contactSearchText, foldForSearch } from "../../src/domain/conversation/search-fold.js";
 import { newId } from "../../src/domain/ids.js";
@@ -250,6 +250,80 @@ describe("contact search", () => {
           `${filter} ${limit}/${offset}`,
         ).toEqual(reference(c.accountId, "clustered", filter, limit, offset, liveSince));
     expect(list(c.accountId, "clustered", "all", 100, 0, liveSince).ids).toHaveLength(SEARCH_PROBE / 5 + 10);
+  });
+
+  it("bounds remembered from an earlier search give the definition's page after the list has moved", () => {
+    // Where a window starts is remembered for a while (FLOOR_REUSE_MS); the clock stands still here, so every search
+    // below reuses the bounds found by the first, however many contacts have moved above them since.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const c = s.account();
+      const small = s.account();
+      const add = (acc: typeof c, from: number, to: number, name: (i: number) => string, at: (i: number) => number) =>
+        s.db.transaction(() => {
+          for (let i = from; i < to; i++) {
+            const userId = `mover-${i}`;
+            s.repos.contacts.upsert(acc.accountId, userId, { contactName: name(i), email: "", phoneNumber: "" }, NOW);
+            firstMessage(s.repos, acc, userId, at(i));
+          }
+        })();
+      // One contact in twenty matches: the probe sees a dozen, and the page is read on in a window below it.
+      const moving = (i: number) => (i % 20 === 0 ? "Moving Target" : "Standing Still");
+      add(c, 0, 3000, moving, (i) => NOW + i);
+      add(small, 0, 100, moving, (i) => NOW + i);
+      const probeFloor = (acc: typeof c) =>
+        s.db
+          .prepare(
+            "SELECT latest_message_at FROM contacts WHERE account_id = ? AND latest_message_at IS NOT NULL ORDER BY latest_message_at DESC, contact_id LIMIT 1 OFFSET ?",
+          )
+          .pluck()
+          .get(acc.accountId, SEARCH_PROBE);
+      const check = (acc: typeof c, label: string) => {
+        for (const [limit, offset] of [
+          [20, 0],
+          [10, 30],
+          [100, 0],
+        ] as const)
+          for (const filter of filters)
+            expect(
+              list(acc.accountId, "moving", filter, limit, offset, liveSince),
+              `${label}: ${filter} ${limit}/${offset}`,
+            ).toEqual(reference(acc.accountId, "moving", filter, limit, offset, liveSince));
+      };
+      check(c, "first");
+      check(small, "small first");
+      const before = probeFloor(c);
+      // Newer contacts that do not match push the matches down: the remembered windows now overlap what is newest.
+      add(
+        c,
+        3000,
+        3300,
+        () => "Standing Still",
+        (i) => NOW + 10_000 + i,
+      );
+      expect(probeFloor(c)).not.toBe(before);
+      check(c, "pushed down");
+      // Old contacts get new messages and move up.
+      s.db.transaction(() => {
+        for (let i = 0; i < 3000; i += 120) firstMessage(s.repos, c, `mover-${i}`, NOW + 20_000 + i);
+      })();
+      check(c, "after moving");
+      // Newer contacts that match: the remembered probe bound now holds more than a page of them.
+      add(
+        c,
+        3600,
+        3700,
+        () => "Moving Target",
+        (i) => NOW + 30_000 + i,
+      );
+      check(c, "after new matches");
+      // An account that had fewer contacts than the probe (no bound at all) and then grew.
+      add(small, 100, 2500, moving, (i) => NOW + 10_000 + i);
+      expect(probeFloor(small)).toBeDefined();
+      check(small, "small grown");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("never shows another account's contacts", () => {
