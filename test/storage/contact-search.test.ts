@@ -7,8 +7,8 @@ import { SEARCH_PROBE } from "../../src/storage/sqlite/repos/contacts.js";
 import { firstMessage, type StorageFixture, storage } from "./fixture.js";
 
 // The contact list picks among plans (a probe of the newest contacts, reading on in a bounded window, the trigram
-// index, a full scan of a narrow index for short terms). Whatever it picks, the page must be exactly what the plain definition gives: contacts whose
-// stored search text (the folded fields) contains the folded term, newest activity first. Whether the folding itself
+// index, a full scan of a narrow index for short terms). Whatever it picks, the page must be exactly what the plain
+// definition gives: contacts whose stored search text (the folded fields) contains the folded term, newest activity first. Whether the folding itself
 // is right is search-folding.test.ts's question, against a reference that shares no code with it.
 const FIRST = ["Maria", "John", "Zoë", "Ahmed", "Ingrid", "Grace", "Ösel", "Li", "Noor", "Kenji"];
 const LAST = [
@@ -144,24 +144,32 @@ describe("contact search", () => {
     "nobody-has-this",
   ];
   const filters: ContactFilter[] = ["all", "unread", "live"];
+  /** Each filter's page at each (limit, offset) is the plain definition's. */
+  const expectDefinitionPages = (
+    accountId: string,
+    term: string,
+    pages: readonly (readonly [number, number])[],
+    label = JSON.stringify(term),
+  ) => {
+    for (const filter of filters)
+      for (const [limit, offset] of pages)
+        expect(
+          list(accountId, term, filter, limit, offset, liveSince),
+          `${label} ${filter} ${limit}/${offset}`,
+        ).toEqual(reference(accountId, term, filter, limit, offset, liveSince));
+  };
 
   it(`gives the plain definition's page for every term, filter, limit and offset (${CONTACTS} contacts, probe ${SEARCH_PROBE})`, () => {
     for (const term of terms)
-      for (const filter of filters)
-        for (const [limit, offset] of [
-          [10, 0],
-          [1, 0],
-          [100, 0],
-          [10, 7],
-          [10, SEARCH_PROBE - 5],
-          [20, 300],
-          [50, CONTACTS - 40],
-        ] as const) {
-          expect(
-            list(a.accountId, term, filter, limit, offset, liveSince),
-            `${JSON.stringify(term)} ${filter} ${limit}/${offset}`,
-          ).toEqual(reference(a.accountId, term, filter, limit, offset, liveSince));
-        }
+      expectDefinitionPages(a.accountId, term, [
+        [10, 0],
+        [1, 0],
+        [100, 0],
+        [10, 7],
+        [10, SEARCH_PROBE - 5],
+        [20, 300],
+        [50, CONTACTS - 40],
+      ]);
   });
 
   it("every plan shows each contact's latest conversation's status, assignee and activity", () => {
@@ -239,16 +247,11 @@ describe("contact search", () => {
         firstMessage(s.repos, c, userId, NOW + i);
       }
     })();
-    for (const [limit, offset] of [
+    expectDefinitionPages(c.accountId, "clustered", [
       [100, 0],
       [10, 45],
       [30, 40],
-    ] as const)
-      for (const filter of filters)
-        expect(
-          list(c.accountId, "clustered", filter, limit, offset, liveSince),
-          `${filter} ${limit}/${offset}`,
-        ).toEqual(reference(c.accountId, "clustered", filter, limit, offset, liveSince));
+    ]);
     expect(list(c.accountId, "clustered", "all", 100, 0, liveSince).ids).toHaveLength(SEARCH_PROBE / 5 + 10);
   });
 
@@ -268,7 +271,9 @@ describe("contact search", () => {
           }
         })();
       // One contact in twenty matches: the probe sees a dozen, and the page is read on in a window below it.
-      const moving = (i: number) => (i % 20 === 0 ? "Moving Target" : "Standing Still");
+      const target = () => "Moving Target";
+      const still = () => "Standing Still";
+      const moving = (i: number) => (i % 20 === 0 ? target() : still());
       add(c, 0, 3000, moving, (i) => NOW + i);
       add(small, 0, 100, moving, (i) => NOW + i);
       const probeFloor = (acc: typeof c) =>
@@ -278,29 +283,22 @@ describe("contact search", () => {
           )
           .pluck()
           .get(acc.accountId, SEARCH_PROBE);
-      const check = (acc: typeof c, label: string) => {
-        for (const [limit, offset] of [
-          [20, 0],
-          [10, 30],
-          [100, 0],
-        ] as const)
-          for (const filter of filters)
-            expect(
-              list(acc.accountId, "moving", filter, limit, offset, liveSince),
-              `${label}: ${filter} ${limit}/${offset}`,
-            ).toEqual(reference(acc.accountId, "moving", filter, limit, offset, liveSince));
-      };
+      const check = (acc: typeof c, label: string) =>
+        expectDefinitionPages(
+          acc.accountId,
+          "moving",
+          [
+            [20, 0],
+            [10, 30],
+            [100, 0],
+          ],
+          `${label}:`,
+        );
       check(c, "first");
       check(small, "small first");
       const before = probeFloor(c);
       // Newer contacts that do not match push the matches down: the remembered windows now overlap what is newest.
-      add(
-        c,
-        3000,
-        3300,
-        () => "Standing Still",
-        (i) => NOW + 10_000 + i,
-      );
+      add(c, 3000, 3300, still, (i) => NOW + 10_000 + i);
       expect(probeFloor(c)).not.toBe(before);
       check(c, "pushed down");
       // Old contacts get new messages and move up.
@@ -309,13 +307,7 @@ describe("contact search", () => {
       })();
       check(c, "after moving");
       // Newer contacts that match: the remembered probe bound now holds more than a page of them.
-      add(
-        c,
-        3600,
-        3700,
-        () => "Moving Target",
-        (i) => NOW + 30_000 + i,
-      );
+      add(c, 3600, 3700, target, (i) => NOW + 30_000 + i);
       check(c, "after new matches");
       // An account that had fewer contacts than the probe (no bound at all) and then grew.
       add(small, 100, 2500, moving, (i) => NOW + 10_000 + i);
