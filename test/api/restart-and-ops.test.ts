@@ -1,6 +1,6 @@
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
-import { issueTokens } from "../helpers/flows.js";
+import { idToken, issueTokens } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startServer, type TestServer } from "../helpers/server.js";
 
@@ -51,6 +51,18 @@ describe("operations", () => {
     expect(protectedHeader.alg).toBe("ES256");
     expect(protectedHeader.typ).toBe("at+jwt");
     expect(protectedHeader.kid).toBe(jwks.keys[0].kid);
+    expect(Object.keys(payload).sort()).toEqual(["acc", "aud", "cid", "exp", "iat", "ims", "iss", "jti", "sid", "sub"]);
+    expect(payload.exp! - payload.iat!).toBe(900);
+    expect(payload.exp! * 1000).toBe(t.access_token_expires_at);
+
+    const id = await jwtVerify(await idToken(s.url, a), createLocalJWKSet(jwks), {
+      audience: "aiagent:account-api",
+      issuer: "aiagent",
+      typ: "id+jwt",
+    });
+    expect(id.payload.sub).toBe(a.accountId);
+    expect(id.payload.email).toBe(a.email);
+    expect(id.protectedHeader).toEqual({ alg: "ES256", kid: jwks.keys[0].kid, typ: "id+jwt" });
   });
 
   it("after a key rotation, tokens signed with the older key still verify and new ones use the new key", async () => {

@@ -5,6 +5,8 @@ const DIACRITICS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-
 // of those languages would type them on a keyboard without them.
 const UNDECOMPOSED: Record<string, string> = { ł: "l", ø: "o", đ: "d", ħ: "h", ŧ: "t", æ: "ae", œ: "oe" };
 const UNDECOMPOSED_RE = new RegExp(`[${Object.keys(UNDECOMPOSED).join("")}]`, "g");
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the whole ASCII range, U+0000 included, on purpose
+const ASCII = /^[\x00-\x7f]*$/;
 
 /**
  * The one folding of contact search, applied to the stored search text when a contact is written and to the
@@ -14,6 +16,9 @@ const UNDECOMPOSED_RE = new RegExp(`[${Object.keys(UNDECOMPOSED).join("")}]`, "g
  * Unicode does not decompose (ł → l, ø → o, æ → ae), recomposed (NFC: Hangul syllables).
  */
 export function foldForSearch(text: string): string {
+  // ASCII is its own decomposition and has no accents, and its only case pairs are A–Z/a–z: the chain below
+  // would only lower-case it (the common case: an empty search, most e-mail addresses, ids and phone numbers).
+  if (ASCII.test(text)) return text.toLowerCase();
   return text
     .normalize("NFKD")
     .replace(DIACRITICS, "")

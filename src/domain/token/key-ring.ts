@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createPrivateKey, type KeyObject, randomBytes } from "node:crypto";
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import type { Clock } from "../clock.js";
 import type { Transact } from "../store.js";
@@ -38,12 +38,13 @@ export interface KeyRingOptions {
 export const DEFAULT_KEY_REFRESH_MS = 30_000;
 
 /**
- * The signing keys in memory, imported once as CryptoKeys (importing per call halves jose's speed). Another
+ * The signing keys in memory, imported once: public keys as CryptoKeys for jose's verification (importing per call
+ * halves its speed), the active private key as a node:crypto KeyObject for signing (see JwtStrategy). Another
  * process may rotate the keys in the shared database: the ring looks again at most every refresh interval when it
  * is used (signing, publishing, verifying), and at once (rate-limited) when a token names a kid it does not know.
  */
 export class KeyRing {
-  private signing!: { kid: string; key: CryptoKey };
+  private signing!: { kid: string; key: KeyObject };
   private byKid = new Map<string, LoadedKey>();
   private fingerprint = "";
   private nextCheckAt = 0;
@@ -167,7 +168,7 @@ export class KeyRing {
   async reload(): Promise<void> {
     const records = await this.repo.list();
     const byKid = new Map<string, LoadedKey>();
-    let signing: { kid: string; key: CryptoKey } | undefined;
+    let signing: { kid: string; key: KeyObject } | undefined;
     for (const r of records) {
       if (r.alg !== SIGNING_ALG) continue;
       const publicJwk = JSON.parse(r.publicJwk) as JWK;
@@ -181,7 +182,7 @@ export class KeyRing {
       if (r.retiredAt === null)
         signing = {
           kid: r.kid,
-          key: (await importJWK(JSON.parse(this.sealer.open(r.privateJwk, r.kid)) as JWK, SIGNING_ALG)) as CryptoKey,
+          key: createPrivateKey({ key: JSON.parse(this.sealer.open(r.privateJwk, r.kid)), format: "jwk" }),
         };
     }
     if (!signing) throw new Error("no active signing key");
@@ -192,7 +193,7 @@ export class KeyRing {
   }
 
   /** The key new tokens are signed with. */
-  get current(): { kid: string; key: CryptoKey } {
+  get current(): { kid: string; key: KeyObject } {
     return this.signing;
   }
 

@@ -11,20 +11,21 @@ import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 import { ACCOUNT_RANGE, nextContactRowid } from "./contact-rowid.js";
 
-interface ListRow {
-  contact_id: string;
-  user_id: string;
-  contact_name: string;
-  phone_number: string;
-  email: string;
-  unread_count: number;
-  latest_message_at: number;
-  channels: string;
-  latest_status: string | null;
-  latest_assigned_to: string | null;
-  latest_activity_at: number | null;
-  latest_conversation_id: string | null;
-}
+/** A listed contact as a raw row, in COLUMNS' order (an array: better-sqlite3 builds no object per row). */
+type ListRow = [
+  contactId: string,
+  userId: string,
+  contactName: string,
+  phoneNumber: string,
+  email: string,
+  unreadCount: number,
+  latestMessageAt: number,
+  channels: string,
+  latestConversationId: string | null,
+  latestStatus: string | null,
+  latestAssignedTo: string | null,
+  latestActivityAt: number | null,
+];
 
 type Statement = ReturnType<Db["prepare"]>;
 
@@ -66,14 +67,16 @@ const MATCHES = "instr(c.search_text, @search) > 0";
  */
 function listStatements(db: Db) {
   const cache = new Map<string, Statement>();
-  const get = (key: string, sql: () => string) => {
+  const get = (key: string, sql: () => string, raw = false) => {
     let st = cache.get(key);
-    if (!st) cache.set(key, (st = db.prepare(sql())));
+    if (!st) cache.set(key, (st = db.prepare(sql()).raw(raw)));
     return st;
   };
+  // Rows as arrays: building a page's rows as objects was a quarter of the list statement's time.
+  const rows = (key: string, sql: () => string) => get(key, sql, true);
   return {
     plain: (f: ContactFilter) =>
-      get(
+      rows(
         `plain:${f}`,
         () => `SELECT ${COLUMNS} FROM contacts c
         WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${FILTER_SQL[f]} ${ORDER} LIMIT @limit OFFSET @offset`,
@@ -81,7 +84,7 @@ function listStatements(db: Db) {
     // A window of the newest-first index, [floor, ceil) of latest_message_at, read in order and tested as it
     // goes (the table row is read only for a match); it stops at @need matches.
     window: (f: ContactFilter) =>
-      get(
+      rows(
         `window:${f}`,
         () => `SELECT ${COLUMNS} FROM contacts c INDEXED BY contacts_recent_search
           WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL
@@ -96,7 +99,7 @@ function listStatements(db: Db) {
     ),
     // The candidates are sorted on what the contact row alone gives; the page's rows are read again by rowid.
     trigram: (f: ContactFilter) =>
-      get(
+      rows(
         `trigram:${f}`,
         () => `SELECT ${COLUMNS} FROM (
           SELECT c.rowid AS rid, c.latest_message_at AS lm, c.contact_id AS cid FROM contact_search s CROSS JOIN contacts c ON c.rowid = s.rowid
@@ -246,18 +249,18 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
       const hasMore = rows.length > q.limit;
       const contacts = rows.slice(0, q.limit).map(
         (r): StoredContact => ({
-          contactId: r.contact_id,
-          userId: r.user_id,
-          contactName: r.contact_name,
-          phoneNumber: r.phone_number,
-          email: r.email,
-          latestStatus: r.latest_status === "live" || r.latest_status === "closed" ? r.latest_status : null,
-          latestActivityAt: r.latest_activity_at,
-          assignedTo: r.latest_assigned_to ?? "",
-          unreadCount: r.unread_count,
-          latestMessageAt: r.latest_message_at,
-          channels: r.channels === "" ? [] : r.channels.split(","),
-          latestConversationId: r.latest_conversation_id ?? "",
+          contactId: r[0],
+          userId: r[1],
+          contactName: r[2],
+          phoneNumber: r[3],
+          email: r[4],
+          unreadCount: r[5],
+          latestMessageAt: r[6],
+          channels: r[7] === "" ? [] : r[7].split(","),
+          latestConversationId: r[8] ?? "",
+          latestStatus: r[9] === "live" || r[9] === "closed" ? r[9] : null,
+          assignedTo: r[10] ?? "",
+          latestActivityAt: r[11],
         }),
       );
       return { contacts, hasMore };
