@@ -1,0 +1,49 @@
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/domain/clock.js";
+import { KeyRing } from "../../src/domain/token/key-ring.js";
+import { KeySealer } from "../../src/domain/token/key-sealer.js";
+import { openSqliteStore, type SqliteStore } from "../../src/storage/sqlite/store.js";
+
+// Tokens are signed with node:crypto, which signs with whatever curve the key has: a stored key labelled ES256 must
+// be a P-256 key, or every token it signed would carry a signature no verifier of ES256 accepts.
+const sealer = new KeySealer(["a-test-secret-for-signing-key-curves-0123456789"]);
+let dir: string;
+let store: SqliteStore;
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function storeWith(namedCurve: string): Promise<SqliteStore> {
+  dir = mkdtempSync(join(tmpdir(), "aiagent-curve-"));
+  store = openSqliteStore(join(dir, "db.sqlite"));
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve });
+  const kid = `k-${namedCurve}`;
+  await store.signingKeys.insert({
+    kid,
+    alg: "ES256",
+    privateJwk: sealer.seal(JSON.stringify({ ...privateKey.export({ format: "jwk" }), kid, alg: "ES256" }), kid),
+    publicJwk: JSON.stringify({ ...publicKey.export({ format: "jwk" }), kid, alg: "ES256", use: "sig" }),
+    createdAt: Date.now(),
+    retiredAt: null,
+  });
+  return store;
+}
+
+const open = (s: SqliteStore) => KeyRing.open(s.signingKeys, systemClock, { maxTokenLifetimeMs: 60_000, sealer });
+
+describe("the active signing key's curve", () => {
+  it("a P-256 key labelled ES256 signs", async () => {
+    const ring = await open(await storeWith("P-256"));
+    expect(ring.current.kid).toBe("k-P-256");
+  });
+
+  it("a P-384 key labelled ES256 is refused when the keys are loaded", async () => {
+    await expect(open(await storeWith("P-384"))).rejects.toThrow(/"crv"/);
+  });
+});
