@@ -1,30 +1,24 @@
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/domain/clock.js";
+import type { Store } from "../../src/domain/store.js";
+import { JwtStrategy } from "../../src/domain/token/jwt-strategy.js";
 import { KeyRing } from "../../src/domain/token/key-ring.js";
 import { KeySealer } from "../../src/domain/token/key-sealer.js";
-import { openSqliteStore, type SqliteStore } from "../../src/storage/sqlite/store.js";
+import { type Harness, sqliteBackend } from "./contract/harness.js";
 
 // Tokens are signed with node:crypto, which signs with whatever curve the key has: a stored key labelled ES256 must
 // be a P-256 key, or every token it signed would carry a signature no verifier of ES256 accepts.
 const sealer = new KeySealer(["a-test-secret-for-signing-key-curves-0123456789"]);
-let dir: string;
-let store: SqliteStore;
+let h: Harness;
 
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => h.close());
 
-async function storeWith(namedCurve: string): Promise<SqliteStore> {
-  dir = mkdtempSync(join(tmpdir(), "aiagent-curve-"));
-  store = openSqliteStore(join(dir, "db.sqlite"));
+async function storeWith(namedCurve: string): Promise<Store> {
+  h = await sqliteBackend.open();
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve });
   const kid = `k-${namedCurve}`;
-  await store.signingKeys.insert({
+  await h.store.signingKeys.insert({
     kid,
     alg: "ES256",
     privateJwk: sealer.seal(JSON.stringify({ ...privateKey.export({ format: "jwk" }), kid, alg: "ES256" }), kid),
@@ -32,15 +26,18 @@ async function storeWith(namedCurve: string): Promise<SqliteStore> {
     createdAt: Date.now(),
     retiredAt: null,
   });
-  return store;
+  return h.store;
 }
 
-const open = (s: SqliteStore) => KeyRing.open(s.signingKeys, systemClock, { maxTokenLifetimeMs: 60_000, sealer });
+const open = (s: Store) => KeyRing.open(s.signingKeys, systemClock, { maxTokenLifetimeMs: 60_000, sealer });
 
 describe("the active signing key's curve", () => {
   it("a P-256 key labelled ES256 signs", async () => {
     const ring = await open(await storeWith("P-256"));
     expect(ring.current.kid).toBe("k-P-256");
+    const jwt = new JwtStrategy(ring, systemClock, "aiagent");
+    const { token } = await jwt.signId({ accountId: "acc-1", email: "a@example.com" }, 60);
+    await expect(jwt.verifyId(token)).resolves.toMatchObject({ accountId: "acc-1", email: "a@example.com" });
   });
 
   it("a P-384 key labelled ES256 is refused when the keys are loaded", async () => {
