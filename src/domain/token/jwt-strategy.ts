@@ -46,7 +46,6 @@ const FORBIDDEN_HEADERS = ["jku", "x5u", "jwk", "x5c", "crit"];
 export class JwtStrategy {
   private readonly accessCache: VerifiedCache<AccessClaims>;
   private readonly idCache: VerifiedCache<IdClaims>;
-  private readonly headers = new Map<string, string>();
 
   constructor(
     private readonly keys: KeyRing,
@@ -130,20 +129,9 @@ export class JwtStrategy {
       exp,
       jti: randomBytes(12).toString("base64url"),
     };
-    const token = await signCompact(this.header(kind, kid), payload, key);
+    const header = { alg: SIGNING_ALG, kid, typ: TOKEN_KINDS[kind].typ };
+    const token = await signCompact(header, payload, key);
     return { token, expiresAt: exp * 1000 };
-  }
-
-  /** The encoded protected header of a kind of token signed with a key (a handful of kids over the process's life). */
-  private header(kind: TokenKind, kid: string): string {
-    const k = `${kind}:${kid}`;
-    let h = this.headers.get(k);
-    if (h === undefined) {
-      h = base64url(JSON.stringify({ alg: SIGNING_ALG, kid, typ: TOKEN_KINDS[kind].typ }));
-      if (this.headers.size >= 64) this.headers.clear();
-      this.headers.set(k, h);
-    }
-    return h;
   }
 
   private async verify(token: string, kind: TokenKind): Promise<JWTPayload> {
@@ -200,8 +188,8 @@ const base64url = (text: string) => Buffer.from(text).toString("base64url");
  * checks and promise plumbing cost twice the signature itself. With a callback the signature is computed on the
  * thread pool, as WebCrypto's is, so the event loop does not wait for it. jose still verifies every token.
  */
-function signCompact(header: string, payload: object, key: KeyObject): Promise<string> {
-  const input = `${header}.${base64url(JSON.stringify(payload))}`;
+function signCompact(header: object, payload: object, key: KeyObject): Promise<string> {
+  const input = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(payload))}`;
   return new Promise((resolve, reject) =>
     sign("sha256", Buffer.from(input), { key, dsaEncoding: "ieee-p1363" }, (err, signature) =>
       err ? reject(err) : resolve(`${input}.${signature.toString("base64url")}`),
