@@ -2,14 +2,18 @@ import pg from "pg";
 import type { ConversationEvents } from "../../domain/conversation/events.js";
 import type { Repositories, Store, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
+import { pgAccounts } from "./accounts.js";
+import { pgApiKeys } from "./api-keys.js";
+import { pgChatbots } from "./chatbots.js";
 import { pgContacts, pgConversations } from "./conversations.js";
 import { checkout, PgRunner } from "./db.js";
+import { pgDemoSetup } from "./demo-setup.js";
 import { PgConversationEvents } from "./events.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
-import { pgAccounts, pgApiKeys, pgChatbots, pgDemoSetup, pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./repos.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
+import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
 
 /** How the PostgreSQL back end connects. */
