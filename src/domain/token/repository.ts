@@ -61,11 +61,10 @@ export interface RefreshTokenRepository {
    */
   notBefore(chatbotId: string, userId: string, sessionId?: string): Promise<number | undefined>;
   /**
-   * What a frame call checks, read together: `notBefore` as above and the chatbot's account and state (undefined
-   * when it does not exist). Optional: a back end where a round trip costs more than a statement (PostgreSQL)
-   * answers both in one; without it, the caller reads `notBefore` and the chatbot separately.
+   * What a frame call checks, read together in one statement (one round trip, one snapshot): `notBefore` as above
+   * and the chatbot's account and state (undefined when it does not exist).
    */
-  frameAccess?(
+  frameAccess(
     chatbotId: string,
     userId: string,
     sessionId?: string,

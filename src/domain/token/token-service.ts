@@ -433,16 +433,13 @@ export class TokenService {
   /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
   async authenticateFrame(token: string): Promise<AccessClaims> {
     const claims = await this.d.jwt.verifyAccess(token);
-    const tokens = this.d.refreshTokens;
-    const access = tokens.frameAccess
-      ? await tokens.frameAccess(claims.chatbotId, claims.userId, claims.sessionId)
-      : undefined;
-    const notBefore = access
-      ? access.notBefore
-      : await tokens.notBefore(claims.chatbotId, claims.userId, claims.sessionId);
+    const { notBefore, chatbot } = await this.d.refreshTokens.frameAccess(
+      claims.chatbotId,
+      claims.userId,
+      claims.sessionId,
+    );
     if (notBefore !== undefined && claims.issuedAt < notBefore)
       throw unauthenticated("the access token has been revoked");
-    const chatbot = access ? access.chatbot : await this.d.chatbots.byId(claims.chatbotId);
     if (!chatbot?.active || chatbot.accountId !== claims.accountId)
       throw unauthenticated("the access token is invalid");
     return claims;

@@ -48,6 +48,16 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
        (SELECT not_before FROM token_revocations WHERE chatbot_id = ? AND user_id = ?) AS nb,
        (SELECT revoked_at FROM refresh_tokens WHERE session_id = ?) AS rv)`,
   );
+  const frameAccess = db.prepare<
+    [{ chatbotId: string; userId: string; sessionId: string | null }],
+    { account_id: string | null; active: number | null; not_before: number | null }
+  >(
+    // The same revocation instants as notBefore, and the chatbot, in one statement (one snapshot).
+    `SELECT b.account_id, b.active, max(coalesce(nb, rv), coalesce(rv, nb)) AS not_before FROM (SELECT
+       (SELECT not_before FROM token_revocations WHERE chatbot_id = @chatbotId AND user_id = @userId) AS nb,
+       (SELECT revoked_at FROM refresh_tokens WHERE session_id = @sessionId) AS rv)
+     LEFT JOIN chatbots b ON b.chatbot_id = @chatbotId`,
+  );
   const notBeforePair = db.prepare<[string, string], { not_before: number }>(
     "SELECT not_before FROM token_revocations WHERE chatbot_id = ? AND user_id = ?",
   );
@@ -122,6 +132,13 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
       (sessionId === undefined
         ? notBeforePair.get(chatbotId, userId)?.not_before
         : notBefore.get(chatbotId, userId, sessionId)?.not_before) ?? undefined,
+    frameAccess: (chatbotId, userId, sessionId) => {
+      const r = frameAccess.get({ chatbotId, userId, sessionId: sessionId ?? null });
+      return {
+        notBefore: r?.not_before ?? undefined,
+        chatbot: r && r.account_id !== null ? { accountId: r.account_id, active: r.active === 1 } : undefined,
+      };
+    },
     bySession: (id) => {
       const r = bySession.get(id);
       return r && toRecord(r);
