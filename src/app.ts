@@ -39,7 +39,7 @@ import { docsRoutes } from "./protocol/http/docs-routes.js";
 import { opsRoutes } from "./protocol/http/ops-routes.js";
 import { chain, listen, type RunningServer } from "./protocol/http/server.js";
 import { type HttpRequest, type HttpResponse, type Route, sendJson } from "./protocol/http/types.js";
-import { type CounterStore, limiterCounter, memoryStore } from "./protocol/rate-limit.js";
+import { type CounterStore, limiterCounter } from "./protocol/rate-limit.js";
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { accountHandlers } from "./protocol/services/account-handlers.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
@@ -49,7 +49,6 @@ import { eventBody, webhookHandlers } from "./protocol/services/webhook-handlers
 import { noTokenLimits, type TokenGuard, tokenLimits } from "./protocol/token-limits.js";
 import { WatchLimits } from "./protocol/watch-limits.js";
 import { type Fsync, openStore } from "./storage/open.js";
-import { PgStore, pgRateLimiter } from "./storage/postgres/index.js";
 import { isPublicAddress } from "./webhooks/addresses.js";
 import { httpSender } from "./webhooks/http-sender.js";
 import { resolveAll, withLiterals } from "./webhooks/resolve.js";
@@ -118,7 +117,7 @@ export interface App {
 export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}): Promise<App> {
   const clock = o.clock ?? systemClock;
   // With SQLite's synchronous=FULL kept as group commit, answers wait for a shared fsync (store.durable()).
-  const store = await openStore(config, o.fsync ? { fsync: o.fsync } : {});
+  const { store, rateLimiter } = await openStore(config, o.fsync ? { fsync: o.fsync } : {});
   const durable = (h: Record<string, AnyHandler>) => durableHandlers(h, () => store.durable());
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
   let keys: KeyRing;
@@ -137,11 +136,10 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     throw e;
   }
   // On PostgreSQL a rotation anywhere is announced, and this instance signs with the new key at once.
-  const stopKeyWatch = await store.onSigningKeysChanged?.(() => void keys.reload().catch(() => undefined));
+  const stopKeyWatch = await store.onSigningKeysChanged(() => void keys.reload().catch(() => undefined));
   const jwt = new JwtStrategy(keys, clock, ISSUER);
   // Several instances on one PostgreSQL count the token routes' abuse limits together.
-  const counters: CounterStore =
-    store instanceof PgStore ? (rule) => limiterCounter(pgRateLimiter(store.pool, rule), rule) : memoryStore;
+  const counters: CounterStore = (rule) => limiterCounter(rateLimiter(rule), rule);
   const limits = config.rateLimit ? tokenLimits(config.rateLimit, counters) : noTokenLimits;
   const eventLog = new EventLog(clock);
   const tokens = new TokenService({
@@ -179,7 +177,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
   const local = new InProcessConversationEvents(() => store.durable());
   // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
-  const events = store.sharedEvents ? await store.sharedEvents(local) : local;
+  const events = await store.sharedEvents(local);
   const watchLimits = new WatchLimits(config.watchStreams.perInstance, config.watchStreams.perToken);
   const conversations = new ConversationService({
     ...store,
@@ -287,7 +285,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     },
     close: async () => {
       await dispatcher?.close();
-      stopKeyWatch?.();
+      stopKeyWatch();
       events.close();
       await store.close();
     },

@@ -345,7 +345,6 @@ export async function seed(
   const account = await app.accounts.createAccount(o.email);
   const chatbot = await app.accounts.createChatbot(o.email, "Benchmark shop assistant", [SHOP_ORIGIN], KNOWLEDGE);
   const key = await app.accounts.createApiKey(o.email);
-  if (!app.store.bulkLoader) throw new Error("this storage back end has no bulk loader");
   const loader = app.store.bulkLoader();
   try {
     const result: SeedResult = {

@@ -53,17 +53,19 @@ export interface Store extends Repositories {
   /** Flushes and closes; nothing may use the store afterwards. */
   close(): Promise<void>;
   /**
-   * Live updates shared by every instance on this store, where the back end has a channel for them (PostgreSQL
-   * LISTEN/NOTIFY); `local` delivers to this instance's own watchers.
+   * Live updates shared by every instance on this store, built over `local` (which delivers to this instance's own
+   * watchers). A back end with a channel between instances (PostgreSQL LISTEN/NOTIFY) relays through it; one that
+   * is served by a single process (SQLite) answers `local` itself.
    */
-  sharedEvents?(local: ConversationEvents & { close(): void }): Promise<ConversationEvents & { close(): void }>;
+  sharedEvents(local: ConversationEvents & { close(): void }): Promise<ConversationEvents & { close(): void }>;
   /**
    * Calls `changed` whenever another process may have rotated the signing keys, where the back end can tell
-   * (PostgreSQL NOTIFY); returns a function that stops it. Without it, key rings look again on their interval.
+   * (PostgreSQL NOTIFY); returns a function that stops it. A back end that cannot tell never calls it, and key
+   * rings find a rotation on their refresh interval.
    */
-  onSigningKeysChanged?(changed: () => void): Promise<() => void>;
-  /** A loader of synthetic data for benchmarks, where the back end has one. */
-  bulkLoader?(): BulkLoader;
+  onSigningKeysChanged(changed: () => void): Promise<() => void>;
+  /** A loader of synthetic data for benchmarks; a back end without one throws saying so. */
+  bulkLoader(): BulkLoader;
 }
 
 /** Storage that cannot be opened or is not ours; start-up fails loudly with it. */

@@ -1,3 +1,3 @@
 export { storageError } from "./errors.js";
-export { type PgLimitRule, pgRateLimiter } from "./limits.js";
+export { pgRateLimiter } from "./limits.js";
 export { openPgStore, PgStore, type PgStoreOptions, redact } from "./store.js";

@@ -1,15 +1,8 @@
 import type pg from "pg";
 import { type RateLimiterAbstract, RateLimiterPostgres } from "rate-limiter-flexible";
+import type { LimitRule } from "../limit-rule.js";
 import { checkout } from "./db.js";
 import { isConnectionLoss, storageError } from "./errors.js";
-
-/** One abuse-limit rule, as rate-limiter-flexible counts it. */
-export interface PgLimitRule {
-  name: string;
-  points: number;
-  durationS: number;
-  blockS: number;
-}
 
 /**
  * What the library queries through: the pool, with faults classified as for every other statement (a connection
@@ -37,7 +30,7 @@ function classifiedPool(pool: pg.Pool) {
  * per key. The table is made by the migrations, not by the library at first use (instances starting at once
  * would race to create it).
  */
-export function pgRateLimiter(pool: pg.Pool, rule: PgLimitRule): RateLimiterAbstract {
+export function pgRateLimiter(pool: pg.Pool, rule: LimitRule): RateLimiterAbstract {
   return new RateLimiterPostgres({
     storeClient: classifiedPool(pool),
     storeType: "pool",

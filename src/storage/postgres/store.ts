@@ -1,4 +1,5 @@
 import pg from "pg";
+import type { BulkLoader } from "../../domain/bulk.js";
 import type { ConversationEvents } from "../../domain/conversation/events.js";
 import type { Repositories, Store, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
@@ -97,6 +98,11 @@ export class PgStore implements Store {
     const listener = new PgListener(this.url, SIGNING_KEYS_CHANNEL, () => changed());
     await listener.start();
     return () => listener.close();
+  }
+
+  /** Synthetic data is bulk-loaded into SQLite only (`aiagent seed`); the benchmark copies a seeded file into PostgreSQL. */
+  bulkLoader(): BulkLoader {
+    throw new Error("the PostgreSQL back end has no bulk loader: seed a SQLite database instead");
   }
 
   async sharedEvents(local: ConversationEvents & { close(): void }): Promise<PgConversationEvents> {

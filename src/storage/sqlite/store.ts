@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { ConversationEvents } from "../../domain/conversation/events.js";
 import type { Repositories, Store, UnitOptions } from "../../domain/store.js";
 import { asyncRepository } from "../sync.js";
 import { SqliteBulkLoader } from "./bulk.js";
@@ -118,6 +119,19 @@ export class SqliteStore implements Store {
       this.walSync?.close();
       this.db.close();
     }
+  }
+
+  /** SQLite serves one instance (several run on PostgreSQL), so its own watchers are all there are: nothing to relay. */
+  async sharedEvents(local: ConversationEvents & { close(): void }): Promise<ConversationEvents & { close(): void }> {
+    return local;
+  }
+
+  /**
+   * SQLite has no channel to announce a rotation on: never called. A rotation by another process (`aiagent keys
+   * rotate`) is found by the key ring's refresh interval.
+   */
+  async onSigningKeysChanged(_changed: () => void): Promise<() => void> {
+    return () => undefined;
   }
 
   bulkLoader(): SqliteBulkLoader {
