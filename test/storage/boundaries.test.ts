@@ -24,6 +24,8 @@ describe("the storage back end stays inside src/storage", () => {
   it("finds the sources it checks", () => {
     expect(files.some((f) => f.path.startsWith("storage/sqlite/"))).toBe(true);
     expect(files.some((f) => f.path.startsWith("domain/"))).toBe(true);
+    expect(files.some((f) => f.path === "app.ts")).toBe(true);
+    expect(files.some((f) => f.path.startsWith("console/browser/"))).toBe(true);
   });
 
   it("no file outside src/storage imports a database driver", () => {
@@ -33,10 +35,25 @@ describe("the storage back end stays inside src/storage", () => {
     expect(leaks).toEqual([]);
   });
 
-  it("the domain, the protocol, the CLI and the frame import nothing from src/storage (app.ts wires it)", () => {
+  it("outside src/storage only app.ts imports from it, and only the factory that opens the configured back end", () => {
     const leaks = files
-      .filter((f) => /^(domain|protocol|cli|frame|events)\//.test(f.path))
-      .flatMap((f) => f.imports.filter((i) => /\/storage\//.test(i)).map((i) => `${f.path} imports ${i}`));
+      .filter((f) => !f.path.startsWith("storage/"))
+      .flatMap((f) =>
+        f.imports
+          .filter((i) => /(^|\/)storage\//.test(i) && !(f.path === "app.ts" && i === "./storage/open.js"))
+          .map((i) => `${f.path} imports ${i}`),
+      );
+    expect(leaks).toEqual([]);
+  });
+
+  it("nothing outside src/storage names a back end's parts (no instanceof PgStore, no pgRateLimiter)", () => {
+    const leaks = sources(SRC)
+      .filter((f) => !relative(SRC, f).startsWith("storage/"))
+      .flatMap((f) =>
+        [...readFileSync(f, "utf8").matchAll(/(?:Pg|Sqlite|pg|sqlite)[A-Z]\w*/g)].map(
+          (m) => `${relative(SRC, f)} names ${m[0]}`,
+        ),
+      );
     expect(leaks).toEqual([]);
   });
 
@@ -51,6 +68,17 @@ describe("the storage back end stays inside src/storage", () => {
           .map((i) => `${f.path} imports ${i}`),
       );
     expect(leaks).toEqual([]);
+  });
+
+  it("the storage port has no optional method: every back end implements all of it", () => {
+    const port = files.filter((f) => /^domain\/(store|bulk|\w+\/repository)\.ts$/.test(f.path));
+    expect(port.map((f) => f.path)).toContain("domain/store.ts");
+    const optional = port.flatMap((f) =>
+      [...readFileSync(join(SRC, f.path), "utf8").matchAll(/^\s+(\w+)\?(?:\(|\s*:\s*\()/gm)].map(
+        (m) => `${f.path}: ${m[1]}`,
+      ),
+    );
+    expect(optional).toEqual([]);
   });
 
   it("no SQLite error code is known outside src/storage", () => {
