@@ -28,6 +28,15 @@ afterAll(async () => {
   await s.close(true);
 });
 
+/**
+ * The text with every base64 or base64url run decoded beside it: a secret that is only encoded (a "sealed" value
+ * that is the plaintext in base64) is then found as plainly as one stored in clear.
+ */
+const withDecodedRuns = (text: string) =>
+  [text, ...(text.match(/[A-Za-z0-9+/_-]{16,}/g) ?? []).map((r) => Buffer.from(r, "base64").toString("latin1"))].join(
+    "\n",
+  );
+
 const strip = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 
 describe("one answer for every wrong credential", () => {
@@ -243,7 +252,7 @@ describe("revocation", () => {
 });
 
 describe("secrets at rest", () => {
-  it("API keys, refresh tokens, invitations and passwords are stored only as hashes, agent keys encrypted", async () => {
+  it("API keys, refresh tokens, invitations and passwords are stored only as hashes, agent and signing keys encrypted", async () => {
     const t = await issueTokens(s.url, b, "at-rest");
     secrets.add(t.access_token).add(t.refresh_token);
     // The account API's secrets too: an invitation (accepted, and one pending), a member's password, an agent key.
@@ -268,11 +277,13 @@ describe("secrets at rest", () => {
     const created = await postJson(s.url, "/v1/account/api_keys", { name: "at rest" }, admin);
     const newKey = created.body.data.client_api_key as string;
     secrets.add(pending).add(accepted).add(agentKey).add(newKey);
-    const dump = JSON.stringify(
-      sqliteDb(s.app)
-        .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
-        .all()
-        .map(({ name }) => sqliteDb(s.app).prepare(`SELECT * FROM "${name}"`).all()),
+    const dump = withDecodedRuns(
+      JSON.stringify(
+        sqliteDb(s.app)
+          .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+          .all()
+          .map(({ name }) => sqliteDb(s.app).prepare(`SELECT * FROM "${name}"`).all()),
+      ),
     );
     for (const secret of [
       a.apiKey,
@@ -287,14 +298,18 @@ describe("secrets at rest", () => {
       newKey,
     ])
       expect(dump.includes(secret), `${secret.slice(0, 6)}… at rest`).toBe(false);
-    expect(dump).not.toMatch(/cak_[A-Za-z0-9_-]{20,}|rt_[A-Za-z0-9_-]{20,}|inv_[A-Za-z0-9_-]{20,}/);
-    // The signing keys' private halves are encrypted: no JWK private member, in the tables nor in the file's bytes.
-    expect(dump).not.toMatch(/\\*"d\\*"\s*:/);
+    expect(
+      /cak_[A-Za-z0-9_-]{20,}|rt_[A-Za-z0-9_-]{20,}|inv_[A-Za-z0-9_-]{20,}/.test(dump),
+      "a credential at rest",
+    ).toBe(false);
+    // The signing keys' private halves are encrypted (not merely encoded): no JWK private member, in the tables nor
+    // in the file's bytes.
+    expect(/\\*"d\\*"\s*:/.test(dump), "a JWK private member at rest").toBe(false);
     const sealer = new KeySealer([readFileSync(generatedSecretPath(s.dbPath), "utf8").trim()]);
     const keys = await s.app.store.signingKeys.list();
     expect(keys.length).toBeGreaterThan(0);
     sqliteDb(s.app).pragma("wal_checkpoint(TRUNCATE)");
-    const file = readFileSync(s.dbPath).toString("latin1");
+    const file = withDecodedRuns(readFileSync(s.dbPath).toString("latin1"));
     for (const k of keys) {
       const d = (JSON.parse(sealer.open(k.privateJwk, k.kid)) as { d: string }).d;
       expect(d.length).toBeGreaterThan(20);
