@@ -52,11 +52,6 @@ export function isSignedOut(e: unknown): boolean {
   return e instanceof ConnectError && e.code === Code.Unauthenticated;
 }
 
-/** Whether the error means the caller's role does not allow it. */
-export function isForbidden(e: unknown): boolean {
-  return e instanceof ConnectError && e.code === Code.PermissionDenied;
-}
-
 /**
  * Opens the session: the console's own route trades e-mail and password for the HttpOnly cookie (this is not an
  * RPC: it sets a cookie, which the token RPC must not). Throws with the service's message when refused.
