@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { RateLimits } from "../config.js";
 import { DomainError } from "../domain/errors.js";
+import { isUnknownCredential, LaunchRefusedError } from "../domain/token/token-service.js";
 import type { Call } from "./call.js";
 import { addressKey, type Counter, type CounterStore, memoryStore, unlimited } from "./rate-limit.js";
 
@@ -30,6 +31,18 @@ export const noTokenLimits: TokenGuard = {
   failed: async () => undefined,
   account: async () => undefined,
 };
+
+/** Runs one token use case inside the abuse limits: refused early when blocked, a guessed credential counted. */
+export async function limited<T>(limits: TokenGuard, call: Call, t: TokenTarget, fn: () => Promise<T>): Promise<T> {
+  await limits.admit(call, t);
+  try {
+    return await fn();
+  } catch (e) {
+    if (isUnknownCredential(e) || (e instanceof LaunchRefusedError && e.why === "unknown"))
+      await limits.failed(call, t);
+    throw e;
+  }
+}
 
 const MINUTE = 60;
 

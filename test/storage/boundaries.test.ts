@@ -89,3 +89,13 @@ describe("the storage back end stays inside src/storage", () => {
     expect(leaks).toEqual([]);
   });
 });
+
+describe("the RPC handlers are reached only through the gate", () => {
+  it("the console's and the frame's server routes import nothing from protocol/services/", () => {
+    const leaks = sources(SRC)
+      .map((f) => ({ path: relative(SRC, f), imports: importsOf(f) }))
+      .filter((f) => /^(console|frame)\/[^/]+\.ts$/.test(f.path))
+      .flatMap((f) => f.imports.filter((i) => /protocol\/services\//.test(i)).map((i) => `${f.path} imports ${i}`));
+    expect(leaks).toEqual([]);
+  });
+});

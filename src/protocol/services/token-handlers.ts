@@ -1,25 +1,13 @@
 import type { TokenService as TokenServiceDesc } from "../../../gen/aiagent/v1/token_service_pb.js";
-import { isUnknownCredential, LaunchRefusedError, type TokenService } from "../../domain/token/token-service.js";
+import { LaunchRefusedError, type TokenService } from "../../domain/token/token-service.js";
 import type { Logger } from "../../log.js";
 import type { Call, Handlers } from "../call.js";
-import { noTokenLimits, type TokenGuard, type TokenTarget } from "../token-limits.js";
+import { limited, noTokenLimits, type TokenGuard } from "../token-limits.js";
 
 // Cache-Control: no-store is set for every method where every protocol passes (the transcoder, the Connect routes);
 // token responses add the HTTP/1.0 Pragma that RFC 6749 asks of them.
 function noStore(call: Call): void {
   call.setResponseHeader("pragma", "no-cache");
-}
-
-/** Runs one token use case inside the abuse limits: refused early when blocked, a guessed credential counted. */
-export async function limited<T>(limits: TokenGuard, call: Call, t: TokenTarget, fn: () => Promise<T>): Promise<T> {
-  await limits.admit(call, t);
-  try {
-    return await fn();
-  } catch (e) {
-    if (isUnknownCredential(e) || (e instanceof LaunchRefusedError && e.why === "unknown"))
-      await limits.failed(call, t);
-    throw e;
-  }
 }
 
 /**
