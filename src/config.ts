@@ -41,7 +41,7 @@ export interface Config {
   readonly secrets: readonly string[] | undefined;
   /** Open watch streams (WatchConversation) allowed on this instance, and per token. */
   readonly watchStreams: { readonly perInstance: number; readonly perToken: number };
-  /** The event log and webhook deliveries (see the README's "Webhooks"). */
+  /** The event log and webhook deliveries (see docs/webhooks.md). */
   readonly webhooks: WebhookSettings;
 }
 

@@ -1,16 +1,17 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_KNOWLEDGE, DEMO_QUESTIONS } from "../../src/bootstrap.js";
+import { manualPages, readPage } from "../helpers/docs.js";
 import { issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestServer } from "../helpers/server.js";
 
 // The built-in agent through the real send_message route: the questions the demo page suggests and the README's own
 // examples get an answer from the knowledge (cited), and a chatbot without knowledge says so and how to add some.
-const README = readFileSync("README.md", "utf8");
-/** The `content` of every send_message example in the README (a command continued with `\` read as one line). */
+const MANUAL = manualPages().map(readPage).join("\n");
+/** The `content` of every send_message example in the manual (a command continued with `\` read as one line). */
 const readmeQuestions = [
   ...new Set(
-    README.replaceAll("\\\n", " ")
+    MANUAL.replaceAll("\\\n", " ")
       .split("\n")
       .filter((l) => l.includes("/ai_agent/send_message"))
       .flatMap((l) => [...l.matchAll(/"content":"([^"]+)"/g)].map((m) => m[1]!)),

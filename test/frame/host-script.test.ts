@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
+import { section } from "../helpers/docs.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import {
@@ -139,24 +140,20 @@ for (const kind of ["ts", "py"] as const) {
   });
 }
 
-describe.runIf(canRun)("the README's integration", () => {
-  const readme = readFileSync("README.md", "utf8");
-  const section = readme.slice(
-    readme.indexOf("## Embed the agent"),
-    readme.indexOf("\n## ", readme.indexOf("## Embed the agent") + 1),
-  );
-  const blocks = [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => m[2]!);
+describe.runIf(canRun)("the manual's integration (docs/embedding.md)", () => {
+  const embedding = section("docs/embedding.md", "Embed the agent");
+  const blocks = [...embedding.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => m[2]!);
 
   test.each([
     ["examples/embed/server.ts", 40],
     ["examples/embed/server.py", 40],
     ["examples/embed/page.html", 20],
-  ])("%s is in the README verbatim, in at most %i lines", (file, max) => {
+  ])("%s is in the embedding guide verbatim, in at most %i lines", (file, max) => {
     const text = readFileSync(file, "utf8");
     expect(blocks).toContain(text);
     expect(text.trimEnd().split("\n").length).toBeLessThanOrEqual(max);
-    // The README states the count it shows.
-    expect(section).toContain(`${text.trimEnd().split("\n").length} lines`);
+    // The guide states the count it shows.
+    expect(embedding).toContain(`${text.trimEnd().split("\n").length} lines`);
   });
 });
 

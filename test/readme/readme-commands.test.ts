@@ -1,15 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../frame/browser.js";
+import { blocks, manualPages, ROOT, readPage } from "../helpers/docs.js";
 
-// The README's own commands, read from README.md and run as written (bash, from the checkout) against a service
-// started as the README starts it: the walkthrough top to bottom, and every line of "The `aiagent` command". Only
-// the environment is the test's: a database of its own (AIAGENT_DB) and a free port (AIAGENT_PORT).
-const ROOT = resolve(import.meta.dirname, "../..");
-const README = readFileSync(join(ROOT, "README.md"), "utf8");
+// The manual's own commands, read from README.md and docs/ and run as written (bash, from the checkout) against a
+// service started as the README starts it: the walkthrough top to bottom, the pages that continue it, and every line
+// of "The `aiagent` command". Only the environment is the test's: a database of its own (AIAGENT_DB) and a free port.
 const dir = mkdtempSync(join(tmpdir(), "aiagent-readme-"));
 const started = new Set<ChildProcess>();
 afterAll(() => {
@@ -17,13 +16,9 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The ```sh blocks of the README section with this heading. */
-function shBlocks(heading: string): string[] {
-  const start = README.indexOf(`\n## ${heading}\n`);
-  expect(start, `README section "${heading}"`).toBeGreaterThan(0);
-  const end = README.indexOf("\n## ", start + 1);
-  const section = README.slice(start, end < 0 ? undefined : end);
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+/** The ```sh blocks of the section with this heading, in README.md or a page of docs/. */
+function shBlocks(heading: string, page = "README.md"): string[] {
+  return blocks(page, heading);
 }
 
 function environment(name: string, port: number): NodeJS.ProcessEnv {
@@ -92,11 +87,12 @@ function jsonValues(text: string): any[] {
   return out;
 }
 
-describe("the README's commands, as written", () => {
+describe("the manual's commands, as written", () => {
   it("names the command as ./bin/aiagent in every example", () => {
-    for (const block of README.matchAll(/```sh\n([\s\S]*?)```/g))
-      for (const line of block[1]!.split("\n"))
-        expect(line, "a README example runs aiagent without ./bin/").not.toMatch(/(^|[\s($])(npx )?aiagent /);
+    for (const page of manualPages())
+      for (const block of readPage(page).matchAll(/```sh\n([\s\S]*?)```/g))
+        for (const line of block[1]!.split("\n"))
+          expect(line, `an example in ${page} runs aiagent without ./bin/`).not.toMatch(/(^|[\s($])(npx )?aiagent /);
   });
 
   it("the walkthrough works top to bottom on a fresh start", async () => {
@@ -123,7 +119,7 @@ describe("the README's commands, as written", () => {
   }, 240_000);
 
   it('"The account API" runs as written: an owner signs in, makes a key, a chatbot and an operator', async () => {
-    const [block, ...more] = shBlocks("The account API");
+    const [block, ...more] = shBlocks("The account API", "docs/account-api.md");
     expect(more).toEqual([]);
     const env = environment("account-api", await freePort());
     await startService("./bin/aiagent serve", env);
@@ -142,7 +138,7 @@ describe("the README's commands, as written", () => {
   }, 180_000);
   it('the "Webhooks" commands work after the walkthrough, with its variables', async () => {
     const [start, script] = shBlocks("Walkthrough");
-    const [hooks, ...more] = shBlocks("Webhooks");
+    const [hooks, ...more] = shBlocks("Webhooks", "docs/webhooks.md");
     expect(more).toEqual([]);
     const env = environment("webhooks", await freePort());
     const service = await startService(start!, env);
@@ -165,8 +161,26 @@ describe("the README's commands, as written", () => {
     expect(disabled.data.status).toBe("disabled");
   }, 240_000);
 
+  it("the handover walkthrough continues the walkthrough: take over, reply, hand back, the agent answers again", async () => {
+    const [start, script] = shBlocks("Walkthrough");
+    const [handover, ...more] = shBlocks(
+      "Walkthrough: from a contact to a human reply and back",
+      "docs/conversations.md",
+    );
+    expect(more).toEqual([]);
+    const env = environment("handover", await freePort());
+    const service = await startService(start!, env);
+    const r = await runScript(`${script}\n${handover}`, env);
+    expect(r.code, `${r.stdout}\n${r.stderr}\n${service.output()}`).toBe(0);
+    expect(r.stdout).not.toMatch(/"code":\s*"/);
+    // Each step prints one field: the reply, the conversation found, the take-over, the reply's order, the release,
+    // the role of the answer to the next message.
+    const lines = r.stdout.trimEnd().split("\n").slice(-5);
+    expect(lines).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), "you@example.com", "5", "ai_agent", "assistant"]);
+  }, 240_000);
+
   it('every line of "The `aiagent` command" runs, beside a service started by its serve line', async () => {
-    const [block, ...more] = shBlocks("The `aiagent` command");
+    const [block, ...more] = shBlocks("The `aiagent` command", "docs/cli.md");
     expect(more).toEqual([]);
     const lines = block!
       .replaceAll("\\\n", " ")
