@@ -40,6 +40,7 @@ import { opsRoutes } from "./protocol/http/ops-routes.js";
 import { chain, listen, type RunningServer } from "./protocol/http/server.js";
 import { type HttpRequest, type HttpResponse, type Route, sendJson } from "./protocol/http/types.js";
 import { type CounterStore, limiterCounter, memoryStore } from "./protocol/rate-limit.js";
+import { withFieldRules } from "./protocol/rest/field-rules.js";
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { accountHandlers } from "./protocol/services/account-handlers.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
@@ -225,7 +226,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   // JSON routes both serve these bindings, so no protocol can reach a handler around them.
   const bind = (desc: ServiceBinding["desc"], handlers: object): ServiceBinding => ({
     desc,
-    handlers: durable(guardService(desc, handlers as never, auth)),
+    // The contract's field rules first: a request they refuse reaches no store, not even the access gate's lookups.
+    handlers: withFieldRules(desc, durable(guardService(desc, handlers as never, auth))),
   });
   const bindings: ServiceBinding[] = [
     bind(TokenServiceDesc, tokenHandlers(tokens, limits, log)),
@@ -274,7 +276,14 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     watchLimits,
     listen: async () => {
       dispatcher?.start();
-      const server = await listen(app.handler, config.port, config.host, config.http, (path) => WATCH_PATHS.has(path));
+      const server = await listen(
+        app.handler,
+        config.port,
+        config.host,
+        config.http,
+        (path) => WATCH_PATHS.has(path),
+        log,
+      );
       return {
         ...server,
         // Watch streams never finish by themselves: they end first, so shutdown waits only for real requests.
