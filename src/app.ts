@@ -31,7 +31,7 @@ import type { Logger } from "./log.js";
 import { guardService } from "./protocol/access.js";
 import { Authenticator } from "./protocol/auth.js";
 import type { AnyHandler } from "./protocol/call.js";
-import { parseErrorsAsInvalidArgument } from "./protocol/connect-parse-errors.js";
+import { connectRoute } from "./protocol/connect-parse-errors.js";
 import { createConnectRoutes, peerKey } from "./protocol/connect-routes.js";
 import { durableHandlers } from "./protocol/durable.js";
 import { withAccessLog } from "./protocol/http/access-log.js";
@@ -306,10 +306,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     docsRoutes(),
     ...(o.extraRoutes?.(app) ?? []),
     createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log }),
-    (req, res) => {
-      connect(req as never, parseErrorsAsInvalidArgument(res) as never);
-      return true;
-    },
+    connectRoute(connect as never),
   ];
   app.handler = withAccessLog(chain(routes, config.http), log, config.logLevel === "debug");
   return app;
