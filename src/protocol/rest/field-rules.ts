@@ -43,7 +43,7 @@ export function textRules(f: DescField): TextRules | undefined {
 type Msg = Record<string, unknown>;
 
 /** The value a message holds for a field (a oneof member's only when that member is the one set). */
-function valueOf(msg: Msg, f: DescField): unknown {
+function fieldValue(msg: Msg, f: DescField): unknown {
   if (!f.oneof) return msg[f.localName];
   const o = msg[f.oneof.localName] as { case?: string; value?: unknown } | undefined;
   return o?.case === f.localName ? o.value : undefined;
@@ -55,7 +55,7 @@ function valueOf(msg: Msg, f: DescField): unknown {
  */
 export function checkFieldRules(desc: DescMessage, msg: Msg, prefix = ""): void {
   for (const f of desc.fields) {
-    const v = valueOf(msg, f);
+    const v = fieldValue(msg, f);
     if (v === undefined || v === null) continue;
     const at = prefix + f.name;
     if (f.fieldKind === "scalar" && f.scalar === ScalarType.STRING) checkText(at, v as string, textRules(f));
