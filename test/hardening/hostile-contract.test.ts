@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { connect as http2Connect } from "node:http2";
 import { connect as netConnect } from "node:net";
+import { resolve } from "node:path";
 import { type DescService, ScalarType } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textRules } from "../../src/protocol/rest/field-rules.js";
@@ -200,6 +202,33 @@ describe("the hostile table covers the whole contract", () => {
     for (const d of services) for (const m of d.methods) walk(m.input);
     expect(undeclared).toEqual([]);
   });
+});
+
+it("the OpenAPI document states the bound every request string field declares", () => {
+  type Sch = { maxLength?: number; items?: Sch; properties?: Record<string, Sch> };
+  const doc = JSON.parse(
+    readFileSync(resolve(import.meta.dirname, "../../gen/openapi/aiagent.v1.openapi.json"), "utf8"),
+  ) as {
+    paths: Record<string, Record<string, { parameters?: { name: string; schema: Sch }[] }>>;
+    components: { schemas: Record<string, Sch> };
+  };
+  const missing: string[] = [];
+  let checked = 0;
+  for (const r of table.routes) {
+    const op = doc.paths[r.template]?.[r.verb.toLowerCase()];
+    const component = doc.components.schemas[r.method.input.typeName];
+    for (const f of r.method.input.fields) {
+      const max = textRules(f)?.maxLength ?? 0;
+      if (max === 0) continue;
+      const param = op?.parameters?.find((p) => p.name === f.name)?.schema;
+      const prop = component?.properties?.[f.name];
+      const stated = [param, param?.items, prop, prop?.items].some((x) => x?.maxLength === max);
+      if (param || prop) checked++;
+      if ((param || prop) && !stated) missing.push(`${routeKey(r)} ${f.name}`);
+    }
+  }
+  expect(checked).toBeGreaterThan(20);
+  expect(missing).toEqual([]);
 });
 
 describe("the request that ended the process", () => {
