@@ -23,7 +23,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
 export function chain(
   routes: Route[],
   limits: ServerLimits = DEFAULT_LIMITS,
-): (req: HttpRequest, res: HttpResponse) => void {
+): (req: HttpRequest, res: HttpResponse) => unknown {
   return (req, res) => {
     if ((req.url?.length ?? 0) > limits.maxUrlLength) {
       sendJson(res, 414, {
@@ -33,7 +33,11 @@ export function chain(
       });
       return;
     }
-    for (const r of routes) if (r(req, res)) return;
+    for (const r of routes) {
+      // A route's promise goes back to the request boundary, which answers its rejection.
+      const served = r(req, res);
+      if (served) return served;
+    }
     sendJson(res, 404, {
       code: "not_found",
       message: `no route for ${req.method} ${(req.url ?? "").split("?")[0]}`,
