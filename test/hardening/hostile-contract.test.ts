@@ -13,6 +13,7 @@ import { startServer, type TestServer } from "../helpers/server.js";
 import {
   BAD_ESCAPES,
   contractServices,
+  HOSTILE_SERVER,
   type HostileCase,
   hostileTable,
   type Presented,
@@ -33,16 +34,7 @@ const credential: Record<Presented, string> = { none: "", access: "", admin: "" 
 const secrets = new Set<string>();
 
 beforeAll(async () => {
-  s = await startServer({
-    env: {
-      // Hostile input must reach the checks, not a 429 (which would pass too).
-      AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0",
-      AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "0",
-      AIAGENT_RATE_LIMIT_PASSWORD_FAILURES: "0",
-    },
-    // No webhook dispatcher: its background writes would show as rows changed.
-    overrides: { dispatch: false },
-  });
+  s = await startServer(HOSTILE_SERVER);
   const a = await s.account();
   const t = await issueTokens(s.url, a, "hostile-table-user");
   credential.access = t.access_token;

@@ -13,10 +13,22 @@ import { access, Credential } from "../../gen/aiagent/v1/access_pb.js";
 import { allowed_values } from "../../gen/aiagent/v1/field_options_pb.js";
 import { textRules } from "../../src/protocol/rest/field-rules.js";
 import { type HttpRoute, httpRoutes } from "../../src/protocol/rest/http-rules.js";
+import { INT32, INT64 } from "../../src/protocol/rest/json-codec.js";
 
 // The hostile table, generated from the contract: every service of gen/aiagent/v1, every google.api.http route with
 // its path parameters, query parameters and body fields, and every RPC, each crossed with the hostile values that
 // fit it. A route or RPC added to the contract is in the table the day it is added.
+
+/** A server for hostile input: failure back-off off (hostile input must reach the checks, not a 429, which would
+ * pass too) and no webhook dispatcher (its background writes would show as rows changed). */
+export const HOSTILE_SERVER = {
+  env: {
+    AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0",
+    AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "0",
+    AIAGENT_RATE_LIMIT_PASSWORD_FAILURES: "0",
+  },
+  overrides: { dispatch: false },
+};
 
 /** Every service the contract declares (every *_pb.ts of gen/aiagent/v1, so a new file joins by itself). */
 export async function contractServices(): Promise<DescService[]> {
@@ -64,20 +76,6 @@ export interface HostileCase {
 /** Percent-escapes that are not valid UTF-8 (a lone %, a non-hex escape, a stray byte, a surrogate, an overlong `/`). */
 export const BAD_ESCAPES = ["%FF", "%", "%zz", "%ED%A0%80", "%C0%AF"];
 
-const INT32 = new Set([
-  ScalarType.INT32,
-  ScalarType.SINT32,
-  ScalarType.SFIXED32,
-  ScalarType.UINT32,
-  ScalarType.FIXED32,
-]);
-const INT64 = new Set([
-  ScalarType.INT64,
-  ScalarType.SINT64,
-  ScalarType.SFIXED64,
-  ScalarType.UINT64,
-  ScalarType.FIXED64,
-]);
 const isInt = (t: ScalarType) => INT32.has(t) || INT64.has(t);
 
 /** Hostile query values of a scalar field (raw, as they go on the wire). */
