@@ -8,7 +8,7 @@ import {
 } from "@bufbuild/protobuf";
 import { TextFormat, type TextRules, text } from "../../../gen/aiagent/v1/field_options_pb.js";
 import { invalidArgument } from "../../domain/errors.js";
-import { CONTROL, CONTROL_BUT_LINES, LONE_SURROGATE } from "../../domain/validate.js";
+import { CONTROL, CONTROL_BUT_LINES } from "../../domain/validate.js";
 import type { AnyHandler } from "../call.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -16,28 +16,38 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Checks one string of a request against its field's declared rules; the empty string (the unset field) passes. */
 function checkText(at: string, value: string, rules: TextRules | undefined): void {
   if (value === "") return;
-  // Whatever a field declares: no back end stores a NUL in text (PostgreSQL refuses it) nor an unpaired surrogate.
-  if (value.includes("\u0000")) throw invalidArgument(at, "must not contain control characters");
-  if (LONE_SURROGATE.test(value)) throw invalidArgument(at, "must be valid Unicode");
-  if (!rules) return;
-  if (rules.maxLength > 0 && value.length > rules.maxLength)
+  // Whatever a field declares: no back end stores an unpaired surrogate (SQLite would change it) nor a NUL (PostgreSQL
+  // refuses it). isWellFormed is native: far cheaper than a Unicode-aware regular expression.
+  if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed())
+    throw invalidArgument(at, "must be valid Unicode");
+  if (rules && rules.maxLength > 0 && value.length > rules.maxLength)
     throw invalidArgument(at, `must be at most ${rules.maxLength} characters`);
-  switch (rules.format) {
+  switch (rules?.format) {
     case TextFormat.UUID:
       if (!UUID.test(value)) throw invalidArgument(at, "must be a uuid");
-      break;
+      return;
     case TextFormat.LINE:
       if (CONTROL.test(value)) throw invalidArgument(at, "must not contain control characters");
-      break;
+      return;
     case TextFormat.LINES:
       if (CONTROL_BUT_LINES.test(value)) throw invalidArgument(at, "must not contain control characters");
-      break;
+      return;
+    default:
+      if (value.includes("\u0000")) throw invalidArgument(at, "must not contain control characters");
   }
 }
 
+// Reading an option decodes it from the descriptor's bytes each time: read once per field.
+const rulesOf = new WeakMap<DescField, TextRules | null>();
+
 /** The field's declared text rules, if any. */
 export function textRules(f: DescField): TextRules | undefined {
-  return hasOption(f, text) ? getOption(f, text) : undefined;
+  let r = rulesOf.get(f);
+  if (r === undefined) {
+    r = hasOption(f, text) ? getOption(f, text) : null;
+    rulesOf.set(f, r);
+  }
+  return r ?? undefined;
 }
 
 type Msg = Record<string, unknown>;
