@@ -88,7 +88,8 @@ function queryValues(f: DescField, scalar: ScalarType): [string, string][] {
     ];
     const max = textRules(f)?.maxLength ?? 0;
     if (max > 0 && max < 4000) out.push([`${max + 1} characters`, "x".repeat(max + 1)]);
-    if (hasOption(f, allowed_values)) out.push(["a value outside the allowed ones", "nope"]);
+    if (hasOption(f, allowed_values))
+      out.push(["a value outside the allowed ones", "nope"], ["an empty value for a closed set", ""]);
     return out;
   }
   if (isInt(scalar))
@@ -117,7 +118,7 @@ function jsonValues(f: DescField): [string, string][] {
     const max = textRules(f)?.maxLength ?? 0;
     if (max > 0) out.push([`${max + 1} characters`, wrap(JSON.stringify("x".repeat(max + 1)))]);
     if (hasOption(f, allowed_values) && f.fieldKind === "scalar")
-      out.push(["a value outside the allowed ones", '"nope"']);
+      out.push(["a value outside the allowed ones", '"nope"'], ["an empty string for a closed set", '""']);
   } else if (scalar !== undefined && isInt(scalar)) {
     out.push(
       ["1e309", wrap("1e309")],
