@@ -13,7 +13,7 @@ export const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 export const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
 // With the u flag a surrogate pair is one code point, so only an unpaired half matches.
-export const LONE_SURROGATE = /\p{Cs}/u;
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** A required text field: present, not too long, no control characters. */
 export function requireText(field: string, value: string, max = MAX_SHORT_TEXT): string {
