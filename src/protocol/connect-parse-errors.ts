@@ -9,7 +9,12 @@ import { type HttpRequest, type HttpResponse, type Route, sendJson } from "./htt
 export function connectRoute(connect: (req: HttpRequest, res: HttpResponse) => void): Route {
   return (req, res) => {
     if (req.method === "GET" && badGetMessage(req.url ?? "")) {
-      sendJson(res, 400, { code: "invalid_argument", message: "message: is not valid base64", details: [] });
+      sendJson(
+        res,
+        400,
+        { code: "invalid_argument", message: "message: is not valid base64", details: [] },
+        { "cache-control": "no-store" },
+      );
       return true;
     }
     connect(req, parseErrorsAsInvalidArgument(res));
