@@ -31,7 +31,7 @@ import type { Logger } from "./log.js";
 import { guardService } from "./protocol/access.js";
 import { Authenticator } from "./protocol/auth.js";
 import type { AnyHandler } from "./protocol/call.js";
-import { parseErrorsAsInvalidArgument } from "./protocol/connect-parse-errors.js";
+import { connectRoute } from "./protocol/connect-parse-errors.js";
 import { createConnectRoutes, peerKey } from "./protocol/connect-routes.js";
 import { durableHandlers } from "./protocol/durable.js";
 import { withAccessLog } from "./protocol/http/access-log.js";
@@ -40,6 +40,7 @@ import { opsRoutes } from "./protocol/http/ops-routes.js";
 import { chain, listen, type RunningServer } from "./protocol/http/server.js";
 import { type HttpRequest, type HttpResponse, type Route, sendJson } from "./protocol/http/types.js";
 import { type CounterStore, limiterCounter } from "./protocol/rate-limit.js";
+import { withFieldRules } from "./protocol/rest/field-rules.js";
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { accountHandlers } from "./protocol/services/account-handlers.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
@@ -223,7 +224,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   // JSON routes both serve these bindings, so no protocol can reach a handler around them.
   const bind = (desc: ServiceBinding["desc"], handlers: object): ServiceBinding => ({
     desc,
-    handlers: durable(guardService(desc, handlers as never, auth)),
+    // The contract's field rules first: a request they refuse reaches no store, not even the access gate's lookups.
+    handlers: withFieldRules(desc, durable(guardService(desc, handlers as never, auth))),
   });
   const bindings: ServiceBinding[] = [
     bind(TokenServiceDesc, tokenHandlers(tokens, limits, log)),
@@ -272,7 +274,14 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     watchLimits,
     listen: async () => {
       dispatcher?.start();
-      const server = await listen(app.handler, config.port, config.host, config.http, (path) => WATCH_PATHS.has(path));
+      const server = await listen(
+        app.handler,
+        config.port,
+        config.host,
+        config.http,
+        (path) => WATCH_PATHS.has(path),
+        log,
+      );
       return {
         ...server,
         // Watch streams never finish by themselves: they end first, so shutdown waits only for real requests.
@@ -295,10 +304,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     docsRoutes(),
     ...(o.extraRoutes?.(app) ?? []),
     createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log }),
-    (req, res) => {
-      connect(req as never, parseErrorsAsInvalidArgument(res) as never);
-      return true;
-    },
+    connectRoute(connect as never),
   ];
   app.handler = withAccessLog(chain(routes, config.http), log, config.logLevel === "debug");
   return app;

@@ -54,9 +54,10 @@ export const openapiPlugin: Plugin = {
       const bindings = httpExt ? services.flatMap((s) => bindingsOf(s, httpExt)) : [];
       if (bindings.length === 0) continue;
       const allowedValues = registry.getExtension(`${pkg}.allowed_values`);
+      const textRules = registry.getExtension(`${pkg}.text`);
       files.push({
         name: `${pkg}.openapi.json`,
-        content: `${JSON.stringify(documentOf(pkg, services, bindings, allowedValues, access), null, 2)}\n`,
+        content: `${JSON.stringify(documentOf(pkg, services, bindings, allowedValues, access, textRules), null, 2)}\n`,
       });
     }
     return create(CodeGeneratorResponseSchema, {
@@ -86,13 +87,14 @@ function documentOf(
   bindings: HttpBinding[],
   allowedValues: DescExtension | undefined,
   access: DescExtension | undefined,
+  textRules?: DescExtension,
 ): Schema {
   const pathBound = new Set(
     bindings.flatMap((b) =>
       [...b.template.matchAll(/\{([a-z0-9_.]+)(?:=[^}]*)?\}/gi)].map((m) => `${b.method.input.typeName}.${m[1]}`),
     ),
   );
-  const schemas = new SchemaBuilder(new Set(bindings.map((b) => b.method.input)), allowedValues, pathBound);
+  const schemas = new SchemaBuilder(new Set(bindings.map((b) => b.method.input)), allowedValues, pathBound, textRules);
   const errors = errorComponents(schemas);
   const paths: Record<string, Record<string, Schema>> = {};
   for (const b of bindings) {

@@ -8,6 +8,7 @@ import {
 } from "@bufbuild/protobuf";
 import { commentOf, factsOf } from "./comments.js";
 import { FIELD_OVERRIDES } from "./overrides.js";
+import { type TextRules, textSchema } from "./text-rules.js";
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it) object. */
 export type Schema = Record<string, unknown>;
@@ -54,6 +55,8 @@ export class SchemaBuilder {
     private readonly requests: ReadonlySet<DescMessage>,
     private readonly allowedValues?: DescExtension,
     private readonly pathBound: ReadonlySet<string> = new Set(),
+    /** The contract's `aiagent.v1.text` field option: a request string's length bound and shape, enforced on every protocol. */
+    private readonly textRules?: DescExtension,
   ) {}
 
   /** A `$ref` to the component schema of `desc` in `role`, building it on first use. */
@@ -103,6 +106,10 @@ export class SchemaBuilder {
     if (facts.enum && s.type === "string") s.enum = facts.enum;
     if (this.allowedValues && hasOption(f, this.allowedValues) && s.type === "string")
       s.enum = getOption(f, this.allowedValues) as string[];
+    if (role === "input" && this.textRules && hasOption(f, this.textRules)) {
+      const target = s.type === "array" ? (s.items as Schema) : s;
+      if (target.type === "string") Object.assign(target, textSchema(getOption(f, this.textRules) as TextRules));
+    }
     if (facts.minimum !== undefined) s.minimum = facts.minimum;
     if (facts.maximum !== undefined) s.maximum = facts.maximum;
     if (facts.default !== undefined) s.default = facts.default;

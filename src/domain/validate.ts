@@ -7,10 +7,10 @@ export const MAX_CONTENT = 8000;
 
 // Any C0 or C1 control character, DEL, and the Unicode line and paragraph separators.
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+export const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 // The same, but tab, line feed and carriage return are allowed (message text has lines).
 // eslint-disable-next-line no-control-regex
-const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+export const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
 // With the u flag a surrogate pair is one code point, so only an unpaired half matches.
 const LONE_SURROGATE = /\p{Cs}/u;

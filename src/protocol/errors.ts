@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
@@ -44,8 +45,11 @@ export function codeName(code: Code): string {
   return Code[code].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
-/** Any thrown value as a ConnectError safe to send: domain errors keep their message, everything else becomes a bare `internal`. */
-export function toConnectError(e: unknown, log?: Logger): ConnectError {
+/**
+ * Any thrown value as a ConnectError safe to send: domain errors keep their message, everything else becomes an
+ * `internal` that says only its request id, which the log line of the cause carries (and `where` tells, if given).
+ */
+export function toConnectError(e: unknown, log?: Logger, where?: Record<string, unknown>): ConnectError {
   if (e instanceof ConnectError) return e;
   if (e instanceof DomainError) {
     const metadata: Record<string, string> = {};
@@ -66,8 +70,9 @@ export function toConnectError(e: unknown, log?: Logger): ConnectError {
       log?.warn("request failed", { code: e.kind, message: e.message, cause: describe(e.extra.cause) });
     return err;
   }
-  log?.error("internal error", { cause: describe(e) });
-  return new ConnectError("internal error", Code.Internal);
+  const requestId = randomUUID();
+  log?.error("internal error", { request_id: requestId, ...where, cause: describe(e) });
+  return new ConnectError(`internal error (request id ${requestId})`, Code.Internal, { "x-request-id": requestId });
 }
 
 function describe(e: unknown): unknown {

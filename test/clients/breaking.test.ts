@@ -55,7 +55,7 @@ describe("buf breaking against the released contract (npm run check:breaking)", 
 
   it("fails when a field is renamed, naming the field", async () => {
     const dir = workspace();
-    edit(dir, TOKEN_PROTO, "string contact_name = 1;", "string display_name = 1;");
+    edit(dir, TOKEN_PROTO, "string contact_name = 1 [", "string display_name = 1 [");
     const r = await breaking(dir);
     expect(r.code).not.toBe(0);
     expect(r.output).toContain('on message "ContactProfile" changed name from "contact_name" to "display_name"');
@@ -79,8 +79,8 @@ describe("buf breaking against the released contract (npm run check:breaking)", 
     edit(
       dir,
       TOKEN_PROTO,
-      "  string phone_number = 3;\n}",
-      "  string phone_number = 3;\n  // The customer's preferred language.\n  string language = 4;\n}",
+      "  string phone_number = 3 [(aiagent.v1.text) = {max_length: 256, format: TEXT_FORMAT_LINE}];\n}",
+      "  string phone_number = 3 [(aiagent.v1.text) = {max_length: 256, format: TEXT_FORMAT_LINE}];\n  // The customer's preferred language.\n  string language = 4 [(aiagent.v1.text) = {max_length: 35}];\n}",
     );
     const r = await breaking(dir);
     expect(r, r.output).toMatchObject({ code: 0 });

@@ -8,6 +8,7 @@ import { type HttpRoute, httpRoutes } from "../../src/protocol/rest/http-rules.j
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
+import { HOSTILE_SERVER } from "./hostile-table.js";
 import { dbChecksum, expectNoSecrets } from "./support.js";
 
 // Modest run counts: every run is a real request against a real server and database.
@@ -23,16 +24,7 @@ let conversationId: string;
 const secrets = new Set<string>();
 
 beforeAll(async () => {
-  // Failure back-off off: this suite wants its hostile input to reach the handlers, not a 429 (which would pass too).
-  s = await startServer({
-    env: {
-      AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0",
-      AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "0",
-      AIAGENT_RATE_LIMIT_PASSWORD_FAILURES: "0",
-    },
-    // No webhook dispatcher: its writes in the background would show in the "changes nothing" checksums.
-    overrides: { dispatch: false },
-  });
+  s = await startServer(HOSTILE_SERVER);
   a = await s.account();
   const t = await issueTokens(s.url, a, "hostile-user");
   access = t.access_token;

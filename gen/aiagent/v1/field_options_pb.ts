@@ -2,16 +2,87 @@
 // @generated from file aiagent/v1/field_options.proto (package aiagent.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenExtension, GenFile } from "@bufbuild/protobuf/codegenv2";
-import { extDesc, fileDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { FieldOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file aiagent/v1/field_options.proto.
  */
 export const file_aiagent_v1_field_options: GenFile = /*@__PURE__*/
-  fileDesc("Ch5haWFnZW50L3YxL2ZpZWxkX29wdGlvbnMucHJvdG8SCmFpYWdlbnQudjE6RgoOYWxsb3dlZF92YWx1ZXMSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNGGAyADKAlSDWFsbG93ZWRWYWx1ZXNiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("Ch5haWFnZW50L3YxL2ZpZWxkX29wdGlvbnMucHJvdG8SCmFpYWdlbnQudjEiRwoJVGV4dFJ1bGVzEhIKCm1heF9sZW5ndGgYASABKA0SJgoGZm9ybWF0GAIgASgOMhYuYWlhZ2VudC52MS5UZXh0Rm9ybWF0KmwKClRleHRGb3JtYXQSGwoXVEVYVF9GT1JNQVRfVU5TUEVDSUZJRUQQABIUChBURVhUX0ZPUk1BVF9MSU5FEAESFQoRVEVYVF9GT1JNQVRfTElORVMQAhIUChBURVhUX0ZPUk1BVF9VVUlEEAM6RgoOYWxsb3dlZF92YWx1ZXMSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNGGAyADKAlSDWFsbG93ZWRWYWx1ZXM6SgoEdGV4dBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY04YDIAEoCzIVLmFpYWdlbnQudjEuVGV4dFJ1bGVzUgR0ZXh0YgZwcm90bzM", [file_google_protobuf_descriptor]);
+
+/**
+ * The rules of a string field. An empty string (the unset field) passes them: whether a field is required is
+ * the handler's decision.
+ *
+ * @generated from message aiagent.v1.TextRules
+ */
+export type TextRules = Message<"aiagent.v1.TextRules"> & {
+  /**
+   * The most characters (UTF-16 code units, as JavaScript counts them) the text may have.
+   *
+   * @generated from field: uint32 max_length = 1;
+   */
+  maxLength: number;
+
+  /**
+   * The shape the text must have.
+   *
+   * @generated from field: aiagent.v1.TextFormat format = 2;
+   */
+  format: TextFormat;
+};
+
+/**
+ * Describes the message aiagent.v1.TextRules.
+ * Use `create(TextRulesSchema)` to create a new message.
+ */
+export const TextRulesSchema: GenMessage<TextRules> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_field_options, 0);
+
+/**
+ * The shape of a string field's text.
+ *
+ * @generated from enum aiagent.v1.TextFormat
+ */
+export enum TextFormat {
+  /**
+   * Any text without a NUL character.
+   *
+   * @generated from enum value: TEXT_FORMAT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * One line: no control characters at all (C0, DEL, C1, U+2028, U+2029).
+   *
+   * @generated from enum value: TEXT_FORMAT_LINE = 1;
+   */
+  LINE = 1,
+
+  /**
+   * Lines of text: no control characters but tab, line feed and carriage return.
+   *
+   * @generated from enum value: TEXT_FORMAT_LINES = 2;
+   */
+  LINES = 2,
+
+  /**
+   * A uuid (8-4-4-4-12 hexadecimal digits), in any case.
+   *
+   * @generated from enum value: TEXT_FORMAT_UUID = 3;
+   */
+  UUID = 3,
+}
+
+/**
+ * Describes the enum aiagent.v1.TextFormat.
+ */
+export const TextFormatSchema: GenEnum<TextFormat> = /*@__PURE__*/
+  enumDesc(file_aiagent_v1_field_options, 0);
 
 /**
  * The only values a string field takes. The JSON routes refuse any other, the empty string included
@@ -21,4 +92,15 @@ export const file_aiagent_v1_field_options: GenFile = /*@__PURE__*/
  */
 export const allowed_values: GenExtension<FieldOptions, string[]> = /*@__PURE__*/
   extDesc(file_aiagent_v1_field_options, 0);
+
+/**
+ * The rules of a string field's text (of each element, for a repeated field). Whatever is declared, every
+ * string of a request is refused when it holds a NUL character or is not valid Unicode. Every string field of a
+ * request declares it; a credential read as a token declares `{}`, so that an over-long one is refused as a
+ * credential (401), not as input.
+ *
+ * @generated from extension: aiagent.v1.TextRules text = 50003;
+ */
+export const text: GenExtension<FieldOptions, TextRules> = /*@__PURE__*/
+  extDesc(file_aiagent_v1_field_options, 1);
 

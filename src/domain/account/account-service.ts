@@ -70,6 +70,8 @@ export class AccountService {
       accounts: AccountRepository;
       apiKeys: ApiKeyRepository;
       chatbots: ChatbotRepository;
+      /** The members of every account: an account's e-mail must not be one of theirs (sign-in is by e-mail). */
+      members?: Pick<Repositories["members"], "byEmail">;
       clock: Clock;
       /** Runs fn as one storage transaction. */
       transaction: Transact;
@@ -89,6 +91,9 @@ export class AccountService {
       throw invalidArgument("password", "must be at least 8 characters");
     if (await this.d.accounts.byEmail(e))
       throw new DomainError("failed_precondition", `an account with e-mail ${e} already exists`);
+    // Password sign-in finds a person by e-mail: an owner and a member with one address could not both sign in.
+    if (await this.d.members?.byEmail(e))
+      throw new DomainError("failed_precondition", `${e} is already a member of an account`);
     const account: AccountRecord = {
       accountId: newId(),
       email: e,

@@ -7,10 +7,10 @@ import type { HttpRequest, HttpResponse } from "./types.js";
  * hot path pays one level check.
  */
 export function withAccessLog(
-  handler: (req: HttpRequest, res: HttpResponse) => void,
+  handler: (req: HttpRequest, res: HttpResponse) => unknown,
   log: Logger,
   enabled: boolean,
-): (req: HttpRequest, res: HttpResponse) => void {
+): (req: HttpRequest, res: HttpResponse) => unknown {
   if (!enabled) return handler;
   return (req, res) => {
     const start = process.hrtime.bigint();
@@ -24,6 +24,6 @@ export function withAccessLog(
         http: req.httpVersion,
       });
     });
-    handler(req, res);
+    return handler(req, res);
   };
 }

@@ -3,6 +3,8 @@ import { createServer as createHttp2, type Http2Server, type Http2Session, const
 import type { AddressInfo } from "node:net";
 import { createServer as createNet, type Server as NetServer, type Socket } from "node:net";
 import type { HttpLimits } from "../../config.js";
+import { createLogger, type Logger } from "../../log.js";
+import { requestBoundary } from "./boundary.js";
 import type { HttpRequest, HttpResponse, Route } from "./types.js";
 import { sendJson } from "./types.js";
 
@@ -21,7 +23,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
 export function chain(
   routes: Route[],
   limits: ServerLimits = DEFAULT_LIMITS,
-): (req: HttpRequest, res: HttpResponse) => void {
+): (req: HttpRequest, res: HttpResponse) => unknown {
   return (req, res) => {
     if ((req.url?.length ?? 0) > limits.maxUrlLength) {
       sendJson(res, 414, {
@@ -31,7 +33,11 @@ export function chain(
       });
       return;
     }
-    for (const r of routes) if (r(req, res)) return;
+    for (const r of routes) {
+      // A route's promise goes back to the request boundary, which answers its rejection.
+      const served = r(req, res);
+      if (served) return served;
+    }
     sendJson(res, 404, {
       code: "not_found",
       message: `no route for ${req.method} ${(req.url ?? "").split("?")[0]}`,
@@ -62,13 +68,17 @@ const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
  * cleartext server has no HTTP/1.1 fallback, so the first bytes of each connection pick the server.
  */
 export async function listen(
-  handler: (req: HttpRequest, res: HttpResponse) => void,
+  unguarded: (req: HttpRequest, res: HttpResponse) => unknown,
   port: number,
   host: string,
   limits: ServerLimits = DEFAULT_LIMITS,
   /** Paths of streams that may rightly stay silent (watch streams): no silence timeout, and their session stays. */
   quietPath: (path: string) => boolean = () => false,
+  /** Where a request that failed in a way no handler answered is logged, with the request id its 500 carries. */
+  log: Logger = createLogger("warn"),
 ): Promise<RunningServer> {
+  // Every request of both HTTP versions enters through this one boundary: no request can end the process.
+  const handler = requestBoundary(unguarded, log);
   const h1: Http1Server = createHttp1(
     {
       maxHeaderSize: limits.maxHeaderBytes,
@@ -137,6 +147,8 @@ export async function listen(
   const net: NetServer = createNet({ pauseOnConnect: true }, (socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
+    // A connection reset before its first bytes picked a server would be an unhandled 'error' event (the process ends).
+    socket.on("error", () => socket.destroy());
     socket.once("readable", function pick() {
       const head: Buffer | null = socket.read();
       if (head === null) {

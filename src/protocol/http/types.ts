@@ -5,8 +5,11 @@ import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 export type HttpRequest = IncomingMessage | Http2ServerRequest;
 /** A response on either HTTP version. */
 export type HttpResponse = ServerResponse | Http2ServerResponse;
-/** Serves the request and returns true, or returns false to let the next route try. */
-export type Route = (req: HttpRequest, res: HttpResponse) => boolean;
+/**
+ * Serves the request and returns true (or the promise of its answer, whose rejection the request boundary answers),
+ * or returns false to let the next route try.
+ */
+export type Route = (req: HttpRequest, res: HttpResponse) => boolean | Promise<unknown>;
 
 /** Writes a small JSON response. */
 export function sendJson(res: HttpResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -31,7 +31,7 @@ export function httpRoutes(services: readonly DescService[]): HttpRoute[] {
 
 /** A compiled path template: literal segments and {field} variables. */
 export interface PathMatcher {
-  /** The field values the path binds, or undefined when it does not match. */
+  /** The field values the path binds, still percent-encoded (see percentDecode), or undefined when it does not match. */
   match(path: string): Record<string, string> | undefined;
   readonly literal: boolean;
 }
@@ -51,7 +51,7 @@ export function compileTemplate(template: string): PathMatcher {
         const v = vars[i];
         if (v) {
           if (parts[i] === "") return undefined;
-          out[v] = decodeURIComponent(parts[i]!);
+          out[v] = parts[i]!;
         } else if (parts[i] !== segments[i]) return undefined;
       }
       return out;

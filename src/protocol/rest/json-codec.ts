@@ -10,14 +10,16 @@ import { invalidArgument } from "../../domain/errors.js";
 type Encoder = (m: Record<string, unknown>) => Record<string, unknown>;
 const encoders = new WeakMap<DescMessage, Encoder>();
 
-const INT64 = new Set([
+/** The 64-bit integer scalar types (JSON: a number when safe, else a string). */
+export const INT64 = new Set([
   ScalarType.INT64,
   ScalarType.UINT64,
   ScalarType.SINT64,
   ScalarType.FIXED64,
   ScalarType.SFIXED64,
 ]);
-const INT32 = new Set([
+/** The 32-bit integer scalar types. */
+export const INT32 = new Set([
   ScalarType.INT32,
   ScalarType.SINT32,
   ScalarType.SFIXED32,

@@ -8,10 +8,12 @@ import type { Logger } from "../../log.js";
 import type { AnyHandler, Call } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { toConnectError } from "../errors.js";
+import { answerFailure } from "../http/boundary.js";
 import { errorResponse } from "./error-body.js";
 import { compileTemplate, type HttpRoute, httpRoutes, type PathMatcher } from "./http-rules.js";
 import { fieldsOf, fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";
 import { parseJsonWithoutDuplicates } from "./json-parse.js";
+import { percentDecode } from "./percent.js";
 import { parseQuery } from "./query.js";
 
 type Req = IncomingMessage | Http2ServerRequest;
@@ -98,7 +100,9 @@ export function createTranscoder(
       res.end(e.body);
       return true;
     }
-    void serve(route, req, res, q < 0 ? "" : url.slice(q + 1), vars, opts);
+    serve(route, req, res, q < 0 ? "" : url.slice(q + 1), vars, opts).catch((e: unknown) =>
+      answerFailure(req, res, e, opts.log),
+    );
     return true;
   };
 }
@@ -169,7 +173,7 @@ async function decodeInput(
   }
   for (const [name, value] of Object.entries(vars)) {
     const f = fieldsOf(desc).byName.get(name);
-    if (f) init[f.localName] = value;
+    if (f) init[f.localName] = percentDecode(value, name);
   }
   return create(desc, init as never);
 }

@@ -1,0 +1,107 @@
+import {
+  type DescField,
+  type DescMessage,
+  type DescService,
+  getOption,
+  hasOption,
+  ScalarType,
+} from "@bufbuild/protobuf";
+import { TextFormat, type TextRules, text } from "../../../gen/aiagent/v1/field_options_pb.js";
+import { invalidArgument } from "../../domain/errors.js";
+import { CONTROL, CONTROL_BUT_LINES } from "../../domain/validate.js";
+import type { AnyHandler } from "../call.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Checks one string of a request against its field's declared rules; the empty string (the unset field) passes. */
+function checkText(at: string, value: string, rules: TextRules | undefined): void {
+  if (value === "") return;
+  // Whatever a field declares: no back end stores an unpaired surrogate (SQLite would change it) nor a NUL (PostgreSQL
+  // refuses it). isWellFormed is native: far cheaper than a Unicode-aware regular expression.
+  if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed())
+    throw invalidArgument(at, "must be valid Unicode");
+  if (rules && rules.maxLength > 0 && value.length > rules.maxLength)
+    throw invalidArgument(at, `must be at most ${rules.maxLength} characters`);
+  switch (rules?.format) {
+    case TextFormat.UUID:
+      if (!UUID.test(value)) throw invalidArgument(at, "must be a uuid");
+      return;
+    case TextFormat.LINE:
+      if (CONTROL.test(value)) throw invalidArgument(at, "must not contain control characters");
+      return;
+    case TextFormat.LINES:
+      if (CONTROL_BUT_LINES.test(value)) throw invalidArgument(at, "must not contain control characters");
+      return;
+    default:
+      if (value.includes("\u0000")) throw invalidArgument(at, "must not contain control characters");
+  }
+}
+
+// Reading an option decodes it from the descriptor's bytes each time: read once per field.
+const rulesOf = new WeakMap<DescField, TextRules | null>();
+
+/** The field's declared text rules, if any. */
+export function textRules(f: DescField): TextRules | undefined {
+  let r = rulesOf.get(f);
+  if (r === undefined) {
+    r = hasOption(f, text) ? getOption(f, text) : null;
+    rulesOf.set(f, r);
+  }
+  return r ?? undefined;
+}
+
+type Msg = Record<string, unknown>;
+
+/** The value a message holds for a field (a oneof member's only when that member is the one set). */
+function fieldValue(msg: Msg, f: DescField): unknown {
+  if (!f.oneof) return msg[f.localName];
+  const o = msg[f.oneof.localName] as { case?: string; value?: unknown } | undefined;
+  return o?.case === f.localName ? o.value : undefined;
+}
+
+/**
+ * Refuses a request any string of which breaks its field's rules (declared in the contract with the
+ * `aiagent.v1.text` option), naming the field as the JSON routes spell it (`contact.email`, `knowledge[2].title`).
+ */
+export function checkFieldRules(desc: DescMessage, msg: Msg, prefix = ""): void {
+  for (const f of desc.fields) {
+    const v = fieldValue(msg, f);
+    if (v === undefined || v === null) continue;
+    const at = prefix + f.name;
+    if (f.fieldKind === "scalar" && f.scalar === ScalarType.STRING) checkText(at, v as string, textRules(f));
+    else if (f.fieldKind === "message") checkFieldRules(f.message, v as Msg, `${at}.`);
+    else if (f.fieldKind === "list") {
+      const list = v as unknown[];
+      for (let i = 0; i < list.length; i++) {
+        if (f.listKind === "scalar" && f.scalar === ScalarType.STRING)
+          checkText(`${at}[${i}]`, list[i] as string, textRules(f));
+        else if (f.listKind === "message") checkFieldRules(f.message, list[i] as Msg, `${at}[${i}].`);
+      }
+    } else if (f.fieldKind === "map" && f.mapKind === "scalar" && f.scalar === ScalarType.STRING)
+      for (const [k, s] of Object.entries(v as Record<string, string>)) checkText(`${at}.${k}`, s, textRules(f));
+  }
+}
+
+/**
+ * A service's handlers behind its contract's field rules: every protocol's request is checked before its access
+ * gate and its handler run, so no store sees a value its encoding refuses (a NUL) or the contract does not allow.
+ */
+export function withFieldRules(desc: DescService, handlers: Record<string, AnyHandler>): Record<string, AnyHandler> {
+  const out: Record<string, AnyHandler> = { ...handlers };
+  for (const m of desc.methods) {
+    const h = handlers[m.localName];
+    if (!h) continue;
+    const input = m.input;
+    out[m.localName] =
+      m.methodKind === "server_streaming"
+        ? (req, call) => {
+            checkFieldRules(input, req as Msg);
+            return h(req, call);
+          }
+        : async (req, call) => {
+            checkFieldRules(input, req as Msg);
+            return h(req, call);
+          };
+  }
+  return out;
+}
