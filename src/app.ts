@@ -47,6 +47,7 @@ import { sessionHandlers } from "./protocol/services/session-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { eventBody, webhookHandlers } from "./protocol/services/webhook-handlers.js";
 import { noTokenLimits, type TokenGuard, tokenLimits } from "./protocol/token-limits.js";
+import { StreamGuard } from "./protocol/stream-guard.js";
 import { WatchLimits } from "./protocol/watch-limits.js";
 import { type Fsync, openStore } from "./storage/open.js";
 import { PgStore, pgRateLimiter } from "./storage/postgres/index.js";
@@ -105,6 +106,8 @@ export interface App {
   /** Live updates of conversations (the watch streams subscribe here). */
   events: ConversationEvents & { close(): void };
   watchLimits: WatchLimits;
+  /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
+  streams: StreamGuard;
   bindings: ServiceBinding[];
   handler: (req: HttpRequest, res: HttpResponse) => void;
   log: Logger;
@@ -170,7 +173,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       ? { checkEndpoint: async (field: string, url: string) => void (await checkTarget(field, url, targets)) }
       : {}),
   });
-  const team = new TeamService({ ...store, clock });
+  // A member removed or a password changed revokes what descends from them (lineage.ts), tokens and streams.
+  const team = new TeamService({ ...store, clock, revoke: (ids) => tokens.revokeLineage(ids) });
   const sessions = new SessionRegistry({
     refreshTokens: store.refreshTokens,
     clock,
@@ -180,7 +184,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const local = new InProcessConversationEvents(() => store.durable());
   // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
   const events = store.sharedEvents ? await store.sharedEvents(local) : local;
-  const watchLimits = new WatchLimits(config.watchStreams.perInstance, config.watchStreams.perToken);
+  const watchLimits = new WatchLimits(config.watchStreams);
+  const streams = new StreamGuard(config.watchStreams.recheckMs);
   const conversations = new ConversationService({
     ...store,
     events,
@@ -225,7 +230,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   // JSON routes both serve these bindings, so no protocol can reach a handler around them.
   const bind = (desc: ServiceBinding["desc"], handlers: object): ServiceBinding => ({
     desc,
-    handlers: durable(guardService(desc, handlers as never, auth)),
+    handlers: durable(guardService(desc, handlers as never, auth, streams)),
   });
   const bindings: ServiceBinding[] = [
     bind(TokenServiceDesc, tokenHandlers(tokens, limits, log)),
@@ -237,6 +242,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         team,
         tokens,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
+        secureCookie: /^https:/i.test(config.appUrl ?? config.baseUrl ?? ""),
         consoleUrl: `${config.appUrl?.replace(/\/+$/, "") ?? ""}/console`,
       }),
     ),
@@ -272,6 +278,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     handler: () => undefined,
     events,
     watchLimits,
+    streams,
     listen: async () => {
       dispatcher?.start();
       const server = await listen(app.handler, config.port, config.host, config.http, (path) => WATCH_PATHS.has(path));
@@ -279,6 +286,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         ...server,
         // Watch streams never finish by themselves: they end first, so shutdown waits only for real requests.
         close: async (graceMs) => {
+          streams.close();
           events.close();
           await dispatcher?.close();
           return server.close(graceMs);
@@ -288,6 +296,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     close: async () => {
       await dispatcher?.close();
       stopKeyWatch?.();
+      streams.close();
       events.close();
       await store.close();
     },

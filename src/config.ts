@@ -39,8 +39,17 @@ export interface Config {
    * encrypts, all decrypt); undefined: a generated one beside the database, refused in production.
    */
   readonly secrets: readonly string[] | undefined;
-  /** Open watch streams (WatchConversation) allowed on this instance, and per token. */
-  readonly watchStreams: { readonly perInstance: number; readonly perToken: number };
+  /**
+   * Open watch streams (WatchConversation, WatchAccount) allowed on this instance, per account, per client address
+   * and per token; and how often an open stream's credential is checked again (milliseconds, at most 1000).
+   */
+  readonly watchStreams: {
+    readonly perInstance: number;
+    readonly perAccount: number;
+    readonly perAddress: number;
+    readonly perToken: number;
+    readonly recheckMs: number;
+  };
   /** The event log and webhook deliveries (see the README's "Webhooks"). */
   readonly webhooks: WebhookSettings;
 }
@@ -329,7 +338,10 @@ export function loadConfig(
     secrets: secrets(env),
     watchStreams: {
       perInstance: positive(src, "AIAGENT_WATCH_STREAMS", 1000),
+      perAccount: positive(src, "AIAGENT_WATCH_STREAMS_PER_ACCOUNT", 250),
+      perAddress: positive(src, "AIAGENT_WATCH_STREAMS_PER_ADDRESS", 100),
       perToken: positive(src, "AIAGENT_WATCH_STREAMS_PER_TOKEN", 4),
+      recheckMs: Math.min(1000, positive(src, "AIAGENT_STREAM_RECHECK_MS", 500)),
     },
     webhooks: {
       retentionDays: positive(src, "AIAGENT_EVENT_RETENTION_DAYS", 30),

@@ -3,6 +3,7 @@ import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { Authenticator } from "./auth.js";
 import type { AnyHandler, Authorized, AuthorizedCall, Call } from "./call.js";
 import type { AnswerEncoder } from "./encoded-answer.js";
+import { REVOKING_METHODS, recheckCall, type StreamGuard } from "./stream-guard.js";
 
 /** An RPC's declared access, as the gate enforces it. */
 export interface AccessRule {
@@ -42,6 +43,7 @@ export function guardService(
   desc: DescService,
   handlers: Record<string, (req: never, call: AuthorizedCall) => unknown>,
   auth: Authenticator,
+  streams?: StreamGuard,
 ): Record<string, AnyHandler> {
   const out: Record<string, AnyHandler> = {};
   for (const m of desc.methods) {
@@ -57,11 +59,17 @@ export function guardService(
       m.methodKind === "server_streaming"
         ? async function* (req: Record<string, unknown>, call: Call) {
             const a = await admit(req, call);
-            yield* h(req as never, authorized(call, a)) as AsyncIterable<unknown>;
+            const open = (c: Call) => h(req as never, authorized(c, a)) as AsyncIterable<unknown>;
+            // A stream with a credential stays governed by it: the same check runs again while it is open.
+            if (!streams || !a.caller) return yield* open(call);
+            const quiet = recheckCall(call);
+            yield* streams.run(`${m.name} ${a.tokenKey}`, () => admit(req, quiet), call, open);
           }
         : async (req: Record<string, unknown>, call: Call) => {
             const a = await admit(req, call);
-            return h(req as never, authorized(call, a));
+            const out = await h(req as never, authorized(call, a));
+            if (streams && REVOKING_METHODS.has(m.name)) streams.nudge();
+            return out;
           }
     ) as AnyHandler;
   }

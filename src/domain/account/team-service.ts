@@ -3,6 +3,7 @@ import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { hashSecret, newId, newSecret, requireUuid, sameHash } from "../ids.js";
 import type { Repositories } from "../store.js";
+import { lineage } from "../token/lineage.js";
 import { requireEmail, requireText } from "../validate.js";
 import { hashPassword, verifyPassword } from "./password.js";
 import type { AccountRecord, MemberRecord, MemberRepository } from "./repository.js";
@@ -103,7 +104,13 @@ export async function resolvePerson(
 
 /** The people of an account: invitations, roles, passwords, and who a signed-in person is. */
 export class TeamService {
-  constructor(private readonly d: TeamRepos & { clock: Clock }) {}
+  constructor(
+    private readonly d: TeamRepos & {
+      clock: Clock;
+      /** Revokes every token descending from these lineage ids (see token/lineage.ts). */
+      revoke?: (ids: readonly string[]) => Promise<void>;
+    },
+  ) {}
 
   /** Adds a person with a role; their e-mail must not be an account's or any account's member already. */
   async invite(caller: AccountCaller, email: string, role: string): Promise<IssuedInvitation> {
@@ -149,6 +156,8 @@ export class TeamService {
     const m = await this.member(caller, memberId);
     if (m.memberId === caller.memberId) throw permissionDenied("you cannot remove yourself");
     if (!(await this.d.members.remove(caller.accountId, m.memberId))) throw notFound(`member ${memberId}`);
+    // Everything the member held ends now, and stays ended should the e-mail be invited again.
+    await this.d.revoke?.([lineage.person(caller.accountId, m.email)]);
   }
 
   /** Sets the invited person's password with the one-time code: it works once, until it expires. */
@@ -169,7 +178,10 @@ export class TeamService {
     return memberView({ ...m, joinedAt: now });
   }
 
-  /** Changes the caller's own password (the owner's is the account's). */
+  /**
+   * Changes the caller's own password (the owner's is the account's), and revokes every ID token minted with the
+   * old one (the console's session among them; the caller's own is then renewed by the protocol layer).
+   */
   async changePassword(caller: AccountCaller, current: string, next: string): Promise<void> {
     requireText("current_password", current);
     requirePassword("new_password", next);
@@ -183,6 +195,7 @@ export class TeamService {
     const hash = await hashPassword(next);
     if (isOwner) await this.d.accounts.setPassword(account.accountId, hash);
     else await this.d.members.update({ ...m!, passwordHash: hash });
+    await this.d.revoke?.([lineage.password(caller.accountId, caller.email)]);
   }
 
   /** True when the e-mail is the account's own or one of its members' (invited or joined). */

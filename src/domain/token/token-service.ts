@@ -18,6 +18,7 @@ import type { Transact } from "../store.js";
 import { optionalEmail, optionalText, requireId, requireText } from "../validate.js";
 import type { EventLog } from "../webhook/event-log.js";
 import type { AccessClaims, IdClaims, JwtStrategy } from "./jwt-strategy.js";
+import { lineage, lineageOf } from "./lineage.js";
 import type {
   LaunchCodeRepository,
   RefreshTokenRecord,
@@ -408,10 +409,12 @@ export class TokenService {
     let person = account?.email;
     let ok = false;
     let markUsed: (() => Promise<void>) | undefined;
+    let apiKeyId: string | undefined;
     if (input.clientApiKey) {
       const keyAccount = await this.accountForKey(input.clientApiKey);
       ok = !!account && keyAccount?.accountId === account.accountId;
       markUsed = keyAccount?.markUsed;
+      apiKeyId = keyAccount?.apiKeyId;
     } else if (input.password) {
       const member = account ? undefined : await this.d.members.byEmail(email);
       if (member?.joinedAt != null) {
@@ -426,8 +429,38 @@ export class TokenService {
     if (!account.active) throw unauthenticated(BAD_ID_CREDENTIAL);
     await this.d.admit?.(account.accountId);
     await markUsed?.();
-    const t = await this.d.jwt.signId({ accountId: account.accountId, email: person }, this.d.ttl.id);
+    return this.signIdToken(account.accountId, person, apiKeyId);
+  }
+
+  /**
+   * An ID token of its own session for a person of the account: minted with the API key `apiKeyId`, or else with
+   * the person's password. Revoking the key, the password, the person or the session revokes it.
+   */
+  async signIdToken(accountId: string, email: string, apiKeyId?: string): Promise<{ idToken: string; expiresAt: number }> {
+    const t = await this.d.jwt.signId(
+      { accountId, email, sessionId: newId(), ...(apiKeyId ? { apiKeyId } : { viaPassword: true }) },
+      this.d.ttl.id,
+    );
     return { idToken: t.token, expiresAt: t.expiresAt };
+  }
+
+  /**
+   * Revokes, at once, every token that descends from the credentials named (see lineage.ts): those issued before
+   * now are refused at their next call, and the open streams they opened end (the stream guard re-checks).
+   */
+  async revokeLineage(ids: readonly string[]): Promise<void> {
+    await this.d.refreshTokens.revokeLineage(ids, this.d.clock.now());
+  }
+
+  /** Signs out of one ID token's session (the console's sign-out): that token is refused from then on. */
+  async signOut(token: string): Promise<void> {
+    let claims: IdClaims;
+    try {
+      claims = await this.d.jwt.verifyId(token);
+    } catch {
+      return; // An expired or foreign token needs no revoking.
+    }
+    if (claims.sessionId) await this.revokeLineage([lineage.session(claims.sessionId)]);
   }
 
   /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
@@ -441,7 +474,7 @@ export class TokenService {
       ? access.notBefore
       : await tokens.notBefore(claims.chatbotId, claims.userId, claims.sessionId);
     if (notBefore !== undefined && claims.issuedAt < notBefore)
-      throw unauthenticated("the access token has been revoked");
+      throw unauthenticated("the access token has been revoked", "TokenRevokedError");
     const chatbot = access ? access.chatbot : await this.d.chatbots.byId(claims.chatbotId);
     if (!chatbot?.active || chatbot.accountId !== claims.accountId)
       throw unauthenticated("the access token is invalid");
@@ -457,6 +490,15 @@ export class TokenService {
     const account = await this.d.accounts.byId(claims.accountId);
     const caller = account?.active ? await resolvePerson(this.d.members, account, claims.email) : undefined;
     if (!caller) throw unauthenticated("the ID token is invalid");
+    // Valid only while every credential it descends from is: the person, the password, its session, the key.
+    const notBefore = await this.d.refreshTokens.lineageNotBefore(lineageOf(claims));
+    if (notBefore !== undefined && claims.issuedAt < notBefore)
+      throw unauthenticated("the ID token has been revoked: sign in again", "TokenRevokedError");
+    if (claims.apiKeyId) {
+      const key = (await this.d.apiKeys.listForAccount(claims.accountId)).find((k) => k.apiKeyId === claims.apiKeyId);
+      if (!key || !apiKeyUsable(key, this.d.clock.now()))
+        throw unauthenticated("the ID token has been revoked: the API key it was minted with no longer works", "TokenRevokedError");
+    }
     return { ...claims, caller };
   }
 
@@ -487,7 +529,9 @@ export class TokenService {
    * The account of a usable API key, and a function that records its use: called only once the whole request is
    * accepted, so a refused request (the key of another chatbot's account, say) writes nothing.
    */
-  private async accountForKey(key: string): Promise<(AccountRecord & { markUsed(): Promise<void> }) | undefined> {
+  private async accountForKey(
+    key: string,
+  ): Promise<(AccountRecord & { apiKeyId: string; markUsed(): Promise<void> }) | undefined> {
     if (key.length > 512) return undefined;
     const hash = hashSecret(key);
     const rec = await this.d.apiKeys.byHash(hash);
@@ -503,7 +547,7 @@ export class TokenService {
         // The last-use mark is advisory: a busy database must not fail the request it describes.
       }
     };
-    return { ...account, markUsed };
+    return { ...account, apiKeyId: rec.apiKeyId, markUsed };
   }
 }
 

@@ -14,6 +14,7 @@ import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
 import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
+import { sessionCookie, sessionToken } from "../session-cookie.js";
 
 const iso = (t: number | null): string => (t === null ? "" : isoTime(t));
 
@@ -58,6 +59,8 @@ export function accountHandlers(d: {
   tokens: TokenService;
   /** Where invitation links point: the console's address under {app_url}. */
   consoleUrl: string;
+  /** Whether the console's cookie is marked Secure (the service is reached over HTTPS). */
+  secureCookie: boolean;
   /** The older keys' grace period when a rotation names none (AIAGENT_API_KEY_GRACE, as the command line's). */
   defaultGraceSeconds: number;
 }): Handlers<typeof AccountServiceDesc> {
@@ -79,7 +82,14 @@ export function accountHandlers(d: {
       };
     },
     async changePassword(req, call) {
-      await team.changePassword(accountCaller(call.auth), req.currentPassword, req.newPassword);
+      const caller = accountCaller(call.auth);
+      await team.changePassword(caller, req.currentPassword, req.newPassword);
+      // Every ID token of the old password is revoked; the console's own session is renewed in its cookie.
+      if (sessionToken(call)) {
+        const t = await d.tokens.signIdToken(caller.accountId, caller.email);
+        const maxAge = Math.max(0, Math.floor((t.expiresAt - Date.now()) / 1000));
+        call.setResponseHeader("set-cookie", sessionCookie(t.idToken, maxAge, d.secureCookie));
+      }
       return {};
     },
     async createApiKey(req, call) {

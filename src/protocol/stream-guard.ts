@@ -1,0 +1,168 @@
+import { isDomainError } from "../domain/errors.js";
+import type { AnswerEncoder } from "./encoded-answer.js";
+import type { Call } from "./call.js";
+
+/** The RPCs whose success may revoke a credential: after one, open streams are re-checked at once. */
+export const REVOKING_METHODS: ReadonlySet<string> = new Set([
+  "ChangePassword",
+  "RotateApiKeys",
+  "RevokeApiKey",
+  "DisableChatbot",
+  "UpdateMember",
+  "RemoveMember",
+  "RevokeSessions",
+  "RevokeSession",
+  "RefreshToken",
+]);
+/** How many streams' credentials one sweep re-checks at once. */
+const SWEEP_CONCURRENCY = 16;
+
+interface Group {
+  /** The same check the gate ran when the stream opened; throws when the credential no longer passes. */
+  recheck: () => Promise<unknown>;
+  streams: Set<AbortController>;
+}
+
+/**
+ * Open streams obey the rule unary calls obey: each stream is registered by its credential (token and RPC), and
+ * the gate's own check is run again for it on every sweep — every `intervalMs` (so a credential revoked through any
+ * instance, on any back end, ends its streams within that interval plus one check), and at once after this
+ * instance served an RPC that may revoke one. A stream whose check now fails ends with that check's error
+ * (`unauthenticated` with reason TokenRevokedError or TokenExpiredError, or `permission_denied` after a role
+ * change). It wraps the stream's lifetime from outside: it knows nothing of what the stream reads.
+ */
+export class StreamGuard {
+  private readonly groups = new Map<string, Group>();
+  private readonly timer: NodeJS.Timeout;
+  private sweeping: Promise<void> | undefined;
+  private again = false;
+
+  constructor(intervalMs: number) {
+    this.timer = setInterval(() => void this.sweep(), intervalMs);
+    this.timer.unref();
+  }
+
+  /** Streams open now under the guard. */
+  get open(): number {
+    let n = 0;
+    for (const g of this.groups.values()) n += g.streams.size;
+    return n;
+  }
+
+  /**
+   * Runs a stream under the guard: `open` gets a call whose signal also aborts when the credential dies; the
+   * stream then ends with the check's error, whatever the stream was waiting for.
+   */
+  async *run<T>(
+    key: string,
+    recheck: () => Promise<unknown>,
+    call: Call,
+    open: (call: Call) => AsyncIterable<T>,
+  ): AsyncGenerator<T> {
+    const stop = new AbortController();
+    let group = this.groups.get(key);
+    if (!group) {
+      group = { recheck, streams: new Set() };
+      this.groups.set(key, group);
+    }
+    group.streams.add(stop);
+    const ended = new Promise<never>((_, reject) =>
+      stop.signal.addEventListener("abort", () => reject(stop.signal.reason), { once: true }),
+    );
+    ended.catch(() => undefined);
+    const it = open(new SignalCall(call, AbortSignal.any([call.signal, stop.signal])))[Symbol.asyncIterator]();
+    let done = false;
+    try {
+      for (;;) {
+        const r = await Promise.race([it.next(), ended]);
+        if (r.done) {
+          done = true;
+          break;
+        }
+        yield r.value;
+      }
+      if (stop.signal.aborted) throw stop.signal.reason;
+    } finally {
+      // The inner stream sees the aborted signal and winds down on its own; it is not waited for.
+      if (!done) void it.return?.(undefined)?.catch(() => undefined);
+      group.streams.delete(stop);
+      if (group.streams.size === 0 && this.groups.get(key) === group) this.groups.delete(key);
+    }
+  }
+
+  /** Re-checks every open stream's credential now (after a revocation here), besides the periodic sweep. */
+  nudge(): void {
+    void this.sweep();
+  }
+
+  /** One pass over the open streams' credentials; a pass asked for while one runs runs once more after it. */
+  sweep(): Promise<void> {
+    if (this.sweeping) {
+      this.again = true;
+      return this.sweeping;
+    }
+    this.sweeping = this.pass().finally(() => {
+      this.sweeping = undefined;
+      if (this.again) {
+        this.again = false;
+        void this.sweep();
+      }
+    });
+    return this.sweeping;
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  private async pass(): Promise<void> {
+    const queue = [...this.groups.values()];
+    const worker = async () => {
+      for (let g = queue.shift(); g; g = queue.shift()) {
+        try {
+          await g.recheck();
+        } catch (e) {
+          // Only a verdict on the credential ends streams; a storage hiccup is retried at the next sweep.
+          if (!isDomainError(e) || (e.kind !== "unauthenticated" && e.kind !== "permission_denied")) continue;
+          for (const s of g.streams) s.abort(e);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SWEEP_CONCURRENCY, queue.length) }, worker));
+  }
+}
+
+/** The call with another signal; the rest delegated. */
+class SignalCall implements Call {
+  constructor(
+    private readonly call: Call,
+    readonly signal: AbortSignal,
+  ) {}
+  header(name: string): string | undefined {
+    return this.call.header(name);
+  }
+  get queryAccessToken(): string | undefined {
+    return this.call.queryAccessToken;
+  }
+  get peer(): string {
+    return this.call.peer;
+  }
+  setResponseHeader(name: string, value: string): void {
+    this.call.setResponseHeader(name, value);
+  }
+  get encoder(): AnswerEncoder | undefined {
+    return this.call.encoder;
+  }
+}
+
+/** The call as a re-check sees it: the stream's answer headers are sent, so nothing more is set on them. */
+export function recheckCall(call: Call): Call {
+  return {
+    header: (n) => call.header(n),
+    queryAccessToken: call.queryAccessToken,
+    peer: call.peer,
+    signal: call.signal,
+    setResponseHeader: () => undefined,
+    encoder: call.encoder,
+  };
+}
