@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { hashSecret, newId, newSecret, requireUuid, sameHash } from "../ids.js";
 import type { Repositories } from "../store.js";
-import { lineage } from "../token/lineage.js";
+import { lineage, passwordFingerprint } from "../token/lineage.js";
 import { requireEmail, requireText } from "../validate.js";
 import { hashPassword, verifyPassword } from "./password.js";
 import type { AccountRecord, MemberRecord, MemberRepository } from "./repository.js";
@@ -195,7 +195,7 @@ export class TeamService {
     const hash = await hashPassword(next);
     if (isOwner) await this.d.accounts.setPassword(account.accountId, hash);
     else await this.d.members.update({ ...m!, passwordHash: hash });
-    await this.d.revoke?.([lineage.password(caller.accountId, caller.email)]);
+    await this.d.revoke?.([lineage.password(caller.accountId, caller.email, passwordFingerprint(stored))]);
   }
 
   /** True when the e-mail is the account's own or one of its members' (invited or joined). */

@@ -18,7 +18,7 @@ import type { Transact } from "../store.js";
 import { optionalEmail, optionalText, requireId, requireText } from "../validate.js";
 import type { EventLog } from "../webhook/event-log.js";
 import type { AccessClaims, IdClaims, JwtStrategy } from "./jwt-strategy.js";
-import { lineage, lineageOf } from "./lineage.js";
+import { lineage, lineageOf, passwordFingerprint } from "./lineage.js";
 import type {
   LaunchCodeRepository,
   RefreshTokenRecord,
@@ -408,6 +408,7 @@ export class TokenService {
     let account = await this.d.accounts.byEmail(email);
     let person = account?.email;
     let ok = false;
+    let stored: string | undefined;
     let markUsed: (() => Promise<void>) | undefined;
     let apiKeyId: string | undefined;
     if (input.clientApiKey) {
@@ -422,25 +423,40 @@ export class TokenService {
         person = member.email;
       }
       // Hash even for an unknown e-mail, so timing does not tell which e-mails exist.
-      const stored = (member ? member.passwordHash : account?.passwordHash) ?? UNUSABLE_HASH;
+      stored = (member ? member.passwordHash : account?.passwordHash) ?? UNUSABLE_HASH;
       ok = (await verifyPassword(input.password, stored)) && stored !== UNUSABLE_HASH && !!account;
     }
     if (!ok || !account || !person) throw new UnknownCredentialError(BAD_ID_CREDENTIAL);
     if (!account.active) throw unauthenticated(BAD_ID_CREDENTIAL);
     await this.d.admit?.(account.accountId);
     await markUsed?.();
-    return this.signIdToken(account.accountId, person, apiKeyId);
+    return this.signIdToken(account.accountId, person, apiKeyId ? { apiKeyId } : { passwordHash: stored! });
   }
 
   /**
-   * An ID token of its own session for a person of the account: minted with the API key `apiKeyId`, or else with
-   * the person's password. Revoking the key, the password, the person or the session revokes it.
+   * An ID token for a person of the account with the password they have now (after changing it: the console's
+   * session is renewed with it); undefined when the person has none.
    */
-  async signIdToken(accountId: string, email: string, apiKeyId?: string): Promise<{ idToken: string; expiresAt: number }> {
-    const t = await this.d.jwt.signId(
-      { accountId, email, sessionId: newId(), ...(apiKeyId ? { apiKeyId } : { viaPassword: true }) },
-      this.d.ttl.id,
-    );
+  async renewWithPassword(accountId: string, email: string): Promise<{ idToken: string; expiresAt: number } | undefined> {
+    const account = await this.d.accounts.byId(accountId);
+    if (!account) return undefined;
+    const isOwner = account.email.toLowerCase() === email.toLowerCase();
+    const passwordHash = isOwner ? account.passwordHash : (await this.d.members.byEmail(email))?.passwordHash;
+    return passwordHash ? this.signIdToken(accountId, email, { passwordHash }) : undefined;
+  }
+
+  /**
+   * An ID token of its own session for a person of the account, minted with an API key or with a password.
+   * Revoking the key, changing the password, removing the person or ending the session revokes it.
+   */
+  private async signIdToken(
+    accountId: string,
+    email: string,
+    from: { apiKeyId: string } | { passwordHash: string },
+  ): Promise<{ idToken: string; expiresAt: number }> {
+    const parent =
+      "apiKeyId" in from ? { apiKeyId: from.apiKeyId } : { passwordFingerprint: passwordFingerprint(from.passwordHash) };
+    const t = await this.d.jwt.signId({ accountId, email, sessionId: newId(), ...parent }, this.d.ttl.id);
     return { idToken: t.token, expiresAt: t.expiresAt };
   }
 
@@ -449,7 +465,8 @@ export class TokenService {
    * now are refused at their next call, and the open streams they opened end (the stream guard re-checks).
    */
   async revokeLineage(ids: readonly string[]): Promise<void> {
-    await this.d.refreshTokens.revokeLineage(ids, this.d.clock.now());
+    // One millisecond on: a token issued in the very millisecond of the revocation is refused too.
+    await this.d.refreshTokens.revokeLineage(ids, this.d.clock.now() + 1);
   }
 
   /** Signs out of one ID token's session (the console's sign-out): that token is refused from then on. */

@@ -85,8 +85,8 @@ export function accountHandlers(d: {
       const caller = accountCaller(call.auth);
       await team.changePassword(caller, req.currentPassword, req.newPassword);
       // Every ID token of the old password is revoked; the console's own session is renewed in its cookie.
-      if (sessionToken(call)) {
-        const t = await d.tokens.signIdToken(caller.accountId, caller.email);
+      const t = sessionToken(call) ? await d.tokens.renewWithPassword(caller.accountId, caller.email) : undefined;
+      if (t) {
         const maxAge = Math.max(0, Math.floor((t.expiresAt - Date.now()) / 1000));
         call.setResponseHeader("set-cookie", sessionCookie(t.idToken, maxAge, d.secureCookie));
       }
