@@ -21,6 +21,8 @@ interface Group {
   /** The same check the gate ran when the stream opened; throws when the credential no longer passes. */
   recheck: () => Promise<unknown>;
   streams: Set<AbortController>;
+  /** The latest check: the event count when it started, and its outcome. */
+  last?: { from: number; done: Promise<void> };
 }
 
 /**
@@ -29,13 +31,18 @@ interface Group {
  * instance, on any back end, ends its streams within that interval plus one check), and at once after this
  * instance served an RPC that may revoke one. A stream whose check now fails ends with that check's error
  * (`unauthenticated` with reason TokenRevokedError or TokenExpiredError, or `permission_denied` after a role
- * change). It wraps the stream's lifetime from outside: it knows nothing of what the stream reads.
+ * change). And no event is delivered before a check that started after the event arrived has passed (checks are
+ * shared by a stream's events and by the streams of one credential): an event written after a revocation, through
+ * any instance, never reaches the revoked credential's stream. It wraps the stream's lifetime from outside: it
+ * knows nothing of what the stream reads.
  */
 export class StreamGuard {
   private readonly groups = new Map<string, Group>();
   private readonly timer: NodeJS.Timeout;
   private sweeping: Promise<void> | undefined;
   private again = false;
+  /** Events received so far, by every stream: orders each event against the checks. */
+  private received = 0;
 
   constructor(intervalMs: number) {
     this.timer = setInterval(() => void this.sweep(), intervalMs);
@@ -79,6 +86,7 @@ export class StreamGuard {
           done = true;
           break;
         }
+        await Promise.race([this.checkedSince(group, ++this.received), ended]);
         yield r.value;
       }
       if (stop.signal.aborted) throw stop.signal.reason;
@@ -88,6 +96,28 @@ export class StreamGuard {
       group.streams.delete(stop);
       if (group.streams.size === 0 && this.groups.get(key) === group) this.groups.delete(key);
     }
+  }
+
+  /**
+   * Resolves once a check of the group's credential that started after event `n` arrived has passed (one already
+   * under way may serve); rejects with the check's error, having ended the group's streams when it is a verdict.
+   */
+  private checkedSince(group: Group, n: number): Promise<void> {
+    if (group.last && group.last.from >= n) return group.last.done;
+    return this.check(group);
+  }
+
+  private check(group: Group): Promise<void> {
+    const done = group.recheck().then(
+      () => undefined,
+      (e: unknown) => {
+        if (isVerdict(e)) for (const s of group.streams) s.abort(e);
+        throw e;
+      },
+    );
+    done.catch(() => undefined);
+    group.last = { from: this.received, done };
+    return done;
   }
 
   /** Re-checks every open stream's credential now (after a revocation here), besides the periodic sweep. */
@@ -118,18 +148,16 @@ export class StreamGuard {
   private async pass(): Promise<void> {
     const queue = [...this.groups.values()];
     const worker = async () => {
-      for (let g = queue.shift(); g; g = queue.shift()) {
-        try {
-          await g.recheck();
-        } catch (e) {
-          // Only a verdict on the credential ends streams; a storage hiccup is retried at the next sweep.
-          if (!isDomainError(e) || (e.kind !== "unauthenticated" && e.kind !== "permission_denied")) continue;
-          for (const s of g.streams) s.abort(e);
-        }
-      }
+      // Only a verdict on the credential ends streams; a storage hiccup is retried at the next sweep.
+      for (let g = queue.shift(); g; g = queue.shift()) await this.check(g).catch(() => undefined);
     };
     await Promise.all(Array.from({ length: Math.min(SWEEP_CONCURRENCY, queue.length) }, worker));
   }
+}
+
+/** A failure that says the credential no longer passes (rather than that it could not be checked). */
+function isVerdict(e: unknown): boolean {
+  return isDomainError(e) && (e.kind === "unauthenticated" || e.kind === "permission_denied");
 }
 
 /** The call with another signal; the rest delegated. */

@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type App, buildApp } from "../../src/app.js";
+import { loadConfig } from "../../src/config.js";
+import { createLogger } from "../../src/log.js";
+import type { RunningServer } from "../../src/protocol/http/server.js";
+import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
+import { getJson, postJson, reasonOf, requestJson } from "../helpers/http.js";
+import { type NdjsonReader, openNdjson, type StreamLine } from "../helpers/ndjson.js";
+import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
+import { createTestAccount, type TestAccount } from "../helpers/server.js";
+
+// A stream open on instance B ends within a second when its credential is revoked through instance A: B learns it
+// from the shared database on its periodic re-check (it served no revoking call itself).
+const skip = await postgresSkipReason();
+if (skip) console.warn(`revocation across instances skipped: ${skip}`);
+
+const SECRET = "a-test-secret-for-two-instances-0123456789";
+
+/** The stream's closing error; fails when it has not ended within `ms`. */
+async function endOf(r: NdjsonReader, ms = 1000): Promise<{ error: StreamLine["error"]; seen: StreamLine[] }> {
+  const seen: StreamLine[] = [];
+  const deadline = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`the stream was still open ${ms} ms after the revocation`)), ms).unref(),
+  );
+  const read = (async () => {
+    for (let line = await r.next(); line; line = await r.next()) {
+      if (line.error) return { error: line.error, seen };
+      seen.push(line);
+    }
+    return { error: undefined, seen };
+  })();
+  return Promise.race([read, deadline]);
+}
+
+describe.skipIf(skip !== undefined)("revocation across two instances on one PostgreSQL", () => {
+  let database: TestDatabase;
+  const dir = mkdtempSync(join(tmpdir(), "aiagent-revocation-"));
+  const instances: { app: App; server: RunningServer; url: string }[] = [];
+  let acc: TestAccount;
+  let admin: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    for (const _ of [0, 1]) {
+      const config = loadConfig({
+        AIAGENT_DATABASE_URL: database.url,
+        AIAGENT_DB: join(dir, "unused.db"),
+        AIAGENT_PORT: "0",
+        AIAGENT_SECRETS: SECRET,
+        AIAGENT_LOG_LEVEL: "silent",
+      });
+      const app = await buildApp(config, createLogger("silent"));
+      const server = await app.listen();
+      instances.push({ app, server, url: server.url });
+    }
+    acc = await createTestAccount(instances[0]!.app, "owner@revocation.example");
+    admin = await idToken(instances[0]!.url, acc);
+  });
+
+  afterAll(async () => {
+    for (const i of instances) {
+      await i.server.close(1000);
+      await i.app.close();
+    }
+    await database?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a customer's session revoked through A ends the watch_conversation open on B", async () => {
+    const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
+    const t = await issueTokens(b.url, acc, "cross-1");
+    const conv = await send(b.url, t.access_token, "hello");
+    const q = { conversation_id: conv.conversation_id, after_message_order: "2", access_token: t.access_token };
+    const watch = await openNdjson(`${b.url}/watch_conversation?${new URLSearchParams(q)}`);
+    expect((await watch.next())?.result?.conversation).toBeDefined();
+    const list = await getJson(a.url, "/v1/account/sessions", { user_id: "cross-1" }, { authorization: `Bearer ${admin}` });
+    const sessionId = list.body.data.sessions[0].session_id as string;
+    expect(
+      (await postJson(a.url, `/v1/account/sessions/${sessionId}/revoke`, {}, { authorization: `Bearer ${admin}` }))
+        .status,
+    ).toBe(200);
+    const end = await endOf(watch);
+    expect(end.error?.code).toBe("unauthenticated");
+    expect(reasonOf(end.error!)).toBe("TokenRevokedError");
+  });
+
+  it("a member removed through A: their watch_account on B ends, and B refuses their token at once", async () => {
+    const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
+    const m = await addMember(a.url, admin, "cross-member@revocation.example");
+    const auth = { authorization: `Bearer ${m.idToken}` };
+    const watch = await openNdjson(`${b.url}/watch_account?${new URLSearchParams({ user_email_id: m.email })}`, auth);
+    expect((await watch.next())?.result?.subscribed_at).toBeDefined();
+    const removed = await requestJson(a.url, "DELETE", `/v1/account/members/${m.memberId}`, {
+      authorization: `Bearer ${admin}`,
+    });
+    expect(removed.status).toBe(200);
+    const t = await issueTokens(a.url, acc, "cross-2");
+    const sent = send(a.url, t.access_token, "card 4111 after the removal");
+    const end = await endOf(watch);
+    await sent;
+    expect(end.error?.code).toBe("unauthenticated");
+    expect(JSON.stringify(end.seen)).not.toContain("card 4111");
+    expect((await getJson(b.url, "/v1/account", {}, auth)).status).toBe(401);
+  });
+});
