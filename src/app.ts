@@ -5,6 +5,7 @@ import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v
 import { SessionService as SessionServiceDesc } from "../gen/aiagent/v1/session_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
 import { WebhookService as WebhookServiceDesc } from "../gen/aiagent/v1/webhook_service_pb.js";
+import { publicOnlyPost } from "./agents/guarded-post.js";
 import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
 import { PerChatbotAgent } from "./agents/per-chatbot.js";
 import { type Config, ConfigError } from "./config.js";
@@ -195,6 +196,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     agent: new PerChatbotAgent(
       o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
       sealer,
+      // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
+      config.production ? publicOnlyPost() : undefined,
     ),
     clock,
     idleCloseSeconds: config.idleCloseSeconds,
