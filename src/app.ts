@@ -175,7 +175,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       : {}),
   });
   // A member removed or a password changed revokes what descends from them (lineage.ts), tokens and streams.
-  const team = new TeamService({ ...store, clock, revoke: (ids) => tokens.revokeLineage(ids) });
+  const team = new TeamService({ ...store, clock, revoke: (ids, keep) => tokens.revokeLineage(ids, keep) });
   const sessions = new SessionRegistry({
     refreshTokens: store.refreshTokens,
     clock,
@@ -245,7 +245,6 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         team,
         tokens,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
-        secureCookie: /^https:/i.test(config.appUrl ?? config.baseUrl ?? ""),
         consoleUrl: `${config.appUrl?.replace(/\/+$/, "") ?? ""}/console`,
       }),
     ),

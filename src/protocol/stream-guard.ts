@@ -10,6 +10,7 @@ export const REVOKING_METHODS: ReadonlySet<string> = new Set([
   "DisableChatbot",
   "UpdateMember",
   "RemoveMember",
+  "AcceptInvitation",
   "RevokeSessions",
   "RevokeSession",
   "RefreshToken",

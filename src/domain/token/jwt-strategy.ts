@@ -40,8 +40,8 @@ export interface IdClaims {
   sessionId?: string | undefined;
   /** The API key it was minted with (`akid`); the token dies with the key. */
   apiKeyId?: string | undefined;
-  /** Minted with the person's password (`pwf`: its fingerprint); the token dies when the password changes. */
-  passwordFingerprint?: string | undefined;
+  /** Minted with the person's password (`amr: pwd`); the token dies when the password changes. */
+  viaPassword?: boolean | undefined;
   issuedAt: number;
   expiresAt: number;
 }
@@ -84,14 +84,14 @@ export class JwtStrategy {
       email: string;
       sessionId?: string;
       apiKeyId?: string | undefined;
-      passwordFingerprint?: string | undefined;
+      viaPassword?: boolean;
     },
     ttlSeconds: number,
   ): Promise<{ token: string; expiresAt: number }> {
     const claims: Record<string, string> = { email: c.email };
     if (c.sessionId) claims.sid = c.sessionId;
     if (c.apiKeyId) claims.akid = c.apiKeyId;
-    if (c.passwordFingerprint) claims.pwf = c.passwordFingerprint;
+    if (c.viaPassword) claims.amr = "pwd";
     return this.sign("id", c.accountId, claims, ttlSeconds);
   }
 
@@ -126,7 +126,7 @@ export class JwtStrategy {
       email: p.email,
       ...(typeof p.sid === "string" ? { sessionId: p.sid } : {}),
       ...(typeof p.akid === "string" ? { apiKeyId: p.akid } : {}),
-      ...(typeof p.pwf === "string" ? { passwordFingerprint: p.pwf } : {}),
+      ...(p.amr === "pwd" ? { viaPassword: true } : {}),
       issuedAt: issuedAtMs(p),
       expiresAt: p.exp! * 1000,
     };

@@ -18,7 +18,7 @@ import type { Transact } from "../store.js";
 import { optionalEmail, optionalText, requireId, requireText } from "../validate.js";
 import type { EventLog } from "../webhook/event-log.js";
 import type { AccessClaims, IdClaims, JwtStrategy } from "./jwt-strategy.js";
-import { lineage, lineageOf, passwordFingerprint } from "./lineage.js";
+import { lineage, lineageOf } from "./lineage.js";
 import type {
   LaunchCodeRepository,
   RefreshTokenRecord,
@@ -408,7 +408,6 @@ export class TokenService {
     let account = await this.d.accounts.byEmail(email);
     let person = account?.email;
     let ok = false;
-    let stored: string | undefined;
     let markUsed: (() => Promise<void>) | undefined;
     let apiKeyId: string | undefined;
     if (input.clientApiKey) {
@@ -423,40 +422,19 @@ export class TokenService {
         person = member.email;
       }
       // Hash even for an unknown e-mail, so timing does not tell which e-mails exist.
-      stored = (member ? member.passwordHash : account?.passwordHash) ?? UNUSABLE_HASH;
+      const stored = (member ? member.passwordHash : account?.passwordHash) ?? UNUSABLE_HASH;
       ok = (await verifyPassword(input.password, stored)) && stored !== UNUSABLE_HASH && !!account;
     }
     if (!ok || !account || !person) throw new UnknownCredentialError(BAD_ID_CREDENTIAL);
     if (!account.active) throw unauthenticated(BAD_ID_CREDENTIAL);
     await this.d.admit?.(account.accountId);
     await markUsed?.();
-    return this.signIdToken(account.accountId, person, apiKeyId ? { apiKeyId } : { passwordHash: stored! });
-  }
-
-  /**
-   * An ID token for a person of the account with the password they have now (after changing it: the console's
-   * session is renewed with it); undefined when the person has none.
-   */
-  async renewWithPassword(accountId: string, email: string): Promise<{ idToken: string; expiresAt: number } | undefined> {
-    const account = await this.d.accounts.byId(accountId);
-    if (!account) return undefined;
-    const isOwner = account.email.toLowerCase() === email.toLowerCase();
-    const passwordHash = isOwner ? account.passwordHash : (await this.d.members.byEmail(email))?.passwordHash;
-    return passwordHash ? this.signIdToken(accountId, email, { passwordHash }) : undefined;
-  }
-
-  /**
-   * An ID token of its own session for a person of the account, minted with an API key or with a password.
-   * Revoking the key, changing the password, removing the person or ending the session revokes it.
-   */
-  private async signIdToken(
-    accountId: string,
-    email: string,
-    from: { apiKeyId: string } | { passwordHash: string },
-  ): Promise<{ idToken: string; expiresAt: number }> {
-    const parent =
-      "apiKeyId" in from ? { apiKeyId: from.apiKeyId } : { passwordFingerprint: passwordFingerprint(from.passwordHash) };
-    const t = await this.d.jwt.signId({ accountId, email, sessionId: newId(), ...parent }, this.d.ttl.id);
+    // Its own session; minted with the API key, or else with the password. Revoking either revokes it.
+    const parent = apiKeyId ? { apiKeyId } : { viaPassword: true };
+    const t = await this.d.jwt.signId(
+      { accountId: account.accountId, email: person, sessionId: newId(), ...parent },
+      this.d.ttl.id,
+    );
     return { idToken: t.token, expiresAt: t.expiresAt };
   }
 
@@ -464,9 +442,12 @@ export class TokenService {
    * Revokes, at once, every token that descends from the credentials named (see lineage.ts): those issued before
    * now are refused at their next call, and the open streams they opened end (the stream guard re-checks).
    */
-  async revokeLineage(ids: readonly string[]): Promise<void> {
+  async revokeLineage(ids: readonly string[], keep?: IdClaims): Promise<void> {
     // One millisecond on: a token issued in the very millisecond of the revocation is refused too.
-    await this.d.refreshTokens.revokeLineage(ids, this.d.clock.now() + 1);
+    const at = this.d.clock.now() + 1;
+    await this.d.refreshTokens.revokeLineage(ids, at);
+    // The session that changed the password proved the current one: it is carried over, the others end.
+    if (keep?.sessionId) await this.d.refreshTokens.revokeLineage([lineage.carried(keep.sessionId)], at);
   }
 
   /** Signs out of one ID token's session (the console's sign-out): that token is refused from then on. */
@@ -509,7 +490,7 @@ export class TokenService {
     if (!caller) throw unauthenticated("the ID token is invalid");
     // Valid only while every credential it descends from is: the person, the password, its session, the key.
     const notBefore = await this.d.refreshTokens.lineageNotBefore(lineageOf(claims));
-    if (notBefore !== undefined && claims.issuedAt < notBefore)
+    if (notBefore !== undefined && claims.issuedAt < notBefore && !(await this.carried(claims)))
       throw unauthenticated("the ID token has been revoked: sign in again", "TokenRevokedError");
     if (claims.apiKeyId) {
       const key = (await this.d.apiKeys.listForAccount(claims.accountId)).find((k) => k.apiKeyId === claims.apiKeyId);
@@ -517,6 +498,21 @@ export class TokenService {
         throw unauthenticated("the ID token has been revoked: the API key it was minted with no longer works", "TokenRevokedError");
     }
     return { ...claims, caller };
+  }
+
+  /**
+   * Whether a token revoked only by a password change is the session that made the latest one (the rare path, read
+   * only once a lineage is found revoked): neither its person nor its session is revoked, and it was carried over
+   * at or after the password's latest revocation.
+   */
+  private async carried(c: IdClaims): Promise<boolean> {
+    if (!c.sessionId || !c.viaPassword) return false;
+    const tokens = this.d.refreshTokens;
+    const strict = await tokens.lineageNotBefore([lineage.person(c.accountId, c.email), lineage.session(c.sessionId)]);
+    if (strict !== undefined && c.issuedAt < strict) return false;
+    const password = await tokens.lineageNotBefore([lineage.password(c.accountId, c.email)]);
+    const carried = await tokens.lineageNotBefore([lineage.carried(c.sessionId)]);
+    return password === undefined || (carried !== undefined && carried >= password);
   }
 
   /** Revokes refresh tokens in scope, and the live access tokens of the same users. */

@@ -3,18 +3,18 @@ import type {
   AccountService as AccountServiceDesc,
   ApiKeySchema,
   ChatbotSchema,
+  InvitationSchema,
   MemberSchema,
 } from "../../../gen/aiagent/v1/account_service_pb.js";
 import type { AccountService } from "../../domain/account/account-service.js";
 import type { ApiKeyView } from "../../domain/account/api-keys.js";
 import type { ChatbotRecord } from "../../domain/account/repository.js";
-import type { MemberView, TeamService } from "../../domain/account/team-service.js";
+import type { IssuedInvitation, MemberView, TeamService } from "../../domain/account/team-service.js";
 import { invalidArgument } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
 import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
-import { sessionCookie, sessionToken } from "../session-cookie.js";
 
 const iso = (t: number | null): string => (t === null ? "" : isoTime(t));
 
@@ -52,6 +52,17 @@ function member(m: MemberView): MessageInitShape<typeof MemberSchema> {
   return { ...m, createdAt: isoTime(m.createdAt) };
 }
 
+/** An invitation (or a password reset link, accepted the same way) as answered. */
+function invitationOf(consoleUrl: string, inv: IssuedInvitation): MessageInitShape<typeof InvitationSchema> {
+  return {
+    member: member(inv.member),
+    invitationCode: inv.invitationCode,
+    // In the fragment: a browser sends it to no server, so it stays out of access logs and Referer headers.
+    invitationUrl: `${consoleUrl}/invitation#code=${encodeURIComponent(inv.invitationCode)}`,
+    invitationExpiresAt: isoTime(inv.expiresAt),
+  };
+}
+
 /** The AccountService methods, on the account's caller the gate admitted (ID token, with the declared role). */
 export function accountHandlers(d: {
   accounts: AccountService;
@@ -59,12 +70,11 @@ export function accountHandlers(d: {
   tokens: TokenService;
   /** Where invitation links point: the console's address under {app_url}. */
   consoleUrl: string;
-  /** Whether the console's cookie is marked Secure (the service is reached over HTTPS). */
-  secureCookie: boolean;
   /** The older keys' grace period when a rotation names none (AIAGENT_API_KEY_GRACE, as the command line's). */
   defaultGraceSeconds: number;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
+  const invitation = (inv: IssuedInvitation) => invitationOf(d.consoleUrl, inv);
   const keyOf = async (caller: Parameters<AccountService["listApiKeys"]>[0], id: string) =>
     (await accounts.listApiKeys(caller)).find((k) => k.apiKeyId === id);
   return {
@@ -82,14 +92,8 @@ export function accountHandlers(d: {
       };
     },
     async changePassword(req, call) {
-      const caller = accountCaller(call.auth);
-      await team.changePassword(caller, req.currentPassword, req.newPassword);
-      // Every ID token of the old password is revoked; the console's own session is renewed in its cookie.
-      const t = sessionToken(call) ? await d.tokens.renewWithPassword(caller.accountId, caller.email) : undefined;
-      if (t) {
-        const maxAge = Math.max(0, Math.floor((t.expiresAt - Date.now()) / 1000));
-        call.setResponseHeader("set-cookie", sessionCookie(t.idToken, maxAge, d.secureCookie));
-      }
+      // Every other ID token of a password is revoked; the session that made the change (cookie or bearer) is kept.
+      await team.changePassword(accountCaller(call.auth), req.currentPassword, req.newPassword, call.auth.idClaims);
       return {};
     },
     async createApiKey(req, call) {
@@ -155,16 +159,10 @@ export function accountHandlers(d: {
       };
     },
     async inviteMember(req, call) {
-      const inv = await team.invite(accountCaller(call.auth), req.email, req.role);
-      return {
-        data: {
-          member: member(inv.member),
-          invitationCode: inv.invitationCode,
-          // In the fragment: a browser sends it to no server, so it stays out of access logs and Referer headers.
-          invitationUrl: `${d.consoleUrl}/invitation#code=${encodeURIComponent(inv.invitationCode)}`,
-          invitationExpiresAt: isoTime(inv.expiresAt),
-        },
-      };
+      return { data: invitation(await team.invite(accountCaller(call.auth), req.email, req.role)) };
+    },
+    async resetMemberPassword(req, call) {
+      return { data: invitation(await team.issuePasswordReset(accountCaller(call.auth), req.memberId)) };
     },
     async listMembers(_req, call) {
       return { data: { members: (await team.list(accountCaller(call.auth))).map(member) } };
