@@ -14,7 +14,9 @@ function noStore(call: Call): void {
 export async function limited<T>(limits: TokenGuard, call: Call, t: TokenTarget, fn: () => Promise<T>): Promise<T> {
   await limits.admit(call, t);
   try {
-    return await fn();
+    const out = await fn();
+    await limits.succeeded(call, t);
+    return out;
   } catch (e) {
     if (isUnknownCredential(e) || (e instanceof LaunchRefusedError && e.why === "unknown"))
       await limits.failed(call, t);
