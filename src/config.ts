@@ -96,7 +96,7 @@ export interface HttpLimits {
  * | AIAGENT_RATE_LIMIT_PER_ACCOUNT | 6000 | tokens issued per minute for one account |
  * | AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS | 100 | failed credentials from one address, then that address is blocked |
  * | AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET | 20 | failed credentials from one address against one chatbot or account e-mail, then that pair is blocked |
- * | AIAGENT_RATE_LIMIT_PASSWORD_FAILURES | 10 | wrong passwords for one account e-mail from anywhere, then its password log-in is blocked |
+ * | AIAGENT_RATE_LIMIT_PASSWORD_FAILURES | 10 | wrong passwords for one account e-mail from anywhere, then its password log-in is blocked from places it has not signed in from |
  * | AIAGENT_RATE_LIMIT_BLOCK_SECONDS | 900 | failure window and block length |
  */
 export interface RateLimits {
