@@ -47,8 +47,8 @@ import { conversationHandlers } from "./protocol/services/conversation-handlers.
 import { sessionHandlers } from "./protocol/services/session-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { eventBody, webhookHandlers } from "./protocol/services/webhook-handlers.js";
-import { noTokenLimits, type TokenGuard, tokenLimits } from "./protocol/token-limits.js";
 import { StreamGuard } from "./protocol/stream-guard.js";
+import { noTokenLimits, type TokenGuard, tokenLimits } from "./protocol/token-limits.js";
 import { WatchLimits } from "./protocol/watch-limits.js";
 import { type Fsync, openStore } from "./storage/open.js";
 import { PgStore, pgRateLimiter } from "./storage/postgres/index.js";

@@ -13,7 +13,12 @@ export interface PostAnswer {
 }
 
 /** Posts a JSON body; the answer's body is streamed. */
-export type Post = (url: string, headers: Record<string, string>, body: string, signal: AbortSignal) => Promise<PostAnswer>;
+export type Post = (
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+) => Promise<PostAnswer>;
 
 /** Global fetch (any address: the service's own agent, AIAGENT_LLM_*, which the operator chose). */
 export const fetchPost: Post = async (url, headers, body, signal) => {

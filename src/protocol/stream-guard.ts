@@ -1,6 +1,6 @@
 import { isDomainError } from "../domain/errors.js";
-import type { AnswerEncoder } from "./encoded-answer.js";
 import type { Call } from "./call.js";
+import type { AnswerEncoder } from "./encoded-answer.js";
 
 /** The RPCs whose success may revoke a credential: after one, open streams are re-checked at once. */
 export const REVOKING_METHODS: ReadonlySet<string> = new Set([

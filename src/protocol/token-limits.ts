@@ -64,7 +64,10 @@ export function tokenLimits(cfg: RateLimits, store: CounterStore = memoryStore):
   const failTarget = rule("fail-target", cfg.failuresPerTarget, cfg.blockSeconds, cfg.blockSeconds);
   const failPassword = rule("fail-pw", cfg.passwordFailures, cfg.blockSeconds, cfg.blockSeconds);
   // One success makes the place known: the counter is "used up" (wait > 0) for as long as it is remembered.
-  const knownPlace = cfg.passwordFailures > 0 ? store({ name: "known-place", points: 1, durationS: KNOWN_PLACE_SECONDS, blockS: 0 }) : unlimited;
+  const knownPlace =
+    cfg.passwordFailures > 0
+      ? store({ name: "known-place", points: 1, durationS: KNOWN_PLACE_SECONDS, blockS: 0 })
+      : unlimited;
 
   const keys = (call: Call, t: TokenTarget) => {
     const addr = addressKey(call.peer);

@@ -23,7 +23,11 @@ export interface StreamHolder {
  */
 export class WatchLimits {
   private total = 0;
-  private readonly held = { token: new Map<string, number>(), account: new Map<string, number>(), address: new Map<string, number>() };
+  private readonly held = {
+    token: new Map<string, number>(),
+    account: new Map<string, number>(),
+    address: new Map<string, number>(),
+  };
 
   constructor(private readonly caps: WatchCaps) {}
 

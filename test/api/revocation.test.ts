@@ -126,9 +126,7 @@ describe("a revoked credential ends its open streams within a second, with a typ
     const list = await getJson(s.url, "/v1/account/api_keys", {}, bearer(mintedToken));
     expect(list.status).toBe(401);
     expect(reasonOf(list.body)).toBe("TokenRevokedError");
-    expect((await postJson(s.url, "/v1/account/api_keys", { name: "mine now" }, bearer(mintedToken))).status).toBe(
-      401,
-    );
+    expect((await postJson(s.url, "/v1/account/api_keys", { name: "mine now" }, bearer(mintedToken))).status).toBe(401);
     // The token minted with the account's other key lives on.
     expect((await getJson(s.url, "/v1/account/api_keys", {}, bearer(ownerToken))).status).toBe(200);
   });
@@ -176,7 +174,10 @@ describe("the console's session and the person's password", () => {
     expect((await getJson(s.url, "/v1/account", {}, bearer(viaKey))).status).toBe(200);
 
     // A second change, made elsewhere, ends the session the first one kept.
-    const fresh = await postJson(s.url, "/get_id_token", { user_email_id: c.email, password: "a brand new passphrase" });
+    const fresh = await postJson(s.url, "/get_id_token", {
+      user_email_id: c.email,
+      password: "a brand new passphrase",
+    });
     const again = await postJson(
       s.url,
       "/v1/account/password",

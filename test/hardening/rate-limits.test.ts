@@ -197,13 +197,20 @@ describe("a lock-out an attacker cannot turn against a person", () => {
     expect(home.status).toBe(200);
     secrets.add(home.body.data.idToken);
     // A place never used waits, and the answer says why and for how long.
-    const elsewhere = await postFrom(s.url, "/get_id_token", { user_email_id: a.email, password: a.password }, "127.0.0.99");
+    const elsewhere = await postFrom(
+      s.url,
+      "/get_id_token",
+      { user_email_id: a.email, password: a.password },
+      "127.0.0.99",
+    );
     expect429(elsewhere);
     expect(elsewhere.body.message).toMatch(/places it has not signed in from .* retry after \d+ s/);
     // Wrong passwords from the known place are still throttled there, per (e-mail, address) and per address.
     const statuses: number[] = [];
     for (let i = 0; i < 22; i++)
-      statuses.push((await postFrom(s.url, "/get_id_token", { user_email_id: a.email, password: `x${i}` }, HOME)).status);
+      statuses.push(
+        (await postFrom(s.url, "/get_id_token", { user_email_id: a.email, password: `x${i}` }, HOME)).status,
+      );
     expect(statuses.at(-1)).toBe(429);
   });
 });

@@ -76,7 +76,12 @@ describe.skipIf(skip !== undefined)("revocation across two instances on one Post
     const q = { conversation_id: conv.conversation_id, after_message_order: "2", access_token: t.access_token };
     const watch = await openNdjson(`${b.url}/watch_conversation?${new URLSearchParams(q)}`);
     expect((await watch.next())?.result?.conversation).toBeDefined();
-    const list = await getJson(a.url, "/v1/account/sessions", { user_id: "cross-1" }, { authorization: `Bearer ${admin}` });
+    const list = await getJson(
+      a.url,
+      "/v1/account/sessions",
+      { user_id: "cross-1" },
+      { authorization: `Bearer ${admin}` },
+    );
     const sessionId = list.body.data.sessions[0].session_id as string;
     expect(
       (await postJson(a.url, `/v1/account/sessions/${sessionId}/revoke`, {}, { authorization: `Bearer ${admin}` }))

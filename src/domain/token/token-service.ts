@@ -495,7 +495,10 @@ export class TokenService {
     if (claims.apiKeyId) {
       const key = (await this.d.apiKeys.listForAccount(claims.accountId)).find((k) => k.apiKeyId === claims.apiKeyId);
       if (!key || !apiKeyUsable(key, this.d.clock.now()))
-        throw unauthenticated("the ID token has been revoked: the API key it was minted with no longer works", "TokenRevokedError");
+        throw unauthenticated(
+          "the ID token has been revoked: the API key it was minted with no longer works",
+          "TokenRevokedError",
+        );
     }
     return { ...claims, caller };
   }

@@ -205,8 +205,7 @@ export class FrameApi {
     try {
       return await call(fresh);
     } catch (e) {
-      if (e instanceof ApiError && renewable(e.reason))
-        throw new SessionExpiredError("your session has expired");
+      if (e instanceof ApiError && renewable(e.reason)) throw new SessionExpiredError("your session has expired");
       throw e;
     }
   }
