@@ -1,6 +1,5 @@
 import { isDomainError } from "../domain/errors.js";
 import type { Call } from "./call.js";
-import type { AnswerEncoder } from "./encoded-answer.js";
 
 /** The RPCs whose success may revoke a credential: after one, open streams are re-checked at once. */
 export const REVOKING_METHODS: ReadonlySet<string> = new Set([
@@ -58,14 +57,14 @@ export class StreamGuard {
   }
 
   /**
-   * Runs a stream under the guard: `open` gets a call whose signal also aborts when the credential dies; the
-   * stream then ends with the check's error, whatever the stream was waiting for.
+   * Runs a stream under the guard: `open` gets a signal that aborts when the client goes (`signal`) and when the
+   * credential dies; the stream then ends with the check's error, whatever the stream was waiting for.
    */
   async *run<T>(
     key: string,
     recheck: () => Promise<unknown>,
-    call: Call,
-    open: (call: Call) => AsyncIterable<T>,
+    signal: AbortSignal,
+    open: (signal: AbortSignal) => AsyncIterable<T>,
   ): AsyncGenerator<T> {
     const stop = new AbortController();
     let group = this.groups.get(key);
@@ -78,7 +77,7 @@ export class StreamGuard {
       stop.signal.addEventListener("abort", () => reject(stop.signal.reason), { once: true }),
     );
     ended.catch(() => undefined);
-    const it = open(new SignalCall(call, AbortSignal.any([call.signal, stop.signal])))[Symbol.asyncIterator]();
+    const it = open(AbortSignal.any([signal, stop.signal]))[Symbol.asyncIterator]();
     let done = false;
     try {
       for (;;) {
@@ -159,29 +158,6 @@ export class StreamGuard {
 /** A failure that says the credential no longer passes (rather than that it could not be checked). */
 function isVerdict(e: unknown): boolean {
   return isDomainError(e) && (e.kind === "unauthenticated" || e.kind === "permission_denied");
-}
-
-/** The call with another signal; the rest delegated. */
-class SignalCall implements Call {
-  constructor(
-    private readonly call: Call,
-    readonly signal: AbortSignal,
-  ) {}
-  header(name: string): string | undefined {
-    return this.call.header(name);
-  }
-  get queryAccessToken(): string | undefined {
-    return this.call.queryAccessToken;
-  }
-  get peer(): string {
-    return this.call.peer;
-  }
-  setResponseHeader(name: string, value: string): void {
-    this.call.setResponseHeader(name, value);
-  }
-  get encoder(): AnswerEncoder | undefined {
-    return this.call.encoder;
-  }
 }
 
 /** The call as a re-check sees it: the stream's answer headers are sent, so nothing more is set on them. */

@@ -3,7 +3,7 @@ import { consoleRoutes } from "../../src/console/routes.js";
 import { frameRoutes } from "../../src/frame/routes.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf, requestJson } from "../helpers/http.js";
-import { type NdjsonReader, openNdjson, type StreamLine } from "../helpers/ndjson.js";
+import { type NdjsonReader, openNdjson, streamEnd } from "../helpers/ndjson.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 // One revocation model (docs/security.md): a credential is valid only while every credential it descends from is,
@@ -30,25 +30,6 @@ function watchConversation(token: string, conversationId: string): Promise<Ndjso
 
 function watchAccount(email: string, headers: Record<string, string>): Promise<NdjsonReader> {
   return openNdjson(`${s.url}/watch_account?${new URLSearchParams({ user_email_id: email })}`, headers);
-}
-
-/**
- * Reads the stream until it ends; resolves to its closing error line and the events seen before it. Fails when it
- * has not ended within `ms` (the promise of the model: within one second of the revocation).
- */
-async function endOf(r: NdjsonReader, ms = 1000): Promise<{ error: StreamLine["error"]; seen: StreamLine[] }> {
-  const seen: StreamLine[] = [];
-  const deadline = new Promise<never>((_, reject) =>
-    setTimeout(() => reject(new Error(`the stream was still open ${ms} ms after the revocation`)), ms).unref(),
-  );
-  const read = (async () => {
-    for (let line = await r.next(); line; line = await r.next()) {
-      if (line.error) return { error: line.error, seen };
-      seen.push(line);
-    }
-    return { error: undefined, seen };
-  })();
-  return Promise.race([read, deadline]);
 }
 
 async function signInCookie(email: string, password: string): Promise<string> {
@@ -78,7 +59,7 @@ describe("a revoked credential ends its open streams within a second, with a typ
       { conversation_id: conv.conversation_id, content: "operator reply after revocation" },
       bearer(admin),
     );
-    const end = await endOf(watch);
+    const end = await streamEnd(watch);
     await reply;
     expect(end.error).toMatchObject({ code: "unauthenticated" });
     expect(reasonOf(end.error!)).toBe("TokenRevokedError");
@@ -93,7 +74,7 @@ describe("a revoked credential ends its open streams within a second, with a typ
     expect(removed.status).toBe(200);
     const t = await issueTokens(s.url, a, "rv-after-removal");
     const sent = send(s.url, t.access_token, "customer PII after member removal: card 4111");
-    const end = await endOf(watch);
+    const end = await streamEnd(watch);
     await sent;
     expect(end.error?.code).toBe("unauthenticated");
     expect(JSON.stringify(end.seen)).not.toContain("card 4111");
@@ -119,7 +100,7 @@ describe("a revoked credential ends its open streams within a second, with a typ
       bearer(ownerToken),
     );
     expect(revoke.status).toBe(200);
-    const end = await endOf(watch);
+    const end = await streamEnd(watch);
     expect(end.error?.code).toBe("unauthenticated");
     expect(reasonOf(end.error!)).toBe("TokenRevokedError");
 
@@ -142,7 +123,7 @@ describe("the console's session and the person's password", () => {
 
     const out = await fetch(`${s.url}/console/session`, { method: "DELETE", headers: { cookie, ...CSRF } });
     expect(out.status).toBe(204);
-    expect((await endOf(watch)).error?.code).toBe("unauthenticated");
+    expect((await streamEnd(watch)).error?.code).toBe("unauthenticated");
     expect((await getJson(s.url, "/v1/account", {}, { cookie, ...CSRF })).status).toBe(401);
     expect((await getJson(s.url, "/v1/account", {}, bearer(token))).status).toBe(401);
     // Another session of the same person is not signed out.
@@ -165,7 +146,7 @@ describe("the console's session and the person's password", () => {
       { cookie, ...CSRF },
     );
     expect(changed.status).toBe(200);
-    expect((await endOf(watch)).error?.code).toBe("unauthenticated");
+    expect((await streamEnd(watch)).error?.code).toBe("unauthenticated");
     const refused = await getJson(s.url, "/v1/account", {}, bearer(old));
     expect(refused.status).toBe(401);
     expect(reasonOf(refused.body)).toBe("TokenRevokedError");

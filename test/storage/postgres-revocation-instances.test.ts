@@ -8,7 +8,7 @@ import { createLogger } from "../../src/log.js";
 import type { RunningServer } from "../../src/protocol/http/server.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf, requestJson } from "../helpers/http.js";
-import { type NdjsonReader, openNdjson, type StreamLine } from "../helpers/ndjson.js";
+import { openNdjson, streamEnd } from "../helpers/ndjson.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
 import { createTestAccount, type TestAccount } from "../helpers/server.js";
 
@@ -18,22 +18,6 @@ const skip = await postgresSkipReason();
 if (skip) console.warn(`revocation across instances skipped: ${skip}`);
 
 const SECRET = "a-test-secret-for-two-instances-0123456789";
-
-/** The stream's closing error; fails when it has not ended within `ms`. */
-async function endOf(r: NdjsonReader, ms = 1000): Promise<{ error: StreamLine["error"]; seen: StreamLine[] }> {
-  const seen: StreamLine[] = [];
-  const deadline = new Promise<never>((_, reject) =>
-    setTimeout(() => reject(new Error(`the stream was still open ${ms} ms after the revocation`)), ms).unref(),
-  );
-  const read = (async () => {
-    for (let line = await r.next(); line; line = await r.next()) {
-      if (line.error) return { error: line.error, seen };
-      seen.push(line);
-    }
-    return { error: undefined, seen };
-  })();
-  return Promise.race([read, deadline]);
-}
 
 describe.skipIf(skip !== undefined)("revocation across two instances on one PostgreSQL", () => {
   let database: TestDatabase;
@@ -87,7 +71,7 @@ describe.skipIf(skip !== undefined)("revocation across two instances on one Post
       (await postJson(a.url, `/v1/account/sessions/${sessionId}/revoke`, {}, { authorization: `Bearer ${admin}` }))
         .status,
     ).toBe(200);
-    const end = await endOf(watch);
+    const end = await streamEnd(watch);
     expect(end.error?.code).toBe("unauthenticated");
     expect(reasonOf(end.error!)).toBe("TokenRevokedError");
   });
@@ -104,7 +88,7 @@ describe.skipIf(skip !== undefined)("revocation across two instances on one Post
     expect(removed.status).toBe(200);
     const t = await issueTokens(a.url, acc, "cross-2");
     const sent = send(a.url, t.access_token, "card 4111 after the removal");
-    const end = await endOf(watch);
+    const end = await streamEnd(watch);
     await sent;
     expect(end.error?.code).toBe("unauthenticated");
     expect(JSON.stringify(end.seen)).not.toContain("card 4111");
