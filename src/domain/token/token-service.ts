@@ -485,15 +485,19 @@ export class TokenService {
    */
   async authenticateAccount(token: string): Promise<IdClaims & { caller: AccountCaller }> {
     const claims = await this.d.jwt.verifyId(token);
-    const account = await this.d.accounts.byId(claims.accountId);
+    // Read side by side (one round trip's wait, not three): the account, its lineage's revocations, the key.
+    const [account, notBefore, keys] = await Promise.all([
+      this.d.accounts.byId(claims.accountId),
+      // Valid only while every credential it descends from is: the person, the password, its session, the key.
+      this.d.refreshTokens.lineageNotBefore(lineageOf(claims)),
+      claims.apiKeyId ? this.d.apiKeys.listForAccount(claims.accountId) : undefined,
+    ]);
     const caller = account?.active ? await resolvePerson(this.d.members, account, claims.email) : undefined;
     if (!caller) throw unauthenticated("the ID token is invalid");
-    // Valid only while every credential it descends from is: the person, the password, its session, the key.
-    const notBefore = await this.d.refreshTokens.lineageNotBefore(lineageOf(claims));
     if (notBefore !== undefined && claims.issuedAt < notBefore && !(await this.carried(claims)))
       throw unauthenticated("the ID token has been revoked: sign in again", "TokenRevokedError");
     if (claims.apiKeyId) {
-      const key = (await this.d.apiKeys.listForAccount(claims.accountId)).find((k) => k.apiKeyId === claims.apiKeyId);
+      const key = keys?.find((k) => k.apiKeyId === claims.apiKeyId);
       if (!key || !apiKeyUsable(key, this.d.clock.now()))
         throw unauthenticated(
           "the ID token has been revoked: the API key it was minted with no longer works",
