@@ -171,6 +171,33 @@ describe("the console's session and the person's password", () => {
   });
 });
 
+describe("a password reset link issued by an admin", () => {
+  test("works once; the old password works until it is used, then its ID tokens stop", async () => {
+    const m = await addMember(s.url, admin, `rv-reset-${Date.now()}@shop.example`);
+    const link = await postJson(s.url, `/v1/account/members/${m.memberId}/password_reset`, {}, bearer(admin));
+    expect(link.status).toBe(200);
+    expect(link.body.data.invitation_url).toContain("/console/invitation#code=inv_");
+    // Issuing a link locks nobody out.
+    expect((await getJson(s.url, "/v1/account", {}, bearer(m.idToken))).status).toBe(200);
+    const code = link.body.data.invitation_code as string;
+    const used = await postJson(s.url, "/v1/invitations/accept", {
+      invitation_code: code,
+      password: "a new one, long",
+    });
+    expect(used.status).toBe(200);
+    expect(
+      (await postJson(s.url, "/v1/invitations/accept", { invitation_code: code, password: "again, long" })).status,
+    ).toBe(401);
+    expect((await getJson(s.url, "/v1/account", {}, bearer(m.idToken))).status).toBe(401);
+    const signIn = (password: string) => postJson(s.url, "/get_id_token", { user_email_id: m.email, password });
+    expect((await signIn(m.password)).status).toBe(401);
+    expect((await signIn("a new one, long")).status).toBe(200);
+    // An admin resets others' passwords, not their own, and not the owner's.
+    const own = await postJson(s.url, `/v1/account/members/${a.accountId}/password_reset`, {}, bearer(admin));
+    expect(own.status).toBe(403);
+  });
+});
+
 describe("fair limits: one account at its cap of watch streams leaves the others theirs", () => {
   let f: TestServer;
   beforeAll(async () => {
