@@ -1,15 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type App, buildApp } from "../../src/app.js";
-import { loadConfig } from "../../src/config.js";
-import { createLogger } from "../../src/log.js";
-import type { RunningServer } from "../../src/protocol/http/server.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf, requestJson } from "../helpers/http.js";
+import { type Instance, startInstances } from "../helpers/instances.js";
 import { openNdjson, streamEnd } from "../helpers/ndjson.js";
-import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
+import { postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount, type TestAccount } from "../helpers/server.js";
 
 // A stream open on instance B ends within a second when its credential is revoked through instance A: B learns it
@@ -17,44 +11,22 @@ import { createTestAccount, type TestAccount } from "../helpers/server.js";
 const skip = await postgresSkipReason();
 if (skip) console.warn(`revocation across instances skipped: ${skip}`);
 
-const SECRET = "a-test-secret-for-two-instances-0123456789";
-
 describe.skipIf(skip !== undefined)("revocation across two instances on one PostgreSQL", () => {
-  let database: TestDatabase;
-  const dir = mkdtempSync(join(tmpdir(), "aiagent-revocation-"));
-  const instances: { app: App; server: RunningServer; url: string }[] = [];
+  let running: Awaited<ReturnType<typeof startInstances>> | undefined;
+  let instances: Instance[] = [];
   let acc: TestAccount;
   let admin: string;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    for (const _ of [0, 1]) {
-      const config = loadConfig({
-        AIAGENT_DATABASE_URL: database.url,
-        AIAGENT_DB: join(dir, "unused.db"),
-        AIAGENT_PORT: "0",
-        AIAGENT_SECRETS: SECRET,
-        AIAGENT_LOG_LEVEL: "silent",
-      });
-      const app = await buildApp(config, createLogger("silent"));
-      const server = await app.listen();
-      instances.push({ app, server, url: server.url });
-    }
+    running = await startInstances(2);
+    instances = running.instances;
     acc = await createTestAccount(instances[0]!.app, "owner@revocation.example");
     admin = await idToken(instances[0]!.url, acc);
   });
-
-  afterAll(async () => {
-    for (const i of instances) {
-      await i.server.close(1000);
-      await i.app.close();
-    }
-    await database?.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => running?.stop());
 
   it("a customer's session revoked through A ends the watch_conversation open on B", async () => {
-    const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
+    const [a, b] = instances as [Instance, Instance];
     const t = await issueTokens(b.url, acc, "cross-1");
     const conv = await send(b.url, t.access_token, "hello");
     const q = { conversation_id: conv.conversation_id, after_message_order: "2", access_token: t.access_token };
@@ -77,7 +49,7 @@ describe.skipIf(skip !== undefined)("revocation across two instances on one Post
   });
 
   it("a member removed through A: their watch_account on B ends, and B refuses their token at once", async () => {
-    const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
+    const [a, b] = instances as [Instance, Instance];
     const m = await addMember(a.url, admin, "cross-member@revocation.example");
     const auth = { authorization: `Bearer ${m.idToken}` };
     const watch = await openNdjson(`${b.url}/watch_account?${new URLSearchParams({ user_email_id: m.email })}`, auth);
