@@ -20,6 +20,7 @@ const ON_POSTGRES = [
   "test/webhooks/access.test.ts",
   "test/api/sessions.test.ts",
   "test/hardening/hostile-contract.test.ts",
+  "test/api/revocation.test.ts",
 ];
 
 export default defineConfig(async () => {

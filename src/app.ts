@@ -5,6 +5,7 @@ import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v
 import { SessionService as SessionServiceDesc } from "../gen/aiagent/v1/session_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
 import { WebhookService as WebhookServiceDesc } from "../gen/aiagent/v1/webhook_service_pb.js";
+import { publicOnlyPost } from "./agents/guarded-post.js";
 import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
 import { PerChatbotAgent } from "./agents/per-chatbot.js";
 import { type Config, ConfigError } from "./config.js";
@@ -47,6 +48,7 @@ import { conversationHandlers } from "./protocol/services/conversation-handlers.
 import { sessionHandlers } from "./protocol/services/session-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { eventBody, webhookHandlers } from "./protocol/services/webhook-handlers.js";
+import { StreamGuard } from "./protocol/stream-guard.js";
 import { noTokenLimits, type TokenGuard, tokenLimits } from "./protocol/token-limits.js";
 import { WatchLimits } from "./protocol/watch-limits.js";
 import { type Fsync, openStore } from "./storage/open.js";
@@ -105,6 +107,8 @@ export interface App {
   /** Live updates of conversations (the watch streams subscribe here). */
   events: ConversationEvents & { close(): void };
   watchLimits: WatchLimits;
+  /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
+  streams: StreamGuard;
   bindings: ServiceBinding[];
   handler: (req: HttpRequest, res: HttpResponse) => void;
   log: Logger;
@@ -169,7 +173,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       ? { checkEndpoint: async (field: string, url: string) => void (await checkTarget(field, url, targets)) }
       : {}),
   });
-  const team = new TeamService({ ...store, clock });
+  // A member removed or a password changed revokes what descends from them (lineage.ts), tokens and streams.
+  const team = new TeamService({ ...store, clock, revoke: (ids, keep) => tokens.revokeLineage(ids, keep) });
   const sessions = new SessionRegistry({
     refreshTokens: store.refreshTokens,
     clock,
@@ -179,7 +184,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const local = new InProcessConversationEvents(() => store.durable());
   // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
   const events = await store.sharedEvents(local);
-  const watchLimits = new WatchLimits(config.watchStreams.perInstance, config.watchStreams.perToken);
+  const watchLimits = new WatchLimits(config.watchStreams);
+  const streams = new StreamGuard(config.watchStreams.recheckMs);
   const conversations = new ConversationService({
     ...store,
     events,
@@ -189,6 +195,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     agent: new PerChatbotAgent(
       o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
       sealer,
+      // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
+      config.production ? publicOnlyPost() : undefined,
     ),
     clock,
     idleCloseSeconds: config.idleCloseSeconds,
@@ -225,7 +233,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const bind = (desc: ServiceBinding["desc"], handlers: object): ServiceBinding => ({
     desc,
     // The contract's field rules first: a request they refuse reaches no store, not even the access gate's lookups.
-    handlers: withFieldRules(desc, durable(guardService(desc, handlers as never, auth))),
+    handlers: withFieldRules(desc, durable(guardService(desc, handlers as never, auth, streams))),
   });
   const bindings: ServiceBinding[] = [
     bind(TokenServiceDesc, tokenHandlers(tokens, limits, log)),
@@ -272,6 +280,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     handler: () => undefined,
     events,
     watchLimits,
+    streams,
     listen: async () => {
       dispatcher?.start();
       const server = await listen(
@@ -286,6 +295,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         ...server,
         // Watch streams never finish by themselves: they end first, so shutdown waits only for real requests.
         close: async (graceMs) => {
+          streams.close();
           events.close();
           await dispatcher?.close();
           return server.close(graceMs);
@@ -295,6 +305,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     close: async () => {
       await dispatcher?.close();
       stopKeyWatch();
+      streams.close();
       events.close();
       await store.close();
     },

@@ -39,8 +39,17 @@ export interface Config {
    * encrypts, all decrypt); undefined: a generated one beside the database, refused in production.
    */
   readonly secrets: readonly string[] | undefined;
-  /** Open watch streams (WatchConversation) allowed on this instance, and per token. */
-  readonly watchStreams: { readonly perInstance: number; readonly perToken: number };
+  /**
+   * Open watch streams (WatchConversation, WatchAccount) allowed on this instance, per account, per client address
+   * and per token; and how often an open stream's credential is checked again (milliseconds, at most 1000).
+   */
+  readonly watchStreams: {
+    readonly perInstance: number;
+    readonly perAccount: number;
+    readonly perAddress: number;
+    readonly perToken: number;
+    readonly recheckMs: number;
+  };
   /** The event log and webhook deliveries (see docs/webhooks.md). */
   readonly webhooks: WebhookSettings;
 }
@@ -87,7 +96,7 @@ export interface HttpLimits {
  * | AIAGENT_RATE_LIMIT_PER_ACCOUNT | 6000 | tokens issued per minute for one account |
  * | AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS | 100 | failed credentials from one address, then that address is blocked |
  * | AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET | 20 | failed credentials from one address against one chatbot or account e-mail, then that pair is blocked |
- * | AIAGENT_RATE_LIMIT_PASSWORD_FAILURES | 10 | wrong passwords for one account e-mail from anywhere, then its password log-in is blocked |
+ * | AIAGENT_RATE_LIMIT_PASSWORD_FAILURES | 10 | wrong passwords for one account e-mail from anywhere, then its password log-in is blocked from places it has not signed in from |
  * | AIAGENT_RATE_LIMIT_BLOCK_SECONDS | 900 | failure window and block length |
  */
 export interface RateLimits {
@@ -329,7 +338,10 @@ export function loadConfig(
     secrets: secrets(env),
     watchStreams: {
       perInstance: positive(src, "AIAGENT_WATCH_STREAMS", 1000),
+      perAccount: positive(src, "AIAGENT_WATCH_STREAMS_PER_ACCOUNT", 250),
+      perAddress: positive(src, "AIAGENT_WATCH_STREAMS_PER_ADDRESS", 100),
       perToken: positive(src, "AIAGENT_WATCH_STREAMS_PER_TOKEN", 4),
+      recheckMs: Math.min(1000, positive(src, "AIAGENT_STREAM_RECHECK_MS", 500)),
     },
     webhooks: {
       retentionDays: positive(src, "AIAGENT_EVENT_RETENTION_DAYS", 30),

@@ -1,6 +1,7 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../domain/account/repository.js";
 import { type Agent, type AgentEvent, type AgentTurn, AgentUnavailableError } from "../domain/agent/agent.js";
 import { rankSnippets } from "../domain/agent/matching.js";
+import { fetchPost, type Post, type PostAnswer } from "./guarded-post.js";
 import { parseSse } from "./sse.js";
 
 /** Where the OpenAI-compatible endpoint is and which model to ask (AIAGENT_LLM_*). */
@@ -12,6 +13,8 @@ export interface OpenAiCompatibleSettings {
   model: string;
   /** Upper bound for one whole reply. */
   timeoutMs?: number;
+  /** How the request is sent; a chatbot's own endpoint in production goes only to public addresses. */
+  post?: Post;
 }
 
 /** A tool call as OpenAI's chat-completions API reports it, assembled from its streamed pieces. */
@@ -80,17 +83,16 @@ export class OpenAiCompatibleAgent implements Agent {
     let content = "";
     const calls: ToolCall[] = [];
     try {
-      const res = await fetch(`${this.s.baseUrl}/chat/completions`, {
-        method: "POST",
+      const res = await (this.s.post ?? fetchPost)(
+        `${this.s.baseUrl}/chat/completions`,
         headers,
-        body: JSON.stringify(body),
-        signal: AbortSignal.any([signal, AbortSignal.timeout(this.s.timeoutMs ?? DEFAULT_TIMEOUT_MS)]),
-      });
+        JSON.stringify(body),
+        AbortSignal.any([signal, AbortSignal.timeout(this.s.timeoutMs ?? DEFAULT_TIMEOUT_MS)]),
+      );
       if (!res.ok || !res.body)
         throw new AgentUnavailableError(`chat completions answered HTTP ${res.status}: ${await upstreamMessage(res)}`);
       let finished = false;
-      // Node's web streams are async iterable; the DOM typings do not say so.
-      for await (const ev of parseSse(res.body as unknown as AsyncIterable<Uint8Array>)) {
+      for await (const ev of parseSse(res.body)) {
         if (ev.data === "[DONE]") {
           finished = true;
           break;
@@ -146,7 +148,7 @@ function toolCallsJson(calls: ToolCall[]): string {
 }
 
 /** A short, single-line excerpt of an upstream error body, for the log. */
-async function upstreamMessage(res: Response): Promise<string> {
+async function upstreamMessage(res: PostAnswer): Promise<string> {
   try {
     const text = (await res.text()).slice(0, 2000);
     try {

@@ -2,6 +2,7 @@ import { agentKeyBinding } from "../domain/account/account-service.js";
 import type { Sealer } from "../domain/account/chatbot-rules.js";
 import type { ChatbotRecord } from "../domain/account/repository.js";
 import type { Agent, AgentEvent, AgentTurn } from "../domain/agent/agent.js";
+import type { Post } from "./guarded-post.js";
 import { OpenAiCompatibleAgent } from "./openai-compatible.js";
 
 /**
@@ -15,6 +16,8 @@ export class PerChatbotAgent implements Agent {
   constructor(
     private readonly fallback: Agent,
     private readonly sealer: Sealer,
+    /** How a chatbot's own endpoint is reached (in production: public addresses only, checked at connection). */
+    private readonly post?: Post,
   ) {}
 
   reply(chatbot: ChatbotRecord, history: AgentTurn[], signal: AbortSignal): AsyncIterable<AgentEvent> {
@@ -28,7 +31,12 @@ export class PerChatbotAgent implements Agent {
     const hit = this.endpoints.get(chatbot.chatbotId);
     if (hit?.settings === settings) return hit.agent;
     const apiKey = a.apiKeySealed ? this.sealer.open(a.apiKeySealed, agentKeyBinding(chatbot.chatbotId)) : "";
-    const agent = new OpenAiCompatibleAgent({ baseUrl: a.baseUrl, model: a.model, apiKey });
+    const agent = new OpenAiCompatibleAgent({
+      baseUrl: a.baseUrl,
+      model: a.model,
+      apiKey,
+      ...(this.post ? { post: this.post } : {}),
+    });
     if (this.endpoints.size > 10_000) this.endpoints.clear();
     this.endpoints.set(chatbot.chatbotId, { settings, agent });
     return agent;

@@ -8,7 +8,7 @@ import type { Call } from "../protocol/call.js";
 import { codeName, HTTP_STATUS, toConnectError } from "../protocol/errors.js";
 import { sendAsset } from "../protocol/http/static-asset.js";
 import { type HttpRequest, type HttpResponse, pathOf, type Route, sendJson } from "../protocol/http/types.js";
-import { cookieValue, SESSION_COOKIE, sameOriginRequest } from "../protocol/session-cookie.js";
+import { cookieValue, SESSION_COOKIE, sameOriginRequest, sessionCookie } from "../protocol/session-cookie.js";
 import { limited } from "../protocol/token-limits.js";
 import { consoleScript } from "./bundle.js";
 import { CONSOLE_ASSETS, CONSOLE_PATH, consoleHeaders, consolePage } from "./page.js";
@@ -58,7 +58,7 @@ export function consoleRoutes(app: ConsoleDeps): Route[] {
   const https = /^https:/i.test(app.config.appUrl ?? app.config.baseUrl ?? "");
   const cookie = (value: string, maxAge: number, req: HttpRequest) => {
     const secure = https || (req.socket as TLSSocket | undefined)?.encrypted === true;
-    return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
+    return sessionCookie(value, maxAge, secure);
   };
 
   const session = async (req: HttpRequest, res: HttpResponse): Promise<void> => {
@@ -66,6 +66,9 @@ export function consoleRoutes(app: ConsoleDeps): Route[] {
     if (!sameOriginRequest(header(req)))
       return fail(res, 403, "permission_denied", "the console's session is opened only by the console's own pages");
     if (req.method === "DELETE") {
+      // Signing out revokes the cookie's token itself: a copy of it (as a cookie or a bearer token) is refused too.
+      const token = cookieValue(header(req)("cookie"), SESSION_COOKIE);
+      if (token) await app.tokens.signOut(token);
       res.writeHead(204, { "set-cookie": cookie("", 0, req), "cache-control": "no-store" });
       res.end();
       return;

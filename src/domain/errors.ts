@@ -11,7 +11,12 @@ export type DomainErrorKind =
   | "internal";
 
 /** Machine-readable causes of a token failure, acted on by the frame. */
-export type TokenFailureReason = "TokenExpiredError" | "TokenInvalidError" | "InvitationInvalidError";
+export type TokenFailureReason =
+  | "TokenExpiredError"
+  | "TokenInvalidError"
+  | "InvitationInvalidError"
+  /** A credential the token descends from was revoked (a session, a key, a member, a password, a sign-out). */
+  | "TokenRevokedError";
 
 /** A failure the caller can act on; `message` is safe to show, `cause` is for the log only. */
 export class DomainError extends Error {

@@ -73,7 +73,7 @@ const NOT_KNOWN = [
   "database; each later start issues the demo a new API key). This database has no demo account: start on a fresh",
   "database (move ./data/aiagent.db or your AIAGENT_DB aside) to get one;",
   "or make a key (`./bin/aiagent api-key create --email you@example.com`) and a chatbot that allows your page's origin",
-  '(`./bin/aiagent chatbot create --allowed-origin …`) and run examples/host-page, as docs/embedding.md shows.',
+  "(`./bin/aiagent chatbot create --allowed-origin …`) and run examples/host-page, as docs/embedding.md shows.",
 ].join(" ");
 
 function requestOrigin(req: HttpRequest): string | undefined {

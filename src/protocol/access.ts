@@ -3,6 +3,7 @@ import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { Authenticator } from "./auth.js";
 import type { AnyHandler, Authorized, AuthorizedCall, Call } from "./call.js";
 import type { AnswerEncoder } from "./encoded-answer.js";
+import { REVOKING_METHODS, recheckCall, type StreamGuard } from "./stream-guard.js";
 
 /** An RPC's declared access, as the gate enforces it. */
 export interface AccessRule {
@@ -42,6 +43,7 @@ export function guardService(
   desc: DescService,
   handlers: Record<string, (req: never, call: AuthorizedCall) => unknown>,
   auth: Authenticator,
+  streams?: StreamGuard,
 ): Record<string, AnyHandler> {
   const out: Record<string, AnyHandler> = {};
   for (const m of desc.methods) {
@@ -52,27 +54,39 @@ export function guardService(
     const keyField = m.input.fields.find((f) => f.name === "client_api_key");
     const admit = (req: Record<string, unknown>, call: Call) =>
       auth.admit(rule, call, { accessToken: fieldValue(req, tokenField), clientApiKey: fieldValue(req, keyField) });
-    const authorized = (call: Call, a: Authorized): AuthorizedCall => new AdmittedCall(call, a);
+    const authorized = (call: Call, a: Authorized, signal?: AbortSignal): AuthorizedCall =>
+      new AdmittedCall(call, a, signal);
     out[m.localName] = (
       m.methodKind === "server_streaming"
         ? async function* (req: Record<string, unknown>, call: Call) {
             const a = await admit(req, call);
-            yield* h(req as never, authorized(call, a)) as AsyncIterable<unknown>;
+            const open = (signal?: AbortSignal) =>
+              h(req as never, authorized(call, a, signal)) as AsyncIterable<unknown>;
+            // A stream with a credential stays governed by it: the same check runs again while it is open.
+            if (!streams || !a.caller) return yield* open();
+            const quiet = recheckCall(call);
+            yield* streams.run(`${m.name} ${a.tokenKey}`, () => admit(req, quiet), call.signal, open);
           }
         : async (req: Record<string, unknown>, call: Call) => {
             const a = await admit(req, call);
-            return h(req as never, authorized(call, a));
+            const out = await h(req as never, authorized(call, a));
+            if (streams && REVOKING_METHODS.has(m.name)) streams.nudge();
+            return out;
           }
     ) as AnyHandler;
   }
   return out;
 }
 
-/** The call with the gate's finding; delegates the rest (the signal stays lazy: made only when asked for). */
+/**
+ * The call with the gate's finding; delegates the rest (the signal stays lazy: made only when asked for), or, for a
+ * guarded stream, answers the guard's signal (which also aborts when the credential dies).
+ */
 class AdmittedCall implements AuthorizedCall {
   constructor(
     private readonly call: Call,
     readonly auth: Authorized,
+    private readonly guarded?: AbortSignal,
   ) {}
   header(name: string): string | undefined {
     return this.call.header(name);
@@ -84,7 +98,7 @@ class AdmittedCall implements AuthorizedCall {
     return this.call.peer;
   }
   get signal(): AbortSignal {
-    return this.call.signal;
+    return this.guarded ?? this.call.signal;
   }
   setResponseHeader(name: string, value: string): void {
     this.call.setResponseHeader(name, value);

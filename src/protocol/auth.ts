@@ -4,7 +4,7 @@ import { Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { AccountCaller, Caller, FrameCaller } from "../domain/caller.js";
 import { roleAllows } from "../domain/caller.js";
 import { isDomainError, permissionDenied, unauthenticated } from "../domain/errors.js";
-import { TOKEN_KINDS } from "../domain/token/jwt-strategy.js";
+import { type IdClaims, TOKEN_KINDS } from "../domain/token/jwt-strategy.js";
 import type { TokenService } from "../domain/token/token-service.js";
 import type { AccessRule } from "./access.js";
 import type { Authorized, Call } from "./call.js";
@@ -48,16 +48,17 @@ export class Authenticator {
     const needed = rule.role === Role.ADMIN || rule.role === Role.OPERATOR ? NEEDED_ROLE[rule.role] : "admin";
     if (!roleAllows(c.caller.role, needed))
       throw permissionDenied(`this needs the ${needed} role; ${c.caller.email} is an ${c.caller.role}`);
-    return authorized(c.caller, c.expiresAt, token);
+    return authorized(c.caller, c.expiresAt, token, c);
   }
 }
 
 /** The gate's answer; the token's key (a hash) is computed only when a watch stream asks for it, off unary calls. */
-function authorized(caller: Caller, expiresAt: number, token: string): Authorized {
+function authorized(caller: Caller, expiresAt: number, token: string, idClaims?: IdClaims): Authorized {
   let key: string | undefined;
   return {
     caller,
     expiresAt,
+    idClaims,
     get tokenKey() {
       key ??= createHash("sha256").update(token).digest("base64url");
       return key;

@@ -7,6 +7,7 @@ import type {
   MessageShape,
 } from "@bufbuild/protobuf";
 import type { Caller } from "../domain/caller.js";
+import type { IdClaims } from "../domain/token/jwt-strategy.js";
 import type { AnswerEncoder, EncodedAnswer } from "./encoded-answer.js";
 
 /** What a handler may know of the request it serves, the same for every protocol. */
@@ -36,6 +37,8 @@ export interface Authorized {
   expiresAt: number;
   /** Tells one token's streams from another's (a hash: the token is not kept); "" without a token. */
   tokenKey: string;
+  /** What the ID token says (its session, its parents), when the caller presented one. */
+  idClaims?: IdClaims | undefined;
 }
 
 /** A call the gate has admitted. */

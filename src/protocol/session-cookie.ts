@@ -50,3 +50,8 @@ export function sessionToken(call: Pick<Call, "header">): string | undefined {
   if (!token || !sameOriginRequest((n) => call.header(n))) return undefined;
   return token;
 }
+
+/** The Set-Cookie value of the console's session: HttpOnly, SameSite=Strict, Secure over HTTPS; "" and 0 clear it. */
+export function sessionCookie(token: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? "; Secure" : ""}`;
+}

@@ -1,47 +1,27 @@
-import { BlockList, isIP } from "node:net";
+import { createRequire } from "node:module";
+import { isIP } from "node:net";
 
-// Addresses a webhook may not reach outside development: this host, the private networks and the cloud metadata
-// services behind them, and everything that is not a unicast Internet address.
-const blocked = new BlockList();
-for (const [net, bits] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.0.2.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["198.51.100.0", 24],
-  ["203.0.113.0", 24],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4],
-] as const)
-  blocked.addSubnet(net, bits, "ipv4");
-for (const [net, bits] of [
-  ["::", 128],
-  ["::1", 128],
-  ["100::", 64],
-  ["2001:db8::", 32],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-] as const)
-  blocked.addSubnet(net, bits, "ipv6");
+// ipaddr.js is CommonJS (module.exports = ipaddr) and types itself with `export =`: loaded through require.
+const ipaddr = createRequire(import.meta.url)("ipaddr.js") as typeof import("ipaddr.js");
 
-/** True for a unicast address on the public Internet (IPv4-mapped IPv6 judged by its IPv4 address). */
+// Ranges ipaddr.js (2.2) files under "unicast" that still lead elsewhere: IPv4-compatible addresses (::/96,
+// deprecated, routed to the IPv4 address they embed by some stacks) and NAT64's local-use prefix (RFC 8215).
+const EMBEDDING = [ipaddr.parseCIDR("::/96"), ipaddr.parseCIDR("64:ff9b:1::/48")];
+
+/**
+ * True for a unicast address on the public Internet, classified by ipaddr.js's special-purpose ranges (RFC 6890 and
+ * later): loopback, unspecified, private, carrier-grade NAT, link-local, unique-local, multicast, documentation,
+ * benchmarking and reserved ones are not. An IPv4-mapped address (::ffff:a.b.c.d) is judged by its IPv4 address;
+ * every other IPv6 form that embeds or translates to IPv4 (IPv4-compatible, NAT64 rfc6052 and 64:ff9b:1::/48, the
+ * rfc6145 translated form, 6to4, Teredo) is refused outright: a webhook or an agent endpoint has no need of one.
+ */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 0) return false;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return isPublicAddress(mapped[1]!);
-  // The same in hex, as URLs normalise it: ::ffff:c0a8:1 is 192.168.0.1.
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (hex) {
-    const [hi, lo] = [Number.parseInt(hex[1]!, 16), Number.parseInt(hex[2]!, 16)];
-    return isPublicAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
-  }
-  return !blocked.check(address, family === 4 ? "ipv4" : "ipv6");
+  if (family === 4) return ipaddr.IPv4.parse(address).range() === "unicast";
+  if (family !== 6 || address.includes("%")) return false; // a zone index names a link: never public
+  // The URL parser's canonical form first: ipaddr.js reads a dotted tail (::127.0.0.1) as IPv4-mapped, which it is not.
+  const v6 = ipaddr.IPv6.parse(new URL(`http://[${address}]/`).hostname.slice(1, -1));
+  if (EMBEDDING.some(([net, bits]) => v6.match(net, bits))) return false;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().range() === "unicast";
+  return v6.range() === "unicast";
 }

@@ -315,6 +315,11 @@ const cases: Record<string, Case> = {
     fail: () => ({ path: { member_id: a.accountId }, bearer: id }),
     failStatus: 403,
   },
+  "POST /v1/account/members/{member_id}/password_reset": {
+    ok: async () => ({ path: { member_id: await invited() }, body: {}, bearer: id }),
+    fail: () => ({ path: { member_id: a.accountId }, body: {}, bearer: id }),
+    failStatus: 403,
+  },
   "POST /v1/invitations/accept": {
     ok: async () => ({ body: { invitation_code: await invitationCode(), password: "a long password" } }),
     fail: () => ({ body: { invitation_code: "inv_nothing", password: "a long password" } }),

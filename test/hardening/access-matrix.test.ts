@@ -116,6 +116,9 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AccountService.RemoveMember": async () => ({
     memberId: (await s.app.team.invite(owner, `remove${++n}@matrix.example`, "operator")).member.memberId,
   }),
+  "aiagent.v1.AccountService.ResetMemberPassword": async () => ({
+    memberId: (await s.app.team.invite(owner, `reset${++n}@matrix.example`, "operator")).member.memberId,
+  }),
   "aiagent.v1.AccountService.AcceptInvitation": async () => ({
     invitationCode: (await s.app.team.invite(owner, `accept${++n}@matrix.example`, "operator")).invitationCode,
     password: "a long enough password",

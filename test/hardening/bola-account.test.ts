@@ -69,6 +69,12 @@ function attacks(o: Owned): { what: string; method: string; path: string; body?:
     { what: "revoke key", method: "POST", path: `/v1/account/api_keys/${o.apiKeyId}/revoke`, body: {} },
     { what: "change role", method: "PATCH", path: `/v1/account/members/${o.memberId}`, body: { role: "admin" } },
     { what: "remove member", method: "DELETE", path: `/v1/account/members/${o.memberId}` },
+    {
+      what: "reset password",
+      method: "POST",
+      path: `/v1/account/members/${o.memberId}/password_reset`,
+      body: {},
+    },
     { what: "revoke sessions", method: "POST", path: "/v1/account/sessions/revoke", body: { chatbot_id: o.chatbotId } },
     { what: "take over", method: "POST", path: "/take_over_conversation", body: { conversation_id: o.conversationId } },
     { what: "close", method: "POST", path: "/close_conversation", body: { conversation_id: o.conversationId } },

@@ -181,6 +181,40 @@ describe("brute force", () => {
   });
 });
 
+describe("a lock-out an attacker cannot turn against a person", () => {
+  it("during an attack on an e-mail, the right password still works from a place the person signed in from", async () => {
+    const s = await serverWith({ AIAGENT_RATE_LIMIT_PASSWORD_FAILURES: "5" });
+    const a = await account(s);
+    const HOME = "127.0.0.50";
+    const before = await postFrom(s.url, "/get_id_token", { user_email_id: a.email, password: a.password }, HOME);
+    expect(before.status).toBe(200);
+    secrets.add(before.body.data.idToken);
+    // An attacker spreads wrong passwords over addresses: the per-(e-mail, address) and per-address counters see
+    // one each; the per-e-mail counter fills.
+    for (let i = 0; i < 8; i++)
+      await postFrom(s.url, "/get_id_token", { user_email_id: a.email, password: `guess-${i}` }, `127.0.0.${10 + i}`);
+    const home = await postFrom(s.url, "/get_id_token", { user_email_id: a.email, password: a.password }, HOME);
+    expect(home.status).toBe(200);
+    secrets.add(home.body.data.idToken);
+    // A place never used waits, and the answer says why and for how long.
+    const elsewhere = await postFrom(
+      s.url,
+      "/get_id_token",
+      { user_email_id: a.email, password: a.password },
+      "127.0.0.99",
+    );
+    expect429(elsewhere);
+    expect(elsewhere.body.message).toMatch(/places it has not signed in from .* retry after \d+ s/);
+    // Wrong passwords from the known place are still throttled there, per (e-mail, address) and per address.
+    const statuses: number[] = [];
+    for (let i = 0; i < 22; i++)
+      statuses.push(
+        (await postFrom(s.url, "/get_id_token", { user_email_id: a.email, password: `x${i}` }, HOME)).status,
+      );
+    expect(statuses.at(-1)).toBe(429);
+  });
+});
+
 describe("request rates", () => {
   it("per client address", async () => {
     const s = await serverWith({ AIAGENT_RATE_LIMIT_PER_ADDRESS: "25" });

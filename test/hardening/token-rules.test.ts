@@ -226,7 +226,8 @@ describe("revocation", () => {
       access_token: t.access_token,
     });
     expect(after.status).toBe(401);
-    expect(reasonOf(after.body)).toBe("TokenInvalidError");
+    // Revoked, not malformed: the reason says so (docs/security.md), and the frame asks its host for a new token.
+    expect(reasonOf(after.body)).toBe("TokenRevokedError");
     const refresh = await postJson(s.url, "/ai_agent/refresh_token", {
       user_id: "to-revoke",
       chatbot_id: a.chatbotId,

@@ -40,3 +40,30 @@ export class NdjsonReader {
 export async function openNdjson(url: string, headers: Record<string, string> = {}): Promise<NdjsonReader> {
   return new NdjsonReader(await fetch(url, { headers }));
 }
+
+/**
+ * Reads a stream until it ends: its closing error line (undefined when it ended cleanly) and the lines before it.
+ * Rejects when it has not ended within `ms`: how a test says "ends within one second" without timing anything.
+ */
+export async function streamEnd(
+  r: NdjsonReader,
+  ms = 1000,
+): Promise<{ error: StreamLine["error"]; seen: StreamLine[] }> {
+  const seen: StreamLine[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the stream was still open after ${ms} ms`)), ms);
+  });
+  const read = (async () => {
+    for (let line = await r.next(); line; line = await r.next()) {
+      if (line.error) return { error: line.error, seen };
+      seen.push(line);
+    }
+    return { error: undefined, seen };
+  })();
+  try {
+    return await Promise.race([read, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

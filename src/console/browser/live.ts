@@ -1,6 +1,6 @@
 import { useEffect, useRef } from "preact/hooks";
 import type { WatchAccountResponse } from "../../../gen/aiagent/v1/conversation_service_pb.js";
-import { conversations, isSignedOut } from "./api.js";
+import { conversations, isSignedOut, SIGNED_OUT_EVENT } from "./api.js";
 
 /**
  * Follows the account's changes on WatchAccount (the push channel the frame's WatchConversation shares), calling
@@ -21,7 +21,9 @@ export function useAccountWatch(email: string, onEvent: (e: WatchAccountResponse
             handler.current(r.event);
           }
         } catch (e) {
-          if (stop.signal.aborted || isSignedOut(e)) return;
+          if (stop.signal.aborted) return;
+          // The stream ended because the session was revoked (signed out elsewhere, removed, password changed).
+          if (isSignedOut(e)) return void dispatchEvent(new Event(SIGNED_OUT_EVENT));
         }
         await new Promise((r) => setTimeout(r, pause));
         pause = Math.min(pause * 2, 10_000);

@@ -3,6 +3,8 @@ import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { hashSecret, newId, newSecret, requireUuid, sameHash } from "../ids.js";
 import type { Repositories } from "../store.js";
+import type { IdClaims } from "../token/jwt-strategy.js";
+import { lineage } from "../token/lineage.js";
 import { requireEmail, requireText } from "../validate.js";
 import { hashPassword, verifyPassword } from "./password.js";
 import type { AccountRecord, MemberRecord, MemberRepository } from "./repository.js";
@@ -103,7 +105,13 @@ export async function resolvePerson(
 
 /** The people of an account: invitations, roles, passwords, and who a signed-in person is. */
 export class TeamService {
-  constructor(private readonly d: TeamRepos & { clock: Clock }) {}
+  constructor(
+    private readonly d: TeamRepos & {
+      clock: Clock;
+      /** Revokes every token descending from these lineage ids (see token/lineage.ts), but the session `keep`. */
+      revoke?: (ids: readonly string[], keep?: IdClaims) => Promise<void>;
+    },
+  ) {}
 
   /** Adds a person with a role; their e-mail must not be an account's or any account's member already. */
   async invite(caller: AccountCaller, email: string, role: string): Promise<IssuedInvitation> {
@@ -149,6 +157,26 @@ export class TeamService {
     const m = await this.member(caller, memberId);
     if (m.memberId === caller.memberId) throw permissionDenied("you cannot remove yourself");
     if (!(await this.d.members.remove(caller.accountId, m.memberId))) throw notFound(`member ${memberId}`);
+    // Everything the member held ends now, and stays ended should the e-mail be invited again.
+    await this.d.revoke?.([lineage.person(caller.accountId, m.email)]);
+  }
+
+  /**
+   * A one-time link for a member to set a new password, accepted like an invitation (same code form, same week).
+   * The current password keeps working until the link is used: issuing one locks nobody out.
+   */
+  async issuePasswordReset(caller: AccountCaller, memberId: string): Promise<IssuedInvitation> {
+    const m = await this.member(caller, memberId);
+    if (m.memberId === caller.memberId)
+      throw permissionDenied("change your own password with your current one (POST /v1/account/password)");
+    const invitationCode = newSecret(INVITATION_PREFIX);
+    const next = {
+      ...m,
+      invitationHash: hashSecret(invitationCode),
+      invitationExpiresAt: this.d.clock.now() + INVITATION_TTL_MS,
+    };
+    if (!(await this.d.members.update(next))) throw notFound(`member ${memberId}`);
+    return { member: memberView(next), invitationCode, expiresAt: next.invitationExpiresAt };
   }
 
   /** Sets the invited person's password with the one-time code: it works once, until it expires. */
@@ -166,11 +194,16 @@ export class TeamService {
     if (!m?.invitationHash || !sameHash(m.invitationHash, hash) || (m.invitationExpiresAt ?? 0) <= now) throw invalid;
     // One statement that uses the invitation up: of two uses racing, only one finds it still there.
     if (!(await this.d.members.acceptInvitation(hash, await hashPassword(password), now))) throw invalid;
+    // A reset link used: every ID token of the old password stops.
+    if (m.passwordHash) await this.d.revoke?.([lineage.password(m.accountId, m.email)]);
     return memberView({ ...m, joinedAt: now });
   }
 
-  /** Changes the caller's own password (the owner's is the account's). */
-  async changePassword(caller: AccountCaller, current: string, next: string): Promise<void> {
+  /**
+   * Changes the caller's own password (the owner's is the account's), and revokes every ID token minted with a
+   * password before, but the caller's own `session` (the console's, or the bearer token that made the change).
+   */
+  async changePassword(caller: AccountCaller, current: string, next: string, session?: IdClaims): Promise<void> {
     requireText("current_password", current);
     requirePassword("new_password", next);
     const account = await this.d.accounts.byId(caller.accountId);
@@ -183,6 +216,7 @@ export class TeamService {
     const hash = await hashPassword(next);
     if (isOwner) await this.d.accounts.setPassword(account.accountId, hash);
     else await this.d.members.update({ ...m!, passwordHash: hash });
+    await this.d.revoke?.([lineage.password(caller.accountId, caller.email)], session);
   }
 
   /** True when the e-mail is the account's own or one of its members' (invited or joined). */

@@ -36,6 +36,12 @@ export interface AccessClaims {
 export interface IdClaims {
   accountId: string;
   email: string;
+  /** The token's own session (`sid`): what signing out of the console revokes. */
+  sessionId?: string | undefined;
+  /** The API key it was minted with (`akid`); the token dies with the key. */
+  apiKeyId?: string | undefined;
+  /** Minted with the person's password (`amr: pwd`); the token dies when the password changes. */
+  viaPassword?: boolean | undefined;
   issuedAt: number;
   expiresAt: number;
 }
@@ -68,12 +74,25 @@ export class JwtStrategy {
     return this.sign("access", c.userId, claims, ttlSeconds);
   }
 
-  /** Signs an ID token for an account valid for ttlSeconds. */
+  /**
+   * Signs an ID token for an account valid for ttlSeconds, naming the credentials it descends from (its session,
+   * the API key or the password it was minted with), so revoking any of them revokes it.
+   */
   async signId(
-    c: { accountId: string; email: string },
+    c: {
+      accountId: string;
+      email: string;
+      sessionId?: string;
+      apiKeyId?: string | undefined;
+      viaPassword?: boolean;
+    },
     ttlSeconds: number,
   ): Promise<{ token: string; expiresAt: number }> {
-    return this.sign("id", c.accountId, { email: c.email }, ttlSeconds);
+    const claims: Record<string, string> = { email: c.email };
+    if (c.sessionId) claims.sid = c.sessionId;
+    if (c.apiKeyId) claims.akid = c.apiKeyId;
+    if (c.viaPassword) claims.amr = "pwd";
+    return this.sign("id", c.accountId, claims, ttlSeconds);
   }
 
   /** Verifies an access token; a token seen before is answered from the cache (expiry still checked). */
@@ -102,7 +121,15 @@ export class JwtStrategy {
     if (hit) return hit;
     const p = await this.verify(token, "id");
     if (typeof p.email !== "string") throw unauthenticated("the ID token is invalid");
-    const claims: IdClaims = { accountId: p.sub!, email: p.email, issuedAt: issuedAtMs(p), expiresAt: p.exp! * 1000 };
+    const claims: IdClaims = {
+      accountId: p.sub!,
+      email: p.email,
+      ...(typeof p.sid === "string" ? { sessionId: p.sid } : {}),
+      ...(typeof p.akid === "string" ? { apiKeyId: p.akid } : {}),
+      ...(p.amr === "pwd" ? { viaPassword: true } : {}),
+      issuedAt: issuedAtMs(p),
+      expiresAt: p.exp! * 1000,
+    };
     this.idCache.set(token, claims);
     return claims;
   }

@@ -88,6 +88,13 @@ export interface RefreshTokenRepository {
   policy(chatbotId: string): Promise<SessionPolicyRecord | undefined>;
   /** Sets the chatbot's session policy. */
   setPolicy(p: SessionPolicyRecord): Promise<void>;
+  /**
+   * Revokes credentials by lineage id (a person, a console session, an ID token's own session): every token that
+   * names one of `ids` and was issued before `at` is refused from then on. Never moves an instant back.
+   */
+  revokeLineage(ids: readonly string[], at: number): Promise<void>;
+  /** The latest revocation instant of any of `ids`; undefined when none was ever revoked. */
+  lineageNotBefore(ids: readonly string[]): Promise<number | undefined>;
 }
 
 /** A one-time launch code as stored: its hash, and the session, chatbot, user and origin it is bound to. */

@@ -18,6 +18,7 @@ import type { Transact } from "../store.js";
 import { optionalEmail, optionalText, requireId, requireText } from "../validate.js";
 import type { EventLog } from "../webhook/event-log.js";
 import type { AccessClaims, IdClaims, JwtStrategy } from "./jwt-strategy.js";
+import { lineage, lineageOf } from "./lineage.js";
 import type {
   LaunchCodeRepository,
   RefreshTokenRecord,
@@ -408,10 +409,12 @@ export class TokenService {
     let person = account?.email;
     let ok = false;
     let markUsed: (() => Promise<void>) | undefined;
+    let apiKeyId: string | undefined;
     if (input.clientApiKey) {
       const keyAccount = await this.accountForKey(input.clientApiKey);
       ok = !!account && keyAccount?.accountId === account.accountId;
       markUsed = keyAccount?.markUsed;
+      apiKeyId = keyAccount?.apiKeyId;
     } else if (input.password) {
       const member = account ? undefined : await this.d.members.byEmail(email);
       if (member?.joinedAt != null) {
@@ -426,8 +429,36 @@ export class TokenService {
     if (!account.active) throw unauthenticated(BAD_ID_CREDENTIAL);
     await this.d.admit?.(account.accountId);
     await markUsed?.();
-    const t = await this.d.jwt.signId({ accountId: account.accountId, email: person }, this.d.ttl.id);
+    // Its own session; minted with the API key, or else with the password. Revoking either revokes it.
+    const parent = apiKeyId ? { apiKeyId } : { viaPassword: true };
+    const t = await this.d.jwt.signId(
+      { accountId: account.accountId, email: person, sessionId: newId(), ...parent },
+      this.d.ttl.id,
+    );
     return { idToken: t.token, expiresAt: t.expiresAt };
+  }
+
+  /**
+   * Revokes, at once, every token that descends from the credentials named (see lineage.ts): those issued before
+   * now are refused at their next call, and the open streams they opened end (the stream guard re-checks).
+   */
+  async revokeLineage(ids: readonly string[], keep?: IdClaims): Promise<void> {
+    // One millisecond on: a token issued in the very millisecond of the revocation is refused too.
+    const at = this.d.clock.now() + 1;
+    await this.d.refreshTokens.revokeLineage(ids, at);
+    // The session that changed the password proved the current one: it is carried over, the others end.
+    if (keep?.sessionId) await this.d.refreshTokens.revokeLineage([lineage.carried(keep.sessionId)], at);
+  }
+
+  /** Signs out of one ID token's session (the console's sign-out): that token is refused from then on. */
+  async signOut(token: string): Promise<void> {
+    let claims: IdClaims;
+    try {
+      claims = await this.d.jwt.verifyId(token);
+    } catch {
+      return; // An expired or foreign token needs no revoking.
+    }
+    if (claims.sessionId) await this.revokeLineage([lineage.session(claims.sessionId)]);
   }
 
   /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
@@ -439,7 +470,7 @@ export class TokenService {
       claims.sessionId,
     );
     if (notBefore !== undefined && claims.issuedAt < notBefore)
-      throw unauthenticated("the access token has been revoked");
+      throw unauthenticated("the access token has been revoked", "TokenRevokedError");
     if (!chatbot?.active || chatbot.accountId !== claims.accountId)
       throw unauthenticated("the access token is invalid");
     return claims;
@@ -451,10 +482,41 @@ export class TokenService {
    */
   async authenticateAccount(token: string): Promise<IdClaims & { caller: AccountCaller }> {
     const claims = await this.d.jwt.verifyId(token);
-    const account = await this.d.accounts.byId(claims.accountId);
+    // Read side by side (one round trip's wait, not three): the account, its lineage's revocations, the key.
+    const [account, notBefore, keys] = await Promise.all([
+      this.d.accounts.byId(claims.accountId),
+      // Valid only while every credential it descends from is: the person, the password, its session, the key.
+      this.d.refreshTokens.lineageNotBefore(lineageOf(claims)),
+      claims.apiKeyId ? this.d.apiKeys.listForAccount(claims.accountId) : undefined,
+    ]);
     const caller = account?.active ? await resolvePerson(this.d.members, account, claims.email) : undefined;
     if (!caller) throw unauthenticated("the ID token is invalid");
+    if (notBefore !== undefined && claims.issuedAt < notBefore && !(await this.carried(claims)))
+      throw unauthenticated("the ID token has been revoked: sign in again", "TokenRevokedError");
+    if (claims.apiKeyId) {
+      const key = keys?.find((k) => k.apiKeyId === claims.apiKeyId);
+      if (!key || !apiKeyUsable(key, this.d.clock.now()))
+        throw unauthenticated(
+          "the ID token has been revoked: the API key it was minted with no longer works",
+          "TokenRevokedError",
+        );
+    }
     return { ...claims, caller };
+  }
+
+  /**
+   * Whether a token revoked only by a password change is the session that made the latest one (the rare path, read
+   * only once a lineage is found revoked): neither its person nor its session is revoked, and it was carried over
+   * at or after the password's latest revocation.
+   */
+  private async carried(c: IdClaims): Promise<boolean> {
+    if (!c.sessionId || !c.viaPassword) return false;
+    const tokens = this.d.refreshTokens;
+    const strict = await tokens.lineageNotBefore([lineage.person(c.accountId, c.email), lineage.session(c.sessionId)]);
+    if (strict !== undefined && c.issuedAt < strict) return false;
+    const password = await tokens.lineageNotBefore([lineage.password(c.accountId, c.email)]);
+    const carried = await tokens.lineageNotBefore([lineage.carried(c.sessionId)]);
+    return password === undefined || (carried !== undefined && carried >= password);
   }
 
   /** Revokes refresh tokens in scope, and the live access tokens of the same users. */
@@ -484,7 +546,9 @@ export class TokenService {
    * The account of a usable API key, and a function that records its use: called only once the whole request is
    * accepted, so a refused request (the key of another chatbot's account, say) writes nothing.
    */
-  private async accountForKey(key: string): Promise<(AccountRecord & { markUsed(): Promise<void> }) | undefined> {
+  private async accountForKey(
+    key: string,
+  ): Promise<(AccountRecord & { apiKeyId: string; markUsed(): Promise<void> }) | undefined> {
     if (key.length > 512) return undefined;
     const hash = hashSecret(key);
     const rec = await this.d.apiKeys.byHash(hash);
@@ -500,7 +564,7 @@ export class TokenService {
         // The last-use mark is advisory: a busy database must not fail the request it describes.
       }
     };
-    return { ...account, markUsed };
+    return { ...account, apiKeyId: rec.apiKeyId, markUsed };
   }
 }
 

@@ -1,5 +1,5 @@
 import { ndjson } from "./ndjson.js";
-import type { TokenRefresher } from "./token-refresh.js";
+import { renewable, type TokenRefresher } from "./token-refresh.js";
 
 /** A message as the service returns it. */
 export interface ChatMessage {
@@ -122,7 +122,7 @@ export class FrameApi {
           const err = toApiError(l.error, 200);
           // The stream outlived a token the frame has already replaced (refreshed ahead of expiry): it just ends, and
           // is resumed with the new token without asking the host page again.
-          if (err.reason === "TokenExpiredError" && this.token !== used) return;
+          if (renewable(err.reason) && this.token !== used) return;
           throw err;
         }
         if (l.result?.conversation) h.onConversation(l.result.conversation);
@@ -196,7 +196,7 @@ export class FrameApi {
     try {
       return await call(used);
     } catch (e) {
-      if (!(e instanceof ApiError) || e.reason !== "TokenExpiredError") throw e;
+      if (!(e instanceof ApiError) || !renewable(e.reason)) throw e;
     }
     // Another call may have refreshed meanwhile; otherwise ask the host page.
     const fresh = this.token !== used ? this.token : await this.refresher.request();
@@ -205,8 +205,7 @@ export class FrameApi {
     try {
       return await call(fresh);
     } catch (e) {
-      if (e instanceof ApiError && e.reason === "TokenExpiredError")
-        throw new SessionExpiredError("your session has expired");
+      if (e instanceof ApiError && renewable(e.reason)) throw new SessionExpiredError("your session has expired");
       throw e;
     }
   }

@@ -1,4 +1,5 @@
 import { ApiError, type ChatMessage, type ConversationState, type FrameApi, SessionExpiredError } from "./api.js";
+import { renewable } from "./token-refresh.js";
 
 /** What the frame does with live updates. */
 export interface LiveHandlers {
@@ -139,7 +140,7 @@ export class LiveUpdates {
           this.h.onSessionExpired(e);
           return;
         }
-        if (e instanceof ApiError && e.reason === "TokenExpiredError") {
+        if (e instanceof ApiError && renewable(e.reason)) {
           // The stream outlived its token: ask the host page for a new one and resume.
           if (await this.api.renewToken()) continue;
           this.h.onSessionExpired(new SessionExpiredError("your session has expired"));

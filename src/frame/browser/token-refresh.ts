@@ -5,6 +5,12 @@ export const TOKEN_REFRESH = "[TOKEN_REFRESH]";
 export const TOKEN_REFRESH_RESPONSE = "[TOKEN_REFRESH_RESPONSE]";
 /** The documented reason: a call failed because the token expired. */
 export const TOKEN_EXPIRED = "TokenExpiredError";
+/** A call failed because a credential the token descends from was revoked: asked for anew like an expired one. */
+export const TOKEN_REVOKED = "TokenRevokedError";
+/** Whether a failure's reason is one the host page may cure with a new token. */
+export function renewable(reason: string | undefined): boolean {
+  return reason === TOKEN_EXPIRED || reason === TOKEN_REVOKED;
+}
 /** Added beside it: the token is still valid but most of its lifetime has passed. */
 export const TOKEN_EXPIRING_SOON = "TokenExpiringSoon";
 

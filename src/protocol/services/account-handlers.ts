@@ -3,12 +3,13 @@ import type {
   AccountService as AccountServiceDesc,
   ApiKeySchema,
   ChatbotSchema,
+  InvitationSchema,
   MemberSchema,
 } from "../../../gen/aiagent/v1/account_service_pb.js";
 import type { AccountService } from "../../domain/account/account-service.js";
 import type { ApiKeyView } from "../../domain/account/api-keys.js";
 import type { ChatbotRecord } from "../../domain/account/repository.js";
-import type { MemberView, TeamService } from "../../domain/account/team-service.js";
+import type { IssuedInvitation, MemberView, TeamService } from "../../domain/account/team-service.js";
 import { invalidArgument } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
@@ -51,6 +52,17 @@ function member(m: MemberView): MessageInitShape<typeof MemberSchema> {
   return { ...m, createdAt: isoTime(m.createdAt) };
 }
 
+/** An invitation (or a password reset link, accepted the same way) as answered. */
+function invitationOf(consoleUrl: string, inv: IssuedInvitation): MessageInitShape<typeof InvitationSchema> {
+  return {
+    member: member(inv.member),
+    invitationCode: inv.invitationCode,
+    // In the fragment: a browser sends it to no server, so it stays out of access logs and Referer headers.
+    invitationUrl: `${consoleUrl}/invitation#code=${encodeURIComponent(inv.invitationCode)}`,
+    invitationExpiresAt: isoTime(inv.expiresAt),
+  };
+}
+
 /** The AccountService methods, on the account's caller the gate admitted (ID token, with the declared role). */
 export function accountHandlers(d: {
   accounts: AccountService;
@@ -62,6 +74,7 @@ export function accountHandlers(d: {
   defaultGraceSeconds: number;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
+  const invitation = (inv: IssuedInvitation) => invitationOf(d.consoleUrl, inv);
   const keyOf = async (caller: Parameters<AccountService["listApiKeys"]>[0], id: string) =>
     (await accounts.listApiKeys(caller)).find((k) => k.apiKeyId === id);
   return {
@@ -79,7 +92,8 @@ export function accountHandlers(d: {
       };
     },
     async changePassword(req, call) {
-      await team.changePassword(accountCaller(call.auth), req.currentPassword, req.newPassword);
+      // Every other ID token of a password is revoked; the session that made the change (cookie or bearer) is kept.
+      await team.changePassword(accountCaller(call.auth), req.currentPassword, req.newPassword, call.auth.idClaims);
       return {};
     },
     async createApiKey(req, call) {
@@ -145,16 +159,10 @@ export function accountHandlers(d: {
       };
     },
     async inviteMember(req, call) {
-      const inv = await team.invite(accountCaller(call.auth), req.email, req.role);
-      return {
-        data: {
-          member: member(inv.member),
-          invitationCode: inv.invitationCode,
-          // In the fragment: a browser sends it to no server, so it stays out of access logs and Referer headers.
-          invitationUrl: `${d.consoleUrl}/invitation#code=${encodeURIComponent(inv.invitationCode)}`,
-          invitationExpiresAt: isoTime(inv.expiresAt),
-        },
-      };
+      return { data: invitation(await team.invite(accountCaller(call.auth), req.email, req.role)) };
+    },
+    async resetMemberPassword(req, call) {
+      return { data: invitation(await team.issuePasswordReset(accountCaller(call.auth), req.memberId)) };
     },
     async listMembers(_req, call) {
       return { data: { members: (await team.list(accountCaller(call.auth))).map(member) } };

@@ -58,7 +58,7 @@ async function* bounded<T>(
   open: (signal: AbortSignal) => AsyncIterable<T>,
 ): AsyncGenerator<T> {
   const w = call.auth;
-  const release = watch.limits.admit(w.tokenKey);
+  const release = watch.limits.admit({ token: w.tokenKey, account: w.caller?.accountId ?? "", address: call.peer });
   const stop = new AbortController();
   const onGone = () => stop.abort();
   call.signal.addEventListener("abort", onGone, { once: true });

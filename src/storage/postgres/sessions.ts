@@ -68,6 +68,19 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
           [...scope, at],
         );
       }),
+    // Credential lineages share the revocations table under the chatbot id "" (no chatbot has it): no new table.
+    revokeLineage: (ids, at) =>
+      db.unit(async () => {
+        for (const id of ids) await db.count("rt_raise", RAISE, ["", id, at]);
+      }),
+    lineageNotBefore: async (ids) => {
+      const [r] = await db.rows(
+        "rt_lineage",
+        "SELECT max(not_before) AS not_before FROM token_revocations WHERE chatbot_id = '' AND user_id = ANY($1::text[])",
+        [ids],
+      );
+      return r && r.not_before !== null ? Number(r.not_before) : undefined;
+    },
     notBefore: async (chatbotId, userId, sessionId) => {
       const [r] =
         sessionId === undefined

@@ -103,6 +103,13 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     return db.prepare(`UPDATE refresh_tokens SET revoked_at = ? WHERE revoked_at IS NULL AND ${where}`).run(at, ...args)
       .changes;
   });
+  // Credential lineages share the revocations table under the chatbot id "" (no chatbot has it): no new table.
+  const lineageNotBefore = db.prepare<[string], { not_before: number | null }>(
+    "SELECT max(not_before) AS not_before FROM token_revocations WHERE chatbot_id = '' AND user_id IN (SELECT value FROM json_each(?))",
+  );
+  const revokeLineage = db.transaction((ids: readonly string[], at: number) => {
+    for (const id of ids) raise.run("", id, at);
+  });
   const rotate = db.transaction((sessionId: string, fromHash: string, toHash: string, salt: string, at: number) => {
     if (swap.run(toHash, sessionId, fromHash).changes !== 1) return false;
     retire.run(fromHash, sessionId, at, salt);
@@ -127,6 +134,8 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
       const r = byHash.get(h);
       return r && toRecord(r);
     },
+    revokeLineage: (ids, at) => revokeLineage.immediate(ids, at),
+    lineageNotBefore: (ids) => lineageNotBefore.get(JSON.stringify(ids))?.not_before ?? undefined,
     revoke: (s, at) => revoke.immediate(s.accountId, s.chatbotId ?? null, s.userId ?? null, at),
     notBefore: (chatbotId, userId, sessionId) =>
       (sessionId === undefined
