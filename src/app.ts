@@ -184,6 +184,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const conversations = new ConversationService({
     ...store,
     events,
+    history: store.events,
     transaction: store.transaction.bind(store),
     log: eventLog,
     // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).

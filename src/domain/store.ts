@@ -56,7 +56,9 @@ export interface Store extends Repositories {
    * Live updates shared by every instance on this store, where the back end has a channel for them (PostgreSQL
    * LISTEN/NOTIFY); `local` delivers to this instance's own watchers.
    */
-  sharedEvents?(local: ConversationEvents & { close(): void }): Promise<ConversationEvents & { close(): void }>;
+  sharedEvents?(
+    local: ConversationEvents & { changedAll(): void; close(): void },
+  ): Promise<ConversationEvents & { close(): void }>;
   /**
    * Calls `changed` whenever another process may have rotated the signing keys, where the back end can tell
    * (PostgreSQL NOTIFY); returns a function that stops it. Without it, key rings look again on their interval.

@@ -8,7 +8,7 @@ import type { Repositories, Transact } from "../store.js";
 import { optionalText, page, requireContent, requireEmail } from "../validate.js";
 import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
-import type { ConversationEvent, ConversationEvents, ConversationSummary, EventListener } from "./events.js";
+import type { ConversationEvents, ConversationSummary } from "./events.js";
 import { type ConversationOwner, ConversationOwners } from "./owners.js";
 import { MessagePageCache, type PageForm } from "./page-cache.js";
 import type {
@@ -23,9 +23,11 @@ import type {
 } from "./repository.js";
 import { AI_AGENT, effectiveStatus, messageEffect, NEW_CONVERSATION } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
+import { type AccountWatchEvent, parseCursor, type WatchDeps, type WatchEvent, Watches, type WatchTimings } from "./watch.js";
 
 export type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 export type { ConversationSummary } from "./events.js";
+export type { AccountWatchEvent, WatchEvent } from "./watch.js";
 export { AI_AGENT } from "./rules.js";
 
 /** An event of a streamed send. */
@@ -38,16 +40,7 @@ export type SendEvent =
 export const WEB_CHANNEL = "web";
 const FILTERS: readonly ContactFilter[] = ["all", "unread", "live"];
 const MAX_OPERATOR_NAME = 80;
-const WATCH_PAGE = 100;
-const MAX_QUEUED_EVENTS = 1000;
 
-/** An event of a watched conversation. */
-export type WatchEvent =
-  | { type: "conversation"; conversation: ConversationSummary }
-  | { type: "message"; message: MessageRecord };
-
-/** An event of a watched account: first `subscribed`, then its conversations' events. */
-export type AccountWatchEvent = { type: "subscribed"; at: number } | WatchEvent;
 const AGENT_CONTEXT = 20;
 
 /** What the conversation use cases need. */
@@ -58,8 +51,12 @@ export interface ConversationServiceDeps {
   agent: Agent;
   clock: Clock;
   idleCloseSeconds: number;
-  /** Where committed changes are published for watchers. */
+  /** Where committed changes are hinted to watchers. */
   events: ConversationEvents;
+  /** The event log watchers read (the store's). */
+  history: WatchDeps["history"];
+  /** How watchers look and how long they wait for the store (defaults in watch.ts). */
+  watchTimings?: WatchTimings;
   /** Units of work: each change and its events (the outbox) commit together. */
   transaction: Transact;
   /** The account's event log, written in the unit of work of each change. */
@@ -74,8 +71,11 @@ export class ConversationService {
   private readonly owners = new ConversationOwners();
   /** Recently read pages of messages, served again while the conversation's count says they are current. */
   private readonly pages = new MessagePageCache();
+  private readonly watches: Watches;
 
-  constructor(private readonly d: ConversationServiceDeps) {}
+  constructor(private readonly d: ConversationServiceDeps) {
+    this.watches = new Watches(d, d.watchTimings);
+  }
 
   /** Stores the user's message, then streams and stores the agent's reply (none while an operator holds the conversation). */
   async *sendStream(
@@ -111,7 +111,6 @@ export class ConversationService {
       start,
       reopens,
     );
-    if (reopens) this.publishState(conv);
     yield { type: "user_message", message: userMessage };
 
     if (conv.assignedTo !== AI_AGENT) return;
@@ -288,49 +287,24 @@ export class ConversationService {
   }
 
   /**
-   * Follows one conversation: its state, then its messages after `afterMessageOrder`, then each change as it is
-   * committed, each message once and in order. Ends when the signal aborts or the events channel closes.
+   * Follows one conversation: its state, then its messages after `afterMessageOrder` (or `afterCursor`), then each
+   * change as it is committed, each message once and in order (see watch.ts). Ends when the signal aborts or the
+   * events channel closes.
    */
   async *watch(
     caller: Caller,
-    input: { conversationId: string; afterMessageOrder: number },
+    input: { conversationId: string; afterMessageOrder: number; afterCursor?: string },
     signal: AbortSignal,
   ): AsyncGenerator<WatchEvent> {
     const conversationId = requireUuid("conversation_id", input.conversationId);
     if (!Number.isInteger(input.afterMessageOrder) || input.afterMessageOrder < 0)
       throw invalidArgument("after_message_order", "must be an integer, 0 or more");
+    const after = input.afterCursor ? parseCursor("after_cursor", input.afterCursor) : input.afterMessageOrder;
     const conv =
       caller.kind === "frame"
         ? await this.frameConversation(caller, conversationId)
         : await this.accountConversation(caller, conversationId);
-    // Subscribe before reading, so nothing committed between the read and the subscription is lost; what the
-    // read already gave is skipped by its message_order.
-    const inbox = new EventInbox(signal);
-    const unsubscribe = this.d.events.subscribe({ conversationId }, inbox);
-    try {
-      yield { type: "conversation", conversation: this.summary(conv) };
-      let last = input.afterMessageOrder;
-      for (;;) {
-        const p = await this.d.conversations.messages(conv, WATCH_PAGE, last);
-        for (const m of p.messages) {
-          last = m.messageOrder;
-          yield { type: "message", message: m };
-        }
-        if (!p.hasMore) break;
-      }
-      for (;;) {
-        const e = await inbox.next();
-        if (e === undefined) return;
-        if (e.type === "message") {
-          if (e.message.messageOrder <= last) continue;
-          last = e.message.messageOrder;
-          yield { type: "message", message: e.message };
-        } else yield { type: "conversation", conversation: e.conversation };
-      }
-    } finally {
-      unsubscribe();
-      inbox.dispose();
-    }
+    yield* this.watches.conversation(conv, this.summary(conv), after, signal);
   }
 
   /** Stores an operator's reply; a closed conversation must be reopened first. */
@@ -367,28 +341,18 @@ export class ConversationService {
     return this.change(conv, type, (tx) => tx.conversations.setStatus(conv.conversationId, status, this.d.clock.now()));
   }
 
-  /** Follows every conversation of the account (a live inbox): changes only, from the instant it answers first. */
+  /**
+   * Follows every conversation of the account (a live inbox): changes only, from the instant it answers first, or
+   * from `afterCursor` (a cursor this stream sent) to resume exactly where an earlier stream ended.
+   */
   async *watchAccount(
     caller: AccountCaller,
-    input: { userEmailId: string },
+    input: { userEmailId: string; afterCursor?: string },
     signal: AbortSignal,
   ): AsyncGenerator<AccountWatchEvent> {
     const email = requireEmail("user_email_id", input.userEmailId);
     if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
-    const inbox = new EventInbox(signal);
-    const unsubscribe = this.d.events.subscribe({ accountId: caller.accountId }, inbox);
-    try {
-      yield { type: "subscribed", at: this.d.clock.now() };
-      for (;;) {
-        const e = await inbox.next();
-        if (e === undefined) return;
-        if (e.type === "message") yield { type: "message", message: e.message };
-        else yield { type: "conversation", conversation: e.conversation };
-      }
-    } finally {
-      unsubscribe();
-      inbox.dispose();
-    }
+    yield* this.watches.account(caller.accountId, this.d.clock.now(), input.afterCursor ?? "", signal);
   }
 
   /** Appends a message and records its events in one unit of work; publishes it to watchers once committed. */
@@ -418,8 +382,8 @@ export class ConversationService {
       { rowLocks: true },
     );
     this.d.log.committed();
-    // Published after the transaction committed; the events channel waits for its fsync.
-    this.d.events.publish({ type: "message", accountId, conversationId, message: r.message });
+    // Hinted after the transaction committed (the events channel waits for its fsync); watchers read the log.
+    this.d.events.publish({ accountId, conversationId });
     return r;
   }
 
@@ -441,19 +405,10 @@ export class ConversationService {
       },
       { rowLocks: true },
     );
-    if (type) this.d.log.committed();
-    return this.publishState(after);
-  }
-
-  private publishState(c: ConversationRecord): ConversationSummary {
-    const conversation = this.summary(c);
-    this.d.events.publish({
-      type: "conversation",
-      accountId: c.accountId,
-      conversationId: c.conversationId,
-      conversation,
-    });
-    return conversation;
+    if (!type) return this.summary(after);
+    this.d.log.committed();
+    this.d.events.publish({ accountId: after.accountId, conversationId: after.conversationId });
+    return this.summary(after);
   }
 
   /** Reads the conversation and remembers its owner; undefined when it does not exist. */
@@ -499,55 +454,6 @@ export class ConversationService {
       channel: c.channel,
       unreadCount: c.unreadCount,
     };
-  }
-}
-
-/** Events of one subscription, queued until the watcher takes them; a watcher that falls far behind is ended. */
-class EventInbox implements EventListener {
-  private readonly queue: ConversationEvent[] = [];
-  private wake: (() => void) | undefined;
-  private ended = false;
-  private overflowed = false;
-  private readonly onAbort = () => this.closed();
-
-  constructor(private readonly signal: AbortSignal) {
-    signal.addEventListener("abort", this.onAbort, { once: true });
-  }
-
-  event(e: ConversationEvent): void {
-    if (this.ended) return;
-    if (this.queue.length >= MAX_QUEUED_EVENTS) {
-      // The client reads slower than the conversation changes: end its stream; it resumes from what it has.
-      this.overflowed = true;
-      this.closed();
-      return;
-    }
-    this.queue.push(e);
-    this.wake?.();
-  }
-
-  closed(): void {
-    this.ended = true;
-    this.wake?.();
-  }
-
-  /** The next event; undefined once the stream should end. */
-  async next(): Promise<ConversationEvent | undefined> {
-    for (;;) {
-      if (this.overflowed)
-        throw new DomainError("resource_exhausted", "the watcher fell behind; resume from the last message_order");
-      const e = this.queue.shift();
-      if (e) return e;
-      if (this.ended || this.signal.aborted) return undefined;
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-      });
-      this.wake = undefined;
-    }
-  }
-
-  dispose(): void {
-    this.signal.removeEventListener("abort", this.onAbort);
   }
 }
 

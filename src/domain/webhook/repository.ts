@@ -115,6 +115,8 @@ export interface EventRepository {
   append(events: { event: NewEvent; deliveries: NewDelivery[] }[]): Promise<EventRecord[]>;
   /** Events of the account after `afterSeq`, in log order, of the given types (empty: all). */
   list(accountId: string, afterSeq: number, limit: number, types: readonly string[]): Promise<EventRecord[]>;
+  /** The place of the account's last committed event; 0 before its first. */
+  lastSeq(accountId: string): Promise<number>;
   /** Drops up to `limit` events older than `before` (with their deliveries), none still pending; answers the count. */
   prune(before: number, limit: number): Promise<number>;
 }

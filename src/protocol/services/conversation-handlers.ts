@@ -171,22 +171,24 @@ export function conversationHandlers(
       for await (const ev of bounded(call, watch, (signal) =>
         conversations.watch(
           caller,
-          { conversationId: req.conversationId, afterMessageOrder: req.afterMessageOrder },
+          { conversationId: req.conversationId, afterMessageOrder: req.afterMessageOrder, afterCursor: req.afterCursor },
           signal,
         ),
       )) {
-        if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) } };
-        else yield { event: { case: "conversation", value: summary(ev.conversation) } };
+        if (ev.type === "message")
+          yield { event: { case: "message", value: message(ev.message) }, cursor: ev.cursor };
+        else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor: ev.cursor };
       }
     },
     async *watchAccount(req, call) {
       const caller = accountCaller(call.auth);
       for await (const ev of bounded(call, watch, (signal) =>
-        conversations.watchAccount(caller, { userEmailId: req.userEmailId }, signal),
+        conversations.watchAccount(caller, { userEmailId: req.userEmailId, afterCursor: req.afterCursor }, signal),
       )) {
-        if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) } };
-        else if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) } };
-        else yield { event: { case: "conversation", value: summary(ev.conversation) } };
+        const cursor = ev.cursor;
+        if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
+        else if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) }, cursor };
+        else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
       }
     },
     async listFrameConversations(_req, call) {

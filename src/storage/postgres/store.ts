@@ -95,8 +95,8 @@ export class PgStore implements Store {
     return () => listener.close();
   }
 
-  async sharedEvents(local: ConversationEvents & { close(): void }): Promise<PgConversationEvents> {
-    const events = new PgConversationEvents(this.url, this.pool, local, this.conversations);
+  async sharedEvents(local: ConversationEvents & { changedAll(): void; close(): void }): Promise<PgConversationEvents> {
+    const events = new PgConversationEvents(this.url, this.pool, local);
     await events.start();
     return events;
   }

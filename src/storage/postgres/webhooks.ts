@@ -64,6 +64,14 @@ export function pgEvents(db: PgDb): EventRepository {
           types.length === 0 ? [accountId, afterSeq, limit] : [accountId, afterSeq, limit, types],
         )
       ).map(toEvent),
+    lastSeq: async (accountId) => {
+      const [r] = await db.rows<{ last_seq: number }>(
+        "events_last_seq",
+        "SELECT last_seq FROM event_counters WHERE account_id = $1",
+        [accountId],
+      );
+      return r ? Number(r.last_seq) : 0;
+    },
     prune: (before, limit) =>
       db.unit(() =>
         db.count(

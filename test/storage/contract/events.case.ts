@@ -53,6 +53,10 @@ export function eventCases(h: () => Harness) {
       expect((await store.events.list(b.accountId, 0, 10, [])).map((e) => e.data)).toEqual([
         { conversationId: "c9", reason: "at 2" },
       ]);
+      // Where a watcher starts: the last place of its own account only.
+      expect(await store.events.lastSeq(a.accountId)).toBe(3);
+      expect(await store.events.lastSeq(b.accountId)).toBe(1);
+      expect(await store.events.lastSeq("no-such-account")).toBe(0);
     });
 
     it("concurrent writers of one account get distinct consecutive places", async () => {

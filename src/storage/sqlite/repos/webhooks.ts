@@ -59,6 +59,9 @@ export function sqliteEvents(db: Db): Sync<EventRepository> {
      LIMIT ?`,
   );
   const drop = db.prepare("DELETE FROM events WHERE account_id = ? AND seq = ?");
+  const lastSeq = db.prepare<[string], { last_seq: number }>(
+    "SELECT last_seq FROM event_counters WHERE account_id = ?",
+  );
   const prune = db.transaction((before: number, limit: number) => {
     const rows = oldest.all(before, limit);
     for (const r of rows) drop.run(r.account_id, r.seq);
@@ -73,6 +76,7 @@ export function sqliteEvents(db: Db): Sync<EventRepository> {
         .all(accountId, afterSeq, ...types, limit)
         .map(toEvent);
     },
+    lastSeq: (accountId) => lastSeq.get(accountId)?.last_seq ?? 0,
     prune: (before, limit) => prune.immediate(before, limit),
   };
 }
