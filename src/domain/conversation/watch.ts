@@ -32,7 +32,12 @@ const PAGE = 100;
 const MAX_CURSOR = 2 ** 31;
 
 /** The event log types a watcher sees, and as what. */
-const STATE_TYPES = new Set(["conversation.assigned", "conversation.closed", "conversation.reopened", "conversation.read"]);
+const STATE_TYPES = new Set([
+  "conversation.assigned",
+  "conversation.closed",
+  "conversation.reopened",
+  "conversation.read",
+]);
 
 /**
  * The reading side of live updates. Each stream keeps its position (the conversation's message_order; the
@@ -58,7 +63,10 @@ export class Watches {
       const self = this;
       async function* read(to: number) {
         while (last < to) {
-          const p = await self.retrying(() => self.d.conversations.messages(conv, Math.min(PAGE, to - last), last), signal);
+          const p = await self.retrying(
+            () => self.d.conversations.messages(conv, Math.min(PAGE, to - last), last),
+            signal,
+          );
           for (const m of p.messages) {
             last = m.messageOrder;
             yield { type: "message", message: m, cursor: String(last) } satisfies WatchEvent;
@@ -81,7 +89,11 @@ export class Watches {
               last = m.messageOrder;
               yield { type: "message", message: m, cursor: String(last) } satisfies WatchEvent;
             } else if (STATE_TYPES.has(e.type) && e.data.conversation)
-              yield { type: "conversation", conversation: e.data.conversation, cursor: String(last) } satisfies WatchEvent;
+              yield {
+                type: "conversation",
+                conversation: e.data.conversation,
+                cursor: String(last),
+              } satisfies WatchEvent;
           }
           if (page.length < PAGE) break;
         }
