@@ -8,6 +8,7 @@ import type {
 import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvents } from "./conversation/events.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
+import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
 import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
 
@@ -25,6 +26,7 @@ export interface Repositories {
   members: MemberRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
+  idempotency: IdempotencyRepository;
 }
 
 /** How a unit of work is isolated. */

@@ -6,6 +6,8 @@ import { DomainError, invalidArgument, notFound, permissionDenied } from "../err
 import { newId, requireUuid } from "../ids.js";
 import type { Repositories, Transact } from "../store.js";
 import { optionalText, page, requireContent, requireEmail } from "../validate.js";
+import { IdempotencyKeys, type KeyedRequest } from "../idempotency/keys.js";
+import type { IdempotencyRepository } from "../idempotency/repository.js";
 import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
 import type { ConversationEvents, ConversationSummary } from "./events.js";
@@ -57,6 +59,8 @@ export interface ConversationServiceDeps {
   history: WatchDeps["history"];
   /** How watchers look and how long they wait for the store (defaults in watch.ts). */
   watchTimings?: WatchTimings;
+  /** Where keyed writes are remembered (written in each write's unit of work). */
+  idempotency: Pick<IdempotencyRepository, "find">;
   /** Units of work: each change and its events (the outbox) commit together. */
   transaction: Transact;
   /** The account's event log, written in the unit of work of each change. */
@@ -72,18 +76,24 @@ export class ConversationService {
   /** Recently read pages of messages, served again while the conversation's count says they are current. */
   private readonly pages = new MessagePageCache();
   private readonly watches: Watches;
+  private readonly keys: IdempotencyKeys;
 
   constructor(private readonly d: ConversationServiceDeps) {
     this.watches = new Watches(d, d.watchTimings);
+    this.keys = new IdempotencyKeys(d.idempotency, d.clock);
   }
 
   /** Stores the user's message, then streams and stores the agent's reply (none while an operator holds the conversation). */
   async *sendStream(
     caller: FrameCaller,
-    input: { conversationId: string; content: string },
+    input: { conversationId: string; content: string; idempotencyKey?: string },
     signal: AbortSignal,
   ): AsyncGenerator<SendEvent> {
     const content = requireContent("content", input.content);
+    const keyed = this.keys.request(caller, input.idempotencyKey, "send_message", {
+      conversationId: input.conversationId,
+      content,
+    });
     const now = this.d.clock.now();
     let conversationId: string;
     let start: NewConversation | undefined;
@@ -104,14 +114,26 @@ export class ConversationService {
     }
     // A closed conversation is reopened by the customer's message (decisions §5): its watchers learn it.
     const reopens = before !== undefined && this.effectiveStatus(before) === "closed";
-    const { message: userMessage, conversation: conv } = await this.append(
-      caller.accountId,
-      conversationId,
-      { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now },
-      start,
-      reopens,
+    const sent = await this.keys.once<{ message: MessageRecord; conversation?: ConversationRecord }>(keyed, () =>
+      this.append(
+        caller.accountId,
+        conversationId,
+        { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now },
+        start,
+        reopens,
+        keyed,
+      ),
     );
+    const userMessage = sent.message;
+    // A retry of a stored message (no conversation: its first answer): nothing is written again.
+    const conv = sent.conversation ?? (await this.frameConversation(caller, userMessage.conversationId));
     yield { type: "user_message", message: userMessage };
+    if (!sent.conversation) {
+      const [next] = (await this.d.conversations.messages(conv, 1, userMessage.messageOrder)).messages;
+      if (next?.role === "assistant") yield { type: "reply", message: next };
+      // Answered already, or followed by other messages: the agent answers only the latest.
+      if (next) return;
+    }
 
     if (conv.assignedTo !== AI_AGENT) return;
     const chatbot = (await this.d.chatbots.byId(caller.chatbotId))!;
@@ -151,7 +173,7 @@ export class ConversationService {
   /** sendStream collected into one answer. */
   async send(
     caller: FrameCaller,
-    input: { conversationId: string; content: string },
+    input: { conversationId: string; content: string; idempotencyKey?: string },
     signal: AbortSignal,
   ): Promise<{ conversationId: string; userMessage: MessageRecord; reply: MessageRecord | undefined }> {
     let userMessage: MessageRecord | undefined;
@@ -254,22 +276,31 @@ export class ConversationService {
     conversationId: string,
     operatorEmail: string,
     operatorName = "",
+    idempotencyKey?: string,
   ): Promise<ConversationSummary> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const operator = operatorEmail === "" ? caller.email : requireEmail("operator_email", operatorEmail);
-    if (!(await this.d.isPersonOf(caller.accountId, operator)))
-      throw invalidArgument("operator_email", `${operator} is not a person of this account (invite them first)`);
     const name = optionalText("operator_name", operatorName, MAX_OPERATOR_NAME).trim();
-    return this.change(conv, "conversation.assigned", (tx) =>
-      tx.conversations.assign(conv.conversationId, operator, name || operator.slice(0, operator.lastIndexOf("@"))),
-    );
+    const keyed = this.keys.request(caller, idempotencyKey, "take_over", { conversationId, operator, name });
+    return this.keys.once(keyed, async () => {
+      if (!(await this.d.isPersonOf(caller.accountId, operator)))
+        throw invalidArgument("operator_email", `${operator} is not a person of this account (invite them first)`);
+      return this.change(
+        conv,
+        "conversation.assigned",
+        (tx) =>
+          tx.conversations.assign(conv.conversationId, operator, name || operator.slice(0, operator.lastIndexOf("@"))),
+        keyed,
+      );
+    });
   }
 
   /** Hands the conversation back to the AI agent. */
-  async release(caller: AccountCaller, conversationId: string): Promise<ConversationSummary> {
+  async release(caller: AccountCaller, conversationId: string, idempotencyKey?: string): Promise<ConversationSummary> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
-    return this.change(conv, "conversation.assigned", (tx) =>
-      tx.conversations.assign(conv.conversationId, AI_AGENT, ""),
+    const keyed = this.keys.request(caller, idempotencyKey, "release", { conversationId });
+    return this.keys.once(keyed, () =>
+      this.change(conv, "conversation.assigned", (tx) => tx.conversations.assign(conv.conversationId, AI_AGENT, ""), keyed),
     );
   }
 
@@ -308,18 +339,27 @@ export class ConversationService {
   }
 
   /** Stores an operator's reply; a closed conversation must be reopened first. */
-  async reply(caller: AccountCaller, conversationId: string, content: string): Promise<MessageRecord> {
+  async reply(
+    caller: AccountCaller,
+    conversationId: string,
+    content: string,
+    idempotencyKey?: string,
+  ): Promise<MessageRecord> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const text = requireContent("content", content);
-    if (this.effectiveStatus(conv) === "closed")
-      throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
-    const { message } = await this.append(caller.accountId, conv.conversationId, {
-      messageId: newId(),
-      role: "operator",
-      content: text,
-      toolCalls: "",
-      documents: [],
-      createdAt: this.d.clock.now(),
+    const keyed = this.keys.request(caller, idempotencyKey, "reply", { conversationId, content: text });
+    const { message } = await this.keys.once(keyed, () => {
+      if (this.effectiveStatus(conv) === "closed")
+        throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
+      const m: NewMessage = {
+        messageId: newId(),
+        role: "operator",
+        content: text,
+        toolCalls: "",
+        documents: [],
+        createdAt: this.d.clock.now(),
+      };
+      return this.append(caller.accountId, conv.conversationId, m, undefined, false, keyed);
     });
     return message;
   }
@@ -329,8 +369,12 @@ export class ConversationService {
     caller: AccountCaller,
     conversationId: string,
     status: "live" | "closed",
+    idempotencyKey?: string,
   ): Promise<ConversationSummary> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    const keyed = this.keys.request(caller, idempotencyKey, status === "closed" ? "close" : "reopen", {
+      conversationId,
+    });
     // Only a change of what readers see is an event: closing a closed conversation records nothing.
     const type =
       this.effectiveStatus(conv) === status
@@ -338,7 +382,9 @@ export class ConversationService {
         : status === "closed"
           ? "conversation.closed"
           : "conversation.reopened";
-    return this.change(conv, type, (tx) => tx.conversations.setStatus(conv.conversationId, status, this.d.clock.now()));
+    return this.keys.once(keyed, () =>
+      this.change(conv, type, (tx) => tx.conversations.setStatus(conv.conversationId, status, this.d.clock.now()), keyed),
+    );
   }
 
   /**
@@ -362,6 +408,7 @@ export class ConversationService {
     m: NewMessage,
     start?: NewConversation,
     reopens = false,
+    keyed?: KeyedRequest,
   ): Promise<{ message: MessageRecord; conversation: ConversationRecord }> {
     const r = await this.d.transaction(
       async (tx) => {
@@ -377,6 +424,8 @@ export class ConversationService {
         if (reopens) events.push({ type: "conversation.reopened", data: { conversationId, conversation: summary } });
         events.push({ type: "message.created", data: { conversationId, message } });
         await this.d.log.record(tx, accountId, events);
+        // A retry with this key answers this message again, with nothing written.
+        await this.keys.record(tx, keyed, { message });
         return { message, conversation };
       },
       { rowLocks: true },
@@ -392,6 +441,7 @@ export class ConversationService {
     conv: ConversationRecord,
     type: EventType | undefined,
     write: (tx: Repositories) => Promise<void>,
+    keyed?: KeyedRequest,
   ): Promise<ConversationSummary> {
     const after = await this.d.transaction(
       async (tx) => {
@@ -401,6 +451,7 @@ export class ConversationService {
           await this.d.log.record(tx, conv.accountId, [
             { type, data: { conversationId: c.conversationId, conversation: this.summary(c) } },
           ]);
+        await this.keys.record(tx, keyed, this.summary(c));
         return c;
       },
       { rowLocks: true },

@@ -5,6 +5,7 @@ import { StoreOpenError } from "../../domain/store.js";
 import { pgContacts, pgConversations } from "./conversations.js";
 import { checkout, PgRunner } from "./db.js";
 import { PgConversationEvents } from "./events.js";
+import { pgIdempotency } from "./idempotency.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
@@ -45,6 +46,7 @@ export class PgStore implements Store {
   readonly members: Repositories["members"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
+  readonly idempotency: Repositories["idempotency"];
   private readonly db: PgRunner;
 
   constructor(
@@ -64,6 +66,7 @@ export class PgStore implements Store {
     this.members = pgMembers(this.db);
     this.events = pgEvents(this.db);
     this.webhooks = pgWebhooks(this.db);
+    this.idempotency = pgIdempotency(this.db);
   }
 
   transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {
