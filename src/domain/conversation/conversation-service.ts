@@ -127,6 +127,7 @@ export class ConversationService {
     const userMessage = sent.message;
     // A retry of a stored message (no conversation: its first answer): nothing is written again.
     const conv = sent.conversation ?? (await this.frameConversation(caller, userMessage.conversationId));
+    conversationId = conv.conversationId;
     yield { type: "user_message", message: userMessage };
     if (!sent.conversation) {
       const [next] = (await this.d.conversations.messages(conv, 1, userMessage.messageOrder)).messages;
