@@ -213,8 +213,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
           settings: {
             retryDelaysMs: w.retryDelaysMs,
             disableAfterMs: w.disableAfterSeconds * 1000,
-            // An attempt ends within the timeout; the claim outlasts it, then lapses (an instance killed mid-attempt).
-            leaseMs: 2 * w.timeoutMs + 1000,
+            // Renewed while its attempt runs: a claim of an instance killed mid-attempt lapses within 3 s.
+            leaseMs: 3000,
             pollMs: w.pollMs,
             batch: 20,
             retentionMs: w.retentionDays * 86400_000,

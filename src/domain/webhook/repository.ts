@@ -138,9 +138,18 @@ export interface WebhookRepository {
   /**
    * Claims up to `limit` due deliveries of enabled endpoints until `leaseUntil`: of each endpoint's deliveries with
    * one order key, only the oldest pending one, so they arrive in order. Dispatchers on other instances skip what
-   * this one claimed.
+   * this one claimed; `skip` names deliveries the caller is attempting already. Claiming counts an attempt
+   * (`attempts` of the answer includes it).
    */
-  claim(now: number, leaseUntil: number, limit: number): Promise<ClaimedDelivery[]>;
-  /** Records an attempt of a claimed delivery and releases it; keeps the endpoint's failure record. */
+  claim(now: number, leaseUntil: number, limit: number, skip?: readonly string[]): Promise<ClaimedDelivery[]>;
+  /**
+   * Extends the claims of deliveries still being attempted (their holder is alive). A holder that dies stops
+   * renewing: its claims lapse within one lease and another dispatcher takes them.
+   */
+  renew(deliveryIds: readonly string[], leaseUntil: number): Promise<void>;
+  /**
+   * Records an attempt of a claimed delivery and releases it; keeps the endpoint's failure record. The attempt was
+   * counted when it was claimed (from then it may have reached the endpoint, even if its holder dies).
+   */
   attempted(deliveryId: string, endpointId: string, r: AttemptResult): Promise<void>;
 }
