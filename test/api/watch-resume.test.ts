@@ -54,12 +54,7 @@ describe("resuming a watch from its cursor", () => {
 
     const again = await inbox(idA, a.email, seen[1].cursor);
     const [, ...missed] = await take(again, 5);
-    expect(missed.map((e) => e.message?.message_order ?? e.conversation?.assigned_to)).toEqual([
-      3,
-      4,
-      a.email,
-      5,
-    ]);
+    expect(missed.map((e) => e.message?.message_order ?? e.conversation?.assigned_to)).toEqual([3, 4, a.email, 5]);
     const cursors = missed.map((e) => Number(e.cursor));
     expect(cursors).toEqual([...cursors].sort((x, y) => x - y));
     expect(new Set(cursors).size).toBe(cursors.length);

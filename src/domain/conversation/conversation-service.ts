@@ -3,11 +3,11 @@ import { type Agent, AgentUnavailableError } from "../agent/agent.js";
 import type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
+import { IdempotencyKeys, type KeyedRequest } from "../idempotency/keys.js";
+import type { IdempotencyRepository } from "../idempotency/repository.js";
 import { newId, requireUuid } from "../ids.js";
 import type { Repositories, Transact } from "../store.js";
 import { optionalText, page, requireContent, requireEmail } from "../validate.js";
-import { IdempotencyKeys, type KeyedRequest } from "../idempotency/keys.js";
-import type { IdempotencyRepository } from "../idempotency/repository.js";
 import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
 import type { ConversationEvents, ConversationSummary } from "./events.js";
@@ -25,12 +25,19 @@ import type {
 } from "./repository.js";
 import { AI_AGENT, effectiveStatus, messageEffect, NEW_CONVERSATION } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
-import { type AccountWatchEvent, parseCursor, type WatchDeps, type WatchEvent, Watches, type WatchTimings } from "./watch.js";
+import {
+  type AccountWatchEvent,
+  parseCursor,
+  type WatchDeps,
+  type WatchEvent,
+  Watches,
+  type WatchTimings,
+} from "./watch.js";
 
 export type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 export type { ConversationSummary } from "./events.js";
-export type { AccountWatchEvent, WatchEvent } from "./watch.js";
 export { AI_AGENT } from "./rules.js";
+export type { AccountWatchEvent, WatchEvent } from "./watch.js";
 
 /** An event of a streamed send. */
 export type SendEvent =
@@ -301,7 +308,12 @@ export class ConversationService {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const keyed = this.keys.request(caller, idempotencyKey, "release", { conversationId });
     return this.keys.once(keyed, () =>
-      this.change(conv, "conversation.assigned", (tx) => tx.conversations.assign(conv.conversationId, AI_AGENT, ""), keyed),
+      this.change(
+        conv,
+        "conversation.assigned",
+        (tx) => tx.conversations.assign(conv.conversationId, AI_AGENT, ""),
+        keyed,
+      ),
     );
   }
 
@@ -384,7 +396,12 @@ export class ConversationService {
           ? "conversation.closed"
           : "conversation.reopened";
     return this.keys.once(keyed, () =>
-      this.change(conv, type, (tx) => tx.conversations.setStatus(conv.conversationId, status, this.d.clock.now()), keyed),
+      this.change(
+        conv,
+        type,
+        (tx) => tx.conversations.setStatus(conv.conversationId, status, this.d.clock.now()),
+        keyed,
+      ),
     );
   }
 

@@ -1,7 +1,7 @@
 import type { Sealer } from "../account/chatbot-rules.js";
 import type { Clock } from "../clock.js";
-import type { Store } from "../store.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../idempotency/keys.js";
+import type { Store } from "../store.js";
 import type { EventLog } from "./event-log.js";
 import type { ClaimedDelivery, EventRecord } from "./repository.js";
 import { nextAttempt } from "./retry.js";

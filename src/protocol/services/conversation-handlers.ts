@@ -171,12 +171,15 @@ export function conversationHandlers(
       for await (const ev of bounded(call, watch, (signal) =>
         conversations.watch(
           caller,
-          { conversationId: req.conversationId, afterMessageOrder: req.afterMessageOrder, afterCursor: req.afterCursor },
+          {
+            conversationId: req.conversationId,
+            afterMessageOrder: req.afterMessageOrder,
+            afterCursor: req.afterCursor,
+          },
           signal,
         ),
       )) {
-        if (ev.type === "message")
-          yield { event: { case: "message", value: message(ev.message) }, cursor: ev.cursor };
+        if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) }, cursor: ev.cursor };
         else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor: ev.cursor };
       }
     },
@@ -229,7 +232,8 @@ export function conversationHandlers(
     async takeOverConversation(req, call) {
       const caller = accountCaller(call.auth);
       return {
-        data: summary(await conversations.takeOver(
+        data: summary(
+          await conversations.takeOver(
             caller,
             req.conversationId,
             req.operatorEmail,

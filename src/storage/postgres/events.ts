@@ -64,7 +64,10 @@ export class PgConversationEvents implements ConversationEvents {
 
   private received(payload: string | undefined): void {
     // Undefined: the connection came back; anything may have changed meanwhile.
-    if (payload === undefined) return this.local.changedAll();
+    if (payload === undefined) {
+      this.local.changedAll();
+      return;
+    }
     let wire: Wire;
     try {
       wire = JSON.parse(payload) as Wire;

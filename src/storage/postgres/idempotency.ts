@@ -16,10 +16,11 @@ interface Row {
 export function pgIdempotency(db: PgDb): IdempotencyRepository {
   return {
     find: async (owner, key) => {
-      const [r] = await db.rows<Row>("idempotency_find", "SELECT * FROM idempotency_keys WHERE owner = $1 AND key = $2", [
-        owner,
-        key,
-      ]);
+      const [r] = await db.rows<Row>(
+        "idempotency_find",
+        "SELECT * FROM idempotency_keys WHERE owner = $1 AND key = $2",
+        [owner, key],
+      );
       return (
         r && {
           owner: r.owner,
