@@ -52,15 +52,13 @@ export class Watches {
 
   /** The conversation's state, its messages after `after`, then each change. */
   async *conversation(conv: ConversationRecord, summary: ConversationSummary, after: number, signal: AbortSignal) {
-    const hints = new Hints(signal);
-    // Subscribe and take the log's place before reading, so nothing committed meanwhile is missed.
-    const unsubscribe = this.d.events.subscribe({ conversationId: conv.conversationId }, hints);
-    try {
-      let seq = await this.retrying(() => this.d.history.lastSeq(conv.accountId), signal);
+    const self = this;
+    // Subscribed before the log's place is taken and the messages read, so nothing committed meanwhile is missed.
+    yield* this.following({ conversationId: conv.conversationId }, signal, async function* (more) {
+      let seq = await self.retrying(() => self.d.history.lastSeq(conv.accountId), signal);
       let last = after;
       yield { type: "conversation", conversation: summary, cursor: String(last) } satisfies WatchEvent;
       // Messages after `to` from the conversation itself (the catch-up; a gap the log cannot fill).
-      const self = this;
       async function* read(to: number) {
         while (last < to) {
           const p = await self.retrying(
@@ -77,7 +75,7 @@ export class Watches {
       yield* read(Number.MAX_SAFE_INTEGER);
       for (;;) {
         for (;;) {
-          const page = await this.retrying(() => this.d.history.list(conv.accountId, seq, PAGE, []), signal);
+          const page = await self.retrying(() => self.d.history.list(conv.accountId, seq, PAGE, []), signal);
           for (const e of page) {
             seq = e.seq;
             if (e.orderKey !== conv.conversationId) continue;
@@ -97,29 +95,24 @@ export class Watches {
           }
           if (page.length < PAGE) break;
         }
-        await hints.wait(this.t.lookEveryMs);
-        if (hints.ended) return;
+        if (!(await more())) return;
       }
-    } finally {
-      unsubscribe();
-      hints.dispose();
-    }
+    });
   }
 
   /** Every change of the account's conversations after `afterCursor` (from now when empty). */
   async *account(accountId: string, at: number, afterCursor: string, signal: AbortSignal) {
-    const hints = new Hints(signal);
-    const unsubscribe = this.d.events.subscribe({ accountId }, hints);
-    try {
+    const self = this;
+    yield* this.following({ accountId }, signal, async function* (more) {
       const from = afterCursor === "" ? undefined : parseCursor("after_cursor", afterCursor);
-      const now = await this.retrying(() => this.d.history.lastSeq(accountId), signal);
+      const now = await self.retrying(() => self.d.history.lastSeq(accountId), signal);
       if (from !== undefined && from > now) throw invalidArgument("after_cursor", "is not a cursor of this account");
       let seq = from ?? now;
       yield { type: "subscribed", at, cursor: String(seq) } satisfies AccountWatchEvent;
       let first = from !== undefined && from > 0;
       for (;;) {
         for (;;) {
-          const page = await this.retrying(() => this.d.history.list(accountId, seq, PAGE, []), signal);
+          const page = await self.retrying(() => self.d.history.list(accountId, seq, PAGE, []), signal);
           // A resumed watch whose next place was pruned (past the log's retention) cannot be told what it missed.
           if (first && page.length > 0 && page[0]!.seq !== seq + 1)
             throw new DomainError("failed_precondition", "after_cursor is older than the event log keeps: list again");
@@ -131,9 +124,27 @@ export class Watches {
           }
           if (page.length < PAGE) break;
         }
-        await hints.wait(this.t.lookEveryMs);
-        if (hints.ended) return;
+        if (!(await more())) return;
       }
+    });
+  }
+
+  /**
+   * Runs `read` subscribed to the topic; `more()` waits for a hint (or `lookEveryMs`) and answers false once the
+   * stream should end (aborted, or the events channel closed).
+   */
+  private async *following<T>(
+    topic: EventTopic,
+    signal: AbortSignal,
+    read: (more: () => Promise<boolean>) => AsyncGenerator<T>,
+  ): AsyncGenerator<T> {
+    const hints = new Hints(signal);
+    const unsubscribe = this.d.events.subscribe(topic, hints);
+    try {
+      yield* read(async () => {
+        await hints.wait(this.t.lookEveryMs);
+        return !hints.ended;
+      });
     } finally {
       unsubscribe();
       hints.dispose();

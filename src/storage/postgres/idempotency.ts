@@ -1,13 +1,6 @@
 import type { IdempotencyRecord, IdempotencyRepository } from "../../domain/idempotency/repository.js";
+import { type IdempotencyRow, toIdempotencyRecord } from "../idempotency-rows.js";
 import type { PgDb } from "./db.js";
-
-interface Row {
-  owner: string;
-  key: string;
-  request_hash: string;
-  answer: string;
-  created_at: number;
-}
 
 /**
  * Idempotency keys in PostgreSQL. Two writers of one key: the second's INSERT waits for the first's unit of work,
@@ -16,20 +9,12 @@ interface Row {
 export function pgIdempotency(db: PgDb): IdempotencyRepository {
   return {
     find: async (owner, key) => {
-      const [r] = await db.rows<Row>(
+      const [r] = await db.rows<IdempotencyRow>(
         "idempotency_find",
         "SELECT * FROM idempotency_keys WHERE owner = $1 AND key = $2",
         [owner, key],
       );
-      return (
-        r && {
-          owner: r.owner,
-          key: r.key,
-          requestHash: r.request_hash,
-          answer: r.answer,
-          createdAt: Number(r.created_at),
-        }
-      );
+      return r && toIdempotencyRecord(r);
     },
     insert: async (r: IdempotencyRecord, staleBefore: number) =>
       (await db.count(

@@ -1,26 +1,13 @@
-import type { IdempotencyRecord, IdempotencyRepository } from "../../../domain/idempotency/repository.js";
+import type { IdempotencyRepository } from "../../../domain/idempotency/repository.js";
+import { type IdempotencyRow, toIdempotencyRecord } from "../../idempotency-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
-interface Row {
-  owner: string;
-  key: string;
-  request_hash: string;
-  answer: string;
-  created_at: number;
-}
-
-const toRecord = (r: Row): IdempotencyRecord => ({
-  owner: r.owner,
-  key: r.key,
-  requestHash: r.request_hash,
-  answer: r.answer,
-  createdAt: r.created_at,
-});
-
 /** Idempotency keys in SQLite. */
 export function sqliteIdempotency(db: Db): Sync<IdempotencyRepository> {
-  const find = db.prepare<[string, string], Row>("SELECT * FROM idempotency_keys WHERE owner = ? AND key = ?");
+  const find = db.prepare<[string, string], IdempotencyRow>(
+    "SELECT * FROM idempotency_keys WHERE owner = ? AND key = ?",
+  );
   const insert = db.prepare(
     `INSERT INTO idempotency_keys (owner, key, request_hash, answer, created_at) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (owner, key) DO UPDATE SET request_hash = excluded.request_hash, answer = excluded.answer,
@@ -32,7 +19,7 @@ export function sqliteIdempotency(db: Db): Sync<IdempotencyRepository> {
   return {
     find: (owner, key) => {
       const r = find.get(owner, key);
-      return r && toRecord(r);
+      return r && toIdempotencyRecord(r);
     },
     insert: (r, staleBefore) =>
       insert.run(r.owner, r.key, r.requestHash, r.answer, r.createdAt, staleBefore).changes === 1,
