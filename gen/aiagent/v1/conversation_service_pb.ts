@@ -561,7 +561,7 @@ export type SendMessageRequest = Message$1<"aiagent.v1.SendMessageRequest"> & {
   content: string;
 
   /**
-   * A key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
+   * Optional: a key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
    * Idempotency-Key header): sent again within 24 hours by the same caller, the write is not made again and the
    * first answer is returned; with a different request it is refused (already_exists, HTTP 409).
    *
@@ -598,7 +598,7 @@ export type SendMessageStreamRequest = Message$1<"aiagent.v1.SendMessageStreamRe
   content: string;
 
   /**
-   * A key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
+   * Optional: a key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
    * Idempotency-Key header): sent again within 24 hours by the same caller, the write is not made again and the
    * first answer is returned; with a different request it is refused (already_exists, HTTP 409).
    *
@@ -785,7 +785,7 @@ export type TakeOverConversationRequest = Message$1<"aiagent.v1.TakeOverConversa
   operatorName: string;
 
   /**
-   * A key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
+   * Optional: a key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
    * Idempotency-Key header): sent again within 24 hours by the same caller, the write is not made again and the
    * first answer is returned; with a different request it is refused (already_exists, HTTP 409).
    *
@@ -843,7 +843,7 @@ export type ReplyToConversationRequest = Message$1<"aiagent.v1.ReplyToConversati
   content: string;
 
   /**
-   * A key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
+   * Optional: a key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
    * Idempotency-Key header): sent again within 24 hours by the same caller, the write is not made again and the
    * first answer is returned; with a different request it is refused (already_exists, HTTP 409).
    *
@@ -894,7 +894,7 @@ export type ReleaseConversationRequest = Message$1<"aiagent.v1.ReleaseConversati
   conversationId: string;
 
   /**
-   * A key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
+   * Optional: a key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
    * Idempotency-Key header): sent again within 24 hours by the same caller, the write is not made again and the
    * first answer is returned; with a different request it is refused (already_exists, HTTP 409).
    *
@@ -1043,7 +1043,7 @@ export type WatchConversationRequest = Message$1<"aiagent.v1.WatchConversationRe
   accessToken: string;
 
   /**
-   * The cursor of the last event received on an earlier stream: resumes right after it (instead of
+   * Optional: the cursor of the last event received on an earlier stream: resumes right after it (instead of
    * after_message_order). Empty: after_message_order decides.
    *
    * @generated from field: string after_cursor = 4;
@@ -1116,8 +1116,8 @@ export type WatchAccountRequest = Message$1<"aiagent.v1.WatchAccountRequest"> & 
   userEmailId: string;
 
   /**
-   * The cursor of the last event received on an earlier stream: resumes right after it, so nothing is missed or
-   * repeated. Empty (the default): from now.
+   * Optional: the cursor of the last event received on an earlier stream: resumes right after it, so nothing is
+   * missed or repeated. Empty (the default): from now.
    *
    * @generated from field: string after_cursor = 2;
    */
@@ -1197,7 +1197,7 @@ export type CloseConversationRequest = Message$1<"aiagent.v1.CloseConversationRe
   conversationId: string;
 
   /**
-   * A key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
+   * Optional: a key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
    * Idempotency-Key header): sent again within 24 hours by the same caller, the write is not made again and the
    * first answer is returned; with a different request it is refused (already_exists, HTTP 409).
    *
@@ -1248,7 +1248,7 @@ export type ReopenConversationRequest = Message$1<"aiagent.v1.ReopenConversation
   conversationId: string;
 
   /**
-   * A key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
+   * Optional: a key the client chose for this write (1 to 255 visible ASCII characters; on the JSON route also the
    * Idempotency-Key header): sent again within 24 hours by the same caller, the write is not made again and the
    * first answer is returned; with a different request it is refused (already_exists, HTTP 409).
    *
