@@ -15,6 +15,8 @@ const ON_POSTGRES = [
   "test/api/contact-conversations.test.ts",
   "test/api/search-folding.test.ts",
   "test/api/watch-conversation.test.ts",
+  "test/api/idempotency.test.ts",
+  "test/api/watch-resume.test.ts",
   "test/webhooks/delivery.test.ts",
   "test/webhooks/events.test.ts",
   "test/webhooks/access.test.ts",

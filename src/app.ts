@@ -189,6 +189,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const conversations = new ConversationService({
     ...store,
     events,
+    history: store.events,
     transaction: store.transaction.bind(store),
     log: eventLog,
     // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).
@@ -219,8 +220,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
           settings: {
             retryDelaysMs: w.retryDelaysMs,
             disableAfterMs: w.disableAfterSeconds * 1000,
-            // An attempt ends within the timeout; the claim outlasts it, then lapses (an instance killed mid-attempt).
-            leaseMs: 2 * w.timeoutMs + 1000,
+            // Renewed while its attempt runs: a claim of an instance killed mid-attempt lapses within 3 s.
+            leaseMs: 3000,
             pollMs: w.pollMs,
             batch: 20,
             retentionMs: w.retentionDays * 86400_000,

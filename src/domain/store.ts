@@ -8,6 +8,7 @@ import type {
 import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvents } from "./conversation/events.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
+import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
 import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
 
@@ -25,6 +26,7 @@ export interface Repositories {
   members: MemberRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
+  idempotency: IdempotencyRepository;
 }
 
 /** How a unit of work is isolated. */
@@ -57,7 +59,9 @@ export interface Store extends Repositories {
    * watchers). A back end with a channel between instances (PostgreSQL LISTEN/NOTIFY) relays through it; one that
    * is served by a single process (SQLite) answers `local` itself.
    */
-  sharedEvents(local: ConversationEvents & { close(): void }): Promise<ConversationEvents & { close(): void }>;
+  sharedEvents(
+    local: ConversationEvents & { changedAll(): void; close(): void },
+  ): Promise<ConversationEvents & { close(): void }>;
   /**
    * Calls `changed` whenever another process may have rotated the signing keys, where the back end can tell
    * (PostgreSQL NOTIFY); returns a function that stops it. A back end that cannot tell never calls it, and key

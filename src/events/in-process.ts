@@ -9,9 +9,8 @@ import type {
 export type DurabilityBarrier = () => Promise<void> | undefined;
 
 /**
- * ConversationEvents within one process. With a durability barrier (group commit), events wait for the fsync
- * that makes their write durable, so no watcher sees a message a power cut could still take back; they leave in
- * the order they were published.
+ * ConversationEvents within one process. With a durability barrier (group commit), hints wait for the fsync that
+ * makes their write durable, so watchers read only what a power cut can no longer take back.
  */
 export class InProcessConversationEvents implements ConversationEvents {
   private readonly byConversation = new Map<string, Set<EventListener>>();
@@ -46,6 +45,11 @@ export class InProcessConversationEvents implements ConversationEvents {
       set.delete(listener);
       if (set.size === 0 && map.get(key) === set) map.delete(key);
     };
+  }
+
+  /** Tells every listener that anything may have changed (hints may have been lost): each reads from its position. */
+  changedAll(): void {
+    for (const set of [...this.byConversation.values(), ...this.byAccount.values()]) for (const l of set) l.changed();
   }
 
   /** Ends every subscription (at shutdown): watchers end their streams, clients resume elsewhere or later. */
@@ -84,6 +88,6 @@ export class InProcessConversationEvents implements ConversationEvents {
 
   private deliver(e: ConversationEvent): void {
     for (const set of [this.byConversation.get(e.conversationId), this.byAccount.get(e.accountId)])
-      if (set) for (const l of [...set]) l.event(e);
+      if (set) for (const l of [...set]) l.changed();
   }
 }

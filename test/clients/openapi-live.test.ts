@@ -474,10 +474,12 @@ describe("every documented JSON route answers what the document says", () => {
         const lines = text.split("\n").filter((l) => l !== "");
         expect(lines.length).toBeGreaterThanOrEqual(path === "/watch_account" ? 1 : 3);
         for (const line of lines) expectConforms(media.schema, JSON.parse(line), `${key} line`);
-        if (path === "/watch_account") expect(Object.keys(JSON.parse(lines[0]!).result)).toEqual(["subscribed_at"]);
+        // One event per line, beside it the resume cursor (added to the contract, the event keys unchanged).
+        if (path === "/watch_account")
+          expect(Object.keys(JSON.parse(lines[0]!).result)).toEqual(["subscribed_at", "cursor"]);
         else if (path === "/watch_conversation") {
-          expect(Object.keys(JSON.parse(lines[0]!).result)).toEqual(["conversation"]);
-          expect(Object.keys(JSON.parse(lines[1]!).result)).toEqual(["message"]);
+          expect(Object.keys(JSON.parse(lines[0]!).result)).toEqual(["conversation", "cursor"]);
+          expect(Object.keys(JSON.parse(lines[1]!).result)).toEqual(["message", "cursor"]);
         } else expect(Object.keys(JSON.parse(lines.at(-1)!).result)).toEqual(["reply"]);
       } else {
         expectConforms(media.schema, JSON.parse(text), `${key} 200`);

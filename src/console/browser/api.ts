@@ -3,6 +3,7 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { AccountService } from "../../../gen/aiagent/v1/account_service_pb.js";
 import { ConversationService } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import { SessionService } from "../../../gen/aiagent/v1/session_service_pb.js";
+import { idempotentWrites } from "./idempotent.js";
 
 /** The header that lets a call ride on the session cookie (only this origin's scripts can send it). */
 const CSRF_HEADER = "x-aiagent-csrf";
@@ -26,7 +27,7 @@ const csrf: Interceptor = (next) => async (req) => {
 
 const transport = createConnectTransport({
   baseUrl: location.origin,
-  interceptors: [csrf],
+  interceptors: [csrf, idempotentWrites],
   fetch: (input, init) => fetch(input, { ...init, credentials: "same-origin" }),
 });
 

@@ -1,3 +1,4 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import { useEffect, useRef } from "preact/hooks";
 import type { WatchAccountResponse } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import { conversations, isSignedOut, SIGNED_OUT_EVENT } from "./api.js";
@@ -5,7 +6,8 @@ import { conversations, isSignedOut, SIGNED_OUT_EVENT } from "./api.js";
 /**
  * Follows the account's changes on WatchAccount (the push channel the frame's WatchConversation shares), calling
  * `onEvent` for each; when the stream ends (token expiry, a restart, the network) it subscribes again after a
- * short pause and calls `onEvent` with the new `subscribedAt`, so the caller re-lists what it may have missed.
+ * short pause from the last cursor it received (the missed changes come first, once) and calls `onEvent` with the
+ * new `subscribedAt` as well.
  */
 export function useAccountWatch(email: string, onEvent: (e: WatchAccountResponse["event"]) => void): void {
   const handler = useRef(onEvent);
@@ -14,16 +16,25 @@ export function useAccountWatch(email: string, onEvent: (e: WatchAccountResponse
     const stop = new AbortController();
     void (async () => {
       let pause = 500;
+      // The last event's cursor: a new stream resumes right after it, so nothing in between is missed or repeated.
+      let afterCursor = "";
       while (!stop.signal.aborted) {
         try {
-          for await (const r of conversations.watchAccount({ userEmailId: email }, { signal: stop.signal })) {
+          for await (const r of conversations.watchAccount(
+            { userEmailId: email, afterCursor },
+            { signal: stop.signal },
+          )) {
             pause = 500;
+            afterCursor = r.cursor;
             handler.current(r.event);
           }
         } catch (e) {
           if (stop.signal.aborted) return;
           // The stream ended because the session was revoked (signed out elsewhere, removed, password changed).
           if (isSignedOut(e)) return void dispatchEvent(new Event(SIGNED_OUT_EVENT));
+          // A cursor the log no longer reaches: start from now (the caller re-lists on the new subscribedAt).
+          if (e instanceof ConnectError && [Code.FailedPrecondition, Code.InvalidArgument].includes(e.code))
+            afterCursor = "";
         }
         await new Promise((r) => setTimeout(r, pause));
         pause = Math.min(pause * 2, 10_000);

@@ -3,12 +3,14 @@ import { type Agent, AgentUnavailableError } from "../agent/agent.js";
 import type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
+import { IdempotencyKeys, type KeyedRequest } from "../idempotency/keys.js";
+import type { IdempotencyRepository } from "../idempotency/repository.js";
 import { newId, requireUuid } from "../ids.js";
 import type { Repositories, Transact } from "../store.js";
 import { optionalText, page, requireContent, requireEmail } from "../validate.js";
 import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
-import type { ConversationEvent, ConversationEvents, ConversationSummary, EventListener } from "./events.js";
+import type { ConversationEvents, ConversationSummary } from "./events.js";
 import { type ConversationOwner, ConversationOwners } from "./owners.js";
 import { MessagePageCache, type PageForm } from "./page-cache.js";
 import type {
@@ -23,10 +25,19 @@ import type {
 } from "./repository.js";
 import { AI_AGENT, effectiveStatus, messageEffect, NEW_CONVERSATION } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
+import {
+  type AccountWatchEvent,
+  parseCursor,
+  type WatchDeps,
+  type WatchEvent,
+  Watches,
+  type WatchTimings,
+} from "./watch.js";
 
 export type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 export type { ConversationSummary } from "./events.js";
 export { AI_AGENT } from "./rules.js";
+export type { AccountWatchEvent, WatchEvent } from "./watch.js";
 
 /** An event of a streamed send. */
 export type SendEvent =
@@ -38,16 +49,7 @@ export type SendEvent =
 export const WEB_CHANNEL = "web";
 const FILTERS: readonly ContactFilter[] = ["all", "unread", "live"];
 const MAX_OPERATOR_NAME = 80;
-const WATCH_PAGE = 100;
-const MAX_QUEUED_EVENTS = 1000;
 
-/** An event of a watched conversation. */
-export type WatchEvent =
-  | { type: "conversation"; conversation: ConversationSummary }
-  | { type: "message"; message: MessageRecord };
-
-/** An event of a watched account: first `subscribed`, then its conversations' events. */
-export type AccountWatchEvent = { type: "subscribed"; at: number } | WatchEvent;
 const AGENT_CONTEXT = 20;
 
 /** What the conversation use cases need. */
@@ -58,8 +60,14 @@ export interface ConversationServiceDeps {
   agent: Agent;
   clock: Clock;
   idleCloseSeconds: number;
-  /** Where committed changes are published for watchers. */
+  /** Where committed changes are hinted to watchers. */
   events: ConversationEvents;
+  /** The event log watchers read (the store's). */
+  history: WatchDeps["history"];
+  /** How watchers look and how long they wait for the store (defaults in watch.ts). */
+  watchTimings?: WatchTimings;
+  /** Where keyed writes are remembered (written in each write's unit of work). */
+  idempotency: Pick<IdempotencyRepository, "find">;
   /** Units of work: each change and its events (the outbox) commit together. */
   transaction: Transact;
   /** The account's event log, written in the unit of work of each change. */
@@ -74,16 +82,25 @@ export class ConversationService {
   private readonly owners = new ConversationOwners();
   /** Recently read pages of messages, served again while the conversation's count says they are current. */
   private readonly pages = new MessagePageCache();
+  private readonly watches: Watches;
+  private readonly keys: IdempotencyKeys;
 
-  constructor(private readonly d: ConversationServiceDeps) {}
+  constructor(private readonly d: ConversationServiceDeps) {
+    this.watches = new Watches(d, d.watchTimings);
+    this.keys = new IdempotencyKeys(d.idempotency, d.clock);
+  }
 
   /** Stores the user's message, then streams and stores the agent's reply (none while an operator holds the conversation). */
   async *sendStream(
     caller: FrameCaller,
-    input: { conversationId: string; content: string },
+    input: { conversationId: string; content: string; idempotencyKey?: string },
     signal: AbortSignal,
   ): AsyncGenerator<SendEvent> {
     const content = requireContent("content", input.content);
+    const keyed = this.keys.request(caller, input.idempotencyKey, "send_message", {
+      conversationId: input.conversationId,
+      content,
+    });
     const now = this.d.clock.now();
     let conversationId: string;
     let start: NewConversation | undefined;
@@ -104,15 +121,27 @@ export class ConversationService {
     }
     // A closed conversation is reopened by the customer's message (decisions §5): its watchers learn it.
     const reopens = before !== undefined && this.effectiveStatus(before) === "closed";
-    const { message: userMessage, conversation: conv } = await this.append(
-      caller.accountId,
-      conversationId,
-      { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now },
-      start,
-      reopens,
+    const sent = await this.keys.once<{ message: MessageRecord; conversation?: ConversationRecord }>(keyed, () =>
+      this.append(
+        caller.accountId,
+        conversationId,
+        { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now },
+        start,
+        reopens,
+        keyed,
+      ),
     );
-    if (reopens) this.publishState(conv);
+    const userMessage = sent.message;
+    // A retry of a stored message (no conversation: its first answer): nothing is written again.
+    const conv = sent.conversation ?? (await this.frameConversation(caller, userMessage.conversationId));
+    conversationId = conv.conversationId;
     yield { type: "user_message", message: userMessage };
+    if (!sent.conversation) {
+      const [next] = (await this.d.conversations.messages(conv, 1, userMessage.messageOrder)).messages;
+      if (next?.role === "assistant") yield { type: "reply", message: next };
+      // Answered already, or followed by other messages: the agent answers only the latest.
+      if (next) return;
+    }
 
     if (conv.assignedTo !== AI_AGENT) return;
     const chatbot = (await this.d.chatbots.byId(caller.chatbotId))!;
@@ -152,7 +181,7 @@ export class ConversationService {
   /** sendStream collected into one answer. */
   async send(
     caller: FrameCaller,
-    input: { conversationId: string; content: string },
+    input: { conversationId: string; content: string; idempotencyKey?: string },
     signal: AbortSignal,
   ): Promise<{ conversationId: string; userMessage: MessageRecord; reply: MessageRecord | undefined }> {
     let userMessage: MessageRecord | undefined;
@@ -255,22 +284,36 @@ export class ConversationService {
     conversationId: string,
     operatorEmail: string,
     operatorName = "",
+    idempotencyKey?: string,
   ): Promise<ConversationSummary> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const operator = operatorEmail === "" ? caller.email : requireEmail("operator_email", operatorEmail);
-    if (!(await this.d.isPersonOf(caller.accountId, operator)))
-      throw invalidArgument("operator_email", `${operator} is not a person of this account (invite them first)`);
     const name = optionalText("operator_name", operatorName, MAX_OPERATOR_NAME).trim();
-    return this.change(conv, "conversation.assigned", (tx) =>
-      tx.conversations.assign(conv.conversationId, operator, name || operator.slice(0, operator.lastIndexOf("@"))),
-    );
+    const keyed = this.keys.request(caller, idempotencyKey, "take_over", { conversationId, operator, name });
+    return this.keys.once(keyed, async () => {
+      if (!(await this.d.isPersonOf(caller.accountId, operator)))
+        throw invalidArgument("operator_email", `${operator} is not a person of this account (invite them first)`);
+      return this.change(
+        conv,
+        "conversation.assigned",
+        (tx) =>
+          tx.conversations.assign(conv.conversationId, operator, name || operator.slice(0, operator.lastIndexOf("@"))),
+        keyed,
+      );
+    });
   }
 
   /** Hands the conversation back to the AI agent. */
-  async release(caller: AccountCaller, conversationId: string): Promise<ConversationSummary> {
+  async release(caller: AccountCaller, conversationId: string, idempotencyKey?: string): Promise<ConversationSummary> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
-    return this.change(conv, "conversation.assigned", (tx) =>
-      tx.conversations.assign(conv.conversationId, AI_AGENT, ""),
+    const keyed = this.keys.request(caller, idempotencyKey, "release", { conversationId });
+    return this.keys.once(keyed, () =>
+      this.change(
+        conv,
+        "conversation.assigned",
+        (tx) => tx.conversations.assign(conv.conversationId, AI_AGENT, ""),
+        keyed,
+      ),
     );
   }
 
@@ -288,64 +331,48 @@ export class ConversationService {
   }
 
   /**
-   * Follows one conversation: its state, then its messages after `afterMessageOrder`, then each change as it is
-   * committed, each message once and in order. Ends when the signal aborts or the events channel closes.
+   * Follows one conversation: its state, then its messages after `afterMessageOrder` (or `afterCursor`), then each
+   * change as it is committed, each message once and in order (see watch.ts). Ends when the signal aborts or the
+   * events channel closes.
    */
   async *watch(
     caller: Caller,
-    input: { conversationId: string; afterMessageOrder: number },
+    input: { conversationId: string; afterMessageOrder: number; afterCursor?: string },
     signal: AbortSignal,
   ): AsyncGenerator<WatchEvent> {
     const conversationId = requireUuid("conversation_id", input.conversationId);
     if (!Number.isInteger(input.afterMessageOrder) || input.afterMessageOrder < 0)
       throw invalidArgument("after_message_order", "must be an integer, 0 or more");
+    const after = input.afterCursor ? parseCursor("after_cursor", input.afterCursor) : input.afterMessageOrder;
     const conv =
       caller.kind === "frame"
         ? await this.frameConversation(caller, conversationId)
         : await this.accountConversation(caller, conversationId);
-    // Subscribe before reading, so nothing committed between the read and the subscription is lost; what the
-    // read already gave is skipped by its message_order.
-    const inbox = new EventInbox(signal);
-    const unsubscribe = this.d.events.subscribe({ conversationId }, inbox);
-    try {
-      yield { type: "conversation", conversation: this.summary(conv) };
-      let last = input.afterMessageOrder;
-      for (;;) {
-        const p = await this.d.conversations.messages(conv, WATCH_PAGE, last);
-        for (const m of p.messages) {
-          last = m.messageOrder;
-          yield { type: "message", message: m };
-        }
-        if (!p.hasMore) break;
-      }
-      for (;;) {
-        const e = await inbox.next();
-        if (e === undefined) return;
-        if (e.type === "message") {
-          if (e.message.messageOrder <= last) continue;
-          last = e.message.messageOrder;
-          yield { type: "message", message: e.message };
-        } else yield { type: "conversation", conversation: e.conversation };
-      }
-    } finally {
-      unsubscribe();
-      inbox.dispose();
-    }
+    yield* this.watches.conversation(conv, this.summary(conv), after, signal);
   }
 
   /** Stores an operator's reply; a closed conversation must be reopened first. */
-  async reply(caller: AccountCaller, conversationId: string, content: string): Promise<MessageRecord> {
+  async reply(
+    caller: AccountCaller,
+    conversationId: string,
+    content: string,
+    idempotencyKey?: string,
+  ): Promise<MessageRecord> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const text = requireContent("content", content);
-    if (this.effectiveStatus(conv) === "closed")
-      throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
-    const { message } = await this.append(caller.accountId, conv.conversationId, {
-      messageId: newId(),
-      role: "operator",
-      content: text,
-      toolCalls: "",
-      documents: [],
-      createdAt: this.d.clock.now(),
+    const keyed = this.keys.request(caller, idempotencyKey, "reply", { conversationId, content: text });
+    const { message } = await this.keys.once(keyed, () => {
+      if (this.effectiveStatus(conv) === "closed")
+        throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
+      const m: NewMessage = {
+        messageId: newId(),
+        role: "operator",
+        content: text,
+        toolCalls: "",
+        documents: [],
+        createdAt: this.d.clock.now(),
+      };
+      return this.append(caller.accountId, conv.conversationId, m, undefined, false, keyed);
     });
     return message;
   }
@@ -355,8 +382,12 @@ export class ConversationService {
     caller: AccountCaller,
     conversationId: string,
     status: "live" | "closed",
+    idempotencyKey?: string,
   ): Promise<ConversationSummary> {
     const conv = await this.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    const keyed = this.keys.request(caller, idempotencyKey, status === "closed" ? "close" : "reopen", {
+      conversationId,
+    });
     // Only a change of what readers see is an event: closing a closed conversation records nothing.
     const type =
       this.effectiveStatus(conv) === status
@@ -364,31 +395,28 @@ export class ConversationService {
         : status === "closed"
           ? "conversation.closed"
           : "conversation.reopened";
-    return this.change(conv, type, (tx) => tx.conversations.setStatus(conv.conversationId, status, this.d.clock.now()));
+    return this.keys.once(keyed, () =>
+      this.change(
+        conv,
+        type,
+        (tx) => tx.conversations.setStatus(conv.conversationId, status, this.d.clock.now()),
+        keyed,
+      ),
+    );
   }
 
-  /** Follows every conversation of the account (a live inbox): changes only, from the instant it answers first. */
+  /**
+   * Follows every conversation of the account (a live inbox): changes only, from the instant it answers first, or
+   * from `afterCursor` (a cursor this stream sent) to resume exactly where an earlier stream ended.
+   */
   async *watchAccount(
     caller: AccountCaller,
-    input: { userEmailId: string },
+    input: { userEmailId: string; afterCursor?: string },
     signal: AbortSignal,
   ): AsyncGenerator<AccountWatchEvent> {
     const email = requireEmail("user_email_id", input.userEmailId);
     if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
-    const inbox = new EventInbox(signal);
-    const unsubscribe = this.d.events.subscribe({ accountId: caller.accountId }, inbox);
-    try {
-      yield { type: "subscribed", at: this.d.clock.now() };
-      for (;;) {
-        const e = await inbox.next();
-        if (e === undefined) return;
-        if (e.type === "message") yield { type: "message", message: e.message };
-        else yield { type: "conversation", conversation: e.conversation };
-      }
-    } finally {
-      unsubscribe();
-      inbox.dispose();
-    }
+    yield* this.watches.account(caller.accountId, this.d.clock.now(), input.afterCursor ?? "", signal);
   }
 
   /** Appends a message and records its events in one unit of work; publishes it to watchers once committed. */
@@ -398,6 +426,7 @@ export class ConversationService {
     m: NewMessage,
     start?: NewConversation,
     reopens = false,
+    keyed?: KeyedRequest,
   ): Promise<{ message: MessageRecord; conversation: ConversationRecord }> {
     const r = await this.d.transaction(
       async (tx) => {
@@ -413,13 +442,15 @@ export class ConversationService {
         if (reopens) events.push({ type: "conversation.reopened", data: { conversationId, conversation: summary } });
         events.push({ type: "message.created", data: { conversationId, message } });
         await this.d.log.record(tx, accountId, events);
+        // A retry with this key answers this message again, with nothing written.
+        await this.keys.record(tx, keyed, { message });
         return { message, conversation };
       },
       { rowLocks: true },
     );
     this.d.log.committed();
-    // Published after the transaction committed; the events channel waits for its fsync.
-    this.d.events.publish({ type: "message", accountId, conversationId, message: r.message });
+    // Hinted after the transaction committed (the events channel waits for its fsync); watchers read the log.
+    this.d.events.publish({ accountId, conversationId });
     return r;
   }
 
@@ -428,6 +459,7 @@ export class ConversationService {
     conv: ConversationRecord,
     type: EventType | undefined,
     write: (tx: Repositories) => Promise<void>,
+    keyed?: KeyedRequest,
   ): Promise<ConversationSummary> {
     const after = await this.d.transaction(
       async (tx) => {
@@ -437,23 +469,15 @@ export class ConversationService {
           await this.d.log.record(tx, conv.accountId, [
             { type, data: { conversationId: c.conversationId, conversation: this.summary(c) } },
           ]);
+        await this.keys.record(tx, keyed, this.summary(c));
         return c;
       },
       { rowLocks: true },
     );
-    if (type) this.d.log.committed();
-    return this.publishState(after);
-  }
-
-  private publishState(c: ConversationRecord): ConversationSummary {
-    const conversation = this.summary(c);
-    this.d.events.publish({
-      type: "conversation",
-      accountId: c.accountId,
-      conversationId: c.conversationId,
-      conversation,
-    });
-    return conversation;
+    if (!type) return this.summary(after);
+    this.d.log.committed();
+    this.d.events.publish({ accountId: after.accountId, conversationId: after.conversationId });
+    return this.summary(after);
   }
 
   /** Reads the conversation and remembers its owner; undefined when it does not exist. */
@@ -499,55 +523,6 @@ export class ConversationService {
       channel: c.channel,
       unreadCount: c.unreadCount,
     };
-  }
-}
-
-/** Events of one subscription, queued until the watcher takes them; a watcher that falls far behind is ended. */
-class EventInbox implements EventListener {
-  private readonly queue: ConversationEvent[] = [];
-  private wake: (() => void) | undefined;
-  private ended = false;
-  private overflowed = false;
-  private readonly onAbort = () => this.closed();
-
-  constructor(private readonly signal: AbortSignal) {
-    signal.addEventListener("abort", this.onAbort, { once: true });
-  }
-
-  event(e: ConversationEvent): void {
-    if (this.ended) return;
-    if (this.queue.length >= MAX_QUEUED_EVENTS) {
-      // The client reads slower than the conversation changes: end its stream; it resumes from what it has.
-      this.overflowed = true;
-      this.closed();
-      return;
-    }
-    this.queue.push(e);
-    this.wake?.();
-  }
-
-  closed(): void {
-    this.ended = true;
-    this.wake?.();
-  }
-
-  /** The next event; undefined once the stream should end. */
-  async next(): Promise<ConversationEvent | undefined> {
-    for (;;) {
-      if (this.overflowed)
-        throw new DomainError("resource_exhausted", "the watcher fell behind; resume from the last message_order");
-      const e = this.queue.shift();
-      if (e) return e;
-      if (this.ended || this.signal.aborted) return undefined;
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-      });
-      this.wake = undefined;
-    }
-  }
-
-  dispose(): void {
-    this.signal.removeEventListener("abort", this.onAbort);
   }
 }
 

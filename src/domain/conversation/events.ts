@@ -1,5 +1,3 @@
-import type { MessageRecord } from "./repository.js";
-
 /** A conversation's state as shown to its readers (and pushed to its watchers). */
 export interface ConversationSummary {
   conversationId: string;
@@ -13,27 +11,33 @@ export interface ConversationSummary {
   unreadCount: number;
 }
 
-/** Something that happened to a conversation, published after it was committed. */
-export type ConversationEvent =
-  | { type: "message"; accountId: string; conversationId: string; message: MessageRecord }
-  | { type: "conversation"; accountId: string; conversationId: string; conversation: ConversationSummary };
+/**
+ * A hint that a change of a conversation was committed (and recorded in its account's event log). It carries no
+ * content: a watcher reads the log from its own position, so a hint that arrives late, twice, out of order or not
+ * at all cannot make it skip or repeat anything.
+ */
+export interface ConversationEvent {
+  accountId: string;
+  conversationId: string;
+}
 
 /** What a listener follows: one conversation, or every conversation of an account (an inbox). */
 export type EventTopic = { conversationId: string } | { accountId: string };
 
-/** Called with each event of its topic, in commit order; `closed` when the publisher shuts down. */
+/** Told when its topic may have changed; `closed` when the publisher shuts down. */
 export interface EventListener {
-  event(e: ConversationEvent): void;
+  /** Something of the topic changed, or may have (the channel reconnected and hints may have been lost). */
+  changed(): void;
   closed(): void;
 }
 
 /**
- * The live-update port: the domain publishes, watchers subscribe. An in-process implementation serves one
- * instance; one over a shared channel (PostgreSQL LISTEN/NOTIFY) can replace it when several instances run.
+ * The live-update port: the domain publishes hints after its commits, watchers subscribe. An in-process
+ * implementation serves one instance; one over a shared channel (PostgreSQL LISTEN/NOTIFY) serves several.
  */
 export interface ConversationEvents {
-  /** Delivers the event to its conversation's and its account's listeners; call only after the write committed. */
+  /** Tells the conversation's and its account's listeners; call only after the write committed. */
   publish(event: ConversationEvent): void;
-  /** Starts delivering the topic's events to the listener; the returned function stops it. */
+  /** Starts telling the listener of its topic's changes; the returned function stops it. */
   subscribe(topic: EventTopic, listener: EventListener): () => void;
 }

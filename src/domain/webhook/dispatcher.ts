@@ -1,5 +1,6 @@
 import type { Sealer } from "../account/chatbot-rules.js";
 import type { Clock } from "../clock.js";
+import { IDEMPOTENCY_WINDOW_MS } from "../idempotency/keys.js";
 import type { Store } from "../store.js";
 import type { EventLog } from "./event-log.js";
 import type { ClaimedDelivery, EventRecord } from "./repository.js";
@@ -29,11 +30,14 @@ export interface DispatchSettings {
   retryDelaysMs: readonly number[];
   /** An endpoint failing without a success this long is disabled. */
   disableAfterMs: number;
-  /** How long a claim holds (longer than one attempt may take). */
+  /**
+   * How long a claim holds unless renewed: the dispatcher renews its claims while their attempts run, so a claim of
+   * an instance that died lapses within this and another instance sends the delivery.
+   */
   leaseMs: number;
   /** How often due deliveries are looked for (commits of this process wake it at once). */
   pollMs: number;
-  /** Deliveries sent at once. */
+  /** Deliveries in flight at once (each conversation's in order; a slow endpoint holds only its own). */
   batch: number;
   /** Events older than this are pruned (once none of their deliveries is pending). */
   retentionMs: number;
@@ -41,7 +45,7 @@ export interface DispatchSettings {
 
 /** What the dispatcher needs. */
 export interface DispatcherDeps {
-  store: Pick<Store, "webhooks" | "events" | "transaction" | "durable">;
+  store: Pick<Store, "webhooks" | "events" | "transaction" | "durable" | "idempotency">;
   log: EventLog;
   clock: Clock;
   sealer: Sealer;
@@ -60,7 +64,9 @@ const PRUNE_BATCH = 1000;
 /**
  * Delivers the outbox off the request path: claims due deliveries (one instance each, in order per conversation),
  * posts them signed, records each attempt and schedules the next with back-off and jitter, disables an endpoint
- * failing for long (recording `webhook_endpoint.disabled`), and prunes the log past its retention.
+ * failing for long (recording `webhook_endpoint.disabled`), and prunes the log past its retention (and expired
+ * idempotency keys). Attempts run side by side: a slow one holds its slot and its conversation, not the others;
+ * their claims are renewed while they run, so a dead instance's claims lapse within one lease.
  */
 export class Dispatcher {
   private running = false;
@@ -70,6 +76,9 @@ export class Dispatcher {
   private readonly stop = new AbortController();
   private stopWatching: (() => void) | undefined;
   private lastPrune = 0;
+  /** Attempts running, by delivery id. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private renewing: NodeJS.Timeout | undefined;
 
   constructor(private readonly d: DispatcherDeps) {}
 
@@ -78,6 +87,8 @@ export class Dispatcher {
     if (this.running) return;
     this.running = true;
     this.stopWatching = this.d.log.onCommitted(() => this.nudge());
+    this.renewing = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.d.settings.leaseMs / 3)));
+    this.renewing.unref();
     this.loop = this.run();
   }
 
@@ -86,24 +97,58 @@ export class Dispatcher {
     if (!this.running) return;
     this.running = false;
     this.stopWatching?.();
+    clearInterval(this.renewing);
     this.stop.abort();
     this.nudge();
     await this.loop;
+    await Promise.all(this.inFlight.values());
   }
 
-  /** One pass: claims and sends what is due; answers how many were attempted. */
+  /** One pass: claims and sends what is due, and waits for those attempts; answers how many it claimed. */
   async runOnce(): Promise<number> {
+    const started = await this.claimAndStart();
+    await Promise.all(started);
+    return started.length;
+  }
+
+  /** Claims what is due, as many as free slots allow, and starts their attempts; answers them. */
+  private async claimAndStart(): Promise<Promise<void>[]> {
     const now = this.d.clock.now();
     if (now - this.lastPrune >= PRUNE_EVERY_MS) {
       this.lastPrune = now;
       await this.d.store.events.prune(now - this.d.settings.retentionMs, PRUNE_BATCH);
+      await this.d.store.idempotency.prune(now - IDEMPOTENCY_WINDOW_MS, PRUNE_BATCH);
     }
-    const claimed = await this.d.store.webhooks.claim(now, now + this.d.settings.leaseMs, this.d.settings.batch);
+    const free = this.d.settings.batch - this.inFlight.size;
+    if (free <= 0) return [];
+    const claimed = await this.d.store.webhooks.claim(now, now + this.d.settings.leaseMs, free, [
+      ...this.inFlight.keys(),
+    ]);
     // An event goes out only once its change is on disk (group commit acknowledges before the fsync): a receiver
     // never hears of a change that a power loss could still take back.
     if (claimed.length > 0) await this.d.store.durable();
-    await Promise.all(claimed.map((c) => this.attempt(c)));
-    return claimed.length;
+    return claimed.map((c) => {
+      const id = c.delivery.deliveryId;
+      const p = this.attempt(c)
+        .catch((e: unknown) => {
+          if (this.running) this.d.onError(e);
+        })
+        .finally(() => {
+          this.inFlight.delete(id);
+          // A slot is free: look for more at once.
+          this.nudge();
+        });
+      this.inFlight.set(id, p);
+      return p;
+    });
+  }
+
+  /** Keeps the claims of running attempts (a failure here only lets them lapse: at worst one is sent twice). */
+  private async renew(): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    await this.d.store.webhooks
+      .renew([...this.inFlight.keys()], this.d.clock.now() + this.d.settings.leaseMs)
+      .catch(() => undefined);
   }
 
   private nudge(): void {
@@ -116,7 +161,7 @@ export class Dispatcher {
       this.pending = false;
       let n = 0;
       try {
-        n = await this.runOnce();
+        n = (await this.claimAndStart()).length;
       } catch (e) {
         if (this.running) this.d.onError(e);
       }
@@ -164,7 +209,8 @@ export class Dispatcher {
       responseCode: result.status,
       error: ok ? "" : (result.error || `HTTP ${result.status}`).slice(0, 200),
       ok,
-      nextAttemptAt: ok ? null : nextAttempt(delivery.attempts + 1, done, this.d.settings.retryDelaysMs),
+      // `attempts` counts this one already (counted when claimed).
+      nextAttemptAt: ok ? null : nextAttempt(delivery.attempts, done, this.d.settings.retryDelaysMs),
     });
     if (!ok) await this.disableIfFailingLong(delivery.endpointId, done);
   }

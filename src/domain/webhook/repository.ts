@@ -115,6 +115,8 @@ export interface EventRepository {
   append(events: { event: NewEvent; deliveries: NewDelivery[] }[]): Promise<EventRecord[]>;
   /** Events of the account after `afterSeq`, in log order, of the given types (empty: all). */
   list(accountId: string, afterSeq: number, limit: number, types: readonly string[]): Promise<EventRecord[]>;
+  /** The place of the account's last committed event; 0 before its first. */
+  lastSeq(accountId: string): Promise<number>;
   /** Drops up to `limit` events older than `before` (with their deliveries), none still pending; answers the count. */
   prune(before: number, limit: number): Promise<number>;
 }
@@ -136,9 +138,18 @@ export interface WebhookRepository {
   /**
    * Claims up to `limit` due deliveries of enabled endpoints until `leaseUntil`: of each endpoint's deliveries with
    * one order key, only the oldest pending one, so they arrive in order. Dispatchers on other instances skip what
-   * this one claimed.
+   * this one claimed; `skip` names deliveries the caller is attempting already. Claiming counts an attempt
+   * (`attempts` of the answer includes it).
    */
-  claim(now: number, leaseUntil: number, limit: number): Promise<ClaimedDelivery[]>;
-  /** Records an attempt of a claimed delivery and releases it; keeps the endpoint's failure record. */
+  claim(now: number, leaseUntil: number, limit: number, skip?: readonly string[]): Promise<ClaimedDelivery[]>;
+  /**
+   * Extends the claims of deliveries still being attempted (their holder is alive). A holder that dies stops
+   * renewing: its claims lapse within one lease and another dispatcher takes them.
+   */
+  renew(deliveryIds: readonly string[], leaseUntil: number): Promise<void>;
+  /**
+   * Records an attempt of a claimed delivery and releases it; keeps the endpoint's failure record. The attempt was
+   * counted when it was claimed (from then it may have reached the endpoint, even if its holder dies).
+   */
   attempted(deliveryId: string, endpointId: string, r: AttemptResult): Promise<void>;
 }

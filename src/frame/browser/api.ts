@@ -162,17 +162,32 @@ export class FrameApi {
 
   /** Sends a message and reports the stream's events; an error after the user's message was stored is thrown as is. */
   async send(conversationId: string | undefined, content: string, h: SendHandlers): Promise<void> {
-    const payload = JSON.stringify(conversationId ? { conversation_id: conversationId, content } : { content });
-    // Only opening the stream is retried after a refresh: nothing is stored before the service answers 200.
-    const res = await this.withToken(async (t) => {
-      const r = await this.fetch(`/ai_agent/send_message_stream?${q({ access_token: t })}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: payload,
+    // One key per message the user sends: a retry after a lost answer stores nothing twice (the service replays).
+    const idempotency_key = crypto.randomUUID();
+    const payload = JSON.stringify(
+      conversationId ? { conversation_id: conversationId, content, idempotency_key } : { content, idempotency_key },
+    );
+    const open = () =>
+      this.withToken(async (t) => {
+        const r = await this.fetch(`/ai_agent/send_message_stream?${q({ access_token: t })}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: payload,
+        });
+        if (!r.ok || !r.body) throw toApiError(await r.json().catch(() => undefined), r.status);
+        return r;
       });
-      if (!r.ok || !r.body) throw toApiError(await r.json().catch(() => undefined), r.status);
-      return r;
-    });
+    // Opening the stream is retried (after a refresh, a cut connection or a 503) with the same key.
+    let res: Response | undefined;
+    for (let attempt = 0; !res; attempt++) {
+      try {
+        res = await open();
+      } catch (e) {
+        const lost = e instanceof ApiError && (e.code === "network" || e.code === "unavailable");
+        if (!lost || attempt >= 2) throw e;
+        await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+      }
+    }
     try {
       for await (const line of ndjson(res.body!)) {
         const l = line as {

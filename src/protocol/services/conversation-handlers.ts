@@ -9,10 +9,10 @@ import type { Clock } from "../../domain/clock.js";
 import type { ConversationService, ConversationSummary } from "../../domain/conversation/conversation-service.js";
 import type { PageForm } from "../../domain/conversation/page-cache.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
-import { unauthenticated } from "../../domain/errors.js";
+import { invalidArgument, unauthenticated } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import { accountCaller, anyCaller, frameCaller } from "../auth.js";
-import type { AuthorizedCall, Handlers } from "../call.js";
+import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import type { WatchLimits } from "../watch-limits.js";
 
@@ -171,22 +171,27 @@ export function conversationHandlers(
       for await (const ev of bounded(call, watch, (signal) =>
         conversations.watch(
           caller,
-          { conversationId: req.conversationId, afterMessageOrder: req.afterMessageOrder },
+          {
+            conversationId: req.conversationId,
+            afterMessageOrder: req.afterMessageOrder,
+            afterCursor: req.afterCursor,
+          },
           signal,
         ),
       )) {
-        if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) } };
-        else yield { event: { case: "conversation", value: summary(ev.conversation) } };
+        if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) }, cursor: ev.cursor };
+        else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor: ev.cursor };
       }
     },
     async *watchAccount(req, call) {
       const caller = accountCaller(call.auth);
       for await (const ev of bounded(call, watch, (signal) =>
-        conversations.watchAccount(caller, { userEmailId: req.userEmailId }, signal),
+        conversations.watchAccount(caller, { userEmailId: req.userEmailId, afterCursor: req.afterCursor }, signal),
       )) {
-        if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) } };
-        else if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) } };
-        else yield { event: { case: "conversation", value: summary(ev.conversation) } };
+        const cursor = ev.cursor;
+        if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
+        else if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) }, cursor };
+        else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
       }
     },
     async listFrameConversations(_req, call) {
@@ -197,7 +202,7 @@ export function conversationHandlers(
       const caller = frameCaller(call.auth);
       const r = await conversations.send(
         caller,
-        { conversationId: req.conversationId, content: req.content },
+        { conversationId: req.conversationId, content: req.content, idempotencyKey: keyOf(req, call) },
         call.signal,
       );
       return {
@@ -212,7 +217,7 @@ export function conversationHandlers(
       const caller = frameCaller(call.auth);
       for await (const ev of conversations.sendStream(
         caller,
-        { conversationId: req.conversationId, content: req.content },
+        { conversationId: req.conversationId, content: req.content, idempotencyKey: keyOf(req, call) },
         call.signal,
       )) {
         if (ev.type === "user_message") yield { event: { case: "userMessage", value: message(ev.message) } };
@@ -227,24 +232,43 @@ export function conversationHandlers(
     async takeOverConversation(req, call) {
       const caller = accountCaller(call.auth);
       return {
-        data: summary(await conversations.takeOver(caller, req.conversationId, req.operatorEmail, req.operatorName)),
+        data: summary(
+          await conversations.takeOver(
+            caller,
+            req.conversationId,
+            req.operatorEmail,
+            req.operatorName,
+            keyOf(req, call),
+          ),
+        ),
       };
     },
     async releaseConversation(req, call) {
       const caller = accountCaller(call.auth);
-      return { data: summary(await conversations.release(caller, req.conversationId)) };
+      return { data: summary(await conversations.release(caller, req.conversationId, keyOf(req, call))) };
     },
     async replyToConversation(req, call) {
       const caller = accountCaller(call.auth);
-      return { data: message(await conversations.reply(caller, req.conversationId, req.content)) };
+      return { data: message(await conversations.reply(caller, req.conversationId, req.content, keyOf(req, call))) };
     },
     async closeConversation(req, call) {
       const caller = accountCaller(call.auth);
-      return { data: summary(await conversations.setStatus(caller, req.conversationId, "closed")) };
+      return { data: summary(await conversations.setStatus(caller, req.conversationId, "closed", keyOf(req, call))) };
     },
     async reopenConversation(req, call) {
       const caller = accountCaller(call.auth);
-      return { data: summary(await conversations.setStatus(caller, req.conversationId, "live")) };
+      return { data: summary(await conversations.setStatus(caller, req.conversationId, "live", keyOf(req, call))) };
     },
   };
+}
+
+/**
+ * The write's idempotency key: the request's field, else (JSON routes, as the IETF draft and Stripe have it) the
+ * Idempotency-Key header. Both given and different is refused.
+ */
+function keyOf(req: { idempotencyKey: string }, call: Call): string | undefined {
+  const header = call.header("idempotency-key");
+  if (header !== undefined && req.idempotencyKey !== "" && header !== req.idempotencyKey)
+    throw invalidArgument("idempotency_key", "differs from the Idempotency-Key header; send one of them");
+  return req.idempotencyKey || header;
 }

@@ -1,69 +1,55 @@
 import { randomUUID } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import type {
   ConversationEvent,
   ConversationEvents,
   EventListener,
   EventTopic,
 } from "../../domain/conversation/events.js";
-import type { ConversationRepository } from "../../domain/conversation/repository.js";
+import { PgListener } from "./listen.js";
 
 const CHANNEL = "aiagent_conversation_events";
-/** NOTIFY payloads are limited to 8000 bytes: a larger message travels as a reference the receiver reads back. */
-const MAX_PAYLOAD = 7000;
 
-/** What goes over the channel: the event itself, or where to read its message. */
-type Wire =
-  | { from: string; e: ConversationEvent }
-  | { from: string; ref: { accountId: string; conversationId: string; messageOrder: number } };
+/** What goes over the channel: which conversation changed, and who sent it (an instance ignores its own). */
+interface Wire {
+  from: string;
+  a: string;
+  c: string;
+}
 
-/** Where events of this instance are delivered (the in-process implementation). */
+/** Where hints are delivered on this instance (the in-process implementation). */
 interface Local extends ConversationEvents {
+  changedAll(): void;
   close(): void;
 }
 
 /**
- * ConversationEvents across instances over PostgreSQL LISTEN/NOTIFY: an event is delivered to this instance's
- * listeners at once and sent on the channel; every other instance delivers it to its own listeners. A listener
- * connection that drops is opened again; a watcher that missed events meanwhile resumes from its message_order.
+ * ConversationEvents across instances over PostgreSQL LISTEN/NOTIFY. Only hints travel (which conversation
+ * changed): watchers read what changed from the event log, so a notification that is late, reordered or lost
+ * costs nothing but a delay. After the listening connection comes back, every watcher of this instance reads
+ * again from its position, since notifications sent meanwhile are gone.
  */
 export class PgConversationEvents implements ConversationEvents {
   private readonly id = randomUUID();
-  private client: pg.Client | undefined;
-  private closed = false;
-  private retry: NodeJS.Timeout | undefined;
+  private readonly listener: PgListener;
 
   constructor(
-    private readonly url: string,
+    url: string,
     private readonly pool: pg.Pool,
     private readonly local: Local,
-    private readonly conversations: ConversationRepository,
-  ) {}
+  ) {
+    this.listener = new PgListener(url, CHANNEL, (payload) => this.received(payload));
+  }
 
   /** Starts listening; resolves once the channel is subscribed. */
-  async start(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url });
-    client.on("notification", (n) => void this.received(n.payload));
-    client.on("error", () => this.reconnect());
-    client.on("end", () => this.reconnect());
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
-    this.client = client;
+  start(): Promise<void> {
+    return this.listener.start();
   }
 
   publish(event: ConversationEvent): void {
     this.local.publish(event);
-    let payload = JSON.stringify({ from: this.id, e: event } satisfies Wire);
-    if (Buffer.byteLength(payload) > MAX_PAYLOAD && event.type === "message")
-      payload = JSON.stringify({
-        from: this.id,
-        ref: {
-          accountId: event.accountId,
-          conversationId: event.conversationId,
-          messageOrder: event.message.messageOrder,
-        },
-      } satisfies Wire);
-    // Best effort, like any live update: the write is committed already, and watchers resume from message_order.
+    const payload = JSON.stringify({ from: this.id, a: event.accountId, c: event.conversationId } satisfies Wire);
+    // Best effort: the change is in the log already; a lost hint only delays watchers until their next look.
     this.pool.query("SELECT pg_notify($1, $2)", [CHANNEL, payload]).catch(() => undefined);
   }
 
@@ -72,44 +58,23 @@ export class PgConversationEvents implements ConversationEvents {
   }
 
   close(): void {
-    this.closed = true;
-    clearTimeout(this.retry);
+    this.listener.close();
     this.local.close();
-    void this.client?.end().catch(() => undefined);
   }
 
-  private async received(payload: string | undefined): Promise<void> {
-    if (!payload) return;
+  private received(payload: string | undefined): void {
+    // Undefined: the connection came back; anything may have changed meanwhile.
+    if (payload === undefined) {
+      this.local.changedAll();
+      return;
+    }
     let wire: Wire;
     try {
       wire = JSON.parse(payload) as Wire;
     } catch {
       return;
     }
-    if (wire.from === this.id) return;
-    if ("e" in wire) {
-      this.local.publish(wire.e);
-      return;
-    }
-    const conv = await this.conversations.byId(wire.ref.conversationId).catch(() => undefined);
-    if (!conv) return;
-    const page = await this.conversations.messages(conv, 1, wire.ref.messageOrder - 1).catch(() => undefined);
-    const message = page?.messages[0];
-    if (message)
-      this.local.publish({
-        type: "message",
-        accountId: wire.ref.accountId,
-        conversationId: conv.conversationId,
-        message,
-      });
-  }
-
-  private reconnect(): void {
-    if (this.closed || this.retry) return;
-    this.client = undefined;
-    this.retry = setTimeout(() => {
-      this.retry = undefined;
-      this.start().catch(() => this.reconnect());
-    }, 1000);
+    if (wire.from === this.id || typeof wire.a !== "string" || typeof wire.c !== "string") return;
+    this.local.publish({ accountId: wire.a, conversationId: wire.c });
   }
 }

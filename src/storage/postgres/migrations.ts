@@ -246,4 +246,18 @@ export const pgMigrations: PgMigration[] = [
           latest_activity_at = coalesce(v.last_message_at, v.created_at)
         FROM conversations v WHERE v.conversation_id = c.latest_conversation_id;`,
   },
+  {
+    version: 7,
+    // Idempotency keys: one row per (owner, key), written in the unit of work of its write.
+    sql: `
+      CREATE TABLE idempotency_keys (
+        owner text NOT NULL,
+        key text NOT NULL,
+        request_hash text NOT NULL,
+        answer text NOT NULL,
+        created_at bigint NOT NULL,
+        PRIMARY KEY (owner, key)
+      );
+      CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);`,
+  },
 ];

@@ -10,6 +10,7 @@ import { pgContacts, pgConversations } from "./conversations.js";
 import { checkout, PgRunner } from "./db.js";
 import { pgDemoSetup } from "./demo-setup.js";
 import { PgConversationEvents } from "./events.js";
+import { pgIdempotency } from "./idempotency.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
@@ -50,6 +51,7 @@ export class PgStore implements Store {
   readonly members: Repositories["members"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
+  readonly idempotency: Repositories["idempotency"];
   private readonly db: PgRunner;
 
   constructor(
@@ -69,6 +71,7 @@ export class PgStore implements Store {
     this.members = pgMembers(this.db);
     this.events = pgEvents(this.db);
     this.webhooks = pgWebhooks(this.db);
+    this.idempotency = pgIdempotency(this.db);
   }
 
   transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {
@@ -105,8 +108,8 @@ export class PgStore implements Store {
     throw new Error("the PostgreSQL back end has no bulk loader: seed a SQLite database instead");
   }
 
-  async sharedEvents(local: ConversationEvents & { close(): void }): Promise<PgConversationEvents> {
-    const events = new PgConversationEvents(this.url, this.pool, local, this.conversations);
+  async sharedEvents(local: ConversationEvents & { changedAll(): void; close(): void }): Promise<PgConversationEvents> {
+    const events = new PgConversationEvents(this.url, this.pool, local);
     await events.start();
     return events;
   }

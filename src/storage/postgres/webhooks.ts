@@ -64,6 +64,14 @@ export function pgEvents(db: PgDb): EventRepository {
           types.length === 0 ? [accountId, afterSeq, limit] : [accountId, afterSeq, limit, types],
         )
       ).map(toEvent),
+    lastSeq: async (accountId) => {
+      const [r] = await db.rows<{ last_seq: number }>(
+        "events_last_seq",
+        "SELECT last_seq FROM event_counters WHERE account_id = $1",
+        [accountId],
+      );
+      return r ? Number(r.last_seq) : 0;
+    },
     prune: (before, limit) =>
       db.unit(() =>
         db.count(
@@ -142,19 +150,19 @@ export function pgWebhooks(db: PgDb): WebhookRepository {
       )),
     // Of each endpoint's pending deliveries with one order key, only the oldest is due (they arrive in order); a
     // delivery another instance is claiming is skipped, one it has claimed carries its lease.
-    claim: (now, leaseUntil, limit) =>
+    claim: (now, leaseUntil, limit, skip = []) =>
       db.unit(async () => {
         const ids = await db.rows<{ delivery_id: string }>(
           "delivery_claim",
-          `UPDATE webhook_deliveries SET lease_until = $2 WHERE delivery_id IN (
+          `UPDATE webhook_deliveries SET lease_until = $2, attempts = attempts + 1 WHERE delivery_id IN (
              SELECT d.delivery_id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id
              WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
-               AND w.enabled
+               AND w.enabled AND NOT (d.delivery_id = ANY($4))
                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
                  AND p.order_key = d.order_key AND p.status = 'pending' AND p.event_seq < d.event_seq)
              ORDER BY d.next_attempt_at, d.event_seq LIMIT $3 FOR UPDATE OF d SKIP LOCKED)
            RETURNING delivery_id`,
-          [now, leaseUntil, limit],
+          [now, leaseUntil, limit, skip],
         );
         if (ids.length === 0) return [];
         const rows = await db.rows(
@@ -166,11 +174,19 @@ export function pgWebhooks(db: PgDb): WebhookRepository {
         );
         return rows.map(claimed);
       }),
+    renew: async (ids, leaseUntil) => {
+      if (ids.length === 0) return;
+      await db.count(
+        "delivery_renew",
+        "UPDATE webhook_deliveries SET lease_until = $1 WHERE delivery_id = ANY($2) AND status = 'pending'",
+        [leaseUntil, ids],
+      );
+    },
     attempted: (deliveryId, endpointId, r) =>
       db.unit(async () => {
         await db.count(
           "delivery_attempted",
-          `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, last_response_code = $2, last_error = $3,
+          `UPDATE webhook_deliveries SET status = $1, last_response_code = $2, last_error = $3,
              last_attempt_at = $4, next_attempt_at = $5, lease_until = NULL WHERE delivery_id = $6`,
           [
             r.ok ? "delivered" : r.nextAttemptAt === null ? "failed" : "pending",

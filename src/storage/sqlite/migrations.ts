@@ -434,4 +434,20 @@ export const migrations: readonly Migration[] = [
         WHERE latest_conversation_id IS NOT NULL;
     `,
   },
+  {
+    version: 13,
+    name: "idempotency keys: a retried write answers its first answer",
+    sql: `
+      -- One row per (owner, key), written in the unit of work of its write; older than the window, it may be reused.
+      CREATE TABLE idempotency_keys (
+        owner TEXT NOT NULL,
+        key TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (owner, key)
+      ) STRICT;
+      CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+    `,
+  },
 ];

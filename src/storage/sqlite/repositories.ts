@@ -5,6 +5,7 @@ import { sqliteChatbots } from "./repos/chatbots.js";
 import { sqliteContacts } from "./repos/contacts.js";
 import { sqliteConversations } from "./repos/conversations.js";
 import { sqliteDemoSetup } from "./repos/demo-setup.js";
+import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
@@ -26,6 +27,7 @@ export function sqliteRepositories(db: Db) {
     members: sqliteMembers(db),
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),
+    idempotency: sqliteIdempotency(db),
   };
 }
 

@@ -39,6 +39,7 @@ export class SqliteStore implements Store {
   readonly members: Repositories["members"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
+  readonly idempotency: Repositories["idempotency"];
   /** The repositories as seen inside a unit of work (the mutex is already held). */
   private readonly inside: Repositories;
   private readonly probe: () => boolean;
@@ -66,6 +67,7 @@ export class SqliteStore implements Store {
     this.members = outside.members;
     this.events = outside.events;
     this.webhooks = outside.webhooks;
+    this.idempotency = outside.idempotency;
     this.probe = readinessProbe(db);
   }
 
@@ -197,5 +199,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     members: asyncRepository(sync.members, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
+    idempotency: asyncRepository(sync.idempotency, run),
   };
 }

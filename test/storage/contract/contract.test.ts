@@ -4,6 +4,7 @@ import { contactCases } from "./contacts.case.js";
 import { conversationCases } from "./conversations.case.js";
 import { eventCases } from "./events.case.js";
 import { backends, type Harness } from "./harness.js";
+import { idempotencyCases } from "./idempotency.case.js";
 import { memberCases } from "./members.case.js";
 import { sessionCases } from "./sessions.case.js";
 import { tokenCases } from "./tokens.case.js";
@@ -34,5 +35,6 @@ for (const backend of backends) {
     contactCases(h);
     transactionCases(h);
     eventCases(h);
+    idempotencyCases(h);
   });
 }

@@ -53,6 +53,10 @@ export function eventCases(h: () => Harness) {
       expect((await store.events.list(b.accountId, 0, 10, [])).map((e) => e.data)).toEqual([
         { conversationId: "c9", reason: "at 2" },
       ]);
+      // Where a watcher starts: the last place of its own account only.
+      expect(await store.events.lastSeq(a.accountId)).toBe(3);
+      expect(await store.events.lastSeq(b.accountId)).toBe(1);
+      expect(await store.events.lastSeq("no-such-account")).toBe(0);
     });
 
     it("concurrent writers of one account get distinct consecutive places", async () => {
@@ -120,7 +124,8 @@ export function eventCases(h: () => Harness) {
       // Failed and due later: the next one of c1 still waits behind it.
       expect(await store.webhooks.claim(150, 1000, 10)).toEqual([]);
       const again = await store.webhooks.claim(200, 1000, 10);
-      expect(again.map((c) => [c.event.seq, c.delivery.attempts])).toEqual([[1, 1]]);
+      // Claiming counts the attempt: from then it may reach the endpoint, even if its holder dies.
+      expect(again.map((c) => [c.event.seq, c.delivery.attempts])).toEqual([[1, 2]]);
       await store.webhooks.attempted(c1.delivery.deliveryId, ep.endpointId, {
         at: 201,
         responseCode: 204,
@@ -134,8 +139,12 @@ export function eventCases(h: () => Harness) {
       expect(listed.map((x) => [x.eventSeq, x.attempts, x.lastResponseCode, x.status])).toEqual([
         [1, 2, 204, "delivered"],
       ]);
-      // A lapsed lease (a dispatcher that died mid-attempt) makes it claimable again.
-      expect((await store.webhooks.claim(2000, 3000, 10)).map((c) => c.event.seq).sort()).toEqual([2, 3]);
+      // A renewed claim holds past its first lease; a lapsed one (a dispatcher that died mid-attempt) is claimable.
+      const c3 = claimed.find((c) => c.event.seq === 3)!;
+      await store.webhooks.renew([c3.delivery.deliveryId], 2500);
+      expect((await store.webhooks.claim(2000, 3000, 10)).map((c) => c.event.seq)).toEqual([2]);
+      const lapsed = await store.webhooks.claim(2600, 3000, 10);
+      expect(lapsed.map((c) => [c.event.seq, c.delivery.attempts])).toEqual([[3, 2]]);
     });
 
     it("two dispatchers claiming at once never get the same delivery", async () => {

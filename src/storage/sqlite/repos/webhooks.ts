@@ -59,6 +59,9 @@ export function sqliteEvents(db: Db): Sync<EventRepository> {
      LIMIT ?`,
   );
   const drop = db.prepare("DELETE FROM events WHERE account_id = ? AND seq = ?");
+  const lastSeq = db.prepare<[string], { last_seq: number }>(
+    "SELECT last_seq FROM event_counters WHERE account_id = ?",
+  );
   const prune = db.transaction((before: number, limit: number) => {
     const rows = oldest.all(before, limit);
     for (const r of rows) drop.run(r.account_id, r.seq);
@@ -73,6 +76,7 @@ export function sqliteEvents(db: Db): Sync<EventRepository> {
         .all(accountId, afterSeq, ...types, limit)
         .map(toEvent);
     },
+    lastSeq: (accountId) => lastSeq.get(accountId)?.last_seq ?? 0,
     prune: (before, limit) => prune.immediate(before, limit),
   };
 }
@@ -125,19 +129,33 @@ export function sqliteWebhooks(db: Db): Sync<WebhookRepository> {
          AND p.order_key = d.order_key AND p.status = 'pending' AND p.event_seq < d.event_seq)
      ORDER BY d.next_attempt_at, d.event_seq LIMIT ?`,
   );
-  const lease = db.prepare("UPDATE webhook_deliveries SET lease_until = ? WHERE delivery_id = ?");
+  const lease = db.prepare(
+    "UPDATE webhook_deliveries SET lease_until = ?, attempts = attempts + 1 WHERE delivery_id = ?",
+  );
+  const renew = db.prepare(
+    "UPDATE webhook_deliveries SET lease_until = ? WHERE delivery_id = ? AND status = 'pending'",
+  );
+  const renewAll = db.transaction((ids: readonly string[], leaseUntil: number) => {
+    for (const id of ids) renew.run(leaseUntil, id);
+  });
   const claimedRow = db.prepare<[string], Row>(
     `SELECT ${DELIVERY_COLUMNS}, e.seq, e.type, e.order_key, e.data, e.created_at AS event_created_at, w.url, w.secret_sealed
      ${FROM} JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id WHERE d.delivery_id = ?`,
   );
-  const claim = db.transaction((now: number, leaseUntil: number, limit: number): ClaimedDelivery[] =>
-    due.all(now, now, limit).map(({ delivery_id }) => {
+  const claim = db.transaction((now: number, leaseUntil: number, limit: number, skip: readonly string[]) =>
+    (skip.length === 0
+      ? due.all(now, now, limit)
+      : due
+          .all(now, now, limit + skip.length)
+          .filter((d) => !skip.includes(d.delivery_id))
+          .slice(0, limit)
+    ).map(({ delivery_id }): ClaimedDelivery => {
       lease.run(leaseUntil, delivery_id);
       return claimed(claimedRow.get(delivery_id)!);
     }),
   );
   const record = db.prepare(
-    `UPDATE webhook_deliveries SET status = @status, attempts = attempts + 1, last_response_code = @code,
+    `UPDATE webhook_deliveries SET status = @status, last_response_code = @code,
        last_error = @error, last_attempt_at = @at, next_attempt_at = @next, lease_until = NULL WHERE delivery_id = @id`,
   );
   const succeeded = db.prepare("UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = ?");
@@ -176,7 +194,8 @@ export function sqliteWebhooks(db: Db): Sync<WebhookRepository> {
       return r && toDelivery(r);
     },
     resend: (id, at) => void resend.run(at, id),
-    claim: (now, leaseUntil, limit) => claim.immediate(now, leaseUntil, limit),
+    claim: (now, leaseUntil, limit, skip = []) => claim.immediate(now, leaseUntil, limit, skip),
+    renew: (ids, leaseUntil) => renewAll.immediate(ids, leaseUntil),
     attempted: (deliveryId, endpointId, r) => attempted.immediate(deliveryId, endpointId, r),
   };
 }
