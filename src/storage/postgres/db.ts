@@ -2,8 +2,20 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Pool, PoolClient, QueryResultRow } from "pg";
 import { isConnectionLoss, storageError, unavailable } from "./errors.js";
 
-/** How often a unit of work is tried before a serialization conflict reaches the caller. */
-const MAX_ATTEMPTS = 8;
+/**
+ * How long a unit of work aborted by a serialization failure or a deadlock is tried again before `busy` reaches the
+ * caller: the conflict is transient (the other unit committed), so the budget is time, not a count of tries.
+ */
+export const RETRY_BUDGET_MS = 3000;
+/** The first back-off; each further try doubles it (capped), and a random part of it is slept ("full jitter"). */
+const FIRST_BACKOFF_MS = 2;
+const MAX_BACKOFF_MS = 100;
+
+/** A conflict PostgreSQL resolved by aborting this unit: running it again from the start can succeed. */
+function retryable(e: unknown): boolean {
+  const code = (e as { extra?: { cause?: { code?: string } } }).extra?.cause?.code;
+  return code === "40001" || code === "40P01";
+}
 
 /** What the repositories run SQL through: the open unit of work's connection, or the pool. */
 export interface PgDb {
@@ -29,24 +41,39 @@ export class PgRunner implements PgDb {
     return (await this.query(name, text, values)).rowCount ?? 0;
   }
 
-  unit<T>(fn: () => Promise<T>): Promise<T> {
-    return this.current.getStore() ? fn() : this.begin("BEGIN", fn);
+  /** True while a unit of work is open in this async context. */
+  get inUnit(): boolean {
+    return this.current.getStore() !== undefined;
   }
 
   /**
-   * A unit of work as SERIALIZABLE as SQLite's (which runs one writer at a time): PostgreSQL aborts one of two that
-   * would interleave, and it is run again from the start, a few times, before the caller gets `busy`. The callback
-   * must therefore touch nothing but the store.
+   * A READ COMMITTED unit: its writes order themselves by the row locks they take (INSERT … ON CONFLICT, UPDATE …
+   * RETURNING), in one order (conversation, then contact, then the account's event counter), so racing writers wait
+   * for each other instead of aborting. A deadlock (a caller breaking that order) is run again like a conflict.
    */
-  async serializable<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.current.getStore()) return fn();
-    for (let attempt = 1; ; attempt++) {
+  unit<T>(fn: () => Promise<T>): Promise<T> {
+    return this.current.getStore() ? fn() : this.retrying("BEGIN", fn);
+  }
+
+  /**
+   * A unit of work as SERIALIZABLE as SQLite's (which runs one writer at a time), for units that read, decide and
+   * then write (an API key rotation, the first signing key): PostgreSQL aborts one of two that would interleave,
+   * and it is run again from the start. The callback must therefore touch nothing but the store.
+   */
+  serializable<T>(fn: () => Promise<T>): Promise<T> {
+    return this.current.getStore() ? fn() : this.retrying("BEGIN ISOLATION LEVEL SERIALIZABLE", fn);
+  }
+
+  /** Runs the unit, again after a jittered, growing back-off while it aborts on a conflict, for RETRY_BUDGET_MS. */
+  private async retrying<T>(begin: string, fn: () => Promise<T>): Promise<T> {
+    const giveUpAt = Date.now() + RETRY_BUDGET_MS;
+    for (let attempt = 0; ; attempt++) {
       try {
-        return await this.begin("BEGIN ISOLATION LEVEL SERIALIZABLE", fn);
+        return await this.begin(begin, fn);
       } catch (e) {
-        const code = (e as { extra?: { cause?: { code?: string } } }).extra?.cause?.code;
-        if ((code !== "40001" && code !== "40P01") || attempt >= MAX_ATTEMPTS) throw e;
-        await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+        const backoff = Math.random() * Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** attempt);
+        if (!retryable(e) || Date.now() + backoff >= giveUpAt) throw e;
+        await new Promise((r) => setTimeout(r, backoff));
       }
     }
   }
