@@ -25,11 +25,22 @@ export interface PgDb {
   count(name: string, text: string, values: unknown[]): Promise<number>;
   /** Runs fn in the open unit of work, or in a new one (READ COMMITTED: the statements' row locks order writers). */
   unit<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Rows the open unit of work wrote and still holds locked, kept so a read of them in the same unit costs no round
+   * trip; undefined outside a unit (a read there must see other writers' commits).
+   */
+  readonly held: Map<string, unknown> | undefined;
+}
+
+/** The connection of a unit of work, and the rows it holds (see PgDb.held). */
+interface OpenUnit {
+  client: PoolClient;
+  held: Map<string, unknown>;
 }
 
 /** Routes statements to the connection of the unit of work running in this async context, else to the pool. */
 export class PgRunner implements PgDb {
-  private readonly current = new AsyncLocalStorage<PoolClient>();
+  private readonly current = new AsyncLocalStorage<OpenUnit>();
 
   constructor(private readonly pool: Pool) {}
 
@@ -41,9 +52,8 @@ export class PgRunner implements PgDb {
     return (await this.query(name, text, values)).rowCount ?? 0;
   }
 
-  /** True while a unit of work is open in this async context. */
-  get inUnit(): boolean {
-    return this.current.getStore() !== undefined;
+  get held(): Map<string, unknown> | undefined {
+    return this.current.getStore()?.held;
   }
 
   /**
@@ -83,7 +93,7 @@ export class PgRunner implements PgDb {
     const { client } = held;
     try {
       await client.query(begin);
-      const result = await this.current.run(client, fn);
+      const result = await this.current.run({ client, held: new Map() }, fn);
       await client.query("COMMIT");
       return result;
     } catch (e) {
@@ -101,7 +111,7 @@ export class PgRunner implements PgDb {
     const current = this.current.getStore();
     if (current) {
       try {
-        return await current.query<R>({ name, text, values });
+        return await current.client.query<R>({ name, text, values });
       } catch (e) {
         throw storageError(e);
       }
