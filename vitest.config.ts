@@ -36,7 +36,11 @@ export default defineConfig(async () => {
   return {
     test: {
       // Installs the Debian packages some suites need, when it can (see the README's Quick start).
-      globalSetup: ["test/setup/install-system-packages.ts", "test/setup/postgres-run.ts"],
+      globalSetup: [
+        "test/setup/install-system-packages.ts",
+        "test/setup/postgres-run.ts",
+        "test/setup/pgbouncer-run.ts",
+      ],
       pool: "forks",
       // Two cores: more parallel files only adds contention between real servers.
       maxWorkers: 2,

@@ -15,7 +15,13 @@ export interface OpenStoreOptions {
 
 /** Opens the back end the configuration names (PostgreSQL when it has a database URL), schema brought up to date. */
 export async function openStore(config: Config, o: OpenStoreOptions = {}): Promise<Store> {
-  if (config.databaseUrl) return openPgStore(config.databaseUrl, { lockTimeoutMs: config.busyTimeoutMs });
+  if (config.databaseUrl)
+    return openPgStore(config.databaseUrl, {
+      lockTimeoutMs: config.busyTimeoutMs,
+      poolSize: config.postgres.poolSize,
+      pooler: config.postgres.pooler,
+      ...(config.postgres.listenUrl ? { listenUrl: config.postgres.listenUrl } : {}),
+    });
   return openSqliteStore(config.dbPath, {
     synchronous: config.synchronous,
     busyTimeoutMs: config.busyTimeoutMs,

@@ -42,7 +42,17 @@ interface OpenUnit {
 export class PgRunner implements PgDb {
   private readonly current = new AsyncLocalStorage<OpenUnit>();
 
-  constructor(private readonly pool: Pool) {}
+  /**
+   * @param prepared named statements, prepared once per connection; false behind a transaction-pooling pooler, where
+   *   the next transaction may run on a server connection that never saw the Parse (each statement is then planned
+   *   afresh, unnamed).
+   * @param begin what opens a READ COMMITTED unit (it may set the unit's lock timeout in the same round trip).
+   */
+  constructor(
+    private readonly pool: Pool,
+    private readonly prepared = true,
+    private readonly begin_ = "BEGIN",
+  ) {}
 
   async rows<R extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<R[]> {
     return (await this.query<R>(name, text, values)).rows;
@@ -62,7 +72,7 @@ export class PgRunner implements PgDb {
    * for each other instead of aborting. A deadlock (a caller breaking that order) is run again like a conflict.
    */
   unit<T>(fn: () => Promise<T>): Promise<T> {
-    return this.current.getStore() ? fn() : this.retrying("BEGIN", fn);
+    return this.current.getStore() ? fn() : this.retrying(this.begin_, fn);
   }
 
   /**
@@ -71,7 +81,9 @@ export class PgRunner implements PgDb {
    * and it is run again from the start. The callback must therefore touch nothing but the store.
    */
   serializable<T>(fn: () => Promise<T>): Promise<T> {
-    return this.current.getStore() ? fn() : this.retrying("BEGIN ISOLATION LEVEL SERIALIZABLE", fn);
+    return this.current.getStore()
+      ? fn()
+      : this.retrying(this.begin_.replace("BEGIN", "BEGIN ISOLATION LEVEL SERIALIZABLE"), fn);
   }
 
   /** Runs the unit, again after a jittered, growing back-off while it aborts on a conflict, for RETRY_BUDGET_MS. */
@@ -111,14 +123,14 @@ export class PgRunner implements PgDb {
     const current = this.current.getStore();
     if (current) {
       try {
-        return await current.client.query<R>({ name, text, values });
+        return await current.client.query<R>(this.prepared ? { name, text, values } : { text, values });
       } catch (e) {
         throw storageError(e);
       }
     }
     const held = await checkout(this.pool);
     try {
-      return await held.client.query<R>({ name, text, values });
+      return await held.client.query<R>(this.prepared ? { name, text, values } : { text, values });
     } catch (e) {
       if (isConnectionLoss(e)) held.lost ??= e as Error;
       throw storageError(e);
