@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config";
 import { embeddedPostgresUnavailable } from "./test/helpers/embedded-postgres.js";
 import { adminUrl } from "./test/helpers/postgres.js";
+import { pgbouncerPath } from "./test/helpers/system-packages.js";
 
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
@@ -22,11 +23,26 @@ const ON_POSTGRES = [
   "test/api/contention.test.ts",
 ];
 
+/** Suites that also run on PostgreSQL through PgBouncer in transaction pooling mode (AIAGENT_TEST_BACKEND=pgbouncer). */
+const THROUGH_PGBOUNCER = [
+  "test/api/tokens.test.ts",
+  "test/api/token-issue.test.ts",
+  "test/api/conversations-read.test.ts",
+  "test/api/message-pages.test.ts",
+  "test/api/watch-conversation.test.ts",
+  "test/api/contention.test.ts",
+  "test/webhooks/events.test.ts",
+];
+
 export default defineConfig(async () => {
   // A server that answers, or one the global setup starts from embedded-postgres (test/setup/postgres-run.ts).
   const unavailable = (await adminUrl()) ? undefined : embeddedPostgresUnavailable();
   const postgres = unavailable === undefined;
   if (!postgres) console.warn(`API suites on PostgreSQL skipped: no PostgreSQL server answers and ${unavailable}`);
+  else if (!pgbouncerPath())
+    console.warn(
+      "API suites through PgBouncer skipped: needs Debian's pgbouncer; install with: sudo apt-get install pgbouncer",
+    );
   const shared = {
     // A test that prints a credential fails (nothing secret in the CI log).
     setupFiles: ["test/setup/no-secrets-in-output.ts"],
@@ -57,6 +73,19 @@ export default defineConfig(async () => {
                   ...shared,
                 },
               },
+              ...(pgbouncerPath()
+                ? [
+                    {
+                      extends: true,
+                      test: {
+                        name: "api-pgbouncer",
+                        include: THROUGH_PGBOUNCER,
+                        env: { AIAGENT_TEST_BACKEND: "pgbouncer" },
+                        ...shared,
+                      },
+                    },
+                  ]
+                : []),
             ]
           : []),
       ],

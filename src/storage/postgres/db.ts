@@ -17,6 +17,21 @@ function retryable(e: unknown): boolean {
   return code === "40001" || code === "40P01";
 }
 
+/** Pools that reach the server through a transaction pooler: nothing may be prepared by name on them. */
+const unprepared = new WeakSet<Pool>();
+
+/** Marks `pool` as behind a transaction pooler (see PgRunner's `prepared`). */
+export function markUnprepared(pool: Pool): void {
+  unprepared.add(pool);
+}
+
+/** The statement as `pool` may run it: without its name behind a transaction pooler. */
+export function statementFor<Q extends { name?: string | undefined }>(pool: Pool, q: Q): Q {
+  if (!unprepared.has(pool) || q.name === undefined) return q;
+  const { name: _, ...unnamed } = q;
+  return unnamed as Q;
+}
+
 /** What the repositories run SQL through: the open unit of work's connection, or the pool. */
 export interface PgDb {
   /** A named (prepared once per connection) statement. */

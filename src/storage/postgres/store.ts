@@ -3,7 +3,7 @@ import type { ConversationEvents } from "../../domain/conversation/events.js";
 import type { Repositories, Store, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
 import { pgContacts, pgConversations } from "./conversations.js";
-import { checkout, PgRunner } from "./db.js";
+import { checkout, markUnprepared, PgRunner } from "./db.js";
 import { PgConversationEvents } from "./events.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
@@ -130,6 +130,7 @@ export async function openPgStore(url: string, o: PgStoreOptions = {}): Promise<
     await pool.end().catch(() => undefined);
     throw new StoreOpenError(`cannot open database ${redact(url)}: ${(e as Error).message}`);
   }
+  if (pooled) markUnprepared(pool);
   const db = pooled
     ? new PgRunner(pool, false, `BEGIN; SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}`)
     : new PgRunner(pool);
