@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { issueTokens, send } from "../helpers/flows.js";
+import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
@@ -69,5 +69,30 @@ describe("concurrent writes to the same rows", () => {
       .sort((x, y) => x - y);
     expect(orders).toEqual(Array.from({ length: orders.length }, (_, i) => i + 1));
     expect(orders.length).toBeGreaterThan(CALLERS);
+  });
+
+  it("10 refresh_token at once with one token under rotation: every call 200, all handed the same successor", async () => {
+    const auth = { authorization: `Bearer ${await idToken(s.url, acc)}` };
+    const policy = await postJson(
+      s.url,
+      `/v1/account/chatbots/${acc.chatbotId}/session_policy`,
+      { rotate_refresh_tokens: true, reuse_grace_seconds: 30 },
+      auth,
+    );
+    expect(policy.status).toBe(200);
+    const t = await issueTokens(s.url, acc, "racing-refresh");
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        postJson(s.url, "/ai_agent/refresh_token", {
+          user_id: "racing-refresh",
+          chatbot_id: acc.chatbotId,
+          refresh_token: t.refresh_token,
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    const successors = new Set(answers.map((a) => a.body.data.refresh_token as string));
+    expect(successors.size).toBe(1);
+    expect(successors.has(t.refresh_token)).toBe(false);
   });
 });
