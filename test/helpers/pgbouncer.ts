@@ -1,8 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./embedded-postgres.js";
 import { pgbouncerPath } from "./system-packages.js";
 
 /** A PgBouncer of the tests' own, in transaction pooling mode, in front of the tests' PostgreSQL server. */
@@ -17,17 +18,6 @@ export function throughPgBouncer(url: string, pooler: string): string {
   const u = new URL(url);
   u.host = pooler;
   return u.toString();
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function answers(port: number): Promise<boolean> {

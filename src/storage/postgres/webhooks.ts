@@ -1,6 +1,5 @@
 import type {
   ClaimedDelivery,
-  EventRecord,
   EventRepository,
   WebhookEndpointRecord,
   WebhookRepository,
