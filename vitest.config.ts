@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config";
 import { embeddedPostgresUnavailable } from "./test/helpers/embedded-postgres.js";
 import { adminUrl } from "./test/helpers/postgres.js";
+import { pgbouncerPath } from "./test/helpers/system-packages.js";
 
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
@@ -23,6 +24,18 @@ const ON_POSTGRES = [
   "test/api/sessions.test.ts",
   "test/hardening/hostile-contract.test.ts",
   "test/api/revocation.test.ts",
+  "test/api/contention.test.ts",
+];
+
+/** Suites that also run on PostgreSQL through PgBouncer in transaction pooling mode (AIAGENT_TEST_BACKEND=pgbouncer). */
+const THROUGH_PGBOUNCER = [
+  "test/api/tokens.test.ts",
+  "test/api/token-issue.test.ts",
+  "test/api/conversations-read.test.ts",
+  "test/api/message-pages.test.ts",
+  "test/api/watch-conversation.test.ts",
+  "test/api/contention.test.ts",
+  "test/webhooks/events.test.ts",
 ];
 
 export default defineConfig(async () => {
@@ -30,6 +43,10 @@ export default defineConfig(async () => {
   const unavailable = (await adminUrl()) ? undefined : embeddedPostgresUnavailable();
   const postgres = unavailable === undefined;
   if (!postgres) console.warn(`API suites on PostgreSQL skipped: no PostgreSQL server answers and ${unavailable}`);
+  else if (!pgbouncerPath())
+    console.warn(
+      "API suites through PgBouncer skipped: needs Debian's pgbouncer; install with: sudo apt-get install pgbouncer",
+    );
   const shared = {
     // A test that prints a credential fails (nothing secret in the CI log).
     setupFiles: ["test/setup/no-secrets-in-output.ts"],
@@ -39,7 +56,11 @@ export default defineConfig(async () => {
   return {
     test: {
       // Installs the Debian packages some suites need, when it can (see the README's Quick start).
-      globalSetup: ["test/setup/install-system-packages.ts", "test/setup/postgres-run.ts"],
+      globalSetup: [
+        "test/setup/install-system-packages.ts",
+        "test/setup/postgres-run.ts",
+        "test/setup/pgbouncer-run.ts",
+      ],
       pool: "forks",
       // Two cores: more parallel files only adds contention between real servers.
       maxWorkers: 2,
@@ -56,6 +77,19 @@ export default defineConfig(async () => {
                   ...shared,
                 },
               },
+              ...(pgbouncerPath()
+                ? [
+                    {
+                      extends: true,
+                      test: {
+                        name: "api-pgbouncer",
+                        include: THROUGH_PGBOUNCER,
+                        env: { AIAGENT_TEST_BACKEND: "pgbouncer" },
+                        ...shared,
+                      },
+                    },
+                  ]
+                : []),
             ]
           : []),
       ],

@@ -14,6 +14,8 @@ export interface Config {
    * file at dbPath.
    */
   readonly databaseUrl: string | undefined;
+  /** How PostgreSQL is reached: a pooler, a direct URL for LISTEN, the pool size (see PostgresOptions). */
+  readonly postgres: PostgresOptions;
   readonly baseUrl: string | undefined;
   readonly appUrl: string | undefined;
   readonly accessTokenTtl: number;
@@ -226,7 +228,35 @@ function dbPath(src: Source): string {
 
 function databaseUrl(src: Source): string | undefined {
   const db = src.get("AIAGENT_DB");
-  const v = db.raw !== undefined && POSTGRES_URL.test(db.raw) ? db : src.get("AIAGENT_DATABASE_URL");
+  return postgresUrl(db.raw !== undefined && POSTGRES_URL.test(db.raw) ? db : src.get("AIAGENT_DATABASE_URL"));
+}
+
+/**
+ * How the service connects to PostgreSQL beyond its URL. Behind a pooler in transaction mode (PgBouncer's
+ * pool_mode=transaction) a server connection serves another client after each transaction, so the service then
+ * prepares no named statements, sends no startup options, and LISTENs on a direct (session) connection.
+ *
+ * | variable | default | what |
+ * |---|---|---|
+ * | AIAGENT_DATABASE_POOLER | none | `transaction`: AIAGENT_DATABASE_URL goes through a transaction-pooling pooler |
+ * | AIAGENT_DATABASE_LISTEN_URL | AIAGENT_DATABASE_URL | the server itself, for LISTEN (live updates, key rotations) |
+ * | AIAGENT_DATABASE_POOL_SIZE | 10 | connections per instance |
+ */
+export interface PostgresOptions {
+  readonly pooler: "none" | "transaction";
+  readonly listenUrl: string | undefined;
+  readonly poolSize: number;
+}
+
+function postgresOptions(src: Source): PostgresOptions {
+  return {
+    pooler: oneOf(src, "AIAGENT_DATABASE_POOLER", ["none", "transaction"] as const, "none"),
+    listenUrl: postgresUrl(src.get("AIAGENT_DATABASE_LISTEN_URL")),
+    poolSize: positive(src, "AIAGENT_DATABASE_POOL_SIZE", 10),
+  };
+}
+
+function postgresUrl(v: ReturnType<Source["get"]>): string | undefined {
   if (v.raw === undefined || v.raw === "") return undefined;
   let url: URL | undefined;
   try {
@@ -302,6 +332,7 @@ export function loadConfig(
     host: host(src),
     dbPath: dbPath(src),
     databaseUrl: databaseUrl(src),
+    postgres: postgresOptions(src),
     baseUrl: env.AIAGENT_BASE_URL || undefined,
     appUrl: env.AIAGENT_APP_URL || undefined,
     accessTokenTtl: seconds(src, "AIAGENT_ACCESS_TOKEN_TTL", 15 * 60),

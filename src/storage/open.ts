@@ -29,7 +29,12 @@ export interface Backend {
 /** Opens the back end the configuration names (PostgreSQL when it has a database URL), schema brought up to date. */
 export async function openStore(config: Config, o: OpenStoreOptions = {}): Promise<Backend> {
   if (config.databaseUrl) {
-    const store = await openPgStore(config.databaseUrl, { lockTimeoutMs: config.busyTimeoutMs });
+    const store = await openPgStore(config.databaseUrl, {
+      lockTimeoutMs: config.busyTimeoutMs,
+      poolSize: config.postgres.poolSize,
+      pooler: config.postgres.pooler,
+      ...(config.postgres.listenUrl ? { listenUrl: config.postgres.listenUrl } : {}),
+    });
     return { store, rateLimiter: (rule) => pgRateLimiter(store.pool, rule) };
   }
   const store = openSqliteStore(config.dbPath, {

@@ -280,7 +280,7 @@ describe("ID tokens and access tokens are not interchangeable", () => {
 
 describe("secrets at rest", () => {
   // The file-level check is SQLite's; on PostgreSQL the same repositories store the same hashes.
-  it.skipIf(process.env.AIAGENT_TEST_BACKEND === "postgres")(
+  it.skipIf(process.env.AIAGENT_TEST_BACKEND !== undefined)(
     "the SQLite files hold no plaintext API key, refresh token or password",
     async () => {
       const t = await issueTokens(s.url, a, "at-rest");

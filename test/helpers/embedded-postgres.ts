@@ -56,7 +56,7 @@ function utf8Locale(): string {
 }
 
 /** A loopback port nothing listens on right now. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);

@@ -7,6 +7,7 @@ import { frameRoutes } from "../../src/frame/routes.js";
 import { createLogger } from "../../src/log.js";
 import type { RunningServer } from "../../src/protocol/http/server.js";
 import { TestClock } from "./clock.js";
+import { pooledUrl } from "./pgbouncer.js";
 import { createTestDatabase, type TestDatabase } from "./postgres.js";
 
 /** An account made for a test, with its secrets. */
@@ -66,8 +67,11 @@ export async function startServer(
   const dbPath = join(dir, "aiagent.db");
   // AIAGENT_TEST_BACKEND=postgres (the api-postgres test project): the same suite on a database of its own.
   // A restart on the same directory finds the same database; the run's teardown drops them all.
+  // AIAGENT_TEST_BACKEND=pgbouncer (api-pgbouncer): the same, through the run's PgBouncer in transaction pooling
+  // mode, LISTEN on a direct connection.
+  const backend = process.env.AIAGENT_TEST_BACKEND;
   let pgDatabase: TestDatabase | undefined;
-  if (process.env.AIAGENT_TEST_BACKEND === "postgres") {
+  if (backend === "postgres" || backend === "pgbouncer") {
     pgDatabase = pgDatabases.get(dir) ?? (await createTestDatabase());
     pgDatabases.set(dir, pgDatabase);
   }
@@ -76,6 +80,13 @@ export async function startServer(
     AIAGENT_PORT: "0",
     AIAGENT_LOG_LEVEL: "debug",
     ...(pgDatabase ? { AIAGENT_DATABASE_URL: pgDatabase.url } : {}),
+    ...(pgDatabase && backend === "pgbouncer"
+      ? {
+          AIAGENT_DATABASE_URL: pooledUrl(pgDatabase.url),
+          AIAGENT_DATABASE_LISTEN_URL: pgDatabase.url,
+          AIAGENT_DATABASE_POOLER: "transaction",
+        }
+      : {}),
     ...opts.env,
   });
   const logs: string[] = [];

@@ -11,6 +11,7 @@ type Env = NodeJS.ProcessEnv;
 /** A Debian package some suite needs. */
 export type Need =
   | "chromium"
+  | "pgbouncer"
   | "protobuf-compiler"
   | "protobuf-compiler-grpc"
   | "python3-grpcio"
@@ -19,6 +20,7 @@ export type Need =
 /** Every package `npm test` installs when it can (wrk: the benchmark's smoke test prefers it to autocannon). */
 export const ALL_NEEDS: Need[] = [
   "chromium",
+  "pgbouncer",
   "protobuf-compiler",
   "protobuf-compiler-grpc",
   "python3-grpcio",
@@ -48,6 +50,11 @@ export function chromiumPath(env: Env = process.env): string {
   return env.AIAGENT_TEST_CHROMIUM || "/usr/bin/chromium";
 }
 
+/** Debian's pgbouncer, unless AIAGENT_TEST_PGBOUNCER names another. */
+export function pgbouncerPath(env: Env = process.env): string | undefined {
+  return which(env.AIAGENT_TEST_PGBOUNCER || "/usr/sbin/pgbouncer", env);
+}
+
 /** Debian's protoc, unless AIAGENT_TEST_PROTOC names another. */
 export function protocPath(env: Env = process.env): string | undefined {
   return which(env.AIAGENT_TEST_PROTOC || "protoc", env);
@@ -70,6 +77,7 @@ export function missingPackages(needs: Need[], env: Env = process.env): Need[] {
   const python = needs.some((n) => n.startsWith("python3-")) ? grpcPython(env) : undefined;
   const present: Record<Need, () => boolean> = {
     chromium: () => executable(chromiumPath(env)),
+    pgbouncer: () => pgbouncerPath(env) !== undefined,
     "protobuf-compiler": () => protocPath(env) !== undefined,
     "protobuf-compiler-grpc": () => which("grpc_python_plugin", env) !== undefined,
     // Both modules must load in one python; when each loads only in another, both packages are named.

@@ -183,7 +183,7 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
         "contact_list_all_plain",
         "contact_list_live_search",
         "msg_page",
-        "conv_bump",
+        "conv_append",
         "conv_for_contact",
       ]),
     );

@@ -166,34 +166,38 @@ export class TokenService {
       { accountId: account.accountId, chatbotId, userId, sessionId },
       this.d.ttl.access,
     );
-    await this.d.transaction(async (tx) => {
-      await tx.refreshTokens.insert({
-        tokenHash: hashSecret(refreshToken),
-        sessionId,
-        accountId: account.accountId,
-        chatbotId,
-        userId,
-        createdAt: now,
-        expiresAt: refreshTokenExpiresAt,
-        revokedAt: null,
-        lastUsedAt: now,
-        lastOrigin: "",
-        userAgent: userAgentOf(input.userAgent) ?? "",
-      });
-      if (launch)
-        await tx.launchCodes.insert({
-          codeHash: hashSecret(launch.code),
+    await this.d.transaction(
+      async (tx) => {
+        await tx.refreshTokens.insert({
+          tokenHash: hashSecret(refreshToken),
+          sessionId,
           accountId: account.accountId,
           chatbotId,
           userId,
-          sessionId,
-          origin: launch.origin,
           createdAt: now,
-          expiresAt: launch.expiresAt,
-          usedAt: null,
+          expiresAt: refreshTokenExpiresAt,
+          revokedAt: null,
+          lastUsedAt: now,
+          lastOrigin: "",
+          userAgent: userAgentOf(input.userAgent) ?? "",
         });
-      await tx.contacts.upsert(account.accountId, userId, profile, now);
-    });
+        if (launch)
+          await tx.launchCodes.insert({
+            codeHash: hashSecret(launch.code),
+            accountId: account.accountId,
+            chatbotId,
+            userId,
+            sessionId,
+            origin: launch.origin,
+            createdAt: now,
+            expiresAt: launch.expiresAt,
+            usedAt: null,
+          });
+        await tx.contacts.upsert(account.accountId, userId, profile, now);
+        // New rows and one upsert of the contact: concurrent first contacts wait for its row lock, none is aborted.
+      },
+      { rowLocks: true },
+    );
     return {
       accessToken: access.token,
       refreshToken,

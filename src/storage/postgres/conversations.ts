@@ -53,10 +53,44 @@ const STATUS_CONTACT = `UPDATE contacts SET
     latest_activity_at = CASE WHEN latest_conversation_id = $2 THEN $4::bigint ELSE latest_activity_at END
   WHERE contact_id = $1`;
 
+const heldKey = (conversationId: string) => `conversation:${conversationId}`;
+
+/**
+ * A message append in one round trip. The conversation's row is updated first and stays locked to the commit, so
+ * writers on any instance take the next message_order in turn (gap-free); the contact's row second, as every write
+ * takes them (the other order deadlocks). The conversation as this write left it (last_message_at = now) is copied
+ * to the contact for the list, and returned.
+ */
+const APPEND = `WITH bump AS (
+    UPDATE conversations SET message_count = message_count + 1, last_message_at = $1,
+      unread_count = unread_count + $2, status = CASE WHEN $3 THEN 'live' ELSE status END
+    WHERE conversation_id = $4 RETURNING *
+  ), msg AS (
+    INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at)
+    SELECT $5, $4, b.message_count, $6, $7, $8, $9, $1 FROM bump b
+  ), touch AS (
+    UPDATE contacts c SET
+      latest_message_at = greatest(coalesce(c.latest_message_at, 0), $1),
+      latest_conversation_id = $4,
+      latest_status = b.status,
+      latest_assigned_to = b.assigned_to,
+      latest_activity_at = $1,
+      unread_count = c.unread_count + $2,
+      live_activity_at = CASE WHEN b.status = 'live' THEN greatest(coalesce(c.live_activity_at, 0), $1) ELSE c.live_activity_at END,
+      channels = CASE WHEN position(',' || b.channel || ',' in ',' || c.channels || ',') > 0 THEN c.channels
+                      WHEN c.channels = '' THEN b.channel ELSE c.channels || ',' || b.channel END
+    FROM bump b WHERE c.contact_id = b.contact_id RETURNING c.user_id
+  )
+  SELECT b.*, t.user_id FROM bump b, touch t`;
+
 /** Conversations and messages; each write is one transaction that also keeps the contact's aggregates. */
 export function pgConversations(db: PgDb): ConversationRepository {
   return {
-    byId: async (id) => (await db.rows("conv_by_id", `${CONV} WHERE v.conversation_id = $1`, [id])).map(toConv)[0],
+    byId: async (id) => {
+      const held = db.held?.get(heldKey(id)) as ConversationRecord | undefined;
+      if (held) return { ...held };
+      return (await db.rows("conv_by_id", `${CONV} WHERE v.conversation_id = $1`, [id])).map(toConv)[0];
+    },
     append: (conversationId, m, effect, start) =>
       db.unit(async () => {
         if (start) {
@@ -87,57 +121,21 @@ export function pgConversations(db: PgDb): ConversationRepository {
             ],
           );
         }
-        // The counter's row lock is held to the commit: writers on any instance take the next order in turn,
-        // so message_order stays gap-free.
-        const [conv] = await db.rows(
-          "conv_bump",
-          `UPDATE conversations SET message_count = message_count + 1, last_message_at = $1,
-             unread_count = unread_count + $2, status = CASE WHEN $3 THEN 'live' ELSE status END
-           WHERE conversation_id = $4 RETURNING message_count, contact_id, channel, status, assigned_to, created_at`,
-          [m.createdAt, effect.unread ? 1 : 0, effect.reopens, conversationId],
-        );
+        const [conv] = await db.rows("conv_append", APPEND, [
+          m.createdAt,
+          effect.unread ? 1 : 0,
+          effect.reopens,
+          conversationId,
+          m.messageId,
+          m.role,
+          m.content,
+          m.toolCalls,
+          JSON.stringify(m.documents),
+        ]);
         if (!conv) throw new Error(`conversation ${conversationId} vanished`);
         const order = Number(conv.message_count);
-        await db.count(
-          "msg_insert",
-          "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-          [
-            m.messageId,
-            conversationId,
-            order,
-            m.role,
-            m.content,
-            m.toolCalls,
-            JSON.stringify(m.documents),
-            m.createdAt,
-          ],
-        );
-        // The conversation written to becomes the latest; its state as this write left it (last_message_at = now)
-        // is copied for the list, which then needs no join. Its row is locked to the commit, so the copy stays exact.
-        await db.count(
-          "contact_touch",
-          `UPDATE contacts SET
-             latest_message_at = greatest(coalesce(latest_message_at, 0), $1),
-             latest_conversation_id = $2,
-             latest_status = $7,
-             latest_assigned_to = $8,
-             latest_activity_at = $1,
-             unread_count = unread_count + $3,
-             live_activity_at = CASE WHEN $4 THEN greatest(coalesce(live_activity_at, 0), $1) ELSE live_activity_at END,
-             channels = CASE WHEN position(',' || $5 || ',' in ',' || channels || ',') > 0 THEN channels
-                             WHEN channels = '' THEN $5 ELSE channels || ',' || $5 END
-           WHERE contact_id = $6`,
-          [
-            m.createdAt,
-            conversationId,
-            effect.unread ? 1 : 0,
-            conv.status === "live",
-            conv.channel,
-            conv.contact_id,
-            conv.status,
-            conv.assigned_to,
-          ],
-        );
+        // The row stays locked to the commit: the domain's read of it right after is answered from here.
+        db.held?.set(heldKey(conversationId), toConv(conv));
         return { ...m, conversationId, conversationCreatedAt: Number(conv.created_at), messageOrder: order };
       }),
     // message_order is gap-free from 1, so "skip offset" is a range on the unique index, not an OFFSET scan.
@@ -189,6 +187,7 @@ export function pgConversations(db: PgDb): ConversationRepository {
     // deadlocks with a concurrent message (PostgreSQL then aborts one of the two).
     markRead: (id) =>
       db.unit(async () => {
+        db.held?.delete(heldKey(id));
         const [r] = await db.rows<{ contact_id: string; was: number }>(
           "conv_read_all",
           `UPDATE conversations v SET unread_count = 0, read_order = v.message_count
@@ -204,15 +203,18 @@ export function pgConversations(db: PgDb): ConversationRepository {
           );
       }),
     // One statement: the contact's copy changes only when the conversation is its latest.
-    assign: async (id, assignee, operatorName) =>
-      void (await db.count(
+    assign: async (id, assignee, operatorName) => {
+      db.held?.delete(heldKey(id));
+      await db.count(
         "conv_assign",
         `WITH v AS (UPDATE conversations SET assigned_to = $1, operator_name = $2 WHERE conversation_id = $3 RETURNING contact_id)
          UPDATE contacts c SET latest_assigned_to = $1 FROM v WHERE c.contact_id = v.contact_id AND c.latest_conversation_id = $3`,
         [assignee, operatorName, id],
-      )),
+      );
+    },
     setStatus: (id, status, now) =>
       db.unit(async () => {
+        db.held?.delete(heldKey(id));
         const [r] = await db.rows(
           "conv_status",
           `UPDATE conversations SET status = $1, last_message_at = coalesce(last_message_at, $2) WHERE conversation_id = $3

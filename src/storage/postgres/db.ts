@@ -2,8 +2,35 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Pool, PoolClient, QueryResultRow } from "pg";
 import { isConnectionLoss, storageError, unavailable } from "./errors.js";
 
-/** How often a unit of work is tried before a serialization conflict reaches the caller. */
-const MAX_ATTEMPTS = 8;
+/**
+ * How long a unit of work aborted by a serialization failure or a deadlock is tried again before `busy` reaches the
+ * caller: the conflict is transient (the other unit committed), so the budget is time, not a count of tries.
+ */
+export const RETRY_BUDGET_MS = 3000;
+/** The first back-off; each further try doubles it (capped), and a random part of it is slept ("full jitter"). */
+const FIRST_BACKOFF_MS = 2;
+const MAX_BACKOFF_MS = 100;
+
+/** A conflict PostgreSQL resolved by aborting this unit: running it again from the start can succeed. */
+function retryable(e: unknown): boolean {
+  const code = (e as { extra?: { cause?: { code?: string } } }).extra?.cause?.code;
+  return code === "40001" || code === "40P01";
+}
+
+/** Pools that reach the server through a transaction pooler: nothing may be prepared by name on them. */
+const unprepared = new WeakSet<Pool>();
+
+/** Marks `pool` as behind a transaction pooler (see PgRunner's `prepared`). */
+export function markUnprepared(pool: Pool): void {
+  unprepared.add(pool);
+}
+
+/** The statement as `pool` may run it: without its name behind a transaction pooler. */
+export function statementFor<Q extends { name?: string | undefined }>(pool: Pool, q: Q): Q {
+  if (!unprepared.has(pool) || q.name === undefined) return q;
+  const { name: _, ...unnamed } = q;
+  return unnamed as Q;
+}
 
 /** What the repositories run SQL through: the open unit of work's connection, or the pool. */
 export interface PgDb {
@@ -13,13 +40,34 @@ export interface PgDb {
   count(name: string, text: string, values: unknown[]): Promise<number>;
   /** Runs fn in the open unit of work, or in a new one (READ COMMITTED: the statements' row locks order writers). */
   unit<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Rows the open unit of work wrote and still holds locked, kept so a read of them in the same unit costs no round
+   * trip; undefined outside a unit (a read there must see other writers' commits).
+   */
+  readonly held: Map<string, unknown> | undefined;
+}
+
+/** The connection of a unit of work, and the rows it holds (see PgDb.held). */
+interface OpenUnit {
+  client: PoolClient;
+  held: Map<string, unknown>;
 }
 
 /** Routes statements to the connection of the unit of work running in this async context, else to the pool. */
 export class PgRunner implements PgDb {
-  private readonly current = new AsyncLocalStorage<PoolClient>();
+  private readonly current = new AsyncLocalStorage<OpenUnit>();
 
-  constructor(private readonly pool: Pool) {}
+  /**
+   * @param prepared named statements, prepared once per connection; false behind a transaction-pooling pooler, where
+   *   the next transaction may run on a server connection that never saw the Parse (each statement is then planned
+   *   afresh, unnamed).
+   * @param begin what opens a READ COMMITTED unit (it may set the unit's lock timeout in the same round trip).
+   */
+  constructor(
+    private readonly pool: Pool,
+    private readonly prepared = true,
+    private readonly begin_ = "BEGIN",
+  ) {}
 
   async rows<R extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<R[]> {
     return (await this.query<R>(name, text, values)).rows;
@@ -29,24 +77,40 @@ export class PgRunner implements PgDb {
     return (await this.query(name, text, values)).rowCount ?? 0;
   }
 
-  unit<T>(fn: () => Promise<T>): Promise<T> {
-    return this.current.getStore() ? fn() : this.begin("BEGIN", fn);
+  get held(): Map<string, unknown> | undefined {
+    return this.current.getStore()?.held;
   }
 
   /**
-   * A unit of work as SERIALIZABLE as SQLite's (which runs one writer at a time): PostgreSQL aborts one of two that
-   * would interleave, and it is run again from the start, a few times, before the caller gets `busy`. The callback
-   * must therefore touch nothing but the store.
+   * A READ COMMITTED unit: its writes order themselves by the row locks they take (INSERT … ON CONFLICT, UPDATE …
+   * RETURNING), in one order (conversation, then contact, then the account's event counter), so racing writers wait
+   * for each other instead of aborting. A deadlock (a caller breaking that order) is run again like a conflict.
    */
-  async serializable<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.current.getStore()) return fn();
-    for (let attempt = 1; ; attempt++) {
+  unit<T>(fn: () => Promise<T>): Promise<T> {
+    return this.current.getStore() ? fn() : this.retrying(this.begin_, fn);
+  }
+
+  /**
+   * A unit of work as SERIALIZABLE as SQLite's (which runs one writer at a time), for units that read, decide and
+   * then write (an API key rotation, the first signing key): PostgreSQL aborts one of two that would interleave,
+   * and it is run again from the start. The callback must therefore touch nothing but the store.
+   */
+  serializable<T>(fn: () => Promise<T>): Promise<T> {
+    return this.current.getStore()
+      ? fn()
+      : this.retrying(this.begin_.replace("BEGIN", "BEGIN ISOLATION LEVEL SERIALIZABLE"), fn);
+  }
+
+  /** Runs the unit, again after a jittered, growing back-off while it aborts on a conflict, for RETRY_BUDGET_MS. */
+  private async retrying<T>(begin: string, fn: () => Promise<T>): Promise<T> {
+    const giveUpAt = Date.now() + RETRY_BUDGET_MS;
+    for (let attempt = 0; ; attempt++) {
       try {
-        return await this.begin("BEGIN ISOLATION LEVEL SERIALIZABLE", fn);
+        return await this.begin(begin, fn);
       } catch (e) {
-        const code = (e as { extra?: { cause?: { code?: string } } }).extra?.cause?.code;
-        if ((code !== "40001" && code !== "40P01") || attempt >= MAX_ATTEMPTS) throw e;
-        await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+        const backoff = Math.random() * Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** attempt);
+        if (!retryable(e) || Date.now() + backoff >= giveUpAt) throw e;
+        await new Promise((r) => setTimeout(r, backoff));
       }
     }
   }
@@ -56,7 +120,7 @@ export class PgRunner implements PgDb {
     const { client } = held;
     try {
       await client.query(begin);
-      const result = await this.current.run(client, fn);
+      const result = await this.current.run({ client, held: new Map() }, fn);
       await client.query("COMMIT");
       return result;
     } catch (e) {
@@ -74,14 +138,14 @@ export class PgRunner implements PgDb {
     const current = this.current.getStore();
     if (current) {
       try {
-        return await current.query<R>({ name, text, values });
+        return await current.client.query<R>(this.prepared ? { name, text, values } : { text, values });
       } catch (e) {
         throw storageError(e);
       }
     }
     const held = await checkout(this.pool);
     try {
-      return await held.client.query<R>({ name, text, values });
+      return await held.client.query<R>(this.prepared ? { name, text, values } : { text, values });
     } catch (e) {
       if (isConnectionLoss(e)) held.lost ??= e as Error;
       throw storageError(e);

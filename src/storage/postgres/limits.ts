@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { type RateLimiterAbstract, RateLimiterPostgres } from "rate-limiter-flexible";
 import type { LimitRule } from "../limit-rule.js";
-import { checkout } from "./db.js";
+import { checkout, statementFor } from "./db.js";
 import { isConnectionLoss, storageError } from "./errors.js";
 
 /**
@@ -14,7 +14,8 @@ function classifiedPool(pool: pg.Pool) {
     async query(q: pg.QueryConfig) {
       const held = await checkout(pool);
       try {
-        return await held.client.query(q);
+        // rate-limiter-flexible names its statements: not behind a transaction pooler.
+        return await held.client.query(statementFor(pool, q));
       } catch (e) {
         if (isConnectionLoss(e)) held.lost ??= e as Error;
         throw storageError(e);

@@ -7,7 +7,7 @@ import { pgAccounts } from "./accounts.js";
 import { pgApiKeys } from "./api-keys.js";
 import { pgChatbots } from "./chatbots.js";
 import { pgContacts, pgConversations } from "./conversations.js";
-import { checkout, PgRunner } from "./db.js";
+import { checkout, markUnprepared, PgRunner } from "./db.js";
 import { pgDemoSetup } from "./demo-setup.js";
 import { PgConversationEvents } from "./events.js";
 import { pgIdempotency } from "./idempotency.js";
@@ -24,6 +24,13 @@ export interface PgStoreOptions {
   poolSize?: number;
   /** A statement waiting longer than this for a lock fails as busy (default 5000 ms, like SQLite's busy timeout). */
   lockTimeoutMs?: number;
+  /**
+   * "transaction": `url` goes through a transaction-pooling pooler (PgBouncer pool_mode=transaction): no named
+   * statements, no startup options (the lock timeout is set per unit of work with SET LOCAL), and LISTEN on listenUrl.
+   */
+  pooler?: "none" | "transaction";
+  /** Where LISTEN connects (a session of its own, so not through a transaction pooler); default `url`. */
+  listenUrl?: string;
 }
 
 // bigint columns hold epoch milliseconds and counters: well inside a double's exact range.
@@ -56,9 +63,10 @@ export class PgStore implements Store {
 
   constructor(
     readonly pool: pg.Pool,
-    private readonly url: string,
+    private readonly listenUrl: string,
+    db: PgRunner = new PgRunner(pool),
   ) {
-    this.db = new PgRunner(pool);
+    this.db = db;
     this.accounts = pgAccounts(this.db);
     this.apiKeys = pgApiKeys(this.db);
     this.chatbots = pgChatbots(this.db);
@@ -98,7 +106,7 @@ export class PgStore implements Store {
   }
 
   async onSigningKeysChanged(changed: () => void): Promise<() => void> {
-    const listener = new PgListener(this.url, SIGNING_KEYS_CHANNEL, () => changed());
+    const listener = new PgListener(this.listenUrl, SIGNING_KEYS_CHANNEL, () => changed());
     await listener.start();
     return () => listener.close();
   }
@@ -109,7 +117,7 @@ export class PgStore implements Store {
   }
 
   async sharedEvents(local: ConversationEvents & { changedAll(): void; close(): void }): Promise<PgConversationEvents> {
-    const events = new PgConversationEvents(this.url, this.pool, local);
+    const events = new PgConversationEvents(this.listenUrl, this.pool, local);
     await events.start();
     return events;
   }
@@ -117,11 +125,14 @@ export class PgStore implements Store {
 
 /** Connects to the server at `url` and brings its schema up to date. */
 export async function openPgStore(url: string, o: PgStoreOptions = {}): Promise<PgStore> {
+  const lockTimeoutMs = o.lockTimeoutMs ?? 5000;
+  const pooled = o.pooler === "transaction";
   const pool = new pg.Pool({
     connectionString: url,
     max: o.poolSize ?? 10,
     types,
-    options: `-c lock_timeout=${o.lockTimeoutMs ?? 5000}`,
+    // A transaction pooler refuses startup options (and a session setting would leak to its other clients).
+    ...(pooled ? {} : { options: `-c lock_timeout=${lockTimeoutMs}` }),
     connectionTimeoutMillis: 5000,
   });
   // An idle connection the server dropped (restart, pg_terminate_backend) is discarded, not fatal to the process.
@@ -132,39 +143,47 @@ export async function openPgStore(url: string, o: PgStoreOptions = {}): Promise<
     await pool.end().catch(() => undefined);
     throw new StoreOpenError(`cannot open database ${redact(url)}: ${(e as Error).message}`);
   }
-  return new PgStore(pool, url);
+  if (pooled) markUnprepared(pool);
+  const db = pooled
+    ? new PgRunner(pool, false, `BEGIN; SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}`)
+    : new PgRunner(pool);
+  return new PgStore(pool, o.listenUrl ?? url, db);
 }
 
-/** Applies every migration step newer than the database's, under an advisory lock, each in one transaction. */
+/**
+ * Applies every migration step newer than the database's, each in one transaction that first takes a
+ * transaction-scoped advisory lock: every instance migrating at once waits there, and the next finds the step
+ * applied. Transaction-scoped, not session-scoped, so it holds behind a transaction pooler too.
+ */
 export async function migrate(pool: pg.Pool): Promise<void> {
   const held = await checkout(pool);
   const { client } = held;
+  const latest = pgMigrations[pgMigrations.length - 1]?.version ?? 0;
   try {
-    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
-    try {
-      await client.query(
-        "CREATE TABLE IF NOT EXISTS aiagent_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-      );
-      const current = Number(
-        (await client.query("SELECT coalesce(max(version), 0) AS v FROM aiagent_schema")).rows[0].v,
-      );
-      const latest = pgMigrations[pgMigrations.length - 1]?.version ?? 0;
-      if (current > latest)
-        throw new Error(`database schema version ${current} is newer than this build knows (${latest})`);
-      for (const m of pgMigrations) {
-        if (m.version <= current) continue;
-        await client.query("BEGIN");
-        try {
-          await client.query(m.sql);
-          await client.query("INSERT INTO aiagent_schema (version) VALUES ($1)", [m.version]);
-          await client.query("COMMIT");
-        } catch (e) {
-          await client.query("ROLLBACK");
-          throw e;
+    for (let step = 0; ; step++) {
+      await client.query("BEGIN");
+      try {
+        await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+        if (step === 0)
+          await client.query(
+            "CREATE TABLE IF NOT EXISTS aiagent_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+          );
+        const current = Number(
+          (await client.query("SELECT coalesce(max(version), 0) AS v FROM aiagent_schema")).rows[0].v,
+        );
+        if (current > latest)
+          throw new Error(`database schema version ${current} is newer than this build knows (${latest})`);
+        const next = pgMigrations.find((m) => m.version > current);
+        if (next) {
+          await client.query(next.sql);
+          await client.query("INSERT INTO aiagent_schema (version) VALUES ($1)", [next.version]);
         }
+        await client.query("COMMIT");
+        if (!next) return;
+      } catch (e) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw e;
       }
-    } finally {
-      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]);
     }
   } finally {
     held.release();

@@ -6,6 +6,7 @@ import pg from "pg";
 import type { Store } from "../../../src/domain/store.js";
 import { openPgStore } from "../../../src/storage/postgres/index.js";
 import { openSqliteStore } from "../../../src/storage/sqlite/index.js";
+import { pgbouncerSkipReason, pooledUrl } from "../../helpers/pgbouncer.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../../helpers/postgres.js";
 
 /** One back end under the contract: a fresh, empty store per call, and a way to make it fail. */
@@ -54,37 +55,49 @@ export const sqliteBackend: Backend = {
 const TABLES =
   "accounts, api_keys, chatbots, refresh_tokens, token_revocations, signing_keys, contacts, conversations, messages, demo_setup, rate_limits, refresh_token_rotations, session_policies, launch_codes, members";
 
-let database: Promise<TestDatabase> | undefined;
+/**
+ * PostgreSQL: one database of this run's own, emptied before each case; a short lock timeout so a held lock shows.
+ * `pooled`: the store reaches it through the run's PgBouncer in transaction pooling mode (LISTEN goes direct).
+ */
+function postgresBackendOf(pooled: boolean): Backend {
+  let database: Promise<TestDatabase> | undefined;
+  return {
+    name: pooled ? "postgres through pgbouncer (transaction pooling)" : "postgres",
+    skipReason: async () => (await postgresSkipReason()) ?? (pooled ? pgbouncerSkipReason() : undefined),
+    async open() {
+      database ??= createTestDatabase();
+      const { url } = await database;
+      const store = await openPgStore(
+        pooled ? pooledUrl(url) : url,
+        pooled
+          ? { lockTimeoutMs: 1000, poolSize: 4, pooler: "transaction", listenUrl: url }
+          : { lockTimeoutMs: 1000, poolSize: 4 },
+      );
+      await store.pool.query(`TRUNCATE ${TABLES} CASCADE`);
+      return {
+        store,
+        async holdWriteLock() {
+          const other = new pg.Client({ connectionString: url });
+          await other.connect();
+          await other.query("BEGIN");
+          await other.query(`LOCK TABLE ${TABLES} IN ACCESS EXCLUSIVE MODE`);
+          return async () => {
+            await other.query("ROLLBACK");
+            await other.end();
+          };
+        },
+        close: () => store.close(),
+      };
+    },
+    async teardown() {
+      if (database) await (await database).drop();
+      database = undefined;
+    },
+  };
+}
 
-/** PostgreSQL: one database of this run's own, emptied before each case; a short lock timeout so a held lock shows. */
-export const postgresBackend: Backend = {
-  name: "postgres",
-  skipReason: postgresSkipReason,
-  async open() {
-    database ??= createTestDatabase();
-    const { url } = await database;
-    const store = await openPgStore(url, { lockTimeoutMs: 1000, poolSize: 4 });
-    await store.pool.query(`TRUNCATE ${TABLES} CASCADE`);
-    return {
-      store,
-      async holdWriteLock() {
-        const other = new pg.Client({ connectionString: url });
-        await other.connect();
-        await other.query("BEGIN");
-        await other.query(`LOCK TABLE ${TABLES} IN ACCESS EXCLUSIVE MODE`);
-        return async () => {
-          await other.query("ROLLBACK");
-          await other.end();
-        };
-      },
-      close: () => store.close(),
-    };
-  },
-  async teardown() {
-    if (database) await (await database).drop();
-    database = undefined;
-  },
-};
+export const postgresBackend = postgresBackendOf(false);
+export const pgbouncerBackend = postgresBackendOf(true);
 
 /** Every back end the contract runs on. */
-export const backends: Backend[] = [sqliteBackend, postgresBackend];
+export const backends: Backend[] = [sqliteBackend, postgresBackend, pgbouncerBackend];

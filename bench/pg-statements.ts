@@ -1,0 +1,93 @@
+// `node --import tsx bench/pg-statements.ts`: how many statements (round trips to PostgreSQL) one get_access_token
+// and one send_message cost, counted in the driver on a real server: a number the machine's load cannot blur,
+// unlike req/s. With --profile N it also runs N more sends and N more issues (for `node --cpu-prof`).
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import pg from "pg";
+import { buildApp } from "../src/app.js";
+import { loadConfig } from "../src/config.js";
+import { createLogger } from "../src/log.js";
+import { benchPostgres } from "./lib/postgres.js";
+
+const { values: opt } = parseArgs({ options: { profile: { type: "string", default: "0" } }, strict: true });
+
+let statements = 0;
+const query = pg.Client.prototype.query as (...a: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
+  statements++;
+  return query.apply(this, a);
+} as typeof pg.Client.prototype.query;
+
+const admin = await benchPostgres();
+if (!admin) throw new Error("no PostgreSQL server answers (set AIAGENT_BENCH_DATABASE_URL)");
+const name = `aiagent_bench_stmts_${randomBytes(4).toString("hex")}`;
+const adminClient = new pg.Client({ connectionString: admin });
+await adminClient.connect();
+await adminClient.query(`CREATE DATABASE ${name}`);
+const url = new URL(admin);
+url.pathname = `/${name}`;
+const dir = mkdtempSync(join(tmpdir(), "aiagent-stmts-"));
+try {
+  const config = loadConfig({
+    ...process.env,
+    AIAGENT_DATABASE_URL: url.toString(),
+    AIAGENT_DB: join(dir, "unused.db"),
+    AIAGENT_PORT: "0",
+    AIAGENT_HOST: "127.0.0.1",
+    AIAGENT_RATE_LIMIT: "off",
+    AIAGENT_SECRETS: "bench-only-key-encryption-secret-0123456789",
+    AIAGENT_LOG_LEVEL: "silent",
+  });
+  const app = await buildApp(config, createLogger("silent"));
+  const server = await app.listen();
+  const email = "owner@statements.example";
+  await app.accounts.createAccount(email, "correct horse battery staple");
+  const bot = await app.accounts.createChatbot(email, "bot", ["https://shop.example"], []);
+  const key = (await app.accounts.createApiKey(email)).clientApiKey;
+  const post = async (path: string, body: unknown) => {
+    const r = await fetch(`${server.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+    return ((await r.json()) as { data: Record<string, unknown> }).data;
+  };
+  const issue = (user: string) =>
+    post("/ai_agent/get_access_token", { user_id: user, chatbot_id: bot.chatbotId, client_api_key: key });
+  const token = (await issue("warm-up")).access_token as string;
+  const send = (conversationId?: string) =>
+    post(`/ai_agent/send_message?access_token=${token}`, {
+      content: "Do you ship to Canada, and how long does it take?",
+      ...(conversationId ? { conversation_id: conversationId } : {}),
+    });
+  const conv = (await send()).conversation_id as string;
+  await send(conv);
+  const count = async (what: string, n: number, fn: (i: number) => Promise<unknown>) => {
+    const before = statements;
+    for (let i = 0; i < n; i++) await fn(i);
+    console.log(`${what}: ${((statements - before) / n).toFixed(1)} statements per request`);
+  };
+  await count("get_access_token, a new user", 20, (i) => issue(`new-${i}`));
+  await count("get_access_token, a known user", 20, () => issue("new-0"));
+  await count("send_message into a conversation (message and reply)", 20, () => send(conv));
+  const n = Number(opt.profile);
+  if (n > 0) {
+    const loop = async (fn: (i: number) => Promise<unknown>) => {
+      for (let i = 0; i < n; i++) await fn(i);
+    };
+    await Promise.all([
+      ...Array.from({ length: 8 }, () => loop(() => send(conv))),
+      ...Array.from({ length: 8 }, (_, w) => loop((i) => issue(`p-${w}-${i}`))),
+    ]);
+  }
+  await server.close(1000);
+  await app.close();
+} finally {
+  await adminClient.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await adminClient.end();
+  rmSync(dir, { recursive: true, force: true });
+}
