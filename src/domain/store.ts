@@ -5,9 +5,11 @@ import type {
   DemoSetupRepository,
   MemberRepository,
 } from "./account/repository.js";
+import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvents } from "./conversation/events.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
+import type { PrivacyRepository } from "./privacy/repository.js";
 import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
 import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
 
@@ -25,6 +27,8 @@ export interface Repositories {
   members: MemberRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
+  audit: AuditRepository;
+  privacy: PrivacyRepository;
 }
 
 /** How a unit of work is isolated. */
@@ -62,6 +66,16 @@ export interface Store extends Repositories {
    * (PostgreSQL NOTIFY); returns a function that stops it. Without it, key rings look again on their interval.
    */
   onSigningKeysChanged?(changed: () => void): Promise<() => void>;
+  /**
+   * Calls `erased` with the ids of conversations another process erased or expired (undefined: any may have gone,
+   * after a lost connection), where the back end can tell (PostgreSQL NOTIFY); returns a function that stops it.
+   */
+  onConversationsErased?(erased: (conversationIds: string[] | undefined) => void): Promise<() => void>;
+  /**
+   * Runs fn only if no other process runs the same `name` now (PostgreSQL: a session advisory lock), answering
+   * undefined without running it otherwise. Without it, the back end has one process (SQLite) and fn just runs.
+   */
+  exclusive?<T>(name: string, fn: () => Promise<T>): Promise<T | undefined>;
   /** A loader of synthetic data for benchmarks, where the back end has one. */
   bulkLoader?(): BulkLoader;
 }

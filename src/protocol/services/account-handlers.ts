@@ -12,8 +12,10 @@ import type { MemberView, TeamService } from "../../domain/account/team-service.
 import { invalidArgument } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
+import { auditedCaller } from "../audited.js";
 import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
+import type { privacyHandlers } from "./privacy-handlers.js";
 
 const iso = (t: number | null): string => (t === null ? "" : isoTime(t));
 
@@ -60,11 +62,14 @@ export function accountHandlers(d: {
   consoleUrl: string;
   /** The older keys' grace period when a rotation names none (AIAGENT_API_KEY_GRACE, as the command line's). */
   defaultGraceSeconds: number;
+  /** Erasure, export and the audit log. */
+  privacy: ReturnType<typeof privacyHandlers>;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
   const keyOf = async (caller: Parameters<AccountService["listApiKeys"]>[0], id: string) =>
     (await accounts.listApiKeys(caller)).find((k) => k.apiKeyId === id);
   return {
+    ...d.privacy,
     async getAccount(_req, call) {
       const caller = accountCaller(call.auth);
       const a = await accounts.account(caller);
@@ -83,7 +88,7 @@ export function accountHandlers(d: {
       return {};
     },
     async createApiKey(req, call) {
-      const caller = accountCaller(call.auth);
+      const caller = auditedCaller(call);
       const k = await accounts.createApiKey(caller, req.name);
       return { data: { apiKey: apiKey(k.view), clientApiKey: k.clientApiKey } };
     },
@@ -91,7 +96,7 @@ export function accountHandlers(d: {
       return { data: { apiKeys: (await accounts.listApiKeys(accountCaller(call.auth))).map(apiKey) } };
     },
     async rotateApiKeys(req, call) {
-      const caller = accountCaller(call.auth);
+      const caller = auditedCaller(call);
       const r = await accounts.rotateApiKey(caller, {
         graceSeconds: req.graceSeconds ?? d.defaultGraceSeconds,
         name: req.name,
@@ -107,7 +112,7 @@ export function accountHandlers(d: {
       };
     },
     async revokeApiKey(req, call) {
-      const caller = accountCaller(call.auth);
+      const caller = auditedCaller(call);
       // "all" is the command line's; the API revokes one key by its id.
       if (req.apiKeyId === "all") throw invalidArgument("api_key_id", "must be one key's id");
       await accounts.revokeApiKey(caller, req.apiKeyId);
@@ -145,7 +150,7 @@ export function accountHandlers(d: {
       };
     },
     async inviteMember(req, call) {
-      const inv = await team.invite(accountCaller(call.auth), req.email, req.role);
+      const inv = await team.invite(auditedCaller(call), req.email, req.role);
       return {
         data: {
           member: member(inv.member),
@@ -160,24 +165,27 @@ export function accountHandlers(d: {
       return { data: { members: (await team.list(accountCaller(call.auth))).map(member) } };
     },
     async updateMember(req, call) {
-      return { data: member(await team.setRole(accountCaller(call.auth), req.memberId, req.role)) };
+      return { data: member(await team.setRole(auditedCaller(call), req.memberId, req.role)) };
     },
     async removeMember(req, call) {
-      await team.remove(accountCaller(call.auth), req.memberId);
+      await team.remove(auditedCaller(call), req.memberId);
       return {};
     },
     async acceptInvitation(req) {
       return { data: member(await team.accept(req.invitationCode, req.password)) };
     },
     async revokeSessions(req, call) {
-      const caller = accountCaller(call.auth);
+      const caller = auditedCaller(call);
       if (!req.chatbotId && !req.userId) throw invalidArgument("chatbot_id", "give a chatbot_id, a user_id or both");
       if (req.chatbotId) await accounts.chatbot(caller, req.chatbotId);
-      const revoked = await d.tokens.revoke({
-        accountId: caller.accountId,
-        ...(req.chatbotId ? { chatbotId: req.chatbotId } : {}),
-        ...(req.userId ? { userId: req.userId } : {}),
-      });
+      const revoked = await d.tokens.revoke(
+        {
+          accountId: caller.accountId,
+          ...(req.chatbotId ? { chatbotId: req.chatbotId } : {}),
+          ...(req.userId ? { userId: req.userId } : {}),
+        },
+        caller,
+      );
       return { data: { revoked } };
     },
   };

@@ -1,6 +1,7 @@
 import type { TokenService as TokenServiceDesc } from "../../../gen/aiagent/v1/token_service_pb.js";
 import { isUnknownCredential, LaunchRefusedError, type TokenService } from "../../domain/token/token-service.js";
 import type { Logger } from "../../log.js";
+import { callOrigin } from "../audited.js";
 import type { Call, Handlers } from "../call.js";
 import { noTokenLimits, type TokenGuard, type TokenTarget } from "../token-limits.js";
 
@@ -94,7 +95,7 @@ export function tokenHandlers(
         limits,
         call,
         { target: `account:${req.userEmailId}`, apiKey, password: password !== undefined },
-        () => tokens.getIdToken({ email: req.userEmailId, clientApiKey: apiKey, password }),
+        () => tokens.getIdToken({ email: req.userEmailId, clientApiKey: apiKey, password, origin: callOrigin(call) }),
       );
       noStore(call);
       return { data: { idToken: t.idToken, expiresAt: BigInt(t.expiresAt) } };

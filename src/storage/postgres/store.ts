@@ -2,12 +2,15 @@ import pg from "pg";
 import type { ConversationEvents } from "../../domain/conversation/events.js";
 import type { Repositories, Store, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
+import { pgAudit } from "./audit.js";
 import { pgContacts, pgConversations } from "./conversations.js";
 import { checkout, PgRunner } from "./db.js";
 import { PgConversationEvents } from "./events.js";
+import { withAdvisoryLock } from "./exclusive.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
+import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgAccounts, pgApiKeys, pgChatbots, pgDemoSetup, pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./repos.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
@@ -45,6 +48,8 @@ export class PgStore implements Store {
   readonly members: Repositories["members"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
+  readonly audit: Repositories["audit"];
+  readonly privacy: Repositories["privacy"];
   private readonly db: PgRunner;
 
   constructor(
@@ -64,6 +69,8 @@ export class PgStore implements Store {
     this.members = pgMembers(this.db);
     this.events = pgEvents(this.db);
     this.webhooks = pgWebhooks(this.db);
+    this.audit = pgAudit(this.db);
+    this.privacy = pgPrivacy(this.db);
   }
 
   transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {
@@ -91,6 +98,16 @@ export class PgStore implements Store {
 
   async onSigningKeysChanged(changed: () => void): Promise<() => void> {
     const listener = new PgListener(this.url, SIGNING_KEYS_CHANNEL, () => changed());
+    await listener.start();
+    return () => listener.close();
+  }
+
+  exclusive<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
+    return withAdvisoryLock(this.pool, name, fn);
+  }
+
+  async onConversationsErased(erased: (conversationIds: string[] | undefined) => void): Promise<() => void> {
+    const listener = new PgListener(this.url, ERASURES_CHANNEL, (p) => erased(p ? p.split(",") : undefined));
     await listener.start();
     return () => listener.close();
   }

@@ -38,6 +38,8 @@ export class SqliteStore implements Store {
   readonly members: Repositories["members"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
+  readonly audit: Repositories["audit"];
+  readonly privacy: Repositories["privacy"];
   /** The repositories as seen inside a unit of work (the mutex is already held). */
   private readonly inside: Repositories;
   private readonly probe: () => boolean;
@@ -65,6 +67,8 @@ export class SqliteStore implements Store {
     this.members = outside.members;
     this.events = outside.events;
     this.webhooks = outside.webhooks;
+    this.audit = outside.audit;
+    this.privacy = outside.privacy;
     this.probe = readinessProbe(db);
   }
 
@@ -183,5 +187,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     members: asyncRepository(sync.members, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
+    audit: asyncRepository(sync.audit, run),
+    privacy: asyncRepository(sync.privacy, run),
   };
 }
