@@ -19,6 +19,8 @@ const ON_POSTGRES = [
   "test/webhooks/events.test.ts",
   "test/webhooks/access.test.ts",
   "test/api/sessions.test.ts",
+  "test/privacy/erasure.test.ts",
+  "test/privacy/audit-log.test.ts",
 ];
 
 export default defineConfig(async () => {
