@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/privacy.proto.
  */
 export const file_aiagent_v1_privacy: GenFile = /*@__PURE__*/
-  fileDesc("ChhhaWFnZW50L3YxL3ByaXZhY3kucHJvdG8SCmFpYWdlbnQudjEiOgoTRXJhc2VDb250YWN0UmVxdWVzdBISCgpjb250YWN0X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkiPwoURXJhc2VDb250YWN0UmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLmFpYWdlbnQudjEuRXJhc2VkQ29udGFjdCJ3Cg1FcmFzZWRDb250YWN0EhIKCmNvbnRhY3RfaWQYASABKAkSFQoNY29udmVyc2F0aW9ucxgCIAEoBRIQCghtZXNzYWdlcxgDIAEoBRIQCghzZXNzaW9ucxgEIAEoBRIXCg9ldmVudHNfcmVkYWN0ZWQYBSABKAUiOwoURXhwb3J0Q29udGFjdFJlcXVlc3QSEgoKY29udGFjdF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJIkAKFUV4cG9ydENvbnRhY3RSZXNwb25zZRInCgRkYXRhGAEgASgLMhkuYWlhZ2VudC52MS5Db250YWN0RXhwb3J0IroBCg1Db250YWN0RXhwb3J0EiwKB2NvbnRhY3QYASABKAsyGy5haWFnZW50LnYxLkV4cG9ydGVkQ29udGFjdBI3Cg1jb252ZXJzYXRpb25zGAIgAygLMiAuYWlhZ2VudC52MS5FeHBvcnRlZENvbnZlcnNhdGlvbhItCghzZXNzaW9ucxgDIAMoCzIbLmFpYWdlbnQudjEuRXhwb3J0ZWRTZXNzaW9uEhMKC2V4cG9ydGVkX2F0GAQgASgJInEKD0V4cG9ydGVkQ29udGFjdBISCgpjb250YWN0X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSFAoMY29udGFjdF9uYW1lGAMgASgJEg0KBWVtYWlsGAQgASgJEhQKDHBob25lX251bWJlchgFIAEoCSKnAQoURXhwb3J0ZWRDb252ZXJzYXRpb24SFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEhIKCmNoYXRib3RfaWQYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSEgoKY3JlYXRlZF9hdBgFIAEoCRItCghtZXNzYWdlcxgGIAMoCzIbLmFpYWdlbnQudjEuRXhwb3J0ZWRNZXNzYWdlIlgKD0V4cG9ydGVkTWVzc2FnZRISCgptZXNzYWdlX2lkGAEgASgJEgwKBHJvbGUYAiABKAkSDwoHY29udGVudBgDIAEoCRISCgpjcmVhdGVkX2F0GAQgASgJIqABCg9FeHBvcnRlZFNlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgpjaGF0Ym90X2lkGAIgASgJEhIKCmNyZWF0ZWRfYXQYAyABKAkSFAoMbGFzdF91c2VkX2F0GAQgASgJEhMKC2xhc3Rfb3JpZ2luGAUgASgJEhIKCnVzZXJfYWdlbnQYBiABKAkSEgoKcmV2b2tlZF9hdBgHIAEoCSJ3ChZMaXN0QXVkaXRFdmVudHNSZXF1ZXN0Eg0KBWtpbmRzGAEgAygJEg0KBXNpbmNlGAIgASgJEg0KBXVudGlsGAMgASgJEhIKBWxpbWl0GAQgASgFSACIAQESEgoKcGFnZV90b2tlbhgFIAEoCUIICgZfbGltaXQiQwoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLmFpYWdlbnQudjEuQXVkaXRFdmVudFBhZ2UiVwoOQXVkaXRFdmVudFBhZ2USLAoMYXVkaXRfZXZlbnRzGAEgAygLMhYuYWlhZ2VudC52MS5BdWRpdEV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLwAQoKQXVkaXRFdmVudBIWCg5hdWRpdF9ldmVudF9pZBgBIAEoCRIMCgRraW5kGAIgASgJEg0KBWFjdG9yGAMgASgJEg4KBnRhcmdldBgEIAEoCRI0CgdkZXRhaWxzGAUgAygLMiMuYWlhZ2VudC52MS5BdWRpdEV2ZW50LkRldGFpbHNFbnRyeRIPCgdhZGRyZXNzGAYgASgJEhIKCnVzZXJfYWdlbnQYByABKAkSEgoKY3JlYXRlZF9hdBgIIAEoCRouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AWIGcHJvdG8z");
+  fileDesc("ChhhaWFnZW50L3YxL3ByaXZhY3kucHJvdG8SCmFpYWdlbnQudjEiOgoTRXJhc2VDb250YWN0UmVxdWVzdBISCgpjb250YWN0X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkiPwoURXJhc2VDb250YWN0UmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLmFpYWdlbnQudjEuRXJhc2VkQ29udGFjdCJ3Cg1FcmFzZWRDb250YWN0EhIKCmNvbnRhY3RfaWQYASABKAkSFQoNY29udmVyc2F0aW9ucxgCIAEoBRIQCghtZXNzYWdlcxgDIAEoBRIQCghzZXNzaW9ucxgEIAEoBRIXCg9ldmVudHNfcmVkYWN0ZWQYBSABKAUiOwoURXhwb3J0Q29udGFjdFJlcXVlc3QSEgoKY29udGFjdF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJIkAKFUV4cG9ydENvbnRhY3RSZXNwb25zZRInCgRkYXRhGAEgASgLMhkuYWlhZ2VudC52MS5Db250YWN0RXhwb3J0IroBCg1Db250YWN0RXhwb3J0EiwKB2NvbnRhY3QYASABKAsyGy5haWFnZW50LnYxLkV4cG9ydGVkQ29udGFjdBI3Cg1jb252ZXJzYXRpb25zGAIgAygLMiAuYWlhZ2VudC52MS5FeHBvcnRlZENvbnZlcnNhdGlvbhItCghzZXNzaW9ucxgDIAMoCzIbLmFpYWdlbnQudjEuRXhwb3J0ZWRTZXNzaW9uEhMKC2V4cG9ydGVkX2F0GAQgASgJInEKD0V4cG9ydGVkQ29udGFjdBISCgpjb250YWN0X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSFAoMY29udGFjdF9uYW1lGAMgASgJEg0KBWVtYWlsGAQgASgJEhQKDHBob25lX251bWJlchgFIAEoCSKnAQoURXhwb3J0ZWRDb252ZXJzYXRpb24SFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEhIKCmNoYXRib3RfaWQYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSEgoKY3JlYXRlZF9hdBgFIAEoCRItCghtZXNzYWdlcxgGIAMoCzIbLmFpYWdlbnQudjEuRXhwb3J0ZWRNZXNzYWdlIlgKD0V4cG9ydGVkTWVzc2FnZRISCgptZXNzYWdlX2lkGAEgASgJEgwKBHJvbGUYAiABKAkSDwoHY29udGVudBgDIAEoCRISCgpjcmVhdGVkX2F0GAQgASgJIqABCg9FeHBvcnRlZFNlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgpjaGF0Ym90X2lkGAIgASgJEhIKCmNyZWF0ZWRfYXQYAyABKAkSFAoMbGFzdF91c2VkX2F0GAQgASgJEhMKC2xhc3Rfb3JpZ2luGAUgASgJEhIKCnVzZXJfYWdlbnQYBiABKAkSEgoKcmV2b2tlZF9hdBgHIAEoCSJ3ChZMaXN0QXVkaXRFdmVudHNSZXF1ZXN0Eg0KBWtpbmRzGAEgAygJEg0KBXNpbmNlGAIgASgJEg0KBXVudGlsGAMgASgJEhIKBWxpbWl0GAQgASgFSACIAQESEgoKcGFnZV90b2tlbhgFIAEoCUIICgZfbGltaXQiQwoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLmFpYWdlbnQudjEuQXVkaXRFdmVudFBhZ2UiVwoOQXVkaXRFdmVudFBhZ2USLAoMYXVkaXRfZXZlbnRzGAEgAygLMhYuYWlhZ2VudC52MS5BdWRpdEV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLwAQoKQXVkaXRFdmVudBIWCg5hdWRpdF9ldmVudF9pZBgBIAEoCRIMCgRraW5kGAIgASgJEg0KBWFjdG9yGAMgASgJEg4KBnRhcmdldBgEIAEoCRI0CgdkZXRhaWxzGAUgAygLMiMuYWlhZ2VudC52MS5BdWRpdEV2ZW50LkRldGFpbHNFbnRyeRIPCgdhZGRyZXNzGAYgASgJEhIKCnVzZXJfYWdlbnQYByABKAkSEgoKY3JlYXRlZF9hdBgIIAEoCRouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI+ChpTZXRDaGF0Ym90UmV0ZW50aW9uUmVxdWVzdBISCgpjaGF0Ym90X2lkGAEgASgJEgwKBGRheXMYAiABKAUiSQobU2V0Q2hhdGJvdFJldGVudGlvblJlc3BvbnNlEioKBGRhdGEYASABKAsyHC5haWFnZW50LnYxLkNoYXRib3RSZXRlbnRpb24iNAoQQ2hhdGJvdFJldGVudGlvbhISCgpjaGF0Ym90X2lkGAEgASgJEgwKBGRheXMYAiABKAViBnByb3RvMw");
 
 /**
  * EraseContactRequest names the customer: give contact_id or user_id (not both).
@@ -581,4 +581,81 @@ export type AuditEvent = Message<"aiagent.v1.AuditEvent"> & {
  */
 export const AuditEventSchema: GenMessage<AuditEvent> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_privacy, 13);
+
+/**
+ * SetChatbotRetentionRequest names the chatbot and the period.
+ *
+ * @generated from message aiagent.v1.SetChatbotRetentionRequest
+ */
+export type SetChatbotRetentionRequest = Message<"aiagent.v1.SetChatbotRetentionRequest"> & {
+  /**
+   * The chatbot's id.
+   *
+   * @generated from field: string chatbot_id = 1;
+   */
+  chatbotId: string;
+
+  /**
+   * Days a conversation is kept after its last message, from 1 to 3650; 0 keeps conversations for ever.
+   *
+   * @generated from field: int32 days = 2;
+   */
+  days: number;
+};
+
+/**
+ * Describes the message aiagent.v1.SetChatbotRetentionRequest.
+ * Use `create(SetChatbotRetentionRequestSchema)` to create a new message.
+ */
+export const SetChatbotRetentionRequestSchema: GenMessage<SetChatbotRetentionRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_privacy, 14);
+
+/**
+ * SetChatbotRetentionResponse wraps the period now in force.
+ *
+ * @generated from message aiagent.v1.SetChatbotRetentionResponse
+ */
+export type SetChatbotRetentionResponse = Message<"aiagent.v1.SetChatbotRetentionResponse"> & {
+  /**
+   * The chatbot's retention.
+   *
+   * @generated from field: aiagent.v1.ChatbotRetention data = 1;
+   */
+  data?: ChatbotRetention | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.SetChatbotRetentionResponse.
+ * Use `create(SetChatbotRetentionResponseSchema)` to create a new message.
+ */
+export const SetChatbotRetentionResponseSchema: GenMessage<SetChatbotRetentionResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_privacy, 15);
+
+/**
+ * ChatbotRetention is how long a chatbot's conversations are kept.
+ *
+ * @generated from message aiagent.v1.ChatbotRetention
+ */
+export type ChatbotRetention = Message<"aiagent.v1.ChatbotRetention"> & {
+  /**
+   * The chatbot's id.
+   *
+   * @generated from field: string chatbot_id = 1;
+   */
+  chatbotId: string;
+
+  /**
+   * Days after a conversation's last message; 0: for ever.
+   *
+   * @generated from field: int32 days = 2;
+   */
+  days: number;
+};
+
+/**
+ * Describes the message aiagent.v1.ChatbotRetention.
+ * Use `create(ChatbotRetentionSchema)` to create a new message.
+ */
+export const ChatbotRetentionSchema: GenMessage<ChatbotRetention> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_privacy, 16);
 

@@ -35,6 +35,8 @@ export interface ContactDocument {
 
 /** Pages read while exporting: large enough to be few round trips, small enough to bound each. */
 const PAGE = 200;
+/** Longest retention period a chatbot may set: ten years. */
+export const MAX_RETENTION_DAYS = 3650;
 
 /**
  * Erasure and export of one customer (GDPR Art. 17 and 15/20). An erasure is one unit of work: the rows go, the
@@ -138,6 +140,17 @@ export class PrivacyService {
       total += deleted;
     }
     return total;
+  }
+
+  /** Sets (1 to MAX_RETENTION_DAYS) or clears (0) how long the account's chatbot keeps its conversations. */
+  async setRetention(caller: AccountCaller, chatbotId: string, days: number): Promise<number> {
+    const id = requireUuid("chatbot_id", chatbotId);
+    if (!Number.isInteger(days) || days < 0 || days > MAX_RETENTION_DAYS)
+      throw invalidArgument("days", `must be a whole number of days from 0 to ${MAX_RETENTION_DAYS}`);
+    const c = await this.d.store.chatbots.byId(id);
+    if (!c || c.accountId !== caller.accountId) throw notFound(`chatbot ${id}`);
+    await this.d.store.privacy.setRetention(id, days === 0 ? null : days);
+    return days;
   }
 
   private async find(caller: AccountCaller, ref: ContactRef): Promise<ContactRecord> {

@@ -8,7 +8,10 @@ import { isoTime } from "../../domain/time.js";
 import { auditedCaller } from "../audited.js";
 import type { Handlers } from "../call.js";
 
-type PrivacyMethods = Pick<Handlers<typeof AccountServiceDesc>, "eraseContact" | "exportContact" | "listAuditEvents">;
+type PrivacyMethods = Pick<
+  Handlers<typeof AccountServiceDesc>,
+  "eraseContact" | "exportContact" | "listAuditEvents" | "setChatbotRetention"
+>;
 
 function auditEvent(e: AuditEventRecord): MessageInitShape<typeof AuditEventSchema> {
   return {
@@ -69,6 +72,10 @@ export function privacyHandlers(d: { privacy: PrivacyService; audit: AuditLog })
     async exportContact(req, call) {
       const doc = await d.privacy.export(auditedCaller(call), { contactId: req.contactId, userId: req.userId });
       return { data: exported(doc) };
+    },
+    async setChatbotRetention(req, call) {
+      const days = await d.privacy.setRetention(auditedCaller(call), req.chatbotId, req.days);
+      return { data: { chatbotId: req.chatbotId.toLowerCase(), days } };
     },
     async listAuditEvents(req, call) {
       const page = await d.audit.list(auditedCaller(call), {
