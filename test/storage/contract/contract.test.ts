@@ -5,6 +5,7 @@ import { conversationCases } from "./conversations.case.js";
 import { eventCases } from "./events.case.js";
 import { backends, type Harness } from "./harness.js";
 import { memberCases } from "./members.case.js";
+import { privacyCases } from "./privacy.case.js";
 import { sessionCases } from "./sessions.case.js";
 import { tokenCases } from "./tokens.case.js";
 import { transactionCases } from "./transactions.case.js";
@@ -34,5 +35,6 @@ for (const backend of backends) {
     contactCases(h);
     transactionCases(h);
     eventCases(h);
+    privacyCases(h);
   });
 }
