@@ -19,14 +19,15 @@ export const file_aiagent_v1_privacy: GenFile = /*@__PURE__*/
  */
 export type EraseContactRequest = Message<"aiagent.v1.EraseContactRequest"> & {
   /**
-   * The contact's id, a uuid.
+   * Optional: the contact's id, a uuid (give it or user_id).
    *
    * @generated from field: string contact_id = 1;
    */
   contactId: string;
 
   /**
-   * Or the customer's id in the client's system (the user_id of get_access_token), at most 255 characters.
+   * Optional, alternatively: the customer's id in the client's system (the user_id of get_access_token), at most
+   * 256 characters.
    *
    * @generated from field: string user_id = 2;
    */
@@ -117,14 +118,14 @@ export const ErasedContactSchema: GenMessage<ErasedContact> = /*@__PURE__*/
  */
 export type ExportContactRequest = Message<"aiagent.v1.ExportContactRequest"> & {
   /**
-   * The contact's id, a uuid.
+   * Optional: the contact's id, a uuid (give it or user_id).
    *
    * @generated from field: string contact_id = 1;
    */
   contactId: string;
 
   /**
-   * Or the customer's id in the client's system, at most 255 characters.
+   * Optional, alternatively: the customer's id in the client's system, at most 256 characters.
    *
    * @generated from field: string user_id = 2;
    */
@@ -418,7 +419,7 @@ export const ExportedSessionSchema: GenMessage<ExportedSession> = /*@__PURE__*/
  */
 export type ListAuditEventsRequest = Message<"aiagent.v1.ListAuditEventsRequest"> & {
   /**
-   * Optional: only these kinds (e.g. api_key.created); empty for every kind.
+   * Optional: only these kinds (e.g. api_key.created), at most 15; empty for every kind.
    *
    * @generated from field: repeated string kinds = 1;
    */
@@ -439,14 +440,14 @@ export type ListAuditEventsRequest = Message<"aiagent.v1.ListAuditEventsRequest"
   until: string;
 
   /**
-   * Optional: at most this many (default 50, at most 500).
+   * Optional: how many, 1 to 500; 50 when absent.
    *
    * @generated from field: optional int32 limit = 4;
    */
   limit?: number | undefined;
 
   /**
-   * Optional: the next_page_token of the previous page.
+   * Optional: the next_page_token of the previous page (at most 60 characters).
    *
    * @generated from field: string page_token = 5;
    */
@@ -596,7 +597,7 @@ export type SetChatbotRetentionRequest = Message<"aiagent.v1.SetChatbotRetention
   chatbotId: string;
 
   /**
-   * Days a conversation is kept after its last message, from 1 to 3650; 0 keeps conversations for ever.
+   * Days a conversation is kept after its last message, 0 to 3650 (0: kept for ever).
    *
    * @generated from field: int32 days = 2;
    */

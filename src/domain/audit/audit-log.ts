@@ -91,6 +91,8 @@ export class AuditLog {
 
   /** A page of the caller's account's log, newest first. */
   async list(caller: AccountCaller, q: AuditListInput): Promise<AuditPage> {
+    if (q.kinds.length > AUDIT_KINDS.length) throw invalidArgument("kinds", `at most ${AUDIT_KINDS.length} kinds`);
+    if (q.pageToken.length > 60) throw invalidArgument("page_token", "is not a token this list gave");
     for (const k of q.kinds)
       if (!(AUDIT_KINDS as readonly string[]).includes(k))
         throw invalidArgument(
