@@ -26,7 +26,7 @@ function auditEvent(e: AuditEventRecord): MessageInitShape<typeof AuditEventSche
   };
 }
 
-function exported(doc: ContactDocument): MessageInitShape<typeof ContactExportSchema> {
+export function exportedContact(doc: ContactDocument): MessageInitShape<typeof ContactExportSchema> {
   const c = doc.contact;
   return {
     contact: {
@@ -71,7 +71,7 @@ export function privacyHandlers(d: { privacy: PrivacyService; audit: AuditLog })
     },
     async exportContact(req, call) {
       const doc = await d.privacy.export(auditedCaller(call), { contactId: req.contactId, userId: req.userId });
-      return { data: exported(doc) };
+      return { data: exportedContact(doc) };
     },
     async setChatbotRetention(req, call) {
       const days = await d.privacy.setRetention(auditedCaller(call), req.chatbotId, req.days);
