@@ -120,7 +120,7 @@ describe("erasing a contact", () => {
     await populate(a, tokenA, c);
     const id = await contactId(tokenA, a, c.userId);
     const tokenB = await idToken(s.url, b);
-    for (const body of [{ contact_id: id }, { user_id: c.userId }]) {
+    for (const body of [{ contact_id: id }, { user_id: c.userId }] as Record<string, string>[]) {
       const r = await postJson(s.url, "/v1/account/contacts/erase", body, auth(tokenB));
       expect(r.status).toBe(404);
       const x = await getJson(s.url, "/v1/account/contacts/export", body, auth(tokenB));
