@@ -1,26 +1,9 @@
 import { useState } from "preact/hooks";
 import type { AuditEvent } from "../../../../gen/aiagent/v1/privacy_pb.js";
+// A list of names only (no Node code): the filter offers exactly the kinds the log records.
+import { AUDIT_KINDS as KINDS } from "../../../domain/audit/repository.js";
 import { accounts } from "../api.js";
 import { Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
-
-/** The kinds the audit log records, for the filter. */
-const KINDS = [
-  "api_key.created",
-  "api_key.rotated",
-  "api_key.revoked",
-  "member.invited",
-  "member.updated",
-  "member.removed",
-  "sign_in.succeeded",
-  "sign_in.failed",
-  "session.revoked",
-  "webhook_endpoint.created",
-  "webhook_endpoint.updated",
-  "webhook_endpoint.deleted",
-  "contact.erased",
-  "contact.exported",
-  "retention.ran",
-];
 
 const PAGE = 50;
 
