@@ -25,6 +25,8 @@ const ON_POSTGRES = [
   "test/hardening/hostile-contract.test.ts",
   "test/api/revocation.test.ts",
   "test/api/contention.test.ts",
+  "test/privacy/erasure.test.ts",
+  "test/privacy/audit-log.test.ts",
 ];
 
 /** Suites that also run on PostgreSQL through PgBouncer in transaction pooling mode (AIAGENT_TEST_BACKEND=pgbouncer). */

@@ -13,9 +13,12 @@ import { AccountService } from "./domain/account/account-service.js";
 import { TeamService } from "./domain/account/team-service.js";
 import type { Agent } from "./domain/agent/agent.js";
 import { OfflineAgent } from "./domain/agent/offline-agent.js";
+import { AuditLog } from "./domain/audit/audit-log.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import { ConversationService } from "./domain/conversation/conversation-service.js";
 import type { ConversationEvents } from "./domain/conversation/events.js";
+import { PrivacyService } from "./domain/privacy/privacy-service.js";
+import { RetentionSchedule } from "./domain/privacy/retention-schedule.js";
 import type { Store } from "./domain/store.js";
 import { JwtStrategy } from "./domain/token/jwt-strategy.js";
 import { KeyRing } from "./domain/token/key-ring.js";
@@ -45,6 +48,7 @@ import { withFieldRules } from "./protocol/rest/field-rules.js";
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { accountHandlers } from "./protocol/services/account-handlers.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
+import { privacyHandlers } from "./protocol/services/privacy-handlers.js";
 import { sessionHandlers } from "./protocol/services/session-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { eventBody, webhookHandlers } from "./protocol/services/webhook-handlers.js";
@@ -104,6 +108,12 @@ export interface App {
   eventLog: EventLog;
   /** Delivers the outbox's webhooks off the request path (undefined when turned off). */
   dispatcher: Dispatcher | undefined;
+  /** The accounts' audit log. */
+  audit: AuditLog;
+  /** Erasure, export and retention of customers' data. */
+  privacy: PrivacyService;
+  /** Applies retention periods on an interval (started by listen()). */
+  retention: RetentionSchedule;
   /** Live updates of conversations (the watch streams subscribe here). */
   events: ConversationEvents & { close(): void };
   watchLimits: WatchLimits;
@@ -147,10 +157,13 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const counters: CounterStore = (rule) => limiterCounter(rateLimiter(rule), rule);
   const limits = config.rateLimit ? tokenLimits(config.rateLimit, counters) : noTokenLimits;
   const eventLog = new EventLog(clock);
+  const transaction = store.transaction.bind(store);
+  const audit = new AuditLog({ clock, store, transaction, retentionDays: config.auditRetentionDays });
   const tokens = new TokenService({
     ...store,
     transaction: store.transaction.bind(store),
     log: eventLog,
+    audit,
     jwt,
     clock,
     ttl: { access: config.accessTokenTtl, refresh: config.refreshTokenTtl, id: config.idTokenTtl },
@@ -167,6 +180,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     clock,
     transaction: store.transaction.bind(store),
     sealer,
+    audit,
     allowLoopbackHttp: !config.production,
     // In development an agent may be any local or not-yet-resolvable model server; in production, public ones only.
     ...(config.production
@@ -174,11 +188,12 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       : {}),
   });
   // A member removed or a password changed revokes what descends from them (lineage.ts), tokens and streams.
-  const team = new TeamService({ ...store, clock, revoke: (ids, keep) => tokens.revokeLineage(ids, keep) });
+  const team = new TeamService({ ...store, clock, audit, revoke: (ids, keep) => tokens.revokeLineage(ids, keep) });
   const sessions = new SessionRegistry({
     refreshTokens: store.refreshTokens,
     clock,
     chatbotOf: (caller, chatbotId) => accounts.chatbot(caller, chatbotId),
+    audit,
   });
   // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
   const local = new InProcessConversationEvents(() => store.durable());
@@ -204,7 +219,18 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     isPersonOf: (accountId, email) => team.isPersonOf(accountId, email),
   });
   const development = targets.development;
-  const webhooks = new WebhookService({ ...store, clock, sealer, policy: targets });
+  const webhooks = new WebhookService({ ...store, clock, sealer, policy: targets, audit });
+  const forget = (ids: readonly string[] | undefined) => conversations.forget(ids);
+  const privacy = new PrivacyService({ store, transaction, clock, log: eventLog, audit, forget });
+  const retention = new RetentionSchedule({
+    privacy,
+    audit,
+    intervalMs: config.retentionIntervalSeconds * 1000,
+    exclusive: (name, fn) => store.exclusive(name, fn),
+    onError: (e) => log.warn("retention run", { error: e instanceof Error ? e.message : String(e) }),
+  });
+  // Conversations erased or expired through another instance leave this one's caches too.
+  const stopErasureWatch = await store.onConversationsErased(forget);
   const w = config.webhooks;
   const dispatcher =
     o.dispatch === false
@@ -247,6 +273,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         tokens,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
         consoleUrl: `${config.appUrl?.replace(/\/+$/, "") ?? ""}/console`,
+        privacy: privacyHandlers({ privacy, audit }),
       }),
     ),
     bind(WebhookServiceDesc, webhookHandlers(webhooks)),
@@ -276,6 +303,9 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     webhooks,
     eventLog,
     dispatcher,
+    audit,
+    privacy,
+    retention,
     bindings,
     log,
     handler: () => undefined,
@@ -284,6 +314,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     streams,
     listen: async () => {
       dispatcher?.start();
+      retention.start();
       const server = await listen(
         app.handler,
         config.port,
@@ -299,13 +330,16 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
           streams.close();
           events.close();
           await dispatcher?.close();
+          await retention.close();
           return server.close(graceMs);
         },
       };
     },
     close: async () => {
       await dispatcher?.close();
+      await retention.close();
       stopKeyWatch();
+      stopErasureWatch();
       streams.close();
       events.close();
       await store.close();

@@ -54,6 +54,10 @@ export interface Config {
   };
   /** The event log and webhook deliveries (see docs/webhooks.md). */
   readonly webhooks: WebhookSettings;
+  /** How long the audit log keeps events, in days (AIAGENT_AUDIT_RETENTION_DAYS, default 365). */
+  readonly auditRetentionDays: number;
+  /** How often chatbots' retention periods and the audit log's are applied (AIAGENT_RETENTION_INTERVAL, default 3600 s). */
+  readonly retentionIntervalSeconds: number;
 }
 
 /**
@@ -381,6 +385,8 @@ export function loadConfig(
       timeoutMs: positive(src, "AIAGENT_WEBHOOK_TIMEOUT_MS", 10_000),
       pollMs: positive(src, "AIAGENT_WEBHOOK_POLL_MS", 1000),
     },
+    auditRetentionDays: positive(src, "AIAGENT_AUDIT_RETENTION_DAYS", 365),
+    retentionIntervalSeconds: seconds(src, "AIAGENT_RETENTION_INTERVAL", 3600, 1, 86400),
     ...overrides,
   };
   return Object.freeze(config);

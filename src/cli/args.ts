@@ -19,6 +19,8 @@ const OPTIONS = {
   grace: { type: "string" },
   "chatbot-id": { type: "string" },
   "user-id": { type: "string" },
+  "contact-id": { type: "string" },
+  days: { type: "string" },
   port: { type: "string" },
   host: { type: "string" },
   contacts: { type: "string" },

@@ -4,6 +4,7 @@ import { type ConfigFlags, loadConfig } from "../config.js";
 import { createLogger } from "../log.js";
 import { type OptionName, required, UsageError, type Values } from "./args.js";
 import { isoTime, table } from "./format.js";
+import { PRIVACY_COMMANDS } from "./privacy-commands.js";
 
 /** Prints one result: the object with --json, the text otherwise. */
 export type Out = (obj: Record<string, unknown>, text: string) => void;
@@ -25,11 +26,11 @@ export function configFlags(values: Values): ConfigFlags {
 }
 
 /** What a command may use: the domain services and the configuration, never the storage back end. */
-export type CommandDeps = Pick<App, "accounts" | "tokens" | "keys" | "config"> & {
+export type CommandDeps = Pick<App, "accounts" | "tokens" | "keys" | "config" | "privacy" | "retention"> & {
   store: Pick<App["store"], "bulkLoader">;
 };
 
-async function withApp<T>(values: Values, fn: (app: CommandDeps) => Promise<T> | T): Promise<T> {
+export async function withApp<T>(values: Values, fn: (app: CommandDeps) => Promise<T> | T): Promise<T> {
   const config = loadConfig(process.env, {}, configFlags(values));
   const app = await buildApp(
     config,
@@ -73,6 +74,7 @@ const chatbotJson = (c: { chatbotId: string; name: string; allowedOrigins: strin
 
 /** Every administration command, by its words. */
 export const COMMANDS: Record<string, Command> = {
+  ...PRIVACY_COMMANDS,
   "account create": {
     options: ["email", "password"],
     run: (values, out) =>

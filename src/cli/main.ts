@@ -87,6 +87,9 @@ async function run(argv: string[], out: Out): Promise<void> {
 const FIELD_OPTIONS: [RegExp, string][] = [
   [/^allowed_origins: /, "--allowed-origin: "],
   [/^chatbot_id: /, "--chatbot-id: "],
+  [/^contact_id: /, "--contact-id: "],
+  [/^user_id: /, "--user-id: "],
+  [/^days: /, "--days: "],
   [/^(email|name|password|grace|id): /, "--$1: "],
   [/^(knowledge\b)/, "--knowledge file: $1"],
 ];

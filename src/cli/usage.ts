@@ -18,6 +18,14 @@ Commands:
                                          stop one key, or every key of the account, at once
   tokens revoke --email E [--chatbot-id ID] [--user-id U]
                                          revoke refresh tokens and stop the users' live access tokens
+  contact export --email E (--contact-id ID | --user-id U)
+                                         print everything kept about one customer as one JSON document
+  contact erase --email E (--contact-id ID | --user-id U)
+                                         erase one customer: conversations, messages, sessions go; events
+                                         about them are redacted; a contact.erased event is published
+  retention set --email E --chatbot-id ID --days N
+                                         delete the chatbot's conversations idle for N days (0: keep them)
+  retention run                          apply every retention period and the audit log's now
   keys rotate                            new signing key; running servers switch to it within
                                          AIAGENT_SIGNING_KEY_REFRESH seconds (default 30); older public
                                          keys stay published until their tokens expire

@@ -4,6 +4,7 @@ import { roleAllows } from "../domain/caller.js";
 import { isDomainError } from "../domain/errors.js";
 import { framePage } from "../frame/page.js";
 import { frameHeaders } from "../frame/policy.js";
+import { callOrigin } from "../protocol/audited.js";
 import type { Call } from "../protocol/call.js";
 import { codeName, HTTP_STATUS, toConnectError } from "../protocol/errors.js";
 import { sendAsset } from "../protocol/http/static-asset.js";
@@ -94,7 +95,7 @@ export function consoleRoutes(app: ConsoleDeps): Route[] {
     };
     try {
       const t = await limited(app.tokenGuard, call, { target: `account:${email}`, password: true }, () =>
-        app.tokens.getIdToken({ email, password }),
+        app.tokens.getIdToken({ email, password, origin: callOrigin(call) }),
       );
       const maxAge = Math.max(0, Math.floor((t.expiresAt - Date.now()) / 1000));
       res.writeHead(204, { "set-cookie": cookie(t.idToken, maxAge, req), "cache-control": "no-store" });

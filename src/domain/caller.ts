@@ -20,6 +20,14 @@ export interface AccountCaller {
   role: Role;
   /** The member's id; the account's id for the owner. */
   memberId: string;
+  /** Where the call came from, for the audit log; absent for the command line. */
+  origin?: CallOrigin | undefined;
+}
+
+/** Where a call came from: the client's address and User-Agent ("" when none). */
+export interface CallOrigin {
+  address: string;
+  userAgent: string;
 }
 
 /** Whoever reads a conversation. */

@@ -5,10 +5,12 @@ import type {
   DemoSetupRepository,
   MemberRepository,
 } from "./account/repository.js";
+import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvents } from "./conversation/events.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
+import type { PrivacyRepository } from "./privacy/repository.js";
 import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
 import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
 
@@ -27,6 +29,8 @@ export interface Repositories {
   events: EventRepository;
   webhooks: WebhookRepository;
   idempotency: IdempotencyRepository;
+  audit: AuditRepository;
+  privacy: PrivacyRepository;
 }
 
 /** How a unit of work is isolated. */
@@ -68,6 +72,17 @@ export interface Store extends Repositories {
    * rings find a rotation on their refresh interval.
    */
   onSigningKeysChanged(changed: () => void): Promise<() => void>;
+  /**
+   * Calls `erased` with the ids of conversations another process erased or expired (undefined: any may have gone,
+   * after a lost connection), where the back end can tell (PostgreSQL NOTIFY); returns a function that stops it.
+   * A back end of one process (SQLite) never calls it: its own caches are told directly.
+   */
+  onConversationsErased(erased: (conversationIds: string[] | undefined) => void): Promise<() => void>;
+  /**
+   * Runs fn only if no other process runs the same `name` now (PostgreSQL: a session advisory lock), answering
+   * undefined without running it otherwise. On a back end of one process (SQLite) fn just runs.
+   */
+  exclusive<T>(name: string, fn: () => Promise<T>): Promise<T | undefined>;
   /** A loader of synthetic data for benchmarks; a back end without one throws saying so. */
   bulkLoader(): BulkLoader;
 }

@@ -330,6 +330,30 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: {}, bearer: id }),
     failStatus: 400,
   },
+  "POST /v1/account/contacts/erase": {
+    ok: async () => {
+      const t = await issueTokens(s.url, a, "openapi-erased");
+      await send(s.url, t.access_token, "forget me");
+      return { body: { user_id: "openapi-erased" }, bearer: id };
+    },
+    fail: () => ({ body: { contact_id: MISSING }, bearer: id }),
+    failStatus: 404,
+  },
+  "GET /v1/account/contacts/export": {
+    ok: () => ({ query: { user_id: USER }, bearer: id }),
+    fail: () => ({ query: { user_id: USER }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "POST /v1/account/chatbots/{chatbot_id}/retention": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, body: { days: 365 }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, body: { days: 100000 }, bearer: id }),
+    failStatus: 400,
+  },
+  "GET /v1/account/audit_events": {
+    ok: () => ({ query: { limit: 10 }, bearer: id }),
+    fail: () => ({ query: { since: "not a time" }, bearer: id }),
+    failStatus: 400,
+  },
   "POST /ai_agent/launch": {
     ok: async () => {
       const r = await fetch(`${s.url}/ai_agent/get_access_token`, {

@@ -124,6 +124,15 @@ const samples: Record<string, Sample> = {
     password: "a long enough password",
   }),
   "aiagent.v1.AccountService.RevokeSessions": () => ({ userId: `nobody-${++n}` }),
+  "aiagent.v1.AccountService.EraseContact": async () => {
+    const user = `erase-${++n}`;
+    const t = await issueTokens(s.url, a, user);
+    await send(s.url, t.access_token, "Please forget me.");
+    return { userId: user };
+  },
+  "aiagent.v1.AccountService.ExportContact": () => ({ contactId }),
+  "aiagent.v1.AccountService.SetChatbotRetention": () => ({ chatbotId: a.chatbotId, days: 365 }),
+  "aiagent.v1.AccountService.ListAuditEvents": () => ({ limit: 5 }),
   "aiagent.v1.TokenService.ExchangeLaunchCode": async () => {
     const r = await postJson(s.url, "/ai_agent/get_access_token", {
       user_id: `launch-${++n}`,

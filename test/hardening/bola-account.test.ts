@@ -20,6 +20,7 @@ interface Owned {
   chatbotId: string;
   memberId: string;
   conversationId: string;
+  contactId: string;
   user: string;
 }
 
@@ -54,6 +55,7 @@ beforeAll(async () => {
       chatbotId: a.chatbotId,
       memberId: invited.member.memberId,
       conversationId,
+      contactId: (await s.app.store.privacy.contact(a.accountId, { userId: "same-user" }))!.contactId,
       user: "same-user",
     });
   }
@@ -76,6 +78,9 @@ function attacks(o: Owned): { what: string; method: string; path: string; body?:
       body: {},
     },
     { what: "revoke sessions", method: "POST", path: "/v1/account/sessions/revoke", body: { chatbot_id: o.chatbotId } },
+    { what: "erase contact", method: "POST", path: "/v1/account/contacts/erase", body: { contact_id: o.contactId } },
+    { what: "export contact", method: "GET", path: `/v1/account/contacts/export?contact_id=${o.contactId}` },
+    { what: "set retention", method: "POST", path: `/v1/account/chatbots/${o.chatbotId}/retention`, body: { days: 1 } },
     { what: "take over", method: "POST", path: "/take_over_conversation", body: { conversation_id: o.conversationId } },
     { what: "close", method: "POST", path: "/close_conversation", body: { conversation_id: o.conversationId } },
     {
@@ -124,7 +129,13 @@ describe("the account API across accounts", () => {
     for (const p of principals.filter((x) => x.role === "admin")) {
       const other = owned[1 - p.account]!;
       const otherAccount = accounts[1 - p.account]!;
-      for (const path of ["/v1/account/chatbots", "/v1/account/api_keys", "/v1/account/members", "/v1/account"]) {
+      for (const path of [
+        "/v1/account/chatbots",
+        "/v1/account/api_keys",
+        "/v1/account/members",
+        "/v1/account",
+        "/v1/account/audit_events",
+      ]) {
         const r = await req("GET", path, p.auth);
         expect(r.status, `${p.name} ${path}`).toBe(200);
         for (const leak of [
@@ -143,6 +154,8 @@ describe("the account API across accounts", () => {
     for (const p of principals.filter((x) => x.role === "admin")) {
       const mine = owned[p.account]!;
       expect((await req("GET", `/v1/account/chatbots/${mine.chatbotId}`, p.auth)).status).toBe(200);
+      const exported = await req("GET", `/v1/account/contacts/export?contact_id=${mine.contactId}`, p.auth);
+      expect(exported.status, p.name).toBe(200);
     }
     for (const p of principals.filter((x) => x.role === "operator")) {
       const mine = owned[p.account]!;

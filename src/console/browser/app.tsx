@@ -1,6 +1,7 @@
 import { useContext, useEffect, useState } from "preact/hooks";
 import type { AccountInfo } from "../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts, isSignedOut, SIGNED_OUT_EVENT, signOut } from "./api.js";
+import { AuditLog } from "./pages/audit.js";
 import { ChatbotEdit, ChatbotEmbed, ChatbotList } from "./pages/chatbots.js";
 import { Inbox } from "./pages/inbox.js";
 import { AcceptInvitation } from "./pages/invitation.js";
@@ -69,7 +70,7 @@ export function App() {
   );
 }
 
-const ADMIN_PAGES = ["/chatbots", "/profile", "/team"];
+const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit"];
 
 function Layout({ path }: { path: string }) {
   const s = useContext(SessionContext)!;
@@ -88,6 +89,7 @@ function Layout({ path }: { path: string }) {
       { href: "/chatbots", label: "Chatbots" },
       { href: "/profile", label: "Profile" },
       { href: "/team", label: "Team" },
+      { href: "/audit", label: "Audit log" },
     );
   nav.push({ href: "/password", label: "Password" });
   return (
@@ -134,6 +136,8 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
       return <Profile />;
     case "team":
       return <Team />;
+    case "audit":
+      return <AuditLog />;
     case "chatbots":
       if (parts.length === 1) return <ChatbotList />;
       if (parts[1] === "new") return <ChatbotEdit />;

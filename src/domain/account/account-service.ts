@@ -1,3 +1,4 @@
+import type { AuditActor, AuditLog } from "../audit/audit-log.js";
 import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
@@ -60,9 +61,6 @@ export interface IssuedApiKey {
   view: ApiKeyView;
 }
 
-/** The repositories an API key change reads and writes (the store's, or a transaction's). */
-type KeyRepos = Pick<Repositories, "accounts" | "apiKeys">;
-
 /** Administration of accounts, chatbots and API keys (the `aiagent` command and the demo bootstrap). */
 export class AccountService {
   constructor(
@@ -81,6 +79,8 @@ export class AccountService {
       allowLoopbackHttp?: boolean;
       /** Refuses an agent endpoint the service may not reach (outside development: a non-public address). */
       checkEndpoint?: (field: string, url: string) => Promise<void>;
+      /** The accounts' audit log: key changes are recorded in the unit of work that makes them. */
+      audit?: AuditLog;
     },
   ) {}
 
@@ -193,9 +193,12 @@ export class AccountService {
   }
 
   /** Creates an API key; the key itself is returned once and only its hash is kept. */
-  async createApiKey(ref: AccountRef, name = "", tx: KeyRepos = this.d): Promise<IssuedApiKey> {
+  async createApiKey(ref: AccountRef, name = "", tx?: Repositories): Promise<IssuedApiKey> {
+    if (!tx) return this.d.transaction((t) => this.createApiKey(ref, name, t));
     const account = await this.account(ref, tx);
-    return this.insertKey(tx, account.accountId, optionalText("name", name));
+    const k = await this.insertKey(tx, account.accountId, optionalText("name", name));
+    await this.d.audit?.record(tx, actorOf(ref, account), "api_key.created", k.apiKeyId, { prefix: k.view.prefix });
+    return k;
   }
 
   /** The account's keys, oldest first: prefix, name, dates and status, never the key. */
@@ -224,6 +227,7 @@ export class AccountService {
       const older = (await tx.apiKeys.listForAccount(account.accountId)).filter((k) => apiKeyUsable(k, now));
       const k = await this.insertKey(tx, account.accountId, name);
       await tx.apiKeys.expireAllBut(account.accountId, k.apiKeyId, until);
+      await this.d.audit?.record(tx, actorOf(ref, account), "api_key.rotated", k.apiKeyId, { grace_seconds: grace });
       return {
         ...k,
         olderKeys: older.map((o) => ({
@@ -236,14 +240,16 @@ export class AccountService {
   }
 
   /** Revokes one key of the account (by id; another account's key is not_found) or, with "all", every key. */
-  async revokeApiKey(ref: AccountRef, target: string, tx: KeyRepos = this.d): Promise<number> {
+  async revokeApiKey(ref: AccountRef, target: string, tx?: Repositories): Promise<number> {
+    if (!tx) return this.d.transaction((t) => this.revokeApiKey(ref, target, t));
     const account = await this.account(ref, tx);
     const now = this.d.clock.now();
-    if (target === "all") return tx.apiKeys.revoke(account.accountId, "all", now);
-    const id = requireUuid("id", target);
-    if (!(await tx.apiKeys.listForAccount(account.accountId)).some((k) => k.apiKeyId === id))
+    const id = target === "all" ? "all" : requireUuid("id", target);
+    if (id !== "all" && !(await tx.apiKeys.listForAccount(account.accountId)).some((k) => k.apiKeyId === id))
       throw notFound(`api key ${id} of account ${account.email}`);
-    return tx.apiKeys.revoke(account.accountId, id, now);
+    const n = await tx.apiKeys.revoke(account.accountId, id, now);
+    if (n > 0) await this.d.audit?.record(tx, actorOf(ref, account), "api_key.revoked", id, { revoked: n });
+    return n;
   }
 
   private async checkAgent(agent: ChatbotRecord["agent"]): Promise<void> {
@@ -275,4 +281,9 @@ export class AccountService {
     await tx.apiKeys.insert(record);
     return { apiKeyId: record.apiKeyId, clientApiKey, view: apiKeyView(record, now) };
   }
+}
+
+/** Who changed the account's keys: its caller, or the service itself (the command line, the demo set-up). */
+function actorOf(ref: AccountRef, account: AccountRecord): AuditActor {
+  return typeof ref === "string" ? { kind: "service", accountId: account.accountId } : ref;
 }

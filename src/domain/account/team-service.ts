@@ -1,3 +1,4 @@
+import type { AuditLog } from "../audit/audit-log.js";
 import type { AccountCaller, Role } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
@@ -108,6 +109,7 @@ export class TeamService {
   constructor(
     private readonly d: TeamRepos & {
       clock: Clock;
+      audit: AuditLog;
       /** Revokes every token descending from these lineage ids (see token/lineage.ts), but the session `keep`. */
       revoke?: (ids: readonly string[], keep?: IdClaims) => Promise<void>;
     },
@@ -132,7 +134,7 @@ export class TeamService {
       createdAt: now,
       joinedAt: null,
     };
-    await this.d.members.insert(m);
+    await this.d.audit.within(caller, "member.invited", m.memberId, (tx) => tx.members.insert(m), { role: r });
     return { member: memberView(m), invitationCode, expiresAt: m.invitationExpiresAt! };
   }
 
@@ -148,7 +150,9 @@ export class TeamService {
     const m = await this.member(caller, memberId);
     if (m.memberId === caller.memberId) throw permissionDenied("you cannot change your own role");
     const next = { ...m, role: requireRole("role", role) };
-    if (!(await this.d.members.update(next))) throw notFound(`member ${memberId}`);
+    const audit = { from: m.role, to: next.role };
+    if (!(await this.d.audit.within(caller, "member.updated", m.memberId, (tx) => tx.members.update(next), audit)))
+      throw notFound(`member ${memberId}`);
     return memberView(next);
   }
 
@@ -156,7 +160,8 @@ export class TeamService {
   async remove(caller: AccountCaller, memberId: string): Promise<void> {
     const m = await this.member(caller, memberId);
     if (m.memberId === caller.memberId) throw permissionDenied("you cannot remove yourself");
-    if (!(await this.d.members.remove(caller.accountId, m.memberId))) throw notFound(`member ${memberId}`);
+    const gone = (tx: TeamRepos) => tx.members.remove(caller.accountId, m.memberId);
+    if (!(await this.d.audit.within(caller, "member.removed", m.memberId, gone))) throw notFound(`member ${memberId}`);
     // Everything the member held ends now, and stays ended should the e-mail be invited again.
     await this.d.revoke?.([lineage.person(caller.accountId, m.email)]);
   }

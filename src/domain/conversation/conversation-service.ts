@@ -90,6 +90,17 @@ export class ConversationService {
     this.keys = new IdempotencyKeys(d.idempotency, d.clock);
   }
 
+  /** Forgets what this instance remembers of erased or expired conversations (undefined: of every one). */
+  forget(conversationIds: readonly string[] | undefined): void {
+    if (conversationIds === undefined) {
+      this.owners.forget();
+      this.pages.clear();
+    } else if (conversationIds.length > 0) {
+      this.owners.forget(conversationIds);
+      this.pages.forget(new Set(conversationIds));
+    }
+  }
+
   /** Stores the user's message, then streams and stores the agent's reply (none while an operator holds the conversation). */
   async *sendStream(
     caller: FrameCaller,

@@ -12,7 +12,7 @@ export interface ConversationOwner {
 /**
  * A bounded memory of conversations' owners, so that a page read checks access without reading the conversation.
  * Exact: a conversation's account, chatbot, user and creation time are set when it starts and never change, and
- * conversations are not deleted; only conversations that exist are remembered (an unknown id is read every time).
+ * conversations go only by erasure or retention, which call forget() (on every instance); only conversations that exist are remembered (an unknown id is read every time).
  */
 export class ConversationOwners {
   private readonly known = new Map<string, ConversationOwner>();
@@ -22,6 +22,12 @@ export class ConversationOwners {
   /** The remembered owner of the conversation, if any. */
   get(conversationId: string): ConversationOwner | undefined {
     return this.known.get(conversationId);
+  }
+
+  /** Forgets erased or expired conversations; with none given, every one. */
+  forget(conversationIds?: Iterable<string>): void {
+    if (!conversationIds) this.known.clear();
+    else for (const id of conversationIds) this.known.delete(id);
   }
 
   /** Remembers the owner of a conversation just read; the oldest entry goes when full. */

@@ -35,7 +35,7 @@ export interface PageCacheLimits {
 }
 
 /**
- * An exact cache of message pages. Messages are immutable, never deleted, and numbered 1, 2, 3… without gaps, so
+ * An exact cache of message pages. Messages are immutable, deleted only with their conversation (erasure, retention: forget() drops its pages), and numbered 1, 2, 3… without gaps, so
  * the page (conversation, offset, limit) depends on the conversation's message count only, and only within
  * [offset, offset + limit + 1]: a page with more after it never changes again and is served without asking the
  * store; the tail page is served when the current count, read in one lookup, gives the same clamp. A page is
@@ -95,6 +95,19 @@ export class MessagePageCache {
     if (this.askedOnce.size >= this.limits.entries) this.askedOnce.clear();
     this.askedOnce.add(key);
     return false;
+  }
+
+  /** Drops every page of the conversations (erased or expired: their pages must not be served again). */
+  forget(conversationIds: ReadonlySet<string>): void {
+    for (const [k, e] of this.entries) if (conversationIds.has(k.slice(0, k.indexOf(":")))) this.drop(k, e);
+    for (const k of this.askedOnce) if (conversationIds.has(k.slice(0, k.indexOf(":")))) this.askedOnce.delete(k);
+  }
+
+  /** Drops everything (when which conversations went is not known). */
+  clear(): void {
+    this.entries.clear();
+    this.askedOnce.clear();
+    this.chars = 0;
   }
 
   /** How many pages are remembered (for tests and the benchmark). */

@@ -1,4 +1,5 @@
 import type { ChatbotRecord } from "../account/repository.js";
+import type { AuditLog } from "../audit/audit-log.js";
 import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { invalidArgument, notFound } from "../errors.js";
@@ -30,6 +31,7 @@ export interface SessionRegistryDeps {
   clock: Clock;
   /** The account's chatbot; another account's (or a missing one) throws not_found. */
   chatbotOf(caller: AccountCaller, chatbotId: string): Promise<ChatbotRecord>;
+  audit: AuditLog;
 }
 
 /** The account's view of its customers' sessions: list, revoke one, and each chatbot's rotation policy. */
@@ -55,7 +57,9 @@ export class SessionRegistry {
     const rec = await this.d.refreshTokens.bySession(id);
     if (!rec || rec.accountId !== caller.accountId) throw notFound(`session ${id}`);
     const now = this.d.clock.now();
-    await this.d.refreshTokens.revokeSession(caller.accountId, id, now);
+    await this.d.audit.within(caller, "session.revoked", id, (tx) =>
+      tx.refreshTokens.revokeSession(caller.accountId, id, now),
+    );
     return this.view((await this.d.refreshTokens.bySession(id)) ?? rec);
   }
 

@@ -9,7 +9,8 @@ import type {
   MemberRepository,
 } from "../account/repository.js";
 import { resolvePerson } from "../account/team-service.js";
-import type { AccountCaller } from "../caller.js";
+import type { AuditActor, AuditLog } from "../audit/audit-log.js";
+import type { AccountCaller, CallOrigin } from "../caller.js";
 import type { Clock } from "../clock.js";
 import type { ContactProfile, ContactRepository } from "../conversation/repository.js";
 import { DomainError, invalidArgument, notFound, unauthenticated } from "../errors.js";
@@ -66,6 +67,8 @@ export interface TokenServiceDeps {
   admit?: (accountId: string) => Promise<void>;
   /** The account's event log: a revocation records `session.revoked` in its own unit of work. */
   log?: EventLog;
+  /** The accounts' audit log: sign-ins and revocations. */
+  audit?: AuditLog;
 }
 
 /** A longest password accepted: scrypt hashes anything, but there is no reason to hash a megabyte. */
@@ -404,6 +407,8 @@ export class TokenService {
     email: string;
     clientApiKey?: string | undefined;
     password?: string | undefined;
+    /** Where the sign-in came from, for the audit log. */
+    origin?: CallOrigin | undefined;
   }): Promise<{ idToken: string; expiresAt: number }> {
     const email = requireId("user_email_id", input.email);
     if (!input.clientApiKey && !input.password) throw invalidArgument("client_api_key", "is required (or password)");
@@ -429,10 +434,19 @@ export class TokenService {
       const stored = (member ? member.passwordHash : account?.passwordHash) ?? UNUSABLE_HASH;
       ok = (await verifyPassword(input.password, stored)) && stored !== UNUSABLE_HASH && !!account;
     }
-    if (!ok || !account || !person) throw new UnknownCredentialError(BAD_ID_CREDENTIAL);
+    const method = input.clientApiKey ? "api_key" : "password";
+    if (!ok || !account || !person) {
+      // Recorded in the account the e-mail is a person of, when it is one (an unknown e-mail has no account to tell).
+      const of = account?.accountId ?? (await this.d.members.byEmail(email))?.accountId;
+      const who = { kind: "service" as const, accountId: of ?? "", actor: email, origin: input.origin };
+      if (of) await this.d.audit?.note(who, "sign_in.failed", "", { method });
+      throw new UnknownCredentialError(BAD_ID_CREDENTIAL);
+    }
     if (!account.active) throw unauthenticated(BAD_ID_CREDENTIAL);
     await this.d.admit?.(account.accountId);
     await markUsed?.();
+    const who = { kind: "service" as const, accountId: account.accountId, actor: person, origin: input.origin };
+    await this.d.audit?.note(who, "sign_in.succeeded", "", { method });
     // Its own session; minted with the API key, or else with the password. Revoking either revokes it.
     const parent = apiKeyId ? { apiKeyId } : { viaPassword: true };
     const t = await this.d.jwt.signId(
@@ -524,11 +538,14 @@ export class TokenService {
   }
 
   /** Revokes refresh tokens in scope, and the live access tokens of the same users. */
-  async revoke(scope: RevocationScope): Promise<number> {
+  async revoke(scope: RevocationScope, who?: AuditActor): Promise<number> {
     const log = this.d.log;
     if (!log) return this.d.refreshTokens.revoke(scope, this.d.clock.now());
     const revoked = await this.d.transaction(async (tx) => {
       const n = await tx.refreshTokens.revoke(scope, this.d.clock.now());
+      // The customer's user_id stays out of the audit log (it would outlive their erasure): only that one was named.
+      const details = { chatbot_id: scope.chatbotId ?? "", by_user_id: scope.userId ? "yes" : "no", revoked: n };
+      if (who) await this.d.audit?.record(tx, who, "session.revoked", scope.chatbotId ?? "", details);
       await log.record(tx, scope.accountId, [
         {
           type: "session.revoked",

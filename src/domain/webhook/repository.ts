@@ -11,6 +11,7 @@ export const EVENT_TYPES = [
   "conversation.read",
   "session.revoked",
   "webhook_endpoint.disabled",
+  "contact.erased",
 ] as const;
 
 /** One kind of event. */
@@ -26,6 +27,9 @@ export interface EventData {
   revoked?: number;
   endpointId?: string;
   reason?: string;
+  contactId?: string;
+  /** Set (alone) when the event's data was erased with its customer or its conversation. */
+  redacted?: boolean;
 }
 
 /** An event to record; the log gives it its place. */

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Sealer } from "../account/chatbot-rules.js";
+import type { AuditLog } from "../audit/audit-log.js";
 import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
@@ -27,6 +28,7 @@ export interface WebhookServiceDeps {
   clock: Clock;
   sealer: Sealer;
   policy: TargetPolicy;
+  audit: AuditLog;
 }
 
 /** The `boundTo` of an endpoint's sealed secret: a sealed value moved to another endpoint does not open. */
@@ -65,7 +67,9 @@ export class WebhookService {
       createdAt: this.d.clock.now(),
       failingSince: null,
     };
-    await this.d.webhooks.insertEndpoint(endpoint);
+    await this.d.audit.within(caller, "webhook_endpoint.created", endpointId, (tx) =>
+      tx.webhooks.insertEndpoint(endpoint),
+    );
     return { endpoint, secret };
   }
 
@@ -93,14 +97,18 @@ export class WebhookService {
     if (input.enabled === true) Object.assign(next, { enabled: true, disabledReason: "", failingSince: null });
     if (input.enabled === false && e.enabled)
       Object.assign(next, { enabled: false, disabledReason: "disabled by the account" });
-    await this.d.webhooks.updateEndpoint(next);
+    await this.d.audit.within(caller, "webhook_endpoint.updated", e.endpointId, (tx) =>
+      tx.webhooks.updateEndpoint(next),
+    );
     return next;
   }
 
   /** Removes the endpoint and its deliveries. */
   async deleteEndpoint(caller: AccountCaller, endpointId: string): Promise<void> {
     const e = await this.endpoint(caller, endpointId);
-    await this.d.webhooks.deleteEndpoint(e.endpointId);
+    await this.d.audit.within(caller, "webhook_endpoint.deleted", e.endpointId, (tx) =>
+      tx.webhooks.deleteEndpoint(e.endpointId),
+    );
   }
 
   /** One page of the account's log after the cursor, in commit order. */

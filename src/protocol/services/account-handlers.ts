@@ -13,8 +13,10 @@ import type { IssuedInvitation, MemberView, TeamService } from "../../domain/acc
 import { invalidArgument } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
+import { auditedCaller } from "../audited.js";
 import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
+import type { privacyHandlers } from "./privacy-handlers.js";
 
 const iso = (t: number | null): string => (t === null ? "" : isoTime(t));
 
@@ -72,12 +74,15 @@ export function accountHandlers(d: {
   consoleUrl: string;
   /** The older keys' grace period when a rotation names none (AIAGENT_API_KEY_GRACE, as the command line's). */
   defaultGraceSeconds: number;
+  /** Erasure, export and the audit log. */
+  privacy: ReturnType<typeof privacyHandlers>;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
   const invitation = (inv: IssuedInvitation) => invitationOf(d.consoleUrl, inv);
   const keyOf = async (caller: Parameters<AccountService["listApiKeys"]>[0], id: string) =>
     (await accounts.listApiKeys(caller)).find((k) => k.apiKeyId === id);
   return {
+    ...d.privacy,
     async getAccount(_req, call) {
       const caller = accountCaller(call.auth);
       const a = await accounts.account(caller);
@@ -97,7 +102,7 @@ export function accountHandlers(d: {
       return {};
     },
     async createApiKey(req, call) {
-      const caller = accountCaller(call.auth);
+      const caller = auditedCaller(call);
       const k = await accounts.createApiKey(caller, req.name);
       return { data: { apiKey: apiKey(k.view), clientApiKey: k.clientApiKey } };
     },
@@ -105,7 +110,7 @@ export function accountHandlers(d: {
       return { data: { apiKeys: (await accounts.listApiKeys(accountCaller(call.auth))).map(apiKey) } };
     },
     async rotateApiKeys(req, call) {
-      const caller = accountCaller(call.auth);
+      const caller = auditedCaller(call);
       const r = await accounts.rotateApiKey(caller, {
         graceSeconds: req.graceSeconds ?? d.defaultGraceSeconds,
         name: req.name,
@@ -121,7 +126,7 @@ export function accountHandlers(d: {
       };
     },
     async revokeApiKey(req, call) {
-      const caller = accountCaller(call.auth);
+      const caller = auditedCaller(call);
       // "all" is the command line's; the API revokes one key by its id.
       if (req.apiKeyId === "all") throw invalidArgument("api_key_id", "must be one key's id");
       await accounts.revokeApiKey(caller, req.apiKeyId);
@@ -159,33 +164,36 @@ export function accountHandlers(d: {
       };
     },
     async inviteMember(req, call) {
-      return { data: invitation(await team.invite(accountCaller(call.auth), req.email, req.role)) };
+      return { data: invitation(await team.invite(auditedCaller(call), req.email, req.role)) };
     },
     async resetMemberPassword(req, call) {
-      return { data: invitation(await team.issuePasswordReset(accountCaller(call.auth), req.memberId)) };
+      return { data: invitation(await team.issuePasswordReset(auditedCaller(call), req.memberId)) };
     },
     async listMembers(_req, call) {
       return { data: { members: (await team.list(accountCaller(call.auth))).map(member) } };
     },
     async updateMember(req, call) {
-      return { data: member(await team.setRole(accountCaller(call.auth), req.memberId, req.role)) };
+      return { data: member(await team.setRole(auditedCaller(call), req.memberId, req.role)) };
     },
     async removeMember(req, call) {
-      await team.remove(accountCaller(call.auth), req.memberId);
+      await team.remove(auditedCaller(call), req.memberId);
       return {};
     },
     async acceptInvitation(req) {
       return { data: member(await team.accept(req.invitationCode, req.password)) };
     },
     async revokeSessions(req, call) {
-      const caller = accountCaller(call.auth);
+      const caller = auditedCaller(call);
       if (!req.chatbotId && !req.userId) throw invalidArgument("chatbot_id", "give a chatbot_id, a user_id or both");
       if (req.chatbotId) await accounts.chatbot(caller, req.chatbotId);
-      const revoked = await d.tokens.revoke({
-        accountId: caller.accountId,
-        ...(req.chatbotId ? { chatbotId: req.chatbotId } : {}),
-        ...(req.userId ? { userId: req.userId } : {}),
-      });
+      const revoked = await d.tokens.revoke(
+        {
+          accountId: caller.accountId,
+          ...(req.chatbotId ? { chatbotId: req.chatbotId } : {}),
+          ...(req.userId ? { userId: req.userId } : {}),
+        },
+        caller,
+      );
       return { data: { revoked } };
     },
   };

@@ -7,6 +7,7 @@ import type {
 import { isoTime } from "../../domain/time.js";
 import type { SessionPolicyRecord } from "../../domain/token/repository.js";
 import type { SessionRegistry, SessionView } from "../../domain/token/session-registry.js";
+import { auditedCaller } from "../audited.js";
 import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
 
@@ -46,7 +47,7 @@ export function sessionHandlers(sessions: SessionRegistry): Handlers<typeof Sess
       return { data: { sessions: page.sessions.map(session), hasMore: page.hasMore } };
     },
     async revokeSession(req, call) {
-      return { data: session(await sessions.revoke(accountCaller(call.auth), req.sessionId)) };
+      return { data: session(await sessions.revoke(auditedCaller(call), req.sessionId)) };
     },
     async getSessionPolicy(req, call) {
       return { data: policy(await sessions.policy(accountCaller(call.auth), req.chatbotId)) };

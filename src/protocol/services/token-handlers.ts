@@ -1,6 +1,7 @@
 import type { TokenService as TokenServiceDesc } from "../../../gen/aiagent/v1/token_service_pb.js";
 import { LaunchRefusedError, type TokenService } from "../../domain/token/token-service.js";
 import type { Logger } from "../../log.js";
+import { callOrigin } from "../audited.js";
 import type { Call, Handlers } from "../call.js";
 import { limited, noTokenLimits, type TokenGuard } from "../token-limits.js";
 
@@ -82,7 +83,7 @@ export function tokenHandlers(
         limits,
         call,
         { target: `account:${req.userEmailId}`, apiKey, password: password !== undefined },
-        () => tokens.getIdToken({ email: req.userEmailId, clientApiKey: apiKey, password }),
+        () => tokens.getIdToken({ email: req.userEmailId, clientApiKey: apiKey, password, origin: callOrigin(call) }),
       );
       noStore(call);
       return { data: { idToken: t.idToken, expiresAt: BigInt(t.expiresAt) } };

@@ -8,6 +8,7 @@ import {
 import { isoTime } from "../../domain/time.js";
 import type { DeliveryRecord, EventRecord, WebhookEndpointRecord } from "../../domain/webhook/repository.js";
 import type { WebhookService } from "../../domain/webhook/webhook-service.js";
+import { auditedCaller } from "../audited.js";
 import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
 import { toDocumentedJson } from "../rest/json-codec.js";
@@ -63,6 +64,8 @@ export function eventMessage(e: EventRecord): MessageInitShape<typeof EventSchem
       revoked: d.revoked ?? 0,
       endpointId: d.endpointId ?? "",
       reason: d.reason ?? "",
+      contactId: d.contactId ?? "",
+      redacted: d.redacted ?? false,
     },
   };
 }
@@ -76,7 +79,7 @@ export function eventBody(e: EventRecord): string {
 export function webhookHandlers(webhooks: WebhookService): Handlers<typeof WebhookServiceDesc> {
   return {
     async createWebhookEndpoint(req, call) {
-      const r = await webhooks.createEndpoint(accountCaller(call.auth), {
+      const r = await webhooks.createEndpoint(auditedCaller(call), {
         url: req.url,
         eventTypes: req.eventTypes,
         description: req.description,
@@ -87,7 +90,7 @@ export function webhookHandlers(webhooks: WebhookService): Handlers<typeof Webho
       return { data: { endpoints: (await webhooks.listEndpoints(accountCaller(call.auth))).map(endpoint) } };
     },
     async updateWebhookEndpoint(req, call) {
-      const e = await webhooks.updateEndpoint(accountCaller(call.auth), {
+      const e = await webhooks.updateEndpoint(auditedCaller(call), {
         endpointId: req.endpointId,
         url: req.url,
         eventTypes: req.eventTypes?.types,
@@ -97,7 +100,7 @@ export function webhookHandlers(webhooks: WebhookService): Handlers<typeof Webho
       return { data: endpoint(e) };
     },
     async deleteWebhookEndpoint(req, call) {
-      await webhooks.deleteEndpoint(accountCaller(call.auth), req.endpointId);
+      await webhooks.deleteEndpoint(auditedCaller(call), req.endpointId);
       return {};
     },
     async listEvents(req, call) {

@@ -260,4 +260,28 @@ export const pgMigrations: PgMigration[] = [
       );
       CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);`,
   },
+  {
+    version: 8,
+    // The audit log of each account (details: JSON of strings, never a secret), chatbots' retention periods, and
+    // the index erasure redacts an account's events by (order_key: the conversation).
+    sql: `
+      CREATE TABLE audit_events (
+        audit_event_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        kind text NOT NULL,
+        actor text NOT NULL,
+        target text NOT NULL,
+        details text NOT NULL,
+        address text NOT NULL,
+        user_agent text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX audit_events_account ON audit_events (account_id, created_at DESC, audit_event_id DESC);
+      CREATE INDEX audit_events_created ON audit_events (created_at);
+      CREATE TABLE retention_policies (
+        chatbot_id text PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        days integer NOT NULL
+      );
+      CREATE INDEX events_order_key ON events (account_id, order_key);`,
+  },
 ];

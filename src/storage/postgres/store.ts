@@ -5,15 +5,18 @@ import type { Repositories, Store, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
 import { pgAccounts } from "./accounts.js";
 import { pgApiKeys } from "./api-keys.js";
+import { pgAudit } from "./audit.js";
 import { pgChatbots } from "./chatbots.js";
 import { pgContacts, pgConversations } from "./conversations.js";
 import { checkout, markUnprepared, PgRunner } from "./db.js";
 import { pgDemoSetup } from "./demo-setup.js";
 import { PgConversationEvents } from "./events.js";
+import { withAdvisoryLock } from "./exclusive.js";
 import { pgIdempotency } from "./idempotency.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
+import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
@@ -59,6 +62,8 @@ export class PgStore implements Store {
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
+  readonly audit: Repositories["audit"];
+  readonly privacy: Repositories["privacy"];
   private readonly db: PgRunner;
 
   constructor(
@@ -80,6 +85,8 @@ export class PgStore implements Store {
     this.events = pgEvents(this.db);
     this.webhooks = pgWebhooks(this.db);
     this.idempotency = pgIdempotency(this.db);
+    this.audit = pgAudit(this.db);
+    this.privacy = pgPrivacy(this.db);
   }
 
   transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {
@@ -114,6 +121,16 @@ export class PgStore implements Store {
   /** Synthetic data is bulk-loaded into SQLite only (`aiagent seed`); the benchmark copies a seeded file into PostgreSQL. */
   bulkLoader(): BulkLoader {
     throw new Error("the PostgreSQL back end has no bulk loader: seed a SQLite database instead");
+  }
+
+  exclusive<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
+    return withAdvisoryLock(this.pool, name, fn);
+  }
+
+  async onConversationsErased(erased: (conversationIds: string[] | undefined) => void): Promise<() => void> {
+    const listener = new PgListener(this.listenUrl, ERASURES_CHANNEL, (p) => erased(p ? p.split(",") : undefined));
+    await listener.start();
+    return () => listener.close();
   }
 
   async sharedEvents(local: ConversationEvents & { changedAll(): void; close(): void }): Promise<PgConversationEvents> {

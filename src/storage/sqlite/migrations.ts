@@ -450,4 +450,31 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
     `,
   },
+  {
+    version: 14,
+    name: "the audit log of each account, and chatbots' retention periods",
+    sql: `
+      -- details: a JSON object of strings (ids, roles, counts), never a secret.
+      CREATE TABLE audit_events (
+        audit_event_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        kind TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        target TEXT NOT NULL,
+        details TEXT NOT NULL,
+        address TEXT NOT NULL,
+        user_agent TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX audit_events_account ON audit_events (account_id, created_at DESC, audit_event_id DESC);
+      CREATE INDEX audit_events_created ON audit_events (created_at);
+      -- Conversations of the chatbot idle for longer than days are deleted by the retention run.
+      CREATE TABLE retention_policies (
+        chatbot_id TEXT PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        days INTEGER NOT NULL
+      ) STRICT;
+      -- Erasure redacts an account's events about a customer by conversation (order_key).
+      CREATE INDEX events_order_key ON events (account_id, order_key);
+    `,
+  },
 ];

@@ -1,6 +1,7 @@
 import type { Db } from "./database.js";
 import { sqliteAccounts } from "./repos/accounts.js";
 import { sqliteApiKeys } from "./repos/api-keys.js";
+import { sqliteAudit } from "./repos/audit.js";
 import { sqliteChatbots } from "./repos/chatbots.js";
 import { sqliteContacts } from "./repos/contacts.js";
 import { sqliteConversations } from "./repos/conversations.js";
@@ -8,6 +9,7 @@ import { sqliteDemoSetup } from "./repos/demo-setup.js";
 import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
+import { sqlitePrivacy } from "./repos/privacy.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
@@ -28,6 +30,8 @@ export function sqliteRepositories(db: Db) {
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),
     idempotency: sqliteIdempotency(db),
+    audit: sqliteAudit(db),
+    privacy: sqlitePrivacy(db),
   };
 }
 

@@ -40,6 +40,8 @@ export class SqliteStore implements Store {
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
+  readonly audit: Repositories["audit"];
+  readonly privacy: Repositories["privacy"];
   /** The repositories as seen inside a unit of work (the mutex is already held). */
   private readonly inside: Repositories;
   private readonly probe: () => boolean;
@@ -68,6 +70,8 @@ export class SqliteStore implements Store {
     this.events = outside.events;
     this.webhooks = outside.webhooks;
     this.idempotency = outside.idempotency;
+    this.audit = outside.audit;
+    this.privacy = outside.privacy;
     this.probe = readinessProbe(db);
   }
 
@@ -136,6 +140,16 @@ export class SqliteStore implements Store {
     return () => undefined;
   }
 
+  /** One process holds the file: the service's own caches are told of an erasure directly, so nothing to hear. */
+  async onConversationsErased(_erased: (conversationIds: string[] | undefined) => void): Promise<() => void> {
+    return () => undefined;
+  }
+
+  /** One process holds the file (several instances need PostgreSQL), so no other can be running `name`: fn runs. */
+  exclusive<T>(_name: string, fn: () => Promise<T>): Promise<T | undefined> {
+    return fn();
+  }
+
   bulkLoader(): SqliteBulkLoader {
     return new SqliteBulkLoader(this.db);
   }
@@ -200,5 +214,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
     idempotency: asyncRepository(sync.idempotency, run),
+    audit: asyncRepository(sync.audit, run),
+    privacy: asyncRepository(sync.privacy, run),
   };
 }

@@ -6,6 +6,7 @@ import { eventCases } from "./events.case.js";
 import { backends, type Harness } from "./harness.js";
 import { idempotencyCases } from "./idempotency.case.js";
 import { memberCases } from "./members.case.js";
+import { privacyCases } from "./privacy.case.js";
 import { sessionCases } from "./sessions.case.js";
 import { tokenCases } from "./tokens.case.js";
 import { transactionCases } from "./transactions.case.js";
@@ -36,5 +37,6 @@ for (const backend of backends) {
     transactionCases(h);
     eventCases(h);
     idempotencyCases(h);
+    privacyCases(h);
   });
 }

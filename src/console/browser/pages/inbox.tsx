@@ -4,6 +4,7 @@ import { conversations, describeError } from "../api.js";
 import { useAccountWatch } from "../live.js";
 import { SessionContext } from "../session.js";
 import { Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
+import { ContactPrivacy } from "./contact-privacy.js";
 
 const PAGE = 20;
 type Filter = "all" | "unread" | "live";
@@ -362,6 +363,11 @@ function ConversationView(props: {
               Close
             </button>
           )}
+          <ContactPrivacy
+            contactId={props.contact.contactId}
+            name={name}
+            onErased={() => [props.onChanged(), props.onBack()]}
+          />
         </div>
         {a.error !== undefined && (
           <p class="state state--error" role="alert">

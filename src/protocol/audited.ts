@@ -1,0 +1,16 @@
+import type { AccountCaller } from "../domain/caller.js";
+import { accountCaller } from "./auth.js";
+import type { AuthorizedCall, Call } from "./call.js";
+
+/** Longest User-Agent kept for the audit log. */
+const MAX_USER_AGENT = 256;
+
+/** Where a call came from, for the audit log: the peer's address and its User-Agent (clipped). */
+export function callOrigin(call: Call): { address: string; userAgent: string } {
+  return { address: call.peer, userAgent: (call.header("user-agent") ?? "").slice(0, MAX_USER_AGENT) };
+}
+
+/** The account's caller with where the call came from, for the actions the audit log records. */
+export function auditedCaller(call: AuthorizedCall): AccountCaller {
+  return { ...accountCaller(call.auth), origin: callOrigin(call) };
+}

@@ -1,0 +1,144 @@
+import type { ContactRecord, PrivacyRepository } from "../../domain/privacy/repository.js";
+import type { PgDb } from "./db.js";
+
+type Row = Record<string, unknown>;
+
+/** The channel an erasure announces the erased conversations on, so other instances drop what they remember. */
+export const ERASURES_CHANNEL = "aiagent_erasures";
+/** What replaces the data of an event about an erased contact or an expired conversation. */
+const REDACTED = '{"redacted":true}';
+/** NOTIFY payloads stop at 8000 bytes: more ids than this travel as an empty payload ("forget everything"). */
+const MAX_NOTIFIED = 150;
+
+const toContact = (r: Row): ContactRecord => ({
+  contactId: r.contact_id as string,
+  accountId: r.account_id as string,
+  userId: r.user_id as string,
+  contactName: r.contact_name as string,
+  email: r.email as string,
+  phoneNumber: r.phone_number as string,
+  createdAt: Number(r.created_at),
+});
+
+/** Erasure, export lookups and retention in PostgreSQL; each write method is one unit of work. */
+export function pgPrivacy(db: PgDb): PrivacyRepository {
+  /** Deletes the conversations' messages and rows and redacts their events; answers (messages, events redacted). */
+  const drop = async (accountId: string, ids: string[]): Promise<[number, number]> => {
+    if (ids.length === 0) return [0, 0];
+    const messages = await db.count("priv_del_messages", "DELETE FROM messages WHERE conversation_id = ANY($1)", [ids]);
+    await db.count("priv_del_conversations", "DELETE FROM conversations WHERE conversation_id = ANY($1)", [ids]);
+    const redacted = await db.count(
+      "priv_redact_conversations",
+      "UPDATE events SET data = $1 WHERE account_id = $2 AND order_key = ANY($3) AND data <> $1",
+      [REDACTED, accountId, ids],
+    );
+    return [messages, redacted];
+  };
+  const announce = (ids: string[]) =>
+    db.rows("priv_notify", `SELECT pg_notify('${ERASURES_CHANNEL}', $1)`, [
+      ids.length > MAX_NOTIFIED ? "" : ids.join(","),
+    ]);
+  return {
+    contact: async (accountId, by) =>
+      (
+        await ("contactId" in by
+          ? db.rows("priv_contact_id", "SELECT * FROM contacts WHERE account_id = $1 AND contact_id = $2", [
+              accountId,
+              by.contactId,
+            ])
+          : db.rows("priv_contact_user", "SELECT * FROM contacts WHERE account_id = $1 AND user_id = $2", [
+              accountId,
+              by.userId,
+            ]))
+      ).map(toContact)[0],
+    erase: (c) =>
+      db.unit(async () => {
+        const ids = (
+          await db.rows<{ conversation_id: string }>(
+            "priv_conv_ids",
+            "SELECT conversation_id FROM conversations WHERE contact_id = $1 FOR UPDATE",
+            [c.contactId],
+          )
+        ).map((r) => r.conversation_id);
+        const [messages, redacted] = await drop(c.accountId, ids);
+        const byUser = await db.count(
+          "priv_redact_user",
+          "UPDATE events SET data = $1 WHERE account_id = $2 AND (data::jsonb ->> 'userId') = $3 AND data <> $1",
+          [REDACTED, c.accountId, c.userId],
+        );
+        await db.count(
+          "priv_del_rotations",
+          "DELETE FROM refresh_token_rotations WHERE session_id IN (SELECT session_id FROM refresh_tokens WHERE account_id = $1 AND user_id = $2)",
+          [c.accountId, c.userId],
+        );
+        const sessions = await db.count(
+          "priv_del_tokens",
+          "DELETE FROM refresh_tokens WHERE account_id = $1 AND user_id = $2",
+          [c.accountId, c.userId],
+        );
+        await db.count("priv_del_launch", "DELETE FROM launch_codes WHERE account_id = $1 AND user_id = $2", [
+          c.accountId,
+          c.userId,
+        ]);
+        await db.count(
+          "priv_del_revocations",
+          "DELETE FROM token_revocations WHERE user_id = $1 AND chatbot_id IN (SELECT chatbot_id FROM chatbots WHERE account_id = $2)",
+          [c.userId, c.accountId],
+        );
+        await db.count("priv_del_contact", "DELETE FROM contacts WHERE contact_id = $1", [c.contactId]);
+        await announce(ids);
+        return { conversationIds: ids, messages, sessions, eventsRedacted: redacted + byUser };
+      }),
+    expireConversations: (chatbotId, before, limit) =>
+      db.unit(async () => {
+        // The contact's latest conversation goes only with the contact's last one: the contact's copies stay true.
+        const rows = await db.rows<{
+          conversation_id: string;
+          account_id: string;
+          contact_id: string;
+          unread_count: number;
+        }>(
+          "priv_expired",
+          `SELECT v.conversation_id, v.account_id, v.contact_id, v.unread_count FROM conversations v
+             JOIN contacts c ON c.contact_id = v.contact_id
+            WHERE v.chatbot_id = $1 AND coalesce(v.last_message_at, v.created_at) < $2
+              AND (c.latest_conversation_id IS DISTINCT FROM v.conversation_id
+                OR NOT EXISTS (SELECT 1 FROM conversations o WHERE o.contact_id = v.contact_id AND o.conversation_id <> v.conversation_id))
+            LIMIT $3 FOR UPDATE OF v`,
+          [chatbotId, before, limit],
+        );
+        if (rows.length === 0) return [];
+        const ids = rows.map((r) => r.conversation_id);
+        await drop(rows[0]!.account_id, ids);
+        for (const r of rows)
+          await db.count(
+            "priv_unread",
+            "UPDATE contacts SET unread_count = greatest(0, unread_count - $1) WHERE contact_id = $2",
+            [r.unread_count, r.contact_id],
+          );
+        await db.count(
+          "priv_del_empty_contacts",
+          "DELETE FROM contacts c WHERE c.contact_id = ANY($1) AND NOT EXISTS (SELECT 1 FROM conversations v WHERE v.contact_id = c.contact_id)",
+          [rows.map((r) => r.contact_id)],
+        );
+        await announce(ids);
+        return ids;
+      }),
+    retentionPolicies: async () =>
+      (
+        await db.rows(
+          "priv_policies",
+          "SELECT p.chatbot_id, c.account_id, p.days FROM retention_policies p JOIN chatbots c ON c.chatbot_id = p.chatbot_id",
+          [],
+        )
+      ).map((r) => ({ chatbotId: r.chatbot_id as string, accountId: r.account_id as string, days: Number(r.days) })),
+    setRetention: async (chatbotId, days) =>
+      void (days === null
+        ? await db.count("priv_clear_policy", "DELETE FROM retention_policies WHERE chatbot_id = $1", [chatbotId])
+        : await db.count(
+            "priv_set_policy",
+            "INSERT INTO retention_policies (chatbot_id, days) VALUES ($1, $2) ON CONFLICT (chatbot_id) DO UPDATE SET days = excluded.days",
+            [chatbotId, days],
+          )),
+  };
+}

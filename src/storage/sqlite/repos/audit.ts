@@ -1,0 +1,72 @@
+import type { AuditEventRecord, AuditKind, AuditRepository } from "../../../domain/audit/repository.js";
+import type { Sync } from "../../sync.js";
+import type { Db } from "../database.js";
+
+interface Row {
+  audit_event_id: string;
+  account_id: string;
+  kind: string;
+  actor: string;
+  target: string;
+  details: string;
+  address: string;
+  user_agent: string;
+  created_at: number;
+}
+
+const toEvent = (r: Row): AuditEventRecord => ({
+  auditEventId: r.audit_event_id,
+  accountId: r.account_id,
+  kind: r.kind as AuditKind,
+  actor: r.actor,
+  target: r.target,
+  details: JSON.parse(r.details) as Record<string, string>,
+  address: r.address,
+  userAgent: r.user_agent,
+  createdAt: r.created_at,
+});
+
+/** The audit log in SQLite, newest first by (created_at, id). */
+export function sqliteAudit(db: Db): Sync<AuditRepository> {
+  const insert = db.prepare(
+    `INSERT INTO audit_events (audit_event_id, account_id, kind, actor, target, details, address, user_agent, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  // Absent bounds are passed as NULL and match everything; kinds as a JSON array ('[]': every kind).
+  const list = db.prepare<unknown[], Row>(
+    `SELECT * FROM audit_events
+      WHERE account_id = ?
+        AND (? = '[]' OR kind IN (SELECT value FROM json_each(?)))
+        AND (? IS NULL OR created_at >= ?)
+        AND (? IS NULL OR created_at < ?)
+        AND (? IS NULL OR (created_at, audit_event_id) < (?, ?))
+      ORDER BY created_at DESC, audit_event_id DESC LIMIT ?`,
+  );
+  const prune = db.prepare(
+    "DELETE FROM audit_events WHERE rowid IN (SELECT rowid FROM audit_events WHERE created_at < ? LIMIT ?)",
+  );
+  return {
+    insert: (e) =>
+      void insert.run(
+        e.auditEventId,
+        e.accountId,
+        e.kind,
+        e.actor,
+        e.target,
+        JSON.stringify(e.details),
+        e.address,
+        e.userAgent,
+        e.createdAt,
+      ),
+    list: (q) => {
+      const kinds = JSON.stringify(q.kinds);
+      const since = q.since ?? null;
+      const until = q.until ?? null;
+      const at = q.before?.createdAt ?? null;
+      return list
+        .all(q.accountId, kinds, kinds, since, since, until, until, at, at, q.before?.auditEventId ?? null, q.limit)
+        .map(toEvent);
+    },
+    prune: (before, limit) => prune.run(before, limit).changes,
+  };
+}

@@ -1,0 +1,125 @@
+import type { ContactRecord, PrivacyRepository } from "../../../domain/privacy/repository.js";
+import type { Sync } from "../../sync.js";
+import type { Db } from "../database.js";
+
+interface ContactRow {
+  contact_id: string;
+  account_id: string;
+  user_id: string;
+  contact_name: string;
+  email: string;
+  phone_number: string;
+  created_at: number;
+}
+
+const toContact = (r: ContactRow): ContactRecord => ({
+  contactId: r.contact_id,
+  accountId: r.account_id,
+  userId: r.user_id,
+  contactName: r.contact_name,
+  email: r.email,
+  phoneNumber: r.phone_number,
+  createdAt: r.created_at,
+});
+
+/** What replaces the data of an event about an erased contact or an expired conversation. */
+export const REDACTED = '{"redacted":true}';
+
+/** Erasure, export lookups and retention in SQLite; each write method is one transaction (a savepoint inside one). */
+export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
+  const byId = db.prepare<[string, string], ContactRow>(
+    "SELECT * FROM contacts WHERE account_id = ? AND contact_id = ?",
+  );
+  const byUser = db.prepare<[string, string], ContactRow>(
+    "SELECT * FROM contacts WHERE account_id = ? AND user_id = ?",
+  );
+  const convIds = db.prepare<[string], { conversation_id: string }>(
+    "SELECT conversation_id FROM conversations WHERE contact_id = ?",
+  );
+  const delMessages = db.prepare("DELETE FROM messages WHERE conversation_id = ?");
+  const delConversation = db.prepare("DELETE FROM conversations WHERE conversation_id = ?");
+  const redactConversation = db.prepare(
+    "UPDATE events SET data = ? WHERE account_id = ? AND order_key = ? AND data <> ?",
+  );
+  const redactUser = db.prepare(
+    "UPDATE events SET data = ? WHERE account_id = ? AND json_extract(data, '$.userId') = ? AND data <> ?",
+  );
+  const sessions = db.prepare<[string, string], { session_id: string }>(
+    "SELECT session_id FROM refresh_tokens WHERE account_id = ? AND user_id = ?",
+  );
+  const delRotations = db.prepare("DELETE FROM refresh_token_rotations WHERE session_id = ?");
+  const delTokens = db.prepare("DELETE FROM refresh_tokens WHERE account_id = ? AND user_id = ?");
+  const delLaunchCodes = db.prepare("DELETE FROM launch_codes WHERE account_id = ? AND user_id = ?");
+  const delRevocations = db.prepare(
+    "DELETE FROM token_revocations WHERE user_id = ? AND chatbot_id IN (SELECT chatbot_id FROM chatbots WHERE account_id = ?)",
+  );
+  const delContact = db.prepare("DELETE FROM contacts WHERE contact_id = ?");
+  // The contact's latest conversation goes only with the contact's last one: the contact's copies of it stay true.
+  const expired = db.prepare<
+    [string, number, number],
+    { conversation_id: string; account_id: string; contact_id: string; unread_count: number }
+  >(
+    `SELECT v.conversation_id, v.account_id, v.contact_id, v.unread_count FROM conversations v
+       JOIN contacts c ON c.contact_id = v.contact_id
+      WHERE v.chatbot_id = ? AND coalesce(v.last_message_at, v.created_at) < ?
+        AND (c.latest_conversation_id IS NOT v.conversation_id
+          OR NOT EXISTS (SELECT 1 FROM conversations o WHERE o.contact_id = v.contact_id AND o.conversation_id <> v.conversation_id))
+      LIMIT ?`,
+  );
+  const remaining = db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM conversations WHERE contact_id = ?");
+  const unread = db.prepare("UPDATE contacts SET unread_count = max(0, unread_count - ?) WHERE contact_id = ?");
+  const policies = db.prepare<[], { chatbot_id: string; account_id: string; days: number }>(
+    "SELECT p.chatbot_id, c.account_id, p.days FROM retention_policies p JOIN chatbots c ON c.chatbot_id = p.chatbot_id",
+  );
+  const setPolicy = db.prepare(
+    "INSERT INTO retention_policies (chatbot_id, days) VALUES (?, ?) ON CONFLICT (chatbot_id) DO UPDATE SET days = excluded.days",
+  );
+  const clearPolicy = db.prepare("DELETE FROM retention_policies WHERE chatbot_id = ?");
+
+  const dropConversation = (accountId: string, conversationId: string): { messages: number; redacted: number } => {
+    const messages = delMessages.run(conversationId).changes;
+    delConversation.run(conversationId);
+    return { messages, redacted: redactConversation.run(REDACTED, accountId, conversationId, REDACTED).changes };
+  };
+
+  const erase = db.transaction((c: ContactRecord) => {
+    const conversationIds = convIds.all(c.contactId).map((r) => r.conversation_id);
+    let messages = 0;
+    let eventsRedacted = 0;
+    for (const id of conversationIds) {
+      const d = dropConversation(c.accountId, id);
+      messages += d.messages;
+      eventsRedacted += d.redacted;
+    }
+    eventsRedacted += redactUser.run(REDACTED, c.accountId, c.userId, REDACTED).changes;
+    for (const s of sessions.all(c.accountId, c.userId)) delRotations.run(s.session_id);
+    const sessionCount = delTokens.run(c.accountId, c.userId).changes;
+    delLaunchCodes.run(c.accountId, c.userId);
+    delRevocations.run(c.userId, c.accountId);
+    delContact.run(c.contactId);
+    return { conversationIds, messages, sessions: sessionCount, eventsRedacted };
+  });
+
+  const expire = db.transaction((chatbotId: string, before: number, limit: number) => {
+    const rows = expired.all(chatbotId, before, limit);
+    for (const r of rows) {
+      dropConversation(r.account_id, r.conversation_id);
+      if (remaining.get(r.contact_id)!.n === 0) delContact.run(r.contact_id);
+      else unread.run(r.unread_count, r.contact_id);
+    }
+    return rows.map((r) => r.conversation_id);
+  });
+
+  return {
+    contact: (accountId, by) => {
+      const r = "contactId" in by ? byId.get(accountId, by.contactId) : byUser.get(accountId, by.userId);
+      return r && toContact(r);
+    },
+    erase: (c) => erase(c),
+    expireConversations: (chatbotId, before, limit) => expire(chatbotId, before, limit),
+    retentionPolicies: () =>
+      policies.all().map((p) => ({ chatbotId: p.chatbot_id, accountId: p.account_id, days: p.days })),
+    setRetention: (chatbotId, days) =>
+      void (days === null ? clearPolicy.run(chatbotId) : setPolicy.run(chatbotId, days)),
+  };
+}
