@@ -28,6 +28,11 @@ import { WebhookService } from "./domain/webhook/webhook-service.js";
 import { InProcessConversationEvents } from "./events/in-process.js";
 import { keySealer } from "./key-encryption.js";
 import type { Logger } from "./log.js";
+import { Metrics } from "./observability/metrics.js";
+import { metricsRoute } from "./observability/metrics-route.js";
+import { RpcObserver } from "./observability/rpc.js";
+import { observedSend, tracedAgent, tracedTransaction } from "./observability/spans.js";
+import { activeTracer } from "./observability/tracing.js";
 import { guardService } from "./protocol/access.js";
 import { Authenticator } from "./protocol/auth.js";
 import type { AnyHandler } from "./protocol/call.js";
@@ -106,6 +111,8 @@ export interface App {
   events: ConversationEvents & { close(): void };
   watchLimits: WatchLimits;
   bindings: ServiceBinding[];
+  /** The Prometheus series (GET /metrics with AIAGENT_METRICS_TOKEN). */
+  metrics: Metrics;
   handler: (req: HttpRequest, res: HttpResponse) => void;
   log: Logger;
   /** Listens on config.port (0 for any free port). */
@@ -119,6 +126,9 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const clock = o.clock ?? systemClock;
   // With SQLite's synchronous=FULL kept as group commit, answers wait for a shared fsync (store.durable()).
   const store = await openStore(config, o.fsync ? { fsync: o.fsync } : {});
+  // Undefined unless OTEL_* asked for traces (startTracing, in `aiagent serve`): then nothing below traces.
+  const tracer = activeTracer();
+  const transaction = tracedTransaction(store.transaction.bind(store), tracer);
   const durable = (h: Record<string, AnyHandler>) => durableHandlers(h, () => store.durable());
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
   let keys: KeyRing;
@@ -129,7 +139,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       maxTokenLifetimeMs: maxLifetimeMs,
       refreshIntervalMs: config.signingKeyRefreshSeconds * 1000,
       sealer,
-      transaction: store.transaction.bind(store),
+      transaction,
     });
   } catch (e) {
     await store.close();
@@ -146,7 +156,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const eventLog = new EventLog(clock);
   const tokens = new TokenService({
     ...store,
-    transaction: store.transaction.bind(store),
+    transaction,
     log: eventLog,
     jwt,
     clock,
@@ -162,7 +172,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const accounts = new AccountService({
     ...store,
     clock,
-    transaction: store.transaction.bind(store),
+    transaction,
     sealer,
     allowLoopbackHttp: !config.production,
     // In development an agent may be any local or not-yet-resolvable model server; in production, public ones only.
@@ -184,12 +194,12 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const conversations = new ConversationService({
     ...store,
     events,
-    transaction: store.transaction.bind(store),
+    transaction,
     log: eventLog,
     // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).
-    agent: new PerChatbotAgent(
-      o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
-      sealer,
+    agent: tracedAgent(
+      new PerChatbotAgent(o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()), sealer),
+      tracer,
     ),
     clock,
     idleCloseSeconds: config.idleCloseSeconds,
@@ -198,6 +208,11 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const development = targets.development;
   const webhooks = new WebhookService({ ...store, clock, sealer, policy: targets });
   const w = config.webhooks;
+  const metrics = new Metrics({
+    storeStats: () => store.stats(),
+    pageCache: () => conversations.pageCacheCounts,
+    processDefaults: config.metricsToken !== undefined,
+  });
   const dispatcher =
     o.dispatch === false
       ? undefined
@@ -206,7 +221,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
           log: eventLog,
           clock,
           sealer,
-          send: o.webhookSend ?? httpSender({ development, timeoutMs: w.timeoutMs }),
+          send: observedSend(o.webhookSend ?? httpSender({ development, timeoutMs: w.timeoutMs }), metrics, tracer),
           sign: standardSign,
           render: eventBody,
           settings: {
@@ -243,8 +258,9 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     bind(WebhookServiceDesc, webhookHandlers(webhooks)),
     bind(SessionServiceDesc, sessionHandlers(sessions)),
   ];
+  const observer = new RpcObserver(metrics, tracer);
   const connect = connectNodeAdapter({
-    routes: createConnectRoutes(bindings, log),
+    routes: createConnectRoutes(bindings, log, observer),
     readMaxBytes: MAX_BODY_BYTES,
     contextValues: (req) => createContextValues().set(peerKey, req.socket?.remoteAddress ?? ""),
     fallback: (req, res) =>
@@ -268,6 +284,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     eventLog,
     dispatcher,
     bindings,
+    metrics,
     log,
     handler: () => undefined,
     events,
@@ -294,9 +311,10 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   };
   const routes: Route[] = [
     opsRoutes({ keys, ready: () => store.ready() }),
+    metricsRoute(metrics, config.metricsToken),
     docsRoutes(),
     ...(o.extraRoutes?.(app) ?? []),
-    createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log }),
+    createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log, observer }),
     (req, res) => {
       connect(req as never, parseErrorsAsInvalidArgument(res) as never);
       return true;

@@ -43,6 +43,11 @@ export interface Config {
   readonly watchStreams: { readonly perInstance: number; readonly perToken: number };
   /** The event log and webhook deliveries (see the README's "Webhooks"). */
   readonly webhooks: WebhookSettings;
+  /**
+   * The bearer secret `GET /metrics` asks for (AIAGENT_METRICS_TOKEN, at least 16 characters; never echoed);
+   * undefined: no /metrics route at all (docs/operations.md).
+   */
+  readonly metricsToken: string | undefined;
 }
 
 /**
@@ -280,6 +285,19 @@ function retryDelays(src: Source): number[] {
   return parts.map((x) => Math.round(Number(x) * 1000));
 }
 
+/** Shortest AIAGENT_METRICS_TOKEN accepted: a guessable one would publish the service's traffic. */
+export const MIN_METRICS_TOKEN_LENGTH = 16;
+
+function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.AIAGENT_METRICS_TOKEN;
+  if (raw === undefined || raw === "") return undefined;
+  if (raw.length < MIN_METRICS_TOKEN_LENGTH || /\s/.test(raw))
+    throw new ConfigError(
+      `AIAGENT_METRICS_TOKEN must have at least ${MIN_METRICS_TOKEN_LENGTH} characters and no spaces (got ${raw.length} characters)`,
+    );
+  return raw;
+}
+
 /** Reads and validates the configuration once; throws ConfigError naming the bad variable or option. */
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
@@ -338,6 +356,7 @@ export function loadConfig(
       timeoutMs: positive(src, "AIAGENT_WEBHOOK_TIMEOUT_MS", 10_000),
       pollMs: positive(src, "AIAGENT_WEBHOOK_POLL_MS", 1000),
     },
+    metricsToken: metricsToken(env),
     ...overrides,
   };
   return Object.freeze(config);

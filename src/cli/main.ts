@@ -7,6 +7,7 @@ import { isDomainError } from "../domain/errors.js";
 import { StoreOpenError } from "../domain/store.js";
 import { frameRoutes } from "../frame/routes.js";
 import { createLogger } from "../log.js";
+import { startTracing } from "../observability/tracing.js";
 import { onlyOptions, type ParsedArgs, parse, UsageError } from "./args.js";
 import { COMMANDS, configFlags, type Out } from "./commands.js";
 import { boundHeapGrowth } from "./heap.js";
@@ -16,6 +17,8 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
   boundHeapGrowth();
   const config = loadConfig(process.env, {}, configFlags(values));
   const log = createLogger(config.logLevel);
+  // OTEL_* variables may ask for traces (docs/operations.md); spans still queued are sent before exit.
+  const tracing = startTracing();
   // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
   let demoCredentials: { chatbotId: string; clientApiKey: string } | undefined;
   const app = await buildApp(config, log, {
@@ -54,6 +57,7 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
     log.info("stopping", { signal });
     await server.close(10_000);
     await app.close();
+    await tracing?.shutdown().catch(() => undefined);
     log.info("stopped");
     process.exit(0);
   };

@@ -3,8 +3,8 @@ import { accessSync, constants } from "node:fs";
 import { delimiter, join, relative } from "node:path";
 
 // The Debian packages some suites need. `npm test` installs the missing ones when it can (test/setup/), and a suite
-// whose package is still missing is skipped with one line naming it. AIAGENT_TEST_CHROMIUM and AIAGENT_TEST_PROTOC
-// point the lookups elsewhere (a test points them at nothing to check the skip).
+// whose package is still missing is skipped with one line naming it. AIAGENT_TEST_CHROMIUM, AIAGENT_TEST_PROTOC and
+// AIAGENT_TEST_PROMETHEUS point the lookups elsewhere (a test points them at nothing to check the skip).
 
 type Env = NodeJS.ProcessEnv;
 
@@ -15,7 +15,8 @@ export type Need =
   | "protobuf-compiler-grpc"
   | "python3-grpcio"
   | "python3-protobuf"
-  | "wrk";
+  | "wrk"
+  | "prometheus";
 /** Every package `npm test` installs when it can (wrk: the benchmark's smoke test prefers it to autocannon). */
 export const ALL_NEEDS: Need[] = [
   "chromium",
@@ -24,6 +25,7 @@ export const ALL_NEEDS: Need[] = [
   "python3-grpcio",
   "python3-protobuf",
   "wrk",
+  "prometheus",
 ];
 
 function executable(path: string): boolean {
@@ -46,6 +48,11 @@ export function which(program: string, env: Env = process.env): string | undefin
 /** Debian's Chromium, unless AIAGENT_TEST_CHROMIUM names another. */
 export function chromiumPath(env: Env = process.env): string {
   return env.AIAGENT_TEST_CHROMIUM || "/usr/bin/chromium";
+}
+
+/** Debian's Prometheus server, unless AIAGENT_TEST_PROMETHEUS names another. */
+export function prometheusPath(env: Env = process.env): string {
+  return env.AIAGENT_TEST_PROMETHEUS || "/usr/bin/prometheus";
 }
 
 /** Debian's protoc, unless AIAGENT_TEST_PROTOC names another. */
@@ -76,6 +83,7 @@ export function missingPackages(needs: Need[], env: Env = process.env): Need[] {
     "python3-grpcio": () => python !== undefined || (pythonModule("grpc") && !pythonModule("google.protobuf")),
     "python3-protobuf": () => python !== undefined || (pythonModule("google.protobuf") && !pythonModule("grpc")),
     wrk: () => which("wrk", env) !== undefined,
+    prometheus: () => executable(prometheusPath(env)),
   };
   return needs.filter((n) => !present[n]());
 }

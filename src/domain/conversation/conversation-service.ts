@@ -75,6 +75,11 @@ export class ConversationService {
   /** Recently read pages of messages, served again while the conversation's count says they are current. */
   private readonly pages = new MessagePageCache();
 
+  /** Message pages answered from the page cache and built from storage, since start (the metrics). */
+  get pageCacheCounts(): { readonly hits: number; readonly misses: number } {
+    return this.pages.counts;
+  }
+
   constructor(private readonly d: ConversationServiceDeps) {}
 
   /** Stores the user's message, then streams and stores the agent's reply (none while an operator holds the conversation). */

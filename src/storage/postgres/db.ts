@@ -18,6 +18,8 @@ export interface PgDb {
 /** Routes statements to the connection of the unit of work running in this async context, else to the pool. */
 export class PgRunner implements PgDb {
   private readonly current = new AsyncLocalStorage<PoolClient>();
+  /** Units of work run again after a conflict, since start (a metric). */
+  retries = 0;
 
   constructor(private readonly pool: Pool) {}
 
@@ -46,6 +48,7 @@ export class PgRunner implements PgDb {
       } catch (e) {
         const code = (e as { extra?: { cause?: { code?: string } } }).extra?.cause?.code;
         if ((code !== "40001" && code !== "40P01") || attempt >= MAX_ATTEMPTS) throw e;
+        this.retries++;
         await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
       }
     }
