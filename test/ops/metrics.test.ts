@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../frame/browser.js";
 import { issueTokens } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
@@ -86,14 +86,6 @@ describe("GET /metrics", () => {
       expect(body).not.toContain(secret);
   });
 });
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
-  const { port } = srv.address() as { port: number };
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 describe.runIf(suiteCanRun(import.meta.filename, ["prometheus"]))("a real Prometheus", () => {
   let prom: ChildProcess | undefined;
