@@ -9,6 +9,7 @@ import { frameRoutes } from "../frame/routes.js";
 import { createLogger } from "../log.js";
 import { startTracing } from "../observability/tracing.js";
 import { onlyOptions, type ParsedArgs, parse, UsageError } from "./args.js";
+import { BACKUP_COMMANDS } from "./backup.js";
 import { COMMANDS, configFlags, type Out } from "./commands.js";
 import { boundHeapGrowth } from "./heap.js";
 import { USAGE } from "./usage.js";
@@ -72,6 +73,12 @@ async function run(argv: string[], out: Out): Promise<void> {
     process.stdout.write(USAGE);
     if (!cmd && !values.help) throw new UsageError("a command is required");
     return;
+  }
+  if (cmd === "backup" || cmd === "restore") {
+    if (sub === undefined) throw new UsageError(`'${cmd}' needs a FILE`);
+    if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
+    onlyOptions(cmd, values, []);
+    return BACKUP_COMMANDS[cmd](values, sub, out);
   }
   if (cmd === "serve" || cmd === "seed") {
     if (sub !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(sub)}`);
