@@ -19,6 +19,7 @@ const ON_POSTGRES = [
   "test/webhooks/events.test.ts",
   "test/webhooks/access.test.ts",
   "test/api/sessions.test.ts",
+  "test/ops/metrics.test.ts",
 ];
 
 export default defineConfig(async () => {

@@ -16,7 +16,8 @@ export type Need =
   | "python3-grpcio"
   | "python3-protobuf"
   | "wrk"
-  | "prometheus";
+  | "prometheus"
+  | "postgresql-client";
 /** Every package `npm test` installs when it can (wrk: the benchmark's smoke test prefers it to autocannon). */
 export const ALL_NEEDS: Need[] = [
   "chromium",
@@ -26,6 +27,7 @@ export const ALL_NEEDS: Need[] = [
   "python3-protobuf",
   "wrk",
   "prometheus",
+  "postgresql-client",
 ];
 
 function executable(path: string): boolean {
@@ -84,6 +86,7 @@ export function missingPackages(needs: Need[], env: Env = process.env): Need[] {
     "python3-protobuf": () => python !== undefined || (pythonModule("google.protobuf") && !pythonModule("grpc")),
     wrk: () => which("wrk", env) !== undefined,
     prometheus: () => executable(prometheusPath(env)),
+    "postgresql-client": () => which("pg_dump", env) !== undefined && which("pg_restore", env) !== undefined,
   };
   return needs.filter((n) => !present[n]());
 }
