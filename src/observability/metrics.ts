@@ -1,8 +1,6 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { StoreStats } from "../domain/store.js";
-
-/** Labels of one RPC's series: which method, over which protocol, with which outcome (never who called). */
-type RpcLabels = "rpc" | "protocol" | "code";
+import { RpcSeries } from "./rpc-series.js";
 
 /** What the page cache has counted so far. */
 export interface PageCacheCounts {
@@ -42,8 +40,8 @@ const NO_STATS: StoreStats = { poolInUse: 0, poolWaiting: 0, unitRetries: 0, out
  */
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests: Counter<RpcLabels>;
-  readonly duration: Histogram<RpcLabels>;
+  /** RPCs by method, protocol and code: count and duration. */
+  readonly rpc: RpcSeries;
   readonly tokensIssued: Counter<"kind">;
   readonly tokensRefreshed: Counter<never>;
   readonly tokensRefused: Counter<"kind" | "reason">;
@@ -52,19 +50,7 @@ export class Metrics {
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
-    this.requests = new Counter({
-      name: "aiagent_rpc_requests_total",
-      help: "RPCs answered, by method, protocol and outcome code",
-      labelNames: ["rpc", "protocol", "code"],
-      registers,
-    });
-    this.duration = new Histogram({
-      name: "aiagent_rpc_duration_seconds",
-      help: "Time from an RPC's start to its answer (a stream: to its end), by method, protocol and outcome code",
-      labelNames: ["rpc", "protocol", "code"],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers,
-    });
+    this.rpc = new RpcSeries(this.registry);
     this.tokensIssued = new Counter({
       name: "aiagent_tokens_issued_total",
       help: "Tokens issued, by kind (access, id, launch)",

@@ -36,12 +36,71 @@ const headerGetter = {
   get: (carrier: HeaderOf, key: string) => carrier(key),
 };
 
+/** What is recorded of a method, worked out once per method rather than per request. */
+interface MethodInfo {
+  rpc: string;
+  kind: string;
+  streaming: boolean;
+  token: { kind: string; refresh?: true } | undefined;
+  attributes: Record<string, string>;
+}
+
+/** One RPC being observed: its start, its span (with traces on) and how it ended. */
+class Recording implements Outcome {
+  private readonly start = performance.now();
+  private code = "ok";
+  private error: unknown;
+  private ended = false;
+
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly info: MethodInfo,
+    private readonly protocol: string,
+    private readonly span: Span | undefined,
+    private readonly ctx: Context | undefined,
+  ) {
+    if (info.streaming) metrics.liveStreams.inc({ kind: info.kind });
+  }
+
+  within<R>(fn: () => R): R {
+    return this.ctx ? context.with(this.ctx, fn) : fn();
+  }
+
+  fail(e: unknown): void {
+    if (this.error !== undefined) return;
+    this.error = e;
+    this.code = typeof e === "number" ? codeName(e as Code) : codeName(toConnectError(e).code);
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    const { metrics: m, info, code } = this;
+    m.rpc.record(info.rpc, this.protocol, code, (performance.now() - this.start) / 1000);
+    if (info.streaming) m.liveStreams.dec({ kind: info.kind });
+    const token = info.token;
+    if (token) {
+      if (code === "ok") {
+        if (token.refresh) m.tokensRefreshed.inc();
+        else m.tokensIssued.inc({ kind: token.kind });
+      } else m.tokensRefused.inc({ kind: token.kind, reason: reasonOf(this.error, code) });
+    }
+    if (this.span) {
+      this.span.setAttribute("rpc.connect_rpc.error_code", code);
+      if (code !== "ok") this.span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+      this.span.end();
+    }
+  }
+}
+
 /**
  * Counts, times and traces every RPC at the one place each protocol calls its handler (the Connect adapter's
  * wrapper and the JSON transcoder). Labels and span attributes name the method, protocol and outcome only: never
  * the caller, an account, a user or a token.
  */
 export class RpcObserver {
+  private readonly methods = new WeakMap<DescMethod, MethodInfo>();
+
   constructor(
     private readonly metrics: Metrics,
     private readonly tracer: Tracer | undefined,
@@ -56,13 +115,12 @@ export class RpcObserver {
   ): Promise<T> {
     const rec = this.begin(method, protocol, header);
     try {
-      const result = await rec.within(() => run(rec));
-      rec.end(undefined);
-      return result;
+      return await rec.within(() => run(rec));
     } catch (e) {
       rec.fail(e);
-      rec.end(e);
       throw e;
+    } finally {
+      rec.end();
     }
   }
 
@@ -84,79 +142,46 @@ export class RpcObserver {
         yield r.value;
       }
       finished = true;
-      rec.end(undefined);
     } catch (e) {
       finished = true;
       rec.fail(e);
-      rec.end(e);
       throw e;
     } finally {
       if (!finished) {
         // The consumer stopped pulling (the client went away): the handler's own clean-up still runs.
         rec.fail(Code.Canceled);
-        rec.end(undefined);
         await it?.return?.();
       }
+      rec.end();
     }
   }
 
-  private begin(method: DescMethod, protocol: string, header: HeaderOf) {
-    const m = this.metrics;
-    const start = process.hrtime.bigint();
-    const rpc = `${method.parent.name}/${method.name}`;
-    const streaming = method.methodKind === "server_streaming";
-    if (streaming) m.liveStreams.inc({ kind: method.name });
-    let span: Span | undefined;
-    let ctx: Context | undefined;
-    if (this.tracer) {
-      // A caller's W3C traceparent makes this span its child; without one it starts a trace.
-      const parent = propagation.extract(ROOT_CONTEXT, header, headerGetter);
-      span = this.tracer.startSpan(
-        rpc,
-        {
-          kind: SpanKind.SERVER,
-          attributes: {
-            "rpc.system": "connect_rpc",
-            "rpc.service": method.parent.typeName,
-            "rpc.method": method.name,
-            "aiagent.protocol": protocol,
-          },
-        },
-        parent,
-      );
-      ctx = trace.setSpan(parent, span);
+  private infoOf(method: DescMethod): MethodInfo {
+    let info = this.methods.get(method);
+    if (!info) {
+      info = {
+        rpc: `${method.parent.name}/${method.name}`,
+        kind: method.name,
+        streaming: method.methodKind === "server_streaming",
+        token: TOKEN_RPCS[`${method.parent.typeName}.${method.name}`],
+        attributes: { "rpc.system": "connect_rpc", "rpc.service": method.parent.typeName, "rpc.method": method.name },
+      };
+      this.methods.set(method, info);
     }
-    let code = "ok";
-    let error: unknown;
-    let ended = false;
-    return {
-      within: <R>(fn: () => R): R => (ctx ? context.with(ctx, fn) : fn()),
-      fail(e: unknown) {
-        if (error !== undefined) return;
-        error = e;
-        code = typeof e === "number" ? codeName(e as Code) : codeName(toConnectError(e).code);
-      },
-      end(_thrown: unknown) {
-        if (ended) return;
-        ended = true;
-        const labels = { rpc, protocol, code };
-        m.requests.inc(labels);
-        m.duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
-        if (streaming) m.liveStreams.dec({ kind: method.name });
-        const token = TOKEN_RPCS[`${method.parent.typeName}.${method.name}`];
-        if (token) {
-          if (code === "ok") {
-            if (token.refresh) m.tokensRefreshed.inc();
-            else m.tokensIssued.inc({ kind: token.kind });
-          } else m.tokensRefused.inc({ kind: token.kind, reason: reasonOf(error, code) });
-        }
-        if (span) {
-          span.setAttribute("rpc.connect_rpc.error_code", code);
-          if (code !== "ok") span.setStatus({ code: SpanStatusCode.ERROR, message: code });
-          span.end();
-        }
-      },
-    };
+    return info;
+  }
+
+  private begin(method: DescMethod, protocol: string, header: HeaderOf): Recording {
+    const info = this.infoOf(method);
+    if (!this.tracer) return new Recording(this.metrics, info, protocol, undefined, undefined);
+    // A caller's W3C traceparent makes this span its child; without one it starts a trace.
+    const parent = propagation.extract(ROOT_CONTEXT, header, headerGetter);
+    const span = this.tracer.startSpan(
+      info.rpc,
+      { kind: SpanKind.SERVER, attributes: { ...info.attributes, "aiagent.protocol": protocol } },
+      parent,
+    );
+    return new Recording(this.metrics, info, protocol, span, trace.setSpan(parent, span));
   }
 }
 
