@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../frame/browser.js";
-import { issueTokens } from "../helpers/flows.js";
+import { issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
+import { openNdjson } from "../helpers/ndjson.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { prometheusPath, suiteCanRun } from "../helpers/system-packages.js";
 
@@ -84,6 +85,24 @@ describe("GET /metrics", () => {
     // Nothing about who called: no account, chatbot, user, key or token in any series.
     for (const secret of [a.accountId, a.chatbotId, a.apiKey, a.email, "metrics-user-1"])
       expect(body).not.toContain(secret);
+  });
+});
+
+describe("live streams", () => {
+  it("are counted while open, by kind, and no longer once the client leaves", async () => {
+    const t = await issueTokens(s.url, a, "metrics-watcher");
+    const id = (await send(s.url, t.access_token, "hello")).conversation_id;
+    const q = new URLSearchParams({ conversation_id: id, access_token: t.access_token });
+    const open = async () =>
+      sampleOf((await scrape(`Bearer ${METRICS_TOKEN}`)).body, 'aiagent_live_streams{kind="WatchConversation"}');
+    const r = await openNdjson(`${s.url}/watch_conversation?${q}`);
+    expect((await r.next())?.result).toBeDefined();
+    expect(await open()).toBe(1);
+    await r.cancel();
+    // The server sees the client leave a moment later: bounded wait.
+    const deadline = Date.now() + 10_000;
+    while ((await open()) !== 0 && Date.now() < deadline) await new Promise((x) => setTimeout(x, 50));
+    expect(await open()).toBe(0);
   });
 });
 
