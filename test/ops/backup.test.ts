@@ -3,9 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aiagent } from "../helpers/cli.js";
-import { issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
-import { allContents } from "./messages.js";
+import { allContents, startWriteLoad } from "./messages.js";
 
 // `aiagent backup` on a live SQLite database while messages are written, `aiagent restore` into a new file, and a
 // server started on the restored file answers every message acknowledged before the backup began.
@@ -27,27 +26,14 @@ afterAll(async () => {
 
 describe.skipIf(process.env.AIAGENT_TEST_BACKEND === "postgres")("aiagent backup and restore (SQLite)", () => {
   it("a backup taken during writes, restored into a new file, serves every message acknowledged before it", async () => {
-    const { access_token } = await issueTokens(s.url, a, "backup-user");
-    const first = await send(s.url, access_token, "m-0");
-    const conversationId = first.conversation_id;
-    const acked = ["m-0"];
-    let stop = false;
-    // Bounded in count and time; sequential, so "acknowledged" has one order.
-    const deadline = Date.now() + 60_000;
-    const writer = (async () => {
-      for (let i = 1; i < 5000 && !stop && Date.now() < deadline; i++) {
-        await send(s.url, access_token, `m-${i}`, conversationId);
-        acked.push(`m-${i}`);
-      }
-    })();
-    while (acked.length < 20) await new Promise((r) => setTimeout(r, 10));
+    const load = await startWriteLoad(s.url, a, "backup-user");
+    const { acked, conversationId } = load;
 
     const file = join(work, "backup.db");
     const before = acked.length;
     const r = await aiagent(["backup", file, "--db", s.dbPath]);
     const after = acked.length;
-    stop = true;
-    await writer;
+    await load.stop();
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`written to ${file}`);
@@ -84,5 +70,5 @@ describe.skipIf(process.env.AIAGENT_TEST_BACKEND === "postgres")("aiagent backup
     const missing = await aiagent(["restore", join(work, "none.db"), "--db", join(dir, "aiagent.db")]);
     expect(missing.stderr).toContain("does not exist");
     expect((await aiagent(["backup"])).code).toBe(2);
-  });
+  }, 90_000);
 });

@@ -5,11 +5,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { issueTokens, send } from "../helpers/flows.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
 import { startServer, type TestServer } from "../helpers/server.js";
 import { suiteCanRun, which } from "../helpers/system-packages.js";
-import { allContents } from "./messages.js";
+import { allContents, startWriteLoad } from "./messages.js";
 
 // The PostgreSQL recipe of docs/operations.md, run as written: pg_dump of a live database while messages are
 // written, pg_restore into a new database, a server on it answering every message acknowledged before the dump.
@@ -53,25 +52,14 @@ describe.runIf(!skip && clientTools)("PostgreSQL backup recipe: pg_dump and pg_r
     const s: TestServer = await startServer({ env });
     cleanup.push(() => s.close(true));
     const a = await s.account();
-    const { access_token } = await issueTokens(s.url, a, "dump-user");
-    const conversationId = (await send(s.url, access_token, "m-0")).conversation_id;
-    const acked = ["m-0"];
-    let stop = false;
-    const deadline = Date.now() + 60_000;
-    const writer = (async () => {
-      for (let i = 1; i < 5000 && !stop && Date.now() < deadline; i++) {
-        await send(s.url, access_token, `m-${i}`, conversationId);
-        acked.push(`m-${i}`);
-      }
-    })();
-    while (acked.length < 20) await new Promise((r) => setTimeout(r, 10));
+    const load = await startWriteLoad(s.url, a, "dump-user");
+    const { acked, conversationId } = load;
 
     const dump = join(work, "aiagent.dump");
     const before = acked.length;
     // The recipe: one consistent snapshot of the live database, in pg_restore's custom format.
     await run(which("pg_dump")!, ["--format=custom", "--no-owner", `--file=${dump}`, source.url], { timeout: 60_000 });
-    stop = true;
-    await writer;
+    await load.stop();
 
     const target = await createTestDatabase();
     cleanup.push(() => target.drop());
