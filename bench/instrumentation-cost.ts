@@ -73,19 +73,24 @@ async function start(root: string, name: string, port: number) {
     });
     conversation = m.data.conversation_id;
   }
-  const read = `${url}/get_messages_for_conversation?conversation_id=${conversation}&limit=20&access_token=${token}`;
-  return { name, pid: proc.pid!, read };
+  const path = `/get_messages_for_conversation?conversation_id=${conversation}&limit=20&access_token=${token}`;
+  return { name, pid: proc.pid!, url, path };
+}
+
+/** Closed-loop load of frame reads on one server for `seconds`. */
+function load(s: { url: string; path: string }, seconds: number) {
+  return autocannon({ url: s.url, connections: 16, duration: seconds, requests: [{ method: "GET", path: s.path }] });
 }
 
 try {
   const servers = [await start(HERE, "this", 18_181), await start(other, "other", 18_182)];
   // Warm-up, not measured: the JIT compiles the request path first.
-  for (const s of servers) await autocannon({ url: s.read, connections: 16, duration: 4 });
+  for (const s of servers) await load(s, 4);
   const perRequest: Record<string, number[]> = { this: [], other: [] };
   for (let round = 0; round < rounds; round++) {
     for (const s of round % 2 ? [...servers].reverse() : servers) {
       const before = cpuMicros(s.pid);
-      const r = await autocannon({ url: s.read, connections: 16, duration: 2 });
+      const r = await load(s, 2);
       const cpu = cpuMicros(s.pid) - before;
       perRequest[s.name]!.push(cpu / r.requests.total);
     }
