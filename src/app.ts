@@ -60,6 +60,9 @@ import { httpSender } from "./webhooks/http-sender.js";
 import { resolveAll, withLiterals } from "./webhooks/resolve.js";
 import { standardSign } from "./webhooks/signer.js";
 
+// The backup commands reach storage through the root, as everything outside src/storage does.
+export { backupDatabase, restoreDatabase } from "./storage/open.js";
+
 /** The issuer claim of every token this service signs. */
 export const ISSUER = "aiagent";
 /** The watch stream's paths: Connect/gRPC and the JSON route. */

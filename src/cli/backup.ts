@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
+import { backupDatabase, restoreDatabase } from "../app.js";
 import { loadConfig } from "../config.js";
-import { backupDatabase, restoreDatabase } from "../storage/backup.js";
 import type { Values } from "./args.js";
 import { configFlags, type Out } from "./commands.js";
 

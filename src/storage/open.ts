@@ -23,3 +23,5 @@ export async function openStore(config: Config, o: OpenStoreOptions = {}): Promi
     ...(o.mustExist ? { mustExist: true } : {}),
   });
 }
+
+export { backupDatabase, restoreDatabase } from "./backup.js";
