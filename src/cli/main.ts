@@ -19,7 +19,7 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
   const config = loadConfig(process.env, {}, configFlags(values));
   const log = createLogger(config.logLevel);
   // OTEL_* variables may ask for traces (docs/operations.md); spans still queued are sent before exit.
-  const tracing = startTracing();
+  const tracing = await startTracing();
   // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
   let demoCredentials: { chatbotId: string; clientApiKey: string } | undefined;
   const app = await buildApp(config, log, {

@@ -1,6 +1,4 @@
 import { type Tracer, trace } from "@opentelemetry/api";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { BatchSpanProcessor, NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 
 type Env = NodeJS.ProcessEnv;
 
@@ -15,21 +13,28 @@ export function tracingWanted(env: Env = process.env): boolean {
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
 }
 
-let provider: NodeTracerProvider | undefined;
+let provider: { shutdown(): Promise<void> } | undefined;
 
 /**
  * Starts exporting traces over OTLP/HTTP when the environment asks (once per process): registers the provider,
  * the async-context manager and the W3C `traceparent` propagator. The exporter reads its own OTEL_EXPORTER_OTLP_*
  * variables (endpoint, headers, protocol, timeout); OTEL_SERVICE_NAME defaults to `aiagent`.
  */
-export function startTracing(env: Env = process.env): { shutdown(): Promise<void> } | undefined {
+export async function startTracing(env: Env = process.env): Promise<{ shutdown(): Promise<void> } | undefined> {
   if (provider) return provider;
   if (!tracingWanted(env)) return undefined;
+  // Loaded only when asked for: the SDK and the exporter take about a second to load on a busy machine, which every
+  // command and every start without traces would otherwise pay.
+  const [{ OTLPTraceExporter }, { BatchSpanProcessor, NodeTracerProvider }] = await Promise.all([
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/sdk-trace-node"),
+  ]);
   // The resource reads it from the environment; without it every span would say unknown_service.
   process.env.OTEL_SERVICE_NAME ||= "aiagent";
-  provider = new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
-  provider.register();
-  return provider;
+  const p = new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+  p.register();
+  provider = p;
+  return p;
 }
 
 /** The service's tracer while traces are exported; undefined otherwise, so the request path does no tracing work. */
