@@ -32,6 +32,11 @@ import { WebhookService } from "./domain/webhook/webhook-service.js";
 import { InProcessConversationEvents } from "./events/in-process.js";
 import { keySealer } from "./key-encryption.js";
 import type { Logger } from "./log.js";
+import { Metrics } from "./observability/metrics.js";
+import { metricsRoute } from "./observability/metrics-route.js";
+import { RpcObserver } from "./observability/rpc.js";
+import { observedSend, tracedAgent, tracedTransaction } from "./observability/spans.js";
+import { activeTracer } from "./observability/tracing.js";
 import { guardService } from "./protocol/access.js";
 import { Authenticator } from "./protocol/auth.js";
 import type { AnyHandler } from "./protocol/call.js";
@@ -60,6 +65,9 @@ import { isPublicAddress } from "./webhooks/addresses.js";
 import { httpSender } from "./webhooks/http-sender.js";
 import { resolveAll, withLiterals } from "./webhooks/resolve.js";
 import { standardSign } from "./webhooks/signer.js";
+
+// The backup commands reach storage through the root, as everything outside src/storage does.
+export { backupDatabase, restoreDatabase } from "./storage/open.js";
 
 /** The issuer claim of every token this service signs. */
 export const ISSUER = "aiagent";
@@ -120,6 +128,8 @@ export interface App {
   /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
   streams: StreamGuard;
   bindings: ServiceBinding[];
+  /** The Prometheus series (GET /metrics with AIAGENT_METRICS_TOKEN). */
+  metrics: Metrics;
   handler: (req: HttpRequest, res: HttpResponse) => void;
   log: Logger;
   /** Listens on config.port (0 for any free port). */
@@ -133,6 +143,9 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const clock = o.clock ?? systemClock;
   // With SQLite's synchronous=FULL kept as group commit, answers wait for a shared fsync (store.durable()).
   const { store, rateLimiter } = await openStore(config, o.fsync ? { fsync: o.fsync } : {});
+  // Undefined unless OTEL_* asked for traces (startTracing, in `aiagent serve`): then nothing below traces.
+  const tracer = activeTracer();
+  const transaction = tracedTransaction(store.transaction.bind(store), tracer);
   const durable = (h: Record<string, AnyHandler>) => durableHandlers(h, () => store.durable());
   const maxLifetimeMs = Math.max(config.accessTokenTtl, config.idTokenTtl) * 1000;
   let keys: KeyRing;
@@ -143,7 +156,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       maxTokenLifetimeMs: maxLifetimeMs,
       refreshIntervalMs: config.signingKeyRefreshSeconds * 1000,
       sealer,
-      transaction: store.transaction.bind(store),
+      transaction,
     });
   } catch (e) {
     await store.close();
@@ -157,11 +170,10 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const counters: CounterStore = (rule) => limiterCounter(rateLimiter(rule), rule);
   const limits = config.rateLimit ? tokenLimits(config.rateLimit, counters) : noTokenLimits;
   const eventLog = new EventLog(clock);
-  const transaction = store.transaction.bind(store);
   const audit = new AuditLog({ clock, store, transaction, retentionDays: config.auditRetentionDays });
   const tokens = new TokenService({
     ...store,
-    transaction: store.transaction.bind(store),
+    transaction,
     log: eventLog,
     audit,
     jwt,
@@ -178,7 +190,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const accounts = new AccountService({
     ...store,
     clock,
-    transaction: store.transaction.bind(store),
+    transaction,
     sealer,
     audit,
     allowLoopbackHttp: !config.production,
@@ -205,14 +217,17 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     ...store,
     events,
     history: store.events,
-    transaction: store.transaction.bind(store),
+    transaction,
     log: eventLog,
     // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).
-    agent: new PerChatbotAgent(
-      o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
-      sealer,
-      // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
-      config.production ? publicOnlyPost() : undefined,
+    agent: tracedAgent(
+      new PerChatbotAgent(
+        o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
+        sealer,
+        // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
+        config.production ? publicOnlyPost() : undefined,
+      ),
+      tracer,
     ),
     clock,
     idleCloseSeconds: config.idleCloseSeconds,
@@ -232,6 +247,11 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   // Conversations erased or expired through another instance leave this one's caches too.
   const stopErasureWatch = await store.onConversationsErased(forget);
   const w = config.webhooks;
+  const metrics = new Metrics({
+    storeStats: () => store.stats(),
+    pageCache: () => conversations.pageCacheCounts,
+    processDefaults: config.metricsToken !== undefined,
+  });
   const dispatcher =
     o.dispatch === false
       ? undefined
@@ -240,7 +260,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
           log: eventLog,
           clock,
           sealer,
-          send: o.webhookSend ?? httpSender({ development, timeoutMs: w.timeoutMs }),
+          send: observedSend(o.webhookSend ?? httpSender({ development, timeoutMs: w.timeoutMs }), metrics, tracer),
           sign: standardSign,
           render: eventBody,
           settings: {
@@ -279,8 +299,9 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     bind(WebhookServiceDesc, webhookHandlers(webhooks)),
     bind(SessionServiceDesc, sessionHandlers(sessions)),
   ];
+  const observer = new RpcObserver(metrics, tracer);
   const connect = connectNodeAdapter({
-    routes: createConnectRoutes(bindings, log),
+    routes: createConnectRoutes(bindings, log, observer),
     readMaxBytes: MAX_BODY_BYTES,
     contextValues: (req) => createContextValues().set(peerKey, req.socket?.remoteAddress ?? ""),
     fallback: (req, res) =>
@@ -307,6 +328,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     privacy,
     retention,
     bindings,
+    metrics,
     log,
     handler: () => undefined,
     events,
@@ -347,9 +369,10 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   };
   const routes: Route[] = [
     opsRoutes({ keys, ready: () => store.ready() }),
+    metricsRoute(metrics, config.metricsToken),
     docsRoutes(),
     ...(o.extraRoutes?.(app) ?? []),
-    createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log }),
+    createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log, observer }),
     connectRoute(connect as never),
   ];
   app.handler = withAccessLog(chain(routes, config.http), log, config.logLevel === "debug");

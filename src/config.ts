@@ -58,6 +58,11 @@ export interface Config {
   readonly auditRetentionDays: number;
   /** How often chatbots' retention periods and the audit log's are applied (AIAGENT_RETENTION_INTERVAL, default 3600 s). */
   readonly retentionIntervalSeconds: number;
+  /**
+   * The bearer secret `GET /metrics` asks for (AIAGENT_METRICS_TOKEN, at least 16 characters; never echoed);
+   * undefined: no /metrics route at all (docs/operations.md).
+   */
+  readonly metricsToken: string | undefined;
 }
 
 /**
@@ -323,6 +328,19 @@ function retryDelays(src: Source): number[] {
   return parts.map((x) => Math.round(Number(x) * 1000));
 }
 
+/** Shortest AIAGENT_METRICS_TOKEN accepted: a guessable one would publish the service's traffic. */
+export const MIN_METRICS_TOKEN_LENGTH = 16;
+
+function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.AIAGENT_METRICS_TOKEN;
+  if (raw === undefined || raw === "") return undefined;
+  if (raw.length < MIN_METRICS_TOKEN_LENGTH || /\s/.test(raw))
+    throw new ConfigError(
+      `AIAGENT_METRICS_TOKEN must have at least ${MIN_METRICS_TOKEN_LENGTH} characters and no spaces (got ${raw.length} characters)`,
+    );
+  return raw;
+}
+
 /** Reads and validates the configuration once; throws ConfigError naming the bad variable or option. */
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
@@ -387,6 +405,7 @@ export function loadConfig(
     },
     auditRetentionDays: positive(src, "AIAGENT_AUDIT_RETENTION_DAYS", 365),
     retentionIntervalSeconds: seconds(src, "AIAGENT_RETENTION_INTERVAL", 3600, 1, 86400),
+    metricsToken: metricsToken(env),
     ...overrides,
   };
   return Object.freeze(config);

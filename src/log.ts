@@ -1,3 +1,5 @@
+import { context, trace } from "@opentelemetry/api";
+
 /** A structured logger writing one JSON object per line, with every secret redacted. */
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -40,10 +42,13 @@ export function createLogger(
   const min = LEVELS[level];
   const emit = (lvl: keyof typeof LEVELS, msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < min) return;
+    // With traces on, a line written while a request runs carries its trace (and span) id; off, there is no span.
+    const span = trace.getSpan(context.active())?.spanContext();
     const rec = {
       time: new Date().toISOString(),
       level: lvl,
       msg: redactText(msg),
+      ...(span ? { trace_id: span.traceId, span_id: span.spanId } : {}),
       ...(fields ? (redact(fields) as object) : {}),
     };
     write(`${JSON.stringify(rec)}\n`);

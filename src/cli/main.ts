@@ -7,7 +7,9 @@ import { isDomainError } from "../domain/errors.js";
 import { StoreOpenError } from "../domain/store.js";
 import { frameRoutes } from "../frame/routes.js";
 import { createLogger } from "../log.js";
+import { startTracing } from "../observability/tracing.js";
 import { onlyOptions, type ParsedArgs, parse, UsageError } from "./args.js";
+import { BACKUP_COMMANDS } from "./backup.js";
 import { COMMANDS, configFlags, type Out } from "./commands.js";
 import { boundHeapGrowth } from "./heap.js";
 import { USAGE } from "./usage.js";
@@ -16,6 +18,8 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
   boundHeapGrowth();
   const config = loadConfig(process.env, {}, configFlags(values));
   const log = createLogger(config.logLevel);
+  // OTEL_* variables may ask for traces (docs/operations.md); spans still queued are sent before exit.
+  const tracing = await startTracing();
   // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
   let demoCredentials: { chatbotId: string; clientApiKey: string } | undefined;
   const app = await buildApp(config, log, {
@@ -54,6 +58,7 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
     log.info("stopping", { signal });
     await server.close(10_000);
     await app.close();
+    await tracing?.shutdown().catch(() => undefined);
     log.info("stopped");
     process.exit(0);
   };
@@ -68,6 +73,12 @@ async function run(argv: string[], out: Out): Promise<void> {
     process.stdout.write(USAGE);
     if (!cmd && !values.help) throw new UsageError("a command is required");
     return;
+  }
+  if (cmd === "backup" || cmd === "restore") {
+    if (sub === undefined) throw new UsageError(`'${cmd}' needs a FILE`);
+    if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
+    onlyOptions(cmd, values, []);
+    return BACKUP_COMMANDS[cmd](values, sub, out);
   }
   if (cmd === "serve" || cmd === "seed") {
     if (sub !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(sub)}`);

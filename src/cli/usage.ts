@@ -29,6 +29,10 @@ Commands:
   keys rotate                            new signing key; running servers switch to it within
                                          AIAGENT_SIGNING_KEY_REFRESH seconds (default 30); older public
                                          keys stay published until their tokens expire
+  backup FILE                            a consistent copy of the SQLite database into the new FILE,
+                                         while the server runs (PostgreSQL: pg_dump, docs/operations.md)
+  restore FILE                           put the backup FILE in place as the database; refused while a
+                                         server holds it (the database replaced is kept beside it)
   seed --email E [--scale 1k|10k|100k|1m] [--contacts N] [--conversations C] [--messages M]
                                          fill an account with synthetic contacts and messages (benchmarks)
 

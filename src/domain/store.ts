@@ -58,6 +58,8 @@ export interface Store extends Repositories {
   ready(): Promise<boolean>;
   /** Flushes and closes; nothing may use the store afterwards. */
   close(): Promise<void>;
+  /** What the metrics show of the back end, read at each scrape. */
+  stats(): Promise<StoreStats>;
   /**
    * Live updates shared by every instance on this store, built over `local` (which delivers to this instance's own
    * watchers). A back end with a channel between instances (PostgreSQL LISTEN/NOTIFY) relays through it; one that
@@ -85,6 +87,20 @@ export interface Store extends Repositories {
   exclusive<T>(name: string, fn: () => Promise<T>): Promise<T | undefined>;
   /** A loader of synthetic data for benchmarks; a back end without one throws saying so. */
   bulkLoader(): BulkLoader;
+}
+
+/** The back end's load and the webhook outbox, for the metrics (docs/operations.md). */
+export interface StoreStats {
+  /** Connections running a statement or a unit of work (SQLite: 1 while the writer lock is held). */
+  poolInUse: number;
+  /** Callers waiting for a connection (SQLite: for the writer lock). */
+  poolWaiting: number;
+  /** Units of work run again after a serialization conflict, since start (SQLite: never). */
+  unitRetries: number;
+  /** Webhook deliveries still to be made, by any instance. */
+  outboxPending: number;
+  /** When the oldest of them was queued (ms since the epoch); null when none is. */
+  outboxOldestAt: number | null;
 }
 
 /** Storage that cannot be opened or is not ours; start-up fails loudly with it. */

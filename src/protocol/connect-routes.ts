@@ -1,6 +1,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { type ConnectRouter, createContextKey, type HandlerContext } from "@connectrpc/connect";
 import type { Logger } from "../log.js";
+import type { RpcObserver } from "../observability/rpc.js";
 import type { AnyHandler, Call } from "./call.js";
 import { toConnectError } from "./errors.js";
 import type { ServiceBinding } from "./rest/transcoder.js";
@@ -27,36 +28,56 @@ function noStore(ctx: HandlerContext): void {
   ctx.responseHeader.set("cache-control", "no-store");
 }
 
-function wrap(desc: DescService, handlers: Record<string, AnyHandler>, log: Logger): Record<string, unknown> {
+function wrap(
+  desc: DescService,
+  handlers: Record<string, AnyHandler>,
+  log: Logger,
+  observer: RpcObserver | undefined,
+): Record<string, unknown> {
   const impl: Record<string, unknown> = {};
   for (const m of desc.methods) {
     const h = handlers[m.localName];
     if (!h) continue;
+    const stream = async function* (req: never, ctx: HandlerContext) {
+      try {
+        yield* h(req, callOf(ctx)) as AsyncIterable<unknown>;
+      } catch (e) {
+        throw toConnectError(e, log);
+      }
+    };
+    const unary = async (req: never, ctx: HandlerContext) => {
+      try {
+        return await (h(req, callOf(ctx)) as Promise<unknown>);
+      } catch (e) {
+        throw toConnectError(e, log);
+      }
+    };
+    const header = (ctx: HandlerContext) => (name: string) => ctx.requestHeader.get(name) ?? undefined;
     impl[m.localName] =
       m.methodKind === "server_streaming"
-        ? async function* (req: never, ctx: HandlerContext) {
+        ? (req: never, ctx: HandlerContext) => {
             noStore(ctx);
-            try {
-              yield* h(req, callOf(ctx)) as AsyncIterable<unknown>;
-            } catch (e) {
-              throw toConnectError(e, log);
-            }
+            return observer
+              ? observer.stream(m, ctx.protocolName, header(ctx), () => stream(req, ctx))
+              : stream(req, ctx);
           }
-        : async (req: never, ctx: HandlerContext) => {
+        : (req: never, ctx: HandlerContext) => {
             noStore(ctx);
-            try {
-              return await (h(req, callOf(ctx)) as Promise<unknown>);
-            } catch (e) {
-              throw toConnectError(e, log);
-            }
+            return observer
+              ? observer.observe(m, ctx.protocolName, header(ctx), () => unary(req, ctx))
+              : unary(req, ctx);
           };
   }
   return impl;
 }
 
 /** Registers every service for the Connect, gRPC and gRPC-Web protocols, over the same handlers the JSON routes use. */
-export function createConnectRoutes(bindings: readonly ServiceBinding[], log: Logger): (router: ConnectRouter) => void {
+export function createConnectRoutes(
+  bindings: readonly ServiceBinding[],
+  log: Logger,
+  observer?: RpcObserver,
+): (router: ConnectRouter) => void {
   return (router) => {
-    for (const b of bindings) router.service(b.desc, wrap(b.desc, b.handlers, log) as never);
+    for (const b of bindings) router.service(b.desc, wrap(b.desc, b.handlers, log, observer) as never);
   };
 }

@@ -45,3 +45,5 @@ export async function openStore(config: Config, o: OpenStoreOptions = {}): Promi
   });
   return { store, rateLimiter: sqliteRateLimiter };
 }
+
+export { backupDatabase, restoreDatabase } from "./backup.js";

@@ -3,8 +3,8 @@ import { accessSync, constants } from "node:fs";
 import { delimiter, join, relative } from "node:path";
 
 // The Debian packages some suites need. `npm test` installs the missing ones when it can (test/setup/), and a suite
-// whose package is still missing is skipped with one line naming it. AIAGENT_TEST_CHROMIUM and AIAGENT_TEST_PROTOC
-// point the lookups elsewhere (a test points them at nothing to check the skip).
+// whose package is still missing is skipped with one line naming it. AIAGENT_TEST_CHROMIUM, AIAGENT_TEST_PROTOC and
+// AIAGENT_TEST_PROMETHEUS point the lookups elsewhere (a test points them at nothing to check the skip).
 
 type Env = NodeJS.ProcessEnv;
 
@@ -16,7 +16,9 @@ export type Need =
   | "protobuf-compiler-grpc"
   | "python3-grpcio"
   | "python3-protobuf"
-  | "wrk";
+  | "wrk"
+  | "prometheus"
+  | "postgresql-client";
 /** Every package `npm test` installs when it can (wrk: the benchmark's smoke test prefers it to autocannon). */
 export const ALL_NEEDS: Need[] = [
   "chromium",
@@ -26,6 +28,8 @@ export const ALL_NEEDS: Need[] = [
   "python3-grpcio",
   "python3-protobuf",
   "wrk",
+  "prometheus",
+  "postgresql-client",
 ];
 
 function executable(path: string): boolean {
@@ -53,6 +57,11 @@ export function chromiumPath(env: Env = process.env): string {
 /** Debian's pgbouncer, unless AIAGENT_TEST_PGBOUNCER names another. */
 export function pgbouncerPath(env: Env = process.env): string | undefined {
   return which(env.AIAGENT_TEST_PGBOUNCER || "/usr/sbin/pgbouncer", env);
+}
+
+/** Debian's Prometheus server, unless AIAGENT_TEST_PROMETHEUS names another. */
+export function prometheusPath(env: Env = process.env): string {
+  return env.AIAGENT_TEST_PROMETHEUS || "/usr/bin/prometheus";
 }
 
 /** Debian's protoc, unless AIAGENT_TEST_PROTOC names another. */
@@ -84,6 +93,8 @@ export function missingPackages(needs: Need[], env: Env = process.env): Need[] {
     "python3-grpcio": () => python !== undefined || (pythonModule("grpc") && !pythonModule("google.protobuf")),
     "python3-protobuf": () => python !== undefined || (pythonModule("google.protobuf") && !pythonModule("grpc")),
     wrk: () => which("wrk", env) !== undefined,
+    prometheus: () => executable(prometheusPath(env)),
+    "postgresql-client": () => which("pg_dump", env) !== undefined && which("pg_restore", env) !== undefined,
   };
   return needs.filter((n) => !present[n]());
 }

@@ -85,6 +85,11 @@ export class ConversationService {
   private readonly watches: Watches;
   private readonly keys: IdempotencyKeys;
 
+  /** Message pages answered from the page cache and built from storage, since start (the metrics). */
+  get pageCacheCounts(): { readonly hits: number; readonly misses: number } {
+    return this.pages.counts;
+  }
+
   constructor(private readonly d: ConversationServiceDeps) {
     this.watches = new Watches(d, d.watchTimings);
     this.keys = new IdempotencyKeys(d.idempotency, d.clock);

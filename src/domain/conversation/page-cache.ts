@@ -51,6 +51,9 @@ export class MessagePageCache {
   private readonly askedOnce = new Set<string>();
   private chars = 0;
 
+  /** Reads answered from here, and reads that built their page (the metrics). */
+  readonly counts = { hits: 0, misses: 0 };
+
   constructor(private readonly limits: PageCacheLimits = { entries: 256, chars: 8_000_000 }) {}
 
   /**
@@ -74,9 +77,13 @@ export class MessagePageCache {
         this.entries.delete(key);
         this.entries.set(key, hit);
         const made = hit.forms.get(form);
-        if (made !== undefined) return made as T;
+        if (made !== undefined) {
+          this.counts.hits++;
+          return made as T;
+        }
       } else this.drop(key, hit);
     }
+    this.counts.misses++;
     const stored = await load();
     const built = form.build(stored);
     if (hit || this.admit(key)) this.remember(key, stored, offset, limit, form, built);

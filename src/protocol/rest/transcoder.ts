@@ -5,6 +5,7 @@ import { create, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DomainError, invalidArgument } from "../../domain/errors.js";
 import type { Logger } from "../../log.js";
+import type { Outcome, RpcObserver } from "../../observability/rpc.js";
 import type { AnyHandler, Call } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { toConnectError } from "../errors.js";
@@ -29,6 +30,8 @@ export interface ServiceBinding {
 export interface TranscoderOptions {
   maxBodyBytes: number;
   log: Logger;
+  /** Counts, times and traces each call (the metrics and traces). */
+  observer?: RpcObserver;
 }
 
 interface Route extends HttpRoute {
@@ -100,11 +103,25 @@ export function createTranscoder(
       res.end(e.body);
       return true;
     }
-    serve(route, req, res, q < 0 ? "" : url.slice(q + 1), vars, opts).catch((e: unknown) =>
-      answerFailure(req, res, e, opts.log),
-    );
+    const query = q < 0 ? "" : url.slice(q + 1);
+    const { observer } = opts;
+    const served = observer
+      ? observer.observe(
+          route.method,
+          "json",
+          (n) => headerOf(req, n),
+          (o) => serve(route, req, res, query, vars, opts, o),
+        )
+      : serve(route, req, res, query, vars, opts);
+    served.catch((e: unknown) => answerFailure(req, res, e, opts.log));
     return true;
   };
+}
+
+/** A request header by lower-case name (repeated ones joined). */
+function headerOf(req: Req, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(", ") : v;
 }
 
 /** The first segment of a path ("/v1/account/keys" → "v1"). */
@@ -120,6 +137,7 @@ async function serve(
   query: string,
   vars: Record<string, string>,
   opts: TranscoderOptions,
+  outcome?: Outcome,
 ): Promise<void> {
   // Every route carries an account's or a customer's data (or a credential): never stored by a cache.
   const responseHeaders: Record<string, string> = { "cache-control": "no-store" };
@@ -146,6 +164,7 @@ async function serve(
     res.writeHead(200, { "content-type": "application/json", ...responseHeaders });
     res.end(body);
   } catch (e) {
+    outcome?.fail(e);
     writeError(res, toConnectError(e, opts.log), presentedToken, e instanceof BodyTooLarge ? req : undefined);
   }
 }
@@ -231,10 +250,7 @@ function makeCall(
 ): Call {
   let controller: AbortController | undefined;
   return {
-    header: (name) => {
-      const v = req.headers[name];
-      return Array.isArray(v) ? v.join(", ") : v;
-    },
+    header: (name) => headerOf(req, name),
     queryAccessToken,
     peer: req.socket?.remoteAddress ?? "",
     // Made only when a handler asks: most requests never need one, and each costs.

@@ -56,6 +56,8 @@ interface OpenUnit {
 /** Routes statements to the connection of the unit of work running in this async context, else to the pool. */
 export class PgRunner implements PgDb {
   private readonly current = new AsyncLocalStorage<OpenUnit>();
+  /** Units of work run again after a conflict, since start (a metric). */
+  retries = 0;
 
   /**
    * @param prepared named statements, prepared once per connection; false behind a transaction-pooling pooler, where
@@ -110,6 +112,7 @@ export class PgRunner implements PgDb {
       } catch (e) {
         const backoff = Math.random() * Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** attempt);
         if (!retryable(e) || Date.now() + backoff >= giveUpAt) throw e;
+        this.retries++;
         await new Promise((r) => setTimeout(r, backoff));
       }
     }

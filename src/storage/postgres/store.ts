@@ -1,7 +1,7 @@
 import pg from "pg";
 import type { BulkLoader } from "../../domain/bulk.js";
 import type { ConversationEvents } from "../../domain/conversation/events.js";
-import type { Repositories, Store, UnitOptions } from "../../domain/store.js";
+import type { Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
 import { pgAccounts } from "./accounts.js";
 import { pgApiKeys } from "./api-keys.js";
@@ -110,6 +110,19 @@ export class PgStore implements Store {
 
   close(): Promise<void> {
     return this.pool.end();
+  }
+
+  async stats(): Promise<StoreStats> {
+    const { rows } = await this.pool.query<{ n: string; oldest: string | null }>(
+      "SELECT count(*) AS n, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
+    );
+    return {
+      poolInUse: this.pool.totalCount - this.pool.idleCount,
+      poolWaiting: this.pool.waitingCount,
+      unitRetries: this.db.retries,
+      outboxPending: Number(rows[0]?.n ?? 0),
+      outboxOldestAt: rows[0]?.oldest == null ? null : Number(rows[0].oldest),
+    };
   }
 
   async onSigningKeysChanged(changed: () => void): Promise<() => void> {

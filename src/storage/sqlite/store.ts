@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ConversationEvents } from "../../domain/conversation/events.js";
-import type { Repositories, Store, UnitOptions } from "../../domain/store.js";
+import type { Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { asyncRepository } from "../sync.js";
 import { SqliteBulkLoader } from "./bulk.js";
 import { type Db, type OpenOptions, openDatabase } from "./database.js";
@@ -148,6 +148,21 @@ export class SqliteStore implements Store {
   /** One process holds the file (several instances need PostgreSQL), so no other can be running `name`: fn runs. */
   exclusive<T>(_name: string, fn: () => Promise<T>): Promise<T | undefined> {
     return fn();
+  }
+
+  async stats(): Promise<StoreStats> {
+    const read = () =>
+      this.db
+        .prepare("SELECT count(*) AS n, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'")
+        .get() as { n: number; oldest: number | null };
+    const outbox = await (this.held ? this.locked(read) : attempt(read));
+    return {
+      poolInUse: this.held ? 1 : 0,
+      poolWaiting: this.waiting.length,
+      unitRetries: 0,
+      outboxPending: outbox.n,
+      outboxOldestAt: outbox.oldest,
+    };
   }
 
   bulkLoader(): SqliteBulkLoader {
