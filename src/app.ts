@@ -81,6 +81,8 @@ export interface AppOverrides {
   resolve?: Resolve;
   /** False: no webhook dispatcher in this process (the outbox still fills; another instance delivers). */
   dispatch?: boolean;
+  /** When the generated key-encryption secret is warned about: every start (the service) or once (the commands). */
+  secretWarning?: "every start" | "when generated";
 }
 
 /** The wired service: storage, domain and protocol, not yet listening. */
@@ -124,7 +126,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   let keys: KeyRing;
   let sealer: ReturnType<typeof keySealer>;
   try {
-    sealer = keySealer(config, log);
+    sealer = keySealer(config, log, o.secretWarning);
     keys = await KeyRing.open(store.signingKeys, clock, {
       maxTokenLifetimeMs: maxLifetimeMs,
       refreshIntervalMs: config.signingKeyRefreshSeconds * 1000,
@@ -227,6 +229,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     desc,
     handlers: durable(guardService(desc, handlers as never, auth)),
   });
+  // Invitation links are whole addresses, to paste into an e-mail: the public address configured, else this server's.
+  let listeningUrl: string | undefined;
   const bindings: ServiceBinding[] = [
     bind(TokenServiceDesc, tokenHandlers(tokens, limits, log)),
     bind(ConversationServiceDesc, conversationHandlers(conversations, { limits: watchLimits, clock })),
@@ -237,7 +241,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         team,
         tokens,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
-        consoleUrl: `${config.appUrl?.replace(/\/+$/, "") ?? ""}/console`,
+        consoleUrl: () => `${(config.appUrl ?? config.baseUrl ?? listeningUrl ?? "").replace(/\/+$/, "")}/console`,
       }),
     ),
     bind(WebhookServiceDesc, webhookHandlers(webhooks)),
@@ -275,6 +279,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     listen: async () => {
       dispatcher?.start();
       const server = await listen(app.handler, config.port, config.host, config.http, (path) => WATCH_PATHS.has(path));
+      listeningUrl = server.url;
       return {
         ...server,
         // Watch streams never finish by themselves: they end first, so shutdown waits only for real requests.

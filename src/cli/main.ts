@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { buildApp } from "../app.js";
-import { bootstrapDemo } from "../bootstrap.js";
+import { bootstrapDemo, DEMO_EMAIL } from "../bootstrap.js";
 import { ConfigError, loadConfig, redactUrl } from "../config.js";
 import { consoleRoutes } from "../console/routes.js";
 import { isDomainError } from "../domain/errors.js";
@@ -17,7 +17,7 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
   const config = loadConfig(process.env, {}, configFlags(values));
   const log = createLogger(config.logLevel);
   // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
-  let demoCredentials: { chatbotId: string; clientApiKey: string } | undefined;
+  let demoCredentials: { chatbotId: string; clientApiKey: string; apiKeyId: string } | undefined;
   const app = await buildApp(config, log, {
     extraRoutes: (a) => [...frameRoutes(a, { demo: () => demoCredentials }), ...consoleRoutes(a)],
   });
@@ -53,6 +53,11 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
     stopping = true;
     log.info("stopping", { signal });
     await server.close(10_000);
+    // The demo key this start printed stops with it (an instance started together with it keeps its own).
+    if (demoCredentials)
+      await app.accounts
+        .revokeApiKey(DEMO_EMAIL, demoCredentials.apiKeyId)
+        .catch((e: unknown) => log.warn("the demo key could not be revoked", { error: (e as Error).message }));
     await app.close();
     log.info("stopped");
     process.exit(0);

@@ -56,8 +56,8 @@ export function accountHandlers(d: {
   accounts: AccountService;
   team: TeamService;
   tokens: TokenService;
-  /** Where invitation links point: the console's address under {app_url}. */
-  consoleUrl: string;
+  /** Where invitation links point: the console's whole address under {app_url} (known once the server listens). */
+  consoleUrl: () => string;
   /** The older keys' grace period when a rotation names none (AIAGENT_API_KEY_GRACE, as the command line's). */
   defaultGraceSeconds: number;
 }): Handlers<typeof AccountServiceDesc> {
@@ -151,7 +151,7 @@ export function accountHandlers(d: {
           member: member(inv.member),
           invitationCode: inv.invitationCode,
           // In the fragment: a browser sends it to no server, so it stays out of access logs and Referer headers.
-          invitationUrl: `${d.consoleUrl}/invitation#code=${encodeURIComponent(inv.invitationCode)}`,
+          invitationUrl: `${d.consoleUrl()}/invitation#code=${encodeURIComponent(inv.invitationCode)}`,
           invitationExpiresAt: isoTime(inv.expiresAt),
         },
       };

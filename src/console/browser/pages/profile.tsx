@@ -116,16 +116,16 @@ function ApiKeys() {
             <tbody>
               {keys.data.map((k) => (
                 <tr key={k.apiKeyId}>
-                  <td>
+                  <td data-label="Key">
                     <code>{k.prefix}…</code>
                   </td>
-                  <td>{k.name}</td>
-                  <td>
+                  <td data-label="Label">{k.name}</td>
+                  <td data-label="Status">
                     <span class={`badge badge--${k.status}`}>{k.status}</span>
                     {k.expiresAt && k.status === "active" && <span class="muted"> until {when(k.expiresAt)}</span>}
                   </td>
-                  <td>{when(k.createdAt)}</td>
-                  <td>{k.lastUsedAt ? when(k.lastUsedAt) : "never"}</td>
+                  <td data-label="Created">{when(k.createdAt)}</td>
+                  <td data-label="Last used">{k.lastUsedAt ? when(k.lastUsedAt) : "never"}</td>
                   <td>
                     {k.status !== "revoked" && (
                       <button
