@@ -9,6 +9,7 @@ import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
 import { PerChatbotAgent } from "./agents/per-chatbot.js";
 import { type Config, ConfigError } from "./config.js";
 import { AccountService } from "./domain/account/account-service.js";
+import { OperatorProfiles } from "./domain/account/operator-profile.js";
 import { TeamService } from "./domain/account/team-service.js";
 import type { Agent } from "./domain/agent/agent.js";
 import { OfflineAgent } from "./domain/agent/offline-agent.js";
@@ -173,6 +174,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       : {}),
   });
   const team = new TeamService({ ...store, clock });
+  const profiles = new OperatorProfiles({ profiles: store.profiles, clock });
   const sessions = new SessionRegistry({
     refreshTokens: store.refreshTokens,
     clock,
@@ -240,6 +242,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         accounts,
         team,
         tokens,
+        profiles,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
         consoleUrl: () => `${(config.appUrl ?? config.baseUrl ?? listeningUrl ?? "").replace(/\/+$/, "")}/console`,
       }),

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/account_service.proto.
  */
 export const file_aiagent_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBhaWFnZW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSITChFHZXRBY2NvdW50UmVxdWVzdCI7ChJHZXRBY2NvdW50UmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8ihgEKC0FjY291bnRJbmZvEhIKCmFjY291bnRfaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIUCgxjYWxsZXJfZW1haWwYBCABKAkSKgoLY2FsbGVyX3JvbGUYBSABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvciJHChVDaGFuZ2VQYXNzd29yZFJlcXVlc3QSGAoQY3VycmVudF9wYXNzd29yZBgBIAEoCRIUCgxuZXdfcGFzc3dvcmQYAiABKAkiGAoWQ2hhbmdlUGFzc3dvcmRSZXNwb25zZSKcAQoGQXBpS2V5EhIKCmFwaV9rZXlfaWQYASABKAkSDgoGcHJlZml4GAIgASgJEgwKBG5hbWUYAyABKAkSEgoKY3JlYXRlZF9hdBgEIAEoCRIUCgxsYXN0X3VzZWRfYXQYBSABKAkSEgoKZXhwaXJlc19hdBgGIAEoCRISCgpyZXZva2VkX2F0GAcgASgJEg4KBnN0YXR1cxgIIAEoCSIjChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkiTAoNQ3JlYXRlZEFwaUtleRIjCgdhcGlfa2V5GAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkSFgoOY2xpZW50X2FwaV9rZXkYAiABKAkiPwoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLmFpYWdlbnQudjEuQ3JlYXRlZEFwaUtleSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiOwoTTGlzdEFwaUtleXNSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5BcGlLZXlMaXN0IjIKCkFwaUtleUxpc3QSJAoIYXBpX2tleXMYASADKAsyEi5haWFnZW50LnYxLkFwaUtleSJSChRSb3RhdGVBcGlLZXlzUmVxdWVzdBIaCg1ncmFjZV9zZWNvbmRzGAEgASgFSACIAQESDAoEbmFtZRgCIAEoCUIQCg5fZ3JhY2Vfc2Vjb25kcyJBChVSb3RhdGVBcGlLZXlzUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLmFpYWdlbnQudjEuUm90YXRlZEFwaUtleXMiZAoOUm90YXRlZEFwaUtleXMSKgoHY3JlYXRlZBgBIAEoCzIZLmFpYWdlbnQudjEuQ3JlYXRlZEFwaUtleRImCgpvbGRlcl9rZXlzGAIgAygLMhIuYWlhZ2VudC52MS5BcGlLZXkiKQoTUmV2b2tlQXBpS2V5UmVxdWVzdBISCgphcGlfa2V5X2lkGAEgASgJIjgKFFJldm9rZUFwaUtleVJlc3BvbnNlEiAKBGRhdGEYASABKAsyEi5haWFnZW50LnYxLkFwaUtleSI/ChBLbm93bGVkZ2VTbmlwcGV0Eg0KBXRpdGxlGAEgASgJEgsKA3VybBgCIAEoCRIPCgdzbmlwcGV0GAMgASgJIocBCg1BZ2VudFNldHRpbmdzEi8KBGtpbmQYASABKAlCIYq1GAhidWlsdF9pboq1GBFvcGVuYWlfY29tcGF0aWJsZRIQCghiYXNlX3VybBgCIAEoCRINCgVtb2RlbBgDIAEoCRIPCgdhcGlfa2V5GAQgASgJEhMKC2hhc19hcGlfa2V5GAUgASgIIsMBCgdDaGF0Ym90EhIKCmNoYXRib3RfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIXCg9hbGxvd2VkX29yaWdpbnMYAyADKAkSLwoJa25vd2xlZGdlGAQgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0EigKBWFnZW50GAUgASgLMhkuYWlhZ2VudC52MS5BZ2VudFNldHRpbmdzEg4KBmFjdGl2ZRgGIAEoCBISCgpjcmVhdGVkX2F0GAcgASgJIpgBChRDcmVhdGVDaGF0Ym90UmVxdWVzdBIMCgRuYW1lGAEgASgJEhcKD2FsbG93ZWRfb3JpZ2lucxgCIAMoCRIvCglrbm93bGVkZ2UYAyADKAsyHC5haWFnZW50LnYxLktub3dsZWRnZVNuaXBwZXQSKAoFYWdlbnQYBCABKAsyGS5haWFnZW50LnYxLkFnZW50U2V0dGluZ3MiOgoVQ3JlYXRlQ2hhdGJvdFJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLkNoYXRib3QiJwoRR2V0Q2hhdGJvdFJlcXVlc3QSEgoKY2hhdGJvdF9pZBgBIAEoCSI3ChJHZXRDaGF0Ym90UmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCIVChNMaXN0Q2hhdGJvdHNSZXF1ZXN0Ij0KFExpc3RDaGF0Ym90c1Jlc3BvbnNlEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLkNoYXRib3RMaXN0IjQKC0NoYXRib3RMaXN0EiUKCGNoYXRib3RzGAEgAygLMhMuYWlhZ2VudC52MS5DaGF0Ym90IkEKD0tub3dsZWRnZVVwZGF0ZRIuCghzbmlwcGV0cxgBIAMoCzIcLmFpYWdlbnQudjEuS25vd2xlZGdlU25pcHBldCK5AQoUVXBkYXRlQ2hhdGJvdFJlcXVlc3QSEgoKY2hhdGJvdF9pZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESFwoPYWxsb3dlZF9vcmlnaW5zGAMgAygJEi4KCWtub3dsZWRnZRgEIAEoCzIbLmFpYWdlbnQudjEuS25vd2xlZGdlVXBkYXRlEigKBWFnZW50GAUgASgLMhkuYWlhZ2VudC52MS5BZ2VudFNldHRpbmdzQgcKBV9uYW1lIjoKFVVwZGF0ZUNoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IisKFURpc2FibGVDaGF0Ym90UmVxdWVzdBISCgpjaGF0Ym90X2lkGAEgASgJIjsKFkRpc2FibGVDaGF0Ym90UmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCKCAQoGTWVtYmVyEhEKCW1lbWJlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIjCgRyb2xlGAMgASgJQhWKtRgFYWRtaW6KtRgIb3BlcmF0b3ISDgoGc3RhdHVzGAQgASgJEg0KBW93bmVyGAUgASgIEhIKCmNyZWF0ZWRfYXQYBiABKAkiSQoTSW52aXRlTWVtYmVyUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIjCgRyb2xlGAIgASgJQhWKtRgFYWRtaW6KtRgIb3BlcmF0b3IiPAoUSW52aXRlTWVtYmVyUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLmFpYWdlbnQudjEuSW52aXRhdGlvbiKAAQoKSW52aXRhdGlvbhIiCgZtZW1iZXIYASABKAsyEi5haWFnZW50LnYxLk1lbWJlchIXCg9pbnZpdGF0aW9uX2NvZGUYAiABKAkSFgoOaW52aXRhdGlvbl91cmwYAyABKAkSHQoVaW52aXRhdGlvbl9leHBpcmVzX2F0GAQgASgJIhQKEkxpc3RNZW1iZXJzUmVxdWVzdCI7ChNMaXN0TWVtYmVyc1Jlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLk1lbWJlckxpc3QiMQoKTWVtYmVyTGlzdBIjCgdtZW1iZXJzGAEgAygLMhIuYWlhZ2VudC52MS5NZW1iZXIiTQoTVXBkYXRlTWVtYmVyUmVxdWVzdBIRCgltZW1iZXJfaWQYASABKAkSIwoEcm9sZRgCIAEoCUIVirUYBWFkbWluirUYCG9wZXJhdG9yIjgKFFVwZGF0ZU1lbWJlclJlc3BvbnNlEiAKBGRhdGEYASABKAsyEi5haWFnZW50LnYxLk1lbWJlciIoChNSZW1vdmVNZW1iZXJSZXF1ZXN0EhEKCW1lbWJlcl9pZBgBIAEoCSIWChRSZW1vdmVNZW1iZXJSZXNwb25zZSJEChdBY2NlcHRJbnZpdGF0aW9uUmVxdWVzdBIXCg9pbnZpdGF0aW9uX2NvZGUYASABKAkSEAoIcGFzc3dvcmQYAiABKAkiPAoYQWNjZXB0SW52aXRhdGlvblJlc3BvbnNlEiAKBGRhdGEYASABKAsyEi5haWFnZW50LnYxLk1lbWJlciI8ChVSZXZva2VTZXNzaW9uc1JlcXVlc3QSEgoKY2hhdGJvdF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJIkMKFlJldm9rZVNlc3Npb25zUmVzcG9uc2USKQoEZGF0YRgBIAEoCzIbLmFpYWdlbnQudjEuUmV2b2tlZFNlc3Npb25zIiIKD1Jldm9rZWRTZXNzaW9ucxIPCgdyZXZva2VkGAEgASgFMtURCg5BY2NvdW50U2VydmljZRJsCgpHZXRBY2NvdW50Eh0uYWlhZ2VudC52MS5HZXRBY2NvdW50UmVxdWVzdBoeLmFpYWdlbnQudjEuR2V0QWNjb3VudFJlc3BvbnNlIh+QAgGStRgFCgEGEAGC0+STAg0SCy92MS9hY2NvdW50EoEBCg5DaGFuZ2VQYXNzd29yZBIhLmFpYWdlbnQudjEuQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0GiIuYWlhZ2VudC52MS5DaGFuZ2VQYXNzd29yZFJlc3BvbnNlIiiStRgFCgEGEAGC0+STAhk6ASoiFC92MS9hY2NvdW50L3Bhc3N3b3JkEnsKDENyZWF0ZUFwaUtleRIfLmFpYWdlbnQudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBogLmFpYWdlbnQudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2UiKJK1GAUKAQYQAoLT5JMCGToBKiIUL3YxL2FjY291bnQvYXBpX2tleXMSeAoLTGlzdEFwaUtleXMSHi5haWFnZW50LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBofLmFpYWdlbnQudjEuTGlzdEFwaUtleXNSZXNwb25zZSIokAIBkrUYBQoBBhACgtPkkwIWEhQvdjEvYWNjb3VudC9hcGlfa2V5cxKFAQoNUm90YXRlQXBpS2V5cxIgLmFpYWdlbnQudjEuUm90YXRlQXBpS2V5c1JlcXVlc3QaIS5haWFnZW50LnYxLlJvdGF0ZUFwaUtleXNSZXNwb25zZSIvkrUYBQoBBhACgtPkkwIgOgEqIhsvdjEvYWNjb3VudC9hcGlfa2V5cy9yb3RhdGUSjwEKDFJldm9rZUFwaUtleRIfLmFpYWdlbnQudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBogLmFpYWdlbnQudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2UiPJK1GAUKAQYQAoLT5JMCLToBKiIoL3YxL2FjY291bnQvYXBpX2tleXMve2FwaV9rZXlfaWR9L3Jldm9rZRJ+Cg1DcmVhdGVDaGF0Ym90EiAuYWlhZ2VudC52MS5DcmVhdGVDaGF0Ym90UmVxdWVzdBohLmFpYWdlbnQudjEuQ3JlYXRlQ2hhdGJvdFJlc3BvbnNlIiiStRgFCgEGEAKC0+STAhk6ASoiFC92MS9hY2NvdW50L2NoYXRib3RzEoIBCgpHZXRDaGF0Ym90Eh0uYWlhZ2VudC52MS5HZXRDaGF0Ym90UmVxdWVzdBoeLmFpYWdlbnQudjEuR2V0Q2hhdGJvdFJlc3BvbnNlIjWQAgGStRgFCgEGEAKC0+STAiMSIS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfRJ7CgxMaXN0Q2hhdGJvdHMSHy5haWFnZW50LnYxLkxpc3RDaGF0Ym90c1JlcXVlc3QaIC5haWFnZW50LnYxLkxpc3RDaGF0Ym90c1Jlc3BvbnNlIiiQAgGStRgFCgEGEAKC0+STAhYSFC92MS9hY2NvdW50L2NoYXRib3RzEosBCg1VcGRhdGVDaGF0Ym90EiAuYWlhZ2VudC52MS5VcGRhdGVDaGF0Ym90UmVxdWVzdBohLmFpYWdlbnQudjEuVXBkYXRlQ2hhdGJvdFJlc3BvbnNlIjWStRgFCgEGEAKC0+STAiY6ASoyIS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfRKWAQoORGlzYWJsZUNoYXRib3QSIS5haWFnZW50LnYxLkRpc2FibGVDaGF0Ym90UmVxdWVzdBoiLmFpYWdlbnQudjEuRGlzYWJsZUNoYXRib3RSZXNwb25zZSI9krUYBQoBBhACgtPkkwIuOgEqIikvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vZGlzYWJsZRJ6CgxJbnZpdGVNZW1iZXISHy5haWFnZW50LnYxLkludml0ZU1lbWJlclJlcXVlc3QaIC5haWFnZW50LnYxLkludml0ZU1lbWJlclJlc3BvbnNlIieStRgFCgEGEAKC0+STAhg6ASoiEy92MS9hY2NvdW50L21lbWJlcnMSdwoLTGlzdE1lbWJlcnMSHi5haWFnZW50LnYxLkxpc3RNZW1iZXJzUmVxdWVzdBofLmFpYWdlbnQudjEuTGlzdE1lbWJlcnNSZXNwb25zZSInkAIBkrUYBQoBBhACgtPkkwIVEhMvdjEvYWNjb3VudC9tZW1iZXJzEoYBCgxVcGRhdGVNZW1iZXISHy5haWFnZW50LnYxLlVwZGF0ZU1lbWJlclJlcXVlc3QaIC5haWFnZW50LnYxLlVwZGF0ZU1lbWJlclJlc3BvbnNlIjOStRgFCgEGEAKC0+STAiQ6ASoyHy92MS9hY2NvdW50L21lbWJlcnMve21lbWJlcl9pZH0SgwEKDFJlbW92ZU1lbWJlchIfLmFpYWdlbnQudjEuUmVtb3ZlTWVtYmVyUmVxdWVzdBogLmFpYWdlbnQudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2UiMJK1GAUKAQYQAoLT5JMCISofL3YxL2FjY291bnQvbWVtYmVycy97bWVtYmVyX2lkfRKHAQoQQWNjZXB0SW52aXRhdGlvbhIjLmFpYWdlbnQudjEuQWNjZXB0SW52aXRhdGlvblJlcXVlc3QaJC5haWFnZW50LnYxLkFjY2VwdEludml0YXRpb25SZXNwb25zZSIokrUYAwoBAYLT5JMCGzoBKiIWL3YxL2ludml0YXRpb25zL2FjY2VwdBKIAQoOUmV2b2tlU2Vzc2lvbnMSIS5haWFnZW50LnYxLlJldm9rZVNlc3Npb25zUmVxdWVzdBoiLmFpYWdlbnQudjEuUmV2b2tlU2Vzc2lvbnNSZXNwb25zZSIvkrUYBQoBBhACgtPkkwIgOgEqIhsvdjEvYWNjb3VudC9zZXNzaW9ucy9yZXZva2ViBnByb3RvMw", [file_aiagent_v1_access, file_aiagent_v1_field_options, file_google_api_annotations]);
+  fileDesc("CiBhaWFnZW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSITChFHZXRBY2NvdW50UmVxdWVzdCI7ChJHZXRBY2NvdW50UmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8ivgEKC0FjY291bnRJbmZvEhIKCmFjY291bnRfaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIUCgxjYWxsZXJfZW1haWwYBCABKAkSKgoLY2FsbGVyX3JvbGUYBSABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvchIbChNjYWxsZXJfZGlzcGxheV9uYW1lGAYgASgJEhkKEWNhbGxlcl9hdmF0YXJfdXJsGAcgASgJIkIKFlVwZGF0ZU15UHJvZmlsZVJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEhIKCmF2YXRhcl91cmwYAiABKAkiQAoXVXBkYXRlTXlQcm9maWxlUmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8iRwoVQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0EhgKEGN1cnJlbnRfcGFzc3dvcmQYASABKAkSFAoMbmV3X3Bhc3N3b3JkGAIgASgJIhgKFkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UinAEKBkFwaUtleRISCgphcGlfa2V5X2lkGAEgASgJEg4KBnByZWZpeBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAkSFAoMbGFzdF91c2VkX2F0GAUgASgJEhIKCmV4cGlyZXNfYXQYBiABKAkSEgoKcmV2b2tlZF9hdBgHIAEoCRIOCgZzdGF0dXMYCCABKAkiIwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIkwKDUNyZWF0ZWRBcGlLZXkSIwoHYXBpX2tleRgBIAEoCzISLmFpYWdlbnQudjEuQXBpS2V5EhYKDmNsaWVudF9hcGlfa2V5GAIgASgJIj8KFENyZWF0ZUFwaUtleVJlc3BvbnNlEicKBGRhdGEYASABKAsyGS5haWFnZW50LnYxLkNyZWF0ZWRBcGlLZXkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IjsKE0xpc3RBcGlLZXlzUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLmFpYWdlbnQudjEuQXBpS2V5TGlzdCIyCgpBcGlLZXlMaXN0EiQKCGFwaV9rZXlzGAEgAygLMhIuYWlhZ2VudC52MS5BcGlLZXkiUgoUUm90YXRlQXBpS2V5c1JlcXVlc3QSGgoNZ3JhY2Vfc2Vjb25kcxgBIAEoBUgAiAEBEgwKBG5hbWUYAiABKAlCEAoOX2dyYWNlX3NlY29uZHMiQQoVUm90YXRlQXBpS2V5c1Jlc3BvbnNlEigKBGRhdGEYASABKAsyGi5haWFnZW50LnYxLlJvdGF0ZWRBcGlLZXlzImQKDlJvdGF0ZWRBcGlLZXlzEioKB2NyZWF0ZWQYASABKAsyGS5haWFnZW50LnYxLkNyZWF0ZWRBcGlLZXkSJgoKb2xkZXJfa2V5cxgCIAMoCzISLmFpYWdlbnQudjEuQXBpS2V5IikKE1Jldm9rZUFwaUtleVJlcXVlc3QSEgoKYXBpX2tleV9pZBgBIAEoCSI4ChRSZXZva2VBcGlLZXlSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkiPwoQS25vd2xlZGdlU25pcHBldBINCgV0aXRsZRgBIAEoCRILCgN1cmwYAiABKAkSDwoHc25pcHBldBgDIAEoCSKHAQoNQWdlbnRTZXR0aW5ncxIvCgRraW5kGAEgASgJQiGKtRgIYnVpbHRfaW6KtRgRb3BlbmFpX2NvbXBhdGlibGUSEAoIYmFzZV91cmwYAiABKAkSDQoFbW9kZWwYAyABKAkSDwoHYXBpX2tleRgEIAEoCRITCgtoYXNfYXBpX2tleRgFIAEoCCLDAQoHQ2hhdGJvdBISCgpjaGF0Ym90X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFwoPYWxsb3dlZF9vcmlnaW5zGAMgAygJEi8KCWtub3dsZWRnZRgEIAMoCzIcLmFpYWdlbnQudjEuS25vd2xlZGdlU25pcHBldBIoCgVhZ2VudBgFIAEoCzIZLmFpYWdlbnQudjEuQWdlbnRTZXR0aW5ncxIOCgZhY3RpdmUYBiABKAgSEgoKY3JlYXRlZF9hdBgHIAEoCSKYAQoUQ3JlYXRlQ2hhdGJvdFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIXCg9hbGxvd2VkX29yaWdpbnMYAiADKAkSLwoJa25vd2xlZGdlGAMgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0EigKBWFnZW50GAQgASgLMhkuYWlhZ2VudC52MS5BZ2VudFNldHRpbmdzIjoKFUNyZWF0ZUNoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IicKEUdldENoYXRib3RSZXF1ZXN0EhIKCmNoYXRib3RfaWQYASABKAkiNwoSR2V0Q2hhdGJvdFJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLkNoYXRib3QiFQoTTGlzdENoYXRib3RzUmVxdWVzdCI9ChRMaXN0Q2hhdGJvdHNSZXNwb25zZRIlCgRkYXRhGAEgASgLMhcuYWlhZ2VudC52MS5DaGF0Ym90TGlzdCI0CgtDaGF0Ym90TGlzdBIlCghjaGF0Ym90cxgBIAMoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCJBCg9Lbm93bGVkZ2VVcGRhdGUSLgoIc25pcHBldHMYASADKAsyHC5haWFnZW50LnYxLktub3dsZWRnZVNuaXBwZXQiuQEKFFVwZGF0ZUNoYXRib3RSZXF1ZXN0EhIKCmNoYXRib3RfaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhcKD2FsbG93ZWRfb3JpZ2lucxgDIAMoCRIuCglrbm93bGVkZ2UYBCABKAsyGy5haWFnZW50LnYxLktub3dsZWRnZVVwZGF0ZRIoCgVhZ2VudBgFIAEoCzIZLmFpYWdlbnQudjEuQWdlbnRTZXR0aW5nc0IHCgVfbmFtZSI6ChVVcGRhdGVDaGF0Ym90UmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCIrChVEaXNhYmxlQ2hhdGJvdFJlcXVlc3QSEgoKY2hhdGJvdF9pZBgBIAEoCSI7ChZEaXNhYmxlQ2hhdGJvdFJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLkNoYXRib3QiggEKBk1lbWJlchIRCgltZW1iZXJfaWQYASABKAkSDQoFZW1haWwYAiABKAkSIwoEcm9sZRgDIAEoCUIVirUYBWFkbWluirUYCG9wZXJhdG9yEg4KBnN0YXR1cxgEIAEoCRINCgVvd25lchgFIAEoCBISCgpjcmVhdGVkX2F0GAYgASgJIkkKE0ludml0ZU1lbWJlclJlcXVlc3QSDQoFZW1haWwYASABKAkSIwoEcm9sZRgCIAEoCUIVirUYBWFkbWluirUYCG9wZXJhdG9yIjwKFEludml0ZU1lbWJlclJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLkludml0YXRpb24igAEKCkludml0YXRpb24SIgoGbWVtYmVyGAEgASgLMhIuYWlhZ2VudC52MS5NZW1iZXISFwoPaW52aXRhdGlvbl9jb2RlGAIgASgJEhYKDmludml0YXRpb25fdXJsGAMgASgJEh0KFWludml0YXRpb25fZXhwaXJlc19hdBgEIAEoCSIUChJMaXN0TWVtYmVyc1JlcXVlc3QiOwoTTGlzdE1lbWJlcnNSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5NZW1iZXJMaXN0IjEKCk1lbWJlckxpc3QSIwoHbWVtYmVycxgBIAMoCzISLmFpYWdlbnQudjEuTWVtYmVyIk0KE1VwZGF0ZU1lbWJlclJlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJEiMKBHJvbGUYAiABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvciI4ChRVcGRhdGVNZW1iZXJSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIuYWlhZ2VudC52MS5NZW1iZXIiKAoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIRCgltZW1iZXJfaWQYASABKAkiFgoUUmVtb3ZlTWVtYmVyUmVzcG9uc2UiRAoXQWNjZXB0SW52aXRhdGlvblJlcXVlc3QSFwoPaW52aXRhdGlvbl9jb2RlGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJIjwKGEFjY2VwdEludml0YXRpb25SZXNwb25zZRIgCgRkYXRhGAEgASgLMhIuYWlhZ2VudC52MS5NZW1iZXIiPAoVUmV2b2tlU2Vzc2lvbnNSZXF1ZXN0EhIKCmNoYXRib3RfaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCSJDChZSZXZva2VTZXNzaW9uc1Jlc3BvbnNlEikKBGRhdGEYASABKAsyGy5haWFnZW50LnYxLlJldm9rZWRTZXNzaW9ucyIiCg9SZXZva2VkU2Vzc2lvbnMSDwoHcmV2b2tlZBgBIAEoBTLbEgoOQWNjb3VudFNlcnZpY2USbAoKR2V0QWNjb3VudBIdLmFpYWdlbnQudjEuR2V0QWNjb3VudFJlcXVlc3QaHi5haWFnZW50LnYxLkdldEFjY291bnRSZXNwb25zZSIfkAIBkrUYBQoBBhABgtPkkwINEgsvdjEvYWNjb3VudBKDAQoPVXBkYXRlTXlQcm9maWxlEiIuYWlhZ2VudC52MS5VcGRhdGVNeVByb2ZpbGVSZXF1ZXN0GiMuYWlhZ2VudC52MS5VcGRhdGVNeVByb2ZpbGVSZXNwb25zZSInkrUYBQoBBhABgtPkkwIYOgEqIhMvdjEvYWNjb3VudC9wcm9maWxlEoEBCg5DaGFuZ2VQYXNzd29yZBIhLmFpYWdlbnQudjEuQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0GiIuYWlhZ2VudC52MS5DaGFuZ2VQYXNzd29yZFJlc3BvbnNlIiiStRgFCgEGEAGC0+STAhk6ASoiFC92MS9hY2NvdW50L3Bhc3N3b3JkEnsKDENyZWF0ZUFwaUtleRIfLmFpYWdlbnQudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBogLmFpYWdlbnQudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2UiKJK1GAUKAQYQAoLT5JMCGToBKiIUL3YxL2FjY291bnQvYXBpX2tleXMSeAoLTGlzdEFwaUtleXMSHi5haWFnZW50LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBofLmFpYWdlbnQudjEuTGlzdEFwaUtleXNSZXNwb25zZSIokAIBkrUYBQoBBhACgtPkkwIWEhQvdjEvYWNjb3VudC9hcGlfa2V5cxKFAQoNUm90YXRlQXBpS2V5cxIgLmFpYWdlbnQudjEuUm90YXRlQXBpS2V5c1JlcXVlc3QaIS5haWFnZW50LnYxLlJvdGF0ZUFwaUtleXNSZXNwb25zZSIvkrUYBQoBBhACgtPkkwIgOgEqIhsvdjEvYWNjb3VudC9hcGlfa2V5cy9yb3RhdGUSjwEKDFJldm9rZUFwaUtleRIfLmFpYWdlbnQudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBogLmFpYWdlbnQudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2UiPJK1GAUKAQYQAoLT5JMCLToBKiIoL3YxL2FjY291bnQvYXBpX2tleXMve2FwaV9rZXlfaWR9L3Jldm9rZRJ+Cg1DcmVhdGVDaGF0Ym90EiAuYWlhZ2VudC52MS5DcmVhdGVDaGF0Ym90UmVxdWVzdBohLmFpYWdlbnQudjEuQ3JlYXRlQ2hhdGJvdFJlc3BvbnNlIiiStRgFCgEGEAKC0+STAhk6ASoiFC92MS9hY2NvdW50L2NoYXRib3RzEoIBCgpHZXRDaGF0Ym90Eh0uYWlhZ2VudC52MS5HZXRDaGF0Ym90UmVxdWVzdBoeLmFpYWdlbnQudjEuR2V0Q2hhdGJvdFJlc3BvbnNlIjWQAgGStRgFCgEGEAKC0+STAiMSIS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfRJ7CgxMaXN0Q2hhdGJvdHMSHy5haWFnZW50LnYxLkxpc3RDaGF0Ym90c1JlcXVlc3QaIC5haWFnZW50LnYxLkxpc3RDaGF0Ym90c1Jlc3BvbnNlIiiQAgGStRgFCgEGEAKC0+STAhYSFC92MS9hY2NvdW50L2NoYXRib3RzEosBCg1VcGRhdGVDaGF0Ym90EiAuYWlhZ2VudC52MS5VcGRhdGVDaGF0Ym90UmVxdWVzdBohLmFpYWdlbnQudjEuVXBkYXRlQ2hhdGJvdFJlc3BvbnNlIjWStRgFCgEGEAKC0+STAiY6ASoyIS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfRKWAQoORGlzYWJsZUNoYXRib3QSIS5haWFnZW50LnYxLkRpc2FibGVDaGF0Ym90UmVxdWVzdBoiLmFpYWdlbnQudjEuRGlzYWJsZUNoYXRib3RSZXNwb25zZSI9krUYBQoBBhACgtPkkwIuOgEqIikvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vZGlzYWJsZRJ6CgxJbnZpdGVNZW1iZXISHy5haWFnZW50LnYxLkludml0ZU1lbWJlclJlcXVlc3QaIC5haWFnZW50LnYxLkludml0ZU1lbWJlclJlc3BvbnNlIieStRgFCgEGEAKC0+STAhg6ASoiEy92MS9hY2NvdW50L21lbWJlcnMSdwoLTGlzdE1lbWJlcnMSHi5haWFnZW50LnYxLkxpc3RNZW1iZXJzUmVxdWVzdBofLmFpYWdlbnQudjEuTGlzdE1lbWJlcnNSZXNwb25zZSInkAIBkrUYBQoBBhACgtPkkwIVEhMvdjEvYWNjb3VudC9tZW1iZXJzEoYBCgxVcGRhdGVNZW1iZXISHy5haWFnZW50LnYxLlVwZGF0ZU1lbWJlclJlcXVlc3QaIC5haWFnZW50LnYxLlVwZGF0ZU1lbWJlclJlc3BvbnNlIjOStRgFCgEGEAKC0+STAiQ6ASoyHy92MS9hY2NvdW50L21lbWJlcnMve21lbWJlcl9pZH0SgwEKDFJlbW92ZU1lbWJlchIfLmFpYWdlbnQudjEuUmVtb3ZlTWVtYmVyUmVxdWVzdBogLmFpYWdlbnQudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2UiMJK1GAUKAQYQAoLT5JMCISofL3YxL2FjY291bnQvbWVtYmVycy97bWVtYmVyX2lkfRKHAQoQQWNjZXB0SW52aXRhdGlvbhIjLmFpYWdlbnQudjEuQWNjZXB0SW52aXRhdGlvblJlcXVlc3QaJC5haWFnZW50LnYxLkFjY2VwdEludml0YXRpb25SZXNwb25zZSIokrUYAwoBAYLT5JMCGzoBKiIWL3YxL2ludml0YXRpb25zL2FjY2VwdBKIAQoOUmV2b2tlU2Vzc2lvbnMSIS5haWFnZW50LnYxLlJldm9rZVNlc3Npb25zUmVxdWVzdBoiLmFpYWdlbnQudjEuUmV2b2tlU2Vzc2lvbnNSZXNwb25zZSIvkrUYBQoBBhACgtPkkwIgOgEqIhsvdjEvYWNjb3VudC9zZXNzaW9ucy9yZXZva2ViBnByb3RvMw", [file_aiagent_v1_access, file_aiagent_v1_field_options, file_google_api_annotations]);
 
 /**
  * GetAccountRequest is empty: the ID token names the account.
@@ -91,6 +91,20 @@ export type AccountInfo = Message<"aiagent.v1.AccountInfo"> & {
    * @generated from field: string caller_role = 5;
    */
   callerRole: string;
+
+  /**
+   * The caller's display name ("Sam"), empty until they set one.
+   *
+   * @generated from field: string caller_display_name = 6;
+   */
+  callerDisplayName: string;
+
+  /**
+   * The caller's picture, an https address; empty until they set one.
+   *
+   * @generated from field: string caller_avatar_url = 7;
+   */
+  callerAvatarUrl: string;
 };
 
 /**
@@ -99,6 +113,55 @@ export type AccountInfo = Message<"aiagent.v1.AccountInfo"> & {
  */
 export const AccountInfoSchema: GenMessage<AccountInfo> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_account_service, 2);
+
+/**
+ * UpdateMyProfileRequest is the calling person's display name and picture; both replace what was set.
+ *
+ * @generated from message aiagent.v1.UpdateMyProfileRequest
+ */
+export type UpdateMyProfileRequest = Message<"aiagent.v1.UpdateMyProfileRequest"> & {
+  /**
+   * The name customers see, at most 60 characters; empty to use the local part of the e-mail.
+   *
+   * @generated from field: string display_name = 1;
+   */
+  displayName: string;
+
+  /**
+   * An https address of a picture, at most 2048 characters; empty for none.
+   *
+   * @generated from field: string avatar_url = 2;
+   */
+  avatarUrl: string;
+};
+
+/**
+ * Describes the message aiagent.v1.UpdateMyProfileRequest.
+ * Use `create(UpdateMyProfileRequestSchema)` to create a new message.
+ */
+export const UpdateMyProfileRequestSchema: GenMessage<UpdateMyProfileRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_account_service, 3);
+
+/**
+ * UpdateMyProfileResponse is the account as the caller now sees it.
+ *
+ * @generated from message aiagent.v1.UpdateMyProfileResponse
+ */
+export type UpdateMyProfileResponse = Message<"aiagent.v1.UpdateMyProfileResponse"> & {
+  /**
+   * The envelope.
+   *
+   * @generated from field: aiagent.v1.AccountInfo data = 1;
+   */
+  data?: AccountInfo | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.UpdateMyProfileResponse.
+ * Use `create(UpdateMyProfileResponseSchema)` to create a new message.
+ */
+export const UpdateMyProfileResponseSchema: GenMessage<UpdateMyProfileResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_account_service, 4);
 
 /**
  * ChangePasswordRequest carries the current password and the new one.
@@ -126,7 +189,7 @@ export type ChangePasswordRequest = Message<"aiagent.v1.ChangePasswordRequest"> 
  * Use `create(ChangePasswordRequestSchema)` to create a new message.
  */
 export const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 3);
+  messageDesc(file_aiagent_v1_account_service, 5);
 
 /**
  * ChangePasswordResponse is empty: the new password works from now on.
@@ -141,7 +204,7 @@ export type ChangePasswordResponse = Message<"aiagent.v1.ChangePasswordResponse"
  * Use `create(ChangePasswordResponseSchema)` to create a new message.
  */
 export const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 4);
+  messageDesc(file_aiagent_v1_account_service, 6);
 
 /**
  * ApiKey is an API key as listed: never the key itself.
@@ -211,7 +274,7 @@ export type ApiKey = Message<"aiagent.v1.ApiKey"> & {
  * Use `create(ApiKeySchema)` to create a new message.
  */
 export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 5);
+  messageDesc(file_aiagent_v1_account_service, 7);
 
 /**
  * CreateApiKeyRequest names the new key.
@@ -232,7 +295,7 @@ export type CreateApiKeyRequest = Message<"aiagent.v1.CreateApiKeyRequest"> & {
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 6);
+  messageDesc(file_aiagent_v1_account_service, 8);
 
 /**
  * CreatedApiKey is a new key: shown in this answer only.
@@ -260,7 +323,7 @@ export type CreatedApiKey = Message<"aiagent.v1.CreatedApiKey"> & {
  * Use `create(CreatedApiKeySchema)` to create a new message.
  */
 export const CreatedApiKeySchema: GenMessage<CreatedApiKey> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 7);
+  messageDesc(file_aiagent_v1_account_service, 9);
 
 /**
  * CreateApiKeyResponse wraps the new key.
@@ -281,7 +344,7 @@ export type CreateApiKeyResponse = Message<"aiagent.v1.CreateApiKeyResponse"> & 
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 8);
+  messageDesc(file_aiagent_v1_account_service, 10);
 
 /**
  * ListApiKeysRequest is empty: the ID token names the account.
@@ -296,7 +359,7 @@ export type ListApiKeysRequest = Message<"aiagent.v1.ListApiKeysRequest"> & {
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 9);
+  messageDesc(file_aiagent_v1_account_service, 11);
 
 /**
  * ListApiKeysResponse wraps the keys.
@@ -317,7 +380,7 @@ export type ListApiKeysResponse = Message<"aiagent.v1.ListApiKeysResponse"> & {
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 10);
+  messageDesc(file_aiagent_v1_account_service, 12);
 
 /**
  * ApiKeyList is the account's keys.
@@ -338,7 +401,7 @@ export type ApiKeyList = Message<"aiagent.v1.ApiKeyList"> & {
  * Use `create(ApiKeyListSchema)` to create a new message.
  */
 export const ApiKeyListSchema: GenMessage<ApiKeyList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 11);
+  messageDesc(file_aiagent_v1_account_service, 13);
 
 /**
  * RotateApiKeysRequest sets the older keys' grace period.
@@ -367,7 +430,7 @@ export type RotateApiKeysRequest = Message<"aiagent.v1.RotateApiKeysRequest"> & 
  * Use `create(RotateApiKeysRequestSchema)` to create a new message.
  */
 export const RotateApiKeysRequestSchema: GenMessage<RotateApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 12);
+  messageDesc(file_aiagent_v1_account_service, 14);
 
 /**
  * RotateApiKeysResponse wraps the new key and the older keys' new expiry.
@@ -388,7 +451,7 @@ export type RotateApiKeysResponse = Message<"aiagent.v1.RotateApiKeysResponse"> 
  * Use `create(RotateApiKeysResponseSchema)` to create a new message.
  */
 export const RotateApiKeysResponseSchema: GenMessage<RotateApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 13);
+  messageDesc(file_aiagent_v1_account_service, 15);
 
 /**
  * RotatedApiKeys is the new key and the keys it replaces.
@@ -416,7 +479,7 @@ export type RotatedApiKeys = Message<"aiagent.v1.RotatedApiKeys"> & {
  * Use `create(RotatedApiKeysSchema)` to create a new message.
  */
 export const RotatedApiKeysSchema: GenMessage<RotatedApiKeys> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 14);
+  messageDesc(file_aiagent_v1_account_service, 16);
 
 /**
  * RevokeApiKeyRequest names the key.
@@ -437,7 +500,7 @@ export type RevokeApiKeyRequest = Message<"aiagent.v1.RevokeApiKeyRequest"> & {
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 15);
+  messageDesc(file_aiagent_v1_account_service, 17);
 
 /**
  * RevokeApiKeyResponse wraps the revoked key.
@@ -458,7 +521,7 @@ export type RevokeApiKeyResponse = Message<"aiagent.v1.RevokeApiKeyResponse"> & 
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 16);
+  messageDesc(file_aiagent_v1_account_service, 18);
 
 /**
  * KnowledgeSnippet is a passage the built-in agent may answer from and cite.
@@ -493,7 +556,7 @@ export type KnowledgeSnippet = Message<"aiagent.v1.KnowledgeSnippet"> & {
  * Use `create(KnowledgeSnippetSchema)` to create a new message.
  */
 export const KnowledgeSnippetSchema: GenMessage<KnowledgeSnippet> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 17);
+  messageDesc(file_aiagent_v1_account_service, 19);
 
 /**
  * AgentSettings says which AI agent answers a chatbot's customers.
@@ -544,7 +607,7 @@ export type AgentSettings = Message<"aiagent.v1.AgentSettings"> & {
  * Use `create(AgentSettingsSchema)` to create a new message.
  */
 export const AgentSettingsSchema: GenMessage<AgentSettings> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 18);
+  messageDesc(file_aiagent_v1_account_service, 20);
 
 /**
  * Chatbot is an AI agent of the account.
@@ -607,7 +670,7 @@ export type Chatbot = Message<"aiagent.v1.Chatbot"> & {
  * Use `create(ChatbotSchema)` to create a new message.
  */
 export const ChatbotSchema: GenMessage<Chatbot> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 19);
+  messageDesc(file_aiagent_v1_account_service, 21);
 
 /**
  * CreateChatbotRequest is the new chatbot's settings.
@@ -649,7 +712,7 @@ export type CreateChatbotRequest = Message<"aiagent.v1.CreateChatbotRequest"> & 
  * Use `create(CreateChatbotRequestSchema)` to create a new message.
  */
 export const CreateChatbotRequestSchema: GenMessage<CreateChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 20);
+  messageDesc(file_aiagent_v1_account_service, 22);
 
 /**
  * CreateChatbotResponse wraps the new chatbot.
@@ -670,7 +733,7 @@ export type CreateChatbotResponse = Message<"aiagent.v1.CreateChatbotResponse"> 
  * Use `create(CreateChatbotResponseSchema)` to create a new message.
  */
 export const CreateChatbotResponseSchema: GenMessage<CreateChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 21);
+  messageDesc(file_aiagent_v1_account_service, 23);
 
 /**
  * GetChatbotRequest names the chatbot.
@@ -691,7 +754,7 @@ export type GetChatbotRequest = Message<"aiagent.v1.GetChatbotRequest"> & {
  * Use `create(GetChatbotRequestSchema)` to create a new message.
  */
 export const GetChatbotRequestSchema: GenMessage<GetChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 22);
+  messageDesc(file_aiagent_v1_account_service, 24);
 
 /**
  * GetChatbotResponse wraps the chatbot.
@@ -712,7 +775,7 @@ export type GetChatbotResponse = Message<"aiagent.v1.GetChatbotResponse"> & {
  * Use `create(GetChatbotResponseSchema)` to create a new message.
  */
 export const GetChatbotResponseSchema: GenMessage<GetChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 23);
+  messageDesc(file_aiagent_v1_account_service, 25);
 
 /**
  * ListChatbotsRequest is empty: the ID token names the account.
@@ -727,7 +790,7 @@ export type ListChatbotsRequest = Message<"aiagent.v1.ListChatbotsRequest"> & {
  * Use `create(ListChatbotsRequestSchema)` to create a new message.
  */
 export const ListChatbotsRequestSchema: GenMessage<ListChatbotsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 24);
+  messageDesc(file_aiagent_v1_account_service, 26);
 
 /**
  * ListChatbotsResponse wraps the chatbots.
@@ -748,7 +811,7 @@ export type ListChatbotsResponse = Message<"aiagent.v1.ListChatbotsResponse"> & 
  * Use `create(ListChatbotsResponseSchema)` to create a new message.
  */
 export const ListChatbotsResponseSchema: GenMessage<ListChatbotsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 25);
+  messageDesc(file_aiagent_v1_account_service, 27);
 
 /**
  * ChatbotList is the account's chatbots.
@@ -769,7 +832,7 @@ export type ChatbotList = Message<"aiagent.v1.ChatbotList"> & {
  * Use `create(ChatbotListSchema)` to create a new message.
  */
 export const ChatbotListSchema: GenMessage<ChatbotList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 26);
+  messageDesc(file_aiagent_v1_account_service, 28);
 
 /**
  * KnowledgeUpdate replaces a chatbot's knowledge (an empty list clears it).
@@ -790,7 +853,7 @@ export type KnowledgeUpdate = Message<"aiagent.v1.KnowledgeUpdate"> & {
  * Use `create(KnowledgeUpdateSchema)` to create a new message.
  */
 export const KnowledgeUpdateSchema: GenMessage<KnowledgeUpdate> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 27);
+  messageDesc(file_aiagent_v1_account_service, 29);
 
 /**
  * UpdateChatbotRequest names the chatbot and what changes; a field left out stays as it is.
@@ -839,7 +902,7 @@ export type UpdateChatbotRequest = Message<"aiagent.v1.UpdateChatbotRequest"> & 
  * Use `create(UpdateChatbotRequestSchema)` to create a new message.
  */
 export const UpdateChatbotRequestSchema: GenMessage<UpdateChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 28);
+  messageDesc(file_aiagent_v1_account_service, 30);
 
 /**
  * UpdateChatbotResponse wraps the changed chatbot.
@@ -860,7 +923,7 @@ export type UpdateChatbotResponse = Message<"aiagent.v1.UpdateChatbotResponse"> 
  * Use `create(UpdateChatbotResponseSchema)` to create a new message.
  */
 export const UpdateChatbotResponseSchema: GenMessage<UpdateChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 29);
+  messageDesc(file_aiagent_v1_account_service, 31);
 
 /**
  * DisableChatbotRequest names the chatbot.
@@ -881,7 +944,7 @@ export type DisableChatbotRequest = Message<"aiagent.v1.DisableChatbotRequest"> 
  * Use `create(DisableChatbotRequestSchema)` to create a new message.
  */
 export const DisableChatbotRequestSchema: GenMessage<DisableChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 30);
+  messageDesc(file_aiagent_v1_account_service, 32);
 
 /**
  * DisableChatbotResponse wraps the disabled chatbot.
@@ -902,7 +965,7 @@ export type DisableChatbotResponse = Message<"aiagent.v1.DisableChatbotResponse"
  * Use `create(DisableChatbotResponseSchema)` to create a new message.
  */
 export const DisableChatbotResponseSchema: GenMessage<DisableChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 31);
+  messageDesc(file_aiagent_v1_account_service, 33);
 
 /**
  * Member is a person of the account.
@@ -958,7 +1021,7 @@ export type Member = Message<"aiagent.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 32);
+  messageDesc(file_aiagent_v1_account_service, 34);
 
 /**
  * InviteMemberRequest names the person and their role.
@@ -986,7 +1049,7 @@ export type InviteMemberRequest = Message<"aiagent.v1.InviteMemberRequest"> & {
  * Use `create(InviteMemberRequestSchema)` to create a new message.
  */
 export const InviteMemberRequestSchema: GenMessage<InviteMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 33);
+  messageDesc(file_aiagent_v1_account_service, 35);
 
 /**
  * InviteMemberResponse wraps the member and their invitation.
@@ -1007,7 +1070,7 @@ export type InviteMemberResponse = Message<"aiagent.v1.InviteMemberResponse"> & 
  * Use `create(InviteMemberResponseSchema)` to create a new message.
  */
 export const InviteMemberResponseSchema: GenMessage<InviteMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 34);
+  messageDesc(file_aiagent_v1_account_service, 36);
 
 /**
  * Invitation is a new member and the one-time link that lets them set their password.
@@ -1049,7 +1112,7 @@ export type Invitation = Message<"aiagent.v1.Invitation"> & {
  * Use `create(InvitationSchema)` to create a new message.
  */
 export const InvitationSchema: GenMessage<Invitation> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 35);
+  messageDesc(file_aiagent_v1_account_service, 37);
 
 /**
  * ListMembersRequest is empty: the ID token names the account.
@@ -1064,7 +1127,7 @@ export type ListMembersRequest = Message<"aiagent.v1.ListMembersRequest"> & {
  * Use `create(ListMembersRequestSchema)` to create a new message.
  */
 export const ListMembersRequestSchema: GenMessage<ListMembersRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 36);
+  messageDesc(file_aiagent_v1_account_service, 38);
 
 /**
  * ListMembersResponse wraps the members.
@@ -1085,7 +1148,7 @@ export type ListMembersResponse = Message<"aiagent.v1.ListMembersResponse"> & {
  * Use `create(ListMembersResponseSchema)` to create a new message.
  */
 export const ListMembersResponseSchema: GenMessage<ListMembersResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 37);
+  messageDesc(file_aiagent_v1_account_service, 39);
 
 /**
  * MemberList is the account's people.
@@ -1106,7 +1169,7 @@ export type MemberList = Message<"aiagent.v1.MemberList"> & {
  * Use `create(MemberListSchema)` to create a new message.
  */
 export const MemberListSchema: GenMessage<MemberList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 38);
+  messageDesc(file_aiagent_v1_account_service, 40);
 
 /**
  * UpdateMemberRequest names the member and their new role.
@@ -1134,7 +1197,7 @@ export type UpdateMemberRequest = Message<"aiagent.v1.UpdateMemberRequest"> & {
  * Use `create(UpdateMemberRequestSchema)` to create a new message.
  */
 export const UpdateMemberRequestSchema: GenMessage<UpdateMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 39);
+  messageDesc(file_aiagent_v1_account_service, 41);
 
 /**
  * UpdateMemberResponse wraps the member.
@@ -1155,7 +1218,7 @@ export type UpdateMemberResponse = Message<"aiagent.v1.UpdateMemberResponse"> & 
  * Use `create(UpdateMemberResponseSchema)` to create a new message.
  */
 export const UpdateMemberResponseSchema: GenMessage<UpdateMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 40);
+  messageDesc(file_aiagent_v1_account_service, 42);
 
 /**
  * RemoveMemberRequest names the member.
@@ -1176,7 +1239,7 @@ export type RemoveMemberRequest = Message<"aiagent.v1.RemoveMemberRequest"> & {
  * Use `create(RemoveMemberRequestSchema)` to create a new message.
  */
 export const RemoveMemberRequestSchema: GenMessage<RemoveMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 41);
+  messageDesc(file_aiagent_v1_account_service, 43);
 
 /**
  * RemoveMemberResponse is empty: the member is gone.
@@ -1191,7 +1254,7 @@ export type RemoveMemberResponse = Message<"aiagent.v1.RemoveMemberResponse"> & 
  * Use `create(RemoveMemberResponseSchema)` to create a new message.
  */
 export const RemoveMemberResponseSchema: GenMessage<RemoveMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 42);
+  messageDesc(file_aiagent_v1_account_service, 44);
 
 /**
  * AcceptInvitationRequest carries the invitation's code and the person's new password.
@@ -1219,7 +1282,7 @@ export type AcceptInvitationRequest = Message<"aiagent.v1.AcceptInvitationReques
  * Use `create(AcceptInvitationRequestSchema)` to create a new message.
  */
 export const AcceptInvitationRequestSchema: GenMessage<AcceptInvitationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 43);
+  messageDesc(file_aiagent_v1_account_service, 45);
 
 /**
  * AcceptInvitationResponse wraps the member, now active.
@@ -1240,7 +1303,7 @@ export type AcceptInvitationResponse = Message<"aiagent.v1.AcceptInvitationRespo
  * Use `create(AcceptInvitationResponseSchema)` to create a new message.
  */
 export const AcceptInvitationResponseSchema: GenMessage<AcceptInvitationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 44);
+  messageDesc(file_aiagent_v1_account_service, 46);
 
 /**
  * RevokeSessionsRequest names whose sessions end: a chatbot's, a user's, or one user's with one chatbot.
@@ -1268,7 +1331,7 @@ export type RevokeSessionsRequest = Message<"aiagent.v1.RevokeSessionsRequest"> 
  * Use `create(RevokeSessionsRequestSchema)` to create a new message.
  */
 export const RevokeSessionsRequestSchema: GenMessage<RevokeSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 45);
+  messageDesc(file_aiagent_v1_account_service, 47);
 
 /**
  * RevokeSessionsResponse says how many sessions ended.
@@ -1289,7 +1352,7 @@ export type RevokeSessionsResponse = Message<"aiagent.v1.RevokeSessionsResponse"
  * Use `create(RevokeSessionsResponseSchema)` to create a new message.
  */
 export const RevokeSessionsResponseSchema: GenMessage<RevokeSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 46);
+  messageDesc(file_aiagent_v1_account_service, 48);
 
 /**
  * RevokedSessions counts the refresh tokens revoked.
@@ -1310,7 +1373,7 @@ export type RevokedSessions = Message<"aiagent.v1.RevokedSessions"> & {
  * Use `create(RevokedSessionsSchema)` to create a new message.
  */
 export const RevokedSessionsSchema: GenMessage<RevokedSessions> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 47);
+  messageDesc(file_aiagent_v1_account_service, 49);
 
 /**
  * AccountService is the client company's own administration: API keys, chatbots, its team and its customers'
@@ -1329,6 +1392,17 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof GetAccountRequestSchema;
     output: typeof GetAccountResponseSchema;
+  },
+  /**
+   * UpdateMyProfile sets the calling person's display name and picture: what the customer sees in the chat frame
+   * when this person takes a conversation over (the console sends the name with TakeOverConversation).
+   *
+   * @generated from rpc aiagent.v1.AccountService.UpdateMyProfile
+   */
+  updateMyProfile: {
+    methodKind: "unary";
+    input: typeof UpdateMyProfileRequestSchema;
+    output: typeof UpdateMyProfileResponseSchema;
   },
   /**
    * ChangePassword changes the calling person's own password.

@@ -7,8 +7,10 @@ import type {
 } from "../../../gen/aiagent/v1/account_service_pb.js";
 import type { AccountService } from "../../domain/account/account-service.js";
 import type { ApiKeyView } from "../../domain/account/api-keys.js";
+import type { OperatorProfiles } from "../../domain/account/operator-profile.js";
 import type { ChatbotRecord } from "../../domain/account/repository.js";
 import type { MemberView, TeamService } from "../../domain/account/team-service.js";
+import type { AccountCaller } from "../../domain/caller.js";
 import { invalidArgument } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
@@ -58,25 +60,34 @@ export function accountHandlers(d: {
   tokens: TokenService;
   /** Where invitation links point: the console's whole address under {app_url} (known once the server listens). */
   consoleUrl: () => string;
+  /** The people's display names and pictures. */
+  profiles: OperatorProfiles;
   /** The older keys' grace period when a rotation names none (AIAGENT_API_KEY_GRACE, as the command line's). */
   defaultGraceSeconds: number;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
+  const accountInfo = async (caller: AccountCaller) => {
+    const [a, p] = await Promise.all([accounts.account(caller), d.profiles.get(caller)]);
+    return {
+      accountId: a.accountId,
+      email: a.email,
+      createdAt: isoTime(a.createdAt),
+      callerEmail: caller.email,
+      callerRole: caller.role,
+      callerDisplayName: p.displayName,
+      callerAvatarUrl: p.avatarUrl,
+    };
+  };
   const keyOf = async (caller: Parameters<AccountService["listApiKeys"]>[0], id: string) =>
     (await accounts.listApiKeys(caller)).find((k) => k.apiKeyId === id);
   return {
     async getAccount(_req, call) {
+      return { data: await accountInfo(accountCaller(call.auth)) };
+    },
+    async updateMyProfile(req, call) {
       const caller = accountCaller(call.auth);
-      const a = await accounts.account(caller);
-      return {
-        data: {
-          accountId: a.accountId,
-          email: a.email,
-          createdAt: isoTime(a.createdAt),
-          callerEmail: caller.email,
-          callerRole: caller.role,
-        },
-      };
+      await d.profiles.update(caller, { displayName: req.displayName, avatarUrl: req.avatarUrl });
+      return { data: await accountInfo(caller) };
     },
     async changePassword(req, call) {
       await team.changePassword(accountCaller(call.auth), req.currentPassword, req.newPassword);

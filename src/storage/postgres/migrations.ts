@@ -246,4 +246,17 @@ export const pgMigrations: PgMigration[] = [
           latest_activity_at = coalesce(v.last_message_at, v.created_at)
         FROM conversations v WHERE v.conversation_id = c.latest_conversation_id;`,
   },
+  {
+    version: 7,
+    // The display name and picture a customer sees of the person who answers, per (account, lower-cased e-mail).
+    sql: `
+      CREATE TABLE operator_profiles (
+        account_id text NOT NULL,
+        email text NOT NULL,
+        display_name text NOT NULL,
+        avatar_url text NOT NULL,
+        updated_at bigint NOT NULL,
+        PRIMARY KEY (account_id, email)
+      );`,
+  },
 ];

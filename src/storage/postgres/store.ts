@@ -8,6 +8,7 @@ import { PgConversationEvents } from "./events.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
+import { pgProfiles } from "./profiles.js";
 import { pgAccounts, pgApiKeys, pgChatbots, pgDemoSetup, pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./repos.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
@@ -43,6 +44,7 @@ export class PgStore implements Store {
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
+  readonly profiles: Repositories["profiles"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   private readonly db: PgRunner;
@@ -62,6 +64,7 @@ export class PgStore implements Store {
     this.conversations = pgConversations(this.db);
     this.demoSetup = pgDemoSetup(this.db);
     this.members = pgMembers(this.db);
+    this.profiles = pgProfiles(this.db);
     this.events = pgEvents(this.db);
     this.webhooks = pgWebhooks(this.db);
   }

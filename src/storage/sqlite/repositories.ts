@@ -7,6 +7,7 @@ import { sqliteConversations } from "./repos/conversations.js";
 import { sqliteDemoSetup } from "./repos/demo-setup.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
+import { sqliteProfiles } from "./repos/profiles.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
@@ -24,6 +25,7 @@ export function sqliteRepositories(db: Db) {
     conversations: sqliteConversations(db),
     demoSetup: sqliteDemoSetup(db),
     members: sqliteMembers(db),
+    profiles: sqliteProfiles(db),
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),
   };

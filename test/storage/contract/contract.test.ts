@@ -5,6 +5,7 @@ import { conversationCases } from "./conversations.case.js";
 import { eventCases } from "./events.case.js";
 import { backends, type Harness } from "./harness.js";
 import { memberCases } from "./members.case.js";
+import { profileCases } from "./profiles.case.js";
 import { sessionCases } from "./sessions.case.js";
 import { tokenCases } from "./tokens.case.js";
 import { transactionCases } from "./transactions.case.js";
@@ -28,6 +29,7 @@ for (const backend of backends) {
     const h = () => harness!;
     accountCases(h);
     memberCases(h);
+    profileCases(h);
     tokenCases(h);
     sessionCases(h);
     conversationCases(h);

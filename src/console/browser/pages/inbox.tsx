@@ -316,7 +316,12 @@ function ConversationView(props: {
               disabled={a.busy}
               onClick={() =>
                 act(() =>
-                  conversations.takeOverConversation({ conversationId: id, operatorEmail: s.account.callerEmail }),
+                  conversations.takeOverConversation({
+                    conversationId: id,
+                    operatorEmail: s.account.callerEmail,
+                    // The name the customer sees: the one set under "Your name in the chat" (else the e-mail's local part).
+                    operatorName: s.account.callerDisplayName,
+                  }),
                 )
               }
             >
