@@ -68,11 +68,24 @@ describe.runIf(canRun)("the operator's display name", () => {
     await frame.locator("#title", { hasText: /^Sam Carter$/ }).waitFor();
     expect(await frame.locator("#title").textContent()).not.toBe("lead");
 
+    // docs/inbox.md's screenshots, written only when asked (UPDATE_DOCS=1): the inbox at 1280 px and on a phone.
+    if (process.env.UPDATE_DOCS === "1") {
+      await page.getByLabel(/^Reply to/).fill("Hi, I'm Sam. I'm sorry about the parcel: a replacement is on its way.");
+      await page.getByRole("button", { name: "Send" }).click();
+      await frame.locator(".msg--operator").waitFor();
+      const docs = (name: string) => new URL(`../../docs/${name}`, import.meta.url).pathname;
+      await page.screenshot({ path: docs("inbox-taken-over.png") });
+      await page.setViewportSize({ width: 375, height: 740 });
+      await page.screenshot({ path: docs("inbox-phone.png"), fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await shop.locator("#aiagent-chat").screenshot({ path: docs("frame-operator-name.png"), animations: "disabled" });
+    }
+
     // Signed in again later, the name is still theirs.
     await page.reload();
     await page.getByRole("link", { name: "Password" }).click();
     expect(await page.getByLabel("Display name").inputValue()).toBe("Sam Carter");
     await console_.close();
     await customer.close();
-  });
+  }, 60_000);
 });
