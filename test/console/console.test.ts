@@ -10,6 +10,7 @@ import { postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
+import { signIn } from "./sign-in.js";
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const DOCS = new URL("../../docs/", import.meta.url);
@@ -17,15 +18,6 @@ const DOCS = new URL("../../docs/", import.meta.url);
 /** The README's screenshots are written only when asked (UPDATE_DOCS=1), so a test run leaves the checkout as it was. */
 async function shot(page: Page, name: string): Promise<void> {
   if (process.env.UPDATE_DOCS === "1") await page.screenshot({ path: new URL(name, DOCS).pathname });
-}
-
-/** Signs in through the console's form and waits for the inbox. */
-async function signIn(page: Page, base: string, email: string, password: string): Promise<void> {
-  await page.goto(`${base}/console/`);
-  await page.getByLabel("E-mail").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Inbox" }).waitFor();
 }
 
 /** No serious or critical accessibility violation on the page as it is. */

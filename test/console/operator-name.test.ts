@@ -7,6 +7,7 @@ import { type Embedding, startEmbedding } from "../frame/fixtures.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
+import { signIn } from "./sign-in.js";
 
 // Issue 31, item 7: an operator sets the name (and picture) customers see; the console's take-over sends it, so the
 // customer no longer sees the local part of the operator's e-mail.
@@ -43,11 +44,7 @@ describe.runIf(canRun)("the operator's display name", () => {
     // The operator names themself, with a picture; a bad picture address is refused, naming the field.
     const console_ = await newContext(browser, { width: 1280, height: 800 });
     const page = await console_.newPage();
-    await page.goto(`${e.service.url}/console/`);
-    await page.getByLabel("E-mail").fill(member.email);
-    await page.getByLabel("Password").fill(member.password);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Inbox" }).waitFor();
+    await signIn(page, e.service.url, member.email, member.password);
     await page.getByRole("link", { name: "Password" }).click();
     await page.getByLabel("Display name").fill("Sam Carter");
     await page.getByLabel(/^Picture/).fill("javascript:alert(1)");

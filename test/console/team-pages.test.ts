@@ -1,28 +1,19 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
 import { launchBrowser, newContext } from "../frame/browser.js";
 import { aiagent } from "../helpers/cli.js";
 import { idToken, issueTokens } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import type { TestAccount, TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
+import { signIn, startConsoleServer } from "./sign-in.js";
 
 // Issue 31, items 4, 5 and 6: whole invitation links, Profile and Team on a phone, and an invited person signed in
 // by accepting.
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const PHONE = { width: 375, height: 740 };
-
-async function signIn(page: Page, base: string, email: string, password: string): Promise<void> {
-  await page.goto(`${base}/console/`);
-  await page.getByLabel("E-mail").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Inbox" }).waitFor();
-}
 
 /** How far the page reaches past the viewport's right edge, in CSS pixels (0: nothing is off-screen). */
 const overflow = (page: Page) =>
@@ -34,10 +25,7 @@ describe.runIf(canRun)("the console's team pages", () => {
   let owner: TestAccount;
 
   beforeAll(async () => {
-    [browser, s] = await Promise.all([
-      launchBrowser(),
-      startServer({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
-    ]);
+    [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
     owner = await s.account();
   });
   afterAll(async () => {

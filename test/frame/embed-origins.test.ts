@@ -2,10 +2,9 @@ import { execFileSync } from "node:child_process";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createEmbedSession } from "../../src/client/index.js";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
+import { signIn, startConsoleServer } from "../console/sign-in.js";
 import { send } from "../helpers/flows.js";
-import { startServer, type TestServer } from "../helpers/server.js";
+import type { TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { chatFrame, freePort, launchBrowser, newContext, typeMessage } from "./browser.js";
 import { type ExampleProcess, startExample } from "./example-process.js";
@@ -29,10 +28,7 @@ let service: TestServer;
 
 beforeAll(async () => {
   if (!canRun) return;
-  [browser, service] = await Promise.all([
-    launchBrowser(),
-    startServer({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
-  ]);
+  [browser, service] = await Promise.all([launchBrowser(), startConsoleServer()]);
 });
 afterAll(async () => {
   await browser?.close();
@@ -121,10 +117,7 @@ describe.runIf(canRun)("createEmbedSession with the customer's profile", () => {
     const context = await newContext(browser, { width: 1280, height: 800 });
     try {
       const page = await context.newPage();
-      await page.goto(`${service.url}/console/`);
-      await page.getByLabel("E-mail").fill(account.email);
-      await page.getByLabel("Password").fill(account.password);
-      await page.getByRole("button", { name: "Sign in" }).click();
+      await signIn(page, service.url, account.email, account.password);
       const contact = page.locator(".contact", { hasText: "Ada Lovelace" });
       await contact.waitFor();
       await contact.click();
@@ -144,11 +137,7 @@ describe.runIf(canRun)("the console's embed page for a chatbot with several orig
     const context = await newContext(browser, { width: 1280, height: 800 });
     try {
       const page = await context.newPage();
-      await page.goto(`${service.url}/console/`);
-      await page.getByLabel("E-mail").fill(account.email);
-      await page.getByLabel("Password").fill(account.password);
-      await page.getByRole("button", { name: "Sign in" }).click();
-      await page.getByRole("heading", { name: "Inbox" }).waitFor();
+      await signIn(page, service.url, account.email, account.password);
       await page.goto(`${service.url}/console/chatbots/${account.chatbotId}/embed`);
       await page.getByRole("heading", { name: /^Embed / }).waitFor();
       expect(await page.getByText("passes the page's own origin").count()).toBe(1);
