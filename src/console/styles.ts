@@ -108,6 +108,8 @@ td select { width: auto; }
 .message__text { margin: .15rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .message__docs { margin: .25rem 0 0; padding-left: 1.1rem; font-size: .8125rem; }
 .message__tools summary { cursor: pointer; font-size: .8125rem; }
+.assign { display: inline-flex; gap: .35rem; align-items: center; }
+.assign select { width: auto; max-width: 14rem; }
 .reply { display: flex; gap: .5rem; align-items: flex-end; }
 .reply textarea { flex: 1; }
 /* On a phone a table's rows become stacked cards, each cell named by its column: nothing to scroll sideways. */

@@ -4,6 +4,7 @@ import { conversations, describeError } from "../api.js";
 import { useAccountWatch } from "../live.js";
 import { SessionContext } from "../session.js";
 import { Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
+import { AssignTo } from "./assign.js";
 
 const PAGE = 20;
 type Filter = "all" | "unread" | "live";
@@ -328,6 +329,7 @@ function ConversationView(props: {
               Take over
             </button>
           )}
+          {s.admin && <AssignTo conversationId={id} assignedTo={assignedTo} busy={a.busy} act={act} />}
           {assignedTo !== "ai_agent" && (
             <button
               type="button"
