@@ -10,6 +10,7 @@ import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
 import { PerChatbotAgent } from "./agents/per-chatbot.js";
 import { type Config, ConfigError } from "./config.js";
 import { AccountService } from "./domain/account/account-service.js";
+import { OperatorProfiles } from "./domain/account/operator-profile.js";
 import { TeamService } from "./domain/account/team-service.js";
 import type { Agent } from "./domain/agent/agent.js";
 import { OfflineAgent } from "./domain/agent/offline-agent.js";
@@ -95,6 +96,8 @@ export interface AppOverrides {
   resolve?: Resolve;
   /** False: no webhook dispatcher in this process (the outbox still fills; another instance delivers). */
   dispatch?: boolean;
+  /** When the generated key-encryption secret is warned about: every start (the service) or once (the commands). */
+  secretWarning?: "every start" | "when generated";
 }
 
 /** The wired service: storage, domain and protocol, not yet listening. */
@@ -151,7 +154,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   let keys: KeyRing;
   let sealer: ReturnType<typeof keySealer>;
   try {
-    sealer = keySealer(config, log);
+    sealer = keySealer(config, log, o.secretWarning);
     keys = await KeyRing.open(store.signingKeys, clock, {
       maxTokenLifetimeMs: maxLifetimeMs,
       refreshIntervalMs: config.signingKeyRefreshSeconds * 1000,
@@ -201,6 +204,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   });
   // A member removed or a password changed revokes what descends from them (lineage.ts), tokens and streams.
   const team = new TeamService({ ...store, clock, audit, revoke: (ids, keep) => tokens.revokeLineage(ids, keep) });
+  const profiles = new OperatorProfiles({ profiles: store.profiles, clock });
   const sessions = new SessionRegistry({
     refreshTokens: store.refreshTokens,
     clock,
@@ -282,6 +286,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     // The contract's field rules first: a request they refuse reaches no store, not even the access gate's lookups.
     handlers: withFieldRules(desc, durable(guardService(desc, handlers as never, auth, streams))),
   });
+  // Invitation links are whole addresses, to paste into an e-mail: the public address configured, else this server's.
+  let listeningUrl: string | undefined;
   const bindings: ServiceBinding[] = [
     bind(TokenServiceDesc, tokenHandlers(tokens, limits, log)),
     bind(ConversationServiceDesc, conversationHandlers(conversations, { limits: watchLimits, clock })),
@@ -291,8 +297,9 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         accounts,
         team,
         tokens,
+        profiles,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
-        consoleUrl: `${config.appUrl?.replace(/\/+$/, "") ?? ""}/console`,
+        consoleUrl: () => `${(config.appUrl ?? config.baseUrl ?? listeningUrl ?? "").replace(/\/+$/, "")}/console`,
         privacy: privacyHandlers({ privacy, audit }),
       }),
     ),
@@ -345,6 +352,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         (path) => WATCH_PATHS.has(path),
         log,
       );
+      listeningUrl = server.url;
       return {
         ...server,
         // Watch streams never finish by themselves: they end first, so shutdown waits only for real requests.

@@ -7,8 +7,9 @@ export interface DemoSetup {
   /** Only on the first start (afterwards only its hash is kept). */
   password?: string;
   chatbotId: string;
-  /** Made by this start; a restart revokes the previous start's demo key. */
+  /** Made by this start; a later start revokes it (this instance revokes it itself when it stops). */
   clientApiKey: string;
+  apiKeyId: string;
   firstStart: boolean;
   /** Where the demo page may be shown from (the address of the first start). */
   allowedOrigins: string[];
@@ -45,11 +46,19 @@ export const DEMO_KNOWLEDGE: KnowledgeSnippet[] = [
 export const DEMO_QUESTIONS = ["Where is my parcel?", "How long does shipping take?", "Can I return an item?"];
 
 const DEMO_CHATBOT_NAME = "Demo assistant";
+/** The label of the keys the demo bootstrap prints (other keys of the demo account are the owner's). */
+export const DEMO_KEY_NAME = "demo page";
+/**
+ * Instances started within this of each other share the demo: neither revokes the key the other printed (each
+ * revokes its own when it stops; a later start revokes what a killed one left).
+ */
+const STARTED_TOGETHER_MS = 60_000;
 
 /**
  * Outside production: on an empty database, a demo account, chatbot and API key; on a later start with the demo
- * account present, a new demo API key (the previous start's demo key is revoked), since only its hash was kept and the
- * /demo page needs the key itself. Other keys of the demo account are left alone.
+ * account present, a new demo API key (earlier starts' demo keys are revoked, unless just printed by an instance
+ * started together with this one), since only its hash was kept and the /demo page needs the key itself. Other keys
+ * of the demo account are left alone.
  */
 export async function bootstrapDemo(
   app: Pick<App, "accounts" | "store">,
@@ -67,13 +76,14 @@ async function bootstrapOnce(app: Pick<App, "accounts" | "store">, publicUrl: st
     const account = await accounts.createAccount(DEMO_EMAIL, password);
     const origin = new URL(publicUrl).origin;
     const chatbot = await accounts.createChatbot(DEMO_EMAIL, DEMO_CHATBOT_NAME, [origin], DEMO_KNOWLEDGE);
-    const key = await accounts.createApiKey(DEMO_EMAIL);
+    const key = await accounts.createApiKey(DEMO_EMAIL, DEMO_KEY_NAME);
     await store.demoSetup.set({ accountId: account.accountId, chatbotId: chatbot.chatbotId, apiKeyId: key.apiKeyId });
     return {
       email: DEMO_EMAIL,
       password,
       chatbotId: chatbot.chatbotId,
       clientApiKey: key.clientApiKey,
+      apiKeyId: key.apiKeyId,
       firstStart: true,
       allowedOrigins: chatbot.allowedOrigins,
     };
@@ -87,13 +97,25 @@ async function bootstrapOnce(app: Pick<App, "accounts" | "store">, publicUrl: st
     (await store.chatbots.listForAccount(account.accountId)).find((c) => c.name === DEMO_CHATBOT_NAME);
   if (!chatbot?.active) return undefined;
   return store.transaction(async (tx) => {
-    const key = await accounts.createApiKey(DEMO_EMAIL, "", tx);
-    if (setup?.accountId === account.accountId) await accounts.revokeApiKey(DEMO_EMAIL, setup.apiKeyId, tx);
+    const key = await accounts.createApiKey(DEMO_EMAIL, DEMO_KEY_NAME, tx);
+    const keys = await tx.apiKeys.listForAccount(account.accountId);
+    const now = keys.find((k) => k.apiKeyId === key.apiKeyId)!.createdAt;
+    // Earlier starts' demo keys (the recorded one, from before keys were named, included), but not one printed by an
+    // instance started at about the same time: it is likely running and showing /demo with it.
+    const stale = keys.filter(
+      (k) =>
+        k.revokedAt === null &&
+        k.apiKeyId !== key.apiKeyId &&
+        (k.name === DEMO_KEY_NAME || (setup?.accountId === account.accountId && k.apiKeyId === setup.apiKeyId)) &&
+        now - k.createdAt >= STARTED_TOGETHER_MS,
+    );
+    for (const k of stale) await accounts.revokeApiKey(DEMO_EMAIL, k.apiKeyId, tx);
     await tx.demoSetup.set({ accountId: account.accountId, chatbotId: chatbot.chatbotId, apiKeyId: key.apiKeyId });
     return {
       email: DEMO_EMAIL,
       chatbotId: chatbot.chatbotId,
       clientApiKey: key.clientApiKey,
+      apiKeyId: key.apiKeyId,
       firstStart: false,
       allowedOrigins: chatbot.allowedOrigins,
     } satisfies DemoSetup;

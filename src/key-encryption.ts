@@ -11,9 +11,14 @@ export function generatedSecretPath(dbPath: string): string {
 
 /**
  * The sealer for the signing keys at rest: the operator's secrets; outside production, without them, a secret
- * generated once and kept beside the database (mode 0600) with a warning; in production, without them, no start.
+ * generated once and kept beside the database (mode 0600) with a warning (`warn`: on every start, or only when it is
+ * generated); in production, without them, no start.
  */
-export function keySealer(config: Config, log: Logger): KeySealer {
+export function keySealer(
+  config: Config,
+  log: Logger,
+  warn: "every start" | "when generated" = "every start",
+): KeySealer {
   if (config.secrets) return new KeySealer(config.secrets);
   if (config.production)
     throw new ConfigError(
@@ -23,6 +28,7 @@ export function keySealer(config: Config, log: Logger): KeySealer {
   if (config.dbPath === ":memory:") return new KeySealer([KeySealer.generateSecret()]);
   const file = generatedSecretPath(config.dbPath);
   let secret: string;
+  let generated = false;
   try {
     secret = readFileSync(file, "utf8").trim();
   } catch (e) {
@@ -34,14 +40,17 @@ export function keySealer(config: Config, log: Logger): KeySealer {
     // wx: never overwrite a secret another process has just written (its keys would no longer open).
     try {
       writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: "wx" });
+      generated = true;
     } catch (e2) {
       if ((e2 as NodeJS.ErrnoException).code !== "EEXIST") throw e2;
       secret = readFileSync(file, "utf8").trim();
     }
   }
   if (secret.length < MIN_SECRET_LENGTH) throw new ConfigError(`the key-encryption secret in ${file} is too short`);
-  log.warn("signing keys are encrypted under a generated secret kept beside the database; set AIAGENT_SECRETS", {
-    file,
-  });
+  // The service says so on every start; an administration command only when it made the secret (once, not on each).
+  if (warn === "every start" || generated)
+    log.warn("signing keys are encrypted under a generated secret kept beside the database; set AIAGENT_SECRETS", {
+      file,
+    });
   return new KeySealer([secret]);
 }

@@ -50,19 +50,30 @@ def _post(base_url, path, body):
         raise EmbedError(f"the AI agent service could not be reached: {e}", 0) from None
 
 
-def create_embed_session(base_url, client_api_key, chatbot_id, user_id, app_url=None, host_origin=None, launch=False):
+def create_embed_session(
+    base_url, client_api_key, chatbot_id, user_id, app_url=None, host_origin=None, launch=False, contact=None
+):
     """Issues a user's tokens (POST /ai_agent/get_access_token) and builds the frame address.
 
     With launch=True the address carries a one-time launch code (60 s, used once, only under host_origin or the
     chatbot's only allowed origin) instead of the access token; otherwise it is the documented address.
     Returns a dict: frame_url, access_token, refresh_token (keep it on your server), access_token_expires_at,
     refresh_token_expires_at (epoch milliseconds), and launch_code with launch=True.
+    contact: what the inbox shows of the customer instead of the bare user id, a dict of optional "name", "email",
+    "phone".
     """
     body = {
         "user_id": _required("user_id", user_id),
         "chatbot_id": _required("chatbot_id", chatbot_id),
         "client_api_key": _required("client_api_key", client_api_key),
     }
+    profile = {k: v for k, v in {
+        "contact_name": (contact or {}).get("name"),
+        "email": (contact or {}).get("email"),
+        "phone_number": (contact or {}).get("phone"),
+    }.items() if v}
+    if profile:
+        body["contact"] = profile
     if launch:
         body["launch_code"] = True
         if host_origin:

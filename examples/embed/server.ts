@@ -8,11 +8,10 @@ const appUrl = process.env.AIAGENT_APP_URL ?? baseUrl;
 const chatbotId = process.env.AIAGENT_CHATBOT_ID ?? "";
 const clientApiKey = process.env.AIAGENT_CLIENT_API_KEY ?? "";
 const page = readFileSync(new URL("page.html", import.meta.url), "utf8").replaceAll("%APP_URL%", appUrl);
+const service = { baseUrl, appUrl, clientApiKey, chatbotId };
 const refreshTokens = new Map<string, string>(); // user id → refresh token: kept on this server only
-
 const server = createServer(async (req, res) => {
-  // Your login says who the user is; this example gives each browser an id in a cookie.
-  const userId = /\buid=([\w-]{36})/.exec(req.headers.cookie ?? "")?.[1];
+  const userId = /\buid=([\w-]{36})/.exec(req.headers.cookie ?? "")?.[1]; // your login's user (here: a cookie)
   if (req.method === "GET" && req.url === "/") {
     if (!userId) res.setHeader("set-cookie", `uid=${randomUUID()}; Path=/; HttpOnly; SameSite=Lax`);
     return res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(page);
@@ -22,7 +21,8 @@ const server = createServer(async (req, res) => {
   res.setHeader("content-type", "application/json");
   try {
     if (req.url === "/aiagent/session") {
-      const s = await createEmbedSession({ baseUrl, appUrl, clientApiKey, chatbotId, userId, launch: true });
+      // The page's origin (a browser sends it with a POST): the frame's launch code works only there.
+      const s = await createEmbedSession({ ...service, userId, hostOrigin: req.headers.origin, launch: true });
       refreshTokens.set(userId, s.refreshToken);
       return res.end(JSON.stringify({ frame_url: s.frameUrl }));
     }
@@ -30,11 +30,11 @@ const server = createServer(async (req, res) => {
     if (req.url !== "/aiagent/refresh" || !refreshToken) return res.writeHead(404).end("{}");
     const { access_token } = await refreshAccessToken({ baseUrl, chatbotId, userId, refreshToken });
     res.end(JSON.stringify({ access_token })); // the access token only
-  } catch {
-    res.writeHead(502).end(JSON.stringify({ error: "the chat service is not available" }));
+  } catch (e) {
+    console.error("aiagent:", (e as Error).message); // the real cause: a refused key, an origin not allowed…
+    res.writeHead(502).end(JSON.stringify({ error: `the chat service refused: ${(e as Error).message}` }));
   }
 });
-server.listen(Number(process.env.PORT ?? 3000), "127.0.0.1", () => {
-  const { port } = server.address() as { port: number };
-  console.log(`http://127.0.0.1:${port}/`);
-});
+server.listen(Number(process.env.PORT ?? 3000), "127.0.0.1", () =>
+  console.log(`http://127.0.0.1:${(server.address() as { port: number }).port}/`),
+);

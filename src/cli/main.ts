@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { buildApp } from "../app.js";
-import { bootstrapDemo } from "../bootstrap.js";
+import { bootstrapDemo, DEMO_EMAIL } from "../bootstrap.js";
 import { ConfigError, loadConfig, redactUrl } from "../config.js";
 import { consoleRoutes } from "../console/routes.js";
 import { isDomainError } from "../domain/errors.js";
@@ -21,7 +21,7 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
   // OTEL_* variables may ask for traces (docs/operations.md); spans still queued are sent before exit.
   const tracing = await startTracing();
   // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
-  let demoCredentials: { chatbotId: string; clientApiKey: string } | undefined;
+  let demoCredentials: { chatbotId: string; clientApiKey: string; apiKeyId: string } | undefined;
   const app = await buildApp(config, log, {
     extraRoutes: (a) => [...frameRoutes(a, { demo: () => demoCredentials }), ...consoleRoutes(a)],
   });
@@ -57,6 +57,11 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
     stopping = true;
     log.info("stopping", { signal });
     await server.close(10_000);
+    // The demo key this start printed stops with it (an instance started together with it keeps its own).
+    if (demoCredentials)
+      await app.accounts
+        .revokeApiKey(DEMO_EMAIL, demoCredentials.apiKeyId)
+        .catch((e: unknown) => log.warn("the demo key could not be revoked", { error: (e as Error).message }));
     await app.close();
     await tracing?.shutdown().catch(() => undefined);
     log.info("stopped");

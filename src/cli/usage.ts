@@ -4,6 +4,8 @@ export const USAGE = `Usage: aiagent <command> [options]
 Commands:
   serve [--port N] [--host H]            run the service (HTTP/1.1 + HTTP/2 on one port)
   account create --email E [--password P]
+  account password --email E --password P
+                                         set or reset the owner's password (the console's sign-in)
   account list
   chatbot create --email E --name N --allowed-origin URL [--allowed-origin URL]... [--knowledge FILE.json]
   chatbot update --email E --chatbot-id ID [--name N] [--allowed-origin URL]... [--knowledge FILE.json]

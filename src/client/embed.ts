@@ -14,6 +14,11 @@ export interface EmbedSessionOptions {
   chatbotId: string;
   /** Your user's id, as your own system knows it. */
   userId: string;
+  /**
+   * What your system knows of the customer, shown in the inbox instead of the bare user id (the contact profile of
+   * get_access_token). Each field is optional; a field given replaces the stored one.
+   */
+  contact?: EmbedContact;
   /** The page's origin, when the chatbot allows several (the host script adds it by itself). */
   hostOrigin?: string;
   /**
@@ -21,6 +26,23 @@ export interface EmbedSessionOptions {
    * hostOrigin or the chatbot's only allowed origin): a copied address, a log line or a Referer is then worthless.
    */
   launch?: boolean;
+}
+
+/** The customer as the inbox shows them. */
+export interface EmbedContact {
+  name?: string;
+  email?: string;
+  phone?: string;
+}
+
+/** The request's `contact` object from the fields given, or nothing when none is. */
+function contactProfile(c: EmbedContact | undefined): Record<string, string> | undefined {
+  if (!c) return undefined;
+  const profile: Record<string, string> = {};
+  if (c.name) profile.contact_name = c.name;
+  if (c.email) profile.email = c.email;
+  if (c.phone) profile.phone_number = c.phone;
+  return Object.keys(profile).length > 0 ? profile : undefined;
 }
 
 /** A user's chat session: the frame's address for the page, and the refresh token for your server to keep. */
@@ -93,6 +115,7 @@ export async function createEmbedSession(o: EmbedSessionOptions): Promise<EmbedS
   const baseUrl = required("baseUrl", o.baseUrl);
   const chatbotId = required("chatbotId", o.chatbotId);
   const userId = required("userId", o.userId);
+  const contact = contactProfile(o.contact);
   const data = await post<{
     access_token: string;
     refresh_token: string;
@@ -103,6 +126,7 @@ export async function createEmbedSession(o: EmbedSessionOptions): Promise<EmbedS
     user_id: userId,
     chatbot_id: chatbotId,
     client_api_key: required("clientApiKey", o.clientApiKey),
+    ...(contact ? { contact } : {}),
     ...(o.launch ? { launch_code: true, ...(o.hostOrigin ? { embed_origin: o.hostOrigin } : {}) } : {}),
   });
   const query = data.launch_code

@@ -68,7 +68,7 @@ legend { font-weight: 600; padding: 0 .25rem; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0 0 1rem; }
 .facts dt { font-weight: 600; }
 .facts dd { margin: 0; word-break: break-all; }
-.table-wrap { overflow-x: auto; }
+.table-wrap { overflow-x: auto; position: relative; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .5rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
 td select { width: auto; }
@@ -108,8 +108,20 @@ td select { width: auto; }
 .message__text { margin: .15rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .message__docs { margin: .25rem 0 0; padding-left: 1.1rem; font-size: .8125rem; }
 .message__tools summary { cursor: pointer; font-size: .8125rem; }
+.assign { display: inline-flex; gap: .35rem; align-items: center; }
+.assign select { width: auto; max-width: 14rem; }
 .reply { display: flex; gap: .5rem; align-items: flex-end; }
 .reply textarea { flex: 1; }
+/* On a phone a table's rows become stacked cards, each cell named by its column: nothing to scroll sideways. */
+@media (max-width: 600px) {
+  .table-wrap { overflow-x: visible; }
+  .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap td { display: block; width: 100%; }
+  .table-wrap thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  .table-wrap tr { border-bottom: 1px solid var(--line); padding: .5rem 0; }
+  .table-wrap td { border: 0; padding: .15rem 0; display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; overflow-wrap: anywhere; }
+  .table-wrap td[data-label]::before { content: attr(data-label); flex: 0 0 6rem; font-weight: 600; color: var(--muted); }
+  .table-wrap td:empty { display: none; }
+}
 @media (max-width: 760px) {
   .main { padding: .5rem; }
   .inbox { grid-template-columns: 1fr; }

@@ -1,3 +1,4 @@
+import type { OperatorProfileRepository } from "./account/operator-profile.js";
 import type {
   AccountRepository,
   ApiKeyRepository,
@@ -26,6 +27,8 @@ export interface Repositories {
   conversations: ConversationRepository;
   demoSetup: DemoSetupRepository;
   members: MemberRepository;
+  /** The people's display names and pictures. */
+  profiles: OperatorProfileRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
   idempotency: IdempotencyRepository;

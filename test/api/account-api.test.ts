@@ -188,7 +188,8 @@ describe("team", () => {
     expect(inv.status).toBe(200);
     const { invitation_code: code, invitation_url: url, member } = inv.body.data;
     expect(member).toMatchObject({ email: "Sam@Shop.example", role: "operator", status: "invited", owner: false });
-    expect(url).toBe(`/console/invitation#code=${code}`);
+    // A whole address to paste into an e-mail: the public address when configured, else the server's own.
+    expect(url).toBe(`${s.url}/console/invitation#code=${code}`);
     expect(await dump()).not.toContain(code);
     // Not a person yet: no sign-in before the invitation is accepted.
     expect((await postJson(s.url, "/get_id_token", { user_email_id: "sam@shop.example", password: "" })).status).toBe(

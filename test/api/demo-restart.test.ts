@@ -30,10 +30,10 @@ interface Started {
 }
 
 /** Starts `aiagent serve` as the README does and waits for the demo's printed block. */
-function serve(port: number): Promise<Started> {
+function serve(port: number, database = db): Promise<Started> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    AIAGENT_DB: db,
+    AIAGENT_DB: database,
     AIAGENT_PORT: String(port),
     AIAGENT_LOG_LEVEL: "warn",
   };
@@ -165,11 +165,30 @@ describe("the demo across a restart", () => {
     try {
       const url = `http://127.0.0.1:${port}`;
       expect((await fetch(`${url}/demo`)).status).toBe(404);
-      expect((await accessTokenWith(url, elsewhere.key, chatbotId)).status).toBe(200);
+      // Each start's demo key stopped with it; the owner's own key is left as it was.
+      expect((await accessTokenWith(url, elsewhere.key, chatbotId)).status).toBe(401);
       expect((await accessTokenWith(url, second.key, chatbotId)).status).toBe(401);
+      expect((await accessTokenWith(url, ownKey, chatbotId)).status).toBe(200);
       expect(production.stdout()).not.toContain("client_api_key");
     } finally {
       await stop(production.proc);
     }
   }, 150_000);
+
+  it("two instances started together on one database each print a demo key that works, and /demo works on both", async () => {
+    const together = join(dir, "together.db");
+    const [a, b] = await Promise.all([serve(await freePort(), together), serve(await freePort(), together)]);
+    try {
+      expect(a.key).not.toBe(b.key);
+      const chatbotId = /chatbot_id:\s+(\S+)/.exec(a.stdout)![1]!;
+      for (const started of [a, b]) {
+        expect((await accessTokenWith(started.url, started.key, chatbotId)).status).toBe(200);
+        const page = await demoPage(started.url);
+        expect(page.html).not.toContain("not available");
+        expect(page.frameUrl).toBeDefined();
+      }
+    } finally {
+      await Promise.all([stop(a.proc), stop(b.proc)]);
+    }
+  }, 60_000);
 });

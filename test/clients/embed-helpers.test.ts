@@ -144,7 +144,7 @@ import json, sys
 sys.path.insert(0, "examples/embed")
 from aiagent_embed import EmbedError, create_embed_session, refresh_access_token
 base, key, bot, other_bot = sys.argv[1:5]
-s = create_embed_session(base, key, bot, "py-user")
+s = create_embed_session(base, key, bot, "py-user", contact={"name": "Grace Hopper", "email": "grace@example.com"})
 launched = create_embed_session(base, key, bot, "py-launch", launch=True)
 fresh = refresh_access_token(base, bot, "py-user", s["refresh_token"])
 errors = []
@@ -167,6 +167,19 @@ print(json.dumps({"frame_url": s["frame_url"], "launch_url": launched["frame_url
     await expectWorkingLaunchUrl(out.launch_url, a.chatbotId, "py-launch");
     expect(out.fresh).toEqual(["access_token", "expires_at"]);
     expect((await getJson(s.url, "/ai_agent/conversations", { access_token: out.access_token })).status).toBe(200);
+    // The contact profile given reaches the account's contact list once the customer writes.
+    await postJson(s.url, `/ai_agent/send_message?access_token=${out.access_token}`, { content: "Hello" });
+    const idt = await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey });
+    const listed = await getJson(
+      s.url,
+      "/get_contact_conversations",
+      { user_email_id: a.email, search: "py-user" },
+      { authorization: `Bearer ${idt.body.data.idToken}` },
+    );
+    expect(listed.body.data.data.contacts[0]).toMatchObject({
+      contact_name: "Grace Hopper",
+      email: "grace@example.com",
+    });
     const [bola, wrongUser, down] = out.errors;
     expect(bola).toEqual({
       status: 401,

@@ -235,6 +235,11 @@ const cases: Record<string, Case> = {
     fail: () => ({ bearer: access }),
     failStatus: 401,
   },
+  "POST /v1/account/profile": {
+    ok: () => ({ body: { display_name: "Sam", avatar_url: "https://cdn.example/sam.png" }, bearer: id }),
+    fail: () => ({ body: { display_name: "Sam", avatar_url: "javascript:alert(1)" }, bearer: id }),
+    failStatus: 400,
+  },
   "POST /v1/account/password": {
     ok: () => ({ body: { current_password: a.password, new_password: a.password }, bearer: id }),
     fail: () => ({ body: { current_password: "wrong password", new_password: "whatever it is" }, bearer: id }),

@@ -90,6 +90,7 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.ConversationService.CloseConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.ReopenConversation": () => ({ conversationId }),
   "aiagent.v1.AccountService.GetAccount": () => ({}),
+  "aiagent.v1.AccountService.UpdateMyProfile": () => ({ displayName: "Matrix", avatarUrl: "" }),
   "aiagent.v1.AccountService.ChangePassword": (who) => {
     const pw = who === "operator" ? passwords.operator : passwords.admin;
     return { currentPassword: pw, newPassword: pw };

@@ -150,6 +150,23 @@ describe("the account API across accounts", () => {
     }
   });
 
+  it("a display name and picture are the caller's own: no one else's account shows them", async () => {
+    for (const p of principals) {
+      const r = await req("POST", "/v1/account/profile", p.auth, {
+        display_name: `name of ${p.name}`,
+        avatar_url: `https://cdn.example/${encodeURIComponent(p.name)}.png`,
+      });
+      expect(r.status, `${p.name}: ${r.text}`).toBe(200);
+    }
+    for (const p of principals) {
+      const r = await req("GET", "/v1/account", p.auth);
+      expect(r.status).toBe(200);
+      const data = JSON.parse(r.text).data;
+      expect(data.caller_display_name).toBe(`name of ${p.name}`);
+      for (const other of principals.filter((x) => x !== p)) expect(r.text).not.toContain(`name of ${other.name}"`);
+    }
+  });
+
   it("the same objects are reachable by their own account's principals", async () => {
     for (const p of principals.filter((x) => x.role === "admin")) {
       const mine = owned[p.account]!;

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/account_service.proto.
  */
 export const file_aiagent_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBhaWFnZW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSITChFHZXRBY2NvdW50UmVxdWVzdCI7ChJHZXRBY2NvdW50UmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8ihgEKC0FjY291bnRJbmZvEhIKCmFjY291bnRfaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIUCgxjYWxsZXJfZW1haWwYBCABKAkSKgoLY2FsbGVyX3JvbGUYBSABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvciJZChVDaGFuZ2VQYXNzd29yZFJlcXVlc3QSIQoQY3VycmVudF9wYXNzd29yZBgBIAEoCUIHmrUYAwiACBIdCgxuZXdfcGFzc3dvcmQYAiABKAlCB5q1GAMIgAgiGAoWQ2hhbmdlUGFzc3dvcmRSZXNwb25zZSKcAQoGQXBpS2V5EhIKCmFwaV9rZXlfaWQYASABKAkSDgoGcHJlZml4GAIgASgJEgwKBG5hbWUYAyABKAkSEgoKY3JlYXRlZF9hdBgEIAEoCRIUCgxsYXN0X3VzZWRfYXQYBSABKAkSEgoKZXhwaXJlc19hdBgGIAEoCRISCgpyZXZva2VkX2F0GAcgASgJEg4KBnN0YXR1cxgIIAEoCSIuChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhcKBG5hbWUYASABKAlCCZq1GAUIgAIQASJMCg1DcmVhdGVkQXBpS2V5EiMKB2FwaV9rZXkYASABKAsyEi5haWFnZW50LnYxLkFwaUtleRIWCg5jbGllbnRfYXBpX2tleRgCIAEoCSI/ChRDcmVhdGVBcGlLZXlSZXNwb25zZRInCgRkYXRhGAEgASgLMhkuYWlhZ2VudC52MS5DcmVhdGVkQXBpS2V5IhQKEkxpc3RBcGlLZXlzUmVxdWVzdCI7ChNMaXN0QXBpS2V5c1Jlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLkFwaUtleUxpc3QiMgoKQXBpS2V5TGlzdBIkCghhcGlfa2V5cxgBIAMoCzISLmFpYWdlbnQudjEuQXBpS2V5Il0KFFJvdGF0ZUFwaUtleXNSZXF1ZXN0EhoKDWdyYWNlX3NlY29uZHMYASABKAVIAIgBARIXCgRuYW1lGAIgASgJQgmatRgFCIACEAFCEAoOX2dyYWNlX3NlY29uZHMiQQoVUm90YXRlQXBpS2V5c1Jlc3BvbnNlEigKBGRhdGEYASABKAsyGi5haWFnZW50LnYxLlJvdGF0ZWRBcGlLZXlzImQKDlJvdGF0ZWRBcGlLZXlzEioKB2NyZWF0ZWQYASABKAsyGS5haWFnZW50LnYxLkNyZWF0ZWRBcGlLZXkSJgoKb2xkZXJfa2V5cxgCIAMoCzISLmFpYWdlbnQudjEuQXBpS2V5IjQKE1Jldm9rZUFwaUtleVJlcXVlc3QSHQoKYXBpX2tleV9pZBgBIAEoCUIJmrUYBQiAAhABIjgKFFJldm9rZUFwaUtleVJlc3BvbnNlEiAKBGRhdGEYASABKAsyEi5haWFnZW50LnYxLkFwaUtleSJgChBLbm93bGVkZ2VTbmlwcGV0EhgKBXRpdGxlGAEgASgJQgmatRgFCIACEAESFgoDdXJsGAIgASgJQgmatRgFCIAQEAESGgoHc25pcHBldBgDIAEoCUIJmrUYBQjAPhACIq8BCg1BZ2VudFNldHRpbmdzEjgKBGtpbmQYASABKAlCKoq1GAhidWlsdF9pboq1GBFvcGVuYWlfY29tcGF0aWJsZZq1GAUIgAIQARIbCghiYXNlX3VybBgCIAEoCUIJmrUYBQiAEBABEhgKBW1vZGVsGAMgASgJQgmatRgFCIACEAESGAoHYXBpX2tleRgEIAEoCUIHmrUYAwiAIBITCgtoYXNfYXBpX2tleRgFIAEoCCLDAQoHQ2hhdGJvdBISCgpjaGF0Ym90X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFwoPYWxsb3dlZF9vcmlnaW5zGAMgAygJEi8KCWtub3dsZWRnZRgEIAMoCzIcLmFpYWdlbnQudjEuS25vd2xlZGdlU25pcHBldBIoCgVhZ2VudBgFIAEoCzIZLmFpYWdlbnQudjEuQWdlbnRTZXR0aW5ncxIOCgZhY3RpdmUYBiABKAgSEgoKY3JlYXRlZF9hdBgHIAEoCSKuAQoUQ3JlYXRlQ2hhdGJvdFJlcXVlc3QSFwoEbmFtZRgBIAEoCUIJmrUYBQiAAhABEiIKD2FsbG93ZWRfb3JpZ2lucxgCIAMoCUIJmrUYBQiAEBABEi8KCWtub3dsZWRnZRgDIAMoCzIcLmFpYWdlbnQudjEuS25vd2xlZGdlU25pcHBldBIoCgVhZ2VudBgEIAEoCzIZLmFpYWdlbnQudjEuQWdlbnRTZXR0aW5ncyI6ChVDcmVhdGVDaGF0Ym90UmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCIxChFHZXRDaGF0Ym90UmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAyI3ChJHZXRDaGF0Ym90UmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCIVChNMaXN0Q2hhdGJvdHNSZXF1ZXN0Ij0KFExpc3RDaGF0Ym90c1Jlc3BvbnNlEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLkNoYXRib3RMaXN0IjQKC0NoYXRib3RMaXN0EiUKCGNoYXRib3RzGAEgAygLMhMuYWlhZ2VudC52MS5DaGF0Ym90IkEKD0tub3dsZWRnZVVwZGF0ZRIuCghzbmlwcGV0cxgBIAMoCzIcLmFpYWdlbnQudjEuS25vd2xlZGdlU25pcHBldCLZAQoUVXBkYXRlQ2hhdGJvdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMSHAoEbmFtZRgCIAEoCUIJmrUYBQiAAhABSACIAQESIgoPYWxsb3dlZF9vcmlnaW5zGAMgAygJQgmatRgFCIAQEAESLgoJa25vd2xlZGdlGAQgASgLMhsuYWlhZ2VudC52MS5Lbm93bGVkZ2VVcGRhdGUSKAoFYWdlbnQYBSABKAsyGS5haWFnZW50LnYxLkFnZW50U2V0dGluZ3NCBwoFX25hbWUiOgoVVXBkYXRlQ2hhdGJvdFJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLkNoYXRib3QiNQoVRGlzYWJsZUNoYXRib3RSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADIjsKFkRpc2FibGVDaGF0Ym90UmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCKCAQoGTWVtYmVyEhEKCW1lbWJlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIjCgRyb2xlGAMgASgJQhWKtRgFYWRtaW6KtRgIb3BlcmF0b3ISDgoGc3RhdHVzGAQgASgJEg0KBW93bmVyGAUgASgIEhIKCmNyZWF0ZWRfYXQYBiABKAkiXQoTSW52aXRlTWVtYmVyUmVxdWVzdBIYCgVlbWFpbBgBIAEoCUIJmrUYBQiAAhABEiwKBHJvbGUYAiABKAlCHoq1GAVhZG1pboq1GAhvcGVyYXRvcpq1GAUIgAIQASI8ChRJbnZpdGVNZW1iZXJSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5JbnZpdGF0aW9uIoABCgpJbnZpdGF0aW9uEiIKBm1lbWJlchgBIAEoCzISLmFpYWdlbnQudjEuTWVtYmVyEhcKD2ludml0YXRpb25fY29kZRgCIAEoCRIWCg5pbnZpdGF0aW9uX3VybBgDIAEoCRIdChVpbnZpdGF0aW9uX2V4cGlyZXNfYXQYBCABKAkiFAoSTGlzdE1lbWJlcnNSZXF1ZXN0IjsKE0xpc3RNZW1iZXJzUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLmFpYWdlbnQudjEuTWVtYmVyTGlzdCIxCgpNZW1iZXJMaXN0EiMKB21lbWJlcnMYASADKAsyEi5haWFnZW50LnYxLk1lbWJlciJgChNVcGRhdGVNZW1iZXJSZXF1ZXN0EhsKCW1lbWJlcl9pZBgBIAEoCUIImrUYBAgkEAMSLAoEcm9sZRgCIAEoCUIeirUYBWFkbWluirUYCG9wZXJhdG9ymrUYBQiAAhABIjgKFFVwZGF0ZU1lbWJlclJlc3BvbnNlEiAKBGRhdGEYASABKAsyEi5haWFnZW50LnYxLk1lbWJlciIyChNSZW1vdmVNZW1iZXJSZXF1ZXN0EhsKCW1lbWJlcl9pZBgBIAEoCUIImrUYBAgkEAMiFgoUUmVtb3ZlTWVtYmVyUmVzcG9uc2UiLwoaUmVzZXRNZW1iZXJQYXNzd29yZFJlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJIkMKG1Jlc2V0TWVtYmVyUGFzc3dvcmRSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5JbnZpdGF0aW9uIlYKF0FjY2VwdEludml0YXRpb25SZXF1ZXN0EiAKD2ludml0YXRpb25fY29kZRgBIAEoCUIHmrUYAwiAIBIZCghwYXNzd29yZBgCIAEoCUIHmrUYAwiACCI8ChhBY2NlcHRJbnZpdGF0aW9uUmVzcG9uc2USIAoEZGF0YRgBIAEoCzISLmFpYWdlbnQudjEuTWVtYmVyIlEKFVJldm9rZVNlc3Npb25zUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIaCgd1c2VyX2lkGAIgASgJQgmatRgFCIACEAEiQwoWUmV2b2tlU2Vzc2lvbnNSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsuYWlhZ2VudC52MS5SZXZva2VkU2Vzc2lvbnMiIgoPUmV2b2tlZFNlc3Npb25zEg8KB3Jldm9rZWQYASABKAUywxcKDkFjY291bnRTZXJ2aWNlEmwKCkdldEFjY291bnQSHS5haWFnZW50LnYxLkdldEFjY291bnRSZXF1ZXN0Gh4uYWlhZ2VudC52MS5HZXRBY2NvdW50UmVzcG9uc2UiH5ACAZK1GAUKAQYQAYLT5JMCDRILL3YxL2FjY291bnQSgQEKDkNoYW5nZVBhc3N3b3JkEiEuYWlhZ2VudC52MS5DaGFuZ2VQYXNzd29yZFJlcXVlc3QaIi5haWFnZW50LnYxLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UiKJK1GAUKAQYQAYLT5JMCGToBKiIUL3YxL2FjY291bnQvcGFzc3dvcmQSewoMQ3JlYXRlQXBpS2V5Eh8uYWlhZ2VudC52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiAuYWlhZ2VudC52MS5DcmVhdGVBcGlLZXlSZXNwb25zZSIokrUYBQoBBhACgtPkkwIZOgEqIhQvdjEvYWNjb3VudC9hcGlfa2V5cxJ4CgtMaXN0QXBpS2V5cxIeLmFpYWdlbnQudjEuTGlzdEFwaUtleXNSZXF1ZXN0Gh8uYWlhZ2VudC52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlIiiQAgGStRgFCgEGEAKC0+STAhYSFC92MS9hY2NvdW50L2FwaV9rZXlzEoUBCg1Sb3RhdGVBcGlLZXlzEiAuYWlhZ2VudC52MS5Sb3RhdGVBcGlLZXlzUmVxdWVzdBohLmFpYWdlbnQudjEuUm90YXRlQXBpS2V5c1Jlc3BvbnNlIi+StRgFCgEGEAKC0+STAiA6ASoiGy92MS9hY2NvdW50L2FwaV9rZXlzL3JvdGF0ZRKPAQoMUmV2b2tlQXBpS2V5Eh8uYWlhZ2VudC52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiAuYWlhZ2VudC52MS5SZXZva2VBcGlLZXlSZXNwb25zZSI8krUYBQoBBhACgtPkkwItOgEqIigvdjEvYWNjb3VudC9hcGlfa2V5cy97YXBpX2tleV9pZH0vcmV2b2tlEn4KDUNyZWF0ZUNoYXRib3QSIC5haWFnZW50LnYxLkNyZWF0ZUNoYXRib3RSZXF1ZXN0GiEuYWlhZ2VudC52MS5DcmVhdGVDaGF0Ym90UmVzcG9uc2UiKJK1GAUKAQYQAoLT5JMCGToBKiIUL3YxL2FjY291bnQvY2hhdGJvdHMSggEKCkdldENoYXRib3QSHS5haWFnZW50LnYxLkdldENoYXRib3RSZXF1ZXN0Gh4uYWlhZ2VudC52MS5HZXRDaGF0Ym90UmVzcG9uc2UiNZACAZK1GAUKAQYQAoLT5JMCIxIhL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9EnsKDExpc3RDaGF0Ym90cxIfLmFpYWdlbnQudjEuTGlzdENoYXRib3RzUmVxdWVzdBogLmFpYWdlbnQudjEuTGlzdENoYXRib3RzUmVzcG9uc2UiKJACAZK1GAUKAQYQAoLT5JMCFhIUL3YxL2FjY291bnQvY2hhdGJvdHMSiwEKDVVwZGF0ZUNoYXRib3QSIC5haWFnZW50LnYxLlVwZGF0ZUNoYXRib3RSZXF1ZXN0GiEuYWlhZ2VudC52MS5VcGRhdGVDaGF0Ym90UmVzcG9uc2UiNZK1GAUKAQYQAoLT5JMCJjoBKjIhL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9EpYBCg5EaXNhYmxlQ2hhdGJvdBIhLmFpYWdlbnQudjEuRGlzYWJsZUNoYXRib3RSZXF1ZXN0GiIuYWlhZ2VudC52MS5EaXNhYmxlQ2hhdGJvdFJlc3BvbnNlIj2StRgFCgEGEAKC0+STAi46ASoiKS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9kaXNhYmxlEnoKDEludml0ZU1lbWJlchIfLmFpYWdlbnQudjEuSW52aXRlTWVtYmVyUmVxdWVzdBogLmFpYWdlbnQudjEuSW52aXRlTWVtYmVyUmVzcG9uc2UiJ5K1GAUKAQYQAoLT5JMCGDoBKiITL3YxL2FjY291bnQvbWVtYmVycxJ3CgtMaXN0TWVtYmVycxIeLmFpYWdlbnQudjEuTGlzdE1lbWJlcnNSZXF1ZXN0Gh8uYWlhZ2VudC52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlIieQAgGStRgFCgEGEAKC0+STAhUSEy92MS9hY2NvdW50L21lbWJlcnMShgEKDFVwZGF0ZU1lbWJlchIfLmFpYWdlbnQudjEuVXBkYXRlTWVtYmVyUmVxdWVzdBogLmFpYWdlbnQudjEuVXBkYXRlTWVtYmVyUmVzcG9uc2UiM5K1GAUKAQYQAoLT5JMCJDoBKjIfL3YxL2FjY291bnQvbWVtYmVycy97bWVtYmVyX2lkfRKDAQoMUmVtb3ZlTWVtYmVyEh8uYWlhZ2VudC52MS5SZW1vdmVNZW1iZXJSZXF1ZXN0GiAuYWlhZ2VudC52MS5SZW1vdmVNZW1iZXJSZXNwb25zZSIwkrUYBQoBBhACgtPkkwIhKh8vdjEvYWNjb3VudC9tZW1iZXJzL3ttZW1iZXJfaWR9EqoBChNSZXNldE1lbWJlclBhc3N3b3JkEiYuYWlhZ2VudC52MS5SZXNldE1lbWJlclBhc3N3b3JkUmVxdWVzdBonLmFpYWdlbnQudjEuUmVzZXRNZW1iZXJQYXNzd29yZFJlc3BvbnNlIkKStRgFCgEGEAKC0+STAjM6ASoiLi92MS9hY2NvdW50L21lbWJlcnMve21lbWJlcl9pZH0vcGFzc3dvcmRfcmVzZXQShwEKEEFjY2VwdEludml0YXRpb24SIy5haWFnZW50LnYxLkFjY2VwdEludml0YXRpb25SZXF1ZXN0GiQuYWlhZ2VudC52MS5BY2NlcHRJbnZpdGF0aW9uUmVzcG9uc2UiKJK1GAMKAQGC0+STAhs6ASoiFi92MS9pbnZpdGF0aW9ucy9hY2NlcHQSiAEKDlJldm9rZVNlc3Npb25zEiEuYWlhZ2VudC52MS5SZXZva2VTZXNzaW9uc1JlcXVlc3QaIi5haWFnZW50LnYxLlJldm9rZVNlc3Npb25zUmVzcG9uc2UiL5K1GAUKAQYQAoLT5JMCIDoBKiIbL3YxL2FjY291bnQvc2Vzc2lvbnMvcmV2b2tlEoEBCgxFcmFzZUNvbnRhY3QSHy5haWFnZW50LnYxLkVyYXNlQ29udGFjdFJlcXVlc3QaIC5haWFnZW50LnYxLkVyYXNlQ29udGFjdFJlc3BvbnNlIi6StRgFCgEGEAKC0+STAh86ASoiGi92MS9hY2NvdW50L2NvbnRhY3RzL2VyYXNlEoUBCg1FeHBvcnRDb250YWN0EiAuYWlhZ2VudC52MS5FeHBvcnRDb250YWN0UmVxdWVzdBohLmFpYWdlbnQudjEuRXhwb3J0Q29udGFjdFJlc3BvbnNlIi+QAgGStRgFCgEGEAKC0+STAh0SGy92MS9hY2NvdW50L2NvbnRhY3RzL2V4cG9ydBKnAQoTU2V0Q2hhdGJvdFJldGVudGlvbhImLmFpYWdlbnQudjEuU2V0Q2hhdGJvdFJldGVudGlvblJlcXVlc3QaJy5haWFnZW50LnYxLlNldENoYXRib3RSZXRlbnRpb25SZXNwb25zZSI/krUYBQoBBhACgtPkkwIwOgEqIisvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vcmV0ZW50aW9uEogBCg9MaXN0QXVkaXRFdmVudHMSIi5haWFnZW50LnYxLkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QaIy5haWFnZW50LnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlIiyQAgGStRgFCgEGEAKC0+STAhoSGC92MS9hY2NvdW50L2F1ZGl0X2V2ZW50c2IGcHJvdG8z", [file_aiagent_v1_access, file_aiagent_v1_field_options, file_aiagent_v1_privacy, file_google_api_annotations]);
+  fileDesc("CiBhaWFnZW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSITChFHZXRBY2NvdW50UmVxdWVzdCI7ChJHZXRBY2NvdW50UmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8ivgEKC0FjY291bnRJbmZvEhIKCmFjY291bnRfaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIUCgxjYWxsZXJfZW1haWwYBCABKAkSKgoLY2FsbGVyX3JvbGUYBSABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvchIbChNjYWxsZXJfZGlzcGxheV9uYW1lGAYgASgJEhkKEWNhbGxlcl9hdmF0YXJfdXJsGAcgASgJIkIKFlVwZGF0ZU15UHJvZmlsZVJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEhIKCmF2YXRhcl91cmwYAiABKAkiQAoXVXBkYXRlTXlQcm9maWxlUmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8iWQoVQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0EiEKEGN1cnJlbnRfcGFzc3dvcmQYASABKAlCB5q1GAMIgAgSHQoMbmV3X3Bhc3N3b3JkGAIgASgJQgeatRgDCIAIIhgKFkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UinAEKBkFwaUtleRISCgphcGlfa2V5X2lkGAEgASgJEg4KBnByZWZpeBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAkSFAoMbGFzdF91c2VkX2F0GAUgASgJEhIKCmV4cGlyZXNfYXQYBiABKAkSEgoKcmV2b2tlZF9hdBgHIAEoCRIOCgZzdGF0dXMYCCABKAkiLgoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIXCgRuYW1lGAEgASgJQgmatRgFCIACEAEiTAoNQ3JlYXRlZEFwaUtleRIjCgdhcGlfa2V5GAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkSFgoOY2xpZW50X2FwaV9rZXkYAiABKAkiPwoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLmFpYWdlbnQudjEuQ3JlYXRlZEFwaUtleSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiOwoTTGlzdEFwaUtleXNSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5BcGlLZXlMaXN0IjIKCkFwaUtleUxpc3QSJAoIYXBpX2tleXMYASADKAsyEi5haWFnZW50LnYxLkFwaUtleSJdChRSb3RhdGVBcGlLZXlzUmVxdWVzdBIaCg1ncmFjZV9zZWNvbmRzGAEgASgFSACIAQESFwoEbmFtZRgCIAEoCUIJmrUYBQiAAhABQhAKDl9ncmFjZV9zZWNvbmRzIkEKFVJvdGF0ZUFwaUtleXNSZXNwb25zZRIoCgRkYXRhGAEgASgLMhouYWlhZ2VudC52MS5Sb3RhdGVkQXBpS2V5cyJkCg5Sb3RhdGVkQXBpS2V5cxIqCgdjcmVhdGVkGAEgASgLMhkuYWlhZ2VudC52MS5DcmVhdGVkQXBpS2V5EiYKCm9sZGVyX2tleXMYAiADKAsyEi5haWFnZW50LnYxLkFwaUtleSI0ChNSZXZva2VBcGlLZXlSZXF1ZXN0Eh0KCmFwaV9rZXlfaWQYASABKAlCCZq1GAUIgAIQASI4ChRSZXZva2VBcGlLZXlSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkiYAoQS25vd2xlZGdlU25pcHBldBIYCgV0aXRsZRgBIAEoCUIJmrUYBQiAAhABEhYKA3VybBgCIAEoCUIJmrUYBQiAEBABEhoKB3NuaXBwZXQYAyABKAlCCZq1GAUIwD4QAiKvAQoNQWdlbnRTZXR0aW5ncxI4CgRraW5kGAEgASgJQiqKtRgIYnVpbHRfaW6KtRgRb3BlbmFpX2NvbXBhdGlibGWatRgFCIACEAESGwoIYmFzZV91cmwYAiABKAlCCZq1GAUIgBAQARIYCgVtb2RlbBgDIAEoCUIJmrUYBQiAAhABEhgKB2FwaV9rZXkYBCABKAlCB5q1GAMIgCASEwoLaGFzX2FwaV9rZXkYBSABKAgiwwEKB0NoYXRib3QSEgoKY2hhdGJvdF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhcKD2FsbG93ZWRfb3JpZ2lucxgDIAMoCRIvCglrbm93bGVkZ2UYBCADKAsyHC5haWFnZW50LnYxLktub3dsZWRnZVNuaXBwZXQSKAoFYWdlbnQYBSABKAsyGS5haWFnZW50LnYxLkFnZW50U2V0dGluZ3MSDgoGYWN0aXZlGAYgASgIEhIKCmNyZWF0ZWRfYXQYByABKAkirgEKFENyZWF0ZUNoYXRib3RSZXF1ZXN0EhcKBG5hbWUYASABKAlCCZq1GAUIgAIQARIiCg9hbGxvd2VkX29yaWdpbnMYAiADKAlCCZq1GAUIgBAQARIvCglrbm93bGVkZ2UYAyADKAsyHC5haWFnZW50LnYxLktub3dsZWRnZVNuaXBwZXQSKAoFYWdlbnQYBCABKAsyGS5haWFnZW50LnYxLkFnZW50U2V0dGluZ3MiOgoVQ3JlYXRlQ2hhdGJvdFJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLkNoYXRib3QiMQoRR2V0Q2hhdGJvdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiNwoSR2V0Q2hhdGJvdFJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLkNoYXRib3QiFQoTTGlzdENoYXRib3RzUmVxdWVzdCI9ChRMaXN0Q2hhdGJvdHNSZXNwb25zZRIlCgRkYXRhGAEgASgLMhcuYWlhZ2VudC52MS5DaGF0Ym90TGlzdCI0CgtDaGF0Ym90TGlzdBIlCghjaGF0Ym90cxgBIAMoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCJBCg9Lbm93bGVkZ2VVcGRhdGUSLgoIc25pcHBldHMYASADKAsyHC5haWFnZW50LnYxLktub3dsZWRnZVNuaXBwZXQi2QEKFFVwZGF0ZUNoYXRib3RSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEhwKBG5hbWUYAiABKAlCCZq1GAUIgAIQAUgAiAEBEiIKD2FsbG93ZWRfb3JpZ2lucxgDIAMoCUIJmrUYBQiAEBABEi4KCWtub3dsZWRnZRgEIAEoCzIbLmFpYWdlbnQudjEuS25vd2xlZGdlVXBkYXRlEigKBWFnZW50GAUgASgLMhkuYWlhZ2VudC52MS5BZ2VudFNldHRpbmdzQgcKBV9uYW1lIjoKFVVwZGF0ZUNoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IjUKFURpc2FibGVDaGF0Ym90UmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAyI7ChZEaXNhYmxlQ2hhdGJvdFJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLkNoYXRib3QiggEKBk1lbWJlchIRCgltZW1iZXJfaWQYASABKAkSDQoFZW1haWwYAiABKAkSIwoEcm9sZRgDIAEoCUIVirUYBWFkbWluirUYCG9wZXJhdG9yEg4KBnN0YXR1cxgEIAEoCRINCgVvd25lchgFIAEoCBISCgpjcmVhdGVkX2F0GAYgASgJIl0KE0ludml0ZU1lbWJlclJlcXVlc3QSGAoFZW1haWwYASABKAlCCZq1GAUIgAIQARIsCgRyb2xlGAIgASgJQh6KtRgFYWRtaW6KtRgIb3BlcmF0b3KatRgFCIACEAEiPAoUSW52aXRlTWVtYmVyUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLmFpYWdlbnQudjEuSW52aXRhdGlvbiKAAQoKSW52aXRhdGlvbhIiCgZtZW1iZXIYASABKAsyEi5haWFnZW50LnYxLk1lbWJlchIXCg9pbnZpdGF0aW9uX2NvZGUYAiABKAkSFgoOaW52aXRhdGlvbl91cmwYAyABKAkSHQoVaW52aXRhdGlvbl9leHBpcmVzX2F0GAQgASgJIhQKEkxpc3RNZW1iZXJzUmVxdWVzdCI7ChNMaXN0TWVtYmVyc1Jlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLk1lbWJlckxpc3QiMQoKTWVtYmVyTGlzdBIjCgdtZW1iZXJzGAEgAygLMhIuYWlhZ2VudC52MS5NZW1iZXIiYAoTVXBkYXRlTWVtYmVyUmVxdWVzdBIbCgltZW1iZXJfaWQYASABKAlCCJq1GAQIJBADEiwKBHJvbGUYAiABKAlCHoq1GAVhZG1pboq1GAhvcGVyYXRvcpq1GAUIgAIQASI4ChRVcGRhdGVNZW1iZXJSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIuYWlhZ2VudC52MS5NZW1iZXIiMgoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIbCgltZW1iZXJfaWQYASABKAlCCJq1GAQIJBADIhYKFFJlbW92ZU1lbWJlclJlc3BvbnNlIi8KGlJlc2V0TWVtYmVyUGFzc3dvcmRSZXF1ZXN0EhEKCW1lbWJlcl9pZBgBIAEoCSJDChtSZXNldE1lbWJlclBhc3N3b3JkUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLmFpYWdlbnQudjEuSW52aXRhdGlvbiJWChdBY2NlcHRJbnZpdGF0aW9uUmVxdWVzdBIgCg9pbnZpdGF0aW9uX2NvZGUYASABKAlCB5q1GAMIgCASGQoIcGFzc3dvcmQYAiABKAlCB5q1GAMIgAgiPAoYQWNjZXB0SW52aXRhdGlvblJlc3BvbnNlEiAKBGRhdGEYASABKAsyEi5haWFnZW50LnYxLk1lbWJlciJRChVSZXZva2VTZXNzaW9uc1JlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMSGgoHdXNlcl9pZBgCIAEoCUIJmrUYBQiAAhABIkMKFlJldm9rZVNlc3Npb25zUmVzcG9uc2USKQoEZGF0YRgBIAEoCzIbLmFpYWdlbnQudjEuUmV2b2tlZFNlc3Npb25zIiIKD1Jldm9rZWRTZXNzaW9ucxIPCgdyZXZva2VkGAEgASgFMskYCg5BY2NvdW50U2VydmljZRJsCgpHZXRBY2NvdW50Eh0uYWlhZ2VudC52MS5HZXRBY2NvdW50UmVxdWVzdBoeLmFpYWdlbnQudjEuR2V0QWNjb3VudFJlc3BvbnNlIh+QAgGStRgFCgEGEAGC0+STAg0SCy92MS9hY2NvdW50EoMBCg9VcGRhdGVNeVByb2ZpbGUSIi5haWFnZW50LnYxLlVwZGF0ZU15UHJvZmlsZVJlcXVlc3QaIy5haWFnZW50LnYxLlVwZGF0ZU15UHJvZmlsZVJlc3BvbnNlIieStRgFCgEGEAGC0+STAhg6ASoiEy92MS9hY2NvdW50L3Byb2ZpbGUSgQEKDkNoYW5nZVBhc3N3b3JkEiEuYWlhZ2VudC52MS5DaGFuZ2VQYXNzd29yZFJlcXVlc3QaIi5haWFnZW50LnYxLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UiKJK1GAUKAQYQAYLT5JMCGToBKiIUL3YxL2FjY291bnQvcGFzc3dvcmQSewoMQ3JlYXRlQXBpS2V5Eh8uYWlhZ2VudC52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiAuYWlhZ2VudC52MS5DcmVhdGVBcGlLZXlSZXNwb25zZSIokrUYBQoBBhACgtPkkwIZOgEqIhQvdjEvYWNjb3VudC9hcGlfa2V5cxJ4CgtMaXN0QXBpS2V5cxIeLmFpYWdlbnQudjEuTGlzdEFwaUtleXNSZXF1ZXN0Gh8uYWlhZ2VudC52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlIiiQAgGStRgFCgEGEAKC0+STAhYSFC92MS9hY2NvdW50L2FwaV9rZXlzEoUBCg1Sb3RhdGVBcGlLZXlzEiAuYWlhZ2VudC52MS5Sb3RhdGVBcGlLZXlzUmVxdWVzdBohLmFpYWdlbnQudjEuUm90YXRlQXBpS2V5c1Jlc3BvbnNlIi+StRgFCgEGEAKC0+STAiA6ASoiGy92MS9hY2NvdW50L2FwaV9rZXlzL3JvdGF0ZRKPAQoMUmV2b2tlQXBpS2V5Eh8uYWlhZ2VudC52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiAuYWlhZ2VudC52MS5SZXZva2VBcGlLZXlSZXNwb25zZSI8krUYBQoBBhACgtPkkwItOgEqIigvdjEvYWNjb3VudC9hcGlfa2V5cy97YXBpX2tleV9pZH0vcmV2b2tlEn4KDUNyZWF0ZUNoYXRib3QSIC5haWFnZW50LnYxLkNyZWF0ZUNoYXRib3RSZXF1ZXN0GiEuYWlhZ2VudC52MS5DcmVhdGVDaGF0Ym90UmVzcG9uc2UiKJK1GAUKAQYQAoLT5JMCGToBKiIUL3YxL2FjY291bnQvY2hhdGJvdHMSggEKCkdldENoYXRib3QSHS5haWFnZW50LnYxLkdldENoYXRib3RSZXF1ZXN0Gh4uYWlhZ2VudC52MS5HZXRDaGF0Ym90UmVzcG9uc2UiNZACAZK1GAUKAQYQAoLT5JMCIxIhL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9EnsKDExpc3RDaGF0Ym90cxIfLmFpYWdlbnQudjEuTGlzdENoYXRib3RzUmVxdWVzdBogLmFpYWdlbnQudjEuTGlzdENoYXRib3RzUmVzcG9uc2UiKJACAZK1GAUKAQYQAoLT5JMCFhIUL3YxL2FjY291bnQvY2hhdGJvdHMSiwEKDVVwZGF0ZUNoYXRib3QSIC5haWFnZW50LnYxLlVwZGF0ZUNoYXRib3RSZXF1ZXN0GiEuYWlhZ2VudC52MS5VcGRhdGVDaGF0Ym90UmVzcG9uc2UiNZK1GAUKAQYQAoLT5JMCJjoBKjIhL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9EpYBCg5EaXNhYmxlQ2hhdGJvdBIhLmFpYWdlbnQudjEuRGlzYWJsZUNoYXRib3RSZXF1ZXN0GiIuYWlhZ2VudC52MS5EaXNhYmxlQ2hhdGJvdFJlc3BvbnNlIj2StRgFCgEGEAKC0+STAi46ASoiKS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9kaXNhYmxlEnoKDEludml0ZU1lbWJlchIfLmFpYWdlbnQudjEuSW52aXRlTWVtYmVyUmVxdWVzdBogLmFpYWdlbnQudjEuSW52aXRlTWVtYmVyUmVzcG9uc2UiJ5K1GAUKAQYQAoLT5JMCGDoBKiITL3YxL2FjY291bnQvbWVtYmVycxJ3CgtMaXN0TWVtYmVycxIeLmFpYWdlbnQudjEuTGlzdE1lbWJlcnNSZXF1ZXN0Gh8uYWlhZ2VudC52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlIieQAgGStRgFCgEGEAKC0+STAhUSEy92MS9hY2NvdW50L21lbWJlcnMShgEKDFVwZGF0ZU1lbWJlchIfLmFpYWdlbnQudjEuVXBkYXRlTWVtYmVyUmVxdWVzdBogLmFpYWdlbnQudjEuVXBkYXRlTWVtYmVyUmVzcG9uc2UiM5K1GAUKAQYQAoLT5JMCJDoBKjIfL3YxL2FjY291bnQvbWVtYmVycy97bWVtYmVyX2lkfRKDAQoMUmVtb3ZlTWVtYmVyEh8uYWlhZ2VudC52MS5SZW1vdmVNZW1iZXJSZXF1ZXN0GiAuYWlhZ2VudC52MS5SZW1vdmVNZW1iZXJSZXNwb25zZSIwkrUYBQoBBhACgtPkkwIhKh8vdjEvYWNjb3VudC9tZW1iZXJzL3ttZW1iZXJfaWR9EqoBChNSZXNldE1lbWJlclBhc3N3b3JkEiYuYWlhZ2VudC52MS5SZXNldE1lbWJlclBhc3N3b3JkUmVxdWVzdBonLmFpYWdlbnQudjEuUmVzZXRNZW1iZXJQYXNzd29yZFJlc3BvbnNlIkKStRgFCgEGEAKC0+STAjM6ASoiLi92MS9hY2NvdW50L21lbWJlcnMve21lbWJlcl9pZH0vcGFzc3dvcmRfcmVzZXQShwEKEEFjY2VwdEludml0YXRpb24SIy5haWFnZW50LnYxLkFjY2VwdEludml0YXRpb25SZXF1ZXN0GiQuYWlhZ2VudC52MS5BY2NlcHRJbnZpdGF0aW9uUmVzcG9uc2UiKJK1GAMKAQGC0+STAhs6ASoiFi92MS9pbnZpdGF0aW9ucy9hY2NlcHQSiAEKDlJldm9rZVNlc3Npb25zEiEuYWlhZ2VudC52MS5SZXZva2VTZXNzaW9uc1JlcXVlc3QaIi5haWFnZW50LnYxLlJldm9rZVNlc3Npb25zUmVzcG9uc2UiL5K1GAUKAQYQAoLT5JMCIDoBKiIbL3YxL2FjY291bnQvc2Vzc2lvbnMvcmV2b2tlEoEBCgxFcmFzZUNvbnRhY3QSHy5haWFnZW50LnYxLkVyYXNlQ29udGFjdFJlcXVlc3QaIC5haWFnZW50LnYxLkVyYXNlQ29udGFjdFJlc3BvbnNlIi6StRgFCgEGEAKC0+STAh86ASoiGi92MS9hY2NvdW50L2NvbnRhY3RzL2VyYXNlEoUBCg1FeHBvcnRDb250YWN0EiAuYWlhZ2VudC52MS5FeHBvcnRDb250YWN0UmVxdWVzdBohLmFpYWdlbnQudjEuRXhwb3J0Q29udGFjdFJlc3BvbnNlIi+QAgGStRgFCgEGEAKC0+STAh0SGy92MS9hY2NvdW50L2NvbnRhY3RzL2V4cG9ydBKnAQoTU2V0Q2hhdGJvdFJldGVudGlvbhImLmFpYWdlbnQudjEuU2V0Q2hhdGJvdFJldGVudGlvblJlcXVlc3QaJy5haWFnZW50LnYxLlNldENoYXRib3RSZXRlbnRpb25SZXNwb25zZSI/krUYBQoBBhACgtPkkwIwOgEqIisvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vcmV0ZW50aW9uEogBCg9MaXN0QXVkaXRFdmVudHMSIi5haWFnZW50LnYxLkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QaIy5haWFnZW50LnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlIiyQAgGStRgFCgEGEAKC0+STAhoSGC92MS9hY2NvdW50L2F1ZGl0X2V2ZW50c2IGcHJvdG8z", [file_aiagent_v1_access, file_aiagent_v1_field_options, file_aiagent_v1_privacy, file_google_api_annotations]);
 
 /**
  * GetAccountRequest is empty: the ID token names the account.
@@ -93,6 +93,20 @@ export type AccountInfo = Message<"aiagent.v1.AccountInfo"> & {
    * @generated from field: string caller_role = 5;
    */
   callerRole: string;
+
+  /**
+   * The caller's display name ("Sam"), empty until they set one.
+   *
+   * @generated from field: string caller_display_name = 6;
+   */
+  callerDisplayName: string;
+
+  /**
+   * The caller's picture, an https address; empty until they set one.
+   *
+   * @generated from field: string caller_avatar_url = 7;
+   */
+  callerAvatarUrl: string;
 };
 
 /**
@@ -101,6 +115,55 @@ export type AccountInfo = Message<"aiagent.v1.AccountInfo"> & {
  */
 export const AccountInfoSchema: GenMessage<AccountInfo> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_account_service, 2);
+
+/**
+ * UpdateMyProfileRequest is the calling person's display name and picture; both replace what was set.
+ *
+ * @generated from message aiagent.v1.UpdateMyProfileRequest
+ */
+export type UpdateMyProfileRequest = Message<"aiagent.v1.UpdateMyProfileRequest"> & {
+  /**
+   * The name customers see, at most 60 characters; empty to use the local part of the e-mail.
+   *
+   * @generated from field: string display_name = 1;
+   */
+  displayName: string;
+
+  /**
+   * An https address of a picture, at most 2048 characters; empty for none.
+   *
+   * @generated from field: string avatar_url = 2;
+   */
+  avatarUrl: string;
+};
+
+/**
+ * Describes the message aiagent.v1.UpdateMyProfileRequest.
+ * Use `create(UpdateMyProfileRequestSchema)` to create a new message.
+ */
+export const UpdateMyProfileRequestSchema: GenMessage<UpdateMyProfileRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_account_service, 3);
+
+/**
+ * UpdateMyProfileResponse is the account as the caller now sees it.
+ *
+ * @generated from message aiagent.v1.UpdateMyProfileResponse
+ */
+export type UpdateMyProfileResponse = Message<"aiagent.v1.UpdateMyProfileResponse"> & {
+  /**
+   * The envelope.
+   *
+   * @generated from field: aiagent.v1.AccountInfo data = 1;
+   */
+  data?: AccountInfo | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.UpdateMyProfileResponse.
+ * Use `create(UpdateMyProfileResponseSchema)` to create a new message.
+ */
+export const UpdateMyProfileResponseSchema: GenMessage<UpdateMyProfileResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_account_service, 4);
 
 /**
  * ChangePasswordRequest carries the current password and the new one.
@@ -128,7 +191,7 @@ export type ChangePasswordRequest = Message<"aiagent.v1.ChangePasswordRequest"> 
  * Use `create(ChangePasswordRequestSchema)` to create a new message.
  */
 export const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 3);
+  messageDesc(file_aiagent_v1_account_service, 5);
 
 /**
  * ChangePasswordResponse is empty: the new password works from now on.
@@ -143,7 +206,7 @@ export type ChangePasswordResponse = Message<"aiagent.v1.ChangePasswordResponse"
  * Use `create(ChangePasswordResponseSchema)` to create a new message.
  */
 export const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 4);
+  messageDesc(file_aiagent_v1_account_service, 6);
 
 /**
  * ApiKey is an API key as listed: never the key itself.
@@ -213,7 +276,7 @@ export type ApiKey = Message<"aiagent.v1.ApiKey"> & {
  * Use `create(ApiKeySchema)` to create a new message.
  */
 export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 5);
+  messageDesc(file_aiagent_v1_account_service, 7);
 
 /**
  * CreateApiKeyRequest names the new key.
@@ -234,7 +297,7 @@ export type CreateApiKeyRequest = Message<"aiagent.v1.CreateApiKeyRequest"> & {
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 6);
+  messageDesc(file_aiagent_v1_account_service, 8);
 
 /**
  * CreatedApiKey is a new key: shown in this answer only.
@@ -262,7 +325,7 @@ export type CreatedApiKey = Message<"aiagent.v1.CreatedApiKey"> & {
  * Use `create(CreatedApiKeySchema)` to create a new message.
  */
 export const CreatedApiKeySchema: GenMessage<CreatedApiKey> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 7);
+  messageDesc(file_aiagent_v1_account_service, 9);
 
 /**
  * CreateApiKeyResponse wraps the new key.
@@ -283,7 +346,7 @@ export type CreateApiKeyResponse = Message<"aiagent.v1.CreateApiKeyResponse"> & 
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 8);
+  messageDesc(file_aiagent_v1_account_service, 10);
 
 /**
  * ListApiKeysRequest is empty: the ID token names the account.
@@ -298,7 +361,7 @@ export type ListApiKeysRequest = Message<"aiagent.v1.ListApiKeysRequest"> & {
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 9);
+  messageDesc(file_aiagent_v1_account_service, 11);
 
 /**
  * ListApiKeysResponse wraps the keys.
@@ -319,7 +382,7 @@ export type ListApiKeysResponse = Message<"aiagent.v1.ListApiKeysResponse"> & {
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 10);
+  messageDesc(file_aiagent_v1_account_service, 12);
 
 /**
  * ApiKeyList is the account's keys.
@@ -340,7 +403,7 @@ export type ApiKeyList = Message<"aiagent.v1.ApiKeyList"> & {
  * Use `create(ApiKeyListSchema)` to create a new message.
  */
 export const ApiKeyListSchema: GenMessage<ApiKeyList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 11);
+  messageDesc(file_aiagent_v1_account_service, 13);
 
 /**
  * RotateApiKeysRequest sets the older keys' grace period.
@@ -369,7 +432,7 @@ export type RotateApiKeysRequest = Message<"aiagent.v1.RotateApiKeysRequest"> & 
  * Use `create(RotateApiKeysRequestSchema)` to create a new message.
  */
 export const RotateApiKeysRequestSchema: GenMessage<RotateApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 12);
+  messageDesc(file_aiagent_v1_account_service, 14);
 
 /**
  * RotateApiKeysResponse wraps the new key and the older keys' new expiry.
@@ -390,7 +453,7 @@ export type RotateApiKeysResponse = Message<"aiagent.v1.RotateApiKeysResponse"> 
  * Use `create(RotateApiKeysResponseSchema)` to create a new message.
  */
 export const RotateApiKeysResponseSchema: GenMessage<RotateApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 13);
+  messageDesc(file_aiagent_v1_account_service, 15);
 
 /**
  * RotatedApiKeys is the new key and the keys it replaces.
@@ -418,7 +481,7 @@ export type RotatedApiKeys = Message<"aiagent.v1.RotatedApiKeys"> & {
  * Use `create(RotatedApiKeysSchema)` to create a new message.
  */
 export const RotatedApiKeysSchema: GenMessage<RotatedApiKeys> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 14);
+  messageDesc(file_aiagent_v1_account_service, 16);
 
 /**
  * RevokeApiKeyRequest names the key.
@@ -439,7 +502,7 @@ export type RevokeApiKeyRequest = Message<"aiagent.v1.RevokeApiKeyRequest"> & {
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 15);
+  messageDesc(file_aiagent_v1_account_service, 17);
 
 /**
  * RevokeApiKeyResponse wraps the revoked key.
@@ -460,7 +523,7 @@ export type RevokeApiKeyResponse = Message<"aiagent.v1.RevokeApiKeyResponse"> & 
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 16);
+  messageDesc(file_aiagent_v1_account_service, 18);
 
 /**
  * KnowledgeSnippet is a passage the built-in agent may answer from and cite.
@@ -495,7 +558,7 @@ export type KnowledgeSnippet = Message<"aiagent.v1.KnowledgeSnippet"> & {
  * Use `create(KnowledgeSnippetSchema)` to create a new message.
  */
 export const KnowledgeSnippetSchema: GenMessage<KnowledgeSnippet> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 17);
+  messageDesc(file_aiagent_v1_account_service, 19);
 
 /**
  * AgentSettings says which AI agent answers a chatbot's customers.
@@ -546,7 +609,7 @@ export type AgentSettings = Message<"aiagent.v1.AgentSettings"> & {
  * Use `create(AgentSettingsSchema)` to create a new message.
  */
 export const AgentSettingsSchema: GenMessage<AgentSettings> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 18);
+  messageDesc(file_aiagent_v1_account_service, 20);
 
 /**
  * Chatbot is an AI agent of the account.
@@ -609,7 +672,7 @@ export type Chatbot = Message<"aiagent.v1.Chatbot"> & {
  * Use `create(ChatbotSchema)` to create a new message.
  */
 export const ChatbotSchema: GenMessage<Chatbot> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 19);
+  messageDesc(file_aiagent_v1_account_service, 21);
 
 /**
  * CreateChatbotRequest is the new chatbot's settings.
@@ -651,7 +714,7 @@ export type CreateChatbotRequest = Message<"aiagent.v1.CreateChatbotRequest"> & 
  * Use `create(CreateChatbotRequestSchema)` to create a new message.
  */
 export const CreateChatbotRequestSchema: GenMessage<CreateChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 20);
+  messageDesc(file_aiagent_v1_account_service, 22);
 
 /**
  * CreateChatbotResponse wraps the new chatbot.
@@ -672,7 +735,7 @@ export type CreateChatbotResponse = Message<"aiagent.v1.CreateChatbotResponse"> 
  * Use `create(CreateChatbotResponseSchema)` to create a new message.
  */
 export const CreateChatbotResponseSchema: GenMessage<CreateChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 21);
+  messageDesc(file_aiagent_v1_account_service, 23);
 
 /**
  * GetChatbotRequest names the chatbot.
@@ -693,7 +756,7 @@ export type GetChatbotRequest = Message<"aiagent.v1.GetChatbotRequest"> & {
  * Use `create(GetChatbotRequestSchema)` to create a new message.
  */
 export const GetChatbotRequestSchema: GenMessage<GetChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 22);
+  messageDesc(file_aiagent_v1_account_service, 24);
 
 /**
  * GetChatbotResponse wraps the chatbot.
@@ -714,7 +777,7 @@ export type GetChatbotResponse = Message<"aiagent.v1.GetChatbotResponse"> & {
  * Use `create(GetChatbotResponseSchema)` to create a new message.
  */
 export const GetChatbotResponseSchema: GenMessage<GetChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 23);
+  messageDesc(file_aiagent_v1_account_service, 25);
 
 /**
  * ListChatbotsRequest is empty: the ID token names the account.
@@ -729,7 +792,7 @@ export type ListChatbotsRequest = Message<"aiagent.v1.ListChatbotsRequest"> & {
  * Use `create(ListChatbotsRequestSchema)` to create a new message.
  */
 export const ListChatbotsRequestSchema: GenMessage<ListChatbotsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 24);
+  messageDesc(file_aiagent_v1_account_service, 26);
 
 /**
  * ListChatbotsResponse wraps the chatbots.
@@ -750,7 +813,7 @@ export type ListChatbotsResponse = Message<"aiagent.v1.ListChatbotsResponse"> & 
  * Use `create(ListChatbotsResponseSchema)` to create a new message.
  */
 export const ListChatbotsResponseSchema: GenMessage<ListChatbotsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 25);
+  messageDesc(file_aiagent_v1_account_service, 27);
 
 /**
  * ChatbotList is the account's chatbots.
@@ -771,7 +834,7 @@ export type ChatbotList = Message<"aiagent.v1.ChatbotList"> & {
  * Use `create(ChatbotListSchema)` to create a new message.
  */
 export const ChatbotListSchema: GenMessage<ChatbotList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 26);
+  messageDesc(file_aiagent_v1_account_service, 28);
 
 /**
  * KnowledgeUpdate replaces a chatbot's knowledge (an empty list clears it).
@@ -792,7 +855,7 @@ export type KnowledgeUpdate = Message<"aiagent.v1.KnowledgeUpdate"> & {
  * Use `create(KnowledgeUpdateSchema)` to create a new message.
  */
 export const KnowledgeUpdateSchema: GenMessage<KnowledgeUpdate> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 27);
+  messageDesc(file_aiagent_v1_account_service, 29);
 
 /**
  * UpdateChatbotRequest names the chatbot and what changes; a field left out stays as it is.
@@ -841,7 +904,7 @@ export type UpdateChatbotRequest = Message<"aiagent.v1.UpdateChatbotRequest"> & 
  * Use `create(UpdateChatbotRequestSchema)` to create a new message.
  */
 export const UpdateChatbotRequestSchema: GenMessage<UpdateChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 28);
+  messageDesc(file_aiagent_v1_account_service, 30);
 
 /**
  * UpdateChatbotResponse wraps the changed chatbot.
@@ -862,7 +925,7 @@ export type UpdateChatbotResponse = Message<"aiagent.v1.UpdateChatbotResponse"> 
  * Use `create(UpdateChatbotResponseSchema)` to create a new message.
  */
 export const UpdateChatbotResponseSchema: GenMessage<UpdateChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 29);
+  messageDesc(file_aiagent_v1_account_service, 31);
 
 /**
  * DisableChatbotRequest names the chatbot.
@@ -883,7 +946,7 @@ export type DisableChatbotRequest = Message<"aiagent.v1.DisableChatbotRequest"> 
  * Use `create(DisableChatbotRequestSchema)` to create a new message.
  */
 export const DisableChatbotRequestSchema: GenMessage<DisableChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 30);
+  messageDesc(file_aiagent_v1_account_service, 32);
 
 /**
  * DisableChatbotResponse wraps the disabled chatbot.
@@ -904,7 +967,7 @@ export type DisableChatbotResponse = Message<"aiagent.v1.DisableChatbotResponse"
  * Use `create(DisableChatbotResponseSchema)` to create a new message.
  */
 export const DisableChatbotResponseSchema: GenMessage<DisableChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 31);
+  messageDesc(file_aiagent_v1_account_service, 33);
 
 /**
  * Member is a person of the account.
@@ -960,7 +1023,7 @@ export type Member = Message<"aiagent.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 32);
+  messageDesc(file_aiagent_v1_account_service, 34);
 
 /**
  * InviteMemberRequest names the person and their role.
@@ -988,7 +1051,7 @@ export type InviteMemberRequest = Message<"aiagent.v1.InviteMemberRequest"> & {
  * Use `create(InviteMemberRequestSchema)` to create a new message.
  */
 export const InviteMemberRequestSchema: GenMessage<InviteMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 33);
+  messageDesc(file_aiagent_v1_account_service, 35);
 
 /**
  * InviteMemberResponse wraps the member and their invitation.
@@ -1009,7 +1072,7 @@ export type InviteMemberResponse = Message<"aiagent.v1.InviteMemberResponse"> & 
  * Use `create(InviteMemberResponseSchema)` to create a new message.
  */
 export const InviteMemberResponseSchema: GenMessage<InviteMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 34);
+  messageDesc(file_aiagent_v1_account_service, 36);
 
 /**
  * Invitation is a new member and the one-time link that lets them set their password.
@@ -1051,7 +1114,7 @@ export type Invitation = Message<"aiagent.v1.Invitation"> & {
  * Use `create(InvitationSchema)` to create a new message.
  */
 export const InvitationSchema: GenMessage<Invitation> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 35);
+  messageDesc(file_aiagent_v1_account_service, 37);
 
 /**
  * ListMembersRequest is empty: the ID token names the account.
@@ -1066,7 +1129,7 @@ export type ListMembersRequest = Message<"aiagent.v1.ListMembersRequest"> & {
  * Use `create(ListMembersRequestSchema)` to create a new message.
  */
 export const ListMembersRequestSchema: GenMessage<ListMembersRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 36);
+  messageDesc(file_aiagent_v1_account_service, 38);
 
 /**
  * ListMembersResponse wraps the members.
@@ -1087,7 +1150,7 @@ export type ListMembersResponse = Message<"aiagent.v1.ListMembersResponse"> & {
  * Use `create(ListMembersResponseSchema)` to create a new message.
  */
 export const ListMembersResponseSchema: GenMessage<ListMembersResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 37);
+  messageDesc(file_aiagent_v1_account_service, 39);
 
 /**
  * MemberList is the account's people.
@@ -1108,7 +1171,7 @@ export type MemberList = Message<"aiagent.v1.MemberList"> & {
  * Use `create(MemberListSchema)` to create a new message.
  */
 export const MemberListSchema: GenMessage<MemberList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 38);
+  messageDesc(file_aiagent_v1_account_service, 40);
 
 /**
  * UpdateMemberRequest names the member and their new role.
@@ -1136,7 +1199,7 @@ export type UpdateMemberRequest = Message<"aiagent.v1.UpdateMemberRequest"> & {
  * Use `create(UpdateMemberRequestSchema)` to create a new message.
  */
 export const UpdateMemberRequestSchema: GenMessage<UpdateMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 39);
+  messageDesc(file_aiagent_v1_account_service, 41);
 
 /**
  * UpdateMemberResponse wraps the member.
@@ -1157,7 +1220,7 @@ export type UpdateMemberResponse = Message<"aiagent.v1.UpdateMemberResponse"> & 
  * Use `create(UpdateMemberResponseSchema)` to create a new message.
  */
 export const UpdateMemberResponseSchema: GenMessage<UpdateMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 40);
+  messageDesc(file_aiagent_v1_account_service, 42);
 
 /**
  * RemoveMemberRequest names the member.
@@ -1178,7 +1241,7 @@ export type RemoveMemberRequest = Message<"aiagent.v1.RemoveMemberRequest"> & {
  * Use `create(RemoveMemberRequestSchema)` to create a new message.
  */
 export const RemoveMemberRequestSchema: GenMessage<RemoveMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 41);
+  messageDesc(file_aiagent_v1_account_service, 43);
 
 /**
  * RemoveMemberResponse is empty: the member is gone.
@@ -1193,7 +1256,7 @@ export type RemoveMemberResponse = Message<"aiagent.v1.RemoveMemberResponse"> & 
  * Use `create(RemoveMemberResponseSchema)` to create a new message.
  */
 export const RemoveMemberResponseSchema: GenMessage<RemoveMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 42);
+  messageDesc(file_aiagent_v1_account_service, 44);
 
 /**
  * ResetMemberPasswordRequest names the member.
@@ -1214,7 +1277,7 @@ export type ResetMemberPasswordRequest = Message<"aiagent.v1.ResetMemberPassword
  * Use `create(ResetMemberPasswordRequestSchema)` to create a new message.
  */
 export const ResetMemberPasswordRequestSchema: GenMessage<ResetMemberPasswordRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 43);
+  messageDesc(file_aiagent_v1_account_service, 45);
 
 /**
  * ResetMemberPasswordResponse wraps the member and the one-time link (accepted at /v1/invitations/accept).
@@ -1235,7 +1298,7 @@ export type ResetMemberPasswordResponse = Message<"aiagent.v1.ResetMemberPasswor
  * Use `create(ResetMemberPasswordResponseSchema)` to create a new message.
  */
 export const ResetMemberPasswordResponseSchema: GenMessage<ResetMemberPasswordResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 44);
+  messageDesc(file_aiagent_v1_account_service, 46);
 
 /**
  * AcceptInvitationRequest carries the invitation's code and the person's new password.
@@ -1263,7 +1326,7 @@ export type AcceptInvitationRequest = Message<"aiagent.v1.AcceptInvitationReques
  * Use `create(AcceptInvitationRequestSchema)` to create a new message.
  */
 export const AcceptInvitationRequestSchema: GenMessage<AcceptInvitationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 45);
+  messageDesc(file_aiagent_v1_account_service, 47);
 
 /**
  * AcceptInvitationResponse wraps the member, now active.
@@ -1284,7 +1347,7 @@ export type AcceptInvitationResponse = Message<"aiagent.v1.AcceptInvitationRespo
  * Use `create(AcceptInvitationResponseSchema)` to create a new message.
  */
 export const AcceptInvitationResponseSchema: GenMessage<AcceptInvitationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 46);
+  messageDesc(file_aiagent_v1_account_service, 48);
 
 /**
  * RevokeSessionsRequest names whose sessions end: a chatbot's, a user's, or one user's with one chatbot.
@@ -1312,7 +1375,7 @@ export type RevokeSessionsRequest = Message<"aiagent.v1.RevokeSessionsRequest"> 
  * Use `create(RevokeSessionsRequestSchema)` to create a new message.
  */
 export const RevokeSessionsRequestSchema: GenMessage<RevokeSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 47);
+  messageDesc(file_aiagent_v1_account_service, 49);
 
 /**
  * RevokeSessionsResponse says how many sessions ended.
@@ -1333,7 +1396,7 @@ export type RevokeSessionsResponse = Message<"aiagent.v1.RevokeSessionsResponse"
  * Use `create(RevokeSessionsResponseSchema)` to create a new message.
  */
 export const RevokeSessionsResponseSchema: GenMessage<RevokeSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 48);
+  messageDesc(file_aiagent_v1_account_service, 50);
 
 /**
  * RevokedSessions counts the refresh tokens revoked.
@@ -1354,7 +1417,7 @@ export type RevokedSessions = Message<"aiagent.v1.RevokedSessions"> & {
  * Use `create(RevokedSessionsSchema)` to create a new message.
  */
 export const RevokedSessionsSchema: GenMessage<RevokedSessions> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 49);
+  messageDesc(file_aiagent_v1_account_service, 51);
 
 /**
  * AccountService is the client company's own administration: API keys, chatbots, its team and its customers'
@@ -1373,6 +1436,17 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof GetAccountRequestSchema;
     output: typeof GetAccountResponseSchema;
+  },
+  /**
+   * UpdateMyProfile sets the calling person's display name and picture: what the customer sees in the chat frame
+   * when this person takes a conversation over (the console sends the name with TakeOverConversation).
+   *
+   * @generated from rpc aiagent.v1.AccountService.UpdateMyProfile
+   */
+  updateMyProfile: {
+    methodKind: "unary";
+    input: typeof UpdateMyProfileRequestSchema;
+    output: typeof UpdateMyProfileResponseSchema;
   },
   /**
    * ChangePassword changes the calling person's own password.

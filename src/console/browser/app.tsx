@@ -62,6 +62,7 @@ export function App() {
     account: boot.account,
     admin: boot.account.callerRole === "admin",
     end: () => setBoot({ state: "out" }),
+    update: (account) => setBoot({ state: "in", account }),
   };
   return (
     <SessionContext.Provider value={session}>

@@ -7,6 +7,8 @@ export interface Session {
   admin: boolean;
   /** Forgets the session (after sign-out, or when a call says it has expired). */
   end(): void;
+  /** Shows the account as a call answered it (after the person changed their own profile). */
+  update(account: AccountInfo): void;
 }
 
 /** The session, for every page below the layout. */

@@ -128,6 +128,16 @@ export class AccountService {
     return a;
   }
 
+  /**
+   * Sets or resets the owner's password (the `aiagent account password` command: whoever runs it holds the
+   * database). An account made without one can then sign in to the console.
+   */
+  async setOwnerPassword(email: string, password: string): Promise<void> {
+    const account = await this.account(requireEmail("email", email.trim()));
+    if (password.length < 8) throw invalidArgument("password", "must be at least 8 characters");
+    await this.d.accounts.setPassword(account.accountId, await hashPassword(password));
+  }
+
   /** Creates a chatbot for the account; refuses settings it could never work with. */
   async createChatbot(
     ref: AccountRef,

@@ -97,17 +97,19 @@ export class ChatView {
   /** Shows a message that arrived live, in message_order, once; pending and typing items stay last. */
   upsert(m: ChatMessage): void {
     if (this.has(m.message_id)) return;
+    const follow = this.atEnd();
     this.insertOrdered(this.messageItem(m), m.message_order);
     this.empty.hidden = true;
-    this.scrollToEnd(false);
+    this.scrollToEnd(follow);
   }
 
   /** A line about the conversation itself (who joined, closed…), placed after message `afterOrder`. */
   addEvent(text: string, afterOrder: number): void {
     const li = el("li", "msg msg--event", text);
+    const follow = this.atEnd();
     this.insertOrdered(li, afterOrder + 0.5);
     this.empty.hidden = true;
-    this.scrollToEnd(false);
+    this.scrollToEnd(follow);
   }
 
   /** Who answers, in the header: the assistant's name, or the person who took over. */
@@ -136,26 +138,29 @@ export class ChatView {
     const done = () => this.log.setAttribute("aria-busy", "false");
     return {
       append: (t) => {
+        const follow = this.atEnd();
         if (text === "") {
           li.classList.remove("msg--typing");
           li.replaceChildren(el("span", "sr-only", "Assistant said:"), bubble);
         }
         text += t;
         bubble.textContent = text;
-        this.scrollToEnd(false);
+        this.scrollToEnd(follow);
       },
       finish: (m) => {
+        const follow = this.atEnd();
         if (this.has(m.message_id)) li.remove();
         else li.replaceWith(this.messageItem(m));
         done();
-        this.scrollToEnd(false);
+        this.scrollToEnd(follow);
       },
       fail: (message) => {
+        const follow = this.atEnd();
         li.className = "msg msg--error";
         li.replaceChildren(el("span", "sr-only", "Error:"), el("div", "msg__bubble", message));
         li.setAttribute("role", "alert");
         done();
-        this.scrollToEnd(false);
+        this.scrollToEnd(follow);
       },
       remove: () => {
         li.remove();
@@ -244,8 +249,16 @@ export class ChatView {
     this.input.style.height = `${Math.min(this.input.scrollHeight, 160)}px`;
   }
 
-  private scrollToEnd(force: boolean): void {
-    const nearEnd = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 80;
-    if (force || nearEnd) this.log.scrollTop = this.log.scrollHeight;
+  /**
+   * Whether the reader is at (or near) the end of the log. Asked before a message is added: measured after, a tall
+   * message would itself push the end out of reach and the log would stop following (issue 31, item 1).
+   */
+  private atEnd(): boolean {
+    return this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 80;
+  }
+
+  /** Scrolls to the end when `follow` (the reader was there, or their own message was added). */
+  private scrollToEnd(follow: boolean): void {
+    if (follow) this.log.scrollTop = this.log.scrollHeight;
   }
 }

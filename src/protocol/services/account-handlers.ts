@@ -8,8 +8,10 @@ import type {
 } from "../../../gen/aiagent/v1/account_service_pb.js";
 import type { AccountService } from "../../domain/account/account-service.js";
 import type { ApiKeyView } from "../../domain/account/api-keys.js";
+import type { OperatorProfiles } from "../../domain/account/operator-profile.js";
 import type { ChatbotRecord } from "../../domain/account/repository.js";
 import type { IssuedInvitation, MemberView, TeamService } from "../../domain/account/team-service.js";
+import type { AccountCaller } from "../../domain/caller.js";
 import { invalidArgument } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
@@ -70,31 +72,40 @@ export function accountHandlers(d: {
   accounts: AccountService;
   team: TeamService;
   tokens: TokenService;
-  /** Where invitation links point: the console's address under {app_url}. */
-  consoleUrl: string;
+  /** Where invitation links point: the console's whole address under {app_url} (known once the server listens). */
+  consoleUrl: () => string;
+  /** The people's display names and pictures. */
+  profiles: OperatorProfiles;
   /** The older keys' grace period when a rotation names none (AIAGENT_API_KEY_GRACE, as the command line's). */
   defaultGraceSeconds: number;
   /** Erasure, export and the audit log. */
   privacy: ReturnType<typeof privacyHandlers>;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
-  const invitation = (inv: IssuedInvitation) => invitationOf(d.consoleUrl, inv);
+  const invitation = (inv: IssuedInvitation) => invitationOf(d.consoleUrl(), inv);
+  const accountInfo = async (caller: AccountCaller) => {
+    const [a, p] = await Promise.all([accounts.account(caller), d.profiles.get(caller)]);
+    return {
+      accountId: a.accountId,
+      email: a.email,
+      createdAt: isoTime(a.createdAt),
+      callerEmail: caller.email,
+      callerRole: caller.role,
+      callerDisplayName: p.displayName,
+      callerAvatarUrl: p.avatarUrl,
+    };
+  };
   const keyOf = async (caller: Parameters<AccountService["listApiKeys"]>[0], id: string) =>
     (await accounts.listApiKeys(caller)).find((k) => k.apiKeyId === id);
   return {
     ...d.privacy,
     async getAccount(_req, call) {
+      return { data: await accountInfo(accountCaller(call.auth)) };
+    },
+    async updateMyProfile(req, call) {
       const caller = accountCaller(call.auth);
-      const a = await accounts.account(caller);
-      return {
-        data: {
-          accountId: a.accountId,
-          email: a.email,
-          createdAt: isoTime(a.createdAt),
-          callerEmail: caller.email,
-          callerRole: caller.role,
-        },
-      };
+      await d.profiles.update(caller, { displayName: req.displayName, avatarUrl: req.avatarUrl });
+      return { data: await accountInfo(caller) };
     },
     async changePassword(req, call) {
       // Every other ID token of a password is revoked; the session that made the change (cookie or bearer) is kept.

@@ -284,4 +284,17 @@ export const pgMigrations: PgMigration[] = [
       );
       CREATE INDEX events_order_key ON events (account_id, order_key);`,
   },
+  {
+    version: 9,
+    // The display name and picture a customer sees of the person who answers, per (account, lower-cased e-mail).
+    sql: `
+      CREATE TABLE operator_profiles (
+        account_id text NOT NULL,
+        email text NOT NULL,
+        display_name text NOT NULL,
+        avatar_url text NOT NULL,
+        updated_at bigint NOT NULL,
+        PRIMARY KEY (account_id, email)
+      );`,
+  },
 ];

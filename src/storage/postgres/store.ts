@@ -17,6 +17,7 @@ import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
+import { pgProfiles } from "./profiles.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
@@ -59,6 +60,7 @@ export class PgStore implements Store {
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
+  readonly profiles: Repositories["profiles"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -82,6 +84,7 @@ export class PgStore implements Store {
     this.conversations = pgConversations(this.db);
     this.demoSetup = pgDemoSetup(this.db);
     this.members = pgMembers(this.db);
+    this.profiles = pgProfiles(this.db);
     this.events = pgEvents(this.db);
     this.webhooks = pgWebhooks(this.db);
     this.idempotency = pgIdempotency(this.db);

@@ -477,4 +477,19 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX events_order_key ON events (account_id, order_key);
     `,
   },
+  {
+    version: 15,
+    name: "operator_profiles: the display name and picture a customer sees of the person who answers",
+    sql: `
+      -- No foreign key: erasing an account removes its rows here by account_id, like any other of its data.
+      CREATE TABLE operator_profiles (
+        account_id TEXT NOT NULL,
+        email TEXT NOT NULL,
+        display_name TEXT NOT NULL,
+        avatar_url TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, email)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -10,6 +10,7 @@ import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
 import { sqlitePrivacy } from "./repos/privacy.js";
+import { sqliteProfiles } from "./repos/profiles.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
@@ -27,6 +28,7 @@ export function sqliteRepositories(db: Db) {
     conversations: sqliteConversations(db),
     demoSetup: sqliteDemoSetup(db),
     members: sqliteMembers(db),
+    profiles: sqliteProfiles(db),
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),
     idempotency: sqliteIdempotency(db),

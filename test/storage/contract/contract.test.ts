@@ -7,6 +7,7 @@ import { backends, type Harness } from "./harness.js";
 import { idempotencyCases } from "./idempotency.case.js";
 import { memberCases } from "./members.case.js";
 import { privacyCases } from "./privacy.case.js";
+import { profileCases } from "./profiles.case.js";
 import { sessionCases } from "./sessions.case.js";
 import { tokenCases } from "./tokens.case.js";
 import { transactionCases } from "./transactions.case.js";
@@ -30,6 +31,7 @@ for (const backend of backends) {
     const h = () => harness!;
     accountCases(h);
     memberCases(h);
+    profileCases(h);
     tokenCases(h);
     sessionCases(h);
     conversationCases(h);

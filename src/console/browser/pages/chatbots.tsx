@@ -294,8 +294,14 @@ export function ChatbotEmbed({ chatbotId }: { chatbotId: string }) {
   AiAgent.mount(document.getElementById("chat"), { frameUrl: frame_url, refresh: () => post("/aiagent/refresh") });
 </script>
 </html>`;
+  // With several allowed origins the frame must be told which page embeds it (the example server sends the page's
+  // Origin by itself; by hand it is host_origin in the frame's address).
+  const several = c.allowedOrigins.length > 1;
   const token = `curl -s ${service}/ai_agent/get_access_token -H 'content-type: application/json' \\
-  -d '{"user_id":"customer-42","chatbot_id":"${c.chatbotId}","client_api_key":"'$KEY'"}'`;
+  -d '{"user_id":"customer-42","chatbot_id":"${c.chatbotId}","client_api_key":"'$KEY'","contact":{"contact_name":"Ada Lovelace","email":"ada@example.com"}}'
+# then the frame's address: ${service}/chatbot-iframe/${c.chatbotId}?user_id=customer-42&access_token=<access_token>${
+    several ? `&host_origin=${encodeURIComponent(hostOrigin)}` : ""
+  }`;
   return (
     <section>
       <PageTitle>Embed {c.name}</PageTitle>
@@ -311,9 +317,15 @@ export function ChatbotEmbed({ chatbotId }: { chatbotId: string }) {
         <dt>Allowed origins</dt>
         <dd>{c.allowedOrigins.join(", ")}</dd>
       </dl>
-      <Snippet title="Your server" code={server} />
-      <Snippet title="Your page (page.html)" code={page} />
-      <Snippet title="Or by hand: an access token for one customer" code={token} />
+      {several && (
+        <p>
+          This chatbot allows several origins: the example server passes the page's own origin (the browser's{" "}
+          <code>Origin</code> header) with each session, so the frame works on each of them.
+        </p>
+      )}
+      <Snippet title="Your server" code={server} copy="Copy the server's settings" />
+      <Snippet title="Your page (page.html)" code={page} copy="Copy the page" />
+      <Snippet title="Or by hand: an access token for one customer" code={token} copy="Copy the curl command" />
       <div class="card">
         <h2>Live preview</h2>
         <p class="muted">
@@ -326,13 +338,13 @@ export function ChatbotEmbed({ chatbotId }: { chatbotId: string }) {
   );
 }
 
-function Snippet({ title, code }: { title: string; code: string }) {
+function Snippet({ title, code, copy }: { title: string; code: string; copy: string }) {
   const id = title.replace(/\W+/g, "-").toLowerCase();
   return (
     <div class="card">
       <div class="page-head">
         <h2 id={id}>{title}</h2>
-        <CopyButton text={code} label={`Copy ${title.toLowerCase()}`} />
+        <CopyButton text={code} label={copy} />
       </div>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable code block must be reachable by keyboard */}
       <pre tabIndex={0}>

@@ -4,6 +4,7 @@ import { conversations, describeError } from "../api.js";
 import { useAccountWatch } from "../live.js";
 import { SessionContext } from "../session.js";
 import { Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
+import { AssignTo } from "./assign.js";
 import { ContactPrivacy } from "./contact-privacy.js";
 
 const PAGE = 20;
@@ -317,13 +318,19 @@ function ConversationView(props: {
               disabled={a.busy}
               onClick={() =>
                 act(() =>
-                  conversations.takeOverConversation({ conversationId: id, operatorEmail: s.account.callerEmail }),
+                  conversations.takeOverConversation({
+                    conversationId: id,
+                    operatorEmail: s.account.callerEmail,
+                    // The name the customer sees: the one set under "Your name in the chat" (else the e-mail's local part).
+                    operatorName: s.account.callerDisplayName,
+                  }),
                 )
               }
             >
               Take over
             </button>
           )}
+          {s.admin && <AssignTo conversationId={id} assignedTo={assignedTo} busy={a.busy} act={act} />}
           {assignedTo !== "ai_agent" && (
             <button
               type="button"

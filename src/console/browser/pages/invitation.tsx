@@ -1,9 +1,12 @@
 import { useState } from "preact/hooks";
-import { accounts } from "../api.js";
+import { accounts, signIn } from "../api.js";
 import { ErrorNote, Field, PageTitle, useAction } from "../ui.js";
 import { SignIn } from "./sign-in.js";
 
-/** The invitation link's page: the code is in the address's fragment (never sent to a server), the person sets a password. */
+/**
+ * The invitation link's page: the code is in the address's fragment (never sent to a server), the person sets a
+ * password and is signed in with it at once (the sign-in form shows only if that fails).
+ */
 export function AcceptInvitation({ onSignedIn }: { onSignedIn: () => void }) {
   const code = new URLSearchParams(location.hash.slice(1)).get("code") ?? "";
   const [password, setPassword] = useState("");
@@ -17,7 +20,14 @@ export function AcceptInvitation({ onSignedIn }: { onSignedIn: () => void }) {
       if (password !== again) throw new Error("The two passwords differ.");
       const r = await accounts.acceptInvitation({ invitationCode: code, password });
       history.replaceState(null, "", "/console/");
-      setJoined(r.data?.email ?? "");
+      const email = r.data?.email ?? "";
+      try {
+        await signIn(email, password);
+      } catch {
+        setJoined(email);
+        return;
+      }
+      onSignedIn();
     });
   };
   return (

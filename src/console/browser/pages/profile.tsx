@@ -30,6 +30,7 @@ export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
         </div>
       )}
       {!passwordOnly && <ApiKeys />}
+      <YourName />
       <ChangePassword />
     </section>
   );
@@ -116,16 +117,16 @@ function ApiKeys() {
             <tbody>
               {keys.data.map((k) => (
                 <tr key={k.apiKeyId}>
-                  <td>
+                  <td data-label="Key">
                     <code>{k.prefix}…</code>
                   </td>
-                  <td>{k.name}</td>
-                  <td>
+                  <td data-label="Label">{k.name}</td>
+                  <td data-label="Status">
                     <span class={`badge badge--${k.status}`}>{k.status}</span>
                     {k.expiresAt && k.status === "active" && <span class="muted"> until {when(k.expiresAt)}</span>}
                   </td>
-                  <td>{when(k.createdAt)}</td>
-                  <td>{k.lastUsedAt ? when(k.lastUsedAt) : "never"}</td>
+                  <td data-label="Created">{when(k.createdAt)}</td>
+                  <td data-label="Last used">{k.lastUsedAt ? when(k.lastUsedAt) : "never"}</td>
                   <td>
                     {k.status !== "revoked" && (
                       <button
@@ -146,6 +147,55 @@ function ApiKeys() {
         </div>
       )}
     </div>
+  );
+}
+
+/** The caller's display name and picture: what customers see when this person takes their conversation over. */
+function YourName() {
+  const s = useContext(SessionContext)!;
+  const [name, setName] = useState(s.account.callerDisplayName);
+  const [avatar, setAvatar] = useState(s.account.callerAvatarUrl);
+  const [done, setDone] = useState(false);
+  const a = useAction();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    setDone(false);
+    void a.run(async () => {
+      const r = await accounts.updateMyProfile({ displayName: name, avatarUrl: avatar });
+      if (r.data) s.update(r.data);
+      setDone(true);
+    });
+  };
+  return (
+    <form class="card" onSubmit={submit}>
+      <h2>Your name in the chat</h2>
+      <p class="muted">
+        Customers see this name when you take their conversation over; without one they see "
+        {s.account.callerEmail.split("@")[0]}".
+      </p>
+      <Field label="Display name" id="display-name" hint="At most 60 characters.">
+        <input
+          id="display-name"
+          maxLength={60}
+          autocomplete="name"
+          aria-describedby="display-name-hint"
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="Picture (https address, optional)" id="avatar-url">
+        <input id="avatar-url" type="url" value={avatar} onInput={(e) => setAvatar(e.currentTarget.value)} />
+      </Field>
+      {a.error !== undefined && <ErrorNote error={a.error} />}
+      {done && (
+        <p class="state state--ok" role="status">
+          Saved.
+        </p>
+      )}
+      <button type="submit" class="button button--primary" disabled={a.busy}>
+        Save name and picture
+      </button>
+    </form>
   );
 }
 

@@ -99,10 +99,10 @@ function Members() {
             <tbody>
               {members.data.map((m) => (
                 <tr key={m.memberId}>
-                  <td>
+                  <td data-label="E-mail">
                     {m.email} {m.owner && <span class="badge">owner</span>}
                   </td>
-                  <td>
+                  <td data-label="Role">
                     {m.owner ? (
                       m.role
                     ) : (
@@ -117,10 +117,10 @@ function Members() {
                       </select>
                     )}
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <span class={`badge badge--${m.status}`}>{m.status}</span>
                   </td>
-                  <td>{when(m.createdAt)}</td>
+                  <td data-label="Added">{when(m.createdAt)}</td>
                   <td>
                     {!m.owner && (
                       <button
@@ -228,9 +228,9 @@ function SessionList() {
             <tbody>
               {list.data.map((r) => (
                 <tr key={r.sessionId}>
-                  <td>{r.userId}</td>
-                  <td>{when(r.lastUsedAt)}</td>
-                  <td>{r.status}</td>
+                  <td data-label="Customer">{r.userId}</td>
+                  <td data-label="Last used">{when(r.lastUsedAt)}</td>
+                  <td data-label="Status">{r.status}</td>
                   <td>
                     {r.status === "active" && (
                       <button

@@ -1,0 +1,88 @@
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { consoleRoutes } from "../../src/console/routes.js";
+import { frameRoutes } from "../../src/frame/routes.js";
+import { chatFrame, launchBrowser, newContext, typeMessage } from "../frame/browser.js";
+import { type Embedding, startEmbedding } from "../frame/fixtures.js";
+import { addMember, idToken } from "../helpers/flows.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
+import { axeViolations } from "./axe.js";
+import { signIn } from "./sign-in.js";
+
+// Issue 31, item 7: an operator sets the name (and picture) customers see; the console's take-over sends it, so the
+// customer no longer sees the local part of the operator's e-mail.
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
+
+let browser: Browser;
+let e: Embedding;
+
+beforeAll(async () => {
+  if (!canRun) return;
+  [browser, e] = await Promise.all([
+    launchBrowser(),
+    startEmbedding({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
+  ]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await e?.close();
+});
+
+describe.runIf(canRun)("the operator's display name", () => {
+  test("set in the console, it is what the customer sees when that operator takes over", async () => {
+    const member = await addMember(e.service.url, await idToken(e.service.url, e.account), "lead@shop.example");
+
+    // The customer writes in the client's page.
+    const customer = await newContext(browser);
+    const shop = await customer.newPage();
+    await shop.goto(`${e.host.url}/`);
+    const frame = await chatFrame(shop);
+    await typeMessage(frame, "My parcel arrived damaged, can a person help?");
+    await frame.locator(".msg--assistant").first().waitFor();
+
+    // The operator names themself, with a picture; a bad picture address is refused, naming the field.
+    const console_ = await newContext(browser, { width: 1280, height: 800 });
+    const page = await console_.newPage();
+    await signIn(page, e.service.url, member.email, member.password);
+    await page.getByRole("link", { name: "Password" }).click();
+    await page.getByLabel("Display name").fill("Sam Carter");
+    await page.getByLabel(/^Picture/).fill("javascript:alert(1)");
+    await page.getByRole("button", { name: "Save name and picture" }).click();
+    await page.getByRole("alert").filter({ hasText: "avatar_url" }).waitFor();
+    await page.getByLabel(/^Picture/).fill("https://cdn.example/sam.png");
+    await page.getByRole("button", { name: "Save name and picture" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+
+    // Take over from the inbox: the customer sees the name, in the log and the header.
+    await page.getByRole("link", { name: "Inbox" }).click();
+    await page.locator(".contact").first().click();
+    await page.getByRole("button", { name: "Take over" }).click();
+    await frame
+      .locator(".msg--event", { hasText: "Sam Carter from Shop assistant has joined the conversation." })
+      .waitFor();
+    await frame.locator("#title", { hasText: /^Sam Carter$/ }).waitFor();
+    expect(await frame.locator("#title").textContent()).not.toBe("lead");
+
+    // docs/inbox.md's screenshots, written only when asked (UPDATE_DOCS=1): the inbox at 1280 px and on a phone.
+    if (process.env.UPDATE_DOCS === "1") {
+      await page.getByLabel(/^Reply to/).fill("Hi, I'm Sam. I'm sorry about the parcel: a replacement is on its way.");
+      await page.getByRole("button", { name: "Send" }).click();
+      await frame.locator(".msg--operator").waitFor();
+      const docs = (name: string) => new URL(`../../docs/${name}`, import.meta.url).pathname;
+      await page.screenshot({ path: docs("inbox-taken-over.png") });
+      await page.setViewportSize({ width: 375, height: 740 });
+      await page.screenshot({ path: docs("inbox-phone.png"), fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await shop.locator("#aiagent-chat").screenshot({ path: docs("frame-operator-name.png"), animations: "disabled" });
+    }
+
+    // Signed in again later, the name is still theirs.
+    await page.reload();
+    await page.getByRole("link", { name: "Password" }).click();
+    expect(await page.getByLabel("Display name").inputValue()).toBe("Sam Carter");
+    await console_.close();
+    await customer.close();
+  }, 60_000);
+});
