@@ -241,7 +241,7 @@ function databaseUrl(src: Source): string | undefined {
 }
 
 /**
- * How the service connects to PostgreSQL beyond its URL. Behind a pooler in transaction mode (PgBouncer's
+ * How the service connects to PostgreSQL beyond its URL. Behind a pooler in transaction mode (pgbouncer's
  * pool_mode=transaction) a server connection serves another client after each transaction, so the service then
  * prepares no named statements, sends no startup options, and LISTENs on a direct (session) connection.
  *

@@ -107,7 +107,7 @@ describe.runIf(canRun)("refresh ahead of expiry, with the documented host page (
   });
 
   test("when the host page does not answer the early question, the documented reactive refresh still saves the chat", async () => {
-    const { context, page, frame, messages, failed } = await open();
+    const { context, page, frame, messages } = await open();
     await typeMessage(frame, "Hello");
     await frame.locator(".msg--assistant", { hasText: "Ask me about shipping or returns" }).waitFor();
     // The host's server cannot be reached while the frame asks early.
@@ -128,7 +128,8 @@ describe.runIf(canRun)("refresh ahead of expiry, with the documented host page (
     const reactive = asks(messages).slice(1);
     expect(reactive.length).toBeGreaterThanOrEqual(1);
     for (const m of reactive) expect(m).toEqual({ type: "[TOKEN_REFRESH]", reason: "TokenExpiredError" });
-    expect(failed.some((f) => f.startsWith("401 "))).toBe(true);
+    // Which call meets the expired token first varies: the send (a 401), or the live stream, which the gate now
+    // re-checks within a second and ends with the same reason. Either way the frame asked as documented (above).
     expect(await frame.locator("#notice").isHidden()).toBe(true);
     await context.close();
   });

@@ -44,6 +44,22 @@ async function populate(a: TestAccount, token: string, c: ReturnType<typeof cust
   const first = (await send(s.url, t.access_token, `where is my ${c.words[0]}?`)).conversation_id;
   await send(s.url, t.access_token, `my ${c.words[1]} changed`, first);
   const second = (await send(s.url, t.access_token, `hello again, ${c.contact.contact_name}`)).conversation_id;
+  // Keyed writes keep their first answer for a day: the customer's own, and an operator's reply to them.
+  const keyed = await postJson(s.url, `/ai_agent/send_message?access_token=${encodeURIComponent(t.access_token)}`, {
+    content: `keyed ${c.words[0]}`,
+    conversation_id: second,
+    idempotency_key: `frame-${c.userId}`,
+  });
+  expect(keyed.status, JSON.stringify(keyed.body)).toBe(200);
+  const takeOver = await postJson(s.url, "/take_over_conversation", { conversation_id: second }, auth(token));
+  expect(takeOver.status, JSON.stringify(takeOver.body)).toBe(200);
+  const reply = await postJson(
+    s.url,
+    "/reply_to_conversation",
+    { conversation_id: second, content: `about your ${c.words[1]}`, idempotency_key: `op-${c.userId}` },
+    auth(token),
+  );
+  expect(reply.status, JSON.stringify(reply.body)).toBe(200);
   expect((await postJson(s.url, "/v1/account/sessions/revoke", { user_id: c.userId }, auth(token))).status).toBe(200);
   await issueTokens(s.url, a, c.userId, c.contact);
   // Read the pages twice: the second read remembers them in the page cache.
@@ -79,11 +95,12 @@ describe("erasing a contact", () => {
 
     const r = await postJson(s.url, "/v1/account/contacts/erase", { user_id: gone.userId }, auth(token));
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.data).toMatchObject({ contact_id: id, conversations: 2, messages: 6, sessions: 2 });
+    // Three sends and their replies, a keyed send and its reply, and an operator's reply.
+    expect(r.body.data).toMatchObject({ contact_id: id, conversations: 2, messages: 9, sessions: 2 });
 
     expect(await findAnywhere(s.app, needles(gone))).toEqual([]);
     // The search looked at every table, this one's included.
-    expect(await tableNames(s.app)).toEqual(expect.arrayContaining(["contacts", "messages", "events", "audit_events"]));
+    expect(await tableNames(s.app)).toEqual(expect.arrayContaining(["contacts", "messages", "events", "audit_events", "idempotency_keys"]));
     // The other customer is untouched.
     expect((await findAnywhere(s.app, needles(kept))).length).toBeGreaterThan(5);
 

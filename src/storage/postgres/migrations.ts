@@ -282,7 +282,10 @@ export const pgMigrations: PgMigration[] = [
         chatbot_id text PRIMARY KEY REFERENCES chatbots(chatbot_id),
         days integer NOT NULL
       );
-      CREATE INDEX events_order_key ON events (account_id, order_key);`,
+      CREATE INDEX events_order_key ON events (account_id, order_key);
+      CREATE INDEX refresh_token_rotations_session ON refresh_token_rotations (session_id);
+      CREATE INDEX launch_codes_user ON launch_codes (account_id, user_id);
+      CREATE INDEX conversations_chatbot ON conversations (chatbot_id);`,
   },
   {
     version: 9,

@@ -85,6 +85,21 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
           "DELETE FROM token_revocations WHERE user_id = $1 AND chatbot_id IN (SELECT chatbot_id FROM chatbots WHERE account_id = $2)",
           [c.userId, c.accountId],
         );
+        // A keyed write keeps its first answer (the customer's words) for a day: the customer's own keys go, and the
+        // account's people's keys whose answer is about one of the erased conversations.
+        await db.count(
+          "priv_del_frame_keys",
+          `DELETE FROM idempotency_keys WHERE owner IN (
+             SELECT 'frame:' || $1 || ':' || chatbot_id || ':' || $2 FROM chatbots WHERE account_id = $1)`,
+          [c.accountId, c.userId],
+        );
+        if (ids.length > 0)
+          await db.count(
+            "priv_del_account_keys",
+            `DELETE FROM idempotency_keys WHERE left(owner, length($1)) = $1
+               AND EXISTS (SELECT 1 FROM unnest($2::text[]) AS id WHERE position(id IN answer) > 0)`,
+            [`account:${c.accountId}:`, ids],
+          );
         await db.count("priv_del_contact", "DELETE FROM contacts WHERE contact_id = $1", [c.contactId]);
         await announce(ids);
         return { conversationIds: ids, messages, sessions, eventsRedacted: redacted + byUser };

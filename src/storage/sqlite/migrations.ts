@@ -475,6 +475,11 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
       -- Erasure redacts an account's events about a customer by conversation (order_key).
       CREATE INDEX events_order_key ON events (account_id, order_key);
+      -- and deletes the rotations of the customer's sessions by session.
+      CREATE INDEX refresh_token_rotations_session ON refresh_token_rotations (session_id);
+      CREATE INDEX launch_codes_user ON launch_codes (account_id, user_id);
+      -- The retention run reads one chatbot's conversations (written once per conversation, never per message).
+      CREATE INDEX conversations_chatbot ON conversations (chatbot_id);
     `,
   },
   {

@@ -54,6 +54,15 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
     "DELETE FROM token_revocations WHERE user_id = ? AND chatbot_id IN (SELECT chatbot_id FROM chatbots WHERE account_id = ?)",
   );
   const delContact = db.prepare("DELETE FROM contacts WHERE contact_id = ?");
+  // A keyed write keeps its first answer (the customer's words) for a day: the customer's own keys go, and the
+  // account's people's keys whose answer is about one of the erased conversations.
+  const delFrameKeys = db.prepare(
+    "DELETE FROM idempotency_keys WHERE owner IN (SELECT 'frame:' || ? || ':' || chatbot_id || ':' || ? FROM chatbots WHERE account_id = ?)",
+  );
+  const delAccountKeys = db.prepare(
+    // The owners "account:<id>:…" as a range of the primary key (";" follows ":"), so no scan of the table.
+    "DELETE FROM idempotency_keys WHERE owner > ? AND owner < ? AND instr(answer, ?) > 0",
+  );
   // The contact's latest conversation goes only with the contact's last one: the contact's copies of it stay true.
   const expired = db.prepare<
     [string, number, number],
@@ -96,6 +105,8 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
     const sessionCount = delTokens.run(c.accountId, c.userId).changes;
     delLaunchCodes.run(c.accountId, c.userId);
     delRevocations.run(c.userId, c.accountId);
+    delFrameKeys.run(c.accountId, c.userId, c.accountId);
+    for (const id of conversationIds) delAccountKeys.run(`account:${c.accountId}:`, `account:${c.accountId};`, id);
     delContact.run(c.contactId);
     return { conversationIds, messages, sessions: sessionCount, eventsRedacted };
   });
