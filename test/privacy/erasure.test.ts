@@ -100,7 +100,9 @@ describe("erasing a contact", () => {
 
     expect(await findAnywhere(s.app, needles(gone))).toEqual([]);
     // The search looked at every table, this one's included.
-    expect(await tableNames(s.app)).toEqual(expect.arrayContaining(["contacts", "messages", "events", "audit_events", "idempotency_keys"]));
+    expect(await tableNames(s.app)).toEqual(
+      expect.arrayContaining(["contacts", "messages", "events", "audit_events", "idempotency_keys"]),
+    );
     // The other customer is untouched.
     expect((await findAnywhere(s.app, needles(kept))).length).toBeGreaterThan(5);
 
