@@ -1,14 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type App, buildApp } from "../../src/app.js";
-import { loadConfig } from "../../src/config.js";
-import { createLogger } from "../../src/log.js";
-import type { RunningServer } from "../../src/protocol/http/server.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
-import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
+import { type Instance, startInstances } from "../helpers/instances.js";
+import { postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount, type TestAccount } from "../helpers/server.js";
 import { eventually } from "../helpers/webhook-receiver.js";
 
@@ -17,36 +11,16 @@ const skip = await postgresSkipReason();
 if (skip) console.warn(`erasure across instances skipped: ${skip}`);
 
 describe.skipIf(skip !== undefined)("erasure and retention across instances", () => {
-  let database: TestDatabase;
-  const dir = mkdtempSync(join(tmpdir(), "aiagent-erasure-"));
-  const instances: { app: App; server: RunningServer; url: string }[] = [];
+  let instances: Instance[] = [];
+  let stop: () => Promise<void> = async () => undefined;
   let acc: TestAccount;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    for (let i = 0; i < 2; i++) {
-      const config = loadConfig({
-        AIAGENT_DATABASE_URL: database.url,
-        AIAGENT_DB: join(dir, "unused.db"),
-        AIAGENT_PORT: "0",
-        AIAGENT_SECRETS: "a-test-secret-for-two-instances-0123456789",
-        AIAGENT_LOG_LEVEL: "silent",
-      });
-      const app = await buildApp(config, createLogger("silent"));
-      const server = await app.listen();
-      instances.push({ app, server, url: server.url });
-    }
+    ({ instances, stop } = await startInstances(2));
     acc = await createTestAccount(instances[0]!.app, "owner@erasure-instances.example");
   });
 
-  afterAll(async () => {
-    for (const i of instances) {
-      await i.server.close(1000);
-      await i.app.close();
-    }
-    await database?.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stop());
 
   it("a page another instance remembers is not served once the contact is erased", async () => {
     const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
