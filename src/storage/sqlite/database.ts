@@ -58,6 +58,8 @@ export function migrate(db: Db): void {
   for (const m of migrations) {
     if (m.version <= current) continue;
     db.transaction(() => {
+      // Another process opening the same file at once may have applied it while this one waited for the lock.
+      if ((db.pragma("user_version", { simple: true }) as number) >= m.version) return;
       db.exec(m.sql);
       m.after?.(db);
       db.pragma(`user_version = ${m.version}`);
