@@ -1,19 +1,6 @@
-import type { AuditEventRecord, AuditKind, AuditRepository } from "../../domain/audit/repository.js";
+import type { AuditRepository } from "../../domain/audit/repository.js";
+import { type AuditRow, auditValues, toAuditEvent } from "../audit-rows.js";
 import type { PgDb } from "./db.js";
-
-type Row = Record<string, unknown>;
-
-const toEvent = (r: Row): AuditEventRecord => ({
-  auditEventId: r.audit_event_id as string,
-  accountId: r.account_id as string,
-  kind: r.kind as AuditKind,
-  actor: r.actor as string,
-  target: r.target as string,
-  details: JSON.parse(r.details as string) as Record<string, string>,
-  address: r.address as string,
-  userAgent: r.user_agent as string,
-  createdAt: Number(r.created_at),
-});
 
 /** The audit log in PostgreSQL, newest first by (created_at, id). */
 export function pgAudit(db: PgDb): AuditRepository {
@@ -23,21 +10,11 @@ export function pgAudit(db: PgDb): AuditRepository {
         "audit_insert",
         `INSERT INTO audit_events (audit_event_id, account_id, kind, actor, target, details, address, user_agent, created_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [
-          e.auditEventId,
-          e.accountId,
-          e.kind,
-          e.actor,
-          e.target,
-          JSON.stringify(e.details),
-          e.address,
-          e.userAgent,
-          e.createdAt,
-        ],
+        [...auditValues(e)],
       )),
     list: async (q) =>
       (
-        await db.rows(
+        await db.rows<AuditRow>(
           "audit_list",
           `SELECT * FROM audit_events
             WHERE account_id = $1
@@ -56,7 +33,7 @@ export function pgAudit(db: PgDb): AuditRepository {
             q.limit,
           ],
         )
-      ).map(toEvent),
+      ).map(toAuditEvent),
     prune: (before, limit) =>
       db.count(
         "audit_prune",

@@ -1,30 +1,7 @@
-import type { AuditEventRecord, AuditKind, AuditRepository } from "../../../domain/audit/repository.js";
+import type { AuditRepository } from "../../../domain/audit/repository.js";
+import { type AuditRow, auditValues, toAuditEvent } from "../../audit-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
-
-interface Row {
-  audit_event_id: string;
-  account_id: string;
-  kind: string;
-  actor: string;
-  target: string;
-  details: string;
-  address: string;
-  user_agent: string;
-  created_at: number;
-}
-
-const toEvent = (r: Row): AuditEventRecord => ({
-  auditEventId: r.audit_event_id,
-  accountId: r.account_id,
-  kind: r.kind as AuditKind,
-  actor: r.actor,
-  target: r.target,
-  details: JSON.parse(r.details) as Record<string, string>,
-  address: r.address,
-  userAgent: r.user_agent,
-  createdAt: r.created_at,
-});
 
 /** The audit log in SQLite, newest first by (created_at, id). */
 export function sqliteAudit(db: Db): Sync<AuditRepository> {
@@ -33,7 +10,7 @@ export function sqliteAudit(db: Db): Sync<AuditRepository> {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   // Absent bounds are passed as NULL and match everything; kinds as a JSON array ('[]': every kind).
-  const list = db.prepare<unknown[], Row>(
+  const list = db.prepare<unknown[], AuditRow>(
     `SELECT * FROM audit_events
       WHERE account_id = ?
         AND (? = '[]' OR kind IN (SELECT value FROM json_each(?)))
@@ -46,18 +23,7 @@ export function sqliteAudit(db: Db): Sync<AuditRepository> {
     "DELETE FROM audit_events WHERE rowid IN (SELECT rowid FROM audit_events WHERE created_at < ? LIMIT ?)",
   );
   return {
-    insert: (e) =>
-      void insert.run(
-        e.auditEventId,
-        e.accountId,
-        e.kind,
-        e.actor,
-        e.target,
-        JSON.stringify(e.details),
-        e.address,
-        e.userAgent,
-        e.createdAt,
-      ),
+    insert: (e) => void insert.run(...auditValues(e)),
     list: (q) => {
       const kinds = JSON.stringify(q.kinds);
       const since = q.since ?? null;
@@ -65,7 +31,7 @@ export function sqliteAudit(db: Db): Sync<AuditRepository> {
       const at = q.before?.createdAt ?? null;
       return list
         .all(q.accountId, kinds, kinds, since, since, until, until, at, at, q.before?.auditEventId ?? null, q.limit)
-        .map(toEvent);
+        .map(toAuditEvent);
     },
     prune: (before, limit) => prune.run(before, limit).changes,
   };
