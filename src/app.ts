@@ -306,7 +306,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     bind(WebhookServiceDesc, webhookHandlers(webhooks)),
     bind(SessionServiceDesc, sessionHandlers(sessions)),
   ];
-  const observer = new RpcObserver(metrics, tracer);
+  // Without a metrics token nothing reads the RPC series, and spans need a tracer: with neither, nothing is observed.
+  const observer = config.metricsToken !== undefined || tracer ? new RpcObserver(metrics, tracer) : undefined;
   const connect = connectNodeAdapter({
     routes: createConnectRoutes(bindings, log, observer),
     readMaxBytes: MAX_BODY_BYTES,
