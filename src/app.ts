@@ -5,7 +5,7 @@ import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v
 import { SessionService as SessionServiceDesc } from "../gen/aiagent/v1/session_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
 import { WebhookService as WebhookServiceDesc } from "../gen/aiagent/v1/webhook_service_pb.js";
-import { publicOnlyPost } from "./agents/guarded-post.js";
+import { fetchPost, publicOnlyPost } from "./agents/guarded-post.js";
 import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
 import { PerChatbotAgent } from "./agents/per-chatbot.js";
 import { type Config, ConfigError } from "./config.js";
@@ -36,7 +36,7 @@ import type { Logger } from "./log.js";
 import { Metrics } from "./observability/metrics.js";
 import { metricsRoute } from "./observability/metrics-route.js";
 import { RpcObserver } from "./observability/rpc.js";
-import { observedSend, tracedAgent, tracedTransaction } from "./observability/spans.js";
+import { observedSend, propagatingPost, tracedAgent, tracedTransaction } from "./observability/spans.js";
 import { activeTracer } from "./observability/tracing.js";
 import { guardService } from "./protocol/access.js";
 import { Authenticator } from "./protocol/auth.js";
@@ -226,10 +226,13 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).
     agent: tracedAgent(
       new PerChatbotAgent(
-        o.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
+        o.agent ??
+          (config.llm
+            ? new OpenAiCompatibleAgent({ ...config.llm, post: propagatingPost(fetchPost, tracer) })
+            : new OfflineAgent()),
         sealer,
         // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
-        config.production ? publicOnlyPost() : undefined,
+        propagatingPost(config.production ? publicOnlyPost() : fetchPost, tracer),
       ),
       tracer,
     ),
