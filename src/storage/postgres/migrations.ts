@@ -305,4 +305,16 @@ export const pgMigrations: PgMigration[] = [
     // How a chatbot's frame looks (brand color, greeting, agent name, theme) and its team's office hours, as JSON.
     sql: `ALTER TABLE chatbots ADD COLUMN appearance text NOT NULL DEFAULT '{}';`,
   },
+  {
+    version: 11,
+    // The customer's rating of a closed conversation, one per conversation.
+    sql: `
+      CREATE TABLE conversation_ratings (
+        conversation_id text PRIMARY KEY,
+        account_id text NOT NULL,
+        score integer NOT NULL,
+        comment text NOT NULL,
+        rated_at bigint NOT NULL
+      );`,
+  },
 ];

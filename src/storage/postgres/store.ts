@@ -18,6 +18,7 @@ import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
+import { pgRatings } from "./ratings.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
@@ -61,6 +62,7 @@ export class PgStore implements Store {
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
   readonly profiles: Repositories["profiles"];
+  readonly ratings: Repositories["ratings"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -85,6 +87,7 @@ export class PgStore implements Store {
     this.demoSetup = pgDemoSetup(this.db);
     this.members = pgMembers(this.db);
     this.profiles = pgProfiles(this.db);
+    this.ratings = pgRatings(this.db);
     this.events = pgEvents(this.db);
     this.webhooks = pgWebhooks(this.db);
     this.idempotency = pgIdempotency(this.db);

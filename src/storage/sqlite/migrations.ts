@@ -504,4 +504,17 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE chatbots ADD COLUMN appearance TEXT NOT NULL DEFAULT '{}';
     `,
   },
+  {
+    version: 17,
+    name: "conversation_ratings: the customer's rating of a closed conversation",
+    sql: `
+      CREATE TABLE conversation_ratings (
+        conversation_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        score INTEGER NOT NULL,
+        comment TEXT NOT NULL,
+        rated_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];

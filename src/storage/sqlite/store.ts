@@ -38,6 +38,7 @@ export class SqliteStore implements Store {
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
   readonly profiles: Repositories["profiles"];
+  readonly ratings: Repositories["ratings"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -74,6 +75,7 @@ export class SqliteStore implements Store {
     this.idempotency = outside.idempotency;
     this.audit = outside.audit;
     this.privacy = outside.privacy;
+    this.ratings = outside.ratings;
     this.probe = readinessProbe(db);
   }
 
@@ -234,5 +236,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     idempotency: asyncRepository(sync.idempotency, run),
     audit: asyncRepository(sync.audit, run),
     privacy: asyncRepository(sync.privacy, run),
+    ratings: asyncRepository(sync.ratings, run),
   };
 }
