@@ -17,7 +17,6 @@ import { OfflineAgent } from "./domain/agent/offline-agent.js";
 import { AuditLog } from "./domain/audit/audit-log.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import { ConversationService } from "./domain/conversation/conversation-service.js";
-import type { ConversationEvents } from "./domain/conversation/events.js";
 import { PrivacyService } from "./domain/privacy/privacy-service.js";
 import { RetentionSchedule } from "./domain/privacy/retention-schedule.js";
 import type { Store } from "./domain/store.js";
@@ -28,9 +27,9 @@ import { SessionRegistry } from "./domain/token/session-registry.js";
 import { TokenService } from "./domain/token/token-service.js";
 import { Dispatcher, type Send } from "./domain/webhook/dispatcher.js";
 import { EventLog } from "./domain/webhook/event-log.js";
+import { LogFeed } from "./domain/webhook/log-feed.js";
 import { checkTarget, type Resolve } from "./domain/webhook/target-policy.js";
 import { WebhookService } from "./domain/webhook/webhook-service.js";
-import { InProcessConversationEvents } from "./events/in-process.js";
 import { keySealer } from "./key-encryption.js";
 import type { Logger } from "./log.js";
 import { Metrics } from "./observability/metrics.js";
@@ -125,8 +124,8 @@ export interface App {
   privacy: PrivacyService;
   /** Applies retention periods on an interval (started by listen()). */
   retention: RetentionSchedule;
-  /** Live updates of conversations (the watch streams subscribe here). */
-  events: ConversationEvents & { close(): void };
+  /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
+  events: LogFeed;
   watchLimits: WatchLimits;
   /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
   streams: StreamGuard;
@@ -211,10 +210,10 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     chatbotOf: (caller, chatbotId) => accounts.chatbot(caller, chatbotId),
     audit,
   });
-  // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
-  const local = new InProcessConversationEvents(() => store.durable());
-  // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
-  const events = await store.sharedEvents(local);
+  // The one wake-up: the store announces each append to an event log after its commit, made through this instance
+  // or (on PostgreSQL) any other; watchers and the dispatcher follow it, and read what changed from the log.
+  const events = new LogFeed();
+  const stopLogWatch = await store.onLogAdvanced((changes) => events.advanced(changes));
   const watchLimits = new WatchLimits(config.watchStreams);
   const streams = new StreamGuard(config.watchStreams.recheckMs);
   const conversations = new ConversationService({
@@ -262,6 +261,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       : new Dispatcher({
           store,
           log: eventLog,
+          feed: events,
           clock,
           sealer,
           send: observedSend(o.webhookSend ?? httpSender({ development, timeoutMs: w.timeoutMs }), metrics, tracer),
@@ -370,6 +370,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       await retention.close();
       stopKeyWatch();
       stopErasureWatch();
+      stopLogWatch();
       streams.close();
       events.close();
       await store.close();

@@ -60,7 +60,7 @@ export interface ConversationServiceDeps {
   agent: Agent;
   clock: Clock;
   idleCloseSeconds: number;
-  /** Where committed changes are hinted to watchers. */
+  /** Where watchers hear that the event log advanced (the store announces every append). */
   events: ConversationEvents;
   /** The event log watchers read (the store's). */
   history: WatchDeps["history"];
@@ -435,7 +435,7 @@ export class ConversationService {
     yield* this.watches.account(caller.accountId, this.d.clock.now(), input.afterCursor ?? "", signal);
   }
 
-  /** Appends a message and records its events in one unit of work; publishes it to watchers once committed. */
+  /** Appends a message and records its events in one unit of work (the store announces them once committed). */
   private async append(
     accountId: string,
     conversationId: string,
@@ -464,13 +464,10 @@ export class ConversationService {
       },
       { rowLocks: true },
     );
-    this.d.log.committed();
-    // Hinted after the transaction committed (the events channel waits for its fsync); watchers read the log.
-    this.d.events.publish({ accountId, conversationId });
     return r;
   }
 
-  /** Writes a change of state and its event (when `type` is given) in one unit of work, then publishes it. */
+  /** Writes a change of state and its event (when `type` is given) in one unit of work. */
   private async change(
     conv: ConversationRecord,
     type: EventType | undefined,
@@ -490,9 +487,6 @@ export class ConversationService {
       },
       { rowLocks: true },
     );
-    if (!type) return this.summary(after);
-    this.d.log.committed();
-    this.d.events.publish({ accountId: after.accountId, conversationId: after.conversationId });
     return this.summary(after);
   }
 

@@ -541,7 +541,7 @@ export class TokenService {
   async revoke(scope: RevocationScope, who?: AuditActor): Promise<number> {
     const log = this.d.log;
     if (!log) return this.d.refreshTokens.revoke(scope, this.d.clock.now());
-    const revoked = await this.d.transaction(async (tx) => {
+    return this.d.transaction(async (tx) => {
       const n = await tx.refreshTokens.revoke(scope, this.d.clock.now());
       // The customer's user_id stays out of the audit log (it would outlive their erasure): only that one was named.
       const details = { chatbot_id: scope.chatbotId ?? "", by_user_id: scope.userId ? "yes" : "no", revoked: n };
@@ -554,8 +554,6 @@ export class TokenService {
       ]);
       return n;
     });
-    log.committed();
-    return revoked;
   }
 
   /** The chatbot an access token is for (the frame needs its settings). */
