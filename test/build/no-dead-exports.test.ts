@@ -2,8 +2,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
-// Code used nowhere is code nobody checks (issue 35: the console's `isForbidden`): every name that a file under
-// src/ exports is named again somewhere in src/, test/ or scripts/ besides its own declaration.
+// Code used nowhere is code nobody checks (issue 35: a role check the console exported and never called): every
+// name that a file under src/ exports is named again somewhere in src/, test/ or scripts/ besides its declaration.
 const walk = (dir: string): string[] =>
   readdirSync(dir).flatMap((n) => {
     const p = join(dir, n);
