@@ -273,7 +273,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
             // Renewed while its attempt runs: a claim of an instance killed mid-attempt lapses within 3 s.
             leaseMs: 3000,
             pollMs: w.pollMs,
-            batch: 20,
+            batch: w.slots,
+            perEndpoint: w.slotsPerEndpoint,
             retentionMs: w.retentionDays * 86400_000,
           },
           onError: (e) => log.warn("webhook dispatcher", { error: e instanceof Error ? e.message : String(e) }),
