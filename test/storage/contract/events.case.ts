@@ -163,7 +163,7 @@ export function eventCases(h: () => Harness) {
       expect(ids.length).toBe(30);
     });
 
-    it("one endpoint holds at most its share of a claimer's deliveries: another endpoint's due one is claimed", async () => {
+    it("an endpoint holds at most its share of a claimer's deliveries; another endpoint's is claimed", async () => {
       const { store } = h();
       const a = await account(store);
       const stuck = await endpoint(store, a.accountId);
