@@ -1,5 +1,6 @@
 import { ApiError, type ChatMessage, type ConversationState, FrameApi, SessionExpiredError } from "./api.js";
 import { Handover } from "./handover.js";
+import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
 import { TokenRefresher } from "./token-refresh.js";
 import { ChatView, type ReplyHandle } from "./view.js";
@@ -59,10 +60,12 @@ function start(): void {
   });
   const api = new FrameApi(cfg.apiBase, initialToken, refresher);
   const handover = new Handover(view, cfg.chatbotName);
+  const host = new HostEvents(cfg.hostOrigin);
   const live = new LiveUpdates(api, {
     onConversation: (c) => handover.state(c),
     onMessage: (m) => {
       handover.message(m);
+      if (m.role && m.role !== "user") host.message(m.role);
       // The agent's answer to the message being sent can arrive live before the send call's own copy: it takes the
       // place of the reply being streamed, so it is never shown twice.
       if (inFlight && m.role === "assistant" && m.message_order === inFlight.userOrder + 1) inFlight.reply.finish(m);
@@ -235,6 +238,13 @@ function start(): void {
       ev.preventDefault();
       view.form.requestSubmit();
     }
+  });
+  // Escape asks a launcher around the frame to close it; the focus given to the frame goes to the message box.
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape") host.close();
+  });
+  window.addEventListener("focus", () => {
+    if (document.activeElement === document.body || document.activeElement === null) view.input.focus();
   });
   window.addEventListener("offline", () => {
     view.showNotice("offline", "You are offline. Messages can be sent again when you are back online.");
