@@ -118,13 +118,18 @@ describe.skipIf(skip !== undefined)("a webhook claim whose holder is killed", ()
     const c = new pg.Client({ connectionString: database.url });
     await c.connect();
     try {
-      const r = await c.query(
-        `SELECT d.attempts, d.status FROM webhook_deliveries d JOIN events e ON e.account_id = d.account_id
-         AND e.seq = d.event_seq WHERE e.order_key = $1 AND e.type = 'conversation.started'`,
-        [held.conversation_id],
-      );
+      const row = async () =>
+        (
+          await c.query(
+            `SELECT d.attempts, d.status FROM webhook_deliveries d JOIN events e ON e.account_id = d.account_id
+             AND e.seq = d.event_seq WHERE e.order_key = $1 AND e.type = 'conversation.started'`,
+            [held.conversation_id],
+          )
+        ).rows;
+      // B records its attempt once the receiver's answer reaches it, a moment after the receiver saw the request.
+      await eventually("B's attempt recorded", async () => (await row())[0]?.status === "delivered");
       // A's attempt (cut by the kill, it may have reached the receiver: it did) and B's.
-      expect(r.rows).toEqual([{ attempts: 2, status: "delivered" }]);
+      expect(await row()).toEqual([{ attempts: 2, status: "delivered" }]);
     } finally {
       await c.end();
     }
