@@ -1,4 +1,5 @@
 import { ApiError, type ChatMessage, type ConversationState, FrameApi, SessionExpiredError } from "./api.js";
+import { applyAppearance } from "./appearance.js";
 import { Handover } from "./handover.js";
 import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
@@ -15,6 +16,8 @@ interface FrameSettings {
   allowedOrigins: string[];
   refreshTimeoutMs: number;
   chatbotName: string;
+  /** The assistant's name in the header: the chatbot's, or the one its appearance sets. */
+  agentName: string;
 }
 
 function settings(root: HTMLElement): FrameSettings {
@@ -29,6 +32,7 @@ function settings(root: HTMLElement): FrameSettings {
     allowedOrigins,
     refreshTimeoutMs: Number(root.dataset.refreshTimeoutMs) || 10_000,
     chatbotName: root.dataset.chatbotName ?? "",
+    agentName: root.dataset.agentName || root.dataset.chatbotName || "",
   };
 }
 
@@ -40,6 +44,7 @@ function sentence(text: string): string {
 function start(): void {
   const root = document.getElementById("chat") as HTMLElement;
   const cfg = settings(root);
+  applyAppearance(root);
   // Read the token (or launch code), then take it out of the address bar and history at once: from here on the token
   // lives in memory only.
   const params = new URLSearchParams(location.search);
@@ -59,7 +64,7 @@ function start(): void {
     if (expired) void resume();
   });
   const api = new FrameApi(cfg.apiBase, initialToken, refresher);
-  const handover = new Handover(view, cfg.chatbotName);
+  const handover = new Handover(view, cfg.chatbotName, cfg.agentName);
   const host = new HostEvents(cfg.hostOrigin);
   const live = new LiveUpdates(api, {
     onConversation: (c) => handover.state(c),
