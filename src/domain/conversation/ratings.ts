@@ -41,8 +41,7 @@ export class ConversationRatings {
       ]);
       return s;
     });
-    this.c.d.log.committed();
-    this.c.d.events.publish({ accountId: conv.accountId, conversationId: conv.conversationId });
+    // Watchers and the dispatcher hear of it from the store's announcement of the append.
     return summary;
   }
 
