@@ -9,6 +9,7 @@ import { logAdvanceCases } from "./log-advances.case.js";
 import { memberCases } from "./members.case.js";
 import { privacyCases } from "./privacy.case.js";
 import { profileCases } from "./profiles.case.js";
+import { ratingCases } from "./ratings.case.js";
 import { sessionCases } from "./sessions.case.js";
 import { tokenCases } from "./tokens.case.js";
 import { transactionCases } from "./transactions.case.js";
@@ -33,6 +34,7 @@ for (const backend of backends) {
     accountCases(h);
     memberCases(h);
     profileCases(h);
+    ratingCases(h);
     tokenCases(h);
     sessionCases(h);
     conversationCases(h);
