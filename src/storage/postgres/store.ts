@@ -13,6 +13,7 @@ import { pgDemoSetup } from "./demo-setup.js";
 import { PgConversationEvents } from "./events.js";
 import { withAdvisoryLock } from "./exclusive.js";
 import { pgIdempotency } from "./idempotency.js";
+import { pgInvitations } from "./invitations.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
@@ -60,6 +61,7 @@ export class PgStore implements Store {
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
+  readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
@@ -84,6 +86,7 @@ export class PgStore implements Store {
     this.conversations = pgConversations(this.db);
     this.demoSetup = pgDemoSetup(this.db);
     this.members = pgMembers(this.db);
+    this.invitations = pgInvitations(this.db);
     this.profiles = pgProfiles(this.db);
     this.events = pgEvents(this.db);
     this.webhooks = pgWebhooks(this.db);
