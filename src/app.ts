@@ -203,7 +203,13 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       : {}),
   });
   // A member removed or a password changed revokes what descends from them (lineage.ts), tokens and streams.
-  const team = new TeamService({ ...store, clock, audit, revoke: (ids, keep) => tokens.revokeLineage(ids, keep) });
+  const team = new TeamService({
+    ...store,
+    transaction,
+    clock,
+    audit,
+    revoke: (ids, keep) => tokens.revokeLineage(ids, keep),
+  });
   const profiles = new OperatorProfiles({ profiles: store.profiles, clock });
   const sessions = new SessionRegistry({
     refreshTokens: store.refreshTokens,
