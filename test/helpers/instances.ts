@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type App, buildApp } from "../../src/app.js";
+import { type App, type AppOverrides, buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import type { RunningServer } from "../../src/protocol/http/server.js";
@@ -15,7 +15,10 @@ export interface Instance {
 }
 
 /** `n` instances of the service on one fresh PostgreSQL database; `stop` closes them and drops it. */
-export async function startInstances(n: number): Promise<{ instances: Instance[]; stop(): Promise<void> }> {
+export async function startInstances(
+  n: number,
+  overrides: AppOverrides = {},
+): Promise<{ instances: Instance[]; stop(): Promise<void> }> {
   const database: TestDatabase = await createTestDatabase();
   const dir = mkdtempSync(join(tmpdir(), "aiagent-instances-"));
   const instances: Instance[] = [];
@@ -27,7 +30,7 @@ export async function startInstances(n: number): Promise<{ instances: Instance[]
       AIAGENT_SECRETS: "a-test-secret-for-several-instances-0123456789",
       AIAGENT_LOG_LEVEL: "silent",
     });
-    const app = await buildApp(config, createLogger("silent"));
+    const app = await buildApp(config, createLogger("silent"), overrides);
     const server = await app.listen();
     instances.push({ app, server, url: server.url });
   }
