@@ -1,15 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import type { InvitationRecord } from "../../src/domain/account/repository.js";
 import { openPgStore } from "../../src/storage/postgres/index.js";
-import { pgMigrations } from "../../src/storage/postgres/migrations.js";
 import { openDatabase, sqliteRepositories } from "../../src/storage/sqlite/index.js";
-import { migrations } from "../../src/storage/sqlite/migrations.js";
 import { createTestDatabase, postgresSkipReason } from "../helpers/postgres.js";
+import { postgresBefore, sqliteBefore } from "../helpers/schema-before.js";
 
 // Members invited before invitations had their own table (SQLite migration 16, PostgreSQL migration 10) are pending
 // invitations after it, under the same id and code, so a link already passed on still works; joined members stay.
@@ -33,12 +30,7 @@ const PENDING: InvitationRecord = {
 
 it("SQLite: a member invited before migration 16 is a pending invitation after it", () => {
   const path = join(dir, "old.db");
-  const old = new Database(path);
-  for (const m of migrations.filter((m) => m.version < 16)) {
-    old.exec(m.sql);
-    m.after?.(old as never);
-    old.pragma(`user_version = ${m.version}`);
-  }
+  const old = sqliteBefore(path, 16);
   old.prepare("INSERT INTO accounts (account_id, email, created_at) VALUES ('acc', 'o@example.com', 1)").run();
   old.exec(MEMBERS);
   old.close();
@@ -58,21 +50,10 @@ const skip = await postgresSkipReason();
 describe.skipIf(skip !== undefined)("PostgreSQL", () => {
   it("a member invited before migration 10 is a pending invitation after it", async () => {
     const database = await createTestDatabase();
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      await client.query(
-        "CREATE TABLE aiagent_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-      );
-      for (const m of pgMigrations.filter((m) => m.version < 10)) {
-        await client.query(m.sql);
-        await client.query("INSERT INTO aiagent_schema (version) VALUES ($1)", [m.version]);
-      }
+    await postgresBefore(database.url, 10, async (client) => {
       await client.query("INSERT INTO accounts (account_id, email, created_at) VALUES ('acc', 'o@example.com', 1)");
       await client.query(MEMBERS);
-    } finally {
-      await client.end();
-    }
+    });
     const store = await openPgStore(database.url, { poolSize: 2 });
     try {
       expect(await store.invitations.byCode("code-hash")).toEqual(PENDING);

@@ -1,30 +1,18 @@
-import type { InvitationRecord, InvitationRepository } from "../../domain/account/repository.js";
-import type { Role } from "../../domain/caller.js";
+import type { InvitationRepository } from "../../domain/account/repository.js";
+import { type InvitationRow, invitationValues, toInvitation } from "../invitation-rows.js";
 import type { PgDb } from "./db.js";
-
-type Row = Record<string, unknown>;
-
-const toInvitation = (r: Row): InvitationRecord => ({
-  invitationId: r.invitation_id as string,
-  accountId: r.account_id as string,
-  email: r.email as string,
-  role: r.role as Role,
-  codeHash: r.code_hash as string,
-  expiresAt: Number(r.expires_at),
-  createdAt: Number(r.created_at),
-});
 
 /** Each account's pending invitations in PostgreSQL; e-mails compare case-insensitively, as members' do. */
 export function pgInvitations(db: PgDb): InvitationRepository {
   const first = async (name: string, sql: string, values: unknown[]) =>
-    (await db.rows(name, sql, values)).map(toInvitation)[0];
+    (await db.rows<InvitationRow>(name, sql, values)).map(toInvitation)[0];
   return {
     insert: async (i) =>
       void (await db.count(
         "invitation_insert",
         `INSERT INTO invitations (invitation_id, account_id, email, role, code_hash, expires_at, created_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [i.invitationId, i.accountId, i.email, i.role, i.codeHash, i.expiresAt, i.createdAt],
+        [...invitationValues(i)],
       )),
     byId: (accountId, invitationId) =>
       first("invitation_by_id", "SELECT * FROM invitations WHERE account_id = $1 AND invitation_id = $2", [
@@ -40,7 +28,7 @@ export function pgInvitations(db: PgDb): InvitationRepository {
     byCode: (codeHash) => first("invitation_by_code", "SELECT * FROM invitations WHERE code_hash = $1", [codeHash]),
     listForAccount: async (accountId) =>
       (
-        await db.rows(
+        await db.rows<InvitationRow>(
           "invitation_list",
           `SELECT * FROM invitations WHERE account_id = $1 ORDER BY lower(email) COLLATE "C"`,
           [accountId],

@@ -1,26 +1,7 @@
-import type { InvitationRecord, InvitationRepository } from "../../../domain/account/repository.js";
-import type { Role } from "../../../domain/caller.js";
+import type { InvitationRepository } from "../../../domain/account/repository.js";
+import { invitationValues, type InvitationRow as Row, toInvitation as toRecord } from "../../invitation-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
-
-interface Row {
-  invitation_id: string;
-  account_id: string;
-  email: string;
-  role: string;
-  code_hash: string;
-  expires_at: number;
-  created_at: number;
-}
-const toRecord = (r: Row): InvitationRecord => ({
-  invitationId: r.invitation_id,
-  accountId: r.account_id,
-  email: r.email,
-  role: r.role as Role,
-  codeHash: r.code_hash,
-  expiresAt: r.expires_at,
-  createdAt: r.created_at,
-});
 
 /** Each account's pending invitations in SQLite (e-mails compare case-insensitively: the column is NOCASE). */
 export function sqliteInvitations(db: Db): Sync<InvitationRepository> {
@@ -41,7 +22,7 @@ export function sqliteInvitations(db: Db): Sync<InvitationRepository> {
   const take = db.prepare("DELETE FROM invitations WHERE code_hash = ? AND expires_at > ?");
   const one = (r: Row | undefined) => r && toRecord(r);
   return {
-    insert: (i) => void insert.run(i.invitationId, i.accountId, i.email, i.role, i.codeHash, i.expiresAt, i.createdAt),
+    insert: (i) => void insert.run(...invitationValues(i)),
     byId: (accountId, invitationId) => one(byId.get(accountId, invitationId)),
     byEmail: (accountId, email) => one(byEmail.get(accountId, email)),
     byCode: (codeHash) => one(byCode.get(codeHash)),

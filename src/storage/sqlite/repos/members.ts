@@ -1,5 +1,6 @@
 import type { MemberRecord, MemberRepository } from "../../../domain/account/repository.js";
 import type { Role } from "../../../domain/caller.js";
+import { memberValues } from "../../invitation-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
@@ -33,18 +34,6 @@ export function sqliteMembers(db: Db): Sync<MemberRepository> {
   const insert = db.prepare(columns);
   // The e-mail's unique index decides: of two accounts' invitations accepted at once, one person joins.
   const join = db.prepare(`${columns} ON CONFLICT DO NOTHING`);
-  const values = (m: MemberRecord) =>
-    [
-      m.memberId,
-      m.accountId,
-      m.email,
-      m.role,
-      m.passwordHash,
-      m.invitationHash,
-      m.invitationExpiresAt,
-      m.createdAt,
-      m.joinedAt,
-    ] as const;
   const byId = db.prepare<[string, string], Row>("SELECT * FROM members WHERE account_id = ? AND member_id = ?");
   const byEmail = db.prepare<[string], Row>("SELECT * FROM members WHERE email = ?");
   const byInvitation = db.prepare<[string], Row>("SELECT * FROM members WHERE invitation_hash = ?");
@@ -59,8 +48,8 @@ export function sqliteMembers(db: Db): Sync<MemberRepository> {
        WHERE invitation_hash = ? AND invitation_expires_at > ?`,
   );
   return {
-    insert: (m) => void insert.run(...values(m)),
-    join: (m) => join.run(...values(m)).changes === 1,
+    insert: (m) => void insert.run(...memberValues(m)),
+    join: (m) => join.run(...memberValues(m)).changes === 1,
     byId: (accountId, memberId) => {
       const r = byId.get(accountId, memberId);
       return r && toRecord(r);
