@@ -154,7 +154,8 @@ export class TeamService {
     if (pending)
       throw new DomainError(
         "already_exists",
-        `${e} is already invited to this account: issue a new link with POST /v1/account/members/${pending.invitationId}/password_reset`,
+        `${e} is already invited to this account: issue a new link with ` +
+          `POST /v1/account/members/${pending.invitationId}/password_reset`,
       );
     const invitationCode = newSecret(INVITATION_PREFIX);
     const now = this.d.clock.now();

@@ -37,7 +37,8 @@ export function pgInvitations(db: PgDb): InvitationRepository {
     update: async (i) =>
       (await db.count(
         "invitation_update",
-        "UPDATE invitations SET role = $1, code_hash = $2, expires_at = $3 WHERE invitation_id = $4 AND account_id = $5",
+        `UPDATE invitations SET role = $1, code_hash = $2, expires_at = $3
+           WHERE invitation_id = $4 AND account_id = $5`,
         [i.role, i.codeHash, i.expiresAt, i.invitationId, i.accountId],
       )) > 0,
     remove: async (accountId, invitationId) =>
