@@ -153,4 +153,12 @@ describe("invitations reveal nothing about other accounts", () => {
     expect((await accept(link.body.data.invitation_code, "withdrawn link")).status).toBe(401);
     expect((await members(adminA)).map((m) => m.email)).not.toContain("twice@people.example");
   });
+
+  it("one e-mail invited to one account by several requests at once: one invitation, the others 409", async () => {
+    const answers = await Promise.all([1, 2, 3, 4, 5].map(() => invite(adminA, "at-once@people.example")));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    for (const r of answers.filter((x) => x.status === 409))
+      expect(r.body.message).toContain("already invited to this account");
+    expect((await members(adminA)).filter((m) => m.email === "at-once@people.example")).toHaveLength(1);
+  });
 });

@@ -150,8 +150,8 @@ export interface MemberRepository {
 
 /** Storage of invitations: one per (account, e-mail), case-insensitively; reads and writes scoped to the account. */
 export interface InvitationRepository {
-  /** Throws when the account has an invitation of this e-mail already. */
-  insert(i: InvitationRecord): Promise<void>;
+  /** False, writing nothing, when the account has an invitation of this e-mail already (of two at once, one wins). */
+  insert(i: InvitationRecord): Promise<boolean>;
   byId(accountId: string, invitationId: string): Promise<InvitationRecord | undefined>;
   /** The account's invitation of this e-mail, case-insensitively (another account's is undefined). */
   byEmail(accountId: string, email: string): Promise<InvitationRecord | undefined>;

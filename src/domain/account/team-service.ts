@@ -151,12 +151,12 @@ export class TeamService {
       throw new DomainError("already_exists", `${e} is this account's owner`);
     if (member?.accountId === caller.accountId)
       throw new DomainError("already_exists", `${e} is already a member of this account`);
-    if (pending)
-      throw new DomainError(
+    const invited = (id: string) =>
+      new DomainError(
         "already_exists",
-        `${e} is already invited to this account: issue a new link with ` +
-          `POST /v1/account/members/${pending.invitationId}/password_reset`,
+        `${e} is already invited to this account: issue a new link with POST /v1/account/members/${id}/password_reset`,
       );
+    if (pending) throw invited(pending.invitationId);
     const invitationCode = newSecret(INVITATION_PREFIX);
     const now = this.d.clock.now();
     const i: InvitationRecord = {
@@ -168,7 +168,12 @@ export class TeamService {
       expiresAt: now + INVITATION_TTL_MS,
       createdAt: now,
     };
-    await this.d.audit.within(caller, "member.invited", i.invitationId, (tx) => tx.invitations.insert(i), { role: r });
+    const insert = async (tx: TeamRepos) => {
+      // Of two invitations of one e-mail at once, the second finds the first: undone, answered as above.
+      if (!(await tx.invitations.insert(i)))
+        throw invited((await tx.invitations.byEmail(caller.accountId, e))?.invitationId ?? "{member_id}");
+    };
+    await this.d.audit.within(caller, "member.invited", i.invitationId, insert, { role: r });
     return { member: invitedView(i), invitationCode, expiresAt: i.expiresAt };
   }
 

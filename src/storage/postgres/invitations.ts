@@ -8,12 +8,12 @@ export function pgInvitations(db: PgDb): InvitationRepository {
     (await db.rows<InvitationRow>(name, sql, values)).map(toInvitation)[0];
   return {
     insert: async (i) =>
-      void (await db.count(
+      (await db.count(
         "invitation_insert",
         `INSERT INTO invitations (invitation_id, account_id, email, role, code_hash, expires_at, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
         [...invitationValues(i)],
-      )),
+      )) > 0,
     byId: (accountId, invitationId) =>
       first("invitation_by_id", "SELECT * FROM invitations WHERE account_id = $1 AND invitation_id = $2", [
         accountId,

@@ -7,7 +7,7 @@ import type { Db } from "../database.js";
 export function sqliteInvitations(db: Db): Sync<InvitationRepository> {
   const insert = db.prepare(
     `INSERT INTO invitations (invitation_id, account_id, email, role, code_hash, expires_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   );
   const byId = db.prepare<[string, string], Row>(
     "SELECT * FROM invitations WHERE account_id = ? AND invitation_id = ?",
@@ -22,7 +22,7 @@ export function sqliteInvitations(db: Db): Sync<InvitationRepository> {
   const take = db.prepare("DELETE FROM invitations WHERE code_hash = ? AND expires_at > ?");
   const one = (r: Row | undefined) => r && toRecord(r);
   return {
-    insert: (i) => void insert.run(...invitationValues(i)),
+    insert: (i) => insert.run(...invitationValues(i)).changes === 1,
     byId: (accountId, invitationId) => one(byId.get(accountId, invitationId)),
     byEmail: (accountId, email) => one(byEmail.get(accountId, email)),
     byCode: (codeHash) => one(byCode.get(codeHash)),
