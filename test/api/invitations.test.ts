@@ -119,6 +119,22 @@ describe("invitations reveal nothing about other accounts", () => {
     expect(meA.body.data.account_id).toBe(a.accountId);
   });
 
+  it("two accounts' invitations of one e-mail accepted at once: one joins, the other is told the e-mail is in use", async () => {
+    const c = await s.account();
+    const adminC = { authorization: `Bearer ${await idToken(s.url, c)}` };
+    const codes = await Promise.all(
+      [adminA, adminC].map(async (auth) => (await invite(auth, "both@people.example")).body.data.invitation_code),
+    );
+    const answers = await Promise.all(codes.map((code) => accept(code, "both's password")));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect(reasonOf(answers.find((r) => r.status === 400)!.body)).toBe("InvitationEmailInUseError");
+    const signIn = await postJson(s.url, "/get_id_token", {
+      user_email_id: "both@people.example",
+      password: "both's password",
+    });
+    expect(signIn.status).toBe(200);
+  });
+
   it("an account's owner invited elsewhere is refused at acceptance; their own sign-in is untouched", async () => {
     const c = await s.account();
     const inv = await invite(adminB, c.email.toUpperCase());
