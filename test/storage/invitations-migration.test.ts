@@ -8,7 +8,7 @@ import { openDatabase, sqliteRepositories } from "../../src/storage/sqlite/index
 import { createTestDatabase, postgresSkipReason } from "../helpers/postgres.js";
 import { postgresBefore, sqliteBefore } from "../helpers/schema-before.js";
 
-// Members invited before invitations had their own table (SQLite migration 16, PostgreSQL migration 10) are pending
+// Members invited before invitations had their own table (SQLite migration 17, PostgreSQL migration 11) are pending
 // invitations after it, under the same id and code, so a link already passed on still works; joined members stay.
 
 const dir = mkdtempSync(join(tmpdir(), "aiagent-invitations-"));
@@ -28,9 +28,9 @@ const PENDING: InvitationRecord = {
   createdAt: 10,
 };
 
-it("SQLite: a member invited before migration 16 is a pending invitation after it", () => {
+it("SQLite: a member invited before migration 17 is a pending invitation after it", () => {
   const path = join(dir, "old.db");
-  const old = sqliteBefore(path, 16);
+  const old = sqliteBefore(path, 17);
   old.prepare("INSERT INTO accounts (account_id, email, created_at) VALUES ('acc', 'o@example.com', 1)").run();
   old.exec(MEMBERS);
   old.close();
@@ -48,9 +48,9 @@ it("SQLite: a member invited before migration 16 is a pending invitation after i
 
 const skip = await postgresSkipReason();
 describe.skipIf(skip !== undefined)("PostgreSQL", () => {
-  it("a member invited before migration 10 is a pending invitation after it", async () => {
+  it("a member invited before migration 11 is a pending invitation after it", async () => {
     const database = await createTestDatabase();
-    await postgresBefore(database.url, 10, async (client) => {
+    await postgresBefore(database.url, 11, async (client) => {
       await client.query("INSERT INTO accounts (account_id, email, created_at) VALUES ('acc', 'o@example.com', 1)");
       await client.query(MEMBERS);
     });

@@ -302,6 +302,11 @@ export const pgMigrations: PgMigration[] = [
   },
   {
     version: 10,
+    // How a chatbot's frame looks (brand color, greeting, agent name, theme) and its team's office hours, as JSON.
+    sql: `ALTER TABLE chatbots ADD COLUMN appearance text NOT NULL DEFAULT '{}';`,
+  },
+  {
+    version: 11,
     // Invitations: each account's own, one per (account, e-mail), apart from members (whose e-mail stays unique:
     // sign-in finds a person by e-mail); pending members become invitations with the same id and code.
     sql: `

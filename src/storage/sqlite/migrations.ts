@@ -499,6 +499,13 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 16,
+    name: "chatbots: how the frame looks (brand color, greeting, agent name, theme) and the team's office hours",
+    sql: `
+      ALTER TABLE chatbots ADD COLUMN appearance TEXT NOT NULL DEFAULT '{}';
+    `,
+  },
+  {
+    version: 17,
     name: "invitations: each account's own, apart from members, so one account's invitation blocks no other's",
     sql: `
       -- One pending invitation per (account, e-mail); whether the e-mail is a person of another account is decided
