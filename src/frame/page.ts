@@ -35,10 +35,11 @@ export function framePage(s: FramePageSettings): string {
   const initial = escapeHtml([...agent.trim()][0]?.toUpperCase() ?? "?");
   // The brand color is applied by the script (the CSP allows no inline style); the text color on it is chosen here.
   const brand = a.brandColor ? ` data-brand-color="${a.brandColor}" data-brand-text="${textOn(a.brandColor)}"` : "";
+  const back = s.office.nextOpen === undefined ? "" : isoTime(s.office.nextOpen);
   const away =
     s.office.open || !a.officeHours
       ? ""
-      : ` data-away-until="${s.office.nextOpen === undefined ? "" : isoTime(s.office.nextOpen)}" data-time-zone="${escapeHtml(a.officeHours.timeZone)}"`;
+      : ` data-away-until="${back}" data-time-zone="${escapeHtml(a.officeHours.timeZone)}"`;
   const empty = a.greeting ? escapeHtml(a.greeting) : `Ask ${name} a question to start the conversation.`;
   return `<!doctype html>
 <html lang="en"${a.theme === "auto" ? "" : ` data-theme="${a.theme}"`}>
