@@ -533,7 +533,7 @@ export type ConversationSummary = Message$1<"aiagent.v1.ConversationSummary"> & 
   operatorName: string;
 
   /**
-   * The customer's rating, once given (left out until then).
+   * The customer's rating, once given (absent until then).
    *
    * @generated from field: aiagent.v1.ConversationRating rating = 9;
    */
