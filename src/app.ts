@@ -26,11 +26,13 @@ import { KeyRing } from "./domain/token/key-ring.js";
 import { KeySealError } from "./domain/token/key-sealer.js";
 import { SessionRegistry } from "./domain/token/session-registry.js";
 import { TokenService } from "./domain/token/token-service.js";
+import { TypingService } from "./domain/typing/typing-service.js";
 import { Dispatcher, type Send } from "./domain/webhook/dispatcher.js";
 import { EventLog } from "./domain/webhook/event-log.js";
 import { checkTarget, type Resolve } from "./domain/webhook/target-policy.js";
 import { WebhookService } from "./domain/webhook/webhook-service.js";
 import { InProcessConversationEvents } from "./events/in-process.js";
+import { InProcessTyping } from "./events/typing.js";
 import { keySealer } from "./key-encryption.js";
 import type { Logger } from "./log.js";
 import { Metrics } from "./observability/metrics.js";
@@ -215,6 +217,13 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const local = new InProcessConversationEvents(() => store.durable());
   // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
   const events = await store.sharedEvents(local);
+  const typingChannel = await store.sharedTyping(new InProcessTyping());
+  const typing = new TypingService({
+    channel: typingChannel,
+    conversations: store.conversations,
+    profiles: store.profiles,
+    clock,
+  });
   const watchLimits = new WatchLimits(config.watchStreams);
   const streams = new StreamGuard(config.watchStreams.recheckMs);
   const conversations = new ConversationService({
@@ -290,7 +299,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   let listeningUrl: string | undefined;
   const bindings: ServiceBinding[] = [
     bind(TokenServiceDesc, tokenHandlers(tokens, limits, log)),
-    bind(ConversationServiceDesc, conversationHandlers(conversations, { limits: watchLimits, clock })),
+    bind(ConversationServiceDesc, conversationHandlers(conversations, { limits: watchLimits, clock }, typing)),
     bind(
       AccountServiceDesc,
       accountHandlers({
@@ -359,6 +368,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         close: async (graceMs) => {
           streams.close();
           events.close();
+          typingChannel.close();
           await dispatcher?.close();
           await retention.close();
           return server.close(graceMs);
@@ -372,6 +382,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       stopErasureWatch();
       streams.close();
       events.close();
+      typingChannel.close();
       await store.close();
     },
   };

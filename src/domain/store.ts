@@ -13,6 +13,7 @@ import type { ContactRepository, ConversationRepository } from "./conversation/r
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
 import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
+import type { TypingChannel } from "./typing/channel.js";
 import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
 
 /** Every repository the domain uses. */
@@ -71,6 +72,8 @@ export interface Store extends Repositories {
   sharedEvents(
     local: ConversationEvents & { changedAll(): void; close(): void },
   ): Promise<ConversationEvents & { close(): void }>;
+  /** Typing signals shared by every instance on this store, over `local` (as sharedEvents). */
+  sharedTyping(local: TypingChannel & { close(): void }): Promise<TypingChannel & { close(): void }>;
   /**
    * Calls `changed` whenever another process may have rotated the signing keys, where the back end can tell
    * (PostgreSQL NOTIFY); returns a function that stops it. A back end that cannot tell never calls it, and key

@@ -89,6 +89,7 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.ConversationService.ReleaseConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.CloseConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.ReopenConversation": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.SendTyping": () => ({ conversationId }),
   "aiagent.v1.AccountService.GetAccount": () => ({}),
   "aiagent.v1.AccountService.UpdateMyProfile": () => ({ displayName: "Matrix", avatarUrl: "" }),
   "aiagent.v1.AccountService.ChangePassword": (who) => {

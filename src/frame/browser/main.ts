@@ -2,6 +2,7 @@ import { ApiError, type ChatMessage, type ConversationState, FrameApi, SessionEx
 import { Handover } from "./handover.js";
 import { LiveUpdates } from "./live.js";
 import { TokenRefresher } from "./token-refresh.js";
+import { FrameTyping } from "./typing.js";
 import { ChatView, type ReplyHandle } from "./view.js";
 
 const HISTORY_PAGE = 100;
@@ -58,10 +59,15 @@ function start(): void {
     if (expired) void resume();
   });
   const api = new FrameApi(cfg.apiBase, initialToken, refresher);
-  const handover = new Handover(view, cfg.chatbotName);
+  const handover = new Handover(view, cfg.chatbotName, (path) => api.url(path));
+  const typing = new FrameTyping(() => {
+    if (conversationId) api.typing(conversationId);
+  });
   const live = new LiveUpdates(api, {
     onConversation: (c) => handover.state(c),
+    onTyping: (t) => typing.shown(t),
     onMessage: (m) => {
+      if (m.role === "operator") typing.hide();
       handover.message(m);
       // The agent's answer to the message being sent can arrive live before the send call's own copy: it takes the
       // place of the reply being streamed, so it is never shown twice.
@@ -125,13 +131,12 @@ function start(): void {
           if (!p.hasMore || p.messages.length === 0) break;
         }
       }
+      // The state first: operators' messages show the name and picture of who holds the conversation.
+      if (latest) handover.state(latest, true);
       view.render(messages);
       lastOrder = messages[messages.length - 1]?.message_order ?? 0;
       handover.seen(lastOrder);
-      if (latest) {
-        handover.state(latest, true);
-        follow(latest.conversation_id);
-      }
+      if (latest) follow(latest.conversation_id);
       loaded = true;
       view.hideNotice();
       document.documentElement.dataset.state = "ready";
@@ -227,7 +232,11 @@ function start(): void {
     if (!text || !canSend()) return;
     view.input.value = "";
     view.input.dispatchEvent(new Event("input"));
+    typing.sent();
     void send(text);
+  });
+  view.input.addEventListener("input", () => {
+    if (view.input.value.trim() !== "") typing.typed();
   });
   view.input.addEventListener("keydown", (ev) => {
     // Enter sends; Shift+Enter starts a new line; an IME composition is left alone.

@@ -3,6 +3,7 @@ import type { BulkLoader } from "../../domain/bulk.js";
 import type { ConversationEvents } from "../../domain/conversation/events.js";
 import type { Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
+import type { TypingChannel } from "../../domain/typing/channel.js";
 import { pgAccounts } from "./accounts.js";
 import { pgApiKeys } from "./api-keys.js";
 import { pgAudit } from "./audit.js";
@@ -20,6 +21,7 @@ import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
+import { PgTyping } from "./typing.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
 
 /** How the PostgreSQL back end connects. */
@@ -153,6 +155,12 @@ export class PgStore implements Store {
     const events = new PgConversationEvents(this.listenUrl, this.pool, local);
     await events.start();
     return events;
+  }
+
+  async sharedTyping(local: TypingChannel & { close(): void }): Promise<PgTyping> {
+    const typing = new PgTyping(this.listenUrl, this.pool, local);
+    await typing.start();
+    return typing;
   }
 }
 

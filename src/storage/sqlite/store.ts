@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ConversationEvents } from "../../domain/conversation/events.js";
 import type { Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
+import type { TypingChannel } from "../../domain/typing/channel.js";
 import { asyncRepository } from "../sync.js";
 import { SqliteBulkLoader } from "./bulk.js";
 import { type Db, type OpenOptions, openDatabase } from "./database.js";
@@ -131,6 +132,11 @@ export class SqliteStore implements Store {
 
   /** SQLite serves one instance (several run on PostgreSQL), so its own watchers are all there are: nothing to relay. */
   async sharedEvents(local: ConversationEvents & { close(): void }): Promise<ConversationEvents & { close(): void }> {
+    return local;
+  }
+
+  /** One process serves the file: its own signals are all there are. */
+  async sharedTyping(local: TypingChannel & { close(): void }): Promise<TypingChannel & { close(): void }> {
     return local;
   }
 
