@@ -19,6 +19,7 @@ const ON_POSTGRES = [
   "test/api/idempotency.test.ts",
   "test/api/watch-resume.test.ts",
   "test/api/typing.test.ts",
+  "test/api/operator-picture.test.ts",
   "test/webhooks/delivery.test.ts",
   "test/webhooks/events.test.ts",
   "test/webhooks/access.test.ts",

@@ -10,6 +10,7 @@ import { OpenAiCompatibleAgent } from "./agents/openai-compatible.js";
 import { PerChatbotAgent } from "./agents/per-chatbot.js";
 import { type Config, ConfigError } from "./config.js";
 import { AccountService } from "./domain/account/account-service.js";
+import { OperatorPictures } from "./domain/account/operator-picture.js";
 import { OperatorProfiles } from "./domain/account/operator-profile.js";
 import { TeamService } from "./domain/account/team-service.js";
 import type { Agent } from "./domain/agent/agent.js";
@@ -49,6 +50,7 @@ import { durableHandlers } from "./protocol/durable.js";
 import { withAccessLog } from "./protocol/http/access-log.js";
 import { docsRoutes } from "./protocol/http/docs-routes.js";
 import { opsRoutes } from "./protocol/http/ops-routes.js";
+import { pictureRoute } from "./protocol/http/picture-route.js";
 import { chain, listen, type RunningServer } from "./protocol/http/server.js";
 import { type HttpRequest, type HttpResponse, type Route, sendJson } from "./protocol/http/types.js";
 import { type CounterStore, limiterCounter } from "./protocol/rate-limit.js";
@@ -207,6 +209,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   // A member removed or a password changed revokes what descends from them (lineage.ts), tokens and streams.
   const team = new TeamService({ ...store, clock, audit, revoke: (ids, keep) => tokens.revokeLineage(ids, keep) });
   const profiles = new OperatorProfiles({ profiles: store.profiles, clock });
+  const pictures = new OperatorPictures({ pictures: store.pictures, clock });
   const sessions = new SessionRegistry({
     refreshTokens: store.refreshTokens,
     clock,
@@ -299,7 +302,10 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   let listeningUrl: string | undefined;
   const bindings: ServiceBinding[] = [
     bind(TokenServiceDesc, tokenHandlers(tokens, limits, log)),
-    bind(ConversationServiceDesc, conversationHandlers(conversations, { limits: watchLimits, clock }, typing)),
+    bind(
+      ConversationServiceDesc,
+      conversationHandlers(conversations, { limits: watchLimits, clock }, typing, pictures),
+    ),
     bind(
       AccountServiceDesc,
       accountHandlers({
@@ -307,6 +313,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         team,
         tokens,
         profiles,
+        pictures,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
         consoleUrl: () => `${(config.appUrl ?? config.baseUrl ?? listeningUrl ?? "").replace(/\/+$/, "")}/console`,
         privacy: privacyHandlers({ privacy, audit }),
@@ -390,6 +397,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     opsRoutes({ keys, ready: () => store.ready() }),
     metricsRoute(metrics, config.metricsToken),
     docsRoutes(),
+    pictureRoute(pictures),
     ...(o.extraRoutes?.(app) ?? []),
     createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log, observer }),
     connectRoute(connect as never),

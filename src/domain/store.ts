@@ -1,3 +1,4 @@
+import type { OperatorPictureRepository } from "./account/operator-picture.js";
 import type { OperatorProfileRepository } from "./account/operator-profile.js";
 import type {
   AccountRepository,
@@ -30,6 +31,8 @@ export interface Repositories {
   members: MemberRepository;
   /** The people's display names and pictures. */
   profiles: OperatorProfileRepository;
+  /** The people's uploaded pictures (beside their profiles). */
+  pictures: OperatorPictureRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
   idempotency: IdempotencyRepository;

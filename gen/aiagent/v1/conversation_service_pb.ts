@@ -534,7 +534,8 @@ export type ConversationSummary = Message$1<"aiagent.v1.ConversationSummary"> & 
 
   /**
    * The picture of the operator who holds the conversation, a path of this service
-   * (/v1/operator_pictures/{id}) served as an image; empty when they have none or the AI agent answers.
+   * (/v1/operator_pictures/{id}) served as an image; empty when they have none or the AI agent answers. Filled on
+   * the frame's reads (watch_conversation, /ai_agent/conversations).
    *
    * @generated from field: string operator_picture_url = 9;
    */

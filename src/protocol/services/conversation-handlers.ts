@@ -6,6 +6,7 @@ import {
   type MessageSchema,
   type TypingSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import type { Clock } from "../../domain/clock.js";
 import type {
   AccountWatchEvent,
@@ -135,8 +136,14 @@ export function conversationHandlers(
   conversations: ConversationService,
   watch: { limits: WatchLimits; clock: Clock },
   typing: TypingService,
+  pictures: OperatorPictures,
 ): Handlers<typeof ConversationServiceDesc> {
   const pages = pageForms();
+  /** A summary with the picture of the operator who holds it (what the frame shows beside their name). */
+  const pictured = async (s: ConversationSummary, accountId: string) => ({
+    ...summary(s),
+    operatorPictureUrl: await pictures.pathFor(accountId, s.assignedTo),
+  });
   return {
     async sendTyping(req, call) {
       return { forwarded: await typing.signal(anyCaller(call.auth), req.conversationId) };
@@ -209,7 +216,11 @@ export function conversationHandlers(
         if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
         else if (ev.type === "message")
           yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
-        else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor: (cursor = ev.cursor) };
+        else
+          yield {
+            event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
+            cursor: (cursor = ev.cursor),
+          };
       }
     },
     async *watchAccount(req, call) {
@@ -234,7 +245,8 @@ export function conversationHandlers(
     },
     async listFrameConversations(_req, call) {
       const caller = frameCaller(call.auth);
-      return { data: { conversations: (await conversations.listFrameConversations(caller)).map(summary) } };
+      const list = await conversations.listFrameConversations(caller);
+      return { data: { conversations: await Promise.all(list.map((c) => pictured(c, caller.accountId))) } };
     },
     async sendMessage(req, call) {
       const caller = frameCaller(call.auth);

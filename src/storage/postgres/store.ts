@@ -17,6 +17,7 @@ import { pgIdempotency } from "./idempotency.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
+import { pgPictures } from "./pictures.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
@@ -63,6 +64,7 @@ export class PgStore implements Store {
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
   readonly profiles: Repositories["profiles"];
+  readonly pictures: Repositories["pictures"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -87,6 +89,7 @@ export class PgStore implements Store {
     this.demoSetup = pgDemoSetup(this.db);
     this.members = pgMembers(this.db);
     this.profiles = pgProfiles(this.db);
+    this.pictures = pgPictures(this.db);
     this.events = pgEvents(this.db);
     this.webhooks = pgWebhooks(this.db);
     this.idempotency = pgIdempotency(this.db);

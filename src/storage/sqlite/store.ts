@@ -39,6 +39,7 @@ export class SqliteStore implements Store {
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
   readonly profiles: Repositories["profiles"];
+  readonly pictures: Repositories["pictures"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -70,6 +71,7 @@ export class SqliteStore implements Store {
     this.demoSetup = outside.demoSetup;
     this.members = outside.members;
     this.profiles = outside.profiles;
+    this.pictures = outside.pictures;
     this.events = outside.events;
     this.webhooks = outside.webhooks;
     this.idempotency = outside.idempotency;
@@ -235,6 +237,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     demoSetup: asyncRepository(sync.demoSetup, run),
     members: asyncRepository(sync.members, run),
     profiles: asyncRepository(sync.profiles, run),
+    pictures: asyncRepository(sync.pictures, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
     idempotency: asyncRepository(sync.idempotency, run),
