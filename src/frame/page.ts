@@ -43,7 +43,7 @@ export function framePage(s: FramePageSettings): string {
 </header>
 <div id="notice" class="notice" role="status" aria-live="polite" hidden><span id="notice-text"></span><button id="notice-action" type="button" hidden></button></div>
 <p id="empty" class="empty">Ask ${name} a question to start the conversation.</p>
-<ol id="log" class="log" role="log" aria-live="polite" aria-label="Conversation with ${name}" tabindex="0"></ol>
+<ol id="log" class="log" aria-live="polite" aria-label="Conversation with ${name}" tabindex="0"></ol>
 <p id="typing" class="typing" role="status" hidden></p>
 <form id="composer" class="composer">
 <label for="input" class="sr-only">Message to ${name}</label>
