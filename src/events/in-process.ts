@@ -4,6 +4,7 @@ import type {
   EventListener,
   EventTopic,
 } from "../domain/conversation/events.js";
+import { TopicListeners } from "./topics.js";
 
 /** Resolves once every write made so far is on disk; undefined when none is waiting. */
 export type DurabilityBarrier = () => Promise<void> | undefined;
@@ -13,8 +14,7 @@ export type DurabilityBarrier = () => Promise<void> | undefined;
  * makes their write durable, so watchers read only what a power cut can no longer take back.
  */
 export class InProcessConversationEvents implements ConversationEvents {
-  private readonly byConversation = new Map<string, Set<EventListener>>();
-  private readonly byAccount = new Map<string, Set<EventListener>>();
+  private readonly topics = new TopicListeners<EventListener>();
   private queue: ConversationEvent[] = [];
   private draining = false;
   private isClosed = false;
@@ -24,7 +24,7 @@ export class InProcessConversationEvents implements ConversationEvents {
   publish(event: ConversationEvent): void {
     if (this.isClosed) return;
     // Nobody listens: nothing to keep (the common case costs one map lookup each).
-    if (!this.byConversation.has(event.conversationId) && !this.byAccount.has(event.accountId)) return;
+    if (!this.topics.has(event.accountId, event.conversationId)) return;
     this.queue.push(event);
     if (!this.draining) void this.drain();
   }
@@ -34,40 +34,26 @@ export class InProcessConversationEvents implements ConversationEvents {
       queueMicrotask(() => listener.closed());
       return () => undefined;
     }
-    const [map, key] =
-      "conversationId" in topic
-        ? [this.byConversation, topic.conversationId]
-        : [this.byAccount, (topic as { accountId: string }).accountId];
-    let set = map.get(key);
-    if (!set) map.set(key, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && map.get(key) === set) map.delete(key);
-    };
+    return this.topics.add(topic, listener);
   }
 
   /** Tells every listener that anything may have changed (hints may have been lost): each reads from its position. */
   changedAll(): void {
-    for (const set of [...this.byConversation.values(), ...this.byAccount.values()]) for (const l of set) l.changed();
+    for (const l of this.topics.all()) l.changed();
   }
 
   /** Ends every subscription (at shutdown): watchers end their streams, clients resume elsewhere or later. */
   close(): void {
     this.isClosed = true;
     this.queue = [];
-    const all = [...this.byConversation.values(), ...this.byAccount.values()];
-    this.byConversation.clear();
-    this.byAccount.clear();
-    for (const set of all) for (const l of set) l.closed();
+    const all = this.topics.all();
+    this.topics.clear();
+    for (const l of all) l.closed();
   }
 
   /** How many listeners are subscribed. */
   get listeners(): number {
-    let n = 0;
-    for (const s of this.byConversation.values()) n += s.size;
-    for (const s of this.byAccount.values()) n += s.size;
-    return n;
+    return this.topics.all().length;
   }
 
   private async drain(): Promise<void> {
@@ -87,7 +73,6 @@ export class InProcessConversationEvents implements ConversationEvents {
   }
 
   private deliver(e: ConversationEvent): void {
-    for (const set of [this.byConversation.get(e.conversationId), this.byAccount.get(e.accountId)])
-      if (set) for (const l of [...set]) l.changed();
+    for (const l of this.topics.of(e.accountId, e.conversationId)) l.changed();
   }
 }

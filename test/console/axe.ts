@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { Page } from "playwright-core";
+import type { Frame, Page } from "playwright-core";
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
@@ -8,7 +8,7 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/
  * The serious and critical axe-core violations of the page as it is now, one line each ("" for none). axe is
  * evaluated through the debugging protocol, which the page's CSP (no inline script) does not govern.
  */
-export async function axeViolations(page: Page): Promise<string[]> {
+export async function axeViolations(page: Page | Frame): Promise<string[]> {
   await page.evaluate(axeSource);
   return page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run(c: Document): Promise<AxeResults> } }).axe;

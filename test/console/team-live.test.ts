@@ -1,4 +1,4 @@
-import type { Browser, Frame, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { consoleRoutes } from "../../src/console/routes.js";
 import { frameRoutes } from "../../src/frame/routes.js";
@@ -37,20 +37,6 @@ async function axeBothWidths(page: Page): Promise<string[]> {
   found.push(...(await axeViolations(page)));
   await page.setViewportSize({ width: 1280, height: 800 });
   return found;
-}
-
-/** The same checks inside the chat frame (its document, not the host page's). */
-async function frameAxe(frame: Frame): Promise<string[]> {
-  const { readFileSync } = await import("node:fs");
-  const { createRequire } = await import("node:module");
-  await frame.evaluate(readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8"));
-  return frame.evaluate(async () => {
-    type R = { violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] };
-    const r = await (window as unknown as { axe: { run(d: Document): Promise<R> } }).axe.run(document);
-    return r.violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  });
 }
 
 describe.runIf(canRun)("typing, the operator's picture and new-message alerts", () => {
@@ -121,7 +107,7 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
     await pic.waitFor();
     expect(await pic.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(64);
     await frame.locator("#typing").waitFor({ state: "hidden" });
-    expect(await frameAxe(frame)).toEqual([]);
+    expect(await axeViolations(frame)).toEqual([]);
 
     // The customer types: the operator sees it under the conversation.
     const input = frame.getByRole("textbox");

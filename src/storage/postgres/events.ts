@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type {
   ConversationEvent,
@@ -6,16 +5,9 @@ import type {
   EventListener,
   EventTopic,
 } from "../../domain/conversation/events.js";
-import { PgListener } from "./listen.js";
+import { PgRelay } from "./relay.js";
 
 const CHANNEL = "aiagent_conversation_events";
-
-/** What goes over the channel: which conversation changed, and who sent it (an instance ignores its own). */
-interface Wire {
-  from: string;
-  a: string;
-  c: string;
-}
 
 /** Where hints are delivered on this instance (the in-process implementation). */
 interface Local extends ConversationEvents {
@@ -30,27 +22,25 @@ interface Local extends ConversationEvents {
  * again from its position, since notifications sent meanwhile are gone.
  */
 export class PgConversationEvents implements ConversationEvents {
-  private readonly id = randomUUID();
-  private readonly listener: PgListener;
+  private readonly relay: PgRelay;
 
   constructor(
     url: string,
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
     private readonly local: Local,
   ) {
-    this.listener = new PgListener(url, CHANNEL, (payload) => this.received(payload));
+    this.relay = new PgRelay(url, pool, CHANNEL, (wire) => this.received(wire));
   }
 
   /** Starts listening; resolves once the channel is subscribed. */
   start(): Promise<void> {
-    return this.listener.start();
+    return this.relay.start();
   }
 
   publish(event: ConversationEvent): void {
     this.local.publish(event);
-    const payload = JSON.stringify({ from: this.id, a: event.accountId, c: event.conversationId } satisfies Wire);
     // Best effort: the change is in the log already; a lost hint only delays watchers until their next look.
-    this.pool.query("SELECT pg_notify($1, $2)", [CHANNEL, payload]).catch(() => undefined);
+    this.relay.send({ a: event.accountId, c: event.conversationId });
   }
 
   subscribe(topic: EventTopic, listener: EventListener): () => void {
@@ -58,23 +48,18 @@ export class PgConversationEvents implements ConversationEvents {
   }
 
   close(): void {
-    this.listener.close();
+    this.relay.close();
     this.local.close();
   }
 
-  private received(payload: string | undefined): void {
+  /** What another instance sent: which conversation changed (`from` says who; it ignores its own). */
+  private received(wire: Record<string, unknown> | undefined): void {
     // Undefined: the connection came back; anything may have changed meanwhile.
-    if (payload === undefined) {
+    if (wire === undefined) {
       this.local.changedAll();
       return;
     }
-    let wire: Wire;
-    try {
-      wire = JSON.parse(payload) as Wire;
-    } catch {
-      return;
-    }
-    if (wire.from === this.id || typeof wire.a !== "string" || typeof wire.c !== "string") return;
+    if (typeof wire.a !== "string" || typeof wire.c !== "string") return;
     this.local.publish({ accountId: wire.a, conversationId: wire.c });
   }
 }

@@ -1,4 +1,5 @@
-import type { OperatorPictureRepository, PictureType, StoredPicture } from "../../domain/account/operator-picture.js";
+import type { OperatorPictureRepository, StoredPicture } from "../../domain/account/operator-picture.js";
+import { pictureOf, pictureValues } from "../picture-rows.js";
 import type { PgDb } from "./db.js";
 
 /** The people's uploaded pictures in PostgreSQL, in their profile's row. */
@@ -11,14 +12,7 @@ export function pgPictures(db: PgDb): OperatorPictureRepository {
            picture_type, picture) VALUES ($1, $2, '', '', $3, $4, $5, $6)
          ON CONFLICT (account_id, email) DO UPDATE SET picture_id = excluded.picture_id,
            picture_type = excluded.picture_type, picture = excluded.picture, updated_at = excluded.updated_at`,
-        [
-          accountId,
-          email.toLowerCase(),
-          now,
-          p?.pictureId ?? "",
-          p?.contentType ?? "",
-          p ? Buffer.from(p.bytes) : null,
-        ],
+        [accountId, email.toLowerCase(), now, ...pictureValues(p)],
       )),
     picture: async (pictureId) => {
       const [r] = await db.rows(
@@ -26,13 +20,7 @@ export function pgPictures(db: PgDb): OperatorPictureRepository {
         "SELECT picture_id, picture_type, picture FROM operator_profiles WHERE picture_id = $1 LIMIT 1",
         [pictureId],
       );
-      return (
-        r && {
-          pictureId: r.picture_id as string,
-          contentType: r.picture_type as PictureType,
-          bytes: r.picture as Buffer,
-        }
-      );
+      return r && pictureOf(r as Parameters<typeof pictureOf>[0]);
     },
     pictureIdOf: async (accountId, email) => {
       const [r] = await db.rows(

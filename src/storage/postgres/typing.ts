@@ -1,19 +1,9 @@
-import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { EventTopic } from "../../domain/conversation/events.js";
 import type { TypingChannel, TypingSignal } from "../../domain/typing/channel.js";
-import { PgListener } from "./listen.js";
+import { PgRelay } from "./relay.js";
 
 const CHANNEL = "aiagent_typing";
-
-/** What goes over the channel; `i` is the sending instance (it delivered its own signal locally already). */
-interface Wire {
-  i: string;
-  a: string;
-  c: string;
-  f: string;
-  n: string;
-}
 
 interface Local extends TypingChannel {
   close(): void;
@@ -24,25 +14,27 @@ interface Local extends TypingChannel {
  * listening connection is down is lost, which only leaves an indicator unshown for a moment.
  */
 export class PgTyping implements TypingChannel {
-  private readonly id = randomUUID();
-  private readonly listener: PgListener;
+  private readonly relay: PgRelay;
 
   constructor(
     url: string,
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
     private readonly local: Local,
   ) {
-    this.listener = new PgListener(url, CHANNEL, (payload) => this.received(payload));
+    this.relay = new PgRelay(url, pool, CHANNEL, (w) => {
+      if (!w || typeof w.a !== "string" || typeof w.c !== "string" || typeof w.n !== "string") return;
+      if (w.f !== "user" && w.f !== "operator") return;
+      this.local.publish({ accountId: w.a, conversationId: w.c, from: w.f, name: w.n });
+    });
   }
 
   start(): Promise<void> {
-    return this.listener.start();
+    return this.relay.start();
   }
 
   publish(s: TypingSignal): void {
     this.local.publish(s);
-    const wire: Wire = { i: this.id, a: s.accountId, c: s.conversationId, f: s.from, n: s.name };
-    this.pool.query("SELECT pg_notify($1, $2)", [CHANNEL, JSON.stringify(wire)]).catch(() => undefined);
+    this.relay.send({ a: s.accountId, c: s.conversationId, f: s.from, n: s.name });
   }
 
   subscribe(topic: EventTopic, listener: (signal: TypingSignal) => void): () => void {
@@ -50,20 +42,7 @@ export class PgTyping implements TypingChannel {
   }
 
   close(): void {
-    this.listener.close();
+    this.relay.close();
     this.local.close();
-  }
-
-  private received(payload: string | undefined): void {
-    if (payload === undefined) return;
-    let w: Wire;
-    try {
-      w = JSON.parse(payload) as Wire;
-    } catch {
-      return;
-    }
-    if (w.i === this.id || typeof w.a !== "string" || typeof w.c !== "string" || typeof w.n !== "string") return;
-    if (w.f !== "user" && w.f !== "operator") return;
-    this.local.publish({ accountId: w.a, conversationId: w.c, from: w.f, name: w.n });
   }
 }

@@ -1,8 +1,5 @@
-import type {
-  OperatorPictureRepository,
-  PictureType,
-  StoredPicture,
-} from "../../../domain/account/operator-picture.js";
+import type { OperatorPictureRepository, StoredPicture } from "../../../domain/account/operator-picture.js";
+import { pictureOf, pictureValues } from "../../picture-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
@@ -22,17 +19,10 @@ export function sqlitePictures(db: Db): Sync<OperatorPictureRepository> {
   );
   return {
     setPicture: (accountId: string, email: string, p: StoredPicture | undefined, now: number) =>
-      void set.run(
-        accountId,
-        email.toLowerCase(),
-        now,
-        p?.pictureId ?? "",
-        p?.contentType ?? "",
-        p ? Buffer.from(p.bytes) : null,
-      ),
+      void set.run(accountId, email.toLowerCase(), now, ...pictureValues(p)),
     picture: (pictureId: string) => {
       const r = byId.get(pictureId);
-      return r && { pictureId: r.picture_id, contentType: r.picture_type as PictureType, bytes: r.picture };
+      return r && pictureOf(r);
     },
     pictureIdOf: (accountId: string, email: string) =>
       idOf.get(accountId, email.toLowerCase())?.picture_id || undefined,
