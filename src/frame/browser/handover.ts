@@ -20,6 +20,8 @@ export class Handover {
     private readonly chatbotName: string,
     /** The service's address of a path it answered (its pictures). */
     private readonly pictureUrl: (path: string) => string,
+    /** The assistant's name in the header (the chatbot's unless its appearance names it). */
+    private readonly agentName = chatbotName,
   ) {}
 
   /** A message is shown (for where the next line goes). */
@@ -40,7 +42,7 @@ export class Handover {
     const person = this.person(c);
     const pic = c.operator_picture_url ? this.pictureUrl(c.operator_picture_url) : "";
     if (person) this.view.setAnswerer(person, `Support team · ${this.chatbotName}`, { name: person, picture: pic });
-    else this.view.setAnswerer(this.chatbotName, "AI assistant");
+    else this.view.setAnswerer(this.agentName, "AI assistant");
     if (initial || !prev || prev.conversation_id !== c.conversation_id) return;
 
     const before = this.person(prev);

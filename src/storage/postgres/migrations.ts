@@ -302,6 +302,11 @@ export const pgMigrations: PgMigration[] = [
   },
   {
     version: 10,
+    // How a chatbot's frame looks (brand color, greeting, agent name, theme) and its team's office hours, as JSON.
+    sql: `ALTER TABLE chatbots ADD COLUMN appearance text NOT NULL DEFAULT '{}';`,
+  },
+  {
+    version: 11,
     // An uploaded picture of the person, served by its id.
     sql: `
       ALTER TABLE operator_profiles ADD COLUMN picture_id text NOT NULL DEFAULT '';

@@ -499,6 +499,13 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 16,
+    name: "chatbots: how the frame looks (brand color, greeting, agent name, theme) and the team's office hours",
+    sql: `
+      ALTER TABLE chatbots ADD COLUMN appearance TEXT NOT NULL DEFAULT '{}';
+    `,
+  },
+  {
+    version: 17,
     name: "operator_profiles.picture: an uploaded picture, served by its id",
     sql: `
       ALTER TABLE operator_profiles ADD COLUMN picture_id TEXT NOT NULL DEFAULT '';
