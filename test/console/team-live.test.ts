@@ -1,14 +1,12 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
-import { chatFrame, launchBrowser, newContext, typeMessage } from "../frame/browser.js";
-import { type Embedding, startEmbedding } from "../frame/fixtures.js";
+import { chatFrame, newContext, typeMessage } from "../frame/browser.js";
+import type { Embedding } from "../frame/fixtures.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { discPng } from "../helpers/png.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn } from "./sign-in.js";
+import { signIn, startConsoleAndFrame } from "./sign-in.js";
 
 // Issue 31, team features part B (docs/inbox.md): typing indicators both ways, the operator's uploaded picture in
 // the customer's frame, and a desktop notification with "(N) Inbox" in the console's title for a new message.
@@ -17,18 +15,12 @@ const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 let browser: Browser;
 let e: Embedding;
+let running: Awaited<ReturnType<typeof startConsoleAndFrame>> | undefined;
 
 beforeAll(async () => {
-  if (!canRun) return;
-  [browser, e] = await Promise.all([
-    launchBrowser(),
-    startEmbedding({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
-  ]);
+  if (canRun) ({ browser, e } = running = await startConsoleAndFrame());
 });
-afterAll(async () => {
-  await browser?.close();
-  await e?.close();
-});
+afterAll(() => running?.stop());
 
 /** Serious and critical violations at 1280 px and at 375 px. */
 async function axeBothWidths(page: Page): Promise<string[]> {
