@@ -21,15 +21,18 @@ const ON_POSTGRES = [
   "test/api/typing.test.ts",
   "test/api/operator-picture.test.ts",
   "test/webhooks/delivery.test.ts",
+  "test/webhooks/fair-slots.test.ts",
   "test/webhooks/events.test.ts",
   "test/webhooks/access.test.ts",
   "test/api/sessions.test.ts",
   "test/hardening/hostile-contract.test.ts",
   "test/api/revocation.test.ts",
+  "test/api/invitations.test.ts",
   "test/api/contention.test.ts",
   "test/privacy/erasure.test.ts",
   "test/privacy/audit-log.test.ts",
   "test/ops/metrics.test.ts",
+  "test/events/one-event-path.test.ts",
   "test/api/chatbot-appearance.test.ts",
 ];
 
