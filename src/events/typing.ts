@@ -1,6 +1,6 @@
 import type { EventTopic } from "../domain/conversation/events.js";
+import { TopicListeners } from "../domain/conversation/topics.js";
 import type { TypingChannel, TypingSignal } from "../domain/typing/channel.js";
-import { TopicListeners } from "./topics.js";
 
 type Listener = (signal: TypingSignal) => void;
 

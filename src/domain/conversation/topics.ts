@@ -1,4 +1,4 @@
-import type { EventTopic } from "../domain/conversation/events.js";
+import type { EventTopic } from "./events.js";
 
 /** Listeners by topic: one conversation's, or every conversation's of an account. */
 export class TopicListeners<L> {
