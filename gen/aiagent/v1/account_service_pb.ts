@@ -697,7 +697,7 @@ export type ChatbotAppearance = Message<"aiagent.v1.ChatbotAppearance"> & {
   theme?: string | undefined;
 
   /**
-   * Optional: when the team answers. Left out: always. Outside them the frame says when the team is back.
+   * Optional: when the team answers; absent when it always does. Outside them the frame says when it is back.
    *
    * @generated from field: aiagent.v1.OfficeHours office_hours = 5;
    */
