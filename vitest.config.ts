@@ -18,6 +18,8 @@ const ON_POSTGRES = [
   "test/api/watch-conversation.test.ts",
   "test/api/idempotency.test.ts",
   "test/api/watch-resume.test.ts",
+  "test/api/typing.test.ts",
+  "test/api/operator-picture.test.ts",
   "test/webhooks/delivery.test.ts",
   "test/webhooks/fair-slots.test.ts",
   "test/webhooks/events.test.ts",

@@ -1,3 +1,4 @@
+import type { OperatorPictureRepository } from "./account/operator-picture.js";
 import type { OperatorProfileRepository } from "./account/operator-profile.js";
 import type {
   AccountRepository,
@@ -15,6 +16,7 @@ import type { ContactRepository, ConversationRepository } from "./conversation/r
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
 import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
+import type { TypingChannel } from "./typing/channel.js";
 import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
 
 /** Every repository the domain uses. */
@@ -33,6 +35,8 @@ export interface Repositories {
   invitations: InvitationRepository;
   /** The people's display names and pictures. */
   profiles: OperatorProfileRepository;
+  /** The people's uploaded pictures (beside their profiles). */
+  pictures: OperatorPictureRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
   idempotency: IdempotencyRepository;
@@ -82,6 +86,8 @@ export interface Store extends Repositories {
    * channel reconnected). Returns a function that stops it. It is the one wake-up of watchers and dispatchers.
    */
   onLogAdvanced(advanced: LogAdvanced): Promise<() => void>;
+  /** Typing signals shared by every instance on this store, over `local` (this process's own listeners). */
+  sharedTyping(local: TypingChannel & { close(): void }): Promise<TypingChannel & { close(): void }>;
   /**
    * Calls `changed` whenever another process may have rotated the signing keys, where the back end can tell
    * (PostgreSQL NOTIFY); returns a function that stops it. A back end that cannot tell never calls it, and key

@@ -94,8 +94,10 @@ const samples: Record<string, Sample> = {
     return { conversationId, score: 4 };
   },
   "aiagent.v1.ConversationService.ReopenConversation": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.SendTyping": () => ({ conversationId }),
   "aiagent.v1.AccountService.GetAccount": () => ({}),
   "aiagent.v1.AccountService.UpdateMyProfile": () => ({ displayName: "Matrix", avatarUrl: "" }),
+  "aiagent.v1.AccountService.SetMyPicture": () => ({ image: new Uint8Array() }),
   "aiagent.v1.AccountService.ChangePassword": (who) => {
     const pw = who === "operator" ? passwords.operator : passwords.admin;
     return { currentPassword: pw, newPassword: pw };

@@ -337,4 +337,13 @@ export const pgMigrations: PgMigration[] = [
         rated_at bigint NOT NULL
       );`,
   },
+  {
+    version: 13,
+    // An uploaded picture of the person, served by its id.
+    sql: `
+      ALTER TABLE operator_profiles ADD COLUMN picture_id text NOT NULL DEFAULT '';
+      ALTER TABLE operator_profiles ADD COLUMN picture_type text NOT NULL DEFAULT '';
+      ALTER TABLE operator_profiles ADD COLUMN picture bytea;
+      CREATE INDEX operator_profiles_picture ON operator_profiles (picture_id) WHERE picture_id <> '';`,
+  },
 ];

@@ -540,4 +540,14 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 19,
+    name: "operator_profiles.picture: an uploaded picture, served by its id",
+    sql: `
+      ALTER TABLE operator_profiles ADD COLUMN picture_id TEXT NOT NULL DEFAULT '';
+      ALTER TABLE operator_profiles ADD COLUMN picture_type TEXT NOT NULL DEFAULT '';
+      ALTER TABLE operator_profiles ADD COLUMN picture BLOB;
+      CREATE INDEX operator_profiles_picture ON operator_profiles (picture_id) WHERE picture_id <> '';
+    `,
+  },
 ];

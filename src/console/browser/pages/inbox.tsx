@@ -3,6 +3,7 @@ import type { Contact, ConversationSummary, Message } from "../../../../gen/aiag
 import { conversations, describeError } from "../api.js";
 import { useAccountWatch } from "../live.js";
 import { SessionContext } from "../session.js";
+import { CustomerTyping, useOperatorTyping } from "../typing.js";
 import { Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
 import { AssignTo } from "./assign.js";
 import { ContactPrivacy } from "./contact-privacy.js";
@@ -256,6 +257,7 @@ function ConversationView(props: {
   const [reply, setReply] = useState("");
   const a = useAction();
   const end = useRef<HTMLDivElement>(null);
+  const typed = useOperatorTyping(id);
 
   const load = async () => {
     setLoadError(undefined);
@@ -405,6 +407,7 @@ function ConversationView(props: {
         ))}
         <div ref={end} />
       </div>
+      <CustomerTyping conversationId={id} name={name} />
       <form class="reply" onSubmit={send}>
         <label for="reply" class="sr-only">
           Reply to {name}
@@ -415,7 +418,7 @@ function ConversationView(props: {
           placeholder={mine ? "Write a reply…" : "Take the conversation over to reply"}
           disabled={!mine}
           value={reply}
-          onInput={(e) => setReply(e.currentTarget.value)}
+          onInput={(e) => [setReply(e.currentTarget.value), typed()]}
           onKeyDown={(e) => {
             if (e.key === "Enter" && !e.shiftKey) send(e);
           }}
