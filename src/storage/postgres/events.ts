@@ -1,5 +1,3 @@
-import { randomUUID } from "node:crypto";
-import type pg from "pg";
 import type {
   ConversationEvent,
   ConversationEvents,
@@ -8,9 +6,12 @@ import type {
 } from "../../domain/conversation/events.js";
 import { PgListener } from "./listen.js";
 
-const CHANNEL = "aiagent_conversation_events";
+export const CHANNEL = "aiagent_conversation_events";
 
-/** What goes over the channel: which conversation changed, and who sent it (an instance ignores its own). */
+/**
+ * What goes over the channel: which conversation changed, and who sent it (an instance ignores its own). The event
+ * log's append sends it (pgEvents), in the unit of work that records the change.
+ */
 interface Wire {
   from: string;
   a: string;
@@ -30,12 +31,12 @@ interface Local extends ConversationEvents {
  * again from its position, since notifications sent meanwhile are gone.
  */
 export class PgConversationEvents implements ConversationEvents {
-  private readonly id = randomUUID();
   private readonly listener: PgListener;
 
+  /** @param id this instance on the channel, as its event log's appends name it. */
   constructor(
     url: string,
-    private readonly pool: pg.Pool,
+    private readonly id: string,
     private readonly local: Local,
   ) {
     this.listener = new PgListener(url, CHANNEL, (payload) => this.received(payload));
@@ -46,11 +47,12 @@ export class PgConversationEvents implements ConversationEvents {
     return this.listener.start();
   }
 
+  /**
+   * Every change published here recorded its events in the unit of work just committed, and their append hinted
+   * the other instances at that commit: only this instance's watchers are left to tell.
+   */
   publish(event: ConversationEvent): void {
     this.local.publish(event);
-    const payload = JSON.stringify({ from: this.id, a: event.accountId, c: event.conversationId } satisfies Wire);
-    // Best effort: the change is in the log already; a lost hint only delays watchers until their next look.
-    this.pool.query("SELECT pg_notify($1, $2)", [CHANNEL, payload]).catch(() => undefined);
   }
 
   subscribe(topic: EventTopic, listener: EventListener): () => void {

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { BulkLoader } from "../../domain/bulk.js";
 import type { ConversationEvents } from "../../domain/conversation/events.js";
@@ -10,12 +11,13 @@ import { pgChatbots } from "./chatbots.js";
 import { pgContacts, pgConversations } from "./conversations.js";
 import { checkout, markUnprepared, PgRunner } from "./db.js";
 import { pgDemoSetup } from "./demo-setup.js";
-import { PgConversationEvents } from "./events.js";
+import { CHANNEL, PgConversationEvents } from "./events.js";
 import { withAdvisoryLock } from "./exclusive.js";
 import { pgIdempotency } from "./idempotency.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
+import { types } from "./pipeline.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
@@ -36,14 +38,6 @@ export interface PgStoreOptions {
   /** Where LISTEN connects (a session of its own, so not through a transaction pooler); default `url`. */
   listenUrl?: string;
 }
-
-// bigint columns hold epoch milliseconds and counters: well inside a double's exact range.
-const types = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8
-      ? (v: string) => Number(v)
-      : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
-};
 
 /** Every instance migrating at once waits here: one applies each step, the others then find it applied. */
 const MIGRATION_LOCK = 0x616961676e74; // "aiagnt"
@@ -67,6 +61,8 @@ export class PgStore implements Store {
   readonly audit: Repositories["audit"];
   readonly privacy: Repositories["privacy"];
   private readonly db: PgRunner;
+  /** This instance on the live-update channel (its own hints come back to it and are ignored). */
+  private readonly instance = randomUUID();
 
   constructor(
     readonly pool: pg.Pool,
@@ -85,7 +81,7 @@ export class PgStore implements Store {
     this.demoSetup = pgDemoSetup(this.db);
     this.members = pgMembers(this.db);
     this.profiles = pgProfiles(this.db);
-    this.events = pgEvents(this.db);
+    this.events = pgEvents(this.db, { channel: CHANNEL, from: this.instance });
     this.webhooks = pgWebhooks(this.db);
     this.idempotency = pgIdempotency(this.db);
     this.audit = pgAudit(this.db);
@@ -150,7 +146,7 @@ export class PgStore implements Store {
   }
 
   async sharedEvents(local: ConversationEvents & { changedAll(): void; close(): void }): Promise<PgConversationEvents> {
-    const events = new PgConversationEvents(this.listenUrl, this.pool, local);
+    const events = new PgConversationEvents(this.listenUrl, this.instance, local);
     await events.start();
     return events;
   }

@@ -14,6 +14,8 @@ const FROM = "FROM webhook_deliveries d JOIN events e ON e.account_id = d.accoun
  * An append of one account's events and their deliveries in one round trip. The account's counter row is updated
  * first and stays locked until the commit, so two writers of one account take their places in turn and a reader
  * never sees a later place before an earlier one. Arrays carry the rows; `nth` is an event's place in the append.
+ * Each conversation the events are about is hinted to the other instances' watchers (`n`, see PgConversationEvents):
+ * a NOTIFY is delivered at the commit, and only if the unit commits, at no round trip of its own.
  */
 const APPEND = `WITH c AS (
     INSERT INTO event_counters (account_id, last_seq) VALUES ($1, $2)
@@ -29,11 +31,14 @@ const APPEND = `WITH c AS (
     SELECT y.delivery_id, y.endpoint_id, $1, e.seq, e.order_key, 'pending', e.created_at, e.created_at
     FROM c CROSS JOIN unnest($8::text[], $9::text[], $10::int[]) AS y(delivery_id, endpoint_id, nth)
       JOIN e ON e.seq = c.last_seq - $2 + y.nth
+  ), n AS (
+    SELECT pg_notify($11, json_build_object('from', $12::text, 'a', $1::text, 'c', k)::text)
+    FROM (SELECT DISTINCT k FROM unnest($5::text[]) AS x(k) WHERE k <> '') AS keys
   )
-  SELECT last_seq FROM c`;
+  SELECT last_seq, (SELECT count(*) FROM n) AS hinted FROM c`;
 
-/** The event log (see APPEND for how places are taken). */
-export function pgEvents(db: PgDb): EventRepository {
+/** The event log (see APPEND for how places are taken); `hints` names the channel and this instance on it. */
+export function pgEvents(db: PgDb, hints: { channel: string; from: string }): EventRepository {
   return {
     append: async (items) => {
       const first = items[0];
@@ -71,6 +76,8 @@ export function pgEvents(db: PgDb): EventRepository {
         dl.id,
         dl.endpoint,
         dl.nth,
+        hints.channel,
+        hints.from,
       ]);
       const last = Number(c!.last_seq);
       return items.map(({ event }, i) => ({ ...event, seq: last - items.length + 1 + i }));
@@ -105,6 +112,9 @@ export function pgEvents(db: PgDb): EventRepository {
   };
 }
 
+/** Where a unit of work keeps the account's endpoints it already read (see PgDb.held). */
+export const heldEndpointsKey = (accountId: string) => `endpoints:${accountId}`;
+
 /** Webhook endpoints and deliveries; dispatchers on every instance claim with FOR UPDATE SKIP LOCKED. */
 export function pgWebhooks(db: PgDb): WebhookRepository {
   const values = (e: WebhookEndpointRecord) => [
@@ -119,35 +129,50 @@ export function pgWebhooks(db: PgDb): WebhookRepository {
     e.createdAt,
     e.failingSince,
   ];
+  // An endpoint written in a unit makes the endpoints its message append read out of date.
+  const forget = () => {
+    for (const k of db.held?.keys() ?? []) if (k.startsWith("endpoints:")) db.held?.delete(k);
+  };
   return {
-    insertEndpoint: async (e) =>
-      void (await db.count(
+    insertEndpoint: async (e) => {
+      forget();
+      await db.count(
         "webhook_insert",
         `INSERT INTO webhook_endpoints (endpoint_id, account_id, url, event_types, description, secret_sealed, enabled,
            disabled_reason, created_at, failing_since) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
         values(e),
-      )),
-    updateEndpoint: async (e) =>
-      void (await db.count(
+      );
+    },
+    updateEndpoint: async (e) => {
+      forget();
+      await db.count(
         "webhook_update",
         `UPDATE webhook_endpoints SET url = $2, event_types = $3, description = $4, enabled = $5, disabled_reason = $6,
            failing_since = $7 WHERE endpoint_id = $1`,
         [e.endpointId, e.url, JSON.stringify(e.eventTypes), e.description, e.enabled, e.disabledReason, e.failingSince],
-      )),
-    deleteEndpoint: async (id) =>
-      void (await db.count("webhook_delete", "DELETE FROM webhook_endpoints WHERE endpoint_id = $1", [id])),
+      );
+    },
+    deleteEndpoint: async (id) => {
+      forget();
+      await db.count("webhook_delete", "DELETE FROM webhook_endpoints WHERE endpoint_id = $1", [id]);
+    },
     endpoint: async (id) =>
       (await db.rows("webhook_by_id", "SELECT * FROM webhook_endpoints WHERE endpoint_id = $1", [id])).map(
         toEndpoint,
       )[0],
-    endpoints: async (accountId) =>
-      (
-        await db.rows(
+    endpoints: async (accountId) => {
+      // Read by this unit's message append (once: a second read goes to the table).
+      const held = db.held?.get(heldEndpointsKey(accountId)) as Row[] | undefined;
+      db.held?.delete(heldEndpointsKey(accountId));
+      const rows =
+        held ??
+        (await db.rows(
           "webhook_list",
           "SELECT * FROM webhook_endpoints WHERE account_id = $1 ORDER BY created_at, endpoint_id",
           [accountId],
-        )
-      ).map(toEndpoint),
+        ));
+      return rows.map(toEndpoint);
+    },
     deliveries: async (endpointId, limit, status) =>
       (
         await db.rows(
