@@ -264,6 +264,41 @@ export function contactListQuery(q: ContactQuery): { name: string; text: string;
   return { name: `contact_list_${q.filter}_${q.search === "" ? "plain" : "search"}`, text, values };
 }
 
+const CONTACT = "contact_id, user_id, contact_name, email, phone_number, search_text";
+
+/**
+ * The contact of (account, user) created, or its profile updated only where a given field differs: a token issue
+ * for a known user with nothing new writes no row version (the conflicting row is still locked to the commit, so
+ * concurrent first contacts wait for each other as before). An unchanged row is read back by the second branch,
+ * from the statement's snapshot: a row another unit committed while this one waited for its lock is not in it, and
+ * is read by a statement of its own (`known`).
+ */
+const UPSERT = `WITH up AS (
+    INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, phone_number, created_at, search_text)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    ON CONFLICT (account_id, user_id) DO UPDATE SET
+      contact_name = CASE WHEN excluded.contact_name <> '' THEN excluded.contact_name ELSE contacts.contact_name END,
+      email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE contacts.email END,
+      phone_number = CASE WHEN excluded.phone_number <> '' THEN excluded.phone_number ELSE contacts.phone_number END
+    WHERE (excluded.contact_name <> '' AND excluded.contact_name <> contacts.contact_name)
+      OR (excluded.email <> '' AND excluded.email <> contacts.email)
+      OR (excluded.phone_number <> '' AND excluded.phone_number <> contacts.phone_number)
+    RETURNING ${CONTACT}
+  )
+  SELECT * FROM up
+  UNION ALL
+  SELECT ${CONTACT} FROM contacts WHERE account_id = $2 AND user_id = $3 AND NOT EXISTS (SELECT 1 FROM up)`;
+
+/** The contact of (account, user), which exists. */
+async function known(db: PgDb, accountId: string, userId: string): Promise<Row> {
+  const [r] = await db.rows("contact_known", `SELECT ${CONTACT} FROM contacts WHERE account_id = $1 AND user_id = $2`, [
+    accountId,
+    userId,
+  ]);
+  if (!r) throw new Error(`contact of ${userId} vanished`);
+  return r;
+}
+
 /** Contacts; the list reads the aggregates the message writes keep. */
 export function pgContacts(db: PgDb): ContactRepository {
   return {
@@ -272,39 +307,30 @@ export function pgContacts(db: PgDb): ContactRepository {
         const contactName = profile?.contactName ?? "";
         const email = profile?.email ?? "";
         const phoneNumber = profile?.phoneNumber ?? "";
-        const [r] = await db.rows(
-          "contact_upsert",
-          `INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, phone_number, created_at, search_text)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-           ON CONFLICT (account_id, user_id) DO UPDATE SET
-             contact_name = CASE WHEN excluded.contact_name <> '' THEN excluded.contact_name ELSE contacts.contact_name END,
-             email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE contacts.email END,
-             phone_number = CASE WHEN excluded.phone_number <> '' THEN excluded.phone_number ELSE contacts.phone_number END
-           RETURNING contact_id, user_id, contact_name, email, phone_number, search_text`,
-          [
-            newId(),
-            accountId,
-            userId,
-            contactName,
-            email,
-            phoneNumber,
-            now,
-            contactSearchText({ userId, contactName, email, phoneNumber }),
-          ],
-        );
+        const [upserted] = await db.rows("contact_upsert", UPSERT, [
+          newId(),
+          accountId,
+          userId,
+          contactName,
+          email,
+          phoneNumber,
+          now,
+          contactSearchText({ userId, contactName, email, phoneNumber }),
+        ]);
+        const r = upserted ?? (await known(db, accountId, userId));
         // A profile merged with the stored one is folded again here: SQL cannot fold as the domain does.
         const merged = contactSearchText({
-          userId: r!.user_id as string,
-          contactName: r!.contact_name as string,
-          email: r!.email as string,
-          phoneNumber: r!.phone_number as string,
+          userId: r.user_id as string,
+          contactName: r.contact_name as string,
+          email: r.email as string,
+          phoneNumber: r.phone_number as string,
         });
-        if (merged !== r!.search_text)
+        if (merged !== r.search_text)
           await db.count("contact_search_text", "UPDATE contacts SET search_text = $1 WHERE contact_id = $2", [
             merged,
-            r!.contact_id,
+            r.contact_id,
           ]);
-        return r!.contact_id as string;
+        return r.contact_id as string;
       }),
     belongsTo: async (accountId, contactId) =>
       (
