@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import { newId } from "../ids.js";
 import type { Repositories } from "../store.js";
-import type { EventData, EventRecord, EventType } from "./repository.js";
+import type { EventData, EventType } from "./repository.js";
 
 /** How long after recording a delivery a commit still wakes the dispatcher (far beyond any unit's duration). */
 const DELIVERIES_LATELY_MS = 60_000;
@@ -29,12 +29,13 @@ export class EventLog {
     tx: Pick<Repositories, "events" | "webhooks">,
     accountId: string,
     events: readonly EventInput[],
-  ): Promise<EventRecord[]> {
-    if (events.length === 0) return [];
+  ): Promise<void> {
+    if (events.length === 0) return;
     const endpoints = (await tx.webhooks.endpoints(accountId)).filter((e) => e.enabled);
     const now = this.clock.now();
     if (endpoints.length > 0) this.deliveriesAt = performance.now();
-    return tx.events.append(
+    // Nothing here waits for the places: a back end may send the append with the unit's commit.
+    await tx.events.add(
       events.map((e) => ({
         event: {
           eventId: newId(),

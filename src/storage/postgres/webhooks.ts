@@ -39,48 +39,56 @@ const APPEND = `WITH c AS (
 
 /** The event log (see APPEND for how places are taken); `hints` names the channel and this instance on it. */
 export function pgEvents(db: PgDb, hints: { channel: string; from: string }): EventRepository {
+  /** The append's values: events and deliveries as arrays (one account per append). */
+  const values = (items: Parameters<EventRepository["append"]>[0], accountId: string): unknown[] => {
+    const ev = {
+      id: [] as string[],
+      type: [] as string[],
+      key: [] as string[],
+      data: [] as string[],
+      at: [] as number[],
+    };
+    const dl = { id: [] as string[], endpoint: [] as string[], nth: [] as number[] };
+    for (const [i, { event, deliveries }] of items.entries()) {
+      if (event.accountId !== accountId) throw new Error("events of one account per append");
+      ev.id.push(event.eventId);
+      ev.type.push(event.type);
+      ev.key.push(event.orderKey);
+      ev.data.push(JSON.stringify(event.data));
+      ev.at.push(event.createdAt);
+      for (const d of deliveries) {
+        dl.id.push(d.deliveryId);
+        dl.endpoint.push(d.endpointId);
+        dl.nth.push(i + 1);
+      }
+    }
+    return [
+      accountId,
+      items.length,
+      ev.id,
+      ev.type,
+      ev.key,
+      ev.data,
+      ev.at,
+      dl.id,
+      dl.endpoint,
+      dl.nth,
+      hints.channel,
+      hints.from,
+    ];
+  };
   return {
     append: async (items) => {
       const first = items[0];
       if (!first) return [];
-      const accountId = first.event.accountId;
-      const ev = {
-        id: [] as string[],
-        type: [] as string[],
-        key: [] as string[],
-        data: [] as string[],
-        at: [] as number[],
-      };
-      const dl = { id: [] as string[], endpoint: [] as string[], nth: [] as number[] };
-      for (const [i, { event, deliveries }] of items.entries()) {
-        if (event.accountId !== accountId) throw new Error("events of one account per append");
-        ev.id.push(event.eventId);
-        ev.type.push(event.type);
-        ev.key.push(event.orderKey);
-        ev.data.push(JSON.stringify(event.data));
-        ev.at.push(event.createdAt);
-        for (const d of deliveries) {
-          dl.id.push(d.deliveryId);
-          dl.endpoint.push(d.endpointId);
-          dl.nth.push(i + 1);
-        }
-      }
-      const [c] = await db.rows<{ last_seq: number }>("events_append", APPEND, [
-        accountId,
-        items.length,
-        ev.id,
-        ev.type,
-        ev.key,
-        ev.data,
-        ev.at,
-        dl.id,
-        dl.endpoint,
-        dl.nth,
-        hints.channel,
-        hints.from,
-      ]);
+      const [c] = await db.rows<{ last_seq: number }>("events_append", APPEND, values(items, first.event.accountId));
       const last = Number(c!.last_seq);
       return items.map(({ event }, i) => ({ ...event, seq: last - items.length + 1 + i }));
+    },
+    add: async (items) => {
+      const first = items[0];
+      // With the unit's commit: the account's counter row is then locked only for the commit's round trip.
+      if (first) await db.write("events_append", APPEND, values(items, first.event.accountId));
     },
     list: async (accountId, afterSeq, limit, types) =>
       (
