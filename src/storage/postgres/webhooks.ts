@@ -6,6 +6,7 @@ import type {
 } from "../../domain/webhook/repository.js";
 import { DELIVERY_COLUMNS, toDelivery, toEndpoint, toEvent } from "../webhook-rows.js";
 import type { PgDb } from "./db.js";
+import { LOG_CHANNEL, logPayload } from "./log-channel.js";
 
 type Row = Record<string, unknown>;
 const FROM = "FROM webhook_deliveries d JOIN events e ON e.account_id = d.account_id AND e.seq = d.event_seq";
@@ -14,8 +15,7 @@ const FROM = "FROM webhook_deliveries d JOIN events e ON e.account_id = d.accoun
  * An append of one account's events and their deliveries in one round trip. The account's counter row is updated
  * first and stays locked until the commit, so two writers of one account take their places in turn and a reader
  * never sees a later place before an earlier one. Arrays carry the rows; `nth` is an event's place in the append.
- * Each conversation the events are about is hinted to the other instances' watchers (`n`, see PgConversationEvents):
- * a NOTIFY is delivered at the commit, and only if the unit commits, at no round trip of its own.
+ * The NOTIFY that tells the other instances is part of it, so they hear of the append only if it commits.
  */
 const APPEND = `WITH c AS (
     INSERT INTO event_counters (account_id, last_seq) VALUES ($1, $2)
@@ -31,15 +31,12 @@ const APPEND = `WITH c AS (
     SELECT y.delivery_id, y.endpoint_id, $1, e.seq, e.order_key, 'pending', e.created_at, e.created_at
     FROM c CROSS JOIN unnest($8::text[], $9::text[], $10::int[]) AS y(delivery_id, endpoint_id, nth)
       JOIN e ON e.seq = c.last_seq - $2 + y.nth
-  ), n AS (
-    SELECT pg_notify($11, json_build_object('from', $12::text, 'a', $1::text, 'c', k)::text)
-    FROM (SELECT DISTINCT k FROM unnest($5::text[]) AS x(k) WHERE k <> '') AS keys
   )
-  SELECT last_seq, (SELECT count(*) FROM n) AS hinted FROM c`;
+  SELECT last_seq, pg_notify($11, $12) FROM c`;
 
-/** The event log (see APPEND for how places are taken); `hints` names the channel and this instance on it. */
-export function pgEvents(db: PgDb, hints: { channel: string; from: string }): EventRepository {
-  /** The append's values: events and deliveries as arrays (one account per append). */
+/** The event log (see APPEND for how places are taken); `origin` names this process in its announcements. */
+export function pgEvents(db: PgDb, origin: string): EventRepository {
+  /** The append's values: events and deliveries as arrays (one account per append), and its announcement. */
   const values = (items: Parameters<EventRepository["append"]>[0], accountId: string): unknown[] => {
     const ev = {
       id: [] as string[],
@@ -73,8 +70,8 @@ export function pgEvents(db: PgDb, hints: { channel: string; from: string }): Ev
       dl.id,
       dl.endpoint,
       dl.nth,
-      hints.channel,
-      hints.from,
+      LOG_CHANNEL,
+      logPayload(origin, accountId, ev.key),
     ];
   };
   return {
