@@ -1,6 +1,7 @@
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AccountService as AccountServiceDesc } from "../gen/aiagent/v1/account_service_pb.js";
+import { ConsoleService as ConsoleServiceDesc } from "../gen/aiagent/v1/console_service_pb.js";
 import { ConversationService as ConversationServiceDesc } from "../gen/aiagent/v1/conversation_service_pb.js";
 import { SessionService as SessionServiceDesc } from "../gen/aiagent/v1/session_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../gen/aiagent/v1/token_service_pb.js";
@@ -44,15 +45,19 @@ import type { AnyHandler } from "./protocol/call.js";
 import { connectRoute } from "./protocol/connect-parse-errors.js";
 import { createConnectRoutes, peerKey } from "./protocol/connect-routes.js";
 import { durableHandlers } from "./protocol/durable.js";
+import { createGate, type Gate } from "./protocol/gate.js";
 import { withAccessLog } from "./protocol/http/access-log.js";
 import { docsRoutes } from "./protocol/http/docs-routes.js";
 import { opsRoutes } from "./protocol/http/ops-routes.js";
+import type { PageRoute } from "./protocol/http/pages.js";
+import { type RouteTable, routeTable, tableRoutes } from "./protocol/http/route-table.js";
 import { chain, listen, type RunningServer } from "./protocol/http/server.js";
-import { type HttpRequest, type HttpResponse, type Route, sendJson } from "./protocol/http/types.js";
+import { type HttpRequest, type HttpResponse, sendJson } from "./protocol/http/types.js";
 import { type CounterStore, limiterCounter } from "./protocol/rate-limit.js";
 import { withFieldRules } from "./protocol/rest/field-rules.js";
 import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcoder.js";
 import { accountHandlers } from "./protocol/services/account-handlers.js";
+import { consoleHandlers } from "./protocol/services/console-handlers.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { privacyHandlers } from "./protocol/services/privacy-handlers.js";
 import { sessionHandlers } from "./protocol/services/session-handlers.js";
@@ -88,8 +93,8 @@ export interface AppOverrides {
   agent?: Agent;
   /** The group commit's fsync of the log (a test holds or fails it to see answers wait for it). */
   fsync?: Fsync;
-  /** Routes served before the API (the frame and the demo add theirs here). */
-  extraRoutes?: (app: App) => Route[];
+  /** Pages beside the API (the frame, the demo and the console add theirs here). */
+  extraRoutes?: (app: App) => PageRoute[];
   /** How webhook deliveries are posted (a test may swap in its own). */
   webhookSend?: Send;
   /** How endpoint host names are resolved when saved (a test may answer private addresses). */
@@ -131,6 +136,10 @@ export interface App {
   /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
   streams: StreamGuard;
   bindings: ServiceBinding[];
+  /** The RPCs in-process, through the same gate as every protocol (the pages that need a credential judged). */
+  gate: Gate;
+  /** Everything the server answers; its request chain is built from this table alone. */
+  routes: RouteTable;
   /** The Prometheus series (GET /metrics with AIAGENT_METRICS_TOKEN). */
   metrics: Metrics;
   handler: (req: HttpRequest, res: HttpResponse) => void;
@@ -305,6 +314,15 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     ),
     bind(WebhookServiceDesc, webhookHandlers(webhooks)),
     bind(SessionServiceDesc, sessionHandlers(sessions)),
+    bind(
+      ConsoleServiceDesc,
+      consoleHandlers({
+        tokens,
+        limits,
+        clock,
+        secureCookie: () => /^https:/i.test(config.appUrl ?? config.baseUrl ?? ""),
+      }),
+    ),
   ];
   const observer = new RpcObserver(metrics, tracer);
   const connect = connectNodeAdapter({
@@ -335,6 +353,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     privacy,
     retention,
     bindings,
+    gate: createGate(bindings),
+    routes: routeTable(bindings, []),
     metrics,
     log,
     handler: () => undefined,
@@ -375,14 +395,16 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
       await store.close();
     },
   };
-  const routes: Route[] = [
-    opsRoutes({ keys, ready: () => store.ready() }),
-    metricsRoute(metrics, config.metricsToken),
-    docsRoutes(),
+  app.routes = routeTable(bindings, [
+    ...opsRoutes({ keys, ready: () => store.ready() }),
+    ...metricsRoute(metrics, config.metricsToken),
+    ...docsRoutes(),
     ...(o.extraRoutes?.(app) ?? []),
-    createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log, observer }),
-    connectRoute(connect as never),
-  ];
+  ]);
+  const routes = tableRoutes(app.routes, {
+    transcoder: createTranscoder(bindings, { maxBodyBytes: MAX_BODY_BYTES, log, observer }),
+    connect: connectRoute(connect as never),
+  });
   app.handler = withAccessLog(chain(routes, config.http), log, config.logLevel === "debug");
   return app;
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { HttpRequest, HttpResponse } from "./types.js";
+import type { HttpResponse } from "./types.js";
 
 // The ETags of the bodies served lately: a bundle changes only when it is rebuilt, so each is hashed once.
 const etags = new Map<string, string>();
@@ -19,7 +19,12 @@ export function etagOf(body: string): string {
  * A script or stylesheet of the service's pages: revalidated on every use (assets have no versioned names),
  * answered 304 when unchanged.
  */
-export function sendAsset(req: HttpRequest, res: HttpResponse, type: string, body: string): void {
+export function sendAsset(
+  req: { readonly method?: string | undefined; readonly headers: { readonly [name: string]: unknown } },
+  res: HttpResponse,
+  type: string,
+  body: string,
+): void {
   const etag = etagOf(body);
   const headers = { "content-type": type, "cache-control": "no-cache", etag, "x-content-type-options": "nosniff" };
   if (req.headers["if-none-match"] === etag) {

@@ -159,6 +159,12 @@ async function serve(
       return;
     }
     const answer = (await out) as object;
+    // An answer with no fields says nothing but its status (the console's sign-in and sign-out: their cookie).
+    if (route.method.output.fields.length === 0) {
+      res.writeHead(204, responseHeaders);
+      res.end();
+      return;
+    }
     const body =
       answer instanceof EncodedAnswer ? answer.bytes : JSON.stringify(toDocumentedJson(route.method.output, answer));
     res.writeHead(200, { "content-type": "application/json", ...responseHeaders });
