@@ -2,7 +2,7 @@ import type { App } from "../app.js";
 import { framePage } from "../frame/page.js";
 import { frameHeaders } from "../frame/policy.js";
 import type { PageRequest, PageRoute } from "../protocol/http/pages.js";
-import { sendAsset } from "../protocol/http/static-asset.js";
+import { assetPages } from "../protocol/http/static-asset.js";
 import type { HttpResponse } from "../protocol/http/types.js";
 import { consoleScript } from "./bundle.js";
 import { CONSOLE_ASSETS, CONSOLE_PATH, consoleHeaders, consolePage } from "./page.js";
@@ -53,25 +53,10 @@ export function consoleRoutes(app: ConsoleDeps): PageRoute[] {
     res.end(html);
   };
 
-  const css: PageRoute = {
-    name: "console stylesheet",
-    verbs: ["GET", "HEAD"],
-    path: `${CONSOLE_ASSETS}console.css`,
-    serve: (req, res) => sendAsset(req, res, "text/css; charset=utf-8", CONSOLE_CSS),
-  };
-  const js: PageRoute = {
-    name: "console script",
-    verbs: ["GET", "HEAD"],
-    path: `${CONSOLE_ASSETS}console.js`,
-    serve: (req, res) =>
-      consoleScript().then(
-        (body) => sendAsset(req, res, "text/javascript; charset=utf-8", body),
-        (e: unknown) => {
-          app.log.error("console script could not be built", { error: (e as Error).message });
-          text(res, 500, "the console script could not be built; run npm run build:browser");
-        },
-      ),
-  };
+  const assets = assetPages("console", CONSOLE_ASSETS, CONSOLE_CSS, consoleScript, (e) => {
+    app.log.error("console script could not be built", { error: e.message });
+    return "the console script could not be built; run npm run build:browser";
+  });
   const previewPage: PageRoute = { name: "console preview", verbs: ["GET"], path: PREVIEW_PATH, serve: preview };
   const shell: PageRoute = {
     name: "console shell",
@@ -85,5 +70,5 @@ export function consoleRoutes(app: ConsoleDeps): PageRoute[] {
       else res.end(html);
     },
   };
-  return [css, js, previewPage, shell];
+  return [...assets, previewPage, shell];
 }

@@ -1,7 +1,7 @@
 import { decodeJwt } from "jose";
 import type { App } from "../app.js";
 import type { PageRequest, PageRoute } from "../protocol/http/pages.js";
-import { sendAsset } from "../protocol/http/static-asset.js";
+import { assetPages } from "../protocol/http/static-asset.js";
 import type { HttpResponse } from "../protocol/http/types.js";
 import { pathOf } from "../protocol/http/types.js";
 import { frameScript } from "./bundle.js";
@@ -64,26 +64,10 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
     "x-content-type-options": "nosniff",
   };
 
-  const css: PageRoute = {
-    name: "frame stylesheet",
-    verbs: ["GET", "HEAD"],
-    path: `${ASSET_PATH}frame.css`,
-    serve: (req, res) => sendAsset(req, res, "text/css; charset=utf-8", FRAME_CSS),
-  };
-  const js: PageRoute = {
-    name: "frame script",
-    verbs: ["GET", "HEAD"],
-    path: `${ASSET_PATH}frame.js`,
-    serve: (req, res) =>
-      frameScript().then(
-        (body) => sendAsset(req, res, "text/javascript; charset=utf-8", body),
-        (e: unknown) => {
-          app.log.error("frame script could not be built", { error: (e as Error).message });
-          res.writeHead(500, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
-          res.end("the frame script could not be built; run npm run build:frame");
-        },
-      ),
-  };
+  const assets = assetPages("frame", ASSET_PATH, FRAME_CSS, frameScript, (e) => {
+    app.log.error("frame script could not be built", { error: e.message });
+    return "the frame script could not be built; run npm run build:frame";
+  });
 
   const serve = (req: PageRequest, res: HttpResponse) => {
     const chatbotId = FRAME_PATH.exec(pathOf(req))![1]!;
@@ -194,5 +178,5 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
   };
   const page: PageRoute = { name: "chat frame", verbs: ["GET", "HEAD"], path: FRAME_PATH, serve };
 
-  return [css, js, page, embedScriptRoute(app), ...(opts.demo ? demoRoutes(app, opts.demo) : [])];
+  return [...assets, page, embedScriptRoute(app), ...(opts.demo ? demoRoutes(app, opts.demo) : [])];
 }
