@@ -36,7 +36,6 @@ import type { RunningServer } from "./protocol/http/server.js";
 import type { HttpRequest, HttpResponse } from "./protocol/http/types.js";
 import type { ServiceBinding } from "./protocol/rest/transcoder.js";
 import type { StreamGuard } from "./protocol/stream-guard.js";
-import type { TokenGuard } from "./protocol/token-limits.js";
 import type { WatchLimits } from "./protocol/watch-limits.js";
 import { type Fsync, openStore } from "./storage/open.js";
 
@@ -70,8 +69,6 @@ export interface App {
   store: Store;
   keys: KeyRing;
   tokens: TokenService;
-  /** The token routes' abuse limits (the console's sign-in counts against the same ones as get_id_token). */
-  tokenGuard: TokenGuard;
   accounts: AccountService;
   team: TeamService;
   /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
@@ -149,7 +146,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     bindings,
     gate: createGate(bindings),
     routes: routeTable(bindings, []),
-    ...pick(token, "keys", "tokens", "tokenGuard"),
+    ...pick(token, "keys", "tokens"),
     ...pick(account, "accounts", "team", "sessions"),
     ...pick(conversation, "conversations", "events", "watchLimits", "streams"),
     ...pick(privacy, "privacy", "retention"),
