@@ -136,6 +136,10 @@ async function main(): Promise<void> {
     const mainData = datasets[SCALES.main]!;
     const full = await serve("service", mainData);
     const off = await serve("service-sync-off", mainData, { AIAGENT_SYNCHRONOUS: "OFF" });
+    // The same service with its metrics on (traces off): what observing every RPC costs, next to S1.
+    const observed = await serve("service-metrics", mainData, {
+      AIAGENT_METRICS_TOKEN: "bench-metrics-token-0123456789",
+    });
     const growth: { scale: string; server: ServerProcess; d: Dataset }[] = [];
     for (const scale of SCALES.growth)
       growth.push({ scale, d: datasets[scale]!, server: await serve(`service-${scale}`, datasets[scale]!) });
@@ -359,6 +363,14 @@ async function main(): Promise<void> {
       [
         { id: "B0", name: "bare node:http, same JSON body", server: bare, kind: "baseline", http: [get("/")] },
         { id: "S1", name: "frame read, JSON, 20 messages", server: full, kind: "service", baseline: "B0", http: s1 },
+        {
+          id: "S1m",
+          name: "frame read, JSON, 20 messages, metrics on",
+          server: observed,
+          kind: "service",
+          baseline: "S1",
+          http: s1,
+        },
         ...(pgRows ? [pgRows.s1] : []),
       ],
       [
@@ -847,6 +859,18 @@ function evaluate(results: ScenarioResult[], serviceRss: number, growth: string[
       met: x >= min,
     });
   };
+  const s1 = by("S1");
+  const s1m = by("S1m");
+  if (s1 && s1m) {
+    const cost = s1m.cpuUsPerReq / s1.cpuUsPerReq;
+    out.push({
+      name: "S1 observed (metrics on, traces off)",
+      rule: "CPU per request ÷ S1's ≤ 1.02",
+      measured: `${cost.toFixed(3)}×`,
+      score: 1.02 / cost,
+      met: cost <= 1.02,
+    });
+  }
   peerTarget("S5 refresh vs oidc-provider refresh", "S5", "P5", 2);
   peerTarget("S4 get_access_token vs oidc-provider client_credentials", "S4", "P4", 1);
   ratioTarget("S4 get_access_token durable", "S4", 0.5, "FULL req/s ÷ OFF req/s");

@@ -8,8 +8,8 @@ import { consoleScript } from "./bundle.js";
 import { CONSOLE_ASSETS, CONSOLE_PATH, consoleHeaders, consolePage } from "./page.js";
 import { CONSOLE_CSS } from "./styles.js";
 
-/** What the console's pages use: the chatbots' public settings and the log. */
-export type ConsoleDeps = Pick<App, "tokens" | "log">;
+/** What the console's pages use: the chatbots' settings (name, appearance, office hours) and the log. */
+export type ConsoleDeps = Pick<App, "tokens" | "accounts" | "log">;
 
 const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
 const PREVIEW_PATH = new RegExp(`^${CONSOLE_PATH}/preview/(${UUID})$`, "i");
@@ -43,6 +43,8 @@ export function consoleRoutes(app: ConsoleDeps): PageRoute[] {
       hostOrigin: undefined,
       allowedOrigins: [],
       refreshTimeoutMs: 10_000,
+      appearance: chatbot.appearance,
+      office: app.accounts.officeNow(chatbot),
     });
     const headers = frameHeaders([], undefined);
     headers["content-security-policy"] = headers["content-security-policy"]!.replace(

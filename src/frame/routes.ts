@@ -48,7 +48,7 @@ function sendPage(
 }
 
 /** What the frame's routes use: token checks, the chatbot's settings, addresses and the log. */
-export type FrameDeps = Pick<App, "tokens" | "config" | "log" | "gate">;
+export type FrameDeps = Pick<App, "tokens" | "accounts" | "config" | "log" | "gate">;
 
 /** The chat frame's routes: the frame page, its script and stylesheet, the host script, and the /demo host page. */
 export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[] {
@@ -114,6 +114,8 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
             hostOrigin: state.origin,
             allowedOrigins: [state.origin],
             refreshTimeoutMs,
+            appearance: chatbot.appearance,
+            office: app.accounts.officeNow(chatbot),
           }),
         );
         return;
@@ -168,6 +170,8 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
           hostOrigin,
           allowedOrigins: chatbot.allowedOrigins,
           refreshTimeoutMs,
+          appearance: chatbot.appearance,
+          office: app.accounts.officeNow(chatbot),
         }),
       );
     })().catch((e: unknown) => {

@@ -300,4 +300,9 @@ export const pgMigrations: PgMigration[] = [
         PRIMARY KEY (account_id, email)
       );`,
   },
+  {
+    version: 10,
+    // How a chatbot's frame looks (brand color, greeting, agent name, theme) and its team's office hours, as JSON.
+    sql: `ALTER TABLE chatbots ADD COLUMN appearance text NOT NULL DEFAULT '{}';`,
+  },
 ];

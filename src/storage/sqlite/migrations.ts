@@ -497,4 +497,11 @@ export const migrations: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 16,
+    name: "chatbots: how the frame looks (brand color, greeting, agent name, theme) and the team's office hours",
+    sql: `
+      ALTER TABLE chatbots ADD COLUMN appearance TEXT NOT NULL DEFAULT '{}';
+    `,
+  },
 ];
