@@ -80,7 +80,7 @@ const NOT_KNOWN = [
 ].join(" ");
 
 function requestOrigin(req: PageRequest): string | undefined {
-  const host = req.headers.host ?? req.headers[":authority"];
+  const host = req.headers.host;
   return typeof host === "string" && /^[a-z0-9.\-[\]:]+$/i.test(host) ? `http://${host}` : undefined;
 }
 

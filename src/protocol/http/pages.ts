@@ -43,6 +43,9 @@ export function pageRequest(req: HttpRequest, page: Pick<PageRoute, "ownCookie" 
     if (name.startsWith(":") || CREDENTIAL_HEADERS.has(name)) continue;
     headers[name] = value as string;
   }
+  // HTTP/2 names the host only in its pseudo-header.
+  const authority = req.headers[":authority"];
+  if (headers.host === undefined && typeof authority === "string") headers.host = authority;
   if (page.operatorSecret && req.headers.authorization !== undefined) headers.authorization = req.headers.authorization;
   const own = page.ownCookie && ownCookie(req.headers.cookie, page.ownCookie);
   if (own) headers.cookie = own;
