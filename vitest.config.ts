@@ -19,6 +19,7 @@ const ON_POSTGRES = [
   "test/api/idempotency.test.ts",
   "test/api/watch-resume.test.ts",
   "test/webhooks/delivery.test.ts",
+  "test/webhooks/fair-slots.test.ts",
   "test/webhooks/events.test.ts",
   "test/webhooks/access.test.ts",
   "test/api/sessions.test.ts",
@@ -28,6 +29,7 @@ const ON_POSTGRES = [
   "test/privacy/erasure.test.ts",
   "test/privacy/audit-log.test.ts",
   "test/ops/metrics.test.ts",
+  "test/events/one-event-path.test.ts",
   "test/api/chatbot-appearance.test.ts",
 ];
 
