@@ -20,7 +20,9 @@ import { startServer, type TestAccount, type TestServer } from "../helpers/serve
 //  - a page: it answers GET or HEAD (or a body-less POST of a page with a cookie of its own: the demo's refresh),
 //    and the request it is handed has no body to read and no credential: no Authorization header, no cookie but
 //    its own (never the console's session), so anything it needs judged it asks of the gate (app.gate). The one
-//    page that sees an Authorization header is /metrics (the operator's scrape secret, no account's data).
+//    page that sees an Authorization header is /metrics (the operator's scrape secret, no account's data). A page
+//    does see its query string: the chat frame's page peeks at a launch code there (never using it up) to choose its
+//    frame-ancestors, and compares an access token's chatbot claim unverified; neither grants anything.
 
 let s: TestServer;
 let a: TestAccount;
