@@ -4,6 +4,7 @@ import type {
   ApiKeyRepository,
   ChatbotRepository,
   DemoSetupRepository,
+  InvitationRepository,
   MemberRepository,
 } from "./account/repository.js";
 import type { AuditRepository } from "./audit/repository.js";
@@ -27,6 +28,8 @@ export interface Repositories {
   conversations: ConversationRepository;
   demoSetup: DemoSetupRepository;
   members: MemberRepository;
+  /** Pending invitations, each account's own. */
+  invitations: InvitationRepository;
   /** The people's display names and pictures. */
   profiles: OperatorProfileRepository;
   events: EventRepository;

@@ -37,6 +37,7 @@ export class SqliteStore implements Store {
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
+  readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
@@ -71,6 +72,7 @@ export class SqliteStore implements Store {
     this.conversations = outside.conversations;
     this.demoSetup = outside.demoSetup;
     this.members = outside.members;
+    this.invitations = outside.invitations;
     this.profiles = outside.profiles;
     this.events = this.advances.announcing(outside.events);
     this.webhooks = outside.webhooks;
@@ -235,6 +237,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     conversations: asyncRepository(sync.conversations, run),
     demoSetup: asyncRepository(sync.demoSetup, run),
     members: asyncRepository(sync.members, run),
+    invitations: asyncRepository(sync.invitations, run),
     profiles: asyncRepository(sync.profiles, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
