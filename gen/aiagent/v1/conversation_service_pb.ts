@@ -13,7 +13,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/conversation_service.proto.
  */
 export const file_aiagent_v1_conversation_service: GenFile = /*@__PURE__*/
-  fileDesc("CiVhaWFnZW50L3YxL2NvbnZlcnNhdGlvbl9zZXJ2aWNlLnByb3RvEgphaWFnZW50LnYxIs8BCh5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QSIAoNdXNlcl9lbWFpbF9pZBgBIAEoCUIJmrUYBQiAAhABEhkKBnNlYXJjaBgCIAEoCUIJmrUYBQiAAhABEhIKBWxpbWl0GAMgASgFSACIAQESEwoGb2Zmc2V0GAQgASgFSAGIAQESMgoGZmlsdGVyGAUgASgJQiKKtRgDYWxsirUYBnVucmVhZIq1GARsaXZlmrUYBQiAAhABQggKBl9saW1pdEIJCgdfb2Zmc2V0IlUKH0dldENvbnRhY3RDb252ZXJzYXRpb25zUmVzcG9uc2USMgoEZGF0YRgBIAEoCzIkLmFpYWdlbnQudjEuQ29udGFjdENvbnZlcnNhdGlvbnNEYXRhIkEKGENvbnRhY3RDb252ZXJzYXRpb25zRGF0YRIlCgRkYXRhGAEgASgLMhcuYWlhZ2VudC52MS5Db250YWN0UGFnZSJGCgtDb250YWN0UGFnZRIlCghjb250YWN0cxgBIAMoCzITLmFpYWdlbnQudjEuQ29udGFjdBIQCghoYXNfbW9yZRgCIAEoCCKIAgoHQ29udGFjdBISCgpjb250YWN0X2lkGAEgASgJEhQKDGNvbnRhY3RfbmFtZRgCIAEoCRIUCgxwaG9uZV9udW1iZXIYAyABKAkSDQoFZW1haWwYBCABKAkSGwoTY29udmVyc2F0aW9uX3N0YXR1cxgFIAEoCRITCgthc3NpZ25lZF90bxgGIAEoCRIcChR1bnJlYWRfbWVzc2FnZV9jb3VudBgHIAEoCRIbChNsYXRlc3RfbWVzc2FnZV90aW1lGAggASgJEhAKCGNoYW5uZWxzGAkgAygJEg8KB3VzZXJfaWQYCiABKAkSHgoWbGF0ZXN0X2NvbnZlcnNhdGlvbl9pZBgLIAEoCSKgAQohR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBARIaCgxhY2Nlc3NfdG9rZW4YBCABKAlCBJq1GABCCAoGX2xpbWl0QgkKB19vZmZzZXQiXQoiR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb25SZXNwb25zZRIlCghtZXNzYWdlcxgBIAMoCzITLmFpYWdlbnQudjEuTWVzc2FnZRIQCghoYXNfbW9yZRgCIAEoCCLeAQoHTWVzc2FnZRISCgptZXNzYWdlX2lkGAEgASgJEhcKD2NvbnZlcnNhdGlvbl9pZBgCIAEoCRIfChdjb252ZXJzYXRpb25fY3JlYXRlZF9hdBgDIAEoCRIPCgdjb250ZW50GAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAkSFQoNbWVzc2FnZV9vcmRlchgGIAEoBRISCgp0b29sX2NhbGxzGAcgASgJEicKCWRvY3VtZW50cxgIIAMoCzIULmFpYWdlbnQudjEuRG9jdW1lbnQSDAoEcm9sZRgJIAEoCSI3CghEb2N1bWVudBINCgV0aXRsZRgBIAEoCRILCgN1cmwYAiABKAkSDwoHc25pcHBldBgDIAEoCSI7Ch1MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVxdWVzdBIaCgxhY2Nlc3NfdG9rZW4YASABKAlCBJq1GAAiTgoeTGlzdEZyYW1lQ29udmVyc2F0aW9uc1Jlc3BvbnNlEiwKBGRhdGEYASABKAsyHi5haWFnZW50LnYxLkZyYW1lQ29udmVyc2F0aW9ucyJMChJGcmFtZUNvbnZlcnNhdGlvbnMSNgoNY29udmVyc2F0aW9ucxgBIAMoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSLKAQoTQ29udmVyc2F0aW9uU3VtbWFyeRIXCg9jb252ZXJzYXRpb25faWQYASABKAkSEgoKY3JlYXRlZF9hdBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSEwoLYXNzaWduZWRfdG8YBCABKAkSGwoTbGF0ZXN0X21lc3NhZ2VfdGltZRgFIAEoCRIPCgdjaGFubmVsGAYgASgJEhwKFHVucmVhZF9tZXNzYWdlX2NvdW50GAcgASgJEhUKDW9wZXJhdG9yX25hbWUYCCABKAkidwoSU2VuZE1lc3NhZ2VSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGgoHY29udGVudBgCIAEoCUIJmrUYBQjAPhACEiIKD2lkZW1wb3RlbmN5X2tleRgDIAEoCUIJmrUYBQj/ARABIn0KGFNlbmRNZXNzYWdlU3RyZWFtUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEhoKB2NvbnRlbnQYAiABKAlCCZq1GAUIwD4QAhIiCg9pZGVtcG90ZW5jeV9rZXkYAyABKAlCCZq1GAUI/wEQASI8ChNTZW5kTWVzc2FnZVJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLlNlbnRNZXNzYWdlInUKC1NlbnRNZXNzYWdlEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIpCgx1c2VyX21lc3NhZ2UYAiABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2USIgoFcmVwbHkYAyABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2UiiAEKGVNlbmRNZXNzYWdlU3RyZWFtUmVzcG9uc2USKwoMdXNlcl9tZXNzYWdlGAEgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlSAASDwoFZGVsdGEYAiABKAlIABIkCgVyZXBseRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAQgcKBWV2ZW50IkAKG01hcmtDb252ZXJzYXRpb25SZWFkUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADIk0KHE1hcmtDb252ZXJzYXRpb25SZWFkUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSKoAQobVGFrZU92ZXJDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSIQoOb3BlcmF0b3JfZW1haWwYAiABKAlCCZq1GAUIgAIQARIfCg1vcGVyYXRvcl9uYW1lGAMgASgJQgiatRgECFAQARIiCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlCCZq1GAUI/wEQASJNChxUYWtlT3ZlckNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkifwoaUmVwbHlUb0NvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIaCgdjb250ZW50GAIgASgJQgmatRgFCMA+EAISIgoPaWRlbXBvdGVuY3lfa2V5GAMgASgJQgmatRgFCP8BEAEiQAobUmVwbHlUb0NvbnZlcnNhdGlvblJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2UiYwoaUmVsZWFzZUNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIiCg9pZGVtcG90ZW5jeV9rZXkYAiABKAlCCZq1GAUI/wEQASJMChtSZWxlYXNlQ29udmVyc2F0aW9uUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSJ/CiFHZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdFJlcXVlc3QSHAoKY29udGFjdF9pZBgBIAEoCUIImrUYBAgkEAMSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCJXCiJHZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdFJlc3BvbnNlEjEKBGRhdGEYASABKAsyIy5haWFnZW50LnYxLkNvbnRhY3RDb252ZXJzYXRpb25QYWdlImMKF0NvbnRhY3RDb252ZXJzYXRpb25QYWdlEjYKDWNvbnZlcnNhdGlvbnMYASADKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkSEAoIaGFzX21vcmUYAiABKAgilgEKGFdhdGNoQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEhsKE2FmdGVyX21lc3NhZ2Vfb3JkZXIYAiABKAUSGgoMYWNjZXNzX3Rva2VuGAMgASgJQgSatRgAEh4KDGFmdGVyX2N1cnNvchgEIAEoCUIImrUYBAgoEAEilQEKGVdhdGNoQ29udmVyc2F0aW9uUmVzcG9uc2USNwoMY29udmVyc2F0aW9uGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5SAASJgoHbWVzc2FnZRgCIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAEg4KBmN1cnNvchgDIAEoCUIHCgVldmVudCJXChNXYXRjaEFjY291bnRSZXF1ZXN0EiAKDXVzZXJfZW1haWxfaWQYASABKAlCCZq1GAUIgAIQARIeCgxhZnRlcl9jdXJzb3IYAiABKAlCCJq1GAQIKBABIqkBChRXYXRjaEFjY291bnRSZXNwb25zZRIXCg1zdWJzY3JpYmVkX2F0GAEgASgJSAASNwoMY29udmVyc2F0aW9uGAIgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5SAASJgoHbWVzc2FnZRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAEg4KBmN1cnNvchgEIAEoCUIHCgVldmVudCJhChhDbG9zZUNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIiCg9pZGVtcG90ZW5jeV9rZXkYAiABKAlCCZq1GAUI/wEQASJKChlDbG9zZUNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkiYgoZUmVvcGVuQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEiIKD2lkZW1wb3RlbmN5X2tleRgCIAEoCUIJmrUYBQj/ARABIksKGlJlb3BlbkNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkyyxAKE0NvbnZlcnNhdGlvblNlcnZpY2USogEKF0dldENvbnRhY3RDb252ZXJzYXRpb25zEiouYWlhZ2VudC52MS5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QaKy5haWFnZW50LnYxLkdldENvbnRhY3RDb252ZXJzYXRpb25zUmVzcG9uc2UiLpACAZK1GAUKAQYQAYLT5JMCHBIaL2dldF9jb250YWN0X2NvbnZlcnNhdGlvbnMSsAEKGkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uEi0uYWlhZ2VudC52MS5HZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlcXVlc3QaLi5haWFnZW50LnYxLkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uUmVzcG9uc2UiM5ACAZK1GAYKAgUGEAGC0+STAiASHi9nZXRfbWVzc2FnZXNfZm9yX2NvbnZlcnNhdGlvbhKvAQoaR2V0Q29udmVyc2F0aW9uc0ZvckNvbnRhY3QSLS5haWFnZW50LnYxLkdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0UmVxdWVzdBouLmFpYWdlbnQudjEuR2V0Q29udmVyc2F0aW9uc0ZvckNvbnRhY3RSZXNwb25zZSIykAIBkrUYBQoBBhABgtPkkwIgEh4vZ2V0X2NvbnZlcnNhdGlvbnNfZm9yX2NvbnRhY3QSjAEKEVdhdGNoQ29udmVyc2F0aW9uEiQuYWlhZ2VudC52MS5XYXRjaENvbnZlcnNhdGlvblJlcXVlc3QaJS5haWFnZW50LnYxLldhdGNoQ29udmVyc2F0aW9uUmVzcG9uc2UiKJACAZK1GAYKAgUGEAGC0+STAhUSEy93YXRjaF9jb252ZXJzYXRpb24wARJ3CgxXYXRjaEFjY291bnQSHy5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlcXVlc3QaIC5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlc3BvbnNlIiKQAgGStRgFCgEGEAGC0+STAhASDi93YXRjaF9hY2NvdW50MAESmgEKFkxpc3RGcmFtZUNvbnZlcnNhdGlvbnMSKS5haWFnZW50LnYxLkxpc3RGcmFtZUNvbnZlcnNhdGlvbnNSZXF1ZXN0GiouYWlhZ2VudC52MS5MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVzcG9uc2UiKZACAZK1GAMKAQWC0+STAhkSFy9haV9hZ2VudC9jb252ZXJzYXRpb25zEngKC1NlbmRNZXNzYWdlEh4uYWlhZ2VudC52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHy5haWFnZW50LnYxLlNlbmRNZXNzYWdlUmVzcG9uc2UiKJK1GAMKAQWC0+STAhs6ASoiFi9haV9hZ2VudC9zZW5kX21lc3NhZ2USkwEKEVNlbmRNZXNzYWdlU3RyZWFtEiQuYWlhZ2VudC52MS5TZW5kTWVzc2FnZVN0cmVhbVJlcXVlc3QaJS5haWFnZW50LnYxLlNlbmRNZXNzYWdlU3RyZWFtUmVzcG9uc2UiL5K1GAMKAQWC0+STAiI6ASoiHS9haV9hZ2VudC9zZW5kX21lc3NhZ2Vfc3RyZWFtMAESlgEKFE1hcmtDb252ZXJzYXRpb25SZWFkEicuYWlhZ2VudC52MS5NYXJrQ29udmVyc2F0aW9uUmVhZFJlcXVlc3QaKC5haWFnZW50LnYxLk1hcmtDb252ZXJzYXRpb25SZWFkUmVzcG9uc2UiK5K1GAUKAQYQAYLT5JMCHDoBKiIXL21hcmtfY29udmVyc2F0aW9uX3JlYWQSlgEKFFRha2VPdmVyQ29udmVyc2F0aW9uEicuYWlhZ2VudC52MS5UYWtlT3ZlckNvbnZlcnNhdGlvblJlcXVlc3QaKC5haWFnZW50LnYxLlRha2VPdmVyQ29udmVyc2F0aW9uUmVzcG9uc2UiK5K1GAUKAQYQAYLT5JMCHDoBKiIXL3Rha2Vfb3Zlcl9jb252ZXJzYXRpb24SkgEKE1JlcGx5VG9Db252ZXJzYXRpb24SJi5haWFnZW50LnYxLlJlcGx5VG9Db252ZXJzYXRpb25SZXF1ZXN0GicuYWlhZ2VudC52MS5SZXBseVRvQ29udmVyc2F0aW9uUmVzcG9uc2UiKpK1GAUKAQYQAYLT5JMCGzoBKiIWL3JlcGx5X3RvX2NvbnZlcnNhdGlvbhKRAQoTUmVsZWFzZUNvbnZlcnNhdGlvbhImLmFpYWdlbnQudjEuUmVsZWFzZUNvbnZlcnNhdGlvblJlcXVlc3QaJy5haWFnZW50LnYxLlJlbGVhc2VDb252ZXJzYXRpb25SZXNwb25zZSIpkrUYBQoBBhABgtPkkwIaOgEqIhUvcmVsZWFzZV9jb252ZXJzYXRpb24SiQEKEUNsb3NlQ29udmVyc2F0aW9uEiQuYWlhZ2VudC52MS5DbG9zZUNvbnZlcnNhdGlvblJlcXVlc3QaJS5haWFnZW50LnYxLkNsb3NlQ29udmVyc2F0aW9uUmVzcG9uc2UiJ5K1GAUKAQYQAYLT5JMCGDoBKiITL2Nsb3NlX2NvbnZlcnNhdGlvbhKNAQoSUmVvcGVuQ29udmVyc2F0aW9uEiUuYWlhZ2VudC52MS5SZW9wZW5Db252ZXJzYXRpb25SZXF1ZXN0GiYuYWlhZ2VudC52MS5SZW9wZW5Db252ZXJzYXRpb25SZXNwb25zZSIokrUYBQoBBhABgtPkkwIZOgEqIhQvcmVvcGVuX2NvbnZlcnNhdGlvbmIGcHJvdG8z", [file_aiagent_v1_field_options, file_aiagent_v1_access, file_google_api_annotations]);
+  fileDesc("CiVhaWFnZW50L3YxL2NvbnZlcnNhdGlvbl9zZXJ2aWNlLnByb3RvEgphaWFnZW50LnYxIs8BCh5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QSIAoNdXNlcl9lbWFpbF9pZBgBIAEoCUIJmrUYBQiAAhABEhkKBnNlYXJjaBgCIAEoCUIJmrUYBQiAAhABEhIKBWxpbWl0GAMgASgFSACIAQESEwoGb2Zmc2V0GAQgASgFSAGIAQESMgoGZmlsdGVyGAUgASgJQiKKtRgDYWxsirUYBnVucmVhZIq1GARsaXZlmrUYBQiAAhABQggKBl9saW1pdEIJCgdfb2Zmc2V0IlUKH0dldENvbnRhY3RDb252ZXJzYXRpb25zUmVzcG9uc2USMgoEZGF0YRgBIAEoCzIkLmFpYWdlbnQudjEuQ29udGFjdENvbnZlcnNhdGlvbnNEYXRhIkEKGENvbnRhY3RDb252ZXJzYXRpb25zRGF0YRIlCgRkYXRhGAEgASgLMhcuYWlhZ2VudC52MS5Db250YWN0UGFnZSJGCgtDb250YWN0UGFnZRIlCghjb250YWN0cxgBIAMoCzITLmFpYWdlbnQudjEuQ29udGFjdBIQCghoYXNfbW9yZRgCIAEoCCKIAgoHQ29udGFjdBISCgpjb250YWN0X2lkGAEgASgJEhQKDGNvbnRhY3RfbmFtZRgCIAEoCRIUCgxwaG9uZV9udW1iZXIYAyABKAkSDQoFZW1haWwYBCABKAkSGwoTY29udmVyc2F0aW9uX3N0YXR1cxgFIAEoCRITCgthc3NpZ25lZF90bxgGIAEoCRIcChR1bnJlYWRfbWVzc2FnZV9jb3VudBgHIAEoCRIbChNsYXRlc3RfbWVzc2FnZV90aW1lGAggASgJEhAKCGNoYW5uZWxzGAkgAygJEg8KB3VzZXJfaWQYCiABKAkSHgoWbGF0ZXN0X2NvbnZlcnNhdGlvbl9pZBgLIAEoCSKgAQohR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBARIaCgxhY2Nlc3NfdG9rZW4YBCABKAlCBJq1GABCCAoGX2xpbWl0QgkKB19vZmZzZXQiXQoiR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb25SZXNwb25zZRIlCghtZXNzYWdlcxgBIAMoCzITLmFpYWdlbnQudjEuTWVzc2FnZRIQCghoYXNfbW9yZRgCIAEoCCLeAQoHTWVzc2FnZRISCgptZXNzYWdlX2lkGAEgASgJEhcKD2NvbnZlcnNhdGlvbl9pZBgCIAEoCRIfChdjb252ZXJzYXRpb25fY3JlYXRlZF9hdBgDIAEoCRIPCgdjb250ZW50GAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAkSFQoNbWVzc2FnZV9vcmRlchgGIAEoBRISCgp0b29sX2NhbGxzGAcgASgJEicKCWRvY3VtZW50cxgIIAMoCzIULmFpYWdlbnQudjEuRG9jdW1lbnQSDAoEcm9sZRgJIAEoCSI3CghEb2N1bWVudBINCgV0aXRsZRgBIAEoCRILCgN1cmwYAiABKAkSDwoHc25pcHBldBgDIAEoCSI7Ch1MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVxdWVzdBIaCgxhY2Nlc3NfdG9rZW4YASABKAlCBJq1GAAiTgoeTGlzdEZyYW1lQ29udmVyc2F0aW9uc1Jlc3BvbnNlEiwKBGRhdGEYASABKAsyHi5haWFnZW50LnYxLkZyYW1lQ29udmVyc2F0aW9ucyJMChJGcmFtZUNvbnZlcnNhdGlvbnMSNgoNY29udmVyc2F0aW9ucxgBIAMoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSL6AQoTQ29udmVyc2F0aW9uU3VtbWFyeRIXCg9jb252ZXJzYXRpb25faWQYASABKAkSEgoKY3JlYXRlZF9hdBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSEwoLYXNzaWduZWRfdG8YBCABKAkSGwoTbGF0ZXN0X21lc3NhZ2VfdGltZRgFIAEoCRIPCgdjaGFubmVsGAYgASgJEhwKFHVucmVhZF9tZXNzYWdlX2NvdW50GAcgASgJEhUKDW9wZXJhdG9yX25hbWUYCCABKAkSLgoGcmF0aW5nGAkgASgLMh4uYWlhZ2VudC52MS5Db252ZXJzYXRpb25SYXRpbmciRgoSQ29udmVyc2F0aW9uUmF0aW5nEg0KBXNjb3JlGAEgASgFEg8KB2NvbW1lbnQYAiABKAkSEAoIcmF0ZWRfYXQYAyABKAkiZwoXUmF0ZUNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxINCgVzY29yZRgCIAEoBRIaCgdjb21tZW50GAMgASgJQgmatRgFCOgHEAIiSQoYUmF0ZUNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkidwoSU2VuZE1lc3NhZ2VSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGgoHY29udGVudBgCIAEoCUIJmrUYBQjAPhACEiIKD2lkZW1wb3RlbmN5X2tleRgDIAEoCUIJmrUYBQj/ARABIn0KGFNlbmRNZXNzYWdlU3RyZWFtUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEhoKB2NvbnRlbnQYAiABKAlCCZq1GAUIwD4QAhIiCg9pZGVtcG90ZW5jeV9rZXkYAyABKAlCCZq1GAUI/wEQASI8ChNTZW5kTWVzc2FnZVJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLlNlbnRNZXNzYWdlInUKC1NlbnRNZXNzYWdlEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIpCgx1c2VyX21lc3NhZ2UYAiABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2USIgoFcmVwbHkYAyABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2UiiAEKGVNlbmRNZXNzYWdlU3RyZWFtUmVzcG9uc2USKwoMdXNlcl9tZXNzYWdlGAEgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlSAASDwoFZGVsdGEYAiABKAlIABIkCgVyZXBseRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAQgcKBWV2ZW50IkAKG01hcmtDb252ZXJzYXRpb25SZWFkUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADIk0KHE1hcmtDb252ZXJzYXRpb25SZWFkUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSKoAQobVGFrZU92ZXJDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSIQoOb3BlcmF0b3JfZW1haWwYAiABKAlCCZq1GAUIgAIQARIfCg1vcGVyYXRvcl9uYW1lGAMgASgJQgiatRgECFAQARIiCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlCCZq1GAUI/wEQASJNChxUYWtlT3ZlckNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkifwoaUmVwbHlUb0NvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIaCgdjb250ZW50GAIgASgJQgmatRgFCMA+EAISIgoPaWRlbXBvdGVuY3lfa2V5GAMgASgJQgmatRgFCP8BEAEiQAobUmVwbHlUb0NvbnZlcnNhdGlvblJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2UiYwoaUmVsZWFzZUNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIiCg9pZGVtcG90ZW5jeV9rZXkYAiABKAlCCZq1GAUI/wEQASJMChtSZWxlYXNlQ29udmVyc2F0aW9uUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSJ/CiFHZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdFJlcXVlc3QSHAoKY29udGFjdF9pZBgBIAEoCUIImrUYBAgkEAMSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCJXCiJHZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdFJlc3BvbnNlEjEKBGRhdGEYASABKAsyIy5haWFnZW50LnYxLkNvbnRhY3RDb252ZXJzYXRpb25QYWdlImMKF0NvbnRhY3RDb252ZXJzYXRpb25QYWdlEjYKDWNvbnZlcnNhdGlvbnMYASADKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkSEAoIaGFzX21vcmUYAiABKAgilgEKGFdhdGNoQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEhsKE2FmdGVyX21lc3NhZ2Vfb3JkZXIYAiABKAUSGgoMYWNjZXNzX3Rva2VuGAMgASgJQgSatRgAEh4KDGFmdGVyX2N1cnNvchgEIAEoCUIImrUYBAgoEAEilQEKGVdhdGNoQ29udmVyc2F0aW9uUmVzcG9uc2USNwoMY29udmVyc2F0aW9uGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5SAASJgoHbWVzc2FnZRgCIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAEg4KBmN1cnNvchgDIAEoCUIHCgVldmVudCJXChNXYXRjaEFjY291bnRSZXF1ZXN0EiAKDXVzZXJfZW1haWxfaWQYASABKAlCCZq1GAUIgAIQARIeCgxhZnRlcl9jdXJzb3IYAiABKAlCCJq1GAQIKBABIqkBChRXYXRjaEFjY291bnRSZXNwb25zZRIXCg1zdWJzY3JpYmVkX2F0GAEgASgJSAASNwoMY29udmVyc2F0aW9uGAIgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5SAASJgoHbWVzc2FnZRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAEg4KBmN1cnNvchgEIAEoCUIHCgVldmVudCJhChhDbG9zZUNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIiCg9pZGVtcG90ZW5jeV9rZXkYAiABKAlCCZq1GAUI/wEQASJKChlDbG9zZUNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkiYgoZUmVvcGVuQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEiIKD2lkZW1wb3RlbmN5X2tleRgCIAEoCUIJmrUYBQj/ARABIksKGlJlb3BlbkNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnky2hEKE0NvbnZlcnNhdGlvblNlcnZpY2USogEKF0dldENvbnRhY3RDb252ZXJzYXRpb25zEiouYWlhZ2VudC52MS5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QaKy5haWFnZW50LnYxLkdldENvbnRhY3RDb252ZXJzYXRpb25zUmVzcG9uc2UiLpACAZK1GAUKAQYQAYLT5JMCHBIaL2dldF9jb250YWN0X2NvbnZlcnNhdGlvbnMSsAEKGkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uEi0uYWlhZ2VudC52MS5HZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlcXVlc3QaLi5haWFnZW50LnYxLkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uUmVzcG9uc2UiM5ACAZK1GAYKAgUGEAGC0+STAiASHi9nZXRfbWVzc2FnZXNfZm9yX2NvbnZlcnNhdGlvbhKvAQoaR2V0Q29udmVyc2F0aW9uc0ZvckNvbnRhY3QSLS5haWFnZW50LnYxLkdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0UmVxdWVzdBouLmFpYWdlbnQudjEuR2V0Q29udmVyc2F0aW9uc0ZvckNvbnRhY3RSZXNwb25zZSIykAIBkrUYBQoBBhABgtPkkwIgEh4vZ2V0X2NvbnZlcnNhdGlvbnNfZm9yX2NvbnRhY3QSjAEKEVdhdGNoQ29udmVyc2F0aW9uEiQuYWlhZ2VudC52MS5XYXRjaENvbnZlcnNhdGlvblJlcXVlc3QaJS5haWFnZW50LnYxLldhdGNoQ29udmVyc2F0aW9uUmVzcG9uc2UiKJACAZK1GAYKAgUGEAGC0+STAhUSEy93YXRjaF9jb252ZXJzYXRpb24wARJ3CgxXYXRjaEFjY291bnQSHy5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlcXVlc3QaIC5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlc3BvbnNlIiKQAgGStRgFCgEGEAGC0+STAhASDi93YXRjaF9hY2NvdW50MAESmgEKFkxpc3RGcmFtZUNvbnZlcnNhdGlvbnMSKS5haWFnZW50LnYxLkxpc3RGcmFtZUNvbnZlcnNhdGlvbnNSZXF1ZXN0GiouYWlhZ2VudC52MS5MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVzcG9uc2UiKZACAZK1GAMKAQWC0+STAhkSFy9haV9hZ2VudC9jb252ZXJzYXRpb25zEngKC1NlbmRNZXNzYWdlEh4uYWlhZ2VudC52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHy5haWFnZW50LnYxLlNlbmRNZXNzYWdlUmVzcG9uc2UiKJK1GAMKAQWC0+STAhs6ASoiFi9haV9hZ2VudC9zZW5kX21lc3NhZ2USkwEKEVNlbmRNZXNzYWdlU3RyZWFtEiQuYWlhZ2VudC52MS5TZW5kTWVzc2FnZVN0cmVhbVJlcXVlc3QaJS5haWFnZW50LnYxLlNlbmRNZXNzYWdlU3RyZWFtUmVzcG9uc2UiL5K1GAMKAQWC0+STAiI6ASoiHS9haV9hZ2VudC9zZW5kX21lc3NhZ2Vfc3RyZWFtMAESlgEKFE1hcmtDb252ZXJzYXRpb25SZWFkEicuYWlhZ2VudC52MS5NYXJrQ29udmVyc2F0aW9uUmVhZFJlcXVlc3QaKC5haWFnZW50LnYxLk1hcmtDb252ZXJzYXRpb25SZWFkUmVzcG9uc2UiK5K1GAUKAQYQAYLT5JMCHDoBKiIXL21hcmtfY29udmVyc2F0aW9uX3JlYWQSlgEKFFRha2VPdmVyQ29udmVyc2F0aW9uEicuYWlhZ2VudC52MS5UYWtlT3ZlckNvbnZlcnNhdGlvblJlcXVlc3QaKC5haWFnZW50LnYxLlRha2VPdmVyQ29udmVyc2F0aW9uUmVzcG9uc2UiK5K1GAUKAQYQAYLT5JMCHDoBKiIXL3Rha2Vfb3Zlcl9jb252ZXJzYXRpb24SkgEKE1JlcGx5VG9Db252ZXJzYXRpb24SJi5haWFnZW50LnYxLlJlcGx5VG9Db252ZXJzYXRpb25SZXF1ZXN0GicuYWlhZ2VudC52MS5SZXBseVRvQ29udmVyc2F0aW9uUmVzcG9uc2UiKpK1GAUKAQYQAYLT5JMCGzoBKiIWL3JlcGx5X3RvX2NvbnZlcnNhdGlvbhKRAQoTUmVsZWFzZUNvbnZlcnNhdGlvbhImLmFpYWdlbnQudjEuUmVsZWFzZUNvbnZlcnNhdGlvblJlcXVlc3QaJy5haWFnZW50LnYxLlJlbGVhc2VDb252ZXJzYXRpb25SZXNwb25zZSIpkrUYBQoBBhABgtPkkwIaOgEqIhUvcmVsZWFzZV9jb252ZXJzYXRpb24SjAEKEFJhdGVDb252ZXJzYXRpb24SIy5haWFnZW50LnYxLlJhdGVDb252ZXJzYXRpb25SZXF1ZXN0GiQuYWlhZ2VudC52MS5SYXRlQ29udmVyc2F0aW9uUmVzcG9uc2UiLZK1GAMKAQWC0+STAiA6ASoiGy9haV9hZ2VudC9yYXRlX2NvbnZlcnNhdGlvbhKJAQoRQ2xvc2VDb252ZXJzYXRpb24SJC5haWFnZW50LnYxLkNsb3NlQ29udmVyc2F0aW9uUmVxdWVzdBolLmFpYWdlbnQudjEuQ2xvc2VDb252ZXJzYXRpb25SZXNwb25zZSInkrUYBQoBBhABgtPkkwIYOgEqIhMvY2xvc2VfY29udmVyc2F0aW9uEo0BChJSZW9wZW5Db252ZXJzYXRpb24SJS5haWFnZW50LnYxLlJlb3BlbkNvbnZlcnNhdGlvblJlcXVlc3QaJi5haWFnZW50LnYxLlJlb3BlbkNvbnZlcnNhdGlvblJlc3BvbnNlIiiStRgFCgEGEAGC0+STAhk6ASoiFC9yZW9wZW5fY29udmVyc2F0aW9uYgZwcm90bzM", [file_aiagent_v1_field_options, file_aiagent_v1_access, file_google_api_annotations]);
 
 /**
  * GetContactConversationsRequest selects one page of the account's contacts.
@@ -531,6 +531,13 @@ export type ConversationSummary = Message$1<"aiagent.v1.ConversationSummary"> & 
    * @generated from field: string operator_name = 8;
    */
   operatorName: string;
+
+  /**
+   * The customer's rating, once given (absent until then).
+   *
+   * @generated from field: aiagent.v1.ConversationRating rating = 9;
+   */
+  rating?: ConversationRating | undefined;
 };
 
 /**
@@ -539,6 +546,97 @@ export type ConversationSummary = Message$1<"aiagent.v1.ConversationSummary"> & 
  */
 export const ConversationSummarySchema: GenMessage<ConversationSummary> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_conversation_service, 12);
+
+/**
+ * ConversationRating is how the customer rated a closed conversation.
+ *
+ * @generated from message aiagent.v1.ConversationRating
+ */
+export type ConversationRating = Message$1<"aiagent.v1.ConversationRating"> & {
+  /**
+   * 1 (bad) to 5 (very good).
+   *
+   * @generated from field: int32 score = 1;
+   */
+  score: number;
+
+  /**
+   * The customer's comment; empty when none.
+   *
+   * @generated from field: string comment = 2;
+   */
+  comment: string;
+
+  /**
+   * When it was given, ISO 8601 UTC.
+   *
+   * @generated from field: string rated_at = 3;
+   */
+  ratedAt: string;
+};
+
+/**
+ * Describes the message aiagent.v1.ConversationRating.
+ * Use `create(ConversationRatingSchema)` to create a new message.
+ */
+export const ConversationRatingSchema: GenMessage<ConversationRating> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 13);
+
+/**
+ * RateConversationRequest is the customer's rating of one of their closed conversations.
+ *
+ * @generated from message aiagent.v1.RateConversationRequest
+ */
+export type RateConversationRequest = Message$1<"aiagent.v1.RateConversationRequest"> & {
+  /**
+   * The conversation, a uuid.
+   *
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * 1 (bad) to 5 (very good).
+   *
+   * @generated from field: int32 score = 2;
+   */
+  score: number;
+
+  /**
+   * Optional: a comment, up to 1,000 characters.
+   *
+   * @generated from field: string comment = 3;
+   */
+  comment: string;
+};
+
+/**
+ * Describes the message aiagent.v1.RateConversationRequest.
+ * Use `create(RateConversationRequestSchema)` to create a new message.
+ */
+export const RateConversationRequestSchema: GenMessage<RateConversationRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 14);
+
+/**
+ * RateConversationResponse wraps the conversation with its rating.
+ *
+ * @generated from message aiagent.v1.RateConversationResponse
+ */
+export type RateConversationResponse = Message$1<"aiagent.v1.RateConversationResponse"> & {
+  /**
+   * The envelope.
+   *
+   * @generated from field: aiagent.v1.ConversationSummary data = 1;
+   */
+  data?: ConversationSummary | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.RateConversationResponse.
+ * Use `create(RateConversationResponseSchema)` to create a new message.
+ */
+export const RateConversationResponseSchema: GenMessage<RateConversationResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 15);
 
 /**
  * SendMessageRequest is a message from the frame user; the access token is the query parameter or header.
@@ -575,7 +673,7 @@ export type SendMessageRequest = Message$1<"aiagent.v1.SendMessageRequest"> & {
  * Use `create(SendMessageRequestSchema)` to create a new message.
  */
 export const SendMessageRequestSchema: GenMessage<SendMessageRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 13);
+  messageDesc(file_aiagent_v1_conversation_service, 16);
 
 /**
  * SendMessageStreamRequest is a message from the frame user, answered as a stream.
@@ -612,7 +710,7 @@ export type SendMessageStreamRequest = Message$1<"aiagent.v1.SendMessageStreamRe
  * Use `create(SendMessageStreamRequestSchema)` to create a new message.
  */
 export const SendMessageStreamRequestSchema: GenMessage<SendMessageStreamRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 14);
+  messageDesc(file_aiagent_v1_conversation_service, 17);
 
 /**
  * SendMessageResponse holds the stored user message and the agent's stored reply.
@@ -633,7 +731,7 @@ export type SendMessageResponse = Message$1<"aiagent.v1.SendMessageResponse"> & 
  * Use `create(SendMessageResponseSchema)` to create a new message.
  */
 export const SendMessageResponseSchema: GenMessage<SendMessageResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 15);
+  messageDesc(file_aiagent_v1_conversation_service, 18);
 
 /**
  * SentMessage is the outcome of one send.
@@ -668,7 +766,7 @@ export type SentMessage = Message$1<"aiagent.v1.SentMessage"> & {
  * Use `create(SentMessageSchema)` to create a new message.
  */
 export const SentMessageSchema: GenMessage<SentMessage> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 16);
+  messageDesc(file_aiagent_v1_conversation_service, 19);
 
 /**
  * SendMessageStreamResponse is one event of a streamed send.
@@ -713,7 +811,7 @@ export type SendMessageStreamResponse = Message$1<"aiagent.v1.SendMessageStreamR
  * Use `create(SendMessageStreamResponseSchema)` to create a new message.
  */
 export const SendMessageStreamResponseSchema: GenMessage<SendMessageStreamResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 17);
+  messageDesc(file_aiagent_v1_conversation_service, 20);
 
 /**
  * MarkConversationReadRequest names the conversation to mark read.
@@ -734,7 +832,7 @@ export type MarkConversationReadRequest = Message$1<"aiagent.v1.MarkConversation
  * Use `create(MarkConversationReadRequestSchema)` to create a new message.
  */
 export const MarkConversationReadRequestSchema: GenMessage<MarkConversationReadRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 18);
+  messageDesc(file_aiagent_v1_conversation_service, 21);
 
 /**
  * MarkConversationReadResponse is the conversation after the change.
@@ -755,7 +853,7 @@ export type MarkConversationReadResponse = Message$1<"aiagent.v1.MarkConversatio
  * Use `create(MarkConversationReadResponseSchema)` to create a new message.
  */
 export const MarkConversationReadResponseSchema: GenMessage<MarkConversationReadResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 19);
+  messageDesc(file_aiagent_v1_conversation_service, 22);
 
 /**
  * TakeOverConversationRequest names the conversation to take over.
@@ -799,7 +897,7 @@ export type TakeOverConversationRequest = Message$1<"aiagent.v1.TakeOverConversa
  * Use `create(TakeOverConversationRequestSchema)` to create a new message.
  */
 export const TakeOverConversationRequestSchema: GenMessage<TakeOverConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 20);
+  messageDesc(file_aiagent_v1_conversation_service, 23);
 
 /**
  * TakeOverConversationResponse is the conversation after the change.
@@ -820,7 +918,7 @@ export type TakeOverConversationResponse = Message$1<"aiagent.v1.TakeOverConvers
  * Use `create(TakeOverConversationResponseSchema)` to create a new message.
  */
 export const TakeOverConversationResponseSchema: GenMessage<TakeOverConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 21);
+  messageDesc(file_aiagent_v1_conversation_service, 24);
 
 /**
  * ReplyToConversationRequest is an operator's message.
@@ -857,7 +955,7 @@ export type ReplyToConversationRequest = Message$1<"aiagent.v1.ReplyToConversati
  * Use `create(ReplyToConversationRequestSchema)` to create a new message.
  */
 export const ReplyToConversationRequestSchema: GenMessage<ReplyToConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 22);
+  messageDesc(file_aiagent_v1_conversation_service, 25);
 
 /**
  * ReplyToConversationResponse holds the stored operator message.
@@ -878,7 +976,7 @@ export type ReplyToConversationResponse = Message$1<"aiagent.v1.ReplyToConversat
  * Use `create(ReplyToConversationResponseSchema)` to create a new message.
  */
 export const ReplyToConversationResponseSchema: GenMessage<ReplyToConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 23);
+  messageDesc(file_aiagent_v1_conversation_service, 26);
 
 /**
  * ReleaseConversationRequest names the conversation to hand back to the AI agent.
@@ -908,7 +1006,7 @@ export type ReleaseConversationRequest = Message$1<"aiagent.v1.ReleaseConversati
  * Use `create(ReleaseConversationRequestSchema)` to create a new message.
  */
 export const ReleaseConversationRequestSchema: GenMessage<ReleaseConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 24);
+  messageDesc(file_aiagent_v1_conversation_service, 27);
 
 /**
  * ReleaseConversationResponse is the conversation after the change.
@@ -929,7 +1027,7 @@ export type ReleaseConversationResponse = Message$1<"aiagent.v1.ReleaseConversat
  * Use `create(ReleaseConversationResponseSchema)` to create a new message.
  */
 export const ReleaseConversationResponseSchema: GenMessage<ReleaseConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 25);
+  messageDesc(file_aiagent_v1_conversation_service, 28);
 
 /**
  * GetConversationsForContactRequest selects one page of a contact's conversations.
@@ -964,7 +1062,7 @@ export type GetConversationsForContactRequest = Message$1<"aiagent.v1.GetConvers
  * Use `create(GetConversationsForContactRequestSchema)` to create a new message.
  */
 export const GetConversationsForContactRequestSchema: GenMessage<GetConversationsForContactRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 26);
+  messageDesc(file_aiagent_v1_conversation_service, 29);
 
 /**
  * GetConversationsForContactResponse holds the page in a `data` envelope.
@@ -985,7 +1083,7 @@ export type GetConversationsForContactResponse = Message$1<"aiagent.v1.GetConver
  * Use `create(GetConversationsForContactResponseSchema)` to create a new message.
  */
 export const GetConversationsForContactResponseSchema: GenMessage<GetConversationsForContactResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 27);
+  messageDesc(file_aiagent_v1_conversation_service, 30);
 
 /**
  * ContactConversationPage is one page of a contact's conversations, newest first.
@@ -1013,7 +1111,7 @@ export type ContactConversationPage = Message$1<"aiagent.v1.ContactConversationP
  * Use `create(ContactConversationPageSchema)` to create a new message.
  */
 export const ContactConversationPageSchema: GenMessage<ContactConversationPage> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 28);
+  messageDesc(file_aiagent_v1_conversation_service, 31);
 
 /**
  * WatchConversationRequest names the conversation to watch and the last message the watcher has.
@@ -1056,7 +1154,7 @@ export type WatchConversationRequest = Message$1<"aiagent.v1.WatchConversationRe
  * Use `create(WatchConversationRequestSchema)` to create a new message.
  */
 export const WatchConversationRequestSchema: GenMessage<WatchConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 29);
+  messageDesc(file_aiagent_v1_conversation_service, 32);
 
 /**
  * WatchConversationResponse is one event of a watched conversation.
@@ -1100,7 +1198,7 @@ export type WatchConversationResponse = Message$1<"aiagent.v1.WatchConversationR
  * Use `create(WatchConversationResponseSchema)` to create a new message.
  */
 export const WatchConversationResponseSchema: GenMessage<WatchConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 30);
+  messageDesc(file_aiagent_v1_conversation_service, 33);
 
 /**
  * WatchAccountRequest names the account whose conversations to watch.
@@ -1129,7 +1227,7 @@ export type WatchAccountRequest = Message$1<"aiagent.v1.WatchAccountRequest"> & 
  * Use `create(WatchAccountRequestSchema)` to create a new message.
  */
 export const WatchAccountRequestSchema: GenMessage<WatchAccountRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 31);
+  messageDesc(file_aiagent_v1_conversation_service, 34);
 
 /**
  * WatchAccountResponse is one event of the account's conversations.
@@ -1181,7 +1279,7 @@ export type WatchAccountResponse = Message$1<"aiagent.v1.WatchAccountResponse"> 
  * Use `create(WatchAccountResponseSchema)` to create a new message.
  */
 export const WatchAccountResponseSchema: GenMessage<WatchAccountResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 32);
+  messageDesc(file_aiagent_v1_conversation_service, 35);
 
 /**
  * CloseConversationRequest names the conversation to close.
@@ -1211,7 +1309,7 @@ export type CloseConversationRequest = Message$1<"aiagent.v1.CloseConversationRe
  * Use `create(CloseConversationRequestSchema)` to create a new message.
  */
 export const CloseConversationRequestSchema: GenMessage<CloseConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 33);
+  messageDesc(file_aiagent_v1_conversation_service, 36);
 
 /**
  * CloseConversationResponse is the conversation after the change.
@@ -1232,7 +1330,7 @@ export type CloseConversationResponse = Message$1<"aiagent.v1.CloseConversationR
  * Use `create(CloseConversationResponseSchema)` to create a new message.
  */
 export const CloseConversationResponseSchema: GenMessage<CloseConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 34);
+  messageDesc(file_aiagent_v1_conversation_service, 37);
 
 /**
  * ReopenConversationRequest names the conversation to reopen.
@@ -1262,7 +1360,7 @@ export type ReopenConversationRequest = Message$1<"aiagent.v1.ReopenConversation
  * Use `create(ReopenConversationRequestSchema)` to create a new message.
  */
 export const ReopenConversationRequestSchema: GenMessage<ReopenConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 35);
+  messageDesc(file_aiagent_v1_conversation_service, 38);
 
 /**
  * ReopenConversationResponse is the conversation after the change.
@@ -1283,7 +1381,7 @@ export type ReopenConversationResponse = Message$1<"aiagent.v1.ReopenConversatio
  * Use `create(ReopenConversationResponseSchema)` to create a new message.
  */
 export const ReopenConversationResponseSchema: GenMessage<ReopenConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 36);
+  messageDesc(file_aiagent_v1_conversation_service, 39);
 
 /**
  * ConversationService reads and writes conversations: the account's inbox (ID token),
@@ -1420,6 +1518,17 @@ export const ConversationService: GenService<{
     methodKind: "unary";
     input: typeof ReleaseConversationRequestSchema;
     output: typeof ReleaseConversationResponseSchema;
+  },
+  /**
+   * RateConversation records the customer's rating of a closed conversation (again: the latest counts), an event
+   * conversation.rated for the account's systems and webhooks.
+   *
+   * @generated from rpc aiagent.v1.ConversationService.RateConversation
+   */
+  rateConversation: {
+    methodKind: "unary";
+    input: typeof RateConversationRequestSchema;
+    output: typeof RateConversationResponseSchema;
   },
   /**
    * CloseConversation closes the conversation.

@@ -325,4 +325,16 @@ export const pgMigrations: PgMigration[] = [
           FROM members WHERE joined_at IS NULL AND invitation_hash IS NOT NULL;
       DELETE FROM members WHERE joined_at IS NULL;`,
   },
+  {
+    version: 12,
+    // The customer's rating of a closed conversation, one per conversation.
+    sql: `
+      CREATE TABLE conversation_ratings (
+        conversation_id text PRIMARY KEY,
+        account_id text NOT NULL,
+        score integer NOT NULL,
+        comment text NOT NULL,
+        rated_at bigint NOT NULL
+      );`,
+  },
 ];

@@ -20,6 +20,7 @@ import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
+import { pgRatings } from "./ratings.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
@@ -64,6 +65,7 @@ export class PgStore implements Store {
   readonly members: Repositories["members"];
   readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
+  readonly ratings: Repositories["ratings"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -92,6 +94,7 @@ export class PgStore implements Store {
     this.members = pgMembers(this.db);
     this.invitations = pgInvitations(this.db);
     this.profiles = pgProfiles(this.db);
+    this.ratings = pgRatings(this.db);
     this.events = this.advances.announcing(pgEvents(this.db, this.origin));
     this.webhooks = pgWebhooks(this.db);
     this.idempotency = pgIdempotency(this.db);

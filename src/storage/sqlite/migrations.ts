@@ -527,4 +527,17 @@ export const migrations: readonly Migration[] = [
       DELETE FROM members WHERE joined_at IS NULL;
     `,
   },
+  {
+    version: 18,
+    name: "conversation_ratings: the customer's rating of a closed conversation",
+    sql: `
+      CREATE TABLE conversation_ratings (
+        conversation_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        score INTEGER NOT NULL,
+        comment TEXT NOT NULL,
+        rated_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];

@@ -12,6 +12,7 @@ import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
 import { sqlitePrivacy } from "./repos/privacy.js";
 import { sqliteProfiles } from "./repos/profiles.js";
+import { sqliteRatings } from "./repos/ratings.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
@@ -36,6 +37,7 @@ export function sqliteRepositories(db: Db) {
     idempotency: sqliteIdempotency(db),
     audit: sqliteAudit(db),
     privacy: sqlitePrivacy(db),
+    ratings: sqliteRatings(db),
   };
 }
 

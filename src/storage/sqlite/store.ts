@@ -39,6 +39,7 @@ export class SqliteStore implements Store {
   readonly members: Repositories["members"];
   readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
+  readonly ratings: Repositories["ratings"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -79,6 +80,7 @@ export class SqliteStore implements Store {
     this.idempotency = outside.idempotency;
     this.audit = outside.audit;
     this.privacy = outside.privacy;
+    this.ratings = outside.ratings;
     this.probe = readinessProbe(db);
   }
 
@@ -244,5 +246,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     idempotency: asyncRepository(sync.idempotency, run),
     audit: asyncRepository(sync.audit, run),
     privacy: asyncRepository(sync.privacy, run),
+    ratings: asyncRepository(sync.ratings, run),
   };
 }
