@@ -11,6 +11,7 @@ import { PerChatbotAgent } from "./agents/per-chatbot.js";
 import { type Config, ConfigError } from "./config.js";
 import { AccountService } from "./domain/account/account-service.js";
 import { OperatorProfiles } from "./domain/account/operator-profile.js";
+import { SavedReplies } from "./domain/account/saved-replies.js";
 import { TeamService } from "./domain/account/team-service.js";
 import type { Agent } from "./domain/agent/agent.js";
 import { OfflineAgent } from "./domain/agent/offline-agent.js";
@@ -18,6 +19,7 @@ import { AuditLog } from "./domain/audit/audit-log.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import { ConversationService } from "./domain/conversation/conversation-service.js";
 import type { ConversationEvents } from "./domain/conversation/events.js";
+import { ConversationNotes } from "./domain/conversation/notes.js";
 import { PrivacyService } from "./domain/privacy/privacy-service.js";
 import { RetentionSchedule } from "./domain/privacy/retention-schedule.js";
 import type { Store } from "./domain/store.js";
@@ -55,6 +57,7 @@ import { createTranscoder, type ServiceBinding } from "./protocol/rest/transcode
 import { accountHandlers } from "./protocol/services/account-handlers.js";
 import { conversationHandlers } from "./protocol/services/conversation-handlers.js";
 import { privacyHandlers } from "./protocol/services/privacy-handlers.js";
+import { savedReplyHandlers } from "./protocol/services/saved-reply-handlers.js";
 import { sessionHandlers } from "./protocol/services/session-handlers.js";
 import { tokenHandlers } from "./protocol/services/token-handlers.js";
 import { eventBody, webhookHandlers } from "./protocol/services/webhook-handlers.js";
@@ -237,6 +240,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     idleCloseSeconds: config.idleCloseSeconds,
     isPersonOf: (accountId, email) => team.isPersonOf(accountId, email),
   });
+  const notes = new ConversationNotes({ ...store, events, transaction, log: eventLog, clock });
   const development = targets.development;
   const webhooks = new WebhookService({ ...store, clock, sealer, policy: targets, audit });
   const forget = (ids: readonly string[] | undefined) => conversations.forget(ids);
@@ -290,7 +294,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   let listeningUrl: string | undefined;
   const bindings: ServiceBinding[] = [
     bind(TokenServiceDesc, tokenHandlers(tokens, limits, log)),
-    bind(ConversationServiceDesc, conversationHandlers(conversations, { limits: watchLimits, clock })),
+    bind(ConversationServiceDesc, conversationHandlers(conversations, { limits: watchLimits, clock }, notes)),
     bind(
       AccountServiceDesc,
       accountHandlers({
@@ -301,6 +305,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
         defaultGraceSeconds: config.apiKeyGraceSeconds,
         consoleUrl: () => `${(config.appUrl ?? config.baseUrl ?? listeningUrl ?? "").replace(/\/+$/, "")}/console`,
         privacy: privacyHandlers({ privacy, audit }),
+        savedReplies: savedReplyHandlers(new SavedReplies({ ...store, clock })),
       }),
     ),
     bind(WebhookServiceDesc, webhookHandlers(webhooks)),

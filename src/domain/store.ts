@@ -6,9 +6,11 @@ import type {
   DemoSetupRepository,
   MemberRepository,
 } from "./account/repository.js";
+import type { SavedReplyRepository } from "./account/saved-replies.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvents } from "./conversation/events.js";
+import type { NoteRepository } from "./conversation/notes.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
@@ -29,6 +31,10 @@ export interface Repositories {
   members: MemberRepository;
   /** The people's display names and pictures. */
   profiles: OperatorProfileRepository;
+  /** Internal notes on conversations. */
+  notes: NoteRepository;
+  /** The accounts' canned answers. */
+  savedReplies: SavedReplyRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
   idempotency: IdempotencyRepository;

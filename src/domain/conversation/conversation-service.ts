@@ -25,6 +25,7 @@ import type {
 } from "./repository.js";
 import { AI_AGENT, effectiveStatus, messageEffect, NEW_CONVERSATION } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
+import { viewAssignee } from "./views.js";
 import {
   type AccountWatchEvent,
   parseCursor,
@@ -216,6 +217,8 @@ export class ConversationService {
       userEmailId: string;
       search: string;
       filter: string;
+      /** all, mine or unassigned (views.ts); empty: all. */
+      view?: string;
       limit: number | undefined;
       offset: number | undefined;
     },
@@ -224,6 +227,7 @@ export class ConversationService {
     const search = optionalText("search", input.search);
     const filter = (input.filter === "" ? "all" : input.filter) as ContactFilter;
     if (!FILTERS.includes(filter)) throw invalidArgument("filter", "must be one of all, unread, live");
+    const assignee = viewAssignee(caller, input.view ?? "");
     const { limit, offset } = page(input.limit, input.offset, 10);
     if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
     const liveSince = this.liveSince();
@@ -231,6 +235,7 @@ export class ConversationService {
       accountId: caller.accountId,
       search: foldForSearch(search),
       filter,
+      assignee,
       limit,
       offset,
       liveSince,
@@ -364,7 +369,7 @@ export class ConversationService {
       caller.kind === "frame"
         ? await this.frameConversation(caller, conversationId)
         : await this.accountConversation(caller, conversationId);
-    yield* this.watches.conversation(conv, this.summary(conv), after, signal);
+    yield* this.watches.conversation(conv, this.summary(conv), after, signal, caller.kind === "account");
   }
 
   /** Stores an operator's reply; a closed conversation must be reopened first. */

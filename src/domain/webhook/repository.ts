@@ -1,4 +1,5 @@
 import type { ConversationSummary } from "../conversation/events.js";
+import type { NoteRecord } from "../conversation/notes.js";
 import type { MessageRecord } from "../conversation/repository.js";
 
 /** The kinds of event the log records. */
@@ -12,6 +13,7 @@ export const EVENT_TYPES = [
   "session.revoked",
   "webhook_endpoint.disabled",
   "contact.erased",
+  "note.created",
 ] as const;
 
 /** One kind of event. */
@@ -28,6 +30,8 @@ export interface EventData {
   endpointId?: string;
   reason?: string;
   contactId?: string;
+  /** note.created: the internal note. */
+  note?: NoteRecord;
   /** Set (alone) when the event's data was erased with its customer or its conversation. */
   redacted?: boolean;
 }

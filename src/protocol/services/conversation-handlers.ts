@@ -7,6 +7,7 @@ import {
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { Clock } from "../../domain/clock.js";
 import type { ConversationService, ConversationSummary } from "../../domain/conversation/conversation-service.js";
+import type { ConversationNotes } from "../../domain/conversation/notes.js";
 import type { PageForm } from "../../domain/conversation/page-cache.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
 import { invalidArgument, unauthenticated } from "../../domain/errors.js";
@@ -15,6 +16,7 @@ import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import type { WatchLimits } from "../watch-limits.js";
+import { note, noteHandlers } from "./note-handlers.js";
 
 // setTimeout's largest delay (24.8 days): a stream of a token that lives longer ends then, as on expiry, and resumes.
 const MAX_TIMER_MS = 2_147_483_647;
@@ -118,15 +120,18 @@ function pageForms() {
 export function conversationHandlers(
   conversations: ConversationService,
   watch: { limits: WatchLimits; clock: Clock },
+  notes: ConversationNotes,
 ): Handlers<typeof ConversationServiceDesc> {
   const pages = pageForms();
   return {
+    ...noteHandlers(notes, keyOf),
     async getContactConversations(req, call) {
       const caller = accountCaller(call.auth);
       const page = await conversations.listContacts(caller, {
         userEmailId: req.userEmailId,
         search: req.search,
         filter: req.filter,
+        view: req.view,
         limit: req.limit,
         offset: req.offset,
       });
@@ -180,7 +185,10 @@ export function conversationHandlers(
         ),
       )) {
         if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) }, cursor: ev.cursor };
-        else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor: ev.cursor };
+        // The domain sends notes to the account's people only; a frame's stream drops one should it ever come.
+        else if (ev.type === "note") {
+          if (caller.kind === "account") yield { event: { case: "note", value: note(ev.note) }, cursor: ev.cursor };
+        } else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor: ev.cursor };
       }
     },
     async *watchAccount(req, call) {
@@ -191,6 +199,7 @@ export function conversationHandlers(
         const cursor = ev.cursor;
         if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
         else if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) }, cursor };
+        else if (ev.type === "note") yield { event: { case: "note", value: note(ev.note) }, cursor };
         else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
       }
     },

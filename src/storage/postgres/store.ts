@@ -16,6 +16,7 @@ import { pgIdempotency } from "./idempotency.js";
 import { PgListener } from "./listen.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
+import { pgNotes, pgSavedReplies } from "./notes.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
@@ -61,6 +62,8 @@ export class PgStore implements Store {
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
   readonly profiles: Repositories["profiles"];
+  readonly notes: Repositories["notes"];
+  readonly savedReplies: Repositories["savedReplies"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -85,6 +88,8 @@ export class PgStore implements Store {
     this.demoSetup = pgDemoSetup(this.db);
     this.members = pgMembers(this.db);
     this.profiles = pgProfiles(this.db);
+    this.notes = pgNotes(this.db);
+    this.savedReplies = pgSavedReplies(this.db);
     this.events = pgEvents(this.db);
     this.webhooks = pgWebhooks(this.db);
     this.idempotency = pgIdempotency(this.db);

@@ -9,6 +9,7 @@ import { sqliteDemoSetup } from "./repos/demo-setup.js";
 import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
+import { sqliteNotes, sqliteSavedReplies } from "./repos/notes.js";
 import { sqlitePrivacy } from "./repos/privacy.js";
 import { sqliteProfiles } from "./repos/profiles.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
@@ -29,6 +30,8 @@ export function sqliteRepositories(db: Db) {
     demoSetup: sqliteDemoSetup(db),
     members: sqliteMembers(db),
     profiles: sqliteProfiles(db),
+    notes: sqliteNotes(db),
+    savedReplies: sqliteSavedReplies(db),
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),
     idempotency: sqliteIdempotency(db),

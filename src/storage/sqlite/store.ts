@@ -38,6 +38,8 @@ export class SqliteStore implements Store {
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
   readonly profiles: Repositories["profiles"];
+  readonly notes: Repositories["notes"];
+  readonly savedReplies: Repositories["savedReplies"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -69,6 +71,8 @@ export class SqliteStore implements Store {
     this.demoSetup = outside.demoSetup;
     this.members = outside.members;
     this.profiles = outside.profiles;
+    this.notes = outside.notes;
+    this.savedReplies = outside.savedReplies;
     this.events = outside.events;
     this.webhooks = outside.webhooks;
     this.idempotency = outside.idempotency;
@@ -229,6 +233,8 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     demoSetup: asyncRepository(sync.demoSetup, run),
     members: asyncRepository(sync.members, run),
     profiles: asyncRepository(sync.profiles, run),
+    notes: asyncRepository(sync.notes, run),
+    savedReplies: asyncRepository(sync.savedReplies, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
     idempotency: asyncRepository(sync.idempotency, run),

@@ -9,6 +9,7 @@ import { memberCases } from "./members.case.js";
 import { privacyCases } from "./privacy.case.js";
 import { profileCases } from "./profiles.case.js";
 import { sessionCases } from "./sessions.case.js";
+import { teamCases } from "./team.case.js";
 import { tokenCases } from "./tokens.case.js";
 import { transactionCases } from "./transactions.case.js";
 
@@ -32,6 +33,7 @@ for (const backend of backends) {
     accountCases(h);
     memberCases(h);
     profileCases(h);
+    teamCases(h);
     tokenCases(h);
     sessionCases(h);
     conversationCases(h);
