@@ -18,6 +18,7 @@ const ON_POSTGRES = [
   "test/api/watch-conversation.test.ts",
   "test/api/idempotency.test.ts",
   "test/api/watch-resume.test.ts",
+  "test/api/team-notes.test.ts",
   "test/webhooks/delivery.test.ts",
   "test/webhooks/events.test.ts",
   "test/webhooks/access.test.ts",
