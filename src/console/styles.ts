@@ -1,3 +1,5 @@
+import { TEAM_CSS } from "./team-styles.js";
+
 /** The console's stylesheet, served as /console/assets/console.css (a file, so the CSP needs no inline styles). */
 export const CONSOLE_CSS = `
 :root {
@@ -132,4 +134,4 @@ td select { width: auto; }
   .message { max-width: 100%; }
   .who { margin-left: 0; width: 100%; order: 3; }
 }
-`;
+${TEAM_CSS}`;
