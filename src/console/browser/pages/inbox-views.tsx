@@ -9,7 +9,14 @@ export function ViewPicker(props: { view: View; onChange: (v: View) => void }) {
     <fieldset class="segmented views">
       <legend class="sr-only">Whose conversations</legend>
       {(["all", "mine", "unassigned"] as const).map((v) => (
-        <button key={v} type="button" aria-pressed={props.view === v} onClick={() => props.onChange(v)}>
+        <button
+          key={v}
+          type="button"
+          // "All" names the status filter's first button too: this one says what it is all of.
+          aria-label={v === "all" ? "All conversations" : undefined}
+          aria-pressed={props.view === v}
+          onClick={() => props.onChange(v)}
+        >
           {LABELS[v]}
         </button>
       ))}

@@ -25,12 +25,15 @@ export function ReplyBox(props: {
   const [all, setAll] = useState<SavedReply[]>([]);
   const [active, setActive] = useState(0);
   const [closed, setClosed] = useState(false);
+  // Read again each time the list opens: an admin may have added one since the conversation was opened.
+  const opening = props.value.startsWith("/");
   useEffect(() => {
+    if (!opening) return;
     accounts.listSavedReplies({}).then(
       (r) => setAll(r.data?.savedReplies ?? []),
       () => setAll([]),
     );
-  }, []);
+  }, [opening]);
   const shown = closed ? undefined : matching(all, props.value);
   const listId = `${props.id}-saved`;
   const optionId = (i: number) => `${listId}-${i}`;
