@@ -57,8 +57,8 @@ export type GetContactConversationsRequest = Message$1<"aiagent.v1.GetContactCon
   filter: string;
 
   /**
-   * Whose conversations: all (the default, anyone's), mine (held by the calling person), unassigned (no person
-   * holds it: the AI agent answers). Combines with filter.
+   * Whose conversations, one of all (the default), mine (held by the calling person), unassigned (no person holds
+   * it: the AI agent answers). Combines with filter.
    *
    * @generated from field: string view = 6;
    */

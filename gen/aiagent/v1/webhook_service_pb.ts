@@ -489,7 +489,8 @@ export type EventData = Message<"aiagent.v1.EventData"> & {
   redacted: boolean;
 
   /**
-   * note.created: the internal note, as list_conversation_notes lists it (never sent to the customer).
+   * note.created: the internal note, as list_conversation_notes lists it (never sent to the customer); absent for
+   * other types.
    *
    * @generated from field: aiagent.v1.Note note = 11;
    */
