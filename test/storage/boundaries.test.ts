@@ -25,6 +25,7 @@ describe("the storage back end stays inside src/storage", () => {
     expect(files.some((f) => f.path.startsWith("storage/sqlite/"))).toBe(true);
     expect(files.some((f) => f.path.startsWith("domain/"))).toBe(true);
     expect(files.some((f) => f.path === "app.ts")).toBe(true);
+    expect(files.some((f) => f.path.startsWith("compose/"))).toBe(true);
     expect(files.some((f) => f.path.startsWith("console/browser/"))).toBe(true);
   });
 
@@ -79,6 +80,28 @@ describe("the storage back end stays inside src/storage", () => {
       ),
     );
     expect(optional).toEqual([]);
+  });
+
+  it("the composition (app.ts and compose/) is imported by none of the rooms it wires", () => {
+    const leaks = files
+      .filter((f) => /^(domain|protocol|storage)\//.test(f.path))
+      .flatMap((f) =>
+        f.imports.filter((i) => /(^|\/)(compose\/|app\.js$)/.test(i)).map((i) => `${f.path} imports ${i}`),
+      );
+    expect(leaks).toEqual([]);
+  });
+
+  it("each area's factory in compose/ takes the store as the port, never a back end's parts", () => {
+    const composition = files.filter((f) => f.path.startsWith("compose/"));
+    expect(composition.map((f) => f.path)).toContain("compose/tokens.ts");
+    const leaks = composition.flatMap((f) =>
+      f.imports.filter((i) => /(^|\/)storage\/|^(better-sqlite3|pg)$/.test(i)).map((i) => `${f.path} imports ${i}`),
+    );
+    expect(leaks).toEqual([]);
+    const named = composition.filter((f) =>
+      /\binstanceof\s+\w*(Store|Pool|Database)\b/.test(readFileSync(join(SRC, f.path), "utf8")),
+    );
+    expect(named.map((f) => f.path)).toEqual([]);
   });
 
   it("no SQLite error code is known outside src/storage", () => {

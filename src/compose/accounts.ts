@@ -1,0 +1,67 @@
+import { AccountService } from "../domain/account/account-service.js";
+import { OperatorProfiles } from "../domain/account/operator-profile.js";
+import { SavedReplies } from "../domain/account/saved-replies.js";
+import { TeamService } from "../domain/account/team-service.js";
+import type { AuditLog } from "../domain/audit/audit-log.js";
+import type { KeySealer } from "../domain/token/key-sealer.js";
+import { SessionRegistry } from "../domain/token/session-registry.js";
+import type { TokenService } from "../domain/token/token-service.js";
+import { checkTarget, type Resolve, type TargetPolicy } from "../domain/webhook/target-policy.js";
+import { isPublicAddress } from "../webhooks/addresses.js";
+import { resolveAll, withLiterals } from "../webhooks/resolve.js";
+import type { Base } from "./base.js";
+
+export interface AccountDeps {
+  sealer: KeySealer;
+  audit: AuditLog;
+  tokens: TokenService;
+  /** How endpoint host names are resolved when saved (a test may answer private addresses). */
+  resolve: Resolve | undefined;
+}
+
+export interface AccountParts {
+  accounts: AccountService;
+  team: TeamService;
+  profiles: OperatorProfiles;
+  /** The account's canned answers. */
+  savedReplies: SavedReplies;
+  /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
+  sessions: SessionRegistry;
+  /** Who an outgoing request (a webhook, a chatbot's agent endpoint) may reach. */
+  targets: TargetPolicy;
+}
+
+/** Accounts, their chatbots and keys, the team, people's profiles and customers' sessions. */
+export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
+  const { config, store, clock, transaction } = b;
+  const { sealer, audit } = d;
+  // Who an outgoing request (a webhook, a chatbot's agent endpoint) may reach: public addresses only in production.
+  const targets: TargetPolicy = {
+    development: !config.production,
+    resolve: withLiterals(d.resolve ?? resolveAll),
+    isPublic: isPublicAddress,
+  };
+  const accounts = new AccountService({
+    ...store,
+    clock,
+    transaction,
+    sealer,
+    audit,
+    allowLoopbackHttp: !config.production,
+    // In development an agent may be any local or not-yet-resolvable model server; in production, public ones only.
+    ...(config.production
+      ? { checkEndpoint: async (field: string, url: string) => void (await checkTarget(field, url, targets)) }
+      : {}),
+  });
+  // A member removed or a password changed revokes what descends from them (lineage.ts), tokens and streams.
+  const team = new TeamService({ ...store, clock, audit, revoke: (ids, keep) => d.tokens.revokeLineage(ids, keep) });
+  const profiles = new OperatorProfiles({ profiles: store.profiles, clock });
+  const sessions = new SessionRegistry({
+    refreshTokens: store.refreshTokens,
+    clock,
+    chatbotOf: (caller, chatbotId) => accounts.chatbot(caller, chatbotId),
+    audit,
+  });
+  const savedReplies = new SavedReplies({ ...store, clock });
+  return { accounts, team, profiles, savedReplies, sessions, targets };
+}

@@ -1,0 +1,132 @@
+import { createContextValues } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { AccountService as AccountServiceDesc } from "../../gen/aiagent/v1/account_service_pb.js";
+import { ConversationService as ConversationServiceDesc } from "../../gen/aiagent/v1/conversation_service_pb.js";
+import { SessionService as SessionServiceDesc } from "../../gen/aiagent/v1/session_service_pb.js";
+import { TokenService as TokenServiceDesc } from "../../gen/aiagent/v1/token_service_pb.js";
+import { WebhookService as WebhookServiceDesc } from "../../gen/aiagent/v1/webhook_service_pb.js";
+import type { App } from "../app.js";
+import type { AuditLog } from "../domain/audit/audit-log.js";
+import type { KeyRing } from "../domain/token/key-ring.js";
+import type { Metrics } from "../observability/metrics.js";
+import { metricsRoute } from "../observability/metrics-route.js";
+import { RpcObserver } from "../observability/rpc.js";
+import { guardService } from "../protocol/access.js";
+import { Authenticator } from "../protocol/auth.js";
+import type { AnyHandler } from "../protocol/call.js";
+import { connectRoute } from "../protocol/connect-parse-errors.js";
+import { createConnectRoutes, peerKey } from "../protocol/connect-routes.js";
+import { durableHandlers } from "../protocol/durable.js";
+import { withAccessLog } from "../protocol/http/access-log.js";
+import { docsRoutes } from "../protocol/http/docs-routes.js";
+import { opsRoutes } from "../protocol/http/ops-routes.js";
+import { chain } from "../protocol/http/server.js";
+import { type HttpResponse, type Route, sendJson } from "../protocol/http/types.js";
+import { withFieldRules } from "../protocol/rest/field-rules.js";
+import { createTranscoder, type ServiceBinding } from "../protocol/rest/transcoder.js";
+import { accountHandlers } from "../protocol/services/account-handlers.js";
+import { conversationHandlers } from "../protocol/services/conversation-handlers.js";
+import { privacyHandlers } from "../protocol/services/privacy-handlers.js";
+import { savedReplyHandlers } from "../protocol/services/saved-reply-handlers.js";
+import { sessionHandlers } from "../protocol/services/session-handlers.js";
+import { tokenHandlers } from "../protocol/services/token-handlers.js";
+import { webhookHandlers } from "../protocol/services/webhook-handlers.js";
+import type { AccountParts } from "./accounts.js";
+import type { Base } from "./base.js";
+import type { ConversationParts } from "./conversations.js";
+import type { PrivacyParts } from "./privacy.js";
+import type { TokenParts } from "./tokens.js";
+import type { WebhookParts } from "./webhooks.js";
+
+/** Largest JSON request body accepted. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** The watch stream's paths: Connect/gRPC and the JSON route. */
+export const WATCH_PATHS = new Set([
+  `/${ConversationServiceDesc.typeName}/${ConversationServiceDesc.method.watchConversation.name}`,
+  `/${ConversationServiceDesc.typeName}/${ConversationServiceDesc.method.watchAccount.name}`,
+  "/watch_conversation",
+  "/watch_account",
+]);
+
+export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
+  Omit<AccountParts, "targets"> &
+  Omit<ConversationParts, "events"> &
+  Pick<PrivacyParts, "privacy"> &
+  Pick<WebhookParts, "webhooks"> & {
+    audit: AuditLog;
+    /** The address the server listens on, once it does (invitation links fall back to it). */
+    listeningUrl: () => string | undefined;
+  };
+
+/** Every service behind the gate of its declared access: the Connect routes and the JSON routes both serve these. */
+export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
+  const { config, store } = b;
+  const auth = new Authenticator(d.tokens);
+  const durable = (h: Record<string, AnyHandler>) => durableHandlers(h, () => store.durable());
+  // Every service passes the gate of its declared access, then waits for durability: the Connect routes and the
+  // JSON routes both serve these bindings, so no protocol can reach a handler around them.
+  const bind = (desc: ServiceBinding["desc"], handlers: object): ServiceBinding => ({
+    desc,
+    // The contract's field rules first: a request they refuse reaches no store, not even the access gate's lookups.
+    handlers: withFieldRules(desc, durable(guardService(desc, handlers as never, auth, d.streams))),
+  });
+  // Invitation links are whole addresses, to paste into an e-mail: the public address configured, else this server's.
+  const consoleUrl = () => `${(config.appUrl ?? config.baseUrl ?? d.listeningUrl() ?? "").replace(/\/+$/, "")}/console`;
+  return [
+    bind(TokenServiceDesc, tokenHandlers(d.tokens, d.tokenGuard, b.log)),
+    bind(
+      ConversationServiceDesc,
+      conversationHandlers(d.conversations, { limits: d.watchLimits, clock: b.clock }, d.notes),
+    ),
+    bind(
+      AccountServiceDesc,
+      accountHandlers({
+        accounts: d.accounts,
+        team: d.team,
+        tokens: d.tokens,
+        profiles: d.profiles,
+        defaultGraceSeconds: config.apiKeyGraceSeconds,
+        consoleUrl,
+        privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
+        savedReplies: savedReplyHandlers(d.savedReplies),
+      }),
+    ),
+    bind(WebhookServiceDesc, webhookHandlers(d.webhooks)),
+    bind(SessionServiceDesc, sessionHandlers(d.sessions)),
+  ];
+}
+
+export interface HandlerDeps {
+  keys: KeyRing;
+  metrics: Metrics;
+  bindings: ServiceBinding[];
+  /** Routes served before the API (the frame and the demo add theirs here). */
+  extraRoutes: Route[];
+}
+
+/** The HTTP handler: operations, metrics and docs routes, the extra routes, then the JSON and Connect routes. */
+export function composeHandler(b: Base, d: HandlerDeps): App["handler"] {
+  const { config, log } = b;
+  const observer = new RpcObserver(d.metrics, b.tracer);
+  const connect = connectNodeAdapter({
+    routes: createConnectRoutes(d.bindings, log, observer),
+    readMaxBytes: MAX_BODY_BYTES,
+    contextValues: (req) => createContextValues().set(peerKey, req.socket?.remoteAddress ?? ""),
+    fallback: (req, res) =>
+      sendJson(res as HttpResponse, 404, {
+        code: "not_found",
+        message: `no route for ${req.method} ${(req.url ?? "").split("?")[0]}`,
+        details: [],
+      }),
+  });
+  const routes: Route[] = [
+    opsRoutes({ keys: d.keys, ready: () => b.store.ready() }),
+    metricsRoute(d.metrics, config.metricsToken),
+    docsRoutes(),
+    ...d.extraRoutes,
+    createTranscoder(d.bindings, { maxBodyBytes: MAX_BODY_BYTES, log, observer }),
+    connectRoute(connect as never),
+  ];
+  return withAccessLog(chain(routes, config.http), log, config.logLevel === "debug");
+}

@@ -1,0 +1,74 @@
+import { publicOnlyPost } from "../agents/guarded-post.js";
+import { OpenAiCompatibleAgent } from "../agents/openai-compatible.js";
+import { PerChatbotAgent } from "../agents/per-chatbot.js";
+import type { TeamService } from "../domain/account/team-service.js";
+import type { Agent } from "../domain/agent/agent.js";
+import { OfflineAgent } from "../domain/agent/offline-agent.js";
+import { ConversationService } from "../domain/conversation/conversation-service.js";
+import type { ConversationEvents } from "../domain/conversation/events.js";
+import { ConversationNotes } from "../domain/conversation/notes.js";
+import type { KeySealer } from "../domain/token/key-sealer.js";
+import type { EventLog } from "../domain/webhook/event-log.js";
+import { InProcessConversationEvents } from "../events/in-process.js";
+import { tracedAgent } from "../observability/spans.js";
+import { StreamGuard } from "../protocol/stream-guard.js";
+import { WatchLimits } from "../protocol/watch-limits.js";
+import type { Base } from "./base.js";
+
+export interface ConversationDeps {
+  eventLog: EventLog;
+  sealer: KeySealer;
+  team: TeamService;
+  /** The service's agent, when a test or the command line swaps one in. */
+  agent: Agent | undefined;
+}
+
+export interface ConversationParts {
+  conversations: ConversationService;
+  /** The team's internal notes on conversations. */
+  notes: ConversationNotes;
+  /** Live updates of conversations (the watch streams subscribe here). */
+  events: ConversationEvents & { close(): void };
+  watchLimits: WatchLimits;
+  /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
+  streams: StreamGuard;
+}
+
+/** Conversations, their live updates and the limits and guard of the watch streams. */
+export async function composeConversations(b: Base, d: ConversationDeps): Promise<ConversationParts> {
+  const { config, store } = b;
+  // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
+  const local = new InProcessConversationEvents(() => store.durable());
+  // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
+  const events = await store.sharedEvents(local);
+  const watchLimits = new WatchLimits(config.watchStreams);
+  const streams = new StreamGuard(config.watchStreams.recheckMs);
+  const conversations = new ConversationService({
+    ...store,
+    events,
+    history: store.events,
+    transaction: b.transaction,
+    log: d.eventLog,
+    // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).
+    agent: tracedAgent(
+      new PerChatbotAgent(
+        d.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
+        d.sealer,
+        // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
+        config.production ? publicOnlyPost() : undefined,
+      ),
+      b.tracer,
+    ),
+    clock: b.clock,
+    idleCloseSeconds: config.idleCloseSeconds,
+    isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
+  });
+  const notes = new ConversationNotes({
+    ...store,
+    events,
+    transaction: b.transaction,
+    log: d.eventLog,
+    clock: b.clock,
+  });
+  return { conversations, notes, events, watchLimits, streams };
+}

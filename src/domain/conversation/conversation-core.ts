@@ -1,0 +1,193 @@
+import type { ChatbotRepository } from "../account/repository.js";
+import type { Agent } from "../agent/agent.js";
+import type { AccountCaller, FrameCaller } from "../caller.js";
+import type { Clock } from "../clock.js";
+import { notFound } from "../errors.js";
+import { IdempotencyKeys, type KeyedRequest } from "../idempotency/keys.js";
+import type { IdempotencyRepository } from "../idempotency/repository.js";
+import type { Repositories, Transact } from "../store.js";
+import type { EventInput, EventLog } from "../webhook/event-log.js";
+import type { EventType } from "../webhook/repository.js";
+import type { ConversationEvents, ConversationSummary } from "./events.js";
+import { type ConversationOwner, ConversationOwners } from "./owners.js";
+import { MessagePageCache } from "./page-cache.js";
+import type {
+  ContactRepository,
+  ConversationRecord,
+  ConversationRepository,
+  MessageRecord,
+  NewConversation,
+  NewMessage,
+} from "./repository.js";
+import { effectiveStatus, messageEffect } from "./rules.js";
+import { type WatchDeps, Watches, type WatchTimings } from "./watch.js";
+
+/** What the conversation use cases need. */
+export interface ConversationServiceDeps {
+  contacts: ContactRepository;
+  conversations: ConversationRepository;
+  chatbots: ChatbotRepository;
+  agent: Agent;
+  clock: Clock;
+  idleCloseSeconds: number;
+  /** Where committed changes are hinted to watchers. */
+  events: ConversationEvents;
+  /** The event log watchers read (the store's). */
+  history: WatchDeps["history"];
+  /** How watchers look and how long they wait for the store (defaults in watch.ts). */
+  watchTimings?: WatchTimings;
+  /** Where keyed writes are remembered (written in each write's unit of work). */
+  idempotency: Pick<IdempotencyRepository, "find">;
+  /** Units of work: each change and its events (the outbox) commit together. */
+  transaction: Transact;
+  /** The account's event log, written in the unit of work of each change. */
+  log: EventLog;
+  /** True when the e-mail is a person of the account (its owner or a member): only they take conversations over. */
+  isPersonOf(accountId: string, email: string): Promise<boolean>;
+}
+
+/**
+ * What the conversation use cases share: their dependencies, this instance's caches, the keyed-write memory, and
+ * the unit of work every change goes through (written, its events recorded, then published to watchers).
+ */
+export class ConversationCore {
+  /** Who each recently read conversation belongs to (immutable facts), so a page read is one query. */
+  readonly owners = new ConversationOwners();
+  /** Recently read pages of messages, served again while the conversation's count says they are current. */
+  readonly pages = new MessagePageCache();
+  readonly watches: Watches;
+  readonly keys: IdempotencyKeys;
+
+  /** Message pages answered from the page cache and built from storage, since start (the metrics). */
+  get pageCacheCounts(): { readonly hits: number; readonly misses: number } {
+    return this.pages.counts;
+  }
+
+  constructor(readonly d: ConversationServiceDeps) {
+    this.watches = new Watches(d, d.watchTimings);
+    this.keys = new IdempotencyKeys(d.idempotency, d.clock);
+  }
+
+  /** Forgets what this instance remembers of erased or expired conversations (undefined: of every one). */
+  forget(conversationIds: readonly string[] | undefined): void {
+    if (conversationIds === undefined) {
+      this.owners.forget();
+      this.pages.clear();
+    } else if (conversationIds.length > 0) {
+      this.owners.forget(conversationIds);
+      this.pages.forget(new Set(conversationIds));
+    }
+  }
+
+  /** Appends a message and records its events in one unit of work; publishes it to watchers once committed. */
+  async append(
+    accountId: string,
+    conversationId: string,
+    m: NewMessage,
+    start?: NewConversation,
+    reopens = false,
+    keyed?: KeyedRequest,
+  ): Promise<{ message: MessageRecord; conversation: ConversationRecord }> {
+    const r = await this.d.transaction(
+      async (tx) => {
+        const message = await tx.conversations.append(conversationId, m, messageEffect(m.role), start);
+        const conversation = (await tx.conversations.byId(conversationId))!;
+        const summary = this.summary(conversation);
+        const events: EventInput[] = [];
+        if (start)
+          events.push({
+            type: "conversation.started",
+            data: { conversationId, conversation: summary, chatbotId: start.chatbotId, userId: start.userId },
+          });
+        if (reopens) events.push({ type: "conversation.reopened", data: { conversationId, conversation: summary } });
+        events.push({ type: "message.created", data: { conversationId, message } });
+        await this.d.log.record(tx, accountId, events);
+        // A retry with this key answers this message again, with nothing written.
+        await this.keys.record(tx, keyed, { message });
+        return { message, conversation };
+      },
+      { rowLocks: true },
+    );
+    this.d.log.committed();
+    // Hinted after the transaction committed (the events channel waits for its fsync); watchers read the log.
+    this.d.events.publish({ accountId, conversationId });
+    return r;
+  }
+
+  /** Writes a change of state and its event (when `type` is given) in one unit of work, then publishes it. */
+  async change(
+    conv: ConversationRecord,
+    type: EventType | undefined,
+    write: (tx: Repositories) => Promise<void>,
+    keyed?: KeyedRequest,
+  ): Promise<ConversationSummary> {
+    const after = await this.d.transaction(
+      async (tx) => {
+        await write(tx);
+        const c = (await tx.conversations.byId(conv.conversationId))!;
+        if (type)
+          await this.d.log.record(tx, conv.accountId, [
+            { type, data: { conversationId: c.conversationId, conversation: this.summary(c) } },
+          ]);
+        await this.keys.record(tx, keyed, this.summary(c));
+        return c;
+      },
+      { rowLocks: true },
+    );
+    if (!type) return this.summary(after);
+    this.d.log.committed();
+    this.d.events.publish({ accountId: after.accountId, conversationId: after.conversationId });
+    return this.summary(after);
+  }
+
+  /** Reads the conversation and remembers its owner; undefined when it does not exist. */
+  async readOwner(conversationId: string): Promise<ConversationOwner | undefined> {
+    const conv = await this.d.conversations.byId(conversationId);
+    return conv && this.owners.remember(conv);
+  }
+
+  async frameConversation(caller: FrameCaller, conversationId: string): Promise<ConversationRecord> {
+    const conv = await this.d.conversations.byId(conversationId);
+    if (
+      !conv ||
+      conv.accountId !== caller.accountId ||
+      conv.chatbotId !== caller.chatbotId ||
+      conv.userId !== caller.userId
+    )
+      throw notFound("conversation");
+    return conv;
+  }
+
+  async accountConversation(caller: AccountCaller, conversationId: string): Promise<ConversationRecord> {
+    const conv = await this.d.conversations.byId(conversationId);
+    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    return conv;
+  }
+
+  liveSince(): number {
+    return this.d.clock.now() - this.d.idleCloseSeconds * 1000;
+  }
+
+  effectiveStatus(c: ConversationRecord): "live" | "closed" {
+    return effectiveStatus(c.status, c.lastMessageAt ?? c.createdAt, this.liveSince());
+  }
+
+  summary(c: ConversationRecord): ConversationSummary {
+    return {
+      conversationId: c.conversationId,
+      createdAt: c.createdAt,
+      status: this.effectiveStatus(c),
+      assignedTo: c.assignedTo,
+      operatorName: c.operatorName,
+      latestMessageAt: c.lastMessageAt,
+      channel: c.channel,
+      unreadCount: c.unreadCount,
+    };
+  }
+}
+
+/** user_email_id names the caller's account: by the account's e-mail, or by the calling person's own. */
+export function namesAccountOf(caller: AccountCaller, email: string): boolean {
+  const e = email.toLowerCase();
+  return e === caller.accountEmail.toLowerCase() || e === caller.email.toLowerCase();
+}

@@ -1,0 +1,46 @@
+import type { AccountCaller, Caller } from "../caller.js";
+import { invalidArgument, permissionDenied } from "../errors.js";
+import { requireUuid } from "../ids.js";
+import { requireEmail } from "../validate.js";
+import { type ConversationCore, namesAccountOf } from "./conversation-core.js";
+import { type AccountWatchEvent, parseCursor, type WatchEvent } from "./watch.js";
+
+/** Following conversations live: one conversation (the frame or the inbox), or every one of the account. */
+export class ConversationWatches {
+  constructor(private readonly c: ConversationCore) {}
+
+  /**
+   * Follows one conversation: its state, then its messages after `afterMessageOrder` (or `afterCursor`), then each
+   * change as it is committed, each message once and in order (see watch.ts). Ends when the signal aborts or the
+   * events channel closes.
+   */
+  async *watch(
+    caller: Caller,
+    input: { conversationId: string; afterMessageOrder: number; afterCursor?: string },
+    signal: AbortSignal,
+  ): AsyncGenerator<WatchEvent> {
+    const conversationId = requireUuid("conversation_id", input.conversationId);
+    if (!Number.isInteger(input.afterMessageOrder) || input.afterMessageOrder < 0)
+      throw invalidArgument("after_message_order", "must be an integer, 0 or more");
+    const after = input.afterCursor ? parseCursor("after_cursor", input.afterCursor) : input.afterMessageOrder;
+    const conv =
+      caller.kind === "frame"
+        ? await this.c.frameConversation(caller, conversationId)
+        : await this.c.accountConversation(caller, conversationId);
+    yield* this.c.watches.conversation(conv, this.c.summary(conv), after, signal, caller.kind === "account");
+  }
+
+  /**
+   * Follows every conversation of the account (a live inbox): changes only, from the instant it answers first, or
+   * from `afterCursor` (a cursor this stream sent) to resume exactly where an earlier stream ended.
+   */
+  async *watchAccount(
+    caller: AccountCaller,
+    input: { userEmailId: string; afterCursor?: string },
+    signal: AbortSignal,
+  ): AsyncGenerator<AccountWatchEvent> {
+    const email = requireEmail("user_email_id", input.userEmailId);
+    if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
+    yield* this.c.watches.account(caller.accountId, this.c.d.clock.now(), input.afterCursor ?? "", signal);
+  }
+}

@@ -1,0 +1,114 @@
+import type { AccountCaller } from "../caller.js";
+import { DomainError, invalidArgument } from "../errors.js";
+import { newId, requireUuid } from "../ids.js";
+import { optionalText, requireContent, requireEmail } from "../validate.js";
+import type { ConversationCore } from "./conversation-core.js";
+import type { ConversationSummary } from "./events.js";
+import type { MessageRecord, NewMessage } from "./repository.js";
+import { AI_AGENT } from "./rules.js";
+
+const MAX_OPERATOR_NAME = 80;
+
+/** The operators' actions on a conversation: read, take over, release, reply, close and reopen. */
+export class OperatorActions {
+  constructor(private readonly c: ConversationCore) {}
+
+  /** Moves the account's read marker to the latest message. */
+  async markRead(caller: AccountCaller, conversationId: string): Promise<ConversationSummary> {
+    const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    return this.c.change(conv, "conversation.read", (tx) => tx.conversations.markRead(conv.conversationId));
+  }
+
+  /** Assigns the conversation to an operator, shown to the customer by name; the AI agent stops answering. */
+  async takeOver(
+    caller: AccountCaller,
+    conversationId: string,
+    operatorEmail: string,
+    operatorName = "",
+    idempotencyKey?: string,
+  ): Promise<ConversationSummary> {
+    const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    const operator = operatorEmail === "" ? caller.email : requireEmail("operator_email", operatorEmail);
+    const name = optionalText("operator_name", operatorName, MAX_OPERATOR_NAME).trim();
+    const keyed = this.c.keys.request(caller, idempotencyKey, "take_over", { conversationId, operator, name });
+    return this.c.keys.once(keyed, async () => {
+      if (!(await this.c.d.isPersonOf(caller.accountId, operator)))
+        throw invalidArgument("operator_email", `${operator} is not a person of this account (invite them first)`);
+      return this.c.change(
+        conv,
+        "conversation.assigned",
+        (tx) =>
+          tx.conversations.assign(conv.conversationId, operator, name || operator.slice(0, operator.lastIndexOf("@"))),
+        keyed,
+      );
+    });
+  }
+
+  /** Hands the conversation back to the AI agent. */
+  async release(caller: AccountCaller, conversationId: string, idempotencyKey?: string): Promise<ConversationSummary> {
+    const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    const keyed = this.c.keys.request(caller, idempotencyKey, "release", { conversationId });
+    return this.c.keys.once(keyed, () =>
+      this.c.change(
+        conv,
+        "conversation.assigned",
+        (tx) => tx.conversations.assign(conv.conversationId, AI_AGENT, ""),
+        keyed,
+      ),
+    );
+  }
+
+  /** Stores an operator's reply; a closed conversation must be reopened first. */
+  async reply(
+    caller: AccountCaller,
+    conversationId: string,
+    content: string,
+    idempotencyKey?: string,
+  ): Promise<MessageRecord> {
+    const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    const text = requireContent("content", content);
+    const keyed = this.c.keys.request(caller, idempotencyKey, "reply", { conversationId, content: text });
+    const { message } = await this.c.keys.once(keyed, () => {
+      if (this.c.effectiveStatus(conv) === "closed")
+        throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
+      const m: NewMessage = {
+        messageId: newId(),
+        role: "operator",
+        content: text,
+        toolCalls: "",
+        documents: [],
+        createdAt: this.c.d.clock.now(),
+      };
+      return this.c.append(caller.accountId, conv.conversationId, m, undefined, false, keyed);
+    });
+    return message;
+  }
+
+  /** Closes or reopens a conversation. */
+  async setStatus(
+    caller: AccountCaller,
+    conversationId: string,
+    status: "live" | "closed",
+    idempotencyKey?: string,
+  ): Promise<ConversationSummary> {
+    const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    const keyed = this.c.keys.request(caller, idempotencyKey, status === "closed" ? "close" : "reopen", {
+      conversationId,
+    });
+    // Only a change of what readers see is an event: closing a closed conversation records nothing.
+    const type =
+      this.c.effectiveStatus(conv) === status
+        ? undefined
+        : status === "closed"
+          ? "conversation.closed"
+          : "conversation.reopened";
+    return this.c.keys.once(keyed, () =>
+      this.c.change(
+        conv,
+        type,
+        (tx) => tx.conversations.setStatus(conv.conversationId, status, this.c.d.clock.now()),
+        keyed,
+      ),
+    );
+  }
+}

@@ -1,0 +1,197 @@
+import { apiKeyUsable, LAST_USED_RESOLUTION_MS } from "../account/api-keys.js";
+import type {
+  AccountRecord,
+  AccountRepository,
+  ApiKeyRepository,
+  ChatbotRepository,
+  MemberRepository,
+} from "../account/repository.js";
+import type { AuditLog } from "../audit/audit-log.js";
+import type { Clock } from "../clock.js";
+import type { ContactRepository } from "../conversation/repository.js";
+import { DomainError, invalidArgument } from "../errors.js";
+import { hashSecret, sameHash } from "../ids.js";
+import type { Transact } from "../store.js";
+import type { EventLog } from "../webhook/event-log.js";
+import type { JwtStrategy } from "./jwt-strategy.js";
+import type { LaunchCodeRepository, RefreshTokenRecord, RefreshTokenRepository } from "./repository.js";
+import { successorSecret } from "./rotation.js";
+
+/** Prefix of every refresh token, so a leaked one is recognisable. */
+export const REFRESH_TOKEN_PREFIX = "rt_";
+/** Prefix of every launch code. */
+export const LAUNCH_CODE_PREFIX = "lc_";
+/** How long a launch code works, milliseconds. */
+export const LAUNCH_CODE_TTL_MS = 60_000;
+/** Longest User-Agent kept with a session. */
+const MAX_USER_AGENT = 256;
+
+/** The refresh token that replaces `token` in a rotation with this salt. */
+export function deriveSuccessor(token: string, salt: string): string {
+  return REFRESH_TOKEN_PREFIX + successorSecret(token, salt);
+}
+
+/** Token lifetimes, in seconds. */
+export interface TokenLifetimes {
+  access: number;
+  refresh: number;
+  id: number;
+}
+
+/** What the token use cases need. */
+export interface TokenServiceDeps {
+  accounts: AccountRepository;
+  apiKeys: ApiKeyRepository;
+  chatbots: ChatbotRepository;
+  members: MemberRepository;
+  refreshTokens: RefreshTokenRepository;
+  launchCodes: LaunchCodeRepository;
+  contacts: ContactRepository;
+  jwt: JwtStrategy;
+  clock: Clock;
+  ttl: TokenLifetimes;
+  /** Runs fn as one storage transaction, so an issuance writes all its rows or none. */
+  transaction: Transact;
+  /** Called once a credential is known good and before anything is written; throws to refuse (per-account limits). */
+  admit?: (accountId: string) => Promise<void>;
+  /** The account's event log: a revocation records `session.revoked` in its own unit of work. */
+  log?: EventLog;
+  /** The accounts' audit log: sign-ins and revocations. */
+  audit?: AuditLog;
+}
+
+/** A longest password accepted: scrypt hashes anything, but there is no reason to hash a megabyte. */
+export const MAX_PASSWORD = 1024;
+
+/**
+ * A credential this service never issued, or one presented for something it is not bound to: the mark of
+ * guessing, which the abuse limits count. Its message is the same as every other credential failure's.
+ */
+export class UnknownCredentialError extends DomainError {
+  constructor(message: string) {
+    super("unauthenticated", message, { reason: "TokenInvalidError" });
+  }
+}
+
+/** Guard for UnknownCredentialError. */
+export function isUnknownCredential(e: unknown): e is UnknownCredentialError {
+  return e instanceof UnknownCredentialError;
+}
+
+/** A new access and refresh token pair. */
+export interface IssuedTokens {
+  accessToken: string;
+  refreshToken: string;
+  accessTokenExpiresAt: number;
+  refreshTokenExpiresAt: number;
+  /** The session the refresh token is. */
+  sessionId: string;
+  /** The one-time launch code, when one was asked for. */
+  launchCode?: { code: string; expiresAt: number; origin: string };
+}
+
+/** A new access token from a refresh token; with rotation, also the refresh token to use next. */
+export interface RefreshedTokens {
+  accessToken: string;
+  expiresAt: number;
+  refreshToken?: { token: string; expiresAt: number };
+}
+
+/** A launch code refused: why, for the log (the caller sees only that it is not valid). */
+export class LaunchRefusedError extends DomainError {
+  constructor(
+    readonly why: "unknown" | "used" | "expired" | "origin" | "chatbot" | "session",
+    message: string,
+  ) {
+    super("unauthenticated", message, { reason: "TokenInvalidError" });
+  }
+}
+
+// One message for every way a key/chatbot pair can be wrong, so none of them can be told apart.
+export const BAD_KEY = "client_api_key is not valid for this chatbot_id";
+export const BAD_REFRESH = "refresh_token is not valid for this user_id and chatbot_id";
+export const BAD_LAUNCH = "launch_code is not valid: ask the page that embeds this chat to open it again";
+export const BAD_ID_CREDENTIAL = "user_email_id and credential do not match";
+// A well-formed hash no password matches: verified against when there is no real one, so timing tells nothing.
+export const UNUSABLE_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
+/**
+ * Records a use of a session; advisory, so a busy database does not fail the request it describes. Like an API
+ * key's, the last use is kept to the minute: a refresh that would change nothing else writes nothing within it.
+ */
+export async function touchSession(
+  d: TokenServiceDeps,
+  sessionId: string,
+  at: number,
+  origin: string | null,
+  userAgent: string | undefined,
+  known?: RefreshTokenRecord,
+) {
+  const agent = userAgentOf(userAgent);
+  if (
+    known &&
+    at - known.lastUsedAt < LAST_USED_RESOLUTION_MS &&
+    (origin === null || origin === known.lastOrigin) &&
+    (agent === null || agent === known.userAgent)
+  )
+    return;
+  try {
+    await d.refreshTokens.touch(sessionId, at, origin, agent);
+  } catch {
+    // The last-use mark is advisory.
+  }
+}
+
+/**
+ * The account of a usable API key, and a function that records its use: called only once the whole request is
+ * accepted, so a refused request (the key of another chatbot's account, say) writes nothing.
+ */
+export async function accountForKey(
+  d: TokenServiceDeps,
+  key: string,
+): Promise<(AccountRecord & { apiKeyId: string; markUsed(): Promise<void> }) | undefined> {
+  if (key.length > 512) return undefined;
+  const hash = hashSecret(key);
+  const rec = await d.apiKeys.byHash(hash);
+  const now = d.clock.now();
+  if (!rec || !sameHash(rec.keyHash, hash) || !apiKeyUsable(rec, now)) return undefined;
+  const account = await d.accounts.byId(rec.accountId);
+  if (!account?.active) return undefined;
+  const markUsed = async () => {
+    if (rec.lastUsedAt !== null && now - rec.lastUsedAt < LAST_USED_RESOLUTION_MS) return;
+    try {
+      await d.apiKeys.touch(rec.apiKeyId, now, now - LAST_USED_RESOLUTION_MS);
+    } catch {
+      // The last-use mark is advisory: a busy database must not fail the request it describes.
+    }
+  };
+  return { ...account, apiKeyId: rec.apiKeyId, markUsed };
+}
+
+/** The origin a launch code is bound to: the one asked for, which must be allowed, or the chatbot's only one. */
+export function embedOrigin(allowed: readonly string[], asked: string): string {
+  if (asked === "") {
+    if (allowed.length === 1) return allowed[0]!;
+    throw invalidArgument("embed_origin", "is required with launch_code: the chatbot has several allowed origins");
+  }
+  const origin = originOf(asked);
+  if (!origin || !allowed.includes(origin))
+    throw invalidArgument("embed_origin", "must be one of the chatbot's allowed origins");
+  return origin;
+}
+
+/** scheme://host[:port] of an absolute http(s) address; undefined for anything else. */
+export function originOf(s: string): string | undefined {
+  try {
+    const u = new URL(s);
+    return u.protocol === "https:" || u.protocol === "http:" ? u.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A User-Agent as kept with a session: printable, bounded; null when none was sent. */
+export function userAgentOf(ua: string | undefined): string | null {
+  if (!ua) return null;
+  return ua.replace(/[^\x20-\x7e]/g, "").slice(0, MAX_USER_AGENT);
+}

@@ -1,0 +1,76 @@
+import { apiKeyUsable } from "../account/api-keys.js";
+import type { ChatbotRecord } from "../account/repository.js";
+import { resolvePerson } from "../account/team-service.js";
+import type { AccountCaller } from "../caller.js";
+import { unauthenticated } from "../errors.js";
+import type { TokenServiceDeps } from "./credentials.js";
+import type { AccessClaims, IdClaims } from "./jwt-strategy.js";
+import { lineage, lineageOf } from "./lineage.js";
+
+/** Checking presented tokens on each call: signature, expiry, revocation, and that what they name is still active. */
+export class TokenChecks {
+  constructor(private readonly d: TokenServiceDeps) {}
+
+  /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
+  async authenticateFrame(token: string): Promise<AccessClaims> {
+    const claims = await this.d.jwt.verifyAccess(token);
+    const { notBefore, chatbot } = await this.d.refreshTokens.frameAccess(
+      claims.chatbotId,
+      claims.userId,
+      claims.sessionId,
+    );
+    if (notBefore !== undefined && claims.issuedAt < notBefore)
+      throw unauthenticated("the access token has been revoked", "TokenRevokedError");
+    if (!chatbot?.active || chatbot.accountId !== claims.accountId)
+      throw unauthenticated("the access token is invalid");
+    return claims;
+  }
+
+  /**
+   * Checks an ID token, that its account is still active and that the person it names still belongs to it; the
+   * caller carries the role they have now (a role change or a removal takes effect on the next call).
+   */
+  async authenticateAccount(token: string): Promise<IdClaims & { caller: AccountCaller }> {
+    const claims = await this.d.jwt.verifyId(token);
+    // Read side by side (one round trip's wait, not three): the account, its lineage's revocations, the key.
+    const [account, notBefore, keys] = await Promise.all([
+      this.d.accounts.byId(claims.accountId),
+      // Valid only while every credential it descends from is: the person, the password, its session, the key.
+      this.d.refreshTokens.lineageNotBefore(lineageOf(claims)),
+      claims.apiKeyId ? this.d.apiKeys.listForAccount(claims.accountId) : undefined,
+    ]);
+    const caller = account?.active ? await resolvePerson(this.d.members, account, claims.email) : undefined;
+    if (!caller) throw unauthenticated("the ID token is invalid");
+    if (notBefore !== undefined && claims.issuedAt < notBefore && !(await this.carried(claims)))
+      throw unauthenticated("the ID token has been revoked: sign in again", "TokenRevokedError");
+    if (claims.apiKeyId) {
+      const key = keys?.find((k) => k.apiKeyId === claims.apiKeyId);
+      if (!key || !apiKeyUsable(key, this.d.clock.now()))
+        throw unauthenticated(
+          "the ID token has been revoked: the API key it was minted with no longer works",
+          "TokenRevokedError",
+        );
+    }
+    return { ...claims, caller };
+  }
+
+  /**
+   * Whether a token revoked only by a password change is the session that made the latest one (the rare path, read
+   * only once a lineage is found revoked): neither its person nor its session is revoked, and it was carried over
+   * at or after the password's latest revocation.
+   */
+  private async carried(c: IdClaims): Promise<boolean> {
+    if (!c.sessionId || !c.viaPassword) return false;
+    const tokens = this.d.refreshTokens;
+    const strict = await tokens.lineageNotBefore([lineage.person(c.accountId, c.email), lineage.session(c.sessionId)]);
+    if (strict !== undefined && c.issuedAt < strict) return false;
+    const password = await tokens.lineageNotBefore([lineage.password(c.accountId, c.email)]);
+    const carried = await tokens.lineageNotBefore([lineage.carried(c.sessionId)]);
+    return password === undefined || (carried !== undefined && carried >= password);
+  }
+
+  /** The chatbot an access token is for (the frame needs its settings). */
+  chatbot(chatbotId: string): Promise<ChatbotRecord | undefined> {
+    return this.d.chatbots.byId(chatbotId);
+  }
+}
