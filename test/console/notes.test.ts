@@ -2,12 +2,12 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { consoleRoutes } from "../../src/console/routes.js";
 import { frameRoutes } from "../../src/frame/routes.js";
-import { chatFrame, launchBrowser, newContext, typeMessage } from "../frame/browser.js";
+import { launchBrowser, newContext } from "../frame/browser.js";
 import { type Embedding, startEmbedding } from "../frame/fixtures.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn } from "./sign-in.js";
+import { customerWrites, signIn } from "./sign-in.js";
 
 // Issue 31, team features: views, internal notes and saved replies in the console, with the customer's real frame.
 
@@ -36,12 +36,7 @@ describe.runIf(canRun)("views, internal notes and saved replies", () => {
     const b = await addMember(e.service.url, await idToken(e.service.url, e.account), "bea@shop.example");
 
     // The customer writes in the client's page.
-    const customer = await newContext(browser);
-    const shop = await customer.newPage();
-    await shop.goto(`${e.host.url}/`);
-    const frame = await chatFrame(shop);
-    await typeMessage(frame, "My refund has not arrived yet.");
-    await frame.locator(".msg--assistant").first().waitFor();
+    const { context: customer, frame } = await customerWrites(browser, e.host.url, "My refund has not arrived yet.");
 
     // B (operator) finds it under Unassigned, not under Mine; takes it over; then it is under Mine.
     const beaContext = await newContext(browser, { width: 1280, height: 800 });
