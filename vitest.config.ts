@@ -20,6 +20,7 @@ const ON_POSTGRES = [
   "test/api/watch-resume.test.ts",
   "test/api/team-notes.test.ts",
   "test/webhooks/delivery.test.ts",
+  "test/webhooks/fair-slots.test.ts",
   "test/webhooks/events.test.ts",
   "test/webhooks/access.test.ts",
   "test/api/sessions.test.ts",
@@ -29,6 +30,7 @@ const ON_POSTGRES = [
   "test/privacy/erasure.test.ts",
   "test/privacy/audit-log.test.ts",
   "test/ops/metrics.test.ts",
+  "test/api/chatbot-appearance.test.ts",
 ];
 
 /** Suites that also run on PostgreSQL through PgBouncer in transaction pooling mode (AIAGENT_TEST_BACKEND=pgbouncer). */

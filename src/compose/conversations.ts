@@ -1,4 +1,4 @@
-import { publicOnlyPost } from "../agents/guarded-post.js";
+import { fetchPost, publicOnlyPost } from "../agents/guarded-post.js";
 import { OpenAiCompatibleAgent } from "../agents/openai-compatible.js";
 import { PerChatbotAgent } from "../agents/per-chatbot.js";
 import type { TeamService } from "../domain/account/team-service.js";
@@ -10,7 +10,7 @@ import { ConversationNotes } from "../domain/conversation/notes.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import type { EventLog } from "../domain/webhook/event-log.js";
 import { InProcessConversationEvents } from "../events/in-process.js";
-import { tracedAgent } from "../observability/spans.js";
+import { propagatingPost, tracedAgent } from "../observability/spans.js";
 import { StreamGuard } from "../protocol/stream-guard.js";
 import { WatchLimits } from "../protocol/watch-limits.js";
 import type { Base } from "./base.js";
@@ -52,10 +52,13 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).
     agent: tracedAgent(
       new PerChatbotAgent(
-        d.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
+        d.agent ??
+          (config.llm
+            ? new OpenAiCompatibleAgent({ ...config.llm, post: propagatingPost(fetchPost, b.tracer) })
+            : new OfflineAgent()),
         d.sealer,
         // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
-        config.production ? publicOnlyPost() : undefined,
+        propagatingPost(config.production ? publicOnlyPost() : fetchPost, b.tracer),
       ),
       b.tracer,
     ),

@@ -54,7 +54,8 @@ export function composeWebhooks(b: Base, d: WebhookDeps): WebhookParts {
             // Renewed while its attempt runs: a claim of an instance killed mid-attempt lapses within 3 s.
             leaseMs: 3000,
             pollMs: w.pollMs,
-            batch: 20,
+            batch: w.slots,
+            perEndpoint: w.slotsPerEndpoint,
             retentionMs: w.retentionDays * 86400_000,
           },
           onError: warnOn(b.log, "webhook dispatcher"),

@@ -1,4 +1,5 @@
 import type { Role } from "../caller.js";
+import type { ChatbotAppearance } from "./appearance.js";
 
 /** An account: the client's service account, owner of API keys, chatbots and contacts. */
 export interface AccountRecord {
@@ -49,6 +50,8 @@ export interface ChatbotRecord {
   allowedOrigins: string[];
   knowledge: KnowledgeSnippet[];
   agent: ChatbotAgent;
+  /** How its frame looks, and its team's office hours. */
+  appearance: ChatbotAppearance;
   active: boolean;
   createdAt: number;
 }
@@ -100,9 +103,7 @@ export interface ChatbotRepository {
   byId(chatbotId: string): Promise<ChatbotRecord | undefined>;
   listForAccount(accountId: string): Promise<ChatbotRecord[]>;
   /** Replaces the settings of the account's chatbot; false when it has no such chatbot. */
-  update(
-    c: Pick<ChatbotRecord, "chatbotId" | "accountId" | "name" | "allowedOrigins" | "knowledge" | "agent" | "active">,
-  ): Promise<boolean>;
+  update(c: Omit<ChatbotRecord, "createdAt">): Promise<boolean>;
 }
 
 /** Storage of members. An e-mail is a member of one account at most. */

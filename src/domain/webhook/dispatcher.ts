@@ -39,6 +39,8 @@ export interface DispatchSettings {
   pollMs: number;
   /** Deliveries in flight at once (each conversation's in order; a slow endpoint holds only its own). */
   batch: number;
+  /** Of those, deliveries to one endpoint: a stuck endpoint holds at most these slots, the rest serve the others. */
+  perEndpoint: number;
   /** Events older than this are pruned (once none of their deliveries is pending). */
   retentionMs: number;
 }
@@ -65,8 +67,9 @@ const PRUNE_BATCH = 1000;
  * Delivers the outbox off the request path: claims due deliveries (one instance each, in order per conversation),
  * posts them signed, records each attempt and schedules the next with back-off and jitter, disables an endpoint
  * failing for long (recording `webhook_endpoint.disabled`), and prunes the log past its retention (and expired
- * idempotency keys). Attempts run side by side: a slow one holds its slot and its conversation, not the others;
- * their claims are renewed while they run, so a dead instance's claims lapse within one lease.
+ * idempotency keys). Attempts run side by side: a slow one holds its slot and its conversation, not the others, and
+ * one endpoint holds at most its share of the slots; their claims are renewed while they run, so a dead instance's
+ * claims lapse within one lease.
  */
 export class Dispatcher {
   private running = false;
@@ -121,9 +124,8 @@ export class Dispatcher {
     }
     const free = this.d.settings.batch - this.inFlight.size;
     if (free <= 0) return [];
-    const claimed = await this.d.store.webhooks.claim(now, now + this.d.settings.leaseMs, free, [
-      ...this.inFlight.keys(),
-    ]);
+    const { leaseMs, perEndpoint } = this.d.settings;
+    const claimed = await this.d.store.webhooks.claim(now, now + leaseMs, free, perEndpoint, [...this.inFlight.keys()]);
     // An event goes out only once its change is on disk (group commit acknowledges before the fsync): a receiver
     // never hears of a change that a power loss could still take back.
     if (claimed.length > 0) await this.d.store.durable();

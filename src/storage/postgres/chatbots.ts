@@ -1,4 +1,5 @@
 import type { ChatbotRecord, ChatbotRepository } from "../../domain/account/repository.js";
+import { appearanceFromJson, appearanceToJson } from "../appearance-json.js";
 import type { PgDb } from "./db.js";
 
 type Row = Record<string, unknown>;
@@ -10,6 +11,7 @@ const toChatbot = (r: Row): ChatbotRecord => ({
   allowedOrigins: JSON.parse(r.allowed_origins as string) as string[],
   knowledge: JSON.parse(r.knowledge as string) as ChatbotRecord["knowledge"],
   agent: JSON.parse(r.agent as string) as ChatbotRecord["agent"],
+  appearance: appearanceFromJson(r.appearance as string),
   active: r.active as boolean,
   createdAt: Number(r.created_at),
 });
@@ -20,7 +22,7 @@ export function pgChatbots(db: PgDb): ChatbotRepository {
     insert: async (c) =>
       void (await db.count(
         "bot_insert",
-        "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, active, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, appearance, active, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         [
           c.chatbotId,
           c.accountId,
@@ -28,6 +30,7 @@ export function pgChatbots(db: PgDb): ChatbotRepository {
           JSON.stringify(c.allowedOrigins),
           JSON.stringify(c.knowledge),
           JSON.stringify(c.agent),
+          appearanceToJson(c.appearance),
           c.active,
           c.createdAt,
         ],
@@ -43,12 +46,13 @@ export function pgChatbots(db: PgDb): ChatbotRepository {
     update: async (c) =>
       (await db.count(
         "bot_update",
-        "UPDATE chatbots SET name = $1, allowed_origins = $2, knowledge = $3, agent = $4, active = $5 WHERE chatbot_id = $6 AND account_id = $7",
+        "UPDATE chatbots SET name = $1, allowed_origins = $2, knowledge = $3, agent = $4, appearance = $5, active = $6 WHERE chatbot_id = $7 AND account_id = $8",
         [
           c.name,
           JSON.stringify(c.allowedOrigins),
           JSON.stringify(c.knowledge),
           JSON.stringify(c.agent),
+          appearanceToJson(c.appearance),
           c.active,
           c.chatbotId,
           c.accountId,

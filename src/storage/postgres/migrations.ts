@@ -302,6 +302,11 @@ export const pgMigrations: PgMigration[] = [
   },
   {
     version: 10,
+    // How a chatbot's frame looks (brand color, greeting, agent name, theme) and its team's office hours, as JSON.
+    sql: `ALTER TABLE chatbots ADD COLUMN appearance text NOT NULL DEFAULT '{}';`,
+  },
+  {
+    version: 11,
     // The team's internal notes (deleted with their conversation) and canned answers (a shortcut unique per account).
     sql: `
       CREATE TABLE conversation_notes (

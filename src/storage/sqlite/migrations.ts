@@ -499,6 +499,13 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 16,
+    name: "chatbots: how the frame looks (brand color, greeting, agent name, theme) and the team's office hours",
+    sql: `
+      ALTER TABLE chatbots ADD COLUMN appearance TEXT NOT NULL DEFAULT '{}';
+    `,
+  },
+  {
+    version: 17,
     name: "conversation_notes and saved_replies: the team's internal notes and canned answers",
     sql: `
       -- Notes go with their conversation: erasure and retention delete them by conversation_id.

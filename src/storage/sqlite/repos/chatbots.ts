@@ -1,4 +1,5 @@
 import type { ChatbotRecord, ChatbotRepository } from "../../../domain/account/repository.js";
+import { appearanceFromJson, appearanceToJson } from "../../appearance-json.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
@@ -9,6 +10,7 @@ interface Row {
   allowed_origins: string;
   knowledge: string;
   agent: string;
+  appearance: string;
   active: number;
   created_at: number;
 }
@@ -19,6 +21,7 @@ const toRecord = (r: Row): ChatbotRecord => ({
   allowedOrigins: JSON.parse(r.allowed_origins) as string[],
   knowledge: JSON.parse(r.knowledge) as ChatbotRecord["knowledge"],
   agent: JSON.parse(r.agent) as ChatbotRecord["agent"],
+  appearance: appearanceFromJson(r.appearance),
   active: r.active === 1,
   createdAt: r.created_at,
 });
@@ -26,12 +29,12 @@ const toRecord = (r: Row): ChatbotRecord => ({
 /** Chatbots in SQLite; looked up on every frame call, so parsed rows are kept briefly in memory. */
 export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
   const insert = db.prepare(
-    "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, active, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, appearance, active, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const byId = db.prepare<[string], Row>("SELECT * FROM chatbots WHERE chatbot_id = ?");
   const list = db.prepare<[string], Row>("SELECT * FROM chatbots WHERE account_id = ? ORDER BY created_at");
   const update = db.prepare(
-    "UPDATE chatbots SET name = ?, allowed_origins = ?, knowledge = ?, agent = ?, active = ? WHERE chatbot_id = ? AND account_id = ?",
+    "UPDATE chatbots SET name = ?, allowed_origins = ?, knowledge = ?, agent = ?, appearance = ?, active = ? WHERE chatbot_id = ? AND account_id = ?",
   );
   // A short cache: chatbot settings change rarely, and a stale entry lives at most a second.
   const cache = new Map<string, { at: number; rec: ChatbotRecord | undefined }>();
@@ -44,6 +47,7 @@ export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
         JSON.stringify(c.allowedOrigins),
         JSON.stringify(c.knowledge),
         JSON.stringify(c.agent),
+        appearanceToJson(c.appearance),
         c.active ? 1 : 0,
         c.createdAt,
       );
@@ -66,6 +70,7 @@ export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
         JSON.stringify(c.allowedOrigins),
         JSON.stringify(c.knowledge),
         JSON.stringify(c.agent),
+        appearanceToJson(c.appearance),
         c.active ? 1 : 0,
         c.chatbotId,
         c.accountId,
