@@ -30,6 +30,7 @@ const ON_POSTGRES = [
   "test/privacy/erasure.test.ts",
   "test/privacy/audit-log.test.ts",
   "test/ops/metrics.test.ts",
+  "test/events/one-event-path.test.ts",
   "test/api/chatbot-appearance.test.ts",
 ];
 

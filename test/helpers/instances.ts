@@ -14,8 +14,11 @@ export interface Instance {
   url: string;
 }
 
-/** `n` instances of the service on one fresh PostgreSQL database; `stop` closes them and drops it. */
-export async function startInstances(n: number): Promise<{ instances: Instance[]; stop(): Promise<void> }> {
+/** `n` instances of the service on one fresh PostgreSQL database (`env` added to each one's); `stop` closes them and drops it. */
+export async function startInstances(
+  n: number,
+  env: Record<string, string> = {},
+): Promise<{ instances: Instance[]; stop(): Promise<void> }> {
   const database: TestDatabase = await createTestDatabase();
   const dir = mkdtempSync(join(tmpdir(), "aiagent-instances-"));
   const instances: Instance[] = [];
@@ -26,6 +29,7 @@ export async function startInstances(n: number): Promise<{ instances: Instance[]
       AIAGENT_PORT: "0",
       AIAGENT_SECRETS: "a-test-secret-for-several-instances-0123456789",
       AIAGENT_LOG_LEVEL: "silent",
+      ...env,
     });
     const app = await buildApp(config, createLogger("silent"));
     const server = await app.listen();

@@ -7,7 +7,6 @@ import { newId, requireUuid } from "../ids.js";
 import type { Transact } from "../store.js";
 import { requireContent } from "../validate.js";
 import type { EventLog } from "../webhook/event-log.js";
-import type { ConversationEvents } from "./events.js";
 import type { ConversationRepository } from "./repository.js";
 
 /** An internal note of the account's people on a conversation: never shown to the customer. */
@@ -39,7 +38,6 @@ export interface NoteDeps {
   idempotency: Pick<IdempotencyRepository, "find">;
   transaction: Transact;
   log: EventLog;
-  events: ConversationEvents;
 }
 
 /**
@@ -78,8 +76,7 @@ export class ConversationNotes {
         return n;
       }),
     );
-    this.d.log.committed();
-    this.d.events.publish({ accountId: caller.accountId, conversationId: id });
+    // The store announces the note's event once committed: the watchers and the dispatcher of every instance wake.
     return note;
   }
 

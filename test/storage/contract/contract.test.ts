@@ -5,6 +5,7 @@ import { conversationCases } from "./conversations.case.js";
 import { eventCases } from "./events.case.js";
 import { backends, type Harness } from "./harness.js";
 import { idempotencyCases } from "./idempotency.case.js";
+import { logAdvanceCases } from "./log-advances.case.js";
 import { memberCases } from "./members.case.js";
 import { privacyCases } from "./privacy.case.js";
 import { profileCases } from "./profiles.case.js";
@@ -40,6 +41,7 @@ for (const backend of backends) {
     contactCases(h);
     transactionCases(h);
     eventCases(h);
+    logAdvanceCases(h);
     idempotencyCases(h);
     privacyCases(h);
   });
