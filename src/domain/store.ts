@@ -4,6 +4,7 @@ import type {
   ApiKeyRepository,
   ChatbotRepository,
   DemoSetupRepository,
+  InvitationRepository,
   MemberRepository,
 } from "./account/repository.js";
 import type { SavedReplyRepository } from "./account/saved-replies.js";
@@ -29,6 +30,8 @@ export interface Repositories {
   conversations: ConversationRepository;
   demoSetup: DemoSetupRepository;
   members: MemberRepository;
+  /** Pending invitations, each account's own. */
+  invitations: InvitationRepository;
   /** The people's display names and pictures. */
   profiles: OperatorProfileRepository;
   /** Internal notes on conversations. */

@@ -13,6 +13,7 @@ import { checkout, markUnprepared, PgRunner } from "./db.js";
 import { pgDemoSetup } from "./demo-setup.js";
 import { withAdvisoryLock } from "./exclusive.js";
 import { pgIdempotency } from "./idempotency.js";
+import { pgInvitations } from "./invitations.js";
 import { PgListener } from "./listen.js";
 import { listenForLogs } from "./log-channel.js";
 import { pgMembers } from "./members.js";
@@ -62,6 +63,7 @@ export class PgStore implements Store {
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
+  readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
   readonly notes: Repositories["notes"];
   readonly savedReplies: Repositories["savedReplies"];
@@ -91,6 +93,7 @@ export class PgStore implements Store {
     this.conversations = pgConversations(this.db);
     this.demoSetup = pgDemoSetup(this.db);
     this.members = pgMembers(this.db);
+    this.invitations = pgInvitations(this.db);
     this.profiles = pgProfiles(this.db);
     this.notes = pgNotes(this.db);
     this.savedReplies = pgSavedReplies(this.db);

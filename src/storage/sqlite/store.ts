@@ -37,6 +37,7 @@ export class SqliteStore implements Store {
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
+  readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
   readonly notes: Repositories["notes"];
   readonly savedReplies: Repositories["savedReplies"];
@@ -73,6 +74,7 @@ export class SqliteStore implements Store {
     this.conversations = outside.conversations;
     this.demoSetup = outside.demoSetup;
     this.members = outside.members;
+    this.invitations = outside.invitations;
     this.profiles = outside.profiles;
     this.notes = outside.notes;
     this.savedReplies = outside.savedReplies;
@@ -239,6 +241,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     conversations: asyncRepository(sync.conversations, run),
     demoSetup: asyncRepository(sync.demoSetup, run),
     members: asyncRepository(sync.members, run),
+    invitations: asyncRepository(sync.invitations, run),
     profiles: asyncRepository(sync.profiles, run),
     notes: asyncRepository(sync.notes, run),
     savedReplies: asyncRepository(sync.savedReplies, run),

@@ -5,6 +5,7 @@ import { conversationCases } from "./conversations.case.js";
 import { eventCases } from "./events.case.js";
 import { backends, type Harness } from "./harness.js";
 import { idempotencyCases } from "./idempotency.case.js";
+import { invitationCases } from "./invitations.case.js";
 import { logAdvanceCases } from "./log-advances.case.js";
 import { memberCases } from "./members.case.js";
 import { privacyCases } from "./privacy.case.js";
@@ -33,6 +34,7 @@ for (const backend of backends) {
     const h = () => harness!;
     accountCases(h);
     memberCases(h);
+    invitationCases(h);
     profileCases(h);
     teamCases(h);
     tokenCases(h);
