@@ -33,6 +33,7 @@ const ON_POSTGRES = [
   "test/ops/metrics.test.ts",
   "test/events/one-event-path.test.ts",
   "test/api/chatbot-appearance.test.ts",
+  "test/api/rating.test.ts",
 ];
 
 /** Suites that also run on PostgreSQL through PgBouncer in transaction pooling mode (AIAGENT_TEST_BACKEND=pgbouncer). */

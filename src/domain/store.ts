@@ -12,6 +12,7 @@ import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvent } from "./conversation/events.js";
 import type { NoteRepository } from "./conversation/notes.js";
+import type { RatingRepository } from "./conversation/ratings.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
@@ -43,6 +44,8 @@ export interface Repositories {
   idempotency: IdempotencyRepository;
   audit: AuditRepository;
   privacy: PrivacyRepository;
+  /** The customers' ratings of closed conversations. */
+  ratings: RatingRepository;
 }
 
 /**

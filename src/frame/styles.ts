@@ -24,6 +24,11 @@ export const FRAME_CSS = `
 }
 .away { margin: 10px 16px 0; padding: 10px 12px; border-radius: 10px; background: var(--bot); color: var(--fg); font-size: 14px; }
 .empty { white-space: pre-line; }
+.rating fieldset { border: 1px solid var(--line); border-radius: 12px; padding: 8px 12px; margin: 0; text-align: left; }
+.rating legend { font-weight: 600; color: var(--fg); }
+.rating__scores { display: flex; flex-wrap: wrap; gap: 4px 12px; margin: 4px 0 8px; color: var(--fg); }
+.rating textarea { width: 100%; font: inherit; border: 1px solid var(--line); border-radius: 8px; padding: 6px 8px; background: var(--bg); color: var(--fg); }
+.rating button { margin-top: 6px; font: inherit; font-weight: 600; border: 0; border-radius: 8px; padding: 6px 12px; background: var(--accent); color: var(--accent-fg); cursor: pointer; }
 * { box-sizing: border-box; }
 html, body { height: 100%; margin: 0; }
 body { background: var(--bg); color: var(--fg); font: 15px/1.45 var(--font); }

@@ -103,6 +103,11 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.ConversationService.ReplyToConversation": () => ({ conversationId, content: "A person here." }),
   "aiagent.v1.ConversationService.ReleaseConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.CloseConversation": () => ({ conversationId }),
+  // Rated once closed.
+  "aiagent.v1.ConversationService.RateConversation": async () => {
+    await s.app.conversations.setStatus(owner, conversationId, "closed");
+    return { conversationId, score: 4 };
+  },
   "aiagent.v1.ConversationService.ReopenConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.AddConversationNote": () => ({ conversationId, content: "A note for the team." }),
   "aiagent.v1.ConversationService.ListConversationNotes": () => ({ conversationId }),

@@ -13,7 +13,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/conversation_service.proto.
  */
 export const file_aiagent_v1_conversation_service: GenFile = /*@__PURE__*/
-  fileDesc("CiVhaWFnZW50L3YxL2NvbnZlcnNhdGlvbl9zZXJ2aWNlLnByb3RvEgphaWFnZW50LnYxIoQCCh5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QSIAoNdXNlcl9lbWFpbF9pZBgBIAEoCUIJmrUYBQiAAhABEhkKBnNlYXJjaBgCIAEoCUIJmrUYBQiAAhABEhIKBWxpbWl0GAMgASgFSACIAQESEwoGb2Zmc2V0GAQgASgFSAGIAQESMgoGZmlsdGVyGAUgASgJQiKKtRgDYWxsirUYBnVucmVhZIq1GARsaXZlmrUYBQiAAhABEjMKBHZpZXcYBiABKAlCJYq1GANhbGyKtRgEbWluZYq1GAp1bmFzc2lnbmVkmrUYBAgQEAFCCAoGX2xpbWl0QgkKB19vZmZzZXQiVQofR2V0Q29udGFjdENvbnZlcnNhdGlvbnNSZXNwb25zZRIyCgRkYXRhGAEgASgLMiQuYWlhZ2VudC52MS5Db250YWN0Q29udmVyc2F0aW9uc0RhdGEiQQoYQ29udGFjdENvbnZlcnNhdGlvbnNEYXRhEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLkNvbnRhY3RQYWdlIkYKC0NvbnRhY3RQYWdlEiUKCGNvbnRhY3RzGAEgAygLMhMuYWlhZ2VudC52MS5Db250YWN0EhAKCGhhc19tb3JlGAIgASgIIogCCgdDb250YWN0EhIKCmNvbnRhY3RfaWQYASABKAkSFAoMY29udGFjdF9uYW1lGAIgASgJEhQKDHBob25lX251bWJlchgDIAEoCRINCgVlbWFpbBgEIAEoCRIbChNjb252ZXJzYXRpb25fc3RhdHVzGAUgASgJEhMKC2Fzc2lnbmVkX3RvGAYgASgJEhwKFHVucmVhZF9tZXNzYWdlX2NvdW50GAcgASgJEhsKE2xhdGVzdF9tZXNzYWdlX3RpbWUYCCABKAkSEAoIY2hhbm5lbHMYCSADKAkSDwoHdXNlcl9pZBgKIAEoCRIeChZsYXRlc3RfY29udmVyc2F0aW9uX2lkGAsgASgJIqABCiFHZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxISCgVsaW1pdBgCIAEoBUgAiAEBEhMKBm9mZnNldBgDIAEoBUgBiAEBEhoKDGFjY2Vzc190b2tlbhgEIAEoCUIEmrUYAEIICgZfbGltaXRCCQoHX29mZnNldCJdCiJHZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMuYWlhZ2VudC52MS5NZXNzYWdlEhAKCGhhc19tb3JlGAIgASgIIt4BCgdNZXNzYWdlEhIKCm1lc3NhZ2VfaWQYASABKAkSFwoPY29udmVyc2F0aW9uX2lkGAIgASgJEh8KF2NvbnZlcnNhdGlvbl9jcmVhdGVkX2F0GAMgASgJEg8KB2NvbnRlbnQYBCABKAkSEgoKY3JlYXRlZF9hdBgFIAEoCRIVCg1tZXNzYWdlX29yZGVyGAYgASgFEhIKCnRvb2xfY2FsbHMYByABKAkSJwoJZG9jdW1lbnRzGAggAygLMhQuYWlhZ2VudC52MS5Eb2N1bWVudBIMCgRyb2xlGAkgASgJIjcKCERvY3VtZW50Eg0KBXRpdGxlGAEgASgJEgsKA3VybBgCIAEoCRIPCgdzbmlwcGV0GAMgASgJIjsKHUxpc3RGcmFtZUNvbnZlcnNhdGlvbnNSZXF1ZXN0EhoKDGFjY2Vzc190b2tlbhgBIAEoCUIEmrUYACJOCh5MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVzcG9uc2USLAoEZGF0YRgBIAEoCzIeLmFpYWdlbnQudjEuRnJhbWVDb252ZXJzYXRpb25zIkwKEkZyYW1lQ29udmVyc2F0aW9ucxI2Cg1jb252ZXJzYXRpb25zGAEgAygLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5IsoBChNDb252ZXJzYXRpb25TdW1tYXJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRISCgpjcmVhdGVkX2F0GAIgASgJEg4KBnN0YXR1cxgDIAEoCRITCgthc3NpZ25lZF90bxgEIAEoCRIbChNsYXRlc3RfbWVzc2FnZV90aW1lGAUgASgJEg8KB2NoYW5uZWwYBiABKAkSHAoUdW5yZWFkX21lc3NhZ2VfY291bnQYByABKAkSFQoNb3BlcmF0b3JfbmFtZRgIIAEoCSJ3ChJTZW5kTWVzc2FnZVJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIaCgdjb250ZW50GAIgASgJQgmatRgFCMA+EAISIgoPaWRlbXBvdGVuY3lfa2V5GAMgASgJQgmatRgFCP8BEAEifQoYU2VuZE1lc3NhZ2VTdHJlYW1SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGgoHY29udGVudBgCIAEoCUIJmrUYBQjAPhACEiIKD2lkZW1wb3RlbmN5X2tleRgDIAEoCUIJmrUYBQj/ARABIjwKE1NlbmRNZXNzYWdlUmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuU2VudE1lc3NhZ2UidQoLU2VudE1lc3NhZ2USFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEikKDHVzZXJfbWVzc2FnZRgCIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZRIiCgVyZXBseRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZSKIAQoZU2VuZE1lc3NhZ2VTdHJlYW1SZXNwb25zZRIrCgx1c2VyX21lc3NhZ2UYASABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2VIABIPCgVkZWx0YRgCIAEoCUgAEiQKBXJlcGx5GAMgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlSABCBwoFZXZlbnQiQAobTWFya0NvbnZlcnNhdGlvblJlYWRSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMiTQocTWFya0NvbnZlcnNhdGlvblJlYWRSZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5IqgBChtUYWtlT3ZlckNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIhCg5vcGVyYXRvcl9lbWFpbBgCIAEoCUIJmrUYBQiAAhABEh8KDW9wZXJhdG9yX25hbWUYAyABKAlCCJq1GAQIUBABEiIKD2lkZW1wb3RlbmN5X2tleRgEIAEoCUIJmrUYBQj/ARABIk0KHFRha2VPdmVyQ29udmVyc2F0aW9uUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSJ/ChpSZXBseVRvQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEhoKB2NvbnRlbnQYAiABKAlCCZq1GAUIwD4QAhIiCg9pZGVtcG90ZW5jeV9rZXkYAyABKAlCCZq1GAUI/wEQASJAChtSZXBseVRvQ29udmVyc2F0aW9uUmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZSJjChpSZWxlYXNlQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEiIKD2lkZW1wb3RlbmN5X2tleRgCIAEoCUIJmrUYBQj/ARABIkwKG1JlbGVhc2VDb252ZXJzYXRpb25SZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5In8KIUdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0UmVxdWVzdBIcCgpjb250YWN0X2lkGAEgASgJQgiatRgECCQQAxISCgVsaW1pdBgCIAEoBUgAiAEBEhMKBm9mZnNldBgDIAEoBUgBiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0IlcKIkdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0UmVzcG9uc2USMQoEZGF0YRgBIAEoCzIjLmFpYWdlbnQudjEuQ29udGFjdENvbnZlcnNhdGlvblBhZ2UiYwoXQ29udGFjdENvbnZlcnNhdGlvblBhZ2USNgoNY29udmVyc2F0aW9ucxgBIAMoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeRIQCghoYXNfbW9yZRgCIAEoCCKWAQoYV2F0Y2hDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGwoTYWZ0ZXJfbWVzc2FnZV9vcmRlchgCIAEoBRIaCgxhY2Nlc3NfdG9rZW4YAyABKAlCBJq1GAASHgoMYWZ0ZXJfY3Vyc29yGAQgASgJQgiatRgECCgQASK3AQoZV2F0Y2hDb252ZXJzYXRpb25SZXNwb25zZRI3Cgxjb252ZXJzYXRpb24YASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnlIABImCgdtZXNzYWdlGAIgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlSAASIAoEbm90ZRgEIAEoCzIQLmFpYWdlbnQudjEuTm90ZUgAEg4KBmN1cnNvchgDIAEoCUIHCgVldmVudCJXChNXYXRjaEFjY291bnRSZXF1ZXN0EiAKDXVzZXJfZW1haWxfaWQYASABKAlCCZq1GAUIgAIQARIeCgxhZnRlcl9jdXJzb3IYAiABKAlCCJq1GAQIKBABIssBChRXYXRjaEFjY291bnRSZXNwb25zZRIXCg1zdWJzY3JpYmVkX2F0GAEgASgJSAASNwoMY29udmVyc2F0aW9uGAIgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5SAASJgoHbWVzc2FnZRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAEiAKBG5vdGUYBSABKAsyEC5haWFnZW50LnYxLk5vdGVIABIOCgZjdXJzb3IYBCABKAlCBwoFZXZlbnQiYQoYQ2xvc2VDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSIgoPaWRlbXBvdGVuY3lfa2V5GAIgASgJQgmatRgFCP8BEAEiSgoZQ2xvc2VDb252ZXJzYXRpb25SZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5ImIKGVJlb3BlbkNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIiCg9pZGVtcG90ZW5jeV9rZXkYAiABKAlCCZq1GAUI/wEQASJLChpSZW9wZW5Db252ZXJzYXRpb25SZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5In8KGkFkZENvbnZlcnNhdGlvbk5vdGVSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGgoHY29udGVudBgCIAEoCUIJmrUYBQjAPhACEiIKD2lkZW1wb3RlbmN5X2tleRgDIAEoCUIJmrUYBQj/ARABIj0KG0FkZENvbnZlcnNhdGlvbk5vdGVSZXNwb25zZRIeCgRkYXRhGAEgASgLMhAuYWlhZ2VudC52MS5Ob3RlIkEKHExpc3RDb252ZXJzYXRpb25Ob3Rlc1JlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAyJMCh1MaXN0Q29udmVyc2F0aW9uTm90ZXNSZXNwb25zZRIrCgRkYXRhGAEgASgLMh0uYWlhZ2VudC52MS5Db252ZXJzYXRpb25Ob3RlcyI0ChFDb252ZXJzYXRpb25Ob3RlcxIfCgVub3RlcxgBIAMoCzIQLmFpYWdlbnQudjEuTm90ZSJrCgROb3RlEg8KB25vdGVfaWQYASABKAkSFwoPY29udmVyc2F0aW9uX2lkGAIgASgJEhQKDGF1dGhvcl9lbWFpbBgDIAEoCRIPCgdjb250ZW50GAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAky/RIKE0NvbnZlcnNhdGlvblNlcnZpY2USogEKF0dldENvbnRhY3RDb252ZXJzYXRpb25zEiouYWlhZ2VudC52MS5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QaKy5haWFnZW50LnYxLkdldENvbnRhY3RDb252ZXJzYXRpb25zUmVzcG9uc2UiLpACAZK1GAUKAQYQAYLT5JMCHBIaL2dldF9jb250YWN0X2NvbnZlcnNhdGlvbnMSsAEKGkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uEi0uYWlhZ2VudC52MS5HZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlcXVlc3QaLi5haWFnZW50LnYxLkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uUmVzcG9uc2UiM5ACAZK1GAYKAgUGEAGC0+STAiASHi9nZXRfbWVzc2FnZXNfZm9yX2NvbnZlcnNhdGlvbhKvAQoaR2V0Q29udmVyc2F0aW9uc0ZvckNvbnRhY3QSLS5haWFnZW50LnYxLkdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0UmVxdWVzdBouLmFpYWdlbnQudjEuR2V0Q29udmVyc2F0aW9uc0ZvckNvbnRhY3RSZXNwb25zZSIykAIBkrUYBQoBBhABgtPkkwIgEh4vZ2V0X2NvbnZlcnNhdGlvbnNfZm9yX2NvbnRhY3QSjAEKEVdhdGNoQ29udmVyc2F0aW9uEiQuYWlhZ2VudC52MS5XYXRjaENvbnZlcnNhdGlvblJlcXVlc3QaJS5haWFnZW50LnYxLldhdGNoQ29udmVyc2F0aW9uUmVzcG9uc2UiKJACAZK1GAYKAgUGEAGC0+STAhUSEy93YXRjaF9jb252ZXJzYXRpb24wARJ3CgxXYXRjaEFjY291bnQSHy5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlcXVlc3QaIC5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlc3BvbnNlIiKQAgGStRgFCgEGEAGC0+STAhASDi93YXRjaF9hY2NvdW50MAESmgEKFkxpc3RGcmFtZUNvbnZlcnNhdGlvbnMSKS5haWFnZW50LnYxLkxpc3RGcmFtZUNvbnZlcnNhdGlvbnNSZXF1ZXN0GiouYWlhZ2VudC52MS5MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVzcG9uc2UiKZACAZK1GAMKAQWC0+STAhkSFy9haV9hZ2VudC9jb252ZXJzYXRpb25zEngKC1NlbmRNZXNzYWdlEh4uYWlhZ2VudC52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHy5haWFnZW50LnYxLlNlbmRNZXNzYWdlUmVzcG9uc2UiKJK1GAMKAQWC0+STAhs6ASoiFi9haV9hZ2VudC9zZW5kX21lc3NhZ2USkwEKEVNlbmRNZXNzYWdlU3RyZWFtEiQuYWlhZ2VudC52MS5TZW5kTWVzc2FnZVN0cmVhbVJlcXVlc3QaJS5haWFnZW50LnYxLlNlbmRNZXNzYWdlU3RyZWFtUmVzcG9uc2UiL5K1GAMKAQWC0+STAiI6ASoiHS9haV9hZ2VudC9zZW5kX21lc3NhZ2Vfc3RyZWFtMAESlgEKFE1hcmtDb252ZXJzYXRpb25SZWFkEicuYWlhZ2VudC52MS5NYXJrQ29udmVyc2F0aW9uUmVhZFJlcXVlc3QaKC5haWFnZW50LnYxLk1hcmtDb252ZXJzYXRpb25SZWFkUmVzcG9uc2UiK5K1GAUKAQYQAYLT5JMCHDoBKiIXL21hcmtfY29udmVyc2F0aW9uX3JlYWQSlgEKFFRha2VPdmVyQ29udmVyc2F0aW9uEicuYWlhZ2VudC52MS5UYWtlT3ZlckNvbnZlcnNhdGlvblJlcXVlc3QaKC5haWFnZW50LnYxLlRha2VPdmVyQ29udmVyc2F0aW9uUmVzcG9uc2UiK5K1GAUKAQYQAYLT5JMCHDoBKiIXL3Rha2Vfb3Zlcl9jb252ZXJzYXRpb24SkgEKE1JlcGx5VG9Db252ZXJzYXRpb24SJi5haWFnZW50LnYxLlJlcGx5VG9Db252ZXJzYXRpb25SZXF1ZXN0GicuYWlhZ2VudC52MS5SZXBseVRvQ29udmVyc2F0aW9uUmVzcG9uc2UiKpK1GAUKAQYQAYLT5JMCGzoBKiIWL3JlcGx5X3RvX2NvbnZlcnNhdGlvbhKRAQoTUmVsZWFzZUNvbnZlcnNhdGlvbhImLmFpYWdlbnQudjEuUmVsZWFzZUNvbnZlcnNhdGlvblJlcXVlc3QaJy5haWFnZW50LnYxLlJlbGVhc2VDb252ZXJzYXRpb25SZXNwb25zZSIpkrUYBQoBBhABgtPkkwIaOgEqIhUvcmVsZWFzZV9jb252ZXJzYXRpb24SiQEKEUNsb3NlQ29udmVyc2F0aW9uEiQuYWlhZ2VudC52MS5DbG9zZUNvbnZlcnNhdGlvblJlcXVlc3QaJS5haWFnZW50LnYxLkNsb3NlQ29udmVyc2F0aW9uUmVzcG9uc2UiJ5K1GAUKAQYQAYLT5JMCGDoBKiITL2Nsb3NlX2NvbnZlcnNhdGlvbhKNAQoSUmVvcGVuQ29udmVyc2F0aW9uEiUuYWlhZ2VudC52MS5SZW9wZW5Db252ZXJzYXRpb25SZXF1ZXN0GiYuYWlhZ2VudC52MS5SZW9wZW5Db252ZXJzYXRpb25SZXNwb25zZSIokrUYBQoBBhABgtPkkwIZOgEqIhQvcmVvcGVuX2NvbnZlcnNhdGlvbhKSAQoTQWRkQ29udmVyc2F0aW9uTm90ZRImLmFpYWdlbnQudjEuQWRkQ29udmVyc2F0aW9uTm90ZVJlcXVlc3QaJy5haWFnZW50LnYxLkFkZENvbnZlcnNhdGlvbk5vdGVSZXNwb25zZSIqkrUYBQoBBhABgtPkkwIbOgEqIhYvYWRkX2NvbnZlcnNhdGlvbl9ub3RlEpoBChVMaXN0Q29udmVyc2F0aW9uTm90ZXMSKC5haWFnZW50LnYxLkxpc3RDb252ZXJzYXRpb25Ob3Rlc1JlcXVlc3QaKS5haWFnZW50LnYxLkxpc3RDb252ZXJzYXRpb25Ob3Rlc1Jlc3BvbnNlIiyQAgGStRgFCgEGEAGC0+STAhoSGC9saXN0X2NvbnZlcnNhdGlvbl9ub3Rlc2IGcHJvdG8z", [file_aiagent_v1_field_options, file_aiagent_v1_access, file_google_api_annotations]);
+  fileDesc("CiVhaWFnZW50L3YxL2NvbnZlcnNhdGlvbl9zZXJ2aWNlLnByb3RvEgphaWFnZW50LnYxIoQCCh5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QSIAoNdXNlcl9lbWFpbF9pZBgBIAEoCUIJmrUYBQiAAhABEhkKBnNlYXJjaBgCIAEoCUIJmrUYBQiAAhABEhIKBWxpbWl0GAMgASgFSACIAQESEwoGb2Zmc2V0GAQgASgFSAGIAQESMgoGZmlsdGVyGAUgASgJQiKKtRgDYWxsirUYBnVucmVhZIq1GARsaXZlmrUYBQiAAhABEjMKBHZpZXcYBiABKAlCJYq1GANhbGyKtRgEbWluZYq1GAp1bmFzc2lnbmVkmrUYBAgQEAFCCAoGX2xpbWl0QgkKB19vZmZzZXQiVQofR2V0Q29udGFjdENvbnZlcnNhdGlvbnNSZXNwb25zZRIyCgRkYXRhGAEgASgLMiQuYWlhZ2VudC52MS5Db250YWN0Q29udmVyc2F0aW9uc0RhdGEiQQoYQ29udGFjdENvbnZlcnNhdGlvbnNEYXRhEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLkNvbnRhY3RQYWdlIkYKC0NvbnRhY3RQYWdlEiUKCGNvbnRhY3RzGAEgAygLMhMuYWlhZ2VudC52MS5Db250YWN0EhAKCGhhc19tb3JlGAIgASgIIogCCgdDb250YWN0EhIKCmNvbnRhY3RfaWQYASABKAkSFAoMY29udGFjdF9uYW1lGAIgASgJEhQKDHBob25lX251bWJlchgDIAEoCRINCgVlbWFpbBgEIAEoCRIbChNjb252ZXJzYXRpb25fc3RhdHVzGAUgASgJEhMKC2Fzc2lnbmVkX3RvGAYgASgJEhwKFHVucmVhZF9tZXNzYWdlX2NvdW50GAcgASgJEhsKE2xhdGVzdF9tZXNzYWdlX3RpbWUYCCABKAkSEAoIY2hhbm5lbHMYCSADKAkSDwoHdXNlcl9pZBgKIAEoCRIeChZsYXRlc3RfY29udmVyc2F0aW9uX2lkGAsgASgJIqABCiFHZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxISCgVsaW1pdBgCIAEoBUgAiAEBEhMKBm9mZnNldBgDIAEoBUgBiAEBEhoKDGFjY2Vzc190b2tlbhgEIAEoCUIEmrUYAEIICgZfbGltaXRCCQoHX29mZnNldCJdCiJHZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMuYWlhZ2VudC52MS5NZXNzYWdlEhAKCGhhc19tb3JlGAIgASgIIt4BCgdNZXNzYWdlEhIKCm1lc3NhZ2VfaWQYASABKAkSFwoPY29udmVyc2F0aW9uX2lkGAIgASgJEh8KF2NvbnZlcnNhdGlvbl9jcmVhdGVkX2F0GAMgASgJEg8KB2NvbnRlbnQYBCABKAkSEgoKY3JlYXRlZF9hdBgFIAEoCRIVCg1tZXNzYWdlX29yZGVyGAYgASgFEhIKCnRvb2xfY2FsbHMYByABKAkSJwoJZG9jdW1lbnRzGAggAygLMhQuYWlhZ2VudC52MS5Eb2N1bWVudBIMCgRyb2xlGAkgASgJIjcKCERvY3VtZW50Eg0KBXRpdGxlGAEgASgJEgsKA3VybBgCIAEoCRIPCgdzbmlwcGV0GAMgASgJIjsKHUxpc3RGcmFtZUNvbnZlcnNhdGlvbnNSZXF1ZXN0EhoKDGFjY2Vzc190b2tlbhgBIAEoCUIEmrUYACJOCh5MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVzcG9uc2USLAoEZGF0YRgBIAEoCzIeLmFpYWdlbnQudjEuRnJhbWVDb252ZXJzYXRpb25zIkwKEkZyYW1lQ29udmVyc2F0aW9ucxI2Cg1jb252ZXJzYXRpb25zGAEgAygLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5IvoBChNDb252ZXJzYXRpb25TdW1tYXJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRISCgpjcmVhdGVkX2F0GAIgASgJEg4KBnN0YXR1cxgDIAEoCRITCgthc3NpZ25lZF90bxgEIAEoCRIbChNsYXRlc3RfbWVzc2FnZV90aW1lGAUgASgJEg8KB2NoYW5uZWwYBiABKAkSHAoUdW5yZWFkX21lc3NhZ2VfY291bnQYByABKAkSFQoNb3BlcmF0b3JfbmFtZRgIIAEoCRIuCgZyYXRpbmcYCSABKAsyHi5haWFnZW50LnYxLkNvbnZlcnNhdGlvblJhdGluZyJGChJDb252ZXJzYXRpb25SYXRpbmcSDQoFc2NvcmUYASABKAUSDwoHY29tbWVudBgCIAEoCRIQCghyYXRlZF9hdBgDIAEoCSJnChdSYXRlQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEg0KBXNjb3JlGAIgASgFEhoKB2NvbW1lbnQYAyABKAlCCZq1GAUI6AcQAiJJChhSYXRlQ29udmVyc2F0aW9uUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSJ3ChJTZW5kTWVzc2FnZVJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIaCgdjb250ZW50GAIgASgJQgmatRgFCMA+EAISIgoPaWRlbXBvdGVuY3lfa2V5GAMgASgJQgmatRgFCP8BEAEifQoYU2VuZE1lc3NhZ2VTdHJlYW1SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGgoHY29udGVudBgCIAEoCUIJmrUYBQjAPhACEiIKD2lkZW1wb3RlbmN5X2tleRgDIAEoCUIJmrUYBQj/ARABIjwKE1NlbmRNZXNzYWdlUmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuU2VudE1lc3NhZ2UidQoLU2VudE1lc3NhZ2USFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEikKDHVzZXJfbWVzc2FnZRgCIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZRIiCgVyZXBseRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZSKIAQoZU2VuZE1lc3NhZ2VTdHJlYW1SZXNwb25zZRIrCgx1c2VyX21lc3NhZ2UYASABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2VIABIPCgVkZWx0YRgCIAEoCUgAEiQKBXJlcGx5GAMgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlSABCBwoFZXZlbnQiQAobTWFya0NvbnZlcnNhdGlvblJlYWRSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMiTQocTWFya0NvbnZlcnNhdGlvblJlYWRSZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5IqgBChtUYWtlT3ZlckNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIhCg5vcGVyYXRvcl9lbWFpbBgCIAEoCUIJmrUYBQiAAhABEh8KDW9wZXJhdG9yX25hbWUYAyABKAlCCJq1GAQIUBABEiIKD2lkZW1wb3RlbmN5X2tleRgEIAEoCUIJmrUYBQj/ARABIk0KHFRha2VPdmVyQ29udmVyc2F0aW9uUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSJ/ChpSZXBseVRvQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEhoKB2NvbnRlbnQYAiABKAlCCZq1GAUIwD4QAhIiCg9pZGVtcG90ZW5jeV9rZXkYAyABKAlCCZq1GAUI/wEQASJAChtSZXBseVRvQ29udmVyc2F0aW9uUmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZSJjChpSZWxlYXNlQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEiIKD2lkZW1wb3RlbmN5X2tleRgCIAEoCUIJmrUYBQj/ARABIkwKG1JlbGVhc2VDb252ZXJzYXRpb25SZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5In8KIUdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0UmVxdWVzdBIcCgpjb250YWN0X2lkGAEgASgJQgiatRgECCQQAxISCgVsaW1pdBgCIAEoBUgAiAEBEhMKBm9mZnNldBgDIAEoBUgBiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0IlcKIkdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0UmVzcG9uc2USMQoEZGF0YRgBIAEoCzIjLmFpYWdlbnQudjEuQ29udGFjdENvbnZlcnNhdGlvblBhZ2UiYwoXQ29udGFjdENvbnZlcnNhdGlvblBhZ2USNgoNY29udmVyc2F0aW9ucxgBIAMoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeRIQCghoYXNfbW9yZRgCIAEoCCKWAQoYV2F0Y2hDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGwoTYWZ0ZXJfbWVzc2FnZV9vcmRlchgCIAEoBRIaCgxhY2Nlc3NfdG9rZW4YAyABKAlCBJq1GAASHgoMYWZ0ZXJfY3Vyc29yGAQgASgJQgiatRgECCgQASK3AQoZV2F0Y2hDb252ZXJzYXRpb25SZXNwb25zZRI3Cgxjb252ZXJzYXRpb24YASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnlIABImCgdtZXNzYWdlGAIgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlSAASIAoEbm90ZRgEIAEoCzIQLmFpYWdlbnQudjEuTm90ZUgAEg4KBmN1cnNvchgDIAEoCUIHCgVldmVudCJXChNXYXRjaEFjY291bnRSZXF1ZXN0EiAKDXVzZXJfZW1haWxfaWQYASABKAlCCZq1GAUIgAIQARIeCgxhZnRlcl9jdXJzb3IYAiABKAlCCJq1GAQIKBABIssBChRXYXRjaEFjY291bnRSZXNwb25zZRIXCg1zdWJzY3JpYmVkX2F0GAEgASgJSAASNwoMY29udmVyc2F0aW9uGAIgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5SAASJgoHbWVzc2FnZRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAEiAKBG5vdGUYBSABKAsyEC5haWFnZW50LnYxLk5vdGVIABIOCgZjdXJzb3IYBCABKAlCBwoFZXZlbnQiYQoYQ2xvc2VDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSIgoPaWRlbXBvdGVuY3lfa2V5GAIgASgJQgmatRgFCP8BEAEiSgoZQ2xvc2VDb252ZXJzYXRpb25SZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5ImIKGVJlb3BlbkNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIiCg9pZGVtcG90ZW5jeV9rZXkYAiABKAlCCZq1GAUI/wEQASJLChpSZW9wZW5Db252ZXJzYXRpb25SZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5In8KGkFkZENvbnZlcnNhdGlvbk5vdGVSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGgoHY29udGVudBgCIAEoCUIJmrUYBQjAPhACEiIKD2lkZW1wb3RlbmN5X2tleRgDIAEoCUIJmrUYBQj/ARABIj0KG0FkZENvbnZlcnNhdGlvbk5vdGVSZXNwb25zZRIeCgRkYXRhGAEgASgLMhAuYWlhZ2VudC52MS5Ob3RlIkEKHExpc3RDb252ZXJzYXRpb25Ob3Rlc1JlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAyJMCh1MaXN0Q29udmVyc2F0aW9uTm90ZXNSZXNwb25zZRIrCgRkYXRhGAEgASgLMh0uYWlhZ2VudC52MS5Db252ZXJzYXRpb25Ob3RlcyI0ChFDb252ZXJzYXRpb25Ob3RlcxIfCgVub3RlcxgBIAMoCzIQLmFpYWdlbnQudjEuTm90ZSJrCgROb3RlEg8KB25vdGVfaWQYASABKAkSFwoPY29udmVyc2F0aW9uX2lkGAIgASgJEhQKDGF1dGhvcl9lbWFpbBgDIAEoCRIPCgdjb250ZW50GAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAkyjBQKE0NvbnZlcnNhdGlvblNlcnZpY2USogEKF0dldENvbnRhY3RDb252ZXJzYXRpb25zEiouYWlhZ2VudC52MS5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QaKy5haWFnZW50LnYxLkdldENvbnRhY3RDb252ZXJzYXRpb25zUmVzcG9uc2UiLpACAZK1GAUKAQYQAYLT5JMCHBIaL2dldF9jb250YWN0X2NvbnZlcnNhdGlvbnMSsAEKGkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uEi0uYWlhZ2VudC52MS5HZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlcXVlc3QaLi5haWFnZW50LnYxLkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uUmVzcG9uc2UiM5ACAZK1GAYKAgUGEAGC0+STAiASHi9nZXRfbWVzc2FnZXNfZm9yX2NvbnZlcnNhdGlvbhKvAQoaR2V0Q29udmVyc2F0aW9uc0ZvckNvbnRhY3QSLS5haWFnZW50LnYxLkdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0UmVxdWVzdBouLmFpYWdlbnQudjEuR2V0Q29udmVyc2F0aW9uc0ZvckNvbnRhY3RSZXNwb25zZSIykAIBkrUYBQoBBhABgtPkkwIgEh4vZ2V0X2NvbnZlcnNhdGlvbnNfZm9yX2NvbnRhY3QSjAEKEVdhdGNoQ29udmVyc2F0aW9uEiQuYWlhZ2VudC52MS5XYXRjaENvbnZlcnNhdGlvblJlcXVlc3QaJS5haWFnZW50LnYxLldhdGNoQ29udmVyc2F0aW9uUmVzcG9uc2UiKJACAZK1GAYKAgUGEAGC0+STAhUSEy93YXRjaF9jb252ZXJzYXRpb24wARJ3CgxXYXRjaEFjY291bnQSHy5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlcXVlc3QaIC5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlc3BvbnNlIiKQAgGStRgFCgEGEAGC0+STAhASDi93YXRjaF9hY2NvdW50MAESmgEKFkxpc3RGcmFtZUNvbnZlcnNhdGlvbnMSKS5haWFnZW50LnYxLkxpc3RGcmFtZUNvbnZlcnNhdGlvbnNSZXF1ZXN0GiouYWlhZ2VudC52MS5MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVzcG9uc2UiKZACAZK1GAMKAQWC0+STAhkSFy9haV9hZ2VudC9jb252ZXJzYXRpb25zEngKC1NlbmRNZXNzYWdlEh4uYWlhZ2VudC52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHy5haWFnZW50LnYxLlNlbmRNZXNzYWdlUmVzcG9uc2UiKJK1GAMKAQWC0+STAhs6ASoiFi9haV9hZ2VudC9zZW5kX21lc3NhZ2USkwEKEVNlbmRNZXNzYWdlU3RyZWFtEiQuYWlhZ2VudC52MS5TZW5kTWVzc2FnZVN0cmVhbVJlcXVlc3QaJS5haWFnZW50LnYxLlNlbmRNZXNzYWdlU3RyZWFtUmVzcG9uc2UiL5K1GAMKAQWC0+STAiI6ASoiHS9haV9hZ2VudC9zZW5kX21lc3NhZ2Vfc3RyZWFtMAESlgEKFE1hcmtDb252ZXJzYXRpb25SZWFkEicuYWlhZ2VudC52MS5NYXJrQ29udmVyc2F0aW9uUmVhZFJlcXVlc3QaKC5haWFnZW50LnYxLk1hcmtDb252ZXJzYXRpb25SZWFkUmVzcG9uc2UiK5K1GAUKAQYQAYLT5JMCHDoBKiIXL21hcmtfY29udmVyc2F0aW9uX3JlYWQSlgEKFFRha2VPdmVyQ29udmVyc2F0aW9uEicuYWlhZ2VudC52MS5UYWtlT3ZlckNvbnZlcnNhdGlvblJlcXVlc3QaKC5haWFnZW50LnYxLlRha2VPdmVyQ29udmVyc2F0aW9uUmVzcG9uc2UiK5K1GAUKAQYQAYLT5JMCHDoBKiIXL3Rha2Vfb3Zlcl9jb252ZXJzYXRpb24SkgEKE1JlcGx5VG9Db252ZXJzYXRpb24SJi5haWFnZW50LnYxLlJlcGx5VG9Db252ZXJzYXRpb25SZXF1ZXN0GicuYWlhZ2VudC52MS5SZXBseVRvQ29udmVyc2F0aW9uUmVzcG9uc2UiKpK1GAUKAQYQAYLT5JMCGzoBKiIWL3JlcGx5X3RvX2NvbnZlcnNhdGlvbhKRAQoTUmVsZWFzZUNvbnZlcnNhdGlvbhImLmFpYWdlbnQudjEuUmVsZWFzZUNvbnZlcnNhdGlvblJlcXVlc3QaJy5haWFnZW50LnYxLlJlbGVhc2VDb252ZXJzYXRpb25SZXNwb25zZSIpkrUYBQoBBhABgtPkkwIaOgEqIhUvcmVsZWFzZV9jb252ZXJzYXRpb24SjAEKEFJhdGVDb252ZXJzYXRpb24SIy5haWFnZW50LnYxLlJhdGVDb252ZXJzYXRpb25SZXF1ZXN0GiQuYWlhZ2VudC52MS5SYXRlQ29udmVyc2F0aW9uUmVzcG9uc2UiLZK1GAMKAQWC0+STAiA6ASoiGy9haV9hZ2VudC9yYXRlX2NvbnZlcnNhdGlvbhKJAQoRQ2xvc2VDb252ZXJzYXRpb24SJC5haWFnZW50LnYxLkNsb3NlQ29udmVyc2F0aW9uUmVxdWVzdBolLmFpYWdlbnQudjEuQ2xvc2VDb252ZXJzYXRpb25SZXNwb25zZSInkrUYBQoBBhABgtPkkwIYOgEqIhMvY2xvc2VfY29udmVyc2F0aW9uEo0BChJSZW9wZW5Db252ZXJzYXRpb24SJS5haWFnZW50LnYxLlJlb3BlbkNvbnZlcnNhdGlvblJlcXVlc3QaJi5haWFnZW50LnYxLlJlb3BlbkNvbnZlcnNhdGlvblJlc3BvbnNlIiiStRgFCgEGEAGC0+STAhk6ASoiFC9yZW9wZW5fY29udmVyc2F0aW9uEpIBChNBZGRDb252ZXJzYXRpb25Ob3RlEiYuYWlhZ2VudC52MS5BZGRDb252ZXJzYXRpb25Ob3RlUmVxdWVzdBonLmFpYWdlbnQudjEuQWRkQ29udmVyc2F0aW9uTm90ZVJlc3BvbnNlIiqStRgFCgEGEAGC0+STAhs6ASoiFi9hZGRfY29udmVyc2F0aW9uX25vdGUSmgEKFUxpc3RDb252ZXJzYXRpb25Ob3RlcxIoLmFpYWdlbnQudjEuTGlzdENvbnZlcnNhdGlvbk5vdGVzUmVxdWVzdBopLmFpYWdlbnQudjEuTGlzdENvbnZlcnNhdGlvbk5vdGVzUmVzcG9uc2UiLJACAZK1GAUKAQYQAYLT5JMCGhIYL2xpc3RfY29udmVyc2F0aW9uX25vdGVzYgZwcm90bzM", [file_aiagent_v1_field_options, file_aiagent_v1_access, file_google_api_annotations]);
 
 /**
  * GetContactConversationsRequest selects one page of the account's contacts.
@@ -539,6 +539,13 @@ export type ConversationSummary = Message$1<"aiagent.v1.ConversationSummary"> & 
    * @generated from field: string operator_name = 8;
    */
   operatorName: string;
+
+  /**
+   * The customer's rating, once given (absent until then).
+   *
+   * @generated from field: aiagent.v1.ConversationRating rating = 9;
+   */
+  rating?: ConversationRating | undefined;
 };
 
 /**
@@ -547,6 +554,97 @@ export type ConversationSummary = Message$1<"aiagent.v1.ConversationSummary"> & 
  */
 export const ConversationSummarySchema: GenMessage<ConversationSummary> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_conversation_service, 12);
+
+/**
+ * ConversationRating is how the customer rated a closed conversation.
+ *
+ * @generated from message aiagent.v1.ConversationRating
+ */
+export type ConversationRating = Message$1<"aiagent.v1.ConversationRating"> & {
+  /**
+   * 1 (bad) to 5 (very good).
+   *
+   * @generated from field: int32 score = 1;
+   */
+  score: number;
+
+  /**
+   * The customer's comment; empty when none.
+   *
+   * @generated from field: string comment = 2;
+   */
+  comment: string;
+
+  /**
+   * When it was given, ISO 8601 UTC.
+   *
+   * @generated from field: string rated_at = 3;
+   */
+  ratedAt: string;
+};
+
+/**
+ * Describes the message aiagent.v1.ConversationRating.
+ * Use `create(ConversationRatingSchema)` to create a new message.
+ */
+export const ConversationRatingSchema: GenMessage<ConversationRating> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 13);
+
+/**
+ * RateConversationRequest is the customer's rating of one of their closed conversations.
+ *
+ * @generated from message aiagent.v1.RateConversationRequest
+ */
+export type RateConversationRequest = Message$1<"aiagent.v1.RateConversationRequest"> & {
+  /**
+   * The conversation, a uuid.
+   *
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * 1 (bad) to 5 (very good).
+   *
+   * @generated from field: int32 score = 2;
+   */
+  score: number;
+
+  /**
+   * Optional: a comment, up to 1,000 characters.
+   *
+   * @generated from field: string comment = 3;
+   */
+  comment: string;
+};
+
+/**
+ * Describes the message aiagent.v1.RateConversationRequest.
+ * Use `create(RateConversationRequestSchema)` to create a new message.
+ */
+export const RateConversationRequestSchema: GenMessage<RateConversationRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 14);
+
+/**
+ * RateConversationResponse wraps the conversation with its rating.
+ *
+ * @generated from message aiagent.v1.RateConversationResponse
+ */
+export type RateConversationResponse = Message$1<"aiagent.v1.RateConversationResponse"> & {
+  /**
+   * The envelope.
+   *
+   * @generated from field: aiagent.v1.ConversationSummary data = 1;
+   */
+  data?: ConversationSummary | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.RateConversationResponse.
+ * Use `create(RateConversationResponseSchema)` to create a new message.
+ */
+export const RateConversationResponseSchema: GenMessage<RateConversationResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 15);
 
 /**
  * SendMessageRequest is a message from the frame user; the access token is the query parameter or header.
@@ -583,7 +681,7 @@ export type SendMessageRequest = Message$1<"aiagent.v1.SendMessageRequest"> & {
  * Use `create(SendMessageRequestSchema)` to create a new message.
  */
 export const SendMessageRequestSchema: GenMessage<SendMessageRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 13);
+  messageDesc(file_aiagent_v1_conversation_service, 16);
 
 /**
  * SendMessageStreamRequest is a message from the frame user, answered as a stream.
@@ -620,7 +718,7 @@ export type SendMessageStreamRequest = Message$1<"aiagent.v1.SendMessageStreamRe
  * Use `create(SendMessageStreamRequestSchema)` to create a new message.
  */
 export const SendMessageStreamRequestSchema: GenMessage<SendMessageStreamRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 14);
+  messageDesc(file_aiagent_v1_conversation_service, 17);
 
 /**
  * SendMessageResponse holds the stored user message and the agent's stored reply.
@@ -641,7 +739,7 @@ export type SendMessageResponse = Message$1<"aiagent.v1.SendMessageResponse"> & 
  * Use `create(SendMessageResponseSchema)` to create a new message.
  */
 export const SendMessageResponseSchema: GenMessage<SendMessageResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 15);
+  messageDesc(file_aiagent_v1_conversation_service, 18);
 
 /**
  * SentMessage is the outcome of one send.
@@ -676,7 +774,7 @@ export type SentMessage = Message$1<"aiagent.v1.SentMessage"> & {
  * Use `create(SentMessageSchema)` to create a new message.
  */
 export const SentMessageSchema: GenMessage<SentMessage> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 16);
+  messageDesc(file_aiagent_v1_conversation_service, 19);
 
 /**
  * SendMessageStreamResponse is one event of a streamed send.
@@ -721,7 +819,7 @@ export type SendMessageStreamResponse = Message$1<"aiagent.v1.SendMessageStreamR
  * Use `create(SendMessageStreamResponseSchema)` to create a new message.
  */
 export const SendMessageStreamResponseSchema: GenMessage<SendMessageStreamResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 17);
+  messageDesc(file_aiagent_v1_conversation_service, 20);
 
 /**
  * MarkConversationReadRequest names the conversation to mark read.
@@ -742,7 +840,7 @@ export type MarkConversationReadRequest = Message$1<"aiagent.v1.MarkConversation
  * Use `create(MarkConversationReadRequestSchema)` to create a new message.
  */
 export const MarkConversationReadRequestSchema: GenMessage<MarkConversationReadRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 18);
+  messageDesc(file_aiagent_v1_conversation_service, 21);
 
 /**
  * MarkConversationReadResponse is the conversation after the change.
@@ -763,7 +861,7 @@ export type MarkConversationReadResponse = Message$1<"aiagent.v1.MarkConversatio
  * Use `create(MarkConversationReadResponseSchema)` to create a new message.
  */
 export const MarkConversationReadResponseSchema: GenMessage<MarkConversationReadResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 19);
+  messageDesc(file_aiagent_v1_conversation_service, 22);
 
 /**
  * TakeOverConversationRequest names the conversation to take over.
@@ -807,7 +905,7 @@ export type TakeOverConversationRequest = Message$1<"aiagent.v1.TakeOverConversa
  * Use `create(TakeOverConversationRequestSchema)` to create a new message.
  */
 export const TakeOverConversationRequestSchema: GenMessage<TakeOverConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 20);
+  messageDesc(file_aiagent_v1_conversation_service, 23);
 
 /**
  * TakeOverConversationResponse is the conversation after the change.
@@ -828,7 +926,7 @@ export type TakeOverConversationResponse = Message$1<"aiagent.v1.TakeOverConvers
  * Use `create(TakeOverConversationResponseSchema)` to create a new message.
  */
 export const TakeOverConversationResponseSchema: GenMessage<TakeOverConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 21);
+  messageDesc(file_aiagent_v1_conversation_service, 24);
 
 /**
  * ReplyToConversationRequest is an operator's message.
@@ -865,7 +963,7 @@ export type ReplyToConversationRequest = Message$1<"aiagent.v1.ReplyToConversati
  * Use `create(ReplyToConversationRequestSchema)` to create a new message.
  */
 export const ReplyToConversationRequestSchema: GenMessage<ReplyToConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 22);
+  messageDesc(file_aiagent_v1_conversation_service, 25);
 
 /**
  * ReplyToConversationResponse holds the stored operator message.
@@ -886,7 +984,7 @@ export type ReplyToConversationResponse = Message$1<"aiagent.v1.ReplyToConversat
  * Use `create(ReplyToConversationResponseSchema)` to create a new message.
  */
 export const ReplyToConversationResponseSchema: GenMessage<ReplyToConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 23);
+  messageDesc(file_aiagent_v1_conversation_service, 26);
 
 /**
  * ReleaseConversationRequest names the conversation to hand back to the AI agent.
@@ -916,7 +1014,7 @@ export type ReleaseConversationRequest = Message$1<"aiagent.v1.ReleaseConversati
  * Use `create(ReleaseConversationRequestSchema)` to create a new message.
  */
 export const ReleaseConversationRequestSchema: GenMessage<ReleaseConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 24);
+  messageDesc(file_aiagent_v1_conversation_service, 27);
 
 /**
  * ReleaseConversationResponse is the conversation after the change.
@@ -937,7 +1035,7 @@ export type ReleaseConversationResponse = Message$1<"aiagent.v1.ReleaseConversat
  * Use `create(ReleaseConversationResponseSchema)` to create a new message.
  */
 export const ReleaseConversationResponseSchema: GenMessage<ReleaseConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 25);
+  messageDesc(file_aiagent_v1_conversation_service, 28);
 
 /**
  * GetConversationsForContactRequest selects one page of a contact's conversations.
@@ -972,7 +1070,7 @@ export type GetConversationsForContactRequest = Message$1<"aiagent.v1.GetConvers
  * Use `create(GetConversationsForContactRequestSchema)` to create a new message.
  */
 export const GetConversationsForContactRequestSchema: GenMessage<GetConversationsForContactRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 26);
+  messageDesc(file_aiagent_v1_conversation_service, 29);
 
 /**
  * GetConversationsForContactResponse holds the page in a `data` envelope.
@@ -993,7 +1091,7 @@ export type GetConversationsForContactResponse = Message$1<"aiagent.v1.GetConver
  * Use `create(GetConversationsForContactResponseSchema)` to create a new message.
  */
 export const GetConversationsForContactResponseSchema: GenMessage<GetConversationsForContactResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 27);
+  messageDesc(file_aiagent_v1_conversation_service, 30);
 
 /**
  * ContactConversationPage is one page of a contact's conversations, newest first.
@@ -1021,7 +1119,7 @@ export type ContactConversationPage = Message$1<"aiagent.v1.ContactConversationP
  * Use `create(ContactConversationPageSchema)` to create a new message.
  */
 export const ContactConversationPageSchema: GenMessage<ContactConversationPage> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 28);
+  messageDesc(file_aiagent_v1_conversation_service, 31);
 
 /**
  * WatchConversationRequest names the conversation to watch and the last message the watcher has.
@@ -1064,7 +1162,7 @@ export type WatchConversationRequest = Message$1<"aiagent.v1.WatchConversationRe
  * Use `create(WatchConversationRequestSchema)` to create a new message.
  */
 export const WatchConversationRequestSchema: GenMessage<WatchConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 29);
+  messageDesc(file_aiagent_v1_conversation_service, 32);
 
 /**
  * WatchConversationResponse is one event of a watched conversation.
@@ -1116,7 +1214,7 @@ export type WatchConversationResponse = Message$1<"aiagent.v1.WatchConversationR
  * Use `create(WatchConversationResponseSchema)` to create a new message.
  */
 export const WatchConversationResponseSchema: GenMessage<WatchConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 30);
+  messageDesc(file_aiagent_v1_conversation_service, 33);
 
 /**
  * WatchAccountRequest names the account whose conversations to watch.
@@ -1145,7 +1243,7 @@ export type WatchAccountRequest = Message$1<"aiagent.v1.WatchAccountRequest"> & 
  * Use `create(WatchAccountRequestSchema)` to create a new message.
  */
 export const WatchAccountRequestSchema: GenMessage<WatchAccountRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 31);
+  messageDesc(file_aiagent_v1_conversation_service, 34);
 
 /**
  * WatchAccountResponse is one event of the account's conversations.
@@ -1205,7 +1303,7 @@ export type WatchAccountResponse = Message$1<"aiagent.v1.WatchAccountResponse"> 
  * Use `create(WatchAccountResponseSchema)` to create a new message.
  */
 export const WatchAccountResponseSchema: GenMessage<WatchAccountResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 32);
+  messageDesc(file_aiagent_v1_conversation_service, 35);
 
 /**
  * CloseConversationRequest names the conversation to close.
@@ -1235,7 +1333,7 @@ export type CloseConversationRequest = Message$1<"aiagent.v1.CloseConversationRe
  * Use `create(CloseConversationRequestSchema)` to create a new message.
  */
 export const CloseConversationRequestSchema: GenMessage<CloseConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 33);
+  messageDesc(file_aiagent_v1_conversation_service, 36);
 
 /**
  * CloseConversationResponse is the conversation after the change.
@@ -1256,7 +1354,7 @@ export type CloseConversationResponse = Message$1<"aiagent.v1.CloseConversationR
  * Use `create(CloseConversationResponseSchema)` to create a new message.
  */
 export const CloseConversationResponseSchema: GenMessage<CloseConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 34);
+  messageDesc(file_aiagent_v1_conversation_service, 37);
 
 /**
  * ReopenConversationRequest names the conversation to reopen.
@@ -1286,7 +1384,7 @@ export type ReopenConversationRequest = Message$1<"aiagent.v1.ReopenConversation
  * Use `create(ReopenConversationRequestSchema)` to create a new message.
  */
 export const ReopenConversationRequestSchema: GenMessage<ReopenConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 35);
+  messageDesc(file_aiagent_v1_conversation_service, 38);
 
 /**
  * ReopenConversationResponse is the conversation after the change.
@@ -1307,7 +1405,7 @@ export type ReopenConversationResponse = Message$1<"aiagent.v1.ReopenConversatio
  * Use `create(ReopenConversationResponseSchema)` to create a new message.
  */
 export const ReopenConversationResponseSchema: GenMessage<ReopenConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 36);
+  messageDesc(file_aiagent_v1_conversation_service, 39);
 
 /**
  * AddConversationNoteRequest is an operator's internal note.
@@ -1344,7 +1442,7 @@ export type AddConversationNoteRequest = Message$1<"aiagent.v1.AddConversationNo
  * Use `create(AddConversationNoteRequestSchema)` to create a new message.
  */
 export const AddConversationNoteRequestSchema: GenMessage<AddConversationNoteRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 37);
+  messageDesc(file_aiagent_v1_conversation_service, 40);
 
 /**
  * AddConversationNoteResponse holds the stored note.
@@ -1365,7 +1463,7 @@ export type AddConversationNoteResponse = Message$1<"aiagent.v1.AddConversationN
  * Use `create(AddConversationNoteResponseSchema)` to create a new message.
  */
 export const AddConversationNoteResponseSchema: GenMessage<AddConversationNoteResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 38);
+  messageDesc(file_aiagent_v1_conversation_service, 41);
 
 /**
  * ListConversationNotesRequest names the conversation.
@@ -1386,7 +1484,7 @@ export type ListConversationNotesRequest = Message$1<"aiagent.v1.ListConversatio
  * Use `create(ListConversationNotesRequestSchema)` to create a new message.
  */
 export const ListConversationNotesRequestSchema: GenMessage<ListConversationNotesRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 39);
+  messageDesc(file_aiagent_v1_conversation_service, 42);
 
 /**
  * ListConversationNotesResponse holds the notes in a `data` envelope.
@@ -1407,7 +1505,7 @@ export type ListConversationNotesResponse = Message$1<"aiagent.v1.ListConversati
  * Use `create(ListConversationNotesResponseSchema)` to create a new message.
  */
 export const ListConversationNotesResponseSchema: GenMessage<ListConversationNotesResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 40);
+  messageDesc(file_aiagent_v1_conversation_service, 43);
 
 /**
  * ConversationNotes is a conversation's notes, oldest first.
@@ -1428,7 +1526,7 @@ export type ConversationNotes = Message$1<"aiagent.v1.ConversationNotes"> & {
  * Use `create(ConversationNotesSchema)` to create a new message.
  */
 export const ConversationNotesSchema: GenMessage<ConversationNotes> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 41);
+  messageDesc(file_aiagent_v1_conversation_service, 44);
 
 /**
  * Note is an internal note of the account's people on a conversation; never shown to the customer.
@@ -1477,7 +1575,7 @@ export type Note = Message$1<"aiagent.v1.Note"> & {
  * Use `create(NoteSchema)` to create a new message.
  */
 export const NoteSchema: GenMessage<Note> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 42);
+  messageDesc(file_aiagent_v1_conversation_service, 45);
 
 /**
  * ConversationService reads and writes conversations: the account's inbox (ID token),
@@ -1614,6 +1712,17 @@ export const ConversationService: GenService<{
     methodKind: "unary";
     input: typeof ReleaseConversationRequestSchema;
     output: typeof ReleaseConversationResponseSchema;
+  },
+  /**
+   * RateConversation records the customer's rating of a closed conversation (again: the latest counts), an event
+   * conversation.rated for the account's systems and webhooks.
+   *
+   * @generated from rpc aiagent.v1.ConversationService.RateConversation
+   */
+  rateConversation: {
+    methodKind: "unary";
+    input: typeof RateConversationRequestSchema;
+    output: typeof RateConversationResponseSchema;
   },
   /**
    * CloseConversation closes the conversation.

@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   "session.revoked",
   "webhook_endpoint.disabled",
   "contact.erased",
+  "conversation.rated",
   "note.created",
 ] as const;
 

@@ -19,6 +19,7 @@ export interface ConversationState {
   status: string;
   assigned_to: string;
   operator_name?: string;
+  rating?: { score: number; comment: string; rated_at: string };
 }
 
 /** What a watch stream reports. */
@@ -92,6 +93,18 @@ export class FrameApi {
       throw toApiError(body as ErrorBody | undefined, r.status);
     this.token = body.data.access_token;
     return this.token;
+  }
+
+  /** Rates a closed conversation from 1 to 5, with an optional comment. */
+  async rate(conversationId: string, score: number, comment: string): Promise<void> {
+    await this.withToken(async (t) => {
+      const r = await this.fetch(`/ai_agent/rate_conversation?${q({ access_token: t })}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ conversation_id: conversationId, score, comment }),
+      });
+      if (!r.ok) throw toApiError(await r.json().catch(() => undefined), r.status);
+    });
   }
 
   /** The frame user's conversations, newest first. */

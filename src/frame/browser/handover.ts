@@ -22,6 +22,9 @@ export class Handover {
     private readonly agentName = chatbotName,
   ) {}
 
+  /** Told when the conversation closes while shown, unrated (the rating prompt follows the closing line). */
+  onClosed: ((conversationId: string, afterOrder: number) => void) | undefined;
+
   /** A message is shown (for where the next line goes). */
   seen(order: number): void {
     if (order > this.last) this.last = order;
@@ -50,9 +53,10 @@ export class Handover {
     } else if (!person && before) {
       this.view.addEvent(`${before} has left the conversation. The AI assistant answers again.`, this.last);
     }
-    if (prev.status === "live" && c.status === "closed")
+    if (prev.status === "live" && c.status === "closed") {
       this.view.addEvent("This conversation was closed. Write a message to reopen it.", this.last);
-    else if (prev.status === "closed" && c.status === "live")
+      if (!c.rating) this.onClosed?.(c.conversation_id, this.last);
+    } else if (prev.status === "closed" && c.status === "live")
       this.view.addEvent("The conversation was reopened.", this.last);
   }
 

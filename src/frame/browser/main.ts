@@ -3,6 +3,7 @@ import { applyAppearance } from "./appearance.js";
 import { Handover } from "./handover.js";
 import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
+import { RatingPrompt } from "./rating.js";
 import { TokenRefresher } from "./token-refresh.js";
 import { ChatView, type ReplyHandle } from "./view.js";
 
@@ -66,6 +67,8 @@ function start(): void {
   const api = new FrameApi(cfg.apiBase, initialToken, refresher);
   const handover = new Handover(view, cfg.chatbotName, cfg.agentName);
   const host = new HostEvents(cfg.hostOrigin);
+  const rating = new RatingPrompt(view, api, (e) => showError(e));
+  handover.onClosed = (id, order) => rating.offer(id, order);
   const live = new LiveUpdates(api, {
     onConversation: (c) => handover.state(c),
     onMessage: (m) => {
@@ -138,6 +141,7 @@ function start(): void {
       handover.seen(lastOrder);
       if (latest) {
         handover.state(latest, true);
+        if (latest.status === "closed" && !latest.rating) rating.offer(latest.conversation_id, lastOrder);
         follow(latest.conversation_id);
       }
       loaded = true;

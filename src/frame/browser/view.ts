@@ -105,7 +105,11 @@ export class ChatView {
 
   /** A line about the conversation itself (who joined, closed…), placed after message `afterOrder`. */
   addEvent(text: string, afterOrder: number): void {
-    const li = el("li", "msg msg--event", text);
+    this.addItem(el("li", "msg msg--event", text), afterOrder);
+  }
+
+  /** Any item of the log (a rating prompt), placed after message `afterOrder`. */
+  addItem(li: HTMLLIElement, afterOrder: number): void {
     const follow = this.atEnd();
     this.insertOrdered(li, afterOrder + 0.5);
     this.empty.hidden = true;

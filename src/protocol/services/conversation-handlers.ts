@@ -47,6 +47,9 @@ export function summary(s: ConversationSummary): MessageInitShape<typeof Convers
     channel: s.channel,
     unreadMessageCount: String(s.unreadCount),
     operatorName: s.operatorName,
+    ...(s.rating
+      ? { rating: { score: s.rating.score, comment: s.rating.comment, ratedAt: isoTime(s.rating.ratedAt) } }
+      : {}),
   };
 }
 
@@ -259,6 +262,10 @@ export function conversationHandlers(
     async replyToConversation(req, call) {
       const caller = accountCaller(call.auth);
       return { data: message(await conversations.reply(caller, req.conversationId, req.content, keyOf(req, call))) };
+    },
+    async rateConversation(req, call) {
+      const caller = frameCaller(call.auth);
+      return { data: summary(await conversations.rate(caller, req.conversationId, req.score, req.comment)) };
     },
     async closeConversation(req, call) {
       const caller = accountCaller(call.auth);

@@ -327,6 +327,18 @@ export const pgMigrations: PgMigration[] = [
   },
   {
     version: 12,
+    // The customer's rating of a closed conversation, one per conversation.
+    sql: `
+      CREATE TABLE conversation_ratings (
+        conversation_id text PRIMARY KEY,
+        account_id text NOT NULL,
+        score integer NOT NULL,
+        comment text NOT NULL,
+        rated_at bigint NOT NULL
+      );`,
+  },
+  {
+    version: 13,
     // The team's internal notes (deleted with their conversation) and canned answers (a shortcut unique per account).
     sql: `
       CREATE TABLE conversation_notes (

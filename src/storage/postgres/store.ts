@@ -21,6 +21,7 @@ import { pgMigrations } from "./migrations.js";
 import { pgNotes, pgSavedReplies } from "./notes.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
+import { pgRatings } from "./ratings.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
@@ -65,6 +66,7 @@ export class PgStore implements Store {
   readonly members: Repositories["members"];
   readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
+  readonly ratings: Repositories["ratings"];
   readonly notes: Repositories["notes"];
   readonly savedReplies: Repositories["savedReplies"];
   readonly events: Repositories["events"];
@@ -95,6 +97,7 @@ export class PgStore implements Store {
     this.members = pgMembers(this.db);
     this.invitations = pgInvitations(this.db);
     this.profiles = pgProfiles(this.db);
+    this.ratings = pgRatings(this.db);
     this.notes = pgNotes(this.db);
     this.savedReplies = pgSavedReplies(this.db);
     this.events = this.advances.announcing(pgEvents(this.db, this.origin));

@@ -529,6 +529,19 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 18,
+    name: "conversation_ratings: the customer's rating of a closed conversation",
+    sql: `
+      CREATE TABLE conversation_ratings (
+        conversation_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        score INTEGER NOT NULL,
+        comment TEXT NOT NULL,
+        rated_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
+  {
+    version: 19,
     name: "conversation_notes and saved_replies: the team's internal notes and canned answers",
     sql: `
       -- Notes go with their conversation: erasure and retention delete them by conversation_id.

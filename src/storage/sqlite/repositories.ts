@@ -13,6 +13,7 @@ import { sqliteMembers } from "./repos/members.js";
 import { sqliteNotes, sqliteSavedReplies } from "./repos/notes.js";
 import { sqlitePrivacy } from "./repos/privacy.js";
 import { sqliteProfiles } from "./repos/profiles.js";
+import { sqliteRatings } from "./repos/ratings.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
@@ -39,6 +40,7 @@ export function sqliteRepositories(db: Db) {
     idempotency: sqliteIdempotency(db),
     audit: sqliteAudit(db),
     privacy: sqlitePrivacy(db),
+    ratings: sqliteRatings(db),
   };
 }
 

@@ -39,6 +39,7 @@ export class SqliteStore implements Store {
   readonly members: Repositories["members"];
   readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
+  readonly ratings: Repositories["ratings"];
   readonly notes: Repositories["notes"];
   readonly savedReplies: Repositories["savedReplies"];
   readonly events: Repositories["events"];
@@ -83,6 +84,7 @@ export class SqliteStore implements Store {
     this.idempotency = outside.idempotency;
     this.audit = outside.audit;
     this.privacy = outside.privacy;
+    this.ratings = outside.ratings;
     this.probe = readinessProbe(db);
   }
 
@@ -250,5 +252,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     idempotency: asyncRepository(sync.idempotency, run),
     audit: asyncRepository(sync.audit, run),
     privacy: asyncRepository(sync.privacy, run),
+    ratings: asyncRepository(sync.ratings, run),
   };
 }

@@ -238,9 +238,20 @@ function ContactPane(props: { contact: Contact; live: Live; onBack: () => void; 
         key={chosen}
         conversationId={chosen}
         initial={chosen === latest ? undefined : others.find((c) => c.conversationId === chosen)}
+        rated={others.find((c) => c.conversationId === chosen)?.rating}
         {...props}
       />
     </>
+  );
+}
+
+/** How the customer rated the conversation, once they have. */
+function RatingNote({ rating }: { rating: ConversationSummary["rating"] }) {
+  if (!rating) return null;
+  return (
+    <p class="rating-note" data-testid="conversation-rating">
+      Rated {rating.score} of 5 by the customer{rating.comment ? `: “${rating.comment}”` : ""}
+    </p>
   );
 }
 
@@ -248,6 +259,8 @@ function ConversationView(props: {
   contact: Contact;
   conversationId: string;
   initial: ConversationSummary | undefined;
+  /** The customer's rating as the list of the contact's conversations had it. */
+  rated: ConversationSummary["rating"];
   live: Live;
   onBack: () => void;
   onChanged: () => void;
@@ -327,6 +340,7 @@ function ConversationView(props: {
           {props.contact.email && ` · ${props.contact.email}`}
           {props.contact.phoneNumber && ` · ${props.contact.phoneNumber}`} · user id {props.contact.userId}
         </p>
+        <RatingNote rating={summary?.rating ?? props.rated} />
         <div class="actions" role="toolbar" aria-label="Conversation actions">
           {!mine && (
             <button

@@ -39,6 +39,7 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
   const delMessages = db.prepare("DELETE FROM messages WHERE conversation_id = ?");
   const delNotes = db.prepare("DELETE FROM conversation_notes WHERE conversation_id = ?");
   const delConversation = db.prepare("DELETE FROM conversations WHERE conversation_id = ?");
+  const delRating = db.prepare("DELETE FROM conversation_ratings WHERE conversation_id = ?");
   const redactConversation = db.prepare(
     "UPDATE events SET data = ? WHERE account_id = ? AND order_key = ? AND data <> ?",
   );
@@ -90,6 +91,7 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
     const messages = delMessages.run(conversationId).changes;
     delNotes.run(conversationId);
     delConversation.run(conversationId);
+    delRating.run(conversationId);
     return { messages, redacted: redactConversation.run(REDACTED, accountId, conversationId, REDACTED).changes };
   };
 
