@@ -1,5 +1,5 @@
 /** The styles of the inbox's team features (views, internal notes, saved replies), appended to the console's. */
-export const TEAM_CSS = `
+export const INBOX_CSS = `
 .views { margin-top: .5rem; }
 .notes { border: 2px dashed #b7791f; background: #fff8e6; border-radius: var(--radius); padding: .5rem .75rem; }
 .notes h3 { font-size: .9375rem; margin: 0; }
