@@ -1,6 +1,7 @@
 import { AccountService } from "../domain/account/account-service.js";
 import { OperatorPictures } from "../domain/account/operator-picture.js";
 import { OperatorProfiles } from "../domain/account/operator-profile.js";
+import { SavedReplies } from "../domain/account/saved-replies.js";
 import { TeamService } from "../domain/account/team-service.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
@@ -25,6 +26,8 @@ export interface AccountParts {
   profiles: OperatorProfiles;
   /** The people's uploaded pictures (served to customers' frames). */
   pictures: OperatorPictures;
+  /** The account's canned answers. */
+  savedReplies: SavedReplies;
   /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
   sessions: SessionRegistry;
   /** Who an outgoing request (a webhook, a chatbot's agent endpoint) may reach. */
@@ -69,5 +72,6 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
     chatbotOf: (caller, chatbotId) => accounts.chatbot(caller, chatbotId),
     audit,
   });
-  return { accounts, team, profiles, pictures, sessions, targets };
+  const savedReplies = new SavedReplies({ ...store, clock });
+  return { accounts, team, profiles, pictures, savedReplies, sessions, targets };
 }

@@ -33,6 +33,7 @@ import { accountHandlers } from "../protocol/services/account-handlers.js";
 import { consoleHandlers } from "../protocol/services/console-handlers.js";
 import { conversationHandlers } from "../protocol/services/conversation-handlers.js";
 import { privacyHandlers } from "../protocol/services/privacy-handlers.js";
+import { savedReplyHandlers } from "../protocol/services/saved-reply-handlers.js";
 import { sessionHandlers } from "../protocol/services/session-handlers.js";
 import { tokenHandlers } from "../protocol/services/token-handlers.js";
 import { webhookHandlers } from "../protocol/services/webhook-handlers.js";
@@ -82,7 +83,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
     bind(TokenServiceDesc, tokenHandlers(d.tokens, d.tokenGuard, b.log)),
     bind(
       ConversationServiceDesc,
-      conversationHandlers(d.conversations, { limits: d.watchLimits, clock: b.clock }, d.typing, d.pictures),
+      conversationHandlers(d.conversations, { limits: d.watchLimits, clock: b.clock }, d.typing, d.pictures, d.notes),
     ),
     bind(
       AccountServiceDesc,
@@ -95,6 +96,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         defaultGraceSeconds: config.apiKeyGraceSeconds,
         consoleUrl,
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
+        savedReplies: savedReplyHandlers(d.savedReplies),
       }),
     ),
     bind(WebhookServiceDesc, webhookHandlers(d.webhooks)),

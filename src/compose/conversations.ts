@@ -5,6 +5,7 @@ import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
 import { OfflineAgent } from "../domain/agent/offline-agent.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
+import { ConversationNotes } from "../domain/conversation/notes.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import type { TypingChannel } from "../domain/typing/channel.js";
 import { TypingService } from "../domain/typing/typing-service.js";
@@ -26,6 +27,8 @@ export interface ConversationDeps {
 
 export interface ConversationParts {
   conversations: ConversationService;
+  /** The team's internal notes on conversations. */
+  notes: ConversationNotes;
   /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
   events: LogFeed;
   /** Stops hearing the store's announcements (at close). */
@@ -72,5 +75,6 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   });
   const typingChannel = await store.sharedTyping(new InProcessTyping());
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
-  return { conversations, events, stopLogWatch, watchLimits, streams, typing, typingChannel };
+  const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
+  return { conversations, notes, events, stopLogWatch, watchLimits, streams, typing, typingChannel };
 }

@@ -1,3 +1,5 @@
+import { INBOX_CSS } from "./inbox-styles.js";
+
 /** The console's stylesheet, served as /console/assets/console.css (a file, so the CSP needs no inline styles). */
 export const CONSOLE_CSS = `
 :root {
@@ -149,4 +151,4 @@ input[type=color] { width: 6rem; height: 2.5rem; padding: .2rem; }
 .preview__avatar { width: 2.25rem; height: 2.25rem; border-radius: 50%; display: grid; place-items: center; font-weight: 600; }
 .preview__greeting { white-space: pre-line; }
 .preview__bubble { margin-left: auto; width: fit-content; max-width: 80%; padding: .5rem .75rem; border-radius: 16px 16px 4px 16px; }
-`;
+${INBOX_CSS}`;

@@ -8,9 +8,11 @@ import type {
   InvitationRepository,
   MemberRepository,
 } from "./account/repository.js";
+import type { SavedReplyRepository } from "./account/saved-replies.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvent } from "./conversation/events.js";
+import type { NoteRepository } from "./conversation/notes.js";
 import type { RatingRepository } from "./conversation/ratings.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
@@ -37,6 +39,10 @@ export interface Repositories {
   profiles: OperatorProfileRepository;
   /** The people's uploaded pictures (beside their profiles). */
   pictures: OperatorPictureRepository;
+  /** Internal notes on conversations. */
+  notes: NoteRepository;
+  /** The accounts' canned answers. */
+  savedReplies: SavedReplyRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
   idempotency: IdempotencyRepository;

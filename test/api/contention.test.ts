@@ -40,6 +40,7 @@ describe("concurrent writes to the same rows", () => {
     const page = await s.app.store.contacts.list({
       accountId: acc.accountId,
       filter: "all",
+      assignee: null,
       search: "",
       liveSince: 0,
       limit: 100,

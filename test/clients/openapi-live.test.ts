@@ -61,6 +61,17 @@ async function invitation(): Promise<{ memberId: string; code: string }> {
   return { memberId: inv.member.memberId, code: inv.invitationCode };
 }
 const invited = async () => (await invitation()).memberId;
+
+let savedReplies = 0;
+/** A new saved reply of account a: its id. */
+async function savedReply(): Promise<string> {
+  const r = await fetch(`${s.url}/v1/account/saved_replies`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${id}`, "content-type": "application/json" },
+    body: JSON.stringify({ shortcut: `reply${++savedReplies}`, content: "Hello!" }),
+  });
+  return ((await r.json()) as any).data.saved_reply_id;
+}
 const invitationCode = async () => (await invitation()).code;
 /** A webhook endpoint of account `a` with one delivery (made on first use). */
 let hooked: Promise<{ endpointId: string; deliveryId: string }> | undefined;
@@ -175,7 +186,7 @@ const cases: Record<string, Case> = {
     failStatus: 401,
   },
   "GET /get_contact_conversations": {
-    ok: () => ({ query: { user_email_id: a.email, limit: 10, offset: 0, filter: "all" }, bearer: id }),
+    ok: () => ({ query: { user_email_id: a.email, limit: 10, offset: 0, filter: "all", view: "all" }, bearer: id }),
     fail: () => ({ query: { user_email_id: a.email }, bearer: otherId }),
     failStatus: 403,
   },
@@ -451,6 +462,36 @@ const cases: Record<string, Case> = {
       bearer: id,
     }),
     failStatus: 400,
+  },
+  "POST /add_conversation_note": {
+    ok: () => ({ body: { conversation_id: conversationId, content: "Refund approved." }, bearer: id }),
+    fail: () => ({ body: { conversation_id: conversationId, content: "x" }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "GET /list_conversation_notes": {
+    ok: () => ({ query: { conversation_id: conversationId }, bearer: id }),
+    fail: () => ({ query: { conversation_id: conversationId }, bearer: access }),
+    failStatus: 401,
+  },
+  "GET /v1/account/saved_replies": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({}),
+    failStatus: 401,
+  },
+  "POST /v1/account/saved_replies": {
+    ok: () => ({ body: { shortcut: `thanks${++savedReplies}`, content: "Thank you!" }, bearer: id }),
+    fail: () => ({ body: { shortcut: "not valid", content: "x" }, bearer: id }),
+    failStatus: 400,
+  },
+  "PATCH /v1/account/saved_replies/{saved_reply_id}": {
+    ok: async () => ({ path: { saved_reply_id: await savedReply() }, body: { content: "Changed" }, bearer: id }),
+    fail: () => ({ path: { saved_reply_id: MISSING }, body: { content: "Changed" }, bearer: id }),
+    failStatus: 404,
+  },
+  "DELETE /v1/account/saved_replies/{saved_reply_id}": {
+    ok: async () => ({ path: { saved_reply_id: await savedReply() }, bearer: id }),
+    fail: () => ({ path: { saved_reply_id: MISSING }, bearer: otherId }),
+    failStatus: 404,
   },
   "POST /reopen_conversation": {
     ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),

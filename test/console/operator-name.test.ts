@@ -2,12 +2,12 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { consoleRoutes } from "../../src/console/routes.js";
 import { frameRoutes } from "../../src/frame/routes.js";
-import { chatFrame, launchBrowser, newContext, typeMessage } from "../frame/browser.js";
+import { launchBrowser, newContext } from "../frame/browser.js";
 import { type Embedding, startEmbedding } from "../frame/fixtures.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn } from "./sign-in.js";
+import { customerWrites, signIn } from "./sign-in.js";
 
 // Issue 31, item 7: an operator sets the name (and picture) customers see; the console's take-over sends it, so the
 // customer no longer sees the local part of the operator's e-mail.
@@ -34,12 +34,11 @@ describe.runIf(canRun)("the operator's display name", () => {
     const member = await addMember(e.service.url, await idToken(e.service.url, e.account), "lead@shop.example");
 
     // The customer writes in the client's page.
-    const customer = await newContext(browser);
-    const shop = await customer.newPage();
-    await shop.goto(`${e.host.url}/`);
-    const frame = await chatFrame(shop);
-    await typeMessage(frame, "My parcel arrived damaged, can a person help?");
-    await frame.locator(".msg--assistant").first().waitFor();
+    const {
+      context: customer,
+      page: shop,
+      frame,
+    } = await customerWrites(browser, e.host.url, "My parcel arrived damaged, can a person help?");
 
     // The operator names themself, with a picture; a bad picture address is refused, naming the field.
     const console_ = await newContext(browser, { width: 1280, height: 800 });

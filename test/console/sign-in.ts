@@ -1,7 +1,7 @@
 import type { Browser, Page } from "playwright-core";
 import { consoleRoutes } from "../../src/console/routes.js";
 import { frameRoutes } from "../../src/frame/routes.js";
-import { launchBrowser } from "../frame/browser.js";
+import { chatFrame, launchBrowser, newContext, typeMessage } from "../frame/browser.js";
 import { type Embedding, startEmbedding } from "../frame/fixtures.js";
 import { startServer, type TestServer } from "../helpers/server.js";
 
@@ -36,4 +36,15 @@ export async function startConsoleAndFrame(): Promise<{ browser: Browser; e: Emb
       await e.close();
     },
   };
+}
+
+/** A customer on the client's example page (`hostUrl`) writes in the chat frame and waits for the agent's answer. */
+export async function customerWrites(browser: Browser, hostUrl: string, text: string) {
+  const context = await newContext(browser);
+  const page = await context.newPage();
+  await page.goto(`${hostUrl}/`);
+  const frame = await chatFrame(page);
+  await typeMessage(frame, text);
+  await frame.locator(".msg--assistant").first().waitFor();
+  return { context, page, frame };
 }

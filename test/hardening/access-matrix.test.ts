@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { type DescMethod, type DescService, getOption } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -65,6 +66,20 @@ beforeAll(async () => {
 });
 afterAll(() => s.close(true));
 
+/** A saved reply of the account, made in the store (answers its id). */
+async function savedReply(shortcut: string): Promise<string> {
+  const savedReplyId = randomUUID();
+  await s.app.store.savedReplies.add({
+    savedReplyId,
+    accountId: a.accountId,
+    shortcut,
+    content: "x",
+    createdAt: 1,
+    updatedAt: 1,
+  });
+  return savedReplyId;
+}
+
 type Sample = (who: Presented) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 /** A request each RPC would accept from a caller it admits; objects a call destroys are made afresh. */
@@ -98,6 +113,17 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AccountService.GetAccount": () => ({}),
   "aiagent.v1.AccountService.UpdateMyProfile": () => ({ displayName: "Matrix", avatarUrl: "" }),
   "aiagent.v1.AccountService.SetMyPicture": () => ({ image: new Uint8Array() }),
+  "aiagent.v1.ConversationService.AddConversationNote": () => ({ conversationId, content: "A note for the team." }),
+  "aiagent.v1.ConversationService.ListConversationNotes": () => ({ conversationId }),
+  "aiagent.v1.AccountService.ListSavedReplies": () => ({}),
+  "aiagent.v1.AccountService.CreateSavedReply": () => ({ shortcut: `matrix${++n}`, content: "Thanks!" }),
+  "aiagent.v1.AccountService.UpdateSavedReply": async () => ({
+    savedReplyId: await savedReply(`upd${++n}`),
+    content: "Changed",
+  }),
+  "aiagent.v1.AccountService.DeleteSavedReply": async () => ({
+    savedReplyId: await savedReply(`del${++n}`),
+  }),
   "aiagent.v1.AccountService.ChangePassword": (who) => {
     const pw = who === "operator" ? passwords.operator : passwords.admin;
     return { currentPassword: pw, newPassword: pw };

@@ -138,6 +138,21 @@ const ACCOUNT_ROUTES: Record<string, Route<AccountPrincipal>> = {
     postJson(s.url, "/close_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
   "POST /reopen_conversation": (p, id) =>
     postJson(s.url, "/reopen_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "POST /add_conversation_note": (p, id) =>
+    postJson(
+      s.url,
+      "/add_conversation_note",
+      { conversation_id: id, content: "a note" },
+      {
+        authorization: `Bearer ${p.token}`,
+      },
+    ),
+  "GET /list_conversation_notes": (p, id) =>
+    getJson(s.url, "/list_conversation_notes", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "RPC AddConversationNote": (p, id) =>
+    rpc(() => connect().addConversationNote({ conversationId: id, content: "a note" }, bearer(p.token))),
+  "RPC ListConversationNotes": (p, id) =>
+    rpc(() => connect().listConversationNotes({ conversationId: id }, bearer(p.token))),
   "RPC GetMessagesForConversation": (p, id) =>
     rpc(() => connect().getMessagesForConversation({ conversationId: id }, bearer(p.token))),
   "RPC MarkConversationRead": (p, id) =>

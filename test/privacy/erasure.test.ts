@@ -72,6 +72,18 @@ async function populate(a: TestAccount, token: string, c: ReturnType<typeof cust
     },
   );
   expect(rated.status, JSON.stringify(rated.body)).toBe(200);
+  // An internal note about them (keyed: its first answer is kept for a day too).
+  const note = await postJson(
+    s.url,
+    "/add_conversation_note",
+    {
+      conversation_id: second,
+      content: `${c.contact.contact_name} wants the ${c.words[0]} refunded`,
+      idempotency_key: `note-${c.userId}`,
+    },
+    auth(token),
+  );
+  expect(note.status, JSON.stringify(note.body)).toBe(200);
   expect((await postJson(s.url, "/v1/account/sessions/revoke", { user_id: c.userId }, auth(token))).status).toBe(200);
   await issueTokens(s.url, a, c.userId, c.contact);
   // Read the pages twice: the second read remembers them in the page cache.
@@ -113,7 +125,14 @@ describe("erasing a contact", () => {
     expect(await findAnywhere(s.app, needles(gone))).toEqual([]);
     // The search looked at every table, this one's included.
     expect(await tableNames(s.app)).toEqual(
-      expect.arrayContaining(["contacts", "messages", "events", "audit_events", "idempotency_keys"]),
+      expect.arrayContaining([
+        "contacts",
+        "messages",
+        "conversation_notes",
+        "events",
+        "audit_events",
+        "idempotency_keys",
+      ]),
     );
     // The other customer is untouched.
     expect((await findAnywhere(s.app, needles(kept))).length).toBeGreaterThan(5);

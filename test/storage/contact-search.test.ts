@@ -63,7 +63,15 @@ function list(
   offset: number,
   liveSince: number,
 ) {
-  const r = s.repos.contacts.list({ accountId, search: foldForSearch(search), filter, limit, offset, liveSince });
+  const r = s.repos.contacts.list({
+    accountId,
+    search: foldForSearch(search),
+    filter,
+    assignee: null,
+    limit,
+    offset,
+    liveSince,
+  });
   return { ids: r.contacts.map((c) => c.contactId), hasMore: r.hasMore };
 }
 
@@ -185,6 +193,7 @@ describe("contact search", () => {
           accountId: a.accountId,
           search: foldForSearch(term),
           filter,
+          assignee: null,
           limit: 100,
           offset: 0,
           liveSince,

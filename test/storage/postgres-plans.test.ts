@@ -131,7 +131,15 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
     try {
       for (const filter of ["all", "unread", "live"] as ContactFilter[])
         for (const search of ["", foldForSearch("98f13708210194c4")])
-          await store.contacts.list({ accountId: a.accountId, search, filter, limit: 10, offset: 0, liveSince: 1500 });
+          await store.contacts.list({
+            accountId: a.accountId,
+            search,
+            filter,
+            assignee: null,
+            limit: 10,
+            offset: 0,
+            liveSince: 1500,
+          });
       await store.contacts.belongsTo(a.accountId, "c20");
       await store.contacts.upsert(a.accountId, "user-20", { contactName: "Renamed", email: "", phoneNumber: "" }, 1);
       const ref = { conversationId: "v40", createdAt: 40 };

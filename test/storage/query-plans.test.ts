@@ -18,6 +18,7 @@ const GROWING = [
   "api_keys",
   "accounts",
   "chatbots",
+  "conversation_notes",
 ];
 
 let s: StorageFixture;
@@ -36,7 +37,8 @@ function exercise(f: StorageFixture): string[] {
   })();
   for (const filter of ["all", "unread", "live"] as ContactFilter[]) {
     for (const search of ["", "u1", "u12", "nobody"])
-      repos.contacts.list({ accountId: a.accountId, search, filter, limit: 10, offset: 0, liveSince: 0 });
+      for (const assignee of [null, "ai_agent"])
+        repos.contacts.list({ accountId: a.accountId, search, filter, assignee, limit: 10, offset: 0, liveSince: 0 });
   }
   repos.conversations.messages({ conversationId: "x", createdAt: 0 }, 20, 0);
   repos.conversations.recent({ conversationId: "x", createdAt: 0 }, 20);
@@ -106,7 +108,10 @@ describe("query plans", () => {
   it("each contact list variant reads its own newest-first index, and each page of messages its range", () => {
     const plan = (pred: (sql: string) => boolean) => statements.filter(pred).map((q) => planOf(s.db, q).join(" | "));
     const lists = plan((q) => /FROM contacts c\s+WHERE/.test(q) && q.includes("LIMIT @limit OFFSET @offset"));
-    expect(lists).toHaveLength(3);
+    // Three filters, each with and without a view's assignee test (the same index: the view only tests the row).
+    expect(lists).toHaveLength(6);
+    for (const p of lists)
+      expect(p).toMatch(/SEARCH c USING INDEX contacts_\w+ \(account_id=\? AND latest_message_at>\?\)/);
     expect(
       lists.some((p) =>
         /SEARCH c USING INDEX contacts_(recent|recent_search) \(account_id=\? AND latest_message_at>\?\)/.test(p),

@@ -7,6 +7,7 @@ import { ChatbotEdit, ChatbotEmbed, ChatbotList } from "./pages/chatbots.js";
 import { Inbox } from "./pages/inbox.js";
 import { AcceptInvitation } from "./pages/invitation.js";
 import { Profile } from "./pages/profile.js";
+import { SavedRepliesPage } from "./pages/saved-replies.js";
 import { SignIn } from "./pages/sign-in.js";
 import { Team } from "./pages/team.js";
 import { navigate, usePath } from "./router.js";
@@ -72,7 +73,7 @@ export function App() {
   );
 }
 
-const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit"];
+const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/saved-replies"];
 
 function Layout({ path }: { path: string }) {
   const s = useContext(SessionContext)!;
@@ -91,6 +92,7 @@ function Layout({ path }: { path: string }) {
       { href: "/chatbots", label: "Chatbots" },
       { href: "/profile", label: "Profile" },
       { href: "/team", label: "Team" },
+      { href: "/saved-replies", label: "Saved replies" },
       { href: "/audit", label: "Audit log" },
     );
   nav.push({ href: "/password", label: "Password" });
@@ -140,6 +142,8 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
       return <Team />;
     case "audit":
       return <AuditLog />;
+    case "saved-replies":
+      return <SavedRepliesPage />;
     case "chatbots":
       if (parts.length === 1) return <ChatbotList />;
       if (parts[1] === "new") return <ChatbotEdit />;

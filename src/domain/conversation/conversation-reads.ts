@@ -9,6 +9,7 @@ import { ConversationRatings } from "./ratings.js";
 import type { ContactFilter, ContactView } from "./repository.js";
 import { effectiveStatus } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
+import { viewAssignee } from "./views.js";
 
 const FILTERS: readonly ContactFilter[] = ["all", "unread", "live"];
 
@@ -27,6 +28,8 @@ export class ConversationReads {
       userEmailId: string;
       search: string;
       filter: string;
+      /** all, mine or unassigned (views.ts); empty: all. */
+      view?: string;
       limit: number | undefined;
       offset: number | undefined;
     },
@@ -35,6 +38,7 @@ export class ConversationReads {
     const search = optionalText("search", input.search);
     const filter = (input.filter === "" ? "all" : input.filter) as ContactFilter;
     if (!FILTERS.includes(filter)) throw invalidArgument("filter", "must be one of all, unread, live");
+    const assignee = viewAssignee(caller, input.view ?? "");
     const { limit, offset } = page(input.limit, input.offset, 10);
     if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
     const liveSince = this.c.liveSince();
@@ -42,6 +46,7 @@ export class ConversationReads {
       accountId: caller.accountId,
       search: foldForSearch(search),
       filter,
+      assignee,
       limit,
       offset,
       liveSince,

@@ -27,7 +27,7 @@ export class ConversationWatches {
       caller.kind === "frame"
         ? await this.c.frameConversation(caller, conversationId)
         : await this.c.accountConversation(caller, conversationId);
-    yield* this.c.watches.conversation(conv, this.c.summary(conv), after, signal);
+    yield* this.c.watches.conversation(conv, this.c.summary(conv), after, signal, caller.kind === "account");
   }
 
   /**

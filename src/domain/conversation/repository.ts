@@ -17,6 +17,8 @@ export interface ContactQuery {
   /** Already folded with foldForSearch; empty: no search. */
   search: string;
   filter: ContactFilter;
+  /** Only contacts whose latest conversation is held by this assignee (lower case; ai_agent: unassigned); null: any. */
+  assignee: string | null;
   limit: number;
   offset: number;
   /** Conversations with no message since this instant read as closed (idle). */

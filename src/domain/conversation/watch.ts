@@ -1,12 +1,14 @@
 import { DomainError, invalidArgument } from "../errors.js";
 import type { EventRecord, EventRepository } from "../webhook/repository.js";
 import type { ConversationEvents, ConversationSummary, EventListener, EventTopic } from "./events.js";
+import type { NoteRecord } from "./notes.js";
 import type { ConversationRecord, ConversationRepository, MessageRecord } from "./repository.js";
 
 /** An event of a watched conversation; `cursor` resumes the watch right after it. */
 export type WatchEvent =
   | { type: "conversation"; conversation: ConversationSummary; cursor: string }
-  | { type: "message"; message: MessageRecord; cursor: string };
+  | { type: "message"; message: MessageRecord; cursor: string }
+  | { type: "note"; note: NoteRecord; cursor: string };
 
 /** An event of a watched account: first `subscribed`, then its conversations' events. */
 export type AccountWatchEvent = { type: "subscribed"; at: number; cursor: string } | WatchEvent;
@@ -51,8 +53,17 @@ export class Watches {
     private readonly t: WatchTimings = WATCH_TIMINGS,
   ) {}
 
-  /** The conversation's state, its messages after `after`, then each change. */
-  async *conversation(conv: ConversationRecord, summary: ConversationSummary, after: number, signal: AbortSignal) {
+  /**
+   * The conversation's state, its messages after `after`, then each change; new internal notes only when `notes`
+   * (the account's people): the customer's stream never carries one.
+   */
+  async *conversation(
+    conv: ConversationRecord,
+    summary: ConversationSummary,
+    after: number,
+    signal: AbortSignal,
+    notes: boolean,
+  ) {
     const self = this;
     // Subscribed before the log's place is taken and the messages read, so nothing committed meanwhile is missed.
     yield* this.following({ conversationId: conv.conversationId }, signal, async function* (more) {
@@ -87,7 +98,9 @@ export class Watches {
               yield* read(m.messageOrder - 1);
               last = m.messageOrder;
               yield { type: "message", message: m, cursor: String(last) } satisfies WatchEvent;
-            } else if (STATE_TYPES.has(e.type) && e.data.conversation)
+            } else if (notes && e.type === "note.created" && e.data.note)
+              yield { type: "note", note: e.data.note, cursor: String(last) } satisfies WatchEvent;
+            else if (STATE_TYPES.has(e.type) && e.data.conversation)
               yield {
                 type: "conversation",
                 conversation: e.data.conversation,
@@ -178,6 +191,8 @@ function asWatchEvent(e: EventRecord): WatchEvent | undefined {
   if (e.type === "message.created" && e.data.message) return { type: "message", message: e.data.message, cursor };
   if (STATE_TYPES.has(e.type) && e.data.conversation)
     return { type: "conversation", conversation: e.data.conversation, cursor };
+  // The account's watch is for its people only (ID token): it carries their notes.
+  if (e.type === "note.created" && e.data.note) return { type: "note", note: e.data.note, cursor };
   return undefined;
 }
 

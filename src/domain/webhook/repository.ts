@@ -1,4 +1,5 @@
 import type { ConversationSummary } from "../conversation/events.js";
+import type { NoteRecord } from "../conversation/notes.js";
 import type { MessageRecord } from "../conversation/repository.js";
 
 /** The kinds of event the log records. */
@@ -13,6 +14,7 @@ export const EVENT_TYPES = [
   "webhook_endpoint.disabled",
   "contact.erased",
   "conversation.rated",
+  "note.created",
 ] as const;
 
 /** One kind of event. */
@@ -29,6 +31,8 @@ export interface EventData {
   endpointId?: string;
   reason?: string;
   contactId?: string;
+  /** note.created: the internal note. */
+  note?: NoteRecord;
   /** Set (alone) when the event's data was erased with its customer or its conversation. */
   redacted?: boolean;
 }

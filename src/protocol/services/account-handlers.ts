@@ -21,6 +21,7 @@ import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
 import { appearanceIn, appearanceOut } from "./appearance-mapping.js";
 import type { privacyHandlers } from "./privacy-handlers.js";
+import type { savedReplyHandlers } from "./saved-reply-handlers.js";
 
 const iso = (t: number | null): string => (t === null ? "" : isoTime(t));
 
@@ -85,6 +86,8 @@ export function accountHandlers(d: {
   defaultGraceSeconds: number;
   /** Erasure, export and the audit log. */
   privacy: ReturnType<typeof privacyHandlers>;
+  /** The account's canned answers. */
+  savedReplies: ReturnType<typeof savedReplyHandlers>;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
   const invitation = (inv: IssuedInvitation) => invitationOf(d.consoleUrl(), inv);
@@ -109,6 +112,7 @@ export function accountHandlers(d: {
     (await accounts.listApiKeys(caller)).find((k) => k.apiKeyId === id);
   return {
     ...d.privacy,
+    ...d.savedReplies,
     async getAccount(_req, call) {
       return { data: await accountInfo(accountCaller(call.auth)) };
     },

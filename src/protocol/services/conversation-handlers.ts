@@ -14,6 +14,7 @@ import type {
   ConversationSummary,
   WatchEvent,
 } from "../../domain/conversation/conversation-service.js";
+import type { ConversationNotes } from "../../domain/conversation/notes.js";
 import type { PageForm } from "../../domain/conversation/page-cache.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
 import { invalidArgument, unauthenticated } from "../../domain/errors.js";
@@ -25,6 +26,7 @@ import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import type { WatchLimits } from "../watch-limits.js";
+import { note, noteHandlers } from "./note-handlers.js";
 
 // setTimeout's largest delay (24.8 days): a stream of a token that lives longer ends then, as on expiry, and resumes.
 const MAX_TIMER_MS = 2_147_483_647;
@@ -140,6 +142,7 @@ export function conversationHandlers(
   watch: { limits: WatchLimits; clock: Clock },
   typing: TypingService,
   pictures: OperatorPictures,
+  notes: ConversationNotes,
 ): Handlers<typeof ConversationServiceDesc> {
   const pages = pageForms();
   /** A summary with the picture of the operator who holds it (what the frame shows beside their name). */
@@ -151,12 +154,14 @@ export function conversationHandlers(
     async sendTyping(req, call) {
       return { forwarded: await typing.signal(anyCaller(call.auth), req.conversationId) };
     },
+    ...noteHandlers(notes, keyOf),
     async getContactConversations(req, call) {
       const caller = accountCaller(call.auth);
       const page = await conversations.listContacts(caller, {
         userEmailId: req.userEmailId,
         search: req.search,
         filter: req.filter,
+        view: req.view,
         limit: req.limit,
         offset: req.offset,
       });
@@ -219,7 +224,11 @@ export function conversationHandlers(
         if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
         else if (ev.type === "message")
           yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
-        else
+        // The domain sends notes to the account's people only; a frame's stream drops one should it ever come.
+        else if (ev.type === "note") {
+          cursor = ev.cursor;
+          if (caller.kind === "account") yield { event: { case: "note", value: note(ev.note) }, cursor };
+        } else
           yield {
             event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
             cursor: (cursor = ev.cursor),
@@ -243,6 +252,7 @@ export function conversationHandlers(
         cursor = ev.cursor;
         if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
         else if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) }, cursor };
+        else if (ev.type === "note") yield { event: { case: "note", value: note(ev.note) }, cursor };
         else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
       }
     },

@@ -13,6 +13,7 @@ import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
 import { toDocumentedJson } from "../rest/json-codec.js";
 import { message, summary } from "./conversation-handlers.js";
+import { note } from "./note-handlers.js";
 
 const iso = (t: number | null): string => (t === null ? "" : isoTime(t));
 
@@ -66,6 +67,7 @@ export function eventMessage(e: EventRecord): MessageInitShape<typeof EventSchem
       reason: d.reason ?? "",
       contactId: d.contactId ?? "",
       redacted: d.redacted ?? false,
+      ...(d.note ? { note: note(d.note) } : {}),
     },
   };
 }

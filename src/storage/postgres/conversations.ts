@@ -250,6 +250,10 @@ export function contactListQuery(q: ContactQuery): { name: string; text: string;
     const p = `$${values.length}`;
     where += ` AND c.live_activity_at IS NOT NULL AND c.live_activity_at >= ${p} AND c.latest_message_at >= ${p}`;
   }
+  if (q.assignee !== null) {
+    values.push(q.assignee);
+    where += ` AND lower(c.latest_assigned_to) = $${values.length}`;
+  }
   if (q.search !== "") {
     values.push(containsPattern(q.search));
     where += ` AND c.search_text LIKE $${values.length}`;
@@ -261,7 +265,8 @@ export function contactListQuery(q: ContactQuery): { name: string; text: string;
     FROM contacts c
     WHERE c.account_id = $1 AND c.latest_message_at IS NOT NULL${where}
     ORDER BY c.latest_message_at DESC, c.contact_id LIMIT $2 OFFSET $3`;
-  return { name: `contact_list_${q.filter}_${q.search === "" ? "plain" : "search"}`, text, values };
+  const view = q.assignee === null ? "" : "_assignee";
+  return { name: `contact_list_${q.filter}${view}_${q.search === "" ? "plain" : "search"}`, text, values };
 }
 
 const CONTACT = "contact_id, user_id, contact_name, email, phone_number, search_text";

@@ -346,4 +346,27 @@ export const pgMigrations: PgMigration[] = [
       ALTER TABLE operator_profiles ADD COLUMN picture bytea;
       CREATE INDEX operator_profiles_picture ON operator_profiles (picture_id) WHERE picture_id <> '';`,
   },
+  {
+    version: 14,
+    // The team's internal notes (deleted with their conversation) and canned answers (a shortcut unique per account).
+    sql: `
+      CREATE TABLE conversation_notes (
+        note_id text PRIMARY KEY,
+        account_id text NOT NULL,
+        conversation_id text NOT NULL,
+        author_email text NOT NULL,
+        content text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX conversation_notes_conversation ON conversation_notes (conversation_id, created_at);
+      CREATE TABLE saved_replies (
+        saved_reply_id text PRIMARY KEY,
+        account_id text NOT NULL,
+        shortcut text NOT NULL,
+        content text NOT NULL,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL
+      );
+      CREATE UNIQUE INDEX saved_replies_shortcut ON saved_replies (account_id, shortcut);`,
+  },
 ];

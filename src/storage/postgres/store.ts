@@ -19,6 +19,7 @@ import { PgListener } from "./listen.js";
 import { listenForLogs } from "./log-channel.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
+import { pgNotes, pgSavedReplies } from "./notes.js";
 import { pgPictures } from "./pictures.js";
 import { types } from "./pipeline.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
@@ -63,6 +64,8 @@ export class PgStore implements Store {
   readonly profiles: Repositories["profiles"];
   readonly ratings: Repositories["ratings"];
   readonly pictures: Repositories["pictures"];
+  readonly notes: Repositories["notes"];
+  readonly savedReplies: Repositories["savedReplies"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -93,6 +96,8 @@ export class PgStore implements Store {
     this.profiles = pgProfiles(this.db);
     this.ratings = pgRatings(this.db);
     this.pictures = pgPictures(this.db);
+    this.notes = pgNotes(this.db);
+    this.savedReplies = pgSavedReplies(this.db);
     this.events = this.advances.announcing(pgEvents(this.db, this.origin));
     this.webhooks = pgWebhooks(this.db);
     this.idempotency = pgIdempotency(this.db);

@@ -550,4 +550,29 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX operator_profiles_picture ON operator_profiles (picture_id) WHERE picture_id <> '';
     `,
   },
+  {
+    version: 20,
+    name: "conversation_notes and saved_replies: the team's internal notes and canned answers",
+    sql: `
+      -- Notes go with their conversation: erasure and retention delete them by conversation_id.
+      CREATE TABLE conversation_notes (
+        note_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        author_email TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX conversation_notes_conversation ON conversation_notes (conversation_id, created_at);
+      CREATE TABLE saved_replies (
+        saved_reply_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        shortcut TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE UNIQUE INDEX saved_replies_shortcut ON saved_replies (account_id, shortcut);
+    `,
+  },
 ];

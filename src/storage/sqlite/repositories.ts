@@ -10,6 +10,7 @@ import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
+import { sqliteNotes, sqliteSavedReplies } from "./repos/notes.js";
 import { sqlitePictures } from "./repos/pictures.js";
 import { sqlitePrivacy } from "./repos/privacy.js";
 import { sqliteProfiles } from "./repos/profiles.js";
@@ -34,6 +35,8 @@ export function sqliteRepositories(db: Db) {
     invitations: sqliteInvitations(db),
     profiles: sqliteProfiles(db),
     pictures: sqlitePictures(db),
+    notes: sqliteNotes(db),
+    savedReplies: sqliteSavedReplies(db),
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),
     idempotency: sqliteIdempotency(db),

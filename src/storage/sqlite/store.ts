@@ -42,6 +42,8 @@ export class SqliteStore implements Store {
   readonly profiles: Repositories["profiles"];
   readonly ratings: Repositories["ratings"];
   readonly pictures: Repositories["pictures"];
+  readonly notes: Repositories["notes"];
+  readonly savedReplies: Repositories["savedReplies"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -78,6 +80,8 @@ export class SqliteStore implements Store {
     this.invitations = outside.invitations;
     this.profiles = outside.profiles;
     this.pictures = outside.pictures;
+    this.notes = outside.notes;
+    this.savedReplies = outside.savedReplies;
     this.events = this.advances.announcing(outside.events);
     this.webhooks = outside.webhooks;
     this.idempotency = outside.idempotency;
@@ -250,6 +254,8 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     invitations: asyncRepository(sync.invitations, run),
     profiles: asyncRepository(sync.profiles, run),
     pictures: asyncRepository(sync.pictures, run),
+    notes: asyncRepository(sync.notes, run),
+    savedReplies: asyncRepository(sync.savedReplies, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
     idempotency: asyncRepository(sync.idempotency, run),

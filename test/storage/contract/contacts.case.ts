@@ -10,6 +10,7 @@ const query = (accountId: string, o: Partial<ContactQuery> = {}): ContactQuery =
   accountId,
   search: "",
   filter: "all",
+  assignee: null,
   limit: 10,
   offset: 0,
   liveSince: 0,

@@ -12,6 +12,7 @@ import { privacyCases } from "./privacy.case.js";
 import { profileCases } from "./profiles.case.js";
 import { ratingCases } from "./ratings.case.js";
 import { sessionCases } from "./sessions.case.js";
+import { teamCases } from "./team.case.js";
 import { tokenCases } from "./tokens.case.js";
 import { transactionCases } from "./transactions.case.js";
 
@@ -37,6 +38,7 @@ for (const backend of backends) {
     invitationCases(h);
     profileCases(h);
     ratingCases(h);
+    teamCases(h);
     tokenCases(h);
     sessionCases(h);
     conversationCases(h);

@@ -41,6 +41,7 @@ export function conversationCases(h: () => Harness) {
             accountId: a.accountId,
             search: "",
             filter: "all",
+            assignee: null,
             limit: 10,
             offset: 0,
             liveSince: 0,

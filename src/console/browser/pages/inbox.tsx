@@ -1,5 +1,10 @@
 import { useContext, useEffect, useRef, useState } from "preact/hooks";
-import type { Contact, ConversationSummary, Message } from "../../../../gen/aiagent/v1/conversation_service_pb.js";
+import type {
+  Contact,
+  ConversationSummary,
+  Message,
+  Note,
+} from "../../../../gen/aiagent/v1/conversation_service_pb.js";
 import { conversations, describeError } from "../api.js";
 import { useAccountWatch } from "../live.js";
 import { SessionContext } from "../session.js";
@@ -7,6 +12,9 @@ import { CustomerTyping, useOperatorTyping } from "../typing.js";
 import { Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
 import { AssignTo } from "./assign.js";
 import { ContactPrivacy } from "./contact-privacy.js";
+import { type View, ViewPicker } from "./inbox-views.js";
+import { NotesPanel } from "./notes.js";
+import { ReplyBox } from "./saved-reply-picker.js";
 
 const PAGE = 20;
 type Filter = "all" | "unread" | "live";
@@ -25,6 +33,7 @@ export function Inbox() {
   const email = s.account.email;
   const [search, setSearch] = useState("");
   const [filter, setFilter] = useState<Filter>("all");
+  const [view, setView] = useState<View>("all");
   const [limit, setLimit] = useState(PAGE);
   const [list, setList] = useState<ListState>({ contacts: [], hasMore: false, loading: true, error: undefined });
   const [open, setOpen] = useState<Contact | undefined>();
@@ -38,7 +47,7 @@ export function Inbox() {
     setList((l) => ({ ...l, loading: true, error: undefined }));
     const t = setTimeout(() => {
       conversations
-        .getContactConversations({ userEmailId: email, search: search.trim(), filter, limit, offset: 0 })
+        .getContactConversations({ userEmailId: email, search: search.trim(), filter, view, limit, offset: 0 })
         .then(
           (r) => {
             if (n !== seq.current) return;
@@ -54,7 +63,7 @@ export function Inbox() {
         );
     }, 150);
     return () => clearTimeout(t);
-  }, [email, search, filter, limit, pulse]);
+  }, [email, search, filter, view, limit, pulse]);
 
   useEffect(() => {
     if (!open) return;
@@ -66,6 +75,7 @@ export function Inbox() {
   useAccountWatch(email, (e) => {
     if (e.case === "message") setLive((l) => ({ message: e.value, n: l.n + 1 }));
     if (e.case === "conversation") setLive((l) => ({ summary: e.value, n: l.n + 1 }));
+    if (e.case === "note") setLive((l) => ({ note: e.value, n: l.n + 1 }));
     // Re-list shortly after a burst of changes: the order, badges and statuses come from the service.
     clearTimeout(pending.current);
     pending.current = setTimeout(() => setPulse((p) => p + 1), e.case === "subscribedAt" ? 0 : 120);
@@ -107,12 +117,19 @@ export function Inbox() {
               </button>
             ))}
           </fieldset>
+          <ViewPicker
+            view={view}
+            onChange={(v) => {
+              setView(v);
+              setLimit(PAGE);
+            }}
+          />
         </div>
         <ContactList
           list={list}
           openId={open?.contactId}
           onOpen={setOpen}
-          empty={search || filter !== "all" ? "No contacts match." : "No conversations yet."}
+          empty={search || filter !== "all" || view !== "all" ? "No contacts match." : "No conversations yet."}
           onMore={() => setLimit(limit + PAGE)}
           onRetry={() => setPulse((p) => p + 1)}
         />
@@ -189,7 +206,7 @@ function ContactList(props: {
   );
 }
 
-type Live = { message?: Message; summary?: ConversationSummary; n: number };
+type Live = { message?: Message; summary?: ConversationSummary; note?: Note; n: number };
 
 /** One contact: their latest conversation, and a choice of the older ones (get_conversations_for_contact). */
 function ContactPane(props: { contact: Contact; live: Live; onBack: () => void; onChanged: () => void }) {
@@ -408,20 +425,21 @@ function ConversationView(props: {
         <div ref={end} />
       </div>
       <CustomerTyping conversationId={id} name={name} />
+      <NotesPanel conversationId={id} live={props.live.note} n={props.live.n} />
       <form class="reply" onSubmit={send}>
         <label for="reply" class="sr-only">
           Reply to {name}
         </label>
-        <textarea
+        <ReplyBox
           id="reply"
-          rows={2}
-          placeholder={mine ? "Write a reply…" : "Take the conversation over to reply"}
+          placeholder={mine ? "Write a reply, or / for a saved reply…" : "Take the conversation over to reply"}
           disabled={!mine}
           value={reply}
-          onInput={(e) => [setReply(e.currentTarget.value), typed()]}
-          onKeyDown={(e) => {
-            if (e.key === "Enter" && !e.shiftKey) send(e);
+          onInput={(v: string) => {
+            setReply(v);
+            typed();
           }}
+          onSend={send}
         />
         <button type="submit" class="button button--primary" disabled={!mine || a.busy || !reply.trim()}>
           Send

@@ -1,0 +1,22 @@
+/** The styles of the inbox's team features (views, internal notes, saved replies), appended to the console's. */
+export const INBOX_CSS = `
+.views { margin-top: .5rem; }
+.notes { border: 2px dashed #b7791f; background: #fff8e6; border-radius: var(--radius); padding: .5rem .75rem; }
+.notes h3 { font-size: .9375rem; margin: 0; }
+.notes__hint { font-size: .8125rem; margin: 0 0 .35rem; color: #6b4a00; }
+.notes ol { list-style: none; margin: 0 0 .5rem; padding: 0; display: grid; gap: .35rem; max-height: 12rem; overflow-y: auto; }
+.note { background: #fff1c7; border-left: 4px solid #b7791f; border-radius: 6px; padding: .35rem .6rem; }
+.note__head { font-size: .75rem; color: #5c4300; }
+.note__text { margin: .1rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+.note-form { display: flex; gap: .5rem; align-items: flex-end; }
+.note-form textarea { flex: 1; }
+.reply-box { position: relative; flex: 1; display: flex; }
+.reply-box textarea { flex: 1; }
+.picker { position: absolute; bottom: 100%; left: 0; right: 0; margin: 0 0 .25rem; padding: .25rem; list-style: none;
+  background: var(--panel); border: 1px solid #8a94a3; border-radius: 8px; max-height: 14rem; overflow-y: auto;
+  box-shadow: 0 4px 16px rgba(0,0,0,.15); z-index: 5; }
+.picker [role=option] { padding: .35rem .5rem; border-radius: 6px; cursor: pointer; overflow-wrap: anywhere; }
+.picker [aria-selected=true] { background: var(--accent); color: var(--accent-fg); }
+.picker__shortcut { font-weight: 700; }
+.picker__empty { color: var(--muted); cursor: default; }
+`;

@@ -1,0 +1,36 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { NoteSchema } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type { ConversationNotes, NoteRecord } from "../../domain/conversation/notes.js";
+import { isoTime } from "../../domain/time.js";
+import { accountCaller } from "../auth.js";
+import type { AuthorizedCall, Call } from "../call.js";
+
+/** A note as the account's lists, streams and events answer it. */
+export function note(n: NoteRecord): MessageInitShape<typeof NoteSchema> {
+  return {
+    noteId: n.noteId,
+    conversationId: n.conversationId,
+    authorEmail: n.authorEmail,
+    content: n.content,
+    createdAt: isoTime(n.createdAt),
+  };
+}
+
+/** The ConversationService's note methods (ID token, operator: the gate admits no frame token to them). */
+export function noteHandlers(
+  notes: ConversationNotes,
+  keyOf: (req: { idempotencyKey: string }, call: Call) => string | undefined,
+) {
+  return {
+    async addConversationNote(
+      req: { conversationId: string; content: string; idempotencyKey: string },
+      call: AuthorizedCall,
+    ) {
+      const n = await notes.add(accountCaller(call.auth), req.conversationId, req.content, keyOf(req, call));
+      return { data: note(n) };
+    },
+    async listConversationNotes(req: { conversationId: string }, call: AuthorizedCall) {
+      return { data: { notes: (await notes.list(accountCaller(call.auth), req.conversationId)).map(note) } };
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import type { SavedReplyRecord } from "../../../src/domain/account/saved-replies.js";
+import type { NoteRecord } from "../../../src/domain/conversation/notes.js";
+import { AI_AGENT } from "../../../src/domain/conversation/rules.js";
+import { newId } from "../../../src/domain/ids.js";
+import { account, message } from "./fixtures.js";
+import type { Harness } from "./harness.js";
+
+const note = (accountId: string, conversationId: string, content: string, createdAt: number): NoteRecord => ({
+  noteId: newId(),
+  accountId,
+  conversationId,
+  authorEmail: "kim@shop.example",
+  content,
+  createdAt,
+});
+
+const reply = (accountId: string, shortcut: string, content = `text of ${shortcut}`): SavedReplyRecord => ({
+  savedReplyId: newId(),
+  accountId,
+  shortcut,
+  content,
+  createdAt: 5,
+  updatedAt: 5,
+});
+
+/** The team's features in storage: internal notes, saved replies, and the contact list's views. */
+export function teamCases(h: () => Harness) {
+  describe("internal notes", () => {
+    it("lists a conversation's notes oldest first, only its own, at most the limit", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const one = newId();
+      const two = newId();
+      await message(store, a, one, { userId: "u1", at: 10, start: true });
+      await message(store, a, two, { userId: "u2", at: 10, start: true });
+      await store.notes.add(note(a.accountId, one, "second", 30));
+      await store.notes.add(note(a.accountId, one, "first", 20));
+      await store.notes.add(note(a.accountId, two, "elsewhere", 25));
+      expect((await store.notes.forConversation(one, 10)).map((n) => n.content)).toEqual(["first", "second"]);
+      expect(await store.notes.forConversation(one, 1)).toHaveLength(1);
+      const [n] = await store.notes.forConversation(two, 10);
+      expect(n).toMatchObject({ accountId: a.accountId, conversationId: two, authorEmail: "kim@shop.example" });
+      expect(n!.createdAt).toBe(25);
+    });
+
+    it("go with their conversation when its contact is erased or it expires", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const erased = newId();
+      const expired = newId();
+      const kept = newId();
+      await message(store, a, erased, { userId: "gone", at: 1000, start: true });
+      await message(store, a, expired, { userId: "old", at: 10, start: true });
+      await message(store, a, newId(), { userId: "old", at: 1000, start: true });
+      await message(store, a, kept, { userId: "stays", at: 1000, start: true });
+      for (const id of [erased, expired, kept]) await store.notes.add(note(a.accountId, id, `about ${id}`, 1001));
+      const contact = (await store.privacy.contact(a.accountId, { userId: "gone" }))!;
+      await store.privacy.erase(contact);
+      expect(await store.privacy.expireConversations(a.chatbotId, 500, 10)).toEqual([expired]);
+      expect(await store.notes.forConversation(erased, 10)).toEqual([]);
+      expect(await store.notes.forConversation(expired, 10)).toEqual([]);
+      expect(await store.notes.forConversation(kept, 10)).toHaveLength(1);
+    });
+  });
+
+  describe("saved replies", () => {
+    it("adds, lists by shortcut, updates and removes, a shortcut unique in its account only", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const thanks = reply(a.accountId, "thanks");
+      expect(await store.savedReplies.add(thanks)).toBe(true);
+      expect(await store.savedReplies.add(reply(a.accountId, "hours"))).toBe(true);
+      expect(await store.savedReplies.add(reply(a.accountId, "thanks", "again"))).toBe(false);
+      expect(await store.savedReplies.add(reply(b.accountId, "thanks"))).toBe(true);
+      expect((await store.savedReplies.list(a.accountId, 10)).map((r) => r.shortcut)).toEqual(["hours", "thanks"]);
+      expect(await store.savedReplies.get(a.accountId, thanks.savedReplyId)).toEqual(thanks);
+      expect(await store.savedReplies.get(b.accountId, thanks.savedReplyId)).toBeUndefined();
+
+      const changed = { ...thanks, content: "Thank you!", updatedAt: 9 };
+      expect(await store.savedReplies.update(changed)).toBe(true);
+      expect(await store.savedReplies.get(a.accountId, thanks.savedReplyId)).toEqual(changed);
+      // A shortcut another reply of the account holds: nothing changes.
+      expect(await store.savedReplies.update({ ...changed, shortcut: "hours" })).toBe(false);
+      expect(await store.savedReplies.get(a.accountId, thanks.savedReplyId)).toEqual(changed);
+      // Another account cannot change or remove it.
+      expect(await store.savedReplies.update({ ...changed, accountId: b.accountId, content: "x" })).toBe(false);
+      expect(await store.savedReplies.remove(b.accountId, thanks.savedReplyId)).toBe(false);
+      expect(await store.savedReplies.remove(a.accountId, thanks.savedReplyId)).toBe(true);
+      expect(await store.savedReplies.remove(a.accountId, thanks.savedReplyId)).toBe(false);
+      expect((await store.savedReplies.list(a.accountId, 10)).map((r) => r.shortcut)).toEqual(["hours"]);
+    });
+  });
+
+  describe("contact list views", () => {
+    it("lists the contacts whose latest conversation an assignee holds, in any case of the e-mail", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const held = newId();
+      await message(store, a, held, { userId: "held", at: 10, start: true });
+      await message(store, a, newId(), { userId: "free", at: 20, start: true });
+      await store.conversations.assign(held, "Kim@Shop.example", "Kim");
+      const list = async (assignee: string | null, search = "") =>
+        (
+          await store.contacts.list({
+            accountId: a.accountId,
+            search,
+            filter: "all",
+            assignee,
+            limit: 10,
+            offset: 0,
+            liveSince: 0,
+          })
+        ).contacts.map((c) => c.userId);
+      expect(await list(null)).toEqual(["free", "held"]);
+      expect(await list("kim@shop.example")).toEqual(["held"]);
+      expect(await list(AI_AGENT)).toEqual(["free"]);
+      expect(await list("sam@shop.example")).toEqual([]);
+      expect(await list(AI_AGENT, "fre")).toEqual(["free"]);
+      expect(await list("kim@shop.example", "fre")).toEqual([]);
+    });
+  });
+}
