@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/webhook_service.proto.
  */
 export const file_aiagent_v1_webhook_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBhaWFnZW50L3YxL3dlYmhvb2tfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSLKAQoPV2ViaG9va0VuZHBvaW50EhMKC2VuZHBvaW50X2lkGAEgASgJEgsKA3VybBgCIAEoCRITCgtldmVudF90eXBlcxgDIAMoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRInCgZzdGF0dXMYBSABKAlCF4q1GAdlbmFibGVkirUYCGRpc2FibGVkEhcKD2Rpc2FibGVkX3JlYXNvbhgGIAEoCRISCgpjcmVhdGVkX2F0GAcgASgJEhUKDWZhaWxpbmdfc2luY2UYCCABKAkidgocQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIWCgN1cmwYASABKAlCCZq1GAUIgBAQARIeCgtldmVudF90eXBlcxgCIAMoCUIJmrUYBQiAAhABEh4KC2Rlc2NyaXB0aW9uGAMgASgJQgmatRgFCIACEAEiVwoWQ3JlYXRlZFdlYmhvb2tFbmRwb2ludBItCghlbmRwb2ludBgBIAEoCzIbLmFpYWdlbnQudjEuV2ViaG9va0VuZHBvaW50Eg4KBnNlY3JldBgCIAEoCSJRCh1DcmVhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIwCgRkYXRhGAEgASgLMiIuYWlhZ2VudC52MS5DcmVhdGVkV2ViaG9va0VuZHBvaW50Ih0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJNChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLldlYmhvb2tFbmRwb2ludExpc3QiRQoTV2ViaG9va0VuZHBvaW50TGlzdBIuCgllbmRwb2ludHMYASADKAsyGy5haWFnZW50LnYxLldlYmhvb2tFbmRwb2ludCImCgpFdmVudFR5cGVzEhgKBXR5cGVzGAEgAygJQgmatRgFCIACEAEi5gEKHFVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSHQoLZW5kcG9pbnRfaWQYASABKAlCCJq1GAQIJBADEhsKA3VybBgCIAEoCUIJmrUYBQiAEBABSACIAQESKwoLZXZlbnRfdHlwZXMYAyABKAsyFi5haWFnZW50LnYxLkV2ZW50VHlwZXMSIwoLZGVzY3JpcHRpb24YBCABKAlCCZq1GAUIgAIQAUgBiAEBEhQKB2VuYWJsZWQYBSABKAhIAogBAUIGCgRfdXJsQg4KDF9kZXNjcmlwdGlvbkIKCghfZW5hYmxlZCJKCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsuYWlhZ2VudC52MS5XZWJob29rRW5kcG9pbnQiPQocRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIdCgtlbmRwb2ludF9pZBgBIAEoCUIImrUYBAgkEAMiHwodRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2Ui0wIKBUV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEg4KBmN1cnNvchgCIAEoCRLaAQoEdHlwZRgDIAEoCULLAYq1GA9tZXNzYWdlLmNyZWF0ZWSKtRgUY29udmVyc2F0aW9uLnN0YXJ0ZWSKtRgVY29udmVyc2F0aW9uLmFzc2lnbmVkirUYE2NvbnZlcnNhdGlvbi5jbG9zZWSKtRgVY29udmVyc2F0aW9uLnJlb3BlbmVkirUYEWNvbnZlcnNhdGlvbi5yZWFkirUYD3Nlc3Npb24ucmV2b2tlZIq1GBl3ZWJob29rX2VuZHBvaW50LmRpc2FibGVkirUYDmNvbnRhY3QuZXJhc2VkEhIKCmNyZWF0ZWRfYXQYBCABKAkSEgoKYWNjb3VudF9pZBgFIAEoCRIjCgRkYXRhGAYgASgLMhUuYWlhZ2VudC52MS5FdmVudERhdGEiggIKCUV2ZW50RGF0YRIXCg9jb252ZXJzYXRpb25faWQYASABKAkSJAoHbWVzc2FnZRgCIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZRI1Cgxjb252ZXJzYXRpb24YAyABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkSEgoKY2hhdGJvdF9pZBgEIAEoCRIPCgd1c2VyX2lkGAUgASgJEg8KB3Jldm9rZWQYBiABKAUSEwoLZW5kcG9pbnRfaWQYByABKAkSDgoGcmVhc29uGAggASgJEhIKCmNvbnRhY3RfaWQYCSABKAkSEAoIcmVkYWN0ZWQYCiABKAgiZQoRTGlzdEV2ZW50c1JlcXVlc3QSGAoFYWZ0ZXIYASABKAlCCZq1GAUIgAIQARISCgVsaW1pdBgCIAEoBUgAiAEBEhgKBXR5cGVzGAMgAygJQgmatRgFCIACEAFCCAoGX2xpbWl0IjkKEkxpc3RFdmVudHNSZXNwb25zZRIjCgRkYXRhGAEgASgLMhUuYWlhZ2VudC52MS5FdmVudFBhZ2UiVQoJRXZlbnRQYWdlEiEKBmV2ZW50cxgBIAMoCzIRLmFpYWdlbnQudjEuRXZlbnQSEwoLbmV4dF9jdXJzb3IYAiABKAkSEAoIaGFzX21vcmUYAyABKAginQIKD1dlYmhvb2tEZWxpdmVyeRITCgtkZWxpdmVyeV9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEjIKBnN0YXR1cxgFIAEoCUIiirUYB3BlbmRpbmeKtRgJZGVsaXZlcmVkirUYBmZhaWxlZBIQCghhdHRlbXB0cxgGIAEoBRIaChJsYXN0X3Jlc3BvbnNlX2NvZGUYByABKAUSEgoKbGFzdF9lcnJvchgIIAEoCRIXCg9sYXN0X2F0dGVtcHRfYXQYCSABKAkSFwoPbmV4dF9hdHRlbXB0X2F0GAogASgJEhIKCmNyZWF0ZWRfYXQYCyABKAkidgocTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBIdCgtlbmRwb2ludF9pZBgBIAEoCUIImrUYBAgkEAMSEgoFbGltaXQYAiABKAVIAIgBARIZCgZzdGF0dXMYAyABKAlCCZq1GAUIgAIQAUIICgZfbGltaXQiTgodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuV2ViaG9va0RlbGl2ZXJ5TGlzdCJGChNXZWJob29rRGVsaXZlcnlMaXN0Ei8KCmRlbGl2ZXJpZXMYASADKAsyGy5haWFnZW50LnYxLldlYmhvb2tEZWxpdmVyeSJcChxSZXNlbmRXZWJob29rRGVsaXZlcnlSZXF1ZXN0Eh0KC2VuZHBvaW50X2lkGAEgASgJQgiatRgECCQQAxIdCgtkZWxpdmVyeV9pZBgCIAEoCUIImrUYBAgkEAMiSgodUmVzZW5kV2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2USKQoEZGF0YRgBIAEoCzIbLmFpYWdlbnQudjEuV2ViaG9va0RlbGl2ZXJ5MvgICg5XZWJob29rU2VydmljZRKWAQoVQ3JlYXRlV2ViaG9va0VuZHBvaW50EiguYWlhZ2VudC52MS5DcmVhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GikuYWlhZ2VudC52MS5DcmVhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZSIokrUYBQoBBhACgtPkkwIZOgEqIhQvdjEvYWNjb3VudC93ZWJob29rcxKTAQoUTGlzdFdlYmhvb2tFbmRwb2ludHMSJy5haWFnZW50LnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdBooLmFpYWdlbnQudjEuTGlzdFdlYmhvb2tFbmRwb2ludHNSZXNwb25zZSIokAIBkrUYBQoBBhACgtPkkwIWEhQvdjEvYWNjb3VudC93ZWJob29rcxKkAQoVVXBkYXRlV2ViaG9va0VuZHBvaW50EiguYWlhZ2VudC52MS5VcGRhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GikuYWlhZ2VudC52MS5VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZSI2krUYBQoBBhACgtPkkwInOgEqMiIvdjEvYWNjb3VudC93ZWJob29rcy97ZW5kcG9pbnRfaWR9EqEBChVEZWxldGVXZWJob29rRW5kcG9pbnQSKC5haWFnZW50LnYxLkRlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaKS5haWFnZW50LnYxLkRlbGV0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlIjOStRgFCgEGEAKC0+STAiQqIi92MS9hY2NvdW50L3dlYmhvb2tzL3tlbmRwb2ludF9pZH0ScwoKTGlzdEV2ZW50cxIdLmFpYWdlbnQudjEuTGlzdEV2ZW50c1JlcXVlc3QaHi5haWFnZW50LnYxLkxpc3RFdmVudHNSZXNwb25zZSImkAIBkrUYBQoBBhACgtPkkwIUEhIvdjEvYWNjb3VudC9ldmVudHMSrwEKFUxpc3RXZWJob29rRGVsaXZlcmllcxIoLmFpYWdlbnQudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBopLmFpYWdlbnQudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2UiQZACAZK1GAUKAQYQAoLT5JMCLxItL3YxL2FjY291bnQvd2ViaG9va3Mve2VuZHBvaW50X2lkfS9kZWxpdmVyaWVzEsQBChVSZXNlbmRXZWJob29rRGVsaXZlcnkSKC5haWFnZW50LnYxLlJlc2VuZFdlYmhvb2tEZWxpdmVyeVJlcXVlc3QaKS5haWFnZW50LnYxLlJlc2VuZFdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlIlaStRgFCgEGEAKC0+STAkc6ASoiQi92MS9hY2NvdW50L3dlYmhvb2tzL3tlbmRwb2ludF9pZH0vZGVsaXZlcmllcy97ZGVsaXZlcnlfaWR9L3Jlc2VuZGIGcHJvdG8z", [file_aiagent_v1_access, file_aiagent_v1_conversation_service, file_aiagent_v1_field_options, file_google_api_annotations]);
+  fileDesc("CiBhaWFnZW50L3YxL3dlYmhvb2tfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSLKAQoPV2ViaG9va0VuZHBvaW50EhMKC2VuZHBvaW50X2lkGAEgASgJEgsKA3VybBgCIAEoCRITCgtldmVudF90eXBlcxgDIAMoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRInCgZzdGF0dXMYBSABKAlCF4q1GAdlbmFibGVkirUYCGRpc2FibGVkEhcKD2Rpc2FibGVkX3JlYXNvbhgGIAEoCRISCgpjcmVhdGVkX2F0GAcgASgJEhUKDWZhaWxpbmdfc2luY2UYCCABKAkidgocQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIWCgN1cmwYASABKAlCCZq1GAUIgBAQARIeCgtldmVudF90eXBlcxgCIAMoCUIJmrUYBQiAAhABEh4KC2Rlc2NyaXB0aW9uGAMgASgJQgmatRgFCIACEAEiVwoWQ3JlYXRlZFdlYmhvb2tFbmRwb2ludBItCghlbmRwb2ludBgBIAEoCzIbLmFpYWdlbnQudjEuV2ViaG9va0VuZHBvaW50Eg4KBnNlY3JldBgCIAEoCSJRCh1DcmVhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIwCgRkYXRhGAEgASgLMiIuYWlhZ2VudC52MS5DcmVhdGVkV2ViaG9va0VuZHBvaW50Ih0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJNChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLldlYmhvb2tFbmRwb2ludExpc3QiRQoTV2ViaG9va0VuZHBvaW50TGlzdBIuCgllbmRwb2ludHMYASADKAsyGy5haWFnZW50LnYxLldlYmhvb2tFbmRwb2ludCImCgpFdmVudFR5cGVzEhgKBXR5cGVzGAEgAygJQgmatRgFCIACEAEi5gEKHFVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSHQoLZW5kcG9pbnRfaWQYASABKAlCCJq1GAQIJBADEhsKA3VybBgCIAEoCUIJmrUYBQiAEBABSACIAQESKwoLZXZlbnRfdHlwZXMYAyABKAsyFi5haWFnZW50LnYxLkV2ZW50VHlwZXMSIwoLZGVzY3JpcHRpb24YBCABKAlCCZq1GAUIgAIQAUgBiAEBEhQKB2VuYWJsZWQYBSABKAhIAogBAUIGCgRfdXJsQg4KDF9kZXNjcmlwdGlvbkIKCghfZW5hYmxlZCJKCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsuYWlhZ2VudC52MS5XZWJob29rRW5kcG9pbnQiPQocRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIdCgtlbmRwb2ludF9pZBgBIAEoCUIImrUYBAgkEAMiHwodRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiOwoaUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QSHQoLZW5kcG9pbnRfaWQYASABKAlCCJq1GAQIJBADIk8KG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIwCgRkYXRhGAEgASgLMiIuYWlhZ2VudC52MS5DcmVhdGVkV2ViaG9va0VuZHBvaW50ItMCCgVFdmVudBIQCghldmVudF9pZBgBIAEoCRIOCgZjdXJzb3IYAiABKAkS2gEKBHR5cGUYAyABKAlCywGKtRgPbWVzc2FnZS5jcmVhdGVkirUYFGNvbnZlcnNhdGlvbi5zdGFydGVkirUYFWNvbnZlcnNhdGlvbi5hc3NpZ25lZIq1GBNjb252ZXJzYXRpb24uY2xvc2VkirUYFWNvbnZlcnNhdGlvbi5yZW9wZW5lZIq1GBFjb252ZXJzYXRpb24ucmVhZIq1GA9zZXNzaW9uLnJldm9rZWSKtRgZd2ViaG9va19lbmRwb2ludC5kaXNhYmxlZIq1GA5jb250YWN0LmVyYXNlZBISCgpjcmVhdGVkX2F0GAQgASgJEhIKCmFjY291bnRfaWQYBSABKAkSIwoEZGF0YRgGIAEoCzIVLmFpYWdlbnQudjEuRXZlbnREYXRhIoICCglFdmVudERhdGESFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEiQKB21lc3NhZ2UYAiABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2USNQoMY29udmVyc2F0aW9uGAMgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5EhIKCmNoYXRib3RfaWQYBCABKAkSDwoHdXNlcl9pZBgFIAEoCRIPCgdyZXZva2VkGAYgASgFEhMKC2VuZHBvaW50X2lkGAcgASgJEg4KBnJlYXNvbhgIIAEoCRISCgpjb250YWN0X2lkGAkgASgJEhAKCHJlZGFjdGVkGAogASgIImUKEUxpc3RFdmVudHNSZXF1ZXN0EhgKBWFmdGVyGAEgASgJQgmatRgFCIACEAESEgoFbGltaXQYAiABKAVIAIgBARIYCgV0eXBlcxgDIAMoCUIJmrUYBQiAAhABQggKBl9saW1pdCI5ChJMaXN0RXZlbnRzUmVzcG9uc2USIwoEZGF0YRgBIAEoCzIVLmFpYWdlbnQudjEuRXZlbnRQYWdlIlUKCUV2ZW50UGFnZRIhCgZldmVudHMYASADKAsyES5haWFnZW50LnYxLkV2ZW50EhMKC25leHRfY3Vyc29yGAIgASgJEhAKCGhhc19tb3JlGAMgASgIIp0CCg9XZWJob29rRGVsaXZlcnkSEwoLZGVsaXZlcnlfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSEgoKZXZlbnRfdHlwZRgEIAEoCRIyCgZzdGF0dXMYBSABKAlCIoq1GAdwZW5kaW5nirUYCWRlbGl2ZXJlZIq1GAZmYWlsZWQSEAoIYXR0ZW1wdHMYBiABKAUSGgoSbGFzdF9yZXNwb25zZV9jb2RlGAcgASgFEhIKCmxhc3RfZXJyb3IYCCABKAkSFwoPbGFzdF9hdHRlbXB0X2F0GAkgASgJEhcKD25leHRfYXR0ZW1wdF9hdBgKIAEoCRISCgpjcmVhdGVkX2F0GAsgASgJInYKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSHQoLZW5kcG9pbnRfaWQYASABKAlCCJq1GAQIJBADEhIKBWxpbWl0GAIgASgFSACIAQESGQoGc3RhdHVzGAMgASgJQgmatRgFCIACEAFCCAoGX2xpbWl0Ik4KHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLldlYmhvb2tEZWxpdmVyeUxpc3QiRgoTV2ViaG9va0RlbGl2ZXJ5TGlzdBIvCgpkZWxpdmVyaWVzGAEgAygLMhsuYWlhZ2VudC52MS5XZWJob29rRGVsaXZlcnkiXAocUmVzZW5kV2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBIdCgtlbmRwb2ludF9pZBgBIAEoCUIImrUYBAgkEAMSHQoLZGVsaXZlcnlfaWQYAiABKAlCCJq1GAQIJBADIkoKHVJlc2VuZFdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEikKBGRhdGEYASABKAsyGy5haWFnZW50LnYxLldlYmhvb2tEZWxpdmVyeTKnCgoOV2ViaG9va1NlcnZpY2USlgEKFUNyZWF0ZVdlYmhvb2tFbmRwb2ludBIoLmFpYWdlbnQudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBopLmFpYWdlbnQudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiKJK1GAUKAQYQAoLT5JMCGToBKiIUL3YxL2FjY291bnQvd2ViaG9va3MSkwEKFExpc3RXZWJob29rRW5kcG9pbnRzEicuYWlhZ2VudC52MS5MaXN0V2ViaG9va0VuZHBvaW50c1JlcXVlc3QaKC5haWFnZW50LnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2UiKJACAZK1GAUKAQYQAoLT5JMCFhIUL3YxL2FjY291bnQvd2ViaG9va3MSpAEKFVVwZGF0ZVdlYmhvb2tFbmRwb2ludBIoLmFpYWdlbnQudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBopLmFpYWdlbnQudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiNpK1GAUKAQYQAoLT5JMCJzoBKjIiL3YxL2FjY291bnQvd2ViaG9va3Mve2VuZHBvaW50X2lkfRKhAQoVRGVsZXRlV2ViaG9va0VuZHBvaW50EiguYWlhZ2VudC52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GikuYWlhZ2VudC52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZSIzkrUYBQoBBhACgtPkkwIkKiIvdjEvYWNjb3VudC93ZWJob29rcy97ZW5kcG9pbnRfaWR9EqwBChNSb3RhdGVXZWJob29rU2VjcmV0EiYuYWlhZ2VudC52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBonLmFpYWdlbnQudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlIkSStRgFCgEGEAKC0+STAjU6ASoiMC92MS9hY2NvdW50L3dlYmhvb2tzL3tlbmRwb2ludF9pZH0vcm90YXRlX3NlY3JldBJzCgpMaXN0RXZlbnRzEh0uYWlhZ2VudC52MS5MaXN0RXZlbnRzUmVxdWVzdBoeLmFpYWdlbnQudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIiaQAgGStRgFCgEGEAKC0+STAhQSEi92MS9hY2NvdW50L2V2ZW50cxKvAQoVTGlzdFdlYmhvb2tEZWxpdmVyaWVzEiguYWlhZ2VudC52MS5MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0GikuYWlhZ2VudC52MS5MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZSJBkAIBkrUYBQoBBhACgtPkkwIvEi0vdjEvYWNjb3VudC93ZWJob29rcy97ZW5kcG9pbnRfaWR9L2RlbGl2ZXJpZXMSxAEKFVJlc2VuZFdlYmhvb2tEZWxpdmVyeRIoLmFpYWdlbnQudjEuUmVzZW5kV2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBopLmFpYWdlbnQudjEuUmVzZW5kV2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2UiVpK1GAUKAQYQAoLT5JMCRzoBKiJCL3YxL2FjY291bnQvd2ViaG9va3Mve2VuZHBvaW50X2lkfS9kZWxpdmVyaWVzL3tkZWxpdmVyeV9pZH0vcmVzZW5kYgZwcm90bzM", [file_aiagent_v1_access, file_aiagent_v1_conversation_service, file_aiagent_v1_field_options, file_google_api_annotations]);
 
 /**
  * WebhookEndpoint is an endpoint as listed: never its secret.
@@ -357,6 +357,48 @@ export const DeleteWebhookEndpointResponseSchema: GenMessage<DeleteWebhookEndpoi
   messageDesc(file_aiagent_v1_webhook_service, 11);
 
 /**
+ * RotateWebhookSecretRequest names the endpoint.
+ *
+ * @generated from message aiagent.v1.RotateWebhookSecretRequest
+ */
+export type RotateWebhookSecretRequest = Message<"aiagent.v1.RotateWebhookSecretRequest"> & {
+  /**
+   * The endpoint's id.
+   *
+   * @generated from field: string endpoint_id = 1;
+   */
+  endpointId: string;
+};
+
+/**
+ * Describes the message aiagent.v1.RotateWebhookSecretRequest.
+ * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
+ */
+export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_webhook_service, 12);
+
+/**
+ * RotateWebhookSecretResponse wraps the endpoint and its new secret.
+ *
+ * @generated from message aiagent.v1.RotateWebhookSecretResponse
+ */
+export type RotateWebhookSecretResponse = Message<"aiagent.v1.RotateWebhookSecretResponse"> & {
+  /**
+   * The endpoint and its new secret, shown in this answer only.
+   *
+   * @generated from field: aiagent.v1.CreatedWebhookEndpoint data = 1;
+   */
+  data?: CreatedWebhookEndpoint | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.RotateWebhookSecretResponse.
+ * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
+ */
+export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_webhook_service, 13);
+
+/**
  * Event is one entry of the account's log: what a webhook delivery carries as its JSON body.
  *
  * @generated from message aiagent.v1.Event
@@ -410,7 +452,7 @@ export type Event = Message<"aiagent.v1.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 12);
+  messageDesc(file_aiagent_v1_webhook_service, 14);
 
 /**
  * EventData is an event's subject, in the same shapes as the conversation lists.
@@ -494,7 +536,7 @@ export type EventData = Message<"aiagent.v1.EventData"> & {
  * Use `create(EventDataSchema)` to create a new message.
  */
 export const EventDataSchema: GenMessage<EventData> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 13);
+  messageDesc(file_aiagent_v1_webhook_service, 15);
 
 /**
  * ListEventsRequest pages through the log.
@@ -529,7 +571,7 @@ export type ListEventsRequest = Message<"aiagent.v1.ListEventsRequest"> & {
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 14);
+  messageDesc(file_aiagent_v1_webhook_service, 16);
 
 /**
  * ListEventsResponse wraps a page of events.
@@ -550,7 +592,7 @@ export type ListEventsResponse = Message<"aiagent.v1.ListEventsResponse"> & {
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 15);
+  messageDesc(file_aiagent_v1_webhook_service, 17);
 
 /**
  * EventPage is events in commit order.
@@ -585,7 +627,7 @@ export type EventPage = Message<"aiagent.v1.EventPage"> & {
  * Use `create(EventPageSchema)` to create a new message.
  */
 export const EventPageSchema: GenMessage<EventPage> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 16);
+  messageDesc(file_aiagent_v1_webhook_service, 18);
 
 /**
  * WebhookDelivery is one event's delivery to one endpoint.
@@ -676,7 +718,7 @@ export type WebhookDelivery = Message<"aiagent.v1.WebhookDelivery"> & {
  * Use `create(WebhookDeliverySchema)` to create a new message.
  */
 export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 17);
+  messageDesc(file_aiagent_v1_webhook_service, 19);
 
 /**
  * ListWebhookDeliveriesRequest names the endpoint.
@@ -711,7 +753,7 @@ export type ListWebhookDeliveriesRequest = Message<"aiagent.v1.ListWebhookDelive
  * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 18);
+  messageDesc(file_aiagent_v1_webhook_service, 20);
 
 /**
  * ListWebhookDeliveriesResponse wraps the deliveries.
@@ -732,7 +774,7 @@ export type ListWebhookDeliveriesResponse = Message<"aiagent.v1.ListWebhookDeliv
  * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 19);
+  messageDesc(file_aiagent_v1_webhook_service, 21);
 
 /**
  * WebhookDeliveryList is an endpoint's deliveries.
@@ -753,7 +795,7 @@ export type WebhookDeliveryList = Message<"aiagent.v1.WebhookDeliveryList"> & {
  * Use `create(WebhookDeliveryListSchema)` to create a new message.
  */
 export const WebhookDeliveryListSchema: GenMessage<WebhookDeliveryList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 20);
+  messageDesc(file_aiagent_v1_webhook_service, 22);
 
 /**
  * ResendWebhookDeliveryRequest names the delivery.
@@ -781,7 +823,7 @@ export type ResendWebhookDeliveryRequest = Message<"aiagent.v1.ResendWebhookDeli
  * Use `create(ResendWebhookDeliveryRequestSchema)` to create a new message.
  */
 export const ResendWebhookDeliveryRequestSchema: GenMessage<ResendWebhookDeliveryRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 21);
+  messageDesc(file_aiagent_v1_webhook_service, 23);
 
 /**
  * ResendWebhookDeliveryResponse wraps the delivery, pending again.
@@ -802,7 +844,7 @@ export type ResendWebhookDeliveryResponse = Message<"aiagent.v1.ResendWebhookDel
  * Use `create(ResendWebhookDeliveryResponseSchema)` to create a new message.
  */
 export const ResendWebhookDeliveryResponseSchema: GenMessage<ResendWebhookDeliveryResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 22);
+  messageDesc(file_aiagent_v1_webhook_service, 24);
 
 /**
  * WebhookService is the account's event log and the webhook endpoints that receive it. Every change to a
@@ -853,6 +895,17 @@ export const WebhookService: GenService<{
     methodKind: "unary";
     input: typeof DeleteWebhookEndpointRequestSchema;
     output: typeof DeleteWebhookEndpointResponseSchema;
+  },
+  /**
+   * RotateWebhookSecret gives the endpoint a new signing secret, in this answer only; deliveries from now on are
+   * signed with it (the old one stops at once).
+   *
+   * @generated from rpc aiagent.v1.WebhookService.RotateWebhookSecret
+   */
+  rotateWebhookSecret: {
+    methodKind: "unary";
+    input: typeof RotateWebhookSecretRequestSchema;
+    output: typeof RotateWebhookSecretResponseSchema;
   },
   /**
    * ListEvents pages through the account's event log in commit order, after a cursor.
