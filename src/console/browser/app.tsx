@@ -9,6 +9,7 @@ import { AcceptInvitation } from "./pages/invitation.js";
 import { Profile } from "./pages/profile.js";
 import { SignIn } from "./pages/sign-in.js";
 import { Team } from "./pages/team.js";
+import { Webhooks } from "./pages/webhooks.js";
 import { navigate, usePath } from "./router.js";
 import { type Session, SessionContext } from "./session.js";
 import { ErrorNote, Link, Loading, PageTitle } from "./ui.js";
@@ -72,7 +73,7 @@ export function App() {
   );
 }
 
-const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit"];
+const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/webhooks"];
 
 function Layout({ path }: { path: string }) {
   const s = useContext(SessionContext)!;
@@ -92,6 +93,7 @@ function Layout({ path }: { path: string }) {
       { href: "/profile", label: "Profile" },
       { href: "/team", label: "Team" },
       { href: "/audit", label: "Audit log" },
+      { href: "/webhooks", label: "Webhooks" },
     );
   nav.push({ href: "/password", label: "Password" });
   return (
@@ -140,6 +142,8 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
       return <Team />;
     case "audit":
       return <AuditLog />;
+    case "webhooks":
+      return <Webhooks />;
     case "chatbots":
       if (parts.length === 1) return <ChatbotList />;
       if (parts[1] === "new") return <ChatbotEdit />;

@@ -5,6 +5,7 @@ import { useAccountWatch } from "../live.js";
 import { SessionContext } from "../session.js";
 import { Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
 import { AssignTo } from "./assign.js";
+import { ContactPanel } from "./contact-panel.js";
 import { ContactPrivacy } from "./contact-privacy.js";
 
 const PAGE = 20;
@@ -217,6 +218,7 @@ function ContactPane(props: { contact: Contact; live: Live; onBack: () => void; 
           </select>
         </div>
       )}
+      <ContactPanel contact={props.contact} shown={chosen} />
       <ConversationView
         key={chosen}
         conversationId={chosen}
