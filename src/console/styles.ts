@@ -156,5 +156,7 @@ input[type=color] { width: 6rem; height: 2.5rem; padding: .2rem; }
 .contact-panel__fields dt { font-weight: 600; color: var(--muted); }
 .contact-panel__fields dd { margin: 0; overflow-wrap: anywhere; }
 .contact-panel__list { margin: 0; padding-left: 1.25rem; }
-.secret { overflow-wrap: anywhere; }
+.endpoints { list-style: none; padding: 0; margin: 0 0 1rem; }
+.endpoint__url { overflow-wrap: anywhere; }
+.events { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: .25rem 1rem; }
 `;

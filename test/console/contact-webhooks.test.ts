@@ -114,6 +114,7 @@ describe.runIf(canRun)("the contact panel and the webhooks page", () => {
       })
       .toContain("delivered");
     expect(await axeViolations(page)).toEqual([]);
+    await page.evaluate(() => scrollTo(0, 0));
     await shot(page, "console-webhooks.png");
 
     // The secret is gone once dismissed, and never in the list again.

@@ -19,42 +19,44 @@ export function Webhooks() {
         Each endpoint receives the account's events it asks for, signed with its own secret (Standard Webhooks).
       </p>
       {shown && <SecretNote shown={shown} onDone={() => setShown(undefined)} />}
+      <h2>Endpoints</h2>
+      {list.state === "loading" && <Loading what="endpoints" />}
+      {list.state === "error" && <ErrorNote error={list.error} onRetry={reload} />}
+      {list.state === "ok" && list.data.length === 0 && <Empty>No endpoints yet: add one above.</Empty>}
+      {list.state === "ok" && list.data.length > 0 && (
+        <ul class="endpoints">
+          {list.data.map((e) => (
+            <EndpointCard key={e.endpointId} e={e} onChanged={reload} onSecret={setShown} />
+          ))}
+        </ul>
+      )}
       <NewEndpoint
         onCreated={(s) => {
           setShown(s);
           reload();
         }}
       />
-      <h2>Endpoints</h2>
-      {list.state === "loading" && <Loading what="endpoints" />}
-      {list.state === "error" && <ErrorNote error={list.error} onRetry={reload} />}
-      {list.state === "ok" && list.data.length === 0 && <Empty>No endpoints yet: add one above.</Empty>}
-      {list.state === "ok" && list.data.length > 0 && (
-        <ul class="cards">
-          {list.data.map((e) => (
-            <EndpointCard key={e.endpointId} e={e} onChanged={reload} onSecret={setShown} />
-          ))}
-        </ul>
-      )}
     </section>
   );
 }
 
 function SecretNote({ shown, onDone }: { shown: Shown; onDone: () => void }) {
   return (
-    <div class="card" role="status" data-testid="webhook-secret">
-      <h2>Signing secret of {shown.url}</h2>
-      <p>Copy it now into the receiver's settings: it is shown this once and cannot be read again.</p>
+    <section class="secret" aria-label="Signing secret" data-testid="webhook-secret">
       <p>
-        <code class="secret" data-testid="webhook-secret-value">
+        The signing secret of {shown.url}. Copy it now into the receiver's settings: it is shown this once and cannot be
+        read again.
+      </p>
+      <div class="secret__row">
+        <code class="secret__value" data-testid="webhook-secret-value">
           {shown.secret}
         </code>
-      </p>
-      <CopyButton text={shown.secret} label="Copy the secret" />{" "}
-      <button type="button" class="button button--quiet" onClick={onDone}>
-        Done
-      </button>
-    </div>
+        <CopyButton text={shown.secret} label="Copy the secret" />
+        <button type="button" class="button button--quiet" onClick={onDone}>
+          Done
+        </button>
+      </div>
+    </section>
   );
 }
 
@@ -77,7 +79,7 @@ function NewEndpoint({ onCreated }: { onCreated: (s: Shown) => void }) {
   return (
     <form class="card" onSubmit={submit} aria-labelledby="new-endpoint">
       <h2 id="new-endpoint">Add an endpoint</h2>
-      <Field label="URL" id="webhook-url" hint="https, reachable from the internet.">
+      <Field label="URL" id="webhook-url" hint="https, at a public address.">
         <input
           id="webhook-url"
           type="url"
@@ -90,7 +92,7 @@ function NewEndpoint({ onCreated }: { onCreated: (s: Shown) => void }) {
       <Field label="Label (optional)" id="webhook-description">
         <input id="webhook-description" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
       </Field>
-      <fieldset class="hours">
+      <fieldset class="hours events">
         <legend>Events (none chosen: every event)</legend>
         {EVENT_TYPES.map((t) => (
           <label key={t} class="check">
@@ -133,7 +135,7 @@ function EndpointCard(props: { e: WebhookEndpoint; onChanged: () => void; onSecr
   const enabled = e.status === "enabled";
   return (
     <li class="card" data-testid="webhook-endpoint" data-endpoint-id={e.endpointId}>
-      <h3 class="secret">{e.url}</h3>
+      <h3 class="endpoint__url">{e.url}</h3>
       <p>
         <span class={`badge badge--${enabled ? "live" : "closed"}`} data-testid="webhook-status">
           {e.status}
