@@ -25,10 +25,12 @@ const ON_POSTGRES = [
   "test/api/sessions.test.ts",
   "test/hardening/hostile-contract.test.ts",
   "test/api/revocation.test.ts",
+  "test/api/invitations.test.ts",
   "test/api/contention.test.ts",
   "test/privacy/erasure.test.ts",
   "test/privacy/audit-log.test.ts",
   "test/ops/metrics.test.ts",
+  "test/events/one-event-path.test.ts",
   "test/api/chatbot-appearance.test.ts",
 ];
 

@@ -2,6 +2,7 @@ import type { AuditLog } from "../domain/audit/audit-log.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import { Dispatcher, type Send } from "../domain/webhook/dispatcher.js";
 import type { EventLog } from "../domain/webhook/event-log.js";
+import type { LogFeed } from "../domain/webhook/log-feed.js";
 import type { TargetPolicy } from "../domain/webhook/target-policy.js";
 import { WebhookService } from "../domain/webhook/webhook-service.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -13,6 +14,8 @@ import { type Base, warnOn } from "./base.js";
 
 export interface WebhookDeps {
   eventLog: EventLog;
+  /** The store's announcements of appends (the dispatcher wakes on each). */
+  feed: LogFeed;
   audit: AuditLog;
   sealer: KeySealer;
   targets: TargetPolicy;
@@ -43,6 +46,7 @@ export function composeWebhooks(b: Base, d: WebhookDeps): WebhookParts {
       : new Dispatcher({
           store,
           log: eventLog,
+          feed: d.feed,
           clock,
           sealer,
           send: observedSend(send, d.metrics, b.tracer),

@@ -648,7 +648,7 @@ export type ChatbotAppearance = Message<"aiagent.v1.ChatbotAppearance"> & {
   theme?: string | undefined;
 
   /**
-   * Optional: when the team answers. Left out: always. Outside them the frame says when the team is back.
+   * Optional: when the team answers; absent when it always does. Outside them the frame says when it is back.
    *
    * @generated from field: aiagent.v1.OfficeHours office_hours = 5;
    */
@@ -1175,7 +1175,7 @@ export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
  */
 export type InviteMemberRequest = Message<"aiagent.v1.InviteMemberRequest"> & {
   /**
-   * Their e-mail: not yet a member of any account.
+   * Their e-mail: not this account's owner, member or pending invitation (other accounts are not consulted).
    *
    * @generated from field: string email = 1;
    */
@@ -1693,6 +1693,9 @@ export const AccountService: GenService<{
   },
   /**
    * InviteMember adds a person by e-mail with a role, and answers a one-time invitation link to pass on to them.
+   * Only this account is consulted: the answer is the same whether or not the e-mail is known elsewhere, and
+   * another account's pending invitation of it blocks nothing (409 only for this account's owner, member or
+   * invitation).
    *
    * @generated from rpc aiagent.v1.AccountService.InviteMember
    */
@@ -1744,7 +1747,9 @@ export const AccountService: GenService<{
     output: typeof ResetMemberPasswordResponseSchema;
   },
   /**
-   * AcceptInvitation sets the invited person's password with the invitation's one-time code.
+   * AcceptInvitation sets the invited person's password with the invitation's one-time code. An e-mail signs in to
+   * one account at most: when it already belongs to another account the answer is failed_precondition (reason
+   * InvitationEmailInUseError) and the invitation stays pending until it expires.
    *
    * @generated from rpc aiagent.v1.AccountService.AcceptInvitation
    */

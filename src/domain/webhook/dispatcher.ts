@@ -3,6 +3,7 @@ import type { Clock } from "../clock.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../idempotency/keys.js";
 import type { Store } from "../store.js";
 import type { EventLog } from "./event-log.js";
+import type { LogFeed } from "./log-feed.js";
 import type { ClaimedDelivery, EventRecord } from "./repository.js";
 import { nextAttempt } from "./retry.js";
 import { secretBinding } from "./webhook-service.js";
@@ -49,6 +50,8 @@ export interface DispatchSettings {
 export interface DispatcherDeps {
   store: Pick<Store, "webhooks" | "events" | "transaction" | "durable" | "idempotency">;
   log: EventLog;
+  /** Where appends to event logs are announced (this instance's and the others'): new deliveries may be due. */
+  feed: Pick<LogFeed, "onAdvanced">;
   clock: Clock;
   sealer: Sealer;
   send: Send;
@@ -89,7 +92,7 @@ export class Dispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.stopWatching = this.d.log.onCommitted(() => this.nudge());
+    this.stopWatching = this.d.feed.onAdvanced(() => this.nudge());
     this.renewing = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.d.settings.leaseMs / 3)));
     this.renewing.unref();
     this.loop = this.run();
@@ -218,14 +221,12 @@ export class Dispatcher {
   }
 
   private async disableIfFailingLong(endpointId: string, now: number): Promise<void> {
-    const disabled = await this.d.store.transaction(async (tx) => {
+    await this.d.store.transaction(async (tx) => {
       const e = await tx.webhooks.endpoint(endpointId);
-      if (!e?.enabled || e.failingSince === null || now - e.failingSince < this.d.settings.disableAfterMs) return false;
+      if (!e?.enabled || e.failingSince === null || now - e.failingSince < this.d.settings.disableAfterMs) return;
       const reason = `every delivery failed since ${new Date(e.failingSince).toISOString()}: disabled by the service`;
       await tx.webhooks.updateEndpoint({ ...e, enabled: false, disabledReason: reason });
       await this.d.log.record(tx, e.accountId, [{ type: "webhook_endpoint.disabled", data: { endpointId, reason } }]);
-      return true;
     });
-    if (disabled) this.d.log.committed();
   }
 }

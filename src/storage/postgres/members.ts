@@ -1,5 +1,6 @@
 import type { MemberRecord, MemberRepository } from "../../domain/account/repository.js";
 import type { Role } from "../../domain/caller.js";
+import { memberValues } from "../invitation-rows.js";
 import type { PgDb } from "./db.js";
 
 type Row = Record<string, unknown>;
@@ -17,26 +18,14 @@ const toMember = (r: Row): MemberRecord => ({
   joinedAt: num(r.joined_at),
 });
 
+const INSERT = `INSERT INTO members (member_id, account_id, email, role, password_hash, invitation_hash,
+    invitation_expires_at, created_at, joined_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
 /** Members of accounts in PostgreSQL; e-mails compare case-insensitively, as accounts' do. */
 export function pgMembers(db: PgDb): MemberRepository {
   return {
-    insert: async (m) =>
-      void (await db.count(
-        "member_insert",
-        `INSERT INTO members (member_id, account_id, email, role, password_hash, invitation_hash, invitation_expires_at,
-           created_at, joined_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [
-          m.memberId,
-          m.accountId,
-          m.email,
-          m.role,
-          m.passwordHash,
-          m.invitationHash,
-          m.invitationExpiresAt,
-          m.createdAt,
-          m.joinedAt,
-        ],
-      )),
+    insert: async (m) => void (await db.count("member_insert", INSERT, [...memberValues(m)])),
+    // The e-mail's unique index decides: of two accounts' invitations accepted at once, one person joins.
+    join: async (m) => (await db.count("member_join", `${INSERT} ON CONFLICT DO NOTHING`, [...memberValues(m)])) > 0,
     byId: async (accountId, memberId) =>
       (
         await db.rows("member_by_id", "SELECT * FROM members WHERE account_id = $1 AND member_id = $2", [

@@ -1,8 +1,9 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { BulkLoader } from "../../domain/bulk.js";
-import type { ConversationEvents } from "../../domain/conversation/events.js";
-import type { Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
+import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
+import { LogAdvances } from "../log-advances.js";
 import { pgAccounts } from "./accounts.js";
 import { pgApiKeys } from "./api-keys.js";
 import { pgAudit } from "./audit.js";
@@ -10,10 +11,11 @@ import { pgChatbots } from "./chatbots.js";
 import { pgContacts, pgConversations } from "./conversations.js";
 import { checkout, markUnprepared, PgRunner } from "./db.js";
 import { pgDemoSetup } from "./demo-setup.js";
-import { PgConversationEvents } from "./events.js";
 import { withAdvisoryLock } from "./exclusive.js";
 import { pgIdempotency } from "./idempotency.js";
+import { pgInvitations } from "./invitations.js";
 import { PgListener } from "./listen.js";
+import { listenForLogs } from "./log-channel.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
@@ -60,6 +62,7 @@ export class PgStore implements Store {
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
+  readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
@@ -67,6 +70,9 @@ export class PgStore implements Store {
   readonly audit: Repositories["audit"];
   readonly privacy: Repositories["privacy"];
   private readonly db: PgRunner;
+  /** This process, in its announcements of appends (it hears its own through `advances`, right after the commit). */
+  private readonly origin = randomUUID();
+  private readonly advances = new LogAdvances();
 
   constructor(
     readonly pool: pg.Pool,
@@ -84,8 +90,9 @@ export class PgStore implements Store {
     this.conversations = pgConversations(this.db);
     this.demoSetup = pgDemoSetup(this.db);
     this.members = pgMembers(this.db);
+    this.invitations = pgInvitations(this.db);
     this.profiles = pgProfiles(this.db);
-    this.events = pgEvents(this.db);
+    this.events = this.advances.announcing(pgEvents(this.db, this.origin));
     this.webhooks = pgWebhooks(this.db);
     this.idempotency = pgIdempotency(this.db);
     this.audit = pgAudit(this.db);
@@ -94,8 +101,8 @@ export class PgStore implements Store {
 
   transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {
     // The repositories follow the unit of work of their async context, so `this` is the transaction's view too.
-    if (o?.rowLocks) return this.db.unit(() => fn(this));
-    return this.db.serializable(() => fn(this));
+    if (o?.rowLocks) return this.advances.around(() => this.db.unit(() => fn(this)));
+    return this.advances.around(() => this.db.serializable(() => fn(this)));
   }
 
   /** A commit is durable when PostgreSQL acknowledges it (synchronous_commit on). */
@@ -149,10 +156,19 @@ export class PgStore implements Store {
     return () => listener.close();
   }
 
-  async sharedEvents(local: ConversationEvents & { changedAll(): void; close(): void }): Promise<PgConversationEvents> {
-    const events = new PgConversationEvents(this.listenUrl, this.pool, local);
-    await events.start();
-    return events;
+  /** This process's appends after their commit; the other instances' over LISTEN/NOTIFY. */
+  async onLogAdvanced(advanced: LogAdvanced): Promise<() => void> {
+    const stopLocal = this.advances.listen(advanced);
+    try {
+      const stopShared = await listenForLogs(this.listenUrl, this.origin, advanced);
+      return () => {
+        stopLocal();
+        stopShared();
+      };
+    } catch (e) {
+      stopLocal();
+      throw e;
+    }
   }
 }
 

@@ -6,6 +6,7 @@ import type {
 } from "../../domain/webhook/repository.js";
 import { DELIVERY_COLUMNS, toDelivery, toEndpoint, toEvent } from "../webhook-rows.js";
 import type { PgDb } from "./db.js";
+import { LOG_CHANNEL, logPayload } from "./log-channel.js";
 
 type Row = Record<string, unknown>;
 const FROM = "FROM webhook_deliveries d JOIN events e ON e.account_id = d.account_id AND e.seq = d.event_seq";
@@ -14,6 +15,7 @@ const FROM = "FROM webhook_deliveries d JOIN events e ON e.account_id = d.accoun
  * An append of one account's events and their deliveries in one round trip. The account's counter row is updated
  * first and stays locked until the commit, so two writers of one account take their places in turn and a reader
  * never sees a later place before an earlier one. Arrays carry the rows; `nth` is an event's place in the append.
+ * The NOTIFY that tells the other instances is part of it, so they hear of the append only if it commits.
  */
 const APPEND = `WITH c AS (
     INSERT INTO event_counters (account_id, last_seq) VALUES ($1, $2)
@@ -30,10 +32,10 @@ const APPEND = `WITH c AS (
     FROM c CROSS JOIN unnest($8::text[], $9::text[], $10::int[]) AS y(delivery_id, endpoint_id, nth)
       JOIN e ON e.seq = c.last_seq - $2 + y.nth
   )
-  SELECT last_seq FROM c`;
+  SELECT last_seq, pg_notify($11, $12) FROM c`;
 
-/** The event log (see APPEND for how places are taken). */
-export function pgEvents(db: PgDb): EventRepository {
+/** The event log (see APPEND for how places are taken); `origin` names this process in its announcements. */
+export function pgEvents(db: PgDb, origin: string): EventRepository {
   return {
     append: async (items) => {
       const first = items[0];
@@ -71,6 +73,8 @@ export function pgEvents(db: PgDb): EventRepository {
         dl.id,
         dl.endpoint,
         dl.nth,
+        LOG_CHANNEL,
+        logPayload(origin, accountId, ev.key),
       ]);
       const last = Number(c!.last_seq);
       return items.map(({ event }, i) => ({ ...event, seq: last - items.length + 1 + i }));

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { ConversationEvents } from "../../domain/conversation/events.js";
-import type { Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
+import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
+import { LogAdvances } from "../log-advances.js";
 import { asyncRepository } from "../sync.js";
 import { SqliteBulkLoader } from "./bulk.js";
 import { type Db, type OpenOptions, openDatabase } from "./database.js";
@@ -37,6 +37,7 @@ export class SqliteStore implements Store {
   readonly conversations: Repositories["conversations"];
   readonly demoSetup: Repositories["demoSetup"];
   readonly members: Repositories["members"];
+  readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
@@ -50,13 +51,16 @@ export class SqliteStore implements Store {
   /** Marks the async context of the unit of work holding the mutex: a call from inside it must not wait for it. */
   private readonly unit = new AsyncLocalStorage<SqliteStore>();
   private readonly waiting: (() => void)[] = [];
+  /** Appends to the event log, announced after their commit. */
+  private readonly advances = new LogAdvances();
 
   constructor(
     readonly db: Db,
     private readonly walSync?: WalSync,
   ) {
     const sync = sqliteRepositories(db);
-    this.inside = wrapAll(sync, (fn) => attempt(fn));
+    const inside = wrapAll(sync, (fn) => attempt(fn));
+    this.inside = { ...inside, events: this.advances.announcing(inside.events) };
     const outside = wrapAll(sync, (fn) => (this.held && this.unit.getStore() !== this ? this.locked(fn) : attempt(fn)));
     this.accounts = outside.accounts;
     this.apiKeys = outside.apiKeys;
@@ -68,8 +72,9 @@ export class SqliteStore implements Store {
     this.conversations = outside.conversations;
     this.demoSetup = outside.demoSetup;
     this.members = outside.members;
+    this.invitations = outside.invitations;
     this.profiles = outside.profiles;
-    this.events = outside.events;
+    this.events = this.advances.announcing(outside.events);
     this.webhooks = outside.webhooks;
     this.idempotency = outside.idempotency;
     this.audit = outside.audit;
@@ -81,6 +86,10 @@ export class SqliteStore implements Store {
   async transaction<T>(fn: (tx: Repositories) => Promise<T>, _o?: UnitOptions): Promise<T> {
     // A unit of work inside another joins it (better-sqlite3 has no nested BEGIN; the outer one commits all).
     if (this.unit.getStore() === this) return fn(this.inside);
+    return this.advances.around(() => this.serial(fn));
+  }
+
+  private async serial<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     await this.acquire();
     try {
       // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
@@ -129,9 +138,9 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** SQLite serves one instance (several run on PostgreSQL), so its own watchers are all there are: nothing to relay. */
-  async sharedEvents(local: ConversationEvents & { close(): void }): Promise<ConversationEvents & { close(): void }> {
-    return local;
+  /** SQLite serves one instance (several run on PostgreSQL): its own commits are all there is to hear of. */
+  async onLogAdvanced(advanced: LogAdvanced): Promise<() => void> {
+    return this.advances.listen(advanced);
   }
 
   /**
@@ -228,6 +237,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     conversations: asyncRepository(sync.conversations, run),
     demoSetup: asyncRepository(sync.demoSetup, run),
     members: asyncRepository(sync.members, run),
+    invitations: asyncRepository(sync.invitations, run),
     profiles: asyncRepository(sync.profiles, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
