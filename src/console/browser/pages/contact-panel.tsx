@@ -1,8 +1,9 @@
+import type { JSX } from "preact";
 import { useContext } from "preact/hooks";
 import type { Contact, ConversationSummary } from "../../../../gen/aiagent/v1/conversation_service_pb.js";
 import { conversations, sessions } from "../api.js";
 import { SessionContext } from "../session.js";
-import { Empty, ErrorNote, Loading, useLoad, when } from "../ui.js";
+import { Empty, ErrorNote, type Loaded, Loading, useLoad, when } from "../ui.js";
 
 /**
  * Who the customer is, beside their conversation: the profile the client's server sent, their conversations (the
@@ -35,25 +36,44 @@ export function ContactPanel(props: { contact: Contact; shown: string }) {
   );
 }
 
+/** A titled list of the panel: its loading, error and empty states, then one line per item. */
+function PanelList<T>(props: {
+  id: string;
+  title: string;
+  list: Loaded<T[]>;
+  reload: () => void;
+  line: (item: T) => JSX.Element;
+}) {
+  const { list } = props;
+  const what = props.title.toLowerCase();
+  return (
+    <section aria-labelledby={props.id}>
+      <h3 id={props.id}>{props.title}</h3>
+      {list.state === "loading" && <Loading what={what} />}
+      {list.state === "error" && <ErrorNote error={list.error} onRetry={props.reload} />}
+      {list.state === "ok" && list.data.length === 0 && <Empty>No {what}.</Empty>}
+      {list.state === "ok" && list.data.length > 0 && (
+        <ul class="contact-panel__list" data-testid={props.id}>
+          {list.data.map(props.line)}
+        </ul>
+      )}
+    </section>
+  );
+}
+
 function ContactConversations({ contactId, shown }: { contactId: string; shown: string }) {
   const [list, reload] = useLoad(
     async () => (await conversations.getConversationsForContact({ contactId, limit: 50 })).data?.conversations ?? [],
     [contactId],
   );
   return (
-    <section aria-labelledby="contact-conversations">
-      <h3 id="contact-conversations">Conversations</h3>
-      {list.state === "loading" && <Loading what="conversations" />}
-      {list.state === "error" && <ErrorNote error={list.error} onRetry={reload} />}
-      {list.state === "ok" && list.data.length === 0 && <Empty>No conversations.</Empty>}
-      {list.state === "ok" && list.data.length > 0 && (
-        <ul class="contact-panel__list" data-testid="contact-conversations">
-          {list.data.map((v) => (
-            <ConversationLine key={v.conversationId} v={v} shown={v.conversationId === shown} />
-          ))}
-        </ul>
-      )}
-    </section>
+    <PanelList
+      id="contact-conversations"
+      title="Conversations"
+      list={list}
+      reload={reload}
+      line={(v) => <ConversationLine key={v.conversationId} v={v} shown={v.conversationId === shown} />}
+    />
   );
 }
 
@@ -74,21 +94,17 @@ function ContactSessions({ userId }: { userId: string }) {
     [userId],
   );
   return (
-    <section aria-labelledby="contact-sessions">
-      <h3 id="contact-sessions">Sessions</h3>
-      {list.state === "loading" && <Loading what="sessions" />}
-      {list.state === "error" && <ErrorNote error={list.error} onRetry={reload} />}
-      {list.state === "ok" && list.data.length === 0 && <Empty>No sessions.</Empty>}
-      {list.state === "ok" && list.data.length > 0 && (
-        <ul class="contact-panel__list" data-testid="contact-sessions">
-          {list.data.map((r) => (
-            <li key={r.sessionId}>
-              <span class="badge">{r.status}</span> since {when(r.createdAt)} · last used {when(r.lastUsedAt)}
-              {r.lastOrigin && <> · {r.lastOrigin}</>}
-            </li>
-          ))}
-        </ul>
+    <PanelList
+      id="contact-sessions"
+      title="Sessions"
+      list={list}
+      reload={reload}
+      line={(r) => (
+        <li key={r.sessionId}>
+          <span class="badge">{r.status}</span> since {when(r.createdAt)} · last used {when(r.lastUsedAt)}
+          {r.lastOrigin && <> · {r.lastOrigin}</>}
+        </li>
       )}
-    </section>
+    />
   );
 }
