@@ -48,6 +48,8 @@ describe("RotateWebhookSecret", () => {
     const h = headers as Record<string, string>;
     expect(() => new Webhook(fresh).verify(body, h)).not.toThrow();
     expect(() => new Webhook(old).verify(body, h)).toThrow();
+    // Shown once: never written to the log.
+    expect(s.logs.join("\n")).not.toContain(fresh.slice(6));
   });
 
   it("another account's endpoint is not found", async () => {
