@@ -150,7 +150,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     ...lifecycle(b, { ...parts, handler: () => app.handler, listening: (url) => void (listeningUrl = url) }),
   };
   const extraRoutes = o.extraRoutes?.(app) ?? [];
-  app.handler = composeHandler(b, { keys: token.keys, metrics, bindings, extraRoutes });
+  app.handler = composeHandler(b, { keys: token.keys, metrics, bindings, extraRoutes, pictures: account.pictures });
   return app;
 }
 

@@ -6,6 +6,7 @@ import { SessionService as SessionServiceDesc } from "../../gen/aiagent/v1/sessi
 import { TokenService as TokenServiceDesc } from "../../gen/aiagent/v1/token_service_pb.js";
 import { WebhookService as WebhookServiceDesc } from "../../gen/aiagent/v1/webhook_service_pb.js";
 import type { App } from "../app.js";
+import type { OperatorPictures } from "../domain/account/operator-picture.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
 import type { KeyRing } from "../domain/token/key-ring.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -20,6 +21,7 @@ import { durableHandlers } from "../protocol/durable.js";
 import { withAccessLog } from "../protocol/http/access-log.js";
 import { docsRoutes } from "../protocol/http/docs-routes.js";
 import { opsRoutes } from "../protocol/http/ops-routes.js";
+import { pictureRoute } from "../protocol/http/picture-route.js";
 import { chain } from "../protocol/http/server.js";
 import { type HttpResponse, type Route, sendJson } from "../protocol/http/types.js";
 import { withFieldRules } from "../protocol/rest/field-rules.js";
@@ -74,7 +76,10 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
   const consoleUrl = () => `${(config.appUrl ?? config.baseUrl ?? d.listeningUrl() ?? "").replace(/\/+$/, "")}/console`;
   return [
     bind(TokenServiceDesc, tokenHandlers(d.tokens, d.tokenGuard, b.log)),
-    bind(ConversationServiceDesc, conversationHandlers(d.conversations, { limits: d.watchLimits, clock: b.clock })),
+    bind(
+      ConversationServiceDesc,
+      conversationHandlers(d.conversations, { limits: d.watchLimits, clock: b.clock }, d.typing, d.pictures),
+    ),
     bind(
       AccountServiceDesc,
       accountHandlers({
@@ -82,6 +87,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         team: d.team,
         tokens: d.tokens,
         profiles: d.profiles,
+        pictures: d.pictures,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
         consoleUrl,
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
@@ -98,6 +104,8 @@ export interface HandlerDeps {
   bindings: ServiceBinding[];
   /** Routes served before the API (the frame and the demo add theirs here). */
   extraRoutes: Route[];
+  /** The people's pictures, served at /v1/operator_pictures/{id}. */
+  pictures: OperatorPictures;
 }
 
 /** The HTTP handler: operations, metrics and docs routes, the extra routes, then the JSON and Connect routes. */
@@ -120,6 +128,7 @@ export function composeHandler(b: Base, d: HandlerDeps): App["handler"] {
     opsRoutes({ keys: d.keys, ready: () => b.store.ready() }),
     metricsRoute(d.metrics, config.metricsToken),
     docsRoutes(),
+    pictureRoute(d.pictures),
     ...d.extraRoutes,
     createTranscoder(d.bindings, { maxBodyBytes: MAX_BODY_BYTES, log, observer }),
     connectRoute(connect as never),

@@ -14,6 +14,7 @@ import { limited } from "../protocol/token-limits.js";
 import { consoleScript } from "./bundle.js";
 import { CONSOLE_ASSETS, CONSOLE_PATH, consoleHeaders, consolePage } from "./page.js";
 import { CONSOLE_CSS } from "./styles.js";
+import { TEAM_CSS } from "./team-styles.js";
 
 /** What the console's routes use: the token service and its limits, the addresses, the log. */
 export type ConsoleDeps = Pick<App, "tokens" | "accounts" | "tokenGuard" | "config" | "log">;
@@ -187,7 +188,7 @@ export function consoleRoutes(app: ConsoleDeps): Route[] {
     }
     if (req.method !== "GET" && req.method !== "HEAD") return false;
     if (path === `${CONSOLE_ASSETS}console.css`) {
-      sendAsset(req, res, "text/css; charset=utf-8", CONSOLE_CSS);
+      sendAsset(req, res, "text/css; charset=utf-8", CONSOLE_CSS + TEAM_CSS);
       return true;
     }
     if (path === `${CONSOLE_ASSETS}console.js`) {

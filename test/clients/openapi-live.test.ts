@@ -238,6 +238,22 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { conversation_id: conversationId } }),
     failStatus: 401,
   },
+  "POST /ai_agent/rate_conversation": {
+    ok: async () => {
+      // Rated once closed.
+      await fetch(`${s.url}/close_conversation`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${id}`, "content-type": "application/json" },
+        body: JSON.stringify({ conversation_id: conversationId }),
+      });
+      return {
+        query: { access_token: access },
+        body: { conversation_id: conversationId, score: 5, comment: "Thanks" },
+      };
+    },
+    fail: () => ({ query: { access_token: access }, body: { conversation_id: conversationId, score: 9 } }),
+    failStatus: 400,
+  },
   "GET /v1/account": {
     ok: () => ({ bearer: id }),
     fail: () => ({ bearer: access }),

@@ -88,9 +88,16 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.ConversationService.ReplyToConversation": () => ({ conversationId, content: "A person here." }),
   "aiagent.v1.ConversationService.ReleaseConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.CloseConversation": () => ({ conversationId }),
+  // Rated once closed.
+  "aiagent.v1.ConversationService.RateConversation": async () => {
+    await s.app.conversations.setStatus(owner, conversationId, "closed");
+    return { conversationId, score: 4 };
+  },
   "aiagent.v1.ConversationService.ReopenConversation": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.SendTyping": () => ({ conversationId }),
   "aiagent.v1.AccountService.GetAccount": () => ({}),
   "aiagent.v1.AccountService.UpdateMyProfile": () => ({ displayName: "Matrix", avatarUrl: "" }),
+  "aiagent.v1.AccountService.SetMyPicture": () => ({ image: new Uint8Array() }),
   "aiagent.v1.AccountService.ChangePassword": (who) => {
     const pw = who === "operator" ? passwords.operator : passwords.admin;
     return { currentPassword: pw, newPassword: pw };

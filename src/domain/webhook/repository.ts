@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   "session.revoked",
   "webhook_endpoint.disabled",
   "contact.erased",
+  "conversation.rated",
 ] as const;
 
 /** One kind of event. */

@@ -3,6 +3,7 @@ import pg from "pg";
 import type { BulkLoader } from "../../domain/bulk.js";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
+import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
 import { pgAccounts } from "./accounts.js";
 import { pgApiKeys } from "./api-keys.js";
@@ -18,10 +19,13 @@ import { PgListener } from "./listen.js";
 import { listenForLogs } from "./log-channel.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
+import { pgPictures } from "./pictures.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
+import { pgRatings } from "./ratings.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
+import { PgTyping } from "./typing.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
 
 /** How the PostgreSQL back end connects. */
@@ -64,6 +68,8 @@ export class PgStore implements Store {
   readonly members: Repositories["members"];
   readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
+  readonly ratings: Repositories["ratings"];
+  readonly pictures: Repositories["pictures"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -92,6 +98,8 @@ export class PgStore implements Store {
     this.members = pgMembers(this.db);
     this.invitations = pgInvitations(this.db);
     this.profiles = pgProfiles(this.db);
+    this.ratings = pgRatings(this.db);
+    this.pictures = pgPictures(this.db);
     this.events = this.advances.announcing(pgEvents(this.db, this.origin));
     this.webhooks = pgWebhooks(this.db);
     this.idempotency = pgIdempotency(this.db);
@@ -169,6 +177,12 @@ export class PgStore implements Store {
       stopLocal();
       throw e;
     }
+  }
+
+  async sharedTyping(local: TypingChannel & { close(): void }): Promise<PgTyping> {
+    const typing = new PgTyping(this.listenUrl, this.pool, local);
+    await typing.start();
+    return typing;
   }
 }
 

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
+import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
 import { asyncRepository } from "../sync.js";
 import { SqliteBulkLoader } from "./bulk.js";
@@ -39,6 +40,8 @@ export class SqliteStore implements Store {
   readonly members: Repositories["members"];
   readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
+  readonly ratings: Repositories["ratings"];
+  readonly pictures: Repositories["pictures"];
   readonly events: Repositories["events"];
   readonly webhooks: Repositories["webhooks"];
   readonly idempotency: Repositories["idempotency"];
@@ -74,11 +77,13 @@ export class SqliteStore implements Store {
     this.members = outside.members;
     this.invitations = outside.invitations;
     this.profiles = outside.profiles;
+    this.pictures = outside.pictures;
     this.events = this.advances.announcing(outside.events);
     this.webhooks = outside.webhooks;
     this.idempotency = outside.idempotency;
     this.audit = outside.audit;
     this.privacy = outside.privacy;
+    this.ratings = outside.ratings;
     this.probe = readinessProbe(db);
   }
 
@@ -141,6 +146,11 @@ export class SqliteStore implements Store {
   /** SQLite serves one instance (several run on PostgreSQL): its own commits are all there is to hear of. */
   async onLogAdvanced(advanced: LogAdvanced): Promise<() => void> {
     return this.advances.listen(advanced);
+  }
+
+  /** One process serves the file: its own signals are all there are. */
+  async sharedTyping(local: TypingChannel & { close(): void }): Promise<TypingChannel & { close(): void }> {
+    return local;
   }
 
   /**
@@ -239,10 +249,12 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     members: asyncRepository(sync.members, run),
     invitations: asyncRepository(sync.invitations, run),
     profiles: asyncRepository(sync.profiles, run),
+    pictures: asyncRepository(sync.pictures, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
     idempotency: asyncRepository(sync.idempotency, run),
     audit: asyncRepository(sync.audit, run),
     privacy: asyncRepository(sync.privacy, run),
+    ratings: asyncRepository(sync.ratings, run),
   };
 }

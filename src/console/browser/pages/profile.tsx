@@ -3,6 +3,7 @@ import type { ApiKey, CreatedApiKey } from "../../../../gen/aiagent/v1/account_s
 import { accounts } from "../api.js";
 import { SessionContext } from "../session.js";
 import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
+import { AlertSettings, YourPicture } from "./me.js";
 
 /** The account and its API keys (admins), and the caller's own password. */
 export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
@@ -31,6 +32,8 @@ export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
       )}
       {!passwordOnly && <ApiKeys />}
       <YourName />
+      <YourPicture />
+      <AlertSettings />
       <ChangePassword />
     </section>
   );
