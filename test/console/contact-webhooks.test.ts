@@ -41,6 +41,12 @@ describe.runIf(canRun)("the contact panel and the webhooks page", () => {
     const t = await issueTokens(s.url, owner, "dana-42", profile);
     const first = await send(s.url, t.access_token, "My parcel arrived damaged");
     await closeConversation(s, owner, first.conversation_id);
+    const rated = await postJson(
+      s.url,
+      `/ai_agent/rate_conversation?access_token=${encodeURIComponent(t.access_token)}`,
+      { conversation_id: first.conversation_id, score: 4, comment: "Quick and kind" },
+    );
+    expect(rated.status, JSON.stringify(rated.body)).toBe(200);
     await send(s.url, t.access_token, "Still waiting for the replacement");
 
     const context = await newContext(browser, { width: 1280, height: 800 });
@@ -54,7 +60,10 @@ describe.runIf(canRun)("the contact panel and the webhooks page", () => {
     const convs = page.getByTestId("contact-conversations").getByRole("listitem");
     await expect.poll(() => convs.count()).toBe(2);
     expect(await convs.allTextContents()).toEqual(
-      expect.arrayContaining([expect.stringContaining("closed"), expect.stringMatching(/live.*\(shown\)/)]),
+      expect.arrayContaining([
+        expect.stringMatching(/closed.*rated 4\/5: “Quick and kind”/),
+        expect.stringMatching(/live.*\(shown\)/),
+      ]),
     );
     const sessions = page.getByTestId("contact-sessions").getByRole("listitem");
     await expect.poll(() => sessions.count()).toBe(1);

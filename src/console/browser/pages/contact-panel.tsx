@@ -83,6 +83,12 @@ function ConversationLine({ v, shown }: { v: ConversationSummary; shown: boolean
       <span class={`badge badge--${v.status}`}>{v.status}</span> started {when(v.createdAt)}
       {v.latestMessageTime && <> · last message {when(v.latestMessageTime)}</>}
       {v.assignedTo !== "ai_agent" && <> · {v.operatorName || v.assignedTo}</>}
+      {v.rating && (
+        <>
+          {" "}
+          · rated {v.rating.score}/5{v.rating.comment && <>: “{v.rating.comment}”</>}
+        </>
+      )}
       {shown && <span class="muted"> (shown)</span>}
     </li>
   );
