@@ -244,6 +244,7 @@ describe.runIf(canRun)("the web console", () => {
     await page.getByRole("link", { name: "Inbox" }).click();
     await page.getByRole("heading", { name: "Inbox" }).waitFor();
     await context.clearCookies();
+    // The filter button (exact: a contact with unread messages has "unread" in its name too, once the list is in).
     await page.getByRole("button", { name: "Unread", exact: true }).click();
     await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
     await context.close();

@@ -4,7 +4,7 @@ import { frameScript } from "../../src/frame/bundle.js";
 
 // The frame loads inside every customer's page: its script stays small (docs/inbox.md states its size before and
 // after each change). The budget is what a customer downloads: the minified bundle, gzipped.
-const BUDGET_GZIPPED = 8 * 1024;
+const BUDGET_GZIPPED = 9 * 1024;
 
 describe("the frame's script", () => {
   it(`is at most ${BUDGET_GZIPPED} bytes gzipped`, async () => {

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import { DomainError } from "../../domain/errors.js";
-import { type HttpRequest, type HttpResponse, pathOf, type Route, sendJson } from "./types.js";
+import type { PageRequest, PageRoute } from "./pages.js";
+import { type HttpResponse, pathOf, sendJson } from "./types.js";
 
 const PREFIX = "/v1/operator_pictures/";
 
@@ -9,16 +10,16 @@ const PREFIX = "/v1/operator_pictures/";
  * GET /v1/operator_pictures/{id}: a person's uploaded picture, as the customer's frame shows it. The type is the
  * one its magic bytes were checked against at upload, never sniffed, and the answer can run nothing (its own CSP).
  */
-export function pictureRoute(pictures: OperatorPictures): Route {
-  return (req, res) => {
-    if (req.method !== "GET" && req.method !== "HEAD") return false;
-    const path = pathOf(req);
-    if (!path.startsWith(PREFIX)) return false;
-    return serve(pictures, path.slice(PREFIX.length), req, res);
+export function pictureRoute(pictures: OperatorPictures): PageRoute {
+  return {
+    name: "operator pictures",
+    verbs: ["GET", "HEAD"],
+    path: /^\/v1\/operator_pictures\/[^/]+$/,
+    serve: (req, res) => serve(pictures, pathOf(req).slice(PREFIX.length), req, res),
   };
 }
 
-async function serve(pictures: OperatorPictures, id: string, req: HttpRequest, res: HttpResponse): Promise<void> {
+async function serve(pictures: OperatorPictures, id: string, req: PageRequest, res: HttpResponse): Promise<void> {
   let p: Awaited<ReturnType<OperatorPictures["get"]>>;
   try {
     p = await pictures.get(id);

@@ -30,8 +30,8 @@ const SCOPE = "account_id = $1 AND ($2::text IS NULL OR chatbot_id = $2) AND ($3
 /** Refresh tokens, the sessions they are, their rotation, and the per-user "not before" instants. */
 export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
   return {
-    insert: async (r) =>
-      void (await db.count(
+    insert: (r) =>
+      db.write(
         "rt_insert",
         `INSERT INTO refresh_tokens (token_hash, session_id, account_id, chatbot_id, user_id, created_at, expires_at,
            revoked_at, last_used_at, last_origin, user_agent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
@@ -48,7 +48,7 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
           r.lastOrigin,
           r.userAgent,
         ],
-      )),
+      ),
     byHash: async (h) =>
       (await db.rows("rt_by_hash", "SELECT * FROM refresh_tokens WHERE token_hash = $1", [h])).map(toRefresh)[0],
     revoke: (s, at) =>
@@ -193,13 +193,13 @@ const toLaunch = (r: Row): LaunchCodeRecord => ({
 /** One-time launch codes of the chat frame (hashes only), shared by every instance. */
 export function pgLaunchCodes(db: PgDb): LaunchCodeRepository {
   return {
-    insert: async (r) =>
-      void (await db.count(
+    insert: (r) =>
+      db.write(
         "launch_insert",
         `INSERT INTO launch_codes (code_hash, account_id, chatbot_id, user_id, session_id, origin, created_at,
            expires_at, used_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
         [r.codeHash, r.accountId, r.chatbotId, r.userId, r.sessionId, r.origin, r.createdAt, r.expiresAt, r.usedAt],
-      )),
+      ),
     byHash: async (h) =>
       (await db.rows("launch_by_hash", "SELECT * FROM launch_codes WHERE code_hash = $1", [h])).map(toLaunch)[0],
     markUsed: async (h, at) =>

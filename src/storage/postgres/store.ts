@@ -20,6 +20,7 @@ import { listenForLogs } from "./log-channel.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
 import { pgPictures } from "./pictures.js";
+import { types } from "./pipeline.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
 import { pgRatings } from "./ratings.js";
@@ -42,14 +43,6 @@ export interface PgStoreOptions {
   /** Where LISTEN connects (a session of its own, so not through a transaction pooler); default `url`. */
   listenUrl?: string;
 }
-
-// bigint columns hold epoch milliseconds and counters: well inside a double's exact range.
-const types = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8
-      ? (v: string) => Number(v)
-      : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
-};
 
 /** Every instance migrating at once waits here: one applies each step, the others then find it applied. */
 const MIGRATION_LOCK = 0x616961676e74; // "aiagnt"
