@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { connect as http2Connect } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
+import { discPng } from "../helpers/png.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { resolve, schemaErrors } from "./schema-check.js";
 
@@ -283,6 +284,16 @@ const cases: Record<string, Case> = {
     ok: () => ({ body: { display_name: "Sam", avatar_url: "https://cdn.example/sam.png" }, bearer: id }),
     fail: () => ({ body: { display_name: "Sam", avatar_url: "javascript:alert(1)" }, bearer: id }),
     failStatus: 400,
+  },
+  "POST /v1/account/profile/picture": {
+    ok: () => ({ body: { image: discPng(8).toString("base64") }, bearer: id }),
+    fail: () => ({ body: { image: Buffer.from("not a picture").toString("base64") }, bearer: id }),
+    failStatus: 400,
+  },
+  "POST /send_typing": {
+    ok: () => ({ query: { access_token: access }, body: { conversation_id: conversationId } }),
+    fail: () => ({ query: { access_token: access }, body: { conversation_id: MISSING } }),
+    failStatus: 404,
   },
   "POST /v1/account/password": {
     ok: () => ({ body: { current_password: a.password, new_password: a.password }, bearer: id }),

@@ -35,6 +35,8 @@ const samples: Record<string, () => string> = {
   "demo host page": () => "/demo",
   "console preview": () => `/console/preview/${a.chatbotId}?access_token=not-checked-here`,
   "console shell": () => "/console/inbox",
+  // Any id: a page that reads no credential answers 404 for one it does not have.
+  "operator pictures": () => "/v1/operator_pictures/0123456789abcdef",
 };
 
 const samplePath = (p: PageRoute) => (typeof p.path === "string" ? p.path : samples[p.name]?.());
