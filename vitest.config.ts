@@ -25,6 +25,7 @@ const ON_POSTGRES = [
   "test/webhooks/fair-slots.test.ts",
   "test/webhooks/events.test.ts",
   "test/webhooks/access.test.ts",
+  "test/webhooks/rotate-secret.test.ts",
   "test/api/sessions.test.ts",
   "test/hardening/hostile-contract.test.ts",
   "test/api/revocation.test.ts",

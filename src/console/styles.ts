@@ -151,4 +151,14 @@ input[type=color] { width: 6rem; height: 2.5rem; padding: .2rem; }
 .preview__avatar { width: 2.25rem; height: 2.25rem; border-radius: 50%; display: grid; place-items: center; font-weight: 600; }
 .preview__greeting { white-space: pre-line; }
 .preview__bubble { margin-left: auto; width: fit-content; max-width: 80%; padding: .5rem .75rem; border-radius: 16px 16px 4px 16px; }
+.contact-panel { border: 1px solid var(--line); border-radius: var(--radius); padding: .5rem .75rem; margin: 0 0 .75rem; }
+.contact-panel summary { cursor: pointer; font-weight: 600; }
+.contact-panel h3 { font-size: 1rem; margin: .75rem 0 .25rem; }
+.contact-panel__fields { display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: .25rem 1rem; margin: .5rem 0 0; }
+.contact-panel__fields dt { font-weight: 600; color: var(--muted); }
+.contact-panel__fields dd { margin: 0; overflow-wrap: anywhere; }
+.contact-panel__list { margin: 0; padding-left: 1.25rem; }
+.endpoints { list-style: none; padding: 0; margin: 0 0 1rem; }
+.endpoint__url { overflow-wrap: anywhere; }
+.events { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: .25rem 1rem; }
 ${INBOX_CSS}`;

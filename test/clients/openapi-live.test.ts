@@ -141,6 +141,14 @@ const cases: Record<string, Case> = {
     fail: () => ({ path: { endpoint_id: MISSING }, bearer: id }),
     failStatus: 404,
   },
+  "POST /v1/account/webhooks/{endpoint_id}/rotate_secret": {
+    ok: async () => {
+      const endpoint_id = (await hook()).endpointId;
+      return { path: { endpoint_id }, body: { endpoint_id }, bearer: id };
+    },
+    fail: () => ({ path: { endpoint_id: MISSING }, body: { endpoint_id: MISSING }, bearer: id }),
+    failStatus: 404,
+  },
   "GET /v1/account/events": {
     ok: () => ({ query: { limit: 10, types: "message.created" }, bearer: id }),
     fail: () => ({ query: { after: "not-a-cursor" }, bearer: id, raw: true }),

@@ -209,6 +209,7 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.WebhookService.ListEvents": () => ({ limit: 5 }),
   "aiagent.v1.WebhookService.ListWebhookDeliveries": () => ({ endpointId }),
   "aiagent.v1.WebhookService.ResendWebhookDelivery": () => ({ endpointId, deliveryId }),
+  "aiagent.v1.WebhookService.RotateWebhookSecret": () => ({ endpointId }),
 };
 
 /** Every RPC the running server serves. */

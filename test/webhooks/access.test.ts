@@ -63,6 +63,7 @@ describe("webhook endpoints: who may reach them", () => {
     { name: "DeleteWebhookEndpoint", method: "DELETE", path: `/v1/account/webhooks/${endpointA}` },
     { name: "ListEvents", method: "GET", path: "/v1/account/events" },
     { name: "ListWebhookDeliveries", method: "GET", path: `/v1/account/webhooks/${endpointA}/deliveries` },
+    { name: "RotateWebhookSecret", method: "POST", path: `/v1/account/webhooks/${endpointA}/rotate_secret`, body: {} },
     {
       name: "ResendWebhookDelivery",
       method: "POST",

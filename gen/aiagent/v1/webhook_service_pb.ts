@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/webhook_service.proto.
  */
 export const file_aiagent_v1_webhook_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBhaWFnZW50L3YxL3dlYmhvb2tfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSLKAQoPV2ViaG9va0VuZHBvaW50EhMKC2VuZHBvaW50X2lkGAEgASgJEgsKA3VybBgCIAEoCRITCgtldmVudF90eXBlcxgDIAMoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRInCgZzdGF0dXMYBSABKAlCF4q1GAdlbmFibGVkirUYCGRpc2FibGVkEhcKD2Rpc2FibGVkX3JlYXNvbhgGIAEoCRISCgpjcmVhdGVkX2F0GAcgASgJEhUKDWZhaWxpbmdfc2luY2UYCCABKAkidgocQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIWCgN1cmwYASABKAlCCZq1GAUIgBAQARIeCgtldmVudF90eXBlcxgCIAMoCUIJmrUYBQiAAhABEh4KC2Rlc2NyaXB0aW9uGAMgASgJQgmatRgFCIACEAEiVwoWQ3JlYXRlZFdlYmhvb2tFbmRwb2ludBItCghlbmRwb2ludBgBIAEoCzIbLmFpYWdlbnQudjEuV2ViaG9va0VuZHBvaW50Eg4KBnNlY3JldBgCIAEoCSJRCh1DcmVhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIwCgRkYXRhGAEgASgLMiIuYWlhZ2VudC52MS5DcmVhdGVkV2ViaG9va0VuZHBvaW50Ih0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJNChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLldlYmhvb2tFbmRwb2ludExpc3QiRQoTV2ViaG9va0VuZHBvaW50TGlzdBIuCgllbmRwb2ludHMYASADKAsyGy5haWFnZW50LnYxLldlYmhvb2tFbmRwb2ludCImCgpFdmVudFR5cGVzEhgKBXR5cGVzGAEgAygJQgmatRgFCIACEAEi5gEKHFVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSHQoLZW5kcG9pbnRfaWQYASABKAlCCJq1GAQIJBADEhsKA3VybBgCIAEoCUIJmrUYBQiAEBABSACIAQESKwoLZXZlbnRfdHlwZXMYAyABKAsyFi5haWFnZW50LnYxLkV2ZW50VHlwZXMSIwoLZGVzY3JpcHRpb24YBCABKAlCCZq1GAUIgAIQAUgBiAEBEhQKB2VuYWJsZWQYBSABKAhIAogBAUIGCgRfdXJsQg4KDF9kZXNjcmlwdGlvbkIKCghfZW5hYmxlZCJKCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsuYWlhZ2VudC52MS5XZWJob29rRW5kcG9pbnQiPQocRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIdCgtlbmRwb2ludF9pZBgBIAEoCUIImrUYBAgkEAMiHwodRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2Ui+QIKBUV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEg4KBmN1cnNvchgCIAEoCRKAAgoEdHlwZRgDIAEoCULxAYq1GA9tZXNzYWdlLmNyZWF0ZWSKtRgUY29udmVyc2F0aW9uLnN0YXJ0ZWSKtRgVY29udmVyc2F0aW9uLmFzc2lnbmVkirUYE2NvbnZlcnNhdGlvbi5jbG9zZWSKtRgVY29udmVyc2F0aW9uLnJlb3BlbmVkirUYEWNvbnZlcnNhdGlvbi5yZWFkirUYD3Nlc3Npb24ucmV2b2tlZIq1GBl3ZWJob29rX2VuZHBvaW50LmRpc2FibGVkirUYDmNvbnRhY3QuZXJhc2VkirUYEmNvbnZlcnNhdGlvbi5yYXRlZIq1GAxub3RlLmNyZWF0ZWQSEgoKY3JlYXRlZF9hdBgEIAEoCRISCgphY2NvdW50X2lkGAUgASgJEiMKBGRhdGEYBiABKAsyFS5haWFnZW50LnYxLkV2ZW50RGF0YSKiAgoJRXZlbnREYXRhEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIkCgdtZXNzYWdlGAIgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlEjUKDGNvbnZlcnNhdGlvbhgDIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeRISCgpjaGF0Ym90X2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSDwoHcmV2b2tlZBgGIAEoBRITCgtlbmRwb2ludF9pZBgHIAEoCRIOCgZyZWFzb24YCCABKAkSEgoKY29udGFjdF9pZBgJIAEoCRIQCghyZWRhY3RlZBgKIAEoCBIeCgRub3RlGAsgASgLMhAuYWlhZ2VudC52MS5Ob3RlImUKEUxpc3RFdmVudHNSZXF1ZXN0EhgKBWFmdGVyGAEgASgJQgmatRgFCIACEAESEgoFbGltaXQYAiABKAVIAIgBARIYCgV0eXBlcxgDIAMoCUIJmrUYBQiAAhABQggKBl9saW1pdCI5ChJMaXN0RXZlbnRzUmVzcG9uc2USIwoEZGF0YRgBIAEoCzIVLmFpYWdlbnQudjEuRXZlbnRQYWdlIlUKCUV2ZW50UGFnZRIhCgZldmVudHMYASADKAsyES5haWFnZW50LnYxLkV2ZW50EhMKC25leHRfY3Vyc29yGAIgASgJEhAKCGhhc19tb3JlGAMgASgIIp0CCg9XZWJob29rRGVsaXZlcnkSEwoLZGVsaXZlcnlfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSEgoKZXZlbnRfdHlwZRgEIAEoCRIyCgZzdGF0dXMYBSABKAlCIoq1GAdwZW5kaW5nirUYCWRlbGl2ZXJlZIq1GAZmYWlsZWQSEAoIYXR0ZW1wdHMYBiABKAUSGgoSbGFzdF9yZXNwb25zZV9jb2RlGAcgASgFEhIKCmxhc3RfZXJyb3IYCCABKAkSFwoPbGFzdF9hdHRlbXB0X2F0GAkgASgJEhcKD25leHRfYXR0ZW1wdF9hdBgKIAEoCRISCgpjcmVhdGVkX2F0GAsgASgJInYKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSHQoLZW5kcG9pbnRfaWQYASABKAlCCJq1GAQIJBADEhIKBWxpbWl0GAIgASgFSACIAQESGQoGc3RhdHVzGAMgASgJQgmatRgFCIACEAFCCAoGX2xpbWl0Ik4KHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLldlYmhvb2tEZWxpdmVyeUxpc3QiRgoTV2ViaG9va0RlbGl2ZXJ5TGlzdBIvCgpkZWxpdmVyaWVzGAEgAygLMhsuYWlhZ2VudC52MS5XZWJob29rRGVsaXZlcnkiXAocUmVzZW5kV2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBIdCgtlbmRwb2ludF9pZBgBIAEoCUIImrUYBAgkEAMSHQoLZGVsaXZlcnlfaWQYAiABKAlCCJq1GAQIJBADIkoKHVJlc2VuZFdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEikKBGRhdGEYASABKAsyGy5haWFnZW50LnYxLldlYmhvb2tEZWxpdmVyeTL4CAoOV2ViaG9va1NlcnZpY2USlgEKFUNyZWF0ZVdlYmhvb2tFbmRwb2ludBIoLmFpYWdlbnQudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBopLmFpYWdlbnQudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiKJK1GAUKAQYQAoLT5JMCGToBKiIUL3YxL2FjY291bnQvd2ViaG9va3MSkwEKFExpc3RXZWJob29rRW5kcG9pbnRzEicuYWlhZ2VudC52MS5MaXN0V2ViaG9va0VuZHBvaW50c1JlcXVlc3QaKC5haWFnZW50LnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2UiKJACAZK1GAUKAQYQAoLT5JMCFhIUL3YxL2FjY291bnQvd2ViaG9va3MSpAEKFVVwZGF0ZVdlYmhvb2tFbmRwb2ludBIoLmFpYWdlbnQudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBopLmFpYWdlbnQudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiNpK1GAUKAQYQAoLT5JMCJzoBKjIiL3YxL2FjY291bnQvd2ViaG9va3Mve2VuZHBvaW50X2lkfRKhAQoVRGVsZXRlV2ViaG9va0VuZHBvaW50EiguYWlhZ2VudC52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GikuYWlhZ2VudC52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZSIzkrUYBQoBBhACgtPkkwIkKiIvdjEvYWNjb3VudC93ZWJob29rcy97ZW5kcG9pbnRfaWR9EnMKCkxpc3RFdmVudHMSHS5haWFnZW50LnYxLkxpc3RFdmVudHNSZXF1ZXN0Gh4uYWlhZ2VudC52MS5MaXN0RXZlbnRzUmVzcG9uc2UiJpACAZK1GAUKAQYQAoLT5JMCFBISL3YxL2FjY291bnQvZXZlbnRzEq8BChVMaXN0V2ViaG9va0RlbGl2ZXJpZXMSKC5haWFnZW50LnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaKS5haWFnZW50LnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlIkGQAgGStRgFCgEGEAKC0+STAi8SLS92MS9hY2NvdW50L3dlYmhvb2tzL3tlbmRwb2ludF9pZH0vZGVsaXZlcmllcxLEAQoVUmVzZW5kV2ViaG9va0RlbGl2ZXJ5EiguYWlhZ2VudC52MS5SZXNlbmRXZWJob29rRGVsaXZlcnlSZXF1ZXN0GikuYWlhZ2VudC52MS5SZXNlbmRXZWJob29rRGVsaXZlcnlSZXNwb25zZSJWkrUYBQoBBhACgtPkkwJHOgEqIkIvdjEvYWNjb3VudC93ZWJob29rcy97ZW5kcG9pbnRfaWR9L2RlbGl2ZXJpZXMve2RlbGl2ZXJ5X2lkfS9yZXNlbmRiBnByb3RvMw", [file_aiagent_v1_access, file_aiagent_v1_conversation_service, file_aiagent_v1_field_options, file_google_api_annotations]);
+  fileDesc("CiBhaWFnZW50L3YxL3dlYmhvb2tfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSLKAQoPV2ViaG9va0VuZHBvaW50EhMKC2VuZHBvaW50X2lkGAEgASgJEgsKA3VybBgCIAEoCRITCgtldmVudF90eXBlcxgDIAMoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRInCgZzdGF0dXMYBSABKAlCF4q1GAdlbmFibGVkirUYCGRpc2FibGVkEhcKD2Rpc2FibGVkX3JlYXNvbhgGIAEoCRISCgpjcmVhdGVkX2F0GAcgASgJEhUKDWZhaWxpbmdfc2luY2UYCCABKAkidgocQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIWCgN1cmwYASABKAlCCZq1GAUIgBAQARIeCgtldmVudF90eXBlcxgCIAMoCUIJmrUYBQiAAhABEh4KC2Rlc2NyaXB0aW9uGAMgASgJQgmatRgFCIACEAEiVwoWQ3JlYXRlZFdlYmhvb2tFbmRwb2ludBItCghlbmRwb2ludBgBIAEoCzIbLmFpYWdlbnQudjEuV2ViaG9va0VuZHBvaW50Eg4KBnNlY3JldBgCIAEoCSJRCh1DcmVhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIwCgRkYXRhGAEgASgLMiIuYWlhZ2VudC52MS5DcmVhdGVkV2ViaG9va0VuZHBvaW50Ih0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJNChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLldlYmhvb2tFbmRwb2ludExpc3QiRQoTV2ViaG9va0VuZHBvaW50TGlzdBIuCgllbmRwb2ludHMYASADKAsyGy5haWFnZW50LnYxLldlYmhvb2tFbmRwb2ludCImCgpFdmVudFR5cGVzEhgKBXR5cGVzGAEgAygJQgmatRgFCIACEAEi5gEKHFVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSHQoLZW5kcG9pbnRfaWQYASABKAlCCJq1GAQIJBADEhsKA3VybBgCIAEoCUIJmrUYBQiAEBABSACIAQESKwoLZXZlbnRfdHlwZXMYAyABKAsyFi5haWFnZW50LnYxLkV2ZW50VHlwZXMSIwoLZGVzY3JpcHRpb24YBCABKAlCCZq1GAUIgAIQAUgBiAEBEhQKB2VuYWJsZWQYBSABKAhIAogBAUIGCgRfdXJsQg4KDF9kZXNjcmlwdGlvbkIKCghfZW5hYmxlZCJKCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsuYWlhZ2VudC52MS5XZWJob29rRW5kcG9pbnQiPQocRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIdCgtlbmRwb2ludF9pZBgBIAEoCUIImrUYBAgkEAMiHwodRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiOwoaUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QSHQoLZW5kcG9pbnRfaWQYASABKAlCCJq1GAQIJBADIk8KG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIwCgRkYXRhGAEgASgLMiIuYWlhZ2VudC52MS5DcmVhdGVkV2ViaG9va0VuZHBvaW50IvkCCgVFdmVudBIQCghldmVudF9pZBgBIAEoCRIOCgZjdXJzb3IYAiABKAkSgAIKBHR5cGUYAyABKAlC8QGKtRgPbWVzc2FnZS5jcmVhdGVkirUYFGNvbnZlcnNhdGlvbi5zdGFydGVkirUYFWNvbnZlcnNhdGlvbi5hc3NpZ25lZIq1GBNjb252ZXJzYXRpb24uY2xvc2VkirUYFWNvbnZlcnNhdGlvbi5yZW9wZW5lZIq1GBFjb252ZXJzYXRpb24ucmVhZIq1GA9zZXNzaW9uLnJldm9rZWSKtRgZd2ViaG9va19lbmRwb2ludC5kaXNhYmxlZIq1GA5jb250YWN0LmVyYXNlZIq1GBJjb252ZXJzYXRpb24ucmF0ZWSKtRgMbm90ZS5jcmVhdGVkEhIKCmNyZWF0ZWRfYXQYBCABKAkSEgoKYWNjb3VudF9pZBgFIAEoCRIjCgRkYXRhGAYgASgLMhUuYWlhZ2VudC52MS5FdmVudERhdGEiogIKCUV2ZW50RGF0YRIXCg9jb252ZXJzYXRpb25faWQYASABKAkSJAoHbWVzc2FnZRgCIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZRI1Cgxjb252ZXJzYXRpb24YAyABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkSEgoKY2hhdGJvdF9pZBgEIAEoCRIPCgd1c2VyX2lkGAUgASgJEg8KB3Jldm9rZWQYBiABKAUSEwoLZW5kcG9pbnRfaWQYByABKAkSDgoGcmVhc29uGAggASgJEhIKCmNvbnRhY3RfaWQYCSABKAkSEAoIcmVkYWN0ZWQYCiABKAgSHgoEbm90ZRgLIAEoCzIQLmFpYWdlbnQudjEuTm90ZSJlChFMaXN0RXZlbnRzUmVxdWVzdBIYCgVhZnRlchgBIAEoCUIJmrUYBQiAAhABEhIKBWxpbWl0GAIgASgFSACIAQESGAoFdHlwZXMYAyADKAlCCZq1GAUIgAIQAUIICgZfbGltaXQiOQoSTGlzdEV2ZW50c1Jlc3BvbnNlEiMKBGRhdGEYASABKAsyFS5haWFnZW50LnYxLkV2ZW50UGFnZSJVCglFdmVudFBhZ2USIQoGZXZlbnRzGAEgAygLMhEuYWlhZ2VudC52MS5FdmVudBITCgtuZXh0X2N1cnNvchgCIAEoCRIQCghoYXNfbW9yZRgDIAEoCCKdAgoPV2ViaG9va0RlbGl2ZXJ5EhMKC2RlbGl2ZXJ5X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCmV2ZW50X3R5cGUYBCABKAkSMgoGc3RhdHVzGAUgASgJQiKKtRgHcGVuZGluZ4q1GAlkZWxpdmVyZWSKtRgGZmFpbGVkEhAKCGF0dGVtcHRzGAYgASgFEhoKEmxhc3RfcmVzcG9uc2VfY29kZRgHIAEoBRISCgpsYXN0X2Vycm9yGAggASgJEhcKD2xhc3RfYXR0ZW1wdF9hdBgJIAEoCRIXCg9uZXh0X2F0dGVtcHRfYXQYCiABKAkSEgoKY3JlYXRlZF9hdBgLIAEoCSJ2ChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0Eh0KC2VuZHBvaW50X2lkGAEgASgJQgiatRgECCQQAxISCgVsaW1pdBgCIAEoBUgAiAEBEhkKBnN0YXR1cxgDIAEoCUIJmrUYBQiAAhABQggKBl9saW1pdCJOCh1MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5XZWJob29rRGVsaXZlcnlMaXN0IkYKE1dlYmhvb2tEZWxpdmVyeUxpc3QSLwoKZGVsaXZlcmllcxgBIAMoCzIbLmFpYWdlbnQudjEuV2ViaG9va0RlbGl2ZXJ5IlwKHFJlc2VuZFdlYmhvb2tEZWxpdmVyeVJlcXVlc3QSHQoLZW5kcG9pbnRfaWQYASABKAlCCJq1GAQIJBADEh0KC2RlbGl2ZXJ5X2lkGAIgASgJQgiatRgECCQQAyJKCh1SZXNlbmRXZWJob29rRGVsaXZlcnlSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsuYWlhZ2VudC52MS5XZWJob29rRGVsaXZlcnkypwoKDldlYmhvb2tTZXJ2aWNlEpYBChVDcmVhdGVXZWJob29rRW5kcG9pbnQSKC5haWFnZW50LnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaKS5haWFnZW50LnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlIiiStRgFCgEGEAKC0+STAhk6ASoiFC92MS9hY2NvdW50L3dlYmhvb2tzEpMBChRMaXN0V2ViaG9va0VuZHBvaW50cxInLmFpYWdlbnQudjEuTGlzdFdlYmhvb2tFbmRwb2ludHNSZXF1ZXN0GiguYWlhZ2VudC52MS5MaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlIiiQAgGStRgFCgEGEAKC0+STAhYSFC92MS9hY2NvdW50L3dlYmhvb2tzEqQBChVVcGRhdGVXZWJob29rRW5kcG9pbnQSKC5haWFnZW50LnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaKS5haWFnZW50LnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlIjaStRgFCgEGEAKC0+STAic6ASoyIi92MS9hY2NvdW50L3dlYmhvb2tzL3tlbmRwb2ludF9pZH0SoQEKFURlbGV0ZVdlYmhvb2tFbmRwb2ludBIoLmFpYWdlbnQudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBopLmFpYWdlbnQudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiM5K1GAUKAQYQAoLT5JMCJCoiL3YxL2FjY291bnQvd2ViaG9va3Mve2VuZHBvaW50X2lkfRKsAQoTUm90YXRlV2ViaG9va1NlY3JldBImLmFpYWdlbnQudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaJy5haWFnZW50LnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZSJEkrUYBQoBBhACgtPkkwI1OgEqIjAvdjEvYWNjb3VudC93ZWJob29rcy97ZW5kcG9pbnRfaWR9L3JvdGF0ZV9zZWNyZXQScwoKTGlzdEV2ZW50cxIdLmFpYWdlbnQudjEuTGlzdEV2ZW50c1JlcXVlc3QaHi5haWFnZW50LnYxLkxpc3RFdmVudHNSZXNwb25zZSImkAIBkrUYBQoBBhACgtPkkwIUEhIvdjEvYWNjb3VudC9ldmVudHMSrwEKFUxpc3RXZWJob29rRGVsaXZlcmllcxIoLmFpYWdlbnQudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBopLmFpYWdlbnQudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2UiQZACAZK1GAUKAQYQAoLT5JMCLxItL3YxL2FjY291bnQvd2ViaG9va3Mve2VuZHBvaW50X2lkfS9kZWxpdmVyaWVzEsQBChVSZXNlbmRXZWJob29rRGVsaXZlcnkSKC5haWFnZW50LnYxLlJlc2VuZFdlYmhvb2tEZWxpdmVyeVJlcXVlc3QaKS5haWFnZW50LnYxLlJlc2VuZFdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlIlaStRgFCgEGEAKC0+STAkc6ASoiQi92MS9hY2NvdW50L3dlYmhvb2tzL3tlbmRwb2ludF9pZH0vZGVsaXZlcmllcy97ZGVsaXZlcnlfaWR9L3Jlc2VuZGIGcHJvdG8z", [file_aiagent_v1_access, file_aiagent_v1_conversation_service, file_aiagent_v1_field_options, file_google_api_annotations]);
 
 /**
  * WebhookEndpoint is an endpoint as listed: never its secret.
@@ -357,6 +357,48 @@ export const DeleteWebhookEndpointResponseSchema: GenMessage<DeleteWebhookEndpoi
   messageDesc(file_aiagent_v1_webhook_service, 11);
 
 /**
+ * RotateWebhookSecretRequest names the endpoint.
+ *
+ * @generated from message aiagent.v1.RotateWebhookSecretRequest
+ */
+export type RotateWebhookSecretRequest = Message<"aiagent.v1.RotateWebhookSecretRequest"> & {
+  /**
+   * The endpoint's id.
+   *
+   * @generated from field: string endpoint_id = 1;
+   */
+  endpointId: string;
+};
+
+/**
+ * Describes the message aiagent.v1.RotateWebhookSecretRequest.
+ * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
+ */
+export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_webhook_service, 12);
+
+/**
+ * RotateWebhookSecretResponse wraps the endpoint and its new secret.
+ *
+ * @generated from message aiagent.v1.RotateWebhookSecretResponse
+ */
+export type RotateWebhookSecretResponse = Message<"aiagent.v1.RotateWebhookSecretResponse"> & {
+  /**
+   * The endpoint and its new secret, shown in this answer only.
+   *
+   * @generated from field: aiagent.v1.CreatedWebhookEndpoint data = 1;
+   */
+  data?: CreatedWebhookEndpoint | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.RotateWebhookSecretResponse.
+ * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
+ */
+export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_webhook_service, 13);
+
+/**
  * Event is one entry of the account's log: what a webhook delivery carries as its JSON body.
  *
  * @generated from message aiagent.v1.Event
@@ -410,7 +452,7 @@ export type Event = Message<"aiagent.v1.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 12);
+  messageDesc(file_aiagent_v1_webhook_service, 14);
 
 /**
  * EventData is an event's subject, in the same shapes as the conversation lists.
@@ -502,7 +544,7 @@ export type EventData = Message<"aiagent.v1.EventData"> & {
  * Use `create(EventDataSchema)` to create a new message.
  */
 export const EventDataSchema: GenMessage<EventData> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 13);
+  messageDesc(file_aiagent_v1_webhook_service, 15);
 
 /**
  * ListEventsRequest pages through the log.
@@ -537,7 +579,7 @@ export type ListEventsRequest = Message<"aiagent.v1.ListEventsRequest"> & {
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 14);
+  messageDesc(file_aiagent_v1_webhook_service, 16);
 
 /**
  * ListEventsResponse wraps a page of events.
@@ -558,7 +600,7 @@ export type ListEventsResponse = Message<"aiagent.v1.ListEventsResponse"> & {
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 15);
+  messageDesc(file_aiagent_v1_webhook_service, 17);
 
 /**
  * EventPage is events in commit order.
@@ -593,7 +635,7 @@ export type EventPage = Message<"aiagent.v1.EventPage"> & {
  * Use `create(EventPageSchema)` to create a new message.
  */
 export const EventPageSchema: GenMessage<EventPage> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 16);
+  messageDesc(file_aiagent_v1_webhook_service, 18);
 
 /**
  * WebhookDelivery is one event's delivery to one endpoint.
@@ -684,7 +726,7 @@ export type WebhookDelivery = Message<"aiagent.v1.WebhookDelivery"> & {
  * Use `create(WebhookDeliverySchema)` to create a new message.
  */
 export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 17);
+  messageDesc(file_aiagent_v1_webhook_service, 19);
 
 /**
  * ListWebhookDeliveriesRequest names the endpoint.
@@ -719,7 +761,7 @@ export type ListWebhookDeliveriesRequest = Message<"aiagent.v1.ListWebhookDelive
  * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 18);
+  messageDesc(file_aiagent_v1_webhook_service, 20);
 
 /**
  * ListWebhookDeliveriesResponse wraps the deliveries.
@@ -740,7 +782,7 @@ export type ListWebhookDeliveriesResponse = Message<"aiagent.v1.ListWebhookDeliv
  * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 19);
+  messageDesc(file_aiagent_v1_webhook_service, 21);
 
 /**
  * WebhookDeliveryList is an endpoint's deliveries.
@@ -761,7 +803,7 @@ export type WebhookDeliveryList = Message<"aiagent.v1.WebhookDeliveryList"> & {
  * Use `create(WebhookDeliveryListSchema)` to create a new message.
  */
 export const WebhookDeliveryListSchema: GenMessage<WebhookDeliveryList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 20);
+  messageDesc(file_aiagent_v1_webhook_service, 22);
 
 /**
  * ResendWebhookDeliveryRequest names the delivery.
@@ -789,7 +831,7 @@ export type ResendWebhookDeliveryRequest = Message<"aiagent.v1.ResendWebhookDeli
  * Use `create(ResendWebhookDeliveryRequestSchema)` to create a new message.
  */
 export const ResendWebhookDeliveryRequestSchema: GenMessage<ResendWebhookDeliveryRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 21);
+  messageDesc(file_aiagent_v1_webhook_service, 23);
 
 /**
  * ResendWebhookDeliveryResponse wraps the delivery, pending again.
@@ -810,7 +852,7 @@ export type ResendWebhookDeliveryResponse = Message<"aiagent.v1.ResendWebhookDel
  * Use `create(ResendWebhookDeliveryResponseSchema)` to create a new message.
  */
 export const ResendWebhookDeliveryResponseSchema: GenMessage<ResendWebhookDeliveryResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_webhook_service, 22);
+  messageDesc(file_aiagent_v1_webhook_service, 24);
 
 /**
  * WebhookService is the account's event log and the webhook endpoints that receive it. Every change to a
@@ -861,6 +903,17 @@ export const WebhookService: GenService<{
     methodKind: "unary";
     input: typeof DeleteWebhookEndpointRequestSchema;
     output: typeof DeleteWebhookEndpointResponseSchema;
+  },
+  /**
+   * RotateWebhookSecret gives the endpoint a new signing secret, in this answer only; deliveries from now on are
+   * signed with it (the old one stops at once).
+   *
+   * @generated from rpc aiagent.v1.WebhookService.RotateWebhookSecret
+   */
+  rotateWebhookSecret: {
+    methodKind: "unary";
+    input: typeof RotateWebhookSecretRequestSchema;
+    output: typeof RotateWebhookSecretResponseSchema;
   },
   /**
    * ListEvents pages through the account's event log in commit order, after a cursor.

@@ -4,6 +4,7 @@ import { AccountService } from "../../../gen/aiagent/v1/account_service_pb.js";
 import { ConsoleService } from "../../../gen/aiagent/v1/console_service_pb.js";
 import { ConversationService } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import { SessionService } from "../../../gen/aiagent/v1/session_service_pb.js";
+import { WebhookService } from "../../../gen/aiagent/v1/webhook_service_pb.js";
 import { idempotentWrites } from "./idempotent.js";
 
 /** The header that lets a call ride on the session cookie (only this origin's scripts can send it). */
@@ -40,6 +41,9 @@ export const consoleSession = createClient(ConsoleService, transport);
 export const sessions = createClient(SessionService, transport);
 /** The inbox and the operators' actions, and the live push channel (WatchAccount). */
 export const conversations = createClient(ConversationService, transport);
+
+/** The account's webhook endpoints and their deliveries (admins). */
+export const webhooks = createClient(WebhookService, transport);
 
 /** A refusal as a person should read it. */
 export function describeError(e: unknown): string {

@@ -10,6 +10,7 @@ import { Profile } from "./pages/profile.js";
 import { SavedRepliesPage } from "./pages/saved-replies.js";
 import { SignIn } from "./pages/sign-in.js";
 import { Team } from "./pages/team.js";
+import { Webhooks } from "./pages/webhooks.js";
 import { navigate, usePath } from "./router.js";
 import { type Session, SessionContext } from "./session.js";
 import { ErrorNote, Link, Loading, PageTitle } from "./ui.js";
@@ -73,7 +74,7 @@ export function App() {
   );
 }
 
-const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/saved-replies"];
+const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/saved-replies", "/webhooks"];
 
 function Layout({ path }: { path: string }) {
   const s = useContext(SessionContext)!;
@@ -94,6 +95,7 @@ function Layout({ path }: { path: string }) {
       { href: "/team", label: "Team" },
       { href: "/saved-replies", label: "Saved replies" },
       { href: "/audit", label: "Audit log" },
+      { href: "/webhooks", label: "Webhooks" },
     );
   nav.push({ href: "/password", label: "Password" });
   return (
@@ -144,6 +146,8 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
       return <AuditLog />;
     case "saved-replies":
       return <SavedRepliesPage />;
+    case "webhooks":
+      return <Webhooks />;
     case "chatbots":
       if (parts.length === 1) return <ChatbotList />;
       if (parts[1] === "new") return <ChatbotEdit />;

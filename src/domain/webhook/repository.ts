@@ -2,20 +2,9 @@ import type { ConversationSummary } from "../conversation/events.js";
 import type { NoteRecord } from "../conversation/notes.js";
 import type { MessageRecord } from "../conversation/repository.js";
 
-/** The kinds of event the log records. */
-export const EVENT_TYPES = [
-  "message.created",
-  "conversation.started",
-  "conversation.assigned",
-  "conversation.closed",
-  "conversation.reopened",
-  "conversation.read",
-  "session.revoked",
-  "webhook_endpoint.disabled",
-  "contact.erased",
-  "conversation.rated",
-  "note.created",
-] as const;
+import { EVENT_TYPES } from "./event-types.js";
+
+export { EVENT_TYPES };
 
 /** One kind of event. */
 export type EventType = (typeof EVENT_TYPES)[number];

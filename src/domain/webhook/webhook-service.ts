@@ -103,6 +103,20 @@ export class WebhookService {
     return next;
   }
 
+  /** A new signing secret, answered here only (stored sealed); the next deliveries are signed with it. */
+  async rotateSecret(
+    caller: AccountCaller,
+    endpointId: string,
+  ): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+    const e = await this.endpoint(caller, endpointId);
+    const secret = newSigningSecret();
+    const next = { ...e, secretSealed: this.d.sealer.seal(secret, secretBinding(e.endpointId)) };
+    await this.d.audit.within(caller, "webhook_endpoint.updated", e.endpointId, (tx) =>
+      tx.webhooks.updateEndpoint(next),
+    );
+    return { endpoint: next, secret };
+  }
+
   /** Removes the endpoint and its deliveries. */
   async deleteEndpoint(caller: AccountCaller, endpointId: string): Promise<void> {
     const e = await this.endpoint(caller, endpointId);

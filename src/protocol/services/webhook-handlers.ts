@@ -101,6 +101,10 @@ export function webhookHandlers(webhooks: WebhookService): Handlers<typeof Webho
       });
       return { data: endpoint(e) };
     },
+    async rotateWebhookSecret(req, call) {
+      const r = await webhooks.rotateSecret(auditedCaller(call), req.endpointId);
+      return { data: { endpoint: endpoint(r.endpoint), secret: r.secret } };
+    },
     async deleteWebhookEndpoint(req, call) {
       await webhooks.deleteEndpoint(auditedCaller(call), req.endpointId);
       return {};

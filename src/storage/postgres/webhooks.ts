@@ -153,8 +153,17 @@ export function pgWebhooks(db: PgDb): WebhookRepository {
       await db.count(
         "webhook_update",
         `UPDATE webhook_endpoints SET url = $2, event_types = $3, description = $4, enabled = $5, disabled_reason = $6,
-           failing_since = $7 WHERE endpoint_id = $1`,
-        [e.endpointId, e.url, JSON.stringify(e.eventTypes), e.description, e.enabled, e.disabledReason, e.failingSince],
+           failing_since = $7, secret_sealed = $8 WHERE endpoint_id = $1`,
+        [
+          e.endpointId,
+          e.url,
+          JSON.stringify(e.eventTypes),
+          e.description,
+          e.enabled,
+          e.disabledReason,
+          e.failingSince,
+          e.secretSealed,
+        ],
       );
     },
     deleteEndpoint: async (id) => {

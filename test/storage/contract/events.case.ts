@@ -233,6 +233,19 @@ export function eventCases(h: () => Harness) {
       expect(await store.webhooks.claim(100, 1000, 10, 2)).toHaveLength(2);
     });
 
+    it("an update writes a rotated secret: the next claim carries the new sealed secret", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const ep = await endpoint(store, a.accountId);
+      await store.events.append([
+        { event: event(a.accountId, "c1", 1), deliveries: [{ deliveryId: newId(), endpointId: ep.endpointId }] },
+      ]);
+      await store.webhooks.updateEndpoint({ ...ep, secretSealed: "sealed-after-rotation" });
+      expect((await store.webhooks.endpoint(ep.endpointId))!.secretSealed).toBe("sealed-after-rotation");
+      const [c] = await store.webhooks.claim(100, 1000, 10, 10);
+      expect(c!.secretSealed).toBe("sealed-after-rotation");
+    });
+
     it("a disabled endpoint's deliveries wait; re-enabled, they go out; resend makes a delivered one pending", async () => {
       const { store } = h();
       const a = await account(store);

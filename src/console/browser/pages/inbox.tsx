@@ -11,6 +11,7 @@ import { SessionContext } from "../session.js";
 import { CustomerTyping, useOperatorTyping } from "../typing.js";
 import { Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
 import { AssignTo } from "./assign.js";
+import { ContactPanel } from "./contact-panel.js";
 import { ContactPrivacy } from "./contact-privacy.js";
 import { type View, ViewPicker } from "./inbox-views.js";
 import { NotesPanel } from "./notes.js";
@@ -235,6 +236,7 @@ function ContactPane(props: { contact: Contact; live: Live; onBack: () => void; 
           </select>
         </div>
       )}
+      <ContactPanel contact={props.contact} shown={chosen} />
       <ConversationView
         key={chosen}
         conversationId={chosen}

@@ -103,7 +103,8 @@ export function sqliteWebhooks(db: Db): Sync<WebhookRepository> {
   );
   const update = db.prepare(
     `UPDATE webhook_endpoints SET url = @url, event_types = @eventTypes, description = @description, enabled = @enabled,
-       disabled_reason = @disabledReason, failing_since = @failingSince WHERE endpoint_id = @endpointId`,
+       disabled_reason = @disabledReason, failing_since = @failingSince, secret_sealed = @secretSealed
+     WHERE endpoint_id = @endpointId`,
   );
   const remove = db.prepare("DELETE FROM webhook_endpoints WHERE endpoint_id = ?");
   const byId = db.prepare<[string], Row>("SELECT * FROM webhook_endpoints WHERE endpoint_id = ?");

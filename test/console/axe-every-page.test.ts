@@ -1,0 +1,117 @@
+import { readFileSync } from "node:fs";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { launchBrowser, newContext } from "../frame/browser.js";
+import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { postJson } from "../helpers/http.js";
+import type { TestAccount, TestServer } from "../helpers/server.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
+import { axeViolations } from "./axe.js";
+import { signIn, startConsoleServer } from "./sign-in.js";
+
+// Issue 31: axe-core finds no serious or critical violation on any console page, at 1280 px and on a 375 px phone.
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
+const APP = new URL("../../src/console/browser/app.tsx", import.meta.url);
+
+/** A page of the router: where it is, and what to do there before axe looks (open a conversation…). */
+interface Visit {
+  path: (ids: { chatbotId: string }) => string;
+  ready: (page: Page) => Promise<void>;
+}
+
+const heading = (name: string | RegExp) => (page: Page) => page.getByRole("heading", { name, level: 1 }).waitFor();
+
+/**
+ * Every route of the console's router, by the name the router's source gives it: `case "x"` of its switch, and the
+ * sub-pages it tells apart by `parts[n] === "y"`. A route added to the router and not here fails the first test.
+ */
+const PAGES: Record<string, Visit> = {
+  inbox: {
+    path: () => "/inbox",
+    async ready(page) {
+      await page.getByRole("button", { name: /Axe Customer/ }).click();
+      await page.getByText("Where is my parcel?").waitFor();
+      await page.getByText("Contact details").click();
+    },
+  },
+  password: { path: () => "/password", ready: heading(/password/i) },
+  profile: { path: () => "/profile", ready: heading("Profile") },
+  team: { path: () => "/team", ready: heading("Team") },
+  audit: { path: () => "/audit", ready: heading("Audit log") },
+  webhooks: {
+    path: () => "/webhooks",
+    ready: async (page) => void (await page.getByTestId("webhook-endpoint").first().waitFor()),
+  },
+  chatbots: { path: () => "/chatbots", ready: heading("Chatbots") },
+  "chatbots/new": { path: () => "/chatbots/new", ready: heading(/chatbot/i) },
+  "chatbots/:id": { path: (i) => `/chatbots/${i.chatbotId}`, ready: heading(/./) },
+  "chatbots/:id/embed": { path: (i) => `/chatbots/${i.chatbotId}/embed`, ready: heading(/./) },
+  "chatbots/:id/appearance": { path: (i) => `/chatbots/${i.chatbotId}/appearance`, ready: heading(/./) },
+  invitation: { path: () => "/invitation", ready: heading(/./) },
+  "not found": { path: () => "/no-such-page", ready: heading("Page not found") },
+};
+
+/** The routes the router's source names (see PAGES). */
+function routerRoutes(): string[] {
+  const src = readFileSync(APP, "utf8");
+  const top = [...src.matchAll(/case "([\w-]+)":/g)].map((m) => m[1]!);
+  const out = new Set<string>(["not found"]);
+  for (const t of top) out.add(t);
+  if (/path === "\/invitation"/.test(src)) out.add("invitation");
+  // The chatbots section's sub-pages: parts[1] a fixed word (new) or an id, parts[2] a word.
+  for (const m of src.matchAll(/parts\[1\] === "([\w-]+)"/g)) out.add(`chatbots/${m[1]}`);
+  for (const m of src.matchAll(/parts\[2\] === "([\w-]+)"/g)) out.add(`chatbots/:id/${m[1]}`);
+  if (/<ChatbotEdit chatbotId=/.test(src)) out.add("chatbots/:id");
+  return [...out].sort();
+}
+
+/** Waits until no part of the page is still loading. */
+async function settled(page: Page): Promise<void> {
+  await page.waitForFunction(() => document.querySelector(".state--loading, [aria-busy=true]") === null);
+}
+
+describe.runIf(canRun)("axe on every console page", () => {
+  let browser: Browser;
+  let s: TestServer;
+  let owner: TestAccount;
+
+  beforeAll(async () => {
+    [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
+    owner = await s.account();
+    // Something on each page: a conversation with a named customer, and a webhook endpoint.
+    const t = await issueTokens(s.url, owner, "axe-1", { contact_name: "Axe Customer", email: "axe@example.com" });
+    await send(s.url, t.access_token, "Where is my parcel?");
+    const auth = { authorization: `Bearer ${await idToken(s.url, owner)}` };
+    const hook = await postJson(s.url, "/v1/account/webhooks", { url: "http://127.0.0.1:9/hooks" }, auth);
+    expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.close(true);
+  });
+
+  test("the list of pages visited is the router's list of routes", () => {
+    expect(Object.keys(PAGES).sort()).toEqual(routerRoutes());
+  });
+
+  for (const size of [
+    { width: 1280, height: 800 },
+    { width: 375, height: 740 },
+  ])
+    test(`no serious or critical violation on any page at ${size.width} px`, async () => {
+      const context = await newContext(browser, size);
+      const page = await context.newPage();
+      await signIn(page, s.url, owner.email, owner.password);
+      const found: Record<string, string[]> = {};
+      for (const [name, visit] of Object.entries(PAGES)) {
+        await page.goto(`${s.url}/console${visit.path({ chatbotId: owner.chatbotId })}`);
+        await visit.ready(page);
+        await settled(page);
+        const v = await axeViolations(page);
+        if (v.length) found[name] = v;
+      }
+      await context.close();
+      expect(found).toEqual({});
+    });
+});
