@@ -26,9 +26,7 @@ export function configFlags(values: Values): ConfigFlags {
 }
 
 /** What a command may use: the domain services and the configuration, never the storage back end. */
-export type CommandDeps = Pick<App, "accounts" | "tokens" | "keys" | "config" | "privacy" | "retention"> & {
-  store: Pick<App["store"], "bulkLoader">;
-};
+export type CommandDeps = Pick<App, "accounts" | "tokens" | "keys" | "config" | "privacy" | "retention">;
 
 export async function withApp<T>(values: Values, fn: (app: CommandDeps) => Promise<T> | T): Promise<T> {
   const config = loadConfig(process.env, {}, configFlags(values));
@@ -293,19 +291,5 @@ export const COMMANDS: Record<string, Command> = {
           `new signing key ${kid}; servers running on this database sign with it and publish it within their AIAGENT_SIGNING_KEY_REFRESH (default 30 s)`,
         );
       }),
-  },
-  seed: {
-    options: ["email", "scale", "contacts", "conversations", "messages"],
-    run: async (values, out) => {
-      const { seed, seedSize } = await import("./seed.js");
-      const size = seedSize(values);
-      return withApp(values, async (app) => {
-        const r = await seed(app, { email: required(values, "email"), size });
-        out(
-          r as unknown as Record<string, unknown>,
-          `seeded ${r.contacts} contacts, ${r.conversations} conversations, ${r.messages} messages (+${r.small_accounts} small accounts) in ${r.seconds.toFixed(1)} s`,
-        );
-      });
-    },
   },
 };

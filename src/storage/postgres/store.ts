@@ -134,7 +134,7 @@ export class PgStore implements Store {
     return () => listener.close();
   }
 
-  /** Synthetic data is bulk-loaded into SQLite only (`aiagent seed`); the benchmark copies a seeded file into PostgreSQL. */
+  /** Synthetic data is bulk-loaded into SQLite only (bench/seed/); the bench copies a seeded file into PostgreSQL. */
   bulkLoader(): BulkLoader {
     throw new Error("the PostgreSQL back end has no bulk loader: seed a SQLite database instead");
   }
