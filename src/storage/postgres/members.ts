@@ -1,69 +1,51 @@
-import type { MemberRecord, MemberRepository } from "../../domain/account/repository.js";
-import type { Role } from "../../domain/caller.js";
+import type { MemberRepository } from "../../domain/account/repository.js";
+import { memberUpdateValues, memberValues, toMember } from "../account-rows.js";
 import type { PgDb } from "./db.js";
-
-type Row = Record<string, unknown>;
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-
-const toMember = (r: Row): MemberRecord => ({
-  memberId: r.member_id as string,
-  accountId: r.account_id as string,
-  email: r.email as string,
-  role: r.role as Role,
-  passwordHash: (r.password_hash as string | null) ?? null,
-  invitationHash: (r.invitation_hash as string | null) ?? null,
-  invitationExpiresAt: num(r.invitation_expires_at),
-  createdAt: Number(r.created_at),
-  joinedAt: num(r.joined_at),
-});
+import { all, first, write } from "./query.js";
 
 /** Members of accounts in PostgreSQL; e-mails compare case-insensitively, as accounts' do. */
 export function pgMembers(db: PgDb): MemberRepository {
   return {
-    insert: async (m) =>
-      void (await db.count(
+    insert: (m) =>
+      write(
+        db,
         "member_insert",
         `INSERT INTO members (member_id, account_id, email, role, password_hash, invitation_hash, invitation_expires_at,
            created_at, joined_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [
-          m.memberId,
-          m.accountId,
-          m.email,
-          m.role,
-          m.passwordHash,
-          m.invitationHash,
-          m.invitationExpiresAt,
-          m.createdAt,
-          m.joinedAt,
-        ],
-      )),
-    byId: async (accountId, memberId) =>
-      (
-        await db.rows("member_by_id", "SELECT * FROM members WHERE account_id = $1 AND member_id = $2", [
-          accountId,
-          memberId,
-        ])
-      ).map(toMember)[0],
-    byEmail: async (email) =>
-      (
-        await db.rows("member_by_email", `SELECT * FROM members WHERE (lower(email) COLLATE "C") = lower($1)`, [email])
-      ).map(toMember)[0],
-    byInvitation: async (hash) =>
-      (await db.rows("member_by_invitation", "SELECT * FROM members WHERE invitation_hash = $1", [hash])).map(
+        memberValues(m),
+      ),
+    byId: (accountId, memberId) =>
+      first(
+        db,
+        "member_by_id",
+        "SELECT * FROM members WHERE account_id = $1 AND member_id = $2",
+        [accountId, memberId],
         toMember,
-      )[0],
-    listForAccount: async (accountId) =>
-      (
-        await db.rows("member_list", `SELECT * FROM members WHERE account_id = $1 ORDER BY lower(email) COLLATE "C"`, [
-          accountId,
-        ])
-      ).map(toMember),
+      ),
+    byEmail: (email) =>
+      first(
+        db,
+        "member_by_email",
+        `SELECT * FROM members WHERE (lower(email) COLLATE "C") = lower($1)`,
+        [email],
+        toMember,
+      ),
+    byInvitation: (hash) =>
+      first(db, "member_by_invitation", "SELECT * FROM members WHERE invitation_hash = $1", [hash], toMember),
+    listForAccount: (accountId) =>
+      all(
+        db,
+        "member_list",
+        `SELECT * FROM members WHERE account_id = $1 ORDER BY lower(email) COLLATE "C"`,
+        [accountId],
+        toMember,
+      ),
     update: async (m) =>
       (await db.count(
         "member_update",
         `UPDATE members SET role = $1, password_hash = $2, invitation_hash = $3, invitation_expires_at = $4,
            joined_at = $5 WHERE member_id = $6 AND account_id = $7`,
-        [m.role, m.passwordHash, m.invitationHash, m.invitationExpiresAt, m.joinedAt, m.memberId, m.accountId],
+        [...memberUpdateValues(m)],
       )) > 0,
     acceptInvitation: async (hash, passwordHash, now) =>
       (await db.count(

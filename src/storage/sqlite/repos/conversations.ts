@@ -1,6 +1,5 @@
 import type { KnowledgeSnippet } from "../../../domain/account/repository.js";
 import type {
-  ConversationRecord,
   ConversationRepository,
   MessageRecord,
   MessageRole,
@@ -10,25 +9,11 @@ import type {
 import type { MessageEffect } from "../../../domain/conversation/rules.js";
 import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
+import { type ConversationRow, toConversation } from "../../conversation-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 import { nextContactRowid } from "./contact-rowid.js";
 
-interface ConvRow {
-  conversation_id: string;
-  account_id: string;
-  chatbot_id: string;
-  contact_id: string;
-  user_id: string;
-  channel: string;
-  status: "live" | "closed";
-  assigned_to: string;
-  operator_name: string;
-  created_at: number;
-  last_message_at: number | null;
-  message_count: number;
-  unread_count: number;
-}
 // A message row as an array (better-sqlite3's raw mode: no object per row). Empty tool_calls and documents come
 // back as NULL, which costs no string.
 type MsgRow = [
@@ -43,21 +28,6 @@ type MsgRow = [
 const MSG_COLUMNS =
   "message_id, message_order, role, content, nullif(tool_calls, '') AS tool_calls, nullif(documents, '[]') AS documents, created_at";
 
-const toConv = (r: ConvRow): ConversationRecord => ({
-  conversationId: r.conversation_id,
-  accountId: r.account_id,
-  chatbotId: r.chatbot_id,
-  contactId: r.contact_id,
-  userId: r.user_id,
-  channel: r.channel,
-  status: r.status,
-  assignedTo: r.assigned_to,
-  operatorName: r.operator_name,
-  createdAt: r.created_at,
-  lastMessageAt: r.last_message_at,
-  messageCount: r.message_count,
-  unreadCount: r.unread_count,
-});
 const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number): MessageRecord => ({
   messageId: r[0],
   conversationId,
@@ -73,12 +43,12 @@ const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number)
 /** Conversations and messages in SQLite; each write is one transaction that also keeps the contact's aggregates. */
 export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   const CONV = "SELECT v.*, c.user_id FROM conversations v JOIN contacts c ON c.contact_id = v.contact_id";
-  const byId = db.prepare<[string], ConvRow>(`${CONV} WHERE v.conversation_id = ?`);
-  const forUser = db.prepare<[string, string, string, number], ConvRow>(
+  const byId = db.prepare<[string], ConversationRow>(`${CONV} WHERE v.conversation_id = ?`);
+  const forUser = db.prepare<[string, string, string, number], ConversationRow>(
     `${CONV} WHERE c.account_id = ? AND c.user_id = ? AND v.chatbot_id = ? ORDER BY v.created_at DESC LIMIT ?`,
   );
   // Newest first on the conversations_contact index; conversation_id breaks ties of the same millisecond.
-  const forContact = db.prepare<[string, number, number], ConvRow>(
+  const forContact = db.prepare<[string, number, number], ConversationRow>(
     `${CONV} WHERE v.contact_id = ? ORDER BY v.created_at DESC, v.conversation_id DESC LIMIT ? OFFSET ?`,
   );
   const ensureContact = db.prepare<
@@ -228,7 +198,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   return {
     byId: (id) => {
       const r = byId.get(id);
-      return r && toConv(r);
+      return r && toConversation(r);
     },
     // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
     append: (id, m, effect, start) => append.immediate(id, m, effect, start),
@@ -247,11 +217,12 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         .all(conv.conversationId, count)
         .reverse()
         .map((r) => toMsg(r, conv.conversationId, conv.createdAt)),
-    forUser: (accountId, chatbotId, userId, limit) => forUser.all(accountId, userId, chatbotId, limit).map(toConv),
+    forUser: (accountId, chatbotId, userId, limit) =>
+      forUser.all(accountId, userId, chatbotId, limit).map(toConversation),
     markRead: (id) => markRead.immediate(id),
     forContact: (contactId, limit, offset) => {
       const rows = forContact.all(contactId, limit + 1, offset);
-      return { conversations: rows.slice(0, limit).map(toConv), hasMore: rows.length > limit };
+      return { conversations: rows.slice(0, limit).map(toConversation), hasMore: rows.length > limit };
     },
     assign: (id, assignee, operatorName) => assign.immediate(id, assignee, operatorName),
     setStatus: (id, status, now) => setStatus.immediate(id, status, now),
