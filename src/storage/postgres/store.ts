@@ -3,6 +3,7 @@ import type { BulkLoader } from "../../domain/bulk.js";
 import type { ConversationEvents } from "../../domain/conversation/events.js";
 import type { Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
+import { RepositoryMembers } from "../repository-members.js";
 import { pgAccounts } from "./accounts.js";
 import { pgApiKeys } from "./api-keys.js";
 import { pgAudit } from "./audit.js";
@@ -49,23 +50,7 @@ const types = {
 const MIGRATION_LOCK = 0x616961676e74; // "aiagnt"
 
 /** The storage port on PostgreSQL: a pool, named (prepared) statements, units of work on one pooled connection. */
-export class PgStore implements Store {
-  readonly accounts: Repositories["accounts"];
-  readonly apiKeys: Repositories["apiKeys"];
-  readonly chatbots: Repositories["chatbots"];
-  readonly refreshTokens: Repositories["refreshTokens"];
-  readonly launchCodes: Repositories["launchCodes"];
-  readonly signingKeys: Repositories["signingKeys"];
-  readonly contacts: Repositories["contacts"];
-  readonly conversations: Repositories["conversations"];
-  readonly demoSetup: Repositories["demoSetup"];
-  readonly members: Repositories["members"];
-  readonly profiles: Repositories["profiles"];
-  readonly events: Repositories["events"];
-  readonly webhooks: Repositories["webhooks"];
-  readonly idempotency: Repositories["idempotency"];
-  readonly audit: Repositories["audit"];
-  readonly privacy: Repositories["privacy"];
+export class PgStore extends RepositoryMembers implements Store {
   private readonly db: PgRunner;
 
   constructor(
@@ -73,23 +58,25 @@ export class PgStore implements Store {
     private readonly listenUrl: string,
     db: PgRunner = new PgRunner(pool),
   ) {
+    super({
+      accounts: pgAccounts(db),
+      apiKeys: pgApiKeys(db),
+      chatbots: pgChatbots(db),
+      refreshTokens: pgRefreshTokens(db),
+      launchCodes: pgLaunchCodes(db),
+      signingKeys: pgSigningKeys(db),
+      contacts: pgContacts(db),
+      conversations: pgConversations(db),
+      demoSetup: pgDemoSetup(db),
+      members: pgMembers(db),
+      profiles: pgProfiles(db),
+      events: pgEvents(db),
+      webhooks: pgWebhooks(db),
+      idempotency: pgIdempotency(db),
+      audit: pgAudit(db),
+      privacy: pgPrivacy(db),
+    });
     this.db = db;
-    this.accounts = pgAccounts(this.db);
-    this.apiKeys = pgApiKeys(this.db);
-    this.chatbots = pgChatbots(this.db);
-    this.refreshTokens = pgRefreshTokens(this.db);
-    this.launchCodes = pgLaunchCodes(this.db);
-    this.signingKeys = pgSigningKeys(this.db);
-    this.contacts = pgContacts(this.db);
-    this.conversations = pgConversations(this.db);
-    this.demoSetup = pgDemoSetup(this.db);
-    this.members = pgMembers(this.db);
-    this.profiles = pgProfiles(this.db);
-    this.events = pgEvents(this.db);
-    this.webhooks = pgWebhooks(this.db);
-    this.idempotency = pgIdempotency(this.db);
-    this.audit = pgAudit(this.db);
-    this.privacy = pgPrivacy(this.db);
   }
 
   transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {
@@ -199,7 +186,8 @@ export async function migrate(pool: pg.Pool): Promise<void> {
         await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
         if (step === 0)
           await client.query(
-            "CREATE TABLE IF NOT EXISTS aiagent_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+            "CREATE TABLE IF NOT EXISTS aiagent_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL " +
+              "DEFAULT now())",
           );
         const current = Number(
           (await client.query("SELECT coalesce(max(version), 0) AS v FROM aiagent_schema")).rows[0].v,

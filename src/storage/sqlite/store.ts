@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ConversationEvents } from "../../domain/conversation/events.js";
 import type { Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
+import { RepositoryMembers } from "../repository-members.js";
 import { asyncRepository } from "../sync.js";
 import { SqliteBulkLoader } from "./bulk.js";
 import { type Db, type OpenOptions, openDatabase } from "./database.js";
@@ -26,23 +27,7 @@ const done = Promise.resolve();
  * call from outside it waits for the mutex, so it neither joins nor sees the open transaction. With synchronous
  * FULL, commits are acknowledged before their fsync and `durable()` waits for a shared one (group commit).
  */
-export class SqliteStore implements Store {
-  readonly accounts: Repositories["accounts"];
-  readonly apiKeys: Repositories["apiKeys"];
-  readonly chatbots: Repositories["chatbots"];
-  readonly refreshTokens: Repositories["refreshTokens"];
-  readonly launchCodes: Repositories["launchCodes"];
-  readonly signingKeys: Repositories["signingKeys"];
-  readonly contacts: Repositories["contacts"];
-  readonly conversations: Repositories["conversations"];
-  readonly demoSetup: Repositories["demoSetup"];
-  readonly members: Repositories["members"];
-  readonly profiles: Repositories["profiles"];
-  readonly events: Repositories["events"];
-  readonly webhooks: Repositories["webhooks"];
-  readonly idempotency: Repositories["idempotency"];
-  readonly audit: Repositories["audit"];
-  readonly privacy: Repositories["privacy"];
+export class SqliteStore extends RepositoryMembers implements Store {
   /** The repositories as seen inside a unit of work (the mutex is already held). */
   private readonly inside: Repositories;
   private readonly probe: () => boolean;
@@ -56,24 +41,9 @@ export class SqliteStore implements Store {
     private readonly walSync?: WalSync,
   ) {
     const sync = sqliteRepositories(db);
+    // Called only once constructed: a call from outside a unit of work waits for the one holding the mutex.
+    super(wrapAll(sync, (fn) => (this.held && this.unit.getStore() !== this ? this.locked(fn) : attempt(fn))));
     this.inside = wrapAll(sync, (fn) => attempt(fn));
-    const outside = wrapAll(sync, (fn) => (this.held && this.unit.getStore() !== this ? this.locked(fn) : attempt(fn)));
-    this.accounts = outside.accounts;
-    this.apiKeys = outside.apiKeys;
-    this.chatbots = outside.chatbots;
-    this.refreshTokens = outside.refreshTokens;
-    this.launchCodes = outside.launchCodes;
-    this.signingKeys = outside.signingKeys;
-    this.contacts = outside.contacts;
-    this.conversations = outside.conversations;
-    this.demoSetup = outside.demoSetup;
-    this.members = outside.members;
-    this.profiles = outside.profiles;
-    this.events = outside.events;
-    this.webhooks = outside.webhooks;
-    this.idempotency = outside.idempotency;
-    this.audit = outside.audit;
-    this.privacy = outside.privacy;
     this.probe = readinessProbe(db);
   }
 
@@ -129,7 +99,9 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** SQLite serves one instance (several run on PostgreSQL), so its own watchers are all there are: nothing to relay. */
+  /**
+   * SQLite serves one instance (several run on PostgreSQL), so its own watchers are all there are: nothing to relay.
+   */
   async sharedEvents(local: ConversationEvents & { close(): void }): Promise<ConversationEvents & { close(): void }> {
     return local;
   }
