@@ -2,7 +2,7 @@ import { useContext, useState } from "preact/hooks";
 import type { ApiKey, CreatedApiKey } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts } from "../api.js";
 import { SessionContext } from "../session.js";
-import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
+import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, TextField, useAction, useLoad, when } from "../ui.js";
 
 /** The account and its API keys (admins), and the caller's own password. */
 export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
@@ -173,19 +173,22 @@ function YourName() {
         Customers see this name when you take their conversation over; without one they see "
         {s.account.callerEmail.split("@")[0]}".
       </p>
-      <Field label="Display name" id="display-name" hint="At most 60 characters.">
-        <input
-          id="display-name"
-          maxLength={60}
-          autocomplete="name"
-          aria-describedby="display-name-hint"
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="Picture (https address, optional)" id="avatar-url">
-        <input id="avatar-url" type="url" value={avatar} onInput={(e) => setAvatar(e.currentTarget.value)} />
-      </Field>
+      <TextField
+        label="Display name"
+        id="display-name"
+        hint="At most 60 characters."
+        maxLength={60}
+        autocomplete="name"
+        value={name}
+        onValue={setName}
+      />
+      <TextField
+        label="Picture (https address, optional)"
+        id="avatar-url"
+        type="url"
+        value={avatar}
+        onValue={setAvatar}
+      />
       {a.error !== undefined && <ErrorNote error={a.error} />}
       {done && (
         <p class="state state--ok" role="status">
@@ -217,28 +220,26 @@ function ChangePassword() {
   return (
     <form class="card" onSubmit={submit}>
       <h2>Change your password</h2>
-      <Field label="Current password" id="current-password">
-        <input
-          id="current-password"
-          type="password"
-          autocomplete="current-password"
-          required
-          value={current}
-          onInput={(e) => setCurrent(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="New password" id="change-password" hint="At least 8 characters.">
-        <input
-          id="change-password"
-          type="password"
-          autocomplete="new-password"
-          minLength={8}
-          required
-          aria-describedby="change-password-hint"
-          value={next}
-          onInput={(e) => setNext(e.currentTarget.value)}
-        />
-      </Field>
+      <TextField
+        label="Current password"
+        id="current-password"
+        type="password"
+        autocomplete="current-password"
+        required
+        value={current}
+        onValue={setCurrent}
+      />
+      <TextField
+        label="New password"
+        id="change-password"
+        hint="At least 8 characters."
+        type="password"
+        autocomplete="new-password"
+        minLength={8}
+        required
+        value={next}
+        onValue={setNext}
+      />
       {a.error !== undefined && <ErrorNote error={a.error} />}
       {done && (
         <p class="state state--ok" role="status">

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import type { Invitation, Member } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts, sessions } from "../api.js";
-import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
+import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, TextField, useAction, useLoad, when } from "../ui.js";
 
 /** The account's people (invite, change role, remove) and its customers' sessions (revoke). */
 export function Team() {
@@ -45,15 +45,7 @@ function Members() {
     <div class="card">
       <h2>Members</h2>
       <form class="inline-form" onSubmit={invite}>
-        <Field label="E-mail" id="invite-email">
-          <input
-            id="invite-email"
-            type="email"
-            required
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
-        </Field>
+        <TextField label="E-mail" id="invite-email" type="email" required value={email} onValue={setEmail} />
         <Field label="Role" id="invite-role">
           <select id="invite-role" value={role} onChange={(e) => setRole(e.currentTarget.value)}>
             <option value="operator">Operator (inbox only)</option>
@@ -177,9 +169,7 @@ function Sessions() {
               ))}
           </select>
         </Field>
-        <Field label="Customer's user id" id="sessions-user">
-          <input id="sessions-user" value={userId} onInput={(e) => setUserId(e.currentTarget.value)} />
-        </Field>
+        <TextField label="Customer's user id" id="sessions-user" value={userId} onValue={setUserId} />
         <button type="submit" class="button button--danger" disabled={a.busy}>
           Revoke sessions
         </button>
