@@ -2,13 +2,13 @@ import type { AccountRepository } from "../../domain/account/repository.js";
 import { accountValues, toAccount } from "../account-rows.js";
 import { bool } from "../row-values.js";
 import type { PgDb } from "./db.js";
-import { all, first, write } from "./query.js";
+import { all, execute, first } from "./query.js";
 
 /** Accounts in PostgreSQL; e-mails are unique and found case-insensitively. */
 export function pgAccounts(db: PgDb): AccountRepository {
   return {
     insert: (a) =>
-      write(
+      execute(
         db,
         "acc_insert",
         "INSERT INTO accounts (account_id, email, password_hash, active, created_at) VALUES ($1, $2, $3, $4, $5)",
@@ -33,6 +33,6 @@ export function pgAccounts(db: PgDb): AccountRepository {
         toAccount,
       ),
     setPassword: (id, hash) =>
-      write(db, "acc_set_password", "UPDATE accounts SET password_hash = $1 WHERE account_id = $2", [hash, id]),
+      execute(db, "acc_set_password", "UPDATE accounts SET password_hash = $1 WHERE account_id = $2", [hash, id]),
   };
 }

@@ -1,16 +1,17 @@
 import type { ApiKeyRepository } from "../../domain/account/repository.js";
 import { apiKeyValues, toApiKey } from "../account-rows.js";
 import type { PgDb } from "./db.js";
-import { all, first, write } from "./query.js";
+import { all, execute, first } from "./query.js";
 
 /** API keys in PostgreSQL (hashes only). */
 export function pgApiKeys(db: PgDb): ApiKeyRepository {
   return {
     insert: (k) =>
-      write(
+      execute(
         db,
         "key_insert",
-        "INSERT INTO api_keys (api_key_id, account_id, key_hash, hint, name, created_at, revoked_at, expires_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "INSERT INTO api_keys (api_key_id, account_id, key_hash, hint, name, created_at, revoked_at, expires_at, " +
+          "last_used_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         apiKeyValues(k),
       ),
     byHash: (h) => first(db, "key_by_hash", "SELECT * FROM api_keys WHERE key_hash = $1", [h], toApiKey),
@@ -35,14 +36,15 @@ export function pgApiKeys(db: PgDb): ApiKeyRepository {
             [at, accountId, apiKeyId],
           ),
     expireAllBut: (accountId, keep, at) =>
-      write(
+      execute(
         db,
         "key_expire",
-        "UPDATE api_keys SET expires_at = least(coalesce(expires_at, $1), $1) WHERE account_id = $2 AND api_key_id <> $3 AND revoked_at IS NULL",
+        "UPDATE api_keys SET expires_at = least(coalesce(expires_at, $1), $1) WHERE account_id = $2 AND api_key_id " +
+          "<> $3 AND revoked_at IS NULL",
         [at, accountId, keep],
       ),
     touch: (id, at, since) =>
-      write(
+      execute(
         db,
         "key_touch",
         "UPDATE api_keys SET last_used_at = $1 WHERE api_key_id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",

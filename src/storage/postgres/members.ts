@@ -1,13 +1,13 @@
 import type { MemberRepository } from "../../domain/account/repository.js";
 import { memberUpdateValues, memberValues, toMember } from "../account-rows.js";
 import type { PgDb } from "./db.js";
-import { all, first, write } from "./query.js";
+import { all, execute, first } from "./query.js";
 
 /** Members of accounts in PostgreSQL; e-mails compare case-insensitively, as accounts' do. */
 export function pgMembers(db: PgDb): MemberRepository {
   return {
     insert: (m) =>
-      write(
+      execute(
         db,
         "member_insert",
         `INSERT INTO members (member_id, account_id, email, role, password_hash, invitation_hash, invitation_expires_at,

@@ -4,7 +4,7 @@ import type { PgDb } from "./db.js";
 // The three shapes most repository methods take, so each states only its statement and its row's mapping.
 
 /** A named write whose count nobody needs. */
-export async function write(db: PgDb, name: string, text: string, values: readonly unknown[]): Promise<void> {
+export async function execute(db: PgDb, name: string, text: string, values: readonly unknown[]): Promise<void> {
   await db.count(name, text, [...values]);
 }
 

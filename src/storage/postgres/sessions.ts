@@ -1,7 +1,7 @@
 import type { LaunchCodeRepository, RefreshTokenRepository } from "../../domain/token/repository.js";
 import { launchCodeValues, refreshTokenValues, toLaunchCode, toRefreshToken, toRotation } from "../token-rows.js";
 import type { PgDb } from "./db.js";
-import { all, first, write } from "./query.js";
+import { all, execute, first } from "./query.js";
 
 const RAISE =
   "INSERT INTO token_revocations (chatbot_id, user_id, not_before) VALUES ($1, $2, $3) ON CONFLICT (chatbot_id, user_id) DO UPDATE SET not_before = greatest(token_revocations.not_before, excluded.not_before)";
@@ -11,7 +11,7 @@ const SCOPE = "account_id = $1 AND ($2::text IS NULL OR chatbot_id = $2) AND ($3
 export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
   return {
     insert: (r) =>
-      write(
+      execute(
         db,
         "rt_insert",
         `INSERT INTO refresh_tokens (token_hash, session_id, account_id, chatbot_id, user_id, created_at, expires_at,
@@ -99,7 +99,7 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
         [at, accountId, sessionId],
       )) === 1,
     touch: (sessionId, at, origin, userAgent) =>
-      write(
+      execute(
         db,
         "rt_touch",
         `UPDATE refresh_tokens SET last_used_at = greatest(last_used_at, $1), last_origin = coalesce($2, last_origin),
@@ -130,7 +130,7 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
       );
     },
     setPolicy: (p) =>
-      write(
+      execute(
         db,
         "session_policy_set",
         "INSERT INTO session_policies (chatbot_id, rotate, reuse_grace_ms) VALUES ($1, $2, $3) ON CONFLICT (chatbot_id) DO UPDATE SET rotate = excluded.rotate, reuse_grace_ms = excluded.reuse_grace_ms",
@@ -143,7 +143,7 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
 export function pgLaunchCodes(db: PgDb): LaunchCodeRepository {
   return {
     insert: (r) =>
-      write(
+      execute(
         db,
         "launch_insert",
         `INSERT INTO launch_codes (code_hash, account_id, chatbot_id, user_id, session_id, origin, created_at,

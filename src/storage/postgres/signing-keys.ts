@@ -1,7 +1,7 @@
 import type { SigningKeyRepository } from "../../domain/token/repository.js";
 import { type SigningKeyRow, signingKeyValues, toSigningKey } from "../token-rows.js";
 import type { PgDb } from "./db.js";
-import { write } from "./query.js";
+import { execute } from "./query.js";
 
 /** The channel a signing-key rotation is announced on. */
 export const SIGNING_KEYS_CHANNEL = "aiagent_signing_keys";
@@ -14,10 +14,11 @@ export function pgSigningKeys(db: PgDb): SigningKeyRepository {
         toSigningKey,
       ),
     insert: (k) =>
-      write(
+      execute(
         db,
         "sk_insert",
-        "INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at, retired_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at, retired_at) VALUES ($1, $2, $3, " +
+          "$4, $5, $6)",
         signingKeyValues(k),
       ),
     retireAllBut: async (kid, at) => {
@@ -30,7 +31,7 @@ export function pgSigningKeys(db: PgDb): SigningKeyRepository {
       await db.rows("sk_notify", `SELECT pg_notify('${SIGNING_KEYS_CHANNEL}', $1)`, [kid]);
     },
     replacePrivateJwk: (kid, was, now) =>
-      write(db, "sk_replace", "UPDATE signing_keys SET private_jwk = $1 WHERE kid = $2 AND private_jwk = $3", [
+      execute(db, "sk_replace", "UPDATE signing_keys SET private_jwk = $1 WHERE kid = $2 AND private_jwk = $3", [
         now,
         kid,
         was,

@@ -6,7 +6,8 @@ import type { Db } from "../database.js";
 /** API keys (hashes only) in SQLite. */
 export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
   const insert = db.prepare(
-    "INSERT INTO api_keys (api_key_id, account_id, key_hash, hint, name, created_at, revoked_at, expires_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO api_keys (api_key_id, account_id, key_hash, hint, name, created_at, revoked_at, expires_at, " +
+      "last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const byHash = db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE key_hash = ?");
   const list = db.prepare<[string], ApiKeyRow>(
@@ -17,7 +18,8 @@ export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
   );
   const revokeAll = db.prepare("UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL");
   const expire = db.prepare(
-    "UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?), ?) WHERE account_id = ? AND api_key_id != ? AND revoked_at IS NULL",
+    "UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?), ?) WHERE account_id = ? AND api_key_id != ? AND " +
+      "revoked_at IS NULL",
   );
   const touch = db.prepare(
     "UPDATE api_keys SET last_used_at = ? WHERE api_key_id = ? AND (last_used_at IS NULL OR last_used_at < ?)",

@@ -26,7 +26,8 @@ type MsgRow = [
   createdAt: number,
 ];
 const MSG_COLUMNS =
-  "message_id, message_order, role, content, nullif(tool_calls, '') AS tool_calls, nullif(documents, '[]') AS documents, created_at";
+  "message_id, message_order, role, content, nullif(tool_calls, '') AS tool_calls, nullif(documents, '[]') AS " +
+  "documents, created_at";
 
 const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number): MessageRecord => ({
   messageId: r[0],
@@ -59,9 +60,11 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
      ON CONFLICT (account_id, user_id) DO UPDATE SET user_id = user_id RETURNING contact_id`,
   );
   const insertConv = db.prepare(
-    "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, " +
+      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
-  // The order comes from the conversation's own counter, bumped inside the same transaction: gap-free under any concurrency.
+  // The order comes from the conversation's own counter, bumped inside the same transaction: gap-free under any
+  // concurrency.
   const bump = db.prepare<
     [{ now: number; unread: number; reopens: number; id: string }],
     {
@@ -77,7 +80,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       unread_count = unread_count + @unread, status = CASE WHEN @reopens THEN 'live' ELSE status END
     WHERE conversation_id = @id RETURNING message_count, contact_id, channel, status, assigned_to, created_at`);
   const insertMsg = db.prepare(
-    "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, " +
+      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
   // The conversation written to becomes the latest; its state as this write left it (last_message_at = now) is
   // copied for the list, which then needs no join.
@@ -97,7 +101,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   // conversation's state only when the changed one is the latest (an older one's change must not show).
   const statusContact = db.prepare(`
     UPDATE contacts SET
-      live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = @id AND status = 'live'),
+      live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = @id
+        AND status = 'live'),
       latest_status = CASE WHEN latest_conversation_id = @conversationId THEN @status ELSE latest_status END,
       latest_activity_at = CASE WHEN latest_conversation_id = @conversationId THEN @activity ELSE latest_activity_at END
     WHERE contact_id = @id`);
@@ -115,7 +120,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     .prepare<[string], number>("SELECT message_count FROM conversations WHERE conversation_id = ?")
     .pluck();
   const unreadOff = db.prepare(
-    "UPDATE contacts SET unread_count = unread_count - (SELECT unread_count FROM conversations WHERE conversation_id = @id) WHERE contact_id = (SELECT contact_id FROM conversations WHERE conversation_id = @id)",
+    "UPDATE contacts SET unread_count = unread_count - (SELECT unread_count FROM conversations WHERE conversation_id " +
+      "= @id) WHERE contact_id = (SELECT contact_id FROM conversations WHERE conversation_id = @id)",
   );
   const readAll = db.prepare(
     "UPDATE conversations SET unread_count = 0, read_order = message_count WHERE conversation_id = ?",
@@ -125,7 +131,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     readAll.run(conversationId);
   });
   const statusOf = db.prepare<[string, number, string], { contact_id: string; status: string; activity: number }>(
-    "UPDATE conversations SET status = ?, last_message_at = coalesce(last_message_at, ?) WHERE conversation_id = ? RETURNING contact_id, status, coalesce(last_message_at, created_at) AS activity",
+    "UPDATE conversations SET status = ?, last_message_at = coalesce(last_message_at, ?) WHERE conversation_id = ? " +
+      "RETURNING contact_id, status, coalesce(last_message_at, created_at) AS activity",
   );
   const setStatus = db.transaction((conversationId: string, status: string, now: number) => {
     const r = statusOf.get(status, now, conversationId);

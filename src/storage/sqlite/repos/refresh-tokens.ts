@@ -37,7 +37,8 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     "SELECT not_before FROM token_revocations WHERE chatbot_id = ? AND user_id = ?",
   );
   const raise = db.prepare(
-    "INSERT INTO token_revocations (chatbot_id, user_id, not_before) VALUES (?, ?, ?) ON CONFLICT (chatbot_id, user_id) DO UPDATE SET not_before = max(not_before, excluded.not_before)",
+    "INSERT INTO token_revocations (chatbot_id, user_id, not_before) VALUES (?, ?, ?) ON CONFLICT (chatbot_id, " +
+      "user_id) DO UPDATE SET not_before = max(not_before, excluded.not_before)",
   );
   const list = db.prepare<unknown[], RefreshTokenRow>(
     `SELECT * FROM refresh_tokens WHERE account_id = ? AND (? IS NULL OR chatbot_id = ?) AND (? IS NULL OR user_id = ?)
@@ -59,7 +60,8 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     "SELECT * FROM session_policies WHERE chatbot_id = ?",
   );
   const setPolicy = db.prepare(
-    "INSERT INTO session_policies (chatbot_id, rotate, reuse_grace_ms) VALUES (?, ?, ?) ON CONFLICT (chatbot_id) DO UPDATE SET rotate = excluded.rotate, reuse_grace_ms = excluded.reuse_grace_ms",
+    "INSERT INTO session_policies (chatbot_id, rotate, reuse_grace_ms) VALUES (?, ?, ?) ON CONFLICT (chatbot_id) DO " +
+      "UPDATE SET rotate = excluded.rotate, reuse_grace_ms = excluded.reuse_grace_ms",
   );
   const revoke = db.transaction((accountId: string, chatbotId: string | null, userId: string | null, at: number) => {
     const where = "account_id = ? AND (? IS NULL OR chatbot_id = ?) AND (? IS NULL OR user_id = ?)";
@@ -77,7 +79,8 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   });
   // Credential lineages share the revocations table under the chatbot id "" (no chatbot has it): no new table.
   const lineageNotBefore = db.prepare<[string], { not_before: number | null }>(
-    "SELECT max(not_before) AS not_before FROM token_revocations WHERE chatbot_id = '' AND user_id IN (SELECT value FROM json_each(?))",
+    "SELECT max(not_before) AS not_before FROM token_revocations WHERE chatbot_id = '' AND user_id IN (SELECT value " +
+      "FROM json_each(?))",
   );
   const revokeLineage = db.transaction((ids: readonly string[], at: number) => {
     for (const id of ids) raise.run("", id, at);
