@@ -43,6 +43,12 @@ export async function withApp<T>(values: Values, fn: (app: CommandDeps) => Promi
   }
 }
 
+/** A command about one account (--email): the option checked first, then `fn` with the app and the e-mail. */
+function withAccount<T>(values: Values, fn: (app: CommandDeps, email: string) => Promise<T>): Promise<T> {
+  const email = required(values, "email");
+  return withApp(values, (app) => fn(app, email));
+}
+
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of items) out.push(item);
@@ -127,9 +133,8 @@ export const COMMANDS: Record<string, Command> = {
   },
   "chatbot list": {
     options: ["email"],
-    run: (values, out) => {
-      const email = required(values, "email");
-      return withApp(values, async (app) => {
+    run: (values, out) =>
+      withAccount(values, async (app, email) => {
         const chatbots = (await app.accounts.listChatbots(email)).map((c) => ({
           ...chatbotJson(c),
           active: c.active,
@@ -148,8 +153,7 @@ export const COMMANDS: Record<string, Command> = {
             `${email} has no chatbots`,
           ),
         );
-      });
-    },
+      }),
   },
   "chatbot update": {
     options: ["email", "chatbot-id", "name", "allowed-origin", "knowledge"],
@@ -171,9 +175,8 @@ export const COMMANDS: Record<string, Command> = {
   },
   "api-key create": {
     options: ["email", "name"],
-    run: (values, out) => {
-      const email = required(values, "email");
-      return withApp(values, async (app) => {
+    run: (values, out) =>
+      withAccount(values, async (app, email) => {
         const k = await app.accounts.createApiKey(email, values.name);
         out(
           {
@@ -184,14 +187,12 @@ export const COMMANDS: Record<string, Command> = {
           },
           `client_api_key (shown once): ${k.clientApiKey}\napi_key_id: ${k.apiKeyId}`,
         );
-      });
-    },
+      }),
   },
   "api-key list": {
     options: ["email"],
-    run: (values, out) => {
-      const email = required(values, "email");
-      return withApp(values, async (app) => {
+    run: (values, out) =>
+      withAccount(values, async (app, email) => {
         const keys = (await app.accounts.listApiKeys(email)).map((k) => ({
           api_key_id: k.apiKeyId,
           prefix: k.prefix,
@@ -218,14 +219,12 @@ export const COMMANDS: Record<string, Command> = {
             `${email} has no API keys`,
           ),
         );
-      });
-    },
+      }),
   },
   "api-key rotate": {
     options: ["email", "name", "grace"],
-    run: (values, out) => {
-      const email = required(values, "email");
-      return withApp(values, async (app) => {
+    run: (values, out) =>
+      withAccount(values, async (app, email) => {
         const graceSeconds = app.config.apiKeyGraceSeconds;
         const k = await app.accounts.rotateApiKey(email, { graceSeconds, name: values.name });
         const older = k.olderKeys.map((o) => ({
@@ -248,8 +247,7 @@ export const COMMANDS: Record<string, Command> = {
           `client_api_key (shown once): ${k.clientApiKey}\napi_key_id: ${k.apiKeyId}\n` +
             (older.length === 0 ? "there were no older keys" : `${older.length} older key(s) ${until}`),
         );
-      });
-    },
+      }),
   },
   "api-key revoke": {
     options: ["email", "id", "all"],

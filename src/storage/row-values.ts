@@ -5,8 +5,7 @@
 export type Big = number | string;
 
 /** A nullable time column as a number or null. */
-export const numOrNull = (v: Big | null | undefined): number | null =>
-  v === null || v === undefined ? null : Number(v);
+export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /** A boolean column as read (true/false or 0/1). */
 export const isSet = (v: boolean | number): boolean => v === true || v === 1;

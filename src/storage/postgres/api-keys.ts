@@ -3,6 +3,9 @@ import { apiKeyValues, toApiKey } from "../account-rows.js";
 import type { PgDb } from "./db.js";
 import { all, execute, first } from "./query.js";
 
+/** Revokes the account's live keys; one of them with `AND api_key_id = $3`. */
+const REVOKE = "UPDATE api_keys SET revoked_at = $1 WHERE account_id = $2 AND revoked_at IS NULL";
+
 /** API keys in PostgreSQL (hashes only). */
 export function pgApiKeys(db: PgDb): ApiKeyRepository {
   return {
@@ -25,16 +28,8 @@ export function pgApiKeys(db: PgDb): ApiKeyRepository {
       ),
     revoke: (accountId, apiKeyId, at) =>
       apiKeyId === "all"
-        ? db.count(
-            "key_revoke_all",
-            "UPDATE api_keys SET revoked_at = $1 WHERE account_id = $2 AND revoked_at IS NULL",
-            [at, accountId],
-          )
-        : db.count(
-            "key_revoke_one",
-            "UPDATE api_keys SET revoked_at = $1 WHERE account_id = $2 AND api_key_id = $3 AND revoked_at IS NULL",
-            [at, accountId, apiKeyId],
-          ),
+        ? db.count("key_revoke_all", REVOKE, [at, accountId])
+        : db.count("key_revoke_one", `${REVOKE} AND api_key_id = $3`, [at, accountId, apiKeyId]),
     expireAllBut: (accountId, keep, at) =>
       execute(
         db,

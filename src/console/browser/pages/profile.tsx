@@ -2,6 +2,7 @@ import { useContext, useState } from "preact/hooks";
 import type { ApiKey, CreatedApiKey } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts } from "../api.js";
 import { SessionContext } from "../session.js";
+import { ActionsHeader, RowAction } from "../table.js";
 import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, TextField, useAction, useLoad, when } from "../ui.js";
 
 /** The account and its API keys (admins), and the caller's own password. */
@@ -109,9 +110,7 @@ function ApiKeys() {
                 <th scope="col">Status</th>
                 <th scope="col">Created</th>
                 <th scope="col">Last used</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
+                <ActionsHeader />
               </tr>
             </thead>
             <tbody>
@@ -129,15 +128,9 @@ function ApiKeys() {
                   <td data-label="Last used">{k.lastUsedAt ? when(k.lastUsedAt) : "never"}</td>
                   <td>
                     {k.status !== "revoked" && (
-                      <button
-                        type="button"
-                        class="button button--danger"
-                        disabled={a.busy}
-                        onClick={() => revoke(k)}
-                        aria-label={`Revoke key ${k.prefix}`}
-                      >
+                      <RowAction label={`Revoke key ${k.prefix}`} busy={a.busy} onClick={() => revoke(k)}>
                         Revoke
-                      </button>
+                      </RowAction>
                     )}
                   </td>
                 </tr>

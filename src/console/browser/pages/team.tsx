@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import type { Invitation, Member } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts, sessions } from "../api.js";
+import { ActionsHeader, RowAction } from "../table.js";
 import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, TextField, useAction, useLoad, when } from "../ui.js";
 
 /** The account's people (invite, change role, remove) and its customers' sessions (revoke). */
@@ -83,9 +84,7 @@ function Members() {
                 <th scope="col">Role</th>
                 <th scope="col">Status</th>
                 <th scope="col">Added</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
+                <ActionsHeader />
               </tr>
             </thead>
             <tbody>
@@ -115,15 +114,9 @@ function Members() {
                   <td data-label="Added">{when(m.createdAt)}</td>
                   <td>
                     {!m.owner && (
-                      <button
-                        type="button"
-                        class="button button--danger"
-                        disabled={a.busy}
-                        onClick={() => remove(m)}
-                        aria-label={`Remove ${m.email}`}
-                      >
+                      <RowAction label={`Remove ${m.email}`} busy={a.busy} onClick={() => remove(m)}>
                         Remove
-                      </button>
+                      </RowAction>
                     )}
                   </td>
                 </tr>
@@ -210,9 +203,7 @@ function SessionList() {
                 <th scope="col">Customer</th>
                 <th scope="col">Last used</th>
                 <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
+                <ActionsHeader />
               </tr>
             </thead>
             <tbody>
@@ -223,15 +214,13 @@ function SessionList() {
                   <td data-label="Status">{r.status}</td>
                   <td>
                     {r.status === "active" && (
-                      <button
-                        type="button"
-                        class="button button--danger"
-                        disabled={a.busy}
+                      <RowAction
+                        label={`Revoke the session of ${r.userId}`}
+                        busy={a.busy}
                         onClick={() => revoke(r.sessionId)}
-                        aria-label={`Revoke the session of ${r.userId}`}
                       >
                         Revoke
-                      </button>
+                      </RowAction>
                     )}
                   </td>
                 </tr>
