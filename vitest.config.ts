@@ -19,15 +19,19 @@ const ON_POSTGRES = [
   "test/api/idempotency.test.ts",
   "test/api/watch-resume.test.ts",
   "test/webhooks/delivery.test.ts",
+  "test/webhooks/fair-slots.test.ts",
   "test/webhooks/events.test.ts",
   "test/webhooks/access.test.ts",
   "test/api/sessions.test.ts",
   "test/hardening/hostile-contract.test.ts",
   "test/api/revocation.test.ts",
+  "test/api/invitations.test.ts",
   "test/api/contention.test.ts",
   "test/privacy/erasure.test.ts",
   "test/privacy/audit-log.test.ts",
   "test/ops/metrics.test.ts",
+  "test/events/one-event-path.test.ts",
+  "test/api/chatbot-appearance.test.ts",
 ];
 
 /** Suites that also run on PostgreSQL through PgBouncer in transaction pooling mode (AIAGENT_TEST_BACKEND=pgbouncer). */

@@ -1,7 +1,8 @@
 // The CPU a frame read (S1's request: 20 messages over the JSON route) costs on this checkout and on another (e.g. the
 // commit before a change), measured in turns on two servers running side by side, so the machine's other load falls
 // on both alike. Usage: node --import tsx bench/instrumentation-cost.ts /path/to/other/checkout [rounds]
-// The other checkout needs node_modules (a symlink to this one's will do).
+// The other checkout needs node_modules (a symlink to this one's will do). With `--metrics` instead of a checkout, both
+// servers run this checkout, "this" with AIAGENT_METRICS_TOKEN set (every RPC observed) and "other" without (none).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,7 +10,8 @@ import { join, resolve } from "node:path";
 import autocannon from "autocannon";
 
 const HERE = resolve(import.meta.dirname, "..");
-const other = resolve(process.argv[2] ?? "");
+const metricsMode = process.argv[2] === "--metrics";
+const other = metricsMode ? HERE : resolve(process.argv[2] ?? "");
 const rounds = Number(process.argv[3] ?? 8);
 const work = mkdtempSync(join(tmpdir(), "aiagent-instr-cost-"));
 const children: ChildProcess[] = [];
@@ -29,9 +31,14 @@ async function post(url: string, path: string, body: unknown): Promise<any> {
   return r.json();
 }
 
-async function start(root: string, name: string, port: number) {
+async function start(root: string, name: string, port: number, extra: NodeJS.ProcessEnv = {}) {
+  // What observes requests comes only from `extra`: none of it is inherited from this shell.
+  const inherited = Object.entries(process.env).filter(
+    ([k]) => k !== "AIAGENT_METRICS_TOKEN" && !k.startsWith("OTEL_"),
+  );
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...Object.fromEntries(inherited),
+    ...extra,
     AIAGENT_DB: join(work, `${name}.db`),
     AIAGENT_PORT: String(port),
     AIAGENT_LOG_LEVEL: "warn",
@@ -83,7 +90,8 @@ function load(s: { url: string; path: string }, seconds: number) {
 }
 
 try {
-  const servers = [await start(HERE, "this", 18_181), await start(other, "other", 18_182)];
+  const observed = metricsMode ? { AIAGENT_METRICS_TOKEN: "instrumentation-cost-metrics-token-0123456789" } : {};
+  const servers = [await start(HERE, "this", 18_181, observed), await start(other, "other", 18_182)];
   // Warm-up, not measured: the JIT compiles the request path first.
   for (const s of servers) await load(s, 4);
   const perRequest: Record<string, number[]> = { this: [], other: [] };

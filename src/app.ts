@@ -14,7 +14,6 @@ import type { Agent } from "./domain/agent/agent.js";
 import { AuditLog } from "./domain/audit/audit-log.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import type { ConversationService } from "./domain/conversation/conversation-service.js";
-import type { ConversationEvents } from "./domain/conversation/events.js";
 import type { PrivacyService } from "./domain/privacy/privacy-service.js";
 import type { RetentionSchedule } from "./domain/privacy/retention-schedule.js";
 import type { Store } from "./domain/store.js";
@@ -23,6 +22,7 @@ import type { SessionRegistry } from "./domain/token/session-registry.js";
 import type { TokenService } from "./domain/token/token-service.js";
 import type { Dispatcher, Send } from "./domain/webhook/dispatcher.js";
 import { EventLog } from "./domain/webhook/event-log.js";
+import type { LogFeed } from "./domain/webhook/log-feed.js";
 import type { Resolve } from "./domain/webhook/target-policy.js";
 import type { WebhookService } from "./domain/webhook/webhook-service.js";
 import type { Logger } from "./log.js";
@@ -86,7 +86,7 @@ export interface App {
   /** Applies retention periods on an interval (started by listen()). */
   retention: RetentionSchedule;
   /** Live updates of conversations (the watch streams subscribe here). */
-  events: ConversationEvents & { close(): void };
+  events: LogFeed;
   watchLimits: WatchLimits;
   /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
   streams: StreamGuard;
@@ -122,6 +122,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const { targets } = account;
   const webhook = composeWebhooks(b, {
     eventLog,
+    feed: conversation.events,
     audit,
     sealer,
     targets,

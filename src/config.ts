@@ -85,6 +85,8 @@ export interface Config {
  * | AIAGENT_WEBHOOK_DISABLE_AFTER | 432000 | seconds an endpoint may fail without a success before it is disabled |
  * | AIAGENT_WEBHOOK_TIMEOUT_MS | 10000 | time one attempt may take |
  * | AIAGENT_WEBHOOK_POLL_MS | 1000 | how often due deliveries are looked for |
+ * | AIAGENT_WEBHOOK_SLOTS | 20 | attempts one instance runs at once |
+ * | AIAGENT_WEBHOOK_SLOTS_PER_ENDPOINT | 5 | of those, attempts to one endpoint (a stuck endpoint holds no more) |
  */
 export interface WebhookSettings {
   readonly retentionDays: number;
@@ -92,6 +94,8 @@ export interface WebhookSettings {
   readonly disableAfterSeconds: number;
   readonly timeoutMs: number;
   readonly pollMs: number;
+  readonly slots: number;
+  readonly slotsPerEndpoint: number;
 }
 
 /** Limits of the HTTP server, in milliseconds and bytes. */
@@ -196,6 +200,14 @@ function positive(src: Source, name: string, fallback: number): number {
   const n = count(src, name, fallback);
   if (n < 1) src.fail(src.get(name), "must be at least 1", src.get(name).raw);
   return n;
+}
+
+function webhookSlots(src: Source): { slots: number; slotsPerEndpoint: number } {
+  const slots = positive(src, "AIAGENT_WEBHOOK_SLOTS", 20);
+  const slotsPerEndpoint = positive(src, "AIAGENT_WEBHOOK_SLOTS_PER_ENDPOINT", Math.min(5, slots));
+  const v = src.get("AIAGENT_WEBHOOK_SLOTS_PER_ENDPOINT");
+  if (slotsPerEndpoint > slots) src.fail(v, `must be at most AIAGENT_WEBHOOK_SLOTS (${slots})`, v.raw);
+  return { slots, slotsPerEndpoint };
 }
 
 function rateLimits(src: Source): RateLimits | undefined {
@@ -417,6 +429,7 @@ export function loadConfig(
       disableAfterSeconds: seconds(src, "AIAGENT_WEBHOOK_DISABLE_AFTER", 5 * 86400),
       timeoutMs: positive(src, "AIAGENT_WEBHOOK_TIMEOUT_MS", 10_000),
       pollMs: positive(src, "AIAGENT_WEBHOOK_POLL_MS", 1000),
+      ...webhookSlots(src),
     },
     auditRetentionDays: positive(src, "AIAGENT_AUDIT_RETENTION_DAYS", 365),
     retentionIntervalSeconds: seconds(src, "AIAGENT_RETENTION_INTERVAL", 3600, 1, 86400),

@@ -1,5 +1,5 @@
 import autocannon from "autocannon";
-import type { HttpRequestSpec } from "./load.js";
+import { type HttpRequestSpec, runPrefix } from "./load.js";
 import { readStdin } from "./stats.js";
 
 // The fallback HTTP/1.1 load generator when wrk is not installed: autocannon in its own process, settings as
@@ -10,6 +10,8 @@ const s = JSON.parse(await readStdin()) as {
   connections: number;
   seconds: number;
 };
+const prefix = runPrefix();
+let k = 0;
 const result = await autocannon({
   url: s.url,
   connections: s.connections,
@@ -19,6 +21,14 @@ const result = await autocannon({
     path: r.path,
     headers: { ...(r.body !== undefined ? { "content-type": "application/json" } : {}), ...r.headers },
     ...(r.body !== undefined ? { body: r.body } : {}),
+    ...(r.freshHeader !== undefined
+      ? {
+          setupRequest: (req: { headers?: Record<string, string> }) => ({
+            ...req,
+            headers: { ...req.headers, [r.freshHeader!]: `${prefix}-${++k}` },
+          }),
+        }
+      : {}),
   })),
 });
 const seconds = result.duration;

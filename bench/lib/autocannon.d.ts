@@ -4,7 +4,14 @@ declare module "autocannon" {
     url: string;
     connections: number;
     duration: number;
-    requests: { method: string; path: string; headers?: Record<string, string>; body?: string }[];
+    requests: {
+      method: string;
+      path: string;
+      headers?: Record<string, string>;
+      body?: string;
+      /** Rewrites each request before it is sent. */
+      setupRequest?: (req: { headers?: Record<string, string> }) => { headers?: Record<string, string> };
+    }[];
   }
   interface Result {
     duration: number;

@@ -8,6 +8,17 @@ export interface HttpRequestSpec {
   path: string;
   headers?: Record<string, string>;
   body?: string;
+  /**
+   * A header given a value never sent before on every request (an `Idempotency-Key`, so each request is a new
+   * keyed write, never a replay): the run's prefix and a counter. Closed loops only (wrk and autocannon).
+   */
+  freshHeader?: string;
+}
+
+let runs = 0;
+/** A prefix no other run of any process shares, for `freshHeader` values. */
+export function runPrefix(): string {
+  return `${process.pid.toString(36)}-${Date.now().toString(36)}-${(++runs).toString(36)}`;
 }
 
 /** What a load run measured, from the client's side. */
@@ -79,19 +90,26 @@ function wrkScript(requests: HttpRequestSpec[]): string {
       })
         .map(([k, v]) => `[${lua(k)}]=${lua(v)}`)
         .join(",");
-      return `{${lua(r.method)},${lua(r.path)},{${headers}},${r.body === undefined ? "nil" : lua(r.body)}}`;
+      const fresh = r.freshHeader === undefined ? "nil" : lua(r.freshHeader);
+      return `{${lua(r.method)},${lua(r.path)},{${headers}},${r.body === undefined ? "nil" : lua(r.body)},${fresh}}`;
     })
     .join(",\n");
   return `
 local specs = {${specs}}
+local prefix = ${lua(runPrefix())}
 local reqs = {}
 local n = 0
+local k = 0
 function init(args)
   for i, s in ipairs(specs) do reqs[i] = wrk.format(s[1], s[2], s[3], s[4]) end
 end
 function request()
   n = n % #reqs + 1
-  return reqs[n]
+  local s = specs[n]
+  if s[5] == nil then return reqs[n] end
+  k = k + 1
+  s[3][s[5]] = prefix .. "-" .. k
+  return wrk.format(s[1], s[2], s[3], s[4])
 end
 function done(summary, latency, requests)
   local e = summary.errors

@@ -51,7 +51,13 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
       : {}),
   });
   // A member removed or a password changed revokes what descends from them (lineage.ts), tokens and streams.
-  const team = new TeamService({ ...store, clock, audit, revoke: (ids, keep) => d.tokens.revokeLineage(ids, keep) });
+  const team = new TeamService({
+    ...store,
+    transaction,
+    clock,
+    audit,
+    revoke: (ids, keep) => d.tokens.revokeLineage(ids, keep),
+  });
   const profiles = new OperatorProfiles({ profiles: store.profiles, clock });
   const sessions = new SessionRegistry({
     refreshTokens: store.refreshTokens,

@@ -103,7 +103,8 @@ export interface HandlerDeps {
 /** The HTTP handler: operations, metrics and docs routes, the extra routes, then the JSON and Connect routes. */
 export function composeHandler(b: Base, d: HandlerDeps): App["handler"] {
   const { config, log } = b;
-  const observer = new RpcObserver(d.metrics, b.tracer);
+  // Without a metrics token nothing reads the RPC series, and spans need a tracer: with neither, nothing is observed.
+  const observer = config.metricsToken !== undefined || b.tracer ? new RpcObserver(d.metrics, b.tracer) : undefined;
   const connect = connectNodeAdapter({
     routes: createConnectRoutes(d.bindings, log, observer),
     readMaxBytes: MAX_BODY_BYTES,

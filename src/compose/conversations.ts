@@ -1,15 +1,14 @@
-import { publicOnlyPost } from "../agents/guarded-post.js";
+import { fetchPost, publicOnlyPost } from "../agents/guarded-post.js";
 import { OpenAiCompatibleAgent } from "../agents/openai-compatible.js";
 import { PerChatbotAgent } from "../agents/per-chatbot.js";
 import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
 import { OfflineAgent } from "../domain/agent/offline-agent.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
-import type { ConversationEvents } from "../domain/conversation/events.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import type { EventLog } from "../domain/webhook/event-log.js";
-import { InProcessConversationEvents } from "../events/in-process.js";
-import { tracedAgent } from "../observability/spans.js";
+import { LogFeed } from "../domain/webhook/log-feed.js";
+import { propagatingPost, tracedAgent } from "../observability/spans.js";
 import { StreamGuard } from "../protocol/stream-guard.js";
 import { WatchLimits } from "../protocol/watch-limits.js";
 import type { Base } from "./base.js";
@@ -24,8 +23,10 @@ export interface ConversationDeps {
 
 export interface ConversationParts {
   conversations: ConversationService;
-  /** Live updates of conversations (the watch streams subscribe here). */
-  events: ConversationEvents & { close(): void };
+  /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
+  events: LogFeed;
+  /** Stops hearing the store's announcements (at close). */
+  stopLogWatch: () => void;
   watchLimits: WatchLimits;
   /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
   streams: StreamGuard;
@@ -34,10 +35,10 @@ export interface ConversationParts {
 /** Conversations, their live updates and the limits and guard of the watch streams. */
 export async function composeConversations(b: Base, d: ConversationDeps): Promise<ConversationParts> {
   const { config, store } = b;
-  // Watchers see a change only once it is durable: the events wait for the same fsync the answers wait for.
-  const local = new InProcessConversationEvents(() => store.durable());
-  // Several instances on one PostgreSQL: a change written through any of them reaches every watcher.
-  const events = await store.sharedEvents(local);
+  // The one wake-up: the store announces each append to an event log after its commit, made through this instance
+  // or (on PostgreSQL) any other; watchers and the dispatcher follow it, and read what changed from the log.
+  const events = new LogFeed();
+  const stopLogWatch = await store.onLogAdvanced((changes) => events.advanced(changes));
   const watchLimits = new WatchLimits(config.watchStreams);
   const streams = new StreamGuard(config.watchStreams.recheckMs);
   const conversations = new ConversationService({
@@ -49,10 +50,13 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).
     agent: tracedAgent(
       new PerChatbotAgent(
-        d.agent ?? (config.llm ? new OpenAiCompatibleAgent(config.llm) : new OfflineAgent()),
+        d.agent ??
+          (config.llm
+            ? new OpenAiCompatibleAgent({ ...config.llm, post: propagatingPost(fetchPost, b.tracer) })
+            : new OfflineAgent()),
         d.sealer,
         // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
-        config.production ? publicOnlyPost() : undefined,
+        propagatingPost(config.production ? publicOnlyPost() : fetchPost, b.tracer),
       ),
       b.tracer,
     ),
@@ -60,5 +64,5 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     idleCloseSeconds: config.idleCloseSeconds,
     isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
   });
-  return { conversations, events, watchLimits, streams };
+  return { conversations, events, stopLogWatch, watchLimits, streams };
 }

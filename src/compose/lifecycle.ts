@@ -8,7 +8,7 @@ import type { TokenParts } from "./tokens.js";
 import type { WebhookParts } from "./webhooks.js";
 
 export type LifecycleDeps = Pick<TokenParts, "stopKeyWatch"> &
-  Pick<ConversationParts, "events" | "streams"> &
+  Pick<ConversationParts, "events" | "stopLogWatch" | "streams"> &
   Pick<PrivacyParts, "retention" | "stopErasureWatch"> &
   Pick<WebhookParts, "dispatcher"> & {
     /** The app's handler once wired (read when the server starts). */
@@ -51,6 +51,7 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
       await retention.close();
       d.stopKeyWatch();
       d.stopErasureWatch();
+      d.stopLogWatch();
       streams.close();
       events.close();
       await store.close();

@@ -2,6 +2,7 @@ import type { AuditLog } from "../domain/audit/audit-log.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import { Dispatcher, type Send } from "../domain/webhook/dispatcher.js";
 import type { EventLog } from "../domain/webhook/event-log.js";
+import type { LogFeed } from "../domain/webhook/log-feed.js";
 import type { TargetPolicy } from "../domain/webhook/target-policy.js";
 import { WebhookService } from "../domain/webhook/webhook-service.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -13,6 +14,8 @@ import { type Base, warnOn } from "./base.js";
 
 export interface WebhookDeps {
   eventLog: EventLog;
+  /** The store's announcements of appends (the dispatcher wakes on each). */
+  feed: LogFeed;
   audit: AuditLog;
   sealer: KeySealer;
   targets: TargetPolicy;
@@ -43,6 +46,7 @@ export function composeWebhooks(b: Base, d: WebhookDeps): WebhookParts {
       : new Dispatcher({
           store,
           log: eventLog,
+          feed: d.feed,
           clock,
           sealer,
           send: observedSend(send, d.metrics, b.tracer),
@@ -54,7 +58,8 @@ export function composeWebhooks(b: Base, d: WebhookDeps): WebhookParts {
             // Renewed while its attempt runs: a claim of an instance killed mid-attempt lapses within 3 s.
             leaseMs: 3000,
             pollMs: w.pollMs,
-            batch: 20,
+            batch: w.slots,
+            perEndpoint: w.slotsPerEndpoint,
             retentionMs: w.retentionDays * 86400_000,
           },
           onError: warnOn(b.log, "webhook dispatcher"),

@@ -16,7 +16,7 @@ import { CONSOLE_ASSETS, CONSOLE_PATH, consoleHeaders, consolePage } from "./pag
 import { CONSOLE_CSS } from "./styles.js";
 
 /** What the console's routes use: the token service and its limits, the addresses, the log. */
-export type ConsoleDeps = Pick<App, "tokens" | "tokenGuard" | "config" | "log">;
+export type ConsoleDeps = Pick<App, "tokens" | "accounts" | "tokenGuard" | "config" | "log">;
 
 const SESSION_PATH = `${CONSOLE_PATH}/session`;
 const PREVIEW_PATH = /^\/console\/preview\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
@@ -149,6 +149,8 @@ export function consoleRoutes(app: ConsoleDeps): Route[] {
       hostOrigin: undefined,
       allowedOrigins: [],
       refreshTimeoutMs: 10_000,
+      appearance: chatbot.appearance,
+      office: app.accounts.officeNow(chatbot),
     });
     const headers = frameHeaders([], undefined);
     headers["content-security-policy"] = headers["content-security-policy"]!.replace(

@@ -132,4 +132,21 @@ td select { width: auto; }
   .message { max-width: 100%; }
   .who { margin-left: 0; width: 100%; order: 3; }
 }
+.warning { color: var(--danger); font-weight: 600; }
+.appearance { display: grid; grid-template-columns: minmax(0, 1fr) 20rem; gap: 1rem; align-items: start; }
+@media (max-width: 50rem) { .appearance { grid-template-columns: minmax(0, 1fr); } }
+.hours { border: 1px solid var(--line); border-radius: var(--radius); padding: .5rem .75rem; margin: 0 0 .75rem; }
+.hours__day { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .25rem 0; }
+.hours__day .check { min-width: 8rem; }
+.check { display: flex; gap: .5rem; align-items: center; }
+.check input { width: auto; flex: none; margin: 0; }
+input[type=color] { width: 6rem; height: 2.5rem; padding: .2rem; }
+.preview { margin: 0; }
+.preview__frame { border: 1px solid var(--line); border-radius: 16px; padding: .75rem; }
+.preview__frame--light { background: #ffffff; color: #17212b; }
+.preview__frame--dark { background: #12161c; color: #e7ebf0; }
+.preview__head { display: flex; gap: .5rem; align-items: center; }
+.preview__avatar { width: 2.25rem; height: 2.25rem; border-radius: 50%; display: grid; place-items: center; font-weight: 600; }
+.preview__greeting { white-space: pre-line; }
+.preview__bubble { margin-left: auto; width: fit-content; max-width: 80%; padding: .5rem .75rem; border-radius: 16px 16px 4px 16px; }
 `;

@@ -15,6 +15,8 @@ export type TokenFailureReason =
   | "TokenExpiredError"
   | "TokenInvalidError"
   | "InvitationInvalidError"
+  /** The invited e-mail signs in to another account already (a person belongs to one account at most). */
+  | "InvitationEmailInUseError"
   /** A credential the token descends from was revoked (a session, a key, a member, a password, a sign-out). */
   | "TokenRevokedError";
 

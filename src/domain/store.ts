@@ -4,11 +4,12 @@ import type {
   ApiKeyRepository,
   ChatbotRepository,
   DemoSetupRepository,
+  InvitationRepository,
   MemberRepository,
 } from "./account/repository.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
-import type { ConversationEvents } from "./conversation/events.js";
+import type { ConversationEvent } from "./conversation/events.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
@@ -27,6 +28,8 @@ export interface Repositories {
   conversations: ConversationRepository;
   demoSetup: DemoSetupRepository;
   members: MemberRepository;
+  /** Pending invitations, each account's own. */
+  invitations: InvitationRepository;
   /** The people's display names and pictures. */
   profiles: OperatorProfileRepository;
   events: EventRepository;
@@ -35,6 +38,12 @@ export interface Repositories {
   audit: AuditRepository;
   privacy: PrivacyRepository;
 }
+
+/**
+ * Told which logs advanced: each account's and conversation's ("" for an account's own events), or undefined when
+ * anything may have. It carries no events: a follower reads the log from its own position.
+ */
+export type LogAdvanced = (changes: readonly ConversationEvent[] | undefined) => void;
 
 /** How a unit of work is isolated. */
 export interface UnitOptions {
@@ -64,13 +73,12 @@ export interface Store extends Repositories {
   /** What the metrics show of the back end, read at each scrape. */
   stats(): Promise<StoreStats>;
   /**
-   * Live updates shared by every instance on this store, built over `local` (which delivers to this instance's own
-   * watchers). A back end with a channel between instances (PostgreSQL LISTEN/NOTIFY) relays through it; one that
-   * is served by a single process (SQLite) answers `local` itself.
+   * Calls `advanced` after every commit that appended to an event log (the outbox): this process's, once the unit
+   * of work committed, and another process's where the back end can tell (PostgreSQL: a NOTIFY sent inside the
+   * appending unit, so heard only if it committed); with undefined when announcements may have been lost (the
+   * channel reconnected). Returns a function that stops it. It is the one wake-up of watchers and dispatchers.
    */
-  sharedEvents(
-    local: ConversationEvents & { changedAll(): void; close(): void },
-  ): Promise<ConversationEvents & { close(): void }>;
+  onLogAdvanced(advanced: LogAdvanced): Promise<() => void>;
   /**
    * Calls `changed` whenever another process may have rotated the signing keys, where the back end can tell
    * (PostgreSQL NOTIFY); returns a function that stops it. A back end that cannot tell never calls it, and key

@@ -65,6 +65,11 @@ export function requireContent(field: string, value: string): string {
   return value;
 }
 
+/** Optional text with lines (a greeting): may be empty; otherwise not longer than `max`, no control characters. */
+export function optionalContent(field: string, value: string, max = MAX_CONTENT): string {
+  return checkText(field, value, max, CONTROL_BUT_LINES);
+}
+
 /** Largest offset of a page: deeper paging is a scan, not an inbox (search or filter instead). */
 export const MAX_OFFSET = 1_000_000;
 

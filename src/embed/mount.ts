@@ -6,10 +6,17 @@
 
 const TOKEN_REFRESH = "[TOKEN_REFRESH]";
 const TOKEN_REFRESH_RESPONSE = "[TOKEN_REFRESH_RESPONSE]";
+/** The frame tells its host page of a message that arrived live (its author's role only, never its text). */
+const NEW_MESSAGE = "[NEW_MESSAGE]";
+/** The customer pressed Escape in the frame: a launcher closes its panel. */
+const CLOSE = "[CLOSE]";
 const FRAME_PATH = /^\/chatbot-iframe\/([^/]+)\/?$/;
 
 /** What `refresh` may resolve to: the JSON your refresh route answers ({access_token}) or the token itself. */
 export type RefreshResult = { access_token: string } | string | null | undefined;
+
+/** What the frame tells its host page: a message arrived live (from `role`: "operator", "assistant"), or Escape. */
+export type FrameEvent = { type: "message"; role: string } | { type: "close" };
 
 /** How to mount the chat. */
 export interface MountOptions {
@@ -32,6 +39,8 @@ export interface MountOptions {
   userId?: string;
   /** The iframe's accessible title. */
   title?: string;
+  /** Called for what the frame tells the page (a new message, Escape); the launcher uses it for its badge. */
+  onEvent?: (event: FrameEvent) => void;
 }
 
 /** A mounted chat. */
@@ -121,7 +130,15 @@ export function mount(element: Element, options: MountOptions): MountedChat {
     // Only our frame, at the frame's origin, may ask; anything else, and any other message type, is ignored.
     if (event.source !== iframe.contentWindow || event.origin !== frameOrigin) return;
     const data: unknown = event.data;
-    if (typeof data !== "object" || data === null || (data as { type?: unknown }).type !== TOKEN_REFRESH) return;
+    if (typeof data !== "object" || data === null) return;
+    const type = (data as { type?: unknown }).type;
+    if (type === NEW_MESSAGE || type === CLOSE) {
+      const role = (data as { role?: unknown }).role;
+      if (type === CLOSE) options.onEvent?.({ type: "close" });
+      else if (typeof role === "string") options.onEvent?.({ type: "message", role });
+      return;
+    }
+    if (type !== TOKEN_REFRESH) return;
     const requestId = (data as { request_id?: unknown }).request_id;
     void newToken().then((access_token) => {
       // No answer when your server could not refresh: the frame keeps its token or shows that the session expired.
@@ -146,3 +163,6 @@ export function mount(element: Element, options: MountOptions): MountedChat {
 
 /** The version of the host script's interface (the `v1` of /embed/v1.js). */
 export const version = 1;
+
+// The floating button, for pages that import the module rather than load /embed/v1.js.
+export { type Launcher, type LauncherOptions, launcher } from "./launcher.js";

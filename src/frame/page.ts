@@ -1,3 +1,5 @@
+import { type ChatbotAppearance, textOn } from "../domain/account/appearance.js";
+import { isoTime } from "../domain/time.js";
 import { MAX_CONTENT } from "../domain/validate.js";
 
 /** Where the frame's script and stylesheet are served. */
@@ -17,16 +19,30 @@ export interface FramePageSettings {
   hostOrigin: string | undefined;
   allowedOrigins: string[];
   refreshTimeoutMs: number;
+  /** The chatbot's look (color, greeting, agent name, theme) and office hours. */
+  appearance: ChatbotAppearance;
+  /** Whether its team is in now, and if not when it is back. */
+  office: { open: boolean; nextOpen: number | undefined };
 }
 
 const SEND_ICON = `<svg width="20" height="20" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path fill="currentColor" d="M3.4 20.4 21.85 12.5a.55.55 0 0 0 0-1L3.4 3.6a.55.55 0 0 0-.76.63L4.6 11 14 12l-9.4 1-1.96 6.77a.55.55 0 0 0 .76.63z"/></svg>`;
 
 /** The chat frame's HTML: the chat's skeleton, filled in by /chatbot-iframe/assets/frame.js. */
 export function framePage(s: FramePageSettings): string {
-  const name = escapeHtml(s.chatbotName);
-  const initial = escapeHtml([...s.chatbotName.trim()][0]?.toUpperCase() ?? "?");
+  const a = s.appearance;
+  const agent = a.agentName || s.chatbotName;
+  const name = escapeHtml(agent);
+  const initial = escapeHtml([...agent.trim()][0]?.toUpperCase() ?? "?");
+  // The brand color is applied by the script (the CSP allows no inline style); the text color on it is chosen here.
+  const brand = a.brandColor ? ` data-brand-color="${a.brandColor}" data-brand-text="${textOn(a.brandColor)}"` : "";
+  const back = s.office.nextOpen === undefined ? "" : isoTime(s.office.nextOpen);
+  const away =
+    s.office.open || !a.officeHours
+      ? ""
+      : ` data-away-until="${back}" data-time-zone="${escapeHtml(a.officeHours.timeZone)}"`;
+  const empty = a.greeting ? escapeHtml(a.greeting) : `Ask ${name} a question to start the conversation.`;
   return `<!doctype html>
-<html lang="en">
+<html lang="en"${a.theme === "auto" ? "" : ` data-theme="${a.theme}"`}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -36,13 +52,14 @@ export function framePage(s: FramePageSettings): string {
 <script src="${ASSET_PATH}frame.js" defer></script>
 </head>
 <body>
-<main id="chat" class="chat" data-chatbot-name="${name}" data-api-base="${escapeHtml(s.apiBase)}" data-host-origin="${escapeHtml(s.hostOrigin ?? "")}" data-allowed-origins="${escapeHtml(s.allowedOrigins.join(" "))}" data-refresh-timeout-ms="${s.refreshTimeoutMs}">
+<main id="chat" class="chat" data-chatbot-name="${escapeHtml(s.chatbotName)}" data-agent-name="${name}"${brand}${away} data-api-base="${escapeHtml(s.apiBase)}" data-host-origin="${escapeHtml(s.hostOrigin ?? "")}" data-allowed-origins="${escapeHtml(s.allowedOrigins.join(" "))}" data-refresh-timeout-ms="${s.refreshTimeoutMs}">
 <header class="chat__header">
 <div id="avatar" class="chat__avatar" aria-hidden="true">${initial}</div>
 <div><h1 id="title" class="chat__title">${name}</h1><p id="subtitle" class="chat__subtitle">AI assistant</p></div>
 </header>
+<p id="away" class="away" role="note" hidden></p>
 <div id="notice" class="notice" role="status" aria-live="polite" hidden><span id="notice-text"></span><button id="notice-action" type="button" hidden></button></div>
-<p id="empty" class="empty">Ask ${name} a question to start the conversation.</p>
+<p id="empty" class="empty">${empty}</p>
 <ol id="log" class="log" role="log" aria-live="polite" aria-label="Conversation with ${name}" tabindex="0"></ol>
 <form id="composer" class="composer">
 <label for="input" class="sr-only">Message to ${name}</label>

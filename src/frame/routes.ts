@@ -46,7 +46,7 @@ function sendPage(
 }
 
 /** What the frame's routes use: token checks, the chatbot's settings, addresses and the log. */
-export type FrameDeps = Pick<App, "tokens" | "config" | "log">;
+export type FrameDeps = Pick<App, "tokens" | "accounts" | "config" | "log">;
 
 /** The chat frame's routes: the frame page, its script and stylesheet, the host script, and the /demo host page. */
 export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): Route[] {
@@ -131,6 +131,8 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): Route[] {
             hostOrigin: state.origin,
             allowedOrigins: [state.origin],
             refreshTimeoutMs,
+            appearance: chatbot.appearance,
+            office: app.accounts.officeNow(chatbot),
           }),
         );
         return;
@@ -185,6 +187,8 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): Route[] {
           hostOrigin,
           allowedOrigins: chatbot.allowedOrigins,
           refreshTimeoutMs,
+          appearance: chatbot.appearance,
+          office: app.accounts.officeNow(chatbot),
         }),
       );
     })().catch((e: unknown) => {

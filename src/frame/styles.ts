@@ -8,12 +8,22 @@ export const FRAME_CSS = `
   --radius: 16px; --font: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
 }
 @media (prefers-color-scheme: dark) {
-  :root {
+  :root:not([data-theme="light"]) {
     --bg: #12161c; --fg: #e7ebf0; --muted: #9aa5b4; --line: #27303b;
     --accent: #6d94ff; --accent-fg: #0b1020; --bot: #1d242d; --user: #3d6bea; --user-fg: #ffffff;
     --error-bg: #3a1717; --error-fg: #ffb4b4; --warn-bg: #3a2f12; --warn-fg: #ffe08a;
   }
 }
+/* A chatbot set to light or dark keeps it whatever the visitor prefers. */
+:root[data-theme="light"] { color-scheme: light; }
+:root[data-theme="dark"] {
+  color-scheme: dark;
+  --bg: #12161c; --fg: #e7ebf0; --muted: #9aa5b4; --line: #27303b;
+  --accent: #6d94ff; --accent-fg: #0b1020; --bot: #1d242d; --user: #3d6bea; --user-fg: #ffffff;
+  --error-bg: #3a1717; --error-fg: #ffb4b4; --warn-bg: #3a2f12; --warn-fg: #ffe08a;
+}
+.away { margin: 10px 16px 0; padding: 10px 12px; border-radius: 10px; background: var(--bot); color: var(--fg); font-size: 14px; }
+.empty { white-space: pre-line; }
 * { box-sizing: border-box; }
 html, body { height: 100%; margin: 0; }
 body { background: var(--bg); color: var(--fg); font: 15px/1.45 var(--font); }

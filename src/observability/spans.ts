@@ -1,4 +1,5 @@
-import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
+import { context, propagation, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
+import type { Post } from "../agents/guarded-post.js";
 import type { Agent } from "../domain/agent/agent.js";
 import type { Transact } from "../domain/store.js";
 import type { Send } from "../domain/webhook/dispatcher.js";
@@ -57,6 +58,19 @@ export function tracedAgent(agent: Agent, tracer: Tracer | undefined): Agent {
         span.end();
       }
     },
+  };
+}
+
+/**
+ * Calls to a model endpoint carry the active trace as a W3C `traceparent` (the `agent.reply` span is their parent), so
+ * an endpoint that traces joins the request's trace. Nothing is added with traces off.
+ */
+export function propagatingPost(post: Post, tracer: Tracer | undefined): Post {
+  if (!tracer) return post;
+  return (url, headers, body, signal) => {
+    const carried = { ...headers };
+    propagation.inject(context.active(), carried);
+    return post(url, carried, body, signal);
   };
 }
 

@@ -1,5 +1,6 @@
 import type { AccountRecord, ApiKeyRecord, ChatbotRecord, MemberRecord } from "../domain/account/repository.js";
 import type { Role } from "../domain/caller.js";
+import { appearanceFromJson, appearanceToJson } from "./appearance-json.js";
 import { type Big, type Flag, isSet, numOrNull } from "./row-values.js";
 
 // The rows of the account tables, the same on both back ends but for the conversions in row-values.ts.
@@ -62,6 +63,7 @@ export interface ChatbotRow {
   allowed_origins: string;
   knowledge: string;
   agent: string;
+  appearance: string;
   active: boolean | number;
   created_at: Big;
 }
@@ -73,17 +75,19 @@ export const toChatbot = (r: ChatbotRow): ChatbotRecord => ({
   allowedOrigins: JSON.parse(r.allowed_origins) as string[],
   knowledge: JSON.parse(r.knowledge) as ChatbotRecord["knowledge"],
   agent: JSON.parse(r.agent) as ChatbotRecord["agent"],
+  appearance: appearanceFromJson(r.appearance),
   active: isSet(r.active),
   createdAt: Number(r.created_at),
 });
 
-/** The settings an update writes, in column order (name, origins, knowledge, agent, active). */
+/** The settings an update writes, in column order (name, origins, knowledge, agent, appearance, active). */
 export const chatbotSettings = (c: Omit<ChatbotRecord, "createdAt">, flag: Flag) =>
   [
     c.name,
     JSON.stringify(c.allowedOrigins),
     JSON.stringify(c.knowledge),
     JSON.stringify(c.agent),
+    appearanceToJson(c.appearance),
     flag(c.active),
   ] as const;
 
@@ -117,20 +121,6 @@ export const toMember = (r: MemberRow): MemberRecord => ({
   createdAt: Number(r.created_at),
   joinedAt: numOrNull(r.joined_at),
 });
-
-/** The values of a member's insert, in column order. */
-export const memberValues = (m: MemberRecord) =>
-  [
-    m.memberId,
-    m.accountId,
-    m.email,
-    m.role,
-    m.passwordHash,
-    m.invitationHash,
-    m.invitationExpiresAt,
-    m.createdAt,
-    m.joinedAt,
-  ] as const;
 
 /** The values of a member's update: what changes, then the member and account it is. */
 export const memberUpdateValues = (m: Omit<MemberRecord, "email" | "createdAt">) =>

@@ -88,6 +88,7 @@ describe("npm run bench -- --quick", () => {
       "S5",
       "S6",
       "S6o",
+      "S6k",
       "S7a",
       "S7b",
       // The steady-load list variants (open loop), the oidc-provider peer rows, the frame's re-read mix.
@@ -118,6 +119,7 @@ describe("npm run bench -- --quick", () => {
       "S3 6-letter search vs list",
       "S5 refresh vs oidc-provider refresh",
       "S4 get_access_token vs oidc-provider client_credentials",
+      "S6k idempotency key cost",
     ])
       expect(names).toContain(n);
     // The closed-loop p99 target at 32 connections is gone (replaced by the steady load).

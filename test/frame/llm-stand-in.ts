@@ -5,6 +5,8 @@ import type { AddressInfo } from "node:net";
 export interface LlmRequest {
   path: string;
   authorization: string | undefined;
+  /** The W3C trace context the service sent along (with traces on). */
+  traceparent: string | undefined;
   body: { model: string; stream: boolean; messages: { role: string; content: string }[] };
 }
 
@@ -62,6 +64,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
       const r: LlmRequest = {
         path: req.url ?? "",
         authorization: req.headers.authorization,
+        traceparent: req.headers.traceparent as string | undefined,
         body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as LlmRequest["body"],
       };
       requests.push(r);

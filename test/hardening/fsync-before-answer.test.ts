@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fsync } from "../../src/storage/sqlite/index.js";
 import { issueTokens } from "../helpers/flows.js";
 import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
-import { NdjsonReader } from "../helpers/ndjson.js";
+import { NdjsonReader, openNdjson } from "../helpers/ndjson.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
 import { expectNoSecrets } from "./support.js";
@@ -100,6 +100,29 @@ describe("an acknowledged write is on disk", () => {
     const r = await answer;
     expect(r.status).toBe(200);
     expect(JSON.stringify(r.body)).toContain("streamed, held by the fsync");
+  });
+
+  it("a watcher is sent a message only once its write is on disk (hints wake it at once; the item waits)", async () => {
+    const id = (await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey })).body.data
+      .idToken as string;
+    secrets.add(id);
+    const inbox = await openNdjson(`${s.url}/watch_account?user_email_id=${encodeURIComponent(a.email)}`, {
+      authorization: `Bearer ${id}`,
+    });
+    expect((await inbox.next())?.result?.subscribed_at).toBeTruthy();
+    let seen: string | undefined;
+    const next = inbox.next().then((l) => (seen = JSON.stringify(l)));
+    const { answer } = await writeHeld(() => sendMessage("watched, held by the fsync"));
+    expect(messageCount("watched, held by the fsync")).toBe(1);
+    // Round trips the server answers meanwhile: had the watcher's item left, it would have arrived by now.
+    for (let i = 0; i < 3; i++) expect((await getJson(s.url, "/healthz")).status).toBe(200);
+    expect(seen, "a watched item was sent before its fsync").toBeUndefined();
+    mode = "pass";
+    for (const done of held.splice(0)) done(null);
+    await next;
+    expect(seen).toContain("watched, held by the fsync");
+    expect((await answer).status).toBe(200);
+    await inbox.cancel();
   });
 
   it("get_access_token (a refresh token written) waits for the fsync too", async () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type App, buildApp } from "../../src/app.js";
+import { type App, type AppOverrides, buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import type { RunningServer } from "../../src/protocol/http/server.js";
@@ -14,8 +14,13 @@ export interface Instance {
   url: string;
 }
 
-/** `n` instances of the service on one fresh PostgreSQL database; `stop` closes them and drops it. */
-export async function startInstances(n: number): Promise<{ instances: Instance[]; stop(): Promise<void> }> {
+/** `n` instances of the service on one fresh PostgreSQL database (`env` added to each one's, `overrides` to each app);
+ * `stop` closes them and drops it. */
+export async function startInstances(
+  n: number,
+  env: Record<string, string> = {},
+  overrides: AppOverrides = {},
+): Promise<{ instances: Instance[]; stop(): Promise<void> }> {
   const database: TestDatabase = await createTestDatabase();
   const dir = mkdtempSync(join(tmpdir(), "aiagent-instances-"));
   const instances: Instance[] = [];
@@ -26,8 +31,9 @@ export async function startInstances(n: number): Promise<{ instances: Instance[]
       AIAGENT_PORT: "0",
       AIAGENT_SECRETS: "a-test-secret-for-several-instances-0123456789",
       AIAGENT_LOG_LEVEL: "silent",
+      ...env,
     });
-    const app = await buildApp(config, createLogger("silent"));
+    const app = await buildApp(config, createLogger("silent"), overrides);
     const server = await app.listen();
     instances.push({ app, server, url: server.url });
   }

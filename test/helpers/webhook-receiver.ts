@@ -17,6 +17,8 @@ export class WebhookReceiver {
   /** While true, requests are read and counted in `stalled` but never answered. */
   stall = false;
   stalled = 0;
+  /** The `webhook-id` of every request read, answered or stalled: each attempt that reached this endpoint. */
+  readonly seen: string[] = [];
   private server: Server | undefined;
   port = 0;
 
@@ -30,6 +32,7 @@ export class WebhookReceiver {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
+        this.seen.push(String(req.headers["webhook-id"] ?? ""));
         if (this.stall) {
           this.stalled++;
           return;

@@ -6,10 +6,12 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../frame/browser.js";
+import { type LlmStandIn, startLlmStandIn } from "../frame/llm-stand-in.js";
 import { postJson } from "../helpers/http.js";
 
 // `aiagent serve` with the standard OTEL_* variables sends its spans over OTLP/HTTP (JSON) to a receiver in this
-// process; one request's span tree is checked: the caller's traceparent is its parent, storage and agent its children.
+// process; one request's span tree is checked: the caller's traceparent is its parent, storage and agent its children,
+// and the agent's call to its model endpoint (a local stand-in for a paid API) carries the trace on.
 const ROOT = resolve(import.meta.dirname, "../..");
 const dir = mkdtempSync(join(tmpdir(), "aiagent-tracing-"));
 
@@ -22,6 +24,7 @@ interface OtlpSpan {
 }
 const spans: OtlpSpan[] = [];
 let receiver: Server;
+let llm: LlmStandIn;
 let proc: ChildProcess;
 let url: string;
 let stdout = "";
@@ -40,6 +43,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   const otlp = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+  llm = await startLlmStandIn();
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = {
@@ -50,6 +54,9 @@ beforeAll(async () => {
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
     OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
     OTEL_BSP_SCHEDULE_DELAY: "100",
+    AIAGENT_LLM_BASE_URL: llm.url,
+    AIAGENT_LLM_API_KEY: "sk-stand-in-secret-0123456789",
+    AIAGENT_LLM_MODEL: "stand-in-model",
   };
   delete env.NODE_ENV;
   proc = spawn(join(ROOT, "bin/aiagent"), ["serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
@@ -70,6 +77,7 @@ beforeAll(async () => {
 afterAll(async () => {
   proc?.kill("SIGKILL");
   receiver?.close();
+  await llm?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -108,7 +116,10 @@ describe("traces over OTLP", () => {
     const [message] = named("ConversationService/SendMessage");
     expect(message?.parentSpanId).toBe(callerSpan);
     expect(named("storage.unit_of_work").some((s) => s.parentSpanId === message!.spanId)).toBe(true);
-    expect(named("agent.reply").some((s) => s.parentSpanId === message!.spanId)).toBe(true);
+    const reply = named("agent.reply").find((s) => s.parentSpanId === message!.spanId);
+    expect(reply).toBeDefined();
+    // The model endpoint was called as the agent reply's child, in the caller's trace.
+    expect(llm.requests.map((r) => r.traceparent)).toContain(`00-${traceId}-${reply!.spanId}-01`);
     const protocol = token!.attributes.find((a) => a.key === "aiagent.protocol")?.value.stringValue;
     expect(protocol).toBe("json");
     // Span attributes name the method, never who called.

@@ -121,7 +121,12 @@ describe("erasing a contact", () => {
     expect(erased[0].data.contact_id).toBe(id);
     expect(events.filter((e) => e.data.redacted).length).toBeGreaterThan(5);
     // Pending deliveries (made from the events when sent) carry nothing of the customer.
-    const pending = await s.app.store.webhooks.claim(s.clock.now() + 86_400_000, s.clock.now() + 86_400_000, 1000);
+    const pending = await s.app.store.webhooks.claim(
+      s.clock.now() + 86_400_000,
+      s.clock.now() + 86_400_000,
+      1000,
+      1000,
+    );
     expect(pending.length).toBeGreaterThan(0);
     const bodies = JSON.stringify(pending.map((p) => p.event)).toLowerCase();
     for (const n of needles(gone)) expect(bodies).not.toContain(n.toLowerCase());

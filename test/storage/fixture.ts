@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEFAULT_APPEARANCE } from "../../src/domain/account/appearance.js";
 import { messageEffect, NEW_CONVERSATION } from "../../src/domain/conversation/rules.js";
 import { newId } from "../../src/domain/ids.js";
 import {
@@ -48,6 +49,7 @@ export function storage(): StorageFixture {
         allowedOrigins: [],
         knowledge: [],
         agent: { kind: "built_in" },
+        appearance: DEFAULT_APPEARANCE,
         active: true,
         createdAt: 1,
       });

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consoleRoutes } from "../../src/console/routes.js";
+import { postFrom } from "../hardening/support.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf, requestJson } from "../helpers/http.js";
 import { type Instance, startInstances } from "../helpers/instances.js";
@@ -18,7 +20,8 @@ describe.skipIf(skip !== undefined)("revocation across two instances on one Post
   let admin: string;
 
   beforeAll(async () => {
-    running = await startInstances(2);
+    // With the console's routes, as `aiagent serve` runs: its sign-in and sign-out are tried across instances.
+    running = await startInstances(2, {}, { extraRoutes: (app) => consoleRoutes(app) });
     instances = running.instances;
     acc = await createTestAccount(instances[0]!.app, "owner@revocation.example");
     admin = await idToken(instances[0]!.url, acc);
@@ -65,5 +68,72 @@ describe.skipIf(skip !== undefined)("revocation across two instances on one Post
     expect(end.error?.code).toBe("unauthenticated");
     expect(JSON.stringify(end.seen)).not.toContain("card 4111");
     expect((await getJson(b.url, "/v1/account", {}, auth)).status).toBe(401);
+  });
+
+  it("an API key revoked through A: B refuses the ID token minted with it at once, and its stream on B ends", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const owner = { authorization: `Bearer ${admin}` };
+    const k = await postJson(a.url, "/v1/account/api_keys", { name: "to be stolen" }, owner);
+    const minted = await postJson(b.url, "/get_id_token", {
+      user_email_id: acc.email,
+      client_api_key: k.body.data.client_api_key,
+    });
+    const auth = { authorization: `Bearer ${minted.body.data.idToken}` };
+    const watch = await openNdjson(`${b.url}/watch_account?${new URLSearchParams({ user_email_id: acc.email })}`, auth);
+    expect((await watch.next())?.result?.subscribed_at).toBeDefined();
+    const revoke = await postJson(a.url, `/v1/account/api_keys/${k.body.data.api_key.api_key_id}/revoke`, {}, owner);
+    expect(revoke.status).toBe(200);
+    const end = await streamEnd(watch);
+    expect(end.error?.code).toBe("unauthenticated");
+    expect(reasonOf(end.error!)).toBe("TokenRevokedError");
+    expect((await postJson(b.url, "/v1/account/api_keys", { name: "mine now" }, auth)).status).toBe(401);
+  });
+
+  it("signing out of the console through A: B refuses the old cookie, as a cookie and as a bearer token", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const csrf = { "x-aiagent-csrf": "1", "sec-fetch-site": "same-origin" };
+    const signIn = await fetch(`${a.url}/console/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...csrf },
+      body: JSON.stringify({ email: acc.email, password: acc.password }),
+    });
+    expect(signIn.status).toBe(204);
+    const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
+    const token = cookie.slice(cookie.indexOf("=") + 1);
+    expect((await getJson(b.url, "/v1/account", {}, { cookie, ...csrf })).status).toBe(200);
+    const out = await fetch(`${a.url}/console/session`, { method: "DELETE", headers: { cookie, ...csrf } });
+    expect(out.status).toBe(204);
+    expect((await getJson(b.url, "/v1/account", {}, { cookie, ...csrf })).status).toBe(401);
+    expect((await getJson(b.url, "/v1/account", {}, { authorization: `Bearer ${token}` })).status).toBe(401);
+  });
+
+  it("wrong passwords for an e-mail through A from many places: its right password works through B from a known one", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const p = await createTestAccount(a.app, "attacked@revocation.example");
+    const HOME = "127.0.0.60";
+    const signIn = (url: string, password: string, from: string) =>
+      postFrom(url, "/get_id_token", { user_email_id: p.email, password }, from);
+    expect((await signIn(b.url, p.password, HOME)).status).toBe(200);
+    // The default per-e-mail budget is 10: twelve guesses, each from its own address, through A.
+    for (let i = 0; i < 12; i++) await signIn(a.url, `guess-${i}`, `127.0.0.${70 + i}`);
+    expect((await signIn(b.url, p.password, HOME)).status).toBe(200);
+    // The counters are shared: a place never used waits on B too.
+    expect((await signIn(b.url, p.password, "127.0.0.99")).status).toBe(429);
+  });
+
+  it("invitations through either instance: one account's pending invitation blocks no other's, answers alike", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const other = await createTestAccount(b.app, "other-owner@revocation.example");
+    const otherAdmin = { authorization: `Bearer ${await idToken(b.url, other)}` };
+    const invite = (url: string, auth: Record<string, string>, email: string) =>
+      postJson(url, "/v1/account/members", { email, role: "operator" }, auth);
+    const first = await invite(a.url, { authorization: `Bearer ${admin}` }, "hire@revocation.example");
+    const second = await invite(b.url, otherAdmin, "hire@revocation.example");
+    const unknown = await invite(b.url, otherAdmin, "nobody@revocation.example");
+    for (const r of [first, second, unknown]) {
+      expect(r.status).toBe(200);
+      expect(Object.keys(r.body.data).sort()).toEqual(Object.keys(unknown.body.data).sort());
+      expect(r.body.data.member.status).toBe("invited");
+    }
   });
 });

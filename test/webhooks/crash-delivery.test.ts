@@ -83,6 +83,7 @@ it("SIGKILL between the commit and the delivery loses no event: the restarted se
   await eventually("a delivery in flight", () => receiver.stalled > 0);
   first.proc.kill("SIGKILL");
   await first.exited;
+  const stalledAtKill = receiver.seen.length;
 
   receiver.stall = false;
   const second = await serve();
@@ -104,6 +105,24 @@ it("SIGKILL between the commit and the delivery loses no event: the restarted se
     .filter((r) => r.event.type === "message.created")
     .map((r) => r.event.data.message.message_order as number);
   expect(orders).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  // Every attempt that reached the receiver is counted, the one the kill cut included (counted before it was sent).
+  const endpoints = await getJson(second.url, "/v1/account/webhooks", {}, { authorization: `Bearer ${token}` });
+  const endpointId = endpoints.body.data.endpoints[0].endpoint_id as string;
+  const listed = await getJson(
+    second.url,
+    `/v1/account/webhooks/${endpointId}/deliveries`,
+    { limit: 100 },
+    { authorization: `Bearer ${token}` },
+  );
+  const attempts = new Map<string, number>(
+    (listed.body.data.deliveries as { event_id: string; attempts: number }[]).map((d) => [d.event_id, d.attempts]),
+  );
+  const reached = (id: string) => receiver.seen.filter((x) => x === id).length;
+  const cut = receiver.seen[stalledAtKill - 1]!;
+  expect(attempts.get(cut)).toBeGreaterThanOrEqual(reached(cut));
+  // The cut attempt and the one after the restart that delivered it, at least.
+  expect(reached(cut)).toBeGreaterThanOrEqual(2);
+  for (const id of events) expect(attempts.get(id), id).toBeGreaterThanOrEqual(reached(id));
   second.proc.kill("SIGTERM");
   await second.exited;
 }, 60_000);

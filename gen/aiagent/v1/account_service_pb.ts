@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/account_service.proto.
  */
 export const file_aiagent_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBhaWFnZW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSITChFHZXRBY2NvdW50UmVxdWVzdCI7ChJHZXRBY2NvdW50UmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8ivgEKC0FjY291bnRJbmZvEhIKCmFjY291bnRfaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIUCgxjYWxsZXJfZW1haWwYBCABKAkSKgoLY2FsbGVyX3JvbGUYBSABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvchIbChNjYWxsZXJfZGlzcGxheV9uYW1lGAYgASgJEhkKEWNhbGxlcl9hdmF0YXJfdXJsGAcgASgJIlcKFlVwZGF0ZU15UHJvZmlsZVJlcXVlc3QSHgoMZGlzcGxheV9uYW1lGAEgASgJQgiatRgECDwQARIdCgphdmF0YXJfdXJsGAIgASgJQgmatRgFCIAQEAEiQAoXVXBkYXRlTXlQcm9maWxlUmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8iWQoVQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0EiEKEGN1cnJlbnRfcGFzc3dvcmQYASABKAlCB5q1GAMIgAgSHQoMbmV3X3Bhc3N3b3JkGAIgASgJQgeatRgDCIAIIhgKFkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UinAEKBkFwaUtleRISCgphcGlfa2V5X2lkGAEgASgJEg4KBnByZWZpeBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAkSFAoMbGFzdF91c2VkX2F0GAUgASgJEhIKCmV4cGlyZXNfYXQYBiABKAkSEgoKcmV2b2tlZF9hdBgHIAEoCRIOCgZzdGF0dXMYCCABKAkiLgoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIXCgRuYW1lGAEgASgJQgmatRgFCIACEAEiTAoNQ3JlYXRlZEFwaUtleRIjCgdhcGlfa2V5GAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkSFgoOY2xpZW50X2FwaV9rZXkYAiABKAkiPwoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLmFpYWdlbnQudjEuQ3JlYXRlZEFwaUtleSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiOwoTTGlzdEFwaUtleXNSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5BcGlLZXlMaXN0IjIKCkFwaUtleUxpc3QSJAoIYXBpX2tleXMYASADKAsyEi5haWFnZW50LnYxLkFwaUtleSJdChRSb3RhdGVBcGlLZXlzUmVxdWVzdBIaCg1ncmFjZV9zZWNvbmRzGAEgASgFSACIAQESFwoEbmFtZRgCIAEoCUIJmrUYBQiAAhABQhAKDl9ncmFjZV9zZWNvbmRzIkEKFVJvdGF0ZUFwaUtleXNSZXNwb25zZRIoCgRkYXRhGAEgASgLMhouYWlhZ2VudC52MS5Sb3RhdGVkQXBpS2V5cyJkCg5Sb3RhdGVkQXBpS2V5cxIqCgdjcmVhdGVkGAEgASgLMhkuYWlhZ2VudC52MS5DcmVhdGVkQXBpS2V5EiYKCm9sZGVyX2tleXMYAiADKAsyEi5haWFnZW50LnYxLkFwaUtleSI0ChNSZXZva2VBcGlLZXlSZXF1ZXN0Eh0KCmFwaV9rZXlfaWQYASABKAlCCZq1GAUIgAIQASI4ChRSZXZva2VBcGlLZXlSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkiYAoQS25vd2xlZGdlU25pcHBldBIYCgV0aXRsZRgBIAEoCUIJmrUYBQiAAhABEhYKA3VybBgCIAEoCUIJmrUYBQiAEBABEhoKB3NuaXBwZXQYAyABKAlCCZq1GAUIwD4QAiKvAQoNQWdlbnRTZXR0aW5ncxI4CgRraW5kGAEgASgJQiqKtRgIYnVpbHRfaW6KtRgRb3BlbmFpX2NvbXBhdGlibGWatRgFCIACEAESGwoIYmFzZV91cmwYAiABKAlCCZq1GAUIgBAQARIYCgVtb2RlbBgDIAEoCUIJmrUYBQiAAhABEhgKB2FwaV9rZXkYBCABKAlCB5q1GAMIgCASEwoLaGFzX2FwaV9rZXkYBSABKAgiwwEKB0NoYXRib3QSEgoKY2hhdGJvdF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhcKD2FsbG93ZWRfb3JpZ2lucxgDIAMoCRIvCglrbm93bGVkZ2UYBCADKAsyHC5haWFnZW50LnYxLktub3dsZWRnZVNuaXBwZXQSKAoFYWdlbnQYBSABKAsyGS5haWFnZW50LnYxLkFnZW50U2V0dGluZ3MSDgoGYWN0aXZlGAYgASgIEhIKCmNyZWF0ZWRfYXQYByABKAkirgEKFENyZWF0ZUNoYXRib3RSZXF1ZXN0EhcKBG5hbWUYASABKAlCCZq1GAUIgAIQARIiCg9hbGxvd2VkX29yaWdpbnMYAiADKAlCCZq1GAUIgBAQARIvCglrbm93bGVkZ2UYAyADKAsyHC5haWFnZW50LnYxLktub3dsZWRnZVNuaXBwZXQSKAoFYWdlbnQYBCABKAsyGS5haWFnZW50LnYxLkFnZW50U2V0dGluZ3MiOgoVQ3JlYXRlQ2hhdGJvdFJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLkNoYXRib3QiMQoRR2V0Q2hhdGJvdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiNwoSR2V0Q2hhdGJvdFJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLkNoYXRib3QiFQoTTGlzdENoYXRib3RzUmVxdWVzdCI9ChRMaXN0Q2hhdGJvdHNSZXNwb25zZRIlCgRkYXRhGAEgASgLMhcuYWlhZ2VudC52MS5DaGF0Ym90TGlzdCI0CgtDaGF0Ym90TGlzdBIlCghjaGF0Ym90cxgBIAMoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCJBCg9Lbm93bGVkZ2VVcGRhdGUSLgoIc25pcHBldHMYASADKAsyHC5haWFnZW50LnYxLktub3dsZWRnZVNuaXBwZXQi2QEKFFVwZGF0ZUNoYXRib3RSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEhwKBG5hbWUYAiABKAlCCZq1GAUIgAIQAUgAiAEBEiIKD2FsbG93ZWRfb3JpZ2lucxgDIAMoCUIJmrUYBQiAEBABEi4KCWtub3dsZWRnZRgEIAEoCzIbLmFpYWdlbnQudjEuS25vd2xlZGdlVXBkYXRlEigKBWFnZW50GAUgASgLMhkuYWlhZ2VudC52MS5BZ2VudFNldHRpbmdzQgcKBV9uYW1lIjoKFVVwZGF0ZUNoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IjUKFURpc2FibGVDaGF0Ym90UmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAyI7ChZEaXNhYmxlQ2hhdGJvdFJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLkNoYXRib3QiggEKBk1lbWJlchIRCgltZW1iZXJfaWQYASABKAkSDQoFZW1haWwYAiABKAkSIwoEcm9sZRgDIAEoCUIVirUYBWFkbWluirUYCG9wZXJhdG9yEg4KBnN0YXR1cxgEIAEoCRINCgVvd25lchgFIAEoCBISCgpjcmVhdGVkX2F0GAYgASgJIl0KE0ludml0ZU1lbWJlclJlcXVlc3QSGAoFZW1haWwYASABKAlCCZq1GAUIgAIQARIsCgRyb2xlGAIgASgJQh6KtRgFYWRtaW6KtRgIb3BlcmF0b3KatRgFCIACEAEiPAoUSW52aXRlTWVtYmVyUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLmFpYWdlbnQudjEuSW52aXRhdGlvbiKAAQoKSW52aXRhdGlvbhIiCgZtZW1iZXIYASABKAsyEi5haWFnZW50LnYxLk1lbWJlchIXCg9pbnZpdGF0aW9uX2NvZGUYAiABKAkSFgoOaW52aXRhdGlvbl91cmwYAyABKAkSHQoVaW52aXRhdGlvbl9leHBpcmVzX2F0GAQgASgJIhQKEkxpc3RNZW1iZXJzUmVxdWVzdCI7ChNMaXN0TWVtYmVyc1Jlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLk1lbWJlckxpc3QiMQoKTWVtYmVyTGlzdBIjCgdtZW1iZXJzGAEgAygLMhIuYWlhZ2VudC52MS5NZW1iZXIiYAoTVXBkYXRlTWVtYmVyUmVxdWVzdBIbCgltZW1iZXJfaWQYASABKAlCCJq1GAQIJBADEiwKBHJvbGUYAiABKAlCHoq1GAVhZG1pboq1GAhvcGVyYXRvcpq1GAUIgAIQASI4ChRVcGRhdGVNZW1iZXJSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIuYWlhZ2VudC52MS5NZW1iZXIiMgoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIbCgltZW1iZXJfaWQYASABKAlCCJq1GAQIJBADIhYKFFJlbW92ZU1lbWJlclJlc3BvbnNlIjkKGlJlc2V0TWVtYmVyUGFzc3dvcmRSZXF1ZXN0EhsKCW1lbWJlcl9pZBgBIAEoCUIImrUYBAgkEAMiQwobUmVzZXRNZW1iZXJQYXNzd29yZFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLkludml0YXRpb24iVgoXQWNjZXB0SW52aXRhdGlvblJlcXVlc3QSIAoPaW52aXRhdGlvbl9jb2RlGAEgASgJQgeatRgDCIAgEhkKCHBhc3N3b3JkGAIgASgJQgeatRgDCIAIIjwKGEFjY2VwdEludml0YXRpb25SZXNwb25zZRIgCgRkYXRhGAEgASgLMhIuYWlhZ2VudC52MS5NZW1iZXIiUQoVUmV2b2tlU2Vzc2lvbnNSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEhoKB3VzZXJfaWQYAiABKAlCCZq1GAUIgAIQASJDChZSZXZva2VTZXNzaW9uc1Jlc3BvbnNlEikKBGRhdGEYASABKAsyGy5haWFnZW50LnYxLlJldm9rZWRTZXNzaW9ucyIiCg9SZXZva2VkU2Vzc2lvbnMSDwoHcmV2b2tlZBgBIAEoBTLJGAoOQWNjb3VudFNlcnZpY2USbAoKR2V0QWNjb3VudBIdLmFpYWdlbnQudjEuR2V0QWNjb3VudFJlcXVlc3QaHi5haWFnZW50LnYxLkdldEFjY291bnRSZXNwb25zZSIfkAIBkrUYBQoBBhABgtPkkwINEgsvdjEvYWNjb3VudBKDAQoPVXBkYXRlTXlQcm9maWxlEiIuYWlhZ2VudC52MS5VcGRhdGVNeVByb2ZpbGVSZXF1ZXN0GiMuYWlhZ2VudC52MS5VcGRhdGVNeVByb2ZpbGVSZXNwb25zZSInkrUYBQoBBhABgtPkkwIYOgEqIhMvdjEvYWNjb3VudC9wcm9maWxlEoEBCg5DaGFuZ2VQYXNzd29yZBIhLmFpYWdlbnQudjEuQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0GiIuYWlhZ2VudC52MS5DaGFuZ2VQYXNzd29yZFJlc3BvbnNlIiiStRgFCgEGEAGC0+STAhk6ASoiFC92MS9hY2NvdW50L3Bhc3N3b3JkEnsKDENyZWF0ZUFwaUtleRIfLmFpYWdlbnQudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBogLmFpYWdlbnQudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2UiKJK1GAUKAQYQAoLT5JMCGToBKiIUL3YxL2FjY291bnQvYXBpX2tleXMSeAoLTGlzdEFwaUtleXMSHi5haWFnZW50LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBofLmFpYWdlbnQudjEuTGlzdEFwaUtleXNSZXNwb25zZSIokAIBkrUYBQoBBhACgtPkkwIWEhQvdjEvYWNjb3VudC9hcGlfa2V5cxKFAQoNUm90YXRlQXBpS2V5cxIgLmFpYWdlbnQudjEuUm90YXRlQXBpS2V5c1JlcXVlc3QaIS5haWFnZW50LnYxLlJvdGF0ZUFwaUtleXNSZXNwb25zZSIvkrUYBQoBBhACgtPkkwIgOgEqIhsvdjEvYWNjb3VudC9hcGlfa2V5cy9yb3RhdGUSjwEKDFJldm9rZUFwaUtleRIfLmFpYWdlbnQudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBogLmFpYWdlbnQudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2UiPJK1GAUKAQYQAoLT5JMCLToBKiIoL3YxL2FjY291bnQvYXBpX2tleXMve2FwaV9rZXlfaWR9L3Jldm9rZRJ+Cg1DcmVhdGVDaGF0Ym90EiAuYWlhZ2VudC52MS5DcmVhdGVDaGF0Ym90UmVxdWVzdBohLmFpYWdlbnQudjEuQ3JlYXRlQ2hhdGJvdFJlc3BvbnNlIiiStRgFCgEGEAKC0+STAhk6ASoiFC92MS9hY2NvdW50L2NoYXRib3RzEoIBCgpHZXRDaGF0Ym90Eh0uYWlhZ2VudC52MS5HZXRDaGF0Ym90UmVxdWVzdBoeLmFpYWdlbnQudjEuR2V0Q2hhdGJvdFJlc3BvbnNlIjWQAgGStRgFCgEGEAKC0+STAiMSIS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfRJ7CgxMaXN0Q2hhdGJvdHMSHy5haWFnZW50LnYxLkxpc3RDaGF0Ym90c1JlcXVlc3QaIC5haWFnZW50LnYxLkxpc3RDaGF0Ym90c1Jlc3BvbnNlIiiQAgGStRgFCgEGEAKC0+STAhYSFC92MS9hY2NvdW50L2NoYXRib3RzEosBCg1VcGRhdGVDaGF0Ym90EiAuYWlhZ2VudC52MS5VcGRhdGVDaGF0Ym90UmVxdWVzdBohLmFpYWdlbnQudjEuVXBkYXRlQ2hhdGJvdFJlc3BvbnNlIjWStRgFCgEGEAKC0+STAiY6ASoyIS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfRKWAQoORGlzYWJsZUNoYXRib3QSIS5haWFnZW50LnYxLkRpc2FibGVDaGF0Ym90UmVxdWVzdBoiLmFpYWdlbnQudjEuRGlzYWJsZUNoYXRib3RSZXNwb25zZSI9krUYBQoBBhACgtPkkwIuOgEqIikvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vZGlzYWJsZRJ6CgxJbnZpdGVNZW1iZXISHy5haWFnZW50LnYxLkludml0ZU1lbWJlclJlcXVlc3QaIC5haWFnZW50LnYxLkludml0ZU1lbWJlclJlc3BvbnNlIieStRgFCgEGEAKC0+STAhg6ASoiEy92MS9hY2NvdW50L21lbWJlcnMSdwoLTGlzdE1lbWJlcnMSHi5haWFnZW50LnYxLkxpc3RNZW1iZXJzUmVxdWVzdBofLmFpYWdlbnQudjEuTGlzdE1lbWJlcnNSZXNwb25zZSInkAIBkrUYBQoBBhACgtPkkwIVEhMvdjEvYWNjb3VudC9tZW1iZXJzEoYBCgxVcGRhdGVNZW1iZXISHy5haWFnZW50LnYxLlVwZGF0ZU1lbWJlclJlcXVlc3QaIC5haWFnZW50LnYxLlVwZGF0ZU1lbWJlclJlc3BvbnNlIjOStRgFCgEGEAKC0+STAiQ6ASoyHy92MS9hY2NvdW50L21lbWJlcnMve21lbWJlcl9pZH0SgwEKDFJlbW92ZU1lbWJlchIfLmFpYWdlbnQudjEuUmVtb3ZlTWVtYmVyUmVxdWVzdBogLmFpYWdlbnQudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2UiMJK1GAUKAQYQAoLT5JMCISofL3YxL2FjY291bnQvbWVtYmVycy97bWVtYmVyX2lkfRKqAQoTUmVzZXRNZW1iZXJQYXNzd29yZBImLmFpYWdlbnQudjEuUmVzZXRNZW1iZXJQYXNzd29yZFJlcXVlc3QaJy5haWFnZW50LnYxLlJlc2V0TWVtYmVyUGFzc3dvcmRSZXNwb25zZSJCkrUYBQoBBhACgtPkkwIzOgEqIi4vdjEvYWNjb3VudC9tZW1iZXJzL3ttZW1iZXJfaWR9L3Bhc3N3b3JkX3Jlc2V0EocBChBBY2NlcHRJbnZpdGF0aW9uEiMuYWlhZ2VudC52MS5BY2NlcHRJbnZpdGF0aW9uUmVxdWVzdBokLmFpYWdlbnQudjEuQWNjZXB0SW52aXRhdGlvblJlc3BvbnNlIiiStRgDCgEBgtPkkwIbOgEqIhYvdjEvaW52aXRhdGlvbnMvYWNjZXB0EogBCg5SZXZva2VTZXNzaW9ucxIhLmFpYWdlbnQudjEuUmV2b2tlU2Vzc2lvbnNSZXF1ZXN0GiIuYWlhZ2VudC52MS5SZXZva2VTZXNzaW9uc1Jlc3BvbnNlIi+StRgFCgEGEAKC0+STAiA6ASoiGy92MS9hY2NvdW50L3Nlc3Npb25zL3Jldm9rZRKBAQoMRXJhc2VDb250YWN0Eh8uYWlhZ2VudC52MS5FcmFzZUNvbnRhY3RSZXF1ZXN0GiAuYWlhZ2VudC52MS5FcmFzZUNvbnRhY3RSZXNwb25zZSIukrUYBQoBBhACgtPkkwIfOgEqIhovdjEvYWNjb3VudC9jb250YWN0cy9lcmFzZRKFAQoNRXhwb3J0Q29udGFjdBIgLmFpYWdlbnQudjEuRXhwb3J0Q29udGFjdFJlcXVlc3QaIS5haWFnZW50LnYxLkV4cG9ydENvbnRhY3RSZXNwb25zZSIvkAIBkrUYBQoBBhACgtPkkwIdEhsvdjEvYWNjb3VudC9jb250YWN0cy9leHBvcnQSpwEKE1NldENoYXRib3RSZXRlbnRpb24SJi5haWFnZW50LnYxLlNldENoYXRib3RSZXRlbnRpb25SZXF1ZXN0GicuYWlhZ2VudC52MS5TZXRDaGF0Ym90UmV0ZW50aW9uUmVzcG9uc2UiP5K1GAUKAQYQAoLT5JMCMDoBKiIrL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L3JldGVudGlvbhKIAQoPTGlzdEF1ZGl0RXZlbnRzEiIuYWlhZ2VudC52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0GiMuYWlhZ2VudC52MS5MaXN0QXVkaXRFdmVudHNSZXNwb25zZSIskAIBkrUYBQoBBhACgtPkkwIaEhgvdjEvYWNjb3VudC9hdWRpdF9ldmVudHNiBnByb3RvMw", [file_aiagent_v1_access, file_aiagent_v1_field_options, file_aiagent_v1_privacy, file_google_api_annotations]);
+  fileDesc("CiBhaWFnZW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSITChFHZXRBY2NvdW50UmVxdWVzdCI7ChJHZXRBY2NvdW50UmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8ivgEKC0FjY291bnRJbmZvEhIKCmFjY291bnRfaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIUCgxjYWxsZXJfZW1haWwYBCABKAkSKgoLY2FsbGVyX3JvbGUYBSABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvchIbChNjYWxsZXJfZGlzcGxheV9uYW1lGAYgASgJEhkKEWNhbGxlcl9hdmF0YXJfdXJsGAcgASgJIlcKFlVwZGF0ZU15UHJvZmlsZVJlcXVlc3QSHgoMZGlzcGxheV9uYW1lGAEgASgJQgiatRgECDwQARIdCgphdmF0YXJfdXJsGAIgASgJQgmatRgFCIAQEAEiQAoXVXBkYXRlTXlQcm9maWxlUmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8iWQoVQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0EiEKEGN1cnJlbnRfcGFzc3dvcmQYASABKAlCB5q1GAMIgAgSHQoMbmV3X3Bhc3N3b3JkGAIgASgJQgeatRgDCIAIIhgKFkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UinAEKBkFwaUtleRISCgphcGlfa2V5X2lkGAEgASgJEg4KBnByZWZpeBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAkSFAoMbGFzdF91c2VkX2F0GAUgASgJEhIKCmV4cGlyZXNfYXQYBiABKAkSEgoKcmV2b2tlZF9hdBgHIAEoCRIOCgZzdGF0dXMYCCABKAkiLgoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIXCgRuYW1lGAEgASgJQgmatRgFCIACEAEiTAoNQ3JlYXRlZEFwaUtleRIjCgdhcGlfa2V5GAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkSFgoOY2xpZW50X2FwaV9rZXkYAiABKAkiPwoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLmFpYWdlbnQudjEuQ3JlYXRlZEFwaUtleSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiOwoTTGlzdEFwaUtleXNSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5BcGlLZXlMaXN0IjIKCkFwaUtleUxpc3QSJAoIYXBpX2tleXMYASADKAsyEi5haWFnZW50LnYxLkFwaUtleSJdChRSb3RhdGVBcGlLZXlzUmVxdWVzdBIaCg1ncmFjZV9zZWNvbmRzGAEgASgFSACIAQESFwoEbmFtZRgCIAEoCUIJmrUYBQiAAhABQhAKDl9ncmFjZV9zZWNvbmRzIkEKFVJvdGF0ZUFwaUtleXNSZXNwb25zZRIoCgRkYXRhGAEgASgLMhouYWlhZ2VudC52MS5Sb3RhdGVkQXBpS2V5cyJkCg5Sb3RhdGVkQXBpS2V5cxIqCgdjcmVhdGVkGAEgASgLMhkuYWlhZ2VudC52MS5DcmVhdGVkQXBpS2V5EiYKCm9sZGVyX2tleXMYAiADKAsyEi5haWFnZW50LnYxLkFwaUtleSI0ChNSZXZva2VBcGlLZXlSZXF1ZXN0Eh0KCmFwaV9rZXlfaWQYASABKAlCCZq1GAUIgAIQASI4ChRSZXZva2VBcGlLZXlSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkiYAoQS25vd2xlZGdlU25pcHBldBIYCgV0aXRsZRgBIAEoCUIJmrUYBQiAAhABEhYKA3VybBgCIAEoCUIJmrUYBQiAEBABEhoKB3NuaXBwZXQYAyABKAlCCZq1GAUIwD4QAiKvAQoNQWdlbnRTZXR0aW5ncxI4CgRraW5kGAEgASgJQiqKtRgIYnVpbHRfaW6KtRgRb3BlbmFpX2NvbXBhdGlibGWatRgFCIACEAESGwoIYmFzZV91cmwYAiABKAlCCZq1GAUIgBAQARIYCgVtb2RlbBgDIAEoCUIJmrUYBQiAAhABEhgKB2FwaV9rZXkYBCABKAlCB5q1GAMIgCASEwoLaGFzX2FwaV9rZXkYBSABKAgi0AIKEUNoYXRib3RBcHBlYXJhbmNlEiIKC2JyYW5kX2NvbG9yGAEgASgJQgiatRgECAcQAUgAiAEBEiAKCGdyZWV0aW5nGAIgASgJQgmatRgFCPQDEAJIAYgBARIhCgphZ2VudF9uYW1lGAMgASgJQgiatRgECFAQAUgCiAEBEjUKBXRoZW1lGAQgASgJQiGKtRgEYXV0b4q1GAVsaWdodIq1GARkYXJrmrUYBAgFEAFIA4gBARItCgxvZmZpY2VfaG91cnMYBSABKAsyFy5haWFnZW50LnYxLk9mZmljZUhvdXJzEh8KEmNsZWFyX29mZmljZV9ob3VycxgGIAEoCEgEiAEBQg4KDF9icmFuZF9jb2xvckILCglfZ3JlZXRpbmdCDQoLX2FnZW50X25hbWVCCAoGX3RoZW1lQhUKE19jbGVhcl9vZmZpY2VfaG91cnMiWQoLT2ZmaWNlSG91cnMSGwoJdGltZV96b25lGAEgASgJQgiatRgECEAQARItCglpbnRlcnZhbHMYAiADKAsyGi5haWFnZW50LnYxLk9mZmljZUludGVydmFsIlIKDk9mZmljZUludGVydmFsEg8KB3dlZWtkYXkYASABKAUSFgoEb3BlbhgCIAEoCUIImrUYBAgFEAESFwoFY2xvc2UYAyABKAlCCJq1GAQIBRABIvYBCgdDaGF0Ym90EhIKCmNoYXRib3RfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIXCg9hbGxvd2VkX29yaWdpbnMYAyADKAkSLwoJa25vd2xlZGdlGAQgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0EigKBWFnZW50GAUgASgLMhkuYWlhZ2VudC52MS5BZ2VudFNldHRpbmdzEg4KBmFjdGl2ZRgGIAEoCBISCgpjcmVhdGVkX2F0GAcgASgJEjEKCmFwcGVhcmFuY2UYCCABKAsyHS5haWFnZW50LnYxLkNoYXRib3RBcHBlYXJhbmNlIuEBChRDcmVhdGVDaGF0Ym90UmVxdWVzdBIXCgRuYW1lGAEgASgJQgmatRgFCIACEAESIgoPYWxsb3dlZF9vcmlnaW5zGAIgAygJQgmatRgFCIAQEAESLwoJa25vd2xlZGdlGAMgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0EigKBWFnZW50GAQgASgLMhkuYWlhZ2VudC52MS5BZ2VudFNldHRpbmdzEjEKCmFwcGVhcmFuY2UYBSABKAsyHS5haWFnZW50LnYxLkNoYXRib3RBcHBlYXJhbmNlIjoKFUNyZWF0ZUNoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IjEKEUdldENoYXRib3RSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADIjcKEkdldENoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IhUKE0xpc3RDaGF0Ym90c1JlcXVlc3QiPQoUTGlzdENoYXRib3RzUmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQ2hhdGJvdExpc3QiNAoLQ2hhdGJvdExpc3QSJQoIY2hhdGJvdHMYASADKAsyEy5haWFnZW50LnYxLkNoYXRib3QiQQoPS25vd2xlZGdlVXBkYXRlEi4KCHNuaXBwZXRzGAEgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0IowCChRVcGRhdGVDaGF0Ym90UmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIcCgRuYW1lGAIgASgJQgmatRgFCIACEAFIAIgBARIiCg9hbGxvd2VkX29yaWdpbnMYAyADKAlCCZq1GAUIgBAQARIuCglrbm93bGVkZ2UYBCABKAsyGy5haWFnZW50LnYxLktub3dsZWRnZVVwZGF0ZRIoCgVhZ2VudBgFIAEoCzIZLmFpYWdlbnQudjEuQWdlbnRTZXR0aW5ncxIxCgphcHBlYXJhbmNlGAYgASgLMh0uYWlhZ2VudC52MS5DaGF0Ym90QXBwZWFyYW5jZUIHCgVfbmFtZSI6ChVVcGRhdGVDaGF0Ym90UmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCI1ChVEaXNhYmxlQ2hhdGJvdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiOwoWRGlzYWJsZUNoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IoIBCgZNZW1iZXISEQoJbWVtYmVyX2lkGAEgASgJEg0KBWVtYWlsGAIgASgJEiMKBHJvbGUYAyABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvchIOCgZzdGF0dXMYBCABKAkSDQoFb3duZXIYBSABKAgSEgoKY3JlYXRlZF9hdBgGIAEoCSJdChNJbnZpdGVNZW1iZXJSZXF1ZXN0EhgKBWVtYWlsGAEgASgJQgmatRgFCIACEAESLAoEcm9sZRgCIAEoCUIeirUYBWFkbWluirUYCG9wZXJhdG9ymrUYBQiAAhABIjwKFEludml0ZU1lbWJlclJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLkludml0YXRpb24igAEKCkludml0YXRpb24SIgoGbWVtYmVyGAEgASgLMhIuYWlhZ2VudC52MS5NZW1iZXISFwoPaW52aXRhdGlvbl9jb2RlGAIgASgJEhYKDmludml0YXRpb25fdXJsGAMgASgJEh0KFWludml0YXRpb25fZXhwaXJlc19hdBgEIAEoCSIUChJMaXN0TWVtYmVyc1JlcXVlc3QiOwoTTGlzdE1lbWJlcnNSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5NZW1iZXJMaXN0IjEKCk1lbWJlckxpc3QSIwoHbWVtYmVycxgBIAMoCzISLmFpYWdlbnQudjEuTWVtYmVyImAKE1VwZGF0ZU1lbWJlclJlcXVlc3QSGwoJbWVtYmVyX2lkGAEgASgJQgiatRgECCQQAxIsCgRyb2xlGAIgASgJQh6KtRgFYWRtaW6KtRgIb3BlcmF0b3KatRgFCIACEAEiOAoUVXBkYXRlTWVtYmVyUmVzcG9uc2USIAoEZGF0YRgBIAEoCzISLmFpYWdlbnQudjEuTWVtYmVyIjIKE1JlbW92ZU1lbWJlclJlcXVlc3QSGwoJbWVtYmVyX2lkGAEgASgJQgiatRgECCQQAyIWChRSZW1vdmVNZW1iZXJSZXNwb25zZSI5ChpSZXNldE1lbWJlclBhc3N3b3JkUmVxdWVzdBIbCgltZW1iZXJfaWQYASABKAlCCJq1GAQIJBADIkMKG1Jlc2V0TWVtYmVyUGFzc3dvcmRSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5JbnZpdGF0aW9uIlYKF0FjY2VwdEludml0YXRpb25SZXF1ZXN0EiAKD2ludml0YXRpb25fY29kZRgBIAEoCUIHmrUYAwiAIBIZCghwYXNzd29yZBgCIAEoCUIHmrUYAwiACCI8ChhBY2NlcHRJbnZpdGF0aW9uUmVzcG9uc2USIAoEZGF0YRgBIAEoCzISLmFpYWdlbnQudjEuTWVtYmVyIlEKFVJldm9rZVNlc3Npb25zUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIaCgd1c2VyX2lkGAIgASgJQgmatRgFCIACEAEiQwoWUmV2b2tlU2Vzc2lvbnNSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsuYWlhZ2VudC52MS5SZXZva2VkU2Vzc2lvbnMiIgoPUmV2b2tlZFNlc3Npb25zEg8KB3Jldm9rZWQYASABKAUyyRgKDkFjY291bnRTZXJ2aWNlEmwKCkdldEFjY291bnQSHS5haWFnZW50LnYxLkdldEFjY291bnRSZXF1ZXN0Gh4uYWlhZ2VudC52MS5HZXRBY2NvdW50UmVzcG9uc2UiH5ACAZK1GAUKAQYQAYLT5JMCDRILL3YxL2FjY291bnQSgwEKD1VwZGF0ZU15UHJvZmlsZRIiLmFpYWdlbnQudjEuVXBkYXRlTXlQcm9maWxlUmVxdWVzdBojLmFpYWdlbnQudjEuVXBkYXRlTXlQcm9maWxlUmVzcG9uc2UiJ5K1GAUKAQYQAYLT5JMCGDoBKiITL3YxL2FjY291bnQvcHJvZmlsZRKBAQoOQ2hhbmdlUGFzc3dvcmQSIS5haWFnZW50LnYxLkNoYW5nZVBhc3N3b3JkUmVxdWVzdBoiLmFpYWdlbnQudjEuQ2hhbmdlUGFzc3dvcmRSZXNwb25zZSIokrUYBQoBBhABgtPkkwIZOgEqIhQvdjEvYWNjb3VudC9wYXNzd29yZBJ7CgxDcmVhdGVBcGlLZXkSHy5haWFnZW50LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaIC5haWFnZW50LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlIiiStRgFCgEGEAKC0+STAhk6ASoiFC92MS9hY2NvdW50L2FwaV9rZXlzEngKC0xpc3RBcGlLZXlzEh4uYWlhZ2VudC52MS5MaXN0QXBpS2V5c1JlcXVlc3QaHy5haWFnZW50LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2UiKJACAZK1GAUKAQYQAoLT5JMCFhIUL3YxL2FjY291bnQvYXBpX2tleXMShQEKDVJvdGF0ZUFwaUtleXMSIC5haWFnZW50LnYxLlJvdGF0ZUFwaUtleXNSZXF1ZXN0GiEuYWlhZ2VudC52MS5Sb3RhdGVBcGlLZXlzUmVzcG9uc2UiL5K1GAUKAQYQAoLT5JMCIDoBKiIbL3YxL2FjY291bnQvYXBpX2tleXMvcm90YXRlEo8BCgxSZXZva2VBcGlLZXkSHy5haWFnZW50LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaIC5haWFnZW50LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlIjyStRgFCgEGEAKC0+STAi06ASoiKC92MS9hY2NvdW50L2FwaV9rZXlzL3thcGlfa2V5X2lkfS9yZXZva2USfgoNQ3JlYXRlQ2hhdGJvdBIgLmFpYWdlbnQudjEuQ3JlYXRlQ2hhdGJvdFJlcXVlc3QaIS5haWFnZW50LnYxLkNyZWF0ZUNoYXRib3RSZXNwb25zZSIokrUYBQoBBhACgtPkkwIZOgEqIhQvdjEvYWNjb3VudC9jaGF0Ym90cxKCAQoKR2V0Q2hhdGJvdBIdLmFpYWdlbnQudjEuR2V0Q2hhdGJvdFJlcXVlc3QaHi5haWFnZW50LnYxLkdldENoYXRib3RSZXNwb25zZSI1kAIBkrUYBQoBBhACgtPkkwIjEiEvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0SewoMTGlzdENoYXRib3RzEh8uYWlhZ2VudC52MS5MaXN0Q2hhdGJvdHNSZXF1ZXN0GiAuYWlhZ2VudC52MS5MaXN0Q2hhdGJvdHNSZXNwb25zZSIokAIBkrUYBQoBBhACgtPkkwIWEhQvdjEvYWNjb3VudC9jaGF0Ym90cxKLAQoNVXBkYXRlQ2hhdGJvdBIgLmFpYWdlbnQudjEuVXBkYXRlQ2hhdGJvdFJlcXVlc3QaIS5haWFnZW50LnYxLlVwZGF0ZUNoYXRib3RSZXNwb25zZSI1krUYBQoBBhACgtPkkwImOgEqMiEvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0SlgEKDkRpc2FibGVDaGF0Ym90EiEuYWlhZ2VudC52MS5EaXNhYmxlQ2hhdGJvdFJlcXVlc3QaIi5haWFnZW50LnYxLkRpc2FibGVDaGF0Ym90UmVzcG9uc2UiPZK1GAUKAQYQAoLT5JMCLjoBKiIpL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L2Rpc2FibGUSegoMSW52aXRlTWVtYmVyEh8uYWlhZ2VudC52MS5JbnZpdGVNZW1iZXJSZXF1ZXN0GiAuYWlhZ2VudC52MS5JbnZpdGVNZW1iZXJSZXNwb25zZSInkrUYBQoBBhACgtPkkwIYOgEqIhMvdjEvYWNjb3VudC9tZW1iZXJzEncKC0xpc3RNZW1iZXJzEh4uYWlhZ2VudC52MS5MaXN0TWVtYmVyc1JlcXVlc3QaHy5haWFnZW50LnYxLkxpc3RNZW1iZXJzUmVzcG9uc2UiJ5ACAZK1GAUKAQYQAoLT5JMCFRITL3YxL2FjY291bnQvbWVtYmVycxKGAQoMVXBkYXRlTWVtYmVyEh8uYWlhZ2VudC52MS5VcGRhdGVNZW1iZXJSZXF1ZXN0GiAuYWlhZ2VudC52MS5VcGRhdGVNZW1iZXJSZXNwb25zZSIzkrUYBQoBBhACgtPkkwIkOgEqMh8vdjEvYWNjb3VudC9tZW1iZXJzL3ttZW1iZXJfaWR9EoMBCgxSZW1vdmVNZW1iZXISHy5haWFnZW50LnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaIC5haWFnZW50LnYxLlJlbW92ZU1lbWJlclJlc3BvbnNlIjCStRgFCgEGEAKC0+STAiEqHy92MS9hY2NvdW50L21lbWJlcnMve21lbWJlcl9pZH0SqgEKE1Jlc2V0TWVtYmVyUGFzc3dvcmQSJi5haWFnZW50LnYxLlJlc2V0TWVtYmVyUGFzc3dvcmRSZXF1ZXN0GicuYWlhZ2VudC52MS5SZXNldE1lbWJlclBhc3N3b3JkUmVzcG9uc2UiQpK1GAUKAQYQAoLT5JMCMzoBKiIuL3YxL2FjY291bnQvbWVtYmVycy97bWVtYmVyX2lkfS9wYXNzd29yZF9yZXNldBKHAQoQQWNjZXB0SW52aXRhdGlvbhIjLmFpYWdlbnQudjEuQWNjZXB0SW52aXRhdGlvblJlcXVlc3QaJC5haWFnZW50LnYxLkFjY2VwdEludml0YXRpb25SZXNwb25zZSIokrUYAwoBAYLT5JMCGzoBKiIWL3YxL2ludml0YXRpb25zL2FjY2VwdBKIAQoOUmV2b2tlU2Vzc2lvbnMSIS5haWFnZW50LnYxLlJldm9rZVNlc3Npb25zUmVxdWVzdBoiLmFpYWdlbnQudjEuUmV2b2tlU2Vzc2lvbnNSZXNwb25zZSIvkrUYBQoBBhACgtPkkwIgOgEqIhsvdjEvYWNjb3VudC9zZXNzaW9ucy9yZXZva2USgQEKDEVyYXNlQ29udGFjdBIfLmFpYWdlbnQudjEuRXJhc2VDb250YWN0UmVxdWVzdBogLmFpYWdlbnQudjEuRXJhc2VDb250YWN0UmVzcG9uc2UiLpK1GAUKAQYQAoLT5JMCHzoBKiIaL3YxL2FjY291bnQvY29udGFjdHMvZXJhc2UShQEKDUV4cG9ydENvbnRhY3QSIC5haWFnZW50LnYxLkV4cG9ydENvbnRhY3RSZXF1ZXN0GiEuYWlhZ2VudC52MS5FeHBvcnRDb250YWN0UmVzcG9uc2UiL5ACAZK1GAUKAQYQAoLT5JMCHRIbL3YxL2FjY291bnQvY29udGFjdHMvZXhwb3J0EqcBChNTZXRDaGF0Ym90UmV0ZW50aW9uEiYuYWlhZ2VudC52MS5TZXRDaGF0Ym90UmV0ZW50aW9uUmVxdWVzdBonLmFpYWdlbnQudjEuU2V0Q2hhdGJvdFJldGVudGlvblJlc3BvbnNlIj+StRgFCgEGEAKC0+STAjA6ASoiKy92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9yZXRlbnRpb24SiAEKD0xpc3RBdWRpdEV2ZW50cxIiLmFpYWdlbnQudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBojLmFpYWdlbnQudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2UiLJACAZK1GAUKAQYQAoLT5JMCGhIYL3YxL2FjY291bnQvYXVkaXRfZXZlbnRzYgZwcm90bzM", [file_aiagent_v1_access, file_aiagent_v1_field_options, file_aiagent_v1_privacy, file_google_api_annotations]);
 
 /**
  * GetAccountRequest is empty: the ID token names the account.
@@ -612,6 +612,127 @@ export const AgentSettingsSchema: GenMessage<AgentSettings> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_account_service, 20);
 
 /**
+ * ChatbotAppearance is how a chatbot's frame looks to its customers, and when its team is in. Empty strings mean the
+ * service's default; in an update, a part left out stays as it is.
+ *
+ * @generated from message aiagent.v1.ChatbotAppearance
+ */
+export type ChatbotAppearance = Message<"aiagent.v1.ChatbotAppearance"> & {
+  /**
+   * Optional: the brand color, #rrggbb (the header, the customer's messages, the send button); the text on it is
+   * black or white, whichever contrasts more. Empty: the service's blue.
+   *
+   * @generated from field: optional string brand_color = 1;
+   */
+  brandColor?: string | undefined;
+
+  /**
+   * Optional: the frame's first line while the conversation is empty (up to 500 characters, lines allowed).
+   *
+   * @generated from field: optional string greeting = 2;
+   */
+  greeting?: string | undefined;
+
+  /**
+   * Optional: the agent's name in the frame, instead of the chatbot's.
+   *
+   * @generated from field: optional string agent_name = 3;
+   */
+  agentName?: string | undefined;
+
+  /**
+   * Optional: auto (the default: the visitor's light or dark preference), light or dark.
+   *
+   * @generated from field: optional string theme = 4;
+   */
+  theme?: string | undefined;
+
+  /**
+   * Optional: when the team answers; absent when it always does. Outside them the frame says when it is back.
+   *
+   * @generated from field: aiagent.v1.OfficeHours office_hours = 5;
+   */
+  officeHours?: OfficeHours | undefined;
+
+  /**
+   * In an update only: true removes the office hours (the team is always in).
+   *
+   * @generated from field: optional bool clear_office_hours = 6;
+   */
+  clearOfficeHours?: boolean | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.ChatbotAppearance.
+ * Use `create(ChatbotAppearanceSchema)` to create a new message.
+ */
+export const ChatbotAppearanceSchema: GenMessage<ChatbotAppearance> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_account_service, 21);
+
+/**
+ * OfficeHours are the team's opening times in its own time zone.
+ *
+ * @generated from message aiagent.v1.OfficeHours
+ */
+export type OfficeHours = Message<"aiagent.v1.OfficeHours"> & {
+  /**
+   * An IANA time zone, e.g. Europe/Berlin.
+   *
+   * @generated from field: string time_zone = 1;
+   */
+  timeZone: string;
+
+  /**
+   * At least one opening; a weekday may have several.
+   *
+   * @generated from field: repeated aiagent.v1.OfficeInterval intervals = 2;
+   */
+  intervals: OfficeInterval[];
+};
+
+/**
+ * Describes the message aiagent.v1.OfficeHours.
+ * Use `create(OfficeHoursSchema)` to create a new message.
+ */
+export const OfficeHoursSchema: GenMessage<OfficeHours> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_account_service, 22);
+
+/**
+ * OfficeInterval is one opening on a weekday.
+ *
+ * @generated from message aiagent.v1.OfficeInterval
+ */
+export type OfficeInterval = Message<"aiagent.v1.OfficeInterval"> & {
+  /**
+   * 1 Monday … 7 Sunday.
+   *
+   * @generated from field: int32 weekday = 1;
+   */
+  weekday: number;
+
+  /**
+   * Local time it opens, HH:MM (24-hour).
+   *
+   * @generated from field: string open = 2;
+   */
+  open: string;
+
+  /**
+   * Local time it closes, HH:MM, after open.
+   *
+   * @generated from field: string close = 3;
+   */
+  close: string;
+};
+
+/**
+ * Describes the message aiagent.v1.OfficeInterval.
+ * Use `create(OfficeIntervalSchema)` to create a new message.
+ */
+export const OfficeIntervalSchema: GenMessage<OfficeInterval> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_account_service, 23);
+
+/**
  * Chatbot is an AI agent of the account.
  *
  * @generated from message aiagent.v1.Chatbot
@@ -665,6 +786,13 @@ export type Chatbot = Message<"aiagent.v1.Chatbot"> & {
    * @generated from field: string created_at = 7;
    */
   createdAt: string;
+
+  /**
+   * How its frame looks, and its team's office hours.
+   *
+   * @generated from field: aiagent.v1.ChatbotAppearance appearance = 8;
+   */
+  appearance?: ChatbotAppearance | undefined;
 };
 
 /**
@@ -672,7 +800,7 @@ export type Chatbot = Message<"aiagent.v1.Chatbot"> & {
  * Use `create(ChatbotSchema)` to create a new message.
  */
 export const ChatbotSchema: GenMessage<Chatbot> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 21);
+  messageDesc(file_aiagent_v1_account_service, 24);
 
 /**
  * CreateChatbotRequest is the new chatbot's settings.
@@ -707,6 +835,13 @@ export type CreateChatbotRequest = Message<"aiagent.v1.CreateChatbotRequest"> & 
    * @generated from field: aiagent.v1.AgentSettings agent = 4;
    */
   agent?: AgentSettings | undefined;
+
+  /**
+   * Optional: how its frame looks, and its team's office hours.
+   *
+   * @generated from field: aiagent.v1.ChatbotAppearance appearance = 5;
+   */
+  appearance?: ChatbotAppearance | undefined;
 };
 
 /**
@@ -714,7 +849,7 @@ export type CreateChatbotRequest = Message<"aiagent.v1.CreateChatbotRequest"> & 
  * Use `create(CreateChatbotRequestSchema)` to create a new message.
  */
 export const CreateChatbotRequestSchema: GenMessage<CreateChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 22);
+  messageDesc(file_aiagent_v1_account_service, 25);
 
 /**
  * CreateChatbotResponse wraps the new chatbot.
@@ -735,7 +870,7 @@ export type CreateChatbotResponse = Message<"aiagent.v1.CreateChatbotResponse"> 
  * Use `create(CreateChatbotResponseSchema)` to create a new message.
  */
 export const CreateChatbotResponseSchema: GenMessage<CreateChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 23);
+  messageDesc(file_aiagent_v1_account_service, 26);
 
 /**
  * GetChatbotRequest names the chatbot.
@@ -756,7 +891,7 @@ export type GetChatbotRequest = Message<"aiagent.v1.GetChatbotRequest"> & {
  * Use `create(GetChatbotRequestSchema)` to create a new message.
  */
 export const GetChatbotRequestSchema: GenMessage<GetChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 24);
+  messageDesc(file_aiagent_v1_account_service, 27);
 
 /**
  * GetChatbotResponse wraps the chatbot.
@@ -777,7 +912,7 @@ export type GetChatbotResponse = Message<"aiagent.v1.GetChatbotResponse"> & {
  * Use `create(GetChatbotResponseSchema)` to create a new message.
  */
 export const GetChatbotResponseSchema: GenMessage<GetChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 25);
+  messageDesc(file_aiagent_v1_account_service, 28);
 
 /**
  * ListChatbotsRequest is empty: the ID token names the account.
@@ -792,7 +927,7 @@ export type ListChatbotsRequest = Message<"aiagent.v1.ListChatbotsRequest"> & {
  * Use `create(ListChatbotsRequestSchema)` to create a new message.
  */
 export const ListChatbotsRequestSchema: GenMessage<ListChatbotsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 26);
+  messageDesc(file_aiagent_v1_account_service, 29);
 
 /**
  * ListChatbotsResponse wraps the chatbots.
@@ -813,7 +948,7 @@ export type ListChatbotsResponse = Message<"aiagent.v1.ListChatbotsResponse"> & 
  * Use `create(ListChatbotsResponseSchema)` to create a new message.
  */
 export const ListChatbotsResponseSchema: GenMessage<ListChatbotsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 27);
+  messageDesc(file_aiagent_v1_account_service, 30);
 
 /**
  * ChatbotList is the account's chatbots.
@@ -834,7 +969,7 @@ export type ChatbotList = Message<"aiagent.v1.ChatbotList"> & {
  * Use `create(ChatbotListSchema)` to create a new message.
  */
 export const ChatbotListSchema: GenMessage<ChatbotList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 28);
+  messageDesc(file_aiagent_v1_account_service, 31);
 
 /**
  * KnowledgeUpdate replaces a chatbot's knowledge (an empty list clears it).
@@ -855,7 +990,7 @@ export type KnowledgeUpdate = Message<"aiagent.v1.KnowledgeUpdate"> & {
  * Use `create(KnowledgeUpdateSchema)` to create a new message.
  */
 export const KnowledgeUpdateSchema: GenMessage<KnowledgeUpdate> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 29);
+  messageDesc(file_aiagent_v1_account_service, 32);
 
 /**
  * UpdateChatbotRequest names the chatbot and what changes; a field left out stays as it is.
@@ -897,6 +1032,14 @@ export type UpdateChatbotRequest = Message<"aiagent.v1.UpdateChatbotRequest"> & 
    * @generated from field: aiagent.v1.AgentSettings agent = 5;
    */
   agent?: AgentSettings | undefined;
+
+  /**
+   * Optional: changes to the appearance (the parts given; office hours replaced when given, removed with
+   * clear_office_hours).
+   *
+   * @generated from field: aiagent.v1.ChatbotAppearance appearance = 6;
+   */
+  appearance?: ChatbotAppearance | undefined;
 };
 
 /**
@@ -904,7 +1047,7 @@ export type UpdateChatbotRequest = Message<"aiagent.v1.UpdateChatbotRequest"> & 
  * Use `create(UpdateChatbotRequestSchema)` to create a new message.
  */
 export const UpdateChatbotRequestSchema: GenMessage<UpdateChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 30);
+  messageDesc(file_aiagent_v1_account_service, 33);
 
 /**
  * UpdateChatbotResponse wraps the changed chatbot.
@@ -925,7 +1068,7 @@ export type UpdateChatbotResponse = Message<"aiagent.v1.UpdateChatbotResponse"> 
  * Use `create(UpdateChatbotResponseSchema)` to create a new message.
  */
 export const UpdateChatbotResponseSchema: GenMessage<UpdateChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 31);
+  messageDesc(file_aiagent_v1_account_service, 34);
 
 /**
  * DisableChatbotRequest names the chatbot.
@@ -946,7 +1089,7 @@ export type DisableChatbotRequest = Message<"aiagent.v1.DisableChatbotRequest"> 
  * Use `create(DisableChatbotRequestSchema)` to create a new message.
  */
 export const DisableChatbotRequestSchema: GenMessage<DisableChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 32);
+  messageDesc(file_aiagent_v1_account_service, 35);
 
 /**
  * DisableChatbotResponse wraps the disabled chatbot.
@@ -967,7 +1110,7 @@ export type DisableChatbotResponse = Message<"aiagent.v1.DisableChatbotResponse"
  * Use `create(DisableChatbotResponseSchema)` to create a new message.
  */
 export const DisableChatbotResponseSchema: GenMessage<DisableChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 33);
+  messageDesc(file_aiagent_v1_account_service, 36);
 
 /**
  * Member is a person of the account.
@@ -1023,7 +1166,7 @@ export type Member = Message<"aiagent.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 34);
+  messageDesc(file_aiagent_v1_account_service, 37);
 
 /**
  * InviteMemberRequest names the person and their role.
@@ -1032,7 +1175,7 @@ export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
  */
 export type InviteMemberRequest = Message<"aiagent.v1.InviteMemberRequest"> & {
   /**
-   * Their e-mail: not yet a member of any account.
+   * Their e-mail: not this account's owner, member or pending invitation (other accounts are not consulted).
    *
    * @generated from field: string email = 1;
    */
@@ -1051,7 +1194,7 @@ export type InviteMemberRequest = Message<"aiagent.v1.InviteMemberRequest"> & {
  * Use `create(InviteMemberRequestSchema)` to create a new message.
  */
 export const InviteMemberRequestSchema: GenMessage<InviteMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 35);
+  messageDesc(file_aiagent_v1_account_service, 38);
 
 /**
  * InviteMemberResponse wraps the member and their invitation.
@@ -1072,7 +1215,7 @@ export type InviteMemberResponse = Message<"aiagent.v1.InviteMemberResponse"> & 
  * Use `create(InviteMemberResponseSchema)` to create a new message.
  */
 export const InviteMemberResponseSchema: GenMessage<InviteMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 36);
+  messageDesc(file_aiagent_v1_account_service, 39);
 
 /**
  * Invitation is a new member and the one-time link that lets them set their password.
@@ -1114,7 +1257,7 @@ export type Invitation = Message<"aiagent.v1.Invitation"> & {
  * Use `create(InvitationSchema)` to create a new message.
  */
 export const InvitationSchema: GenMessage<Invitation> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 37);
+  messageDesc(file_aiagent_v1_account_service, 40);
 
 /**
  * ListMembersRequest is empty: the ID token names the account.
@@ -1129,7 +1272,7 @@ export type ListMembersRequest = Message<"aiagent.v1.ListMembersRequest"> & {
  * Use `create(ListMembersRequestSchema)` to create a new message.
  */
 export const ListMembersRequestSchema: GenMessage<ListMembersRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 38);
+  messageDesc(file_aiagent_v1_account_service, 41);
 
 /**
  * ListMembersResponse wraps the members.
@@ -1150,7 +1293,7 @@ export type ListMembersResponse = Message<"aiagent.v1.ListMembersResponse"> & {
  * Use `create(ListMembersResponseSchema)` to create a new message.
  */
 export const ListMembersResponseSchema: GenMessage<ListMembersResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 39);
+  messageDesc(file_aiagent_v1_account_service, 42);
 
 /**
  * MemberList is the account's people.
@@ -1171,7 +1314,7 @@ export type MemberList = Message<"aiagent.v1.MemberList"> & {
  * Use `create(MemberListSchema)` to create a new message.
  */
 export const MemberListSchema: GenMessage<MemberList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 40);
+  messageDesc(file_aiagent_v1_account_service, 43);
 
 /**
  * UpdateMemberRequest names the member and their new role.
@@ -1199,7 +1342,7 @@ export type UpdateMemberRequest = Message<"aiagent.v1.UpdateMemberRequest"> & {
  * Use `create(UpdateMemberRequestSchema)` to create a new message.
  */
 export const UpdateMemberRequestSchema: GenMessage<UpdateMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 41);
+  messageDesc(file_aiagent_v1_account_service, 44);
 
 /**
  * UpdateMemberResponse wraps the member.
@@ -1220,7 +1363,7 @@ export type UpdateMemberResponse = Message<"aiagent.v1.UpdateMemberResponse"> & 
  * Use `create(UpdateMemberResponseSchema)` to create a new message.
  */
 export const UpdateMemberResponseSchema: GenMessage<UpdateMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 42);
+  messageDesc(file_aiagent_v1_account_service, 45);
 
 /**
  * RemoveMemberRequest names the member.
@@ -1241,7 +1384,7 @@ export type RemoveMemberRequest = Message<"aiagent.v1.RemoveMemberRequest"> & {
  * Use `create(RemoveMemberRequestSchema)` to create a new message.
  */
 export const RemoveMemberRequestSchema: GenMessage<RemoveMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 43);
+  messageDesc(file_aiagent_v1_account_service, 46);
 
 /**
  * RemoveMemberResponse is empty: the member is gone.
@@ -1256,7 +1399,7 @@ export type RemoveMemberResponse = Message<"aiagent.v1.RemoveMemberResponse"> & 
  * Use `create(RemoveMemberResponseSchema)` to create a new message.
  */
 export const RemoveMemberResponseSchema: GenMessage<RemoveMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 44);
+  messageDesc(file_aiagent_v1_account_service, 47);
 
 /**
  * ResetMemberPasswordRequest names the member.
@@ -1277,7 +1420,7 @@ export type ResetMemberPasswordRequest = Message<"aiagent.v1.ResetMemberPassword
  * Use `create(ResetMemberPasswordRequestSchema)` to create a new message.
  */
 export const ResetMemberPasswordRequestSchema: GenMessage<ResetMemberPasswordRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 45);
+  messageDesc(file_aiagent_v1_account_service, 48);
 
 /**
  * ResetMemberPasswordResponse wraps the member and the one-time link (accepted at /v1/invitations/accept).
@@ -1298,7 +1441,7 @@ export type ResetMemberPasswordResponse = Message<"aiagent.v1.ResetMemberPasswor
  * Use `create(ResetMemberPasswordResponseSchema)` to create a new message.
  */
 export const ResetMemberPasswordResponseSchema: GenMessage<ResetMemberPasswordResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 46);
+  messageDesc(file_aiagent_v1_account_service, 49);
 
 /**
  * AcceptInvitationRequest carries the invitation's code and the person's new password.
@@ -1326,7 +1469,7 @@ export type AcceptInvitationRequest = Message<"aiagent.v1.AcceptInvitationReques
  * Use `create(AcceptInvitationRequestSchema)` to create a new message.
  */
 export const AcceptInvitationRequestSchema: GenMessage<AcceptInvitationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 47);
+  messageDesc(file_aiagent_v1_account_service, 50);
 
 /**
  * AcceptInvitationResponse wraps the member, now active.
@@ -1347,7 +1490,7 @@ export type AcceptInvitationResponse = Message<"aiagent.v1.AcceptInvitationRespo
  * Use `create(AcceptInvitationResponseSchema)` to create a new message.
  */
 export const AcceptInvitationResponseSchema: GenMessage<AcceptInvitationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 48);
+  messageDesc(file_aiagent_v1_account_service, 51);
 
 /**
  * RevokeSessionsRequest names whose sessions end: a chatbot's, a user's, or one user's with one chatbot.
@@ -1375,7 +1518,7 @@ export type RevokeSessionsRequest = Message<"aiagent.v1.RevokeSessionsRequest"> 
  * Use `create(RevokeSessionsRequestSchema)` to create a new message.
  */
 export const RevokeSessionsRequestSchema: GenMessage<RevokeSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 49);
+  messageDesc(file_aiagent_v1_account_service, 52);
 
 /**
  * RevokeSessionsResponse says how many sessions ended.
@@ -1396,7 +1539,7 @@ export type RevokeSessionsResponse = Message<"aiagent.v1.RevokeSessionsResponse"
  * Use `create(RevokeSessionsResponseSchema)` to create a new message.
  */
 export const RevokeSessionsResponseSchema: GenMessage<RevokeSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 50);
+  messageDesc(file_aiagent_v1_account_service, 53);
 
 /**
  * RevokedSessions counts the refresh tokens revoked.
@@ -1417,7 +1560,7 @@ export type RevokedSessions = Message<"aiagent.v1.RevokedSessions"> & {
  * Use `create(RevokedSessionsSchema)` to create a new message.
  */
 export const RevokedSessionsSchema: GenMessage<RevokedSessions> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 51);
+  messageDesc(file_aiagent_v1_account_service, 54);
 
 /**
  * AccountService is the client company's own administration: API keys, chatbots, its team and its customers'
@@ -1550,6 +1693,9 @@ export const AccountService: GenService<{
   },
   /**
    * InviteMember adds a person by e-mail with a role, and answers a one-time invitation link to pass on to them.
+   * Only this account is consulted: the answer is the same whether or not the e-mail is known elsewhere, and
+   * another account's pending invitation of it blocks nothing (409 only for this account's owner, member or
+   * invitation).
    *
    * @generated from rpc aiagent.v1.AccountService.InviteMember
    */
@@ -1601,7 +1747,9 @@ export const AccountService: GenService<{
     output: typeof ResetMemberPasswordResponseSchema;
   },
   /**
-   * AcceptInvitation sets the invited person's password with the invitation's one-time code.
+   * AcceptInvitation sets the invited person's password with the invitation's one-time code. An e-mail signs in to
+   * one account at most: when it already belongs to another account the answer is failed_precondition (reason
+   * InvitationEmailInUseError) and the invitation stays pending until it expires.
    *
    * @generated from rpc aiagent.v1.AccountService.AcceptInvitation
    */

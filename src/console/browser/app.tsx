@@ -1,6 +1,7 @@
 import { useContext, useEffect, useState } from "preact/hooks";
 import type { AccountInfo } from "../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts, isSignedOut, SIGNED_OUT_EVENT, signOut } from "./api.js";
+import { ChatbotAppearancePage } from "./pages/appearance.js";
 import { AuditLog } from "./pages/audit.js";
 import { ChatbotEdit, ChatbotEmbed, ChatbotList } from "./pages/chatbots.js";
 import { Inbox } from "./pages/inbox.js";
@@ -143,6 +144,7 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
       if (parts.length === 1) return <ChatbotList />;
       if (parts[1] === "new") return <ChatbotEdit />;
       if (parts[2] === "embed") return <ChatbotEmbed chatbotId={parts[1]!} />;
+      if (parts[2] === "appearance") return <ChatbotAppearancePage chatbotId={parts[1]!} />;
       return <ChatbotEdit chatbotId={parts[1]!} />;
     default:
       return (

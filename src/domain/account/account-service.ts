@@ -12,6 +12,7 @@ import {
   DEFAULT_API_KEY_GRACE_SECONDS,
   MAX_API_KEY_GRACE_SECONDS,
 } from "./api-keys.js";
+import { type AppearanceInput, DEFAULT_APPEARANCE, officeState, requireAppearance } from "./appearance.js";
 import {
   type AgentInput,
   requireAgent,
@@ -39,6 +40,7 @@ export interface ChatbotChanges {
   /** Parsed JSON: checked here to be a list of {title, url, snippet}. */
   knowledge?: unknown;
   agent?: AgentInput | undefined;
+  appearance?: AppearanceInput | undefined;
   active?: boolean | undefined;
 }
 
@@ -145,6 +147,7 @@ export class AccountService {
     allowedOrigins: readonly string[],
     knowledge: unknown = [],
     agent?: AgentInput,
+    appearance: AppearanceInput = {},
   ): Promise<ChatbotRecord> {
     const account = await this.account(ref);
     const chatbotId = newId();
@@ -155,12 +158,18 @@ export class AccountService {
       allowedOrigins: requireAllowedOrigins("allowed_origins", allowedOrigins),
       knowledge: requireKnowledge("knowledge", knowledge),
       agent: requireAgent("agent", agent, { kind: "built_in" }, this.agentRules(chatbotId)),
+      appearance: requireAppearance("appearance", appearance, DEFAULT_APPEARANCE),
       active: true,
       createdAt: this.d.clock.now(),
     };
     await this.checkAgent(chatbot.agent);
     await this.d.chatbots.insert(chatbot);
     return chatbot;
+  }
+
+  /** Whether the chatbot's team is in now, by the service's clock, and if not when it is back. */
+  officeNow(c: ChatbotRecord): { open: boolean; nextOpen: number | undefined } {
+    return officeState(c.appearance.officeHours, this.d.clock.now());
   }
 
   /** The account's chatbots, oldest first. */
@@ -180,7 +189,10 @@ export class AccountService {
   /** Changes the account's chatbot; another account's chatbot is not_found, like a missing one. */
   async updateChatbot(ref: AccountRef, chatbotId: string, changes: ChatbotChanges): Promise<ChatbotRecord> {
     if (Object.values(changes).every((v) => v === undefined))
-      throw invalidArgument("chatbot", "nothing to change: give a name, allowed origins, knowledge or agent settings");
+      throw invalidArgument(
+        "chatbot",
+        "nothing to change: give a name, allowed origins, knowledge, agent settings or appearance",
+      );
     const current = await this.chatbot(ref, chatbotId);
     const id = current.chatbotId;
     const next: ChatbotRecord = {
@@ -195,6 +207,10 @@ export class AccountService {
         changes.agent === undefined
           ? current.agent
           : requireAgent("agent", changes.agent, current.agent, this.agentRules(id)),
+      appearance:
+        changes.appearance === undefined
+          ? current.appearance
+          : requireAppearance("appearance", changes.appearance, current.appearance),
       active: changes.active ?? current.active,
     };
     if (changes.agent !== undefined) await this.checkAgent(next.agent);

@@ -1,4 +1,5 @@
 import type { Role } from "../caller.js";
+import type { ChatbotAppearance } from "./appearance.js";
 
 /** An account: the client's service account, owner of API keys, chatbots and contacts. */
 export interface AccountRecord {
@@ -49,6 +50,8 @@ export interface ChatbotRecord {
   allowedOrigins: string[];
   knowledge: KnowledgeSnippet[];
   agent: ChatbotAgent;
+  /** How its frame looks, and its team's office hours. */
+  appearance: ChatbotAppearance;
   active: boolean;
   createdAt: number;
 }
@@ -67,6 +70,21 @@ export interface MemberRecord {
   invitationExpiresAt: number | null;
   createdAt: number;
   joinedAt: number | null;
+}
+
+/**
+ * A pending invitation of one account: who is invited, with what role, and the one-time code's hash. Each account
+ * has its own (one per e-mail in it): another account's invitations, members or owners of that e-mail play no part
+ * until it is accepted. Its id becomes the member's id when it is accepted.
+ */
+export interface InvitationRecord {
+  invitationId: string;
+  accountId: string;
+  email: string;
+  role: Role;
+  codeHash: string;
+  expiresAt: number;
+  createdAt: number;
 }
 
 /** Storage of accounts. */
@@ -100,12 +118,10 @@ export interface ChatbotRepository {
   byId(chatbotId: string): Promise<ChatbotRecord | undefined>;
   listForAccount(accountId: string): Promise<ChatbotRecord[]>;
   /** Replaces the settings of the account's chatbot; false when it has no such chatbot. */
-  update(
-    c: Pick<ChatbotRecord, "chatbotId" | "accountId" | "name" | "allowedOrigins" | "knowledge" | "agent" | "active">,
-  ): Promise<boolean>;
+  update(c: Omit<ChatbotRecord, "createdAt">): Promise<boolean>;
 }
 
-/** Storage of members. An e-mail is a member of one account at most. */
+/** Storage of members (people who accepted an invitation). An e-mail is a member of one account at most. */
 export interface MemberRepository {
   insert(m: MemberRecord): Promise<void>;
   /** The account's member (another account's is undefined). */
@@ -129,6 +145,26 @@ export interface MemberRepository {
   acceptInvitation(invitationHash: string, passwordHash: string, now: number): Promise<boolean>;
   /** Removes the account's member; false when it has no such member. */
   remove(accountId: string, memberId: string): Promise<boolean>;
+  /** Inserts a member unless a member of any account has its e-mail already (then false, nothing written). */
+  join(m: MemberRecord): Promise<boolean>;
+}
+
+/** Storage of invitations: one per (account, e-mail), case-insensitively; reads and writes scoped to the account. */
+export interface InvitationRepository {
+  /** False, writing nothing, when the account has an invitation of this e-mail already (of two at once, one wins). */
+  insert(i: InvitationRecord): Promise<boolean>;
+  byId(accountId: string, invitationId: string): Promise<InvitationRecord | undefined>;
+  /** The account's invitation of this e-mail, case-insensitively (another account's is undefined). */
+  byEmail(accountId: string, email: string): Promise<InvitationRecord | undefined>;
+  byCode(codeHash: string): Promise<InvitationRecord | undefined>;
+  /** The account's invitations in e-mail order. */
+  listForAccount(accountId: string): Promise<InvitationRecord[]>;
+  /** Replaces the role and the code of the account's invitation; false when it has no such invitation. */
+  update(i: Pick<InvitationRecord, "invitationId" | "accountId" | "role" | "codeHash" | "expiresAt">): Promise<boolean>;
+  /** Removes the account's invitation; false when it has no such invitation. */
+  remove(accountId: string, invitationId: string): Promise<boolean>;
+  /** Uses an invitation up: removes it only if it is still there and unexpired at `now` (of two uses, one wins). */
+  take(codeHash: string, now: number): Promise<boolean>;
 }
 
 /** What the first start made for the demo: its account, chatbot, and the API key the running /demo page uses. */

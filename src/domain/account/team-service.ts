@@ -3,12 +3,13 @@ import type { AccountCaller, Role } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { hashSecret, newId, newSecret, requireUuid, sameHash } from "../ids.js";
-import type { Repositories } from "../store.js";
+import type { Repositories, Transact } from "../store.js";
 import type { IdClaims } from "../token/jwt-strategy.js";
 import { lineage } from "../token/lineage.js";
 import { requireEmail, requireText } from "../validate.js";
+import { acceptPending, invitationInvalid } from "./invitation-acceptance.js";
 import { hashPassword, verifyPassword } from "./password.js";
-import type { AccountRecord, MemberRecord, MemberRepository } from "./repository.js";
+import type { AccountRecord, InvitationRecord, MemberRecord, MemberRepository } from "./repository.js";
 
 /** Prefix of every invitation code, so a leaked one is recognisable. */
 export const INVITATION_PREFIX = "inv_";
@@ -20,6 +21,13 @@ export const MIN_PASSWORD = 8;
 export const MAX_PASSWORD = 1024;
 
 const ROLES: readonly Role[] = ["admin", "operator"];
+
+/** E-mail order as the back ends list people: case-insensitive, then by code point. */
+const compareEmails = (x: string, y: string): number => {
+  const a = x.toLowerCase();
+  const b = y.toLowerCase();
+  return a < b ? -1 : a > b ? 1 : 0;
+};
 
 /** A person of the account as listed: the owner (the account's own e-mail) or a member. */
 export interface MemberView {
@@ -38,7 +46,7 @@ export interface IssuedInvitation {
   expiresAt: number;
 }
 
-type TeamRepos = Pick<Repositories, "accounts" | "members">;
+type TeamRepos = Pick<Repositories, "accounts" | "members" | "invitations">;
 
 /** Checks a new password's length, naming the field. */
 export function requirePassword(field: string, password: string): string {
@@ -60,6 +68,17 @@ function memberView(m: MemberRecord): MemberView {
     status: m.joinedAt === null ? "invited" : "active",
     owner: false,
     createdAt: m.createdAt,
+  };
+}
+
+function invitedView(i: InvitationRecord): MemberView {
+  return {
+    memberId: i.invitationId,
+    email: i.email,
+    role: i.role,
+    status: "invited",
+    owner: false,
+    createdAt: i.createdAt,
   };
 }
 
@@ -108,6 +127,7 @@ export async function resolvePerson(
 export class TeamService {
   constructor(
     private readonly d: TeamRepos & {
+      transaction: Transact;
       clock: Clock;
       audit: AuditLog;
       /** Revokes every token descending from these lineage ids (see token/lineage.ts), but the session `keep`. */
@@ -115,39 +135,71 @@ export class TeamService {
     },
   ) {}
 
-  /** Adds a person with a role; their e-mail must not be an account's or any account's member already. */
+  /**
+   * Invites a person with a role. Only this account is consulted: whether the e-mail is known elsewhere (another
+   * account's owner, member or invitation) changes nothing in the answer; it is decided at acceptance.
+   */
   async invite(caller: AccountCaller, email: string, role: string): Promise<IssuedInvitation> {
     const e = requireEmail("email", email.trim());
     const r = requireRole("role", role);
-    if ((await this.d.accounts.byEmail(e)) || (await this.d.members.byEmail(e)))
-      throw new DomainError("already_exists", `${e} is already a member of an account`);
+    const [account, member, pending] = await Promise.all([
+      this.d.accounts.byId(caller.accountId),
+      this.d.members.byEmail(e),
+      this.d.invitations.byEmail(caller.accountId, e),
+    ]);
+    if (account?.email.toLowerCase() === e.toLowerCase())
+      throw new DomainError("already_exists", `${e} is this account's owner`);
+    if (member?.accountId === caller.accountId)
+      throw new DomainError("already_exists", `${e} is already a member of this account`);
+    const invited = (id: string) =>
+      new DomainError(
+        "already_exists",
+        `${e} is already invited to this account: issue a new link with POST /v1/account/members/${id}/password_reset`,
+      );
+    if (pending) throw invited(pending.invitationId);
     const invitationCode = newSecret(INVITATION_PREFIX);
     const now = this.d.clock.now();
-    const m: MemberRecord = {
-      memberId: newId(),
+    const i: InvitationRecord = {
+      invitationId: newId(),
       accountId: caller.accountId,
       email: e,
       role: r,
-      passwordHash: null,
-      invitationHash: hashSecret(invitationCode),
-      invitationExpiresAt: now + INVITATION_TTL_MS,
+      codeHash: hashSecret(invitationCode),
+      expiresAt: now + INVITATION_TTL_MS,
       createdAt: now,
-      joinedAt: null,
     };
-    await this.d.audit.within(caller, "member.invited", m.memberId, (tx) => tx.members.insert(m), { role: r });
-    return { member: memberView(m), invitationCode, expiresAt: m.invitationExpiresAt! };
+    const insert = async (tx: TeamRepos) => {
+      // Of two invitations of one e-mail at once, the second finds the first: undone, answered as above.
+      if (!(await tx.invitations.insert(i)))
+        throw invited((await tx.invitations.byEmail(caller.accountId, e))?.invitationId ?? "{member_id}");
+    };
+    await this.d.audit.within(caller, "member.invited", i.invitationId, insert, { role: r });
+    return { member: invitedView(i), invitationCode, expiresAt: i.expiresAt };
   }
 
-  /** The owner first, then the members by e-mail. */
+  /** The owner first, then the members and the pending invitations by e-mail. */
   async list(caller: AccountCaller): Promise<MemberView[]> {
-    const account = await this.d.accounts.byId(caller.accountId);
-    const members = await this.d.members.listForAccount(caller.accountId);
-    return [...(account ? [ownerView(account)] : []), ...members.map(memberView)];
+    const [account, members, pending] = await Promise.all([
+      this.d.accounts.byId(caller.accountId),
+      this.d.members.listForAccount(caller.accountId),
+      this.d.invitations.listForAccount(caller.accountId),
+    ]);
+    const people = [...members.map(memberView), ...pending.map(invitedView)];
+    people.sort((x, y) => compareEmails(x.email, y.email));
+    return [...(account ? [ownerView(account)] : []), ...people];
   }
 
   /** Changes a member's role; the owner's cannot change, and nobody changes their own. */
   async setRole(caller: AccountCaller, memberId: string, role: string): Promise<MemberView> {
     const m = await this.member(caller, memberId);
+    if (!("memberId" in m)) {
+      const next = { ...m, role: requireRole("role", role) };
+      const audit = { from: m.role, to: next.role };
+      const change = (tx: TeamRepos) => tx.invitations.update(next);
+      if (!(await this.d.audit.within(caller, "member.updated", m.invitationId, change, audit)))
+        throw notFound(`member ${memberId}`);
+      return invitedView(next);
+    }
     if (m.memberId === caller.memberId) throw permissionDenied("you cannot change your own role");
     const next = { ...m, role: requireRole("role", role) };
     const audit = { from: m.role, to: next.role };
@@ -159,6 +211,13 @@ export class TeamService {
   /** Removes a member; the owner cannot be removed, and nobody removes themself. */
   async remove(caller: AccountCaller, memberId: string): Promise<void> {
     const m = await this.member(caller, memberId);
+    if (!("memberId" in m)) {
+      // A pending invitation withdrawn: its code stops working; it held nothing else.
+      const gone = (tx: TeamRepos) => tx.invitations.remove(caller.accountId, m.invitationId);
+      if (!(await this.d.audit.within(caller, "member.removed", m.invitationId, gone)))
+        throw notFound(`member ${memberId}`);
+      return;
+    }
     if (m.memberId === caller.memberId) throw permissionDenied("you cannot remove yourself");
     const gone = (tx: TeamRepos) => tx.members.remove(caller.accountId, m.memberId);
     if (!(await this.d.audit.within(caller, "member.removed", m.memberId, gone))) throw notFound(`member ${memberId}`);
@@ -172,6 +231,13 @@ export class TeamService {
    */
   async issuePasswordReset(caller: AccountCaller, memberId: string): Promise<IssuedInvitation> {
     const m = await this.member(caller, memberId);
+    if (!("memberId" in m)) {
+      // A pending invitation gets a new code and a new week; the old code stops.
+      const code = newSecret(INVITATION_PREFIX);
+      const next = { ...m, codeHash: hashSecret(code), expiresAt: this.d.clock.now() + INVITATION_TTL_MS };
+      if (!(await this.d.invitations.update(next))) throw notFound(`member ${memberId}`);
+      return { member: invitedView(next), invitationCode: code, expiresAt: next.expiresAt };
+    }
     if (m.memberId === caller.memberId)
       throw permissionDenied("change your own password with your current one (POST /v1/account/password)");
     const invitationCode = newSecret(INVITATION_PREFIX);
@@ -189,13 +255,13 @@ export class TeamService {
     requireText("invitation_code", invitationCode);
     requirePassword("password", password);
     const hash = hashSecret(invitationCode);
-    const m = invitationCode.length <= 512 ? await this.d.members.byInvitation(hash) : undefined;
+    const invalid = invitationInvalid();
+    if (invitationCode.length > 512) throw invalid;
+    const joined = await acceptPending(this.d, hash, () => hashPassword(password));
+    if (joined) return memberView(joined);
+    // Else a member's password-reset link (kept on the member).
+    const m = await this.d.members.byInvitation(hash);
     const now = this.d.clock.now();
-    const invalid = new DomainError(
-      "unauthenticated",
-      "the invitation is not valid: it was used already, or has expired",
-      { reason: "InvitationInvalidError" },
-    );
     if (!m?.invitationHash || !sameHash(m.invitationHash, hash) || (m.invitationExpiresAt ?? 0) <= now) throw invalid;
     // One statement that uses the invitation up: of two uses racing, only one finds it still there.
     if (!(await this.d.members.acceptInvitation(hash, await hashPassword(password), now))) throw invalid;
@@ -214,7 +280,8 @@ export class TeamService {
     const account = await this.d.accounts.byId(caller.accountId);
     if (!account) throw notFound("account");
     const isOwner = caller.memberId === account.accountId;
-    const m = isOwner ? undefined : await this.member(caller, caller.memberId);
+    const m = isOwner ? undefined : await this.d.members.byId(caller.accountId, caller.memberId);
+    if (!isOwner && !m) throw notFound(`member ${caller.memberId}`);
     const stored = isOwner ? account.passwordHash : m!.passwordHash;
     if (!stored || !(current.length <= MAX_PASSWORD && (await verifyPassword(current, stored))))
       throw invalidArgument("current_password", "is not your current password");
@@ -228,12 +295,16 @@ export class TeamService {
   async isPersonOf(accountId: string, email: string): Promise<boolean> {
     const account = await this.d.accounts.byId(accountId);
     if (account && account.email.toLowerCase() === email.toLowerCase()) return true;
-    return (await this.d.members.byEmail(email))?.accountId === accountId;
+    if ((await this.d.members.byEmail(email))?.accountId === accountId) return true;
+    return (await this.d.invitations.byEmail(accountId, email)) !== undefined;
   }
 
-  private async member(caller: AccountCaller, memberId: string): Promise<MemberRecord> {
+  /** The account's member, or its pending invitation (listed as an invited member, under the same kind of id). */
+  private async member(caller: AccountCaller, memberId: string): Promise<MemberRecord | InvitationRecord> {
     if (memberId === caller.accountId) throw permissionDenied("the account's owner cannot be changed or removed");
-    const m = await this.d.members.byId(caller.accountId, requireUuid("member_id", memberId));
+    const id = requireUuid("member_id", memberId);
+    const m =
+      (await this.d.members.byId(caller.accountId, id)) ?? (await this.d.invitations.byId(caller.accountId, id));
     if (!m) throw notFound(`member ${memberId}`);
     return m;
   }

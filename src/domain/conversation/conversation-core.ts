@@ -30,7 +30,7 @@ export interface ConversationServiceDeps {
   agent: Agent;
   clock: Clock;
   idleCloseSeconds: number;
-  /** Where committed changes are hinted to watchers. */
+  /** Where watchers hear that the event log advanced (the store announces every append). */
   events: ConversationEvents;
   /** The event log watchers read (the store's). */
   history: WatchDeps["history"];
@@ -48,7 +48,7 @@ export interface ConversationServiceDeps {
 
 /**
  * What the conversation use cases share: their dependencies, this instance's caches, the keyed-write memory, and
- * the unit of work every change goes through (written, its events recorded, then published to watchers).
+ * the unit of work every change goes through (written with its events; the store announces them once committed).
  */
 export class ConversationCore {
   /** Who each recently read conversation belongs to (immutable facts), so a page read is one query. */
@@ -79,7 +79,7 @@ export class ConversationCore {
     }
   }
 
-  /** Appends a message and records its events in one unit of work; publishes it to watchers once committed. */
+  /** Appends a message and records its events in one unit of work (the store announces them once committed). */
   async append(
     accountId: string,
     conversationId: string,
@@ -108,13 +108,10 @@ export class ConversationCore {
       },
       { rowLocks: true },
     );
-    this.d.log.committed();
-    // Hinted after the transaction committed (the events channel waits for its fsync); watchers read the log.
-    this.d.events.publish({ accountId, conversationId });
     return r;
   }
 
-  /** Writes a change of state and its event (when `type` is given) in one unit of work, then publishes it. */
+  /** Writes a change of state and its event (when `type` is given) in one unit of work. */
   async change(
     conv: ConversationRecord,
     type: EventType | undefined,
@@ -134,9 +131,6 @@ export class ConversationCore {
       },
       { rowLocks: true },
     );
-    if (!type) return this.summary(after);
-    this.d.log.committed();
-    this.d.events.publish({ accountId: after.accountId, conversationId: after.conversationId });
     return this.summary(after);
   }
 

@@ -12,9 +12,9 @@ export interface ConversationSummary {
 }
 
 /**
- * A hint that a change of a conversation was committed (and recorded in its account's event log). It carries no
- * content: a watcher reads the log from its own position, so a hint that arrives late, twice, out of order or not
- * at all cannot make it skip or repeat anything.
+ * A hint that an account's event log advanced, for one of its conversations ("" for the account's own events). It
+ * carries no content: a watcher reads the log from its own position, so a hint that arrives late, twice, out of
+ * order or not at all cannot make it skip or repeat anything.
  */
 export interface ConversationEvent {
   accountId: string;
@@ -32,12 +32,10 @@ export interface EventListener {
 }
 
 /**
- * The live-update port: the domain publishes hints after its commits, watchers subscribe. An in-process
- * implementation serves one instance; one over a shared channel (PostgreSQL LISTEN/NOTIFY) serves several.
+ * Where watchers subscribe. Hints follow from the event log alone: the store announces every append after its
+ * commit (on PostgreSQL, to every instance), and nothing else publishes them (webhook/log-feed.ts).
  */
 export interface ConversationEvents {
-  /** Tells the conversation's and its account's listeners; call only after the write committed. */
-  publish(event: ConversationEvent): void;
   /** Starts telling the listener of its topic's changes; the returned function stops it. */
   subscribe(topic: EventTopic, listener: EventListener): () => void;
 }

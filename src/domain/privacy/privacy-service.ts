@@ -79,7 +79,6 @@ export class PrivacyService {
       });
       return { result, ids: erased.conversationIds };
     });
-    this.d.log.committed();
     this.d.forget(r.ids);
     return r.result;
   }

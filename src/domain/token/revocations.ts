@@ -35,7 +35,7 @@ export class Revocations {
   async revoke(scope: RevocationScope, who?: AuditActor): Promise<number> {
     const log = this.d.log;
     if (!log) return this.d.refreshTokens.revoke(scope, this.d.clock.now());
-    const revoked = await this.d.transaction(async (tx) => {
+    return this.d.transaction(async (tx) => {
       const n = await tx.refreshTokens.revoke(scope, this.d.clock.now());
       // The customer's user_id stays out of the audit log (it would outlive their erasure): only that one was named.
       const details = { chatbot_id: scope.chatbotId ?? "", by_user_id: scope.userId ? "yes" : "no", revoked: n };
@@ -48,7 +48,5 @@ export class Revocations {
       ]);
       return n;
     });
-    log.committed();
-    return revoked;
   }
 }

@@ -3,6 +3,7 @@ import type { Clock } from "../clock.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../idempotency/keys.js";
 import type { Store } from "../store.js";
 import type { EventLog } from "./event-log.js";
+import type { LogFeed } from "./log-feed.js";
 import type { ClaimedDelivery, EventRecord } from "./repository.js";
 import { nextAttempt } from "./retry.js";
 import { secretBinding } from "./webhook-service.js";
@@ -39,6 +40,8 @@ export interface DispatchSettings {
   pollMs: number;
   /** Deliveries in flight at once (each conversation's in order; a slow endpoint holds only its own). */
   batch: number;
+  /** Of those, deliveries to one endpoint: a stuck endpoint holds at most these slots, the rest serve the others. */
+  perEndpoint: number;
   /** Events older than this are pruned (once none of their deliveries is pending). */
   retentionMs: number;
 }
@@ -47,6 +50,8 @@ export interface DispatchSettings {
 export interface DispatcherDeps {
   store: Pick<Store, "webhooks" | "events" | "transaction" | "durable" | "idempotency">;
   log: EventLog;
+  /** Where appends to event logs are announced (this instance's and the others'): new deliveries may be due. */
+  feed: Pick<LogFeed, "onAdvanced">;
   clock: Clock;
   sealer: Sealer;
   send: Send;
@@ -65,8 +70,9 @@ const PRUNE_BATCH = 1000;
  * Delivers the outbox off the request path: claims due deliveries (one instance each, in order per conversation),
  * posts them signed, records each attempt and schedules the next with back-off and jitter, disables an endpoint
  * failing for long (recording `webhook_endpoint.disabled`), and prunes the log past its retention (and expired
- * idempotency keys). Attempts run side by side: a slow one holds its slot and its conversation, not the others;
- * their claims are renewed while they run, so a dead instance's claims lapse within one lease.
+ * idempotency keys). Attempts run side by side: a slow one holds its slot and its conversation, not the others, and
+ * one endpoint holds at most its share of the slots; their claims are renewed while they run, so a dead instance's
+ * claims lapse within one lease.
  */
 export class Dispatcher {
   private running = false;
@@ -86,7 +92,7 @@ export class Dispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.stopWatching = this.d.log.onCommitted(() => this.nudge());
+    this.stopWatching = this.d.feed.onAdvanced(() => this.nudge());
     this.renewing = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.d.settings.leaseMs / 3)));
     this.renewing.unref();
     this.loop = this.run();
@@ -121,9 +127,8 @@ export class Dispatcher {
     }
     const free = this.d.settings.batch - this.inFlight.size;
     if (free <= 0) return [];
-    const claimed = await this.d.store.webhooks.claim(now, now + this.d.settings.leaseMs, free, [
-      ...this.inFlight.keys(),
-    ]);
+    const { leaseMs, perEndpoint } = this.d.settings;
+    const claimed = await this.d.store.webhooks.claim(now, now + leaseMs, free, perEndpoint, [...this.inFlight.keys()]);
     // An event goes out only once its change is on disk (group commit acknowledges before the fsync): a receiver
     // never hears of a change that a power loss could still take back.
     if (claimed.length > 0) await this.d.store.durable();
@@ -216,14 +221,12 @@ export class Dispatcher {
   }
 
   private async disableIfFailingLong(endpointId: string, now: number): Promise<void> {
-    const disabled = await this.d.store.transaction(async (tx) => {
+    await this.d.store.transaction(async (tx) => {
       const e = await tx.webhooks.endpoint(endpointId);
-      if (!e?.enabled || e.failingSince === null || now - e.failingSince < this.d.settings.disableAfterMs) return false;
+      if (!e?.enabled || e.failingSince === null || now - e.failingSince < this.d.settings.disableAfterMs) return;
       const reason = `every delivery failed since ${new Date(e.failingSince).toISOString()}: disabled by the service`;
       await tx.webhooks.updateEndpoint({ ...e, enabled: false, disabledReason: reason });
       await this.d.log.record(tx, e.accountId, [{ type: "webhook_endpoint.disabled", data: { endpointId, reason } }]);
-      return true;
     });
-    if (disabled) this.d.log.committed();
   }
 }

@@ -12,11 +12,10 @@ export interface EventInput {
 /**
  * The outbox: events are recorded inside the unit of work of the change they describe, with a delivery for each
  * enabled endpoint of the account that wants them, so an event (and its deliveries) exists exactly when its change
- * was committed. `committed()` then wakes the dispatcher.
+ * was committed. The store announces each append after its commit (Store.onLogAdvanced): that wakes the
+ * dispatchers and the watchers of every instance, so no writer tells anyone by hand.
  */
 export class EventLog {
-  private readonly listeners = new Set<() => void>();
-
   constructor(private readonly clock: Clock) {}
 
   /** Records the account's events in the open unit of work `tx`, in the order given. */
@@ -43,16 +42,5 @@ export class EventLog {
           .map((x) => ({ deliveryId: newId(), endpointId: x.endpointId })),
       })),
     );
-  }
-
-  /** Tells the dispatchers of this process that new deliveries may be due (call after the commit). */
-  committed(): void {
-    for (const l of this.listeners) l();
-  }
-
-  /** Calls `l` after each commit that recorded events; returns a function that stops it. */
-  onCommitted(l: () => void): () => void {
-    this.listeners.add(l);
-    return () => this.listeners.delete(l);
   }
 }

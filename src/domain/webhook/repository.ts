@@ -142,10 +142,18 @@ export interface WebhookRepository {
   /**
    * Claims up to `limit` due deliveries of enabled endpoints until `leaseUntil`: of each endpoint's deliveries with
    * one order key, only the oldest pending one, so they arrive in order. Dispatchers on other instances skip what
-   * this one claimed; `skip` names deliveries the caller is attempting already. Claiming counts an attempt
-   * (`attempts` of the answer includes it).
+   * this one claimed; `skip` names deliveries the caller is attempting already. The caller holds at most
+   * `perEndpoint` deliveries of one endpoint, those in `skip` included: an endpoint at its share is passed over, so
+   * its slow attempts cannot take every slot (a call may answer fewer than `limit` while others are due: call again
+   * while it answers some). Claiming counts an attempt (`attempts` of the answer includes it).
    */
-  claim(now: number, leaseUntil: number, limit: number, skip?: readonly string[]): Promise<ClaimedDelivery[]>;
+  claim(
+    now: number,
+    leaseUntil: number,
+    limit: number,
+    perEndpoint: number,
+    skip?: readonly string[],
+  ): Promise<ClaimedDelivery[]>;
   /**
    * Extends the claims of deliveries still being attempted (their holder is alive). A holder that dies stops
    * renewing: its claims lapse within one lease and another dispatcher takes them.

@@ -18,6 +18,8 @@ export class Handover {
   constructor(
     private readonly view: ChatView,
     private readonly chatbotName: string,
+    /** The assistant's name in the header (the chatbot's unless its appearance names it). */
+    private readonly agentName = chatbotName,
   ) {}
 
   /** A message is shown (for where the next line goes). */
@@ -37,7 +39,7 @@ export class Handover {
     this.current = c;
     const person = this.person(c);
     if (person) this.view.setAnswerer(person, `Support team · ${this.chatbotName}`);
-    else this.view.setAnswerer(this.chatbotName, "AI assistant");
+    else this.view.setAnswerer(this.agentName, "AI assistant");
     if (initial || !prev || prev.conversation_id !== c.conversation_id) return;
 
     const before = this.person(prev);

@@ -1,5 +1,7 @@
 import { ApiError, type ChatMessage, type ConversationState, FrameApi, SessionExpiredError } from "./api.js";
+import { applyAppearance } from "./appearance.js";
 import { Handover } from "./handover.js";
+import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
 import { TokenRefresher } from "./token-refresh.js";
 import { ChatView, type ReplyHandle } from "./view.js";
@@ -14,6 +16,8 @@ interface FrameSettings {
   allowedOrigins: string[];
   refreshTimeoutMs: number;
   chatbotName: string;
+  /** The assistant's name in the header: the chatbot's, or the one its appearance sets. */
+  agentName: string;
 }
 
 function settings(root: HTMLElement): FrameSettings {
@@ -28,6 +32,7 @@ function settings(root: HTMLElement): FrameSettings {
     allowedOrigins,
     refreshTimeoutMs: Number(root.dataset.refreshTimeoutMs) || 10_000,
     chatbotName: root.dataset.chatbotName ?? "",
+    agentName: root.dataset.agentName || root.dataset.chatbotName || "",
   };
 }
 
@@ -39,6 +44,7 @@ function sentence(text: string): string {
 function start(): void {
   const root = document.getElementById("chat") as HTMLElement;
   const cfg = settings(root);
+  applyAppearance(root);
   // Read the token (or launch code), then take it out of the address bar and history at once: from here on the token
   // lives in memory only.
   const params = new URLSearchParams(location.search);
@@ -58,11 +64,13 @@ function start(): void {
     if (expired) void resume();
   });
   const api = new FrameApi(cfg.apiBase, initialToken, refresher);
-  const handover = new Handover(view, cfg.chatbotName);
+  const handover = new Handover(view, cfg.chatbotName, cfg.agentName);
+  const host = new HostEvents(cfg.hostOrigin);
   const live = new LiveUpdates(api, {
     onConversation: (c) => handover.state(c),
     onMessage: (m) => {
       handover.message(m);
+      if (m.role && m.role !== "user") host.message(m.role);
       // The agent's answer to the message being sent can arrive live before the send call's own copy: it takes the
       // place of the reply being streamed, so it is never shown twice.
       if (inFlight && m.role === "assistant" && m.message_order === inFlight.userOrder + 1) inFlight.reply.finish(m);
@@ -235,6 +243,13 @@ function start(): void {
       ev.preventDefault();
       view.form.requestSubmit();
     }
+  });
+  // Escape asks a launcher around the frame to close it; the focus given to the frame goes to the message box.
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape") host.close();
+  });
+  window.addEventListener("focus", () => {
+    if (document.activeElement === document.body || document.activeElement === null) view.input.focus();
   });
   window.addEventListener("offline", () => {
     view.showNotice("offline", "You are offline. Messages can be sent again when you are back online.");

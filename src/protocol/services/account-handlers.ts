@@ -18,6 +18,7 @@ import type { TokenService } from "../../domain/token/token-service.js";
 import { auditedCaller } from "../audited.js";
 import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
+import { appearanceIn, appearanceOut } from "./appearance-mapping.js";
 import type { privacyHandlers } from "./privacy-handlers.js";
 
 const iso = (t: number | null): string => (t === null ? "" : isoTime(t));
@@ -49,6 +50,7 @@ function chatbot(c: ChatbotRecord): MessageInitShape<typeof ChatbotSchema> {
         : { kind: a.kind, baseUrl: a.baseUrl, model: a.model, hasApiKey: a.apiKeySealed !== null },
     active: c.active,
     createdAt: isoTime(c.createdAt),
+    appearance: appearanceOut(c.appearance),
   };
 }
 
@@ -151,6 +153,7 @@ export function accountHandlers(d: {
         req.allowedOrigins,
         req.knowledge.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
         req.agent,
+        appearanceIn(req.appearance),
       );
       return { data: chatbot(c) };
     },
@@ -166,6 +169,7 @@ export function accountHandlers(d: {
         allowedOrigins: req.allowedOrigins.length > 0 ? req.allowedOrigins : undefined,
         knowledge: req.knowledge?.snippets.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
         agent: req.agent,
+        appearance: appearanceIn(req.appearance),
       });
       return { data: chatbot(c) };
     },

@@ -11,8 +11,8 @@ export function pgChatbots(db: PgDb): ChatbotRepository {
       execute(
         db,
         "bot_insert",
-        "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, active, created_at) " +
-          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, appearance, active, " +
+          "created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         chatbotValues(c, bool),
       ),
     byId: (id) => first(db, "bot_by_id", "SELECT * FROM chatbots WHERE chatbot_id = $1", [id], toChatbot),
@@ -27,8 +27,8 @@ export function pgChatbots(db: PgDb): ChatbotRepository {
     update: async (c) =>
       (await db.count(
         "bot_update",
-        "UPDATE chatbots SET name = $1, allowed_origins = $2, knowledge = $3, agent = $4, active = $5 WHERE " +
-          "chatbot_id = $6 AND account_id = $7",
+        "UPDATE chatbots SET name = $1, allowed_origins = $2, knowledge = $3, agent = $4, appearance = $5, " +
+          "active = $6 WHERE chatbot_id = $7 AND account_id = $8",
         [...chatbotSettings(c, bool), c.chatbotId, c.accountId],
       )) > 0,
   };

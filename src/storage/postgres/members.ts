@@ -1,45 +1,43 @@
 import type { MemberRepository } from "../../domain/account/repository.js";
-import { memberUpdateValues, memberValues, toMember } from "../account-rows.js";
+import { type MemberRow, memberUpdateValues, toMember } from "../account-rows.js";
+import { memberValues } from "../invitation-rows.js";
 import type { PgDb } from "./db.js";
-import { all, execute, first } from "./query.js";
 
+const INSERT = `INSERT INTO members (member_id, account_id, email, role, password_hash, invitation_hash,
+    invitation_expires_at, created_at, joined_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
 /** Members of accounts in PostgreSQL; e-mails compare case-insensitively, as accounts' do. */
 export function pgMembers(db: PgDb): MemberRepository {
   return {
-    insert: (m) =>
-      execute(
-        db,
-        "member_insert",
-        `INSERT INTO members (member_id, account_id, email, role, password_hash, invitation_hash, invitation_expires_at,
-           created_at, joined_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        memberValues(m),
-      ),
-    byId: (accountId, memberId) =>
-      first(
-        db,
-        "member_by_id",
-        "SELECT * FROM members WHERE account_id = $1 AND member_id = $2",
-        [accountId, memberId],
-        toMember,
-      ),
-    byEmail: (email) =>
-      first(
-        db,
-        "member_by_email",
-        `SELECT * FROM members WHERE (lower(email) COLLATE "C") = lower($1)`,
-        [email],
-        toMember,
-      ),
-    byInvitation: (hash) =>
-      first(db, "member_by_invitation", "SELECT * FROM members WHERE invitation_hash = $1", [hash], toMember),
-    listForAccount: (accountId) =>
-      all(
-        db,
-        "member_list",
-        `SELECT * FROM members WHERE account_id = $1 ORDER BY lower(email) COLLATE "C"`,
-        [accountId],
-        toMember,
-      ),
+    insert: async (m) => void (await db.count("member_insert", INSERT, [...memberValues(m)])),
+    // The e-mail's unique index decides: of two accounts' invitations accepted at once, one person joins.
+    join: async (m) => (await db.count("member_join", `${INSERT} ON CONFLICT DO NOTHING`, [...memberValues(m)])) > 0,
+    byId: async (accountId, memberId) =>
+      (
+        await db.rows<MemberRow>("member_by_id", "SELECT * FROM members WHERE account_id = $1 AND member_id = $2", [
+          accountId,
+          memberId,
+        ])
+      ).map(toMember)[0],
+    byEmail: async (email) =>
+      (
+        await db.rows<MemberRow>(
+          "member_by_email",
+          `SELECT * FROM members WHERE (lower(email) COLLATE "C") = lower($1)`,
+          [email],
+        )
+      ).map(toMember)[0],
+    byInvitation: async (hash) =>
+      (
+        await db.rows<MemberRow>("member_by_invitation", "SELECT * FROM members WHERE invitation_hash = $1", [hash])
+      ).map(toMember)[0],
+    listForAccount: async (accountId) =>
+      (
+        await db.rows<MemberRow>(
+          "member_list",
+          `SELECT * FROM members WHERE account_id = $1 ORDER BY lower(email) COLLATE "C"`,
+          [accountId],
+        )
+      ).map(toMember),
     update: async (m) =>
       (await db.count(
         "member_update",

@@ -300,4 +300,29 @@ export const pgMigrations: PgMigration[] = [
         PRIMARY KEY (account_id, email)
       );`,
   },
+  {
+    version: 10,
+    // How a chatbot's frame looks (brand color, greeting, agent name, theme) and its team's office hours, as JSON.
+    sql: `ALTER TABLE chatbots ADD COLUMN appearance text NOT NULL DEFAULT '{}';`,
+  },
+  {
+    version: 11,
+    // Invitations: each account's own, one per (account, e-mail), apart from members (whose e-mail stays unique:
+    // sign-in finds a person by e-mail); pending members become invitations with the same id and code.
+    sql: `
+      CREATE TABLE invitations (
+        invitation_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        email text NOT NULL,
+        role text NOT NULL,
+        code_hash text NOT NULL UNIQUE,
+        expires_at bigint NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE UNIQUE INDEX invitations_account_email ON invitations (account_id, (lower(email) COLLATE "C"));
+      INSERT INTO invitations (invitation_id, account_id, email, role, code_hash, expires_at, created_at)
+        SELECT member_id, account_id, email, role, invitation_hash, coalesce(invitation_expires_at, 0), created_at
+          FROM members WHERE joined_at IS NULL AND invitation_hash IS NOT NULL;
+      DELETE FROM members WHERE joined_at IS NULL;`,
+  },
 ];

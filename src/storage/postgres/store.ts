@@ -1,8 +1,9 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { BulkLoader } from "../../domain/bulk.js";
-import type { ConversationEvents } from "../../domain/conversation/events.js";
-import type { Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
+import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
+import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
 import { pgAccounts } from "./accounts.js";
 import { pgApiKeys } from "./api-keys.js";
@@ -11,10 +12,11 @@ import { pgChatbots } from "./chatbots.js";
 import { pgContacts, pgConversations } from "./conversations.js";
 import { checkout, markUnprepared, PgRunner } from "./db.js";
 import { pgDemoSetup } from "./demo-setup.js";
-import { PgConversationEvents } from "./events.js";
 import { withAdvisoryLock } from "./exclusive.js";
 import { pgIdempotency } from "./idempotency.js";
+import { pgInvitations } from "./invitations.js";
 import { PgListener } from "./listen.js";
+import { listenForLogs } from "./log-channel.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
@@ -52,12 +54,17 @@ const MIGRATION_LOCK = 0x616961676e74; // "aiagnt"
 /** The storage port on PostgreSQL: a pool, named (prepared) statements, units of work on one pooled connection. */
 export class PgStore extends RepositoryMembers implements Store {
   private readonly db: PgRunner;
+  /** This process, in its announcements of appends (it hears its own through `advances`, right after the commit). */
+  private readonly origin: string;
+  private readonly advances: LogAdvances;
 
   constructor(
     readonly pool: pg.Pool,
     private readonly listenUrl: string,
     db: PgRunner = new PgRunner(pool),
   ) {
+    const origin = randomUUID();
+    const advances = new LogAdvances();
     super({
       accounts: pgAccounts(db),
       apiKeys: pgApiKeys(db),
@@ -69,20 +76,23 @@ export class PgStore extends RepositoryMembers implements Store {
       conversations: pgConversations(db),
       demoSetup: pgDemoSetup(db),
       members: pgMembers(db),
+      invitations: pgInvitations(db),
       profiles: pgProfiles(db),
-      events: pgEvents(db),
+      events: advances.announcing(pgEvents(db, origin)),
       webhooks: pgWebhooks(db),
       idempotency: pgIdempotency(db),
       audit: pgAudit(db),
       privacy: pgPrivacy(db),
     });
     this.db = db;
+    this.origin = origin;
+    this.advances = advances;
   }
 
   transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {
     // The repositories follow the unit of work of their async context, so `this` is the transaction's view too.
-    if (o?.rowLocks) return this.db.unit(() => fn(this));
-    return this.db.serializable(() => fn(this));
+    if (o?.rowLocks) return this.advances.around(() => this.db.unit(() => fn(this)));
+    return this.advances.around(() => this.db.serializable(() => fn(this)));
   }
 
   /** A commit is durable when PostgreSQL acknowledges it (synchronous_commit on). */
@@ -121,7 +131,7 @@ export class PgStore extends RepositoryMembers implements Store {
     return () => listener.close();
   }
 
-  /** Synthetic data is bulk-loaded into SQLite only (bench/seed/); the bench copies a seeded file into PostgreSQL. */
+  /** Synthetic data is bulk-loaded into SQLite only (`aiagent seed`); the benchmark copies a seeded file into PostgreSQL. */
   bulkLoader(): BulkLoader {
     throw new Error("the PostgreSQL back end has no bulk loader: seed a SQLite database instead");
   }
@@ -136,10 +146,19 @@ export class PgStore extends RepositoryMembers implements Store {
     return () => listener.close();
   }
 
-  async sharedEvents(local: ConversationEvents & { changedAll(): void; close(): void }): Promise<PgConversationEvents> {
-    const events = new PgConversationEvents(this.listenUrl, this.pool, local);
-    await events.start();
-    return events;
+  /** This process's appends after their commit; the other instances' over LISTEN/NOTIFY. */
+  async onLogAdvanced(advanced: LogAdvanced): Promise<() => void> {
+    const stopLocal = this.advances.listen(advanced);
+    try {
+      const stopShared = await listenForLogs(this.listenUrl, this.origin, advanced);
+      return () => {
+        stopLocal();
+        stopShared();
+      };
+    } catch (e) {
+      stopLocal();
+      throw e;
+    }
   }
 }
 
@@ -186,8 +205,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
         await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
         if (step === 0)
           await client.query(
-            "CREATE TABLE IF NOT EXISTS aiagent_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL " +
-              "DEFAULT now())",
+            "CREATE TABLE IF NOT EXISTS aiagent_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
           );
         const current = Number(
           (await client.query("SELECT coalesce(max(version), 0) AS v FROM aiagent_schema")).rows[0].v,

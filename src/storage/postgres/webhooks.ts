@@ -6,6 +6,7 @@ import type {
 } from "../../domain/webhook/repository.js";
 import { DELIVERY_COLUMNS, toDelivery, toEndpoint, toEvent } from "../webhook-rows.js";
 import type { PgDb } from "./db.js";
+import { LOG_CHANNEL, logPayload } from "./log-channel.js";
 
 type Row = Record<string, unknown>;
 const FROM = "FROM webhook_deliveries d JOIN events e ON e.account_id = d.account_id AND e.seq = d.event_seq";
@@ -14,6 +15,7 @@ const FROM = "FROM webhook_deliveries d JOIN events e ON e.account_id = d.accoun
  * An append of one account's events and their deliveries in one round trip. The account's counter row is updated
  * first and stays locked until the commit, so two writers of one account take their places in turn and a reader
  * never sees a later place before an earlier one. Arrays carry the rows; `nth` is an event's place in the append.
+ * The NOTIFY that tells the other instances is part of it, so they hear of the append only if it commits.
  */
 const APPEND = `WITH c AS (
     INSERT INTO event_counters (account_id, last_seq) VALUES ($1, $2)
@@ -30,10 +32,10 @@ const APPEND = `WITH c AS (
     FROM c CROSS JOIN unnest($8::text[], $9::text[], $10::int[]) AS y(delivery_id, endpoint_id, nth)
       JOIN e ON e.seq = c.last_seq - $2 + y.nth
   )
-  SELECT last_seq FROM c`;
+  SELECT last_seq, pg_notify($11, $12) FROM c`;
 
-/** The event log (see APPEND for how places are taken). */
-export function pgEvents(db: PgDb): EventRepository {
+/** The event log (see APPEND for how places are taken); `origin` names this process in its announcements. */
+export function pgEvents(db: PgDb, origin: string): EventRepository {
   return {
     append: async (items) => {
       const first = items[0];
@@ -71,6 +73,8 @@ export function pgEvents(db: PgDb): EventRepository {
         dl.id,
         dl.endpoint,
         dl.nth,
+        LOG_CHANNEL,
+        logPayload(origin, accountId, ev.key),
       ]);
       const last = Number(c!.last_seq);
       return items.map(({ event }, i) => ({ ...event, seq: last - items.length + 1 + i }));
@@ -168,22 +172,32 @@ export function pgWebhooks(db: PgDb): WebhookRepository {
         [at, id],
       )),
     // Of each endpoint's pending deliveries with one order key, only the oldest is due (they arrive in order); a
-    // delivery another instance is claiming is skipped, one it has claimed carries its lease.
+    // delivery another instance is claiming is skipped, one it has claimed carries its lease. `busy` counts the
+    // caller's attempts running per endpoint (from `skip`): an endpoint at its share is passed over before the limit
+    // is taken (a stuck endpoint's backlog cannot fill it); of the rows locked, each endpoint gets up to its share
+    // (the window is outside the locking query: PostgreSQL allows no FOR UPDATE beside one).
     // One statement takes the leases (atomic on its own, so no unit of work around it: the claim that finds nothing,
     // after every commit that recorded an event, costs one round trip instead of three). Claiming counts the attempt:
     // one cut short by a crash may have reached the endpoint.
-    claim: async (now, leaseUntil, limit, skip = []) => {
+    claim: async (now, leaseUntil, limit, perEndpoint, skip = []) => {
       const ids = await db.rows<{ delivery_id: string }>(
         "delivery_claim",
-        `UPDATE webhook_deliveries SET lease_until = $2, attempts = attempts + 1 WHERE delivery_id IN (
-             SELECT d.delivery_id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id
-             WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
-               AND w.enabled AND NOT (d.delivery_id = ANY($4))
-               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
-                 AND p.order_key = d.order_key AND p.status = 'pending' AND p.event_seq < d.event_seq)
-             ORDER BY d.next_attempt_at, d.event_seq LIMIT $3 FOR UPDATE OF d SKIP LOCKED)
-           RETURNING delivery_id`,
-        [now, leaseUntil, limit, skip],
+        `WITH busy AS (SELECT endpoint_id, count(*) AS n FROM webhook_deliveries WHERE delivery_id = ANY($4)
+                       GROUP BY endpoint_id),
+         due AS (SELECT d.delivery_id, d.endpoint_id, d.next_attempt_at, d.event_seq
+           FROM webhook_deliveries d JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id
+           WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
+             AND w.enabled AND NOT (d.delivery_id = ANY($4))
+             AND NOT EXISTS (SELECT 1 FROM busy b WHERE b.endpoint_id = d.endpoint_id AND b.n >= $5)
+             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
+               AND p.order_key = d.order_key AND p.status = 'pending' AND p.event_seq < d.event_seq)
+           ORDER BY d.next_attempt_at, d.event_seq LIMIT $3 FOR UPDATE OF d SKIP LOCKED),
+         picked AS (SELECT r.delivery_id FROM (SELECT due.*, row_number() OVER (PARTITION BY due.endpoint_id
+             ORDER BY due.next_attempt_at, due.event_seq) AS rank FROM due) r
+           LEFT JOIN busy b ON b.endpoint_id = r.endpoint_id WHERE r.rank + coalesce(b.n, 0) <= $5)
+         UPDATE webhook_deliveries SET lease_until = $2, attempts = attempts + 1
+         WHERE delivery_id IN (SELECT delivery_id FROM picked) RETURNING delivery_id`,
+        [now, leaseUntil, limit, skip, perEndpoint],
       );
       if (ids.length === 0) return [];
       const rows = await db.rows(

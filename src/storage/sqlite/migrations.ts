@@ -497,4 +497,34 @@ export const migrations: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 16,
+    name: "chatbots: how the frame looks (brand color, greeting, agent name, theme) and the team's office hours",
+    sql: `
+      ALTER TABLE chatbots ADD COLUMN appearance TEXT NOT NULL DEFAULT '{}';
+    `,
+  },
+  {
+    version: 17,
+    name: "invitations: each account's own, apart from members, so one account's invitation blocks no other's",
+    sql: `
+      -- One pending invitation per (account, e-mail); whether the e-mail is a person of another account is decided
+      -- when it is accepted (members keep their global unique e-mail: sign-in finds a person by e-mail).
+      CREATE TABLE invitations (
+        invitation_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        email TEXT NOT NULL COLLATE NOCASE,
+        role TEXT NOT NULL,
+        code_hash TEXT NOT NULL UNIQUE,
+        expires_at INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (account_id, email)
+      ) STRICT;
+      -- Pending members become invitations with the same id and code; members are then only people who joined.
+      INSERT INTO invitations (invitation_id, account_id, email, role, code_hash, expires_at, created_at)
+        SELECT member_id, account_id, email, role, invitation_hash, coalesce(invitation_expires_at, 0), created_at
+          FROM members WHERE joined_at IS NULL AND invitation_hash IS NOT NULL;
+      DELETE FROM members WHERE joined_at IS NULL;
+    `,
+  },
 ];

@@ -7,6 +7,7 @@ import { sqliteContacts } from "./repos/contacts.js";
 import { sqliteConversations } from "./repos/conversations.js";
 import { sqliteDemoSetup } from "./repos/demo-setup.js";
 import { sqliteIdempotency } from "./repos/idempotency.js";
+import { sqliteInvitations } from "./repos/invitations.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
 import { sqlitePrivacy } from "./repos/privacy.js";
@@ -28,6 +29,7 @@ export function sqliteRepositories(db: Db) {
     conversations: sqliteConversations(db),
     demoSetup: sqliteDemoSetup(db),
     members: sqliteMembers(db),
+    invitations: sqliteInvitations(db),
     profiles: sqliteProfiles(db),
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),

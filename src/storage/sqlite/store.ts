@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { ConversationEvents } from "../../domain/conversation/events.js";
-import type { Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
+import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
+import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
 import { asyncRepository } from "../sync.js";
 import { SqliteBulkLoader } from "./bulk.js";
@@ -35,15 +35,21 @@ export class SqliteStore extends RepositoryMembers implements Store {
   /** Marks the async context of the unit of work holding the mutex: a call from inside it must not wait for it. */
   private readonly unit = new AsyncLocalStorage<SqliteStore>();
   private readonly waiting: (() => void)[] = [];
+  /** Appends to the event log, announced after their commit. */
+  private readonly advances: LogAdvances;
 
   constructor(
     readonly db: Db,
     private readonly walSync?: WalSync,
   ) {
     const sync = sqliteRepositories(db);
-    // Called only once constructed: a call from outside a unit of work waits for the one holding the mutex.
-    super(wrapAll(sync, (fn) => (this.held && this.unit.getStore() !== this ? this.locked(fn) : attempt(fn))));
-    this.inside = wrapAll(sync, (fn) => attempt(fn));
+    const advances = new LogAdvances();
+    const outside = wrapAll(sync, (fn) => (this.held && this.unit.getStore() !== this ? this.locked(fn) : attempt(fn)));
+    // The outside view is called only once constructed: a call from outside a unit of work waits for the mutex.
+    super({ ...outside, events: advances.announcing(outside.events) });
+    this.advances = advances;
+    const inside = wrapAll(sync, (fn) => attempt(fn));
+    this.inside = { ...inside, events: advances.announcing(inside.events) };
     this.probe = readinessProbe(db);
   }
 
@@ -51,6 +57,10 @@ export class SqliteStore extends RepositoryMembers implements Store {
   async transaction<T>(fn: (tx: Repositories) => Promise<T>, _o?: UnitOptions): Promise<T> {
     // A unit of work inside another joins it (better-sqlite3 has no nested BEGIN; the outer one commits all).
     if (this.unit.getStore() === this) return fn(this.inside);
+    return this.advances.around(() => this.serial(fn));
+  }
+
+  private async serial<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     await this.acquire();
     try {
       // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
@@ -99,11 +109,9 @@ export class SqliteStore extends RepositoryMembers implements Store {
     }
   }
 
-  /**
-   * SQLite serves one instance (several run on PostgreSQL), so its own watchers are all there are: nothing to relay.
-   */
-  async sharedEvents(local: ConversationEvents & { close(): void }): Promise<ConversationEvents & { close(): void }> {
-    return local;
+  /** SQLite serves one instance (several run on PostgreSQL): its own commits are all there is to hear of. */
+  async onLogAdvanced(advanced: LogAdvanced): Promise<() => void> {
+    return this.advances.listen(advanced);
   }
 
   /**
@@ -200,6 +208,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     conversations: asyncRepository(sync.conversations, run),
     demoSetup: asyncRepository(sync.demoSetup, run),
     members: asyncRepository(sync.members, run),
+    invitations: asyncRepository(sync.invitations, run),
     profiles: asyncRepository(sync.profiles, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),

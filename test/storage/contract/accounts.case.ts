@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
 import { newId } from "../../../src/domain/ids.js";
 import type { Harness } from "./harness.js";
 
@@ -151,6 +152,7 @@ export function accountCases(h: () => Harness) {
         allowedOrigins: ["https://shop.example", "https://www.shop.example"],
         knowledge: [{ title: "Returns", url: "https://shop.example/r", snippet: "30 days" }],
         agent: { kind: "built_in" as const },
+        appearance: DEFAULT_APPEARANCE,
         active: true,
         createdAt: 7,
       };
@@ -164,6 +166,13 @@ export function accountCases(h: () => Harness) {
         allowedOrigins: ["https://a.example"],
         knowledge: [],
         agent: { kind: "openai_compatible" as const, baseUrl: "https://llm.example/v1", model: "m", apiKeySealed: "s" },
+        appearance: {
+          brandColor: "#0a7d3b",
+          greeting: "Hello!\nAsk us anything.",
+          agentName: "Ava",
+          theme: "dark" as const,
+          officeHours: { timeZone: "Europe/Berlin", intervals: [{ weekday: 1, open: "09:00", close: "17:00" }] },
+        },
         active: false,
       };
       expect(await store.chatbots.update({ ...change, accountId: b })).toBe(false);
@@ -191,6 +200,7 @@ export function accountCases(h: () => Harness) {
         allowedOrigins: [],
         knowledge: [],
         agent: { kind: "built_in" },
+        appearance: DEFAULT_APPEARANCE,
         active: true,
         createdAt: 1,
       });

@@ -5,6 +5,8 @@ import { conversationCases } from "./conversations.case.js";
 import { eventCases } from "./events.case.js";
 import { backends, type Harness } from "./harness.js";
 import { idempotencyCases } from "./idempotency.case.js";
+import { invitationCases } from "./invitations.case.js";
+import { logAdvanceCases } from "./log-advances.case.js";
 import { memberCases } from "./members.case.js";
 import { privacyCases } from "./privacy.case.js";
 import { profileCases } from "./profiles.case.js";
@@ -31,6 +33,7 @@ for (const backend of backends) {
     const h = () => harness!;
     accountCases(h);
     memberCases(h);
+    invitationCases(h);
     profileCases(h);
     tokenCases(h);
     sessionCases(h);
@@ -38,6 +41,7 @@ for (const backend of backends) {
     contactCases(h);
     transactionCases(h);
     eventCases(h);
+    logAdvanceCases(h);
     idempotencyCases(h);
     privacyCases(h);
   });

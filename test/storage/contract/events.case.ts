@@ -106,12 +106,12 @@ export function eventCases(h: () => Harness) {
         deliveries: [{ deliveryId: newId(), endpointId: ep.endpointId }],
       });
       await store.events.append([d("c1", 10), d("c1", 11), d("c2", 12)]);
-      const claimed = await store.webhooks.claim(100, 1000, 10);
+      const claimed = await store.webhooks.claim(100, 1000, 10, 10);
       expect(claimed.map((c) => c.event.seq).sort()).toEqual([1, 3]);
       expect(claimed[0]!.url).toBe(ep.url);
       expect(claimed[0]!.secretSealed).toBe("sealed");
       // Claimed: not claimed again (by this or another dispatcher) before the lease ends.
-      expect(await store.webhooks.claim(100, 1000, 10)).toEqual([]);
+      expect(await store.webhooks.claim(100, 1000, 10, 10)).toEqual([]);
       const c1 = claimed.find((c) => c.event.seq === 1)!;
       await store.webhooks.attempted(c1.delivery.deliveryId, ep.endpointId, {
         at: 101,
@@ -122,8 +122,8 @@ export function eventCases(h: () => Harness) {
       });
       expect((await store.webhooks.endpoint(ep.endpointId))!.failingSince).toBe(101);
       // Failed and due later: the next one of c1 still waits behind it.
-      expect(await store.webhooks.claim(150, 1000, 10)).toEqual([]);
-      const again = await store.webhooks.claim(200, 1000, 10);
+      expect(await store.webhooks.claim(150, 1000, 10, 10)).toEqual([]);
+      const again = await store.webhooks.claim(200, 1000, 10, 10);
       // Claiming counts the attempt: from then it may reach the endpoint, even if its holder dies.
       expect(again.map((c) => [c.event.seq, c.delivery.attempts])).toEqual([[1, 2]]);
       await store.webhooks.attempted(c1.delivery.deliveryId, ep.endpointId, {
@@ -134,7 +134,7 @@ export function eventCases(h: () => Harness) {
         nextAttemptAt: null,
       });
       expect((await store.webhooks.endpoint(ep.endpointId))!.failingSince).toBeNull();
-      expect((await store.webhooks.claim(202, 1000, 10)).map((c) => c.event.seq)).toEqual([2]);
+      expect((await store.webhooks.claim(202, 1000, 10, 10)).map((c) => c.event.seq)).toEqual([2]);
       const listed = await store.webhooks.deliveries(ep.endpointId, 10, "delivered");
       expect(listed.map((x) => [x.eventSeq, x.attempts, x.lastResponseCode, x.status])).toEqual([
         [1, 2, 204, "delivered"],
@@ -142,8 +142,8 @@ export function eventCases(h: () => Harness) {
       // A renewed claim holds past its first lease; a lapsed one (a dispatcher that died mid-attempt) is claimable.
       const c3 = claimed.find((c) => c.event.seq === 3)!;
       await store.webhooks.renew([c3.delivery.deliveryId], 2500);
-      expect((await store.webhooks.claim(2000, 3000, 10)).map((c) => c.event.seq)).toEqual([2]);
-      const lapsed = await store.webhooks.claim(2600, 3000, 10);
+      expect((await store.webhooks.claim(2000, 3000, 10, 10)).map((c) => c.event.seq)).toEqual([2]);
+      const lapsed = await store.webhooks.claim(2600, 3000, 10, 10);
       expect(lapsed.map((c) => [c.event.seq, c.delivery.attempts])).toEqual([[3, 2]]);
     });
 
@@ -157,10 +157,46 @@ export function eventCases(h: () => Harness) {
           deliveries: [{ deliveryId: newId(), endpointId: ep.endpointId }],
         })),
       );
-      const batches = await Promise.all(Array.from({ length: 4 }, () => store.webhooks.claim(100, 1000, 10)));
+      const batches = await Promise.all(Array.from({ length: 4 }, () => store.webhooks.claim(100, 1000, 10, 10)));
       const ids = batches.flat().map((c) => c.delivery.deliveryId);
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids.length).toBe(30);
+    });
+
+    it("an endpoint holds at most its share of a claimer's deliveries; another endpoint's is claimed", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const stuck = await endpoint(store, a.accountId);
+      const b = await account(store);
+      const other = await endpoint(store, b.accountId);
+      // Eight conversations of the stuck endpoint, all due before the other endpoint's one.
+      await store.events.append(
+        Array.from({ length: 8 }, (_, i) => ({
+          event: event(a.accountId, `c${i}`, i),
+          deliveries: [{ deliveryId: newId(), endpointId: stuck.endpointId }],
+        })),
+      );
+      await store.events.append([
+        { event: event(b.accountId, "b1", 9), deliveries: [{ deliveryId: newId(), endpointId: other.endpointId }] },
+      ]);
+      const first = await store.webhooks.claim(100, 1000, 4, 2);
+      expect(first.map((c) => c.delivery.endpointId)).toEqual([stuck.endpointId, stuck.endpointId]);
+      // Its two attempts still run: the stuck endpoint is at its share, so the other endpoint's delivery is claimed.
+      const running = first.map((c) => c.delivery.deliveryId);
+      const second = await store.webhooks.claim(100, 1000, 4, 2, running);
+      expect(second.map((c) => c.delivery.endpointId)).toEqual([other.endpointId]);
+      // One attempt done (released and rescheduled): the stuck endpoint gets one slot back, not more.
+      await store.webhooks.attempted(running[0]!, stuck.endpointId, {
+        at: 101,
+        responseCode: 0,
+        error: "timed out",
+        ok: false,
+        nextAttemptAt: 5000,
+      });
+      const third = await store.webhooks.claim(100, 1000, 4, 2, [running[1]!, second[0]!.delivery.deliveryId]);
+      expect(third.map((c) => c.delivery.endpointId)).toEqual([stuck.endpointId]);
+      // Another claimer (instance) has its own share.
+      expect(await store.webhooks.claim(100, 1000, 10, 2)).toHaveLength(2);
     });
 
     it("a disabled endpoint's deliveries wait; re-enabled, they go out; resend makes a delivered one pending", async () => {
@@ -171,9 +207,9 @@ export function eventCases(h: () => Harness) {
         { event: event(a.accountId, "c1", 1), deliveries: [{ deliveryId: newId(), endpointId: ep.endpointId }] },
       ]);
       await store.webhooks.updateEndpoint({ ...ep, enabled: false, disabledReason: "off" });
-      expect(await store.webhooks.claim(100, 1000, 10)).toEqual([]);
+      expect(await store.webhooks.claim(100, 1000, 10, 10)).toEqual([]);
       await store.webhooks.updateEndpoint({ ...ep, enabled: true });
-      const [c] = await store.webhooks.claim(100, 1000, 10);
+      const [c] = await store.webhooks.claim(100, 1000, 10, 10);
       expect(c!.event.eventId).toBe(e!.eventId);
       await store.webhooks.attempted(c!.delivery.deliveryId, ep.endpointId, {
         at: 101,
@@ -184,7 +220,7 @@ export function eventCases(h: () => Harness) {
       });
       await store.webhooks.resend(c!.delivery.deliveryId, 300);
       expect((await store.webhooks.delivery(c!.delivery.deliveryId))!.status).toBe("pending");
-      expect((await store.webhooks.claim(300, 1000, 10)).map((x) => x.delivery.deliveryId)).toEqual([
+      expect((await store.webhooks.claim(300, 1000, 10, 10)).map((x) => x.delivery.deliveryId)).toEqual([
         c!.delivery.deliveryId,
       ]);
     });

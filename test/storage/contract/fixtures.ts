@@ -1,3 +1,4 @@
+import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
 import type { MessageRecord, MessageRole } from "../../../src/domain/conversation/repository.js";
 import { messageEffect, NEW_CONVERSATION } from "../../../src/domain/conversation/rules.js";
 import { newId } from "../../../src/domain/ids.js";
@@ -21,6 +22,7 @@ export async function account(
     allowedOrigins: ["https://shop.example"],
     knowledge: [],
     agent: { kind: "built_in" },
+    appearance: DEFAULT_APPEARANCE,
     active: true,
     createdAt,
   });

@@ -44,6 +44,18 @@ export function memberCases(h: () => Harness) {
       expect((await store.members.byEmail("sam@shop.example"))?.accountId).toBe(a.accountId);
     });
 
+    it("joins a member unless the e-mail is a member of any account already, writing nothing then", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const first = member(a.accountId, "jo@shop.example", { invitationHash: null, joinedAt: 5 });
+      expect(await store.members.join(first)).toBe(true);
+      const second = member(b.accountId, "JO@shop.example", { invitationHash: null, joinedAt: 6 });
+      expect(await store.members.join(second)).toBe(false);
+      expect(await store.members.byId(b.accountId, second.memberId)).toBeUndefined();
+      expect(await store.members.byEmail("jo@shop.example")).toEqual(first);
+    });
+
     it("lists an account's members by e-mail, and only its own", async () => {
       const { store } = h();
       const a = await account(store);

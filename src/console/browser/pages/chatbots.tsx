@@ -47,6 +47,9 @@ export function ChatbotList() {
                 <Link href={`/chatbots/${c.chatbotId}/embed`} class="button">
                   Embed <span class="sr-only">{c.name}</span>
                 </Link>
+                <Link href={`/chatbots/${c.chatbotId}/appearance`} class="button">
+                  Appearance <span class="sr-only">of {c.name}</span>
+                </Link>
               </p>
             </li>
           ))}
@@ -124,7 +127,8 @@ function ChatbotForm({ chatbot }: { chatbot: Chatbot | undefined }) {
       <PageTitle>{chatbot ? `Edit ${chatbot.name}` : "New chatbot"}</PageTitle>
       {chatbot && (
         <p>
-          <Link href={`/chatbots/${chatbot.chatbotId}/embed`}>Embed this chatbot on your site</Link>
+          <Link href={`/chatbots/${chatbot.chatbotId}/embed`}>Embed this chatbot on your site</Link> ·{" "}
+          <Link href={`/chatbots/${chatbot.chatbotId}/appearance`}>Its appearance and office hours</Link>
         </p>
       )}
       <form class="card" onSubmit={submit}>

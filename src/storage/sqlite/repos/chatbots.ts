@@ -7,14 +7,14 @@ import type { Db } from "../database.js";
 /** Chatbots in SQLite; looked up on every frame call, so parsed rows are kept briefly in memory. */
 export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
   const insert = db.prepare(
-    "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, active, created_at) " +
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, appearance, active, " +
+      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const byId = db.prepare<[string], ChatbotRow>("SELECT * FROM chatbots WHERE chatbot_id = ?");
   const list = db.prepare<[string], ChatbotRow>("SELECT * FROM chatbots WHERE account_id = ? ORDER BY created_at");
   const update = db.prepare(
-    "UPDATE chatbots SET name = ?, allowed_origins = ?, knowledge = ?, agent = ?, active = ? WHERE chatbot_id = ? " +
-      "AND account_id = ?",
+    "UPDATE chatbots SET name = ?, allowed_origins = ?, knowledge = ?, agent = ?, appearance = ?, active = ? " +
+      "WHERE chatbot_id = ? AND account_id = ?",
   );
   // A short cache: chatbot settings change rarely, and a stale entry lives at most a second.
   const cache = new Map<string, { at: number; rec: ChatbotRecord | undefined }>();

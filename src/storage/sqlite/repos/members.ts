@@ -1,14 +1,16 @@
 import type { MemberRepository } from "../../../domain/account/repository.js";
-import { type MemberRow, memberUpdateValues, memberValues, toMember } from "../../account-rows.js";
+import { type MemberRow, memberUpdateValues, toMember } from "../../account-rows.js";
+import { memberValues } from "../../invitation-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
 /** Members of accounts in SQLite. */
 export function sqliteMembers(db: Db): Sync<MemberRepository> {
-  const insert = db.prepare(
-    `INSERT INTO members (member_id, account_id, email, role, password_hash, invitation_hash, invitation_expires_at,
-       created_at, joined_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const columns = `INSERT INTO members (member_id, account_id, email, role, password_hash, invitation_hash,
+       invitation_expires_at, created_at, joined_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  const insert = db.prepare(columns);
+  // The e-mail's unique index decides: of two accounts' invitations accepted at once, one person joins.
+  const join = db.prepare(`${columns} ON CONFLICT DO NOTHING`);
   const byId = db.prepare<[string, string], MemberRow>("SELECT * FROM members WHERE account_id = ? AND member_id = ?");
   const byEmail = db.prepare<[string], MemberRow>("SELECT * FROM members WHERE email = ?");
   const byInvitation = db.prepare<[string], MemberRow>("SELECT * FROM members WHERE invitation_hash = ?");
@@ -23,9 +25,8 @@ export function sqliteMembers(db: Db): Sync<MemberRepository> {
        WHERE invitation_hash = ? AND invitation_expires_at > ?`,
   );
   return {
-    insert: (m) => {
-      insert.run(...memberValues(m));
-    },
+    insert: (m) => void insert.run(...memberValues(m)),
+    join: (m) => join.run(...memberValues(m)).changes === 1,
     byId: (accountId, memberId) => {
       const r = byId.get(accountId, memberId);
       return r && toMember(r);

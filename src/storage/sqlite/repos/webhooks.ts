@@ -120,14 +120,25 @@ export function sqliteWebhooks(db: Db): Sync<WebhookRepository> {
   const resend = db.prepare(
     "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_until = NULL WHERE delivery_id = ?",
   );
-  // Of each endpoint's pending deliveries with one order key, only the oldest is due: they arrive in order.
-  const due = db.prepare<[number, number, number], { delivery_id: string }>(
-    `SELECT d.delivery_id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id
-     WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
-       AND w.enabled = 1
-       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
-         AND p.order_key = d.order_key AND p.status = 'pending' AND p.event_seq < d.event_seq)
-     ORDER BY d.next_attempt_at, d.event_seq LIMIT ?`,
+  // Of each endpoint's pending deliveries with one order key, only the oldest is due: they arrive in order. `busy`
+  // counts the caller's attempts running per endpoint (from `skip`, JSON): an endpoint at its share is passed over
+  // before the limit is taken (so a stuck endpoint's backlog cannot fill it), and of the rest each endpoint gets up
+  // to its share.
+  const due = db.prepare<[{ skip: string; now: number; perEndpoint: number; limit: number }], { delivery_id: string }>(
+    `WITH busy AS (SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
+                   WHERE delivery_id IN (SELECT value FROM json_each(@skip)) GROUP BY endpoint_id),
+     due AS (SELECT d.delivery_id, d.endpoint_id, d.next_attempt_at, d.event_seq
+       FROM webhook_deliveries d JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id
+       WHERE d.status = 'pending' AND d.next_attempt_at <= @now AND (d.lease_until IS NULL OR d.lease_until <= @now)
+         AND w.enabled = 1 AND d.delivery_id NOT IN (SELECT value FROM json_each(@skip))
+         AND NOT EXISTS (SELECT 1 FROM busy b WHERE b.endpoint_id = d.endpoint_id AND b.n >= @perEndpoint)
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
+           AND p.order_key = d.order_key AND p.status = 'pending' AND p.event_seq < d.event_seq)
+       ORDER BY d.next_attempt_at, d.event_seq LIMIT @limit),
+     ranked AS (SELECT due.*, row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at,
+       due.event_seq) AS rank FROM due)
+     SELECT r.delivery_id FROM ranked r LEFT JOIN busy b ON b.endpoint_id = r.endpoint_id
+     WHERE r.rank + coalesce(b.n, 0) <= @perEndpoint ORDER BY r.next_attempt_at, r.event_seq`,
   );
   const lease = db.prepare(
     "UPDATE webhook_deliveries SET lease_until = ?, attempts = attempts + 1 WHERE delivery_id = ?",
@@ -142,17 +153,15 @@ export function sqliteWebhooks(db: Db): Sync<WebhookRepository> {
     `SELECT ${DELIVERY_COLUMNS}, e.seq, e.type, e.order_key, e.data, e.created_at AS event_created_at, w.url, w.secret_sealed
      ${FROM} JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id WHERE d.delivery_id = ?`,
   );
-  const claim = db.transaction((now: number, leaseUntil: number, limit: number, skip: readonly string[]) =>
-    (skip.length === 0
-      ? due.all(now, now, limit)
-      : due
-          .all(now, now, limit + skip.length)
-          .filter((d) => !skip.includes(d.delivery_id))
-          .slice(0, limit)
-    ).map(({ delivery_id }): ClaimedDelivery => {
-      lease.run(leaseUntil, delivery_id);
-      return claimed(claimedRow.get(delivery_id)!);
-    }),
+  const claim = db.transaction(
+    (now: number, leaseUntil: number, limit: number, perEndpoint: number, skip: readonly string[]) => {
+      return due
+        .all({ skip: JSON.stringify(skip), now, perEndpoint, limit })
+        .map(({ delivery_id }): ClaimedDelivery => {
+          lease.run(leaseUntil, delivery_id);
+          return claimed(claimedRow.get(delivery_id)!);
+        });
+    },
   );
   const record = db.prepare(
     `UPDATE webhook_deliveries SET status = @status, last_response_code = @code,
@@ -194,7 +203,8 @@ export function sqliteWebhooks(db: Db): Sync<WebhookRepository> {
       return r && toDelivery(r);
     },
     resend: (id, at) => void resend.run(at, id),
-    claim: (now, leaseUntil, limit, skip = []) => claim.immediate(now, leaseUntil, limit, skip),
+    claim: (now, leaseUntil, limit, perEndpoint, skip = []) =>
+      claim.immediate(now, leaseUntil, limit, perEndpoint, skip),
     renew: (ids, leaseUntil) => renewAll.immediate(ids, leaseUntil),
     attempted: (deliveryId, endpointId, r) => attempted.immediate(deliveryId, endpointId, r),
   };

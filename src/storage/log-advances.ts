@@ -1,0 +1,73 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { ConversationEvent } from "../domain/conversation/events.js";
+import type { LogAdvanced } from "../domain/store.js";
+import type { EventRecord, EventRepository } from "../domain/webhook/repository.js";
+
+/**
+ * This process's side of "an account's event log advanced", shared by both back ends: the appends of a unit of work
+ * are announced once it committed (a nested unit's with its outer one), an append outside a unit as soon as it
+ * returns; a unit that rolled back announces nothing. The announcement is the only wake-up there is: no use case
+ * tells watchers or dispatchers anything, so what they read cannot differ from what the log recorded.
+ */
+export class LogAdvances {
+  private readonly unit = new AsyncLocalStorage<ConversationEvent[]>();
+  private readonly listeners = new Set<LogAdvanced>();
+
+  /** Runs a unit of work (its commit included) and then announces what it appended. */
+  async around<T>(run: () => Promise<T>): Promise<T> {
+    if (this.unit.getStore()) return run();
+    const appended: ConversationEvent[] = [];
+    const result = await this.unit.run(appended, run);
+    if (appended.length > 0) this.tell(distinct(appended));
+    return result;
+  }
+
+  /** The event repository `events`, announcing each append (at its unit's commit). */
+  announcing(events: EventRepository): EventRepository {
+    return {
+      append: async (items) => {
+        const records = await events.append(items);
+        this.appended(records);
+        return records;
+      },
+      list: (accountId, afterSeq, limit, types) => events.list(accountId, afterSeq, limit, types),
+      lastSeq: (accountId) => events.lastSeq(accountId),
+      prune: (before, limit) => events.prune(before, limit),
+    };
+  }
+
+  /** Tells every listener (undefined: anything may have changed, e.g. after announcements were lost). */
+  tell(changes: readonly ConversationEvent[] | undefined): void {
+    for (const l of this.listeners) {
+      try {
+        l(changes);
+      } catch {
+        // A listener's fault is its own: the writer's commit stands, and other listeners are still told.
+      }
+    }
+  }
+
+  /** Calls `l` with every announcement; returns a function that stops it. */
+  listen(l: LogAdvanced): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+
+  private appended(records: readonly EventRecord[]): void {
+    const changes = records.map((r) => ({ accountId: r.accountId, conversationId: r.orderKey }));
+    const open = this.unit.getStore();
+    if (open) open.push(...changes);
+    else if (changes.length > 0) this.tell(distinct(changes));
+  }
+}
+
+/** Each (account, conversation) once, in first-seen order. */
+export function distinct(changes: readonly ConversationEvent[]): ConversationEvent[] {
+  const seen = new Set<string>();
+  return changes.filter((c) => {
+    const k = `${c.accountId} ${c.conversationId}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

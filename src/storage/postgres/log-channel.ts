@@ -1,0 +1,53 @@
+import type { ConversationEvent } from "../../domain/conversation/events.js";
+import type { LogAdvanced } from "../../domain/store.js";
+import { PgListener } from "./listen.js";
+
+/** The channel every instance LISTENs on for appends to event logs made by the others. */
+export const LOG_CHANNEL = "aiagent_log_advanced";
+
+/** More conversations than this in one append are announced as "anything of the account" (NOTIFY's 8000 bytes). */
+const MAX_IDS = 100;
+
+/** What goes over the channel: who appended (an instance ignores its own), to which account's log, for which. */
+interface Wire {
+  from: string;
+  a: string;
+  /** The conversations ("" for the account's own events); absent when too many to list. */
+  c?: string[];
+}
+
+/** The NOTIFY payload of one append of `accountId`'s events with these order keys, by the process `from`. */
+export function logPayload(from: string, accountId: string, orderKeys: readonly string[]): string {
+  const c = [...new Set(orderKeys)];
+  return JSON.stringify({ from, a: accountId, ...(c.length <= MAX_IDS ? { c } : {}) } satisfies Wire);
+}
+
+/**
+ * Hears the appends of other processes: the appending unit of work sends its NOTIFY itself (pgEvents), so one is
+ * heard only once it committed. A payload that cannot be read, or a reconnect (notifications meanwhile are lost),
+ * tells `advanced` that anything may have changed.
+ */
+export async function listenForLogs(url: string, self: string, advanced: LogAdvanced): Promise<() => void> {
+  const listener = new PgListener(url, LOG_CHANNEL, (payload) => {
+    const changes = payload === undefined ? undefined : parse(payload, self);
+    if (changes !== null) advanced(changes);
+  });
+  await listener.start();
+  return () => listener.close();
+}
+
+/** The changes a payload announces; undefined for "anything may have"; null for this process's own. */
+function parse(payload: string, self: string): ConversationEvent[] | undefined | null {
+  let wire: Partial<Wire>;
+  try {
+    wire = JSON.parse(payload) as Partial<Wire>;
+  } catch {
+    return undefined;
+  }
+  if (wire.from === self) return null;
+  if (typeof wire.a !== "string" || !Array.isArray(wire.c)) return undefined;
+  const accountId = wire.a;
+  return wire.c
+    .filter((c): c is string => typeof c === "string")
+    .map((conversationId) => ({ accountId, conversationId }));
+}

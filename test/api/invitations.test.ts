@@ -1,0 +1,180 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addMember, idToken } from "../helpers/flows.js";
+import { postJson, reasonOf, requestJson } from "../helpers/http.js";
+import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+
+// Issue 27, item 4: an invitation reveals nothing about other accounts, and one account's pending invitation blocks
+// no other's; whether the invited person already belongs to an account is decided at acceptance. Through a real
+// server, on SQLite and (AIAGENT_TEST_BACKEND=postgres) PostgreSQL.
+
+let s: TestServer;
+let a: TestAccount;
+let b: TestAccount;
+let adminA: Record<string, string>;
+let adminB: Record<string, string>;
+
+beforeAll(async () => {
+  s = await startServer();
+  a = await s.account();
+  b = await s.account();
+  adminA = { authorization: `Bearer ${await idToken(s.url, a)}` };
+  adminB = { authorization: `Bearer ${await idToken(s.url, b)}` };
+});
+afterAll(() => s.close(true));
+
+const invite = (auth: Record<string, string>, email: string, role = "operator") =>
+  requestJson(s.url, "POST", "/v1/account/members", auth, { email, role });
+const accept = (code: string, password: string) =>
+  postJson(s.url, "/v1/invitations/accept", { invitation_code: code, password });
+const members = async (auth: Record<string, string>) =>
+  (await requestJson(s.url, "GET", "/v1/account/members", auth)).body.data.members as {
+    member_id: string;
+    email: string;
+    status: string;
+  }[];
+
+/** The answer with what must differ between two invitations (ids, codes, instants, the e-mail) blanked out. */
+function shape(r: { status: number; headers: Headers; body: any }) {
+  const d = r.body.data;
+  const code = d.invitation_code as string;
+  return {
+    status: r.status,
+    type: r.headers.get("content-type"),
+    body: JSON.parse(
+      JSON.stringify(r.body)
+        .replaceAll(code, "CODE")
+        .replaceAll(d.member.member_id, "ID")
+        .replaceAll(d.member.email, "EMAIL")
+        .replaceAll(d.member.created_at, "AT")
+        .replaceAll(d.invitation_expires_at, "UNTIL"),
+    ),
+  };
+}
+
+describe("invitations reveal nothing about other accounts", () => {
+  it("the answer is the same for an e-mail unknown, a member, an owner and an invitee of another account", async () => {
+    const member = await addMember(s.url, adminA.authorization!.slice(7), "known-member@elsewhere.example");
+    await invite(adminA, "pending-elsewhere@elsewhere.example");
+    const answers = await Promise.all(
+      ["nobody-yet@nowhere.example", member.email.toUpperCase(), a.email, "pending-elsewhere@elsewhere.example"].map(
+        (e) => invite(adminB, e),
+      ),
+    );
+    const [unknown, ...known] = answers.map(shape);
+    expect(unknown!.status).toBe(200);
+    expect(unknown!.body.data.member).toEqual({
+      member_id: "ID",
+      email: "EMAIL",
+      role: "operator",
+      status: "invited",
+      owner: false,
+      created_at: "AT",
+    });
+    for (const k of known) expect(k).toEqual(unknown);
+    // The invitation exists only in B: A's list did not change.
+    expect((await members(adminA)).map((m) => m.email)).not.toContain("nobody-yet@nowhere.example");
+  });
+
+  it("a pending invitation in one account does not block another's, and the first accepted decides", async () => {
+    const fromA = await invite(adminA, "new-hire@people.example");
+    const fromB = await invite(adminB, "New-Hire@people.example", "admin");
+    expect([fromA.status, fromB.status]).toEqual([200, 200]);
+    expect((await members(adminA)).find((m) => m.email === "new-hire@people.example")?.status).toBe("invited");
+    // B's is accepted: the person is B's, and signs in to B with their e-mail (an e-mail means one account).
+    const joined = await accept(fromB.body.data.invitation_code, "new hire's password");
+    expect(joined.status).toBe(200);
+    expect(joined.body.data).toMatchObject({ email: "New-Hire@people.example", role: "admin", status: "active" });
+    const signIn = await postJson(s.url, "/get_id_token", {
+      user_email_id: "new-hire@people.example",
+      password: "new hire's password",
+    });
+    expect(signIn.status).toBe(200);
+    const me = await requestJson(s.url, "GET", "/v1/account", { authorization: `Bearer ${signIn.body.data.idToken}` });
+    expect(me.body.data).toMatchObject({ account_id: b.accountId, caller_email: "New-Hire@people.example" });
+
+    // A's is refused at acceptance, told to the person accepting; nothing changes and it stays pending.
+    const refused = await accept(fromA.body.data.invitation_code, "another password");
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("failed_precondition");
+    expect(reasonOf(refused.body)).toBe("InvitationEmailInUseError");
+    expect(refused.body.message).toContain("new-hire@people.example already signs in to another account");
+    expect(JSON.stringify(refused.body)).not.toContain(b.email);
+    expect((await members(adminA)).find((m) => m.email === "new-hire@people.example")?.status).toBe("invited");
+    const stillB = await postJson(s.url, "/get_id_token", {
+      user_email_id: "new-hire@people.example",
+      password: "another password",
+    });
+    expect(stillB.status).toBe(401);
+
+    // Once B removes them, A's invitation (still within its week) works, and the e-mail signs in to A.
+    const hire = (await members(adminB)).find((m) => m.email === "New-Hire@people.example")!;
+    expect((await requestJson(s.url, "DELETE", `/v1/account/members/${hire.member_id}`, adminB)).status).toBe(200);
+    const now = await accept(fromA.body.data.invitation_code, "another password");
+    expect(now.status).toBe(200);
+    const inA = await postJson(s.url, "/get_id_token", {
+      user_email_id: "new-hire@people.example",
+      password: "another password",
+    });
+    const meA = await requestJson(s.url, "GET", "/v1/account", { authorization: `Bearer ${inA.body.data.idToken}` });
+    expect(meA.body.data.account_id).toBe(a.accountId);
+  });
+
+  it("two accounts' invitations of one e-mail accepted at once: one joins, the other is told the e-mail is in use", async () => {
+    const c = await s.account();
+    const adminC = { authorization: `Bearer ${await idToken(s.url, c)}` };
+    const codes = await Promise.all(
+      [adminA, adminC].map(async (auth) => (await invite(auth, "both@people.example")).body.data.invitation_code),
+    );
+    const answers = await Promise.all(codes.map((code) => accept(code, "both's password")));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect(reasonOf(answers.find((r) => r.status === 400)!.body)).toBe("InvitationEmailInUseError");
+    const signIn = await postJson(s.url, "/get_id_token", {
+      user_email_id: "both@people.example",
+      password: "both's password",
+    });
+    expect(signIn.status).toBe(200);
+  });
+
+  it("an account's owner invited elsewhere is refused at acceptance; their own sign-in is untouched", async () => {
+    const c = await s.account();
+    const inv = await invite(adminB, c.email.toUpperCase());
+    expect(inv.status).toBe(200);
+    const refused = await accept(inv.body.data.invitation_code, "a password of B's");
+    expect(reasonOf(refused.body)).toBe("InvitationEmailInUseError");
+    const owner = await postJson(s.url, "/get_id_token", { user_email_id: c.email, password: c.password });
+    expect(owner.status).toBe(200);
+    const me = await requestJson(s.url, "GET", "/v1/account", { authorization: `Bearer ${owner.body.data.idToken}` });
+    expect(me.body.data.account_id).toBe(c.accountId);
+    const wrong = await postJson(s.url, "/get_id_token", { user_email_id: c.email, password: "a password of B's" });
+    expect(wrong.status).toBe(401);
+  });
+
+  it("within one account, an e-mail is invited once; withdrawn, a role changed, a new link: as for a member", async () => {
+    const first = await invite(adminA, "twice@people.example");
+    const again = await invite(adminA, "TWICE@people.example");
+    expect(again.status).toBe(409);
+    expect(again.body.message).toContain("already invited to this account");
+    expect((await invite(adminA, a.email)).status).toBe(409);
+    const id = first.body.data.member.member_id as string;
+    const role = await requestJson(s.url, "PATCH", `/v1/account/members/${id}`, adminA, { role: "admin" });
+    expect(role.body.data).toMatchObject({ member_id: id, role: "admin", status: "invited" });
+    // Another account cannot touch it.
+    expect((await requestJson(s.url, "DELETE", `/v1/account/members/${id}`, adminB)).status).toBe(404);
+    const link = await requestJson(s.url, "POST", `/v1/account/members/${id}/password_reset`, adminA, {});
+    expect(link.status).toBe(200);
+    expect(reasonOf((await accept(first.body.data.invitation_code, "old link's password")).body)).toBe(
+      "InvitationInvalidError",
+    );
+    expect((await requestJson(s.url, "DELETE", `/v1/account/members/${id}`, adminA)).status).toBe(200);
+    expect((await accept(link.body.data.invitation_code, "withdrawn link")).status).toBe(401);
+    expect((await members(adminA)).map((m) => m.email)).not.toContain("twice@people.example");
+  });
+
+  it("one e-mail invited to one account by several requests at once: one invitation, the others 409", async () => {
+    const answers = await Promise.all([1, 2, 3, 4, 5].map(() => invite(adminA, "at-once@people.example")));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    for (const r of answers.filter((x) => x.status === 409))
+      expect(r.body.message).toContain("already invited to this account");
+    expect((await members(adminA)).filter((m) => m.email === "at-once@people.example")).toHaveLength(1);
+  });
+});

@@ -1,0 +1,67 @@
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { launchBrowser, newContext } from "../frame/browser.js";
+import { addMember, idToken } from "../helpers/flows.js";
+import { postJson, requestJson } from "../helpers/http.js";
+import type { TestAccount, TestServer } from "../helpers/server.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
+import { signIn, startConsoleServer } from "./sign-in.js";
+
+// Issue 27 in the console: a person removed while their inbox is open is signed out by the live stream's end (not
+// at some later click), and an invitation refused at acceptance says why on the invitation page.
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
+
+describe.runIf(canRun)("the console when a credential dies or an invitation cannot be accepted", () => {
+  let browser: Browser;
+  let s: TestServer;
+  let owner: TestAccount;
+  let admin: string;
+
+  beforeAll(async () => {
+    [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
+    owner = await s.account();
+    admin = await idToken(s.url, owner);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.close(true);
+  });
+
+  test("a member removed while their inbox is open is sent back to the sign-in page by the live stream", async () => {
+    const m = await addMember(s.url, admin, `removed-${Date.now()}@shop.example`);
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const watching = page.waitForResponse((r) => r.url().includes("WatchAccount") || r.url().includes("watch_account"));
+    await signIn(page, s.url, m.email, m.password);
+    await watching;
+    const removed = await requestJson(s.url, "DELETE", `/v1/account/members/${m.memberId}`, {
+      authorization: `Bearer ${admin}`,
+    });
+    expect(removed.status).toBe(200);
+    // Nothing is clicked: the stream's end (unauthenticated, within a second) signs the console out.
+    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor({ timeout: 5000 });
+    await context.close();
+  });
+
+  test("an invitation for an e-mail that signs in to another account says so on the invitation page", async () => {
+    const m = await addMember(s.url, admin, `taken-${Date.now()}@shop.example`);
+    const other = await s.account();
+    const inv = await postJson(
+      s.url,
+      "/v1/account/members",
+      { email: m.email, role: "operator" },
+      { authorization: `Bearer ${await idToken(s.url, other)}` },
+    );
+    expect(inv.status).toBe(200);
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    await page.goto(inv.body.data.invitation_url);
+    await page.getByLabel("New password").fill("another fine password");
+    await page.getByLabel("The same password again").fill("another fine password");
+    await page.getByRole("button", { name: "Accept the invitation" }).click();
+    await page.getByText(`${m.email} already signs in to another account`).waitFor();
+    expect(await page.getByRole("heading", { name: "Join the team" }).count()).toBe(1);
+    await context.close();
+  });
+});

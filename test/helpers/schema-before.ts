@@ -1,0 +1,40 @@
+import Database from "better-sqlite3";
+import pg from "pg";
+import { pgMigrations } from "../../src/storage/postgres/migrations.js";
+import { migrations } from "../../src/storage/sqlite/migrations.js";
+
+/** A SQLite file at `path` with the migrations before `version` applied, as an older release left it. */
+export function sqliteBefore(path: string, version: number): Database.Database {
+  const old = new Database(path);
+  for (const m of migrations.filter((m) => m.version < version)) {
+    old.exec(m.sql);
+    m.after?.(old as never);
+    old.pragma(`user_version = ${m.version}`);
+  }
+  return old;
+}
+
+/**
+ * The PostgreSQL database at `url` with the migrations before `version` applied, as an older release left it, and
+ * `seed` run on it; the connection is closed afterwards.
+ */
+export async function postgresBefore(
+  url: string,
+  version: number,
+  seed: (client: pg.Client) => Promise<unknown>,
+): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(
+      "CREATE TABLE aiagent_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    for (const m of pgMigrations.filter((m) => m.version < version)) {
+      await client.query(m.sql);
+      await client.query("INSERT INTO aiagent_schema (version) VALUES ($1)", [m.version]);
+    }
+    await seed(client);
+  } finally {
+    await client.end();
+  }
+}
