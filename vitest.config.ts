@@ -18,6 +18,8 @@ const ON_POSTGRES = [
   "test/api/watch-conversation.test.ts",
   "test/api/idempotency.test.ts",
   "test/api/watch-resume.test.ts",
+  "test/api/typing.test.ts",
+  "test/api/operator-picture.test.ts",
   "test/webhooks/delivery.test.ts",
   "test/webhooks/fair-slots.test.ts",
   "test/webhooks/events.test.ts",
@@ -32,6 +34,7 @@ const ON_POSTGRES = [
   "test/ops/metrics.test.ts",
   "test/events/one-event-path.test.ts",
   "test/api/chatbot-appearance.test.ts",
+  "test/api/rating.test.ts",
 ];
 
 /** Suites that also run on PostgreSQL through PgBouncer in transaction pooling mode (AIAGENT_TEST_BACKEND=pgbouncer). */

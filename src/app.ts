@@ -29,11 +29,13 @@ import type { Logger } from "./log.js";
 import type { Metrics } from "./observability/metrics.js";
 import { tracedTransaction } from "./observability/spans.js";
 import { activeTracer } from "./observability/tracing.js";
+import { createGate, type Gate } from "./protocol/gate.js";
+import type { PageRoute } from "./protocol/http/pages.js";
+import { type RouteTable, routeTable } from "./protocol/http/route-table.js";
 import type { RunningServer } from "./protocol/http/server.js";
-import type { HttpRequest, HttpResponse, Route } from "./protocol/http/types.js";
+import type { HttpRequest, HttpResponse } from "./protocol/http/types.js";
 import type { ServiceBinding } from "./protocol/rest/transcoder.js";
 import type { StreamGuard } from "./protocol/stream-guard.js";
-import type { TokenGuard } from "./protocol/token-limits.js";
 import type { WatchLimits } from "./protocol/watch-limits.js";
 import { type Fsync, openStore } from "./storage/open.js";
 
@@ -49,7 +51,7 @@ export interface AppOverrides {
   /** The group commit's fsync of the log (a test holds or fails it to see answers wait for it). */
   fsync?: Fsync;
   /** Routes served before the API (the frame and the demo add theirs here). */
-  extraRoutes?: (app: App) => Route[];
+  extraRoutes?: (app: App) => PageRoute[];
   /** How webhook deliveries are posted (a test may swap in its own). */
   webhookSend?: Send;
   /** How endpoint host names are resolved when saved (a test may answer private addresses). */
@@ -67,8 +69,6 @@ export interface App {
   store: Store;
   keys: KeyRing;
   tokens: TokenService;
-  /** The token routes' abuse limits (the console's sign-in counts against the same ones as get_id_token). */
-  tokenGuard: TokenGuard;
   accounts: AccountService;
   team: TeamService;
   /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
@@ -91,6 +91,10 @@ export interface App {
   /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
   streams: StreamGuard;
   bindings: ServiceBinding[];
+  /** The RPCs in-process, through the same gate as every protocol (the pages that need a credential judged). */
+  gate: Gate;
+  /** Everything the server answers; its request chain is built from this table alone. */
+  routes: RouteTable;
   /** The Prometheus series (GET /metrics with AIAGENT_METRICS_TOKEN). */
   metrics: Metrics;
   handler: (req: HttpRequest, res: HttpResponse) => void;
@@ -141,7 +145,9 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     audit,
     metrics,
     bindings,
-    ...pick(token, "keys", "tokens", "tokenGuard"),
+    gate: createGate(bindings),
+    routes: routeTable(bindings, []),
+    ...pick(token, "keys", "tokens"),
     ...pick(account, "accounts", "team", "sessions"),
     ...pick(conversation, "conversations", "events", "watchLimits", "streams"),
     ...pick(privacy, "privacy", "retention"),
@@ -150,7 +156,13 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     ...lifecycle(b, { ...parts, handler: () => app.handler, listening: (url) => void (listeningUrl = url) }),
   };
   const extraRoutes = o.extraRoutes?.(app) ?? [];
-  app.handler = composeHandler(b, { keys: token.keys, metrics, bindings, extraRoutes });
+  ({ handler: app.handler, routes: app.routes } = composeHandler(b, {
+    keys: token.keys,
+    metrics,
+    bindings,
+    extraRoutes,
+    pictures: account.pictures,
+  }));
   return app;
 }
 

@@ -1,4 +1,11 @@
-import type { DescExtension, DescField, DescMethod } from "@bufbuild/protobuf";
+import {
+  type DescExtension,
+  type DescField,
+  type DescMessage,
+  type DescMethod,
+  getOption,
+  hasOption,
+} from "@bufbuild/protobuf";
 import { commentOf, firstSentence } from "./comments.js";
 import { ERROR_SCHEMA } from "./errors.js";
 import type { Schema, SchemaBuilder } from "./schemas.js";
@@ -79,7 +86,10 @@ export function operationOf(
   if (parameters.length) op.parameters = parameters;
   if (requestBody) op.requestBody = requestBody;
   const errorRefs = Object.entries(errors.refs).filter(([status]) => requestBody || !errors.bodyOnly.has(status));
-  op.responses = { "200": successResponse(method, schemas), ...Object.fromEntries(errorRefs) };
+  const success = noContent(method.output)
+    ? { "204": { description: "No Content: the answer is its headers alone." } }
+    : { "200": successResponse(method, schemas) };
+  op.responses = { ...success, ...Object.fromEntries(errorRefs) };
   return op;
 }
 
@@ -123,4 +133,15 @@ function described(f: DescField): { description?: string } {
 function withoutDescription(s: Schema): Schema {
   const { description: _, ...rest } = s;
   return rest;
+}
+
+/** Whether a response message is declared `(no_content) = true` (its JSON route answers 204 with no body). */
+function noContent(m: DescMessage): boolean {
+  for (const file of [m.file, ...m.file.dependencies]) {
+    const ext = file.extensions.find(
+      (e) => e.name === "no_content" && e.extendee.typeName === "google.protobuf.MessageOptions",
+    );
+    if (ext) return hasOption(m, ext) && getOption(m, ext) === true;
+  }
+  return false;
 }

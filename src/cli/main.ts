@@ -2,16 +2,15 @@
 import { buildApp } from "../app.js";
 import { bootstrapDemo, DEMO_EMAIL } from "../bootstrap.js";
 import { ConfigError, loadConfig, redactUrl } from "../config.js";
-import { consoleRoutes } from "../console/routes.js";
 import { isDomainError } from "../domain/errors.js";
 import { StoreOpenError } from "../domain/store.js";
-import { frameRoutes } from "../frame/routes.js";
 import { createLogger } from "../log.js";
 import { startTracing } from "../observability/tracing.js";
 import { onlyOptions, type ParsedArgs, parse, UsageError } from "./args.js";
 import { BACKUP_COMMANDS } from "./backup.js";
 import { COMMANDS, configFlags, type Out } from "./commands.js";
 import { boundHeapGrowth } from "./heap.js";
+import { servicePages } from "./pages.js";
 import { USAGE } from "./usage.js";
 
 async function serve(values: ParsedArgs["values"]): Promise<void> {
@@ -23,7 +22,7 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
   // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
   let demoCredentials: { chatbotId: string; clientApiKey: string; apiKeyId: string } | undefined;
   const app = await buildApp(config, log, {
-    extraRoutes: (a) => [...frameRoutes(a, { demo: () => demoCredentials }), ...consoleRoutes(a)],
+    extraRoutes: (a) => servicePages(a, () => demoCredentials),
   });
   const server = await app.listen();
   const publicUrl = config.baseUrl ?? server.url;

@@ -1,4 +1,5 @@
 import { AccountService } from "../domain/account/account-service.js";
+import { OperatorPictures } from "../domain/account/operator-picture.js";
 import { OperatorProfiles } from "../domain/account/operator-profile.js";
 import { TeamService } from "../domain/account/team-service.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
@@ -22,6 +23,8 @@ export interface AccountParts {
   accounts: AccountService;
   team: TeamService;
   profiles: OperatorProfiles;
+  /** The people's uploaded pictures (served to customers' frames). */
+  pictures: OperatorPictures;
   /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
   sessions: SessionRegistry;
   /** Who an outgoing request (a webhook, a chatbot's agent endpoint) may reach. */
@@ -59,11 +62,12 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
     revoke: (ids, keep) => d.tokens.revokeLineage(ids, keep),
   });
   const profiles = new OperatorProfiles({ profiles: store.profiles, clock });
+  const pictures = new OperatorPictures({ pictures: store.pictures, clock });
   const sessions = new SessionRegistry({
     refreshTokens: store.refreshTokens,
     clock,
     chatbotOf: (caller, chatbotId) => accounts.chatbot(caller, chatbotId),
     audit,
   });
-  return { accounts, team, profiles, sessions, targets };
+  return { accounts, team, profiles, pictures, sessions, targets };
 }

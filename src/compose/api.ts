@@ -1,11 +1,13 @@
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AccountService as AccountServiceDesc } from "../../gen/aiagent/v1/account_service_pb.js";
+import { ConsoleService as ConsoleServiceDesc } from "../../gen/aiagent/v1/console_service_pb.js";
 import { ConversationService as ConversationServiceDesc } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { SessionService as SessionServiceDesc } from "../../gen/aiagent/v1/session_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../../gen/aiagent/v1/token_service_pb.js";
 import { WebhookService as WebhookServiceDesc } from "../../gen/aiagent/v1/webhook_service_pb.js";
 import type { App } from "../app.js";
+import type { OperatorPictures } from "../domain/account/operator-picture.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
 import type { KeyRing } from "../domain/token/key-ring.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -20,11 +22,15 @@ import { durableHandlers } from "../protocol/durable.js";
 import { withAccessLog } from "../protocol/http/access-log.js";
 import { docsRoutes } from "../protocol/http/docs-routes.js";
 import { opsRoutes } from "../protocol/http/ops-routes.js";
+import type { PageRoute } from "../protocol/http/pages.js";
+import { pictureRoute } from "../protocol/http/picture-route.js";
+import { type RouteTable, routeTable, tableRoutes } from "../protocol/http/route-table.js";
 import { chain } from "../protocol/http/server.js";
-import { type HttpResponse, type Route, sendJson } from "../protocol/http/types.js";
+import { type HttpResponse, sendJson } from "../protocol/http/types.js";
 import { withFieldRules } from "../protocol/rest/field-rules.js";
 import { createTranscoder, type ServiceBinding } from "../protocol/rest/transcoder.js";
 import { accountHandlers } from "../protocol/services/account-handlers.js";
+import { consoleHandlers } from "../protocol/services/console-handlers.js";
 import { conversationHandlers } from "../protocol/services/conversation-handlers.js";
 import { privacyHandlers } from "../protocol/services/privacy-handlers.js";
 import { sessionHandlers } from "../protocol/services/session-handlers.js";
@@ -74,7 +80,10 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
   const consoleUrl = () => `${(config.appUrl ?? config.baseUrl ?? d.listeningUrl() ?? "").replace(/\/+$/, "")}/console`;
   return [
     bind(TokenServiceDesc, tokenHandlers(d.tokens, d.tokenGuard, b.log)),
-    bind(ConversationServiceDesc, conversationHandlers(d.conversations, { limits: d.watchLimits, clock: b.clock })),
+    bind(
+      ConversationServiceDesc,
+      conversationHandlers(d.conversations, { limits: d.watchLimits, clock: b.clock }, d.typing, d.pictures),
+    ),
     bind(
       AccountServiceDesc,
       accountHandlers({
@@ -82,6 +91,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         team: d.team,
         tokens: d.tokens,
         profiles: d.profiles,
+        pictures: d.pictures,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
         consoleUrl,
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
@@ -89,6 +99,15 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
     ),
     bind(WebhookServiceDesc, webhookHandlers(d.webhooks)),
     bind(SessionServiceDesc, sessionHandlers(d.sessions)),
+    bind(
+      ConsoleServiceDesc,
+      consoleHandlers({
+        tokens: d.tokens,
+        limits: d.tokenGuard,
+        clock: b.clock,
+        secureCookie: () => /^https:/i.test(config.appUrl ?? config.baseUrl ?? ""),
+      }),
+    ),
   ];
 }
 
@@ -96,12 +115,17 @@ export interface HandlerDeps {
   keys: KeyRing;
   metrics: Metrics;
   bindings: ServiceBinding[];
-  /** Routes served before the API (the frame and the demo add theirs here). */
-  extraRoutes: Route[];
+  /** Pages beside the API (the frame, the demo and the console add theirs here). */
+  extraRoutes: PageRoute[];
+  /** The people's pictures, served at /v1/operator_pictures/{id}. */
+  pictures: OperatorPictures;
 }
 
-/** The HTTP handler: operations, metrics and docs routes, the extra routes, then the JSON and Connect routes. */
-export function composeHandler(b: Base, d: HandlerDeps): App["handler"] {
+/**
+ * The route table (the RPCs, and the pages: operations, metrics, docs and the extra ones) and the HTTP handler built
+ * from it alone: the JSON routes, the pages, then the Connect routes.
+ */
+export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler"]; routes: RouteTable } {
   const { config, log } = b;
   // Without a metrics token nothing reads the RPC series, and spans need a tracer: with neither, nothing is observed.
   const observer = config.metricsToken !== undefined || b.tracer ? new RpcObserver(d.metrics, b.tracer) : undefined;
@@ -116,13 +140,16 @@ export function composeHandler(b: Base, d: HandlerDeps): App["handler"] {
         details: [],
       }),
   });
-  const routes: Route[] = [
-    opsRoutes({ keys: d.keys, ready: () => b.store.ready() }),
-    metricsRoute(d.metrics, config.metricsToken),
-    docsRoutes(),
+  const table = routeTable(d.bindings, [
+    ...opsRoutes({ keys: d.keys, ready: () => b.store.ready() }),
+    ...metricsRoute(d.metrics, config.metricsToken),
+    ...docsRoutes(),
+    pictureRoute(d.pictures),
     ...d.extraRoutes,
-    createTranscoder(d.bindings, { maxBodyBytes: MAX_BODY_BYTES, log, observer }),
-    connectRoute(connect as never),
-  ];
-  return withAccessLog(chain(routes, config.http), log, config.logLevel === "debug");
+  ]);
+  const routes = tableRoutes(table, {
+    transcoder: createTranscoder(d.bindings, { maxBodyBytes: MAX_BODY_BYTES, log, observer }),
+    connect: connectRoute(connect as never),
+  });
+  return { handler: withAccessLog(chain(routes, config.http), log, config.logLevel === "debug"), routes: table };
 }

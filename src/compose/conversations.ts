@@ -6,8 +6,11 @@ import type { Agent } from "../domain/agent/agent.js";
 import { OfflineAgent } from "../domain/agent/offline-agent.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
+import type { TypingChannel } from "../domain/typing/channel.js";
+import { TypingService } from "../domain/typing/typing-service.js";
 import type { EventLog } from "../domain/webhook/event-log.js";
 import { LogFeed } from "../domain/webhook/log-feed.js";
+import { InProcessTyping } from "../events/typing.js";
 import { propagatingPost, tracedAgent } from "../observability/spans.js";
 import { StreamGuard } from "../protocol/stream-guard.js";
 import { WatchLimits } from "../protocol/watch-limits.js";
@@ -30,6 +33,9 @@ export interface ConversationParts {
   watchLimits: WatchLimits;
   /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
   streams: StreamGuard;
+  /** Typing indicators, over their own channel between instances. */
+  typing: TypingService;
+  typingChannel: TypingChannel & { close(): void };
 }
 
 /** Conversations, their live updates and the limits and guard of the watch streams. */
@@ -64,5 +70,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     idleCloseSeconds: config.idleCloseSeconds,
     isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
   });
-  return { conversations, events, stopLogWatch, watchLimits, streams };
+  const typingChannel = await store.sharedTyping(new InProcessTyping());
+  const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
+  return { conversations, events, stopLogWatch, watchLimits, streams, typing, typingChannel };
 }

@@ -8,7 +8,7 @@ import type { TokenParts } from "./tokens.js";
 import type { WebhookParts } from "./webhooks.js";
 
 export type LifecycleDeps = Pick<TokenParts, "stopKeyWatch"> &
-  Pick<ConversationParts, "events" | "stopLogWatch" | "streams"> &
+  Pick<ConversationParts, "events" | "stopLogWatch" | "streams" | "typingChannel"> &
   Pick<PrivacyParts, "retention" | "stopErasureWatch"> &
   Pick<WebhookParts, "dispatcher"> & {
     /** The app's handler once wired (read when the server starts). */
@@ -20,7 +20,7 @@ export type LifecycleDeps = Pick<TokenParts, "stopKeyWatch"> &
 /** Starting and stopping: the background parts start with the server, and everything stops in order. */
 export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "close"> {
   const { config, log, store } = b;
-  const { dispatcher, retention, streams, events } = d;
+  const { dispatcher, retention, streams, events, typingChannel } = d;
   return {
     listen: async () => {
       dispatcher?.start();
@@ -40,6 +40,7 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
         close: async (graceMs) => {
           streams.close();
           events.close();
+          typingChannel.close();
           await dispatcher?.close();
           await retention.close();
           return server.close(graceMs);
@@ -54,6 +55,7 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
       d.stopLogWatch();
       streams.close();
       events.close();
+      typingChannel.close();
       await store.close();
     },
   };

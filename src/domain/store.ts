@@ -1,3 +1,4 @@
+import type { OperatorPictureRepository } from "./account/operator-picture.js";
 import type { OperatorProfileRepository } from "./account/operator-profile.js";
 import type {
   AccountRepository,
@@ -10,10 +11,12 @@ import type {
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvent } from "./conversation/events.js";
+import type { RatingRepository } from "./conversation/ratings.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
 import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
+import type { TypingChannel } from "./typing/channel.js";
 import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
 
 /** Every repository the domain uses. */
@@ -32,11 +35,15 @@ export interface Repositories {
   invitations: InvitationRepository;
   /** The people's display names and pictures. */
   profiles: OperatorProfileRepository;
+  /** The people's uploaded pictures (beside their profiles). */
+  pictures: OperatorPictureRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
   idempotency: IdempotencyRepository;
   audit: AuditRepository;
   privacy: PrivacyRepository;
+  /** The customers' ratings of closed conversations. */
+  ratings: RatingRepository;
 }
 
 /**
@@ -79,6 +86,8 @@ export interface Store extends Repositories {
    * channel reconnected). Returns a function that stops it. It is the one wake-up of watchers and dispatchers.
    */
   onLogAdvanced(advanced: LogAdvanced): Promise<() => void>;
+  /** Typing signals shared by every instance on this store, over `local` (this process's own listeners). */
+  sharedTyping(local: TypingChannel & { close(): void }): Promise<TypingChannel & { close(): void }>;
   /**
    * Calls `changed` whenever another process may have rotated the signing keys, where the back end can tell
    * (PostgreSQL NOTIFY); returns a function that stops it. A back end that cannot tell never calls it, and key

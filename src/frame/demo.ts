@@ -1,8 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 import type { App } from "../app.js";
 import { DEMO_QUESTIONS } from "../bootstrap.js";
-import type { HttpRequest, HttpResponse, Route } from "../protocol/http/types.js";
-import { pathOf, sendJson } from "../protocol/http/types.js";
+import { serverCall } from "../protocol/gate.js";
+import type { PageRequest, PageRoute } from "../protocol/http/pages.js";
+import type { HttpResponse } from "../protocol/http/types.js";
+import { sendJson } from "../protocol/http/types.js";
 import { errorPage, escapeHtml } from "./page.js";
 
 /** What the demo needs from the first start: the demo chatbot and the API key that was printed once. */
@@ -76,8 +79,8 @@ const NOT_KNOWN = [
   "(`./bin/aiagent chatbot create --allowed-origin …`) and run examples/host-page, as docs/embedding.md shows.",
 ].join(" ");
 
-function requestOrigin(req: HttpRequest): string | undefined {
-  const host = req.headers.host ?? req.headers[":authority"];
+function requestOrigin(req: PageRequest): string | undefined {
+  const host = req.headers.host;
   return typeof host === "string" && /^[a-z0-9.\-[\]:]+$/i.test(host) ? `http://${host}` : undefined;
 }
 
@@ -86,12 +89,12 @@ function requestOrigin(req: HttpRequest): string | undefined {
  * the demo chatbot made on first start. The "client server" part (tokens, refresh) runs here, server-side.
  */
 export function demoRoutes(
-  app: Pick<App, "tokens" | "config" | "log">,
+  app: Pick<App, "tokens" | "config" | "log" | "gate">,
   credentials: () => DemoCredentials | undefined,
-): Route[] {
+): PageRoute[] {
   const sessions = new Map<string, Session>();
 
-  function session(req: HttpRequest, res: HttpResponse, create: boolean): Session | undefined {
+  function session(req: PageRequest, res: HttpResponse, create: boolean): Session | undefined {
     const sid = new RegExp(`(?:^|;\\s*)${COOKIE}=([A-Za-z0-9_-]{20,64})`).exec(String(req.headers.cookie ?? ""))?.[1];
     const found = sid ? sessions.get(sid) : undefined;
     if (found || !create) return found;
@@ -103,25 +106,40 @@ export function demoRoutes(
     return s;
   }
 
-  async function accessToken(c: DemoCredentials, s: Session): Promise<string> {
+  // The demo plays the client's server: it asks for tokens through the same RPCs (and limits) as any server would.
+  async function accessToken(req: PageRequest, c: DemoCredentials, s: Session): Promise<string> {
     if (s.refreshToken) {
       try {
-        return (await app.tokens.refresh({ userId: s.userId, chatbotId: c.chatbotId, refreshToken: s.refreshToken }))
-          .accessToken;
+        return (await refreshed(req, c, s)).accessToken;
       } catch {
         // expired or revoked: start a new token pair below
       }
     }
-    const t = await app.tokens.getAccessToken({
-      userId: s.userId,
-      chatbotId: c.chatbotId,
-      clientApiKey: c.clientApiKey,
-    });
-    s.refreshToken = t.refreshToken;
-    return t.accessToken;
+    const t = await app.gate.call(
+      TokenService.method.getAccessToken,
+      { userId: s.userId, chatbotId: c.chatbotId, clientApiKey: c.clientApiKey },
+      serverCall(req),
+    );
+    s.refreshToken = t.data?.refreshToken;
+    return t.data?.accessToken ?? "";
   }
 
-  async function page(req: HttpRequest, res: HttpResponse): Promise<void> {
+  async function refreshed(
+    req: PageRequest,
+    c: DemoCredentials,
+    s: Session,
+  ): Promise<{ accessToken: string; expiresAt: number }> {
+    const t = await app.gate.call(
+      TokenService.method.refreshToken,
+      { userId: s.userId, chatbotId: c.chatbotId, refreshToken: s.refreshToken ?? "" },
+      serverCall(req),
+    );
+    // With rotation on, the refresh token presented is retired: keep its successor.
+    if (t.data?.refreshToken) s.refreshToken = t.data.refreshToken;
+    return { accessToken: t.data?.accessToken ?? "", expiresAt: Number(t.data?.expiresAt ?? 0) };
+  }
+
+  async function page(req: PageRequest, res: HttpResponse): Promise<void> {
     const c = credentials();
     if (!c) {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
@@ -138,7 +156,7 @@ export function demoRoutes(
       return;
     }
     const s = session(req, res, true)!;
-    const token = await accessToken(c, s);
+    const token = await accessToken(req, c, s);
     const frameUrl = `${appUrl ?? ""}/chatbot-iframe/${c.chatbotId}?${new URLSearchParams({ user_id: s.userId, access_token: token })}`;
     res.writeHead(200, {
       "content-type": "text/html; charset=utf-8",
@@ -148,35 +166,33 @@ export function demoRoutes(
     res.end(hostPage(frameUrl));
   }
 
-  async function refresh(req: HttpRequest, res: HttpResponse): Promise<void> {
+  async function refresh(req: PageRequest, res: HttpResponse): Promise<void> {
     const c = credentials();
     const s = c && req.headers["x-requested-with"] === "aiagent-host" ? session(req, res, false) : undefined;
     if (!c || !s?.refreshToken) return sendJson(res, 401, { error: "no demo session: reload the page" });
+    let t: { accessToken: string; expiresAt: number };
     try {
-      const t = await app.tokens.refresh({ userId: s.userId, chatbotId: c.chatbotId, refreshToken: s.refreshToken });
-      sendJson(res, 200, { access_token: t.accessToken, expires_at: t.expiresAt }, { "cache-control": "no-store" });
+      t = await refreshed(req, c, s);
     } catch {
-      sendJson(res, 401, { error: "the demo session cannot be refreshed: reload the page" });
+      return sendJson(res, 401, { error: "the demo session cannot be refreshed: reload the page" });
     }
+    sendJson(res, 200, { access_token: t.accessToken, expires_at: t.expiresAt }, { "cache-control": "no-store" });
   }
 
-  const route: Route = (req, res) => {
-    const path = pathOf(req);
-    if (path !== "/demo" && !path.startsWith("/demo/")) return false;
-    if (app.config.production) return false;
-    const fail = (e: unknown) => {
-      app.log.error("demo page failed", { error: (e as Error).message });
-      if (!res.headersSent) sendJson(res, 500, { error: "the demo failed; see the service log" });
-      else res.end();
-    };
-    if ((req.method === "GET" || req.method === "HEAD") && (path === "/demo" || path === "/demo/"))
-      void page(req, res).catch(fail);
-    else if (req.method === "GET" && path === "/demo/host.js") {
-      res.writeHead(200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" });
-      res.end(HOST_SCRIPT);
-    } else if (req.method === "POST" && path === "/demo/refresh") void refresh(req, res).catch(fail);
-    else return false;
-    return true;
-  };
-  return [route];
+  // Outside production only: in production /demo is not there at all (404, as any unknown path).
+  const routes: PageRoute[] = [
+    { name: "demo host page", verbs: ["GET", "HEAD"], path: /^\/demo\/?$/, ownCookie: COOKIE, serve: page },
+    {
+      name: "demo host script",
+      verbs: ["GET", "HEAD"],
+      path: "/demo/host.js",
+      serve: (_req, res) => {
+        res.writeHead(200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" });
+        res.end(HOST_SCRIPT);
+      },
+    },
+    // A POST with no body: the demo's own cookie names the visitor's session, the gate judges its refresh token.
+    { name: "demo token refresh", verbs: ["POST"], path: "/demo/refresh", ownCookie: COOKIE, serve: refresh },
+  ];
+  return app.config.production ? [] : routes;
 }

@@ -3,7 +3,8 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { App } from "../app.js";
-import type { HttpRequest, HttpResponse, Route } from "../protocol/http/types.js";
+import type { PageRequest, PageRoute } from "../protocol/http/pages.js";
+import type { HttpResponse } from "../protocol/http/types.js";
 import { pathOf } from "../protocol/http/types.js";
 import { bundle } from "./bundle.js";
 
@@ -38,7 +39,7 @@ async function load(): Promise<string> {
   return readFile(prebuilt, "utf8");
 }
 
-function send(req: HttpRequest, res: HttpResponse, b: Built, cacheControl: string): void {
+function send(req: PageRequest, res: HttpResponse, b: Built, cacheControl: string): void {
   const etag = `"${b.hash}"`;
   const headers = {
     "content-type": "text/javascript; charset=utf-8",
@@ -62,30 +63,31 @@ function send(req: HttpRequest, res: HttpResponse, b: Built, cacheControl: strin
 }
 
 /** GET {app_url}/embed/v1.js, and the same under its content hash. */
-export function embedScriptRoute(app: Pick<App, "log">): Route {
+export function embedScriptRoute(app: Pick<App, "log">): PageRoute {
   void embedScript().catch(() => undefined);
-  return (req, res) => {
-    if (req.method !== "GET" && req.method !== "HEAD") return false;
-    const path = pathOf(req);
-    const hashed = HASHED_PATH.exec(path);
-    if (path !== EMBED_SCRIPT_PATH && !hashed) return false;
-    embedScript().then(
-      (b) => {
-        if (hashed && hashed[1] !== b.hash) {
-          // An older build's hash: say where the current one is rather than serve different content under it.
-          res.writeHead(404, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
-          res.end(`this version of the host script is no longer served; use ${EMBED_SCRIPT_PATH}`);
-          return;
-        }
-        // The version path is revalidated hourly, so fixes within v1 reach pages; the hashed one never changes.
-        send(req, res, b, hashed ? "public, max-age=31536000, immutable" : "public, max-age=3600");
-      },
-      (e: unknown) => {
-        app.log.error("host script could not be built", { error: (e as Error).message });
-        res.writeHead(500, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
-        res.end("the host script could not be built; run npm run build:embed");
-      },
-    );
-    return true;
+  return {
+    name: "host script",
+    verbs: ["GET", "HEAD"],
+    path: /^\/embed\/v1(?:\.[0-9a-f]{16})?\.js$/,
+    serve: (req, res) => {
+      const hashed = HASHED_PATH.exec(pathOf(req));
+      return embedScript().then(
+        (b) => {
+          if (hashed && hashed[1] !== b.hash) {
+            // An older build's hash: say where the current one is rather than serve different content under it.
+            res.writeHead(404, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+            res.end(`this version of the host script is no longer served; use ${EMBED_SCRIPT_PATH}`);
+            return;
+          }
+          // The version path is revalidated hourly, so fixes within v1 reach pages; the hashed one never changes.
+          send(req, res, b, hashed ? "public, max-age=31536000, immutable" : "public, max-age=3600");
+        },
+        (e: unknown) => {
+          app.log.error("host script could not be built", { error: (e as Error).message });
+          res.writeHead(500, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+          res.end("the host script could not be built; run npm run build:embed");
+        },
+      );
+    },
   };
 }

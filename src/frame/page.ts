@@ -60,7 +60,8 @@ export function framePage(s: FramePageSettings): string {
 <p id="away" class="away" role="note" hidden></p>
 <div id="notice" class="notice" role="status" aria-live="polite" hidden><span id="notice-text"></span><button id="notice-action" type="button" hidden></button></div>
 <p id="empty" class="empty">${empty}</p>
-<ol id="log" class="log" role="log" aria-live="polite" aria-label="Conversation with ${name}" tabindex="0"></ol>
+<ol id="log" class="log" aria-live="polite" aria-label="Conversation with ${name}" tabindex="0"></ol>
+<p id="typing" class="typing" role="status" hidden></p>
 <form id="composer" class="composer">
 <label for="input" class="sr-only">Message to ${name}</label>
 <textarea id="input" name="content" rows="1" maxlength="${MAX_CONTENT}" placeholder="Write a message…" autocomplete="off" enterkeyhint="send"></textarea>

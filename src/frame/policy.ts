@@ -7,7 +7,8 @@ export function frameHeaders(allowedOrigins: string[], apiOrigin: string | undef
     "script-src 'self'",
     "style-src 'self'",
     `connect-src 'self'${apiOrigin ? ` ${apiOrigin}` : ""}`,
-    "img-src 'self' data:",
+    // Operators' pictures are served by this service (its API origin when that is another one).
+    `img-src 'self' data:${apiOrigin ? ` ${apiOrigin}` : ""}`,
     "base-uri 'none'",
     "form-action 'none'",
     `frame-ancestors ${ancestors.length > 0 ? ancestors.join(" ") : "'none'"}`,

@@ -1,7 +1,8 @@
 import { decodeJwt } from "jose";
 import type { App } from "../app.js";
-import { sendAsset } from "../protocol/http/static-asset.js";
-import type { HttpRequest, HttpResponse, Route } from "../protocol/http/types.js";
+import type { PageRequest, PageRoute } from "../protocol/http/pages.js";
+import { assetPages } from "../protocol/http/static-asset.js";
+import type { HttpResponse } from "../protocol/http/types.js";
 import { pathOf } from "../protocol/http/types.js";
 import { frameScript } from "./bundle.js";
 import { type DemoCredentials, demoRoutes } from "./demo.js";
@@ -18,7 +19,8 @@ export interface FrameOptions {
   demo?: () => DemoCredentials | undefined;
 }
 
-const FRAME_PATH = /^\/chatbot-iframe\/([^/]+)\/?$/;
+// Every chatbot id but "assets" (the frame's scripts live there).
+const FRAME_PATH = /^\/chatbot-iframe\/(?!assets\/?$)([^/]+)\/?$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_REFRESH_TIMEOUT_MS = 10_000;
 
@@ -34,7 +36,7 @@ function chatbotClaim(token: string | null): string | undefined {
 }
 
 function sendPage(
-  req: HttpRequest,
+  req: PageRequest,
   res: HttpResponse,
   status: number,
   headers: Record<string, string>,
@@ -46,10 +48,10 @@ function sendPage(
 }
 
 /** What the frame's routes use: token checks, the chatbot's settings, addresses and the log. */
-export type FrameDeps = Pick<App, "tokens" | "accounts" | "config" | "log">;
+export type FrameDeps = Pick<App, "tokens" | "accounts" | "config" | "log" | "gate">;
 
 /** The chat frame's routes: the frame page, its script and stylesheet, the host script, and the /demo host page. */
-export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): Route[] {
+export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[] {
   // Bundle at start, so the first visitor does not wait; a failure is reported when the script is asked for.
   void frameScript().catch(() => undefined);
   const apiBase = app.config.baseUrl?.replace(/\/+$/, "") ?? "";
@@ -62,33 +64,14 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): Route[] {
     "x-content-type-options": "nosniff",
   };
 
-  const assets: Route = (req, res) => {
-    if (req.method !== "GET" && req.method !== "HEAD") return false;
-    const path = pathOf(req);
-    if (path === `${ASSET_PATH}frame.css`) {
-      sendAsset(req, res, "text/css; charset=utf-8", FRAME_CSS);
-      return true;
-    }
-    if (path === `${ASSET_PATH}frame.js`) {
-      frameScript().then(
-        (js) => sendAsset(req, res, "text/javascript; charset=utf-8", js),
-        (e: unknown) => {
-          app.log.error("frame script could not be built", { error: (e as Error).message });
-          res.writeHead(500, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
-          res.end("the frame script could not be built; run npm run build:frame");
-        },
-      );
-      return true;
-    }
-    return false;
-  };
+  const assets = assetPages("frame", ASSET_PATH, FRAME_CSS, frameScript, (e) => {
+    app.log.error("frame script could not be built", { error: e.message });
+    return "the frame script could not be built; run npm run build:frame";
+  });
 
-  const page: Route = (req, res) => {
-    if (req.method !== "GET" && req.method !== "HEAD") return false;
-    const m = FRAME_PATH.exec(pathOf(req));
-    if (!m || m[1] === "assets") return false;
-    const chatbotId = m[1]!;
-    void (async () => {
+  const serve = (req: PageRequest, res: HttpResponse) => {
+    const chatbotId = FRAME_PATH.exec(pathOf(req))![1]!;
+    return (async () => {
       const chatbot = UUID.test(chatbotId) ? await app.tokens.chatbot(chatbotId) : undefined;
       if (!chatbot?.active) {
         sendPage(
@@ -196,8 +179,8 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): Route[] {
       if (!res.headersSent) sendPage(req, res, 503, plain, errorPage("Chat unavailable", "Please try again shortly."));
       else res.end();
     });
-    return true;
   };
+  const page: PageRoute = { name: "chat frame", verbs: ["GET", "HEAD"], path: FRAME_PATH, serve };
 
-  return [assets, page, embedScriptRoute(app), ...(opts.demo ? demoRoutes(app, opts.demo) : [])];
+  return [...assets, page, embedScriptRoute(app), ...(opts.demo ? demoRoutes(app, opts.demo) : [])];
 }

@@ -24,6 +24,11 @@ export const FRAME_CSS = `
 }
 .away { margin: 10px 16px 0; padding: 10px 12px; border-radius: 10px; background: var(--bot); color: var(--fg); font-size: 14px; }
 .empty { white-space: pre-line; }
+.rating fieldset { border: 1px solid var(--line); border-radius: 12px; padding: 8px 12px; margin: 0; text-align: left; }
+.rating legend { font-weight: 600; color: var(--fg); }
+.rating__scores { display: flex; flex-wrap: wrap; gap: 4px 12px; margin: 4px 0 8px; color: var(--fg); }
+.rating textarea { width: 100%; font: inherit; border: 1px solid var(--line); border-radius: 8px; padding: 6px 8px; background: var(--bg); color: var(--fg); }
+.rating button { margin-top: 6px; font: inherit; font-weight: 600; border: 0; border-radius: 8px; padding: 6px 12px; background: var(--accent); color: var(--accent-fg); cursor: pointer; }
 * { box-sizing: border-box; }
 html, body { height: 100%; margin: 0; }
 body { background: var(--bg); color: var(--fg); font: 15px/1.45 var(--font); }
@@ -57,6 +62,12 @@ body { background: var(--bg); color: var(--fg); font: 15px/1.45 var(--font); }
 .msg__sources-list { display: contents; list-style: none; }
 .msg__source { color: var(--accent); text-decoration: none; border: 1px solid var(--line); border-radius: 999px; padding: 1px 9px; }
 .msg__source:hover, .msg__source:focus-visible { text-decoration: underline; }
+.typing { margin: 0; padding: 0 16px 4px; font-size: 13px; color: var(--muted); }
+.msg__who { display: flex; align-items: center; gap: 6px; font-size: 12px; color: var(--muted); margin-bottom: 2px; }
+.pic { width: 20px; height: 20px; border-radius: 50%; object-fit: cover; flex: none; }
+.chat__avatar { position: relative; overflow: hidden; }
+.chat__avatar .pic { position: absolute; inset: 0; width: 100%; height: 100%; }
+.msg--event .pic { vertical-align: middle; margin-right: 6px; }
 .msg--typing .msg__bubble::after { content: "• • •"; letter-spacing: 2px; color: var(--muted); animation: pulse 1.2s ease-in-out infinite; }
 @keyframes pulse { 50% { opacity: 0.35; } }
 @media (prefers-reduced-motion: reduce) { .msg--typing .msg__bubble::after { animation: none; } }

@@ -10,6 +10,8 @@ export interface AccessRule {
   credentials: ReadonlySet<Credential>;
   role: Role;
   serverOnly: boolean;
+  /** Only the service's own pages may call it (the console's CSRF header, same-origin Fetch Metadata). */
+  sameOrigin: boolean;
 }
 
 /** The contract has an RPC without a usable access declaration: the server does not start. */
@@ -31,7 +33,7 @@ export function accessRule(m: DescMethod): AccessRule {
   const idToken = credentials.has(Credential.ID_TOKEN);
   if (idToken !== (a.role !== Role.UNSPECIFIED))
     throw new AccessDeclarationError(`${name}: a role is declared exactly when ID_TOKEN is accepted`);
-  return { credentials, role: a.role, serverOnly: a.serverOnly };
+  return { credentials, role: a.role, serverOnly: a.serverOnly, sameOrigin: a.sameOrigin };
 }
 
 /**

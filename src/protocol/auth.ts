@@ -8,7 +8,7 @@ import { type IdClaims, TOKEN_KINDS } from "../domain/token/jwt-strategy.js";
 import type { TokenService } from "../domain/token/token-service.js";
 import type { AccessRule } from "./access.js";
 import type { Authorized, Call } from "./call.js";
-import { sessionToken } from "./session-cookie.js";
+import { sameOriginRequest, sessionToken } from "./session-cookie.js";
 
 const NEEDED_ROLE = { [Role.OPERATOR]: "operator", [Role.ADMIN]: "admin" } as const;
 
@@ -29,6 +29,9 @@ export class Authenticator {
     fields: { accessToken?: string; clientApiKey?: string },
   ): Promise<Authorized> {
     if (rule.serverOnly || (rule.credentials.has(Credential.API_KEY) && fields.clientApiKey)) requireServer(call, rule);
+    // A form or a page elsewhere must not sign anyone in or out of the console (login CSRF).
+    if (rule.sameOrigin && !sameOriginRequest((n) => call.header(n)))
+      throw permissionDenied("the console's session is opened and closed only by the console's own pages");
     const frame = rule.credentials.has(Credential.ACCESS_TOKEN);
     const account = rule.credentials.has(Credential.ID_TOKEN);
     // Credentials in the body (API key, refresh token, password, invitation) are what the RPC itself exchanges.

@@ -11,7 +11,8 @@ export const peerKey = createContextKey<string>("", { description: "client addre
 
 function callOf(ctx: HandlerContext): Call {
   return {
-    header: (name) => ctx.requestHeader.get(name) ?? undefined,
+    // Fetch's Headers throws on a pseudo-header name (":authority"): there is none to read here.
+    header: (name) => (name.startsWith(":") ? undefined : (ctx.requestHeader.get(name) ?? undefined)),
     queryAccessToken: undefined,
     peer: ctx.values.get(peerKey),
     signal: ctx.signal,

@@ -30,6 +30,10 @@ export class LogAdvances {
         this.appended(records);
         return records;
       },
+      add: async (items) => {
+        await events.add(items);
+        this.appended(items.map((i) => i.event));
+      },
       list: (accountId, afterSeq, limit, types) => events.list(accountId, afterSeq, limit, types),
       lastSeq: (accountId) => events.lastSeq(accountId),
       prune: (before, limit) => events.prune(before, limit),
@@ -53,7 +57,7 @@ export class LogAdvances {
     return () => this.listeners.delete(l);
   }
 
-  private appended(records: readonly EventRecord[]): void {
+  private appended(records: readonly Pick<EventRecord, "accountId" | "orderKey">[]): void {
     const changes = records.map((r) => ({ accountId: r.accountId, conversationId: r.orderKey }));
     const open = this.unit.getStore();
     if (open) open.push(...changes);

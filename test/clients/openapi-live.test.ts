@@ -17,6 +17,8 @@ interface Sent {
   bearer?: string;
   /** Send the request body as is, without checking it against the documented request schema (for bad input). */
   raw?: boolean;
+  /** Other request headers (the console's CSRF header). */
+  headers?: Record<string, string>;
 }
 type Case = { ok: () => Sent | Promise<Sent>; fail: () => Sent | Promise<Sent>; failStatus: number };
 
@@ -77,7 +79,25 @@ function hook(): Promise<{ endpointId: string; deliveryId: string }> {
   return hooked;
 }
 
+/** The header the console's own script sends: the console's session RPCs need it. */
+const CSRF = { "x-aiagent-csrf": "1" };
+
 const cases: Record<string, Case> = {
+  "POST /console/session": {
+    ok: () => ({ body: { email: a.email, password: a.password }, headers: CSRF }),
+    fail: () => ({ body: { email: a.email, password: "wrong password" }, headers: CSRF }),
+    failStatus: 401,
+  },
+  "DELETE /console/session": {
+    ok: () => ({ headers: CSRF }),
+    fail: () => ({}),
+    failStatus: 403,
+  },
+  "POST /v1/account/chatbots/{chatbot_id}/preview": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: MISSING }, bearer: id }),
+    failStatus: 404,
+  },
   "POST /v1/account/webhooks": {
     ok: () => ({ body: { url: "http://127.0.0.1:9/created", event_types: ["conversation.closed"] }, bearer: id }),
     fail: () => ({ body: { url: "ftp://example.com/hooks" }, bearer: id }),
@@ -229,6 +249,22 @@ const cases: Record<string, Case> = {
     ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
     fail: () => ({ body: { conversation_id: conversationId } }),
     failStatus: 401,
+  },
+  "POST /ai_agent/rate_conversation": {
+    ok: async () => {
+      // Rated once closed.
+      await fetch(`${s.url}/close_conversation`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${id}`, "content-type": "application/json" },
+        body: JSON.stringify({ conversation_id: conversationId }),
+      });
+      return {
+        query: { access_token: access },
+        body: { conversation_id: conversationId, score: 5, comment: "Thanks" },
+      };
+    },
+    fail: () => ({ query: { access_token: access }, body: { conversation_id: conversationId, score: 9 } }),
+    failStatus: 400,
   },
   "GET /v1/account": {
     ok: () => ({ bearer: id }),
@@ -429,7 +465,7 @@ function fill(path: string, values: Record<string, string> = {}): string {
 async function call(verb: string, template: string, sent: Sent): Promise<Response> {
   const path = fill(template, sent.path);
   const qs = new URLSearchParams(Object.entries(sent.query ?? {}).map(([k, v]) => [k, String(v)])).toString();
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...sent.headers };
   if (sent.bearer) headers.authorization = `Bearer ${sent.bearer}`;
   if (sent.body !== undefined) headers["content-type"] = "application/json";
   const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(sent.path?.[name] ?? ""));
@@ -496,22 +532,28 @@ describe("every documented JSON route answers what the document says", () => {
           : path === "/watch_account"
             ? await firstLines(ok, 1)
             : await ok.text();
-      expect(ok.status, `${key}: ${text}`).toBe(200);
-      const [type, media] = Object.entries(op.responses["200"].content)[0] as [string, any];
-      expect(ok.headers.get("content-type")).toBe(type);
-      if (type === "application/x-ndjson") {
-        const lines = text.split("\n").filter((l) => l !== "");
-        expect(lines.length).toBeGreaterThanOrEqual(path === "/watch_account" ? 1 : 3);
-        for (const line of lines) expectConforms(media.schema, JSON.parse(line), `${key} line`);
-        // One event per line, beside it the resume cursor (added to the contract, the event keys unchanged).
-        if (path === "/watch_account")
-          expect(Object.keys(JSON.parse(lines[0]!).result)).toEqual(["subscribed_at", "cursor"]);
-        else if (path === "/watch_conversation") {
-          expect(Object.keys(JSON.parse(lines[0]!).result)).toEqual(["conversation", "cursor"]);
-          expect(Object.keys(JSON.parse(lines[1]!).result)).toEqual(["message", "cursor"]);
-        } else expect(Object.keys(JSON.parse(lines.at(-1)!).result)).toEqual(["reply"]);
+      if (op.responses["204"]) {
+        // Declared no_content: the answer is its status and headers alone.
+        expect(ok.status, `${key}: ${text}`).toBe(204);
+        expect(text).toBe("");
       } else {
-        expectConforms(media.schema, JSON.parse(text), `${key} 200`);
+        expect(ok.status, `${key}: ${text}`).toBe(200);
+        const [type, media] = Object.entries(op.responses["200"].content)[0] as [string, any];
+        expect(ok.headers.get("content-type")).toBe(type);
+        if (type === "application/x-ndjson") {
+          const lines = text.split("\n").filter((l) => l !== "");
+          expect(lines.length).toBeGreaterThanOrEqual(path === "/watch_account" ? 1 : 3);
+          for (const line of lines) expectConforms(media.schema, JSON.parse(line), `${key} line`);
+          // One event per line, beside it the resume cursor (added to the contract, the event keys unchanged).
+          if (path === "/watch_account")
+            expect(Object.keys(JSON.parse(lines[0]!).result)).toEqual(["subscribed_at", "cursor"]);
+          else if (path === "/watch_conversation") {
+            expect(Object.keys(JSON.parse(lines[0]!).result)).toEqual(["conversation", "cursor"]);
+            expect(Object.keys(JSON.parse(lines[1]!).result)).toEqual(["message", "cursor"]);
+          } else expect(Object.keys(JSON.parse(lines.at(-1)!).result)).toEqual(["reply"]);
+        } else {
+          expectConforms(media.schema, JSON.parse(text), `${key} 200`);
+        }
       }
 
       const bad = await call(verb, path, await c.fail());

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { Page } from "playwright-core";
+import type { Frame, Page } from "playwright-core";
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
@@ -9,7 +9,7 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/
  * ("" for none). axe is evaluated through the debugging protocol, which the page's CSP (no inline script) does not
  * govern.
  */
-export async function axeViolations(page: Page, impacts: "serious" | "all" = "serious"): Promise<string[]> {
+export async function axeViolations(page: Page | Frame, impacts: "serious" | "all" = "serious"): Promise<string[]> {
   await page.evaluate(axeSource);
   return page.evaluate(async (all) => {
     const axe = (window as unknown as { axe: { run(c: Document): Promise<AxeResults> } }).axe;

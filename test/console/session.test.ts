@@ -111,25 +111,51 @@ describe("the console's session", () => {
   });
 
   test("the embed page's preview frames the chat for the account's admins only, with a token of its own", async () => {
-    const url = `${s.url}/console/preview/${acc.chatbotId}`;
-    expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
+    // The console's script asks OpenPreview (an RPC of the contract, admins only) for the preview's address.
+    const open = (chatbotId: string, headers: Record<string, string>) =>
+      fetch(`${s.url}/v1/account/chatbots/${chatbotId}/preview`, { method: "POST", headers });
+    expect((await open(acc.chatbotId, CSRF)).status).toBe(401);
     const cookie = await sessionCookie();
-    const r = await fetch(url, { redirect: "manual", headers: { cookie } });
-    expect(r.status).toBe(303);
-    const location = r.headers.get("location")!;
+    const r = await open(acc.chatbotId, { cookie, ...CSRF });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("cache-control")).toBe("no-store");
+    const location = ((await r.json()) as { data: { frame_path: string } }).data.frame_path;
     expect(location).toMatch(/^\/console\/preview\/[0-9a-f-]{36}\?access_token=ey/);
-    const page = await fetch(`${s.url}${location}`, { headers: { cookie } });
+    const page = await fetch(`${s.url}${location}`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'self'");
     expect(page.headers.get("cache-control")).toBe("no-store");
-    // Another account's chatbot is not there; a request from another site gets nothing.
-    const other = await s.account();
-    const theirs = await fetch(`${s.url}/console/preview/${other.chatbotId}`, {
-      redirect: "manual",
-      headers: { cookie },
-    });
-    expect(theirs.status).toBe(404);
-    const cross = await fetch(url, { redirect: "manual", headers: { cookie, "sec-fetch-site": "cross-site" } });
+    // The page without a token, or asked for by another site, shows nothing.
+    const url = `${s.url}/console/preview/${acc.chatbotId}`;
+    expect((await fetch(url, { redirect: "manual", headers: { cookie } })).status).toBe(401);
+    const cross = await fetch(`${s.url}${location}`, { headers: { "sec-fetch-site": "cross-site" } });
     expect(cross.status).toBe(401);
+    // Another account's chatbot is not there.
+    const other = await s.account();
+    const theirs = await open(other.chatbotId, { cookie, ...CSRF });
+    expect(theirs.status).toBe(404);
+  });
+
+  test("a sign-in body over the JSON routes' limit is answered 413 naming the limit, like any RPC's", async () => {
+    const r = await fetch(`${s.url}/console/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...CSRF },
+      body: JSON.stringify({ email: acc.email, password: "x".repeat(70 * 1024) }),
+    });
+    expect(r.status).toBe(413);
+    expect(await r.json()).toMatchObject({ code: "resource_exhausted", message: "body: must be at most 65536 bytes" });
+  });
+
+  test("a sign-in body that is not JSON, or lacks a field, is refused naming what was wrong", async () => {
+    const form = await fetch(`${s.url}/console/session`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...CSRF },
+      body: "email=a&password=b",
+    });
+    expect(form.status).toBe(400);
+    expect(((await form.json()) as { message: string }).message).toMatch(/^content-type: /);
+    const empty = await signIn({ email: acc.email });
+    expect(empty.status).toBe(400);
+    expect(((await empty.json()) as { message: string }).message).toMatch(/^password: /);
   });
 });

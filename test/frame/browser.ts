@@ -104,7 +104,8 @@ export async function chatFrame(page: Page): Promise<Frame> {
 
 /** Types a message in the frame as a person would, and presses Enter. */
 export async function typeMessage(frame: Frame, text: string): Promise<void> {
-  const input = frame.getByRole("textbox");
+  // The message box (a closed conversation also shows the rating's comment box).
+  const input = frame.locator("#input");
   await input.click();
   await input.pressSequentially(text, { delay: 0 });
   await input.press("Enter");

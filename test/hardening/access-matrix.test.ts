@@ -88,9 +88,16 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.ConversationService.ReplyToConversation": () => ({ conversationId, content: "A person here." }),
   "aiagent.v1.ConversationService.ReleaseConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.CloseConversation": () => ({ conversationId }),
+  // Rated once closed.
+  "aiagent.v1.ConversationService.RateConversation": async () => {
+    await s.app.conversations.setStatus(owner, conversationId, "closed");
+    return { conversationId, score: 4 };
+  },
   "aiagent.v1.ConversationService.ReopenConversation": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.SendTyping": () => ({ conversationId }),
   "aiagent.v1.AccountService.GetAccount": () => ({}),
   "aiagent.v1.AccountService.UpdateMyProfile": () => ({ displayName: "Matrix", avatarUrl: "" }),
+  "aiagent.v1.AccountService.SetMyPicture": () => ({ image: new Uint8Array() }),
   "aiagent.v1.AccountService.ChangePassword": (who) => {
     const pw = who === "operator" ? passwords.operator : passwords.admin;
     return { currentPassword: pw, newPassword: pw };
@@ -160,6 +167,12 @@ const samples: Record<string, Sample> = {
     chatbotId: a.chatbotId,
     policy: { rotateRefreshTokens: false },
   }),
+  "aiagent.v1.ConsoleService.SignIn": () => ({
+    email: a.email,
+    password: passwords.admin,
+  }),
+  "aiagent.v1.ConsoleService.SignOut": () => ({}),
+  "aiagent.v1.ConsoleService.OpenPreview": () => ({ chatbotId: a.chatbotId }),
   "aiagent.v1.WebhookService.CreateWebhookEndpoint": () => ({ url: hookUrl, eventTypes: ["conversation.closed"] }),
   "aiagent.v1.WebhookService.ListWebhookEndpoints": () => ({}),
   "aiagent.v1.WebhookService.UpdateWebhookEndpoint": () => ({ endpointId, description: `desk ${++n}` }),
@@ -217,8 +230,13 @@ async function call(
   }
 }
 
-const headersOf = (who: Presented): Record<string, string> =>
-  who === "none" ? {} : { authorization: `Bearer ${tokens[who]}` };
+/** The console's CSRF header: what a same_origin RPC needs besides its credential (the console's script sends it). */
+const CSRF = { "x-aiagent-csrf": "1" };
+
+const headersOf = (who: Presented, m?: DescMethod): Record<string, string> => ({
+  ...(m && accessRule(m).sameOrigin ? CSRF : {}),
+  ...(who === "none" ? {} : { authorization: `Bearer ${tokens[who]}` }),
+});
 
 describe("access declared in the contract", () => {
   it("every RPC declares its access and has a sample request here", () => {
@@ -248,22 +266,42 @@ describe("access declared in the contract", () => {
             const req = await samples[name]!(who);
             if (!bearerRpc(m)) {
               // The header neither grants nor takes away anything: the body's credential decides.
-              expect(await call(protocol, m, req, headersOf(who)), `${name} with ${who}`).toBeUndefined();
+              expect(await call(protocol, m, req, headersOf(who, m)), `${name} with ${who}`).toBeUndefined();
               continue;
             }
             if (admits(m, who)) {
-              const code = await call(protocol, m, req, headersOf(who));
+              const code = await call(protocol, m, req, headersOf(who, m));
               expect(code, `${name} admits ${who}`).toBeUndefined();
               continue;
             }
             const before = dbChecksum(db);
-            const code = await call(protocol, m, req, headersOf(who));
+            const code = await call(protocol, m, req, headersOf(who, m));
             const expected =
               who === "operator" && getOption(m, access).credentials.includes(Credential.ID_TOKEN)
                 ? Code.PermissionDenied
                 : Code.Unauthenticated;
             expect(code, `${name} refuses ${who}`).toBe(expected);
             expect(dbChecksum(db), `${name} refused ${who} but wrote`).toBe(before);
+          }
+        }
+      });
+
+      it("refuses the same-origin RPCs without the console's CSRF header or from another site, changing nothing", async () => {
+        const db = sqliteDb(s.app);
+        const sameOrigin = methods().filter((m) => accessRule(m).sameOrigin);
+        expect(sameOrigin.map((m) => m.name).sort()).toEqual(["SignIn", "SignOut"]);
+        for (const m of sameOrigin) {
+          const req = await samples[`${m.parent.typeName}.${m.name}`]!("none");
+          for (const headers of [
+            {},
+            { ...CSRF, "sec-fetch-site": "cross-site" },
+            { ...CSRF, origin: "https://evil.example" },
+          ]) {
+            const before = dbChecksum(db);
+            expect(await call(protocol, m, req, headers), `${m.name} with ${JSON.stringify(headers)}`).toBe(
+              Code.PermissionDenied,
+            );
+            expect(dbChecksum(db)).toBe(before);
           }
         }
       });

@@ -80,6 +80,7 @@ function attacks(o: Owned): { what: string; method: string; path: string; body?:
     { what: "revoke sessions", method: "POST", path: "/v1/account/sessions/revoke", body: { chatbot_id: o.chatbotId } },
     { what: "erase contact", method: "POST", path: "/v1/account/contacts/erase", body: { contact_id: o.contactId } },
     { what: "export contact", method: "GET", path: `/v1/account/contacts/export?contact_id=${o.contactId}` },
+    { what: "preview token", method: "POST", path: `/v1/account/chatbots/${o.chatbotId}/preview` },
     { what: "set retention", method: "POST", path: `/v1/account/chatbots/${o.chatbotId}/retention`, body: { days: 1 } },
     { what: "take over", method: "POST", path: "/take_over_conversation", body: { conversation_id: o.conversationId } },
     { what: "close", method: "POST", path: "/close_conversation", body: { conversation_id: o.conversationId } },

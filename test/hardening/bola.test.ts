@@ -112,6 +112,8 @@ const FRAME_ROUTES: Record<string, Route<FramePrincipal>> = {
     rpc(() => connect().getMessagesForConversation({ conversationId: id, accessToken: p.token })),
   "RPC SendMessage": (p, id) =>
     rpc(() => connect().sendMessage({ conversationId: id, content: "hi" }, bearer(p.token))),
+  "POST /send_typing": (p, id) => postJson(s.url, `/send_typing?access_token=${p.token}`, { conversation_id: id }),
+  "RPC SendTyping": (p, id) => rpc(() => connect().sendTyping({ conversationId: id }, bearer(p.token))),
   "RPC SendMessageStream": (p, id) =>
     rpc(async () => {
       for await (const _ of connect().sendMessageStream({ conversationId: id, content: "hi" }, bearer(p.token)));
@@ -146,6 +148,9 @@ const ACCOUNT_ROUTES: Record<string, Route<AccountPrincipal>> = {
     rpc(() => connect().replyToConversation({ conversationId: id, content: "operator here" }, bearer(p.token))),
   "RPC CloseConversation": (p, id) => rpc(() => connect().closeConversation({ conversationId: id }, bearer(p.token))),
   "RPC ReopenConversation": (p, id) => rpc(() => connect().reopenConversation({ conversationId: id }, bearer(p.token))),
+  "POST /send_typing": (p, id) =>
+    postJson(s.url, "/send_typing", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "RPC SendTyping": (p, id) => rpc(() => connect().sendTyping({ conversationId: id }, bearer(p.token))),
 };
 
 /** Every (principal, conversation) pair on one route: only the owner succeeds; the rest look exactly like a random id and change nothing. */

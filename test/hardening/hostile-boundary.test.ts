@@ -1,7 +1,6 @@
 import { connect as http2Connect } from "node:http2";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { invalidArgument } from "../../src/domain/errors.js";
-import { pathOf } from "../../src/protocol/http/types.js";
 import { startServer, type TestServer } from "../helpers/server.js";
 
 // The one request boundary (src/protocol/http/boundary.ts): whatever a route throws or rejects with becomes a typed
@@ -12,17 +11,27 @@ beforeAll(async () => {
   s = await startServer({
     overrides: {
       extraRoutes: () => [
-        (req) => {
-          if (pathOf(req) !== "/test/throws") return false;
-          throw new Error("a bug in a handler");
+        {
+          name: "throws",
+          verbs: ["GET"],
+          path: "/test/throws",
+          serve: () => {
+            throw new Error("a bug in a handler");
+          },
         },
-        (req) => {
-          if (pathOf(req) !== "/test/rejects") return false;
-          return Promise.reject(new Error("a bug after an await"));
+        {
+          name: "rejects",
+          verbs: ["GET"],
+          path: "/test/rejects",
+          serve: () => Promise.reject(new Error("a bug after an await")),
         },
-        (req) => {
-          if (pathOf(req) !== "/test/bad-input") return false;
-          throw invalidArgument("widget_id", "must be a widget");
+        {
+          name: "bad input",
+          verbs: ["GET"],
+          path: "/test/bad-input",
+          serve: () => {
+            throw invalidArgument("widget_id", "must be a widget");
+          },
         },
       ],
     },

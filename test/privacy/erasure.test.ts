@@ -60,6 +60,18 @@ async function populate(a: TestAccount, token: string, c: ReturnType<typeof cust
     auth(token),
   );
   expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+  // A rating whose comment is in the customer's words.
+  expect((await postJson(s.url, "/close_conversation", { conversation_id: first }, auth(token))).status).toBe(200);
+  const rated = await postJson(
+    s.url,
+    `/ai_agent/rate_conversation?access_token=${encodeURIComponent(t.access_token)}`,
+    {
+      conversation_id: first,
+      score: 2,
+      comment: `the ${c.words[0]} came late`,
+    },
+  );
+  expect(rated.status, JSON.stringify(rated.body)).toBe(200);
   expect((await postJson(s.url, "/v1/account/sessions/revoke", { user_id: c.userId }, auth(token))).status).toBe(200);
   await issueTokens(s.url, a, c.userId, c.contact);
   // Read the pages twice: the second read remembers them in the page cache.

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/access.proto.
  */
 export const file_aiagent_v1_access: GenFile = /*@__PURE__*/
-  fileDesc("ChdhaWFnZW50L3YxL2FjY2Vzcy5wcm90bxIKYWlhZ2VudC52MSJqCgZBY2Nlc3MSKwoLY3JlZGVudGlhbHMYASADKA4yFi5haWFnZW50LnYxLkNyZWRlbnRpYWwSHgoEcm9sZRgCIAEoDjIQLmFpYWdlbnQudjEuUm9sZRITCgtzZXJ2ZXJfb25seRgDIAEoCCrEAQoKQ3JlZGVudGlhbBIaChZDUkVERU5USUFMX1VOU1BFQ0lGSUVEEAASFQoRQ1JFREVOVElBTF9QVUJMSUMQARIWChJDUkVERU5USUFMX0FQSV9LRVkQAhIcChhDUkVERU5USUFMX1JFRlJFU0hfVE9LRU4QAxIXChNDUkVERU5USUFMX1BBU1NXT1JEEAQSGwoXQ1JFREVOVElBTF9BQ0NFU1NfVE9LRU4QBRIXChNDUkVERU5USUFMX0lEX1RPS0VOEAYqPwoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASEQoNUk9MRV9PUEVSQVRPUhABEg4KClJPTEVfQURNSU4QAjpMCgZhY2Nlc3MSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjShgMgASgLMhIuYWlhZ2VudC52MS5BY2Nlc3NSBmFjY2Vzc2IGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChdhaWFnZW50L3YxL2FjY2Vzcy5wcm90bxIKYWlhZ2VudC52MSJ/CgZBY2Nlc3MSKwoLY3JlZGVudGlhbHMYASADKA4yFi5haWFnZW50LnYxLkNyZWRlbnRpYWwSHgoEcm9sZRgCIAEoDjIQLmFpYWdlbnQudjEuUm9sZRITCgtzZXJ2ZXJfb25seRgDIAEoCBITCgtzYW1lX29yaWdpbhgEIAEoCCrEAQoKQ3JlZGVudGlhbBIaChZDUkVERU5USUFMX1VOU1BFQ0lGSUVEEAASFQoRQ1JFREVOVElBTF9QVUJMSUMQARIWChJDUkVERU5USUFMX0FQSV9LRVkQAhIcChhDUkVERU5USUFMX1JFRlJFU0hfVE9LRU4QAxIXChNDUkVERU5USUFMX1BBU1NXT1JEEAQSGwoXQ1JFREVOVElBTF9BQ0NFU1NfVE9LRU4QBRIXChNDUkVERU5USUFMX0lEX1RPS0VOEAYqPwoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASEQoNUk9MRV9PUEVSQVRPUhABEg4KClJPTEVfQURNSU4QAjpMCgZhY2Nlc3MSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjShgMgASgLMhIuYWlhZ2VudC52MS5BY2Nlc3NSBmFjY2Vzc2IGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * Who may call an RPC. Every RPC of this contract declares it; the server refuses to start otherwise, enforces it
@@ -42,6 +42,14 @@ export type Access = Message<"aiagent.v1.Access"> & {
    * @generated from field: bool server_only = 3;
    */
   serverOnly: boolean;
+
+  /**
+   * Refused unless the request comes from the service's own pages: the console's CSRF header, and Fetch Metadata
+   * (or Origin) naming this origin. For RPCs that set or clear the console's session cookie.
+   *
+   * @generated from field: bool same_origin = 4;
+   */
+  sameOrigin: boolean;
 };
 
 /**

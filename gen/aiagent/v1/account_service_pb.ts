@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/account_service.proto.
  */
 export const file_aiagent_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBhaWFnZW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSITChFHZXRBY2NvdW50UmVxdWVzdCI7ChJHZXRBY2NvdW50UmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8ivgEKC0FjY291bnRJbmZvEhIKCmFjY291bnRfaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIUCgxjYWxsZXJfZW1haWwYBCABKAkSKgoLY2FsbGVyX3JvbGUYBSABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvchIbChNjYWxsZXJfZGlzcGxheV9uYW1lGAYgASgJEhkKEWNhbGxlcl9hdmF0YXJfdXJsGAcgASgJIlcKFlVwZGF0ZU15UHJvZmlsZVJlcXVlc3QSHgoMZGlzcGxheV9uYW1lGAEgASgJQgiatRgECDwQARIdCgphdmF0YXJfdXJsGAIgASgJQgmatRgFCIAQEAEiQAoXVXBkYXRlTXlQcm9maWxlUmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8iWQoVQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0EiEKEGN1cnJlbnRfcGFzc3dvcmQYASABKAlCB5q1GAMIgAgSHQoMbmV3X3Bhc3N3b3JkGAIgASgJQgeatRgDCIAIIhgKFkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UinAEKBkFwaUtleRISCgphcGlfa2V5X2lkGAEgASgJEg4KBnByZWZpeBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAkSFAoMbGFzdF91c2VkX2F0GAUgASgJEhIKCmV4cGlyZXNfYXQYBiABKAkSEgoKcmV2b2tlZF9hdBgHIAEoCRIOCgZzdGF0dXMYCCABKAkiLgoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIXCgRuYW1lGAEgASgJQgmatRgFCIACEAEiTAoNQ3JlYXRlZEFwaUtleRIjCgdhcGlfa2V5GAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkSFgoOY2xpZW50X2FwaV9rZXkYAiABKAkiPwoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLmFpYWdlbnQudjEuQ3JlYXRlZEFwaUtleSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiOwoTTGlzdEFwaUtleXNSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5BcGlLZXlMaXN0IjIKCkFwaUtleUxpc3QSJAoIYXBpX2tleXMYASADKAsyEi5haWFnZW50LnYxLkFwaUtleSJdChRSb3RhdGVBcGlLZXlzUmVxdWVzdBIaCg1ncmFjZV9zZWNvbmRzGAEgASgFSACIAQESFwoEbmFtZRgCIAEoCUIJmrUYBQiAAhABQhAKDl9ncmFjZV9zZWNvbmRzIkEKFVJvdGF0ZUFwaUtleXNSZXNwb25zZRIoCgRkYXRhGAEgASgLMhouYWlhZ2VudC52MS5Sb3RhdGVkQXBpS2V5cyJkCg5Sb3RhdGVkQXBpS2V5cxIqCgdjcmVhdGVkGAEgASgLMhkuYWlhZ2VudC52MS5DcmVhdGVkQXBpS2V5EiYKCm9sZGVyX2tleXMYAiADKAsyEi5haWFnZW50LnYxLkFwaUtleSI0ChNSZXZva2VBcGlLZXlSZXF1ZXN0Eh0KCmFwaV9rZXlfaWQYASABKAlCCZq1GAUIgAIQASI4ChRSZXZva2VBcGlLZXlSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkiYAoQS25vd2xlZGdlU25pcHBldBIYCgV0aXRsZRgBIAEoCUIJmrUYBQiAAhABEhYKA3VybBgCIAEoCUIJmrUYBQiAEBABEhoKB3NuaXBwZXQYAyABKAlCCZq1GAUIwD4QAiKvAQoNQWdlbnRTZXR0aW5ncxI4CgRraW5kGAEgASgJQiqKtRgIYnVpbHRfaW6KtRgRb3BlbmFpX2NvbXBhdGlibGWatRgFCIACEAESGwoIYmFzZV91cmwYAiABKAlCCZq1GAUIgBAQARIYCgVtb2RlbBgDIAEoCUIJmrUYBQiAAhABEhgKB2FwaV9rZXkYBCABKAlCB5q1GAMIgCASEwoLaGFzX2FwaV9rZXkYBSABKAgi0AIKEUNoYXRib3RBcHBlYXJhbmNlEiIKC2JyYW5kX2NvbG9yGAEgASgJQgiatRgECAcQAUgAiAEBEiAKCGdyZWV0aW5nGAIgASgJQgmatRgFCPQDEAJIAYgBARIhCgphZ2VudF9uYW1lGAMgASgJQgiatRgECFAQAUgCiAEBEjUKBXRoZW1lGAQgASgJQiGKtRgEYXV0b4q1GAVsaWdodIq1GARkYXJrmrUYBAgFEAFIA4gBARItCgxvZmZpY2VfaG91cnMYBSABKAsyFy5haWFnZW50LnYxLk9mZmljZUhvdXJzEh8KEmNsZWFyX29mZmljZV9ob3VycxgGIAEoCEgEiAEBQg4KDF9icmFuZF9jb2xvckILCglfZ3JlZXRpbmdCDQoLX2FnZW50X25hbWVCCAoGX3RoZW1lQhUKE19jbGVhcl9vZmZpY2VfaG91cnMiWQoLT2ZmaWNlSG91cnMSGwoJdGltZV96b25lGAEgASgJQgiatRgECEAQARItCglpbnRlcnZhbHMYAiADKAsyGi5haWFnZW50LnYxLk9mZmljZUludGVydmFsIlIKDk9mZmljZUludGVydmFsEg8KB3dlZWtkYXkYASABKAUSFgoEb3BlbhgCIAEoCUIImrUYBAgFEAESFwoFY2xvc2UYAyABKAlCCJq1GAQIBRABIvYBCgdDaGF0Ym90EhIKCmNoYXRib3RfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIXCg9hbGxvd2VkX29yaWdpbnMYAyADKAkSLwoJa25vd2xlZGdlGAQgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0EigKBWFnZW50GAUgASgLMhkuYWlhZ2VudC52MS5BZ2VudFNldHRpbmdzEg4KBmFjdGl2ZRgGIAEoCBISCgpjcmVhdGVkX2F0GAcgASgJEjEKCmFwcGVhcmFuY2UYCCABKAsyHS5haWFnZW50LnYxLkNoYXRib3RBcHBlYXJhbmNlIuEBChRDcmVhdGVDaGF0Ym90UmVxdWVzdBIXCgRuYW1lGAEgASgJQgmatRgFCIACEAESIgoPYWxsb3dlZF9vcmlnaW5zGAIgAygJQgmatRgFCIAQEAESLwoJa25vd2xlZGdlGAMgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0EigKBWFnZW50GAQgASgLMhkuYWlhZ2VudC52MS5BZ2VudFNldHRpbmdzEjEKCmFwcGVhcmFuY2UYBSABKAsyHS5haWFnZW50LnYxLkNoYXRib3RBcHBlYXJhbmNlIjoKFUNyZWF0ZUNoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IjEKEUdldENoYXRib3RSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADIjcKEkdldENoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IhUKE0xpc3RDaGF0Ym90c1JlcXVlc3QiPQoUTGlzdENoYXRib3RzUmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQ2hhdGJvdExpc3QiNAoLQ2hhdGJvdExpc3QSJQoIY2hhdGJvdHMYASADKAsyEy5haWFnZW50LnYxLkNoYXRib3QiQQoPS25vd2xlZGdlVXBkYXRlEi4KCHNuaXBwZXRzGAEgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0IowCChRVcGRhdGVDaGF0Ym90UmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIcCgRuYW1lGAIgASgJQgmatRgFCIACEAFIAIgBARIiCg9hbGxvd2VkX29yaWdpbnMYAyADKAlCCZq1GAUIgBAQARIuCglrbm93bGVkZ2UYBCABKAsyGy5haWFnZW50LnYxLktub3dsZWRnZVVwZGF0ZRIoCgVhZ2VudBgFIAEoCzIZLmFpYWdlbnQudjEuQWdlbnRTZXR0aW5ncxIxCgphcHBlYXJhbmNlGAYgASgLMh0uYWlhZ2VudC52MS5DaGF0Ym90QXBwZWFyYW5jZUIHCgVfbmFtZSI6ChVVcGRhdGVDaGF0Ym90UmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCI1ChVEaXNhYmxlQ2hhdGJvdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiOwoWRGlzYWJsZUNoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IoIBCgZNZW1iZXISEQoJbWVtYmVyX2lkGAEgASgJEg0KBWVtYWlsGAIgASgJEiMKBHJvbGUYAyABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvchIOCgZzdGF0dXMYBCABKAkSDQoFb3duZXIYBSABKAgSEgoKY3JlYXRlZF9hdBgGIAEoCSJdChNJbnZpdGVNZW1iZXJSZXF1ZXN0EhgKBWVtYWlsGAEgASgJQgmatRgFCIACEAESLAoEcm9sZRgCIAEoCUIeirUYBWFkbWluirUYCG9wZXJhdG9ymrUYBQiAAhABIjwKFEludml0ZU1lbWJlclJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLkludml0YXRpb24igAEKCkludml0YXRpb24SIgoGbWVtYmVyGAEgASgLMhIuYWlhZ2VudC52MS5NZW1iZXISFwoPaW52aXRhdGlvbl9jb2RlGAIgASgJEhYKDmludml0YXRpb25fdXJsGAMgASgJEh0KFWludml0YXRpb25fZXhwaXJlc19hdBgEIAEoCSIUChJMaXN0TWVtYmVyc1JlcXVlc3QiOwoTTGlzdE1lbWJlcnNSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5NZW1iZXJMaXN0IjEKCk1lbWJlckxpc3QSIwoHbWVtYmVycxgBIAMoCzISLmFpYWdlbnQudjEuTWVtYmVyImAKE1VwZGF0ZU1lbWJlclJlcXVlc3QSGwoJbWVtYmVyX2lkGAEgASgJQgiatRgECCQQAxIsCgRyb2xlGAIgASgJQh6KtRgFYWRtaW6KtRgIb3BlcmF0b3KatRgFCIACEAEiOAoUVXBkYXRlTWVtYmVyUmVzcG9uc2USIAoEZGF0YRgBIAEoCzISLmFpYWdlbnQudjEuTWVtYmVyIjIKE1JlbW92ZU1lbWJlclJlcXVlc3QSGwoJbWVtYmVyX2lkGAEgASgJQgiatRgECCQQAyIWChRSZW1vdmVNZW1iZXJSZXNwb25zZSI5ChpSZXNldE1lbWJlclBhc3N3b3JkUmVxdWVzdBIbCgltZW1iZXJfaWQYASABKAlCCJq1GAQIJBADIkMKG1Jlc2V0TWVtYmVyUGFzc3dvcmRSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5JbnZpdGF0aW9uIlYKF0FjY2VwdEludml0YXRpb25SZXF1ZXN0EiAKD2ludml0YXRpb25fY29kZRgBIAEoCUIHmrUYAwiAIBIZCghwYXNzd29yZBgCIAEoCUIHmrUYAwiACCI8ChhBY2NlcHRJbnZpdGF0aW9uUmVzcG9uc2USIAoEZGF0YRgBIAEoCzISLmFpYWdlbnQudjEuTWVtYmVyIlEKFVJldm9rZVNlc3Npb25zUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIaCgd1c2VyX2lkGAIgASgJQgmatRgFCIACEAEiQwoWUmV2b2tlU2Vzc2lvbnNSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsuYWlhZ2VudC52MS5SZXZva2VkU2Vzc2lvbnMiIgoPUmV2b2tlZFNlc3Npb25zEg8KB3Jldm9rZWQYASABKAUyyRgKDkFjY291bnRTZXJ2aWNlEmwKCkdldEFjY291bnQSHS5haWFnZW50LnYxLkdldEFjY291bnRSZXF1ZXN0Gh4uYWlhZ2VudC52MS5HZXRBY2NvdW50UmVzcG9uc2UiH5ACAZK1GAUKAQYQAYLT5JMCDRILL3YxL2FjY291bnQSgwEKD1VwZGF0ZU15UHJvZmlsZRIiLmFpYWdlbnQudjEuVXBkYXRlTXlQcm9maWxlUmVxdWVzdBojLmFpYWdlbnQudjEuVXBkYXRlTXlQcm9maWxlUmVzcG9uc2UiJ5K1GAUKAQYQAYLT5JMCGDoBKiITL3YxL2FjY291bnQvcHJvZmlsZRKBAQoOQ2hhbmdlUGFzc3dvcmQSIS5haWFnZW50LnYxLkNoYW5nZVBhc3N3b3JkUmVxdWVzdBoiLmFpYWdlbnQudjEuQ2hhbmdlUGFzc3dvcmRSZXNwb25zZSIokrUYBQoBBhABgtPkkwIZOgEqIhQvdjEvYWNjb3VudC9wYXNzd29yZBJ7CgxDcmVhdGVBcGlLZXkSHy5haWFnZW50LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaIC5haWFnZW50LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlIiiStRgFCgEGEAKC0+STAhk6ASoiFC92MS9hY2NvdW50L2FwaV9rZXlzEngKC0xpc3RBcGlLZXlzEh4uYWlhZ2VudC52MS5MaXN0QXBpS2V5c1JlcXVlc3QaHy5haWFnZW50LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2UiKJACAZK1GAUKAQYQAoLT5JMCFhIUL3YxL2FjY291bnQvYXBpX2tleXMShQEKDVJvdGF0ZUFwaUtleXMSIC5haWFnZW50LnYxLlJvdGF0ZUFwaUtleXNSZXF1ZXN0GiEuYWlhZ2VudC52MS5Sb3RhdGVBcGlLZXlzUmVzcG9uc2UiL5K1GAUKAQYQAoLT5JMCIDoBKiIbL3YxL2FjY291bnQvYXBpX2tleXMvcm90YXRlEo8BCgxSZXZva2VBcGlLZXkSHy5haWFnZW50LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaIC5haWFnZW50LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlIjyStRgFCgEGEAKC0+STAi06ASoiKC92MS9hY2NvdW50L2FwaV9rZXlzL3thcGlfa2V5X2lkfS9yZXZva2USfgoNQ3JlYXRlQ2hhdGJvdBIgLmFpYWdlbnQudjEuQ3JlYXRlQ2hhdGJvdFJlcXVlc3QaIS5haWFnZW50LnYxLkNyZWF0ZUNoYXRib3RSZXNwb25zZSIokrUYBQoBBhACgtPkkwIZOgEqIhQvdjEvYWNjb3VudC9jaGF0Ym90cxKCAQoKR2V0Q2hhdGJvdBIdLmFpYWdlbnQudjEuR2V0Q2hhdGJvdFJlcXVlc3QaHi5haWFnZW50LnYxLkdldENoYXRib3RSZXNwb25zZSI1kAIBkrUYBQoBBhACgtPkkwIjEiEvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0SewoMTGlzdENoYXRib3RzEh8uYWlhZ2VudC52MS5MaXN0Q2hhdGJvdHNSZXF1ZXN0GiAuYWlhZ2VudC52MS5MaXN0Q2hhdGJvdHNSZXNwb25zZSIokAIBkrUYBQoBBhACgtPkkwIWEhQvdjEvYWNjb3VudC9jaGF0Ym90cxKLAQoNVXBkYXRlQ2hhdGJvdBIgLmFpYWdlbnQudjEuVXBkYXRlQ2hhdGJvdFJlcXVlc3QaIS5haWFnZW50LnYxLlVwZGF0ZUNoYXRib3RSZXNwb25zZSI1krUYBQoBBhACgtPkkwImOgEqMiEvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0SlgEKDkRpc2FibGVDaGF0Ym90EiEuYWlhZ2VudC52MS5EaXNhYmxlQ2hhdGJvdFJlcXVlc3QaIi5haWFnZW50LnYxLkRpc2FibGVDaGF0Ym90UmVzcG9uc2UiPZK1GAUKAQYQAoLT5JMCLjoBKiIpL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L2Rpc2FibGUSegoMSW52aXRlTWVtYmVyEh8uYWlhZ2VudC52MS5JbnZpdGVNZW1iZXJSZXF1ZXN0GiAuYWlhZ2VudC52MS5JbnZpdGVNZW1iZXJSZXNwb25zZSInkrUYBQoBBhACgtPkkwIYOgEqIhMvdjEvYWNjb3VudC9tZW1iZXJzEncKC0xpc3RNZW1iZXJzEh4uYWlhZ2VudC52MS5MaXN0TWVtYmVyc1JlcXVlc3QaHy5haWFnZW50LnYxLkxpc3RNZW1iZXJzUmVzcG9uc2UiJ5ACAZK1GAUKAQYQAoLT5JMCFRITL3YxL2FjY291bnQvbWVtYmVycxKGAQoMVXBkYXRlTWVtYmVyEh8uYWlhZ2VudC52MS5VcGRhdGVNZW1iZXJSZXF1ZXN0GiAuYWlhZ2VudC52MS5VcGRhdGVNZW1iZXJSZXNwb25zZSIzkrUYBQoBBhACgtPkkwIkOgEqMh8vdjEvYWNjb3VudC9tZW1iZXJzL3ttZW1iZXJfaWR9EoMBCgxSZW1vdmVNZW1iZXISHy5haWFnZW50LnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaIC5haWFnZW50LnYxLlJlbW92ZU1lbWJlclJlc3BvbnNlIjCStRgFCgEGEAKC0+STAiEqHy92MS9hY2NvdW50L21lbWJlcnMve21lbWJlcl9pZH0SqgEKE1Jlc2V0TWVtYmVyUGFzc3dvcmQSJi5haWFnZW50LnYxLlJlc2V0TWVtYmVyUGFzc3dvcmRSZXF1ZXN0GicuYWlhZ2VudC52MS5SZXNldE1lbWJlclBhc3N3b3JkUmVzcG9uc2UiQpK1GAUKAQYQAoLT5JMCMzoBKiIuL3YxL2FjY291bnQvbWVtYmVycy97bWVtYmVyX2lkfS9wYXNzd29yZF9yZXNldBKHAQoQQWNjZXB0SW52aXRhdGlvbhIjLmFpYWdlbnQudjEuQWNjZXB0SW52aXRhdGlvblJlcXVlc3QaJC5haWFnZW50LnYxLkFjY2VwdEludml0YXRpb25SZXNwb25zZSIokrUYAwoBAYLT5JMCGzoBKiIWL3YxL2ludml0YXRpb25zL2FjY2VwdBKIAQoOUmV2b2tlU2Vzc2lvbnMSIS5haWFnZW50LnYxLlJldm9rZVNlc3Npb25zUmVxdWVzdBoiLmFpYWdlbnQudjEuUmV2b2tlU2Vzc2lvbnNSZXNwb25zZSIvkrUYBQoBBhACgtPkkwIgOgEqIhsvdjEvYWNjb3VudC9zZXNzaW9ucy9yZXZva2USgQEKDEVyYXNlQ29udGFjdBIfLmFpYWdlbnQudjEuRXJhc2VDb250YWN0UmVxdWVzdBogLmFpYWdlbnQudjEuRXJhc2VDb250YWN0UmVzcG9uc2UiLpK1GAUKAQYQAoLT5JMCHzoBKiIaL3YxL2FjY291bnQvY29udGFjdHMvZXJhc2UShQEKDUV4cG9ydENvbnRhY3QSIC5haWFnZW50LnYxLkV4cG9ydENvbnRhY3RSZXF1ZXN0GiEuYWlhZ2VudC52MS5FeHBvcnRDb250YWN0UmVzcG9uc2UiL5ACAZK1GAUKAQYQAoLT5JMCHRIbL3YxL2FjY291bnQvY29udGFjdHMvZXhwb3J0EqcBChNTZXRDaGF0Ym90UmV0ZW50aW9uEiYuYWlhZ2VudC52MS5TZXRDaGF0Ym90UmV0ZW50aW9uUmVxdWVzdBonLmFpYWdlbnQudjEuU2V0Q2hhdGJvdFJldGVudGlvblJlc3BvbnNlIj+StRgFCgEGEAKC0+STAjA6ASoiKy92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9yZXRlbnRpb24SiAEKD0xpc3RBdWRpdEV2ZW50cxIiLmFpYWdlbnQudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBojLmFpYWdlbnQudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2UiLJACAZK1GAUKAQYQAoLT5JMCGhIYL3YxL2FjY291bnQvYXVkaXRfZXZlbnRzYgZwcm90bzM", [file_aiagent_v1_access, file_aiagent_v1_field_options, file_aiagent_v1_privacy, file_google_api_annotations]);
+  fileDesc("CiBhaWFnZW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxIKYWlhZ2VudC52MSITChFHZXRBY2NvdW50UmVxdWVzdCI7ChJHZXRBY2NvdW50UmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8i2gEKC0FjY291bnRJbmZvEhIKCmFjY291bnRfaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIUCgxjYWxsZXJfZW1haWwYBCABKAkSKgoLY2FsbGVyX3JvbGUYBSABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvchIbChNjYWxsZXJfZGlzcGxheV9uYW1lGAYgASgJEhkKEWNhbGxlcl9hdmF0YXJfdXJsGAcgASgJEhoKEmNhbGxlcl9waWN0dXJlX3VybBgIIAEoCSIkChNTZXRNeVBpY3R1cmVSZXF1ZXN0Eg0KBWltYWdlGAEgASgMIj0KFFNldE15UGljdHVyZVJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLkFjY291bnRJbmZvIlcKFlVwZGF0ZU15UHJvZmlsZVJlcXVlc3QSHgoMZGlzcGxheV9uYW1lGAEgASgJQgiatRgECDwQARIdCgphdmF0YXJfdXJsGAIgASgJQgmatRgFCIAQEAEiQAoXVXBkYXRlTXlQcm9maWxlUmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQWNjb3VudEluZm8iWQoVQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0EiEKEGN1cnJlbnRfcGFzc3dvcmQYASABKAlCB5q1GAMIgAgSHQoMbmV3X3Bhc3N3b3JkGAIgASgJQgeatRgDCIAIIhgKFkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UinAEKBkFwaUtleRISCgphcGlfa2V5X2lkGAEgASgJEg4KBnByZWZpeBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAkSFAoMbGFzdF91c2VkX2F0GAUgASgJEhIKCmV4cGlyZXNfYXQYBiABKAkSEgoKcmV2b2tlZF9hdBgHIAEoCRIOCgZzdGF0dXMYCCABKAkiLgoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIXCgRuYW1lGAEgASgJQgmatRgFCIACEAEiTAoNQ3JlYXRlZEFwaUtleRIjCgdhcGlfa2V5GAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkSFgoOY2xpZW50X2FwaV9rZXkYAiABKAkiPwoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLmFpYWdlbnQudjEuQ3JlYXRlZEFwaUtleSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiOwoTTGlzdEFwaUtleXNSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5BcGlLZXlMaXN0IjIKCkFwaUtleUxpc3QSJAoIYXBpX2tleXMYASADKAsyEi5haWFnZW50LnYxLkFwaUtleSJdChRSb3RhdGVBcGlLZXlzUmVxdWVzdBIaCg1ncmFjZV9zZWNvbmRzGAEgASgFSACIAQESFwoEbmFtZRgCIAEoCUIJmrUYBQiAAhABQhAKDl9ncmFjZV9zZWNvbmRzIkEKFVJvdGF0ZUFwaUtleXNSZXNwb25zZRIoCgRkYXRhGAEgASgLMhouYWlhZ2VudC52MS5Sb3RhdGVkQXBpS2V5cyJkCg5Sb3RhdGVkQXBpS2V5cxIqCgdjcmVhdGVkGAEgASgLMhkuYWlhZ2VudC52MS5DcmVhdGVkQXBpS2V5EiYKCm9sZGVyX2tleXMYAiADKAsyEi5haWFnZW50LnYxLkFwaUtleSI0ChNSZXZva2VBcGlLZXlSZXF1ZXN0Eh0KCmFwaV9rZXlfaWQYASABKAlCCZq1GAUIgAIQASI4ChRSZXZva2VBcGlLZXlSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIuYWlhZ2VudC52MS5BcGlLZXkiYAoQS25vd2xlZGdlU25pcHBldBIYCgV0aXRsZRgBIAEoCUIJmrUYBQiAAhABEhYKA3VybBgCIAEoCUIJmrUYBQiAEBABEhoKB3NuaXBwZXQYAyABKAlCCZq1GAUIwD4QAiKvAQoNQWdlbnRTZXR0aW5ncxI4CgRraW5kGAEgASgJQiqKtRgIYnVpbHRfaW6KtRgRb3BlbmFpX2NvbXBhdGlibGWatRgFCIACEAESGwoIYmFzZV91cmwYAiABKAlCCZq1GAUIgBAQARIYCgVtb2RlbBgDIAEoCUIJmrUYBQiAAhABEhgKB2FwaV9rZXkYBCABKAlCB5q1GAMIgCASEwoLaGFzX2FwaV9rZXkYBSABKAgi0AIKEUNoYXRib3RBcHBlYXJhbmNlEiIKC2JyYW5kX2NvbG9yGAEgASgJQgiatRgECAcQAUgAiAEBEiAKCGdyZWV0aW5nGAIgASgJQgmatRgFCPQDEAJIAYgBARIhCgphZ2VudF9uYW1lGAMgASgJQgiatRgECFAQAUgCiAEBEjUKBXRoZW1lGAQgASgJQiGKtRgEYXV0b4q1GAVsaWdodIq1GARkYXJrmrUYBAgFEAFIA4gBARItCgxvZmZpY2VfaG91cnMYBSABKAsyFy5haWFnZW50LnYxLk9mZmljZUhvdXJzEh8KEmNsZWFyX29mZmljZV9ob3VycxgGIAEoCEgEiAEBQg4KDF9icmFuZF9jb2xvckILCglfZ3JlZXRpbmdCDQoLX2FnZW50X25hbWVCCAoGX3RoZW1lQhUKE19jbGVhcl9vZmZpY2VfaG91cnMiWQoLT2ZmaWNlSG91cnMSGwoJdGltZV96b25lGAEgASgJQgiatRgECEAQARItCglpbnRlcnZhbHMYAiADKAsyGi5haWFnZW50LnYxLk9mZmljZUludGVydmFsIlIKDk9mZmljZUludGVydmFsEg8KB3dlZWtkYXkYASABKAUSFgoEb3BlbhgCIAEoCUIImrUYBAgFEAESFwoFY2xvc2UYAyABKAlCCJq1GAQIBRABIvYBCgdDaGF0Ym90EhIKCmNoYXRib3RfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIXCg9hbGxvd2VkX29yaWdpbnMYAyADKAkSLwoJa25vd2xlZGdlGAQgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0EigKBWFnZW50GAUgASgLMhkuYWlhZ2VudC52MS5BZ2VudFNldHRpbmdzEg4KBmFjdGl2ZRgGIAEoCBISCgpjcmVhdGVkX2F0GAcgASgJEjEKCmFwcGVhcmFuY2UYCCABKAsyHS5haWFnZW50LnYxLkNoYXRib3RBcHBlYXJhbmNlIuEBChRDcmVhdGVDaGF0Ym90UmVxdWVzdBIXCgRuYW1lGAEgASgJQgmatRgFCIACEAESIgoPYWxsb3dlZF9vcmlnaW5zGAIgAygJQgmatRgFCIAQEAESLwoJa25vd2xlZGdlGAMgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0EigKBWFnZW50GAQgASgLMhkuYWlhZ2VudC52MS5BZ2VudFNldHRpbmdzEjEKCmFwcGVhcmFuY2UYBSABKAsyHS5haWFnZW50LnYxLkNoYXRib3RBcHBlYXJhbmNlIjoKFUNyZWF0ZUNoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IjEKEUdldENoYXRib3RSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADIjcKEkdldENoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IhUKE0xpc3RDaGF0Ym90c1JlcXVlc3QiPQoUTGlzdENoYXRib3RzUmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmFpYWdlbnQudjEuQ2hhdGJvdExpc3QiNAoLQ2hhdGJvdExpc3QSJQoIY2hhdGJvdHMYASADKAsyEy5haWFnZW50LnYxLkNoYXRib3QiQQoPS25vd2xlZGdlVXBkYXRlEi4KCHNuaXBwZXRzGAEgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0IowCChRVcGRhdGVDaGF0Ym90UmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIcCgRuYW1lGAIgASgJQgmatRgFCIACEAFIAIgBARIiCg9hbGxvd2VkX29yaWdpbnMYAyADKAlCCZq1GAUIgBAQARIuCglrbm93bGVkZ2UYBCABKAsyGy5haWFnZW50LnYxLktub3dsZWRnZVVwZGF0ZRIoCgVhZ2VudBgFIAEoCzIZLmFpYWdlbnQudjEuQWdlbnRTZXR0aW5ncxIxCgphcHBlYXJhbmNlGAYgASgLMh0uYWlhZ2VudC52MS5DaGF0Ym90QXBwZWFyYW5jZUIHCgVfbmFtZSI6ChVVcGRhdGVDaGF0Ym90UmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLmFpYWdlbnQudjEuQ2hhdGJvdCI1ChVEaXNhYmxlQ2hhdGJvdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiOwoWRGlzYWJsZUNoYXRib3RSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMuYWlhZ2VudC52MS5DaGF0Ym90IoIBCgZNZW1iZXISEQoJbWVtYmVyX2lkGAEgASgJEg0KBWVtYWlsGAIgASgJEiMKBHJvbGUYAyABKAlCFYq1GAVhZG1pboq1GAhvcGVyYXRvchIOCgZzdGF0dXMYBCABKAkSDQoFb3duZXIYBSABKAgSEgoKY3JlYXRlZF9hdBgGIAEoCSJdChNJbnZpdGVNZW1iZXJSZXF1ZXN0EhgKBWVtYWlsGAEgASgJQgmatRgFCIACEAESLAoEcm9sZRgCIAEoCUIeirUYBWFkbWluirUYCG9wZXJhdG9ymrUYBQiAAhABIjwKFEludml0ZU1lbWJlclJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLkludml0YXRpb24igAEKCkludml0YXRpb24SIgoGbWVtYmVyGAEgASgLMhIuYWlhZ2VudC52MS5NZW1iZXISFwoPaW52aXRhdGlvbl9jb2RlGAIgASgJEhYKDmludml0YXRpb25fdXJsGAMgASgJEh0KFWludml0YXRpb25fZXhwaXJlc19hdBgEIAEoCSIUChJMaXN0TWVtYmVyc1JlcXVlc3QiOwoTTGlzdE1lbWJlcnNSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5NZW1iZXJMaXN0IjEKCk1lbWJlckxpc3QSIwoHbWVtYmVycxgBIAMoCzISLmFpYWdlbnQudjEuTWVtYmVyImAKE1VwZGF0ZU1lbWJlclJlcXVlc3QSGwoJbWVtYmVyX2lkGAEgASgJQgiatRgECCQQAxIsCgRyb2xlGAIgASgJQh6KtRgFYWRtaW6KtRgIb3BlcmF0b3KatRgFCIACEAEiOAoUVXBkYXRlTWVtYmVyUmVzcG9uc2USIAoEZGF0YRgBIAEoCzISLmFpYWdlbnQudjEuTWVtYmVyIjIKE1JlbW92ZU1lbWJlclJlcXVlc3QSGwoJbWVtYmVyX2lkGAEgASgJQgiatRgECCQQAyIWChRSZW1vdmVNZW1iZXJSZXNwb25zZSI5ChpSZXNldE1lbWJlclBhc3N3b3JkUmVxdWVzdBIbCgltZW1iZXJfaWQYASABKAlCCJq1GAQIJBADIkMKG1Jlc2V0TWVtYmVyUGFzc3dvcmRSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYuYWlhZ2VudC52MS5JbnZpdGF0aW9uIlYKF0FjY2VwdEludml0YXRpb25SZXF1ZXN0EiAKD2ludml0YXRpb25fY29kZRgBIAEoCUIHmrUYAwiAIBIZCghwYXNzd29yZBgCIAEoCUIHmrUYAwiACCI8ChhBY2NlcHRJbnZpdGF0aW9uUmVzcG9uc2USIAoEZGF0YRgBIAEoCzISLmFpYWdlbnQudjEuTWVtYmVyIlEKFVJldm9rZVNlc3Npb25zUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIaCgd1c2VyX2lkGAIgASgJQgmatRgFCIACEAEiQwoWUmV2b2tlU2Vzc2lvbnNSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsuYWlhZ2VudC52MS5SZXZva2VkU2Vzc2lvbnMiIgoPUmV2b2tlZFNlc3Npb25zEg8KB3Jldm9rZWQYASABKAUyzhkKDkFjY291bnRTZXJ2aWNlEmwKCkdldEFjY291bnQSHS5haWFnZW50LnYxLkdldEFjY291bnRSZXF1ZXN0Gh4uYWlhZ2VudC52MS5HZXRBY2NvdW50UmVzcG9uc2UiH5ACAZK1GAUKAQYQAYLT5JMCDRILL3YxL2FjY291bnQSgwEKD1VwZGF0ZU15UHJvZmlsZRIiLmFpYWdlbnQudjEuVXBkYXRlTXlQcm9maWxlUmVxdWVzdBojLmFpYWdlbnQudjEuVXBkYXRlTXlQcm9maWxlUmVzcG9uc2UiJ5K1GAUKAQYQAYLT5JMCGDoBKiITL3YxL2FjY291bnQvcHJvZmlsZRKCAQoMU2V0TXlQaWN0dXJlEh8uYWlhZ2VudC52MS5TZXRNeVBpY3R1cmVSZXF1ZXN0GiAuYWlhZ2VudC52MS5TZXRNeVBpY3R1cmVSZXNwb25zZSIvkrUYBQoBBhABgtPkkwIgOgEqIhsvdjEvYWNjb3VudC9wcm9maWxlL3BpY3R1cmUSgQEKDkNoYW5nZVBhc3N3b3JkEiEuYWlhZ2VudC52MS5DaGFuZ2VQYXNzd29yZFJlcXVlc3QaIi5haWFnZW50LnYxLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UiKJK1GAUKAQYQAYLT5JMCGToBKiIUL3YxL2FjY291bnQvcGFzc3dvcmQSewoMQ3JlYXRlQXBpS2V5Eh8uYWlhZ2VudC52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiAuYWlhZ2VudC52MS5DcmVhdGVBcGlLZXlSZXNwb25zZSIokrUYBQoBBhACgtPkkwIZOgEqIhQvdjEvYWNjb3VudC9hcGlfa2V5cxJ4CgtMaXN0QXBpS2V5cxIeLmFpYWdlbnQudjEuTGlzdEFwaUtleXNSZXF1ZXN0Gh8uYWlhZ2VudC52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlIiiQAgGStRgFCgEGEAKC0+STAhYSFC92MS9hY2NvdW50L2FwaV9rZXlzEoUBCg1Sb3RhdGVBcGlLZXlzEiAuYWlhZ2VudC52MS5Sb3RhdGVBcGlLZXlzUmVxdWVzdBohLmFpYWdlbnQudjEuUm90YXRlQXBpS2V5c1Jlc3BvbnNlIi+StRgFCgEGEAKC0+STAiA6ASoiGy92MS9hY2NvdW50L2FwaV9rZXlzL3JvdGF0ZRKPAQoMUmV2b2tlQXBpS2V5Eh8uYWlhZ2VudC52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiAuYWlhZ2VudC52MS5SZXZva2VBcGlLZXlSZXNwb25zZSI8krUYBQoBBhACgtPkkwItOgEqIigvdjEvYWNjb3VudC9hcGlfa2V5cy97YXBpX2tleV9pZH0vcmV2b2tlEn4KDUNyZWF0ZUNoYXRib3QSIC5haWFnZW50LnYxLkNyZWF0ZUNoYXRib3RSZXF1ZXN0GiEuYWlhZ2VudC52MS5DcmVhdGVDaGF0Ym90UmVzcG9uc2UiKJK1GAUKAQYQAoLT5JMCGToBKiIUL3YxL2FjY291bnQvY2hhdGJvdHMSggEKCkdldENoYXRib3QSHS5haWFnZW50LnYxLkdldENoYXRib3RSZXF1ZXN0Gh4uYWlhZ2VudC52MS5HZXRDaGF0Ym90UmVzcG9uc2UiNZACAZK1GAUKAQYQAoLT5JMCIxIhL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9EnsKDExpc3RDaGF0Ym90cxIfLmFpYWdlbnQudjEuTGlzdENoYXRib3RzUmVxdWVzdBogLmFpYWdlbnQudjEuTGlzdENoYXRib3RzUmVzcG9uc2UiKJACAZK1GAUKAQYQAoLT5JMCFhIUL3YxL2FjY291bnQvY2hhdGJvdHMSiwEKDVVwZGF0ZUNoYXRib3QSIC5haWFnZW50LnYxLlVwZGF0ZUNoYXRib3RSZXF1ZXN0GiEuYWlhZ2VudC52MS5VcGRhdGVDaGF0Ym90UmVzcG9uc2UiNZK1GAUKAQYQAoLT5JMCJjoBKjIhL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9EpYBCg5EaXNhYmxlQ2hhdGJvdBIhLmFpYWdlbnQudjEuRGlzYWJsZUNoYXRib3RSZXF1ZXN0GiIuYWlhZ2VudC52MS5EaXNhYmxlQ2hhdGJvdFJlc3BvbnNlIj2StRgFCgEGEAKC0+STAi46ASoiKS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9kaXNhYmxlEnoKDEludml0ZU1lbWJlchIfLmFpYWdlbnQudjEuSW52aXRlTWVtYmVyUmVxdWVzdBogLmFpYWdlbnQudjEuSW52aXRlTWVtYmVyUmVzcG9uc2UiJ5K1GAUKAQYQAoLT5JMCGDoBKiITL3YxL2FjY291bnQvbWVtYmVycxJ3CgtMaXN0TWVtYmVycxIeLmFpYWdlbnQudjEuTGlzdE1lbWJlcnNSZXF1ZXN0Gh8uYWlhZ2VudC52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlIieQAgGStRgFCgEGEAKC0+STAhUSEy92MS9hY2NvdW50L21lbWJlcnMShgEKDFVwZGF0ZU1lbWJlchIfLmFpYWdlbnQudjEuVXBkYXRlTWVtYmVyUmVxdWVzdBogLmFpYWdlbnQudjEuVXBkYXRlTWVtYmVyUmVzcG9uc2UiM5K1GAUKAQYQAoLT5JMCJDoBKjIfL3YxL2FjY291bnQvbWVtYmVycy97bWVtYmVyX2lkfRKDAQoMUmVtb3ZlTWVtYmVyEh8uYWlhZ2VudC52MS5SZW1vdmVNZW1iZXJSZXF1ZXN0GiAuYWlhZ2VudC52MS5SZW1vdmVNZW1iZXJSZXNwb25zZSIwkrUYBQoBBhACgtPkkwIhKh8vdjEvYWNjb3VudC9tZW1iZXJzL3ttZW1iZXJfaWR9EqoBChNSZXNldE1lbWJlclBhc3N3b3JkEiYuYWlhZ2VudC52MS5SZXNldE1lbWJlclBhc3N3b3JkUmVxdWVzdBonLmFpYWdlbnQudjEuUmVzZXRNZW1iZXJQYXNzd29yZFJlc3BvbnNlIkKStRgFCgEGEAKC0+STAjM6ASoiLi92MS9hY2NvdW50L21lbWJlcnMve21lbWJlcl9pZH0vcGFzc3dvcmRfcmVzZXQShwEKEEFjY2VwdEludml0YXRpb24SIy5haWFnZW50LnYxLkFjY2VwdEludml0YXRpb25SZXF1ZXN0GiQuYWlhZ2VudC52MS5BY2NlcHRJbnZpdGF0aW9uUmVzcG9uc2UiKJK1GAMKAQGC0+STAhs6ASoiFi92MS9pbnZpdGF0aW9ucy9hY2NlcHQSiAEKDlJldm9rZVNlc3Npb25zEiEuYWlhZ2VudC52MS5SZXZva2VTZXNzaW9uc1JlcXVlc3QaIi5haWFnZW50LnYxLlJldm9rZVNlc3Npb25zUmVzcG9uc2UiL5K1GAUKAQYQAoLT5JMCIDoBKiIbL3YxL2FjY291bnQvc2Vzc2lvbnMvcmV2b2tlEoEBCgxFcmFzZUNvbnRhY3QSHy5haWFnZW50LnYxLkVyYXNlQ29udGFjdFJlcXVlc3QaIC5haWFnZW50LnYxLkVyYXNlQ29udGFjdFJlc3BvbnNlIi6StRgFCgEGEAKC0+STAh86ASoiGi92MS9hY2NvdW50L2NvbnRhY3RzL2VyYXNlEoUBCg1FeHBvcnRDb250YWN0EiAuYWlhZ2VudC52MS5FeHBvcnRDb250YWN0UmVxdWVzdBohLmFpYWdlbnQudjEuRXhwb3J0Q29udGFjdFJlc3BvbnNlIi+QAgGStRgFCgEGEAKC0+STAh0SGy92MS9hY2NvdW50L2NvbnRhY3RzL2V4cG9ydBKnAQoTU2V0Q2hhdGJvdFJldGVudGlvbhImLmFpYWdlbnQudjEuU2V0Q2hhdGJvdFJldGVudGlvblJlcXVlc3QaJy5haWFnZW50LnYxLlNldENoYXRib3RSZXRlbnRpb25SZXNwb25zZSI/krUYBQoBBhACgtPkkwIwOgEqIisvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vcmV0ZW50aW9uEogBCg9MaXN0QXVkaXRFdmVudHMSIi5haWFnZW50LnYxLkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QaIy5haWFnZW50LnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlIiyQAgGStRgFCgEGEAKC0+STAhoSGC92MS9hY2NvdW50L2F1ZGl0X2V2ZW50c2IGcHJvdG8z", [file_aiagent_v1_access, file_aiagent_v1_field_options, file_aiagent_v1_privacy, file_google_api_annotations]);
 
 /**
  * GetAccountRequest is empty: the ID token names the account.
@@ -107,6 +107,13 @@ export type AccountInfo = Message<"aiagent.v1.AccountInfo"> & {
    * @generated from field: string caller_avatar_url = 7;
    */
   callerAvatarUrl: string;
+
+  /**
+   * The caller's uploaded picture (SetMyPicture), a path of this service; empty until they upload one.
+   *
+   * @generated from field: string caller_picture_url = 8;
+   */
+  callerPictureUrl: string;
 };
 
 /**
@@ -115,6 +122,48 @@ export type AccountInfo = Message<"aiagent.v1.AccountInfo"> & {
  */
 export const AccountInfoSchema: GenMessage<AccountInfo> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_account_service, 2);
+
+/**
+ * SetMyPictureRequest carries the picture's bytes (base64 on the JSON route).
+ *
+ * @generated from message aiagent.v1.SetMyPictureRequest
+ */
+export type SetMyPictureRequest = Message<"aiagent.v1.SetMyPictureRequest"> & {
+  /**
+   * A PNG, JPEG or WebP image of at most 45 KiB; empty to remove the picture.
+   *
+   * @generated from field: bytes image = 1;
+   */
+  image: Uint8Array;
+};
+
+/**
+ * Describes the message aiagent.v1.SetMyPictureRequest.
+ * Use `create(SetMyPictureRequestSchema)` to create a new message.
+ */
+export const SetMyPictureRequestSchema: GenMessage<SetMyPictureRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_account_service, 3);
+
+/**
+ * SetMyPictureResponse is the account as the caller now sees it.
+ *
+ * @generated from message aiagent.v1.SetMyPictureResponse
+ */
+export type SetMyPictureResponse = Message<"aiagent.v1.SetMyPictureResponse"> & {
+  /**
+   * The envelope.
+   *
+   * @generated from field: aiagent.v1.AccountInfo data = 1;
+   */
+  data?: AccountInfo | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.SetMyPictureResponse.
+ * Use `create(SetMyPictureResponseSchema)` to create a new message.
+ */
+export const SetMyPictureResponseSchema: GenMessage<SetMyPictureResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_account_service, 4);
 
 /**
  * UpdateMyProfileRequest is the calling person's display name and picture; both replace what was set.
@@ -142,7 +191,7 @@ export type UpdateMyProfileRequest = Message<"aiagent.v1.UpdateMyProfileRequest"
  * Use `create(UpdateMyProfileRequestSchema)` to create a new message.
  */
 export const UpdateMyProfileRequestSchema: GenMessage<UpdateMyProfileRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 3);
+  messageDesc(file_aiagent_v1_account_service, 5);
 
 /**
  * UpdateMyProfileResponse is the account as the caller now sees it.
@@ -163,7 +212,7 @@ export type UpdateMyProfileResponse = Message<"aiagent.v1.UpdateMyProfileRespons
  * Use `create(UpdateMyProfileResponseSchema)` to create a new message.
  */
 export const UpdateMyProfileResponseSchema: GenMessage<UpdateMyProfileResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 4);
+  messageDesc(file_aiagent_v1_account_service, 6);
 
 /**
  * ChangePasswordRequest carries the current password and the new one.
@@ -191,7 +240,7 @@ export type ChangePasswordRequest = Message<"aiagent.v1.ChangePasswordRequest"> 
  * Use `create(ChangePasswordRequestSchema)` to create a new message.
  */
 export const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 5);
+  messageDesc(file_aiagent_v1_account_service, 7);
 
 /**
  * ChangePasswordResponse is empty: the new password works from now on.
@@ -206,7 +255,7 @@ export type ChangePasswordResponse = Message<"aiagent.v1.ChangePasswordResponse"
  * Use `create(ChangePasswordResponseSchema)` to create a new message.
  */
 export const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 6);
+  messageDesc(file_aiagent_v1_account_service, 8);
 
 /**
  * ApiKey is an API key as listed: never the key itself.
@@ -276,7 +325,7 @@ export type ApiKey = Message<"aiagent.v1.ApiKey"> & {
  * Use `create(ApiKeySchema)` to create a new message.
  */
 export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 7);
+  messageDesc(file_aiagent_v1_account_service, 9);
 
 /**
  * CreateApiKeyRequest names the new key.
@@ -297,7 +346,7 @@ export type CreateApiKeyRequest = Message<"aiagent.v1.CreateApiKeyRequest"> & {
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 8);
+  messageDesc(file_aiagent_v1_account_service, 10);
 
 /**
  * CreatedApiKey is a new key: shown in this answer only.
@@ -325,7 +374,7 @@ export type CreatedApiKey = Message<"aiagent.v1.CreatedApiKey"> & {
  * Use `create(CreatedApiKeySchema)` to create a new message.
  */
 export const CreatedApiKeySchema: GenMessage<CreatedApiKey> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 9);
+  messageDesc(file_aiagent_v1_account_service, 11);
 
 /**
  * CreateApiKeyResponse wraps the new key.
@@ -346,7 +395,7 @@ export type CreateApiKeyResponse = Message<"aiagent.v1.CreateApiKeyResponse"> & 
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 10);
+  messageDesc(file_aiagent_v1_account_service, 12);
 
 /**
  * ListApiKeysRequest is empty: the ID token names the account.
@@ -361,7 +410,7 @@ export type ListApiKeysRequest = Message<"aiagent.v1.ListApiKeysRequest"> & {
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 11);
+  messageDesc(file_aiagent_v1_account_service, 13);
 
 /**
  * ListApiKeysResponse wraps the keys.
@@ -382,7 +431,7 @@ export type ListApiKeysResponse = Message<"aiagent.v1.ListApiKeysResponse"> & {
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 12);
+  messageDesc(file_aiagent_v1_account_service, 14);
 
 /**
  * ApiKeyList is the account's keys.
@@ -403,7 +452,7 @@ export type ApiKeyList = Message<"aiagent.v1.ApiKeyList"> & {
  * Use `create(ApiKeyListSchema)` to create a new message.
  */
 export const ApiKeyListSchema: GenMessage<ApiKeyList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 13);
+  messageDesc(file_aiagent_v1_account_service, 15);
 
 /**
  * RotateApiKeysRequest sets the older keys' grace period.
@@ -432,7 +481,7 @@ export type RotateApiKeysRequest = Message<"aiagent.v1.RotateApiKeysRequest"> & 
  * Use `create(RotateApiKeysRequestSchema)` to create a new message.
  */
 export const RotateApiKeysRequestSchema: GenMessage<RotateApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 14);
+  messageDesc(file_aiagent_v1_account_service, 16);
 
 /**
  * RotateApiKeysResponse wraps the new key and the older keys' new expiry.
@@ -453,7 +502,7 @@ export type RotateApiKeysResponse = Message<"aiagent.v1.RotateApiKeysResponse"> 
  * Use `create(RotateApiKeysResponseSchema)` to create a new message.
  */
 export const RotateApiKeysResponseSchema: GenMessage<RotateApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 15);
+  messageDesc(file_aiagent_v1_account_service, 17);
 
 /**
  * RotatedApiKeys is the new key and the keys it replaces.
@@ -481,7 +530,7 @@ export type RotatedApiKeys = Message<"aiagent.v1.RotatedApiKeys"> & {
  * Use `create(RotatedApiKeysSchema)` to create a new message.
  */
 export const RotatedApiKeysSchema: GenMessage<RotatedApiKeys> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 16);
+  messageDesc(file_aiagent_v1_account_service, 18);
 
 /**
  * RevokeApiKeyRequest names the key.
@@ -502,7 +551,7 @@ export type RevokeApiKeyRequest = Message<"aiagent.v1.RevokeApiKeyRequest"> & {
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 17);
+  messageDesc(file_aiagent_v1_account_service, 19);
 
 /**
  * RevokeApiKeyResponse wraps the revoked key.
@@ -523,7 +572,7 @@ export type RevokeApiKeyResponse = Message<"aiagent.v1.RevokeApiKeyResponse"> & 
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 18);
+  messageDesc(file_aiagent_v1_account_service, 20);
 
 /**
  * KnowledgeSnippet is a passage the built-in agent may answer from and cite.
@@ -558,7 +607,7 @@ export type KnowledgeSnippet = Message<"aiagent.v1.KnowledgeSnippet"> & {
  * Use `create(KnowledgeSnippetSchema)` to create a new message.
  */
 export const KnowledgeSnippetSchema: GenMessage<KnowledgeSnippet> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 19);
+  messageDesc(file_aiagent_v1_account_service, 21);
 
 /**
  * AgentSettings says which AI agent answers a chatbot's customers.
@@ -609,7 +658,7 @@ export type AgentSettings = Message<"aiagent.v1.AgentSettings"> & {
  * Use `create(AgentSettingsSchema)` to create a new message.
  */
 export const AgentSettingsSchema: GenMessage<AgentSettings> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 20);
+  messageDesc(file_aiagent_v1_account_service, 22);
 
 /**
  * ChatbotAppearance is how a chatbot's frame looks to its customers, and when its team is in. Empty strings mean the
@@ -667,7 +716,7 @@ export type ChatbotAppearance = Message<"aiagent.v1.ChatbotAppearance"> & {
  * Use `create(ChatbotAppearanceSchema)` to create a new message.
  */
 export const ChatbotAppearanceSchema: GenMessage<ChatbotAppearance> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 21);
+  messageDesc(file_aiagent_v1_account_service, 23);
 
 /**
  * OfficeHours are the team's opening times in its own time zone.
@@ -695,7 +744,7 @@ export type OfficeHours = Message<"aiagent.v1.OfficeHours"> & {
  * Use `create(OfficeHoursSchema)` to create a new message.
  */
 export const OfficeHoursSchema: GenMessage<OfficeHours> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 22);
+  messageDesc(file_aiagent_v1_account_service, 24);
 
 /**
  * OfficeInterval is one opening on a weekday.
@@ -730,7 +779,7 @@ export type OfficeInterval = Message<"aiagent.v1.OfficeInterval"> & {
  * Use `create(OfficeIntervalSchema)` to create a new message.
  */
 export const OfficeIntervalSchema: GenMessage<OfficeInterval> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 23);
+  messageDesc(file_aiagent_v1_account_service, 25);
 
 /**
  * Chatbot is an AI agent of the account.
@@ -800,7 +849,7 @@ export type Chatbot = Message<"aiagent.v1.Chatbot"> & {
  * Use `create(ChatbotSchema)` to create a new message.
  */
 export const ChatbotSchema: GenMessage<Chatbot> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 24);
+  messageDesc(file_aiagent_v1_account_service, 26);
 
 /**
  * CreateChatbotRequest is the new chatbot's settings.
@@ -849,7 +898,7 @@ export type CreateChatbotRequest = Message<"aiagent.v1.CreateChatbotRequest"> & 
  * Use `create(CreateChatbotRequestSchema)` to create a new message.
  */
 export const CreateChatbotRequestSchema: GenMessage<CreateChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 25);
+  messageDesc(file_aiagent_v1_account_service, 27);
 
 /**
  * CreateChatbotResponse wraps the new chatbot.
@@ -870,7 +919,7 @@ export type CreateChatbotResponse = Message<"aiagent.v1.CreateChatbotResponse"> 
  * Use `create(CreateChatbotResponseSchema)` to create a new message.
  */
 export const CreateChatbotResponseSchema: GenMessage<CreateChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 26);
+  messageDesc(file_aiagent_v1_account_service, 28);
 
 /**
  * GetChatbotRequest names the chatbot.
@@ -891,7 +940,7 @@ export type GetChatbotRequest = Message<"aiagent.v1.GetChatbotRequest"> & {
  * Use `create(GetChatbotRequestSchema)` to create a new message.
  */
 export const GetChatbotRequestSchema: GenMessage<GetChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 27);
+  messageDesc(file_aiagent_v1_account_service, 29);
 
 /**
  * GetChatbotResponse wraps the chatbot.
@@ -912,7 +961,7 @@ export type GetChatbotResponse = Message<"aiagent.v1.GetChatbotResponse"> & {
  * Use `create(GetChatbotResponseSchema)` to create a new message.
  */
 export const GetChatbotResponseSchema: GenMessage<GetChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 28);
+  messageDesc(file_aiagent_v1_account_service, 30);
 
 /**
  * ListChatbotsRequest is empty: the ID token names the account.
@@ -927,7 +976,7 @@ export type ListChatbotsRequest = Message<"aiagent.v1.ListChatbotsRequest"> & {
  * Use `create(ListChatbotsRequestSchema)` to create a new message.
  */
 export const ListChatbotsRequestSchema: GenMessage<ListChatbotsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 29);
+  messageDesc(file_aiagent_v1_account_service, 31);
 
 /**
  * ListChatbotsResponse wraps the chatbots.
@@ -948,7 +997,7 @@ export type ListChatbotsResponse = Message<"aiagent.v1.ListChatbotsResponse"> & 
  * Use `create(ListChatbotsResponseSchema)` to create a new message.
  */
 export const ListChatbotsResponseSchema: GenMessage<ListChatbotsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 30);
+  messageDesc(file_aiagent_v1_account_service, 32);
 
 /**
  * ChatbotList is the account's chatbots.
@@ -969,7 +1018,7 @@ export type ChatbotList = Message<"aiagent.v1.ChatbotList"> & {
  * Use `create(ChatbotListSchema)` to create a new message.
  */
 export const ChatbotListSchema: GenMessage<ChatbotList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 31);
+  messageDesc(file_aiagent_v1_account_service, 33);
 
 /**
  * KnowledgeUpdate replaces a chatbot's knowledge (an empty list clears it).
@@ -990,7 +1039,7 @@ export type KnowledgeUpdate = Message<"aiagent.v1.KnowledgeUpdate"> & {
  * Use `create(KnowledgeUpdateSchema)` to create a new message.
  */
 export const KnowledgeUpdateSchema: GenMessage<KnowledgeUpdate> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 32);
+  messageDesc(file_aiagent_v1_account_service, 34);
 
 /**
  * UpdateChatbotRequest names the chatbot and what changes; a field left out stays as it is.
@@ -1047,7 +1096,7 @@ export type UpdateChatbotRequest = Message<"aiagent.v1.UpdateChatbotRequest"> & 
  * Use `create(UpdateChatbotRequestSchema)` to create a new message.
  */
 export const UpdateChatbotRequestSchema: GenMessage<UpdateChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 33);
+  messageDesc(file_aiagent_v1_account_service, 35);
 
 /**
  * UpdateChatbotResponse wraps the changed chatbot.
@@ -1068,7 +1117,7 @@ export type UpdateChatbotResponse = Message<"aiagent.v1.UpdateChatbotResponse"> 
  * Use `create(UpdateChatbotResponseSchema)` to create a new message.
  */
 export const UpdateChatbotResponseSchema: GenMessage<UpdateChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 34);
+  messageDesc(file_aiagent_v1_account_service, 36);
 
 /**
  * DisableChatbotRequest names the chatbot.
@@ -1089,7 +1138,7 @@ export type DisableChatbotRequest = Message<"aiagent.v1.DisableChatbotRequest"> 
  * Use `create(DisableChatbotRequestSchema)` to create a new message.
  */
 export const DisableChatbotRequestSchema: GenMessage<DisableChatbotRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 35);
+  messageDesc(file_aiagent_v1_account_service, 37);
 
 /**
  * DisableChatbotResponse wraps the disabled chatbot.
@@ -1110,7 +1159,7 @@ export type DisableChatbotResponse = Message<"aiagent.v1.DisableChatbotResponse"
  * Use `create(DisableChatbotResponseSchema)` to create a new message.
  */
 export const DisableChatbotResponseSchema: GenMessage<DisableChatbotResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 36);
+  messageDesc(file_aiagent_v1_account_service, 38);
 
 /**
  * Member is a person of the account.
@@ -1166,7 +1215,7 @@ export type Member = Message<"aiagent.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 37);
+  messageDesc(file_aiagent_v1_account_service, 39);
 
 /**
  * InviteMemberRequest names the person and their role.
@@ -1194,7 +1243,7 @@ export type InviteMemberRequest = Message<"aiagent.v1.InviteMemberRequest"> & {
  * Use `create(InviteMemberRequestSchema)` to create a new message.
  */
 export const InviteMemberRequestSchema: GenMessage<InviteMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 38);
+  messageDesc(file_aiagent_v1_account_service, 40);
 
 /**
  * InviteMemberResponse wraps the member and their invitation.
@@ -1215,7 +1264,7 @@ export type InviteMemberResponse = Message<"aiagent.v1.InviteMemberResponse"> & 
  * Use `create(InviteMemberResponseSchema)` to create a new message.
  */
 export const InviteMemberResponseSchema: GenMessage<InviteMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 39);
+  messageDesc(file_aiagent_v1_account_service, 41);
 
 /**
  * Invitation is a new member and the one-time link that lets them set their password.
@@ -1257,7 +1306,7 @@ export type Invitation = Message<"aiagent.v1.Invitation"> & {
  * Use `create(InvitationSchema)` to create a new message.
  */
 export const InvitationSchema: GenMessage<Invitation> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 40);
+  messageDesc(file_aiagent_v1_account_service, 42);
 
 /**
  * ListMembersRequest is empty: the ID token names the account.
@@ -1272,7 +1321,7 @@ export type ListMembersRequest = Message<"aiagent.v1.ListMembersRequest"> & {
  * Use `create(ListMembersRequestSchema)` to create a new message.
  */
 export const ListMembersRequestSchema: GenMessage<ListMembersRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 41);
+  messageDesc(file_aiagent_v1_account_service, 43);
 
 /**
  * ListMembersResponse wraps the members.
@@ -1293,7 +1342,7 @@ export type ListMembersResponse = Message<"aiagent.v1.ListMembersResponse"> & {
  * Use `create(ListMembersResponseSchema)` to create a new message.
  */
 export const ListMembersResponseSchema: GenMessage<ListMembersResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 42);
+  messageDesc(file_aiagent_v1_account_service, 44);
 
 /**
  * MemberList is the account's people.
@@ -1314,7 +1363,7 @@ export type MemberList = Message<"aiagent.v1.MemberList"> & {
  * Use `create(MemberListSchema)` to create a new message.
  */
 export const MemberListSchema: GenMessage<MemberList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 43);
+  messageDesc(file_aiagent_v1_account_service, 45);
 
 /**
  * UpdateMemberRequest names the member and their new role.
@@ -1342,7 +1391,7 @@ export type UpdateMemberRequest = Message<"aiagent.v1.UpdateMemberRequest"> & {
  * Use `create(UpdateMemberRequestSchema)` to create a new message.
  */
 export const UpdateMemberRequestSchema: GenMessage<UpdateMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 44);
+  messageDesc(file_aiagent_v1_account_service, 46);
 
 /**
  * UpdateMemberResponse wraps the member.
@@ -1363,7 +1412,7 @@ export type UpdateMemberResponse = Message<"aiagent.v1.UpdateMemberResponse"> & 
  * Use `create(UpdateMemberResponseSchema)` to create a new message.
  */
 export const UpdateMemberResponseSchema: GenMessage<UpdateMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 45);
+  messageDesc(file_aiagent_v1_account_service, 47);
 
 /**
  * RemoveMemberRequest names the member.
@@ -1384,7 +1433,7 @@ export type RemoveMemberRequest = Message<"aiagent.v1.RemoveMemberRequest"> & {
  * Use `create(RemoveMemberRequestSchema)` to create a new message.
  */
 export const RemoveMemberRequestSchema: GenMessage<RemoveMemberRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 46);
+  messageDesc(file_aiagent_v1_account_service, 48);
 
 /**
  * RemoveMemberResponse is empty: the member is gone.
@@ -1399,7 +1448,7 @@ export type RemoveMemberResponse = Message<"aiagent.v1.RemoveMemberResponse"> & 
  * Use `create(RemoveMemberResponseSchema)` to create a new message.
  */
 export const RemoveMemberResponseSchema: GenMessage<RemoveMemberResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 47);
+  messageDesc(file_aiagent_v1_account_service, 49);
 
 /**
  * ResetMemberPasswordRequest names the member.
@@ -1420,7 +1469,7 @@ export type ResetMemberPasswordRequest = Message<"aiagent.v1.ResetMemberPassword
  * Use `create(ResetMemberPasswordRequestSchema)` to create a new message.
  */
 export const ResetMemberPasswordRequestSchema: GenMessage<ResetMemberPasswordRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 48);
+  messageDesc(file_aiagent_v1_account_service, 50);
 
 /**
  * ResetMemberPasswordResponse wraps the member and the one-time link (accepted at /v1/invitations/accept).
@@ -1441,7 +1490,7 @@ export type ResetMemberPasswordResponse = Message<"aiagent.v1.ResetMemberPasswor
  * Use `create(ResetMemberPasswordResponseSchema)` to create a new message.
  */
 export const ResetMemberPasswordResponseSchema: GenMessage<ResetMemberPasswordResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 49);
+  messageDesc(file_aiagent_v1_account_service, 51);
 
 /**
  * AcceptInvitationRequest carries the invitation's code and the person's new password.
@@ -1469,7 +1518,7 @@ export type AcceptInvitationRequest = Message<"aiagent.v1.AcceptInvitationReques
  * Use `create(AcceptInvitationRequestSchema)` to create a new message.
  */
 export const AcceptInvitationRequestSchema: GenMessage<AcceptInvitationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 50);
+  messageDesc(file_aiagent_v1_account_service, 52);
 
 /**
  * AcceptInvitationResponse wraps the member, now active.
@@ -1490,7 +1539,7 @@ export type AcceptInvitationResponse = Message<"aiagent.v1.AcceptInvitationRespo
  * Use `create(AcceptInvitationResponseSchema)` to create a new message.
  */
 export const AcceptInvitationResponseSchema: GenMessage<AcceptInvitationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 51);
+  messageDesc(file_aiagent_v1_account_service, 53);
 
 /**
  * RevokeSessionsRequest names whose sessions end: a chatbot's, a user's, or one user's with one chatbot.
@@ -1518,7 +1567,7 @@ export type RevokeSessionsRequest = Message<"aiagent.v1.RevokeSessionsRequest"> 
  * Use `create(RevokeSessionsRequestSchema)` to create a new message.
  */
 export const RevokeSessionsRequestSchema: GenMessage<RevokeSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 52);
+  messageDesc(file_aiagent_v1_account_service, 54);
 
 /**
  * RevokeSessionsResponse says how many sessions ended.
@@ -1539,7 +1588,7 @@ export type RevokeSessionsResponse = Message<"aiagent.v1.RevokeSessionsResponse"
  * Use `create(RevokeSessionsResponseSchema)` to create a new message.
  */
 export const RevokeSessionsResponseSchema: GenMessage<RevokeSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 53);
+  messageDesc(file_aiagent_v1_account_service, 55);
 
 /**
  * RevokedSessions counts the refresh tokens revoked.
@@ -1560,7 +1609,7 @@ export type RevokedSessions = Message<"aiagent.v1.RevokedSessions"> & {
  * Use `create(RevokedSessionsSchema)` to create a new message.
  */
 export const RevokedSessionsSchema: GenMessage<RevokedSessions> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_account_service, 54);
+  messageDesc(file_aiagent_v1_account_service, 56);
 
 /**
  * AccountService is the client company's own administration: API keys, chatbots, its team and its customers'
@@ -1590,6 +1639,18 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof UpdateMyProfileRequestSchema;
     output: typeof UpdateMyProfileResponseSchema;
+  },
+  /**
+   * SetMyPicture sets the calling person's picture, shown to customers beside their name: a PNG, JPEG or WebP image
+   * of at most 45 KiB (told by its first bytes, not by a declared type), served by this service at
+   * /v1/operator_pictures/{id}. An empty image removes it. Removing the member removes it too.
+   *
+   * @generated from rpc aiagent.v1.AccountService.SetMyPicture
+   */
+  setMyPicture: {
+    methodKind: "unary";
+    input: typeof SetMyPictureRequestSchema;
+    output: typeof SetMyPictureResponseSchema;
   },
   /**
    * ChangePassword changes the calling person's own password.

@@ -13,7 +13,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/conversation_service.proto.
  */
 export const file_aiagent_v1_conversation_service: GenFile = /*@__PURE__*/
-  fileDesc("CiVhaWFnZW50L3YxL2NvbnZlcnNhdGlvbl9zZXJ2aWNlLnByb3RvEgphaWFnZW50LnYxIs8BCh5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QSIAoNdXNlcl9lbWFpbF9pZBgBIAEoCUIJmrUYBQiAAhABEhkKBnNlYXJjaBgCIAEoCUIJmrUYBQiAAhABEhIKBWxpbWl0GAMgASgFSACIAQESEwoGb2Zmc2V0GAQgASgFSAGIAQESMgoGZmlsdGVyGAUgASgJQiKKtRgDYWxsirUYBnVucmVhZIq1GARsaXZlmrUYBQiAAhABQggKBl9saW1pdEIJCgdfb2Zmc2V0IlUKH0dldENvbnRhY3RDb252ZXJzYXRpb25zUmVzcG9uc2USMgoEZGF0YRgBIAEoCzIkLmFpYWdlbnQudjEuQ29udGFjdENvbnZlcnNhdGlvbnNEYXRhIkEKGENvbnRhY3RDb252ZXJzYXRpb25zRGF0YRIlCgRkYXRhGAEgASgLMhcuYWlhZ2VudC52MS5Db250YWN0UGFnZSJGCgtDb250YWN0UGFnZRIlCghjb250YWN0cxgBIAMoCzITLmFpYWdlbnQudjEuQ29udGFjdBIQCghoYXNfbW9yZRgCIAEoCCKIAgoHQ29udGFjdBISCgpjb250YWN0X2lkGAEgASgJEhQKDGNvbnRhY3RfbmFtZRgCIAEoCRIUCgxwaG9uZV9udW1iZXIYAyABKAkSDQoFZW1haWwYBCABKAkSGwoTY29udmVyc2F0aW9uX3N0YXR1cxgFIAEoCRITCgthc3NpZ25lZF90bxgGIAEoCRIcChR1bnJlYWRfbWVzc2FnZV9jb3VudBgHIAEoCRIbChNsYXRlc3RfbWVzc2FnZV90aW1lGAggASgJEhAKCGNoYW5uZWxzGAkgAygJEg8KB3VzZXJfaWQYCiABKAkSHgoWbGF0ZXN0X2NvbnZlcnNhdGlvbl9pZBgLIAEoCSKgAQohR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBARIaCgxhY2Nlc3NfdG9rZW4YBCABKAlCBJq1GABCCAoGX2xpbWl0QgkKB19vZmZzZXQiXQoiR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb25SZXNwb25zZRIlCghtZXNzYWdlcxgBIAMoCzITLmFpYWdlbnQudjEuTWVzc2FnZRIQCghoYXNfbW9yZRgCIAEoCCLeAQoHTWVzc2FnZRISCgptZXNzYWdlX2lkGAEgASgJEhcKD2NvbnZlcnNhdGlvbl9pZBgCIAEoCRIfChdjb252ZXJzYXRpb25fY3JlYXRlZF9hdBgDIAEoCRIPCgdjb250ZW50GAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAkSFQoNbWVzc2FnZV9vcmRlchgGIAEoBRISCgp0b29sX2NhbGxzGAcgASgJEicKCWRvY3VtZW50cxgIIAMoCzIULmFpYWdlbnQudjEuRG9jdW1lbnQSDAoEcm9sZRgJIAEoCSI3CghEb2N1bWVudBINCgV0aXRsZRgBIAEoCRILCgN1cmwYAiABKAkSDwoHc25pcHBldBgDIAEoCSI7Ch1MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVxdWVzdBIaCgxhY2Nlc3NfdG9rZW4YASABKAlCBJq1GAAiTgoeTGlzdEZyYW1lQ29udmVyc2F0aW9uc1Jlc3BvbnNlEiwKBGRhdGEYASABKAsyHi5haWFnZW50LnYxLkZyYW1lQ29udmVyc2F0aW9ucyJMChJGcmFtZUNvbnZlcnNhdGlvbnMSNgoNY29udmVyc2F0aW9ucxgBIAMoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSLKAQoTQ29udmVyc2F0aW9uU3VtbWFyeRIXCg9jb252ZXJzYXRpb25faWQYASABKAkSEgoKY3JlYXRlZF9hdBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSEwoLYXNzaWduZWRfdG8YBCABKAkSGwoTbGF0ZXN0X21lc3NhZ2VfdGltZRgFIAEoCRIPCgdjaGFubmVsGAYgASgJEhwKFHVucmVhZF9tZXNzYWdlX2NvdW50GAcgASgJEhUKDW9wZXJhdG9yX25hbWUYCCABKAkidwoSU2VuZE1lc3NhZ2VSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGgoHY29udGVudBgCIAEoCUIJmrUYBQjAPhACEiIKD2lkZW1wb3RlbmN5X2tleRgDIAEoCUIJmrUYBQj/ARABIn0KGFNlbmRNZXNzYWdlU3RyZWFtUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEhoKB2NvbnRlbnQYAiABKAlCCZq1GAUIwD4QAhIiCg9pZGVtcG90ZW5jeV9rZXkYAyABKAlCCZq1GAUI/wEQASI8ChNTZW5kTWVzc2FnZVJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLlNlbnRNZXNzYWdlInUKC1NlbnRNZXNzYWdlEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIpCgx1c2VyX21lc3NhZ2UYAiABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2USIgoFcmVwbHkYAyABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2UiiAEKGVNlbmRNZXNzYWdlU3RyZWFtUmVzcG9uc2USKwoMdXNlcl9tZXNzYWdlGAEgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlSAASDwoFZGVsdGEYAiABKAlIABIkCgVyZXBseRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAQgcKBWV2ZW50IkAKG01hcmtDb252ZXJzYXRpb25SZWFkUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADIk0KHE1hcmtDb252ZXJzYXRpb25SZWFkUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSKoAQobVGFrZU92ZXJDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSIQoOb3BlcmF0b3JfZW1haWwYAiABKAlCCZq1GAUIgAIQARIfCg1vcGVyYXRvcl9uYW1lGAMgASgJQgiatRgECFAQARIiCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlCCZq1GAUI/wEQASJNChxUYWtlT3ZlckNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkifwoaUmVwbHlUb0NvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIaCgdjb250ZW50GAIgASgJQgmatRgFCMA+EAISIgoPaWRlbXBvdGVuY3lfa2V5GAMgASgJQgmatRgFCP8BEAEiQAobUmVwbHlUb0NvbnZlcnNhdGlvblJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2UiYwoaUmVsZWFzZUNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIiCg9pZGVtcG90ZW5jeV9rZXkYAiABKAlCCZq1GAUI/wEQASJMChtSZWxlYXNlQ29udmVyc2F0aW9uUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSJ/CiFHZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdFJlcXVlc3QSHAoKY29udGFjdF9pZBgBIAEoCUIImrUYBAgkEAMSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCJXCiJHZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdFJlc3BvbnNlEjEKBGRhdGEYASABKAsyIy5haWFnZW50LnYxLkNvbnRhY3RDb252ZXJzYXRpb25QYWdlImMKF0NvbnRhY3RDb252ZXJzYXRpb25QYWdlEjYKDWNvbnZlcnNhdGlvbnMYASADKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkSEAoIaGFzX21vcmUYAiABKAgilgEKGFdhdGNoQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEhsKE2FmdGVyX21lc3NhZ2Vfb3JkZXIYAiABKAUSGgoMYWNjZXNzX3Rva2VuGAMgASgJQgSatRgAEh4KDGFmdGVyX2N1cnNvchgEIAEoCUIImrUYBAgoEAEilQEKGVdhdGNoQ29udmVyc2F0aW9uUmVzcG9uc2USNwoMY29udmVyc2F0aW9uGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5SAASJgoHbWVzc2FnZRgCIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAEg4KBmN1cnNvchgDIAEoCUIHCgVldmVudCJXChNXYXRjaEFjY291bnRSZXF1ZXN0EiAKDXVzZXJfZW1haWxfaWQYASABKAlCCZq1GAUIgAIQARIeCgxhZnRlcl9jdXJzb3IYAiABKAlCCJq1GAQIKBABIqkBChRXYXRjaEFjY291bnRSZXNwb25zZRIXCg1zdWJzY3JpYmVkX2F0GAEgASgJSAASNwoMY29udmVyc2F0aW9uGAIgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5SAASJgoHbWVzc2FnZRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAEg4KBmN1cnNvchgEIAEoCUIHCgVldmVudCJhChhDbG9zZUNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIiCg9pZGVtcG90ZW5jeV9rZXkYAiABKAlCCZq1GAUI/wEQASJKChlDbG9zZUNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkiYgoZUmVvcGVuQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEiIKD2lkZW1wb3RlbmN5X2tleRgCIAEoCUIJmrUYBQj/ARABIksKGlJlb3BlbkNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkyyxAKE0NvbnZlcnNhdGlvblNlcnZpY2USogEKF0dldENvbnRhY3RDb252ZXJzYXRpb25zEiouYWlhZ2VudC52MS5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QaKy5haWFnZW50LnYxLkdldENvbnRhY3RDb252ZXJzYXRpb25zUmVzcG9uc2UiLpACAZK1GAUKAQYQAYLT5JMCHBIaL2dldF9jb250YWN0X2NvbnZlcnNhdGlvbnMSsAEKGkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uEi0uYWlhZ2VudC52MS5HZXRNZXNzYWdlc0ZvckNvbnZlcnNhdGlvblJlcXVlc3QaLi5haWFnZW50LnYxLkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uUmVzcG9uc2UiM5ACAZK1GAYKAgUGEAGC0+STAiASHi9nZXRfbWVzc2FnZXNfZm9yX2NvbnZlcnNhdGlvbhKvAQoaR2V0Q29udmVyc2F0aW9uc0ZvckNvbnRhY3QSLS5haWFnZW50LnYxLkdldENvbnZlcnNhdGlvbnNGb3JDb250YWN0UmVxdWVzdBouLmFpYWdlbnQudjEuR2V0Q29udmVyc2F0aW9uc0ZvckNvbnRhY3RSZXNwb25zZSIykAIBkrUYBQoBBhABgtPkkwIgEh4vZ2V0X2NvbnZlcnNhdGlvbnNfZm9yX2NvbnRhY3QSjAEKEVdhdGNoQ29udmVyc2F0aW9uEiQuYWlhZ2VudC52MS5XYXRjaENvbnZlcnNhdGlvblJlcXVlc3QaJS5haWFnZW50LnYxLldhdGNoQ29udmVyc2F0aW9uUmVzcG9uc2UiKJACAZK1GAYKAgUGEAGC0+STAhUSEy93YXRjaF9jb252ZXJzYXRpb24wARJ3CgxXYXRjaEFjY291bnQSHy5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlcXVlc3QaIC5haWFnZW50LnYxLldhdGNoQWNjb3VudFJlc3BvbnNlIiKQAgGStRgFCgEGEAGC0+STAhASDi93YXRjaF9hY2NvdW50MAESmgEKFkxpc3RGcmFtZUNvbnZlcnNhdGlvbnMSKS5haWFnZW50LnYxLkxpc3RGcmFtZUNvbnZlcnNhdGlvbnNSZXF1ZXN0GiouYWlhZ2VudC52MS5MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVzcG9uc2UiKZACAZK1GAMKAQWC0+STAhkSFy9haV9hZ2VudC9jb252ZXJzYXRpb25zEngKC1NlbmRNZXNzYWdlEh4uYWlhZ2VudC52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHy5haWFnZW50LnYxLlNlbmRNZXNzYWdlUmVzcG9uc2UiKJK1GAMKAQWC0+STAhs6ASoiFi9haV9hZ2VudC9zZW5kX21lc3NhZ2USkwEKEVNlbmRNZXNzYWdlU3RyZWFtEiQuYWlhZ2VudC52MS5TZW5kTWVzc2FnZVN0cmVhbVJlcXVlc3QaJS5haWFnZW50LnYxLlNlbmRNZXNzYWdlU3RyZWFtUmVzcG9uc2UiL5K1GAMKAQWC0+STAiI6ASoiHS9haV9hZ2VudC9zZW5kX21lc3NhZ2Vfc3RyZWFtMAESlgEKFE1hcmtDb252ZXJzYXRpb25SZWFkEicuYWlhZ2VudC52MS5NYXJrQ29udmVyc2F0aW9uUmVhZFJlcXVlc3QaKC5haWFnZW50LnYxLk1hcmtDb252ZXJzYXRpb25SZWFkUmVzcG9uc2UiK5K1GAUKAQYQAYLT5JMCHDoBKiIXL21hcmtfY29udmVyc2F0aW9uX3JlYWQSlgEKFFRha2VPdmVyQ29udmVyc2F0aW9uEicuYWlhZ2VudC52MS5UYWtlT3ZlckNvbnZlcnNhdGlvblJlcXVlc3QaKC5haWFnZW50LnYxLlRha2VPdmVyQ29udmVyc2F0aW9uUmVzcG9uc2UiK5K1GAUKAQYQAYLT5JMCHDoBKiIXL3Rha2Vfb3Zlcl9jb252ZXJzYXRpb24SkgEKE1JlcGx5VG9Db252ZXJzYXRpb24SJi5haWFnZW50LnYxLlJlcGx5VG9Db252ZXJzYXRpb25SZXF1ZXN0GicuYWlhZ2VudC52MS5SZXBseVRvQ29udmVyc2F0aW9uUmVzcG9uc2UiKpK1GAUKAQYQAYLT5JMCGzoBKiIWL3JlcGx5X3RvX2NvbnZlcnNhdGlvbhKRAQoTUmVsZWFzZUNvbnZlcnNhdGlvbhImLmFpYWdlbnQudjEuUmVsZWFzZUNvbnZlcnNhdGlvblJlcXVlc3QaJy5haWFnZW50LnYxLlJlbGVhc2VDb252ZXJzYXRpb25SZXNwb25zZSIpkrUYBQoBBhABgtPkkwIaOgEqIhUvcmVsZWFzZV9jb252ZXJzYXRpb24SiQEKEUNsb3NlQ29udmVyc2F0aW9uEiQuYWlhZ2VudC52MS5DbG9zZUNvbnZlcnNhdGlvblJlcXVlc3QaJS5haWFnZW50LnYxLkNsb3NlQ29udmVyc2F0aW9uUmVzcG9uc2UiJ5K1GAUKAQYQAYLT5JMCGDoBKiITL2Nsb3NlX2NvbnZlcnNhdGlvbhKNAQoSUmVvcGVuQ29udmVyc2F0aW9uEiUuYWlhZ2VudC52MS5SZW9wZW5Db252ZXJzYXRpb25SZXF1ZXN0GiYuYWlhZ2VudC52MS5SZW9wZW5Db252ZXJzYXRpb25SZXNwb25zZSIokrUYBQoBBhABgtPkkwIZOgEqIhQvcmVvcGVuX2NvbnZlcnNhdGlvbmIGcHJvdG8z", [file_aiagent_v1_field_options, file_aiagent_v1_access, file_google_api_annotations]);
+  fileDesc("CiVhaWFnZW50L3YxL2NvbnZlcnNhdGlvbl9zZXJ2aWNlLnByb3RvEgphaWFnZW50LnYxIs8BCh5HZXRDb250YWN0Q29udmVyc2F0aW9uc1JlcXVlc3QSIAoNdXNlcl9lbWFpbF9pZBgBIAEoCUIJmrUYBQiAAhABEhkKBnNlYXJjaBgCIAEoCUIJmrUYBQiAAhABEhIKBWxpbWl0GAMgASgFSACIAQESEwoGb2Zmc2V0GAQgASgFSAGIAQESMgoGZmlsdGVyGAUgASgJQiKKtRgDYWxsirUYBnVucmVhZIq1GARsaXZlmrUYBQiAAhABQggKBl9saW1pdEIJCgdfb2Zmc2V0IlUKH0dldENvbnRhY3RDb252ZXJzYXRpb25zUmVzcG9uc2USMgoEZGF0YRgBIAEoCzIkLmFpYWdlbnQudjEuQ29udGFjdENvbnZlcnNhdGlvbnNEYXRhIkEKGENvbnRhY3RDb252ZXJzYXRpb25zRGF0YRIlCgRkYXRhGAEgASgLMhcuYWlhZ2VudC52MS5Db250YWN0UGFnZSJGCgtDb250YWN0UGFnZRIlCghjb250YWN0cxgBIAMoCzITLmFpYWdlbnQudjEuQ29udGFjdBIQCghoYXNfbW9yZRgCIAEoCCKIAgoHQ29udGFjdBISCgpjb250YWN0X2lkGAEgASgJEhQKDGNvbnRhY3RfbmFtZRgCIAEoCRIUCgxwaG9uZV9udW1iZXIYAyABKAkSDQoFZW1haWwYBCABKAkSGwoTY29udmVyc2F0aW9uX3N0YXR1cxgFIAEoCRITCgthc3NpZ25lZF90bxgGIAEoCRIcChR1bnJlYWRfbWVzc2FnZV9jb3VudBgHIAEoCRIbChNsYXRlc3RfbWVzc2FnZV90aW1lGAggASgJEhAKCGNoYW5uZWxzGAkgAygJEg8KB3VzZXJfaWQYCiABKAkSHgoWbGF0ZXN0X2NvbnZlcnNhdGlvbl9pZBgLIAEoCSKgAQohR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBARIaCgxhY2Nlc3NfdG9rZW4YBCABKAlCBJq1GABCCAoGX2xpbWl0QgkKB19vZmZzZXQiXQoiR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb25SZXNwb25zZRIlCghtZXNzYWdlcxgBIAMoCzITLmFpYWdlbnQudjEuTWVzc2FnZRIQCghoYXNfbW9yZRgCIAEoCCLeAQoHTWVzc2FnZRISCgptZXNzYWdlX2lkGAEgASgJEhcKD2NvbnZlcnNhdGlvbl9pZBgCIAEoCRIfChdjb252ZXJzYXRpb25fY3JlYXRlZF9hdBgDIAEoCRIPCgdjb250ZW50GAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAkSFQoNbWVzc2FnZV9vcmRlchgGIAEoBRISCgp0b29sX2NhbGxzGAcgASgJEicKCWRvY3VtZW50cxgIIAMoCzIULmFpYWdlbnQudjEuRG9jdW1lbnQSDAoEcm9sZRgJIAEoCSI3CghEb2N1bWVudBINCgV0aXRsZRgBIAEoCRILCgN1cmwYAiABKAkSDwoHc25pcHBldBgDIAEoCSI7Ch1MaXN0RnJhbWVDb252ZXJzYXRpb25zUmVxdWVzdBIaCgxhY2Nlc3NfdG9rZW4YASABKAlCBJq1GAAiTgoeTGlzdEZyYW1lQ29udmVyc2F0aW9uc1Jlc3BvbnNlEiwKBGRhdGEYASABKAsyHi5haWFnZW50LnYxLkZyYW1lQ29udmVyc2F0aW9ucyJMChJGcmFtZUNvbnZlcnNhdGlvbnMSNgoNY29udmVyc2F0aW9ucxgBIAMoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSKYAgoTQ29udmVyc2F0aW9uU3VtbWFyeRIXCg9jb252ZXJzYXRpb25faWQYASABKAkSEgoKY3JlYXRlZF9hdBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSEwoLYXNzaWduZWRfdG8YBCABKAkSGwoTbGF0ZXN0X21lc3NhZ2VfdGltZRgFIAEoCRIPCgdjaGFubmVsGAYgASgJEhwKFHVucmVhZF9tZXNzYWdlX2NvdW50GAcgASgJEhUKDW9wZXJhdG9yX25hbWUYCCABKAkSLgoGcmF0aW5nGAkgASgLMh4uYWlhZ2VudC52MS5Db252ZXJzYXRpb25SYXRpbmcSHAoUb3BlcmF0b3JfcGljdHVyZV91cmwYCiABKAkiRgoSQ29udmVyc2F0aW9uUmF0aW5nEg0KBXNjb3JlGAEgASgFEg8KB2NvbW1lbnQYAiABKAkSEAoIcmF0ZWRfYXQYAyABKAkiZwoXUmF0ZUNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxINCgVzY29yZRgCIAEoBRIaCgdjb21tZW50GAMgASgJQgmatRgFCOgHEAIiSQoYUmF0ZUNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkidwoSU2VuZE1lc3NhZ2VSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGgoHY29udGVudBgCIAEoCUIJmrUYBQjAPhACEiIKD2lkZW1wb3RlbmN5X2tleRgDIAEoCUIJmrUYBQj/ARABIn0KGFNlbmRNZXNzYWdlU3RyZWFtUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEhoKB2NvbnRlbnQYAiABKAlCCZq1GAUIwD4QAhIiCg9pZGVtcG90ZW5jeV9rZXkYAyABKAlCCZq1GAUI/wEQASI8ChNTZW5kTWVzc2FnZVJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy5haWFnZW50LnYxLlNlbnRNZXNzYWdlInUKC1NlbnRNZXNzYWdlEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIpCgx1c2VyX21lc3NhZ2UYAiABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2USIgoFcmVwbHkYAyABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2UiiAEKGVNlbmRNZXNzYWdlU3RyZWFtUmVzcG9uc2USKwoMdXNlcl9tZXNzYWdlGAEgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlSAASDwoFZGVsdGEYAiABKAlIABIkCgVyZXBseRgDIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAQgcKBWV2ZW50IkAKG01hcmtDb252ZXJzYXRpb25SZWFkUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADIk0KHE1hcmtDb252ZXJzYXRpb25SZWFkUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSKoAQobVGFrZU92ZXJDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSIQoOb3BlcmF0b3JfZW1haWwYAiABKAlCCZq1GAUIgAIQARIfCg1vcGVyYXRvcl9uYW1lGAMgASgJQgiatRgECFAQARIiCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlCCZq1GAUI/wEQASJNChxUYWtlT3ZlckNvbnZlcnNhdGlvblJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkifwoaUmVwbHlUb0NvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIaCgdjb250ZW50GAIgASgJQgmatRgFCMA+EAISIgoPaWRlbXBvdGVuY3lfa2V5GAMgASgJQgmatRgFCP8BEAEiQAobUmVwbHlUb0NvbnZlcnNhdGlvblJlc3BvbnNlEiEKBGRhdGEYASABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2UiYwoaUmVsZWFzZUNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIiCg9pZGVtcG90ZW5jeV9rZXkYAiABKAlCCZq1GAUI/wEQASJMChtSZWxlYXNlQ29udmVyc2F0aW9uUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuQ29udmVyc2F0aW9uU3VtbWFyeSJ/CiFHZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdFJlcXVlc3QSHAoKY29udGFjdF9pZBgBIAEoCUIImrUYBAgkEAMSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCJXCiJHZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdFJlc3BvbnNlEjEKBGRhdGEYASABKAsyIy5haWFnZW50LnYxLkNvbnRhY3RDb252ZXJzYXRpb25QYWdlImMKF0NvbnRhY3RDb252ZXJzYXRpb25QYWdlEjYKDWNvbnZlcnNhdGlvbnMYASADKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnkSEAoIaGFzX21vcmUYAiABKAgilgEKGFdhdGNoQ29udmVyc2F0aW9uUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADEhsKE2FmdGVyX21lc3NhZ2Vfb3JkZXIYAiABKAUSGgoMYWNjZXNzX3Rva2VuGAMgASgJQgSatRgAEh4KDGFmdGVyX2N1cnNvchgEIAEoCUIImrUYBAgoEAEiuwEKGVdhdGNoQ29udmVyc2F0aW9uUmVzcG9uc2USNwoMY29udmVyc2F0aW9uGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5SAASJgoHbWVzc2FnZRgCIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZUgAEiQKBnR5cGluZxgEIAEoCzISLmFpYWdlbnQudjEuVHlwaW5nSAASDgoGY3Vyc29yGAMgASgJQgcKBWV2ZW50IlcKE1dhdGNoQWNjb3VudFJlcXVlc3QSIAoNdXNlcl9lbWFpbF9pZBgBIAEoCUIJmrUYBQiAAhABEh4KDGFmdGVyX2N1cnNvchgCIAEoCUIImrUYBAgoEAEizwEKFFdhdGNoQWNjb3VudFJlc3BvbnNlEhcKDXN1YnNjcmliZWRfYXQYASABKAlIABI3Cgxjb252ZXJzYXRpb24YAiABKAsyHy5haWFnZW50LnYxLkNvbnZlcnNhdGlvblN1bW1hcnlIABImCgdtZXNzYWdlGAMgASgLMhMuYWlhZ2VudC52MS5NZXNzYWdlSAASJAoGdHlwaW5nGAUgASgLMhIuYWlhZ2VudC52MS5UeXBpbmdIABIOCgZjdXJzb3IYBCABKAlCBwoFZXZlbnQiYQoYQ2xvc2VDb252ZXJzYXRpb25SZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSIgoPaWRlbXBvdGVuY3lfa2V5GAIgASgJQgmatRgFCP8BEAEiSgoZQ2xvc2VDb252ZXJzYXRpb25SZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5ImIKGVJlb3BlbkNvbnZlcnNhdGlvblJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIiCg9pZGVtcG90ZW5jeV9rZXkYAiABKAlCCZq1GAUI/wEQASJLChpSZW9wZW5Db252ZXJzYXRpb25SZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5Db252ZXJzYXRpb25TdW1tYXJ5IlIKEVNlbmRUeXBpbmdSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGgoMYWNjZXNzX3Rva2VuGAIgASgJQgSatRgAIicKElNlbmRUeXBpbmdSZXNwb25zZRIRCglmb3J3YXJkZWQYASABKAgiVAoGVHlwaW5nEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIMCgRmcm9tGAIgASgJEgwKBG5hbWUYAyABKAkSFQoNZXhwaXJlc19pbl9tcxgEIAEoBTLKEgoTQ29udmVyc2F0aW9uU2VydmljZRKiAQoXR2V0Q29udGFjdENvbnZlcnNhdGlvbnMSKi5haWFnZW50LnYxLkdldENvbnRhY3RDb252ZXJzYXRpb25zUmVxdWVzdBorLmFpYWdlbnQudjEuR2V0Q29udGFjdENvbnZlcnNhdGlvbnNSZXNwb25zZSIukAIBkrUYBQoBBhABgtPkkwIcEhovZ2V0X2NvbnRhY3RfY29udmVyc2F0aW9ucxKwAQoaR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb24SLS5haWFnZW50LnYxLkdldE1lc3NhZ2VzRm9yQ29udmVyc2F0aW9uUmVxdWVzdBouLmFpYWdlbnQudjEuR2V0TWVzc2FnZXNGb3JDb252ZXJzYXRpb25SZXNwb25zZSIzkAIBkrUYBgoCBQYQAYLT5JMCIBIeL2dldF9tZXNzYWdlc19mb3JfY29udmVyc2F0aW9uEq8BChpHZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdBItLmFpYWdlbnQudjEuR2V0Q29udmVyc2F0aW9uc0ZvckNvbnRhY3RSZXF1ZXN0Gi4uYWlhZ2VudC52MS5HZXRDb252ZXJzYXRpb25zRm9yQ29udGFjdFJlc3BvbnNlIjKQAgGStRgFCgEGEAGC0+STAiASHi9nZXRfY29udmVyc2F0aW9uc19mb3JfY29udGFjdBKMAQoRV2F0Y2hDb252ZXJzYXRpb24SJC5haWFnZW50LnYxLldhdGNoQ29udmVyc2F0aW9uUmVxdWVzdBolLmFpYWdlbnQudjEuV2F0Y2hDb252ZXJzYXRpb25SZXNwb25zZSIokAIBkrUYBgoCBQYQAYLT5JMCFRITL3dhdGNoX2NvbnZlcnNhdGlvbjABEncKDFdhdGNoQWNjb3VudBIfLmFpYWdlbnQudjEuV2F0Y2hBY2NvdW50UmVxdWVzdBogLmFpYWdlbnQudjEuV2F0Y2hBY2NvdW50UmVzcG9uc2UiIpACAZK1GAUKAQYQAYLT5JMCEBIOL3dhdGNoX2FjY291bnQwARKaAQoWTGlzdEZyYW1lQ29udmVyc2F0aW9ucxIpLmFpYWdlbnQudjEuTGlzdEZyYW1lQ29udmVyc2F0aW9uc1JlcXVlc3QaKi5haWFnZW50LnYxLkxpc3RGcmFtZUNvbnZlcnNhdGlvbnNSZXNwb25zZSIpkAIBkrUYAwoBBYLT5JMCGRIXL2FpX2FnZW50L2NvbnZlcnNhdGlvbnMSeAoLU2VuZE1lc3NhZ2USHi5haWFnZW50LnYxLlNlbmRNZXNzYWdlUmVxdWVzdBofLmFpYWdlbnQudjEuU2VuZE1lc3NhZ2VSZXNwb25zZSIokrUYAwoBBYLT5JMCGzoBKiIWL2FpX2FnZW50L3NlbmRfbWVzc2FnZRKTAQoRU2VuZE1lc3NhZ2VTdHJlYW0SJC5haWFnZW50LnYxLlNlbmRNZXNzYWdlU3RyZWFtUmVxdWVzdBolLmFpYWdlbnQudjEuU2VuZE1lc3NhZ2VTdHJlYW1SZXNwb25zZSIvkrUYAwoBBYLT5JMCIjoBKiIdL2FpX2FnZW50L3NlbmRfbWVzc2FnZV9zdHJlYW0wARKWAQoUTWFya0NvbnZlcnNhdGlvblJlYWQSJy5haWFnZW50LnYxLk1hcmtDb252ZXJzYXRpb25SZWFkUmVxdWVzdBooLmFpYWdlbnQudjEuTWFya0NvbnZlcnNhdGlvblJlYWRSZXNwb25zZSIrkrUYBQoBBhABgtPkkwIcOgEqIhcvbWFya19jb252ZXJzYXRpb25fcmVhZBKWAQoUVGFrZU92ZXJDb252ZXJzYXRpb24SJy5haWFnZW50LnYxLlRha2VPdmVyQ29udmVyc2F0aW9uUmVxdWVzdBooLmFpYWdlbnQudjEuVGFrZU92ZXJDb252ZXJzYXRpb25SZXNwb25zZSIrkrUYBQoBBhABgtPkkwIcOgEqIhcvdGFrZV9vdmVyX2NvbnZlcnNhdGlvbhKSAQoTUmVwbHlUb0NvbnZlcnNhdGlvbhImLmFpYWdlbnQudjEuUmVwbHlUb0NvbnZlcnNhdGlvblJlcXVlc3QaJy5haWFnZW50LnYxLlJlcGx5VG9Db252ZXJzYXRpb25SZXNwb25zZSIqkrUYBQoBBhABgtPkkwIbOgEqIhYvcmVwbHlfdG9fY29udmVyc2F0aW9uEpEBChNSZWxlYXNlQ29udmVyc2F0aW9uEiYuYWlhZ2VudC52MS5SZWxlYXNlQ29udmVyc2F0aW9uUmVxdWVzdBonLmFpYWdlbnQudjEuUmVsZWFzZUNvbnZlcnNhdGlvblJlc3BvbnNlIimStRgFCgEGEAGC0+STAho6ASoiFS9yZWxlYXNlX2NvbnZlcnNhdGlvbhKMAQoQUmF0ZUNvbnZlcnNhdGlvbhIjLmFpYWdlbnQudjEuUmF0ZUNvbnZlcnNhdGlvblJlcXVlc3QaJC5haWFnZW50LnYxLlJhdGVDb252ZXJzYXRpb25SZXNwb25zZSItkrUYAwoBBYLT5JMCIDoBKiIbL2FpX2FnZW50L3JhdGVfY29udmVyc2F0aW9uEokBChFDbG9zZUNvbnZlcnNhdGlvbhIkLmFpYWdlbnQudjEuQ2xvc2VDb252ZXJzYXRpb25SZXF1ZXN0GiUuYWlhZ2VudC52MS5DbG9zZUNvbnZlcnNhdGlvblJlc3BvbnNlIieStRgFCgEGEAGC0+STAhg6ASoiEy9jbG9zZV9jb252ZXJzYXRpb24SjQEKElJlb3BlbkNvbnZlcnNhdGlvbhIlLmFpYWdlbnQudjEuUmVvcGVuQ29udmVyc2F0aW9uUmVxdWVzdBomLmFpYWdlbnQudjEuUmVvcGVuQ29udmVyc2F0aW9uUmVzcG9uc2UiKJK1GAUKAQYQAYLT5JMCGToBKiIUL3Jlb3Blbl9jb252ZXJzYXRpb24SbgoKU2VuZFR5cGluZxIdLmFpYWdlbnQudjEuU2VuZFR5cGluZ1JlcXVlc3QaHi5haWFnZW50LnYxLlNlbmRUeXBpbmdSZXNwb25zZSIhkrUYBgoCBQYQAYLT5JMCEToBKiIML3NlbmRfdHlwaW5nYgZwcm90bzM", [file_aiagent_v1_field_options, file_aiagent_v1_access, file_google_api_annotations]);
 
 /**
  * GetContactConversationsRequest selects one page of the account's contacts.
@@ -531,6 +531,22 @@ export type ConversationSummary = Message$1<"aiagent.v1.ConversationSummary"> & 
    * @generated from field: string operator_name = 8;
    */
   operatorName: string;
+
+  /**
+   * The customer's rating, once given (absent until then).
+   *
+   * @generated from field: aiagent.v1.ConversationRating rating = 9;
+   */
+  rating?: ConversationRating | undefined;
+
+  /**
+   * The picture of the operator who holds the conversation, a path of this service
+   * (/v1/operator_pictures/{id}) served as an image; empty when they have none or the AI agent answers. Filled on
+   * the frame's reads (watch_conversation, /ai_agent/conversations).
+   *
+   * @generated from field: string operator_picture_url = 10;
+   */
+  operatorPictureUrl: string;
 };
 
 /**
@@ -539,6 +555,97 @@ export type ConversationSummary = Message$1<"aiagent.v1.ConversationSummary"> & 
  */
 export const ConversationSummarySchema: GenMessage<ConversationSummary> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_conversation_service, 12);
+
+/**
+ * ConversationRating is how the customer rated a closed conversation.
+ *
+ * @generated from message aiagent.v1.ConversationRating
+ */
+export type ConversationRating = Message$1<"aiagent.v1.ConversationRating"> & {
+  /**
+   * 1 (bad) to 5 (very good).
+   *
+   * @generated from field: int32 score = 1;
+   */
+  score: number;
+
+  /**
+   * The customer's comment; empty when none.
+   *
+   * @generated from field: string comment = 2;
+   */
+  comment: string;
+
+  /**
+   * When it was given, ISO 8601 UTC.
+   *
+   * @generated from field: string rated_at = 3;
+   */
+  ratedAt: string;
+};
+
+/**
+ * Describes the message aiagent.v1.ConversationRating.
+ * Use `create(ConversationRatingSchema)` to create a new message.
+ */
+export const ConversationRatingSchema: GenMessage<ConversationRating> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 13);
+
+/**
+ * RateConversationRequest is the customer's rating of one of their closed conversations.
+ *
+ * @generated from message aiagent.v1.RateConversationRequest
+ */
+export type RateConversationRequest = Message$1<"aiagent.v1.RateConversationRequest"> & {
+  /**
+   * The conversation, a uuid.
+   *
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * 1 (bad) to 5 (very good).
+   *
+   * @generated from field: int32 score = 2;
+   */
+  score: number;
+
+  /**
+   * Optional: a comment, up to 1,000 characters.
+   *
+   * @generated from field: string comment = 3;
+   */
+  comment: string;
+};
+
+/**
+ * Describes the message aiagent.v1.RateConversationRequest.
+ * Use `create(RateConversationRequestSchema)` to create a new message.
+ */
+export const RateConversationRequestSchema: GenMessage<RateConversationRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 14);
+
+/**
+ * RateConversationResponse wraps the conversation with its rating.
+ *
+ * @generated from message aiagent.v1.RateConversationResponse
+ */
+export type RateConversationResponse = Message$1<"aiagent.v1.RateConversationResponse"> & {
+  /**
+   * The envelope.
+   *
+   * @generated from field: aiagent.v1.ConversationSummary data = 1;
+   */
+  data?: ConversationSummary | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.RateConversationResponse.
+ * Use `create(RateConversationResponseSchema)` to create a new message.
+ */
+export const RateConversationResponseSchema: GenMessage<RateConversationResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 15);
 
 /**
  * SendMessageRequest is a message from the frame user; the access token is the query parameter or header.
@@ -575,7 +682,7 @@ export type SendMessageRequest = Message$1<"aiagent.v1.SendMessageRequest"> & {
  * Use `create(SendMessageRequestSchema)` to create a new message.
  */
 export const SendMessageRequestSchema: GenMessage<SendMessageRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 13);
+  messageDesc(file_aiagent_v1_conversation_service, 16);
 
 /**
  * SendMessageStreamRequest is a message from the frame user, answered as a stream.
@@ -612,7 +719,7 @@ export type SendMessageStreamRequest = Message$1<"aiagent.v1.SendMessageStreamRe
  * Use `create(SendMessageStreamRequestSchema)` to create a new message.
  */
 export const SendMessageStreamRequestSchema: GenMessage<SendMessageStreamRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 14);
+  messageDesc(file_aiagent_v1_conversation_service, 17);
 
 /**
  * SendMessageResponse holds the stored user message and the agent's stored reply.
@@ -633,7 +740,7 @@ export type SendMessageResponse = Message$1<"aiagent.v1.SendMessageResponse"> & 
  * Use `create(SendMessageResponseSchema)` to create a new message.
  */
 export const SendMessageResponseSchema: GenMessage<SendMessageResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 15);
+  messageDesc(file_aiagent_v1_conversation_service, 18);
 
 /**
  * SentMessage is the outcome of one send.
@@ -668,7 +775,7 @@ export type SentMessage = Message$1<"aiagent.v1.SentMessage"> & {
  * Use `create(SentMessageSchema)` to create a new message.
  */
 export const SentMessageSchema: GenMessage<SentMessage> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 16);
+  messageDesc(file_aiagent_v1_conversation_service, 19);
 
 /**
  * SendMessageStreamResponse is one event of a streamed send.
@@ -713,7 +820,7 @@ export type SendMessageStreamResponse = Message$1<"aiagent.v1.SendMessageStreamR
  * Use `create(SendMessageStreamResponseSchema)` to create a new message.
  */
 export const SendMessageStreamResponseSchema: GenMessage<SendMessageStreamResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 17);
+  messageDesc(file_aiagent_v1_conversation_service, 20);
 
 /**
  * MarkConversationReadRequest names the conversation to mark read.
@@ -734,7 +841,7 @@ export type MarkConversationReadRequest = Message$1<"aiagent.v1.MarkConversation
  * Use `create(MarkConversationReadRequestSchema)` to create a new message.
  */
 export const MarkConversationReadRequestSchema: GenMessage<MarkConversationReadRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 18);
+  messageDesc(file_aiagent_v1_conversation_service, 21);
 
 /**
  * MarkConversationReadResponse is the conversation after the change.
@@ -755,7 +862,7 @@ export type MarkConversationReadResponse = Message$1<"aiagent.v1.MarkConversatio
  * Use `create(MarkConversationReadResponseSchema)` to create a new message.
  */
 export const MarkConversationReadResponseSchema: GenMessage<MarkConversationReadResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 19);
+  messageDesc(file_aiagent_v1_conversation_service, 22);
 
 /**
  * TakeOverConversationRequest names the conversation to take over.
@@ -799,7 +906,7 @@ export type TakeOverConversationRequest = Message$1<"aiagent.v1.TakeOverConversa
  * Use `create(TakeOverConversationRequestSchema)` to create a new message.
  */
 export const TakeOverConversationRequestSchema: GenMessage<TakeOverConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 20);
+  messageDesc(file_aiagent_v1_conversation_service, 23);
 
 /**
  * TakeOverConversationResponse is the conversation after the change.
@@ -820,7 +927,7 @@ export type TakeOverConversationResponse = Message$1<"aiagent.v1.TakeOverConvers
  * Use `create(TakeOverConversationResponseSchema)` to create a new message.
  */
 export const TakeOverConversationResponseSchema: GenMessage<TakeOverConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 21);
+  messageDesc(file_aiagent_v1_conversation_service, 24);
 
 /**
  * ReplyToConversationRequest is an operator's message.
@@ -857,7 +964,7 @@ export type ReplyToConversationRequest = Message$1<"aiagent.v1.ReplyToConversati
  * Use `create(ReplyToConversationRequestSchema)` to create a new message.
  */
 export const ReplyToConversationRequestSchema: GenMessage<ReplyToConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 22);
+  messageDesc(file_aiagent_v1_conversation_service, 25);
 
 /**
  * ReplyToConversationResponse holds the stored operator message.
@@ -878,7 +985,7 @@ export type ReplyToConversationResponse = Message$1<"aiagent.v1.ReplyToConversat
  * Use `create(ReplyToConversationResponseSchema)` to create a new message.
  */
 export const ReplyToConversationResponseSchema: GenMessage<ReplyToConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 23);
+  messageDesc(file_aiagent_v1_conversation_service, 26);
 
 /**
  * ReleaseConversationRequest names the conversation to hand back to the AI agent.
@@ -908,7 +1015,7 @@ export type ReleaseConversationRequest = Message$1<"aiagent.v1.ReleaseConversati
  * Use `create(ReleaseConversationRequestSchema)` to create a new message.
  */
 export const ReleaseConversationRequestSchema: GenMessage<ReleaseConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 24);
+  messageDesc(file_aiagent_v1_conversation_service, 27);
 
 /**
  * ReleaseConversationResponse is the conversation after the change.
@@ -929,7 +1036,7 @@ export type ReleaseConversationResponse = Message$1<"aiagent.v1.ReleaseConversat
  * Use `create(ReleaseConversationResponseSchema)` to create a new message.
  */
 export const ReleaseConversationResponseSchema: GenMessage<ReleaseConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 25);
+  messageDesc(file_aiagent_v1_conversation_service, 28);
 
 /**
  * GetConversationsForContactRequest selects one page of a contact's conversations.
@@ -964,7 +1071,7 @@ export type GetConversationsForContactRequest = Message$1<"aiagent.v1.GetConvers
  * Use `create(GetConversationsForContactRequestSchema)` to create a new message.
  */
 export const GetConversationsForContactRequestSchema: GenMessage<GetConversationsForContactRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 26);
+  messageDesc(file_aiagent_v1_conversation_service, 29);
 
 /**
  * GetConversationsForContactResponse holds the page in a `data` envelope.
@@ -985,7 +1092,7 @@ export type GetConversationsForContactResponse = Message$1<"aiagent.v1.GetConver
  * Use `create(GetConversationsForContactResponseSchema)` to create a new message.
  */
 export const GetConversationsForContactResponseSchema: GenMessage<GetConversationsForContactResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 27);
+  messageDesc(file_aiagent_v1_conversation_service, 30);
 
 /**
  * ContactConversationPage is one page of a contact's conversations, newest first.
@@ -1013,7 +1120,7 @@ export type ContactConversationPage = Message$1<"aiagent.v1.ContactConversationP
  * Use `create(ContactConversationPageSchema)` to create a new message.
  */
 export const ContactConversationPageSchema: GenMessage<ContactConversationPage> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 28);
+  messageDesc(file_aiagent_v1_conversation_service, 31);
 
 /**
  * WatchConversationRequest names the conversation to watch and the last message the watcher has.
@@ -1056,7 +1163,7 @@ export type WatchConversationRequest = Message$1<"aiagent.v1.WatchConversationRe
  * Use `create(WatchConversationRequestSchema)` to create a new message.
  */
 export const WatchConversationRequestSchema: GenMessage<WatchConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 29);
+  messageDesc(file_aiagent_v1_conversation_service, 32);
 
 /**
  * WatchConversationResponse is one event of a watched conversation.
@@ -1085,6 +1192,14 @@ export type WatchConversationResponse = Message$1<"aiagent.v1.WatchConversationR
      */
     value: Message;
     case: "message";
+  } | {
+    /**
+     * Someone is typing in the conversation (not stored; its cursor is that of the event before it).
+     *
+     * @generated from field: aiagent.v1.Typing typing = 4;
+     */
+    value: Typing;
+    case: "typing";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -1100,7 +1215,7 @@ export type WatchConversationResponse = Message$1<"aiagent.v1.WatchConversationR
  * Use `create(WatchConversationResponseSchema)` to create a new message.
  */
 export const WatchConversationResponseSchema: GenMessage<WatchConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 30);
+  messageDesc(file_aiagent_v1_conversation_service, 33);
 
 /**
  * WatchAccountRequest names the account whose conversations to watch.
@@ -1129,7 +1244,7 @@ export type WatchAccountRequest = Message$1<"aiagent.v1.WatchAccountRequest"> & 
  * Use `create(WatchAccountRequestSchema)` to create a new message.
  */
 export const WatchAccountRequestSchema: GenMessage<WatchAccountRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 31);
+  messageDesc(file_aiagent_v1_conversation_service, 34);
 
 /**
  * WatchAccountResponse is one event of the account's conversations.
@@ -1166,6 +1281,15 @@ export type WatchAccountResponse = Message$1<"aiagent.v1.WatchAccountResponse"> 
      */
     value: Message;
     case: "message";
+  } | {
+    /**
+     * A customer is typing in one of the account's conversations (not stored; its cursor is that of the event
+     * before it).
+     *
+     * @generated from field: aiagent.v1.Typing typing = 5;
+     */
+    value: Typing;
+    case: "typing";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -1181,7 +1305,7 @@ export type WatchAccountResponse = Message$1<"aiagent.v1.WatchAccountResponse"> 
  * Use `create(WatchAccountResponseSchema)` to create a new message.
  */
 export const WatchAccountResponseSchema: GenMessage<WatchAccountResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 32);
+  messageDesc(file_aiagent_v1_conversation_service, 35);
 
 /**
  * CloseConversationRequest names the conversation to close.
@@ -1211,7 +1335,7 @@ export type CloseConversationRequest = Message$1<"aiagent.v1.CloseConversationRe
  * Use `create(CloseConversationRequestSchema)` to create a new message.
  */
 export const CloseConversationRequestSchema: GenMessage<CloseConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 33);
+  messageDesc(file_aiagent_v1_conversation_service, 36);
 
 /**
  * CloseConversationResponse is the conversation after the change.
@@ -1232,7 +1356,7 @@ export type CloseConversationResponse = Message$1<"aiagent.v1.CloseConversationR
  * Use `create(CloseConversationResponseSchema)` to create a new message.
  */
 export const CloseConversationResponseSchema: GenMessage<CloseConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 34);
+  messageDesc(file_aiagent_v1_conversation_service, 37);
 
 /**
  * ReopenConversationRequest names the conversation to reopen.
@@ -1262,7 +1386,7 @@ export type ReopenConversationRequest = Message$1<"aiagent.v1.ReopenConversation
  * Use `create(ReopenConversationRequestSchema)` to create a new message.
  */
 export const ReopenConversationRequestSchema: GenMessage<ReopenConversationRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 35);
+  messageDesc(file_aiagent_v1_conversation_service, 38);
 
 /**
  * ReopenConversationResponse is the conversation after the change.
@@ -1283,7 +1407,98 @@ export type ReopenConversationResponse = Message$1<"aiagent.v1.ReopenConversatio
  * Use `create(ReopenConversationResponseSchema)` to create a new message.
  */
 export const ReopenConversationResponseSchema: GenMessage<ReopenConversationResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_conversation_service, 36);
+  messageDesc(file_aiagent_v1_conversation_service, 39);
+
+/**
+ * SendTypingRequest names the conversation the caller is typing in.
+ *
+ * @generated from message aiagent.v1.SendTypingRequest
+ */
+export type SendTypingRequest = Message$1<"aiagent.v1.SendTypingRequest"> & {
+  /**
+   * The conversation, a uuid.
+   *
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * The frame's access token; alternatively the Authorization header (access token or ID token).
+   *
+   * @generated from field: string access_token = 2;
+   */
+  accessToken: string;
+};
+
+/**
+ * Describes the message aiagent.v1.SendTypingRequest.
+ * Use `create(SendTypingRequestSchema)` to create a new message.
+ */
+export const SendTypingRequestSchema: GenMessage<SendTypingRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 40);
+
+/**
+ * SendTypingResponse says whether the signal was passed on.
+ *
+ * @generated from message aiagent.v1.SendTypingResponse
+ */
+export type SendTypingResponse = Message$1<"aiagent.v1.SendTypingResponse"> & {
+  /**
+   * False when a signal of the same side was passed on less than 2 seconds ago (this one is not needed).
+   *
+   * @generated from field: bool forwarded = 1;
+   */
+  forwarded: boolean;
+};
+
+/**
+ * Describes the message aiagent.v1.SendTypingResponse.
+ * Use `create(SendTypingResponseSchema)` to create a new message.
+ */
+export const SendTypingResponseSchema: GenMessage<SendTypingResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 41);
+
+/**
+ * Typing is an ephemeral signal: someone is typing in a conversation.
+ *
+ * @generated from message aiagent.v1.Typing
+ */
+export type Typing = Message$1<"aiagent.v1.Typing"> & {
+  /**
+   * The conversation, a uuid.
+   *
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * Who types: user (the customer) or operator.
+   *
+   * @generated from field: string from = 2;
+   */
+  from: string;
+
+  /**
+   * The operator's display name (the e-mail's local part when they set none); empty for the customer.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * Show the indicator this long unless another signal or a message comes; in milliseconds.
+   *
+   * @generated from field: int32 expires_in_ms = 4;
+   */
+  expiresInMs: number;
+};
+
+/**
+ * Describes the message aiagent.v1.Typing.
+ * Use `create(TypingSchema)` to create a new message.
+ */
+export const TypingSchema: GenMessage<Typing> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_conversation_service, 42);
 
 /**
  * ConversationService reads and writes conversations: the account's inbox (ID token),
@@ -1422,6 +1637,17 @@ export const ConversationService: GenService<{
     output: typeof ReleaseConversationResponseSchema;
   },
   /**
+   * RateConversation records the customer's rating of a closed conversation (again: the latest counts), an event
+   * conversation.rated for the account's systems and webhooks.
+   *
+   * @generated from rpc aiagent.v1.ConversationService.RateConversation
+   */
+  rateConversation: {
+    methodKind: "unary";
+    input: typeof RateConversationRequestSchema;
+    output: typeof RateConversationResponseSchema;
+  },
+  /**
    * CloseConversation closes the conversation.
    *
    * @generated from rpc aiagent.v1.ConversationService.CloseConversation
@@ -1440,6 +1666,20 @@ export const ConversationService: GenService<{
     methodKind: "unary";
     input: typeof ReopenConversationRequestSchema;
     output: typeof ReopenConversationResponseSchema;
+  },
+  /**
+   * SendTyping says that its caller is typing in the conversation: the customer in the frame (access token) or an
+   * operator in the console (ID token). Nothing is stored: the signal goes to the conversation's open watch streams
+   * (WatchConversation, and WatchAccount for the customer's side) on every instance, and expires after
+   * expires_in_ms of silence. At most one signal per conversation and side is passed on every 2 seconds; the others
+   * are answered with forwarded = false.
+   *
+   * @generated from rpc aiagent.v1.ConversationService.SendTyping
+   */
+  sendTyping: {
+    methodKind: "unary";
+    input: typeof SendTypingRequestSchema;
+    output: typeof SendTypingResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_aiagent_v1_conversation_service, 0);

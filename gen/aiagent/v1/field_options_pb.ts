@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { FieldOptions } from "@bufbuild/protobuf/wkt";
+import type { FieldOptions, MessageOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/field_options.proto.
  */
 export const file_aiagent_v1_field_options: GenFile = /*@__PURE__*/
-  fileDesc("Ch5haWFnZW50L3YxL2ZpZWxkX29wdGlvbnMucHJvdG8SCmFpYWdlbnQudjEiRwoJVGV4dFJ1bGVzEhIKCm1heF9sZW5ndGgYASABKA0SJgoGZm9ybWF0GAIgASgOMhYuYWlhZ2VudC52MS5UZXh0Rm9ybWF0KmwKClRleHRGb3JtYXQSGwoXVEVYVF9GT1JNQVRfVU5TUEVDSUZJRUQQABIUChBURVhUX0ZPUk1BVF9MSU5FEAESFQoRVEVYVF9GT1JNQVRfTElORVMQAhIUChBURVhUX0ZPUk1BVF9VVUlEEAM6RgoOYWxsb3dlZF92YWx1ZXMSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNGGAyADKAlSDWFsbG93ZWRWYWx1ZXM6SgoEdGV4dBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY04YDIAEoCzIVLmFpYWdlbnQudjEuVGV4dFJ1bGVzUgR0ZXh0YgZwcm90bzM", [file_google_protobuf_descriptor]);
+  fileDesc("Ch5haWFnZW50L3YxL2ZpZWxkX29wdGlvbnMucHJvdG8SCmFpYWdlbnQudjEiRwoJVGV4dFJ1bGVzEhIKCm1heF9sZW5ndGgYASABKA0SJgoGZm9ybWF0GAIgASgOMhYuYWlhZ2VudC52MS5UZXh0Rm9ybWF0KmwKClRleHRGb3JtYXQSGwoXVEVYVF9GT1JNQVRfVU5TUEVDSUZJRUQQABIUChBURVhUX0ZPUk1BVF9MSU5FEAESFQoRVEVYVF9GT1JNQVRfTElORVMQAhIUChBURVhUX0ZPUk1BVF9VVUlEEAM6RgoOYWxsb3dlZF92YWx1ZXMSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNGGAyADKAlSDWFsbG93ZWRWYWx1ZXM6SgoEdGV4dBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY04YDIAEoCzIVLmFpYWdlbnQudjEuVGV4dFJ1bGVzUgR0ZXh0OkAKCm5vX2NvbnRlbnQSHy5nb29nbGUucHJvdG9idWYuTWVzc2FnZU9wdGlvbnMY1IYDIAEoCFIJbm9Db250ZW50YgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * The rules of a string field. An empty string (the unset field) passes them: whether a field is required is
@@ -103,4 +103,13 @@ export const allowed_values: GenExtension<FieldOptions, string[]> = /*@__PURE__*
  */
 export const text: GenExtension<FieldOptions, TextRules> = /*@__PURE__*/
   extDesc(file_aiagent_v1_field_options, 1);
+
+/**
+ * On a response message with no fields: its JSON route answers 204 No Content with no body, rather than 200 and
+ * `{}` (the console's session RPCs, whose answer is their Set-Cookie header).
+ *
+ * @generated from extension: bool no_content = 50004;
+ */
+export const no_content: GenExtension<MessageOptions, boolean> = /*@__PURE__*/
+  extDesc(file_aiagent_v1_field_options, 2);
 

@@ -1,6 +1,7 @@
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { AccountService } from "../../../gen/aiagent/v1/account_service_pb.js";
+import { ConsoleService } from "../../../gen/aiagent/v1/console_service_pb.js";
 import { ConversationService } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import { SessionService } from "../../../gen/aiagent/v1/session_service_pb.js";
 import { idempotentWrites } from "./idempotent.js";
@@ -33,6 +34,8 @@ const transport = createConnectTransport({
 
 /** The account API (keys, chatbots, team), through the generated Connect client. */
 export const accounts = createClient(AccountService, transport);
+/** The console's own session and the embed page's preview token. */
+export const consoleSession = createClient(ConsoleService, transport);
 /** The customers' sessions: listed, revoked one by one. */
 export const sessions = createClient(SessionService, transport);
 /** The inbox and the operators' actions, and the live push channel (WatchAccount). */
@@ -54,8 +57,8 @@ export function isSignedOut(e: unknown): boolean {
 }
 
 /**
- * Opens the session: the console's own route trades e-mail and password for the HttpOnly cookie (this is not an
- * RPC: it sets a cookie, which the token RPC must not). Throws with the service's message when refused.
+ * Opens the session: ConsoleService.SignIn's JSON route trades e-mail and password for the HttpOnly cookie (the
+ * token RPC must not set one). Throws with the service's message when refused.
  */
 export async function signIn(email: string, password: string): Promise<void> {
   const r = await fetch("/console/session", {

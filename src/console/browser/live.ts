@@ -1,7 +1,10 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { useEffect, useRef } from "preact/hooks";
+import { useContext, useEffect, useRef } from "preact/hooks";
 import type { WatchAccountResponse } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import { Alerts } from "./alerts.js";
 import { conversations, isSignedOut, SIGNED_OUT_EVENT } from "./api.js";
+import { SessionContext } from "./session.js";
+import { announceTyping } from "./typing.js";
 
 /**
  * Follows the account's changes on WatchAccount (the push channel the frame's WatchConversation shares), calling
@@ -12,8 +15,11 @@ import { conversations, isSignedOut, SIGNED_OUT_EVENT } from "./api.js";
 export function useAccountWatch(email: string, onEvent: (e: WatchAccountResponse["event"]) => void): void {
   const handler = useRef(onEvent);
   handler.current = onEvent;
+  const me = useContext(SessionContext)?.account.callerEmail ?? "";
   useEffect(() => {
     const stop = new AbortController();
+    // New customer messages: notification, sound, the count in the title (alerts.ts).
+    const alerts = new Alerts(me, email);
     void (async () => {
       let pause = 500;
       // The last event's cursor: a new stream resumes right after it, so nothing in between is missed or repeated.
@@ -26,7 +32,12 @@ export function useAccountWatch(email: string, onEvent: (e: WatchAccountResponse
           )) {
             pause = 500;
             afterCursor = r.cursor;
-            handler.current(r.event);
+            // Typing is no change of the inbox: told to whoever shows it, never a reason to list again.
+            if (r.event.case === "typing") announceTyping(r.event.value);
+            else {
+              handler.current(r.event);
+              void alerts.event(r.event);
+            }
           }
         } catch (e) {
           if (stop.signal.aborted) return;
@@ -40,6 +51,9 @@ export function useAccountWatch(email: string, onEvent: (e: WatchAccountResponse
         pause = Math.min(pause * 2, 10_000);
       }
     })();
-    return () => stop.abort();
-  }, [email]);
+    return () => {
+      stop.abort();
+      alerts.stop();
+    };
+  }, [email, me]);
 }

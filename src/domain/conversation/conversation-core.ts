@@ -11,6 +11,7 @@ import type { EventType } from "../webhook/repository.js";
 import type { ConversationEvents, ConversationSummary } from "./events.js";
 import { type ConversationOwner, ConversationOwners } from "./owners.js";
 import { MessagePageCache } from "./page-cache.js";
+import type { RatingRepository } from "./ratings.js";
 import type {
   ContactRepository,
   ConversationRecord,
@@ -36,6 +37,8 @@ export interface ConversationServiceDeps {
   history: WatchDeps["history"];
   /** How watchers look and how long they wait for the store (defaults in watch.ts). */
   watchTimings?: WatchTimings;
+  /** The customers' ratings (read for lists). */
+  ratings: Pick<RatingRepository, "forConversations">;
   /** Where keyed writes are remembered (written in each write's unit of work). */
   idempotency: Pick<IdempotencyRepository, "find">;
   /** Units of work: each change and its events (the outbox) commit together. */

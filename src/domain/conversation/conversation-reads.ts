@@ -5,6 +5,7 @@ import { optionalText, page, requireEmail } from "../validate.js";
 import { type ConversationCore, namesAccountOf } from "./conversation-core.js";
 import type { ConversationSummary } from "./events.js";
 import type { PageForm } from "./page-cache.js";
+import { ConversationRatings } from "./ratings.js";
 import type { ContactFilter, ContactView } from "./repository.js";
 import { effectiveStatus } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
@@ -13,7 +14,11 @@ const FILTERS: readonly ContactFilter[] = ["all", "unread", "live"];
 
 /** Reading conversations: the account's contacts and a contact's conversations, the frame's list, message pages. */
 export class ConversationReads {
-  constructor(private readonly c: ConversationCore) {}
+  private readonly ratings: ConversationRatings;
+
+  constructor(private readonly c: ConversationCore) {
+    this.ratings = new ConversationRatings(c);
+  }
 
   /** One page of the account's contacts with conversations. */
   async listContacts(
@@ -91,7 +96,7 @@ export class ConversationReads {
   /** The frame user's conversations with the token's chatbot, newest first. */
   async listFrameConversations(caller: FrameCaller): Promise<ConversationSummary[]> {
     const conversations = await this.c.d.conversations.forUser(caller.accountId, caller.chatbotId, caller.userId, 50);
-    return conversations.map((c) => this.c.summary(c));
+    return this.ratings.withRatings(conversations.map((c) => this.c.summary(c)));
   }
 
   /** One page of a contact's conversations, newest first. */
@@ -104,6 +109,9 @@ export class ConversationReads {
     // Another account's contact answers exactly as one that does not exist.
     if (!(await this.c.d.contacts.belongsTo(caller.accountId, contactId))) throw notFound("contact");
     const p = await this.c.d.conversations.forContact(contactId, limit, offset);
-    return { conversations: p.conversations.map((c) => this.c.summary(c)), hasMore: p.hasMore };
+    return {
+      conversations: await this.ratings.withRatings(p.conversations.map((c) => this.c.summary(c))),
+      hasMore: p.hasMore,
+    };
   }
 }

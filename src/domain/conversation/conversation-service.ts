@@ -3,6 +3,7 @@ import { ConversationReads } from "./conversation-reads.js";
 import { ConversationWatches } from "./conversation-watches.js";
 import { CustomerMessages } from "./customer-messages.js";
 import { OperatorActions } from "./operator-actions.js";
+import { ConversationRatings } from "./ratings.js";
 
 export type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 export type { ConversationServiceDeps } from "./conversation-core.js";
@@ -11,6 +12,7 @@ export { ConversationWatches } from "./conversation-watches.js";
 export { CustomerMessages, type SendEvent, WEB_CHANNEL } from "./customer-messages.js";
 export type { ConversationSummary } from "./events.js";
 export { OperatorActions } from "./operator-actions.js";
+export type { RatingRecord, RatingRepository } from "./ratings.js";
 export { AI_AGENT } from "./rules.js";
 export type { AccountWatchEvent, WatchEvent } from "./watch.js";
 
@@ -33,6 +35,7 @@ export class ConversationService {
   readonly release: OperatorActions["release"];
   readonly reply: OperatorActions["reply"];
   readonly setStatus: OperatorActions["setStatus"];
+  readonly rate: ConversationRatings["rate"];
   private readonly core: ConversationCore;
 
   constructor(d: ConversationServiceDeps) {
@@ -55,6 +58,8 @@ export class ConversationService {
     this.release = actions.release.bind(actions);
     this.reply = actions.reply.bind(actions);
     this.setStatus = actions.setStatus.bind(actions);
+    const ratings = new ConversationRatings(core);
+    this.rate = ratings.rate.bind(ratings);
   }
 
   /** Message pages answered from the page cache and built from storage, since start (the metrics). */

@@ -9,6 +9,16 @@ export interface ConversationSummary {
   latestMessageAt: number | null;
   channel: string;
   unreadCount: number;
+  /** The customer's rating, once given (lists and the conversation.rated event carry it). */
+  rating?: ConversationRating;
+}
+
+/** How the customer rated a closed conversation. */
+export interface ConversationRating {
+  /** 1 (bad) to 5 (very good). */
+  score: number;
+  comment: string;
+  ratedAt: number;
 }
 
 /**

@@ -37,6 +37,7 @@ const STATE_TYPES = new Set([
   "conversation.closed",
   "conversation.reopened",
   "conversation.read",
+  "conversation.rated",
 ]);
 
 /**

@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import { newId } from "../ids.js";
 import type { Repositories } from "../store.js";
-import type { EventData, EventRecord, EventType } from "./repository.js";
+import type { EventData, EventType } from "./repository.js";
 
 /** An event as its writer describes it. */
 export interface EventInput {
@@ -23,11 +23,12 @@ export class EventLog {
     tx: Pick<Repositories, "events" | "webhooks">,
     accountId: string,
     events: readonly EventInput[],
-  ): Promise<EventRecord[]> {
-    if (events.length === 0) return [];
+  ): Promise<void> {
+    if (events.length === 0) return;
     const endpoints = (await tx.webhooks.endpoints(accountId)).filter((e) => e.enabled);
     const now = this.clock.now();
-    return tx.events.append(
+    // Nothing here waits for the places: a back end may send the append with the unit's commit.
+    await tx.events.add(
       events.map((e) => ({
         event: {
           eventId: newId(),

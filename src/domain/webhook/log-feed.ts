@@ -1,4 +1,5 @@
 import type { ConversationEvent, ConversationEvents, EventListener, EventTopic } from "../conversation/events.js";
+import { TopicListeners } from "../conversation/topics.js";
 
 /**
  * Who hears, on this instance, that an account's event log advanced: watchers (of a conversation, of an account)
@@ -8,8 +9,7 @@ import type { ConversationEvent, ConversationEvents, EventListener, EventTopic }
  * disk where it leaves the process (protocol/durable.ts), as every webhook does (the dispatcher).
  */
 export class LogFeed implements ConversationEvents {
-  private readonly byConversation = new Map<string, Set<EventListener>>();
-  private readonly byAccount = new Map<string, Set<EventListener>>();
+  private readonly topics = new TopicListeners<EventListener>();
   private readonly anyChange = new Set<() => void>();
   private isClosed = false;
 
@@ -18,12 +18,10 @@ export class LogFeed implements ConversationEvents {
     if (this.isClosed) return;
     for (const l of [...this.anyChange]) l();
     if (changes === undefined) {
-      for (const set of [...this.byConversation.values(), ...this.byAccount.values()]) for (const l of set) l.changed();
+      for (const l of this.topics.all()) l.changed();
       return;
     }
-    for (const c of changes)
-      for (const set of [this.byConversation.get(c.conversationId), this.byAccount.get(c.accountId)])
-        if (set) for (const l of [...set]) l.changed();
+    for (const c of changes) for (const l of this.topics.of(c.accountId, c.conversationId)) l.changed();
   }
 
   subscribe(topic: EventTopic, listener: EventListener): () => void {
@@ -31,17 +29,7 @@ export class LogFeed implements ConversationEvents {
       queueMicrotask(() => listener.closed());
       return () => undefined;
     }
-    const [map, key] =
-      "conversationId" in topic
-        ? [this.byConversation, topic.conversationId]
-        : [this.byAccount, (topic as { accountId: string }).accountId];
-    let set = map.get(key);
-    if (!set) map.set(key, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && map.get(key) === set) map.delete(key);
-    };
+    return this.topics.add(topic, listener);
   }
 
   /** Calls `l` on every announcement, whatever it names (the dispatcher: new deliveries may be due). */
@@ -53,18 +41,14 @@ export class LogFeed implements ConversationEvents {
   /** Ends every subscription (at shutdown): watchers end their streams, clients resume elsewhere or later. */
   close(): void {
     this.isClosed = true;
-    const all = [...this.byConversation.values(), ...this.byAccount.values()];
-    this.byConversation.clear();
-    this.byAccount.clear();
+    const all = this.topics.all();
+    this.topics.clear();
     this.anyChange.clear();
-    for (const set of all) for (const l of set) l.closed();
+    for (const l of all) l.closed();
   }
 
   /** How many watchers are subscribed. */
   get listeners(): number {
-    let n = 0;
-    for (const s of this.byConversation.values()) n += s.size;
-    for (const s of this.byAccount.values()) n += s.size;
-    return n;
+    return this.topics.all().length;
   }
 }

@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   "session.revoked",
   "webhook_endpoint.disabled",
   "contact.erased",
+  "conversation.rated",
 ] as const;
 
 /** One kind of event. */
@@ -117,6 +118,11 @@ export interface EventRepository {
    * for it; answers them with their places.
    */
   append(events: { event: NewEvent; deliveries: NewDelivery[] }[]): Promise<EventRecord[]>;
+  /**
+   * Appends like `append`, answering nothing: in a unit of work a back end may send it with the unit's next statement
+   * or its commit (one round trip fewer); a failure fails the unit.
+   */
+  add(events: { event: NewEvent; deliveries: NewDelivery[] }[]): Promise<void>;
   /** Events of the account after `afterSeq`, in log order, of the given types (empty: all). */
   list(accountId: string, afterSeq: number, limit: number, types: readonly string[]): Promise<EventRecord[]>;
   /** The place of the account's last committed event; 0 before its first. */

@@ -19,12 +19,22 @@ export interface ConversationState {
   status: string;
   assigned_to: string;
   operator_name?: string;
+  rating?: { score: number; comment: string; rated_at: string };
+  /** A path of the service, answered as the operator's picture (or 404 when they set none). */
+  operator_picture_url?: string;
+}
+
+/** Someone is typing (an operator, for the frame), for `expires_in_ms` unless told again. */
+export interface TypingState {
+  name: string;
+  expires_in_ms: number;
 }
 
 /** What a watch stream reports. */
 export interface WatchHandlers {
   onConversation(c: ConversationState): void;
   onMessage(m: ChatMessage): void;
+  onTyping(t: TypingState): void;
 }
 
 /** An error answered by the service (Connect error JSON), or a failure to reach it. */
@@ -94,6 +104,18 @@ export class FrameApi {
     return this.token;
   }
 
+  /** Rates a closed conversation from 1 to 5, with an optional comment. */
+  async rate(conversationId: string, score: number, comment: string): Promise<void> {
+    await this.withToken(async (t) => {
+      const r = await this.fetch(`/ai_agent/rate_conversation?${q({ access_token: t })}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ conversation_id: conversationId, score, comment }),
+      });
+      if (!r.ok) throw toApiError(await r.json().catch(() => undefined), r.status);
+    });
+  }
+
   /** The frame user's conversations, newest first. */
   async conversations(): Promise<ConversationState[]> {
     const body = await this.withToken((t) => this.json("GET", `/ai_agent/conversations?${q({ access_token: t })}`));
@@ -117,7 +139,10 @@ export class FrameApi {
     });
     try {
       for await (const line of ndjson(res.body!)) {
-        const l = line as { result?: { conversation?: ConversationState; message?: ChatMessage }; error?: ErrorBody };
+        const l = line as {
+          result?: { conversation?: ConversationState; message?: ChatMessage; typing?: TypingState };
+          error?: ErrorBody;
+        };
         if (l.error) {
           const err = toApiError(l.error, 200);
           // The stream outlived a token the frame has already replaced (refreshed ahead of expiry): it just ends, and
@@ -127,11 +152,27 @@ export class FrameApi {
         }
         if (l.result?.conversation) h.onConversation(l.result.conversation);
         else if (l.result?.message) h.onMessage(l.result.message);
+        else if (l.result?.typing) h.onTyping(l.result.typing);
       }
     } catch (e) {
       if (e instanceof ApiError) throw e;
       throw new ApiError("the live connection was lost", "network", undefined);
     }
+  }
+
+  /** Tells the support team the customer is typing; best effort (a lost signal only leaves an indicator unshown). */
+  typing(conversationId: string): void {
+    const path = `/send_typing?${q({ access_token: this.token })}`;
+    void this.fetch(path, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ conversation_id: conversationId }),
+    }).catch(() => undefined);
+  }
+
+  /** The operator's picture's address on the service. */
+  url(path: string): string {
+    return this.base + path;
   }
 
   /** Asks the host page for a fresh token (after a stream ended on expiry); false when none came. */

@@ -18,9 +18,14 @@ export class Handover {
   constructor(
     private readonly view: ChatView,
     private readonly chatbotName: string,
+    /** The service's address of a path it answered (its pictures). */
+    private readonly pictureUrl: (path: string) => string,
     /** The assistant's name in the header (the chatbot's unless its appearance names it). */
     private readonly agentName = chatbotName,
   ) {}
+
+  /** Told when the conversation closes while shown, unrated (the rating prompt follows the closing line). */
+  onClosed: ((conversationId: string, afterOrder: number) => void) | undefined;
 
   /** A message is shown (for where the next line goes). */
   seen(order: number): void {
@@ -38,7 +43,8 @@ export class Handover {
     const prev = this.current;
     this.current = c;
     const person = this.person(c);
-    if (person) this.view.setAnswerer(person, `Support team · ${this.chatbotName}`);
+    const pic = c.operator_picture_url ? this.pictureUrl(c.operator_picture_url) : "";
+    if (person) this.view.setAnswerer(person, `Support team · ${this.chatbotName}`, { name: person, picture: pic });
     else this.view.setAnswerer(this.agentName, "AI assistant");
     if (initial || !prev || prev.conversation_id !== c.conversation_id) return;
 
@@ -46,13 +52,14 @@ export class Handover {
     if (person && (before !== person || prev.assigned_to !== c.assigned_to)) {
       this.answered = false;
       this.toldWaiting = false;
-      this.view.addEvent(`${person} from ${this.chatbotName} has joined the conversation.`, this.last);
+      this.view.addEvent(`${person} from ${this.chatbotName} has joined the conversation.`, this.last, pic);
     } else if (!person && before) {
       this.view.addEvent(`${before} has left the conversation. The AI assistant answers again.`, this.last);
     }
-    if (prev.status === "live" && c.status === "closed")
+    if (prev.status === "live" && c.status === "closed") {
       this.view.addEvent("This conversation was closed. Write a message to reopen it.", this.last);
-    else if (prev.status === "closed" && c.status === "live")
+      if (!c.rating) this.onClosed?.(c.conversation_id, this.last);
+    } else if (prev.status === "closed" && c.status === "live")
       this.view.addEvent("The conversation was reopened.", this.last);
   }
 

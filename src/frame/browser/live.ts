@@ -1,10 +1,18 @@
-import { ApiError, type ChatMessage, type ConversationState, type FrameApi, SessionExpiredError } from "./api.js";
+import {
+  ApiError,
+  type ChatMessage,
+  type ConversationState,
+  type FrameApi,
+  SessionExpiredError,
+  type TypingState,
+} from "./api.js";
 import { renewable } from "./token-refresh.js";
 
 /** What the frame does with live updates. */
 export interface LiveHandlers {
   onConversation(c: ConversationState): void;
   onMessage(m: ChatMessage): void;
+  onTyping(t: TypingState): void;
   /** The session ended (no new token from the host page). */
   onSessionExpired(e: SessionExpiredError): void;
 }
@@ -129,6 +137,7 @@ export class LiveUpdates {
               received = true;
               this.seen(m);
             },
+            onTyping: (t) => this.h.onTyping(t),
           },
           attempt.signal,
         );

@@ -3,7 +3,9 @@ import { applyAppearance } from "./appearance.js";
 import { Handover } from "./handover.js";
 import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
+import { RatingPrompt } from "./rating.js";
 import { TokenRefresher } from "./token-refresh.js";
+import { FrameTyping } from "./typing.js";
 import { ChatView, type ReplyHandle } from "./view.js";
 
 const HISTORY_PAGE = 100;
@@ -64,11 +66,18 @@ function start(): void {
     if (expired) void resume();
   });
   const api = new FrameApi(cfg.apiBase, initialToken, refresher);
-  const handover = new Handover(view, cfg.chatbotName, cfg.agentName);
+  const handover = new Handover(view, cfg.chatbotName, (path) => api.url(path), cfg.agentName);
   const host = new HostEvents(cfg.hostOrigin);
+  const rating = new RatingPrompt(view, api, (e) => showError(e));
+  handover.onClosed = (id, order) => rating.offer(id, order);
+  const typing = new FrameTyping(() => {
+    if (conversationId) api.typing(conversationId);
+  });
   const live = new LiveUpdates(api, {
     onConversation: (c) => handover.state(c),
+    onTyping: (t) => typing.shown(t),
     onMessage: (m) => {
+      if (m.role === "operator") typing.hide();
       handover.message(m);
       if (m.role && m.role !== "user") host.message(m.role);
       // The agent's answer to the message being sent can arrive live before the send call's own copy: it takes the
@@ -133,11 +142,13 @@ function start(): void {
           if (!p.hasMore || p.messages.length === 0) break;
         }
       }
+      // The state first: operators' messages show the name and picture of who holds the conversation.
+      if (latest) handover.state(latest, true);
       view.render(messages);
       lastOrder = messages[messages.length - 1]?.message_order ?? 0;
       handover.seen(lastOrder);
       if (latest) {
-        handover.state(latest, true);
+        if (latest.status === "closed" && !latest.rating) rating.offer(latest.conversation_id, lastOrder);
         follow(latest.conversation_id);
       }
       loaded = true;
@@ -235,7 +246,11 @@ function start(): void {
     if (!text || !canSend()) return;
     view.input.value = "";
     view.input.dispatchEvent(new Event("input"));
+    typing.sent();
     void send(text);
+  });
+  view.input.addEventListener("input", () => {
+    if (view.input.value.trim() !== "") typing.typed();
   });
   view.input.addEventListener("keydown", (ev) => {
     // Enter sends; Shift+Enter starts a new line; an IME composition is left alone.

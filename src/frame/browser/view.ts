@@ -30,6 +30,22 @@ function timeOf(iso: string): HTMLTimeElement | undefined {
   return t;
 }
 
+/** A picture served by the chat service; removed if it fails to load (the initial or the name shows instead). */
+function picture(src: string): HTMLImageElement {
+  const img = el("img", "pic");
+  img.alt = "";
+  img.referrerPolicy = "no-referrer";
+  img.addEventListener("error", () => img.remove());
+  img.src = src;
+  return img;
+}
+
+/** Who answers as a person: their name and the address of their picture ("" when none). */
+export interface Operator {
+  name: string;
+  picture: string;
+}
+
 /** A reply being written: text grows as it streams, then becomes the stored message or an error. */
 export interface ReplyHandle {
   append(text: string): void;
@@ -52,6 +68,8 @@ export class ChatView {
   private readonly subtitle = document.getElementById("subtitle") as HTMLElement;
   private readonly avatar = document.getElementById("avatar") as HTMLElement;
   private noticeKind: NoticeKind | undefined;
+  /** Shown on operators' messages as they are added. */
+  private operator: Operator | undefined;
   private noticeRun: (() => void) | undefined;
 
   constructor() {
@@ -104,8 +122,14 @@ export class ChatView {
   }
 
   /** A line about the conversation itself (who joined, closed…), placed after message `afterOrder`. */
-  addEvent(text: string, afterOrder: number): void {
+  addEvent(text: string, afterOrder: number, pic = ""): void {
     const li = el("li", "msg msg--event", text);
+    if (pic) li.prepend(picture(pic));
+    this.addItem(li, afterOrder);
+  }
+
+  /** Any item of the log (a rating prompt), placed after message `afterOrder`. */
+  addItem(li: HTMLLIElement, afterOrder: number): void {
     const follow = this.atEnd();
     this.insertOrdered(li, afterOrder + 0.5);
     this.empty.hidden = true;
@@ -113,10 +137,12 @@ export class ChatView {
   }
 
   /** Who answers, in the header: the assistant's name, or the person who took over. */
-  setAnswerer(title: string, subtitle: string): void {
+  setAnswerer(title: string, subtitle: string, operator?: Operator): void {
     this.title.textContent = title;
     this.subtitle.textContent = subtitle;
     this.avatar.textContent = [...title.trim()][0]?.toUpperCase() ?? "?";
+    if (operator?.picture) this.avatar.append(picture(operator.picture));
+    this.operator = operator;
   }
 
   /** Removes a message that was never stored. */
@@ -217,7 +243,12 @@ export class ChatView {
     const li = el("li", `msg msg--${role}`);
     if (m.message_id) li.dataset.messageId = m.message_id;
     if (m.message_order > 0) li.dataset.order = String(m.message_order);
-    li.append(el("span", "sr-only", `${WHO[role]} said:`));
+    const op = role === "operator" ? this.operator : undefined;
+    if (op) {
+      const who = el("div", "msg__who", op.name);
+      if (op.picture) who.prepend(picture(op.picture));
+      li.append(who, el("span", "sr-only", "said:"));
+    } else li.append(el("span", "sr-only", `${WHO[role]} said:`));
     const bubble = el("div", "msg__bubble", m.content);
     li.append(bubble);
     const docs = (m.documents ?? [])

@@ -5,7 +5,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { gzip as gzipCb } from "node:zlib";
-import { type HttpRequest, type HttpResponse, pathOf, type Route, sendJson } from "./types.js";
+import type { PageRequest, PageRoute } from "./pages.js";
+import { type HttpResponse, pathOf, sendJson } from "./types.js";
 
 const gzip = promisify(gzipCb);
 
@@ -68,7 +69,7 @@ const INIT = `window.addEventListener("load", function () {
  * GET /openapi.json (the OpenAPI document generated from the contract) and GET /docs (a reference page drawn by
  * swagger-ui-dist, whose files are served from node_modules: the page loads nothing from another origin).
  */
-export function docsRoutes(): Route {
+export function docsRoutes(): PageRoute[] {
   const swaggerDir = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
   const files: Record<string, () => Promise<Asset>> = {
     "/openapi.json": once(async () =>
@@ -90,21 +91,23 @@ export function docsRoutes(): Route {
       asset("image/png", await readFile(join(swaggerDir, "favicon-32x32.png")), "public, max-age=3600"),
     ),
   };
-  return (req, res) => {
-    if (req.method !== "GET" && req.method !== "HEAD") return false;
+  const serve: PageRoute["serve"] = (req, res) => {
     const path = pathOf(req);
-    const file = files[path === "/docs/" ? "/docs" : path];
-    if (!file) return false;
-    file().then(
+    return files[path === "/docs/" ? "/docs" : path]!().then(
       (a) => serveAsset(req, res, path, a),
       () => sendJson(res, 500, { code: "internal", message: "internal error", details: [] }),
     );
-    return true;
   };
+  return [
+    ...Object.keys(files).map(
+      (path): PageRoute => ({ name: `API reference ${path}`, verbs: ["GET", "HEAD"], path, serve }),
+    ),
+    { name: "API reference /docs/", verbs: ["GET", "HEAD"], path: "/docs/", serve },
+  ];
 }
 
 /** Writes an asset: gzip when the client takes it, no body for HEAD. */
-function serveAsset(req: HttpRequest, res: HttpResponse, path: string, a: Asset): void {
+function serveAsset(req: PageRequest, res: HttpResponse, path: string, a: Asset): void {
   const gzip = a.gzip !== undefined && /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""));
   const body = gzip ? a.gzip! : a.body;
   const headers: Record<string, string> = {

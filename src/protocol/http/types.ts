@@ -23,7 +23,7 @@ export function sendJson(res: HttpResponse, status: number, body: unknown, heade
 }
 
 /** The path of a request, without its query. */
-export function pathOf(req: HttpRequest): string {
+export function pathOf(req: { readonly url?: string | undefined }): string {
   const url = req.url ?? "/";
   const q = url.indexOf("?");
   return q < 0 ? url : url.slice(0, q);

@@ -263,6 +263,11 @@ function scalarFromJson(t: ScalarType, v: unknown, name: string): unknown {
     if (typeof v !== "number") throw invalidArgument(name, "must be a number");
     return v;
   }
+  // Bytes as proto3 JSON has them: base64, standard or URL-safe, padded or not.
+  if (t === ScalarType.BYTES) {
+    if (typeof v !== "string" || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(v)) throw invalidArgument(name, "must be base64");
+    return new Uint8Array(Buffer.from(v, "base64"));
+  }
   throw invalidArgument(name, "is not supported in JSON");
 }
 

@@ -1,8 +1,9 @@
 import { isUtf8 } from "node:buffer";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import { create, type DescMethod, type DescService } from "@bufbuild/protobuf";
+import { create, type DescMethod, type DescService, getOption } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { no_content as noContent } from "../../../gen/aiagent/v1/field_options_pb.js";
 import { DomainError, invalidArgument } from "../../domain/errors.js";
 import type { Logger } from "../../log.js";
 import type { Outcome, RpcObserver } from "../../observability/rpc.js";
@@ -39,6 +40,8 @@ interface Route extends HttpRoute {
   handler: AnyHandler;
   /** The route's answers as the documented JSON; one function per route, so handlers may key kept encodings by it. */
   encode: AnswerEncoder;
+  /** The response message is declared `no_content`: 204 and no body. */
+  noContent: boolean;
 }
 
 const QUERY_CREDENTIAL = "access_token";
@@ -66,6 +69,7 @@ export function createTranscoder(
       matcher: compileTemplate(r.template),
       handler,
       encode: (answer) => Buffer.from(JSON.stringify(toDocumentedJson(output, answer))),
+      noContent: getOption(output, noContent),
     };
     if (route.matcher.literal) {
       const list = literal.get(r.template) ?? [];
@@ -159,6 +163,12 @@ async function serve(
       return;
     }
     const answer = (await out) as object;
+    // An answer declared no_content says nothing but its status (the console's sign-in and sign-out: their cookie).
+    if (route.noContent) {
+      res.writeHead(204, responseHeaders);
+      res.end();
+      return;
+    }
     const body =
       answer instanceof EncodedAnswer ? answer.bytes : JSON.stringify(toDocumentedJson(route.method.output, answer));
     res.writeHead(200, { "content-type": "application/json", ...responseHeaders });

@@ -8,6 +8,7 @@ import type {
 } from "../../../gen/aiagent/v1/account_service_pb.js";
 import type { AccountService } from "../../domain/account/account-service.js";
 import type { ApiKeyView } from "../../domain/account/api-keys.js";
+import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import type { OperatorProfiles } from "../../domain/account/operator-profile.js";
 import type { ChatbotRecord } from "../../domain/account/repository.js";
 import type { IssuedInvitation, MemberView, TeamService } from "../../domain/account/team-service.js";
@@ -78,6 +79,8 @@ export function accountHandlers(d: {
   consoleUrl: () => string;
   /** The people's display names and pictures. */
   profiles: OperatorProfiles;
+  /** The people's uploaded pictures. */
+  pictures: OperatorPictures;
   /** The older keys' grace period when a rotation names none (AIAGENT_API_KEY_GRACE, as the command line's). */
   defaultGraceSeconds: number;
   /** Erasure, export and the audit log. */
@@ -86,7 +89,11 @@ export function accountHandlers(d: {
   const { accounts, team } = d;
   const invitation = (inv: IssuedInvitation) => invitationOf(d.consoleUrl(), inv);
   const accountInfo = async (caller: AccountCaller) => {
-    const [a, p] = await Promise.all([accounts.account(caller), d.profiles.get(caller)]);
+    const [a, p, picture] = await Promise.all([
+      accounts.account(caller),
+      d.profiles.get(caller),
+      d.pictures.pathOf(caller),
+    ]);
     return {
       accountId: a.accountId,
       email: a.email,
@@ -95,6 +102,7 @@ export function accountHandlers(d: {
       callerRole: caller.role,
       callerDisplayName: p.displayName,
       callerAvatarUrl: p.avatarUrl,
+      callerPictureUrl: picture,
     };
   };
   const keyOf = async (caller: Parameters<AccountService["listApiKeys"]>[0], id: string) =>
@@ -107,6 +115,11 @@ export function accountHandlers(d: {
     async updateMyProfile(req, call) {
       const caller = accountCaller(call.auth);
       await d.profiles.update(caller, { displayName: req.displayName, avatarUrl: req.avatarUrl });
+      return { data: await accountInfo(caller) };
+    },
+    async setMyPicture(req, call) {
+      const caller = accountCaller(call.auth);
+      await d.pictures.set(caller, req.image);
       return { data: await accountInfo(caller) };
     },
     async changePassword(req, call) {

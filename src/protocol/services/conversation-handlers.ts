@@ -4,13 +4,23 @@ import {
   type ConversationSummarySchema,
   GetMessagesForConversationResponseSchema,
   type MessageSchema,
+  type TypingSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import type { Clock } from "../../domain/clock.js";
-import type { ConversationService, ConversationSummary } from "../../domain/conversation/conversation-service.js";
+import type {
+  AccountWatchEvent,
+  ConversationService,
+  ConversationSummary,
+  WatchEvent,
+} from "../../domain/conversation/conversation-service.js";
 import type { PageForm } from "../../domain/conversation/page-cache.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
 import { invalidArgument, unauthenticated } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
+import type { TypingSignal } from "../../domain/typing/channel.js";
+import { withSignals } from "../../domain/typing/merge.js";
+import { TYPING_EXPIRES_MS, type TypingService, typingFor } from "../../domain/typing/typing-service.js";
 import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
@@ -45,7 +55,17 @@ export function summary(s: ConversationSummary): MessageInitShape<typeof Convers
     channel: s.channel,
     unreadMessageCount: String(s.unreadCount),
     operatorName: s.operatorName,
+    ...(s.rating
+      ? { rating: { score: s.rating.score, comment: s.rating.comment, ratedAt: isoTime(s.rating.ratedAt) } }
+      : {}),
   };
+}
+
+/** A typing signal between a watch stream's events. */
+type TypingEvent = { type: "typing"; signal: TypingSignal };
+
+function typingOf(s: TypingSignal): MessageInitShape<typeof TypingSchema> {
+  return { conversationId: s.conversationId, from: s.from, name: s.name, expiresInMs: TYPING_EXPIRES_MS };
 }
 
 /**
@@ -118,9 +138,19 @@ function pageForms() {
 export function conversationHandlers(
   conversations: ConversationService,
   watch: { limits: WatchLimits; clock: Clock },
+  typing: TypingService,
+  pictures: OperatorPictures,
 ): Handlers<typeof ConversationServiceDesc> {
   const pages = pageForms();
+  /** A summary with the picture of the operator who holds it (what the frame shows beside their name). */
+  const pictured = async (s: ConversationSummary, accountId: string) => ({
+    ...summary(s),
+    operatorPictureUrl: await pictures.pathFor(accountId, s.assignedTo),
+  });
   return {
+    async sendTyping(req, call) {
+      return { forwarded: await typing.signal(anyCaller(call.auth), req.conversationId) };
+    },
     async getContactConversations(req, call) {
       const caller = accountCaller(call.auth);
       const page = await conversations.listContacts(caller, {
@@ -168,7 +198,7 @@ export function conversationHandlers(
     },
     async *watchConversation(req, call) {
       const caller = anyCaller(call.auth);
-      for await (const ev of bounded(call, watch, (signal) =>
+      const watched = (signal: AbortSignal) =>
         conversations.watch(
           caller,
           {
@@ -177,18 +207,40 @@ export function conversationHandlers(
             afterCursor: req.afterCursor,
           },
           signal,
+        );
+      let cursor = "";
+      for await (const ev of bounded(call, watch, (signal) =>
+        withSignals<WatchEvent | TypingEvent, TypingSignal>(
+          watched(signal),
+          (push) => typing.subscribe({ conversationId: req.conversationId }, push),
+          (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
         ),
       )) {
-        if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) }, cursor: ev.cursor };
-        else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor: ev.cursor };
+        if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
+        else if (ev.type === "message")
+          yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
+        else
+          yield {
+            event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
+            cursor: (cursor = ev.cursor),
+          };
       }
     },
     async *watchAccount(req, call) {
       const caller = accountCaller(call.auth);
+      let cursor = "";
       for await (const ev of bounded(call, watch, (signal) =>
-        conversations.watchAccount(caller, { userEmailId: req.userEmailId, afterCursor: req.afterCursor }, signal),
+        withSignals<AccountWatchEvent | TypingEvent, TypingSignal>(
+          conversations.watchAccount(caller, { userEmailId: req.userEmailId, afterCursor: req.afterCursor }, signal),
+          (push) => typing.subscribe({ accountId: caller.accountId }, push),
+          (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
+        ),
       )) {
-        const cursor = ev.cursor;
+        if (ev.type === "typing") {
+          yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
+          continue;
+        }
+        cursor = ev.cursor;
         if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
         else if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) }, cursor };
         else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
@@ -196,7 +248,8 @@ export function conversationHandlers(
     },
     async listFrameConversations(_req, call) {
       const caller = frameCaller(call.auth);
-      return { data: { conversations: (await conversations.listFrameConversations(caller)).map(summary) } };
+      const list = await conversations.listFrameConversations(caller);
+      return { data: { conversations: await Promise.all(list.map((c) => pictured(c, caller.accountId))) } };
     },
     async sendMessage(req, call) {
       const caller = frameCaller(call.auth);
@@ -250,6 +303,10 @@ export function conversationHandlers(
     async replyToConversation(req, call) {
       const caller = accountCaller(call.auth);
       return { data: message(await conversations.reply(caller, req.conversationId, req.content, keyOf(req, call))) };
+    },
+    async rateConversation(req, call) {
+      const caller = frameCaller(call.auth);
+      return { data: summary(await conversations.rate(caller, req.conversationId, req.score, req.comment)) };
     },
     async closeConversation(req, call) {
       const caller = accountCaller(call.auth);

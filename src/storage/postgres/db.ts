@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Pool, PoolClient, QueryResultRow } from "pg";
+import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from "pg";
 import { isConnectionLoss, storageError, unavailable } from "./errors.js";
+import { pipeline, type Statement } from "./pipeline.js";
 
 /**
  * How long a unit of work aborted by a serialization failure or a deadlock is tried again before `busy` reaches the
@@ -38,6 +39,12 @@ export interface PgDb {
   rows<R extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<R[]>;
   /** How many rows a named statement changed. */
   count(name: string, text: string, values: unknown[]): Promise<number>;
+  /**
+   * A named write whose outcome nobody waits for (an insert of new rows under fresh keys): in a unit of work it is
+   * sent with the unit's next statement or its COMMIT, in the same round trip; outside one it runs at once. A
+   * failure fails the unit.
+   */
+  write(name: string, text: string, values: unknown[]): Promise<void>;
   /** Runs fn in the open unit of work, or in a new one (READ COMMITTED: the statements' row locks order writers). */
   unit<T>(fn: () => Promise<T>): Promise<T>;
   /**
@@ -51,6 +58,13 @@ export interface PgDb {
 interface OpenUnit {
   client: PoolClient;
   held: Map<string, unknown>;
+  /**
+   * What is still to be sent ahead of the unit's next statement: its BEGIN until the first statement (a unit costs
+   * no round trip of its own to open), then writes nobody waits for (PgDb.write).
+   */
+  pending: Statement[];
+  /** Whether anything was sent (a ROLLBACK is then owed on failure). */
+  sent: boolean;
 }
 
 /** Routes statements to the connection of the unit of work running in this async context, else to the pool. */
@@ -77,6 +91,12 @@ export class PgRunner implements PgDb {
 
   async count(name: string, text: string, values: unknown[]): Promise<number> {
     return (await this.query(name, text, values)).rowCount ?? 0;
+  }
+
+  async write(name: string, text: string, values: unknown[]): Promise<void> {
+    const current = this.current.getStore();
+    if (current) current.pending.push(this.statement(name, text, values));
+    else await this.query(name, text, values);
   }
 
   get held(): Map<string, unknown> | undefined {
@@ -120,35 +140,58 @@ export class PgRunner implements PgDb {
 
   private async begin<T>(begin: string, fn: () => Promise<T>): Promise<T> {
     const held = await checkout(this.pool);
-    const { client } = held;
+    const unit: OpenUnit = {
+      client: held.client,
+      held: new Map(),
+      // "BEGIN; SET LOCAL …" (behind a pooler) is two statements: a pipeline parses each on its own.
+      pending: begin.split("; ").map((text) => ({ text })),
+      sent: false,
+    };
+    const opened = unit.pending.length;
     try {
-      await client.query(begin);
-      const result = await this.current.run({ client, held: new Map() }, fn);
-      await client.query("COMMIT");
+      const result = await this.current.run(unit, fn);
+      // A unit that sent nothing and has nothing to write has nothing to commit.
+      if (unit.sent || unit.pending.length > opened) await this.flush(unit, { text: "COMMIT" });
       return result;
     } catch (e) {
-      await client.query("ROLLBACK").catch((rollbackError: unknown) => {
-        // The connection is gone (killed, server restarted): it must not go back to the pool.
-        held.lost ??= rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
+      if (unit.sent)
+        await held.client.query("ROLLBACK").catch((rollbackError: unknown) => {
+          // The connection is gone (killed, server restarted): it must not go back to the pool.
+          held.lost ??= rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+        });
       throw storageError(e);
     } finally {
       held.release();
     }
   }
 
+  /** Sends what the unit still owes (its BEGIN, writes nobody waited for) and then `last`, in one round trip. */
+  private async flush<R extends QueryResultRow>(unit: OpenUnit, last: Statement): Promise<QueryResult<R>> {
+    const statements = [...unit.pending, last];
+    unit.pending = [];
+    unit.sent = true;
+    if (statements.length === 1) return unit.client.query<R>(last as QueryConfig);
+    const results = await pipeline(unit.client, statements);
+    return results[results.length - 1] as QueryResult<R>;
+  }
+
+  /** The statement as this runner sends it: unnamed behind a transaction pooler. */
+  private statement(name: string, text: string, values: unknown[]): Statement {
+    return this.prepared ? { name, text, values } : { text, values };
+  }
+
   private async query<R extends QueryResultRow>(name: string, text: string, values: unknown[]) {
     const current = this.current.getStore();
     if (current) {
       try {
-        return await current.client.query<R>(this.prepared ? { name, text, values } : { text, values });
+        return await this.flush<R>(current, this.statement(name, text, values));
       } catch (e) {
         throw storageError(e);
       }
     }
     const held = await checkout(this.pool);
     try {
-      return await held.client.query<R>(this.prepared ? { name, text, values } : { text, values });
+      return await held.client.query<R>(this.statement(name, text, values) as QueryConfig);
     } catch (e) {
       if (isConnectionLoss(e)) held.lost ??= e as Error;
       throw storageError(e);

@@ -52,10 +52,16 @@ export function pgMembers(db: PgDb): MemberRepository {
            WHERE invitation_hash = $3 AND invitation_expires_at > $2`,
         [passwordHash, now, hash],
       )) > 0,
+    // Their name and picture go with them (what customers saw of them is no longer served).
     remove: async (accountId, memberId) =>
-      (await db.count("member_remove", "DELETE FROM members WHERE account_id = $1 AND member_id = $2", [
-        accountId,
-        memberId,
-      ])) > 0,
+      (
+        await db.rows(
+          "member_remove",
+          `WITH m AS (DELETE FROM members WHERE account_id = $1 AND member_id = $2 RETURNING account_id, email),
+             p AS (DELETE FROM operator_profiles o USING m WHERE o.account_id = m.account_id AND o.email = lower(m.email))
+           SELECT 1 FROM m`,
+          [accountId, memberId],
+        )
+      ).length > 0,
   };
 }

@@ -325,4 +325,25 @@ export const pgMigrations: PgMigration[] = [
           FROM members WHERE joined_at IS NULL AND invitation_hash IS NOT NULL;
       DELETE FROM members WHERE joined_at IS NULL;`,
   },
+  {
+    version: 12,
+    // The customer's rating of a closed conversation, one per conversation.
+    sql: `
+      CREATE TABLE conversation_ratings (
+        conversation_id text PRIMARY KEY,
+        account_id text NOT NULL,
+        score integer NOT NULL,
+        comment text NOT NULL,
+        rated_at bigint NOT NULL
+      );`,
+  },
+  {
+    version: 13,
+    // An uploaded picture of the person, served by its id.
+    sql: `
+      ALTER TABLE operator_profiles ADD COLUMN picture_id text NOT NULL DEFAULT '';
+      ALTER TABLE operator_profiles ADD COLUMN picture_type text NOT NULL DEFAULT '';
+      ALTER TABLE operator_profiles ADD COLUMN picture bytea;
+      CREATE INDEX operator_profiles_picture ON operator_profiles (picture_id) WHERE picture_id <> '';`,
+  },
 ];

@@ -11,12 +11,11 @@ const SCOPE = "account_id = $1 AND ($2::text IS NULL OR chatbot_id = $2) AND ($3
 export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
   return {
     insert: (r) =>
-      execute(
-        db,
+      db.write(
         "rt_insert",
         `INSERT INTO refresh_tokens (token_hash, session_id, account_id, chatbot_id, user_id, created_at, expires_at,
            revoked_at, last_used_at, last_origin, user_agent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-        refreshTokenValues(r),
+        [...refreshTokenValues(r)],
       ),
     byHash: (h) => first(db, "rt_by_hash", "SELECT * FROM refresh_tokens WHERE token_hash = $1", [h], toRefreshToken),
     revoke: (s, at) =>
@@ -143,12 +142,11 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
 export function pgLaunchCodes(db: PgDb): LaunchCodeRepository {
   return {
     insert: (r) =>
-      execute(
-        db,
+      db.write(
         "launch_insert",
         `INSERT INTO launch_codes (code_hash, account_id, chatbot_id, user_id, session_id, origin, created_at,
            expires_at, used_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        launchCodeValues(r),
+        [...launchCodeValues(r)],
       ),
     byHash: (h) => first(db, "launch_by_hash", "SELECT * FROM launch_codes WHERE code_hash = $1", [h], toLaunchCode),
     markUsed: async (h, at) =>

@@ -3,6 +3,7 @@ import pg from "pg";
 import type { BulkLoader } from "../../domain/bulk.js";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { StoreOpenError } from "../../domain/store.js";
+import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
 import { pgAccounts } from "./accounts.js";
@@ -19,10 +20,14 @@ import { PgListener } from "./listen.js";
 import { listenForLogs } from "./log-channel.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
+import { pgPictures } from "./pictures.js";
+import { types } from "./pipeline.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
+import { pgRatings } from "./ratings.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
+import { PgTyping } from "./typing.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
 
 /** How the PostgreSQL back end connects. */
@@ -39,14 +44,6 @@ export interface PgStoreOptions {
   /** Where LISTEN connects (a session of its own, so not through a transaction pooler); default `url`. */
   listenUrl?: string;
 }
-
-// bigint columns hold epoch milliseconds and counters: well inside a double's exact range.
-const types = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8
-      ? (v: string) => Number(v)
-      : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
-};
 
 /** Every instance migrating at once waits here: one applies each step, the others then find it applied. */
 const MIGRATION_LOCK = 0x616961676e74; // "aiagnt"
@@ -78,6 +75,8 @@ export class PgStore extends RepositoryMembers implements Store {
       members: pgMembers(db),
       invitations: pgInvitations(db),
       profiles: pgProfiles(db),
+      ratings: pgRatings(db),
+      pictures: pgPictures(db),
       events: advances.announcing(pgEvents(db, origin)),
       webhooks: pgWebhooks(db),
       idempotency: pgIdempotency(db),
@@ -159,6 +158,12 @@ export class PgStore extends RepositoryMembers implements Store {
       stopLocal();
       throw e;
     }
+  }
+
+  async sharedTyping(local: TypingChannel & { close(): void }): Promise<PgTyping> {
+    const typing = new PgTyping(this.listenUrl, this.pool, local);
+    await typing.start();
+    return typing;
   }
 }
 

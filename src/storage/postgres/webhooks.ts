@@ -36,48 +36,56 @@ const APPEND = `WITH c AS (
 
 /** The event log (see APPEND for how places are taken); `origin` names this process in its announcements. */
 export function pgEvents(db: PgDb, origin: string): EventRepository {
+  /** The append's values: events and deliveries as arrays (one account per append), and its announcement. */
+  const values = (items: Parameters<EventRepository["append"]>[0], accountId: string): unknown[] => {
+    const ev = {
+      id: [] as string[],
+      type: [] as string[],
+      key: [] as string[],
+      data: [] as string[],
+      at: [] as number[],
+    };
+    const dl = { id: [] as string[], endpoint: [] as string[], nth: [] as number[] };
+    for (const [i, { event, deliveries }] of items.entries()) {
+      if (event.accountId !== accountId) throw new Error("events of one account per append");
+      ev.id.push(event.eventId);
+      ev.type.push(event.type);
+      ev.key.push(event.orderKey);
+      ev.data.push(JSON.stringify(event.data));
+      ev.at.push(event.createdAt);
+      for (const d of deliveries) {
+        dl.id.push(d.deliveryId);
+        dl.endpoint.push(d.endpointId);
+        dl.nth.push(i + 1);
+      }
+    }
+    return [
+      accountId,
+      items.length,
+      ev.id,
+      ev.type,
+      ev.key,
+      ev.data,
+      ev.at,
+      dl.id,
+      dl.endpoint,
+      dl.nth,
+      LOG_CHANNEL,
+      logPayload(origin, accountId, ev.key),
+    ];
+  };
   return {
     append: async (items) => {
       const first = items[0];
       if (!first) return [];
-      const accountId = first.event.accountId;
-      const ev = {
-        id: [] as string[],
-        type: [] as string[],
-        key: [] as string[],
-        data: [] as string[],
-        at: [] as number[],
-      };
-      const dl = { id: [] as string[], endpoint: [] as string[], nth: [] as number[] };
-      for (const [i, { event, deliveries }] of items.entries()) {
-        if (event.accountId !== accountId) throw new Error("events of one account per append");
-        ev.id.push(event.eventId);
-        ev.type.push(event.type);
-        ev.key.push(event.orderKey);
-        ev.data.push(JSON.stringify(event.data));
-        ev.at.push(event.createdAt);
-        for (const d of deliveries) {
-          dl.id.push(d.deliveryId);
-          dl.endpoint.push(d.endpointId);
-          dl.nth.push(i + 1);
-        }
-      }
-      const [c] = await db.rows<{ last_seq: number }>("events_append", APPEND, [
-        accountId,
-        items.length,
-        ev.id,
-        ev.type,
-        ev.key,
-        ev.data,
-        ev.at,
-        dl.id,
-        dl.endpoint,
-        dl.nth,
-        LOG_CHANNEL,
-        logPayload(origin, accountId, ev.key),
-      ]);
+      const [c] = await db.rows<{ last_seq: number }>("events_append", APPEND, values(items, first.event.accountId));
       const last = Number(c!.last_seq);
       return items.map(({ event }, i) => ({ ...event, seq: last - items.length + 1 + i }));
+    },
+    add: async (items) => {
+      const first = items[0];
+      // With the unit's commit: the account's counter row is then locked only for the commit's round trip.
+      if (first) await db.write("events_append", APPEND, values(items, first.event.accountId));
     },
     list: async (accountId, afterSeq, limit, types) =>
       (
@@ -109,6 +117,9 @@ export function pgEvents(db: PgDb, origin: string): EventRepository {
   };
 }
 
+/** Where a unit of work keeps the account's endpoints it already read (see PgDb.held). */
+export const heldEndpointsKey = (accountId: string) => `endpoints:${accountId}`;
+
 /** Webhook endpoints and deliveries; dispatchers on every instance claim with FOR UPDATE SKIP LOCKED. */
 export function pgWebhooks(db: PgDb): WebhookRepository {
   const values = (e: WebhookEndpointRecord) => [
@@ -123,35 +134,50 @@ export function pgWebhooks(db: PgDb): WebhookRepository {
     e.createdAt,
     e.failingSince,
   ];
+  // An endpoint written in a unit makes the endpoints its message append read out of date.
+  const forget = () => {
+    for (const k of db.held?.keys() ?? []) if (k.startsWith("endpoints:")) db.held?.delete(k);
+  };
   return {
-    insertEndpoint: async (e) =>
-      void (await db.count(
+    insertEndpoint: async (e) => {
+      forget();
+      await db.count(
         "webhook_insert",
         `INSERT INTO webhook_endpoints (endpoint_id, account_id, url, event_types, description, secret_sealed, enabled,
            disabled_reason, created_at, failing_since) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
         values(e),
-      )),
-    updateEndpoint: async (e) =>
-      void (await db.count(
+      );
+    },
+    updateEndpoint: async (e) => {
+      forget();
+      await db.count(
         "webhook_update",
         `UPDATE webhook_endpoints SET url = $2, event_types = $3, description = $4, enabled = $5, disabled_reason = $6,
            failing_since = $7 WHERE endpoint_id = $1`,
         [e.endpointId, e.url, JSON.stringify(e.eventTypes), e.description, e.enabled, e.disabledReason, e.failingSince],
-      )),
-    deleteEndpoint: async (id) =>
-      void (await db.count("webhook_delete", "DELETE FROM webhook_endpoints WHERE endpoint_id = $1", [id])),
+      );
+    },
+    deleteEndpoint: async (id) => {
+      forget();
+      await db.count("webhook_delete", "DELETE FROM webhook_endpoints WHERE endpoint_id = $1", [id]);
+    },
     endpoint: async (id) =>
       (await db.rows("webhook_by_id", "SELECT * FROM webhook_endpoints WHERE endpoint_id = $1", [id])).map(
         toEndpoint,
       )[0],
-    endpoints: async (accountId) =>
-      (
-        await db.rows(
+    endpoints: async (accountId) => {
+      // Read by this unit's message append (once: a second read goes to the table).
+      const held = db.held?.get(heldEndpointsKey(accountId)) as Row[] | undefined;
+      db.held?.delete(heldEndpointsKey(accountId));
+      const rows =
+        held ??
+        (await db.rows(
           "webhook_list",
           "SELECT * FROM webhook_endpoints WHERE account_id = $1 ORDER BY created_at, endpoint_id",
           [accountId],
-        )
-      ).map(toEndpoint),
+        ));
+      return rows.map(toEndpoint);
+    },
     deliveries: async (endpointId, limit, status) =>
       (
         await db.rows(

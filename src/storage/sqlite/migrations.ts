@@ -527,4 +527,27 @@ export const migrations: readonly Migration[] = [
       DELETE FROM members WHERE joined_at IS NULL;
     `,
   },
+  {
+    version: 18,
+    name: "conversation_ratings: the customer's rating of a closed conversation",
+    sql: `
+      CREATE TABLE conversation_ratings (
+        conversation_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        score INTEGER NOT NULL,
+        comment TEXT NOT NULL,
+        rated_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
+  {
+    version: 19,
+    name: "operator_profiles.picture: an uploaded picture, served by its id",
+    sql: `
+      ALTER TABLE operator_profiles ADD COLUMN picture_id TEXT NOT NULL DEFAULT '';
+      ALTER TABLE operator_profiles ADD COLUMN picture_type TEXT NOT NULL DEFAULT '';
+      ALTER TABLE operator_profiles ADD COLUMN picture BLOB;
+      CREATE INDEX operator_profiles_picture ON operator_profiles (picture_id) WHERE picture_id <> '';
+    `,
+  },
 ];

@@ -10,8 +10,10 @@ import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
+import { sqlitePictures } from "./repos/pictures.js";
 import { sqlitePrivacy } from "./repos/privacy.js";
 import { sqliteProfiles } from "./repos/profiles.js";
+import { sqliteRatings } from "./repos/ratings.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
@@ -31,11 +33,13 @@ export function sqliteRepositories(db: Db) {
     members: sqliteMembers(db),
     invitations: sqliteInvitations(db),
     profiles: sqliteProfiles(db),
+    pictures: sqlitePictures(db),
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),
     idempotency: sqliteIdempotency(db),
     audit: sqliteAudit(db),
     privacy: sqlitePrivacy(db),
+    ratings: sqliteRatings(db),
   };
 }
 

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
+import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
 import { asyncRepository } from "../sync.js";
@@ -114,6 +115,11 @@ export class SqliteStore extends RepositoryMembers implements Store {
     return this.advances.listen(advanced);
   }
 
+  /** One process serves the file: its own signals are all there are. */
+  async sharedTyping(local: TypingChannel & { close(): void }): Promise<TypingChannel & { close(): void }> {
+    return local;
+  }
+
   /**
    * SQLite has no channel to announce a rotation on: never called. A rotation by another process (`aiagent keys
    * rotate`) is found by the key ring's refresh interval.
@@ -210,10 +216,12 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     members: asyncRepository(sync.members, run),
     invitations: asyncRepository(sync.invitations, run),
     profiles: asyncRepository(sync.profiles, run),
+    pictures: asyncRepository(sync.pictures, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
     idempotency: asyncRepository(sync.idempotency, run),
     audit: asyncRepository(sync.audit, run),
     privacy: asyncRepository(sync.privacy, run),
+    ratings: asyncRepository(sync.ratings, run),
   };
 }

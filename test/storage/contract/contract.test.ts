@@ -10,6 +10,7 @@ import { logAdvanceCases } from "./log-advances.case.js";
 import { memberCases } from "./members.case.js";
 import { privacyCases } from "./privacy.case.js";
 import { profileCases } from "./profiles.case.js";
+import { ratingCases } from "./ratings.case.js";
 import { sessionCases } from "./sessions.case.js";
 import { tokenCases } from "./tokens.case.js";
 import { transactionCases } from "./transactions.case.js";
@@ -35,6 +36,7 @@ for (const backend of backends) {
     memberCases(h);
     invitationCases(h);
     profileCases(h);
+    ratingCases(h);
     tokenCases(h);
     sessionCases(h);
     conversationCases(h);

@@ -97,6 +97,40 @@ export function eventCases(h: () => Harness) {
       expect(e!.seq).toBe(1);
     });
 
+    it("add records like append without answering: seen by the unit's next read, gone with a failed unit", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const ep = await endpoint(store, a.accountId);
+      const delivery = () => [{ deliveryId: newId(), endpointId: ep.endpointId }];
+      // Concurrent units of one account still take distinct consecutive places.
+      await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          store.transaction((tx) => tx.events.add([{ event: event(a.accountId, `c${i % 2}`, i), deliveries: [] }]), {
+            rowLocks: true,
+          }),
+        ),
+      );
+      const seen = await store.transaction(
+        async (tx) => {
+          await tx.events.add([{ event: event(a.accountId, "c1", 7), deliveries: delivery() }]);
+          return tx.events.list(a.accountId, 6, 10, []);
+        },
+        { rowLocks: true },
+      );
+      expect(seen.map((e) => e.seq)).toEqual([7]);
+      await expect(
+        store.transaction(
+          async (tx) => {
+            await tx.events.add([{ event: event(a.accountId, "c1", 8), deliveries: delivery() }]);
+            throw new Error("the change failed");
+          },
+          { rowLocks: true },
+        ),
+      ).rejects.toThrow("the change failed");
+      expect((await store.events.list(a.accountId, 0, 100, [])).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await store.webhooks.deliveries(ep.endpointId, 10, undefined)).toHaveLength(1);
+    });
+
     it("claims only the oldest pending delivery of each endpoint and order key, once, until it is attempted", async () => {
       const { store } = h();
       const a = await account(store);

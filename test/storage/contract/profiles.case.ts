@@ -20,5 +20,23 @@ export function profileCases(h: () => Harness) {
         avatarUrl: picture,
       });
     });
+
+    it("keeps an uploaded picture beside the profile, finds it by id, replaces and removes it", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const bytes = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+      const pic = { pictureId: "a".repeat(32), contentType: "image/png" as const, bytes };
+      expect(await store.pictures.pictureIdOf(a.accountId, "pat@shop.example")).toBeUndefined();
+      await store.profiles.set(a.accountId, "pat@shop.example", { displayName: "Pat", avatarUrl: "" }, 10);
+      await store.pictures.setPicture(a.accountId, "Pat@Shop.example", pic, 20);
+      expect(await store.pictures.pictureIdOf(a.accountId, "pat@shop.example")).toBe(pic.pictureId);
+      const got = await store.pictures.picture(pic.pictureId);
+      expect(got && { ...got, bytes: [...got.bytes] }).toEqual({ ...pic, bytes: [...bytes] });
+      // The name stays as it was.
+      expect((await store.profiles.get(a.accountId, "pat@shop.example"))?.displayName).toBe("Pat");
+      await store.pictures.setPicture(a.accountId, "pat@shop.example", undefined, 30);
+      expect(await store.pictures.picture(pic.pictureId)).toBeUndefined();
+      expect(await store.pictures.pictureIdOf(a.accountId, "pat@shop.example")).toBeUndefined();
+    });
   });
 }

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import type { Chatbot } from "../../../../gen/aiagent/v1/account_service_pb.js";
-import { accounts } from "../api.js";
+import { accounts, consoleSession } from "../api.js";
 import { navigate } from "../router.js";
 import { CopyButton, Empty, ErrorNote, Field, Link, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
 
@@ -336,10 +336,21 @@ export function ChatbotEmbed({ chatbotId }: { chatbotId: string }) {
           The chat as your customers will see it, answering with this chatbot's current settings. You chat as "Console
           preview", who shows in the inbox like a customer.
         </p>
-        <iframe class="preview" title={`Live preview of ${c.name}`} src={`/console/preview/${c.chatbotId}`} />
+        <Preview chatbotId={c.chatbotId} name={c.name} />
       </div>
     </section>
   );
+}
+
+/** The chat frame with a preview user's access token, which an admin's OpenPreview call issues. */
+function Preview({ chatbotId, name }: { chatbotId: string; name: string }) {
+  const [preview, reload] = useLoad(
+    async () => (await consoleSession.openPreview({ chatbotId })).data?.framePath ?? "",
+    [chatbotId],
+  );
+  if (preview.state === "loading") return <Loading what="the preview" />;
+  if (preview.state === "error") return <ErrorNote error={preview.error} onRetry={reload} />;
+  return <iframe class="preview" title={`Live preview of ${name}`} src={preview.data} />;
 }
 
 function Snippet({ title, code, copy }: { title: string; code: string; copy: string }) {

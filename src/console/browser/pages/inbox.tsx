@@ -3,6 +3,7 @@ import type { Contact, ConversationSummary, Message } from "../../../../gen/aiag
 import { conversations, describeError } from "../api.js";
 import { useAccountWatch } from "../live.js";
 import { SessionContext } from "../session.js";
+import { CustomerTyping, useOperatorTyping } from "../typing.js";
 import { Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
 import { AssignTo } from "./assign.js";
 import { ContactPrivacy } from "./contact-privacy.js";
@@ -221,9 +222,20 @@ function ContactPane(props: { contact: Contact; live: Live; onBack: () => void; 
         key={chosen}
         conversationId={chosen}
         initial={chosen === latest ? undefined : others.find((c) => c.conversationId === chosen)}
+        rated={others.find((c) => c.conversationId === chosen)?.rating}
         {...props}
       />
     </>
+  );
+}
+
+/** How the customer rated the conversation, once they have. */
+function RatingNote({ rating }: { rating: ConversationSummary["rating"] }) {
+  if (!rating) return null;
+  return (
+    <p class="rating-note" data-testid="conversation-rating">
+      Rated {rating.score} of 5 by the customer{rating.comment ? `: “${rating.comment}”` : ""}
+    </p>
   );
 }
 
@@ -231,6 +243,8 @@ function ConversationView(props: {
   contact: Contact;
   conversationId: string;
   initial: ConversationSummary | undefined;
+  /** The customer's rating as the list of the contact's conversations had it. */
+  rated: ConversationSummary["rating"];
   live: Live;
   onBack: () => void;
   onChanged: () => void;
@@ -243,6 +257,7 @@ function ConversationView(props: {
   const [reply, setReply] = useState("");
   const a = useAction();
   const end = useRef<HTMLDivElement>(null);
+  const typed = useOperatorTyping(id);
 
   const load = async () => {
     setLoadError(undefined);
@@ -310,6 +325,7 @@ function ConversationView(props: {
           {props.contact.email && ` · ${props.contact.email}`}
           {props.contact.phoneNumber && ` · ${props.contact.phoneNumber}`} · user id {props.contact.userId}
         </p>
+        <RatingNote rating={summary?.rating ?? props.rated} />
         <div class="actions" role="toolbar" aria-label="Conversation actions">
           {!mine && (
             <button
@@ -391,6 +407,7 @@ function ConversationView(props: {
         ))}
         <div ref={end} />
       </div>
+      <CustomerTyping conversationId={id} name={name} />
       <form class="reply" onSubmit={send}>
         <label for="reply" class="sr-only">
           Reply to {name}
@@ -401,7 +418,7 @@ function ConversationView(props: {
           placeholder={mine ? "Write a reply…" : "Take the conversation over to reply"}
           disabled={!mine}
           value={reply}
-          onInput={(e) => setReply(e.currentTarget.value)}
+          onInput={(e) => [setReply(e.currentTarget.value), typed()]}
           onKeyDown={(e) => {
             if (e.key === "Enter" && !e.shiftKey) send(e);
           }}

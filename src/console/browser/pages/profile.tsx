@@ -4,6 +4,7 @@ import { accounts } from "../api.js";
 import { SessionContext } from "../session.js";
 import { ActionsHeader, RowAction } from "../table.js";
 import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, TextField, useAction, useLoad, when } from "../ui.js";
+import { AlertSettings, YourPicture } from "./me.js";
 
 /** The account and its API keys (admins), and the caller's own password. */
 export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
@@ -32,6 +33,8 @@ export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
       )}
       {!passwordOnly && <ApiKeys />}
       <YourName />
+      <YourPicture />
+      <AlertSettings />
       <ChangePassword />
     </section>
   );

@@ -19,7 +19,16 @@ export function sqliteMembers(db: Db): Sync<MemberRepository> {
     `UPDATE members SET role = ?, password_hash = ?, invitation_hash = ?, invitation_expires_at = ?, joined_at = ?
        WHERE member_id = ? AND account_id = ?`,
   );
-  const remove = db.prepare("DELETE FROM members WHERE account_id = ? AND member_id = ?");
+  const removeOf = db.prepare<[string, string], { email: string }>(
+    "DELETE FROM members WHERE account_id = ? AND member_id = ? RETURNING email",
+  );
+  const removeProfile = db.prepare("DELETE FROM operator_profiles WHERE account_id = ? AND email = ?");
+  // Their name and picture go with them (what customers saw of them is no longer served).
+  const remove = db.transaction((accountId: string, memberId: string) => {
+    const m = removeOf.get(accountId, memberId);
+    if (m) removeProfile.run(accountId, m.email.toLowerCase());
+    return m !== undefined;
+  });
   const accept = db.prepare(
     `UPDATE members SET password_hash = ?, invitation_hash = NULL, invitation_expires_at = NULL, joined_at = ?
        WHERE invitation_hash = ? AND invitation_expires_at > ?`,
@@ -42,6 +51,6 @@ export function sqliteMembers(db: Db): Sync<MemberRepository> {
     listForAccount: (accountId) => list.all(accountId).map(toMember),
     update: (m) => update.run(...memberUpdateValues(m)).changes === 1,
     acceptInvitation: (hash, passwordHash, now) => accept.run(passwordHash, now, hash, now).changes === 1,
-    remove: (accountId, memberId) => remove.run(accountId, memberId).changes === 1,
+    remove: (accountId, memberId) => remove(accountId, memberId),
   };
 }

@@ -19,6 +19,7 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
   );
   const delMessages = db.prepare("DELETE FROM messages WHERE conversation_id = ?");
   const delConversation = db.prepare("DELETE FROM conversations WHERE conversation_id = ?");
+  const delRating = db.prepare("DELETE FROM conversation_ratings WHERE conversation_id = ?");
   const redactConversation = db.prepare(
     "UPDATE events SET data = ? WHERE account_id = ? AND order_key = ? AND data <> ?",
   );
@@ -69,6 +70,7 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
   const dropConversation = (accountId: string, conversationId: string): { messages: number; redacted: number } => {
     const messages = delMessages.run(conversationId).changes;
     delConversation.run(conversationId);
+    delRating.run(conversationId);
     return { messages, redacted: redactConversation.run(REDACTED, accountId, conversationId, REDACTED).changes };
   };
 

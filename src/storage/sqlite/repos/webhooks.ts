@@ -69,6 +69,7 @@ export function sqliteEvents(db: Db): Sync<EventRepository> {
   });
   return {
     append: (items) => append.immediate(items),
+    add: async (items) => void append.immediate(items),
     list: (accountId, afterSeq, limit, types) => {
       const filter = types.length === 0 ? "" : ` AND type IN (${types.map(() => "?").join(", ")})`;
       return db

@@ -1,0 +1,57 @@
+import type { FrameCaller } from "../caller.js";
+import { DomainError, invalidArgument } from "../errors.js";
+import { requireUuid } from "../ids.js";
+import { optionalContent } from "../validate.js";
+import type { ConversationCore } from "./conversation-core.js";
+import type { ConversationRating, ConversationSummary } from "./events.js";
+
+/** A customer's rating of a conversation, as stored (one per conversation: the latest counts). */
+export interface RatingRecord extends ConversationRating {
+  conversationId: string;
+  accountId: string;
+}
+
+/** Where ratings are kept. */
+export interface RatingRepository {
+  /** Stores the rating, replacing an earlier one of the same conversation. */
+  set(r: RatingRecord): Promise<void>;
+  /** The ratings of these conversations (those that have one). */
+  forConversations(conversationIds: readonly string[]): Promise<Map<string, ConversationRating>>;
+}
+
+const MAX_COMMENT = 1000;
+
+/** "How did it go?": the customer rates a closed conversation; the account sees it and receives it as an event. */
+export class ConversationRatings {
+  constructor(private readonly c: ConversationCore) {}
+
+  async rate(caller: FrameCaller, conversationId: string, score: number, comment = ""): Promise<ConversationSummary> {
+    const conv = await this.c.frameConversation(caller, requireUuid("conversation_id", conversationId));
+    if (!Number.isInteger(score) || score < 1 || score > 5)
+      throw invalidArgument("score", "must be a whole number from 1 (bad) to 5 (very good)");
+    const text = optionalContent("comment", comment.trim(), MAX_COMMENT);
+    if (this.c.effectiveStatus(conv) !== "closed")
+      throw new DomainError("failed_precondition", "a conversation can be rated once it is closed");
+    const rating: ConversationRating = { score, comment: text, ratedAt: this.c.d.clock.now() };
+    const summary = await this.c.d.transaction(async (tx) => {
+      await tx.ratings.set({ conversationId: conv.conversationId, accountId: conv.accountId, ...rating });
+      const s = { ...this.c.summary(conv), rating };
+      await this.c.d.log.record(tx, conv.accountId, [
+        { type: "conversation.rated", data: { conversationId: conv.conversationId, conversation: s } },
+      ]);
+      return s;
+    });
+    // Watchers and the dispatcher hear of it from the store's announcement of the append.
+    return summary;
+  }
+
+  /** The summaries with their ratings, where they have one (one read for the page). */
+  async withRatings(summaries: ConversationSummary[]): Promise<ConversationSummary[]> {
+    if (summaries.length === 0) return summaries;
+    const ratings = await this.c.d.ratings.forConversations(summaries.map((s) => s.conversationId));
+    return summaries.map((s) => {
+      const rating = ratings.get(s.conversationId);
+      return rating ? { ...s, rating } : s;
+    });
+  }
+}

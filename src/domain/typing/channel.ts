@@ -1,0 +1,23 @@
+import type { EventTopic } from "../conversation/events.js";
+
+/** Who types: the customer in the frame, or an operator in the console. */
+export type TypingSide = "user" | "operator";
+
+/** An ephemeral "is typing" signal: never stored, never a webhook; lost signals cost nothing but an indicator. */
+export interface TypingSignal {
+  accountId: string;
+  conversationId: string;
+  from: TypingSide;
+  /** The operator's display name; "" for the customer. */
+  name: string;
+}
+
+/**
+ * The typing port: the domain publishes signals, watch streams subscribe. In-process for one instance; over
+ * PostgreSQL NOTIFY for several (the storage back end decides, as for the conversation events).
+ */
+export interface TypingChannel {
+  publish(signal: TypingSignal): void;
+  /** Starts telling `listener` of its topic's signals; the returned function stops it. */
+  subscribe(topic: EventTopic, listener: (signal: TypingSignal) => void): () => void;
+}

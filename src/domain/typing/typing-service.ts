@@ -1,0 +1,71 @@
+import type { OperatorProfileRepository } from "../account/operator-profile.js";
+import type { Caller } from "../caller.js";
+import type { Clock } from "../clock.js";
+import type { EventTopic } from "../conversation/events.js";
+import type { ConversationRepository } from "../conversation/repository.js";
+import { notFound } from "../errors.js";
+import { requireUuid } from "../ids.js";
+import type { TypingChannel, TypingSide, TypingSignal } from "./channel.js";
+
+/** At most one signal per conversation and side is passed on in this long (clients send about as often). */
+export const TYPING_THROTTLE_MS = 2000;
+/** An indicator with no new signal is hidden after this long. */
+export const TYPING_EXPIRES_MS = 5000;
+// Bounds the throttle's memory: past this many entries, those older than the throttle are dropped.
+const MAX_REMEMBERED = 10_000;
+
+export interface TypingDeps {
+  channel: TypingChannel;
+  conversations: Pick<ConversationRepository, "byId">;
+  profiles: OperatorProfileRepository;
+  clock: Clock;
+}
+
+/** Typing indicators both ways: who may signal in which conversation, how often, and under which name. */
+export class TypingService {
+  private readonly last = new Map<string, number>();
+
+  constructor(private readonly d: TypingDeps) {}
+
+  /** Passes the caller's signal on to the conversation's watchers; false when one of its side went out just now. */
+  async signal(caller: Caller, conversationId: string): Promise<boolean> {
+    const id = requireUuid("conversation_id", conversationId);
+    const conv = await this.d.conversations.byId(id);
+    // Another customer's or account's conversation answers exactly as one that does not exist.
+    const mine =
+      conv !== undefined &&
+      conv.accountId === caller.accountId &&
+      (caller.kind === "account" || (conv.chatbotId === caller.chatbotId && conv.userId === caller.userId));
+    if (!mine) throw notFound("conversation");
+    const from: TypingSide = caller.kind === "frame" ? "user" : "operator";
+    const now = this.d.clock.now();
+    const key = `${id}:${from}`;
+    const before = this.last.get(key);
+    if (before !== undefined && now - before < TYPING_THROTTLE_MS) return false;
+    this.remember(key, now);
+    const name = caller.kind === "account" ? await this.operatorName(caller.accountId, caller.email) : "";
+    this.d.channel.publish({ accountId: caller.accountId, conversationId: id, from, name });
+    return true;
+  }
+
+  /** Follows the signals of a conversation or an account (for a watch stream that already admitted its caller). */
+  subscribe(topic: EventTopic, listener: (signal: TypingSignal) => void): () => void {
+    return this.d.channel.subscribe(topic, listener);
+  }
+
+  private async operatorName(accountId: string, email: string): Promise<string> {
+    const profile = await this.d.profiles.get(accountId, email);
+    return profile?.displayName || email.split("@")[0] || "";
+  }
+
+  private remember(key: string, now: number): void {
+    if (this.last.size >= MAX_REMEMBERED)
+      for (const [k, t] of this.last) if (now - t >= TYPING_THROTTLE_MS) this.last.delete(k);
+    this.last.set(key, now);
+  }
+}
+
+/** What a watch stream's reader sees of the other side's typing: the customer sees operators, operators customers. */
+export function typingFor(caller: Caller, s: TypingSignal): boolean {
+  return caller.kind === "frame" ? s.from === "operator" : s.from === "user";
+}

@@ -1,0 +1,48 @@
+import type pg from "pg";
+import type { EventTopic } from "../../domain/conversation/events.js";
+import type { TypingChannel, TypingSignal } from "../../domain/typing/channel.js";
+import { PgRelay } from "./relay.js";
+
+const CHANNEL = "aiagent_typing";
+
+interface Local extends TypingChannel {
+  close(): void;
+}
+
+/**
+ * Typing signals across instances over PostgreSQL NOTIFY. Nothing is stored: a signal sent while an instance's
+ * listening connection is down is lost, which only leaves an indicator unshown for a moment.
+ */
+export class PgTyping implements TypingChannel {
+  private readonly relay: PgRelay;
+
+  constructor(
+    url: string,
+    pool: pg.Pool,
+    private readonly local: Local,
+  ) {
+    this.relay = new PgRelay(url, pool, CHANNEL, (w) => {
+      if (!w || typeof w.a !== "string" || typeof w.c !== "string" || typeof w.n !== "string") return;
+      if (w.f !== "user" && w.f !== "operator") return;
+      this.local.publish({ accountId: w.a, conversationId: w.c, from: w.f, name: w.n });
+    });
+  }
+
+  start(): Promise<void> {
+    return this.relay.start();
+  }
+
+  publish(s: TypingSignal): void {
+    this.local.publish(s);
+    this.relay.send({ a: s.accountId, c: s.conversationId, f: s.from, n: s.name });
+  }
+
+  subscribe(topic: EventTopic, listener: (signal: TypingSignal) => void): () => void {
+    return this.local.subscribe(topic, listener);
+  }
+
+  close(): void {
+    this.relay.close();
+    this.local.close();
+  }
+}
