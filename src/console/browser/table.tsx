@@ -27,8 +27,9 @@ export function ActionsHeader() {
 }
 
 /**
- * A list of things as a table in its scrolling wrapper: named for screen readers by its caption, one header row of
- * `columns` (and an actions column when `actions`), `children` its body rows and `after` what follows it in the wrapper.
+ * A list of things as a table in its scrolling wrapper: named for screen readers by its caption, one header row
+ * of `columns` (and an actions column when `actions`), `children` its body rows and `after` what follows it in the
+ * wrapper. Every list shares it so their tables stay alike to the eye and to screen readers.
  */
 export function DataTable(props: {
   caption: string;
