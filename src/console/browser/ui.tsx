@@ -79,6 +79,22 @@ export function Empty({ children }: { children: ComponentChildren }) {
   return <div class="state state--empty">{children}</div>;
 }
 
+/**
+ * A value shown once (a key, a secret, a link) with the button that copies it, and `children` after them in the row:
+ * every such value looks and copies alike.
+ */
+export function SecretRow(props: { value: string; testId: string; copyLabel: string; children?: ComponentChildren }) {
+  return (
+    <div class="secret__row">
+      <code class="secret__value" data-testid={props.testId}>
+        {props.value}
+      </code>
+      <CopyButton text={props.value} label={props.copyLabel} />
+      {props.children}
+    </div>
+  );
+}
+
 /** A button that copies text to the clipboard and says so. */
 export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
   const [done, setDone] = useState<string>("");

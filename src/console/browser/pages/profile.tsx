@@ -3,7 +3,7 @@ import type { ApiKey, CreatedApiKey } from "../../../../gen/aiagent/v1/account_s
 import { accounts } from "../api.js";
 import { SessionContext } from "../session.js";
 import { DataTable, RowAction } from "../table.js";
-import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, TextField, useAction, useLoad, when } from "../ui.js";
+import { Empty, ErrorNote, Field, Loading, PageTitle, SecretRow, TextField, useAction, useLoad, when } from "../ui.js";
 import { AlertSettings, YourPicture } from "./me.js";
 
 /** The account and its API keys (admins), and the caller's own password. */
@@ -76,12 +76,7 @@ function ApiKeys() {
           <p>
             <strong>Your new key.</strong> Copy it now: it is shown only once.
           </p>
-          <div class="secret__row">
-            <code class="secret__value" data-testid="new-api-key">
-              {fresh.clientApiKey}
-            </code>
-            <CopyButton text={fresh.clientApiKey} label="Copy key" />
-          </div>
+          <SecretRow value={fresh.clientApiKey} testId="new-api-key" copyLabel="Copy key" />
           <button type="button" class="button button--quiet" onClick={() => setFresh(undefined)}>
             I have stored it
           </button>

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import type { Invitation, Member } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts, sessions } from "../api.js";
 import { DataTable, RowAction } from "../table.js";
-import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, TextField, useAction, useLoad, when } from "../ui.js";
+import { Empty, ErrorNote, Field, Loading, PageTitle, SecretRow, TextField, useAction, useLoad, when } from "../ui.js";
 
 /** The account's people (invite, change role, remove) and its customers' sessions (revoke). */
 export function Team() {
@@ -62,12 +62,7 @@ function Members() {
           <p>
             Send this link to {invitation.member?.email}. It works once, until {when(invitation.invitationExpiresAt)}.
           </p>
-          <div class="secret__row">
-            <code class="secret__value" data-testid="invitation-url">
-              {invitation.invitationUrl}
-            </code>
-            <CopyButton text={invitation.invitationUrl} label="Copy link" />
-          </div>
+          <SecretRow value={invitation.invitationUrl} testId="invitation-url" copyLabel="Copy link" />
         </section>
       )}
       {a.error !== undefined && <ErrorNote error={a.error} />}
