@@ -74,6 +74,19 @@ export function ErrorNote({ error, onRetry }: { error: unknown; onRetry?: () => 
   );
 }
 
+/**
+ * A failed action's reason as one line beside its form (no retry: the form is the retry), or nothing before it
+ * fails.
+ */
+export function ActionError({ error }: { error: unknown }) {
+  if (error === undefined) return null;
+  return (
+    <p class="state state--error" role="alert">
+      {describeError(error)}
+    </p>
+  );
+}
+
 /** The empty state of a list: what is missing and what to do. */
 export function Empty({ children }: { children: ComponentChildren }) {
   return <div class="state state--empty">{children}</div>;

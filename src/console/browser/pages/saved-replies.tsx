@@ -1,8 +1,8 @@
 import { useState } from "preact/hooks";
 import type { SavedReply } from "../../../../gen/aiagent/v1/account_service_pb.js";
-import { accounts, describeError } from "../api.js";
+import { accounts } from "../api.js";
 import { DataTable, RowAction } from "../table.js";
-import { Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad } from "../ui.js";
+import { ActionError, Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad } from "../ui.js";
 
 /** The account's saved replies (admins): add, change, remove. Everyone picks them in the inbox's reply box with /. */
 export function SavedRepliesPage() {
@@ -73,11 +73,7 @@ export function SavedRepliesPage() {
             )}
           </div>
         </form>
-        {a.error !== undefined && (
-          <p class="state state--error" role="alert">
-            {describeError(a.error)}
-          </p>
-        )}
+        <ActionError error={a.error} />
       </div>
       <div class="card">
         <h2>The account's saved replies</h2>
