@@ -1,3 +1,4 @@
+import type { Reports } from "../../domain/report/report.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type {
   AccountService as AccountServiceDesc,
@@ -88,6 +89,8 @@ export function accountHandlers(d: {
   privacy: ReturnType<typeof privacyHandlers>;
   /** The account's canned answers. */
   savedReplies: ReturnType<typeof savedReplyHandlers>;
+  /** Each chatbot's figures over a period. */
+  reports: Reports;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
   const invitation = (inv: IssuedInvitation) => invitationOf(d.consoleUrl(), inv);
@@ -113,6 +116,15 @@ export function accountHandlers(d: {
   return {
     ...d.privacy,
     ...d.savedReplies,
+    async getReport(req, call) {
+      const r = await d.reports.get(accountCaller(call.auth), {
+        chatbotId: req.chatbotId,
+        from: req.from,
+        to: req.to,
+        timeZone: req.timeZone,
+      });
+      return { data: r };
+    },
     async getAccount(_req, call) {
       return { data: await accountInfo(accountCaller(call.auth)) };
     },

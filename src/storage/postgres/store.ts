@@ -25,6 +25,7 @@ import { types } from "./pipeline.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
 import { pgRatings } from "./ratings.js";
+import { pgReports } from "./reports.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { PgTyping } from "./typing.js";
@@ -63,6 +64,7 @@ export class PgStore implements Store {
   readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
   readonly ratings: Repositories["ratings"];
+  readonly reports: Repositories["reports"];
   readonly pictures: Repositories["pictures"];
   readonly notes: Repositories["notes"];
   readonly savedReplies: Repositories["savedReplies"];
@@ -95,6 +97,7 @@ export class PgStore implements Store {
     this.invitations = pgInvitations(this.db);
     this.profiles = pgProfiles(this.db);
     this.ratings = pgRatings(this.db);
+    this.reports = pgReports(this.db);
     this.pictures = pgPictures(this.db);
     this.notes = pgNotes(this.db);
     this.savedReplies = pgSavedReplies(this.db);

@@ -41,6 +41,7 @@ export class SqliteStore implements Store {
   readonly invitations: Repositories["invitations"];
   readonly profiles: Repositories["profiles"];
   readonly ratings: Repositories["ratings"];
+  readonly reports: Repositories["reports"];
   readonly pictures: Repositories["pictures"];
   readonly notes: Repositories["notes"];
   readonly savedReplies: Repositories["savedReplies"];
@@ -88,6 +89,7 @@ export class SqliteStore implements Store {
     this.audit = outside.audit;
     this.privacy = outside.privacy;
     this.ratings = outside.ratings;
+    this.reports = outside.reports;
     this.probe = readinessProbe(db);
   }
 
@@ -262,5 +264,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     audit: asyncRepository(sync.audit, run),
     privacy: asyncRepository(sync.privacy, run),
     ratings: asyncRepository(sync.ratings, run),
+    reports: asyncRepository(sync.reports, run),
   };
 }
