@@ -1,10 +1,10 @@
-import { Reports } from "../domain/report/report.js";
 import { AccountService } from "../domain/account/account-service.js";
 import { OperatorPictures } from "../domain/account/operator-picture.js";
 import { OperatorProfiles } from "../domain/account/operator-profile.js";
 import { SavedReplies } from "../domain/account/saved-replies.js";
 import { TeamService } from "../domain/account/team-service.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
+import { Reports } from "../domain/report/report.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import { SessionRegistry } from "../domain/token/session-registry.js";
 import type { TokenService } from "../domain/token/token-service.js";

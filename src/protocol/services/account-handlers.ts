@@ -1,4 +1,3 @@
-import type { Reports } from "../../domain/report/report.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type {
   AccountService as AccountServiceDesc,
@@ -15,6 +14,7 @@ import type { ChatbotRecord } from "../../domain/account/repository.js";
 import type { IssuedInvitation, MemberView, TeamService } from "../../domain/account/team-service.js";
 import type { AccountCaller } from "../../domain/caller.js";
 import { invalidArgument } from "../../domain/errors.js";
+import type { Reports } from "../../domain/report/report.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
 import { auditedCaller } from "../audited.js";

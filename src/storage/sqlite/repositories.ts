@@ -15,8 +15,8 @@ import { sqlitePictures } from "./repos/pictures.js";
 import { sqlitePrivacy } from "./repos/privacy.js";
 import { sqliteProfiles } from "./repos/profiles.js";
 import { sqliteRatings } from "./repos/ratings.js";
-import { sqliteReports } from "./repos/reports.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
+import { sqliteReports } from "./repos/reports.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
 
