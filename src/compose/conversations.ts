@@ -72,6 +72,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     clock: b.clock,
     idleCloseSeconds: config.idleCloseSeconds,
     isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
+    displayNameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
   });
   const typingChannel = await store.sharedTyping(new InProcessTyping());
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });

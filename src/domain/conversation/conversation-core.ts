@@ -47,6 +47,8 @@ export interface ConversationServiceDeps {
   log: EventLog;
   /** True when the e-mail is a person of the account (its owner or a member): only they take conversations over. */
   isPersonOf(accountId: string, email: string): Promise<boolean>;
+  /** The display name a person set in their profile ("" when none), shown to the customer when they are assigned. */
+  displayNameOf?(accountId: string, email: string): Promise<string>;
 }
 
 /**

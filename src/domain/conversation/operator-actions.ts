@@ -34,11 +34,15 @@ export class OperatorActions {
     return this.c.keys.once(keyed, async () => {
       if (!(await this.c.d.isPersonOf(caller.accountId, operator)))
         throw invalidArgument("operator_email", `${operator} is not a person of this account (invite them first)`);
+      // An admin assigning a teammate sends no name: the customer sees the one the teammate set in their profile.
+      const shown =
+        name ||
+        (await this.c.d.displayNameOf?.(caller.accountId, operator)) ||
+        operator.slice(0, operator.lastIndexOf("@"));
       return this.c.change(
         conv,
         "conversation.assigned",
-        (tx) =>
-          tx.conversations.assign(conv.conversationId, operator, name || operator.slice(0, operator.lastIndexOf("@"))),
+        (tx) => tx.conversations.assign(conv.conversationId, operator, shown),
         keyed,
       );
     });
