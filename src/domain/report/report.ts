@@ -175,9 +175,15 @@ export class Reports {
     }
     const rated = distribution.reduce((a, b) => a + b, 0);
     const hours = Array.from({ length: 24 }, (_, hour) => ({ hour, messages: 0 }));
+    // A zone's offset changes at most a few times a year: one at each day's start and end, and per quarter only
+    // on a day where they differ (a change of the clocks), rather than a formatting per quarter hour.
+    const offsets = [...bounds, end].map((t) => wallClock(f, t) - t);
     for (const q of quarters) {
       const t = q.quarter * QUARTER;
-      hours[new Date(wallClock(f, t)).getUTCHours()]!.messages += q.messages;
+      const i = dayIndex(bounds, t);
+      // A message after the period's end (its conversation started on the last day) is formatted on its own.
+      const offset = t < end && offsets[i] === offsets[i + 1] ? offsets[i]! : wallClock(f, t) - t;
+      hours[new Date(t + offset).getUTCHours()]!.messages += q.messages;
     }
     return {
       chatbotId,

@@ -33,8 +33,12 @@ export function pgReports(db: PgDb): ReportRepository {
     messageQuarters: async (chatbotId, from, to) => {
       const rows = await db.rows(
         "report_quarters",
+        // OFFSET 0 keeps the lateral subquery a per-conversation index read: joined flat, the planner may hash
+        // the whole messages table, every chatbot's, to join a small period.
         `SELECT m.created_at / 900000 AS quarter, count(*) AS messages
-         FROM conversations c JOIN messages m ON m.conversation_id = c.conversation_id
+         FROM conversations c CROSS JOIN LATERAL (
+           SELECT created_at FROM messages WHERE messages.conversation_id = c.conversation_id OFFSET 0
+         ) m
          WHERE c.chatbot_id = $1 AND c.created_at >= $2 AND c.created_at < $3
          GROUP BY 1`,
         [chatbotId, from, to],
