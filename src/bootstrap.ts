@@ -23,7 +23,8 @@ export const DEMO_KNOWLEDGE: KnowledgeSnippet[] = [
     title: "Track your parcel",
     url: "https://example.com/help/tracking",
     snippet:
-      "Every order gets a tracking link by e-mail as soon as it ships; it shows where your parcel is and when it arrives.",
+      "Every order gets a tracking link by e-mail as soon as it ships; it shows where your parcel is and when it " +
+      "arrives.",
   },
   {
     title: "Shipping",

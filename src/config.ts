@@ -26,15 +26,25 @@ export interface Config {
   readonly production: boolean;
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
   readonly llm: { readonly baseUrl: string; readonly apiKey: string; readonly model: string } | undefined;
-  /** How long a write waits for another process's lock before answering `unavailable` (AIAGENT_BUSY_TIMEOUT_MS, default 1000). */
+  /**
+   * How long a write waits for another process's lock before answering `unavailable` (AIAGENT_BUSY_TIMEOUT_MS, default
+   * 1000).
+   */
   readonly busyTimeoutMs: number;
-  /** HTTP server limits (AIAGENT_REQUEST_TIMEOUT_MS, AIAGENT_IDLE_TIMEOUT_MS, AIAGENT_H2_IDLE_TIMEOUT_MS, AIAGENT_MAX_HEADER_BYTES, AIAGENT_MAX_URL_LENGTH). */
+  /**
+   * HTTP server limits (AIAGENT_REQUEST_TIMEOUT_MS, AIAGENT_IDLE_TIMEOUT_MS, AIAGENT_H2_IDLE_TIMEOUT_MS,
+   * AIAGENT_MAX_HEADER_BYTES, AIAGENT_MAX_URL_LENGTH).
+   */
   readonly http: HttpLimits;
   /** Abuse limits on the token endpoints; undefined when AIAGENT_RATE_LIMIT=off (benchmarks only). */
   readonly rateLimit: RateLimits | undefined;
-  /** How often a running instance looks for signing keys rotated elsewhere (AIAGENT_SIGNING_KEY_REFRESH, default 30). */
+  /**
+   * How often a running instance looks for signing keys rotated elsewhere (AIAGENT_SIGNING_KEY_REFRESH, default 30).
+   */
   readonly signingKeyRefreshSeconds: number;
-  /** How long `aiagent api-key rotate` keeps older keys working (AIAGENT_API_KEY_GRACE, default 86400; 0: stop at once). */
+  /**
+   * How long `aiagent api-key rotate` keeps older keys working (AIAGENT_API_KEY_GRACE, default 86400; 0: stop at once).
+   */
   readonly apiKeyGraceSeconds: number;
   /**
    * Key-encryption secrets for the signing keys at rest (AIAGENT_SECRETS or AIAGENT_SECRETS_FILE; the first
@@ -56,7 +66,9 @@ export interface Config {
   readonly webhooks: WebhookSettings;
   /** How long the audit log keeps events, in days (AIAGENT_AUDIT_RETENTION_DAYS, default 365). */
   readonly auditRetentionDays: number;
-  /** How often chatbots' retention periods and the audit log's are applied (AIAGENT_RETENTION_INTERVAL, default 3600 s). */
+  /**
+   * How often chatbots' retention periods and the audit log's are applied (AIAGENT_RETENTION_INTERVAL, default 3600 s).
+   */
   readonly retentionIntervalSeconds: number;
   /**
    * The bearer secret `GET /metrics` asks for (AIAGENT_METRICS_TOKEN, at least 16 characters; never echoed);
@@ -88,7 +100,10 @@ export interface WebhookSettings {
 
 /** Limits of the HTTP server, in milliseconds and bytes. */
 export interface HttpLimits {
-  /** Time a client has to send one whole request (headers and body), on HTTP/1.1; on HTTP/2 the longest silence of one stream. */
+  /**
+   * Time a client has to send one whole request (headers and body), on HTTP/1.1; on HTTP/2 the longest silence of one
+   * stream.
+   */
   readonly requestTimeoutMs: number;
   /** An idle HTTP/1.1 keep-alive connection is closed after this. */
   readonly idleTimeoutMs: number;

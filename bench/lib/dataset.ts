@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import type { SeedResult } from "../../src/cli/seed.js";
+import type { SeedResult } from "../seed/seed.js";
 import { run } from "./load.js";
 
 /** A seeded database kept between runs, and how it was made. */
@@ -26,7 +26,10 @@ export interface Dataset {
 
 // A cached dataset is reused only while the code that shapes it is unchanged.
 const SHAPING = [
-  "src/cli/seed.ts",
+  "bench/seed/main.ts",
+  "bench/seed/seed.ts",
+  "bench/seed/sizes.ts",
+  "bench/seed/words.ts",
   "src/domain/bulk.ts",
   "src/storage/sqlite/bulk.ts",
   "src/storage/sqlite/migrations.ts",
@@ -42,7 +45,7 @@ function fingerprint(root: string, scale: string): string {
 
 /**
  * The dataset of a scale: reused from the cache when its shaping code is unchanged (and `fresh` is false),
- * otherwise seeded now with `aiagent seed --scale` from the build, in a child process, its time measured.
+ * otherwise seeded now by bench/seed/main.ts from the build, in a child process, its time measured.
  */
 export async function dataset(o: {
   root: string;
@@ -66,19 +69,17 @@ export async function dataset(o: {
   rmSync(path, { force: true });
   const tmp = `${path}.tmp`;
   for (const suffix of ["", "-wal", "-shm"]) rmSync(tmp + suffix, { force: true });
-  o.log(`seeding ${o.scale} (aiagent seed --scale ${o.scale})…`);
+  o.log(`seeding ${o.scale} (bench/seed --scale ${o.scale})…`);
   const out = await run(
     process.execPath,
     [
-      join(o.buildDir, "src/cli/main.js"),
-      "seed",
+      join(o.buildDir, "bench/seed/main.js"),
       "--db",
       tmp,
       "--email",
       `bench-${o.scale}@bench.example`,
       "--scale",
       o.scale,
-      "--json",
     ],
     600_000,
   );

@@ -48,7 +48,8 @@ function systemPrompt(chatbot: ChatbotRecord, sources: KnowledgeSnippet[]): stri
   const lines = [`You are "${chatbot.name}", a helpful customer support assistant. Answer briefly and politely.`];
   if (sources.length > 0) {
     lines.push(
-      "Answer from these sources when they are relevant, and cite each source you use with its marker, e.g. [1]. Say so when they do not cover the question.",
+      "Answer from these sources when they are relevant, and cite each source you use with its marker, e.g. [1]. Say " +
+        "so when they do not cover the question.",
     );
     for (const [i, s] of sources.entries()) lines.push(`[${i + 1}] ${s.title}: ${s.snippet}`);
   }

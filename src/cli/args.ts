@@ -23,10 +23,6 @@ const OPTIONS = {
   days: { type: "string" },
   port: { type: "string" },
   host: { type: "string" },
-  contacts: { type: "string" },
-  messages: { type: "string" },
-  conversations: { type: "string" },
-  scale: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 

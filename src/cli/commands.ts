@@ -26,9 +26,7 @@ export function configFlags(values: Values): ConfigFlags {
 }
 
 /** What a command may use: the domain services and the configuration, never the storage back end. */
-export type CommandDeps = Pick<App, "accounts" | "tokens" | "keys" | "config" | "privacy" | "retention"> & {
-  store: Pick<App["store"], "bulkLoader">;
-};
+export type CommandDeps = Pick<App, "accounts" | "tokens" | "keys" | "config" | "privacy" | "retention">;
 
 export async function withApp<T>(values: Values, fn: (app: CommandDeps) => Promise<T> | T): Promise<T> {
   const config = loadConfig(process.env, {}, configFlags(values));
@@ -43,6 +41,12 @@ export async function withApp<T>(values: Values, fn: (app: CommandDeps) => Promi
   } finally {
     await app.close();
   }
+}
+
+/** A command about one account (--email): the option checked first, then `fn` with the app and the e-mail. */
+function withAccount<T>(values: Values, fn: (app: CommandDeps, email: string) => Promise<T>): Promise<T> {
+  const email = required(values, "email");
+  return withApp(values, (app) => fn(app, email));
 }
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
@@ -129,9 +133,8 @@ export const COMMANDS: Record<string, Command> = {
   },
   "chatbot list": {
     options: ["email"],
-    run: (values, out) => {
-      const email = required(values, "email");
-      return withApp(values, async (app) => {
+    run: (values, out) =>
+      withAccount(values, async (app, email) => {
         const chatbots = (await app.accounts.listChatbots(email)).map((c) => ({
           ...chatbotJson(c),
           active: c.active,
@@ -150,8 +153,7 @@ export const COMMANDS: Record<string, Command> = {
             `${email} has no chatbots`,
           ),
         );
-      });
-    },
+      }),
   },
   "chatbot update": {
     options: ["email", "chatbot-id", "name", "allowed-origin", "knowledge"],
@@ -173,9 +175,8 @@ export const COMMANDS: Record<string, Command> = {
   },
   "api-key create": {
     options: ["email", "name"],
-    run: (values, out) => {
-      const email = required(values, "email");
-      return withApp(values, async (app) => {
+    run: (values, out) =>
+      withAccount(values, async (app, email) => {
         const k = await app.accounts.createApiKey(email, values.name);
         out(
           {
@@ -186,14 +187,12 @@ export const COMMANDS: Record<string, Command> = {
           },
           `client_api_key (shown once): ${k.clientApiKey}\napi_key_id: ${k.apiKeyId}`,
         );
-      });
-    },
+      }),
   },
   "api-key list": {
     options: ["email"],
-    run: (values, out) => {
-      const email = required(values, "email");
-      return withApp(values, async (app) => {
+    run: (values, out) =>
+      withAccount(values, async (app, email) => {
         const keys = (await app.accounts.listApiKeys(email)).map((k) => ({
           api_key_id: k.apiKeyId,
           prefix: k.prefix,
@@ -220,14 +219,12 @@ export const COMMANDS: Record<string, Command> = {
             `${email} has no API keys`,
           ),
         );
-      });
-    },
+      }),
   },
   "api-key rotate": {
     options: ["email", "name", "grace"],
-    run: (values, out) => {
-      const email = required(values, "email");
-      return withApp(values, async (app) => {
+    run: (values, out) =>
+      withAccount(values, async (app, email) => {
         const graceSeconds = app.config.apiKeyGraceSeconds;
         const k = await app.accounts.rotateApiKey(email, { graceSeconds, name: values.name });
         const older = k.olderKeys.map((o) => ({
@@ -250,8 +247,7 @@ export const COMMANDS: Record<string, Command> = {
           `client_api_key (shown once): ${k.clientApiKey}\napi_key_id: ${k.apiKeyId}\n` +
             (older.length === 0 ? "there were no older keys" : `${older.length} older key(s) ${until}`),
         );
-      });
-    },
+      }),
   },
   "api-key revoke": {
     options: ["email", "id", "all"],
@@ -293,19 +289,5 @@ export const COMMANDS: Record<string, Command> = {
           `new signing key ${kid}; servers running on this database sign with it and publish it within their AIAGENT_SIGNING_KEY_REFRESH (default 30 s)`,
         );
       }),
-  },
-  seed: {
-    options: ["email", "scale", "contacts", "conversations", "messages"],
-    run: async (values, out) => {
-      const { seed, seedSize } = await import("./seed.js");
-      const size = seedSize(values);
-      return withApp(values, async (app) => {
-        const r = await seed(app, { email: required(values, "email"), size });
-        out(
-          r as unknown as Record<string, unknown>,
-          `seeded ${r.contacts} contacts, ${r.conversations} conversations, ${r.messages} messages (+${r.small_accounts} small accounts) in ${r.seconds.toFixed(1)} s`,
-        );
-      });
-    },
   },
 };

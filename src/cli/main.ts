@@ -84,7 +84,7 @@ async function run(argv: string[], out: Out): Promise<void> {
     onlyOptions(cmd, values, []);
     return BACKUP_COMMANDS[cmd](values, sub, out);
   }
-  if (cmd === "serve" || cmd === "seed") {
+  if (cmd === "serve") {
     if (sub !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(sub)}`);
   } else if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
   const key = sub ? `${cmd} ${sub}` : cmd;

@@ -27,33 +27,38 @@ function contactRef(values: Values): { contactId: string; userId: string } {
   return { contactId, userId };
 }
 
+/** A command about one customer: the options checked first, then `fn` with the owner as the caller. */
+function forContact(
+  values: Values,
+  fn: (app: CommandDeps, caller: AccountCaller, ref: { contactId: string; userId: string }) => Promise<void>,
+): Promise<void> {
+  const email = required(values, "email");
+  const ref = contactRef(values);
+  return withApp(values, async (app) => fn(app, await owner(app, email), ref));
+}
+
 /** Erasure, export and retention of customers' data. */
 export const PRIVACY_COMMANDS: Record<string, Command> = {
   "contact export": {
     options: ["email", "contact-id", "user-id"],
-    run: (values, out) => {
-      const email = required(values, "email");
-      const ref = contactRef(values);
-      return withApp(values, async (app) => {
-        const doc = await app.privacy.export(await owner(app, email), ref);
+    run: (values, out) =>
+      forContact(values, async (app, caller, ref) => {
+        const doc = await app.privacy.export(caller, ref);
         const json = toDocumentedJson(ContactExportSchema, create(ContactExportSchema, exportedContact(doc)));
         out(json, JSON.stringify(json, null, 2));
-      });
-    },
+      }),
   },
   "contact erase": {
     options: ["email", "contact-id", "user-id"],
-    run: (values, out) => {
-      const email = required(values, "email");
-      const ref = contactRef(values);
-      return withApp(values, async (app) => {
-        const r = await app.privacy.erase(await owner(app, email), ref);
+    run: (values, out) =>
+      forContact(values, async (app, caller, ref) => {
+        const r = await app.privacy.erase(caller, ref);
         out(
           { contact_id: r.contactId, conversations: r.conversations, messages: r.messages, sessions: r.sessions },
-          `contact ${r.contactId} erased: ${r.conversations} conversation(s), ${r.messages} message(s), ${r.sessions} session(s)`,
+          `contact ${r.contactId} erased: ${r.conversations} conversation(s), ${r.messages} message(s), ` +
+            `${r.sessions} session(s)`,
         );
-      });
-    },
+      }),
   },
   "retention set": {
     options: ["email", "chatbot-id", "days"],

@@ -35,8 +35,6 @@ Commands:
                                          while the server runs (PostgreSQL: pg_dump, docs/operations.md)
   restore FILE                           put the backup FILE in place as the database; refused while a
                                          server holds it (the database replaced is kept beside it)
-  seed --email E [--scale 1k|10k|100k|1m] [--contacts N] [--conversations C] [--messages M]
-                                         fill an account with synthetic contacts and messages (benchmarks)
 
 Every command takes --db PATH (default ./data/aiagent.db, or AIAGENT_DB) and --json (print one JSON object).
 --knowledge takes a JSON array of {"title", "url", "snippet"} objects.

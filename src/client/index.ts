@@ -38,7 +38,10 @@ export type Protocol = "connect" | "grpc" | "grpc-web";
 export interface AiAgentClientOptions {
   /** Connect (the default), gRPC or gRPC-Web. */
   protocol?: Protocol;
-  /** HTTP version for Connect and gRPC-Web ("1.1" by default); gRPC always uses HTTP/2 (cleartext for http:// addresses). */
+  /**
+   * HTTP version for Connect and gRPC-Web ("1.1" by default); gRPC always uses HTTP/2 (cleartext for http://
+   * addresses).
+   */
   httpVersion?: "1.1" | "2";
   /** Protobuf binary instead of JSON on the wire (gRPC is always binary). */
   useBinaryFormat?: boolean;
@@ -60,7 +63,10 @@ export interface AiAgentClient {
   close(): void;
 }
 
-/** Creates clients of TokenService, ConversationService and AccountService for the service at `baseUrl` (e.g. http://localhost:8080). */
+/**
+ * Creates clients of TokenService, ConversationService and AccountService for the service at `baseUrl` (e.g.
+ * http://localhost:8080).
+ */
 export function createAiAgentClient(baseUrl: string, opts: AiAgentClientOptions = {}): AiAgentClient {
   const protocol = opts.protocol ?? "connect";
   const httpVersion = protocol === "grpc" ? "2" : (opts.httpVersion ?? "1.1");
@@ -93,14 +99,19 @@ export function createAiAgentClient(baseUrl: string, opts: AiAgentClientOptions 
   };
 }
 
-/** Call options that send a token as `Authorization: Bearer` (an ID token for the account API, an access token for the frame's calls). */
+/**
+ * Call options that send a token as `Authorization: Bearer` (an ID token for the account API, an access token for the
+ * frame's calls).
+ */
 export function withBearer(token: string, options: CallOptions = {}): CallOptions {
   const headers = new Headers(options.headers ?? {});
   headers.set("authorization", `Bearer ${token}`);
   return { ...options, headers };
 }
 
-/** The machine-readable reason of a failed call: TokenExpiredError (refresh and retry), TokenInvalidError, InvalidField… */
+/**
+ * The machine-readable reason of a failed call: TokenExpiredError (refresh and retry), TokenInvalidError, InvalidField…
+ */
 export function errorReason(err: unknown): string | undefined {
   return ConnectError.from(err).findDetails(ErrorInfoSchema)[0]?.reason;
 }

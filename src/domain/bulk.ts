@@ -1,4 +1,4 @@
-/** Synthetic data loaded straight into storage, for benchmarks (`aiagent seed`); not for production data. */
+/** Synthetic data loaded straight into storage, for the benchmark (bench/seed/); not for production data. */
 
 /** A contact with its aggregates already computed (what the message writes would have left). */
 export interface BulkContact {

@@ -20,7 +20,9 @@ export function newSecret(prefix: string): string {
   return prefix + randomBytes(32).toString("base64url");
 }
 
-/** The stored form of an opaque secret: its SHA-256, hex. Secrets are high-entropy, so no salt or stretching is needed. */
+/**
+ * The stored form of an opaque secret: its SHA-256, hex. Secrets are high-entropy, so no salt or stretching is needed.
+ */
 export function hashSecret(secret: string): string {
   return createHash("sha256").update(secret).digest("hex");
 }

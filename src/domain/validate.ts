@@ -21,7 +21,10 @@ export function requireText(field: string, value: string, max = MAX_SHORT_TEXT):
   return optionalText(field, value, max);
 }
 
-/** An optional single-line text field: may be empty; otherwise not too long, valid Unicode, no control characters or line breaks. */
+/**
+ * An optional single-line text field: may be empty; otherwise not too long, valid Unicode, no control characters or
+ * line breaks.
+ */
 export function optionalText(field: string, value: string, max = MAX_SHORT_TEXT): string {
   return checkText(field, value, max, CONTROL);
 }

@@ -29,7 +29,9 @@ export interface MountOptions {
   launchCode?: string;
   /** Where the frame is served ({app_url}), with launchCode; the script's own origin when it is /embed/v1.js. */
   appUrl?: string;
-  /** Gets a new access token from your server (which keeps the refresh token); a failure or null leaves it unanswered. */
+  /**
+   * Gets a new access token from your server (which keeps the refresh token); a failure or null leaves it unanswered.
+   */
   refresh: () => Promise<RefreshResult>;
   /** When given, the address must be for this chatbot: a mix-up fails at once instead of showing another chat. */
   chatbotId?: string;

@@ -3,8 +3,9 @@ import { base64Decode } from "@bufbuild/protobuf/wire";
 import { type HttpRequest, type HttpResponse, type Route, sendJson } from "./http/types.js";
 
 /**
- * The route of the Connect, gRPC and gRPC-Web protocols: refuses a Connect GET whose `message` is not base64 (connect-es
- * answers it 500) and hands every other request to connect-es, with its parse errors answered as the client's.
+ * The route of the Connect, gRPC and gRPC-Web protocols: refuses a Connect GET whose `message` is not base64
+ * (connect-es answers it 500) and hands every other request to connect-es, with its parse errors answered as the
+ * client's.
  */
 export function connectRoute(connect: (req: HttpRequest, res: HttpResponse) => void): Route {
   return (req, res) => {
@@ -62,7 +63,10 @@ function grpcWebTrailerFixed(chunk: unknown): unknown {
   return Buffer.concat([head, body]);
 }
 
-/** A Connect end-of-stream message (flag 0x02) of a parse failure, rewritten to invalid_argument; any other chunk as it is. */
+/**
+ * A Connect end-of-stream message (flag 0x02) of a parse failure, rewritten to invalid_argument; any other chunk as it
+ * is.
+ */
 function connectEndStreamFixed(chunk: unknown): unknown {
   if (!(chunk instanceof Uint8Array) || chunk.length < 5 || (chunk[0]! & 0x02) === 0) return chunk;
   try {
@@ -85,7 +89,10 @@ function invalidMessage(parseMessage: string): string {
   return `the request is not a valid protobuf message (${parseMessage.slice(14)})`;
 }
 
-/** Patches a streamed response (gRPC, gRPC-Web, a Connect stream) so that a parse failure says invalid_argument, not internal. */
+/**
+ * Patches a streamed response (gRPC, gRPC-Web, a Connect stream) so that a parse failure says invalid_argument, not
+ * internal.
+ */
 function streamParseErrorsAsInvalidArgument(
   r: Patchable & { addTrailers?(h: OutgoingHttpHeaders): void },
   fix: (chunk: unknown) => unknown,

@@ -18,7 +18,8 @@ export interface Counter {
 
 /**
  * Makes the counters of a rule. The memory store serves one process; several instances behind a load balancer
- * need a shared one, e.g. `(rule) => limiterCounter(new RateLimiterRedis({ storeClient, keyPrefix: rule.name, ... }), rule)`.
+ * need a shared one, e.g. `(rule) => limiterCounter(new RateLimiterRedis({ storeClient, keyPrefix: rule.name, ... }),
+ * rule)`.
  */
 export type CounterStore = (rule: LimitRule) => Counter;
 

@@ -99,7 +99,8 @@ export function tokenLimits(cfg: RateLimits, store: CounterStore = memoryStore):
       if (wait) throw tooMany("too many failed credentials for this chatbot_id or account from this address", wait);
       if (t.password && (wait = await failPassword.wait(k.target)) && !(await knownPlace.wait(k.pair)))
         throw tooMany(
-          "sign-ins to this account from places it has not signed in from are paused after too many wrong passwords; sign in from a device you used before, ask an admin for a password reset link, or wait",
+          "sign-ins to this account from places it has not signed in from are paused after too many wrong passwords; " +
+            "sign in from a device you used before, ask an admin for a password reset link, or wait",
           wait,
         );
       wait = await perAddress.hit(k.addr);

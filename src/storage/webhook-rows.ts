@@ -6,10 +6,10 @@ import type {
   EventType,
   WebhookEndpointRecord,
 } from "../domain/webhook/repository.js";
+import { numOrNull as num } from "./row-values.js";
 
 // The rows of the event and webhook tables as both back ends read them (snake_case, numbers for times).
 type Row = Record<string, unknown>;
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /** The columns of a delivery as listed, with its event's id and type. */
 export const DELIVERY_COLUMNS = `d.delivery_id, d.endpoint_id, d.account_id, d.event_seq, e.event_id, e.type AS event_type,

@@ -133,6 +133,26 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
       ok: () => post("/close_conversation", { conversation_id: conversationId }, bearer(id)),
       fail: () => post("/close_conversation", { conversation_id: conversationId }),
     },
+    // Rated now that the case above closed it.
+    "POST /ai_agent/rate_conversation": {
+      ok: () =>
+        post(`/ai_agent/rate_conversation?access_token=${access}`, { conversation_id: conversationId, score: 4 }),
+      fail: () =>
+        post(`/ai_agent/rate_conversation?access_token=${access}`, { conversation_id: conversationId, score: 9 }),
+    },
+    "POST /send_typing": {
+      ok: () => post(`/send_typing?access_token=${access}`, { conversation_id: conversationId }),
+      fail: () => post(`/send_typing?access_token=${access}`, { conversation_id: crypto.randomUUID() }),
+    },
+    "POST /add_conversation_note": {
+      ok: () =>
+        post("/add_conversation_note", { conversation_id: conversationId, content: "For the team" }, bearer(id)),
+      fail: () => post("/add_conversation_note", { conversation_id: conversationId, content: "" }, bearer(id)),
+    },
+    "GET /list_conversation_notes": {
+      ok: () => ({ path: `/list_conversation_notes?conversation_id=${conversationId}`, headers: bearer(id) }),
+      fail: () => ({ path: `/list_conversation_notes?conversation_id=${crypto.randomUUID()}`, headers: bearer(id) }),
+    },
     "POST /reopen_conversation": {
       ok: () => post("/reopen_conversation", { conversation_id: conversationId }, bearer(id)),
       fail: () => post("/reopen_conversation", { conversation_id: conversationId, extra: 1 }, bearer(id)),

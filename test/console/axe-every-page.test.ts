@@ -40,6 +40,7 @@ const PAGES: Record<string, Visit> = {
   team: { path: () => "/team", ready: heading("Team") },
   audit: { path: () => "/audit", ready: heading("Audit log") },
   reports: { path: () => "/reports", ready: async (page) => void (await page.getByTestId("report").waitFor()) },
+  "saved-replies": { path: () => "/saved-replies", ready: heading("Saved replies") },
   webhooks: {
     path: () => "/webhooks",
     ready: async (page) => void (await page.getByTestId("webhook-endpoint").first().waitFor()),

@@ -115,9 +115,11 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
     // Record every named statement from here on.
     const original = pg.Pool.prototype.query;
     const originalClient = pg.Client.prototype.query;
-    const record = (config: unknown) => {
-      const c = config as Partial<Recorded> | undefined;
-      if (c && typeof c === "object" && c.name && c.text)
+    const record = (config: unknown): void => {
+      const c = config as (Partial<Recorded> & { statements?: unknown }) | undefined;
+      // A unit's pipelined statements (storage/postgres/pipeline.ts) go to the client as one query: each is recorded.
+      if (c && typeof c === "object" && Array.isArray(c.statements)) for (const s of c.statements) record(s);
+      else if (c && typeof c === "object" && c.name && c.text)
         recorded.set(c.name, { name: c.name, text: c.text, values: c.values ?? [] });
     };
     pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {

@@ -140,6 +140,30 @@ export function Field(props: { label: string; id: string; hint?: string; childre
   );
 }
 
+/**
+ * A labelled text input bound to a value: the field every form writes (its hint, if any, describes the input).
+ * Other attributes (type, autocomplete, required, …) go to the input as given.
+ */
+export function TextField(
+  props: { label: string; id: string; hint?: string; value: string; onValue: (v: string) => void } & Omit<
+    JSX.IntrinsicElements["input"],
+    "id" | "value" | "onInput"
+  >,
+) {
+  const { label, id, hint, value, onValue, ...input } = props;
+  return (
+    <Field label={label} id={id} {...(hint ? { hint } : {})}>
+      <input
+        id={id}
+        {...input}
+        {...(hint ? { "aria-describedby": `${id}-hint` } : {})}
+        value={value}
+        onInput={(e) => onValue(e.currentTarget.value)}
+      />
+    </Field>
+  );
+}
+
 /** An ISO instant as the reader's local date and time; "" stays "". */
 export function when(iso: string): string {
   if (!iso) return "";

@@ -18,7 +18,8 @@ export function requireAllowedOrigins(field: string, origins: readonly string[])
   if (origins.length === 0)
     throw invalidArgument(
       field,
-      "at least one is required (the origin of the page that embeds the chat, e.g. https://shop.example); without one the frame can never be embedded",
+      "at least one is required (the origin of the page that embeds the chat, e.g. https://shop.example); without " +
+        "one the frame can never be embedded",
     );
   if (origins.length > MAX_ALLOWED_ORIGINS) throw invalidArgument(field, `at most ${MAX_ALLOWED_ORIGINS} are allowed`);
   const out: string[] = [];
@@ -70,14 +71,18 @@ export function requireKnowledge(field: string, value: unknown): KnowledgeSnippe
   });
 }
 
-function requireDocumentUrl(field: string, raw: string): string {
+/** The text as a URL, or an invalid argument naming the field. */
+function absoluteUrl(field: string, raw: string): URL {
   requireText(field, raw, MAX_URL);
-  let u: URL;
   try {
-    u = new URL(raw);
+    return new URL(raw);
   } catch {
     throw invalidArgument(field, `${JSON.stringify(raw)} is not an absolute URL`);
   }
+}
+
+function requireDocumentUrl(field: string, raw: string): string {
+  const u = absoluteUrl(field, raw);
   // The frame shows it as a link: only web addresses, never javascript: or data:.
   if (u.protocol !== "https:" && u.protocol !== "http:") throw invalidArgument(field, "must be an http or https URL");
   return raw;
@@ -133,13 +138,7 @@ export function requireAgent(
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 function requireEndpoint(field: string, raw: string, allowLoopbackHttp: boolean): string {
-  requireText(field, raw, MAX_URL);
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw invalidArgument(field, `${JSON.stringify(raw)} is not an absolute URL`);
-  }
+  const u = absoluteUrl(field, raw);
   if (u.username || u.password) throw invalidArgument(field, "must not contain a user name or password");
   if (u.search || u.hash) throw invalidArgument(field, "must not have a query or fragment");
   // The endpoint receives the customers' conversations: only over TLS, except a local model in development.

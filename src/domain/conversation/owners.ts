@@ -12,7 +12,8 @@ export interface ConversationOwner {
 /**
  * A bounded memory of conversations' owners, so that a page read checks access without reading the conversation.
  * Exact: a conversation's account, chatbot, user and creation time are set when it starts and never change, and
- * conversations go only by erasure or retention, which call forget() (on every instance); only conversations that exist are remembered (an unknown id is read every time).
+ * conversations go only by erasure or retention, which call forget() (on every instance); only conversations that
+ * exist are remembered (an unknown id is read every time).
  */
 export class ConversationOwners {
   private readonly known = new Map<string, ConversationOwner>();

@@ -35,7 +35,8 @@ export interface PageCacheLimits {
 }
 
 /**
- * An exact cache of message pages. Messages are immutable, deleted only with their conversation (erasure, retention: forget() drops its pages), and numbered 1, 2, 3… without gaps, so
+ * An exact cache of message pages. Messages are immutable, deleted only with their conversation (erasure, retention:
+ * forget() drops its pages), and numbered 1, 2, 3… without gaps, so
  * the page (conversation, offset, limit) depends on the conversation's message count only, and only within
  * [offset, offset + limit + 1]: a page with more after it never changes again and is served without asking the
  * store; the tail page is served when the current count, read in one lookup, gives the same clamp. A page is

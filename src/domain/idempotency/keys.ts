@@ -17,7 +17,9 @@ export interface KeyedRequest {
   requestHash: string;
 }
 
-/** Thrown inside a unit of work whose key another write took first: it rolls back, and that write's answer is replayed. */
+/**
+ * Thrown inside a unit of work whose key another write took first: it rolls back, and that write's answer is replayed.
+ */
 class KeyTaken extends Error {}
 
 /**

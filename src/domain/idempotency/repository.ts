@@ -10,7 +10,9 @@ export interface IdempotencyRecord {
   createdAt: number;
 }
 
-/** Idempotency keys; written in the unit of work of the write they answer, so a key exists exactly when its write does. */
+/**
+ * Idempotency keys; written in the unit of work of the write they answer, so a key exists exactly when its write does.
+ */
 export interface IdempotencyRepository {
   /** The record under (owner, key), if any. */
   find(owner: string, key: string): Promise<IdempotencyRecord | undefined>;

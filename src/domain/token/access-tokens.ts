@@ -6,6 +6,7 @@ import {
   accountForKey,
   BAD_KEY,
   embedOrigin,
+  frameIds,
   type IssuedTokens,
   LAUNCH_CODE_PREFIX,
   LAUNCH_CODE_TTL_MS,
@@ -30,8 +31,7 @@ export class AccessTokens {
     embedOrigin?: string | undefined;
     userAgent?: string | undefined;
   }): Promise<IssuedTokens> {
-    const userId = requireId("user_id", input.userId);
-    const chatbotId = requireUuid("chatbot_id", input.chatbotId);
+    const { userId, chatbotId } = frameIds(input);
     requireText("client_api_key", input.clientApiKey);
     const profile = input.contact && {
       contactName: optionalText("contact.contact_name", input.contact.contactName),

@@ -10,8 +10,9 @@ import type { AuditLog } from "../audit/audit-log.js";
 import type { Clock } from "../clock.js";
 import type { ContactRepository } from "../conversation/repository.js";
 import { DomainError, invalidArgument } from "../errors.js";
-import { hashSecret, sameHash } from "../ids.js";
+import { hashSecret, requireUuid, sameHash } from "../ids.js";
 import type { Transact } from "../store.js";
+import { requireId } from "../validate.js";
 import type { EventLog } from "../webhook/event-log.js";
 import type { JwtStrategy } from "./jwt-strategy.js";
 import type { LaunchCodeRepository, RefreshTokenRecord, RefreshTokenRepository } from "./repository.js";
@@ -58,6 +59,11 @@ export interface TokenServiceDeps {
   log?: EventLog;
   /** The accounts' audit log: sign-ins and revocations. */
   audit?: AuditLog;
+}
+
+/** The user and chatbot a frame call names, checked (the user's id first, as every frame call reports them). */
+export function frameIds(input: { userId: string; chatbotId: string }): { userId: string; chatbotId: string } {
+  return { userId: requireId("user_id", input.userId), chatbotId: requireUuid("chatbot_id", input.chatbotId) };
 }
 
 /** A longest password accepted: scrypt hashes anything, but there is no reason to hash a megabyte. */

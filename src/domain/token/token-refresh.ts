@@ -1,10 +1,11 @@
 import { unauthenticated } from "../errors.js";
-import { hashSecret, requireUuid, sameHash } from "../ids.js";
-import { requireId, requireText } from "../validate.js";
+import { hashSecret, sameHash } from "../ids.js";
+import { requireText } from "../validate.js";
 import {
   accountForKey,
   BAD_REFRESH,
   deriveSuccessor,
+  frameIds,
   type RefreshedTokens,
   type TokenServiceDeps,
   touchSession,
@@ -30,8 +31,7 @@ export class TokenRefresh {
     clientApiKey?: string | undefined;
     userAgent?: string | undefined;
   }): Promise<RefreshedTokens> {
-    const userId = requireId("user_id", input.userId);
-    const chatbotId = requireUuid("chatbot_id", input.chatbotId);
+    const { userId, chatbotId } = frameIds(input);
     requireText("refresh_token", input.refreshToken);
     const hash = hashSecret(input.refreshToken);
     const now = this.d.clock.now();

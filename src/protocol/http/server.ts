@@ -123,7 +123,8 @@ export async function listen(
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
   });
-  // HTTP/2 has no per-request timeout of its own: a stream silent for requestTimeoutMs is cancelled (a slow client holds no stream).
+  // HTTP/2 has no per-request timeout of its own: a stream silent for requestTimeoutMs is cancelled (a slow client
+  // holds no stream).
   // A watch stream is silent while nothing happens: it is exempt, and its session is not idle while it is open.
   const quietStreams = new WeakMap<Http2Session, number>();
   h2.on("stream", (stream, headers) => {

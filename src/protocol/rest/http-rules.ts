@@ -31,7 +31,9 @@ export function httpRoutes(services: readonly DescService[]): HttpRoute[] {
 
 /** A compiled path template: literal segments and {field} variables. */
 export interface PathMatcher {
-  /** The field values the path binds, still percent-encoded (see percentDecode), or undefined when it does not match. */
+  /**
+   * The field values the path binds, still percent-encoded (see percentDecode), or undefined when it does not match.
+   */
   match(path: string): Record<string, string> | undefined;
   readonly literal: boolean;
 }

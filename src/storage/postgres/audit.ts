@@ -37,7 +37,8 @@ export function pgAudit(db: PgDb): AuditRepository {
     prune: (before, limit) =>
       db.count(
         "audit_prune",
-        "DELETE FROM audit_events WHERE audit_event_id IN (SELECT audit_event_id FROM audit_events WHERE created_at < $1 LIMIT $2)",
+        "DELETE FROM audit_events WHERE audit_event_id IN (SELECT audit_event_id FROM audit_events WHERE created_at " +
+          "< $1 LIMIT $2)",
         [before, limit],
       ),
   };

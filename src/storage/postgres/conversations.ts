@@ -10,27 +10,12 @@ import type {
 } from "../../domain/conversation/repository.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import { newId } from "../../domain/ids.js";
+import { type ConversationRow, toConversation } from "../conversation-rows.js";
 import type { PgDb } from "./db.js";
 import { heldEndpointsKey } from "./webhooks.js";
 
 type Row = Record<string, unknown>;
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-
-const toConv = (r: Row): ConversationRecord => ({
-  conversationId: r.conversation_id as string,
-  accountId: r.account_id as string,
-  chatbotId: r.chatbot_id as string,
-  contactId: r.contact_id as string,
-  userId: r.user_id as string,
-  channel: r.channel as string,
-  status: r.status as "live" | "closed",
-  assignedTo: r.assigned_to as string,
-  operatorName: r.operator_name as string,
-  createdAt: Number(r.created_at),
-  lastMessageAt: num(r.last_message_at),
-  messageCount: Number(r.message_count),
-  unreadCount: Number(r.unread_count),
-});
 
 const toMsg = (r: Row, conversationId: string, conversationCreatedAt: number): MessageRecord => ({
   messageId: r.message_id as string,
@@ -93,7 +78,9 @@ export function pgConversations(db: PgDb): ConversationRepository {
     byId: async (id) => {
       const held = db.held?.get(heldKey(id)) as ConversationRecord | undefined;
       if (held) return { ...held };
-      return (await db.rows("conv_by_id", `${CONV} WHERE v.conversation_id = $1`, [id])).map(toConv)[0];
+      return (await db.rows<ConversationRow>("conv_by_id", `${CONV} WHERE v.conversation_id = $1`, [id])).map(
+        toConversation,
+      )[0];
     },
     append: (conversationId, m, effect, start) =>
       db.unit(async () => {
@@ -125,7 +112,7 @@ export function pgConversations(db: PgDb): ConversationRepository {
             ],
           );
         }
-        const [conv] = await db.rows("conv_append", APPEND, [
+        const [conv] = await db.rows<ConversationRow & { endpoints: unknown }>("conv_append", APPEND, [
           m.createdAt,
           effect.unread ? 1 : 0,
           effect.reopens,
@@ -139,8 +126,8 @@ export function pgConversations(db: PgDb): ConversationRepository {
         if (!conv) throw new Error(`conversation ${conversationId} vanished`);
         const order = Number(conv.message_count);
         // The row stays locked to the commit: the domain's read of it right after is answered from here.
-        db.held?.set(heldKey(conversationId), toConv(conv));
-        db.held?.set(heldEndpointsKey(conv.account_id as string), conv.endpoints);
+        db.held?.set(heldKey(conversationId), toConversation(conv));
+        db.held?.set(heldEndpointsKey(conv.account_id), conv.endpoints);
         return { ...m, conversationId, conversationCreatedAt: Number(conv.created_at), messageOrder: order };
       }),
     // message_order is gap-free from 1, so "skip offset" is a range on the unique index, not an OFFSET scan.
@@ -174,19 +161,19 @@ export function pgConversations(db: PgDb): ConversationRepository {
         .map((r) => toMsg(r, conv.conversationId, conv.createdAt)),
     forUser: async (accountId, chatbotId, userId, limit) =>
       (
-        await db.rows(
+        await db.rows<ConversationRow>(
           "conv_for_user",
           `${CONV} WHERE c.account_id = $1 AND c.user_id = $2 AND v.chatbot_id = $3 ORDER BY v.created_at DESC, v.conversation_id DESC LIMIT $4`,
           [accountId, userId, chatbotId, limit],
         )
-      ).map(toConv),
+      ).map(toConversation),
     forContact: async (contactId, limit, offset) => {
-      const rows = await db.rows(
+      const rows = await db.rows<ConversationRow>(
         "conv_for_contact",
         `${CONV} WHERE v.contact_id = $1 ORDER BY v.created_at DESC, v.conversation_id DESC LIMIT $2 OFFSET $3`,
         [contactId, limit + 1, offset],
       );
-      return { conversations: rows.slice(0, limit).map(toConv), hasMore: rows.length > limit };
+      return { conversations: rows.slice(0, limit).map(toConversation), hasMore: rows.length > limit };
     },
     // The conversation's row first, the contact's second, as every message write takes them: the other order
     // deadlocks with a concurrent message (PostgreSQL then aborts one of the two).

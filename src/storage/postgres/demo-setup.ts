@@ -17,7 +17,9 @@ export function pgDemoSetup(db: PgDb): DemoSetupRepository {
     set: async (r) =>
       void (await db.count(
         "demo_set",
-        "INSERT INTO demo_setup (id, account_id, chatbot_id, api_key_id) VALUES (1, $1, $2, $3) ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, chatbot_id = excluded.chatbot_id, api_key_id = excluded.api_key_id",
+        "INSERT INTO demo_setup (id, account_id, chatbot_id, api_key_id) VALUES (1, $1, $2, $3) ON CONFLICT (id) DO " +
+          "UPDATE SET account_id = excluded.account_id, chatbot_id = excluded.chatbot_id, api_key_id = " +
+          "excluded.api_key_id",
         [r.accountId, r.chatbotId, r.apiKeyId],
       )),
   };

@@ -1,22 +1,7 @@
-import type { MemberRecord, MemberRepository } from "../../domain/account/repository.js";
-import type { Role } from "../../domain/caller.js";
+import type { MemberRepository } from "../../domain/account/repository.js";
+import { type MemberRow, memberUpdateValues, toMember } from "../account-rows.js";
 import { memberValues } from "../invitation-rows.js";
 import type { PgDb } from "./db.js";
-
-type Row = Record<string, unknown>;
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-
-const toMember = (r: Row): MemberRecord => ({
-  memberId: r.member_id as string,
-  accountId: r.account_id as string,
-  email: r.email as string,
-  role: r.role as Role,
-  passwordHash: (r.password_hash as string | null) ?? null,
-  invitationHash: (r.invitation_hash as string | null) ?? null,
-  invitationExpiresAt: num(r.invitation_expires_at),
-  createdAt: Number(r.created_at),
-  joinedAt: num(r.joined_at),
-});
 
 const INSERT = `INSERT INTO members (member_id, account_id, email, role, password_hash, invitation_hash,
     invitation_expires_at, created_at, joined_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
@@ -28,31 +13,37 @@ export function pgMembers(db: PgDb): MemberRepository {
     join: async (m) => (await db.count("member_join", `${INSERT} ON CONFLICT DO NOTHING`, [...memberValues(m)])) > 0,
     byId: async (accountId, memberId) =>
       (
-        await db.rows("member_by_id", "SELECT * FROM members WHERE account_id = $1 AND member_id = $2", [
+        await db.rows<MemberRow>("member_by_id", "SELECT * FROM members WHERE account_id = $1 AND member_id = $2", [
           accountId,
           memberId,
         ])
       ).map(toMember)[0],
     byEmail: async (email) =>
       (
-        await db.rows("member_by_email", `SELECT * FROM members WHERE (lower(email) COLLATE "C") = lower($1)`, [email])
+        await db.rows<MemberRow>(
+          "member_by_email",
+          `SELECT * FROM members WHERE (lower(email) COLLATE "C") = lower($1)`,
+          [email],
+        )
       ).map(toMember)[0],
     byInvitation: async (hash) =>
-      (await db.rows("member_by_invitation", "SELECT * FROM members WHERE invitation_hash = $1", [hash])).map(
-        toMember,
-      )[0],
+      (
+        await db.rows<MemberRow>("member_by_invitation", "SELECT * FROM members WHERE invitation_hash = $1", [hash])
+      ).map(toMember)[0],
     listForAccount: async (accountId) =>
       (
-        await db.rows("member_list", `SELECT * FROM members WHERE account_id = $1 ORDER BY lower(email) COLLATE "C"`, [
-          accountId,
-        ])
+        await db.rows<MemberRow>(
+          "member_list",
+          `SELECT * FROM members WHERE account_id = $1 ORDER BY lower(email) COLLATE "C"`,
+          [accountId],
+        )
       ).map(toMember),
     update: async (m) =>
       (await db.count(
         "member_update",
         `UPDATE members SET role = $1, password_hash = $2, invitation_hash = $3, invitation_expires_at = $4,
            joined_at = $5 WHERE member_id = $6 AND account_id = $7`,
-        [m.role, m.passwordHash, m.invitationHash, m.invitationExpiresAt, m.joinedAt, m.memberId, m.accountId],
+        [...memberUpdateValues(m)],
       )) > 0,
     acceptInvitation: async (hash, passwordHash, now) =>
       (await db.count(

@@ -1,7 +1,6 @@
-import type { ContactRecord, PrivacyRepository } from "../../domain/privacy/repository.js";
+import type { PrivacyRepository } from "../../domain/privacy/repository.js";
+import { type ContactRow, toContact } from "../conversation-rows.js";
 import type { PgDb } from "./db.js";
-
-type Row = Record<string, unknown>;
 
 /** The channel an erasure announces the erased conversations on, so other instances drop what they remember. */
 export const ERASURES_CHANNEL = "aiagent_erasures";
@@ -9,16 +8,6 @@ export const ERASURES_CHANNEL = "aiagent_erasures";
 const REDACTED = '{"redacted":true}';
 /** NOTIFY payloads stop at 8000 bytes: more ids than this travel as an empty payload ("forget everything"). */
 const MAX_NOTIFIED = 150;
-
-const toContact = (r: Row): ContactRecord => ({
-  contactId: r.contact_id as string,
-  accountId: r.account_id as string,
-  userId: r.user_id as string,
-  contactName: r.contact_name as string,
-  email: r.email as string,
-  phoneNumber: r.phone_number as string,
-  createdAt: Number(r.created_at),
-});
 
 /** Erasure, export lookups and retention in PostgreSQL; each write method is one unit of work. */
 export function pgPrivacy(db: PgDb): PrivacyRepository {
@@ -44,11 +33,11 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
     contact: async (accountId, by) =>
       (
         await ("contactId" in by
-          ? db.rows("priv_contact_id", "SELECT * FROM contacts WHERE account_id = $1 AND contact_id = $2", [
+          ? db.rows<ContactRow>("priv_contact_id", "SELECT * FROM contacts WHERE account_id = $1 AND contact_id = $2", [
               accountId,
               by.contactId,
             ])
-          : db.rows("priv_contact_user", "SELECT * FROM contacts WHERE account_id = $1 AND user_id = $2", [
+          : db.rows<ContactRow>("priv_contact_user", "SELECT * FROM contacts WHERE account_id = $1 AND user_id = $2", [
               accountId,
               by.userId,
             ]))

@@ -1,27 +1,7 @@
-import type {
-  LaunchCodeRecord,
-  LaunchCodeRepository,
-  RefreshTokenRecord,
-  RefreshTokenRepository,
-} from "../../domain/token/repository.js";
+import type { LaunchCodeRepository, RefreshTokenRepository } from "../../domain/token/repository.js";
+import { launchCodeValues, refreshTokenValues, toLaunchCode, toRefreshToken, toRotation } from "../token-rows.js";
 import type { PgDb } from "./db.js";
-
-type Row = Record<string, unknown>;
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-
-const toRefresh = (r: Row): RefreshTokenRecord => ({
-  tokenHash: r.token_hash as string,
-  sessionId: r.session_id as string,
-  accountId: r.account_id as string,
-  chatbotId: r.chatbot_id as string,
-  userId: r.user_id as string,
-  createdAt: Number(r.created_at),
-  expiresAt: Number(r.expires_at),
-  revokedAt: num(r.revoked_at),
-  lastUsedAt: Number(r.last_used_at),
-  lastOrigin: r.last_origin as string,
-  userAgent: r.user_agent as string,
-});
+import { all, execute, first } from "./query.js";
 
 const RAISE =
   "INSERT INTO token_revocations (chatbot_id, user_id, not_before) VALUES ($1, $2, $3) ON CONFLICT (chatbot_id, user_id) DO UPDATE SET not_before = greatest(token_revocations.not_before, excluded.not_before)";
@@ -35,22 +15,9 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
         "rt_insert",
         `INSERT INTO refresh_tokens (token_hash, session_id, account_id, chatbot_id, user_id, created_at, expires_at,
            revoked_at, last_used_at, last_origin, user_agent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-        [
-          r.tokenHash,
-          r.sessionId,
-          r.accountId,
-          r.chatbotId,
-          r.userId,
-          r.createdAt,
-          r.expiresAt,
-          r.revokedAt,
-          r.lastUsedAt,
-          r.lastOrigin,
-          r.userAgent,
-        ],
+        [...refreshTokenValues(r)],
       ),
-    byHash: async (h) =>
-      (await db.rows("rt_by_hash", "SELECT * FROM refresh_tokens WHERE token_hash = $1", [h])).map(toRefresh)[0],
+    byHash: (h) => first(db, "rt_by_hash", "SELECT * FROM refresh_tokens WHERE token_hash = $1", [h], toRefreshToken),
     revoke: (s, at) =>
       db.unit(async () => {
         const scope = [s.accountId, s.chatbotId ?? null, s.userId ?? null];
@@ -114,29 +81,30 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
           r && r.account_id !== null ? { accountId: r.account_id as string, active: r.active as boolean } : undefined,
       };
     },
-    bySession: async (id) =>
-      (await db.rows("rt_by_session", "SELECT * FROM refresh_tokens WHERE session_id = $1", [id])).map(toRefresh)[0],
-    list: async (s, limit, offset) =>
-      (
-        await db.rows(
-          "rt_list",
-          `SELECT * FROM refresh_tokens WHERE ${SCOPE} ORDER BY created_at DESC, session_id DESC LIMIT $4 OFFSET $5`,
-          [s.accountId, s.chatbotId ?? null, s.userId ?? null, limit, offset],
-        )
-      ).map(toRefresh),
+    bySession: (id) =>
+      first(db, "rt_by_session", "SELECT * FROM refresh_tokens WHERE session_id = $1", [id], toRefreshToken),
+    list: (s, limit, offset) =>
+      all(
+        db,
+        "rt_list",
+        `SELECT * FROM refresh_tokens WHERE ${SCOPE} ORDER BY created_at DESC, session_id DESC LIMIT $4 OFFSET $5`,
+        [s.accountId, s.chatbotId ?? null, s.userId ?? null, limit, offset],
+        toRefreshToken,
+      ),
     revokeSession: async (accountId, sessionId, at) =>
       (await db.count(
         "rt_revoke_session",
         "UPDATE refresh_tokens SET revoked_at = $1 WHERE account_id = $2 AND session_id = $3 AND revoked_at IS NULL",
         [at, accountId, sessionId],
       )) === 1,
-    touch: async (sessionId, at, origin, userAgent) =>
-      void (await db.count(
+    touch: (sessionId, at, origin, userAgent) =>
+      execute(
+        db,
         "rt_touch",
         `UPDATE refresh_tokens SET last_used_at = greatest(last_used_at, $1), last_origin = coalesce($2, last_origin),
            user_agent = coalesce($3, user_agent) WHERE session_id = $4`,
         [at, origin, userAgent, sessionId],
-      )),
+      ),
     rotate: (sessionId, fromHash, toHash, salt, at) =>
       db.unit(async () => {
         const swapped = await db.count(
@@ -152,43 +120,23 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
         );
         return true;
       }),
-    rotated: async (h) => {
-      const [r] = await db.rows("rt_rotated", "SELECT * FROM refresh_token_rotations WHERE token_hash = $1", [h]);
-      return (
-        r && {
-          tokenHash: r.token_hash as string,
-          sessionId: r.session_id as string,
-          rotatedAt: Number(r.rotated_at),
-          successorSalt: r.successor_salt as string,
-        }
-      );
-    },
+    rotated: (h) =>
+      first(db, "rt_rotated", "SELECT * FROM refresh_token_rotations WHERE token_hash = $1", [h], toRotation),
     policy: async (chatbotId) => {
       const [r] = await db.rows("session_policy", "SELECT * FROM session_policies WHERE chatbot_id = $1", [chatbotId]);
       return (
         r && { chatbotId: r.chatbot_id as string, rotate: r.rotate as boolean, reuseGraceMs: Number(r.reuse_grace_ms) }
       );
     },
-    setPolicy: async (p) =>
-      void (await db.count(
+    setPolicy: (p) =>
+      execute(
+        db,
         "session_policy_set",
         "INSERT INTO session_policies (chatbot_id, rotate, reuse_grace_ms) VALUES ($1, $2, $3) ON CONFLICT (chatbot_id) DO UPDATE SET rotate = excluded.rotate, reuse_grace_ms = excluded.reuse_grace_ms",
         [p.chatbotId, p.rotate, p.reuseGraceMs],
-      )),
+      ),
   };
 }
-
-const toLaunch = (r: Row): LaunchCodeRecord => ({
-  codeHash: r.code_hash as string,
-  accountId: r.account_id as string,
-  chatbotId: r.chatbot_id as string,
-  userId: r.user_id as string,
-  sessionId: r.session_id as string,
-  origin: r.origin as string,
-  createdAt: Number(r.created_at),
-  expiresAt: Number(r.expires_at),
-  usedAt: num(r.used_at),
-});
 
 /** One-time launch codes of the chat frame (hashes only), shared by every instance. */
 export function pgLaunchCodes(db: PgDb): LaunchCodeRepository {
@@ -198,10 +146,9 @@ export function pgLaunchCodes(db: PgDb): LaunchCodeRepository {
         "launch_insert",
         `INSERT INTO launch_codes (code_hash, account_id, chatbot_id, user_id, session_id, origin, created_at,
            expires_at, used_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [r.codeHash, r.accountId, r.chatbotId, r.userId, r.sessionId, r.origin, r.createdAt, r.expiresAt, r.usedAt],
+        [...launchCodeValues(r)],
       ),
-    byHash: async (h) =>
-      (await db.rows("launch_by_hash", "SELECT * FROM launch_codes WHERE code_hash = $1", [h])).map(toLaunch)[0],
+    byHash: (h) => first(db, "launch_by_hash", "SELECT * FROM launch_codes WHERE code_hash = $1", [h], toLaunchCode),
     markUsed: async (h, at) =>
       (await db.count("launch_use", "UPDATE launch_codes SET used_at = $1 WHERE code_hash = $2 AND used_at IS NULL", [
         at,

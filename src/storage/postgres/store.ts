@@ -5,6 +5,7 @@ import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "
 import { StoreOpenError } from "../../domain/store.js";
 import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
+import { RepositoryMembers } from "../repository-members.js";
 import { pgAccounts } from "./accounts.js";
 import { pgApiKeys } from "./api-keys.js";
 import { pgAudit } from "./audit.js";
@@ -50,62 +51,46 @@ export interface PgStoreOptions {
 const MIGRATION_LOCK = 0x616961676e74; // "aiagnt"
 
 /** The storage port on PostgreSQL: a pool, named (prepared) statements, units of work on one pooled connection. */
-export class PgStore implements Store {
-  readonly accounts: Repositories["accounts"];
-  readonly apiKeys: Repositories["apiKeys"];
-  readonly chatbots: Repositories["chatbots"];
-  readonly refreshTokens: Repositories["refreshTokens"];
-  readonly launchCodes: Repositories["launchCodes"];
-  readonly signingKeys: Repositories["signingKeys"];
-  readonly contacts: Repositories["contacts"];
-  readonly conversations: Repositories["conversations"];
-  readonly demoSetup: Repositories["demoSetup"];
-  readonly members: Repositories["members"];
-  readonly invitations: Repositories["invitations"];
-  readonly profiles: Repositories["profiles"];
-  readonly ratings: Repositories["ratings"];
-  readonly reports: Repositories["reports"];
-  readonly pictures: Repositories["pictures"];
-  readonly notes: Repositories["notes"];
-  readonly savedReplies: Repositories["savedReplies"];
-  readonly events: Repositories["events"];
-  readonly webhooks: Repositories["webhooks"];
-  readonly idempotency: Repositories["idempotency"];
-  readonly audit: Repositories["audit"];
-  readonly privacy: Repositories["privacy"];
+export class PgStore extends RepositoryMembers implements Store {
   private readonly db: PgRunner;
   /** This process, in its announcements of appends (it hears its own through `advances`, right after the commit). */
-  private readonly origin = randomUUID();
-  private readonly advances = new LogAdvances();
+  private readonly origin: string;
+  private readonly advances: LogAdvances;
 
   constructor(
     readonly pool: pg.Pool,
     private readonly listenUrl: string,
     db: PgRunner = new PgRunner(pool),
   ) {
+    const origin = randomUUID();
+    const advances = new LogAdvances();
+    super({
+      accounts: pgAccounts(db),
+      apiKeys: pgApiKeys(db),
+      chatbots: pgChatbots(db),
+      refreshTokens: pgRefreshTokens(db),
+      launchCodes: pgLaunchCodes(db),
+      signingKeys: pgSigningKeys(db),
+      contacts: pgContacts(db),
+      conversations: pgConversations(db),
+      demoSetup: pgDemoSetup(db),
+      members: pgMembers(db),
+      invitations: pgInvitations(db),
+      profiles: pgProfiles(db),
+      ratings: pgRatings(db),
+      reports: pgReports(db),
+      pictures: pgPictures(db),
+      notes: pgNotes(db),
+      savedReplies: pgSavedReplies(db),
+      events: advances.announcing(pgEvents(db, origin)),
+      webhooks: pgWebhooks(db),
+      idempotency: pgIdempotency(db),
+      audit: pgAudit(db),
+      privacy: pgPrivacy(db),
+    });
     this.db = db;
-    this.accounts = pgAccounts(this.db);
-    this.apiKeys = pgApiKeys(this.db);
-    this.chatbots = pgChatbots(this.db);
-    this.refreshTokens = pgRefreshTokens(this.db);
-    this.launchCodes = pgLaunchCodes(this.db);
-    this.signingKeys = pgSigningKeys(this.db);
-    this.contacts = pgContacts(this.db);
-    this.conversations = pgConversations(this.db);
-    this.demoSetup = pgDemoSetup(this.db);
-    this.members = pgMembers(this.db);
-    this.invitations = pgInvitations(this.db);
-    this.profiles = pgProfiles(this.db);
-    this.ratings = pgRatings(this.db);
-    this.reports = pgReports(this.db);
-    this.pictures = pgPictures(this.db);
-    this.notes = pgNotes(this.db);
-    this.savedReplies = pgSavedReplies(this.db);
-    this.events = this.advances.announcing(pgEvents(this.db, this.origin));
-    this.webhooks = pgWebhooks(this.db);
-    this.idempotency = pgIdempotency(this.db);
-    this.audit = pgAudit(this.db);
-    this.privacy = pgPrivacy(this.db);
+    this.origin = origin;
+    this.advances = advances;
   }
 
   transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {

@@ -40,7 +40,8 @@ export class SqliteBulkLoader implements BulkLoader {
       db.prepare(`INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at,
         last_message_at, message_count, read_order, unread_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.message = db.prepare(
-      "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, " +
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     );
     this.nextRowid = db.prepare<[number, number], { r: number | null }>(
       "SELECT max(rowid) AS r FROM contacts WHERE rowid BETWEEN ? AND ?",
@@ -75,7 +76,8 @@ export class SqliteBulkLoader implements BulkLoader {
       fn();
       this.db
         .prepare(
-          "INSERT INTO contact_search (rowid, search_text) SELECT rowid, search_text FROM contacts WHERE rowid BETWEEN ? AND ?",
+          "INSERT INTO contact_search (rowid, search_text) SELECT rowid, search_text FROM contacts WHERE rowid " +
+            "BETWEEN ? AND ?",
         )
         .run(first, Math.floor(first / ACCOUNT_RANGE) * ACCOUNT_RANGE + ACCOUNT_RANGE - 1);
       if (trigger) this.db.exec(trigger.sql);

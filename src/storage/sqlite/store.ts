@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
+import { RepositoryMembers } from "../repository-members.js";
 import { asyncRepository } from "../sync.js";
 import { SqliteBulkLoader } from "./bulk.js";
 import { type Db, type OpenOptions, openDatabase } from "./database.js";
@@ -27,29 +28,7 @@ const done = Promise.resolve();
  * call from outside it waits for the mutex, so it neither joins nor sees the open transaction. With synchronous
  * FULL, commits are acknowledged before their fsync and `durable()` waits for a shared one (group commit).
  */
-export class SqliteStore implements Store {
-  readonly accounts: Repositories["accounts"];
-  readonly apiKeys: Repositories["apiKeys"];
-  readonly chatbots: Repositories["chatbots"];
-  readonly refreshTokens: Repositories["refreshTokens"];
-  readonly launchCodes: Repositories["launchCodes"];
-  readonly signingKeys: Repositories["signingKeys"];
-  readonly contacts: Repositories["contacts"];
-  readonly conversations: Repositories["conversations"];
-  readonly demoSetup: Repositories["demoSetup"];
-  readonly members: Repositories["members"];
-  readonly invitations: Repositories["invitations"];
-  readonly profiles: Repositories["profiles"];
-  readonly ratings: Repositories["ratings"];
-  readonly reports: Repositories["reports"];
-  readonly pictures: Repositories["pictures"];
-  readonly notes: Repositories["notes"];
-  readonly savedReplies: Repositories["savedReplies"];
-  readonly events: Repositories["events"];
-  readonly webhooks: Repositories["webhooks"];
-  readonly idempotency: Repositories["idempotency"];
-  readonly audit: Repositories["audit"];
-  readonly privacy: Repositories["privacy"];
+export class SqliteStore extends RepositoryMembers implements Store {
   /** The repositories as seen inside a unit of work (the mutex is already held). */
   private readonly inside: Repositories;
   private readonly probe: () => boolean;
@@ -58,38 +37,20 @@ export class SqliteStore implements Store {
   private readonly unit = new AsyncLocalStorage<SqliteStore>();
   private readonly waiting: (() => void)[] = [];
   /** Appends to the event log, announced after their commit. */
-  private readonly advances = new LogAdvances();
+  private readonly advances: LogAdvances;
 
   constructor(
     readonly db: Db,
     private readonly walSync?: WalSync,
   ) {
     const sync = sqliteRepositories(db);
-    const inside = wrapAll(sync, (fn) => attempt(fn));
-    this.inside = { ...inside, events: this.advances.announcing(inside.events) };
+    const advances = new LogAdvances();
     const outside = wrapAll(sync, (fn) => (this.held && this.unit.getStore() !== this ? this.locked(fn) : attempt(fn)));
-    this.accounts = outside.accounts;
-    this.apiKeys = outside.apiKeys;
-    this.chatbots = outside.chatbots;
-    this.refreshTokens = outside.refreshTokens;
-    this.launchCodes = outside.launchCodes;
-    this.signingKeys = outside.signingKeys;
-    this.contacts = outside.contacts;
-    this.conversations = outside.conversations;
-    this.demoSetup = outside.demoSetup;
-    this.members = outside.members;
-    this.invitations = outside.invitations;
-    this.profiles = outside.profiles;
-    this.pictures = outside.pictures;
-    this.notes = outside.notes;
-    this.savedReplies = outside.savedReplies;
-    this.events = this.advances.announcing(outside.events);
-    this.webhooks = outside.webhooks;
-    this.idempotency = outside.idempotency;
-    this.audit = outside.audit;
-    this.privacy = outside.privacy;
-    this.ratings = outside.ratings;
-    this.reports = outside.reports;
+    // The outside view is called only once constructed: a call from outside a unit of work waits for the mutex.
+    super({ ...outside, events: advances.announcing(outside.events) });
+    this.advances = advances;
+    const inside = wrapAll(sync, (fn) => attempt(fn));
+    this.inside = { ...inside, events: advances.announcing(inside.events) };
     this.probe = readinessProbe(db);
   }
 

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { accounts, signIn } from "../api.js";
-import { ErrorNote, Field, PageTitle, useAction } from "../ui.js";
+import { ErrorNote, PageTitle, TextField, useAction } from "../ui.js";
 import { SignIn } from "./sign-in.js";
 
 /**
@@ -41,28 +41,26 @@ export function AcceptInvitation({ onSignedIn }: { onSignedIn: () => void }) {
             This link has no invitation code. Open the whole link from the invitation.
           </p>
         )}
-        <Field label="New password" id="new-password" hint="At least 8 characters.">
-          <input
-            id="new-password"
-            type="password"
-            autocomplete="new-password"
-            minLength={8}
-            required
-            aria-describedby="new-password-hint"
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-        </Field>
-        <Field label="The same password again" id="again-password">
-          <input
-            id="again-password"
-            type="password"
-            autocomplete="new-password"
-            required
-            value={again}
-            onInput={(e) => setAgain(e.currentTarget.value)}
-          />
-        </Field>
+        <TextField
+          label="New password"
+          id="new-password"
+          hint="At least 8 characters."
+          type="password"
+          autocomplete="new-password"
+          minLength={8}
+          required
+          value={password}
+          onValue={setPassword}
+        />
+        <TextField
+          label="The same password again"
+          id="again-password"
+          type="password"
+          autocomplete="new-password"
+          required
+          value={again}
+          onValue={setAgain}
+        />
         {a.error !== undefined && <ErrorNote error={a.error} />}
         <button type="submit" class="button button--primary" disabled={a.busy || !code}>
           Accept the invitation

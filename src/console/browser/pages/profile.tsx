@@ -2,7 +2,8 @@ import { useContext, useState } from "preact/hooks";
 import type { ApiKey, CreatedApiKey } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts } from "../api.js";
 import { SessionContext } from "../session.js";
-import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
+import { ActionsHeader, RowAction } from "../table.js";
+import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, TextField, useAction, useLoad, when } from "../ui.js";
 import { AlertSettings, YourPicture } from "./me.js";
 
 /** The account and its API keys (admins), and the caller's own password. */
@@ -112,9 +113,7 @@ function ApiKeys() {
                 <th scope="col">Status</th>
                 <th scope="col">Created</th>
                 <th scope="col">Last used</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
+                <ActionsHeader />
               </tr>
             </thead>
             <tbody>
@@ -132,15 +131,9 @@ function ApiKeys() {
                   <td data-label="Last used">{k.lastUsedAt ? when(k.lastUsedAt) : "never"}</td>
                   <td>
                     {k.status !== "revoked" && (
-                      <button
-                        type="button"
-                        class="button button--danger"
-                        disabled={a.busy}
-                        onClick={() => revoke(k)}
-                        aria-label={`Revoke key ${k.prefix}`}
-                      >
+                      <RowAction label={`Revoke key ${k.prefix}`} busy={a.busy} onClick={() => revoke(k)}>
                         Revoke
-                      </button>
+                      </RowAction>
                     )}
                   </td>
                 </tr>
@@ -176,19 +169,22 @@ function YourName() {
         Customers see this name when you take their conversation over; without one they see "
         {s.account.callerEmail.split("@")[0]}".
       </p>
-      <Field label="Display name" id="display-name" hint="At most 60 characters.">
-        <input
-          id="display-name"
-          maxLength={60}
-          autocomplete="name"
-          aria-describedby="display-name-hint"
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="Picture (https address, optional)" id="avatar-url">
-        <input id="avatar-url" type="url" value={avatar} onInput={(e) => setAvatar(e.currentTarget.value)} />
-      </Field>
+      <TextField
+        label="Display name"
+        id="display-name"
+        hint="At most 60 characters."
+        maxLength={60}
+        autocomplete="name"
+        value={name}
+        onValue={setName}
+      />
+      <TextField
+        label="Picture (https address, optional)"
+        id="avatar-url"
+        type="url"
+        value={avatar}
+        onValue={setAvatar}
+      />
       {a.error !== undefined && <ErrorNote error={a.error} />}
       {done && (
         <p class="state state--ok" role="status">
@@ -220,28 +216,26 @@ function ChangePassword() {
   return (
     <form class="card" onSubmit={submit}>
       <h2>Change your password</h2>
-      <Field label="Current password" id="current-password">
-        <input
-          id="current-password"
-          type="password"
-          autocomplete="current-password"
-          required
-          value={current}
-          onInput={(e) => setCurrent(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="New password" id="change-password" hint="At least 8 characters.">
-        <input
-          id="change-password"
-          type="password"
-          autocomplete="new-password"
-          minLength={8}
-          required
-          aria-describedby="change-password-hint"
-          value={next}
-          onInput={(e) => setNext(e.currentTarget.value)}
-        />
-      </Field>
+      <TextField
+        label="Current password"
+        id="current-password"
+        type="password"
+        autocomplete="current-password"
+        required
+        value={current}
+        onValue={setCurrent}
+      />
+      <TextField
+        label="New password"
+        id="change-password"
+        hint="At least 8 characters."
+        type="password"
+        autocomplete="new-password"
+        minLength={8}
+        required
+        value={next}
+        onValue={setNext}
+      />
       {a.error !== undefined && <ErrorNote error={a.error} />}
       {done && (
         <p class="state state--ok" role="status">

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { signIn } from "../api.js";
-import { ErrorNote, Field, PageTitle, useAction } from "../ui.js";
+import { ErrorNote, PageTitle, TextField, useAction } from "../ui.js";
 
 /** Sign in with e-mail and password; the session is an HttpOnly cookie the service sets. */
 export function SignIn({ onSignedIn, email: initial = "" }: { onSignedIn: () => void; email?: string }) {
@@ -20,26 +20,24 @@ export function SignIn({ onSignedIn, email: initial = "" }: { onSignedIn: () => 
         <PageTitle>
           <span id="sign-in-title">Sign in to the console</span>
         </PageTitle>
-        <Field label="E-mail" id="email">
-          <input
-            id="email"
-            type="email"
-            autocomplete="username"
-            required
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
-        </Field>
-        <Field label="Password" id="password">
-          <input
-            id="password"
-            type="password"
-            autocomplete="current-password"
-            required
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-        </Field>
+        <TextField
+          label="E-mail"
+          id="email"
+          type="email"
+          autocomplete="username"
+          required
+          value={email}
+          onValue={setEmail}
+        />
+        <TextField
+          label="Password"
+          id="password"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={password}
+          onValue={setPassword}
+        />
         {a.error !== undefined && <ErrorNote error={a.error} />}
         <button type="submit" class="button button--primary" disabled={a.busy}>
           {a.busy ? "Signing in…" : "Sign in"}

@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import type { Invitation, Member } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts, sessions } from "../api.js";
-import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
+import { ActionsHeader, RowAction } from "../table.js";
+import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, TextField, useAction, useLoad, when } from "../ui.js";
 
 /** The account's people (invite, change role, remove) and its customers' sessions (revoke). */
 export function Team() {
@@ -45,15 +46,7 @@ function Members() {
     <div class="card">
       <h2>Members</h2>
       <form class="inline-form" onSubmit={invite}>
-        <Field label="E-mail" id="invite-email">
-          <input
-            id="invite-email"
-            type="email"
-            required
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
-        </Field>
+        <TextField label="E-mail" id="invite-email" type="email" required value={email} onValue={setEmail} />
         <Field label="Role" id="invite-role">
           <select id="invite-role" value={role} onChange={(e) => setRole(e.currentTarget.value)}>
             <option value="operator">Operator (inbox only)</option>
@@ -91,9 +84,7 @@ function Members() {
                 <th scope="col">Role</th>
                 <th scope="col">Status</th>
                 <th scope="col">Added</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
+                <ActionsHeader />
               </tr>
             </thead>
             <tbody>
@@ -123,15 +114,9 @@ function Members() {
                   <td data-label="Added">{when(m.createdAt)}</td>
                   <td>
                     {!m.owner && (
-                      <button
-                        type="button"
-                        class="button button--danger"
-                        disabled={a.busy}
-                        onClick={() => remove(m)}
-                        aria-label={`Remove ${m.email}`}
-                      >
+                      <RowAction label={`Remove ${m.email}`} busy={a.busy} onClick={() => remove(m)}>
                         Remove
-                      </button>
+                      </RowAction>
                     )}
                   </td>
                 </tr>
@@ -177,9 +162,7 @@ function Sessions() {
               ))}
           </select>
         </Field>
-        <Field label="Customer's user id" id="sessions-user">
-          <input id="sessions-user" value={userId} onInput={(e) => setUserId(e.currentTarget.value)} />
-        </Field>
+        <TextField label="Customer's user id" id="sessions-user" value={userId} onValue={setUserId} />
         <button type="submit" class="button button--danger" disabled={a.busy}>
           Revoke sessions
         </button>
@@ -220,9 +203,7 @@ function SessionList() {
                 <th scope="col">Customer</th>
                 <th scope="col">Last used</th>
                 <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
+                <ActionsHeader />
               </tr>
             </thead>
             <tbody>
@@ -233,15 +214,13 @@ function SessionList() {
                   <td data-label="Status">{r.status}</td>
                   <td>
                     {r.status === "active" && (
-                      <button
-                        type="button"
-                        class="button button--danger"
-                        disabled={a.busy}
+                      <RowAction
+                        label={`Revoke the session of ${r.userId}`}
+                        busy={a.busy}
                         onClick={() => revoke(r.sessionId)}
-                        aria-label={`Revoke the session of ${r.userId}`}
                       >
                         Revoke
-                      </button>
+                      </RowAction>
                     )}
                   </td>
                 </tr>

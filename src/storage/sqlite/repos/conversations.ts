@@ -1,6 +1,5 @@
 import type { KnowledgeSnippet } from "../../../domain/account/repository.js";
 import type {
-  ConversationRecord,
   ConversationRepository,
   MessageRecord,
   MessageRole,
@@ -10,25 +9,11 @@ import type {
 import type { MessageEffect } from "../../../domain/conversation/rules.js";
 import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
+import { type ConversationRow, toConversation } from "../../conversation-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 import { nextContactRowid } from "./contact-rowid.js";
 
-interface ConvRow {
-  conversation_id: string;
-  account_id: string;
-  chatbot_id: string;
-  contact_id: string;
-  user_id: string;
-  channel: string;
-  status: "live" | "closed";
-  assigned_to: string;
-  operator_name: string;
-  created_at: number;
-  last_message_at: number | null;
-  message_count: number;
-  unread_count: number;
-}
 // A message row as an array (better-sqlite3's raw mode: no object per row). Empty tool_calls and documents come
 // back as NULL, which costs no string.
 type MsgRow = [
@@ -41,23 +26,9 @@ type MsgRow = [
   createdAt: number,
 ];
 const MSG_COLUMNS =
-  "message_id, message_order, role, content, nullif(tool_calls, '') AS tool_calls, nullif(documents, '[]') AS documents, created_at";
+  "message_id, message_order, role, content, nullif(tool_calls, '') AS tool_calls, nullif(documents, '[]') AS " +
+  "documents, created_at";
 
-const toConv = (r: ConvRow): ConversationRecord => ({
-  conversationId: r.conversation_id,
-  accountId: r.account_id,
-  chatbotId: r.chatbot_id,
-  contactId: r.contact_id,
-  userId: r.user_id,
-  channel: r.channel,
-  status: r.status,
-  assignedTo: r.assigned_to,
-  operatorName: r.operator_name,
-  createdAt: r.created_at,
-  lastMessageAt: r.last_message_at,
-  messageCount: r.message_count,
-  unreadCount: r.unread_count,
-});
 const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number): MessageRecord => ({
   messageId: r[0],
   conversationId,
@@ -73,12 +44,12 @@ const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number)
 /** Conversations and messages in SQLite; each write is one transaction that also keeps the contact's aggregates. */
 export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   const CONV = "SELECT v.*, c.user_id FROM conversations v JOIN contacts c ON c.contact_id = v.contact_id";
-  const byId = db.prepare<[string], ConvRow>(`${CONV} WHERE v.conversation_id = ?`);
-  const forUser = db.prepare<[string, string, string, number], ConvRow>(
+  const byId = db.prepare<[string], ConversationRow>(`${CONV} WHERE v.conversation_id = ?`);
+  const forUser = db.prepare<[string, string, string, number], ConversationRow>(
     `${CONV} WHERE c.account_id = ? AND c.user_id = ? AND v.chatbot_id = ? ORDER BY v.created_at DESC LIMIT ?`,
   );
   // Newest first on the conversations_contact index; conversation_id breaks ties of the same millisecond.
-  const forContact = db.prepare<[string, number, number], ConvRow>(
+  const forContact = db.prepare<[string, number, number], ConversationRow>(
     `${CONV} WHERE v.contact_id = ? ORDER BY v.created_at DESC, v.conversation_id DESC LIMIT ? OFFSET ?`,
   );
   const ensureContact = db.prepare<
@@ -89,9 +60,11 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
      ON CONFLICT (account_id, user_id) DO UPDATE SET user_id = user_id RETURNING contact_id`,
   );
   const insertConv = db.prepare(
-    "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, " +
+      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
-  // The order comes from the conversation's own counter, bumped inside the same transaction: gap-free under any concurrency.
+  // The order comes from the conversation's own counter, bumped inside the same transaction: gap-free under any
+  // concurrency.
   const bump = db.prepare<
     [{ now: number; unread: number; reopens: number; id: string }],
     {
@@ -107,7 +80,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       unread_count = unread_count + @unread, status = CASE WHEN @reopens THEN 'live' ELSE status END
     WHERE conversation_id = @id RETURNING message_count, contact_id, channel, status, assigned_to, created_at`);
   const insertMsg = db.prepare(
-    "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, " +
+      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
   // The conversation written to becomes the latest; its state as this write left it (last_message_at = now) is
   // copied for the list, which then needs no join.
@@ -127,7 +101,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   // conversation's state only when the changed one is the latest (an older one's change must not show).
   const statusContact = db.prepare(`
     UPDATE contacts SET
-      live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = @id AND status = 'live'),
+      live_activity_at = (SELECT max(coalesce(last_message_at, created_at)) FROM conversations WHERE contact_id = @id
+        AND status = 'live'),
       latest_status = CASE WHEN latest_conversation_id = @conversationId THEN @status ELSE latest_status END,
       latest_activity_at = CASE WHEN latest_conversation_id = @conversationId THEN @activity ELSE latest_activity_at END
     WHERE contact_id = @id`);
@@ -145,7 +120,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     .prepare<[string], number>("SELECT message_count FROM conversations WHERE conversation_id = ?")
     .pluck();
   const unreadOff = db.prepare(
-    "UPDATE contacts SET unread_count = unread_count - (SELECT unread_count FROM conversations WHERE conversation_id = @id) WHERE contact_id = (SELECT contact_id FROM conversations WHERE conversation_id = @id)",
+    "UPDATE contacts SET unread_count = unread_count - (SELECT unread_count FROM conversations WHERE conversation_id " +
+      "= @id) WHERE contact_id = (SELECT contact_id FROM conversations WHERE conversation_id = @id)",
   );
   const readAll = db.prepare(
     "UPDATE conversations SET unread_count = 0, read_order = message_count WHERE conversation_id = ?",
@@ -155,7 +131,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     readAll.run(conversationId);
   });
   const statusOf = db.prepare<[string, number, string], { contact_id: string; status: string; activity: number }>(
-    "UPDATE conversations SET status = ?, last_message_at = coalesce(last_message_at, ?) WHERE conversation_id = ? RETURNING contact_id, status, coalesce(last_message_at, created_at) AS activity",
+    "UPDATE conversations SET status = ?, last_message_at = coalesce(last_message_at, ?) WHERE conversation_id = ? " +
+      "RETURNING contact_id, status, coalesce(last_message_at, created_at) AS activity",
   );
   const setStatus = db.transaction((conversationId: string, status: string, now: number) => {
     const r = statusOf.get(status, now, conversationId);
@@ -228,7 +205,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   return {
     byId: (id) => {
       const r = byId.get(id);
-      return r && toConv(r);
+      return r && toConversation(r);
     },
     // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
     append: (id, m, effect, start) => append.immediate(id, m, effect, start),
@@ -247,11 +224,12 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         .all(conv.conversationId, count)
         .reverse()
         .map((r) => toMsg(r, conv.conversationId, conv.createdAt)),
-    forUser: (accountId, chatbotId, userId, limit) => forUser.all(accountId, userId, chatbotId, limit).map(toConv),
+    forUser: (accountId, chatbotId, userId, limit) =>
+      forUser.all(accountId, userId, chatbotId, limit).map(toConversation),
     markRead: (id) => markRead.immediate(id),
     forContact: (contactId, limit, offset) => {
       const rows = forContact.all(contactId, limit + 1, offset);
-      return { conversations: rows.slice(0, limit).map(toConv), hasMore: rows.length > limit };
+      return { conversations: rows.slice(0, limit).map(toConversation), hasMore: rows.length > limit };
     },
     assign: (id, assignee, operatorName) => assign.immediate(id, assignee, operatorName),
     setStatus: (id, status, now) => setStatus.immediate(id, status, now),

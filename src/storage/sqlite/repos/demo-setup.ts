@@ -13,7 +13,8 @@ export function sqliteDemoSetup(db: Db): Sync<DemoSetupRepository> {
   const get = db.prepare<[], Row>("SELECT account_id, chatbot_id, api_key_id FROM demo_setup WHERE id = 1");
   const set = db.prepare(
     "INSERT INTO demo_setup (id, account_id, chatbot_id, api_key_id) VALUES (1, ?, ?, ?) " +
-      "ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, chatbot_id = excluded.chatbot_id, api_key_id = excluded.api_key_id",
+      "ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, chatbot_id = excluded.chatbot_id, api_key_id " +
+      "= excluded.api_key_id",
   );
   return {
     get: () => {

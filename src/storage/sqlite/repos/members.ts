@@ -1,31 +1,8 @@
-import type { MemberRecord, MemberRepository } from "../../../domain/account/repository.js";
-import type { Role } from "../../../domain/caller.js";
+import type { MemberRepository } from "../../../domain/account/repository.js";
+import { type MemberRow, memberUpdateValues, toMember } from "../../account-rows.js";
 import { memberValues } from "../../invitation-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
-
-interface Row {
-  member_id: string;
-  account_id: string;
-  email: string;
-  role: string;
-  password_hash: string | null;
-  invitation_hash: string | null;
-  invitation_expires_at: number | null;
-  created_at: number;
-  joined_at: number | null;
-}
-const toRecord = (r: Row): MemberRecord => ({
-  memberId: r.member_id,
-  accountId: r.account_id,
-  email: r.email,
-  role: r.role as Role,
-  passwordHash: r.password_hash,
-  invitationHash: r.invitation_hash,
-  invitationExpiresAt: r.invitation_expires_at,
-  createdAt: r.created_at,
-  joinedAt: r.joined_at,
-});
 
 /** Members of accounts in SQLite. */
 export function sqliteMembers(db: Db): Sync<MemberRepository> {
@@ -34,10 +11,10 @@ export function sqliteMembers(db: Db): Sync<MemberRepository> {
   const insert = db.prepare(columns);
   // The e-mail's unique index decides: of two accounts' invitations accepted at once, one person joins.
   const join = db.prepare(`${columns} ON CONFLICT DO NOTHING`);
-  const byId = db.prepare<[string, string], Row>("SELECT * FROM members WHERE account_id = ? AND member_id = ?");
-  const byEmail = db.prepare<[string], Row>("SELECT * FROM members WHERE email = ?");
-  const byInvitation = db.prepare<[string], Row>("SELECT * FROM members WHERE invitation_hash = ?");
-  const list = db.prepare<[string], Row>("SELECT * FROM members WHERE account_id = ? ORDER BY email");
+  const byId = db.prepare<[string, string], MemberRow>("SELECT * FROM members WHERE account_id = ? AND member_id = ?");
+  const byEmail = db.prepare<[string], MemberRow>("SELECT * FROM members WHERE email = ?");
+  const byInvitation = db.prepare<[string], MemberRow>("SELECT * FROM members WHERE invitation_hash = ?");
+  const list = db.prepare<[string], MemberRow>("SELECT * FROM members WHERE account_id = ? ORDER BY email");
   const update = db.prepare(
     `UPDATE members SET role = ?, password_hash = ?, invitation_hash = ?, invitation_expires_at = ?, joined_at = ?
        WHERE member_id = ? AND account_id = ?`,
@@ -61,20 +38,18 @@ export function sqliteMembers(db: Db): Sync<MemberRepository> {
     join: (m) => join.run(...memberValues(m)).changes === 1,
     byId: (accountId, memberId) => {
       const r = byId.get(accountId, memberId);
-      return r && toRecord(r);
+      return r && toMember(r);
     },
     byEmail: (email) => {
       const r = byEmail.get(email);
-      return r && toRecord(r);
+      return r && toMember(r);
     },
     byInvitation: (hash) => {
       const r = byInvitation.get(hash);
-      return r && toRecord(r);
+      return r && toMember(r);
     },
-    listForAccount: (accountId) => list.all(accountId).map(toRecord),
-    update: (m) =>
-      update.run(m.role, m.passwordHash, m.invitationHash, m.invitationExpiresAt, m.joinedAt, m.memberId, m.accountId)
-        .changes === 1,
+    listForAccount: (accountId) => list.all(accountId).map(toMember),
+    update: (m) => update.run(...memberUpdateValues(m)).changes === 1,
     acceptInvitation: (hash, passwordHash, now) => accept.run(passwordHash, now, hash, now).changes === 1,
     remove: (accountId, memberId) => remove(accountId, memberId),
   };

@@ -1,26 +1,7 @@
 import type { ContactRecord, PrivacyRepository } from "../../../domain/privacy/repository.js";
+import { type ContactRow, toContact } from "../../conversation-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
-
-interface ContactRow {
-  contact_id: string;
-  account_id: string;
-  user_id: string;
-  contact_name: string;
-  email: string;
-  phone_number: string;
-  created_at: number;
-}
-
-const toContact = (r: ContactRow): ContactRecord => ({
-  contactId: r.contact_id,
-  accountId: r.account_id,
-  userId: r.user_id,
-  contactName: r.contact_name,
-  email: r.email,
-  phoneNumber: r.phone_number,
-  createdAt: r.created_at,
-});
 
 /** What replaces the data of an event about an erased contact or an expired conversation. */
 export const REDACTED = '{"redacted":true}';

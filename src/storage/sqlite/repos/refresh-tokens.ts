@@ -1,38 +1,13 @@
-import type {
-  RefreshTokenRecord,
-  RefreshTokenRepository,
-  SessionPolicyRecord,
-} from "../../../domain/token/repository.js";
+import type { RefreshTokenRepository, SessionPolicyRecord } from "../../../domain/token/repository.js";
 import type { Sync } from "../../sync.js";
+import {
+  type RefreshTokenRow,
+  type RotationRow,
+  refreshTokenValues,
+  toRefreshToken,
+  toRotation,
+} from "../../token-rows.js";
 import type { Db } from "../database.js";
-
-interface Row {
-  token_hash: string;
-  session_id: string;
-  account_id: string;
-  chatbot_id: string;
-  user_id: string;
-  created_at: number;
-  expires_at: number;
-  revoked_at: number | null;
-  last_used_at: number;
-  last_origin: string;
-  user_agent: string;
-}
-
-const toRecord = (r: Row): RefreshTokenRecord => ({
-  tokenHash: r.token_hash,
-  sessionId: r.session_id,
-  accountId: r.account_id,
-  chatbotId: r.chatbot_id,
-  userId: r.user_id,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  revokedAt: r.revoked_at,
-  lastUsedAt: r.last_used_at,
-  lastOrigin: r.last_origin,
-  userAgent: r.user_agent,
-});
 
 /** Refresh tokens (hashes only), the sessions they are, their rotation, and access-token revocations in SQLite. */
 export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
@@ -40,8 +15,8 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     `INSERT INTO refresh_tokens (token_hash, session_id, account_id, chatbot_id, user_id, created_at, expires_at,
        revoked_at, last_used_at, last_origin, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const byHash = db.prepare<[string], Row>("SELECT * FROM refresh_tokens WHERE token_hash = ?");
-  const bySession = db.prepare<[string], Row>("SELECT * FROM refresh_tokens WHERE session_id = ?");
+  const byHash = db.prepare<[string], RefreshTokenRow>("SELECT * FROM refresh_tokens WHERE token_hash = ?");
+  const bySession = db.prepare<[string], RefreshTokenRow>("SELECT * FROM refresh_tokens WHERE session_id = ?");
   const notBefore = db.prepare<[string, string, string | null], { not_before: number | null }>(
     // SQLite's max() of several values is NULL when one is: each side stands in for the other when it is missing.
     `SELECT max(coalesce(nb, rv), coalesce(rv, nb)) AS not_before FROM (SELECT
@@ -62,9 +37,10 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     "SELECT not_before FROM token_revocations WHERE chatbot_id = ? AND user_id = ?",
   );
   const raise = db.prepare(
-    "INSERT INTO token_revocations (chatbot_id, user_id, not_before) VALUES (?, ?, ?) ON CONFLICT (chatbot_id, user_id) DO UPDATE SET not_before = max(not_before, excluded.not_before)",
+    "INSERT INTO token_revocations (chatbot_id, user_id, not_before) VALUES (?, ?, ?) ON CONFLICT (chatbot_id, " +
+      "user_id) DO UPDATE SET not_before = max(not_before, excluded.not_before)",
   );
-  const list = db.prepare<unknown[], Row>(
+  const list = db.prepare<unknown[], RefreshTokenRow>(
     `SELECT * FROM refresh_tokens WHERE account_id = ? AND (? IS NULL OR chatbot_id = ?) AND (? IS NULL OR user_id = ?)
      ORDER BY created_at DESC, session_id DESC LIMIT ? OFFSET ?`,
   );
@@ -79,15 +55,13 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   const retire = db.prepare(
     "INSERT INTO refresh_token_rotations (token_hash, session_id, rotated_at, successor_salt) VALUES (?, ?, ?, ?)",
   );
-  const rotated = db.prepare<
-    [string],
-    { token_hash: string; session_id: string; rotated_at: number; successor_salt: string }
-  >("SELECT * FROM refresh_token_rotations WHERE token_hash = ?");
+  const rotated = db.prepare<[string], RotationRow>("SELECT * FROM refresh_token_rotations WHERE token_hash = ?");
   const policy = db.prepare<[string], { chatbot_id: string; rotate: number; reuse_grace_ms: number }>(
     "SELECT * FROM session_policies WHERE chatbot_id = ?",
   );
   const setPolicy = db.prepare(
-    "INSERT INTO session_policies (chatbot_id, rotate, reuse_grace_ms) VALUES (?, ?, ?) ON CONFLICT (chatbot_id) DO UPDATE SET rotate = excluded.rotate, reuse_grace_ms = excluded.reuse_grace_ms",
+    "INSERT INTO session_policies (chatbot_id, rotate, reuse_grace_ms) VALUES (?, ?, ?) ON CONFLICT (chatbot_id) DO " +
+      "UPDATE SET rotate = excluded.rotate, reuse_grace_ms = excluded.reuse_grace_ms",
   );
   const revoke = db.transaction((accountId: string, chatbotId: string | null, userId: string | null, at: number) => {
     const where = "account_id = ? AND (? IS NULL OR chatbot_id = ?) AND (? IS NULL OR user_id = ?)";
@@ -105,7 +79,8 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   });
   // Credential lineages share the revocations table under the chatbot id "" (no chatbot has it): no new table.
   const lineageNotBefore = db.prepare<[string], { not_before: number | null }>(
-    "SELECT max(not_before) AS not_before FROM token_revocations WHERE chatbot_id = '' AND user_id IN (SELECT value FROM json_each(?))",
+    "SELECT max(not_before) AS not_before FROM token_revocations WHERE chatbot_id = '' AND user_id IN (SELECT value " +
+      "FROM json_each(?))",
   );
   const revokeLineage = db.transaction((ids: readonly string[], at: number) => {
     for (const id of ids) raise.run("", id, at);
@@ -116,23 +91,10 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     return true;
   });
   return {
-    insert: (r) =>
-      void insert.run(
-        r.tokenHash,
-        r.sessionId,
-        r.accountId,
-        r.chatbotId,
-        r.userId,
-        r.createdAt,
-        r.expiresAt,
-        r.revokedAt,
-        r.lastUsedAt,
-        r.lastOrigin,
-        r.userAgent,
-      ),
+    insert: (r) => void insert.run(...refreshTokenValues(r)),
     byHash: (h) => {
       const r = byHash.get(h);
-      return r && toRecord(r);
+      return r && toRefreshToken(r);
     },
     revokeLineage: (ids, at) => revokeLineage.immediate(ids, at),
     lineageNotBefore: (ids) => lineageNotBefore.get(JSON.stringify(ids))?.not_before ?? undefined,
@@ -150,26 +112,19 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     },
     bySession: (id) => {
       const r = bySession.get(id);
-      return r && toRecord(r);
+      return r && toRefreshToken(r);
     },
     list: (s, limit, offset) => {
       const c = s.chatbotId ?? null;
       const u = s.userId ?? null;
-      return list.all(s.accountId, c, c, u, u, limit, offset).map(toRecord);
+      return list.all(s.accountId, c, c, u, u, limit, offset).map(toRefreshToken);
     },
     revokeSession: (accountId, sessionId, at) => revokeSession.run(at, accountId, sessionId).changes === 1,
     touch: (sessionId, at, origin, userAgent) => void touch.run(at, origin, userAgent, sessionId),
     rotate: (sessionId, fromHash, toHash, salt, at) => rotate.immediate(sessionId, fromHash, toHash, salt, at),
     rotated: (h) => {
       const r = rotated.get(h);
-      return (
-        r && {
-          tokenHash: r.token_hash,
-          sessionId: r.session_id,
-          rotatedAt: r.rotated_at,
-          successorSalt: r.successor_salt,
-        }
-      );
+      return r && toRotation(r);
     },
     policy: (chatbotId): SessionPolicyRecord | undefined => {
       const r = policy.get(chatbotId);
