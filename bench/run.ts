@@ -92,6 +92,8 @@ interface Scenario {
   rate?: number;
   /** The processes whose CPU time the requests cost, when not only `server` (the scale-out rows). */
   cpuPids?: number[];
+  /** Set: this many connections instead of the run's (a heavy read, timed one at a time: R1). */
+  connections?: number;
 }
 
 async function main(): Promise<void> {
@@ -512,6 +514,25 @@ async function main(): Promise<void> {
         ],
       });
     }
+    // R1: GetReport over a year of the chatbot's conversations (the seed spreads them over its last 90 days), one
+    // request at a time: its time at 1M conversations is the report's latency, not a throughput.
+    const today = new Date().toISOString().slice(0, 10);
+    const yearAgo = new Date(Date.now() - 365 * 86_400_000).toISOString().slice(0, 10);
+    for (const g of growth)
+      growthRows.push({
+        id: `R1-${g.scale}`,
+        name: `GetReport, a year of ${k(g.d.seed.conversations)} conversations`,
+        server: g.server,
+        kind: "service",
+        baseline: `S8-${g.scale}`,
+        connections: 1,
+        http: [
+          get(
+            `/v1/account/reports?chatbot_id=${g.d.seed.chatbot_id}&from=${yearAgo}&to=${today}&time_zone=Europe%2FParis`,
+            { authorization: `Bearer ${await idToken(g.server.url, g.d)}` },
+          ),
+        ],
+      });
     groups.push(growthRows);
     if (pgRows) groups.push(pgRows.scale);
 
@@ -806,6 +827,7 @@ async function measure(
               sc.http!,
               s,
             );
+  if (sc.connections !== undefined) shape = { ...shape, connections: sc.connections };
   if (!quick) await drive({ ...shape, seconds: 1 });
   const pids = sc.cpuPids ?? [sc.server.pid];
   const cpuNow = () => pids.reduce((n, pid) => n + cpuMicros(pid), 0);

@@ -4,6 +4,7 @@ import { OperatorProfiles } from "../domain/account/operator-profile.js";
 import { SavedReplies } from "../domain/account/saved-replies.js";
 import { TeamService } from "../domain/account/team-service.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
+import { Reports } from "../domain/report/report.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import { SessionRegistry } from "../domain/token/session-registry.js";
 import type { TokenService } from "../domain/token/token-service.js";
@@ -28,6 +29,8 @@ export interface AccountParts {
   pictures: OperatorPictures;
   /** The account's canned answers. */
   savedReplies: SavedReplies;
+  /** Each chatbot's figures over a period. */
+  reports: Reports;
   /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
   sessions: SessionRegistry;
   /** Who an outgoing request (a webhook, a chatbot's agent endpoint) may reach. */
@@ -73,5 +76,6 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
     audit,
   });
   const savedReplies = new SavedReplies({ ...store, clock });
-  return { accounts, team, profiles, pictures, savedReplies, sessions, targets };
+  const reports = new Reports({ ...store, clock, idleCloseSeconds: config.idleCloseSeconds });
+  return { accounts, team, profiles, pictures, savedReplies, reports, sessions, targets };
 }

@@ -97,6 +97,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         consoleUrl,
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
         savedReplies: savedReplyHandlers(d.savedReplies),
+        reports: d.reports,
       }),
     ),
     bind(WebhookServiceDesc, webhookHandlers(d.webhooks)),

@@ -161,4 +161,12 @@ input[type=color] { width: 6rem; height: 2.5rem; padding: .2rem; }
 .endpoints { list-style: none; padding: 0; margin: 0 0 1rem; }
 .endpoint__url { overflow-wrap: anywhere; }
 .events { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: .25rem 1rem; }
+.report-summary { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0 0 1rem; }
+.report-summary dt { color: var(--muted); }
+.report-summary dd { margin: 0; font-weight: 600; }
+.report-chart { margin: 0; }
+.report-bar-row { display: grid; grid-template-columns: 6.5rem 1fr 3.5rem; align-items: center; gap: .5rem; }
+.report-bar-key, .report-bar-value { font-size: 13px; color: var(--muted); white-space: nowrap; }
+.report-bar-value { text-align: right; }
+.report-bar { display: block; height: .8rem; min-width: 1px; background: var(--accent); border-radius: 3px; }
 ${INBOX_CSS}`;

@@ -17,6 +17,7 @@ import type { RatingRepository } from "./conversation/ratings.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
+import type { ReportRepository } from "./report/report.js";
 import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
 import type { TypingChannel } from "./typing/channel.js";
 import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
@@ -50,6 +51,8 @@ export interface Repositories {
   privacy: PrivacyRepository;
   /** The customers' ratings of closed conversations. */
   ratings: RatingRepository;
+  /** The rows behind the reports (read only). */
+  reports: ReportRepository;
 }
 
 /**

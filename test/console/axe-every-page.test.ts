@@ -39,6 +39,7 @@ const PAGES: Record<string, Visit> = {
   profile: { path: () => "/profile", ready: heading("Profile") },
   team: { path: () => "/team", ready: heading("Team") },
   audit: { path: () => "/audit", ready: heading("Audit log") },
+  reports: { path: () => "/reports", ready: async (page) => void (await page.getByTestId("report").waitFor()) },
   "saved-replies": { path: () => "/saved-replies", ready: heading("Saved replies") },
   webhooks: {
     path: () => "/webhooks",

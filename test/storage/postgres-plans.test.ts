@@ -171,6 +171,8 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
       await store.refreshTokens.policy(a.chatbotId);
       await store.launchCodes.byHash("x");
       await store.launchCodes.markUsed("x", 5);
+      await store.reports.conversations(a.chatbotId, 0, 100_000);
+      await store.reports.messageQuarters(a.chatbotId, 0, 100_000);
     } finally {
       pg.Pool.prototype.query = original;
       pg.Client.prototype.query = originalClient;
@@ -195,6 +197,8 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
         "msg_page",
         "conv_append",
         "conv_for_contact",
+        "report_conversations",
+        "report_quarters",
       ]),
     );
   });

@@ -43,6 +43,8 @@ function exercise(f: StorageFixture): string[] {
   repos.conversations.messages({ conversationId: "x", createdAt: 0 }, 20, 0);
   repos.conversations.recent({ conversationId: "x", createdAt: 0 }, 20);
   repos.conversations.forUser(a.accountId, a.chatbotId, "u1", 5);
+  repos.reports.conversations(a.chatbotId, 0, 10_000);
+  repos.reports.messageQuarters(a.chatbotId, 0, 10_000);
   return recording.stop();
 }
 
@@ -92,6 +94,18 @@ describe("query plans", () => {
         }
       }
     });
+  });
+
+  it("a report reads one chatbot's period by conversations_chatbot_created, messages by conversation", () => {
+    const report = statements.filter((q) => q.includes("FROM conversations c") && q.includes("c.chatbot_id = ?"));
+    expect(report).toHaveLength(2);
+    for (const q of report) {
+      const p = planOf(s.db, q).join(" | ");
+      expect(p).toContain(
+        "SEARCH c USING INDEX conversations_chatbot_created (chatbot_id=? AND created_at>? AND created_at<?)",
+      );
+      expect(p).not.toMatch(/SCAN (m|messages)\b/);
+    }
   });
 
   it("lists come from an index in their order: no sort step", () => {

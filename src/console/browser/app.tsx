@@ -7,6 +7,7 @@ import { ChatbotEdit, ChatbotEmbed, ChatbotList } from "./pages/chatbots.js";
 import { Inbox } from "./pages/inbox.js";
 import { AcceptInvitation } from "./pages/invitation.js";
 import { Profile } from "./pages/profile.js";
+import { ReportsPage } from "./pages/reports.js";
 import { SavedRepliesPage } from "./pages/saved-replies.js";
 import { SignIn } from "./pages/sign-in.js";
 import { Team } from "./pages/team.js";
@@ -74,7 +75,7 @@ export function App() {
   );
 }
 
-const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/saved-replies", "/webhooks"];
+const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/saved-replies", "/webhooks", "/reports"];
 
 function Layout({ path }: { path: string }) {
   const s = useContext(SessionContext)!;
@@ -95,6 +96,7 @@ function Layout({ path }: { path: string }) {
       { href: "/team", label: "Team" },
       { href: "/saved-replies", label: "Saved replies" },
       { href: "/audit", label: "Audit log" },
+      { href: "/reports", label: "Reports" },
       { href: "/webhooks", label: "Webhooks" },
     );
   nav.push({ href: "/password", label: "Password" });
@@ -146,6 +148,8 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
       return <AuditLog />;
     case "saved-replies":
       return <SavedRepliesPage />;
+    case "reports":
+      return <ReportsPage />;
     case "webhooks":
       return <Webhooks />;
     case "chatbots":

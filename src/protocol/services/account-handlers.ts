@@ -14,6 +14,7 @@ import type { ChatbotRecord } from "../../domain/account/repository.js";
 import type { IssuedInvitation, MemberView, TeamService } from "../../domain/account/team-service.js";
 import type { AccountCaller } from "../../domain/caller.js";
 import { invalidArgument } from "../../domain/errors.js";
+import type { Reports } from "../../domain/report/report.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
 import { auditedCaller } from "../audited.js";
@@ -88,6 +89,8 @@ export function accountHandlers(d: {
   privacy: ReturnType<typeof privacyHandlers>;
   /** The account's canned answers. */
   savedReplies: ReturnType<typeof savedReplyHandlers>;
+  /** Each chatbot's figures over a period. */
+  reports: Reports;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
   const invitation = (inv: IssuedInvitation) => invitationOf(d.consoleUrl(), inv);
@@ -113,6 +116,15 @@ export function accountHandlers(d: {
   return {
     ...d.privacy,
     ...d.savedReplies,
+    async getReport(req, call) {
+      const r = await d.reports.get(accountCaller(call.auth), {
+        chatbotId: req.chatbotId,
+        from: req.from,
+        to: req.to,
+        timeZone: req.timeZone,
+      });
+      return { data: r };
+    },
     async getAccount(_req, call) {
       return { data: await accountInfo(accountCaller(call.auth)) };
     },

@@ -369,4 +369,11 @@ export const pgMigrations: PgMigration[] = [
       );
       CREATE UNIQUE INDEX saved_replies_shortcut ON saved_replies (account_id, shortcut);`,
   },
+  {
+    version: 15,
+    // The reports read one chatbot's period; replaces conversations_chatbot (its prefix), which retention reads.
+    sql: `
+      DROP INDEX conversations_chatbot;
+      CREATE INDEX conversations_chatbot_created ON conversations (chatbot_id, created_at);`,
+  },
 ];

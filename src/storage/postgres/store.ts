@@ -26,6 +26,7 @@ import { types } from "./pipeline.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
 import { pgRatings } from "./ratings.js";
+import { pgReports } from "./reports.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { PgTyping } from "./typing.js";
@@ -77,6 +78,7 @@ export class PgStore extends RepositoryMembers implements Store {
       invitations: pgInvitations(db),
       profiles: pgProfiles(db),
       ratings: pgRatings(db),
+      reports: pgReports(db),
       pictures: pgPictures(db),
       notes: pgNotes(db),
       savedReplies: pgSavedReplies(db),

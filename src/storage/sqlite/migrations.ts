@@ -575,4 +575,13 @@ export const migrations: readonly Migration[] = [
       CREATE UNIQUE INDEX saved_replies_shortcut ON saved_replies (account_id, shortcut);
     `,
   },
+  {
+    version: 21,
+    name: "conversations by chatbot and start: the reports read one chatbot's period",
+    sql: `
+      -- Replaces conversations_chatbot (its prefix): the retention run still reads by chatbot_id alone.
+      DROP INDEX conversations_chatbot;
+      CREATE INDEX conversations_chatbot_created ON conversations (chatbot_id, created_at);
+    `,
+  },
 ];

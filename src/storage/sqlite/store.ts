@@ -225,5 +225,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     audit: asyncRepository(sync.audit, run),
     privacy: asyncRepository(sync.privacy, run),
     ratings: asyncRepository(sync.ratings, run),
+    reports: asyncRepository(sync.reports, run),
   };
 }

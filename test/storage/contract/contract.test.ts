@@ -11,6 +11,7 @@ import { memberCases } from "./members.case.js";
 import { privacyCases } from "./privacy.case.js";
 import { profileCases } from "./profiles.case.js";
 import { ratingCases } from "./ratings.case.js";
+import { reportCases } from "./reports.case.js";
 import { sessionCases } from "./sessions.case.js";
 import { teamCases } from "./team.case.js";
 import { tokenCases } from "./tokens.case.js";
@@ -38,6 +39,7 @@ for (const backend of backends) {
     invitationCases(h);
     profileCases(h);
     ratingCases(h);
+    reportCases(h);
     teamCases(h);
     tokenCases(h);
     sessionCases(h);

@@ -1,0 +1,194 @@
+import { useState } from "preact/hooks";
+import type { Report as ReportMessage } from "../../../../gen/aiagent/v1/account_service_pb.js";
+import { type Report, reportCsv } from "../../../domain/report/csv.js";
+import { accounts } from "../api.js";
+import { Empty, ErrorNote, Field, Loading, PageTitle, useLoad } from "../ui.js";
+
+const DAY = 86_400_000;
+const isoDay = (t: number) => new Date(t).toISOString().slice(0, 10);
+const zero = { count: 0, medianSeconds: 0, p90Seconds: 0 };
+
+/** The answer as the domain's plain report (the CSV is built here from it: the contract answers JSON only). */
+function plain(m: ReportMessage): Report {
+  return {
+    chatbotId: m.chatbotId,
+    from: m.from,
+    to: m.to,
+    timeZone: m.timeZone,
+    conversations: m.conversations,
+    handedOver: m.handedOver,
+    handedOverShare: m.handedOverShare,
+    days: m.days.map((d) => ({ date: d.date, conversations: d.conversations, handedOver: d.handedOver })),
+    firstResponse: m.firstResponse ? { ...zero, ...m.firstResponse } : zero,
+    timeToClose: m.timeToClose ? { ...zero, ...m.timeToClose } : zero,
+    ratings: {
+      count: m.ratings?.count ?? 0,
+      average: m.ratings?.average ?? 0,
+      distribution: m.ratings?.distribution ?? [0, 0, 0, 0, 0],
+    },
+    hours: m.hours.map((h) => ({ hour: h.hour, messages: h.messages })),
+  };
+}
+
+function duration(s: number): string {
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+/**
+ * Bars as plain CSS widths, hidden from assistive technology: the table beside them holds the same numbers, and
+ * is what a screen reader reads.
+ */
+function Bars(props: { caption: string; label: string; rows: { key: string; value: number; extra?: number }[] }) {
+  const max = Math.max(1, ...props.rows.map((r) => r.value));
+  return (
+    <figure class="report-chart">
+      <div class="report-bars" aria-hidden="true">
+        {props.rows.map((r) => (
+          <div class="report-bar-row" key={r.key}>
+            <span class="report-bar-key">{r.key}</span>
+            <span class="report-bar" style={{ width: `${(r.value / max) * 100}%` }} />
+            <span class="report-bar-value">{r.value}</span>
+          </div>
+        ))}
+      </div>
+      <details>
+        <summary>{props.caption}: the numbers</summary>
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">{props.caption}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{props.label}</th>
+                <th scope="col">Count</th>
+                {props.rows.some((r) => r.extra !== undefined) && <th scope="col">Handed over</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {props.rows.map((r) => (
+                <tr key={r.key}>
+                  <th scope="row">{r.key}</th>
+                  <td>{r.value}</td>
+                  {r.extra !== undefined && <td>{r.extra}</td>}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </figure>
+  );
+}
+
+/** A chatbot's figures over a period: conversations per day, handed over, response times, ratings, busy hours. */
+export function ReportsPage() {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  const [chatbots] = useLoad(async () => (await accounts.listChatbots({})).data?.chatbots ?? []);
+  const [chatbotId, setChatbotId] = useState("");
+  const [from, setFrom] = useState(isoDay(Date.now() - 29 * DAY));
+  const [to, setTo] = useState(isoDay(Date.now()));
+  const bot = chatbotId || (chatbots.state === "ok" ? (chatbots.data[0]?.chatbotId ?? "") : "");
+  const [report, reload] = useLoad(async () => {
+    if (!bot) return undefined;
+    const r = await accounts.getReport({ chatbotId: bot, from, to, timeZone: zone });
+    return r.data ? plain(r.data) : undefined;
+  }, [bot, from, to, zone]);
+  const download = (r: Report) => {
+    const url = URL.createObjectURL(new Blob([reportCsv(r)], { type: "text/csv" }));
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = `report-${r.from}-${r.to}.csv`;
+    link.click();
+    URL.revokeObjectURL(url);
+  };
+  return (
+    <section>
+      <PageTitle>Reports</PageTitle>
+      <div class="card">
+        <form class="inline-form" onSubmit={(e) => e.preventDefault()}>
+          <Field label="Chatbot" id="report-chatbot">
+            <select id="report-chatbot" value={bot} onChange={(e) => setChatbotId(e.currentTarget.value)}>
+              {chatbots.state === "ok" &&
+                chatbots.data.map((c) => (
+                  <option key={c.chatbotId} value={c.chatbotId}>
+                    {c.name}
+                  </option>
+                ))}
+            </select>
+          </Field>
+          <Field label="From" id="report-from">
+            <input id="report-from" type="date" value={from} onChange={(e) => setFrom(e.currentTarget.value)} />
+          </Field>
+          <Field label="To" id="report-to" hint={`Days and hours in ${zone}; at most 366 days.`}>
+            <input id="report-to" type="date" value={to} onChange={(e) => setTo(e.currentTarget.value)} />
+          </Field>
+        </form>
+        {report.state === "loading" && <Loading what="the report" />}
+        {report.state === "error" && <ErrorNote error={report.error} onRetry={reload} />}
+        {report.state === "ok" && !report.data && <Empty>No chatbot yet.</Empty>}
+      </div>
+      {report.state === "ok" && report.data && <Figures r={report.data} onDownload={download} />}
+    </section>
+  );
+}
+
+function Figures({ r, onDownload }: { r: Report; onDownload: (r: Report) => void }) {
+  const share = Math.round(r.handedOverShare * 100);
+  return (
+    <div data-testid="report">
+      <div class="card">
+        <h2>Summary</h2>
+        <dl class="report-summary">
+          <dt>Conversations</dt>
+          <dd>{r.conversations}</dd>
+          <dt>Answered by the agent alone</dt>
+          <dd>
+            {r.conversations - r.handedOver} ({r.conversations ? 100 - share : 0}%)
+          </dd>
+          <dt>Handed over to the team</dt>
+          <dd>
+            {r.handedOver} ({share}%)
+          </dd>
+          <dt>First response (median / p90)</dt>
+          <dd>
+            {duration(r.firstResponse.medianSeconds)} / {duration(r.firstResponse.p90Seconds)}
+          </dd>
+          <dt>Time to close (median / p90)</dt>
+          <dd>
+            {duration(r.timeToClose.medianSeconds)} / {duration(r.timeToClose.p90Seconds)}
+          </dd>
+          <dt>Ratings</dt>
+          <dd>{r.ratings.count ? `${r.ratings.count}, average ${r.ratings.average.toFixed(2)} of 5` : "none"}</dd>
+        </dl>
+        <button type="button" class="button" onClick={() => onDownload(r)}>
+          Download CSV
+        </button>
+      </div>
+      <div class="card">
+        <h2>Conversations per day</h2>
+        <Bars
+          caption="Conversations per day"
+          label="Day"
+          rows={r.days.map((d) => ({ key: d.date, value: d.conversations, extra: d.handedOver }))}
+        />
+      </div>
+      <div class="card">
+        <h2>Ratings</h2>
+        <Bars
+          caption="Ratings by score"
+          label="Score"
+          rows={r.ratings.distribution.map((n, i) => ({ key: `${i + 1} of 5`, value: n }))}
+        />
+      </div>
+      <div class="card">
+        <h2>Busiest hours</h2>
+        <Bars
+          caption="Messages per hour of the day"
+          label="Hour"
+          rows={r.hours.map((h) => ({ key: `${String(h.hour).padStart(2, "0")}:00`, value: h.messages }))}
+        />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,197 @@
+import type { ChatbotRepository } from "../account/repository.js";
+import type { AccountCaller } from "../caller.js";
+import type { Clock } from "../clock.js";
+import { invalidArgument, notFound } from "../errors.js";
+import { requireUuid } from "../ids.js";
+import type { Report, ReportDuration } from "./csv.js";
+
+export type { Report, ReportDuration } from "./csv.js";
+
+/** One conversation of the period, as the report reads it: instants in ms since the epoch. */
+export interface ReportConversation {
+  createdAt: number;
+  /** The last message's instant, or createdAt when it has none. */
+  lastActivityAt: number;
+  /** The stored status (an idle live one reads as closed: the domain decides). */
+  status: "live" | "closed";
+  /** The first customer message, if any. */
+  firstCustomerAt: number | null;
+  /** The first message of a person of the team, if any: the conversation was handed over. */
+  firstOperatorAt: number | null;
+  /** The customer's rating, if any. */
+  score: number | null;
+}
+
+/** What the report reads from storage: the rows behind the figures, every figure computed here for both back ends. */
+export interface ReportRepository {
+  /** The chatbot's conversations started in [from, to). */
+  conversations(chatbotId: string, from: number, to: number): Promise<ReportConversation[]>;
+  /**
+   * The messages of the chatbot's conversations started in [from, to), counted per quarter hour of their instant
+   * (floor(ms / 900000)): every time zone's offset is whole quarter hours, so a count per local hour follows.
+   */
+  messageQuarters(chatbotId: string, from: number, to: number): Promise<{ quarter: number; messages: number }[]>;
+}
+
+export interface ReportQuery {
+  chatbotId: string;
+  from: string;
+  to: string;
+  timeZone?: string | undefined;
+}
+
+/** The longest period a report covers, in days: a year, leap day included. */
+export const MAX_REPORT_DAYS = 366;
+const QUARTER = 900_000;
+const DAY = 86_400_000;
+
+/** The nearest-rank percentile p (0..1] of ascending values: the ceil(p n)-th smallest; 0 when empty. */
+export function nearestRank(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.max(1, Math.ceil(p * sorted.length)) - 1]!;
+}
+
+function duration(ms: number[]): ReportDuration {
+  const s = ms.map((v) => Math.floor(v / 1000)).sort((a, b) => a - b);
+  return { count: s.length, medianSeconds: nearestRank(s, 0.5), p90Seconds: nearestRank(s, 0.9) };
+}
+
+function parseDay(field: string, v: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
+  const t = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : Number.NaN;
+  // Date.UTC rolls 2026-02-30 over to March: the round trip refuses it.
+  if (!m || Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== v)
+    throw invalidArgument(field, "must be a date, YYYY-MM-DD");
+  return t;
+}
+
+function zoneFormat(timeZone: string): Intl.DateTimeFormat {
+  try {
+    return new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+    });
+  } catch {
+    throw invalidArgument("time_zone", "must be an IANA time zone, e.g. Europe/Paris");
+  }
+}
+
+/** The local wall clock of an instant in a zone, as if it were UTC (ms), for offsets and local dates and hours. */
+function wallClock(f: Intl.DateTimeFormat, t: number): number {
+  const p = Object.fromEntries(f.formatToParts(t).map((x) => [x.type, x.value]));
+  return Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute));
+}
+
+/** The instant a local day starts in the zone (its first existing minute, when a change skips midnight). */
+function localMidnight(f: Intl.DateTimeFormat, day: number): number {
+  let t = day - (wallClock(f, day) - day);
+  // The offset at the guess may differ from the offset at the answer (a change that day): settle it.
+  for (let i = 0; i < 3; i++) t = day - (wallClock(f, t) - t);
+  while (wallClock(f, t) < day) t += QUARTER;
+  return t;
+}
+
+/** A chatbot's figures over a period of whole local days, from the stored conversations, messages and ratings. */
+export class Reports {
+  constructor(
+    private readonly d: {
+      chatbots: ChatbotRepository;
+      reports: ReportRepository;
+      clock: Clock;
+      idleCloseSeconds: number;
+    },
+  ) {}
+
+  async get(caller: AccountCaller, q: ReportQuery): Promise<Report> {
+    const chatbotId = requireUuid("chatbot_id", q.chatbotId);
+    const fromDay = parseDay("from", q.from);
+    const toDay = parseDay("to", q.to);
+    if (toDay < fromDay) throw invalidArgument("to", "must be on or after from");
+    const dayCount = (toDay - fromDay) / DAY + 1;
+    if (dayCount > MAX_REPORT_DAYS) throw invalidArgument("to", `the period is at most ${MAX_REPORT_DAYS} days`);
+    const timeZone = q.timeZone || "UTC";
+    const f = zoneFormat(timeZone);
+    const bot = await this.d.chatbots.byId(chatbotId);
+    if (!bot || bot.accountId !== caller.accountId) throw notFound("chatbot");
+
+    const start = localMidnight(f, fromDay);
+    const end = localMidnight(f, toDay + DAY);
+    const [rows, quarters] = await Promise.all([
+      this.d.reports.conversations(chatbotId, start, end),
+      this.d.reports.messageQuarters(chatbotId, start, end),
+    ]);
+
+    const days = Array.from({ length: dayCount }, (_, i) => ({
+      date: new Date(fromDay + i * DAY).toISOString().slice(0, 10),
+      conversations: 0,
+      handedOver: 0,
+    }));
+    const liveSince = this.d.clock.now() - this.d.idleCloseSeconds * 1000;
+    const firstResponse: number[] = [];
+    const toClose: number[] = [];
+    const distribution = [0, 0, 0, 0, 0];
+    let handedOver = 0;
+    let scoreSum = 0;
+    // Local days of the period start at their local midnights: one boundary search per conversation, no formatting.
+    const bounds = days.map((_, i) => localMidnight(f, fromDay + i * DAY));
+    for (const r of rows) {
+      const day = days[dayIndex(bounds, r.createdAt)]!;
+      day.conversations++;
+      if (r.firstOperatorAt !== null) {
+        handedOver++;
+        day.handedOver++;
+        if (r.firstCustomerAt !== null && r.firstCustomerAt <= r.firstOperatorAt)
+          firstResponse.push(r.firstOperatorAt - r.firstCustomerAt);
+      }
+      // The same rule a reader of the conversation sees (rules.ts effectiveStatus): idle means closed.
+      if (r.status === "closed" || r.lastActivityAt < liveSince) toClose.push(r.lastActivityAt - r.createdAt);
+      if (r.score !== null) {
+        distribution[r.score - 1]!++;
+        scoreSum += r.score;
+      }
+    }
+    const rated = distribution.reduce((a, b) => a + b, 0);
+    const hours = Array.from({ length: 24 }, (_, hour) => ({ hour, messages: 0 }));
+    // A zone's offset changes at most a few times a year: one at each day's start and end, and per quarter only
+    // on a day where they differ (a change of the clocks), rather than a formatting per quarter hour.
+    const offsets = [...bounds, end].map((t) => wallClock(f, t) - t);
+    for (const q of quarters) {
+      const t = q.quarter * QUARTER;
+      const i = dayIndex(bounds, t);
+      // A message after the period's end (its conversation started on the last day) is formatted on its own.
+      const offset = t < end && offsets[i] === offsets[i + 1] ? offsets[i]! : wallClock(f, t) - t;
+      hours[new Date(t + offset).getUTCHours()]!.messages += q.messages;
+    }
+    return {
+      chatbotId,
+      from: q.from,
+      to: q.to,
+      timeZone,
+      conversations: rows.length,
+      handedOver,
+      handedOverShare: rows.length === 0 ? 0 : handedOver / rows.length,
+      days,
+      firstResponse: duration(firstResponse),
+      timeToClose: duration(toClose),
+      ratings: { count: rated, average: rated === 0 ? 0 : scoreSum / rated, distribution },
+      hours,
+    };
+  }
+}
+
+/** The index of the last boundary at or before t (t is within the period). */
+function dayIndex(bounds: readonly number[], t: number): number {
+  let lo = 0;
+  let hi = bounds.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (bounds[mid]! <= t) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

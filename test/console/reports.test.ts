@@ -1,0 +1,74 @@
+import { readFileSync } from "node:fs";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { launchBrowser, newContext } from "../frame/browser.js";
+import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { postJson } from "../helpers/http.js";
+import type { TestAccount, TestServer } from "../helpers/server.js";
+import { suiteCanRun } from "../helpers/system-packages.js";
+import { signIn, startConsoleServer } from "./sign-in.js";
+
+// Issue 32, item 5: the Reports page shows GetReport's figures, charts with their numbers as tables, and a CSV.
+
+const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
+const DOCS = new URL("../../docs/", import.meta.url);
+
+describe.runIf(canRun)("the Reports page", () => {
+  let browser: Browser;
+  let s: TestServer;
+  let owner: TestAccount;
+
+  beforeAll(async () => {
+    [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
+    owner = await s.account();
+    // Five conversations today: two handed over (a person replies), two closed and rated.
+    const auth = { authorization: `Bearer ${await idToken(s.url, owner)}` };
+    for (let i = 0; i < 5; i++) {
+      const t = await issueTokens(s.url, owner, `reports-${i}`);
+      const id = (await send(s.url, t.access_token, `Question ${i}`)).conversation_id;
+      if (i < 2) {
+        expect((await postJson(s.url, "/take_over_conversation", { conversation_id: id }, auth)).status).toBe(200);
+        const reply = { conversation_id: id, content: "A person here." };
+        expect((await postJson(s.url, "/reply_to_conversation", reply, auth)).status).toBe(200);
+      }
+      if (i >= 3) {
+        expect((await postJson(s.url, "/close_conversation", { conversation_id: id }, auth)).status).toBe(200);
+        const rate = `/ai_agent/rate_conversation?access_token=${encodeURIComponent(t.access_token)}`;
+        expect((await postJson(s.url, rate, { conversation_id: id, score: i })).status).toBe(200);
+      }
+    }
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.close(true);
+  });
+
+  test("shows the figures, a table behind each chart, and downloads them as CSV", async () => {
+    const context = await newContext(browser, { width: 1280, height: 800 });
+    const page = await context.newPage();
+    await signIn(page, s.url, owner.email, owner.password);
+    await page.goto(`${s.url}/console/reports`);
+    const report = page.getByTestId("report");
+    await report.waitFor();
+    const summary = report.locator(".report-summary");
+    await expect.poll(() => summary.textContent()).toContain("Conversations5");
+    expect(await summary.textContent()).toContain("Handed over to the team2 (40%)");
+    expect(await summary.textContent()).toContain("2, average 3.50 of 5");
+    // Each chart's numbers are a table (for screen readers, and on demand for everyone).
+    await page.getByText("Ratings by score: the numbers").click();
+    const ratingRows = page.getByRole("table", { name: "Ratings by score" }).locator("tbody tr");
+    expect(await ratingRows.allTextContents()).toEqual(["1 of 50", "2 of 50", "3 of 51", "4 of 51", "5 of 50"]);
+    if (process.env.UPDATE_DOCS === "1")
+      await page.screenshot({ path: new URL("console-reports.png", DOCS).pathname, fullPage: true });
+
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download CSV" }).click(),
+    ]);
+    const csv = readFileSync((await download.path())!, "utf8");
+    expect(csv).toContain("conversations,5\r\n");
+    expect(csv).toContain("handed_over,2\r\n");
+    expect(csv).toContain("ratings_average,3.5\r\n");
+    await context.close();
+  });
+});
