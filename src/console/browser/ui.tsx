@@ -87,6 +87,20 @@ export function ActionError({ error }: { error: unknown }) {
   );
 }
 
+/** The account's chatbots as a select's options, once loaded: every chatbot picker lists them alike. */
+export function ChatbotOptions({ chatbots }: { chatbots: Loaded<readonly { chatbotId: string; name: string }[]> }) {
+  if (chatbots.state !== "ok") return null;
+  return (
+    <>
+      {chatbots.data.map((c) => (
+        <option key={c.chatbotId} value={c.chatbotId}>
+          {c.name}
+        </option>
+      ))}
+    </>
+  );
+}
+
 /** The empty state of a list: what is missing and what to do. */
 export function Empty({ children }: { children: ComponentChildren }) {
   return <div class="state state--empty">{children}</div>;

@@ -2,7 +2,19 @@ import { useState } from "preact/hooks";
 import type { Invitation, Member } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts, sessions } from "../api.js";
 import { DataTable, RowAction } from "../table.js";
-import { Empty, ErrorNote, Field, Loading, PageTitle, SecretRow, TextField, useAction, useLoad, when } from "../ui.js";
+import {
+  ChatbotOptions,
+  Empty,
+  ErrorNote,
+  Field,
+  Loading,
+  PageTitle,
+  SecretRow,
+  TextField,
+  useAction,
+  useLoad,
+  when,
+} from "../ui.js";
 
 /** The account's people (invite, change role, remove) and its customers' sessions (revoke). */
 export function Team() {
@@ -135,12 +147,7 @@ function Sessions() {
         <Field label="Chatbot" id="sessions-chatbot">
           <select id="sessions-chatbot" value={chatbotId} onChange={(e) => setChatbotId(e.currentTarget.value)}>
             <option value="">Any chatbot</option>
-            {chatbots.state === "ok" &&
-              chatbots.data.map((c) => (
-                <option key={c.chatbotId} value={c.chatbotId}>
-                  {c.name}
-                </option>
-              ))}
+            <ChatbotOptions chatbots={chatbots} />
           </select>
         </Field>
         <TextField label="Customer's user id" id="sessions-user" value={userId} onValue={setUserId} />
