@@ -1,4 +1,3 @@
-import type { SavedReplyRecord } from "../domain/account/saved-replies.js";
 import type { NoteRecord } from "../domain/conversation/notes.js";
 
 /** A conversation_notes row as both back ends read it (PostgreSQL bigints as strings or numbers). */
@@ -30,33 +29,3 @@ export const noteValues = (n: NoteRecord) => [
   n.createdAt,
 ];
 export const NOTE_COLUMNS = "note_id, account_id, conversation_id, author_email, content, created_at";
-
-/** A saved_replies row as both back ends read it. */
-export interface SavedReplyRow {
-  saved_reply_id: string;
-  account_id: string;
-  shortcut: string;
-  content: string;
-  created_at: number | string;
-  updated_at: number | string;
-}
-
-export const toSavedReply = (r: SavedReplyRow): SavedReplyRecord => ({
-  savedReplyId: r.saved_reply_id,
-  accountId: r.account_id,
-  shortcut: r.shortcut,
-  content: r.content,
-  createdAt: Number(r.created_at),
-  updatedAt: Number(r.updated_at),
-});
-
-/** A saved reply's insert values, in the column order of SAVED_REPLY_COLUMNS. */
-export const savedReplyValues = (r: SavedReplyRecord) => [
-  r.savedReplyId,
-  r.accountId,
-  r.shortcut,
-  r.content,
-  r.createdAt,
-  r.updatedAt,
-];
-export const SAVED_REPLY_COLUMNS = "saved_reply_id, account_id, shortcut, content, created_at, updated_at";

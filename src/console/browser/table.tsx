@@ -25,3 +25,37 @@ export function ActionsHeader() {
     </th>
   );
 }
+
+/**
+ * A list of things as a table in its scrolling wrapper: named for screen readers by its caption, one header row
+ * of `columns` (and an actions column when `actions`), `children` its body rows and `after` what follows it in the
+ * wrapper. Every list shares it so their tables stay alike to the eye and to screen readers.
+ */
+export function DataTable(props: {
+  caption: string;
+  columns: readonly string[];
+  actions?: boolean;
+  testId?: string;
+  after?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="table-wrap">
+      <table data-testid={props.testId}>
+        <caption class="sr-only">{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+            {props.actions && <ActionsHeader />}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+      {props.after}
+    </div>
+  );
+}

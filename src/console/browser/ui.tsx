@@ -74,9 +74,52 @@ export function ErrorNote({ error, onRetry }: { error: unknown; onRetry?: () => 
   );
 }
 
+/**
+ * A failed action's reason as one line beside its form (no retry: the form is the retry), or nothing before it
+ * fails.
+ */
+export function ActionError({ error }: { error: unknown }) {
+  if (error === undefined) return null;
+  return (
+    <p class="state state--error" role="alert">
+      {describeError(error)}
+    </p>
+  );
+}
+
+/** The account's chatbots as a select's options, once loaded: every chatbot picker lists them alike. */
+export function ChatbotOptions({ chatbots }: { chatbots: Loaded<readonly { chatbotId: string; name: string }[]> }) {
+  if (chatbots.state !== "ok") return null;
+  return (
+    <>
+      {chatbots.data.map((c) => (
+        <option key={c.chatbotId} value={c.chatbotId}>
+          {c.name}
+        </option>
+      ))}
+    </>
+  );
+}
+
 /** The empty state of a list: what is missing and what to do. */
 export function Empty({ children }: { children: ComponentChildren }) {
   return <div class="state state--empty">{children}</div>;
+}
+
+/**
+ * A value shown once (a key, a secret, a link) with the button that copies it, and `children` after them in the row:
+ * every such value looks and copies alike.
+ */
+export function SecretRow(props: { value: string; testId: string; copyLabel: string; children?: ComponentChildren }) {
+  return (
+    <div class="secret__row">
+      <code class="secret__value" data-testid={props.testId}>
+        {props.value}
+      </code>
+      <CopyButton text={props.value} label={props.copyLabel} />
+      {props.children}
+    </div>
+  );
 }
 
 /** A button that copies text to the clipboard and says so. */

@@ -60,38 +60,34 @@ function requireRole(field: string, role: string): Role {
   return role as Role;
 }
 
-function memberView(m: MemberRecord): MemberView {
-  return {
-    memberId: m.memberId,
-    email: m.email,
-    role: m.role,
-    status: m.joinedAt === null ? "invited" : "active",
-    owner: false,
-    createdAt: m.createdAt,
-  };
-}
+/** What a row of the team list is made of: the account's owner and pending invitations read as members too. */
+type Listed = Pick<MemberRecord, "memberId" | "email" | "role" | "createdAt" | "joinedAt">;
 
-function invitedView(i: InvitationRecord): MemberView {
-  return {
-    memberId: i.invitationId,
-    email: i.email,
-    role: i.role,
-    status: "invited",
-    owner: false,
-    createdAt: i.createdAt,
-  };
-}
+/** A member the account's owner is not: invited until they join. */
+const memberView = (m: Listed): MemberView => ({
+  memberId: m.memberId,
+  email: m.email,
+  role: m.role,
+  status: m.joinedAt === null ? "invited" : "active",
+  owner: false,
+  createdAt: m.createdAt,
+});
 
-function ownerView(a: AccountRecord): MemberView {
-  return {
+/** A pending invitation reads as a member who has not joined yet, under the invitation's id. */
+const invitedView = (i: InvitationRecord): MemberView =>
+  memberView({ memberId: i.invitationId, email: i.email, role: i.role, createdAt: i.createdAt, joinedAt: null });
+
+/** The account's owner: an admin from the start, and the only member marked so. */
+const ownerView = (a: AccountRecord): MemberView => ({
+  ...memberView({
     memberId: a.accountId,
     email: a.email,
     role: "admin",
-    status: "active",
-    owner: true,
     createdAt: a.createdAt,
-  };
-}
+    joinedAt: a.createdAt,
+  }),
+  owner: true,
+});
 
 /**
  * Who the holder of an ID token is now: the owner (the account's e-mail), or a member who has joined, with the

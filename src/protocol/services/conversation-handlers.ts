@@ -162,8 +162,7 @@ export function conversationHandlers(
         search: req.search,
         filter: req.filter,
         view: req.view,
-        limit: req.limit,
-        offset: req.offset,
+        ...pageOf(req),
       });
       return {
         data: {
@@ -188,17 +187,13 @@ export function conversationHandlers(
     },
     async getMessagesForConversation(req, call) {
       const caller = anyCaller(call.auth);
-      const q = { conversationId: req.conversationId, limit: req.limit, offset: req.offset };
+      const q = { conversationId: req.conversationId, ...pageOf(req) };
       if (call.encoder) return conversations.listMessages(caller, q, pages.encoded(call.encoder));
       return conversations.listMessages(caller, q, pages.message);
     },
     async getConversationsForContact(req, call) {
       const caller = accountCaller(call.auth);
-      const page = await conversations.listContactConversations(caller, {
-        contactId: req.contactId,
-        limit: req.limit,
-        offset: req.offset,
-      });
+      const page = await conversations.listContactConversations(caller, { contactId: req.contactId, ...pageOf(req) });
       return { data: { conversations: page.conversations.map(summary), hasMore: page.hasMore } };
     },
     async *watchConversation(req, call) {
@@ -333,6 +328,11 @@ export function conversationHandlers(
  * The write's idempotency key: the request's field, else (JSON routes, as the IETF draft and Stripe have it) the
  * Idempotency-Key header. Both given and different is refused.
  */
+/** The page a list request asks for: every paged list takes it the same way. */
+function pageOf<R extends { limit?: number | undefined; offset?: number | undefined }>(req: R) {
+  return { limit: req.limit, offset: req.offset };
+}
+
 function keyOf(req: { idempotencyKey: string }, call: Call): string | undefined {
   const header = call.header("idempotency-key");
   if (header !== undefined && req.idempotencyKey !== "" && header !== req.idempotencyKey)

@@ -149,24 +149,18 @@ function AppearanceForm({ chatbot }: { chatbot: Chatbot }) {
                       />
                       {DAYS[i]}
                     </label>
-                    <label>
-                      <span class="sr-only">{DAYS[i]} opens at</span>
-                      <input
-                        type="time"
-                        value={d.from}
-                        disabled={!d.open}
-                        onInput={(e) => setDay(i, { from: e.currentTarget.value })}
-                      />
-                    </label>
-                    <label>
-                      <span class="sr-only">{DAYS[i]} closes at</span>
-                      <input
-                        type="time"
-                        value={d.to}
-                        disabled={!d.open}
-                        onInput={(e) => setDay(i, { to: e.currentTarget.value })}
-                      />
-                    </label>
+                    <DayTime
+                      label={`${DAYS[i]} opens at`}
+                      value={d.from}
+                      disabled={!d.open}
+                      onValue={(from) => setDay(i, { from })}
+                    />
+                    <DayTime
+                      label={`${DAYS[i]} closes at`}
+                      value={d.to}
+                      disabled={!d.open}
+                      onValue={(to) => setDay(i, { to })}
+                    />
                   </div>
                 ))}
               </>
@@ -201,5 +195,20 @@ function AppearanceForm({ chatbot }: { chatbot: Chatbot }) {
         </figure>
       </div>
     </section>
+  );
+}
+
+/** One end of a day's opening hours: a time input named for screen readers by its day and end. */
+function DayTime(props: { label: string; value: string; disabled: boolean; onValue: (v: string) => void }) {
+  return (
+    <label>
+      <span class="sr-only">{props.label}</span>
+      <input
+        type="time"
+        value={props.value}
+        disabled={props.disabled}
+        onInput={(e) => props.onValue(e.currentTarget.value)}
+      />
+    </label>
   );
 }

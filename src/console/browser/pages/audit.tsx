@@ -3,6 +3,7 @@ import type { AuditEvent } from "../../../../gen/aiagent/v1/privacy_pb.js";
 // A list of names only (no Node code): the filter offers exactly the kinds the log records.
 import { AUDIT_KINDS as KINDS } from "../../../domain/audit/repository.js";
 import { accounts } from "../api.js";
+import { DataTable } from "../table.js";
 import { Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
 
 const PAGE = 50;
@@ -43,43 +44,33 @@ export function AuditLog() {
         {first.state === "error" && <ErrorNote error={first.error} onRetry={reload} />}
         {first.state === "ok" && events.length === 0 && <Empty>Nothing recorded yet.</Empty>}
         {events.length > 0 && (
-          <div class="table-wrap">
-            <table data-testid="audit-events">
-              <caption class="sr-only">Audit events, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">What</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">From</th>
-                </tr>
-              </thead>
-              <tbody>
-                {events.map((e) => (
-                  <tr key={e.auditEventId}>
-                    <td>{when(e.createdAt)}</td>
-                    <td>
-                      <span class="badge">{e.kind}</span>{" "}
-                      <span class="muted">
-                        {Object.entries(e.details)
-                          .map(([k, v]) => `${k}: ${v}`)
-                          .join(", ")}
-                      </span>
-                    </td>
-                    <td>{e.actor}</td>
-                    <td>
-                      <code>{e.target}</code>
-                    </td>
-                    <td>
-                      {e.address}
-                      {e.userAgent && <span class="muted"> · {e.userAgent}</span>}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Audit events, newest first"
+            columns={["When", "What", "Who", "Target", "From"]}
+            testId="audit-events"
+          >
+            {events.map((e) => (
+              <tr key={e.auditEventId}>
+                <td>{when(e.createdAt)}</td>
+                <td>
+                  <span class="badge">{e.kind}</span>{" "}
+                  <span class="muted">
+                    {Object.entries(e.details)
+                      .map(([k, v]) => `${k}: ${v}`)
+                      .join(", ")}
+                  </span>
+                </td>
+                <td>{e.actor}</td>
+                <td>
+                  <code>{e.target}</code>
+                </td>
+                <td>
+                  {e.address}
+                  {e.userAgent && <span class="muted"> · {e.userAgent}</span>}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
         {more.token && (
           <button type="button" class="button" disabled={a.busy} onClick={next}>

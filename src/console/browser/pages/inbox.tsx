@@ -5,11 +5,11 @@ import type {
   Message,
   Note,
 } from "../../../../gen/aiagent/v1/conversation_service_pb.js";
-import { conversations, describeError } from "../api.js";
+import { conversations } from "../api.js";
 import { useAccountWatch } from "../live.js";
 import { SessionContext } from "../session.js";
 import { CustomerTyping, useOperatorTyping } from "../typing.js";
-import { Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
+import { ActionError, Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
 import { AssignTo } from "./assign.js";
 import { ContactPanel } from "./contact-panel.js";
 import { ContactPrivacy } from "./contact-privacy.js";
@@ -411,11 +411,7 @@ function ConversationView(props: {
             onErased={() => [props.onChanged(), props.onBack()]}
           />
         </div>
-        {a.error !== undefined && (
-          <p class="state state--error" role="alert">
-            {describeError(a.error)}
-          </p>
-        )}
+        <ActionError error={a.error} />
       </header>
       <div class="messages" role="log" aria-live="polite" aria-label={`Messages with ${name}`}>
         {loadError !== undefined && <ErrorNote error={loadError} onRetry={() => void load()} />}

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Note } from "../../../../gen/aiagent/v1/conversation_service_pb.js";
-import { conversations, describeError } from "../api.js";
-import { ErrorNote, useAction, when } from "../ui.js";
+import { conversations } from "../api.js";
+import { ActionError, ErrorNote, useAction, when } from "../ui.js";
 
 /**
  * The conversation's internal notes: shown apart from the messages (dashed, amber, "only your team") and never
@@ -71,11 +71,7 @@ export function NotesPanel(props: { conversationId: string; live: Note | undefin
           Add note
         </button>
       </form>
-      {a.error !== undefined && (
-        <p class="state state--error" role="alert">
-          {describeError(a.error)}
-        </p>
-      )}
+      <ActionError error={a.error} />
     </section>
   );
 }

@@ -2,8 +2,8 @@ import { useContext, useState } from "preact/hooks";
 import type { ApiKey, CreatedApiKey } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts } from "../api.js";
 import { SessionContext } from "../session.js";
-import { ActionsHeader, RowAction } from "../table.js";
-import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, TextField, useAction, useLoad, when } from "../ui.js";
+import { DataTable, RowAction } from "../table.js";
+import { Empty, ErrorNote, Field, Loading, PageTitle, SecretRow, TextField, useAction, useLoad, when } from "../ui.js";
 import { AlertSettings, YourPicture } from "./me.js";
 
 /** The account and its API keys (admins), and the caller's own password. */
@@ -76,12 +76,7 @@ function ApiKeys() {
           <p>
             <strong>Your new key.</strong> Copy it now: it is shown only once.
           </p>
-          <div class="secret__row">
-            <code class="secret__value" data-testid="new-api-key">
-              {fresh.clientApiKey}
-            </code>
-            <CopyButton text={fresh.clientApiKey} label="Copy key" />
-          </div>
+          <SecretRow value={fresh.clientApiKey} testId="new-api-key" copyLabel="Copy key" />
           <button type="button" class="button button--quiet" onClick={() => setFresh(undefined)}>
             I have stored it
           </button>
@@ -103,47 +98,50 @@ function ApiKeys() {
       {keys.state === "error" && <ErrorNote error={keys.error} onRetry={reload} />}
       {keys.state === "ok" && keys.data.length === 0 && <Empty>No API keys yet. Create one for your server.</Empty>}
       {keys.state === "ok" && keys.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Label</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <ActionsHeader />
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((k) => (
-                <tr key={k.apiKeyId}>
-                  <td data-label="Key">
-                    <code>{k.prefix}…</code>
-                  </td>
-                  <td data-label="Label">{k.name}</td>
-                  <td data-label="Status">
-                    <span class={`badge badge--${k.status}`}>{k.status}</span>
-                    {k.expiresAt && k.status === "active" && <span class="muted"> until {when(k.expiresAt)}</span>}
-                  </td>
-                  <td data-label="Created">{when(k.createdAt)}</td>
-                  <td data-label="Last used">{k.lastUsedAt ? when(k.lastUsedAt) : "never"}</td>
-                  <td>
-                    {k.status !== "revoked" && (
-                      <RowAction label={`Revoke key ${k.prefix}`} busy={a.busy} onClick={() => revoke(k)}>
-                        Revoke
-                      </RowAction>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="API keys" columns={["Key", "Label", "Status", "Created", "Last used"]} actions>
+          {keys.data.map((k) => (
+            <tr key={k.apiKeyId}>
+              <td data-label="Key">
+                <code>{k.prefix}…</code>
+              </td>
+              <td data-label="Label">{k.name}</td>
+              <td data-label="Status">
+                <span class={`badge badge--${k.status}`}>{k.status}</span>
+                {k.expiresAt && k.status === "active" && <span class="muted"> until {when(k.expiresAt)}</span>}
+              </td>
+              <td data-label="Created">{when(k.createdAt)}</td>
+              <td data-label="Last used">{k.lastUsedAt ? when(k.lastUsedAt) : "never"}</td>
+              <td>
+                {k.status !== "revoked" && (
+                  <RowAction label={`Revoke key ${k.prefix}`} busy={a.busy} onClick={() => revoke(k)}>
+                    Revoke
+                  </RowAction>
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </div>
   );
+}
+
+/**
+ * A form whose submit runs `save` and then says it is done, until the next submit (so an old "Saved." never stands
+ * beside a new error).
+ */
+function useSaveForm(save: () => Promise<void>) {
+  const [done, setDone] = useState(false);
+  const a = useAction();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    setDone(false);
+    void a.run(async () => {
+      await save();
+      setDone(true);
+    });
+  };
+  return { a, done, submit };
 }
 
 /** The caller's display name and picture: what customers see when this person takes their conversation over. */
@@ -151,17 +149,10 @@ function YourName() {
   const s = useContext(SessionContext)!;
   const [name, setName] = useState(s.account.callerDisplayName);
   const [avatar, setAvatar] = useState(s.account.callerAvatarUrl);
-  const [done, setDone] = useState(false);
-  const a = useAction();
-  const submit = (e: Event) => {
-    e.preventDefault();
-    setDone(false);
-    void a.run(async () => {
-      const r = await accounts.updateMyProfile({ displayName: name, avatarUrl: avatar });
-      if (r.data) s.update(r.data);
-      setDone(true);
-    });
-  };
+  const { a, done, submit } = useSaveForm(async () => {
+    const r = await accounts.updateMyProfile({ displayName: name, avatarUrl: avatar });
+    if (r.data) s.update(r.data);
+  });
   return (
     <form class="card" onSubmit={submit}>
       <h2>Your name in the chat</h2>
@@ -201,18 +192,11 @@ function YourName() {
 function ChangePassword() {
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
-  const [done, setDone] = useState(false);
-  const a = useAction();
-  const submit = (e: Event) => {
-    e.preventDefault();
-    setDone(false);
-    void a.run(async () => {
-      await accounts.changePassword({ currentPassword: current, newPassword: next });
-      setCurrent("");
-      setNext("");
-      setDone(true);
-    });
-  };
+  const { a, done, submit } = useSaveForm(async () => {
+    await accounts.changePassword({ currentPassword: current, newPassword: next });
+    setCurrent("");
+    setNext("");
+  });
   return (
     <form class="card" onSubmit={submit}>
       <h2>Change your password</h2>

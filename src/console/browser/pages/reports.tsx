@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import type { Report as ReportMessage } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { type Report, reportCsv } from "../../../domain/report/csv.js";
 import { accounts } from "../api.js";
-import { Empty, ErrorNote, Field, Loading, PageTitle, useLoad } from "../ui.js";
+import { ChatbotOptions, Empty, ErrorNote, Field, Loading, PageTitle, useLoad } from "../ui.js";
 
 const DAY = 86_400_000;
 const isoDay = (t: number) => new Date(t).toISOString().slice(0, 10);
@@ -109,12 +109,7 @@ export function ReportsPage() {
         <form class="inline-form" onSubmit={(e) => e.preventDefault()}>
           <Field label="Chatbot" id="report-chatbot">
             <select id="report-chatbot" value={bot} onChange={(e) => setChatbotId(e.currentTarget.value)}>
-              {chatbots.state === "ok" &&
-                chatbots.data.map((c) => (
-                  <option key={c.chatbotId} value={c.chatbotId}>
-                    {c.name}
-                  </option>
-                ))}
+              <ChatbotOptions chatbots={chatbots} />
             </select>
           </Field>
           <Field label="From" id="report-from">

@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import type { SavedReply } from "../../../../gen/aiagent/v1/account_service_pb.js";
-import { accounts, describeError } from "../api.js";
-import { Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad } from "../ui.js";
+import { accounts } from "../api.js";
+import { DataTable, RowAction } from "../table.js";
+import { ActionError, Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad } from "../ui.js";
 
 /** The account's saved replies (admins): add, change, remove. Everyone picks them in the inbox's reply box with /. */
 export function SavedRepliesPage() {
@@ -72,11 +73,7 @@ export function SavedRepliesPage() {
             )}
           </div>
         </form>
-        {a.error !== undefined && (
-          <p class="state state--error" role="alert">
-            {describeError(a.error)}
-          </p>
-        )}
+        <ActionError error={a.error} />
       </div>
       <div class="card">
         <h2>The account's saved replies</h2>
@@ -84,42 +81,22 @@ export function SavedRepliesPage() {
         {list.state === "error" && <ErrorNote error={list.error} onRetry={reload} />}
         {list.state === "ok" && list.data.length === 0 && <Empty>No saved replies yet.</Empty>}
         {list.state === "ok" && list.data.length > 0 && (
-          <div class="table-wrap">
-            <table data-testid="saved-replies">
-              <caption class="sr-only">Saved replies, by shortcut</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Shortcut</th>
-                  <th scope="col">Text</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((r) => (
-                  <tr key={r.savedReplyId}>
-                    <td data-label="Shortcut">/{r.shortcut}</td>
-                    <td data-label="Text">{r.content}</td>
-                    <td>
-                      <button type="button" class="button" onClick={() => edit(r)} aria-label={`Change /${r.shortcut}`}>
-                        Change
-                      </button>{" "}
-                      <button
-                        type="button"
-                        class="button button--danger"
-                        disabled={a.busy}
-                        onClick={() => remove(r)}
-                        aria-label={`Remove /${r.shortcut}`}
-                      >
-                        Remove
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="Saved replies, by shortcut" columns={["Shortcut", "Text"]} actions testId="saved-replies">
+            {list.data.map((r) => (
+              <tr key={r.savedReplyId}>
+                <td data-label="Shortcut">/{r.shortcut}</td>
+                <td data-label="Text">{r.content}</td>
+                <td>
+                  <button type="button" class="button" onClick={() => edit(r)} aria-label={`Change /${r.shortcut}`}>
+                    Change
+                  </button>{" "}
+                  <RowAction label={`Remove /${r.shortcut}`} busy={a.busy} onClick={() => remove(r)}>
+                    Remove
+                  </RowAction>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
       </div>
     </section>

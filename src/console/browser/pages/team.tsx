@@ -1,8 +1,20 @@
 import { useState } from "preact/hooks";
 import type { Invitation, Member } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts, sessions } from "../api.js";
-import { ActionsHeader, RowAction } from "../table.js";
-import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, TextField, useAction, useLoad, when } from "../ui.js";
+import { DataTable, RowAction } from "../table.js";
+import {
+  ChatbotOptions,
+  Empty,
+  ErrorNote,
+  Field,
+  Loading,
+  PageTitle,
+  SecretRow,
+  TextField,
+  useAction,
+  useLoad,
+  when,
+} from "../ui.js";
 
 /** The account's people (invite, change role, remove) and its customers' sessions (revoke). */
 export function Team() {
@@ -62,12 +74,7 @@ function Members() {
           <p>
             Send this link to {invitation.member?.email}. It works once, until {when(invitation.invitationExpiresAt)}.
           </p>
-          <div class="secret__row">
-            <code class="secret__value" data-testid="invitation-url">
-              {invitation.invitationUrl}
-            </code>
-            <CopyButton text={invitation.invitationUrl} label="Copy link" />
-          </div>
+          <SecretRow value={invitation.invitationUrl} testId="invitation-url" copyLabel="Copy link" />
         </section>
       )}
       {a.error !== undefined && <ErrorNote error={a.error} />}
@@ -75,55 +82,41 @@ function Members() {
       {members.state === "error" && <ErrorNote error={members.error} onRetry={reload} />}
       {members.state === "ok" && members.data.length === 0 && <Empty>No members.</Empty>}
       {members.state === "ok" && members.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">Members</caption>
-            <thead>
-              <tr>
-                <th scope="col">E-mail</th>
-                <th scope="col">Role</th>
-                <th scope="col">Status</th>
-                <th scope="col">Added</th>
-                <ActionsHeader />
-              </tr>
-            </thead>
-            <tbody>
-              {members.data.map((m) => (
-                <tr key={m.memberId}>
-                  <td data-label="E-mail">
-                    {m.email} {m.owner && <span class="badge">owner</span>}
-                  </td>
-                  <td data-label="Role">
-                    {m.owner ? (
-                      m.role
-                    ) : (
-                      <select
-                        aria-label={`Role of ${m.email}`}
-                        value={m.role}
-                        disabled={a.busy}
-                        onChange={(e) => change(m, e.currentTarget.value)}
-                      >
-                        <option value="operator">operator</option>
-                        <option value="admin">admin</option>
-                      </select>
-                    )}
-                  </td>
-                  <td data-label="Status">
-                    <span class={`badge badge--${m.status}`}>{m.status}</span>
-                  </td>
-                  <td data-label="Added">{when(m.createdAt)}</td>
-                  <td>
-                    {!m.owner && (
-                      <RowAction label={`Remove ${m.email}`} busy={a.busy} onClick={() => remove(m)}>
-                        Remove
-                      </RowAction>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Members" columns={["E-mail", "Role", "Status", "Added"]} actions>
+          {members.data.map((m) => (
+            <tr key={m.memberId}>
+              <td data-label="E-mail">
+                {m.email} {m.owner && <span class="badge">owner</span>}
+              </td>
+              <td data-label="Role">
+                {m.owner ? (
+                  m.role
+                ) : (
+                  <select
+                    aria-label={`Role of ${m.email}`}
+                    value={m.role}
+                    disabled={a.busy}
+                    onChange={(e) => change(m, e.currentTarget.value)}
+                  >
+                    <option value="operator">operator</option>
+                    <option value="admin">admin</option>
+                  </select>
+                )}
+              </td>
+              <td data-label="Status">
+                <span class={`badge badge--${m.status}`}>{m.status}</span>
+              </td>
+              <td data-label="Added">{when(m.createdAt)}</td>
+              <td>
+                {!m.owner && (
+                  <RowAction label={`Remove ${m.email}`} busy={a.busy} onClick={() => remove(m)}>
+                    Remove
+                  </RowAction>
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </div>
   );
@@ -154,12 +147,7 @@ function Sessions() {
         <Field label="Chatbot" id="sessions-chatbot">
           <select id="sessions-chatbot" value={chatbotId} onChange={(e) => setChatbotId(e.currentTarget.value)}>
             <option value="">Any chatbot</option>
-            {chatbots.state === "ok" &&
-              chatbots.data.map((c) => (
-                <option key={c.chatbotId} value={c.chatbotId}>
-                  {c.name}
-                </option>
-              ))}
+            <ChatbotOptions chatbots={chatbots} />
           </select>
         </Field>
         <TextField label="Customer's user id" id="sessions-user" value={userId} onValue={setUserId} />
@@ -195,39 +183,26 @@ function SessionList() {
         <Empty>No customer has a session yet: one starts when your server asks for their tokens.</Empty>
       )}
       {list.state === "ok" && list.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">Customers' sessions, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Customer</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Status</th>
-                <ActionsHeader />
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((r) => (
-                <tr key={r.sessionId}>
-                  <td data-label="Customer">{r.userId}</td>
-                  <td data-label="Last used">{when(r.lastUsedAt)}</td>
-                  <td data-label="Status">{r.status}</td>
-                  <td>
-                    {r.status === "active" && (
-                      <RowAction
-                        label={`Revoke the session of ${r.userId}`}
-                        busy={a.busy}
-                        onClick={() => revoke(r.sessionId)}
-                      >
-                        Revoke
-                      </RowAction>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Customers' sessions, newest first" columns={["Customer", "Last used", "Status"]} actions>
+          {list.data.map((r) => (
+            <tr key={r.sessionId}>
+              <td data-label="Customer">{r.userId}</td>
+              <td data-label="Last used">{when(r.lastUsedAt)}</td>
+              <td data-label="Status">{r.status}</td>
+              <td>
+                {r.status === "active" && (
+                  <RowAction
+                    label={`Revoke the session of ${r.userId}`}
+                    busy={a.busy}
+                    onClick={() => revoke(r.sessionId)}
+                  >
+                    Revoke
+                  </RowAction>
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {a.error !== undefined && <ErrorNote error={a.error} />}
     </div>

@@ -1,4 +1,5 @@
 import { webhooks } from "../api.js";
+import { DataTable } from "../table.js";
 import { Empty, ErrorNote, Loading, useAction, useLoad, when } from "../ui.js";
 
 /** One endpoint's latest deliveries, newest first, each sent again on request. */
@@ -17,41 +18,30 @@ export function Deliveries({ endpointId }: { endpointId: string }) {
   if (list.state === "error") return <ErrorNote error={list.error} onRetry={reload} />;
   if (list.data.length === 0) return <Empty>No deliveries yet.</Empty>;
   return (
-    <div class="table-wrap">
-      <table data-testid="webhook-deliveries">
-        <caption class="sr-only">Deliveries, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Event</th>
-            <th scope="col">Status</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Last answer</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.data.map((d) => (
-            <tr key={d.deliveryId}>
-              <td data-label="Event">
-                {d.eventType} <span class="muted">{when(d.createdAt)}</span>
-              </td>
-              <td data-label="Status">{d.status}</td>
-              <td data-label="Attempts">{d.attempts}</td>
-              <td data-label="Last answer">
-                {d.lastResponseCode ? `HTTP ${d.lastResponseCode}` : ""} {d.lastError}
-              </td>
-              <td>
-                <button type="button" class="button" disabled={a.busy} onClick={() => resend(d.deliveryId)}>
-                  Resend
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {a.error !== undefined && <ErrorNote error={a.error} />}
-    </div>
+    <DataTable
+      caption="Deliveries, newest first"
+      columns={["Event", "Status", "Attempts", "Last answer"]}
+      actions
+      testId="webhook-deliveries"
+      after={a.error !== undefined && <ErrorNote error={a.error} />}
+    >
+      {list.data.map((d) => (
+        <tr key={d.deliveryId}>
+          <td data-label="Event">
+            {d.eventType} <span class="muted">{when(d.createdAt)}</span>
+          </td>
+          <td data-label="Status">{d.status}</td>
+          <td data-label="Attempts">{d.attempts}</td>
+          <td data-label="Last answer">
+            {d.lastResponseCode ? `HTTP ${d.lastResponseCode}` : ""} {d.lastError}
+          </td>
+          <td>
+            <button type="button" class="button" disabled={a.busy} onClick={() => resend(d.deliveryId)}>
+              Resend
+            </button>
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }

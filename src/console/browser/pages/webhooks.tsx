@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import type { WebhookEndpoint } from "../../../../gen/aiagent/v1/webhook_service_pb.js";
 import { EVENT_TYPES } from "../../../domain/webhook/event-types.js";
 import { webhooks } from "../api.js";
-import { CopyButton, Empty, ErrorNote, Field, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
+import { Empty, ErrorNote, Field, Loading, PageTitle, SecretRow, useAction, useLoad, when } from "../ui.js";
 import { Deliveries } from "./webhook-deliveries.js";
 
 /** A secret just made (by creation or rotation): shown until the page is left, never again. */
@@ -47,15 +47,11 @@ function SecretNote({ shown, onDone }: { shown: Shown; onDone: () => void }) {
         The signing secret of {shown.url}. Copy it now into the receiver's settings: it is shown this once and cannot be
         read again.
       </p>
-      <div class="secret__row">
-        <code class="secret__value" data-testid="webhook-secret-value">
-          {shown.secret}
-        </code>
-        <CopyButton text={shown.secret} label="Copy the secret" />
+      <SecretRow value={shown.secret} testId="webhook-secret-value" copyLabel="Copy the secret">
         <button type="button" class="button button--quiet" onClick={onDone}>
           Done
         </button>
-      </div>
+      </SecretRow>
     </section>
   );
 }

@@ -1,15 +1,7 @@
 import type { SavedReplyRepository } from "../../../domain/account/saved-replies.js";
 import type { NoteRepository } from "../../../domain/conversation/notes.js";
-import {
-  NOTE_COLUMNS,
-  type NoteRow,
-  noteValues,
-  SAVED_REPLY_COLUMNS,
-  type SavedReplyRow,
-  savedReplyValues,
-  toNote,
-  toSavedReply,
-} from "../../note-rows.js";
+import { NOTE_COLUMNS, type NoteRow, noteValues, toNote } from "../../note-rows.js";
+import { SAVED_REPLY_COLUMNS, type SavedReplyRow, savedReplyValues, toSavedReply } from "../../saved-reply-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
