@@ -1,12 +1,10 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
-import { chatFrame, launchBrowser, newContext } from "../frame/browser.js";
-import { type Embedding, startEmbedding } from "../frame/fixtures.js";
+import { chatFrame, newContext } from "../frame/browser.js";
+import type { Embedding } from "../frame/fixtures.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn } from "./sign-in.js";
+import { signIn, startConsoleAndFrame } from "./sign-in.js";
 
 // Issue 32, items 2 and 3: an admin sets the chatbot's brand color, agent name, greeting and office hours in the
 // console, sees a live preview and a warning for a color too faint to see; the customer's frame then shows them, and
@@ -16,17 +14,14 @@ const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 let browser: Browser;
 let e: Embedding;
+let stop: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   if (!canRun) return;
-  [browser, e] = await Promise.all([
-    launchBrowser(),
-    startEmbedding({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
-  ]);
+  ({ browser, e, stop } = await startConsoleAndFrame());
 });
 afterAll(async () => {
-  await browser?.close();
-  await e?.close();
+  await stop?.();
 });
 
 describe.runIf(canRun)("a chatbot's appearance and office hours", () => {

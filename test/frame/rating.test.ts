@@ -1,14 +1,12 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
 import { axeViolations } from "../console/axe.js";
-import { signIn } from "../console/sign-in.js";
+import { signIn, startConsoleAndFrame } from "../console/sign-in.js";
 import { contacts, idToken } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
-import { type Embedding, startEmbedding } from "./fixtures.js";
+import { chatFrame, newContext, typeMessage } from "./browser.js";
+import type { Embedding } from "./fixtures.js";
 
 // Issue 32, item 4: when the team closes a conversation the customer's frame asks how it went; the rating reaches the
 // console (the event log and the webhook are in test/api/rating.test.ts).
@@ -17,17 +15,14 @@ const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 let browser: Browser;
 let e: Embedding;
+let stop: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   if (!canRun) return;
-  [browser, e] = await Promise.all([
-    launchBrowser(),
-    startEmbedding({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
-  ]);
+  ({ browser, e, stop } = await startConsoleAndFrame());
 });
 afterAll(async () => {
-  await browser?.close();
-  await e?.close();
+  await stop?.();
 });
 
 describe.runIf(canRun)("how did it go?", () => {
