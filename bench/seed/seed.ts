@@ -101,7 +101,8 @@ export async function seed(
       samples: [],
       long: null,
     };
-    fill(loader, { accountId: account.accountId, chatbotId: chatbot.chatbotId, size, now, rnd }, result);
+    const extra = random((o.seed ?? 42) + 1);
+    fill(loader, { accountId: account.accountId, chatbotId: chatbot.chatbotId, size, now, rnd, extra }, result);
     for (let i = 1; i <= size.smallAccounts; i++) {
       const email = o.email.replace("@", `+small${i}@`);
       const small = await app.accounts.createAccount(email);
@@ -116,7 +117,7 @@ export async function seed(
       };
       fill(
         loader,
-        { accountId: small.accountId, chatbotId: smallBot.chatbotId, size: smallSize, now, rnd },
+        { accountId: small.accountId, chatbotId: smallBot.chatbotId, size: smallSize, now, rnd, extra },
         { contacts: 0, conversations: 0, messages: 0, samples: [], long: null },
       );
       result.small_accounts++;
@@ -136,12 +137,14 @@ interface FillContext {
   size: SeedSize;
   now: number;
   rnd: () => number;
+  /** The report's draws (hand-overs, ratings): a stream of their own, so the rest of the data stays as it was. */
+  extra: () => number;
 }
 
 type Counts = Pick<SeedResult, "contacts" | "conversations" | "messages" | "samples" | "long">;
 
 function fill(loader: BulkLoader, x: FillContext, out: Counts): void {
-  const { size, rnd, now } = x;
+  const { size, rnd, now, extra } = x;
   const hasLong = size.longConversation > 0;
   // Contact 0 owns the long conversation (if any); contacts 1..samples own the sample conversations.
   const convsPerContact = shares(size.conversations, size.contacts, 1, rnd);
@@ -183,6 +186,10 @@ function fill(loader: BulkLoader, x: FillContext, out: Counts): void {
         const createdAt = end - (length - 1) * 20_000;
         const unread = newest && rnd() < 0.2 && length >= 3;
         const status = newest ? (rnd() < 0.85 ? "live" : "closed") : rnd() < 0.8 ? "closed" : "live";
+        // A third of the ordinary conversations of two messages or more are handed over (a person writes the
+        // second), and a fifth of the closed ones rated: the report then has every kind of figure to compute.
+        const handedOver = special === undefined && length >= 2 && extra() < 0.33;
+        const rated = status === "closed" && extra() < 0.2;
         convs.push({
           length,
           v: {
@@ -198,6 +205,9 @@ function fill(loader: BulkLoader, x: FillContext, out: Counts): void {
             readOrder: unread ? length - 2 : length,
             // Odd orders are the user's: after read_order = length - 2 exactly one of the last two is.
             unreadCount: unread ? 1 : 0,
+            firstCustomerAt: createdAt,
+            firstOperatorAt: handedOver ? createdAt + 20_000 : null,
+            ratingScore: rated ? 1 + Math.floor(extra() * 5) : null,
           },
         });
       }
@@ -249,8 +259,11 @@ function addMessage(loader: BulkLoader, v: BulkConversation, order: number, rnd:
   loader.addMessage({
     messageId: seqId(),
     conversationId: v.conversationId,
+    chatbotId: v.chatbotId,
+    conversationCreatedAt: v.createdAt,
     messageOrder: order,
-    role: user ? "user" : "assistant",
+    // The conversation's facts say who wrote the second message (firstOperatorAt is its instant).
+    role: user ? "user" : order === 2 && v.firstOperatorAt !== null ? "operator" : "assistant",
     content: lines[Math.floor(rnd() * lines.length)]!,
     createdAt: v.lastMessageAt - (v.messageCount - order) * 20_000,
   });

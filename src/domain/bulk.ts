@@ -32,12 +32,19 @@ export interface BulkConversation {
   messageCount: number;
   readOrder: number;
   unreadCount: number;
+  /** The report's facts: the first customer and operator messages' instants, and the rating (stored with it). */
+  firstCustomerAt: number | null;
+  firstOperatorAt: number | null;
+  ratingScore: number | null;
 }
 
 /** A message row. */
 export interface BulkMessage {
   messageId: string;
   conversationId: string;
+  /** The conversation's chatbot and start, copied on each message for the report. */
+  chatbotId: string;
+  conversationCreatedAt: number;
   messageOrder: number;
   role: string;
   content: string;

@@ -171,7 +171,10 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
       await store.refreshTokens.policy(a.chatbotId);
       await store.launchCodes.byHash("x");
       await store.launchCodes.markUsed("x", 5);
-      await store.reports.conversations(a.chatbotId, 0, 100_000);
+      await store.reports.starts(a.chatbotId, 0, 100_000);
+      await store.reports.ratings(a.chatbotId, 0, 100_000);
+      await store.reports.firstResponses(a.chatbotId, 0, 100_000);
+      await store.reports.timesToClose(a.chatbotId, 0, 100_000, 0);
       await store.reports.messageQuarters(a.chatbotId, 0, 100_000);
     } finally {
       pg.Pool.prototype.query = original;
@@ -197,7 +200,10 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
         "msg_page",
         "conv_append",
         "conv_for_contact",
-        "report_conversations",
+        "report_starts",
+        "report_ratings",
+        "report_first_responses",
+        "report_times_to_close",
         "report_quarters",
       ]),
     );

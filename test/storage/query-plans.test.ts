@@ -43,7 +43,10 @@ function exercise(f: StorageFixture): string[] {
   repos.conversations.messages({ conversationId: "x", createdAt: 0 }, 20, 0);
   repos.conversations.recent({ conversationId: "x", createdAt: 0 }, 20);
   repos.conversations.forUser(a.accountId, a.chatbotId, "u1", 5);
-  repos.reports.conversations(a.chatbotId, 0, 10_000);
+  repos.reports.starts(a.chatbotId, 0, 10_000);
+  repos.reports.ratings(a.chatbotId, 0, 10_000);
+  repos.reports.firstResponses(a.chatbotId, 0, 10_000);
+  repos.reports.timesToClose(a.chatbotId, 0, 10_000, 0);
   repos.reports.messageQuarters(a.chatbotId, 0, 10_000);
   return recording.stop();
 }
@@ -96,16 +99,19 @@ describe("query plans", () => {
     });
   });
 
-  it("a report reads one chatbot's period by conversations_chatbot_created, messages by conversation", () => {
-    const report = statements.filter((q) => q.includes("FROM conversations c") && q.includes("c.chatbot_id = ?"));
-    expect(report).toHaveLength(2);
-    for (const q of report) {
-      const p = planOf(s.db, q).join(" | ");
-      expect(p).toContain(
-        "SEARCH c USING INDEX conversations_chatbot_created (chatbot_id=? AND created_at>? AND created_at<?)",
-      );
-      expect(p).not.toMatch(/SCAN (m|messages)\b/);
-    }
+  it("a report reads one chatbot's period as ranges of covering indexes, never a table row", () => {
+    const report = statements.filter((q) => /chatbot_id = \? AND (conversation_)?created_at >= \?/.test(q));
+    expect(report).toHaveLength(5);
+    const plans = report.map((q) => planOf(s.db, q).join(" | "));
+    const range = (index: string, column = "created_at") =>
+      `USING COVERING INDEX ${index} (chatbot_id=? AND ${column}>? AND ${column}<?)`;
+    for (const p of plans) expect(p).toMatch(/SEARCH (conversations|messages) USING COVERING INDEX/);
+    for (const p of plans) expect(p).not.toMatch(/SCAN (conversations|messages)\b/);
+    const all = plans.join(" | ");
+    expect(all).toContain(range("conversations_report"));
+    expect(all).toContain(range("conversations_handed_over"));
+    expect(all).toContain(range("conversations_rated"));
+    expect(all).toContain(range("messages_report", "conversation_created_at"));
   });
 
   it("lists come from an index in their order: no sort step", () => {

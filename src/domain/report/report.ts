@@ -7,29 +7,42 @@ import type { Report, ReportDuration } from "./csv.js";
 
 export type { Report, ReportDuration } from "./csv.js";
 
-/** One conversation of the period, as the report reads it: instants in ms since the epoch. */
-export interface ReportConversation {
-  createdAt: number;
-  /** The last message's instant, or createdAt when it has none. */
-  lastActivityAt: number;
-  /** The stored status (an idle live one reads as closed: the domain decides). */
-  status: "live" | "closed";
-  /** The first customer message, if any. */
-  firstCustomerAt: number | null;
-  /** The first message of a person of the team, if any: the conversation was handed over. */
-  firstOperatorAt: number | null;
-  /** The customer's rating, if any. */
-  score: number | null;
+/** Conversations started in one quarter hour of the period (floor(ms / 900000) of their start). */
+export interface ReportStarts {
+  quarter: number;
+  conversations: number;
+  /** Those a person of the team wrote in (an operator message). */
+  handedOver: number;
 }
 
-/** What the report reads from storage: the rows behind the figures, every figure computed here for both back ends. */
+/** How many conversations took each whole number of seconds (a histogram: percentiles follow exactly). */
+export interface ReportSeconds {
+  seconds: number;
+  count: number;
+}
+
+/**
+ * What the report reads from storage, all counted there from facts the writes keep on each conversation and
+ * message (so a year of a million conversations is a few index ranges, not a million rows); the figures are
+ * computed from these counts here, the same for both back ends. Every time zone's offset is whole quarter hours
+ * (since 1972), so counts per quarter hour give local days and hours.
+ */
 export interface ReportRepository {
-  /** The chatbot's conversations started in [from, to). */
-  conversations(chatbotId: string, from: number, to: number): Promise<ReportConversation[]>;
   /**
-   * The messages of the chatbot's conversations started in [from, to), counted per quarter hour of their instant
-   * (floor(ms / 900000)): every time zone's offset is whole quarter hours, so a count per local hour follows.
+   * The chatbot's conversations started in [from, to), counted per quarter hour of their start; a quarter may
+   * come in more than one row (all of them and the handed over, counted apart), to be added up.
    */
+  starts(chatbotId: string, from: number, to: number): Promise<ReportStarts[]>;
+  /** Of those, the rated: how many got each score. */
+  ratings(chatbotId: string, from: number, to: number): Promise<{ score: number; count: number }[]>;
+  /** Of those handed over, the seconds from the first customer message to the first operator message. */
+  firstResponses(chatbotId: string, from: number, to: number): Promise<ReportSeconds[]>;
+  /**
+   * Of those closed (stored closed, or live with no activity since idleBefore: rules.ts effectiveStatus), the
+   * seconds from the start to the last activity (the last message, or the closing of one with none).
+   */
+  timesToClose(chatbotId: string, from: number, to: number, idleBefore: number): Promise<ReportSeconds[]>;
+  /** Their messages, counted per quarter hour of the message's instant. */
   messageQuarters(chatbotId: string, from: number, to: number): Promise<{ quarter: number; messages: number }[]>;
 }
 
@@ -45,15 +58,22 @@ export const MAX_REPORT_DAYS = 366;
 const QUARTER = 900_000;
 const DAY = 86_400_000;
 
-/** The nearest-rank percentile p (0..1] of ascending values: the ceil(p n)-th smallest; 0 when empty. */
-export function nearestRank(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.max(1, Math.ceil(p * sorted.length)) - 1]!;
+/** The nearest-rank percentile p (0..1] of a histogram: the value whose running count first reaches ceil(p n). */
+function histogramRank(ascending: readonly ReportSeconds[], n: number, p: number): number {
+  const k = Math.max(1, Math.ceil(p * n));
+  let seen = 0;
+  for (const h of ascending) {
+    seen += h.count;
+    if (seen >= k) return h.seconds;
+  }
+  return 0;
 }
 
-function duration(ms: number[]): ReportDuration {
-  const s = ms.map((v) => Math.floor(v / 1000)).sort((a, b) => a - b);
-  return { count: s.length, medianSeconds: nearestRank(s, 0.5), p90Seconds: nearestRank(s, 0.9) };
+function duration(histogram: readonly ReportSeconds[]): ReportDuration {
+  const h = [...histogram].sort((a, b) => a.seconds - b.seconds);
+  const n = h.reduce((sum, x) => sum + x.count, 0);
+  if (n === 0) return { count: 0, medianSeconds: 0, p90Seconds: 0 };
+  return { count: n, medianSeconds: histogramRank(h, n, 0.5), p90Seconds: histogramRank(h, n, 0.9) };
 }
 
 function parseDay(field: string, v: string): number {
@@ -121,8 +141,12 @@ export class Reports {
 
     const start = localMidnight(f, fromDay);
     const end = localMidnight(f, toDay + DAY);
-    const [rows, quarters] = await Promise.all([
-      this.d.reports.conversations(chatbotId, start, end),
+    const idleBefore = this.d.clock.now() - this.d.idleCloseSeconds * 1000;
+    const [starts, ratings, firstResponses, timesToClose, quarters] = await Promise.all([
+      this.d.reports.starts(chatbotId, start, end),
+      this.d.reports.ratings(chatbotId, start, end),
+      this.d.reports.firstResponses(chatbotId, start, end),
+      this.d.reports.timesToClose(chatbotId, start, end, idleBefore),
       this.d.reports.messageQuarters(chatbotId, start, end),
     ]);
 
@@ -131,30 +155,21 @@ export class Reports {
       conversations: 0,
       handedOver: 0,
     }));
-    const liveSince = this.d.clock.now() - this.d.idleCloseSeconds * 1000;
-    const firstResponse: number[] = [];
-    const toClose: number[] = [];
     const distribution = [0, 0, 0, 0, 0];
+    let conversations = 0;
     let handedOver = 0;
-    let scoreSum = 0;
-    // Local days of the period start at their local midnights: one boundary search per conversation, no formatting.
+    // Local days of the period start at their local midnights (whole quarter hours): one boundary search per
+    // quarter hour of starts, no formatting.
     const bounds = days.map((_, i) => localMidnight(f, fromDay + i * DAY));
-    for (const r of rows) {
-      const day = days[dayIndex(bounds, r.createdAt)]!;
-      day.conversations++;
-      if (r.firstOperatorAt !== null) {
-        handedOver++;
-        day.handedOver++;
-        if (r.firstCustomerAt !== null && r.firstCustomerAt <= r.firstOperatorAt)
-          firstResponse.push(r.firstOperatorAt - r.firstCustomerAt);
-      }
-      // The same rule a reader of the conversation sees (rules.ts effectiveStatus): idle means closed.
-      if (r.status === "closed" || r.lastActivityAt < liveSince) toClose.push(r.lastActivityAt - r.createdAt);
-      if (r.score !== null) {
-        distribution[r.score - 1]!++;
-        scoreSum += r.score;
-      }
+    for (const r of starts) {
+      const day = days[dayIndex(bounds, r.quarter * QUARTER)]!;
+      day.conversations += r.conversations;
+      day.handedOver += r.handedOver;
+      conversations += r.conversations;
+      handedOver += r.handedOver;
     }
+    for (const r of ratings) distribution[r.score - 1]! += r.count;
+    const scoreSum = distribution.reduce((sum, n, i) => sum + n * (i + 1), 0);
     const rated = distribution.reduce((a, b) => a + b, 0);
     const hours = Array.from({ length: 24 }, (_, hour) => ({ hour, messages: 0 }));
     // A zone's offset changes at most a few times a year: one at each day's start and end, and per quarter only
@@ -172,12 +187,12 @@ export class Reports {
       from: q.from,
       to: q.to,
       timeZone,
-      conversations: rows.length,
+      conversations,
       handedOver,
-      handedOverShare: rows.length === 0 ? 0 : handedOver / rows.length,
+      handedOverShare: conversations === 0 ? 0 : handedOver / conversations,
       days,
-      firstResponse: duration(firstResponse),
-      timeToClose: duration(toClose),
+      firstResponse: duration(firstResponses),
+      timeToClose: duration(timesToClose),
       ratings: { count: rated, average: rated === 0 ? 0 : scoreSum / rated, distribution },
       hours,
     };

@@ -44,24 +44,29 @@ const heldKey = (conversationId: string) => `conversation:${conversationId}`;
 /**
  * A message append in one round trip. The conversation's row is updated first and stays locked to the commit, so
  * writers on any instance take the next message_order in turn (gap-free); the contact's row second, as every write
- * takes them (the other order deadlocks). The conversation as this write left it (last_message_at = now) is copied
+ * takes them (the other order deadlocks). The conversation as this write left it (its last activity) is copied
  * to the contact for the list, and returned, with the account's webhook endpoints (the event of the message needs
- * them next: one round trip fewer).
+ * them next: one round trip fewer). The report's facts ride along: the earliest customer and operator message
+ * (least, not the first written: two sends may commit in the other order than their instants) and the latest
+ * activity (greatest and least skip NULL).
  */
 const APPEND = `WITH bump AS (
-    UPDATE conversations SET message_count = message_count + 1, last_message_at = $1,
-      unread_count = unread_count + $2, status = CASE WHEN $3 THEN 'live' ELSE status END
+    UPDATE conversations SET message_count = message_count + 1, last_message_at = greatest(last_message_at, $1),
+      unread_count = unread_count + $2, status = CASE WHEN $3 THEN 'live' ELSE status END,
+      first_customer_at = CASE WHEN $6 = 'user' THEN least(first_customer_at, $1) ELSE first_customer_at END,
+      first_operator_at = CASE WHEN $6 = 'operator' THEN least(first_operator_at, $1) ELSE first_operator_at END
     WHERE conversation_id = $4 RETURNING *
   ), msg AS (
-    INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at)
-    SELECT $5, $4, b.message_count, $6, $7, $8, $9, $1 FROM bump b
+    INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at,
+      chatbot_id, conversation_created_at)
+    SELECT $5, $4, b.message_count, $6, $7, $8, $9, $1, b.chatbot_id, b.created_at FROM bump b
   ), touch AS (
     UPDATE contacts c SET
       latest_message_at = greatest(coalesce(c.latest_message_at, 0), $1),
       latest_conversation_id = $4,
       latest_status = b.status,
       latest_assigned_to = b.assigned_to,
-      latest_activity_at = $1,
+      latest_activity_at = b.last_message_at,
       unread_count = c.unread_count + $2,
       live_activity_at = CASE WHEN b.status = 'live' THEN greatest(coalesce(c.live_activity_at, 0), $1) ELSE c.live_activity_at END,
       channels = CASE WHEN position(',' || b.channel || ',' in ',' || c.channels || ',') > 0 THEN c.channels

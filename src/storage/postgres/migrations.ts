@@ -376,4 +376,31 @@ export const pgMigrations: PgMigration[] = [
       DROP INDEX conversations_chatbot;
       CREATE INDEX conversations_chatbot_created ON conversations (chatbot_id, created_at);`,
   },
+  {
+    version: 16,
+    // Report facts kept by the message and rating writes: a report reads index ranges and counts in SQL. The
+    // period's conversations are read by conversations_chatbot_created and the heap (last_message_at stays out of
+    // every index: each message moves it, and an indexed column would make each message's conversation update a
+    // non-HOT one, writing every index of the table); the handed over and the rated have partial indexes.
+    sql: `
+      ALTER TABLE conversations ADD COLUMN first_customer_at bigint, ADD COLUMN first_operator_at bigint,
+        ADD COLUMN rating_score integer;
+      ALTER TABLE messages ADD COLUMN chatbot_id text, ADD COLUMN conversation_created_at bigint;
+      UPDATE conversations v SET first_customer_at = f.u, first_operator_at = f.o,
+        last_message_at = greatest(v.last_message_at, f.l)
+      FROM (
+        SELECT conversation_id, min(created_at) FILTER (WHERE role = 'user') AS u,
+          min(created_at) FILTER (WHERE role = 'operator') AS o, max(created_at) AS l
+        FROM messages GROUP BY conversation_id
+      ) f WHERE f.conversation_id = v.conversation_id;
+      UPDATE conversations v SET rating_score = r.score FROM conversation_ratings r
+      WHERE r.conversation_id = v.conversation_id;
+      UPDATE messages m SET chatbot_id = v.chatbot_id, conversation_created_at = v.created_at
+      FROM conversations v WHERE v.conversation_id = m.conversation_id;
+      CREATE INDEX conversations_handed_over ON conversations (chatbot_id, created_at)
+        INCLUDE (first_customer_at, first_operator_at) WHERE first_operator_at IS NOT NULL;
+      CREATE INDEX conversations_rated ON conversations (chatbot_id, created_at) INCLUDE (rating_score)
+        WHERE rating_score IS NOT NULL;
+      CREATE INDEX messages_report ON messages (chatbot_id, conversation_created_at, created_at);`,
+  },
 ];

@@ -8,7 +8,10 @@ export function pgRatings(db: PgDb): RatingRepository {
     set: async (r) =>
       void (await db.count(
         "rating_set",
-        `INSERT INTO conversation_ratings (conversation_id, account_id, score, comment, rated_at)
+        // The report counts ratings from the conversation's row (its index): one statement keeps both. The
+        // conversation's row first, as the message writes lock it.
+        `WITH v AS (UPDATE conversations SET rating_score = $3 WHERE conversation_id = $1)
+         INSERT INTO conversation_ratings (conversation_id, account_id, score, comment, rated_at)
          VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (conversation_id) DO UPDATE SET score = excluded.score, comment = excluded.comment,
            rated_at = excluded.rated_at`,

@@ -1,46 +1,66 @@
-import type { ReportConversation, ReportRepository } from "../../domain/report/report.js";
+import type { ReportRepository, ReportSeconds } from "../../domain/report/report.js";
 import type { PgDb } from "./db.js";
 
-const num = (v: unknown): number | null => (v === null ? null : Number(v));
+// One chatbot's period is a range of conversations_chatbot_created (with the heap: last_message_at is in no
+// index, see migration 16), of the partial conversations_handed_over and conversations_rated, of messages_report.
+const PERIOD = "chatbot_id = $1 AND created_at >= $2 AND created_at < $3";
 
-/** The report's rows in PostgreSQL: the chatbot's period by conversations_chatbot_created, messages by conversation. */
+const seconds = (rows: Record<string, unknown>[]): ReportSeconds[] =>
+  rows.map((r) => ({ seconds: Number(r.seconds), count: Number(r.count) }));
+
+/** The report's counts in PostgreSQL, each from an index range, grouped in SQL (the domain runs them at once). */
 export function pgReports(db: PgDb): ReportRepository {
   return {
-    conversations: async (chatbotId, from, to) => {
+    starts: async (chatbotId, from, to) => {
       const rows = await db.rows(
-        "report_conversations",
-        `SELECT c.created_at, coalesce(c.last_message_at, c.created_at) AS last_at, c.status,
-           (SELECT min(m.created_at) FROM messages m
-             WHERE m.conversation_id = c.conversation_id AND m.role = 'user') AS first_user,
-           (SELECT min(m.created_at) FROM messages m
-             WHERE m.conversation_id = c.conversation_id AND m.role = 'operator') AS first_operator,
-           r.score
-         FROM conversations c LEFT JOIN conversation_ratings r ON r.conversation_id = c.conversation_id
-         WHERE c.chatbot_id = $1 AND c.created_at >= $2 AND c.created_at < $3`,
+        "report_starts",
+        // Apart, the first is an index-only range, the second one of the partial index.
+        `SELECT created_at / 900000 AS quarter, count(*) AS conversations, 0 AS handed
+         FROM conversations WHERE ${PERIOD} GROUP BY 1
+         UNION ALL
+         SELECT created_at / 900000, 0, count(*) FROM conversations
+         WHERE ${PERIOD} AND first_operator_at IS NOT NULL GROUP BY 1`,
         [chatbotId, from, to],
       );
-      return rows.map(
-        (r): ReportConversation => ({
-          createdAt: Number(r.created_at),
-          lastActivityAt: Number(r.last_at),
-          status: r.status as ReportConversation["status"],
-          firstCustomerAt: num(r.first_user),
-          firstOperatorAt: num(r.first_operator),
-          score: num(r.score),
-        }),
-      );
+      return rows.map((r) => ({
+        quarter: Number(r.quarter),
+        conversations: Number(r.conversations),
+        handedOver: Number(r.handed),
+      }));
     },
+    ratings: async (chatbotId, from, to) =>
+      (
+        await db.rows(
+          "report_ratings",
+          `SELECT rating_score AS score, count(*) AS count FROM conversations
+           WHERE ${PERIOD} AND rating_score IS NOT NULL GROUP BY 1`,
+          [chatbotId, from, to],
+        )
+      ).map((r) => ({ score: Number(r.score), count: Number(r.count) })),
+    firstResponses: async (chatbotId, from, to) =>
+      seconds(
+        await db.rows(
+          "report_first_responses",
+          `SELECT (first_operator_at - first_customer_at) / 1000 AS seconds, count(*) AS count FROM conversations
+           WHERE ${PERIOD} AND first_operator_at IS NOT NULL AND first_operator_at >= first_customer_at GROUP BY 1`,
+          [chatbotId, from, to],
+        ),
+      ),
+    timesToClose: async (chatbotId, from, to, idleBefore) =>
+      seconds(
+        await db.rows(
+          "report_times_to_close",
+          `SELECT (coalesce(last_message_at, created_at) - created_at) / 1000 AS seconds, count(*) AS count
+           FROM conversations WHERE ${PERIOD} AND (status = 'closed' OR coalesce(last_message_at, created_at) < $4)
+           GROUP BY 1`,
+          [chatbotId, from, to, idleBefore],
+        ),
+      ),
     messageQuarters: async (chatbotId, from, to) => {
       const rows = await db.rows(
         "report_quarters",
-        // OFFSET 0 keeps the lateral subquery a per-conversation index read: joined flat, the planner may hash
-        // the whole messages table, every chatbot's, to join a small period.
-        `SELECT m.created_at / 900000 AS quarter, count(*) AS messages
-         FROM conversations c CROSS JOIN LATERAL (
-           SELECT created_at FROM messages WHERE messages.conversation_id = c.conversation_id OFFSET 0
-         ) m
-         WHERE c.chatbot_id = $1 AND c.created_at >= $2 AND c.created_at < $3
-         GROUP BY 1`,
+        `SELECT created_at / 900000 AS quarter, count(*) AS messages FROM messages
+         WHERE chatbot_id = $1 AND conversation_created_at >= $2 AND conversation_created_at < $3 GROUP BY 1`,
         [chatbotId, from, to],
       );
       return rows.map((r) => ({ quarter: Number(r.quarter), messages: Number(r.messages) }));

@@ -16,6 +16,7 @@ export class SqliteBulkLoader implements BulkLoader {
   private readonly contact;
   private readonly conversation;
   private readonly message;
+  private readonly rating;
   private readonly nextRowid;
   private readonly saved: { synchronous: number; foreignKeys: number; cacheSize: number };
 
@@ -38,10 +39,14 @@ export class SqliteBulkLoader implements BulkLoader {
         live_activity_at, channels, search_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.conversation =
       db.prepare(`INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at,
-        last_message_at, message_count, read_order, unread_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+        last_message_at, message_count, read_order, unread_count, first_customer_at, first_operator_at, rating_score)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.rating = db.prepare(
+      "INSERT INTO conversation_ratings (conversation_id, account_id, score, comment, rated_at) VALUES (?, ?, ?, '', ?)",
+    );
     this.message = db.prepare(
       "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, " +
-        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "created_at, chatbot_id, conversation_created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
     this.nextRowid = db.prepare<[number, number], { r: number | null }>(
       "SELECT max(rowid) AS r FROM contacts WHERE rowid BETWEEN ? AND ?",
@@ -120,7 +125,11 @@ export class SqliteBulkLoader implements BulkLoader {
       v.messageCount,
       v.readOrder,
       v.unreadCount,
+      v.firstCustomerAt,
+      v.firstOperatorAt,
+      v.ratingScore,
     );
+    if (v.ratingScore !== null) this.rating.run(v.conversationId, accountId, v.ratingScore, v.lastMessageAt);
   }
 
   addMessage(m: BulkMessage): void {
@@ -133,6 +142,8 @@ export class SqliteBulkLoader implements BulkLoader {
       m.toolCalls ?? "",
       m.documents ?? "[]",
       m.createdAt,
+      m.chatbotId,
+      m.conversationCreatedAt,
     );
   }
 

@@ -584,4 +584,39 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX conversations_chatbot_created ON conversations (chatbot_id, created_at);
     `,
   },
+  {
+    version: 22,
+    name: "report facts kept at write time: first customer and operator messages, rating, each message's chatbot",
+    sql: `
+      -- Kept by the message and rating writes, so a report counts over a few index ranges in SQL instead of
+      -- reading each conversation's messages.
+      ALTER TABLE conversations ADD COLUMN first_customer_at INTEGER;
+      ALTER TABLE conversations ADD COLUMN first_operator_at INTEGER;
+      ALTER TABLE conversations ADD COLUMN rating_score INTEGER;
+      -- A message's chatbot and its conversation's start never change: the hours read messages by period alone.
+      ALTER TABLE messages ADD COLUMN chatbot_id TEXT;
+      ALTER TABLE messages ADD COLUMN conversation_created_at INTEGER;
+      UPDATE conversations SET first_customer_at = f.u, first_operator_at = f.o,
+        last_message_at = max(coalesce(last_message_at, f.l), f.l)
+      FROM (
+        SELECT conversation_id, min(CASE WHEN role = 'user' THEN created_at END) AS u,
+          min(CASE WHEN role = 'operator' THEN created_at END) AS o, max(created_at) AS l
+        FROM messages GROUP BY conversation_id
+      ) AS f WHERE f.conversation_id = conversations.conversation_id;
+      UPDATE conversations SET rating_score = r.score
+      FROM conversation_ratings r WHERE r.conversation_id = conversations.conversation_id;
+      UPDATE messages SET chatbot_id = c.chatbot_id, conversation_created_at = c.created_at
+      FROM conversations c WHERE c.conversation_id = messages.conversation_id;
+      -- Covering: a report reads a range of each index, no table row. Replaces conversations_chatbot_created
+      -- (its prefix), which the retention run reads by chatbot_id. The handed over and the rated are a small part:
+      -- partial indexes of their own keep those columns off the index every conversation is in.
+      DROP INDEX conversations_chatbot_created;
+      CREATE INDEX conversations_report ON conversations (chatbot_id, created_at, status, last_message_at);
+      CREATE INDEX conversations_handed_over ON conversations (chatbot_id, created_at, first_customer_at, first_operator_at)
+        WHERE first_operator_at IS NOT NULL;
+      CREATE INDEX conversations_rated ON conversations (chatbot_id, created_at, rating_score)
+        WHERE rating_score IS NOT NULL;
+      CREATE INDEX messages_report ON messages (chatbot_id, conversation_created_at, created_at);
+    `,
+  },
 ];

@@ -3,10 +3,12 @@ import { newId } from "../../../src/domain/ids.js";
 import { account, message } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
-/** The report's rows: one chatbot's conversations started in [from, to), and their messages per quarter hour. */
+const byKey = <T>(rows: T[], key: (r: T) => number) => [...rows].sort((p, q) => key(p) - key(q));
+
+/** The report's counts: one chatbot's conversations started in [from, to), from the facts the writes keep. */
 export function reportCases(h: () => Harness) {
-  describe("report rows", () => {
-    it("reads the period's conversations with their first messages and rating, and counts their messages", async () => {
+  describe("report counts", () => {
+    it("counts the period's conversations, hand-overs, ratings, durations and messages per quarter hour", async () => {
       const { store } = h();
       const a = await account(store);
       const other = await account(store);
@@ -17,36 +19,42 @@ export function reportCases(h: () => Harness) {
       await message(store, a, x, { at: 905_000, role: "operator" });
       await message(store, a, x, { at: 906_000, role: "operator" });
       await message(store, a, y, { at: 2_000, start: true, userId: "u2" });
+      await message(store, a, y, { at: 3_000_000, role: "operator" });
+      await message(store, a, y, { at: 2_500_000 });
+      // Written last with an earlier instant (two sends committed in the other order): the earliest counts.
+      await message(store, a, y, { at: 2_900_000, role: "operator" });
       await message(store, other, elsewhere, { at: 1_500, start: true, userId: "u3" });
       await store.conversations.setStatus(x, "closed", 907_000);
       await store.ratings.set({ conversationId: x, accountId: a.accountId, score: 3, comment: "", ratedAt: 908_000 });
+      // Rated again: the newer score replaces it.
+      await store.ratings.set({ conversationId: x, accountId: a.accountId, score: 4, comment: "", ratedAt: 909_000 });
 
-      const rows = await store.reports.conversations(a.chatbotId, 1_000, 3_000);
-      const sorted = [...rows].sort((p, q) => p.createdAt - q.createdAt);
-      expect(sorted).toEqual([
-        {
-          createdAt: sorted[0]!.createdAt,
-          lastActivityAt: 906_000,
-          status: "closed",
-          firstCustomerAt: 1_000,
-          firstOperatorAt: 905_000,
-          score: 3,
-        },
-        {
-          createdAt: sorted[1]!.createdAt,
-          lastActivityAt: 2_000,
-          status: "live",
-          firstCustomerAt: 2_000,
-          firstOperatorAt: null,
-          score: null,
-        },
+      const starts = await store.reports.starts(a.chatbotId, 1_000, 3_000);
+      const perQuarter = new Map<number, [number, number]>();
+      for (const r of starts) {
+        const [n, handed] = perQuarter.get(r.quarter) ?? [0, 0];
+        perQuarter.set(r.quarter, [n + r.conversations, handed + r.handedOver]);
+      }
+      expect([...perQuarter]).toEqual([[0, [2, 2]]]);
+      expect(await store.reports.ratings(a.chatbotId, 1_000, 3_000)).toEqual([{ score: 4, count: 1 }]);
+      expect(byKey(await store.reports.firstResponses(a.chatbotId, 1_000, 3_000), (r) => r.seconds)).toEqual([
+        { seconds: 904, count: 1 },
+        { seconds: 2_898, count: 1 },
       ]);
-      const quarters = await store.reports.messageQuarters(a.chatbotId, 1_000, 3_000);
-      expect([...quarters].sort((p, q) => p.quarter - q.quarter)).toEqual([
+      // Closed: x by the team (to its last message, not the closing); y only once idle since before its last.
+      expect(await store.reports.timesToClose(a.chatbotId, 1_000, 3_000, 0)).toEqual([{ seconds: 905, count: 1 }]);
+      expect(byKey(await store.reports.timesToClose(a.chatbotId, 1_000, 3_000, 3_000_001), (r) => r.seconds)).toEqual([
+        { seconds: 905, count: 1 },
+        { seconds: 2_998, count: 1 },
+      ]);
+      expect(byKey(await store.reports.messageQuarters(a.chatbotId, 1_000, 3_000), (r) => r.quarter)).toEqual([
         { quarter: 0, messages: 3 },
         { quarter: 1, messages: 2 },
+        { quarter: 2, messages: 1 },
+        { quarter: 3, messages: 2 },
       ]);
-      expect(await store.reports.conversations(a.chatbotId, 3_000, 4_000)).toEqual([]);
+      expect(await store.reports.starts(a.chatbotId, 3_000, 4_000)).toEqual([]);
+      expect(await store.reports.messageQuarters(a.chatbotId, 3_000, 4_000)).toEqual([]);
     });
   });
 }

@@ -65,8 +65,10 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   );
   // The order comes from the conversation's own counter, bumped inside the same transaction: gap-free under any
   // concurrency.
+  // The report's facts ride along: the earliest customer and operator message (min, not the first written: two
+  // sends may commit in the other order than their instants) and the latest activity.
   const bump = db.prepare<
-    [{ now: number; unread: number; reopens: number; id: string }],
+    [{ now: number; unread: number; reopens: number; id: string; role: string }],
     {
       message_count: number;
       contact_id: string;
@@ -74,16 +76,21 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       status: string;
       assigned_to: string;
       created_at: number;
+      chatbot_id: string;
+      last_message_at: number;
     }
   >(`
-    UPDATE conversations SET message_count = message_count + 1, last_message_at = @now,
-      unread_count = unread_count + @unread, status = CASE WHEN @reopens THEN 'live' ELSE status END
-    WHERE conversation_id = @id RETURNING message_count, contact_id, channel, status, assigned_to, created_at`);
+    UPDATE conversations SET message_count = message_count + 1, last_message_at = max(coalesce(last_message_at, @now), @now),
+      unread_count = unread_count + @unread, status = CASE WHEN @reopens THEN 'live' ELSE status END,
+      first_customer_at = CASE WHEN @role = 'user' THEN min(coalesce(first_customer_at, @now), @now) ELSE first_customer_at END,
+      first_operator_at = CASE WHEN @role = 'operator' THEN min(coalesce(first_operator_at, @now), @now) ELSE first_operator_at END
+    WHERE conversation_id = @id RETURNING message_count, contact_id, channel, status, assigned_to, created_at, chatbot_id,
+      last_message_at`);
   const insertMsg = db.prepare(
     "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, " +
-      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      "created_at, chatbot_id, conversation_created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
-  // The conversation written to becomes the latest; its state as this write left it (last_message_at = now) is
+  // The conversation written to becomes the latest; its state as this write left it (its last activity) is
   // copied for the list, which then needs no join.
   const touchContact = db.prepare(`
     UPDATE contacts SET
@@ -91,7 +98,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       latest_conversation_id = @conversationId,
       latest_status = @status,
       latest_assigned_to = @assignedTo,
-      latest_activity_at = @now,
+      latest_activity_at = @activity,
       unread_count = unread_count + @unread,
       live_activity_at = CASE WHEN @live THEN max(coalesce(live_activity_at, 0), @now) ELSE live_activity_at END,
       channels = CASE WHEN instr(',' || channels || ',', ',' || @channel || ',') > 0 THEN channels
@@ -176,7 +183,13 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         );
       }
       const unread = effect.unread ? 1 : 0;
-      const conv = bump.get({ now: m.createdAt, unread, reopens: effect.reopens ? 1 : 0, id: conversationId });
+      const conv = bump.get({
+        now: m.createdAt,
+        unread,
+        reopens: effect.reopens ? 1 : 0,
+        id: conversationId,
+        role: m.role,
+      });
       if (!conv) throw new Error(`conversation ${conversationId} vanished`);
       insertMsg.run(
         m.messageId,
@@ -187,9 +200,12 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         m.toolCalls,
         JSON.stringify(m.documents),
         m.createdAt,
+        conv.chatbot_id,
+        conv.created_at,
       );
       touchContact.run({
         now: m.createdAt,
+        activity: conv.last_message_at,
         conversationId,
         unread,
         live: conv.status === "live" ? 1 : 0,

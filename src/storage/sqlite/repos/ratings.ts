@@ -17,11 +17,17 @@ export function sqliteRatings(db: Db): Sync<RatingRepository> {
      ON CONFLICT (conversation_id) DO UPDATE SET score = excluded.score, comment = excluded.comment,
        rated_at = excluded.rated_at`,
   );
+  // The report counts ratings from the conversation's row (its index), kept in the same transaction.
+  const onConversation = db.prepare("UPDATE conversations SET rating_score = ? WHERE conversation_id = ?");
+  const rate = db.transaction((r: Parameters<RatingRepository["set"]>[0]) => {
+    onConversation.run(r.score, r.conversationId);
+    set.run(r.conversationId, r.accountId, r.score, r.comment, r.ratedAt);
+  });
   const some = db.prepare<[string], Row>(
     "SELECT conversation_id, score, comment, rated_at FROM conversation_ratings WHERE conversation_id IN (SELECT value FROM json_each(?))",
   );
   return {
-    set: (r) => void set.run(r.conversationId, r.accountId, r.score, r.comment, r.ratedAt),
+    set: (r) => rate.immediate(r),
     forConversations: (ids) =>
       new Map<string, ConversationRating>(
         some
