@@ -33,6 +33,7 @@ const TABLES = [
   "contacts",
   "conversations",
   "messages",
+  "conversation_ratings",
 ];
 const BATCH = 5000;
 
