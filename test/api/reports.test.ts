@@ -35,6 +35,12 @@ interface Plan {
   score?: number;
   /** More customer messages, minutes after the first. */
   more?: number[];
+  /** Taken over this many minutes after the first message, and no person writes: not handed over. */
+  takeOver?: number;
+  /** The customer writes again this many minutes after the first, after the close: the conversation reopens. */
+  reopen?: number;
+  /** Minutes after the first: customer messages and operator replies sent at once, with the clock running. */
+  burst?: number;
 }
 
 // Spread over three Kolkata days, with one before the period and one after it (both left out of the report).
@@ -47,6 +53,9 @@ const PLANS: Plan[] = [
   { at: 18 * 60 + 45, close: 5, score: 4 }, // 2026-03-11 00:15 Kolkata
   { at: 20 * 60, reply: 7, close: 9, score: 4 },
   { at: 30 * 60 },
+  { at: 32 * 60, takeOver: 2, more: [5] },
+  { at: 34 * 60, reply: 4, close: 10, score: 3, reopen: 25 },
+  { at: 40 * 60, reply: 2, burst: 6 },
   { at: 66 * 60, reply: 2 }, // 2026-03-12 23:30 Kolkata
   { at: 66 * 60 + 45 }, // 2026-03-13 00:15 Kolkata: after the period
 ];
@@ -84,6 +93,38 @@ async function seed(): Promise<Seeded[]> {
         },
       });
     }
+    if (p.takeOver !== undefined)
+      steps.push({
+        at: t0 + p.takeOver * MIN,
+        run: async (id) => {
+          const r = await postJson(s.url, "/take_over_conversation", { conversation_id: id }, await auth());
+          expect(r.status).toBe(200);
+        },
+      });
+    if (p.reopen !== undefined) {
+      const r = p.reopen;
+      steps.push({ at: t0 + r * MIN, run: (id) => customer(id, "One more thing") });
+    }
+    if (p.burst !== undefined)
+      steps.push({
+        at: t0 + p.burst * MIN,
+        run: async (id) => {
+          const h = await auth();
+          const token = (await issueTokens(s.url, a, user)).access_token;
+          // The clock runs: the writes' instants differ, and they may commit in another order than their instants.
+          s.clock.resume();
+          const writes: Promise<unknown>[] = [];
+          for (let i = 0; i < 4; i++) {
+            writes.push(send(s.url, token, `At once ${i}`, id));
+            writes.push(
+              postJson(s.url, "/reply_to_conversation", { conversation_id: id, content: `Reply ${i}` }, h).then((r) =>
+                expect(r.status).toBe(200),
+              ),
+            );
+          }
+          await Promise.all(writes);
+        },
+      });
     if (p.close !== undefined) {
       const c = p.close;
       steps.push({
@@ -113,7 +154,8 @@ async function seed(): Promise<Seeded[]> {
     out.push({
       conversationId: id,
       createdAt: t0,
-      closed: p.close !== undefined,
+      // Closed by the team, unless the customer wrote after it (that reopens it).
+      closed: p.close !== undefined && !(p.reopen !== undefined && p.reopen > p.close),
       score: p.score ?? null,
       messages: (msgs.body.messages as { role: string; created_at: string }[]).map((m) => ({
         role: m.role,
@@ -135,7 +177,11 @@ function expected(all: Seeded[], now: number, idleMs: number) {
   const from = "2026-03-10";
   const to = "2026-03-12";
   const conv = all.filter((c) => localDate(c.createdAt) >= from && localDate(c.createdAt) <= to);
-  const first = (c: Seeded, role: string) => c.messages.find((m) => m.role === role)?.at;
+  // The earliest by instant: concurrent writes may have taken their places in another order.
+  const first = (c: Seeded, role: string) => {
+    const at = c.messages.filter((m) => m.role === role).map((m) => m.at);
+    return at.length === 0 ? undefined : Math.min(...at);
+  };
   const handed = conv.filter((c) => first(c, "operator") !== undefined);
   const lastAt = (c: Seeded) => Math.max(c.createdAt, ...c.messages.map((m) => m.at));
   const closed = conv.filter((c) => c.closed || lastAt(c) < now - idleMs);
@@ -178,11 +224,17 @@ describe("GetReport", () => {
     s.clock.freezeAt(now);
     const want = expected(seeded, now, IDLE_SECONDS * 1000);
     // The figures are not trivial: each kind is present.
-    expect(want.conversations).toBe(8);
-    expect(want.handedOver).toBeGreaterThan(2);
-    expect(want.ratings.count).toBe(4);
-    // One is live still (the newest, handed over), so not counted in the time to close.
-    expect(want.timeToClose.count).toBe(7);
+    expect(want.conversations).toBe(11);
+    expect(want.handedOver).toBe(7);
+    expect(want.ratings.count).toBe(5);
+    // One is live still (the newest, handed over), so not counted in the time to close; the reopened one is
+    // live again, then idle (closed), to its last message.
+    expect(want.timeToClose.count).toBe(10);
+    const reopened = seeded[PLANS.findIndex((p) => p.reopen !== undefined)]!;
+    expect(reopened.messages.at(-1)!.at).toBe(reopened.createdAt + 25 * MIN);
+    // The burst's eight writes all landed, at differing instants.
+    const burst = seeded[PLANS.findIndex((p) => p.burst !== undefined)]!;
+    expect(burst.messages.filter((m) => m.at >= burst.createdAt + 6 * MIN)).toHaveLength(8);
     const q = { chatbot_id: a.chatbotId, from: "2026-03-10", to: "2026-03-12", time_zone: ZONE };
     const r = await getJson(s.url, "/v1/account/reports", q, await auth());
     expect(r.status, JSON.stringify(r.body)).toBe(200);
