@@ -171,11 +171,7 @@ describe.skipIf(skip !== undefined)("PostgreSQL query plans", () => {
       await store.refreshTokens.policy(a.chatbotId);
       await store.launchCodes.byHash("x");
       await store.launchCodes.markUsed("x", 5);
-      await store.reports.starts(a.chatbotId, 0, 100_000);
-      await store.reports.ratings(a.chatbotId, 0, 100_000);
-      await store.reports.firstResponses(a.chatbotId, 0, 100_000);
-      await store.reports.timesToClose(a.chatbotId, 0, 100_000, 0);
-      await store.reports.messageQuarters(a.chatbotId, 0, 100_000);
+      await store.reports.counts(a.chatbotId, 0, 100_000, 0);
     } finally {
       pg.Pool.prototype.query = original;
       pg.Client.prototype.query = originalClient;

@@ -21,6 +21,23 @@ export interface ReportSeconds {
   count: number;
 }
 
+/** What the report counts in storage for one chatbot's conversations started in a period. */
+export interface ReportCounts {
+  /** Conversations per quarter hour of their start; a quarter may come in more than one row, to be added up. */
+  starts: ReportStarts[];
+  /** The rated: how many got each score. */
+  ratings: { score: number; count: number }[];
+  /** Of those handed over, the seconds from the first customer message to the first operator message. */
+  firstResponses: ReportSeconds[];
+  /**
+   * Of those closed (stored closed, or live with no activity since idleBefore: rules.ts effectiveStatus), the
+   * seconds from the start to the last activity (the last message, or the closing of one with none).
+   */
+  timesToClose: ReportSeconds[];
+  /** Their messages, per quarter hour of the message's instant. */
+  messageQuarters: { quarter: number; messages: number }[];
+}
+
 /**
  * What the report reads from storage, all counted there from facts the writes keep on each conversation and
  * message (so a year of a million conversations is a few index ranges, not a million rows); the figures are
@@ -28,22 +45,8 @@ export interface ReportSeconds {
  * (since 1972), so counts per quarter hour give local days and hours.
  */
 export interface ReportRepository {
-  /**
-   * The chatbot's conversations started in [from, to), counted per quarter hour of their start; a quarter may
-   * come in more than one row (all of them and the handed over, counted apart), to be added up.
-   */
-  starts(chatbotId: string, from: number, to: number): Promise<ReportStarts[]>;
-  /** Of those, the rated: how many got each score. */
-  ratings(chatbotId: string, from: number, to: number): Promise<{ score: number; count: number }[]>;
-  /** Of those handed over, the seconds from the first customer message to the first operator message. */
-  firstResponses(chatbotId: string, from: number, to: number): Promise<ReportSeconds[]>;
-  /**
-   * Of those closed (stored closed, or live with no activity since idleBefore: rules.ts effectiveStatus), the
-   * seconds from the start to the last activity (the last message, or the closing of one with none).
-   */
-  timesToClose(chatbotId: string, from: number, to: number, idleBefore: number): Promise<ReportSeconds[]>;
-  /** Their messages, counted per quarter hour of the message's instant. */
-  messageQuarters(chatbotId: string, from: number, to: number): Promise<{ quarter: number; messages: number }[]>;
+  /** The counts of the chatbot's conversations started in [from, to). */
+  counts(chatbotId: string, from: number, to: number, idleBefore: number): Promise<ReportCounts>;
 }
 
 export interface ReportQuery {
@@ -142,13 +145,12 @@ export class Reports {
     const start = localMidnight(f, fromDay);
     const end = localMidnight(f, toDay + DAY);
     const idleBefore = this.d.clock.now() - this.d.idleCloseSeconds * 1000;
-    const [starts, ratings, firstResponses, timesToClose, quarters] = await Promise.all([
-      this.d.reports.starts(chatbotId, start, end),
-      this.d.reports.ratings(chatbotId, start, end),
-      this.d.reports.firstResponses(chatbotId, start, end),
-      this.d.reports.timesToClose(chatbotId, start, end, idleBefore),
-      this.d.reports.messageQuarters(chatbotId, start, end),
-    ]);
+    const { starts, ratings, firstResponses, timesToClose, messageQuarters } = await this.d.reports.counts(
+      chatbotId,
+      start,
+      end,
+      idleBefore,
+    );
 
     const days = Array.from({ length: dayCount }, (_, i) => ({
       date: new Date(fromDay + i * DAY).toISOString().slice(0, 10),
@@ -175,7 +177,7 @@ export class Reports {
     // A zone's offset changes at most a few times a year: one at each day's start and end, and per quarter only
     // on a day where they differ (a change of the clocks), rather than a formatting per quarter hour.
     const offsets = [...bounds, end].map((t) => wallClock(f, t) - t);
-    for (const q of quarters) {
+    for (const q of messageQuarters) {
       const t = q.quarter * QUARTER;
       const i = dayIndex(bounds, t);
       // A message after the period's end (its conversation started on the last day) is formatted on its own.

@@ -8,62 +8,59 @@ const PERIOD = "chatbot_id = $1 AND created_at >= $2 AND created_at < $3";
 const seconds = (rows: Record<string, unknown>[]): ReportSeconds[] =>
   rows.map((r) => ({ seconds: Number(r.seconds), count: Number(r.count) }));
 
-/** The report's counts in PostgreSQL, each from an index range, grouped in SQL (the domain runs them at once). */
+/** The report's counts in PostgreSQL, each from an index range, grouped in SQL (hash aggregates), all at once. */
 export function pgReports(db: PgDb): ReportRepository {
   return {
-    starts: async (chatbotId, from, to) => {
-      const rows = await db.rows(
-        "report_starts",
-        // Apart, the first is an index-only range, the second one of the partial index.
-        `SELECT created_at / 900000 AS quarter, count(*) AS conversations, 0 AS handed
-         FROM conversations WHERE ${PERIOD} GROUP BY 1
-         UNION ALL
-         SELECT created_at / 900000, 0, count(*) FROM conversations
-         WHERE ${PERIOD} AND first_operator_at IS NOT NULL GROUP BY 1`,
-        [chatbotId, from, to],
-      );
-      return rows.map((r) => ({
-        quarter: Number(r.quarter),
-        conversations: Number(r.conversations),
-        handedOver: Number(r.handed),
-      }));
-    },
-    ratings: async (chatbotId, from, to) =>
-      (
-        await db.rows(
+    counts: async (chatbotId, from, to, idleBefore) => {
+      const period = [chatbotId, from, to];
+      const [starts, ratings, firstResponses, timesToClose, quarters] = await Promise.all([
+        db.rows(
+          "report_starts",
+          // Apart, the first is an index-only range, the second one of the partial index.
+          `SELECT created_at / 900000 AS quarter, count(*) AS conversations, 0 AS handed
+           FROM conversations WHERE ${PERIOD} GROUP BY 1
+           UNION ALL
+           SELECT created_at / 900000, 0, count(*) FROM conversations
+           WHERE ${PERIOD} AND first_operator_at IS NOT NULL GROUP BY 1`,
+          period,
+        ),
+        db.rows(
           "report_ratings",
           `SELECT rating_score AS score, count(*) AS count FROM conversations
            WHERE ${PERIOD} AND rating_score IS NOT NULL GROUP BY 1`,
-          [chatbotId, from, to],
-        )
-      ).map((r) => ({ score: Number(r.score), count: Number(r.count) })),
-    firstResponses: async (chatbotId, from, to) =>
-      seconds(
-        await db.rows(
+          period,
+        ),
+        db.rows(
           "report_first_responses",
           `SELECT (first_operator_at - first_customer_at) / 1000 AS seconds, count(*) AS count FROM conversations
            WHERE ${PERIOD} AND first_operator_at IS NOT NULL AND first_operator_at >= first_customer_at GROUP BY 1`,
-          [chatbotId, from, to],
+          period,
         ),
-      ),
-    timesToClose: async (chatbotId, from, to, idleBefore) =>
-      seconds(
-        await db.rows(
+        db.rows(
           "report_times_to_close",
           `SELECT (coalesce(last_message_at, created_at) - created_at) / 1000 AS seconds, count(*) AS count
            FROM conversations WHERE ${PERIOD} AND (status = 'closed' OR coalesce(last_message_at, created_at) < $4)
            GROUP BY 1`,
-          [chatbotId, from, to, idleBefore],
+          [...period, idleBefore],
         ),
-      ),
-    messageQuarters: async (chatbotId, from, to) => {
-      const rows = await db.rows(
-        "report_quarters",
-        `SELECT created_at / 900000 AS quarter, count(*) AS messages FROM messages
-         WHERE chatbot_id = $1 AND conversation_created_at >= $2 AND conversation_created_at < $3 GROUP BY 1`,
-        [chatbotId, from, to],
-      );
-      return rows.map((r) => ({ quarter: Number(r.quarter), messages: Number(r.messages) }));
+        db.rows(
+          "report_quarters",
+          `SELECT created_at / 900000 AS quarter, count(*) AS messages FROM messages
+           WHERE chatbot_id = $1 AND conversation_created_at >= $2 AND conversation_created_at < $3 GROUP BY 1`,
+          period,
+        ),
+      ]);
+      return {
+        starts: starts.map((r) => ({
+          quarter: Number(r.quarter),
+          conversations: Number(r.conversations),
+          handedOver: Number(r.handed),
+        })),
+        ratings: ratings.map((r) => ({ score: Number(r.score), count: Number(r.count) })),
+        firstResponses: seconds(firstResponses),
+        timesToClose: seconds(timesToClose),
+        messageQuarters: quarters.map((r) => ({ quarter: Number(r.quarter), messages: Number(r.messages) })),
+      };
     },
   };
 }

@@ -29,32 +29,38 @@ export function reportCases(h: () => Harness) {
       // Rated again: the newer score replaces it.
       await store.ratings.set({ conversationId: x, accountId: a.accountId, score: 4, comment: "", ratedAt: 909_000 });
 
-      const starts = await store.reports.starts(a.chatbotId, 1_000, 3_000);
+      const counts = await store.reports.counts(a.chatbotId, 1_000, 3_000, 0);
       const perQuarter = new Map<number, [number, number]>();
-      for (const r of starts) {
+      for (const r of counts.starts) {
         const [n, handed] = perQuarter.get(r.quarter) ?? [0, 0];
         perQuarter.set(r.quarter, [n + r.conversations, handed + r.handedOver]);
       }
       expect([...perQuarter]).toEqual([[0, [2, 2]]]);
-      expect(await store.reports.ratings(a.chatbotId, 1_000, 3_000)).toEqual([{ score: 4, count: 1 }]);
-      expect(byKey(await store.reports.firstResponses(a.chatbotId, 1_000, 3_000), (r) => r.seconds)).toEqual([
+      expect(counts.ratings).toEqual([{ score: 4, count: 1 }]);
+      expect(byKey(counts.firstResponses, (r) => r.seconds)).toEqual([
         { seconds: 904, count: 1 },
         { seconds: 2_898, count: 1 },
       ]);
       // Closed: x by the team (to its last message, not the closing); y only once idle since before its last.
-      expect(await store.reports.timesToClose(a.chatbotId, 1_000, 3_000, 0)).toEqual([{ seconds: 905, count: 1 }]);
-      expect(byKey(await store.reports.timesToClose(a.chatbotId, 1_000, 3_000, 3_000_001), (r) => r.seconds)).toEqual([
+      expect(counts.timesToClose).toEqual([{ seconds: 905, count: 1 }]);
+      const later = await store.reports.counts(a.chatbotId, 1_000, 3_000, 3_000_001);
+      expect(byKey(later.timesToClose, (r) => r.seconds)).toEqual([
         { seconds: 905, count: 1 },
         { seconds: 2_998, count: 1 },
       ]);
-      expect(byKey(await store.reports.messageQuarters(a.chatbotId, 1_000, 3_000), (r) => r.quarter)).toEqual([
+      expect(byKey(counts.messageQuarters, (r) => r.quarter)).toEqual([
         { quarter: 0, messages: 3 },
         { quarter: 1, messages: 2 },
         { quarter: 2, messages: 1 },
         { quarter: 3, messages: 2 },
       ]);
-      expect(await store.reports.starts(a.chatbotId, 3_000, 4_000)).toEqual([]);
-      expect(await store.reports.messageQuarters(a.chatbotId, 3_000, 4_000)).toEqual([]);
+      expect(await store.reports.counts(a.chatbotId, 3_000, 4_000, 0)).toEqual({
+        starts: [],
+        ratings: [],
+        firstResponses: [],
+        timesToClose: [],
+        messageQuarters: [],
+      });
     });
   });
 }
