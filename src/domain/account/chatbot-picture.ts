@@ -38,10 +38,10 @@ export class ChatbotPictures {
 
   /** Sets the picture of the caller's chatbot; empty bytes remove it. Another account's chatbot is not_found. */
   async set(caller: AccountCaller, chatbotId: string, bytes: Uint8Array): Promise<ChatbotRecord> {
-    // The chatbot first: whether another account's chatbot exists never depends on the image sent.
+    // The image first, as any input: a bad one is refused alike whoever's the chatbot is.
+    const contentType = bytes.length === 0 ? undefined : requirePicture(bytes);
     const c = await this.d.accounts.chatbot(caller, chatbotId);
-    const picture: StoredPicture | undefined =
-      bytes.length === 0 ? undefined : { pictureId: pictureIdOf(c, bytes), contentType: requirePicture(bytes), bytes };
+    const picture: StoredPicture | undefined = contentType && { pictureId: pictureIdOf(c, bytes), contentType, bytes };
     if (!(await this.d.chatbots.setPicture(c.accountId, c.chatbotId, picture)))
       throw notFound(`chatbot ${c.chatbotId}`);
     return { ...c, pictureId: picture?.pictureId ?? "" };
