@@ -153,7 +153,7 @@ input[type=color] { width: 6rem; height: 2.5rem; padding: .2rem; }
 .preview__bubble { margin-left: auto; width: fit-content; max-width: 80%; padding: .5rem .75rem; border-radius: 16px 16px 4px 16px; }
 .preview__avatar { overflow: hidden; }
 .preview__avatar img, .preview__reply img { width: 100%; height: 100%; object-fit: cover; border-radius: 50%; }
-.preview__reply { display: flex; gap: .4rem; align-items: flex-end; margin-top: .5rem; }
+.preview__reply { display: flex; flex-direction: column; gap: .2rem; align-items: flex-start; margin-top: .5rem; }
 .preview__reply img { width: 1.5rem; height: 1.5rem; flex: none; }
 .preview__agent { margin: 0; max-width: 80%; padding: .5rem .75rem; border-radius: 16px 16px 16px 4px; background: #f1f4f9; }
 .preview__frame--dark .preview__agent { background: #1d242d; }
