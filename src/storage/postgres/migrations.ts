@@ -378,6 +378,15 @@ export const pgMigrations: PgMigration[] = [
   },
   {
     version: 16,
+    // The agent's uploaded picture, in the chatbot's row (its reads name their columns and skip the bytes).
+    sql: `
+      ALTER TABLE chatbots ADD COLUMN picture_id text NOT NULL DEFAULT '';
+      ALTER TABLE chatbots ADD COLUMN picture_type text NOT NULL DEFAULT '';
+      ALTER TABLE chatbots ADD COLUMN picture bytea;
+      CREATE INDEX chatbots_picture ON chatbots (picture_id) WHERE picture_id <> '';`,
+  },
+  {
+    version: 17,
     // Report facts kept by the message and rating writes: a report reads index ranges and counts in SQL. The
     // period's conversations are read by conversations_chatbot_created and the heap (last_message_at stays out of
     // every index: each message moves it, and an indexed column would make each message's conversation update a
