@@ -63,7 +63,8 @@ export class ConversationReads {
       liveSince: this.c.liveSince(),
     };
     const contacts = this.c.d.contacts;
-    // The version first: the page read after it is at least as new, so a page is never kept under a newer one.
+    // The version first: the page read after it shows at least that version, never less, so no page is kept under
+    // a version newer than what it shows.
     const version = await contacts.listVersion(q.accountId);
     // The search goes last: the parts before it cannot hold a line break.
     const key = `${q.accountId}\n${filter}\n${assignee ?? ""}\n${limit}\n${offset}\n${q.search}`;
