@@ -378,6 +378,15 @@ export const pgMigrations: PgMigration[] = [
   },
   {
     version: 16,
+    // The agent's uploaded picture, in the chatbot's row (its reads name their columns and skip the bytes).
+    sql: `
+      ALTER TABLE chatbots ADD COLUMN picture_id text NOT NULL DEFAULT '';
+      ALTER TABLE chatbots ADD COLUMN picture_type text NOT NULL DEFAULT '';
+      ALTER TABLE chatbots ADD COLUMN picture bytea;
+      CREATE INDEX chatbots_picture ON chatbots (picture_id) WHERE picture_id <> '';`,
+  },
+  {
+    version: 17,
     // What changes an account's contact list without an event: a profile change (a token issue's, caught by the
     // trigger whoever writes it) and retention count here, in their own transaction. A list answer is remembered
     // under the account's event counter and this version (contact-list-cache); the row lock orders the bumps.

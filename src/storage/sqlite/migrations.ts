@@ -586,6 +586,17 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 22,
+    name: "chatbots.picture: the agent's uploaded picture, served by its id",
+    sql: `
+      -- In the chatbot's row, so it goes wherever the chatbot goes; its reads name their columns and skip the bytes.
+      ALTER TABLE chatbots ADD COLUMN picture_id TEXT NOT NULL DEFAULT '';
+      ALTER TABLE chatbots ADD COLUMN picture_type TEXT NOT NULL DEFAULT '';
+      ALTER TABLE chatbots ADD COLUMN picture BLOB;
+      CREATE INDEX chatbots_picture ON chatbots (picture_id) WHERE picture_id <> '';
+    `,
+  },
+  {
+    version: 23,
     name: "contact_versions: what changes an account's contact list without an event",
     sql: `
       -- A contact list answer is remembered under the account's event counter and this version (contact-list-cache):
