@@ -112,6 +112,11 @@ export type ConversationRef = Pick<ConversationRecord, "conversationId" | "creat
 export interface ContactRepository {
   /** Creates the contact of (account, user) or updates its profile; returns its contact_id. */
   upsert(accountId: string, userId: string, profile: ContactProfile | undefined, now: number): Promise<string>;
+  /**
+   * `upsert` for a caller that needs no answer (a token issue): in a unit of work a back end may send it with the
+   * unit's commit, in the same round trip (PostgreSQL does when no profile field is given: there is nothing to merge).
+   */
+  ensure(accountId: string, userId: string, profile: ContactProfile | undefined, now: number): Promise<void>;
   list(q: ContactQuery): Promise<{ contacts: StoredContact[]; hasMore: boolean }>;
   /** Whether the contact exists and belongs to the account. */
   belongsTo(accountId: string, contactId: string): Promise<boolean>;

@@ -1,7 +1,11 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from "pg";
-import { isConnectionLoss, storageError, unavailable } from "./errors.js";
+import { checkout } from "./checkout.js";
+import { isConnectionLoss, storageError } from "./errors.js";
 import { pipeline, type Statement } from "./pipeline.js";
+import { ReadBatcher, readOnly } from "./read-batch.js";
+
+export { checkout, type HeldConnection } from "./checkout.js";
 
 /**
  * How long a unit of work aborted by a serialization failure or a deadlock is tried again before `busy` reaches the
@@ -70,6 +74,8 @@ interface OpenUnit {
 /** Routes statements to the connection of the unit of work running in this async context, else to the pool. */
 export class PgRunner implements PgDb {
   private readonly current = new AsyncLocalStorage<OpenUnit>();
+  /** Reads outside a unit of work, sent together when made in the same turn. */
+  private readonly reads: ReadBatcher;
   /** Units of work run again after a conflict, since start (a metric). */
   retries = 0;
 
@@ -83,7 +89,9 @@ export class PgRunner implements PgDb {
     private readonly pool: Pool,
     private readonly prepared = true,
     private readonly begin_ = "BEGIN",
-  ) {}
+  ) {
+    this.reads = new ReadBatcher(pool);
+  }
 
   async rows<R extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<R[]> {
     return (await this.query<R>(name, text, values)).rows;
@@ -189,6 +197,7 @@ export class PgRunner implements PgDb {
         throw storageError(e);
       }
     }
+    if (readOnly(text)) return (await this.reads.read(this.statement(name, text, values))) as QueryResult<R>;
     const held = await checkout(this.pool);
     try {
       return await held.client.query<R>(this.statement(name, text, values) as QueryConfig);
@@ -199,40 +208,4 @@ export class PgRunner implements PgDb {
       held.release();
     }
   }
-}
-
-/** A pooled connection held by one caller; `lost` is set once the connection failed, and it is then not reused. */
-export interface HeldConnection {
-  client: PoolClient;
-  lost: Error | undefined;
-  /** Back to the pool, or destroyed when it was lost. */
-  release(): void;
-}
-
-/**
- * Checks a connection out of the pool, listening for its errors. The pool listens only while a connection is idle;
- * a checked-out one the server drops emits `error`, which with no listener would end the process. The listener is
- * attached in the pool's callback, not after an await: a connection terminated just as it was made delivers its
- * FATAL in the same read as its ReadyForQuery, before any promise continuation could run.
- */
-export function checkout(pool: Pool): Promise<HeldConnection> {
-  return new Promise((resolve, reject) => {
-    pool.connect((err, client) => {
-      // No connection to be had (server away, refusing connections, pool exhausted): the request may be retried.
-      if (err || !client) return reject(unavailable(err));
-      const held: HeldConnection = {
-        client,
-        lost: undefined,
-        release() {
-          client.removeListener("error", onError);
-          client.release(held.lost);
-        },
-      };
-      const onError = (e: Error) => {
-        held.lost ??= e;
-      };
-      client.on("error", onError);
-      resolve(held);
-    });
-  });
 }

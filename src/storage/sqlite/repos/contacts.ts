@@ -244,6 +244,9 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
 
   return {
     upsert: (accountId, userId, profile, now) => upsertContact(accountId, userId, profile, now),
+    ensure: (accountId, userId, profile, now) => {
+      upsertContact(accountId, userId, profile, now);
+    },
     belongsTo: (accountId, contactId) => owned.get(contactId, accountId) !== undefined,
     list: (q: ContactQuery) => {
       const params: Record<string, unknown> = { accountId: q.accountId, limit: q.limit + 1, offset: q.offset };
