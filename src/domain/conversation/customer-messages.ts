@@ -62,7 +62,11 @@ export class CustomerMessages {
     }
     // A closed conversation is reopened by the customer's message (decisions §5): its watchers learn it.
     const reopens = before !== undefined && this.c.effectiveStatus(before) === "closed";
-    const sent = await this.c.keys.once<{ message: MessageRecord; conversation?: ConversationRecord }>(keyed, () =>
+    const sent = await this.c.keys.once<{
+      message: MessageRecord;
+      conversation?: ConversationRecord;
+      recent?: Promise<MessageRecord[]>;
+    }>(keyed, () =>
       this.c.append(
         caller.accountId,
         conversationId,
@@ -70,6 +74,7 @@ export class CustomerMessages {
         start,
         reopens,
         keyed,
+        AGENT_CONTEXT,
       ),
     );
     const userMessage = sent.message;
@@ -86,7 +91,8 @@ export class CustomerMessages {
 
     if (conv.assignedTo !== AI_AGENT) return;
     chatbot ??= (await this.c.d.chatbots.byId(caller.chatbotId))!;
-    const history = (await this.c.d.conversations.recent(conv, AGENT_CONTEXT)).map((m) => ({
+    // Read with the message's unit of work (a retry of a stored message reads it now).
+    const history = (await (sent.recent ?? this.c.d.conversations.recent(conv, AGENT_CONTEXT))).map((m) => ({
       role: m.role,
       content: m.content,
     }));

@@ -58,15 +58,24 @@ export interface PgDb {
   readonly held: Map<string, unknown> | undefined;
 }
 
+/** A statement of a unit not sent yet; `answer` settles its caller's promise (none for a write nobody waits for). */
+interface Queued {
+  statement: Statement;
+  answer?: { resolve(r: QueryResult): void; reject(e: unknown): void };
+}
+
 /** The connection of a unit of work, and the rows it holds (see PgDb.held). */
 interface OpenUnit {
   client: PoolClient;
   held: Map<string, unknown>;
   /**
-   * What is still to be sent ahead of the unit's next statement: its BEGIN until the first statement (a unit costs
-   * no round trip of its own to open), then writes nobody waits for (PgDb.write).
+   * What is still to be sent: the unit's BEGIN until its first statement (a unit costs no round trip of its own to
+   * open), writes nobody waits for (PgDb.write), and statements made in this turn of the event loop, which go out
+   * together at the turn's end, or with the COMMIT when the unit ends first.
    */
-  pending: Statement[];
+  pending: Queued[];
+  /** Whether a send at the end of this turn is scheduled. */
+  scheduled: boolean;
   /** Whether anything was sent (a ROLLBACK is then owed on failure). */
   sent: boolean;
 }
@@ -103,7 +112,7 @@ export class PgRunner implements PgDb {
 
   async write(name: string, text: string, values: unknown[]): Promise<void> {
     const current = this.current.getStore();
-    if (current) current.pending.push(this.statement(name, text, values));
+    if (current) current.pending.push({ statement: this.statement(name, text, values) });
     else await this.query(name, text, values);
   }
 
@@ -152,16 +161,22 @@ export class PgRunner implements PgDb {
       client: held.client,
       held: new Map(),
       // "BEGIN; SET LOCAL …" (behind a pooler) is two statements: a pipeline parses each on its own.
-      pending: begin.split("; ").map((text) => ({ text })),
+      pending: begin.split("; ").map((text) => ({ statement: { text } })),
+      scheduled: false,
       sent: false,
     };
     const opened = unit.pending.length;
     try {
       const result = await this.current.run(unit, fn);
       // A unit that sent nothing and has nothing to write has nothing to commit.
-      if (unit.sent || unit.pending.length > opened) await this.flush(unit, { text: "COMMIT" });
+      if (unit.sent || unit.pending.length > opened) {
+        unit.pending.push({ statement: { text: "COMMIT" } });
+        await this.send(unit);
+      }
       return result;
     } catch (e) {
+      // Statements never sent fail with the unit (their callers may still be waiting).
+      for (const q of unit.pending.splice(0)) q.answer?.reject(storageError(e));
       if (unit.sent)
         await held.client.query("ROLLBACK").catch((rollbackError: unknown) => {
           // The connection is gone (killed, server restarted): it must not go back to the pool.
@@ -173,14 +188,47 @@ export class PgRunner implements PgDb {
     }
   }
 
-  /** Sends what the unit still owes (its BEGIN, writes nobody waited for) and then `last`, in one round trip. */
-  private async flush<R extends QueryResultRow>(unit: OpenUnit, last: Statement): Promise<QueryResult<R>> {
-    const statements = [...unit.pending, last];
-    unit.pending = [];
+  /**
+   * A statement of the open unit: queued, and sent at the end of this turn of the event loop with whatever else the
+   * unit queued meanwhile (or with its COMMIT, when the unit ends first: a read the unit does not wait for then
+   * costs no round trip of its own), in one round trip.
+   */
+  private inUnit<R extends QueryResultRow>(unit: OpenUnit, statement: Statement): Promise<QueryResult<R>> {
+    const answer = new Promise<QueryResult<R>>((resolve, reject) => {
+      unit.pending.push({ statement, answer: { resolve: resolve as (r: QueryResult) => void, reject } });
+    });
+    // A caller that never waits for it (the unit failed first) must not leave an unhandled rejection behind.
+    answer.catch(() => undefined);
+    if (!unit.scheduled) {
+      unit.scheduled = true;
+      process.nextTick(() => {
+        unit.scheduled = false;
+        // Its failure reaches the statements' callers; the unit then fails and rolls back.
+        this.send(unit).catch(() => undefined);
+      });
+    }
+    return answer;
+  }
+
+  /** Sends everything the unit has queued, in one round trip, and answers each statement's caller. */
+  private async send(unit: OpenUnit): Promise<void> {
+    const queued = unit.pending.splice(0);
+    if (queued.length === 0) return;
     unit.sent = true;
-    if (statements.length === 1) return unit.client.query<R>(last as QueryConfig);
-    const results = await pipeline(unit.client, statements);
-    return results[results.length - 1] as QueryResult<R>;
+    let results: QueryResult[];
+    try {
+      results =
+        queued.length === 1
+          ? [await unit.client.query(queued[0]!.statement as QueryConfig)]
+          : await pipeline(
+              unit.client,
+              queued.map((q) => q.statement),
+            );
+    } catch (e) {
+      for (const q of queued) q.answer?.reject(storageError(e));
+      throw e;
+    }
+    for (const [i, q] of queued.entries()) q.answer?.resolve(results[i]!);
   }
 
   /** The statement as this runner sends it: unnamed behind a transaction pooler. */
@@ -190,13 +238,7 @@ export class PgRunner implements PgDb {
 
   private async query<R extends QueryResultRow>(name: string, text: string, values: unknown[]) {
     const current = this.current.getStore();
-    if (current) {
-      try {
-        return await this.flush<R>(current, this.statement(name, text, values));
-      } catch (e) {
-        throw storageError(e);
-      }
-    }
+    if (current) return this.inUnit<R>(current, this.statement(name, text, values));
     if (readOnly(text)) return (await this.reads.read(this.statement(name, text, values))) as QueryResult<R>;
     const held = await checkout(this.pool);
     try {
