@@ -120,6 +120,8 @@ export class ConversationCore {
           context > 0 && conversation.assignedTo === AI_AGENT
             ? tx.conversations.recent(conversation, context)
             : undefined;
+        // Should the unit fail, nobody waits for it: its failure is the unit's.
+        recent?.catch(() => undefined);
         return { message, conversation, ...(recent ? { recent } : {}) };
       },
       { rowLocks: true },
