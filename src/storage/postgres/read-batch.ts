@@ -11,8 +11,16 @@ const MAX_BATCH = 8;
  * sends a notification (a write, or a statement with a side effect, keeps its own round trip).
  */
 export function readOnly(text: string): boolean {
-  return /^\s*SELECT\b/i.test(text) && !/\bpg_notify\b|\bFOR\s+(UPDATE|SHARE|NO\s+KEY|KEY)\b|advisory/i.test(text);
+  let known = kinds.get(text);
+  if (known === undefined) {
+    known = /^\s*SELECT\b/i.test(text) && !/\bpg_notify\b|\bFOR\s+(UPDATE|SHARE|NO\s+KEY|KEY)\b|advisory/i.test(text);
+    // The texts are the repositories' own (a few hundred): each is tested once.
+    if (kinds.size < 10_000) kinds.set(text, known);
+  }
+  return known;
 }
+
+const kinds = new Map<string, boolean>();
 
 interface Waiting {
   statement: Statement;
