@@ -39,7 +39,11 @@ export function statementFor<Q extends { name?: string | undefined }>(pool: Pool
 
 /** What the repositories run SQL through: the open unit of work's connection, or the pool. */
 export interface PgDb {
-  /** A named (prepared once per connection) statement. */
+  /**
+   * A named (prepared once per connection) statement. Statements made in one turn of the event loop share a round
+   * trip: in a unit of work all of them (sent at the turn's end, or with the COMMIT when the unit ends first), outside
+   * one the plain reads (read-batch.ts).
+   */
   rows<R extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<R[]>;
   /** How many rows a named statement changed. */
   count(name: string, text: string, values: unknown[]): Promise<number>;
