@@ -114,6 +114,11 @@ export type ConversationRef = Pick<ConversationRecord, "conversationId" | "creat
 export interface ContactRepository {
   /** Creates the contact of (account, user) or updates its profile; returns its contact_id. */
   upsert(accountId: string, userId: string, profile: ContactProfile | undefined, now: number): Promise<string>;
+  /**
+   * `upsert` for a caller that needs no answer (a token issue): in a unit of work a back end may send it with the
+   * unit's commit, in the same round trip (PostgreSQL does when no profile field is given: there is nothing to merge).
+   */
+  ensure(accountId: string, userId: string, profile: ContactProfile | undefined, now: number): Promise<void>;
   /** One page; `nextLiveActivityAt` is the live activity of the contact after it (undefined: there is none). */
   list(
     q: ContactQuery,

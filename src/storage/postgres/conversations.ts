@@ -293,37 +293,56 @@ async function known(db: PgDb, accountId: string, userId: string): Promise<Row> 
 
 /** Contacts; the list reads the aggregates the message writes keep. */
 export function pgContacts(db: PgDb): ContactRepository {
-  return {
-    upsert: (accountId, userId, profile, now) =>
-      db.unit(async () => {
-        const contactName = profile?.contactName ?? "";
-        const email = profile?.email ?? "";
-        const phoneNumber = profile?.phoneNumber ?? "";
-        const [upserted] = await db.rows("contact_upsert", UPSERT, [
-          newId(),
-          accountId,
-          userId,
-          contactName,
-          email,
-          phoneNumber,
-          now,
-          contactSearchText({ userId, contactName, email, phoneNumber }),
+  const upsert: ContactRepository["upsert"] = (accountId, userId, profile, now) =>
+    db.unit(async () => {
+      const contactName = profile?.contactName ?? "";
+      const email = profile?.email ?? "";
+      const phoneNumber = profile?.phoneNumber ?? "";
+      const [upserted] = await db.rows("contact_upsert", UPSERT, [
+        newId(),
+        accountId,
+        userId,
+        contactName,
+        email,
+        phoneNumber,
+        now,
+        contactSearchText({ userId, contactName, email, phoneNumber }),
+      ]);
+      const r = upserted ?? (await known(db, accountId, userId));
+      // A profile merged with the stored one is folded again here: SQL cannot fold as the domain does.
+      const merged = contactSearchText({
+        userId: r.user_id as string,
+        contactName: r.contact_name as string,
+        email: r.email as string,
+        phoneNumber: r.phone_number as string,
+      });
+      if (merged !== r.search_text)
+        await db.count("contact_search_text", "UPDATE contacts SET search_text = $1 WHERE contact_id = $2", [
+          merged,
+          r.contact_id,
         ]);
-        const r = upserted ?? (await known(db, accountId, userId));
-        // A profile merged with the stored one is folded again here: SQL cannot fold as the domain does.
-        const merged = contactSearchText({
-          userId: r.user_id as string,
-          contactName: r.contact_name as string,
-          email: r.email as string,
-          phoneNumber: r.phone_number as string,
-        });
-        if (merged !== r.search_text)
-          await db.count("contact_search_text", "UPDATE contacts SET search_text = $1 WHERE contact_id = $2", [
-            merged,
-            r.contact_id,
-          ]);
-        return r.contact_id as string;
-      }),
+      return r.contact_id as string;
+    });
+  return {
+    upsert,
+    // With no profile field there is nothing to merge (a stored row is left as it is, though still locked to the
+    // commit): the statement's answer is not needed, so it goes with the unit's next statement or its COMMIT.
+    ensure: async (accountId, userId, profile, now) => {
+      if (profile && (profile.contactName !== "" || profile.email !== "" || profile.phoneNumber !== "")) {
+        await upsert(accountId, userId, profile, now);
+        return;
+      }
+      await db.write("contact_upsert", UPSERT, [
+        newId(),
+        accountId,
+        userId,
+        "",
+        "",
+        "",
+        now,
+        contactSearchText({ userId, contactName: "", email: "", phoneNumber: "" }),
+      ]);
+    },
     belongsTo: async (accountId, contactId) =>
       (
         await db.rows("contact_owned", "SELECT 1 FROM contacts WHERE contact_id = $1 AND account_id = $2", [

@@ -115,6 +115,46 @@ export function contactCases(h: () => Harness) {
       await expectVersion(false);
     });
 
+    it("ensure, in a unit of work with the unit's other writes, creates the contact once and merges a profile like upsert", async () => {
+      const { store } = h();
+      const a = await account(store);
+      // No profile: created once (a second ensure changes nothing); the unit's commit makes it visible.
+      await store.transaction(
+        async (tx) => {
+          await tx.contacts.ensure(a.accountId, "u1", undefined, 1);
+          await tx.contacts.ensure(a.accountId, "u1", { contactName: "", email: "", phoneNumber: "" }, 2);
+        },
+        { rowLocks: true },
+      );
+      const id = await store.contacts.upsert(a.accountId, "u1", undefined, 3);
+      expect(await store.contacts.belongsTo(a.accountId, id)).toBe(true);
+      // A profile given is merged (an empty field keeps the stored value), and the search finds the new name.
+      await store.transaction((tx) =>
+        tx.contacts.ensure(a.accountId, "u1", { contactName: "Émile Zola", email: "", phoneNumber: "+1 555" }, 4),
+      );
+      await store.contacts.ensure(a.accountId, "u1", { contactName: "", email: "emile@x.example", phoneNumber: "" }, 5);
+      await message(store, a, newId(), { at: 10, start: true, userId: "u1" });
+      const { contacts } = await store.contacts.list(query(a.accountId, { search: foldForSearch("emile") }));
+      expect(contacts).toEqual([
+        expect.objectContaining({
+          contactId: id,
+          contactName: "Émile Zola",
+          email: "emile@x.example",
+          phoneNumber: "+1 555",
+        }),
+      ]);
+      // A unit that rolls back leaves no contact behind.
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.contacts.ensure(a.accountId, "gone", undefined, 6);
+          throw new Error("undo");
+        }),
+      ).rejects.toThrow("undo");
+      const gone = await store.contacts.upsert(a.accountId, "gone", undefined, 7);
+      expect(gone).not.toBe(id);
+      expect((await store.contacts.list(query(a.accountId))).contacts.map((c) => c.userId)).toEqual(["u1"]);
+    });
+
     it("a contact belongs to its account only", async () => {
       const { store } = h();
       const a = await account(store);

@@ -252,6 +252,9 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
 
   return {
     upsert: (accountId, userId, profile, now) => upsertContact(accountId, userId, profile, now),
+    ensure: (accountId, userId, profile, now) => {
+      upsertContact(accountId, userId, profile, now);
+    },
     belongsTo: (accountId, contactId) => owned.get(contactId, accountId) !== undefined,
     listVersion: (accountId) => listVersion.get({ accountId })!,
     list: (q: ContactQuery) => {
