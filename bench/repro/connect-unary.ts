@@ -1,19 +1,19 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
-import http from "node:http";
-import http2 from "node:http2";
+import * as http from "node:http";
+import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { create, createFileRegistry, type DescMessage, toBinary, toJsonString } from "@bufbuild/protobuf";
 import {
+  FileDescriptorProtoSchema,
   FieldDescriptorProto_Label as Label,
   FieldDescriptorProto_Type as Type,
-  FileDescriptorProtoSchema,
 } from "@bufbuild/protobuf/wkt";
 import { createConnectRouter } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
 
 // A minimal reproduction of connect-node's unary floor, against connect-node alone (no service code): one unary
 // method whose answer is the size and shape of the service's frame read (20 messages, about 7 kB of JSON), served
@@ -76,7 +76,9 @@ const file = create(FileDescriptorProtoSchema, {
       ],
     },
   ],
-  service: [{ name: "Pages", method: [{ name: "Get", inputType: ".repro.v1.GetRequest", outputType: ".repro.v1.Page" }] }],
+  service: [
+    { name: "Pages", method: [{ name: "Get", inputType: ".repro.v1.GetRequest", outputType: ".repro.v1.Page" }] },
+  ],
 });
 const registry = createFileRegistry(file, () => undefined);
 const Pages = registry.getService("repro.v1.Pages")!;
@@ -88,29 +90,35 @@ const PATH = "/repro.v1.Pages/Get";
 function page(count: number) {
   const conversationId = "00000000-000f-46a4-91e7-7ccd11b77e52";
   const at = (s: number) => new Date(Date.UTC(2026, 10, 24, 21, 13, s)).toISOString();
-  return create(Page as DescMessage, {
-    messages: Array.from({ length: count }, (_, i) => ({
-      messageId: `00000000-${(16 + i).toString(16).padStart(4, "0")}-46a4-91e7-7ccd11b77e52`,
-      conversationId,
-      conversationCreatedAt: at(0),
-      content:
-        i % 2 === 0
-          ? "How do I change the delivery address on my order?"
-          : "You can change the address from your account page until the order ships. (Source: Shipping FAQ)",
-      createdAt: at(i),
-      messageOrder: i + 1,
-      toolCalls: "",
-      documents: [],
-      role: i % 2 === 0 ? "user" : "assistant",
-    })),
-    hasMore: true,
-  } as never);
+  return create(
+    Page as DescMessage,
+    {
+      messages: Array.from({ length: count }, (_, i) => ({
+        messageId: `00000000-${(16 + i).toString(16).padStart(4, "0")}-46a4-91e7-7ccd11b77e52`,
+        conversationId,
+        conversationCreatedAt: at(0),
+        content:
+          i % 2 === 0
+            ? "How do I change the delivery address on my order?"
+            : "You can change the address from your account page until the order ships. (Source: Shipping FAQ)",
+        createdAt: at(i),
+        messageOrder: i + 1,
+        toolCalls: "",
+        documents: [],
+        role: i % 2 === 0 ? "user" : "assistant",
+      })),
+      hasMore: true,
+    } as never,
+  );
 }
 
-const request = create(GetRequest as DescMessage, {
-  conversationId: "00000000-000f-46a4-91e7-7ccd11b77e52",
-  accessToken: "eyJhbGciOiJFUzI1NiJ9.a-frame-access-token-of-typical-length-for-the-repro.c2lnbmF0dXJl",
-} as never);
+const request = create(
+  GetRequest as DescMessage,
+  {
+    conversationId: "00000000-000f-46a4-91e7-7ccd11b77e52",
+    accessToken: "eyJhbGciOiJFUzI1NiJ9.a-frame-access-token-of-typical-length-for-the-repro.c2lnbmF0dXJl",
+  } as never,
+);
 const requestJson = toJsonString(GetRequest as DescMessage, request);
 const requestBinary = toBinary(GetRequest as DescMessage, request);
 
@@ -261,7 +269,10 @@ async function loadH2(port: number, seconds: number, inFlight: number): Promise<
 async function measure(v: (typeof VARIANTS)[number], seconds: number): Promise<{ rps: number; cpuUs: number }> {
   const child = fork(fileURLToPath(import.meta.url), ["--serve", v.id], {
     stdio: "inherit",
-    execArgv: [...process.execArgv, ...(process.env.REPRO_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.REPRO_PROF] : [])],
+    execArgv: [
+      ...process.execArgv,
+      ...(process.env.REPRO_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.REPRO_PROF] : []),
+    ],
   });
   try {
     const port = await ask<number>(child, "port");
@@ -302,7 +313,7 @@ async function parts(): Promise<{ name: string; us: number }[]> {
     router.service(Pages, { get: async () => answer } as never);
     const h = router.handlers[0]!;
     const body = protocol === "connect" ? new TextEncoder().encode(requestJson) : grpcFrame(requestBinary);
-    const header =
+    const header: Record<string, string> =
       protocol === "connect"
         ? { "content-type": "application/json", "connect-protocol-version": "1" }
         : { "content-type": "application/grpc+proto", te: "trailers" };
@@ -361,7 +372,9 @@ async function main(): Promise<void> {
   const rounds = Number(values.rounds);
   const w = (s: string, n: number) => s.padStart(n);
   if (!values["parts-only"]) {
-    console.log(`${w("variant", 18)} ${w("req/s", 8)} ${w("CPU µs/req", 11)}  (median of ${rounds}; ${seconds} s each)`);
+    console.log(
+      `${w("variant", 18)} ${w("req/s", 8)} ${w("CPU µs/req", 11)}  (median of ${rounds}; ${seconds} s each)`,
+    );
     const only = values.only?.split(",");
     for (const v of VARIANTS.filter((x) => !only || only.includes(x.id))) {
       const runs: { rps: number; cpuUs: number }[] = [];
