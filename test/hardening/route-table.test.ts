@@ -7,7 +7,6 @@ import { servicePages } from "../../src/cli/pages.js";
 import { accessRule } from "../../src/protocol/access.js";
 import type { PageRequest, PageRoute } from "../../src/protocol/http/pages.js";
 import { pageMatches } from "../../src/protocol/http/pages.js";
-import { tableRoutes } from "../../src/protocol/http/route-table.js";
 import { SESSION_COOKIE } from "../../src/protocol/session-cookie.js";
 import { idToken } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
@@ -144,27 +143,6 @@ describe("the route table", () => {
       expect(res.headers.get("allow"), p.name).toBe(p.verbs.join(", "));
       expect(((await res.json()) as { code: string }).code).toBe("unimplemented");
     }
-  });
-
-  it("an RPC's path goes to the Connect adapter at once; any other path meets the JSON routes first", () => {
-    const seen: string[] = [];
-    const chain = tableRoutes(s.app.routes, {
-      transcoder: () => seen.push("json") < 0,
-      connect: () => seen.push("connect") > 0,
-    });
-    const send = (url: string) => {
-      seen.length = 0;
-      for (const r of chain) if (r({ method: "POST", url, headers: {} } as never, {} as never)) break;
-      return [...seen];
-    };
-    expect(s.app.routes.rpc.length).toBeGreaterThan(10);
-    for (const m of s.app.routes.rpc) {
-      expect(send(`/${m.parent.typeName}/${m.name}`)).toEqual(["connect"]);
-      expect(send(`/${m.parent.typeName}/${m.name}?encoding=json`)).toEqual(["connect"]);
-    }
-    for (const r of s.app.routes.json.filter((x) => !x.template.includes("{")))
-      expect(send(r.template)).toEqual(["json", "connect"]);
-    expect(send("/aiagent.v1.ConversationService/NoSuchMethod")).toEqual(["json", "connect"]);
   });
 
   it("the console's and the frame's route files judge nothing themselves", () => {

@@ -1,8 +1,8 @@
 import type { DescMethod } from "@bufbuild/protobuf";
-import { compileTemplate, type HttpRoute, httpRoutes } from "../rest/http-rules.js";
+import { type HttpRoute, httpRoutes } from "../rest/http-rules.js";
 import type { ServiceBinding } from "../rest/transcoder.js";
-import { type PageRoute, pageMatches, servePages } from "./pages.js";
-import { pathOf, type Route } from "./types.js";
+import { type PageRoute, servePages } from "./pages.js";
+import type { Route } from "./types.js";
 
 /**
  * Everything the server answers, and the only thing its request chain is built from: the contract's RPCs (on their
@@ -25,19 +25,8 @@ export function routeTable(bindings: readonly ServiceBinding[], pages: readonly 
 
 /**
  * The request chain of a table: the JSON routes first (a page never shadows one), then the pages, then the Connect
- * adapter, which serves exactly the table's RPCs. A path that is an RPC's and that no JSON route or page answers
- * goes to the adapter at once: the chain would reach it anyway, after a miss in each of the others.
+ * adapter, which serves exactly the table's RPCs.
  */
 export function tableRoutes(table: RouteTable, served: { transcoder: Route; connect: Route }): Route[] {
-  const rpcOnly = new Set(
-    table.rpc
-      .map((m) => `/${m.parent.typeName}/${m.name}`)
-      .filter(
-        (path) =>
-          !table.json.some((r) => compileTemplate(r.template).match(path)) &&
-          !table.pages.some((p) => pageMatches(p, path)),
-      ),
-  );
-  const rpc: Route = (req, res) => rpcOnly.has(pathOf(req)) && served.connect(req, res);
-  return [rpc, served.transcoder, servePages(table.pages), served.connect];
+  return [served.transcoder, servePages(table.pages), served.connect];
 }
