@@ -162,6 +162,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     bindings,
     extraRoutes,
     pictures: account.pictures,
+    chatbotPictures: account.chatbotPictures,
   }));
   return app;
 }

@@ -1,4 +1,5 @@
 import { AccountService } from "../domain/account/account-service.js";
+import { ChatbotPictures } from "../domain/account/chatbot-picture.js";
 import { OperatorPictures } from "../domain/account/operator-picture.js";
 import { OperatorProfiles } from "../domain/account/operator-profile.js";
 import { SavedReplies } from "../domain/account/saved-replies.js";
@@ -27,6 +28,8 @@ export interface AccountParts {
   profiles: OperatorProfiles;
   /** The people's uploaded pictures (served to customers' frames). */
   pictures: OperatorPictures;
+  /** The chatbots' agent pictures (served to customers' frames). */
+  chatbotPictures: ChatbotPictures;
   /** The account's canned answers. */
   savedReplies: SavedReplies;
   /** Each chatbot's figures over a period. */
@@ -69,6 +72,7 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
   });
   const profiles = new OperatorProfiles({ profiles: store.profiles, clock });
   const pictures = new OperatorPictures({ pictures: store.pictures, clock });
+  const chatbotPictures = new ChatbotPictures({ accounts, chatbots: store.chatbots });
   const sessions = new SessionRegistry({
     refreshTokens: store.refreshTokens,
     clock,
@@ -77,5 +81,5 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
   });
   const savedReplies = new SavedReplies({ ...store, clock });
   const reports = new Reports({ ...store, clock, idleCloseSeconds: config.idleCloseSeconds });
-  return { accounts, team, profiles, pictures, savedReplies, reports, sessions, targets };
+  return { accounts, team, profiles, pictures, chatbotPictures, savedReplies, reports, sessions, targets };
 }

@@ -7,6 +7,7 @@ import { SessionService as SessionServiceDesc } from "../../gen/aiagent/v1/sessi
 import { TokenService as TokenServiceDesc } from "../../gen/aiagent/v1/token_service_pb.js";
 import { WebhookService as WebhookServiceDesc } from "../../gen/aiagent/v1/webhook_service_pb.js";
 import type { App } from "../app.js";
+import type { ChatbotPictures } from "../domain/account/chatbot-picture.js";
 import type { OperatorPictures } from "../domain/account/operator-picture.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
 import type { KeyRing } from "../domain/token/key-ring.js";
@@ -23,7 +24,7 @@ import { withAccessLog } from "../protocol/http/access-log.js";
 import { docsRoutes } from "../protocol/http/docs-routes.js";
 import { opsRoutes } from "../protocol/http/ops-routes.js";
 import type { PageRoute } from "../protocol/http/pages.js";
-import { pictureRoute } from "../protocol/http/picture-route.js";
+import { chatbotPictureRoute, pictureRoute } from "../protocol/http/picture-route.js";
 import { type RouteTable, routeTable, tableRoutes } from "../protocol/http/route-table.js";
 import { chain } from "../protocol/http/server.js";
 import { type HttpResponse, sendJson } from "../protocol/http/types.js";
@@ -93,6 +94,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         tokens: d.tokens,
         profiles: d.profiles,
         pictures: d.pictures,
+        chatbotPictures: d.chatbotPictures,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
         consoleUrl,
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
@@ -122,6 +124,8 @@ export interface HandlerDeps {
   extraRoutes: PageRoute[];
   /** The people's pictures, served at /v1/operator_pictures/{id}. */
   pictures: OperatorPictures;
+  /** The chatbots' agent pictures, served at /v1/chatbot_pictures/{id}. */
+  chatbotPictures: ChatbotPictures;
 }
 
 /**
@@ -148,6 +152,7 @@ export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler
     ...metricsRoute(d.metrics, config.metricsToken),
     ...docsRoutes(),
     pictureRoute(d.pictures),
+    chatbotPictureRoute(d.chatbotPictures),
     ...d.extraRoutes,
   ]);
   const routes = tableRoutes(table, {

@@ -1,4 +1,5 @@
 import type { App } from "../app.js";
+import { chatbotPictureUrl } from "../domain/account/chatbot-picture.js";
 import { framePage } from "../frame/page.js";
 import { frameHeaders } from "../frame/policy.js";
 import type { PageRequest, PageRoute } from "../protocol/http/pages.js";
@@ -46,6 +47,7 @@ export function consoleRoutes(app: ConsoleDeps): PageRoute[] {
       refreshTimeoutMs: 10_000,
       appearance: chatbot.appearance,
       office: app.accounts.officeNow(chatbot),
+      agentPicture: chatbotPictureUrl(chatbot),
     });
     const headers = frameHeaders([], undefined);
     headers["content-security-policy"] = headers["content-security-policy"]!.replace(

@@ -151,6 +151,12 @@ input[type=color] { width: 6rem; height: 2.5rem; padding: .2rem; }
 .preview__avatar { width: 2.25rem; height: 2.25rem; border-radius: 50%; display: grid; place-items: center; font-weight: 600; }
 .preview__greeting { white-space: pre-line; }
 .preview__bubble { margin-left: auto; width: fit-content; max-width: 80%; padding: .5rem .75rem; border-radius: 16px 16px 4px 16px; }
+.preview__avatar { overflow: hidden; }
+.preview__avatar img, .preview__reply img { width: 100%; height: 100%; object-fit: cover; border-radius: 50%; }
+.preview__reply { display: flex; flex-direction: column; gap: .2rem; align-items: flex-start; margin-top: .5rem; }
+.preview__reply img { width: 1.5rem; height: 1.5rem; flex: none; }
+.preview__agent { margin: 0; max-width: 80%; padding: .5rem .75rem; border-radius: 16px 16px 16px 4px; background: #f1f4f9; }
+.preview__frame--dark .preview__agent { background: #1d242d; }
 .contact-panel { border: 1px solid var(--line); border-radius: var(--radius); padding: .5rem .75rem; margin: 0 0 .75rem; }
 .contact-panel summary { cursor: pointer; font-weight: 600; }
 .contact-panel h3 { font-size: 1rem; margin: .75rem 0 .25rem; }

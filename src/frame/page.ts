@@ -23,6 +23,8 @@ export interface FramePageSettings {
   appearance: ChatbotAppearance;
   /** Whether its team is in now, and if not when it is back. */
   office: { open: boolean; nextOpen: number | undefined };
+  /** The agent's picture, a path of this service ("" when none): the script shows it with the agent's name. */
+  agentPicture: string;
 }
 
 const SEND_ICON = `<svg width="20" height="20" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path fill="currentColor" d="M3.4 20.4 21.85 12.5a.55.55 0 0 0 0-1L3.4 3.6a.55.55 0 0 0-.76.63L4.6 11 14 12l-9.4 1-1.96 6.77a.55.55 0 0 0 .76.63z"/></svg>`;
@@ -52,7 +54,7 @@ export function framePage(s: FramePageSettings): string {
 <script src="${ASSET_PATH}frame.js" defer></script>
 </head>
 <body>
-<main id="chat" class="chat" data-chatbot-name="${escapeHtml(s.chatbotName)}" data-agent-name="${name}"${brand}${away} data-api-base="${escapeHtml(s.apiBase)}" data-host-origin="${escapeHtml(s.hostOrigin ?? "")}" data-allowed-origins="${escapeHtml(s.allowedOrigins.join(" "))}" data-refresh-timeout-ms="${s.refreshTimeoutMs}">
+<main id="chat" class="chat" data-chatbot-name="${escapeHtml(s.chatbotName)}" data-agent-name="${name}"${s.agentPicture ? ` data-agent-picture="${escapeHtml(s.agentPicture)}"` : ""}${brand}${away} data-api-base="${escapeHtml(s.apiBase)}" data-host-origin="${escapeHtml(s.hostOrigin ?? "")}" data-allowed-origins="${escapeHtml(s.allowedOrigins.join(" "))}" data-refresh-timeout-ms="${s.refreshTimeoutMs}">
 <header class="chat__header">
 <div id="avatar" class="chat__avatar" aria-hidden="true">${initial}</div>
 <div><h1 id="title" class="chat__title">${name}</h1><p id="subtitle" class="chat__subtitle">AI assistant</p></div>

@@ -1,5 +1,6 @@
 import { decodeJwt } from "jose";
 import type { App } from "../app.js";
+import { chatbotPictureUrl } from "../domain/account/chatbot-picture.js";
 import type { PageRequest, PageRoute } from "../protocol/http/pages.js";
 import { assetPages } from "../protocol/http/static-asset.js";
 import type { HttpResponse } from "../protocol/http/types.js";
@@ -116,6 +117,7 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
             refreshTimeoutMs,
             appearance: chatbot.appearance,
             office: app.accounts.officeNow(chatbot),
+            agentPicture: chatbotPictureUrl(chatbot),
           }),
         );
         return;
@@ -172,6 +174,7 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
           refreshTimeoutMs,
           appearance: chatbot.appearance,
           office: app.accounts.officeNow(chatbot),
+          agentPicture: chatbotPictureUrl(chatbot),
         }),
       );
     })().catch((e: unknown) => {

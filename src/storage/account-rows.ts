@@ -66,7 +66,12 @@ export interface ChatbotRow {
   appearance: string;
   active: boolean | number;
   created_at: Big;
+  picture_id: string;
 }
+
+/** The columns a chatbot is read from: all but the picture's bytes, which only the picture route reads. */
+export const CHATBOT_COLUMNS =
+  "chatbot_id, account_id, name, allowed_origins, knowledge, agent, appearance, active, created_at, picture_id";
 
 export const toChatbot = (r: ChatbotRow): ChatbotRecord => ({
   chatbotId: r.chatbot_id,
@@ -78,6 +83,7 @@ export const toChatbot = (r: ChatbotRow): ChatbotRecord => ({
   appearance: appearanceFromJson(r.appearance),
   active: isSet(r.active),
   createdAt: Number(r.created_at),
+  pictureId: r.picture_id,
 });
 
 /** The settings an update writes, in column order (name, origins, knowledge, agent, appearance, active). */

@@ -355,6 +355,15 @@ const cases: Record<string, Case> = {
     fail: () => ({ path: { chatbot_id: a.chatbotId }, body: {}, bearer: id }),
     failStatus: 400,
   },
+  "POST /v1/account/chatbots/{chatbot_id}/picture": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, body: { image: discPng(8).toString("base64") }, bearer: id }),
+    fail: () => ({
+      path: { chatbot_id: a.chatbotId },
+      body: { image: Buffer.from("<svg onload=alert(1)>").toString("base64") },
+      bearer: id,
+    }),
+    failStatus: 400,
+  },
   "POST /v1/account/chatbots/{chatbot_id}/disable": {
     ok: async () => ({
       path: {

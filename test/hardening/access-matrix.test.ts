@@ -165,6 +165,7 @@ const samples: Record<string, Sample> = {
     return { userId: user };
   },
   "aiagent.v1.AccountService.ExportContact": () => ({ contactId }),
+  "aiagent.v1.AccountService.SetChatbotPicture": () => ({ chatbotId: a.chatbotId, image: new Uint8Array() }),
   "aiagent.v1.AccountService.SetChatbotRetention": () => ({ chatbotId: a.chatbotId, days: 365 }),
   "aiagent.v1.AccountService.ListAuditEvents": () => ({ limit: 5 }),
   "aiagent.v1.AccountService.GetReport": () => ({ chatbotId: a.chatbotId, from: "2026-01-01", to: "2026-01-31" }),

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addMember, idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { requestJson } from "../helpers/http.js";
+import { discPng } from "../helpers/png.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
 import { dbChecksum } from "./support.js";
@@ -50,6 +51,17 @@ beforeAll(async () => {
     const t = await issueTokens(s.url, a, "same-user");
     const conversationId = (await send(s.url, t.access_token, "hello")).conversation_id;
     const invited = await s.app.team.invite(ownerOf(a), `invited${i}@bola.example`, "operator");
+    // A picture to remove: an attempt to remove another account's must find nothing to remove.
+    const pic = await requestJson(
+      s.url,
+      "POST",
+      `/v1/account/chatbots/${a.chatbotId}/picture`,
+      {
+        authorization: `Bearer ${server}`,
+      },
+      { image: discPng(8).toString("base64") },
+    );
+    expect(pic.status).toBe(200);
     owned.push({
       apiKeyId: (await s.app.accounts.listApiKeys(a.email))[0]!.apiKeyId,
       chatbotId: a.chatbotId,
@@ -82,6 +94,13 @@ function attacks(o: Owned): { what: string; method: string; path: string; body?:
     { what: "export contact", method: "GET", path: `/v1/account/contacts/export?contact_id=${o.contactId}` },
     { what: "preview token", method: "POST", path: `/v1/account/chatbots/${o.chatbotId}/preview` },
     { what: "set retention", method: "POST", path: `/v1/account/chatbots/${o.chatbotId}/retention`, body: { days: 1 } },
+    {
+      what: "set agent picture",
+      method: "POST",
+      path: `/v1/account/chatbots/${o.chatbotId}/picture`,
+      body: { image: discPng(8).toString("base64") },
+    },
+    { what: "remove agent picture", method: "POST", path: `/v1/account/chatbots/${o.chatbotId}/picture`, body: {} },
     { what: "take over", method: "POST", path: "/take_over_conversation", body: { conversation_id: o.conversationId } },
     { what: "close", method: "POST", path: "/close_conversation", body: { conversation_id: o.conversationId } },
     {

@@ -267,6 +267,7 @@ describe("the routes outside the contract: frame, console, docs, health", () => 
         `/chatbot-iframe/${bot}?launch=${e}`,
         `/chatbot-iframe/${bot}?access_token=${e}`,
         `/console/preview/${e}`,
+        `/v1/chatbot_pictures/${e}`,
         `/console/${e}`,
         `/docs/${e}`,
         `/healthz?${e}=1`,

@@ -128,6 +128,13 @@ function jsonValues(f: DescField): [string, string][] {
       ["beyond 2^53", wrap("9007199254740993")],
     );
   } else if (scalar === ScalarType.BOOL) out.push(["a string for a boolean", wrap('"yes"')]);
+  else if (scalar === ScalarType.BYTES)
+    // Every bytes field of the contract is an image (checked by its first bytes): a script in base64 is none.
+    out.push(
+      ["not base64", wrap('"<svg>"')],
+      ["a number for bytes", wrap("123")],
+      ["a script as an image", wrap(JSON.stringify(Buffer.from("<svg onload=alert(1)>").toString("base64")))],
+    );
   return out;
 }
 

@@ -37,6 +37,7 @@ const samples: Record<string, () => string> = {
   "console shell": () => "/console/inbox",
   // Any id: a page that reads no credential answers 404 for one it does not have.
   "operator pictures": () => "/v1/operator_pictures/0123456789abcdef",
+  "chatbot pictures": () => "/v1/chatbot_pictures/0123456789abcdef",
 };
 
 const samplePath = (p: PageRoute) => (typeof p.path === "string" ? p.path : samples[p.name]?.());

@@ -161,6 +161,7 @@ export class AccountService {
       appearance: requireAppearance("appearance", appearance, DEFAULT_APPEARANCE),
       active: true,
       createdAt: this.d.clock.now(),
+      pictureId: "",
     };
     await this.checkAgent(chatbot.agent);
     await this.d.chatbots.insert(chatbot);

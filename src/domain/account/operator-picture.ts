@@ -51,6 +51,13 @@ export function pictureType(b: Uint8Array): PictureType {
   throw invalidArgument("image", "must be a PNG, JPEG or WebP image");
 }
 
+/** A picture's type, when it is one: at most MAX_PICTURE_BYTES of PNG, JPEG or WebP; anything else names `image`. */
+export function requirePicture(b: Uint8Array): PictureType {
+  if (b.length > MAX_PICTURE_BYTES)
+    throw invalidArgument("image", `must be at most ${MAX_PICTURE_BYTES} bytes (${b.length} given)`);
+  return pictureType(b);
+}
+
 /** The people's pictures: set by themselves, served to anyone with the address. */
 export class OperatorPictures {
   constructor(private readonly d: { pictures: OperatorPictureRepository; clock: Clock }) {}
@@ -61,11 +68,9 @@ export class OperatorPictures {
       await this.d.pictures.setPicture(caller.accountId, caller.email, undefined, this.d.clock.now());
       return "";
     }
-    if (bytes.length > MAX_PICTURE_BYTES)
-      throw invalidArgument("image", `must be at most ${MAX_PICTURE_BYTES} bytes (${bytes.length} given)`);
     const picture = {
       pictureId: pictureIdOf(caller.accountId, caller.email),
-      contentType: pictureType(bytes),
+      contentType: requirePicture(bytes),
       bytes,
     };
     await this.d.pictures.setPicture(caller.accountId, caller.email, picture, this.d.clock.now());

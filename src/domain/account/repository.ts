@@ -1,5 +1,6 @@
 import type { Role } from "../caller.js";
 import type { ChatbotAppearance } from "./appearance.js";
+import type { StoredPicture } from "./operator-picture.js";
 
 /** An account: the client's service account, owner of API keys, chatbots and contacts. */
 export interface AccountRecord {
@@ -54,6 +55,8 @@ export interface ChatbotRecord {
   appearance: ChatbotAppearance;
   active: boolean;
   createdAt: number;
+  /** Its agent's picture's id, as read from storage ("" or absent: none); set only through setPicture. */
+  pictureId?: string;
 }
 
 /**
@@ -117,8 +120,12 @@ export interface ChatbotRepository {
   insert(c: ChatbotRecord): Promise<void>;
   byId(chatbotId: string): Promise<ChatbotRecord | undefined>;
   listForAccount(accountId: string): Promise<ChatbotRecord[]>;
-  /** Replaces the settings of the account's chatbot; false when it has no such chatbot. */
+  /** Replaces the settings of the account's chatbot (never its picture); false when it has no such chatbot. */
   update(c: Omit<ChatbotRecord, "createdAt">): Promise<boolean>;
+  /** Sets (undefined: removes) the agent's picture of the account's chatbot; false when it has no such chatbot. */
+  setPicture(accountId: string, chatbotId: string, picture: StoredPicture | undefined): Promise<boolean>;
+  /** An active chatbot's picture, by the picture's id. */
+  picture(pictureId: string): Promise<StoredPicture | undefined>;
 }
 
 /** Storage of members (people who accepted an invitation). An e-mail is a member of one account at most. */

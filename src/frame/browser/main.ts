@@ -54,7 +54,8 @@ function start(): void {
   const launchCode = params.get("launch") ?? "";
   history.replaceState(null, "", location.pathname + location.hash);
 
-  const view = new ChatView();
+  const pic = root.dataset.agentPicture;
+  const view = new ChatView({ name: cfg.agentName, picture: pic ? cfg.apiBase + pic : "" });
   let conversationId: string | undefined;
   let loaded = false;
   let sending = false;

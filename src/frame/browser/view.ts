@@ -31,9 +31,9 @@ function timeOf(iso: string): HTMLTimeElement | undefined {
 }
 
 /** A picture served by the chat service; removed if it fails to load (the initial or the name shows instead). */
-function picture(src: string): HTMLImageElement {
+function picture(src: string, alt = ""): HTMLImageElement {
   const img = el("img", "pic");
-  img.alt = "";
+  img.alt = alt;
   img.referrerPolicy = "no-referrer";
   img.addEventListener("error", () => img.remove());
   img.src = src;
@@ -72,7 +72,9 @@ export class ChatView {
   private operator: Operator | undefined;
   private noticeRun: (() => void) | undefined;
 
-  constructor() {
+  /** The agent (its name and its picture's address, "" when none): beside its messages and in the header. */
+  constructor(private readonly agent: Operator = { name: "", picture: "" }) {
+    if (agent.picture) this.avatar.append(picture(agent.picture, agent.name));
     this.noticeAction.addEventListener("click", () => this.noticeRun?.());
     this.input.addEventListener("input", () => this.autosize());
   }
@@ -141,7 +143,8 @@ export class ChatView {
     this.title.textContent = title;
     this.subtitle.textContent = subtitle;
     this.avatar.textContent = [...title.trim()][0]?.toUpperCase() ?? "?";
-    if (operator?.picture) this.avatar.append(picture(operator.picture));
+    const pic = operator ? operator.picture : this.agent.picture;
+    if (pic) this.avatar.append(picture(pic, title));
     this.operator = operator;
   }
 
@@ -243,10 +246,12 @@ export class ChatView {
     const li = el("li", `msg msg--${role}`);
     if (m.message_id) li.dataset.messageId = m.message_id;
     if (m.message_order > 0) li.dataset.order = String(m.message_order);
-    const op = role === "operator" ? this.operator : undefined;
+    // The agent's picture alone names it (its alt text): "Ava said:".
+    const agent = role === "assistant" && this.agent.picture ? this.agent : undefined;
+    const op = role === "operator" ? this.operator : agent;
     if (op) {
-      const who = el("div", "msg__who", op.name);
-      if (op.picture) who.prepend(picture(op.picture));
+      const who = el("div", "msg__who", agent ? undefined : op.name);
+      if (op.picture) who.prepend(picture(op.picture, agent ? op.name : ""));
       li.append(who, el("span", "sr-only", "said:"));
     } else li.append(el("span", "sr-only", `${WHO[role]} said:`));
     const bubble = el("div", "msg__bubble", m.content);

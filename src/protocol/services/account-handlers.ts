@@ -8,6 +8,7 @@ import type {
 } from "../../../gen/aiagent/v1/account_service_pb.js";
 import type { AccountService } from "../../domain/account/account-service.js";
 import type { ApiKeyView } from "../../domain/account/api-keys.js";
+import { type ChatbotPictures, chatbotPictureUrl } from "../../domain/account/chatbot-picture.js";
 import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import type { OperatorProfiles } from "../../domain/account/operator-profile.js";
 import type { ChatbotRecord } from "../../domain/account/repository.js";
@@ -54,6 +55,7 @@ function chatbot(c: ChatbotRecord): MessageInitShape<typeof ChatbotSchema> {
     active: c.active,
     createdAt: isoTime(c.createdAt),
     appearance: appearanceOut(c.appearance),
+    pictureUrl: chatbotPictureUrl(c),
   };
 }
 
@@ -83,6 +85,8 @@ export function accountHandlers(d: {
   profiles: OperatorProfiles;
   /** The people's uploaded pictures. */
   pictures: OperatorPictures;
+  /** The chatbots' agent pictures. */
+  chatbotPictures: ChatbotPictures;
   /** The older keys' grace period when a rotation names none (AIAGENT_API_KEY_GRACE, as the command line's). */
   defaultGraceSeconds: number;
   /** Erasure, export and the audit log. */
@@ -206,6 +210,9 @@ export function accountHandlers(d: {
       return {
         data: chatbot(await accounts.updateChatbot(accountCaller(call.auth), req.chatbotId, { active: false })),
       };
+    },
+    async setChatbotPicture(req, call) {
+      return { data: chatbot(await d.chatbotPictures.set(accountCaller(call.auth), req.chatbotId, req.image)) };
     },
     async inviteMember(req, call) {
       return { data: invitation(await team.invite(auditedCaller(call), req.email, req.role)) };

@@ -1,5 +1,6 @@
 import type { ChatbotRepository } from "../../domain/account/repository.js";
-import { chatbotSettings, chatbotValues, toChatbot } from "../account-rows.js";
+import { CHATBOT_COLUMNS, chatbotSettings, chatbotValues, toChatbot } from "../account-rows.js";
+import { pictureOf, pictureValues } from "../picture-rows.js";
 import { bool } from "../row-values.js";
 import type { PgDb } from "./db.js";
 import { all, execute, first } from "./query.js";
@@ -15,12 +16,13 @@ export function pgChatbots(db: PgDb): ChatbotRepository {
           "created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         chatbotValues(c, bool),
       ),
-    byId: (id) => first(db, "bot_by_id", "SELECT * FROM chatbots WHERE chatbot_id = $1", [id], toChatbot),
+    byId: (id) =>
+      first(db, "bot_by_id", `SELECT ${CHATBOT_COLUMNS} FROM chatbots WHERE chatbot_id = $1`, [id], toChatbot),
     listForAccount: (accountId) =>
       all(
         db,
         "bot_list",
-        "SELECT * FROM chatbots WHERE account_id = $1 ORDER BY created_at, chatbot_id",
+        `SELECT ${CHATBOT_COLUMNS} FROM chatbots WHERE account_id = $1 ORDER BY created_at, chatbot_id`,
         [accountId],
         toChatbot,
       ),
@@ -31,5 +33,20 @@ export function pgChatbots(db: PgDb): ChatbotRepository {
           "active = $6 WHERE chatbot_id = $7 AND account_id = $8",
         [...chatbotSettings(c, bool), c.chatbotId, c.accountId],
       )) > 0,
+    setPicture: async (accountId, chatbotId, p) =>
+      (await db.count(
+        "bot_picture_set",
+        "UPDATE chatbots SET picture_id = $1, picture_type = $2, picture = $3 WHERE chatbot_id = $4 AND account_id = $5",
+        [...pictureValues(p), chatbotId, accountId],
+      )) > 0,
+    picture: async (pictureId) => {
+      const [r] = await db.rows(
+        "bot_picture_get",
+        // "<> ''" lets the lookup use the partial index of the chatbots that have a picture.
+        "SELECT picture_id, picture_type, picture FROM chatbots WHERE picture_id = $1 AND picture_id <> '' AND active",
+        [pictureId],
+      );
+      return r && pictureOf(r as Parameters<typeof pictureOf>[0]);
+    },
   };
 }

@@ -376,4 +376,13 @@ export const pgMigrations: PgMigration[] = [
       DROP INDEX conversations_chatbot;
       CREATE INDEX conversations_chatbot_created ON conversations (chatbot_id, created_at);`,
   },
+  {
+    version: 16,
+    // The agent's uploaded picture, in the chatbot's row (its reads name their columns and skip the bytes).
+    sql: `
+      ALTER TABLE chatbots ADD COLUMN picture_id text NOT NULL DEFAULT '';
+      ALTER TABLE chatbots ADD COLUMN picture_type text NOT NULL DEFAULT '';
+      ALTER TABLE chatbots ADD COLUMN picture bytea;
+      CREATE INDEX chatbots_picture ON chatbots (picture_id) WHERE picture_id <> '';`,
+  },
 ];

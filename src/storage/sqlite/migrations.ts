@@ -584,4 +584,15 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX conversations_chatbot_created ON conversations (chatbot_id, created_at);
     `,
   },
+  {
+    version: 22,
+    name: "chatbots.picture: the agent's uploaded picture, served by its id",
+    sql: `
+      -- In the chatbot's row, so it goes wherever the chatbot goes; its reads name their columns and skip the bytes.
+      ALTER TABLE chatbots ADD COLUMN picture_id TEXT NOT NULL DEFAULT '';
+      ALTER TABLE chatbots ADD COLUMN picture_type TEXT NOT NULL DEFAULT '';
+      ALTER TABLE chatbots ADD COLUMN picture BLOB;
+      CREATE INDEX chatbots_picture ON chatbots (picture_id) WHERE picture_id <> '';
+    `,
+  },
 ];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
 import { newId } from "../../../src/domain/ids.js";
+import { account } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
 /** Accounts, API keys, chatbots and the demo setup. */
@@ -155,6 +156,7 @@ export function accountCases(h: () => Harness) {
         appearance: DEFAULT_APPEARANCE,
         active: true,
         createdAt: 7,
+        pictureId: "",
       };
       await store.chatbots.insert(c);
       expect(await store.chatbots.byId(c.chatbotId)).toEqual(c);
@@ -179,6 +181,38 @@ export function accountCases(h: () => Harness) {
       expect((await store.chatbots.byId(c.chatbotId))?.name).toBe("Shop");
       expect(await store.chatbots.update({ ...change, accountId: a })).toBe(true);
       expect(await store.chatbots.byId(c.chatbotId)).toEqual({ ...c, ...change, accountId: a });
+    });
+
+    it("keeps a chatbot's agent picture in its row: set, found by id while active, replaced, removed", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const bytes = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+      const pic = { pictureId: "c".repeat(32), contentType: "image/png" as const, bytes };
+      const plain = (p: Awaited<ReturnType<typeof store.chatbots.picture>>) => p && { ...p, bytes: [...p.bytes] };
+      expect((await store.chatbots.byId(a.chatbotId))?.pictureId).toBe("");
+      // Another account's chatbot: nothing set.
+      expect(await store.chatbots.setPicture(b.accountId, a.chatbotId, pic)).toBe(false);
+      expect(await store.chatbots.picture(pic.pictureId)).toBeUndefined();
+      expect(await store.chatbots.setPicture(a.accountId, a.chatbotId, pic)).toBe(true);
+      expect((await store.chatbots.byId(a.chatbotId))?.pictureId).toBe(pic.pictureId);
+      expect((await store.chatbots.listForAccount(a.accountId))[0]?.pictureId).toBe(pic.pictureId);
+      expect(plain(await store.chatbots.picture(pic.pictureId))).toEqual({ ...pic, bytes: [...bytes] });
+      expect(await store.chatbots.picture("")).toBeUndefined();
+      // A settings update keeps the picture; a disabled chatbot's is not found.
+      const c = (await store.chatbots.byId(a.chatbotId))!;
+      expect(await store.chatbots.update({ ...c, name: "renamed", pictureId: "" })).toBe(true);
+      expect((await store.chatbots.byId(a.chatbotId))?.pictureId).toBe(pic.pictureId);
+      expect(await store.chatbots.update({ ...c, active: false })).toBe(true);
+      expect(await store.chatbots.picture(pic.pictureId)).toBeUndefined();
+      expect(await store.chatbots.update({ ...c, active: true })).toBe(true);
+      const next = { pictureId: "d".repeat(32), contentType: "image/webp" as const, bytes: new Uint8Array([9]) };
+      expect(await store.chatbots.setPicture(a.accountId, a.chatbotId, next)).toBe(true);
+      expect(await store.chatbots.picture(pic.pictureId)).toBeUndefined();
+      expect(plain(await store.chatbots.picture(next.pictureId))).toEqual({ ...next, bytes: [9] });
+      expect(await store.chatbots.setPicture(a.accountId, a.chatbotId, undefined)).toBe(true);
+      expect(await store.chatbots.picture(next.pictureId)).toBeUndefined();
+      expect((await store.chatbots.byId(a.chatbotId))?.pictureId).toBe("");
     });
 
     it("keeps one demo setup record, replaced by set", async () => {

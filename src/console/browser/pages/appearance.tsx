@@ -3,6 +3,7 @@ import type { Chatbot } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { contrastRatio, textOn } from "../../../domain/account/appearance.js";
 import { accounts } from "../api.js";
 import { ErrorNote, Field, Link, Loading, PageTitle, useAction, useLoad } from "../ui.js";
+import { AgentPicture } from "./agent-picture.js";
 
 const DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 const DEFAULT_COLOR = "#2456d6";
@@ -28,6 +29,7 @@ function AppearanceForm({ chatbot }: { chatbot: Chatbot }) {
   const [agentName, setAgentName] = useState(a?.agentName ?? "");
   const [greeting, setGreeting] = useState(a?.greeting ?? "");
   const [theme, setTheme] = useState(a?.theme || "auto");
+  const [picture, setPicture] = useState(chatbot.pictureUrl);
   const hours = a?.officeHours;
   const [useHours, setUseHours] = useState(hours !== undefined);
   const [timeZone, setTimeZone] = useState(hours?.timeZone || Intl.DateTimeFormat().resolvedOptions().timeZone);
@@ -106,6 +108,7 @@ function AppearanceForm({ chatbot }: { chatbot: Chatbot }) {
               onInput={(e) => setAgentName(e.currentTarget.value)}
             />
           </Field>
+          <AgentPicture chatbotId={chatbot.chatbotId} url={picture} name={name} onUrl={setPicture} />
           <Field label="Greeting" id="look-greeting" hint="The first line a customer sees before writing.">
             <textarea
               id="look-greeting"
@@ -178,7 +181,7 @@ function AppearanceForm({ chatbot }: { chatbot: Chatbot }) {
           <div class={`preview__frame preview__frame--${theme === "dark" ? "dark" : "light"}`}>
             <div class="preview__head">
               <span class="preview__avatar" style={{ background: color, color: text }} aria-hidden="true">
-                {[...name.trim()][0]?.toUpperCase() ?? "?"}
+                {picture ? <img src={picture} alt={name} /> : ([...name.trim()][0]?.toUpperCase() ?? "?")}
               </span>
               <span>
                 <strong>{name}</strong>
@@ -190,6 +193,10 @@ function AppearanceForm({ chatbot }: { chatbot: Chatbot }) {
             <p class="preview__bubble" style={{ background: color, color: text }}>
               Hello! Where is my order?
             </p>
+            <div class="preview__reply">
+              {picture && <img src={picture} alt={name} data-testid="preview-agent-picture" />}
+              <p class="preview__agent">It left our warehouse this morning.</p>
+            </div>
           </div>
           <figcaption class="muted">Preview: how the chat looks with these settings (saved or not).</figcaption>
         </figure>

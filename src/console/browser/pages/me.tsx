@@ -4,7 +4,8 @@ import { accounts } from "../api.js";
 import { SessionContext } from "../session.js";
 import { ErrorNote, useAction } from "../ui.js";
 
-const MAX_PICTURE = 45 * 1024;
+/** The most bytes a picture may have (the service refuses more, naming image). */
+export const MAX_PICTURE = 45 * 1024;
 
 /** The picture customers see beside this person's name: uploaded here, served by the service. */
 export function YourPicture() {

@@ -1,5 +1,6 @@
 import type { ChatbotRecord, ChatbotRepository } from "../../../domain/account/repository.js";
-import { type ChatbotRow, chatbotSettings, chatbotValues, toChatbot } from "../../account-rows.js";
+import { CHATBOT_COLUMNS, type ChatbotRow, chatbotSettings, chatbotValues, toChatbot } from "../../account-rows.js";
+import { pictureOf, pictureValues } from "../../picture-rows.js";
 import { bit } from "../../row-values.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
@@ -10,11 +11,20 @@ export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
     "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, appearance, active, " +
       "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
-  const byId = db.prepare<[string], ChatbotRow>("SELECT * FROM chatbots WHERE chatbot_id = ?");
-  const list = db.prepare<[string], ChatbotRow>("SELECT * FROM chatbots WHERE account_id = ? ORDER BY created_at");
+  const byId = db.prepare<[string], ChatbotRow>(`SELECT ${CHATBOT_COLUMNS} FROM chatbots WHERE chatbot_id = ?`);
+  const list = db.prepare<[string], ChatbotRow>(
+    `SELECT ${CHATBOT_COLUMNS} FROM chatbots WHERE account_id = ? ORDER BY created_at`,
+  );
   const update = db.prepare(
     "UPDATE chatbots SET name = ?, allowed_origins = ?, knowledge = ?, agent = ?, appearance = ?, active = ? " +
       "WHERE chatbot_id = ? AND account_id = ?",
+  );
+  const setPicture = db.prepare(
+    "UPDATE chatbots SET picture_id = ?, picture_type = ?, picture = ? WHERE chatbot_id = ? AND account_id = ?",
+  );
+  // "<> ''" lets the lookup use the partial index of the chatbots that have a picture.
+  const picture = db.prepare<[string], { picture_id: string; picture_type: string; picture: Buffer }>(
+    "SELECT picture_id, picture_type, picture FROM chatbots WHERE picture_id = ? AND picture_id <> '' AND active = 1",
   );
   // A short cache: chatbot settings change rarely, and a stale entry lives at most a second.
   const cache = new Map<string, { at: number; rec: ChatbotRecord | undefined }>();
@@ -38,6 +48,15 @@ export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
       const changed = update.run(...chatbotSettings(c, bit), c.chatbotId, c.accountId).changes;
       cache.delete(c.chatbotId);
       return changed === 1;
+    },
+    setPicture: (accountId, chatbotId, p) => {
+      const changed = setPicture.run(...pictureValues(p), chatbotId, accountId).changes;
+      cache.delete(chatbotId);
+      return changed === 1;
+    },
+    picture: (pictureId) => {
+      const r = picture.get(pictureId);
+      return r && pictureOf(r);
     },
   };
 }
