@@ -8,6 +8,7 @@ import type { IdempotencyRepository } from "../idempotency/repository.js";
 import type { Repositories, Transact } from "../store.js";
 import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
+import { ContactListCache } from "./contact-list-cache.js";
 import type { ConversationEvents, ConversationSummary } from "./events.js";
 import { type ConversationOwner, ConversationOwners } from "./owners.js";
 import { MessagePageCache } from "./page-cache.js";
@@ -60,6 +61,8 @@ export class ConversationCore {
   readonly owners = new ConversationOwners();
   /** Recently read pages of messages, served again while the conversation's count says they are current. */
   readonly pages = new MessagePageCache();
+  /** Recently read contact list pages, served again while the account's list version says they are current. */
+  readonly lists = new ContactListCache();
   readonly watches: Watches;
   readonly keys: IdempotencyKeys;
 
@@ -75,6 +78,8 @@ export class ConversationCore {
 
   /** Forgets what this instance remembers of erased or expired conversations (undefined: of every one). */
   forget(conversationIds: readonly string[] | undefined): void {
+    // Which pages listed the erased or expired customers is not worth tracking: erasures and retention are rare.
+    if (conversationIds === undefined || conversationIds.length > 0) this.lists.clear();
     if (conversationIds === undefined) {
       this.owners.forget();
       this.pages.clear();

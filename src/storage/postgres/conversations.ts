@@ -248,7 +248,7 @@ export function contactListQuery(q: ContactQuery): { name: string; text: string;
   // The latest conversation's status, assignee and activity are copies on the contact row (migration 6): a listed
   // row costs no lookup of its conversation.
   const text = `SELECT c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at,
-      c.channels, c.latest_conversation_id, c.latest_status, c.latest_assigned_to, c.latest_activity_at
+      c.channels, c.latest_conversation_id, c.latest_status, c.latest_assigned_to, c.latest_activity_at, c.live_activity_at
     FROM contacts c
     WHERE c.account_id = $1 AND c.latest_message_at IS NOT NULL${where}
     ORDER BY c.latest_message_at DESC, c.contact_id LIMIT $2 OFFSET $3`;
@@ -331,9 +331,20 @@ export function pgContacts(db: PgDb): ContactRepository {
           accountId,
         ])
       ).length > 0,
+    // One statement, so the two counters come from one snapshot (see ContactRepository.listVersion).
+    listVersion: async (accountId) => {
+      const [r] = await db.rows<{ v: string }>(
+        "contact_list_version",
+        `SELECT coalesce((SELECT last_seq FROM event_counters WHERE account_id = $1), 0) || '.' ||
+           coalesce((SELECT version FROM contact_versions WHERE account_id = $1), 0) AS v`,
+        [accountId],
+      );
+      return r!.v;
+    },
     list: async (q) => {
       const { name, text, values } = contactListQuery(q);
       const rows = await db.rows(name, text, values);
+      const next = rows[q.limit];
       const contacts = rows.slice(0, q.limit).map(
         (r): StoredContact => ({
           contactId: r.contact_id as string,
@@ -343,6 +354,7 @@ export function pgContacts(db: PgDb): ContactRepository {
           email: r.email as string,
           latestStatus: r.latest_status === "live" || r.latest_status === "closed" ? r.latest_status : null,
           latestActivityAt: num(r.latest_activity_at),
+          liveActivityAt: num(r.live_activity_at),
           assignedTo: (r.latest_assigned_to as string | null) ?? "",
           unreadCount: Number(r.unread_count),
           latestMessageAt: Number(r.latest_message_at),
@@ -350,7 +362,7 @@ export function pgContacts(db: PgDb): ContactRepository {
           latestConversationId: (r.latest_conversation_id as string | null) ?? "",
         }),
       );
-      return { contacts, hasMore: rows.length > q.limit };
+      return { contacts, hasMore: next !== undefined, nextLiveActivityAt: next && num(next.live_activity_at) };
     },
   };
 }

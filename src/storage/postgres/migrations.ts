@@ -385,4 +385,25 @@ export const pgMigrations: PgMigration[] = [
       ALTER TABLE chatbots ADD COLUMN picture bytea;
       CREATE INDEX chatbots_picture ON chatbots (picture_id) WHERE picture_id <> '';`,
   },
+  {
+    version: 17,
+    // What changes an account's contact list without an event: a profile change (a token issue's, caught by the
+    // trigger whoever writes it) and retention count here, in their own transaction. A list answer is remembered
+    // under the account's event counter and this version (contact-list-cache); the row lock orders the bumps.
+    sql: `
+      CREATE TABLE contact_versions (
+        account_id text PRIMARY KEY,
+        version bigint NOT NULL
+      );
+      CREATE FUNCTION contact_profile_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO contact_versions (account_id, version) VALUES (NEW.account_id, 1)
+          ON CONFLICT (account_id) DO UPDATE SET version = contact_versions.version + 1;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER contacts_profile_version AFTER UPDATE OF contact_name, email, phone_number ON contacts
+        FOR EACH ROW WHEN (OLD.contact_name IS DISTINCT FROM NEW.contact_name OR OLD.email IS DISTINCT FROM NEW.email
+          OR OLD.phone_number IS DISTINCT FROM NEW.phone_number)
+        EXECUTE FUNCTION contact_profile_changed();`,
+  },
 ];

@@ -47,6 +47,74 @@ export function contactCases(h: () => Harness) {
       });
     });
 
+    it("the list version moves with every change of a list: events, profile changes, retention; and only then", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const versions = new Set<string>();
+      /** The version now, which must be new (changed) or the last one seen (unchanged). */
+      let last = await store.contacts.listVersion(a.accountId);
+      versions.add(last);
+      const expectVersion = async (changed: boolean) => {
+        const v = await store.contacts.listVersion(a.accountId);
+        if (changed) expect(versions.has(v), `${v} after ${[...versions]}`).toBe(false);
+        else expect(v).toBe(last);
+        versions.add(v);
+        last = v;
+      };
+      const profile = { contactName: "Ann Lee", email: "", phoneNumber: "" };
+      await store.contacts.upsert(a.accountId, "u1", profile, 1);
+      await message(store, a, newId(), { at: 10, start: true, userId: "u1" });
+      last = await store.contacts.listVersion(a.accountId);
+      versions.add(last);
+      // The same profile again, an empty one, another account's change: nothing of a's lists changed.
+      await store.contacts.upsert(a.accountId, "u1", profile, 2);
+      await store.contacts.upsert(a.accountId, "u1", undefined, 3);
+      await store.contacts.upsert(b.accountId, "u1", { ...profile, contactName: "Bo" }, 4);
+      await store.events.append([
+        {
+          event: {
+            eventId: newId(),
+            accountId: b.accountId,
+            type: "message.created",
+            orderKey: "c",
+            data: { conversationId: "c" },
+            createdAt: 5,
+          },
+          deliveries: [],
+        },
+      ]);
+      await expectVersion(false);
+      for (const change of [
+        { contactName: "Ann Smith", email: "", phoneNumber: "" },
+        { contactName: "", email: "ann@x.example", phoneNumber: "" },
+        { contactName: "", email: "", phoneNumber: "+1 555" },
+      ]) {
+        await store.contacts.upsert(a.accountId, "u1", change, 6);
+        await expectVersion(true);
+      }
+      // Every change that records an event moves the account's event counter.
+      await store.events.append([
+        {
+          event: {
+            eventId: newId(),
+            accountId: a.accountId,
+            type: "conversation.read",
+            orderKey: "c",
+            data: { conversationId: "c" },
+            createdAt: 7,
+          },
+          deliveries: [],
+        },
+      ]);
+      await expectVersion(true);
+      // Retention records no event.
+      expect(await store.privacy.expireConversations(a.chatbotId, 1000, 10)).toHaveLength(1);
+      await expectVersion(true);
+      expect(await store.privacy.expireConversations(a.chatbotId, 1000, 10)).toHaveLength(0);
+      await expectVersion(false);
+    });
+
     it("a contact belongs to its account only", async () => {
       const { store } = h();
       const a = await account(store);
