@@ -39,6 +39,7 @@ const ON_POSTGRES = [
   "test/api/chatbot-appearance.test.ts",
   "test/api/chatbot-picture.test.ts",
   "test/api/rating.test.ts",
+  "test/api/contact-list-cache.test.ts",
 ];
 
 /** Suites that also run on PostgreSQL through PgBouncer in transaction pooling mode (AIAGENT_TEST_BACKEND=pgbouncer). */

@@ -8,6 +8,7 @@ const calls = Number(process.argv[2] ?? 2_000_000);
 const metrics = new Metrics({
   storeStats: () => ({}) as never,
   pageCache: () => ({}) as never,
+  listCache: () => ({}) as never,
   processDefaults: false,
 });
 const observer = new RpcObserver(metrics, undefined);

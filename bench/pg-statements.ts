@@ -1,8 +1,11 @@
 // `node --import tsx bench/pg-statements.ts`: how many statements (round trips to PostgreSQL) one get_access_token
 // and one send_message cost, counted in the driver on a real server: a number the machine's load cannot blur,
-// unlike req/s. With --profile N it also runs N more sends and N more issues (for `node --cpu-prof`).
+// unlike req/s. With --profile N it also runs N more sends and N more issues (for `node --cpu-prof`), and reports the
+// CPU time they cost per request: this process (the service and its client) and the PostgreSQL server's backends
+// serving this database (read from /proc, so only for a server on this machine): CPU, unlike req/s, is little
+// changed by other work on the machine.
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -11,6 +14,23 @@ import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { createLogger } from "../src/log.js";
 import { benchPostgres } from "./lib/postgres.js";
+
+/** CPU clock ticks (1/100 s) used so far by each server backend connected to `database`, by pid. */
+async function serverTicks(admin: pg.Client, database: string): Promise<Map<number, number>> {
+  const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [
+    database,
+  ]);
+  const ticks = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // Gone meanwhile, or not on this machine.
+    }
+  }
+  return ticks;
+}
 
 const { values: opt } = parseArgs({ options: { profile: { type: "string", default: "0" } }, strict: true });
 
@@ -79,10 +99,25 @@ try {
     const loop = async (fn: (i: number) => Promise<unknown>) => {
       for (let i = 0; i < n; i++) await fn(i);
     };
-    await Promise.all([
-      ...Array.from({ length: 8 }, () => loop(() => send(conv))),
-      ...Array.from({ length: 8 }, (_, w) => loop((i) => issue(`p-${w}-${i}`))),
-    ]);
+    // Each worker its own conversation, as the bench's connections have (one shared row would measure its lock).
+    const convs = await Promise.all(Array.from({ length: 8 }, async () => (await send()).conversation_id as string));
+    const measure = async (what: string, fn: () => Promise<unknown>) => {
+      const server = await serverTicks(adminClient, name);
+      const own = process.cpuUsage();
+      await fn();
+      const used = process.cpuUsage(own);
+      const after = await serverTicks(adminClient, name);
+      let ticks = 0;
+      for (const [pid, t] of after) ticks += t - (server.get(pid) ?? 0);
+      const requests = 8 * n;
+      console.log(
+        `${what}: service ${Math.round((used.user + used.system) / requests)} µs CPU per request, PostgreSQL ${Math.round((ticks * 10_000) / requests)} µs (${requests} requests, 8 at a time)`,
+      );
+    };
+    await measure("send_message", () => Promise.all(convs.map((c) => loop(() => send(c)))));
+    await measure("get_access_token", () =>
+      Promise.all(Array.from({ length: 8 }, (_, w) => loop((i) => issue(`p-${w}-${i}`)))),
+    );
   }
   await server.close(1000);
   await app.close();

@@ -47,7 +47,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   // The one wake-up: the store announces each append to an event log after its commit, made through this instance
   // or (on PostgreSQL) any other; watchers and the dispatcher follow it, and read what changed from the log.
   const events = new LogFeed();
-  const stopLogWatch = await store.onLogAdvanced((changes) => events.advanced(changes));
+  const stopLogWatch = await store.onLogAdvanced((changes, deliveries) => events.advanced(changes, deliveries));
   const watchLimits = new WatchLimits(config.watchStreams);
   const streams = new StreamGuard(config.watchStreams.recheckMs);
   const conversations = new ConversationService({

@@ -57,9 +57,10 @@ export interface Repositories {
 
 /**
  * Told which logs advanced: each account's and conversation's ("" for an account's own events), or undefined when
- * anything may have. It carries no events: a follower reads the log from its own position.
+ * anything may have. It carries no events: a follower reads the log from its own position. `deliveries` is false
+ * only when the appends are known to have recorded no webhook delivery (nothing new for a dispatcher to claim).
  */
-export type LogAdvanced = (changes: readonly ConversationEvent[] | undefined) => void;
+export type LogAdvanced = (changes: readonly ConversationEvent[] | undefined, deliveries: boolean) => void;
 
 /** How a unit of work is isolated. */
 export interface UnitOptions {

@@ -12,6 +12,8 @@ export interface PageCacheCounts {
 export interface MetricSources {
   storeStats(): Promise<StoreStats>;
   pageCache(): PageCacheCounts;
+  /** The contact list cache's counts (the same shape). */
+  listCache(): PageCacheCounts;
   /** Process defaults (CPU, memory, event-loop delay, GC): once per process, so off for a second app in a test. */
   processDefaults: boolean;
 }
@@ -134,6 +136,18 @@ export class Metrics {
       "aiagent_page_cache_misses_total",
       "Message pages built from storage",
       () => sources.pageCache().misses,
+    );
+    mirroredCounter(
+      this.registry,
+      "aiagent_list_cache_hits_total",
+      "Contact list pages answered from the list cache",
+      () => sources.listCache().hits,
+    );
+    mirroredCounter(
+      this.registry,
+      "aiagent_list_cache_misses_total",
+      "Contact list pages read from storage",
+      () => sources.listCache().misses,
     );
     if (sources.processDefaults) collectDefaultMetrics({ register: this.registry });
   }

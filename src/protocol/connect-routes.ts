@@ -2,6 +2,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { type ConnectRouter, createContextKey, type HandlerContext } from "@connectrpc/connect";
 import type { Logger } from "../log.js";
 import type { RpcObserver } from "../observability/rpc.js";
+import { poolBinaryStrings } from "./binary-strings.js";
 import type { AnyHandler, Call } from "./call.js";
 import { toConnectError } from "./errors.js";
 import type { ServiceBinding } from "./rest/transcoder.js";
@@ -78,6 +79,7 @@ export function createConnectRoutes(
   log: Logger,
   observer?: RpcObserver,
 ): (router: ConnectRouter) => void {
+  poolBinaryStrings();
   return (router) => {
     for (const b of bindings) router.service(b.desc, wrap(b.desc, b.handlers, log, observer) as never);
   };

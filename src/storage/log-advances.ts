@@ -10,15 +10,15 @@ import type { EventRecord, EventRepository } from "../domain/webhook/repository.
  * tells watchers or dispatchers anything, so what they read cannot differ from what the log recorded.
  */
 export class LogAdvances {
-  private readonly unit = new AsyncLocalStorage<ConversationEvent[]>();
+  private readonly unit = new AsyncLocalStorage<Appended>();
   private readonly listeners = new Set<LogAdvanced>();
 
   /** Runs a unit of work (its commit included) and then announces what it appended. */
   async around<T>(run: () => Promise<T>): Promise<T> {
     if (this.unit.getStore()) return run();
-    const appended: ConversationEvent[] = [];
+    const appended: Appended = { changes: [], deliveries: false };
     const result = await this.unit.run(appended, run);
-    if (appended.length > 0) this.tell(distinct(appended));
+    if (appended.changes.length > 0) this.tell(distinct(appended.changes), appended.deliveries);
     return result;
   }
 
@@ -27,12 +27,15 @@ export class LogAdvances {
     return {
       append: async (items) => {
         const records = await events.append(items);
-        this.appended(records);
+        this.appended(records, items);
         return records;
       },
       add: async (items) => {
         await events.add(items);
-        this.appended(items.map((i) => i.event));
+        this.appended(
+          items.map((i) => i.event),
+          items,
+        );
       },
       list: (accountId, afterSeq, limit, types) => events.list(accountId, afterSeq, limit, types),
       lastSeq: (accountId) => events.lastSeq(accountId),
@@ -41,10 +44,10 @@ export class LogAdvances {
   }
 
   /** Tells every listener (undefined: anything may have changed, e.g. after announcements were lost). */
-  tell(changes: readonly ConversationEvent[] | undefined): void {
+  tell(changes: readonly ConversationEvent[] | undefined, deliveries = true): void {
     for (const l of this.listeners) {
       try {
-        l(changes);
+        l(changes, deliveries);
       } catch {
         // A listener's fault is its own: the writer's commit stands, and other listeners are still told.
       }
@@ -57,12 +60,24 @@ export class LogAdvances {
     return () => this.listeners.delete(l);
   }
 
-  private appended(records: readonly Pick<EventRecord, "accountId" | "orderKey">[]): void {
+  private appended(
+    records: readonly Pick<EventRecord, "accountId" | "orderKey">[],
+    items: readonly { deliveries: readonly unknown[] }[],
+  ): void {
     const changes = records.map((r) => ({ accountId: r.accountId, conversationId: r.orderKey }));
+    const deliveries = items.some((i) => i.deliveries.length > 0);
     const open = this.unit.getStore();
-    if (open) open.push(...changes);
-    else if (changes.length > 0) this.tell(distinct(changes));
+    if (open) {
+      open.changes.push(...changes);
+      open.deliveries ||= deliveries;
+    } else if (changes.length > 0) this.tell(distinct(changes), deliveries);
   }
+}
+
+/** What a unit of work appended so far: the logs, and whether any append recorded a webhook delivery. */
+interface Appended {
+  changes: ConversationEvent[];
+  deliveries: boolean;
 }
 
 /** Each (account, conversation) once, in first-seen order. */

@@ -98,6 +98,9 @@ describe("npm run bench -- --quick", () => {
       "S3s2-o",
       "S3s6-o",
       "S3s6r-o",
+      // The fixed cost of a request at the same offered rate: the bare server and a frame read.
+      "B0-o",
+      "S1-o",
       "P4",
       "P5",
       "S9n",

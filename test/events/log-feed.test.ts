@@ -34,6 +34,19 @@ describe("the feed of event-log announcements within one instance", () => {
     expect(dispatcher).toBe(3);
   });
 
+  test("an append that recorded no webhook delivery tells its watchers but wakes no dispatcher", () => {
+    const feed = new LogFeed();
+    const one = recorder();
+    let dispatcher = 0;
+    feed.subscribe({ conversationId: "c1" }, one.listener);
+    feed.onAdvanced(() => void dispatcher++);
+    feed.advanced([at("a1", "c1")], false);
+    expect([one.seen, dispatcher]).toEqual([["changed"], 0]);
+    feed.advanced([at("a1", "c1")], true);
+    feed.advanced(undefined, true);
+    expect([one.seen.length, dispatcher]).toEqual([3, 2]);
+  });
+
   test("'anything may have changed' (announcements lost) tells every watcher", () => {
     const feed = new LogFeed();
     const one = recorder();

@@ -77,6 +77,7 @@ describe("GET /metrics", () => {
       "aiagent_storage_pool_waiting",
       "aiagent_storage_unit_retries_total",
       "aiagent_page_cache_hits_total",
+      "aiagent_list_cache_hits_total",
       "nodejs_eventloop_lag_p99_seconds",
       "process_cpu_seconds_total",
     ])

@@ -116,6 +116,9 @@ describe("erasing a contact", () => {
     // Before: the strings are there (the search below can find them), the deliveries are pending.
     expect((await findAnywhere(s.app, needles(gone))).length).toBeGreaterThan(5);
     const id = await contactId(token, a, gone.userId);
+    // Read twice more: the contact list cache remembers the page that lists them.
+    await contactId(token, a, gone.userId);
+    await contactId(token, a, gone.userId);
 
     const r = await postJson(s.url, "/v1/account/contacts/erase", { user_id: gone.userId }, auth(token));
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -137,6 +140,14 @@ describe("erasing a contact", () => {
     // The other customer is untouched.
     expect((await findAnywhere(s.app, needles(kept))).length).toBeGreaterThan(5);
 
+    // A contact list page the cache remembered is not served again, and no page is kept (in memory) any more.
+    const listed = await getJson(
+      s.url,
+      "/get_contact_conversations",
+      { user_email_id: a.email, search: gone.userId },
+      auth(token),
+    );
+    expect(listed.body.data.data.contacts).toEqual([]);
     // A page the cache remembered is not served again.
     const page = await getJson(
       s.url,

@@ -8,7 +8,7 @@ import { openDatabase, sqliteRepositories } from "../../src/storage/sqlite/index
 import { createTestDatabase, postgresSkipReason } from "../helpers/postgres.js";
 import { postgresBefore, sqliteBefore } from "../helpers/schema-before.js";
 
-// Conversations written before the report's facts were kept on the rows (SQLite migration 23, PostgreSQL 17) get
+// Conversations written before the report's facts were kept on the rows (SQLite migration 24, PostgreSQL 18) get
 // them from their stored messages and ratings at start: the report counts them as it counts new ones.
 
 const dir = mkdtempSync(join(tmpdir(), "aiagent-report-facts-"));
@@ -85,9 +85,9 @@ const numbers = (rows: Record<string, unknown>[]) =>
     ),
   );
 
-it("SQLite: conversations and messages written before migration 23 are counted after it", async () => {
+it("SQLite: conversations and messages written before migration 24 are counted after it", async () => {
   const path = join(dir, "old.db");
-  const old = sqliteBefore(path, 23);
+  const old = sqliteBefore(path, 24);
   for (const sql of INSERTS) old.exec(sql);
   old.close();
   const db = openDatabase(path, { synchronous: "OFF" });
@@ -105,9 +105,9 @@ it("SQLite: conversations and messages written before migration 23 are counted a
 
 const skip = await postgresSkipReason();
 describe.skipIf(skip !== undefined)("PostgreSQL", () => {
-  it("conversations and messages written before migration 17 are counted after it", async () => {
+  it("conversations and messages written before migration 18 are counted after it", async () => {
     const database = await createTestDatabase();
-    await postgresBefore(database.url, 17, async (client) => {
+    await postgresBefore(database.url, 18, async (client) => {
       for (const sql of INSERTS) await client.query(sql);
     });
     const store = await openPgStore(database.url, { poolSize: 2 });

@@ -8,6 +8,7 @@ import type { IdempotencyRepository } from "../idempotency/repository.js";
 import type { Repositories, Transact } from "../store.js";
 import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
+import { ContactListCache } from "./contact-list-cache.js";
 import type { ConversationEvents, ConversationSummary } from "./events.js";
 import { type ConversationOwner, ConversationOwners } from "./owners.js";
 import { MessagePageCache } from "./page-cache.js";
@@ -20,7 +21,7 @@ import type {
   NewConversation,
   NewMessage,
 } from "./repository.js";
-import { effectiveStatus, messageEffect } from "./rules.js";
+import { AI_AGENT, effectiveStatus, messageEffect } from "./rules.js";
 import { type WatchDeps, Watches, type WatchTimings } from "./watch.js";
 
 /** What the conversation use cases need. */
@@ -60,6 +61,8 @@ export class ConversationCore {
   readonly owners = new ConversationOwners();
   /** Recently read pages of messages, served again while the conversation's count says they are current. */
   readonly pages = new MessagePageCache();
+  /** Recently read contact list pages, served again while the account's list version says they are current. */
+  readonly lists = new ContactListCache();
   readonly watches: Watches;
   readonly keys: IdempotencyKeys;
 
@@ -75,6 +78,8 @@ export class ConversationCore {
 
   /** Forgets what this instance remembers of erased or expired conversations (undefined: of every one). */
   forget(conversationIds: readonly string[] | undefined): void {
+    // Which pages listed the erased or expired customers is not worth tracking: erasures and retention are rare.
+    if (conversationIds === undefined || conversationIds.length > 0) this.lists.clear();
     if (conversationIds === undefined) {
       this.owners.forget();
       this.pages.clear();
@@ -84,7 +89,12 @@ export class ConversationCore {
     }
   }
 
-  /** Appends a message and records its events in one unit of work (the store announces them once committed). */
+  /**
+   * Appends a message and records its events in one unit of work (the store announces them once committed). With
+   * `context`, when the AI agent answers the conversation, its latest `context` messages (the agent's history, this
+   * one included) are read in the same unit and answered once it committed: a back end may send that read with the
+   * commit. The conversation's row stays locked to the commit, so no other message can come between.
+   */
   async append(
     accountId: string,
     conversationId: string,
@@ -92,7 +102,8 @@ export class ConversationCore {
     start?: NewConversation,
     reopens = false,
     keyed?: KeyedRequest,
-  ): Promise<{ message: MessageRecord; conversation: ConversationRecord }> {
+    context = 0,
+  ): Promise<{ message: MessageRecord; conversation: ConversationRecord; recent?: Promise<MessageRecord[]> }> {
     const r = await this.d.transaction(
       async (tx) => {
         const message = await tx.conversations.append(conversationId, m, messageEffect(m.role), start);
@@ -109,7 +120,14 @@ export class ConversationCore {
         await this.d.log.record(tx, accountId, events);
         // A retry with this key answers this message again, with nothing written.
         await this.keys.record(tx, keyed, { message });
-        return { message, conversation };
+        // Not waited for here: the unit's commit is what it goes with.
+        const recent =
+          context > 0 && conversation.assignedTo === AI_AGENT
+            ? tx.conversations.recent(conversation, context)
+            : undefined;
+        // Should the unit fail, nobody waits for it: its failure is the unit's.
+        recent?.catch(() => undefined);
+        return { message, conversation, ...(recent ? { recent } : {}) };
       },
       { rowLocks: true },
     );

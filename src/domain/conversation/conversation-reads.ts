@@ -2,16 +2,31 @@ import type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 import { invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { requireUuid } from "../ids.js";
 import { optionalText, page, requireEmail } from "../validate.js";
+import type { ContactListForm, ContactPage, LoadedPage } from "./contact-list-cache.js";
 import { type ConversationCore, namesAccountOf } from "./conversation-core.js";
 import type { ConversationSummary } from "./events.js";
 import type { PageForm } from "./page-cache.js";
 import { ConversationRatings } from "./ratings.js";
-import type { ContactFilter, ContactView } from "./repository.js";
+import type { ContactFilter, ContactQuery, ContactView } from "./repository.js";
 import { effectiveStatus } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
 import { viewAssignee } from "./views.js";
 
 const FILTERS: readonly ContactFilter[] = ["all", "unread", "live"];
+
+/** What a contact list request asks. */
+export interface ContactListInput {
+  userEmailId: string;
+  search: string;
+  filter: string;
+  /** all, mine or unassigned (views.ts); empty: all. */
+  view?: string;
+  limit: number | undefined;
+  offset: number | undefined;
+}
+
+/** The page as it is (the domain's own readers; tests). */
+const ITSELF: ContactListForm<ContactPage> = { build: (p) => p, perContact: 300 };
 
 /** Reading conversations: the account's contacts and a contact's conversations, the frame's list, message pages. */
 export class ConversationReads {
@@ -22,18 +37,15 @@ export class ConversationReads {
   }
 
   /** One page of the account's contacts with conversations. */
-  async listContacts(
-    caller: AccountCaller,
-    input: {
-      userEmailId: string;
-      search: string;
-      filter: string;
-      /** all, mine or unassigned (views.ts); empty: all. */
-      view?: string;
-      limit: number | undefined;
-      offset: number | undefined;
-    },
-  ): Promise<{ contacts: ContactView[]; hasMore: boolean }> {
+  listContacts(caller: AccountCaller, input: ContactListInput): Promise<ContactPage> {
+    return this.listContactsAs(caller, input, ITSELF);
+  }
+
+  /**
+   * One page of the account's contacts with conversations, in the caller's form of it: from the exact list cache
+   * when nothing that could change it committed since it was read (contact-list-cache.ts), else from the store.
+   */
+  async listContactsAs<T>(caller: AccountCaller, input: ContactListInput, form: ContactListForm<T>): Promise<T> {
     const email = requireEmail("user_email_id", input.userEmailId);
     const search = optionalText("search", input.search);
     const filter = (input.filter === "" ? "all" : input.filter) as ContactFilter;
@@ -41,34 +53,62 @@ export class ConversationReads {
     const assignee = viewAssignee(caller, input.view ?? "");
     const { limit, offset } = page(input.limit, input.offset, 10);
     if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
-    const liveSince = this.c.liveSince();
-    const p = await this.c.d.contacts.list({
+    const q: ContactQuery = {
       accountId: caller.accountId,
       search: foldForSearch(search),
       filter,
       assignee,
       limit,
       offset,
-      liveSince,
-    });
+      liveSince: this.c.liveSince(),
+    };
+    const contacts = this.c.d.contacts;
+    // The version first: the page read after it shows at least that version, never less, so no page is kept under
+    // a version newer than what it shows.
+    const version = await contacts.listVersion(q.accountId);
+    // The search goes last: the parts before it cannot hold a line break.
+    const key = `${q.accountId}\n${filter}\n${assignee ?? ""}\n${limit}\n${offset}\n${q.search}`;
+    return this.c.lists.read(key, version, q.liveSince, () => this.loadContacts(q), form);
+  }
+
+  /** A page from the store, with how long the passage of time leaves it as it is. */
+  private async loadContacts(q: ContactQuery): Promise<LoadedPage> {
+    const p = await this.c.d.contacts.list(q);
+    const { liveSince } = q;
+    let liveUntil = Number.POSITIVE_INFINITY;
+    // A conversation shown live reads closed once liveSince passes its activity.
+    for (const c of p.contacts)
+      if (c.latestStatus === "live" && c.latestActivityAt !== null && c.latestActivityAt >= liveSince)
+        liveUntil = Math.min(liveUntil, c.latestActivityAt);
+    if (q.filter === "live") {
+      // The contacts skipped by the offset are not read: one of them turning idle would move the page.
+      if (q.offset > 0) liveUntil = Number.NEGATIVE_INFINITY;
+      // A listed contact (or the next one, which decides has_more) leaves the list once its live activity is idle.
+      for (const c of p.contacts) liveUntil = Math.min(liveUntil, c.liveActivityAt ?? Number.NEGATIVE_INFINITY);
+      if (p.nextLiveActivityAt !== undefined)
+        liveUntil = Math.min(liveUntil, p.nextLiveActivityAt ?? Number.NEGATIVE_INFINITY);
+    }
     return {
-      // Named fields, not a rest/spread copy: that copy was 4% of a list request's CPU.
-      contacts: p.contacts.map(
-        (c): ContactView => ({
-          contactId: c.contactId,
-          userId: c.userId,
-          contactName: c.contactName,
-          phoneNumber: c.phoneNumber,
-          email: c.email,
-          assignedTo: c.assignedTo,
-          unreadCount: c.unreadCount,
-          latestMessageAt: c.latestMessageAt,
-          channels: c.channels,
-          latestConversationId: c.latestConversationId,
-          conversationStatus: effectiveStatus(c.latestStatus, c.latestActivityAt, liveSince),
-        }),
-      ),
-      hasMore: p.hasMore,
+      page: {
+        // Named fields, not a rest/spread copy: that copy was 4% of a list request's CPU.
+        contacts: p.contacts.map(
+          (c): ContactView => ({
+            contactId: c.contactId,
+            userId: c.userId,
+            contactName: c.contactName,
+            phoneNumber: c.phoneNumber,
+            email: c.email,
+            assignedTo: c.assignedTo,
+            unreadCount: c.unreadCount,
+            latestMessageAt: c.latestMessageAt,
+            channels: c.channels,
+            latestConversationId: c.latestConversationId,
+            conversationStatus: effectiveStatus(c.latestStatus, c.latestActivityAt, liveSince),
+          }),
+        ),
+        hasMore: p.hasMore,
+      },
+      liveUntil,
     };
   }
 

@@ -25,6 +25,7 @@ export class ConversationService {
   readonly sendStream: CustomerMessages["sendStream"];
   readonly send: CustomerMessages["send"];
   readonly listContacts: ConversationReads["listContacts"];
+  readonly listContactsAs: ConversationReads["listContactsAs"];
   readonly listMessages: ConversationReads["listMessages"];
   readonly listFrameConversations: ConversationReads["listFrameConversations"];
   readonly listContactConversations: ConversationReads["listContactConversations"];
@@ -48,6 +49,7 @@ export class ConversationService {
     this.sendStream = messages.sendStream.bind(messages);
     this.send = messages.send.bind(messages);
     this.listContacts = reads.listContacts.bind(reads);
+    this.listContactsAs = reads.listContactsAs.bind(reads);
     this.listMessages = reads.listMessages.bind(reads);
     this.listFrameConversations = reads.listFrameConversations.bind(reads);
     this.listContactConversations = reads.listContactConversations.bind(reads);
@@ -65,6 +67,11 @@ export class ConversationService {
   /** Message pages answered from the page cache and built from storage, since start (the metrics). */
   get pageCacheCounts(): { readonly hits: number; readonly misses: number } {
     return this.core.pageCacheCounts;
+  }
+
+  /** Contact list pages answered from the list cache and built from storage, since start. */
+  get listCacheCounts(): { readonly hits: number; readonly misses: number } {
+    return this.core.lists.counts;
   }
 
   /** Forgets what this instance remembers of erased or expired conversations (undefined: of every one). */

@@ -1,3 +1,4 @@
+import type { ChatbotRecord } from "../account/repository.js";
 import { AgentUnavailableError } from "../agent/agent.js";
 import type { FrameCaller } from "../caller.js";
 import { DomainError } from "../errors.js";
@@ -40,6 +41,7 @@ export class CustomerMessages {
     let conversationId: string;
     let start: NewConversation | undefined;
     let before: ConversationRecord | undefined;
+    let chatbot: ChatbotRecord | undefined;
     if (input.conversationId === "") {
       conversationId = newId();
       start = {
@@ -52,11 +54,19 @@ export class CustomerMessages {
       };
     } else {
       conversationId = requireUuid("conversation_id", input.conversationId);
-      before = await this.c.frameConversation(caller, conversationId);
+      // The agent's chatbot is read with the conversation (a back end may send both reads in one round trip).
+      [before, chatbot] = await Promise.all([
+        this.c.frameConversation(caller, conversationId),
+        this.c.d.chatbots.byId(caller.chatbotId),
+      ]);
     }
     // A closed conversation is reopened by the customer's message (decisions §5): its watchers learn it.
     const reopens = before !== undefined && this.c.effectiveStatus(before) === "closed";
-    const sent = await this.c.keys.once<{ message: MessageRecord; conversation?: ConversationRecord }>(keyed, () =>
+    const sent = await this.c.keys.once<{
+      message: MessageRecord;
+      conversation?: ConversationRecord;
+      recent?: Promise<MessageRecord[]>;
+    }>(keyed, () =>
       this.c.append(
         caller.accountId,
         conversationId,
@@ -64,6 +74,7 @@ export class CustomerMessages {
         start,
         reopens,
         keyed,
+        AGENT_CONTEXT,
       ),
     );
     const userMessage = sent.message;
@@ -79,8 +90,9 @@ export class CustomerMessages {
     }
 
     if (conv.assignedTo !== AI_AGENT) return;
-    const chatbot = (await this.c.d.chatbots.byId(caller.chatbotId))!;
-    const history = (await this.c.d.conversations.recent(conv, AGENT_CONTEXT)).map((m) => ({
+    chatbot ??= (await this.c.d.chatbots.byId(caller.chatbotId))!;
+    // Read with the message's unit of work (a retry of a stored message reads it now).
+    const history = (await (sent.recent ?? this.c.d.conversations.recent(conv, AGENT_CONTEXT))).map((m) => ({
       role: m.role,
       content: m.content,
     }));

@@ -26,7 +26,7 @@ export interface ContactQuery {
 }
 
 /** A contact as listed. */
-export interface ContactView extends Omit<StoredContact, "latestStatus" | "latestActivityAt"> {
+export interface ContactView extends Omit<StoredContact, "latestStatus" | "latestActivityAt" | "liveActivityAt"> {
   /** The latest conversation's status as a reader sees it (idle conversations read closed). */
   conversationStatus: "live" | "closed";
 }
@@ -41,6 +41,8 @@ export interface StoredContact {
   latestStatus: "live" | "closed" | null;
   /** The latest conversation's last message (or creation) instant. */
   latestActivityAt: number | null;
+  /** The last activity of the contact's live conversations (null: none is stored live); filter=live reads it. */
+  liveActivityAt: number | null;
   assignedTo: string;
   unreadCount: number;
   latestMessageAt: number;
@@ -112,9 +114,23 @@ export type ConversationRef = Pick<ConversationRecord, "conversationId" | "creat
 export interface ContactRepository {
   /** Creates the contact of (account, user) or updates its profile; returns its contact_id. */
   upsert(accountId: string, userId: string, profile: ContactProfile | undefined, now: number): Promise<string>;
-  list(q: ContactQuery): Promise<{ contacts: StoredContact[]; hasMore: boolean }>;
+  /**
+   * `upsert` for a caller that needs no answer (a token issue): in a unit of work a back end may send it with the
+   * unit's commit, in the same round trip (PostgreSQL does when no profile field is given: there is nothing to merge).
+   */
+  ensure(accountId: string, userId: string, profile: ContactProfile | undefined, now: number): Promise<void>;
+  /** One page; `nextLiveActivityAt` is the live activity of the contact after it (undefined: there is none). */
+  list(
+    q: ContactQuery,
+  ): Promise<{ contacts: StoredContact[]; hasMore: boolean; nextLiveActivityAt?: number | null | undefined }>;
   /** Whether the contact exists and belongs to the account. */
   belongsTo(accountId: string, contactId: string): Promise<boolean>;
+  /**
+   * What the account's contact lists are made of, as one value that changes with every committed change of them:
+   * its event counter (every message, status, assignment and read marker records an event) and the count of
+   * the changes that record none (profiles, retention). Two equal values mean no such change committed between.
+   */
+  listVersion(accountId: string): Promise<string>;
 }
 
 /** Storage of conversations and their messages; every write keeps the contact's aggregates in the same transaction. */

@@ -38,8 +38,11 @@ export class AccessTokens {
       email: optionalEmail("contact.email", input.contact.email),
       phoneNumber: optionalText("contact.phone_number", input.contact.phoneNumber),
     };
-    const account = await accountForKey(this.d, input.clientApiKey);
-    const chatbot = account && (await this.d.chatbots.byId(chatbotId));
+    // Read side by side (a back end may send both reads in one round trip).
+    const [account, chatbot] = await Promise.all([
+      accountForKey(this.d, input.clientApiKey),
+      this.d.chatbots.byId(chatbotId),
+    ]);
     if (!account || !chatbot || chatbot.accountId !== account.accountId || !chatbot.active)
       throw new UnknownCredentialError(BAD_KEY);
     const launchOrigin = input.launchCode ? embedOrigin(chatbot.allowedOrigins, input.embedOrigin ?? "") : undefined;
@@ -85,7 +88,7 @@ export class AccessTokens {
             expiresAt: launch.expiresAt,
             usedAt: null,
           });
-        await tx.contacts.upsert(account.accountId, userId, profile, now);
+        await tx.contacts.ensure(account.accountId, userId, profile, now);
         // New rows and one upsert of the contact: concurrent first contacts wait for its row lock, none is aborted.
       },
       { rowLocks: true },

@@ -13,10 +13,13 @@ export class LogFeed implements ConversationEvents {
   private readonly anyChange = new Set<() => void>();
   private isClosed = false;
 
-  /** The store's announcement: these logs advanced (undefined: anything may have, announcements were lost). */
-  advanced(changes: readonly ConversationEvent[] | undefined): void {
+  /**
+   * The store's announcement: these logs advanced (undefined: anything may have, announcements were lost);
+   * `deliveries` false when the appends recorded no webhook delivery (the dispatcher then has nothing new to claim).
+   */
+  advanced(changes: readonly ConversationEvent[] | undefined, deliveries = true): void {
     if (this.isClosed) return;
-    for (const l of [...this.anyChange]) l();
+    if (deliveries) for (const l of [...this.anyChange]) l();
     if (changes === undefined) {
       for (const l of this.topics.all()) l.changed();
       return;
@@ -32,7 +35,10 @@ export class LogFeed implements ConversationEvents {
     return this.topics.add(topic, listener);
   }
 
-  /** Calls `l` on every announcement, whatever it names (the dispatcher: new deliveries may be due). */
+  /**
+   * Calls `l` on every announcement that may have recorded webhook deliveries, whatever it names (the dispatcher:
+   * they may be due). An append that recorded none wakes no dispatcher: it added nothing to claim.
+   */
   onAdvanced(l: () => void): () => void {
     this.anyChange.add(l);
     return () => this.anyChange.delete(l);

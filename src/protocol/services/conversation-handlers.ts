@@ -26,6 +26,7 @@ import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import type { WatchLimits } from "../watch-limits.js";
+import { contactListForms } from "./contact-list-forms.js";
 import { note, noteHandlers } from "./note-handlers.js";
 
 // setTimeout's largest delay (24.8 days): a stream of a token that lives longer ends then, as on expiry, and resumes.
@@ -157,33 +158,15 @@ export function conversationHandlers(
     ...noteHandlers(notes, keyOf),
     async getContactConversations(req, call) {
       const caller = accountCaller(call.auth);
-      const page = await conversations.listContacts(caller, {
+      const input = {
         userEmailId: req.userEmailId,
         search: req.search,
         filter: req.filter,
         view: req.view,
         ...pageOf(req),
-      });
-      return {
-        data: {
-          data: {
-            contacts: page.contacts.map((c) => ({
-              contactId: c.contactId,
-              contactName: c.contactName,
-              phoneNumber: c.phoneNumber,
-              email: c.email,
-              conversationStatus: c.conversationStatus,
-              assignedTo: c.assignedTo,
-              unreadMessageCount: String(c.unreadCount),
-              latestMessageTime: isoTime(c.latestMessageAt),
-              channels: c.channels,
-              userId: c.userId,
-              latestConversationId: c.latestConversationId,
-            })),
-            hasMore: page.hasMore,
-          },
-        },
       };
+      if (call.encoder) return conversations.listContactsAs(caller, input, contactListForms.json);
+      return conversations.listContactsAs(caller, input, contactListForms.message);
     },
     async getMessagesForConversation(req, call) {
       const caller = anyCaller(call.auth);

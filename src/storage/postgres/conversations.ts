@@ -253,7 +253,7 @@ export function contactListQuery(q: ContactQuery): { name: string; text: string;
   // The latest conversation's status, assignee and activity are copies on the contact row (migration 6): a listed
   // row costs no lookup of its conversation.
   const text = `SELECT c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at,
-      c.channels, c.latest_conversation_id, c.latest_status, c.latest_assigned_to, c.latest_activity_at
+      c.channels, c.latest_conversation_id, c.latest_status, c.latest_assigned_to, c.latest_activity_at, c.live_activity_at
     FROM contacts c
     WHERE c.account_id = $1 AND c.latest_message_at IS NOT NULL${where}
     ORDER BY c.latest_message_at DESC, c.contact_id LIMIT $2 OFFSET $3`;
@@ -298,37 +298,56 @@ async function known(db: PgDb, accountId: string, userId: string): Promise<Row> 
 
 /** Contacts; the list reads the aggregates the message writes keep. */
 export function pgContacts(db: PgDb): ContactRepository {
-  return {
-    upsert: (accountId, userId, profile, now) =>
-      db.unit(async () => {
-        const contactName = profile?.contactName ?? "";
-        const email = profile?.email ?? "";
-        const phoneNumber = profile?.phoneNumber ?? "";
-        const [upserted] = await db.rows("contact_upsert", UPSERT, [
-          newId(),
-          accountId,
-          userId,
-          contactName,
-          email,
-          phoneNumber,
-          now,
-          contactSearchText({ userId, contactName, email, phoneNumber }),
+  const upsert: ContactRepository["upsert"] = (accountId, userId, profile, now) =>
+    db.unit(async () => {
+      const contactName = profile?.contactName ?? "";
+      const email = profile?.email ?? "";
+      const phoneNumber = profile?.phoneNumber ?? "";
+      const [upserted] = await db.rows("contact_upsert", UPSERT, [
+        newId(),
+        accountId,
+        userId,
+        contactName,
+        email,
+        phoneNumber,
+        now,
+        contactSearchText({ userId, contactName, email, phoneNumber }),
+      ]);
+      const r = upserted ?? (await known(db, accountId, userId));
+      // A profile merged with the stored one is folded again here: SQL cannot fold as the domain does.
+      const merged = contactSearchText({
+        userId: r.user_id as string,
+        contactName: r.contact_name as string,
+        email: r.email as string,
+        phoneNumber: r.phone_number as string,
+      });
+      if (merged !== r.search_text)
+        await db.count("contact_search_text", "UPDATE contacts SET search_text = $1 WHERE contact_id = $2", [
+          merged,
+          r.contact_id,
         ]);
-        const r = upserted ?? (await known(db, accountId, userId));
-        // A profile merged with the stored one is folded again here: SQL cannot fold as the domain does.
-        const merged = contactSearchText({
-          userId: r.user_id as string,
-          contactName: r.contact_name as string,
-          email: r.email as string,
-          phoneNumber: r.phone_number as string,
-        });
-        if (merged !== r.search_text)
-          await db.count("contact_search_text", "UPDATE contacts SET search_text = $1 WHERE contact_id = $2", [
-            merged,
-            r.contact_id,
-          ]);
-        return r.contact_id as string;
-      }),
+      return r.contact_id as string;
+    });
+  return {
+    upsert,
+    // With no profile field there is nothing to merge (a stored row is left as it is, though still locked to the
+    // commit): the statement's answer is not needed, so it goes with the unit's next statement or its COMMIT.
+    ensure: async (accountId, userId, profile, now) => {
+      if (profile && (profile.contactName !== "" || profile.email !== "" || profile.phoneNumber !== "")) {
+        await upsert(accountId, userId, profile, now);
+        return;
+      }
+      await db.write("contact_upsert", UPSERT, [
+        newId(),
+        accountId,
+        userId,
+        "",
+        "",
+        "",
+        now,
+        contactSearchText({ userId, contactName: "", email: "", phoneNumber: "" }),
+      ]);
+    },
     belongsTo: async (accountId, contactId) =>
       (
         await db.rows("contact_owned", "SELECT 1 FROM contacts WHERE contact_id = $1 AND account_id = $2", [
@@ -336,9 +355,20 @@ export function pgContacts(db: PgDb): ContactRepository {
           accountId,
         ])
       ).length > 0,
+    // One statement, so the two counters come from one snapshot (see ContactRepository.listVersion).
+    listVersion: async (accountId) => {
+      const [r] = await db.rows<{ v: string }>(
+        "contact_list_version",
+        `SELECT coalesce((SELECT last_seq FROM event_counters WHERE account_id = $1), 0) || '.' ||
+           coalesce((SELECT version FROM contact_versions WHERE account_id = $1), 0) AS v`,
+        [accountId],
+      );
+      return r!.v;
+    },
     list: async (q) => {
       const { name, text, values } = contactListQuery(q);
       const rows = await db.rows(name, text, values);
+      const next = rows[q.limit];
       const contacts = rows.slice(0, q.limit).map(
         (r): StoredContact => ({
           contactId: r.contact_id as string,
@@ -348,6 +378,7 @@ export function pgContacts(db: PgDb): ContactRepository {
           email: r.email as string,
           latestStatus: r.latest_status === "live" || r.latest_status === "closed" ? r.latest_status : null,
           latestActivityAt: num(r.latest_activity_at),
+          liveActivityAt: num(r.live_activity_at),
           assignedTo: (r.latest_assigned_to as string | null) ?? "",
           unreadCount: Number(r.unread_count),
           latestMessageAt: Number(r.latest_message_at),
@@ -355,7 +386,7 @@ export function pgContacts(db: PgDb): ContactRepository {
           latestConversationId: (r.latest_conversation_id as string | null) ?? "",
         }),
       );
-      return { contacts, hasMore: rows.length > q.limit };
+      return { contacts, hasMore: next !== undefined, nextLiveActivityAt: next && num(next.live_activity_at) };
     },
   };
 }

@@ -1,7 +1,11 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from "pg";
-import { isConnectionLoss, storageError, unavailable } from "./errors.js";
+import { checkout } from "./checkout.js";
+import { isConnectionLoss, storageError } from "./errors.js";
 import { pipeline, type Statement } from "./pipeline.js";
+import { ReadBatcher, readOnly } from "./read-batch.js";
+
+export { checkout, type HeldConnection } from "./checkout.js";
 
 /**
  * How long a unit of work aborted by a serialization failure or a deadlock is tried again before `busy` reaches the
@@ -35,7 +39,11 @@ export function statementFor<Q extends { name?: string | undefined }>(pool: Pool
 
 /** What the repositories run SQL through: the open unit of work's connection, or the pool. */
 export interface PgDb {
-  /** A named (prepared once per connection) statement. */
+  /**
+   * A named (prepared once per connection) statement. Statements made in one turn of the event loop share a round
+   * trip: in a unit of work all of them (sent at the turn's end, or with the COMMIT when the unit ends first), outside
+   * one the plain reads (read-batch.ts).
+   */
   rows<R extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<R[]>;
   /** How many rows a named statement changed. */
   count(name: string, text: string, values: unknown[]): Promise<number>;
@@ -54,15 +62,24 @@ export interface PgDb {
   readonly held: Map<string, unknown> | undefined;
 }
 
+/** A statement of a unit not sent yet; `answer` settles its caller's promise (none for a write nobody waits for). */
+interface Queued {
+  statement: Statement;
+  answer?: { resolve(r: QueryResult): void; reject(e: unknown): void };
+}
+
 /** The connection of a unit of work, and the rows it holds (see PgDb.held). */
 interface OpenUnit {
   client: PoolClient;
   held: Map<string, unknown>;
   /**
-   * What is still to be sent ahead of the unit's next statement: its BEGIN until the first statement (a unit costs
-   * no round trip of its own to open), then writes nobody waits for (PgDb.write).
+   * What is still to be sent: the unit's BEGIN until its first statement (a unit costs no round trip of its own to
+   * open), writes nobody waits for (PgDb.write), and statements made in this turn of the event loop, which go out
+   * together at the turn's end, or with the COMMIT when the unit ends first.
    */
-  pending: Statement[];
+  pending: Queued[];
+  /** Whether a send at the end of this turn is scheduled. */
+  scheduled: boolean;
   /** Whether anything was sent (a ROLLBACK is then owed on failure). */
   sent: boolean;
 }
@@ -70,6 +87,8 @@ interface OpenUnit {
 /** Routes statements to the connection of the unit of work running in this async context, else to the pool. */
 export class PgRunner implements PgDb {
   private readonly current = new AsyncLocalStorage<OpenUnit>();
+  /** Reads outside a unit of work, sent together when made in the same turn. */
+  private readonly reads: ReadBatcher;
   /** Units of work run again after a conflict, since start (a metric). */
   retries = 0;
 
@@ -83,7 +102,9 @@ export class PgRunner implements PgDb {
     private readonly pool: Pool,
     private readonly prepared = true,
     private readonly begin_ = "BEGIN",
-  ) {}
+  ) {
+    this.reads = new ReadBatcher(pool);
+  }
 
   async rows<R extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<R[]> {
     return (await this.query<R>(name, text, values)).rows;
@@ -95,7 +116,7 @@ export class PgRunner implements PgDb {
 
   async write(name: string, text: string, values: unknown[]): Promise<void> {
     const current = this.current.getStore();
-    if (current) current.pending.push(this.statement(name, text, values));
+    if (current) current.pending.push({ statement: this.statement(name, text, values) });
     else await this.query(name, text, values);
   }
 
@@ -144,16 +165,22 @@ export class PgRunner implements PgDb {
       client: held.client,
       held: new Map(),
       // "BEGIN; SET LOCAL …" (behind a pooler) is two statements: a pipeline parses each on its own.
-      pending: begin.split("; ").map((text) => ({ text })),
+      pending: begin.split("; ").map((text) => ({ statement: { text } })),
+      scheduled: false,
       sent: false,
     };
     const opened = unit.pending.length;
     try {
       const result = await this.current.run(unit, fn);
       // A unit that sent nothing and has nothing to write has nothing to commit.
-      if (unit.sent || unit.pending.length > opened) await this.flush(unit, { text: "COMMIT" });
+      if (unit.sent || unit.pending.length > opened) {
+        unit.pending.push({ statement: { text: "COMMIT" } });
+        await this.send(unit);
+      }
       return result;
     } catch (e) {
+      // Statements never sent fail with the unit (their callers may still be waiting).
+      for (const q of unit.pending.splice(0)) q.answer?.reject(storageError(e));
       if (unit.sent)
         await held.client.query("ROLLBACK").catch((rollbackError: unknown) => {
           // The connection is gone (killed, server restarted): it must not go back to the pool.
@@ -165,14 +192,47 @@ export class PgRunner implements PgDb {
     }
   }
 
-  /** Sends what the unit still owes (its BEGIN, writes nobody waited for) and then `last`, in one round trip. */
-  private async flush<R extends QueryResultRow>(unit: OpenUnit, last: Statement): Promise<QueryResult<R>> {
-    const statements = [...unit.pending, last];
-    unit.pending = [];
+  /**
+   * A statement of the open unit: queued, and sent at the end of this turn of the event loop with whatever else the
+   * unit queued meanwhile (or with its COMMIT, when the unit ends first: a read the unit does not wait for then
+   * costs no round trip of its own), in one round trip.
+   */
+  private inUnit<R extends QueryResultRow>(unit: OpenUnit, statement: Statement): Promise<QueryResult<R>> {
+    const answer = new Promise<QueryResult<R>>((resolve, reject) => {
+      unit.pending.push({ statement, answer: { resolve: resolve as (r: QueryResult) => void, reject } });
+    });
+    // A caller that never waits for it (the unit failed first) must not leave an unhandled rejection behind.
+    answer.catch(() => undefined);
+    if (!unit.scheduled) {
+      unit.scheduled = true;
+      process.nextTick(() => {
+        unit.scheduled = false;
+        // Its failure reaches the statements' callers; the unit then fails and rolls back.
+        this.send(unit).catch(() => undefined);
+      });
+    }
+    return answer;
+  }
+
+  /** Sends everything the unit has queued, in one round trip, and answers each statement's caller. */
+  private async send(unit: OpenUnit): Promise<void> {
+    const queued = unit.pending.splice(0);
+    if (queued.length === 0) return;
     unit.sent = true;
-    if (statements.length === 1) return unit.client.query<R>(last as QueryConfig);
-    const results = await pipeline(unit.client, statements);
-    return results[results.length - 1] as QueryResult<R>;
+    let results: QueryResult[];
+    try {
+      results =
+        queued.length === 1
+          ? [await unit.client.query(queued[0]!.statement as QueryConfig)]
+          : await pipeline(
+              unit.client,
+              queued.map((q) => q.statement),
+            );
+    } catch (e) {
+      for (const q of queued) q.answer?.reject(storageError(e));
+      throw e;
+    }
+    for (const [i, q] of queued.entries()) q.answer?.resolve(results[i]!);
   }
 
   /** The statement as this runner sends it: unnamed behind a transaction pooler. */
@@ -182,13 +242,8 @@ export class PgRunner implements PgDb {
 
   private async query<R extends QueryResultRow>(name: string, text: string, values: unknown[]) {
     const current = this.current.getStore();
-    if (current) {
-      try {
-        return await this.flush<R>(current, this.statement(name, text, values));
-      } catch (e) {
-        throw storageError(e);
-      }
-    }
+    if (current) return this.inUnit<R>(current, this.statement(name, text, values));
+    if (readOnly(text)) return (await this.reads.read(this.statement(name, text, values))) as QueryResult<R>;
     const held = await checkout(this.pool);
     try {
       return await held.client.query<R>(this.statement(name, text, values) as QueryConfig);
@@ -199,40 +254,4 @@ export class PgRunner implements PgDb {
       held.release();
     }
   }
-}
-
-/** A pooled connection held by one caller; `lost` is set once the connection failed, and it is then not reused. */
-export interface HeldConnection {
-  client: PoolClient;
-  lost: Error | undefined;
-  /** Back to the pool, or destroyed when it was lost. */
-  release(): void;
-}
-
-/**
- * Checks a connection out of the pool, listening for its errors. The pool listens only while a connection is idle;
- * a checked-out one the server drops emits `error`, which with no listener would end the process. The listener is
- * attached in the pool's callback, not after an await: a connection terminated just as it was made delivers its
- * FATAL in the same read as its ReadyForQuery, before any promise continuation could run.
- */
-export function checkout(pool: Pool): Promise<HeldConnection> {
-  return new Promise((resolve, reject) => {
-    pool.connect((err, client) => {
-      // No connection to be had (server away, refusing connections, pool exhausted): the request may be retried.
-      if (err || !client) return reject(unavailable(err));
-      const held: HeldConnection = {
-        client,
-        lost: undefined,
-        release() {
-          client.removeListener("error", onError);
-          client.release(held.lost);
-        },
-      };
-      const onError = (e: Error) => {
-        held.lost ??= e;
-      };
-      client.on("error", onError);
-      resolve(held);
-    });
-  });
 }

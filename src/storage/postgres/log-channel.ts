@@ -14,12 +14,22 @@ interface Wire {
   a: string;
   /** The conversations ("" for the account's own events); absent when too many to list. */
   c?: string[];
+  /** 0 when the append recorded no webhook delivery; absent (an older instance's payload) reads as "it may have". */
+  d?: 0 | 1;
 }
 
-/** The NOTIFY payload of one append of `accountId`'s events with these order keys, by the process `from`. */
-export function logPayload(from: string, accountId: string, orderKeys: readonly string[]): string {
+/**
+ * The NOTIFY payload of one append of `accountId`'s events with these order keys, by the process `from`;
+ * `deliveries`: whether it recorded any webhook delivery.
+ */
+export function logPayload(from: string, accountId: string, orderKeys: readonly string[], deliveries: boolean): string {
   const c = [...new Set(orderKeys)];
-  return JSON.stringify({ from, a: accountId, ...(c.length <= MAX_IDS ? { c } : {}) } satisfies Wire);
+  return JSON.stringify({
+    from,
+    a: accountId,
+    ...(c.length <= MAX_IDS ? { c } : {}),
+    d: deliveries ? 1 : 0,
+  } satisfies Wire);
 }
 
 /**
@@ -29,15 +39,21 @@ export function logPayload(from: string, accountId: string, orderKeys: readonly 
  */
 export async function listenForLogs(url: string, self: string, advanced: LogAdvanced): Promise<() => void> {
   const listener = new PgListener(url, LOG_CHANNEL, (payload) => {
-    const changes = payload === undefined ? undefined : parse(payload, self);
-    if (changes !== null) advanced(changes);
+    const heard = payload === undefined ? undefined : parse(payload, self);
+    if (heard !== null) advanced(heard?.changes, heard?.deliveries ?? true);
   });
   await listener.start();
   return () => listener.close();
 }
 
-/** The changes a payload announces; undefined for "anything may have"; null for this process's own. */
-function parse(payload: string, self: string): ConversationEvent[] | undefined | null {
+/**
+ * The changes a payload announces (undefined: anything may have) and whether it may have recorded deliveries;
+ * undefined when nothing can be read of it; null for this process's own.
+ */
+function parse(
+  payload: string,
+  self: string,
+): { changes: ConversationEvent[] | undefined; deliveries: boolean } | undefined | null {
   let wire: Partial<Wire>;
   try {
     wire = JSON.parse(payload) as Partial<Wire>;
@@ -45,9 +61,11 @@ function parse(payload: string, self: string): ConversationEvent[] | undefined |
     return undefined;
   }
   if (wire.from === self) return null;
-  if (typeof wire.a !== "string" || !Array.isArray(wire.c)) return undefined;
+  const deliveries = wire.d !== 0;
+  if (typeof wire.a !== "string" || !Array.isArray(wire.c)) return { changes: undefined, deliveries };
   const accountId = wire.a;
-  return wire.c
+  const changes = wire.c
     .filter((c): c is string => typeof c === "string")
     .map((conversationId) => ({ accountId, conversationId }));
+  return { changes, deliveries };
 }

@@ -387,6 +387,27 @@ export const pgMigrations: PgMigration[] = [
   },
   {
     version: 17,
+    // What changes an account's contact list without an event: a profile change (a token issue's, caught by the
+    // trigger whoever writes it) and retention count here, in their own transaction. A list answer is remembered
+    // under the account's event counter and this version (contact-list-cache); the row lock orders the bumps.
+    sql: `
+      CREATE TABLE contact_versions (
+        account_id text PRIMARY KEY,
+        version bigint NOT NULL
+      );
+      CREATE FUNCTION contact_profile_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO contact_versions (account_id, version) VALUES (NEW.account_id, 1)
+          ON CONFLICT (account_id) DO UPDATE SET version = contact_versions.version + 1;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER contacts_profile_version AFTER UPDATE OF contact_name, email, phone_number ON contacts
+        FOR EACH ROW WHEN (OLD.contact_name IS DISTINCT FROM NEW.contact_name OR OLD.email IS DISTINCT FROM NEW.email
+          OR OLD.phone_number IS DISTINCT FROM NEW.phone_number)
+        EXECUTE FUNCTION contact_profile_changed();`,
+  },
+  {
+    version: 18,
     // Report facts kept by the message and rating writes: a report reads index ranges and counts in SQL. The
     // period's conversations are read by conversations_chatbot_created and the heap (last_message_at stays out of
     // every index: each message moves it, and an indexed column would make each message's conversation update a

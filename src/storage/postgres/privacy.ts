@@ -122,6 +122,12 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
             "UPDATE contacts SET unread_count = greatest(0, unread_count - $1) WHERE contact_id = $2",
             [r.unread_count, r.contact_id],
           );
+        // Retention records no event: the account's contact lists learn of it here (ContactRepository.listVersion).
+        await db.count(
+          "priv_list_version",
+          "INSERT INTO contact_versions (account_id, version) VALUES ($1, 1) ON CONFLICT (account_id) DO UPDATE SET version = contact_versions.version + 1",
+          [rows[0]!.account_id],
+        );
         await db.count(
           "priv_del_empty_contacts",
           "DELETE FROM contacts c WHERE c.contact_id = ANY($1) AND NOT EXISTS (SELECT 1 FROM conversations v WHERE v.contact_id = c.contact_id)",

@@ -2,7 +2,7 @@ import type { ReportRepository, ReportSeconds } from "../../domain/report/report
 import type { PgDb } from "./db.js";
 
 // One chatbot's period is a range of conversations_chatbot_created (with the heap: last_message_at is in no
-// index, see migration 17), of the partial conversations_handed_over and conversations_rated, of messages_report.
+// index, see migration 18), of the partial conversations_handed_over and conversations_rated, of messages_report.
 const PERIOD = "chatbot_id = $1 AND created_at >= $2 AND created_at < $3";
 
 const seconds = (rows: Record<string, unknown>[]): ReportSeconds[] =>

@@ -71,7 +71,7 @@ export function pgEvents(db: PgDb, origin: string): EventRepository {
       dl.endpoint,
       dl.nth,
       LOG_CHANNEL,
-      logPayload(origin, accountId, ev.key),
+      logPayload(origin, accountId, ev.key, dl.id.length > 0),
     ];
   };
   return {

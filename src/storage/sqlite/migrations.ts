@@ -597,6 +597,25 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 23,
+    name: "contact_versions: what changes an account's contact list without an event",
+    sql: `
+      -- A contact list answer is remembered under the account's event counter and this version (contact-list-cache):
+      -- a profile change (a token issue's) and retention alter a list without recording an event, so they count
+      -- here, in their own transaction. The trigger catches every writer of the profile columns.
+      CREATE TABLE contact_versions (
+        account_id TEXT PRIMARY KEY,
+        version INTEGER NOT NULL
+      ) STRICT, WITHOUT ROWID;
+      CREATE TRIGGER contacts_profile_version AFTER UPDATE OF contact_name, email, phone_number ON contacts
+        WHEN old.contact_name <> new.contact_name OR old.email <> new.email OR old.phone_number <> new.phone_number
+      BEGIN
+        INSERT INTO contact_versions (account_id, version) VALUES (new.account_id, 1)
+          ON CONFLICT (account_id) DO UPDATE SET version = version + 1;
+      END;
+    `,
+  },
+  {
+    version: 24,
     name: "report facts kept at write time: first customer and operator messages, rating, each message's chatbot",
     sql: `
       -- Kept by the message and rating writes, so a report counts over a few index ranges in SQL instead of

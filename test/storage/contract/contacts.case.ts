@@ -47,6 +47,114 @@ export function contactCases(h: () => Harness) {
       });
     });
 
+    it("the list version moves with every change of a list: events, profile changes, retention; and only then", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const versions = new Set<string>();
+      /** The version now, which must be new (changed) or the last one seen (unchanged). */
+      let last = await store.contacts.listVersion(a.accountId);
+      versions.add(last);
+      const expectVersion = async (changed: boolean) => {
+        const v = await store.contacts.listVersion(a.accountId);
+        if (changed) expect(versions.has(v), `${v} after ${[...versions]}`).toBe(false);
+        else expect(v).toBe(last);
+        versions.add(v);
+        last = v;
+      };
+      const profile = { contactName: "Ann Lee", email: "", phoneNumber: "" };
+      await store.contacts.upsert(a.accountId, "u1", profile, 1);
+      await message(store, a, newId(), { at: 10, start: true, userId: "u1" });
+      last = await store.contacts.listVersion(a.accountId);
+      versions.add(last);
+      // The same profile again, an empty one, another account's change: nothing of a's lists changed.
+      await store.contacts.upsert(a.accountId, "u1", profile, 2);
+      await store.contacts.upsert(a.accountId, "u1", undefined, 3);
+      await store.contacts.upsert(b.accountId, "u1", { ...profile, contactName: "Bo" }, 4);
+      await store.events.append([
+        {
+          event: {
+            eventId: newId(),
+            accountId: b.accountId,
+            type: "message.created",
+            orderKey: "c",
+            data: { conversationId: "c" },
+            createdAt: 5,
+          },
+          deliveries: [],
+        },
+      ]);
+      await expectVersion(false);
+      for (const change of [
+        { contactName: "Ann Smith", email: "", phoneNumber: "" },
+        { contactName: "", email: "ann@x.example", phoneNumber: "" },
+        { contactName: "", email: "", phoneNumber: "+1 555" },
+      ]) {
+        await store.contacts.upsert(a.accountId, "u1", change, 6);
+        await expectVersion(true);
+      }
+      // Every change that records an event moves the account's event counter.
+      await store.events.append([
+        {
+          event: {
+            eventId: newId(),
+            accountId: a.accountId,
+            type: "conversation.read",
+            orderKey: "c",
+            data: { conversationId: "c" },
+            createdAt: 7,
+          },
+          deliveries: [],
+        },
+      ]);
+      await expectVersion(true);
+      // Retention records no event.
+      expect(await store.privacy.expireConversations(a.chatbotId, 1000, 10)).toHaveLength(1);
+      await expectVersion(true);
+      expect(await store.privacy.expireConversations(a.chatbotId, 1000, 10)).toHaveLength(0);
+      await expectVersion(false);
+    });
+
+    it("ensure, in a unit of work with the unit's other writes, creates the contact once and merges a profile like upsert", async () => {
+      const { store } = h();
+      const a = await account(store);
+      // No profile: created once (a second ensure changes nothing); the unit's commit makes it visible.
+      await store.transaction(
+        async (tx) => {
+          await tx.contacts.ensure(a.accountId, "u1", undefined, 1);
+          await tx.contacts.ensure(a.accountId, "u1", { contactName: "", email: "", phoneNumber: "" }, 2);
+        },
+        { rowLocks: true },
+      );
+      const id = await store.contacts.upsert(a.accountId, "u1", undefined, 3);
+      expect(await store.contacts.belongsTo(a.accountId, id)).toBe(true);
+      // A profile given is merged (an empty field keeps the stored value), and the search finds the new name.
+      await store.transaction((tx) =>
+        tx.contacts.ensure(a.accountId, "u1", { contactName: "Émile Zola", email: "", phoneNumber: "+1 555" }, 4),
+      );
+      await store.contacts.ensure(a.accountId, "u1", { contactName: "", email: "emile@x.example", phoneNumber: "" }, 5);
+      await message(store, a, newId(), { at: 10, start: true, userId: "u1" });
+      const { contacts } = await store.contacts.list(query(a.accountId, { search: foldForSearch("emile") }));
+      expect(contacts).toEqual([
+        expect.objectContaining({
+          contactId: id,
+          contactName: "Émile Zola",
+          email: "emile@x.example",
+          phoneNumber: "+1 555",
+        }),
+      ]);
+      // A unit that rolls back leaves no contact behind.
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.contacts.ensure(a.accountId, "gone", undefined, 6);
+          throw new Error("undo");
+        }),
+      ).rejects.toThrow("undo");
+      const gone = await store.contacts.upsert(a.accountId, "gone", undefined, 7);
+      expect(gone).not.toBe(id);
+      expect((await store.contacts.list(query(a.accountId))).contacts.map((c) => c.userId)).toEqual(["u1"]);
+    });
+
     it("a contact belongs to its account only", async () => {
       const { store } = h();
       const a = await account(store);

@@ -55,6 +55,41 @@ export function logAdvanceCases(h: () => Harness) {
       }
     });
 
+    it("an announcement says whether the appends recorded any webhook delivery (a dispatcher wakes only for those)", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const endpointId = newId();
+      await store.webhooks.insertEndpoint({
+        endpointId,
+        accountId: a.accountId,
+        url: "https://hooks.example/in",
+        eventTypes: [],
+        description: "",
+        secretSealed: "sealed",
+        enabled: true,
+        disabledReason: "",
+        createdAt: 1,
+        failingSince: null,
+      });
+      const heard: boolean[] = [];
+      const stop = await store.onLogAdvanced((_c, deliveries) => void heard.push(deliveries));
+      try {
+        await store.transaction(async (tx) => {
+          await tx.events.add([{ event: event(a.accountId, "c1"), deliveries: [] }]);
+        });
+        await store.transaction(async (tx) => {
+          await tx.events.add([{ event: event(a.accountId, "c1"), deliveries: [] }]);
+          await tx.events.append([
+            { event: event(a.accountId, "c2"), deliveries: [{ deliveryId: newId(), endpointId }] },
+          ]);
+        });
+        await store.events.append([{ event: event(a.accountId, ""), deliveries: [] }]);
+        expect(heard).toEqual([false, true, false]);
+      } finally {
+        stop();
+      }
+    });
+
     it("a unit that rolled back announces nothing; after stop() nothing more is heard", async () => {
       const { store } = h();
       const a = await account(store);

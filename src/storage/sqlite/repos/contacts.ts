@@ -25,6 +25,7 @@ type ListRow = [
   latestStatus: string | null,
   latestAssignedTo: string | null,
   latestActivityAt: number | null,
+  liveActivityAt: number | null,
 ];
 
 type Statement = ReturnType<Db["prepare"]>;
@@ -55,7 +56,7 @@ const where = (f: ContactFilter, byAssignee: boolean) => FILTER_SQL[f] + (byAssi
 // The latest conversation's status, assignee and activity are copies on the contact row (migration 12), kept by
 // every conversation write: a listed row costs no lookup of its conversation.
 const COLUMNS = `c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at, c.channels, c.latest_conversation_id,
-  c.latest_status, c.latest_assigned_to, c.latest_activity_at`;
+  c.latest_status, c.latest_assigned_to, c.latest_activity_at, c.live_activity_at`;
 const ORDER = "ORDER BY c.latest_message_at DESC, c.contact_id";
 // The stored search text (migration 6): the four searchable fields folded by the domain and joined by a separator
 // a term cannot contain, so one instr() tests all four; the contacts_recent_search index carries it, so a scan reads
@@ -172,6 +173,13 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
   const owned = db
     .prepare<[string, string], number>("SELECT 1 FROM contacts WHERE contact_id = ? AND account_id = ?")
     .pluck();
+  // One statement, so the two counters come from one snapshot (see ContactRepository.listVersion).
+  const listVersion = db
+    .prepare<[{ accountId: string }], string>(
+      `SELECT coalesce((SELECT last_seq FROM event_counters WHERE account_id = @accountId), 0) || '.' ||
+        coalesce((SELECT version FROM contact_versions WHERE account_id = @accountId), 0)`,
+    )
+    .pluck();
   const ranges = new Map<string, number>();
   const floors = new Map<string, { at: number; value: number | undefined }>();
   const st = listStatements(db);
@@ -244,7 +252,11 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
 
   return {
     upsert: (accountId, userId, profile, now) => upsertContact(accountId, userId, profile, now),
+    ensure: (accountId, userId, profile, now) => {
+      upsertContact(accountId, userId, profile, now);
+    },
     belongsTo: (accountId, contactId) => owned.get(contactId, accountId) !== undefined,
+    listVersion: (accountId) => listVersion.get({ accountId })!,
     list: (q: ContactQuery) => {
       const params: Record<string, unknown> = { accountId: q.accountId, limit: q.limit + 1, offset: q.offset };
       if (q.filter === "live") params.liveSince = q.liveSince;
@@ -252,7 +264,7 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
       let rows: ListRow[];
       if (q.search === "") rows = st.plain(q.filter, q.assignee !== null).all(params) as ListRow[];
       else rows = search(q, { ...params, search: q.search });
-      const hasMore = rows.length > q.limit;
+      const next = rows[q.limit];
       const contacts = rows.slice(0, q.limit).map(
         (r): StoredContact => ({
           contactId: r[0],
@@ -267,9 +279,10 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
           latestStatus: r[9] === "live" || r[9] === "closed" ? r[9] : null,
           assignedTo: r[10] ?? "",
           latestActivityAt: r[11],
+          liveActivityAt: r[12],
         }),
       );
-      return { contacts, hasMore };
+      return { contacts, hasMore: next !== undefined, nextLiveActivityAt: next?.[12] };
     },
   };
 }

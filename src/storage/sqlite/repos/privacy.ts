@@ -96,8 +96,14 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
     return { conversationIds, messages, sessions: sessionCount, eventsRedacted };
   });
 
+  // Retention records no event: the account's contact lists learn of it here (ContactRepository.listVersion).
+  const bumpVersion = db.prepare(
+    "INSERT INTO contact_versions (account_id, version) VALUES (?, 1) ON CONFLICT (account_id) DO UPDATE SET version = version + 1",
+  );
+
   const expire = db.transaction((chatbotId: string, before: number, limit: number) => {
     const rows = expired.all(chatbotId, before, limit);
+    if (rows.length > 0) bumpVersion.run(rows[0]!.account_id);
     for (const r of rows) {
       dropConversation(r.account_id, r.conversation_id);
       if (remaining.get(r.contact_id)!.n === 0) delContact.run(r.contact_id);
