@@ -61,7 +61,7 @@ const outDir = resolve(opt.out ?? join(ROOT, "bench", "results"));
 const cacheDir = resolve(opt.cache ?? join(ROOT, "node_modules", ".cache", "aiagent-bench"));
 const SCALES = quick ? { main: "10k", growth: ["1k"] } : { main: "100k", growth: ["10k", "1m"] };
 // Whole-run bound: a stuck child can never hold the machine.
-const WATCHDOG_MS = (quick ? 3 : 20) * 60_000;
+const WATCHDOG_MS = (quick ? 3 : 20 + 10 * (reps - 1)) * 60_000;
 
 const started = Date.now();
 // Whether the machine was busy before the run: other work on these cores shows in every number.
