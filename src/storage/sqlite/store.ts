@@ -5,6 +5,7 @@ import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
 import { asyncRepository } from "../sync.js";
 import { SqliteBulkLoader } from "./bulk.js";
+import { Checkpointer, type CheckpointerOptions } from "./checkpointer.js";
 import { type Db, type OpenOptions, openDatabase } from "./database.js";
 import { type Fsync, WalSync } from "./durability.js";
 import { storageError } from "./errors.js";
@@ -18,6 +19,8 @@ export interface SqliteStoreOptions {
   mustExist?: boolean;
   /** The group commit's fsync of the log (a test holds or fails it to see answers wait for it). */
   fsync?: Fsync;
+  /** With group commit: checkpoints run on a worker thread (default), or false: by SQLite in the committing call. */
+  checkpointer?: CheckpointerOptions | false;
 }
 
 const done = Promise.resolve();
@@ -33,11 +36,15 @@ export class SqliteStore extends RepositoryMembers implements Store {
   private readonly inside: Repositories;
   private readonly probe: () => boolean;
   private held = false;
+  /** Units of work wait (the checkpointer's last copy before the log starts over); other calls go on. */
+  private holding = false;
   /** Marks the async context of the unit of work holding the mutex: a call from inside it must not wait for it. */
   private readonly unit = new AsyncLocalStorage<SqliteStore>();
   private readonly waiting: (() => void)[] = [];
   /** Appends to the event log, announced after their commit. */
   private readonly advances: LogAdvances;
+  /** Checkpoints on a worker thread, off the event loop (group commit only). */
+  private checkpointer: Checkpointer | undefined;
 
   constructor(
     readonly db: Db,
@@ -81,6 +88,12 @@ export class SqliteStore extends RepositoryMembers implements Store {
     }
   }
 
+  /** Moves WAL checkpoints to a worker thread (see Checkpointer); the store stops it at close. */
+  checkpointInBackground(path: string, o?: CheckpointerOptions): Checkpointer {
+    this.checkpointer = new Checkpointer(this.db, path, (fn) => this.holdingUnits(fn), o);
+    return this.checkpointer;
+  }
+
   durable(): Promise<void> {
     return this.walSync?.durable()?.catch((e: unknown) => Promise.reject(storageError(e))) ?? done;
   }
@@ -94,6 +107,7 @@ export class SqliteStore extends RepositoryMembers implements Store {
   }
 
   async close(): Promise<void> {
+    await this.checkpointer?.close();
     // Commits not yet answered for (a command's, the demo bootstrap's) reach the disk before the file closes.
     try {
       this.walSync?.flushSync();
@@ -166,8 +180,22 @@ export class SqliteStore extends RepositoryMembers implements Store {
     }
   }
 
+  /** Runs fn once no unit of work is open, while new ones wait; calls outside a unit go on meanwhile. */
+  private async holdingUnits(fn: () => Promise<void>): Promise<void> {
+    await this.acquire();
+    this.held = false;
+    this.holding = true;
+    try {
+      await fn();
+    } finally {
+      this.holding = false;
+      this.held = true;
+      this.release();
+    }
+  }
+
   private acquire(): Promise<void> {
-    if (!this.held) {
+    if (!this.held && !this.holding) {
       this.held = true;
       return done;
     }
@@ -191,7 +219,9 @@ export function openSqliteStore(path: string, o: SqliteStoreOptions = {}): Sqlit
     mustExist: o.mustExist,
   });
   const walSync = synchronous === "FULL" && path !== ":memory:" ? new WalSync(db, path, o.fsync) : undefined;
-  return new SqliteStore(db, walSync);
+  const store = new SqliteStore(db, walSync);
+  if (walSync && o.checkpointer !== false) store.checkpointInBackground(path, o.checkpointer);
+  return store;
 }
 
 function attempt<T>(fn: () => T): Promise<T> {
