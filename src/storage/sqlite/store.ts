@@ -36,6 +36,8 @@ export class SqliteStore extends RepositoryMembers implements Store {
   private readonly inside: Repositories;
   private readonly probe: () => boolean;
   private held = false;
+  /** Units of work begun and not finished, waiting for the mutex included (nested ones join their outer unit). */
+  private units = 0;
   /** Units of work wait (the checkpointer's last copy before the log starts over); other calls go on. */
   private holding = false;
   /** Marks the async context of the unit of work holding the mutex: a call from inside it must not wait for it. */
@@ -65,7 +67,18 @@ export class SqliteStore extends RepositoryMembers implements Store {
   async transaction<T>(fn: (tx: Repositories) => Promise<T>, _o?: UnitOptions): Promise<T> {
     // A unit of work inside another joins it (better-sqlite3 has no nested BEGIN; the outer one commits all).
     if (this.unit.getStore() === this) return fn(this.inside);
-    return this.advances.around(() => this.serial(fn));
+    this.units++;
+    try {
+      return await this.advances.around(() => this.serial(fn));
+    } finally {
+      // No unit open or waiting: the async contexts that tell a unit's own calls from others' are off until the next
+      // one. While any AsyncLocalStorage is on, Node runs a hook on every promise the process makes (every request's,
+      // not only the unit's: about 5% of a refresh's CPU).
+      if (--this.units === 0) {
+        this.unit.disable();
+        this.advances.idle();
+      }
+    }
   }
 
   private async serial<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
