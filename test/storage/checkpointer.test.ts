@@ -101,9 +101,19 @@ describe("the background checkpointer", () => {
   it("a worker that fails gives the checkpoints back to the connection", async () => {
     const { store: s } = open({ checkpointer: false });
     const c = s.checkpointInBackground(join(dir, "missing.db"));
-    // The worker cannot open a file that is not there: it exits, and the connection checkpoints again.
-    await expect.poll(() => s.db.pragma("wal_autocheckpoint", { simple: true })).toBe(1000);
+    expect(s.db.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
+    // The worker (started by the first checkpoint) cannot open a file that is not there: it exits, the checkpoint
+    // fails, and the connection checkpoints by itself again.
     await expect(c.checkpoint()).rejects.toThrow(/stopped/);
+    await expect.poll(() => s.db.pragma("wal_autocheckpoint", { simple: true })).toBe(1000);
+  });
+
+  it("stops for the bulk loader, which needs the file to itself, and gives the checkpoints back", async () => {
+    const { store: s } = open({ checkpointer: { pollMs: 10, changedRows: 1, idleMs: 10 } });
+    await writeUnits(s, 0, 20);
+    const loader = await s.bulkLoader();
+    expect(s.db.pragma("journal_mode", { simple: true })).toBe("delete");
+    loader.finish();
   });
 
   it("is not started for synchronous=OFF, nor when asked not to", () => {

@@ -63,13 +63,15 @@ const require = createRequire(import.meta.url);
  * If the worker fails, the connection's automatic checkpoint is turned back on.
  */
 export class Checkpointer {
-  private readonly worker: Worker;
+  /** Started at the first checkpoint: a process that writes little (a command) never starts one. */
+  private worker: Worker | undefined;
   private readonly totalChanges;
   private readonly pollMs: number;
   private readonly changedRows: number;
   private readonly idleMs: number;
   private readonly restartFrames: number;
   private readonly timer: NodeJS.Timeout;
+  private readonly path: string;
   /** total_changes() when the last checkpoint started. */
   private checkpointedAt = 0;
   private lastRunAt = Date.now();
@@ -96,15 +98,7 @@ export class Checkpointer {
     this.restartFrames = o.restartFrames ?? 16_384;
     this.totalChanges = db.prepare<[], number>("SELECT total_changes()").pluck();
     this.checkpointedAt = this.totalChanges.get()!;
-    this.worker = new Worker(WORKER, { eval: true, workerData: { driver: require.resolve("better-sqlite3"), path } });
-    this.worker.unref();
-    this.worker.on("message", (m: CheckpointResult | { error: string }) => {
-      const p = this.pending.shift();
-      if ("error" in m) p?.reject(new Error(m.error));
-      else p?.resolve(m);
-    });
-    this.worker.on("error", () => this.fail());
-    this.worker.on("exit", () => this.fail());
+    this.path = path;
     db.pragma("wal_autocheckpoint = 0");
     this.timer = setInterval(() => void this.tick(), this.pollMs);
     this.timer.unref();
@@ -113,27 +107,52 @@ export class Checkpointer {
   /** Runs one checkpoint now (tests; the timer runs them otherwise). */
   checkpoint(): Promise<CheckpointResult> {
     if (this.stopped) return Promise.reject(new Error("the checkpointer has stopped"));
+    const worker = this.started();
     return new Promise((resolve, reject) => {
       this.pending.push({ resolve, reject });
-      this.worker.postMessage("run");
+      worker.postMessage("run");
     });
   }
 
-  /** Stops the worker and closes its connection; the store's own connection checkpoints at close. */
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(WORKER, {
+      eval: true,
+      workerData: { driver: require.resolve("better-sqlite3"), path: this.path },
+    });
+    worker.unref();
+    worker.on("message", (m: CheckpointResult | { error: string }) => {
+      const p = this.pending.shift();
+      if ("error" in m) p?.reject(new Error(m.error));
+      else p?.resolve(m);
+    });
+    worker.on("error", () => this.fail());
+    worker.on("exit", () => this.fail());
+    this.worker = worker;
+    return worker;
+  }
+
+  /**
+   * Stops the worker and closes its connection; the store's own connection checkpoints by itself again (and at
+   * close, as it always does).
+   */
   close(): Promise<void> {
     if (this.closing) return this.closing;
     clearInterval(this.timer);
-    if (this.stopped) return (this.closing = Promise.resolve());
+    const worker = this.worker;
+    const was = this.stopped;
     this.stopped = true;
+    if (!was) this.automatic();
+    if (was || !worker) return (this.closing = Promise.resolve());
     this.closing = new Promise<void>((resolve) => {
       // Held until the worker is gone: an unreferenced worker would let the process end before close resolves.
-      this.worker.ref();
-      const kill = setTimeout(() => void this.worker.terminate(), 5000);
-      this.worker.once("exit", () => {
+      worker.ref();
+      const kill = setTimeout(() => void worker.terminate(), 5000);
+      worker.once("exit", () => {
         clearTimeout(kill);
         resolve();
       });
-      this.worker.postMessage("close");
+      worker.postMessage("close");
     });
     return this.closing;
   }
@@ -172,12 +191,16 @@ export class Checkpointer {
     this.stopped = true;
     clearInterval(this.timer);
     for (const p of this.pending.splice(0)) p.reject(new Error("the checkpointer has stopped"));
-    if (!was && this.db.open) {
-      try {
-        this.db.pragma("wal_autocheckpoint = 1000");
-      } catch {
-        // The connection is closing.
-      }
+    if (!was) this.automatic();
+  }
+
+  /** SQLite's automatic checkpoint, at its default, on the store's own connection. */
+  private automatic(): void {
+    if (!this.db.open) return;
+    try {
+      this.db.pragma("wal_autocheckpoint = 1000");
+    } catch {
+      // The connection is closing.
     }
   }
 }
