@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { newId } from "../../src/domain/ids.js";
 import { openSqliteStore, type SqliteStore } from "../../src/storage/sqlite/index.js";
 
@@ -61,5 +61,57 @@ describe("units of work, one after another", () => {
     await Promise.all([first, second]);
     expect(await outside).toBeDefined();
     expect(await s.accounts.byEmail("b@x.example")).toBeDefined();
+  });
+
+  it("units that arrive together share one commit, each in its own savepoint: one that fails is undone alone", async () => {
+    const s = open();
+    const exec = vi.spyOn(s.db, "exec");
+    const results = await Promise.allSettled(
+      [0, 1, 2, 3, 4].map((i) =>
+        s.transaction(async (tx) => {
+          await tx.accounts.insert(acct(`u${i}@x.example`));
+          if (i === 2) throw new Error("unit 2 fails");
+          return i;
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    const begins = exec.mock.calls.filter(([sql]) => sql.startsWith("BEGIN")).length;
+    const commits = exec.mock.calls.filter(([sql]) => sql === "COMMIT").length;
+    expect([begins, commits]).toEqual([1, 1]);
+    for (const i of [0, 1, 3, 4]) expect(await s.accounts.byEmail(`u${i}@x.example`)).toBeDefined();
+    expect(await s.accounts.byEmail("u2@x.example")).toBeUndefined();
+  });
+
+  it("a unit is answered once its transaction is committed, and a commit that fails fails every unit in it", async () => {
+    const s = open();
+    await s.transaction(async (tx) => tx.accounts.insert(acct("first@x.example")));
+    expect(s.db.inTransaction).toBe(false);
+    const ghost = "00000000-0000-4000-8000-000000000000";
+    const [ok, bad] = await Promise.allSettled([
+      s.transaction(async (tx) => tx.accounts.insert(acct("second@x.example"))),
+      s.transaction(async (tx) => {
+        // A foreign key checked only at COMMIT: the commit of the units sharing the transaction fails.
+        s.db.pragma("defer_foreign_keys = ON");
+        await tx.apiKeys.insert({
+          apiKeyId: newId(),
+          accountId: ghost,
+          keyHash: newId(),
+          hint: "cak_x",
+          name: "",
+          createdAt: 1,
+          revokedAt: null,
+          expiresAt: null,
+          lastUsedAt: null,
+        });
+      }),
+    ]);
+    expect(ok.status).toBe("rejected");
+    expect(bad.status).toBe("rejected");
+    expect(s.db.inTransaction).toBe(false);
+    expect(await s.accounts.byEmail("second@x.example")).toBeUndefined();
+    // The store goes on: the next unit commits.
+    await s.transaction(async (tx) => tx.accounts.insert(acct("third@x.example")));
+    expect(await s.accounts.byEmail("third@x.example")).toBeDefined();
   });
 });

@@ -25,6 +25,9 @@ export interface SqliteStoreOptions {
 
 const done = Promise.resolve();
 
+/** What a waiting unit of work is told: the mutex is its own, run in the open transaction, or start again. */
+type Turn = "mutex" | "run" | "retry";
+
 /**
  * The storage port on one SQLite file. better-sqlite3 is synchronous, so a single call never interleaves with
  * another; a unit of work whose callback awaits is one BEGIN IMMEDIATE … COMMIT holding an async mutex, and every
@@ -42,8 +45,8 @@ export class SqliteStore extends RepositoryMembers implements Store {
   private open = false;
   /** A unit of work is running in the open transaction (units run one at a time). */
   private running = false;
-  /** Units waiting to run in the open transaction: told true when it is their turn, false when it was lost. */
-  private readonly queued: ((handed: boolean) => void)[] = [];
+  /** Units waiting to run in the open transaction: told "run" when it is their turn, "retry" when it was lost. */
+  private readonly queued: ((turn: Turn) => void)[] = [];
   /** Units done in the open transaction, answered at its COMMIT. */
   private readonly done: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   private commitSoon = false;
@@ -51,7 +54,8 @@ export class SqliteStore extends RepositoryMembers implements Store {
   private holding = false;
   /** Marks the async context of the unit of work holding the mutex: a call from inside it must not wait for it. */
   private readonly unit = new AsyncLocalStorage<SqliteStore>();
-  private readonly waiting: (() => void)[] = [];
+  /** Waiting for the mutex, in order: calls from outside a unit, the checkpointer's hold, and units of work. */
+  private readonly waiting: { unit: boolean; go: (turn: Turn) => void }[] = [];
   /** Appends to the event log, announced after their commit. */
   private readonly advances: LogAdvances;
   /** Checkpoints on a worker thread, off the event loop (group commit only). */
@@ -125,16 +129,20 @@ export class SqliteStore extends RepositoryMembers implements Store {
   /** Makes this unit the one running in the open transaction, opening one (the mutex taken) when none is. */
   private async enter(): Promise<void> {
     for (;;) {
+      let turn: Turn;
       if (this.open) {
         if (!this.running) {
           this.running = true;
           return;
         }
-        // Handed on by the unit running (true), or the transaction was lost meanwhile (false): start again.
-        if (await new Promise<boolean>((r) => this.queued.push(r))) return;
-        continue;
-      }
-      await this.acquire();
+        turn = await new Promise<Turn>((r) => this.queued.push(r));
+      } else if (!this.held && !this.holding) {
+        this.held = true;
+        turn = "mutex";
+      } else turn = await new Promise<Turn>((go) => this.waiting.push({ unit: true, go }));
+      if (turn === "run") return;
+      // The transaction it waited to join was lost: start again.
+      if (turn === "retry") continue;
       try {
         // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing midway.
         this.db.exec("BEGIN IMMEDIATE");
@@ -144,6 +152,14 @@ export class SqliteStore extends RepositoryMembers implements Store {
       }
       this.open = true;
       this.running = true;
+      // Units queued for the mutex (behind a call from outside) join this transaction instead of opening their own.
+      for (let i = 0; i < this.waiting.length; ) {
+        const w = this.waiting[i]!;
+        if (w.unit) {
+          this.waiting.splice(i, 1);
+          this.queued.push(w.go);
+        } else i++;
+      }
       return;
     }
   }
@@ -155,7 +171,7 @@ export class SqliteStore extends RepositoryMembers implements Store {
     const u = this.queued.shift();
     if (u) {
       this.running = true;
-      u(true);
+      u("run");
       return;
     }
     if (!this.commitSoon) {
@@ -187,7 +203,7 @@ export class SqliteStore extends RepositoryMembers implements Store {
   private lost(err: unknown): void {
     this.open = false;
     for (const d of this.done.splice(0)) d.reject(err);
-    for (const u of this.queued.splice(0)) u(false);
+    for (const u of this.queued.splice(0)) u("retry");
     this.release();
   }
 
@@ -307,12 +323,12 @@ export class SqliteStore extends RepositoryMembers implements Store {
       this.held = true;
       return done;
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise((resolve) => this.waiting.push({ unit: false, go: () => resolve() }));
   }
 
   private release(): void {
     const next = this.waiting.shift();
-    if (next) next();
+    if (next) next.go("mutex");
     else this.held = false;
   }
 }
