@@ -86,7 +86,7 @@ export async function seed(
   const account = await app.accounts.createAccount(o.email);
   const chatbot = await app.accounts.createChatbot(o.email, "Benchmark shop assistant", [SHOP_ORIGIN], KNOWLEDGE);
   const key = await app.accounts.createApiKey(o.email);
-  const loader = app.store.bulkLoader();
+  const loader = await app.store.bulkLoader();
   try {
     const result: SeedResult = {
       account_id: account.accountId,

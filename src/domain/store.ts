@@ -116,7 +116,7 @@ export interface Store extends Repositories {
    */
   exclusive<T>(name: string, fn: () => Promise<T>): Promise<T | undefined>;
   /** A loader of synthetic data for benchmarks; a back end without one throws saying so. */
-  bulkLoader(): BulkLoader;
+  bulkLoader(): Promise<BulkLoader>;
 }
 
 /** The back end's load and the webhook outbox, for the metrics (docs/operations.md). */

@@ -22,6 +22,14 @@ export class LogAdvances {
     return result;
   }
 
+  /**
+   * No unit of work is open or waiting (the store says so): the async context that collects a unit's appends is
+   * off until the next unit runs, so that Node stops hooking every promise. Never called while a unit is open.
+   */
+  idle(): void {
+    this.unit.disable();
+  }
+
   /** The event repository `events`, announcing each append (at its unit's commit). */
   announcing(events: EventRepository): EventRepository {
     return {

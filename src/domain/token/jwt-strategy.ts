@@ -1,7 +1,8 @@
-import { type KeyObject, randomBytes, sign } from "node:crypto";
+import { type KeyObject, sign } from "node:crypto";
 import { decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from "jose";
 import type { Clock } from "../clock.js";
 import { unauthenticated } from "../errors.js";
+import { randomBase64url } from "../ids.js";
 import { type KeyRing, SIGNING_ALG } from "./key-ring.js";
 
 /**
@@ -52,6 +53,7 @@ const FORBIDDEN_HEADERS = ["jku", "x5u", "jwk", "x5c", "crit"];
 export class JwtStrategy {
   private readonly accessCache: VerifiedCache<AccessClaims>;
   private readonly idCache: VerifiedCache<IdClaims>;
+  private readonly headers: Partial<Record<TokenKind, { kid: string; encoded: string }>> = {};
 
   constructor(
     private readonly keys: KeyRing,
@@ -140,7 +142,7 @@ export class JwtStrategy {
     claims: Record<string, string>,
     ttlSeconds: number,
   ): Promise<{ token: string; expiresAt: number }> {
-    await this.keys.fresh();
+    if (this.keys.due()) await this.keys.fresh();
     const { kid, key } = this.keys.current;
     const nowMs = this.clock.now();
     const nowS = Math.floor(nowMs / 1000);
@@ -154,11 +156,19 @@ export class JwtStrategy {
       sub: subject,
       iat: nowS,
       exp,
-      jti: randomBytes(12).toString("base64url"),
+      jti: randomBase64url(12),
     };
-    const header = { alg: SIGNING_ALG, kid, typ: TOKEN_KINDS[kind].typ };
-    const token = await signCompact(header, payload, key);
+    const token = await signCompact(this.encodedHeader(kind, kid), payload, key);
     return { token, expiresAt: exp * 1000 };
+  }
+
+  /** The protected header of a kind of token signed with `kid`, base64url; the same for every token until a rotation. */
+  private encodedHeader(kind: TokenKind, kid: string): string {
+    const known = this.headers[kind];
+    if (known?.kid === kid) return known.encoded;
+    const encoded = base64url(JSON.stringify({ alg: SIGNING_ALG, kid, typ: TOKEN_KINDS[kind].typ }));
+    this.headers[kind] = { kid, encoded };
+    return encoded;
   }
 
   private async verify(token: string, kind: TokenKind): Promise<JWTPayload> {
@@ -215,10 +225,11 @@ const base64url = (text: string) => Buffer.from(text).toString("base64url");
  * checks and promise plumbing cost twice the signature itself. With a callback the signature is computed on the
  * thread pool, as WebCrypto's is, so the event loop does not wait for it. jose still verifies every token.
  */
-function signCompact(header: object, payload: object, key: KeyObject): Promise<string> {
-  const input = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(payload))}`;
+function signCompact(encodedHeader: string, payload: object, key: KeyObject): Promise<string> {
+  const input = `${encodedHeader}.${base64url(JSON.stringify(payload))}`;
+  // The signing input is base64url text: ASCII, so latin1 copies it byte for byte (no UTF-8 encoding pass).
   return new Promise((resolve, reject) =>
-    sign("sha256", Buffer.from(input), { key, dsaEncoding: "ieee-p1363" }, (err, signature) =>
+    sign("sha256", Buffer.from(input, "latin1"), { key, dsaEncoding: "ieee-p1363" }, (err, signature) =>
       err ? reject(err) : resolve(`${input}.${signature.toString("base64url")}`),
     ),
   );

@@ -86,6 +86,11 @@ export class KeyRing {
     return ring;
   }
 
+  /** True when the refresh interval has passed since the last look at storage (fresh() would read it). */
+  due(): boolean {
+    return this.clock.now() >= this.nextCheckAt;
+  }
+
   /** Picks up a rotation made elsewhere: re-reads storage if the refresh interval has passed since the last look. */
   async fresh(): Promise<void> {
     const now = this.clock.now();

@@ -210,21 +210,67 @@ async function decodeInput(
 /** Reads a JSON request body: the right content type, within the size limit, UTF-8, well-formed, no repeated key. */
 async function readJson(req: Req, maxBytes: number): Promise<unknown> {
   checkContentType(req.headers["content-type"] ?? "");
-  const declared = Number(req.headers["content-length"] ?? "0");
-  if (declared > maxBytes) throw tooLarge(maxBytes);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(chunk);
-  }
-  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  const length = req.headers["content-length"];
+  if (Number(length ?? "0") > maxBytes) throw tooLarge(maxBytes);
+  // HTTP/1.1 frames a body with a Content-Length to exactly that many bytes: it cannot grow past the cap.
+  const bytes =
+    length !== undefined && req.httpVersionMajor === 1
+      ? await readFramed(req, maxBytes)
+      : await readChunks(req, maxBytes);
   // toString would silently turn invalid bytes into U+FFFD.
   if (!isUtf8(bytes)) throw invalidArgument("body", "is not valid UTF-8");
   const text = bytes.toString("utf8");
   if (text.trim() === "") throw invalidArgument("body", "is required: send a JSON object");
   return parseJsonWithoutDuplicates(text);
+}
+
+/**
+ * A body of a declared length (HTTP/1.1), read with listeners: a stream's async iterator costs more than reading a
+ * small body does (3–4% of a token call's CPU).
+ */
+function readFramed(req: Req, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (err: Error | undefined) => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("close", onClose);
+      if (err) reject(err);
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      chunks.push(chunk);
+      // Not expected (the length was checked, and the parser holds the body to it); refused all the same.
+      if (size > maxBytes) {
+        req.pause();
+        settle(tooLarge(maxBytes));
+      }
+    };
+    const onEnd = () => settle(undefined);
+    const onError = (e: Error) => settle(e);
+    // Closed before its end (the client went away), as the async iterator reports it.
+    const onClose = () => settle(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }));
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("close", onClose);
+  });
+}
+
+/** A body of unknown length (chunked, or HTTP/2), refused as soon as it passes maxBytes. */
+async function readChunks(req: Req, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    // Leaving the loop stops reading: the request is destroyed, its socket kept to carry the 413.
+    if (size > maxBytes) throw tooLarge(maxBytes);
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
 /** application/json, in UTF-8 (RFC 8259 §8.1): a charset parameter, if any, must say utf-8. */

@@ -136,7 +136,7 @@ export class PgStore extends RepositoryMembers implements Store {
   }
 
   /** Synthetic data is bulk-loaded into SQLite only (`aiagent seed`); the benchmark copies a seeded file into PostgreSQL. */
-  bulkLoader(): BulkLoader {
+  async bulkLoader(): Promise<BulkLoader> {
     throw new Error("the PostgreSQL back end has no bulk loader: seed a SQLite database instead");
   }
 

@@ -137,11 +137,27 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
     RETURNING contact_id, user_id, contact_name, email, phone_number, search_text`);
   // A profile merged with the stored one (an empty field keeps the old value) is folded again here: SQL cannot.
   const setSearchText = db.prepare<[string, string]>("UPDATE contacts SET search_text = ? WHERE contact_id = ?");
+  // The stored profile, raw: [contact_id, contact_name, email, phone_number].
+  const stored = db
+    .prepare<[string, string], [string, string, string, string]>(
+      "SELECT contact_id, contact_name, email, phone_number FROM contacts WHERE account_id = ? AND user_id = ?",
+    )
+    .raw();
   const upsertContact = db.transaction(
     (accountId: string, userId: string, profile: ContactProfile | undefined, now: number): string => {
       const contactName = profile?.contactName ?? "";
       const email = profile?.email ?? "";
       const phoneNumber = profile?.phoneNumber ?? "";
+      // A known contact whose profile this changes in nothing (every field empty or as stored) is not written: the
+      // upsert would rewrite its row as it is (a page in the log of each token issue) and look up its next rowid.
+      const known = stored.get(accountId, userId);
+      if (
+        known &&
+        (contactName === "" || contactName === known[1]) &&
+        (email === "" || email === known[2]) &&
+        (phoneNumber === "" || phoneNumber === known[3])
+      )
+        return known[0];
       const searchText = contactSearchText({ userId, contactName, email, phoneNumber });
       const r = upsert.get({
         accountId,

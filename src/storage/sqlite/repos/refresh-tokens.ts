@@ -9,6 +9,9 @@ import {
 } from "../../token-rows.js";
 import type { Db } from "../database.js";
 
+/** How long a chatbot's session policy is kept in memory, ms. */
+const POLICY_CACHE_MS = 1000;
+
 /** Refresh tokens (hashes only), the sessions they are, their rotation, and access-token revocations in SQLite. */
 export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   const insert = db.prepare(
@@ -59,6 +62,9 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   const policy = db.prepare<[string], { chatbot_id: string; rotate: number; reuse_grace_ms: number }>(
     "SELECT * FROM session_policies WHERE chatbot_id = ?",
   );
+  // Every refresh reads its chatbot's policy: kept a second, like the chatbot itself (sqliteChatbots), and dropped
+  // at once when this process sets it (one process serves a SQLite file).
+  const policies = new Map<string, { at: number; rec: SessionPolicyRecord | undefined }>();
   const setPolicy = db.prepare(
     "INSERT INTO session_policies (chatbot_id, rotate, reuse_grace_ms) VALUES (?, ?, ?) ON CONFLICT (chatbot_id) DO " +
       "UPDATE SET rotate = excluded.rotate, reuse_grace_ms = excluded.reuse_grace_ms",
@@ -127,9 +133,18 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
       return r && toRotation(r);
     },
     policy: (chatbotId): SessionPolicyRecord | undefined => {
+      const now = Date.now();
+      const hit = policies.get(chatbotId);
+      if (hit && now - hit.at < POLICY_CACHE_MS) return hit.rec;
       const r = policy.get(chatbotId);
-      return r && { chatbotId: r.chatbot_id, rotate: r.rotate === 1, reuseGraceMs: r.reuse_grace_ms };
+      const rec = r && { chatbotId: r.chatbot_id, rotate: r.rotate === 1, reuseGraceMs: r.reuse_grace_ms };
+      if (policies.size > 10_000) policies.clear();
+      policies.set(chatbotId, { at: now, rec });
+      return rec;
     },
-    setPolicy: (p) => void setPolicy.run(p.chatbotId, p.rotate ? 1 : 0, p.reuseGraceMs),
+    setPolicy: (p) => {
+      setPolicy.run(p.chatbotId, p.rotate ? 1 : 0, p.reuseGraceMs);
+      policies.delete(p.chatbotId);
+    },
   };
 }

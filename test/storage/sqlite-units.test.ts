@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { newId } from "../../src/domain/ids.js";
+import { openSqliteStore, type SqliteStore } from "../../src/storage/sqlite/index.js";
+
+// The SQLite store tells a unit of work's own calls from others' with async contexts, which it turns off while no
+// unit is open (Node then stops hooking every promise): a unit that starts after another has finished must behave
+// as the first one did.
+let dir: string;
+let store: SqliteStore;
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const open = () => {
+  dir = mkdtempSync(join(tmpdir(), "aiagent-units-"));
+  store = openSqliteStore(join(dir, "t.db"), { synchronous: "OFF" });
+  return store;
+};
+const acct = (email: string) => ({ accountId: newId(), email, passwordHash: null, active: true, createdAt: 1 });
+const tick = () => new Promise((r) => setTimeout(r, 2));
+
+describe("units of work, one after another", () => {
+  it("each later unit joins a nested one and lets its own outside calls through, as the first did", async () => {
+    const s = open();
+    for (let i = 0; i < 3; i++) {
+      await expect(
+        s.transaction(async (tx) => {
+          await tx.accounts.insert(acct(`outer${i}@x.example`));
+          await tick();
+          // An outside call made inside the unit sees the unit's row instead of waiting for it (a deadlock).
+          expect(await s.accounts.byEmail(`outer${i}@x.example`)).toBeDefined();
+          await s.transaction(async (inner) => inner.accounts.insert(acct(`inner${i}@x.example`)));
+          throw new Error("undo both");
+        }),
+      ).rejects.toThrow("undo both");
+      expect(await s.accounts.any()).toBe(false);
+      await tick();
+    }
+  });
+
+  it("while units overlap, a call from outside still waits for the open one", async () => {
+    const s = open();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const first = s.transaction(async (tx) => {
+      await tx.accounts.insert(acct("a@x.example"));
+      await gate;
+    });
+    const second = s.transaction(async (tx) => tx.accounts.insert(acct("b@x.example")));
+    await tick();
+    const outside = s.accounts.byEmail("a@x.example");
+    let seen = false;
+    void outside.then(() => (seen = true));
+    await tick();
+    expect(seen).toBe(false);
+    release();
+    await Promise.all([first, second]);
+    expect(await outside).toBeDefined();
+    expect(await s.accounts.byEmail("b@x.example")).toBeDefined();
+  });
+
+  it("units that arrive together share one commit, each in its own savepoint: one that fails is undone alone", async () => {
+    const s = open();
+    const exec = vi.spyOn(s.db, "exec");
+    const results = await Promise.allSettled(
+      [0, 1, 2, 3, 4].map((i) =>
+        s.transaction(async (tx) => {
+          await tx.accounts.insert(acct(`u${i}@x.example`));
+          if (i === 2) throw new Error("unit 2 fails");
+          return i;
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    const begins = exec.mock.calls.filter(([sql]) => sql.startsWith("BEGIN")).length;
+    const commits = exec.mock.calls.filter(([sql]) => sql === "COMMIT").length;
+    expect([begins, commits]).toEqual([1, 1]);
+    for (const i of [0, 1, 3, 4]) expect(await s.accounts.byEmail(`u${i}@x.example`)).toBeDefined();
+    expect(await s.accounts.byEmail("u2@x.example")).toBeUndefined();
+  });
+
+  it("a unit is answered once its transaction is committed, and a commit that fails fails every unit in it", async () => {
+    const s = open();
+    await s.transaction(async (tx) => tx.accounts.insert(acct("first@x.example")));
+    expect(s.db.inTransaction).toBe(false);
+    const ghost = "00000000-0000-4000-8000-000000000000";
+    const [ok, bad] = await Promise.allSettled([
+      s.transaction(async (tx) => tx.accounts.insert(acct("second@x.example"))),
+      s.transaction(async (tx) => {
+        // A foreign key checked only at COMMIT: the commit of the units sharing the transaction fails.
+        s.db.pragma("defer_foreign_keys = ON");
+        await tx.apiKeys.insert({
+          apiKeyId: newId(),
+          accountId: ghost,
+          keyHash: newId(),
+          hint: "cak_x",
+          name: "",
+          createdAt: 1,
+          revokedAt: null,
+          expiresAt: null,
+          lastUsedAt: null,
+        });
+      }),
+    ]);
+    expect(ok.status).toBe("rejected");
+    expect(bad.status).toBe("rejected");
+    expect(s.db.inTransaction).toBe(false);
+    expect(await s.accounts.byEmail("second@x.example")).toBeUndefined();
+    // The store goes on: the next unit commits.
+    await s.transaction(async (tx) => tx.accounts.insert(acct("third@x.example")));
+    expect(await s.accounts.byEmail("third@x.example")).toBeDefined();
+  });
+});
