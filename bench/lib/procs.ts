@@ -23,7 +23,13 @@ export function startServer(
   env: NodeJS.ProcessEnv,
   timeoutMs = 60_000,
 ): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, [script, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  // AIAGENT_BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): flags for every server the bench starts, to
+  // profile one row (--cpu-prof is refused in NODE_OPTIONS).
+  const nodeArgs = (process.env.AIAGENT_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, script, ...args], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   let lastRss = 0;
   return new Promise((resolve, reject) => {
