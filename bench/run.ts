@@ -130,6 +130,10 @@ async function main(): Promise<void> {
       AIAGENT_PORT: "0",
       AIAGENT_HOST: "127.0.0.1",
       NODE_ENV: "production",
+      // The fixtures' tokens are issued once, before the first repetition: they must outlive the whole run (a
+      // three-repetition run outlasted the default 15 minutes, and its last rows were answered 401).
+      AIAGENT_ACCESS_TOKEN_TTL: String(Math.ceil(WATCHDOG_MS / 1000) + 600),
+      AIAGENT_ID_TOKEN_TTL: String(Math.ceil(WATCHDOG_MS / 1000) + 600),
     };
     const serve = async (name: string, d: Dataset, env: Record<string, string> = {}) => {
       const db = workingCopy(d, work, name);
@@ -901,17 +905,24 @@ async function measure(
 function evaluate(results: ScenarioResult[], serviceRss: number, growth: string[]): TargetResult[] {
   const by = (id: string) => results.find((r) => r.id === id);
   const out: TargetResult[] = [];
+  // A row with failed requests measured something else (a fast 401 is not a frame read): no target is met on it.
+  const failed = (...rows: (ScenarioResult | undefined)[]) =>
+    rows.reduce((n, r) => n + (r ? r.errors + (r.unanswered ?? 0) : 0), 0);
+  const flagged = (t: TargetResult, ...rows: (ScenarioResult | undefined)[]): TargetResult => {
+    const n = failed(...rows);
+    return n === 0 ? t : { ...t, measured: `${t.measured} (${n} failed requests)`, score: 0, met: false };
+  };
   const ratioTarget = (name: string, id: string, min: number, label: string) => {
     const r = by(id);
     const ratio = r && ratioOf(r, results);
     if (ratio === undefined) return;
-    out.push({
-      name,
-      rule: `${label} ≥ ${min}`,
-      measured: `${ratio.toFixed(2)}`,
-      score: ratio / min,
-      met: ratio >= min,
-    });
+    out.push(
+      flagged(
+        { name, rule: `${label} ≥ ${min}`, measured: `${ratio.toFixed(2)}`, score: ratio / min, met: ratio >= min },
+        r,
+        r?.baseline === undefined ? undefined : by(r.baseline),
+      ),
+    );
   };
   ratioTarget("S1 JSON frame read", "S1", 0.25, "req/s ÷ bare node:http");
   // Issue 32: a year's report stays fast at 1M conversations (one request at a time: its latency is its time).
@@ -969,13 +980,19 @@ function evaluate(results: ScenarioResult[], serviceRss: number, growth: string[
     const p = by(otherId);
     if (!r || !p) return;
     const x = r.rps / p.rps;
-    out.push({
-      name,
-      rule: `req/s ≥ ${min}× ${other}`,
-      measured: `${x.toFixed(2)}× (CPU/req ${(r.cpuUsPerReq / p.cpuUsPerReq).toFixed(2)}×)`,
-      score: x / min,
-      met: x >= min,
-    });
+    out.push(
+      flagged(
+        {
+          name,
+          rule: `req/s ≥ ${min}× ${other}`,
+          measured: `${x.toFixed(2)}× (CPU/req ${(r.cpuUsPerReq / p.cpuUsPerReq).toFixed(2)}×)`,
+          score: x / min,
+          met: x >= min,
+        },
+        r,
+        p,
+      ),
+    );
   };
   const s1 = by("S1");
   const s1m = by("S1m");
