@@ -4,6 +4,7 @@ import { pictureOf, pictureValues } from "../../picture-rows.js";
 import { bit } from "../../row-values.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
+import { ShortMemo } from "./short-memo.js";
 
 /** Chatbots in SQLite; looked up on every frame call, so parsed rows are kept briefly in memory. */
 export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
@@ -27,31 +28,26 @@ export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
     "SELECT picture_id, picture_type, picture FROM chatbots WHERE picture_id = ? AND picture_id <> '' AND active = 1",
   );
   // A short cache: chatbot settings change rarely, and a stale entry lives at most a second.
-  const cache = new Map<string, { at: number; rec: ChatbotRecord | undefined }>();
+  const cache = new ShortMemo<ChatbotRecord | undefined>(1000);
   return {
     insert: (c) => {
       insert.run(...chatbotValues(c, bit));
-      cache.delete(c.chatbotId);
+      cache.forget(c.chatbotId);
     },
-    byId: (id) => {
-      const now = Date.now();
-      const hit = cache.get(id);
-      if (hit && now - hit.at < 1000) return hit.rec;
-      const r = byId.get(id);
-      const rec = r && toChatbot(r);
-      if (cache.size > 10_000) cache.clear();
-      cache.set(id, { at: now, rec });
-      return rec;
-    },
+    byId: (id) =>
+      cache.get(id, () => {
+        const r = byId.get(id);
+        return r && toChatbot(r);
+      }),
     listForAccount: (id) => list.all(id).map(toChatbot),
     update: (c) => {
       const changed = update.run(...chatbotSettings(c, bit), c.chatbotId, c.accountId).changes;
-      cache.delete(c.chatbotId);
+      cache.forget(c.chatbotId);
       return changed === 1;
     },
     setPicture: (accountId, chatbotId, p) => {
       const changed = setPicture.run(...pictureValues(p), chatbotId, accountId).changes;
-      cache.delete(chatbotId);
+      cache.forget(chatbotId);
       return changed === 1;
     },
     picture: (pictureId) => {

@@ -10,6 +10,7 @@ import { newId } from "../../../domain/ids.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 import { ACCOUNT_RANGE, nextContactRowid } from "./contact-rowid.js";
+import { ShortMemo } from "./short-memo.js";
 
 /** A listed contact as a raw row, in COLUMNS' order (an array: better-sqlite3 builds no object per row). */
 type ListRow = [
@@ -197,24 +198,18 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
     )
     .pluck();
   const ranges = new Map<string, number>();
-  const floors = new Map<string, { at: number; value: number | undefined }>();
+  const floors = new ShortMemo<number | undefined>(FLOOR_REUSE_MS);
   const st = listStatements(db);
 
   // A window's bound only decides how much is read, never what is answered: each window is read whole between its
   // bounds, the next starts where the previous ended, and a window with no floor reads to the oldest contact. So a
   // bound found by skipping entries (14% of a middle-frequency search's CPU) is used again for a second, however
   // the list has moved since; a stale bound costs a wider or narrower window, not a different page.
-  const floorAt = (accountId: string, position: number): number | undefined => {
-    const key = `${position}:${accountId}`;
-    const now = Date.now();
-    const known = floors.get(key);
-    if (known && now - known.at < FLOOR_REUSE_MS) return known.value;
-    const value = (st.floorAt.get({ accountId, position }) as { latest_message_at: number } | undefined)
-      ?.latest_message_at;
-    if (floors.size >= 10_000) floors.clear();
-    floors.set(key, { at: now, value });
-    return value;
-  };
+  const floorAt = (accountId: string, position: number): number | undefined =>
+    floors.get(
+      `${position}:${accountId}`,
+      () => (st.floorAt.get({ accountId, position }) as { latest_message_at: number } | undefined)?.latest_message_at,
+    );
 
   const rangeOf = (accountId: string): number | undefined => {
     let lo = ranges.get(accountId);

@@ -8,6 +8,7 @@ import {
   toRotation,
 } from "../../token-rows.js";
 import type { Db } from "../database.js";
+import { ShortMemo } from "./short-memo.js";
 
 /** How long a chatbot's session policy is kept in memory, ms. */
 const POLICY_CACHE_MS = 1000;
@@ -64,7 +65,7 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   );
   // Every refresh reads its chatbot's policy: kept a second, like the chatbot itself (sqliteChatbots), and dropped
   // at once when this process sets it (one process serves a SQLite file).
-  const policies = new Map<string, { at: number; rec: SessionPolicyRecord | undefined }>();
+  const policies = new ShortMemo<SessionPolicyRecord | undefined>(POLICY_CACHE_MS);
   const setPolicy = db.prepare(
     "INSERT INTO session_policies (chatbot_id, rotate, reuse_grace_ms) VALUES (?, ?, ?) ON CONFLICT (chatbot_id) DO " +
       "UPDATE SET rotate = excluded.rotate, reuse_grace_ms = excluded.reuse_grace_ms",
@@ -132,19 +133,14 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
       const r = rotated.get(h);
       return r && toRotation(r);
     },
-    policy: (chatbotId): SessionPolicyRecord | undefined => {
-      const now = Date.now();
-      const hit = policies.get(chatbotId);
-      if (hit && now - hit.at < POLICY_CACHE_MS) return hit.rec;
-      const r = policy.get(chatbotId);
-      const rec = r && { chatbotId: r.chatbot_id, rotate: r.rotate === 1, reuseGraceMs: r.reuse_grace_ms };
-      if (policies.size > 10_000) policies.clear();
-      policies.set(chatbotId, { at: now, rec });
-      return rec;
-    },
+    policy: (chatbotId): SessionPolicyRecord | undefined =>
+      policies.get(chatbotId, () => {
+        const r = policy.get(chatbotId);
+        return r && { chatbotId: r.chatbot_id, rotate: r.rotate === 1, reuseGraceMs: r.reuse_grace_ms };
+      }),
     setPolicy: (p) => {
       setPolicy.run(p.chatbotId, p.rotate ? 1 : 0, p.reuseGraceMs);
-      policies.delete(p.chatbotId);
+      policies.forget(p.chatbotId);
     },
   };
 }
