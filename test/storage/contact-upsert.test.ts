@@ -15,39 +15,26 @@ const row = (id: string) =>
     search_text: string;
   };
 
+const ANN = { contactName: "Ann Lee", email: "ann@x.example", phoneNumber: "" };
+/** A fresh store with one contact, user u1, whose profile is ANN. */
+const annLee = () => {
+  s = storage();
+  const a = s.account();
+  return { a, id: s.repos.contacts.upsert(a.accountId, "u1", ANN, 1) };
+};
+
 describe("contact upsert", () => {
   it("writes nothing when the profile is empty or as stored, and the same contact is answered", () => {
-    s = storage();
-    const a = s.account();
-    const id = s.repos.contacts.upsert(
-      a.accountId,
-      "u1",
-      { contactName: "Ann Lee", email: "ann@x.example", phoneNumber: "" },
-      1,
-    );
+    const { a, id } = annLee();
     const before = changes();
     expect(s.repos.contacts.upsert(a.accountId, "u1", undefined, 2)).toBe(id);
     expect(s.repos.contacts.upsert(a.accountId, "u1", { contactName: "", email: "", phoneNumber: "" }, 3)).toBe(id);
-    expect(
-      s.repos.contacts.upsert(
-        a.accountId,
-        "u1",
-        { contactName: "Ann Lee", email: "ann@x.example", phoneNumber: "" },
-        4,
-      ),
-    ).toBe(id);
+    expect(s.repos.contacts.upsert(a.accountId, "u1", { ...ANN }, 4)).toBe(id);
     expect(changes()).toBe(before);
   });
 
   it("still writes a changed field, folds the search text again, and keeps the fields it was not given", () => {
-    s = storage();
-    const a = s.account();
-    const id = s.repos.contacts.upsert(
-      a.accountId,
-      "u1",
-      { contactName: "Ann Lee", email: "ann@x.example", phoneNumber: "" },
-      1,
-    );
+    const { a, id } = annLee();
     const before = changes();
     expect(s.repos.contacts.upsert(a.accountId, "u1", { contactName: "", email: "", phoneNumber: "+1 555" }, 2)).toBe(
       id,

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { newId } from "../../src/domain/ids.js";
 import { openSqliteStore, type SqliteStore } from "../../src/storage/sqlite/index.js";
+import { apiKeyRecord } from "./contract/fixtures.js";
 
 // The SQLite store tells a unit of work's own calls from others' with async contexts, which it turns off while no
 // unit is open (Node then stops hooking every promise): a unit that starts after another has finished must behave
@@ -93,17 +94,7 @@ describe("units of work, one after another", () => {
       s.transaction(async (tx) => {
         // A foreign key checked only at COMMIT: the commit of the units sharing the transaction fails.
         s.db.pragma("defer_foreign_keys = ON");
-        await tx.apiKeys.insert({
-          apiKeyId: newId(),
-          accountId: ghost,
-          keyHash: newId(),
-          hint: "cak_x",
-          name: "",
-          createdAt: 1,
-          revokedAt: null,
-          expiresAt: null,
-          lastUsedAt: null,
-        });
+        await tx.apiKeys.insert(apiKeyRecord(ghost));
       }),
     ]);
     expect(ok.status).toBe("rejected");

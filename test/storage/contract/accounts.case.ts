@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
 import { newId } from "../../../src/domain/ids.js";
-import { account } from "./fixtures.js";
+import { account, apiKeyRecord } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
 /** Accounts, API keys, chatbots and the demo setup. */
@@ -240,18 +240,7 @@ export function accountCases(h: () => Harness) {
       });
       const k1 = newId();
       const k2 = newId();
-      for (const k of [k1, k2])
-        await store.apiKeys.insert({
-          apiKeyId: k,
-          accountId: a,
-          keyHash: newId(),
-          hint: "cak_x",
-          name: "",
-          createdAt: 1,
-          revokedAt: null,
-          expiresAt: null,
-          lastUsedAt: null,
-        });
+      for (const k of [k1, k2]) await store.apiKeys.insert(apiKeyRecord(a, { apiKeyId: k }));
       await store.demoSetup.set({ accountId: a, chatbotId: c, apiKeyId: k1 });
       await store.demoSetup.set({ accountId: a, chatbotId: c, apiKeyId: k2 });
       expect(await store.demoSetup.get()).toEqual({ accountId: a, chatbotId: c, apiKeyId: k2 });

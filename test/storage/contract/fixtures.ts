@@ -1,4 +1,5 @@
 import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
+import type { ApiKeyRecord } from "../../../src/domain/account/repository.js";
 import type { MessageRecord, MessageRole } from "../../../src/domain/conversation/repository.js";
 import { messageEffect, NEW_CONVERSATION } from "../../../src/domain/conversation/rules.js";
 import { newId } from "../../../src/domain/ids.js";
@@ -27,6 +28,22 @@ export async function account(
     createdAt,
   });
   return { accountId, chatbotId, email };
+}
+
+/** An unrevoked, unexpired, never used API key record of the account (a fresh id and hash unless given). */
+export function apiKeyRecord(accountId: string, o: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+  return {
+    apiKeyId: newId(),
+    accountId,
+    keyHash: newId(),
+    hint: "cak_x",
+    name: "",
+    createdAt: 1,
+    revokedAt: null,
+    expiresAt: null,
+    lastUsedAt: null,
+    ...o,
+  };
 }
 
 /** Appends one message by `role`; starts the conversation when `start` is true. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isDomainError } from "../../../src/domain/errors.js";
 import { newId } from "../../../src/domain/ids.js";
-import { account } from "./fixtures.js";
+import { account, apiKeyRecord } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
@@ -77,17 +77,7 @@ export function transactionCases(h: () => Harness) {
           store.transaction(async (tx) => {
             const n = (await tx.apiKeys.listForAccount(a.accountId)).length;
             await tick();
-            await tx.apiKeys.insert({
-              apiKeyId: newId(),
-              accountId: a.accountId,
-              keyHash: newId(),
-              hint: "cak_x",
-              name: String(n),
-              createdAt: n,
-              revokedAt: null,
-              expiresAt: null,
-              lastUsedAt: null,
-            });
+            await tx.apiKeys.insert(apiKeyRecord(a.accountId, { name: String(n), createdAt: n }));
           }),
         ),
       );
