@@ -32,6 +32,43 @@ async function serverTicks(admin: pg.Client, database: string): Promise<Map<numb
   return ticks;
 }
 
+/**
+ * PostgreSQL's own execution time for this database's statements (pg_stat_statements: the executor, the lock waits
+ * inside it, and planning), per request: what no driver or protocol change can remove. Undefined when the server
+ * does not load the extension.
+ */
+async function executorTime(
+  admin: pg.Client,
+  database: string,
+  databaseUrl: string,
+): Promise<{ reset(): Promise<void>; report(requests: number): Promise<string> } | undefined> {
+  const loaded = await admin.query<{ s: string }>("SELECT current_setting('shared_preload_libraries') AS s");
+  if (!/\bpg_stat_statements\b/.test(loaded.rows[0]?.s ?? "")) return undefined;
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  await db.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  await db.end();
+  const where = "dbid = (SELECT oid FROM pg_database WHERE datname = $1)";
+  return {
+    reset: async () => {
+      await admin.query(`SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = $1), 0)`, [
+        database,
+      ]);
+    },
+    report: async (requests) => {
+      const { rows } = await admin.query<{ query: string; ms: number }>(
+        `SELECT query, total_exec_time + total_plan_time AS ms FROM pg_stat_statements WHERE ${where} ORDER BY 2 DESC`,
+        [database],
+      );
+      const total = rows.reduce((a, r) => a + r.ms, 0);
+      const top = rows
+        .slice(0, 4)
+        .map((r) => `${Math.round((r.ms * 1000) / requests)} µs ${r.query.replace(/\s+/g, " ").slice(0, 60)}`);
+      return `  executing its statements: ${Math.round((total * 1000) / requests)} µs per request; most: ${top.join(" | ")}`;
+    },
+  };
+}
+
 const { values: opt } = parseArgs({ options: { profile: { type: "string", default: "0" } }, strict: true });
 
 let statements = 0;
@@ -79,8 +116,8 @@ try {
   const issue = (user: string) =>
     post("/ai_agent/get_access_token", { user_id: user, chatbot_id: bot.chatbotId, client_api_key: key });
   const token = (await issue("warm-up")).access_token as string;
-  const send = (conversationId?: string) =>
-    post(`/ai_agent/send_message?access_token=${token}`, {
+  const send = (conversationId?: string, access = token) =>
+    post(`/ai_agent/send_message?access_token=${access}`, {
       content: "Do you ship to Canada, and how long does it take?",
       ...(conversationId ? { conversation_id: conversationId } : {}),
     });
@@ -99,9 +136,17 @@ try {
     const loop = async (fn: (i: number) => Promise<unknown>) => {
       for (let i = 0; i < n; i++) await fn(i);
     };
-    // Each worker its own conversation, as the bench's connections have (one shared row would measure its lock).
-    const convs = await Promise.all(Array.from({ length: 8 }, async () => (await send()).conversation_id as string));
+    // Each worker its own customer and conversation, as the bench's connections have: one shared contact row would
+    // measure the wait for its lock (every message updates its contact).
+    const workers = await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        const access = (await issue(`worker-${w}`)).access_token as string;
+        return { access, conv: (await send(undefined, access)).conversation_id as string };
+      }),
+    );
+    const executor = await executorTime(adminClient, name, url.toString());
     const measure = async (what: string, fn: () => Promise<unknown>) => {
+      await executor?.reset();
       const server = await serverTicks(adminClient, name);
       const own = process.cpuUsage();
       await fn();
@@ -113,8 +158,13 @@ try {
       console.log(
         `${what}: service ${Math.round((used.user + used.system) / requests)} µs CPU per request, PostgreSQL ${Math.round((ticks * 10_000) / requests)} µs (${requests} requests, 8 at a time)`,
       );
+      if (executor) console.log(await executor.report(requests));
     };
-    await measure("send_message", () => Promise.all(convs.map((c) => loop(() => send(c)))));
+    if (!executor)
+      console.log(
+        "(the statements' own execution time needs pg_stat_statements in the server's shared_preload_libraries)",
+      );
+    await measure("send_message", () => Promise.all(workers.map((x) => loop(() => send(x.conv, x.access)))));
     await measure("get_access_token", () =>
       Promise.all(Array.from({ length: 8 }, (_, w) => loop((i) => issue(`p-${w}-${i}`)))),
     );
