@@ -35,30 +35,29 @@ async function serverTicks(admin: pg.Client, database: string): Promise<Map<numb
 /**
  * PostgreSQL's own execution time for this database's statements (pg_stat_statements: the executor, the lock waits
  * inside it, and planning), per request: what no driver or protocol change can remove. Undefined when the server
- * does not load the extension.
+ * does not load the extension. Its functions and view live in the database that creates the extension, so they are
+ * reached through a connection to the measured database.
  */
 async function executorTime(
   admin: pg.Client,
-  database: string,
   databaseUrl: string,
-): Promise<{ reset(): Promise<void>; report(requests: number): Promise<string> } | undefined> {
+): Promise<{ reset(): Promise<void>; report(requests: number): Promise<string>; close(): Promise<void> } | undefined> {
   const loaded = await admin.query<{ s: string }>("SELECT current_setting('shared_preload_libraries') AS s");
   if (!/\bpg_stat_statements\b/.test(loaded.rows[0]?.s ?? "")) return undefined;
   const db = new pg.Client({ connectionString: databaseUrl });
+  // The database is dropped WITH (FORCE) at the end, should this connection still be open then.
+  db.on("error", () => undefined);
   await db.connect();
   await db.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  await db.end();
-  const where = "dbid = (SELECT oid FROM pg_database WHERE datname = $1)";
+  const here = "(SELECT oid FROM pg_database WHERE datname = current_database())";
   return {
     reset: async () => {
-      await admin.query(`SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = $1), 0)`, [
-        database,
-      ]);
+      await db.query(`SELECT pg_stat_statements_reset(0, ${here}, 0)`);
     },
     report: async (requests) => {
-      const { rows } = await admin.query<{ query: string; ms: number }>(
-        `SELECT query, total_exec_time + total_plan_time AS ms FROM pg_stat_statements WHERE ${where} ORDER BY 2 DESC`,
-        [database],
+      const { rows } = await db.query<{ query: string; ms: number }>(
+        `SELECT query, total_exec_time + total_plan_time AS ms FROM pg_stat_statements WHERE dbid = ${here} AND ` +
+          "query NOT LIKE '%pg_stat_statements%' ORDER BY 2 DESC",
       );
       const total = rows.reduce((a, r) => a + r.ms, 0);
       const top = rows
@@ -66,6 +65,7 @@ async function executorTime(
         .map((r) => `${Math.round((r.ms * 1000) / requests)} µs ${r.query.replace(/\s+/g, " ").slice(0, 60)}`);
       return `  executing its statements: ${Math.round((total * 1000) / requests)} µs per request; most: ${top.join(" | ")}`;
     },
+    close: () => db.end(),
   };
 }
 
@@ -144,7 +144,7 @@ try {
         return { access, conv: (await send(undefined, access)).conversation_id as string };
       }),
     );
-    const executor = await executorTime(adminClient, name, url.toString());
+    const executor = await executorTime(adminClient, url.toString());
     const measure = async (what: string, fn: () => Promise<unknown>) => {
       await executor?.reset();
       const server = await serverTicks(adminClient, name);
@@ -168,6 +168,7 @@ try {
     await measure("get_access_token", () =>
       Promise.all(Array.from({ length: 8 }, (_, w) => loop((i) => issue(`p-${w}-${i}`)))),
     );
+    await executor?.close();
   }
   await server.close(1000);
   await app.close();
