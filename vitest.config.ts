@@ -37,6 +37,7 @@ const ON_POSTGRES = [
   "test/ops/metrics.test.ts",
   "test/events/one-event-path.test.ts",
   "test/api/chatbot-appearance.test.ts",
+  "test/api/frame-languages.test.ts",
   "test/api/chatbot-picture.test.ts",
   "test/api/rating.test.ts",
   "test/api/contact-list-cache.test.ts",

@@ -26,6 +26,8 @@ export interface EmbedSessionOptions {
    * hostOrigin or the chatbot's only allowed origin): a copied address, a log line or a Referer is then worthless.
    */
   launch?: boolean;
+  /** The chat's language ("de", "pt-BR"), put in the frame's address; the host script's `locale` option does the same. */
+  locale?: string;
 }
 
 /** The customer as the inbox shows them. */
@@ -133,6 +135,7 @@ export async function createEmbedSession(o: EmbedSessionOptions): Promise<EmbedS
     ? new URLSearchParams({ launch: data.launch_code })
     : new URLSearchParams({ user_id: userId, access_token: data.access_token });
   if (o.hostOrigin && !data.launch_code) query.set("host_origin", o.hostOrigin);
+  if (o.locale) query.set("locale", o.locale);
   const appUrl = (o.appUrl ?? baseUrl).replace(/\/+$/, "");
   return {
     frameUrl: `${appUrl}/chatbot-iframe/${encodeURIComponent(chatbotId)}?${query}`,

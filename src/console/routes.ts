@@ -1,5 +1,6 @@
 import type { App } from "../app.js";
 import { chatbotPictureUrl } from "../domain/account/chatbot-picture.js";
+import { acceptedLanguages, chooseLocale } from "../domain/account/languages.js";
 import { framePage } from "../frame/page.js";
 import { frameHeaders } from "../frame/policy.js";
 import type { PageRequest, PageRoute } from "../protocol/http/pages.js";
@@ -48,6 +49,11 @@ export function consoleRoutes(app: ConsoleDeps): PageRoute[] {
       appearance: chatbot.appearance,
       office: app.accounts.officeNow(chatbot),
       agentPicture: chatbotPictureUrl(chatbot),
+      locale: chooseLocale(
+        query.get("locale") ?? undefined,
+        acceptedLanguages(req.headers["accept-language"]),
+        chatbot.appearance.defaultLocale,
+      ),
     });
     const headers = frameHeaders([], undefined);
     headers["content-security-policy"] = headers["content-security-policy"]!.replace(

@@ -5,12 +5,13 @@
  * theirs the page.
  */
 import { type FrameEvent, type MountedChat, type MountOptions, mount } from "./mount.js";
+import { embedLocale, pickLocale, stringsFor, unreadLabel } from "./strings.js";
 
 /** How to show the launcher; the chat's own options are mount's. */
 export interface LauncherOptions extends MountOptions {
   /** The corner of the window the button sits in. Default "bottom-right". */
   position?: "bottom-right" | "bottom-left";
-  /** The button's name, read by screen readers and shown as its tooltip. Default "Chat with us". */
+  /** The button's name, read by screen readers and shown as its tooltip. Default "Chat with us", in the chat's language. */
   label?: string;
   /** Open at once. Default false. */
   open?: boolean;
@@ -42,7 +43,7 @@ button {
 button:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 3px; }
 button svg { width: 28px; height: 28px; fill: currentColor; }
 .badge {
-  position: absolute; top: -4px; right: -4px; min-width: 22px; height: 22px; padding: 0 6px; border-radius: 11px;
+  position: absolute; top: -4px; inset-inline-end: -4px; min-width: 22px; height: 22px; padding: 0 6px; border-radius: 11px;
   background: #b3261e; color: #fff; font: 700 13px/22px system-ui, sans-serif; text-align: center;
 }
 .badge[hidden], .panel[hidden] { display: none; }
@@ -72,7 +73,10 @@ export function launcher(options: LauncherOptions): Launcher {
   const position = options.position ?? "bottom-right";
   if (position !== "bottom-right" && position !== "bottom-left")
     throw new TypeError('AiAgent.launcher: position must be "bottom-right" or "bottom-left"');
-  const label = options.label ?? "Chat with us";
+  // The page's locale option, else the browser's languages; without an option, the frame's choice once it tells it
+  // (it also knows the chatbot's default language).
+  let locale = pickLocale(options.locale);
+  const label = () => options.label ?? stringsFor(locale).label;
 
   const host = document.createElement("aiagent-launcher");
   pin(host, {
@@ -96,20 +100,20 @@ export function launcher(options: LauncherOptions): Launcher {
   const panel = root.querySelector<HTMLElement>(".panel")!;
   const name = root.querySelector<HTMLElement>(".sr")!;
   const badge = root.querySelector<HTMLElement>(".badge")!;
-  panel.setAttribute("aria-label", options.title ?? "Chat");
-  button.title = label;
+  const box = root.querySelector<HTMLElement>("div")!;
 
   let isOpen = false;
   let unread = 0;
   const render = () => {
+    const words = stringsFor(locale);
+    box.lang = locale;
+    panel.setAttribute("aria-label", options.title ?? words.chat);
+    if (options.title === undefined && chat) chat.iframe.title = words.chat;
+    button.title = label();
     button.setAttribute("aria-expanded", String(isOpen));
     button.innerHTML = isOpen ? CLOSE_ICON : CHAT_ICON;
     button.append(name, badge);
-    name.textContent = isOpen
-      ? `Close the chat`
-      : unread > 0
-        ? `${label} (${unread} new ${unread === 1 ? "message" : "messages"})`
-        : label;
+    name.textContent = isOpen ? words.close : unread > 0 ? unreadLabel(locale, label(), unread) : label();
     badge.textContent = unread > 0 ? String(unread) : "";
     badge.hidden = isOpen || unread === 0;
   };
@@ -121,6 +125,9 @@ export function launcher(options: LauncherOptions): Launcher {
       button.focus();
     } else if (e.type === "message" && e.role === "operator" && !isOpen) {
       unread++;
+      render();
+    } else if (e.type === "locale" && embedLocale(options.locale) === undefined) {
+      locale = e.locale;
       render();
     }
   };

@@ -3,6 +3,7 @@
  * messages with tokens from the page's own server. Served by the service at {app_url}/embed/v1.js (as the global
  * `AiAgent`) and importable as an ES module (`aiagent/embed`). Runs in browsers only; no dependencies.
  */
+import { embedLocale, pickLocale, stringsFor } from "./strings.js";
 
 const TOKEN_REFRESH = "[TOKEN_REFRESH]";
 const TOKEN_REFRESH_RESPONSE = "[TOKEN_REFRESH_RESPONSE]";
@@ -10,13 +11,21 @@ const TOKEN_REFRESH_RESPONSE = "[TOKEN_REFRESH_RESPONSE]";
 const NEW_MESSAGE = "[NEW_MESSAGE]";
 /** The customer pressed Escape in the frame: a launcher closes its panel. */
 const CLOSE = "[CLOSE]";
+/** The frame tells its host page the language it chose (a launcher speaks it too). */
+const LOCALE = "[LOCALE]";
 const FRAME_PATH = /^\/chatbot-iframe\/([^/]+)\/?$/;
+/** A language tag as the service accepts it in the frame's address ("de", "pt-BR"). */
+const LANGUAGE_TAG = /^[a-z]{2,3}(-[a-z0-9]{1,8}){0,4}$/i;
 
 /** What `refresh` may resolve to: the JSON your refresh route answers ({access_token}) or the token itself. */
 export type RefreshResult = { access_token: string } | string | null | undefined;
 
 /** What the frame tells its host page: a message arrived live (from `role`: "operator", "assistant"), or Escape. */
-export type FrameEvent = { type: "message"; role: string } | { type: "close" };
+export type FrameEvent =
+  | { type: "message"; role: string }
+  | { type: "close" }
+  /** The frame's language (en, de, fr, es, ar), told once it starts. */
+  | { type: "locale"; locale: string };
 
 /** How to mount the chat. */
 export interface MountOptions {
@@ -37,8 +46,13 @@ export interface MountOptions {
   chatbotId?: string;
   /** When given, the address must be for this user. */
   userId?: string;
-  /** The iframe's accessible title. */
+  /** The iframe's accessible title (`Chat`, in the chat's language). */
   title?: string;
+  /**
+   * The chat's language, a tag like "de" or "pt-BR" (the frame speaks en, de, fr, es and ar): it wins over the
+   * visitor's browser languages and the chatbot's default. A language it does not speak falls back to those.
+   */
+  locale?: string;
   /** Called for what the frame tells the page (a new message, Escape); the launcher uses it for its badge. */
   onEvent?: (event: FrameEvent) => void;
 }
@@ -67,7 +81,7 @@ function launchAddress(o: MountOptions): URL {
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") fail("appUrl must be an http(s) URL");
   url.searchParams.set("launch", o.launchCode);
-  return url;
+  return withLocale(url, o);
 }
 
 function frameAddress(o: MountOptions, pageOrigin: string): URL {
@@ -91,6 +105,15 @@ function frameAddress(o: MountOptions, pageOrigin: string): URL {
   // Tells the frame where to send [TOKEN_REFRESH]; the service accepts it only if it is an allowed origin. A launch
   // code is bound to its origin already.
   if (!launch && !url.searchParams.has("host_origin")) url.searchParams.set("host_origin", pageOrigin);
+  return withLocale(url, o);
+}
+
+/** The chat's language in its address, when the page names one; the service answers the frame in it. */
+function withLocale(url: URL, o: MountOptions): URL {
+  if (o.locale === undefined) return url;
+  if (typeof o.locale !== "string" || o.locale.length > 35 || !LANGUAGE_TAG.test(o.locale))
+    fail(`locale must be a language tag like "de" or "pt-BR", not ${JSON.stringify(o.locale)}`);
+  url.searchParams.set("locale", o.locale);
   return url;
 }
 
@@ -108,7 +131,7 @@ export function mount(element: Element, options: MountOptions): MountedChat {
   const frameOrigin = url.origin;
 
   const iframe = document.createElement("iframe");
-  iframe.title = options.title ?? "Chat";
+  iframe.title = options.title ?? stringsFor(pickLocale(options.locale)).chat;
   iframe.allow = "clipboard-write";
   iframe.referrerPolicy = "no-referrer";
   iframe.style.cssText = "width:100%;height:100%;border:0";
@@ -132,6 +155,11 @@ export function mount(element: Element, options: MountOptions): MountedChat {
     const data: unknown = event.data;
     if (typeof data !== "object" || data === null) return;
     const type = (data as { type?: unknown }).type;
+    if (type === LOCALE) {
+      const locale = embedLocale((data as { locale?: unknown }).locale);
+      if (locale) options.onEvent?.({ type: "locale", locale });
+      return;
+    }
     if (type === NEW_MESSAGE || type === CLOSE) {
       const role = (data as { role?: unknown }).role;
       if (type === CLOSE) options.onEvent?.({ type: "close" });

@@ -1,6 +1,8 @@
 import { type ChatbotAppearance, textOn } from "../domain/account/appearance.js";
+import { type Locale, RTL_LOCALES, textsFor } from "../domain/account/languages.js";
 import { isoTime } from "../domain/time.js";
 import { MAX_CONTENT } from "../domain/validate.js";
+import { CATALOGUES, fill, type ScriptStrings } from "./i18n/catalogue.js";
 
 /** Where the frame's script and stylesheet are served. */
 export const ASSET_PATH = "/chatbot-iframe/assets/";
@@ -25,6 +27,32 @@ export interface FramePageSettings {
   office: { open: boolean; nextOpen: number | undefined };
   /** The agent's picture, a path of this service ("" when none): the script shows it with the agent's name. */
   agentPicture: string;
+  /** The frame's language (chooseLocale: the host's option, the browser's languages, the chatbot's default). */
+  locale: Locale;
+}
+
+/** `lang` and `dir` of a page in `locale`. */
+function langAttributes(locale: Locale): string {
+  return `lang="${locale}" dir="${RTL_LOCALES.has(locale) ? "rtl" : "ltr"}"`;
+}
+
+/** JSON inside a <script type="application/json"> element: nothing in it can close the element. */
+function jsonInHtml(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, "\\u003c");
+}
+
+/**
+ * The script's words for the one language in use, with the chatbot's own away message and rating prompt in place of
+ * the catalogue's when it wrote them (in that language, or in its default one).
+ */
+export function scriptStrings(s: Pick<FramePageSettings, "appearance" | "locale">): ScriptStrings {
+  const t = CATALOGUES[s.locale].script;
+  const own = textsFor(s.appearance, s.locale);
+  return {
+    ...t,
+    ...(own.ratingPrompt ? { ratingPrompt: own.ratingPrompt } : {}),
+    ...(own.awayMessage ? { away: own.awayMessage, awayUntil: `${own.awayMessage} ${t.backAt}`, awayHelp: "" } : {}),
+  };
 }
 
 const SEND_ICON = `<svg width="20" height="20" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path fill="currentColor" d="M3.4 20.4 21.85 12.5a.55.55 0 0 0 0-1L3.4 3.6a.55.55 0 0 0-.76.63L4.6 11 14 12l-9.4 1-1.96 6.77a.55.55 0 0 0 .76.63z"/></svg>`;
@@ -42,44 +70,47 @@ export function framePage(s: FramePageSettings): string {
     s.office.open || !a.officeHours
       ? ""
       : ` data-away-until="${back}" data-time-zone="${escapeHtml(a.officeHours.timeZone)}"`;
-  const empty = a.greeting ? escapeHtml(a.greeting) : `Ask ${name} a question to start the conversation.`;
+  const w = CATALOGUES[s.locale].page;
+  const greeting = textsFor(a, s.locale).greeting;
+  const empty = greeting ? escapeHtml(greeting) : fill(w.askToStart, { name });
   return `<!doctype html>
-<html lang="en"${a.theme === "auto" ? "" : ` data-theme="${a.theme}"`}>
+<html ${langAttributes(s.locale)}${a.theme === "auto" ? "" : ` data-theme="${a.theme}"`}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>Chat with ${name}</title>
+<title>${fill(w.title, { name })}</title>
 <link rel="stylesheet" href="${ASSET_PATH}frame.css">
+<script type="application/json" id="strings">${jsonInHtml(scriptStrings(s))}</script>
 <script src="${ASSET_PATH}frame.js" defer></script>
 </head>
 <body>
 <main id="chat" class="chat" data-chatbot-name="${escapeHtml(s.chatbotName)}" data-agent-name="${name}"${s.agentPicture ? ` data-agent-picture="${escapeHtml(s.agentPicture)}"` : ""}${brand}${away} data-api-base="${escapeHtml(s.apiBase)}" data-host-origin="${escapeHtml(s.hostOrigin ?? "")}" data-allowed-origins="${escapeHtml(s.allowedOrigins.join(" "))}" data-refresh-timeout-ms="${s.refreshTimeoutMs}">
 <header class="chat__header">
 <div id="avatar" class="chat__avatar" aria-hidden="true">${initial}</div>
-<div><h1 id="title" class="chat__title">${name}</h1><p id="subtitle" class="chat__subtitle">AI assistant</p></div>
+<div><h1 id="title" class="chat__title">${name}</h1><p id="subtitle" class="chat__subtitle">${w.aiAssistant}</p></div>
 </header>
 <p id="away" class="away" role="note" hidden></p>
 <div id="notice" class="notice" role="status" aria-live="polite" hidden><span id="notice-text"></span><button id="notice-action" type="button" hidden></button></div>
 <p id="empty" class="empty">${empty}</p>
-<ol id="log" class="log" aria-live="polite" aria-label="Conversation with ${name}" tabindex="0"></ol>
+<ol id="log" class="log" aria-live="polite" aria-label="${fill(w.conversationWith, { name })}" tabindex="0"></ol>
 <p id="typing" class="typing" role="status" hidden></p>
 <form id="composer" class="composer">
-<label for="input" class="sr-only">Message to ${name}</label>
-<textarea id="input" name="content" rows="1" maxlength="${MAX_CONTENT}" placeholder="Write a message…" autocomplete="off" enterkeyhint="send"></textarea>
-<button id="send" type="submit" disabled aria-label="Send message">${SEND_ICON}</button>
+<label for="input" class="sr-only">${fill(w.messageTo, { name })}</label>
+<textarea id="input" name="content" rows="1" maxlength="${MAX_CONTENT}" placeholder="${w.placeholder}" autocomplete="off" enterkeyhint="send"></textarea>
+<button id="send" type="submit" disabled aria-label="${w.send}">${SEND_ICON}</button>
 </form>
-<noscript><p class="empty">This chat needs JavaScript.</p></noscript>
+<noscript><p class="empty">${w.needsJs}</p></noscript>
 </main>
 </body>
 </html>
 `;
 }
 
-/** A small page for a frame that cannot be shown (unknown chatbot, bad parameters). */
-export function errorPage(title: string, text: string): string {
+/** A small page for a frame that cannot be shown (unknown chatbot, bad parameters), in the frame's language. */
+export function errorPage(title: string, text: string, locale: Locale = "en"): string {
   return `<!doctype html>
-<html lang="en">
+<html ${langAttributes(locale)}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

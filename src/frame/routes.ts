@@ -1,6 +1,7 @@
 import { decodeJwt } from "jose";
 import type { App } from "../app.js";
 import { chatbotPictureUrl } from "../domain/account/chatbot-picture.js";
+import { acceptedLanguages, chooseLocale, isLanguageTag, type Locale } from "../domain/account/languages.js";
 import type { PageRequest, PageRoute } from "../protocol/http/pages.js";
 import { assetPages } from "../protocol/http/static-asset.js";
 import type { HttpResponse } from "../protocol/http/types.js";
@@ -8,6 +9,7 @@ import { pathOf } from "../protocol/http/types.js";
 import { frameScript } from "./bundle.js";
 import { type DemoCredentials, demoRoutes } from "./demo.js";
 import { embedScriptRoute } from "./embed-script.js";
+import { CATALOGUES } from "./i18n/catalogue.js";
 import { ASSET_PATH, errorPage, framePage } from "./page.js";
 import { frameHeaders } from "./policy.js";
 import { FRAME_CSS } from "./styles.js";
@@ -72,19 +74,30 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
 
   const serve = (req: PageRequest, res: HttpResponse) => {
     const chatbotId = FRAME_PATH.exec(pathOf(req))![1]!;
+    const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "");
+    // The frame's language: the host page's locale option, else the browser's languages, else the chatbot's default.
+    const asked = query.get("locale") ?? undefined;
+    const browser = acceptedLanguages(req.headers["accept-language"]);
+    let locale: Locale = chooseLocale(asked, browser, "");
+    let w = CATALOGUES[locale].page;
     return (async () => {
       const chatbot = UUID.test(chatbotId) ? await app.tokens.chatbot(chatbotId) : undefined;
       if (!chatbot?.active) {
+        sendPage(req, res, 404, plain, errorPage(w.notFoundTitle, w.notFoundText, locale));
+        return;
+      }
+      locale = chooseLocale(asked, browser, chatbot.appearance.defaultLocale);
+      w = CATALOGUES[locale].page;
+      if (asked !== undefined && !isLanguageTag(asked)) {
         sendPage(
           req,
           res,
-          404,
-          plain,
-          errorPage("Chat not found", "This chat does not exist or is no longer available."),
+          400,
+          frameHeaders(chatbot.allowedOrigins, apiOrigin),
+          errorPage(w.cannotStartTitle, w.badLocale, locale),
         );
         return;
       }
-      const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "");
       const launch = query.get("launch");
       if (launch !== null) {
         // A launch code: only the origin it was issued for may embed this page, and a code that cannot be used any
@@ -97,10 +110,7 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
             res,
             403,
             frameHeaders(chatbot.allowedOrigins, apiOrigin),
-            errorPage(
-              "This chat link has expired",
-              "This chat link has already been used or is no longer valid. Open the chat again from the page where you found it.",
-            ),
+            errorPage(w.expiredLinkTitle, w.expiredLinkText, locale),
           );
           return;
         }
@@ -118,6 +128,7 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
             appearance: chatbot.appearance,
             office: app.accounts.officeNow(chatbot),
             agentPicture: chatbotPictureUrl(chatbot),
+            locale,
           }),
         );
         return;
@@ -128,33 +139,21 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
       const tokenChatbot = chatbotClaim(query.get("access_token"));
       if (tokenChatbot !== undefined && tokenChatbot !== chatbot.chatbotId) {
         // A credential that does not authorise this chat: an authorisation failure, not a malformed request.
-        sendPage(
-          req,
-          res,
-          403,
-          headers,
-          errorPage("Chat cannot start", "The access token was issued for another chatbot."),
-        );
+        sendPage(req, res, 403, headers, errorPage(w.cannotStartTitle, w.otherChatbot, locale));
         return;
       }
-      const asked = query.get("host_origin");
+      const askedOrigin = query.get("host_origin");
       let hostOrigin: string | undefined;
-      if (asked !== null) {
+      if (askedOrigin !== null) {
         let origin: string | undefined;
         try {
-          origin = new URL(asked).origin;
+          origin = new URL(askedOrigin).origin;
         } catch {
           origin = undefined;
         }
         // The frame will post to this origin: it must be one the chatbot's owner allowed.
         if (!origin || !chatbot.allowedOrigins.includes(origin)) {
-          sendPage(
-            req,
-            res,
-            400,
-            headers,
-            errorPage("Chat cannot start", "host_origin is not one of this chat's allowed origins."),
-          );
+          sendPage(req, res, 400, headers, errorPage(w.cannotStartTitle, w.badHostOrigin, locale));
           return;
         }
         hostOrigin = origin;
@@ -175,11 +174,12 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
           appearance: chatbot.appearance,
           office: app.accounts.officeNow(chatbot),
           agentPicture: chatbotPictureUrl(chatbot),
+          locale,
         }),
       );
     })().catch((e: unknown) => {
       app.log.error("frame page failed", { error: (e as Error).message });
-      if (!res.headersSent) sendPage(req, res, 503, plain, errorPage("Chat unavailable", "Please try again shortly."));
+      if (!res.headersSent) sendPage(req, res, 503, plain, errorPage(w.unavailableTitle, w.unavailableText, locale));
       else res.end();
     });
   };

@@ -24,7 +24,7 @@ export const FRAME_CSS = `
 }
 .away { margin: 10px 16px 0; padding: 10px 12px; border-radius: 10px; background: var(--bot); color: var(--fg); font-size: 14px; }
 .empty { white-space: pre-line; }
-.rating fieldset { border: 1px solid var(--line); border-radius: 12px; padding: 8px 12px; margin: 0; text-align: left; }
+.rating fieldset { border: 1px solid var(--line); border-radius: 12px; padding: 8px 12px; margin: 0; text-align: start; }
 .rating legend { font-weight: 600; color: var(--fg); }
 .rating__scores { display: flex; flex-wrap: wrap; gap: 4px 12px; margin: 4px 0 8px; color: var(--fg); }
 .rating textarea { width: 100%; font: inherit; border: 1px solid var(--line); border-radius: 8px; padding: 6px 8px; background: var(--bg); color: var(--fg); }
@@ -50,8 +50,8 @@ body { background: var(--bg); color: var(--fg); font: 15px/1.45 var(--font); }
 .msg { display: flex; flex-direction: column; max-width: 85%; align-self: flex-start; }
 .msg--user { align-self: flex-end; align-items: flex-end; }
 .msg__bubble { padding: 9px 13px; border-radius: var(--radius); background: var(--bot); white-space: pre-wrap; overflow-wrap: anywhere; }
-.msg--assistant .msg__bubble, .msg--operator .msg__bubble { border-bottom-left-radius: 4px; }
-.msg--user .msg__bubble { background: var(--user); color: var(--user-fg); border-bottom-right-radius: 4px; }
+.msg--assistant .msg__bubble, .msg--operator .msg__bubble { border-end-start-radius: 4px; }
+.msg--user .msg__bubble { background: var(--user); color: var(--user-fg); border-end-end-radius: 4px; }
 .msg--operator .msg__bubble { border: 1px solid var(--accent); }
 .msg--pending .msg__bubble { opacity: 0.7; }
 .msg--event { align-self: center; max-width: 90%; text-align: center; font-size: 13px; color: var(--muted); padding: 2px 10px; }
@@ -67,7 +67,7 @@ body { background: var(--bg); color: var(--fg); font: 15px/1.45 var(--font); }
 .pic { width: 20px; height: 20px; border-radius: 50%; object-fit: cover; flex: none; }
 .chat__avatar { position: relative; overflow: hidden; }
 .chat__avatar .pic { position: absolute; inset: 0; width: 100%; height: 100%; }
-.msg--event .pic { vertical-align: middle; margin-right: 6px; }
+.msg--event .pic { vertical-align: middle; margin-inline-end: 6px; }
 .msg--typing .msg__bubble::after { content: "• • •"; letter-spacing: 2px; color: var(--muted); animation: pulse 1.2s ease-in-out infinite; }
 @keyframes pulse { 50% { opacity: 0.35; } }
 @media (prefers-reduced-motion: reduce) { .msg--typing .msg__bubble::after { animation: none; } }
@@ -75,6 +75,8 @@ body { background: var(--bg); color: var(--fg); font: 15px/1.45 var(--font); }
 .composer textarea { flex: 1; resize: none; min-height: 42px; max-height: 160px; padding: 10px 12px; font: inherit; color: inherit; background: var(--bg); border: 1px solid var(--line); border-radius: 12px; }
 .composer textarea:focus-visible { outline: 2px solid var(--accent); outline-offset: 0; border-color: transparent; }
 .composer button { flex: none; width: 42px; height: 42px; border: 0; border-radius: 12px; background: var(--accent); color: var(--accent-fg); cursor: pointer; display: grid; place-items: center; }
+/* Right to left, the send arrow points the way the text runs. */
+[dir="rtl"] .composer button svg { transform: scaleX(-1); }
 .composer button:disabled { opacity: 0.45; cursor: default; }
 .composer button:focus-visible { outline: 2px solid var(--fg); outline-offset: 2px; }
 .page-error { max-width: 480px; margin: 15vh auto; padding: 0 20px; text-align: center; }

@@ -40,7 +40,14 @@ describe("a chatbot's appearance and office hours", () => {
   it("defaults to none: auto theme, no color, no greeting, always in", async () => {
     const r = await get();
     expect(r.status).toBe(200);
-    expect(r.body.data.appearance).toEqual({ brand_color: "", greeting: "", agent_name: "", theme: "auto" });
+    expect(r.body.data.appearance).toEqual({
+      brand_color: "",
+      greeting: "",
+      agent_name: "",
+      theme: "auto",
+      default_locale: "",
+      texts: [],
+    });
     const html = await framePage();
     expect(html).not.toContain("data-brand-color");
     expect(html).not.toContain("data-theme");

@@ -1,5 +1,6 @@
 import { invalidArgument } from "../errors.js";
 import { optionalContent, optionalText } from "../validate.js";
+import { type ChatbotTexts, requireDefaultLocale, requireTexts } from "./languages.js";
 
 /** One opening of the team on a weekday (1 Monday … 7 Sunday), local times "HH:MM", open before close. */
 export interface OfficeInterval {
@@ -28,6 +29,10 @@ export interface ChatbotAppearance {
   theme: Theme;
   /** None: the team is always in. */
   officeHours: OfficeHours | undefined;
+  /** The frame's language when neither the host page nor the browser names one it speaks; "" is English. */
+  defaultLocale: string;
+  /** The greeting, away message and rating prompt written per language (keys: the frame's languages). */
+  texts: Record<string, ChatbotTexts>;
 }
 
 export const DEFAULT_APPEARANCE: ChatbotAppearance = {
@@ -36,6 +41,8 @@ export const DEFAULT_APPEARANCE: ChatbotAppearance = {
   agentName: "",
   theme: "auto",
   officeHours: undefined,
+  defaultLocale: "",
+  texts: {},
 };
 
 /** What an update may change; undefined leaves a part as it is. */
@@ -46,6 +53,9 @@ export interface AppearanceInput {
   theme?: string;
   /** null removes the office hours (the team is always in). */
   officeHours?: { timeZone: string; intervals: OfficeInterval[] } | null;
+  defaultLocale?: string;
+  /** The languages given replace their texts (all empty: removed); the others stay. */
+  texts?: { locale: string; greeting: string; awayMessage: string; ratingPrompt: string }[];
 }
 
 const HEX = /^#[0-9a-f]{6}$/;
@@ -76,6 +86,10 @@ export function requireAppearance(
   if (input.officeHours !== undefined)
     out.officeHours =
       input.officeHours === null ? undefined : requireOfficeHours(`${field}.office_hours`, input.officeHours);
+  if (input.defaultLocale !== undefined)
+    out.defaultLocale = requireDefaultLocale(`${field}.default_locale`, input.defaultLocale);
+  if (input.texts !== undefined && input.texts.length > 0)
+    out.texts = requireTexts(`${field}.texts`, input.texts, current.texts);
   return out;
 }
 

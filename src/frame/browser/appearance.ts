@@ -1,3 +1,5 @@
+import { f, LANG, T } from "./strings.js";
+
 /**
  * The chatbot's look and its team's absence, from the page's data attributes: the brand color goes into the
  * stylesheet's variables from here because the frame's CSP allows no inline style; the server chose the text color.
@@ -17,16 +19,16 @@ export function applyAppearance(root: HTMLElement): void {
   away.hidden = false;
 }
 
-/** When the team is back, in the visitor's language and the team's time zone. */
+/** When the team is back, in the frame's language and the team's time zone (the chatbot's own words when it wrote them). */
 function awayText(until: string, timeZone: string | undefined): string {
-  const help = "The assistant can help now, and a person will follow up when the team is back.";
-  if (!until) return `Our team is away. ${help}`;
-  const when = new Intl.DateTimeFormat(undefined, {
+  const help = T.awayHelp ? ` ${T.awayHelp}` : "";
+  if (!until) return T.away + help;
+  const when = new Intl.DateTimeFormat(LANG, {
     weekday: "long",
     hour: "numeric",
     minute: "2-digit",
     timeZoneName: "short",
     ...(timeZone ? { timeZone } : {}),
   }).format(new Date(until));
-  return `Our team is away until ${when}. ${help}`;
+  return f(T.awayUntil, { when }) + help;
 }

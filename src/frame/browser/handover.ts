@@ -1,4 +1,5 @@
 import type { ChatMessage, ConversationState } from "./api.js";
+import { f, T } from "./strings.js";
 import type { ChatView } from "./view.js";
 
 const AI_AGENT = "ai_agent";
@@ -44,23 +45,22 @@ export class Handover {
     this.current = c;
     const person = this.person(c);
     const pic = c.operator_picture_url ? this.pictureUrl(c.operator_picture_url) : "";
-    if (person) this.view.setAnswerer(person, `Support team · ${this.chatbotName}`, { name: person, picture: pic });
-    else this.view.setAnswerer(this.agentName, "AI assistant");
+    if (person) this.view.setAnswerer(person, f(T.teamOf, { bot: this.chatbotName }), { name: person, picture: pic });
+    else this.view.setAnswerer(this.agentName, T.aiAssistant);
     if (initial || !prev || prev.conversation_id !== c.conversation_id) return;
 
     const before = this.person(prev);
     if (person && (before !== person || prev.assigned_to !== c.assigned_to)) {
       this.answered = false;
       this.toldWaiting = false;
-      this.view.addEvent(`${person} from ${this.chatbotName} has joined the conversation.`, this.last, pic);
+      this.view.addEvent(f(T.joined, { person, bot: this.chatbotName }), this.last, pic);
     } else if (!person && before) {
-      this.view.addEvent(`${before} has left the conversation. The AI assistant answers again.`, this.last);
+      this.view.addEvent(f(T.left, { person: before }), this.last);
     }
     if (prev.status === "live" && c.status === "closed") {
-      this.view.addEvent("This conversation was closed. Write a message to reopen it.", this.last);
+      this.view.addEvent(T.closed, this.last);
       if (!c.rating) this.onClosed?.(c.conversation_id, this.last);
-    } else if (prev.status === "closed" && c.status === "live")
-      this.view.addEvent("The conversation was reopened.", this.last);
+    } else if (prev.status === "closed" && c.status === "live") this.view.addEvent(T.reopened, this.last);
   }
 
   /** The customer's message (at `order`) got no AI reply: a person holds the conversation. Says so, once, until they answer. */
@@ -69,16 +69,11 @@ export class Handover {
     if (this.answered || this.toldWaiting) return;
     this.toldWaiting = true;
     const person = this.current ? this.person(this.current) : undefined;
-    this.view.addEvent(
-      person
-        ? `${person} from ${this.chatbotName} will reply here as soon as possible.`
-        : "A person from the support team will reply here as soon as possible.",
-      order,
-    );
+    this.view.addEvent(person ? f(T.willReply, { person, bot: this.chatbotName }) : T.personWillReply, order);
   }
 
   private person(c: ConversationState): string | undefined {
     if (c.assigned_to === AI_AGENT || c.assigned_to === "") return undefined;
-    return c.operator_name || "A person from the support team";
+    return c.operator_name || T.aPerson;
   }
 }

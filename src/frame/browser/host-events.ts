@@ -5,12 +5,18 @@
  */
 const NEW_MESSAGE = "[NEW_MESSAGE]";
 const CLOSE = "[CLOSE]";
+/** The language the service chose for the frame, so a launcher around it speaks it too. */
+const LOCALE = "[LOCALE]";
 
 export class HostEvents {
   constructor(private readonly hostOrigin: string | undefined) {}
 
   message(role: string): void {
     this.post({ type: NEW_MESSAGE, role });
+  }
+
+  locale(locale: string): void {
+    this.post({ type: LOCALE, locale });
   }
 
   close(): void {

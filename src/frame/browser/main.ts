@@ -4,6 +4,7 @@ import { Handover } from "./handover.js";
 import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
 import { RatingPrompt } from "./rating.js";
+import { T } from "./strings.js";
 import { TokenRefresher } from "./token-refresh.js";
 import { FrameTyping } from "./typing.js";
 import { ChatView, type ReplyHandle } from "./view.js";
@@ -69,6 +70,7 @@ function start(): void {
   const api = new FrameApi(cfg.apiBase, initialToken, refresher);
   const handover = new Handover(view, cfg.chatbotName, (path) => api.url(path), cfg.agentName);
   const host = new HostEvents(cfg.hostOrigin);
+  host.locale(document.documentElement.lang);
   const rating = new RatingPrompt(view, api, (e) => showError(e));
   handover.onClosed = (id, order) => rating.offer(id, order);
   const typing = new FrameTyping(() => {
@@ -102,28 +104,20 @@ function start(): void {
       expired = true;
       view.showNotice(
         "expired",
-        refresher.canRefresh
-          ? "Your session has expired. Reconnect to keep chatting."
-          : "Your session has expired. Reload the page to keep chatting.",
-        refresher.canRefresh ? { label: "Reconnect", run: () => void reconnect() } : undefined,
+        refresher.canRefresh ? T.expiredReconnect : T.expiredReload,
+        refresher.canRefresh ? { label: T.reconnect, run: () => void reconnect() } : undefined,
       );
     } else if (e instanceof ApiError && e.code === "network") {
-      if (!navigator.onLine)
-        view.showNotice("offline", "You are offline. Messages can be sent again when you are back online.");
-      else
-        view.showNotice(
-          "error",
-          "The chat service cannot be reached right now.",
-          retry ? { label: "Try again", run: retry } : undefined,
-        );
+      if (!navigator.onLine) view.showNotice("offline", T.offline);
+      else view.showNotice("error", T.unreachable, retry ? { label: T.tryAgain, run: retry } : undefined);
     } else if (e instanceof ApiError && e.code === "unauthenticated") {
       expired = true;
-      view.showNotice("expired", "This chat session is no longer valid. Reload the page to start again.");
+      view.showNotice("expired", T.invalidSession);
     } else {
       view.showNotice(
         "error",
         sentence(e instanceof Error ? e.message : String(e)),
-        retry ? { label: "Try again", run: retry } : undefined,
+        retry ? { label: T.tryAgain, run: retry } : undefined,
       );
     }
     update();
@@ -164,8 +158,8 @@ function start(): void {
   async function reconnect(): Promise<void> {
     const token = await refresher.request();
     if (token === null) {
-      view.showNotice("expired", "Still no new session from this page. Reload the page to keep chatting.", {
-        label: "Reconnect",
+      view.showNotice("expired", T.stillNoSession, {
+        label: T.reconnect,
         run: () => void reconnect(),
       });
       return;
@@ -224,7 +218,11 @@ function start(): void {
       view.hideNotice("error");
     } catch (e) {
       if (stored) {
-        reply.fail(sentence(e instanceof Error ? e.message : String(e)));
+        reply.fail(
+          e instanceof ApiError && e.code === "network"
+            ? T.connectionLost
+            : sentence(e instanceof Error ? e.message : String(e)),
+        );
         if (e instanceof ApiError && e.code === "network") showError(e);
       } else {
         reply.remove();
@@ -268,7 +266,7 @@ function start(): void {
     if (document.activeElement === document.body || document.activeElement === null) view.input.focus();
   });
   window.addEventListener("offline", () => {
-    view.showNotice("offline", "You are offline. Messages can be sent again when you are back online.");
+    view.showNotice("offline", T.offline);
     update();
   });
   window.addEventListener("online", () => {
@@ -284,15 +282,14 @@ function start(): void {
   }
   if (!initialToken) {
     expired = true;
-    view.showNotice("expired", "This chat needs an access token: open it through the page that embeds it.");
+    view.showNotice("expired", T.needsToken);
     return;
   }
   begin(initialToken);
 
   function begin(token: string): void {
     refresher.plan(token);
-    if (!navigator.onLine)
-      view.showNotice("offline", "You are offline. The conversation loads when you are back online.");
+    if (!navigator.onLine) view.showNotice("offline", T.offlineLoad);
     else void loadHistory();
   }
 
@@ -303,7 +300,7 @@ function start(): void {
     const embedOrigin = ancestor ?? cfg.hostOrigin ?? "";
     if (window.parent === window || !embedOrigin) {
       expired = true;
-      view.showNotice("expired", "This chat opens only inside the page that embeds it.");
+      view.showNotice("expired", T.onlyInside);
       update();
       return;
     }
@@ -311,12 +308,7 @@ function start(): void {
       begin(await api.launch(location.pathname.split("/").filter(Boolean)[1] ?? "", code, embedOrigin));
     } catch (e) {
       expired = true;
-      view.showNotice(
-        "expired",
-        e instanceof ApiError && e.code === "network"
-          ? "The chat service cannot be reached right now. Reload the page to try again."
-          : "This chat link has already been used or is no longer valid. Reload the page to start again.",
-      );
+      view.showNotice("expired", e instanceof ApiError && e.code === "network" ? T.unreachableReload : T.linkUsed);
       update();
     }
   }

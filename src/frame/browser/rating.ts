@@ -1,7 +1,8 @@
 import type { FrameApi } from "./api.js";
+import { f, T } from "./strings.js";
 import type { ChatView } from "./view.js";
 
-const LABELS = ["Bad", "Poor", "OK", "Good", "Very good"];
+const LABELS = [T.r1, T.r2, T.r3, T.r4, T.r5];
 
 /**
  * "How did it go?": offered in the log once a conversation closes (or is found closed and unrated); one score from 1
@@ -24,7 +25,7 @@ export class RatingPrompt {
     const form = document.createElement("form");
     const set = document.createElement("fieldset");
     const legend = document.createElement("legend");
-    legend.textContent = "How did it go?";
+    legend.textContent = T.ratingPrompt;
     set.append(legend);
     const scores = document.createElement("div");
     scores.className = "rating__scores";
@@ -35,17 +36,17 @@ export class RatingPrompt {
       input.name = `rating-${conversationId}`;
       input.value = String(score);
       input.required = true;
-      label.append(input, ` ${score} · ${LABELS[score - 1]}`);
+      label.append(input, ` ${score.toLocaleString(document.documentElement.lang)} · ${LABELS[score - 1]}`);
       scores.append(label);
     }
     const comment = document.createElement("textarea");
     comment.maxLength = 1000;
     comment.rows = 2;
-    comment.placeholder = "Anything to add? (optional)";
-    comment.setAttribute("aria-label", "Comment (optional)");
+    comment.placeholder = T.commentPlaceholder;
+    comment.setAttribute("aria-label", T.commentLabel);
     const send = document.createElement("button");
     send.type = "submit";
-    send.textContent = "Send rating";
+    send.textContent = T.sendRating;
     set.append(scores, comment, send);
     form.append(set);
     li.append(form);
@@ -55,7 +56,7 @@ export class RatingPrompt {
       if (!picked) return;
       send.disabled = true;
       this.api.rate(conversationId, Number(picked.value), comment.value).then(
-        () => li.replaceChildren(`Thank you for your rating (${picked.value} of 5).`),
+        () => li.replaceChildren(f(T.thanks, { score: picked.value })),
         (e: unknown) => {
           send.disabled = false;
           this.onError(e);

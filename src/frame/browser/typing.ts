@@ -1,4 +1,5 @@
 import type { TypingState } from "./api.js";
+import { f, T } from "./strings.js";
 
 /** The customer's typing is told at most this often (the service passes on one signal per side per 2 s). */
 const SEND_EVERY_MS = 2000;
@@ -16,7 +17,7 @@ export class FrameTyping {
 
   /** An operator is typing. */
   shown(t: TypingState): void {
-    this.line.textContent = `${t.name || "Support team"} is typing…`;
+    this.line.textContent = f(T.typing, { name: t.name || T.supportTeam });
     this.line.hidden = false;
     clearTimeout(this.hideTimer);
     this.hideTimer = setTimeout(() => this.hide(), t.expires_in_ms || 5000);

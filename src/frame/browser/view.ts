@@ -1,9 +1,11 @@
 import type { ChatMessage } from "./api.js";
+import { LANG, T } from "./strings.js";
 
 /** The kinds of notice the frame shows above the conversation. */
 export type NoticeKind = "offline" | "error" | "expired";
 
-const WHO: Record<string, string> = { user: "You", assistant: "Assistant", operator: "Support team" };
+/** How a screen reader hears who wrote a message. */
+const SAID: Record<string, string> = { user: T.youSaid, assistant: T.assistantSaid, operator: T.operatorSaid };
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
@@ -25,7 +27,7 @@ function safeUrl(url: string): string | undefined {
 function timeOf(iso: string): HTMLTimeElement | undefined {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return undefined;
-  const t = el("time", "msg__time", d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }));
+  const t = el("time", "msg__time", d.toLocaleTimeString(LANG, { hour: "2-digit", minute: "2-digit" }));
   t.dateTime = iso;
   return t;
 }
@@ -157,7 +159,7 @@ export class ChatView {
   /** Starts the agent's reply: a typing indicator that turns into streamed text. */
   startReply(): ReplyHandle {
     const li = el("li", "msg msg--assistant msg--typing");
-    li.append(el("span", "sr-only", "Assistant is typing"));
+    li.append(el("span", "sr-only", T.assistantTyping));
     const bubble = el("div", "msg__bubble");
     li.append(bubble);
     this.log.append(li);
@@ -170,7 +172,7 @@ export class ChatView {
         const follow = this.atEnd();
         if (text === "") {
           li.classList.remove("msg--typing");
-          li.replaceChildren(el("span", "sr-only", "Assistant said:"), bubble);
+          li.replaceChildren(el("span", "sr-only", T.assistantSaid), bubble);
         }
         text += t;
         bubble.textContent = text;
@@ -186,7 +188,7 @@ export class ChatView {
       fail: (message) => {
         const follow = this.atEnd();
         li.className = "msg msg--error";
-        li.replaceChildren(el("span", "sr-only", "Error:"), el("div", "msg__bubble", message));
+        li.replaceChildren(el("span", "sr-only", T.error), el("div", "msg__bubble", message));
         li.setAttribute("role", "alert");
         done();
         this.scrollToEnd(follow);
@@ -242,7 +244,7 @@ export class ChatView {
   }
 
   private messageItem(m: ChatMessage): HTMLLIElement {
-    const role = m.role && WHO[m.role] ? m.role : "assistant";
+    const role = m.role && SAID[m.role] ? m.role : "assistant";
     const li = el("li", `msg msg--${role}`);
     if (m.message_id) li.dataset.messageId = m.message_id;
     if (m.message_order > 0) li.dataset.order = String(m.message_order);
@@ -252,8 +254,8 @@ export class ChatView {
     if (op) {
       const who = el("div", "msg__who", agent ? undefined : op.name);
       if (op.picture) who.prepend(picture(op.picture, agent ? op.name : ""));
-      li.append(who, el("span", "sr-only", "said:"));
-    } else li.append(el("span", "sr-only", `${WHO[role]} said:`));
+      li.append(who, el("span", "sr-only", T.said));
+    } else li.append(el("span", "sr-only", SAID[role]));
     const bubble = el("div", "msg__bubble", m.content);
     li.append(bubble);
     const docs = (m.documents ?? [])
@@ -261,7 +263,7 @@ export class ChatView {
       .filter((d) => d.url !== undefined);
     if (docs.length > 0) {
       const sources = el("div", "msg__sources");
-      sources.append(el("span", "msg__sources-label", "Sources"));
+      sources.append(el("span", "msg__sources-label", T.sources));
       const list = el("ul", "msg__sources-list");
       for (const d of docs) {
         const a = el("a", "msg__source", d.title);

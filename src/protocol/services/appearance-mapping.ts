@@ -13,6 +13,8 @@ export function appearanceOut(a: ChatbotAppearance): MessageInitShape<typeof Cha
     agentName: a.agentName,
     theme: a.theme,
     ...(a.officeHours ? { officeHours: a.officeHours } : {}),
+    defaultLocale: a.defaultLocale,
+    texts: Object.entries(a.texts).map(([locale, t]) => ({ locale, ...t })),
   };
 }
 
@@ -31,5 +33,12 @@ export function appearanceIn(m: AppearanceMessage | undefined): AppearanceInput 
     agentName: m.agentName,
     theme: m.theme,
     ...(m.clearOfficeHours ? { officeHours: null } : hours ? { officeHours: hours } : {}),
+    defaultLocale: m.defaultLocale,
+    texts: m.texts.map((t) => ({
+      locale: t.locale,
+      greeting: t.greeting,
+      awayMessage: t.awayMessage,
+      ratingPrompt: t.ratingPrompt,
+    })),
   };
 }

@@ -174,6 +174,9 @@ export function accountCases(h: () => Harness) {
           agentName: "Ava",
           theme: "dark" as const,
           officeHours: { timeZone: "Europe/Berlin", intervals: [{ weekday: 1, open: "09:00", close: "17:00" }] },
+          // Issue 46: the frame's default language and the chatbot's own texts per language.
+          defaultLocale: "ar",
+          texts: { ar: { greeting: "مرحبًا!", awayMessage: "", ratingPrompt: "كيف كانت تجربتك؟" } },
         },
         active: false,
       };
