@@ -137,7 +137,7 @@ td select { width: auto; }
 .warning { color: var(--danger); font-weight: 600; }
 .appearance { display: grid; grid-template-columns: minmax(0, 1fr) 20rem; gap: 1rem; align-items: start; }
 @media (max-width: 50rem) { .appearance { grid-template-columns: minmax(0, 1fr); } }
-.hours { border: 1px solid var(--line); border-radius: var(--radius); padding: .5rem .75rem; margin: 0 0 .75rem; }
+.hours, .languages { border: 1px solid var(--line); border-radius: var(--radius); padding: .5rem .75rem; margin: 0 0 .75rem; }
 .hours__day { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .25rem 0; }
 .hours__day .check { min-width: 8rem; }
 .check { display: flex; gap: .5rem; align-items: center; }

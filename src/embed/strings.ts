@@ -55,7 +55,7 @@ const STRINGS: Record<string, EmbedStrings> = {
 export function embedLocale(tag: unknown): string | undefined {
   if (typeof tag !== "string") return undefined;
   const primary = tag.split("-")[0]!.toLowerCase();
-  return Object.hasOwn(STRINGS, primary) ? primary : undefined;
+  return Object.keys(STRINGS).includes(primary) ? primary : undefined;
 }
 
 /** The host page's choice, else the first of the browser's languages the frame speaks, else English. */

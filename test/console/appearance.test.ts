@@ -42,7 +42,7 @@ describe.runIf(canRun)("a chatbot's appearance and office hours", () => {
     await page.getByText("its text is white").waitFor();
     expect(await page.getByRole("alert").count()).toBe(0);
     await page.getByLabel("Agent name").fill("Ava");
-    await page.getByLabel("Greeting").fill("Welcome to the shop!");
+    await page.getByLabel("Greeting", { exact: true }).fill("Welcome to the shop!");
     await page.getByLabel(/only at these times/).check();
     await page.getByLabel("Time zone").fill("Europe/Berlin");
     // The preview follows, unsaved.

@@ -266,6 +266,8 @@ describe("the routes outside the contract: frame, console, docs, health", () => 
         `/chatbot-iframe/${e}`,
         `/chatbot-iframe/${bot}?launch=${e}`,
         `/chatbot-iframe/${bot}?access_token=${e}`,
+        // Issue 46: the frame's language from the host page's locale option.
+        `/chatbot-iframe/${bot}?locale=${e}`,
         `/console/preview/${e}`,
         `/v1/chatbot_pictures/${e}`,
         `/console/${e}`,
@@ -276,6 +278,8 @@ describe("the routes outside the contract: frame, console, docs, health", () => 
         `/aiagent.v1.TokenService/GetAccessToken?connect=v1&encoding=json&message=${e}`,
       ]),
       `/chatbot-iframe/${bot}?launch=a%00b`,
+      `/chatbot-iframe/${bot}?locale=a%00b`,
+      `/chatbot-iframe/${bot}?locale=${"de-".repeat(400)}`,
       `/chatbot-iframe/a%00b`,
     ];
     const cases: HostileCase[] = gets.map((path) => ({
@@ -295,6 +299,16 @@ describe("the routes outside the contract: frame, console, docs, health", () => 
       body,
       presented: "none" as const,
     });
+    // Issue 46: the browser's languages, as hostile as a header can be.
+    for (const value of ["de;q=abc,,,;;;", `${"x-".repeat(2000)}de`, "*;q=1e999", "\u00e9".repeat(50)])
+      cases.push({
+        target: "outside the contract",
+        name: `GET /chatbot-iframe with Accept-Language ${value.slice(0, 30)}`,
+        method: "GET",
+        path: `/chatbot-iframe/${bot}`,
+        headers: { "accept-language": value },
+        presented: "none",
+      });
     cases.push(
       session('{"email":"a\\u0000b@example.com","password":"x"}'),
       session('{"email":"a@example.com","password":"a\\u0000b"}'),

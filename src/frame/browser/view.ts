@@ -161,6 +161,7 @@ export class ChatView {
     const li = el("li", "msg msg--assistant msg--typing");
     li.append(el("span", "sr-only", T.assistantTyping));
     const bubble = el("div", "msg__bubble");
+    bubble.dir = "auto";
     li.append(bubble);
     this.log.append(li);
     this.log.setAttribute("aria-busy", "true");
@@ -256,7 +257,9 @@ export class ChatView {
       if (op.picture) who.prepend(picture(op.picture, agent ? op.name : ""));
       li.append(who, el("span", "sr-only", T.said));
     } else li.append(el("span", "sr-only", SAID[role]));
+    // Each message runs in its own text's direction: an English question reads right in an Arabic frame.
     const bubble = el("div", "msg__bubble", m.content);
+    bubble.dir = "auto";
     li.append(bubble);
     const docs = (m.documents ?? [])
       .map((d) => ({ title: d.title || d.url, url: safeUrl(d.url) }))

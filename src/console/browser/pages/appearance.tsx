@@ -5,6 +5,22 @@ import { accounts } from "../api.js";
 import { ErrorNote, Field, Link, Loading, PageTitle, useAction, useLoad } from "../ui.js";
 import { AgentPicture } from "./agent-picture.js";
 
+/** The frame's languages, named in their own words. */
+const LANGUAGES: [string, string][] = [
+  ["en", "English"],
+  ["de", "Deutsch"],
+  ["fr", "Français"],
+  ["es", "Español"],
+  ["ar", "العربية"],
+];
+
+interface Texts {
+  greeting: string;
+  awayMessage: string;
+  ratingPrompt: string;
+}
+const NO_TEXTS: Texts = { greeting: "", awayMessage: "", ratingPrompt: "" };
+
 const DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 const DEFAULT_COLOR = "#2456d6";
 const FRAME_BACKGROUND = { light: "#ffffff", dark: "#12161c" };
@@ -39,6 +55,17 @@ function AppearanceForm({ chatbot }: { chatbot: Chatbot }) {
       return d ? { open: true, from: d.open, to: d.close } : { open: !hours && i < 5, from: "09:00", to: "17:00" };
     }),
   );
+  const [defaultLocale, setDefaultLocale] = useState(a?.defaultLocale || "en");
+  const [texts, setTexts] = useState<Record<string, Texts>>(
+    Object.fromEntries(
+      LANGUAGES.map(([l]) => {
+        const t = a?.texts.find((x) => x.locale === l);
+        return [l, t ? { greeting: t.greeting, awayMessage: t.awayMessage, ratingPrompt: t.ratingPrompt } : NO_TEXTS];
+      }),
+    ),
+  );
+  const [editing, setEditing] = useState(a?.defaultLocale || "en");
+  const setText = (k: keyof Texts, v: string) => setTexts({ ...texts, [editing]: { ...texts[editing]!, [k]: v } });
   const [saved, setSaved] = useState(false);
   const act = useAction();
   const setDay = (i: number, d: Partial<Day>) => setDays(days.map((x, j) => (j === i ? { ...x, ...d } : x)));
@@ -57,6 +84,9 @@ function AppearanceForm({ chatbot }: { chatbot: Chatbot }) {
           agentName,
           greeting,
           theme,
+          defaultLocale,
+          // Every language: an empty one is removed.
+          texts: LANGUAGES.map(([locale]) => ({ locale, ...texts[locale]! })),
           ...(useHours
             ? {
                 officeHours: {
@@ -119,6 +149,73 @@ function AppearanceForm({ chatbot }: { chatbot: Chatbot }) {
               onInput={(e) => setGreeting(e.currentTarget.value)}
             />
           </Field>
+          <fieldset class="languages">
+            <legend>Languages</legend>
+            <Field
+              label="Default language"
+              id="look-locale"
+              hint="The chat's language when neither your page's locale option nor the visitor's browser names one it speaks."
+            >
+              <select
+                id="look-locale"
+                aria-describedby="look-locale-hint"
+                value={defaultLocale}
+                onChange={(e) => setDefaultLocale(e.currentTarget.value)}
+              >
+                {LANGUAGES.map(([l, n]) => (
+                  <option key={l} value={l}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <Field
+              label="Texts in"
+              id="look-texts-locale"
+              hint="The greeting, away message and rating prompt in each language; left empty, the default language's are shown, else the chat's own words."
+            >
+              <select
+                id="look-texts-locale"
+                aria-describedby="look-texts-locale-hint"
+                value={editing}
+                onChange={(e) => setEditing(e.currentTarget.value)}
+              >
+                {LANGUAGES.map(([l, n]) => (
+                  <option key={l} value={l}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <div lang={editing} dir={editing === "ar" ? "rtl" : "ltr"}>
+              <Field label="Greeting in this language" id="look-text-greeting">
+                <textarea
+                  id="look-text-greeting"
+                  maxLength={500}
+                  rows={2}
+                  value={texts[editing]!.greeting}
+                  onInput={(e) => setText("greeting", e.currentTarget.value)}
+                />
+              </Field>
+              <Field label="Away message in this language" id="look-text-away">
+                <textarea
+                  id="look-text-away"
+                  maxLength={500}
+                  rows={2}
+                  value={texts[editing]!.awayMessage}
+                  onInput={(e) => setText("awayMessage", e.currentTarget.value)}
+                />
+              </Field>
+              <Field label="Rating prompt in this language" id="look-text-rating">
+                <input
+                  id="look-text-rating"
+                  maxLength={120}
+                  value={texts[editing]!.ratingPrompt}
+                  onInput={(e) => setText("ratingPrompt", e.currentTarget.value)}
+                />
+              </Field>
+            </div>
+          </fieldset>
           <Field label="Theme" id="look-theme">
             <select id="look-theme" value={theme} onChange={(e) => setTheme(e.currentTarget.value)}>
               <option value="auto">Follow the visitor's light or dark setting</option>
@@ -189,7 +286,12 @@ function AppearanceForm({ chatbot }: { chatbot: Chatbot }) {
                 <small>AI assistant</small>
               </span>
             </div>
-            <p class="preview__greeting">{greeting || `Ask ${name} a question to start the conversation.`}</p>
+            <p class="preview__greeting" lang={editing} dir={editing === "ar" ? "rtl" : "ltr"}>
+              {texts[editing]!.greeting ||
+                texts[defaultLocale]?.greeting ||
+                greeting ||
+                `Ask ${name} a question to start the conversation.`}
+            </p>
             <p class="preview__bubble" style={{ background: color, color: text }}>
               Hello! Where is my order?
             </p>
