@@ -150,6 +150,20 @@ describe("the chatbot's own texts per language", () => {
     expect((await patch({ appearance: { theme: "light" } })).body.data.appearance.texts).toHaveLength(2);
   });
 
+  it("another account's admin cannot read or set them: not_found, and nothing changes", async () => {
+    const before = (await get()).body.data.appearance;
+    const other = await s.account();
+    const auth = { authorization: `Bearer ${await idToken(s.url, other)}` };
+    const path = `/v1/account/chatbots/${a.chatbotId}`;
+    const r = await requestJson(s.url, "PATCH", path, auth, {
+      appearance: { default_locale: "ar", texts: [{ locale: "en", greeting: "Hijacked" }] },
+    });
+    expect(r.status).toBe(404);
+    expect((await requestJson(s.url, "GET", path, auth)).status).toBe(404);
+    expect((await get()).body.data.appearance).toEqual(before);
+    expect((await frame("en")).html).not.toContain("Hijacked");
+  });
+
   it("refuses a language it does not speak, a language twice, and over-long texts, naming them, and changes nothing", async () => {
     const before = (await get()).body.data.appearance;
     const cases: [unknown, string][] = [
