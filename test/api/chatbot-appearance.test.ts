@@ -45,7 +45,7 @@ describe("a chatbot's appearance and office hours", () => {
       greeting: "",
       agent_name: "",
       theme: "auto",
-      default_locale: "",
+      default_locale: "en",
       texts: [],
     });
     const html = await framePage();

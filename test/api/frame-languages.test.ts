@@ -146,6 +146,11 @@ describe("the chatbot's own texts per language", () => {
     const locales = r.body.data.appearance.texts.map((t: { locale: string }) => t.locale).sort();
     expect(locales).toEqual(["ar", "en"]);
     expect((await frame("de")).html).toContain("Hello! Ask us about orders.");
+    // An appearance as read can be sent back as it is.
+    const read = (await get()).body.data.appearance;
+    const back = await patch({ appearance: read });
+    expect(back.status).toBe(200);
+    expect(back.body.data.appearance).toEqual(read);
     // An update that says nothing of texts leaves them as they are.
     expect((await patch({ appearance: { theme: "light" } })).body.data.appearance.texts).toHaveLength(2);
   });

@@ -712,7 +712,7 @@ export type ChatbotAppearance = Message<"aiagent.v1.ChatbotAppearance"> & {
 
   /**
    * Optional: the frame's language when neither the host page's locale option nor the visitor's browser names one it
-   * speaks: en (what empty means), de, fr, es or ar. greeting is written in this language.
+   * speaks: en (the default, answered when none was set), de, fr, es or ar. greeting is written in this language.
    *
    * @generated from field: optional string default_locale = 7;
    */

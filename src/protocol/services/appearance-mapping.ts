@@ -13,7 +13,8 @@ export function appearanceOut(a: ChatbotAppearance): MessageInitShape<typeof Cha
     agentName: a.agentName,
     theme: a.theme,
     ...(a.officeHours ? { officeHours: a.officeHours } : {}),
-    defaultLocale: a.defaultLocale,
+    // Answered as "en" when unset, so an appearance read can be sent back as it is (the contract refuses "").
+    defaultLocale: a.defaultLocale || "en",
     texts: Object.entries(a.texts).map(([locale, t]) => ({ locale, ...t })),
   };
 }
