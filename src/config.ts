@@ -61,6 +61,8 @@ export interface Config {
     readonly perAddress: number;
     readonly perToken: number;
     readonly recheckMs: number;
+    /** How often every open stream's credential is checked in full, whatever the change log says. */
+    readonly recheckAllMs: number;
   };
   /** The event log and webhook deliveries (see docs/webhooks.md). */
   readonly webhooks: WebhookSettings;
@@ -422,6 +424,7 @@ export function loadConfig(
       perAddress: positive(src, "AIAGENT_WATCH_STREAMS_PER_ADDRESS", 100),
       perToken: positive(src, "AIAGENT_WATCH_STREAMS_PER_TOKEN", 4),
       recheckMs: Math.min(1000, positive(src, "AIAGENT_STREAM_RECHECK_MS", 500)),
+      recheckAllMs: positive(src, "AIAGENT_STREAM_RECHECK_ALL_MS", 300_000),
     },
     webhooks: {
       retentionDays: positive(src, "AIAGENT_EVENT_RETENTION_DAYS", 30),

@@ -3,6 +3,7 @@ import { sqliteAccounts } from "./repos/accounts.js";
 import { sqliteApiKeys } from "./repos/api-keys.js";
 import { sqliteAudit } from "./repos/audit.js";
 import { sqliteChatbots } from "./repos/chatbots.js";
+import { sqliteCredentialChanges } from "./repos/credential-changes.js";
 import { sqliteContacts } from "./repos/contacts.js";
 import { sqliteConversations } from "./repos/conversations.js";
 import { sqliteDemoSetup } from "./repos/demo-setup.js";
@@ -45,6 +46,7 @@ export function sqliteRepositories(db: Db) {
     privacy: sqlitePrivacy(db),
     ratings: sqliteRatings(db),
     reports: sqliteReports(db),
+    credentialChanges: sqliteCredentialChanges(db),
   };
 }
 
