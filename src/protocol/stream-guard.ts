@@ -99,8 +99,8 @@ export class StreamGuard {
   private lastFull = Date.now();
   private lastPrune = 0;
   private readonly stops: (() => void)[] = [];
-  /** Test hook: the next told change is not acted on (as a lost notification), left to the sweep. */
-  dropNextTold = false;
+  /** Test hook: while set, notices of changes are ignored (as lost notifications): only the sweep finds them. */
+  dropTold = false;
 
   constructor(
     private readonly changes: CredentialChangeRepository,
@@ -163,10 +163,12 @@ export class StreamGuard {
    * for are started; deliveries of the credentials they name wait for them).
    */
   told(): Promise<void> {
-    if (this.dropNextTold) {
-      this.dropNextTold = false;
-      return Promise.resolve();
-    }
+    if (this.dropTold) return Promise.resolve();
+    return this.synced(++this.received);
+  }
+
+  /** The safety net's read of the change log (what the timer runs every `sweepMs`), whatever was told or dropped. */
+  sweepLog(): Promise<void> {
     return this.synced(++this.received);
   }
 
@@ -301,7 +303,7 @@ export class StreamGuard {
       this.lastPrune = now;
       void this.changes.prune(now - KEEP_CHANGES_MS).catch(() => undefined);
     }
-    await this.synced(++this.received).catch(() => undefined);
+    await this.sweepLog().catch(() => undefined);
   }
 
   private async pass(queue: Group[]): Promise<void> {
