@@ -196,7 +196,7 @@ export async function openPgStore(url: string, o: PgStoreOptions = {}): Promise<
     await migrate(pool);
   } catch (e) {
     await pool.end().catch(() => undefined);
-    throw new StoreOpenError(`cannot open database ${redact(url)}: ${(e as Error).message}`);
+    throw new StoreOpenError(`cannot open database ${redact(url)}: ${(e as Error).message}`, { cause: e });
   }
   if (pooled) markUnprepared(pool);
   const db = pooled
