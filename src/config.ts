@@ -69,6 +69,10 @@ export interface Config {
     readonly recheckMs: number;
     /** How often every open stream's credential is checked in full, whatever the change log says. */
     readonly recheckAllMs: number;
+    /** A streamed answer's bytes a client has not taken before the stream waits for it (JSON routes). */
+    readonly bufferBytes: number;
+    /** How long a stream waits for a client that takes nothing before it ends it with its resume cursor. */
+    readonly stallMs: number;
   };
   /** The event log and webhook deliveries (see docs/webhooks.md). */
   readonly webhooks: WebhookSettings;
@@ -458,6 +462,8 @@ export function loadConfig(
       ...watchCaps(src),
       recheckMs: ranged(src, "AIAGENT_STREAM_RECHECK_MS", 500, 50, 60_000),
       recheckAllMs: ranged(src, "AIAGENT_STREAM_RECHECK_ALL_MS", 300_000, 1000, 86_400_000),
+      bufferBytes: ranged(src, "AIAGENT_STREAM_BUFFER_BYTES", 256 * 1024, 16 * 1024, 64 * 1024 * 1024),
+      stallMs: ranged(src, "AIAGENT_STREAM_STALL_MS", 10_000, 100, 600_000),
     },
     webhooks: {
       retentionDays: positive(src, "AIAGENT_EVENT_RETENTION_DAYS", 30),

@@ -18,6 +18,8 @@ export const REVOKING_METHODS: ReadonlySet<string> = new Set([
   "RevokeSession",
   "RefreshToken",
 ]);
+/** How many events a stream reads ahead of its client, waiting to be cleared and sent. */
+const MAX_AHEAD = 64;
 /** How many credentials one full pass re-checks at once. */
 const SWEEP_CONCURRENCY = 16;
 /** A place skipped by a read (PostgreSQL: its transaction not committed yet) is asked for again this long. */
@@ -138,19 +140,55 @@ export class StreamGuard {
     );
     ended.catch(() => undefined);
     const it = open(AbortSignal.any([signal, stop.signal]))[Symbol.asyncIterator]();
+    // Read ahead of the client by at most MAX_AHEAD events (bounded memory), so that one read of the change log
+    // clears every event that arrived before it started: a backlog costs a read per batch, not per event.
+    const ahead: { value: T; n: number }[] = [];
+    let finished = false;
+    let failed = false;
+    let failure: unknown;
+    let closed = false;
+    let wake: (() => void) | undefined;
+    let room: (() => void) | undefined;
+    void (async () => {
+      try {
+        for (;;) {
+          while (ahead.length >= MAX_AHEAD && !closed) await new Promise<void>((r) => (room = r));
+          if (closed) return;
+          const r = await it.next();
+          if (r.done) return;
+          ahead.push({ value: r.value, n: ++this.received });
+          wake?.();
+        }
+      } catch (e) {
+        failed = true;
+        failure = e;
+      } finally {
+        finished = true;
+        wake?.();
+      }
+    })();
     let done = false;
     try {
       for (;;) {
-        const r = await Promise.race([it.next(), ended]);
-        if (r.done) {
-          done = true;
-          break;
+        const head = ahead[0];
+        if (!head) {
+          if (failed) throw failure;
+          if (finished) {
+            done = true;
+            break;
+          }
+          await Promise.race([new Promise<void>((r) => (wake = r)), ended]);
+          continue;
         }
-        await Promise.race([this.cleared(group, ++this.received), ended]);
-        yield r.value;
+        await Promise.race([this.cleared(group, head.n), ended]);
+        ahead.shift();
+        room?.();
+        yield head.value;
       }
       if (stop.signal.aborted) throw stop.signal.reason;
     } finally {
+      closed = true;
+      room?.();
       // The inner stream sees the aborted signal and winds down on its own; it is not waited for.
       if (!done) void it.return?.(undefined)?.catch(() => undefined);
       group.streams.delete(stop);
