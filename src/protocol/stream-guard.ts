@@ -139,7 +139,9 @@ export class StreamGuard {
       stop.signal.addEventListener("abort", () => reject(stop.signal.reason), { once: true }),
     );
     ended.catch(() => undefined);
-    const it = open(AbortSignal.any([signal, stop.signal]))[Symbol.asyncIterator]();
+    // Aborted when this stream ends, however: the inner stream (read ahead of) winds down and frees its slots.
+    const gone = new AbortController();
+    const it = open(AbortSignal.any([signal, stop.signal, gone.signal]))[Symbol.asyncIterator]();
     // Read ahead of the client by at most MAX_AHEAD events (bounded memory), so that one read of the change log
     // clears every event that arrived before it started: a backlog costs a read per batch, not per event.
     const ahead: { value: T; n: number }[] = [];
@@ -189,6 +191,7 @@ export class StreamGuard {
     } finally {
       closed = true;
       room?.();
+      gone.abort();
       // The inner stream sees the aborted signal and winds down on its own; it is not waited for.
       if (!done) void it.return?.(undefined)?.catch(() => undefined);
       group.streams.delete(stop);
