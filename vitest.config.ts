@@ -30,6 +30,7 @@ const ON_POSTGRES = [
   "test/api/sessions.test.ts",
   "test/hardening/hostile-contract.test.ts",
   "test/api/revocation.test.ts",
+  "test/api/revocation-pushed.test.ts",
   "test/api/invitations.test.ts",
   "test/api/contention.test.ts",
   "test/privacy/erasure.test.ts",

@@ -57,10 +57,22 @@ export interface Config {
    */
   readonly watchStreams: {
     readonly perInstance: number;
+    /** The frames' share of perInstance; the rest is kept for the team's (console) streams. */
+    readonly framesPerInstance: number;
+    /** The team's streams per account. */
     readonly perAccount: number;
+    readonly framesPerAccount: number;
     readonly perAddress: number;
+    /** A frame customer's (chatbot, user) streams, whatever tokens they hold. */
+    readonly perCustomer: number;
     readonly perToken: number;
     readonly recheckMs: number;
+    /** How often every open stream's credential is checked in full, whatever the change log says. */
+    readonly recheckAllMs: number;
+    /** A streamed answer's bytes a client has not taken before the stream waits for it (JSON routes). */
+    readonly bufferBytes: number;
+    /** How long a stream waits for a client that takes nothing before it ends it with its resume cursor. */
+    readonly stallMs: number;
   };
   /** The event log and webhook deliveries (see docs/webhooks.md). */
   readonly webhooks: WebhookSettings;
@@ -200,6 +212,36 @@ function positive(src: Source, name: string, fallback: number): number {
   const n = count(src, name, fallback);
   if (n < 1) src.fail(src.get(name), "must be at least 1", src.get(name).raw);
   return n;
+}
+
+function ranged(src: Source, name: string, fallback: number, min: number, max: number): number {
+  const n = count(src, name, fallback);
+  if (n < min || n > max) src.fail(src.get(name), `must be a whole number from ${min} to ${max}`, src.get(name).raw);
+  return n;
+}
+
+/**
+ * The caps of open watch streams, sized for tens of thousands per instance (docs/configuration.md): the frames'
+ * share of the instance defaults to nine tenths, the rest kept for the team's streams.
+ */
+function watchCaps(src: Source) {
+  const perInstance = positive(src, "AIAGENT_WATCH_STREAMS", 40_000);
+  const framesPerInstance = ranged(
+    src,
+    "AIAGENT_WATCH_FRAME_STREAMS",
+    Math.max(1, Math.floor(perInstance * 0.9)),
+    1,
+    perInstance,
+  );
+  return {
+    perInstance,
+    framesPerInstance,
+    perAccount: positive(src, "AIAGENT_WATCH_STREAMS_PER_ACCOUNT", 500),
+    framesPerAccount: positive(src, "AIAGENT_WATCH_FRAME_STREAMS_PER_ACCOUNT", 20_000),
+    perAddress: positive(src, "AIAGENT_WATCH_STREAMS_PER_ADDRESS", 200),
+    perCustomer: positive(src, "AIAGENT_WATCH_STREAMS_PER_CUSTOMER", 8),
+    perToken: positive(src, "AIAGENT_WATCH_STREAMS_PER_TOKEN", 4),
+  };
 }
 
 function webhookSlots(src: Source): { slots: number; slotsPerEndpoint: number } {
@@ -417,11 +459,11 @@ export function loadConfig(
     ),
     secrets: secrets(env),
     watchStreams: {
-      perInstance: positive(src, "AIAGENT_WATCH_STREAMS", 1000),
-      perAccount: positive(src, "AIAGENT_WATCH_STREAMS_PER_ACCOUNT", 250),
-      perAddress: positive(src, "AIAGENT_WATCH_STREAMS_PER_ADDRESS", 100),
-      perToken: positive(src, "AIAGENT_WATCH_STREAMS_PER_TOKEN", 4),
-      recheckMs: Math.min(1000, positive(src, "AIAGENT_STREAM_RECHECK_MS", 500)),
+      ...watchCaps(src),
+      recheckMs: ranged(src, "AIAGENT_STREAM_RECHECK_MS", 500, 50, 60_000),
+      recheckAllMs: ranged(src, "AIAGENT_STREAM_RECHECK_ALL_MS", 300_000, 1000, 86_400_000),
+      bufferBytes: ranged(src, "AIAGENT_STREAM_BUFFER_BYTES", 256 * 1024, 16 * 1024, 64 * 1024 * 1024),
+      stallMs: ranged(src, "AIAGENT_STREAM_STALL_MS", 10_000, 100, 600_000),
     },
     webhooks: {
       retentionDays: positive(src, "AIAGENT_EVENT_RETENTION_DAYS", 30),

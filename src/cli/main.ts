@@ -12,6 +12,7 @@ import { COMMANDS, configFlags, type Out } from "./commands.js";
 import { boundHeapGrowth } from "./heap.js";
 import { servicePages } from "./pages.js";
 import { USAGE } from "./usage.js";
+import { buildWhenDatabaseAnswers } from "./wait-for-database.js";
 
 async function serve(values: ParsedArgs["values"]): Promise<void> {
   boundHeapGrowth();
@@ -21,9 +22,10 @@ async function serve(values: ParsedArgs["values"]): Promise<void> {
   const tracing = await startTracing();
   // Set by the demo bootstrap below (a first start, or a restart with the demo account present); /demo reads it.
   let demoCredentials: { chatbotId: string; clientApiKey: string; apiKeyId: string } | undefined;
-  const app = await buildApp(config, log, {
-    extraRoutes: (a) => servicePages(a, () => demoCredentials),
-  });
+  // PostgreSQL away at start is waited for (with back-off, /readyz saying so), never a reason to exit.
+  const app = await buildWhenDatabaseAnswers(config, log, () =>
+    buildApp(config, log, { extraRoutes: (a) => servicePages(a, () => demoCredentials) }),
+  );
   const server = await app.listen();
   const publicUrl = config.baseUrl ?? server.url;
   if (!config.production) {

@@ -156,7 +156,12 @@ export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler
     ...d.extraRoutes,
   ]);
   const routes = tableRoutes(table, {
-    transcoder: createTranscoder(d.bindings, { maxBodyBytes: MAX_BODY_BYTES, log, observer }),
+    transcoder: createTranscoder(d.bindings, {
+      maxBodyBytes: MAX_BODY_BYTES,
+      log,
+      observer,
+      stream: { bufferBytes: b.config.watchStreams.bufferBytes, stallMs: b.config.watchStreams.stallMs },
+    }),
     connect: connectRoute(connect as never),
   });
   return { handler: withAccessLog(chain(routes, config.http), log, config.logLevel === "debug"), routes: table };

@@ -49,7 +49,12 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   const events = new LogFeed();
   const stopLogWatch = await store.onLogAdvanced((changes, deliveries) => events.advanced(changes, deliveries));
   const watchLimits = new WatchLimits(config.watchStreams);
-  const streams = new StreamGuard(config.watchStreams.recheckMs);
+  const streams = new StreamGuard(store.credentialChanges, {
+    sweepMs: config.watchStreams.recheckMs,
+    recheckAllMs: config.watchStreams.recheckAllMs,
+  });
+  // Pushed, not polled: another instance's revocation (or this one's command line, on PostgreSQL) is heard at once.
+  streams.stopWith(await store.onCredentialsChanged(() => void streams.told().catch(() => undefined)));
   const conversations = new ConversationService({
     ...store,
     events,

@@ -18,6 +18,7 @@ import type { ContactRepository, ConversationRepository } from "./conversation/r
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
 import type { ReportRepository } from "./report/report.js";
+import type { CredentialChangeRepository } from "./token/credential-changes.js";
 import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
 import type { TypingChannel } from "./typing/channel.js";
 import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
@@ -53,6 +54,8 @@ export interface Repositories {
   ratings: RatingRepository;
   /** The rows behind the reports (read only). */
   reports: ReportRepository;
+  /** Changes of what credential checks read, in commit order: open streams follow them (stream-guard.ts). */
+  credentialChanges: CredentialChangeRepository;
 }
 
 /**
@@ -104,6 +107,12 @@ export interface Store extends Repositories {
    * rings find a rotation on their refresh interval.
    */
   onSigningKeysChanged(changed: () => void): Promise<() => void>;
+  /**
+   * Calls `changed` whenever another process may have recorded a credential change, where the back end can tell
+   * (PostgreSQL NOTIFY, sent by the recording trigger: heard only on commit), and after a lost connection; returns
+   * a function that stops it. A back end that cannot tell never calls it: readers find changes on their interval.
+   */
+  onCredentialsChanged(changed: () => void): Promise<() => void>;
   /**
    * Calls `erased` with the ids of conversations another process erased or expired (undefined: any may have gone,
    * after a lost connection), where the back end can tell (PostgreSQL NOTIFY); returns a function that stops it.

@@ -1,9 +1,10 @@
 import { type DescField, type DescMethod, type DescService, getOption, hasOption } from "@bufbuild/protobuf";
 import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
+import { credentialSubject, frameSubjects, idTokenSubjects } from "../domain/token/credential-changes.js";
 import type { Authenticator } from "./auth.js";
 import type { AnyHandler, Authorized, AuthorizedCall, Call } from "./call.js";
 import type { AnswerEncoder } from "./encoded-answer.js";
-import { REVOKING_METHODS, recheckCall, type StreamGuard } from "./stream-guard.js";
+import { type Holder, REVOKING_METHODS, recheckCall, type StreamGuard } from "./stream-guard.js";
 
 /** An RPC's declared access, as the gate enforces it. */
 export interface AccessRule {
@@ -61,18 +62,27 @@ export function guardService(
     out[m.localName] = (
       m.methodKind === "server_streaming"
         ? async function* (req: Record<string, unknown>, call: Call) {
+            // Read before the check: a change of the credentials applied meanwhile has the stream checked again.
+            const generation = streams?.generation ?? 0;
             const a = await admit(req, call);
             const open = (signal?: AbortSignal) =>
               h(req as never, authorized(call, a, signal)) as AsyncIterable<unknown>;
             // A stream with a credential stays governed by it: the same check runs again while it is open.
             if (!streams || !a.caller) return yield* open();
             const quiet = recheckCall(call);
-            yield* streams.run(`${m.name} ${a.tokenKey}`, () => admit(req, quiet), call.signal, open);
+            yield* streams.run(
+              `${m.name} ${a.tokenKey}`,
+              holderOf(a, generation),
+              () => admit(req, quiet),
+              call.signal,
+              open,
+            );
           }
         : async (req: Record<string, unknown>, call: Call) => {
             const a = await admit(req, call);
             const out = await h(req as never, authorized(call, a));
-            if (streams && REVOKING_METHODS.has(m.name)) streams.nudge();
+            // This instance's streams learn of the change before its answer leaves (the others on the channel).
+            if (streams && REVOKING_METHODS.has(m.name)) await streams.told().catch(() => undefined);
             return out;
           }
     ) as AnyHandler;
@@ -119,4 +129,12 @@ function fieldValue(req: Record<string, unknown>, f: DescField | undefined): str
   }
   const v = req[f.localName];
   return typeof v === "string" ? v : undefined;
+}
+
+/** How the stream guard indexes a stream's credential: the change subjects that may fail its check. */
+function holderOf(a: Authorized, generation: number): Holder {
+  const c = a.caller;
+  const subjects = c?.kind === "frame" ? frameSubjects(c) : a.idClaims ? idTokenSubjects(a.idClaims) : [];
+  if (c?.kind === "account" && !a.idClaims) subjects.push(credentialSubject.account(c.accountId));
+  return { subjects, expiresAt: a.expiresAt, timeBound: !!a.idClaims?.apiKeyId, generation };
 }

@@ -1,7 +1,11 @@
 import { isDomainError } from "../domain/errors.js";
+import type { CredentialChangeRepository } from "../domain/token/credential-changes.js";
 import type { Call } from "./call.js";
 
-/** The RPCs whose success may revoke a credential: after one, open streams are re-checked at once. */
+/**
+ * The RPCs whose success may revoke a credential: before one answers, this instance reads the credential changes
+ * (so its own streams are settled before the revocation's answer leaves).
+ */
 export const REVOKING_METHODS: ReadonlySet<string> = new Set([
   "ChangePassword",
   "RotateApiKeys",
@@ -14,38 +18,97 @@ export const REVOKING_METHODS: ReadonlySet<string> = new Set([
   "RevokeSession",
   "RefreshToken",
 ]);
-/** How many streams' credentials one sweep re-checks at once. */
+/** How many events a stream reads ahead of its client, waiting to be cleared and sent. */
+const MAX_AHEAD = 64;
+/** How many credentials one full pass re-checks at once. */
 const SWEEP_CONCURRENCY = 16;
+/** A place skipped by a read (PostgreSQL: its transaction not committed yet) is asked for again this long. */
+const MISSING_MS = 60_000;
+/** At most this many places skipped at once are asked for again. */
+const MAX_GAP = 1000;
+/** Changes are kept this long in the log; older ones are deleted by the instances' sweeps. */
+const KEEP_CHANGES_MS = 24 * 3600_000;
+const PRUNE_EVERY_MS = 10 * 60_000;
+/** A read of the changes that fails is tried again for this long before the streams waiting for it end. */
+const OUTAGE_MS = 20_000;
+
+/** The guard's timings (configuration: AIAGENT_STREAM_RECHECK_MS, AIAGENT_STREAM_RECHECK_ALL_MS). */
+export interface GuardTimings {
+  /** The safety net: the change log is read at least this often, and expiries are looked at (≤ 1000). */
+  sweepMs: number;
+  /** Every open credential is checked again in full this often, whatever the log says. */
+  recheckAllMs: number;
+}
+
+/** What the gate found of a stream's credential, as the guard indexes it. */
+export interface Holder {
+  /** The credential-change subjects whose change may fail its check (credential-changes.ts). */
+  subjects: readonly string[];
+  /** When the token expires: the stream ends then, with the check's error. */
+  expiresAt: number;
+  /** Its validity can also lapse with time in a way no change records (an API key's grace): checked each sweep. */
+  timeBound: boolean;
+  /** `generation` read before the gate's check ran (see StreamGuard.generation). */
+  generation: number;
+}
 
 interface Group {
+  key: string;
   /** The same check the gate ran when the stream opened; throws when the credential no longer passes. */
   recheck: () => Promise<unknown>;
   streams: Set<AbortController>;
-  /** The latest check: the event count when it started, and its outcome. */
-  last?: { from: number; done: Promise<void> };
+  holder: Holder;
+  /** A check started after a change of one of its subjects was read: deliveries wait for it. */
+  pending?: Promise<void> | undefined;
+}
+
+/** One read of the change log: started when `from` events had arrived. */
+interface Sync {
+  from: number;
+  done: Promise<void>;
 }
 
 /**
- * Open streams obey the rule unary calls obey: each stream is registered by its credential (token and RPC), and
- * the gate's own check is run again for it on every sweep — every `intervalMs` (so a credential revoked through any
- * instance, on any back end, ends its streams within that interval plus one check), and at once after this
- * instance served an RPC that may revoke one. A stream whose check now fails ends with that check's error
- * (`unauthenticated` with reason TokenRevokedError or TokenExpiredError, or `permission_denied` after a role
- * change). And no event is delivered before a check that started after the event arrived has passed (checks are
- * shared by a stream's events and by the streams of one credential): an event written after a revocation, through
- * any instance, never reaches the revoked credential's stream. It wraps the stream's lifetime from outside: it
- * knows nothing of what the stream reads.
+ * Open streams obey the rule unary calls obey, without a database round trip per stream or per event.
+ *
+ * Every change of what a credential check reads (revocations of every kind, removed or re-roled members, disabled
+ * chatbots, revoked API keys, closed accounts) is recorded by the back end in the changing transaction, in commit
+ * order, under subjects that name whose credentials it may touch (credential-changes.ts). This guard indexes its
+ * open streams by credential and by those subjects, and reads the changes added after its place: at once when told
+ * (after a revoking call here, and on PostgreSQL on the NOTIFY the recording trigger sends), and every `sweepMs` as a
+ * safety net (one indexed query, however many streams are open). A credential named by a change is checked again;
+ * a verdict ends its streams with the check's error.
+ *
+ * The guarantee — no event written after a revocation reaches the revoked stream — holds by ordering: an event is
+ * delivered only after a read of the change log that started after the event was read from the store (one read
+ * serves every stream of the instance), and after the check of any credential that read named. An event committed
+ * after a revocation was read after the revocation committed, so that read of the log sees the revocation.
  */
 export class StreamGuard {
   private readonly groups = new Map<string, Group>();
+  private readonly bySubject = new Map<string, Set<Group>>();
   private readonly timer: NodeJS.Timeout;
-  private sweeping: Promise<void> | undefined;
-  private again = false;
-  /** Events received so far, by every stream: orders each event against the checks. */
+  /** The highest place read (-1: not yet known), and the places below it not seen yet, since when. */
+  private place = -1;
+  private readonly missing = new Map<number, number>();
+  /** Raised whenever a read of the log applied changes: a stream admitted across it is checked again. */
+  generation = 0;
+  /** Events received so far, by every stream: orders each event against the reads of the log. */
   private received = 0;
+  private current: (Sync & { running: boolean }) | undefined;
+  private next: Sync | undefined;
+  private sweeping: Promise<void> | undefined;
+  private lastFull = Date.now();
+  private lastPrune = 0;
+  private readonly stops: (() => void)[] = [];
+  /** Test hook: while set, notices of changes are ignored (as lost notifications): only the sweep finds them. */
+  dropTold = false;
 
-  constructor(intervalMs: number) {
-    this.timer = setInterval(() => void this.sweep(), intervalMs);
+  constructor(
+    private readonly changes: CredentialChangeRepository,
+    private readonly t: GuardTimings,
+  ) {
+    this.timer = setInterval(() => void this.tick(), t.sweepMs);
     this.timer.unref();
   }
 
@@ -62,49 +125,198 @@ export class StreamGuard {
    */
   async *run<T>(
     key: string,
+    holder: Holder,
     recheck: () => Promise<unknown>,
     signal: AbortSignal,
     open: (signal: AbortSignal) => AsyncIterable<T>,
   ): AsyncGenerator<T> {
     const stop = new AbortController();
-    let group = this.groups.get(key);
-    if (!group) {
-      group = { recheck, streams: new Set() };
-      this.groups.set(key, group);
-    }
+    const group = this.join(key, holder, recheck);
     group.streams.add(stop);
+    // The log was read (and applied) while the gate checked: the check may predate a change it did not see.
+    if (holder.generation !== this.generation && !group.pending) this.suspect(group);
     const ended = new Promise<never>((_, reject) =>
       stop.signal.addEventListener("abort", () => reject(stop.signal.reason), { once: true }),
     );
     ended.catch(() => undefined);
-    const it = open(AbortSignal.any([signal, stop.signal]))[Symbol.asyncIterator]();
+    // Aborted when this stream ends, however: the inner stream (read ahead of) winds down and frees its slots.
+    const gone = new AbortController();
+    const it = open(AbortSignal.any([signal, stop.signal, gone.signal]))[Symbol.asyncIterator]();
+    // Read ahead of the client by at most MAX_AHEAD events (bounded memory), so that one read of the change log
+    // clears every event that arrived before it started: a backlog costs a read per batch, not per event.
+    const ahead: { value: T; n: number }[] = [];
+    let finished = false;
+    let failed = false;
+    let failure: unknown;
+    let closed = false;
+    let wake: (() => void) | undefined;
+    let room: (() => void) | undefined;
+    void (async () => {
+      try {
+        for (;;) {
+          while (ahead.length >= MAX_AHEAD && !closed) await new Promise<void>((r) => (room = r));
+          if (closed) return;
+          const r = await it.next();
+          if (r.done) return;
+          ahead.push({ value: r.value, n: ++this.received });
+          wake?.();
+        }
+      } catch (e) {
+        failed = true;
+        failure = e;
+      } finally {
+        finished = true;
+        wake?.();
+      }
+    })();
     let done = false;
     try {
       for (;;) {
-        const r = await Promise.race([it.next(), ended]);
-        if (r.done) {
-          done = true;
-          break;
+        const head = ahead[0];
+        if (!head) {
+          if (failed) throw failure;
+          if (finished) {
+            done = true;
+            break;
+          }
+          await Promise.race([new Promise<void>((r) => (wake = r)), ended]);
+          continue;
         }
-        await Promise.race([this.checkedSince(group, ++this.received), ended]);
-        yield r.value;
+        await Promise.race([this.cleared(group, head.n), ended]);
+        ahead.shift();
+        room?.();
+        yield head.value;
       }
       if (stop.signal.aborted) throw stop.signal.reason;
     } finally {
+      closed = true;
+      room?.();
+      gone.abort();
       // The inner stream sees the aborted signal and winds down on its own; it is not waited for.
       if (!done) void it.return?.(undefined)?.catch(() => undefined);
       group.streams.delete(stop);
-      if (group.streams.size === 0 && this.groups.get(key) === group) this.groups.delete(key);
+      if (group.streams.size === 0) this.leave(group);
     }
   }
 
   /**
-   * Resolves once a check of the group's credential that started after event `n` arrived has passed (one already
-   * under way may serve); rejects with the check's error, having ended the group's streams when it is a verdict.
+   * Reads the changes now (a revoking call here, a NOTIFY): resolves once they are applied (the checks they call
+   * for are started; deliveries of the credentials they name wait for them).
    */
-  private checkedSince(group: Group, n: number): Promise<void> {
-    if (group.last && group.last.from >= n) return group.last.done;
-    return this.check(group);
+  told(): Promise<void> {
+    if (this.dropTold) return Promise.resolve();
+    return this.synced(++this.received);
+  }
+
+  /** The safety net's read of the change log (what the timer runs every `sweepMs`), whatever was told or dropped. */
+  sweepLog(): Promise<void> {
+    return this.synced(++this.received);
+  }
+
+  /** Re-checks every open credential now (the full pass; also every `recheckAllMs`). */
+  sweep(): Promise<void> {
+    this.sweeping ??= this.pass([...this.groups.values()]).finally(() => {
+      this.sweeping = undefined;
+    });
+    return this.sweeping;
+  }
+
+  /** Runs `stop` at close (the channel that tells of changes). */
+  stopWith(stop: () => void): void {
+    this.stops.push(stop);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    for (const stop of this.stops.splice(0)) stop();
+  }
+
+  /** Resolves when an event (the `n`th) may go: the log was read after it arrived, and its credential cleared. */
+  private async cleared(group: Group, n: number): Promise<void> {
+    await this.synced(n);
+    while (group.pending) await group.pending;
+  }
+
+  /** Resolves once a read of the log that started after event `n` arrived has been applied. */
+  private synced(n: number): Promise<void> {
+    if (this.current && this.current.from >= n) return this.current.done;
+    if (!this.current?.running) return this.start().done;
+    if (!this.next) {
+      let go!: () => void;
+      const gate = new Promise<void>((r) => {
+        go = r;
+      });
+      const next: Sync = { from: Number.POSITIVE_INFINITY, done: gate.then(() => this.start(next).done) };
+      next.done.catch(() => undefined);
+      this.next = next;
+      void this.current.done.catch(() => undefined).finally(go);
+    }
+    return this.next.done;
+  }
+
+  private start(queued?: Sync): Sync & { running: boolean } {
+    if (queued && this.next === queued) this.next = undefined;
+    const s: Sync & { running: boolean } = { from: this.received, done: Promise.resolve(), running: true };
+    s.done = this.readLog().finally(() => {
+      s.running = false;
+    });
+    s.done.catch(() => undefined);
+    this.current = s;
+    return s;
+  }
+
+  /** One read of the change log, applied; tried again while the store is away, up to OUTAGE_MS. */
+  private async readLog(): Promise<void> {
+    const start = Date.now();
+    let pause = 50;
+    for (;;) {
+      try {
+        return await this.readOnce();
+      } catch (e) {
+        if (isDomainError(e) && e.kind !== "unavailable") throw e;
+        if (Date.now() - start + pause > OUTAGE_MS) throw e;
+        await new Promise((r) => setTimeout(r, pause));
+        pause = Math.min(pause * 2, 1000);
+      }
+    }
+  }
+
+  private async readOnce(): Promise<void> {
+    if (this.place < 0) {
+      // Started: what was recorded before now was seen by the checks of the streams open (the gate's, below).
+      const last = await this.changes.last();
+      if (this.place < 0) {
+        this.place = last;
+        this.generation++;
+        for (const g of this.groups.values()) this.suspect(g);
+      }
+      return;
+    }
+    const now = Date.now();
+    for (const [seq, since] of this.missing) if (now - since > MISSING_MS) this.missing.delete(seq);
+    const got = await this.changes.since(this.place, [...this.missing.keys()]);
+    if (got.length === 0) return;
+    const named = new Set<Group>();
+    for (const c of got) {
+      this.missing.delete(c.seq);
+      if (c.seq > this.place) {
+        // A jump of more than MAX_GAP (a sequence's cache lost in a crash) is not a set of open transactions.
+        if (c.seq - this.place <= MAX_GAP) for (let s = this.place + 1; s < c.seq; s++) this.missing.set(s, now);
+        this.place = c.seq;
+      }
+      for (const g of this.bySubject.get(c.subject) ?? []) named.add(g);
+    }
+    this.generation++;
+    for (const g of named) this.suspect(g);
+  }
+
+  /** Checks the group's credential again now; its deliveries wait for the outcome. */
+  private suspect(group: Group): void {
+    const p: Promise<void> = this.check(group).finally(() => {
+      if (group.pending === p) group.pending = undefined;
+    });
+    p.catch(() => undefined);
+    group.pending = p;
   }
 
   private check(group: Group): Promise<void> {
@@ -116,42 +328,54 @@ export class StreamGuard {
       },
     );
     done.catch(() => undefined);
-    group.last = { from: this.received, done };
     return done;
   }
 
-  /** Re-checks every open stream's credential now (after a revocation here), besides the periodic sweep. */
-  nudge(): void {
-    void this.sweep();
-  }
-
-  /** One pass over the open streams' credentials; a pass asked for while one runs runs once more after it. */
-  sweep(): Promise<void> {
-    if (this.sweeping) {
-      this.again = true;
-      return this.sweeping;
+  /** The timer: the change log (safety net), expiries, time-bound credentials, the full pass, pruning. */
+  private async tick(): Promise<void> {
+    const now = Date.now();
+    for (const g of this.groups.values())
+      if (!g.pending && (g.holder.expiresAt <= now || g.holder.timeBound)) this.suspect(g);
+    if (now - this.lastFull >= this.t.recheckAllMs) {
+      this.lastFull = now;
+      void this.sweep();
     }
-    this.sweeping = this.pass().finally(() => {
-      this.sweeping = undefined;
-      if (this.again) {
-        this.again = false;
-        void this.sweep();
-      }
-    });
-    return this.sweeping;
+    if (now - this.lastPrune >= PRUNE_EVERY_MS) {
+      this.lastPrune = now;
+      void this.changes.prune(now - KEEP_CHANGES_MS).catch(() => undefined);
+    }
+    await this.sweepLog().catch(() => undefined);
   }
 
-  close(): void {
-    clearInterval(this.timer);
-  }
-
-  private async pass(): Promise<void> {
-    const queue = [...this.groups.values()];
+  private async pass(queue: Group[]): Promise<void> {
     const worker = async () => {
-      // Only a verdict on the credential ends streams; a storage hiccup is retried at the next sweep.
+      // Only a verdict on the credential ends streams; a storage hiccup is retried at the next pass.
       for (let g = queue.shift(); g; g = queue.shift()) await this.check(g).catch(() => undefined);
     };
     await Promise.all(Array.from({ length: Math.min(SWEEP_CONCURRENCY, queue.length) }, worker));
+  }
+
+  private join(key: string, holder: Holder, recheck: () => Promise<unknown>): Group {
+    let group = this.groups.get(key);
+    if (group) return group;
+    group = { key, recheck, streams: new Set(), holder };
+    this.groups.set(key, group);
+    for (const s of holder.subjects) {
+      let set = this.bySubject.get(s);
+      if (!set) this.bySubject.set(s, (set = new Set()));
+      set.add(group);
+    }
+    return group;
+  }
+
+  private leave(group: Group): void {
+    if (this.groups.get(group.key) !== group) return;
+    this.groups.delete(group.key);
+    for (const s of group.holder.subjects) {
+      const set = this.bySubject.get(s);
+      set?.delete(group);
+      if (set?.size === 0) this.bySubject.delete(s);
+    }
   }
 }
 

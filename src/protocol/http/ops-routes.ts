@@ -19,7 +19,13 @@ export function opsRoutes(deps: { keys: KeyRing; ready: () => Promise<boolean> }
         deps
           .ready()
           .catch(() => false)
-          .then((ok) => sendJson(res, ok ? 200 : 503, { status: ok ? "ready" : "unavailable" })),
+          .then((ok) =>
+            sendJson(
+              res,
+              ok ? 200 : 503,
+              ok ? { status: "ready" } : { status: "unavailable", reason: "the database does not answer" },
+            ),
+          ),
     },
     {
       name: "public signing keys",

@@ -33,7 +33,19 @@ export interface TranscoderOptions {
   log: Logger;
   /** Counts, times and traces each call (the metrics and traces). */
   observer?: RpcObserver;
+  /** A streamed answer's bounds for a slow reader (configuration: AIAGENT_STREAM_BUFFER_BYTES, _STALL_MS). */
+  stream?: StreamBounds;
 }
+
+/** How much a streamed answer holds for a reader that does not keep up, and for how long. */
+export interface StreamBounds {
+  /** Bytes written and not yet taken by the client before the stream stops producing and waits. */
+  bufferBytes: number;
+  /** Waiting that long for the client to take them ends the stream, its last line naming the resume cursor. */
+  stallMs: number;
+}
+
+const STREAM_BOUNDS: StreamBounds = { bufferBytes: 256 * 1024, stallMs: 10_000 };
 
 interface Route extends HttpRoute {
   matcher: PathMatcher;
@@ -159,7 +171,14 @@ async function serve(
     const call = makeCall(req, res, queryAccessToken, responseHeaders, route.encode);
     const out = route.handler(input as never, call);
     if (route.method.methodKind === "server_streaming") {
-      await streamOut(route.method, out as AsyncIterable<object>, res, responseHeaders, opts.log);
+      await streamOut(
+        route.method,
+        out as AsyncIterable<object>,
+        res,
+        responseHeaders,
+        opts.log,
+        opts.stream ?? STREAM_BOUNDS,
+      );
       return;
     }
     const answer = (await out) as object;
@@ -333,8 +352,11 @@ async function streamOut(
   res: Res,
   headers: Record<string, string>,
   log: Logger,
+  bounds: StreamBounds,
 ): Promise<void> {
   let started = false;
+  let cursor: string | undefined;
+  const w = res as ServerResponse;
   try {
     for await (const item of items) {
       if (!started) {
@@ -345,7 +367,21 @@ async function streamOut(
         });
         started = true;
       }
-      (res as ServerResponse).write(`${JSON.stringify({ result: toDocumentedJson(method.output, item) })}\n`);
+      w.write(`${JSON.stringify({ result: toDocumentedJson(method.output, item) })}\n`);
+      const c = (item as { cursor?: unknown }).cursor;
+      if (typeof c === "string" && c !== "") cursor = c;
+      // Backpressure: a reader that does not take what was written stops the stream's reads (bounded memory), and
+      // one that stays behind is let go with the cursor to resume from; it catches up from storage, in pages.
+      if (w.writableLength > bounds.bufferBytes && !(await drained(w, bounds.stallMs))) {
+        if (!w.destroyed) {
+          const message = `the client fell too far behind: watch again with after_cursor=${cursor ?? ""} to resume`;
+          w.write(`${JSON.stringify({ error: { code: "resource_exhausted", message, cursor: cursor ?? "" } })}\n`);
+          w.end();
+          // What stays unread is not kept for long.
+          setTimeout(() => w.destroy(), Math.max(bounds.stallMs, 5000)).unref();
+        }
+        return;
+      }
     }
   } catch (e) {
     if (!started) throw e;
@@ -373,4 +409,21 @@ function writeError(res: Res, err: ConnectError, presentedToken: boolean, oversi
   }
   res.writeHead(e.status, e.headers);
   res.end(e.body);
+}
+
+/** Waits until the response's buffer drained (true), it closed or `ms` passed (false). */
+function drained(w: ServerResponse, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      w.off("drain", onDrain);
+      w.off("close", onClose);
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    const timer = setTimeout(() => done(false), ms);
+    w.on("drain", onDrain);
+    w.on("close", onClose);
+  });
 }

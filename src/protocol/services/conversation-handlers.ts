@@ -81,7 +81,14 @@ async function* bounded<T>(
   open: (signal: AbortSignal) => AsyncIterable<T>,
 ): AsyncGenerator<T> {
   const w = call.auth;
-  const release = watch.limits.admit({ token: w.tokenKey, account: w.caller?.accountId ?? "", address: call.peer });
+  const c = w.caller;
+  const release = watch.limits.admit({
+    kind: c?.kind === "frame" ? "frame" : "team",
+    token: w.tokenKey,
+    account: c?.accountId ?? "",
+    address: call.peer,
+    customer: c?.kind === "frame" ? `${c.chatbotId} ${c.userId}` : "",
+  });
   const stop = new AbortController();
   const onGone = () => stop.abort();
   call.signal.addEventListener("abort", onGone, { once: true });

@@ -433,4 +433,71 @@ export const pgMigrations: PgMigration[] = [
         WHERE rating_score IS NOT NULL;
       CREATE INDEX messages_report ON messages (chatbot_id, conversation_created_at, created_at);`,
   },
+  {
+    version: 19,
+    // Credential changes (see the SQLite migration 25): written by triggers in the changing transaction, whoever
+    // writes it, and announced on aiagent_credentials (heard only on commit; one payload per transaction). A
+    // bigserial's places can commit out of order: readers keep the places they skipped and ask for them again.
+    sql: `
+      CREATE TABLE credential_changes (
+        seq bigserial PRIMARY KEY,
+        subject text NOT NULL,
+        at bigint NOT NULL
+      );
+      CREATE INDEX credential_changes_at ON credential_changes (at);
+      CREATE FUNCTION credential_changed(subject text) RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO credential_changes (subject, at)
+          VALUES (subject, (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
+        PERFORM pg_notify('aiagent_credentials', '');
+      END $$;
+      CREATE FUNCTION credential_row_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE r record;
+      BEGIN
+        IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;
+        IF TG_TABLE_NAME = 'token_revocations' THEN
+          PERFORM credential_changed(CASE WHEN r.chatbot_id = '' THEN 'lin:' || r.user_id
+            ELSE 'user:' || r.chatbot_id || ':' || r.user_id END);
+        ELSIF TG_TABLE_NAME = 'refresh_tokens' THEN
+          PERFORM credential_changed('user:' || r.chatbot_id || ':' || r.user_id);
+        ELSIF TG_TABLE_NAME = 'chatbots' THEN
+          PERFORM credential_changed('chatbot:' || r.chatbot_id);
+        ELSIF TG_TABLE_NAME = 'accounts' THEN
+          PERFORM credential_changed('account:' || r.account_id);
+        ELSIF TG_TABLE_NAME = 'api_keys' THEN
+          PERFORM credential_changed('apikey:' || r.api_key_id);
+        ELSIF TG_TABLE_NAME = 'members' THEN
+          PERFORM credential_changed('account:' || OLD.account_id);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER credential_revocation_added AFTER INSERT ON token_revocations
+        FOR EACH ROW EXECUTE FUNCTION credential_row_changed();
+      CREATE TRIGGER credential_revocation_raised AFTER UPDATE OF not_before ON token_revocations
+        FOR EACH ROW WHEN (new.not_before IS DISTINCT FROM old.not_before) EXECUTE FUNCTION credential_row_changed();
+      CREATE TRIGGER credential_session_revoked AFTER UPDATE OF revoked_at ON refresh_tokens
+        FOR EACH ROW WHEN (new.revoked_at IS DISTINCT FROM old.revoked_at) EXECUTE FUNCTION credential_row_changed();
+      CREATE TRIGGER credential_session_deleted AFTER DELETE ON refresh_tokens
+        FOR EACH ROW EXECUTE FUNCTION credential_row_changed();
+      CREATE TRIGGER credential_chatbot_changed AFTER UPDATE OF active, account_id ON chatbots
+        FOR EACH ROW WHEN (new.active IS DISTINCT FROM old.active OR new.account_id IS DISTINCT FROM old.account_id)
+        EXECUTE FUNCTION credential_row_changed();
+      CREATE TRIGGER credential_chatbot_deleted AFTER DELETE ON chatbots
+        FOR EACH ROW EXECUTE FUNCTION credential_row_changed();
+      CREATE TRIGGER credential_account_changed AFTER UPDATE OF active ON accounts
+        FOR EACH ROW WHEN (new.active IS DISTINCT FROM old.active) EXECUTE FUNCTION credential_row_changed();
+      CREATE TRIGGER credential_account_deleted AFTER DELETE ON accounts
+        FOR EACH ROW EXECUTE FUNCTION credential_row_changed();
+      CREATE TRIGGER credential_api_key_changed AFTER UPDATE OF revoked_at, expires_at ON api_keys
+        FOR EACH ROW WHEN (new.revoked_at IS DISTINCT FROM old.revoked_at OR new.expires_at IS DISTINCT FROM old.expires_at)
+        EXECUTE FUNCTION credential_row_changed();
+      CREATE TRIGGER credential_api_key_deleted AFTER DELETE ON api_keys
+        FOR EACH ROW EXECUTE FUNCTION credential_row_changed();
+      CREATE TRIGGER credential_member_changed AFTER UPDATE OF role, email, account_id ON members
+        FOR EACH ROW WHEN (new.role IS DISTINCT FROM old.role OR new.email IS DISTINCT FROM old.email
+          OR new.account_id IS DISTINCT FROM old.account_id)
+        EXECUTE FUNCTION credential_row_changed();
+      CREATE TRIGGER credential_member_deleted AFTER DELETE ON members
+        FOR EACH ROW EXECUTE FUNCTION credential_row_changed();`,
+  },
 ];

@@ -11,6 +11,7 @@ import { pgApiKeys } from "./api-keys.js";
 import { pgAudit } from "./audit.js";
 import { pgChatbots } from "./chatbots.js";
 import { pgContacts, pgConversations } from "./conversations.js";
+import { listenForCredentials, pgCredentialChanges } from "./credential-changes.js";
 import { checkout, markUnprepared, PgRunner } from "./db.js";
 import { pgDemoSetup } from "./demo-setup.js";
 import { withAdvisoryLock } from "./exclusive.js";
@@ -87,6 +88,7 @@ export class PgStore extends RepositoryMembers implements Store {
       idempotency: pgIdempotency(db),
       audit: pgAudit(db),
       privacy: pgPrivacy(db),
+      credentialChanges: pgCredentialChanges(db),
     });
     this.db = db;
     this.origin = origin;
@@ -133,6 +135,10 @@ export class PgStore extends RepositoryMembers implements Store {
     const listener = new PgListener(this.listenUrl, SIGNING_KEYS_CHANNEL, () => changed());
     await listener.start();
     return () => listener.close();
+  }
+
+  onCredentialsChanged(changed: () => void): Promise<() => void> {
+    return listenForCredentials(this.listenUrl, changed);
   }
 
   /** Synthetic data is bulk-loaded into SQLite only (`aiagent seed`); the benchmark copies a seeded file into PostgreSQL. */
@@ -190,7 +196,7 @@ export async function openPgStore(url: string, o: PgStoreOptions = {}): Promise<
     await migrate(pool);
   } catch (e) {
     await pool.end().catch(() => undefined);
-    throw new StoreOpenError(`cannot open database ${redact(url)}: ${(e as Error).message}`);
+    throw new StoreOpenError(`cannot open database ${redact(url)}: ${(e as Error).message}`, { cause: e });
   }
   if (pooled) markUnprepared(pool);
   const db = pooled

@@ -650,4 +650,74 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX messages_report ON messages (chatbot_id, created_at, conversation_created_at);
     `,
   },
+  {
+    version: 25,
+    name: "credential changes: what a credential check reads, recorded in commit order for open streams",
+    sql: `
+      -- Every change that may make a credential fail its check (a revocation, a removed or re-roled member, a
+      -- disabled chatbot, a revoked or expiring API key, a closed account), written by triggers in the changing
+      -- transaction whoever writes it (the server, the command line), as a subject that open streams are indexed
+      -- by (src/domain/token/credential-changes.ts). Each instance reads what was added after its place.
+      CREATE TABLE credential_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        subject TEXT NOT NULL,
+        at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX credential_changes_at ON credential_changes (at);
+      CREATE TRIGGER credential_revocation_added AFTER INSERT ON token_revocations BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES (CASE WHEN new.chatbot_id = '' THEN 'lin:' || new.user_id
+          ELSE 'user:' || new.chatbot_id || ':' || new.user_id END, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER credential_revocation_raised AFTER UPDATE OF not_before ON token_revocations
+        WHEN new.not_before IS NOT old.not_before BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES (CASE WHEN new.chatbot_id = '' THEN 'lin:' || new.user_id
+          ELSE 'user:' || new.chatbot_id || ':' || new.user_id END, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER credential_session_revoked AFTER UPDATE OF revoked_at ON refresh_tokens
+        WHEN new.revoked_at IS NOT old.revoked_at BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES ('user:' || new.chatbot_id || ':' || new.user_id,
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER credential_session_deleted AFTER DELETE ON refresh_tokens BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES ('user:' || old.chatbot_id || ':' || old.user_id,
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER credential_chatbot_changed AFTER UPDATE OF active, account_id ON chatbots
+        WHEN new.active IS NOT old.active OR new.account_id IS NOT old.account_id BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES ('chatbot:' || new.chatbot_id,
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER credential_chatbot_deleted AFTER DELETE ON chatbots BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES ('chatbot:' || old.chatbot_id,
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER credential_account_changed AFTER UPDATE OF active ON accounts
+        WHEN new.active IS NOT old.active BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES ('account:' || new.account_id,
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER credential_account_deleted AFTER DELETE ON accounts BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES ('account:' || old.account_id,
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER credential_api_key_changed AFTER UPDATE OF revoked_at, expires_at ON api_keys
+        WHEN new.revoked_at IS NOT old.revoked_at OR new.expires_at IS NOT old.expires_at BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES ('apikey:' || new.api_key_id,
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER credential_api_key_deleted AFTER DELETE ON api_keys BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES ('apikey:' || old.api_key_id,
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER credential_member_changed AFTER UPDATE OF role, email, account_id ON members
+        WHEN new.role IS NOT old.role OR new.email IS NOT old.email OR new.account_id IS NOT old.account_id BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES ('account:' || old.account_id,
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER credential_member_deleted AFTER DELETE ON members BEGIN
+        INSERT INTO credential_changes (subject, at) VALUES ('account:' || old.account_id,
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+    `,
+  },
 ];

@@ -5,6 +5,7 @@ import { sqliteAudit } from "./repos/audit.js";
 import { sqliteChatbots } from "./repos/chatbots.js";
 import { sqliteContacts } from "./repos/contacts.js";
 import { sqliteConversations } from "./repos/conversations.js";
+import { sqliteCredentialChanges } from "./repos/credential-changes.js";
 import { sqliteDemoSetup } from "./repos/demo-setup.js";
 import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
@@ -45,6 +46,7 @@ export function sqliteRepositories(db: Db) {
     privacy: sqlitePrivacy(db),
     ratings: sqliteRatings(db),
     reports: sqliteReports(db),
+    credentialChanges: sqliteCredentialChanges(db),
   };
 }
 

@@ -263,6 +263,14 @@ export class SqliteStore extends RepositoryMembers implements Store {
     return () => undefined;
   }
 
+  /**
+   * SQLite has no channel between processes: never called. This process's own revocations are followed at once by
+   * the stream guard (after each revoking call); another process's (`aiagent tokens revoke`) on its interval.
+   */
+  async onCredentialsChanged(_changed: () => void): Promise<() => void> {
+    return () => undefined;
+  }
+
   /** One process holds the file: the service's own caches are told of an erasure directly, so nothing to hear. */
   async onConversationsErased(_erased: (conversationIds: string[] | undefined) => void): Promise<() => void> {
     return () => undefined;
@@ -380,5 +388,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     privacy: asyncRepository(sync.privacy, run),
     ratings: asyncRepository(sync.ratings, run),
     reports: asyncRepository(sync.reports, run),
+    credentialChanges: asyncRepository(sync.credentialChanges, run),
   };
 }
