@@ -28,6 +28,8 @@ async function copyDatabase(source: Database.Database, dest: string): Promise<nu
   const partial = `${dest}.partial-${process.pid}`;
   rmSync(partial, { force: true });
   try {
+    // Created here, readable by its owner only (0600): SQLite would create it 0644, and a backup is the whole database.
+    closeSync(openSync(partial, "wx", 0o600));
     // All pages in one step: SQLite copies them inside one read transaction, so the copy is the database as of one
     // commit while writers go on (WAL). In small steps, every write by another connection would restart the copy.
     const { totalPages } = await source.backup(partial, { progress: () => ALL_PAGES });
