@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, idToken } from "../helpers/flows.js";
+import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson, reasonOf, requestJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
@@ -176,5 +176,29 @@ describe("invitations reveal nothing about other accounts", () => {
     for (const r of answers.filter((x) => x.status === 409))
       expect(r.body.message).toContain("already invited to this account");
     expect((await members(adminA)).filter((m) => m.email === "at-once@people.example")).toHaveLength(1);
+  });
+});
+
+describe("a pending invitee is not assignable (issue 47)", () => {
+  it("a conversation cannot be assigned to an e-mail only invited, nor to another account's member", async () => {
+    const t = await issueTokens(s.url, a, "assign-customer");
+    const conversationId = (await send(s.url, t.access_token, "hello")).conversation_id as string;
+    const take = (email: string) =>
+      postJson(s.url, "/take_over_conversation", { conversation_id: conversationId, operator_email: email }, adminA);
+    // Another account's member, invited (pending) to A: A's admin cannot hand A's customer to them.
+    const elsewhere = await addMember(s.url, adminB.authorization!.slice(7), "b-member@elsewhere.example");
+    expect((await invite(adminA, elsewhere.email)).status).toBe(200);
+    const inv = await invite(adminA, "pending-only@people.example");
+    expect(inv.status).toBe(200);
+    for (const email of [elsewhere.email, "pending-only@people.example"]) {
+      const r = await take(email);
+      expect(r.status, email).toBe(400);
+      expect(r.body.details[0].debug.metadata.field).toBe("operator_email");
+    }
+    // Once the invitee accepts, they are a person of the account and can be assigned.
+    expect((await accept(inv.body.data.invitation_code, "pending-only's password")).status).toBe(200);
+    const ok = await take("pending-only@people.example");
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data.assigned_to).toBe("pending-only@people.example");
   });
 });
