@@ -31,6 +31,7 @@ const ON_POSTGRES = [
   "test/hardening/hostile-contract.test.ts",
   "test/api/revocation.test.ts",
   "test/api/invitations.test.ts",
+  "test/api/json-input-edges.test.ts",
   "test/api/contention.test.ts",
   "test/privacy/erasure.test.ts",
   "test/privacy/audit-log.test.ts",

@@ -212,7 +212,13 @@ async function decodeInput(
   }
   for (const [name, value] of Object.entries(vars)) {
     const f = fieldsOf(desc).byName.get(name);
-    if (f) init[f.localName] = percentDecode(value, name);
+    if (!f) continue;
+    const fromPath = percentDecode(value, name);
+    // The path names the object: a body that names another is refused, never silently overruled.
+    const fromBody = init[f.localName];
+    if (fromBody !== undefined && fromBody !== fromPath)
+      throw invalidArgument(name, "in the body differs from the one in the path: leave it out of the body");
+    init[f.localName] = fromPath;
   }
   return create(desc, init as never);
 }

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { StoreOpenError } from "../../domain/store.js";
@@ -110,7 +110,8 @@ export async function restoreSqlite(from: string, path: string): Promise<{ pages
       if (e instanceof BackupError) throw e;
       throw new BackupError(`${from} is not an aiagent database (${(e as Error).message})`);
     }
-    if (!existsSync(dirname(path))) throw new BackupError(`directory ${dirname(path)} does not exist`);
+    // A new place for the database gets its folder, as the server makes its own (0700: it holds the database).
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const present = existsSync(path);
     if (present && inUse(path))
       throw new BackupError(`database ${path} is in use by a running server; stop it before restoring over it`);
