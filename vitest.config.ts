@@ -32,6 +32,7 @@ const ON_POSTGRES = [
   "test/api/revocation.test.ts",
   "test/api/revocation-pushed.test.ts",
   "test/api/invitations.test.ts",
+  "test/api/json-input-edges.test.ts",
   "test/api/contention.test.ts",
   "test/privacy/erasure.test.ts",
   "test/privacy/audit-log.test.ts",

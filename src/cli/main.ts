@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { existsSync } from "node:fs";
 import { buildApp } from "../app.js";
 import { bootstrapDemo, DEMO_EMAIL } from "../bootstrap.js";
 import { ConfigError, loadConfig, redactUrl } from "../config.js";
@@ -97,7 +98,20 @@ async function run(argv: string[], out: Out): Promise<void> {
   const command = COMMANDS[key];
   if (!command) throw new UsageError(`unknown command ${JSON.stringify(key)}`);
   onlyOptions(key, values, command.options);
+  if (READ_COMMANDS.has(key)) mustExist(values);
   return command.run(values, out);
+}
+
+/** Commands that only read: on a database that does not exist they make none (nor its secret file), they refuse. */
+const READ_COMMANDS = new Set(["account list", "chatbot list", "api-key list", "contact export"]);
+
+/** Refuses when the SQLite file --db or AIAGENT_DB names does not exist: most likely a mistyped path. */
+function mustExist(values: ParsedArgs["values"]): void {
+  const config = loadConfig(process.env, {}, configFlags(values));
+  if (config.databaseUrl || config.dbPath === ":memory:" || existsSync(config.dbPath)) return;
+  throw new StoreOpenError(
+    `database ${config.dbPath} does not exist: check --db (or AIAGENT_DB); a command that only reads creates none`,
+  );
 }
 
 // The domain names fields as an API would (allowed_origins); the command names them by its options.

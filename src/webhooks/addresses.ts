@@ -8,6 +8,11 @@ const ipaddr = createRequire(import.meta.url)("ipaddr.js") as typeof import("ipa
 // deprecated, routed to the IPv4 address they embed by some stacks) and NAT64's local-use prefix (RFC 8215).
 const EMBEDDING = [ipaddr.parseCIDR("::/96"), ipaddr.parseCIDR("64:ff9b:1::/48")];
 
+// IPv6 ranges that are not global though ipaddr.js (2.2) files them under "unicast": site-local (fec0::/10, deprecated
+// by RFC 3879 but still routed inside some networks), the documentation prefix of RFC 9637 (3fff::/20) and the SRv6
+// segment identifiers of RFC 9602 (5f00::/16), all "Globally Reachable: False" in IANA's special-purpose registry.
+const NOT_GLOBAL = [ipaddr.parseCIDR("fec0::/10"), ipaddr.parseCIDR("3fff::/20"), ipaddr.parseCIDR("5f00::/16")];
+
 /**
  * True for a unicast address on the public Internet, classified by ipaddr.js's special-purpose ranges (RFC 6890 and
  * later): loopback, unspecified, private, carrier-grade NAT, link-local, unique-local, multicast, documentation,
@@ -22,6 +27,7 @@ export function isPublicAddress(address: string): boolean {
   // The URL parser's canonical form first: ipaddr.js reads a dotted tail (::127.0.0.1) as IPv4-mapped, which it is not.
   const v6 = ipaddr.IPv6.parse(new URL(`http://[${address}]/`).hostname.slice(1, -1));
   if (EMBEDDING.some(([net, bits]) => v6.match(net, bits))) return false;
+  if (NOT_GLOBAL.some(([net, bits]) => v6.match(net, bits))) return false;
   if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().range() === "unicast";
   return v6.range() === "unicast";
 }

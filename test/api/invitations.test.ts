@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, idToken } from "../helpers/flows.js";
+import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson, reasonOf, requestJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
@@ -76,8 +76,9 @@ describe("invitations reveal nothing about other accounts", () => {
   });
 
   it("a pending invitation in one account does not block another's, and the first accepted decides", async () => {
-    const fromA = await invite(adminA, "new-hire@people.example");
+    // B invites first (an earlier invitation elsewhere would hold a later one back: see the squatting case below).
     const fromB = await invite(adminB, "New-Hire@people.example", "admin");
+    const fromA = await invite(adminA, "new-hire@people.example");
     expect([fromA.status, fromB.status]).toEqual([200, 200]);
     expect((await members(adminA)).find((m) => m.email === "new-hire@people.example")?.status).toBe("invited");
     // B's is accepted: the person is B's, and signs in to B with their e-mail (an e-mail means one account).
@@ -176,5 +177,64 @@ describe("invitations reveal nothing about other accounts", () => {
     for (const r of answers.filter((x) => x.status === 409))
       expect(r.body.message).toContain("already invited to this account");
     expect((await members(adminA)).filter((m) => m.email === "at-once@people.example")).toHaveLength(1);
+  });
+});
+
+describe("a pending invitee is not assignable (issue 47)", () => {
+  it("a conversation cannot be assigned to an e-mail only invited, nor to another account's member", async () => {
+    const t = await issueTokens(s.url, a, "assign-customer");
+    const conversationId = (await send(s.url, t.access_token, "hello")).conversation_id as string;
+    const take = (email: string) =>
+      postJson(s.url, "/take_over_conversation", { conversation_id: conversationId, operator_email: email }, adminA);
+    // Another account's member, invited (pending) to A: A's admin cannot hand A's customer to them.
+    const elsewhere = await addMember(s.url, adminB.authorization!.slice(7), "b-member@elsewhere.example");
+    expect((await invite(adminA, elsewhere.email)).status).toBe(200);
+    const inv = await invite(adminA, "pending-only@people.example");
+    expect(inv.status).toBe(200);
+    for (const email of [elsewhere.email, "pending-only@people.example"]) {
+      const r = await take(email);
+      expect(r.status, email).toBe(400);
+      expect(r.body.details[0].debug.metadata.field).toBe("operator_email");
+    }
+    // Once the invitee accepts, they are a person of the account and can be assigned.
+    expect((await accept(inv.body.data.invitation_code, "pending-only's password")).status).toBe(200);
+    const ok = await take("pending-only@people.example");
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data.assigned_to).toBe("pending-only@people.example");
+  });
+});
+
+describe("an admin cannot take an e-mail another account invited earlier (issue 47)", () => {
+  it("accepting one's own later invitation is refused; the person's earlier invitation then works", async () => {
+    const employer = await invite(adminB, "real-person@corp.example");
+    expect(employer.status).toBe(200);
+    s.clock.advance(1);
+    const squat = await invite(adminA, "real-person@corp.example");
+    expect(squat.status).toBe(200);
+    // A's admin is shown the code, and tries to accept it themselves.
+    const refused = await accept(squat.body.data.invitation_code, "the squatter's password");
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("failed_precondition");
+    expect(reasonOf(refused.body)).toBe("InvitationEmailInUseError");
+    expect(refused.body.message).toContain("was invited earlier by another account");
+    expect(JSON.stringify(refused.body)).not.toContain(b.email);
+    expect((await members(adminA)).find((m) => m.email === "real-person@corp.example")?.status).toBe("invited");
+    expect(
+      (
+        await postJson(s.url, "/get_id_token", {
+          user_email_id: "real-person@corp.example",
+          password: "the squatter's password",
+        })
+      ).status,
+    ).toBe(401);
+    // The person accepts their employer's invitation, and signs in to B.
+    const joined = await accept(employer.body.data.invitation_code, "the real person's password");
+    expect(joined.status, JSON.stringify(joined.body)).toBe(200);
+    const signIn = await postJson(s.url, "/get_id_token", {
+      user_email_id: "real-person@corp.example",
+      password: "the real person's password",
+    });
+    const me = await requestJson(s.url, "GET", "/v1/account", { authorization: `Bearer ${signIn.body.data.idToken}` });
+    expect(me.body.data.account_id).toBe(b.accountId);
   });
 });

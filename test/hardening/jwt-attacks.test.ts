@@ -217,9 +217,35 @@ const ATTACKS: Record<string, Attack> = {
     );
   },
   "over-long token": (g) => forge(decodeProtectedHeader(g), { ...decodeJwt(g), pad: "x".repeat(5000) }, realKey),
+  // Issue 47: a token with the real signature but no lineage would escape every lineage revocation.
+  "missing sid (lineage)": (g) => {
+    const { sid: _s, ...p } = decodeJwt(g);
+    return forge(decodeProtectedHeader(g), p, realKey);
+  },
+  "sid not a string (lineage)": (g) => forge(decodeProtectedHeader(g), { ...decodeJwt(g), sid: 7 }, realKey),
   "not a JWT": () => "not.a.jwt",
   "two segments": (g) => g.split(".").slice(0, 2).join("."),
 };
+
+describe("ID tokens without the credential they were minted with (issue 47)", () => {
+  it("no akid and no amr, or amr other than pwd: refused as invalid; the genuine token is accepted", async () => {
+    const genuine = await KINDS.id.genuine();
+    expect(decodeJwt(genuine).akid).toBeTypeOf("string");
+    expect((await KINDS.id.present(genuine)).status).toBe(200);
+    const { akid: _k, ...bare } = decodeJwt(genuine);
+    for (const payload of [bare, { ...bare, amr: "otp" }, { ...bare, amr: ["pwd"] }, { ...bare, akid: 1 }]) {
+      const r = await KINDS.id.present(forge(decodeProtectedHeader(genuine), payload, realKey));
+      expect(r.status, JSON.stringify(payload)).toBe(401);
+      expect(reasonOf(r.body)).toBe("TokenInvalidError");
+    }
+    // A password's token: amr pwd is its lineage.
+    const byPassword = (await postJson(s.url, "/get_id_token", { user_email_id: a.email, password: a.password })).body
+      .data.idToken as string;
+    secrets.add(byPassword);
+    expect(decodeJwt(byPassword).amr).toBe("pwd");
+    expect((await KINDS.id.present(byPassword)).status).toBe(200);
+  });
+});
 
 describe.each(Object.keys(KINDS) as (keyof typeof KINDS)[])("forged %s tokens", (kind) => {
   let genuine: string;

@@ -28,6 +28,13 @@ describe("the SSRF guard classifies with ipaddr.js", () => {
       expect(isPublicAddress(a), a).toBe(false);
     for (const a of ["8.8.8.8", "2606:4700::1111", "::ffff:8.8.8.8"]) expect(isPublicAddress(a), a).toBe(true);
   });
+
+  it("refuses the non-global ranges ipaddr.js calls unicast: site-local, 3fff::/20 and 5f00::/16 (issue 47)", () => {
+    for (const a of ["fec0::1", "feff:ffff::1", "3fff::1", "3fff:fff:ffff::1", "5f00::1", "5f00:ffff::1"])
+      expect(isPublicAddress(a), a).toBe(false);
+    // their neighbours stay public
+    for (const a of ["3fff:1000::1", "5f01::1", "2a00:1450::1"]) expect(isPublicAddress(a), a).toBe(true);
+  });
 });
 
 describe("in production, webhook URLs and agent base URLs at these addresses are refused", () => {
@@ -45,16 +52,19 @@ describe("in production, webhook URLs and agent base URLs at these addresses are
   });
   afterAll(() => s?.close(true));
 
-  it.each(EMBEDDED)("[%s] as a webhook URL and as an agent base_url: 400 naming the field", async (address) => {
-    const hook = await postJson(s.url, "/v1/account/webhooks", { url: `https://[${address}]/hooks` }, auth);
-    expect(hook.status).toBe(400);
-    expect(hook.body.details[0].debug.metadata.field).toBe("url");
-    const agent = await requestJson(s.url, "PATCH", `/v1/account/chatbots/${chatbotId}`, auth, {
-      agent: { kind: "openai_compatible", base_url: `https://[${address}]/v1`, model: "m" },
-    });
-    expect(agent.status).toBe(400);
-    expect(agent.body.message).toContain("agent.base_url");
-  });
+  it.each([...EMBEDDED, "fec0::1", "3fff::1", "5f00::1"])(
+    "[%s] as a webhook URL and as an agent base_url: 400 naming the field",
+    async (address) => {
+      const hook = await postJson(s.url, "/v1/account/webhooks", { url: `https://[${address}]/hooks` }, auth);
+      expect(hook.status).toBe(400);
+      expect(hook.body.details[0].debug.metadata.field).toBe("url");
+      const agent = await requestJson(s.url, "PATCH", `/v1/account/chatbots/${chatbotId}`, auth, {
+        agent: { kind: "openai_compatible", base_url: `https://[${address}]/v1`, model: "m" },
+      });
+      expect(agent.status).toBe(400);
+      expect(agent.body.message).toContain("agent.base_url");
+    },
+  );
 });
 
 describe("the agent client checks the address at connection time, like the webhook sender", () => {

@@ -89,14 +89,13 @@ describe("the audit log", () => {
           ok(postJson(s.url, "/get_id_token", { user_email_id: a.email, password: a.password }, { "user-agent": UA })),
       ],
       [
+        // Counted against the sender: the account's own API key, sent with an e-mail it does not sign in as.
         "sign_in.failed",
         async () => {
-          const wrong = "not the password at all";
-          secrets.push(wrong);
           const r = await postJson(
             s.url,
             "/get_id_token",
-            { user_email_id: a.email, password: wrong },
+            { user_email_id: "somebody-else@example.com", client_api_key: a.apiKey },
             { "user-agent": UA },
           );
           expect(r.status).toBe(401);
@@ -166,6 +165,34 @@ describe("the audit log", () => {
     expect(all.find((e) => e.kind === "member.updated").target).toBe(memberId);
     expect(all.find((e) => e.kind === "member.updated").details).toEqual({ from: "operator", to: "admin" });
     expect(all.find((e) => e.kind === "api_key.revoked").target).toBe(keyId);
+  });
+
+  it("a failed sign-in that proves nothing (a wrong password, an unknown key) is in no account's log (issue 47)", async () => {
+    const b = await s.account();
+    const wrong = "not the password at all";
+    secrets.push(wrong);
+    const events = await added(async () => {
+      for (const body of [
+        { user_email_id: a.email, password: wrong },
+        { user_email_id: a.email, client_api_key: `cak_${"x".repeat(43)}` },
+        // another account's genuine key naming A's e-mail: recorded in B's log (the sender's), not A's
+        { user_email_id: a.email, client_api_key: b.apiKey },
+      ]) {
+        const r = await postJson(s.url, "/get_id_token", body, { "user-agent": UA });
+        expect(r.status).toBe(401);
+      }
+    });
+    expect(events).toEqual([]);
+    const r = await postJson(s.url, "/get_id_token", { user_email_id: b.email, password: b.password });
+    const ofB = await getJson(
+      s.url,
+      "/v1/account/audit_events",
+      { kinds: "sign_in.failed" },
+      {
+        authorization: `Bearer ${r.body.data.idToken}`,
+      },
+    );
+    expect(ofB.body.data.audit_events.map((e: { actor: string }) => e.actor)).toEqual([b.email]);
   });
 
   it("keeps nothing secret: no key, password, code, token or signing secret", async () => {

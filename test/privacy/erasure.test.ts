@@ -178,6 +178,44 @@ describe("erasing a contact", () => {
     expect(again.status).toBe(404);
   });
 
+  it("keeps the erased customer's access tokens refused: no read, no write, no contact recreated (issue 47)", async () => {
+    const a = await s.account();
+    const token = await idToken(s.url, a);
+    const c = customer();
+    const t = await issueTokens(s.url, a, c.userId, c.contact);
+    const conv = (await send(s.url, t.access_token, "hello")).conversation_id as string;
+    // Revoked (by user) before the erasure, and a second session that was never revoked: both must stay dead.
+    const live = await issueTokens(s.url, a, c.userId, c.contact);
+    expect((await postJson(s.url, "/v1/account/sessions/revoke", { user_id: c.userId }, auth(token))).status).toBe(200);
+    const after = await issueTokens(s.url, a, c.userId, c.contact);
+    const r = await postJson(s.url, "/v1/account/contacts/erase", { user_id: c.userId }, auth(token));
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    for (const at of [t.access_token, live.access_token, after.access_token]) {
+      const read = await getJson(s.url, "/ai_agent/conversations", { access_token: at });
+      expect(read.status).toBe(401);
+      expect(read.body.details[0].debug.reason).toBe("TokenRevokedError");
+      const write = await postJson(s.url, `/ai_agent/send_message?access_token=${encodeURIComponent(at)}`, {
+        content: "am I back?",
+      });
+      expect(write.status).toBe(401);
+    }
+    const listed = await getJson(
+      s.url,
+      "/get_contact_conversations",
+      { user_email_id: a.email, search: c.userId },
+      auth(token),
+    );
+    expect(listed.body.data.data.contacts).toEqual([]);
+    expect(
+      (await getJson(s.url, "/get_messages_for_conversation", { conversation_id: conv }, auth(token))).status,
+    ).toBe(404);
+    // Nothing of the customer is kept to do it.
+    expect(await findAnywhere(s.app, needles(c))).toEqual([]);
+    // The same user_id, asked for anew by the client's server, starts afresh.
+    const fresh = await issueTokens(s.url, a, c.userId);
+    expect((await getJson(s.url, "/ai_agent/conversations", { access_token: fresh.access_token })).status).toBe(200);
+  });
+
   it("is refused for another account's contact, which stays whole", async () => {
     const a = await s.account();
     const b = await s.account();

@@ -36,7 +36,10 @@ describe("the active signing key's curve", () => {
     const ring = await open(await storeWith("P-256"));
     expect(ring.current.kid).toBe("k-P-256");
     const jwt = new JwtStrategy(ring, systemClock, "aiagent");
-    const { token } = await jwt.signId({ accountId: "acc-1", email: "a@example.com" }, 60);
+    const { token } = await jwt.signId(
+      { accountId: "acc-1", email: "a@example.com", sessionId: "s-1", viaPassword: true },
+      60,
+    );
     await expect(jwt.verifyId(token)).resolves.toMatchObject({ accountId: "acc-1", email: "a@example.com" });
   });
 

@@ -29,6 +29,19 @@ const emailInUse = (email: string) =>
   );
 
 /**
+ * Another account invited the e-mail earlier, and its invitation is still pending. An admin is shown the code of
+ * each invitation they make, so without this an admin could take any e-mail by accepting their own invitation, and
+ * the person's real invitation (made earlier) would then be refused.
+ */
+const invitedEarlier = (email: string) =>
+  new DomainError(
+    "failed_precondition",
+    `${email} was invited earlier by another account, and an e-mail belongs to one account at most: accept that ` +
+      "invitation, or ask that account's admin to withdraw it, then open this invitation again before it expires",
+    { reason: "InvitationEmailInUseError" },
+  );
+
+/**
  * Turns the pending invitation whose code hashes to `codeHash` into a member with `passwordHash`, in one unit of
  * work: the invitation is used up only if the person joins; undefined when no pending invitation has this code
  * (it may be a member's password-reset link).
@@ -41,6 +54,7 @@ export async function acceptPending(
   const pending = await d.invitations.byCode(codeHash);
   if (!pending) return undefined;
   if (pending.expiresAt <= d.clock.now()) throw invitationInvalid();
+  if (await d.invitations.earlierElsewhere(pending, d.clock.now())) throw invitedEarlier(pending.email);
   // Hashed outside the unit of work: scrypt's tens of milliseconds hold no lock.
   const passwordHash = await hashPassword();
   const now = d.clock.now();

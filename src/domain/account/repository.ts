@@ -172,6 +172,11 @@ export interface InvitationRepository {
   remove(accountId: string, invitationId: string): Promise<boolean>;
   /** Uses an invitation up: removes it only if it is still there and unexpired at `now` (of two uses, one wins). */
   take(codeHash: string, now: number): Promise<boolean>;
+  /**
+   * Whether another account holds an invitation of the same e-mail (case-insensitively), unexpired at `now` and made
+   * before this one: the earlier invitation decides who may take the e-mail.
+   */
+  earlierElsewhere(i: InvitationRecord, now: number): Promise<boolean>;
 }
 
 /** What the first start made for the demo: its account, chatbot, and the API key the running /demo page uses. */

@@ -287,12 +287,15 @@ export class TeamService {
     await this.d.revoke?.([lineage.password(caller.accountId, caller.email)], session);
   }
 
-  /** True when the e-mail is the account's own or one of its members' (invited or joined). */
+  /**
+   * True when the e-mail is the account's own or one of its members' who has joined. A pending invitee is not yet:
+   * the e-mail may belong to someone else entirely (another account's member), who never chose to join.
+   */
   async isPersonOf(accountId: string, email: string): Promise<boolean> {
     const account = await this.d.accounts.byId(accountId);
     if (account && account.email.toLowerCase() === email.toLowerCase()) return true;
-    if ((await this.d.members.byEmail(email))?.accountId === accountId) return true;
-    return (await this.d.invitations.byEmail(accountId, email)) !== undefined;
+    const member = await this.d.members.byEmail(email);
+    return member?.accountId === accountId && member.joinedAt !== null;
   }
 
   /** The account's member, or its pending invitation (listed as an invited member, under the same kind of id). */

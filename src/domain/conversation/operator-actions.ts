@@ -33,7 +33,10 @@ export class OperatorActions {
     const keyed = this.c.keys.request(caller, idempotencyKey, "take_over", { conversationId, operator, name });
     return this.c.keys.once(keyed, async () => {
       if (!(await this.c.d.isPersonOf(caller.accountId, operator)))
-        throw invalidArgument("operator_email", `${operator} is not a person of this account (invite them first)`);
+        throw invalidArgument(
+          "operator_email",
+          `${operator} is not a person of this account who has joined (invite them, and wait until they accept)`,
+        );
       // An admin assigning a teammate sends no name: the customer sees the one the teammate set in their profile.
       const shown =
         name ||

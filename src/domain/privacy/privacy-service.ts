@@ -61,7 +61,8 @@ export class PrivacyService {
   async erase(caller: AccountCaller, ref: ContactRef): Promise<ErasureResult> {
     const contact = await this.find(caller, ref);
     const r = await this.d.transaction(async (tx) => {
-      const erased = await tx.privacy.erase(contact);
+      // From one millisecond after now, as every revocation: a token minted in this millisecond is refused too.
+      const erased = await tx.privacy.erase(contact, this.d.clock.now() + 1);
       const result: ErasureResult = {
         contactId: contact.contactId,
         conversations: erased.conversationIds.length,

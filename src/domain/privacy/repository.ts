@@ -23,12 +23,15 @@ export interface PrivacyRepository {
   /** The account's contact by its id or by the client's user_id (another account's is undefined). */
   contact(accountId: string, by: { contactId: string } | { userId: string }): Promise<ContactRecord | undefined>;
   /**
-   * Deletes the contact with its conversations, messages, sessions (refresh tokens, their rotations and
-   * revocation marks) and launch codes, and redacts the account's events about it (their data becomes
-   * `{"redacted":true}`, so pending webhook deliveries carry nothing of it). Where instances share the store, the
-   * others are told the conversation ids once it commits (`Store.onConversationsErased`).
+   * Deletes the contact with its conversations, messages, sessions (refresh tokens and their rotations) and launch
+   * codes, and redacts the account's events about it (their data becomes `{"redacted":true}`, so pending webhook
+   * deliveries carry nothing of it). Each of the customer's sessions leaves a lineage mark (`session:<id>` under the
+   * chatbot id "", as of `at`; a random id, nothing of the customer), so an access token issued before the erasure
+   * stays refused for the rest of its life and cannot recreate the contact. Where
+   * instances share the store, the others are told the conversation ids once it commits
+   * (`Store.onConversationsErased`).
    */
-  erase(c: ContactRecord): Promise<ErasedCounts>;
+  erase(c: ContactRecord, at: number): Promise<ErasedCounts>;
   /**
    * Deletes up to `limit` conversations of the chatbot whose last activity is before `before`, with their messages,
    * redacting their events; contacts left with no conversation keep their profile. Answers the deleted ids.

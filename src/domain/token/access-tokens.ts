@@ -117,7 +117,11 @@ export class AccessTokens {
     const chatbot = await this.d.chatbots.byId(chatbotId);
     if (!chatbot || chatbot.accountId !== input.accountId || !chatbot.active)
       throw notFound("no such active chatbot in this account");
-    const access = await this.d.jwt.signAccess({ accountId: input.accountId, chatbotId, userId }, this.d.ttl.access);
+    // A session of its own (no refresh token stands behind it), so that like every access token it names its lineage.
+    const access = await this.d.jwt.signAccess(
+      { accountId: input.accountId, chatbotId, userId, sessionId: newId() },
+      this.d.ttl.access,
+    );
     await this.d.contacts.upsert(
       input.accountId,
       userId,

@@ -74,10 +74,17 @@ export const MAX_PASSWORD = 1024;
  * guessing, which the abuse limits count. Its message is the same as every other credential failure's.
  */
 export class UnknownCredentialError extends DomainError {
-  constructor(message: string) {
-    super("unauthenticated", message, { reason: "TokenInvalidError" });
+  constructor(message: string, reason: "TokenInvalidError" | "TokenRevokedError" = "TokenInvalidError") {
+    super("unauthenticated", message, { reason });
   }
 }
+
+/**
+ * The API key presented is one the account revoked (or whose rotation grace has ended). Said as such (reason
+ * TokenRevokedError): only its holder can present it, so this tells nobody else anything, and it sends the developer
+ * to the key rather than to the chatbot id.
+ */
+export const REVOKED_KEY = "client_api_key has been revoked: create a new key (or use the one that replaced it)";
 
 /** Guard for UnknownCredentialError. */
 export function isUnknownCredential(e: unknown): e is UnknownCredentialError {
@@ -160,7 +167,8 @@ export async function accountForKey(
   const hash = hashSecret(key);
   const rec = await d.apiKeys.byHash(hash);
   const now = d.clock.now();
-  if (!rec || !sameHash(rec.keyHash, hash) || !apiKeyUsable(rec, now)) return undefined;
+  if (!rec || !sameHash(rec.keyHash, hash)) return undefined;
+  if (!apiKeyUsable(rec, now)) throw new UnknownCredentialError(REVOKED_KEY, "TokenRevokedError");
   const account = await d.accounts.byId(rec.accountId);
   if (!account?.active) return undefined;
   const markUsed = async () => {

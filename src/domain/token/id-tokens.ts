@@ -36,8 +36,11 @@ export class IdTokens {
     let ok = false;
     let markUsed: (() => Promise<void>) | undefined;
     let apiKeyId: string | undefined;
+    /** The account the sender proved to be, whatever e-mail it named. */
+    let sender: { accountId: string; email: string } | undefined;
     if (input.clientApiKey) {
       const keyAccount = await accountForKey(this.d, input.clientApiKey);
+      sender = keyAccount;
       ok = !!account && keyAccount?.accountId === account.accountId;
       markUsed = keyAccount?.markUsed;
       apiKeyId = keyAccount?.apiKeyId;
@@ -53,10 +56,19 @@ export class IdTokens {
     }
     const method = input.clientApiKey ? "api_key" : "password";
     if (!ok || !account || !person) {
-      // Recorded in the account the e-mail is a person of, when it is one (an unknown e-mail has no account to tell).
-      const of = account?.accountId ?? (await this.d.members.byEmail(email))?.accountId;
-      const who = { kind: "service" as const, accountId: of ?? "", actor: email, origin: input.origin };
-      if (of) await this.d.audit?.note(who, "sign_in.failed", "", { method });
+      // Counted against the sender, never against the account the request names: anyone can name an e-mail, so a
+      // failure is recorded only in the log of an account the sender proved to be (a usable API key of that account,
+      // sent with an e-mail it does not sign in as). A wrong password or an unknown key proves nothing: no account's
+      // log records it (the sign-in throttle counts it, per address and per e-mail).
+      if (sender) {
+        const who = {
+          kind: "service" as const,
+          accountId: sender.accountId,
+          actor: sender.email,
+          origin: input.origin,
+        };
+        await this.d.audit?.note(who, "sign_in.failed", "", { method });
+      }
       throw new UnknownCredentialError(BAD_ID_CREDENTIAL);
     }
     if (!account.active) throw unauthenticated(BAD_ID_CREDENTIAL);

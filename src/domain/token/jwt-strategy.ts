@@ -103,12 +103,14 @@ export class JwtStrategy {
     if (hit === "expired") throw unauthenticated("the access token has expired", "TokenExpiredError");
     if (hit) return hit;
     const p = await this.verify(token, "access");
-    if (typeof p.cid !== "string" || typeof p.acc !== "string") throw unauthenticated("the access token is invalid");
+    // Its lineage (`sid`) is required: a token naming none would escape the revocation of its session.
+    if (typeof p.cid !== "string" || typeof p.acc !== "string" || typeof p.sid !== "string")
+      throw unauthenticated("the access token is invalid");
     const claims: AccessClaims = {
       userId: p.sub!,
       chatbotId: p.cid,
       accountId: p.acc,
-      ...(typeof p.sid === "string" ? { sessionId: p.sid } : {}),
+      sessionId: p.sid,
       issuedAt: issuedAtMs(p),
       expiresAt: p.exp! * 1000,
     };
@@ -122,11 +124,15 @@ export class JwtStrategy {
     if (hit === "expired") throw unauthenticated("the ID token has expired", "TokenExpiredError");
     if (hit) return hit;
     const p = await this.verify(token, "id");
-    if (typeof p.email !== "string") throw unauthenticated("the ID token is invalid");
+    // Its lineage is required: its own session (`sid`), and the API key (`akid`) or the password (`amr: pwd`) it was
+    // minted with. A token naming none would escape the revocation of what it descends from.
+    const minted = typeof p.akid === "string" || p.amr === "pwd";
+    if (typeof p.email !== "string" || typeof p.sid !== "string" || !minted)
+      throw unauthenticated("the ID token is invalid");
     const claims: IdClaims = {
       accountId: p.sub!,
       email: p.email,
-      ...(typeof p.sid === "string" ? { sessionId: p.sid } : {}),
+      sessionId: p.sid,
       ...(typeof p.akid === "string" ? { apiKeyId: p.akid } : {}),
       ...(p.amr === "pwd" ? { viaPassword: true } : {}),
       issuedAt: issuedAtMs(p),

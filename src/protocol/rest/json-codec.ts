@@ -1,6 +1,7 @@
 import { type DescField, type DescMessage, type DescOneof, getOption, hasOption, ScalarType } from "@bufbuild/protobuf";
-import { allowed_values } from "../../../gen/aiagent/v1/field_options_pb.js";
+import { allowed_values, TextFormat } from "../../../gen/aiagent/v1/field_options_pb.js";
 import { invalidArgument } from "../../domain/errors.js";
+import { textRules } from "./field-rules.js";
 
 /**
  * The documented JSON form of messages: proto field names (snake_case), every field present,
@@ -204,8 +205,11 @@ export function fromDocumentedJson(desc: DescMessage, json: unknown, path = "", 
   for (const [key, value] of Object.entries(json as Record<string, unknown>)) {
     const f = fieldsOf(desc).byName.get(key);
     const name = path ? `${path}.${key}` : key;
+    // An empty key names no field: refused naming where it stands (the body, or the object it is in).
+    if (key === "") throw invalidArgument(path || "body", 'has an empty key ("")');
     if (!f) throw unknownField(desc, key, name, "field");
-    if (value === null) continue;
+    // null is not a value of any documented field, and never stands for "absent" or "default": leave the field out.
+    if (value === null) throw invalidArgument(name, "must not be null: leave the field out for its default");
     const v = fieldFromJson(f, value, name, depth);
     if (f.oneof) {
       const taken = out[f.oneof.localName] as { case: string } | undefined;
@@ -295,6 +299,10 @@ export function fromQuery(
     if (seen.has(key)) throw invalidArgument(key, "is given more than once");
     seen.add(key);
     if (f.fieldKind !== "scalar") throw invalidArgument(key, "cannot be given as a query parameter");
+    // An empty value is a value, refused wherever "" is not one (an integer, a closed set, an id): only free text
+    // (search=) takes it, as the empty text. Leave a parameter out for its default.
+    if (raw === "" && f.scalar === ScalarType.STRING && textRules(f)?.format === TextFormat.UUID)
+      throw invalidArgument(key, "is empty: leave the parameter out for its default");
     out[f.localName] = f.scalar === ScalarType.STRING ? checkAllowed(f, raw, key) : queryScalar(f.scalar, raw, key);
   }
   return out;

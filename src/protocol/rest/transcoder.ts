@@ -193,6 +193,16 @@ async function serve(
     res.writeHead(200, { "content-type": "application/json", ...responseHeaders });
     res.end(body);
   } catch (e) {
+    if (e instanceof ClientGone) {
+      outcome?.fail(Code.Canceled);
+      // The network's doing, not the service's: nobody is left to answer.
+      opts.log.info("client closed the connection before its request was read", {
+        method: req.method,
+        path: route.template,
+      });
+      res.destroy?.();
+      return;
+    }
     outcome?.fail(e);
     writeError(res, toConnectError(e, opts.log), presentedToken, e instanceof BodyTooLarge ? req : undefined);
   }
@@ -221,7 +231,13 @@ async function decodeInput(
   }
   for (const [name, value] of Object.entries(vars)) {
     const f = fieldsOf(desc).byName.get(name);
-    if (f) init[f.localName] = percentDecode(value, name);
+    if (!f) continue;
+    const fromPath = percentDecode(value, name);
+    // The path names the object: a body that names another is refused, never silently overruled.
+    const fromBody = init[f.localName];
+    if (fromBody !== undefined && fromBody !== fromPath)
+      throw invalidArgument(name, "in the body differs from the one in the path: leave it out of the body");
+    init[f.localName] = fromPath;
   }
   return create(desc, init as never);
 }
@@ -231,11 +247,9 @@ async function readJson(req: Req, maxBytes: number): Promise<unknown> {
   checkContentType(req.headers["content-type"] ?? "");
   const length = req.headers["content-length"];
   if (Number(length ?? "0") > maxBytes) throw tooLarge(maxBytes);
-  // HTTP/1.1 frames a body with a Content-Length to exactly that many bytes: it cannot grow past the cap.
-  const bytes =
-    length !== undefined && req.httpVersionMajor === 1
-      ? await readFramed(req, maxBytes)
-      : await readChunks(req, maxBytes);
+  // HTTP/1.1 frames a body with a Content-Length to exactly that many bytes: it cannot grow past the cap. One without
+  // (chunked, or HTTP/2) is refused as soon as it passes the cap.
+  const bytes = await readBody(req, maxBytes);
   // toString would silently turn invalid bytes into U+FFFD.
   if (!isUtf8(bytes)) throw invalidArgument("body", "is not valid UTF-8");
   const text = bytes.toString("utf8");
@@ -244,10 +258,11 @@ async function readJson(req: Req, maxBytes: number): Promise<unknown> {
 }
 
 /**
- * A body of a declared length (HTTP/1.1), read with listeners: a stream's async iterator costs more than reading a
- * small body does (3–4% of a token call's CPU).
+ * A request body, read with listeners: a stream's async iterator costs more than reading a small body does (3–4% of a
+ * token call's CPU), and leaving one destroys the request, where a body over the cap must stay readable (the 413's
+ * lingering close discards the rest of it).
  */
-function readFramed(req: Req, maxBytes: number): Promise<Buffer> {
+function readBody(req: Req, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -262,34 +277,21 @@ function readFramed(req: Req, maxBytes: number): Promise<Buffer> {
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       chunks.push(chunk);
-      // Not expected (the length was checked, and the parser holds the body to it); refused all the same.
+      // With a declared length not expected (it was checked, and the parser holds the body to it).
       if (size > maxBytes) {
         req.pause();
         settle(tooLarge(maxBytes));
       }
     };
     const onEnd = () => settle(undefined);
-    const onError = (e: Error) => settle(e);
-    // Closed before its end (the client went away), as the async iterator reports it.
-    const onClose = () => settle(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }));
+    // An error or a close before the body's end: the client went away (reset, or its half of the connection closed).
+    const onError = (e: Error) => settle(new ClientGone(e));
+    const onClose = () => settle(new ClientGone());
     req.on("data", onData);
     req.on("end", onEnd);
     req.on("error", onError);
     req.on("close", onClose);
   });
-}
-
-/** A body of unknown length (chunked, or HTTP/2), refused as soon as it passes maxBytes. */
-async function readChunks(req: Req, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    // Leaving the loop stops reading: the request is destroyed, its socket kept to carry the 413.
-    if (size > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
 /** application/json, in UTF-8 (RFC 8259 §8.1): a charset parameter, if any, must say utf-8. */
@@ -311,6 +313,22 @@ function checkContentType(header: string): void {
 
 /** A request body over the size limit (answered 413). */
 class BodyTooLarge extends DomainError {}
+
+/** The client closed or reset its connection before its request body was read: nobody to answer. */
+class ClientGone extends Error {
+  constructor(cause?: Error) {
+    super("the client closed the connection before the request body was read", cause ? { cause } : undefined);
+    this.name = "ClientGone";
+  }
+}
+
+/**
+ * How long, and how much of the rest of an oversized body, the server reads and discards after its 413 before it
+ * closes (a lingering close, as Apache and nginx do): closing with the body still arriving makes the client's kernel
+ * answer a reset, which can destroy the 413 before a client that writes its whole request before reading reads it.
+ */
+const LINGER_MS = 5_000;
+const LINGER_BYTES = 16 * 1024 * 1024;
 
 function tooLarge(maxBytes: number): DomainError {
   return new BodyTooLarge("resource_exhausted", `body: must be at most ${maxBytes} bytes`, { field: "body" });
@@ -393,7 +411,7 @@ async function streamOut(
   res.end();
 }
 
-/** Writes an error; `oversized` is the request whose body was too large (413, and no reading the rest of it). */
+/** Writes an error; `oversized` is the request whose body was too large (413, then a lingering close). */
 function writeError(res: Res, err: ConnectError, presentedToken: boolean, oversized?: Req): void {
   if (res.headersSent) {
     res.end();
@@ -401,11 +419,13 @@ function writeError(res: Res, err: ConnectError, presentedToken: boolean, oversi
   }
   const e = errorResponse(err, presentedToken);
   if (oversized) {
-    // Retrying the same body cannot help: 413, not 429 with Retry-After. On HTTP/1.1 the connection is closed
-    // rather than drained, so a client cannot make the server read an endless body.
+    // Retrying the same body cannot help: 413, not 429 with Retry-After.
     e.status = 413;
     delete e.headers["retry-after"];
-    if (oversized.httpVersionMajor === 1) e.headers.connection = "close";
+    if (oversized.httpVersionMajor === 1) {
+      lingeringClose(oversized, res as ServerResponse, e.status, e.headers, e.body);
+      return;
+    }
   }
   res.writeHead(e.status, e.headers);
   res.end(e.body);
@@ -426,4 +446,43 @@ function drained(w: ServerResponse, ms: number): Promise<boolean> {
     w.on("drain", onDrain);
     w.on("close", onClose);
   });
+}
+
+/**
+ * HTTP/1.1's answer to an oversized body: the whole 413 is sent at once (with its length, so the client can read it
+ * while it is still writing), then the rest of the body is read and discarded until it ends, LINGER_BYTES have been
+ * discarded or LINGER_MS have passed; only then does the response end and the connection close. A client cannot make
+ * the server read an endless body: past either bound the connection is cut.
+ */
+function lingeringClose(
+  req: Req,
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  body: string,
+): void {
+  res.writeHead(status, { ...headers, connection: "close", "content-length": String(Buffer.byteLength(body)) });
+  res.write(body);
+  let discarded = 0;
+  const done = (cut: boolean) => {
+    clearTimeout(timer);
+    req.off("data", onData);
+    req.off("end", onEnd);
+    req.off("close", onEnd);
+    req.off("error", onEnd);
+    res.end();
+    if (cut) req.socket?.destroy();
+  };
+  const onData = (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > LINGER_BYTES) done(true);
+  };
+  const onEnd = () => done(false);
+  const timer = setTimeout(() => done(true), LINGER_MS);
+  timer.unref();
+  req.on("data", onData);
+  req.on("end", onEnd);
+  req.on("close", onEnd);
+  req.on("error", onEnd);
+  req.resume();
 }

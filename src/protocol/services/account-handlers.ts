@@ -15,6 +15,7 @@ import type { ChatbotRecord } from "../../domain/account/repository.js";
 import type { IssuedInvitation, MemberView, TeamService } from "../../domain/account/team-service.js";
 import type { AccountCaller } from "../../domain/caller.js";
 import { invalidArgument } from "../../domain/errors.js";
+import { requireUuid } from "../../domain/ids.js";
 import type { Reports } from "../../domain/report/report.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
@@ -175,7 +176,8 @@ export function accountHandlers(d: {
       const caller = auditedCaller(call);
       // "all" is the command line's; the API revokes one key by its id.
       if (req.apiKeyId === "all") throw invalidArgument("api_key_id", "must be one key's id");
-      await accounts.revokeApiKey(caller, req.apiKeyId);
+      // Checked here, named as the route names it (the command line's --id is checked by the service).
+      await accounts.revokeApiKey(caller, requireUuid("api_key_id", req.apiKeyId));
       const view = await keyOf(caller, req.apiKeyId);
       return { data: view && apiKey(view) };
     },

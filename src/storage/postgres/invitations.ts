@@ -52,5 +52,15 @@ export function pgInvitations(db: PgDb): InvitationRepository {
         codeHash,
         now,
       ]),
+    // Pending invitations are few (they end in a week): read without an index of their own.
+    earlierElsewhere: async (i, now) =>
+      (
+        await db.rows(
+          "invitation_earlier_elsewhere",
+          `SELECT 1 FROM invitations WHERE (lower(email) COLLATE "C") = lower($1) AND account_id <> $2
+             AND expires_at > $3 AND created_at < $4 LIMIT 1`,
+          [i.email, i.accountId, now, i.createdAt],
+        )
+      ).length > 0,
   };
 }

@@ -42,7 +42,7 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
               by.userId,
             ]))
       ).map(toContact)[0],
-    erase: (c) =>
+    erase: (c, at) =>
       db.unit(async () => {
         const ids = (
           await db.rows<{ conversation_id: string }>(
@@ -56,6 +56,15 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
           "priv_redact_user",
           "UPDATE events SET data = $1 WHERE account_id = $2 AND (data::jsonb ->> 'userId') = $3 AND data <> $1",
           [REDACTED, c.accountId, c.userId],
+        );
+        // The access tokens of the customer's sessions outlive the sessions' rows: each session's lineage mark (a
+        // random id, nothing of the customer) keeps them refused for the rest of their lives.
+        await db.count(
+          "priv_mark_sessions",
+          `INSERT INTO token_revocations (chatbot_id, user_id, not_before)
+             SELECT '', 'session:' || session_id, $3 FROM refresh_tokens WHERE account_id = $1 AND user_id = $2
+           ON CONFLICT (chatbot_id, user_id) DO UPDATE SET not_before = greatest(token_revocations.not_before, excluded.not_before)`,
+          [c.accountId, c.userId, at],
         );
         await db.count(
           "priv_del_rotations",

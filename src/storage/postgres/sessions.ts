@@ -69,9 +69,12 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
       // One round trip instead of two: the revocation instants and the chatbot, in one snapshot.
       const [r] = await db.rows(
         "rt_frame_access",
+        // …and the session's own lineage mark, which outlives its refresh token when the customer is erased.
         `SELECT b.account_id, b.active, greatest(
            (SELECT not_before FROM token_revocations WHERE chatbot_id = $1 AND user_id = $2),
-           (SELECT revoked_at FROM refresh_tokens WHERE session_id = $3::text)) AS not_before
+           (SELECT revoked_at FROM refresh_tokens WHERE session_id = $3::text),
+           (SELECT not_before FROM token_revocations WHERE chatbot_id = '' AND user_id = 'session:' || $3::text))
+           AS not_before
          FROM (SELECT 1) AS one LEFT JOIN chatbots b ON b.chatbot_id = $1`,
         [chatbotId, userId, sessionId ?? null],
       );

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { StoreOpenError } from "../../domain/store.js";
@@ -28,6 +28,8 @@ async function copyDatabase(source: Database.Database, dest: string): Promise<nu
   const partial = `${dest}.partial-${process.pid}`;
   rmSync(partial, { force: true });
   try {
+    // Created here, readable by its owner only (0600): SQLite would create it 0644, and a backup is the whole database.
+    closeSync(openSync(partial, "wx", 0o600));
     // All pages in one step: SQLite copies them inside one read transaction, so the copy is the database as of one
     // commit while writers go on (WAL). In small steps, every write by another connection would restart the copy.
     const { totalPages } = await source.backup(partial, { progress: () => ALL_PAGES });
@@ -108,7 +110,8 @@ export async function restoreSqlite(from: string, path: string): Promise<{ pages
       if (e instanceof BackupError) throw e;
       throw new BackupError(`${from} is not an aiagent database (${(e as Error).message})`);
     }
-    if (!existsSync(dirname(path))) throw new BackupError(`directory ${dirname(path)} does not exist`);
+    // A new place for the database gets its folder, as the server makes its own (0700: it holds the database).
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const present = existsSync(path);
     if (present && inUse(path))
       throw new BackupError(`database ${path} is in use by a running server; stop it before restoring over it`);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { StoreOpenError } from "../../domain/store.js";
@@ -29,7 +29,8 @@ export class DatabaseOpenError extends StoreOpenError {
 export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   if (path !== ":memory:") {
     if (opts.mustExist && !existsSync(path)) throw new DatabaseOpenError(`database ${path} does not exist`);
-    mkdirSync(dirname(path), { recursive: true });
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    ownerOnly(path);
   }
   let db: Db | undefined;
   try {
@@ -47,6 +48,22 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
     throw new DatabaseOpenError(`cannot open database ${path}: ${(e as Error).message}`);
   }
   return db;
+}
+
+/**
+ * Makes the database file readable and writable by its owner only (0600), creating it empty if it does not exist yet:
+ * SQLite creates its -wal and -shm files with the database file's permissions, so they are 0600 too. A file of an
+ * older version made 0644 is narrowed, with its -wal and -shm; a file owned by someone else is left as it is.
+ */
+function ownerOnly(path: string): void {
+  closeSync(openSync(path, "a", 0o600));
+  for (const f of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if ((statSync(f).mode & 0o077) !== 0) chmodSync(f, 0o600);
+    } catch {
+      // absent (no -wal yet), or not ours to change
+    }
+  }
 }
 
 /** Applies every migration newer than the file's user_version, each in one transaction. */

@@ -53,6 +53,25 @@ export function invitationCases(h: () => Harness) {
       expect(await store.invitations.byCode("nope")).toBeUndefined();
     });
 
+    it("finds another account's earlier unexpired invitation of the same e-mail, in any case (issue 47)", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const email = `early-${newId()}@shop.example`;
+      const mine = invitation(a.accountId, email, { createdAt: 20 });
+      await store.invitations.insert(mine);
+      expect(await store.invitations.earlierElsewhere(mine, 500)).toBe(false);
+      const later = invitation(b.accountId, email.toUpperCase(), { createdAt: 30 });
+      await store.invitations.insert(later);
+      // B's is later than A's: it does not hold A's back; A's holds B's back while it is unexpired.
+      expect(await store.invitations.earlierElsewhere(mine, 500)).toBe(false);
+      expect(await store.invitations.earlierElsewhere(later, 500)).toBe(true);
+      expect(await store.invitations.earlierElsewhere(later, 1000)).toBe(false);
+      // The same account's own invitation never counts, nor one of the same instant.
+      expect(await store.invitations.earlierElsewhere({ ...later, accountId: a.accountId }, 500)).toBe(false);
+      expect(await store.invitations.earlierElsewhere({ ...later, createdAt: 20 }, 500)).toBe(false);
+    });
+
     it("lists an account's invitations by e-mail, and only its own", async () => {
       const { store } = h();
       const a = await account(store);

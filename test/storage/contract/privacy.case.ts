@@ -117,7 +117,11 @@ export function privacyCases(h: () => Harness) {
         },
       ]);
       const alice = (await store.privacy.contact(a.accountId, { userId: "alice" }))!;
-      const r = await store.privacy.erase(alice);
+      const aliceSessions = (await store.refreshTokens.list({ accountId: a.accountId, userId: "alice" }, 10, 0)).map(
+        (t) => t.sessionId,
+      );
+      expect(aliceSessions).toHaveLength(2);
+      const r = await store.privacy.erase(alice, 70);
       expect(r).toEqual({
         conversationIds: expect.arrayContaining([c1, c2]),
         messages: 4,
@@ -129,6 +133,11 @@ export function privacyCases(h: () => Harness) {
       expect(await store.conversations.byId(c1)).toBeUndefined();
       expect(await store.refreshTokens.list({ accountId: a.accountId, userId: "alice" }, 10, 0)).toEqual([]);
       expect(await store.refreshTokens.notBefore(a.chatbotId, "alice")).toBeUndefined();
+      // Each erased session leaves its lineage mark: an access token it issued stays refused, and names nothing of her.
+      for (const sid of aliceSessions) {
+        expect((await store.refreshTokens.frameAccess(a.chatbotId, "alice", sid)).notBefore).toBe(70);
+        expect(await store.refreshTokens.lineageNotBefore([`session:${sid}`])).toBe(70);
+      }
       const events = await store.events.list(a.accountId, 0, 10, []);
       expect(events.map((e) => e.data)).toEqual([
         { redacted: true },

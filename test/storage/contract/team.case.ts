@@ -56,7 +56,7 @@ export function teamCases(h: () => Harness) {
       await message(store, a, kept, { userId: "stays", at: 1000, start: true });
       for (const id of [erased, expired, kept]) await store.notes.add(note(a.accountId, id, `about ${id}`, 1001));
       const contact = (await store.privacy.contact(a.accountId, { userId: "gone" }))!;
-      await store.privacy.erase(contact);
+      await store.privacy.erase(contact, Date.now());
       expect(await store.privacy.expireConversations(a.chatbotId, 500, 10)).toEqual([expired]);
       expect(await store.notes.forConversation(erased, 10)).toEqual([]);
       expect(await store.notes.forConversation(expired, 10)).toEqual([]);

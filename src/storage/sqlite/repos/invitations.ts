@@ -20,6 +20,10 @@ export function sqliteInvitations(db: Db): Sync<InvitationRepository> {
   );
   const remove = db.prepare("DELETE FROM invitations WHERE account_id = ? AND invitation_id = ?");
   const take = db.prepare("DELETE FROM invitations WHERE code_hash = ? AND expires_at > ?");
+  // Pending invitations are few (they end in a week): read without an index of their own.
+  const earlier = db.prepare<[string, string, number, number], { one: number }>(
+    "SELECT 1 AS one FROM invitations WHERE email = ? AND account_id <> ? AND expires_at > ? AND created_at < ? LIMIT 1",
+  );
   const one = (r: Row | undefined) => r && toRecord(r);
   return {
     insert: (i) => insert.run(...invitationValues(i)).changes === 1,
@@ -30,5 +34,6 @@ export function sqliteInvitations(db: Db): Sync<InvitationRepository> {
     update: (i) => update.run(i.role, i.codeHash, i.expiresAt, i.invitationId, i.accountId).changes === 1,
     remove: (accountId, invitationId) => remove.run(accountId, invitationId).changes === 1,
     take: (codeHash, now) => take.run(codeHash, now).changes === 1,
+    earlierElsewhere: (i, now) => earlier.get(i.email, i.accountId, now, i.createdAt) !== undefined,
   };
 }

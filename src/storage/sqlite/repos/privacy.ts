@@ -36,6 +36,12 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
   const delRevocations = db.prepare(
     "DELETE FROM token_revocations WHERE user_id = ? AND chatbot_id IN (SELECT chatbot_id FROM chatbots WHERE account_id = ?)",
   );
+  // The access tokens of the customer's sessions outlive the sessions' rows: each session's lineage mark (a random id,
+  // nothing of the customer) keeps them refused for the rest of their lives.
+  const markSession = db.prepare(
+    "INSERT INTO token_revocations (chatbot_id, user_id, not_before) VALUES ('', 'session:' || ?, ?) " +
+      "ON CONFLICT (chatbot_id, user_id) DO UPDATE SET not_before = max(not_before, excluded.not_before)",
+  );
   const delContact = db.prepare("DELETE FROM contacts WHERE contact_id = ?");
   // A keyed write keeps its first answer (the customer's words) for a day: the customer's own keys go, and the
   // account's people's keys whose answer is about one of the erased conversations.
@@ -76,7 +82,7 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
     return { messages, redacted: redactConversation.run(REDACTED, accountId, conversationId, REDACTED).changes };
   };
 
-  const erase = db.transaction((c: ContactRecord) => {
+  const erase = db.transaction((c: ContactRecord, at: number) => {
     const conversationIds = convIds.all(c.contactId).map((r) => r.conversation_id);
     let messages = 0;
     let eventsRedacted = 0;
@@ -86,7 +92,10 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
       eventsRedacted += d.redacted;
     }
     eventsRedacted += redactUser.run(REDACTED, c.accountId, c.userId, REDACTED).changes;
-    for (const s of sessions.all(c.accountId, c.userId)) delRotations.run(s.session_id);
+    for (const s of sessions.all(c.accountId, c.userId)) {
+      delRotations.run(s.session_id);
+      markSession.run(s.session_id, at);
+    }
     const sessionCount = delTokens.run(c.accountId, c.userId).changes;
     delLaunchCodes.run(c.accountId, c.userId);
     delRevocations.run(c.userId, c.accountId);
@@ -117,7 +126,7 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
       const r = "contactId" in by ? byId.get(accountId, by.contactId) : byUser.get(accountId, by.userId);
       return r && toContact(r);
     },
-    erase: (c) => erase(c),
+    erase: (c, at) => erase(c, at),
     expireConversations: (chatbotId, before, limit) => expire(chatbotId, before, limit),
     retentionPolicies: () =>
       policies.all().map((p) => ({ chatbotId: p.chatbot_id, accountId: p.account_id, days: p.days })),

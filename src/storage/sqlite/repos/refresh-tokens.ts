@@ -32,9 +32,12 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     { account_id: string | null; active: number | null; not_before: number | null }
   >(
     // The same revocation instants as notBefore, and the chatbot, in one statement (one snapshot).
-    `SELECT b.account_id, b.active, max(coalesce(nb, rv), coalesce(rv, nb)) AS not_before FROM (SELECT
+    // …and the session's own lineage mark, which outlives its refresh token when the customer is erased.
+    `SELECT b.account_id, b.active, max(coalesce(nb, rv, sv), coalesce(rv, sv, nb), coalesce(sv, nb, rv)) AS not_before
+     FROM (SELECT
        (SELECT not_before FROM token_revocations WHERE chatbot_id = @chatbotId AND user_id = @userId) AS nb,
-       (SELECT revoked_at FROM refresh_tokens WHERE session_id = @sessionId) AS rv)
+       (SELECT revoked_at FROM refresh_tokens WHERE session_id = @sessionId) AS rv,
+       (SELECT not_before FROM token_revocations WHERE chatbot_id = '' AND user_id = 'session:' || @sessionId) AS sv)
      LEFT JOIN chatbots b ON b.chatbot_id = @chatbotId`,
   );
   const notBeforePair = db.prepare<[string, string], { not_before: number }>(
