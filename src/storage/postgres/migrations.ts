@@ -433,4 +433,18 @@ export const pgMigrations: PgMigration[] = [
         WHERE rating_score IS NOT NULL;
       CREATE INDEX messages_report ON messages (chatbot_id, conversation_created_at, created_at);`,
   },
+  {
+    version: 19,
+    // The claim of the AI agent's reply to each customer message (a token and its lease: one caller at a time asks
+    // the model, on any instance), then the stored reply's message_order. Erased with its conversation.
+    sql: `
+      CREATE TABLE agent_replies (
+        message_id text PRIMARY KEY,
+        conversation_id text NOT NULL,
+        claim text NOT NULL,
+        lease_until bigint NOT NULL,
+        reply_order integer
+      );
+      CREATE INDEX agent_replies_conversation ON agent_replies (conversation_id);`,
+  },
 ];

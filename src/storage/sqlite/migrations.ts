@@ -650,4 +650,20 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX messages_report ON messages (chatbot_id, created_at, conversation_created_at);
     `,
   },
+  {
+    version: 25,
+    name: "agent_replies: the claim of the AI agent's reply to each customer message",
+    sql: `
+      -- One row per customer message the agent answers: the claim (a token and its lease) that lets one caller at
+      -- a time ask the model, then the stored reply's message_order. Erased with its conversation.
+      CREATE TABLE agent_replies (
+        message_id TEXT PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        claim TEXT NOT NULL,
+        lease_until INTEGER NOT NULL,
+        reply_order INTEGER
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX agent_replies_conversation ON agent_replies (conversation_id);
+    `,
+  },
 ];
