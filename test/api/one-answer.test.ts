@@ -164,7 +164,12 @@ function suite(name: string, skip: string | undefined, deploy: (llmUrl: string) 
   });
 }
 
-const env = (llmUrl: string) => ({ AIAGENT_LLM_BASE_URL: llmUrl, AIAGENT_LLM_MODEL: "stand-in-model" });
+// The customer limits are tried in test/hardening/customer-limits.test.ts; here one customer sends 21 messages.
+const env = (llmUrl: string) => ({
+  AIAGENT_LLM_BASE_URL: llmUrl,
+  AIAGENT_LLM_MODEL: "stand-in-model",
+  AIAGENT_RATE_LIMIT_MESSAGES_PER_MINUTE: "0",
+});
 
 suite("one answer per key: one instance on SQLite", undefined, async (llmUrl) => {
   const s = await startServer({ env: { ...env(llmUrl), AIAGENT_LOG_LEVEL: "warn" } });

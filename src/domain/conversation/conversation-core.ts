@@ -9,6 +9,7 @@ import type { Repositories, Transact } from "../store.js";
 import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
 import { ContactListCache } from "./contact-list-cache.js";
+import type { CustomerLimits } from "./customer-limits.js";
 import type { ConversationEvents, ConversationSummary } from "./events.js";
 import { type ConversationOwner, ConversationOwners } from "./owners.js";
 import { MessagePageCache } from "./page-cache.js";
@@ -45,6 +46,8 @@ export interface ConversationServiceDeps {
   idempotency: Pick<IdempotencyRepository, "find">;
   /** The claims of the agent's replies (taken, renewed and released outside units of work). */
   replies: Pick<ReplyRepository, "take" | "find" | "renew" | "release">;
+  /** What one customer may write (messages, conversations, ratings); undefined: no limit (AIAGENT_RATE_LIMIT=off). */
+  customerLimits?: CustomerLimits | undefined;
   /** Units of work: each change and its events (the outbox) commit together. */
   transaction: Transact;
   /** The account's event log, written in the unit of work of each change. */

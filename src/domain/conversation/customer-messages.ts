@@ -85,8 +85,10 @@ export class CustomerMessages {
       message: MessageRecord;
       conversation?: ConversationRecord;
       recent?: Promise<MessageRecord[]>;
-    }>(keyed, () =>
-      this.c.append(
+    }>(keyed, async () => {
+      // Counted only when the message is to be stored: a retry of a stored one is not.
+      await this.c.d.customerLimits?.message(caller.accountId, caller.userId, start !== undefined);
+      return this.c.append(
         caller.accountId,
         conversationId,
         { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now },
@@ -103,8 +105,8 @@ export class CustomerMessages {
               leaseUntil: now + REPLY_LEASE_MS,
             });
         },
-      ),
-    );
+      );
+    });
     const userMessage = sent.message;
     // A retry of a stored message (no conversation: its first answer): nothing is written again.
     let conv = sent.conversation ?? (await this.c.frameConversation(caller, userMessage.conversationId));

@@ -50,7 +50,8 @@ export interface Operator {
 export interface ReplyHandle {
   append(text: string): void;
   finish(m: ChatMessage): void;
-  fail(message: string): void;
+  /** Shows the failure in the reply's place, with a button (`action`) that asks again. */
+  fail(message: string, action?: { label: string; run: () => void }): void;
   remove(): void;
 }
 
@@ -67,6 +68,7 @@ export class ChatView {
   private readonly title = document.getElementById("title") as HTMLElement;
   private readonly subtitle = document.getElementById("subtitle") as HTMLElement;
   private readonly avatar = document.getElementById("avatar") as HTMLElement;
+  private readonly inputLabel = document.querySelector('label[for="input"]') as HTMLLabelElement;
   private noticeKind: NoticeKind | undefined;
   /** Shown on operators' messages as they are added. */
   private operator: Operator | undefined;
@@ -148,6 +150,11 @@ export class ChatView {
     this.operator = operator;
   }
 
+  /** Names who the composer writes to (its label): the assistant, or the person who took the conversation over. */
+  setRecipient(name: string): void {
+    this.inputLabel.textContent = `Message to ${name}`;
+  }
+
   /** Removes a message that was never stored. */
   drop(li: HTMLLIElement): void {
     li.remove();
@@ -183,10 +190,16 @@ export class ChatView {
         done();
         this.scrollToEnd(follow);
       },
-      fail: (message) => {
+      fail: (message, action) => {
         const follow = this.atEnd();
         li.className = "msg msg--error";
         li.replaceChildren(el("span", "sr-only", "Error:"), el("div", "msg__bubble", message));
+        if (action) {
+          const retry = el("button", "msg__retry", action.label);
+          retry.type = "button";
+          retry.addEventListener("click", () => action.run());
+          li.append(retry);
+        }
         li.setAttribute("role", "alert");
         done();
         this.scrollToEnd(follow);
