@@ -31,7 +31,8 @@ class FlakyAgent implements Agent {
 let browser: Browser;
 let e: Embedding;
 const agent = new FlakyAgent();
-const shots = process.env.UPDATE_DOCS === "1" ? new URL("../../docs/", import.meta.url).pathname : undefined;
+// SCREENSHOTS=<folder>: each case's frame at 375 and 1280 px is saved there, to be looked at.
+const shots = process.env.SCREENSHOTS ? `${process.env.SCREENSHOTS.replace(/\/$/, "")}/` : undefined;
 
 beforeAll(async () => {
   [browser, e] = await Promise.all([launchBrowser(), startEmbedding({ overrides: { agent } })]);
