@@ -37,6 +37,8 @@ export interface ReplyRepository {
    * unit must then be rolled back: another claimant answers it.
    */
   complete(messageId: string, claim: string, replyOrder: number): Promise<boolean>;
+  /** Drops up to `limit` claims whose lease ended before `before` (answered or given up); answers the count. */
+  prune(before: number, limit: number): Promise<number>;
 }
 
 /** How long a claim holds without renewal: the time an instance may stall (or be dead) before a retry takes over. */

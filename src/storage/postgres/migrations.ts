@@ -445,6 +445,7 @@ export const pgMigrations: PgMigration[] = [
         lease_until bigint NOT NULL,
         reply_order integer
       );
-      CREATE INDEX agent_replies_conversation ON agent_replies (conversation_id);`,
+      CREATE INDEX agent_replies_conversation ON agent_replies (conversation_id);
+      CREATE INDEX agent_replies_lease ON agent_replies (lease_until);`,
   },
 ];

@@ -50,5 +50,14 @@ export function pgReplies(db: PgDb): ReplyRepository {
         "UPDATE agent_replies SET reply_order = $1 WHERE message_id = $2 AND claim = $3 AND reply_order IS NULL",
         [replyOrder, messageId, claim],
       )) === 1,
+    prune: (before, limit) =>
+      db.unit(() =>
+        db.count(
+          "reply_prune",
+          `DELETE FROM agent_replies WHERE message_id IN (
+             SELECT message_id FROM agent_replies WHERE lease_until < $1 LIMIT $2)`,
+          [before, limit],
+        ),
+      ),
   };
 }

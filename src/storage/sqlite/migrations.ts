@@ -664,6 +664,8 @@ export const migrations: readonly Migration[] = [
         reply_order INTEGER
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX agent_replies_conversation ON agent_replies (conversation_id);
+      -- Claims past the idempotency window serve no retry: pruned by lease end.
+      CREATE INDEX agent_replies_lease ON agent_replies (lease_until);
     `,
   },
 ];

@@ -34,6 +34,11 @@ export function replyCases(h: () => Harness) {
       expect(await store.replies.take(claim("c", 99_999), 99_000)).toBe(false);
       expect((await store.replies.find(messageId))?.replyOrder).toBe(2);
       expect(await store.replies.find(newId())).toBeUndefined();
+      // Pruned once its lease ended before the cut-off.
+      await store.replies.prune(9000, 1000);
+      expect(await store.replies.find(messageId)).toBeDefined();
+      expect(await store.replies.prune(9001, 1000)).toBeGreaterThanOrEqual(1);
+      expect(await store.replies.find(messageId)).toBeUndefined();
     });
 
     it("a released claim is taken at once; a claim opened in a unit that fails is not recorded", async () => {

@@ -24,6 +24,9 @@ export function sqliteReplies(db: Db): Sync<ReplyRepository> {
   const complete = db.prepare(
     "UPDATE agent_replies SET reply_order = ? WHERE message_id = ? AND claim = ? AND reply_order IS NULL",
   );
+  const prune = db.prepare(
+    "DELETE FROM agent_replies WHERE message_id IN (SELECT message_id FROM agent_replies WHERE lease_until < ? LIMIT ?)",
+  );
   return {
     open: (c) => void open.run(c.messageId, c.conversationId, c.claim, c.leaseUntil),
     take: (c, now) => take.run(c.messageId, c.conversationId, c.claim, c.leaseUntil, now).changes === 1,
@@ -34,5 +37,6 @@ export function sqliteReplies(db: Db): Sync<ReplyRepository> {
     renew: (messageId, claim, leaseUntil) => renew.run(leaseUntil, messageId, claim).changes === 1,
     release: (messageId, claim) => void release.run(messageId, claim),
     complete: (messageId, claim, replyOrder) => complete.run(replyOrder, messageId, claim).changes === 1,
+    prune: (before, limit) => prune.run(before, limit).changes,
   };
 }
