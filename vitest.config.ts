@@ -43,6 +43,8 @@ const ON_POSTGRES = [
   "test/api/chatbot-picture.test.ts",
   "test/api/rating.test.ts",
   "test/api/contact-list-cache.test.ts",
+  "test/api/one-answer.test.ts",
+  "test/hardening/customer-limits.test.ts",
 ];
 
 /** Suites that also run on PostgreSQL through PgBouncer in transaction pooling mode (AIAGENT_TEST_BACKEND=pgbouncer). */

@@ -38,6 +38,8 @@ export interface Config {
   readonly http: HttpLimits;
   /** Abuse limits on the token endpoints; undefined when AIAGENT_RATE_LIMIT=off (benchmarks only). */
   readonly rateLimit: RateLimits | undefined;
+  /** Limits on each customer's writes in the frame; undefined when AIAGENT_RATE_LIMIT=off (benchmarks only). */
+  readonly customerLimits: CustomerLimitSettings | undefined;
   /**
    * How often a running instance looks for signing keys rotated elsewhere (AIAGENT_SIGNING_KEY_REFRESH, default 30).
    */
@@ -149,6 +151,23 @@ export interface RateLimits {
   readonly failuresPerTarget: number;
   readonly passwordFailures: number;
   readonly blockSeconds: number;
+}
+
+/**
+ * Limits on what one customer (one `user_id` of an account, whichever chatbot or token) writes from the frame, counted
+ * across instances on PostgreSQL. Each is a count; 0 turns that one limit off; beyond it the write answers 429 with
+ * Retry-After and stores nothing.
+ *
+ * | variable | default | what |
+ * |---|---|---|
+ * | AIAGENT_RATE_LIMIT_CONVERSATIONS_PER_HOUR | 10 | new conversations one customer starts per hour |
+ * | AIAGENT_RATE_LIMIT_MESSAGES_PER_MINUTE | 20 | messages one customer sends per minute (a retry with its Idempotency-Key is not counted) |
+ * | AIAGENT_RATE_LIMIT_RATINGS_PER_HOUR | 5 | ratings set or changed per conversation per hour (the same rating again is not counted) |
+ */
+export interface CustomerLimitSettings {
+  readonly conversationsPerHour: number;
+  readonly messagesPerMinute: number;
+  readonly ratingsPerHour: number;
 }
 
 /** A configuration value that cannot be used; start-up stops with this message. */
@@ -263,6 +282,15 @@ function rateLimits(src: Source): RateLimits | undefined {
     failuresPerTarget: count(src, "AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET", 20),
     passwordFailures: count(src, "AIAGENT_RATE_LIMIT_PASSWORD_FAILURES", 10),
     blockSeconds: positive(src, "AIAGENT_RATE_LIMIT_BLOCK_SECONDS", 900),
+  };
+}
+
+function customerLimits(src: Source): CustomerLimitSettings | undefined {
+  if (oneOf(src, "AIAGENT_RATE_LIMIT", ["on", "off"] as const, "on") === "off") return undefined;
+  return {
+    conversationsPerHour: count(src, "AIAGENT_RATE_LIMIT_CONVERSATIONS_PER_HOUR", 10),
+    messagesPerMinute: count(src, "AIAGENT_RATE_LIMIT_MESSAGES_PER_MINUTE", 20),
+    ratingsPerHour: count(src, "AIAGENT_RATE_LIMIT_RATINGS_PER_HOUR", 5),
   };
 }
 
@@ -449,6 +477,7 @@ export function loadConfig(
       maxUrlLength: positive(src, "AIAGENT_MAX_URL_LENGTH", 8 * 1024),
     },
     rateLimit: rateLimits(src),
+    customerLimits: customerLimits(src),
     signingKeyRefreshSeconds: seconds(src, "AIAGENT_SIGNING_KEY_REFRESH", 30, 1, 3600),
     apiKeyGraceSeconds: seconds(
       src,

@@ -1,10 +1,13 @@
+import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { fetchPost, publicOnlyPost } from "../agents/guarded-post.js";
 import { OpenAiCompatibleAgent } from "../agents/openai-compatible.js";
 import { PerChatbotAgent } from "../agents/per-chatbot.js";
+import type { CustomerLimitSettings } from "../config.js";
 import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
 import { OfflineAgent } from "../domain/agent/offline-agent.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
+import { CustomerLimits } from "../domain/conversation/customer-limits.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import type { TypingChannel } from "../domain/typing/channel.js";
@@ -13,6 +16,7 @@ import type { EventLog } from "../domain/webhook/event-log.js";
 import { LogFeed } from "../domain/webhook/log-feed.js";
 import { InProcessTyping } from "../events/typing.js";
 import { propagatingPost, tracedAgent } from "../observability/spans.js";
+import { type LimitRule, limiterCounter, unlimited } from "../protocol/rate-limit.js";
 import { StreamGuard } from "../protocol/stream-guard.js";
 import { WatchLimits } from "../protocol/watch-limits.js";
 import type { Base } from "./base.js";
@@ -23,6 +27,28 @@ export interface ConversationDeps {
   team: TeamService;
   /** The service's agent, when a test or the command line swaps one in. */
   agent: Agent | undefined;
+  /** The back end's counters of a limit rule (shared by every instance on PostgreSQL). */
+  rateLimiter: (rule: LimitRule) => RateLimiterAbstract;
+}
+
+/** The customer limits over the back end's counters; undefined when they are off (AIAGENT_RATE_LIMIT=off). */
+function customerLimits(
+  cfg: CustomerLimitSettings | undefined,
+  rateLimiter: ConversationDeps["rateLimiter"],
+): CustomerLimits | undefined {
+  if (!cfg) return undefined;
+  const counter = (name: string, points: number, durationS: number) =>
+    points > 0
+      ? limiterCounter(rateLimiter({ name, points, durationS, blockS: 0 }), { name, points, durationS, blockS: 0 })
+      : unlimited;
+  return new CustomerLimits(
+    {
+      conversations: counter("cust-conv", cfg.conversationsPerHour, 3600),
+      messages: counter("cust-msg", cfg.messagesPerMinute, 60),
+      ratings: counter("conv-rating", cfg.ratingsPerHour, 3600),
+    },
+    cfg,
+  );
 }
 
 export interface ConversationParts {
@@ -75,6 +101,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
       b.tracer,
     ),
     clock: b.clock,
+    customerLimits: customerLimits(config.customerLimits, d.rateLimiter),
     idleCloseSeconds: config.idleCloseSeconds,
     isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
     displayNameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",

@@ -14,6 +14,7 @@ import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvent } from "./conversation/events.js";
 import type { NoteRepository } from "./conversation/notes.js";
 import type { RatingRepository } from "./conversation/ratings.js";
+import type { ReplyRepository } from "./conversation/replies.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
@@ -52,6 +53,8 @@ export interface Repositories {
   privacy: PrivacyRepository;
   /** The customers' ratings of closed conversations. */
   ratings: RatingRepository;
+  /** Claims of the AI agent's replies, one per answered customer message. */
+  replies: ReplyRepository;
   /** The rows behind the reports (read only). */
   reports: ReportRepository;
   /** Changes of what credential checks read, in commit order: open streams follow them (stream-guard.ts). */

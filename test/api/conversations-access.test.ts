@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { countRows, selectRows } from "../helpers/rows.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { NO_CUSTOMER_LIMITS, startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
 let a: TestAccount;
@@ -13,7 +13,8 @@ let aliceToken: string;
 let aliceConv: string;
 
 beforeAll(async () => {
-  s = await startServer();
+  // 50 concurrent sends of one customer: the customer limits are off.
+  s = await startServer({ env: NO_CUSTOMER_LIMITS });
   a = await s.account();
   b = await s.account();
   aToken = await idToken(s.url, a);

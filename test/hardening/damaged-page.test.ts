@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, expect, it } from "vitest";
 import { issueTokens, send } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
-import { startServer, type TestServer } from "../helpers/server.js";
+import { NO_CUSTOMER_LIMITS, startServer, type TestServer } from "../helpers/server.js";
 import { expectNoSecrets } from "./support.js";
 
 // README: a file damaged beyond its header is found when the damaged page is read (that request fails, and is
@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 it("a damaged data page: the service starts, the request that reads it fails (5xx, logged), everything else is served", async () => {
-  s = await startServer({ dir });
+  s = await startServer({ dir, env: NO_CUSTOMER_LIMITS });
   const a = await s.account();
   secrets.add(a.apiKey).add(a.password);
   const small = await issueTokens(s.url, a, "untouched");
@@ -49,7 +49,7 @@ it("a damaged data page: the service starts, the request that reads it fails (5x
   writeSync(fd, Buffer.alloc(pageSize, 0xa5), 0, pageSize, (victim - 1) * pageSize);
   closeSync(fd);
 
-  s = await startServer({ dir });
+  s = await startServer({ dir, env: NO_CUSTOMER_LIMITS });
   expect((await getJson(s.url, "/readyz")).status).toBe(200);
   const damaged = await getJson(s.url, "/get_messages_for_conversation", {
     conversation_id: bigConv!,

@@ -21,7 +21,7 @@ import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { NO_CUSTOMER_LIMITS, startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
 import { type ChildServer, dbChecksum, expectNoSecrets, ROOT, runCli, startChild, TEST_SECRETS } from "./support.js";
 
@@ -40,7 +40,8 @@ afterEach(async () => {
 });
 
 async function server(env: Record<string, string> = {}, dir?: string): Promise<TestServer> {
-  const s = await startServer({ env, ...(dir ? { dir } : {}) });
+  // Its customers write loads (filling a disk, a SIGTERM's traffic): the customer limits are off.
+  const s = await startServer({ env: { ...NO_CUSTOMER_LIMITS, ...env }, ...(dir ? { dir } : {}) });
   servers.push(s);
   return s;
 }
@@ -346,7 +347,7 @@ describe("SIGTERM", () => {
     await setup.close();
     secrets.add(apiKey);
 
-    const c = await startChild(dbPath);
+    const c = await startChild(dbPath, NO_CUSTOMER_LIMITS);
     children.push(c);
     const t = await issueTokens(c.url, { accountId: "", email, password: "", apiKey, chatbotId }, "sigterm-user");
     secrets.add(t.access_token).add(t.refresh_token);

@@ -14,15 +14,17 @@ import { allowed_values } from "../../gen/aiagent/v1/field_options_pb.js";
 import { textRules } from "../../src/protocol/rest/field-rules.js";
 import { type HttpRoute, httpRoutes } from "../../src/protocol/rest/http-rules.js";
 import { INT32, INT64 } from "../../src/protocol/rest/json-codec.js";
+import { NO_CUSTOMER_LIMITS } from "../helpers/server.js";
 
 // The hostile table, generated from the contract: every service of gen/aiagent/v1, every google.api.http route with
 // its path parameters, query parameters and body fields, and every RPC, each crossed with the hostile values that
 // fit it. A route or RPC added to the contract is in the table the day it is added.
 
-/** A server for hostile input: failure back-off off (hostile input must reach the checks, not a 429, which would
- * pass too) and no webhook dispatcher (its background writes would show as rows changed). */
+/** A server for hostile input: failure back-off and customer limits off (hostile input must reach the checks, not a
+ * 429, which would pass too) and no webhook dispatcher (its background writes would show as rows changed). */
 export const HOSTILE_SERVER = {
   env: {
+    ...NO_CUSTOMER_LIMITS,
     AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0",
     AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "0",
     AIAGENT_RATE_LIMIT_PASSWORD_FAILURES: "0",

@@ -40,6 +40,15 @@ export interface TestServer {
 
 let counter = 0;
 
+/**
+ * The customer write limits off (AIAGENT_RATE_LIMIT_*), for a test whose one customer writes a load on purpose; the
+ * limits themselves are tried in test/hardening/customer-limits.test.ts.
+ */
+export const NO_CUSTOMER_LIMITS = {
+  AIAGENT_RATE_LIMIT_MESSAGES_PER_MINUTE: "0",
+  AIAGENT_RATE_LIMIT_CONVERSATIONS_PER_HOUR: "0",
+} as const;
+
 /** Creates an account on the app with a chatbot ("Test bot"; origins default to https://shop.example) and an API key. */
 export async function createTestAccount(
   app: App,

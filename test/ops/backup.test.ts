@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aiagent } from "../helpers/cli.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { NO_CUSTOMER_LIMITS, startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { allContents, startWriteLoad } from "./messages.js";
 
 // `aiagent backup` on a live SQLite database while messages are written, `aiagent restore` into a new file, and a
@@ -15,7 +15,8 @@ let a: TestAccount;
 const started: TestServer[] = [];
 
 beforeAll(async () => {
-  s = await startServer({ env: { AIAGENT_SECRETS: SECRETS } });
+  // One customer writes the load the backup is taken under: the customer limits are off.
+  s = await startServer({ env: { AIAGENT_SECRETS: SECRETS, ...NO_CUSTOMER_LIMITS } });
   a = await s.account();
 });
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
-import { startServer, type TestServer } from "../helpers/server.js";
+import { NO_CUSTOMER_LIMITS, startServer, type TestServer } from "../helpers/server.js";
 import { suiteCanRun, which } from "../helpers/system-packages.js";
 import { allContents, startWriteLoad } from "./messages.js";
 
@@ -48,7 +48,8 @@ describe.runIf(!skip && clientTools)("PostgreSQL backup recipe: pg_dump and pg_r
       console.warn(`SKIPPED ${import.meta.filename}: ${mismatch}`);
       return;
     }
-    const env = { AIAGENT_DATABASE_URL: source.url, AIAGENT_SECRETS: SECRETS };
+    // One customer writes the load the dump is taken under.
+    const env = { AIAGENT_DATABASE_URL: source.url, AIAGENT_SECRETS: SECRETS, ...NO_CUSTOMER_LIMITS };
     const s: TestServer = await startServer({ env });
     cleanup.push(() => s.close(true));
     const a = await s.account();

@@ -11,7 +11,7 @@ import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
 import { openNdjson } from "../helpers/ndjson.js";
 import { adminUrl, createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
-import { createTestAccount, type TestAccount } from "../helpers/server.js";
+import { createTestAccount, NO_CUSTOMER_LIMITS, type TestAccount } from "../helpers/server.js";
 
 // PostgreSQL going away under load, as a restart looks to the service: every connection of the service's database
 // terminated (pg_terminate_backend), and new ones refused for a while (ALLOW_CONNECTIONS false), while writers and
@@ -43,6 +43,8 @@ describe.skipIf(skip !== undefined)("PostgreSQL away under load (connections ter
         AIAGENT_PORT: "0",
         AIAGENT_SECRETS: SECRET,
         AIAGENT_LOG_LEVEL: "silent",
+        // One customer writes the load.
+        ...NO_CUSTOMER_LIMITS,
       });
       // Errors the service logs (an internal error's cause) explain a finding.
       const app = await buildApp(

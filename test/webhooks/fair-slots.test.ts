@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { issueTokens, ownerOf, send } from "../helpers/flows.js";
-import { startServer, type TestServer } from "../helpers/server.js";
+import { NO_CUSTOMER_LIMITS, startServer, type TestServer } from "../helpers/server.js";
 import { eventually, WebhookReceiver } from "../helpers/webhook-receiver.js";
 
 // One account's endpoint hangs (a loopback server that reads each request and never answers) with more
 // conversations waiting on it than the dispatcher has slots; another account's endpoint still gets its event within
 // 2 s. Default slots (AIAGENT_WEBHOOK_SLOTS 20, AIAGENT_WEBHOOK_SLOTS_PER_ENDPOINT 5); an attempt may take 30 s,
 // longer than the test, so nothing the stuck endpoint holds is freed by a timeout meanwhile.
-const ENV = { AIAGENT_WEBHOOK_TIMEOUT_MS: "30000", AIAGENT_WEBHOOK_POLL_MS: "20" };
+// One customer starts 25 conversations: the customer limits are off.
+const ENV = { ...NO_CUSTOMER_LIMITS, AIAGENT_WEBHOOK_TIMEOUT_MS: "30000", AIAGENT_WEBHOOK_POLL_MS: "20" };
 const STUCK_CONVERSATIONS = 25;
 const SLOTS_PER_ENDPOINT = 5;
 

@@ -9,10 +9,12 @@ import type { Repositories, Transact } from "../store.js";
 import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
 import { ContactListCache } from "./contact-list-cache.js";
+import type { CustomerLimits } from "./customer-limits.js";
 import type { ConversationEvents, ConversationSummary } from "./events.js";
 import { type ConversationOwner, ConversationOwners } from "./owners.js";
 import { MessagePageCache } from "./page-cache.js";
 import type { RatingRepository } from "./ratings.js";
+import type { ReplyRepository } from "./replies.js";
 import type {
   ContactRepository,
   ConversationRecord,
@@ -42,6 +44,10 @@ export interface ConversationServiceDeps {
   ratings: Pick<RatingRepository, "forConversations">;
   /** Where keyed writes are remembered (written in each write's unit of work). */
   idempotency: Pick<IdempotencyRepository, "find">;
+  /** The claims of the agent's replies (taken, renewed and released outside units of work). */
+  replies: Pick<ReplyRepository, "take" | "find" | "renew" | "release">;
+  /** What one customer may write (messages, conversations, ratings); undefined: no limit (AIAGENT_RATE_LIMIT=off). */
+  customerLimits?: CustomerLimits | undefined;
   /** Units of work: each change and its events (the outbox) commit together. */
   transaction: Transact;
   /** The account's event log, written in the unit of work of each change. */
@@ -93,7 +99,8 @@ export class ConversationCore {
    * Appends a message and records its events in one unit of work (the store announces them once committed). With
    * `context`, when the AI agent answers the conversation, its latest `context` messages (the agent's history, this
    * one included) are read in the same unit and answered once it committed: a back end may send that read with the
-   * commit. The conversation's row stays locked to the commit, so no other message can come between.
+   * commit. The conversation's row stays locked to the commit, so no other message can come between. `inUnit` writes
+   * what goes with the message in its unit (a throw rolls the message back).
    */
   async append(
     accountId: string,
@@ -103,6 +110,7 @@ export class ConversationCore {
     reopens = false,
     keyed?: KeyedRequest,
     context = 0,
+    inUnit?: (tx: Repositories, message: MessageRecord, conversation: ConversationRecord) => Promise<void>,
   ): Promise<{ message: MessageRecord; conversation: ConversationRecord; recent?: Promise<MessageRecord[]> }> {
     const r = await this.d.transaction(
       async (tx) => {
@@ -120,6 +128,8 @@ export class ConversationCore {
         await this.d.log.record(tx, accountId, events);
         // A retry with this key answers this message again, with nothing written.
         await this.keys.record(tx, keyed, { message });
+        // What else goes with the message (the claim of its reply, or the claim a reply completes).
+        await inUnit?.(tx, message, conversation);
         // Not waited for here: the unit's commit is what it goes with.
         const recent =
           context > 0 && conversation.assignedTo === AI_AGENT

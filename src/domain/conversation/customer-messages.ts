@@ -1,10 +1,11 @@
 import type { ChatbotRecord } from "../account/repository.js";
-import { AgentUnavailableError } from "../agent/agent.js";
+import { type AgentTurn, AgentUnavailableError } from "../agent/agent.js";
 import type { FrameCaller } from "../caller.js";
 import { DomainError } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import { requireContent } from "../validate.js";
 import type { ConversationCore } from "./conversation-core.js";
+import { REPLY_LEASE_MS, REPLY_RENEW_MS, REPLY_WAIT_MS } from "./replies.js";
 import type { ConversationRecord, MessageRecord, NewConversation } from "./repository.js";
 import { AI_AGENT, NEW_CONVERSATION } from "./rules.js";
 
@@ -18,6 +19,22 @@ export type SendEvent =
 export const WEB_CHANNEL = "web";
 /** How many of the latest messages the agent is shown. */
 const AGENT_CONTEXT = 20;
+
+/** Thrown inside a reply's unit of work whose claim another claimant took over: the unit rolls back. */
+class ClaimLost extends Error {}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const t = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", finish);
+      done();
+    }
+    signal.addEventListener("abort", finish, { once: true });
+  });
+}
 
 /** The customer writing in the frame: the message stored, then the AI agent's reply streamed and stored. */
 export class CustomerMessages {
@@ -62,12 +79,16 @@ export class CustomerMessages {
     }
     // A closed conversation is reopened by the customer's message (decisions §5): its watchers learn it.
     const reopens = before !== undefined && this.c.effectiveStatus(before) === "closed";
+    // The reply's claim goes with the message, when the agent answers it: a retry then finds it held.
+    const claim = newId();
     const sent = await this.c.keys.once<{
       message: MessageRecord;
       conversation?: ConversationRecord;
       recent?: Promise<MessageRecord[]>;
-    }>(keyed, () =>
-      this.c.append(
+    }>(keyed, async () => {
+      // Counted only when the message is to be stored: a retry of a stored one is not.
+      await this.c.d.customerLimits?.message(caller.accountId, caller.userId, start !== undefined);
+      return this.c.append(
         caller.accountId,
         conversationId,
         { messageId: newId(), role: "user", content, toolCalls: "", documents: [], createdAt: now },
@@ -75,54 +96,184 @@ export class CustomerMessages {
         reopens,
         keyed,
         AGENT_CONTEXT,
-      ),
-    );
+        async (tx, message, conversation) => {
+          if (conversation.assignedTo === AI_AGENT)
+            await tx.replies.open({
+              messageId: message.messageId,
+              conversationId,
+              claim,
+              leaseUntil: now + REPLY_LEASE_MS,
+            });
+        },
+      );
+    });
     const userMessage = sent.message;
     // A retry of a stored message (no conversation: its first answer): nothing is written again.
-    const conv = sent.conversation ?? (await this.c.frameConversation(caller, userMessage.conversationId));
+    let conv = sent.conversation ?? (await this.c.frameConversation(caller, userMessage.conversationId));
     conversationId = conv.conversationId;
     yield { type: "user_message", message: userMessage };
-    if (!sent.conversation) {
-      const [next] = (await this.c.d.conversations.messages(conv, 1, userMessage.messageOrder)).messages;
-      if (next?.role === "assistant") yield { type: "reply", message: next };
-      // Answered already, or followed by other messages: the agent answers only the latest.
-      if (next) return;
-    }
 
-    if (conv.assignedTo !== AI_AGENT) return;
-    chatbot ??= (await this.c.d.chatbots.byId(caller.chatbotId))!;
-    // Read with the message's unit of work (a retry of a stored message reads it now).
-    const history = (await (sent.recent ?? this.c.d.conversations.recent(conv, AGENT_CONTEXT))).map((m) => ({
-      role: m.role,
-      content: m.content,
-    }));
-    try {
-      for await (const ev of this.c.d.agent.reply(chatbot, history, signal)) {
-        if (ev.type === "delta") {
-          yield { type: "delta", text: ev.text };
-          continue;
-        }
-        const { message: reply } = await this.c.append(caller.accountId, conversationId, {
-          messageId: newId(),
-          role: "assistant",
-          content: ev.content,
-          toolCalls: ev.toolCalls,
-          documents: ev.documents,
-          createdAt: this.c.d.clock.now(),
-        });
-        yield { type: "reply", message: reply };
-        return;
-      }
-    } catch (e) {
-      if (e instanceof DomainError) throw e;
-      throw new DomainError("unavailable", "the AI agent could not answer; your message was saved, please try again", {
-        cause: e,
-      });
+    let held: string | undefined;
+    let history: Promise<MessageRecord[]> | undefined;
+    if (sent.conversation) {
+      if (conv.assignedTo !== AI_AGENT) return;
+      held = claim;
+      history = sent.recent;
     }
-    if (!signal.aborted)
-      throw new DomainError("unavailable", "the AI agent could not answer; your message was saved, please try again", {
-        cause: new AgentUnavailableError("agent ended without a reply"),
-      });
+    for (;;) {
+      if (held === undefined) {
+        // A retry, or a claim lost: the message's own reply when stored, else the claim once it is free.
+        const settled = await this.settle(caller, conv, userMessage, signal);
+        if (settled === undefined) return;
+        if ("reply" in settled) {
+          yield { type: "reply", message: settled.reply };
+          return;
+        }
+        ({ conv, claim: held } = settled);
+        history = undefined;
+      }
+      chatbot ??= (await this.c.d.chatbots.byId(caller.chatbotId))!;
+      // The agent sees the conversation up to this message (read with the message's unit when it was just stored).
+      const turns = (
+        await (history ??
+          this.c.d.conversations
+            .messages(conv, AGENT_CONTEXT, Math.max(0, userMessage.messageOrder - AGENT_CONTEXT))
+            .then((p) => p.messages))
+      ).map((m) => ({ role: m.role, content: m.content }));
+      const answered = yield* this.answer(caller, conv, userMessage, held, chatbot, turns, signal);
+      if (answered) return;
+      // Another claimant took the message over (this instance stalled past its lease): its reply is the one.
+      held = undefined;
+    }
+  }
+
+  /**
+   * Streams the agent's reply to `userMessage` under the claim `held`, renewing its lease meanwhile, and stores it
+   * with the claim completed. False when the claim was lost before the reply was stored (nothing stored); on a
+   * failure the claim is released so that a retry asks the agent again.
+   */
+  private async *answer(
+    caller: FrameCaller,
+    conv: ConversationRecord,
+    userMessage: MessageRecord,
+    held: string,
+    chatbot: ChatbotRecord,
+    history: AgentTurn[],
+    signal: AbortSignal,
+  ): AsyncGenerator<SendEvent, boolean> {
+    const replies = this.c.d.replies;
+    const messageId = userMessage.messageId;
+    const renew = setInterval(() => {
+      replies.renew(messageId, held, this.c.d.clock.now() + REPLY_LEASE_MS).catch(() => undefined);
+    }, REPLY_RENEW_MS);
+    renew.unref?.();
+    let stored = false;
+    try {
+      try {
+        for await (const ev of this.c.d.agent.reply(chatbot, history, signal)) {
+          if (ev.type === "delta") {
+            yield { type: "delta", text: ev.text };
+            continue;
+          }
+          const { message: reply } = await this.c.append(
+            caller.accountId,
+            conv.conversationId,
+            {
+              messageId: newId(),
+              role: "assistant",
+              content: ev.content,
+              toolCalls: ev.toolCalls,
+              documents: ev.documents,
+              createdAt: this.c.d.clock.now(),
+            },
+            undefined,
+            false,
+            undefined,
+            0,
+            async (tx, message) => {
+              if (!(await tx.replies.complete(messageId, held, message.messageOrder))) throw new ClaimLost();
+            },
+          );
+          stored = true;
+          yield { type: "reply", message: reply };
+          return true;
+        }
+      } catch (e) {
+        if (e instanceof ClaimLost) return false;
+        if (e instanceof DomainError) throw e;
+        throw new DomainError(
+          "unavailable",
+          "the AI agent could not answer; your message was saved, please try again",
+          {
+            cause: e,
+          },
+        );
+      }
+      if (!signal.aborted)
+        throw new DomainError(
+          "unavailable",
+          "the AI agent could not answer; your message was saved, please try again",
+          {
+            cause: new AgentUnavailableError("agent ended without a reply"),
+          },
+        );
+      return true;
+    } finally {
+      clearInterval(renew);
+      // Not answered (a failure, or the caller went away): the next retry asks the agent again, at once.
+      if (!stored) await replies.release(messageId, held).catch(() => undefined);
+    }
+  }
+
+  /**
+   * What a retry of a stored message answers: its own reply once stored (waiting for another claimant's), or the
+   * claim when it is free (none yet, released after a failure, or its lease ended) and the agent still answers the
+   * conversation. Undefined when nothing is to be answered: an operator holds the conversation, the message was
+   * never the agent's and others followed it, or the caller went away.
+   */
+  private async settle(
+    caller: FrameCaller,
+    conv: ConversationRecord,
+    userMessage: MessageRecord,
+    signal: AbortSignal,
+  ): Promise<{ reply: MessageRecord } | { conv: ConversationRecord; claim: string } | undefined> {
+    const replies = this.c.d.replies;
+    const giveUpAt = Date.now() + REPLY_WAIT_MS;
+    let pause = 10;
+    for (;;) {
+      const found = await replies.find(userMessage.messageId);
+      if (found?.replyOrder != null) {
+        const [reply] = (await this.c.d.conversations.messages(conv, 1, found.replyOrder - 1)).messages;
+        return reply && { reply };
+      }
+      const now = this.c.d.clock.now();
+      if (found === undefined || found.leaseUntil <= now) {
+        const current = await this.c.frameConversation(caller, conv.conversationId);
+        if (current.assignedTo !== AI_AGENT) return undefined;
+        // Never claimed (stored while an operator held the conversation): the agent answers only the latest.
+        if (found === undefined && current.messageCount !== userMessage.messageOrder) return undefined;
+        const claim = newId();
+        const taken = await replies.take(
+          {
+            messageId: userMessage.messageId,
+            conversationId: conv.conversationId,
+            claim,
+            leaseUntil: now + REPLY_LEASE_MS,
+          },
+          now,
+        );
+        if (taken) return { conv: current, claim };
+        continue;
+      }
+      if (signal.aborted) return undefined;
+      if (Date.now() >= giveUpAt)
+        throw new DomainError("unavailable", "the AI agent is still answering this message; retry to read its reply", {
+          retryAfterSeconds: 2,
+        });
+      // Another claimant is answering: look again soon (its reply is one indexed read away).
+      await pauseFor(pause, signal);
+      pause = Math.min(pause * 2, 200);
+    }
   }
 
   /** sendStream collected into one answer. */

@@ -21,7 +21,10 @@ export interface RatingRepository {
 
 const MAX_COMMENT = 1000;
 
-/** "How did it go?": the customer rates a closed conversation; the account sees it and receives it as an event. */
+/**
+ * "How did it go?": the customer rates a closed conversation; the account sees it and receives it as an event. One
+ * rating per conversation, which may be changed (a bounded number of times an hour: the customer limits).
+ */
 export class ConversationRatings {
   constructor(private readonly c: ConversationCore) {}
 
@@ -32,6 +35,11 @@ export class ConversationRatings {
     const text = optionalContent("comment", comment.trim(), MAX_COMMENT);
     if (this.c.effectiveStatus(conv) !== "closed")
       throw new DomainError("failed_precondition", "a conversation can be rated once it is closed");
+    // One rating per conversation, which may be changed: the same rating again changes nothing and tells nobody.
+    const current = (await this.c.d.ratings.forConversations([conv.conversationId])).get(conv.conversationId);
+    if (current && current.score === score && current.comment === text)
+      return { ...this.c.summary(conv), rating: current };
+    await this.c.d.customerLimits?.rating(conv.conversationId);
     const rating: ConversationRating = { score, comment: text, ratedAt: this.c.d.clock.now() };
     const summary = await this.c.d.transaction(async (tx) => {
       await tx.ratings.set({ conversationId: conv.conversationId, accountId: conv.accountId, ...rating });

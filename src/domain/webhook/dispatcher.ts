@@ -48,7 +48,7 @@ export interface DispatchSettings {
 
 /** What the dispatcher needs. */
 export interface DispatcherDeps {
-  store: Pick<Store, "webhooks" | "events" | "transaction" | "durable" | "idempotency">;
+  store: Pick<Store, "webhooks" | "events" | "transaction" | "durable" | "idempotency" | "replies">;
   log: EventLog;
   /** Where appends to event logs are announced (this instance's and the others'): new deliveries may be due. */
   feed: Pick<LogFeed, "onAdvanced">;
@@ -124,6 +124,8 @@ export class Dispatcher {
       this.lastPrune = now;
       await this.d.store.events.prune(now - this.d.settings.retentionMs, PRUNE_BATCH);
       await this.d.store.idempotency.prune(now - IDEMPOTENCY_WINDOW_MS, PRUNE_BATCH);
+      // A reply's claim serves retries under the message's key: past the key's window it has none to serve.
+      await this.d.store.replies.prune(now - IDEMPOTENCY_WINDOW_MS, PRUNE_BATCH);
     }
     const free = this.d.settings.batch - this.inFlight.size;
     if (free <= 0) return [];

@@ -202,9 +202,14 @@ export class FrameApi {
   }
 
   /** Sends a message and reports the stream's events; an error after the user's message was stored is thrown as is. */
-  async send(conversationId: string | undefined, content: string, h: SendHandlers): Promise<void> {
-    // One key per message the user sends: a retry after a lost answer stores nothing twice (the service replays).
-    const idempotency_key = crypto.randomUUID();
+  async send(
+    conversationId: string | undefined,
+    content: string,
+    h: SendHandlers,
+    idempotency_key: string = crypto.randomUUID(),
+  ): Promise<void> {
+    // One key per message the user sends: a retry after a lost answer stores nothing twice (the service replays),
+    // and the same key again after the agent failed asks for the answer to the message already stored.
     const payload = JSON.stringify(
       conversationId ? { conversation_id: conversationId, content, idempotency_key } : { content, idempotency_key },
     );

@@ -32,3 +32,12 @@ function awayText(until: string, timeZone: string | undefined): string {
   }).format(new Date(until));
   return f(T.awayUntil, { when }) + help;
 }
+
+/**
+ * Folds the away line once a person of the team has answered: the customer has a person now, and the line would
+ * keep taking the top of a small frame from the conversation.
+ */
+export function foldAway(): void {
+  const away = document.getElementById("away") as HTMLElement | null;
+  if (away && !away.hidden) away.hidden = true;
+}

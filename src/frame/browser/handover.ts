@@ -47,6 +47,8 @@ export class Handover {
     const pic = c.operator_picture_url ? this.pictureUrl(c.operator_picture_url) : "";
     if (person) this.view.setAnswerer(person, f(T.teamOf, { bot: this.chatbotName }), { name: person, picture: pic });
     else this.view.setAnswerer(this.agentName, T.aiAssistant);
+    // The composer writes to whoever answers (never still "Message to <the assistant>" once a person took over).
+    this.view.setRecipient(person ? c.operator_name || T.supportTeam : this.agentName);
     if (initial || !prev || prev.conversation_id !== c.conversation_id) return;
 
     const before = this.person(prev);

@@ -1,5 +1,5 @@
 import { ApiError, type ChatMessage, type ConversationState, FrameApi, SessionExpiredError } from "./api.js";
-import { applyAppearance } from "./appearance.js";
+import { applyAppearance, foldAway } from "./appearance.js";
 import { Handover } from "./handover.js";
 import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
@@ -80,7 +80,10 @@ function start(): void {
     onConversation: (c) => handover.state(c),
     onTyping: (t) => typing.shown(t),
     onMessage: (m) => {
-      if (m.role === "operator") typing.hide();
+      if (m.role === "operator") {
+        typing.hide();
+        foldAway();
+      }
       handover.message(m);
       if (m.role && m.role !== "user") host.message(m.role);
       // The agent's answer to the message being sent can arrive live before the send call's own copy: it takes the
@@ -140,6 +143,7 @@ function start(): void {
       // The state first: operators' messages show the name and picture of who holds the conversation.
       if (latest) handover.state(latest, true);
       view.render(messages);
+      if (messages.some((m) => m.role === "operator")) foldAway();
       lastOrder = messages[messages.length - 1]?.message_order ?? 0;
       handover.seen(lastOrder);
       if (latest) {
@@ -176,39 +180,57 @@ function start(): void {
     update();
   }
 
+  /**
+   * The customer's message whose answer failed: its text and the request it was stored by (key and conversation).
+   * "Try again", or the same text sent again, repeats that request: the service finds the stored message and asks the
+   * agent again, so the question is never stored twice. Kept until another message is sent or the page reloads.
+   */
+  let unanswered: { text: string; key: string; conversationId: string | undefined; failure: ReplyHandle } | undefined;
+
   async function send(text: string): Promise<void> {
     sending = true;
     update();
-    const pending = view.addPending(text);
+    const again = unanswered?.text === text ? unanswered : undefined;
+    unanswered = undefined;
+    again?.failure.remove();
+    const key = again?.key ?? crypto.randomUUID();
+    const requestedIn = again ? again.conversationId : conversationId;
+    // Asked again: the stored message is shown already.
+    const pending = again ? undefined : view.addPending(text);
     const reply = view.startReply();
     let stored = false;
     let userOrder = 0;
     let replied = false;
     try {
-      await api.send(conversationId, text, {
-        onUserMessage: (m) => {
-          stored = true;
-          const started = conversationId === undefined;
-          conversationId = m.conversation_id;
-          userOrder = m.message_order;
-          inFlight = { userOrder, reply };
-          handover.seen(m.message_order);
-          view.confirm(pending, m);
-          // A new conversation: follow it live from here (the operator's replies arrive there).
-          if (started) {
-            lastOrder = m.message_order;
-            // What every new conversation starts as; changes from here are told in the log.
-            handover.state({ conversation_id: m.conversation_id, status: "live", assigned_to: "ai_agent" }, true);
-            follow(m.conversation_id);
-          }
+      await api.send(
+        requestedIn,
+        text,
+        {
+          onUserMessage: (m) => {
+            stored = true;
+            const started = conversationId === undefined;
+            conversationId = m.conversation_id;
+            userOrder = m.message_order;
+            inFlight = { userOrder, reply };
+            handover.seen(m.message_order);
+            if (pending) view.confirm(pending, m);
+            // A new conversation: follow it live from here (the operator's replies arrive there).
+            if (started) {
+              lastOrder = m.message_order;
+              // What every new conversation starts as; changes from here are told in the log.
+              handover.state({ conversation_id: m.conversation_id, status: "live", assigned_to: "ai_agent" }, true);
+              follow(m.conversation_id);
+            }
+          },
+          onDelta: (t) => reply.append(t),
+          onReply: (m) => {
+            replied = true;
+            handover.seen(m.message_order);
+            reply.finish(m);
+          },
         },
-        onDelta: (t) => reply.append(t),
-        onReply: (m) => {
-          replied = true;
-          handover.seen(m.message_order);
-          reply.finish(m);
-        },
-      });
+        key,
+      );
       // No reply: a person from the support team holds the conversation and answers later; say so at once.
       if (!replied) {
         reply.remove();
@@ -217,16 +239,24 @@ function start(): void {
       live.nudge();
       view.hideNotice("error");
     } catch (e) {
-      if (stored) {
+      if (stored || again) {
+        // The question is stored (now, or before this retry); only its answer is missing: "Try again" asks for it under the same key.
+        unanswered = { text, key, conversationId: requestedIn, failure: reply };
         reply.fail(
           e instanceof ApiError && e.code === "network"
             ? T.connectionLost
             : sentence(e instanceof Error ? e.message : String(e)),
+          {
+            label: T.tryAgain,
+            run: () => {
+              if (canSend()) void send(text);
+            },
+          },
         );
         if (e instanceof ApiError && e.code === "network") showError(e);
       } else {
         reply.remove();
-        view.drop(pending);
+        if (pending) view.drop(pending);
         // Nothing was stored: give the text back so it is not lost.
         if (view.input.value.trim() === "") view.input.value = text;
         showError(e, () => view.form.requestSubmit());

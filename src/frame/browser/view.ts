@@ -1,5 +1,5 @@
 import type { ChatMessage } from "./api.js";
-import { LANG, T } from "./strings.js";
+import { f, LANG, T } from "./strings.js";
 
 /** The kinds of notice the frame shows above the conversation. */
 export type NoticeKind = "offline" | "error" | "expired";
@@ -52,7 +52,8 @@ export interface Operator {
 export interface ReplyHandle {
   append(text: string): void;
   finish(m: ChatMessage): void;
-  fail(message: string): void;
+  /** Shows the failure in the reply's place, with a button (`action`) that asks again. */
+  fail(message: string, action?: { label: string; run: () => void }): void;
   remove(): void;
 }
 
@@ -69,6 +70,7 @@ export class ChatView {
   private readonly title = document.getElementById("title") as HTMLElement;
   private readonly subtitle = document.getElementById("subtitle") as HTMLElement;
   private readonly avatar = document.getElementById("avatar") as HTMLElement;
+  private readonly inputLabel = document.querySelector('label[for="input"]') as HTMLLabelElement;
   private noticeKind: NoticeKind | undefined;
   /** Shown on operators' messages as they are added. */
   private operator: Operator | undefined;
@@ -150,6 +152,11 @@ export class ChatView {
     this.operator = operator;
   }
 
+  /** Names who the composer writes to (its label): the assistant, or the person who took the conversation over. */
+  setRecipient(name: string): void {
+    this.inputLabel.textContent = f(T.messageTo, { name });
+  }
+
   /** Removes a message that was never stored. */
   drop(li: HTMLLIElement): void {
     li.remove();
@@ -186,10 +193,16 @@ export class ChatView {
         done();
         this.scrollToEnd(follow);
       },
-      fail: (message) => {
+      fail: (message, action) => {
         const follow = this.atEnd();
         li.className = "msg msg--error";
         li.replaceChildren(el("span", "sr-only", T.error), el("div", "msg__bubble", message));
+        if (action) {
+          const retry = el("button", "msg__retry", action.label);
+          retry.type = "button";
+          retry.addEventListener("click", () => action.run());
+          li.append(retry);
+        }
         li.setAttribute("role", "alert");
         done();
         this.scrollToEnd(follow);

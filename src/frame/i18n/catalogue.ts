@@ -38,6 +38,8 @@ export interface ScriptStrings {
   offline: string;
   unreachable: string;
   tryAgain: string;
+  /** The composer's label once the answerer changes (the page's own label says the same at first). */
+  messageTo: string;
   invalidSession: string;
   stillNoSession: string;
   needsToken: string;

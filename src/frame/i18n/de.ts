@@ -29,6 +29,7 @@ export const de: Catalogue = {
     offline: "Sie sind offline. Nachrichten können wieder gesendet werden, sobald Sie online sind.",
     unreachable: "Der Chat-Dienst ist gerade nicht erreichbar.",
     tryAgain: "Erneut versuchen",
+    messageTo: "Nachricht an {name}",
     invalidSession: "Diese Chat-Sitzung ist nicht mehr gültig. Laden Sie die Seite neu, um neu zu beginnen.",
     stillNoSession: "Noch immer keine neue Sitzung von dieser Seite. Laden Sie die Seite neu, um weiterzuschreiben.",
     needsToken: "Dieser Chat braucht ein Zugriffstoken: Öffnen Sie ihn über die Seite, die ihn einbettet.",

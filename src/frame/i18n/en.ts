@@ -29,6 +29,7 @@ export const en: Catalogue = {
     offline: "You are offline. Messages can be sent again when you are back online.",
     unreachable: "The chat service cannot be reached right now.",
     tryAgain: "Try again",
+    messageTo: "Message to {name}",
     invalidSession: "This chat session is no longer valid. Reload the page to start again.",
     stillNoSession: "Still no new session from this page. Reload the page to keep chatting.",
     needsToken: "This chat needs an access token: open it through the page that embeds it.",

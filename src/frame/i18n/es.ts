@@ -29,6 +29,7 @@ export const es: Catalogue = {
     offline: "Estás sin conexión. Podrás enviar mensajes cuando vuelvas a estar en línea.",
     unreachable: "No se puede contactar con el servicio de chat en este momento.",
     tryAgain: "Reintentar",
+    messageTo: "Mensaje para {name}",
     invalidSession: "Esta sesión de chat ya no es válida. Recarga la página para empezar de nuevo.",
     stillNoSession: "Esta página sigue sin dar una sesión nueva. Recarga la página para seguir chateando.",
     needsToken: "Este chat necesita un token de acceso: ábrelo desde la página que lo integra.",

@@ -29,6 +29,7 @@ export const fr: Catalogue = {
     offline: "Vous êtes hors ligne. Vous pourrez envoyer des messages dès votre retour en ligne.",
     unreachable: "Le service de chat est injoignable pour le moment.",
     tryAgain: "Réessayer",
+    messageTo: "Message à {name}",
     invalidSession: "Cette session de chat n’est plus valide. Rechargez la page pour recommencer.",
     stillNoSession: "Toujours pas de nouvelle session de cette page. Rechargez la page pour continuer la discussion.",
     needsToken: "Ce chat a besoin d’un jeton d’accès : ouvrez-le depuis la page qui l’intègre.",

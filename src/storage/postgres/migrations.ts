@@ -500,4 +500,19 @@ export const pgMigrations: PgMigration[] = [
       CREATE TRIGGER credential_member_deleted AFTER DELETE ON members
         FOR EACH ROW EXECUTE FUNCTION credential_row_changed();`,
   },
+  {
+    version: 20,
+    // The claim of the AI agent's reply to each customer message (a token and its lease: one caller at a time asks
+    // the model, on any instance), then the stored reply's message_order. Erased with its conversation.
+    sql: `
+      CREATE TABLE agent_replies (
+        message_id text PRIMARY KEY,
+        conversation_id text NOT NULL,
+        claim text NOT NULL,
+        lease_until bigint NOT NULL,
+        reply_order integer
+      );
+      CREATE INDEX agent_replies_conversation ON agent_replies (conversation_id);
+      CREATE INDEX agent_replies_lease ON agent_replies (lease_until);`,
+  },
 ];

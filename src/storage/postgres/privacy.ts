@@ -18,6 +18,7 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
     await db.count("priv_del_notes", "DELETE FROM conversation_notes WHERE conversation_id = ANY($1)", [ids]);
     await db.count("priv_del_conversations", "DELETE FROM conversations WHERE conversation_id = ANY($1)", [ids]);
     await db.count("priv_del_ratings", "DELETE FROM conversation_ratings WHERE conversation_id = ANY($1)", [ids]);
+    await db.count("priv_del_replies", "DELETE FROM agent_replies WHERE conversation_id = ANY($1)", [ids]);
     const redacted = await db.count(
       "priv_redact_conversations",
       "UPDATE events SET data = $1 WHERE account_id = $2 AND order_key = ANY($3) AND data <> $1",

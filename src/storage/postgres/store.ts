@@ -27,6 +27,7 @@ import { types } from "./pipeline.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
 import { pgProfiles } from "./profiles.js";
 import { pgRatings } from "./ratings.js";
+import { pgReplies } from "./replies.js";
 import { pgReports } from "./reports.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
@@ -79,6 +80,7 @@ export class PgStore extends RepositoryMembers implements Store {
       invitations: pgInvitations(db),
       profiles: pgProfiles(db),
       ratings: pgRatings(db),
+      replies: pgReplies(db),
       reports: pgReports(db),
       pictures: pgPictures(db),
       notes: pgNotes(db),

@@ -720,4 +720,22 @@ export const migrations: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 26,
+    name: "agent_replies: the claim of the AI agent's reply to each customer message",
+    sql: `
+      -- One row per customer message the agent answers: the claim (a token and its lease) that lets one caller at
+      -- a time ask the model, then the stored reply's message_order. Erased with its conversation.
+      CREATE TABLE agent_replies (
+        message_id TEXT PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        claim TEXT NOT NULL,
+        lease_until INTEGER NOT NULL,
+        reply_order INTEGER
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX agent_replies_conversation ON agent_replies (conversation_id);
+      -- Claims past the idempotency window serve no retry: pruned by lease end.
+      CREATE INDEX agent_replies_lease ON agent_replies (lease_until);
+    `,
+  },
 ];

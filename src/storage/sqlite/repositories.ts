@@ -17,6 +17,7 @@ import { sqlitePrivacy } from "./repos/privacy.js";
 import { sqliteProfiles } from "./repos/profiles.js";
 import { sqliteRatings } from "./repos/ratings.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
+import { sqliteReplies } from "./repos/replies.js";
 import { sqliteReports } from "./repos/reports.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
@@ -45,6 +46,7 @@ export function sqliteRepositories(db: Db) {
     audit: sqliteAudit(db),
     privacy: sqlitePrivacy(db),
     ratings: sqliteRatings(db),
+    replies: sqliteReplies(db),
     reports: sqliteReports(db),
     credentialChanges: sqliteCredentialChanges(db),
   };

@@ -387,6 +387,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     audit: asyncRepository(sync.audit, run),
     privacy: asyncRepository(sync.privacy, run),
     ratings: asyncRepository(sync.ratings, run),
+    replies: asyncRepository(sync.replies, run),
     reports: asyncRepository(sync.reports, run),
     credentialChanges: asyncRepository(sync.credentialChanges, run),
   };

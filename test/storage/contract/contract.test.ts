@@ -11,6 +11,7 @@ import { memberCases } from "./members.case.js";
 import { privacyCases } from "./privacy.case.js";
 import { profileCases } from "./profiles.case.js";
 import { ratingCases } from "./ratings.case.js";
+import { replyCases } from "./replies.case.js";
 import { reportCases } from "./reports.case.js";
 import { sessionCases } from "./sessions.case.js";
 import { teamCases } from "./team.case.js";
@@ -49,6 +50,7 @@ for (const backend of backends) {
     eventCases(h);
     logAdvanceCases(h);
     idempotencyCases(h);
+    replyCases(h);
     privacyCases(h);
   });
 }

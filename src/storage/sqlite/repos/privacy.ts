@@ -21,6 +21,7 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
   const delNotes = db.prepare("DELETE FROM conversation_notes WHERE conversation_id = ?");
   const delConversation = db.prepare("DELETE FROM conversations WHERE conversation_id = ?");
   const delRating = db.prepare("DELETE FROM conversation_ratings WHERE conversation_id = ?");
+  const delReplies = db.prepare("DELETE FROM agent_replies WHERE conversation_id = ?");
   const redactConversation = db.prepare(
     "UPDATE events SET data = ? WHERE account_id = ? AND order_key = ? AND data <> ?",
   );
@@ -79,6 +80,7 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
     delNotes.run(conversationId);
     delConversation.run(conversationId);
     delRating.run(conversationId);
+    delReplies.run(conversationId);
     return { messages, redacted: redactConversation.run(REDACTED, accountId, conversationId, REDACTED).changes };
   };
 
