@@ -2,6 +2,7 @@ import { defineConfig } from "vitest/config";
 import { embeddedPostgresUnavailable } from "./test/helpers/embedded-postgres.js";
 import { adminUrl } from "./test/helpers/postgres.js";
 import { pgbouncerPath } from "./test/helpers/system-packages.js";
+import { scaled } from "./test/helpers/time-scale.js";
 
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
@@ -65,8 +66,9 @@ export default defineConfig(async () => {
   const shared = {
     // A test that prints a credential fails (nothing secret in the CI log).
     setupFiles: ["test/setup/no-secrets-in-output.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // AIAGENT_TEST_TIME_SCALE (e.g. 3 on a loaded machine) multiplies these and every helper's wait bound.
+    testTimeout: scaled(30_000),
+    hookTimeout: scaled(60_000),
   };
   return {
     test: {

@@ -6,6 +6,7 @@ import type Database from "better-sqlite3";
 import { expect } from "vitest";
 import type { Db } from "../../src/storage/sqlite/index.js";
 import { findSecretShape } from "../helpers/secret-shapes.js";
+import { scaled } from "../helpers/time-scale.js";
 
 /** The repository root, for child processes. */
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -156,7 +157,7 @@ export async function startChild(
   const output: string[] = [];
   const exited = new Promise<number | string>((r) => proc.once("exit", (code, signal) => r(code ?? signal ?? -1)));
   const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child did not start: ${output.join("")}`)), timeoutMs);
+    const timer = setTimeout(() => reject(new Error(`child did not start: ${output.join("")}`)), scaled(timeoutMs));
     let buffered = "";
     const onData = (chunk: Buffer) => {
       const text = chunk.toString("utf8");

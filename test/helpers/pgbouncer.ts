@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./embedded-postgres.js";
 import { pgbouncerPath } from "./system-packages.js";
+import { scaled } from "./time-scale.js";
 
 /** A PgBouncer of the tests' own, in transaction pooling mode, in front of the tests' PostgreSQL server. */
 export interface RunningPgBouncer {
@@ -74,13 +75,13 @@ export async function startPgBouncer(binary: string, adminUrl: string): Promise<
     stdio: "ignore",
   });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  for (let i = 0; i < 100 && !(await answers(port)); i++) {
+  for (let i = 0; i < scaled(100) && !(await answers(port)); i++) {
     if (child.exitCode !== null) throw new Error(`pgbouncer exited (${child.exitCode}); see ${dir}/pgbouncer.log`);
     await new Promise((r) => setTimeout(r, 50));
   }
   if (!(await answers(port))) {
     child.kill("SIGKILL");
-    throw new Error("pgbouncer did not listen within 5 s");
+    throw new Error(`pgbouncer did not listen within ${scaled(5)} s`);
   }
   return {
     host: `127.0.0.1:${port}`,
