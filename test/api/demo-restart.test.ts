@@ -95,7 +95,7 @@ async function serveInProduction(port: number): Promise<{ proc: ChildProcess; st
   running.add(proc);
   let stdout = "";
   proc.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < scaled(600); i++) {
     if ((await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200)
       return { proc, stdout: () => stdout };
     await new Promise((r) => setTimeout(r, 100));

@@ -102,7 +102,7 @@ describe("live streams", () => {
     expect(await open()).toBe(1);
     await r.cancel();
     // The server sees the client leave a moment later: bounded wait.
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + scaled(10_000);
     while ((await open()) !== 0 && Date.now() < deadline) await new Promise((x) => setTimeout(x, 50));
     expect(await open()).toBe(0);
   });
@@ -140,7 +140,7 @@ describe.runIf(suiteCanRun(import.meta.filename, ["prometheus"]))("a real Promet
         'aiagent_rpc_requests_total{job="aiagent",rpc="TokenService/GetAccessToken",protocol="json",code="ok"}',
       );
       // Bounded: Prometheus starts, scrapes within its 1 s interval, and the sample becomes queryable.
-      const deadline = Date.now() + 40_000;
+      const deadline = Date.now() + scaled(40_000);
       let value: string | undefined;
       while (value === undefined && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 500));

@@ -43,7 +43,7 @@ async function startService(command: string, env: NodeJS.ProcessEnv): Promise<{ 
   let exited = false;
   proc.on("exit", () => (exited = true));
   const url = `http://127.0.0.1:${env.AIAGENT_PORT}/readyz`;
-  for (let i = 0; i < 1200; i++) {
+  for (let i = 0; i < scaled(1200); i++) {
     if (exited) throw new Error(`"${command}" exited: ${output}`);
     if ((await fetch(url).catch(() => undefined))?.status === 200) return { output: () => output };
     await new Promise((r) => setTimeout(r, 100));
