@@ -64,8 +64,8 @@ export default defineConfig(async () => {
       "API suites through PgBouncer skipped: needs Debian's pgbouncer; install with: sudo apt-get install pgbouncer",
     );
   const shared = {
-    // A test that prints a credential fails (nothing secret in the CI log).
-    setupFiles: ["test/setup/no-secrets-in-output.ts"],
+    // A test that prints a credential fails; whatever a file leaves open is closed when it ends (pass or fail).
+    setupFiles: ["test/setup/no-secrets-in-output.ts", "test/setup/leftovers.ts"],
     // AIAGENT_TEST_TIME_SCALE (e.g. 3 on a loaded machine) multiplies these and every helper's wait bound.
     testTimeout: scaled(30_000),
     hookTimeout: scaled(60_000),

@@ -4,6 +4,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./embedded-postgres.js";
+import { killAtExit, removeAtExit } from "./leftovers.js";
 import { pgbouncerPath } from "./system-packages.js";
 import { scaled } from "./time-scale.js";
 
@@ -40,6 +41,8 @@ export async function startPgBouncer(binary: string, adminUrl: string): Promise<
   const target = new URL(adminUrl);
   const user = decodeURIComponent(target.username || "postgres");
   const dir = mkdtempSync(join(tmpdir(), "aiagent-pgbouncer-"));
+  // However the run ends, the folder goes (and the process, below).
+  const forgetDir = removeAtExit(dir);
   const port = await freePort();
   writeFileSync(join(dir, "users.txt"), `"${user}" ""\n`);
   writeFileSync(
@@ -75,6 +78,7 @@ export async function startPgBouncer(binary: string, adminUrl: string): Promise<
     stdio: "ignore",
   });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const forgetChild = killAtExit(child);
   for (let i = 0; i < scaled(100) && !(await answers(port)); i++) {
     if (child.exitCode !== null) throw new Error(`pgbouncer exited (${child.exitCode}); see ${dir}/pgbouncer.log`);
     await new Promise((r) => setTimeout(r, 50));
@@ -92,6 +96,8 @@ export async function startPgBouncer(binary: string, adminUrl: string): Promise<
         if (child.exitCode === null) child.kill("SIGKILL");
       }
       rmSync(dir, { recursive: true, force: true });
+      forgetChild();
+      forgetDir();
     },
   };
 }
