@@ -140,7 +140,7 @@ export interface ChildServer {
 export async function startChild(
   dbPath: string,
   env: Record<string, string> = {},
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
 ): Promise<ChildServer> {
   const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
     cwd: ROOT,
