@@ -1,33 +1,20 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { aiagent as runAiagent } from "../helpers/cli.js";
 import { postJson } from "../helpers/http.js";
 import { startServer } from "../helpers/server.js";
 import { scaled } from "../helpers/time-scale.js";
 
-// Each case runs the real command several times (a second or two each, more on a busy machine).
-vi.setConfig({ testTimeout: 120_000 });
+// The bad arguments: cli-refusals.test.ts (in parallel). Each case runs the real command several times (a second
+// or two each, more on a busy machine).
+vi.setConfig({ testTimeout: scaled(120_000) });
 
-const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "aiagent-cli-"));
 const db = join(dir, "cli.db");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function aiagent(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
-      env: { ...process.env, AIAGENT_DB: "" },
-      timeout: scaled(20_000),
-    });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const x = e as { code: number; stdout: string; stderr: string };
-    return { code: x.code, stdout: x.stdout, stderr: x.stderr };
-  }
-}
+const aiagent = (...args: string[]) => runAiagent(args);
 
 describe("the aiagent command", () => {
   it(
@@ -108,39 +95,6 @@ describe("the aiagent command", () => {
       expect(revoked.revoked).toBe(2);
       const keys = JSON.parse((await aiagent("keys", "rotate", "--db", db, "--json")).stdout) as { kid: string };
       expect(keys.kid).not.toBe("");
-    },
-    scaled(120_000),
-  );
-
-  it(
-    "refuses bad arguments with a clear message and a non-zero exit",
-    async () => {
-      const unknown = await aiagent("frobnicate", "--db", db);
-      expect(unknown.code).toBe(2);
-      expect(unknown.stderr).toContain("unknown command");
-      const missing = await aiagent("account", "create", "--db", db);
-      expect(missing.code).toBe(2);
-      expect(missing.stderr).toContain("--email");
-      const badOpt = await aiagent("account", "create", "--email", "x@example.com", "--colour", "red", "--db", db);
-      expect(badOpt.code).toBe(2);
-      expect(badOpt.stderr).toContain("colour");
-      const dup = await aiagent("account", "create", "--email", "cli@example.com", "--db", db, "--json");
-      expect(dup.code).toBe(1);
-      expect(JSON.parse(dup.stdout).error).toContain("already exists");
-      const origin = await aiagent(
-        "chatbot",
-        "create",
-        "--email",
-        "cli@example.com",
-        "--name",
-        "x",
-        "--allowed-origin",
-        "not a url",
-        "--db",
-        db,
-      );
-      expect(origin.code).toBe(1);
-      expect(origin.stderr).toContain("allowed-origin");
     },
     scaled(120_000),
   );

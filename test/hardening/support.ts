@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import type Database from "better-sqlite3";
 import { expect } from "vitest";
 import type { Db } from "../../src/storage/sqlite/index.js";
+import { killAtExit } from "../helpers/leftovers.js";
 import { findSecretShape } from "../helpers/secret-shapes.js";
 import { scaled } from "../helpers/time-scale.js";
 
@@ -156,8 +157,14 @@ export async function startChild(
   });
   const output: string[] = [];
   const exited = new Promise<number | string>((r) => proc.once("exit", (code, signal) => r(code ?? signal ?? -1)));
+  // However the test run ends, the child does not outlive it.
+  void exited.then(killAtExit(proc));
   const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child did not start: ${output.join("")}`)), scaled(timeoutMs));
+    const timer = setTimeout(() => {
+      // Not left to start later, unwatched: a child that did not start in time is stopped.
+      proc.kill("SIGKILL");
+      reject(new Error(`child did not start: ${output.join("")}`));
+    }, scaled(timeoutMs));
     let buffered = "";
     const onData = (chunk: Buffer) => {
       const text = chunk.toString("utf8");
