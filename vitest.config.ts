@@ -2,6 +2,7 @@ import { defineConfig } from "vitest/config";
 import { embeddedPostgresUnavailable } from "./test/helpers/embedded-postgres.js";
 import { adminUrl } from "./test/helpers/postgres.js";
 import { pgbouncerPath } from "./test/helpers/system-packages.js";
+import { scaled } from "./test/helpers/time-scale.js";
 
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
@@ -68,10 +69,11 @@ export default defineConfig(async () => {
       "API suites through PgBouncer skipped: needs Debian's pgbouncer; install with: sudo apt-get install pgbouncer",
     );
   const shared = {
-    // A test that prints a credential fails (nothing secret in the CI log).
-    setupFiles: ["test/setup/no-secrets-in-output.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // A test that prints a credential fails; whatever a file leaves open is closed when it ends (pass or fail).
+    setupFiles: ["test/setup/no-secrets-in-output.ts", "test/setup/leftovers.ts"],
+    // AIAGENT_TEST_TIME_SCALE (e.g. 3 on a loaded machine) multiplies these and every helper's wait bound.
+    testTimeout: scaled(30_000),
+    hookTimeout: scaled(60_000),
   };
   return {
     test: {

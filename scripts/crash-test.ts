@@ -64,7 +64,7 @@ interface Running {
   exited: Promise<unknown>;
 }
 
-function start(dbPath: string, output: string[]): Promise<Running> {
+function start(dbPath: string, output: string[], startMs = 30_000): Promise<Running> {
   const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
     cwd: ROOT,
     env: {
@@ -80,7 +80,10 @@ function start(dbPath: string, output: string[]): Promise<Running> {
   const exited = new Promise((r) => proc.once("exit", r));
   return new Promise((resolveStart, reject) => {
     let buf = "";
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${buf}`)), 30_000);
+    const timer = setTimeout(() => {
+      proc.kill("SIGKILL");
+      reject(new Error(`server did not start: ${buf}`));
+    }, startMs);
     proc.stdout!.on("data", (c: Buffer) => {
       output.push(c.toString("utf8"));
       buf += c.toString("utf8");
@@ -115,6 +118,8 @@ export async function runCrashTest(opts: {
   writers?: number;
   dbPath?: string;
   log?: (line: string) => void;
+  /** How long a start may take before the run fails (a loaded machine needs longer); 30 s by default. */
+  startMs?: number;
 }): Promise<CrashReport> {
   const dir = opts.dbPath ? undefined : mkdtempSync(join(tmpdir(), "aiagent-crash-"));
   const dbPath = opts.dbPath ?? join(dir!, "aiagent.db");
@@ -137,7 +142,7 @@ export async function runCrashTest(opts: {
 
   try {
     for (let round = 0; round < opts.rounds; round++) {
-      const server = await start(dbPath, output);
+      const server = await start(dbPath, output, opts.startMs);
       if (!accessToken) {
         const t = await post(`${server.url}/ai_agent/get_access_token`, {
           user_id: "crash-user",

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../frame/browser.js";
 import { postJson } from "../helpers/http.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // The demo across a real restart of `aiagent serve` on the same SQLite file: the demo key was only ever printed, so
 // each start outside production issues a new one (revoking the previous start's) and /demo works again.
@@ -94,7 +95,7 @@ async function serveInProduction(port: number): Promise<{ proc: ChildProcess; st
   running.add(proc);
   let stdout = "";
   proc.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < scaled(600); i++) {
     if ((await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200)
       return { proc, stdout: () => stdout };
     await new Promise((r) => setTimeout(r, 100));
@@ -103,92 +104,100 @@ async function serveInProduction(port: number): Promise<{ proc: ChildProcess; st
 }
 
 describe("the demo across a restart", () => {
-  it("issues a new demo key on restart, revokes the previous one, keeps other keys, and /demo answers again", async () => {
-    const port = await freePort();
-    const first = await serve(port);
-    expect(first.stdout).toContain("First start: a demo account was created");
-    const chatbotId = /chatbot_id:\s+(\S+)/.exec(first.stdout)![1]!;
-    expect((await demoPage(first.url)).frameUrl).toBeDefined();
-    await stop(first.proc);
+  it(
+    "issues a new demo key on restart, revokes the previous one, keeps other keys, and /demo answers again",
+    async () => {
+      const port = await freePort();
+      const first = await serve(port);
+      expect(first.stdout).toContain("First start: a demo account was created");
+      const chatbotId = /chatbot_id:\s+(\S+)/.exec(first.stdout)![1]!;
+      expect((await demoPage(first.url)).frameUrl).toBeDefined();
+      await stop(first.proc);
 
-    // A key the demo account's owner made between starts is theirs: a restart leaves it alone.
-    const own = await promisify(execFile)(BIN, ["api-key", "create", "--email", "demo@example.com", "--json"], {
-      env: { ...process.env, AIAGENT_DB: db },
-    });
-    const ownKey = (JSON.parse(own.stdout) as { client_api_key: string }).client_api_key;
+      // A key the demo account's owner made between starts is theirs: a restart leaves it alone.
+      const own = await promisify(execFile)(BIN, ["api-key", "create", "--email", "demo@example.com", "--json"], {
+        env: { ...process.env, AIAGENT_DB: db },
+      });
+      const ownKey = (JSON.parse(own.stdout) as { client_api_key: string }).client_api_key;
 
-    const second = await serve(port);
-    try {
-      expect(second.stdout).toContain("a new demo API key was issued");
-      expect(second.stdout).not.toContain("password");
-      expect(second.key).not.toBe(first.key);
+      const second = await serve(port);
+      try {
+        expect(second.stdout).toContain("a new demo API key was issued");
+        expect(second.stdout).not.toContain("password");
+        expect(second.key).not.toBe(first.key);
 
-      const page = await demoPage(second.url);
-      expect(page.status).toBe(200);
-      expect(page.html).not.toContain("not available");
-      const frame = new URL(page.frameUrl!);
-      expect(frame.pathname).toBe(`/chatbot-iframe/${chatbotId}`);
-      expect((await fetch(frame)).status).toBe(200);
-      // The page's access token works on the frame's routes: the demo chats again.
-      const sent = await postJson(
-        second.url,
-        `/ai_agent/send_message?access_token=${frame.searchParams.get("access_token")}`,
-        { content: "Where is my parcel?" },
-      );
-      expect(sent.status, JSON.stringify(sent.body)).toBe(200);
-      expect(sent.body.data.reply.documents[0].title).toBe("Track your parcel");
-
-      expect((await accessTokenWith(second.url, first.key, chatbotId)).status).toBe(401);
-      expect((await accessTokenWith(second.url, second.key, chatbotId)).status).toBe(200);
-      expect((await accessTokenWith(second.url, ownKey, chatbotId)).status).toBe(200);
-
-      // Stored as a hash only: the printed key is nowhere in the database files.
-      for (const f of [db, `${db}-wal`])
-        if (existsSync(f)) expect(readFileSync(f).includes(Buffer.from(second.key))).toBe(false);
-    } finally {
-      await stop(second.proc);
-    }
-
-    // Started on another address, the demo says where it can be shown (its chatbot's origin is the first start's).
-    const elsewhere = await serve(await freePort());
-    try {
-      await expect
-        .poll(() => elsewhere.output(), { timeout: 10_000 })
-        .toContain(`The demo chatbot allows http://127.0.0.1:${port} only: start on that address`);
-    } finally {
-      await stop(elsewhere.proc);
-    }
-    expect(second.output()).not.toContain("The demo chatbot allows");
-
-    // In production there is no demo: a restart issues no key, leaves the last one as it was, and /demo is not served.
-    const production = await serveInProduction(port);
-    try {
-      const url = `http://127.0.0.1:${port}`;
-      expect((await fetch(`${url}/demo`)).status).toBe(404);
-      // Each start's demo key stopped with it; the owner's own key is left as it was.
-      expect((await accessTokenWith(url, elsewhere.key, chatbotId)).status).toBe(401);
-      expect((await accessTokenWith(url, second.key, chatbotId)).status).toBe(401);
-      expect((await accessTokenWith(url, ownKey, chatbotId)).status).toBe(200);
-      expect(production.stdout()).not.toContain("client_api_key");
-    } finally {
-      await stop(production.proc);
-    }
-  }, 150_000);
-
-  it("two instances started together on one database each print a demo key that works, and /demo works on both", async () => {
-    const together = join(dir, "together.db");
-    const [a, b] = await Promise.all([serve(await freePort(), together), serve(await freePort(), together)]);
-    try {
-      expect(a.key).not.toBe(b.key);
-      const chatbotId = /chatbot_id:\s+(\S+)/.exec(a.stdout)![1]!;
-      for (const started of [a, b]) {
-        expect((await accessTokenWith(started.url, started.key, chatbotId)).status).toBe(200);
-        const page = await demoPage(started.url);
+        const page = await demoPage(second.url);
+        expect(page.status).toBe(200);
         expect(page.html).not.toContain("not available");
-        expect(page.frameUrl).toBeDefined();
+        const frame = new URL(page.frameUrl!);
+        expect(frame.pathname).toBe(`/chatbot-iframe/${chatbotId}`);
+        expect((await fetch(frame)).status).toBe(200);
+        // The page's access token works on the frame's routes: the demo chats again.
+        const sent = await postJson(
+          second.url,
+          `/ai_agent/send_message?access_token=${frame.searchParams.get("access_token")}`,
+          { content: "Where is my parcel?" },
+        );
+        expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+        expect(sent.body.data.reply.documents[0].title).toBe("Track your parcel");
+
+        expect((await accessTokenWith(second.url, first.key, chatbotId)).status).toBe(401);
+        expect((await accessTokenWith(second.url, second.key, chatbotId)).status).toBe(200);
+        expect((await accessTokenWith(second.url, ownKey, chatbotId)).status).toBe(200);
+
+        // Stored as a hash only: the printed key is nowhere in the database files.
+        for (const f of [db, `${db}-wal`])
+          if (existsSync(f)) expect(readFileSync(f).includes(Buffer.from(second.key))).toBe(false);
+      } finally {
+        await stop(second.proc);
       }
-    } finally {
-      await Promise.all([stop(a.proc), stop(b.proc)]);
-    }
-  }, 60_000);
+
+      // Started on another address, the demo says where it can be shown (its chatbot's origin is the first start's).
+      const elsewhere = await serve(await freePort());
+      try {
+        await expect
+          .poll(() => elsewhere.output(), { timeout: scaled(10_000) })
+          .toContain(`The demo chatbot allows http://127.0.0.1:${port} only: start on that address`);
+      } finally {
+        await stop(elsewhere.proc);
+      }
+      expect(second.output()).not.toContain("The demo chatbot allows");
+
+      // In production there is no demo: a restart issues no key, leaves the last one as it was, and /demo is not served.
+      const production = await serveInProduction(port);
+      try {
+        const url = `http://127.0.0.1:${port}`;
+        expect((await fetch(`${url}/demo`)).status).toBe(404);
+        // Each start's demo key stopped with it; the owner's own key is left as it was.
+        expect((await accessTokenWith(url, elsewhere.key, chatbotId)).status).toBe(401);
+        expect((await accessTokenWith(url, second.key, chatbotId)).status).toBe(401);
+        expect((await accessTokenWith(url, ownKey, chatbotId)).status).toBe(200);
+        expect(production.stdout()).not.toContain("client_api_key");
+      } finally {
+        await stop(production.proc);
+      }
+    },
+    scaled(150_000),
+  );
+
+  it(
+    "two instances started together on one database each print a demo key that works, and /demo works on both",
+    async () => {
+      const together = join(dir, "together.db");
+      const [a, b] = await Promise.all([serve(await freePort(), together), serve(await freePort(), together)]);
+      try {
+        expect(a.key).not.toBe(b.key);
+        const chatbotId = /chatbot_id:\s+(\S+)/.exec(a.stdout)![1]!;
+        for (const started of [a, b]) {
+          expect((await accessTokenWith(started.url, started.key, chatbotId)).status).toBe(200);
+          const page = await demoPage(started.url);
+          expect(page.html).not.toContain("not available");
+          expect(page.frameUrl).toBeDefined();
+        }
+      } finally {
+        await Promise.all([stop(a.proc), stop(b.proc)]);
+      }
+    },
+    scaled(60_000),
+  );
 });

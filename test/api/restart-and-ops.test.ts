@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { idToken, issueTokens } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startServer, type TestServer } from "../helpers/server.js";
+import { waitFor } from "../helpers/time-scale.js";
 
 const servers: TestServer[] = [];
 afterAll(async () => {
@@ -91,7 +92,8 @@ describe("operations", () => {
       chatbot_id: a.chatbotId,
       refresh_token: t.refresh_token,
     });
-    await new Promise((r) => setTimeout(r, 50));
+    // The request line is written once the answer has gone: wait for it, not for a time.
+    await waitFor("the frame call's request line", () => s.logs.some((l) => l.includes("/ai_agent/conversations")));
     const lines = s.logs.map((l) => JSON.parse(l) as { msg: string; url?: string; status?: number });
     const frameCall = lines.find((l) => l.msg === "request" && l.url?.startsWith("/ai_agent/conversations"));
     expect(frameCall?.url).toBe("/ai_agent/conversations?access_token=[REDACTED]");

@@ -3,10 +3,12 @@ import { join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { findAnywhere } from "../helpers/every-row.js";
 import { issueTokens } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf } from "../helpers/http.js";
 import { countRows } from "../helpers/rows.js";
 import { type RpcProtocol, rpcClients } from "../helpers/rpc.js";
+import { plainEncodings } from "../helpers/secret-shapes.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
@@ -292,4 +294,15 @@ describe("secrets at rest", () => {
       }
     },
   );
+
+  it("no row of any table holds a refresh token, API key or password, in clear or merely encoded (hex, base64…)", async () => {
+    const t = await issueTokens(s.url, a, "at-rest-encoded");
+    // Still found by what is stored (so the check below is of the stored form, not of a dead row).
+    const next = await refresh({ user_id: "at-rest-encoded", chatbot_id: a.chatbotId, refresh_token: t.refresh_token });
+    expect(next.status).toBe(200);
+    for (const secret of [t.refresh_token, a.apiKey, a.password]) {
+      const found = await findAnywhere(s.app, plainEncodings(secret));
+      expect(found.length, `${secret.slice(0, 3)}… at rest in ${found.map((f) => f.split(":")[0]).join(", ")}`).toBe(0);
+    }
+  });
 });

@@ -104,6 +104,40 @@ describe("watching a conversation", () => {
     expect(((await bad.json()) as { message: string }).message).toContain("after_message_order");
   });
 
+  test("a write that lands while the stream subscribes is sent once: neither lost nor repeated", async () => {
+    const t = await issueTokens(s.url, a, "w-race");
+    const id = (await send(s.url, t.access_token, "hello")).conversation_id;
+    // The write lands exactly at subscription time: after the stream has subscribed and taken the log's place, before
+    // it reads the conversation's messages. The catch-up read then carries it, and so does the log after that place.
+    const events = s.app.store.events;
+    const lastSeq = events.lastSeq;
+    let landed: Promise<unknown> | undefined;
+    events.lastSeq = async (accountId) => {
+      const place = await lastSeq(accountId);
+      if (accountId === a.accountId && !landed) {
+        landed = send(s.url, t.access_token, "at subscription time", id);
+        await landed;
+      }
+      return place;
+    };
+    let r: NdjsonReader;
+    try {
+      r = await openNdjson(
+        watchUrl(s.url, { conversation_id: id, after_message_order: 2, access_token: t.access_token }),
+      );
+      expect((await nextResult(r)).conversation.conversation_id).toBe(id);
+    } finally {
+      events.lastSeq = lastSeq;
+    }
+    expect(landed, "the write was made while the stream subscribed").toBeDefined();
+    // A later write: everything before it has been sent by the time it arrives (one stream, in order).
+    await send(s.url, t.access_token, "after", id);
+    const orders: number[] = [];
+    while (orders.at(-1) !== 6) orders.push((await nextResult(r)).message.message_order);
+    expect(orders).toEqual([3, 4, 5, 6]);
+    await r.cancel();
+  });
+
   test("streams are bounded per token; closing one frees its slot", async () => {
     const t = await issueTokens(s.url, a, "w-3");
     const id = (await send(s.url, t.access_token, "hello")).conversation_id;

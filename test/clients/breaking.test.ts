@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
+import { scaled } from "../helpers/time-scale.js";
 
 const run = promisify(execFile);
 const root = resolve(".");
@@ -39,7 +40,7 @@ async function breaking(dir: string): Promise<{ code: number; output: string }> 
   const [bin, ...args] = command;
   expect(bin).toBe("buf");
   try {
-    const r = await run(join(root, "node_modules/.bin/buf"), args, { cwd: dir, timeout: 30_000 });
+    const r = await run(join(root, "node_modules/.bin/buf"), args, { cwd: dir, timeout: scaled(30_000) });
     return { code: 0, output: r.stdout + r.stderr };
   } catch (e) {
     const err = e as { code?: number; stdout?: string; stderr?: string };

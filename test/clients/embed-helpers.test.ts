@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmbedSession, EmbedError, refreshAccessToken } from "../../src/client/index.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // The embedding helpers (src/client/embed.ts and examples/embed/aiagent_embed.py) against a live service.
 const run = promisify(execFile);
@@ -160,7 +161,7 @@ print(json.dumps({"frame_url": s["frame_url"], "launch_url": launched["frame_url
 `;
   it("makes a working frame address and refreshes, and refuses another account's chatbot and another user's token", async () => {
     const { stdout } = await run("python3", ["-c", script, s.url, a.apiKey, a.chatbotId, other.chatbotId], {
-      timeout: 30_000,
+      timeout: scaled(30_000),
     });
     const out = JSON.parse(stdout);
     await expectWorkingFrameUrl(out.frame_url, a.chatbotId, "py-user");

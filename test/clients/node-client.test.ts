@@ -5,6 +5,7 @@ import { createAiAgentClient, errorReason, type Protocol, withBearer } from "../
 import { issueTokens, send } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 
 const run = promisify(execFile);
 let s: TestServer;
@@ -34,7 +35,7 @@ describe("examples/node-client (imports aiagent/client)", () => {
           AIAGENT_CHATBOT_ID: a.chatbotId,
           AIAGENT_USER_ID: USER,
         },
-        timeout: 30_000,
+        timeout: scaled(30_000),
       },
     );
     const out = JSON.parse(stdout);

@@ -8,6 +8,7 @@ import { issueTokens, send } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { grpcPython, protocPath, suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // A real Python gRPC client, generated with Debian's tools, against a live server. Without those tools the suite is
 // skipped with one line naming the packages (`npm test` installs them when it can; CI always does).
@@ -42,7 +43,7 @@ describe.runIf(canRun)("examples/python-client over gRPC", () => {
     const python = grpcPython()!;
     await run("examples/python-client/generate.sh", [stubs], {
       env: { ...process.env, PROTOC: protocPath()! },
-      timeout: 30_000,
+      timeout: scaled(30_000),
     });
     expect(existsSync(join(stubs, "aiagent/v1/token_service_pb2_grpc.py"))).toBe(true);
     expect(existsSync(join(stubs, "aiagent/v1/conversation_service_pb2_grpc.py"))).toBe(true);
@@ -62,7 +63,7 @@ describe.runIf(canRun)("examples/python-client over gRPC", () => {
         "--conversation-id",
         conversationId,
       ],
-      { env: { ...process.env, AIAGENT_CLIENT_API_KEY: a.apiKey }, timeout: 30_000 },
+      { env: { ...process.env, AIAGENT_CLIENT_API_KEY: a.apiKey }, timeout: scaled(30_000) },
     );
     const out = JSON.parse(stdout);
     expect(out.access_token.split(".")).toHaveLength(3);

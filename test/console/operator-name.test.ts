@@ -6,6 +6,7 @@ import { launchBrowser, newContext } from "../frame/browser.js";
 import { type Embedding, startEmbedding } from "../frame/fixtures.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
 import { customerWrites, signIn } from "./sign-in.js";
 
@@ -30,58 +31,66 @@ afterAll(async () => {
 });
 
 describe.runIf(canRun)("the operator's display name", () => {
-  test("set in the console, it is what the customer sees when that operator takes over", async () => {
-    const member = await addMember(e.service.url, await idToken(e.service.url, e.account), "lead@shop.example");
+  test(
+    "set in the console, it is what the customer sees when that operator takes over",
+    async () => {
+      const member = await addMember(e.service.url, await idToken(e.service.url, e.account), "lead@shop.example");
 
-    // The customer writes in the client's page.
-    const {
-      context: customer,
-      page: shop,
-      frame,
-    } = await customerWrites(browser, e.host.url, "My parcel arrived damaged, can a person help?");
+      // The customer writes in the client's page.
+      const {
+        context: customer,
+        page: shop,
+        frame,
+      } = await customerWrites(browser, e.host.url, "My parcel arrived damaged, can a person help?");
 
-    // The operator names themself, with a picture; a bad picture address is refused, naming the field.
-    const console_ = await newContext(browser, { width: 1280, height: 800 });
-    const page = await console_.newPage();
-    await signIn(page, e.service.url, member.email, member.password);
-    await page.getByRole("link", { name: "Password" }).click();
-    await page.getByLabel("Display name").fill("Sam Carter");
-    await page.getByLabel(/^Picture/).fill("javascript:alert(1)");
-    await page.getByRole("button", { name: "Save name and picture" }).click();
-    await page.getByRole("alert").filter({ hasText: "avatar_url" }).waitFor();
-    await page.getByLabel(/^Picture/).fill("https://cdn.example/sam.png");
-    await page.getByRole("button", { name: "Save name and picture" }).click();
-    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
-    expect(await axeViolations(page)).toEqual([]);
+      // The operator names themself, with a picture; a bad picture address is refused, naming the field.
+      const console_ = await newContext(browser, { width: 1280, height: 800 });
+      const page = await console_.newPage();
+      await signIn(page, e.service.url, member.email, member.password);
+      await page.getByRole("link", { name: "Password" }).click();
+      await page.getByLabel("Display name").fill("Sam Carter");
+      await page.getByLabel(/^Picture/).fill("javascript:alert(1)");
+      await page.getByRole("button", { name: "Save name and picture" }).click();
+      await page.getByRole("alert").filter({ hasText: "avatar_url" }).waitFor();
+      await page.getByLabel(/^Picture/).fill("https://cdn.example/sam.png");
+      await page.getByRole("button", { name: "Save name and picture" }).click();
+      await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+      expect(await axeViolations(page)).toEqual([]);
 
-    // Take over from the inbox: the customer sees the name, in the log and the header.
-    await page.getByRole("link", { name: "Inbox" }).click();
-    await page.locator(".contact").first().click();
-    await page.getByRole("button", { name: "Take over" }).click();
-    await frame
-      .locator(".msg--event", { hasText: "Sam Carter from Shop assistant has joined the conversation." })
-      .waitFor();
-    await frame.locator("#title", { hasText: /^Sam Carter$/ }).waitFor();
-    expect(await frame.locator("#title").textContent()).not.toBe("lead");
+      // Take over from the inbox: the customer sees the name, in the log and the header.
+      await page.getByRole("link", { name: "Inbox" }).click();
+      await page.locator(".contact").first().click();
+      await page.getByRole("button", { name: "Take over" }).click();
+      await frame
+        .locator(".msg--event", { hasText: "Sam Carter from Shop assistant has joined the conversation." })
+        .waitFor();
+      await frame.locator("#title", { hasText: /^Sam Carter$/ }).waitFor();
+      expect(await frame.locator("#title").textContent()).not.toBe("lead");
 
-    // docs/inbox.md's screenshots, written only when asked (UPDATE_DOCS=1): the inbox at 1280 px and on a phone.
-    if (process.env.UPDATE_DOCS === "1") {
-      await page.getByLabel(/^Reply to/).fill("Hi, I'm Sam. I'm sorry about the parcel: a replacement is on its way.");
-      await page.getByRole("button", { name: "Send" }).click();
-      await frame.locator(".msg--operator").waitFor();
-      const docs = (name: string) => new URL(`../../docs/${name}`, import.meta.url).pathname;
-      await page.screenshot({ path: docs("inbox-taken-over.png") });
-      await page.setViewportSize({ width: 375, height: 740 });
-      await page.screenshot({ path: docs("inbox-phone.png"), fullPage: true });
-      await page.setViewportSize({ width: 1280, height: 800 });
-      await shop.locator("#aiagent-chat").screenshot({ path: docs("frame-operator-name.png"), animations: "disabled" });
-    }
+      // docs/inbox.md's screenshots, written only when asked (UPDATE_DOCS=1): the inbox at 1280 px and on a phone.
+      if (process.env.UPDATE_DOCS === "1") {
+        await page
+          .getByLabel(/^Reply to/)
+          .fill("Hi, I'm Sam. I'm sorry about the parcel: a replacement is on its way.");
+        await page.getByRole("button", { name: "Send" }).click();
+        await frame.locator(".msg--operator").waitFor();
+        const docs = (name: string) => new URL(`../../docs/${name}`, import.meta.url).pathname;
+        await page.screenshot({ path: docs("inbox-taken-over.png") });
+        await page.setViewportSize({ width: 375, height: 740 });
+        await page.screenshot({ path: docs("inbox-phone.png"), fullPage: true });
+        await page.setViewportSize({ width: 1280, height: 800 });
+        await shop
+          .locator("#aiagent-chat")
+          .screenshot({ path: docs("frame-operator-name.png"), animations: "disabled" });
+      }
 
-    // Signed in again later, the name is still theirs.
-    await page.reload();
-    await page.getByRole("link", { name: "Password" }).click();
-    expect(await page.getByLabel("Display name").inputValue()).toBe("Sam Carter");
-    await console_.close();
-    await customer.close();
-  }, 60_000);
+      // Signed in again later, the name is still theirs.
+      await page.reload();
+      await page.getByRole("link", { name: "Password" }).click();
+      expect(await page.getByLabel("Display name").inputValue()).toBe("Sam Carter");
+      await console_.close();
+      await customer.close();
+    },
+    scaled(60_000),
+  );
 });

@@ -5,6 +5,7 @@ import { addMember, idToken } from "../helpers/flows.js";
 import { postJson, requestJson } from "../helpers/http.js";
 import type { TestAccount, TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { signIn, startConsoleServer } from "./sign-in.js";
 
 // Issue 27 in the console: a person removed while their inbox is open is signed out by the live stream's end (not
@@ -40,7 +41,7 @@ describe.runIf(canRun)("the console when a credential dies or an invitation cann
     });
     expect(removed.status).toBe(200);
     // Nothing is clicked: the stream's end (unauthenticated, within a second) signs the console out.
-    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor({ timeout: 5000 });
+    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor({ timeout: scaled(5000) });
     await context.close();
   });
 

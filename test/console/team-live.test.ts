@@ -5,6 +5,7 @@ import type { Embedding } from "../frame/fixtures.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { discPng } from "../helpers/png.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
 import { signIn, startConsoleAndFrame } from "./sign-in.js";
 
@@ -32,100 +33,104 @@ async function axeBothWidths(page: Page): Promise<string[]> {
 }
 
 describe.runIf(canRun)("typing, the operator's picture and new-message alerts", () => {
-  test("the customer sees the operator typing, then their name and picture; the operator sees the customer typing and is alerted", async () => {
-    const member = await addMember(e.service.url, await idToken(e.service.url, e.account), "pat@shop.example");
+  test(
+    "the customer sees the operator typing, then their name and picture; the operator sees the customer typing and is alerted",
+    async () => {
+      const member = await addMember(e.service.url, await idToken(e.service.url, e.account), "pat@shop.example");
 
-    // The customer writes in the client's page.
-    const customer = await newContext(browser);
-    const shop = await customer.newPage();
-    await shop.goto(`${e.host.url}/`);
-    const frame = await chatFrame(shop);
-    await typeMessage(frame, "My parcel arrived damaged, can a person help?");
-    await frame.locator(".msg--assistant").first().waitFor();
+      // The customer writes in the client's page.
+      const customer = await newContext(browser);
+      const shop = await customer.newPage();
+      await shop.goto(`${e.host.url}/`);
+      const frame = await chatFrame(shop);
+      await typeMessage(frame, "My parcel arrived damaged, can a person help?");
+      await frame.locator(".msg--assistant").first().waitFor();
 
-    // The operator, with notifications allowed by the browser, names themself and uploads a picture.
-    const ops = await newContext(browser, { width: 1280, height: 800 });
-    await ops.grantPermissions(["notifications"], { origin: e.service.url });
-    const page = await ops.newPage();
-    // Records the notifications the console raises (headless Chromium shows none on screen).
-    await page.addInitScript(() => {
-      const seen: { title: string; body: string }[] = [];
-      (window as unknown as { __notes: typeof seen }).__notes = seen;
-      window.Notification = new Proxy(Notification, {
-        construct(target, args: [string, NotificationOptions?]) {
-          seen.push({ title: args[0], body: args[1]?.body ?? "" });
-          return Reflect.construct(target, args);
-        },
+      // The operator, with notifications allowed by the browser, names themself and uploads a picture.
+      const ops = await newContext(browser, { width: 1280, height: 800 });
+      await ops.grantPermissions(["notifications"], { origin: e.service.url });
+      const page = await ops.newPage();
+      // Records the notifications the console raises (headless Chromium shows none on screen).
+      await page.addInitScript(() => {
+        const seen: { title: string; body: string }[] = [];
+        (window as unknown as { __notes: typeof seen }).__notes = seen;
+        window.Notification = new Proxy(Notification, {
+          construct(target, args: [string, NotificationOptions?]) {
+            seen.push({ title: args[0], body: args[1]?.body ?? "" });
+            return Reflect.construct(target, args);
+          },
+        });
       });
-    });
-    await signIn(page, e.service.url, member.email, member.password);
-    await page.getByRole("link", { name: "Password" }).click();
-    await page.getByLabel("Display name").fill("Pat Lee");
-    await page.getByRole("button", { name: "Save name and picture" }).click();
-    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
-    // Not an image: refused, naming the field.
-    await page.locator("#picture-file").setInputFiles({
-      name: "pat.png",
-      mimeType: "image/png",
-      buffer: Buffer.from("<svg xmlns='http://www.w3.org/2000/svg'/>"),
-    });
-    await page.getByRole("alert").filter({ hasText: "image" }).waitFor();
-    await page.locator("#picture-file").setInputFiles({ name: "pat.png", mimeType: "image/png", buffer: discPng() });
-    await page.getByTestId("my-picture").waitFor();
-    await page.getByLabel("Desktop notifications").check();
-    await page.getByLabel("A short sound").check();
-    expect(await axeBothWidths(page)).toEqual([]);
-
-    // Take over: the customer sees the name and the picture in "has joined the conversation" and the header.
-    await page.getByRole("link", { name: "Inbox" }).click();
-    await page.locator(".contact").first().click();
-    await page.getByRole("button", { name: "Take over" }).click();
-    const joined = frame.locator(".msg--event", {
-      hasText: "Pat Lee from Shop assistant has joined the conversation.",
-    });
-    await joined.waitFor();
-    await joined.locator("img.pic").waitFor();
-    await frame.locator("#avatar img.pic").waitFor();
-
-    // The operator types: the customer sees it; the reply then shows with the operator's name and picture.
-    const reply = page.getByLabel(/^Reply to/);
-    await reply.pressSequentially("Hi, I'm Pat. ", { delay: 20 });
-    await frame.locator("#typing", { hasText: "Pat Lee is typing…" }).waitFor();
-    await reply.pressSequentially("A replacement is on its way.", { delay: 0 });
-    await page.getByRole("button", { name: "Send" }).click();
-    const answer = frame.locator(".msg--operator").last();
-    await answer.locator(".msg__who", { hasText: "Pat Lee" }).waitFor();
-    const pic = answer.locator("img.pic");
-    await pic.waitFor();
-    expect(await pic.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(64);
-    await frame.locator("#typing").waitFor({ state: "hidden" });
-    expect(await axeViolations(frame)).toEqual([]);
-
-    // The customer types: the operator sees it under the conversation.
-    const input = frame.getByRole("textbox");
-    await input.click();
-    await input.pressSequentially("Thank you, ", { delay: 20 });
-    await page.getByTestId("customer-typing").filter({ hasText: "is typing…" }).waitFor();
-    expect(await axeBothWidths(page)).toEqual([]);
-
-    // The customer sends: a desktop notification and "(1) Inbox" in the title, until the conversation is read.
-    await input.pressSequentially("that is quick!", { delay: 0 });
-    await input.press("Enter");
-    await page.waitForFunction(() => document.title.startsWith("(1) Inbox"));
-    const notes = await page.evaluate(() => (window as unknown as { __notes: { body: string }[] }).__notes);
-    expect(notes).toEqual([{ title: "New customer message", body: "Thank you, that is quick!" }]);
-    await page.getByTestId("customer-typing").filter({ hasText: /^$/ }).waitFor();
-
-    // docs/: the customer's frame with the operator's name and picture, written only when asked (UPDATE_DOCS=1).
-    if (process.env.UPDATE_DOCS === "1")
-      await shop.locator("#aiagent-chat").screenshot({
-        path: new URL("../../docs/frame-operator-picture.png", import.meta.url).pathname,
-        animations: "disabled",
+      await signIn(page, e.service.url, member.email, member.password);
+      await page.getByRole("link", { name: "Password" }).click();
+      await page.getByLabel("Display name").fill("Pat Lee");
+      await page.getByRole("button", { name: "Save name and picture" }).click();
+      await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+      // Not an image: refused, naming the field.
+      await page.locator("#picture-file").setInputFiles({
+        name: "pat.png",
+        mimeType: "image/png",
+        buffer: Buffer.from("<svg xmlns='http://www.w3.org/2000/svg'/>"),
       });
+      await page.getByRole("alert").filter({ hasText: "image" }).waitFor();
+      await page.locator("#picture-file").setInputFiles({ name: "pat.png", mimeType: "image/png", buffer: discPng() });
+      await page.getByTestId("my-picture").waitFor();
+      await page.getByLabel("Desktop notifications").check();
+      await page.getByLabel("A short sound").check();
+      expect(await axeBothWidths(page)).toEqual([]);
 
-    await page.getByRole("button", { name: "Mark read" }).click();
-    await page.waitForFunction(() => !document.title.startsWith("("));
-    await ops.close();
-    await customer.close();
-  }, 90_000);
+      // Take over: the customer sees the name and the picture in "has joined the conversation" and the header.
+      await page.getByRole("link", { name: "Inbox" }).click();
+      await page.locator(".contact").first().click();
+      await page.getByRole("button", { name: "Take over" }).click();
+      const joined = frame.locator(".msg--event", {
+        hasText: "Pat Lee from Shop assistant has joined the conversation.",
+      });
+      await joined.waitFor();
+      await joined.locator("img.pic").waitFor();
+      await frame.locator("#avatar img.pic").waitFor();
+
+      // The operator types: the customer sees it; the reply then shows with the operator's name and picture.
+      const reply = page.getByLabel(/^Reply to/);
+      await reply.pressSequentially("Hi, I'm Pat. ", { delay: 20 });
+      await frame.locator("#typing", { hasText: "Pat Lee is typing…" }).waitFor();
+      await reply.pressSequentially("A replacement is on its way.", { delay: 0 });
+      await page.getByRole("button", { name: "Send" }).click();
+      const answer = frame.locator(".msg--operator").last();
+      await answer.locator(".msg__who", { hasText: "Pat Lee" }).waitFor();
+      const pic = answer.locator("img.pic");
+      await pic.waitFor();
+      expect(await pic.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(64);
+      await frame.locator("#typing").waitFor({ state: "hidden" });
+      expect(await axeViolations(frame)).toEqual([]);
+
+      // The customer types: the operator sees it under the conversation.
+      const input = frame.getByRole("textbox");
+      await input.click();
+      await input.pressSequentially("Thank you, ", { delay: 20 });
+      await page.getByTestId("customer-typing").filter({ hasText: "is typing…" }).waitFor();
+      expect(await axeBothWidths(page)).toEqual([]);
+
+      // The customer sends: a desktop notification and "(1) Inbox" in the title, until the conversation is read.
+      await input.pressSequentially("that is quick!", { delay: 0 });
+      await input.press("Enter");
+      await page.waitForFunction(() => document.title.startsWith("(1) Inbox"));
+      const notes = await page.evaluate(() => (window as unknown as { __notes: { body: string }[] }).__notes);
+      expect(notes).toEqual([{ title: "New customer message", body: "Thank you, that is quick!" }]);
+      await page.getByTestId("customer-typing").filter({ hasText: /^$/ }).waitFor();
+
+      // docs/: the customer's frame with the operator's name and picture, written only when asked (UPDATE_DOCS=1).
+      if (process.env.UPDATE_DOCS === "1")
+        await shop.locator("#aiagent-chat").screenshot({
+          path: new URL("../../docs/frame-operator-picture.png", import.meta.url).pathname,
+          animations: "disabled",
+        });
+
+      await page.getByRole("button", { name: "Mark read" }).click();
+      await page.waitForFunction(() => !document.title.startsWith("("));
+      await ops.close();
+      await customer.close();
+    },
+    scaled(90_000),
+  );
 });

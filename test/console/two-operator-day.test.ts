@@ -12,6 +12,7 @@ import { discPng } from "../helpers/png.js";
 import { postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount, type TestAccount } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { signIn } from "./sign-in.js";
 
 // Issue 31's two-operator day, end to end in real Chromium: a customer writes in the client's page; admin A finds
@@ -167,14 +168,18 @@ async function playDay(d: Day): Promise<void> {
 }
 
 describe.runIf(canRun)("a two-operator day", () => {
-  test("on one instance over SQLite", async () => {
-    const e = await startEmbedding({ overrides });
-    try {
-      await playDay({ adminUrl: e.service.url, memberUrl: e.service.url, hostUrl: e.host.url, account: e.account });
-    } finally {
-      await e.close();
-    }
-  }, 150_000);
+  test(
+    "on one instance over SQLite",
+    async () => {
+      const e = await startEmbedding({ overrides });
+      try {
+        await playDay({ adminUrl: e.service.url, memberUrl: e.service.url, hostUrl: e.host.url, account: e.account });
+      } finally {
+        await e.close();
+      }
+    },
+    scaled(150_000),
+  );
 
   test.skipIf(pgSkip !== undefined)(
     "on two instances over one PostgreSQL: A on the first, B on the second",

@@ -5,6 +5,7 @@ import { startInstances } from "../helpers/instances.js";
 import { type NdjsonReader, openNdjson } from "../helpers/ndjson.js";
 import { postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount, startServer, type TestAccount } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 import { eventually, WebhookReceiver } from "../helpers/webhook-receiver.js";
 
 // One event path: a change is recorded once, in the event log, and the log (ListEvents), a webhook receiver and the
@@ -136,11 +137,15 @@ async function scenario(writer: string, reader: string, a: TestAccount) {
 }
 
 describe("one event path: the log, a webhook receiver and the watchers see the same events", () => {
-  it(`on one instance (${process.env.AIAGENT_TEST_BACKEND === "postgres" ? "PostgreSQL" : "SQLite"})`, async () => {
-    const s = await startServer({ env: ENV });
-    cleanups.push(() => s.close(true));
-    await scenario(s.url, s.url, await s.account());
-  }, 60_000);
+  it(
+    `on one instance (${process.env.AIAGENT_TEST_BACKEND === "postgres" ? "PostgreSQL" : "SQLite"})`,
+    async () => {
+      const s = await startServer({ env: ENV });
+      cleanups.push(() => s.close(true));
+      await scenario(s.url, s.url, await s.account());
+    },
+    scaled(60_000),
+  );
 
   it.skipIf(twoInstancesSkip !== undefined)(
     "across two instances on PostgreSQL: written through one, followed on the other",

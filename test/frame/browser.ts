@@ -1,6 +1,7 @@
 import { createServer } from "node:net";
 import { type Browser, type BrowserContext, chromium, type Frame, type Page } from "playwright-core";
 import { chromiumPath } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 
 /** Debian's Chromium, headless; never a downloaded browser. */
 export function launchBrowser(): Promise<Browser> {
@@ -78,7 +79,7 @@ export async function chatFrame(page: Page): Promise<Frame> {
     const f = page.frames().find((x) => x !== page.mainFrame() && x.url().includes("/chatbot-iframe/"));
     if (f) {
       try {
-        await f.waitForSelector("html[data-state=ready]", { timeout: 10_000 });
+        await f.waitForSelector("html[data-state=ready]", { timeout: scaled(10_000) });
       } catch (e) {
         throw new Error(
           `the chat frame did not get ready: ${

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { scaled } from "../helpers/time-scale.js";
 
 /** A server of examples/ run as its own process, as the README runs it. */
 export interface ExampleProcess {
@@ -29,7 +30,7 @@ export function startExample(command: string, args: string[], env: Record<string
     const timer = setTimeout(() => {
       void stop();
       reject(new Error(`${args.join(" ")} did not start in 20 s: ${err}`));
-    }, 20_000);
+    }, scaled(20_000));
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`${args.join(" ")} exited with ${code}: ${err}`));

@@ -5,6 +5,7 @@ import { addMember, contacts, idToken } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
 
@@ -177,25 +178,29 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
     await context.close();
   });
 
-  test("when the stream cannot be held (a proxy that buffers it), the frame polls and still shows the reply", async () => {
-    const context = await newContext(browser);
-    const page = await context.newPage();
-    // Nothing of the watch stream ever reaches the frame: the request hangs, as behind a buffering proxy.
-    await page.route("**/watch_conversation?**", () => undefined);
-    await page.goto(`${e.host.url}/`);
-    const frame = await chatFrame(page);
-    await typeMessage(frame, "Hello");
-    await frame.locator(".msg--assistant").first().waitFor();
-    const op = await operator();
-    const id = (await op.contacts()).body.data.data.contacts[0].latest_conversation_id;
-    await op.post("/take_over_conversation", { conversation_id: id, operator_name: "Alex" });
-    await op.post("/reply_to_conversation", { conversation_id: id, content: "Alex here, by polling" });
-    // The first event is awaited 5 s, then polling starts (every 2 s while things change).
-    await frame.locator(".msg--operator", { hasText: "Alex here, by polling" }).waitFor({ timeout: 15_000 });
-    await eventLine(frame, "Alex from Shop assistant has joined the conversation.");
-    await frame.locator("#title", { hasText: /^Alex$/ }).waitFor();
-    await context.close();
-  }, 30_000);
+  test(
+    "when the stream cannot be held (a proxy that buffers it), the frame polls and still shows the reply",
+    async () => {
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      // Nothing of the watch stream ever reaches the frame: the request hangs, as behind a buffering proxy.
+      await page.route("**/watch_conversation?**", () => undefined);
+      await page.goto(`${e.host.url}/`);
+      const frame = await chatFrame(page);
+      await typeMessage(frame, "Hello");
+      await frame.locator(".msg--assistant").first().waitFor();
+      const op = await operator();
+      const id = (await op.contacts()).body.data.data.contacts[0].latest_conversation_id;
+      await op.post("/take_over_conversation", { conversation_id: id, operator_name: "Alex" });
+      await op.post("/reply_to_conversation", { conversation_id: id, content: "Alex here, by polling" });
+      // The first event is awaited 5 s, then polling starts (every 2 s while things change).
+      await frame.locator(".msg--operator", { hasText: "Alex here, by polling" }).waitFor({ timeout: scaled(15_000) });
+      await eventLine(frame, "Alex from Shop assistant has joined the conversation.");
+      await frame.locator("#title", { hasText: /^Alex$/ }).waitFor();
+      await context.close();
+    },
+    scaled(30_000),
+  );
 
   test("the frame's stream, cut by a server restart, resumes: every message once, in order", async () => {
     const own = await startEmbedding();
@@ -225,7 +230,7 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
       await idToken(own.service.url, own.account).catch(() => undefined);
       await talk("/reply_to_conversation", { conversation_id: id, content: "While you were away" });
       await talk("/reply_to_conversation", { conversation_id: id, content: "After the restart" });
-      await frame.locator(".msg--operator", { hasText: "After the restart" }).waitFor({ timeout: 10_000 });
+      await frame.locator(".msg--operator", { hasText: "After the restart" }).waitFor({ timeout: scaled(10_000) });
 
       const shown = await frame
         .locator("[data-message-id]")

@@ -5,6 +5,7 @@ import { frameRoutes } from "../../src/frame/routes.js";
 import { idToken } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { chatFrame, launchBrowser, newContext, recordWindowMessages, typeMessage } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
 
@@ -70,7 +71,7 @@ describe.runIf(canRun)("the frame after its customer session is revoked", () => 
     await typeMessage(frame, "How long does shipping take?");
     await frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" }).waitFor();
     // The live stream is open: it has delivered the conversation.
-    await expect.poll(() => lines.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => lines.length, { timeout: scaled(10_000) }).toBeGreaterThan(0);
 
     const admin = { authorization: `Bearer ${await idToken(e.service.url, e.account)}` };
     // The one visitor of this embedding's chatbot: the page's customer.
@@ -83,7 +84,7 @@ describe.runIf(canRun)("the frame after its customer session is revoked", () => 
     const revokedAt = Date.now();
 
     const ended = () => lines.find((l) => l.line.includes('"error"'));
-    await expect.poll(ended, { timeout: 5000, interval: 20 }).toBeDefined();
+    await expect.poll(ended, { timeout: scaled(5000), interval: 20 }).toBeDefined();
     const end = ended()!;
     const error = JSON.parse(end.line).error;
     expect(error.code).toBe("unauthenticated");
@@ -93,13 +94,13 @@ describe.runIf(canRun)("the frame after its customer session is revoked", () => 
 
     // The frame asks its parent, the host page, for a new token, with the documented reason.
     const asks = () => messages.filter((m) => m.data.includes("[TOKEN_REFRESH]")).slice(asksBefore);
-    await expect.poll(() => asks().length, { timeout: 5000 }).toBeGreaterThan(0);
+    await expect.poll(() => asks().length, { timeout: scaled(5000) }).toBeGreaterThan(0);
     expect(JSON.parse(asks()[0]!.data)).toEqual({ type: "[TOKEN_REFRESH]", reason: "TokenExpiredError" });
     expect(asks()[0]!.receiver).toBe(`${e.host.url}/`);
     expect(asks()[0]!.origin).toBe(e.frameOrigin);
     // The host's refresh token was the revoked session's: it has none to give, and the chat says the session ended.
     const notice = frame.locator("#notice[data-kind=expired]");
-    await notice.waitFor({ timeout: 15_000 });
+    await notice.waitFor({ timeout: scaled(15_000) });
     expect(await notice.textContent()).toContain("Your session has expired");
     await context.close();
   });

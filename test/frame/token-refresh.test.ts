@@ -4,6 +4,7 @@ import { frameRoutes } from "../../src/frame/routes.js";
 import { idToken } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import {
   chatFrame,
   collectExposedState,
@@ -245,32 +246,36 @@ describe.runIf(canRun)("a live stream outliving its token", () => {
     await short?.close();
   });
 
-  test("the live stream ends when its token expires; the frame gets a new token from the host page and resumes", async () => {
-    const { context, frame, messages } = await open(short);
-    await ask(frame, "How long does shipping take?", "Orders ship within 2 business days");
-    const asked = () => messages.filter((m) => m.data.includes("[TOKEN_REFRESH]")).length;
-    const before = asked();
-    // Nothing is sent from the frame: only its live stream can run into the token's lifetime.
-    await expect.poll(asked, { timeout: 20_000, interval: 250 }).toBeGreaterThan(before);
+  test(
+    "the live stream ends when its token expires; the frame gets a new token from the host page and resumes",
+    async () => {
+      const { context, frame, messages } = await open(short);
+      await ask(frame, "How long does shipping take?", "Orders ship within 2 business days");
+      const asked = () => messages.filter((m) => m.data.includes("[TOKEN_REFRESH]")).length;
+      const before = asked();
+      // Nothing is sent from the frame: only its live stream can run into the token's lifetime.
+      await expect.poll(asked, { timeout: scaled(20_000), interval: 250 }).toBeGreaterThan(before);
 
-    const token = await idToken(short.service.url, short.account);
-    const auth = { authorization: `Bearer ${token}` };
-    const contacts = await fetch(
-      `${short.service.url}/get_contact_conversations?user_email_id=${encodeURIComponent(short.account.email)}`,
-      { headers: auth },
-    );
-    const id = ((await contacts.json()) as any).data.data.contacts[0].latest_conversation_id as string;
-    await postJson(short.service.url, "/take_over_conversation", { conversation_id: id, operator_name: "Sam" }, auth);
-    await postJson(
-      short.service.url,
-      "/reply_to_conversation",
-      { conversation_id: id, content: "Still here: Sam" },
-      auth,
-    );
-    await frame.locator(".msg--operator", { hasText: "Still here: Sam" }).waitFor({ timeout: 2000 });
-    expect(await frame.locator("#notice").isHidden()).toBe(true);
-    await context.close();
-  }, 60_000);
+      const token = await idToken(short.service.url, short.account);
+      const auth = { authorization: `Bearer ${token}` };
+      const contacts = await fetch(
+        `${short.service.url}/get_contact_conversations?user_email_id=${encodeURIComponent(short.account.email)}`,
+        { headers: auth },
+      );
+      const id = ((await contacts.json()) as any).data.data.contacts[0].latest_conversation_id as string;
+      await postJson(short.service.url, "/take_over_conversation", { conversation_id: id, operator_name: "Sam" }, auth);
+      await postJson(
+        short.service.url,
+        "/reply_to_conversation",
+        { conversation_id: id, content: "Still here: Sam" },
+        auth,
+      );
+      await frame.locator(".msg--operator", { hasText: "Still here: Sam" }).waitFor({ timeout: 2000 });
+      expect(await frame.locator("#notice").isHidden()).toBe(true);
+      await context.close();
+    },
+    scaled(60_000),
+  );
 });
 
 async function startEmbeddingWithClaimedOrigin(): Promise<Embedding> {

@@ -6,6 +6,7 @@ import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
 import { NdjsonReader, openNdjson } from "../helpers/ndjson.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
+import { eventually, WebhookReceiver } from "../helpers/webhook-receiver.js";
 import { expectNoSecrets } from "./support.js";
 
 // With AIAGENT_SYNCHRONOUS=FULL a write is answered only after the log holding it is fsynced. The group commit's
@@ -26,7 +27,7 @@ let accessToken: string;
 const secrets = new Set<string>();
 
 beforeAll(async () => {
-  s = await startServer({ overrides: { fsync } });
+  s = await startServer({ overrides: { fsync }, env: { AIAGENT_WEBHOOK_POLL_MS: "20" } });
   a = await s.account();
   accessToken = (await issueTokens(s.url, a, "fsync-user")).access_token;
   secrets.add(a.apiKey).add(a.password).add(accessToken);
@@ -40,6 +41,13 @@ afterAll(async () => {
 
 const messageCount = (content: string) =>
   (sqliteDb(s.app).prepare("SELECT count(*) AS n FROM messages WHERE content = ?").get(content) as { n: number }).n;
+
+const claimedDeliveries = () =>
+  (
+    sqliteDb(s.app)
+      .prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE account_id = ? AND lease_until IS NOT NULL")
+      .get(a.accountId) as { n: number }
+  ).n;
 
 /** Starts a write with the fsync held; resolves once the fsync is waiting, failing if the answer came first. */
 async function writeHeld(
@@ -147,5 +155,49 @@ describe("an acknowledged write is on disk", () => {
     expect(r.body.code).toBe("unavailable");
     const next = await sendMessage("synced");
     expect(next.status).toBe(200);
+  });
+
+  it("a webhook is sent only once its change is on disk: none arrives while the fsync is held", async () => {
+    // Last in the file: the dispatcher's own writes after this (the delivery recorded) are fsynced too, and would be
+    // the held ones of a later test.
+    const receiver = new WebhookReceiver();
+    await receiver.up();
+    try {
+      const id = (await postJson(s.url, "/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey })).body
+        .data.idToken as string;
+      secrets.add(id);
+      const ep = await postJson(
+        s.url,
+        "/v1/account/webhooks",
+        { url: receiver.url, event_types: ["message.created"] },
+        { authorization: `Bearer ${id}` },
+      );
+      expect(ep.status).toBe(200);
+      secrets.add(ep.body.data.secret);
+      // Whether the change's fsync had completed when each delivery arrived.
+      let synced = false;
+      const respond = receiver.respond;
+      const onDisk: boolean[] = [];
+      receiver.respond = (n) => {
+        onDisk.push(synced);
+        return respond(n);
+      };
+      const { answer } = await writeHeld(() => sendMessage("webhooked, held by the fsync"));
+      expect(messageCount("webhooked, held by the fsync")).toBe(1);
+      // The dispatcher has seen the change and claimed its delivery; only the fsync stands between it and the receiver.
+      await eventually("the delivery claimed", () => claimedDeliveries() > 0);
+      // Round trips the server answers meanwhile: had the delivery left, it would have arrived by now.
+      for (let i = 0; i < 3; i++) expect((await getJson(s.url, "/healthz")).status).toBe(200);
+      expect(receiver.seen, "a webhook was sent before its change was on disk").toEqual([]);
+      mode = "pass";
+      synced = true;
+      for (const done of held.splice(0)) done(null);
+      expect((await answer).status).toBe(200);
+      await eventually("the webhook delivered", () => receiver.accepted().length > 0);
+      expect(onDisk.every(Boolean), "a delivery arrived while its change's fsync was held").toBe(true);
+      expect(receiver.accepted()[0]!.body).toContain("webhooked, held by the fsync");
+    } finally {
+      await receiver.down();
+    }
   });
 });

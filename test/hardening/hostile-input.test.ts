@@ -8,6 +8,7 @@ import { type HttpRoute, httpRoutes } from "../../src/protocol/rest/http-rules.j
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
+import { scaled } from "../helpers/time-scale.js";
 import { HOSTILE_SERVER } from "./hostile-table.js";
 import { dbChecksum, expectNoSecrets } from "./support.js";
 
@@ -205,24 +206,28 @@ describe("hostile input on every JSON route", () => {
     expect(ROUTES.length).toBeGreaterThanOrEqual(13);
   });
 
-  it("no 5xx, and a refused request changes nothing", async () => {
-    for (const route of ROUTES) {
-      await fc.assert(
-        fc.asyncProperty(hostileRequest(route), async (req) => {
-          const before = dbChecksum(sqliteDb(s.app));
-          const status = await sendHostile(route, req);
-          expect(status, `${route.verb} ${route.template}`).toBeLessThan(500);
-          expect(status).toBeGreaterThanOrEqual(200);
-          if (status >= 400)
-            expect(dbChecksum(sqliteDb(s.app)), `${route.verb} ${route.template} answered ${status} but wrote`).toBe(
-              before,
-            );
-        }),
-        { numRuns: RUNS_PER_ROUTE },
-      );
-    }
-    // Its time grows with the contract: RUNS_PER_ROUTE requests for each of the (40-odd) routes.
-  }, 180_000);
+  it(
+    "no 5xx, and a refused request changes nothing",
+    async () => {
+      for (const route of ROUTES) {
+        await fc.assert(
+          fc.asyncProperty(hostileRequest(route), async (req) => {
+            const before = dbChecksum(sqliteDb(s.app));
+            const status = await sendHostile(route, req);
+            expect(status, `${route.verb} ${route.template}`).toBeLessThan(500);
+            expect(status).toBeGreaterThanOrEqual(200);
+            if (status >= 400)
+              expect(dbChecksum(sqliteDb(s.app)), `${route.verb} ${route.template} answered ${status} but wrote`).toBe(
+                before,
+              );
+          }),
+          { numRuns: RUNS_PER_ROUTE },
+        );
+      }
+      // Its time grows with the contract: RUNS_PER_ROUTE requests for each of the (40-odd) routes.
+    },
+    scaled(180_000),
+  );
 });
 
 /** A message of `desc` with hostile values in its fields (typed, so a generated client can send it). */
@@ -277,46 +282,51 @@ describe.each([
   ["Connect JSON", false],
   ["Connect binary", true],
 ])("hostile messages on every RPC over %s", (_name, binary) => {
-  it("no server-side failure code, and a refused call changes nothing", async () => {
-    const transport = createConnectTransport({ baseUrl: s.url, httpVersion: "1.1", useBinaryFormat: binary });
-    const tried: string[] = [];
-    for (const b of s.app.bindings) {
-      const client = createClient(b.desc, transport) as unknown as Record<
-        string,
-        (req: unknown, opts: unknown) => unknown
-      >;
-      for (const method of b.desc.methods as DescMethod[]) {
-        tried.push(method.name);
-        await fc.assert(
-          fc.asyncProperty(hostileMessage(method.input), authHeader, async (msg, auth) => {
-            const before = dbChecksum(sqliteDb(s.app));
-            // A call that hangs fails here as Canceled, naming the RPC, instead of timing the whole test out.
-            const signal = AbortSignal.timeout(10_000);
-            const opts = auth ? { headers: safeHeaders({ authorization: auth }), signal } : { signal };
-            let code: Code | undefined;
-            try {
-              const out = client[method.localName]!(msg, opts);
-              // A watch stream that was let in never ends by itself: its first answer shows it was not a failure.
-              if (method.methodKind === "server_streaming") for await (const _ of out as AsyncIterable<unknown>) break;
-              else await out;
-            } catch (e) {
-              code = ConnectError.from(e).code;
-            }
-            expect(
-              code === undefined || !FAILURES.has(code),
-              `${method.name}: ${code === undefined ? "" : Code[code]}`,
-            ).toBe(true);
-            if (code !== undefined)
-              expect(dbChecksum(sqliteDb(s.app)), `${method.name} failed with ${Code[code]} but wrote`).toBe(before);
-          }),
-          { numRuns: RUNS_PER_RPC },
-        );
+  it(
+    "no server-side failure code, and a refused call changes nothing",
+    async () => {
+      const transport = createConnectTransport({ baseUrl: s.url, httpVersion: "1.1", useBinaryFormat: binary });
+      const tried: string[] = [];
+      for (const b of s.app.bindings) {
+        const client = createClient(b.desc, transport) as unknown as Record<
+          string,
+          (req: unknown, opts: unknown) => unknown
+        >;
+        for (const method of b.desc.methods as DescMethod[]) {
+          tried.push(method.name);
+          await fc.assert(
+            fc.asyncProperty(hostileMessage(method.input), authHeader, async (msg, auth) => {
+              const before = dbChecksum(sqliteDb(s.app));
+              // A call that hangs fails here as Canceled, naming the RPC, instead of timing the whole test out.
+              const signal = AbortSignal.timeout(10_000);
+              const opts = auth ? { headers: safeHeaders({ authorization: auth }), signal } : { signal };
+              let code: Code | undefined;
+              try {
+                const out = client[method.localName]!(msg, opts);
+                // A watch stream that was let in never ends by itself: its first answer shows it was not a failure.
+                if (method.methodKind === "server_streaming")
+                  for await (const _ of out as AsyncIterable<unknown>) break;
+                else await out;
+              } catch (e) {
+                code = ConnectError.from(e).code;
+              }
+              expect(
+                code === undefined || !FAILURES.has(code),
+                `${method.name}: ${code === undefined ? "" : Code[code]}`,
+              ).toBe(true);
+              if (code !== undefined)
+                expect(dbChecksum(sqliteDb(s.app)), `${method.name} failed with ${Code[code]} but wrote`).toBe(before);
+            }),
+            { numRuns: RUNS_PER_RPC },
+          );
+        }
       }
-    }
-    // Every RPC of both services was tried (the loops above would pass over nothing just as well).
-    expect(tried.length).toBe(s.app.bindings.reduce((n, b) => n + b.desc.methods.length, 0));
-    expect(tried.length).toBeGreaterThanOrEqual(13);
-  }, 180_000);
+      // Every RPC of both services was tried (the loops above would pass over nothing just as well).
+      expect(tried.length).toBe(s.app.bindings.reduce((n, b) => n + b.desc.methods.length, 0));
+      expect(tried.length).toBeGreaterThanOrEqual(13);
+    },
+    scaled(180_000),
+  );
 });
 
 /** Header values as HTTP can carry them: what no client library will send is replaced by `?`. */

@@ -8,6 +8,7 @@ import { afterAll, expect, it } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // A writer killed after its store committed and before it answered: the client, with no answer, sends again with
 // the same key to a fresh instance and finds its message once. The kill is placed, not timed: the first instance's
@@ -59,60 +60,64 @@ const stored = (content: string) => {
   }
 };
 
-it("killed after the commit and before the answer, a send retried with its key stores one message", async () => {
-  const setup = await buildApp(loadConfig({ AIAGENT_DB: dbPath, AIAGENT_SECRETS: SECRETS }), createLogger("silent"));
-  const email = "idem-kill@example.com";
-  await setup.accounts.createAccount(email);
-  const chatbotId = (await setup.accounts.createChatbot(email, "bot", ["https://shop.example"], [])).chatbotId;
-  const apiKey = (await setup.accounts.createApiKey(email)).clientApiKey;
-  await setup.close();
+it(
+  "killed after the commit and before the answer, a send retried with its key stores one message",
+  async () => {
+    const setup = await buildApp(loadConfig({ AIAGENT_DB: dbPath, AIAGENT_SECRETS: SECRETS }), createLogger("silent"));
+    const email = "idem-kill@example.com";
+    await setup.accounts.createAccount(email);
+    const chatbotId = (await setup.accounts.createChatbot(email, "bot", ["https://shop.example"], [])).chatbotId;
+    const apiKey = (await setup.accounts.createApiKey(email)).clientApiKey;
+    await setup.close();
 
-  // A model endpoint that takes requests and never answers: the call is the sign the message is committed.
-  let called: () => void = () => undefined;
-  const modelCalled = new Promise<void>((r) => (called = r));
-  model = createServer(() => called());
-  await new Promise<void>((r) => model!.listen(0, "127.0.0.1", r));
-  const address = model.address() as { port: number };
+    // A model endpoint that takes requests and never answers: the call is the sign the message is committed.
+    let called: () => void = () => undefined;
+    const modelCalled = new Promise<void>((r) => (called = r));
+    model = createServer(() => called());
+    await new Promise<void>((r) => model!.listen(0, "127.0.0.1", r));
+    const address = model.address() as { port: number };
 
-  const first = await serve({ AIAGENT_LLM_BASE_URL: `http://127.0.0.1:${address.port}/v1` });
-  const token = await fetch(`${first.url}/ai_agent/get_access_token`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ user_id: "killed-writer", chatbot_id: chatbotId, client_api_key: apiKey }),
-  }).then((r) => r.json() as Promise<{ data: { access_token: string } }>);
-  const sendUrl = (base: string) =>
-    `${base}/ai_agent/send_message?access_token=${encodeURIComponent(token.data.access_token)}`;
-  const request = {
-    method: "POST",
-    headers: { "content-type": "application/json", "idempotency-key": "order-7f3a-retry-me" },
-    body: JSON.stringify({ content: "sent once, answered never" }),
-  };
-  const lost = fetch(sendUrl(first.url), request).then(
-    (r) => `answered ${r.status}`,
-    () => "cut",
-  );
-  const sign = await Promise.race([
-    modelCalled.then(() => "model called"),
-    new Promise((r) => setTimeout(() => r("no call"), 20_000)),
-  ]);
-  expect(sign).toBe("model called");
-  const exited = new Promise((r) => first.proc.once("exit", r));
-  first.proc.kill("SIGKILL");
-  await exited;
-  expect(await lost).toBe("cut");
-  expect(stored("sent once, answered never")).toBe(1);
+    const first = await serve({ AIAGENT_LLM_BASE_URL: `http://127.0.0.1:${address.port}/v1` });
+    const token = await fetch(`${first.url}/ai_agent/get_access_token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ user_id: "killed-writer", chatbot_id: chatbotId, client_api_key: apiKey }),
+    }).then((r) => r.json() as Promise<{ data: { access_token: string } }>);
+    const sendUrl = (base: string) =>
+      `${base}/ai_agent/send_message?access_token=${encodeURIComponent(token.data.access_token)}`;
+    const request = {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": "order-7f3a-retry-me" },
+      body: JSON.stringify({ content: "sent once, answered never" }),
+    };
+    const lost = fetch(sendUrl(first.url), request).then(
+      (r) => `answered ${r.status}`,
+      () => "cut",
+    );
+    const sign = await Promise.race([
+      modelCalled.then(() => "model called"),
+      new Promise((r) => setTimeout(() => r("no call"), 20_000)),
+    ]);
+    expect(sign).toBe("model called");
+    const exited = new Promise((r) => first.proc.once("exit", r));
+    first.proc.kill("SIGKILL");
+    await exited;
+    expect(await lost).toBe("cut");
+    expect(stored("sent once, answered never")).toBe(1);
 
-  // The client retries with the same key on another instance (here: the same database, restarted, offline agent).
-  const second = await serve({});
-  const retry = await fetch(sendUrl(second.url), request);
-  expect(retry.status, second.out().slice(-3000)).toBe(200);
-  const body = (await retry.json()) as { data: { user_message: { content: string }; reply?: { role: string } } };
-  expect(body.data.user_message.content).toBe("sent once, answered never");
-  // The reply the killed instance never wrote is written now, once.
-  expect(body.data.reply?.role).toBe("assistant");
-  expect(stored("sent once, answered never")).toBe(1);
-  const again = await fetch(sendUrl(second.url), request);
-  expect(((await again.json()) as typeof body).data.reply).toEqual(body.data.reply);
-  expect(stored("sent once, answered never")).toBe(1);
-  second.proc.kill("SIGTERM");
-}, 120_000);
+    // The client retries with the same key on another instance (here: the same database, restarted, offline agent).
+    const second = await serve({});
+    const retry = await fetch(sendUrl(second.url), request);
+    expect(retry.status, second.out().slice(-3000)).toBe(200);
+    const body = (await retry.json()) as { data: { user_message: { content: string }; reply?: { role: string } } };
+    expect(body.data.user_message.content).toBe("sent once, answered never");
+    // The reply the killed instance never wrote is written now, once.
+    expect(body.data.reply?.role).toBe("assistant");
+    expect(stored("sent once, answered never")).toBe(1);
+    const again = await fetch(sendUrl(second.url), request);
+    expect(((await again.json()) as typeof body).data.reply).toEqual(body.data.reply);
+    expect(stored("sent once, answered never")).toBe(1);
+    second.proc.kill("SIGTERM");
+  },
+  scaled(120_000),
+);

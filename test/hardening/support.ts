@@ -5,7 +5,9 @@ import { resolve } from "node:path";
 import type Database from "better-sqlite3";
 import { expect } from "vitest";
 import type { Db } from "../../src/storage/sqlite/index.js";
+import { killAtExit } from "../helpers/leftovers.js";
 import { findSecretShape } from "../helpers/secret-shapes.js";
+import { scaled } from "../helpers/time-scale.js";
 
 /** The repository root, for child processes. */
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -139,7 +141,7 @@ export interface ChildServer {
 export async function startChild(
   dbPath: string,
   env: Record<string, string> = {},
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
 ): Promise<ChildServer> {
   const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
     cwd: ROOT,
@@ -155,8 +157,14 @@ export async function startChild(
   });
   const output: string[] = [];
   const exited = new Promise<number | string>((r) => proc.once("exit", (code, signal) => r(code ?? signal ?? -1)));
+  // However the test run ends, the child does not outlive it.
+  void exited.then(killAtExit(proc));
   const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child did not start: ${output.join("")}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // Not left to start later, unwatched: a child that did not start in time is stopped.
+      proc.kill("SIGKILL");
+      reject(new Error(`child did not start: ${output.join("")}`));
+    }, scaled(timeoutMs));
     let buffered = "";
     const onData = (chunk: Buffer) => {
       const text = chunk.toString("utf8");

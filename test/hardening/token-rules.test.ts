@@ -7,6 +7,7 @@ import { generatedSecretPath } from "../../src/key-encryption.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf } from "../helpers/http.js";
 import { rpcClients } from "../helpers/rpc.js";
+import { plainEncodings, withDecodedRuns } from "../helpers/secret-shapes.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
 import { expectNoSecrets, runCli } from "./support.js";
@@ -27,15 +28,6 @@ afterAll(async () => {
   expectNoSecrets(s.logs, secrets);
   await s.close(true);
 });
-
-/**
- * The text with every base64 or base64url run decoded beside it: a secret that is only encoded (a "sealed" value
- * that is the plaintext in base64) is then found as plainly as one stored in clear.
- */
-const withDecodedRuns = (text: string) =>
-  [text, ...(text.match(/[A-Za-z0-9+/_-]{16,}/g) ?? []).map((r) => Buffer.from(r, "base64").toString("latin1"))].join(
-    "\n",
-  );
 
 const strip = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 
@@ -286,6 +278,8 @@ describe("secrets at rest", () => {
           .map(({ name }) => sqliteDb(s.app).prepare(`SELECT * FROM "${name}"`).all()),
       ),
     );
+    const lowerDump = dump.toLowerCase();
+    // In clear, or merely encoded (hex, base64…): either way the secret itself.
     for (const secret of [
       a.apiKey,
       b.apiKey,
@@ -298,7 +292,8 @@ describe("secrets at rest", () => {
       agentKey,
       newKey,
     ])
-      expect(dump.includes(secret), `${secret.slice(0, 6)}… at rest`).toBe(false);
+      for (const form of plainEncodings(secret))
+        expect(lowerDump.includes(form.toLowerCase()), `${secret.slice(0, 6)}… at rest, plain or encoded`).toBe(false);
     expect(
       /cak_[A-Za-z0-9_-]{20,}|rt_[A-Za-z0-9_-]{20,}|inv_[A-Za-z0-9_-]{20,}/.test(dump),
       "a credential at rest",

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { scaled } from "./time-scale.js";
 
 const run = promisify(execFile);
 
@@ -15,7 +16,7 @@ export async function aiagent(args: string[], env: Record<string, string> = {}):
   try {
     const r = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
       env: { ...process.env, AIAGENT_DB: "", ...env },
-      timeout: 30_000,
+      timeout: scaled(30_000),
     });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {

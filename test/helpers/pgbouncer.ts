@@ -4,7 +4,9 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./embedded-postgres.js";
+import { killAtExit, removeAtExit } from "./leftovers.js";
 import { pgbouncerPath } from "./system-packages.js";
+import { scaled } from "./time-scale.js";
 
 /** A PgBouncer of the tests' own, in transaction pooling mode, in front of the tests' PostgreSQL server. */
 export interface RunningPgBouncer {
@@ -39,6 +41,8 @@ export async function startPgBouncer(binary: string, adminUrl: string): Promise<
   const target = new URL(adminUrl);
   const user = decodeURIComponent(target.username || "postgres");
   const dir = mkdtempSync(join(tmpdir(), "aiagent-pgbouncer-"));
+  // However the run ends, the folder goes (and the process, below).
+  const forgetDir = removeAtExit(dir);
   const port = await freePort();
   writeFileSync(join(dir, "users.txt"), `"${user}" ""\n`);
   writeFileSync(
@@ -74,13 +78,14 @@ export async function startPgBouncer(binary: string, adminUrl: string): Promise<
     stdio: "ignore",
   });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  for (let i = 0; i < 100 && !(await answers(port)); i++) {
+  const forgetChild = killAtExit(child);
+  for (let i = 0; i < scaled(100) && !(await answers(port)); i++) {
     if (child.exitCode !== null) throw new Error(`pgbouncer exited (${child.exitCode}); see ${dir}/pgbouncer.log`);
     await new Promise((r) => setTimeout(r, 50));
   }
   if (!(await answers(port))) {
     child.kill("SIGKILL");
-    throw new Error("pgbouncer did not listen within 5 s");
+    throw new Error(`pgbouncer did not listen within ${scaled(5)} s`);
   }
   return {
     host: `127.0.0.1:${port}`,
@@ -91,6 +96,8 @@ export async function startPgBouncer(binary: string, adminUrl: string): Promise<
         if (child.exitCode === null) child.kill("SIGKILL");
       }
       rmSync(dir, { recursive: true, force: true });
+      forgetChild();
+      forgetDir();
     },
   };
 }

@@ -7,6 +7,7 @@ import { frameRoutes } from "../../src/frame/routes.js";
 import { createLogger } from "../../src/log.js";
 import type { RunningServer } from "../../src/protocol/http/server.js";
 import { TestClock } from "./clock.js";
+import { removeAtExit } from "./leftovers.js";
 import { pooledUrl } from "./pgbouncer.js";
 import { createTestDatabase, type TestDatabase } from "./postgres.js";
 
@@ -67,12 +68,33 @@ export async function createTestAccount(
   return { accountId: a.accountId, email, password, apiKey: key.clientApiKey, chatbotId: chatbot.chatbotId };
 }
 const pgDatabases = new Map<string, TestDatabase>();
+/** Servers started and not closed yet, and the folders startServer made (each with its exit-time remover). */
+const openServers = new Set<TestServer>();
+const madeDirs = new Map<string, () => void>();
+
+/**
+ * Closes what a test file left behind (run after the file by test/setup/leftovers.ts): servers a failed or timed-out
+ * test never closed, their databases, and the folders startServer made. A folder also goes at process exit.
+ */
+export async function closeLeftovers(): Promise<void> {
+  for (const s of [...openServers]) await s.close(true).catch(() => undefined);
+  for (const [dir, db] of [...pgDatabases]) {
+    pgDatabases.delete(dir);
+    await db.drop().catch(() => undefined);
+  }
+  for (const [dir, forget] of [...madeDirs]) {
+    rmSync(dir, { recursive: true, force: true });
+    forget();
+    madeDirs.delete(dir);
+  }
+}
 
 /** Starts the whole service, as `aiagent serve` would, on 127.0.0.1 with a fresh database. */
 export async function startServer(
   opts: { env?: Record<string, string>; dir?: string; overrides?: AppOverrides } = {},
 ): Promise<TestServer> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "aiagent-test-"));
+  if (!opts.dir) madeDirs.set(dir, removeAtExit(dir));
   const dbPath = join(dir, "aiagent.db");
   // AIAGENT_TEST_BACKEND=postgres (the api-postgres test project): the same suite on a database of its own.
   // A restart on the same directory finds the same database; the run's teardown drops them all.
@@ -106,7 +128,7 @@ export async function startServer(
     { extraRoutes: frameRoutes, ...opts.overrides, clock },
   );
   const server = await app.listen();
-  return {
+  const started: TestServer = {
     url: server.url,
     app,
     server,
@@ -117,13 +139,20 @@ export async function startServer(
     account: (o = {}) =>
       createTestAccount(app, `owner${++counter}-${Math.random().toString(36).slice(2, 8)}@example.com`, o),
     async close(remove = false) {
+      openServers.delete(started);
       await server.close(1000);
       await app.close();
       if (remove && pgDatabase) {
         pgDatabases.delete(dir);
         await pgDatabase.drop();
       }
-      if (remove) rmSync(dir, { recursive: true, force: true });
+      if (remove) {
+        rmSync(dir, { recursive: true, force: true });
+        madeDirs.get(dir)?.();
+        madeDirs.delete(dir);
+      }
     },
   };
+  openServers.add(started);
+  return started;
 }

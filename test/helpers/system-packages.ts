@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join, relative } from "node:path";
+import { scaled } from "./time-scale.js";
 
 // The Debian packages some suites need. `npm test` installs the missing ones when it can (test/setup/), and a suite
 // whose package is still missing is skipped with one line naming it. AIAGENT_TEST_CHROMIUM, AIAGENT_TEST_PROTOC and
@@ -70,7 +71,7 @@ export function protocPath(env: Env = process.env): string | undefined {
 }
 
 function imports(python: string, module: string, env: Env): boolean {
-  return spawnSync(python, ["-c", `import ${module}`], { env, stdio: "ignore", timeout: 15_000 }).status === 0;
+  return spawnSync(python, ["-c", `import ${module}`], { env, stdio: "ignore", timeout: scaled(15_000) }).status === 0;
 }
 
 const PYTHONS = ["/usr/bin/python3", "python3"];

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { scaled } from "./time-scale.js";
 
 /** One request the receiver got. */
 export interface Received {
@@ -70,13 +71,16 @@ export class WebhookReceiver {
   }
 }
 
-/** Polls `done` (bounded: `tries` times, `stepMs` apart, calling `step` between); throws with `what` if it never holds. */
+/**
+ * Polls `done` (bounded: `tries` times, `stepMs` apart, calling `step` between; the tries scaled by
+ * AIAGENT_TEST_TIME_SCALE); throws with `what` if it never holds.
+ */
 export async function eventually(
   what: string,
   done: () => boolean | Promise<boolean>,
   o: { tries?: number; stepMs?: number; step?: () => void } = {},
 ): Promise<void> {
-  const tries = o.tries ?? 400;
+  const tries = scaled(o.tries ?? 400);
   for (let i = 0; i < tries; i++) {
     if (await done()) return;
     o.step?.();

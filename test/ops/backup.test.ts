@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aiagent } from "../helpers/cli.js";
 import { NO_CUSTOMER_LIMITS, startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 import { allContents, startWriteLoad } from "./messages.js";
 
 // `aiagent backup` on a live SQLite database while messages are written, `aiagent restore` into a new file, and a
@@ -26,40 +27,44 @@ afterAll(async () => {
 });
 
 describe.skipIf(process.env.AIAGENT_TEST_BACKEND === "postgres")("aiagent backup and restore (SQLite)", () => {
-  it("a backup taken during writes, restored into a new file, serves every message acknowledged before it", async () => {
-    const load = await startWriteLoad(s.url, a, "backup-user");
-    const { acked, conversationId } = load;
+  it(
+    "a backup taken during writes, restored into a new file, serves every message acknowledged before it",
+    async () => {
+      const load = await startWriteLoad(s.url, a, "backup-user");
+      const { acked, conversationId } = load;
 
-    const file = join(work, "backup.db");
-    const before = acked.length;
-    const r = await aiagent(["backup", file, "--db", s.dbPath]);
-    const after = acked.length;
-    await load.stop();
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`written to ${file}`);
-    // The server went on acknowledging writes while the backup ran.
-    expect(after).toBeGreaterThan(before);
+      const file = join(work, "backup.db");
+      const before = acked.length;
+      const r = await aiagent(["backup", file, "--db", s.dbPath]);
+      const after = acked.length;
+      await load.stop();
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`written to ${file}`);
+      // The server went on acknowledging writes while the backup ran.
+      expect(after).toBeGreaterThan(before);
 
-    // Never over the database a running server holds, nor onto an existing file.
-    const over = await aiagent(["restore", file, "--db", s.dbPath]);
-    expect(over.code).toBe(1);
-    expect(over.stderr).toContain("in use by a running server");
-    expect((await aiagent(["backup", file, "--db", s.dbPath])).stderr).toContain("already exists");
+      // Never over the database a running server holds, nor onto an existing file.
+      const over = await aiagent(["restore", file, "--db", s.dbPath]);
+      expect(over.code).toBe(1);
+      expect(over.stderr).toContain("in use by a running server");
+      expect((await aiagent(["backup", file, "--db", s.dbPath])).stderr).toContain("already exists");
 
-    const dir = mkdtempSync(join(work, "restored-"));
-    const restored = await aiagent(["restore", file, "--db", join(dir, "aiagent.db")]);
-    expect(restored.stderr).toBe("");
-    expect(restored.code).toBe(0);
-    const t = await startServer({ dir, env: { AIAGENT_SECRETS: SECRETS } });
-    started.push(t);
-    const users = (await allContents(t.url, a, "backup-user", conversationId)).filter((c) => c.startsWith("m-"));
-    // Every message acknowledged before the backup began, in order; then a gap-free prefix of the later ones (one
-    // commit's state, nothing half-written), none acknowledged after it ended.
-    expect(users.slice(0, before)).toEqual(acked.slice(0, before));
-    expect(users).toEqual(acked.slice(0, users.length));
-    expect(users.length).toBeLessThanOrEqual(after + 1);
-  }, 120_000);
+      const dir = mkdtempSync(join(work, "restored-"));
+      const restored = await aiagent(["restore", file, "--db", join(dir, "aiagent.db")]);
+      expect(restored.stderr).toBe("");
+      expect(restored.code).toBe(0);
+      const t = await startServer({ dir, env: { AIAGENT_SECRETS: SECRETS } });
+      started.push(t);
+      const users = (await allContents(t.url, a, "backup-user", conversationId)).filter((c) => c.startsWith("m-"));
+      // Every message acknowledged before the backup began, in order; then a gap-free prefix of the later ones (one
+      // commit's state, nothing half-written), none acknowledged after it ended.
+      expect(users.slice(0, before)).toEqual(acked.slice(0, before));
+      expect(users).toEqual(acked.slice(0, users.length));
+      expect(users.length).toBeLessThanOrEqual(after + 1);
+    },
+    scaled(120_000),
+  );
 
   it("restore refuses a file that is not an aiagent database, and changes nothing", async () => {
     const junk = join(work, "junk.db");

@@ -9,6 +9,7 @@ import { postJson } from "../helpers/http.js";
 import { openNdjson } from "../helpers/ndjson.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { prometheusPath, suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 
 const METRICS_TOKEN = "metrics-scrape-secret-0123456789";
 let s: TestServer;
@@ -101,7 +102,7 @@ describe("live streams", () => {
     expect(await open()).toBe(1);
     await r.cancel();
     // The server sees the client leave a moment later: bounded wait.
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + scaled(10_000);
     while ((await open()) !== 0 && Date.now() < deadline) await new Promise((x) => setTimeout(x, 50));
     expect(await open()).toBe(0);
   });
@@ -115,38 +116,42 @@ describe.runIf(suiteCanRun(import.meta.filename, ["prometheus"]))("a real Promet
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("scrapes /metrics with the bearer secret and answers a counter back through its HTTP API", async () => {
-    await issueTokens(s.url, a, "metrics-user-4");
-    dir = mkdtempSync(join(tmpdir(), "aiagent-prometheus-"));
-    const target = new URL(s.url).host;
-    writeFileSync(
-      join(dir, "prometheus.yml"),
-      `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: aiagent\n    authorization:\n      credentials: ${METRICS_TOKEN}\n    static_configs:\n      - targets: ["${target}"]\n`,
-    );
-    const port = await freePort();
-    prom = spawn(
-      prometheusPath(),
-      [
-        `--config.file=${join(dir, "prometheus.yml")}`,
-        `--storage.tsdb.path=${join(dir, "data")}`,
-        `--web.listen-address=127.0.0.1:${port}`,
-      ],
-      { stdio: "ignore" },
-    );
-    const query = encodeURIComponent(
-      'aiagent_rpc_requests_total{job="aiagent",rpc="TokenService/GetAccessToken",protocol="json",code="ok"}',
-    );
-    // Bounded: Prometheus starts, scrapes within its 1 s interval, and the sample becomes queryable.
-    const deadline = Date.now() + 40_000;
-    let value: string | undefined;
-    while (value === undefined && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 500));
-      const r = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${query}`).catch(() => undefined);
-      if (!r?.ok) continue;
-      const j = (await r.json()) as { data: { result: { value: [number, string] }[] } };
-      value = j.data.result[0]?.value[1];
-    }
-    expect(value).toBeDefined();
-    expect(Number(value)).toBeGreaterThanOrEqual(1);
-  }, 60_000);
+  it(
+    "scrapes /metrics with the bearer secret and answers a counter back through its HTTP API",
+    async () => {
+      await issueTokens(s.url, a, "metrics-user-4");
+      dir = mkdtempSync(join(tmpdir(), "aiagent-prometheus-"));
+      const target = new URL(s.url).host;
+      writeFileSync(
+        join(dir, "prometheus.yml"),
+        `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: aiagent\n    authorization:\n      credentials: ${METRICS_TOKEN}\n    static_configs:\n      - targets: ["${target}"]\n`,
+      );
+      const port = await freePort();
+      prom = spawn(
+        prometheusPath(),
+        [
+          `--config.file=${join(dir, "prometheus.yml")}`,
+          `--storage.tsdb.path=${join(dir, "data")}`,
+          `--web.listen-address=127.0.0.1:${port}`,
+        ],
+        { stdio: "ignore" },
+      );
+      const query = encodeURIComponent(
+        'aiagent_rpc_requests_total{job="aiagent",rpc="TokenService/GetAccessToken",protocol="json",code="ok"}',
+      );
+      // Bounded: Prometheus starts, scrapes within its 1 s interval, and the sample becomes queryable.
+      const deadline = Date.now() + scaled(40_000);
+      let value: string | undefined;
+      while (value === undefined && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 500));
+        const r = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${query}`).catch(() => undefined);
+        if (!r?.ok) continue;
+        const j = (await r.json()) as { data: { result: { value: [number, string] }[] } };
+        value = j.data.result[0]?.value[1];
+      }
+      expect(value).toBeDefined();
+      expect(Number(value)).toBeGreaterThanOrEqual(1);
+    },
+    scaled(60_000),
+  );
 });

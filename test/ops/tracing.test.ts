@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../frame/browser.js";
 import { type LlmStandIn, startLlmStandIn } from "../frame/llm-stand-in.js";
 import { postJson } from "../helpers/http.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // `aiagent serve` with the standard OTEL_* variables sends its spans over OTLP/HTTP (JSON) to a receiver in this
 // process; one request's span tree is checked: the caller's traceparent is its parent, storage and agent its children,
@@ -82,7 +83,7 @@ afterAll(async () => {
 });
 
 async function waitForSpans(pred: () => boolean): Promise<void> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + scaled(15_000);
   while (!pred() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
 }
 

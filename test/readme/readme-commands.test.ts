@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../frame/browser.js";
 import { blocks, manualPages, ROOT, readPage } from "../helpers/docs.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // The manual's own commands, read from README.md and docs/ and run as written (bash, from the checkout) against a
 // service started as the README starts it: the walkthrough top to bottom, the pages that continue it, and every line
@@ -42,7 +43,7 @@ async function startService(command: string, env: NodeJS.ProcessEnv): Promise<{ 
   let exited = false;
   proc.on("exit", () => (exited = true));
   const url = `http://127.0.0.1:${env.AIAGENT_PORT}/readyz`;
-  for (let i = 0; i < 1200; i++) {
+  for (let i = 0; i < scaled(1200); i++) {
     if (exited) throw new Error(`"${command}" exited: ${output}`);
     if ((await fetch(url).catch(() => undefined))?.status === 200) return { output: () => output };
     await new Promise((r) => setTimeout(r, 100));
@@ -95,108 +96,134 @@ describe("the manual's commands, as written", () => {
           expect(line, `an example in ${page} runs aiagent without ./bin/`).not.toMatch(/(^|[\s($])(npx )?aiagent /);
   });
 
-  it("the walkthrough works top to bottom on a fresh start", async () => {
-    const [start, script, ...more] = shBlocks("Walkthrough");
-    expect(start!.trim()).toBe("npm start");
-    expect(more).toEqual([]);
-    const env = environment("walkthrough", await freePort());
-    const service = await startService(start!, env);
-    const r = await runScript(script!, env);
-    expect(r.code, `${r.stdout}\n${r.stderr}\n${service.output()}`).toBe(0);
-    // No step answered an error, and each step's answer is there.
-    expect(r.stdout).not.toMatch(/"code":\s*"/);
-    expect(r.stdout).toContain("account you@example.com created");
-    expect(r.stdout).toContain("it shows where your parcel is"); // the agent's answer, from examples/knowledge.json
-    // curl prints no newline after a body: the last two bodies are the last two JSON values of the output.
-    const [contacts, messages] = jsonValues(r.stdout).slice(-2);
-    expect(contacts.data.data.contacts).toEqual([
-      expect.objectContaining({ user_id: "customer-42", contact_name: "Ada Lovelace", unread_message_count: "1" }),
-    ]);
-    expect(messages.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
-      ["user", "Where is my parcel?"],
-      ["assistant", expect.stringContaining("tracking link")],
-    ]);
-  }, 240_000);
+  it(
+    "the walkthrough works top to bottom on a fresh start",
+    async () => {
+      const [start, script, ...more] = shBlocks("Walkthrough");
+      expect(start!.trim()).toBe("npm start");
+      expect(more).toEqual([]);
+      const env = environment("walkthrough", await freePort());
+      const service = await startService(start!, env);
+      const r = await runScript(script!, env);
+      expect(r.code, `${r.stdout}\n${r.stderr}\n${service.output()}`).toBe(0);
+      // No step answered an error, and each step's answer is there.
+      expect(r.stdout).not.toMatch(/"code":\s*"/);
+      expect(r.stdout).toContain("account you@example.com created");
+      expect(r.stdout).toContain("it shows where your parcel is"); // the agent's answer, from examples/knowledge.json
+      // curl prints no newline after a body: the last two bodies are the last two JSON values of the output.
+      const [contacts, messages] = jsonValues(r.stdout).slice(-2);
+      expect(contacts.data.data.contacts).toEqual([
+        expect.objectContaining({ user_id: "customer-42", contact_name: "Ada Lovelace", unread_message_count: "1" }),
+      ]);
+      expect(messages.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+        ["user", "Where is my parcel?"],
+        ["assistant", expect.stringContaining("tracking link")],
+      ]);
+    },
+    scaled(240_000),
+  );
 
-  it('"The account API" runs as written: an owner signs in, makes a key, a chatbot and an operator', async () => {
-    const [block, ...more] = shBlocks("The account API", "docs/account-api.md");
-    expect(more).toEqual([]);
-    const env = environment("account-api", await freePort());
-    await startService("./bin/aiagent serve", env);
-    const r = await runScript(block!, env);
-    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
-    const values = jsonValues(r.stdout);
-    expect(values[0].data.client_api_key).toMatch(/^cak_/);
-    expect(values.find((v) => v.data?.name === "Returns desk")).toBeDefined();
-    expect(values.find((v) => v.data?.caller_role === "operator")?.data.caller_email).toBe("sam@shop.example");
-    expect(r.stdout).toMatch(/403$/m);
-    const members = values.at(-1).data.members.map((m: { email: string; role: string }) => [m.email, m.role]);
-    expect(members).toEqual([
-      ["owner@shop.example", "admin"],
-      ["sam@shop.example", "operator"],
-    ]);
-  }, 180_000);
-  it('the "Webhooks" commands work after the walkthrough, with its variables', async () => {
-    const [start, script] = shBlocks("Walkthrough");
-    const [hooks, ...more] = shBlocks("Webhooks", "docs/webhooks.md");
-    expect(more).toEqual([]);
-    const env = environment("webhooks", await freePort());
-    const service = await startService(start!, env);
-    const r = await runScript(`${script}\n${hooks}`, env);
-    expect(r.code, `${r.stdout}\n${r.stderr}\n${service.output()}`).toBe(0);
-    expect(r.stdout).not.toMatch(/"code":\s*"/);
-    // The endpoints, the closed conversation, the log, the deliveries and the disabled endpoint, in that order.
-    const [endpoints, closed, log, deliveries, disabled] = jsonValues(r.stdout).slice(-5);
-    expect(endpoints.data.endpoints).toHaveLength(1);
-    expect(endpoints.data.endpoints[0]).not.toHaveProperty("secret");
-    expect(closed.data.status).toBe("closed");
-    expect(log.data.events.map((e: { type: string }) => e.type)).toEqual([
-      "message.created",
-      "message.created",
-      "conversation.closed",
-    ]);
-    expect(deliveries.data.deliveries.map((d: { event_type: string }) => d.event_type)).toEqual([
-      "conversation.closed",
-    ]);
-    expect(disabled.data.status).toBe("disabled");
-  }, 240_000);
+  it(
+    '"The account API" runs as written: an owner signs in, makes a key, a chatbot and an operator',
+    async () => {
+      const [block, ...more] = shBlocks("The account API", "docs/account-api.md");
+      expect(more).toEqual([]);
+      const env = environment("account-api", await freePort());
+      await startService("./bin/aiagent serve", env);
+      const r = await runScript(block!, env);
+      expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+      const values = jsonValues(r.stdout);
+      expect(values[0].data.client_api_key).toMatch(/^cak_/);
+      expect(values.find((v) => v.data?.name === "Returns desk")).toBeDefined();
+      expect(values.find((v) => v.data?.caller_role === "operator")?.data.caller_email).toBe("sam@shop.example");
+      expect(r.stdout).toMatch(/403$/m);
+      const members = values.at(-1).data.members.map((m: { email: string; role: string }) => [m.email, m.role]);
+      expect(members).toEqual([
+        ["owner@shop.example", "admin"],
+        ["sam@shop.example", "operator"],
+      ]);
+    },
+    scaled(180_000),
+  );
+  it(
+    'the "Webhooks" commands work after the walkthrough, with its variables',
+    async () => {
+      const [start, script] = shBlocks("Walkthrough");
+      const [hooks, ...more] = shBlocks("Webhooks", "docs/webhooks.md");
+      expect(more).toEqual([]);
+      const env = environment("webhooks", await freePort());
+      const service = await startService(start!, env);
+      const r = await runScript(`${script}\n${hooks}`, env);
+      expect(r.code, `${r.stdout}\n${r.stderr}\n${service.output()}`).toBe(0);
+      expect(r.stdout).not.toMatch(/"code":\s*"/);
+      // The endpoints, the closed conversation, the log, the deliveries and the disabled endpoint, in that order.
+      const [endpoints, closed, log, deliveries, disabled] = jsonValues(r.stdout).slice(-5);
+      expect(endpoints.data.endpoints).toHaveLength(1);
+      expect(endpoints.data.endpoints[0]).not.toHaveProperty("secret");
+      expect(closed.data.status).toBe("closed");
+      expect(log.data.events.map((e: { type: string }) => e.type)).toEqual([
+        "message.created",
+        "message.created",
+        "conversation.closed",
+      ]);
+      expect(deliveries.data.deliveries.map((d: { event_type: string }) => d.event_type)).toEqual([
+        "conversation.closed",
+      ]);
+      expect(disabled.data.status).toBe("disabled");
+    },
+    scaled(240_000),
+  );
 
-  it("the handover walkthrough continues the walkthrough: take over, reply, hand back, the agent answers again", async () => {
-    const [start, script] = shBlocks("Walkthrough");
-    const [handover, ...more] = shBlocks(
-      "Walkthrough: from a contact to a human reply and back",
-      "docs/conversations.md",
-    );
-    expect(more).toEqual([]);
-    const env = environment("handover", await freePort());
-    const service = await startService(start!, env);
-    const r = await runScript(`${script}\n${handover}`, env);
-    expect(r.code, `${r.stdout}\n${r.stderr}\n${service.output()}`).toBe(0);
-    expect(r.stdout).not.toMatch(/"code":\s*"/);
-    // Each step prints one field: the reply, the conversation found, the take-over, the reply's order, the release,
-    // the role of the answer to the next message.
-    const lines = r.stdout.trimEnd().split("\n").slice(-5);
-    expect(lines).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), "you@example.com", "5", "ai_agent", "assistant"]);
-  }, 240_000);
+  it(
+    "the handover walkthrough continues the walkthrough: take over, reply, hand back, the agent answers again",
+    async () => {
+      const [start, script] = shBlocks("Walkthrough");
+      const [handover, ...more] = shBlocks(
+        "Walkthrough: from a contact to a human reply and back",
+        "docs/conversations.md",
+      );
+      expect(more).toEqual([]);
+      const env = environment("handover", await freePort());
+      const service = await startService(start!, env);
+      const r = await runScript(`${script}\n${handover}`, env);
+      expect(r.code, `${r.stdout}\n${r.stderr}\n${service.output()}`).toBe(0);
+      expect(r.stdout).not.toMatch(/"code":\s*"/);
+      // Each step prints one field: the reply, the conversation found, the take-over, the reply's order, the release,
+      // the role of the answer to the next message.
+      const lines = r.stdout.trimEnd().split("\n").slice(-5);
+      expect(lines).toEqual([
+        expect.stringMatching(/^[0-9a-f-]{36}$/),
+        "you@example.com",
+        "5",
+        "ai_agent",
+        "assistant",
+      ]);
+    },
+    scaled(240_000),
+  );
 
-  it('every line of "The `aiagent` command" runs, beside a service started by its serve line', async () => {
-    const [block, ...more] = shBlocks("The `aiagent` command", "docs/cli.md");
-    expect(more).toEqual([]);
-    const lines = block!
-      .replaceAll("\\\n", " ")
-      .split("\n")
-      .filter((l) => l.trim() !== "");
-    const serve = lines.filter((l) => l.startsWith("./bin/aiagent serve"));
-    expect(serve).toHaveLength(1);
-    const env = environment("commands", await freePort());
-    await startService(serve[0]!, env);
-    const r = await runScript(lines.filter((l) => l !== serve[0]).join("\n"), env);
-    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
-    expect(r.stdout).toContain("account you@example.com created");
-    expect(r.stdout).toMatch(/chatbot Helper created/);
-    expect(r.stdout).toContain("client_api_key (shown once): cak_");
-    expect(r.stdout).toMatch(/1 key\(s\) revoked/);
-    expect(r.stdout).toMatch(/new signing key \S+/);
-    expect(lines.length).toBeGreaterThanOrEqual(8);
-  }, 180_000);
+  it(
+    'every line of "The `aiagent` command" runs, beside a service started by its serve line',
+    async () => {
+      const [block, ...more] = shBlocks("The `aiagent` command", "docs/cli.md");
+      expect(more).toEqual([]);
+      const lines = block!
+        .replaceAll("\\\n", " ")
+        .split("\n")
+        .filter((l) => l.trim() !== "");
+      const serve = lines.filter((l) => l.startsWith("./bin/aiagent serve"));
+      expect(serve).toHaveLength(1);
+      const env = environment("commands", await freePort());
+      await startService(serve[0]!, env);
+      const r = await runScript(lines.filter((l) => l !== serve[0]).join("\n"), env);
+      expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+      expect(r.stdout).toContain("account you@example.com created");
+      expect(r.stdout).toMatch(/chatbot Helper created/);
+      expect(r.stdout).toContain("client_api_key (shown once): cak_");
+      expect(r.stdout).toMatch(/1 key\(s\) revoked/);
+      expect(r.stdout).toMatch(/new signing key \S+/);
+      expect(lines.length).toBeGreaterThanOrEqual(8);
+    },
+    scaled(180_000),
+  );
 });

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { ALL_NEEDS, missingPackages, which } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 
 type Env = NodeJS.ProcessEnv;
 
@@ -21,7 +22,7 @@ export function installMissing(
   log(`npm test: installing Debian packages ${missing.join(" ")} with apt-get (AIAGENT_TEST_INSTALL=0 turns this off)`);
   const aptEnv = { ...env, DEBIAN_FRONTEND: "noninteractive" };
   const apt = (args: string[]) =>
-    spawnSync(aptGet, args, { env: aptEnv, stdio: ["ignore", "ignore", "pipe"], timeout: 600_000 });
+    spawnSync(aptGet, args, { env: aptEnv, stdio: ["ignore", "ignore", "pipe"], timeout: scaled(600_000) });
   const install = () =>
     apt(["install", "-y", "-qq", "-o", "Dpkg::Options::=--force-confold", "-o", "DPkg::Lock::Timeout=60", ...missing]);
   let r = install();

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { missingPackages } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { installMissing } from "./install-system-packages.js";
 
 // `npm test` on a machine without Debian's packages: it installs them when it can, and otherwise skips only the suites
@@ -32,44 +33,48 @@ function vitest(files: string[], env: NodeJS.ProcessEnv): Promise<{ code: number
 }
 
 describe("Debian packages the suites need", () => {
-  it("without chromium or protoc, the suites needing them skip with one line each and the run passes", async () => {
-    // Every suite that starts a browser, found by reading the test files, so a new one cannot forget its guard.
-    const browserFiles = readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
-      .filter((f) => f.endsWith(".test.ts"))
-      .map((f) => `test/${f}`)
-      .filter((f) => /launchBrowser\(|chromium\.launch\(/.test(readFileSync(join(ROOT, f), "utf8")))
-      .sort();
-    expect(browserFiles).toContain("test/frame/embed.test.ts");
-    const files = ["test/clients/python-client.test.ts", ...browserFiles];
-    const r = await vitest(files, {
-      ...process.env,
-      AIAGENT_TEST_CHROMIUM: join(dir, "no-chromium"),
-      AIAGENT_TEST_PROTOC: join(dir, "no-protoc"),
-      AIAGENT_TEST_INSTALL: "0",
-      NO_COLOR: "1",
-    });
-    expect(r.code, r.out).toBe(0);
-    const chromium = "needs Debian's chromium; install with: sudo apt-get install chromium";
-    expect(
-      r.out
-        .split("\n")
-        .filter((l) => l.startsWith("SKIPPED "))
-        .sort(),
-    ).toEqual(
-      [
-        "SKIPPED test/clients/python-client.test.ts: needs Debian's protobuf-compiler; install with: sudo apt-get install protobuf-compiler",
-        ...browserFiles.map((f) =>
-          f === "test/frame/openai-agent.test.ts"
-            ? `SKIPPED ${f} (its test in the frame): ${chromium}`
-            : `SKIPPED ${f}: ${chromium}`,
-        ),
-      ].sort(),
-    );
-    // Only the tests in a browser or with protoc skip: the agent's streaming tests beside them still run.
-    expect(r.out).toMatch(new RegExp(`Test Files\\s+1 passed \\| ${files.length - 1} skipped \\(${files.length}\\)`));
-    expect(r.out).toMatch(/Tests\s+3 passed \| \d+ skipped \(\d+\)/);
-    expect(r.out).not.toMatch(/failed/);
-  }, 150_000);
+  it(
+    "without chromium or protoc, the suites needing them skip with one line each and the run passes",
+    async () => {
+      // Every suite that starts a browser, found by reading the test files, so a new one cannot forget its guard.
+      const browserFiles = readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
+        .filter((f) => f.endsWith(".test.ts"))
+        .map((f) => `test/${f}`)
+        .filter((f) => /launchBrowser\(|chromium\.launch\(/.test(readFileSync(join(ROOT, f), "utf8")))
+        .sort();
+      expect(browserFiles).toContain("test/frame/embed.test.ts");
+      const files = ["test/clients/python-client.test.ts", ...browserFiles];
+      const r = await vitest(files, {
+        ...process.env,
+        AIAGENT_TEST_CHROMIUM: join(dir, "no-chromium"),
+        AIAGENT_TEST_PROTOC: join(dir, "no-protoc"),
+        AIAGENT_TEST_INSTALL: "0",
+        NO_COLOR: "1",
+      });
+      expect(r.code, r.out).toBe(0);
+      const chromium = "needs Debian's chromium; install with: sudo apt-get install chromium";
+      expect(
+        r.out
+          .split("\n")
+          .filter((l) => l.startsWith("SKIPPED "))
+          .sort(),
+      ).toEqual(
+        [
+          "SKIPPED test/clients/python-client.test.ts: needs Debian's protobuf-compiler; install with: sudo apt-get install protobuf-compiler",
+          ...browserFiles.map((f) =>
+            f === "test/frame/openai-agent.test.ts"
+              ? `SKIPPED ${f} (its test in the frame): ${chromium}`
+              : `SKIPPED ${f}: ${chromium}`,
+          ),
+        ].sort(),
+      );
+      // Only the tests in a browser or with protoc skip: the agent's streaming tests beside them still run.
+      expect(r.out).toMatch(new RegExp(`Test Files\\s+1 passed \\| ${files.length - 1} skipped \\(${files.length}\\)`));
+      expect(r.out).toMatch(/Tests\s+3 passed \| \d+ skipped \(\d+\)/);
+      expect(r.out).not.toMatch(/failed/);
+    },
+    scaled(150_000),
+  );
 
   it("with them present (here: pointed at existing programs), nothing is reported missing", () => {
     const env = { ...process.env, AIAGENT_TEST_CHROMIUM: process.execPath, AIAGENT_TEST_PROTOC: process.execPath };

@@ -10,6 +10,7 @@ import { createLogger } from "../../src/log.js";
 import { freePort } from "../frame/browser.js";
 import { postJson } from "../helpers/http.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // Real `aiagent serve` processes on loopback ports, one PostgreSQL database; one of them is killed with SIGKILL.
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -58,7 +59,7 @@ describe.skipIf(skip !== undefined)("three `aiagent serve` processes on one Post
       }
       expect(ready, url).toBe(true);
     }
-  }, 120_000);
+  }, scaled(120_000));
 
   afterAll(async () => {
     for (const p of procs) p.kill("SIGKILL");

@@ -13,6 +13,7 @@ import { postJson } from "../helpers/http.js";
 import { openNdjson } from "../helpers/ndjson.js";
 import { createTestDatabase, postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount } from "../helpers/server.js";
+import { scaled, waitFor } from "../helpers/time-scale.js";
 
 // Live updates across instances: messages written through instance A at 20 a second or more, watched through
 // instance B, each arrives once and in order, whatever NOTIFY does (reorders, loses while reconnecting).
@@ -69,6 +70,8 @@ function follow(url: () => string, path: string, query: Record<string, string>, 
   let cursor = "";
   let stopped = false;
   let reconnects = -1;
+  /** Streams that answered their first line (the conversation's state, or `subscribed`): listening from then on. */
+  let answered = 0;
   let reader: Awaited<ReturnType<typeof openNdjson>> | undefined;
   const done = (async () => {
     while (!stopped) {
@@ -76,9 +79,10 @@ function follow(url: () => string, path: string, query: Record<string, string>, 
       try {
         const q = new URLSearchParams({ ...query, ...(cursor ? { after_cursor: cursor } : {}) });
         reader = await openNdjson(`${url()}${path}?${q}`, headers());
-        for (;;) {
+        for (let first = true; ; first = false) {
           const line = await reader.next();
           if (!line?.result) break;
+          if (first) answered++;
           cursor = line.result.cursor;
           const m = line.result.message;
           if (m) messages.push({ order: m.message_order, conversationId: m.conversation_id, cursor });
@@ -86,12 +90,14 @@ function follow(url: () => string, path: string, query: Record<string, string>, 
       } catch {
         // Cut, refused or unavailable: resume below.
       }
+      // Resumes after a pause (the instance or the database may still be away).
       if (!stopped) await new Promise((r) => setTimeout(r, 200));
     }
   })();
   return {
     messages,
     reconnects: () => reconnects,
+    subscribed: () => answered > 0,
     async stop() {
       stopped = true;
       await reader?.cancel().catch(() => undefined);
@@ -100,9 +106,9 @@ function follow(url: () => string, path: string, query: Record<string, string>, 
   };
 }
 
-/** Waits, bounded, until `ok` holds. */
+/** Waits, bounded (scaled by AIAGENT_TEST_TIME_SCALE), until `ok` holds; the caller's expectations then judge. */
 async function until(ok: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
+  const end = Date.now() + scaled(ms);
   while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
 }
 
@@ -129,9 +135,9 @@ async function writeAndWatch(db: string, a: Instance, b: Instance, during: (writ
     { user_email_id: acc.email },
     () => ({ authorization: `Bearer ${ids.current}` }),
   );
-  // The inbox starts from now: wait until it is subscribed (its first cursor) before writing.
-  await until(() => inbox.reconnects() >= 0, 5000);
-  await new Promise((r) => setTimeout(r, 300));
+  // The inbox starts from now: wait until both streams have answered their first line (the inbox's `subscribed`,
+  // the frame's state) before writing. Its first message is then one the inbox must see.
+  await waitFor("both watchers subscribed", () => frame.subscribed() && inbox.subscribed(), { ms: 30_000 });
 
   let stored = 2;
   let refused = 0;
@@ -160,15 +166,26 @@ async function writeAndWatch(db: string, a: Instance, b: Instance, during: (writ
   };
   await Promise.all([writer(0), writer(1), during(() => stored)]);
   const seconds = (Date.now() - started) / 1000;
+  // A last reply, written once the others are stored: each stream is in order, so once a watcher has it, it has
+  // been sent everything before it (a repeat included): no pause is needed to see one.
+  await waitFor(
+    "the last reply stored",
+    async () =>
+      (
+        await postJson(
+          a.url,
+          "/reply_to_conversation",
+          { conversation_id: conversationId, content: "the last one" },
+          { authorization: `Bearer ${ids.current}` },
+        ).catch(() => undefined)
+      )?.status === 200,
+    { ms: 30_000, stepMs: 100 },
+  );
   // What the store holds is the truth (a write whose answer was lost in an outage may be stored all the same).
   const total = await countMessages(db, conversationId);
-  await until(
-    () =>
-      frame.messages.length >= total &&
-      inbox.messages.filter((m) => m.conversationId === conversationId).length >= total - 2,
-    30_000,
-  );
-  await new Promise((r) => setTimeout(r, 300));
+  const sawLast = (ms: { order: number; conversationId: string }[]) =>
+    ms.some((m) => m.conversationId === conversationId && m.order === total);
+  await until(() => sawLast(frame.messages) && sawLast(inbox.messages), 30_000);
   await frame.stop();
   await inbox.stop();
   return {
@@ -205,37 +222,45 @@ function expectOnceInOrder(r: Awaited<ReturnType<typeof writeAndWatch>>) {
 }
 
 describe.skipIf(skip !== undefined)("watching through another instance", () => {
-  it(`${MESSAGES} messages written through A at 20 a second or more reach watchers on B once each, in order`, async () => {
-    const database = await createTestDatabase();
-    cleanups.push(() => database.drop());
-    const [a, b] = (await startInstances(database.url, 2)) as [Instance, Instance];
-    const r = await writeAndWatch(database.url, a, b, async () => undefined);
-    console.info(`${r.total} messages in ${r.seconds.toFixed(1)} s (${(r.total / r.seconds).toFixed(0)}/s)`);
-    // The writers go as fast as the instance answers (29-62/s measured here); the rate is logged, not asserted,
-    // so a busy host cannot fail the test.
-    expectOnceInOrder(r);
-  }, 200_000);
+  it(
+    `${MESSAGES} messages written through A at 20 a second or more reach watchers on B once each, in order`,
+    async () => {
+      const database = await createTestDatabase();
+      cleanups.push(() => database.drop());
+      const [a, b] = (await startInstances(database.url, 2)) as [Instance, Instance];
+      const r = await writeAndWatch(database.url, a, b, async () => undefined);
+      console.info(`${r.total} messages in ${r.seconds.toFixed(1)} s (${(r.total / r.seconds).toFixed(0)}/s)`);
+      // The writers go as fast as the instance answers (29-62/s measured here); the rate is logged, not asserted,
+      // so a busy host cannot fail the test.
+      expectOnceInOrder(r);
+    },
+    scaled(200_000),
+  );
 });
 
 describe.skipIf(noEmbedded !== undefined)("watching through PostgreSQL restarts", () => {
-  it("a restart, fast then immediate, during the writes loses and repeats nothing on the watchers", async () => {
-    const server = await startEmbeddedPostgres();
-    cleanups.push(() => server.stop());
-    const [a, b] = (await startInstances(server.url, 2)) as [Instance, Instance];
-    let restarts = 0;
-    const r = await writeAndWatch(server.url, a, b, async (written) => {
-      for (const mode of ["fast", "immediate"] as const) {
-        await until(() => written() >= (mode === "fast" ? MESSAGES / 4 : MESSAGES / 2), RUN_MS / 2);
-        await server.restart(mode);
-        restarts++;
-      }
-    });
-    console.info(
-      `${r.total} messages in ${r.seconds.toFixed(1)} s; ${r.refused} writes refused during the restarts; watchers resumed ${r.resumed} times`,
-    );
-    // The restarts happened while writing: some writes were refused (and retried by the writers).
-    expect(restarts).toBe(2);
-    expect(r.refused).toBeGreaterThan(0);
-    expectOnceInOrder(r);
-  }, 200_000);
+  it(
+    "a restart, fast then immediate, during the writes loses and repeats nothing on the watchers",
+    async () => {
+      const server = await startEmbeddedPostgres();
+      cleanups.push(() => server.stop());
+      const [a, b] = (await startInstances(server.url, 2)) as [Instance, Instance];
+      let restarts = 0;
+      const r = await writeAndWatch(server.url, a, b, async (written) => {
+        for (const mode of ["fast", "immediate"] as const) {
+          await until(() => written() >= (mode === "fast" ? MESSAGES / 4 : MESSAGES / 2), RUN_MS / 2);
+          await server.restart(mode);
+          restarts++;
+        }
+      });
+      console.info(
+        `${r.total} messages in ${r.seconds.toFixed(1)} s; ${r.refused} writes refused during the restarts; watchers resumed ${r.resumed} times`,
+      );
+      // The restarts happened while writing: some writes were refused (and retried by the writers).
+      expect(restarts).toBe(2);
+      expect(r.refused).toBeGreaterThan(0);
+      expectOnceInOrder(r);
+    },
+    scaled(200_000),
+  );
 });

@@ -8,6 +8,7 @@ import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
+import { scaled } from "../helpers/time-scale.js";
 import { eventually, WebhookReceiver } from "../helpers/webhook-receiver.js";
 
 // `aiagent serve` as a child process, killed with SIGKILL while its deliveries are committed but not yet made
@@ -51,78 +52,82 @@ async function serve(): Promise<{ proc: ChildProcess; url: string; exited: Promi
   return { proc, url, exited };
 }
 
-it("SIGKILL between the commit and the delivery loses no event: the restarted service delivers every one", async () => {
-  await receiver.up();
-  receiver.stall = true;
-  // The account, chatbot, key and endpoint are made before the server ever starts.
-  const config = loadConfig({ ...ENV, AIAGENT_DB: dbPath, AIAGENT_PORT: "0", AIAGENT_LOG_LEVEL: "silent" });
-  const app = await buildApp(config, createLogger("silent"), { dispatch: false });
-  const email = "owner@hooks-crash.example";
-  const made = await app.accounts.createAccount(email, "correct horse battery staple");
-  const chatbot = await app.accounts.createChatbot(email, "bot", ["https://shop.example"], []);
-  const key = await app.accounts.createApiKey(email);
-  await app.webhooks.createEndpoint(ownerOf({ accountId: made.accountId, email }), {
-    url: receiver.url,
-    eventTypes: [],
-    description: "",
-  });
-  await app.close();
-  const acc = {
-    accountId: made.accountId,
-    email,
-    password: "",
-    apiKey: key.clientApiKey,
-    chatbotId: chatbot.chatbotId,
-  };
+it(
+  "SIGKILL between the commit and the delivery loses no event: the restarted service delivers every one",
+  async () => {
+    await receiver.up();
+    receiver.stall = true;
+    // The account, chatbot, key and endpoint are made before the server ever starts.
+    const config = loadConfig({ ...ENV, AIAGENT_DB: dbPath, AIAGENT_PORT: "0", AIAGENT_LOG_LEVEL: "silent" });
+    const app = await buildApp(config, createLogger("silent"), { dispatch: false });
+    const email = "owner@hooks-crash.example";
+    const made = await app.accounts.createAccount(email, "correct horse battery staple");
+    const chatbot = await app.accounts.createChatbot(email, "bot", ["https://shop.example"], []);
+    const key = await app.accounts.createApiKey(email);
+    await app.webhooks.createEndpoint(ownerOf({ accountId: made.accountId, email }), {
+      url: receiver.url,
+      eventTypes: [],
+      description: "",
+    });
+    await app.close();
+    const acc = {
+      accountId: made.accountId,
+      email,
+      password: "",
+      apiKey: key.clientApiKey,
+      chatbotId: chatbot.chatbotId,
+    };
 
-  const first = await serve();
-  const t = await issueTokens(first.url, acc, "customer");
-  let conv: string | undefined;
-  for (let i = 0; i < 10; i++) conv = (await send(first.url, t.access_token, `message ${i}`, conv)).conversation_id;
-  // Every change is acknowledged (committed); the first delivery is in flight to a receiver that does not answer.
-  await eventually("a delivery in flight", () => receiver.stalled > 0);
-  first.proc.kill("SIGKILL");
-  await first.exited;
-  const stalledAtKill = receiver.seen.length;
+    const first = await serve();
+    const t = await issueTokens(first.url, acc, "customer");
+    let conv: string | undefined;
+    for (let i = 0; i < 10; i++) conv = (await send(first.url, t.access_token, `message ${i}`, conv)).conversation_id;
+    // Every change is acknowledged (committed); the first delivery is in flight to a receiver that does not answer.
+    await eventually("a delivery in flight", () => receiver.stalled > 0);
+    first.proc.kill("SIGKILL");
+    await first.exited;
+    const stalledAtKill = receiver.seen.length;
 
-  receiver.stall = false;
-  const second = await serve();
-  const token = await idToken(second.url, acc);
-  const log = await getJson(second.url, "/v1/account/events", { limit: 1000 }, { authorization: `Bearer ${token}` });
-  const events = (log.body.data.events as { event_id: string }[]).map((e) => e.event_id);
-  // One start, ten messages and ten answers.
-  expect(events).toHaveLength(21);
-  await eventually(
-    "every event delivered after the restart",
-    () => {
-      const got = new Set(receiver.accepted().map((r) => r.event.event_id));
-      return events.every((id) => got.has(id));
-    },
-    { tries: 800 },
-  );
-  const orders = receiver
-    .accepted()
-    .filter((r) => r.event.type === "message.created")
-    .map((r) => r.event.data.message.message_order as number);
-  expect(orders).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
-  // Every attempt that reached the receiver is counted, the one the kill cut included (counted before it was sent).
-  const endpoints = await getJson(second.url, "/v1/account/webhooks", {}, { authorization: `Bearer ${token}` });
-  const endpointId = endpoints.body.data.endpoints[0].endpoint_id as string;
-  const listed = await getJson(
-    second.url,
-    `/v1/account/webhooks/${endpointId}/deliveries`,
-    { limit: 100 },
-    { authorization: `Bearer ${token}` },
-  );
-  const attempts = new Map<string, number>(
-    (listed.body.data.deliveries as { event_id: string; attempts: number }[]).map((d) => [d.event_id, d.attempts]),
-  );
-  const reached = (id: string) => receiver.seen.filter((x) => x === id).length;
-  const cut = receiver.seen[stalledAtKill - 1]!;
-  expect(attempts.get(cut)).toBeGreaterThanOrEqual(reached(cut));
-  // The cut attempt and the one after the restart that delivered it, at least.
-  expect(reached(cut)).toBeGreaterThanOrEqual(2);
-  for (const id of events) expect(attempts.get(id), id).toBeGreaterThanOrEqual(reached(id));
-  second.proc.kill("SIGTERM");
-  await second.exited;
-}, 60_000);
+    receiver.stall = false;
+    const second = await serve();
+    const token = await idToken(second.url, acc);
+    const log = await getJson(second.url, "/v1/account/events", { limit: 1000 }, { authorization: `Bearer ${token}` });
+    const events = (log.body.data.events as { event_id: string }[]).map((e) => e.event_id);
+    // One start, ten messages and ten answers.
+    expect(events).toHaveLength(21);
+    await eventually(
+      "every event delivered after the restart",
+      () => {
+        const got = new Set(receiver.accepted().map((r) => r.event.event_id));
+        return events.every((id) => got.has(id));
+      },
+      { tries: 800 },
+    );
+    const orders = receiver
+      .accepted()
+      .filter((r) => r.event.type === "message.created")
+      .map((r) => r.event.data.message.message_order as number);
+    expect(orders).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    // Every attempt that reached the receiver is counted, the one the kill cut included (counted before it was sent).
+    const endpoints = await getJson(second.url, "/v1/account/webhooks", {}, { authorization: `Bearer ${token}` });
+    const endpointId = endpoints.body.data.endpoints[0].endpoint_id as string;
+    const listed = await getJson(
+      second.url,
+      `/v1/account/webhooks/${endpointId}/deliveries`,
+      { limit: 100 },
+      { authorization: `Bearer ${token}` },
+    );
+    const attempts = new Map<string, number>(
+      (listed.body.data.deliveries as { event_id: string; attempts: number }[]).map((d) => [d.event_id, d.attempts]),
+    );
+    const reached = (id: string) => receiver.seen.filter((x) => x === id).length;
+    const cut = receiver.seen[stalledAtKill - 1]!;
+    expect(attempts.get(cut)).toBeGreaterThanOrEqual(reached(cut));
+    // The cut attempt and the one after the restart that delivered it, at least.
+    expect(reached(cut)).toBeGreaterThanOrEqual(2);
+    for (const id of events) expect(attempts.get(id), id).toBeGreaterThanOrEqual(reached(id));
+    second.proc.kill("SIGTERM");
+    await second.exited;
+  },
+  scaled(60_000),
+);

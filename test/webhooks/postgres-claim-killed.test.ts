@@ -11,6 +11,7 @@ import type { RunningServer } from "../../src/protocol/http/server.js";
 import { issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { createTestDatabase, postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 import { eventually, WebhookReceiver } from "../helpers/webhook-receiver.js";
 
 // Instance A (a child process) is SIGKILLed while its attempt of a delivery hangs on the receiver. Instance B, on
@@ -74,64 +75,68 @@ async function serveHere(databaseUrl: string): Promise<{ app: App; server: Runni
 }
 
 describe.skipIf(skip !== undefined)("a webhook claim whose holder is killed", () => {
-  it("is delivered by another instance within 5 s; other conversations are not held; the cut attempt counts", async () => {
-    const database = await createTestDatabase();
-    cleanups.push(() => database.drop());
-    await receiver.up();
-    cleanups.push(() => receiver.down());
-    const setup = await buildApp(
-      loadConfig({ ...ENV, AIAGENT_DATABASE_URL: database.url, AIAGENT_LOG_LEVEL: "silent" }),
-      createLogger("silent"),
-      { dispatch: false },
-    );
-    const acc = await createTestAccount(setup, "owner@claim-killed.example");
-    await setup.webhooks.createEndpoint(ownerOf(acc), {
-      url: receiver.url,
-      eventTypes: ["conversation.started"],
-      description: "",
-    });
-    await setup.close();
+  it(
+    "is delivered by another instance within 5 s; other conversations are not held; the cut attempt counts",
+    async () => {
+      const database = await createTestDatabase();
+      cleanups.push(() => database.drop());
+      await receiver.up();
+      cleanups.push(() => receiver.down());
+      const setup = await buildApp(
+        loadConfig({ ...ENV, AIAGENT_DATABASE_URL: database.url, AIAGENT_LOG_LEVEL: "silent" }),
+        createLogger("silent"),
+        { dispatch: false },
+      );
+      const acc = await createTestAccount(setup, "owner@claim-killed.example");
+      await setup.webhooks.createEndpoint(ownerOf(acc), {
+        url: receiver.url,
+        eventTypes: ["conversation.started"],
+        description: "",
+      });
+      await setup.close();
 
-    receiver.stall = true;
-    const a = await serveChild(database.url);
-    const held = await send(a.url, (await issueTokens(a.url, acc, "held")).access_token, "held by A");
-    await eventually("A's attempt in flight", () => receiver.stalled > 0);
-    // B runs beside A before the kill (A renews its claim, so B leaves the held delivery alone), so that what
-    // follows the kill is not B's start-up: only the lapse of A's claim.
-    const b = await serveHere(database.url);
-    const otherToken = (await issueTokens(b.server.url, acc, "other")).access_token;
-    a.proc.kill("SIGKILL");
-    await a.exited;
-    const killedAt = Date.now();
-    receiver.stall = false;
+      receiver.stall = true;
+      const a = await serveChild(database.url);
+      const held = await send(a.url, (await issueTokens(a.url, acc, "held")).access_token, "held by A");
+      await eventually("A's attempt in flight", () => receiver.stalled > 0);
+      // B runs beside A before the kill (A renews its claim, so B leaves the held delivery alone), so that what
+      // follows the kill is not B's start-up: only the lapse of A's claim.
+      const b = await serveHere(database.url);
+      const otherToken = (await issueTokens(b.server.url, acc, "other")).access_token;
+      a.proc.kill("SIGKILL");
+      await a.exited;
+      const killedAt = Date.now();
+      receiver.stall = false;
 
-    // Another conversation, written through B at once, is not held by the claim A's death left behind.
-    const other = await send(b.server.url, otherToken, "not held");
-    const wroteAt = Date.now();
-    const delivered = (c: string) =>
-      receiver.accepted().some((r) => r.event.data.conversation_id === c && r.event.type === "conversation.started");
-    await eventually("the other conversation's event delivered", () => delivered(other.conversation_id));
-    expect(Date.now() - wroteAt).toBeLessThan(2000);
-    await eventually("the held conversation's event delivered by B", () => delivered(held.conversation_id));
-    expect(Date.now() - killedAt).toBeLessThan(5000);
+      // Another conversation, written through B at once, is not held by the claim A's death left behind.
+      const other = await send(b.server.url, otherToken, "not held");
+      const wroteAt = Date.now();
+      const delivered = (c: string) =>
+        receiver.accepted().some((r) => r.event.data.conversation_id === c && r.event.type === "conversation.started");
+      await eventually("the other conversation's event delivered", () => delivered(other.conversation_id));
+      expect(Date.now() - wroteAt).toBeLessThan(2000);
+      await eventually("the held conversation's event delivered by B", () => delivered(held.conversation_id));
+      expect(Date.now() - killedAt).toBeLessThan(5000);
 
-    const c = new pg.Client({ connectionString: database.url });
-    await c.connect();
-    try {
-      const row = async () =>
-        (
-          await c.query(
-            `SELECT d.attempts, d.status FROM webhook_deliveries d JOIN events e ON e.account_id = d.account_id
+      const c = new pg.Client({ connectionString: database.url });
+      await c.connect();
+      try {
+        const row = async () =>
+          (
+            await c.query(
+              `SELECT d.attempts, d.status FROM webhook_deliveries d JOIN events e ON e.account_id = d.account_id
              AND e.seq = d.event_seq WHERE e.order_key = $1 AND e.type = 'conversation.started'`,
-            [held.conversation_id],
-          )
-        ).rows;
-      // B records its attempt once the receiver's answer reaches it, a moment after the receiver saw the request.
-      await eventually("B's attempt recorded", async () => (await row())[0]?.status === "delivered");
-      // A's attempt (cut by the kill, it may have reached the receiver: it did) and B's.
-      expect(await row()).toEqual([{ attempts: 2, status: "delivered" }]);
-    } finally {
-      await c.end();
-    }
-  }, 90_000);
+              [held.conversation_id],
+            )
+          ).rows;
+        // B records its attempt once the receiver's answer reaches it, a moment after the receiver saw the request.
+        await eventually("B's attempt recorded", async () => (await row())[0]?.status === "delivered");
+        // A's attempt (cut by the kill, it may have reached the receiver: it did) and B's.
+        expect(await row()).toEqual([{ attempts: 2, status: "delivered" }]);
+      } finally {
+        await c.end();
+      }
+    },
+    scaled(90_000),
+  );
 });
