@@ -16,6 +16,7 @@ import type { NoteRepository } from "./conversation/notes.js";
 import type { RatingRepository } from "./conversation/ratings.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
+import type { KnowledgeRepository } from "./knowledge/source.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
 import type { ReportRepository } from "./report/report.js";
 import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
@@ -53,6 +54,8 @@ export interface Repositories {
   ratings: RatingRepository;
   /** The rows behind the reports (read only). */
   reports: ReportRepository;
+  /** Chatbots' knowledge sources and their indexed passages. */
+  knowledge: KnowledgeRepository;
 }
 
 /**

@@ -8,6 +8,7 @@ import { sqliteConversations } from "./repos/conversations.js";
 import { sqliteDemoSetup } from "./repos/demo-setup.js";
 import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
+import { sqliteKnowledge } from "./repos/knowledge.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
 import { sqliteNotes, sqliteSavedReplies } from "./repos/notes.js";
@@ -45,6 +46,7 @@ export function sqliteRepositories(db: Db) {
     privacy: sqlitePrivacy(db),
     ratings: sqliteRatings(db),
     reports: sqliteReports(db),
+    knowledge: sqliteKnowledge(db),
   };
 }
 
