@@ -203,7 +203,40 @@ async function readPdf(bytes: Uint8Array): Promise<{ title: string; markdown: st
   return { title, markdown: parts.join("\n\n") };
 }
 
+/** Most bytes a DOCX's entries may unpack to, as its ZIP directory declares them. */
+export const MAX_DOCX_UNPACKED = 100 * 1024 * 1024;
+
+/**
+ * What a ZIP's central directory says its entries unpack to (a ZIP bomb declares a huge size or an absurd ratio;
+ * one that lies about it is stopped by the worker's memory limit).
+ */
+function zipUnpackedSize(b: Uint8Array): number {
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  let end = -1;
+  for (let i = b.length - 22; i >= Math.max(0, b.length - 65_557); i--)
+    if (view.getUint32(i, true) === 0x06054b50) {
+      end = i;
+      break;
+    }
+  if (end < 0) throw new ExtractFailure("the Word document is not a valid ZIP archive");
+  const entries = view.getUint16(end + 10, true);
+  let at = view.getUint32(end + 16, true);
+  let total = 0;
+  for (let n = 0; n < entries; n++) {
+    if (at + 46 > b.length || view.getUint32(at, true) !== 0x02014b50)
+      throw new ExtractFailure("the Word document's ZIP directory is damaged");
+    total += view.getUint32(at + 24, true);
+    at += 46 + view.getUint16(at + 28, true) + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
+  }
+  return total;
+}
+
 async function readDocx(bytes: Uint8Array): Promise<{ title: string; markdown: string }> {
+  const unpacked = zipUnpackedSize(bytes);
+  if (unpacked > MAX_DOCX_UNPACKED)
+    throw new ExtractFailure(
+      `the Word document unpacks to ${Math.round(unpacked / 1024 / 1024)} MB (at most ${MAX_DOCX_UNPACKED / 1024 / 1024} MB are read); is it a ZIP bomb?`,
+    );
   let html: string;
   try {
     html = (await mammoth.convertToHtml({ buffer: Buffer.from(bytes) })).value;

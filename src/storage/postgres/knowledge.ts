@@ -116,7 +116,7 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
             "knowledge_chunk_insert",
             `INSERT INTO knowledge_chunks (source_id, chatbot_id, page_url, title, anchor_url, heading_path, text,
                language, position, tsv)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_tsvector($8::regconfig, $10))`,
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_tsvector($11::regconfig, $10))`,
             [
               s.sourceId,
               s.chatbotId,
@@ -128,6 +128,7 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
               c.language,
               c.position,
               indexedText(c),
+              c.language,
             ],
           );
         return true;

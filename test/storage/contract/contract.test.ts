@@ -6,6 +6,7 @@ import { eventCases } from "./events.case.js";
 import { backends, type Harness } from "./harness.js";
 import { idempotencyCases } from "./idempotency.case.js";
 import { invitationCases } from "./invitations.case.js";
+import { knowledgeCases } from "./knowledge.case.js";
 import { logAdvanceCases } from "./log-advances.case.js";
 import { memberCases } from "./members.case.js";
 import { privacyCases } from "./privacy.case.js";
@@ -50,5 +51,6 @@ for (const backend of backends) {
     logAdvanceCases(h);
     idempotencyCases(h);
     privacyCases(h);
+    knowledgeCases(h);
   });
 }
