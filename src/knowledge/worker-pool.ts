@@ -1,3 +1,6 @@
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { KnowledgeFailure } from "../domain/knowledge/knowledge-service.js";
 import type { ExtractJob, ExtractResult } from "./extract.js";
@@ -9,6 +12,12 @@ export interface ExtractLimits {
   /** The worker's heap, MB (default 384): a document needing more (a ZIP bomb as DOCX) fails with a reason. */
   memoryMb?: number;
 }
+
+/** Registers tsx in the worker, then loads the TypeScript worker (only when running from source). */
+const TS_BOOT = `
+const { workerData } = require("node:worker_threads");
+import(workerData.tsx).then((api) => { api.register(); return import(workerData.entry); });
+`;
 
 interface Pending {
   resolve(r: ExtractResult): void;
@@ -43,12 +52,20 @@ export class ExtractWorker {
   }
 
   private spawn(): Worker {
-    // Compiled, the worker is the .js beside this file; under the test runner and tsx, the .ts one through tsx.
+    // Compiled, the worker is the .js beside this file; from source (the test runner, tsx), the .ts one, loaded
+    // after registering tsx's loader in the worker.
     const ts = import.meta.url.endsWith(".ts");
-    const w = new Worker(new URL(ts ? "./extract-worker.ts" : "./extract-worker.js", import.meta.url), {
-      execArgv: ts ? ["--import", "tsx"] : [],
-      resourceLimits: { maxOldGenerationSizeMb: this.limits.memoryMb ?? 384, stackSizeMb: 8 },
-    });
+    const resourceLimits = { maxOldGenerationSizeMb: this.limits.memoryMb ?? 384, stackSizeMb: 8 };
+    const w = ts
+      ? new Worker(TS_BOOT, {
+          eval: true,
+          workerData: {
+            tsx: pathToFileURL(join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/esm/api/index.mjs")).href,
+            entry: new URL("./extract-worker.ts", import.meta.url).href,
+          },
+          resourceLimits,
+        })
+      : new Worker(new URL("./extract-worker.js", import.meta.url), { resourceLimits });
     w.unref();
     w.on("message", (m: { id: number; result?: ExtractResult; failure?: boolean; error?: string }) => {
       const p = this.pending.get(m.id);
