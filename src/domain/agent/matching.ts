@@ -1,5 +1,5 @@
 import type { KnowledgeSnippet } from "../account/repository.js";
-import { detectLanguage } from "../knowledge/language.js";
+import { detectLanguage, queryWords, stemWord, termsOf } from "../knowledge/language.js";
 import { ANSWER_THRESHOLD, excerptOf, type Passage, passageScore } from "../knowledge/scoring.js";
 
 // Which knowledge snippets a question is about, for any client's text: the share of the question's content words
@@ -22,10 +22,26 @@ function languagesOf(knowledge: KnowledgeSnippet[]) {
 export function scoreSnippets(question: string, knowledge: KnowledgeSnippet[], minScore = ANSWER_THRESHOLD): Passage[] {
   if (knowledge.length === 0) return [];
   const langs = languagesOf(knowledge);
+  const words = queryWords(question);
+  // Between equal scores, BM25's idea: a word few snippets hold weighs more, and more in the title.
+  const termSets = knowledge.map((k, i) => ({
+    title: new Set(termsOf(k.title, langs[i]!)),
+    all: new Set(termsOf(`${k.title} ${k.snippet}`, langs[i]!)),
+  }));
+  const idf = (w: string) => {
+    const df = termSets.filter((t, i) => t.all.has(stemWord(w, langs[i]!))).length;
+    return Math.log(1 + (knowledge.length - df + 0.5) / (df + 0.5));
+  };
+  const weight = new Map(words.map((w) => [w, idf(w)]));
   return knowledge
     .map((k, i) => {
       const language = langs[i]!;
-      const score = passageScore(question, { title: k.title, headingPath: "", text: k.snippet, language });
+      const score = passageScore(words, { title: k.title, headingPath: "", text: k.snippet, language });
+      let tie = 0;
+      for (const w of words) {
+        const t = stemWord(w, language);
+        if (termSets[i]!.all.has(t)) tie += weight.get(w)! * (termSets[i]!.title.has(t) ? 2 : 1);
+      }
       return {
         sourceId: "",
         sourceTitle: k.title,
@@ -38,11 +54,12 @@ export function scoreSnippets(question: string, knowledge: KnowledgeSnippet[], m
         score,
         knowledgeVersion: 0,
         i,
+        tie,
       };
     })
     .filter((p) => p.score >= minScore && p.score > 0)
-    .sort((a, b) => b.score - a.score || a.i - b.i)
-    .map(({ i: _, ...p }) => p);
+    .sort((a, b) => b.score - a.score || b.tie - a.tie || a.i - b.i)
+    .map(({ i: _, tie: __, ...p }) => p);
 }
 
 /** The snippets sharing terms with the question, best first (ties keep their configured order). */

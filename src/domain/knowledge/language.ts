@@ -16,7 +16,7 @@ const words = (s: string) => new Set(s.split(" "));
 /** Each language's most frequent function words: what is not searched for, and what tells the language apart. */
 export const STOP_WORDS: Record<Exclude<TextLanguage, "simple">, Set<string>> = {
   english: words(
-    "the a an and or of to in is are am be been i you my your it its for on with do does did how what when where why which who can could me we our us this that these those there at by from as was were has have had will would not no yes if so but about into than then them they their he she his her any some all more most also just get got should may might must shall please",
+    "the a an and or of to in is are am be been i you my your it its for on with do does did how what when where why which who can could me we our us this that these those there at by from as was were has have had will would not no yes if so but about into than then them they their he she his her any some all more most also just get got should may might must shall please much many want need know tell like thanks thank hello hi still yet ever way anything something",
   ),
   german: words(
     "der die das den dem des ein eine einer einen einem eines und oder ist sind bin bist war waren wird werden wurde ich du er sie es wir ihr mein meine meinen mich mir dich dir sich uns euch nicht kein keine mit von zu zum zur im in an am auf aus bei für über unter nach vor wie was wo wann warum welche welcher welches wer kann können könnte muss müssen soll sollte darf habe hast hat haben hatte auch nur noch schon aber wenn dass als ob bitte man denn doch ja nein sehr",
