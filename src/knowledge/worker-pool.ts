@@ -60,7 +60,9 @@ export class ExtractWorker {
       ? new Worker(TS_BOOT, {
           eval: true,
           workerData: {
-            tsx: pathToFileURL(join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/esm/api/index.mjs")).href,
+            tsx: pathToFileURL(
+              join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/esm/api/index.mjs"),
+            ).href,
             entry: new URL("./extract-worker.ts", import.meta.url).href,
           },
           resourceLimits,

@@ -2314,7 +2314,7 @@ export type KnowledgeSource = Message<"aiagent.v1.KnowledgeSource"> & {
   maxPages: number;
 
   /**
-   * With site: the most links followed from the start page (0: the start page and the sitemap's pages only).
+   * With site: the most links followed from the start page (a sitemap's pages are read without following links).
    *
    * @generated from field: int32 max_depth = 15;
    */
@@ -2405,7 +2405,7 @@ export type CreateKnowledgeSourceRequest = Message<"aiagent.v1.CreateKnowledgeSo
   maxPages: number;
 
   /**
-   * Optional, with site: the most links to follow from the start page, 0 to 5 (2 when left out).
+   * Optional, with site: the most links to follow from the start page, 1 to 5 (2 when left out or 0).
    *
    * @generated from field: int32 max_depth = 8;
    */

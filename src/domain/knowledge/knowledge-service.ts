@@ -111,7 +111,9 @@ export class KnowledgeService {
 
   /** Adds a source, queued; indexing starts in the background. */
   async create(caller: AccountCaller, chatbotId: string, input: SourceInput): Promise<KnowledgeSourceRecord> {
-    const chatbot = await this.d.chatbotOf(caller, chatbotId);
+    // Bad input is refused before any lookup, naming its field.
+    if (input.content.length > 0 && input.kind !== "file")
+      throw invalidArgument("content", "is only for kind file (with file_name)");
     if (!KIND.includes(input.kind as SourceKind))
       throw invalidArgument("kind", input.kind ? "must be file, page, site or snippets" : "is required");
     const kind = input.kind as SourceKind;
@@ -134,18 +136,18 @@ export class KnowledgeService {
     } else if (input.content.length > 0) throw invalidArgument("content", "is only for kind file");
     if (kind === "page" || kind === "site") {
       url = webUrl("url", input.url);
-      await this.d.checkUrl?.("url", url);
     } else if (input.url) throw invalidArgument("url", "is only for kinds page and site");
     if (kind === "site") {
       maxPages = intIn("max_pages", input.maxPages, SITE_PAGES, 1);
-      maxDepth = input.maxDepth === 0 ? 0 : intIn("max_depth", input.maxDepth, SITE_DEPTH, 0);
-      if (input.maxDepth === 0 && input.maxPages === 0) maxDepth = SITE_DEPTH.default;
+      maxDepth = intIn("max_depth", input.maxDepth, SITE_DEPTH, 1);
     } else if (input.maxPages || input.maxDepth) throw invalidArgument("max_pages", "is only for kind site");
     if (kind === "snippets") {
       const snippets = requireKnowledge("snippets", input.snippets);
       if (snippets.length === 0) throw invalidArgument("snippets", "at least one is required with kind snippets");
       content = new TextEncoder().encode(JSON.stringify(snippets));
     } else if (input.snippets.length > 0) throw invalidArgument("snippets", "is only for kind snippets");
+    if (url) await this.d.checkUrl?.("url", url);
+    const chatbot = await this.d.chatbotOf(caller, chatbotId);
     if ((await this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES + 1)).length >= MAX_SOURCES)
       throw new DomainError("resource_exhausted", `a chatbot has at most ${MAX_SOURCES} knowledge sources`);
     const now = this.d.clock.now();
