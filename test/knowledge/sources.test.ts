@@ -37,7 +37,10 @@ async function ask(question: string, account: TestAccount = a) {
 const auth = () => ({ authorization: `Bearer ${token}` });
 
 describe("knowledge sources", () => {
-  it("indexes a file of each kind (Markdown, text, HTML, PDF, DOCX) and answers from it with provenance", async () => {
+  // Each file is read in the extraction worker and indexed in the background: slow on a loaded machine.
+  it("indexes a file of each kind (Markdown, text, HTML, PDF, DOCX) and answers from it with provenance", {
+    timeout: 180_000,
+  }, async () => {
     const files = [
       {
         file_name: "care.md",
@@ -128,7 +131,9 @@ describe("knowledge sources", () => {
     expect(reply.documents![0]!.snippet).toContain("49 EUR");
   });
 
-  it("crawls a small site on its origin: robots.txt honoured, a redirect followed, a 404 and a page too large skipped", async () => {
+  it("crawls a small site on its origin: robots.txt honoured, a redirect followed, a 404 and a page too large skipped", {
+    timeout: 180_000,
+  }, async () => {
     const b = await s.account();
     const bToken = await idToken(s.url, b);
     const r = await addSource(s.url, bToken, b.chatbotId, { kind: "site", url: `${site.url}/`, max_depth: 2 });
