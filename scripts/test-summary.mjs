@@ -9,7 +9,9 @@ let report;
 try {
   report = JSON.parse(readFileSync(file, "utf8"));
 } catch (error) {
-  console.log(`test-summary: no Vitest report at ${file} (${error.code ?? error.message}): the test run did not finish`);
+  console.log(
+    `test-summary: no Vitest report at ${file} (${error.code ?? error.message}): the test run did not finish`,
+  );
   console.log("Tests: 0 passed, 0 failed");
   process.exit(1);
 }
