@@ -6,6 +6,8 @@ import { scaled } from "./test/helpers/time-scale.js";
 
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
+  "test/knowledge/sources.test.ts",
+  "test/hardening/knowledge-hostile.test.ts",
   "test/api/tokens.test.ts",
   "test/api/account-api.test.ts",
   "test/api/token-issue.test.ts",

@@ -14,6 +14,7 @@ import type { Agent } from "./domain/agent/agent.js";
 import { AuditLog } from "./domain/audit/audit-log.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import type { ConversationService } from "./domain/conversation/conversation-service.js";
+import type { KnowledgeService } from "./domain/knowledge/knowledge-service.js";
 import type { PrivacyService } from "./domain/privacy/privacy-service.js";
 import type { RetentionSchedule } from "./domain/privacy/retention-schedule.js";
 import type { Store } from "./domain/store.js";
@@ -97,6 +98,8 @@ export interface App {
   routes: RouteTable;
   /** The Prometheus series (GET /metrics with AIAGENT_METRICS_TOKEN). */
   metrics: Metrics;
+  /** The chatbots' knowledge sources, their background indexing, and searchKnowledge. */
+  knowledge: KnowledgeService;
   handler: (req: HttpRequest, res: HttpResponse) => void;
   log: Logger;
   /** Listens on config.port (0 for any free port). */
@@ -125,6 +128,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     team: account.team,
     agent: o.agent,
     rateLimiter,
+    knowledge: account.knowledge,
   });
   const { conversations } = conversation;
   const privacy = await composePrivacy(b, { eventLog, audit, conversations });
@@ -154,7 +158,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     gate: createGate(bindings),
     routes: routeTable(bindings, []),
     ...pick(token, "keys", "tokens"),
-    ...pick(account, "accounts", "team", "sessions"),
+    ...pick(account, "accounts", "team", "sessions", "knowledge"),
     ...pick(conversation, "conversations", "events", "watchLimits", "streams"),
     ...pick(privacy, "privacy", "retention"),
     ...webhook,

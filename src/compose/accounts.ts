@@ -5,11 +5,14 @@ import { OperatorProfiles } from "../domain/account/operator-profile.js";
 import { SavedReplies } from "../domain/account/saved-replies.js";
 import { TeamService } from "../domain/account/team-service.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
+import { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
 import { Reports } from "../domain/report/report.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import { SessionRegistry } from "../domain/token/session-registry.js";
 import type { TokenService } from "../domain/token/token-service.js";
 import { checkTarget, type Resolve, type TargetPolicy } from "../domain/webhook/target-policy.js";
+import { knowledgeReader } from "../knowledge/reader.js";
+import { ExtractWorker } from "../knowledge/worker-pool.js";
 import { isPublicAddress } from "../webhooks/addresses.js";
 import { resolveAll, withLiterals } from "../webhooks/resolve.js";
 import type { Base } from "./base.js";
@@ -38,6 +41,10 @@ export interface AccountParts {
   sessions: SessionRegistry;
   /** Who an outgoing request (a webhook, a chatbot's agent endpoint) may reach. */
   targets: TargetPolicy;
+  /** The chatbots' knowledge sources, their background indexing and the search the agents answer from. */
+  knowledge: KnowledgeService;
+  /** The worker thread documents are read in (closed at stop). */
+  extractWorker: ExtractWorker;
 }
 
 /** Accounts, their chatbots and keys, the team, people's profiles and customers' sessions. */
@@ -81,5 +88,33 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
   });
   const savedReplies = new SavedReplies({ ...store, clock });
   const reports = new Reports({ ...store, clock, idleCloseSeconds: config.idleCloseSeconds });
-  return { accounts, team, profiles, pictures, chatbotPictures, savedReplies, reports, sessions, targets };
+  const extractWorker = new ExtractWorker();
+  const knowledge = new KnowledgeService({
+    knowledge: store.knowledge,
+    clock,
+    chatbotOf: (caller, chatbotId) => accounts.chatbot(caller, chatbotId),
+    chatbotById: (chatbotId) => store.chatbots.byId(chatbotId),
+    // Outside production any address may be fetched (a local help centre); in production public ones only, checked
+    // when given and again at every connection.
+    reader: knowledgeReader({ worker: extractWorker, fetch: { development: !config.production } }),
+    exclusive: (name, fn) => store.exclusive(name, fn),
+    onError: (sourceId, e) =>
+      b.log.error("knowledge indexing failed", { sourceId, error: e instanceof Error ? e.message : String(e) }),
+    ...(config.production
+      ? { checkUrl: async (field: string, url: string) => void (await checkTarget(field, url, targets)) }
+      : {}),
+  });
+  return {
+    accounts,
+    team,
+    profiles,
+    pictures,
+    chatbotPictures,
+    savedReplies,
+    reports,
+    sessions,
+    targets,
+    knowledge,
+    extractWorker,
+  };
 }

@@ -1,3 +1,4 @@
+import type { DescMethod } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AccountService as AccountServiceDesc } from "../../gen/aiagent/v1/account_service_pb.js";
@@ -33,6 +34,7 @@ import { createTranscoder, type ServiceBinding } from "../protocol/rest/transcod
 import { accountHandlers } from "../protocol/services/account-handlers.js";
 import { consoleHandlers } from "../protocol/services/console-handlers.js";
 import { conversationHandlers } from "../protocol/services/conversation-handlers.js";
+import { knowledgeHandlers } from "../protocol/services/knowledge-handlers.js";
 import { privacyHandlers } from "../protocol/services/privacy-handlers.js";
 import { savedReplyHandlers } from "../protocol/services/saved-reply-handlers.js";
 import { sessionHandlers } from "../protocol/services/session-handlers.js";
@@ -48,6 +50,14 @@ import type { WebhookParts } from "./webhooks.js";
 /** Largest JSON request body accepted. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
+/**
+ * The methods that take a larger body: an uploaded knowledge file (8 MiB, base64 on the JSON routes: 4/3 of it, and
+ * the other fields).
+ */
+export const LARGE_BODIES: ReadonlyMap<DescMethod, number> = new Map([
+  [AccountServiceDesc.method.createKnowledgeSource, 11 * 1024 * 1024 + 64 * 1024],
+]);
+
 /** The watch stream's paths: Connect/gRPC and the JSON route. */
 export const WATCH_PATHS = new Set([
   `/${ConversationServiceDesc.typeName}/${ConversationServiceDesc.method.watchConversation.name}`,
@@ -57,7 +67,7 @@ export const WATCH_PATHS = new Set([
 ]);
 
 export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
-  Omit<AccountParts, "targets"> &
+  Omit<AccountParts, "targets" | "extractWorker"> &
   Omit<ConversationParts, "events"> &
   Pick<PrivacyParts, "privacy"> &
   Pick<WebhookParts, "webhooks"> & {
@@ -100,6 +110,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
         savedReplies: savedReplyHandlers(d.savedReplies),
         reports: d.reports,
+        knowledge: knowledgeHandlers(d.knowledge),
       }),
     ),
     bind(WebhookServiceDesc, webhookHandlers(d.webhooks)),
@@ -137,7 +148,7 @@ export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler
   // Without a metrics token nothing reads the RPC series, and spans need a tracer: with neither, nothing is observed.
   const observer = config.metricsToken !== undefined || b.tracer ? new RpcObserver(d.metrics, b.tracer) : undefined;
   const connect = connectNodeAdapter({
-    routes: createConnectRoutes(d.bindings, log, observer),
+    routes: createConnectRoutes(d.bindings, log, observer, LARGE_BODIES),
     readMaxBytes: MAX_BODY_BYTES,
     contextValues: (req) => createContextValues().set(peerKey, req.socket?.remoteAddress ?? ""),
     fallback: (req, res) =>
@@ -158,6 +169,7 @@ export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler
   const routes = tableRoutes(table, {
     transcoder: createTranscoder(d.bindings, {
       maxBodyBytes: MAX_BODY_BYTES,
+      largeBodies: LARGE_BODIES,
       log,
       observer,
       stream: { bufferBytes: b.config.watchStreams.bufferBytes, stallMs: b.config.watchStreams.stallMs },

@@ -9,6 +9,7 @@ import { OfflineAgent } from "../domain/agent/offline-agent.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
+import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import type { TypingChannel } from "../domain/typing/channel.js";
 import { TypingService } from "../domain/typing/typing-service.js";
@@ -25,6 +26,8 @@ export interface ConversationDeps {
   eventLog: EventLog;
   sealer: KeySealer;
   team: TeamService;
+  /** The chatbots' knowledge, which the built-in agent answers from. */
+  knowledge: KnowledgeService;
   /** The service's agent, when a test or the command line swaps one in. */
   agent: Agent | undefined;
   /** The back end's counters of a limit rule (shared by every instance on PostgreSQL). */
@@ -93,7 +96,11 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
         d.agent ??
           (config.llm
             ? new OpenAiCompatibleAgent({ ...config.llm, post: propagatingPost(fetchPost, b.tracer) })
-            : new OfflineAgent()),
+            : new OfflineAgent(
+                (chatbot, question, limit) =>
+                  d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot }),
+                async (chatbotId) => (await store.knowledge.listSources(chatbotId, 1)).length > 0,
+              )),
         d.sealer,
         // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
         propagatingPost(config.production ? publicOnlyPost() : fetchPost, b.tracer),

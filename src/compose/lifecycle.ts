@@ -1,5 +1,6 @@
 import type { App } from "../app.js";
 import { listen } from "../protocol/http/server.js";
+import type { AccountParts } from "./accounts.js";
 import { WATCH_PATHS } from "./api.js";
 import type { Base } from "./base.js";
 import type { ConversationParts } from "./conversations.js";
@@ -10,7 +11,8 @@ import type { WebhookParts } from "./webhooks.js";
 export type LifecycleDeps = Pick<TokenParts, "stopKeyWatch"> &
   Pick<ConversationParts, "events" | "stopLogWatch" | "streams" | "typingChannel"> &
   Pick<PrivacyParts, "retention" | "stopErasureWatch"> &
-  Pick<WebhookParts, "dispatcher"> & {
+  Pick<WebhookParts, "dispatcher"> &
+  Pick<AccountParts, "knowledge" | "extractWorker"> & {
     /** The app's handler once wired (read when the server starts). */
     handler: () => App["handler"];
     /** Told the server's address once it listens. */
@@ -25,6 +27,8 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
     listen: async () => {
       dispatcher?.start();
       retention.start();
+      // Sources queued (or left indexing by a stopped process) are indexed in the background.
+      d.knowledge.start();
       const server = await listen(
         d.handler(),
         config.port,
@@ -43,6 +47,7 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
           typingChannel.close();
           await dispatcher?.close();
           await retention.close();
+          await d.knowledge.close();
           return server.close(graceMs);
         },
       };
@@ -50,6 +55,8 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
     close: async () => {
       await dispatcher?.close();
       await retention.close();
+      await d.knowledge.close();
+      await d.extractWorker.close();
       d.stopKeyWatch();
       d.stopErasureWatch();
       d.stopLogWatch();

@@ -17,6 +17,7 @@ import type { RatingRepository } from "./conversation/ratings.js";
 import type { ReplyRepository } from "./conversation/replies.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
+import type { KnowledgeRepository } from "./knowledge/source.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
 import type { ReportRepository } from "./report/report.js";
 import type { CredentialChangeRepository } from "./token/credential-changes.js";
@@ -59,6 +60,8 @@ export interface Repositories {
   reports: ReportRepository;
   /** Changes of what credential checks read, in commit order: open streams follow them (stream-guard.ts). */
   credentialChanges: CredentialChangeRepository;
+  /** Chatbots' knowledge sources and their indexed passages. */
+  knowledge: KnowledgeRepository;
 }
 
 /**

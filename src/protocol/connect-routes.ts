@@ -1,4 +1,4 @@
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { type ConnectRouter, createContextKey, type HandlerContext } from "@connectrpc/connect";
 import type { Logger } from "../log.js";
 import type { RpcObserver } from "../observability/rpc.js";
@@ -78,9 +78,19 @@ export function createConnectRoutes(
   bindings: readonly ServiceBinding[],
   log: Logger,
   observer?: RpcObserver,
+  largeBodies: ReadonlyMap<DescMethod, number> = new Map(),
 ): (router: ConnectRouter) => void {
   poolBinaryStrings();
   return (router) => {
-    for (const b of bindings) router.service(b.desc, wrap(b.desc, b.handlers, log, observer) as never);
+    for (const b of bindings) {
+      const impl = wrap(b.desc, b.handlers, log, observer);
+      router.service(b.desc, impl as never);
+      // A method with a larger body limit (an upload) is registered again with it; the later registration serves.
+      for (const m of b.desc.methods) {
+        const readMaxBytes = largeBodies.get(m);
+        if (readMaxBytes !== undefined && impl[m.localName])
+          router.rpc(m as never, impl[m.localName] as never, { readMaxBytes });
+      }
+    }
   };
 }

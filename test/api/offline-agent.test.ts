@@ -57,10 +57,38 @@ describe("the built-in agent", () => {
     expect(JSON.parse(readFileSync("examples/knowledge.json", "utf8"))).toEqual(DEMO_KNOWLEDGE);
   });
 
-  it("says what it can help with when a question matches nothing it knows", async () => {
+  it("says plainly it does not know when a question matches nothing it knows, never the nearest snippet", async () => {
     const [reply] = await ask(DEMO_KNOWLEDGE, ["Do you sell gift vouchers?"]);
     expect(reply!.documents).toEqual([]);
-    expect(reply!.content).toContain("I can already help with track your parcel, shipping, returns or opening hours");
+    expect(reply!.content).toBe("I'm sorry, I don't know the answer to that. A member of our team can follow up here.");
+  });
+
+  it("greets with the topics it knows, as their titles are written (not 'Ask me about track your parcel')", async () => {
+    const [reply] = await ask(DEMO_KNOWLEDGE, ["Hello"]);
+    expect(reply!.content).toBe(
+      "Hello! I'm Test bot. How can I help? I can answer questions about “Track your parcel”, “Shipping”, “Returns” and “Opening hours”.",
+    );
+    expect(reply!.content).not.toContain("about track your parcel");
+  });
+
+  it("writes its own sentences in the customer's language: German, French, Spanish", async () => {
+    const replies = await ask(DEMO_KNOWLEDGE, [
+      "Verkaufen Sie auch Gutscheine für Geburtstage?",
+      "Est-ce que vous vendez des bons cadeaux?",
+      "¿Venden ustedes tarjetas regalo?",
+      "Hallo",
+      "Bonjour",
+      "Hola",
+    ]);
+    expect(replies.map((r) => r.content)).toEqual([
+      "Das weiß ich leider nicht. Eine Person aus unserem Team kann sich hier darum kümmern.",
+      "Désolé, je ne connais pas la réponse. Un membre de notre équipe peut vous répondre ici.",
+      "Lo siento, no sé la respuesta. Una persona de nuestro equipo puede ayudarte aquí.",
+      "Hallo! Ich bin Test bot. Wie kann ich helfen? Ich beantworte Fragen zu “Track your parcel”, “Shipping”, “Returns” und “Opening hours”.",
+      "Bonjour ! Je suis Test bot. Comment puis-je vous aider ? Je peux répondre aux questions sur “Track your parcel”, “Shipping”, “Returns” et “Opening hours”.",
+      "¡Hola! Soy Test bot. ¿En qué puedo ayudarte? Puedo responder preguntas sobre “Track your parcel”, “Shipping”, “Returns” y “Opening hours”.",
+    ]);
+    for (const r of replies) expect(r.documents).toEqual([]);
   });
 
   it("without knowledge, says plainly it has none yet and how its owner adds some", async () => {
@@ -69,7 +97,7 @@ describe("the built-in agent", () => {
       expect(r.documents).toEqual([]);
       expect(r.content).toContain("I have no knowledge to answer from yet");
       expect(r.content).toContain("--knowledge");
-      expect(r.content).not.toContain("I can already help with");
+      expect(r.content).not.toContain("I can answer questions about");
     }
     expect(replies[1]!.content).toMatch(/^Hello! I'm Test bot\./);
   });

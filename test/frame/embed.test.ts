@@ -34,7 +34,9 @@ describe.runIf(canRun)("the chat frame embedded in a client's page", () => {
     expect(frame.url()).not.toContain("user_id");
 
     await typeMessage(frame, "Hello");
-    await frame.locator(".msg--assistant .msg__bubble", { hasText: "Ask me about shipping or returns" }).waitFor();
+    await frame
+      .locator(".msg--assistant .msg__bubble", { hasText: "I can answer questions about “Shipping” and “Returns”" })
+      .waitFor();
     await typeMessage(frame, "How long does shipping take?");
     const reply = frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" });
     await reply.waitFor();

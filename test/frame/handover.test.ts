@@ -77,7 +77,9 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
 
     // The customer writes; the AI agent answers.
     await typeMessage(frame, "Hello");
-    await frame.locator(".msg--assistant", { hasText: "Ask me about shipping or returns" }).waitFor();
+    await frame
+      .locator(".msg--assistant", { hasText: "I can answer questions about “Shipping” and “Returns”" })
+      .waitFor();
     await typeMessage(frame, "My parcel arrived damaged, can a person help?");
     await frame.locator(".msg--assistant").nth(1).waitFor();
 

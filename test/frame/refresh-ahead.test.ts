@@ -109,7 +109,9 @@ describe.runIf(canRun)("refresh ahead of expiry, with the documented host page (
   test("when the host page does not answer the early question, the documented reactive refresh still saves the chat", async () => {
     const { context, page, frame, messages } = await open();
     await typeMessage(frame, "Hello");
-    await frame.locator(".msg--assistant", { hasText: "Ask me about shipping or returns" }).waitFor();
+    await frame
+      .locator(".msg--assistant", { hasText: "I can answer questions about “Shipping” and “Returns”" })
+      .waitFor();
     // The host's server cannot be reached while the frame asks early.
     await page.route(`${e.host.url}/aiagent/refresh`, (r) => r.abort());
     await elapse(page, TTL_MS * 0.85 + 100);

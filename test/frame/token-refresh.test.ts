@@ -214,7 +214,7 @@ describe.runIf(canRun)("token refresh through the host page", () => {
 
   test("when the host page gives no new token in time the frame says the session expired, keeps the text, and reconnects on request", async () => {
     const { context, page, frame } = await open();
-    await ask(frame, "Hello", "Ask me about shipping or returns");
+    await ask(frame, "Hello", "I can answer questions about “Shipping” and “Returns”");
     // The host's server cannot be reached: the host page never answers the frame.
     await page.route(`${e.host.url}/aiagent/refresh`, (r) => r.abort());
     e.service.clock.advance(PAST_EXPIRY_MS);

@@ -66,6 +66,36 @@ beforeAll(async () => {
 });
 afterAll(() => s.close(true));
 
+/** An indexed knowledge source of the account's chatbot, made in the store (answers its id). */
+async function source(): Promise<string> {
+  const sourceId = randomUUID();
+  await s.app.store.knowledge.addSource(
+    {
+      sourceId,
+      accountId: a.accountId,
+      chatbotId: a.chatbotId,
+      kind: "snippets",
+      title: "Matrix",
+      url: "",
+      fileName: "",
+      mediaType: "",
+      status: "indexed",
+      statusReason: "",
+      pageCount: 0,
+      chunkCount: 0,
+      contentHash: "",
+      version: 1,
+      maxPages: 0,
+      maxDepth: 0,
+      createdAt: 1,
+      updatedAt: 1,
+      indexedAt: 1,
+    },
+    new TextEncoder().encode("[]"),
+  );
+  return sourceId;
+}
+
 /** A saved reply of the account, made in the store (answers its id). */
 async function savedReply(shortcut: string): Promise<string> {
   const savedReplyId = randomUUID();
@@ -168,6 +198,15 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AccountService.SetChatbotPicture": () => ({ chatbotId: a.chatbotId, image: new Uint8Array() }),
   "aiagent.v1.AccountService.SetChatbotRetention": () => ({ chatbotId: a.chatbotId, days: 365 }),
   "aiagent.v1.AccountService.ListAuditEvents": () => ({ limit: 5 }),
+  "aiagent.v1.AccountService.CreateKnowledgeSource": () => ({
+    chatbotId: a.chatbotId,
+    kind: "snippets",
+    snippets: [{ title: `Matrix ${++n}`, url: "https://shop.example/matrix", snippet: "A matrix snippet." }],
+  }),
+  "aiagent.v1.AccountService.ListKnowledgeSources": () => ({ chatbotId: a.chatbotId }),
+  "aiagent.v1.AccountService.GetKnowledgeSource": async () => ({ chatbotId: a.chatbotId, sourceId: await source() }),
+  "aiagent.v1.AccountService.DeleteKnowledgeSource": async () => ({ chatbotId: a.chatbotId, sourceId: await source() }),
+  "aiagent.v1.AccountService.ResyncKnowledgeSource": async () => ({ chatbotId: a.chatbotId, sourceId: await source() }),
   "aiagent.v1.AccountService.GetReport": () => ({ chatbotId: a.chatbotId, from: "2026-01-01", to: "2026-01-31" }),
   "aiagent.v1.TokenService.ExchangeLaunchCode": async () => {
     const r = await postJson(s.url, "/ai_agent/get_access_token", {
@@ -301,6 +340,8 @@ describe("access declared in the contract", () => {
             if (admits(m, who)) {
               const code = await call(protocol, m, req, headersOf(who, m));
               expect(code, `${name} admits ${who}`).toBeUndefined();
+              // A knowledge source added or resynced is indexed in the background: done before the next check.
+              await s.app.knowledge.idle();
               continue;
             }
             const before = dbChecksum(db);
@@ -313,7 +354,8 @@ describe("access declared in the contract", () => {
             expect(dbChecksum(db), `${name} refused ${who} but wrote`).toBe(before);
           }
         }
-      });
+        // Every RPC × every credential, over real sockets: more than the default 30 s on a loaded machine.
+      }, 120_000);
 
       it("refuses the same-origin RPCs without the console's CSRF header or from another site, changing nothing", async () => {
         const db = sqliteDb(s.app);

@@ -4,6 +4,7 @@ import { requestJson } from "../helpers/http.js";
 import { discPng } from "../helpers/png.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
+import { settled } from "../knowledge/support.js";
 import { dbChecksum } from "./support.js";
 
 // The account API across accounts: two accounts, each with its owner's server token, an admin member and an
@@ -23,6 +24,8 @@ interface Owned {
   conversationId: string;
   contactId: string;
   user: string;
+  /** A knowledge source of the chatbot. */
+  sourceId: string;
 }
 
 let s: TestServer;
@@ -62,7 +65,18 @@ beforeAll(async () => {
       { image: discPng(8).toString("base64") },
     );
     expect(pic.status).toBe(200);
+    const source = await requestJson(
+      s.url,
+      "POST",
+      `/v1/account/chatbots/${a.chatbotId}/knowledge_sources`,
+      { authorization: `Bearer ${server}` },
+      { kind: "snippets", snippets: [{ title: "Mine", url: "https://shop.example/mine", snippet: "Only mine." }] },
+    );
+    expect(source.status).toBe(200);
+    // Indexed before the attacks: the background indexing's writes would blur "nothing changes".
+    await settled(s.url, server, a.chatbotId, source.body.data.source_id);
     owned.push({
+      sourceId: source.body.data.source_id,
       apiKeyId: (await s.app.accounts.listApiKeys(a.email))[0]!.apiKeyId,
       chatbotId: a.chatbotId,
       memberId: invited.member.memberId,
@@ -74,9 +88,34 @@ beforeAll(async () => {
 });
 afterAll(() => s.close(true));
 
-/** Every write or read of one object by id, aimed at `o`. */
-function attacks(o: Owned): { what: string; method: string; path: string; body?: unknown }[] {
+/** Every write or read of one object by id, aimed at `o` (`mine`: the caller's own chatbot). */
+function attacks(
+  o: Owned,
+  mine: Owned,
+): { what: string; method: string; path: string; body?: unknown; read?: boolean }[] {
+  const sources = `/v1/account/chatbots/${o.chatbotId}/knowledge_sources`;
   return [
+    { what: "list knowledge sources", method: "GET", path: sources, read: true },
+    { what: "read knowledge source", method: "GET", path: `${sources}/${o.sourceId}`, read: true },
+    {
+      what: "read knowledge source through my chatbot",
+      method: "GET",
+      path: `/v1/account/chatbots/${mine.chatbotId}/knowledge_sources/${o.sourceId}`,
+      read: true,
+    },
+    { what: "delete knowledge source", method: "DELETE", path: `${sources}/${o.sourceId}` },
+    {
+      what: "delete knowledge source through my chatbot",
+      method: "DELETE",
+      path: `/v1/account/chatbots/${mine.chatbotId}/knowledge_sources/${o.sourceId}`,
+    },
+    { what: "resync knowledge source", method: "POST", path: `${sources}/${o.sourceId}/resync`, body: {} },
+    {
+      what: "add knowledge source",
+      method: "POST",
+      path: sources,
+      body: { kind: "snippets", snippets: [{ title: "x", url: "https://x.example/", snippet: "pwned" }] },
+    },
     { what: "read chatbot", method: "GET", path: `/v1/account/chatbots/${o.chatbotId}` },
     { what: "update chatbot", method: "PATCH", path: `/v1/account/chatbots/${o.chatbotId}`, body: { name: "pwned" } },
     { what: "disable chatbot", method: "POST", path: `/v1/account/chatbots/${o.chatbotId}/disable`, body: {} },
@@ -116,13 +155,13 @@ describe("the account API across accounts", () => {
     const db = sqliteDb(s.app);
     for (const p of principals) {
       const target = owned[1 - p.account]!;
-      for (const at of attacks(target)) {
+      for (const at of attacks(target, owned[p.account]!)) {
         const before = dbChecksum(db);
         const r = await req(at.method, at.path, p.auth, at.body);
         const inboxAction =
           at.path.startsWith("/take_over") || at.path.startsWith("/close") || at.path.startsWith("/get_");
         // An operator is refused admin RPCs by role before any lookup; everything else is not_found.
-        const expected = p.role === "operator" && !inboxAction ? 403 : 404;
+        const expected = p.role === "operator" && !inboxAction && !at.read ? 403 : 404;
         expect(r.status, `${p.name}: ${at.what} → ${r.text}`).toBe(expected);
         expect(dbChecksum(db), `${p.name}: ${at.what} wrote`).toBe(before);
       }

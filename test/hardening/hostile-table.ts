@@ -131,7 +131,8 @@ function jsonValues(f: DescField): [string, string][] {
     );
   } else if (scalar === ScalarType.BOOL) out.push(["a string for a boolean", wrap('"yes"')]);
   else if (scalar === ScalarType.BYTES)
-    // Every bytes field of the contract is an image (checked by its first bytes): a script in base64 is none.
+    // Every bytes field of the contract is an image (checked by its first bytes): a script in base64 is none; or a
+    // knowledge file, which is refused without its kind and name.
     out.push(
       ["not base64", wrap('"<svg>"')],
       ["a number for bytes", wrap("123")],

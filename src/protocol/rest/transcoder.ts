@@ -30,6 +30,8 @@ export interface ServiceBinding {
 /** Limits of the JSON routes. */
 export interface TranscoderOptions {
   maxBodyBytes: number;
+  /** A larger body limit for the methods named (an upload's), by method. */
+  largeBodies?: ReadonlyMap<DescMethod, number>;
   log: Logger;
   /** Counts, times and traces each call (the metrics and traces). */
   observer?: RpcObserver;
@@ -216,17 +218,18 @@ async function decodeInput(
   opts: TranscoderOptions,
 ): Promise<unknown> {
   const desc = route.method.input;
+  const maxBodyBytes = opts.largeBodies?.get(route.method) ?? opts.maxBodyBytes;
   let init: Record<string, unknown>;
   if (route.body === "*") {
     for (const [key] of params)
       if (!SKIP.has(key)) throw invalidArgument(key, "is not a known parameter; send fields in the JSON body");
-    init = fromDocumentedJson(desc, await readJson(req, opts.maxBodyBytes));
+    init = fromDocumentedJson(desc, await readJson(req, maxBodyBytes));
   } else {
     init = fromQuery(desc, params, SKIP);
     if (route.body !== "") {
       const f = fieldsOf(desc).byName.get(route.body);
       if (f?.fieldKind === "message")
-        init[f.localName] = fromDocumentedJson(f.message, await readJson(req, opts.maxBodyBytes), f.name);
+        init[f.localName] = fromDocumentedJson(f.message, await readJson(req, maxBodyBytes), f.name);
     }
   }
   for (const [name, value] of Object.entries(vars)) {

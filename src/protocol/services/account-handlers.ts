@@ -23,6 +23,7 @@ import { auditedCaller } from "../audited.js";
 import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
 import { appearanceIn, appearanceOut } from "./appearance-mapping.js";
+import type { knowledgeHandlers } from "./knowledge-handlers.js";
 import type { privacyHandlers } from "./privacy-handlers.js";
 import type { savedReplyHandlers } from "./saved-reply-handlers.js";
 
@@ -96,6 +97,8 @@ export function accountHandlers(d: {
   savedReplies: ReturnType<typeof savedReplyHandlers>;
   /** Each chatbot's figures over a period. */
   reports: Reports;
+  /** The chatbots' knowledge sources. */
+  knowledge: ReturnType<typeof knowledgeHandlers>;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
   const invitation = (inv: IssuedInvitation) => invitationOf(d.consoleUrl(), inv);
@@ -121,6 +124,7 @@ export function accountHandlers(d: {
   return {
     ...d.privacy,
     ...d.savedReplies,
+    ...d.knowledge,
     async getReport(req, call) {
       const r = await d.reports.get(accountCaller(call.auth), {
         chatbotId: req.chatbotId,

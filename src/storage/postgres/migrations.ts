@@ -515,4 +515,57 @@ export const pgMigrations: PgMigration[] = [
       CREATE INDEX agent_replies_conversation ON agent_replies (conversation_id);
       CREATE INDEX agent_replies_lease ON agent_replies (lease_until);`,
   },
+  {
+    version: 21,
+    // Knowledge sources, their pages' content hashes, and their passages with a tsvector made in each passage's
+    // language (english, german, french, spanish or simple), GIN-indexed; content keeps what a file or snippets
+    // source was made from, so a source queued when the process stopped is indexed on the next start.
+    sql: `
+      CREATE TABLE knowledge_sources (
+        source_id text PRIMARY KEY,
+        account_id text NOT NULL,
+        chatbot_id text NOT NULL,
+        kind text NOT NULL,
+        title text NOT NULL,
+        url text NOT NULL,
+        file_name text NOT NULL,
+        media_type text NOT NULL,
+        status text NOT NULL,
+        status_reason text NOT NULL,
+        page_count integer NOT NULL,
+        chunk_count integer NOT NULL,
+        content_hash text NOT NULL,
+        version integer NOT NULL,
+        max_pages integer NOT NULL,
+        max_depth integer NOT NULL,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        indexed_at bigint,
+        content bytea NOT NULL
+      );
+      CREATE INDEX knowledge_sources_chatbot ON knowledge_sources (chatbot_id, created_at);
+      CREATE INDEX knowledge_sources_pending ON knowledge_sources (created_at) WHERE status IN ('queued', 'indexing');
+      CREATE TABLE knowledge_pages (
+        source_id text NOT NULL,
+        page_url text NOT NULL,
+        content_hash text NOT NULL,
+        PRIMARY KEY (source_id, page_url)
+      );
+      CREATE TABLE knowledge_chunks (
+        chunk_id bigserial PRIMARY KEY,
+        source_id text NOT NULL,
+        chatbot_id text NOT NULL,
+        page_url text NOT NULL,
+        title text NOT NULL,
+        anchor_url text NOT NULL,
+        heading_path text NOT NULL,
+        text text NOT NULL,
+        language text NOT NULL,
+        position integer NOT NULL,
+        tsv tsvector NOT NULL
+      );
+      CREATE INDEX knowledge_chunks_page ON knowledge_chunks (source_id, page_url);
+      CREATE INDEX knowledge_chunks_chatbot ON knowledge_chunks (chatbot_id);
+      CREATE INDEX knowledge_chunks_tsv ON knowledge_chunks USING gin (tsv);`,
+  },
 ];

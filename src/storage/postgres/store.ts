@@ -17,6 +17,7 @@ import { pgDemoSetup } from "./demo-setup.js";
 import { withAdvisoryLock } from "./exclusive.js";
 import { pgIdempotency } from "./idempotency.js";
 import { pgInvitations } from "./invitations.js";
+import { pgKnowledge } from "./knowledge.js";
 import { PgListener } from "./listen.js";
 import { listenForLogs } from "./log-channel.js";
 import { pgMembers } from "./members.js";
@@ -91,6 +92,7 @@ export class PgStore extends RepositoryMembers implements Store {
       audit: pgAudit(db),
       privacy: pgPrivacy(db),
       credentialChanges: pgCredentialChanges(db),
+      knowledge: pgKnowledge(db),
     });
     this.db = db;
     this.origin = origin;

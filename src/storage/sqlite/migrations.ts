@@ -738,4 +738,59 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX agent_replies_lease ON agent_replies (lease_until);
     `,
   },
+  {
+    version: 27,
+    name: "knowledge sources, their pages and passages, with a full-text index (FTS5, BM25)",
+    sql: `
+      -- A chatbot's knowledge sources; content holds what a file or snippets source was made from, so that a source
+      -- queued when the process stopped is indexed on the next start.
+      CREATE TABLE knowledge_sources (
+        source_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        chatbot_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        url TEXT NOT NULL,
+        file_name TEXT NOT NULL,
+        media_type TEXT NOT NULL,
+        status TEXT NOT NULL,
+        status_reason TEXT NOT NULL,
+        page_count INTEGER NOT NULL,
+        chunk_count INTEGER NOT NULL,
+        content_hash TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        max_pages INTEGER NOT NULL,
+        max_depth INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        indexed_at INTEGER,
+        content BLOB NOT NULL
+      ) STRICT;
+      CREATE INDEX knowledge_sources_chatbot ON knowledge_sources (chatbot_id, created_at);
+      CREATE INDEX knowledge_sources_pending ON knowledge_sources (created_at) WHERE status IN ('queued', 'indexing');
+      -- Each indexed page's content hash: a resync skips a page whose hash did not change.
+      CREATE TABLE knowledge_pages (
+        source_id TEXT NOT NULL,
+        page_url TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        PRIMARY KEY (source_id, page_url)
+      ) STRICT, WITHOUT ROWID;
+      CREATE TABLE knowledge_chunks (
+        chunk_id INTEGER PRIMARY KEY,
+        source_id TEXT NOT NULL,
+        chatbot_id TEXT NOT NULL,
+        page_url TEXT NOT NULL,
+        title TEXT NOT NULL,
+        anchor_url TEXT NOT NULL,
+        heading_path TEXT NOT NULL,
+        text TEXT NOT NULL,
+        language TEXT NOT NULL,
+        position INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX knowledge_chunks_page ON knowledge_chunks (source_id, page_url);
+      -- The passages' stemmed terms (stemmed in each passage's language by the domain), rowid = chunk_id; FTS5
+      -- ranks with BM25. Contentless: the text is in knowledge_chunks.
+      CREATE VIRTUAL TABLE knowledge_fts USING fts5(terms, content = '', contentless_delete = 1);
+    `,
+  },
 ];

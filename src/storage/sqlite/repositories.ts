@@ -9,6 +9,7 @@ import { sqliteCredentialChanges } from "./repos/credential-changes.js";
 import { sqliteDemoSetup } from "./repos/demo-setup.js";
 import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
+import { sqliteKnowledge } from "./repos/knowledge.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMembers } from "./repos/members.js";
 import { sqliteNotes, sqliteSavedReplies } from "./repos/notes.js";
@@ -49,6 +50,7 @@ export function sqliteRepositories(db: Db) {
     replies: sqliteReplies(db),
     reports: sqliteReports(db),
     credentialChanges: sqliteCredentialChanges(db),
+    knowledge: sqliteKnowledge(db),
   };
 }
 

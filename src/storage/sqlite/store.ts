@@ -390,5 +390,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     replies: asyncRepository(sync.replies, run),
     reports: asyncRepository(sync.reports, run),
     credentialChanges: asyncRepository(sync.credentialChanges, run),
+    knowledge: asyncRepository(sync.knowledge, run),
   };
 }

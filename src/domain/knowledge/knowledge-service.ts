@@ -1,0 +1,383 @@
+import { createHash } from "node:crypto";
+import { requireKnowledge } from "../account/chatbot-rules.js";
+import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
+import { scoreSnippets } from "../agent/matching.js";
+import type { AccountCaller } from "../caller.js";
+import type { Clock } from "../clock.js";
+import { DomainError, invalidArgument, notFound } from "../errors.js";
+import { newId, requireUuid } from "../ids.js";
+import { optionalText } from "../validate.js";
+import { chunkPage, type ExtractedPage } from "./chunking.js";
+import { queryWords } from "./language.js";
+import { ANSWER_THRESHOLD, excerptOf, type Passage, passageScore } from "./scoring.js";
+
+export { ANSWER_THRESHOLD, type Passage } from "./scoring.js";
+
+import type { KnowledgeRepository, KnowledgeSourceRecord, SourceKind } from "./source.js";
+
+/** Largest uploaded file. */
+export const MAX_FILE_BYTES = 8 * 1024 * 1024;
+/** Most sources per chatbot. */
+export const MAX_SOURCES = 200;
+/** Site crawls: default and most pages, default and most depth. */
+export const SITE_PAGES = { default: 50, max: 500 };
+export const SITE_DEPTH = { default: 2, max: 5 };
+
+/** Indexing failed for a reason the source's owner can act on (the message is shown as the status reason). */
+export class KnowledgeFailure extends Error {
+  override readonly name = "KnowledgeFailure";
+}
+
+/** Reads what sources are made from: files, pages and sites (fetching through the SSRF guard, off the event loop). */
+export interface KnowledgeReader {
+  /** A file's pages (one for most formats) and what it was read as; throws KnowledgeFailure when it cannot be. */
+  file(
+    bytes: Uint8Array,
+    fileName: string,
+    signal: AbortSignal,
+  ): Promise<{ mediaType: string; pages: ExtractedPage[] }>;
+  /** One web page. */
+  page(url: string, signal: AbortSignal): Promise<ExtractedPage>;
+  /** A site's pages: a sitemap's, or those linked from a start page on the same origin, honouring robots.txt. */
+  site(url: string, o: { maxPages: number; maxDepth: number }, signal: AbortSignal): AsyncIterable<ExtractedPage>;
+}
+
+/** What an admin gives to add a source. */
+export interface SourceInput {
+  kind: string;
+  title: string;
+  fileName: string;
+  content: Uint8Array;
+  url: string;
+  maxPages: number;
+  maxDepth: number;
+  snippets: KnowledgeSnippet[];
+}
+
+const KIND: readonly SourceKind[] = ["file", "page", "site", "snippets"];
+
+function webUrl(field: string, raw: string): string {
+  if (!raw) throw invalidArgument(field, "is required");
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw invalidArgument(field, `${JSON.stringify(raw)} is not an absolute URL`);
+  }
+  if (u.protocol !== "https:" && u.protocol !== "http:") throw invalidArgument(field, "must be an http or https URL");
+  if (u.username || u.password) throw invalidArgument(field, "must not contain a user name or password");
+  u.hash = "";
+  return u.toString();
+}
+
+function intIn(field: string, v: number, d: { default: number; max: number }, min: number): number {
+  if (v === 0) return d.default;
+  if (!Number.isInteger(v) || v < min || v > d.max) throw invalidArgument(field, `must be ${min} to ${d.max}`);
+  return v;
+}
+
+const sha256 = (s: string | Uint8Array) => createHash("sha256").update(s).digest("hex");
+
+/** The address of a file's own pages (a file has no web address: citations link nowhere). */
+export const fileUrl = (sourceId: string) => `knowledge:${sourceId}`;
+
+/**
+ * A chatbot's knowledge sources: admins add, resync and remove them, the built-in agent (and any tool) searches
+ * them. Indexing runs in the background, one source at a time per process (and one process at a time on a shared
+ * store), from the persisted queue: a source queued or interrupted while indexing is picked up again on start.
+ */
+export class KnowledgeService {
+  private running: Promise<void> | undefined;
+  private again = false;
+  private readonly stop = new AbortController();
+
+  constructor(
+    private readonly d: {
+      knowledge: KnowledgeRepository;
+      clock: Clock;
+      /** The caller's chatbot (another account's is not_found). */
+      chatbotOf: (caller: AccountCaller, chatbotId: string) => Promise<ChatbotRecord>;
+      /** A chatbot by id, for searches (undefined when gone). */
+      chatbotById: (chatbotId: string) => Promise<ChatbotRecord | undefined>;
+      reader: KnowledgeReader;
+      /** Runs fn unless another process runs the indexer now (store.exclusive). */
+      exclusive: <T>(name: string, fn: () => Promise<T>) => Promise<T | undefined>;
+      /** Told of an unexpected indexing error (for the log). */
+      onError?: (sourceId: string, e: unknown) => void;
+      /** Checks a page or site address when it is given (production: it must resolve to public addresses). */
+      checkUrl?: (field: string, url: string) => Promise<void>;
+    },
+  ) {}
+
+  /** Adds a source, queued; indexing starts in the background. */
+  async create(caller: AccountCaller, chatbotId: string, input: SourceInput): Promise<KnowledgeSourceRecord> {
+    // Bad input is refused before any lookup, naming its field.
+    if (input.content.length > 0 && input.kind !== "file")
+      throw invalidArgument("content", "is only for kind file (with file_name)");
+    if (!KIND.includes(input.kind as SourceKind))
+      throw invalidArgument("kind", input.kind ? "must be file, page, site or snippets" : "is required");
+    const kind = input.kind as SourceKind;
+    const title = optionalText("title", input.title.trim());
+    let content: Uint8Array = new Uint8Array();
+    let url = "";
+    let fileName = "";
+    let maxPages = 0;
+    let maxDepth = 0;
+    if (kind === "file") {
+      fileName = optionalText("file_name", input.fileName.trim());
+      if (!fileName) throw invalidArgument("file_name", "is required with kind file (e.g. manual.pdf)");
+      if (input.content.length === 0) throw invalidArgument("content", "is required with kind file: the file's bytes");
+      if (input.content.length > MAX_FILE_BYTES)
+        throw invalidArgument(
+          "content",
+          `is ${input.content.length} bytes; a file may have at most ${MAX_FILE_BYTES} (8 MiB)`,
+        );
+      content = input.content;
+    } else if (input.content.length > 0) throw invalidArgument("content", "is only for kind file");
+    if (kind === "page" || kind === "site") {
+      url = webUrl("url", input.url);
+    } else if (input.url) throw invalidArgument("url", "is only for kinds page and site");
+    if (kind === "site") {
+      maxPages = intIn("max_pages", input.maxPages, SITE_PAGES, 1);
+      maxDepth = intIn("max_depth", input.maxDepth, SITE_DEPTH, 1);
+    } else if (input.maxPages || input.maxDepth) throw invalidArgument("max_pages", "is only for kind site");
+    if (kind === "snippets") {
+      const snippets = requireKnowledge("snippets", input.snippets);
+      if (snippets.length === 0) throw invalidArgument("snippets", "at least one is required with kind snippets");
+      content = new TextEncoder().encode(JSON.stringify(snippets));
+    } else if (input.snippets.length > 0) throw invalidArgument("snippets", "is only for kind snippets");
+    if (url) await this.d.checkUrl?.("url", url);
+    const chatbot = await this.d.chatbotOf(caller, chatbotId);
+    if ((await this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES + 1)).length >= MAX_SOURCES)
+      throw new DomainError("resource_exhausted", `a chatbot has at most ${MAX_SOURCES} knowledge sources`);
+    const now = this.d.clock.now();
+    const s: KnowledgeSourceRecord = {
+      sourceId: newId(),
+      accountId: chatbot.accountId,
+      chatbotId: chatbot.chatbotId,
+      kind,
+      title: title || fileName || (url ? new URL(url).host : "Snippets"),
+      url,
+      fileName,
+      mediaType: "",
+      status: "queued",
+      statusReason: "",
+      pageCount: 0,
+      chunkCount: 0,
+      contentHash: "",
+      version: 0,
+      maxPages,
+      maxDepth,
+      createdAt: now,
+      updatedAt: now,
+      indexedAt: null,
+    };
+    await this.d.knowledge.addSource(s, content);
+    this.kick();
+    return s;
+  }
+
+  async list(caller: AccountCaller, chatbotId: string): Promise<KnowledgeSourceRecord[]> {
+    const chatbot = await this.d.chatbotOf(caller, chatbotId);
+    return this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES);
+  }
+
+  async get(caller: AccountCaller, chatbotId: string, sourceId: string): Promise<KnowledgeSourceRecord> {
+    const chatbot = await this.d.chatbotOf(caller, chatbotId);
+    const id = requireUuid("source_id", sourceId);
+    const s = await this.d.knowledge.getSource(chatbot.chatbotId, id);
+    if (!s) throw notFound(`knowledge source ${id}`);
+    return s;
+  }
+
+  /** Removes the source and its passages (a search after this never finds them). */
+  async remove(caller: AccountCaller, chatbotId: string, sourceId: string): Promise<void> {
+    const chatbot = await this.d.chatbotOf(caller, chatbotId);
+    const id = requireUuid("source_id", sourceId);
+    if (!(await this.d.knowledge.removeSource(chatbot.chatbotId, id))) throw notFound(`knowledge source ${id}`);
+  }
+
+  /** Queues the source again (unchanged pages are not indexed again). */
+  async resync(caller: AccountCaller, chatbotId: string, sourceId: string): Promise<KnowledgeSourceRecord> {
+    const s = await this.get(caller, chatbotId, sourceId);
+    if (s.status === "queued" || s.status === "indexing") return s;
+    const updatedAt = this.d.clock.now();
+    await this.d.knowledge.progress(s.sourceId, { status: "queued", statusReason: "", updatedAt });
+    this.kick();
+    return { ...s, status: "queued", statusReason: "", updatedAt };
+  }
+
+  /**
+   * The chatbot's passages for a question, best first, at most `limit`, each scored 0 to 1 and with its
+   * provenance: the indexed sources' passages (BM25 in the store picks the candidates) and the chatbot's own
+   * knowledge list. Passages below `minScore` (default ANSWER_THRESHOLD) are left out: an empty answer means the
+   * knowledge does not answer the question. The domain function the agents (and a search_knowledge tool) call.
+   */
+  async searchKnowledge(
+    chatbotId: string,
+    query: string,
+    limit: number,
+    o: { minScore?: number; chatbot?: ChatbotRecord } = {},
+  ): Promise<Passage[]> {
+    const words = queryWords(query);
+    if (words.length === 0) return [];
+    const chatbot = o.chatbot ?? (await this.d.chatbotById(chatbotId));
+    if (!chatbot) return [];
+    const min = o.minScore ?? ANSWER_THRESHOLD;
+    const out: Passage[] = [];
+    const hits = await this.d.knowledge.search({ chatbotId: chatbot.chatbotId, words, limit: Math.max(20, limit * 4) });
+    if (hits.length > 0) {
+      const sources = new Map(
+        (await this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES)).map((s) => [s.sourceId, s]),
+      );
+      for (const h of hits) {
+        const s = sources.get(h.sourceId);
+        if (!s) continue;
+        const score = passageScore(words, h);
+        out.push({
+          sourceId: s.sourceId,
+          sourceTitle: s.title,
+          title: h.title || s.title,
+          // A file has no web address: its passages cite the source and their headings ("Page 3").
+          pageUrl: s.kind === "file" ? "" : h.pageUrl,
+          anchorUrl: s.kind === "file" ? "" : h.anchorUrl,
+          headingPath: h.headingPath,
+          text: h.text,
+          excerpt: excerptOf(query, h.text, h.language),
+          score,
+          knowledgeVersion: s.version,
+        });
+      }
+    }
+    out.push(...scoreSnippets(query, chatbot.knowledge, Number.MIN_VALUE));
+    // Stable: among equal scores the store's BM25 order (then the knowledge list's order) stays.
+    return out
+      .map((p, i) => ({ p, i }))
+      .sort((a, b) => b.p.score - a.p.score || a.i - b.i)
+      .map((x) => x.p)
+      .filter((p) => p.score >= min)
+      .slice(0, limit);
+  }
+
+  /** Starts indexing what is queued (and what a stopped process left indexing). */
+  start(): void {
+    this.kick();
+  }
+
+  /** Stops indexing (the source being indexed is picked up again on the next start) and waits for it. */
+  async close(): Promise<void> {
+    this.stop.abort();
+    await this.running;
+  }
+
+  /** Resolves once nothing is left to index (tests, and the command line's one-shot indexing). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private kick(): void {
+    if (this.stop.signal.aborted) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.d.exclusive("knowledge-indexer", () => this.drain());
+        } while (this.again && !this.stop.signal.aborted);
+      } catch (e) {
+        this.d.onError?.("", e);
+      } finally {
+        this.running = undefined;
+      }
+    })();
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.stop.signal.aborted) {
+      const [next] = await this.d.knowledge.pending(1);
+      if (!next) return;
+      await this.index(next.chatbotId, next.sourceId);
+    }
+  }
+
+  private async index(chatbotId: string, sourceId: string): Promise<void> {
+    const k = this.d.knowledge;
+    const s = await k.getSource(chatbotId, sourceId);
+    if (!s) return;
+    const now = () => this.d.clock.now();
+    await k.progress(sourceId, { status: "indexing", statusReason: "", updatedAt: now() });
+    try {
+      const old = await k.pageHashes(sourceId);
+      const seen = new Map<string, string>();
+      let title = s.title;
+      let mediaType = s.mediaType;
+      const signal = this.stop.signal;
+      const take = async (page: ExtractedPage) => {
+        if (signal.aborted) throw signal.reason;
+        const hash = sha256(page.markdown);
+        if (seen.has(page.url)) return;
+        seen.set(page.url, hash);
+        if (old.get(page.url) === hash) return;
+        const chunks = chunkPage(page);
+        if (!(await k.replacePage(s, page.url, hash, chunks))) throw new KnowledgeFailure("the source was deleted");
+      };
+      if (s.kind === "file") {
+        const bytes = await k.content(sourceId);
+        if (!bytes) return;
+        const r = await this.d.reader.file(bytes, s.fileName, signal);
+        mediaType = r.mediaType;
+        const [first] = r.pages;
+        if (first && s.title === s.fileName && first.title) title = first.title;
+        for (const p of r.pages) await take({ ...p, url: p.url || fileUrl(sourceId) });
+      } else if (s.kind === "snippets") {
+        const bytes = await k.content(sourceId);
+        if (!bytes) return;
+        const snippets = JSON.parse(new TextDecoder().decode(bytes)) as KnowledgeSnippet[];
+        // Each snippet one passage under its title, as the knowledge list always was.
+        for (const [i, sn] of snippets.entries())
+          await take({
+            url: `${sn.url}#snippet-${i + 1}`,
+            title: sn.title,
+            markdown: `# ${sn.title}\n\n${sn.snippet}`,
+          });
+      } else if (s.kind === "page") {
+        const p = await this.d.reader.page(s.url, signal);
+        if (s.title === new URL(s.url).host && p.title) title = p.title;
+        await take(p);
+      } else {
+        for await (const p of this.d.reader.site(s.url, { maxPages: s.maxPages, maxDepth: s.maxDepth }, signal))
+          await take(p);
+        if (seen.size === 0) throw new KnowledgeFailure(`no page could be read from ${s.url}`);
+      }
+      await k.keepPages(sourceId, [...seen.keys()]);
+      const contentHash = sha256([...seen.values()].sort().join("\n"));
+      const chunkCount = await k.chunkCount(sourceId);
+      if (chunkCount === 0) throw new KnowledgeFailure("no text was found to index (a scanned PDF has only images)");
+      await k.progress(sourceId, {
+        status: "indexed",
+        statusReason: "",
+        title,
+        mediaType,
+        pageCount: seen.size,
+        chunkCount,
+        contentHash,
+        version: contentHash === s.contentHash ? s.version : s.version + 1,
+        indexedAt: now(),
+        updatedAt: now(),
+      });
+    } catch (e) {
+      // Stopping leaves the source indexing: the next start picks it up again.
+      if (this.stop.signal.aborted) return;
+      const reason =
+        e instanceof KnowledgeFailure
+          ? e.message
+          : "indexing failed unexpectedly; resync the source to try again, or contact support if it keeps failing";
+      if (!(e instanceof KnowledgeFailure)) this.d.onError?.(sourceId, e);
+      // The passages of the last successful indexing stay searchable (a failed resync does not empty a source).
+      await k.progress(sourceId, { status: "failed", statusReason: reason, updatedAt: now() });
+    }
+  }
+}

@@ -1,0 +1,121 @@
+import type { TextLanguage } from "../domain/knowledge/language.js";
+import { LANGUAGES, stemWord, termsOf } from "../domain/knowledge/language.js";
+import type {
+  ChunkHit,
+  ChunkInput,
+  KnowledgeSourceRecord,
+  SourceKind,
+  SourceStatus,
+} from "../domain/knowledge/source.js";
+
+/** A row of `knowledge_sources` (without its content). */
+export interface KnowledgeSourceRow {
+  source_id: string;
+  account_id: string;
+  chatbot_id: string;
+  kind: string;
+  title: string;
+  url: string;
+  file_name: string;
+  media_type: string;
+  status: string;
+  status_reason: string;
+  page_count: number | string;
+  chunk_count: number | string;
+  content_hash: string;
+  version: number | string;
+  max_pages: number | string;
+  max_depth: number | string;
+  created_at: number | string;
+  updated_at: number | string;
+  indexed_at: number | string | null;
+}
+
+export const SOURCE_COLUMNS =
+  "source_id, account_id, chatbot_id, kind, title, url, file_name, media_type, status, status_reason, page_count, " +
+  "chunk_count, content_hash, version, max_pages, max_depth, created_at, updated_at, indexed_at";
+
+export const toSource = (r: KnowledgeSourceRow): KnowledgeSourceRecord => ({
+  sourceId: r.source_id,
+  accountId: r.account_id,
+  chatbotId: r.chatbot_id,
+  kind: r.kind as SourceKind,
+  title: r.title,
+  url: r.url,
+  fileName: r.file_name,
+  mediaType: r.media_type,
+  status: r.status as SourceStatus,
+  statusReason: r.status_reason,
+  pageCount: Number(r.page_count),
+  chunkCount: Number(r.chunk_count),
+  contentHash: r.content_hash,
+  version: Number(r.version),
+  maxPages: Number(r.max_pages),
+  maxDepth: Number(r.max_depth),
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+  indexedAt: r.indexed_at === null ? null : Number(r.indexed_at),
+});
+
+/** The values of SOURCE_COLUMNS, in order. */
+export const sourceValues = (s: KnowledgeSourceRecord) => [
+  s.sourceId,
+  s.accountId,
+  s.chatbotId,
+  s.kind,
+  s.title,
+  s.url,
+  s.fileName,
+  s.mediaType,
+  s.status,
+  s.statusReason,
+  s.pageCount,
+  s.chunkCount,
+  s.contentHash,
+  s.version,
+  s.maxPages,
+  s.maxDepth,
+  s.createdAt,
+  s.updatedAt,
+  s.indexedAt,
+];
+
+/** A row of `knowledge_chunks` as a search reads it. */
+export interface ChunkRow {
+  source_id: string;
+  page_url: string;
+  title: string;
+  anchor_url: string;
+  heading_path: string;
+  text: string;
+  language: string;
+  position: number | string;
+  rank: number | string;
+}
+
+export const CHUNK_COLUMNS = "source_id, page_url, title, anchor_url, heading_path, text, language, position";
+
+export const toHit = (r: ChunkRow): ChunkHit => ({
+  sourceId: r.source_id,
+  pageUrl: r.page_url,
+  title: r.title,
+  anchorUrl: r.anchor_url,
+  headingPath: r.heading_path,
+  text: r.text,
+  language: r.language as TextLanguage,
+  position: Number(r.position),
+  rank: Number(r.rank),
+});
+
+/** The text a passage is indexed under: its page title, headings and body. */
+export const indexedText = (c: ChunkInput) => `${c.title}\n${c.headingPath}\n${c.text}`;
+
+/** A passage's terms for an index that does not stem by itself (SQLite FTS5): stemmed in its language. */
+export const indexedTerms = (c: ChunkInput) => termsOf(indexedText(c), c.language).join(" ");
+
+/** A question's words stemmed as each language would (the passages are stemmed in their own), without repeats. */
+export function queryStems(words: string[]): string[] {
+  const out = new Set<string>();
+  for (const w of words) for (const l of LANGUAGES) out.add(stemWord(w, l));
+  return [...out];
+}

@@ -1,0 +1,163 @@
+import type { KnowledgeRepository } from "../../../domain/knowledge/source.js";
+import {
+  CHUNK_COLUMNS,
+  type ChunkRow,
+  indexedTerms,
+  type KnowledgeSourceRow,
+  queryStems,
+  SOURCE_COLUMNS,
+  sourceValues,
+  toHit,
+  toSource,
+} from "../../knowledge-rows.js";
+import type { Sync } from "../../sync.js";
+import type { Db } from "../database.js";
+
+/** Knowledge sources in SQLite: passages in knowledge_chunks, their stemmed terms in the FTS5 table knowledge_fts. */
+export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
+  const add = db.prepare(`INSERT INTO knowledge_sources (${SOURCE_COLUMNS}, content) VALUES (${"?, ".repeat(19)}?)`);
+  const get = db.prepare<[string, string], KnowledgeSourceRow>(
+    `SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE chatbot_id = ? AND source_id = ?`,
+  );
+  const list = db.prepare<[string, number], KnowledgeSourceRow>(
+    `SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE chatbot_id = ? ORDER BY created_at, source_id LIMIT ?`,
+  );
+  const content = db.prepare<[string], { content: Buffer }>(
+    "SELECT content FROM knowledge_sources WHERE source_id = ?",
+  );
+  const pending = db.prepare<[number], { source_id: string; chatbot_id: string }>(
+    `SELECT source_id, chatbot_id FROM knowledge_sources WHERE status IN ('queued', 'indexing')
+      ORDER BY created_at, source_id LIMIT ?`,
+  );
+  const progress = db.prepare(
+    `UPDATE knowledge_sources SET status = ?, status_reason = coalesce(?, status_reason), title = coalesce(?, title),
+       media_type = coalesce(?, media_type), page_count = coalesce(?, page_count), chunk_count = coalesce(?, chunk_count),
+       content_hash = coalesce(?, content_hash), version = coalesce(?, version), indexed_at = coalesce(?, indexed_at),
+       updated_at = ?
+     WHERE source_id = ?`,
+  );
+  const pages = db.prepare<[string], { page_url: string; content_hash: string }>(
+    "SELECT page_url, content_hash FROM knowledge_pages WHERE source_id = ?",
+  );
+  const exists = db.prepare<[string], { one: number }>("SELECT 1 AS one FROM knowledge_sources WHERE source_id = ?");
+  const pageChunks = db.prepare<[string, string], { chunk_id: number }>(
+    "SELECT chunk_id FROM knowledge_chunks WHERE source_id = ? AND page_url = ?",
+  );
+  const sourceChunks = db.prepare<[string], { chunk_id: number }>(
+    "SELECT chunk_id FROM knowledge_chunks WHERE source_id = ?",
+  );
+  const deleteFts = db.prepare("DELETE FROM knowledge_fts WHERE rowid = ?");
+  const deletePageChunks = db.prepare("DELETE FROM knowledge_chunks WHERE source_id = ? AND page_url = ?");
+  const upsertPage = db.prepare(
+    `INSERT INTO knowledge_pages (source_id, page_url, content_hash) VALUES (?, ?, ?)
+      ON CONFLICT (source_id, page_url) DO UPDATE SET content_hash = excluded.content_hash`,
+  );
+  const insertChunk = db.prepare(
+    `INSERT INTO knowledge_chunks (source_id, chatbot_id, page_url, title, anchor_url, heading_path, text, language, position)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insertFts = db.prepare("INSERT INTO knowledge_fts (rowid, terms) VALUES (?, ?)");
+  const pageUrls = db.prepare<[string], { page_url: string }>(
+    "SELECT page_url FROM knowledge_pages WHERE source_id = ?",
+  );
+  const deletePage = db.prepare("DELETE FROM knowledge_pages WHERE source_id = ? AND page_url = ?");
+  const count = db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM knowledge_chunks WHERE source_id = ?");
+  const deleteChunks = db.prepare("DELETE FROM knowledge_chunks WHERE source_id = ?");
+  const deletePages = db.prepare("DELETE FROM knowledge_pages WHERE source_id = ?");
+  const deleteSource = db.prepare("DELETE FROM knowledge_sources WHERE chatbot_id = ? AND source_id = ?");
+  const search = db.prepare<[string, string, number], ChunkRow>(
+    `SELECT ${CHUNK_COLUMNS.split(", ")
+      .map((c) => `c.${c}`)
+      .join(", ")}, -bm25(knowledge_fts) AS rank
+       FROM knowledge_fts JOIN knowledge_chunks c ON c.chunk_id = knowledge_fts.rowid
+      WHERE knowledge_fts MATCH ? AND c.chatbot_id = ?
+      ORDER BY bm25(knowledge_fts), c.chunk_id LIMIT ?`,
+  );
+
+  const dropPage = (sourceId: string, pageUrl: string) => {
+    for (const { chunk_id } of pageChunks.all(sourceId, pageUrl)) deleteFts.run(chunk_id);
+    deletePageChunks.run(sourceId, pageUrl);
+  };
+  // Savepoints when the caller's unit of work is open, a transaction of its own otherwise.
+  const replacePage = db.transaction(
+    (
+      s: { sourceId: string; chatbotId: string },
+      pageUrl: string,
+      hash: string,
+      chunks: Parameters<KnowledgeRepository["replacePage"]>[3],
+    ) => {
+      if (!exists.get(s.sourceId)) return false;
+      dropPage(s.sourceId, pageUrl);
+      upsertPage.run(s.sourceId, pageUrl, hash);
+      for (const c of chunks) {
+        const id = insertChunk.run(
+          s.sourceId,
+          s.chatbotId,
+          pageUrl,
+          c.title,
+          c.anchorUrl,
+          c.headingPath,
+          c.text,
+          c.language,
+          c.position,
+        ).lastInsertRowid;
+        insertFts.run(id, indexedTerms(c));
+      }
+      return true;
+    },
+  );
+  const keepPages = db.transaction((sourceId: string, keep: string[]) => {
+    const kept = new Set(keep);
+    for (const { page_url } of pageUrls.all(sourceId))
+      if (!kept.has(page_url)) {
+        dropPage(sourceId, page_url);
+        deletePage.run(sourceId, page_url);
+      }
+  });
+  const removeSource = db.transaction((chatbotId: string, sourceId: string) => {
+    if (deleteSource.run(chatbotId, sourceId).changes === 0) return false;
+    for (const { chunk_id } of sourceChunks.all(sourceId)) deleteFts.run(chunk_id);
+    deleteChunks.run(sourceId);
+    deletePages.run(sourceId);
+    return true;
+  });
+  return {
+    addSource: (s, bytes) => void add.run(...sourceValues(s), Buffer.from(bytes)),
+    getSource: (chatbotId, sourceId) => {
+      const r = get.get(chatbotId, sourceId);
+      return r && toSource(r);
+    },
+    listSources: (chatbotId, limit) => list.all(chatbotId, limit).map(toSource),
+    content: (sourceId) => {
+      const r = content.get(sourceId);
+      return r && new Uint8Array(r.content);
+    },
+    pending: (limit) => pending.all(limit).map((r) => ({ sourceId: r.source_id, chatbotId: r.chatbot_id })),
+    progress: (sourceId, p) =>
+      progress.run(
+        p.status,
+        p.statusReason ?? null,
+        p.title ?? null,
+        p.mediaType ?? null,
+        p.pageCount ?? null,
+        p.chunkCount ?? null,
+        p.contentHash ?? null,
+        p.version ?? null,
+        p.indexedAt ?? null,
+        p.updatedAt,
+        sourceId,
+      ).changes === 1,
+    pageHashes: (sourceId) => new Map(pages.all(sourceId).map((r) => [r.page_url, r.content_hash])),
+    replacePage: (s, pageUrl, hash, chunks) => replacePage(s, pageUrl, hash, chunks),
+    keepPages: (sourceId, keep) => keepPages(sourceId, keep),
+    chunkCount: (sourceId) => count.get(sourceId)?.n ?? 0,
+    removeSource: (chatbotId, sourceId) => removeSource(chatbotId, sourceId),
+    search: (q) => {
+      const stems = queryStems(q.words);
+      if (stems.length === 0) return [];
+      // Each term quoted (they are letters and digits only): FTS5 query syntax never reaches the question's text.
+      const match = stems.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+      return search.all(match, q.chatbotId, q.limit).map(toHit);
+    },
+  };
+}

@@ -1,0 +1,150 @@
+import { describe, expect, it } from "vitest";
+import { newId } from "../../../src/domain/ids.js";
+import type { TextLanguage } from "../../../src/domain/knowledge/language.js";
+import { queryWords } from "../../../src/domain/knowledge/language.js";
+import type { ChunkInput, KnowledgeSourceRecord } from "../../../src/domain/knowledge/source.js";
+import { account } from "./fixtures.js";
+import type { Harness } from "./harness.js";
+
+const source = (
+  a: { accountId: string; chatbotId: string },
+  o: Partial<KnowledgeSourceRecord> = {},
+): KnowledgeSourceRecord => ({
+  sourceId: newId(),
+  accountId: a.accountId,
+  chatbotId: a.chatbotId,
+  kind: "file",
+  title: "Manual",
+  url: "",
+  fileName: "manual.md",
+  mediaType: "",
+  status: "queued",
+  statusReason: "",
+  pageCount: 0,
+  chunkCount: 0,
+  contentHash: "",
+  version: 0,
+  maxPages: 0,
+  maxDepth: 0,
+  createdAt: 10,
+  updatedAt: 10,
+  indexedAt: null,
+  ...o,
+});
+
+const chunk = (text: string, language: TextLanguage = "english", headingPath = ""): ChunkInput => ({
+  title: "Manual",
+  anchorUrl: "https://help.example/manual#x",
+  headingPath,
+  text,
+  language,
+  position: 0,
+});
+
+const search = (h: Harness, chatbotId: string, q: string) =>
+  h.store.knowledge.search({ chatbotId, words: queryWords(q), limit: 10 });
+
+/** Knowledge sources in storage: sources, their pages' hashes, passages and the full-text search over them. */
+export function knowledgeCases(h: () => Harness) {
+  describe("knowledge", () => {
+    it("keeps a source with what it was made from, lists a chatbot's oldest first, and finds it pending", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const one = source(a, { createdAt: 20 });
+      const two = source(a, { createdAt: 10, kind: "page", url: "https://help.example/" });
+      await store.knowledge.addSource(one, new Uint8Array([1, 2, 3]));
+      await store.knowledge.addSource(two, new Uint8Array());
+      await store.knowledge.addSource(source(b), new Uint8Array());
+      expect((await store.knowledge.listSources(a.chatbotId, 10)).map((s) => s.sourceId)).toEqual([
+        two.sourceId,
+        one.sourceId,
+      ]);
+      expect(await store.knowledge.getSource(a.chatbotId, one.sourceId)).toEqual(one);
+      expect(await store.knowledge.getSource(b.chatbotId, one.sourceId)).toBeUndefined();
+      expect([...((await store.knowledge.content(one.sourceId)) ?? [])]).toEqual([1, 2, 3]);
+      const pending = await store.knowledge.pending(10);
+      expect(pending.map((p) => p.sourceId)).toContain(one.sourceId);
+      expect(
+        await store.knowledge.progress(one.sourceId, { status: "indexed", chunkCount: 4, version: 2, updatedAt: 30 }),
+      ).toBe(true);
+      const got = await store.knowledge.getSource(a.chatbotId, one.sourceId);
+      expect(got).toMatchObject({ status: "indexed", chunkCount: 4, version: 2, updatedAt: 30, title: "Manual" });
+      expect((await store.knowledge.pending(10)).map((p) => p.sourceId)).not.toContain(one.sourceId);
+    });
+
+    it("finds a chatbot's passages by stemmed words, in each passage's language, never another chatbot's", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const s = source(a);
+      await store.knowledge.addSource(s, new Uint8Array());
+      await store.knowledge.replacePage(s, "https://help.example/returns", "h1", [
+        chunk("You can return any item within 30 days for a full refund.", "english", "Returns"),
+        { ...chunk("Orders are shipped within two business days.", "english", "Shipping"), position: 1 },
+      ]);
+      await store.knowledge.replacePage(s, "https://hilfe.example/versand", "h2", [
+        chunk("Die Lieferungen erfolgen innerhalb von zwei Werktagen.", "german", "Versand"),
+      ]);
+      const other = source(b);
+      await store.knowledge.addSource(other, new Uint8Array());
+      await store.knowledge.replacePage(other, "https://b.example/", "h3", [chunk("Refunds are never given.")]);
+      // "refunds" and "returning" stem to the passage's "refund" and "return"
+      const [top] = await search(h(), a.chatbotId, "returning an item for refunds");
+      expect(top).toMatchObject({
+        sourceId: s.sourceId,
+        headingPath: "Returns",
+        pageUrl: "https://help.example/returns",
+      });
+      expect(top!.rank).toBeGreaterThan(0);
+      expect((await search(h(), a.chatbotId, "shipping")).map((c) => c.headingPath)).toEqual(["Shipping"]);
+      // German stemming: "Lieferung" finds "Lieferungen"
+      expect((await search(h(), a.chatbotId, "Wann kommt meine Lieferung?")).map((c) => c.headingPath)).toEqual([
+        "Versand",
+      ]);
+      expect(await search(h(), a.chatbotId, "bitcoin")).toEqual([]);
+      expect((await search(h(), b.chatbotId, "refund")).every((c) => c.sourceId === other.sourceId)).toBe(true);
+    });
+
+    it("replaces one page's passages, keeps its hash, drops pages no longer there, and counts passages", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const s = source(a);
+      await store.knowledge.addSource(s, new Uint8Array());
+      await store.knowledge.replacePage(s, "https://x.example/a", "ha", [chunk("alpha apples")]);
+      await store.knowledge.replacePage(s, "https://x.example/b", "hb", [chunk("beta bananas"), chunk("beta berries")]);
+      expect(await store.knowledge.chunkCount(s.sourceId)).toBe(3);
+      await store.knowledge.replacePage(s, "https://x.example/b", "hb2", [chunk("gamma grapes")]);
+      expect(await store.knowledge.pageHashes(s.sourceId)).toEqual(
+        new Map([
+          ["https://x.example/a", "ha"],
+          ["https://x.example/b", "hb2"],
+        ]),
+      );
+      expect(await search(h(), a.chatbotId, "bananas")).toEqual([]);
+      expect(await search(h(), a.chatbotId, "grapes")).toHaveLength(1);
+      await store.knowledge.keepPages(s.sourceId, ["https://x.example/b"]);
+      expect(await search(h(), a.chatbotId, "apples")).toEqual([]);
+      expect([...(await store.knowledge.pageHashes(s.sourceId)).keys()]).toEqual(["https://x.example/b"]);
+      expect(await store.knowledge.chunkCount(s.sourceId)).toBe(1);
+    });
+
+    it("removes a source with all its passages: none is found again, and a page written after is refused", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const s = source(a);
+      const kept = source(a);
+      await store.knowledge.addSource(s, new Uint8Array());
+      await store.knowledge.addSource(kept, new Uint8Array());
+      await store.knowledge.replacePage(s, "https://x.example/", "h", [chunk("warranty claims by e-mail")]);
+      await store.knowledge.replacePage(kept, "https://y.example/", "h", [chunk("warranty lasts two years")]);
+      expect(await store.knowledge.removeSource(a.chatbotId, s.sourceId)).toBe(true);
+      expect(await store.knowledge.removeSource(a.chatbotId, s.sourceId)).toBe(false);
+      expect((await search(h(), a.chatbotId, "warranty")).map((c) => c.sourceId)).toEqual([kept.sourceId]);
+      expect(await store.knowledge.replacePage(s, "https://x.example/", "h", [chunk("warranty again")])).toBe(false);
+      expect((await search(h(), a.chatbotId, "warranty")).map((c) => c.sourceId)).toEqual([kept.sourceId]);
+      expect(await store.knowledge.getSource(a.chatbotId, s.sourceId)).toBeUndefined();
+      expect(await store.knowledge.content(s.sourceId)).toBeUndefined();
+    });
+  });
+}
