@@ -5,6 +5,8 @@ import { pgbouncerPath } from "./test/helpers/system-packages.js";
 
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
+  "test/agent/tools.test.ts",
+  "test/agent/handover.test.ts",
   "test/api/tokens.test.ts",
   "test/api/account-api.test.ts",
   "test/api/token-issue.test.ts",

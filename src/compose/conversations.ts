@@ -1,9 +1,12 @@
 import { fetchPost, publicOnlyPost } from "../agents/guarded-post.js";
 import { OpenAiCompatibleAgent } from "../agents/openai-compatible.js";
 import { PerChatbotAgent } from "../agents/per-chatbot.js";
+import { httpToolCaller } from "../agents/tool-caller.js";
 import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
+import { DirectedAgent } from "../domain/agent/director.js";
 import { OfflineAgent } from "../domain/agent/offline-agent.js";
+import { AgentTools } from "../domain/agent/tools.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
@@ -11,6 +14,7 @@ import type { TypingChannel } from "../domain/typing/channel.js";
 import { TypingService } from "../domain/typing/typing-service.js";
 import type { EventLog } from "../domain/webhook/event-log.js";
 import { LogFeed } from "../domain/webhook/log-feed.js";
+import { checkTarget, type TargetPolicy } from "../domain/webhook/target-policy.js";
 import { InProcessTyping } from "../events/typing.js";
 import { propagatingPost, tracedAgent } from "../observability/spans.js";
 import { StreamGuard } from "../protocol/stream-guard.js";
@@ -23,10 +27,14 @@ export interface ConversationDeps {
   team: TeamService;
   /** The service's agent, when a test or the command line swaps one in. */
   agent: Agent | undefined;
+  /** Who a tool may be (its URL checked when saved, in production). */
+  targets?: TargetPolicy;
 }
 
 export interface ConversationParts {
   conversations: ConversationService;
+  /** The chatbots' tools and agent settings. */
+  agentTools: AgentTools;
   /** The team's internal notes on conversations. */
   notes: ConversationNotes;
   /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
@@ -50,25 +58,46 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   const stopLogWatch = await store.onLogAdvanced((changes, deliveries) => events.advanced(changes, deliveries));
   const watchLimits = new WatchLimits(config.watchStreams);
   const streams = new StreamGuard(config.watchStreams.recheckMs);
+  const builtIn = new OfflineAgent();
+  // A chatbot's own endpoint when its settings name one; the built-in agent when they name it; else the service's
+  // agent (AIAGENT_LLM_* or the built-in one).
+  const perChatbot = new PerChatbotAgent(
+    d.agent ??
+      (config.llm ? new OpenAiCompatibleAgent({ ...config.llm, post: propagatingPost(fetchPost, b.tracer) }) : builtIn),
+    d.sealer,
+    // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
+    propagatingPost(config.production ? publicOnlyPost() : fetchPost, b.tracer),
+    d.agent ?? builtIn,
+  );
+  // Around it, what the chatbot's owner configured: handover rules, instructions, tools, the daily model budget.
+  const directed = new DirectedAgent(perChatbot, {
+    agents: store.agents,
+    sealer: d.sealer,
+    clock: b.clock,
+    callTool: httpToolCaller({ development: !config.production }),
+    usesModel: (chatbot) => perChatbot.usesModel(chatbot),
+    defaultDailyTokens: config.agentLoop.dailyTokens,
+    maxSteps: config.agentLoop.maxSteps,
+    maxReplyMs: config.agentLoop.maxReplyMs,
+  });
+  const agentTools = new AgentTools({
+    agents: store.agents,
+    chatbots: store.chatbots,
+    clock: b.clock,
+    sealer: d.sealer,
+    development: !config.production,
+    defaultDailyTokens: config.agentLoop.dailyTokens,
+    ...(config.production && d.targets
+      ? { checkTarget: async (field: string, url: string) => void (await checkTarget(field, url, d.targets!)) }
+      : {}),
+  });
   const conversations = new ConversationService({
     ...store,
     events,
     history: store.events,
     transaction: b.transaction,
     log: d.eventLog,
-    // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).
-    agent: tracedAgent(
-      new PerChatbotAgent(
-        d.agent ??
-          (config.llm
-            ? new OpenAiCompatibleAgent({ ...config.llm, post: propagatingPost(fetchPost, b.tracer) })
-            : new OfflineAgent()),
-        d.sealer,
-        // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
-        propagatingPost(config.production ? publicOnlyPost() : fetchPost, b.tracer),
-      ),
-      b.tracer,
-    ),
+    agent: tracedAgent(directed, b.tracer),
     clock: b.clock,
     idleCloseSeconds: config.idleCloseSeconds,
     isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
@@ -77,5 +106,5 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   const typingChannel = await store.sharedTyping(new InProcessTyping());
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
-  return { conversations, notes, events, stopLogWatch, watchLimits, streams, typing, typingChannel };
+  return { conversations, agentTools, notes, events, stopLogWatch, watchLimits, streams, typing, typingChannel };
 }

@@ -1,5 +1,5 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
-import type { Agent, AgentEvent, AgentTurn } from "./agent.js";
+import { type Agent, type AgentEvent, type AgentTurn, agentNameOf } from "./agent.js";
 import { rankSnippets } from "./matching.js";
 
 const FALLBACK =
@@ -23,14 +23,15 @@ export function offlineAnswer(
 ): { content: string; documents: KnowledgeSnippet[] } {
   if (chatbot.knowledge.length === 0)
     return {
-      content: GREETING.test(question) ? `Hello! I'm ${chatbot.name}. ${NO_KNOWLEDGE}` : NO_KNOWLEDGE,
+      content: GREETING.test(question) ? `Hello! I'm ${agentNameOf(chatbot)}. ${NO_KNOWLEDGE}` : NO_KNOWLEDGE,
       documents: [],
     };
   const hit = rankSnippets(question, chatbot.knowledge)[0];
   // The source travels as a cited document (the frame shows it as a link), not repeated in the text.
   if (hit) return { content: hit.snippet, documents: [hit] };
   const known = topics(chatbot.knowledge);
-  if (GREETING.test(question)) return { content: `Hello! I'm ${chatbot.name}. Ask me about ${known}.`, documents: [] };
+  if (GREETING.test(question))
+    return { content: `Hello! I'm ${agentNameOf(chatbot)}. Ask me about ${known}.`, documents: [] };
   return { content: `${FALLBACK} I can already help with ${known}.`, documents: [] };
 }
 

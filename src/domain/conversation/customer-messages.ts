@@ -1,10 +1,12 @@
 import type { ChatbotRecord } from "../account/repository.js";
 import { AgentUnavailableError } from "../agent/agent.js";
+import { SILENT } from "../agent/director.js";
 import type { FrameCaller } from "../caller.js";
 import { DomainError } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import { requireContent } from "../validate.js";
 import type { ConversationCore } from "./conversation-core.js";
+import { handOver } from "./handover.js";
 import type { ConversationRecord, MessageRecord, NewConversation } from "./repository.js";
 import { AI_AGENT, NEW_CONVERSATION } from "./rules.js";
 
@@ -95,13 +97,18 @@ export class CustomerMessages {
     const history = (await (sent.recent ?? this.c.d.conversations.recent(conv, AGENT_CONTEXT))).map((m) => ({
       role: m.role,
       content: m.content,
+      toolCalls: m.toolCalls,
     }));
+    // Whom the reply is for, as the access token says (a tool call carries it; a model never chooses it).
+    const scope = { accountId: caller.accountId, conversationId, userId: caller.userId };
     try {
-      for await (const ev of this.c.d.agent.reply(chatbot, history, signal)) {
+      for await (const ev of this.c.d.agent.reply(chatbot, history, signal, scope)) {
         if (ev.type === "delta") {
           yield { type: "delta", text: ev.text };
           continue;
         }
+        // Handed over already: the team answers.
+        if (ev.handover === SILENT) return;
         const { message: reply } = await this.c.append(caller.accountId, conversationId, {
           messageId: newId(),
           role: "assistant",
@@ -110,6 +117,7 @@ export class CustomerMessages {
           documents: ev.documents,
           createdAt: this.c.d.clock.now(),
         });
+        if (ev.handover) await handOver(this.c, caller.accountId, conversationId, ev.handover);
         yield { type: "reply", message: reply };
         return;
       }

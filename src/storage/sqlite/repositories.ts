@@ -1,5 +1,6 @@
 import type { Db } from "./database.js";
 import { sqliteAccounts } from "./repos/accounts.js";
+import { sqliteAgents } from "./repos/agent.js";
 import { sqliteApiKeys } from "./repos/api-keys.js";
 import { sqliteAudit } from "./repos/audit.js";
 import { sqliteChatbots } from "./repos/chatbots.js";
@@ -45,6 +46,7 @@ export function sqliteRepositories(db: Db) {
     privacy: sqlitePrivacy(db),
     ratings: sqliteRatings(db),
     reports: sqliteReports(db),
+    agents: sqliteAgents(db),
   };
 }
 

@@ -380,5 +380,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     privacy: asyncRepository(sync.privacy, run),
     ratings: asyncRepository(sync.ratings, run),
     reports: asyncRepository(sync.reports, run),
+    agents: asyncRepository(sync.agents, run),
   };
 }
