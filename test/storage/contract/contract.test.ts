@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeEach, describe } from "vitest";
 import { accountCases } from "./accounts.case.js";
+import { agentCases } from "./agents.case.js";
 import { contactCases } from "./contacts.case.js";
 import { conversationCases } from "./conversations.case.js";
 import { eventCases } from "./events.case.js";
@@ -50,5 +51,6 @@ for (const backend of backends) {
     logAdvanceCases(h);
     idempotencyCases(h);
     privacyCases(h);
+    agentCases(h);
   });
 }
