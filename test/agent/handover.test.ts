@@ -223,7 +223,7 @@ describe("with a model", () => {
       agent: { kind: "built_in" },
     });
     expect(set.status).toBe(200);
-    expect(set.body.data.agent.kind).toBe("built_in");
+    expect(set.body.data.agent).toMatchObject({ kind: "built_in", follows_service_default: false });
     llm.behave(scripted([{ text: ["From the model."] }]));
     const before = llm.requests.length;
     const t = await issueTokens(s.url, b, "builtin-user");
@@ -233,6 +233,9 @@ describe("with a model", () => {
 
     // A chatbot that never chose keeps the service's default agent, the model.
     const c = await s.account({ knowledge: KNOWLEDGE });
+    const cAuth = { authorization: `Bearer ${await idToken(s.url, c)}` };
+    const shown = await getJson(s.url, `/v1/account/chatbots/${c.chatbotId}`, {}, cAuth);
+    expect(shown.body.data.agent).toMatchObject({ kind: "built_in", follows_service_default: true });
     const u = await issueTokens(s.url, c, "default-user");
     expect((await send(s.url, u.access_token, "How fast do you ship?")).reply.content).toBe("From the model.");
   });

@@ -3,6 +3,7 @@ import { AWAITING_APPROVAL, STEPS_EXHAUSTED } from "../../src/agents/openai-comp
 import { type LlmStandIn, scripted, startLlmStandIn } from "../frame/llm-stand-in.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, requestJson } from "../helpers/http.js";
+import { selectRows } from "../helpers/rows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { ToolServer } from "../helpers/tool-server.js";
 
@@ -344,6 +345,11 @@ describe("declaring tools", () => {
     });
     expect(made.body.data.secret).toMatch(/^whsec_/);
     const id = made.body.data.tool.tool_id;
+    // Stored encrypted: no row of the database holds the secret.
+    const rows = await selectRows(s.app, "SELECT * FROM agent_tools");
+    expect(rows.length).toBeGreaterThan(0);
+    expect(JSON.stringify(rows)).not.toContain(made.body.data.secret);
+    expect(JSON.stringify(rows)).not.toContain(made.body.data.secret.slice(6));
     const listed = await getJson(s.url, `/v1/account/chatbots/${a.chatbotId}/tools`, {}, auth);
     expect(JSON.stringify(listed.body)).not.toContain(made.body.data.secret);
     const updated = await requestJson(s.url, "PATCH", `/v1/account/chatbots/${a.chatbotId}/tools/${id}`, auth, {

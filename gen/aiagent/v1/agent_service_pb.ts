@@ -352,7 +352,7 @@ export type UpdateChatbotToolRequest = Message<"aiagent.v1.UpdateChatbotToolRequ
   requiresApproval?: boolean | undefined;
 
   /**
-   * true: a new signing secret, answered once; the old one stops at once.
+   * Optional: true answers a new signing secret, once; the old one stops at once.
    *
    * @generated from field: bool rotate_secret = 10;
    */
@@ -565,7 +565,7 @@ export type UpdateAgentSettingsRequest = Message<"aiagent.v1.UpdateAgentSettings
   instructions?: string | undefined;
 
   /**
-   * New handover phrases.
+   * Optional: new handover phrases.
    *
    * @generated from field: aiagent.v1.HandoverPhrases handover_phrases = 3;
    */
