@@ -8,6 +8,8 @@ import { scaled } from "./test/helpers/time-scale.js";
 const ON_POSTGRES = [
   "test/knowledge/sources.test.ts",
   "test/hardening/knowledge-hostile.test.ts",
+  "test/agent/tools.test.ts",
+  "test/agent/handover.test.ts",
   "test/api/tokens.test.ts",
   "test/api/account-api.test.ts",
   "test/api/token-issue.test.ts",

@@ -11,6 +11,7 @@ import type { Config } from "./config.js";
 import type { AccountService } from "./domain/account/account-service.js";
 import type { TeamService } from "./domain/account/team-service.js";
 import type { Agent } from "./domain/agent/agent.js";
+import type { AgentTools } from "./domain/agent/tools.js";
 import { AuditLog } from "./domain/audit/audit-log.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import type { ConversationService } from "./domain/conversation/conversation-service.js";
@@ -75,6 +76,8 @@ export interface App {
   /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
   sessions: SessionRegistry;
   conversations: ConversationService;
+  /** The chatbots' agent tools and settings. */
+  agentTools: AgentTools;
   webhooks: WebhookService;
   /** The outbox: events written with each change. */
   eventLog: EventLog;
@@ -129,6 +132,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     agent: o.agent,
     rateLimiter,
     knowledge: account.knowledge,
+    targets: account.targets,
   });
   const { conversations } = conversation;
   const privacy = await composePrivacy(b, { eventLog, audit, conversations });
@@ -159,7 +163,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     routes: routeTable(bindings, []),
     ...pick(token, "keys", "tokens"),
     ...pick(account, "accounts", "team", "sessions", "knowledge"),
-    ...pick(conversation, "conversations", "events", "watchLimits", "streams"),
+    ...pick(conversation, "conversations", "agentTools", "events", "watchLimits", "streams"),
     ...pick(privacy, "privacy", "retention"),
     ...webhook,
     handler: () => undefined,

@@ -27,6 +27,12 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
   readonly llm: { readonly baseUrl: string; readonly apiKey: string; readonly model: string } | undefined;
   /**
+   * The agent's loop and budget: model calls per reply at most (AIAGENT_AGENT_MAX_STEPS, 5), the time one reply may
+   * take with its tool calls (AIAGENT_AGENT_MAX_SECONDS, 60), and the model tokens a chatbot may use per UTC day
+   * unless its agent settings say otherwise (AIAGENT_LLM_DAILY_TOKENS, 0: no limit).
+   */
+  readonly agentLoop: { readonly maxSteps: number; readonly maxReplyMs: number; readonly dailyTokens: number };
+  /**
    * How long a write waits for another process's lock before answering `unavailable` (AIAGENT_BUSY_TIMEOUT_MS, default
    * 1000).
    */
@@ -468,6 +474,11 @@ export function loadConfig(
           model: env.AIAGENT_LLM_MODEL ?? "gpt-4o-mini",
         }
       : undefined,
+    agentLoop: {
+      maxSteps: seconds(src, "AIAGENT_AGENT_MAX_STEPS", 5, 1, 20),
+      maxReplyMs: seconds(src, "AIAGENT_AGENT_MAX_SECONDS", 60, 1, 600) * 1000,
+      dailyTokens: count(src, "AIAGENT_LLM_DAILY_TOKENS", 0),
+    },
     busyTimeoutMs: count(src, "AIAGENT_BUSY_TIMEOUT_MS", 1000),
     http: {
       requestTimeoutMs: positive(src, "AIAGENT_REQUEST_TIMEOUT_MS", 30_000),

@@ -1,5 +1,15 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../domain/account/repository.js";
-import { type Agent, type AgentEvent, type AgentTurn, AgentUnavailableError } from "../domain/agent/agent.js";
+import {
+  type Agent,
+  type AgentContext,
+  type AgentEvent,
+  type AgentTurn,
+  AgentUnavailableError,
+  agentNameOf,
+  RESULT_EXCERPT,
+  type ReplyScope,
+  type ToolCallRecord,
+} from "../domain/agent/agent.js";
 import { rankSnippets } from "../domain/agent/matching.js";
 import { fetchPost, type Post, type PostAnswer } from "./guarded-post.js";
 import { parseSse } from "./sse.js";
@@ -34,18 +44,30 @@ interface ToolCallDelta {
 interface Chunk {
   choices?: { delta?: { content?: string | null; tool_calls?: ToolCallDelta[] }; finish_reason?: string | null }[];
   error?: { message?: string };
+  usage?: { total_tokens?: number };
 }
 
 const MAX_SOURCES = 8;
 const DEFAULT_TIMEOUT_MS = 120_000;
+/** What the customer is told when the step or time bound stops a reply that still wanted tools. */
+export const STEPS_EXHAUSTED =
+  "I could not finish looking this up. A member of our team can follow up here if you need more help.";
+/** What the customer is told while a tool call waits for a person's approval. */
+export const AWAITING_APPROVAL = "A member of our team needs to approve this first; they will follow up here.";
 
 /** The numbered sources the model is given, and the ones whose marker its reply contains. */
 function citedSources(content: string, sources: KnowledgeSnippet[]): KnowledgeSnippet[] {
   return sources.filter((_, i) => content.includes(`[${i + 1}]`));
 }
 
-function systemPrompt(chatbot: ChatbotRecord, sources: KnowledgeSnippet[]): string {
-  const lines = [`You are "${chatbot.name}", a helpful customer support assistant. Answer briefly and politely.`];
+function systemPrompt(chatbot: ChatbotRecord, sources: KnowledgeSnippet[], instructions: string): string {
+  const name = agentNameOf(chatbot);
+  const lines = [
+    name === chatbot.name
+      ? `You are "${name}", a helpful customer support assistant. Answer briefly and politely, in the customer's language.`
+      : `You are "${name}", a helpful customer support assistant of "${chatbot.name}". Answer briefly and politely, in the customer's language.`,
+  ];
+  if (instructions) lines.push("Your instructions from the business (follow them):", instructions);
   if (sources.length > 0) {
     lines.push(
       "Answer from these sources when they are relevant, and cite each source you use with its marker, e.g. [1]. Say " +
@@ -56,69 +78,168 @@ function systemPrompt(chatbot: ChatbotRecord, sources: KnowledgeSnippet[]): stri
   return lines.join("\n");
 }
 
-function upstreamRole(role: AgentTurn["role"]): "user" | "assistant" {
-  // Operators speak for the business, as the assistant does.
-  return role === "user" ? "user" : "assistant";
+/** A message of the chat-completions request. */
+type UpstreamMessage =
+  | { role: "system" | "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+/** An entry of a stored `tool_calls` record, as read (older records hold OpenAI's own shape). */
+interface StoredCall {
+  id?: unknown;
+  name?: unknown;
+  arguments?: unknown;
+  status?: unknown;
+  result?: unknown;
+  duration_ms?: unknown;
+  function?: { name?: unknown; arguments?: unknown };
 }
 
-/** The agent backed by any OpenAI-compatible chat-completions endpoint, streamed over server-sent events. */
+/** A stored `tool_calls` record as a list of calls with their outcomes (older records: the raw calls, not run). */
+function storedCalls(text: string | undefined): ToolCallRecord[] {
+  if (!text) return [];
+  try {
+    const list = JSON.parse(text) as unknown;
+    if (!Array.isArray(list)) return [];
+    return list.flatMap((c: StoredCall) => {
+      const name = typeof c?.name === "string" ? c.name : c?.function?.name;
+      const args = typeof c?.arguments === "string" ? c.arguments : c?.function?.arguments;
+      if (typeof c?.id !== "string" || typeof name !== "string") return [];
+      return [
+        {
+          id: c.id,
+          name,
+          arguments: typeof args === "string" ? args : "{}",
+          status: (c.status ?? "not_run") as ToolCallRecord["status"],
+          result: typeof c.result === "string" ? c.result : "",
+          duration_ms: Number(c.duration_ms ?? 0),
+        },
+      ];
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** The conversation as the model reads it: each assistant turn with the tool calls it made and their results. */
+function upstreamHistory(history: AgentTurn[]): UpstreamMessage[] {
+  const out: UpstreamMessage[] = [];
+  for (const t of history) {
+    // Operators speak for the business, as the assistant does.
+    if (t.role === "user") {
+      out.push({ role: "user", content: t.content });
+      continue;
+    }
+    const calls = storedCalls(t.toolCalls);
+    if (calls.length > 0) {
+      out.push({
+        role: "assistant",
+        content: null,
+        tool_calls: calls.map((c) => ({
+          id: c.id,
+          type: "function",
+          function: { name: c.name, arguments: c.arguments },
+        })),
+      });
+      for (const c of calls)
+        out.push({ role: "tool", tool_call_id: c.id, content: c.result || `(the call ended: ${c.status})` });
+    }
+    out.push({ role: "assistant", content: t.content });
+  }
+  return out;
+}
+
+/** One model call's outcome. */
+interface Completion {
+  content: string;
+  calls: ToolCall[];
+  tokens: number;
+}
+
+/**
+ * The agent backed by any OpenAI-compatible chat-completions endpoint, streamed over server-sent events. Given tools,
+ * it runs the loop: the model's tool calls are run (a step's calls at once), their results sent back as `tool`
+ * messages, and the model asked again, up to the context's step and time bounds; each call and its outcome is
+ * recorded in the reply's `tool_calls`.
+ */
 export class OpenAiCompatibleAgent implements Agent {
   constructor(private readonly s: OpenAiCompatibleSettings) {}
 
-  async *reply(chatbot: ChatbotRecord, history: AgentTurn[], signal: AbortSignal): AsyncIterable<AgentEvent> {
+  async *reply(
+    chatbot: ChatbotRecord,
+    history: AgentTurn[],
+    signal: AbortSignal,
+    _scope?: ReplyScope,
+    ctx?: AgentContext,
+  ): AsyncIterable<AgentEvent> {
     const question = [...history].reverse().find((t) => t.role === "user")?.content ?? "";
     const sources =
       chatbot.knowledge.length <= MAX_SOURCES
         ? chatbot.knowledge
         : rankSnippets(question, chatbot.knowledge).slice(0, MAX_SOURCES);
-    const body = {
-      model: this.s.model,
-      stream: true,
-      messages: [
-        { role: "system", content: systemPrompt(chatbot, sources) },
-        ...history.map((t) => ({ role: upstreamRole(t.role), content: t.content })),
-      ],
-    };
-    const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
-    if (this.s.apiKey) headers.authorization = `Bearer ${this.s.apiKey}`;
-    let content = "";
-    const calls: ToolCall[] = [];
+    const messages: UpstreamMessage[] = [
+      { role: "system", content: systemPrompt(chatbot, sources, ctx?.instructions ?? "") },
+      ...upstreamHistory(history),
+    ];
+    const tools = ctx?.tools ?? [];
+    const records: ToolCallRecord[] = [];
+    const texts: string[] = [];
+    let tokens = 0;
+    let handover: string | undefined;
     try {
-      const res = await (this.s.post ?? fetchPost)(
-        `${this.s.baseUrl}/chat/completions`,
-        headers,
-        JSON.stringify(body),
-        AbortSignal.any([signal, AbortSignal.timeout(this.s.timeoutMs ?? DEFAULT_TIMEOUT_MS)]),
-      );
-      if (!res.ok || !res.body)
-        throw new AgentUnavailableError(`chat completions answered HTTP ${res.status}: ${await upstreamMessage(res)}`);
-      let finished = false;
-      for await (const ev of parseSse(res.body)) {
-        if (ev.data === "[DONE]") {
-          finished = true;
+      for (let step = 1; ; step++) {
+        const turn: Completion = yield* this.complete(messages, tools, signal);
+        tokens += turn.tokens;
+        if (turn.content.trim() !== "") texts.push(turn.content);
+        const calls = turn.calls.map((c, i) => ({ ...c, id: c.id || `call_${step}_${i + 1}` }));
+        if (calls.length === 0) break;
+        if (!ctx || step >= ctx.maxSteps || ctx.now() >= ctx.deadline) {
+          for (const c of calls)
+            records.push({
+              id: c.id,
+              name: c.function.name,
+              arguments: c.function.arguments,
+              status: "not_run",
+              result: "",
+              duration_ms: 0,
+            });
+          if (ctx) texts.push(STEPS_EXHAUSTED);
           break;
         }
-        let chunk: Chunk;
-        try {
-          chunk = JSON.parse(ev.data) as Chunk;
-        } catch {
-          throw new AgentUnavailableError("chat completions sent an event that is not JSON");
+        messages.push({ role: "assistant", content: turn.content || null, tool_calls: calls });
+        const left = AbortSignal.timeout(Math.max(1, ctx.deadline - ctx.now()));
+        const outcomes = await Promise.all(
+          calls.map((c) =>
+            ctx.runTool(
+              { id: c.id, name: c.function.name, arguments: c.function.arguments },
+              AbortSignal.any([signal, left]),
+            ),
+          ),
+        );
+        if (signal.aborted) return;
+        let stop: "handover" | "approval" | undefined;
+        for (const [i, o] of outcomes.entries()) {
+          const c = calls[i]!;
+          records.push({
+            id: c.id,
+            name: c.function.name,
+            arguments: c.function.arguments,
+            status: o.status,
+            result: o.result.slice(0, RESULT_EXCERPT),
+            duration_ms: o.durationMs,
+          });
+          messages.push({ role: "tool", tool_call_id: c.id, content: o.result });
+          if (o.stop?.handover) {
+            handover = o.stop.handover;
+            stop = "handover";
+          } else if (o.stop?.approval && stop === undefined) stop = "approval";
         }
-        if (chunk.error)
-          throw new AgentUnavailableError(
-            `chat completions failed mid-stream: ${String(chunk.error.message ?? "unknown error").slice(0, 200)}`,
-          );
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        const text = choice.delta?.content;
-        if (typeof text === "string" && text !== "") {
-          content += text;
-          yield { type: "delta", text };
+        if (stop === "handover") break;
+        if (stop === "approval") {
+          texts.push(AWAITING_APPROVAL);
+          break;
         }
-        for (const d of choice.delta?.tool_calls ?? []) addToolCallDelta(calls, d);
-        if (choice.finish_reason) finished = true;
       }
-      if (!finished) throw new AgentUnavailableError("chat completions stream ended before the reply was complete");
     } catch (e) {
       // The caller went away: nothing to report to anyone.
       if (signal.aborted) return;
@@ -126,7 +247,80 @@ export class OpenAiCompatibleAgent implements Agent {
         ? e
         : new AgentUnavailableError(`chat completions request failed: ${(e as Error).message}`, { cause: e });
     }
-    yield { type: "done", content, documents: citedSources(content, sources), toolCalls: toolCallsJson(calls) };
+    const content = texts.join("\n\n");
+    yield {
+      type: "done",
+      content,
+      documents: citedSources(content, sources),
+      toolCalls: records.length > 0 ? JSON.stringify(records) : "",
+      ...(tokens > 0 ? { tokens } : {}),
+      ...(handover ? { handover } : {}),
+    };
+  }
+
+  /** One streamed model call: its text is yielded as it comes; the whole text, tool calls and tokens returned. */
+  private async *complete(
+    messages: UpstreamMessage[],
+    tools: AgentContext["tools"],
+    signal: AbortSignal,
+  ): AsyncGenerator<AgentEvent, Completion> {
+    const body = {
+      model: this.s.model,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages,
+      ...(tools.length > 0
+        ? {
+            tools: tools.map((t) => ({
+              type: "function",
+              function: { name: t.name, description: t.description, parameters: t.parameters },
+            })),
+          }
+        : {}),
+    };
+    const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
+    if (this.s.apiKey) headers.authorization = `Bearer ${this.s.apiKey}`;
+    let content = "";
+    let tokens = 0;
+    const calls: ToolCall[] = [];
+    const res = await (this.s.post ?? fetchPost)(
+      `${this.s.baseUrl}/chat/completions`,
+      headers,
+      JSON.stringify(body),
+      AbortSignal.any([signal, AbortSignal.timeout(this.s.timeoutMs ?? DEFAULT_TIMEOUT_MS)]),
+    );
+    if (!res.ok || !res.body)
+      throw new AgentUnavailableError(`chat completions answered HTTP ${res.status}: ${await upstreamMessage(res)}`);
+    let finished = false;
+    for await (const ev of parseSse(res.body)) {
+      if (ev.data === "[DONE]") {
+        finished = true;
+        break;
+      }
+      let chunk: Chunk;
+      try {
+        chunk = JSON.parse(ev.data) as Chunk;
+      } catch {
+        throw new AgentUnavailableError("chat completions sent an event that is not JSON");
+      }
+      if (chunk.error)
+        throw new AgentUnavailableError(
+          `chat completions failed mid-stream: ${String(chunk.error.message ?? "unknown error").slice(0, 200)}`,
+        );
+      const used = chunk.usage?.total_tokens;
+      if (typeof used === "number" && Number.isFinite(used) && used > 0) tokens = used;
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      const text = choice.delta?.content;
+      if (typeof text === "string" && text !== "") {
+        content += text;
+        yield { type: "delta", text };
+      }
+      for (const d of choice.delta?.tool_calls ?? []) addToolCallDelta(calls, d);
+      if (choice.finish_reason) finished = true;
+    }
+    if (!finished) throw new AgentUnavailableError("chat completions stream ended before the reply was complete");
+    return { content, calls: calls.filter((c) => c !== undefined), tokens };
   }
 }
 
@@ -140,12 +334,6 @@ function addToolCallDelta(calls: ToolCall[], d: ToolCallDelta): void {
   if (d.type) call.type = d.type;
   if (d.function?.name) call.function.name += d.function.name;
   if (d.function?.arguments) call.function.arguments += d.function.arguments;
-}
-
-/** The tool calls as JSON text, "" when there were none (holes left by skipped indexes dropped). */
-function toolCallsJson(calls: ToolCall[]): string {
-  const present = calls.filter((c) => c !== undefined);
-  return present.length > 0 ? JSON.stringify(present) : "";
 }
 
 /** A short, single-line excerpt of an upstream error body, for the log. */

@@ -1,7 +1,7 @@
 import { agentKeyBinding } from "../domain/account/account-service.js";
 import type { Sealer } from "../domain/account/chatbot-rules.js";
 import type { ChatbotRecord } from "../domain/account/repository.js";
-import type { Agent, AgentEvent, AgentTurn } from "../domain/agent/agent.js";
+import type { Agent, AgentContext, AgentEvent, AgentTurn, ReplyScope } from "../domain/agent/agent.js";
 import type { Post } from "./guarded-post.js";
 import { OpenAiCompatibleAgent } from "./openai-compatible.js";
 
@@ -18,15 +18,31 @@ export class PerChatbotAgent implements Agent {
     private readonly sealer: Sealer,
     /** How a chatbot's own endpoint is reached (in production: public addresses only, checked at connection). */
     private readonly post?: Post,
+    /** The service's built-in agent, for chatbots set to built_in explicitly. */
+    private readonly builtIn: Agent = fallback,
   ) {}
 
-  reply(chatbot: ChatbotRecord, history: AgentTurn[], signal: AbortSignal): AsyncIterable<AgentEvent> {
-    return this.agentFor(chatbot).reply(chatbot, history, signal);
+  reply(
+    chatbot: ChatbotRecord,
+    history: AgentTurn[],
+    signal: AbortSignal,
+    scope?: ReplyScope,
+    context?: AgentContext,
+  ): AsyncIterable<AgentEvent> {
+    return this.agentFor(chatbot).reply(chatbot, history, signal, scope, context);
+  }
+
+  /** True when the chatbot's replies come from a model (its own endpoint, or the service's AIAGENT_LLM_*). */
+  usesModel(chatbot: ChatbotRecord): boolean {
+    const a = chatbot.agent;
+    if (a.kind === "openai_compatible") return true;
+    return !a.explicit && this.fallback !== this.builtIn;
   }
 
   private agentFor(chatbot: ChatbotRecord): Agent {
     const a = chatbot.agent;
-    if (a.kind !== "openai_compatible") return this.fallback;
+    // A chatbot whose owner chose the built-in agent gets it, whatever the service's default agent is.
+    if (a.kind === "built_in") return a.explicit ? this.builtIn : this.fallback;
     const settings = JSON.stringify(a);
     const hit = this.endpoints.get(chatbot.chatbotId);
     if (hit?.settings === settings) return hit.agent;

@@ -2,6 +2,7 @@ import type { DescMethod } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AccountService as AccountServiceDesc } from "../../gen/aiagent/v1/account_service_pb.js";
+import { AgentService as AgentServiceDesc } from "../../gen/aiagent/v1/agent_service_pb.js";
 import { ConsoleService as ConsoleServiceDesc } from "../../gen/aiagent/v1/console_service_pb.js";
 import { ConversationService as ConversationServiceDesc } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { SessionService as SessionServiceDesc } from "../../gen/aiagent/v1/session_service_pb.js";
@@ -32,6 +33,7 @@ import { type HttpResponse, sendJson } from "../protocol/http/types.js";
 import { withFieldRules } from "../protocol/rest/field-rules.js";
 import { createTranscoder, type ServiceBinding } from "../protocol/rest/transcoder.js";
 import { accountHandlers } from "../protocol/services/account-handlers.js";
+import { agentHandlers } from "../protocol/services/agent-handlers.js";
 import { consoleHandlers } from "../protocol/services/console-handlers.js";
 import { conversationHandlers } from "../protocol/services/conversation-handlers.js";
 import { knowledgeHandlers } from "../protocol/services/knowledge-handlers.js";
@@ -114,6 +116,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
       }),
     ),
     bind(WebhookServiceDesc, webhookHandlers(d.webhooks)),
+    bind(AgentServiceDesc, agentHandlers(d.agentTools)),
     bind(SessionServiceDesc, sessionHandlers(d.sessions)),
     bind(
       ConsoleServiceDesc,

@@ -2,10 +2,13 @@ import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { fetchPost, publicOnlyPost } from "../agents/guarded-post.js";
 import { OpenAiCompatibleAgent } from "../agents/openai-compatible.js";
 import { PerChatbotAgent } from "../agents/per-chatbot.js";
+import { httpToolCaller } from "../agents/tool-caller.js";
 import type { CustomerLimitSettings } from "../config.js";
 import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
+import { DirectedAgent } from "../domain/agent/director.js";
 import { OfflineAgent } from "../domain/agent/offline-agent.js";
+import { AgentTools } from "../domain/agent/tools.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
@@ -15,6 +18,7 @@ import type { TypingChannel } from "../domain/typing/channel.js";
 import { TypingService } from "../domain/typing/typing-service.js";
 import type { EventLog } from "../domain/webhook/event-log.js";
 import { LogFeed } from "../domain/webhook/log-feed.js";
+import { checkTarget, type TargetPolicy } from "../domain/webhook/target-policy.js";
 import { InProcessTyping } from "../events/typing.js";
 import { propagatingPost, tracedAgent } from "../observability/spans.js";
 import { type LimitRule, limiterCounter, unlimited } from "../protocol/rate-limit.js";
@@ -32,6 +36,8 @@ export interface ConversationDeps {
   agent: Agent | undefined;
   /** The back end's counters of a limit rule (shared by every instance on PostgreSQL). */
   rateLimiter: (rule: LimitRule) => RateLimiterAbstract;
+  /** Who a tool may be (its URL checked when saved, in production). */
+  targets?: TargetPolicy;
 }
 
 /** The customer limits over the back end's counters; undefined when they are off (AIAGENT_RATE_LIMIT=off). */
@@ -56,6 +62,8 @@ function customerLimits(
 
 export interface ConversationParts {
   conversations: ConversationService;
+  /** The chatbots' tools and agent settings. */
+  agentTools: AgentTools;
   /** The team's internal notes on conversations. */
   notes: ConversationNotes;
   /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
@@ -84,29 +92,50 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   });
   // Pushed, not polled: another instance's revocation (or this one's command line, on PostgreSQL) is heard at once.
   streams.stopWith(await store.onCredentialsChanged(() => void streams.told().catch(() => undefined)));
+  // The built-in agent answers from the chatbot's knowledge: its list, and its indexed sources.
+  const builtIn = new OfflineAgent(
+    (chatbot, question, limit) => d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot }),
+    async (chatbotId) => (await store.knowledge.listSources(chatbotId, 1)).length > 0,
+  );
+  // A chatbot's own endpoint when its settings name one; the built-in agent when they name it; else the service's
+  // agent (AIAGENT_LLM_* or the built-in one).
+  const perChatbot = new PerChatbotAgent(
+    d.agent ??
+      (config.llm ? new OpenAiCompatibleAgent({ ...config.llm, post: propagatingPost(fetchPost, b.tracer) }) : builtIn),
+    d.sealer,
+    // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
+    propagatingPost(config.production ? publicOnlyPost() : fetchPost, b.tracer),
+    d.agent ?? builtIn,
+  );
+  // Around it, what the chatbot's owner configured: handover rules, instructions, tools, the daily model budget.
+  const directed = new DirectedAgent(perChatbot, {
+    agents: store.agents,
+    sealer: d.sealer,
+    clock: b.clock,
+    callTool: httpToolCaller({ development: !config.production }),
+    usesModel: (chatbot) => perChatbot.usesModel(chatbot),
+    defaultDailyTokens: config.agentLoop.dailyTokens,
+    maxSteps: config.agentLoop.maxSteps,
+    maxReplyMs: config.agentLoop.maxReplyMs,
+  });
+  const agentTools = new AgentTools({
+    agents: store.agents,
+    chatbots: store.chatbots,
+    clock: b.clock,
+    sealer: d.sealer,
+    development: !config.production,
+    defaultDailyTokens: config.agentLoop.dailyTokens,
+    ...(config.production && d.targets
+      ? { checkTarget: async (field: string, url: string) => void (await checkTarget(field, url, d.targets!)) }
+      : {}),
+  });
   const conversations = new ConversationService({
     ...store,
     events,
     history: store.events,
     transaction: b.transaction,
     log: d.eventLog,
-    // A chatbot's own endpoint when its settings name one; else the service's agent (AIAGENT_LLM_* or offline).
-    agent: tracedAgent(
-      new PerChatbotAgent(
-        d.agent ??
-          (config.llm
-            ? new OpenAiCompatibleAgent({ ...config.llm, post: propagatingPost(fetchPost, b.tracer) })
-            : new OfflineAgent(
-                (chatbot, question, limit) =>
-                  d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot }),
-                async (chatbotId) => (await store.knowledge.listSources(chatbotId, 1)).length > 0,
-              )),
-        d.sealer,
-        // A chatbot's own endpoint is a customer's choice: in production it is reached only at public addresses.
-        propagatingPost(config.production ? publicOnlyPost() : fetchPost, b.tracer),
-      ),
-      b.tracer,
-    ),
+    agent: tracedAgent(directed, b.tracer),
     clock: b.clock,
     customerLimits: customerLimits(config.customerLimits, d.rateLimiter),
     idleCloseSeconds: config.idleCloseSeconds,
@@ -116,5 +145,5 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   const typingChannel = await store.sharedTyping(new InProcessTyping());
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
-  return { conversations, notes, events, stopLogWatch, watchLimits, streams, typing, typingChannel };
+  return { conversations, agentTools, notes, events, stopLogWatch, watchLimits, streams, typing, typingChannel };
 }

@@ -9,6 +9,7 @@ import type {
   MemberRepository,
 } from "./account/repository.js";
 import type { SavedReplyRepository } from "./account/saved-replies.js";
+import type { AgentRepository } from "./agent/tools.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
 import type { ConversationEvent } from "./conversation/events.js";
@@ -62,6 +63,8 @@ export interface Repositories {
   credentialChanges: CredentialChangeRepository;
   /** Chatbots' knowledge sources and their indexed passages. */
   knowledge: KnowledgeRepository;
+  /** Agent tools and settings, daily model usage, conversations handed over to the team. */
+  agents: AgentRepository;
 }
 
 /**

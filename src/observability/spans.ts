@@ -37,11 +37,13 @@ export function tracedTransaction(transact: Transact, tracer: Tracer | undefined
 export function tracedAgent(agent: Agent, tracer: Tracer | undefined): Agent {
   if (!tracer) return agent;
   return {
-    async *reply(chatbot, history, signal) {
+    async *reply(chatbot, history, signal, scope, agentContext) {
       const span = tracer.startSpan("agent.reply", { kind: SpanKind.CLIENT });
       const ctx = trace.setSpan(context.active(), span);
       try {
-        const it = context.with(ctx, () => agent.reply(chatbot, history, signal)[Symbol.asyncIterator]());
+        const it = context.with(ctx, () =>
+          agent.reply(chatbot, history, signal, scope, agentContext)[Symbol.asyncIterator](),
+        );
         try {
           for (;;) {
             const r = await context.with(ctx, () => it.next());

@@ -142,6 +142,7 @@ describe("chatbots", () => {
       const bot = created.body.data;
       expect(bot.agent).toEqual({
         kind: "openai_compatible",
+        follows_service_default: false,
         base_url: llm.url,
         model: "shop-model",
         api_key: "",

@@ -63,6 +63,17 @@ async function invitation(): Promise<{ memberId: string; code: string }> {
 const invited = async () => (await invitation()).memberId;
 
 let savedReplies = 0;
+let tools = 0;
+/** A new tool of account a's chatbot: its id. */
+async function agentTool(): Promise<string> {
+  const r = await fetch(`${s.url}/v1/account/chatbots/${a.chatbotId}/tools`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${id}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: `tool_${++tools}`, description: "A tool.", url: "https://tools.example/x" }),
+  });
+  return ((await r.json()) as any).data.tool.tool_id;
+}
+
 /** A new saved reply of account a: its id. */
 async function savedReply(): Promise<string> {
   const r = await fetch(`${s.url}/v1/account/saved_replies`, {
@@ -514,6 +525,48 @@ const cases: Record<string, Case> = {
     ok: async () => ({ path: { saved_reply_id: await savedReply() }, bearer: id }),
     fail: () => ({ path: { saved_reply_id: MISSING }, bearer: otherId }),
     failStatus: 404,
+  },
+  "POST /v1/account/chatbots/{chatbot_id}/tools": {
+    ok: () => ({
+      path: { chatbot_id: a.chatbotId },
+      body: { name: `made_${++tools}`, description: "A tool.", url: "https://tools.example/x" },
+      bearer: id,
+    }),
+    fail: () => ({
+      path: { chatbot_id: a.chatbotId },
+      body: { name: "handover", description: "A tool.", url: "https://tools.example/x" },
+      bearer: id,
+    }),
+    failStatus: 400,
+  },
+  "GET /v1/account/chatbots/{chatbot_id}/tools": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: MISSING }, bearer: id }),
+    failStatus: 404,
+  },
+  "PATCH /v1/account/chatbots/{chatbot_id}/tools/{tool_id}": {
+    ok: async () => ({
+      path: { chatbot_id: a.chatbotId, tool_id: await agentTool() },
+      body: { description: "Changed." },
+      bearer: id,
+    }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId, tool_id: MISSING }, body: { description: "x" }, bearer: id }),
+    failStatus: 404,
+  },
+  "DELETE /v1/account/chatbots/{chatbot_id}/tools/{tool_id}": {
+    ok: async () => ({ path: { chatbot_id: a.chatbotId, tool_id: await agentTool() }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId, tool_id: MISSING }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "GET /v1/account/chatbots/{chatbot_id}/agent_settings": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "PATCH /v1/account/chatbots/{chatbot_id}/agent_settings": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, body: { instructions: "Be brief." }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, body: { dont_know_limit: 99 }, bearer: id }),
+    failStatus: 400,
   },
   "POST /reopen_conversation": {
     ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),

@@ -7,7 +7,17 @@ export interface LlmRequest {
   authorization: string | undefined;
   /** The W3C trace context the service sent along (with traces on). */
   traceparent: string | undefined;
-  body: { model: string; stream: boolean; messages: { role: string; content: string }[] };
+  body: {
+    model: string;
+    stream: boolean;
+    messages: {
+      role: string;
+      content: string | null;
+      tool_call_id?: string;
+      tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
+    }[];
+    tools?: { type: string; function: { name: string; description: string; parameters: object } }[];
+  };
 }
 
 /** Answers one request; the test sets it per case. */
@@ -48,6 +58,59 @@ export function streamReply(pieces: string[]): LlmBehaviour {
     sendEvent(res, { choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
     for (const p of pieces) sendEvent(res, contentChunk(p));
     sendEvent(res, { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+    sendEvent(res, "[DONE]");
+    res.end();
+  };
+}
+
+/** One scripted model turn: text pieces, then tool calls (each streamed in two pieces), and the tokens it reports. */
+export interface ScriptedTurn {
+  text?: string[];
+  toolCalls?: { id: string; name: string; arguments: string }[];
+  tokens?: number;
+}
+
+/**
+ * Answers the nth request with the nth turn of the script (the last one again once the script is used up), streamed
+ * as OpenAI does: text deltas, tool calls in pieces keyed by index, a finish chunk (tool_calls or stop), a usage
+ * chunk, [DONE].
+ */
+export function scripted(turns: ScriptedTurn[]): LlmBehaviour {
+  let n = 0;
+  return (_req, res) => {
+    const turn = turns[Math.min(n++, turns.length - 1)]!;
+    startSse(res);
+    sendEvent(res, { choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
+    for (const p of turn.text ?? []) sendEvent(res, contentChunk(p));
+    for (const [index, c] of (turn.toolCalls ?? []).entries()) {
+      const cut = Math.floor(c.arguments.length / 2);
+      sendEvent(res, {
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [
+                { index, id: c.id, type: "function", function: { name: c.name, arguments: c.arguments.slice(0, cut) } },
+              ],
+            },
+            finish_reason: null,
+          },
+        ],
+      });
+      sendEvent(res, {
+        choices: [
+          {
+            index: 0,
+            delta: { tool_calls: [{ index, function: { arguments: c.arguments.slice(cut) } }] },
+            finish_reason: null,
+          },
+        ],
+      });
+    }
+    const finish = (turn.toolCalls ?? []).length > 0 ? "tool_calls" : "stop";
+    sendEvent(res, { choices: [{ index: 0, delta: {}, finish_reason: finish }] });
+    if (turn.tokens)
+      sendEvent(res, { choices: [], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: turn.tokens } });
     sendEvent(res, "[DONE]");
     res.end();
   };

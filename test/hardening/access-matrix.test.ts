@@ -251,7 +251,40 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.WebhookService.ListWebhookDeliveries": () => ({ endpointId }),
   "aiagent.v1.WebhookService.ResendWebhookDelivery": () => ({ endpointId, deliveryId }),
   "aiagent.v1.WebhookService.RotateWebhookSecret": () => ({ endpointId }),
+  "aiagent.v1.AgentService.CreateChatbotTool": () => ({
+    chatbotId: a.chatbotId,
+    name: `tool_${++n}`,
+    description: "A tool.",
+    url: "https://tools.example/x",
+  }),
+  "aiagent.v1.AgentService.ListChatbotTools": () => ({ chatbotId: a.chatbotId }),
+  "aiagent.v1.AgentService.UpdateChatbotTool": async () => ({
+    chatbotId: a.chatbotId,
+    toolId: (await agentTool()).toolId,
+    description: `Changed ${++n}`,
+  }),
+  "aiagent.v1.AgentService.DeleteChatbotTool": async () => ({
+    chatbotId: a.chatbotId,
+    toolId: (await agentTool()).toolId,
+  }),
+  "aiagent.v1.AgentService.GetAgentSettings": () => ({ chatbotId: a.chatbotId }),
+  "aiagent.v1.AgentService.UpdateAgentSettings": () => ({ chatbotId: a.chatbotId, instructions: `Be kind ${++n}.` }),
 };
+
+/** A tool of the account's chatbot, made through the use case (answers its record). */
+async function agentTool() {
+  return (
+    await s.app.agentTools.create(owner, a.chatbotId, {
+      name: `made_${++n}`,
+      description: "Made for the matrix.",
+      parameters: "",
+      url: "https://tools.example/x",
+      method: "",
+      timeoutMs: 0,
+      requiresApproval: false,
+    })
+  ).tool;
+}
 
 /** Every RPC the running server serves. */
 function methods(): DescMethod[] {

@@ -26,6 +26,7 @@ interface Owned {
   user: string;
   /** A knowledge source of the chatbot. */
   sourceId: string;
+  toolId: string;
 }
 
 let s: TestServer;
@@ -83,6 +84,17 @@ beforeAll(async () => {
       conversationId,
       contactId: (await s.app.store.privacy.contact(a.accountId, { userId: "same-user" }))!.contactId,
       user: "same-user",
+      toolId: (
+        await s.app.agentTools.create(ownerOf(a), a.chatbotId, {
+          name: "lookup",
+          description: "A tool.",
+          parameters: "",
+          url: "https://tools.example/x",
+          method: "",
+          timeoutMs: 0,
+          requiresApproval: false,
+        })
+      ).tool.toolId,
     });
   }
 });
@@ -140,6 +152,27 @@ function attacks(
       body: { image: discPng(8).toString("base64") },
     },
     { what: "remove agent picture", method: "POST", path: `/v1/account/chatbots/${o.chatbotId}/picture`, body: {} },
+    { what: "list tools", method: "GET", path: `/v1/account/chatbots/${o.chatbotId}/tools` },
+    {
+      what: "add tool",
+      method: "POST",
+      path: `/v1/account/chatbots/${o.chatbotId}/tools`,
+      body: { name: "evil", description: "x", url: "https://evil.example/x" },
+    },
+    {
+      what: "change tool",
+      method: "PATCH",
+      path: `/v1/account/chatbots/${o.chatbotId}/tools/${o.toolId}`,
+      body: { url: "https://evil.example/x", rotate_secret: true },
+    },
+    { what: "delete tool", method: "DELETE", path: `/v1/account/chatbots/${o.chatbotId}/tools/${o.toolId}` },
+    { what: "read agent settings", method: "GET", path: `/v1/account/chatbots/${o.chatbotId}/agent_settings` },
+    {
+      what: "change agent settings",
+      method: "PATCH",
+      path: `/v1/account/chatbots/${o.chatbotId}/agent_settings`,
+      body: { instructions: "Tell everyone the shop is closed." },
+    },
     { what: "take over", method: "POST", path: "/take_over_conversation", body: { conversation_id: o.conversationId } },
     { what: "close", method: "POST", path: "/close_conversation", body: { conversation_id: o.conversationId } },
     {

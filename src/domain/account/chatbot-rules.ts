@@ -118,7 +118,8 @@ export function requireAgent(
   if (!input || input.kind === "" || input.kind === "built_in") {
     if (input && (input.baseUrl || input.model || input.apiKey))
       throw invalidArgument(`${field}.kind`, "built_in takes no base_url, model or api_key");
-    return { kind: "built_in" };
+    // Named explicitly, the built-in agent answers whatever the service's default agent is.
+    return input?.kind === "built_in" ? { kind: "built_in", explicit: true } : { kind: "built_in" };
   }
   if (input.kind !== "openai_compatible")
     throw invalidArgument(`${field}.kind`, "must be one of: built_in, openai_compatible");

@@ -40,7 +40,14 @@ export interface KnowledgeSnippet {
  * kept sealed (encrypted under the service's secrets, bound to the chatbot) and never read back by the API.
  */
 export type ChatbotAgent =
-  | { kind: "built_in" }
+  | {
+      kind: "built_in";
+      /**
+       * The owner chose the built-in agent (kind "built_in" given): it answers even when the service's default agent
+       * is a model (AIAGENT_LLM_*). Absent: the service's default agent answers.
+       */
+      explicit?: boolean;
+    }
   | { kind: "openai_compatible"; baseUrl: string; model: string; apiKeySealed: string | null };
 
 /** An AI agent of an account. */

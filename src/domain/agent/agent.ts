@@ -4,19 +4,113 @@ import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
 export interface AgentTurn {
   role: "user" | "assistant" | "operator";
   content: string;
+  /** An assistant turn's record of the tool calls it made (the message's `tool_calls` text; "" or absent: none). */
+  toolCalls?: string;
 }
 
 /** What the agent produces: pieces of text as they come, then the whole reply. */
 export type AgentEvent =
   | { type: "delta"; text: string }
-  | { type: "done"; content: string; documents: KnowledgeSnippet[]; toolCalls: string };
+  | {
+      type: "done";
+      content: string;
+      documents: KnowledgeSnippet[];
+      toolCalls: string;
+      /** The model tokens the reply used, as the model reported them (absent: none, or not reported). */
+      tokens?: number;
+      /** Set when the conversation is to be handed over to the team: why, for the team's note. */
+      handover?: string;
+    };
+
+/** A tool the model may call: its name, what it does, and its arguments as JSON Schema. */
+export interface AgentTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** How one tool call ended. */
+export type ToolCallStatus =
+  | "succeeded"
+  | "invalid_arguments"
+  | "timeout"
+  | "failed"
+  | "too_large"
+  | "refused_address"
+  | "unknown_tool"
+  | "awaiting_approval"
+  | "not_run";
+
+/** A call the model asked for. */
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  /** The arguments as the model wrote them (JSON text, maybe not valid). */
+  arguments: string;
+}
+
+/** What came of a call: its status, what the model is told, and the short excerpt recorded on the message. */
+export interface ToolCallOutcome {
+  status: ToolCallStatus;
+  /** Told to the model as the tool message's content. */
+  result: string;
+  durationMs: number;
+  /** The call stops the loop: the conversation goes to the team (handover) or waits for a person's approval. */
+  stop?: { handover?: string; approval?: boolean };
+}
+
+/** One entry of a message's `tool_calls` JSON array. */
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  arguments: string;
+  status: ToolCallStatus;
+  /** The start of what the model was told (at most RESULT_EXCERPT characters). */
+  result: string;
+  duration_ms: number;
+}
+
+/** Characters of a tool's result kept in the message's record. */
+export const RESULT_EXCERPT = 500;
+
+/** What a reply may use beyond the chatbot's settings: its tools, how to run them, its owner's instructions. */
+export interface AgentContext {
+  tools: AgentTool[];
+  runTool(call: ToolCallRequest, signal: AbortSignal): Promise<ToolCallOutcome>;
+  /** The owner's instructions, for the system prompt ("" when none). */
+  instructions: string;
+  /** Model calls one reply may make at most (each round of tool calls is one more). */
+  maxSteps: number;
+  /** Instant (epoch ms) after which no further model call or tool call starts. */
+  deadline: number;
+  now(): number;
+}
+
+/** Whom a reply is for, as the service verified it (never what a model or a customer says). */
+export interface ReplyScope {
+  accountId: string;
+  conversationId: string;
+  /** The customer's user_id, from the verified access token. */
+  userId: string;
+}
 
 /** The AI agent behind the frame; implementations are interchangeable. */
 export interface Agent {
-  reply(chatbot: ChatbotRecord, history: AgentTurn[], signal: AbortSignal): AsyncIterable<AgentEvent>;
+  reply(
+    chatbot: ChatbotRecord,
+    history: AgentTurn[],
+    signal: AbortSignal,
+    scope?: ReplyScope,
+    context?: AgentContext,
+  ): AsyncIterable<AgentEvent>;
 }
 
 /** The agent could not answer; the user's message is kept. */
 export class AgentUnavailableError extends Error {
   override readonly name = "AgentUnavailableError";
+}
+
+/** The name the agent goes by: its appearance's agent name, else the chatbot's. */
+export function agentNameOf(chatbot: Pick<ChatbotRecord, "name" | "appearance">): string {
+  return chatbot.appearance.agentName.trim() || chatbot.name;
 }

@@ -1,7 +1,7 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
 import { detectLocale, type Locale } from "../knowledge/language.js";
 import type { Passage } from "../knowledge/scoring.js";
-import type { Agent, AgentEvent, AgentTurn } from "./agent.js";
+import { type Agent, type AgentEvent, type AgentTurn, agentNameOf } from "./agent.js";
 import { scoreSnippets } from "./matching.js";
 
 /** A cited document: the documented title, url and snippet, and beside them where the passage came from. */
@@ -92,7 +92,7 @@ export function citation(p: Passage): CitedDocument {
  * ones that scored above the threshold, best first.
  */
 export function composeAnswer(
-  chatbot: Pick<ChatbotRecord, "name" | "knowledge">,
+  chatbot: Pick<ChatbotRecord, "name" | "knowledge" | "appearance">,
   question: string,
   passages: Passage[],
   hasKnowledge: boolean,
@@ -100,15 +100,17 @@ export function composeAnswer(
   const greeting = GREETING.test(question);
   const locale = greeting ? localeOfGreeting(question) : detectLocale(question);
   const say = SAY[locale];
+  // The appearance's agent name ("Ava") when it has one, else the chatbot's.
+  const name = agentNameOf(chatbot);
   if (!hasKnowledge)
-    return { content: greeting ? `${say.hello(chatbot.name)} ${say.noKnowledge}` : say.noKnowledge, documents: [] };
+    return { content: greeting ? `${say.hello(name)} ${say.noKnowledge}` : say.noKnowledge, documents: [] };
   const [best] = passages;
   // The source travels as a cited document (the frame shows it as a link), not repeated in the text.
   if (best && !greeting) return { content: best.text, documents: [citation(best)] };
   const known = topics(chatbot.knowledge, locale);
   if (greeting)
     return {
-      content: known ? `${say.hello(chatbot.name)} ${say.topics(known)}` : say.hello(chatbot.name),
+      content: known ? `${say.hello(name)} ${say.topics(known)}` : say.hello(name),
       documents: [],
     };
   return { content: say.unknown, documents: [] };

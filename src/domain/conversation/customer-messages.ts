@@ -1,10 +1,12 @@
 import type { ChatbotRecord } from "../account/repository.js";
 import { type AgentTurn, AgentUnavailableError } from "../agent/agent.js";
+import { SILENT } from "../agent/director.js";
 import type { FrameCaller } from "../caller.js";
 import { DomainError } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import { requireContent } from "../validate.js";
 import type { ConversationCore } from "./conversation-core.js";
+import { handOver } from "./handover.js";
 import { REPLY_LEASE_MS, REPLY_RENEW_MS, REPLY_WAIT_MS } from "./replies.js";
 import type { ConversationRecord, MessageRecord, NewConversation } from "./repository.js";
 import { AI_AGENT, NEW_CONVERSATION } from "./rules.js";
@@ -139,7 +141,7 @@ export class CustomerMessages {
           this.c.d.conversations
             .messages(conv, AGENT_CONTEXT, Math.max(0, userMessage.messageOrder - AGENT_CONTEXT))
             .then((p) => p.messages))
-      ).map((m) => ({ role: m.role, content: m.content }));
+      ).map((m) => ({ role: m.role, content: m.content, toolCalls: m.toolCalls }));
       const answered = yield* this.answer(caller, conv, userMessage, held, chatbot, turns, signal);
       if (answered) return;
       // Another claimant took the message over (this instance stalled past its lease): its reply is the one.
@@ -168,13 +170,17 @@ export class CustomerMessages {
     }, REPLY_RENEW_MS);
     renew.unref?.();
     let stored = false;
+    // Whom the reply is for, as the access token says (a tool call carries it; a model never chooses it).
+    const scope = { accountId: caller.accountId, conversationId: conv.conversationId, userId: caller.userId };
     try {
       try {
-        for await (const ev of this.c.d.agent.reply(chatbot, history, signal)) {
+        for await (const ev of this.c.d.agent.reply(chatbot, history, signal, scope)) {
           if (ev.type === "delta") {
             yield { type: "delta", text: ev.text };
             continue;
           }
+          // Handed over already: the team answers (nothing stored; the claim is released).
+          if (ev.handover === SILENT) return true;
           const { message: reply } = await this.c.append(
             caller.accountId,
             conv.conversationId,
@@ -195,6 +201,7 @@ export class CustomerMessages {
             },
           );
           stored = true;
+          if (ev.handover) await handOver(this.c, caller.accountId, conv.conversationId, ev.handover);
           yield { type: "reply", message: reply };
           return true;
         }

@@ -59,7 +59,11 @@ export class OperatorActions {
       this.c.change(
         conv,
         "conversation.assigned",
-        (tx) => tx.conversations.assign(conv.conversationId, AI_AGENT, ""),
+        async (tx) => {
+          // A conversation the agent handed over answers again once released.
+          await tx.agents.clearHandover(conv.conversationId);
+          await tx.conversations.assign(conv.conversationId, AI_AGENT, "");
+        },
         keyed,
       ),
     );

@@ -52,7 +52,7 @@ function chatbot(c: ChatbotRecord): MessageInitShape<typeof ChatbotSchema> {
     knowledge: c.knowledge,
     agent:
       a.kind === "built_in"
-        ? { kind: "built_in" }
+        ? { kind: "built_in", followsServiceDefault: !a.explicit }
         : { kind: a.kind, baseUrl: a.baseUrl, model: a.model, hasApiKey: a.apiKeySealed !== null },
     active: c.active,
     createdAt: isoTime(c.createdAt),

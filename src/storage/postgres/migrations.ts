@@ -568,4 +568,45 @@ export const pgMigrations: PgMigration[] = [
       CREATE INDEX knowledge_chunks_chatbot ON knowledge_chunks (chatbot_id);
       CREATE INDEX knowledge_chunks_tsv ON knowledge_chunks USING gin (tsv);`,
   },
+  {
+    version: 22,
+    // Agent tools (the signing secret sealed), agent settings, daily model usage, and the conversations handed over
+    // to the team while they wait for a person (release clears them).
+    sql: `
+      CREATE TABLE agent_tools (
+        tool_id text PRIMARY KEY,
+        account_id text NOT NULL,
+        chatbot_id text NOT NULL REFERENCES chatbots(chatbot_id),
+        name text NOT NULL,
+        description text NOT NULL,
+        parameters text NOT NULL,
+        url text NOT NULL,
+        method text NOT NULL,
+        timeout_ms integer NOT NULL,
+        requires_approval boolean NOT NULL,
+        secret_sealed text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE UNIQUE INDEX agent_tools_name ON agent_tools (chatbot_id, name);
+      CREATE TABLE agent_settings (
+        chatbot_id text PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        account_id text NOT NULL,
+        instructions text NOT NULL,
+        handover_phrases text NOT NULL,
+        dont_know_limit integer NOT NULL,
+        daily_token_budget bigint NOT NULL,
+        updated_at bigint NOT NULL
+      );
+      CREATE TABLE agent_usage (
+        chatbot_id text NOT NULL,
+        day text NOT NULL,
+        tokens bigint NOT NULL,
+        PRIMARY KEY (chatbot_id, day)
+      );
+      CREATE TABLE conversation_handovers (
+        conversation_id text PRIMARY KEY REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        reason text NOT NULL,
+        at bigint NOT NULL
+      );`,
+  },
 ];

@@ -7,6 +7,7 @@ import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
 import { pgAccounts } from "./accounts.js";
+import { pgAgents } from "./agents.js";
 import { pgApiKeys } from "./api-keys.js";
 import { pgAudit } from "./audit.js";
 import { pgChatbots } from "./chatbots.js";
@@ -93,6 +94,7 @@ export class PgStore extends RepositoryMembers implements Store {
       privacy: pgPrivacy(db),
       credentialChanges: pgCredentialChanges(db),
       knowledge: pgKnowledge(db),
+      agents: pgAgents(db),
     });
     this.db = db;
     this.origin = origin;

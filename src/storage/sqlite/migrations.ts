@@ -793,4 +793,47 @@ export const migrations: readonly Migration[] = [
       CREATE VIRTUAL TABLE knowledge_fts USING fts5(terms, content = '', contentless_delete = 1);
     `,
   },
+  {
+    version: 28,
+    name: "agent tools, agent settings, daily model usage, conversations handed over to the team",
+    sql: `
+      -- The tools a chatbot's agent may call on the client's server; the signing secret sealed.
+      CREATE TABLE agent_tools (
+        tool_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        chatbot_id TEXT NOT NULL REFERENCES chatbots(chatbot_id),
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        url TEXT NOT NULL,
+        method TEXT NOT NULL,
+        timeout_ms INTEGER NOT NULL,
+        requires_approval INTEGER NOT NULL,
+        secret_sealed TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE UNIQUE INDEX agent_tools_name ON agent_tools (chatbot_id, name);
+      CREATE TABLE agent_settings (
+        chatbot_id TEXT PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        account_id TEXT NOT NULL,
+        instructions TEXT NOT NULL,
+        handover_phrases TEXT NOT NULL,
+        dont_know_limit INTEGER NOT NULL,
+        daily_token_budget INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE TABLE agent_usage (
+        chatbot_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        PRIMARY KEY (chatbot_id, day)
+      ) STRICT, WITHOUT ROWID;
+      -- A conversation the agent handed over, while it waits for a person (release clears it).
+      CREATE TABLE conversation_handovers (
+        conversation_id TEXT PRIMARY KEY REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        reason TEXT NOT NULL,
+        at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];

@@ -1,5 +1,6 @@
 import type { Db } from "./database.js";
 import { sqliteAccounts } from "./repos/accounts.js";
+import { sqliteAgents } from "./repos/agent.js";
 import { sqliteApiKeys } from "./repos/api-keys.js";
 import { sqliteAudit } from "./repos/audit.js";
 import { sqliteChatbots } from "./repos/chatbots.js";
@@ -51,6 +52,7 @@ export function sqliteRepositories(db: Db) {
     reports: sqliteReports(db),
     credentialChanges: sqliteCredentialChanges(db),
     knowledge: sqliteKnowledge(db),
+    agents: sqliteAgents(db),
   };
 }
 

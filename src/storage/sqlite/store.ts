@@ -391,5 +391,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     reports: asyncRepository(sync.reports, run),
     credentialChanges: asyncRepository(sync.credentialChanges, run),
     knowledge: asyncRepository(sync.knowledge, run),
+    agents: asyncRepository(sync.agents, run),
   };
 }

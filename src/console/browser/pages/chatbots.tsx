@@ -82,7 +82,10 @@ function ChatbotForm({ chatbot }: { chatbot: Chatbot | undefined }) {
   const [knowledge, setKnowledge] = useState<Snippet[]>(
     (chatbot?.knowledge ?? []).map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
   );
-  const [kind, setKind] = useState(chatbot?.agent?.kind || "built_in");
+  // "": the service's default agent (a chatbot that never chose one).
+  const [kind, setKind] = useState(
+    !chatbot || chatbot.agent?.followsServiceDefault ? "" : chatbot.agent?.kind || "built_in",
+  );
   const [baseUrl, setBaseUrl] = useState(chatbot?.agent?.baseUrl ?? "");
   const [model, setModel] = useState(chatbot?.agent?.model ?? "");
   const [apiKey, setApiKey] = useState("");
@@ -98,8 +101,7 @@ function ChatbotForm({ chatbot }: { chatbot: Chatbot | undefined }) {
         .split(/[\s,]+/)
         .map((o) => o.trim())
         .filter(Boolean);
-      const agent =
-        kind === "openai_compatible" ? { kind, baseUrl, model, apiKey } : { kind: "built_in", baseUrl: "", model: "" };
+      const agent = kind === "openai_compatible" ? { kind, baseUrl, model, apiKey } : { kind, baseUrl: "", model: "" };
       if (!chatbot) {
         const r = await accounts.createChatbot({ name, allowedOrigins, knowledge, agent });
         navigate(`/chatbots/${r.data!.chatbotId}/embed`);
@@ -160,6 +162,7 @@ function ChatbotForm({ chatbot }: { chatbot: Chatbot | undefined }) {
           <legend>Agent</legend>
           <Field label="Who answers" id="bot-kind">
             <select id="bot-kind" value={kind} onChange={(e) => setKind(e.currentTarget.value)}>
+              <option value="">The service's default agent (its model when it has one, else the built-in agent)</option>
               <option value="built_in">Built-in agent (answers from the knowledge below)</option>
               <option value="openai_compatible">OpenAI-compatible endpoint</option>
             </select>

@@ -1,0 +1,236 @@
+import type { Sealer } from "../account/chatbot-rules.js";
+import type { ChatbotRecord } from "../account/repository.js";
+import type { Clock } from "../clock.js";
+import { newId } from "../ids.js";
+import type {
+  Agent,
+  AgentContext,
+  AgentEvent,
+  AgentTool,
+  AgentTurn,
+  ReplyScope,
+  ToolCallOutcome,
+  ToolCallRequest,
+  ToolCallStatus,
+} from "./agent.js";
+import { dontKnowStreak, handoverMessage, handoverRequest, isDontKnow } from "./handover-rules.js";
+import {
+  type AgentRepository,
+  argumentValidator,
+  defaultSettings,
+  type ToolRecord,
+  toolSecretBinding,
+  utcDay,
+} from "./tools.js";
+
+/** A tool call as sent to the client's server: the tool, its arguments, and whom it is for as the service verified. */
+export interface ToolEnvelope {
+  tool: string;
+  call_id: string;
+  chatbot_id: string;
+  conversation_id: string;
+  user_id: string;
+  arguments: unknown;
+}
+
+/** What the director needs. */
+export interface DirectorDeps {
+  agents: Pick<AgentRepository, "settings" | "tools" | "handover" | "tokensUsed" | "addTokens">;
+  sealer: Sealer;
+  clock: Clock;
+  /** Calls a tool's URL (signed, SSRF-guarded, bounded). */
+  callTool(
+    target: { url: string; method: "POST" | "GET"; timeoutMs: number; secret: string },
+    envelope: ToolEnvelope,
+    signal: AbortSignal,
+  ): Promise<{ status: ToolCallStatus; text: string }>;
+  /** True when the chatbot's replies call a model (the budget applies to those only). */
+  usesModel(chatbot: ChatbotRecord): boolean;
+  /** Model tokens a chatbot may use per day unless its settings say otherwise (0: no limit). */
+  defaultDailyTokens: number;
+  /** Model calls per reply at most. */
+  maxSteps: number;
+  /** Time one reply may take at most, tool calls included, in ms. */
+  maxReplyMs: number;
+}
+
+/** The built-in tool every model is offered: hand the conversation to the team. */
+export const HANDOVER_TOOL: AgentTool = {
+  name: "handover",
+  description:
+    "Hand the conversation over to a person of the support team: when the customer asks for a person, or when you " +
+    "cannot help them. Say briefly why.",
+  parameters: { type: "object", properties: { reason: { type: "string", description: "Why, in a few words" } } },
+};
+
+/** What is done instead of a reply: the conversation waits for a person, so the agent stays quiet. */
+export const SILENT = "silent";
+
+/**
+ * The agent as a chatbot's owner configured it, around the agent that writes the replies: the handover rules that
+ * need no model (a customer asking for a person, the client's words, "I don't know" answers in a row, the daily
+ * model budget), the owner's instructions, and the chatbot's tools with how each call is run (arguments checked
+ * against the tool's schema before anything is sent; the identity from the verified token, never from the model).
+ */
+export class DirectedAgent implements Agent {
+  constructor(
+    private readonly inner: Agent,
+    private readonly d: DirectorDeps,
+  ) {}
+
+  async *reply(
+    chatbot: ChatbotRecord,
+    history: AgentTurn[],
+    signal: AbortSignal,
+    scope?: ReplyScope,
+  ): AsyncIterable<AgentEvent> {
+    if (!scope) {
+      yield* this.inner.reply(chatbot, history, signal);
+      return;
+    }
+    const now = this.d.clock.now();
+    const [stored, tools, waiting] = await Promise.all([
+      this.d.agents.settings(chatbot.chatbotId),
+      this.d.agents.tools(chatbot.chatbotId),
+      this.d.agents.handover(scope.conversationId),
+    ]);
+    // Handed over: the team answers; the agent says nothing more until a person releases the conversation.
+    if (waiting) {
+      yield { type: "done", content: "", documents: [], toolCalls: "", handover: SILENT };
+      return;
+    }
+    const settings = stored ?? defaultSettings(chatbot);
+    const question = [...history].reverse().find((t) => t.role === "user")?.content ?? "";
+    const asked = handoverRequest(question, settings.handoverPhrases);
+    if (asked) {
+      yield handingOver(handoverMessage(chatbot, now, asked.language), asked.reason);
+      return;
+    }
+    if (this.d.usesModel(chatbot)) {
+      const budget = settings.dailyTokenBudget || this.d.defaultDailyTokens;
+      if (budget > 0 && (await this.d.agents.tokensUsed(chatbot.chatbotId, utcDay(now))) >= budget) {
+        yield handingOver(handoverMessage(chatbot, now), "the chatbot's daily model budget is used up");
+        return;
+      }
+    }
+    const context = this.context(chatbot, tools, settings.instructions, scope, now);
+    for await (const ev of this.inner.reply(chatbot, history, signal, scope, context)) {
+      if (ev.type === "delta") {
+        yield ev;
+        continue;
+      }
+      if (ev.tokens && ev.tokens > 0) await this.d.agents.addTokens(chatbot.chatbotId, utcDay(now), ev.tokens);
+      if (ev.handover) {
+        yield { ...ev, content: ev.content.trim() || handoverMessage(chatbot, this.d.clock.now()) };
+        return;
+      }
+      const limit = settings.dontKnowLimit;
+      if (limit > 0 && isDontKnow(ev.content) && dontKnowStreak(history) + 1 >= limit) {
+        yield {
+          ...ev,
+          content: `${ev.content}\n\n${handoverMessage(chatbot, this.d.clock.now())}`,
+          handover: `${limit} answers in a row were "I don't know"`,
+        };
+        return;
+      }
+      yield ev;
+      return;
+    }
+  }
+
+  /** The tools offered to the model, and how each call is run. */
+  private context(
+    chatbot: ChatbotRecord,
+    tools: ToolRecord[],
+    instructions: string,
+    scope: ReplyScope,
+    now: number,
+  ): AgentContext {
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    const offered: AgentTool[] = [
+      HANDOVER_TOOL,
+      ...tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        parameters: JSON.parse(t.parameters) as Record<string, unknown>,
+      })),
+    ];
+    return {
+      tools: offered,
+      instructions,
+      maxSteps: this.d.maxSteps,
+      deadline: now + this.d.maxReplyMs,
+      now: () => this.d.clock.now(),
+      runTool: (call, signal) => this.run(chatbot, byName, scope, call, signal),
+    };
+  }
+
+  private async run(
+    chatbot: ChatbotRecord,
+    tools: Map<string, ToolRecord>,
+    scope: ReplyScope,
+    call: ToolCallRequest,
+    signal: AbortSignal,
+  ): Promise<ToolCallOutcome> {
+    const started = Date.now();
+    const ended = (status: ToolCallStatus, result: string, stop?: ToolCallOutcome["stop"]): ToolCallOutcome => ({
+      status,
+      result,
+      durationMs: Date.now() - started,
+      ...(stop ? { stop } : {}),
+    });
+    let args: unknown;
+    try {
+      args = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+    } catch {
+      return ended(
+        "invalid_arguments",
+        "The arguments were not JSON; nothing was sent. Call the tool again with JSON.",
+      );
+    }
+    if (call.name === HANDOVER_TOOL.name) {
+      const why = typeof (args as { reason?: unknown })?.reason === "string" ? (args as { reason: string }).reason : "";
+      return ended("succeeded", "The conversation is handed over to the team.", {
+        handover: `the agent handed over${why ? `: ${why.slice(0, 200)}` : ""}`,
+      });
+    }
+    const tool = tools.get(call.name);
+    if (!tool) return ended("unknown_tool", `There is no tool named ${call.name}; nothing was sent.`);
+    const validate = argumentValidator(tool.parameters);
+    if (!validate(args))
+      return ended(
+        "invalid_arguments",
+        `The arguments do not match the tool's schema (${(validate.errors ?? [])
+          .slice(0, 3)
+          .map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}`)
+          .join("; ")}); nothing was sent.`,
+      );
+    if (tool.requiresApproval)
+      return ended(
+        "awaiting_approval",
+        "A person of the team must approve this call before it runs; tell the customer the team will follow up.",
+        { approval: true },
+      );
+    const secret = this.d.sealer.open(tool.secretSealed, toolSecretBinding(tool.toolId));
+    const answer = await this.d.callTool(
+      { url: tool.url, method: tool.method, timeoutMs: tool.timeoutMs, secret },
+      {
+        tool: tool.name,
+        call_id: call.id || `call_${newId()}`,
+        chatbot_id: chatbot.chatbotId,
+        conversation_id: scope.conversationId,
+        user_id: scope.userId,
+        arguments: args,
+      },
+      signal,
+    );
+    return ended(
+      answer.status,
+      answer.status === "succeeded" ? answer.text : `The call failed: ${answer.text}. Do not make up its result.`,
+    );
+  }
+}
+
+function handingOver(content: string, reason: string): AgentEvent {
+  return { type: "done", content, documents: [], toolCalls: "", handover: reason };
+}

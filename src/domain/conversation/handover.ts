@@ -1,0 +1,33 @@
+import { newId } from "../ids.js";
+import type { Repositories } from "../store.js";
+import type { ConversationCore } from "./conversation-core.js";
+import type { NoteRecord } from "./notes.js";
+import { AI_AGENT } from "./rules.js";
+
+/**
+ * Hands a conversation the AI agent answers over to the team, in one unit of work: it waits for a person (the agent
+ * stays quiet until a person releases it; it stays in the inbox's Unassigned view, where no person holds it), and an
+ * internal note says why, which the account's inbox stream and webhooks carry (`note.created`).
+ */
+export async function handOver(
+  core: ConversationCore,
+  accountId: string,
+  conversationId: string,
+  reason: string,
+): Promise<NoteRecord> {
+  const at = core.d.clock.now();
+  return core.d.transaction(async (tx: Repositories) => {
+    await tx.agents.setHandover({ conversationId, reason, at });
+    const note: NoteRecord = {
+      noteId: newId(),
+      accountId,
+      conversationId,
+      authorEmail: AI_AGENT,
+      content: `Handed over to the team by the AI agent: ${reason}.`,
+      createdAt: at,
+    };
+    await tx.notes.add(note);
+    await core.d.log.record(tx, accountId, [{ type: "note.created", data: { conversationId, note } }]);
+    return note;
+  });
+}

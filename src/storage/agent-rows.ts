@@ -1,0 +1,117 @@
+import type { AgentSettingsRecord, HandoverRecord, ToolRecord } from "../domain/agent/tools.js";
+import { type Big, type Flag, isSet } from "./row-values.js";
+
+// The rows of the agent tables, the same on both back ends but for the conversions in row-values.ts.
+
+/** A row of `agent_tools`. */
+export interface ToolRow {
+  tool_id: string;
+  account_id: string;
+  chatbot_id: string;
+  name: string;
+  description: string;
+  parameters: string;
+  url: string;
+  method: string;
+  timeout_ms: Big;
+  requires_approval: boolean | number;
+  secret_sealed: string;
+  created_at: Big;
+}
+
+export const TOOL_COLUMNS =
+  "tool_id, account_id, chatbot_id, name, description, parameters, url, method, timeout_ms, requires_approval, " +
+  "secret_sealed, created_at";
+
+export const toTool = (r: ToolRow): ToolRecord => ({
+  toolId: r.tool_id,
+  accountId: r.account_id,
+  chatbotId: r.chatbot_id,
+  name: r.name,
+  description: r.description,
+  parameters: r.parameters,
+  url: r.url,
+  method: r.method === "GET" ? "GET" : "POST",
+  timeoutMs: Number(r.timeout_ms),
+  requiresApproval: isSet(r.requires_approval),
+  secretSealed: r.secret_sealed,
+  createdAt: Number(r.created_at),
+});
+
+/** A tool's values in the column order of TOOL_COLUMNS. */
+export const toolValues = (t: ToolRecord, flag: Flag) => [
+  t.toolId,
+  t.accountId,
+  t.chatbotId,
+  t.name,
+  t.description,
+  t.parameters,
+  t.url,
+  t.method,
+  t.timeoutMs,
+  flag(t.requiresApproval),
+  t.secretSealed,
+  t.createdAt,
+];
+
+/** What an update of a tool writes (in this order), then tool_id, account_id, chatbot_id. */
+export const toolUpdateValues = (t: ToolRecord, flag: Flag) => [
+  t.name,
+  t.description,
+  t.parameters,
+  t.url,
+  t.method,
+  t.timeoutMs,
+  flag(t.requiresApproval),
+  t.secretSealed,
+  t.toolId,
+  t.accountId,
+  t.chatbotId,
+];
+
+/** A row of `agent_settings`. */
+export interface SettingsRow {
+  chatbot_id: string;
+  account_id: string;
+  instructions: string;
+  handover_phrases: string;
+  dont_know_limit: Big;
+  daily_token_budget: Big;
+  updated_at: Big;
+}
+
+export const SETTINGS_COLUMNS =
+  "chatbot_id, account_id, instructions, handover_phrases, dont_know_limit, daily_token_budget, updated_at";
+
+export const toSettings = (r: SettingsRow): AgentSettingsRecord => ({
+  chatbotId: r.chatbot_id,
+  accountId: r.account_id,
+  instructions: r.instructions,
+  handoverPhrases: JSON.parse(r.handover_phrases) as string[],
+  dontKnowLimit: Number(r.dont_know_limit),
+  dailyTokenBudget: Number(r.daily_token_budget),
+  updatedAt: Number(r.updated_at),
+});
+
+export const settingsValues = (s: AgentSettingsRecord) => [
+  s.chatbotId,
+  s.accountId,
+  s.instructions,
+  JSON.stringify(s.handoverPhrases),
+  s.dontKnowLimit,
+  s.dailyTokenBudget,
+  s.updatedAt,
+];
+
+/** A row of `conversation_handovers`. */
+export interface HandoverRow {
+  conversation_id: string;
+  reason: string;
+  at: Big;
+}
+
+export const toHandover = (r: HandoverRow): HandoverRecord => ({
+  conversationId: r.conversation_id,
+  reason: r.reason,
+  at: Number(r.at),
+});
