@@ -105,6 +105,10 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
       ok: () => post("/mark_conversation_read", { conversation_id: conversationId }, bearer(id)),
       fail: () => post("/mark_conversation_read", { conversation_id: crypto.randomUUID() }, bearer(id)),
     },
+    "POST /mark_conversation_unread": {
+      ok: () => post("/mark_conversation_unread", { conversation_id: conversationId }, bearer(id)),
+      fail: () => post("/mark_conversation_unread", { conversation_id: crypto.randomUUID() }, bearer(id)),
+    },
     "POST /take_over_conversation": {
       ok: () => post("/take_over_conversation", { conversation_id: conversationId }, bearer(id)),
       fail: () => post("/take_over_conversation", { conversation_id: "x" }, bearer(id)),

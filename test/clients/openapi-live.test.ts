@@ -229,6 +229,11 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { conversation_id: conversationId }, bearer: otherId }),
     failStatus: 404,
   },
+  "POST /mark_conversation_unread": {
+    ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
+    fail: () => ({ body: { conversation_id: conversationId }, bearer: otherId }),
+    failStatus: 404,
+  },
   "POST /take_over_conversation": {
     ok: () => ({ body: { conversation_id: conversationId, operator_email: a.email }, bearer: id }),
     fail: () => ({ body: { conversation_id: conversationId, operator_email: "not an e-mail" }, bearer: id }),

@@ -19,6 +19,14 @@ export class OperatorActions {
     return this.c.change(conv, "conversation.read", (tx) => tx.conversations.markRead(conv.conversationId));
   }
 
+  /** Moves the account's read marker back before the latest customer message: one unread message again. */
+  async markUnread(caller: AccountCaller, conversationId: string): Promise<ConversationSummary> {
+    const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    // Unread already (a customer message after the marker): nothing changes, and no event says otherwise.
+    const type = conv.unreadCount > 0 ? undefined : "conversation.unread";
+    return this.c.change(conv, type, (tx) => tx.conversations.markUnread(conv.conversationId));
+  }
+
   /** Assigns the conversation to an operator, shown to the customer by name; the AI agent stops answering. */
   async takeOver(
     caller: AccountCaller,

@@ -12,4 +12,5 @@ export const EVENT_TYPES = [
   "contact.erased",
   "conversation.rated",
   "note.created",
+  "conversation.unread",
 ] as const;

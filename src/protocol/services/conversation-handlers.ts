@@ -270,6 +270,10 @@ export function conversationHandlers(
       const caller = accountCaller(call.auth);
       return { data: summary(await conversations.markRead(caller, req.conversationId)) };
     },
+    async markConversationUnread(req, call) {
+      const caller = accountCaller(call.auth);
+      return { data: summary(await conversations.markUnread(caller, req.conversationId)) };
+    },
     async takeOverConversation(req, call) {
       const caller = accountCaller(call.auth);
       return {

@@ -296,11 +296,47 @@ function ConversationView(props: {
     void load();
   }, []);
 
+  // Read means read: what is open on a visible page is read (opening it, a customer message arriving while it is
+  // open, coming back to the tab, replying), as in Intercom and Chatwoot. One call at a time; one more if asked meanwhile.
+  const reading = useRef<"idle" | "busy" | "again">("idle");
+  const readNow = () => {
+    if (document.visibilityState !== "visible") return;
+    if (reading.current !== "idle") {
+      reading.current = "again";
+      return;
+    }
+    reading.current = "busy";
+    conversations
+      .markConversationRead({ conversationId: id })
+      .then(
+        (r) => {
+          if (r.data) setSummary(r.data);
+          props.onChanged();
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        const again = reading.current === "again";
+        reading.current = "idle";
+        if (again) readNow();
+      });
+  };
+  const unreadAtOpen = Number(props.initial?.unreadMessageCount ?? props.contact.unreadMessageCount) || 0;
+  useEffect(() => {
+    if (unreadAtOpen > 0) readNow();
+    const shown = () => {
+      if (document.visibilityState === "visible") readNow();
+    };
+    document.addEventListener("visibilitychange", shown);
+    return () => document.removeEventListener("visibilitychange", shown);
+  }, []);
+
   // Live: a message of this conversation is appended once (message_order says where); a state change replaces it.
   useEffect(() => {
     const m = props.live.message;
     if (m && m.conversationId === id)
       setMessages((ms) => (ms && !ms.some((x) => x.messageOrder === m.messageOrder) ? [...ms, m] : ms));
+    if (m && m.conversationId === id && m.role === "user") readNow();
     const sm = props.live.summary;
     if (sm && sm.conversationId === id) setSummary(sm);
   }, [props.live.n]);
@@ -324,6 +360,8 @@ function ConversationView(props: {
     void a.run(async () => {
       const r = await conversations.replyToConversation({ conversationId: id, content });
       setReply("");
+      // Answering a conversation reads it.
+      if (unread > 0) readNow();
       const m = r.data;
       if (m) setMessages((ms) => (ms && !ms.some((x) => x.messageOrder === m.messageOrder) ? [...ms, m] : ms));
     });
@@ -376,7 +414,7 @@ function ConversationView(props: {
               Release to AI
             </button>
           )}
-          {unread > 0 && (
+          {unread > 0 ? (
             <button
               type="button"
               class="button"
@@ -384,6 +422,22 @@ function ConversationView(props: {
               onClick={() => act(() => conversations.markConversationRead({ conversationId: id }))}
             >
               Mark read
+            </button>
+          ) : (
+            <button
+              type="button"
+              class="button"
+              disabled={a.busy}
+              onClick={() =>
+                // Back to the list, as Intercom and Chatwoot do: left open, the conversation would be read again.
+                void a.run(async () => {
+                  await conversations.markConversationUnread({ conversationId: id });
+                  props.onChanged();
+                  props.onBack();
+                })
+              }
+            >
+              Mark unread
             </button>
           )}
           {status === "closed" ? (
@@ -413,7 +467,8 @@ function ConversationView(props: {
         </div>
         <ActionError error={a.error} />
       </header>
-      <div class="messages" role="log" aria-live="polite" aria-label={`Messages with ${name}`}>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable log must be reachable by keyboard (axe) */}
+      <div class="messages" role="log" aria-live="polite" aria-label={`Messages with ${name}`} tabIndex={0}>
         {loadError !== undefined && <ErrorNote error={loadError} onRetry={() => void load()} />}
         {messages === undefined && loadError === undefined && <Loading what="messages" />}
         {messages?.length === 0 && <Empty>No messages yet.</Empty>}
