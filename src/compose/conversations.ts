@@ -4,6 +4,7 @@ import { PerChatbotAgent } from "../agents/per-chatbot.js";
 import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
 import { OfflineAgent } from "../domain/agent/offline-agent.js";
+import { ConversationActivity } from "../domain/conversation/activity.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
@@ -29,6 +30,8 @@ export interface ConversationParts {
   conversations: ConversationService;
   /** The team's internal notes on conversations. */
   notes: ConversationNotes;
+  /** The conversations' timelines. */
+  activities: ConversationActivity;
   /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
   events: LogFeed;
   /** Stops hearing the store's announcements (at close). */
@@ -77,5 +80,6 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   const typingChannel = await store.sharedTyping(new InProcessTyping());
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
-  return { conversations, notes, events, stopLogWatch, watchLimits, streams, typing, typingChannel };
+  const activities = new ConversationActivity(store);
+  return { conversations, notes, activities, events, stopLogWatch, watchLimits, streams, typing, typingChannel };
 }

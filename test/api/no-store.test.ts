@@ -153,6 +153,10 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
         post("/add_conversation_note", { conversation_id: conversationId, content: "For the team" }, bearer(id)),
       fail: () => post("/add_conversation_note", { conversation_id: conversationId, content: "" }, bearer(id)),
     },
+    "GET /list_conversation_activity": {
+      ok: () => ({ path: `/list_conversation_activity?conversation_id=${conversationId}`, headers: bearer(id) }),
+      fail: () => ({ path: `/list_conversation_activity?conversation_id=${crypto.randomUUID()}`, headers: bearer(id) }),
+    },
     "GET /list_conversation_notes": {
       ok: () => ({ path: `/list_conversation_notes?conversation_id=${conversationId}`, headers: bearer(id) }),
       fail: () => ({ path: `/list_conversation_notes?conversation_id=${crypto.randomUUID()}`, headers: bearer(id) }),

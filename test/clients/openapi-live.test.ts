@@ -495,6 +495,11 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { conversation_id: conversationId, content: "x" }, bearer: otherId }),
     failStatus: 404,
   },
+  "GET /list_conversation_activity": {
+    ok: () => ({ query: { conversation_id: conversationId }, bearer: id }),
+    fail: () => ({ query: { conversation_id: conversationId }, bearer: access }),
+    failStatus: 401,
+  },
   "GET /list_conversation_notes": {
     ok: () => ({ query: { conversation_id: conversationId }, bearer: id }),
     fail: () => ({ query: { conversation_id: conversationId }, bearer: access }),

@@ -149,7 +149,7 @@ describe.runIf(canRun)("the web console", () => {
       await page.locator(".message--user", { hasText: "Where is my parcel?" }).waitFor();
       await page.locator(".message--assistant").first().waitFor();
       await page.getByRole("button", { name: "Take over" }).click();
-      await page.getByText(`Held by ${owner.email}`).waitFor();
+      await page.getByText(`Held by ${owner.email.split("@")[0]} (${owner.email})`).waitFor();
       await page.getByLabel(/Reply to/).fill("A person here: your parcel left our warehouse today.");
       await page.getByRole("button", { name: "Send" }).click();
       await page.locator(".message--operator", { hasText: "your parcel left" }).waitFor();

@@ -90,5 +90,5 @@ describe.runIf(canRun)("read means read", () => {
     await untilUnread("Ada Lovelace", "0");
     expect(await axeViolations(page)).toEqual([]);
     await context.close();
-  }, 90_000);
+  }, 180_000);
 });

@@ -107,7 +107,7 @@ async function playDay(d: Day): Promise<void> {
     await admin.locator(".contact").first().click();
     await admin.getByLabel("Assign to").selectOption(b.email);
     await admin.getByRole("button", { name: "Assign", exact: true }).click();
-    await admin.getByText(`Held by ${b.email}`).waitFor();
+    await admin.getByText(`Held by ${B_NAME} (${b.email})`).waitFor();
     // The customer is told who joined: B's own display name, though A did the assigning.
     await frame
       .locator(".msg--event", { hasText: `${B_NAME} from` })

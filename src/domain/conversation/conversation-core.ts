@@ -8,6 +8,7 @@ import type { IdempotencyRepository } from "../idempotency/repository.js";
 import type { Repositories, Transact } from "../store.js";
 import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
+import { type ActivityRecord, recordActivity } from "./activity.js";
 import { ContactListCache } from "./contact-list-cache.js";
 import type { ConversationEvents, ConversationSummary } from "./events.js";
 import { type ConversationOwner, ConversationOwners } from "./owners.js";
@@ -118,6 +119,21 @@ export class ConversationCore {
         if (reopens) events.push({ type: "conversation.reopened", data: { conversationId, conversation: summary } });
         events.push({ type: "message.created", data: { conversationId, message } });
         await this.d.log.record(tx, accountId, events);
+        // The timeline: the customer writing into a closed conversation reopened it.
+        if (reopens)
+          await recordActivity(tx, this.d.log, {
+            accountId,
+            conversationId,
+            kind: "reopened",
+            actorEmail: "",
+            actorName: "Customer",
+            fromEmail: "",
+            fromName: "",
+            toEmail: "",
+            toName: "",
+            detail: "",
+            createdAt: m.createdAt,
+          });
         // A retry with this key answers this message again, with nothing written.
         await this.keys.record(tx, keyed, { message });
         // Not waited for here: the unit's commit is what it goes with.
@@ -134,12 +150,16 @@ export class ConversationCore {
     return r;
   }
 
-  /** Writes a change of state and its event (when `type` is given) in one unit of work. */
+  /**
+   * Writes a change of state and its event (when `type` is given) in one unit of work, then its timeline line
+   * (when `line` is given: its conversation.activity event follows the change's own).
+   */
   async change(
     conv: ConversationRecord,
     type: EventType | undefined,
     write: (tx: Repositories) => Promise<void>,
     keyed?: KeyedRequest,
+    line?: Omit<ActivityRecord, "activityId">,
   ): Promise<ConversationSummary> {
     const after = await this.d.transaction(
       async (tx) => {
@@ -149,6 +169,7 @@ export class ConversationCore {
           await this.d.log.record(tx, conv.accountId, [
             { type, data: { conversationId: c.conversationId, conversation: this.summary(c) } },
           ]);
+        if (line) await recordActivity(tx, this.d.log, line);
         await this.keys.record(tx, keyed, this.summary(c));
         return c;
       },

@@ -2,6 +2,7 @@ import type { AccountCaller } from "../caller.js";
 import { DomainError, invalidArgument } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import { optionalText, requireContent, requireEmail } from "../validate.js";
+import { type ActivityKind, nameFor } from "./activity.js";
 import type { ConversationCore } from "./conversation-core.js";
 import type { ConversationSummary } from "./events.js";
 import type { MessageRecord, NewMessage } from "./repository.js";
@@ -47,27 +48,62 @@ export class OperatorActions {
         name ||
         (await this.c.d.displayNameOf?.(caller.accountId, operator)) ||
         operator.slice(0, operator.lastIndexOf("@"));
+      // The timeline: taken (by the person themselves) or assigned (by someone else), from whoever held it.
+      const kind = operator.toLowerCase() === caller.email.toLowerCase() ? "taken_over" : "assigned";
+      const line = await this.line(caller, conv, kind, operator, shown);
       return this.c.change(
         conv,
         "conversation.assigned",
         (tx) => tx.conversations.assign(conv.conversationId, operator, shown),
         keyed,
+        conv.assignedTo === operator ? undefined : line,
       );
     });
+  }
+
+  /** A timeline line of the caller's change to `conv`, from its holder to `to` (names looked up now). */
+  private async line(
+    caller: AccountCaller,
+    conv: { accountId: string; conversationId: string; assignedTo: string; operatorName: string },
+    kind: ActivityKind,
+    to = "",
+    toName = "",
+  ) {
+    const name = (email: string) => nameFor(this.c.d.displayNameOf?.bind(this.c.d), caller.accountId, email);
+    const holds = kind !== "closed" && kind !== "reopened";
+    return {
+      accountId: conv.accountId,
+      conversationId: conv.conversationId,
+      kind,
+      actorEmail: caller.email,
+      actorName: await name(caller.email),
+      fromEmail: holds ? conv.assignedTo : "",
+      fromName: holds
+        ? conv.assignedTo === AI_AGENT
+          ? "AI agent"
+          : conv.operatorName || (await name(conv.assignedTo))
+        : "",
+      toEmail: to,
+      toName: to === AI_AGENT ? "AI agent" : toName,
+      detail: "",
+      createdAt: this.c.d.clock.now(),
+    };
   }
 
   /** Hands the conversation back to the AI agent. */
   async release(caller: AccountCaller, conversationId: string, idempotencyKey?: string): Promise<ConversationSummary> {
     const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const keyed = this.c.keys.request(caller, idempotencyKey, "release", { conversationId });
-    return this.c.keys.once(keyed, () =>
-      this.c.change(
+    return this.c.keys.once(keyed, async () => {
+      const line = await this.line(caller, conv, "released", AI_AGENT);
+      return this.c.change(
         conv,
         "conversation.assigned",
         (tx) => tx.conversations.assign(conv.conversationId, AI_AGENT, ""),
         keyed,
-      ),
-    );
+        conv.assignedTo === AI_AGENT ? undefined : line,
+      );
+    });
   }
 
   /** Stores an operator's reply; a closed conversation must be reopened first. */
@@ -114,13 +150,15 @@ export class OperatorActions {
         : status === "closed"
           ? "conversation.closed"
           : "conversation.reopened";
-    return this.c.keys.once(keyed, () =>
-      this.c.change(
+    return this.c.keys.once(keyed, async () => {
+      const line = type && (await this.line(caller, conv, status === "closed" ? "closed" : "reopened"));
+      return this.c.change(
         conv,
         type,
         (tx) => tx.conversations.setStatus(conv.conversationId, status, this.c.d.clock.now()),
         keyed,
-      ),
-    );
+        line || undefined,
+      );
+    });
   }
 }

@@ -13,4 +13,5 @@ export const EVENT_TYPES = [
   "conversation.rated",
   "note.created",
   "conversation.unread",
+  "conversation.activity",
 ] as const;

@@ -8,6 +8,7 @@ import {
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import type { Clock } from "../../domain/clock.js";
+import type { ConversationActivity } from "../../domain/conversation/activity.js";
 import type {
   AccountWatchEvent,
   ConversationService,
@@ -144,6 +145,7 @@ export function conversationHandlers(
   typing: TypingService,
   pictures: OperatorPictures,
   notes: ConversationNotes,
+  activities: ConversationActivity,
 ): Handlers<typeof ConversationServiceDesc> {
   const pages = pageForms();
   /** A summary with the picture of the operator who holds it (what the frame shows beside their name). */
@@ -155,7 +157,7 @@ export function conversationHandlers(
     async sendTyping(req, call) {
       return { forwarded: await typing.signal(anyCaller(call.auth), req.conversationId) };
     },
-    ...noteHandlers(notes, keyOf),
+    ...noteHandlers(notes, keyOf, activities),
     async getContactConversations(req, call) {
       const caller = accountCaller(call.auth);
       const input = {
