@@ -119,7 +119,13 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
   const token = await composeTokens(b, { rateLimiter, eventLog, audit, secretWarning: o.secretWarning });
   const { sealer, tokens } = token;
   const account = composeAccounts(b, { sealer, audit, tokens, resolve: o.resolve });
-  const conversation = await composeConversations(b, { eventLog, sealer, team: account.team, agent: o.agent });
+  const conversation = await composeConversations(b, {
+    eventLog,
+    sealer,
+    team: account.team,
+    agent: o.agent,
+    audit,
+  });
   const { conversations } = conversation;
   const privacy = await composePrivacy(b, { eventLog, audit, conversations });
   const metrics = composeMetrics(b, conversations);

@@ -4,6 +4,7 @@ import { PerChatbotAgent } from "../agents/per-chatbot.js";
 import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
 import { OfflineAgent } from "../domain/agent/offline-agent.js";
+import type { AuditLog } from "../domain/audit/audit-log.js";
 import { ConversationActivity } from "../domain/conversation/activity.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
@@ -24,6 +25,8 @@ export interface ConversationDeps {
   team: TeamService;
   /** The service's agent, when a test or the command line swaps one in. */
   agent: Agent | undefined;
+  /** The accounts' audit log (assignments). */
+  audit?: AuditLog;
 }
 
 export interface ConversationParts {
@@ -75,6 +78,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     clock: b.clock,
     idleCloseSeconds: config.idleCloseSeconds,
     isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
+    ...(d.audit ? { auditLog: d.audit } : {}),
     displayNameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
   });
   const typingChannel = await store.sharedTyping(new InProcessTyping());

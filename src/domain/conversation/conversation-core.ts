@@ -1,5 +1,6 @@
 import type { ChatbotRepository } from "../account/repository.js";
 import type { Agent } from "../agent/agent.js";
+import type { AuditLog } from "../audit/audit-log.js";
 import type { AccountCaller, FrameCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { notFound } from "../errors.js";
@@ -49,6 +50,8 @@ export interface ConversationServiceDeps {
   log: EventLog;
   /** True when the e-mail is a person of the account (its owner or a member): only they take conversations over. */
   isPersonOf(accountId: string, email: string): Promise<boolean>;
+  /** The accounts' audit log: every change of who holds a conversation is recorded in its unit of work. */
+  auditLog?: AuditLog;
   /** The display name a person set in their profile ("" when none), shown to the customer when they are assigned. */
   displayNameOf?(accountId: string, email: string): Promise<string>;
 }

@@ -1,6 +1,7 @@
 import type { AccountCaller } from "../caller.js";
 import { DomainError, invalidArgument } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
+import type { Repositories } from "../store.js";
 import { optionalText, requireContent, requireEmail } from "../validate.js";
 import { type ActivityKind, nameFor } from "./activity.js";
 import type { ConversationCore } from "./conversation-core.js";
@@ -54,11 +55,29 @@ export class OperatorActions {
       return this.c.change(
         conv,
         "conversation.assigned",
-        (tx) => tx.conversations.assign(conv.conversationId, operator, shown),
+        async (tx) => {
+          await tx.conversations.assign(conv.conversationId, operator, shown);
+          if (conv.assignedTo !== operator) await this.audited(tx, caller, conv, operator);
+        },
         keyed,
         conv.assignedTo === operator ? undefined : line,
       );
     });
+  }
+
+  /** The audit log's line for a change of who holds the conversation, in the change's unit of work. */
+  private audited(
+    tx: Pick<Repositories, "audit">,
+    caller: AccountCaller,
+    conv: { conversationId: string; assignedTo: string },
+    to: string,
+  ): Promise<void> {
+    return (
+      this.c.d.auditLog?.record(tx, caller, "conversation.assigned", conv.conversationId, {
+        from: conv.assignedTo,
+        to,
+      }) ?? Promise.resolve()
+    );
   }
 
   /** A timeline line of the caller's change to `conv`, from its holder to `to` (names looked up now). */
@@ -99,7 +118,10 @@ export class OperatorActions {
       return this.c.change(
         conv,
         "conversation.assigned",
-        (tx) => tx.conversations.assign(conv.conversationId, AI_AGENT, ""),
+        async (tx) => {
+          await tx.conversations.assign(conv.conversationId, AI_AGENT, "");
+          if (conv.assignedTo !== AI_AGENT) await this.audited(tx, caller, conv, AI_AGENT);
+        },
         keyed,
         conv.assignedTo === AI_AGENT ? undefined : line,
       );

@@ -23,6 +23,7 @@ import { isoTime } from "../../domain/time.js";
 import type { TypingSignal } from "../../domain/typing/channel.js";
 import { withSignals } from "../../domain/typing/merge.js";
 import { TYPING_EXPIRES_MS, type TypingService, typingFor } from "../../domain/typing/typing-service.js";
+import { auditedCaller } from "../audited.js";
 import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
@@ -277,7 +278,7 @@ export function conversationHandlers(
       return { data: summary(await conversations.markUnread(caller, req.conversationId)) };
     },
     async takeOverConversation(req, call) {
-      const caller = accountCaller(call.auth);
+      const caller = auditedCaller(call);
       return {
         data: summary(
           await conversations.takeOver(
@@ -291,7 +292,7 @@ export function conversationHandlers(
       };
     },
     async releaseConversation(req, call) {
-      const caller = accountCaller(call.auth);
+      const caller = auditedCaller(call);
       return { data: summary(await conversations.release(caller, req.conversationId, keyOf(req, call))) };
     },
     async replyToConversation(req, call) {
