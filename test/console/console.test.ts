@@ -191,7 +191,8 @@ describe.runIf(canRun)("the web console", () => {
     await page.locator("button.contact").first().waitFor();
     await accessible(page, "inbox at 375 px");
 
-    // Sign out: the next load asks to sign in again.
+    // Sign out (behind the Menu button on a phone): the next load asks to sign in again.
+    await page.getByRole("button", { name: "Menu" }).click();
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
     await page.reload();

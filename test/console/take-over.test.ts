@@ -27,6 +27,7 @@ afterAll(async () => {
   await s?.close(true);
 });
 
+const docs = (name: string) => new URL(`../../docs/${name}`, import.meta.url).pathname;
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
 /** Who holds the customer's conversation, as the account API says. */
@@ -73,6 +74,7 @@ describe.runIf(canRun)("taking over from a colleague", () => {
     await page.getByRole("button", { name: "Take over", exact: true }).click();
     const question = page.getByRole("alertdialog");
     await question.getByText("Sam Lee holds this conversation. Take it over? Sam Lee will be told.").waitFor();
+    await page.screenshot({ path: docs("inbox-take-over-confirm.png") });
     expect(await axeViolations(page)).toEqual([]);
     await question.getByRole("button", { name: "Cancel" }).click();
     await question.waitFor({ state: "detached" });
@@ -94,6 +96,7 @@ describe.runIf(canRun)("taking over from a colleague", () => {
       expect.stringContaining("Bea Stone took over from Sam Lee"),
     ]);
     expect(await axeViolations(sam)).toEqual([]);
+    await sam.screenshot({ path: docs("inbox-timeline.png") });
     await sam.getByRole("button", { name: "Dismiss" }).click();
     await sam.getByTestId("taken-notice").waitFor({ state: "detached" });
 

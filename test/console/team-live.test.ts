@@ -61,7 +61,7 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
     await signIn(page, e.service.url, member.email, member.password);
     await page.getByRole("link", { name: "Password" }).click();
     await page.getByLabel("Display name").fill("Pat Lee");
-    await page.getByRole("button", { name: "Save name and picture" }).click();
+    await page.getByRole("button", { name: "Save name" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
     // Not an image: refused, naming the field.
     await page.locator("#picture-file").setInputFiles({

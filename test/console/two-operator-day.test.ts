@@ -83,7 +83,7 @@ async function playDay(d: Day): Promise<void> {
     await signIn(bea, d.memberUrl, b.email, b.password);
     await bea.getByRole("link", { name: "Password" }).click();
     await bea.getByLabel("Display name").fill(B_NAME);
-    await bea.getByRole("button", { name: "Save name and picture" }).click();
+    await bea.getByRole("button", { name: "Save name" }).click();
     await bea.getByRole("status").filter({ hasText: "Saved." }).waitFor();
     await bea.locator("#picture-file").setInputFiles({ name: "bea.png", mimeType: "image/png", buffer: discPng() });
     await bea.getByTestId("my-picture").waitFor();
