@@ -108,10 +108,11 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
     await page.getByTestId("customer-typing").filter({ hasText: "is typing…" }).waitFor();
     expect(await axeBothWidths(page)).toEqual([]);
 
-    // The customer sends: a desktop notification and "(1) Inbox" in the title, until the conversation is read.
+    // The customer sends: a desktop notification. The conversation is open on a visible tab, so it is read as it
+    // arrives (issue 45): the title's count clears by itself (read-means-read.test.ts counts one for a closed one).
     await input.pressSequentially("that is quick!", { delay: 0 });
     await input.press("Enter");
-    await page.waitForFunction(() => document.title.startsWith("(1) Inbox"));
+    await page.waitForFunction(() => (window as unknown as { __notes: unknown[] }).__notes.length === 1);
     const notes = await page.evaluate(() => (window as unknown as { __notes: { body: string }[] }).__notes);
     expect(notes).toEqual([{ title: "New customer message", body: "Thank you, that is quick!" }]);
     await page.getByTestId("customer-typing").filter({ hasText: /^$/ }).waitFor();
@@ -123,7 +124,7 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
         animations: "disabled",
       });
 
-    await page.getByRole("button", { name: "Mark read" }).click();
+    await page.getByRole("button", { name: "Mark unread" }).waitFor();
     await page.waitForFunction(() => !document.title.startsWith("("));
     await ops.close();
     await customer.close();
