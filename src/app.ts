@@ -133,6 +133,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     rateLimiter,
     knowledge: account.knowledge,
     targets: account.targets,
+    audit,
   });
   const { conversations } = conversation;
   const privacy = await composePrivacy(b, { eventLog, audit, conversations });

@@ -96,7 +96,14 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
     bind(TokenServiceDesc, tokenHandlers(d.tokens, d.tokenGuard, b.log)),
     bind(
       ConversationServiceDesc,
-      conversationHandlers(d.conversations, { limits: d.watchLimits, clock: b.clock }, d.typing, d.pictures, d.notes),
+      conversationHandlers(
+        d.conversations,
+        { limits: d.watchLimits, clock: b.clock },
+        d.typing,
+        d.pictures,
+        d.notes,
+        d.activities,
+      ),
     ),
     bind(
       AccountServiceDesc,

@@ -9,6 +9,8 @@ import type { Agent } from "../domain/agent/agent.js";
 import { DirectedAgent } from "../domain/agent/director.js";
 import { OfflineAgent } from "../domain/agent/offline-agent.js";
 import { AgentTools } from "../domain/agent/tools.js";
+import type { AuditLog } from "../domain/audit/audit-log.js";
+import { ConversationActivity } from "../domain/conversation/activity.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
@@ -38,6 +40,8 @@ export interface ConversationDeps {
   rateLimiter: (rule: LimitRule) => RateLimiterAbstract;
   /** Who a tool may be (its URL checked when saved, in production). */
   targets?: TargetPolicy;
+  /** The accounts' audit log (assignments). */
+  audit?: AuditLog;
 }
 
 /** The customer limits over the back end's counters; undefined when they are off (AIAGENT_RATE_LIMIT=off). */
@@ -66,6 +70,8 @@ export interface ConversationParts {
   agentTools: AgentTools;
   /** The team's internal notes on conversations. */
   notes: ConversationNotes;
+  /** The conversations' timelines. */
+  activities: ConversationActivity;
   /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
   events: LogFeed;
   /** Stops hearing the store's announcements (at close). */
@@ -140,10 +146,23 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     customerLimits: customerLimits(config.customerLimits, d.rateLimiter),
     idleCloseSeconds: config.idleCloseSeconds,
     isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
+    ...(d.audit ? { auditLog: d.audit } : {}),
     displayNameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
   });
   const typingChannel = await store.sharedTyping(new InProcessTyping());
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
-  return { conversations, agentTools, notes, events, stopLogWatch, watchLimits, streams, typing, typingChannel };
+  const activities = new ConversationActivity(store);
+  return {
+    conversations,
+    agentTools,
+    notes,
+    activities,
+    events,
+    stopLogWatch,
+    watchLimits,
+    streams,
+    typing,
+    typingChannel,
+  };
 }

@@ -19,4 +19,10 @@ export const INBOX_CSS = `
 .picker [aria-selected=true] { background: var(--accent); color: var(--accent-fg); }
 .picker__shortcut { font-weight: 700; }
 .picker__empty { color: var(--muted); cursor: default; }
+.activity { align-self: center; text-align: center; color: var(--muted); font-size: .875rem; margin: .25rem 0; padding: .15rem .75rem; border-top: 1px solid var(--line); border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+.activity time { white-space: nowrap; }
+.confirm { flex-basis: 100%; display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; border: 2px solid var(--accent); border-radius: var(--radius); padding: .5rem .75rem; background: var(--panel); }
+.confirm p { margin: 0; flex-basis: 100%; }
+.taken:empty { display: none; }
+.taken__notice { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: .5rem; margin: .5rem 0; padding: .5rem .75rem; border-left: 4px solid var(--accent); background: #eef3ff; border-radius: 6px; }
 `;

@@ -81,7 +81,22 @@ td select { width: auto; }
 .topbar nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin: 0; padding: 0; }
 .topbar nav a { display: block; padding: .4rem .7rem; border-radius: 6px; text-decoration: none; color: var(--fg); font-weight: 600; }
 .topbar nav a[aria-current=page] { background: #e3ebff; color: #1b3f98; }
-.who { margin-left: auto; color: var(--muted); font-size: .875rem; overflow-wrap: anywhere; }
+.who { margin-left: auto; color: var(--muted); font-size: .875rem; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.topbar__menu { display: flex; align-items: center; gap: .5rem 1rem; flex: 1; min-width: 0; }
+.topbar nav { flex: none; }
+.topbar__menu > .button { flex: none; white-space: nowrap; }
+.who { flex: 1 1 0; text-align: right; }
+.menu-toggle { display: none; margin-left: auto; }
+/* One row down to 1100 px; narrower, the pages fold behind Menu (nothing wraps into a second row of the bar). */
+@media (min-width: 1101px) { .topbar { flex-wrap: nowrap; } .topbar nav ul { flex-wrap: nowrap; } .topbar nav ul { gap: .1rem; } .topbar nav a { padding: .4rem .5rem; white-space: nowrap; } }
+@media (max-width: 1100px) {
+  .menu-toggle { display: inline-flex; }
+  .topbar__menu { display: none; flex-basis: 100%; flex-direction: column; align-items: stretch; }
+  .topbar--open .topbar__menu { display: flex; }
+  .topbar nav ul { flex-direction: column; }
+  .who { margin-left: 0; white-space: normal; overflow-wrap: anywhere; text-align: left; flex: none; }
+  .topbar__menu > .button { align-self: flex-start; }
+}
 .main { padding: 1rem; max-width: 80rem; margin: 0 auto; }
 .inbox { display: grid; grid-template-columns: minmax(18rem, 24rem) 1fr; gap: 1rem; align-items: start; }
 .inbox__list, .inbox__conversation { background: var(--panel); border: 1px solid var(--line); border-radius: var(--radius); padding: 1rem; min-height: 70vh; }
@@ -132,7 +147,6 @@ td select { width: auto; }
   .back { display: inline-flex; }
   .inbox__list, .inbox__conversation { min-height: 0; }
   .message { max-width: 100%; }
-  .who { margin-left: 0; width: 100%; order: 3; }
 }
 .warning { color: var(--danger); font-weight: 600; }
 .appearance { display: grid; grid-template-columns: minmax(0, 1fr) 20rem; gap: 1rem; align-items: start; }

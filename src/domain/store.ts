@@ -12,6 +12,7 @@ import type { SavedReplyRepository } from "./account/saved-replies.js";
 import type { AgentRepository } from "./agent/tools.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
+import type { ActivityRepository } from "./conversation/activity.js";
 import type { ConversationEvent } from "./conversation/events.js";
 import type { NoteRepository } from "./conversation/notes.js";
 import type { RatingRepository } from "./conversation/ratings.js";
@@ -46,6 +47,8 @@ export interface Repositories {
   pictures: OperatorPictureRepository;
   /** Internal notes on conversations. */
   notes: NoteRepository;
+  /** The conversations' timelines (who took, released, closed…). */
+  activities: ActivityRepository;
   /** The accounts' canned answers. */
   savedReplies: SavedReplyRepository;
   events: EventRepository;

@@ -53,6 +53,7 @@ describe("who may read what", () => {
     expect(missing.body).toEqual(r.body);
     for (const path of [
       "/mark_conversation_read",
+      "/mark_conversation_unread",
       "/take_over_conversation",
       "/close_conversation",
       "/reopen_conversation",

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
-import { postJson } from "../helpers/http.js";
+import { getJson, postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
@@ -83,6 +83,38 @@ describe("filters and the operators' actions", () => {
     await send(s.url, t.access_token, "and again", sent.conversation_id);
     unread = await contacts(s.url, bToken, b.email, { filter: "unread" });
     expect(unread.body.data.data.contacts[0].unread_message_count).toBe("2");
+  });
+
+  it("mark_conversation_unread counts the latest customer message again, records conversation.unread, and is undone by reading", async () => {
+    const b = await s.account();
+    const bToken = await idToken(s.url, b);
+    const auth = { authorization: `Bearer ${bToken}` };
+    const t = await issueTokens(s.url, b, "unreader", { contact_name: "Again Person", email: "", phone_number: "" });
+    const sent = await send(s.url, t.access_token, "first question");
+    await send(s.url, t.access_token, "second question", sent.conversation_id);
+    const count = async () =>
+      (await contacts(s.url, bToken, b.email)).body.data.data.contacts[0].unread_message_count as string;
+    expect(await count()).toBe("2");
+    const body = { conversation_id: sent.conversation_id };
+    expect((await postJson(s.url, "/mark_conversation_read", body, auth)).status).toBe(200);
+    expect(await count()).toBe("0");
+    const unread = await postJson(s.url, "/mark_conversation_unread", body, auth);
+    expect(unread.status).toBe(200);
+    expect(unread.body.data).toMatchObject({ conversation_id: sent.conversation_id, unread_message_count: "1" });
+    expect(await count()).toBe("1");
+    expect((await contacts(s.url, bToken, b.email, { filter: "unread" })).body.data.data.contacts).toHaveLength(1);
+    // Twice is once.
+    expect((await postJson(s.url, "/mark_conversation_unread", body, auth)).body.data.unread_message_count).toBe("1");
+    const log = await getJson(s.url, "/v1/account/events", { types: "conversation.unread" }, auth);
+    // One event: the second call changed nothing.
+    expect(log.body.data.events.map((e: { type: string }) => e.type)).toEqual(["conversation.unread"]);
+    expect(log.body.data.events[0].data.conversation.unread_message_count).toBe("1");
+    // Bad input changes nothing and names the field.
+    const bad = await postJson(s.url, "/mark_conversation_unread", { conversation_id: "nope" }, auth);
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain("conversation_id");
+    expect((await postJson(s.url, "/mark_conversation_read", body, auth)).status).toBe(200);
+    expect(await count()).toBe("0");
   });
 
   it("live and closed follow close, reopen, idle time and new user messages; take-over assigns the operator", async () => {

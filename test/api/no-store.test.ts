@@ -105,6 +105,10 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
       ok: () => post("/mark_conversation_read", { conversation_id: conversationId }, bearer(id)),
       fail: () => post("/mark_conversation_read", { conversation_id: crypto.randomUUID() }, bearer(id)),
     },
+    "POST /mark_conversation_unread": {
+      ok: () => post("/mark_conversation_unread", { conversation_id: conversationId }, bearer(id)),
+      fail: () => post("/mark_conversation_unread", { conversation_id: crypto.randomUUID() }, bearer(id)),
+    },
     "POST /take_over_conversation": {
       ok: () => post("/take_over_conversation", { conversation_id: conversationId }, bearer(id)),
       fail: () => post("/take_over_conversation", { conversation_id: "x" }, bearer(id)),
@@ -148,6 +152,10 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
       ok: () =>
         post("/add_conversation_note", { conversation_id: conversationId, content: "For the team" }, bearer(id)),
       fail: () => post("/add_conversation_note", { conversation_id: conversationId, content: "" }, bearer(id)),
+    },
+    "GET /list_conversation_activity": {
+      ok: () => ({ path: `/list_conversation_activity?conversation_id=${conversationId}`, headers: bearer(id) }),
+      fail: () => ({ path: `/list_conversation_activity?conversation_id=${crypto.randomUUID()}`, headers: bearer(id) }),
     },
     "GET /list_conversation_notes": {
       ok: () => ({ path: `/list_conversation_notes?conversation_id=${conversationId}`, headers: bearer(id) }),

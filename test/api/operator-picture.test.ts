@@ -30,6 +30,17 @@ function setPicture(token: string, image: Buffer) {
 }
 
 describe("operator pictures", () => {
+  test("refuses a picture address that is not https, naming avatar_url (the console no longer offers the field)", async () => {
+    const r = await postJson(
+      s.url,
+      "/v1/account/profile",
+      { display_name: "Sam", avatar_url: "javascript:alert(1)" },
+      bearer(admin),
+    );
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body)).toContain("avatar_url");
+  });
+
   test("an operator uploads a picture; it is served as an image; the customer's stream names it", async () => {
     const m = await addMember(s.url, admin, `pic-op-${Date.now()}@shop.example`);
     const set = await setPicture(m.idToken, PNG);

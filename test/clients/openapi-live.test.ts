@@ -240,6 +240,11 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { conversation_id: conversationId }, bearer: otherId }),
     failStatus: 404,
   },
+  "POST /mark_conversation_unread": {
+    ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
+    fail: () => ({ body: { conversation_id: conversationId }, bearer: otherId }),
+    failStatus: 404,
+  },
   "POST /take_over_conversation": {
     ok: () => ({ body: { conversation_id: conversationId, operator_email: a.email }, bearer: id }),
     fail: () => ({ body: { conversation_id: conversationId, operator_email: "not an e-mail" }, bearer: id }),
@@ -500,6 +505,11 @@ const cases: Record<string, Case> = {
     ok: () => ({ body: { conversation_id: conversationId, content: "Refund approved." }, bearer: id }),
     fail: () => ({ body: { conversation_id: conversationId, content: "x" }, bearer: otherId }),
     failStatus: 404,
+  },
+  "GET /list_conversation_activity": {
+    ok: () => ({ query: { conversation_id: conversationId }, bearer: id }),
+    fail: () => ({ query: { conversation_id: conversationId }, bearer: access }),
+    failStatus: 401,
   },
   "GET /list_conversation_notes": {
     ok: () => ({ query: { conversation_id: conversationId }, bearer: id }),

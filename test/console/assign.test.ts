@@ -41,7 +41,7 @@ describe.runIf(canRun)("assigning a conversation to a teammate", () => {
       await page.locator(".contact", { hasText: "Grace Hopper" }).click();
       await page.getByLabel("Assign to").selectOption(b.email);
       await page.getByRole("button", { name: "Assign", exact: true }).click();
-      await page.getByText(`Held by ${b.email}`).waitFor();
+      await page.getByText(`Held by bea (${b.email})`).waitFor();
       expect(await axeViolations(page)).toEqual([]);
       await admin.close();
 

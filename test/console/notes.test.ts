@@ -51,7 +51,7 @@ describe.runIf(canRun)("views, internal notes and saved replies", () => {
       await views.getByRole("button", { name: "Unassigned" }).click();
       await bea.locator(".contact").first().click();
       await bea.getByRole("button", { name: "Take over" }).click();
-      await bea.getByText(`Held by ${b.email}`).waitFor();
+      await bea.getByText(`Held by bea (${b.email})`).waitFor();
       await views.getByRole("button", { name: "Mine" }).click();
       await bea.locator(".contact").first().waitFor();
       await views.getByRole("button", { name: "Unassigned" }).click();

@@ -64,7 +64,7 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
       await signIn(page, e.service.url, member.email, member.password);
       await page.getByRole("link", { name: "Password" }).click();
       await page.getByLabel("Display name").fill("Pat Lee");
-      await page.getByRole("button", { name: "Save name and picture" }).click();
+      await page.getByRole("button", { name: "Save name" }).click();
       await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
       // Not an image: refused, naming the field.
       await page.locator("#picture-file").setInputFiles({
@@ -111,10 +111,11 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
       await page.getByTestId("customer-typing").filter({ hasText: "is typing…" }).waitFor();
       expect(await axeBothWidths(page)).toEqual([]);
 
-      // The customer sends: a desktop notification and "(1) Inbox" in the title, until the conversation is read.
+      // The customer sends: a desktop notification. The conversation is open on a visible tab, so it is read as it
+      // arrives (issue 45): the title's count clears by itself (read-means-read.test.ts counts one for a closed one).
       await input.pressSequentially("that is quick!", { delay: 0 });
       await input.press("Enter");
-      await page.waitForFunction(() => document.title.startsWith("(1) Inbox"));
+      await page.waitForFunction(() => (window as unknown as { __notes: unknown[] }).__notes.length === 1);
       const notes = await page.evaluate(() => (window as unknown as { __notes: { body: string }[] }).__notes);
       expect(notes).toEqual([{ title: "New customer message", body: "Thank you, that is quick!" }]);
       await page.getByTestId("customer-typing").filter({ hasText: /^$/ }).waitFor();
@@ -126,7 +127,7 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
           animations: "disabled",
         });
 
-      await page.getByRole("button", { name: "Mark read" }).click();
+      await page.getByRole("button", { name: "Mark unread" }).waitFor();
       await page.waitForFunction(() => !document.title.startsWith("("));
       await ops.close();
       await customer.close();

@@ -84,7 +84,7 @@ async function playDay(d: Day): Promise<void> {
     await signIn(bea, d.memberUrl, b.email, b.password);
     await bea.getByRole("link", { name: "Password" }).click();
     await bea.getByLabel("Display name").fill(B_NAME);
-    await bea.getByRole("button", { name: "Save name and picture" }).click();
+    await bea.getByRole("button", { name: "Save name" }).click();
     await bea.getByRole("status").filter({ hasText: "Saved." }).waitFor();
     await bea.locator("#picture-file").setInputFiles({ name: "bea.png", mimeType: "image/png", buffer: discPng() });
     await bea.getByTestId("my-picture").waitFor();
@@ -108,7 +108,7 @@ async function playDay(d: Day): Promise<void> {
     await admin.locator(".contact").first().click();
     await admin.getByLabel("Assign to").selectOption(b.email);
     await admin.getByRole("button", { name: "Assign", exact: true }).click();
-    await admin.getByText(`Held by ${b.email}`).waitFor();
+    await admin.getByText(`Held by ${B_NAME} (${b.email})`).waitFor();
     // The customer is told who joined: B's own display name, though A did the assigning.
     await frame
       .locator(".msg--event", { hasText: `${B_NAME} from` })

@@ -104,6 +104,8 @@ async function scenario(writer: string, reader: string, a: TestAccount) {
     "message.created c2",
     "message.created c2",
     "conversation.assigned c1",
+    // The timeline's line (issue 45): to the log and webhooks, never to a watcher.
+    "conversation.activity c1",
     "message.created c1",
     "message.created c1",
     "message.created c2",

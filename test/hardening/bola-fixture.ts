@@ -131,6 +131,10 @@ export const ACCOUNT_ROUTES: Record<string, Route<AccountPrincipal>> = {
     getJson(s.url, "/get_messages_for_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
   "POST /mark_conversation_read": (p, id) =>
     postJson(s.url, "/mark_conversation_read", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "GET /list_conversation_activity": (p, id) =>
+    getJson(s.url, "/list_conversation_activity", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "POST /mark_conversation_unread": (p, id) =>
+    postJson(s.url, "/mark_conversation_unread", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
   "POST /take_over_conversation": (p, id) =>
     postJson(s.url, "/take_over_conversation", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
   "POST /reply_to_conversation": (p, id) =>
@@ -163,6 +167,10 @@ export const ACCOUNT_ROUTES: Record<string, Route<AccountPrincipal>> = {
     rpc(() => connect().getMessagesForConversation({ conversationId: id }, bearer(p.token))),
   "RPC MarkConversationRead": (p, id) =>
     rpc(() => connect().markConversationRead({ conversationId: id }, bearer(p.token))),
+  "RPC ListConversationActivity": (p, id) =>
+    rpc(() => connect().listConversationActivity({ conversationId: id }, bearer(p.token))),
+  "RPC MarkConversationUnread": (p, id) =>
+    rpc(() => connect().markConversationUnread({ conversationId: id }, bearer(p.token))),
   "RPC TakeOverConversation": (p, id) =>
     rpc(() => connect().takeOverConversation({ conversationId: id }, bearer(p.token))),
   "RPC ReplyToConversation": (p, id) =>

@@ -195,6 +195,74 @@ describe("the audit log", () => {
     expect(ofB.body.data.audit_events.map((e: { actor: string }) => e.actor)).toEqual([b.email]);
   });
 
+  it("records chatbot settings changed (by field name), invitations accepted and assignments (issue 45)", async () => {
+    const h = headers();
+    const patch = (body: unknown) => requestJson(s.url, "PATCH", `/v1/account/chatbots/${a.chatbotId}`, h, body);
+    let events = await added(() => ok(patch({ name: "Returns desk", allowed_origins: ["https://returns.example"] })));
+    expect(events).toMatchObject([
+      { kind: "chatbot.updated", actor: a.email, target: a.chatbotId, user_agent: UA, details: {} },
+    ]);
+    expect(events[0].details.fields.split(",").sort()).toEqual(["allowed_origins", "name"]);
+    // The same values again change nothing and record nothing.
+    expect(await added(() => ok(patch({ name: "Returns desk" })))).toEqual([]);
+    // A refused change records nothing.
+    expect(await added(async () => expect((await patch({ name: "" })).status).toBe(400))).toEqual([]);
+
+    // An invitation used: by the person who joined, naming their role.
+    let memberId = "";
+    const invited = await ok(
+      postJson(s.url, "/v1/account/members", { email: "lee@shop.example", role: "operator" }, h),
+    );
+    events = await added(async () => {
+      const m = await ok(
+        postJson(s.url, "/v1/invitations/accept", {
+          invitation_code: invited.invitation_code,
+          password: "a-long-password-1",
+        }),
+      );
+      memberId = m.member_id;
+    });
+    expect(events).toMatchObject([
+      { kind: "invitation.accepted", actor: "lee@shop.example", target: memberId, details: { role: "operator" } },
+    ]);
+
+    // Assignments: from whom to whom, by whom; taking what one holds already records nothing. On an account of
+    // its own: this file's chatbot has a retention period that the last case runs.
+    const b = await s.account();
+    const bh = {
+      authorization: `Bearer ${(await postJson(s.url, "/get_id_token", { user_email_id: b.email, password: b.password })).body.data.idToken}`,
+      "user-agent": UA,
+    };
+    const ofB = async () =>
+      (await getJson(s.url, "/v1/account/audit_events", { kinds: "conversation.assigned" }, bh)).body.data
+        .audit_events as any[];
+    const kim = await ok(postJson(s.url, "/v1/account/members", { email: "kim@shop.example", role: "operator" }, bh));
+    // Only a person who joined can be assigned (issue 47): Kim accepts the invitation first.
+    await ok(
+      postJson(s.url, "/v1/invitations/accept", {
+        invitation_code: kim.invitation_code,
+        password: "a-long-password-2",
+      }),
+    );
+    const t = await issueTokens(s.url, b, "audited-customer");
+    const { conversation_id } = await send(s.url, t.access_token, "hello");
+    const body = { conversation_id };
+    await ok(postJson(s.url, "/take_over_conversation", body, bh));
+    await ok(postJson(s.url, "/take_over_conversation", body, bh));
+    await ok(postJson(s.url, "/take_over_conversation", { ...body, operator_email: "kim@shop.example" }, bh));
+    await ok(postJson(s.url, "/release_conversation", body, bh));
+    const assigned = (await ofB()).reverse();
+    expect(assigned.map((e) => [e.actor, e.target, e.details.from, e.details.to])).toEqual([
+      [b.email, conversation_id, "ai_agent", b.email],
+      [b.email, conversation_id, b.email, "kim@shop.example"],
+      [b.email, conversation_id, "kim@shop.example", "ai_agent"],
+    ]);
+    for (const e of assigned) {
+      expect(e.address).toMatch(/127\.0\.0\.1$/);
+      expect(e.user_agent).toBe(UA);
+    }
+  });
+
   it("keeps nothing secret: no key, password, code, token or signing secret", async () => {
     const text = JSON.stringify((await audit()).audit_events);
     expect(secrets.length).toBeGreaterThan(8);

@@ -53,12 +53,16 @@ describe("the event log", () => {
       "message.created",
       "message.created",
       "conversation.assigned",
+      "conversation.activity",
       "message.created",
       "conversation.read",
       "conversation.closed",
+      "conversation.activity",
       "conversation.reopened",
       "message.created",
+      "conversation.activity",
       "conversation.assigned",
+      "conversation.activity",
       "session.revoked",
     ]);
     expect(events.map((e) => e.cursor)).toEqual(events.map((_, i) => String(i + 1)));
@@ -75,12 +79,16 @@ describe("the event log", () => {
       assigned_to: "ai_agent",
     });
     expect(events[3].data.conversation).toMatchObject({ assigned_to: a.email, operator_name: expect.any(String) });
-    expect(events[4].data.message).toMatchObject({ role: "operator", content: "Sam here", message_order: 3 });
-    expect(events[5].data.conversation.unread_message_count).toBe("0");
-    expect(events[6].data.conversation.status).toBe("closed");
-    expect(events[7].data.conversation.status).toBe("live");
-    expect(events[9].data.conversation.assigned_to).toBe("ai_agent");
-    expect(events[10].data).toMatchObject({ user_id: "events-customer", chatbot_id: "", revoked: 1 });
+    expect(events[4].data.activity).toMatchObject({ kind: "taken_over", actor_email: a.email, from_email: "ai_agent" });
+    expect(events[5].data.message).toMatchObject({ role: "operator", content: "Sam here", message_order: 3 });
+    expect(events[6].data.conversation.unread_message_count).toBe("0");
+    expect(events[7].data.conversation.status).toBe("closed");
+    expect(events[8].data.activity).toMatchObject({ kind: "closed", actor_email: a.email });
+    expect(events[9].data.conversation.status).toBe("live");
+    expect(events[11].data.activity).toMatchObject({ kind: "reopened", actor_email: "", actor_name: "Customer" });
+    expect(events[12].data.conversation.assigned_to).toBe("ai_agent");
+    expect(events[13].data.activity).toMatchObject({ kind: "released", to_email: "ai_agent" });
+    expect(events[14].data).toMatchObject({ user_id: "events-customer", chatbot_id: "", revoked: 1 });
     for (const e of events) {
       expect(e.account_id).toBe(a.accountId);
       expect(Date.parse(e.created_at)).not.toBeNaN();

@@ -88,6 +88,9 @@ function Layout({ path }: { path: string }) {
     navigate("/", true);
   };
   const section = `/${path.split("/")[1] ?? ""}`;
+  // Narrow screens: the pages, who is signed in and Sign out fold behind one Menu button, closed on each navigation.
+  const [menu, setMenu] = useState(false);
+  useEffect(() => setMenu(false), [path]);
   const nav = [{ href: "/inbox", label: "Inbox" }];
   if (s.admin)
     nav.push(
@@ -105,25 +108,36 @@ function Layout({ path }: { path: string }) {
       <a class="skip" href="#main">
         Skip to content
       </a>
-      <header class="topbar">
+      <header class={`topbar ${menu ? "topbar--open" : ""}`}>
         <span class="brand">aiagent</span>
-        <nav aria-label="Console">
-          <ul>
-            {nav.map((n) => (
-              <li key={n.href}>
-                <Link href={n.href} current={section === n.href}>
-                  {n.label}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <span class="who" title={`${s.account.callerEmail} (${s.account.callerRole})`}>
-          {s.account.callerEmail} <span class="badge badge--role">{s.account.callerRole}</span>
-        </span>
-        <button type="button" class="button button--quiet" onClick={() => void out()}>
-          Sign out
+        <button
+          type="button"
+          class="button button--quiet menu-toggle"
+          aria-expanded={menu}
+          aria-controls="console-menu"
+          onClick={() => setMenu(!menu)}
+        >
+          Menu
         </button>
+        <div class="topbar__menu" id="console-menu">
+          <nav aria-label="Console">
+            <ul>
+              {nav.map((n) => (
+                <li key={n.href}>
+                  <Link href={n.href} current={section === n.href}>
+                    {n.label}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <span class="who" title={`${s.account.callerEmail} (${s.account.callerRole})`}>
+            {s.account.callerEmail} <span class="badge badge--role">{s.account.callerRole}</span>
+          </span>
+          <button type="button" class="button button--quiet" onClick={() => void out()}>
+            Sign out
+          </button>
+        </div>
       </header>
       <main id="main" class="main">
         <Page path={path} admin={s.admin} />

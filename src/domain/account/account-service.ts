@@ -215,7 +215,20 @@ export class AccountService {
       active: changes.active ?? current.active,
     };
     if (changes.agent !== undefined) await this.checkAgent(next.agent);
-    if (!(await this.d.chatbots.update(next))) throw notFound(`chatbot ${id}`);
+    // The audit log names the settings that changed (never their values: the agent's key is among them).
+    const fields = CHATBOT_FIELDS.filter(([k]) => JSON.stringify(current[k]) !== JSON.stringify(next[k])).map(
+      ([, name]) => name,
+    );
+    const audit = this.d.audit;
+    if (!audit || fields.length === 0) {
+      if (!(await this.d.chatbots.update(next))) throw notFound(`chatbot ${id}`);
+      return next;
+    }
+    const who: AuditActor = typeof ref === "string" ? { kind: "service", accountId: current.accountId } : ref;
+    const updated = await audit.within(who, "chatbot.updated", id, (tx) => tx.chatbots.update(next), {
+      fields: fields.join(","),
+    });
+    if (!updated) throw notFound(`chatbot ${id}`);
     return next;
   }
 
@@ -311,6 +324,16 @@ export class AccountService {
 }
 
 /** Who changed the account's keys: its caller, or the service itself (the command line, the demo set-up). */
+/** A chatbot's settings as the audit log names them when they change. */
+const CHATBOT_FIELDS: [keyof ChatbotRecord, string][] = [
+  ["name", "name"],
+  ["allowedOrigins", "allowed_origins"],
+  ["knowledge", "knowledge"],
+  ["agent", "agent"],
+  ["appearance", "appearance"],
+  ["active", "active"],
+];
+
 function actorOf(ref: AccountRef, account: AccountRecord): AuditActor {
   return typeof ref === "string" ? { kind: "service", accountId: account.accountId } : ref;
 }

@@ -254,7 +254,10 @@ export class TeamService {
     const invalid = invitationInvalid();
     if (invitationCode.length > 512) throw invalid;
     const joined = await acceptPending(this.d, hash, () => hashPassword(password));
-    if (joined) return memberView(joined);
+    if (joined) {
+      await this.accepted(joined.accountId, joined.email, joined.memberId, joined.role, "invitation");
+      return memberView(joined);
+    }
     // Else a member's password-reset link (kept on the member).
     const m = await this.d.members.byInvitation(hash);
     const now = this.d.clock.now();
@@ -263,7 +266,16 @@ export class TeamService {
     if (!(await this.d.members.acceptInvitation(hash, await hashPassword(password), now))) throw invalid;
     // A reset link used: every ID token of the old password stops.
     if (m.passwordHash) await this.d.revoke?.([lineage.password(m.accountId, m.email)]);
+    await this.accepted(m.accountId, m.email, m.memberId, m.role, m.passwordHash ? "password_reset" : "invitation");
     return memberView({ ...m, joinedAt: now });
+  }
+
+  /** The audit log's line for a used invitation or reset link: by the person who used it. */
+  private accepted(accountId: string, email: string, memberId: string, role: string, link: string) {
+    return this.d.audit.note({ kind: "service", accountId, actor: email }, "invitation.accepted", memberId, {
+      role,
+      link,
+    });
   }
 
   /**

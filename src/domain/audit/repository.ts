@@ -15,6 +15,9 @@ export const AUDIT_KINDS = [
   "contact.erased",
   "contact.exported",
   "retention.ran",
+  "chatbot.updated",
+  "invitation.accepted",
+  "conversation.assigned",
 ] as const;
 
 /** One kind of audited action. */

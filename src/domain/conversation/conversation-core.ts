@@ -1,5 +1,6 @@
 import type { ChatbotRepository } from "../account/repository.js";
 import type { Agent } from "../agent/agent.js";
+import type { AuditLog } from "../audit/audit-log.js";
 import type { AccountCaller, FrameCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { notFound } from "../errors.js";
@@ -8,6 +9,7 @@ import type { IdempotencyRepository } from "../idempotency/repository.js";
 import type { Repositories, Transact } from "../store.js";
 import type { EventInput, EventLog } from "../webhook/event-log.js";
 import type { EventType } from "../webhook/repository.js";
+import { type ActivityRecord, recordActivity } from "./activity.js";
 import { ContactListCache } from "./contact-list-cache.js";
 import type { CustomerLimits } from "./customer-limits.js";
 import type { ConversationEvents, ConversationSummary } from "./events.js";
@@ -54,6 +56,8 @@ export interface ConversationServiceDeps {
   log: EventLog;
   /** True when the e-mail is a person of the account (its owner or a member): only they take conversations over. */
   isPersonOf(accountId: string, email: string): Promise<boolean>;
+  /** The accounts' audit log: every change of who holds a conversation is recorded in its unit of work. */
+  auditLog?: AuditLog;
   /** The display name a person set in their profile ("" when none), shown to the customer when they are assigned. */
   displayNameOf?(accountId: string, email: string): Promise<string>;
 }
@@ -126,6 +130,21 @@ export class ConversationCore {
         if (reopens) events.push({ type: "conversation.reopened", data: { conversationId, conversation: summary } });
         events.push({ type: "message.created", data: { conversationId, message } });
         await this.d.log.record(tx, accountId, events);
+        // The timeline: the customer writing into a closed conversation reopened it.
+        if (reopens)
+          await recordActivity(tx, this.d.log, {
+            accountId,
+            conversationId,
+            kind: "reopened",
+            actorEmail: "",
+            actorName: "Customer",
+            fromEmail: "",
+            fromName: "",
+            toEmail: "",
+            toName: "",
+            detail: "",
+            createdAt: m.createdAt,
+          });
         // A retry with this key answers this message again, with nothing written.
         await this.keys.record(tx, keyed, { message });
         // What else goes with the message (the claim of its reply, or the claim a reply completes).
@@ -144,12 +163,16 @@ export class ConversationCore {
     return r;
   }
 
-  /** Writes a change of state and its event (when `type` is given) in one unit of work. */
+  /**
+   * Writes a change of state and its event (when `type` is given) in one unit of work, then its timeline line
+   * (when `line` is given: its conversation.activity event follows the change's own).
+   */
   async change(
     conv: ConversationRecord,
     type: EventType | undefined,
     write: (tx: Repositories) => Promise<void>,
     keyed?: KeyedRequest,
+    line?: Omit<ActivityRecord, "activityId">,
   ): Promise<ConversationSummary> {
     const after = await this.d.transaction(
       async (tx) => {
@@ -159,6 +182,7 @@ export class ConversationCore {
           await this.d.log.record(tx, conv.accountId, [
             { type, data: { conversationId: c.conversationId, conversation: this.summary(c) } },
           ]);
+        if (line) await recordActivity(tx, this.d.log, line);
         await this.keys.record(tx, keyed, this.summary(c));
         return c;
       },

@@ -32,6 +32,7 @@ export class ConversationService {
   readonly watch: ConversationWatches["watch"];
   readonly watchAccount: ConversationWatches["watchAccount"];
   readonly markRead: OperatorActions["markRead"];
+  readonly markUnread: OperatorActions["markUnread"];
   readonly takeOver: OperatorActions["takeOver"];
   readonly release: OperatorActions["release"];
   readonly reply: OperatorActions["reply"];
@@ -56,6 +57,7 @@ export class ConversationService {
     this.watch = watches.watch.bind(watches);
     this.watchAccount = watches.watchAccount.bind(watches);
     this.markRead = actions.markRead.bind(actions);
+    this.markUnread = actions.markUnread.bind(actions);
     this.takeOver = actions.takeOver.bind(actions);
     this.release = actions.release.bind(actions);
     this.reply = actions.reply.bind(actions);

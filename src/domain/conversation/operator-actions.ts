@@ -1,7 +1,9 @@
 import type { AccountCaller } from "../caller.js";
 import { DomainError, invalidArgument } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
+import type { Repositories } from "../store.js";
 import { optionalText, requireContent, requireEmail } from "../validate.js";
+import { type ActivityKind, nameFor } from "./activity.js";
 import type { ConversationCore } from "./conversation-core.js";
 import type { ConversationSummary } from "./events.js";
 import type { MessageRecord, NewMessage } from "./repository.js";
@@ -17,6 +19,14 @@ export class OperatorActions {
   async markRead(caller: AccountCaller, conversationId: string): Promise<ConversationSummary> {
     const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
     return this.c.change(conv, "conversation.read", (tx) => tx.conversations.markRead(conv.conversationId));
+  }
+
+  /** Moves the account's read marker back before the latest customer message: one unread message again. */
+  async markUnread(caller: AccountCaller, conversationId: string): Promise<ConversationSummary> {
+    const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
+    // Unread already (a customer message after the marker): nothing changes, and no event says otherwise.
+    const type = conv.unreadCount > 0 ? undefined : "conversation.unread";
+    return this.c.change(conv, type, (tx) => tx.conversations.markUnread(conv.conversationId));
   }
 
   /** Assigns the conversation to an operator, shown to the customer by name; the AI agent stops answering. */
@@ -42,31 +52,85 @@ export class OperatorActions {
         name ||
         (await this.c.d.displayNameOf?.(caller.accountId, operator)) ||
         operator.slice(0, operator.lastIndexOf("@"));
+      // The timeline: taken (by the person themselves) or assigned (by someone else), from whoever held it.
+      const kind = operator.toLowerCase() === caller.email.toLowerCase() ? "taken_over" : "assigned";
+      const line = await this.line(caller, conv, kind, operator, shown);
       return this.c.change(
         conv,
         "conversation.assigned",
-        (tx) => tx.conversations.assign(conv.conversationId, operator, shown),
+        async (tx) => {
+          await tx.conversations.assign(conv.conversationId, operator, shown);
+          if (conv.assignedTo !== operator) await this.audited(tx, caller, conv, operator);
+        },
         keyed,
+        conv.assignedTo === operator ? undefined : line,
       );
     });
+  }
+
+  /** The audit log's line for a change of who holds the conversation, in the change's unit of work. */
+  private audited(
+    tx: Pick<Repositories, "audit">,
+    caller: AccountCaller,
+    conv: { conversationId: string; assignedTo: string },
+    to: string,
+  ): Promise<void> {
+    return (
+      this.c.d.auditLog?.record(tx, caller, "conversation.assigned", conv.conversationId, {
+        from: conv.assignedTo,
+        to,
+      }) ?? Promise.resolve()
+    );
+  }
+
+  /** A timeline line of the caller's change to `conv`, from its holder to `to` (names looked up now). */
+  private async line(
+    caller: AccountCaller,
+    conv: { accountId: string; conversationId: string; assignedTo: string; operatorName: string },
+    kind: ActivityKind,
+    to = "",
+    toName = "",
+  ) {
+    const name = (email: string) => nameFor(this.c.d.displayNameOf?.bind(this.c.d), caller.accountId, email);
+    const holds = kind !== "closed" && kind !== "reopened";
+    return {
+      accountId: conv.accountId,
+      conversationId: conv.conversationId,
+      kind,
+      actorEmail: caller.email,
+      actorName: await name(caller.email),
+      fromEmail: holds ? conv.assignedTo : "",
+      fromName: holds
+        ? conv.assignedTo === AI_AGENT
+          ? "AI agent"
+          : conv.operatorName || (await name(conv.assignedTo))
+        : "",
+      toEmail: to,
+      toName: to === AI_AGENT ? "AI agent" : toName,
+      detail: "",
+      createdAt: this.c.d.clock.now(),
+    };
   }
 
   /** Hands the conversation back to the AI agent. */
   async release(caller: AccountCaller, conversationId: string, idempotencyKey?: string): Promise<ConversationSummary> {
     const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const keyed = this.c.keys.request(caller, idempotencyKey, "release", { conversationId });
-    return this.c.keys.once(keyed, () =>
-      this.c.change(
+    return this.c.keys.once(keyed, async () => {
+      const line = await this.line(caller, conv, "released", AI_AGENT);
+      return this.c.change(
         conv,
         "conversation.assigned",
         async (tx) => {
           // A conversation the agent handed over answers again once released.
           await tx.agents.clearHandover(conv.conversationId);
           await tx.conversations.assign(conv.conversationId, AI_AGENT, "");
+          if (conv.assignedTo !== AI_AGENT) await this.audited(tx, caller, conv, AI_AGENT);
         },
         keyed,
-      ),
-    );
+        conv.assignedTo === AI_AGENT ? undefined : line,
+      );
+    });
   }
 
   /** Stores an operator's reply; a closed conversation must be reopened first. */
@@ -113,13 +177,15 @@ export class OperatorActions {
         : status === "closed"
           ? "conversation.closed"
           : "conversation.reopened";
-    return this.c.keys.once(keyed, () =>
-      this.c.change(
+    return this.c.keys.once(keyed, async () => {
+      const line = type && (await this.line(caller, conv, status === "closed" ? "closed" : "reopened"));
+      return this.c.change(
         conv,
         type,
         (tx) => tx.conversations.setStatus(conv.conversationId, status, this.c.d.clock.now()),
         keyed,
-      ),
-    );
+        line || undefined,
+      );
+    });
   }
 }

@@ -2,6 +2,7 @@ import type { FrameCaller } from "../caller.js";
 import { DomainError, invalidArgument } from "../errors.js";
 import { requireUuid } from "../ids.js";
 import { optionalContent } from "../validate.js";
+import { recordActivity } from "./activity.js";
 import type { ConversationCore } from "./conversation-core.js";
 import type { ConversationRating, ConversationSummary } from "./events.js";
 
@@ -47,6 +48,20 @@ export class ConversationRatings {
       await this.c.d.log.record(tx, conv.accountId, [
         { type: "conversation.rated", data: { conversationId: conv.conversationId, conversation: s } },
       ]);
+      // The timeline's line: by the customer, the score (the comment is the rating's).
+      await recordActivity(tx, this.c.d.log, {
+        accountId: conv.accountId,
+        conversationId: conv.conversationId,
+        kind: "rated",
+        actorEmail: "",
+        actorName: "Customer",
+        fromEmail: "",
+        fromName: "",
+        toEmail: "",
+        toName: "",
+        detail: String(score),
+        createdAt: rating.ratedAt,
+      });
       return s;
     });
     // Watchers and the dispatcher hear of it from the store's announcement of the append.

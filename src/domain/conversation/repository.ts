@@ -160,6 +160,11 @@ export interface ConversationRepository {
     offset: number,
   ): Promise<{ conversations: ConversationRecord[]; hasMore: boolean }>;
   markRead(conversationId: string): Promise<void>;
+  /**
+   * Moves the read marker back to just before the latest customer message (that one counts as unread again);
+   * a conversation with no customer message is left as it is.
+   */
+  markUnread(conversationId: string): Promise<void>;
   assign(conversationId: string, assignee: string, operatorName: string): Promise<void>;
   setStatus(conversationId: string, status: "live" | "closed", now: number): Promise<void>;
 }

@@ -39,6 +39,7 @@ const STATE_TYPES = new Set([
   "conversation.closed",
   "conversation.reopened",
   "conversation.read",
+  "conversation.unread",
   "conversation.rated",
 ]);
 

@@ -12,4 +12,6 @@ export const EVENT_TYPES = [
   "contact.erased",
   "conversation.rated",
   "note.created",
+  "conversation.unread",
+  "conversation.activity",
 ] as const;

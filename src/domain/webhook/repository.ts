@@ -1,3 +1,4 @@
+import type { ActivityRecord } from "../conversation/activity.js";
 import type { ConversationSummary } from "../conversation/events.js";
 import type { NoteRecord } from "../conversation/notes.js";
 import type { MessageRecord } from "../conversation/repository.js";
@@ -22,6 +23,8 @@ export interface EventData {
   contactId?: string;
   /** note.created: the internal note. */
   note?: NoteRecord;
+  /** conversation.activity: a line of the conversation's timeline (who did what). */
+  activity?: ActivityRecord;
   /** Set (alone) when the event's data was erased with its customer or its conversation. */
   redacted?: boolean;
 }

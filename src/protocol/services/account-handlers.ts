@@ -203,7 +203,7 @@ export function accountHandlers(d: {
       return { data: { chatbots: (await accounts.listChatbots(accountCaller(call.auth))).map(chatbot) } };
     },
     async updateChatbot(req, call) {
-      const c = await accounts.updateChatbot(accountCaller(call.auth), req.chatbotId, {
+      const c = await accounts.updateChatbot(auditedCaller(call), req.chatbotId, {
         name: req.name,
         allowedOrigins: req.allowedOrigins.length > 0 ? req.allowedOrigins : undefined,
         knowledge: req.knowledge?.snippets.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
@@ -214,7 +214,7 @@ export function accountHandlers(d: {
     },
     async disableChatbot(req, call) {
       return {
-        data: chatbot(await accounts.updateChatbot(accountCaller(call.auth), req.chatbotId, { active: false })),
+        data: chatbot(await accounts.updateChatbot(auditedCaller(call), req.chatbotId, { active: false })),
       };
     },
     async setChatbotPicture(req, call) {

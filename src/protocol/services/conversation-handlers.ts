@@ -8,6 +8,7 @@ import {
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import type { Clock } from "../../domain/clock.js";
+import type { ConversationActivity } from "../../domain/conversation/activity.js";
 import type {
   AccountWatchEvent,
   ConversationService,
@@ -22,6 +23,7 @@ import { isoTime } from "../../domain/time.js";
 import type { TypingSignal } from "../../domain/typing/channel.js";
 import { withSignals } from "../../domain/typing/merge.js";
 import { TYPING_EXPIRES_MS, type TypingService, typingFor } from "../../domain/typing/typing-service.js";
+import { auditedCaller } from "../audited.js";
 import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
@@ -151,6 +153,7 @@ export function conversationHandlers(
   typing: TypingService,
   pictures: OperatorPictures,
   notes: ConversationNotes,
+  activities: ConversationActivity,
 ): Handlers<typeof ConversationServiceDesc> {
   const pages = pageForms();
   /** A summary with the picture of the operator who holds it (what the frame shows beside their name). */
@@ -162,7 +165,7 @@ export function conversationHandlers(
     async sendTyping(req, call) {
       return { forwarded: await typing.signal(anyCaller(call.auth), req.conversationId) };
     },
-    ...noteHandlers(notes, keyOf),
+    ...noteHandlers(notes, keyOf, activities),
     async getContactConversations(req, call) {
       const caller = accountCaller(call.auth);
       const input = {
@@ -277,8 +280,12 @@ export function conversationHandlers(
       const caller = accountCaller(call.auth);
       return { data: summary(await conversations.markRead(caller, req.conversationId)) };
     },
-    async takeOverConversation(req, call) {
+    async markConversationUnread(req, call) {
       const caller = accountCaller(call.auth);
+      return { data: summary(await conversations.markUnread(caller, req.conversationId)) };
+    },
+    async takeOverConversation(req, call) {
+      const caller = auditedCaller(call);
       return {
         data: summary(
           await conversations.takeOver(
@@ -292,7 +299,7 @@ export function conversationHandlers(
       };
     },
     async releaseConversation(req, call) {
-      const caller = accountCaller(call.auth);
+      const caller = auditedCaller(call);
       return { data: summary(await conversations.release(caller, req.conversationId, keyOf(req, call))) };
     },
     async replyToConversation(req, call) {

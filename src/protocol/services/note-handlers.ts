@@ -1,5 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { NoteSchema } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type { ActivitySchema, NoteSchema } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type { ActivityRecord, ConversationActivity } from "../../domain/conversation/activity.js";
 import type { ConversationNotes, NoteRecord } from "../../domain/conversation/notes.js";
 import { isoTime } from "../../domain/time.js";
 import { accountCaller } from "../auth.js";
@@ -16,10 +17,28 @@ export function note(n: NoteRecord): MessageInitShape<typeof NoteSchema> {
   };
 }
 
+/** A timeline line as the account's lists and events answer it. */
+export function activity(a: ActivityRecord): MessageInitShape<typeof ActivitySchema> {
+  return {
+    activityId: a.activityId,
+    conversationId: a.conversationId,
+    kind: a.kind,
+    actorEmail: a.actorEmail,
+    actorName: a.actorName,
+    fromEmail: a.fromEmail,
+    fromName: a.fromName,
+    toEmail: a.toEmail,
+    toName: a.toName,
+    detail: a.detail,
+    createdAt: isoTime(a.createdAt),
+  };
+}
+
 /** The ConversationService's note methods (ID token, operator: the gate admits no frame token to them). */
 export function noteHandlers(
   notes: ConversationNotes,
   keyOf: (req: { idempotencyKey: string }, call: Call) => string | undefined,
+  activities: ConversationActivity,
 ) {
   return {
     async addConversationNote(
@@ -31,6 +50,10 @@ export function noteHandlers(
     },
     async listConversationNotes(req: { conversationId: string }, call: AuthorizedCall) {
       return { data: { notes: (await notes.list(accountCaller(call.auth), req.conversationId)).map(note) } };
+    },
+    async listConversationActivity(req: { conversationId: string }, call: AuthorizedCall) {
+      const lines = await activities.list(accountCaller(call.auth), req.conversationId);
+      return { data: { activities: lines.map(activity) } };
     },
   };
 }

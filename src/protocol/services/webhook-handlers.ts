@@ -13,7 +13,7 @@ import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
 import { toDocumentedJson } from "../rest/json-codec.js";
 import { message, summary } from "./conversation-handlers.js";
-import { note } from "./note-handlers.js";
+import { activity, note } from "./note-handlers.js";
 
 const iso = (t: number | null): string => (t === null ? "" : isoTime(t));
 
@@ -68,6 +68,7 @@ export function eventMessage(e: EventRecord): MessageInitShape<typeof EventSchem
       contactId: d.contactId ?? "",
       redacted: d.redacted ?? false,
       ...(d.note ? { note: note(d.note) } : {}),
+      ...(d.activity ? { activity: activity(d.activity) } : {}),
     },
   };
 }

@@ -199,6 +199,26 @@ export function pgConversations(db: PgDb): ConversationRepository {
             [r.contact_id, r.was],
           );
       }),
+    // The conversation's row first, then the contact's, as markRead. Only when no customer message is unread yet.
+    markUnread: (id) =>
+      db.unit(async () => {
+        db.held?.delete(heldKey(id));
+        const [r] = await db.rows<{ contact_id: string }>(
+          "conv_unread_one",
+          `UPDATE conversations v SET unread_count = 1, read_order = last.message_order - 1
+           FROM (SELECT m.message_order FROM conversations c JOIN messages m ON m.conversation_id = c.conversation_id
+                 WHERE c.conversation_id = $1 AND m.role = 'user' ORDER BY m.message_order DESC LIMIT 1
+                 FOR UPDATE OF c) AS last
+           WHERE v.conversation_id = $1 AND v.read_order >= last.message_order RETURNING v.contact_id`,
+          [id],
+        );
+        if (r)
+          await db.count(
+            "conv_unread_on",
+            "UPDATE contacts SET unread_count = unread_count + 1 WHERE contact_id = $1",
+            [r.contact_id],
+          );
+      }),
     // One statement: the contact's copy changes only when the conversation is its latest.
     assign: async (id, assignee, operatorName) => {
       db.held?.delete(heldKey(id));

@@ -609,4 +609,24 @@ export const pgMigrations: PgMigration[] = [
         at bigint NOT NULL
       );`,
   },
+  {
+    version: 23,
+    // Each conversation's timeline (who took, released, closed, reopened, rated); deleted with its conversation.
+    sql: `
+      CREATE TABLE conversation_activity (
+        activity_id text PRIMARY KEY,
+        account_id text NOT NULL,
+        conversation_id text NOT NULL,
+        kind text NOT NULL,
+        actor_email text NOT NULL,
+        actor_name text NOT NULL,
+        from_email text NOT NULL,
+        from_name text NOT NULL,
+        to_email text NOT NULL,
+        to_name text NOT NULL,
+        detail text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX conversation_activity_conversation ON conversation_activity (conversation_id, created_at);`,
+  },
 ];

@@ -7,6 +7,7 @@ import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
 import { pgAccounts } from "./accounts.js";
+import { pgActivities } from "./activities.js";
 import { pgAgents } from "./agents.js";
 import { pgApiKeys } from "./api-keys.js";
 import { pgAudit } from "./audit.js";
@@ -86,6 +87,7 @@ export class PgStore extends RepositoryMembers implements Store {
       reports: pgReports(db),
       pictures: pgPictures(db),
       notes: pgNotes(db),
+      activities: pgActivities(db),
       savedReplies: pgSavedReplies(db),
       events: advances.announcing(pgEvents(db, origin)),
       webhooks: pgWebhooks(db),

@@ -836,4 +836,26 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 29,
+    name: "conversation_activity: each conversation's timeline (who took, released, closed, reopened, rated)",
+    sql: `
+      -- Timelines go with their conversation, as notes do: erasure and retention delete them by conversation_id.
+      CREATE TABLE conversation_activity (
+        activity_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        actor_email TEXT NOT NULL,
+        actor_name TEXT NOT NULL,
+        from_email TEXT NOT NULL,
+        from_name TEXT NOT NULL,
+        to_email TEXT NOT NULL,
+        to_name TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX conversation_activity_conversation ON conversation_activity (conversation_id, created_at);
+    `,
+  },
 ];

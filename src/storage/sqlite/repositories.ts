@@ -1,5 +1,6 @@
 import type { Db } from "./database.js";
 import { sqliteAccounts } from "./repos/accounts.js";
+import { sqliteActivities } from "./repos/activities.js";
 import { sqliteAgents } from "./repos/agent.js";
 import { sqliteApiKeys } from "./repos/api-keys.js";
 import { sqliteAudit } from "./repos/audit.js";
@@ -41,6 +42,7 @@ export function sqliteRepositories(db: Db) {
     profiles: sqliteProfiles(db),
     pictures: sqlitePictures(db),
     notes: sqliteNotes(db),
+    activities: sqliteActivities(db),
     savedReplies: sqliteSavedReplies(db),
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),

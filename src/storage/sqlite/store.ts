@@ -380,6 +380,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     profiles: asyncRepository(sync.profiles, run),
     pictures: asyncRepository(sync.pictures, run),
     notes: asyncRepository(sync.notes, run),
+    activities: asyncRepository(sync.activities, run),
     savedReplies: asyncRepository(sync.savedReplies, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),

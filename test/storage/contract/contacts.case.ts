@@ -311,5 +311,35 @@ export function contactCases(h: () => Harness) {
       expect(await find("u-")).toEqual(["u-1", "u-2", "u-3"]);
       expect(await find("nobody")).toEqual([]);
     });
+
+    it("markUnread makes the latest customer message unread again, once, in the conversation and its contact", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const id = newId();
+      await message(store, a, id, { at: 1, start: true, userId: "again" });
+      await message(store, a, id, { at: 2, role: "assistant" });
+      await message(store, a, id, { at: 3 });
+      await message(store, a, id, { at: 4, role: "operator" });
+      const unread = async () => ({
+        conversation: (await store.conversations.byId(id))?.unreadCount,
+        contact: (await store.contacts.list(query(a.accountId))).contacts[0]?.unreadCount,
+        listed: (await store.contacts.list(query(a.accountId, { filter: "unread" }))).contacts.length,
+      });
+      expect(await unread()).toEqual({ conversation: 2, contact: 2, listed: 1 });
+      // Unread already: nothing changes.
+      await store.conversations.markUnread(id);
+      expect(await unread()).toEqual({ conversation: 2, contact: 2, listed: 1 });
+      await store.conversations.markRead(id);
+      expect(await unread()).toEqual({ conversation: 0, contact: 0, listed: 0 });
+      await store.conversations.markUnread(id);
+      expect(await unread()).toEqual({ conversation: 1, contact: 1, listed: 1 });
+      await store.conversations.markUnread(id);
+      expect(await unread()).toEqual({ conversation: 1, contact: 1, listed: 1 });
+      // The marker sits just before the latest customer message: the next one counts on top of it.
+      await message(store, a, id, { at: 5 });
+      expect(await unread()).toEqual({ conversation: 2, contact: 2, listed: 1 });
+      await store.conversations.markRead(id);
+      expect(await unread()).toEqual({ conversation: 0, contact: 0, listed: 0 });
+    });
   });
 }

@@ -134,7 +134,11 @@ function ChatbotForm({ chatbot }: { chatbot: Chatbot | undefined }) {
         </p>
       )}
       <form class="card" onSubmit={submit}>
-        <Field label="Name" id="bot-name" hint="Shown at the top of the chat.">
+        <Field
+          label="Name"
+          id="bot-name"
+          hint="How the console and reports name this chatbot; the chat's header shows the appearance's agent name when one is set."
+        >
           <input
             id="bot-name"
             required

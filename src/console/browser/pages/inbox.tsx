@@ -1,5 +1,6 @@
 import { useContext, useEffect, useRef, useState } from "preact/hooks";
 import type {
+  Activity,
   Contact,
   ConversationSummary,
   Message,
@@ -16,6 +17,7 @@ import { ContactPrivacy } from "./contact-privacy.js";
 import { type View, ViewPicker } from "./inbox-views.js";
 import { NotesPanel } from "./notes.js";
 import { ReplyBox } from "./saved-reply-picker.js";
+import { ActivityLine, TakenNotices, TakeOver, useActivity, useTakenFromMe } from "./timeline.js";
 
 const PAGE = 20;
 type Filter = "all" | "unread" | "live";
@@ -73,7 +75,9 @@ export function Inbox() {
   }, [list.contacts, open]);
 
   const [live, setLive] = useState<Live>({ n: 0 });
+  const taken = useTakenFromMe(s.account.callerEmail, list.contacts);
   useAccountWatch(email, (e) => {
+    taken.seen(e);
     if (e.case === "message") setLive((l) => ({ message: e.value, n: l.n + 1 }));
     if (e.case === "conversation") setLive((l) => ({ summary: e.value, n: l.n + 1 }));
     if (e.case === "note") setLive((l) => ({ note: e.value, n: l.n + 1 }));
@@ -126,6 +130,7 @@ export function Inbox() {
             }}
           />
         </div>
+        <TakenNotices notices={taken.notices} dismiss={taken.dismiss} />
         <ContactList
           list={list}
           openId={open?.contactId}
@@ -277,6 +282,9 @@ function ConversationView(props: {
   const a = useAction();
   const end = useRef<HTMLDivElement>(null);
   const typed = useOperatorTyping(id);
+  // The timeline, read again when the conversation's state changes (live, or by this person's action).
+  const [changes, setChanges] = useState(0);
+  const lines = useActivity(id, changes);
 
   const load = async () => {
     setLoadError(undefined);
@@ -296,13 +304,52 @@ function ConversationView(props: {
     void load();
   }, []);
 
+  // Read means read: what is open on a visible page is read (opening it, a customer message arriving while it is
+  // open, coming back to the tab, replying), as in Intercom and Chatwoot. One call at a time; one more if asked meanwhile.
+  const reading = useRef<"idle" | "busy" | "again">("idle");
+  const readNow = () => {
+    if (document.visibilityState !== "visible") return;
+    if (reading.current !== "idle") {
+      reading.current = "again";
+      return;
+    }
+    reading.current = "busy";
+    conversations
+      .markConversationRead({ conversationId: id })
+      .then(
+        (r) => {
+          if (r.data) setSummary(r.data);
+          props.onChanged();
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        const again = reading.current === "again";
+        reading.current = "idle";
+        if (again) readNow();
+      });
+  };
+  const unreadAtOpen = Number(props.initial?.unreadMessageCount ?? props.contact.unreadMessageCount) || 0;
+  useEffect(() => {
+    if (unreadAtOpen > 0) readNow();
+    const shown = () => {
+      if (document.visibilityState === "visible") readNow();
+    };
+    document.addEventListener("visibilitychange", shown);
+    return () => document.removeEventListener("visibilitychange", shown);
+  }, []);
+
   // Live: a message of this conversation is appended once (message_order says where); a state change replaces it.
   useEffect(() => {
     const m = props.live.message;
     if (m && m.conversationId === id)
       setMessages((ms) => (ms && !ms.some((x) => x.messageOrder === m.messageOrder) ? [...ms, m] : ms));
+    if (m && m.conversationId === id && m.role === "user") readNow();
     const sm = props.live.summary;
-    if (sm && sm.conversationId === id) setSummary(sm);
+    if (sm && sm.conversationId === id) {
+      setSummary(sm);
+      setChanges((c) => c + 1);
+    }
   }, [props.live.n]);
 
   useEffect(() => end.current?.scrollIntoView({ block: "end" }), [messages?.length]);
@@ -310,11 +357,15 @@ function ConversationView(props: {
   const status = summary?.status ?? props.contact.conversationStatus;
   const assignedTo = summary?.assignedTo ?? props.contact.assignedTo;
   const mine = assignedTo === s.account.callerEmail;
+  // The holder by name: as the conversation's state says it, else as the timeline's latest line to them does.
+  const holderName =
+    summary?.operatorName || [...lines].reverse().find((l) => l.toEmail === assignedTo)?.toName || assignedTo;
   const unread = Number(summary?.unreadMessageCount ?? props.contact.unreadMessageCount) || 0;
   const act = (fn: () => Promise<{ data?: ConversationSummary | undefined }>) =>
     void a.run(async () => {
       const r = await fn();
       if (r.data) setSummary(r.data);
+      setChanges((c) => c + 1);
       props.onChanged();
     });
   const send = (e: Event) => {
@@ -324,6 +375,8 @@ function ConversationView(props: {
     void a.run(async () => {
       const r = await conversations.replyToConversation({ conversationId: id, content });
       setReply("");
+      // Answering a conversation reads it.
+      if (unread > 0) readNow();
       const m = r.data;
       if (m) setMessages((ms) => (ms && !ms.some((x) => x.messageOrder === m.messageOrder) ? [...ms, m] : ms));
     });
@@ -340,18 +393,20 @@ function ConversationView(props: {
           <span class={`badge badge--${status}`} data-testid="conversation-status">
             {status}
           </span>{" "}
-          {assignedTo === "ai_agent" ? "AI agent answers" : `Held by ${assignedTo}`}
+          {assignedTo === "ai_agent"
+            ? "AI agent answers"
+            : `Held by ${holderName}${holderName === assignedTo ? "" : ` (${assignedTo})`}`}
           {props.contact.email && ` · ${props.contact.email}`}
           {props.contact.phoneNumber && ` · ${props.contact.phoneNumber}`} · user id {props.contact.userId}
         </p>
         <RatingNote rating={summary?.rating ?? props.rated} />
         <div class="actions" role="toolbar" aria-label="Conversation actions">
           {!mine && (
-            <button
-              type="button"
-              class="button button--primary"
-              disabled={a.busy}
-              onClick={() =>
+            <TakeOver
+              holder={assignedTo}
+              holderName={holderName}
+              busy={a.busy}
+              onTake={() =>
                 act(() =>
                   conversations.takeOverConversation({
                     conversationId: id,
@@ -361,9 +416,7 @@ function ConversationView(props: {
                   }),
                 )
               }
-            >
-              Take over
-            </button>
+            />
           )}
           {s.admin && <AssignTo conversationId={id} assignedTo={assignedTo} busy={a.busy} act={act} />}
           {assignedTo !== "ai_agent" && (
@@ -376,7 +429,7 @@ function ConversationView(props: {
               Release to AI
             </button>
           )}
-          {unread > 0 && (
+          {unread > 0 ? (
             <button
               type="button"
               class="button"
@@ -384,6 +437,22 @@ function ConversationView(props: {
               onClick={() => act(() => conversations.markConversationRead({ conversationId: id }))}
             >
               Mark read
+            </button>
+          ) : (
+            <button
+              type="button"
+              class="button"
+              disabled={a.busy}
+              onClick={() =>
+                // Back to the list, as Intercom and Chatwoot do: left open, the conversation would be read again.
+                void a.run(async () => {
+                  await conversations.markConversationUnread({ conversationId: id });
+                  props.onChanged();
+                  props.onBack();
+                })
+              }
+            >
+              Mark unread
             </button>
           )}
           {status === "closed" ? (
@@ -413,13 +482,19 @@ function ConversationView(props: {
         </div>
         <ActionError error={a.error} />
       </header>
-      <div class="messages" role="log" aria-live="polite" aria-label={`Messages with ${name}`}>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable log must be reachable by keyboard (axe) */}
+      <div class="messages" role="log" aria-live="polite" aria-label={`Messages with ${name}`} tabIndex={0}>
         {loadError !== undefined && <ErrorNote error={loadError} onRetry={() => void load()} />}
         {messages === undefined && loadError === undefined && <Loading what="messages" />}
         {messages?.length === 0 && <Empty>No messages yet.</Empty>}
-        {messages?.map((m) => (
-          <MessageItem key={m.messageOrder} m={m} />
-        ))}
+        {messages !== undefined &&
+          timeline(messages, lines).map((x) =>
+            "messageOrder" in x ? (
+              <MessageItem key={x.messageOrder} m={x} />
+            ) : (
+              <ActivityLine key={x.activityId} a={x} />
+            ),
+          )}
         <div ref={end} />
       </div>
       <CustomerTyping conversationId={id} name={name} />
@@ -445,6 +520,19 @@ function ConversationView(props: {
       </form>
     </div>
   );
+}
+
+/** The messages and the timeline's lines, by time (a line after the messages of its instant). */
+function timeline(messages: Message[], lines: Activity[]): (Message | Activity)[] {
+  const out: (Message | Activity)[] = [];
+  let i = 0;
+  for (const m of messages) {
+    const t = Date.parse(m.createdAt);
+    while (i < lines.length && Date.parse(lines[i]!.createdAt) < t) out.push(lines[i++]!);
+    out.push(m);
+  }
+  while (i < lines.length) out.push(lines[i++]!);
+  return out;
 }
 
 const ROLE_LABEL: Record<string, string> = { user: "Customer", assistant: "AI agent", operator: "Operator" };

@@ -148,9 +148,9 @@ function useSaveForm(save: () => Promise<void>) {
 function YourName() {
   const s = useContext(SessionContext)!;
   const [name, setName] = useState(s.account.callerDisplayName);
-  const [avatar, setAvatar] = useState(s.account.callerAvatarUrl);
   const { a, done, submit } = useSaveForm(async () => {
-    const r = await accounts.updateMyProfile({ displayName: name, avatarUrl: avatar });
+    // The picture customers see is the uploaded one (below); the stored address is passed through unchanged.
+    const r = await accounts.updateMyProfile({ displayName: name, avatarUrl: s.account.callerAvatarUrl });
     if (r.data) s.update(r.data);
   });
   return (
@@ -169,13 +169,6 @@ function YourName() {
         value={name}
         onValue={setName}
       />
-      <TextField
-        label="Picture (https address, optional)"
-        id="avatar-url"
-        type="url"
-        value={avatar}
-        onValue={setAvatar}
-      />
       {a.error !== undefined && <ErrorNote error={a.error} />}
       {done && (
         <p class="state state--ok" role="status">
@@ -183,7 +176,7 @@ function YourName() {
         </p>
       )}
       <button type="submit" class="button button--primary" disabled={a.busy}>
-        Save name and picture
+        Save name
       </button>
     </form>
   );

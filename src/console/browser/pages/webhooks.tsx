@@ -75,7 +75,11 @@ function NewEndpoint({ onCreated }: { onCreated: (s: Shown) => void }) {
   return (
     <form class="card" onSubmit={submit} aria-labelledby="new-endpoint">
       <h2 id="new-endpoint">Add an endpoint</h2>
-      <Field label="URL" id="webhook-url" hint="https, at a public address.">
+      <Field
+        label="URL"
+        id="webhook-url"
+        hint="https at a public address. Outside production (NODE_ENV is not production) any address is accepted, and http on localhost too, e.g. http://127.0.0.1:9000/hook."
+      >
         <input
           id="webhook-url"
           type="url"

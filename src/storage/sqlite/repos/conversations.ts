@@ -137,6 +137,23 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     unreadOff.run({ id: conversationId });
     readAll.run(conversationId);
   });
+  const lastUser = db.prepare<[string], { last: number | null; read_order: number }>(
+    "SELECT (SELECT max(message_order) FROM messages WHERE conversation_id = v.conversation_id AND role = 'user') " +
+      "AS last, read_order FROM conversations v WHERE conversation_id = ?",
+  );
+  const unreadOne = db.prepare<[number, string], { contact_id: string }>(
+    "UPDATE conversations SET unread_count = 1, read_order = ? WHERE conversation_id = ? RETURNING contact_id",
+  );
+  const unreadContact = db.prepare<[string]>(
+    "UPDATE contacts SET unread_count = unread_count + 1 WHERE contact_id = ?",
+  );
+  const markUnread = db.transaction((conversationId: string) => {
+    const c = lastUser.get(conversationId);
+    // No customer message, or the latest is unread already: nothing changes.
+    if (!c || c.last === null || c.read_order < c.last) return;
+    const r = unreadOne.get(c.last - 1, conversationId);
+    if (r) unreadContact.run(r.contact_id);
+  });
   const statusOf = db.prepare<[string, number, string], { contact_id: string; status: string; activity: number }>(
     "UPDATE conversations SET status = ?, last_message_at = coalesce(last_message_at, ?) WHERE conversation_id = ? " +
       "RETURNING contact_id, status, coalesce(last_message_at, created_at) AS activity",
@@ -243,6 +260,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     forUser: (accountId, chatbotId, userId, limit) =>
       forUser.all(accountId, userId, chatbotId, limit).map(toConversation),
     markRead: (id) => markRead.immediate(id),
+    markUnread: (id) => markUnread.immediate(id),
     forContact: (contactId, limit, offset) => {
       const rows = forContact.all(contactId, limit + 1, offset);
       return { conversations: rows.slice(0, limit).map(toConversation), hasMore: rows.length > limit };
