@@ -47,6 +47,11 @@ describe("without a model", () => {
     // The team's inbox hears of it: the note is in the account's event log (watch_account and webhooks read it).
     const events = await getJson(s.url, "/v1/account/events", { types: "note.created" }, auth);
     expect(events.body.data.events.map((e: any) => e.data.conversation_id)).toContain(r.conversation_id);
+    // The conversation's timeline says so, with the reason.
+    const timeline = await getJson(s.url, "/list_conversation_activity", { conversation_id: r.conversation_id }, auth);
+    expect(timeline.body.data.activities.map((l: Record<string, string>) => [l.kind, l.actor_name, l.detail])).toEqual([
+      ["handed_over", "AI agent", "the customer asked for a person"],
+    ]);
 
     // Waiting for the team: the agent answers nothing more.
     const waiting = await send(s.url, at, "Where is my parcel?", r.conversation_id);
@@ -87,7 +92,7 @@ describe("without a model", () => {
     expect((await settings({ dont_know_limit: 2 })).body.data.dont_know_limit).toBe(2);
     const at = await customer();
     const first = await send(s.url, at, "What is the capital of Peru?");
-    expect(first.reply.content).toContain("I don't have an answer");
+    expect(first.reply.content).toContain("I don't know the answer");
     expect(first.reply.content).not.toContain("person from our team");
     const second = await send(s.url, at, "And the meaning of life?", first.conversation_id);
     expect(second.reply.content).toContain("I'm passing you to a person from our team.");

@@ -95,6 +95,10 @@ const DONT_KNOW = [
   /\bI have no knowledge to answer from\b/i,
   /\bI'm not sure\b|\bI am not sure\b/i,
   /\b(the sources|my sources|they) do not cover\b/i,
+  // The built-in agent's own "I don't know" in German, French and Spanish (offline-agent.ts), and their like.
+  /\b(das )?wei(ß|ss) ich (leider )?nicht\b/i,
+  /\bje ne (connais|sais) pas\b/i,
+  /\bno s[ée] la respuesta\b|\bno lo s[ée]\b/i,
 ];
 
 /** True for an answer that says the agent does not know. */

@@ -1,5 +1,6 @@
 import { newId } from "../ids.js";
 import type { Repositories } from "../store.js";
+import { recordActivity } from "./activity.js";
 import type { ConversationCore } from "./conversation-core.js";
 import type { NoteRecord } from "./notes.js";
 import { AI_AGENT } from "./rules.js";
@@ -7,7 +8,8 @@ import { AI_AGENT } from "./rules.js";
 /**
  * Hands a conversation the AI agent answers over to the team, in one unit of work: it waits for a person (the agent
  * stays quiet until a person releases it; it stays in the inbox's Unassigned view, where no person holds it), and an
- * internal note says why, which the account's inbox stream and webhooks carry (`note.created`).
+ * internal note says why, which the account's inbox stream and webhooks carry (`note.created`), and the conversation's
+ * timeline has a `handed_over` line with the reason (`conversation.activity`).
  */
 export async function handOver(
   core: ConversationCore,
@@ -28,6 +30,19 @@ export async function handOver(
     };
     await tx.notes.add(note);
     await core.d.log.record(tx, accountId, [{ type: "note.created", data: { conversationId, note } }]);
+    await recordActivity(tx, core.d.log, {
+      accountId,
+      conversationId,
+      kind: "handed_over",
+      actorEmail: "",
+      actorName: "AI agent",
+      fromEmail: AI_AGENT,
+      fromName: "AI agent",
+      toEmail: "",
+      toName: "",
+      detail: reason,
+      createdAt: at,
+    });
     return note;
   });
 }
