@@ -74,6 +74,19 @@ async function agentTool(): Promise<string> {
   return ((await r.json()) as any).data.tool.tool_id;
 }
 
+/** A new knowledge source (snippets) of account a's chatbot: its id. */
+async function knowledgeSource(): Promise<string> {
+  const r = await fetch(`${s.url}/v1/account/chatbots/${a.chatbotId}/knowledge_sources`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${id}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      kind: "snippets",
+      snippets: [{ title: "Gift cards", url: "https://shop.example/gift", snippet: "Gift cards never expire." }],
+    }),
+  });
+  return ((await r.json()) as any).data.source_id;
+}
+
 /** A new saved reply of account a: its id. */
 async function savedReply(): Promise<string> {
   const r = await fetch(`${s.url}/v1/account/saved_replies`, {
@@ -568,6 +581,38 @@ const cases: Record<string, Case> = {
     fail: () => ({ path: { chatbot_id: a.chatbotId, tool_id: MISSING }, bearer: otherId }),
     failStatus: 404,
   },
+  "POST /v1/account/chatbots/{chatbot_id}/knowledge_sources": {
+    ok: () => ({
+      path: { chatbot_id: a.chatbotId },
+      body: {
+        kind: "snippets",
+        snippets: [{ title: "Returns", url: "https://shop.example/returns", snippet: "Returns are free for 30 days." }],
+      },
+      bearer: id,
+    }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, body: { kind: "page", url: "ftp://x" }, bearer: id }),
+    failStatus: 400,
+  },
+  "GET /v1/account/chatbots/{chatbot_id}/knowledge_sources": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "GET /v1/account/chatbots/{chatbot_id}/knowledge_sources/{source_id}": {
+    ok: async () => ({ path: { chatbot_id: a.chatbotId, source_id: await knowledgeSource() }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId, source_id: MISSING }, bearer: id }),
+    failStatus: 404,
+  },
+  "DELETE /v1/account/chatbots/{chatbot_id}/knowledge_sources/{source_id}": {
+    ok: async () => ({ path: { chatbot_id: a.chatbotId, source_id: await knowledgeSource() }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId, source_id: MISSING }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "POST /v1/account/chatbots/{chatbot_id}/knowledge_sources/{source_id}/resync": {
+    ok: async () => ({ path: { chatbot_id: a.chatbotId, source_id: await knowledgeSource() }, body: {}, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId, source_id: MISSING }, body: {}, bearer: id }),
+    failStatus: 404,
+  },
   "GET /v1/account/chatbots/{chatbot_id}/agent_settings": {
     ok: () => ({ path: { chatbot_id: a.chatbotId }, bearer: id }),
     fail: () => ({ path: { chatbot_id: a.chatbotId }, bearer: otherId }),
@@ -754,7 +799,9 @@ describe("every documented JSON route answers what the document says", () => {
     for (const { key, verb, path: template, op } of operations) {
       // A path with {variables} is probed at one concrete address (the HTTP layer answers before any lookup).
       const path = template.replace(/\{[a-z_]+\}/g, MISSING);
-      const wrong = verb === "get" ? "DELETE" : "PUT";
+      // A method the path does not serve (a knowledge source's path serves GET and DELETE).
+      const served = Object.keys((doc.paths as Record<string, object>)[template]!);
+      const wrong = verb === "get" && !served.includes("delete") ? "DELETE" : "PUT";
       await conforms(await fetch(s.url + path, { method: wrong }), op, 405, `${wrong} ${path}`);
       // Upper case: fetch normalises the case of most methods, but not PATCH's.
       await conforms(
@@ -764,7 +811,9 @@ describe("every documented JSON route answers what the document says", () => {
         key,
       );
       if (op.requestBody) {
-        const big = JSON.stringify({ content: "x".repeat(70_000) });
+        // Over the route's own bound: a knowledge file may be up to 8 MiB (base64), every other body 64 KiB.
+        const large = key === "POST /v1/account/chatbots/{chatbot_id}/knowledge_sources";
+        const big = JSON.stringify({ content: "x".repeat(large ? 12 * 1024 * 1024 : 70_000) });
         const r = await fetch(s.url + path, {
           method: verb.toUpperCase(),
           headers: { "content-type": "application/json" },

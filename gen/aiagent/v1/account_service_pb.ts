@@ -2403,7 +2403,7 @@ export type KnowledgeSource = Message<"aiagent.v1.KnowledgeSource"> & {
   updatedAt: string;
 
   /**
-   * When it was last indexed, ISO 8601; empty before.
+   * When it was last indexed, ISO 8601; empty when it was never indexed.
    *
    * @generated from field: string indexed_at = 18;
    */
@@ -2445,21 +2445,22 @@ export type CreateKnowledgeSourceRequest = Message<"aiagent.v1.CreateKnowledgeSo
   title: string;
 
   /**
-   * With file: the file's name (its extension helps tell Markdown from plain text).
+   * With file (optional for the other kinds): the file's name (its extension helps tell Markdown from plain text).
    *
    * @generated from field: string file_name = 4;
    */
   fileName: string;
 
   /**
-   * With file: its bytes (base64 on the JSON routes), at most 8 MiB.
+   * With file (optional for the other kinds): its bytes (base64 on the JSON routes), at most 8 MiB.
    *
    * @generated from field: bytes content = 5;
    */
   content: Uint8Array;
 
   /**
-   * With page: the page's http or https address; with site: a sitemap's (…/sitemap.xml) or the start page's.
+   * With page or site (optional for the other kinds): the page's http or https address; with site a sitemap's
+   * (…/sitemap.xml) or the start page's.
    *
    * @generated from field: string url = 6;
    */
@@ -2480,7 +2481,7 @@ export type CreateKnowledgeSourceRequest = Message<"aiagent.v1.CreateKnowledgeSo
   maxDepth: number;
 
   /**
-   * With snippets: the passages, at most 500 (as a chatbot's knowledge list).
+   * With snippets (optional for the other kinds): the passages, at most 500 (as a chatbot's knowledge list).
    *
    * @generated from field: repeated aiagent.v1.KnowledgeSnippet snippets = 9;
    */
