@@ -140,8 +140,20 @@ describe("GET /get_messages_for_conversation", () => {
     expect(r.body.messages.map((m: { message_order: number }) => m.message_order)).toEqual([1, 2, 3, 4]);
     for (const m of r.body.messages) checkMessage(m);
     expect(r.body.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    // The documented title, url and snippet, and beside them where the passage came from (issue 42).
     expect(r.body.messages[1].documents).toEqual([
-      { title: "Shipping", url: "https://shop.example/shipping", snippet: "Parcels ship within two days." },
+      {
+        title: "Shipping",
+        url: "https://shop.example/shipping",
+        snippet: "Parcels ship within two days.",
+        source_id: "",
+        source_title: "Shipping",
+        anchor_url: "https://shop.example/shipping",
+        heading_path: "",
+        excerpt: "Parcels ship within two days.",
+        score: expect.any(Number),
+        knowledge_version: 0,
+      },
     ]);
     expect(r.body.messages[0].conversation_created_at).toBe(r.body.messages[3].conversation_created_at);
   });

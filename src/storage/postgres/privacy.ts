@@ -103,6 +103,14 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
             [`account:${c.accountId}:`, ids],
           );
         await db.count("priv_del_contact", "DELETE FROM contacts WHERE contact_id = $1", [c.contactId]);
+        // The credential changes the erasure itself recorded name the customer (user:<chatbot>:<user_id>): they
+        // stay as changes of the chatbot's credentials, which open streams re-check just the same, and name no one.
+        await db.count(
+          "priv_anon_changes",
+          `UPDATE credential_changes SET subject = 'chatbot:' || split_part(subject, ':', 2)
+             WHERE subject IN (SELECT 'user:' || chatbot_id || ':' || $2 FROM chatbots WHERE account_id = $1)`,
+          [c.accountId, c.userId],
+        );
         await announce(ids);
         return { conversationIds: ids, messages, sessions, eventsRedacted: redacted + byUser };
       }),

@@ -45,6 +45,12 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
       "ON CONFLICT (chatbot_id, user_id) DO UPDATE SET not_before = max(not_before, excluded.not_before)",
   );
   const delContact = db.prepare("DELETE FROM contacts WHERE contact_id = ?");
+  // The credential changes the erasure itself recorded name the customer (user:<chatbot>:<user_id>): they stay as
+  // changes of the chatbot's credentials, which open streams re-check just the same, and name no one.
+  const anonymiseChanges = db.prepare(
+    "UPDATE credential_changes SET subject = 'chatbot:' || substr(subject, 6, 36) " +
+      "WHERE subject IN (SELECT 'user:' || chatbot_id || ':' || ? FROM chatbots WHERE account_id = ?)",
+  );
   // A keyed write keeps its first answer (the customer's words) for a day: the customer's own keys go, and the
   // account's people's keys whose answer is about one of the erased conversations.
   const delFrameKeys = db.prepare(
@@ -106,6 +112,7 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
     delFrameKeys.run(c.accountId, c.userId, c.accountId);
     for (const id of conversationIds) delAccountKeys.run(`account:${c.accountId}:`, `account:${c.accountId};`, id);
     delContact.run(c.contactId);
+    anonymiseChanges.run(c.userId, c.accountId);
     return { conversationIds, messages, sessions: sessionCount, eventsRedacted };
   });
 
