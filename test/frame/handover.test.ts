@@ -137,7 +137,7 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
     // The damaged parcel was answered from the returns snippet already: the new answer is the next one of them.
     const returnsAnswers = frame.locator(".msg--assistant", { hasText: "return any item within 30 days" });
     const returnsBefore = await returnsAnswers.count();
-    await typeMessage(frame, "One more question about returns");
+    await typeMessage(frame, "Can I return an item?");
     await eventLine(frame, "The conversation was reopened.");
     await returnsAnswers.nth(returnsBefore).waitFor();
     const after = await op.get("/get_conversations_for_contact", { contact_id: contact.contact_id });

@@ -112,7 +112,7 @@ describe.runIf(canRun)("the frame started by a launch code", () => {
       expect(new URL(frame.url()).search).toBe("");
       expect(page.url()).toBe(`${hostOrigin}/`);
 
-      await typeMessage(frame, "How long does shipping take?");
+      await typeMessage(frame, "When do orders ship?");
       const reply = frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" });
       await reply.waitFor();
 
