@@ -112,5 +112,5 @@ export class AgentUnavailableError extends Error {
 
 /** The name the agent goes by: its appearance's agent name, else the chatbot's. */
 export function agentNameOf(chatbot: Pick<ChatbotRecord, "name" | "appearance">): string {
-  return chatbot.appearance.agentName.trim() || chatbot.name;
+  return chatbot.appearance?.agentName?.trim() || chatbot.name;
 }
