@@ -176,8 +176,9 @@ describe.skipIf(skip !== undefined)("PostgreSQL away under load (connections ter
       await c.end();
     }
 
-    // Recovered by itself: both ready and writing, and the LISTEN connections are back (four per instance: signing
-    // keys, log announcements, erasures and typing), so a reply written through A reaches a watcher on B again.
+    // Recovered by itself: both ready and writing, and the LISTEN connections are back (five per instance: signing
+    // keys, log announcements, erasures, typing and credential changes), so a reply written through A reaches a
+    // watcher on B again, and a revocation through A ends B's streams at once.
     for (const inst of [a, b]) {
       let ready = 0;
       for (let i = 0; i < 200 && ready !== 200; i++) {
@@ -188,7 +189,7 @@ describe.skipIf(skip !== undefined)("PostgreSQL away under load (connections ter
       await send(inst.url, t.access_token, "after", conversationId);
     }
     let listening = 0;
-    for (let i = 0; i < 400 && listening < 8; i++) {
+    for (let i = 0; i < 400 && listening < 10; i++) {
       listening = Number(
         (
           await admin.query(
@@ -197,9 +198,9 @@ describe.skipIf(skip !== undefined)("PostgreSQL away under load (connections ter
           )
         ).rows[0].n,
       );
-      if (listening < 8) await new Promise((r) => setTimeout(r, 25));
+      if (listening < 10) await new Promise((r) => setTimeout(r, 25));
     }
-    expect(listening).toBe(8);
+    expect(listening).toBe(10);
     const reader = new pg.Client({ connectionString: database.url });
     await reader.connect();
     const lastOrder = Number(
