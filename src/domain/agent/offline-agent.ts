@@ -51,9 +51,6 @@ const SAY: Record<
 };
 const AND: Record<Locale, string> = { en: "and", de: "und", fr: "et", es: "y" };
 
-/** What a chatbot made without knowledge says (English): plainly that it has none, and how its owner adds some. */
-export const NO_KNOWLEDGE = SAY.en.noKnowledge;
-
 const GREETING =
   /^\s*(hi|hello|hey|hallo|guten (morgen|tag|abend)|servus|moin|bonjour|bonsoir|salut|hola|buen[oa]s (d[ií]as|tardes|noches)|good (morning|afternoon|evening))\b[\s!.,¡]*$/i;
 

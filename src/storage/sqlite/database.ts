@@ -29,8 +29,13 @@ export class DatabaseOpenError extends StoreOpenError {
 export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   if (path !== ":memory:") {
     if (opts.mustExist && !existsSync(path)) throw new DatabaseOpenError(`database ${path} does not exist`);
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    ownerOnly(path);
+    try {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      ownerOnly(path);
+    } catch (e) {
+      // A directory, a folder not ours, a read-only disk: the same loud start-up error as SQLite's own refusals.
+      throw new DatabaseOpenError(`cannot open database ${path}: ${(e as Error).message}`);
+    }
   }
   let db: Db | undefined;
   try {
