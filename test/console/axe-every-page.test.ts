@@ -6,6 +6,7 @@ import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import type { TestAccount, TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
 import { signIn, startConsoleServer } from "./sign-in.js";
 
@@ -101,19 +102,24 @@ describe.runIf(canRun)("axe on every console page", () => {
     { width: 1280, height: 800 },
     { width: 375, height: 740 },
   ])
-    test(`no serious or critical violation on any page at ${size.width} px`, async () => {
-      const context = await newContext(browser, size);
-      const page = await context.newPage();
-      await signIn(page, s.url, owner.email, owner.password);
-      const found: Record<string, string[]> = {};
-      for (const [name, visit] of Object.entries(PAGES)) {
-        await page.goto(`${s.url}/console${visit.path({ chatbotId: owner.chatbotId })}`);
-        await visit.ready(page);
-        await settled(page);
-        const v = await axeViolations(page);
-        if (v.length) found[name] = v;
-      }
-      await context.close();
-      expect(found).toEqual({});
-    });
+    test(
+      `no serious or critical violation on any page at ${size.width} px`,
+      async () => {
+        const context = await newContext(browser, size);
+        const page = await context.newPage();
+        await signIn(page, s.url, owner.email, owner.password);
+        const found: Record<string, string[]> = {};
+        for (const [name, visit] of Object.entries(PAGES)) {
+          await page.goto(`${s.url}/console${visit.path({ chatbotId: owner.chatbotId })}`);
+          await visit.ready(page);
+          await settled(page);
+          const v = await axeViolations(page);
+          if (v.length) found[name] = v;
+        }
+        await context.close();
+        expect(found).toEqual({});
+        // Every page of the console, one after the other: more than the default 30 s on a busy machine.
+      },
+      scaled(120_000),
+    );
 });
