@@ -18,7 +18,8 @@ try {
 const passed = report.numPassedTests ?? 0;
 const failed = (report.numFailedTests ?? 0) + 0;
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-const failedFiles = report.numFailedTestSuites ?? 0;
+// Files whose run did not pass (a failed test, or a file that failed to load and so counted no test).
+const failedFiles = (report.testResults ?? []).filter((f) => f.status !== "passed" && f.status !== "skipped").length;
 // A file that fails to load counts no test; name it so the count is not read as clean.
 if (failedFiles > 0) console.log(`test-summary: ${failedFiles} test file(s) failed`);
 if (passed === 0) console.log("test-summary: no test passed; a run that executes no test is a failed run");
