@@ -156,36 +156,14 @@ function AppearanceForm({ chatbot }: { chatbot: Chatbot }) {
               id="look-locale"
               hint="The chat's language when neither your page's locale option nor the visitor's browser names one it speaks."
             >
-              <select
-                id="look-locale"
-                aria-describedby="look-locale-hint"
-                value={defaultLocale}
-                onChange={(e) => setDefaultLocale(e.currentTarget.value)}
-              >
-                {LANGUAGES.map(([l, n]) => (
-                  <option key={l} value={l}>
-                    {n}
-                  </option>
-                ))}
-              </select>
+              <LanguageSelect id="look-locale" value={defaultLocale} onChange={setDefaultLocale} />
             </Field>
             <Field
               label="Texts in"
               id="look-texts-locale"
               hint="The greeting, away message and rating prompt in each language; left empty, the default language's are shown, else the chat's own words."
             >
-              <select
-                id="look-texts-locale"
-                aria-describedby="look-texts-locale-hint"
-                value={editing}
-                onChange={(e) => setEditing(e.currentTarget.value)}
-              >
-                {LANGUAGES.map(([l, n]) => (
-                  <option key={l} value={l}>
-                    {n}
-                  </option>
-                ))}
-              </select>
+              <LanguageSelect id="look-texts-locale" value={editing} onChange={setEditing} />
             </Field>
             <div lang={editing} dir={editing === "ar" ? "rtl" : "ltr"}>
               <Field label="Greeting in this language" id="look-text-greeting">
@@ -319,5 +297,23 @@ function DayTime(props: { label: string; value: string; disabled: boolean; onVal
         onInput={(e) => props.onValue(e.currentTarget.value)}
       />
     </label>
+  );
+}
+
+/** A choice of one of the frame's languages (its hint is the field's, `${id}-hint`). */
+function LanguageSelect(p: { id: string; value: string; onChange: (locale: string) => void }) {
+  return (
+    <select
+      id={p.id}
+      aria-describedby={`${p.id}-hint`}
+      value={p.value}
+      onChange={(e) => p.onChange(e.currentTarget.value)}
+    >
+      {LANGUAGES.map(([l, n]) => (
+        <option key={l} value={l}>
+          {n}
+        </option>
+      ))}
+    </select>
   );
 }
