@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Prints the test run's closing line from Vitest's own JSON report, in the plain form programs reading a CI log know:
-//   Tests: 1812 passed, 0 failed, 4 skipped
+//   1812 passed, 0 failed, 4 skipped
+// alone on the line, with no word before it: a line starting "Tests:" is also the start of Jest's summary
+// ("Tests: 1 failed, 2 passed, 3 total"), and a reader that takes it for one finds no total and so no test.
 // Exits non-zero when the report is missing, when any test or test file failed, or when no test passed at all.
 import { readFileSync } from "node:fs";
 
@@ -12,7 +14,7 @@ try {
   console.log(
     `test-summary: no Vitest report at ${file} (${error.code ?? error.message}): the test run did not finish`,
   );
-  console.log("Tests: 0 passed, 0 failed");
+  console.log("0 passed, 0 failed");
   process.exit(1);
 }
 const passed = report.numPassedTests ?? 0;
@@ -23,5 +25,5 @@ const failedFiles = (report.testResults ?? []).filter((f) => f.status !== "passe
 // A file that fails to load counts no test; name it so the count is not read as clean.
 if (failedFiles > 0) console.log(`test-summary: ${failedFiles} test file(s) failed`);
 if (passed === 0) console.log("test-summary: no test passed; a run that executes no test is a failed run");
-console.log(`Tests: ${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}`);
+console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}`);
 process.exit(failed > 0 || failedFiles > 0 || passed === 0 || report.success === false ? 1 : 0);
