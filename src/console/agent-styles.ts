@@ -18,5 +18,5 @@ td .warning { display: block; font-size: .875rem; }
 .passages blockquote { margin: .25rem 0; padding: .25rem .75rem; border-left: 3px solid var(--accent); background: var(--bg); white-space: pre-wrap; }
 .passage__source { margin: 0; font-weight: 600; }
 textarea.code { font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-@media (max-width: 600px) { .row-actions { white-space: normal; } }
+@media (max-width: 600px) { .row-actions { white-space: normal; } .table-wrap td > div { flex: 1 1 0; min-width: 0; } }
 `;

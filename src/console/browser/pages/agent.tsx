@@ -202,13 +202,14 @@ function Tools({ chatbotId }: { chatbotId: string }) {
               </td>
               <td data-label="What it does">{t.description}</td>
               <td data-label="Where">
-                <span class="source__where">
-                  {t.method} {t.url}
-                </span>
-                <span class="muted">
-                  {" "}
-                  · {t.timeoutMs / 1000} s · added {when(t.createdAt)}
-                </span>
+                <div>
+                  <span class="source__where">
+                    {t.method} {t.url}
+                  </span>
+                  <span class="muted">
+                    within {t.timeoutMs / 1000} s · added {when(t.createdAt)}
+                  </span>
+                </div>
               </td>
               <td data-label="Approval">{t.requiresApproval ? "a person approves each call" : "none"}</td>
               <td class="row-actions">
@@ -346,15 +347,12 @@ function ToolForm(props: {
           onValue={setTimeoutMs}
         />
       </div>
-      <div class="field field--check">
-        <input
-          id="tool-approval"
-          type="checkbox"
-          checked={approval}
-          onChange={(e) => setApproval(e.currentTarget.checked)}
-        />
-        <label for="tool-approval">A person of the team approves each call first</label>
-      </div>
+      <p class="field">
+        <label class="check">
+          <input type="checkbox" checked={approval} onChange={(e) => setApproval(e.currentTarget.checked)} />A person of
+          the team approves each call first
+        </label>
+      </p>
       <div class="field">
         <label for="tool-parameters">Parameters (JSON Schema)</label>
         <textarea

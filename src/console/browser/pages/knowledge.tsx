@@ -195,12 +195,21 @@ function NewSource({ chatbotId, onAdded }: { chatbotId: string; onAdded: () => v
   return (
     <form class="card" onSubmit={submit} aria-labelledby="new-source">
       <h2 id="new-source">Add a source</h2>
-      <Field label="What to add" id="source-kind">
-        <select id="source-kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as Kind)}>
-          <option value="text">Text (typed or pasted; Markdown headings make passages)</option>
-          <option value="file">A file (Markdown, text, HTML, PDF or DOCX, at most 8 MiB)</option>
+      <Field
+        label="What to add"
+        id="source-kind"
+        hint="Text is kept as Markdown: # headings cut it into passages. A file is at most 8 MiB. A site is read from its sitemap or start page, on its own origin only, honouring robots.txt."
+      >
+        <select
+          id="source-kind"
+          aria-describedby="source-kind-hint"
+          value={kind}
+          onChange={(e) => setKind(e.currentTarget.value as Kind)}
+        >
+          <option value="text">Text, typed or pasted</option>
+          <option value="file">A file: .md, .txt, .html, .pdf, .docx</option>
           <option value="page">One web page</option>
-          <option value="site">A site (a sitemap or a start page, on its own origin)</option>
+          <option value="site">A whole site</option>
         </select>
       </Field>
       <TextField
