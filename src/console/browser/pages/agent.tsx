@@ -9,7 +9,9 @@ import {
   ErrorNote,
   Field,
   Loading,
+  NumberField,
   SecretRow,
+  TextAreaField,
   TextField,
   useAction,
   useLoad,
@@ -83,49 +85,37 @@ function Behaviour({ bot, settings }: { bot: Chatbot; settings: AgentBehaviour }
         value={agentName}
         onValue={setAgentName}
       />
-      <Field
+      <TextAreaField
         label="Instructions"
         id="agent-instructions"
         hint="Tone, what to say and what never to say: sent to the model with every question (at most 4000 characters)."
-      >
-        <textarea
-          id="agent-instructions"
-          rows={5}
-          maxLength={4000}
-          aria-describedby="agent-instructions-hint"
-          value={instructions}
-          onInput={(e) => setInstructions(e.currentTarget.value)}
-        />
-      </Field>
+        rows={5}
+        maxLength={4000}
+        value={instructions}
+        onValue={setInstructions}
+      />
       <fieldset>
         <legend>Handover to the team</legend>
-        <Field
+        <TextAreaField
           label="Handover phrases"
           id="agent-phrases"
           hint="One per line: a customer's message containing one goes to the team (beside asking for a person, which always does)."
-        >
-          <textarea
-            id="agent-phrases"
-            rows={3}
-            aria-describedby="agent-phrases-hint"
-            value={phrases}
-            onInput={(e) => setPhrases(e.currentTarget.value)}
-          />
-        </Field>
-        <TextField
+          rows={3}
+          value={phrases}
+          onValue={setPhrases}
+        />
+        <NumberField
           label={`"I don't know" answers in a row before handing over`}
           id="agent-dont-know"
-          type="number"
           min={0}
           max={20}
           hint="0 to 20; 0: never."
           value={dontKnow}
           onValue={setDontKnow}
         />
-        <TextField
+        <NumberField
           label="Daily token budget"
           id="agent-budget"
-          type="number"
           min={0}
           hint={`Model tokens a day (UTC); once used, conversations go to the team. 0: the service's default. Used today: ${used}.`}
           value={budget}
@@ -310,16 +300,15 @@ function ToolForm(props: {
         value={name}
         onValue={setName}
       />
-      <Field label="What it does and when to use it" id="tool-description">
-        <textarea
-          id="tool-description"
-          rows={2}
-          required
-          maxLength={1024}
-          value={description}
-          onInput={(e) => setDescription(e.currentTarget.value)}
-        />
-      </Field>
+      <TextAreaField
+        label="What it does and when to use it"
+        id="tool-description"
+        rows={2}
+        required
+        maxLength={1024}
+        value={description}
+        onValue={setDescription}
+      />
       <TextField
         label="URL"
         id="tool-url"
@@ -337,10 +326,9 @@ function ToolForm(props: {
             <option value="GET">GET (the call is in the query string)</option>
           </select>
         </Field>
-        <TextField
+        <NumberField
           label="Time limit (ms)"
           id="tool-timeout"
-          type="number"
           min={100}
           max={30000}
           value={timeout}

@@ -4,7 +4,19 @@ import type { Document } from "../../../../gen/aiagent/v1/conversation_service_p
 import { accounts, consoleSession, conversations, isNotFound } from "../api.js";
 import { SessionContext } from "../session.js";
 import { DataTable, RowAction } from "../table.js";
-import { ActionError, Empty, ErrorNote, Field, Loading, TextField, useAction, useLoad, when } from "../ui.js";
+import {
+  ActionError,
+  Empty,
+  ErrorNote,
+  Field,
+  Loading,
+  NumberField,
+  TextAreaField,
+  TextField,
+  useAction,
+  useLoad,
+  when,
+} from "../ui.js";
 import { ChatbotNotFound, ChatbotPage } from "./chatbot-page.js";
 
 /** The most a file may weigh (CreateKnowledgeSource's limit), told before it is sent. */
@@ -221,9 +233,7 @@ function NewSource({ chatbotId, onAdded }: { chatbotId: string; onAdded: () => v
         onValue={setTitle}
       />
       {kind === "text" && (
-        <Field label="Text" id="source-text">
-          <textarea id="source-text" rows={6} required value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        </Field>
+        <TextAreaField label="Text" id="source-text" rows={6} required value={text} onValue={setText} />
       )}
       {kind === "file" && (
         <Field label="File" id="source-file">
@@ -250,19 +260,17 @@ function NewSource({ chatbotId, onAdded }: { chatbotId: string; onAdded: () => v
       )}
       {kind === "site" && (
         <div class="inline-form">
-          <TextField
+          <NumberField
             label="Most pages (1-500)"
             id="source-max-pages"
-            type="number"
             min={1}
             max={500}
             value={maxPages}
             onValue={setMaxPages}
           />
-          <TextField
+          <NumberField
             label="Most links deep (1-5)"
             id="source-max-depth"
-            type="number"
             min={1}
             max={5}
             value={maxDepth}
