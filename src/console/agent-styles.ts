@@ -9,7 +9,8 @@ export const AGENT_CSS = `
 .badge--failed { background: #fde2e1; color: #8a1116; }
 .source__title { font-weight: 600; display: block; }
 .source__where { display: block; overflow-wrap: anywhere; font-size: .875rem; }
-td .warning { display: block; font-size: .875rem; }
+td .warning { display: block; font-size: .875rem; max-width: 22rem; }
+.source__when { white-space: nowrap; }
 .row-actions { white-space: nowrap; }
 .table-wrap + .card, .table-wrap + form { margin-top: 1rem; }
 .row-actions .button { margin: 0 .25rem .25rem 0; }

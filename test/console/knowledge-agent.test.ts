@@ -50,7 +50,14 @@ describe.runIf(canRun)("a chatbot's knowledge and agent pages", () => {
     async () => {
       const context = await newContext(browser, { width: 1280, height: 900 });
       const page = await context.newPage();
-      page.on("dialog", (d) => void d.accept());
+      // Each confirm() answered as the test says, its question kept.
+      const confirmed = (accept: boolean) =>
+        new Promise<string>((resolve) =>
+          page.once("dialog", (d) => {
+            resolve(d.message());
+            void (accept ? d.accept() : d.dismiss());
+          }),
+        );
       await signIn(page, s.url, owner.email, owner.password);
       await page.getByRole("link", { name: "Chatbots" }).click();
       await page.getByRole("link", { name: "Knowledge of Test bot" }).click();
@@ -84,6 +91,17 @@ describe.runIf(canRun)("a chatbot's knowledge and agent pages", () => {
           timeout: scaled(20_000),
         });
 
+      // A file that cannot be read fails, with the reason beside it.
+      await page.getByLabel("File", { exact: true }).setInputFiles({
+        name: "manual.pdf",
+        mimeType: "application/pdf",
+        buffer: Buffer.from("%PDF-1.7\nthis is not really a PDF\n"),
+      });
+      await page.getByRole("button", { name: "Add source" }).click();
+      const broken = page.getByTestId("knowledge-source").filter({ hasText: "manual.pdf" });
+      await broken.and(page.locator("[data-status=failed]")).waitFor({ timeout: scaled(20_000) });
+      expect((await broken.getByTestId("knowledge-reason").textContent())?.length).toBeGreaterThan(10);
+
       // The try box answers as a customer would be answered, citing the passage.
       await page.getByLabel("Question", { exact: true }).fill("How many days until my broken kettle is refunded?");
       await page.getByRole("button", { name: "Ask", exact: true }).click();
@@ -102,17 +120,26 @@ describe.runIf(canRun)("a chatbot's knowledge and agent pages", () => {
       // Resync queues it again and it comes back indexed; delete asks first, and it is gone.
       await text.getByRole("button", { name: "Resync Kettle refunds" }).click();
       await text.and(page.locator("[data-status=indexed]")).waitFor({ timeout: scaled(20_000) });
+      let asked = confirmed(false);
       await text.getByRole("button", { name: "Delete Kettle refunds" }).click();
+      expect(await asked).toContain("Kettle refunds");
+      expect((await sources()).map((x) => x.title)).toContain("Kettle refunds");
+      asked = confirmed(true);
+      await text.getByRole("button", { name: "Delete Kettle refunds" }).click();
+      await asked;
       await expect.poll(async () => (await sources()).map((x) => x.title)).not.toContain("Kettle refunds");
       await text.waitFor({ state: "detached" });
 
-      // On a phone: nothing sideways, axe finds nothing serious.
+      // On a phone: nothing sideways (nor on the list of chatbots with its two new links), axe finds nothing serious.
       await page.setViewportSize({ width: 375, height: 800 });
       await page.reload();
       await page.getByTestId("knowledge-source").first().waitFor();
       expect(await overflows(page)).toBe(false);
       expect(await axeViolations(page)).toEqual([]);
       await docShot(page, "console-knowledge-phone.png", true);
+      await page.goto(`${s.url}/console/chatbots`);
+      await page.getByRole("link", { name: "Agent of Test bot" }).waitFor();
+      expect(await overflows(page)).toBe(false);
       await context.close();
     },
     scaled(60_000),

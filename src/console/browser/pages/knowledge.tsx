@@ -96,7 +96,9 @@ function Sources(props: { chatbotId: string; sources: KnowledgeSource[]; admin: 
             <td data-label="Source">
               <div>
                 <span class="source__title">{x.title || x.fileName || x.url}</span>
-                {(x.url || x.fileName) && <span class="muted source__where">{x.url || x.fileName}</span>}
+                {(x.url || x.fileName) !== (x.title || x.fileName || x.url) && (
+                  <span class="muted source__where">{x.url || x.fileName}</span>
+                )}
               </div>
             </td>
             <td data-label="Kind">{KIND_LABEL[x.kind] ?? x.kind}</td>
@@ -118,7 +120,7 @@ function Sources(props: { chatbotId: string; sources: KnowledgeSource[]; admin: 
             </td>
             <td data-label="Indexed">
               <div>
-                {x.indexedAt ? when(x.indexedAt) : "not yet"}
+                <span class="source__when">{x.indexedAt ? when(x.indexedAt) : "not yet"}</span>
                 {x.version > 0 && <span class="muted source__where">version {x.version}</span>}
               </div>
             </td>
