@@ -23,7 +23,10 @@ const csrf: Interceptor = (next) => async (req) => {
   try {
     return await next(req);
   } catch (e) {
-    if (isSignedOut(e) && req.method.name !== "GetAccount") dispatchEvent(new Event(SIGNED_OUT_EVENT));
+    // A call with its own credential (the preview user's access token) says nothing about the console's session.
+    const ownCredential = req.header.has("authorization");
+    if (isSignedOut(e) && req.method.name !== "GetAccount" && !ownCredential)
+      dispatchEvent(new Event(SIGNED_OUT_EVENT));
     throw e;
   }
 };

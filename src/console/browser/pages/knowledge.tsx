@@ -302,16 +302,20 @@ interface Tried {
 function TryQuestion({ chatbotId }: { chatbotId: string }) {
   const [question, setQuestion] = useState("");
   const [tried, setTried] = useState<Tried | undefined>();
-  const token = useRef("");
+  // The preview user's access token, renewed a minute before it expires.
+  const token = useRef({ value: "", expiresAt: 0 });
   const conversation = useRef("");
   const a = useAction();
   const ask = (e: Event) => {
     e.preventDefault();
     void a.run(async () => {
-      if (!token.current) token.current = (await consoleSession.openPreview({ chatbotId })).data?.accessToken ?? "";
+      if (Date.now() > token.current.expiresAt - 60_000) {
+        const p = (await consoleSession.openPreview({ chatbotId })).data;
+        token.current = { value: p?.accessToken ?? "", expiresAt: Number(p?.expiresAt ?? 0) };
+      }
       const r = await conversations.sendMessage(
         { conversationId: conversation.current, content: question },
-        { headers: { authorization: `Bearer ${token.current}` } },
+        { headers: { authorization: `Bearer ${token.current.value}` } },
       );
       conversation.current = r.data?.conversationId ?? "";
       const reply = r.data?.reply;
