@@ -80,7 +80,13 @@ describe.runIf(canRun)("a chatbot's knowledge and agent pages", () => {
       await page.getByLabel("File", { exact: true }).setInputFiles({
         name: "warranty.md",
         mimeType: "text/markdown",
-        buffer: Buffer.from("# Warranty\n\n## Toasters\n\nEvery toaster carries a warranty of 37 months.\n"),
+        // Larger than an ordinary request body (64 KiB): the upload's own limit (8 MiB) applies.
+        buffer: Buffer.from(
+          `# Warranty\n\n## Toasters\n\nEvery toaster carries a warranty of 37 months.\n${Array.from(
+            { length: 1500 },
+            (_, i) => `\n## Shelf ${i}\n\nShelf ${i} of aisle ${i % 40} holds item number ${i * 7}.\n`,
+          ).join("")}`,
+        ),
       });
       await page.getByRole("button", { name: "Add source" }).click();
       await expect.poll(async () => (await sources()).length).toBe(2);
