@@ -6,6 +6,7 @@ import { frameHeaders } from "../frame/policy.js";
 import type { PageRequest, PageRoute } from "../protocol/http/pages.js";
 import { assetPages } from "../protocol/http/static-asset.js";
 import type { HttpResponse } from "../protocol/http/types.js";
+import { AGENT_CSS } from "./agent-styles.js";
 import { consoleScript } from "./bundle.js";
 import { CONSOLE_ASSETS, CONSOLE_PATH, consoleHeaders, consolePage } from "./page.js";
 import { CONSOLE_CSS } from "./styles.js";
@@ -64,7 +65,7 @@ export function consoleRoutes(app: ConsoleDeps): PageRoute[] {
     res.end(html);
   };
 
-  const assets = assetPages("console", CONSOLE_ASSETS, CONSOLE_CSS + TEAM_CSS, consoleScript, (e) => {
+  const assets = assetPages("console", CONSOLE_ASSETS, CONSOLE_CSS + TEAM_CSS + AGENT_CSS, consoleScript, (e) => {
     app.log.error("console script could not be built", { error: e.message });
     return "the console script could not be built; run npm run build:browser";
   });

@@ -51,6 +51,14 @@ const PAGES: Record<string, Visit> = {
   "chatbots/:id": { path: (i) => `/chatbots/${i.chatbotId}`, ready: heading(/./) },
   "chatbots/:id/embed": { path: (i) => `/chatbots/${i.chatbotId}/embed`, ready: heading(/./) },
   "chatbots/:id/appearance": { path: (i) => `/chatbots/${i.chatbotId}/appearance`, ready: heading(/./) },
+  "chatbots/:id/knowledge": {
+    path: (i) => `/chatbots/${i.chatbotId}/knowledge`,
+    ready: async (page) => void (await page.getByTestId("knowledge-source").first().waitFor()),
+  },
+  "chatbots/:id/agent": {
+    path: (i) => `/chatbots/${i.chatbotId}/agent`,
+    ready: async (page) => void (await page.getByTestId("tool").first().waitFor()),
+  },
   invitation: { path: () => "/invitation", ready: heading(/./) },
   "not found": { path: () => "/no-such-page", ready: heading("Page not found") },
 };
@@ -82,12 +90,20 @@ describe.runIf(canRun)("axe on every console page", () => {
   beforeAll(async () => {
     [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
     owner = await s.account();
-    // Something on each page: a conversation with a named customer, and a webhook endpoint.
+    // Something on each page: a conversation with a named customer, a webhook endpoint, a source, a tool.
     const t = await issueTokens(s.url, owner, "axe-1", { contact_name: "Axe Customer", email: "axe@example.com" });
     await send(s.url, t.access_token, "Where is my parcel?");
     const auth = { authorization: `Bearer ${await idToken(s.url, owner)}` };
     const hook = await postJson(s.url, "/v1/account/webhooks", { url: "http://127.0.0.1:9/hooks" }, auth);
     expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+    // A knowledge source and a tool, so their pages show a list.
+    const bot = `/v1/account/chatbots/${owner.chatbotId}`;
+    const snippets = [{ title: "Hours", url: "https://shop.example/hours", snippet: "Open 9 to 5." }];
+    const source = await postJson(s.url, `${bot}/knowledge_sources`, { kind: "snippets", snippets }, auth);
+    expect(source.status, JSON.stringify(source.body)).toBe(200);
+    const tool = { name: "track_order", description: "An order's status.", url: "http://127.0.0.1:9/track" };
+    const made = await postJson(s.url, `${bot}/tools`, tool, auth);
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,6 +1,7 @@
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { AccountService } from "../../../gen/aiagent/v1/account_service_pb.js";
+import { AgentService } from "../../../gen/aiagent/v1/agent_service_pb.js";
 import { ConsoleService } from "../../../gen/aiagent/v1/console_service_pb.js";
 import { ConversationService } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import { SessionService } from "../../../gen/aiagent/v1/session_service_pb.js";
@@ -22,7 +23,10 @@ const csrf: Interceptor = (next) => async (req) => {
   try {
     return await next(req);
   } catch (e) {
-    if (isSignedOut(e) && req.method.name !== "GetAccount") dispatchEvent(new Event(SIGNED_OUT_EVENT));
+    // A call with its own credential (the preview user's access token) says nothing about the console's session.
+    const ownCredential = req.header.has("authorization");
+    if (isSignedOut(e) && req.method.name !== "GetAccount" && !ownCredential)
+      dispatchEvent(new Event(SIGNED_OUT_EVENT));
     throw e;
   }
 };
@@ -45,6 +49,9 @@ export const conversations = createClient(ConversationService, transport);
 /** The account's webhook endpoints and their deliveries (admins). */
 export const webhooks = createClient(WebhookService, transport);
 
+/** A chatbot's tools, instructions, handover rules and daily model budget (admins). */
+export const agents = createClient(AgentService, transport);
+
 /** A refusal as a person should read it. */
 export function describeError(e: unknown): string {
   if (e instanceof ConnectError) {
@@ -53,6 +60,11 @@ export function describeError(e: unknown): string {
   }
   if (e instanceof Error) return e.message;
   return String(e);
+}
+
+/** Whether the error is the service's not-found (no such thing, or another account's: never told apart). */
+export function isNotFound(e: unknown): boolean {
+  return e instanceof ConnectError && e.code === Code.NotFound;
 }
 
 /** Whether the error means the session is gone (signed out, expired). */

@@ -1,11 +1,13 @@
 import { useContext, useEffect, useState } from "preact/hooks";
 import type { AccountInfo } from "../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts, isSignedOut, SIGNED_OUT_EVENT, signOut } from "./api.js";
+import { AgentPage } from "./pages/agent.js";
 import { ChatbotAppearancePage } from "./pages/appearance.js";
 import { AuditLog } from "./pages/audit.js";
 import { ChatbotEdit, ChatbotEmbed, ChatbotList } from "./pages/chatbots.js";
 import { Inbox } from "./pages/inbox.js";
 import { AcceptInvitation } from "./pages/invitation.js";
+import { KnowledgePage } from "./pages/knowledge.js";
 import { Profile } from "./pages/profile.js";
 import { ReportsPage } from "./pages/reports.js";
 import { SavedRepliesPage } from "./pages/saved-replies.js";
@@ -148,7 +150,9 @@ function Layout({ path }: { path: string }) {
 
 function Page({ path, admin }: { path: string; admin: boolean }) {
   const parts = path.split("/").filter(Boolean);
-  if (ADMIN_PAGES.includes(`/${parts[0]}`) && !admin) return <Forbidden />;
+  // A chatbot's knowledge is open to operators too, read-only (ListKnowledgeSources admits them).
+  const operatorsToo = parts[0] === "chatbots" && parts[2] === "knowledge";
+  if (ADMIN_PAGES.includes(`/${parts[0]}`) && !admin && !operatorsToo) return <Forbidden />;
   switch (parts[0]) {
     case "inbox":
       return <Inbox />;
@@ -171,6 +175,8 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
       if (parts[1] === "new") return <ChatbotEdit />;
       if (parts[2] === "embed") return <ChatbotEmbed chatbotId={parts[1]!} />;
       if (parts[2] === "appearance") return <ChatbotAppearancePage chatbotId={parts[1]!} />;
+      if (parts[2] === "knowledge") return <KnowledgePage chatbotId={parts[1]!} />;
+      if (parts[2] === "agent") return <AgentPage chatbotId={parts[1]!} />;
       return <ChatbotEdit chatbotId={parts[1]!} />;
     default:
       return (

@@ -207,6 +207,43 @@ export function TextField(
   );
 }
 
+/** A labelled whole-number input from `min` to `max` (its value kept as the text typed). */
+export function NumberField(props: {
+  label: string;
+  id: string;
+  min: number;
+  max?: number;
+  hint?: string;
+  value: string;
+  onValue: (v: string) => void;
+}) {
+  return <TextField type="number" {...props} />;
+}
+
+/**
+ * A labelled textarea bound to a value, as TextField is for an input (its hint, if any, describes it). Other
+ * attributes (rows, maxLength, required, …) go to the textarea as given.
+ */
+export function TextAreaField(
+  props: { label: string; id: string; hint?: string; value: string; onValue: (v: string) => void } & Omit<
+    JSX.IntrinsicElements["textarea"],
+    "id" | "value" | "onInput"
+  >,
+) {
+  const { label, id, hint, value, onValue, ...area } = props;
+  return (
+    <Field label={label} id={id} {...(hint ? { hint } : {})}>
+      <textarea
+        id={id}
+        {...area}
+        {...(hint ? { "aria-describedby": `${id}-hint` } : {})}
+        value={value}
+        onInput={(e) => onValue(e.currentTarget.value)}
+      />
+    </Field>
+  );
+}
+
 /** An ISO instant as the reader's local date and time; "" stays "". */
 export function when(iso: string): string {
   if (!iso) return "";

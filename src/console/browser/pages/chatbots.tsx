@@ -3,6 +3,7 @@ import type { Chatbot } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts, consoleSession } from "../api.js";
 import { navigate } from "../router.js";
 import { CopyButton, Empty, ErrorNote, Field, Link, Loading, PageTitle, useAction, useLoad, when } from "../ui.js";
+import { ChatbotPagesNav } from "./chatbot-page.js";
 
 /** The account's chatbots. */
 export function ChatbotList() {
@@ -46,6 +47,12 @@ export function ChatbotList() {
                 </Link>
                 <Link href={`/chatbots/${c.chatbotId}/embed`} class="button">
                   Embed <span class="sr-only">{c.name}</span>
+                </Link>
+                <Link href={`/chatbots/${c.chatbotId}/knowledge`} class="button">
+                  Knowledge <span class="sr-only">of {c.name}</span>
+                </Link>
+                <Link href={`/chatbots/${c.chatbotId}/agent`} class="button">
+                  Agent <span class="sr-only">of {c.name}</span>
                 </Link>
                 <Link href={`/chatbots/${c.chatbotId}/appearance`} class="button">
                   Appearance <span class="sr-only">of {c.name}</span>
@@ -127,12 +134,7 @@ function ChatbotForm({ chatbot }: { chatbot: Chatbot | undefined }) {
   return (
     <section>
       <PageTitle>{chatbot ? `Edit ${chatbot.name}` : "New chatbot"}</PageTitle>
-      {chatbot && (
-        <p>
-          <Link href={`/chatbots/${chatbot.chatbotId}/embed`}>Embed this chatbot on your site</Link> ·{" "}
-          <Link href={`/chatbots/${chatbot.chatbotId}/appearance`}>Its appearance and office hours</Link>
-        </p>
-      )}
+      {chatbot && <ChatbotPagesNav chatbotId={chatbot.chatbotId} current="" />}
       <form class="card" onSubmit={submit}>
         <Field
           label="Name"
