@@ -92,7 +92,8 @@ export function grpcPython(env: Env = process.env): string | undefined {
 /** The first python3 with FastAPI, Flask, uvicorn and pip with setuptools and wheel (to build and run aiagent_embed). */
 export function webPython(env: Env = process.env): string | undefined {
   return PYTHONS.find(
-    (py) => which(py, env) && ["fastapi", "flask", "uvicorn", "pip", "setuptools", "wheel"].every((m) => imports(py, m, env)),
+    (py) =>
+      which(py, env) && ["fastapi", "flask", "uvicorn", "pip", "setuptools", "wheel"].every((m) => imports(py, m, env)),
   );
 }
 
