@@ -2,19 +2,13 @@
  * The embedding route for Hono: `app.post("/aiagent/*", aiagent({ user: (c) => ({ id, name, email }) }))` serves
  * `POST /aiagent/session` and `POST /aiagent/refresh`, which the host script's `AiAgent.start` calls.
  */
+import type { Context } from "hono";
 import { type EmbedRouteOptions, embedRoute, endpointOf } from "./embed-route.js";
 
 export type { EmbedRouteOptions, EmbedUser, RefreshTokenStore } from "./embed-route.js";
 
-/** What the helper reads of Hono's context (Hono's own `Context` fits). */
-export interface HonoContextLike {
-  req: { method: string; path: string; header(name: string): string | undefined };
-}
-
 /** A Hono handler for `{route}/*`: the last segment of the path says which endpoint. */
-export function aiagent<C extends HonoContextLike = HonoContextLike>(
-  options: EmbedRouteOptions<C>,
-): (c: C) => Promise<Response> {
+export function aiagent(options: EmbedRouteOptions<Context>): (c: Context) => Promise<Response> {
   const route = embedRoute(options);
   return async (c) => {
     const { status, body } = await route.handle(
