@@ -1,6 +1,6 @@
 // The entry point of {app_url}/embed/v1.js: the host script as the global `AiAgent`.
 import { type LauncherOptions, launcher } from "./launcher.js";
-import { type MountOptions, mount, version } from "./mount.js";
+import { type MountOptions, mount, type StartOptions, start, version } from "./mount.js";
 
 // Served from {app_url}/embed/v1.js: that is where the frame is, unless the page says otherwise.
 const src = (document.currentScript as HTMLScriptElement | null)?.src;
@@ -10,6 +10,7 @@ const withAppUrl = <T extends MountOptions>(options: T): T =>
 
 (globalThis as unknown as { AiAgent: unknown }).AiAgent = Object.freeze({
   mount: (element: Element, options: MountOptions) => mount(element, withAppUrl(options)),
+  start: (element: Element | string, options?: StartOptions) => start(element, options),
   launcher: (options: LauncherOptions) => launcher(withAppUrl(options)),
   version,
 });

@@ -189,6 +189,42 @@ export function mount(element: Element, options: MountOptions): MountedChat {
   };
 }
 
+/** How to start the chat through your server's route (the server helpers of `aiagent/client/…` and aiagent_embed). */
+export interface StartOptions extends Omit<MountOptions, "frameUrl" | "launchCode" | "refresh"> {
+  /** Where your server mounted the route: `{route}/session` gives the frame, `{route}/refresh` new tokens. "/aiagent". */
+  route?: string;
+}
+
+/**
+ * The one call of a page whose server mounts a helper route (`element`: the element or its CSS selector): asks `{route}/session` for the frame's address, mounts the
+ * frame, and refreshes through `{route}/refresh`. Rejects with the route's error when it refuses (e.g. nobody is
+ * signed in: 401).
+ */
+export async function start(element: Element | string, options: StartOptions = {}): Promise<MountedChat> {
+  const route = (options.route ?? "/aiagent").replace(/\/+$/, "");
+  // Same origin, with your session's cookies; the custom header keeps other sites out (no CORS preflight is granted).
+  const post = async (endpoint: string) => {
+    const res = await fetch(`${route}/${endpoint}`, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "x-requested-with": "aiagent-host" },
+    });
+    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+    if (!res.ok)
+      throw new Error(`AiAgent.start: ${route}/${endpoint} answered ${res.status} ${String(body.error ?? "")}`);
+    return body;
+  };
+  const { frame_url } = await post("session");
+  if (typeof frame_url !== "string") throw new Error(`AiAgent.start: ${route}/session gave no frame_url`);
+  const { route: _, ...rest } = options;
+  const target = typeof element === "string" ? document.querySelector(element) : element;
+  return mount(target as Element, {
+    ...rest,
+    frameUrl: frame_url,
+    refresh: () => post("refresh") as Promise<RefreshResult>,
+  });
+}
+
 /** The version of the host script's interface (the `v1` of /embed/v1.js). */
 export const version = 1;
 

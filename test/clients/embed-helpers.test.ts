@@ -1,12 +1,14 @@
 import { execFile, execFileSync } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { embedRoute, memoryStore } from "../../src/client/embed-route.js";
 import { createEmbedSession, EmbedError, refreshAccessToken } from "../../src/client/index.js";
+import { idToken } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { scaled } from "../helpers/time-scale.js";
 
-// The embedding helpers (src/client/embed.ts and examples/embed/aiagent_embed.py) against a live service.
+// The embedding helpers (src/client/embed.ts and python/aiagent_embed) against a live service.
 const run = promisify(execFile);
 let s: TestServer;
 let a: TestAccount;
@@ -142,7 +144,7 @@ describe("createEmbedSession and refreshAccessToken (TypeScript)", () => {
 describe.skipIf(!hasPython())("aiagent_embed.py (skipped without python3, Debian package python3)", () => {
   const script = `
 import json, sys
-sys.path.insert(0, "examples/embed")
+sys.path.insert(0, "python")
 from aiagent_embed import EmbedError, create_embed_session, refresh_access_token
 base, key, bot, other_bot = sys.argv[1:5]
 s = create_embed_session(base, key, bot, "py-user", contact={"name": "Grace Hopper", "email": "grace@example.com"})
@@ -192,6 +194,121 @@ print(json.dumps({"frame_url": s["frame_url"], "launch_url": launched["frame_url
     expect(down.message).toMatch(/could not be reached/);
     // Secrets are used, never printed.
     expect(stdout).not.toContain(a.apiKey);
+    expect(stdout).not.toMatch(/rt_[A-Za-z0-9_-]{20,}/);
+  });
+});
+
+// The one route of the framework helpers (src/client/embed-route.ts, python/aiagent_embed/route.py), with no framework:
+// its refusals, and refresh-token rotation kept on the server.
+describe("the embedding route (embedRoute, EmbedRoute)", () => {
+  let rotating: TestAccount;
+  beforeAll(async () => {
+    rotating = await s.account();
+    const auth = { authorization: `Bearer ${await idToken(s.url, rotating)}` };
+    const policy = await postJson(
+      s.url,
+      `/v1/account/chatbots/${rotating.chatbotId}/session_policy`,
+      { rotate_refresh_tokens: true, reuse_grace_seconds: 0 },
+      auth,
+    );
+    expect(policy.status).toBe(200);
+  });
+
+  it("refuses a missing setting by name, and any request but a POST to session or refresh, with the header, of a signed-in user", async () => {
+    expect(() => embedRoute({ user: () => null, baseUrl: s.url, chatbotId: a.chatbotId })).toThrow(
+      /AIAGENT_CLIENT_API_KEY/,
+    );
+    const route = embedRoute<string | null>({
+      user: (id) => (id ? { id } : null),
+      baseUrl: s.url,
+      chatbotId: a.chatbotId,
+      clientApiKey: a.apiKey,
+    });
+    const ask = (endpoint: string, o: { method?: string; requestedWith?: string } = {}, user: string | null = "u1") =>
+      route.handle({ endpoint, method: o.method ?? "POST", requestedWith: o.requestedWith ?? "aiagent-host" }, user);
+    expect((await ask("session", { method: "GET" })).status).toBe(404);
+    expect((await ask("other")).status).toBe(404);
+    expect((await ask("session", { requestedWith: "XMLHttpRequest" })).status).toBe(403);
+    expect((await ask("session", {}, null)).status).toBe(401);
+    expect(await ask("refresh")).toEqual({ status: 401, body: { error: "no chat session: reload the page" } });
+    const lines: string[] = [];
+    const refused = embedRoute({
+      user: () => ({ id: "u1" }),
+      baseUrl: s.url,
+      chatbotId: other.chatbotId,
+      clientApiKey: a.apiKey,
+      log: (l) => lines.push(l),
+    });
+    expect(await refused.handle({ endpoint: "session", method: "POST", requestedWith: "aiagent-host" }, null)).toEqual({
+      status: 502,
+      body: { error: "the chat service refused: client_api_key is not valid for this chatbot_id" },
+    });
+    expect(lines).toEqual(["aiagent: client_api_key is not valid for this chatbot_id"]);
+  });
+
+  it("keeps each rotated refresh token on the server and sends the page the access token only", async () => {
+    const kept: string[] = [];
+    const store = memoryStore();
+    const route = embedRoute({
+      user: () => ({ id: "rotating-ts", name: "Ada" }),
+      baseUrl: s.url,
+      chatbotId: rotating.chatbotId,
+      clientApiKey: rotating.apiKey,
+      store: {
+        get: (id) => store.get(id),
+        set: (id, token, exp) => {
+          kept.push(token);
+          return store.set(id, token, exp);
+        },
+      },
+    });
+    const ask = (endpoint: string) => route.handle({ endpoint, method: "POST", requestedWith: "aiagent-host" }, null);
+    const session = await ask("session");
+    expect(session.status).toBe(200);
+    expect(new URL(String(session.body.frame_url)).searchParams.get("launch")).toMatch(/^lc_/);
+    // With no grace, a retired token presented again would end the session: each refresh uses the one kept last.
+    for (let i = 0; i < 3; i++) {
+      const fresh = await ask("refresh");
+      expect(fresh.status).toBe(200);
+      expect(Object.keys(fresh.body).sort()).toEqual(["access_token", "expires_at"]);
+    }
+    expect(kept).toHaveLength(4);
+    expect(new Set(kept).size).toBe(4);
+  });
+
+  it.skipIf(!hasPython())("EmbedRoute (Python) does the same", async () => {
+    const script = `
+import json, sys
+sys.path.insert(0, "python")
+from aiagent_embed.route import EmbedRoute
+base, key, bot = sys.argv[1:4]
+lines = []
+route = EmbedRoute(base_url=base, chatbot_id=bot, client_api_key=key, log=lines.append)
+def ask(endpoint, method="POST", header="aiagent-host", user={"id": "rotating-py", "name": "Ada"}):
+    return route.handle(endpoint, method, None, header, user)
+out = [ask("session", "GET"), ask("other"), ask("session", header="XMLHttpRequest"), ask("session", user=None), ask("refresh")]
+session = ask("session")
+out.append([session[0], sorted(session[1])])
+out += [[s, sorted(b)] for s, b in (ask("refresh") for _ in range(3))]
+try:
+    EmbedRoute(base_url=base, chatbot_id=bot)
+except ValueError as e:
+    out.append(str(e))
+print(json.dumps(out))
+`;
+    const { stdout } = await run("python3", ["-c", script, s.url, rotating.apiKey, rotating.chatbotId], {
+      timeout: scaled(30_000),
+      env: { ...process.env, AIAGENT_CLIENT_API_KEY: "" },
+    });
+    const out = JSON.parse(stdout);
+    expect(out.slice(0, 5).map((r: [number, unknown]) => r[0])).toEqual([404, 404, 403, 401, 401]);
+    expect(out.slice(5, 9)).toEqual([
+      [200, ["frame_url"]],
+      [200, ["access_token", "expires_at"]],
+      [200, ["access_token", "expires_at"]],
+      [200, ["access_token", "expires_at"]],
+    ]);
+    expect(out[9]).toMatch(/AIAGENT_CLIENT_API_KEY/);
     expect(stdout).not.toMatch(/rt_[A-Za-z0-9_-]{20,}/);
   });
 });

@@ -17,6 +17,10 @@ export type Need =
   | "protobuf-compiler-grpc"
   | "python3-grpcio"
   | "python3-protobuf"
+  | "python3-fastapi"
+  | "python3-flask"
+  | "python3-uvicorn"
+  | "python3-pip"
   | "wrk"
   | "prometheus"
   | "postgresql-client";
@@ -28,6 +32,10 @@ export const ALL_NEEDS: Need[] = [
   "protobuf-compiler-grpc",
   "python3-grpcio",
   "python3-protobuf",
+  "python3-fastapi",
+  "python3-flask",
+  "python3-uvicorn",
+  "python3-pip",
   "wrk",
   "prometheus",
   "postgresql-client",
@@ -81,6 +89,14 @@ export function grpcPython(env: Env = process.env): string | undefined {
   return PYTHONS.find((py) => which(py, env) && imports(py, "grpc", env) && imports(py, "google.protobuf", env));
 }
 
+/** The first python3 with FastAPI, Flask, uvicorn and pip with setuptools and wheel (to build and run aiagent_embed). */
+export function webPython(env: Env = process.env): string | undefined {
+  return PYTHONS.find(
+    (py) =>
+      which(py, env) && ["fastapi", "flask", "uvicorn", "pip", "setuptools", "wheel"].every((m) => imports(py, m, env)),
+  );
+}
+
 /** Which of these packages are missing here. */
 export function missingPackages(needs: Need[], env: Env = process.env): Need[] {
   const pythonModule = (module: string) => PYTHONS.some((py) => which(py, env) && imports(py, module, env));
@@ -93,6 +109,10 @@ export function missingPackages(needs: Need[], env: Env = process.env): Need[] {
     // Both modules must load in one python; when each loads only in another, both packages are named.
     "python3-grpcio": () => python !== undefined || (pythonModule("grpc") && !pythonModule("google.protobuf")),
     "python3-protobuf": () => python !== undefined || (pythonModule("google.protobuf") && !pythonModule("grpc")),
+    "python3-fastapi": () => pythonModule("fastapi"),
+    "python3-flask": () => pythonModule("flask"),
+    "python3-uvicorn": () => pythonModule("uvicorn"),
+    "python3-pip": () => ["pip", "setuptools", "wheel"].every(pythonModule),
     wrk: () => which("wrk", env) !== undefined,
     prometheus: () => executable(prometheusPath(env)),
     "postgresql-client": () => which("pg_dump", env) !== undefined && which("pg_restore", env) !== undefined,

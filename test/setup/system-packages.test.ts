@@ -24,7 +24,7 @@ function vitest(files: string[], env: NodeJS.ProcessEnv): Promise<{ code: number
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), scaled(120_000));
     child.on("close", (code) => {
       clearTimeout(timer);
       done({ code, out });

@@ -6,6 +6,9 @@ and the user's refresh token, which never go to a browser.
     session = create_embed_session(base_url, client_api_key, chatbot_id, user_id)
     # keep session["refresh_token"] on your server; give session["frame_url"] to the page
     fresh = refresh_access_token(base_url, chatbot_id, user_id, refresh_token)  # {"access_token", "expires_at"}
+
+With a framework, one route does both for the host script's ``AiAgent.start``: ``aiagent_embed.fastapi.aiagent_router``
+and ``aiagent_embed.flask.aiagent_blueprint`` (``aiagent_embed.route.EmbedRoute`` for any other).
 """
 import json
 import urllib.error
