@@ -29,10 +29,21 @@ export function valueFormat(f: DescField): string | undefined {
   return v === undefined ? undefined : FORMATS[v];
 }
 
+/** The regular expression a request string must match: its declared `(value_pattern)`, if any. */
+export function valuePattern(f: DescField): string | undefined {
+  return declared<string>(f, "value_pattern") || undefined;
+}
+
 /** A request message's declared `(requires_one_of)`: fields of which one (or exactly one) must be given. */
 export function requiresOneOf(m: DescMessage): { fields: string[]; exactlyOne: boolean } | undefined {
   const v = declared<{ fields: string[]; exactlyOne: boolean }>(m, "requires_one_of");
   return v && v.fields.length > 0 ? { fields: [...v.fields], exactlyOne: v.exactlyOne } : undefined;
+}
+
+/** A request message's declared `(when)` rules: what one value of a field requires or refuses of the others. */
+export function whenRules(m: DescMessage): { field: string; value: string; required: string[]; refused: string[] }[] {
+  const v = declared<{ field: string; value: string; required: string[]; refused: string[] }[]>(m, "when") ?? [];
+  return v.map((w) => ({ field: w.field, value: w.value, required: [...w.required], refused: [...w.refused] }));
 }
 
 /** When a method answers already_exists, in words: its declared `(conflict)`, or a reused idempotency key. */

@@ -44,10 +44,20 @@ function sampleOf(components: Record<string, Schema>, schema: Schema, name: stri
       const out: Record<string, unknown> = {};
       if (depth > 4) return out;
       for (const n of names) if (props[n]) out[n] = sampleOf(components, props[n], n, depth + 1);
+      // What the chosen values require of the other fields (`if`/`then` rules), with one item for a list.
+      for (const rule of (s.allOf ?? []) as Schema[]) {
+        const test = rule.if?.properties as Record<string, Schema> | undefined;
+        if (!test || !Object.entries(test).every(([k, c]) => out[k] === c.const)) continue;
+        for (const n of (rule.then?.required ?? []) as string[])
+          if (props[n] && !(n in out)) {
+            const v = sampleOf(components, props[n], n, depth + 1);
+            out[n] = Array.isArray(v) && v.length === 0 ? [sampleOf(components, props[n].items, n, depth + 1)] : v;
+          }
+      }
       return out;
     }
     case "array":
-      return [];
+      return s.minItems ? [sampleOf(components, s.items as Schema, name, depth + 1)] : [];
     case "integer":
     case "number":
       return (s.minimum as number | undefined) ?? 1;
@@ -65,7 +75,10 @@ function stringOf(s: Schema, name: string): string {
   if (s.format === "email") return "grace@example.com";
   if (s.format === "date") return "2026-01-31";
   if (s.contentEncoding === "base64") return "aGVsbG8";
+  if (s.pattern && /^\^\[A-Za-z0-9_-\]/.test(s.pattern as string)) return `example_${name}`.slice(0, 40);
   if (/url$/.test(name)) return "https://example.com/";
+  if (name === "file_name") return "notes.txt";
+  if (/origin/.test(name)) return "https://shop.example";
   if (/password/.test(name)) return "correct horse battery";
   return `example ${name}`.slice(0, (s.maxLength as number | undefined) ?? 100);
 }
