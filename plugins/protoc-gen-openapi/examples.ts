@@ -46,12 +46,13 @@ function sampleOf(components: Record<string, Schema>, schema: Schema, name: stri
       for (const n of names) if (props[n]) out[n] = sampleOf(components, props[n], n, depth + 1);
       // What the chosen values require of the other fields (`if`/`then` rules), with one item for a list.
       for (const rule of (s.allOf ?? []) as Schema[]) {
-        const test = rule.if?.properties as Record<string, Schema> | undefined;
+        const test = (rule.if as Schema | undefined)?.properties as Record<string, Schema> | undefined;
         if (!test || !Object.entries(test).every(([k, c]) => out[k] === c.const)) continue;
-        for (const n of (rule.then?.required ?? []) as string[])
+        for (const n of ((rule.then as Schema | undefined)?.required ?? []) as string[])
           if (props[n] && !(n in out)) {
             const v = sampleOf(components, props[n], n, depth + 1);
-            out[n] = Array.isArray(v) && v.length === 0 ? [sampleOf(components, props[n].items, n, depth + 1)] : v;
+            out[n] =
+              Array.isArray(v) && v.length === 0 ? [sampleOf(components, props[n].items as Schema, n, depth + 1)] : v;
           }
       }
       return out;

@@ -104,7 +104,10 @@ export function operationOf(
       : undefined,
     either,
   });
-  for (const p of parameters) if (p.name in example.parameters) p.example = example.parameters[p.name];
+  for (const p of parameters) {
+    const name = p.name as string;
+    if (name in example.parameters) p.example = example.parameters[name];
+  }
   if (requestBody) (requestBody.content as Record<string, Schema>)["application/json"]!.example = example.body;
   const conflict = conflictOf(method);
   const errorRefs = Object.entries(errors.refs).filter(
@@ -114,14 +117,15 @@ export function operationOf(
   const success = noContent(method.output)
     ? { "204": { description: "No Content: the answer is its headers alone." } }
     : { "200": successResponse(method, schemas) };
-  op.responses = Object.fromEntries(
+  const responses: Record<string, Schema> = Object.fromEntries(
     Object.entries({ ...success, ...Object.fromEntries(errorRefs) }).sort(([a], [b]) => Number(a) - Number(b)),
   );
   if (conflict)
-    op.responses[errors.conflictStatus] = {
-      ...op.responses[errors.conflictStatus],
+    responses[errors.conflictStatus] = {
+      ...responses[errors.conflictStatus],
       description: `Conflict: ${conflict}. Nothing was changed. Connect code: already_exists.`,
     };
+  op.responses = responses;
   return op;
 }
 
