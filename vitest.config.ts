@@ -51,6 +51,7 @@ const ON_POSTGRES = [
   "test/api/contact-list-cache.test.ts",
   "test/api/one-answer.test.ts",
   "test/hardening/customer-limits.test.ts",
+  "test/clients/openapi-contract.test.ts",
 ];
 
 /** Suites that also run on PostgreSQL through PgBouncer in transaction pooling mode (AIAGENT_TEST_BACKEND=pgbouncer). */

@@ -31,6 +31,9 @@ interface ErrorStatus {
   bodyOnly?: boolean;
 }
 
+/** The status of already_exists: listed only for the methods that may answer it (see declared.ts conflictOf). */
+const CONFLICT = "409";
+
 /**
  * The error statuses the JSON routes answer: those of the handlers' Connect codes, and those of the HTTP layer in
  * front of them (wrong verb, body, URL or headers too large), which carry the same error JSON.
@@ -71,6 +74,12 @@ const STATUSES: readonly ErrorStatus[] = [
     headers: {
       Allow: { description: "The method this path takes.", schema: { type: "string" } },
     },
+  },
+  {
+    status: CONFLICT,
+    codes: ["already_exists", "aborted"],
+    description:
+      "Conflict: the name is taken, or the idempotency key was used for a different request. Nothing was changed.",
   },
   {
     status: "413",
@@ -147,6 +156,7 @@ export function errorComponents(schemas: SchemaBuilder): {
   responses: Record<string, Schema>;
   refs: Record<string, Schema>;
   bodyOnly: ReadonlySet<string>;
+  conflictStatus: string;
 } {
   schemas.components["google.rpc.ErrorInfo"] = ERROR_INFO;
   const debug: Schema = {
@@ -193,5 +203,10 @@ export function errorComponents(schemas: SchemaBuilder): {
     };
     refs[s.status] = { $ref: `#/components/responses/${name}` };
   }
-  return { responses, refs, bodyOnly: new Set(STATUSES.filter((s) => s.bodyOnly).map((s) => s.status)) };
+  return {
+    responses,
+    refs,
+    bodyOnly: new Set(STATUSES.filter((s) => s.bodyOnly).map((s) => s.status)),
+    conflictStatus: CONFLICT,
+  };
 }

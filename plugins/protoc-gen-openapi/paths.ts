@@ -7,7 +7,9 @@ import {
   hasOption,
 } from "@bufbuild/protobuf";
 import { commentOf, firstSentence } from "./comments.js";
+import { conflictOf, requiresOneOf } from "./declared.js";
 import { ERROR_SCHEMA } from "./errors.js";
+import { exampleOf } from "./examples.js";
 import type { Schema, SchemaBuilder } from "./schemas.js";
 import { securityOf } from "./security.js";
 
@@ -23,7 +25,7 @@ export interface HttpBinding {
 export function operationOf(
   b: HttpBinding,
   schemas: SchemaBuilder,
-  errors: { refs: Record<string, Schema>; bodyOnly: ReadonlySet<string> },
+  errors: { refs: Record<string, Schema>; bodyOnly: ReadonlySet<string>; conflictStatus: string },
   access: DescExtension | undefined,
 ): Schema {
   const { method } = b;
@@ -63,17 +65,25 @@ export function operationOf(
       if (f.name === "access_token" && queryToken) continue;
       if (!(f.fieldKind === "scalar" || f.fieldKind === "enum" || (f.fieldKind === "list" && f.listKind !== "message")))
         continue;
-      parameters.push({
-        name: f.name,
-        in: "query",
-        required: !schemas.isOptionalInput(f),
-        schema: withoutDescription(schemas.fieldSchema(f, "input")),
-        ...described(f),
-      });
+      const required = !schemas.isOptionalInput(f);
+      const schema = withoutDescription(schemas.fieldSchema(f, "input"));
+      // A required string is refused empty (`name=` is the unset field); a closed value set says so already.
+      if (required && schema.type === "string" && !schema.enum) schema.minLength = 1;
+      parameters.push({ name: f.name, in: "query", required, schema, ...described(f) });
     }
   }
   const rpcPath = `/${method.parent.typeName}/${method.name}`;
-  const description = [commentOf(method), `Also served as the RPC \`${rpcPath}\` over Connect, gRPC and gRPC-Web.`]
+  // Either-or query parameters: OpenAPI cannot tie parameters together, so the rule is stated in words and as
+  // `x-requires-one-of` (the contract test reads it).
+  const either = requestBody ? undefined : requiresOneOf(input);
+  const eitherText = either
+    ? `Give ${either.exactlyOne ? "exactly one" : "at least one"} of ${either.fields.map((f) => `\`${f}\``).join(", ")}.`
+    : "";
+  const description = [
+    commentOf(method),
+    eitherText,
+    `Also served as the RPC \`${rpcPath}\` over Connect, gRPC and gRPC-Web.`,
+  ]
     .filter((s) => s)
     .join("\n\n");
   const op: Schema = {
@@ -83,13 +93,39 @@ export function operationOf(
     description,
     security,
   };
+  if (either) op["x-requires-one-of"] = either;
   if (parameters.length) op.parameters = parameters;
   if (requestBody) op.requestBody = requestBody;
-  const errorRefs = Object.entries(errors.refs).filter(([status]) => requestBody || !errors.bodyOnly.has(status));
+  // One example per operation: the least request the document allows, generated from its schemas.
+  const example = exampleOf(schemas.components, {
+    parameters,
+    body: requestBody
+      ? (requestBody.content as Record<string, { schema: Schema }>)["application/json"]!.schema
+      : undefined,
+    either,
+  });
+  for (const p of parameters) {
+    const name = p.name as string;
+    if (name in example.parameters) p.example = example.parameters[name];
+  }
+  if (requestBody) (requestBody.content as Record<string, Schema>)["application/json"]!.example = example.body;
+  const conflict = conflictOf(method);
+  const errorRefs = Object.entries(errors.refs).filter(
+    ([status]) =>
+      (requestBody || !errors.bodyOnly.has(status)) && (status !== errors.conflictStatus || conflict !== undefined),
+  );
   const success = noContent(method.output)
     ? { "204": { description: "No Content: the answer is its headers alone." } }
     : { "200": successResponse(method, schemas) };
-  op.responses = { ...success, ...Object.fromEntries(errorRefs) };
+  const responses: Record<string, Schema> = Object.fromEntries(
+    Object.entries({ ...success, ...Object.fromEntries(errorRefs) }).sort(([a], [b]) => Number(a) - Number(b)),
+  );
+  if (conflict)
+    responses[errors.conflictStatus] = {
+      ...responses[errors.conflictStatus],
+      description: `Conflict: ${conflict}. Nothing was changed. Connect code: already_exists.`,
+    };
+  op.responses = responses;
   return op;
 }
 

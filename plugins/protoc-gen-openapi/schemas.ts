@@ -7,6 +7,7 @@ import {
   ScalarType,
 } from "@bufbuild/protobuf";
 import { commentOf, factsOf } from "./comments.js";
+import { requiresOneOf, valueFormat, valuePattern, whenRules } from "./declared.js";
 import { FIELD_OVERRIDES } from "./overrides.js";
 import { type TextRules, textSchema } from "./text-rules.js";
 
@@ -110,6 +111,12 @@ export class SchemaBuilder {
       const target = s.type === "array" ? (s.items as Schema) : s;
       if (target.type === "string") Object.assign(target, textSchema(getOption(f, this.textRules) as TextRules));
     }
+    if (role === "input" && s.type === "string") {
+      const format = valueFormat(f);
+      if (format) s.format = format;
+      const pattern = valuePattern(f);
+      if (pattern) s.pattern = pattern;
+    }
     if (facts.minimum !== undefined) s.minimum = facts.minimum;
     if (facts.maximum !== undefined) s.maximum = facts.maximum;
     if (facts.default !== undefined) s.default = facts.default;
@@ -150,7 +157,14 @@ export class SchemaBuilder {
         role === "output"
           ? isAlwaysWritten(f)
           : this.requests.has(desc) && !this.isOptionalInput(f) && !this.pathBound.has(`${desc.typeName}.${f.name}`);
-      if (present) required.push(f.name);
+      if (present) {
+        required.push(f.name);
+        // A required string is refused empty (proto3 cannot tell "" from absent); a closed value set says so already.
+        const p = properties[f.name]!;
+        if (role === "input" && p.type === "string" && !p.enum) p.minLength = 1;
+        // A required list is refused empty, as a required string is.
+        if (role === "input" && p.type === "array") p.minItems = 1;
+      }
     }
     for (const o of desc.oneofs) {
       if (o.kind !== "oneof") continue;
@@ -162,10 +176,44 @@ export class SchemaBuilder {
     if (description) s.description = description;
     s.properties = properties;
     if (required.length) s.required = required;
+    const either = role === "input" ? requiresOneOf(desc) : undefined;
+    if (either) {
+      // Given means non-empty: an empty string is the unset field.
+      const alternatives = either.fields.map((name) => ({
+        required: [name],
+        properties: { [name]: { minLength: 1 } },
+      }));
+      oneOfs.push(either.exactlyOne ? { oneOf: alternatives } : { anyOf: alternatives });
+    }
+    if (role === "input")
+      for (const w of whenRules(desc))
+        oneOfs.push({
+          if: { required: [w.field], properties: { [w.field]: { const: w.value } } },
+          // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, never awaited
+          then: {
+            required: w.required,
+            properties: Object.fromEntries([
+              ...w.required.map((n) => [n, present(properties[n])]),
+              ...w.refused.map((n) => [n, absent(properties[n])]),
+            ]),
+          },
+        });
+    // The JSON routes refuse a key that names no field, at every level of a request.
+    if (role === "input") s.additionalProperties = false;
     if (oneOfs.length === 1) Object.assign(s, oneOfs[0]);
     else if (oneOfs.length > 1) s.allOf = oneOfs;
     return s;
   }
+}
+
+/** A constraint that a field holds a given (non-empty) value: an empty one is the unset field. */
+function present(s: Schema | undefined): Schema {
+  return s?.type === "array" ? { minItems: 1 } : s?.type === "string" ? { minLength: 1 } : { not: { const: 0 } };
+}
+
+/** A constraint that a field is left out or empty (its unset value). */
+function absent(s: Schema | undefined): Schema {
+  return s?.type === "array" ? { maxItems: 0 } : s?.type === "string" ? { maxLength: 0 } : { const: 0 };
 }
 
 /** The codec writes every scalar, enum, list and map; sub-messages unless unset, which their comment announces as "absent". */

@@ -114,6 +114,33 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
     expect(schema("GetIdTokenRequest").oneOf).toEqual([{ required: ["client_api_key"] }, { required: ["password"] }]);
   });
 
+  it("states the declared input rules: closed request schemas, non-empty required strings, formats, either-or, 409, examples", () => {
+    const bodies = Object.values(doc.paths).flatMap((ops: any) =>
+      Object.values(ops).flatMap((op: any) => (op.requestBody ? [op.requestBody.content["application/json"]] : [])),
+    ) as any[];
+    expect(bodies.length).toBeGreaterThan(40);
+    for (const media of bodies) {
+      expect(resolve(doc, media.schema.$ref).additionalProperties).toBe(false);
+      expect(media.example).toBeDefined();
+    }
+    expect(schema("GetAccessTokenRequest").properties.user_id.minLength).toBe(1);
+    expect(schema("CreateChatbotRequest").properties.allowed_origins.minItems).toBe(1);
+    expect(schema("InviteMemberRequest").properties.email.format).toBe("email");
+    expect(param("/v1/account/reports", "from").schema.format).toBe("date");
+    expect(schema("RateConversationRequest").properties.score).toMatchObject({ minimum: 1, maximum: 5 });
+    expect(param("/get_conversations_for_contact", "offset").schema.maximum).toBe(1_000_000);
+    expect(schema("EraseContactRequest").oneOf.map((x: any) => x.required)).toEqual([["contact_id"], ["user_id"]]);
+    expect(doc.paths["/v1/account/contacts/export"].get["x-requires-one-of"]).toEqual({
+      fields: ["contact_id", "user_id"],
+      exactlyOne: true,
+    });
+    expect(schema("UpdateMyProfileRequest").required ?? []).not.toContain("avatar_url");
+    expect(doc.paths["/v1/account/chatbots/{chatbot_id}/tools"].post.responses["409"]).toBeDefined();
+    expect(doc.paths["/ai_agent/send_message"].post.responses["409"]).toBeDefined();
+    expect(doc.paths["/v1/account/chatbots"].get.responses["409"]).toBeUndefined();
+    expect(param("/get_contact_conversations", "user_email_id").example).toBe("grace@example.com");
+  });
+
   it("names the security of each route: body credential, ID token, or the frame's access token", () => {
     expect(doc.components.securitySchemes.idToken).toMatchObject({ type: "http", scheme: "bearer" });
     expect(doc.components.securitySchemes.accessToken).toMatchObject({

@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { FieldOptions, MessageOptions } from "@bufbuild/protobuf/wkt";
+import type { FieldOptions, MessageOptions, MethodOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/field_options.proto.
  */
 export const file_aiagent_v1_field_options: GenFile = /*@__PURE__*/
-  fileDesc("Ch5haWFnZW50L3YxL2ZpZWxkX29wdGlvbnMucHJvdG8SCmFpYWdlbnQudjEiRwoJVGV4dFJ1bGVzEhIKCm1heF9sZW5ndGgYASABKA0SJgoGZm9ybWF0GAIgASgOMhYuYWlhZ2VudC52MS5UZXh0Rm9ybWF0KmwKClRleHRGb3JtYXQSGwoXVEVYVF9GT1JNQVRfVU5TUEVDSUZJRUQQABIUChBURVhUX0ZPUk1BVF9MSU5FEAESFQoRVEVYVF9GT1JNQVRfTElORVMQAhIUChBURVhUX0ZPUk1BVF9VVUlEEAM6RgoOYWxsb3dlZF92YWx1ZXMSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNGGAyADKAlSDWFsbG93ZWRWYWx1ZXM6SgoEdGV4dBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY04YDIAEoCzIVLmFpYWdlbnQudjEuVGV4dFJ1bGVzUgR0ZXh0OkAKCm5vX2NvbnRlbnQSHy5nb29nbGUucHJvdG9idWYuTWVzc2FnZU9wdGlvbnMY1IYDIAEoCFIJbm9Db250ZW50YgZwcm90bzM", [file_google_protobuf_descriptor]);
+  fileDesc("Ch5haWFnZW50L3YxL2ZpZWxkX29wdGlvbnMucHJvdG8SCmFpYWdlbnQudjEiRwoJVGV4dFJ1bGVzEhIKCm1heF9sZW5ndGgYASABKA0SJgoGZm9ybWF0GAIgASgOMhYuYWlhZ2VudC52MS5UZXh0Rm9ybWF0Ik0KCkZpZWxkc1doZW4SDQoFZmllbGQYASABKAkSDQoFdmFsdWUYAiABKAkSEAoIcmVxdWlyZWQYAyADKAkSDwoHcmVmdXNlZBgEIAMoCSIyCgtPbmVPZkZpZWxkcxIOCgZmaWVsZHMYASADKAkSEwoLZXhhY3RseV9vbmUYAiABKAgqWgoLVmFsdWVGb3JtYXQSHAoYVkFMVUVfRk9STUFUX1VOU1BFQ0lGSUVEEAASFgoSVkFMVUVfRk9STUFUX0VNQUlMEAESFQoRVkFMVUVfRk9STUFUX0RBVEUQAipsCgpUZXh0Rm9ybWF0EhsKF1RFWFRfRk9STUFUX1VOU1BFQ0lGSUVEEAASFAoQVEVYVF9GT1JNQVRfTElORRABEhUKEVRFWFRfRk9STUFUX0xJTkVTEAISFAoQVEVYVF9GT1JNQVRfVVVJRBADOkYKDmFsbG93ZWRfdmFsdWVzEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjRhgMgAygJUg1hbGxvd2VkVmFsdWVzOkoKBHRleHQSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNOGAyABKAsyFS5haWFnZW50LnYxLlRleHRSdWxlc1IEdGV4dDpbCgx2YWx1ZV9mb3JtYXQSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNWGAyABKA4yFy5haWFnZW50LnYxLlZhbHVlRm9ybWF0Ugt2YWx1ZUZvcm1hdDpECg12YWx1ZV9wYXR0ZXJuEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjYhgMgASgJUgx2YWx1ZVBhdHRlcm46QAoKbm9fY29udGVudBIfLmdvb2dsZS5wcm90b2J1Zi5NZXNzYWdlT3B0aW9ucxjUhgMgASgIUglub0NvbnRlbnQ6YgoPcmVxdWlyZXNfb25lX29mEh8uZ29vZ2xlLnByb3RvYnVmLk1lc3NhZ2VPcHRpb25zGNaGAyABKAsyFy5haWFnZW50LnYxLk9uZU9mRmllbGRzUg1yZXF1aXJlc09uZU9mOk0KBHdoZW4SHy5nb29nbGUucHJvdG9idWYuTWVzc2FnZU9wdGlvbnMY2YYDIAMoCzIWLmFpYWdlbnQudjEuRmllbGRzV2hlblIEd2hlbjo8Cghjb25mbGljdBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNeGAyABKAlSCGNvbmZsaWN0YgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * The rules of a string field. An empty string (the unset field) passes them: whether a field is required is
@@ -42,6 +42,110 @@ export type TextRules = Message<"aiagent.v1.TextRules"> & {
  */
 export const TextRulesSchema: GenMessage<TextRules> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_field_options, 0);
+
+/**
+ * The fields one value of a request field requires and those it refuses (non-empty: an empty value is unset).
+ *
+ * @generated from message aiagent.v1.FieldsWhen
+ */
+export type FieldsWhen = Message<"aiagent.v1.FieldsWhen"> & {
+  /**
+   * The field, by its proto name.
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * Its value.
+   *
+   * @generated from field: string value = 2;
+   */
+  value: string;
+
+  /**
+   * Fields that must then be given.
+   *
+   * @generated from field: repeated string required = 3;
+   */
+  required: string[];
+
+  /**
+   * Fields that must then be left out (or empty).
+   *
+   * @generated from field: repeated string refused = 4;
+   */
+  refused: string[];
+};
+
+/**
+ * Describes the message aiagent.v1.FieldsWhen.
+ * Use `create(FieldsWhenSchema)` to create a new message.
+ */
+export const FieldsWhenSchema: GenMessage<FieldsWhen> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_field_options, 1);
+
+/**
+ * Request fields of which one must be given (a non-empty value).
+ *
+ * @generated from message aiagent.v1.OneOfFields
+ */
+export type OneOfFields = Message<"aiagent.v1.OneOfFields"> & {
+  /**
+   * The fields, by their proto names.
+   *
+   * @generated from field: repeated string fields = 1;
+   */
+  fields: string[];
+
+  /**
+   * Exactly one: giving several is refused too.
+   *
+   * @generated from field: bool exactly_one = 2;
+   */
+  exactlyOne: boolean;
+};
+
+/**
+ * Describes the message aiagent.v1.OneOfFields.
+ * Use `create(OneOfFieldsSchema)` to create a new message.
+ */
+export const OneOfFieldsSchema: GenMessage<OneOfFields> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_field_options, 2);
+
+/**
+ * The shape of a request string's value, beyond its text.
+ *
+ * @generated from enum aiagent.v1.ValueFormat
+ */
+export enum ValueFormat {
+  /**
+   * No shape beyond the text rules.
+   *
+   * @generated from enum value: VALUE_FORMAT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * An e-mail address (something@domain).
+   *
+   * @generated from enum value: VALUE_FORMAT_EMAIL = 1;
+   */
+  EMAIL = 1,
+
+  /**
+   * A calendar date, YYYY-MM-DD.
+   *
+   * @generated from enum value: VALUE_FORMAT_DATE = 2;
+   */
+  DATE = 2,
+}
+
+/**
+ * Describes the enum aiagent.v1.ValueFormat.
+ */
+export const ValueFormatSchema: GenEnum<ValueFormat> = /*@__PURE__*/
+  enumDesc(file_aiagent_v1_field_options, 0);
 
 /**
  * The shape of a string field's text.
@@ -82,7 +186,7 @@ export enum TextFormat {
  * Describes the enum aiagent.v1.TextFormat.
  */
 export const TextFormatSchema: GenEnum<TextFormat> = /*@__PURE__*/
-  enumDesc(file_aiagent_v1_field_options, 0);
+  enumDesc(file_aiagent_v1_field_options, 1);
 
 /**
  * The only values a string field takes. The JSON routes refuse any other, the empty string included
@@ -105,11 +209,60 @@ export const text: GenExtension<FieldOptions, TextRules> = /*@__PURE__*/
   extDesc(file_aiagent_v1_field_options, 1);
 
 /**
+ * What a request string must be beyond its text rules, when it is given (the empty string is the unset field).
+ * The handler checks it; the OpenAPI document states it as the field's `format`, and
+ * test/clients/openapi-contract.test.ts fails when the service accepts a value of another shape.
+ *
+ * @generated from extension: aiagent.v1.ValueFormat value_format = 50005;
+ */
+export const value_format: GenExtension<FieldOptions, ValueFormat> = /*@__PURE__*/
+  extDesc(file_aiagent_v1_field_options, 2);
+
+/**
+ * The regular expression (ECMAScript, anchored) a request string must match when it is given; the handler
+ * checks it. The OpenAPI document states it as the field's `pattern` (it implies the text rules' characters), and
+ * test/clients/openapi-contract.test.ts fails when the service accepts a value that does not match.
+ *
+ * @generated from extension: string value_pattern = 50008;
+ */
+export const value_pattern: GenExtension<FieldOptions, string> = /*@__PURE__*/
+  extDesc(file_aiagent_v1_field_options, 3);
+
+/**
  * On a response message with no fields: its JSON route answers 204 No Content with no body, rather than 200 and
  * `{}` (the console's session RPCs, whose answer is their Set-Cookie header).
  *
  * @generated from extension: bool no_content = 50004;
  */
 export const no_content: GenExtension<MessageOptions, boolean> = /*@__PURE__*/
-  extDesc(file_aiagent_v1_field_options, 2);
+  extDesc(file_aiagent_v1_field_options, 4);
+
+/**
+ * On a request message: fields of which the handler needs one, refusing the request otherwise (naming the
+ * first). The OpenAPI document states it (`anyOf`, or `oneOf` with exactly_one); test/clients/openapi-contract.test.ts
+ * checks the service refuses a request that gives none.
+ *
+ * @generated from extension: aiagent.v1.OneOfFields requires_one_of = 50006;
+ */
+export const requires_one_of: GenExtension<MessageOptions, OneOfFields> = /*@__PURE__*/
+  extDesc(file_aiagent_v1_field_options, 5);
+
+/**
+ * On a request message: what one value of a field requires or refuses of the others (a knowledge source's kind).
+ * The OpenAPI document states each as `if`/`then`; test/clients/openapi-contract.test.ts checks both ways.
+ *
+ * @generated from extension: repeated aiagent.v1.FieldsWhen when = 50009;
+ */
+export const when: GenExtension<MessageOptions, FieldsWhen[]> = /*@__PURE__*/
+  extDesc(file_aiagent_v1_field_options, 6);
+
+/**
+ * When the method answers already_exists (409 on the JSON routes), in words; the OpenAPI document lists 409 for
+ * it. A request with an `idempotency_key` field may answer it too (the key was used for a different request),
+ * without declaring it.
+ *
+ * @generated from extension: string conflict = 50007;
+ */
+export const conflict: GenExtension<MethodOptions, string> = /*@__PURE__*/
+  extDesc(file_aiagent_v1_field_options, 7);
 

@@ -568,7 +568,7 @@ export type ListEventsRequest = Message<"aiagent.v1.ListEventsRequest"> & {
   after: string;
 
   /**
-   * At most this many (default 100, at most 1000).
+   * At most this many, 1 to 1000 (default 100).
    *
    * @generated from field: optional int32 limit = 2;
    */
@@ -750,7 +750,7 @@ export type ListWebhookDeliveriesRequest = Message<"aiagent.v1.ListWebhookDelive
   endpointId: string;
 
   /**
-   * At most this many (default 50, at most 500).
+   * At most this many, 1 to 500 (default 50).
    *
    * @generated from field: optional int32 limit = 2;
    */

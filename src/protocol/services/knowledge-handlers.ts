@@ -1,5 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { KnowledgeSourceSchema } from "../../../gen/aiagent/v1/account_service_pb.js";
+import { invalidArgument } from "../../domain/errors.js";
 import type { KnowledgeService } from "../../domain/knowledge/knowledge-service.js";
 import type { KnowledgeSourceRecord } from "../../domain/knowledge/source.js";
 import { isoTime } from "../../domain/time.js";
@@ -52,6 +53,9 @@ export function knowledgeHandlers(knowledge: KnowledgeService) {
       },
       call: AuthorizedCall,
     ) {
+      // The domain's check names max_pages for either bound; the refusal names the field that was given.
+      if (req.maxDepth && !req.maxPages && ["file", "page", "snippets"].includes(req.kind))
+        throw invalidArgument("max_depth", "is only for kind site");
       const s = await knowledge.create(accountCaller(call.auth), req.chatbotId, {
         kind: req.kind,
         title: req.title,
