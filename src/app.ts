@@ -37,6 +37,7 @@ import { type RouteTable, routeTable } from "./protocol/http/route-table.js";
 import type { RunningServer } from "./protocol/http/server.js";
 import type { HttpRequest, HttpResponse } from "./protocol/http/types.js";
 import type { ServiceBinding } from "./protocol/rest/transcoder.js";
+import type { Heartbeats } from "./protocol/heartbeats.js";
 import type { StreamGuard } from "./protocol/stream-guard.js";
 import type { WatchLimits } from "./protocol/watch-limits.js";
 import { type Fsync, openStore } from "./storage/open.js";
@@ -94,6 +95,8 @@ export interface App {
   watchLimits: WatchLimits;
   /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
   streams: StreamGuard;
+  /** The watch streams' heartbeats: one timer for all of them (`timers`, `streams`). */
+  heartbeats: Heartbeats;
   bindings: ServiceBinding[];
   /** The RPCs in-process, through the same gate as every protocol (the pages that need a credential judged). */
   gate: Gate;
@@ -164,7 +167,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     routes: routeTable(bindings, []),
     ...pick(token, "keys", "tokens"),
     ...pick(account, "accounts", "team", "sessions", "knowledge"),
-    ...pick(conversation, "conversations", "agentTools", "events", "watchLimits", "streams"),
+    ...pick(conversation, "conversations", "agentTools", "events", "watchLimits", "streams", "heartbeats"),
     ...pick(privacy, "privacy", "retention"),
     ...webhook,
     handler: () => undefined,

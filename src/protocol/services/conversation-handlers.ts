@@ -27,6 +27,7 @@ import { auditedCaller } from "../audited.js";
 import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
+import { type Heartbeats, withHeartbeats } from "../heartbeats.js";
 import type { WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
 import { note, noteHandlers } from "./note-handlers.js";
@@ -73,13 +74,20 @@ function typingOf(s: TypingSignal): MessageInitShape<typeof TypingSchema> {
   return { conversationId: s.conversationId, from: s.from, name: s.name, expiresInMs: TYPING_EXPIRES_MS };
 }
 
+/** What the watch streams share: their caps, the clock, and the one timer of their heartbeats. */
+export interface Watch {
+  limits: WatchLimits;
+  clock: Clock;
+  heartbeats: Heartbeats;
+}
+
 /**
  * A watch stream within its bounds: it holds a slot of the watch limits while open, and ends when the client goes
  * away or its token expires (then with TokenExpiredError: the client resumes with a fresh token).
  */
 async function* bounded<T>(
   call: AuthorizedCall,
-  watch: { limits: WatchLimits; clock: Clock },
+  watch: Watch,
   open: (signal: AbortSignal) => AsyncIterable<T>,
 ): AsyncGenerator<T> {
   const w = call.auth;
@@ -149,7 +157,7 @@ function pageForms() {
 /** The ConversationService methods, on the caller the gate admitted by each RPC's declared access. */
 export function conversationHandlers(
   conversations: ConversationService,
-  watch: { limits: WatchLimits; clock: Clock },
+  watch: Watch,
   typing: TypingService,
   pictures: OperatorPictures,
   notes: ConversationNotes,
@@ -202,14 +210,17 @@ export function conversationHandlers(
           signal,
         );
       let cursor = "";
-      for await (const ev of bounded(call, watch, (signal) =>
+      const events = bounded(call, watch, (signal) =>
         withSignals<WatchEvent | TypingEvent, TypingSignal>(
           watched(signal),
           (push) => typing.subscribe({ conversationId: req.conversationId }, push),
           (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
         ),
-      )) {
-        if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
+      );
+      for await (const ev of withHeartbeats(events, watch.heartbeats)) {
+        // A heartbeat: no event, the cursor of the last one (resuming from it skips nothing).
+        if (ev.type === "heartbeat") yield { cursor };
+        else if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
         else if (ev.type === "message")
           yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
         // The domain sends notes to the account's people only; a frame's stream drops one should it ever come.
@@ -226,13 +237,18 @@ export function conversationHandlers(
     async *watchAccount(req, call) {
       const caller = accountCaller(call.auth);
       let cursor = "";
-      for await (const ev of bounded(call, watch, (signal) =>
+      const events = bounded(call, watch, (signal) =>
         withSignals<AccountWatchEvent | TypingEvent, TypingSignal>(
           conversations.watchAccount(caller, { userEmailId: req.userEmailId, afterCursor: req.afterCursor }, signal),
           (push) => typing.subscribe({ accountId: caller.accountId }, push),
           (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
         ),
-      )) {
+      );
+      for await (const ev of withHeartbeats(events, watch.heartbeats)) {
+        if (ev.type === "heartbeat") {
+          yield { cursor };
+          continue;
+        }
         if (ev.type === "typing") {
           yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
           continue;
