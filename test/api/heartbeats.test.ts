@@ -7,7 +7,8 @@ import { startServer, type TestAccount, type TestServer } from "../helpers/serve
 import { scaled, waitFor } from "../helpers/time-scale.js";
 
 // Cheap idle streams (issue 44): an idle watch stream is sent a heartbeat every AIAGENT_STREAM_HEARTBEAT_MS (an item
-// with no event and the cursor of the last event), and one timer serves every open stream.
+// with no event and the cursor of the last event), and one timer serves every open stream; the streams' tokens'
+// expiry shares one timer as well (the expiry itself: watch-conversation.test.ts).
 
 const INTERVAL = scaled(400);
 
@@ -104,6 +105,10 @@ describe("one timer for all streams", () => {
     // Every stream joins once it has sent its first event; each then gets its heartbeats.
     await waitFor("the twelve streams joined the heartbeats", () => hb.streams === before + 12);
     expect(hb.timers).toBe(1);
+    // Their tokens' expiry too: one deadline per stream, one timer for all of them.
+    const dl = s.app.deadlines;
+    expect(dl.pending).toBe(hb.streams);
+    expect(dl.timers).toBe(1);
     for (const { r } of readers) expect(isBeat(await r.next())).toBe(true);
     expect(hb.timers).toBe(1);
     for (const { r } of readers) await r.cancel();
@@ -111,6 +116,8 @@ describe("one timer for all streams", () => {
     for (const r of open) await r.cancel().catch(() => undefined);
     await waitFor("every stream left the heartbeats", () => hb.streams === 0);
     expect(hb.timers).toBe(0);
+    await waitFor("every stream's deadline cancelled", () => dl.pending === 0);
+    expect(dl.timers).toBe(0);
   });
 });
 

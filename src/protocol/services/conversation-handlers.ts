@@ -26,14 +26,12 @@ import { TYPING_EXPIRES_MS, type TypingService, typingFor } from "../../domain/t
 import { auditedCaller } from "../audited.js";
 import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
+import type { Deadlines } from "../deadlines.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { type Heartbeats, withHeartbeats } from "../heartbeats.js";
 import type { WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
 import { note, noteHandlers } from "./note-handlers.js";
-
-// setTimeout's largest delay (24.8 days): a stream of a token that lives longer ends then, as on expiry, and resumes.
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** A message as the conversation lists answer it. */
 export function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
@@ -74,11 +72,12 @@ function typingOf(s: TypingSignal): MessageInitShape<typeof TypingSchema> {
   return { conversationId: s.conversationId, from: s.from, name: s.name, expiresInMs: TYPING_EXPIRES_MS };
 }
 
-/** What the watch streams share: their caps, the clock, and the one timer of their heartbeats. */
+/** What the watch streams share: their caps, the clock, and the one timer of their heartbeats and of their tokens' expiry. */
 export interface Watch {
   limits: WatchLimits;
   clock: Clock;
   heartbeats: Heartbeats;
+  deadlines: Deadlines;
 }
 
 /**
@@ -103,13 +102,11 @@ async function* bounded<T>(
   const onGone = () => stop.abort();
   call.signal.addEventListener("abort", onGone, { once: true });
   let expired = false;
-  const timer = setTimeout(
-    () => {
-      expired = true;
-      stop.abort();
-    },
-    Math.min(MAX_TIMER_MS, Math.max(0, w.expiresAt - watch.clock.now())),
-  );
+  // On the streams' one timer of deadlines, not a timer of its own.
+  const cancel = watch.deadlines.after(w.expiresAt - watch.clock.now(), () => {
+    expired = true;
+    stop.abort();
+  });
   try {
     yield* open(stop.signal);
     if (expired)
@@ -118,7 +115,7 @@ async function* bounded<T>(
         "TokenExpiredError",
       );
   } finally {
-    clearTimeout(timer);
+    cancel();
     call.signal.removeEventListener("abort", onGone);
     release();
   }
