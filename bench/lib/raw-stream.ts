@@ -92,23 +92,43 @@ export class RawStream {
   }
 }
 
-/** Opens `paths` as raw streams, at most `concurrency` being opened at once; resolves when all have their headers. */
+/** What opening many streams gave: every stream (in `paths`' order), and those that got no 200, with the first. */
+export interface Opened {
+  streams: RawStream[];
+  failed: number;
+  firstFailure: string;
+  /** Milliseconds from each request to its headers (the streams that opened). */
+  headerMs: number[];
+}
+
+/**
+ * Opens `paths` as raw streams, at most `concurrency` being opened at once; resolves when each has its headers or
+ * has failed (no answer within `timeoutMs`, the connection closed, a status other than 200).
+ */
 export async function openAll(
   port: number,
   paths: string[],
   concurrency: number,
   onLine?: (s: RawStream, line: string, at: number) => void,
   onEnd?: (s: RawStream) => void,
-): Promise<RawStream[]> {
-  const out: RawStream[] = new Array(paths.length);
+  timeoutMs = 60_000,
+): Promise<Opened> {
+  const out: Opened = { streams: new Array(paths.length), failed: 0, firstFailure: "", headerMs: [] };
   let next = 0;
   const worker = async () => {
     while (next < paths.length) {
       const i = next++;
+      const asked = performance.now();
       const s = new RawStream(port, paths[i]!, onLine, onEnd);
-      out[i] = s;
-      const status = await s.headers();
-      if (status !== 200) throw new Error(`stream ${i} answered ${status || "nothing"}: ${paths[i]}\n${s.last}`);
+      out.streams[i] = s;
+      const status = await s.headers(timeoutMs);
+      if (status === 200) out.headerMs.push(s.headersAt - asked);
+      else {
+        out.failed++;
+        out.firstFailure ||=
+          `stream ${i}: ${status ? `status ${status}` : s.endedAt ? "closed before any answer" : `no answer within ${timeoutMs} ms`} ${s.last}`.trim();
+        s.close();
+      }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
