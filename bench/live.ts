@@ -203,7 +203,17 @@ interface Rows {
     failedWrites: number;
     firstError: string;
   };
-  W3?: { revoked: number; ended: number; p99Ms: number; maxMs: number; othersExpected: number; othersGot: number };
+  W3?: {
+    revoked: number;
+    ended: number;
+    p99Ms: number;
+    maxMs: number;
+    othersExpected: number;
+    othersGot: number;
+    /** Revocation calls that failed (no answer within 30 s), and the first error. */
+    failedRevocations: number;
+    revokeError: string;
+  };
   W4?: { events: number; eventsPerSec: number; headersMs: number; rssGrowthMb: number };
 }
 
@@ -309,8 +319,9 @@ async function liveRows(t: Target, rows: Rows): Promise<void> {
       const pending: Promise<void>[] = [];
       for (let i = 0; i < total; i++) {
         const due = w2Start + (i * 1000) / writesPerSec;
+        // Always yield, even when behind: the answers of the writes in flight must be read meanwhile.
         const wait = due - performance.now();
-        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        await new Promise((r) => setTimeout(r, Math.max(0, wait)));
         // Open loop with a bound: a service that falls behind is not buried under requests.
         if (inFlight >= 256) {
           failed++;
@@ -365,14 +376,34 @@ async function liveRows(t: Target, rows: Rows): Promise<void> {
       const victims = t.streams
         .map((x, i) => ({ ...x, s: streams[i]! }))
         .filter((x) => revoked.has(x.customer) && x.s.status === 200 && !x.s.endedAt);
-      await Promise.all([...revoked].map(async (c) => ends.set(c, await t.revoke(c))));
+      let failedRevocations = 0;
+      let revokeError = "";
+      await Promise.all(
+        [...revoked].map(async (c) => {
+          try {
+            ends.set(c, await t.revoke(c));
+          } catch (e) {
+            failedRevocations++;
+            revokeError ||= (e as Error).message.slice(0, 200);
+          }
+        }),
+      );
       await until("the revoked streams' end", () => victims.every((v) => v.s.endedAt > 0), 10_000);
       const delays = victims
-        .filter((v) => v.s.endedAt > 0)
+        .filter((v) => v.s.endedAt > 0 && ends.has(v.customer))
         .map((v) => Math.max(0, v.s.endedAt - ends.get(v.customer)!));
       // The others keep receiving: one write to each of up to 50 conversations not revoked.
       const kept = convs.filter((c) => byConv.get(c)!.every((s) => !s.endedAt)).slice(0, 50);
-      const writes = await Promise.all(kept.map(async (c) => ({ c, ...(await t.write(c, 1)) })));
+      const writes = (
+        await Promise.all(
+          kept.map((c) =>
+            t.write(c, 1).then(
+              (w) => ({ c, ...w }),
+              () => undefined,
+            ),
+          ),
+        )
+      ).filter((w) => w !== undefined);
       const got = () =>
         writes.reduce(
           (n, w) => n + byConv.get(w.c)!.filter((s) => w.ids.every((id) => seen.get(s)?.has(id))).length,
@@ -387,6 +418,8 @@ async function liveRows(t: Target, rows: Rows): Promise<void> {
         maxMs: Math.round(quantile(delays, 1)),
         othersExpected,
         othersGot: got(),
+        failedRevocations,
+        revokeError,
       };
       log(`${t.name} W3: ${JSON.stringify(rows.W3)}`);
     }
@@ -569,7 +602,7 @@ async function main(): Promise<void> {
     `| W1 | idle CPU, % of one core | ${s.W1?.cpuPct} | ${b.W1?.cpuPct} | ${ratio(s.W1?.cpuPct, b.W1?.cpuPct)} | ≤ 5 % |`,
     `| W2 | ${s.W2?.eventsPerSec} events/s achieved (${rate} offered): answer → delivery p99 ms | ${s.W2?.p99Ms} | ${b.W2?.p99Ms} | ${ratio(s.W2?.p99Ms, b.W2?.p99Ms)} | ≤ 250 ms |`,
     `| W2 | missed / duplicated of ${s.W2?.deliveries} deliveries | ${s.W2?.missed} / ${s.W2?.duplicated} | ${b.W2?.missed} / ${b.W2?.duplicated} |  | 0 / 0 |`,
-    `| W3 | ${s.W3?.revoked} streams revoked at once: answer → end, max ms | ${s.W3?.maxMs} | ${b.W3?.maxMs} | ${ratio(s.W3?.maxMs, b.W3?.maxMs)} | ≤ 1,000 ms |`,
+    `| W3 | ${s.W3?.revoked} streams revoked at once (${s.W3?.failedRevocations ?? 0} of the calls failed): answer → end, max ms | ${s.W3?.maxMs} | ${b.W3?.maxMs} | ${ratio(s.W3?.maxMs, b.W3?.maxMs)} | ≤ 1,000 ms |`,
     `| W3 | the others keep receiving: deliveries got / expected | ${s.W3?.othersGot} / ${s.W3?.othersExpected} | ${b.W3?.othersGot} / ${b.W3?.othersExpected} |  | all |`,
     `| W4 | resume ${s.W4?.events} events behind: events/s | ${s.W4?.eventsPerSec} | ${b.W4?.eventsPerSec} | ${ratio(s.W4?.eventsPerSec, b.W4?.eventsPerSec)} | ≥ 10,000 |`,
     `| W4 | RSS growth MB / headers ms | ${s.W4?.rssGrowthMb} / ${s.W4?.headersMs} | ${b.W4?.rssGrowthMb} / ${b.W4?.headersMs} |  | ≤ 50 MB / ≤ 100 ms |`,
