@@ -305,7 +305,9 @@ async function liveRows(t: Target, rows: Rows): Promise<void> {
     const convs = [...byConv.keys()];
     // The customers W3 revokes: the first ones; W2 writes to the others' conversations (still open after W3).
     const customers = new Set(t.streams.map((x) => x.customer));
-    const revoked = new Set([...customers].slice(0, Math.ceil(Number(opt.revoke) / STREAMS_PER_CUSTOMER)));
+    // At most half of them, so that there are others to keep receiving.
+    const revokedCount = Math.min(Math.ceil(Number(opt.revoke) / STREAMS_PER_CUSTOMER), Math.floor(customers.size / 2));
+    const revoked = new Set([...customers].slice(0, revokedCount));
 
     if (only.has("W2")) {
       const perWrite = 2;
