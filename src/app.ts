@@ -31,7 +31,9 @@ import type { Logger } from "./log.js";
 import type { Metrics } from "./observability/metrics.js";
 import { tracedTransaction } from "./observability/spans.js";
 import { activeTracer } from "./observability/tracing.js";
+import type { Deadlines } from "./protocol/deadlines.js";
 import { createGate, type Gate } from "./protocol/gate.js";
+import type { Heartbeats } from "./protocol/heartbeats.js";
 import type { PageRoute } from "./protocol/http/pages.js";
 import { type RouteTable, routeTable } from "./protocol/http/route-table.js";
 import type { RunningServer } from "./protocol/http/server.js";
@@ -94,6 +96,10 @@ export interface App {
   watchLimits: WatchLimits;
   /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
   streams: StreamGuard;
+  /** The watch streams' heartbeats: one timer for all of them (`timers`, `streams`). */
+  heartbeats: Heartbeats;
+  /** The watch streams' tokens' expiry: one timer for all of them (`timers`, `pending`). */
+  deadlines: Deadlines;
   bindings: ServiceBinding[];
   /** The RPCs in-process, through the same gate as every protocol (the pages that need a credential judged). */
   gate: Gate;
@@ -164,7 +170,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     routes: routeTable(bindings, []),
     ...pick(token, "keys", "tokens"),
     ...pick(account, "accounts", "team", "sessions", "knowledge"),
-    ...pick(conversation, "conversations", "agentTools", "events", "watchLimits", "streams"),
+    ...pick(conversation, "conversations", "agentTools", "events", "watchLimits", "streams", "heartbeats", "deadlines"),
     ...pick(privacy, "privacy", "retention"),
     ...webhook,
     handler: () => undefined,

@@ -81,6 +81,8 @@ export interface Config {
     readonly bufferBytes: number;
     /** How long a stream waits for a client that takes nothing before it ends it with its resume cursor. */
     readonly stallMs: number;
+    /** How often an open stream is sent a heartbeat (an item with no event); 0: never. One timer serves all. */
+    readonly heartbeatMs: number;
   };
   /** The event log and webhook deliveries (see docs/webhooks.md). */
   readonly webhooks: WebhookSettings;
@@ -267,6 +269,14 @@ function watchCaps(src: Source) {
     perCustomer: positive(src, "AIAGENT_WATCH_STREAMS_PER_CUSTOMER", 8),
     perToken: positive(src, "AIAGENT_WATCH_STREAMS_PER_TOKEN", 4),
   };
+}
+
+/** A watch stream's heartbeat interval: 0 (none) or 100 ms to an hour; 25 s by default, as Centrifugo's pings. */
+function heartbeatMs(src: Source): number {
+  const ms = count(src, "AIAGENT_STREAM_HEARTBEAT_MS", 25_000);
+  const v = src.get("AIAGENT_STREAM_HEARTBEAT_MS");
+  if (ms !== 0 && (ms < 100 || ms > 3_600_000)) src.fail(v, "must be 0 (no heartbeats) or from 100 to 3600000", v.raw);
+  return ms;
 }
 
 function webhookSlots(src: Source): { slots: number; slotsPerEndpoint: number } {
@@ -504,6 +514,7 @@ export function loadConfig(
       recheckAllMs: ranged(src, "AIAGENT_STREAM_RECHECK_ALL_MS", 300_000, 1000, 86_400_000),
       bufferBytes: ranged(src, "AIAGENT_STREAM_BUFFER_BYTES", 256 * 1024, 16 * 1024, 64 * 1024 * 1024),
       stallMs: ranged(src, "AIAGENT_STREAM_STALL_MS", 10_000, 100, 600_000),
+      heartbeatMs: heartbeatMs(src),
     },
     webhooks: {
       retentionDays: positive(src, "AIAGENT_EVENT_RETENTION_DAYS", 30),

@@ -98,7 +98,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
       ConversationServiceDesc,
       conversationHandlers(
         d.conversations,
-        { limits: d.watchLimits, clock: b.clock },
+        { limits: d.watchLimits, clock: b.clock, heartbeats: d.heartbeats, deadlines: d.deadlines },
         d.typing,
         d.pictures,
         d.notes,

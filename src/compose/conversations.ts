@@ -23,6 +23,8 @@ import { LogFeed } from "../domain/webhook/log-feed.js";
 import { checkTarget, type TargetPolicy } from "../domain/webhook/target-policy.js";
 import { InProcessTyping } from "../events/typing.js";
 import { propagatingPost, tracedAgent } from "../observability/spans.js";
+import { Deadlines } from "../protocol/deadlines.js";
+import { Heartbeats } from "../protocol/heartbeats.js";
 import { type LimitRule, limiterCounter, unlimited } from "../protocol/rate-limit.js";
 import { StreamGuard } from "../protocol/stream-guard.js";
 import { WatchLimits } from "../protocol/watch-limits.js";
@@ -79,6 +81,10 @@ export interface ConversationParts {
   watchLimits: WatchLimits;
   /** Ends open streams whose credential no longer passes the gate (revoked, expired, role changed). */
   streams: StreamGuard;
+  /** The watch streams' heartbeats, on one timer for all. */
+  heartbeats: Heartbeats;
+  /** The watch streams' tokens' expiry, on one timer for all. */
+  deadlines: Deadlines;
   /** Typing indicators, over their own channel between instances. */
   typing: TypingService;
   typingChannel: TypingChannel & { close(): void };
@@ -92,6 +98,8 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   const events = new LogFeed();
   const stopLogWatch = await store.onLogAdvanced((changes, deliveries) => events.advanced(changes, deliveries));
   const watchLimits = new WatchLimits(config.watchStreams);
+  const heartbeats = new Heartbeats(config.watchStreams.heartbeatMs);
+  const deadlines = new Deadlines();
   const streams = new StreamGuard(store.credentialChanges, {
     sweepMs: config.watchStreams.recheckMs,
     recheckAllMs: config.watchStreams.recheckAllMs,
@@ -162,6 +170,8 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     stopLogWatch,
     watchLimits,
     streams,
+    heartbeats,
+    deadlines,
     typing,
     typingChannel,
   };

@@ -32,6 +32,8 @@ export function useAccountWatch(email: string, onEvent: (e: WatchAccountResponse
           )) {
             pause = 500;
             afterCursor = r.cursor;
+            // A heartbeat (no event): the connection is alive, nothing changed.
+            if (r.event.case === undefined) continue;
             // Typing is no change of the inbox: told to whoever shows it, never a reason to list again.
             if (r.event.case === "typing") announceTyping(r.event.value);
             else {

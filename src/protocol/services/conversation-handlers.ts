@@ -26,13 +26,12 @@ import { TYPING_EXPIRES_MS, type TypingService, typingFor } from "../../domain/t
 import { auditedCaller } from "../audited.js";
 import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
+import type { Deadlines } from "../deadlines.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
+import { type Heartbeats, withHeartbeats } from "../heartbeats.js";
 import type { WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
 import { note, noteHandlers } from "./note-handlers.js";
-
-// setTimeout's largest delay (24.8 days): a stream of a token that lives longer ends then, as on expiry, and resumes.
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** A message as the conversation lists answer it. */
 export function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
@@ -73,13 +72,21 @@ function typingOf(s: TypingSignal): MessageInitShape<typeof TypingSchema> {
   return { conversationId: s.conversationId, from: s.from, name: s.name, expiresInMs: TYPING_EXPIRES_MS };
 }
 
+/** What the watch streams share: their caps, the clock, and the one timer of their heartbeats and of their tokens' expiry. */
+export interface Watch {
+  limits: WatchLimits;
+  clock: Clock;
+  heartbeats: Heartbeats;
+  deadlines: Deadlines;
+}
+
 /**
  * A watch stream within its bounds: it holds a slot of the watch limits while open, and ends when the client goes
  * away or its token expires (then with TokenExpiredError: the client resumes with a fresh token).
  */
 async function* bounded<T>(
   call: AuthorizedCall,
-  watch: { limits: WatchLimits; clock: Clock },
+  watch: Watch,
   open: (signal: AbortSignal) => AsyncIterable<T>,
 ): AsyncGenerator<T> {
   const w = call.auth;
@@ -95,13 +102,11 @@ async function* bounded<T>(
   const onGone = () => stop.abort();
   call.signal.addEventListener("abort", onGone, { once: true });
   let expired = false;
-  const timer = setTimeout(
-    () => {
-      expired = true;
-      stop.abort();
-    },
-    Math.min(MAX_TIMER_MS, Math.max(0, w.expiresAt - watch.clock.now())),
-  );
+  // On the streams' one timer of deadlines, not a timer of its own.
+  const cancel = watch.deadlines.after(w.expiresAt - watch.clock.now(), () => {
+    expired = true;
+    stop.abort();
+  });
   try {
     yield* open(stop.signal);
     if (expired)
@@ -110,7 +115,7 @@ async function* bounded<T>(
         "TokenExpiredError",
       );
   } finally {
-    clearTimeout(timer);
+    cancel();
     call.signal.removeEventListener("abort", onGone);
     release();
   }
@@ -149,7 +154,7 @@ function pageForms() {
 /** The ConversationService methods, on the caller the gate admitted by each RPC's declared access. */
 export function conversationHandlers(
   conversations: ConversationService,
-  watch: { limits: WatchLimits; clock: Clock },
+  watch: Watch,
   typing: TypingService,
   pictures: OperatorPictures,
   notes: ConversationNotes,
@@ -202,14 +207,17 @@ export function conversationHandlers(
           signal,
         );
       let cursor = "";
-      for await (const ev of bounded(call, watch, (signal) =>
+      const events = bounded(call, watch, (signal) =>
         withSignals<WatchEvent | TypingEvent, TypingSignal>(
           watched(signal),
           (push) => typing.subscribe({ conversationId: req.conversationId }, push),
           (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
         ),
-      )) {
-        if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
+      );
+      for await (const ev of withHeartbeats(events, watch.heartbeats)) {
+        // A heartbeat: no event, the cursor of the last one (resuming from it skips nothing).
+        if (ev.type === "heartbeat") yield { cursor };
+        else if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
         else if (ev.type === "message")
           yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
         // The domain sends notes to the account's people only; a frame's stream drops one should it ever come.
@@ -226,13 +234,18 @@ export function conversationHandlers(
     async *watchAccount(req, call) {
       const caller = accountCaller(call.auth);
       let cursor = "";
-      for await (const ev of bounded(call, watch, (signal) =>
+      const events = bounded(call, watch, (signal) =>
         withSignals<AccountWatchEvent | TypingEvent, TypingSignal>(
           conversations.watchAccount(caller, { userEmailId: req.userEmailId, afterCursor: req.afterCursor }, signal),
           (push) => typing.subscribe({ accountId: caller.accountId }, push),
           (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
         ),
-      )) {
+      );
+      for await (const ev of withHeartbeats(events, watch.heartbeats)) {
+        if (ev.type === "heartbeat") {
+          yield { cursor };
+          continue;
+        }
         if (ev.type === "typing") {
           yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
           continue;

@@ -1,0 +1,61 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { scaled } from "../helpers/time-scale.js";
+
+// `npm run bench:live` end to end at a toy size: the harness builds, starts the bare stream server and the service,
+// runs W1–W4 against both on raw loopback streams and writes its report. What is checked is that every row ran and
+// that the figures that are promises (nothing missed or repeated, every revoked stream ended, the others receiving,
+// the whole backlog read) hold; never how fast.
+const ROOT = resolve(import.meta.dirname, "../..");
+const dir = mkdtempSync(join(tmpdir(), "aiagent-bench-live-smoke-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function runBench(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const args = ["--streams", "32", "--scale", "1k", "--idle-seconds", "1", "--w2-seconds", "1", "--rate", "40"];
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "bench/live.ts", ...args, "--revoke", "8", "--heartbeat-ms", "300", "--out", dir],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), scaled(240_000));
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+describe("npm run bench:live", () => {
+  it("runs W1–W4 against the service and the bare server and writes its report", {
+    timeout: scaled(300_000),
+  }, async () => {
+    const r = await runBench();
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stdout).toContain("| W1 |");
+    const file = readdirSync(dir).find((f) => f.startsWith("live-") && f.endsWith(".json"));
+    expect(file).toBeDefined();
+    const report = JSON.parse(readFileSync(join(dir, file!), "utf8"));
+    expect(report.options.streamsRun).toBe(32);
+    for (const name of ["service", "bare"]) {
+      const rows = report.results[name];
+      expect(rows.W1.streams, name).toBe(32);
+      expect(rows.W1.failed, name).toBe(0);
+      expect(rows.W1.beatsPerSec, `${name}: heartbeats every 300 ms`).toBeGreaterThan(0);
+      expect(rows.W2.deliveries, name).toBeGreaterThan(0);
+      expect([rows.W2.missed, rows.W2.duplicated], name).toEqual([0, 0]);
+      expect(rows.W3.revoked, name).toBe(8);
+      expect(rows.W3.ended, name).toBe(8);
+      expect(rows.W3.othersGot, name).toBe(rows.W3.othersExpected);
+      expect(rows.W3.othersExpected, name).toBeGreaterThan(0);
+      expect(rows.W4.events, name).toBe(2020);
+    }
+  });
+});
