@@ -1,8 +1,7 @@
 import type { Browser, Page } from "playwright-core";
 import { consoleRoutes } from "../../src/console/routes.js";
 import { frameRoutes } from "../../src/frame/routes.js";
-import { chatFrame, launchBrowser, newContext, typeMessage } from "../frame/browser.js";
-import { type Embedding, startEmbedding } from "../frame/fixtures.js";
+import { chatFrame, newContext, typeMessage } from "../frame/browser.js";
 import { startServer, type TestServer } from "../helpers/server.js";
 
 /** The service with the frame's and the console's routes, as `aiagent serve` has them. */
@@ -17,25 +16,6 @@ export async function signIn(page: Page, base: string, email: string, password: 
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("heading", { name: "Inbox" }).waitFor();
-}
-
-/**
- * Chromium and the example host page embedding a service with the console's routes, for a test that drives the
- * console and the customer's frame together; `stop` closes both.
- */
-export async function startConsoleAndFrame(): Promise<{ browser: Browser; e: Embedding; stop(): Promise<void> }> {
-  const [browser, e] = await Promise.all([
-    launchBrowser(),
-    startEmbedding({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
-  ]);
-  return {
-    browser,
-    e,
-    async stop() {
-      await browser.close();
-      await e.close();
-    },
-  };
 }
 
 /** A customer on the client's example page (`hostUrl`) writes in the chat frame and waits for the agent's answer. */

@@ -1,27 +1,20 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
 import { chatFrame, newContext, typeMessage } from "../frame/browser.js";
-import type { Embedding } from "../frame/fixtures.js";
+import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { discPng } from "../helpers/png.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
-import { signIn, startConsoleAndFrame } from "./sign-in.js";
+import { signIn } from "./sign-in.js";
 
 // Issue 31, team features part B (docs/inbox.md): typing indicators both ways, the operator's uploaded picture in
 // the customer's frame, and a desktop notification with "(N) Inbox" in the console's title for a new message.
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let e: Embedding;
-let running: Awaited<ReturnType<typeof startConsoleAndFrame>> | undefined;
-
-beforeAll(async () => {
-  if (canRun) ({ browser, e } = running = await startConsoleAndFrame());
-});
-afterAll(() => running?.stop());
+const fx = consoleAndFrameForFile(canRun);
 
 /** Serious and critical violations at 1280 px and at 375 px. */
 async function axeBothWidths(page: Page): Promise<string[]> {
@@ -36,19 +29,23 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
   test(
     "the customer sees the operator typing, then their name and picture; the operator sees the customer typing and is alerted",
     async () => {
-      const member = await addMember(e.service.url, await idToken(e.service.url, e.account), "pat@shop.example");
+      const member = await addMember(
+        fx.e.service.url,
+        await idToken(fx.e.service.url, fx.e.account),
+        "pat@shop.example",
+      );
 
       // The customer writes in the client's page.
-      const customer = await newContext(browser);
+      const customer = await newContext(fx.browser);
       const shop = await customer.newPage();
-      await shop.goto(`${e.host.url}/`);
+      await shop.goto(`${fx.e.host.url}/`);
       const frame = await chatFrame(shop);
       await typeMessage(frame, "My parcel arrived damaged, can a person help?");
       await frame.locator(".msg--assistant").first().waitFor();
 
       // The operator, with notifications allowed by the browser, names themself and uploads a picture.
-      const ops = await newContext(browser, { width: 1280, height: 800 });
-      await ops.grantPermissions(["notifications"], { origin: e.service.url });
+      const ops = await newContext(fx.browser, { width: 1280, height: 800 });
+      await ops.grantPermissions(["notifications"], { origin: fx.e.service.url });
       const page = await ops.newPage();
       // Records the notifications the console raises (headless Chromium shows none on screen).
       await page.addInitScript(() => {
@@ -61,7 +58,7 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
           },
         });
       });
-      await signIn(page, e.service.url, member.email, member.password);
+      await signIn(page, fx.e.service.url, member.email, member.password);
       await page.getByRole("link", { name: "Password" }).click();
       await page.getByLabel("Display name").fill("Pat Lee");
       await page.getByRole("button", { name: "Save name" }).click();
