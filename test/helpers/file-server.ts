@@ -14,6 +14,10 @@ export interface FileServer {
   idA: string;
   /** Account B's owner's ID token (with `idTokens` and two accounts). */
   idB: string;
+  /** `{ authorization: "Bearer <idA>" }` (with `idTokens`). */
+  authA: Record<string, string>;
+  /** `{ authorization: "Bearer <idB>" }` (with `idTokens` and two accounts). */
+  authB: Record<string, string>;
 }
 
 /**
@@ -29,7 +33,10 @@ export function serverForFile(
     f.s = await startServer(o.server);
     const made = await Promise.all(Array.from({ length: o.accounts ?? 1 }, () => f.s.account()));
     [f.a, f.b] = made as [TestAccount, TestAccount];
-    if (o.idTokens) [f.idA, f.idB] = (await Promise.all(made.map((m) => idToken(f.s.url, m)))) as [string, string];
+    if (!o.idTokens) return;
+    [f.idA, f.idB] = (await Promise.all(made.map((m) => idToken(f.s.url, m)))) as [string, string];
+    f.authA = { authorization: `Bearer ${f.idA}` };
+    f.authB = { authorization: `Bearer ${f.idB}` };
   });
   afterAll(() => f.s?.close(true));
   return f;
