@@ -1,11 +1,11 @@
 import type { Locator } from "playwright-core";
 import { describe, expect, test } from "vitest";
-import { chatFrame, newContext } from "../frame/browser.js";
+import { chatFrame } from "../frame/browser.js";
 import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { discPng } from "../helpers/png.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { customerWrites, signIn } from "./sign-in.js";
+import { customerWrites, openAppearancePage } from "./sign-in.js";
 
 // Issue 32: an admin uploads the chatbot's agent picture on its appearance page and sees it in the preview; the
 // customer's frame shows it in its header and beside the agent's answers, named by the agent's name. Removed, it is
@@ -20,12 +20,7 @@ const loaded = (img: Locator) => img.evaluate((i: HTMLImageElement) => i.complet
 
 describe.runIf(canRun)("the agent's picture", () => {
   test("uploaded in the console, it is in the preview and in the customer's frame; removed, it is gone", async () => {
-    const admin = await newContext(fx.browser, { width: 1280, height: 900 });
-    const page = await admin.newPage();
-    await signIn(page, fx.e.service.url, fx.e.account.email, fx.e.account.password);
-    await page.getByRole("link", { name: "Chatbots" }).click();
-    await page.getByRole("link", { name: "Appearance of Shop assistant" }).click();
-    await page.getByRole("heading", { name: "Appearance of Shop assistant" }).waitFor();
+    const { context: admin, page } = await openAppearancePage(fx.browser, fx.e);
     await page.getByLabel("Agent name").fill("Ava");
     await page.getByRole("button", { name: "Save appearance" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();

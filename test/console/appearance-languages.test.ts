@@ -1,11 +1,11 @@
 import { describe, expect, test } from "vitest";
-import { chatFrame, newContext } from "../frame/browser.js";
+import { chatFrame } from "../frame/browser.js";
 import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { idToken } from "../helpers/flows.js";
 import { requestJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn } from "./sign-in.js";
+import { openAppearancePage } from "./sign-in.js";
 
 // Issue 46, item 3: the chatbot's default language and its own texts per language, edited on the console's
 // appearance page; the customer's frame in that language shows them.
@@ -18,12 +18,7 @@ describe.runIf(canRun)("the chatbot's texts per language, in the console", () =>
   test("an admin sets the default language and French texts; a French visitor's frame shows them", {
     timeout: 90_000,
   }, async () => {
-    const admin = await newContext(fx.browser, { width: 1280, height: 900 });
-    const page = await admin.newPage();
-    await signIn(page, fx.e.service.url, fx.e.account.email, fx.e.account.password);
-    await page.getByRole("link", { name: "Chatbots" }).click();
-    await page.getByRole("link", { name: "Appearance of Shop assistant" }).click();
-    await page.getByRole("heading", { name: "Appearance of Shop assistant" }).waitFor();
+    const { context: admin, page } = await openAppearancePage(fx.browser, fx.e);
 
     await page.getByLabel("Default language").selectOption("de");
     await page.getByLabel("Texts in").selectOption("fr");

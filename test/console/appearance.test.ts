@@ -3,7 +3,7 @@ import { chatFrame, newContext } from "../frame/browser.js";
 import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn } from "./sign-in.js";
+import { openAppearancePage } from "./sign-in.js";
 
 // Issue 32, items 2 and 3: an admin sets the chatbot's brand color, agent name, greeting and office hours in the
 // console, sees a live preview and a warning for a color too faint to see; the customer's frame then shows them, and
@@ -17,12 +17,7 @@ describe.runIf(canRun)("a chatbot's appearance and office hours", () => {
   test("set in the console with a live preview, they are what the customer's frame shows, in and out of hours", async () => {
     // Wednesday 25 November 2026, 10:00 in Berlin.
     fx.e.service.clock.freezeAt(Date.parse("2026-11-25T09:00:00Z"));
-    const admin = await newContext(fx.browser, { width: 1280, height: 900 });
-    const page = await admin.newPage();
-    await signIn(page, fx.e.service.url, fx.e.account.email, fx.e.account.password);
-    await page.getByRole("link", { name: "Chatbots" }).click();
-    await page.getByRole("link", { name: "Appearance of Shop assistant" }).click();
-    await page.getByRole("heading", { name: "Appearance of Shop assistant" }).waitFor();
+    const { context: admin, page } = await openAppearancePage(fx.browser, fx.e);
 
     // A color too faint against the chat's white background is flagged as it is chosen.
     await page.getByLabel("Brand color").fill("#f4f4f4");

@@ -5,7 +5,7 @@ import { frameRoutes } from "../../src/frame/routes.js";
 import { embeddingForFile } from "../helpers/browser-fixtures.js";
 import { startServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { chatFrame, newContext, typeMessage } from "./browser.js";
+import { chatFrame, newContext, openCustomerFrame, typeMessage } from "./browser.js";
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
@@ -13,10 +13,9 @@ const fx = embeddingForFile(canRun);
 
 describe.runIf(canRun)("the chat frame embedded in a client's page", () => {
   test("a person chats in the frame served from another origin, sees the reply with its source, and finds the history after a reload", async () => {
-    const context = await newContext(fx.browser);
-    const page = await context.newPage();
-    await page.goto(`${fx.e.host.url}/`);
-    let frame = await chatFrame(page);
+    const opened = await openCustomerFrame(fx.browser, fx.e.host.url);
+    const { context, page } = opened;
+    let { frame } = opened;
     expect(new URL(frame.url()).origin).toBe(fx.e.frameOrigin);
     expect(new URL(page.url()).origin).toBe(fx.e.hostOrigin);
     // The token was taken out of the frame's address as soon as the page started.

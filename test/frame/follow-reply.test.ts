@@ -4,7 +4,7 @@ import { embeddingForFile } from "../helpers/browser-fixtures.js";
 import { contacts, idToken } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { chatFrame, newContext, typeMessage } from "./browser.js";
+import { openCustomerFrame, typeMessage } from "./browser.js";
 
 // Issue 31, item 1: an operator's reply arrived in the frame but the log stayed scrolled up, the reply below the fold.
 
@@ -18,10 +18,7 @@ const hiddenBelow = (frame: Frame) =>
 
 describe.runIf(canRun)("the customer's frame follows the conversation", () => {
   test("after three messages and a take-over, the operator's long reply is scrolled into view", async () => {
-    const context = await newContext(fx.browser);
-    const page = await context.newPage();
-    await page.goto(`${fx.e.host.url}/`);
-    const frame = await chatFrame(page);
+    const { context, frame } = await openCustomerFrame(fx.browser, fx.e.host.url);
     for (const [i, text] of ["Hello", "How long does shipping take?", "Can I return an item?"].entries()) {
       await typeMessage(frame, text);
       await frame.locator(".msg--assistant").nth(i).waitFor();

@@ -7,7 +7,7 @@ import { getJson, postJson } from "../helpers/http.js";
 import { startServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
-import { chatFrame, newContext, typeMessage } from "./browser.js";
+import { chatFrame, newContext, openCustomerFrame, typeMessage } from "./browser.js";
 import { startEmbedding } from "./fixtures.js";
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
@@ -150,10 +150,9 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
   });
 
   test("a reloaded frame shows who holds the conversation, and an operator's reply arrives live", async () => {
-    const context = await newContext(fx.browser);
-    const page = await context.newPage();
-    await page.goto(`${fx.e.host.url}/`);
-    let frame = await chatFrame(page);
+    const opened = await openCustomerFrame(fx.browser, fx.e.host.url);
+    const { context, page } = opened;
+    let { frame } = opened;
     await typeMessage(frame, "Hello");
     await frame.locator(".msg--assistant").first().waitFor();
     const op = await operator();

@@ -1,11 +1,11 @@
 import { describe, expect, test } from "vitest";
 import { axeViolations } from "../console/axe.js";
-import { signIn } from "../console/sign-in.js";
+import { customerWrites, signIn } from "../console/sign-in.js";
 import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { contacts, idToken } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { chatFrame, newContext, typeMessage } from "./browser.js";
+import { newContext } from "./browser.js";
 
 // Issue 32, item 4: when the team closes a conversation the customer's frame asks how it went; the rating reaches the
 // console (the event log and the webhook are in test/api/rating.test.ts).
@@ -16,12 +16,11 @@ const fx = consoleAndFrameForFile(canRun);
 
 describe.runIf(canRun)("how did it go?", () => {
   test("the frame asks for a rating when the conversation closes; the console shows it", async () => {
-    const customer = await newContext(fx.browser);
-    const shop = await customer.newPage();
-    await shop.goto(`${fx.e.host.url}/`);
-    const frame = await chatFrame(shop);
-    await typeMessage(frame, "Can I return an item?");
-    await frame.locator(".msg--assistant").first().waitFor();
+    const {
+      context: customer,
+      page: shop,
+      frame,
+    } = await customerWrites(fx.browser, fx.e.host.url, "Can I return an item?");
 
     const token = await idToken(fx.e.service.url, fx.e.account);
     const auth = { authorization: `Bearer ${token}` };
