@@ -1,11 +1,10 @@
 import { describe, expect, test } from "vitest";
 import { newContext } from "../frame/browser.js";
 import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
-import { addMember, idToken } from "../helpers/flows.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
-import { customerWrites, signIn } from "./sign-in.js";
+import { signIn, teammateAndCustomer } from "./sign-in.js";
 
 // Issue 31, item 7: an operator sets the name (and picture) customers see; the console's take-over sends it, so the
 // customer no longer sees the local part of the operator's e-mail.
@@ -13,23 +12,19 @@ import { customerWrites, signIn } from "./sign-in.js";
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 const fx = consoleAndFrameForFile(canRun);
+const PARCEL = "My parcel arrived damaged, can a person help?";
 
 describe.runIf(canRun)("the operator's display name", () => {
   test(
     "set in the console, it is what the customer sees when that operator takes over",
     async () => {
-      const member = await addMember(
-        fx.e.service.url,
-        await idToken(fx.e.service.url, fx.e.account),
-        "lead@shop.example",
-      );
-
-      // The customer writes in the client's page.
+      // A teammate joins; the customer writes in the client's page.
       const {
+        member,
         context: customer,
         page: shop,
         frame,
-      } = await customerWrites(fx.browser, fx.e.host.url, "My parcel arrived damaged, can a person help?");
+      } = await teammateAndCustomer(fx, "lead@shop.example", PARCEL);
 
       // The operator names themself, with a picture; a bad picture address is refused, naming the field.
       const console_ = await newContext(fx.browser, { width: 1280, height: 800 });

@@ -6,34 +6,19 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type HttpRoute, httpRoutes } from "../../src/protocol/rest/http-rules.js";
 import { serverForFile } from "../helpers/file-server.js";
-import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { sqliteDb } from "../helpers/sqlite.js";
 import { scaled } from "../helpers/time-scale.js";
 import { HOSTILE_SERVER } from "./hostile-table.js";
-import { dbChecksum, expectNoSecrets } from "./support.js";
+import { customerSessionForFile, dbChecksum } from "./support.js";
 
 // Modest run counts: every run is a real request against a real server and database.
 const RUNS_PER_ROUTE = 40;
 const RUNS_PER_RPC = 25;
 
 const fx = serverForFile({ server: HOSTILE_SERVER });
-let access: string;
-let refresh: string;
-let id: string;
-let conversationId: string;
-const secrets = new Set<string>();
-
-beforeAll(async () => {
-  const t = await issueTokens(fx.s.url, fx.a, "hostile-user");
-  access = t.access_token;
-  refresh = t.refresh_token;
-  id = await idToken(fx.s.url, fx.a);
-  conversationId = (await send(fx.s.url, access, "hello")).conversation_id;
-  secrets.add(fx.a.apiKey).add(fx.a.password).add(access).add(refresh).add(id);
-});
+const cs = customerSessionForFile(fx, "hostile-user");
 
 afterAll(async () => {
-  expectNoSecrets(fx.s.logs, secrets);
   // Still up after everything.
   expect((await fetch(`${fx.s.url}/healthz`)).status).toBe(200);
 });
@@ -71,7 +56,12 @@ const hostileString = (): fc.Arbitrary<string> =>
     // Real values, read when generated (they exist only once the server is up).
     fc
       .nat(7)
-      .map((i) => [fx.a.chatbotId, conversationId, fx.a.email, fx.a.apiKey, refresh, access, id, "hostile-user"][i]!),
+      .map(
+        (i) =>
+          [fx.a.chatbotId, cs.conversationId, fx.a.email, fx.a.apiKey, cs.refresh, cs.access, cs.id, "hostile-user"][
+            i
+          ]!,
+      ),
   );
 
 const hugeNumber = fc.constantFrom(
@@ -133,8 +123,8 @@ interface HostileRequest {
 
 const authHeader = fc.oneof(
   fc.constant(undefined),
-  fc.constant(null).map(() => `Bearer ${id}`),
-  fc.constant(null).map(() => `Bearer ${access}`),
+  fc.constant(null).map(() => `Bearer ${cs.id}`),
+  fc.constant(null).map(() => `Bearer ${cs.access}`),
   hostileString().map((x) => `Bearer ${x}`),
   hostileString(),
 );
@@ -169,7 +159,7 @@ function hostileRequest(route: HttpRoute): fc.Arbitrary<HostileRequest> {
     // Sometimes the frame's token in the query, so frame routes get past authentication.
     query: fc
       .tuple(query, fc.boolean())
-      .map(([q, withToken]) => (withToken ? [...q, ["access_token", access] as [string, string]] : q)),
+      .map(([q, withToken]) => (withToken ? [...q, ["access_token", cs.access] as [string, string]] : q)),
     raw: fc.array(
       fc.constantFrom("%", "%zz", "%00", "%ED%A0%80", "limit=%FF", "&&", "=x", "a[]=1", "__proto__=1", "constructor=x"),
       { maxLength: 2 },

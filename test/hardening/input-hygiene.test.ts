@@ -1,14 +1,14 @@
 import { constants as h2c, connect as h2connect } from "node:http2";
 import { connect as netConnect, type Socket } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 import { MAX_OFFSET } from "../../src/domain/validate.js";
 import { httpRoutes } from "../../src/protocol/rest/http-rules.js";
 import { serverForFile } from "../helpers/file-server.js";
-import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { send } from "../helpers/flows.js";
 import { sqliteDb } from "../helpers/sqlite.js";
-import { dbChecksum, expectNoSecrets, rawRequest } from "./support.js";
+import { customerSessionForFile, dbChecksum, rawRequest } from "./support.js";
 
 const fx = serverForFile({
   server: {
@@ -21,22 +21,7 @@ const fx = serverForFile({
     },
   },
 });
-let access: string;
-let id: string;
-let conversationId: string;
-const secrets = new Set<string>();
-
-beforeAll(async () => {
-  const t = await issueTokens(fx.s.url, fx.a, "hygiene-user");
-  access = t.access_token;
-  id = await idToken(fx.s.url, fx.a);
-  conversationId = (await send(fx.s.url, access, "hello")).conversation_id;
-  secrets.add(fx.a.apiKey).add(fx.a.password).add(t.refresh_token).add(access).add(id);
-});
-
-afterAll(async () => {
-  expectNoSecrets(fx.s.logs, secrets);
-});
+const cs = customerSessionForFile(fx, "hygiene-user");
 
 /** Sends a raw request and asserts a 4xx that names `field` (when given) and left the database as it was. */
 async function rejected(req: Parameters<typeof rawRequest>[1], status: number | "4xx", field?: string) {
@@ -85,7 +70,7 @@ describe("identifiers with control characters, blanks or broken Unicode", () => 
     // In a query a lone surrogate cannot even be written (percent-encoding is UTF-8); what arrives is a clear 4xx.
     const q = /\p{Cs}/u.test(email) ? "a%ED%A0%80b" : encodeURIComponent(email);
     await rejected(
-      { path: `/get_contact_conversations?user_email_id=${q}`, headers: { authorization: `Bearer ${id}` } },
+      { path: `/get_contact_conversations?user_email_id=${q}`, headers: { authorization: `Bearer ${cs.id}` } },
       "4xx",
     );
   });
@@ -93,7 +78,7 @@ describe("identifiers with control characters, blanks or broken Unicode", () => 
     await rejected(
       {
         path: `/get_contact_conversations?user_email_id=${encodeURIComponent(fx.a.email)}&search=%00`,
-        headers: { authorization: `Bearer ${id}` },
+        headers: { authorization: `Bearer ${cs.id}` },
       },
       400,
       "search",
@@ -111,8 +96,8 @@ describe("identifiers with control characters, blanks or broken Unicode", () => 
     await rejected(
       json(
         "/take_over_conversation",
-        { conversation_id: conversationId, operator_email: "op\u0000@example.com" },
-        { authorization: `Bearer ${id}` },
+        { conversation_id: cs.conversationId, operator_email: "op\u0000@example.com" },
+        { authorization: `Bearer ${cs.id}` },
       ),
       400,
       "operator_email",
@@ -120,14 +105,14 @@ describe("identifiers with control characters, blanks or broken Unicode", () => 
   });
   it("uuids with NUL, percent-encoded NUL or extra characters: 400", async () => {
     for (const v of [
-      `${conversationId}\u0000`,
-      `${conversationId}%00`,
-      `${conversationId} `,
-      conversationId.replace(/-/g, ""),
+      `${cs.conversationId}\u0000`,
+      `${cs.conversationId}%00`,
+      `${cs.conversationId} `,
+      cs.conversationId.replace(/-/g, ""),
       "../../etc/passwd",
     ]) {
       await rejected(
-        { path: `/get_messages_for_conversation?conversation_id=${encodeURIComponent(v)}&access_token=${access}` },
+        { path: `/get_messages_for_conversation?conversation_id=${encodeURIComponent(v)}&access_token=${cs.access}` },
         400,
         "conversation_id",
       );
@@ -137,18 +122,18 @@ describe("identifiers with control characters, blanks or broken Unicode", () => 
         "chatbot_id",
       );
       await rejected(
-        json("/close_conversation", { conversation_id: v }, { authorization: `Bearer ${id}` }),
+        json("/close_conversation", { conversation_id: v }, { authorization: `Bearer ${cs.id}` }),
         400,
         "conversation_id",
       );
     }
   });
   it("message content keeps its lines but refuses NUL and other controls", async () => {
-    await rejected(json(`/ai_agent/send_message?access_token=${access}`, { content: "a\u0000b" }), 400, "content");
-    await rejected(json(`/ai_agent/send_message?access_token=${access}`, { content: "a\u001bb" }), 400, "content");
-    expect((await send(fx.s.url, access, "line one\nline two\ttabbed", conversationId)).user_message.content).toBe(
-      "line one\nline two\ttabbed",
-    );
+    await rejected(json(`/ai_agent/send_message?access_token=${cs.access}`, { content: "a\u0000b" }), 400, "content");
+    await rejected(json(`/ai_agent/send_message?access_token=${cs.access}`, { content: "a\u001bb" }), 400, "content");
+    expect(
+      (await send(fx.s.url, cs.access, "line one\nline two\ttabbed", cs.conversationId)).user_message.content,
+    ).toBe("line one\nline two\ttabbed");
   });
 });
 
@@ -179,14 +164,14 @@ describe("over-long values", () => {
     );
     await rejected(json("/get_id_token", { user_email_id: fx.a.email, password: "p".repeat(5000) }), 400, "password");
     await rejected(
-      json(`/ai_agent/send_message?access_token=${access}`, { content: "c".repeat(8001) }),
+      json(`/ai_agent/send_message?access_token=${cs.access}`, { content: "c".repeat(8001) }),
       400,
       "content",
     );
     await rejected(
       {
         path: `/get_contact_conversations?user_email_id=${encodeURIComponent(fx.a.email)}&search=${"s".repeat(257)}`,
-        headers: { authorization: `Bearer ${id}` },
+        headers: { authorization: `Bearer ${cs.id}` },
       },
       400,
       "search",
@@ -197,7 +182,7 @@ describe("over-long values", () => {
     for (const limit of ["1e400", "99999999999999999999", "-0.5", "0x10", " 5"]) {
       await rejected(
         {
-          path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&limit=${encodeURIComponent(limit)}`,
+          path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&access_token=${cs.access}&limit=${encodeURIComponent(limit)}`,
         },
         400,
         "limit",
@@ -210,14 +195,14 @@ describe("duplicate and unknown parameters", () => {
   it("a singular parameter given twice: 400 naming it", async () => {
     await rejected(
       {
-        path: `/get_messages_for_conversation?conversation_id=${conversationId}&conversation_id=${conversationId}&access_token=${access}`,
+        path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&conversation_id=${cs.conversationId}&access_token=${cs.access}`,
       },
       400,
       "conversation_id",
     );
     await rejected(
       {
-        path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&access_token=${access}`,
+        path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&access_token=${cs.access}&access_token=${cs.access}`,
       },
       400,
       "access_token",
@@ -225,7 +210,7 @@ describe("duplicate and unknown parameters", () => {
     await rejected(
       {
         path: `/get_contact_conversations?user_email_id=${encodeURIComponent(fx.a.email)}&limit=1&limit=100`,
-        headers: { authorization: `Bearer ${id}` },
+        headers: { authorization: `Bearer ${cs.id}` },
       },
       400,
       "limit",
@@ -233,7 +218,7 @@ describe("duplicate and unknown parameters", () => {
   });
   it("an unknown parameter, or a query parameter on a body route: 400 naming it", async () => {
     await rejected(
-      { path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&admin=1` },
+      { path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&access_token=${cs.access}&admin=1` },
       400,
       "admin",
     );
@@ -333,7 +318,7 @@ describe("size caps", () => {
   });
   it("a URL over 8 KiB: 414", async () => {
     await rejected(
-      { path: `/get_messages_for_conversation?conversation_id=${conversationId}&x=${"a".repeat(9000)}` },
+      { path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&x=${"a".repeat(9000)}` },
       414,
     );
   });
@@ -413,7 +398,7 @@ describe("field names are exactly the documented snake_case ones, on every JSON 
     "POST %s: each camelCase protobuf name is refused, naming it and the documented name",
     async (path, r) => {
       for (const f of aliased(r)) {
-        const res = await rejected(json(`${path}?access_token=${access}`, { [f.jsonName]: "x" }), 400, f.jsonName);
+        const res = await rejected(json(`${path}?access_token=${cs.access}`, { [f.jsonName]: "x" }), 400, f.jsonName);
         expect(JSON.parse(res.body).message).toContain(f.name);
       }
     },
@@ -423,7 +408,7 @@ describe("field names are exactly the documented snake_case ones, on every JSON 
     async (path, r) => {
       for (const f of aliased(r))
         await rejected(
-          { path: `${path}?${f.jsonName}=x&access_token=${access}`, headers: { authorization: `Bearer ${id}` } },
+          { path: `${path}?${f.jsonName}=x&access_token=${cs.access}`, headers: { authorization: `Bearer ${cs.id}` } },
           400,
           f.jsonName,
         );
@@ -431,7 +416,7 @@ describe("field names are exactly the documented snake_case ones, on every JSON 
   );
   it("a camelCase alias no longer posts into a conversation, nor issues tokens, nor hides beside its snake_case twin", async () => {
     await rejected(
-      json(`/ai_agent/send_message?access_token=${access}`, { content: "x", conversationId }),
+      json(`/ai_agent/send_message?access_token=${cs.access}`, { content: "x", conversationId: cs.conversationId }),
       400,
       "conversationId",
     );
@@ -468,7 +453,7 @@ describe("field names are exactly the documented snake_case ones, on every JSON 
     ]) {
       const r = await rawRequest(fx.s.url, json("/aiagent.v1.TokenService/GetAccessToken", body));
       expect(r.status, r.body).toBe(200);
-      secrets.add(JSON.parse(r.body).data.accessToken).add(JSON.parse(r.body).data.refreshToken);
+      cs.secrets.add(JSON.parse(r.body).data.accessToken).add(JSON.parse(r.body).data.refreshToken);
     }
   });
 });
@@ -476,7 +461,7 @@ describe("field names are exactly the documented snake_case ones, on every JSON 
 describe("query parameters must be valid percent-encoded UTF-8", () => {
   const list = (q: string) => ({
     path: `/get_contact_conversations?user_email_id=${encodeURIComponent(fx.a.email)}&${q}`,
-    headers: { authorization: `Bearer ${id}` },
+    headers: { authorization: `Bearer ${cs.id}` },
   });
   it.each([
     ["a byte that is not UTF-8", "%FF"],
@@ -488,7 +473,7 @@ describe("query parameters must be valid percent-encoded UTF-8", () => {
   ])("%s: 400 naming the parameter", async (_n, raw) => {
     await rejected(list(`search=${raw}`), 400, "search");
     await rejected(
-      { path: `/get_messages_for_conversation?conversation_id=${raw}&access_token=${access}` },
+      { path: `/get_messages_for_conversation?conversation_id=${raw}&access_token=${cs.access}` },
       400,
       "conversation_id",
     );
@@ -507,7 +492,9 @@ describe("query parameters must be valid percent-encoded UTF-8", () => {
     for (const name of ["filter", "limit", "offset"]) await rejected(list(`${name}=`), 400, name);
     for (const name of ["limit", "offset"])
       await rejected(
-        { path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&${name}=` },
+        {
+          path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&access_token=${cs.access}&${name}=`,
+        },
         400,
         name,
       );
@@ -518,7 +505,7 @@ describe("query parameters must be valid percent-encoded UTF-8", () => {
     await rejected(list(`offset=${MAX_OFFSET + 1}`), 400, "offset");
     await rejected(
       {
-        path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&offset=${MAX_OFFSET + 1}`,
+        path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&access_token=${cs.access}&offset=${MAX_OFFSET + 1}`,
       },
       400,
       "offset",
@@ -528,8 +515,8 @@ describe("query parameters must be valid percent-encoded UTF-8", () => {
       fx.s.url,
       json(
         "/aiagent.v1.ConversationService/GetMessagesForConversation",
-        { conversationId, offset: MAX_OFFSET + 1 },
-        { authorization: `Bearer ${id}` },
+        { conversationId: cs.conversationId, offset: MAX_OFFSET + 1 },
+        { authorization: `Bearer ${cs.id}` },
       ),
     );
     expect(r.status).toBe(400);
@@ -550,7 +537,7 @@ describe("JSON bodies: UTF-8 only, each key once", () => {
     for (const ct of ["application/json", "application/json; charset=utf-8", 'application/json;charset="UTF-8"']) {
       const r = await rawRequest(fx.s.url, json("/ai_agent/get_access_token", body(), { "content-type": ct }));
       expect(r.status, ct).toBe(200);
-      secrets.add(JSON.parse(r.body).data.access_token).add(JSON.parse(r.body).data.refresh_token);
+      cs.secrets.add(JSON.parse(r.body).data.access_token).add(JSON.parse(r.body).data.refresh_token);
     }
   });
   it("a byte that is not UTF-8 inside a string: 400", async () => {
@@ -590,8 +577,8 @@ describe("JSON bodies: UTF-8 only, each key once", () => {
     const r = await rawRequest(
       fx.s.url,
       json(
-        `/ai_agent/send_message?access_token=${access}`,
-        `{"content":"say \\"a\\" : \\"b\\"","conversation_id":"${conversationId}"}`,
+        `/ai_agent/send_message?access_token=${cs.access}`,
+        `{"content":"say \\"a\\" : \\"b\\"","conversation_id":"${cs.conversationId}"}`,
       ),
     );
     expect(r.status, r.body).toBe(200);
@@ -630,7 +617,7 @@ describe("the contact profile's e-mail is an e-mail address", () => {
         }),
       );
       expect(r.status, r.body).toBe(200);
-      secrets.add(JSON.parse(r.body).data.access_token).add(JSON.parse(r.body).data.refresh_token);
+      cs.secrets.add(JSON.parse(r.body).data.access_token).add(JSON.parse(r.body).data.refresh_token);
     }
   });
 });
