@@ -1,32 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { officeState } from "../../src/domain/account/appearance.js";
+import { serverForFile } from "../helpers/file-server.js";
 import { idToken, issueTokens } from "../helpers/flows.js";
 import { requestJson } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 // Issue 32, items 2 and 3: a chatbot's brand color, greeting, agent name, theme and office hours, set through the
 // account API, reach the frame's page; outside the hours (by the server's clock) the page says when the team is back.
 
-let s: TestServer;
-let a: TestAccount;
-
-beforeAll(async () => {
-  s = await startServer();
-  a = await s.account();
-});
-afterAll(async () => {
-  await s?.close(true);
-});
+const fx = serverForFile();
 
 // An ID token of the server's present: the tests move its clock by days.
-const auth = async () => ({ authorization: `Bearer ${await idToken(s.url, a)}` });
+const auth = async () => ({ authorization: `Bearer ${await idToken(fx.s.url, fx.a)}` });
 const patch = async (body: unknown) =>
-  requestJson(s.url, "PATCH", `/v1/account/chatbots/${a.chatbotId}`, await auth(), body);
-const get = async () => requestJson(s.url, "GET", `/v1/account/chatbots/${a.chatbotId}`, await auth());
+  requestJson(fx.s.url, "PATCH", `/v1/account/chatbots/${fx.a.chatbotId}`, await auth(), body);
+const get = async () => requestJson(fx.s.url, "GET", `/v1/account/chatbots/${fx.a.chatbotId}`, await auth());
 async function framePage(): Promise<string> {
-  const t = await issueTokens(s.url, a, "appearance-visitor");
+  const t = await issueTokens(fx.s.url, fx.a, "appearance-visitor");
   const q = new URLSearchParams({ user_id: "appearance-visitor", access_token: t.access_token });
-  const r = await fetch(`${s.url}/chatbot-iframe/${a.chatbotId}?${q}`);
+  const r = await fetch(`${fx.s.url}/chatbot-iframe/${fx.a.chatbotId}?${q}`);
   expect(r.status).toBe(200);
   return r.text();
 }
@@ -68,7 +59,7 @@ describe("a chatbot's appearance and office hours", () => {
     expect(r.body.data.appearance).toMatchObject({ brand_color: "#f2c94c", agent_name: "Ava", theme: "dark" });
     expect(r.body.data.appearance.office_hours.intervals).toHaveLength(5);
     // A Wednesday at 10:00 in Berlin: the team is in.
-    s.clock.freezeAt(Date.parse("2026-11-25T09:00:00Z"));
+    fx.s.clock.freezeAt(Date.parse("2026-11-25T09:00:00Z"));
     const html = await framePage();
     expect(html).toContain('data-theme="dark"');
     // A light color gets black text: the contrast stays above 4.5:1.
@@ -80,10 +71,10 @@ describe("a chatbot's appearance and office hours", () => {
 
   it("outside the hours, by the server's clock, the page carries when the team is back", async () => {
     // Friday 18:30 in Berlin: back on Monday at 09:00, 08:00 UTC.
-    s.clock.freezeAt(Date.parse("2026-11-27T17:30:00Z"));
+    fx.s.clock.freezeAt(Date.parse("2026-11-27T17:30:00Z"));
     const html = await framePage();
     expect(html).toContain('data-away-until="2026-11-30T08:00:00.000Z" data-time-zone="Europe/Berlin"');
-    s.clock.freezeAt(Date.parse("2026-11-30T08:00:00Z"));
+    fx.s.clock.freezeAt(Date.parse("2026-11-30T08:00:00Z"));
     expect(await framePage()).not.toContain("data-away-until");
   });
 
@@ -121,7 +112,7 @@ describe("a chatbot's appearance and office hours", () => {
     const r = await patch({ appearance: { clear_office_hours: true } });
     expect(r.status).toBe(200);
     expect(r.body.data.appearance.office_hours).toBeUndefined();
-    s.clock.freezeAt(Date.parse("2026-11-28T12:00:00Z"));
+    fx.s.clock.freezeAt(Date.parse("2026-11-28T12:00:00Z"));
     expect(await framePage()).not.toContain("data-away-until");
   });
 });

@@ -1,33 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { serverForFile } from "../helpers/file-server.js";
 import { idToken, issueTokens } from "../helpers/flows.js";
 import { requestJson } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 // Issue 46, item 3: the frame's page in the customer's language (the host page's locale option, else the browser's
 // languages, else the chatbot's default), and the chatbot's own texts per language, set through the account API.
 
-let s: TestServer;
-let a: TestAccount;
+const fx = serverForFile();
 
-beforeAll(async () => {
-  s = await startServer();
-  a = await s.account();
-});
-afterAll(async () => {
-  await s?.close(true);
-});
-
-const auth = async () => ({ authorization: `Bearer ${await idToken(s.url, a)}` });
+const auth = async () => ({ authorization: `Bearer ${await idToken(fx.s.url, fx.a)}` });
 const patch = async (body: unknown) =>
-  requestJson(s.url, "PATCH", `/v1/account/chatbots/${a.chatbotId}`, await auth(), body);
-const get = async () => requestJson(s.url, "GET", `/v1/account/chatbots/${a.chatbotId}`, await auth());
+  requestJson(fx.s.url, "PATCH", `/v1/account/chatbots/${fx.a.chatbotId}`, await auth(), body);
+const get = async () => requestJson(fx.s.url, "GET", `/v1/account/chatbots/${fx.a.chatbotId}`, await auth());
 
 /** The frame's page with `locale` in its address (when given) and the browser's Accept-Language (when given). */
 async function frame(locale?: string, acceptLanguage?: string): Promise<{ status: number; html: string }> {
-  const t = await issueTokens(s.url, a, "language-visitor");
+  const t = await issueTokens(fx.s.url, fx.a, "language-visitor");
   const q = new URLSearchParams({ user_id: "language-visitor", access_token: t.access_token });
   if (locale !== undefined) q.set("locale", locale);
-  const r = await fetch(`${s.url}/chatbot-iframe/${a.chatbotId}?${q}`, {
+  const r = await fetch(`${fx.s.url}/chatbot-iframe/${fx.a.chatbotId}?${q}`, {
     headers: acceptLanguage ? { "accept-language": acceptLanguage } : {},
   });
   return { status: r.status, html: await r.text() };
@@ -94,7 +85,7 @@ describe("the frame's language", () => {
   });
 
   it("says an unknown chat in the browser's language", async () => {
-    const r = await fetch(`${s.url}/chatbot-iframe/00000000-0000-4000-8000-000000000000?locale=es`);
+    const r = await fetch(`${fx.s.url}/chatbot-iframe/00000000-0000-4000-8000-000000000000?locale=es`);
     expect(r.status).toBe(404);
     const html = await r.text();
     expect(langOf(html)?.[0]).toBe("es");
@@ -157,14 +148,14 @@ describe("the chatbot's own texts per language", () => {
 
   it("another account's admin cannot read or set them: not_found, and nothing changes", async () => {
     const before = (await get()).body.data.appearance;
-    const other = await s.account();
-    const auth = { authorization: `Bearer ${await idToken(s.url, other)}` };
-    const path = `/v1/account/chatbots/${a.chatbotId}`;
-    const r = await requestJson(s.url, "PATCH", path, auth, {
+    const other = await fx.s.account();
+    const auth = { authorization: `Bearer ${await idToken(fx.s.url, other)}` };
+    const path = `/v1/account/chatbots/${fx.a.chatbotId}`;
+    const r = await requestJson(fx.s.url, "PATCH", path, auth, {
       appearance: { default_locale: "ar", texts: [{ locale: "en", greeting: "Hijacked" }] },
     });
     expect(r.status).toBe(404);
-    expect((await requestJson(s.url, "GET", path, auth)).status).toBe(404);
+    expect((await requestJson(fx.s.url, "GET", path, auth)).status).toBe(404);
     expect((await get()).body.data.appearance).toEqual(before);
     expect((await frame("en")).html).not.toContain("Hijacked");
   });

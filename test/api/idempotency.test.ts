@@ -1,31 +1,22 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { describe, expect, test } from "vitest";
+import { serverForFile } from "../helpers/file-server.js";
+import { issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { rpcClients } from "../helpers/rpc.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 // A write sent again with the key of its first sending (its answer lost) is answered again, never written twice.
-let s: TestServer;
-let a: TestAccount;
-let b: TestAccount;
-let idA: string;
-let idB: string;
-
-beforeAll(async () => {
-  s = await startServer();
-  [a, b] = await Promise.all([s.account(), s.account()]);
-  [idA, idB] = await Promise.all([idToken(s.url, a), idToken(s.url, b)]);
-});
-afterAll(() => s?.close(true));
+const fx = serverForFile({ accounts: 2, idTokens: true });
 
 const sendKeyed = (token: string, body: Record<string, string>, key: string) =>
-  postJson(s.url, `/ai_agent/send_message?access_token=${encodeURIComponent(token)}`, body, { "idempotency-key": key });
+  postJson(fx.s.url, `/ai_agent/send_message?access_token=${encodeURIComponent(token)}`, body, {
+    "idempotency-key": key,
+  });
 
 async function contents(id: string, conversationId: string): Promise<string[]> {
   const m = await getJson(
-    s.url,
+    fx.s.url,
     "/get_messages_for_conversation",
     { conversation_id: conversationId, limit: 100 },
     { authorization: `Bearer ${id}` },
@@ -35,7 +26,7 @@ async function contents(id: string, conversationId: string): Promise<string[]> {
 
 describe("idempotency keys", () => {
   test("send_message again with its Idempotency-Key answers the first answer and stores nothing new", async () => {
-    const t = await issueTokens(s.url, a, "idem-1");
+    const t = await issueTokens(fx.s.url, fx.a, "idem-1");
     const key = randomUUID();
     const first = await sendKeyed(t.access_token, { content: "only once" }, key);
     expect(first.status).toBe(200);
@@ -45,18 +36,22 @@ describe("idempotency keys", () => {
     expect(again.body.data.user_message.message_id).toBe(first.body.data.user_message.message_id);
     expect(again.body.data.reply.message_id).toBe(first.body.data.reply.message_id);
     const cid = first.body.data.conversation_id;
-    expect((await contents(idA, cid)).filter((c) => c === "only once")).toHaveLength(1);
-    expect(await contents(idA, cid)).toHaveLength(2);
+    expect((await contents(fx.idA, cid)).filter((c) => c === "only once")).toHaveLength(1);
+    expect(await contents(fx.idA, cid)).toHaveLength(2);
     // The key as a body field (Connect/gRPC's way) names the same write.
-    const byField = await postJson(s.url, `/ai_agent/send_message?access_token=${encodeURIComponent(t.access_token)}`, {
-      content: "only once",
-      idempotency_key: key,
-    });
+    const byField = await postJson(
+      fx.s.url,
+      `/ai_agent/send_message?access_token=${encodeURIComponent(t.access_token)}`,
+      {
+        content: "only once",
+        idempotency_key: key,
+      },
+    );
     expect(byField.body.data?.user_message.message_id).toBe(first.body.data.user_message.message_id);
   });
 
   test("the same key with another body is refused 409 already_exists, naming the field, and writes nothing", async () => {
-    const t = await issueTokens(s.url, a, "idem-2");
+    const t = await issueTokens(fx.s.url, fx.a, "idem-2");
     const key = randomUUID();
     const first = await sendKeyed(t.access_token, { content: "first body" }, key);
     const cid = first.body.data.conversation_id;
@@ -64,52 +59,67 @@ describe("idempotency keys", () => {
     expect(other.status).toBe(409);
     expect(other.body.code).toBe("already_exists");
     expect(other.body.message).toMatch(/idempotency_key/);
-    expect(await contents(idA, cid)).toEqual(["first body", expect.any(String)]);
+    expect(await contents(fx.idA, cid)).toEqual(["first body", expect.any(String)]);
   });
 
   test("without a key each send is a new message (keys are opt-in)", async () => {
-    const t = await issueTokens(s.url, a, "idem-3");
-    const c = await send(s.url, t.access_token, "twice");
-    await send(s.url, t.access_token, "twice", c.conversation_id);
-    expect((await contents(idA, c.conversation_id)).filter((x) => x === "twice")).toHaveLength(2);
+    const t = await issueTokens(fx.s.url, fx.a, "idem-3");
+    const c = await send(fx.s.url, t.access_token, "twice");
+    await send(fx.s.url, t.access_token, "twice", c.conversation_id);
+    expect((await contents(fx.idA, c.conversation_id)).filter((x) => x === "twice")).toHaveLength(2);
   });
 
   test("an operator's reply, take over, hand back and close, each sent twice with its key, happen once", async () => {
-    const t = await issueTokens(s.url, a, "idem-4");
-    const c = await send(s.url, t.access_token, "help");
+    const t = await issueTokens(fx.s.url, fx.a, "idem-4");
+    const c = await send(fx.s.url, t.access_token, "help");
     const cid = c.conversation_id;
-    const auth = (key: string) => ({ authorization: `Bearer ${idA}`, "idempotency-key": key });
+    const auth = (key: string) => ({ authorization: `Bearer ${fx.idA}`, "idempotency-key": key });
     const take = randomUUID();
-    const took = await postJson(s.url, "/take_over_conversation", { conversation_id: cid }, auth(take));
+    const took = await postJson(fx.s.url, "/take_over_conversation", { conversation_id: cid }, auth(take));
     expect(took.status).toBe(200);
     const reply = randomUUID();
-    const r1 = await postJson(s.url, "/reply_to_conversation", { conversation_id: cid, content: "on it" }, auth(reply));
-    const r2 = await postJson(s.url, "/reply_to_conversation", { conversation_id: cid, content: "on it" }, auth(reply));
+    const r1 = await postJson(
+      fx.s.url,
+      "/reply_to_conversation",
+      { conversation_id: cid, content: "on it" },
+      auth(reply),
+    );
+    const r2 = await postJson(
+      fx.s.url,
+      "/reply_to_conversation",
+      { conversation_id: cid, content: "on it" },
+      auth(reply),
+    );
     expect(r2.status).toBe(200);
     expect(r2.body.data.message_id).toBe(r1.body.data.message_id);
     const release = randomUUID();
-    const rel = await postJson(s.url, "/release_conversation", { conversation_id: cid }, auth(release));
+    const rel = await postJson(fx.s.url, "/release_conversation", { conversation_id: cid }, auth(release));
     const close = randomUUID();
-    const c1 = await postJson(s.url, "/close_conversation", { conversation_id: cid }, auth(close));
+    const c1 = await postJson(fx.s.url, "/close_conversation", { conversation_id: cid }, auth(close));
     expect(c1.body.data.status).toBe("closed");
     // Retried after later changes: the first answers, and no change is made again (still closed, not taken).
-    const took2 = await postJson(s.url, "/take_over_conversation", { conversation_id: cid }, auth(take));
+    const took2 = await postJson(fx.s.url, "/take_over_conversation", { conversation_id: cid }, auth(take));
     expect(took2.body.data).toEqual(took.body.data);
-    const rel2 = await postJson(s.url, "/release_conversation", { conversation_id: cid }, auth(release));
+    const rel2 = await postJson(fx.s.url, "/release_conversation", { conversation_id: cid }, auth(release));
     expect(rel2.body.data).toEqual(rel.body.data);
     // A reply to the now closed conversation, retried with its key, answers its first answer (not "closed").
-    const r3 = await postJson(s.url, "/reply_to_conversation", { conversation_id: cid, content: "on it" }, auth(reply));
+    const r3 = await postJson(
+      fx.s.url,
+      "/reply_to_conversation",
+      { conversation_id: cid, content: "on it" },
+      auth(reply),
+    );
     expect(r3.body.data?.message_id).toBe(r1.body.data.message_id);
-    expect((await contents(idA, cid)).filter((x) => x === "on it")).toHaveLength(1);
-    const state = await postJson(s.url, "/reopen_conversation", { conversation_id: cid }, auth(randomUUID()));
+    expect((await contents(fx.idA, cid)).filter((x) => x === "on it")).toHaveLength(1);
+    const state = await postJson(fx.s.url, "/reopen_conversation", { conversation_id: cid }, auth(randomUUID()));
     expect(state.body.data.assigned_to).toBe("ai_agent");
   });
 
   test("a key never crosses callers: the same key and body from another account or customer is its own write", async () => {
     const key = randomUUID();
-    const ta = await issueTokens(s.url, a, "idem-bola");
-    const tb = await issueTokens(s.url, b, "idem-bola");
-    const ta2 = await issueTokens(s.url, a, "idem-bola-2");
+    const ta = await issueTokens(fx.s.url, fx.a, "idem-bola");
+    const tb = await issueTokens(fx.s.url, fx.b, "idem-bola");
+    const ta2 = await issueTokens(fx.s.url, fx.a, "idem-bola-2");
     const fromA = await sendKeyed(ta.access_token, { content: "same words" }, key);
     const fromB = await sendKeyed(tb.access_token, { content: "same words" }, key);
     const fromA2 = await sendKeyed(ta2.access_token, { content: "same words" }, key);
@@ -123,16 +133,16 @@ describe("idempotency keys", () => {
     const convB = fromB.body.data.conversation_id;
     const replyKey = randomUUID();
     const ra = await postJson(
-      s.url,
+      fx.s.url,
       "/reply_to_conversation",
       { conversation_id: convA, content: "hi" },
-      { authorization: `Bearer ${idA}`, "idempotency-key": replyKey },
+      { authorization: `Bearer ${fx.idA}`, "idempotency-key": replyKey },
     );
     const rb = await postJson(
-      s.url,
+      fx.s.url,
       "/reply_to_conversation",
       { conversation_id: convB, content: "hi" },
-      { authorization: `Bearer ${idB}`, "idempotency-key": replyKey },
+      { authorization: `Bearer ${fx.idB}`, "idempotency-key": replyKey },
     );
     expect(rb.status).toBe(200);
     expect(rb.body.data.conversation_id).toBe(convB);
@@ -144,8 +154,8 @@ describe("idempotency keys", () => {
     ["too long", "k".repeat(256)],
     ["not ASCII", "clé-ünicode"],
   ])("a bad key (%s) is refused 400 naming idempotency_key, nothing written", async (_, key) => {
-    const t = await issueTokens(s.url, a, `idem-bad-${key.length}`);
-    const r = await postJson(s.url, `/ai_agent/send_message?access_token=${encodeURIComponent(t.access_token)}`, {
+    const t = await issueTokens(fx.s.url, fx.a, `idem-bad-${key.length}`);
+    const r = await postJson(fx.s.url, `/ai_agent/send_message?access_token=${encodeURIComponent(t.access_token)}`, {
       content: "refused",
       idempotency_key: key,
     });
@@ -155,9 +165,9 @@ describe("idempotency keys", () => {
   });
 
   test("the header and the field, both given and different, are refused 400", async () => {
-    const t = await issueTokens(s.url, a, "idem-both");
+    const t = await issueTokens(fx.s.url, fx.a, "idem-both");
     const r = await postJson(
-      s.url,
+      fx.s.url,
       `/ai_agent/send_message?access_token=${encodeURIComponent(t.access_token)}`,
       { content: "which?", idempotency_key: "one" },
       { "idempotency-key": "two" },
@@ -167,8 +177,8 @@ describe("idempotency keys", () => {
   });
 
   test.each(["connect-json", "grpc"] as const)("over %s the request field does the same", async (protocol) => {
-    const { conversations } = rpcClients(s.url, protocol);
-    const t = await issueTokens(s.url, a, `idem-rpc-${protocol}`);
+    const { conversations } = rpcClients(fx.s.url, protocol);
+    const t = await issueTokens(fx.s.url, fx.a, `idem-rpc-${protocol}`);
     const headers = { authorization: `Bearer ${t.access_token}` };
     const key = randomUUID();
     const first = await conversations.sendMessage({ content: "rpc once", idempotencyKey: key }, { headers });

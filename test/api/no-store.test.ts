@@ -1,18 +1,17 @@
 import { ConnectError } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 import { httpRoutes } from "../../src/protocol/rest/http-rules.js";
+import { serverForFile } from "../helpers/file-server.js";
 import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { type RpcProtocol, rpcClients } from "../helpers/rpc.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 // Every response that carries an account's or a customer's data (or a credential) says Cache-Control: no-store, so
 // no browser, proxy or CDN keeps it: success or error, on the JSON routes, Connect (POST and GET) and gRPC.
 
-let s: TestServer;
-let a: TestAccount;
+const fx = serverForFile();
 let access: string;
 let refresh: string;
 let id: string;
@@ -22,24 +21,21 @@ let launchCode: string;
 const USER = "cache-user";
 
 beforeAll(async () => {
-  s = await startServer();
-  a = await s.account();
-  const t = await issueTokens(s.url, a, USER, { contact_name: "Ada" });
+  const t = await issueTokens(fx.s.url, fx.a, USER, { contact_name: "Ada" });
   access = t.access_token;
   refresh = t.refresh_token;
-  id = await idToken(s.url, a);
+  id = await idToken(fx.s.url, fx.a);
   launchCode = (
-    await postJson(s.url, "/ai_agent/get_access_token", {
+    await postJson(fx.s.url, "/ai_agent/get_access_token", {
       user_id: USER,
-      chatbot_id: a.chatbotId,
-      client_api_key: a.apiKey,
+      chatbot_id: fx.a.chatbotId,
+      client_api_key: fx.a.apiKey,
       launch_code: true,
     })
   ).body.data.launch_code;
-  conversationId = (await send(s.url, access, "hello")).conversation_id;
-  contactId = (await contacts(s.url, id, a.email)).body.data.data.contacts[0].contact_id;
+  conversationId = (await send(fx.s.url, access, "hello")).conversation_id;
+  contactId = (await contacts(fx.s.url, id, fx.a.email)).body.data.data.contacts[0].contact_id;
 });
-afterAll(() => s.close(true));
 
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
@@ -48,34 +44,35 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
   {
     "POST /ai_agent/get_access_token": {
       ok: () =>
-        post("/ai_agent/get_access_token", { user_id: USER, chatbot_id: a.chatbotId, client_api_key: a.apiKey }),
-      fail: () => post("/ai_agent/get_access_token", { user_id: USER, chatbot_id: a.chatbotId, client_api_key: "x" }),
+        post("/ai_agent/get_access_token", { user_id: USER, chatbot_id: fx.a.chatbotId, client_api_key: fx.a.apiKey }),
+      fail: () =>
+        post("/ai_agent/get_access_token", { user_id: USER, chatbot_id: fx.a.chatbotId, client_api_key: "x" }),
     },
     "POST /ai_agent/refresh_token": {
-      ok: () => post("/ai_agent/refresh_token", { user_id: USER, chatbot_id: a.chatbotId, refresh_token: refresh }),
-      fail: () => post("/ai_agent/refresh_token", { user_id: USER, chatbot_id: a.chatbotId, refresh_token: "rt_x" }),
+      ok: () => post("/ai_agent/refresh_token", { user_id: USER, chatbot_id: fx.a.chatbotId, refresh_token: refresh }),
+      fail: () => post("/ai_agent/refresh_token", { user_id: USER, chatbot_id: fx.a.chatbotId, refresh_token: "rt_x" }),
     },
     "POST /ai_agent/launch": {
       ok: () =>
         post("/ai_agent/launch", {
-          chatbot_id: a.chatbotId,
+          chatbot_id: fx.a.chatbotId,
           launch_code: launchCode,
           embed_origin: "https://shop.example",
         }),
       fail: () =>
         post("/ai_agent/launch", {
-          chatbot_id: a.chatbotId,
+          chatbot_id: fx.a.chatbotId,
           launch_code: "lc_x",
           embed_origin: "https://shop.example",
         }),
     },
     "POST /get_id_token": {
-      ok: () => post("/get_id_token", { user_email_id: a.email, client_api_key: a.apiKey }),
-      fail: () => post("/get_id_token", { user_email_id: a.email, client_api_key: "cak_wrong" }),
+      ok: () => post("/get_id_token", { user_email_id: fx.a.email, client_api_key: fx.a.apiKey }),
+      fail: () => post("/get_id_token", { user_email_id: fx.a.email, client_api_key: "cak_wrong" }),
     },
     "GET /get_contact_conversations": {
-      ok: () => ({ path: `/get_contact_conversations?user_email_id=${a.email}`, headers: bearer(id) }),
-      fail: () => ({ path: `/get_contact_conversations?user_email_id=${a.email}`, headers: bearer("x") }),
+      ok: () => ({ path: `/get_contact_conversations?user_email_id=${fx.a.email}`, headers: bearer(id) }),
+      fail: () => ({ path: `/get_contact_conversations?user_email_id=${fx.a.email}`, headers: bearer("x") }),
     },
     "GET /get_messages_for_conversation": {
       ok: () => ({ path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}` }),
@@ -130,8 +127,8 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
       fail: () => ({ path: `/watch_conversation?conversation_id=${conversationId}&access_token=x` }),
     },
     "GET /watch_account": {
-      ok: () => ({ path: `/watch_account?user_email_id=${a.email}`, headers: bearer(id) }),
-      fail: () => ({ path: `/watch_account?user_email_id=${a.email}`, headers: bearer("x") }),
+      ok: () => ({ path: `/watch_account?user_email_id=${fx.a.email}`, headers: bearer(id) }),
+      fail: () => ({ path: `/watch_account?user_email_id=${fx.a.email}`, headers: bearer("x") }),
     },
     "POST /close_conversation": {
       ok: () => post("/close_conversation", { conversation_id: conversationId }, bearer(id)),
@@ -177,7 +174,7 @@ function post(path: string, body: unknown, headers: Record<string, string> = {})
 }
 
 async function call(req: RequestInit & { path: string }) {
-  const r = await fetch(s.url + req.path, req);
+  const r = await fetch(fx.s.url + req.path, req);
   // A watch stream never ends by itself: its headers are what is checked here.
   if (req.path.startsWith("/watch_")) await r.body?.cancel();
   else await r.arrayBuffer();
@@ -207,11 +204,11 @@ describe("the JSON routes", () => {
 describe("Connect GET forms of the private reads", () => {
   const get = (method: string, message: unknown, headers: Record<string, string> = {}) =>
     fetch(
-      `${s.url}/aiagent.v1.ConversationService/${method}?connect=v1&encoding=json&message=${encodeURIComponent(JSON.stringify(message))}`,
+      `${fx.s.url}/aiagent.v1.ConversationService/${method}?connect=v1&encoding=json&message=${encodeURIComponent(JSON.stringify(message))}`,
       { headers },
     );
   it.each([
-    ["GetContactConversations", () => ({ userEmailId: a.email }), () => bearer(id)],
+    ["GetContactConversations", () => ({ userEmailId: fx.a.email }), () => bearer(id)],
     ["GetMessagesForConversation", () => ({ conversationId, accessToken: access }), () => ({})],
     ["ListFrameConversations", () => ({ accessToken: access }), () => ({})],
   ] as const)("%s: no-store on success and on error", async (method, message, headers) => {
@@ -226,16 +223,16 @@ describe("Connect GET forms of the private reads", () => {
 
 describe.each(["connect-json", "connect-binary", "grpc", "grpc-web"] as RpcProtocol[])("%s", (protocol) => {
   it("private reads and token calls answer no-store in their response headers, on success and on error", async () => {
-    const { tokens, conversations } = rpcClients(s.url, protocol);
+    const { tokens, conversations } = rpcClients(fx.s.url, protocol);
     const seen: (string | null)[] = [];
     const onHeader = (h: Headers) => void seen.push(h.get("cache-control"));
-    await conversations.getContactConversations({ userEmailId: a.email }, { headers: bearer(id), onHeader });
+    await conversations.getContactConversations({ userEmailId: fx.a.email }, { headers: bearer(id), onHeader });
     await conversations.getMessagesForConversation({ conversationId, accessToken: access }, { onHeader });
     await conversations.listFrameConversations({ accessToken: access }, { onHeader });
-    await tokens.getAccessToken({ userId: USER, chatbotId: a.chatbotId, clientApiKey: a.apiKey }, { onHeader });
+    await tokens.getAccessToken({ userId: USER, chatbotId: fx.a.chatbotId, clientApiKey: fx.a.apiKey }, { onHeader });
     expect(seen).toEqual(["no-store", "no-store", "no-store", "no-store"]);
     for (const failing of [
-      () => conversations.getContactConversations({ userEmailId: a.email }, { headers: bearer("x") }),
+      () => conversations.getContactConversations({ userEmailId: fx.a.email }, { headers: bearer("x") }),
       () => conversations.getMessagesForConversation({ conversationId: crypto.randomUUID() }, { headers: bearer(id) }),
     ]) {
       const err = await failing().then(

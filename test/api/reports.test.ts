@@ -1,23 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { serverForFile } from "../helpers/file-server.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 // Issue 32, item 5: GetReport's figures for a seeded dataset equal the figures this test computes on its own from
 // what it wrote (the messages read back), on SQLite and PostgreSQL (ON_POSTGRES in vitest.config.ts).
 
-let s: TestServer;
-let a: TestAccount;
-
-beforeAll(async () => {
-  s = await startServer({ env: { AIAGENT_IDLE_CLOSE: String(IDLE_SECONDS) } });
-  a = await s.account();
-});
-afterAll(async () => {
-  await s?.close(true);
-});
-
 const IDLE_SECONDS = 3600;
+const fx = serverForFile({ server: { env: { AIAGENT_IDLE_CLOSE: String(IDLE_SECONDS) } } });
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 // Kolkata is UTC+05:30: its days and hours are not UTC's, and its offset is a half hour.
@@ -68,7 +58,7 @@ interface Seeded {
   messages: { role: string; at: number }[];
 }
 
-const auth = async () => ({ authorization: `Bearer ${await idToken(s.url, a)}` });
+const auth = async () => ({ authorization: `Bearer ${await idToken(fx.s.url, fx.a)}` });
 
 async function seed(): Promise<Seeded[]> {
   const out: Seeded[] = [];
@@ -78,7 +68,7 @@ async function seed(): Promise<Seeded[]> {
     const user = `report-${n++}`;
     const steps: { at: number; run: (id: string) => Promise<void> }[] = [];
     const customer = async (id: string, text: string) => {
-      await send(s.url, (await issueTokens(s.url, a, user)).access_token, text, id);
+      await send(fx.s.url, (await issueTokens(fx.s.url, fx.a, user)).access_token, text, id);
     };
     for (const m of p.more ?? []) steps.push({ at: t0 + m * MIN, run: (id) => customer(id, `More ${m}`) });
     if (p.reply !== undefined) {
@@ -87,9 +77,9 @@ async function seed(): Promise<Seeded[]> {
         at: t0 + r * MIN,
         run: async (id) => {
           const h = await auth();
-          expect((await postJson(s.url, "/take_over_conversation", { conversation_id: id }, h)).status).toBe(200);
+          expect((await postJson(fx.s.url, "/take_over_conversation", { conversation_id: id }, h)).status).toBe(200);
           const body = { conversation_id: id, content: "A person here." };
-          expect((await postJson(s.url, "/reply_to_conversation", body, h)).status).toBe(200);
+          expect((await postJson(fx.s.url, "/reply_to_conversation", body, h)).status).toBe(200);
         },
       });
     }
@@ -97,7 +87,7 @@ async function seed(): Promise<Seeded[]> {
       steps.push({
         at: t0 + p.takeOver * MIN,
         run: async (id) => {
-          const r = await postJson(s.url, "/take_over_conversation", { conversation_id: id }, await auth());
+          const r = await postJson(fx.s.url, "/take_over_conversation", { conversation_id: id }, await auth());
           expect(r.status).toBe(200);
         },
       });
@@ -110,15 +100,15 @@ async function seed(): Promise<Seeded[]> {
         at: t0 + p.burst * MIN,
         run: async (id) => {
           const h = await auth();
-          const token = (await issueTokens(s.url, a, user)).access_token;
+          const token = (await issueTokens(fx.s.url, fx.a, user)).access_token;
           // The clock runs: the writes' instants differ, and they may commit in another order than their instants.
-          s.clock.resume();
+          fx.s.clock.resume();
           const writes: Promise<unknown>[] = [];
           for (let i = 0; i < 4; i++) {
-            writes.push(send(s.url, token, `At once ${i}`, id));
+            writes.push(send(fx.s.url, token, `At once ${i}`, id));
             writes.push(
-              postJson(s.url, "/reply_to_conversation", { conversation_id: id, content: `Reply ${i}` }, h).then((r) =>
-                expect(r.status).toBe(200),
+              postJson(fx.s.url, "/reply_to_conversation", { conversation_id: id, content: `Reply ${i}` }, h).then(
+                (r) => expect(r.status).toBe(200),
               ),
             );
           }
@@ -131,11 +121,11 @@ async function seed(): Promise<Seeded[]> {
         at: t0 + c * MIN,
         run: async (id) => {
           const h = await auth();
-          expect((await postJson(s.url, "/close_conversation", { conversation_id: id }, h)).status).toBe(200);
+          expect((await postJson(fx.s.url, "/close_conversation", { conversation_id: id }, h)).status).toBe(200);
           if (p.score === undefined) return;
-          const t = await issueTokens(s.url, a, user);
+          const t = await issueTokens(fx.s.url, fx.a, user);
           const r = await postJson(
-            s.url,
+            fx.s.url,
             `/ai_agent/rate_conversation?access_token=${encodeURIComponent(t.access_token)}`,
             { conversation_id: id, score: p.score },
           );
@@ -143,13 +133,13 @@ async function seed(): Promise<Seeded[]> {
         },
       });
     }
-    s.clock.freezeAt(t0);
-    const id = (await send(s.url, (await issueTokens(s.url, a, user)).access_token, "Hello")).conversation_id;
+    fx.s.clock.freezeAt(t0);
+    const id = (await send(fx.s.url, (await issueTokens(fx.s.url, fx.a, user)).access_token, "Hello")).conversation_id;
     for (const st of steps.sort((x, y) => x.at - y.at)) {
-      s.clock.freezeAt(st.at);
+      fx.s.clock.freezeAt(st.at);
       await st.run(id);
     }
-    const msgs = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: id }, await auth());
+    const msgs = await getJson(fx.s.url, "/get_messages_for_conversation", { conversation_id: id }, await auth());
     expect(msgs.status, JSON.stringify(msgs.body)).toBe(200);
     out.push({
       conversationId: id,
@@ -193,7 +183,7 @@ function expected(all: Seeded[], now: number, idleMs: number) {
   const hours = Array.from({ length: 24 }, (_, hour) => ({ hour, messages: 0 }));
   for (const c of conv) for (const m of c.messages) hours[new Date(m.at + OFFSET).getUTCHours()]!.messages++;
   return {
-    chatbotId: a.chatbotId,
+    chatbotId: fx.a.chatbotId,
     from,
     to,
     timeZone: ZONE,
@@ -221,7 +211,7 @@ describe("GetReport", () => {
     const seeded = await seed();
     // Read minutes after the last message: the newest conversation is live still, the older ones idle (closed).
     const now = BASE + (66 * 60 + 50) * MIN;
-    s.clock.freezeAt(now);
+    fx.s.clock.freezeAt(now);
     const want = expected(seeded, now, IDLE_SECONDS * 1000);
     // The figures are not trivial: each kind is present.
     expect(want.conversations).toBe(11);
@@ -235,20 +225,20 @@ describe("GetReport", () => {
     // The burst's eight writes all landed, at differing instants.
     const burst = seeded[PLANS.findIndex((p) => p.burst !== undefined)]!;
     expect(burst.messages.filter((m) => m.at >= burst.createdAt + 6 * MIN)).toHaveLength(8);
-    const q = { chatbot_id: a.chatbotId, from: "2026-03-10", to: "2026-03-12", time_zone: ZONE };
-    const r = await getJson(s.url, "/v1/account/reports", q, await auth());
+    const q = { chatbot_id: fx.a.chatbotId, from: "2026-03-10", to: "2026-03-12", time_zone: ZONE };
+    const r = await getJson(fx.s.url, "/v1/account/reports", q, await auth());
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(camel(r.body.data)).toEqual(want);
   });
 
   it("refuses another account's chatbot, bad dates, a bad zone, a period too long; operators", async () => {
-    const other = await s.account();
+    const other = await fx.s.account();
     const h = await auth();
     const get = (q: Record<string, string>, headers = h) =>
       getJson(
-        s.url,
+        fx.s.url,
         "/v1/account/reports",
-        { chatbot_id: a.chatbotId, from: "2026-03-10", to: "2026-03-12", ...q },
+        { chatbot_id: fx.a.chatbotId, from: "2026-03-10", to: "2026-03-12", ...q },
         headers,
       );
     expect((await get({ chatbot_id: other.chatbotId })).status).toBe(404);
@@ -265,7 +255,7 @@ describe("GetReport", () => {
       expect(JSON.stringify(r.body), JSON.stringify(q)).toContain(field);
     }
     // Operators answer the inbox; the figures of the team's work are the admins'.
-    const op = await addMember(s.url, await idToken(s.url, a), "report-operator@reports.example");
+    const op = await addMember(fx.s.url, await idToken(fx.s.url, fx.a), "report-operator@reports.example");
     expect((await get({}, { authorization: `Bearer ${op.idToken}` })).status).toBe(403);
     // A year, leap day included, is the longest period.
     expect((await get({ from: "2024-01-01", to: "2024-12-31" })).status).toBe(200);

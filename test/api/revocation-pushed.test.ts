@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
+import { serverForFile } from "../helpers/file-server.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf, requestJson } from "../helpers/http.js";
 import { type NdjsonReader, openNdjson, streamEnd } from "../helpers/ndjson.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 // Revocation is pushed to open streams, not polled (docs/live-updates.md, "Revocation reaches open streams"). The
 // safety-net sweep is set to a minute here: a stream that ends within the second ended because it was told. And with
@@ -21,32 +21,24 @@ async function sessionOf(url: string, admin: string, userId: string): Promise<st
 }
 
 describe("pushed: with the sweep a minute apart, revocations still end their streams within a second", () => {
-  let s: TestServer;
-  let a: TestAccount;
-  let admin: string;
-  beforeAll(async () => {
-    s = await startServer({ env: { AIAGENT_STREAM_RECHECK_MS: "60000" } });
-    a = await s.account();
-    admin = await idToken(s.url, a);
-  });
-  afterAll(() => s?.close(true));
+  const fx = serverForFile({ server: { env: { AIAGENT_STREAM_RECHECK_MS: "60000" } }, idTokens: true });
 
   test("a session revoked: its stream ends, the reply written after it is not delivered, the others go on", async () => {
-    const t = await issueTokens(s.url, a, "push-1");
-    const other = await issueTokens(s.url, a, "push-1-other");
-    const conv = await send(s.url, t.access_token, "hello");
-    const otherConv = await send(s.url, other.access_token, "hello too");
-    const watch = await watchConversation(s.url, t.access_token, conv.conversation_id);
-    const bystander = await watchConversation(s.url, other.access_token, otherConv.conversation_id);
+    const t = await issueTokens(fx.s.url, fx.a, "push-1");
+    const other = await issueTokens(fx.s.url, fx.a, "push-1-other");
+    const conv = await send(fx.s.url, t.access_token, "hello");
+    const otherConv = await send(fx.s.url, other.access_token, "hello too");
+    const watch = await watchConversation(fx.s.url, t.access_token, conv.conversation_id);
+    const bystander = await watchConversation(fx.s.url, other.access_token, otherConv.conversation_id);
     expect((await watch.next())?.result?.conversation).toBeDefined();
     expect((await bystander.next())?.result?.conversation).toBeDefined();
-    const sessionId = await sessionOf(s.url, admin, "push-1");
-    expect((await postJson(s.url, `/v1/account/sessions/${sessionId}/revoke`, {}, bearer(admin))).status).toBe(200);
+    const sessionId = await sessionOf(fx.s.url, fx.idA, "push-1");
+    expect((await postJson(fx.s.url, `/v1/account/sessions/${sessionId}/revoke`, {}, bearer(fx.idA))).status).toBe(200);
     const reply = postJson(
-      s.url,
+      fx.s.url,
       "/reply_to_conversation",
       { conversation_id: conv.conversation_id, content: "written after the revocation" },
-      bearer(admin),
+      bearer(fx.idA),
     );
     const end = await streamEnd(watch);
     await reply;
@@ -55,10 +47,10 @@ describe("pushed: with the sweep a minute apart, revocations still end their str
     expect(JSON.stringify(end.seen)).not.toContain("written after the revocation");
     // The other customer's stream was not touched: it receives its own reply.
     await postJson(
-      s.url,
+      fx.s.url,
       "/reply_to_conversation",
       { conversation_id: otherConv.conversation_id, content: "for the bystander" },
-      bearer(admin),
+      bearer(fx.idA),
     );
     let got: string | undefined;
     for (let i = 0; i < 5 && got !== "for the bystander"; i++) got = (await bystander.next())?.result?.message?.content;
@@ -67,50 +59,44 @@ describe("pushed: with the sweep a minute apart, revocations still end their str
   });
 
   test("a member removed and a chatbot disabled: their streams end", async () => {
-    const m = await addMember(s.url, admin, `push-member-${Date.now()}@shop.example`);
+    const m = await addMember(fx.s.url, fx.idA, `push-member-${Date.now()}@shop.example`);
     const inbox = await openNdjson(
-      `${s.url}/watch_account?${new URLSearchParams({ user_email_id: m.email })}`,
+      `${fx.s.url}/watch_account?${new URLSearchParams({ user_email_id: m.email })}`,
       bearer(m.idToken),
     );
     expect((await inbox.next())?.result?.subscribed_at).toBeDefined();
-    expect((await requestJson(s.url, "DELETE", `/v1/account/members/${m.memberId}`, bearer(admin))).status).toBe(200);
+    expect((await requestJson(fx.s.url, "DELETE", `/v1/account/members/${m.memberId}`, bearer(fx.idA))).status).toBe(
+      200,
+    );
     expect((await streamEnd(inbox)).error?.code).toBe("unauthenticated");
 
-    const b = await s.account();
-    const t = await issueTokens(s.url, b, "push-bot");
-    const conv = await send(s.url, t.access_token, "hello");
-    const watch = await watchConversation(s.url, t.access_token, conv.conversation_id);
+    const b = await fx.s.account();
+    const t = await issueTokens(fx.s.url, b, "push-bot");
+    const conv = await send(fx.s.url, t.access_token, "hello");
+    const watch = await watchConversation(fx.s.url, t.access_token, conv.conversation_id);
     expect((await watch.next())?.result?.conversation).toBeDefined();
-    const owner = await idToken(s.url, b);
-    const disabled = await postJson(s.url, `/v1/account/chatbots/${b.chatbotId}/disable`, {}, bearer(owner));
+    const owner = await idToken(fx.s.url, b);
+    const disabled = await postJson(fx.s.url, `/v1/account/chatbots/${b.chatbotId}/disable`, {}, bearer(owner));
     expect(disabled.status).toBe(200);
     expect((await streamEnd(watch)).error?.code).toBe("unauthenticated");
   });
 });
 
 describe("the safety net: a notification dropped on purpose, the sweep at its default still ends the stream", () => {
-  let s: TestServer;
-  let a: TestAccount;
-  let admin: string;
-  beforeAll(async () => {
-    s = await startServer();
-    a = await s.account();
-    admin = await idToken(s.url, a);
-  });
-  afterAll(() => s?.close(true));
+  const fx = serverForFile({ idTokens: true });
 
   test("the revoking call's own notice is dropped: the idle stream is ended by the sweep", async () => {
-    const t = await issueTokens(s.url, a, "dropped-1");
-    const conv = await send(s.url, t.access_token, "hello");
-    const watch = await watchConversation(s.url, t.access_token, conv.conversation_id);
+    const t = await issueTokens(fx.s.url, fx.a, "dropped-1");
+    const conv = await send(fx.s.url, t.access_token, "hello");
+    const watch = await watchConversation(fx.s.url, t.access_token, conv.conversation_id);
     expect((await watch.next())?.result?.conversation).toBeDefined();
     // Every notice is lost: the revoking call's own, and on PostgreSQL the NOTIFY this instance hears.
-    s.app.streams.dropTold = true;
-    const sessionId = await sessionOf(s.url, admin, "dropped-1");
-    expect((await postJson(s.url, `/v1/account/sessions/${sessionId}/revoke`, {}, bearer(admin))).status).toBe(200);
+    fx.s.app.streams.dropTold = true;
+    const sessionId = await sessionOf(fx.s.url, fx.idA, "dropped-1");
+    expect((await postJson(fx.s.url, `/v1/account/sessions/${sessionId}/revoke`, {}, bearer(fx.idA))).status).toBe(200);
     // Nothing is written meanwhile (a delivery would read the change log itself): only the sweep can end it.
     const end = await streamEnd(watch, 3000).finally(() => {
-      s.app.streams.dropTold = false;
+      fx.s.app.streams.dropTold = false;
     });
     expect(end.error?.code).toBe("unauthenticated");
     expect(reasonOf(end.error!)).toBe("TokenRevokedError");

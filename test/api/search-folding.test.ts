@@ -1,8 +1,8 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { foldForSearch } from "../../src/domain/conversation/search-fold.js";
-import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { serverForFile } from "../helpers/file-server.js";
+import { contacts, issueTokens, send } from "../helpers/flows.js";
 
 // Search ignores case and accents over Unicode, at write time and at query time alike. The reference shares no code
 // with the service: an explicit table of letters with their accented forms (each one code point, in either case),
@@ -42,21 +42,16 @@ const dressed = (word: string) =>
 const baseWord = (min: number, max: number) =>
   fc.array(fc.constantFrom(...BASE), { minLength: min, maxLength: max }).map((cs) => cs.join(""));
 
-let s: TestServer;
-let a: TestAccount;
-let token: string;
+const fx = serverForFile({ idTokens: true });
 const people: { userId: string; name: string }[] = [];
 
 async function found(search: string): Promise<string[]> {
-  const r = await contacts(s.url, token, a.email, { search, limit: 100 });
+  const r = await contacts(fx.s.url, fx.idA, fx.a.email, { search, limit: 100 });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return (r.body.data.data.contacts as { contact_name: string }[]).map((c) => c.contact_name).sort();
 }
 
 beforeAll(async () => {
-  s = await startServer();
-  a = await s.account();
-  token = await idToken(s.url, a);
   const fixed = ["ÉMILE Zola", "Ösel Ärnberg", "Łukasz Żółć", "Straße Müller", "İlknur Çağlar", "ΟΔΥΣΣΕΥΣ Ιθάκης"];
   const random = fc.sample(
     fc.tuple(baseWord(3, 8), baseWord(3, 8)).chain(([w1, w2]) => fc.tuple(dressed(w1), dressed(w2))),
@@ -66,12 +61,11 @@ beforeAll(async () => {
   for (const [i, name] of names.entries()) {
     // Digits only, so a term of letters can only ever match the name.
     const userId = String(1000 + i);
-    const t = await issueTokens(s.url, a, userId, { contact_name: name });
-    await send(s.url, t.access_token, "hello");
+    const t = await issueTokens(fx.s.url, fx.a, userId, { contact_name: name });
+    await send(fx.s.url, t.access_token, "hello");
     people.push({ userId, name });
   }
 });
-afterAll(() => s.close(true));
 
 describe("search folds case and accents over Unicode", () => {
   it("the reference table is what ICU says: every accented form, in either case, is its base letter", () => {

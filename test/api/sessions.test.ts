@@ -1,9 +1,10 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { serverForFile } from "../helpers/file-server.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { type RpcProtocol, rpcClients } from "../helpers/rpc.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import type { TestAccount } from "../helpers/server.js";
 
 // The session registry and refresh-token rotation, the same on the JSON routes and every RPC protocol; each account
 // sees and touches only its own sessions and chatbots (another's are not_found).
@@ -183,24 +184,11 @@ function api(url: string, protocol: Protocol): Api {
   };
 }
 
-let s: TestServer;
-let a: TestAccount;
-let b: TestAccount;
-let idA: string;
-let idB: string;
-
-beforeAll(async () => {
-  s = await startServer();
-  a = await s.account();
-  b = await s.account();
-  idA = await idToken(s.url, a);
-  idB = await idToken(s.url, b);
-});
-afterAll(() => s.close(true));
+const fx = serverForFile({ accounts: 2, idTokens: true });
 
 /** Whether an access token still works on a frame call. */
 async function works(accessToken: string): Promise<boolean> {
-  const r = await getJson(s.url, "/ai_agent/conversations", { access_token: accessToken });
+  const r = await getJson(fx.s.url, "/ai_agent/conversations", { access_token: accessToken });
   return r.status === 200;
 }
 
@@ -208,18 +196,18 @@ describe.each(PROTOCOLS)("sessions over %s", (protocol) => {
   const user = `sessions-${protocol}`;
 
   it("lists a user's sessions newest first with what they are for, and revokes one: its access tokens stop at once, the other session's keep working", async () => {
-    const x = api(s.url, protocol);
-    const first = await issueTokens(s.url, a, user);
-    const second = await issueTokens(s.url, a, user);
-    const page = await x.list(idA, { userId: user });
+    const x = api(fx.s.url, protocol);
+    const first = await issueTokens(fx.s.url, fx.a, user);
+    const second = await issueTokens(fx.s.url, fx.a, user);
+    const page = await x.list(fx.idA, { userId: user });
     expect(page.hasMore).toBe(false);
     expect(page.sessions).toHaveLength(2);
-    expect(page.sessions.every((r) => r.userId === user && r.chatbotId === a.chatbotId && r.status === "active")).toBe(
-      true,
-    );
+    expect(
+      page.sessions.every((r) => r.userId === user && r.chatbotId === fx.a.chatbotId && r.status === "active"),
+    ).toBe(true);
     // Paged: one at a time, newest first.
-    const p1 = await x.list(idA, { chatbotId: a.chatbotId, userId: user, limit: 1 });
-    const p2 = await x.list(idA, { chatbotId: a.chatbotId, userId: user, limit: 1, offset: 1 });
+    const p1 = await x.list(fx.idA, { chatbotId: fx.a.chatbotId, userId: user, limit: 1 });
+    const p2 = await x.list(fx.idA, { chatbotId: fx.a.chatbotId, userId: user, limit: 1, offset: 1 });
     expect(p1.hasMore).toBe(true);
     expect(p2.hasMore).toBe(false);
     expect([p1.sessions[0]!.sessionId, p2.sessions[0]!.sessionId]).toEqual(page.sessions.map((r) => r.sessionId));
@@ -229,15 +217,15 @@ describe.each(PROTOCOLS)("sessions over %s", (protocol) => {
 
     // Which session is `first`? The one whose refresh token stops working when it is revoked.
     const [newer, older] = page.sessions;
-    const revoked = await x.revoke(idA, older!.sessionId);
+    const revoked = await x.revoke(fx.idA, older!.sessionId);
     expect(revoked.status).toBe("revoked");
     expect(revoked.revokedAt).not.toBe("");
     expect(await works(first.access_token)).toBe(false);
     expect(await works(second.access_token)).toBe(true);
-    expect(await codeOf(x.refresh(a, user, first.refresh_token))).toBe("unauthenticated");
-    const fresh = await x.refresh(a, user, second.refresh_token);
+    expect(await codeOf(x.refresh(fx.a, user, first.refresh_token))).toBe("unauthenticated");
+    const fresh = await x.refresh(fx.a, user, second.refresh_token);
     expect(await works(fresh.accessToken)).toBe(true);
-    const after = await x.list(idA, { userId: user });
+    const after = await x.list(fx.idA, { userId: user });
     expect(after.sessions.map((r) => [r.sessionId, r.status])).toEqual([
       [newer!.sessionId, "active"],
       [older!.sessionId, "revoked"],
@@ -245,34 +233,34 @@ describe.each(PROTOCOLS)("sessions over %s", (protocol) => {
   });
 
   it("another account's sessions and chatbots are not_found, and its list never shows them; an operator may not list", async () => {
-    const x = api(s.url, protocol);
-    await issueTokens(s.url, a, `${user}-bola`);
-    const mine = (await x.list(idA, { userId: `${user}-bola` })).sessions[0]!;
-    expect(await codeOf(x.revoke(idB, mine.sessionId))).toBe("not_found");
-    expect(await codeOf(x.list(idB, { chatbotId: a.chatbotId }))).toBe("not_found");
-    expect(await codeOf(x.policy(idB, a.chatbotId))).toBe("not_found");
-    expect(await codeOf(x.setPolicy(idB, a.chatbotId, true))).toBe("not_found");
-    expect((await x.list(idB, { userId: `${user}-bola` })).sessions).toEqual([]);
-    expect((await x.list(idB, {})).sessions.some((r) => r.sessionId === mine.sessionId)).toBe(false);
+    const x = api(fx.s.url, protocol);
+    await issueTokens(fx.s.url, fx.a, `${user}-bola`);
+    const mine = (await x.list(fx.idA, { userId: `${user}-bola` })).sessions[0]!;
+    expect(await codeOf(x.revoke(fx.idB, mine.sessionId))).toBe("not_found");
+    expect(await codeOf(x.list(fx.idB, { chatbotId: fx.a.chatbotId }))).toBe("not_found");
+    expect(await codeOf(x.policy(fx.idB, fx.a.chatbotId))).toBe("not_found");
+    expect(await codeOf(x.setPolicy(fx.idB, fx.a.chatbotId, true))).toBe("not_found");
+    expect((await x.list(fx.idB, { userId: `${user}-bola` })).sessions).toEqual([]);
+    expect((await x.list(fx.idB, {})).sessions.some((r) => r.sessionId === mine.sessionId)).toBe(false);
     // Untouched by all of that.
-    expect((await x.list(idA, { userId: `${user}-bola` })).sessions[0]!.status).toBe("active");
-    expect((await x.policy(idA, a.chatbotId)).rotate).toBe(false);
-    const op = await addMember(s.url, idA, `op-${protocol}@example.com`, "operator");
+    expect((await x.list(fx.idA, { userId: `${user}-bola` })).sessions[0]!.status).toBe("active");
+    expect((await x.policy(fx.idA, fx.a.chatbotId)).rotate).toBe(false);
+    const op = await addMember(fx.s.url, fx.idA, `op-${protocol}@example.com`, "operator");
     expect(await codeOf(x.list(op.idToken, {}))).toBe("permission_denied");
   });
 });
 
 describe.each(PROTOCOLS)("refresh-token rotation over %s", (protocol) => {
   it("off by default (the documented answer); on: a new refresh token each time, the retired one answers the same within the grace, and after it ends the session", async () => {
-    const x = api(s.url, protocol);
-    const c = await s.account();
-    const idC = await idToken(s.url, c);
+    const x = api(fx.s.url, protocol);
+    const c = await fx.s.account();
+    const idC = await idToken(fx.s.url, c);
     const user = `rotation-${protocol}`;
-    const t = await issueTokens(s.url, c, user);
+    const t = await issueTokens(fx.s.url, c, user);
     // Off: the documented refresh answer, nothing more.
     expect(await x.policy(idC, c.chatbotId)).toEqual({ rotate: false, grace: 30 });
     expect((await x.refresh(c, user, t.refresh_token)).refreshToken).toBeUndefined();
-    const documented = await postJson(s.url, "/ai_agent/refresh_token", {
+    const documented = await postJson(fx.s.url, "/ai_agent/refresh_token", {
       user_id: user,
       chatbot_id: c.chatbotId,
       refresh_token: t.refresh_token,
@@ -293,16 +281,16 @@ describe.each(PROTOCOLS)("refresh-token rotation over %s", (protocol) => {
     expect(await works(r2.accessToken)).toBe(true);
 
     // r1 is retired and its successor already used: presenting it again ends the session, live tokens included.
-    s.clock.advance(21_000);
+    fx.s.clock.advance(21_000);
     expect(await codeOf(x.refresh(c, user, r1.refreshToken!))).toBe("unauthenticated");
     expect(await works(r2.accessToken)).toBe(false);
     expect(await codeOf(x.refresh(c, user, r2.refreshToken!))).toBe("unauthenticated");
     expect((await x.list(idC, { userId: user })).sessions.map((r) => r.status)).toEqual(["revoked"]);
 
     // The grace alone: a retired token whose successor was never used works within it, and not after it.
-    const u = await issueTokens(s.url, c, `${user}-2`);
+    const u = await issueTokens(fx.s.url, c, `${user}-2`);
     const n1 = await x.refresh(c, `${user}-2`, u.refresh_token);
-    s.clock.advance(21_000);
+    fx.s.clock.advance(21_000);
     expect(await codeOf(x.refresh(c, `${user}-2`, u.refresh_token))).toBe("unauthenticated");
     expect(await codeOf(x.refresh(c, `${user}-2`, n1.refreshToken!))).toBe("unauthenticated");
     // A refresh token never issued is still just unknown, and ends nothing.
@@ -315,7 +303,7 @@ describe("launch codes", () => {
   const user = "launch-user";
 
   async function issueWithCode(account: TestAccount, extra: Record<string, unknown> = {}) {
-    const r = await postJson(s.url, "/ai_agent/get_access_token", {
+    const r = await postJson(fx.s.url, "/ai_agent/get_access_token", {
       user_id: user,
       chatbot_id: account.chatbotId,
       client_api_key: account.apiKey,
@@ -325,19 +313,19 @@ describe("launch codes", () => {
     return r;
   }
   const exchange = (chatbotId: string, code: string, origin: string, headers: Record<string, string> = {}) =>
-    postJson(s.url, "/ai_agent/launch", { chatbot_id: chatbotId, launch_code: code, embed_origin: origin }, headers);
+    postJson(fx.s.url, "/ai_agent/launch", { chatbot_id: chatbotId, launch_code: code, embed_origin: origin }, headers);
 
   it("is issued only when asked (the documented answer is unchanged), works once, under its origin, for its chatbot, for 60 s; every refusal is logged", async () => {
-    const plain = await issueTokens(s.url, a, user);
+    const plain = await issueTokens(fx.s.url, fx.a, user);
     expect(Object.keys(plain).sort()).toEqual([
       "access_token",
       "access_token_expires_at",
       "refresh_token",
       "refresh_token_expires_at",
     ]);
-    const before = s.clock.now();
-    const r = await issueWithCode(a);
-    const after = s.clock.now();
+    const before = fx.s.clock.now();
+    const r = await issueWithCode(fx.a);
+    const after = fx.s.clock.now();
     expect(r.status).toBe(200);
     const code: string = r.body.data.launch_code;
     expect(code).toMatch(/^lc_/);
@@ -345,44 +333,44 @@ describe("launch codes", () => {
     expect(r.body.data.launch_code_expires_at).toBeGreaterThanOrEqual(before + 60_000);
     expect(r.body.data.launch_code_expires_at).toBeLessThanOrEqual(after + 60_000);
 
-    expect((await exchange(a.chatbotId, code, "https://evil.example")).status).toBe(401);
-    expect((await exchange(b.chatbotId, code, "https://shop.example")).status).toBe(401);
-    const ok = await exchange(a.chatbotId, code, "https://shop.example", { "user-agent": "LaunchTest/1.0" });
+    expect((await exchange(fx.a.chatbotId, code, "https://evil.example")).status).toBe(401);
+    expect((await exchange(fx.b.chatbotId, code, "https://shop.example")).status).toBe(401);
+    const ok = await exchange(fx.a.chatbotId, code, "https://shop.example", { "user-agent": "LaunchTest/1.0" });
     expect(ok.status).toBe(200);
     expect(ok.body.data.user_id).toBe(user);
     expect(await works(ok.body.data.access_token)).toBe(true);
-    expect((await exchange(a.chatbotId, code, "https://shop.example")).status).toBe(401);
+    expect((await exchange(fx.a.chatbotId, code, "https://shop.example")).status).toBe(401);
     // The session shows where it was launched and from which browser.
     const listed = await getJson(
-      s.url,
+      fx.s.url,
       "/v1/account/sessions",
       { user_id: user, limit: 1 },
-      { authorization: `Bearer ${idA}` },
+      { authorization: `Bearer ${fx.idA}` },
     );
     expect(listed.body.data.sessions[0]).toMatchObject({
       last_origin: "https://shop.example",
       user_agent: "LaunchTest/1.0",
     });
 
-    const late = (await issueWithCode(a)).body.data.launch_code as string;
-    s.clock.advance(60_000);
-    expect((await exchange(a.chatbotId, late, "https://shop.example")).status).toBe(401);
-    expect((await exchange(a.chatbotId, "lc_neverissuedneverissuedneverissued", "https://shop.example")).status).toBe(
-      401,
-    );
+    const late = (await issueWithCode(fx.a)).body.data.launch_code as string;
+    fx.s.clock.advance(60_000);
+    expect((await exchange(fx.a.chatbotId, late, "https://shop.example")).status).toBe(401);
+    expect(
+      (await exchange(fx.a.chatbotId, "lc_neverissuedneverissuedneverissued", "https://shop.example")).status,
+    ).toBe(401);
 
-    const why = s.logs
+    const why = fx.s.logs
       .filter((l) => l.includes('"launch code refused"'))
       .map((l) => JSON.parse(l).why as string)
       .sort();
     expect(why).toEqual(["chatbot", "expired", "origin", "unknown", "used"]);
-    const log = s.logs.join("\n");
+    const log = fx.s.logs.join("\n");
     expect(log).not.toContain(code);
     expect(log).not.toContain(late);
   });
 
   it("is bound to an allowed origin: named when the chatbot has several, refused when not allowed", async () => {
-    const c = await s.account({ origins: ["https://a.example", "https://b.example"] });
+    const c = await fx.s.account({ origins: ["https://a.example", "https://b.example"] });
     const none = await issueWithCode(c);
     expect(none.status).toBe(400);
     expect(none.body.message).toMatch(/^embed_origin:/);
@@ -394,7 +382,7 @@ describe("launch codes", () => {
   });
 
   it("is rate limited like the token routes: codes never issued are counted, then the chatbot is blocked from this address", async () => {
-    const c = await s.account();
+    const c = await fx.s.account();
     const real = (await issueWithCode(c)).body.data.launch_code as string;
     const statuses: number[] = [];
     for (let i = 0; i < 21; i++)
@@ -407,16 +395,16 @@ describe("launch codes", () => {
   });
 
   it("stops working when its session is revoked before the frame uses it", async () => {
-    const r = await issueWithCode(a, { user_id: "launch-revoked" });
+    const r = await issueWithCode(fx.a, { user_id: "launch-revoked" });
     const rev = await postJson(
-      s.url,
+      fx.s.url,
       "/v1/account/sessions/revoke",
       { user_id: "launch-revoked" },
-      { authorization: `Bearer ${idA}` },
+      { authorization: `Bearer ${fx.idA}` },
     );
     expect(rev.status).toBe(200);
-    expect((await exchange(a.chatbotId, r.body.data.launch_code, "https://shop.example")).status).toBe(401);
+    expect((await exchange(fx.a.chatbotId, r.body.data.launch_code, "https://shop.example")).status).toBe(401);
     // A frame message with the issued access token is refused too.
-    await expect(send(s.url, r.body.data.access_token, "hello")).rejects.toThrow(/401/);
+    await expect(send(fx.s.url, r.body.data.access_token, "hello")).rejects.toThrow(/401/);
   });
 });

@@ -1,24 +1,18 @@
 import { connect, type Socket } from "node:net";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { describe, expect, test } from "vitest";
+import { serverForFile } from "../helpers/file-server.js";
+import { issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { openNdjson } from "../helpers/ndjson.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 // Backpressure (issue 44): a client that takes nothing is written to through a bounded buffer; when it stays behind
 // longer than AIAGENT_STREAM_STALL_MS its stream ends with the cursor to resume from, and the other streams of the
 // same account keep receiving on time. A raw socket is the stalled client: it sends its request and never reads.
 
-let s: TestServer;
-let a: TestAccount;
-let admin: string;
-
-beforeAll(async () => {
-  s = await startServer({ env: { AIAGENT_STREAM_BUFFER_BYTES: "16384", AIAGENT_STREAM_STALL_MS: "1000" } });
-  a = await s.account();
-  admin = await idToken(s.url, a);
+const fx = serverForFile({
+  server: { env: { AIAGENT_STREAM_BUFFER_BYTES: "16384", AIAGENT_STREAM_STALL_MS: "1000" } },
+  idTokens: true,
 });
-afterAll(() => s?.close(true));
 
 /** Waits for a condition, polling (no fixed sleep); fails after `ms`. */
 async function until(check: () => boolean, ms: number, what: string): Promise<void> {
@@ -30,7 +24,7 @@ async function until(check: () => boolean, ms: number, what: string): Promise<vo
 }
 
 function stalledClient(path: string, token: string): Promise<Socket> {
-  const { hostname, port } = new URL(s.url);
+  const { hostname, port } = new URL(fx.s.url);
   return new Promise((resolve, reject) => {
     const socket = connect({ host: hostname, port: Number(port) }, () => {
       socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
@@ -43,31 +37,31 @@ function stalledClient(path: string, token: string): Promise<Socket> {
 
 describe("a slow reader cannot hold the others back, nor hold memory without bound", () => {
   test("the stalled stream ends with its resume cursor; the account's other stream receives every reply", async () => {
-    const t = await issueTokens(s.url, a, "slow-reader");
-    const conv = await send(s.url, t.access_token, "hello");
-    const path = `/watch_account?${new URLSearchParams({ user_email_id: a.email })}`;
-    const before = s.app.watchLimits.open;
-    const stalled = await stalledClient(path, admin);
-    await until(() => s.app.watchLimits.open === before + 1, 10_000, "the stalled stream is open");
-    const onTime = await openNdjson(`${s.url}${path}`, { authorization: `Bearer ${admin}` });
+    const t = await issueTokens(fx.s.url, fx.a, "slow-reader");
+    const conv = await send(fx.s.url, t.access_token, "hello");
+    const path = `/watch_account?${new URLSearchParams({ user_email_id: fx.a.email })}`;
+    const before = fx.s.app.watchLimits.open;
+    const stalled = await stalledClient(path, fx.idA);
+    await until(() => fx.s.app.watchLimits.open === before + 1, 10_000, "the stalled stream is open");
+    const onTime = await openNdjson(`${fx.s.url}${path}`, { authorization: `Bearer ${fx.idA}` });
     expect((await onTime.next())?.result?.subscribed_at).toBeDefined();
 
     // Replies of 7,900 characters, until the stalled stream is let go (the kernel's buffers fill first).
     const body = "x".repeat(7900);
     let sent = 0;
-    for (; sent < 2000 && s.app.watchLimits.open > before + 1; sent++) {
+    for (; sent < 2000 && fx.s.app.watchLimits.open > before + 1; sent++) {
       const r = await postJson(
-        s.url,
+        fx.s.url,
         "/reply_to_conversation",
         { conversation_id: conv.conversation_id, content: `${sent} ${body}` },
-        { authorization: `Bearer ${admin}` },
+        { authorization: `Bearer ${fx.idA}` },
       );
       expect(r.status).toBe(200);
       // The other stream receives each reply as it is written: the stalled one delays nobody.
       let got: string | undefined;
       while (!got?.startsWith(`${sent} `)) got = (await onTime.next())?.result?.message?.content;
     }
-    await until(() => s.app.watchLimits.open === before + 1, 15_000, "the stalled stream is let go");
+    await until(() => fx.s.app.watchLimits.open === before + 1, 15_000, "the stalled stream is let go");
 
     // What the stalled client finds when it reads at last: messages, then the end naming where to resume.
     const text = await new Promise<string>((resolve) => {

@@ -1,22 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { serverForFile } from "../helpers/file-server.js";
 import { postJson, reasonOf } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
-let s: TestServer;
-let a: TestAccount;
-beforeAll(async () => {
-  s = await startServer();
-  a = await s.account();
-});
-afterAll(() => s.close(true));
+const fx = serverForFile();
 
 describe("POST /ai_agent/get_access_token", () => {
   it("returns exactly the documented token set, with integer millisecond expiries", async () => {
     const before = Date.now();
-    const r = await postJson(s.url, "/ai_agent/get_access_token", {
+    const r = await postJson(fx.s.url, "/ai_agent/get_access_token", {
       user_id: "customer-1",
-      chatbot_id: a.chatbotId,
-      client_api_key: a.apiKey,
+      chatbot_id: fx.a.chatbotId,
+      client_api_key: fx.a.apiKey,
     });
     expect(r.status).toBe(200);
     expect(Object.keys(r.body)).toEqual(["data"]);
@@ -38,9 +32,9 @@ describe("POST /ai_agent/get_access_token", () => {
   });
 
   it("refuses a wrong client_api_key with unauthenticated", async () => {
-    const r = await postJson(s.url, "/ai_agent/get_access_token", {
+    const r = await postJson(fx.s.url, "/ai_agent/get_access_token", {
       user_id: "c",
-      chatbot_id: a.chatbotId,
+      chatbot_id: fx.a.chatbotId,
       client_api_key: "cak_wrong",
     });
     expect(r.status).toBe(401);
@@ -49,10 +43,10 @@ describe("POST /ai_agent/get_access_token", () => {
   });
 
   it("names a malformed chatbot_id", async () => {
-    const r = await postJson(s.url, "/ai_agent/get_access_token", {
+    const r = await postJson(fx.s.url, "/ai_agent/get_access_token", {
       user_id: "c",
       chatbot_id: "not-a-uuid",
-      client_api_key: a.apiKey,
+      client_api_key: fx.a.apiKey,
     });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe("invalid_argument");

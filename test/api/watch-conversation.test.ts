@@ -1,23 +1,13 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
+import { serverForFile } from "../helpers/file-server.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { type NdjsonReader, openNdjson, type StreamLine } from "../helpers/ndjson.js";
 import { rpcClients } from "../helpers/rpc.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { startServer } from "../helpers/server.js";
 
-let s: TestServer;
-let a: TestAccount;
-let b: TestAccount;
-let idA: string;
-let idB: string;
-
-beforeAll(async () => {
-  s = await startServer();
-  [a, b] = await Promise.all([s.account(), s.account()]);
-  [idA, idB] = await Promise.all([idToken(s.url, a), idToken(s.url, b)]);
-});
-afterAll(() => s?.close(true));
+const fx = serverForFile({ accounts: 2, idTokens: true });
 
 function watchUrl(base: string, q: Record<string, string | number>): string {
   return `${base}/watch_conversation?${new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)]))}`;
@@ -31,13 +21,13 @@ async function nextResult(r: NdjsonReader): Promise<any> {
 
 describe("watching a conversation", () => {
   test("the frame's stream sends the state, the messages after the given order, then each change live, once", async () => {
-    const t = await issueTokens(s.url, a, "w-1");
-    const c = await send(s.url, t.access_token, "hello");
+    const t = await issueTokens(fx.s.url, fx.a, "w-1");
+    const c = await send(fx.s.url, t.access_token, "hello");
     const id = c.conversation_id;
 
     // Resuming after message 1: only the agent's reply (2) is sent again.
     const r = await openNdjson(
-      watchUrl(s.url, { conversation_id: id, after_message_order: 1, access_token: t.access_token }),
+      watchUrl(fx.s.url, { conversation_id: id, after_message_order: 1, access_token: t.access_token }),
     );
     expect(r.response.status).toBe(200);
     expect(r.response.headers.get("content-type")).toBe("application/x-ndjson");
@@ -47,37 +37,37 @@ describe("watching a conversation", () => {
     expect(replay.message).toMatchObject({ message_order: 2, role: "assistant" });
 
     // The operator takes over, replies: the watcher sees both at once, without asking again.
-    const auth = { authorization: `Bearer ${idA}` };
-    await postJson(s.url, "/take_over_conversation", { conversation_id: id, operator_name: "Sam" }, auth);
+    const auth = { authorization: `Bearer ${fx.idA}` };
+    await postJson(fx.s.url, "/take_over_conversation", { conversation_id: id, operator_name: "Sam" }, auth);
     const joined = await nextResult(r);
-    expect(joined.conversation).toMatchObject({ assigned_to: a.email, operator_name: "Sam" });
-    await postJson(s.url, "/reply_to_conversation", { conversation_id: id, content: "Hi, Sam here." }, auth);
+    expect(joined.conversation).toMatchObject({ assigned_to: fx.a.email, operator_name: "Sam" });
+    await postJson(fx.s.url, "/reply_to_conversation", { conversation_id: id, content: "Hi, Sam here." }, auth);
     const reply = await nextResult(r);
     expect(reply.message).toMatchObject({ message_order: 3, role: "operator", content: "Hi, Sam here." });
 
     // The customer's own message comes through too (another tab sees it); no agent reply while Sam holds it.
-    await send(s.url, t.access_token, "thanks", id);
+    await send(fx.s.url, t.access_token, "thanks", id);
     expect((await nextResult(r)).message).toMatchObject({ message_order: 4, role: "user" });
 
-    await postJson(s.url, "/release_conversation", { conversation_id: id }, auth);
+    await postJson(fx.s.url, "/release_conversation", { conversation_id: id }, auth);
     expect((await nextResult(r)).conversation).toMatchObject({ assigned_to: "ai_agent", operator_name: "" });
     await r.cancel();
   });
 
   test("the account watches with its ID token over Connect; other accounts and users get not_found", async () => {
-    const t = await issueTokens(s.url, a, "w-2");
-    const id = (await send(s.url, t.access_token, "hello")).conversation_id;
-    const { conversations } = rpcClients(s.url, "connect-json");
+    const t = await issueTokens(fx.s.url, fx.a, "w-2");
+    const id = (await send(fx.s.url, t.access_token, "hello")).conversation_id;
+    const { conversations } = rpcClients(fx.s.url, "connect-json");
     const abort = new AbortController();
     const stream = conversations.watchConversation(
       { conversationId: id },
-      { headers: { authorization: `Bearer ${idA}` }, signal: abort.signal },
+      { headers: { authorization: `Bearer ${fx.idA}` }, signal: abort.signal },
     );
     const it = stream[Symbol.asyncIterator]();
     expect((await it.next()).value?.event.case).toBe("conversation");
     expect((await it.next()).value?.event.value).toMatchObject({ messageOrder: 1, content: "hello" });
     expect((await it.next()).value?.event.value).toMatchObject({ messageOrder: 2, role: "assistant" });
-    await send(s.url, t.access_token, "more", id);
+    await send(fx.s.url, t.access_token, "more", id);
     expect((await it.next()).value?.event.value).toMatchObject({ messageOrder: 3, content: "more" });
     abort.abort();
 
@@ -90,32 +80,32 @@ describe("watching a conversation", () => {
       }
       return "ended";
     };
-    expect(await refused({ authorization: `Bearer ${idB}` })).toBe(Code.NotFound);
-    const otherUser = await issueTokens(s.url, a, "w-other");
+    expect(await refused({ authorization: `Bearer ${fx.idB}` })).toBe(Code.NotFound);
+    const otherUser = await issueTokens(fx.s.url, fx.a, "w-other");
     expect(await refused({}, otherUser.access_token)).toBe(Code.NotFound);
-    const otherAccount = await issueTokens(s.url, b, "w-2");
+    const otherAccount = await issueTokens(fx.s.url, fx.b, "w-2");
     expect(await refused({}, otherAccount.access_token)).toBe(Code.NotFound);
     expect(await refused({})).toBe(Code.Unauthenticated);
 
     const bad = await fetch(
-      watchUrl(s.url, { conversation_id: id, after_message_order: -1, access_token: t.access_token }),
+      watchUrl(fx.s.url, { conversation_id: id, after_message_order: -1, access_token: t.access_token }),
     );
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toContain("after_message_order");
   });
 
   test("a write that lands while the stream subscribes is sent once: neither lost nor repeated", async () => {
-    const t = await issueTokens(s.url, a, "w-race");
-    const id = (await send(s.url, t.access_token, "hello")).conversation_id;
+    const t = await issueTokens(fx.s.url, fx.a, "w-race");
+    const id = (await send(fx.s.url, t.access_token, "hello")).conversation_id;
     // The write lands exactly at subscription time: after the stream has subscribed and taken the log's place, before
     // it reads the conversation's messages. The catch-up read then carries it, and so does the log after that place.
-    const events = s.app.store.events;
+    const events = fx.s.app.store.events;
     const lastSeq = events.lastSeq;
     let landed: Promise<unknown> | undefined;
     events.lastSeq = async (accountId) => {
       const place = await lastSeq(accountId);
-      if (accountId === a.accountId && !landed) {
-        landed = send(s.url, t.access_token, "at subscription time", id);
+      if (accountId === fx.a.accountId && !landed) {
+        landed = send(fx.s.url, t.access_token, "at subscription time", id);
         await landed;
       }
       return place;
@@ -123,7 +113,7 @@ describe("watching a conversation", () => {
     let r: NdjsonReader;
     try {
       r = await openNdjson(
-        watchUrl(s.url, { conversation_id: id, after_message_order: 2, access_token: t.access_token }),
+        watchUrl(fx.s.url, { conversation_id: id, after_message_order: 2, access_token: t.access_token }),
       );
       expect((await nextResult(r)).conversation.conversation_id).toBe(id);
     } finally {
@@ -131,7 +121,7 @@ describe("watching a conversation", () => {
     }
     expect(landed, "the write was made while the stream subscribed").toBeDefined();
     // A later write: everything before it has been sent by the time it arrives (one stream, in order).
-    await send(s.url, t.access_token, "after", id);
+    await send(fx.s.url, t.access_token, "after", id);
     const orders: number[] = [];
     while (orders.at(-1) !== 6) orders.push((await nextResult(r)).message.message_order);
     expect(orders).toEqual([3, 4, 5, 6]);
@@ -139,11 +129,11 @@ describe("watching a conversation", () => {
   });
 
   test("streams are bounded per token; closing one frees its slot", async () => {
-    const t = await issueTokens(s.url, a, "w-3");
-    const id = (await send(s.url, t.access_token, "hello")).conversation_id;
-    const url = watchUrl(s.url, { conversation_id: id, after_message_order: 2, access_token: t.access_token });
+    const t = await issueTokens(fx.s.url, fx.a, "w-3");
+    const id = (await send(fx.s.url, t.access_token, "hello")).conversation_id;
+    const url = watchUrl(fx.s.url, { conversation_id: id, after_message_order: 2, access_token: t.access_token });
     const open: NdjsonReader[] = [];
-    for (let i = 0; i < s.app.config.watchStreams.perToken; i++) {
+    for (let i = 0; i < fx.s.app.config.watchStreams.perToken; i++) {
       const r = await openNdjson(url);
       await nextResult(r);
       open.push(r);
@@ -152,8 +142,8 @@ describe("watching a conversation", () => {
     expect(over.status).toBe(429);
     expect(((await over.json()) as { message: string }).message).toContain("watch streams");
     // Another token of the same customer is counted apart.
-    const t2 = await issueTokens(s.url, a, "w-3");
-    const other = await openNdjson(watchUrl(s.url, { conversation_id: id, access_token: t2.access_token }));
+    const t2 = await issueTokens(fx.s.url, fx.a, "w-3");
+    const other = await openNdjson(watchUrl(fx.s.url, { conversation_id: id, access_token: t2.access_token }));
     expect((await nextResult(other)).conversation.conversation_id).toBe(id);
     await other.cancel();
 
@@ -173,49 +163,52 @@ describe("watching a conversation", () => {
 
 describe("watching an account (a live inbox)", () => {
   test("the account's stream says when it is subscribed, then carries every conversation's changes; none of another account", async () => {
-    const r = await openNdjson(`${s.url}/watch_account?user_email_id=${encodeURIComponent(a.email)}`, {
-      authorization: `Bearer ${idA}`,
+    const r = await openNdjson(`${fx.s.url}/watch_account?user_email_id=${encodeURIComponent(fx.a.email)}`, {
+      authorization: `Bearer ${fx.idA}`,
     });
     expect(r.response.status).toBe(200);
     expect((await nextResult(r)).subscribed_at).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
 
     // Another account's customer writes: nothing arrives here. Then this account's customers write.
-    const foreign = await issueTokens(s.url, b, "inbox-foreign");
-    await send(s.url, foreign.access_token, "not yours");
-    const t1 = await issueTokens(s.url, a, "inbox-1");
-    const c1 = (await send(s.url, t1.access_token, "first customer")).conversation_id;
+    const foreign = await issueTokens(fx.s.url, fx.b, "inbox-foreign");
+    await send(fx.s.url, foreign.access_token, "not yours");
+    const t1 = await issueTokens(fx.s.url, fx.a, "inbox-1");
+    const c1 = (await send(fx.s.url, t1.access_token, "first customer")).conversation_id;
     const m1 = (await nextResult(r)).message;
     expect(m1).toMatchObject({ conversation_id: c1, content: "first customer", role: "user" });
     expect((await nextResult(r)).message).toMatchObject({ conversation_id: c1, role: "assistant" });
     await postJson(
-      s.url,
+      fx.s.url,
       "/take_over_conversation",
       { conversation_id: c1, operator_name: "Sam" },
       {
-        authorization: `Bearer ${idA}`,
+        authorization: `Bearer ${fx.idA}`,
       },
     );
     expect((await nextResult(r)).conversation).toMatchObject({ conversation_id: c1, operator_name: "Sam" });
     await r.cancel();
 
     // Another account's e-mail: permission_denied; an access token is not an ID token.
-    const other = await fetch(`${s.url}/watch_account?user_email_id=${encodeURIComponent(b.email)}`, {
-      headers: { authorization: `Bearer ${idA}` },
+    const other = await fetch(`${fx.s.url}/watch_account?user_email_id=${encodeURIComponent(fx.b.email)}`, {
+      headers: { authorization: `Bearer ${fx.idA}` },
     });
     expect(other.status).toBe(403);
-    const frame = await fetch(`${s.url}/watch_account?user_email_id=${encodeURIComponent(a.email)}`, {
+    const frame = await fetch(`${fx.s.url}/watch_account?user_email_id=${encodeURIComponent(fx.a.email)}`, {
       headers: { authorization: `Bearer ${t1.access_token}` },
     });
     expect(frame.status).toBe(401);
 
     // Over gRPC too.
-    const { conversations } = rpcClients(s.url, "grpc");
+    const { conversations } = rpcClients(fx.s.url, "grpc");
     const abort = new AbortController();
     const it = conversations
-      .watchAccount({ userEmailId: a.email }, { headers: { authorization: `Bearer ${idA}` }, signal: abort.signal })
+      .watchAccount(
+        { userEmailId: fx.a.email },
+        { headers: { authorization: `Bearer ${fx.idA}` }, signal: abort.signal },
+      )
       [Symbol.asyncIterator]();
     expect((await it.next()).value?.event.case).toBe("subscribedAt");
-    await send(s.url, t1.access_token, "over grpc", c1);
+    await send(fx.s.url, t1.access_token, "over grpc", c1);
     expect((await it.next()).value?.event.value).toMatchObject({ conversationId: c1, content: "over grpc" });
     abort.abort();
   });

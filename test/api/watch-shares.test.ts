@@ -1,43 +1,39 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
+import { serverForFile } from "../helpers/file-server.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { type NdjsonReader, openNdjson } from "../helpers/ndjson.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { startServer, type TestAccount } from "../helpers/server.js";
 
 // Visitors can never lock the team out (issue 44): frames draw on their own share of the instance and of the
 // account, so the team's inboxes open while frames hold their whole share; and one customer's tabs are capped.
 
-let s: TestServer;
-let a: TestAccount;
-const open: NdjsonReader[] = [];
-
-beforeAll(async () => {
-  s = await startServer({
+const fx = serverForFile({
+  server: {
     env: {
       AIAGENT_WATCH_STREAMS: "12",
       AIAGENT_WATCH_FRAME_STREAMS: "8",
       AIAGENT_WATCH_FRAME_STREAMS_PER_ACCOUNT: "6",
       AIAGENT_WATCH_STREAMS_PER_CUSTOMER: "2",
     },
-  });
-  a = await s.account();
+  },
 });
+const open: NdjsonReader[] = [];
 afterAll(async () => {
   await Promise.all(open.map((r) => r.cancel().catch(() => undefined)));
-  await s?.close(true);
 });
 
 async function frame(acc: TestAccount, userId: string, token?: string): Promise<NdjsonReader> {
-  const t = token ?? (await issueTokens(s.url, acc, userId)).access_token;
-  const conv = await send(s.url, t, "hello");
+  const t = token ?? (await issueTokens(fx.s.url, acc, userId)).access_token;
+  const conv = await send(fx.s.url, t, "hello");
   const q = { conversation_id: conv.conversation_id, after_message_order: "2", access_token: t };
-  const r = await openNdjson(`${s.url}/watch_conversation?${new URLSearchParams(q)}`);
+  const r = await openNdjson(`${fx.s.url}/watch_conversation?${new URLSearchParams(q)}`);
   open.push(r);
   return r;
 }
 
 async function inbox(acc: TestAccount): Promise<NdjsonReader> {
-  const r = await openNdjson(`${s.url}/watch_account?${new URLSearchParams({ user_email_id: acc.email })}`, {
-    authorization: `Bearer ${await idToken(s.url, acc)}`,
+  const r = await openNdjson(`${fx.s.url}/watch_account?${new URLSearchParams({ user_email_id: acc.email })}`, {
+    authorization: `Bearer ${await idToken(fx.s.url, acc)}`,
   });
   open.push(r);
   return r;
@@ -45,23 +41,23 @@ async function inbox(acc: TestAccount): Promise<NdjsonReader> {
 
 describe("frames and the team's streams draw on separate shares", () => {
   test("an account's visitors fill its frames' share: the next visitor waits, its team's inbox opens", async () => {
-    for (let i = 0; i < 6; i++) expect((await frame(a, `share-${i}`)).response.status).toBe(200);
-    const refused = await frame(a, "share-over");
+    for (let i = 0; i < 6; i++) expect((await frame(fx.a, `share-${i}`)).response.status).toBe(200);
+    const refused = await frame(fx.a, "share-over");
     expect(refused.response.status).toBe(429);
     expect(((await refused.next()) as { message?: string }).message).toContain("frames");
-    const team = await inbox(a);
+    const team = await inbox(fx.a);
     expect(team.response.status).toBe(200);
     expect((await team.next())?.result?.subscribed_at).toBeDefined();
   });
 
   test("frames hold the instance's whole frames' share: no frame opens, the teams' inboxes still do", async () => {
-    const b = await s.account();
+    const b = await fx.s.account();
     // Six of a's frames are open; two more of b's fill the instance's frames' share (8).
     for (let i = 0; i < 2; i++) expect((await frame(b, `fill-${i}`)).response.status).toBe(200);
     const refused = await frame(b, "fill-over");
     expect(refused.response.status).toBe(429);
     expect(((await refused.next()) as { message?: string }).message).toContain("too many watch streams");
-    for (const acc of [a, b]) {
+    for (const acc of [fx.a, b]) {
       const team = await inbox(acc);
       expect(team.response.status).toBe(200);
       expect((await team.next())?.result?.subscribed_at).toBeDefined();

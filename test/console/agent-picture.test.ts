@@ -1,11 +1,11 @@
-import type { Browser, Locator } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { chatFrame, newContext } from "../frame/browser.js";
-import type { Embedding } from "../frame/fixtures.js";
+import type { Locator } from "playwright-core";
+import { describe, expect, test } from "vitest";
+import { chatFrame } from "../frame/browser.js";
+import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { discPng } from "../helpers/png.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { customerWrites, signIn, startConsoleAndFrame } from "./sign-in.js";
+import { customerWrites, openAppearancePage } from "./sign-in.js";
 
 // Issue 32: an admin uploads the chatbot's agent picture on its appearance page and sees it in the preview; the
 // customer's frame shows it in its header and beside the agent's answers, named by the agent's name. Removed, it is
@@ -13,29 +13,14 @@ import { customerWrites, signIn, startConsoleAndFrame } from "./sign-in.js";
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let e: Embedding;
-let stop: (() => Promise<void>) | undefined;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  ({ browser, e, stop } = await startConsoleAndFrame());
-});
-afterAll(async () => {
-  await stop?.();
-});
+const fx = consoleAndFrameForFile(canRun);
 
 /** The image was fetched and decoded (a broken one has no natural width). */
 const loaded = (img: Locator) => img.evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth > 0);
 
 describe.runIf(canRun)("the agent's picture", () => {
   test("uploaded in the console, it is in the preview and in the customer's frame; removed, it is gone", async () => {
-    const admin = await newContext(browser, { width: 1280, height: 900 });
-    const page = await admin.newPage();
-    await signIn(page, e.service.url, e.account.email, e.account.password);
-    await page.getByRole("link", { name: "Chatbots" }).click();
-    await page.getByRole("link", { name: "Appearance of Shop assistant" }).click();
-    await page.getByRole("heading", { name: "Appearance of Shop assistant" }).waitFor();
+    const { context: admin, page } = await openAppearancePage(fx.browser, fx.e);
     await page.getByLabel("Agent name").fill("Ava");
     await page.getByRole("button", { name: "Save appearance" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
@@ -63,7 +48,7 @@ describe.runIf(canRun)("the agent's picture", () => {
       });
 
     // The customer's frame: the picture in the header and beside the agent's answer, its alt text the agent's name.
-    const customer = await customerWrites(browser, e.host.url, "Where is my order?");
+    const customer = await customerWrites(fx.browser, fx.e.host.url, "Where is my order?");
     const header = customer.frame.locator("#avatar img");
     expect(await header.getAttribute("alt")).toBe("Ava");
     expect(await loaded(header)).toBe(true);

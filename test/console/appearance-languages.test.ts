@@ -1,40 +1,24 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { chatFrame, newContext } from "../frame/browser.js";
-import type { Embedding } from "../frame/fixtures.js";
+import { describe, expect, test } from "vitest";
+import { chatFrame } from "../frame/browser.js";
+import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { idToken } from "../helpers/flows.js";
 import { requestJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn, startConsoleAndFrame } from "./sign-in.js";
+import { openAppearancePage } from "./sign-in.js";
 
 // Issue 46, item 3: the chatbot's default language and its own texts per language, edited on the console's
 // appearance page; the customer's frame in that language shows them.
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let e: Embedding;
-let stop: (() => Promise<void>) | undefined;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  ({ browser, e, stop } = await startConsoleAndFrame());
-});
-afterAll(async () => {
-  await stop?.();
-});
+const fx = consoleAndFrameForFile(canRun);
 
 describe.runIf(canRun)("the chatbot's texts per language, in the console", () => {
   test("an admin sets the default language and French texts; a French visitor's frame shows them", {
     timeout: 90_000,
   }, async () => {
-    const admin = await newContext(browser, { width: 1280, height: 900 });
-    const page = await admin.newPage();
-    await signIn(page, e.service.url, e.account.email, e.account.password);
-    await page.getByRole("link", { name: "Chatbots" }).click();
-    await page.getByRole("link", { name: "Appearance of Shop assistant" }).click();
-    await page.getByRole("heading", { name: "Appearance of Shop assistant" }).waitFor();
+    const { context: admin, page } = await openAppearancePage(fx.browser, fx.e);
 
     await page.getByLabel("Default language").selectOption("de");
     await page.getByLabel("Texts in").selectOption("fr");
@@ -46,8 +30,8 @@ describe.runIf(canRun)("the chatbot's texts per language, in the console", () =>
     await page.getByRole("button", { name: "Save appearance" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
 
-    const auth = { authorization: `Bearer ${await idToken(e.service.url, e.account)}` };
-    const got = await requestJson(e.service.url, "GET", `/v1/account/chatbots/${e.account.chatbotId}`, auth);
+    const auth = { authorization: `Bearer ${await idToken(fx.e.service.url, fx.e.account)}` };
+    const got = await requestJson(fx.e.service.url, "GET", `/v1/account/chatbots/${fx.e.account.chatbotId}`, auth);
     expect(got.body.data.appearance.default_locale).toBe("de");
     expect(got.body.data.appearance.texts).toEqual([
       {
@@ -64,10 +48,10 @@ describe.runIf(canRun)("the chatbot's texts per language, in the console", () =>
     await admin.close();
 
     // A visitor whose browser speaks French gets the French frame with the French greeting.
-    const visitor = await browser.newContext({ locale: "fr-FR" });
+    const visitor = await fx.browser.newContext({ locale: "fr-FR" });
     visitor.setDefaultTimeout(10_000);
     const shop = await visitor.newPage();
-    await shop.goto(`${e.host.url}/`);
+    await shop.goto(`${fx.e.host.url}/`);
     const frame = await chatFrame(shop);
     expect(await frame.evaluate(() => document.documentElement.lang)).toBe("fr");
     expect(await frame.locator("#empty").textContent()).toBe("Bonjour ! Posez-nous vos questions.");

@@ -1,10 +1,9 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { chatFrame, newContext } from "../frame/browser.js";
-import type { Embedding } from "../frame/fixtures.js";
+import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn, startConsoleAndFrame } from "./sign-in.js";
+import { openAppearancePage } from "./sign-in.js";
 
 // Issue 32, items 2 and 3: an admin sets the chatbot's brand color, agent name, greeting and office hours in the
 // console, sees a live preview and a warning for a color too faint to see; the customer's frame then shows them, and
@@ -12,28 +11,13 @@ import { signIn, startConsoleAndFrame } from "./sign-in.js";
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let e: Embedding;
-let stop: (() => Promise<void>) | undefined;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  ({ browser, e, stop } = await startConsoleAndFrame());
-});
-afterAll(async () => {
-  await stop?.();
-});
+const fx = consoleAndFrameForFile(canRun);
 
 describe.runIf(canRun)("a chatbot's appearance and office hours", () => {
   test("set in the console with a live preview, they are what the customer's frame shows, in and out of hours", async () => {
     // Wednesday 25 November 2026, 10:00 in Berlin.
-    e.service.clock.freezeAt(Date.parse("2026-11-25T09:00:00Z"));
-    const admin = await newContext(browser, { width: 1280, height: 900 });
-    const page = await admin.newPage();
-    await signIn(page, e.service.url, e.account.email, e.account.password);
-    await page.getByRole("link", { name: "Chatbots" }).click();
-    await page.getByRole("link", { name: "Appearance of Shop assistant" }).click();
-    await page.getByRole("heading", { name: "Appearance of Shop assistant" }).waitFor();
+    fx.e.service.clock.freezeAt(Date.parse("2026-11-25T09:00:00Z"));
+    const { context: admin, page } = await openAppearancePage(fx.browser, fx.e);
 
     // A color too faint against the chat's white background is flagged as it is chosen.
     await page.getByLabel("Brand color").fill("#f4f4f4");
@@ -64,9 +48,9 @@ describe.runIf(canRun)("a chatbot's appearance and office hours", () => {
     await admin.close();
 
     // The customer's frame, during office hours: the color, the name, the greeting; no away line.
-    const customer = await newContext(browser);
+    const customer = await newContext(fx.browser);
     const shop = await customer.newPage();
-    await shop.goto(`${e.host.url}/`);
+    await shop.goto(`${fx.e.host.url}/`);
     let frame = await chatFrame(shop);
     expect(await frame.locator("#avatar").evaluate((a) => getComputedStyle(a).backgroundColor)).toBe(
       "rgb(10, 125, 59)",
@@ -76,7 +60,7 @@ describe.runIf(canRun)("a chatbot's appearance and office hours", () => {
     expect(await frame.locator("#away").isHidden()).toBe(true);
 
     // Saturday: the frame says the team is back on Monday (at 09:00 Berlin time), and the chat still works.
-    e.service.clock.freezeAt(Date.parse("2026-11-28T12:00:00Z"));
+    fx.e.service.clock.freezeAt(Date.parse("2026-11-28T12:00:00Z"));
     await shop.reload();
     frame = await chatFrame(shop);
     const away = frame.locator("#away");

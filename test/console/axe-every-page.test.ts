@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { launchBrowser, newContext } from "../frame/browser.js";
+import type { Page } from "playwright-core";
+import { beforeAll, describe, expect, test } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
-import type { TestAccount, TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
-import { signIn, startConsoleServer } from "./sign-in.js";
+import { signIn } from "./sign-in.js";
 
 // Issue 31: axe-core finds no serious or critical violation on any console page, at 1280 px and on a 375 px phone.
 
@@ -83,31 +83,26 @@ async function settled(page: Page): Promise<void> {
 }
 
 describe.runIf(canRun)("axe on every console page", () => {
-  let browser: Browser;
-  let s: TestServer;
-  let owner: TestAccount;
+  const fx = consoleForFile();
 
   beforeAll(async () => {
-    [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
-    owner = await s.account();
     // Something on each page: a conversation with a named customer, a webhook endpoint, a source, a tool.
-    const t = await issueTokens(s.url, owner, "axe-1", { contact_name: "Axe Customer", email: "axe@example.com" });
-    await send(s.url, t.access_token, "Where is my parcel?");
-    const auth = { authorization: `Bearer ${await idToken(s.url, owner)}` };
-    const hook = await postJson(s.url, "/v1/account/webhooks", { url: "http://127.0.0.1:9/hooks" }, auth);
+    const t = await issueTokens(fx.s.url, fx.owner, "axe-1", {
+      contact_name: "Axe Customer",
+      email: "axe@example.com",
+    });
+    await send(fx.s.url, t.access_token, "Where is my parcel?");
+    const auth = { authorization: `Bearer ${await idToken(fx.s.url, fx.owner)}` };
+    const hook = await postJson(fx.s.url, "/v1/account/webhooks", { url: "http://127.0.0.1:9/hooks" }, auth);
     expect(hook.status, JSON.stringify(hook.body)).toBe(200);
     // A knowledge source and a tool, so their pages show a list.
-    const bot = `/v1/account/chatbots/${owner.chatbotId}`;
+    const bot = `/v1/account/chatbots/${fx.owner.chatbotId}`;
     const snippets = [{ title: "Hours", url: "https://shop.example/hours", snippet: "Open 9 to 5." }];
-    const source = await postJson(s.url, `${bot}/knowledge_sources`, { kind: "snippets", snippets }, auth);
+    const source = await postJson(fx.s.url, `${bot}/knowledge_sources`, { kind: "snippets", snippets }, auth);
     expect(source.status, JSON.stringify(source.body)).toBe(200);
     const tool = { name: "track_order", description: "An order's status.", url: "http://127.0.0.1:9/track" };
-    const made = await postJson(s.url, `${bot}/tools`, tool, auth);
+    const made = await postJson(fx.s.url, `${bot}/tools`, tool, auth);
     expect(made.status, JSON.stringify(made.body)).toBe(200);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await s?.close(true);
   });
 
   test("the list of pages visited is the router's list of routes", () => {
@@ -121,12 +116,12 @@ describe.runIf(canRun)("axe on every console page", () => {
     test(
       `no serious or critical violation on any page at ${size.width} px`,
       async () => {
-        const context = await newContext(browser, size);
+        const context = await newContext(fx.browser, size);
         const page = await context.newPage();
-        await signIn(page, s.url, owner.email, owner.password);
+        await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
         const found: Record<string, string[]> = {};
         for (const [name, visit] of Object.entries(PAGES)) {
-          await page.goto(`${s.url}/console${visit.path({ chatbotId: owner.chatbotId })}`);
+          await page.goto(`${fx.s.url}/console${visit.path({ chatbotId: fx.owner.chatbotId })}`);
           await visit.ready(page);
           await settled(page);
           const v = await axeViolations(page);

@@ -1,13 +1,11 @@
 import { mkdirSync } from "node:fs";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { BrowserContext, Page } from "playwright-core";
+import { beforeAll, describe, expect, test } from "vitest";
 import { startHostPage } from "../../examples/host-page/server.js";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
-import { chatFrame, freePort, launchBrowser, newContext, typeMessage } from "../frame/browser.js";
+import { chatFrame, freePort, newContext, typeMessage } from "../frame/browser.js";
+import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
 import { signIn } from "./sign-in.js";
@@ -26,26 +24,15 @@ async function accessible(page: Page, what: string): Promise<void> {
 }
 
 describe.runIf(canRun)("the web console", () => {
-  let browser: Browser;
-  let s: TestServer;
-  let owner: TestAccount;
+  const fx = consoleForFile();
 
   beforeAll(async () => {
-    [browser, s] = await Promise.all([
-      launchBrowser(),
-      startServer({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
-    ]);
-    owner = await s.account();
     mkdirSync(DOCS, { recursive: true });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await s?.close(true);
   });
 
   test("a person signs in, sets up a chatbot and a key, embeds it, and runs a live conversation from the inbox", async () => {
-    const context: BrowserContext = await newContext(browser, { width: 1280, height: 800 });
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: s.url });
+    const context: BrowserContext = await newContext(fx.browser, { width: 1280, height: 800 });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: fx.s.url });
     const page = await context.newPage();
     const errors: string[] = [];
     const rpcs = new Set<string>();
@@ -55,10 +42,10 @@ describe.runIf(canRun)("the web console", () => {
       if (m.type() === "error" && !/status of 401/.test(m.text())) errors.push(`${m.text()} ${m.location().url}`);
     });
 
-    await page.goto(`${s.url}/console/`);
+    await page.goto(`${fx.s.url}/console/`);
     await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
     await accessible(page, "sign-in page");
-    await signIn(page, s.url, owner.email, owner.password);
+    await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
     await page.getByText("No conversations yet.").waitFor();
     // No secret where a script could read it.
     expect(await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }))).toBe(
@@ -92,7 +79,9 @@ describe.runIf(canRun)("the web console", () => {
     await expect
       .poll(() => page.locator("pre").allTextContents())
       .toEqual(expect.arrayContaining([expect.stringContaining(`AIAGENT_CHATBOT_ID=${chatbotId}`)]));
-    expect((await page.locator("pre").allTextContents()).join("\n")).toContain(`<script src="${s.url}/embed/v1.js">`);
+    expect((await page.locator("pre").allTextContents()).join("\n")).toContain(
+      `<script src="${fx.s.url}/embed/v1.js">`,
+    );
     // The live preview: the chat frame itself, in the console, ready to chat.
     await page
       .frameLocator("iframe.preview")
@@ -120,12 +109,12 @@ describe.runIf(canRun)("the web console", () => {
     await accessible(page, "team");
 
     // The example host page embeds the frame with that key; the inbox is open meanwhile.
-    const frameOrigin = s.url.replace("127.0.0.1", "localhost");
-    const host = await startHostPage({ serviceUrl: s.url, appUrl: frameOrigin, clientApiKey: key, chatbotId, port });
+    const frameOrigin = fx.s.url.replace("127.0.0.1", "localhost");
+    const host = await startHostPage({ serviceUrl: fx.s.url, appUrl: frameOrigin, clientApiKey: key, chatbotId, port });
     try {
       await page.getByRole("link", { name: "Inbox" }).click();
       await page.getByText("No conversations yet.").waitFor();
-      const customerContext = await newContext(browser);
+      const customerContext = await newContext(fx.browser);
       const customer = await customerContext.newPage();
       await customer.goto(`${host.url}/`);
       const frame = await chatFrame(customer);
@@ -149,7 +138,7 @@ describe.runIf(canRun)("the web console", () => {
       await page.locator(".message--user", { hasText: "Where is my parcel?" }).waitFor();
       await page.locator(".message--assistant").first().waitFor();
       await page.getByRole("button", { name: "Take over" }).click();
-      await page.getByText(`Held by ${owner.email.split("@")[0]} (${owner.email})`).waitFor();
+      await page.getByText(`Held by ${fx.owner.email.split("@")[0]} (${fx.owner.email})`).waitFor();
       await page.getByLabel(/Reply to/).fill("A person here: your parcel left our warehouse today.");
       await page.getByRole("button", { name: "Send" }).click();
       await page.locator(".message--operator", { hasText: "your parcel left" }).waitFor();
@@ -171,7 +160,7 @@ describe.runIf(canRun)("the web console", () => {
       await page.getByRole("button", { name: "Reopen" }).waitFor();
 
       // Another customer writes: the list re-orders live, the newcomer on top with its badge.
-      const secondContext = await newContext(browser);
+      const secondContext = await newContext(fx.browser);
       const second = await secondContext.newPage();
       await second.goto(`${host.url}/`);
       await typeMessage(await chatFrame(second), "Do you ship to Norway?");
@@ -203,12 +192,12 @@ describe.runIf(canRun)("the web console", () => {
   });
 
   test("an operator works the inbox only: the profile and team pages are closed, and their RPCs refuse", async () => {
-    const admin = await idToken(s.url, owner);
-    const op = await addMember(s.url, admin, `op-${Date.now()}@example.com`, "operator");
-    const context = await newContext(browser, { width: 375, height: 740 });
+    const admin = await idToken(fx.s.url, fx.owner);
+    const op = await addMember(fx.s.url, admin, `op-${Date.now()}@example.com`, "operator");
+    const context = await newContext(fx.browser, { width: 375, height: 740 });
     const page = await context.newPage();
     // By keyboard alone: the sign-in form, then the contact search.
-    await page.goto(`${s.url}/console/`);
+    await page.goto(`${fx.s.url}/console/`);
     await page.getByLabel("E-mail").focus();
     await page.keyboard.type(op.email);
     await page.keyboard.press("Tab");
@@ -225,11 +214,11 @@ describe.runIf(canRun)("the web console", () => {
     const nav = page.getByRole("navigation", { name: "Console" });
     expect(await nav.getByRole("link").allTextContents()).toEqual(["Inbox", "Password"]);
     for (const path of ["profile", "team", "chatbots"]) {
-      await page.goto(`${s.url}/console/${path}`);
+      await page.goto(`${fx.s.url}/console/${path}`);
       await page.getByRole("heading", { name: "For admins only" }).waitFor();
     }
     await accessible(page, "admins-only page");
-    await page.goto(`${s.url}/console/password`);
+    await page.goto(`${fx.s.url}/console/password`);
     await page.getByRole("heading", { name: "Your password", exact: true }).waitFor();
     await accessible(page, "password page");
     // The account API itself refuses the operator's session, whatever the page shows.
@@ -256,16 +245,16 @@ describe.runIf(canRun)("the web console", () => {
   });
 
   test("an invitation link opens a page that sets the password and signs in with it", async () => {
-    const admin = await idToken(s.url, owner);
-    const r = await fetch(`${s.url}/v1/account/members`, {
+    const admin = await idToken(fx.s.url, fx.owner);
+    const r = await fetch(`${fx.s.url}/v1/account/members`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${admin}` },
       body: JSON.stringify({ email: `new-${Date.now()}@example.com`, role: "operator" }),
     });
     const inv = (await r.json()) as { data: { invitation_code: string; member: { email: string } } };
-    const context = await newContext(browser);
+    const context = await newContext(fx.browser);
     const page = await context.newPage();
-    await page.goto(`${s.url}/console/invitation#code=${encodeURIComponent(inv.data.invitation_code)}`);
+    await page.goto(`${fx.s.url}/console/invitation#code=${encodeURIComponent(inv.data.invitation_code)}`);
     await page.getByRole("heading", { name: "Join the team" }).waitFor();
     await accessible(page, "invitation page");
     await page.getByLabel("New password").fill("a fine new password");
@@ -278,17 +267,17 @@ describe.runIf(canRun)("the web console", () => {
   });
 
   test("an admin rotates and revokes keys, edits a chatbot, runs the team and ends sessions from the console", async () => {
-    const admin = await s.account();
+    const admin = await fx.s.account();
     // A customer with a session, to be listed and revoked on the team page.
-    const session = await postJson(s.url, "/ai_agent/get_access_token", {
+    const session = await postJson(fx.s.url, "/ai_agent/get_access_token", {
       user_id: "session-customer",
       chatbot_id: admin.chatbotId,
       client_api_key: admin.apiKey,
     });
-    const context = await newContext(browser, { width: 1280, height: 800 });
+    const context = await newContext(fx.browser, { width: 1280, height: 800 });
     const page = await context.newPage();
     page.on("dialog", (d) => void d.accept());
-    await signIn(page, s.url, admin.email, admin.password);
+    await signIn(page, fx.s.url, admin.email, admin.password);
 
     // Keys: the test account's key, a rotation's new key shown once, then the old one revoked.
     await page.getByRole("link", { name: "Profile" }).click();
@@ -310,7 +299,7 @@ describe.runIf(canRun)("the web console", () => {
     await page.getByLabel("Allowed origins").fill("https://shop.example\nhttps://www.shop.example");
     await page.getByRole("button", { name: "Save changes" }).click();
     await page.getByText("Saved.").waitFor();
-    const bot = await s.app.accounts.chatbot(admin.email, admin.chatbotId);
+    const bot = await fx.s.app.accounts.chatbot(admin.email, admin.chatbotId);
     expect(bot.name).toBe("Renamed bot");
     expect(bot.allowedOrigins).toEqual(["https://shop.example", "https://www.shop.example"]);
 
@@ -329,7 +318,7 @@ describe.runIf(canRun)("the web console", () => {
     // One session revoked from the list: its refresh token stops at once.
     await page.getByRole("button", { name: "Revoke the session of session-customer" }).click();
     await page.getByRole("cell", { name: "revoked" }).waitFor();
-    const refreshed = await postJson(s.url, "/ai_agent/refresh_token", {
+    const refreshed = await postJson(fx.s.url, "/ai_agent/refresh_token", {
       user_id: "session-customer",
       chatbot_id: admin.chatbotId,
       refresh_token: session.body.data.refresh_token,
@@ -343,22 +332,22 @@ describe.runIf(canRun)("the web console", () => {
   });
 
   test("the contact list pages with has_more, filters unread and live, and finds a contact as you type", async () => {
-    const a = await s.account();
+    const a = await fx.s.account();
     for (let i = 1; i <= 23; i++) {
-      const t = await postJson(s.url, "/ai_agent/get_access_token", {
+      const t = await postJson(fx.s.url, "/ai_agent/get_access_token", {
         user_id: `customer-${i}`,
         chatbot_id: a.chatbotId,
         client_api_key: a.apiKey,
         contact: { contact_name: `Customer ${String(i).padStart(2, "0")}` },
       });
-      const sent = await postJson(s.url, `/ai_agent/send_message?access_token=${t.body.data.access_token}`, {
+      const sent = await postJson(fx.s.url, `/ai_agent/send_message?access_token=${t.body.data.access_token}`, {
         content: `Question ${i}`,
       });
       expect(sent.status).toBe(200);
     }
-    const context = await newContext(browser, { width: 1280, height: 800 });
+    const context = await newContext(fx.browser, { width: 1280, height: 800 });
     const page = await context.newPage();
-    await signIn(page, s.url, a.email, a.password);
+    await signIn(page, fx.s.url, a.email, a.password);
     const contacts = page.locator("button.contact");
     await expect.poll(() => contacts.count()).toBe(20);
     // Newest activity first.

@@ -1,10 +1,10 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { launchBrowser, newContext } from "../frame/browser.js";
-import type { TestAccount, TestServer } from "../helpers/server.js";
+import type { Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn, startConsoleServer } from "./sign-in.js";
+import { signIn } from "./sign-in.js";
 
 // Issue 45's console bugs: at 1280 px the top bar is one row (Sign out included); at 375 px it is one short row with a
 // Menu button; the Profile page has no picture-address field; the chatbot's Name and the webhook URL say what is
@@ -13,19 +13,7 @@ import { signIn, startConsoleServer } from "./sign-in.js";
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const docs = (name: string) => new URL(`../../docs/${name}`, import.meta.url).pathname;
 
-let browser: Browser;
-let s: TestServer;
-let owner: TestAccount;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
-  owner = await s.account();
-});
-afterAll(async () => {
-  await browser?.close();
-  await s?.close(true);
-});
+const fx = consoleForFile(canRun);
 
 /** The top bar's height, and how far below its top the Sign out button sits. */
 async function bar(page: Page) {
@@ -39,9 +27,9 @@ const overflows = (page: Page) =>
 
 describe.runIf(canRun)("the console's layout", () => {
   test("one row at 1280 px; a Menu button and a short bar at 375 px; nothing overflows; axe finds nothing serious", async () => {
-    const context = await newContext(browser, { width: 1280, height: 800 });
+    const context = await newContext(fx.browser, { width: 1280, height: 800 });
     const page = await context.newPage();
-    await signIn(page, s.url, owner.email, owner.password);
+    await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
 
     await page.locator("header.topbar").screenshot({ path: docs("console-topbar-1280.png") });
     const wide = await bar(page);
@@ -54,8 +42,8 @@ describe.runIf(canRun)("the console's layout", () => {
     // The pages this issue touched, at both widths.
     for (const width of [1280, 375]) {
       await page.setViewportSize({ width, height: 800 });
-      for (const path of ["inbox", "profile", "webhooks", `chatbots/${owner.chatbotId}`]) {
-        await page.goto(`${s.url}/console/${path}`);
+      for (const path of ["inbox", "profile", "webhooks", `chatbots/${fx.owner.chatbotId}`]) {
+        await page.goto(`${fx.s.url}/console/${path}`);
         await page.locator("main h1").first().waitFor();
         expect(await overflows(page), `${path} at ${width}`).toBe(false);
         expect(await axeViolations(page), `${path} at ${width}`).toEqual([]);
@@ -63,7 +51,7 @@ describe.runIf(canRun)("the console's layout", () => {
     }
 
     // 375 px: one short row, the pages behind Menu; choosing one closes it.
-    await page.goto(`${s.url}/console/inbox`);
+    await page.goto(`${fx.s.url}/console/inbox`);
     await page.getByRole("heading", { name: "Inbox" }).waitFor();
     const narrow = (await page.locator("header.topbar").boundingBox())!;
     expect(narrow.height).toBeLessThan(64);
@@ -83,22 +71,22 @@ describe.runIf(canRun)("the console's layout", () => {
   }, 240_000);
 
   test("the Profile page offers the upload only; the chatbot's Name and the webhook URL say what is true", async () => {
-    const context = await newContext(browser, { width: 1280, height: 800 });
+    const context = await newContext(fx.browser, { width: 1280, height: 800 });
     const page = await context.newPage();
-    await signIn(page, s.url, owner.email, owner.password);
-    await page.goto(`${s.url}/console/profile`);
+    await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
+    await page.goto(`${fx.s.url}/console/profile`);
     await page.getByLabel("Display name").waitFor();
     expect(await page.getByLabel(/https address/).count()).toBe(0);
     await page.getByLabel("Display name").fill("Sam Lee");
     await page.getByRole("button", { name: "Save name" }).click();
     await page.getByText("Saved.").waitFor();
 
-    await page.goto(`${s.url}/console/chatbots/${owner.chatbotId}`);
+    await page.goto(`${fx.s.url}/console/chatbots/${fx.owner.chatbotId}`);
     await page.getByLabel("Name").first().waitFor();
     expect(await page.getByText("Shown at the top of the chat.").count()).toBe(0);
     await page.getByText("the chat's header shows the appearance's agent name").waitFor();
 
-    await page.goto(`${s.url}/console/webhooks`);
+    await page.goto(`${fx.s.url}/console/webhooks`);
     await page.getByText("http on localhost too, e.g. http://127.0.0.1:9000/hook").waitFor();
     await context.close();
   }, 120_000);

@@ -1,9 +1,6 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
-import { launchBrowser, newContext } from "../frame/browser.js";
-import { type Embedding, startEmbedding } from "../frame/fixtures.js";
+import { describe, expect, test } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
@@ -14,20 +11,7 @@ import { customerWrites, signIn } from "./sign-in.js";
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let e: Embedding;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  [browser, e] = await Promise.all([
-    launchBrowser(),
-    startEmbedding({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
-  ]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await e?.close();
-});
+const fx = consoleAndFrameForFile(canRun);
 
 const NOTE = "Refund approved by finance; do not promise a date.";
 const SAVED = "Your refund has been approved and is on its way to you.";
@@ -36,15 +20,19 @@ describe.runIf(canRun)("views, internal notes and saved replies", () => {
   test(
     "A's note reaches B live and never the customer; B works from Unassigned and Mine and answers with a saved reply",
     async () => {
-      const b = await addMember(e.service.url, await idToken(e.service.url, e.account), "bea@shop.example");
+      const b = await addMember(fx.e.service.url, await idToken(fx.e.service.url, fx.e.account), "bea@shop.example");
 
       // The customer writes in the client's page.
-      const { context: customer, frame } = await customerWrites(browser, e.host.url, "My refund has not arrived yet.");
+      const { context: customer, frame } = await customerWrites(
+        fx.browser,
+        fx.e.host.url,
+        "My refund has not arrived yet.",
+      );
 
       // B (operator) finds it under Unassigned, not under Mine; takes it over; then it is under Mine.
-      const beaContext = await newContext(browser, { width: 1280, height: 800 });
+      const beaContext = await newContext(fx.browser, { width: 1280, height: 800 });
       const bea = await beaContext.newPage();
-      await signIn(bea, e.service.url, b.email, b.password);
+      await signIn(bea, fx.e.service.url, b.email, b.password);
       const views = bea.getByRole("group", { name: "Whose conversations" });
       await views.getByRole("button", { name: "Mine" }).click();
       await bea.getByText("No contacts match.").waitFor();
@@ -61,9 +49,9 @@ describe.runIf(canRun)("views, internal notes and saved replies", () => {
       await bea.getByRole("heading", { name: "Internal notes" }).waitFor();
 
       // A (the admin) adds a saved reply on its page, then writes a note on the conversation.
-      const adminContext = await newContext(browser, { width: 1280, height: 800 });
+      const adminContext = await newContext(fx.browser, { width: 1280, height: 800 });
       const admin = await adminContext.newPage();
-      await signIn(admin, e.service.url, e.account.email, e.account.password);
+      await signIn(admin, fx.e.service.url, fx.e.account.email, fx.e.account.password);
       await admin.getByRole("link", { name: "Saved replies" }).click();
       await admin.getByLabel("Shortcut").fill("refund");
       await admin.getByLabel("Text").fill(SAVED);
@@ -83,7 +71,7 @@ describe.runIf(canRun)("views, internal notes and saved replies", () => {
       // B sees it live, apart from the messages, with its author.
       const note = bea.getByTestId("note").filter({ hasText: NOTE });
       await note.waitFor();
-      expect(await note.textContent()).toContain(e.account.email);
+      expect(await note.textContent()).toContain(fx.e.account.email);
       expect(await bea.locator(".messages").textContent()).not.toContain(NOTE);
 
       // B answers with the saved reply: "/" opens the list, typing filters it, Enter fills the reply.

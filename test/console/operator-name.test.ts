@@ -1,52 +1,35 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
-import { launchBrowser, newContext } from "../frame/browser.js";
-import { type Embedding, startEmbedding } from "../frame/fixtures.js";
-import { addMember, idToken } from "../helpers/flows.js";
+import { describe, expect, test } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
-import { customerWrites, signIn } from "./sign-in.js";
+import { signIn, teammateAndCustomer } from "./sign-in.js";
 
 // Issue 31, item 7: an operator sets the name (and picture) customers see; the console's take-over sends it, so the
 // customer no longer sees the local part of the operator's e-mail.
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let e: Embedding;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  [browser, e] = await Promise.all([
-    launchBrowser(),
-    startEmbedding({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
-  ]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await e?.close();
-});
+const fx = consoleAndFrameForFile(canRun);
+const PARCEL = "My parcel arrived damaged, can a person help?";
 
 describe.runIf(canRun)("the operator's display name", () => {
   test(
     "set in the console, it is what the customer sees when that operator takes over",
     async () => {
-      const member = await addMember(e.service.url, await idToken(e.service.url, e.account), "lead@shop.example");
-
-      // The customer writes in the client's page.
+      // A teammate joins; the customer writes in the client's page.
       const {
+        member,
         context: customer,
         page: shop,
         frame,
-      } = await customerWrites(browser, e.host.url, "My parcel arrived damaged, can a person help?");
+      } = await teammateAndCustomer(fx, "lead@shop.example", PARCEL);
 
       // The operator names themself, with a picture; a bad picture address is refused, naming the field.
-      const console_ = await newContext(browser, { width: 1280, height: 800 });
+      const console_ = await newContext(fx.browser, { width: 1280, height: 800 });
       const page = await console_.newPage();
-      await signIn(page, e.service.url, member.email, member.password);
+      await signIn(page, fx.e.service.url, member.email, member.password);
       await page.getByRole("link", { name: "Password" }).click();
       await page.getByLabel("Display name").fill("Sam Carter");
       // No picture address (issue 45): customers see the uploaded picture only.

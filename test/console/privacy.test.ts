@@ -1,10 +1,9 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
-import { launchBrowser, newContext } from "../frame/browser.js";
+import type { Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { issueTokens, send } from "../helpers/flows.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import type { TestAccount } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
 
@@ -25,30 +24,16 @@ async function signIn(page: Page, base: string, a: TestAccount): Promise<void> {
 }
 
 describe.runIf(canRun)("erasure and the audit log in the console", () => {
-  let browser: Browser;
-  let s: TestServer;
-  let owner: TestAccount;
-
-  beforeAll(async () => {
-    [browser, s] = await Promise.all([
-      launchBrowser(),
-      startServer({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } }),
-    ]);
-    owner = await s.account();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await s?.close(true);
-  });
+  const fx = consoleForFile();
 
   test("an admin erases a contact after confirming, and the audit log page shows it", async () => {
-    const t = await issueTokens(s.url, owner, "console-erased", { contact_name: "Robin Vale" });
-    await send(s.url, t.access_token, "Please delete my data.");
-    const context = await newContext(browser, { width: 1280, height: 800 });
+    const t = await issueTokens(fx.s.url, fx.owner, "console-erased", { contact_name: "Robin Vale" });
+    await send(fx.s.url, t.access_token, "Please delete my data.");
+    const context = await newContext(fx.browser, { width: 1280, height: 800 });
     const page = await context.newPage();
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
-    await signIn(page, s.url, owner);
+    await signIn(page, fx.s.url, fx.owner);
     await page.getByRole("button", { name: /Robin Vale/ }).click();
     await page.getByRole("heading", { name: "Robin Vale" }).waitFor();
 
@@ -56,7 +41,7 @@ describe.runIf(canRun)("erasure and the audit log in the console", () => {
     page.once("dialog", (d) => void d.dismiss());
     await page.getByRole("button", { name: "Erase contact" }).click();
     await page.getByRole("heading", { name: "Robin Vale" }).waitFor();
-    expect(await s.app.store.privacy.contact(owner.accountId, { userId: "console-erased" })).toBeDefined();
+    expect(await fx.s.app.store.privacy.contact(fx.owner.accountId, { userId: "console-erased" })).toBeDefined();
 
     // Confirmed: the contact is gone from the list and from storage.
     let asked = "";
@@ -67,7 +52,7 @@ describe.runIf(canRun)("erasure and the audit log in the console", () => {
     await page.getByRole("button", { name: "Erase contact" }).click();
     await page.getByRole("button", { name: /Robin Vale/ }).waitFor({ state: "detached" });
     expect(asked).toContain("cannot be undone");
-    expect(await s.app.store.privacy.contact(owner.accountId, { userId: "console-erased" })).toBeUndefined();
+    expect(await fx.s.app.store.privacy.contact(fx.owner.accountId, { userId: "console-erased" })).toBeUndefined();
 
     await page.getByRole("link", { name: "Audit log" }).click();
     await page.getByRole("heading", { name: "Audit log" }).waitFor();

@@ -1,34 +1,22 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { launchBrowser, newContext } from "../frame/browser.js";
+import type { Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
-import type { TestAccount, TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn, startConsoleServer } from "./sign-in.js";
+import { signIn } from "./sign-in.js";
 
 // Issue 45, read means read: opening a conversation in the console reads it for the account, as a customer message
 // arriving while it is open does; "Mark unread" brings the badge back; the tab's title count follows.
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let s: TestServer;
-let owner: TestAccount;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
-  owner = await s.account();
-});
-afterAll(async () => {
-  await browser?.close();
-  await s?.close(true);
-});
+const fx = consoleForFile(canRun);
 
 /** The contact's unread count as the account API lists it. */
 async function unreadOf(name: string): Promise<string> {
-  const r = await contacts(s.url, await idToken(s.url, owner), owner.email);
+  const r = await contacts(fx.s.url, await idToken(fx.s.url, fx.owner), fx.owner.email);
   const c = r.body.data.data.contacts.find((x: { contact_name: string }) => x.contact_name === name);
   return c.unread_message_count;
 }
@@ -47,18 +35,18 @@ const titleIs = (page: Page, title: string) => page.waitForFunction((t) => docum
 
 describe.runIf(canRun)("read means read", () => {
   test("opening reads, a message arriving while open is read, Mark unread brings the badge back, the title follows", async () => {
-    const t = await issueTokens(s.url, owner, "reader-1", { contact_name: "Ada Lovelace" });
-    const first = await send(s.url, t.access_token, "Is my parcel on its way?");
-    await send(s.url, t.access_token, "It was due yesterday.", first.conversation_id);
+    const t = await issueTokens(fx.s.url, fx.owner, "reader-1", { contact_name: "Ada Lovelace" });
+    const first = await send(fx.s.url, t.access_token, "Is my parcel on its way?");
+    await send(fx.s.url, t.access_token, "It was due yesterday.", first.conversation_id);
 
-    const context = await newContext(browser, { width: 1280, height: 800 });
+    const context = await newContext(fx.browser, { width: 1280, height: 800 });
     const page = await context.newPage();
-    await signIn(page, s.url, owner.email, owner.password);
+    await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
     const row = page.locator(".contact", { hasText: "Ada Lovelace" });
     await row.getByTestId("unread-badge").filter({ hasText: "2" }).waitFor();
 
     // A new customer message while the inbox is open: the tab's title counts it.
-    await send(s.url, t.access_token, "Hello?", first.conversation_id);
+    await send(fx.s.url, t.access_token, "Hello?", first.conversation_id);
     await titleIs(page, "(1) Inbox · aiagent console");
     await row.getByTestId("unread-badge").filter({ hasText: "3" }).waitFor();
 
@@ -70,7 +58,7 @@ describe.runIf(canRun)("read means read", () => {
     expect(await unreadOf("Ada Lovelace")).toBe("0");
 
     // A message arriving while it is open is read as it arrives.
-    await send(s.url, t.access_token, "Still there?", first.conversation_id);
+    await send(fx.s.url, t.access_token, "Still there?", first.conversation_id);
     await page.locator(".message--user", { hasText: "Still there?" }).waitFor();
     await untilUnread("Ada Lovelace", "0");
     await titleIs(page, "aiagent console");

@@ -1,12 +1,11 @@
 import { readFileSync } from "node:fs";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { launchBrowser, newContext } from "../frame/browser.js";
+import { beforeAll, describe, expect, test } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
-import type { TestAccount, TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { signIn, startConsoleServer } from "./sign-in.js";
+import { signIn } from "./sign-in.js";
 
 // Issue 32, item 5: the Reports page shows GetReport's figures, charts with their numbers as tables, and a CSV.
 
@@ -14,40 +13,32 @@ const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const DOCS = new URL("../../docs/", import.meta.url);
 
 describe.runIf(canRun)("the Reports page", () => {
-  let browser: Browser;
-  let s: TestServer;
-  let owner: TestAccount;
+  const fx = consoleForFile();
 
   beforeAll(async () => {
-    [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
-    owner = await s.account();
     // Five conversations today: two handed over (a person replies), two closed and rated.
-    const auth = { authorization: `Bearer ${await idToken(s.url, owner)}` };
+    const auth = { authorization: `Bearer ${await idToken(fx.s.url, fx.owner)}` };
     for (let i = 0; i < 5; i++) {
-      const t = await issueTokens(s.url, owner, `reports-${i}`);
-      const id = (await send(s.url, t.access_token, `Question ${i}`)).conversation_id;
+      const t = await issueTokens(fx.s.url, fx.owner, `reports-${i}`);
+      const id = (await send(fx.s.url, t.access_token, `Question ${i}`)).conversation_id;
       if (i < 2) {
-        expect((await postJson(s.url, "/take_over_conversation", { conversation_id: id }, auth)).status).toBe(200);
+        expect((await postJson(fx.s.url, "/take_over_conversation", { conversation_id: id }, auth)).status).toBe(200);
         const reply = { conversation_id: id, content: "A person here." };
-        expect((await postJson(s.url, "/reply_to_conversation", reply, auth)).status).toBe(200);
+        expect((await postJson(fx.s.url, "/reply_to_conversation", reply, auth)).status).toBe(200);
       }
       if (i >= 3) {
-        expect((await postJson(s.url, "/close_conversation", { conversation_id: id }, auth)).status).toBe(200);
+        expect((await postJson(fx.s.url, "/close_conversation", { conversation_id: id }, auth)).status).toBe(200);
         const rate = `/ai_agent/rate_conversation?access_token=${encodeURIComponent(t.access_token)}`;
-        expect((await postJson(s.url, rate, { conversation_id: id, score: i })).status).toBe(200);
+        expect((await postJson(fx.s.url, rate, { conversation_id: id, score: i })).status).toBe(200);
       }
     }
   });
-  afterAll(async () => {
-    await browser?.close();
-    await s?.close(true);
-  });
 
   test("shows the figures, a table behind each chart, and downloads them as CSV", async () => {
-    const context = await newContext(browser, { width: 1280, height: 800 });
+    const context = await newContext(fx.browser, { width: 1280, height: 800 });
     const page = await context.newPage();
-    await signIn(page, s.url, owner.email, owner.password);
-    await page.goto(`${s.url}/console/reports`);
+    await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
+    await page.goto(`${fx.s.url}/console/reports`);
     const report = page.getByTestId("report");
     await report.waitFor();
     const summary = report.locator(".report-summary");

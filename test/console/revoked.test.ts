@@ -1,12 +1,11 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { launchBrowser, newContext } from "../frame/browser.js";
+import { beforeAll, describe, expect, test } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { postJson, requestJson } from "../helpers/http.js";
-import type { TestAccount, TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
-import { signIn, startConsoleServer } from "./sign-in.js";
+import { signIn } from "./sign-in.js";
 
 // Issue 27 in the console: a person removed while their inbox is open is signed out by the live stream's end (not
 // at some later click), and an invitation refused at acceptance says why on the invitation page.
@@ -14,29 +13,21 @@ import { signIn, startConsoleServer } from "./sign-in.js";
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 describe.runIf(canRun)("the console when a credential dies or an invitation cannot be accepted", () => {
-  let browser: Browser;
-  let s: TestServer;
-  let owner: TestAccount;
+  const fx = consoleForFile();
   let admin: string;
 
   beforeAll(async () => {
-    [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
-    owner = await s.account();
-    admin = await idToken(s.url, owner);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await s?.close(true);
+    admin = await idToken(fx.s.url, fx.owner);
   });
 
   test("a member removed while their inbox is open is sent back to the sign-in page by the live stream", async () => {
-    const m = await addMember(s.url, admin, `removed-${Date.now()}@shop.example`);
-    const context = await newContext(browser);
+    const m = await addMember(fx.s.url, admin, `removed-${Date.now()}@shop.example`);
+    const context = await newContext(fx.browser);
     const page = await context.newPage();
     const watching = page.waitForResponse((r) => r.url().includes("WatchAccount") || r.url().includes("watch_account"));
-    await signIn(page, s.url, m.email, m.password);
+    await signIn(page, fx.s.url, m.email, m.password);
     await watching;
-    const removed = await requestJson(s.url, "DELETE", `/v1/account/members/${m.memberId}`, {
+    const removed = await requestJson(fx.s.url, "DELETE", `/v1/account/members/${m.memberId}`, {
       authorization: `Bearer ${admin}`,
     });
     expect(removed.status).toBe(200);
@@ -46,16 +37,16 @@ describe.runIf(canRun)("the console when a credential dies or an invitation cann
   });
 
   test("an invitation for an e-mail that signs in to another account says so on the invitation page", async () => {
-    const m = await addMember(s.url, admin, `taken-${Date.now()}@shop.example`);
-    const other = await s.account();
+    const m = await addMember(fx.s.url, admin, `taken-${Date.now()}@shop.example`);
+    const other = await fx.s.account();
     const inv = await postJson(
-      s.url,
+      fx.s.url,
       "/v1/account/members",
       { email: m.email, role: "operator" },
-      { authorization: `Bearer ${await idToken(s.url, other)}` },
+      { authorization: `Bearer ${await idToken(fx.s.url, other)}` },
     );
     expect(inv.status).toBe(200);
-    const context = await newContext(browser);
+    const context = await newContext(fx.browser);
     const page = await context.newPage();
     await page.goto(inv.body.data.invitation_url);
     await page.getByLabel("New password").fill("another fine password");

@@ -1,31 +1,19 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { launchBrowser, newContext } from "../frame/browser.js";
+import type { Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
-import type { TestAccount, TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn, startConsoleServer } from "./sign-in.js";
+import { signIn } from "./sign-in.js";
 
 // Issue 45, the timeline: Sam takes a customer's conversation from the AI agent; Bea takes it from Sam, only once she
 // has confirmed; Sam is told on his open console, and both consoles' timelines say "Bea Stone took over from Sam Lee".
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let s: TestServer;
-let owner: TestAccount;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
-  owner = await s.account();
-});
-afterAll(async () => {
-  await browser?.close();
-  await s?.close(true);
-});
+const fx = consoleForFile(canRun);
 
 const docs = (name: string) => new URL(`../../docs/${name}`, import.meta.url).pathname;
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
@@ -33,10 +21,10 @@ const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 /** Who holds the customer's conversation, as the account API says. */
 async function holder(conversationId: string): Promise<string> {
   const lines = await getJson(
-    s.url,
+    fx.s.url,
     "/list_conversation_activity",
     { conversation_id: conversationId },
-    bearer(await idToken(s.url, owner)),
+    bearer(await idToken(fx.s.url, fx.owner)),
   );
   const last = lines.body.data.activities.at(-1);
   return last?.to_email ?? "ai_agent";
@@ -49,28 +37,28 @@ async function open(page: Page, name: string) {
 
 describe.runIf(canRun)("taking over from a colleague", () => {
   test("asks first, tells the holder live, and both timelines say who took it from whom", async () => {
-    const ownerToken = await idToken(s.url, owner);
-    await postJson(s.url, "/v1/account/profile", { display_name: "Sam Lee" }, bearer(ownerToken));
-    const bea = await addMember(s.url, ownerToken, "bea@shop.example");
-    await postJson(s.url, "/v1/account/profile", { display_name: "Bea Stone" }, bearer(bea.idToken));
-    const t = await issueTokens(s.url, owner, "takeover-1", { contact_name: "Ada Lovelace" });
-    const { conversation_id } = await send(s.url, t.access_token, "My order A-1001 has not arrived.");
+    const ownerToken = await idToken(fx.s.url, fx.owner);
+    await postJson(fx.s.url, "/v1/account/profile", { display_name: "Sam Lee" }, bearer(ownerToken));
+    const bea = await addMember(fx.s.url, ownerToken, "bea@shop.example");
+    await postJson(fx.s.url, "/v1/account/profile", { display_name: "Bea Stone" }, bearer(bea.idToken));
+    const t = await issueTokens(fx.s.url, fx.owner, "takeover-1", { contact_name: "Ada Lovelace" });
+    const { conversation_id } = await send(fx.s.url, t.access_token, "My order A-1001 has not arrived.");
 
     // Sam takes it from the AI agent: no question asked.
-    const samContext = await newContext(browser, { width: 1280, height: 800 });
+    const samContext = await newContext(fx.browser, { width: 1280, height: 800 });
     const sam = await samContext.newPage();
-    await signIn(sam, s.url, owner.email, owner.password);
+    await signIn(sam, fx.s.url, fx.owner.email, fx.owner.password);
     await open(sam, "Ada Lovelace");
     await sam.getByRole("button", { name: "Take over", exact: true }).click();
     await sam.getByTestId("activity").filter({ hasText: "Sam Lee took over from the AI agent" }).waitFor();
-    await sam.getByText(`Held by Sam Lee (${owner.email})`).waitFor();
+    await sam.getByText(`Held by Sam Lee (${fx.owner.email})`).waitFor();
 
     // Bea opens it: taking it from Sam asks first; Cancel changes nothing.
-    const beaContext = await newContext(browser, { width: 1280, height: 800 });
+    const beaContext = await newContext(fx.browser, { width: 1280, height: 800 });
     const page = await beaContext.newPage();
-    await signIn(page, s.url, bea.email, bea.password);
+    await signIn(page, fx.s.url, bea.email, bea.password);
     await open(page, "Ada Lovelace");
-    await page.getByText(`Held by Sam Lee (${owner.email})`).waitFor();
+    await page.getByText(`Held by Sam Lee (${fx.owner.email})`).waitFor();
     await page.getByRole("button", { name: "Take over", exact: true }).click();
     const question = page.getByRole("alertdialog");
     await question.getByText("Sam Lee holds this conversation. Take it over? Sam Lee will be told.").waitFor();
@@ -78,7 +66,7 @@ describe.runIf(canRun)("taking over from a colleague", () => {
     expect(await axeViolations(page)).toEqual([]);
     await question.getByRole("button", { name: "Cancel" }).click();
     await question.waitFor({ state: "detached" });
-    expect(await holder(conversation_id)).toBe(owner.email);
+    expect(await holder(conversation_id)).toBe(fx.owner.email);
 
     await page.getByRole("button", { name: "Take over", exact: true }).click();
     await page.getByRole("button", { name: "Take over from Sam Lee" }).click();

@@ -1,27 +1,20 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { chatFrame, newContext, typeMessage } from "../frame/browser.js";
-import type { Embedding } from "../frame/fixtures.js";
-import { addMember, idToken } from "../helpers/flows.js";
+import type { Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { discPng } from "../helpers/png.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
-import { signIn, startConsoleAndFrame } from "./sign-in.js";
+import { notifiedPage, signIn, teammateAndCustomer } from "./sign-in.js";
 
 // Issue 31, team features part B (docs/inbox.md): typing indicators both ways, the operator's uploaded picture in
 // the customer's frame, and a desktop notification with "(N) Inbox" in the console's title for a new message.
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let e: Embedding;
-let running: Awaited<ReturnType<typeof startConsoleAndFrame>> | undefined;
-
-beforeAll(async () => {
-  if (canRun) ({ browser, e } = running = await startConsoleAndFrame());
-});
-afterAll(() => running?.stop());
+const fx = consoleAndFrameForFile(canRun);
+const PARCEL = "My parcel arrived damaged, can a person help?";
 
 /** Serious and critical violations at 1280 px and at 375 px. */
 async function axeBothWidths(page: Page): Promise<string[]> {
@@ -36,32 +29,19 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
   test(
     "the customer sees the operator typing, then their name and picture; the operator sees the customer typing and is alerted",
     async () => {
-      const member = await addMember(e.service.url, await idToken(e.service.url, e.account), "pat@shop.example");
-
-      // The customer writes in the client's page.
-      const customer = await newContext(browser);
-      const shop = await customer.newPage();
-      await shop.goto(`${e.host.url}/`);
-      const frame = await chatFrame(shop);
-      await typeMessage(frame, "My parcel arrived damaged, can a person help?");
-      await frame.locator(".msg--assistant").first().waitFor();
+      // A teammate joins; the customer writes in the client's page.
+      const {
+        member,
+        context: customer,
+        page: shop,
+        frame,
+      } = await teammateAndCustomer(fx, "pat@shop.example", PARCEL);
 
       // The operator, with notifications allowed by the browser, names themself and uploads a picture.
-      const ops = await newContext(browser, { width: 1280, height: 800 });
-      await ops.grantPermissions(["notifications"], { origin: e.service.url });
-      const page = await ops.newPage();
+      const ops = await newContext(fx.browser, { width: 1280, height: 800 });
       // Records the notifications the console raises (headless Chromium shows none on screen).
-      await page.addInitScript(() => {
-        const seen: { title: string; body: string }[] = [];
-        (window as unknown as { __notes: typeof seen }).__notes = seen;
-        window.Notification = new Proxy(Notification, {
-          construct(target, args: [string, NotificationOptions?]) {
-            seen.push({ title: args[0], body: args[1]?.body ?? "" });
-            return Reflect.construct(target, args);
-          },
-        });
-      });
-      await signIn(page, e.service.url, member.email, member.password);
+      const page = await notifiedPage(ops, fx.e.service.url);
+      await signIn(page, fx.e.service.url, member.email, member.password);
       await page.getByRole("link", { name: "Password" }).click();
       await page.getByLabel("Display name").fill("Pat Lee");
       await page.getByRole("button", { name: "Save name" }).click();

@@ -1,13 +1,13 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { launchBrowser, newContext } from "../frame/browser.js";
+import type { Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { aiagent } from "../helpers/cli.js";
 import { idToken, issueTokens } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
-import type { TestAccount, TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
-import { signIn, startConsoleServer } from "./sign-in.js";
+import { signIn } from "./sign-in.js";
 
 // Issue 31, items 4, 5 and 6: whole invitation links, Profile and Team on a phone, and an invited person signed in
 // by accepting.
@@ -20,33 +20,22 @@ const overflow = (page: Page) =>
   page.evaluate(() => Math.max(0, document.documentElement.scrollWidth - document.documentElement.clientWidth));
 
 describe.runIf(canRun)("the console's team pages", () => {
-  let browser: Browser;
-  let s: TestServer;
-  let owner: TestAccount;
-
-  beforeAll(async () => {
-    [browser, s] = await Promise.all([launchBrowser(), startConsoleServer()]);
-    owner = await s.account();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await s?.close(true);
-  });
+  const fx = consoleForFile();
 
   test("an invitation link is a whole address; opened elsewhere it sets the password and signs the new member in", async () => {
-    const admin = await newContext(browser, { width: 1280, height: 800 });
+    const admin = await newContext(fx.browser, { width: 1280, height: 800 });
     const page = await admin.newPage();
-    await signIn(page, s.url, owner.email, owner.password);
+    await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
     await page.getByRole("link", { name: "Team" }).click();
     const email = `kim-${Date.now()}@example.com`;
     await page.getByLabel("E-mail").fill(email);
     await page.getByRole("button", { name: /^Invite/ }).click();
     const link = (await page.getByTestId("invitation-url").textContent())!.trim();
-    expect(link).toMatch(new RegExp(`^${s.url}/console/invitation#code=`));
+    expect(link).toMatch(new RegExp(`^${fx.s.url}/console/invitation#code=`));
     await admin.close();
 
     // The new member, in another browser, with nothing but the link.
-    const member = await newContext(browser, { width: 1280, height: 800 });
+    const member = await newContext(fx.browser, { width: 1280, height: 800 });
     const mine = await member.newPage();
     await mine.goto(link);
     await mine.getByRole("heading", { name: "Join the team" }).waitFor();
@@ -62,11 +51,11 @@ describe.runIf(canRun)("the console's team pages", () => {
 
   test("an account made without a password gets one from `aiagent account password` and signs in to the console", async () => {
     const email = `walkthrough-${Date.now()}@example.com`;
-    const db = { AIAGENT_DB: s.dbPath };
+    const db = { AIAGENT_DB: fx.s.dbPath };
     expect((await aiagent(["account", "create", "--email", email], db)).code).toBe(0);
-    const context = await newContext(browser, { width: 1280, height: 800 });
+    const context = await newContext(fx.browser, { width: 1280, height: 800 });
     const page = await context.newPage();
-    await page.goto(`${s.url}/console/`);
+    await page.goto(`${fx.s.url}/console/`);
     await page.getByLabel("E-mail").fill(email);
     await page.getByLabel("Password").fill("correct horse battery staple");
     await page.getByRole("button", { name: "Sign in" }).click();
@@ -85,23 +74,23 @@ describe.runIf(canRun)("the console's team pages", () => {
 
   test("Profile and Team fit a 375 px phone: nothing off-screen, every action in reach, no serious axe finding", async () => {
     // Enough rows for the tables to be full: keys, members, sessions.
-    const admin = await idToken(s.url, owner);
+    const admin = await idToken(fx.s.url, fx.owner);
     for (const who of ["a-rather-long-address-for-a-member@example.com", "sam@example.com"])
       await postJson(
-        s.url,
+        fx.s.url,
         "/v1/account/members",
         { email: who, role: "operator" },
         { authorization: `Bearer ${admin}` },
       );
-    await issueTokens(s.url, owner, "customer-with-a-long-identifier-0001");
-    const context = await newContext(browser, PHONE);
+    await issueTokens(fx.s.url, fx.owner, "customer-with-a-long-identifier-0001");
+    const context = await newContext(fx.browser, PHONE);
     const page = await context.newPage();
-    await signIn(page, s.url, owner.email, owner.password);
+    await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
     for (const [path, heading] of [
       ["/console/profile", "Profile"],
       ["/console/team", "Team"],
     ] as const) {
-      await page.goto(`${s.url}${path}`);
+      await page.goto(`${fx.s.url}${path}`);
       await page.getByRole("heading", { name: heading, exact: true }).waitFor();
       await page.locator("table").first().waitFor();
       expect(await overflow(page), `${path} is wider than the phone`).toBe(0);

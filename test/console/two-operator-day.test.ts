@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
+import type { Browser, BrowserContext, Frame } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startHostPage } from "../../examples/host-page/server.js";
 import type { AppOverrides } from "../../src/app.js";
@@ -13,7 +13,7 @@ import { postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount, type TestAccount } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
-import { signIn } from "./sign-in.js";
+import { notifiedPage, signIn } from "./sign-in.js";
 
 // Issue 31's two-operator day, end to end in real Chromium: a customer writes in the client's page; admin A finds
 // the conversation under Unassigned and assigns it to operator B; B finds it under Mine and is notified; B's note
@@ -41,23 +41,6 @@ interface Day {
   memberUrl: string;
   hostUrl: string;
   account: TestAccount;
-}
-
-/** B's console page, recording the desktop notifications it raises (headless Chromium shows none on screen). */
-async function notifiedPage(context: BrowserContext, origin: string): Promise<Page> {
-  await context.grantPermissions(["notifications"], { origin });
-  const page = await context.newPage();
-  await page.addInitScript(() => {
-    const seen: { title: string; body: string }[] = [];
-    (window as unknown as { __notes: typeof seen }).__notes = seen;
-    window.Notification = new Proxy(Notification, {
-      construct(target, args: [string, NotificationOptions?]) {
-        seen.push({ title: args[0], body: args[1]?.body ?? "" });
-        return Reflect.construct(target, args);
-      },
-    });
-  });
-  return page;
 }
 
 async function playDay(d: Day): Promise<void> {

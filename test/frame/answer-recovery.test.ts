@@ -1,13 +1,13 @@
 import { mkdirSync } from "node:fs";
-import type { Browser, Frame, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Frame, Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
 import type { ChatbotRecord } from "../../src/domain/account/repository.js";
 import type { Agent, AgentEvent, AgentTurn } from "../../src/domain/agent/agent.js";
+import { embeddingForFile } from "../helpers/browser-fixtures.js";
 import { contacts, idToken } from "../helpers/flows.js";
 import { getJson, postJson, requestJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
-import { type Embedding, startEmbedding } from "./fixtures.js";
+import { chatFrame, newContext, typeMessage } from "./browser.js";
 
 // Issue 43, item 7 (newcomer bugs on the frame): the away line folds once a person answers; the composer names who
 // it writes to after a take-over; after the agent failed, "Try again" asks for the answer to the same stored message,
@@ -28,38 +28,30 @@ class FlakyAgent implements Agent {
   }
 }
 
-let browser: Browser;
-let e: Embedding;
 const agent = new FlakyAgent();
 // SCREENSHOTS=<folder>: each case's frame at 375 and 1280 px is saved there, to be looked at.
 const shots = process.env.SCREENSHOTS ? `${process.env.SCREENSHOTS.replace(/\/$/, "")}/` : undefined;
 
-beforeAll(async () => {
-  [browser, e] = await Promise.all([launchBrowser(), startEmbedding({ overrides: { agent } })]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await e?.close();
-});
+const fx = embeddingForFile(canRun, { overrides: { agent } });
 
 async function operator() {
-  const token = await idToken(e.service.url, e.account);
+  const token = await idToken(fx.e.service.url, fx.e.account);
   const auth = { authorization: `Bearer ${token}` };
   return {
     auth,
     post: async (path: string, body: unknown) => {
-      const r = await postJson(e.service.url, path, body, auth);
+      const r = await postJson(fx.e.service.url, path, body, auth);
       expect(r.status, `${path}: ${JSON.stringify(r.body)}`).toBe(200);
       return r.body;
     },
     /** The latest conversation of the newest contact. */
     latestConversation: async () =>
-      (await contacts(e.service.url, token, e.account.email)).body.data.data.contacts[0]
+      (await contacts(fx.e.service.url, token, fx.e.account.email)).body.data.data.contacts[0]
         .latest_conversation_id as string,
     contents: async (conversationId: string) =>
       (
         await getJson(
-          e.service.url,
+          fx.e.service.url,
           "/get_messages_for_conversation",
           { conversation_id: conversationId, limit: 100 },
           auth,
@@ -70,9 +62,9 @@ async function operator() {
 
 /** Opens the host page at a viewport width; returns the page and its chat frame. */
 async function open(width: number): Promise<{ page: Page; frame: Frame; close: () => Promise<void> }> {
-  const context = await newContext(browser, { width, height: width < 600 ? 700 : 720 });
+  const context = await newContext(fx.browser, { width, height: width < 600 ? 700 : 720 });
   const page = await context.newPage();
-  await page.goto(`${e.host.url}/`);
+  await page.goto(`${fx.e.host.url}/`);
   const frame = await chatFrame(page);
   await frame.locator("html[data-state=ready]").waitFor();
   return { page, frame, close: () => context.close() };
@@ -159,11 +151,17 @@ describe.runIf(canRun)("the frame recovers and follows who answers", () => {
       time_zone: "Europe/Berlin",
       intervals: [1, 2, 3, 4, 5].map((weekday) => ({ weekday, open: "09:00", close: "17:00" })),
     };
-    const set = await requestJson(e.service.url, "PATCH", `/v1/account/chatbots/${e.account.chatbotId}`, op.auth, {
-      appearance: { office_hours: hours },
-    });
+    const set = await requestJson(
+      fx.e.service.url,
+      "PATCH",
+      `/v1/account/chatbots/${fx.e.account.chatbotId}`,
+      op.auth,
+      {
+        appearance: { office_hours: hours },
+      },
+    );
     expect(set.status, JSON.stringify(set.body)).toBe(200);
-    e.service.clock.freezeAt(Date.parse("2026-11-28T12:00:00Z") + width * 1000);
+    fx.e.service.clock.freezeAt(Date.parse("2026-11-28T12:00:00Z") + width * 1000);
     // An ID token of the service's (frozen) present.
     op = await operator();
     try {
@@ -194,11 +192,11 @@ describe.runIf(canRun)("the frame recovers and follows who answers", () => {
       expect(await again.locator("#away").isHidden()).toBe(true);
       await close();
     } finally {
-      e.service.clock.freezeAt(Date.now());
-      e.service.clock.resume();
+      fx.e.service.clock.freezeAt(Date.now());
+      fx.e.service.clock.resume();
       // The team in all day, every day, for the cases after this one.
       const always = [1, 2, 3, 4, 5, 6, 7].map((weekday) => ({ weekday, open: "00:00", close: "23:59" }));
-      await requestJson(e.service.url, "PATCH", `/v1/account/chatbots/${e.account.chatbotId}`, op.auth, {
+      await requestJson(fx.e.service.url, "PATCH", `/v1/account/chatbots/${fx.e.account.chatbotId}`, op.auth, {
         appearance: { office_hours: { time_zone: "UTC", intervals: always } },
       });
     }

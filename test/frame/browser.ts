@@ -140,3 +140,14 @@ export async function collectExposedState(page: Page, context: BrowserContext): 
   }
   return parts.join("\n");
 }
+
+/** A customer opens the client's example page (`hostUrl`) in a fresh browser context; answers the chat frame in it. */
+export async function openCustomerFrame(
+  browser: Browser,
+  hostUrl: string,
+): Promise<{ context: BrowserContext; page: Page; frame: Frame }> {
+  const context = await newContext(browser);
+  const page = await context.newPage();
+  await page.goto(`${hostUrl}/`);
+  return { context, page, frame: await chatFrame(page) };
+}

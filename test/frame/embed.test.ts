@@ -1,34 +1,23 @@
 import { mkdirSync } from "node:fs";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { bootstrapDemo } from "../../src/bootstrap.js";
 import { frameRoutes } from "../../src/frame/routes.js";
+import { embeddingForFile } from "../helpers/browser-fixtures.js";
 import { startServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
-import { type Embedding, startEmbedding } from "./fixtures.js";
+import { chatFrame, newContext, openCustomerFrame, typeMessage } from "./browser.js";
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let e: Embedding;
-
-beforeAll(async () => {
-  [browser, e] = await Promise.all([launchBrowser(), startEmbedding()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await e?.close();
-});
+const fx = embeddingForFile(canRun);
 
 describe.runIf(canRun)("the chat frame embedded in a client's page", () => {
   test("a person chats in the frame served from another origin, sees the reply with its source, and finds the history after a reload", async () => {
-    const context = await newContext(browser);
-    const page = await context.newPage();
-    await page.goto(`${e.host.url}/`);
-    let frame = await chatFrame(page);
-    expect(new URL(frame.url()).origin).toBe(e.frameOrigin);
-    expect(new URL(page.url()).origin).toBe(e.hostOrigin);
+    const opened = await openCustomerFrame(fx.browser, fx.e.host.url);
+    const { context, page } = opened;
+    let { frame } = opened;
+    expect(new URL(frame.url()).origin).toBe(fx.e.frameOrigin);
+    expect(new URL(page.url()).origin).toBe(fx.e.hostOrigin);
     // The token was taken out of the frame's address as soon as the page started.
     expect(frame.url()).not.toContain("access_token");
     expect(frame.url()).not.toContain("user_id");
@@ -67,10 +56,10 @@ describe.runIf(canRun)("the chat frame embedded in a client's page", () => {
   });
 
   test("the frame answers with the frame-ancestors policy of the chatbot, no referrer and no caching", async () => {
-    const res = await fetch(`${e.service.url}/chatbot-iframe/${e.account.chatbotId}?user_id=u1&access_token=x`);
+    const res = await fetch(`${fx.e.service.url}/chatbot-iframe/${fx.e.account.chatbotId}?user_id=u1&access_token=x`);
     expect(res.status).toBe(200);
     const csp = res.headers.get("content-security-policy") ?? "";
-    expect(csp).toContain(`frame-ancestors ${e.hostOrigin}`);
+    expect(csp).toContain(`frame-ancestors ${fx.e.hostOrigin}`);
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("default-src 'none'");
     expect(res.headers.get("referrer-policy")).toBe("no-referrer");
@@ -78,9 +67,9 @@ describe.runIf(canRun)("the chat frame embedded in a client's page", () => {
     const html = await res.text();
     // The page itself never carries the token: the script reads it from the address.
     expect(html).not.toContain("access_token=x");
-    expect(html).toContain(`data-host-origin="${e.hostOrigin}"`);
+    expect(html).toContain(`data-host-origin="${fx.e.hostOrigin}"`);
 
-    const js = await fetch(`${e.service.url}/chatbot-iframe/assets/frame.js`);
+    const js = await fetch(`${fx.e.service.url}/chatbot-iframe/assets/frame.js`);
     expect(js.status).toBe(200);
     expect(js.headers.get("content-type")).toContain("javascript");
     expect((await js.text()).length).toBeGreaterThan(1000);
@@ -88,23 +77,23 @@ describe.runIf(canRun)("the chat frame embedded in a client's page", () => {
 
   test("an unknown chatbot is a 404 page, and a host_origin the chatbot does not allow is refused", async () => {
     for (const id of ["00000000-0000-4000-8000-000000000000", "not-a-uuid"]) {
-      const res = await fetch(`${e.service.url}/chatbot-iframe/${id}`);
+      const res = await fetch(`${fx.e.service.url}/chatbot-iframe/${id}`);
       expect(res.status).toBe(404);
       expect(res.headers.get("content-type")).toContain("text/html");
       expect(await res.text()).toContain("Chat not found");
     }
     const bad = await fetch(
-      `${e.service.url}/chatbot-iframe/${e.account.chatbotId}?host_origin=${encodeURIComponent("https://evil.example")}`,
+      `${fx.e.service.url}/chatbot-iframe/${fx.e.account.chatbotId}?host_origin=${encodeURIComponent("https://evil.example")}`,
     );
     expect(bad.status).toBe(400);
     const good = await fetch(
-      `${e.service.url}/chatbot-iframe/${e.account.chatbotId}?host_origin=${encodeURIComponent(e.hostOrigin)}`,
+      `${fx.e.service.url}/chatbot-iframe/${fx.e.account.chatbotId}?host_origin=${encodeURIComponent(fx.e.hostOrigin)}`,
     );
     expect(good.status).toBe(200);
   });
 
   test("a page whose origin the chatbot does not allow cannot show the frame", async () => {
-    const context = await newContext(browser);
+    const context = await newContext(fx.browser);
     const page = await context.newPage();
     const frameResponses: { status: number; csp: string }[] = [];
     page.on("response", (r) => {
@@ -112,12 +101,12 @@ describe.runIf(canRun)("the chat frame embedded in a client's page", () => {
         frameResponses.push({ status: r.status(), csp: r.headers()["content-security-policy"] ?? "" });
     });
     // The same host page under another name: http://localhost:<port> is not among the allowed origins.
-    const other = e.host.url.replace("127.0.0.1", "localhost");
+    const other = fx.e.host.url.replace("127.0.0.1", "localhost");
     await page.goto(`${other}/`, { waitUntil: "load" });
     await page.locator("#aiagent-chat").waitFor();
     // The service did answer; the browser refused to show the answer in this page.
     expect(frameResponses).toHaveLength(1);
-    expect(frameResponses[0]!.csp).toContain(`frame-ancestors ${e.hostOrigin}`);
+    expect(frameResponses[0]!.csp).toContain(`frame-ancestors ${fx.e.hostOrigin}`);
     const chat = page.frames().filter((f) => f !== page.mainFrame());
     expect(chat).toHaveLength(1);
     expect(chat[0]!.url()).not.toContain("/chatbot-iframe/");
@@ -138,7 +127,7 @@ describe.runIf(canRun)("the service's own demo at /demo", () => {
 
       creds = await bootstrapDemo(s.app, s.url);
       expect(creds).toBeDefined();
-      const context = await newContext(browser);
+      const context = await newContext(fx.browser);
       const page = await context.newPage();
       await page.goto(`${s.url}/demo`);
       const frame = await chatFrame(page);

@@ -1,26 +1,16 @@
-import type { Browser, Frame } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Frame } from "playwright-core";
+import { describe, expect, test } from "vitest";
+import { embeddingForFile } from "../helpers/browser-fixtures.js";
 import { contacts, idToken } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
-import { type Embedding, startEmbedding } from "./fixtures.js";
+import { openCustomerFrame, typeMessage } from "./browser.js";
 
 // Issue 31, item 1: an operator's reply arrived in the frame but the log stayed scrolled up, the reply below the fold.
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let e: Embedding;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  [browser, e] = await Promise.all([launchBrowser(), startEmbedding()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await e?.close();
-});
+const fx = embeddingForFile(canRun);
 
 /** How many pixels of the log lie below what is visible. */
 const hiddenBelow = (frame: Frame) =>
@@ -28,20 +18,17 @@ const hiddenBelow = (frame: Frame) =>
 
 describe.runIf(canRun)("the customer's frame follows the conversation", () => {
   test("after three messages and a take-over, the operator's long reply is scrolled into view", async () => {
-    const context = await newContext(browser);
-    const page = await context.newPage();
-    await page.goto(`${e.host.url}/`);
-    const frame = await chatFrame(page);
+    const { context, frame } = await openCustomerFrame(fx.browser, fx.e.host.url);
     for (const [i, text] of ["Hello", "How long does shipping take?", "Can I return an item?"].entries()) {
       await typeMessage(frame, text);
       await frame.locator(".msg--assistant").nth(i).waitFor();
     }
-    const token = await idToken(e.service.url, e.account);
+    const token = await idToken(fx.e.service.url, fx.e.account);
     const auth = { authorization: `Bearer ${token}` };
-    const id = (await contacts(e.service.url, token, e.account.email)).body.data.data.contacts[0]
+    const id = (await contacts(fx.e.service.url, token, fx.e.account.email)).body.data.data.contacts[0]
       .latest_conversation_id;
     expect(
-      (await postJson(e.service.url, "/take_over_conversation", { conversation_id: id, operator_name: "Sam" }, auth))
+      (await postJson(fx.e.service.url, "/take_over_conversation", { conversation_id: id, operator_name: "Sam" }, auth))
         .status,
     ).toBe(200);
     await frame.locator(".msg--event", { hasText: "Sam from Shop assistant has joined" }).waitFor();
@@ -54,7 +41,8 @@ describe.runIf(canRun)("the customer's frame follows the conversation", () => {
       "You can also return anything within 30 days, and the return label is free.",
     ].join(" ");
     expect(
-      (await postJson(e.service.url, "/reply_to_conversation", { conversation_id: id, content: reply }, auth)).status,
+      (await postJson(fx.e.service.url, "/reply_to_conversation", { conversation_id: id, content: reply }, auth))
+        .status,
     ).toBe(200);
     const shown = frame.locator(".msg--operator", { hasText: "before noon" });
     await shown.waitFor();

@@ -1,43 +1,35 @@
 import { mkdirSync } from "node:fs";
-import type { Browser, Frame, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Frame, Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
+import { embeddingForFile } from "../helpers/browser-fixtures.js";
 import { addMember, contacts, idToken } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
-import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
-import { type Embedding, startEmbedding } from "./fixtures.js";
+import { chatFrame, newContext, openCustomerFrame, typeMessage } from "./browser.js";
+import { startEmbedding } from "./fixtures.js";
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let e: Embedding;
-
-beforeAll(async () => {
-  [browser, e] = await Promise.all([launchBrowser(), startEmbedding()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await e?.close();
-});
+const fx = embeddingForFile(canRun);
 
 /** The operator's side: the account API with an ID token, as the client's inbox would call it. */
 async function operator() {
-  const token = await idToken(e.service.url, e.account);
+  const token = await idToken(fx.e.service.url, fx.e.account);
   const auth = { authorization: `Bearer ${token}` };
   return {
     post: async (path: string, body: unknown) => {
-      const r = await postJson(e.service.url, path, body, auth);
+      const r = await postJson(fx.e.service.url, path, body, auth);
       expect(r.status, `${path}: ${JSON.stringify(r.body)}`).toBe(200);
       return r.body;
     },
     get: async (path: string, query: Record<string, string | number>) => {
-      const r = await getJson(e.service.url, path, query, auth);
+      const r = await getJson(fx.e.service.url, path, query, auth);
       expect(r.status, `${path}: ${JSON.stringify(r.body)}`).toBe(200);
       return r.body;
     },
-    contacts: () => contacts(e.service.url, token, e.account.email),
+    contacts: () => contacts(fx.e.service.url, token, fx.e.account.email),
   };
 }
 
@@ -65,10 +57,10 @@ async function eventLine(frame: Frame, text: string): Promise<void> {
 
 describe.runIf(canRun)("a person takes over the conversation the customer has open", () => {
   test("the operator finds the contact, reads, takes over, replies and releases; the open frame shows each step at once", async () => {
-    const context = await newContext(browser);
+    const context = await newContext(fx.browser);
     const page = await context.newPage();
     const failed = failedCalls(page);
-    await page.goto(`${e.host.url}/`);
+    await page.goto(`${fx.e.host.url}/`);
     const frame = await chatFrame(page);
     let navigations = 0;
     page.on("framenavigated", (f) => {
@@ -158,17 +150,16 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
   });
 
   test("a reloaded frame shows who holds the conversation, and an operator's reply arrives live", async () => {
-    const context = await newContext(browser);
-    const page = await context.newPage();
-    await page.goto(`${e.host.url}/`);
-    let frame = await chatFrame(page);
+    const opened = await openCustomerFrame(fx.browser, fx.e.host.url);
+    const { context, page } = opened;
+    let { frame } = opened;
     await typeMessage(frame, "Hello");
     await frame.locator(".msg--assistant").first().waitFor();
     const op = await operator();
     const contact = (await op.contacts()).body.data.data.contacts[0];
     const id = contact.latest_conversation_id;
     // No name given: the customer sees the local part of the operator's e-mail (a member of the account).
-    await addMember(e.service.url, await idToken(e.service.url, e.account), "kim@shop.example");
+    await addMember(fx.e.service.url, await idToken(fx.e.service.url, fx.e.account), "kim@shop.example");
     await op.post("/take_over_conversation", { conversation_id: id, operator_email: "kim@shop.example" });
     await frame.locator("#title", { hasText: /^kim$/ }).waitFor(within2s);
 
@@ -183,11 +174,11 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
   test(
     "when the stream cannot be held (a proxy that buffers it), the frame polls and still shows the reply",
     async () => {
-      const context = await newContext(browser);
+      const context = await newContext(fx.browser);
       const page = await context.newPage();
       // Nothing of the watch stream ever reaches the frame: the request hangs, as behind a buffering proxy.
       await page.route("**/watch_conversation?**", () => undefined);
-      await page.goto(`${e.host.url}/`);
+      await page.goto(`${fx.e.host.url}/`);
       const frame = await chatFrame(page);
       await typeMessage(frame, "Hello");
       await frame.locator(".msg--assistant").first().waitFor();
@@ -206,7 +197,7 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
 
   test("the frame's stream, cut by a server restart, resumes: every message once, in order", async () => {
     const own = await startEmbedding();
-    const context = await newContext(browser);
+    const context = await newContext(fx.browser);
     try {
       const page = await context.newPage();
       await page.goto(`${own.host.url}/`);

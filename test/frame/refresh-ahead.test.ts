@@ -1,16 +1,9 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, onTestFinished, test } from "vitest";
 import { frameRoutes } from "../../src/frame/routes.js";
+import { embeddingForFile } from "../helpers/browser-fixtures.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import {
-  chatFrame,
-  launchBrowser,
-  newContext,
-  type RecordedMessage,
-  recordWindowMessages,
-  typeMessage,
-} from "./browser.js";
-import { type Embedding, startEmbedding } from "./fixtures.js";
+import { chatFrame, newContext, type RecordedMessage, recordWindowMessages, typeMessage } from "./browser.js";
 
 // A 20-second access token, as in production but short. Time is moved, not waited for: the browser's clock is paused
 // (Playwright's fake clock) and the service's test clock frozen, and both are run forward together on purpose,
@@ -21,34 +14,22 @@ const TTL_MS = 20_000;
 /** Short enough that the early question's wait runs out while the token still works (85% + 2 s < 100%). */
 const REFRESH_TIMEOUT_MS = 2000;
 
-let browser: Browser;
-let e: Embedding;
-
-beforeAll(async () => {
-  [browser, e] = await Promise.all([
-    launchBrowser(),
-    startEmbedding({
-      env: { AIAGENT_ACCESS_TOKEN_TTL: String(TTL_MS / 1000) },
-      overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: REFRESH_TIMEOUT_MS }) },
-    }),
-  ]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await e?.close();
+const fx = embeddingForFile(canRun, {
+  env: { AIAGENT_ACCESS_TOKEN_TTL: String(TTL_MS / 1000) },
+  overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: REFRESH_TIMEOUT_MS }) },
 });
 
 /** Moves the browser's and the service's clocks forward together. */
 async function elapse(page: Page, ms: number): Promise<void> {
-  e.service.clock.advance(ms);
+  fx.e.service.clock.advance(ms);
   await page.clock.runFor(ms);
 }
 
 async function open() {
   // Both clocks stand still but for elapse(): a slow machine's real seconds would otherwise age tokens at the service.
-  e.service.clock.freezeAt(Date.now());
-  onTestFinished(() => e.service.clock.resume());
-  const context = await newContext(browser);
+  fx.e.service.clock.freezeAt(Date.now());
+  onTestFinished(() => fx.e.service.clock.resume());
+  const context = await newContext(fx.browser);
   const page = await context.newPage();
   await page.clock.install();
   await page.clock.pauseAt(Date.now() + 1000);
@@ -59,7 +40,7 @@ async function open() {
   page.on("response", (r) => {
     if (r.status() >= 400) failed.push(`${r.status()} ${r.url().split("?")[0]}`);
   });
-  await page.goto(`${e.host.url}/`);
+  await page.goto(`${fx.e.host.url}/`);
   const frame = await chatFrame(page);
   return { context, page, frame, messages, failed, requests };
 }
@@ -92,7 +73,7 @@ describe.runIf(canRun)("refresh ahead of expiry, with the documented host page (
     const [early] = asks(messages);
     expect(early).toEqual({ type: "[TOKEN_REFRESH]", reason: "TokenExpiringSoon", request_id: expect.any(String) });
     expect(early!.request_id).toMatch(/^[0-9a-f]{32}$/);
-    expect(answers(messages)[0]!.origin).toBe(e.hostOrigin);
+    expect(answers(messages)[0]!.origin).toBe(fx.e.hostOrigin);
 
     // Past the first token's expiry: the frame already holds a new one, so nothing fails and nothing is asked again.
     await elapse(page, TTL_MS * 0.2);
@@ -113,7 +94,7 @@ describe.runIf(canRun)("refresh ahead of expiry, with the documented host page (
       .locator(".msg--assistant", { hasText: "I can answer questions about “Shipping” and “Returns”" })
       .waitFor();
     // The host's server cannot be reached while the frame asks early.
-    await page.route(`${e.host.url}/aiagent/refresh`, (r) => r.abort());
+    await page.route(`${fx.e.host.url}/aiagent/refresh`, (r) => r.abort());
     await elapse(page, TTL_MS * 0.85 + 100);
     await expect.poll(() => asks(messages).length).toBe(1);
     expect(asks(messages)[0]!.reason).toBe("TokenExpiringSoon");
@@ -123,7 +104,7 @@ describe.runIf(canRun)("refresh ahead of expiry, with the documented host page (
     expect(answers(messages)).toEqual([]);
 
     // The host's server is back; the token has expired by now: the next call fails and the frame asks as documented.
-    await page.unroute(`${e.host.url}/aiagent/refresh`);
+    await page.unroute(`${fx.e.host.url}/aiagent/refresh`);
     await elapse(page, TTL_MS * 0.1);
     await typeMessage(frame, "How long does shipping take?");
     await frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" }).last().waitFor();

@@ -1,6 +1,7 @@
-import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
+import type { BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { frameRoutes } from "../../src/frame/routes.js";
+import { embeddingForFile } from "../helpers/browser-fixtures.js";
 import { idToken } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
@@ -9,7 +10,6 @@ import {
   chatFrame,
   collectExposedState,
   freePort,
-  launchBrowser,
   newContext,
   type RecordedMessage,
   recordWindowMessages,
@@ -27,8 +27,6 @@ const TTL_S = 900;
 const PAST_EXPIRY_MS = (TTL_S + 1) * 1000;
 const REFRESH_TIMEOUT_MS = 8000;
 
-let browser: Browser;
-let e: Embedding;
 /** Every token the client's server received from the service, captured on its server-to-server calls. */
 const issued = { refresh: [] as string[], access: [] as string[] };
 const realFetch = globalThis.fetch;
@@ -45,28 +43,23 @@ beforeAll(async () => {
     }
     return res;
   };
-  [browser, e] = await Promise.all([
-    launchBrowser(),
-    startEmbedding({
-      env: { AIAGENT_ACCESS_TOKEN_TTL: String(TTL_S) },
-      overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: REFRESH_TIMEOUT_MS }) },
-    }),
-  ]);
 });
-afterAll(async () => {
+afterAll(() => {
   globalThis.fetch = realFetch;
-  await browser?.close();
-  await e?.close();
+});
+const fx = embeddingForFile(canRun, {
+  env: { AIAGENT_ACCESS_TOKEN_TTL: String(TTL_S) },
+  overrides: { extraRoutes: (app) => frameRoutes(app, { refreshTimeoutMs: REFRESH_TIMEOUT_MS }) },
 });
 
-async function open(emb: Embedding = e): Promise<{
+async function open(emb: Embedding = fx.e): Promise<{
   context: BrowserContext;
   page: Page;
   frame: Frame;
   messages: RecordedMessage[];
   requests: string[];
 }> {
-  const context = await newContext(browser);
+  const context = await newContext(fx.browser);
   const page = await context.newPage();
   const messages = await recordWindowMessages(page);
   const requests: string[] = [];
@@ -87,7 +80,7 @@ describe.runIf(canRun)("token refresh through the host page", () => {
     const repliesBefore = await frame.locator(".msg--assistant").count();
 
     for (let round = 1; round <= 2; round++) {
-      e.service.clock.advance(PAST_EXPIRY_MS);
+      fx.e.service.clock.advance(PAST_EXPIRY_MS);
       await typeMessage(frame, `Can I return an item? (${round})`);
       await frame
         .locator(".msg--assistant")
@@ -98,7 +91,7 @@ describe.runIf(canRun)("token refresh through the host page", () => {
     expect(await frame.locator("#notice").isHidden()).toBe(true);
     expect(await frame.locator(".msg--error").count()).toBe(0);
 
-    const hostUrl = `${e.host.url}/`;
+    const hostUrl = `${fx.e.host.url}/`;
     const asks = messages.filter((m) => m.data.includes("[TOKEN_REFRESH]"));
     const answers = messages.filter((m) => m.data.includes("[TOKEN_REFRESH_RESPONSE]"));
     // Each expiry asked (the live stream may ask on its own when its token expires: never more than once a round).
@@ -106,14 +99,14 @@ describe.runIf(canRun)("token refresh through the host page", () => {
     for (const m of asks) {
       expect(JSON.parse(m.data)).toEqual({ type: "[TOKEN_REFRESH]", reason: "TokenExpiredError" });
       expect(m.receiver).toBe(hostUrl);
-      expect(m.origin).toBe(e.frameOrigin);
+      expect(m.origin).toBe(fx.e.frameOrigin);
     }
     expect(answers).toHaveLength(asks.length);
     for (const m of answers) {
       const data = JSON.parse(m.data) as Record<string, unknown>;
       expect(Object.keys(data).sort()).toEqual(["access_token", "type"]);
-      expect(m.receiver.startsWith(`${e.frameOrigin}/chatbot-iframe/`)).toBe(true);
-      expect(m.origin).toBe(e.hostOrigin);
+      expect(m.receiver.startsWith(`${fx.e.frameOrigin}/chatbot-iframe/`)).toBe(true);
+      expect(m.origin).toBe(fx.e.hostOrigin);
     }
     // The conversation is one: the retried sends continued it.
     const texts = await frame.locator(".msg--user .msg__bubble").allTextContents();
@@ -124,22 +117,22 @@ describe.runIf(canRun)("token refresh through the host page", () => {
 
   test("the refresh token and the API key appear in no window message, storage, cookie, frame URL or DOM", async () => {
     const { context, page, frame, messages } = await open();
-    e.service.clock.advance(PAST_EXPIRY_MS);
+    fx.e.service.clock.advance(PAST_EXPIRY_MS);
     await ask(frame, "Shipping?", "Orders ship within 2 business days");
     expect(messages.some((m) => m.data.includes("[TOKEN_REFRESH_RESPONSE]"))).toBe(true);
 
     const exposed = [JSON.stringify(messages), await collectExposedState(page, context)].join("\n");
     expect(issued.refresh.length).toBeGreaterThan(0);
-    for (const secret of [...issued.refresh, e.account.apiKey]) expect(exposed).not.toContain(secret);
+    for (const secret of [...issued.refresh, fx.e.account.apiKey]) expect(exposed).not.toContain(secret);
     expect(exposed).not.toMatch(/\brt_[A-Za-z0-9_-]{10,}/);
     expect(exposed).not.toMatch(/\bcak_[A-Za-z0-9_-]{10,}/);
     // The frame keeps its access token in memory only: not in its URL, DOM or storage.
     const frameState = [frame.url(), await frame.content(), await frame.evaluate(() => location.href)].join("\n");
     for (const token of issued.access) expect(frameState).not.toContain(token);
     // Nor does the service's log keep any of them, though the frame page's own address carried the access token.
-    const logs = e.service.logs.join("\n");
+    const logs = fx.e.service.logs.join("\n");
     expect(logs).toContain("/chatbot-iframe/");
-    for (const secret of [...issued.access, ...issued.refresh, e.account.apiKey]) expect(logs).not.toContain(secret);
+    for (const secret of [...issued.access, ...issued.refresh, fx.e.account.apiKey]) expect(logs).not.toContain(secret);
     await context.close();
   });
 
@@ -158,7 +151,7 @@ describe.runIf(canRun)("token refresh through the host page", () => {
       return new Promise((resolve) => sibling.addEventListener("load", resolve));
     });
     const sibling = page.frame({ name: "sibling" })!;
-    expect(await sibling.evaluate(() => self.origin)).toBe(e.hostOrigin);
+    expect(await sibling.evaluate(() => self.origin)).toBe(fx.e.hostOrigin);
     await sibling.evaluate(forge, "forged-by-sibling");
     // A frame of another origin (the service under its other name) posting to the chat frame.
     await page.evaluate((url) => {
@@ -167,15 +160,15 @@ describe.runIf(canRun)("token refresh through the host page", () => {
       stranger.src = url;
       document.body.append(stranger);
       return new Promise((resolve) => stranger.addEventListener("load", resolve));
-    }, `${e.service.url}/healthz`);
+    }, `${fx.e.service.url}/healthz`);
     await page.frame({ name: "stranger" })!.evaluate(forge, "forged-by-stranger");
 
     await ask(frame, "Shipping?", "Orders ship within 2 business days");
     // Both forgeries reached the chat frame, which used neither.
     const received = messages.filter((m) => m.receiver.includes("/chatbot-iframe/") && m.data.includes("forged"));
     expect(received.map((m) => [m.origin, JSON.parse(m.data).access_token])).toEqual([
-      [e.hostOrigin, "forged-by-sibling"],
-      [e.service.url, "forged-by-stranger"],
+      [fx.e.hostOrigin, "forged-by-sibling"],
+      [fx.e.service.url, "forged-by-stranger"],
     ]);
     expect(requests.filter((u) => u.includes("forged"))).toEqual([]);
     expect(await frame.locator("#notice").isHidden()).toBe(true);
@@ -186,7 +179,7 @@ describe.runIf(canRun)("token refresh through the host page", () => {
     // The chatbot allows two origins; the page says its origin is the other one, so the frame believes only that one.
     const other = await startEmbeddingWithClaimedOrigin();
     try {
-      const context = await newContext(browser);
+      const context = await newContext(fx.browser);
       const page = await context.newPage();
       const messages = await recordWindowMessages(page);
       const requests: string[] = [];
@@ -216,8 +209,8 @@ describe.runIf(canRun)("token refresh through the host page", () => {
     const { context, page, frame } = await open();
     await ask(frame, "Hello", "I can answer questions about “Shipping” and “Returns”");
     // The host's server cannot be reached: the host page never answers the frame.
-    await page.route(`${e.host.url}/aiagent/refresh`, (r) => r.abort());
-    e.service.clock.advance(PAST_EXPIRY_MS);
+    await page.route(`${fx.e.host.url}/aiagent/refresh`, (r) => r.abort());
+    fx.e.service.clock.advance(PAST_EXPIRY_MS);
     await typeMessage(frame, "Shipping please");
     const notice = frame.locator("#notice[data-kind=expired]");
     await notice.waitFor();
@@ -225,7 +218,7 @@ describe.runIf(canRun)("token refresh through the host page", () => {
     expect(await frame.getByRole("textbox").inputValue()).toBe("Shipping please");
     expect(await frame.getByRole("button", { name: "Send message" }).isDisabled()).toBe(true);
 
-    await page.unroute(`${e.host.url}/aiagent/refresh`);
+    await page.unroute(`${fx.e.host.url}/aiagent/refresh`);
     await frame.getByRole("button", { name: "Reconnect" }).click();
     await notice.waitFor({ state: "hidden" });
     await frame.getByRole("textbox").press("Enter");

@@ -5,41 +5,22 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type HttpRoute, httpRoutes } from "../../src/protocol/rest/http-rules.js";
-import { idToken, issueTokens, send } from "../helpers/flows.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { serverForFile } from "../helpers/file-server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
 import { scaled } from "../helpers/time-scale.js";
 import { HOSTILE_SERVER } from "./hostile-table.js";
-import { dbChecksum, expectNoSecrets } from "./support.js";
+import { customerSessionForFile, dbChecksum } from "./support.js";
 
 // Modest run counts: every run is a real request against a real server and database.
 const RUNS_PER_ROUTE = 40;
 const RUNS_PER_RPC = 25;
 
-let s: TestServer;
-let a: TestAccount;
-let access: string;
-let refresh: string;
-let id: string;
-let conversationId: string;
-const secrets = new Set<string>();
-
-beforeAll(async () => {
-  s = await startServer(HOSTILE_SERVER);
-  a = await s.account();
-  const t = await issueTokens(s.url, a, "hostile-user");
-  access = t.access_token;
-  refresh = t.refresh_token;
-  id = await idToken(s.url, a);
-  conversationId = (await send(s.url, access, "hello")).conversation_id;
-  secrets.add(a.apiKey).add(a.password).add(access).add(refresh).add(id);
-});
+const fx = serverForFile({ server: HOSTILE_SERVER });
+const cs = customerSessionForFile(fx, "hostile-user");
 
 afterAll(async () => {
-  expectNoSecrets(s.logs, secrets);
   // Still up after everything.
-  expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
-  await s.close(true);
+  expect((await fetch(`${fx.s.url}/healthz`)).status).toBe(200);
 });
 
 /** Strings an attacker would try, and the real values (so that hostile input also gets past the first checks). */
@@ -73,7 +54,14 @@ const hostileString = (): fc.Arbitrary<string> =>
     ),
     fc.constantFrom(randomUUID(), `cak_${"A".repeat(43)}`, `rt_${"B".repeat(43)}`, "eyJhbGciOiJub25lIn0.e30."),
     // Real values, read when generated (they exist only once the server is up).
-    fc.nat(7).map((i) => [a.chatbotId, conversationId, a.email, a.apiKey, refresh, access, id, "hostile-user"][i]!),
+    fc
+      .nat(7)
+      .map(
+        (i) =>
+          [fx.a.chatbotId, cs.conversationId, fx.a.email, fx.a.apiKey, cs.refresh, cs.access, cs.id, "hostile-user"][
+            i
+          ]!,
+      ),
   );
 
 const hugeNumber = fc.constantFrom(
@@ -113,7 +101,7 @@ const hostileValue: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => (
 
 const ROUTES: HttpRoute[] = [];
 beforeAll(() => {
-  ROUTES.push(...httpRoutes(s.app.bindings.map((b) => b.desc)));
+  ROUTES.push(...httpRoutes(fx.s.app.bindings.map((b) => b.desc)));
 });
 
 /** The names a field may be given by: its proto name, its JSON name, and nonsense. */
@@ -135,8 +123,8 @@ interface HostileRequest {
 
 const authHeader = fc.oneof(
   fc.constant(undefined),
-  fc.constant(null).map(() => `Bearer ${id}`),
-  fc.constant(null).map(() => `Bearer ${access}`),
+  fc.constant(null).map(() => `Bearer ${cs.id}`),
+  fc.constant(null).map(() => `Bearer ${cs.access}`),
   hostileString().map((x) => `Bearer ${x}`),
   hostileString(),
 );
@@ -171,7 +159,7 @@ function hostileRequest(route: HttpRoute): fc.Arbitrary<HostileRequest> {
     // Sometimes the frame's token in the query, so frame routes get past authentication.
     query: fc
       .tuple(query, fc.boolean())
-      .map(([q, withToken]) => (withToken ? [...q, ["access_token", access] as [string, string]] : q)),
+      .map(([q, withToken]) => (withToken ? [...q, ["access_token", cs.access] as [string, string]] : q)),
     raw: fc.array(
       fc.constantFrom("%", "%zz", "%00", "%ED%A0%80", "limit=%FF", "&&", "=x", "a[]=1", "__proto__=1", "constructor=x"),
       { maxLength: 2 },
@@ -192,7 +180,7 @@ async function sendHostile(route: HttpRoute, r: HostileRequest): Promise<number>
     encodeURIComponent(x.replace(/\p{Cs}/gu, "\u{10FFFF}")).replace(/%F4%8F%BF%BF/g, "%ED%A0%80");
   const qs = [...r.query.map(([k, v]) => `${enc(k)}=${enc(v)}`), ...r.raw].join("&");
   const headers = safeHeaders(r.headers);
-  const res = await fetch(`${s.url}${route.template}${qs ? `?${qs}` : ""}`, {
+  const res = await fetch(`${fx.s.url}${route.template}${qs ? `?${qs}` : ""}`, {
     method: route.verb,
     headers,
     body: route.verb === "GET" ? undefined : r.body,
@@ -212,14 +200,15 @@ describe("hostile input on every JSON route", () => {
       for (const route of ROUTES) {
         await fc.assert(
           fc.asyncProperty(hostileRequest(route), async (req) => {
-            const before = dbChecksum(sqliteDb(s.app));
+            const before = dbChecksum(sqliteDb(fx.s.app));
             const status = await sendHostile(route, req);
             expect(status, `${route.verb} ${route.template}`).toBeLessThan(500);
             expect(status).toBeGreaterThanOrEqual(200);
             if (status >= 400)
-              expect(dbChecksum(sqliteDb(s.app)), `${route.verb} ${route.template} answered ${status} but wrote`).toBe(
-                before,
-              );
+              expect(
+                dbChecksum(sqliteDb(fx.s.app)),
+                `${route.verb} ${route.template} answered ${status} but wrote`,
+              ).toBe(before);
           }),
           { numRuns: RUNS_PER_ROUTE },
         );
@@ -285,9 +274,9 @@ describe.each([
   it(
     "no server-side failure code, and a refused call changes nothing",
     async () => {
-      const transport = createConnectTransport({ baseUrl: s.url, httpVersion: "1.1", useBinaryFormat: binary });
+      const transport = createConnectTransport({ baseUrl: fx.s.url, httpVersion: "1.1", useBinaryFormat: binary });
       const tried: string[] = [];
-      for (const b of s.app.bindings) {
+      for (const b of fx.s.app.bindings) {
         const client = createClient(b.desc, transport) as unknown as Record<
           string,
           (req: unknown, opts: unknown) => unknown
@@ -296,7 +285,7 @@ describe.each([
           tried.push(method.name);
           await fc.assert(
             fc.asyncProperty(hostileMessage(method.input), authHeader, async (msg, auth) => {
-              const before = dbChecksum(sqliteDb(s.app));
+              const before = dbChecksum(sqliteDb(fx.s.app));
               // A call that hangs fails here as Canceled, naming the RPC, instead of timing the whole test out.
               const signal = AbortSignal.timeout(10_000);
               const opts = auth ? { headers: safeHeaders({ authorization: auth }), signal } : { signal };
@@ -315,14 +304,16 @@ describe.each([
                 `${method.name}: ${code === undefined ? "" : Code[code]}`,
               ).toBe(true);
               if (code !== undefined)
-                expect(dbChecksum(sqliteDb(s.app)), `${method.name} failed with ${Code[code]} but wrote`).toBe(before);
+                expect(dbChecksum(sqliteDb(fx.s.app)), `${method.name} failed with ${Code[code]} but wrote`).toBe(
+                  before,
+                );
             }),
             { numRuns: RUNS_PER_RPC },
           );
         }
       }
       // Every RPC of both services was tried (the loops above would pass over nothing just as well).
-      expect(tried.length).toBe(s.app.bindings.reduce((n, b) => n + b.desc.methods.length, 0));
+      expect(tried.length).toBe(fx.s.app.bindings.reduce((n, b) => n + b.desc.methods.length, 0));
       expect(tried.length).toBeGreaterThanOrEqual(13);
     },
     scaled(180_000),
@@ -339,7 +330,7 @@ function safeHeaders(h: Record<string, string>): Record<string, string> {
 
 describe("raw garbage at the RPC paths", () => {
   it("random bytes as protobuf and random text as JSON: a 4xx, nothing written", async () => {
-    const paths = s.app.bindings.flatMap((b) => b.desc.methods.map((m) => `/${b.desc.typeName}/${m.name}`));
+    const paths = fx.s.app.bindings.flatMap((b) => b.desc.methods.map((m) => `/${b.desc.typeName}/${m.name}`));
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...paths),
@@ -357,8 +348,8 @@ describe("raw garbage at the RPC paths", () => {
           fc.jsonValue().map((v) => new TextEncoder().encode(JSON.stringify(v))),
         ),
         async (path, contentType, body) => {
-          const before = dbChecksum(sqliteDb(s.app));
-          const r = await fetch(s.url + path, {
+          const before = dbChecksum(sqliteDb(fx.s.app));
+          const r = await fetch(fx.s.url + path, {
             method: "POST",
             headers: { "content-type": contentType, "connect-protocol-version": "1" },
             body,
@@ -366,7 +357,7 @@ describe("raw garbage at the RPC paths", () => {
           await r.arrayBuffer();
           expect(r.status).toBeLessThan(500);
           if (r.status >= 400 || contentType.startsWith("application/grpc"))
-            expect(dbChecksum(sqliteDb(s.app))).toBe(before);
+            expect(dbChecksum(sqliteDb(fx.s.app))).toBe(before);
         },
       ),
       { numRuns: 150 },

@@ -1,24 +1,17 @@
 import { constants as h2c, connect as h2connect } from "node:http2";
 import { connect as netConnect, type Socket } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
 import { MAX_OFFSET } from "../../src/domain/validate.js";
 import { httpRoutes } from "../../src/protocol/rest/http-rules.js";
-import { idToken, issueTokens, send } from "../helpers/flows.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { serverForFile } from "../helpers/file-server.js";
+import { send } from "../helpers/flows.js";
 import { sqliteDb } from "../helpers/sqlite.js";
-import { dbChecksum, expectNoSecrets, rawRequest } from "./support.js";
+import { customerSessionForFile, dbChecksum, rawRequest } from "./support.js";
 
-let s: TestServer;
-let a: TestAccount;
-let access: string;
-let id: string;
-let conversationId: string;
-const secrets = new Set<string>();
-
-beforeAll(async () => {
-  s = await startServer({
+const fx = serverForFile({
+  server: {
     env: {
       AIAGENT_REQUEST_TIMEOUT_MS: "1000",
       AIAGENT_IDLE_TIMEOUT_MS: "500",
@@ -26,29 +19,19 @@ beforeAll(async () => {
       AIAGENT_RATE_LIMIT_FAILURES_PER_TARGET: "0",
       AIAGENT_RATE_LIMIT_FAILURES_PER_ADDRESS: "0",
     },
-  });
-  a = await s.account();
-  const t = await issueTokens(s.url, a, "hygiene-user");
-  access = t.access_token;
-  id = await idToken(s.url, a);
-  conversationId = (await send(s.url, access, "hello")).conversation_id;
-  secrets.add(a.apiKey).add(a.password).add(t.refresh_token).add(access).add(id);
+  },
 });
-
-afterAll(async () => {
-  expectNoSecrets(s.logs, secrets);
-  await s.close(true);
-});
+const cs = customerSessionForFile(fx, "hygiene-user");
 
 /** Sends a raw request and asserts a 4xx that names `field` (when given) and left the database as it was. */
 async function rejected(req: Parameters<typeof rawRequest>[1], status: number | "4xx", field?: string) {
-  const before = dbChecksum(sqliteDb(s.app));
-  const r = await rawRequest(s.url, req);
+  const before = dbChecksum(sqliteDb(fx.s.app));
+  const r = await rawRequest(fx.s.url, req);
   if (status === "4xx") expect(Math.floor(r.status / 100), r.body).toBe(4);
   else expect(r.status, r.body).toBe(status);
   if (field) expect(JSON.parse(r.body).message).toContain(field);
-  expect(dbChecksum(sqliteDb(s.app))).toBe(before);
-  expect((await rawRequest(s.url, { path: "/healthz" })).status).toBe(200);
+  expect(dbChecksum(sqliteDb(fx.s.app))).toBe(before);
+  expect((await rawRequest(fx.s.url, { path: "/healthz" })).status).toBe(200);
   return r;
 }
 
@@ -72,30 +55,30 @@ describe("identifiers with control characters, blanks or broken Unicode", () => 
   };
   it.each(Object.entries(bad))("user_id with %s: 400 naming the field, nothing written", async (_n, userId) => {
     await rejected(
-      json("/ai_agent/get_access_token", { user_id: userId, chatbot_id: a.chatbotId, client_api_key: a.apiKey }),
+      json("/ai_agent/get_access_token", { user_id: userId, chatbot_id: fx.a.chatbotId, client_api_key: fx.a.apiKey }),
       400,
       "user_id",
     );
     await rejected(
-      json("/ai_agent/refresh_token", { user_id: userId, chatbot_id: a.chatbotId, refresh_token: "rt_x" }),
+      json("/ai_agent/refresh_token", { user_id: userId, chatbot_id: fx.a.chatbotId, refresh_token: "rt_x" }),
       400,
       "user_id",
     );
   });
   it.each(Object.entries(bad))("e-mail with %s: 400", async (_n, email) => {
-    await rejected(json("/get_id_token", { user_email_id: email, client_api_key: a.apiKey }), 400, "user_email_id");
+    await rejected(json("/get_id_token", { user_email_id: email, client_api_key: fx.a.apiKey }), 400, "user_email_id");
     // In a query a lone surrogate cannot even be written (percent-encoding is UTF-8); what arrives is a clear 4xx.
     const q = /\p{Cs}/u.test(email) ? "a%ED%A0%80b" : encodeURIComponent(email);
     await rejected(
-      { path: `/get_contact_conversations?user_email_id=${q}`, headers: { authorization: `Bearer ${id}` } },
+      { path: `/get_contact_conversations?user_email_id=${q}`, headers: { authorization: `Bearer ${cs.id}` } },
       "4xx",
     );
   });
   it("search, contact profile and operator e-mail with control characters: 400", async () => {
     await rejected(
       {
-        path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&search=%00`,
-        headers: { authorization: `Bearer ${id}` },
+        path: `/get_contact_conversations?user_email_id=${encodeURIComponent(fx.a.email)}&search=%00`,
+        headers: { authorization: `Bearer ${cs.id}` },
       },
       400,
       "search",
@@ -103,8 +86,8 @@ describe("identifiers with control characters, blanks or broken Unicode", () => 
     await rejected(
       json("/ai_agent/get_access_token", {
         user_id: "u",
-        chatbot_id: a.chatbotId,
-        client_api_key: a.apiKey,
+        chatbot_id: fx.a.chatbotId,
+        client_api_key: fx.a.apiKey,
         contact: { contact_name: "x\u0000" },
       }),
       400,
@@ -113,8 +96,8 @@ describe("identifiers with control characters, blanks or broken Unicode", () => 
     await rejected(
       json(
         "/take_over_conversation",
-        { conversation_id: conversationId, operator_email: "op\u0000@example.com" },
-        { authorization: `Bearer ${id}` },
+        { conversation_id: cs.conversationId, operator_email: "op\u0000@example.com" },
+        { authorization: `Bearer ${cs.id}` },
       ),
       400,
       "operator_email",
@@ -122,35 +105,35 @@ describe("identifiers with control characters, blanks or broken Unicode", () => 
   });
   it("uuids with NUL, percent-encoded NUL or extra characters: 400", async () => {
     for (const v of [
-      `${conversationId}\u0000`,
-      `${conversationId}%00`,
-      `${conversationId} `,
-      conversationId.replace(/-/g, ""),
+      `${cs.conversationId}\u0000`,
+      `${cs.conversationId}%00`,
+      `${cs.conversationId} `,
+      cs.conversationId.replace(/-/g, ""),
       "../../etc/passwd",
     ]) {
       await rejected(
-        { path: `/get_messages_for_conversation?conversation_id=${encodeURIComponent(v)}&access_token=${access}` },
+        { path: `/get_messages_for_conversation?conversation_id=${encodeURIComponent(v)}&access_token=${cs.access}` },
         400,
         "conversation_id",
       );
       await rejected(
-        json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: v, client_api_key: a.apiKey }),
+        json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: v, client_api_key: fx.a.apiKey }),
         400,
         "chatbot_id",
       );
       await rejected(
-        json("/close_conversation", { conversation_id: v }, { authorization: `Bearer ${id}` }),
+        json("/close_conversation", { conversation_id: v }, { authorization: `Bearer ${cs.id}` }),
         400,
         "conversation_id",
       );
     }
   });
   it("message content keeps its lines but refuses NUL and other controls", async () => {
-    await rejected(json(`/ai_agent/send_message?access_token=${access}`, { content: "a\u0000b" }), 400, "content");
-    await rejected(json(`/ai_agent/send_message?access_token=${access}`, { content: "a\u001bb" }), 400, "content");
-    expect((await send(s.url, access, "line one\nline two\ttabbed", conversationId)).user_message.content).toBe(
-      "line one\nline two\ttabbed",
-    );
+    await rejected(json(`/ai_agent/send_message?access_token=${cs.access}`, { content: "a\u0000b" }), 400, "content");
+    await rejected(json(`/ai_agent/send_message?access_token=${cs.access}`, { content: "a\u001bb" }), 400, "content");
+    expect(
+      (await send(fx.s.url, cs.access, "line one\nline two\ttabbed", cs.conversationId)).user_message.content,
+    ).toBe("line one\nline two\ttabbed");
   });
 });
 
@@ -159,32 +142,36 @@ describe("over-long values", () => {
     await rejected(
       json("/ai_agent/get_access_token", {
         user_id: "u".repeat(257),
-        chatbot_id: a.chatbotId,
-        client_api_key: a.apiKey,
+        chatbot_id: fx.a.chatbotId,
+        client_api_key: fx.a.apiKey,
       }),
       400,
       "user_id",
     );
     await rejected(
-      json("/ai_agent/get_access_token", { user_id: "u", chatbot_id: a.chatbotId, client_api_key: "k".repeat(5000) }),
+      json("/ai_agent/get_access_token", {
+        user_id: "u",
+        chatbot_id: fx.a.chatbotId,
+        client_api_key: "k".repeat(5000),
+      }),
       400,
       "client_api_key",
     );
     await rejected(
-      json("/ai_agent/refresh_token", { user_id: "u", chatbot_id: a.chatbotId, refresh_token: "r".repeat(5000) }),
+      json("/ai_agent/refresh_token", { user_id: "u", chatbot_id: fx.a.chatbotId, refresh_token: "r".repeat(5000) }),
       400,
       "refresh_token",
     );
-    await rejected(json("/get_id_token", { user_email_id: a.email, password: "p".repeat(5000) }), 400, "password");
+    await rejected(json("/get_id_token", { user_email_id: fx.a.email, password: "p".repeat(5000) }), 400, "password");
     await rejected(
-      json(`/ai_agent/send_message?access_token=${access}`, { content: "c".repeat(8001) }),
+      json(`/ai_agent/send_message?access_token=${cs.access}`, { content: "c".repeat(8001) }),
       400,
       "content",
     );
     await rejected(
       {
-        path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&search=${"s".repeat(257)}`,
-        headers: { authorization: `Bearer ${id}` },
+        path: `/get_contact_conversations?user_email_id=${encodeURIComponent(fx.a.email)}&search=${"s".repeat(257)}`,
+        headers: { authorization: `Bearer ${cs.id}` },
       },
       400,
       "search",
@@ -195,7 +182,7 @@ describe("over-long values", () => {
     for (const limit of ["1e400", "99999999999999999999", "-0.5", "0x10", " 5"]) {
       await rejected(
         {
-          path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&limit=${encodeURIComponent(limit)}`,
+          path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&access_token=${cs.access}&limit=${encodeURIComponent(limit)}`,
         },
         400,
         "limit",
@@ -208,22 +195,22 @@ describe("duplicate and unknown parameters", () => {
   it("a singular parameter given twice: 400 naming it", async () => {
     await rejected(
       {
-        path: `/get_messages_for_conversation?conversation_id=${conversationId}&conversation_id=${conversationId}&access_token=${access}`,
+        path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&conversation_id=${cs.conversationId}&access_token=${cs.access}`,
       },
       400,
       "conversation_id",
     );
     await rejected(
       {
-        path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&access_token=${access}`,
+        path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&access_token=${cs.access}&access_token=${cs.access}`,
       },
       400,
       "access_token",
     );
     await rejected(
       {
-        path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&limit=1&limit=100`,
-        headers: { authorization: `Bearer ${id}` },
+        path: `/get_contact_conversations?user_email_id=${encodeURIComponent(fx.a.email)}&limit=1&limit=100`,
+        headers: { authorization: `Bearer ${cs.id}` },
       },
       400,
       "limit",
@@ -231,20 +218,24 @@ describe("duplicate and unknown parameters", () => {
   });
   it("an unknown parameter, or a query parameter on a body route: 400 naming it", async () => {
     await rejected(
-      { path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&admin=1` },
+      { path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&access_token=${cs.access}&admin=1` },
       400,
       "admin",
     );
     await rejected(
-      json(`/ai_agent/get_access_token?user_id=x`, { user_id: "u", chatbot_id: a.chatbotId, client_api_key: a.apiKey }),
+      json(`/ai_agent/get_access_token?user_id=x`, {
+        user_id: "u",
+        chatbot_id: fx.a.chatbotId,
+        client_api_key: fx.a.apiKey,
+      }),
       400,
       "user_id",
     );
     await rejected(
       json("/ai_agent/get_access_token", {
         user_id: "u",
-        chatbot_id: a.chatbotId,
-        client_api_key: a.apiKey,
+        chatbot_id: fx.a.chatbotId,
+        client_api_key: fx.a.apiKey,
         is_admin: true,
       }),
       400,
@@ -327,13 +318,13 @@ describe("size caps", () => {
   });
   it("a URL over 8 KiB: 414", async () => {
     await rejected(
-      { path: `/get_messages_for_conversation?conversation_id=${conversationId}&x=${"a".repeat(9000)}` },
+      { path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&x=${"a".repeat(9000)}` },
       414,
     );
   });
   it("headers over 16 KiB: 431 on HTTP/1.1 and on HTTP/2", async () => {
     await rejected({ path: "/healthz", headers: { "x-big": "a".repeat(20_000) } }, 431);
-    const session = h2connect(s.url);
+    const session = h2connect(fx.s.url);
     try {
       const result = await new Promise<string>((resolve) => {
         const req = session.request({ ":path": "/healthz", "x-big": "a".repeat(20_000) });
@@ -346,13 +337,13 @@ describe("size caps", () => {
     } finally {
       session.destroy();
     }
-    expect((await rawRequest(s.url, { path: "/healthz" })).status).toBe(200);
+    expect((await rawRequest(fx.s.url, { path: "/healthz" })).status).toBe(200);
   });
 });
 
 /** Writes a raw request on a new socket, lets `more` write more, and resolves with everything the server sent before closing. */
 function rawStream(head: string, more?: (sock: Socket) => void): Promise<string> {
-  const u = new URL(s.url);
+  const u = new URL(fx.s.url);
   return new Promise((resolve) => {
     const sock = netConnect(Number(u.port), u.hostname, () => {
       sock.write(head);
@@ -381,7 +372,7 @@ describe("timeouts", () => {
     expect(got).toMatch(/^HTTP\/1\.1 200/);
   });
   it("HTTP/2: a stream that never finishes its body is cancelled, and an idle connection is closed", async () => {
-    const session = h2connect(s.url);
+    const session = h2connect(fx.s.url);
     const closed = new Promise<void>((r) => session.once("close", () => r()));
     const rst = await new Promise<number>((resolve) => {
       const req = session.request({
@@ -407,7 +398,7 @@ describe("field names are exactly the documented snake_case ones, on every JSON 
     "POST %s: each camelCase protobuf name is refused, naming it and the documented name",
     async (path, r) => {
       for (const f of aliased(r)) {
-        const res = await rejected(json(`${path}?access_token=${access}`, { [f.jsonName]: "x" }), 400, f.jsonName);
+        const res = await rejected(json(`${path}?access_token=${cs.access}`, { [f.jsonName]: "x" }), 400, f.jsonName);
         expect(JSON.parse(res.body).message).toContain(f.name);
       }
     },
@@ -417,7 +408,7 @@ describe("field names are exactly the documented snake_case ones, on every JSON 
     async (path, r) => {
       for (const f of aliased(r))
         await rejected(
-          { path: `${path}?${f.jsonName}=x&access_token=${access}`, headers: { authorization: `Bearer ${id}` } },
+          { path: `${path}?${f.jsonName}=x&access_token=${cs.access}`, headers: { authorization: `Bearer ${cs.id}` } },
           400,
           f.jsonName,
         );
@@ -425,12 +416,12 @@ describe("field names are exactly the documented snake_case ones, on every JSON 
   );
   it("a camelCase alias no longer posts into a conversation, nor issues tokens, nor hides beside its snake_case twin", async () => {
     await rejected(
-      json(`/ai_agent/send_message?access_token=${access}`, { content: "x", conversationId }),
+      json(`/ai_agent/send_message?access_token=${cs.access}`, { content: "x", conversationId: cs.conversationId }),
       400,
       "conversationId",
     );
     await rejected(
-      json("/ai_agent/get_access_token", { userId: "u", chatbotId: a.chatbotId, clientApiKey: a.apiKey }),
+      json("/ai_agent/get_access_token", { userId: "u", chatbotId: fx.a.chatbotId, clientApiKey: fx.a.apiKey }),
       400,
       "userId",
     );
@@ -438,8 +429,8 @@ describe("field names are exactly the documented snake_case ones, on every JSON 
       json("/ai_agent/get_access_token", {
         user_id: "u",
         userId: "u",
-        chatbot_id: a.chatbotId,
-        client_api_key: a.apiKey,
+        chatbot_id: fx.a.chatbotId,
+        client_api_key: fx.a.apiKey,
       }),
       400,
       "userId",
@@ -447,8 +438,8 @@ describe("field names are exactly the documented snake_case ones, on every JSON 
     await rejected(
       json("/ai_agent/get_access_token", {
         user_id: "u",
-        chatbot_id: a.chatbotId,
-        client_api_key: a.apiKey,
+        chatbot_id: fx.a.chatbotId,
+        client_api_key: fx.a.apiKey,
         contact: { contactName: "Ada" },
       }),
       400,
@@ -457,20 +448,20 @@ describe("field names are exactly the documented snake_case ones, on every JSON 
   });
   it("Connect JSON keeps the protobuf JSON mapping: both spellings are accepted there", async () => {
     for (const body of [
-      { userId: "connect-user", chatbotId: a.chatbotId, clientApiKey: a.apiKey },
-      { user_id: "connect-user", chatbot_id: a.chatbotId, client_api_key: a.apiKey },
+      { userId: "connect-user", chatbotId: fx.a.chatbotId, clientApiKey: fx.a.apiKey },
+      { user_id: "connect-user", chatbot_id: fx.a.chatbotId, client_api_key: fx.a.apiKey },
     ]) {
-      const r = await rawRequest(s.url, json("/aiagent.v1.TokenService/GetAccessToken", body));
+      const r = await rawRequest(fx.s.url, json("/aiagent.v1.TokenService/GetAccessToken", body));
       expect(r.status, r.body).toBe(200);
-      secrets.add(JSON.parse(r.body).data.accessToken).add(JSON.parse(r.body).data.refreshToken);
+      cs.secrets.add(JSON.parse(r.body).data.accessToken).add(JSON.parse(r.body).data.refreshToken);
     }
   });
 });
 
 describe("query parameters must be valid percent-encoded UTF-8", () => {
   const list = (q: string) => ({
-    path: `/get_contact_conversations?user_email_id=${encodeURIComponent(a.email)}&${q}`,
-    headers: { authorization: `Bearer ${id}` },
+    path: `/get_contact_conversations?user_email_id=${encodeURIComponent(fx.a.email)}&${q}`,
+    headers: { authorization: `Bearer ${cs.id}` },
   });
   it.each([
     ["a byte that is not UTF-8", "%FF"],
@@ -482,7 +473,7 @@ describe("query parameters must be valid percent-encoded UTF-8", () => {
   ])("%s: 400 naming the parameter", async (_n, raw) => {
     await rejected(list(`search=${raw}`), 400, "search");
     await rejected(
-      { path: `/get_messages_for_conversation?conversation_id=${raw}&access_token=${access}` },
+      { path: `/get_messages_for_conversation?conversation_id=${raw}&access_token=${cs.access}` },
       400,
       "conversation_id",
     );
@@ -493,7 +484,7 @@ describe("query parameters must be valid percent-encoded UTF-8", () => {
   });
   it("valid encodings are decoded: an emoji, + as a space", async () => {
     for (const q of ["search=%F0%9F%98%80", "search=ada+lovelace", "search=a%2Bb"]) {
-      const r = await rawRequest(s.url, list(q));
+      const r = await rawRequest(fx.s.url, list(q));
       expect(r.status, `${q}: ${r.body}`).toBe(200);
     }
   });
@@ -501,29 +492,31 @@ describe("query parameters must be valid percent-encoded UTF-8", () => {
     for (const name of ["filter", "limit", "offset"]) await rejected(list(`${name}=`), 400, name);
     for (const name of ["limit", "offset"])
       await rejected(
-        { path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&${name}=` },
+        {
+          path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&access_token=${cs.access}&${name}=`,
+        },
         400,
         name,
       );
     // Left out, each takes its default.
-    expect((await rawRequest(s.url, list("search="))).status).toBe(200);
+    expect((await rawRequest(fx.s.url, list("search="))).status).toBe(200);
   });
   it(`offset is at most ${MAX_OFFSET.toLocaleString("en")} on both lists (and over Connect)`, async () => {
     await rejected(list(`offset=${MAX_OFFSET + 1}`), 400, "offset");
     await rejected(
       {
-        path: `/get_messages_for_conversation?conversation_id=${conversationId}&access_token=${access}&offset=${MAX_OFFSET + 1}`,
+        path: `/get_messages_for_conversation?conversation_id=${cs.conversationId}&access_token=${cs.access}&offset=${MAX_OFFSET + 1}`,
       },
       400,
       "offset",
     );
-    expect((await rawRequest(s.url, list(`offset=${MAX_OFFSET}`))).status).toBe(200);
+    expect((await rawRequest(fx.s.url, list(`offset=${MAX_OFFSET}`))).status).toBe(200);
     const r = await rawRequest(
-      s.url,
+      fx.s.url,
       json(
         "/aiagent.v1.ConversationService/GetMessagesForConversation",
-        { conversationId, offset: MAX_OFFSET + 1 },
-        { authorization: `Bearer ${id}` },
+        { conversationId: cs.conversationId, offset: MAX_OFFSET + 1 },
+        { authorization: `Bearer ${cs.id}` },
       ),
     );
     expect(r.status).toBe(400);
@@ -532,7 +525,7 @@ describe("query parameters must be valid percent-encoded UTF-8", () => {
 });
 
 describe("JSON bodies: UTF-8 only, each key once", () => {
-  const body = () => ({ user_id: "strict-user", chatbot_id: a.chatbotId, client_api_key: a.apiKey });
+  const body = () => ({ user_id: "strict-user", chatbot_id: fx.a.chatbotId, client_api_key: fx.a.apiKey });
   it.each(["latin1", "iso-8859-1", "utf-16", "us-ascii"])("charset=%s: 400 naming content-type", async (cs) => {
     await rejected(
       json("/ai_agent/get_access_token", body(), { "content-type": `application/json; charset=${cs}` }),
@@ -542,16 +535,16 @@ describe("JSON bodies: UTF-8 only, each key once", () => {
   });
   it("charset utf-8 (any case, quoted or not) or none is accepted", async () => {
     for (const ct of ["application/json", "application/json; charset=utf-8", 'application/json;charset="UTF-8"']) {
-      const r = await rawRequest(s.url, json("/ai_agent/get_access_token", body(), { "content-type": ct }));
+      const r = await rawRequest(fx.s.url, json("/ai_agent/get_access_token", body(), { "content-type": ct }));
       expect(r.status, ct).toBe(200);
-      secrets.add(JSON.parse(r.body).data.access_token).add(JSON.parse(r.body).data.refresh_token);
+      cs.secrets.add(JSON.parse(r.body).data.access_token).add(JSON.parse(r.body).data.refresh_token);
     }
   });
   it("a byte that is not UTF-8 inside a string: 400", async () => {
     const raw = Buffer.concat([
       Buffer.from(`{"user_id":"a`),
       Buffer.from([0xff]),
-      Buffer.from(`b","chatbot_id":"${a.chatbotId}","client_api_key":"${a.apiKey}"}`),
+      Buffer.from(`b","chatbot_id":"${fx.a.chatbotId}","client_api_key":"${fx.a.apiKey}"}`),
     ]);
     await rejected({ ...json("/ai_agent/get_access_token", ""), body: raw }, 400, "body");
   });
@@ -577,15 +570,15 @@ describe("JSON bodies: UTF-8 only, each key once", () => {
       "user_id",
     ],
   ])("%s: 400 naming it, nothing written", async (_n, text, field) => {
-    const t = text.replaceAll("%BOT%", a.chatbotId).replaceAll("%KEY%", a.apiKey);
+    const t = text.replaceAll("%BOT%", fx.a.chatbotId).replaceAll("%KEY%", fx.a.apiKey);
     await rejected(json("/ai_agent/get_access_token", t), 400, field);
   });
   it("a quote and colon inside a string value is not taken for a key", async () => {
     const r = await rawRequest(
-      s.url,
+      fx.s.url,
       json(
-        `/ai_agent/send_message?access_token=${access}`,
-        `{"content":"say \\"a\\" : \\"b\\"","conversation_id":"${conversationId}"}`,
+        `/ai_agent/send_message?access_token=${cs.access}`,
+        `{"content":"say \\"a\\" : \\"b\\"","conversation_id":"${cs.conversationId}"}`,
       ),
     );
     expect(r.status, r.body).toBe(200);
@@ -597,7 +590,7 @@ describe("the contact profile's e-mail is an e-mail address", () => {
   it.each(["not-an-email", "two@@example.com", "a b@example.com", "@example.com", "ada@"])(
     "contact.email %j: 400 naming it, on the JSON route and over Connect",
     async (email) => {
-      const b = { user_id: "mail-user", chatbot_id: a.chatbotId, client_api_key: a.apiKey };
+      const b = { user_id: "mail-user", chatbot_id: fx.a.chatbotId, client_api_key: fx.a.apiKey };
       await rejected(json("/ai_agent/get_access_token", { ...b, contact: { email } }), 400, "contact.email");
       const r = await rejected(
         json("/aiagent.v1.TokenService/GetAccessToken", {
@@ -615,16 +608,16 @@ describe("the contact profile's e-mail is an e-mail address", () => {
   it("an empty or valid contact.email is accepted", async () => {
     for (const email of ["", "ada@example.com"]) {
       const r = await rawRequest(
-        s.url,
+        fx.s.url,
         json("/ai_agent/get_access_token", {
           user_id: "mail-user",
-          chatbot_id: a.chatbotId,
-          client_api_key: a.apiKey,
+          chatbot_id: fx.a.chatbotId,
+          client_api_key: fx.a.apiKey,
           contact: { email },
         }),
       );
       expect(r.status, r.body).toBe(200);
-      secrets.add(JSON.parse(r.body).data.access_token).add(JSON.parse(r.body).data.refresh_token);
+      cs.secrets.add(JSON.parse(r.body).data.access_token).add(JSON.parse(r.body).data.refresh_token);
     }
   });
 });

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
 import { makeDocx, makePdf, makeZip } from "../helpers/documents.js";
+import { serverForFile } from "../helpers/file-server.js";
 import { idToken } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { startServer, type TestServer } from "../helpers/server.js";
 import { startSite, type TestSite } from "../knowledge/site-server.js";
 import { addSource, b64, settled } from "../knowledge/support.js";
 
@@ -11,21 +12,12 @@ import { addSource, b64, settled } from "../knowledge/support.js";
 // 400 naming its field and adds nothing, private addresses are refused in production, and a source left indexing
 // by a stopped process is indexed on the next start.
 
-let s: TestServer;
-let a: TestAccount;
-let token: string;
-
-beforeAll(async () => {
-  s = await startServer();
-  a = await s.account();
-  token = await idToken(s.url, a);
-});
-afterAll(() => s?.close(true));
+const fx = serverForFile({ idTokens: true });
 
 async function failedWith(body: Record<string, unknown>, reason: RegExp) {
-  const r = await addSource(s.url, token, a.chatbotId, body);
+  const r = await addSource(fx.s.url, fx.idA, fx.a.chatbotId, body);
   expect(r.status, JSON.stringify(r.body)).toBe(200);
-  const done = await settled(s.url, token, a.chatbotId, r.body.data.source_id);
+  const done = await settled(fx.s.url, fx.idA, fx.a.chatbotId, r.body.data.source_id);
   expect(done.status).toBe("failed");
   expect(done.status_reason).toMatch(reason);
   expect(done.chunk_count ?? 0).toBe(0);
@@ -80,7 +72,7 @@ describe("hostile knowledge sources", () => {
         { kind: "file", file_name: "image.png", content: b64("\x89PNG....") },
         /not read; upload Markdown/,
       );
-      expect((await getJson(s.url, "/healthz")).status).toBe(200);
+      expect((await getJson(fx.s.url, "/healthz")).status).toBe(200);
     },
     LONG,
   );
@@ -89,10 +81,10 @@ describe("hostile knowledge sources", () => {
     const before =
       (
         await getJson(
-          s.url,
-          `/v1/account/chatbots/${a.chatbotId}/knowledge_sources`,
+          fx.s.url,
+          `/v1/account/chatbots/${fx.a.chatbotId}/knowledge_sources`,
           {},
-          { authorization: `Bearer ${token}` },
+          { authorization: `Bearer ${fx.idA}` },
         )
       ).body.data.sources?.length ?? 0;
     const cases: [Record<string, unknown>, string][] = [
@@ -124,24 +116,24 @@ describe("hostile knowledge sources", () => {
       [{ kind: "site", url: "https://help.example/", max_pages: "ten" }, "max_pages"],
     ];
     for (const [body, field] of cases) {
-      const r = await addSource(s.url, token, a.chatbotId, body);
+      const r = await addSource(fx.s.url, fx.idA, fx.a.chatbotId, body);
       expect(r.status, `${JSON.stringify(body).slice(0, 120)} → ${JSON.stringify(r.body)}`).toBe(400);
       expect(JSON.stringify(r.body), JSON.stringify(body).slice(0, 120)).toContain(field);
     }
     const after =
       (
         await getJson(
-          s.url,
-          `/v1/account/chatbots/${a.chatbotId}/knowledge_sources`,
+          fx.s.url,
+          `/v1/account/chatbots/${fx.a.chatbotId}/knowledge_sources`,
           {},
-          { authorization: `Bearer ${token}` },
+          { authorization: `Bearer ${fx.idA}` },
         )
       ).body.data.sources?.length ?? 0;
     expect(after).toBe(before);
   });
 
   it("refuses a body over the upload limit as too large", async () => {
-    const r = await addSource(s.url, token, a.chatbotId, {
+    const r = await addSource(fx.s.url, fx.idA, fx.a.chatbotId, {
       kind: "file",
       file_name: "big.txt",
       content: "A".repeat(12 * 1024 * 1024),
@@ -151,7 +143,7 @@ describe("hostile knowledge sources", () => {
   });
 
   it("another chatbot id, or none, is not_found", async () => {
-    const r = await addSource(s.url, token, newId(), {
+    const r = await addSource(fx.s.url, fx.idA, newId(), {
       kind: "snippets",
       snippets: [{ title: "t", url: "https://x.example/", snippet: "s" }],
     });

@@ -1,23 +1,19 @@
 import { connect, type Socket } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { serverForFile } from "../helpers/file-server.js";
 
 // Issue 47: a client that sends an oversized body without `Expect: 100-continue` reads its 413 (the server keeps
 // reading, discarding, for a bounded time and size before it closes: a lingering close), and a client that goes away
 // in the middle of its request is an ordinary event of the network, logged at info level, not an internal error.
-let s: TestServer;
-let a: TestAccount;
+const fx = serverForFile();
 let host: string;
 let port: number;
 
 beforeAll(async () => {
-  s = await startServer();
-  a = await s.account();
-  const u = new URL(s.url);
+  const u = new URL(fx.s.url);
   host = u.hostname;
   port = Number(u.port);
 });
-afterAll(() => s?.close(true));
 
 const TWO_MB = 2 * 1024 * 1024;
 
@@ -79,12 +75,12 @@ describe("an oversized body always gets its 413 read by the client", () => {
   });
 
   it("fetch with a 2 MB body gets 413 and its JSON error, five times in a row", async () => {
-    const body = JSON.stringify({ user_id: "u", chatbot_id: a.chatbotId, client_api_key: a.apiKey }).padEnd(
+    const body = JSON.stringify({ user_id: "u", chatbot_id: fx.a.chatbotId, client_api_key: fx.a.apiKey }).padEnd(
       TWO_MB,
       " ",
     );
     for (let i = 0; i < 5; i++) {
-      const r = await fetch(`${s.url}/ai_agent/get_access_token`, {
+      const r = await fetch(`${fx.s.url}/ai_agent/get_access_token`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body,
@@ -121,13 +117,13 @@ describe("an oversized body always gets its 413 read by the client", () => {
     await closed;
     expect(received.slice(0, 40)).toMatch(/^HTTP\/1\.1 413 /);
     expect(sent).toBeLessThan(1024 * 1024 * 1024);
-    expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${fx.s.url}/healthz`)).status).toBe(200);
   });
 });
 
 describe("a client that goes away mid-request", () => {
   it("is logged at info level, never as an internal error", async () => {
-    const before = s.logs.length;
+    const before = fx.s.logs.length;
     const socket = connect(port, host);
     await new Promise<void>((r) => socket.on("connect", () => r()));
     socket.write(
@@ -138,10 +134,12 @@ describe("a client that goes away mid-request", () => {
     socket.end();
     socket.on("error", () => {});
     // The server notices, logs it, and goes on serving.
-    await expect.poll(() => s.logs.slice(before).some((l) => l.includes("client closed"))).toBe(true);
-    const lines = s.logs.slice(before).map((l) => JSON.parse(l) as { level: string; msg?: string; message?: string });
+    await expect.poll(() => fx.s.logs.slice(before).some((l) => l.includes("client closed"))).toBe(true);
+    const lines = fx.s.logs
+      .slice(before)
+      .map((l) => JSON.parse(l) as { level: string; msg?: string; message?: string });
     expect(lines.filter((l) => l.level === "error")).toEqual([]);
-    expect(s.logs.slice(before).join("\n")).not.toContain("internal error");
-    expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+    expect(fx.s.logs.slice(before).join("\n")).not.toContain("internal error");
+    expect((await fetch(`${fx.s.url}/healthz`)).status).toBe(200);
   });
 });

@@ -3,8 +3,10 @@ import { createHash } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { resolve } from "node:path";
 import type Database from "better-sqlite3";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import type { Db } from "../../src/storage/sqlite/index.js";
+import type { FileServer } from "../helpers/file-server.js";
+import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { killAtExit } from "../helpers/leftovers.js";
 import { findSecretShape } from "../helpers/secret-shapes.js";
 import { scaled } from "../helpers/time-scale.js";
@@ -201,4 +203,33 @@ export function runCli(
   proc.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));
   proc.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
   return new Promise((r) => proc.once("exit", (code) => r({ code: code ?? -1, stdout, stderr })));
+}
+
+/** A customer of the file server's account A with one conversation, and the owner's ID token. */
+export interface CustomerSession {
+  access: string;
+  refresh: string;
+  /** The owner's ID token. */
+  id: string;
+  conversationId: string;
+  /** Every secret above and the account's API key and password; a test adds the ones it makes. */
+  secrets: Set<string>;
+}
+
+/**
+ * Registers the file's `beforeAll` that makes the customer `userId` a session and a conversation ("hello"), and the
+ * `afterAll` that expects no log line of the server to hold any of `secrets`. Call it after serverForFile.
+ */
+export function customerSessionForFile(fx: FileServer, userId: string): CustomerSession {
+  const c = { secrets: new Set<string>() } as CustomerSession;
+  beforeAll(async () => {
+    const t = await issueTokens(fx.s.url, fx.a, userId);
+    c.access = t.access_token;
+    c.refresh = t.refresh_token;
+    c.id = await idToken(fx.s.url, fx.a);
+    c.conversationId = (await send(fx.s.url, c.access, "hello")).conversation_id;
+    c.secrets.add(fx.a.apiKey).add(fx.a.password).add(c.refresh).add(c.access).add(c.id);
+  });
+  afterAll(() => expectNoSecrets(fx.s.logs, c.secrets));
+  return c;
 }

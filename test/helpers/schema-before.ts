@@ -1,7 +1,9 @@
 import Database from "better-sqlite3";
 import pg from "pg";
+import { openPgStore, type PgStore } from "../../src/storage/postgres/index.js";
 import { pgMigrations } from "../../src/storage/postgres/migrations.js";
 import { migrations } from "../../src/storage/sqlite/migrations.js";
+import { createTestDatabase } from "./postgres.js";
 
 /** A SQLite file at `path` with the migrations before `version` applied, as an older release left it. */
 export function sqliteBefore(path: string, version: number): Database.Database {
@@ -36,5 +38,29 @@ export async function postgresBefore(
     await seed(client);
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * A fresh PostgreSQL database as an older release left it (postgresBefore: the migrations before `version`, then
+ * `seed`), opened as the service opens it, which runs the rest of the migrations; `check` reads it through the store.
+ * The store is closed and the database dropped afterwards, whatever happened.
+ */
+export async function postgresMigratedFrom(
+  version: number,
+  seed: (client: pg.Client) => Promise<unknown>,
+  check: (store: PgStore) => Promise<void>,
+): Promise<void> {
+  const database = await createTestDatabase();
+  try {
+    await postgresBefore(database.url, version, seed);
+    const store = await openPgStore(database.url, { poolSize: 2 });
+    try {
+      await check(store);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await database.drop();
   }
 }

@@ -1,40 +1,35 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeDocx, makePdf } from "../helpers/documents.js";
+import { serverForFile } from "../helpers/file-server.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, requestJson } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import type { TestAccount } from "../helpers/server.js";
 import { startSite, type TestSite } from "./site-server.js";
 import { addSource, b64, settled } from "./support.js";
 
 // Knowledge sources end to end, over the JSON routes of a real server (SQLite here, PostgreSQL in api-postgres):
 // a file of each kind, a page and a small site from loopback, resync, delete, and the built-in agent's cited answers.
 
-let s: TestServer;
-let a: TestAccount;
-let token: string;
+const fx = serverForFile({ idTokens: true });
 let site: TestSite;
 
 beforeAll(async () => {
-  s = await startServer();
-  a = await s.account();
-  token = await idToken(s.url, a);
   site = await startSite();
 });
 afterAll(async () => {
   await site?.close();
-  await s?.close(true);
 });
 
 /** Asks the chatbot in the frame as a new customer; answers the stored reply. */
-async function ask(question: string, account: TestAccount = a) {
-  const t = await issueTokens(s.url, account, `customer-${Math.random().toString(36).slice(2)}`);
-  return (await send(s.url, t.access_token, question)).reply as {
+async function ask(question: string, account: TestAccount = fx.a) {
+  const t = await issueTokens(fx.s.url, account, `customer-${Math.random().toString(36).slice(2)}`);
+  return (await send(fx.s.url, t.access_token, question)).reply as {
     content: string;
     documents?: Record<string, unknown>[];
   };
 }
 
-const auth = () => ({ authorization: `Bearer ${token}` });
+const auth = () => ({ authorization: `Bearer ${fx.idA}` });
 
 describe("knowledge sources", () => {
   // Each file is read in the extraction worker and indexed in the background: slow on a loaded machine.
@@ -84,14 +79,14 @@ describe("knowledge sources", () => {
       },
     ];
     for (const f of files) {
-      const r = await addSource(s.url, token, a.chatbotId, {
+      const r = await addSource(fx.s.url, fx.idA, fx.a.chatbotId, {
         kind: "file",
         file_name: f.file_name,
         content: b64(f.content),
       });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body.data.status).toBe("queued");
-      const done = await settled(s.url, token, a.chatbotId, r.body.data.source_id);
+      const done = await settled(fx.s.url, fx.idA, fx.a.chatbotId, r.body.data.source_id);
       expect(done, f.file_name).toMatchObject({ status: "indexed", media_type: f.media, version: 1, page_count: 1 });
       expect(done.chunk_count).toBeGreaterThan(0);
       expect(done.content_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -104,7 +99,7 @@ describe("knowledge sources", () => {
       expect(String(reply.documents![0]!.excerpt).length).toBeGreaterThan(0);
     }
     // The PDF's title comes from the document; its passage names its page.
-    const list = await getJson(s.url, `/v1/account/chatbots/${a.chatbotId}/knowledge_sources`, {}, auth());
+    const list = await getJson(fx.s.url, `/v1/account/chatbots/${fx.a.chatbotId}/knowledge_sources`, {}, auth());
     expect(list.body.data.sources.map((x: { title: string }) => x.title)).toContain("Warranty terms");
     const pdfReply = await ask("Is the frame warranty lifetime?");
     expect(pdfReply.documents![0]).toMatchObject({ heading_path: "Page 1", source_title: "Warranty terms" });
@@ -112,9 +107,9 @@ describe("knowledge sources", () => {
   });
 
   it("indexes one page from its URL, citing the page with its heading's anchor", async () => {
-    const r = await addSource(s.url, token, a.chatbotId, { kind: "page", url: `${site.url}/delivery` });
+    const r = await addSource(fx.s.url, fx.idA, fx.a.chatbotId, { kind: "page", url: `${site.url}/delivery` });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const done = await settled(s.url, token, a.chatbotId, r.body.data.source_id);
+    const done = await settled(fx.s.url, fx.idA, fx.a.chatbotId, r.body.data.source_id);
     expect(done).toMatchObject({ status: "indexed", title: "Delivery", page_count: 1 });
     const reply = await ask("How much are the freight costs per bicycle?");
     expect(reply.content).toContain("49 EUR");
@@ -134,11 +129,11 @@ describe("knowledge sources", () => {
   it("crawls a small site on its origin: robots.txt honoured, a redirect followed, a 404 and a page too large skipped", {
     timeout: 180_000,
   }, async () => {
-    const b = await s.account();
-    const bToken = await idToken(s.url, b);
-    const r = await addSource(s.url, bToken, b.chatbotId, { kind: "site", url: `${site.url}/`, max_depth: 2 });
+    const b = await fx.s.account();
+    const bToken = await idToken(fx.s.url, b);
+    const r = await addSource(fx.s.url, bToken, b.chatbotId, { kind: "site", url: `${site.url}/`, max_depth: 2 });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const done = await settled(s.url, bToken, b.chatbotId, r.body.data.source_id);
+    const done = await settled(fx.s.url, bToken, b.chatbotId, r.body.data.source_id);
     // Home, delivery, returns (through the redirect) and repairs; not /private (robots.txt), /missing, /huge, elsewhere.
     expect(done).toMatchObject({ status: "indexed", page_count: 4, version: 1 });
     expect(site.requested).not.toContain("/private/staff");
@@ -150,7 +145,7 @@ describe("knowledge sources", () => {
 
     // Resync: only the page that changed is indexed again, and the version moves on.
     const written: string[] = [];
-    const knowledge = s.app.store.knowledge;
+    const knowledge = fx.s.app.store.knowledge;
     const replacePage = knowledge.replacePage.bind(knowledge);
     knowledge.replacePage = (src, pageUrl, hash, chunks) => {
       written.push(pageUrl);
@@ -162,27 +157,27 @@ describe("knowledge sources", () => {
         site.pages.get("/repairs")!.replace("punctures are fixed while you wait", "punctures are fixed within an hour"),
       );
       const again = await requestJson(
-        s.url,
+        fx.s.url,
         "POST",
         `/v1/account/chatbots/${b.chatbotId}/knowledge_sources/${r.body.data.source_id}/resync`,
         { authorization: `Bearer ${bToken}` },
         {},
       );
       expect(again.status, JSON.stringify(again.body)).toBe(200);
-      const resynced = await settled(s.url, bToken, b.chatbotId, r.body.data.source_id);
+      const resynced = await settled(fx.s.url, bToken, b.chatbotId, r.body.data.source_id);
       expect(resynced).toMatchObject({ status: "indexed", version: 2, page_count: 4 });
       expect(written).toEqual([`${site.url}/repairs`]);
       expect((await ask("How fast are punctures fixed?", b)).content).toContain("within an hour");
       // Nothing changed: nothing is written, the version stays.
       written.length = 0;
       await requestJson(
-        s.url,
+        fx.s.url,
         "POST",
         `/v1/account/chatbots/${b.chatbotId}/knowledge_sources/${r.body.data.source_id}/resync`,
         { authorization: `Bearer ${bToken}` },
         {},
       );
-      expect(await settled(s.url, bToken, b.chatbotId, r.body.data.source_id)).toMatchObject({ version: 2 });
+      expect(await settled(fx.s.url, bToken, b.chatbotId, r.body.data.source_id)).toMatchObject({ version: 2 });
       expect(written).toEqual([]);
     } finally {
       knowledge.replacePage = replacePage;
@@ -190,33 +185,33 @@ describe("knowledge sources", () => {
   });
 
   it("reads a sitemap's pages", async () => {
-    const c = await s.account();
-    const cToken = await idToken(s.url, c);
-    const r = await addSource(s.url, cToken, c.chatbotId, { kind: "site", url: `${site.url}/sitemap.xml` });
-    const done = await settled(s.url, cToken, c.chatbotId, r.body.data.source_id);
+    const c = await fx.s.account();
+    const cToken = await idToken(fx.s.url, c);
+    const r = await addSource(fx.s.url, cToken, c.chatbotId, { kind: "site", url: `${site.url}/sitemap.xml` });
+    const done = await settled(fx.s.url, cToken, c.chatbotId, r.body.data.source_id);
     expect(done).toMatchObject({ status: "indexed", page_count: 2 });
   });
 
   it("never cites a deleted source's passages again", async () => {
-    const d = await s.account();
-    const dToken = await idToken(s.url, d);
-    const r = await addSource(s.url, dToken, d.chatbotId, {
+    const d = await fx.s.account();
+    const dToken = await idToken(fx.s.url, d);
+    const r = await addSource(fx.s.url, dToken, d.chatbotId, {
       kind: "file",
       file_name: "lights.md",
       content: b64("# Lights\n\nFront lights must be white and rear lights red by law."),
     });
-    const other = await addSource(s.url, dToken, d.chatbotId, {
+    const other = await addSource(fx.s.url, dToken, d.chatbotId, {
       kind: "file",
       file_name: "bells.txt",
       content: b64("Every bicycle needs a bell."),
     });
-    await settled(s.url, dToken, d.chatbotId, r.body.data.source_id);
-    await settled(s.url, dToken, d.chatbotId, other.body.data.source_id);
+    await settled(fx.s.url, dToken, d.chatbotId, r.body.data.source_id);
+    await settled(fx.s.url, dToken, d.chatbotId, other.body.data.source_id);
     expect((await ask("What colour must rear lights be?", d)).documents![0]).toMatchObject({
       source_id: r.body.data.source_id,
     });
     const del = await requestJson(
-      s.url,
+      fx.s.url,
       "DELETE",
       `/v1/account/chatbots/${d.chatbotId}/knowledge_sources/${r.body.data.source_id}`,
       { authorization: `Bearer ${dToken}` },
@@ -226,7 +221,7 @@ describe("knowledge sources", () => {
     expect(after.documents ?? []).toEqual([]);
     expect(after.content).toMatch(/don't know/);
     const gone = await getJson(
-      s.url,
+      fx.s.url,
       `/v1/account/chatbots/${d.chatbotId}/knowledge_sources/${r.body.data.source_id}`,
       {},
       { authorization: `Bearer ${dToken}` },
@@ -235,14 +230,14 @@ describe("knowledge sources", () => {
   });
 
   it("keeps answering from the snippets kind as from the chatbot's knowledge list", async () => {
-    const e = await s.account();
-    const eToken = await idToken(s.url, e);
-    const r = await addSource(s.url, eToken, e.chatbotId, {
+    const e = await fx.s.account();
+    const eToken = await idToken(fx.s.url, e);
+    const r = await addSource(fx.s.url, eToken, e.chatbotId, {
       kind: "snippets",
       snippets: [{ title: "Gift cards", url: "https://shop.example/gift", snippet: "Gift cards never expire." }],
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    await settled(s.url, eToken, e.chatbotId, r.body.data.source_id);
+    await settled(fx.s.url, eToken, e.chatbotId, r.body.data.source_id);
     const reply = await ask("Do gift cards expire?", e);
     expect(reply.content).toBe("Gift cards never expire.");
     expect(reply.documents![0]).toMatchObject({ title: "Gift cards", source_id: r.body.data.source_id });

@@ -1,15 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ContactQuery, ContactRepository, StoredContact } from "../../src/domain/conversation/repository.js";
-import { openPgStore } from "../../src/storage/postgres/index.js";
-import { pgMigrations } from "../../src/storage/postgres/migrations.js";
 import { openDatabase, sqliteRepositories } from "../../src/storage/sqlite/index.js";
-import { migrations } from "../../src/storage/sqlite/migrations.js";
-import { createTestDatabase, postgresSkipReason } from "../helpers/postgres.js";
+import { postgresSkipReason } from "../helpers/postgres.js";
+import { postgresMigratedFrom, sqliteBefore } from "../helpers/schema-before.js";
 
 // Contacts written before the latest conversation's status, assignee and activity were copied onto them (SQLite
 // migration 12, PostgreSQL migration 6) get the copies at start: the list shows what the join used to give.
@@ -69,14 +65,19 @@ type Page = Awaited<ReturnType<ContactRepository["list"]>>;
 const listAll = async (contacts: { list(q: ContactQuery): Page | Promise<Page> }) =>
   contacts.list({ accountId: "acc", search: "", filter: "all", assignee: null, limit: 100, offset: 0, liveSince: 0 });
 
+/** The list after the migration is what the join gave before it, and the join gave the latest conversations' state. */
+function expectListedAsJoined(after: StoredContact[], before: unknown[]) {
+  expect(listed(after)).toEqual(before);
+  expect(before.slice(-3)).toEqual([
+    ["c2", "live", "bob@shop.example", 90],
+    ["c3", "closed", "ann@shop.example", 80],
+    ["c1", "live", "ai_agent", 40],
+  ]);
+}
+
 it("SQLite: contacts written before migration 12 list their latest conversation's state after it", async () => {
   const path = join(dir, "old.db");
-  const old = new Database(path);
-  for (const m of migrations.filter((m) => m.version < 12)) {
-    old.exec(m.sql);
-    m.after?.(old as never);
-    old.pragma(`user_version = ${m.version}`);
-  }
+  const old = sqliteBefore(path, 12);
   old.prepare("INSERT INTO accounts (account_id, email, created_at) VALUES ('acc', 'o@example.com', 1)").run();
   old.prepare("INSERT INTO chatbots (chatbot_id, account_id, name, created_at) VALUES ('bot', 'acc', 'b', 1)").run();
   const contact = old.prepare(
@@ -93,12 +94,7 @@ it("SQLite: contacts written before migration 12 list their latest conversation'
   const db = openDatabase(path, { synchronous: "OFF" });
   try {
     const after = await listAll(sqliteRepositories(db).contacts);
-    expect(listed(after.contacts)).toEqual(before);
-    expect(before.slice(-3)).toEqual([
-      ["c2", "live", "bob@shop.example", 90],
-      ["c3", "closed", "ann@shop.example", 80],
-      ["c1", "live", "ai_agent", 40],
-    ]);
+    expectListedAsJoined(after.contacts, before);
     expect(
       db
         .prepare("SELECT latest_status, latest_assigned_to, latest_activity_at FROM contacts WHERE contact_id = 'c4'")
@@ -112,55 +108,37 @@ it("SQLite: contacts written before migration 12 list their latest conversation'
 const skip = await postgresSkipReason();
 describe.skipIf(skip !== undefined)("PostgreSQL", () => {
   it("contacts written before migration 6 list their latest conversation's state after it", async () => {
-    const database = await createTestDatabase();
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    let before: unknown[];
-    try {
-      await client.query(
-        "CREATE TABLE aiagent_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-      );
-      for (const m of pgMigrations.filter((m) => m.version < 6)) {
-        await client.query(m.sql);
-        await client.query("INSERT INTO aiagent_schema (version) VALUES ($1)", [m.version]);
-      }
-      await client.query("INSERT INTO accounts (account_id, email, created_at) VALUES ('acc', 'o@example.com', 1)");
-      await client.query(
-        "INSERT INTO chatbots (chatbot_id, account_id, name, created_at) VALUES ('bot', 'acc', 'b', 1)",
-      );
-      for (const c of CONTACTS)
+    let before: unknown[] = [];
+    await postgresMigratedFrom(
+      6,
+      async (client) => {
+        await client.query("INSERT INTO accounts (account_id, email, created_at) VALUES ('acc', 'o@example.com', 1)");
         await client.query(
-          "INSERT INTO contacts (contact_id, account_id, user_id, created_at, latest_message_at, latest_conversation_id) VALUES ($1, 'acc', $2, 1, $3, $4)",
-          c,
+          "INSERT INTO chatbots (chatbot_id, account_id, name, created_at) VALUES ('bot', 'acc', 'b', 1)",
         );
-      for (const v of CONVERSATIONS)
-        await client.query(
-          "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at, last_message_at) VALUES ($1, 'acc', 'bot', $2, 'web', $3, $4, $5, $6)",
-          v,
-        );
-      before = asListed((await client.query<Joined>(JOINED)).rows);
-    } finally {
-      await client.end();
-    }
-    const store = await openPgStore(database.url, { poolSize: 2 });
-    try {
-      const after = await listAll(store.contacts);
-      expect(listed(after.contacts)).toEqual(before);
-      expect(before.slice(-3)).toEqual([
-        ["c2", "live", "bob@shop.example", 90],
-        ["c3", "closed", "ann@shop.example", 80],
-        ["c1", "live", "ai_agent", 40],
-      ]);
-      expect(
-        (
-          await store.pool.query(
-            "SELECT latest_status, latest_assigned_to, latest_activity_at FROM contacts WHERE contact_id = 'c4'",
-          )
-        ).rows,
-      ).toEqual([{ latest_status: null, latest_assigned_to: null, latest_activity_at: null }]);
-    } finally {
-      await store.close();
-      await database.drop();
-    }
+        for (const c of CONTACTS)
+          await client.query(
+            "INSERT INTO contacts (contact_id, account_id, user_id, created_at, latest_message_at, latest_conversation_id) VALUES ($1, 'acc', $2, 1, $3, $4)",
+            c,
+          );
+        for (const v of CONVERSATIONS)
+          await client.query(
+            "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at, last_message_at) VALUES ($1, 'acc', 'bot', $2, 'web', $3, $4, $5, $6)",
+            v,
+          );
+        before = asListed((await client.query<Joined>(JOINED)).rows);
+      },
+      async (store) => {
+        const after = await listAll(store.contacts);
+        expectListedAsJoined(after.contacts, before);
+        expect(
+          (
+            await store.pool.query(
+              "SELECT latest_status, latest_assigned_to, latest_activity_at FROM contacts WHERE contact_id = 'c4'",
+            )
+          ).rows,
+        ).toEqual([{ latest_status: null, latest_assigned_to: null, latest_activity_at: null }]);
+      },
+    );
   });
 });

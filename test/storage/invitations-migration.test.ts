@@ -3,10 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { InvitationRecord } from "../../src/domain/account/repository.js";
-import { openPgStore } from "../../src/storage/postgres/index.js";
 import { openDatabase, sqliteRepositories } from "../../src/storage/sqlite/index.js";
-import { createTestDatabase, postgresSkipReason } from "../helpers/postgres.js";
-import { postgresBefore, sqliteBefore } from "../helpers/schema-before.js";
+import { postgresSkipReason } from "../helpers/postgres.js";
+import { postgresMigratedFrom, sqliteBefore } from "../helpers/schema-before.js";
 
 // Members invited before invitations had their own table (SQLite migration 17, PostgreSQL migration 11) are pending
 // invitations after it, under the same id and code, so a link already passed on still works; joined members stay.
@@ -49,19 +48,17 @@ it("SQLite: a member invited before migration 17 is a pending invitation after i
 const skip = await postgresSkipReason();
 describe.skipIf(skip !== undefined)("PostgreSQL", () => {
   it("a member invited before migration 11 is a pending invitation after it", async () => {
-    const database = await createTestDatabase();
-    await postgresBefore(database.url, 11, async (client) => {
-      await client.query("INSERT INTO accounts (account_id, email, created_at) VALUES ('acc', 'o@example.com', 1)");
-      await client.query(MEMBERS);
-    });
-    const store = await openPgStore(database.url, { poolSize: 2 });
-    try {
-      expect(await store.invitations.byCode("code-hash")).toEqual(PENDING);
-      expect(await store.members.byEmail("pending@shop.example")).toBeUndefined();
-      expect((await store.members.listForAccount("acc")).map((m) => m.memberId)).toEqual(["m-joined"]);
-    } finally {
-      await store.close();
-      await database.drop();
-    }
+    await postgresMigratedFrom(
+      11,
+      async (client) => {
+        await client.query("INSERT INTO accounts (account_id, email, created_at) VALUES ('acc', 'o@example.com', 1)");
+        await client.query(MEMBERS);
+      },
+      async (store) => {
+        expect(await store.invitations.byCode("code-hash")).toEqual(PENDING);
+        expect(await store.members.byEmail("pending@shop.example")).toBeUndefined();
+        expect((await store.members.listForAccount("acc")).map((m) => m.memberId)).toEqual(["m-joined"]);
+      },
+    );
   });
 });

@@ -1,5 +1,19 @@
 import type { Db } from "../../src/storage/sqlite/index.js";
 
+/** The tables that grow with use, on either back end: no statement may read one whole. */
+export const GROWING = [
+  "contacts",
+  "conversations",
+  "messages",
+  "refresh_tokens",
+  "refresh_token_rotations",
+  "launch_codes",
+  "token_revocations",
+  "api_keys",
+  "accounts",
+  "chatbots",
+];
+
 /** Records every SQL text prepared on a database until stop() (repositories prepare theirs when built or first used). */
 export function recordPrepares(db: Db): { stop(): string[] } {
   const seen: string[] = [];

@@ -6,21 +6,10 @@ import { newId } from "../../src/domain/ids.js";
 import { openPgStore, type PgStore } from "../../src/storage/postgres/index.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
 import { account, message } from "./contract/fixtures.js";
+import { GROWING } from "./plans.js";
 
 // Plans, not timings: every statement the PostgreSQL repositories run is explained over a populated, analyzed
 // database, and none may read a whole growing table, nor sort a list an index gives in order.
-const GROWING = [
-  "contacts",
-  "conversations",
-  "messages",
-  "refresh_tokens",
-  "refresh_token_rotations",
-  "launch_codes",
-  "token_revocations",
-  "api_keys",
-  "accounts",
-  "chatbots",
-];
 const CONTACTS = 60_000;
 /** Accounts sharing the tables: the one under test holds one in ACCOUNTS of the rows, as in a real deployment. */
 const ACCOUNTS = 20;

@@ -3,10 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ReportCounts } from "../../src/domain/report/report.js";
-import { openPgStore } from "../../src/storage/postgres/index.js";
 import { openDatabase, sqliteRepositories } from "../../src/storage/sqlite/index.js";
-import { createTestDatabase, postgresSkipReason } from "../helpers/postgres.js";
-import { postgresBefore, sqliteBefore } from "../helpers/schema-before.js";
+import { postgresSkipReason } from "../helpers/postgres.js";
+import { postgresMigratedFrom, sqliteBefore } from "../helpers/schema-before.js";
 
 // Conversations written before the report's facts were kept on the rows (SQLite migration 24, PostgreSQL 18) get
 // them from their stored messages and ratings at start: the report counts them as it counts new ones.
@@ -106,22 +105,22 @@ it("SQLite: conversations and messages written before migration 24 are counted a
 const skip = await postgresSkipReason();
 describe.skipIf(skip !== undefined)("PostgreSQL", () => {
   it("conversations and messages written before migration 18 are counted after it", async () => {
-    const database = await createTestDatabase();
-    await postgresBefore(database.url, 18, async (client) => {
-      for (const sql of INSERTS) await client.query(sql);
-    });
-    const store = await openPgStore(database.url, { poolSize: 2 });
-    try {
-      expect(numbers((await store.pool.query(FACTS)).rows)).toEqual(WANT_FACTS);
-      const m = await store.pool.query("SELECT DISTINCT chatbot_id, conversation_created_at FROM messages ORDER BY 2");
-      expect(numbers(m.rows)).toEqual([
-        { chatbot_id: "bot", conversation_created_at: 1000 },
-        { chatbot_id: "bot", conversation_created_at: 2000 },
-      ]);
-      expect(sorted(await store.reports.counts("bot", 0, 900_000, 0))).toEqual(WANT_COUNTS);
-    } finally {
-      await store.close();
-      await database.drop();
-    }
+    await postgresMigratedFrom(
+      18,
+      async (client) => {
+        for (const sql of INSERTS) await client.query(sql);
+      },
+      async (store) => {
+        expect(numbers((await store.pool.query(FACTS)).rows)).toEqual(WANT_FACTS);
+        const m = await store.pool.query(
+          "SELECT DISTINCT chatbot_id, conversation_created_at FROM messages ORDER BY 2",
+        );
+        expect(numbers(m.rows)).toEqual([
+          { chatbot_id: "bot", conversation_created_at: 1000 },
+          { chatbot_id: "bot", conversation_created_at: 2000 },
+        ]);
+        expect(sorted(await store.reports.counts("bot", 0, 900_000, 0))).toEqual(WANT_COUNTS);
+      },
+    );
   });
 });

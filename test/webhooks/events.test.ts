@@ -1,50 +1,48 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { serverForFile } from "../helpers/file-server.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { startServer, type TestAccount } from "../helpers/server.js";
 import { eventually } from "../helpers/webhook-receiver.js";
 
-let s: TestServer;
-beforeAll(async () => {
-  s = await startServer({
+const fx = serverForFile({
+  server: {
     env: {
       AIAGENT_WEBHOOK_POLL_MS: "20",
       AIAGENT_WEBHOOK_RETRY_DELAYS: "0.02,0.02,0.02",
       AIAGENT_WEBHOOK_DISABLE_AFTER: "60",
     },
-  });
-});
-afterAll(async () => {
-  await s.close(true);
+  },
+  accounts: 0,
 });
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
 async function log(a: TestAccount, query: Record<string, string | number> = {}) {
-  const r = await getJson(s.url, "/v1/account/events", { limit: 1000, ...query }, auth(await idToken(s.url, a)));
+  const r = await getJson(fx.s.url, "/v1/account/events", { limit: 1000, ...query }, auth(await idToken(fx.s.url, a)));
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.data as { events: any[]; next_cursor: string; has_more: boolean };
 }
 
 describe("the event log", () => {
   it("records each change of a conversation and each revocation, in commit order, shaped like the lists", async () => {
-    const a = await s.account();
-    const token = await idToken(s.url, a);
-    const t = await issueTokens(s.url, a, "events-customer");
-    const conv = (await send(s.url, t.access_token, "hello")).conversation_id;
+    const a = await fx.s.account();
+    const token = await idToken(fx.s.url, a);
+    const t = await issueTokens(fx.s.url, a, "events-customer");
+    const conv = (await send(fx.s.url, t.access_token, "hello")).conversation_id;
     const body = { conversation_id: conv };
-    expect((await postJson(s.url, "/take_over_conversation", body, auth(token))).status).toBe(200);
+    expect((await postJson(fx.s.url, "/take_over_conversation", body, auth(token))).status).toBe(200);
     expect(
-      (await postJson(s.url, "/reply_to_conversation", { ...body, content: "Sam here" }, auth(token))).status,
+      (await postJson(fx.s.url, "/reply_to_conversation", { ...body, content: "Sam here" }, auth(token))).status,
     ).toBe(200);
-    expect((await postJson(s.url, "/mark_conversation_read", body, auth(token))).status).toBe(200);
-    expect((await postJson(s.url, "/close_conversation", body, auth(token))).status).toBe(200);
+    expect((await postJson(fx.s.url, "/mark_conversation_read", body, auth(token))).status).toBe(200);
+    expect((await postJson(fx.s.url, "/close_conversation", body, auth(token))).status).toBe(200);
     // Closing a closed conversation changes nothing a reader sees: no event.
-    expect((await postJson(s.url, "/close_conversation", body, auth(token))).status).toBe(200);
-    await send(s.url, t.access_token, "are you there?", conv); // the customer reopens it
-    expect((await postJson(s.url, "/release_conversation", body, auth(token))).status).toBe(200);
+    expect((await postJson(fx.s.url, "/close_conversation", body, auth(token))).status).toBe(200);
+    await send(fx.s.url, t.access_token, "are you there?", conv); // the customer reopens it
+    expect((await postJson(fx.s.url, "/release_conversation", body, auth(token))).status).toBe(200);
     expect(
-      (await postJson(s.url, "/v1/account/sessions/revoke", { user_id: "events-customer" }, auth(token))).status,
+      (await postJson(fx.s.url, "/v1/account/sessions/revoke", { user_id: "events-customer" }, auth(token))).status,
     ).toBe(200);
 
     const { events, next_cursor, has_more } = await log(a);
@@ -109,12 +107,12 @@ describe("the event log", () => {
   });
 
   it("the same log over Connect", async () => {
-    const a = await s.account();
-    const t = await issueTokens(s.url, a, "connect-customer");
-    await send(s.url, t.access_token, "over connect");
-    const r = await fetch(`${s.url}/aiagent.v1.WebhookService/ListEvents`, {
+    const a = await fx.s.account();
+    const t = await issueTokens(fx.s.url, a, "connect-customer");
+    await send(fx.s.url, t.access_token, "over connect");
+    const r = await fetch(`${fx.s.url}/aiagent.v1.WebhookService/ListEvents`, {
       method: "POST",
-      headers: { "content-type": "application/json", ...auth(await idToken(s.url, a)) },
+      headers: { "content-type": "application/json", ...auth(await idToken(fx.s.url, a)) },
       body: JSON.stringify({ types: ["message.created"], limit: 1 }),
     });
     expect(r.status).toBe(200);
@@ -124,28 +122,28 @@ describe("the event log", () => {
   });
 
   it("an endpoint failing for longer than AIAGENT_WEBHOOK_DISABLE_AFTER is disabled, and the account told", async () => {
-    const a = await s.account();
-    const token = await idToken(s.url, a);
+    const a = await fx.s.account();
+    const token = await idToken(fx.s.url, a);
     // Nothing listens on port 9: every attempt is refused.
-    const ep = await postJson(s.url, "/v1/account/webhooks", { url: "http://127.0.0.1:9/hooks" }, auth(token));
+    const ep = await postJson(fx.s.url, "/v1/account/webhooks", { url: "http://127.0.0.1:9/hooks" }, auth(token));
     const id = ep.body.data.endpoint.endpoint_id;
-    const t = await issueTokens(s.url, a, "disable-customer");
-    await send(s.url, t.access_token, "nobody listens");
+    const t = await issueTokens(fx.s.url, a, "disable-customer");
+    await send(fx.s.url, t.access_token, "nobody listens");
     const endpoint = async () =>
-      (await getJson(s.url, "/v1/account/webhooks", {}, auth(await idToken(s.url, a)))).body.data.endpoints[0];
+      (await getJson(fx.s.url, "/v1/account/webhooks", {}, auth(await idToken(fx.s.url, a)))).body.data.endpoints[0];
     await eventually("the endpoint failing", async () => (await endpoint()).failing_since !== "");
     // Time passes (the test clock): the next failure finds it failing for over a minute.
-    s.clock.advance(61_000);
-    await send(s.url, t.access_token, "still nobody", (await log(a)).events[0].data.conversation_id);
+    fx.s.clock.advance(61_000);
+    await send(fx.s.url, t.access_token, "still nobody", (await log(a)).events[0].data.conversation_id);
     await eventually("the endpoint disabled", async () => (await endpoint()).status === "disabled");
     expect((await endpoint()).disabled_reason).toMatch(/disabled by the service/);
     const disabled = (await log(a, { types: "webhook_endpoint.disabled" })).events;
     expect(disabled).toHaveLength(1);
     expect(disabled[0].data).toMatchObject({ endpoint_id: id, reason: expect.stringContaining("failed since") });
     // Enabled again by the account: its failure record is cleared.
-    const on = await fetch(`${s.url}/v1/account/webhooks/${id}`, {
+    const on = await fetch(`${fx.s.url}/v1/account/webhooks/${id}`, {
       method: "PATCH",
-      headers: { "content-type": "application/json", ...auth(await idToken(s.url, a)) },
+      headers: { "content-type": "application/json", ...auth(await idToken(fx.s.url, a)) },
       body: JSON.stringify({ enabled: true }),
     });
     expect(((await on.json()) as any).data).toMatchObject({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
 import { newId } from "../../../src/domain/ids.js";
-import { account, apiKeyRecord } from "./fixtures.js";
+import { account, apiKeyRecord, bareAccount } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
 /** Accounts, API keys, chatbots and the demo setup. */
@@ -65,16 +65,8 @@ export function accountCases(h: () => Harness) {
 
     it("finds a key by hash, lists an account's keys oldest first and no other account's", async () => {
       const { store } = h();
-      const a = newId();
-      const b = newId();
-      for (const id of [a, b])
-        await store.accounts.insert({
-          accountId: id,
-          email: `${id}@x.example`,
-          passwordHash: null,
-          active: true,
-          createdAt: 1,
-        });
+      const a = await bareAccount(store);
+      const b = await bareAccount(store);
       const k2 = key(a, 20);
       const k1 = key(a, 10);
       const other = key(b, 5);
@@ -86,16 +78,8 @@ export function accountCases(h: () => Harness) {
 
     it("revokes one key or all of an account's unrevoked keys, counting only those it revoked", async () => {
       const { store } = h();
-      const a = newId();
-      const b = newId();
-      for (const id of [a, b])
-        await store.accounts.insert({
-          accountId: id,
-          email: `${id}@x.example`,
-          passwordHash: null,
-          active: true,
-          createdAt: 1,
-        });
+      const a = await bareAccount(store);
+      const b = await bareAccount(store);
       const [k1, k2, k3] = [key(a, 1), key(a, 2), key(a, 3)];
       const foreign = key(b, 1);
       for (const k of [k1!, k2!, k3!, foreign]) await store.apiKeys.insert(k);
@@ -111,14 +95,7 @@ export function accountCases(h: () => Harness) {
 
     it("expireAllBut never extends an earlier end; touch records a use only past the resolution", async () => {
       const { store } = h();
-      const a = newId();
-      await store.accounts.insert({
-        accountId: a,
-        email: `${a}@x.example`,
-        passwordHash: null,
-        active: true,
-        createdAt: 1,
-      });
+      const a = await bareAccount(store);
       const [k1, k2, keep] = [key(a, 1), key(a, 2), key(a, 3)];
       for (const k of [k1!, k2!, keep!]) await store.apiKeys.insert(k);
       await store.apiKeys.expireAllBut(a, keep!.apiKeyId, 500);
@@ -136,16 +113,8 @@ export function accountCases(h: () => Harness) {
   describe("chatbots and the demo setup", () => {
     it("stores a chatbot with its origins and knowledge; update reaches only the owner's chatbot", async () => {
       const { store } = h();
-      const a = newId();
-      const b = newId();
-      for (const id of [a, b])
-        await store.accounts.insert({
-          accountId: id,
-          email: `${id}@x.example`,
-          passwordHash: null,
-          active: true,
-          createdAt: 1,
-        });
+      const a = await bareAccount(store);
+      const b = await bareAccount(store);
       const c = {
         chatbotId: newId(),
         accountId: a,
@@ -221,14 +190,7 @@ export function accountCases(h: () => Harness) {
     it("keeps one demo setup record, replaced by set", async () => {
       const { store } = h();
       expect(await store.demoSetup.get()).toBeUndefined();
-      const a = newId();
-      await store.accounts.insert({
-        accountId: a,
-        email: `${a}@x.example`,
-        passwordHash: null,
-        active: true,
-        createdAt: 1,
-      });
+      const a = await bareAccount(store);
       const c = newId();
       await store.chatbots.insert({
         chatbotId: c,

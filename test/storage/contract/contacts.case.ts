@@ -1,21 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { ContactQuery } from "../../../src/domain/conversation/repository.js";
 import { AI_AGENT } from "../../../src/domain/conversation/rules.js";
 import { foldForSearch } from "../../../src/domain/conversation/search-fold.js";
 import { newId } from "../../../src/domain/ids.js";
-import { account, message } from "./fixtures.js";
+import { account, contactQuery, message } from "./fixtures.js";
 import type { Harness } from "./harness.js";
-
-const query = (accountId: string, o: Partial<ContactQuery> = {}): ContactQuery => ({
-  accountId,
-  search: "",
-  filter: "all",
-  assignee: null,
-  limit: 10,
-  offset: 0,
-  liveSince: 0,
-  ...o,
-});
 
 /** Contacts: the profile merge, the list's filters and order, the search definition, ownership. */
 export function contactCases(h: () => Harness) {
@@ -37,7 +25,7 @@ export function contactCases(h: () => Harness) {
       );
       expect(again).toBe(id);
       await message(store, a, newId(), { at: 10, start: true, userId: "u1" });
-      const [c] = (await store.contacts.list(query(a.accountId))).contacts;
+      const [c] = (await store.contacts.list(contactQuery(a.accountId))).contacts;
       expect(c).toMatchObject({
         contactId: id,
         userId: "u1",
@@ -134,7 +122,7 @@ export function contactCases(h: () => Harness) {
       );
       await store.contacts.ensure(a.accountId, "u1", { contactName: "", email: "emile@x.example", phoneNumber: "" }, 5);
       await message(store, a, newId(), { at: 10, start: true, userId: "u1" });
-      const { contacts } = await store.contacts.list(query(a.accountId, { search: foldForSearch("emile") }));
+      const { contacts } = await store.contacts.list(contactQuery(a.accountId, { search: foldForSearch("emile") }));
       expect(contacts).toEqual([
         expect.objectContaining({
           contactId: id,
@@ -152,7 +140,7 @@ export function contactCases(h: () => Harness) {
       ).rejects.toThrow("undo");
       const gone = await store.contacts.upsert(a.accountId, "gone", undefined, 7);
       expect(gone).not.toBe(id);
-      expect((await store.contacts.list(query(a.accountId))).contacts.map((c) => c.userId)).toEqual(["u1"]);
+      expect((await store.contacts.list(contactQuery(a.accountId))).contacts.map((c) => c.userId)).toEqual(["u1"]);
     });
 
     it("a contact belongs to its account only", async () => {
@@ -181,7 +169,7 @@ export function contactCases(h: () => Harness) {
       // A contact without any message is not listed.
       await store.contacts.upsert(a.accountId, "silent", undefined, 500);
 
-      const all = await store.contacts.list(query(a.accountId));
+      const all = await store.contacts.list(contactQuery(a.accountId));
       expect(all.contacts.map((c) => c.userId)).toEqual(["closed", "read", "old"]);
       expect(all.contacts[0]).toMatchObject({
         latestStatus: "closed",
@@ -196,21 +184,21 @@ export function contactCases(h: () => Harness) {
         assignedTo: "ai_agent",
       });
       expect(
-        (await store.contacts.list(query(a.accountId, { filter: "unread" }))).contacts.map((c) => c.userId),
+        (await store.contacts.list(contactQuery(a.accountId, { filter: "unread" }))).contacts.map((c) => c.userId),
       ).toEqual(["closed", "old"]);
-      expect((await store.contacts.list(query(a.accountId, { filter: "live" }))).contacts.map((c) => c.userId)).toEqual(
-        ["read", "old"],
-      );
+      expect(
+        (await store.contacts.list(contactQuery(a.accountId, { filter: "live" }))).contacts.map((c) => c.userId),
+      ).toEqual(["read", "old"]);
       // Idle: live conversations with no message since liveSince are not live.
       expect(
-        (await store.contacts.list(query(a.accountId, { filter: "live", liveSince: 150 }))).contacts.map(
+        (await store.contacts.list(contactQuery(a.accountId, { filter: "live", liveSince: 150 }))).contacts.map(
           (c) => c.userId,
         ),
       ).toEqual(["read"]);
-      const p = await store.contacts.list(query(a.accountId, { limit: 2, offset: 1 }));
+      const p = await store.contacts.list(contactQuery(a.accountId, { limit: 2, offset: 1 }));
       expect(p.contacts.map((c) => c.userId)).toEqual(["read", "old"]);
       expect(p.hasMore).toBe(false);
-      expect((await store.contacts.list(query(a.accountId, { limit: 2 }))).hasMore).toBe(true);
+      expect((await store.contacts.list(contactQuery(a.accountId, { limit: 2 }))).hasMore).toBe(true);
     });
 
     it("shows the latest conversation's status, assignee and activity as they change; an older one's changes do not show", async () => {
@@ -221,7 +209,7 @@ export function contactCases(h: () => Harness) {
       await message(store, a, older, { at: 100, start: true, userId: "u" });
       await message(store, a, latest, { at: 200, start: true, userId: "u" });
       const shown = async (search = "") => {
-        const [c, ...rest] = (await store.contacts.list(query(a.accountId, { search }))).contacts;
+        const [c, ...rest] = (await store.contacts.list(contactQuery(a.accountId, { search }))).contacts;
         expect(rest).toEqual([]);
         return {
           id: c!.latestConversationId,
@@ -273,7 +261,7 @@ export function contactCases(h: () => Harness) {
       await message(store, a, newest, { at: 600, start: true, userId: "u" });
       expect(await shown()).toEqual({ id: newest, status: "live", assignedTo: AI_AGENT, activity: 600 });
       expect(
-        (await store.contacts.list(query(a.accountId, { filter: "live" }))).contacts.map((c) => c.latestStatus),
+        (await store.contacts.list(contactQuery(a.accountId, { filter: "live" }))).contacts.map((c) => c.latestStatus),
       ).toEqual(["live"]);
       await store.conversations.setStatus(older, "live", 610);
       await store.conversations.assign(older, "ann@shop.example", "Ann");
@@ -297,7 +285,7 @@ export function contactCases(h: () => Harness) {
       await store.contacts.upsert(b.accountId, "u-9", { contactName: "Zoe Other", email: "", phoneNumber: "" }, 1);
       await message(store, b, newId(), { at: 99, start: true, userId: "u-9" });
       const find = async (term: string) =>
-        (await store.contacts.list(query(a.accountId, { search: foldForSearch(term) }))).contacts
+        (await store.contacts.list(contactQuery(a.accountId, { search: foldForSearch(term) }))).contacts
           .map((c) => c.userId)
           .sort();
       expect(await find("zoe")).toEqual(["u-1"]);
@@ -322,8 +310,8 @@ export function contactCases(h: () => Harness) {
       await message(store, a, id, { at: 4, role: "operator" });
       const unread = async () => ({
         conversation: (await store.conversations.byId(id))?.unreadCount,
-        contact: (await store.contacts.list(query(a.accountId))).contacts[0]?.unreadCount,
-        listed: (await store.contacts.list(query(a.accountId, { filter: "unread" }))).contacts.length,
+        contact: (await store.contacts.list(contactQuery(a.accountId))).contacts[0]?.unreadCount,
+        listed: (await store.contacts.list(contactQuery(a.accountId, { filter: "unread" }))).contacts.length,
       });
       expect(await unread()).toEqual({ conversation: 2, contact: 2, listed: 1 });
       // Unread already: nothing changes.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AI_AGENT } from "../../../src/domain/conversation/rules.js";
 import { newId } from "../../../src/domain/ids.js";
-import { account, message } from "./fixtures.js";
+import { account, contactQuery, message } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
 /** Conversations and messages: ordering, paging, the counters the list reads, and what the domain decides. */
@@ -35,19 +35,7 @@ export function conversationCases(h: () => Harness) {
       const { store } = h();
       const a = await account(store);
       await expect(message(store, a, newId(), { at: 1 })).rejects.toThrow();
-      expect(
-        (
-          await store.contacts.list({
-            accountId: a.accountId,
-            search: "",
-            filter: "all",
-            assignee: null,
-            limit: 10,
-            offset: 0,
-            liveSince: 0,
-          })
-        ).contacts,
-      ).toEqual([]);
+      expect((await store.contacts.list(contactQuery(a.accountId))).contacts).toEqual([]);
     });
 
     it("message_order is gap-free from 1 under many concurrent writers", async () => {

@@ -1,6 +1,6 @@
 import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
 import type { ApiKeyRecord } from "../../../src/domain/account/repository.js";
-import type { MessageRecord, MessageRole } from "../../../src/domain/conversation/repository.js";
+import type { ContactQuery, MessageRecord, MessageRole } from "../../../src/domain/conversation/repository.js";
 import { messageEffect, NEW_CONVERSATION } from "../../../src/domain/conversation/rules.js";
 import { newId } from "../../../src/domain/ids.js";
 import type { Store } from "../../../src/domain/store.js";
@@ -29,6 +29,31 @@ export async function account(
   });
   return { accountId, chatbotId, email };
 }
+
+/** An account with no chatbot (e-mail `<id>@x.example`, created at 1); answers its id. */
+export async function bareAccount(store: Store): Promise<string> {
+  const accountId = newId();
+  await store.accounts.insert({
+    accountId,
+    email: `${accountId}@x.example`,
+    passwordHash: null,
+    active: true,
+    createdAt: 1,
+  });
+  return accountId;
+}
+
+/** The contact list's query for the account: every contact, no search, the first 10. */
+export const contactQuery = (accountId: string, o: Partial<ContactQuery> = {}): ContactQuery => ({
+  accountId,
+  search: "",
+  filter: "all",
+  assignee: null,
+  limit: 10,
+  offset: 0,
+  liveSince: 0,
+  ...o,
+});
 
 /** An unrevoked, unexpired, never used API key record of the account (a fresh id and hash unless given). */
 export function apiKeyRecord(accountId: string, o: Partial<ApiKeyRecord> = {}): ApiKeyRecord {

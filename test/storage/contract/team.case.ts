@@ -3,7 +3,7 @@ import type { SavedReplyRecord } from "../../../src/domain/account/saved-replies
 import type { NoteRecord } from "../../../src/domain/conversation/notes.js";
 import { AI_AGENT } from "../../../src/domain/conversation/rules.js";
 import { newId } from "../../../src/domain/ids.js";
-import { account, message } from "./fixtures.js";
+import { account, contactQuery, message } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
 const note = (accountId: string, conversationId: string, content: string, createdAt: number): NoteRecord => ({
@@ -102,17 +102,7 @@ export function teamCases(h: () => Harness) {
       await message(store, a, newId(), { userId: "free", at: 20, start: true });
       await store.conversations.assign(held, "Kim@Shop.example", "Kim");
       const list = async (assignee: string | null, search = "") =>
-        (
-          await store.contacts.list({
-            accountId: a.accountId,
-            search,
-            filter: "all",
-            assignee,
-            limit: 10,
-            offset: 0,
-            liveSince: 0,
-          })
-        ).contacts.map((c) => c.userId);
+        (await store.contacts.list(contactQuery(a.accountId, { search, assignee }))).contacts.map((c) => c.userId);
       expect(await list(null)).toEqual(["free", "held"]);
       expect(await list("kim@shop.example")).toEqual(["held"]);
       expect(await list(AI_AGENT)).toEqual(["free"]);
