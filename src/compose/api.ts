@@ -12,6 +12,7 @@ import type { App } from "../app.js";
 import type { ChatbotPictures } from "../domain/account/chatbot-picture.js";
 import type { OperatorPictures } from "../domain/account/operator-picture.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
+import type { Repositories } from "../domain/store.js";
 import type { KeyRing } from "../domain/token/key-ring.js";
 import type { Metrics } from "../observability/metrics.js";
 import { metricsRoute } from "../observability/metrics-route.js";
@@ -73,7 +74,7 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
   Omit<ConversationParts, "events"> &
   Pick<PrivacyParts, "privacy"> &
   Pick<WebhookParts, "webhooks"> & {
-    audit: AuditLog;
+    audit: AuditLog<Repositories>;
     /** The address the server listens on, once it does (invitation links fall back to it). */
     listeningUrl: () => string | undefined;
   };

@@ -10,9 +10,8 @@ export type { ConversationServiceDeps } from "./conversation-core.js";
 export { ConversationReads } from "./conversation-reads.js";
 export { ConversationWatches } from "./conversation-watches.js";
 export { CustomerMessages, type SendEvent, WEB_CHANNEL } from "./customer-messages.js";
-export type { ConversationSummary } from "./events.js";
 export { OperatorActions } from "./operator-actions.js";
-export type { RatingRecord, RatingRepository } from "./ratings.js";
+export type { ConversationSummary, RatingRecord, RatingRepository } from "./repository.js";
 export { AI_AGENT } from "./rules.js";
 export type { AccountWatchEvent, WatchEvent } from "./watch.js";
 

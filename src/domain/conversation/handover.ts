@@ -1,8 +1,7 @@
 import { newId } from "../ids.js";
-import type { Repositories } from "../store.js";
 import { recordActivity } from "./activity.js";
 import type { ConversationCore } from "./conversation-core.js";
-import type { NoteRecord } from "./notes.js";
+import type { NoteRecord } from "./repository.js";
 import { AI_AGENT } from "./rules.js";
 
 /**
@@ -18,7 +17,7 @@ export async function handOver(
   reason: string,
 ): Promise<NoteRecord> {
   const at = core.d.clock.now();
-  return core.d.transaction(async (tx: Repositories) => {
+  return core.d.transaction(async (tx) => {
     await tx.agents.setHandover({ conversationId, reason, at });
     const note: NoteRecord = {
       noteId: newId(),

@@ -1,12 +1,11 @@
+import type { AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller } from "../caller.js";
 import { DomainError, invalidArgument } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
-import type { Repositories } from "../store.js";
 import { optionalText, requireContent, requireEmail } from "../validate.js";
-import { type ActivityKind, nameFor } from "./activity.js";
+import { nameFor } from "./activity.js";
 import type { ConversationCore } from "./conversation-core.js";
-import type { ConversationSummary } from "./events.js";
-import type { MessageRecord, NewMessage } from "./repository.js";
+import type { ActivityKind, ConversationSummary, MessageRecord, NewMessage } from "./repository.js";
 import { AI_AGENT } from "./rules.js";
 
 const MAX_OPERATOR_NAME = 80;
@@ -70,7 +69,7 @@ export class OperatorActions {
 
   /** The audit log's line for a change of who holds the conversation, in the change's unit of work. */
   private audited(
-    tx: Pick<Repositories, "audit">,
+    tx: AuditTx,
     caller: AccountCaller,
     conv: { conversationId: string; assignedTo: string },
     to: string,

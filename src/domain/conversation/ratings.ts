@@ -4,21 +4,7 @@ import { requireUuid } from "../ids.js";
 import { optionalContent } from "../validate.js";
 import { recordActivity } from "./activity.js";
 import type { ConversationCore } from "./conversation-core.js";
-import type { ConversationRating, ConversationSummary } from "./events.js";
-
-/** A customer's rating of a conversation, as stored (one per conversation: the latest counts). */
-export interface RatingRecord extends ConversationRating {
-  conversationId: string;
-  accountId: string;
-}
-
-/** Where ratings are kept. */
-export interface RatingRepository {
-  /** Stores the rating, replacing an earlier one of the same conversation. */
-  set(r: RatingRecord): Promise<void>;
-  /** The ratings of these conversations (those that have one). */
-  forConversations(conversationIds: readonly string[]): Promise<Map<string, ConversationRating>>;
-}
+import type { ConversationRating, ConversationSummary } from "./repository.js";
 
 const MAX_COMMENT = 1000;
 

@@ -6,14 +6,14 @@ import type {
   ChatbotRepository,
   MemberRepository,
 } from "../account/repository.js";
-import type { AuditLog } from "../audit/audit-log.js";
+import type { AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { Clock } from "../clock.js";
 import type { ContactRepository } from "../conversation/repository.js";
 import { DomainError, invalidArgument } from "../errors.js";
 import { hashSecret, requireUuid, sameHash } from "../ids.js";
-import type { Transact } from "../store.js";
+import type { EventLog, LogTx } from "../log/event-log.js";
+import type { Transact } from "../unit.js";
 import { requireId } from "../validate.js";
-import type { EventLog } from "../webhook/event-log.js";
 import type { JwtStrategy } from "./jwt-strategy.js";
 import type { LaunchCodeRepository, RefreshTokenRecord, RefreshTokenRepository } from "./repository.js";
 import { successorSecret } from "./rotation.js";
@@ -39,6 +39,13 @@ export interface TokenLifetimes {
   id: number;
 }
 
+/** What the token use cases write in their units of work. */
+export interface TokenTx extends AuditTx, LogTx {
+  refreshTokens: RefreshTokenRepository;
+  launchCodes: LaunchCodeRepository;
+  contacts: ContactRepository;
+}
+
 /** What the token use cases need. */
 export interface TokenServiceDeps {
   accounts: AccountRepository;
@@ -52,7 +59,7 @@ export interface TokenServiceDeps {
   clock: Clock;
   ttl: TokenLifetimes;
   /** Runs fn as one storage transaction, so an issuance writes all its rows or none. */
-  transaction: Transact;
+  transaction: Transact<TokenTx>;
   /** Called once a credential is known good and before anything is written; throws to refuse (per-account limits). */
   admit?: (accountId: string) => Promise<void>;
   /** The account's event log: a revocation records `session.revoked` in its own unit of work. */

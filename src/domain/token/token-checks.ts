@@ -3,9 +3,9 @@ import type { ChatbotRecord } from "../account/repository.js";
 import { resolvePerson } from "../account/team-service.js";
 import type { AccountCaller } from "../caller.js";
 import { unauthenticated } from "../errors.js";
+import { lineage, lineageOf } from "../lineage.js";
 import type { TokenServiceDeps } from "./credentials.js";
 import type { AccessClaims, IdClaims } from "./jwt-strategy.js";
-import { lineage, lineageOf } from "./lineage.js";
 
 /** Checking presented tokens on each call: signature, expiry, revocation, and that what they name is still active. */
 export class TokenChecks {

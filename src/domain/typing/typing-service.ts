@@ -1,10 +1,10 @@
 import type { OperatorProfileRepository } from "../account/operator-profile.js";
 import type { Caller } from "../caller.js";
 import type { Clock } from "../clock.js";
-import type { EventTopic } from "../conversation/events.js";
 import type { ConversationRepository } from "../conversation/repository.js";
 import { notFound } from "../errors.js";
 import { requireUuid } from "../ids.js";
+import type { EventTopic } from "../log/events.js";
 import type { TypingChannel, TypingSide, TypingSignal } from "./channel.js";
 
 /** At most one signal per conversation and side is passed on in this long (clients send about as often). */
