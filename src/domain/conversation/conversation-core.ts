@@ -14,7 +14,7 @@ import type { Transact } from "../unit.js";
 import { recordActivity } from "./activity.js";
 import { ContactListCache } from "./contact-list-cache.js";
 import type { CustomerLimits } from "./customer-limits.js";
-import { type ConversationOwner, ConversationOwners } from "./owners.js";
+import { type ConversationOwner, ConversationOwners, mayAccess } from "./owners.js";
 import { MessagePageCache } from "./page-cache.js";
 import type { ReplyRepository } from "./replies.js";
 import type {
@@ -216,19 +216,13 @@ export class ConversationCore {
 
   async frameConversation(caller: FrameCaller, conversationId: string): Promise<ConversationRecord> {
     const conv = await this.d.conversations.byId(conversationId);
-    if (
-      !conv ||
-      conv.accountId !== caller.accountId ||
-      conv.chatbotId !== caller.chatbotId ||
-      conv.userId !== caller.userId
-    )
-      throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     return conv;
   }
 
   async accountConversation(caller: AccountCaller, conversationId: string): Promise<ConversationRecord> {
     const conv = await this.d.conversations.byId(conversationId);
-    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     return conv;
   }
 

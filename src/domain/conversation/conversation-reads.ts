@@ -4,6 +4,7 @@ import { requireUuid } from "../ids.js";
 import { optionalText, page, requireEmail } from "../validate.js";
 import type { ContactListForm, ContactPage, LoadedPage } from "./contact-list-cache.js";
 import { type ConversationCore, namesAccountOf } from "./conversation-core.js";
+import { mayAccess } from "./owners.js";
 import type { PageForm } from "./page-cache.js";
 import { ConversationRatings } from "./ratings.js";
 import type { ContactFilter, ContactQuery, ContactView, ConversationSummary } from "./repository.js";
@@ -120,12 +121,7 @@ export class ConversationReads {
     const conversationId = requireUuid("conversation_id", input.conversationId);
     const { limit, offset } = page(input.limit, input.offset, 20);
     const owner = this.c.owners.get(conversationId) ?? (await this.c.readOwner(conversationId));
-    if (
-      !owner ||
-      owner.accountId !== caller.accountId ||
-      (caller.kind === "frame" && (owner.chatbotId !== caller.chatbotId || owner.userId !== caller.userId))
-    )
-      throw notFound("conversation");
+    if (!mayAccess(caller, owner)) throw notFound("conversation");
     const repo = this.c.d.conversations;
     return this.c.pages.read(
       conversationId,

@@ -5,6 +5,9 @@ import { requireEmail } from "../validate.js";
 import { type ConversationCore, namesAccountOf } from "./conversation-core.js";
 import { type AccountWatchEvent, parseCursor, type WatchEvent } from "./watch.js";
 
+/** Internal notes are for the account's people only: never for the customer (the frame), on any stream. */
+export const seesNotes = (caller: Caller): boolean => caller.kind === "account";
+
 /** Following conversations live: one conversation (the frame or the inbox), or every one of the account. */
 export class ConversationWatches {
   constructor(private readonly c: ConversationCore) {}
@@ -27,7 +30,7 @@ export class ConversationWatches {
       caller.kind === "frame"
         ? await this.c.frameConversation(caller, conversationId)
         : await this.c.accountConversation(caller, conversationId);
-    yield* this.c.watches.conversation(conv, this.c.summary(conv), after, signal, caller.kind === "account");
+    yield* this.c.watches.conversation(conv, this.c.summary(conv), after, signal, seesNotes(caller));
   }
 
   /**

@@ -212,11 +212,10 @@ export function conversationHandlers(
         if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
         else if (ev.type === "message")
           yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
-        // The domain sends notes to the account's people only; a frame's stream drops one should it ever come.
-        else if (ev.type === "note") {
-          cursor = ev.cursor;
-          if (caller.kind === "account") yield { event: { case: "note", value: note(ev.note) }, cursor };
-        } else
+        // Notes come to the account's people only: the domain decides (conversation-watches.ts).
+        else if (ev.type === "note")
+          yield { event: { case: "note", value: note(ev.note) }, cursor: (cursor = ev.cursor) };
+        else
           yield {
             event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
             cursor: (cursor = ev.cursor),
