@@ -42,10 +42,10 @@ export class ConversationService {
   constructor(d: ConversationServiceDeps) {
     const core = new ConversationCore(d);
     this.core = core;
-    const messages = new CustomerMessages(core);
-    const reads = new ConversationReads(core);
-    const watches = new ConversationWatches(core);
-    const actions = new OperatorActions(core);
+    const messages = new CustomerMessages(core, d);
+    const reads = new ConversationReads(core, d);
+    const watches = new ConversationWatches(core, d);
+    const actions = new OperatorActions(core, d);
     this.sendStream = messages.sendStream.bind(messages);
     this.send = messages.send.bind(messages);
     this.listContacts = reads.listContacts.bind(reads);
@@ -61,7 +61,7 @@ export class ConversationService {
     this.release = actions.release.bind(actions);
     this.reply = actions.reply.bind(actions);
     this.setStatus = actions.setStatus.bind(actions);
-    const ratings = new ConversationRatings(core);
+    const ratings = new ConversationRatings(core, d);
     this.rate = ratings.rate.bind(ratings);
   }
 

@@ -140,7 +140,7 @@ export const UNUSABLE_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAA
  * key's, the last use is kept to the minute: a refresh that would change nothing else writes nothing within it.
  */
 export async function touchSession(
-  d: TokenServiceDeps,
+  d: Pick<TokenServiceDeps, "refreshTokens">,
   sessionId: string,
   at: number,
   origin: string | null,
@@ -167,7 +167,7 @@ export async function touchSession(
  * accepted, so a refused request (the key of another chatbot's account, say) writes nothing.
  */
 export async function accountForKey(
-  d: TokenServiceDeps,
+  d: Pick<TokenServiceDeps, "apiKeys" | "accounts" | "clock">,
   key: string,
 ): Promise<(AccountRecord & { apiKeyId: string; markUsed(): Promise<void> }) | undefined> {
   if (key.length > 512) return undefined;

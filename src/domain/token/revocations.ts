@@ -6,7 +6,9 @@ import type { RevocationScope } from "./repository.js";
 
 /** Revoking tokens: a credential's lineage, one sign-out, or the sessions in a scope. */
 export class Revocations {
-  constructor(private readonly d: TokenServiceDeps) {}
+  constructor(
+    private readonly d: Pick<TokenServiceDeps, "audit" | "clock" | "jwt" | "log" | "refreshTokens" | "transaction">,
+  ) {}
 
   /**
    * Revokes, at once, every token that descends from the credentials named (see lineage.ts): those issued before

@@ -9,7 +9,12 @@ import type { AccessClaims, IdClaims } from "./jwt-strategy.js";
 
 /** Checking presented tokens on each call: signature, expiry, revocation, and that what they name is still active. */
 export class TokenChecks {
-  constructor(private readonly d: TokenServiceDeps) {}
+  constructor(
+    private readonly d: Pick<
+      TokenServiceDeps,
+      "accounts" | "apiKeys" | "chatbots" | "clock" | "jwt" | "members" | "refreshTokens"
+    >,
+  ) {}
 
   /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
   async authenticateFrame(token: string): Promise<AccessClaims> {
