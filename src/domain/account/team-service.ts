@@ -123,7 +123,7 @@ export class TeamService {
       transaction: Transact<TeamRepos & AuditTx>;
       clock: Clock;
       audit: AuditLog<TeamRepos & AuditTx>;
-      /** Revokes every token descending from these lineage ids (see token/lineage.ts), but the session `keep`. */
+      /** Revokes every token descending from these lineage ids (see lineage.ts), but the session `keep`. */
       revoke?: (ids: readonly string[], keep?: SessionOf) => Promise<void>;
     },
   ) {}

@@ -4,6 +4,7 @@ import { SILENT } from "../agent/director.js";
 import type { FrameCaller } from "../caller.js";
 import { DomainError } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
+import { LIMITS } from "../limits.js";
 import { requireContent } from "../validate.js";
 import type { ConversationCore, ConversationServiceDeps } from "./conversation-core.js";
 import { handOver } from "./handover.js";
@@ -58,7 +59,7 @@ export class CustomerMessages {
     input: { conversationId: string; content: string; idempotencyKey?: string },
     signal: AbortSignal,
   ): AsyncGenerator<SendEvent> {
-    const content = requireContent("content", input.content);
+    const content = requireContent("content", input.content, LIMITS.message);
     const keyed = this.c.keys.request(caller, input.idempotencyKey, "send_message", {
       conversationId: input.conversationId,
       content,

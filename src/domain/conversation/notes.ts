@@ -4,6 +4,7 @@ import { notFound } from "../errors.js";
 import { IdempotencyKeys } from "../idempotency/keys.js";
 import type { IdempotencyRepository } from "../idempotency/repository.js";
 import { newId, requireUuid } from "../ids.js";
+import { LIMITS } from "../limits.js";
 import type { EventLog, LogTx } from "../log/event-log.js";
 import type { Transact } from "../unit.js";
 import { requireContent } from "../validate.js";
@@ -35,7 +36,7 @@ export class ConversationNotes {
 
   async add(caller: AccountCaller, conversationId: string, content: string, idempotencyKey?: string) {
     const id = requireUuid("conversation_id", conversationId);
-    const text = requireContent("content", content);
+    const text = requireContent("content", content, LIMITS.note);
     const conv = await this.d.conversations.byId(id);
     // Another account's conversation answers exactly as one that does not exist.
     if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");

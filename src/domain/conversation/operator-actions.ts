@@ -2,6 +2,7 @@ import type { AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller } from "../caller.js";
 import { DomainError, invalidArgument } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
+import { LIMITS } from "../limits.js";
 import { optionalText, requireContent, requireEmail } from "../validate.js";
 import { nameFor } from "./activity.js";
 import type { ConversationCore, ConversationServiceDeps } from "./conversation-core.js";
@@ -147,7 +148,7 @@ export class OperatorActions {
     idempotencyKey?: string,
   ): Promise<MessageRecord> {
     const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
-    const text = requireContent("content", content);
+    const text = requireContent("content", content, LIMITS.reply);
     const keyed = this.c.keys.request(caller, idempotencyKey, "reply", { conversationId, content: text });
     const { message } = await this.c.keys.once(keyed, () => {
       if (this.c.effectiveStatus(conv) === "closed")

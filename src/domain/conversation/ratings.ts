@@ -1,12 +1,11 @@
 import type { FrameCaller } from "../caller.js";
 import { DomainError, invalidArgument } from "../errors.js";
 import { requireUuid } from "../ids.js";
+import { LIMITS } from "../limits.js";
 import { optionalContent } from "../validate.js";
 import { recordActivity } from "./activity.js";
 import type { ConversationCore, ConversationServiceDeps } from "./conversation-core.js";
 import type { ConversationRating, ConversationSummary, RatingRepository } from "./repository.js";
-
-const MAX_COMMENT = 1000;
 
 /**
  * "How did it go?": the customer rates a closed conversation; the account sees it and receives it as an event. One
@@ -23,7 +22,7 @@ export class ConversationRatings {
     const conv = await this.c.frameConversation(caller, requireUuid("conversation_id", conversationId));
     if (!Number.isInteger(score) || score < 1 || score > 5)
       throw invalidArgument("score", "must be a whole number from 1 (bad) to 5 (very good)");
-    const text = optionalContent("comment", comment.trim(), MAX_COMMENT);
+    const text = optionalContent("comment", comment.trim(), LIMITS.ratingComment);
     if (this.c.effectiveStatus(conv) !== "closed")
       throw new DomainError("failed_precondition", "a conversation can be rated once it is closed");
     // One rating per conversation, which may be changed: the same rating again changes nothing and tells nobody.

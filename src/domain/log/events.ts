@@ -20,7 +20,7 @@ export interface EventListener {
 
 /**
  * Where watchers subscribe. Hints follow from the event log alone: the store announces every append after its
- * commit (on PostgreSQL, to every instance), and nothing else publishes them (webhook/log-feed.ts).
+ * commit (on PostgreSQL, to every instance), and nothing else publishes them (log-feed.ts).
  */
 export interface ConversationEvents {
   /** Starts telling the listener of its topic's changes; the returned function stops it. */

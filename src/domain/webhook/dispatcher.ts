@@ -1,6 +1,5 @@
 import type { Sealer } from "../account/chatbot-rules.js";
 import type { Clock } from "../clock.js";
-import type { ReplyRepository } from "../conversation/replies.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../idempotency/keys.js";
 import type { IdempotencyRepository } from "../idempotency/repository.js";
 import type { EventLog, LogTx } from "../log/event-log.js";
@@ -55,7 +54,8 @@ export interface DispatcherDeps {
     webhooks: WebhookRepository;
     events: EventRepository;
     idempotency: IdempotencyRepository;
-    replies: ReplyRepository;
+    /** The claims of the agent's replies: pruned with the keys they serve (conversation/replies.ts). */
+    replies: { prune(before: number, limit: number): Promise<number> };
     transaction: Transact<LogTx & { webhooks: WebhookRepository }>;
     /** Resolves once every write committed so far is durable. */
     durable(): Promise<void>;
