@@ -76,7 +76,7 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
     transaction,
     clock,
     audit,
-    revoke: (ids, keep) => d.tokens.revokeLineage(ids, keep),
+    revoke: (ids, keep) => d.tokens.revocations.revokeLineage(ids, keep),
   });
   const profiles = new OperatorProfiles({ profiles: store.profiles, clock });
   const pictures = new OperatorPictures({ pictures: store.pictures, clock });

@@ -82,7 +82,7 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
 /** Every service behind the gate of its declared access: the Connect routes and the JSON routes both serve these. */
 export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
   const { config, store } = b;
-  const auth = new Authenticator(d.tokens);
+  const auth = new Authenticator(d.tokens.checks);
   const durable = (h: Record<string, AnyHandler>) => durableHandlers(h, () => store.durable());
   // Every service passes the gate of its declared access, then waits for durability: the Connect routes and the
   // JSON routes both serve these bindings, so no protocol can reach a handler around them.

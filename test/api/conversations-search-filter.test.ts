@@ -194,7 +194,7 @@ describe("filters and the operators' actions", () => {
     expect(bad.body.message).toContain("conversation_id");
     const list = (await contacts(s.url, token, a.email)).body.data.data.contacts;
     const conv = (
-      await s.app.conversations.listFrameConversations({
+      await s.app.conversations.reads.listFrameConversations({
         kind: "frame",
         accountId: a.accountId,
         chatbotId: a.chatbotId,

@@ -108,7 +108,7 @@ describe("POST /ai_agent/refresh_token", () => {
       expect(r.headers.get("www-authenticate")).toMatch(/^Bearer/);
     }
     // Revoked: through the same use case the `aiagent tokens revoke` command calls.
-    await s.app.tokens.revoke({ accountId: a.accountId, chatbotId: a.chatbotId, userId: "victim" });
+    await s.app.tokens.revocations.revoke({ accountId: a.accountId, chatbotId: a.chatbotId, userId: "victim" });
     const revoked = await refresh({ user_id: "victim", chatbot_id: a.chatbotId, refresh_token: t.refresh_token });
     expect(revoked.status).toBe(401);
     // Expired: move the service's clock past the refresh lifetime.
@@ -126,7 +126,7 @@ describe("POST /ai_agent/refresh_token", () => {
   it("lets a revoked user's live access token go no further", async () => {
     const t = await issueTokens(s.url, a, "revoke-live");
     expect((await getJson(s.url, "/ai_agent/conversations", { access_token: t.access_token })).status).toBe(200);
-    await s.app.tokens.revoke({ accountId: a.accountId, userId: "revoke-live" });
+    await s.app.tokens.revocations.revoke({ accountId: a.accountId, userId: "revoke-live" });
     const r = await getJson(s.url, "/ai_agent/conversations", { access_token: t.access_token });
     expect(r.status).toBe(401);
     // A token issued after the revocation works again.
