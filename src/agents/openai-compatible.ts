@@ -10,7 +10,7 @@ import {
   type ReplyScope,
   type ToolCallRecord,
 } from "../domain/agent/agent.js";
-import { rankSnippets } from "../domain/agent/matching.js";
+import { rankSnippets } from "../domain/knowledge/matching.js";
 import { fetchPost, type Post, type PostAnswer } from "./guarded-post.js";
 import { parseSse } from "./sse.js";
 

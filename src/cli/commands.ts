@@ -271,7 +271,7 @@ export const COMMANDS: Record<string, Command> = {
     run: (values, out) =>
       withApp(values, async (app) => {
         const account = await app.accounts.account(required(values, "email"));
-        const n = await app.tokens.revoke({
+        const n = await app.tokens.revocations.revoke({
           accountId: account.accountId,
           chatbotId: values["chatbot-id"],
           userId: values["user-id"],

@@ -7,6 +7,7 @@ import { TeamService } from "../domain/account/team-service.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
 import { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
 import { Reports } from "../domain/report/report.js";
+import type { Repositories } from "../domain/store.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import { SessionRegistry } from "../domain/token/session-registry.js";
 import type { TokenService } from "../domain/token/token-service.js";
@@ -19,7 +20,7 @@ import type { Base } from "./base.js";
 
 export interface AccountDeps {
   sealer: KeySealer;
-  audit: AuditLog;
+  audit: AuditLog<Repositories>;
   tokens: TokenService;
   /** How endpoint host names are resolved when saved (a test may answer private addresses). */
   resolve: Resolve | undefined;
@@ -75,7 +76,7 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
     transaction,
     clock,
     audit,
-    revoke: (ids, keep) => d.tokens.revokeLineage(ids, keep),
+    revoke: (ids, keep) => d.tokens.revocations.revokeLineage(ids, keep),
   });
   const profiles = new OperatorProfiles({ profiles: store.profiles, clock });
   const pictures = new OperatorPictures({ pictures: store.pictures, clock });

@@ -12,6 +12,7 @@ import type { App } from "../app.js";
 import type { ChatbotPictures } from "../domain/account/chatbot-picture.js";
 import type { OperatorPictures } from "../domain/account/operator-picture.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
+import type { Repositories } from "../domain/store.js";
 import type { KeyRing } from "../domain/token/key-ring.js";
 import type { Metrics } from "../observability/metrics.js";
 import { metricsRoute } from "../observability/metrics-route.js";
@@ -73,7 +74,7 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
   Omit<ConversationParts, "events"> &
   Pick<PrivacyParts, "privacy"> &
   Pick<WebhookParts, "webhooks"> & {
-    audit: AuditLog;
+    audit: AuditLog<Repositories>;
     /** The address the server listens on, once it does (invitation links fall back to it). */
     listeningUrl: () => string | undefined;
   };
@@ -81,7 +82,7 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
 /** Every service behind the gate of its declared access: the Connect routes and the JSON routes both serve these. */
 export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
   const { config, store } = b;
-  const auth = new Authenticator(d.tokens);
+  const auth = new Authenticator(d.tokens.checks);
   const durable = (h: Record<string, AnyHandler>) => durableHandlers(h, () => store.durable());
   // Every service passes the gate of its declared access, then waits for durability: the Connect routes and the
   // JSON routes both serve these bindings, so no protocol can reach a handler around them.

@@ -15,11 +15,12 @@ import { ConversationService } from "../domain/conversation/conversation-service
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
 import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
+import type { EventLog } from "../domain/log/event-log.js";
+import { LogFeed } from "../domain/log/log-feed.js";
+import type { Repositories } from "../domain/store.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import type { TypingChannel } from "../domain/typing/channel.js";
 import { TypingService } from "../domain/typing/typing-service.js";
-import type { EventLog } from "../domain/webhook/event-log.js";
-import { LogFeed } from "../domain/webhook/log-feed.js";
 import { checkTarget, type TargetPolicy } from "../domain/webhook/target-policy.js";
 import { InProcessTyping } from "../events/typing.js";
 import { propagatingPost, tracedAgent } from "../observability/spans.js";
@@ -43,7 +44,7 @@ export interface ConversationDeps {
   /** Who a tool may be (its URL checked when saved, in production). */
   targets?: TargetPolicy;
   /** The accounts' audit log (assignments). */
-  audit?: AuditLog;
+  audit?: AuditLog<Repositories>;
 }
 
 /** The customer limits over the back end's counters; undefined when they are off (AIAGENT_RATE_LIMIT=off). */

@@ -1,13 +1,14 @@
 import type { AuditLog } from "../domain/audit/audit-log.js";
 import type { ConversationService } from "../domain/conversation/conversation-service.js";
+import type { EventLog } from "../domain/log/event-log.js";
 import { PrivacyService } from "../domain/privacy/privacy-service.js";
 import { RetentionSchedule } from "../domain/privacy/retention-schedule.js";
-import type { EventLog } from "../domain/webhook/event-log.js";
+import type { Repositories } from "../domain/store.js";
 import { type Base, warnOn } from "./base.js";
 
 export interface PrivacyDeps {
   eventLog: EventLog;
-  audit: AuditLog;
+  audit: AuditLog<Repositories>;
   conversations: ConversationService;
 }
 

@@ -1,11 +1,12 @@
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { ConfigError } from "../config.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
+import type { EventLog } from "../domain/log/event-log.js";
+import type { Repositories } from "../domain/store.js";
 import { JwtStrategy } from "../domain/token/jwt-strategy.js";
 import { KeyRing } from "../domain/token/key-ring.js";
 import { KeySealError, type KeySealer } from "../domain/token/key-sealer.js";
 import { TokenService } from "../domain/token/token-service.js";
-import type { EventLog } from "../domain/webhook/event-log.js";
 import { keySealer } from "../key-encryption.js";
 import { type CounterStore, type LimitRule, limiterCounter } from "../protocol/rate-limit.js";
 import { noTokenLimits, type TokenGuard, tokenLimits } from "../protocol/token-limits.js";
@@ -18,7 +19,7 @@ export interface TokenDeps {
   /** The back end's counters of one abuse-limit rule (shared by every instance where the back end can). */
   rateLimiter: (rule: LimitRule) => RateLimiterAbstract;
   eventLog: EventLog;
-  audit: AuditLog;
+  audit: AuditLog<Repositories>;
   /** When the generated key-encryption secret is warned about. */
   secretWarning: "every start" | "when generated" | undefined;
 }

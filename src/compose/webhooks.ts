@@ -1,8 +1,9 @@
 import type { AuditLog } from "../domain/audit/audit-log.js";
+import type { EventLog } from "../domain/log/event-log.js";
+import type { LogFeed } from "../domain/log/log-feed.js";
+import type { Repositories } from "../domain/store.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
 import { Dispatcher, type Send } from "../domain/webhook/dispatcher.js";
-import type { EventLog } from "../domain/webhook/event-log.js";
-import type { LogFeed } from "../domain/webhook/log-feed.js";
 import type { TargetPolicy } from "../domain/webhook/target-policy.js";
 import { WebhookService } from "../domain/webhook/webhook-service.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -16,7 +17,7 @@ export interface WebhookDeps {
   eventLog: EventLog;
   /** The store's announcements of appends (the dispatcher wakes on each). */
   feed: LogFeed;
-  audit: AuditLog;
+  audit: AuditLog<Repositories>;
   sealer: KeySealer;
   targets: TargetPolicy;
   metrics: Metrics;

@@ -39,7 +39,7 @@ export function consoleRoutes(app: ConsoleDeps): PageRoute[] {
     const site = req.headers["sec-fetch-site"];
     if ((site !== undefined && site !== "same-origin") || !query.get("access_token"))
       return text(res, 401, "open the preview from the console's embed page");
-    const chatbot = await app.tokens.chatbot(chatbotId);
+    const chatbot = await app.tokens.checks.chatbot(chatbotId);
     if (!chatbot?.active) return text(res, 404, "no such chatbot");
     const html = framePage({
       chatbotName: chatbot.name,

@@ -12,20 +12,27 @@ import type { SavedReplyRepository } from "./account/saved-replies.js";
 import type { AgentRepository } from "./agent/tools.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
-import type { ActivityRepository } from "./conversation/activity.js";
-import type { ConversationEvent } from "./conversation/events.js";
-import type { NoteRepository } from "./conversation/notes.js";
-import type { RatingRepository } from "./conversation/ratings.js";
 import type { ReplyRepository } from "./conversation/replies.js";
-import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
+import type {
+  ActivityRepository,
+  ContactRepository,
+  ConversationRepository,
+  NoteRepository,
+  RatingRepository,
+} from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { KnowledgeRepository } from "./knowledge/source.js";
+import type { ConversationEvent } from "./log/events.js";
+import type { EventRepository } from "./log/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
 import type { ReportRepository } from "./report/report.js";
 import type { CredentialChangeRepository } from "./token/credential-changes.js";
 import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
 import type { TypingChannel } from "./typing/channel.js";
-import type { EventRepository, WebhookRepository } from "./webhook/repository.js";
+import type { Transact as TransactOf, UnitOptions } from "./unit.js";
+import type { WebhookRepository } from "./webhook/repository.js";
+
+export type { UnitOptions };
 
 /** Every repository the domain uses. */
 export interface Repositories {
@@ -77,18 +84,8 @@ export interface Repositories {
  */
 export type LogAdvanced = (changes: readonly ConversationEvent[] | undefined, deliveries: boolean) => void;
 
-/** How a unit of work is isolated. */
-export interface UnitOptions {
-  /**
-   * Its writes order themselves by the rows they update (each repository write is correct under concurrency on its
-   * own, as a message append is), so the back end need not serialise the whole unit: concurrent writers wait for
-   * each other's row locks instead of being aborted and retried (PostgreSQL: READ COMMITTED, not SERIALIZABLE).
-   */
-  rowLocks?: boolean;
-}
-
-/** Runs fn as one unit of work: every write in it lands, or (when it throws) none does. */
-export type Transact = <T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions) => Promise<T>;
+/** Runs fn as one unit of work over every repository (satisfies each use case's `Transact<R>`). */
+export type Transact = TransactOf<Repositories>;
 
 /**
  * The storage port, owned by the domain: the domain and the protocol never learn which back end runs. Faults of

@@ -2,8 +2,6 @@ import { invalidArgument } from "./errors.js";
 
 /** Longest accepted identifier or short text field (user ids, names, e-mails, search terms). */
 export const MAX_SHORT_TEXT = 256;
-/** Longest accepted message content, in characters. */
-export const MAX_CONTENT = 8000;
 
 // Any C0 or C1 control character, DEL, and the Unicode line and paragraph separators.
 // eslint-disable-next-line no-control-regex
@@ -58,15 +56,15 @@ function checkText(field: string, value: string, max: number, forbidden: RegExp)
   return value;
 }
 
-/** Message text: required, bounded, and not blank; may have several lines. */
-export function requireContent(field: string, value: string): string {
-  checkText(field, value, MAX_CONTENT, CONTROL_BUT_LINES);
+/** Message text: required, at most `max` characters (limits.ts), and not blank; may have several lines. */
+export function requireContent(field: string, value: string, max: number): string {
+  checkText(field, value, max, CONTROL_BUT_LINES);
   if (value.trim().length === 0) throw invalidArgument(field, "is required");
   return value;
 }
 
 /** Optional text with lines (a greeting): may be empty; otherwise not longer than `max`, no control characters. */
-export function optionalContent(field: string, value: string, max = MAX_CONTENT): string {
+export function optionalContent(field: string, value: string, max: number): string {
   return checkText(field, value, max, CONTROL_BUT_LINES);
 }
 

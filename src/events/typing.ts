@@ -1,5 +1,5 @@
-import type { EventTopic } from "../domain/conversation/events.js";
-import { TopicListeners } from "../domain/conversation/topics.js";
+import type { EventTopic } from "../domain/log/events.js";
+import { TopicListeners } from "../domain/log/topics.js";
 import type { TypingChannel, TypingSignal } from "../domain/typing/channel.js";
 
 type Listener = (signal: TypingSignal) => void;

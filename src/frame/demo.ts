@@ -146,7 +146,7 @@ export function demoRoutes(
       res.end(errorPage("The demo is not available now", NOT_KNOWN));
       return;
     }
-    const chatbot = await app.tokens.chatbot(c.chatbotId);
+    const chatbot = await app.tokens.checks.chatbot(c.chatbotId);
     const appUrl = app.config.appUrl?.replace(/\/+$/, "");
     const here = requestOrigin(req);
     // The frame may only be embedded by the chatbot's allowed origins: send a visitor on another host name there.

@@ -1,7 +1,7 @@
 import { type ChatbotAppearance, textOn } from "../domain/account/appearance.js";
 import { type Locale, RTL_LOCALES, textsFor } from "../domain/account/languages.js";
+import { LIMITS } from "../domain/limits.js";
 import { isoTime } from "../domain/time.js";
-import { MAX_CONTENT } from "../domain/validate.js";
 import { CATALOGUES, fill, type ScriptStrings } from "./i18n/catalogue.js";
 
 /** Where the frame's script and stylesheet are served. */
@@ -97,7 +97,7 @@ export function framePage(s: FramePageSettings): string {
 <p id="typing" class="typing" role="status" hidden></p>
 <form id="composer" class="composer">
 <label for="input" class="sr-only">${fill(w.messageTo, { name })}</label>
-<textarea id="input" name="content" rows="1" maxlength="${MAX_CONTENT}" placeholder="${w.placeholder}" autocomplete="off" enterkeyhint="send"></textarea>
+<textarea id="input" name="content" rows="1" maxlength="${LIMITS.message}" placeholder="${w.placeholder}" autocomplete="off" enterkeyhint="send"></textarea>
 <button id="send" type="submit" disabled aria-label="${w.send}">${SEND_ICON}</button>
 </form>
 <noscript><p class="empty">${w.needsJs}</p></noscript>

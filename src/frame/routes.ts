@@ -81,7 +81,7 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
     let locale: Locale = chooseLocale(asked, browser, "");
     let w = CATALOGUES[locale].page;
     return (async () => {
-      const chatbot = UUID.test(chatbotId) ? await app.tokens.chatbot(chatbotId) : undefined;
+      const chatbot = UUID.test(chatbotId) ? await app.tokens.checks.chatbot(chatbotId) : undefined;
       if (!chatbot?.active) {
         sendPage(req, res, 404, plain, errorPage(w.notFoundTitle, w.notFoundText, locale));
         return;
@@ -102,7 +102,7 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
       if (launch !== null) {
         // A launch code: only the origin it was issued for may embed this page, and a code that cannot be used any
         // more (a second tab, a copied address, a page left open) gets a page that says so, and a line in the log.
-        const state = await app.tokens.peekLaunchCode(chatbot.chatbotId, launch);
+        const state = await app.tokens.launchCodes.peekLaunchCode(chatbot.chatbotId, launch);
         if ("refused" in state) {
           app.log.warn("launch code refused", { why: state.refused, chatbot_id: chatbot.chatbotId, at: "frame page" });
           sendPage(

@@ -5,7 +5,7 @@ import type { AccountCaller, Caller, FrameCaller } from "../domain/caller.js";
 import { roleAllows } from "../domain/caller.js";
 import { isDomainError, permissionDenied, unauthenticated } from "../domain/errors.js";
 import { type IdClaims, TOKEN_KINDS } from "../domain/token/jwt-strategy.js";
-import type { TokenService } from "../domain/token/token-service.js";
+import type { TokenChecks } from "../domain/token/token-checks.js";
 import type { AccessRule } from "./access.js";
 import type { Authorized, Call } from "./call.js";
 import { sameOriginRequest, sessionToken } from "./session-cookie.js";
@@ -17,7 +17,7 @@ const NEEDED_ROLE = { [Role.OPERATOR]: "operator", [Role.ADMIN]: "admin" } as co
  * `admit` before the handler runs, and no handler authenticates by itself.
  */
 export class Authenticator {
-  constructor(private readonly tokens: TokenService) {}
+  constructor(private readonly checks: TokenChecks) {}
 
   /**
    * Checks the request against the declared access and answers who is calling. `fields` are the request's
@@ -43,11 +43,11 @@ export class Authenticator {
     // A token in the header is routed to its verifier by its type, which the verifier checks again.
     const asFrame = frame && (!!fieldToken || !account || typ(token) === TOKEN_KINDS.access.typ);
     if (asFrame) {
-      const c = await presented(call, this.tokens.authenticateFrame(token));
+      const c = await presented(call, this.checks.authenticateFrame(token));
       const caller: FrameCaller = { kind: "frame", accountId: c.accountId, chatbotId: c.chatbotId, userId: c.userId };
       return authorized(caller, c.expiresAt, token);
     }
-    const c = await presented(call, this.tokens.authenticateAccount(token));
+    const c = await presented(call, this.checks.authenticateAccount(token));
     const needed = rule.role === Role.ADMIN || rule.role === Role.OPERATOR ? NEEDED_ROLE[rule.role] : "admin";
     if (!roleAllows(c.caller.role, needed))
       throw permissionDenied(`this needs the ${needed} role; ${c.caller.email} is an ${c.caller.role}`);

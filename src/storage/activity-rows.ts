@@ -1,4 +1,4 @@
-import type { ActivityKind, ActivityRecord } from "../domain/conversation/activity.js";
+import type { ActivityKind, ActivityRecord } from "../domain/conversation/repository.js";
 
 /** A conversation_activity row as both back ends read it (PostgreSQL bigints as strings or numbers). */
 export interface ActivityRow {

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { ConversationEvent } from "../domain/conversation/events.js";
+import type { ConversationEvent } from "../domain/log/events.js";
+import type { EventRecord, EventRepository } from "../domain/log/repository.js";
 import type { LogAdvanced } from "../domain/store.js";
-import type { EventRecord, EventRepository } from "../domain/webhook/repository.js";
 
 /**
  * This process's side of "an account's event log advanced", shared by both back ends: the appends of a unit of work

@@ -1,4 +1,4 @@
-import type { NoteRecord } from "../domain/conversation/notes.js";
+import type { NoteRecord } from "../domain/conversation/repository.js";
 
 /** A conversation_notes row as both back ends read it (PostgreSQL bigints as strings or numbers). */
 export interface NoteRow {

@@ -1,11 +1,5 @@
-import type {
-  DeliveryRecord,
-  DeliveryStatus,
-  EventData,
-  EventRecord,
-  EventType,
-  WebhookEndpointRecord,
-} from "../domain/webhook/repository.js";
+import type { EventData, EventRecord, EventType } from "../domain/log/repository.js";
+import type { DeliveryRecord, DeliveryStatus, WebhookEndpointRecord } from "../domain/webhook/repository.js";
 import { numOrNull as num } from "./row-values.js";
 
 // The rows of the event and webhook tables as both back ends read them (snake_case, numbers for times).

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ChatbotRecord, KnowledgeSnippet } from "../../src/domain/account/repository.js";
-import { scoreSnippets } from "../../src/domain/agent/matching.js";
 import { offlineAnswer } from "../../src/domain/agent/offline-agent.js";
+import { scoreSnippets } from "../../src/domain/knowledge/matching.js";
 import { score } from "./answer-quality.js";
 
 // The built-in agent's answers on the committed question set (test/agent/questions.json), with the general scoring

@@ -90,7 +90,7 @@ describe("a remembered contact list page is never served stale", () => {
     expect(here.contacts[0]!.unread_message_count).toBe("2");
     expect(users(await remembered(a, token))).toEqual(["c1", "c3", "c2"]);
     s.clock.advance(5);
-    await other.conversations.send(
+    await other.conversations.messages.send(
       frame(a, "c2"),
       { conversationId: u[1]!.conversationId, content: "me too" },
       AbortSignal.timeout(10_000),
@@ -101,11 +101,11 @@ describe("a remembered contact list page is never served stale", () => {
   it("after an operator's reply and a read marker on another instance (filter=unread)", async () => {
     const { a, token, users: u } = await inbox();
     expect(users(await remembered(a, token, { filter: "unread" }))).toEqual(["c3", "c2", "c1"]);
-    await other.conversations.markRead(ownerOf(a), u[2]!.conversationId);
+    await other.conversations.actions.markRead(ownerOf(a), u[2]!.conversationId);
     expect(users(await list(a, token, { filter: "unread" }))).toEqual(["c2", "c1"]);
     expect(users(await remembered(a, token))).toEqual(["c3", "c2", "c1"]);
     s.clock.advance(5);
-    await other.conversations.reply(ownerOf(a), u[0]!.conversationId, "an answer");
+    await other.conversations.actions.reply(ownerOf(a), u[0]!.conversationId, "an answer");
     const after = await list(a, token);
     expect(users(after)).toEqual(["c1", "c3", "c2"]);
     expect(after.contacts.find((c) => c.user_id === "c3")!.unread_message_count).toBe("0");
@@ -115,11 +115,11 @@ describe("a remembered contact list page is never served stale", () => {
     const { a, token, users: u } = await inbox();
     expect(users(await remembered(a, token, { view: "mine" }))).toEqual([]);
     await remembered(a, token);
-    await other.conversations.takeOver(ownerOf(a), u[1]!.conversationId, "", "Sam");
+    await other.conversations.actions.takeOver(ownerOf(a), u[1]!.conversationId, "", "Sam");
     expect(users(await list(a, token, { view: "mine" }))).toEqual(["c2"]);
     expect((await list(a, token)).contacts[1]!.assigned_to).toBe(a.email);
     expect(users(await remembered(a, token, { view: "unassigned" }))).toEqual(["c3", "c1"]);
-    await other.conversations.release(ownerOf(a), u[1]!.conversationId);
+    await other.conversations.actions.release(ownerOf(a), u[1]!.conversationId);
     expect(users(await list(a, token, { view: "unassigned" }))).toEqual(["c3", "c2", "c1"]);
     expect(users(await list(a, token, { view: "mine" }))).toEqual([]);
   });
@@ -128,11 +128,11 @@ describe("a remembered contact list page is never served stale", () => {
     const { a, token, users: u } = await inbox();
     expect(users(await remembered(a, token, { filter: "live" }))).toEqual(["c3", "c2", "c1"]);
     await remembered(a, token);
-    await other.conversations.setStatus(ownerOf(a), u[0]!.conversationId, "closed");
+    await other.conversations.actions.setStatus(ownerOf(a), u[0]!.conversationId, "closed");
     expect(users(await list(a, token, { filter: "live" }))).toEqual(["c3", "c2"]);
     expect((await list(a, token)).contacts[2]!.conversation_status).toBe("closed");
     await remembered(a, token, { filter: "live" });
-    await other.conversations.setStatus(ownerOf(a), u[0]!.conversationId, "live");
+    await other.conversations.actions.setStatus(ownerOf(a), u[0]!.conversationId, "live");
     expect(users(await list(a, token, { filter: "live" }))).toEqual(["c3", "c2", "c1"]);
   });
 
@@ -145,7 +145,7 @@ describe("a remembered contact list page is never served stale", () => {
     expect((await list(a, token)).contacts[2]!.contact_name).toBe("Ada Lovelace");
     expect(users(await remembered(a, token, { search: "grace" }))).toEqual([]);
     await remembered(a, token);
-    await other.tokens.getAccessToken({
+    await other.tokens.access.getAccessToken({
       userId: "c2",
       chatbotId: a.chatbotId,
       clientApiKey: a.apiKey,
@@ -168,17 +168,17 @@ describe("a remembered contact list page is never served stale", () => {
   it("after a retention run on another instance", async () => {
     const { a, token, users: u } = await inbox();
     // Closed conversations: the passage of time alone changes nothing on the page, and it stays remembered.
-    for (const x of u) await other.conversations.setStatus(ownerOf(a), x.conversationId, "closed");
+    for (const x of u) await other.conversations.actions.setStatus(ownerOf(a), x.conversationId, "closed");
     const set = await postJson(s.url, `/v1/account/chatbots/${a.chatbotId}/retention`, { days: 30 }, auth(token));
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     s.clock.advance(20 * 86_400_000);
     const fresh = await idToken(s.url, a);
-    await other.conversations.send(
+    await other.conversations.messages.send(
       frame(a, "c1"),
       { conversationId: u[0]!.conversationId, content: "still here" },
       AbortSignal.timeout(10_000),
     );
-    await other.conversations.setStatus(ownerOf(a), u[0]!.conversationId, "closed");
+    await other.conversations.actions.setStatus(ownerOf(a), u[0]!.conversationId, "closed");
     expect(users(await remembered(a, fresh))).toEqual(["c1", "c3", "c2"]);
     s.clock.advance(11 * 86_400_000);
     const later = await idToken(s.url, a);
@@ -201,7 +201,7 @@ describe("a remembered contact list page is never served stale", () => {
 
   it("is answered to its own account and view only, and alike over JSON and Connect", async () => {
     const { a, token, users: u } = await inbox();
-    await other.conversations.takeOver(ownerOf(a), u[0]!.conversationId, "", "Sam");
+    await other.conversations.actions.takeOver(ownerOf(a), u[0]!.conversationId, "", "Sam");
     const page = await remembered(a, token, { view: "mine" });
     expect(users(page)).toEqual(["c1"]);
     const b = await s.account();

@@ -292,7 +292,7 @@ describe("paging through many contacts", () => {
         userId: `user-${i}`,
       };
       s.clock.advance(1000);
-      await s.app.conversations.send(caller, { conversationId: "", content: `hello from ${i}` }, signal);
+      await s.app.conversations.messages.send(caller, { conversationId: "", content: `hello from ${i}` }, signal);
     }
     const seen: { id: string; time: string }[] = [];
     for (let offset = 0, page = 0; page < 60; page++, offset += 7) {

@@ -193,7 +193,7 @@ describe("filters and the operators' actions", () => {
     expect(bad.body.message).toContain("conversation_id");
     const list = (await contacts(fx.s.url, fx.idA, fx.a.email)).body.data.data.contacts;
     const conv = (
-      await fx.s.app.conversations.listFrameConversations({
+      await fx.s.app.conversations.reads.listFrameConversations({
         kind: "frame",
         accountId: fx.a.accountId,
         chatbotId: fx.a.chatbotId,

@@ -64,7 +64,11 @@ describe("re-reading pages of messages", () => {
     const before = await page(0, 100);
     const n = before.orders.length;
     await page(0, 100);
-    const written = await other.conversations.reply(ownerOf(fx.a), conversationId, "Sam from support, via instance B");
+    const written = await other.conversations.actions.reply(
+      ownerOf(fx.a),
+      conversationId,
+      "Sam from support, via instance B",
+    );
     expect(written.messageOrder).toBe(n + 1);
     const after = await page(0, 100);
     expect(after.orders).toEqual([...before.orders, n + 1]);

@@ -108,7 +108,11 @@ describe("POST /ai_agent/refresh_token", () => {
       expect(r.headers.get("www-authenticate")).toMatch(/^Bearer/);
     }
     // Revoked: through the same use case the `aiagent tokens revoke` command calls.
-    await fx.s.app.tokens.revoke({ accountId: fx.a.accountId, chatbotId: fx.a.chatbotId, userId: "victim" });
+    await fx.s.app.tokens.revocations.revoke({
+      accountId: fx.a.accountId,
+      chatbotId: fx.a.chatbotId,
+      userId: "victim",
+    });
     const revoked = await refresh({ user_id: "victim", chatbot_id: fx.a.chatbotId, refresh_token: t.refresh_token });
     expect(revoked.status).toBe(401);
     // Expired: move the service's clock past the refresh lifetime.
@@ -130,7 +134,7 @@ describe("POST /ai_agent/refresh_token", () => {
   it("lets a revoked user's live access token go no further", async () => {
     const t = await issueTokens(fx.s.url, fx.a, "revoke-live");
     expect((await getJson(fx.s.url, "/ai_agent/conversations", { access_token: t.access_token })).status).toBe(200);
-    await fx.s.app.tokens.revoke({ accountId: fx.a.accountId, userId: "revoke-live" });
+    await fx.s.app.tokens.revocations.revoke({ accountId: fx.a.accountId, userId: "revoke-live" });
     const r = await getJson(fx.s.url, "/ai_agent/conversations", { access_token: t.access_token });
     expect(r.status).toBe(401);
     // A token issued after the revocation works again.

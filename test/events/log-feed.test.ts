@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { LogFeed } from "../../src/domain/webhook/log-feed.js";
+import { LogFeed } from "../../src/domain/log/log-feed.js";
 
 /** Counts the hints a listener gets (a hint carries nothing: the listener reads the log). */
 function recorder() {

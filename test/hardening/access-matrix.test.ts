@@ -43,7 +43,7 @@ beforeAll(async () => {
   access_ = t.access_token;
   refresh = t.refresh_token;
   conversationId = (await send(s.url, access_, "Where is my order?")).conversation_id;
-  const list = await s.app.conversations.listContacts(ownerOf(a), {
+  const list = await s.app.conversations.reads.listContacts(ownerOf(a), {
     userEmailId: a.email,
     search: "",
     filter: "",
@@ -137,7 +137,7 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.ConversationService.CloseConversation": () => ({ conversationId }),
   // Rated once closed.
   "aiagent.v1.ConversationService.RateConversation": async () => {
-    await s.app.conversations.setStatus(owner, conversationId, "closed");
+    await s.app.conversations.actions.setStatus(owner, conversationId, "closed");
     return { conversationId, score: 4 };
   },
   "aiagent.v1.ConversationService.ReopenConversation": () => ({ conversationId }),

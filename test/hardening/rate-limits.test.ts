@@ -131,7 +131,7 @@ describe("brute force", () => {
     const a = await account(s);
     const t = (await issue(s, a, OWNER, a.apiKey, "revoked-user")).body.data;
     secrets.add(t.access_token).add(t.refresh_token);
-    await s.app.tokens.revoke({ accountId: a.accountId, userId: "revoked-user" });
+    await s.app.tokens.revocations.revoke({ accountId: a.accountId, userId: "revoked-user" });
     const revoked = await attempts(15, 1, () =>
       postFrom(
         s.url,

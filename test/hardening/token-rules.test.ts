@@ -63,7 +63,7 @@ describe("one answer for every wrong credential", () => {
     const t = await issueTokens(s.url, a, "refresh-user");
     const revoked = await issueTokens(s.url, a, "revoked-user");
     secrets.add(t.refresh_token).add(t.access_token).add(revoked.refresh_token).add(revoked.access_token);
-    await s.app.tokens.revoke({ accountId: a.accountId, userId: "revoked-user" });
+    await s.app.tokens.revocations.revoke({ accountId: a.accountId, userId: "revoked-user" });
     const answers = await Promise.all([
       postJson(s.url, "/ai_agent/refresh_token", {
         user_id: "refresh-user",

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -120,5 +121,13 @@ describe("the RPC handlers are reached only through the gate", () => {
       .filter((f) => /^(console|frame)\/[^/]+\.ts$/.test(f.path))
       .flatMap((f) => f.imports.filter((i) => /protocol\/services\//.test(i)).map((i) => `${f.path} imports ${i}`));
     expect(leaks).toEqual([]);
+  });
+});
+
+describe("the domain's plan (docs/architecture.md)", () => {
+  it("the domain's files import each other in no circle, and none imports the store aggregate (domain-plan.mjs)", () => {
+    const r = spawnSync(process.execPath, [join(SRC, "../scripts/domain-plan.mjs")], { encoding: "utf8" });
+    expect(r.stdout.split("\n").filter((l) => l.startsWith("NOT TO PLAN"))).toEqual([]);
+    expect(r.status, r.stderr).toBe(0);
   });
 });

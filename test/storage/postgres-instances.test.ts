@@ -102,7 +102,7 @@ for (const pooled of [false, true])
             refresh_token: t.refresh_token,
           });
         expect((await refresh()).status).toBe(200);
-        expect(await a.app.tokens.revoke({ accountId: acc.accountId, userId: "cust-2" })).toBe(1);
+        expect(await a.app.tokens.revocations.revoke({ accountId: acc.accountId, userId: "cust-2" })).toBe(1);
         expect((await refresh()).status).toBe(401);
         // The live access token of the revoked user stops on B too.
         expect((await send(b.url, t.access_token, "still there?").catch((e: Error) => e.message)) as string).toMatch(
@@ -150,10 +150,10 @@ for (const pooled of [false, true])
         // The announcement arrives asynchronously: wait for it, bounded (the refresh interval is 30 s, far beyond this).
         for (let i = 0; i < 100 && b.app.keys.current.kid !== kid; i++) await new Promise((r) => setTimeout(r, 20));
         expect(b.app.keys.current.kid).toBe(kid);
-        const t = await b.app.tokens.getIdToken({ email: acc.email, clientApiKey: acc.apiKey });
+        const t = await b.app.tokens.idTokens.getIdToken({ email: acc.email, clientApiKey: acc.apiKey });
         const header = JSON.parse(Buffer.from(t.idToken.split(".")[0]!, "base64url").toString()) as { kid: string };
         expect(header.kid).toBe(kid);
-        await expect(a.app.tokens.authenticateAccount(t.idToken)).resolves.toMatchObject({ email: acc.email });
+        await expect(a.app.tokens.checks.authenticateAccount(t.idToken)).resolves.toMatchObject({ email: acc.email });
       });
 
       // Through PgBouncer a refused server connection is not the client's error: PgBouncer queues the query for up to

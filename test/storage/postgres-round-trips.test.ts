@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
-import type { NewEvent } from "../../src/domain/webhook/repository.js";
+import type { NewEvent } from "../../src/domain/log/repository.js";
 import { PgRunner } from "../../src/storage/postgres/db.js";
 import { openPgStore, type PgStore } from "../../src/storage/postgres/index.js";
 import { types } from "../../src/storage/postgres/pipeline.js";

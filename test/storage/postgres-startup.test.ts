@@ -46,8 +46,8 @@ describe.skipIf(skip !== undefined)("three instances starting at once on one emp
     );
     expect(working.map((k) => k.apiKeyId).sort()).toEqual(demos.map((d) => d!.apiKeyId).sort());
     const key = demos.find((d) => d!.clientApiKey.startsWith(working[0]!.hint))!.clientApiKey;
-    const t = await apps[1]!.tokens.getIdToken({ email: DEMO_EMAIL, clientApiKey: key });
-    await expect(apps[2]!.tokens.authenticateAccount(t.idToken)).resolves.toMatchObject({ email: DEMO_EMAIL });
+    const t = await apps[1]!.tokens.idTokens.getIdToken({ email: DEMO_EMAIL, clientApiKey: key });
+    await expect(apps[2]!.tokens.checks.authenticateAccount(t.idToken)).resolves.toMatchObject({ email: DEMO_EMAIL });
   });
 
   it("make exactly one active signing key, round after round, and each verifies the tokens the others sign", async () => {
@@ -68,9 +68,9 @@ describe.skipIf(skip !== undefined)("three instances starting at once on one emp
         await started[0]!.accounts.createAccount(email, "correct horse battery staple");
         const { clientApiKey } = await started[0]!.accounts.createApiKey(email);
         for (const signer of started) {
-          const t = await signer.tokens.getIdToken({ email, clientApiKey });
+          const t = await signer.tokens.idTokens.getIdToken({ email, clientApiKey });
           for (const verifier of started)
-            await expect(verifier.tokens.authenticateAccount(t.idToken)).resolves.toMatchObject({ email });
+            await expect(verifier.tokens.checks.authenticateAccount(t.idToken)).resolves.toMatchObject({ email });
         }
       } finally {
         for (const app of started) await app.close();

@@ -1,9 +1,9 @@
-import type { AuditActor, AuditLog } from "../audit/audit-log.js";
+import type { AuditActor, AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { hashSecret, newId, newSecret, requireUuid } from "../ids.js";
-import type { Repositories, Transact } from "../store.js";
+import type { Transact } from "../unit.js";
 import { optionalText, requireEmail, requireText } from "../validate.js";
 import {
   type ApiKeyView,
@@ -28,7 +28,15 @@ import type {
   ApiKeyRepository,
   ChatbotRecord,
   ChatbotRepository,
+  MemberRepository,
 } from "./repository.js";
+
+/** What the account use cases write in their units of work. */
+export interface AccountTx extends AuditTx {
+  accounts: AccountRepository;
+  apiKeys: ApiKeyRepository;
+  chatbots: ChatbotRepository;
+}
 
 /** Prefix of every client API key, so a leaked one is recognisable. */
 export const API_KEY_PREFIX = "cak_";
@@ -71,10 +79,10 @@ export class AccountService {
       apiKeys: ApiKeyRepository;
       chatbots: ChatbotRepository;
       /** The members of every account: an account's e-mail must not be one of theirs (sign-in is by e-mail). */
-      members?: Pick<Repositories["members"], "byEmail">;
+      members?: Pick<MemberRepository, "byEmail">;
       clock: Clock;
       /** Runs fn as one storage transaction. */
-      transaction: Transact;
+      transaction: Transact<AccountTx>;
       /** Seals the agents' endpoint API keys at rest. */
       sealer: Sealer;
       /** Whether an agent endpoint may be plain http on loopback (development only). */
@@ -82,7 +90,7 @@ export class AccountService {
       /** Refuses an agent endpoint the service may not reach (outside development: a non-public address). */
       checkEndpoint?: (field: string, url: string) => Promise<void>;
       /** The accounts' audit log: key changes are recorded in the unit of work that makes them. */
-      audit?: AuditLog;
+      audit?: AuditLog<AccountTx>;
     },
   ) {}
 
@@ -124,7 +132,7 @@ export class AccountService {
   }
 
   /** The account of an e-mail or of the caller, or not_found. */
-  async account(ref: AccountRef, tx: Pick<Repositories, "accounts"> = this.d): Promise<AccountRecord> {
+  async account(ref: AccountRef, tx: Pick<AccountTx, "accounts"> = this.d): Promise<AccountRecord> {
     const a = typeof ref === "string" ? await tx.accounts.byEmail(ref) : await tx.accounts.byId(ref.accountId);
     if (!a) throw notFound(`account ${typeof ref === "string" ? ref : ref.accountId}`);
     return a;
@@ -233,7 +241,7 @@ export class AccountService {
   }
 
   /** Creates an API key; the key itself is returned once and only its hash is kept. */
-  async createApiKey(ref: AccountRef, name = "", tx?: Repositories): Promise<IssuedApiKey> {
+  async createApiKey(ref: AccountRef, name = "", tx?: AccountTx): Promise<IssuedApiKey> {
     if (!tx) return this.d.transaction((t) => this.createApiKey(ref, name, t));
     const account = await this.account(ref, tx);
     const k = await this.insertKey(tx, account.accountId, optionalText("name", name));
@@ -280,7 +288,7 @@ export class AccountService {
   }
 
   /** Revokes one key of the account (by id; another account's key is not_found) or, with "all", every key. */
-  async revokeApiKey(ref: AccountRef, target: string, tx?: Repositories): Promise<number> {
+  async revokeApiKey(ref: AccountRef, target: string, tx?: AccountTx): Promise<number> {
     if (!tx) return this.d.transaction((t) => this.revokeApiKey(ref, target, t));
     const account = await this.account(ref, tx);
     const now = this.d.clock.now();
@@ -304,7 +312,7 @@ export class AccountService {
     };
   }
 
-  private async insertKey(tx: Pick<Repositories, "apiKeys">, accountId: string, name: string): Promise<IssuedApiKey> {
+  private async insertKey(tx: Pick<AccountTx, "apiKeys">, accountId: string, name: string): Promise<IssuedApiKey> {
     const clientApiKey = newSecret(API_KEY_PREFIX);
     const now = this.d.clock.now();
     const record: ApiKeyRecord = {

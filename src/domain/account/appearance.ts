@@ -1,4 +1,5 @@
 import { invalidArgument } from "../errors.js";
+import { LIMITS } from "../limits.js";
 import { optionalContent, optionalText } from "../validate.js";
 import { type ChatbotTexts, requireDefaultLocale, requireTexts } from "./languages.js";
 
@@ -75,7 +76,8 @@ export function requireAppearance(
       throw invalidArgument(`${field}.brand_color`, `${JSON.stringify(input.brandColor)} is not a color like #1f4fd1`);
     out.brandColor = c;
   }
-  if (input.greeting !== undefined) out.greeting = optionalContent(`${field}.greeting`, input.greeting.trim(), 500);
+  if (input.greeting !== undefined)
+    out.greeting = optionalContent(`${field}.greeting`, input.greeting.trim(), LIMITS.appearanceGreeting);
   if (input.agentName !== undefined) out.agentName = optionalText(`${field}.agent_name`, input.agentName.trim(), 80);
   if (input.theme !== undefined) {
     const t = input.theme === "" ? "auto" : input.theme;

@@ -1,4 +1,5 @@
 import { invalidArgument } from "../errors.js";
+import { LIMITS } from "../limits.js";
 import { requireContent, requireText } from "../validate.js";
 import type { ChatbotAgent, KnowledgeSnippet } from "./repository.js";
 
@@ -66,7 +67,7 @@ export function requireKnowledge(field: string, value: unknown): KnowledgeSnippe
     for (const k of ["title", "url", "snippet"] as const)
       if (typeof rec[k] !== "string") throw invalidArgument(`${at}.${k}`, "is required and must be text");
     const title = requireText(`${at}.title`, (rec.title as string).trim());
-    const snippet = requireContent(`${at}.snippet`, rec.snippet as string);
+    const snippet = requireContent(`${at}.snippet`, rec.snippet as string, LIMITS.snippet);
     return { title, url: requireDocumentUrl(`${at}.url`, rec.url as string), snippet };
   });
 }

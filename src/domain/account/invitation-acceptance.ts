@@ -1,11 +1,18 @@
 import type { Clock } from "../clock.js";
 import { DomainError } from "../errors.js";
-import type { Repositories, Transact } from "../store.js";
-import type { MemberRecord } from "./repository.js";
+import type { Transact } from "../unit.js";
+import type { AccountRepository, InvitationRepository, MemberRecord, MemberRepository } from "./repository.js";
+
+/** The repositories of an account's people: the accounts, their members and pending invitations. */
+export interface TeamRepos {
+  accounts: AccountRepository;
+  members: MemberRepository;
+  invitations: InvitationRepository;
+}
 
 /** What accepting a pending invitation needs: the accounts, members and invitations, and a unit of work. */
-export type AcceptanceDeps = Pick<Repositories, "accounts" | "members" | "invitations"> & {
-  transaction: Transact;
+export type AcceptanceDeps = TeamRepos & {
+  transaction: Transact<TeamRepos>;
   clock: Clock;
 };
 

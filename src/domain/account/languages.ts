@@ -1,4 +1,5 @@
 import { invalidArgument } from "../errors.js";
+import { LIMITS } from "../limits.js";
 import { optionalContent } from "../validate.js";
 
 /** The languages the frame and the launcher speak; the first is the service's default. */
@@ -57,8 +58,6 @@ export interface ChatbotTexts {
   ratingPrompt: string;
 }
 
-export const TEXT_LIMITS = { greeting: 500, awayMessage: 500, ratingPrompt: 120 } as const;
-
 /** A chatbot's default language as asked for: "" (English) or one of LOCALES. */
 export function requireDefaultLocale(field: string, value: string): string {
   if (value === "" || (LOCALES as readonly string[]).includes(value)) return value;
@@ -83,9 +82,9 @@ export function requireTexts(
     if (seen.has(t.locale)) throw invalidArgument(`${at}.locale`, `${t.locale} is given twice`);
     seen.add(t.locale);
     const texts: ChatbotTexts = {
-      greeting: optionalContent(`${at}.greeting`, t.greeting.trim(), TEXT_LIMITS.greeting),
-      awayMessage: optionalContent(`${at}.away_message`, t.awayMessage.trim(), TEXT_LIMITS.awayMessage),
-      ratingPrompt: optionalContent(`${at}.rating_prompt`, t.ratingPrompt.trim(), TEXT_LIMITS.ratingPrompt),
+      greeting: optionalContent(`${at}.greeting`, t.greeting.trim(), LIMITS.greeting),
+      awayMessage: optionalContent(`${at}.away_message`, t.awayMessage.trim(), LIMITS.awayMessage),
+      ratingPrompt: optionalContent(`${at}.rating_prompt`, t.ratingPrompt.trim(), LIMITS.ratingPrompt),
     };
     if (texts.greeting || texts.awayMessage || texts.ratingPrompt) out[t.locale] = texts;
     else delete out[t.locale];

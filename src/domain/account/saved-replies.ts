@@ -2,6 +2,7 @@ import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
+import { LIMITS } from "../limits.js";
 import { requireContent } from "../validate.js";
 
 /** A canned answer of the account, picked in the reply box by its shortcut. */
@@ -51,7 +52,7 @@ export class SavedReplies {
 
   async create(caller: AccountCaller, input: { shortcut: string; content: string }): Promise<SavedReplyRecord> {
     const s = shortcut(input.shortcut);
-    const content = requireContent("content", input.content);
+    const content = requireContent("content", input.content, LIMITS.savedReply);
     if ((await this.d.savedReplies.list(caller.accountId, MAX_SAVED_REPLIES)).length >= MAX_SAVED_REPLIES)
       throw new DomainError("resource_exhausted", `an account keeps at most ${MAX_SAVED_REPLIES} saved replies`);
     const now = this.d.clock.now();
@@ -73,7 +74,8 @@ export class SavedReplies {
   ): Promise<SavedReplyRecord> {
     const id = requireUuid("saved_reply_id", input.savedReplyId);
     const s = input.shortcut === undefined ? undefined : shortcut(input.shortcut);
-    const content = input.content === undefined ? undefined : requireContent("content", input.content);
+    const content =
+      input.content === undefined ? undefined : requireContent("content", input.content, LIMITS.savedReplyUpdate);
     const old = await this.d.savedReplies.get(caller.accountId, id);
     if (!old) throw notFound("saved reply");
     const r = { ...old, shortcut: s ?? old.shortcut, content: content ?? old.content, updatedAt: this.d.clock.now() };

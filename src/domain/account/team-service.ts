@@ -1,13 +1,12 @@
-import type { AuditLog } from "../audit/audit-log.js";
+import type { AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller, Role } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { hashSecret, newId, newSecret, requireUuid, sameHash } from "../ids.js";
-import type { Repositories, Transact } from "../store.js";
-import type { IdClaims } from "../token/jwt-strategy.js";
-import { lineage } from "../token/lineage.js";
+import { lineage, type SessionOf } from "../lineage.js";
+import type { Transact } from "../unit.js";
 import { requireEmail, requireText } from "../validate.js";
-import { acceptPending, invitationInvalid } from "./invitation-acceptance.js";
+import { acceptPending, invitationInvalid, type TeamRepos } from "./invitation-acceptance.js";
 import { hashPassword, verifyPassword } from "./password.js";
 import type { AccountRecord, InvitationRecord, MemberRecord, MemberRepository } from "./repository.js";
 
@@ -45,8 +44,6 @@ export interface IssuedInvitation {
   invitationCode: string;
   expiresAt: number;
 }
-
-type TeamRepos = Pick<Repositories, "accounts" | "members" | "invitations">;
 
 /** Checks a new password's length, naming the field. */
 export function requirePassword(field: string, password: string): string {
@@ -123,11 +120,11 @@ export async function resolvePerson(
 export class TeamService {
   constructor(
     private readonly d: TeamRepos & {
-      transaction: Transact;
+      transaction: Transact<TeamRepos & AuditTx>;
       clock: Clock;
-      audit: AuditLog;
-      /** Revokes every token descending from these lineage ids (see token/lineage.ts), but the session `keep`. */
-      revoke?: (ids: readonly string[], keep?: IdClaims) => Promise<void>;
+      audit: AuditLog<TeamRepos & AuditTx>;
+      /** Revokes every token descending from these lineage ids (see lineage.ts), but the session `keep`. */
+      revoke?: (ids: readonly string[], keep?: SessionOf) => Promise<void>;
     },
   ) {}
 
@@ -282,7 +279,7 @@ export class TeamService {
    * Changes the caller's own password (the owner's is the account's), and revokes every ID token minted with a
    * password before, but the caller's own `session` (the console's, or the bearer token that made the change).
    */
-  async changePassword(caller: AccountCaller, current: string, next: string, session?: IdClaims): Promise<void> {
+  async changePassword(caller: AccountCaller, current: string, next: string, session?: SessionOf): Promise<void> {
     requireText("current_password", current);
     requirePassword("new_password", next);
     const account = await this.d.accounts.byId(caller.accountId);

@@ -1,8 +1,8 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
 import { detectLocale, type Locale } from "../knowledge/language.js";
+import { scoreSnippets } from "../knowledge/matching.js";
 import type { Passage } from "../knowledge/scoring.js";
 import { type Agent, type AgentEvent, type AgentTurn, agentNameOf } from "./agent.js";
-import { scoreSnippets } from "./matching.js";
 
 /** A cited document: the documented title, url and snippet, and beside them where the passage came from. */
 export interface CitedDocument extends KnowledgeSnippet {

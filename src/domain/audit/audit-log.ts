@@ -2,8 +2,13 @@ import type { AccountCaller, CallOrigin } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { invalidArgument } from "../errors.js";
 import { newId } from "../ids.js";
-import type { Repositories, Transact } from "../store.js";
-import { AUDIT_KINDS, type AuditEventRecord, type AuditKind } from "./repository.js";
+import type { Transact } from "../unit.js";
+import { AUDIT_KINDS, type AuditEventRecord, type AuditKind, type AuditRepository } from "./repository.js";
+
+/** What the audit log writes to: its own repository. */
+export interface AuditTx {
+  audit: AuditRepository;
+}
 
 /** Who an audited action is by: a caller of the account API, or the service itself (the command line, schedules). */
 export type AuditActor = AccountCaller | { kind: "service"; accountId: string; actor?: string; origin?: CallOrigin };
@@ -36,12 +41,13 @@ const clip = (s: string) => (s.length > MAX_FIELD ? s.slice(0, MAX_FIELD) : s);
  * (`tx`), so an action and its record land together or not at all. Callers put ids, roles and counts in
  * `details`, never a secret (keys, codes, passwords, tokens are never passed here).
  */
-export class AuditLog {
+export class AuditLog<R extends AuditTx = AuditTx> {
   constructor(
     private readonly d: {
       clock: Clock;
-      store: Pick<Repositories, "audit">;
-      transaction: Transact;
+      store: AuditTx;
+      /** Units of work over what the audited actions write (`within`), the audit log included. */
+      transaction: Transact<R>;
       /** How long events are kept, in days (AIAGENT_AUDIT_RETENTION_DAYS). */
       retentionDays: number;
     },
@@ -49,7 +55,7 @@ export class AuditLog {
 
   /** Records one action in the open unit of work `tx` (or the store, for an action that is one write). */
   async record(
-    tx: Pick<Repositories, "audit">,
+    tx: AuditTx,
     who: AuditActor,
     kind: AuditKind,
     target = "",
@@ -79,7 +85,7 @@ export class AuditLog {
     who: AuditActor,
     kind: AuditKind,
     target: string,
-    write: (tx: Repositories) => Promise<T>,
+    write: (tx: R) => Promise<T>,
     details: Record<string, string | number> = {},
   ): Promise<T> {
     return this.d.transaction(async (tx) => {

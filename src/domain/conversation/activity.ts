@@ -1,54 +1,8 @@
 import type { AccountCaller } from "../caller.js";
 import { notFound } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
-import type { Repositories } from "../store.js";
-import type { EventLog } from "../webhook/event-log.js";
-import type { ConversationRepository } from "./repository.js";
-
-/** What happened to a conversation, as its timeline says it. */
-export const ACTIVITY_KINDS = [
-  /** A person gave it to a teammate (or to themselves from a colleague: see taken_over). */
-  "assigned",
-  /** A person took it: from the AI agent or from a colleague (`from_*`). */
-  "taken_over",
-  /** Handed back to the AI agent. */
-  "released",
-  "closed",
-  "reopened",
-  /** The AI agent handed it to the team, with its reason (`detail`). */
-  "handed_over",
-  /** The customer rated it (`detail`: the score, then the comment). */
-  "rated",
-] as const;
-
-export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
-
-/** One line of a conversation's timeline: who did what, by e-mail and by the display name they had then. */
-export interface ActivityRecord {
-  activityId: string;
-  accountId: string;
-  conversationId: string;
-  kind: ActivityKind;
-  /** Who did it: a person's e-mail; "" for the customer or the AI agent. */
-  actorEmail: string;
-  actorName: string;
-  /** Who held it before ("ai_agent" for the AI agent; "" when it does not apply). */
-  fromEmail: string;
-  fromName: string;
-  /** Who holds it after ("ai_agent" for the AI agent; "" when it does not apply). */
-  toEmail: string;
-  toName: string;
-  /** The handover's reason, the rating's score and comment; "" otherwise. */
-  detail: string;
-  createdAt: number;
-}
-
-/** Storage of timelines; they go with their conversation (erasure, retention), as notes do. */
-export interface ActivityRepository {
-  add(a: ActivityRecord): Promise<void>;
-  /** The conversation's activity, oldest first, at most `limit`. */
-  forConversation(conversationId: string, limit: number): Promise<ActivityRecord[]>;
-}
+import type { EventLog, LogTx } from "../log/event-log.js";
+import type { ActivityRecord, ActivityRepository, ConversationRepository } from "./repository.js";
 
 /** Lines a timeline lists at most (the latest ones). */
 export const MAX_ACTIVITY = 500;
@@ -68,7 +22,7 @@ export async function nameFor(nameOf: NameOf | undefined, accountId: string, ema
  * webhooks): beside the change's own event, whose payload is unchanged.
  */
 export async function recordActivity(
-  tx: Pick<Repositories, "activities" | "events" | "webhooks">,
+  tx: LogTx & { activities: ActivityRepository },
   log: EventLog,
   a: Omit<ActivityRecord, "activityId">,
 ): Promise<ActivityRecord> {

@@ -1,32 +1,49 @@
 import type { ChatbotRepository } from "../account/repository.js";
 import type { Agent } from "../agent/agent.js";
-import type { AuditLog } from "../audit/audit-log.js";
+import type { AgentRepository } from "../agent/tools.js";
+import type { AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller, FrameCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { notFound } from "../errors.js";
 import { IdempotencyKeys, type KeyedRequest } from "../idempotency/keys.js";
 import type { IdempotencyRepository } from "../idempotency/repository.js";
-import type { Repositories, Transact } from "../store.js";
-import type { EventInput, EventLog } from "../webhook/event-log.js";
-import type { EventType } from "../webhook/repository.js";
-import { type ActivityRecord, recordActivity } from "./activity.js";
+import type { EventInput, EventLog, LogTx } from "../log/event-log.js";
+import type { ConversationEvents } from "../log/events.js";
+import type { EventType } from "../log/repository.js";
+import type { Transact } from "../unit.js";
+import { recordActivity } from "./activity.js";
 import { ContactListCache } from "./contact-list-cache.js";
 import type { CustomerLimits } from "./customer-limits.js";
-import type { ConversationEvents, ConversationSummary } from "./events.js";
-import { type ConversationOwner, ConversationOwners } from "./owners.js";
+import { type ConversationOwner, ConversationOwners, mayAccess } from "./owners.js";
 import { MessagePageCache } from "./page-cache.js";
-import type { RatingRepository } from "./ratings.js";
 import type { ReplyRepository } from "./replies.js";
 import type {
+  ActivityRecord,
+  ActivityRepository,
   ContactRepository,
   ConversationRecord,
   ConversationRepository,
+  ConversationSummary,
   MessageRecord,
   NewConversation,
   NewMessage,
+  NoteRepository,
+  RatingRepository,
 } from "./repository.js";
 import { AI_AGENT, effectiveStatus, messageEffect } from "./rules.js";
 import { type WatchDeps, Watches, type WatchTimings } from "./watch.js";
+
+/** What the conversation use cases write in their units of work: each change goes with its events (the outbox). */
+export interface ConversationTx extends LogTx, AuditTx {
+  conversations: ConversationRepository;
+  activities: ActivityRepository;
+  notes: NoteRepository;
+  ratings: RatingRepository;
+  idempotency: IdempotencyRepository;
+  replies: ReplyRepository;
+  /** The conversations handed over to the team. */
+  agents: Pick<AgentRepository, "setHandover" | "clearHandover">;
+}
 
 /** What the conversation use cases need. */
 export interface ConversationServiceDeps {
@@ -51,7 +68,7 @@ export interface ConversationServiceDeps {
   /** What one customer may write (messages, conversations, ratings); undefined: no limit (AIAGENT_RATE_LIMIT=off). */
   customerLimits?: CustomerLimits | undefined;
   /** Units of work: each change and its events (the outbox) commit together. */
-  transaction: Transact;
+  transaction: Transact<ConversationTx>;
   /** The account's event log, written in the unit of work of each change. */
   log: EventLog;
   /** True when the e-mail is a person of the account (its owner or a member): only they take conversations over. */
@@ -114,7 +131,7 @@ export class ConversationCore {
     reopens = false,
     keyed?: KeyedRequest,
     context = 0,
-    inUnit?: (tx: Repositories, message: MessageRecord, conversation: ConversationRecord) => Promise<void>,
+    inUnit?: (tx: ConversationTx, message: MessageRecord, conversation: ConversationRecord) => Promise<void>,
   ): Promise<{ message: MessageRecord; conversation: ConversationRecord; recent?: Promise<MessageRecord[]> }> {
     const r = await this.d.transaction(
       async (tx) => {
@@ -170,7 +187,7 @@ export class ConversationCore {
   async change(
     conv: ConversationRecord,
     type: EventType | undefined,
-    write: (tx: Repositories) => Promise<void>,
+    write: (tx: ConversationTx) => Promise<void>,
     keyed?: KeyedRequest,
     line?: Omit<ActivityRecord, "activityId">,
   ): Promise<ConversationSummary> {
@@ -199,19 +216,13 @@ export class ConversationCore {
 
   async frameConversation(caller: FrameCaller, conversationId: string): Promise<ConversationRecord> {
     const conv = await this.d.conversations.byId(conversationId);
-    if (
-      !conv ||
-      conv.accountId !== caller.accountId ||
-      conv.chatbotId !== caller.chatbotId ||
-      conv.userId !== caller.userId
-    )
-      throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     return conv;
   }
 
   async accountConversation(caller: AccountCaller, conversationId: string): Promise<ConversationRecord> {
     const conv = await this.d.conversations.byId(conversationId);
-    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     return conv;
   }
 

@@ -3,11 +3,11 @@ import { invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { requireUuid } from "../ids.js";
 import { optionalText, page, requireEmail } from "../validate.js";
 import type { ContactListForm, ContactPage, LoadedPage } from "./contact-list-cache.js";
-import { type ConversationCore, namesAccountOf } from "./conversation-core.js";
-import type { ConversationSummary } from "./events.js";
+import { type ConversationCore, type ConversationServiceDeps, namesAccountOf } from "./conversation-core.js";
+import { mayAccess } from "./owners.js";
 import type { PageForm } from "./page-cache.js";
-import { ConversationRatings } from "./ratings.js";
-import type { ContactFilter, ContactQuery, ContactView } from "./repository.js";
+import { withRatings } from "./ratings.js";
+import type { ContactFilter, ContactQuery, ContactView, ConversationSummary } from "./repository.js";
 import { effectiveStatus } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
 import { viewAssignee } from "./views.js";
@@ -30,11 +30,11 @@ const ITSELF: ContactListForm<ContactPage> = { build: (p) => p, perContact: 300 
 
 /** Reading conversations: the account's contacts and a contact's conversations, the frame's list, message pages. */
 export class ConversationReads {
-  private readonly ratings: ConversationRatings;
-
-  constructor(private readonly c: ConversationCore) {
-    this.ratings = new ConversationRatings(c);
-  }
+  constructor(
+    /** What the use cases share: this instance's caches, keyed writes, the unit of work of a change. */
+    private readonly c: Pick<ConversationCore, "lists" | "liveSince" | "owners" | "pages" | "readOwner" | "summary">,
+    private readonly d: Pick<ConversationServiceDeps, "contacts" | "conversations" | "ratings">,
+  ) {}
 
   /** One page of the account's contacts with conversations. */
   listContacts(caller: AccountCaller, input: ContactListInput): Promise<ContactPage> {
@@ -62,7 +62,7 @@ export class ConversationReads {
       offset,
       liveSince: this.c.liveSince(),
     };
-    const contacts = this.c.d.contacts;
+    const contacts = this.d.contacts;
     // The version first: the page read after it shows at least that version, never less, so no page is kept under
     // a version newer than what it shows.
     const version = await contacts.listVersion(q.accountId);
@@ -73,7 +73,7 @@ export class ConversationReads {
 
   /** A page from the store, with how long the passage of time leaves it as it is. */
   private async loadContacts(q: ContactQuery): Promise<LoadedPage> {
-    const p = await this.c.d.contacts.list(q);
+    const p = await this.d.contacts.list(q);
     const { liveSince } = q;
     let liveUntil = Number.POSITIVE_INFINITY;
     // A conversation shown live reads closed once liveSince passes its activity.
@@ -121,13 +121,8 @@ export class ConversationReads {
     const conversationId = requireUuid("conversation_id", input.conversationId);
     const { limit, offset } = page(input.limit, input.offset, 20);
     const owner = this.c.owners.get(conversationId) ?? (await this.c.readOwner(conversationId));
-    if (
-      !owner ||
-      owner.accountId !== caller.accountId ||
-      (caller.kind === "frame" && (owner.chatbotId !== caller.chatbotId || owner.userId !== caller.userId))
-    )
-      throw notFound("conversation");
-    const repo = this.c.d.conversations;
+    if (!mayAccess(caller, owner)) throw notFound("conversation");
+    const repo = this.d.conversations;
     return this.c.pages.read(
       conversationId,
       offset,
@@ -140,8 +135,11 @@ export class ConversationReads {
 
   /** The frame user's conversations with the token's chatbot, newest first. */
   async listFrameConversations(caller: FrameCaller): Promise<ConversationSummary[]> {
-    const conversations = await this.c.d.conversations.forUser(caller.accountId, caller.chatbotId, caller.userId, 50);
-    return this.ratings.withRatings(conversations.map((c) => this.c.summary(c)));
+    const conversations = await this.d.conversations.forUser(caller.accountId, caller.chatbotId, caller.userId, 50);
+    return withRatings(
+      this.d.ratings,
+      conversations.map((c) => this.c.summary(c)),
+    );
   }
 
   /** One page of a contact's conversations, newest first. */
@@ -152,10 +150,13 @@ export class ConversationReads {
     const contactId = requireUuid("contact_id", input.contactId);
     const { limit, offset } = page(input.limit, input.offset, 10);
     // Another account's contact answers exactly as one that does not exist.
-    if (!(await this.c.d.contacts.belongsTo(caller.accountId, contactId))) throw notFound("contact");
-    const p = await this.c.d.conversations.forContact(contactId, limit, offset);
+    if (!(await this.d.contacts.belongsTo(caller.accountId, contactId))) throw notFound("contact");
+    const p = await this.d.conversations.forContact(contactId, limit, offset);
     return {
-      conversations: await this.ratings.withRatings(p.conversations.map((c) => this.c.summary(c))),
+      conversations: await withRatings(
+        this.d.ratings,
+        p.conversations.map((c) => this.c.summary(c)),
+      ),
       hasMore: p.hasMore,
     };
   }

@@ -10,60 +10,33 @@ export type { ConversationServiceDeps } from "./conversation-core.js";
 export { ConversationReads } from "./conversation-reads.js";
 export { ConversationWatches } from "./conversation-watches.js";
 export { CustomerMessages, type SendEvent, WEB_CHANNEL } from "./customer-messages.js";
-export type { ConversationSummary } from "./events.js";
 export { OperatorActions } from "./operator-actions.js";
-export type { RatingRecord, RatingRepository } from "./ratings.js";
+export type { ConversationSummary, RatingRecord, RatingRepository } from "./repository.js";
 export { AI_AGENT } from "./rules.js";
 export type { AccountWatchEvent, WatchEvent } from "./watch.js";
 
 /**
- * Conversations: the one object the handlers hold, by use case — the customer's messages (customer-messages.ts),
- * the reads (conversation-reads.ts), the live watches (conversation-watches.ts) and the operators' actions
- * (operator-actions.ts) — over one shared core (conversation-core.ts: caches, keyed writes, the unit of work).
+ * Conversations, by use case — the customer's messages (customer-messages.ts), the reads (conversation-reads.ts), the
+ * live watches (conversation-watches.ts), the operators' actions (operator-actions.ts) and the ratings (ratings.ts) —
+ * each taking what its constructor names: the deps it reads and the parts of the shared core (conversation-core.ts:
+ * caches, keyed writes, the unit of work of a change) it calls. Callers hold the use case they call.
  */
 export class ConversationService {
-  readonly sendStream: CustomerMessages["sendStream"];
-  readonly send: CustomerMessages["send"];
-  readonly listContacts: ConversationReads["listContacts"];
-  readonly listContactsAs: ConversationReads["listContactsAs"];
-  readonly listMessages: ConversationReads["listMessages"];
-  readonly listFrameConversations: ConversationReads["listFrameConversations"];
-  readonly listContactConversations: ConversationReads["listContactConversations"];
-  readonly watch: ConversationWatches["watch"];
-  readonly watchAccount: ConversationWatches["watchAccount"];
-  readonly markRead: OperatorActions["markRead"];
-  readonly markUnread: OperatorActions["markUnread"];
-  readonly takeOver: OperatorActions["takeOver"];
-  readonly release: OperatorActions["release"];
-  readonly reply: OperatorActions["reply"];
-  readonly setStatus: OperatorActions["setStatus"];
-  readonly rate: ConversationRatings["rate"];
+  readonly messages: CustomerMessages;
+  readonly reads: ConversationReads;
+  readonly watches: ConversationWatches;
+  readonly actions: OperatorActions;
+  readonly ratings: ConversationRatings;
   private readonly core: ConversationCore;
 
   constructor(d: ConversationServiceDeps) {
     const core = new ConversationCore(d);
     this.core = core;
-    const messages = new CustomerMessages(core);
-    const reads = new ConversationReads(core);
-    const watches = new ConversationWatches(core);
-    const actions = new OperatorActions(core);
-    this.sendStream = messages.sendStream.bind(messages);
-    this.send = messages.send.bind(messages);
-    this.listContacts = reads.listContacts.bind(reads);
-    this.listContactsAs = reads.listContactsAs.bind(reads);
-    this.listMessages = reads.listMessages.bind(reads);
-    this.listFrameConversations = reads.listFrameConversations.bind(reads);
-    this.listContactConversations = reads.listContactConversations.bind(reads);
-    this.watch = watches.watch.bind(watches);
-    this.watchAccount = watches.watchAccount.bind(watches);
-    this.markRead = actions.markRead.bind(actions);
-    this.markUnread = actions.markUnread.bind(actions);
-    this.takeOver = actions.takeOver.bind(actions);
-    this.release = actions.release.bind(actions);
-    this.reply = actions.reply.bind(actions);
-    this.setStatus = actions.setStatus.bind(actions);
-    const ratings = new ConversationRatings(core);
-    this.rate = ratings.rate.bind(ratings);
+    this.messages = new CustomerMessages(core, d);
+    this.reads = new ConversationReads(core, d);
+    this.watches = new ConversationWatches(core, d);
+    this.actions = new OperatorActions(core, d);
+    this.ratings = new ConversationRatings(core, d);
   }
 
   /** Message pages answered from the page cache and built from storage, since start (the metrics). */

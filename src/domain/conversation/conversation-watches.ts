@@ -2,12 +2,19 @@ import type { AccountCaller, Caller } from "../caller.js";
 import { invalidArgument, permissionDenied } from "../errors.js";
 import { requireUuid } from "../ids.js";
 import { requireEmail } from "../validate.js";
-import { type ConversationCore, namesAccountOf } from "./conversation-core.js";
+import { type ConversationCore, type ConversationServiceDeps, namesAccountOf } from "./conversation-core.js";
 import { type AccountWatchEvent, parseCursor, type WatchEvent } from "./watch.js";
+
+/** Internal notes are for the account's people only: never for the customer (the frame), on any stream. */
+export const seesNotes = (caller: Caller): boolean => caller.kind === "account";
 
 /** Following conversations live: one conversation (the frame or the inbox), or every one of the account. */
 export class ConversationWatches {
-  constructor(private readonly c: ConversationCore) {}
+  constructor(
+    /** What the use cases share: this instance's caches, keyed writes, the unit of work of a change. */
+    private readonly c: Pick<ConversationCore, "accountConversation" | "frameConversation" | "summary" | "watches">,
+    private readonly d: Pick<ConversationServiceDeps, "clock">,
+  ) {}
 
   /**
    * Follows one conversation: its state, then its messages after `afterMessageOrder` (or `afterCursor`), then each
@@ -27,7 +34,7 @@ export class ConversationWatches {
       caller.kind === "frame"
         ? await this.c.frameConversation(caller, conversationId)
         : await this.c.accountConversation(caller, conversationId);
-    yield* this.c.watches.conversation(conv, this.c.summary(conv), after, signal, caller.kind === "account");
+    yield* this.c.watches.conversation(conv, this.c.summary(conv), after, signal, seesNotes(caller));
   }
 
   /**
@@ -41,6 +48,6 @@ export class ConversationWatches {
   ): AsyncGenerator<AccountWatchEvent> {
     const email = requireEmail("user_email_id", input.userEmailId);
     if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
-    yield* this.c.watches.account(caller.accountId, this.c.d.clock.now(), input.afterCursor ?? "", signal);
+    yield* this.c.watches.account(caller.accountId, this.d.clock.now(), input.afterCursor ?? "", signal);
   }
 }

@@ -4,8 +4,9 @@ import { SILENT } from "../agent/director.js";
 import type { FrameCaller } from "../caller.js";
 import { DomainError } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
+import { LIMITS } from "../limits.js";
 import { requireContent } from "../validate.js";
-import type { ConversationCore } from "./conversation-core.js";
+import type { ConversationCore, ConversationServiceDeps } from "./conversation-core.js";
 import { handOver } from "./handover.js";
 import { REPLY_LEASE_MS, REPLY_RENEW_MS, REPLY_WAIT_MS } from "./replies.js";
 import type { ConversationRecord, MessageRecord, NewConversation } from "./repository.js";
@@ -40,7 +41,14 @@ function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
 
 /** The customer writing in the frame: the message stored, then the AI agent's reply streamed and stored. */
 export class CustomerMessages {
-  constructor(private readonly c: ConversationCore) {}
+  constructor(
+    /** What the use cases share: this instance's caches, keyed writes, the unit of work of a change. */
+    private readonly c: Pick<ConversationCore, "append" | "effectiveStatus" | "frameConversation" | "keys">,
+    private readonly d: Pick<
+      ConversationServiceDeps,
+      "agent" | "chatbots" | "clock" | "conversations" | "customerLimits" | "log" | "replies" | "transaction"
+    >,
+  ) {}
 
   /**
    * Stores the user's message, then streams and stores the agent's reply (none while an operator holds the
@@ -51,12 +59,12 @@ export class CustomerMessages {
     input: { conversationId: string; content: string; idempotencyKey?: string },
     signal: AbortSignal,
   ): AsyncGenerator<SendEvent> {
-    const content = requireContent("content", input.content);
+    const content = requireContent("content", input.content, LIMITS.message);
     const keyed = this.c.keys.request(caller, input.idempotencyKey, "send_message", {
       conversationId: input.conversationId,
       content,
     });
-    const now = this.c.d.clock.now();
+    const now = this.d.clock.now();
     let conversationId: string;
     let start: NewConversation | undefined;
     let before: ConversationRecord | undefined;
@@ -76,7 +84,7 @@ export class CustomerMessages {
       // The agent's chatbot is read with the conversation (a back end may send both reads in one round trip).
       [before, chatbot] = await Promise.all([
         this.c.frameConversation(caller, conversationId),
-        this.c.d.chatbots.byId(caller.chatbotId),
+        this.d.chatbots.byId(caller.chatbotId),
       ]);
     }
     // A closed conversation is reopened by the customer's message (decisions §5): its watchers learn it.
@@ -89,7 +97,7 @@ export class CustomerMessages {
       recent?: Promise<MessageRecord[]>;
     }>(keyed, async () => {
       // Counted only when the message is to be stored: a retry of a stored one is not.
-      await this.c.d.customerLimits?.message(caller.accountId, caller.userId, start !== undefined);
+      await this.d.customerLimits?.message(caller.accountId, caller.userId, start !== undefined);
       return this.c.append(
         caller.accountId,
         conversationId,
@@ -134,11 +142,11 @@ export class CustomerMessages {
         ({ conv, claim: held } = settled);
         history = undefined;
       }
-      chatbot ??= (await this.c.d.chatbots.byId(caller.chatbotId))!;
+      chatbot ??= (await this.d.chatbots.byId(caller.chatbotId))!;
       // The agent sees the conversation up to this message (read with the message's unit when it was just stored).
       const turns = (
         await (history ??
-          this.c.d.conversations
+          this.d.conversations
             .messages(conv, AGENT_CONTEXT, Math.max(0, userMessage.messageOrder - AGENT_CONTEXT))
             .then((p) => p.messages))
       ).map((m) => ({ role: m.role, content: m.content, toolCalls: m.toolCalls }));
@@ -163,10 +171,10 @@ export class CustomerMessages {
     history: AgentTurn[],
     signal: AbortSignal,
   ): AsyncGenerator<SendEvent, boolean> {
-    const replies = this.c.d.replies;
+    const replies = this.d.replies;
     const messageId = userMessage.messageId;
     const renew = setInterval(() => {
-      replies.renew(messageId, held, this.c.d.clock.now() + REPLY_LEASE_MS).catch(() => undefined);
+      replies.renew(messageId, held, this.d.clock.now() + REPLY_LEASE_MS).catch(() => undefined);
     }, REPLY_RENEW_MS);
     renew.unref?.();
     let stored = false;
@@ -174,7 +182,7 @@ export class CustomerMessages {
     const scope = { accountId: caller.accountId, conversationId: conv.conversationId, userId: caller.userId };
     try {
       try {
-        for await (const ev of this.c.d.agent.reply(chatbot, history, signal, scope)) {
+        for await (const ev of this.d.agent.reply(chatbot, history, signal, scope)) {
           if (ev.type === "delta") {
             yield { type: "delta", text: ev.text };
             continue;
@@ -190,7 +198,7 @@ export class CustomerMessages {
               content: ev.content,
               toolCalls: ev.toolCalls,
               documents: ev.documents,
-              createdAt: this.c.d.clock.now(),
+              createdAt: this.d.clock.now(),
             },
             undefined,
             false,
@@ -201,7 +209,7 @@ export class CustomerMessages {
             },
           );
           stored = true;
-          if (ev.handover) await handOver(this.c, caller.accountId, conv.conversationId, ev.handover);
+          if (ev.handover) await handOver(this.d, caller.accountId, conv.conversationId, ev.handover);
           yield { type: "reply", message: reply };
           return true;
         }
@@ -244,16 +252,16 @@ export class CustomerMessages {
     userMessage: MessageRecord,
     signal: AbortSignal,
   ): Promise<{ reply: MessageRecord } | { conv: ConversationRecord; claim: string } | undefined> {
-    const replies = this.c.d.replies;
+    const replies = this.d.replies;
     const giveUpAt = Date.now() + REPLY_WAIT_MS;
     let pause = 10;
     for (;;) {
       const found = await replies.find(userMessage.messageId);
       if (found?.replyOrder != null) {
-        const [reply] = (await this.c.d.conversations.messages(conv, 1, found.replyOrder - 1)).messages;
+        const [reply] = (await this.d.conversations.messages(conv, 1, found.replyOrder - 1)).messages;
         return reply && { reply };
       }
-      const now = this.c.d.clock.now();
+      const now = this.d.clock.now();
       if (found === undefined || found.leaseUntil <= now) {
         const current = await this.c.frameConversation(caller, conv.conversationId);
         if (current.assignedTo !== AI_AGENT) return undefined;

@@ -1,8 +1,7 @@
 import { newId } from "../ids.js";
-import type { Repositories } from "../store.js";
 import { recordActivity } from "./activity.js";
-import type { ConversationCore } from "./conversation-core.js";
-import type { NoteRecord } from "./notes.js";
+import type { ConversationServiceDeps } from "./conversation-core.js";
+import type { NoteRecord } from "./repository.js";
 import { AI_AGENT } from "./rules.js";
 
 /**
@@ -12,13 +11,13 @@ import { AI_AGENT } from "./rules.js";
  * timeline has a `handed_over` line with the reason (`conversation.activity`).
  */
 export async function handOver(
-  core: ConversationCore,
+  d: Pick<ConversationServiceDeps, "clock" | "transaction" | "log">,
   accountId: string,
   conversationId: string,
   reason: string,
 ): Promise<NoteRecord> {
-  const at = core.d.clock.now();
-  return core.d.transaction(async (tx: Repositories) => {
+  const at = d.clock.now();
+  return d.transaction(async (tx) => {
     await tx.agents.setHandover({ conversationId, reason, at });
     const note: NoteRecord = {
       noteId: newId(),
@@ -29,8 +28,8 @@ export async function handOver(
       createdAt: at,
     };
     await tx.notes.add(note);
-    await core.d.log.record(tx, accountId, [{ type: "note.created", data: { conversationId, note } }]);
-    await recordActivity(tx, core.d.log, {
+    await d.log.record(tx, accountId, [{ type: "note.created", data: { conversationId, note } }]);
+    await recordActivity(tx, d.log, {
       accountId,
       conversationId,
       kind: "handed_over",

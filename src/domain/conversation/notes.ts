@@ -4,28 +4,11 @@ import { notFound } from "../errors.js";
 import { IdempotencyKeys } from "../idempotency/keys.js";
 import type { IdempotencyRepository } from "../idempotency/repository.js";
 import { newId, requireUuid } from "../ids.js";
-import type { Transact } from "../store.js";
+import { LIMITS } from "../limits.js";
+import type { EventLog, LogTx } from "../log/event-log.js";
+import type { Transact } from "../unit.js";
 import { requireContent } from "../validate.js";
-import type { EventLog } from "../webhook/event-log.js";
-import type { ConversationRepository } from "./repository.js";
-
-/** An internal note of the account's people on a conversation: never shown to the customer. */
-export interface NoteRecord {
-  noteId: string;
-  accountId: string;
-  conversationId: string;
-  /** The e-mail of the person who wrote it. */
-  authorEmail: string;
-  content: string;
-  createdAt: number;
-}
-
-/** Storage of notes; they go with their conversation (erasure, retention). */
-export interface NoteRepository {
-  add(note: NoteRecord): Promise<void>;
-  /** The conversation's notes, oldest first, at most `limit`. */
-  forConversation(conversationId: string, limit: number): Promise<NoteRecord[]>;
-}
+import type { ConversationRepository, NoteRecord, NoteRepository } from "./repository.js";
 
 /** Notes a conversation lists at most: a note is a remark, not a second conversation. */
 export const MAX_NOTES = 500;
@@ -36,7 +19,7 @@ export interface NoteDeps {
   notes: Pick<NoteRepository, "forConversation">;
   clock: Clock;
   idempotency: Pick<IdempotencyRepository, "find">;
-  transaction: Transact;
+  transaction: Transact<LogTx & { notes: NoteRepository; idempotency: IdempotencyRepository }>;
   log: EventLog;
 }
 
@@ -53,7 +36,7 @@ export class ConversationNotes {
 
   async add(caller: AccountCaller, conversationId: string, content: string, idempotencyKey?: string) {
     const id = requireUuid("conversation_id", conversationId);
-    const text = requireContent("content", content);
+    const text = requireContent("content", content, LIMITS.note);
     const conv = await this.d.conversations.byId(id);
     // Another account's conversation answers exactly as one that does not exist.
     if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");

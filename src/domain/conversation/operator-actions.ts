@@ -1,19 +1,26 @@
+import type { AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller } from "../caller.js";
 import { DomainError, invalidArgument } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
-import type { Repositories } from "../store.js";
+import { LIMITS } from "../limits.js";
 import { optionalText, requireContent, requireEmail } from "../validate.js";
-import { type ActivityKind, nameFor } from "./activity.js";
-import type { ConversationCore } from "./conversation-core.js";
-import type { ConversationSummary } from "./events.js";
-import type { MessageRecord, NewMessage } from "./repository.js";
+import { nameFor } from "./activity.js";
+import type { ConversationCore, ConversationServiceDeps } from "./conversation-core.js";
+import type { ActivityKind, ConversationSummary, MessageRecord, NewMessage } from "./repository.js";
 import { AI_AGENT } from "./rules.js";
 
 const MAX_OPERATOR_NAME = 80;
 
 /** The operators' actions on a conversation: read, take over, release, reply, close and reopen. */
 export class OperatorActions {
-  constructor(private readonly c: ConversationCore) {}
+  constructor(
+    /** What the use cases share: this instance's caches, keyed writes, the unit of work of a change. */
+    private readonly c: Pick<
+      ConversationCore,
+      "accountConversation" | "append" | "change" | "effectiveStatus" | "keys"
+    >,
+    private readonly d: Pick<ConversationServiceDeps, "auditLog" | "clock" | "displayNameOf" | "isPersonOf">,
+  ) {}
 
   /** Moves the account's read marker to the latest message. */
   async markRead(caller: AccountCaller, conversationId: string): Promise<ConversationSummary> {
@@ -42,7 +49,7 @@ export class OperatorActions {
     const name = optionalText("operator_name", operatorName, MAX_OPERATOR_NAME).trim();
     const keyed = this.c.keys.request(caller, idempotencyKey, "take_over", { conversationId, operator, name });
     return this.c.keys.once(keyed, async () => {
-      if (!(await this.c.d.isPersonOf(caller.accountId, operator)))
+      if (!(await this.d.isPersonOf(caller.accountId, operator)))
         throw invalidArgument(
           "operator_email",
           `${operator} is not a person of this account who has joined (invite them, and wait until they accept)`,
@@ -50,7 +57,7 @@ export class OperatorActions {
       // An admin assigning a teammate sends no name: the customer sees the one the teammate set in their profile.
       const shown =
         name ||
-        (await this.c.d.displayNameOf?.(caller.accountId, operator)) ||
+        (await this.d.displayNameOf?.(caller.accountId, operator)) ||
         operator.slice(0, operator.lastIndexOf("@"));
       // The timeline: taken (by the person themselves) or assigned (by someone else), from whoever held it.
       const kind = operator.toLowerCase() === caller.email.toLowerCase() ? "taken_over" : "assigned";
@@ -70,13 +77,13 @@ export class OperatorActions {
 
   /** The audit log's line for a change of who holds the conversation, in the change's unit of work. */
   private audited(
-    tx: Pick<Repositories, "audit">,
+    tx: AuditTx,
     caller: AccountCaller,
     conv: { conversationId: string; assignedTo: string },
     to: string,
   ): Promise<void> {
     return (
-      this.c.d.auditLog?.record(tx, caller, "conversation.assigned", conv.conversationId, {
+      this.d.auditLog?.record(tx, caller, "conversation.assigned", conv.conversationId, {
         from: conv.assignedTo,
         to,
       }) ?? Promise.resolve()
@@ -91,7 +98,7 @@ export class OperatorActions {
     to = "",
     toName = "",
   ) {
-    const name = (email: string) => nameFor(this.c.d.displayNameOf?.bind(this.c.d), caller.accountId, email);
+    const name = (email: string) => nameFor(this.d.displayNameOf?.bind(this.d), caller.accountId, email);
     const holds = kind !== "closed" && kind !== "reopened";
     return {
       accountId: conv.accountId,
@@ -108,7 +115,7 @@ export class OperatorActions {
       toEmail: to,
       toName: to === AI_AGENT ? "AI agent" : toName,
       detail: "",
-      createdAt: this.c.d.clock.now(),
+      createdAt: this.d.clock.now(),
     };
   }
 
@@ -141,7 +148,7 @@ export class OperatorActions {
     idempotencyKey?: string,
   ): Promise<MessageRecord> {
     const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
-    const text = requireContent("content", content);
+    const text = requireContent("content", content, LIMITS.reply);
     const keyed = this.c.keys.request(caller, idempotencyKey, "reply", { conversationId, content: text });
     const { message } = await this.c.keys.once(keyed, () => {
       if (this.c.effectiveStatus(conv) === "closed")
@@ -152,7 +159,7 @@ export class OperatorActions {
         content: text,
         toolCalls: "",
         documents: [],
-        createdAt: this.c.d.clock.now(),
+        createdAt: this.d.clock.now(),
       };
       return this.c.append(caller.accountId, conv.conversationId, m, undefined, false, keyed);
     });
@@ -182,7 +189,7 @@ export class OperatorActions {
       return this.c.change(
         conv,
         type,
-        (tx) => tx.conversations.setStatus(conv.conversationId, status, this.c.d.clock.now()),
+        (tx) => tx.conversations.setStatus(conv.conversationId, status, this.d.clock.now()),
         keyed,
         line || undefined,
       );

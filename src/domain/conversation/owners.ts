@@ -1,3 +1,4 @@
+import type { Caller } from "../caller.js";
 import type { ConversationRecord } from "./repository.js";
 
 /** What never changes about a conversation once it exists: whose it is and when it started. */
@@ -7,6 +8,22 @@ export interface ConversationOwner {
   chatbotId: string;
   userId: string;
   createdAt: number;
+}
+
+/**
+ * Whether the caller may see the conversation: its account's people see each of the account's; a customer (the
+ * frame) only their own, with the chatbot their token names. Anything else answers as a conversation that does not
+ * exist (not_found), so a guess learns nothing.
+ */
+export function mayAccess<C extends Pick<ConversationOwner, "accountId" | "chatbotId" | "userId">>(
+  caller: Caller,
+  c: C | undefined,
+): c is C {
+  return (
+    c !== undefined &&
+    c.accountId === caller.accountId &&
+    (caller.kind === "account" || (c.chatbotId === caller.chatbotId && c.userId === caller.userId))
+  );
 }
 
 /**

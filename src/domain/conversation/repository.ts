@@ -168,3 +168,103 @@ export interface ConversationRepository {
   assign(conversationId: string, assignee: string, operatorName: string): Promise<void>;
   setStatus(conversationId: string, status: "live" | "closed", now: number): Promise<void>;
 }
+
+/** What happened to a conversation, as its timeline says it. */
+export const ACTIVITY_KINDS = [
+  /** A person gave it to a teammate (or to themselves from a colleague: see taken_over). */
+  "assigned",
+  /** A person took it: from the AI agent or from a colleague (`from_*`). */
+  "taken_over",
+  /** Handed back to the AI agent. */
+  "released",
+  "closed",
+  "reopened",
+  /** The AI agent handed it to the team, with its reason (`detail`). */
+  "handed_over",
+  /** The customer rated it (`detail`: the score, then the comment). */
+  "rated",
+] as const;
+
+export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
+
+/** One line of a conversation's timeline: who did what, by e-mail and by the display name they had then. */
+export interface ActivityRecord {
+  activityId: string;
+  accountId: string;
+  conversationId: string;
+  kind: ActivityKind;
+  /** Who did it: a person's e-mail; "" for the customer or the AI agent. */
+  actorEmail: string;
+  actorName: string;
+  /** Who held it before ("ai_agent" for the AI agent; "" when it does not apply). */
+  fromEmail: string;
+  fromName: string;
+  /** Who holds it after ("ai_agent" for the AI agent; "" when it does not apply). */
+  toEmail: string;
+  toName: string;
+  /** The handover's reason, the rating's score and comment; "" otherwise. */
+  detail: string;
+  createdAt: number;
+}
+
+/** Storage of timelines; they go with their conversation (erasure, retention), as notes do. */
+export interface ActivityRepository {
+  add(a: ActivityRecord): Promise<void>;
+  /** The conversation's activity, oldest first, at most `limit`. */
+  forConversation(conversationId: string, limit: number): Promise<ActivityRecord[]>;
+}
+
+/** An internal note of the account's people on a conversation: never shown to the customer. */
+export interface NoteRecord {
+  noteId: string;
+  accountId: string;
+  conversationId: string;
+  /** The e-mail of the person who wrote it. */
+  authorEmail: string;
+  content: string;
+  createdAt: number;
+}
+
+/** Storage of notes; they go with their conversation (erasure, retention). */
+export interface NoteRepository {
+  add(note: NoteRecord): Promise<void>;
+  /** The conversation's notes, oldest first, at most `limit`. */
+  forConversation(conversationId: string, limit: number): Promise<NoteRecord[]>;
+}
+
+/** A customer's rating of a conversation, as stored (one per conversation: the latest counts). */
+export interface RatingRecord extends ConversationRating {
+  conversationId: string;
+  accountId: string;
+}
+
+/** Where ratings are kept. */
+export interface RatingRepository {
+  /** Stores the rating, replacing an earlier one of the same conversation. */
+  set(r: RatingRecord): Promise<void>;
+  /** The ratings of these conversations (those that have one). */
+  forConversations(conversationIds: readonly string[]): Promise<Map<string, ConversationRating>>;
+}
+
+/** A conversation's state as shown to its readers (and pushed to its watchers). */
+export interface ConversationSummary {
+  conversationId: string;
+  createdAt: number;
+  status: "live" | "closed";
+  assignedTo: string;
+  /** The display name of the operator who holds it; "" while the AI agent answers. */
+  operatorName: string;
+  latestMessageAt: number | null;
+  channel: string;
+  unreadCount: number;
+  /** The customer's rating, once given (lists and the conversation.rated event carry it). */
+  rating?: ConversationRating;
+}
+
+/** How the customer rated a closed conversation. */
+export interface ConversationRating {
+  /** 1 (bad) to 5 (very good). */
+  score: number;
+  comment: string;
+  ratedAt: number;
+}

@@ -1,8 +1,13 @@
 import { DomainError, invalidArgument } from "../errors.js";
-import type { EventRecord, EventRepository } from "../webhook/repository.js";
-import type { ConversationEvents, ConversationSummary, EventListener, EventTopic } from "./events.js";
-import type { NoteRecord } from "./notes.js";
-import type { ConversationRecord, ConversationRepository, MessageRecord } from "./repository.js";
+import type { ConversationEvents, EventListener, EventTopic } from "../log/events.js";
+import type { EventRecord, EventRepository } from "../log/repository.js";
+import type {
+  ConversationRecord,
+  ConversationRepository,
+  ConversationSummary,
+  MessageRecord,
+  NoteRecord,
+} from "./repository.js";
 
 /** An event of a watched conversation; `cursor` resumes the watch right after it. */
 export type WatchEvent =

@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import type { Caller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument } from "../errors.js";
-import type { Repositories } from "../store.js";
 import type { IdempotencyRepository } from "./repository.js";
 
 /** How long a key answers its first answer; after it, the key may name a new write. */
@@ -59,7 +58,11 @@ export class IdempotencyKeys {
   }
 
   /** Records the key and answer in the unit of work `tx`; a concurrent write that took the key first rolls it back. */
-  async record(tx: Pick<Repositories, "idempotency">, r: KeyedRequest | undefined, answer: unknown): Promise<void> {
+  async record(
+    tx: { idempotency: IdempotencyRepository },
+    r: KeyedRequest | undefined,
+    answer: unknown,
+  ): Promise<void> {
     if (!r) return;
     const now = this.clock.now();
     const fresh = await tx.idempotency.insert(

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { requireKnowledge } from "../account/chatbot-rules.js";
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
-import { scoreSnippets } from "../agent/matching.js";
 import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
@@ -9,6 +8,7 @@ import { newId, requireUuid } from "../ids.js";
 import { optionalText } from "../validate.js";
 import { chunkPage, type ExtractedPage } from "./chunking.js";
 import { queryWords } from "./language.js";
+import { scoreSnippets } from "./matching.js";
 import { ANSWER_THRESHOLD, excerptOf, type Passage, passageScore } from "./scoring.js";
 
 export { ANSWER_THRESHOLD, type Passage } from "./scoring.js";

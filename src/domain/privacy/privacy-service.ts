@@ -1,14 +1,20 @@
-import type { AuditActor, AuditLog } from "../audit/audit-log.js";
+import type { ChatbotRepository } from "../account/repository.js";
+import type { AuditActor, AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
-import type { ConversationRecord, MessageRecord } from "../conversation/repository.js";
+import type { ConversationRecord, ConversationRepository, MessageRecord } from "../conversation/repository.js";
 import { invalidArgument, notFound } from "../errors.js";
 import { requireUuid } from "../ids.js";
-import type { Repositories, Transact } from "../store.js";
-import type { RefreshTokenRecord } from "../token/repository.js";
+import type { EventLog, LogTx } from "../log/event-log.js";
+import type { RefreshTokenRecord, RefreshTokenRepository } from "../token/repository.js";
+import type { Transact } from "../unit.js";
 import { requireId } from "../validate.js";
-import type { EventLog } from "../webhook/event-log.js";
-import type { ContactRecord } from "./repository.js";
+import type { ContactRecord, PrivacyRepository } from "./repository.js";
+
+/** What an erasure writes in its unit of work. */
+export interface ErasureTx extends AuditTx, LogTx {
+  privacy: PrivacyRepository;
+}
 
 /** Which customer: by the contact's id or by the client's user_id (exactly one). */
 export interface ContactRef {
@@ -47,8 +53,14 @@ export const MAX_RETENTION_DAYS = 3650;
 export class PrivacyService {
   constructor(
     private readonly d: {
-      store: Repositories;
-      transaction: Transact;
+      /** What finding and exporting a customer read. */
+      store: AuditTx & {
+        privacy: PrivacyRepository;
+        chatbots: ChatbotRepository;
+        conversations: ConversationRepository;
+        refreshTokens: RefreshTokenRepository;
+      };
+      transaction: Transact<ErasureTx>;
       clock: Clock;
       log: EventLog;
       audit: AuditLog;

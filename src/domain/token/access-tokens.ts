@@ -18,7 +18,12 @@ import {
 
 /** Issuing the frame's tokens: an API key traded for a session (and a launch code), and the console's preview. */
 export class AccessTokens {
-  constructor(private readonly d: TokenServiceDeps) {}
+  constructor(
+    private readonly d: Pick<
+      TokenServiceDeps,
+      "accounts" | "admit" | "apiKeys" | "chatbots" | "clock" | "contacts" | "jwt" | "transaction" | "ttl"
+    >,
+  ) {}
 
   /** Trades an API key for an access and refresh token bound to (account, chatbot, user). */
   async getAccessToken(input: {

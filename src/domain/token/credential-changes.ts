@@ -1,5 +1,5 @@
+import { lineage, lineageOf } from "../lineage.js";
 import type { IdClaims } from "./jwt-strategy.js";
-import { lineage, lineageOf } from "./lineage.js";
 
 /** One recorded change of what a credential check reads: its place (commit order) and whose credentials it touches. */
 export interface CredentialChange {

@@ -6,14 +6,14 @@ import type {
   ChatbotRepository,
   MemberRepository,
 } from "../account/repository.js";
-import type { AuditLog } from "../audit/audit-log.js";
+import type { AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { Clock } from "../clock.js";
 import type { ContactRepository } from "../conversation/repository.js";
 import { DomainError, invalidArgument } from "../errors.js";
 import { hashSecret, requireUuid, sameHash } from "../ids.js";
-import type { Transact } from "../store.js";
+import type { EventLog, LogTx } from "../log/event-log.js";
+import type { Transact } from "../unit.js";
 import { requireId } from "../validate.js";
-import type { EventLog } from "../webhook/event-log.js";
 import type { JwtStrategy } from "./jwt-strategy.js";
 import type { LaunchCodeRepository, RefreshTokenRecord, RefreshTokenRepository } from "./repository.js";
 import { successorSecret } from "./rotation.js";
@@ -39,6 +39,13 @@ export interface TokenLifetimes {
   id: number;
 }
 
+/** What the token use cases write in their units of work. */
+export interface TokenTx extends AuditTx, LogTx {
+  refreshTokens: RefreshTokenRepository;
+  launchCodes: LaunchCodeRepository;
+  contacts: ContactRepository;
+}
+
 /** What the token use cases need. */
 export interface TokenServiceDeps {
   accounts: AccountRepository;
@@ -52,7 +59,7 @@ export interface TokenServiceDeps {
   clock: Clock;
   ttl: TokenLifetimes;
   /** Runs fn as one storage transaction, so an issuance writes all its rows or none. */
-  transaction: Transact;
+  transaction: Transact<TokenTx>;
   /** Called once a credential is known good and before anything is written; throws to refuse (per-account limits). */
   admit?: (accountId: string) => Promise<void>;
   /** The account's event log: a revocation records `session.revoked` in its own unit of work. */
@@ -133,7 +140,7 @@ export const UNUSABLE_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAA
  * key's, the last use is kept to the minute: a refresh that would change nothing else writes nothing within it.
  */
 export async function touchSession(
-  d: TokenServiceDeps,
+  d: Pick<TokenServiceDeps, "refreshTokens">,
   sessionId: string,
   at: number,
   origin: string | null,
@@ -160,7 +167,7 @@ export async function touchSession(
  * accepted, so a refused request (the key of another chatbot's account, say) writes nothing.
  */
 export async function accountForKey(
-  d: TokenServiceDeps,
+  d: Pick<TokenServiceDeps, "apiKeys" | "accounts" | "clock">,
   key: string,
 ): Promise<(AccountRecord & { apiKeyId: string; markUsed(): Promise<void> }) | undefined> {
   if (key.length > 512) return undefined;

@@ -14,7 +14,12 @@ import {
 
 /** Issuing ID tokens for the account API: from an API key or a person's password. */
 export class IdTokens {
-  constructor(private readonly d: TokenServiceDeps) {}
+  constructor(
+    private readonly d: Pick<
+      TokenServiceDeps,
+      "accounts" | "admit" | "apiKeys" | "audit" | "clock" | "jwt" | "members" | "ttl"
+    >,
+  ) {}
 
   /**
    * Issues an ID token for the account API: from an API key (servers, with the account's e-mail), or from a

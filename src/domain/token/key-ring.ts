@@ -1,7 +1,7 @@
 import { createPrivateKey, type KeyObject, randomBytes } from "node:crypto";
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import type { Clock } from "../clock.js";
-import type { Transact } from "../store.js";
+import type { Transact } from "../unit.js";
 import { KeySealer } from "./key-sealer.js";
 import type { SigningKeyRecord, SigningKeyRepository } from "./repository.js";
 
@@ -31,7 +31,7 @@ export interface KeyRingOptions {
    * doing it at once would each retire the other's new key and leave none active. In one unit of work, one of them
    * is run again after the other (PostgreSQL's SERIALIZABLE; SQLite runs one writer at a time).
    */
-  transaction?: Transact;
+  transaction?: Transact<{ signingKeys: SigningKeyRepository }>;
 }
 
 /** Default of KeyRingOptions.refreshIntervalMs: a rotation reaches every running instance within half a minute. */

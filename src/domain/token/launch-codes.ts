@@ -11,7 +11,12 @@ import {
 
 /** The frame's launch codes: looked at by the frame page, then exchanged once for an access token. */
 export class LaunchCodes {
-  constructor(private readonly d: TokenServiceDeps) {}
+  constructor(
+    private readonly d: Pick<
+      TokenServiceDeps,
+      "accounts" | "chatbots" | "clock" | "jwt" | "launchCodes" | "refreshTokens" | "ttl"
+    >,
+  ) {}
 
   /**
    * What the frame page needs to know of a launch code before the frame exchanges it: the origin it is bound to

@@ -1,18 +1,20 @@
 import type { AuditActor } from "../audit/audit-log.js";
+import { lineage, type SessionOf } from "../lineage.js";
 import type { TokenServiceDeps } from "./credentials.js";
 import type { IdClaims } from "./jwt-strategy.js";
-import { lineage } from "./lineage.js";
 import type { RevocationScope } from "./repository.js";
 
 /** Revoking tokens: a credential's lineage, one sign-out, or the sessions in a scope. */
 export class Revocations {
-  constructor(private readonly d: TokenServiceDeps) {}
+  constructor(
+    private readonly d: Pick<TokenServiceDeps, "audit" | "clock" | "jwt" | "log" | "refreshTokens" | "transaction">,
+  ) {}
 
   /**
    * Revokes, at once, every token that descends from the credentials named (see lineage.ts): those issued before
    * now are refused at their next call, and the open streams they opened end (the stream guard re-checks).
    */
-  async revokeLineage(ids: readonly string[], keep?: IdClaims): Promise<void> {
+  async revokeLineage(ids: readonly string[], keep?: SessionOf): Promise<void> {
     // One millisecond on: a token issued in the very millisecond of the revocation is refused too.
     const at = this.d.clock.now() + 1;
     await this.d.refreshTokens.revokeLineage(ids, at);

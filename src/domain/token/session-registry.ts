@@ -1,5 +1,5 @@
 import type { ChatbotRecord } from "../account/repository.js";
-import type { AuditLog } from "../audit/audit-log.js";
+import type { AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { invalidArgument, notFound } from "../errors.js";
@@ -31,7 +31,7 @@ export interface SessionRegistryDeps {
   clock: Clock;
   /** The account's chatbot; another account's (or a missing one) throws not_found. */
   chatbotOf(caller: AccountCaller, chatbotId: string): Promise<ChatbotRecord>;
-  audit: AuditLog;
+  audit: AuditLog<AuditTx & { refreshTokens: RefreshTokenRepository }>;
 }
 
 /** The account's view of its customers' sessions: list, revoke one, and each chatbot's rotation policy. */

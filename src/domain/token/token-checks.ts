@@ -3,13 +3,18 @@ import type { ChatbotRecord } from "../account/repository.js";
 import { resolvePerson } from "../account/team-service.js";
 import type { AccountCaller } from "../caller.js";
 import { unauthenticated } from "../errors.js";
+import { lineage, lineageOf } from "../lineage.js";
 import type { TokenServiceDeps } from "./credentials.js";
 import type { AccessClaims, IdClaims } from "./jwt-strategy.js";
-import { lineage, lineageOf } from "./lineage.js";
 
 /** Checking presented tokens on each call: signature, expiry, revocation, and that what they name is still active. */
 export class TokenChecks {
-  constructor(private readonly d: TokenServiceDeps) {}
+  constructor(
+    private readonly d: Pick<
+      TokenServiceDeps,
+      "accounts" | "apiKeys" | "chatbots" | "clock" | "jwt" | "members" | "refreshTokens"
+    >,
+  ) {}
 
   /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
   async authenticateFrame(token: string): Promise<AccessClaims> {

@@ -16,7 +16,12 @@ import { newRotationSalt } from "./rotation.js";
 
 /** Refreshing a session: a new access token, and with rotation the refresh token's successor. */
 export class TokenRefresh {
-  constructor(private readonly d: TokenServiceDeps) {}
+  constructor(
+    private readonly d: Pick<
+      TokenServiceDeps,
+      "accounts" | "admit" | "apiKeys" | "chatbots" | "clock" | "jwt" | "refreshTokens" | "ttl"
+    >,
+  ) {}
 
   /**
    * Issues a new access token from a refresh token. The refresh token is kept, unless the chatbot's session policy

@@ -27,43 +27,25 @@ export { TokenChecks } from "./token-checks.js";
 export { TokenRefresh } from "./token-refresh.js";
 
 /**
- * Issues, refreshes, checks and revokes the service's tokens: the one object the handlers hold, by use case —
- * issuance (access-tokens.ts), launch codes (launch-codes.ts), refresh (token-refresh.ts), ID tokens
- * (id-tokens.ts), the checks on each call (token-checks.ts) and revocation (revocations.ts); what they share is in
- * credentials.ts.
+ * Issues, refreshes, checks and revokes the service's tokens, by use case — issuance (access-tokens.ts), launch codes
+ * (launch-codes.ts), refresh (token-refresh.ts), ID tokens (id-tokens.ts), the checks on each call (token-checks.ts)
+ * and revocation (revocations.ts), each taking from the token deps what its constructor names; what they share is in
+ * credentials.ts. Callers hold the use case they call.
  */
 export class TokenService {
-  readonly getAccessToken: AccessTokens["getAccessToken"];
-  readonly previewAccessToken: AccessTokens["previewAccessToken"];
-  readonly peekLaunchCode: LaunchCodes["peekLaunchCode"];
-  readonly exchangeLaunchCode: LaunchCodes["exchangeLaunchCode"];
-  readonly refresh: TokenRefresh["refresh"];
-  readonly getIdToken: IdTokens["getIdToken"];
-  readonly authenticateFrame: TokenChecks["authenticateFrame"];
-  readonly authenticateAccount: TokenChecks["authenticateAccount"];
-  readonly chatbot: TokenChecks["chatbot"];
-  readonly revokeLineage: Revocations["revokeLineage"];
-  readonly signOut: Revocations["signOut"];
-  readonly revoke: Revocations["revoke"];
+  readonly access: AccessTokens;
+  readonly launchCodes: LaunchCodes;
+  readonly refreshes: TokenRefresh;
+  readonly idTokens: IdTokens;
+  readonly checks: TokenChecks;
+  readonly revocations: Revocations;
 
   constructor(d: TokenServiceDeps) {
-    const access = new AccessTokens(d);
-    const launch = new LaunchCodes(d);
-    const refresh = new TokenRefresh(d);
-    const id = new IdTokens(d);
-    const checks = new TokenChecks(d);
-    const revocations = new Revocations(d);
-    this.getAccessToken = access.getAccessToken.bind(access);
-    this.previewAccessToken = access.previewAccessToken.bind(access);
-    this.peekLaunchCode = launch.peekLaunchCode.bind(launch);
-    this.exchangeLaunchCode = launch.exchangeLaunchCode.bind(launch);
-    this.refresh = refresh.refresh.bind(refresh);
-    this.getIdToken = id.getIdToken.bind(id);
-    this.authenticateFrame = checks.authenticateFrame.bind(checks);
-    this.authenticateAccount = checks.authenticateAccount.bind(checks);
-    this.chatbot = checks.chatbot.bind(checks);
-    this.revokeLineage = revocations.revokeLineage.bind(revocations);
-    this.signOut = revocations.signOut.bind(revocations);
-    this.revoke = revocations.revoke.bind(revocations);
+    this.access = new AccessTokens(d);
+    this.launchCodes = new LaunchCodes(d);
+    this.refreshes = new TokenRefresh(d);
+    this.idTokens = new IdTokens(d);
+    this.checks = new TokenChecks(d);
+    this.revocations = new Revocations(d);
   }
 }

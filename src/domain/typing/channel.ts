@@ -1,4 +1,4 @@
-import type { EventTopic } from "../conversation/events.js";
+import type { EventTopic } from "../log/events.js";
 
 /** Who types: the customer in the frame, or an operator in the console. */
 export type TypingSide = "user" | "operator";

@@ -1,10 +1,11 @@
 import type { OperatorProfileRepository } from "../account/operator-profile.js";
 import type { Caller } from "../caller.js";
 import type { Clock } from "../clock.js";
-import type { EventTopic } from "../conversation/events.js";
+import { mayAccess } from "../conversation/owners.js";
 import type { ConversationRepository } from "../conversation/repository.js";
 import { notFound } from "../errors.js";
 import { requireUuid } from "../ids.js";
+import type { EventTopic } from "../log/events.js";
 import type { TypingChannel, TypingSide, TypingSignal } from "./channel.js";
 
 /** At most one signal per conversation and side is passed on in this long (clients send about as often). */
@@ -32,11 +33,7 @@ export class TypingService {
     const id = requireUuid("conversation_id", conversationId);
     const conv = await this.d.conversations.byId(id);
     // Another customer's or account's conversation answers exactly as one that does not exist.
-    const mine =
-      conv !== undefined &&
-      conv.accountId === caller.accountId &&
-      (caller.kind === "account" || (conv.chatbotId === caller.chatbotId && conv.userId === caller.userId));
-    if (!mine) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     const from: TypingSide = caller.kind === "frame" ? "user" : "operator";
     const now = this.d.clock.now();
     const key = `${id}:${from}`;

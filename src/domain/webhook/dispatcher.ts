@@ -1,10 +1,12 @@
 import type { Sealer } from "../account/chatbot-rules.js";
 import type { Clock } from "../clock.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../idempotency/keys.js";
-import type { Store } from "../store.js";
-import type { EventLog } from "./event-log.js";
-import type { LogFeed } from "./log-feed.js";
-import type { ClaimedDelivery, EventRecord } from "./repository.js";
+import type { IdempotencyRepository } from "../idempotency/repository.js";
+import type { EventLog, LogTx } from "../log/event-log.js";
+import type { LogFeed } from "../log/log-feed.js";
+import type { EventRecord, EventRepository } from "../log/repository.js";
+import type { Transact } from "../unit.js";
+import type { ClaimedDelivery, WebhookRepository } from "./repository.js";
 import { nextAttempt } from "./retry.js";
 import { secretBinding } from "./webhook-service.js";
 
@@ -48,7 +50,16 @@ export interface DispatchSettings {
 
 /** What the dispatcher needs. */
 export interface DispatcherDeps {
-  store: Pick<Store, "webhooks" | "events" | "transaction" | "durable" | "idempotency" | "replies">;
+  store: {
+    webhooks: WebhookRepository;
+    events: EventRepository;
+    idempotency: IdempotencyRepository;
+    /** The claims of the agent's replies: pruned with the keys they serve (conversation/replies.ts). */
+    replies: { prune(before: number, limit: number): Promise<number> };
+    transaction: Transact<LogTx & { webhooks: WebhookRepository }>;
+    /** Resolves once every write committed so far is durable. */
+    durable(): Promise<void>;
+  };
   log: EventLog;
   /** Where appends to event logs are announced (this instance's and the others'): new deliveries may be due. */
   feed: Pick<LogFeed, "onAdvanced">;

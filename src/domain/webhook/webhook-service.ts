@@ -1,20 +1,14 @@
 import { randomBytes } from "node:crypto";
 import type { Sealer } from "../account/chatbot-rules.js";
-import type { AuditLog } from "../audit/audit-log.js";
+import type { AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
+import { EVENT_TYPES } from "../log/event-types.js";
+import type { EventRecord, EventRepository } from "../log/repository.js";
 import { optionalText } from "../validate.js";
-import {
-  type DeliveryRecord,
-  type DeliveryStatus,
-  EVENT_TYPES,
-  type EventRecord,
-  type EventRepository,
-  type WebhookEndpointRecord,
-  type WebhookRepository,
-} from "./repository.js";
+import type { DeliveryRecord, DeliveryStatus, WebhookEndpointRecord, WebhookRepository } from "./repository.js";
 import { checkTarget, requireWebhookUrl, type TargetPolicy } from "./target-policy.js";
 
 /** Endpoints one account may have. */
@@ -28,7 +22,7 @@ export interface WebhookServiceDeps {
   clock: Clock;
   sealer: Sealer;
   policy: TargetPolicy;
-  audit: AuditLog;
+  audit: AuditLog<AuditTx & { webhooks: WebhookRepository }>;
 }
 
 /** The `boundTo` of an endpoint's sealed secret: a sealed value moved to another endpoint does not open. */

@@ -250,7 +250,7 @@ export function accountHandlers(d: {
       const caller = auditedCaller(call);
       if (!req.chatbotId && !req.userId) throw invalidArgument("chatbot_id", "give a chatbot_id, a user_id or both");
       if (req.chatbotId) await accounts.chatbot(caller, req.chatbotId);
-      const revoked = await d.tokens.revoke(
+      const revoked = await d.tokens.revocations.revoke(
         {
           accountId: caller.accountId,
           ...(req.chatbotId ? { chatbotId: req.chatbotId } : {}),

@@ -30,7 +30,7 @@ export function consoleHandlers(d: ConsoleHandlerDeps): Handlers<typeof ConsoleS
       if (!email) throw invalidArgument("email", "is required");
       if (!req.password) throw invalidArgument("password", "is required");
       const t = await limited(d.limits, call, { target: `account:${email}`, password: true }, () =>
-        d.tokens.getIdToken({ email, password: req.password, origin: callOrigin(call) }),
+        d.tokens.idTokens.getIdToken({ email, password: req.password, origin: callOrigin(call) }),
       );
       call.setResponseHeader(
         "set-cookie",
@@ -41,13 +41,13 @@ export function consoleHandlers(d: ConsoleHandlerDeps): Handlers<typeof ConsoleS
     async signOut(_req, call) {
       // Signing out revokes the cookie's token itself: a copy of it (as a cookie or a bearer token) is refused too.
       const token = cookieValue(call.header("cookie"), SESSION_COOKIE);
-      if (token) await d.tokens.signOut(token);
+      if (token) await d.tokens.revocations.signOut(token);
       call.setResponseHeader("set-cookie", cookie("", 0));
       return {};
     },
     async openPreview(req, call) {
       const caller = accountCaller(call.auth);
-      const t = await d.tokens.previewAccessToken({
+      const t = await d.tokens.access.previewAccessToken({
         accountId: caller.accountId,
         chatbotId: req.chatbotId,
         userId: `console-preview:${caller.email}`,

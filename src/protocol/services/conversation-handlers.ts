@@ -180,24 +180,27 @@ export function conversationHandlers(
         view: req.view,
         ...pageOf(req),
       };
-      if (call.encoder) return conversations.listContactsAs(caller, input, contactListForms.json);
-      return conversations.listContactsAs(caller, input, contactListForms.message);
+      if (call.encoder) return conversations.reads.listContactsAs(caller, input, contactListForms.json);
+      return conversations.reads.listContactsAs(caller, input, contactListForms.message);
     },
     async getMessagesForConversation(req, call) {
       const caller = anyCaller(call.auth);
       const q = { conversationId: req.conversationId, ...pageOf(req) };
-      if (call.encoder) return conversations.listMessages(caller, q, pages.encoded(call.encoder));
-      return conversations.listMessages(caller, q, pages.message);
+      if (call.encoder) return conversations.reads.listMessages(caller, q, pages.encoded(call.encoder));
+      return conversations.reads.listMessages(caller, q, pages.message);
     },
     async getConversationsForContact(req, call) {
       const caller = accountCaller(call.auth);
-      const page = await conversations.listContactConversations(caller, { contactId: req.contactId, ...pageOf(req) });
+      const page = await conversations.reads.listContactConversations(caller, {
+        contactId: req.contactId,
+        ...pageOf(req),
+      });
       return { data: { conversations: page.conversations.map(summary), hasMore: page.hasMore } };
     },
     async *watchConversation(req, call) {
       const caller = anyCaller(call.auth);
       const watched = (signal: AbortSignal) =>
-        conversations.watch(
+        conversations.watches.watch(
           caller,
           {
             conversationId: req.conversationId,
@@ -220,11 +223,10 @@ export function conversationHandlers(
         else if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
         else if (ev.type === "message")
           yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
-        // The domain sends notes to the account's people only; a frame's stream drops one should it ever come.
-        else if (ev.type === "note") {
-          cursor = ev.cursor;
-          if (caller.kind === "account") yield { event: { case: "note", value: note(ev.note) }, cursor };
-        } else
+        // Notes come to the account's people only: the domain decides (conversation-watches.ts).
+        else if (ev.type === "note")
+          yield { event: { case: "note", value: note(ev.note) }, cursor: (cursor = ev.cursor) };
+        else
           yield {
             event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
             cursor: (cursor = ev.cursor),
@@ -236,7 +238,11 @@ export function conversationHandlers(
       let cursor = "";
       const events = bounded(call, watch, (signal) =>
         withSignals<AccountWatchEvent | TypingEvent, TypingSignal>(
-          conversations.watchAccount(caller, { userEmailId: req.userEmailId, afterCursor: req.afterCursor }, signal),
+          conversations.watches.watchAccount(
+            caller,
+            { userEmailId: req.userEmailId, afterCursor: req.afterCursor },
+            signal,
+          ),
           (push) => typing.subscribe({ accountId: caller.accountId }, push),
           (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
         ),
@@ -259,12 +265,12 @@ export function conversationHandlers(
     },
     async listFrameConversations(_req, call) {
       const caller = frameCaller(call.auth);
-      const list = await conversations.listFrameConversations(caller);
+      const list = await conversations.reads.listFrameConversations(caller);
       return { data: { conversations: await Promise.all(list.map((c) => pictured(c, caller.accountId))) } };
     },
     async sendMessage(req, call) {
       const caller = frameCaller(call.auth);
-      const r = await conversations.send(
+      const r = await conversations.messages.send(
         caller,
         { conversationId: req.conversationId, content: req.content, idempotencyKey: keyOf(req, call) },
         call.signal,
@@ -279,7 +285,7 @@ export function conversationHandlers(
     },
     async *sendMessageStream(req, call) {
       const caller = frameCaller(call.auth);
-      for await (const ev of conversations.sendStream(
+      for await (const ev of conversations.messages.sendStream(
         caller,
         { conversationId: req.conversationId, content: req.content, idempotencyKey: keyOf(req, call) },
         call.signal,
@@ -291,17 +297,17 @@ export function conversationHandlers(
     },
     async markConversationRead(req, call) {
       const caller = accountCaller(call.auth);
-      return { data: summary(await conversations.markRead(caller, req.conversationId)) };
+      return { data: summary(await conversations.actions.markRead(caller, req.conversationId)) };
     },
     async markConversationUnread(req, call) {
       const caller = accountCaller(call.auth);
-      return { data: summary(await conversations.markUnread(caller, req.conversationId)) };
+      return { data: summary(await conversations.actions.markUnread(caller, req.conversationId)) };
     },
     async takeOverConversation(req, call) {
       const caller = auditedCaller(call);
       return {
         data: summary(
-          await conversations.takeOver(
+          await conversations.actions.takeOver(
             caller,
             req.conversationId,
             req.operatorEmail,
@@ -313,23 +319,29 @@ export function conversationHandlers(
     },
     async releaseConversation(req, call) {
       const caller = auditedCaller(call);
-      return { data: summary(await conversations.release(caller, req.conversationId, keyOf(req, call))) };
+      return { data: summary(await conversations.actions.release(caller, req.conversationId, keyOf(req, call))) };
     },
     async replyToConversation(req, call) {
       const caller = accountCaller(call.auth);
-      return { data: message(await conversations.reply(caller, req.conversationId, req.content, keyOf(req, call))) };
+      return {
+        data: message(await conversations.actions.reply(caller, req.conversationId, req.content, keyOf(req, call))),
+      };
     },
     async rateConversation(req, call) {
       const caller = frameCaller(call.auth);
-      return { data: summary(await conversations.rate(caller, req.conversationId, req.score, req.comment)) };
+      return { data: summary(await conversations.ratings.rate(caller, req.conversationId, req.score, req.comment)) };
     },
     async closeConversation(req, call) {
       const caller = accountCaller(call.auth);
-      return { data: summary(await conversations.setStatus(caller, req.conversationId, "closed", keyOf(req, call))) };
+      return {
+        data: summary(await conversations.actions.setStatus(caller, req.conversationId, "closed", keyOf(req, call))),
+      };
     },
     async reopenConversation(req, call) {
       const caller = accountCaller(call.auth);
-      return { data: summary(await conversations.setStatus(caller, req.conversationId, "live", keyOf(req, call))) };
+      return {
+        data: summary(await conversations.actions.setStatus(caller, req.conversationId, "live", keyOf(req, call))),
+      };
     },
   };
 }

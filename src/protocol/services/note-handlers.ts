@@ -1,7 +1,8 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ActivitySchema, NoteSchema } from "../../../gen/aiagent/v1/conversation_service_pb.js";
-import type { ActivityRecord, ConversationActivity } from "../../domain/conversation/activity.js";
-import type { ConversationNotes, NoteRecord } from "../../domain/conversation/notes.js";
+import type { ConversationActivity } from "../../domain/conversation/activity.js";
+import type { ConversationNotes } from "../../domain/conversation/notes.js";
+import type { ActivityRecord, NoteRecord } from "../../domain/conversation/repository.js";
 import { isoTime } from "../../domain/time.js";
 import { accountCaller } from "../auth.js";
 import type { AuthorizedCall, Call } from "../call.js";

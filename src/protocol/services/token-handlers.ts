@@ -28,7 +28,7 @@ export function tokenHandlers(
         phoneNumber: req.contact.phoneNumber,
       };
       const t = await limited(limits, call, { target: `chatbot:${req.chatbotId}`, apiKey: req.clientApiKey }, () =>
-        tokens.getAccessToken({
+        tokens.access.getAccessToken({
           userId: req.userId,
           chatbotId: req.chatbotId,
           clientApiKey: req.clientApiKey,
@@ -57,7 +57,7 @@ export function tokenHandlers(
         call,
         { target: `chatbot:${req.chatbotId}`, apiKey: req.clientApiKey || undefined },
         () =>
-          tokens.refresh({
+          tokens.refreshes.refresh({
             userId: req.userId,
             chatbotId: req.chatbotId,
             refreshToken: req.refreshToken,
@@ -83,7 +83,13 @@ export function tokenHandlers(
         limits,
         call,
         { target: `account:${req.userEmailId}`, apiKey, password: password !== undefined },
-        () => tokens.getIdToken({ email: req.userEmailId, clientApiKey: apiKey, password, origin: callOrigin(call) }),
+        () =>
+          tokens.idTokens.getIdToken({
+            email: req.userEmailId,
+            clientApiKey: apiKey,
+            password,
+            origin: callOrigin(call),
+          }),
       );
       noStore(call);
       return { data: { idToken: t.idToken, expiresAt: BigInt(t.expiresAt) } };
@@ -91,7 +97,7 @@ export function tokenHandlers(
     async exchangeLaunchCode(req, call) {
       const t = await limited(limits, call, { target: `chatbot:${req.chatbotId}` }, async () => {
         try {
-          return await tokens.exchangeLaunchCode({
+          return await tokens.launchCodes.exchangeLaunchCode({
             chatbotId: req.chatbotId,
             launchCode: req.launchCode,
             embedOrigin: req.embedOrigin,

@@ -5,8 +5,9 @@ import {
   type WebhookEndpointSchema,
   type WebhookService as WebhookServiceDesc,
 } from "../../../gen/aiagent/v1/webhook_service_pb.js";
+import type { EventRecord } from "../../domain/log/repository.js";
 import { isoTime } from "../../domain/time.js";
-import type { DeliveryRecord, EventRecord, WebhookEndpointRecord } from "../../domain/webhook/repository.js";
+import type { DeliveryRecord, WebhookEndpointRecord } from "../../domain/webhook/repository.js";
 import type { WebhookService } from "../../domain/webhook/webhook-service.js";
 import { auditedCaller } from "../audited.js";
 import { accountCaller } from "../auth.js";

@@ -1,4 +1,4 @@
-import type { ActivityRepository } from "../../domain/conversation/activity.js";
+import type { ActivityRepository } from "../../domain/conversation/repository.js";
 import { ACTIVITY_COLUMNS, type ActivityRow, activityValues, toActivity } from "../activity-rows.js";
 import type { PgDb } from "./db.js";
 

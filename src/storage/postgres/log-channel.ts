@@ -1,4 +1,4 @@
-import type { ConversationEvent } from "../../domain/conversation/events.js";
+import type { ConversationEvent } from "../../domain/log/events.js";
 import type { LogAdvanced } from "../../domain/store.js";
 import { PgListener } from "./listen.js";
 

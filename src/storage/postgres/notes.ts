@@ -1,5 +1,5 @@
 import type { SavedReplyRepository } from "../../domain/account/saved-replies.js";
-import type { NoteRepository } from "../../domain/conversation/notes.js";
+import type { NoteRepository } from "../../domain/conversation/repository.js";
 import { NOTE_COLUMNS, type NoteRow, noteValues, toNote } from "../note-rows.js";
 import { SAVED_REPLY_COLUMNS, type SavedReplyRow, savedReplyValues, toSavedReply } from "../saved-reply-rows.js";
 import type { PgDb } from "./db.js";

@@ -1,5 +1,4 @@
-import type { ConversationRating } from "../../domain/conversation/events.js";
-import type { RatingRepository } from "../../domain/conversation/ratings.js";
+import type { ConversationRating, RatingRepository } from "../../domain/conversation/repository.js";
 import type { PgDb } from "./db.js";
 
 /** Ratings in PostgreSQL, one row per conversation. */

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { EventTopic } from "../../domain/conversation/events.js";
+import type { EventTopic } from "../../domain/log/events.js";
 import type { TypingChannel, TypingSignal } from "../../domain/typing/channel.js";
 import { PgRelay } from "./relay.js";
 

@@ -1,9 +1,5 @@
-import type {
-  ClaimedDelivery,
-  EventRepository,
-  WebhookEndpointRecord,
-  WebhookRepository,
-} from "../../domain/webhook/repository.js";
+import type { EventRepository } from "../../domain/log/repository.js";
+import type { ClaimedDelivery, WebhookEndpointRecord, WebhookRepository } from "../../domain/webhook/repository.js";
 import { DELIVERY_COLUMNS, toDelivery, toEndpoint, toEvent } from "../webhook-rows.js";
 import type { PgDb } from "./db.js";
 import { LOG_CHANNEL, logPayload } from "./log-channel.js";

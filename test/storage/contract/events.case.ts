@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/domain/ids.js";
+import type { NewEvent } from "../../../src/domain/log/repository.js";
 import type { Store } from "../../../src/domain/store.js";
-import type { NewEvent, WebhookEndpointRecord } from "../../../src/domain/webhook/repository.js";
+import type { WebhookEndpointRecord } from "../../../src/domain/webhook/repository.js";
 import { account } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 

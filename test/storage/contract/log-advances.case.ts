@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { ConversationEvent } from "../../../src/domain/conversation/events.js";
 import { newId } from "../../../src/domain/ids.js";
-import type { NewEvent } from "../../../src/domain/webhook/repository.js";
+import type { ConversationEvent } from "../../../src/domain/log/events.js";
+import type { NewEvent } from "../../../src/domain/log/repository.js";
 import { account } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SavedReplyRecord } from "../../../src/domain/account/saved-replies.js";
-import type { NoteRecord } from "../../../src/domain/conversation/notes.js";
+import type { NoteRecord } from "../../../src/domain/conversation/repository.js";
 import { AI_AGENT } from "../../../src/domain/conversation/rules.js";
 import { newId } from "../../../src/domain/ids.js";
 import { account, contactQuery, message } from "./fixtures.js";

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import type { WebhookEndpoint } from "../../../../gen/aiagent/v1/webhook_service_pb.js";
-import { EVENT_TYPES } from "../../../domain/webhook/event-types.js";
+import { EVENT_TYPES } from "../../../domain/log/event-types.js";
 import { webhooks } from "../api.js";
 import { Empty, ErrorNote, Field, Loading, PageTitle, SecretRow, useAction, useLoad, when } from "../ui.js";
 import { Deliveries } from "./webhook-deliveries.js";

@@ -1,5 +1,4 @@
-import type { ConversationRating } from "../../../domain/conversation/events.js";
-import type { RatingRepository } from "../../../domain/conversation/ratings.js";
+import type { ConversationRating, RatingRepository } from "../../../domain/conversation/repository.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 

@@ -1,10 +1,5 @@
-import type {
-  ClaimedDelivery,
-  EventRecord,
-  EventRepository,
-  WebhookEndpointRecord,
-  WebhookRepository,
-} from "../../../domain/webhook/repository.js";
+import type { EventRecord, EventRepository } from "../../../domain/log/repository.js";
+import type { ClaimedDelivery, WebhookEndpointRecord, WebhookRepository } from "../../../domain/webhook/repository.js";
 import type { Sync } from "../../sync.js";
 import { DELIVERY_COLUMNS, toDelivery, toEndpoint, toEvent } from "../../webhook-rows.js";
 import type { Db } from "../database.js";

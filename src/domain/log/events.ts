@@ -1,26 +1,3 @@
-/** A conversation's state as shown to its readers (and pushed to its watchers). */
-export interface ConversationSummary {
-  conversationId: string;
-  createdAt: number;
-  status: "live" | "closed";
-  assignedTo: string;
-  /** The display name of the operator who holds it; "" while the AI agent answers. */
-  operatorName: string;
-  latestMessageAt: number | null;
-  channel: string;
-  unreadCount: number;
-  /** The customer's rating, once given (lists and the conversation.rated event carry it). */
-  rating?: ConversationRating;
-}
-
-/** How the customer rated a closed conversation. */
-export interface ConversationRating {
-  /** 1 (bad) to 5 (very good). */
-  score: number;
-  comment: string;
-  ratedAt: number;
-}
-
 /**
  * A hint that an account's event log advanced, for one of its conversations ("" for the account's own events). It
  * carries no content: a watcher reads the log from its own position, so a hint that arrives late, twice, out of
@@ -43,7 +20,7 @@ export interface EventListener {
 
 /**
  * Where watchers subscribe. Hints follow from the event log alone: the store announces every append after its
- * commit (on PostgreSQL, to every instance), and nothing else publishes them (webhook/log-feed.ts).
+ * commit (on PostgreSQL, to every instance), and nothing else publishes them (log-feed.ts).
  */
 export interface ConversationEvents {
   /** Starts telling the listener of its topic's changes; the returned function stops it. */

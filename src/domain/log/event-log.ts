@@ -1,7 +1,13 @@
 import type { Clock } from "../clock.js";
 import { newId } from "../ids.js";
-import type { Repositories } from "../store.js";
-import type { EventData, EventType } from "./repository.js";
+import type { EventData, EventRepository, EventType, Subscribers } from "./repository.js";
+
+/** What recording events writes to: the log, and the deliveries of the endpoints that want them. */
+export interface LogTx {
+  events: EventRepository;
+  /** Who wants the account's events (the webhook endpoints): each enabled one gets a delivery of each. */
+  webhooks: Subscribers;
+}
 
 /** An event as its writer describes it. */
 export interface EventInput {
@@ -19,11 +25,7 @@ export class EventLog {
   constructor(private readonly clock: Clock) {}
 
   /** Records the account's events in the open unit of work `tx`, in the order given. */
-  async record(
-    tx: Pick<Repositories, "events" | "webhooks">,
-    accountId: string,
-    events: readonly EventInput[],
-  ): Promise<void> {
+  async record(tx: LogTx, accountId: string, events: readonly EventInput[]): Promise<void> {
     if (events.length === 0) return;
     const endpoints = (await tx.webhooks.endpoints(accountId)).filter((e) => e.enabled);
     const now = this.clock.now();

@@ -1,6 +1,6 @@
 import type { KnowledgeSnippet } from "../account/repository.js";
-import { detectLanguage, queryWords, stemWord, termsOf } from "../knowledge/language.js";
-import { ANSWER_THRESHOLD, excerptOf, type Passage, passageScore } from "../knowledge/scoring.js";
+import { detectLanguage, queryWords, stemWord, termsOf } from "./language.js";
+import { ANSWER_THRESHOLD, excerptOf, type Passage, passageScore } from "./scoring.js";
 
 // Which knowledge snippets a question is about, for any client's text: the share of the question's content words
 // (stop words of English, German, French and Spanish left out) each snippet holds, stemmed in the snippet's language

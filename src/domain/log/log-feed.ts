@@ -1,5 +1,5 @@
-import type { ConversationEvent, ConversationEvents, EventListener, EventTopic } from "../conversation/events.js";
-import { TopicListeners } from "../conversation/topics.js";
+import type { ConversationEvent, ConversationEvents, EventListener, EventTopic } from "./events.js";
+import { TopicListeners } from "./topics.js";
 
 /**
  * Who hears, on this instance, that an account's event log advanced: watchers (of a conversation, of an account)

@@ -1,5 +1,3 @@
-import type { IdClaims } from "./jwt-strategy.js";
-
 /**
  * The credentials an ID token descends from, as revocation ids: the person (removed from the account), the
  * person's password (changed or reset), and the token's own session (signed out of). An API key, the fourth
@@ -13,8 +11,18 @@ export const lineage = {
   carried: (sessionId: string) => `carried:${sessionId}`,
 };
 
+/** The session a token belongs to (an ID token's `sid`), which a revocation may keep. */
+export interface SessionOf {
+  sessionId?: string | undefined;
+}
+
 /** Every revocation id that would revoke this token. */
-export function lineageOf(c: IdClaims): string[] {
+export function lineageOf(c: {
+  accountId: string;
+  email: string;
+  viaPassword?: boolean | undefined;
+  sessionId?: string | undefined;
+}): string[] {
   const ids = [lineage.person(c.accountId, c.email)];
   if (c.viaPassword) ids.push(lineage.password(c.accountId, c.email));
   if (c.sessionId) ids.push(lineage.session(c.sessionId));
