@@ -20,6 +20,7 @@ import type { ReplyRepository } from "./conversation/replies.js";
 import type { ContactRepository, ConversationRepository } from "./conversation/repository.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { KnowledgeRepository } from "./knowledge/source.js";
+import type { MailRepository } from "./mail/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
 import type { ReportRepository } from "./report/report.js";
 import type { CredentialChangeRepository } from "./token/credential-changes.js";
@@ -68,6 +69,8 @@ export interface Repositories {
   knowledge: KnowledgeRepository;
   /** Agent tools and settings, daily model usage, conversations handed over to the team. */
   agents: AgentRepository;
+  /** The e-mail outbox (domain/mail). */
+  mail: MailRepository;
 }
 
 /**
