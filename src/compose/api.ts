@@ -76,6 +76,8 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
     audit: AuditLog;
     /** The address the server listens on, once it does (invitation links fall back to it). */
     listeningUrl: () => string | undefined;
+    /** Which conversations customers have open (compose/mail.ts). */
+    presence?: { enter(conversationId: string): () => void };
   };
 
 /** Every service behind the gate of its declared access: the Connect routes and the JSON routes both serve these. */
@@ -103,6 +105,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         d.pictures,
         d.notes,
         d.activities,
+        d.presence,
       ),
     ),
     bind(
@@ -143,6 +146,8 @@ export interface HandlerDeps {
   bindings: ServiceBinding[];
   /** Pages beside the API (the frame, the demo and the console add theirs here). */
   extraRoutes: PageRoute[];
+  /** What /readyz says of e-mail (compose/mail.ts). */
+  mailStatus?: () => Promise<Record<string, unknown>>;
   /** The people's pictures, served at /v1/operator_pictures/{id}. */
   pictures: OperatorPictures;
   /** The chatbots' agent pictures, served at /v1/chatbot_pictures/{id}. */
@@ -169,7 +174,7 @@ export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler
       }),
   });
   const table = routeTable(d.bindings, [
-    ...opsRoutes({ keys: d.keys, ready: () => b.store.ready() }),
+    ...opsRoutes({ keys: d.keys, ready: () => b.store.ready(), mail: d.mailStatus }),
     ...metricsRoute(d.metrics, config.metricsToken),
     ...docsRoutes(),
     pictureRoute(d.pictures),

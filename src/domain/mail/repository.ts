@@ -61,6 +61,8 @@ export interface MailRepository {
   markSent(mailId: string, at: number): Promise<void>;
   /** An attempt failed: tried again at nextAttemptAt, or failed for good when it is null. */
   markFailed(mailId: string, error: string, at: number, nextAttemptAt: number | null): Promise<void>;
+  /** It should not be sent any more (the customer came back, the conversation is gone): cancelled, with why. */
+  cancel(mailId: string, reason: string, at: number): Promise<void>;
   /**
    * The recipient of the mail whose unsubscribe token hashes to `hash` unsubscribes from its account's mail; their
    * mails still pending are cancelled. Undefined when no mail has that hash.

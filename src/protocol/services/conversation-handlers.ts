@@ -154,6 +154,8 @@ export function conversationHandlers(
   pictures: OperatorPictures,
   notes: ConversationNotes,
   activities: ConversationActivity,
+  /** Told which conversations a customer has open (replies to one who is away are e-mailed: domain/mail). */
+  presence?: { enter(conversationId: string): () => void },
 ): Handlers<typeof ConversationServiceDesc> {
   const pages = pageForms();
   /** A summary with the picture of the operator who holds it (what the frame shows beside their name). */
@@ -202,25 +204,32 @@ export function conversationHandlers(
           signal,
         );
       let cursor = "";
-      for await (const ev of bounded(call, watch, (signal) =>
-        withSignals<WatchEvent | TypingEvent, TypingSignal>(
-          watched(signal),
-          (push) => typing.subscribe({ conversationId: req.conversationId }, push),
-          (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
-        ),
-      )) {
-        if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
-        else if (ev.type === "message")
-          yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
-        // The domain sends notes to the account's people only; a frame's stream drops one should it ever come.
-        else if (ev.type === "note") {
-          cursor = ev.cursor;
-          if (caller.kind === "account") yield { event: { case: "note", value: note(ev.note) }, cursor };
-        } else
-          yield {
-            event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
-            cursor: (cursor = ev.cursor),
-          };
+      // A customer's stream counts as present once the domain let it in (its first event), until it ends.
+      let leave: (() => void) | undefined;
+      try {
+        for await (const ev of bounded(call, watch, (signal) =>
+          withSignals<WatchEvent | TypingEvent, TypingSignal>(
+            watched(signal),
+            (push) => typing.subscribe({ conversationId: req.conversationId }, push),
+            (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
+          ),
+        )) {
+          if (!leave && caller.kind === "frame") leave = presence?.enter(req.conversationId);
+          if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
+          else if (ev.type === "message")
+            yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
+          // The domain sends notes to the account's people only; a frame's stream drops one should it ever come.
+          else if (ev.type === "note") {
+            cursor = ev.cursor;
+            if (caller.kind === "account") yield { event: { case: "note", value: note(ev.note) }, cursor };
+          } else
+            yield {
+              event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
+              cursor: (cursor = ev.cursor),
+            };
+        }
+      } finally {
+        leave?.();
       }
     },
     async *watchAccount(req, call) {

@@ -58,6 +58,14 @@ export function pgMail(db: PgDb): MailRepository {
          WHERE mail_id = $5 AND status = 'pending'`,
         [next === null ? "failed" : "pending", error, at, next, mailId],
       ),
+    cancel: (mailId, reason, at) =>
+      execute(
+        db,
+        "mail_cancel_one",
+        `UPDATE mail_outbox SET status = 'cancelled', last_error = $1, last_attempt_at = $2, next_attempt_at = NULL
+         WHERE mail_id = $3 AND status = 'pending'`,
+        [reason, at, mailId],
+      ),
     unsubscribe: async (hash, at) => {
       if (hash === "") return undefined;
       return db.unit(async () => {

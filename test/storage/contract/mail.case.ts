@@ -97,7 +97,12 @@ export function mailCases(h: () => Harness) {
       expect((await store.mail.get(a, sentOne.mailId))!.unsubscribedAt).toBe(200);
       expect((await store.mail.get(b, otherAccount.mailId))!.status).toBe("pending");
       expect(await store.mail.enqueue(mail(a, "cat@example.com", "reply:3", 400))).toBe(false);
-      expect(await store.mail.enqueue(mail(b, "cat@example.com", "reply:3", 400))).toBe(true);
+      const third = mail(b, "cat@example.com", "reply:3", 400);
+      expect(await store.mail.enqueue(third)).toBe(true);
+      await store.mail.cancel(third.mailId, "the customer came back", 410);
+      expect(await store.mail.get(b, third.mailId)).toMatchObject({ status: "cancelled", nextAttemptAt: null });
+      expect(await store.mail.claim(1000, 2000, 10)).toHaveLength(1); // otherAccount's, still pending
+      expect((await store.mail.counts(b)).lastError).toBe("");
     });
   });
 }

@@ -35,6 +35,10 @@ export function sqliteMail(db: Db): Sync<MailRepository> {
     `UPDATE mail_outbox SET status = ?, last_error = ?, last_attempt_at = ?, next_attempt_at = ?
      WHERE mail_id = ? AND status = 'pending'`,
   );
+  const cancelOne = db.prepare(
+    `UPDATE mail_outbox SET status = 'cancelled', last_error = ?, last_attempt_at = ?, next_attempt_at = NULL
+     WHERE mail_id = ? AND status = 'pending'`,
+  );
   const byHash = db.prepare<[string], MailRow>("SELECT * FROM mail_outbox WHERE unsubscribe_hash = ?");
   const markUnsubscribed = db.prepare(
     "UPDATE mail_outbox SET unsubscribed_at = coalesce(unsubscribed_at, ?) WHERE mail_id = ?",
@@ -68,6 +72,7 @@ export function sqliteMail(db: Db): Sync<MailRepository> {
     markSent: (mailId, at) => void sent.run(at, mailId),
     markFailed: (mailId, error, at, next) =>
       void failed.run(next === null ? "failed" : "pending", error, at, next, mailId),
+    cancel: (mailId, reason, at) => void cancelOne.run(reason, at, mailId),
     unsubscribe: (hash, at) => (hash === "" ? undefined : unsubscribe(hash, at)),
     unsubscribed: (accountId, recipient) => stopped.get(accountId, recipient) !== undefined,
     counts: (accountId) =>
