@@ -45,6 +45,7 @@ import { webhookHandlers } from "../protocol/services/webhook-handlers.js";
 import type { AccountParts } from "./accounts.js";
 import type { Base } from "./base.js";
 import type { ConversationParts } from "./conversations.js";
+import type { MailParts } from "./mail.js";
 import type { PrivacyParts } from "./privacy.js";
 import type { TokenParts } from "./tokens.js";
 import type { WebhookParts } from "./webhooks.js";
@@ -78,6 +79,8 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
     listeningUrl: () => string | undefined;
     /** Which conversations customers have open (compose/mail.ts). */
     presence?: { enter(conversationId: string): () => void };
+    /** E-mails an invitation or password link (compose/mail.ts); undefined without a relay. */
+    mailLink?: MailParts["mailLink"];
   };
 
 /** Every service behind the gate of its declared access: the Connect routes and the JSON routes both serve these. */
@@ -119,6 +122,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         chatbotPictures: d.chatbotPictures,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
         consoleUrl,
+        mailLink: d.mailLink,
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
         savedReplies: savedReplyHandlers(d.savedReplies),
         reports: d.reports,

@@ -1,9 +1,11 @@
+import { type IssuedLink, invitationMail, queueInvitation } from "../domain/mail/invitation-mail.js";
 import { MailLaunchLinks } from "../domain/mail/launch-links.js";
 import { MailSender, type MailTransport } from "../domain/mail/mailer.js";
 import { OfflineReplies } from "../domain/mail/offline-replies.js";
 import { CustomerPresence } from "../domain/mail/presence.js";
 import { replyMail } from "../domain/mail/reply-mail.js";
 import { unsubscribe } from "../domain/mail/unsubscribe.js";
+import type { KeySealer } from "../domain/token/key-sealer.js";
 import { mailRoutes } from "../mail/routes.js";
 import { smtpTransport } from "../mail/smtp.js";
 import type { PageRoute } from "../protocol/http/pages.js";
@@ -16,6 +18,8 @@ export interface MailParts {
   mailSender: MailSender | undefined;
   offlineReplies: OfflineReplies | undefined;
   mailRoutes: PageRoute[];
+  /** Queues the mail of an invitation or password link; undefined without a relay (the link is only answered). */
+  mailLink: ((link: IssuedLink) => Promise<void>) | undefined;
   /** What /readyz says of e-mail. */
   mailStatus: () => Promise<Record<string, unknown>>;
   /** Starts following the logs and sending (with the server). */
@@ -24,6 +28,8 @@ export interface MailParts {
 }
 
 export interface MailDeps {
+  /** Seals the invitations' links in the outbox. */
+  sealer: KeySealer;
   /** How mails reach the relay (a test may swap in its own); SMTP through the SSRF guard by default. */
   transport?: MailTransport | undefined;
   /** How often the outbox is looked at (ms); default 1000. */
@@ -31,7 +37,7 @@ export interface MailDeps {
 }
 
 /** E-mail: the outbox's sender, the follower of replies to customers who are away, and the mails' pages. */
-export function composeMail(b: Base, d: MailDeps = {}): MailParts {
+export function composeMail(b: Base, d: MailDeps): MailParts {
   const { config, store, clock, log } = b;
   const presence = new CustomerPresence(() => clock.now());
   const settings = config.mail;
@@ -41,6 +47,7 @@ export function composeMail(b: Base, d: MailDeps = {}): MailParts {
       presence,
       mailSender: undefined,
       offlineReplies: undefined,
+      mailLink: undefined,
       mailRoutes: routes,
       mailStatus: async () => ({ relay: "not configured" }),
       startMail: async () => undefined,
@@ -58,7 +65,7 @@ export function composeMail(b: Base, d: MailDeps = {}): MailParts {
     transport: d.transport ?? smtpTransport(settings),
     compose: {
       reply: replyMail({ ...store, presence, links, linkBase: settings.linkBase }),
-      invitation: async () => ({ cancel: "invitations are not e-mailed yet" }),
+      invitation: invitationMail({ sealer: d.sealer, now: () => clock.now() }),
     },
     now: () => clock.now(),
     linkBase: settings.linkBase,
@@ -85,6 +92,12 @@ export function composeMail(b: Base, d: MailDeps = {}): MailParts {
     presence,
     mailSender: sender,
     offlineReplies: offline,
+    // A link that could not be queued is still answered (the admin can pass it on): the failure is logged.
+    mailLink: (link) =>
+      queueInvitation(
+        { outbox: store.mail, sealer: d.sealer, now: () => clock.now(), queued: () => sender.kick() },
+        link,
+      ).then(() => undefined, warnOn(log, "mail: an invitation could not be queued")),
     mailRoutes: routes,
     mailStatus: async () => {
       const c = await store.mail.counts(undefined);
