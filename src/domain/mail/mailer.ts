@@ -18,7 +18,7 @@ export interface MailTransport {
 /** What a kind of mail says, made at each attempt; `cancel` when it should not be sent any more (and why). */
 export type Composed = { subject: string; text: string; html: string } | { cancel: string };
 
-/** Makes a queued mail's message; `links` makes links to this service's pages. */
+/** Makes a queued mail's message, at each attempt. */
 export type Composer = (m: MailRecord) => Promise<Composed>;
 
 export interface MailSenderDeps {
@@ -48,8 +48,9 @@ const BATCH = 10;
  */
 export class MailSender {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
+  /** The runs, one after another: this instance never sends the same due mail twice at once. */
+  private tail: Promise<void> = Promise.resolve();
+  private kicked = false;
   private closed = false;
 
   constructor(private readonly d: MailSenderDeps) {}
@@ -61,39 +62,41 @@ export class MailSender {
     this.kick();
   }
 
-  /** Looks for due mails now (a mail was queued, or a test asks). */
+  /** Looks for due mails soon (a mail was queued, or the interval passed); one look is queued at most. */
   kick(): void {
-    if (this.closed) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain()
-      .catch((e: unknown) => this.d.warn("mail: the outbox could not be read", { error: (e as Error).message }))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    if (this.closed || this.kicked) return;
+    this.kicked = true;
+    void this.serial(() => {
+      this.kicked = false;
+      return this.sendDue();
+    }).catch((e: unknown) => this.d.warn("mail: the outbox could not be read", { error: (e as Error).message }));
   }
 
-  /** Sends what is due now and resolves when done (tests, and the loop). */
-  async drain(): Promise<void> {
-    for (;;) {
-      const now = this.d.now();
-      const due = await this.d.outbox.claim(now, now + this.d.leaseMs, BATCH);
-      for (const m of due) await this.attempt(m);
-      if (due.length < BATCH || this.closed) return;
-    }
+  /** Sends what is due now, after any run under way, and resolves when done (tests). */
+  drain(): Promise<void> {
+    return this.serial(() => this.sendDue());
   }
 
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.running;
+    await this.tail;
+  }
+
+  private serial(fn: () => Promise<void>): Promise<void> {
+    const run = this.tail.then(fn);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async sendDue(): Promise<void> {
+    for (;;) {
+      const now = this.d.now();
+      const due = await this.d.outbox.claim(now, now + this.d.leaseMs, BATCH);
+      for (const m of due) await this.attempt(m);
+      if (due.length < BATCH || this.closed) return;
+    }
   }
 
   private async attempt(m: MailRecord): Promise<void> {
