@@ -104,5 +104,32 @@ export function mailCases(h: () => Harness) {
       expect(await store.mail.claim(1000, 2000, 10)).toHaveLength(1); // otherAccount's, still pending
       expect((await store.mail.counts(b)).lastError).toBe("");
     });
+
+    it("erasing the customer removes their mails, keeping only that they unsubscribed", async () => {
+      const { store } = h();
+      const a = newId();
+      const [kept, gone] = [mail(a, "dee@example.com", "reply:1", 100), mail(a, "dee@example.com", "reply:2", 100)];
+      kept.data = '{"content":"your parcel"}';
+      gone.data = '{"content":"your parcel"}';
+      const other = mail(a, "eve@example.com", "reply:3", 100);
+      other.data = '{"content":"hers"}';
+      for (const m of [kept, gone, other]) await store.mail.enqueue(m);
+      await store.mail.setUnsubscribeHash(kept.mailId, "hash-dee");
+      await store.mail.unsubscribe("hash-dee", 150);
+      const contact = {
+        contactId: newId(),
+        accountId: a,
+        userId: "dee",
+        contactName: "",
+        phoneNumber: "",
+        createdAt: 1,
+      };
+      await store.privacy.erase({ ...contact, email: "Dee@Example.com" }, 200);
+      expect(await store.mail.get(a, gone.mailId)).toBeUndefined();
+      expect((await store.mail.get(a, kept.mailId))!.data).toBe("{}");
+      expect(await store.mail.unsubscribed(a, "dee@example.com")).toBe(true);
+      // Another customer's mail is left whole.
+      expect((await store.mail.get(a, other.mailId))!.data).toBe('{"content":"hers"}');
+    });
   });
 }
