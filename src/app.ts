@@ -3,6 +3,7 @@ import { composeBindings, composeHandler } from "./compose/api.js";
 import type { Base } from "./compose/base.js";
 import { composeConversations } from "./compose/conversations.js";
 import { lifecycle } from "./compose/lifecycle.js";
+import { composeMail } from "./compose/mail.js";
 import { composeMetrics } from "./compose/observability.js";
 import { composePrivacy } from "./compose/privacy.js";
 import { composeTokens } from "./compose/tokens.js";
@@ -18,6 +19,8 @@ import type { ConversationService } from "./domain/conversation/conversation-ser
 import type { KnowledgeService } from "./domain/knowledge/knowledge-service.js";
 import { EventLog } from "./domain/log/event-log.js";
 import type { LogFeed } from "./domain/log/log-feed.js";
+import type { MailSender, MailTransport } from "./domain/mail/mailer.js";
+import type { OfflineReplies } from "./domain/mail/offline-replies.js";
 import type { PrivacyService } from "./domain/privacy/privacy-service.js";
 import type { RetentionSchedule } from "./domain/privacy/retention-schedule.js";
 import type { Store } from "./domain/store.js";
@@ -58,6 +61,10 @@ export interface AppOverrides {
   extraRoutes?: (app: App) => PageRoute[];
   /** How webhook deliveries are posted (a test may swap in its own). */
   webhookSend?: Send;
+  /** How e-mails reach the relay (a test may swap in its own); SMTP to AIAGENT_SMTP_URL by default. */
+  mailTransport?: MailTransport;
+  /** How often the e-mail outbox is looked at, ms (default 1000; a test looks more often). */
+  mailPollMs?: number;
   /** How endpoint host names are resolved when saved (a test may answer private addresses). */
   resolve?: Resolve;
   /** False: no webhook dispatcher in this process (the outbox still fills; another instance delivers). */
@@ -109,6 +116,10 @@ export interface App {
   metrics: Metrics;
   /** The chatbots' knowledge sources, their background indexing, and searchKnowledge. */
   knowledge: KnowledgeService;
+  /** Sends the e-mail outbox (undefined without a relay: AIAGENT_SMTP_URL unset). */
+  mailSender: MailSender | undefined;
+  /** Queues replies to customers who are away (undefined without a relay). */
+  offlineReplies: OfflineReplies | undefined;
   handler: (req: HttpRequest, res: HttpResponse) => void;
   log: Logger;
   /** Listens on config.port (0 for any free port). */
@@ -155,8 +166,9 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     send: o.webhookSend,
     dispatch: o.dispatch,
   });
+  const mail = composeMail(b, { sealer, transport: o.mailTransport, pollMs: o.mailPollMs });
   let listeningUrl: string | undefined;
-  const parts = { ...token, ...account, ...conversation, ...privacy, ...webhook };
+  const parts = { ...token, ...account, ...conversation, ...privacy, ...webhook, ...mail };
   const bindings = composeBindings(b, { ...parts, audit, listeningUrl: () => listeningUrl });
   const app: App = {
     config,
@@ -173,6 +185,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     ...pick(conversation, "conversations", "agentTools", "events", "watchLimits", "streams", "heartbeats", "deadlines"),
     ...pick(privacy, "privacy", "retention"),
     ...webhook,
+    ...pick(mail, "mailSender", "offlineReplies"),
     handler: () => undefined,
     ...lifecycle(b, { ...parts, handler: () => app.handler, listening: (url) => void (listeningUrl = url) }),
   };
@@ -181,7 +194,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     keys: token.keys,
     metrics,
     bindings,
-    extraRoutes,
+    extraRoutes: [...mail.mailRoutes, ...extraRoutes],
+    mailStatus: mail.mailStatus,
     pictures: account.pictures,
     chatbotPictures: account.chatbotPictures,
   }));

@@ -97,6 +97,8 @@ export interface Config {
    * undefined: no /metrics route at all (docs/operations.md).
    */
   readonly metricsToken: string | undefined;
+  /** E-mail through an SMTP relay (docs/email.md); undefined when AIAGENT_SMTP_URL is unset: nothing is sent. */
+  readonly mail: MailSettings | undefined;
 }
 
 /**
@@ -432,9 +434,12 @@ function secrets(env: NodeJS.ProcessEnv): string[] | undefined {
 /** Default wait after each failed delivery, in seconds: the Standard Webhooks schedule (27 h 40 min in all). */
 const DEFAULT_RETRY_DELAYS = "5,300,1800,7200,18000,36000,36000";
 
-function retryDelays(src: Source): number[] {
-  const v = src.get("AIAGENT_WEBHOOK_RETRY_DELAYS");
-  const raw = v.raw ?? DEFAULT_RETRY_DELAYS;
+/** Default waits after each failed e-mail attempt, in seconds (about 9 hours in all). */
+const DEFAULT_MAIL_RETRY_DELAYS = "30,120,600,1800,7200,21600";
+
+function retryDelays(src: Source, name = "AIAGENT_WEBHOOK_RETRY_DELAYS", fallback = DEFAULT_RETRY_DELAYS): number[] {
+  const v = src.get(name);
+  const raw = v.raw ?? fallback;
   const parts = raw.split(",").map((x) => x.trim());
   if (parts.length > 30 || parts.some((x) => !/^\d{1,6}(\.\d{1,3})?$/.test(x)))
     src.fail(v, "must be up to 30 comma-separated numbers of seconds (e.g. 5,300,1800)", raw);
@@ -452,6 +457,69 @@ function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
       `AIAGENT_METRICS_TOKEN must have at least ${MIN_METRICS_TOKEN_LENGTH} characters and no spaces (got ${raw.length} characters)`,
     );
   return raw;
+}
+
+/** The SMTP relay and what the mails say (docs/email.md). */
+export interface MailSettings {
+  /** smtp:// (STARTTLS when offered) or smtps:// (TLS), with user:password when the relay asks for them. */
+  readonly smtpUrl: string;
+  /** The sender address (AIAGENT_MAIL_FROM), e.g. "Support <support@example.com>". */
+  readonly from: string;
+  /** Where the links in the mails point (AIAGENT_MAIL_LINK_BASE, else AIAGENT_BASE_URL): this service's address. */
+  readonly linkBase: string;
+  /** A customer with no open frame for this long after a reply gets it by e-mail (AIAGENT_MAIL_OFFLINE_SECONDS). */
+  readonly offlineMs: number;
+  /** How long a mail's link to its conversation works (AIAGENT_MAIL_LINK_TTL, seconds; the link works once). */
+  readonly linkTtlMs: number;
+  /** Waits after each failed attempt (AIAGENT_MAIL_RETRY_DELAYS); after the last the mail has failed. */
+  readonly retryDelaysMs: number[];
+  /** Longest one attempt may take, connection included (AIAGENT_MAIL_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+  /**
+   * The relay may be at a loopback or private address (AIAGENT_SMTP_ALLOW_PRIVATE=true, or outside production):
+   * the operator's own relay on the same host or network. Otherwise only public addresses are reached.
+   */
+  readonly allowPrivate: boolean;
+}
+
+const MAIL_ADDRESS = /^(?:[^<>\r\n]{0,100}<)?[^\s@<>]{1,64}@[^\s@<>]{1,255}>?$/;
+
+function mailSettings(src: Source, env: NodeJS.ProcessEnv): MailSettings | undefined {
+  const url = src.get("AIAGENT_SMTP_URL");
+  if (url.raw === undefined) return undefined;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url.raw);
+  } catch {
+    parsed = undefined;
+  }
+  // Never echoed: it may hold the relay's password.
+  if (!parsed || !["smtp:", "smtps:"].includes(parsed.protocol) || parsed.hostname === "")
+    throw new ConfigError("AIAGENT_SMTP_URL must be an smtp://[user:password@]host[:port] or smtps:// URL");
+  const from = src.get("AIAGENT_MAIL_FROM");
+  if (from.raw === undefined || !MAIL_ADDRESS.test(from.raw))
+    src.fail(
+      from,
+      "must be the sender's address (e.g. Support <support@example.com>) when AIAGENT_SMTP_URL is set",
+      from.raw,
+    );
+  const base = src.get("AIAGENT_MAIL_LINK_BASE");
+  const linkBase = base.raw ?? env.AIAGENT_BASE_URL;
+  if (!linkBase || !/^https?:\/\/[^/]/.test(linkBase))
+    src.fail(base, "must be this service's public http(s) address (or set AIAGENT_BASE_URL)", linkBase);
+  const allow = src.get("AIAGENT_SMTP_ALLOW_PRIVATE");
+  if (allow.raw !== undefined && !["true", "false"].includes(allow.raw))
+    src.fail(allow, "must be true or false", allow.raw);
+  return {
+    smtpUrl: url.raw,
+    from: from.raw,
+    linkBase: linkBase.replace(/\/+$/, ""),
+    offlineMs: seconds(src, "AIAGENT_MAIL_OFFLINE_SECONDS", 120, 1, 86_400) * 1000,
+    linkTtlMs: seconds(src, "AIAGENT_MAIL_LINK_TTL", 7 * 86_400, 60, 30 * 86_400) * 1000,
+    retryDelaysMs: retryDelays(src, "AIAGENT_MAIL_RETRY_DELAYS", DEFAULT_MAIL_RETRY_DELAYS),
+    timeoutMs: ranged(src, "AIAGENT_MAIL_TIMEOUT_MS", 30_000, 100, 600_000),
+    allowPrivate: allow.raw === "true" || (env.NODE_ENV ?? "") !== "production",
+  };
 }
 
 /** Reads and validates the configuration once; throws ConfigError naming the bad variable or option. */
@@ -527,6 +595,7 @@ export function loadConfig(
     auditRetentionDays: positive(src, "AIAGENT_AUDIT_RETENTION_DAYS", 365),
     retentionIntervalSeconds: seconds(src, "AIAGENT_RETENTION_INTERVAL", 3600, 1, 86400),
     metricsToken: metricsToken(env),
+    mail: mailSettings(src, env),
     ...overrides,
   };
   return Object.freeze(config);

@@ -46,6 +46,7 @@ import { webhookHandlers } from "../protocol/services/webhook-handlers.js";
 import type { AccountParts } from "./accounts.js";
 import type { Base } from "./base.js";
 import type { ConversationParts } from "./conversations.js";
+import type { MailParts } from "./mail.js";
 import type { PrivacyParts } from "./privacy.js";
 import type { TokenParts } from "./tokens.js";
 import type { WebhookParts } from "./webhooks.js";
@@ -77,6 +78,10 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
     audit: AuditLog<Repositories>;
     /** The address the server listens on, once it does (invitation links fall back to it). */
     listeningUrl: () => string | undefined;
+    /** Which conversations customers have open (compose/mail.ts). */
+    presence?: { enter(conversationId: string): () => void };
+    /** E-mails an invitation or password link (compose/mail.ts); undefined without a relay. */
+    mailLink?: MailParts["mailLink"];
   };
 
 /** Every service behind the gate of its declared access: the Connect routes and the JSON routes both serve these. */
@@ -104,6 +109,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         d.pictures,
         d.notes,
         d.activities,
+        d.presence,
       ),
     ),
     bind(
@@ -117,6 +123,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         chatbotPictures: d.chatbotPictures,
         defaultGraceSeconds: config.apiKeyGraceSeconds,
         consoleUrl,
+        mailLink: d.mailLink,
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
         savedReplies: savedReplyHandlers(d.savedReplies),
         reports: d.reports,
@@ -144,6 +151,8 @@ export interface HandlerDeps {
   bindings: ServiceBinding[];
   /** Pages beside the API (the frame, the demo and the console add theirs here). */
   extraRoutes: PageRoute[];
+  /** What /readyz says of e-mail (compose/mail.ts). */
+  mailStatus?: () => Promise<Record<string, unknown>>;
   /** The people's pictures, served at /v1/operator_pictures/{id}. */
   pictures: OperatorPictures;
   /** The chatbots' agent pictures, served at /v1/chatbot_pictures/{id}. */
@@ -170,7 +179,7 @@ export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler
       }),
   });
   const table = routeTable(d.bindings, [
-    ...opsRoutes({ keys: d.keys, ready: () => b.store.ready() }),
+    ...opsRoutes({ keys: d.keys, ready: () => b.store.ready(), mail: d.mailStatus }),
     ...metricsRoute(d.metrics, config.metricsToken),
     ...docsRoutes(),
     pictureRoute(d.pictures),

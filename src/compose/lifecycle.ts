@@ -4,6 +4,7 @@ import type { AccountParts } from "./accounts.js";
 import { WATCH_PATHS } from "./api.js";
 import type { Base } from "./base.js";
 import type { ConversationParts } from "./conversations.js";
+import type { MailParts } from "./mail.js";
 import type { PrivacyParts } from "./privacy.js";
 import type { TokenParts } from "./tokens.js";
 import type { WebhookParts } from "./webhooks.js";
@@ -12,7 +13,8 @@ export type LifecycleDeps = Pick<TokenParts, "stopKeyWatch"> &
   Pick<ConversationParts, "events" | "stopLogWatch" | "streams" | "typingChannel"> &
   Pick<PrivacyParts, "retention" | "stopErasureWatch"> &
   Pick<WebhookParts, "dispatcher"> &
-  Pick<AccountParts, "knowledge" | "extractWorker"> & {
+  Pick<AccountParts, "knowledge" | "extractWorker"> &
+  Pick<MailParts, "startMail" | "stopMail"> & {
     /** The app's handler once wired (read when the server starts). */
     handler: () => App["handler"];
     /** Told the server's address once it listens. */
@@ -29,6 +31,7 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
       retention.start();
       // Sources queued (or left indexing by a stopped process) are indexed in the background.
       d.knowledge.start();
+      await d.startMail();
       const server = await listen(
         d.handler(),
         config.port,
@@ -48,6 +51,7 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
           await dispatcher?.close();
           await retention.close();
           await d.knowledge.close();
+          await d.stopMail();
           return server.close(graceMs);
         },
       };
@@ -56,6 +60,7 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
       await dispatcher?.close();
       await retention.close();
       await d.knowledge.close();
+      await d.stopMail();
       await d.extractWorker.close();
       d.stopKeyWatch();
       d.stopErasureWatch();

@@ -24,6 +24,7 @@ import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { KnowledgeRepository } from "./knowledge/source.js";
 import type { ConversationEvent } from "./log/events.js";
 import type { EventRepository } from "./log/repository.js";
+import type { MailRepository } from "./mail/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
 import type { ReportRepository } from "./report/report.js";
 import type { CredentialChangeRepository } from "./token/credential-changes.js";
@@ -75,6 +76,8 @@ export interface Repositories {
   knowledge: KnowledgeRepository;
   /** Agent tools and settings, daily model usage, conversations handed over to the team. */
   agents: AgentRepository;
+  /** The e-mail outbox (domain/mail). */
+  mail: MailRepository;
 }
 
 /**

@@ -37,7 +37,7 @@ describe("operations", () => {
     const s = await startServer();
     servers.push(s);
     expect((await getJson(s.url, "/healthz")).body).toEqual({ status: "ok" });
-    expect((await getJson(s.url, "/readyz")).body).toEqual({ status: "ready" });
+    expect((await getJson(s.url, "/readyz")).body).toEqual({ status: "ready", mail: { relay: "not configured" } });
     const jwks = (await getJson(s.url, "/.well-known/jwks.json")).body;
     expect(jwks.keys).toHaveLength(1);
     expect(jwks.keys[0]).not.toHaveProperty("d");

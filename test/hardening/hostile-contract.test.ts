@@ -268,6 +268,10 @@ describe("the routes outside the contract: frame, console, docs, health", () => 
         `/chatbot-iframe/${bot}?access_token=${e}`,
         // Issue 46: the frame's language from the host page's locale option.
         `/chatbot-iframe/${bot}?locale=${e}`,
+        // Issue 46: the pages the e-mails link to.
+        `/mail/open/${e}`,
+        `/mail/open/${bot}?launch=${e}`,
+        `/mail/unsubscribe/${e}`,
         `/console/preview/${e}`,
         `/v1/chatbot_pictures/${e}`,
         `/console/${e}`,
@@ -281,6 +285,8 @@ describe("the routes outside the contract: frame, console, docs, health", () => 
       `/chatbot-iframe/${bot}?locale=a%00b`,
       `/chatbot-iframe/${bot}?locale=${"de-".repeat(400)}`,
       `/chatbot-iframe/a%00b`,
+      `/mail/open/${bot}?launch=lc_${"a".repeat(5000)}`,
+      `/mail/unsubscribe/us_${"a".repeat(190)}`,
     ];
     const cases: HostileCase[] = gets.map((path) => ({
       target: "outside the contract",
@@ -307,6 +313,17 @@ describe("the routes outside the contract: frame, console, docs, health", () => 
         method: "GET",
         path: `/chatbot-iframe/${bot}`,
         headers: { "accept-language": value },
+        presented: "none",
+      });
+    // Issue 46: the one-click unsubscribe (RFC 8058) is a POST of a form nobody reads, with hostile tokens.
+    for (const e of [...BAD_ESCAPES, "us_%00", `us_${"x".repeat(43)}`, "..%2F..%2Fetc"])
+      cases.push({
+        target: "outside the contract",
+        name: `POST /mail/unsubscribe/${e}`,
+        method: "POST",
+        path: `/mail/unsubscribe/${e}`,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "List-Unsubscribe=One-Click",
         presented: "none",
       });
     cases.push(

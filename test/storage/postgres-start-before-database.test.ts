@@ -81,6 +81,6 @@ describe.skipIf(skip !== undefined)("an instance started before its PostgreSQL",
       "/readyz answers 200 once PostgreSQL is up",
     );
     expect(exited).toBeUndefined();
-    expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: "ready" });
+    expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: "ready", mail: { relay: "not configured" } });
   }, 180_000);
 });

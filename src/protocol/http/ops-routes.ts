@@ -3,7 +3,12 @@ import type { PageRoute } from "./pages.js";
 import { sendJson } from "./types.js";
 
 /** /healthz (alive), /readyz (the database answers) and the public signing keys. */
-export function opsRoutes(deps: { keys: KeyRing; ready: () => Promise<boolean> }): PageRoute[] {
+export function opsRoutes(deps: {
+  keys: KeyRing;
+  ready: () => Promise<boolean>;
+  /** E-mail's state, shown beside the status (never a reason to be unready: mail waits in the outbox). */
+  mail?: (() => Promise<Record<string, unknown>>) | undefined;
+}): PageRoute[] {
   return [
     {
       name: "liveness probe",
@@ -19,13 +24,16 @@ export function opsRoutes(deps: { keys: KeyRing; ready: () => Promise<boolean> }
         deps
           .ready()
           .catch(() => false)
-          .then((ok) =>
+          .then(async (ok) => {
+            const mail = ok && deps.mail ? await deps.mail().catch(() => undefined) : undefined;
             sendJson(
               res,
               ok ? 200 : 503,
-              ok ? { status: "ready" } : { status: "unavailable", reason: "the database does not answer" },
-            ),
-          ),
+              ok
+                ? { status: "ready", ...(mail ? { mail } : {}) }
+                : { status: "unavailable", reason: "the database does not answer" },
+            );
+          }),
     },
     {
       name: "public signing keys",

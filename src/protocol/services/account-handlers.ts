@@ -16,6 +16,7 @@ import type { IssuedInvitation, MemberView, TeamService } from "../../domain/acc
 import type { AccountCaller } from "../../domain/caller.js";
 import { invalidArgument } from "../../domain/errors.js";
 import { requireUuid } from "../../domain/ids.js";
+import type { IssuedLink } from "../../domain/mail/invitation-mail.js";
 import type { Reports } from "../../domain/report/report.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
@@ -99,9 +100,26 @@ export function accountHandlers(d: {
   reports: Reports;
   /** The chatbots' knowledge sources. */
   knowledge: ReturnType<typeof knowledgeHandlers>;
+  /**
+   * E-mails an invitation or password link to its person when a relay is configured (queued: the answer never
+   * waits for the relay, and a failure to queue is the outbox's, logged, not the caller's).
+   */
+  mailLink?: ((link: IssuedLink) => Promise<void>) | undefined;
 }): Handlers<typeof AccountServiceDesc> {
   const { accounts, team } = d;
   const invitation = (inv: IssuedInvitation) => invitationOf(d.consoleUrl(), inv);
+  const mailed = async (caller: AccountCaller, inv: IssuedInvitation, purpose: IssuedLink["purpose"]) => {
+    const answer = invitation(inv);
+    await d.mailLink?.({
+      accountId: caller.accountId,
+      email: inv.member.email,
+      url: answer.invitationUrl ?? "",
+      purpose,
+      expiresAt: inv.expiresAt,
+      invitedBy: caller.email,
+    });
+    return answer;
+  };
   const accountInfo = async (caller: AccountCaller) => {
     const [a, p, picture] = await Promise.all([
       accounts.account(caller),
@@ -228,10 +246,12 @@ export function accountHandlers(d: {
       return { data: chatbot(await d.chatbotPictures.set(accountCaller(call.auth), req.chatbotId, req.image)) };
     },
     async inviteMember(req, call) {
-      return { data: invitation(await team.invite(auditedCaller(call), req.email, req.role)) };
+      const caller = auditedCaller(call);
+      return { data: await mailed(caller, await team.invite(caller, req.email, req.role), "invitation") };
     },
     async resetMemberPassword(req, call) {
-      return { data: invitation(await team.issuePasswordReset(auditedCaller(call), req.memberId)) };
+      const caller = auditedCaller(call);
+      return { data: await mailed(caller, await team.issuePasswordReset(caller, req.memberId), "password_reset") };
     },
     async listMembers(_req, call) {
       return { data: { members: (await team.list(accountCaller(call.auth))).map(member) } };

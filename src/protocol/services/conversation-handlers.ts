@@ -159,6 +159,8 @@ export function conversationHandlers(
   pictures: OperatorPictures,
   notes: ConversationNotes,
   activities: ConversationActivity,
+  /** Told which conversations a customer has open (replies to one who is away are e-mailed: domain/mail). */
+  presence?: { enter(conversationId: string): () => void },
 ): Handlers<typeof ConversationServiceDesc> {
   const pages = pageForms();
   /** A summary with the picture of the operator who holds it (what the frame shows beside their name). */
@@ -217,20 +219,27 @@ export function conversationHandlers(
           (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
         ),
       );
-      for await (const ev of withHeartbeats(events, watch.heartbeats)) {
-        // A heartbeat: no event, the cursor of the last one (resuming from it skips nothing).
-        if (ev.type === "heartbeat") yield { cursor };
-        else if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
-        else if (ev.type === "message")
-          yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
-        // Notes come to the account's people only: the domain decides (conversation-watches.ts).
-        else if (ev.type === "note")
-          yield { event: { case: "note", value: note(ev.note) }, cursor: (cursor = ev.cursor) };
-        else
-          yield {
-            event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
-            cursor: (cursor = ev.cursor),
-          };
+      // A customer's stream counts as present once the domain let it in (its first event), until it ends.
+      let leave: (() => void) | undefined;
+      try {
+        for await (const ev of withHeartbeats(events, watch.heartbeats)) {
+          if (!leave && caller.kind === "frame" && ev.type !== "heartbeat") leave = presence?.enter(req.conversationId);
+          // A heartbeat: no event, the cursor of the last one (resuming from it skips nothing).
+          if (ev.type === "heartbeat") yield { cursor };
+          else if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
+          else if (ev.type === "message")
+            yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
+          // Notes come to the account's people only: the domain decides (conversation-watches.ts).
+          else if (ev.type === "note")
+            yield { event: { case: "note", value: note(ev.note) }, cursor: (cursor = ev.cursor) };
+          else
+            yield {
+              event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
+              cursor: (cursor = ev.cursor),
+            };
+        }
+      } finally {
+        leave?.();
       }
     },
     async *watchAccount(req, call) {

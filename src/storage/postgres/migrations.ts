@@ -629,4 +629,30 @@ export const pgMigrations: PgMigration[] = [
       );
       CREATE INDEX conversation_activity_conversation ON conversation_activity (conversation_id, created_at);`,
   },
+  {
+    version: 24,
+    // E-mails queued for the relay, and who unsubscribed; no credential is kept (links are made at each attempt).
+    sql: `
+      CREATE TABLE mail_outbox (
+        mail_id text PRIMARY KEY,
+        account_id text NOT NULL,
+        kind text NOT NULL,
+        recipient text NOT NULL,
+        dedupe_key text NOT NULL,
+        data text NOT NULL,
+        status text NOT NULL,
+        attempts integer NOT NULL,
+        last_error text NOT NULL,
+        next_attempt_at bigint,
+        last_attempt_at bigint,
+        created_at bigint NOT NULL,
+        sent_at bigint,
+        unsubscribe_hash text NOT NULL,
+        unsubscribed_at bigint,
+        UNIQUE (account_id, dedupe_key)
+      );
+      CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX mail_outbox_recipient ON mail_outbox (account_id, recipient);
+      CREATE INDEX mail_outbox_unsubscribe ON mail_outbox (unsubscribe_hash) WHERE unsubscribe_hash <> '';`,
+  },
 ];

@@ -82,6 +82,20 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
           c.accountId,
           c.userId,
         ]);
+        // The customer's e-mails go (they quote the conversation); an unsubscribe is kept, its mail's content blanked.
+        if (c.email !== "") {
+          const recipient = c.email.trim().toLowerCase();
+          await db.count(
+            "priv_del_mails",
+            "DELETE FROM mail_outbox WHERE account_id = $1 AND recipient = $2 AND unsubscribed_at IS NULL",
+            [c.accountId, recipient],
+          );
+          await db.count(
+            "priv_blank_mails",
+            "UPDATE mail_outbox SET data = '{}' WHERE account_id = $1 AND recipient = $2",
+            [c.accountId, recipient],
+          );
+        }
         await db.count(
           "priv_del_revocations",
           "DELETE FROM token_revocations WHERE user_id = $1 AND chatbot_id IN (SELECT chatbot_id FROM chatbots WHERE account_id = $2)",

@@ -22,6 +22,7 @@ import { pgInvitations } from "./invitations.js";
 import { pgKnowledge } from "./knowledge.js";
 import { PgListener } from "./listen.js";
 import { listenForLogs } from "./log-channel.js";
+import { pgMail } from "./mail.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
 import { pgNotes, pgSavedReplies } from "./notes.js";
@@ -97,6 +98,7 @@ export class PgStore extends RepositoryMembers implements Store {
       credentialChanges: pgCredentialChanges(db),
       knowledge: pgKnowledge(db),
       agents: pgAgents(db),
+      mail: pgMail(db),
     });
     this.db = db;
     this.origin = origin;

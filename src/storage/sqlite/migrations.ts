@@ -858,4 +858,32 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX conversation_activity_conversation ON conversation_activity (conversation_id, created_at);
     `,
   },
+  {
+    version: 30,
+    name: "mail_outbox: e-mails queued for the relay, and who unsubscribed",
+    sql: `
+      -- No credential is kept here: links and unsubscribe tokens are made at each attempt (hashes only).
+      CREATE TABLE mail_outbox (
+        mail_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        dedupe_key TEXT NOT NULL,
+        data TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        last_error TEXT NOT NULL,
+        next_attempt_at INTEGER,
+        last_attempt_at INTEGER,
+        created_at INTEGER NOT NULL,
+        sent_at INTEGER,
+        unsubscribe_hash TEXT NOT NULL,
+        unsubscribed_at INTEGER,
+        UNIQUE (account_id, dedupe_key)
+      ) STRICT;
+      CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX mail_outbox_recipient ON mail_outbox (account_id, recipient);
+      CREATE INDEX mail_outbox_unsubscribe ON mail_outbox (unsubscribe_hash) WHERE unsubscribe_hash <> '';
+    `,
+  },
 ];

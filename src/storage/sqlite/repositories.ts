@@ -13,6 +13,7 @@ import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
 import { sqliteKnowledge } from "./repos/knowledge.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
+import { sqliteMail } from "./repos/mail.js";
 import { sqliteMembers } from "./repos/members.js";
 import { sqliteNotes, sqliteSavedReplies } from "./repos/notes.js";
 import { sqlitePictures } from "./repos/pictures.js";
@@ -55,6 +56,7 @@ export function sqliteRepositories(db: Db) {
     credentialChanges: sqliteCredentialChanges(db),
     knowledge: sqliteKnowledge(db),
     agents: sqliteAgents(db),
+    mail: sqliteMail(db),
   };
 }
 

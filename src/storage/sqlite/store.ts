@@ -393,5 +393,6 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     credentialChanges: asyncRepository(sync.credentialChanges, run),
     knowledge: asyncRepository(sync.knowledge, run),
     agents: asyncRepository(sync.agents, run),
+    mail: asyncRepository(sync.mail, run),
   };
 }

@@ -53,7 +53,7 @@ export const sqliteBackend: Backend = {
 };
 
 const TABLES =
-  "accounts, api_keys, chatbots, refresh_tokens, token_revocations, signing_keys, contacts, conversations, messages, demo_setup, rate_limits, refresh_token_rotations, session_policies, launch_codes, members";
+  "accounts, api_keys, chatbots, refresh_tokens, token_revocations, signing_keys, contacts, conversations, messages, demo_setup, rate_limits, refresh_token_rotations, session_policies, launch_codes, members, mail_outbox";
 
 /**
  * PostgreSQL: one database of this run's own, emptied before each case; a short lock timeout so a held lock shows.

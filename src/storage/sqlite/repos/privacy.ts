@@ -35,6 +35,11 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
   const delRotations = db.prepare("DELETE FROM refresh_token_rotations WHERE session_id = ?");
   const delTokens = db.prepare("DELETE FROM refresh_tokens WHERE account_id = ? AND user_id = ?");
   const delLaunchCodes = db.prepare("DELETE FROM launch_codes WHERE account_id = ? AND user_id = ?");
+  // The customer's e-mails go (they quote the conversation); an unsubscribe is kept, its mail's content blanked.
+  const delMails = db.prepare(
+    "DELETE FROM mail_outbox WHERE account_id = ? AND recipient = ? AND unsubscribed_at IS NULL",
+  );
+  const blankMails = db.prepare("UPDATE mail_outbox SET data = '{}' WHERE account_id = ? AND recipient = ?");
   const delRevocations = db.prepare(
     "DELETE FROM token_revocations WHERE user_id = ? AND chatbot_id IN (SELECT chatbot_id FROM chatbots WHERE account_id = ?)",
   );
@@ -108,6 +113,10 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
     }
     const sessionCount = delTokens.run(c.accountId, c.userId).changes;
     delLaunchCodes.run(c.accountId, c.userId);
+    if (c.email !== "") {
+      delMails.run(c.accountId, c.email.trim().toLowerCase());
+      blankMails.run(c.accountId, c.email.trim().toLowerCase());
+    }
     delRevocations.run(c.userId, c.accountId);
     delFrameKeys.run(c.accountId, c.userId, c.accountId);
     for (const id of conversationIds) delAccountKeys.run(`account:${c.accountId}:`, `account:${c.accountId};`, id);

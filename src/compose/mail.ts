@@ -1,0 +1,118 @@
+import { type IssuedLink, invitationMail, queueInvitation } from "../domain/mail/invitation-mail.js";
+import { MailLaunchLinks } from "../domain/mail/launch-links.js";
+import { MailSender, type MailTransport } from "../domain/mail/mailer.js";
+import { OfflineReplies } from "../domain/mail/offline-replies.js";
+import { CustomerPresence } from "../domain/mail/presence.js";
+import { replyMail } from "../domain/mail/reply-mail.js";
+import { unsubscribe } from "../domain/mail/unsubscribe.js";
+import type { KeySealer } from "../domain/token/key-sealer.js";
+import { mailRoutes } from "../mail/routes.js";
+import { smtpTransport } from "../mail/smtp.js";
+import type { PageRoute } from "../protocol/http/pages.js";
+import { type Base, warnOn } from "./base.js";
+
+export interface MailParts {
+  /** Which conversations customers have open (the frame's watch streams enter it). */
+  presence: CustomerPresence;
+  /** Undefined without a relay (AIAGENT_SMTP_URL unset): nothing is queued or sent. */
+  mailSender: MailSender | undefined;
+  offlineReplies: OfflineReplies | undefined;
+  mailRoutes: PageRoute[];
+  /** Queues the mail of an invitation or password link; undefined without a relay (the link is only answered). */
+  mailLink: ((link: IssuedLink) => Promise<void>) | undefined;
+  /** What /readyz says of e-mail. */
+  mailStatus: () => Promise<Record<string, unknown>>;
+  /** Starts following the logs and sending (with the server). */
+  startMail: () => Promise<void>;
+  stopMail: () => Promise<void>;
+}
+
+export interface MailDeps {
+  /** Seals the invitations' links in the outbox. */
+  sealer: KeySealer;
+  /** How mails reach the relay (a test may swap in its own); SMTP through the SSRF guard by default. */
+  transport?: MailTransport | undefined;
+  /** How often the outbox is looked at (ms); default 1000. */
+  pollMs?: number | undefined;
+}
+
+/** E-mail: the outbox's sender, the follower of replies to customers who are away, and the mails' pages. */
+export function composeMail(b: Base, d: MailDeps): MailParts {
+  const { config, store, clock, log } = b;
+  const presence = new CustomerPresence(() => clock.now());
+  const settings = config.mail;
+  const routes = mailRoutes({ unsubscribe: (token) => unsubscribe(store.mail, token, clock.now()) });
+  if (!settings) {
+    return {
+      presence,
+      mailSender: undefined,
+      offlineReplies: undefined,
+      mailLink: undefined,
+      mailRoutes: routes,
+      mailStatus: async () => ({ relay: "not configured" }),
+      startMail: async () => undefined,
+      stopMail: async () => undefined,
+    };
+  }
+  const links = new MailLaunchLinks({
+    transaction: b.transaction,
+    now: () => clock.now(),
+    ttlMs: settings.linkTtlMs,
+    origin: new URL(settings.linkBase).origin,
+  });
+  const sender = new MailSender({
+    outbox: store.mail,
+    transport: d.transport ?? smtpTransport(settings),
+    compose: {
+      reply: replyMail({ ...store, presence, links, linkBase: settings.linkBase }),
+      invitation: invitationMail({ sealer: d.sealer, now: () => clock.now() }),
+    },
+    now: () => clock.now(),
+    linkBase: settings.linkBase,
+    retryDelaysMs: settings.retryDelaysMs,
+    leaseMs: settings.timeoutMs * 2,
+    pollMs: d.pollMs ?? 1000,
+    warn: (what, fields) => log.warn(what, fields),
+  });
+  const offline = new OfflineReplies({
+    history: store.events,
+    conversations: store.conversations,
+    contact: (accountId, userId) => store.privacy.contact(accountId, { userId }),
+    outbox: store.mail,
+    presence,
+    now: () => clock.now(),
+    offlineMs: settings.offlineMs,
+    queued: () => sender.kick(),
+    warn: (what, e) => warnOn(log, what)(e),
+  });
+  let stopFollow: (() => void) | undefined;
+  const forget = setInterval(() => presence.forget(clock.now() - settings.offlineMs * 2), 60_000);
+  forget.unref();
+  return {
+    presence,
+    mailSender: sender,
+    offlineReplies: offline,
+    // A link that could not be queued is still answered (the admin can pass it on): the failure is logged.
+    mailLink: (link) =>
+      queueInvitation(
+        { outbox: store.mail, sealer: d.sealer, now: () => clock.now(), queued: () => sender.kick() },
+        link,
+      ).then(() => undefined, warnOn(log, "mail: an invitation could not be queued")),
+    mailRoutes: routes,
+    mailStatus: async () => {
+      const c = await store.mail.counts(undefined);
+      return { relay: "configured", pending: c.pending, failed: c.failed, last_failure_at: c.lastErrorAt };
+    },
+    startMail: async () => {
+      stopFollow ??= await store.onLogAdvanced((changes) => offline.advanced(changes));
+      sender.start();
+    },
+    stopMail: async () => {
+      clearInterval(forget);
+      stopFollow?.();
+      stopFollow = undefined;
+      await sender.close();
+      await offline.idle();
+    },
+  };
+}
