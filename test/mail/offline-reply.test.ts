@@ -40,7 +40,7 @@ async function conversationWithReply(s: TestServer, email = "ann@customer.exampl
   const a = await s.account();
   const t = await issueTokens(s.url, a, userId, { email });
   const sent = await send(s.url, t.access_token, "Where is my parcel?");
-  await s.app.conversations.reply(ownerOf(a), sent.conversation_id, "It ships tomorrow <b>morning</b>.");
+  await s.app.conversations.actions.reply(ownerOf(a), sent.conversation_id, "It ships tomorrow <b>morning</b>.");
   await s.app.offlineReplies!.idle();
   return { a, t, conversationId: sent.conversation_id };
 }
@@ -142,7 +142,7 @@ describe("a reply to a customer who is away is e-mailed", () => {
     );
     const reader = stream.body!.getReader();
     await reader.read(); // the stream is open: its first event came
-    await s.app.conversations.reply(ownerOf(a), sent.conversation_id, "It ships tomorrow.");
+    await s.app.conversations.actions.reply(ownerOf(a), sent.conversation_id, "It ships tomorrow.");
     await s.app.offlineReplies!.idle();
     await due(s);
     watching.abort();
@@ -172,7 +172,7 @@ describe("a reply to a customer who is away is e-mailed", () => {
     expect((await fetch(`${s.url}/mail/unsubscribe/us_${"x".repeat(43)}`, { method: "POST" })).status).toBe(404);
     const before = sink.received.length;
     await send(s.url, t.access_token, "One more thing", conversationId);
-    await s.app.conversations.reply(ownerOf(a), conversationId, "Sure, anything else?");
+    await s.app.conversations.actions.reply(ownerOf(a), conversationId, "Sure, anything else?");
     await s.app.offlineReplies!.idle();
     await due(s);
     expect(sink.received).toHaveLength(before);
@@ -232,7 +232,7 @@ describe("a reply to a customer who is away is e-mailed", () => {
     expect(sink.received.flatMap((m) => m.to)).toEqual(["ann@customer.example", "ann@customer.example"]);
     // b's operator cannot reply into a's conversation, so nothing of a's reaches b's address either.
     const aConv = (await s.app.store.conversations.forUser(a.accountId, a.chatbotId, "shared-user", 1))[0]!;
-    await expect(s.app.conversations.reply(ownerOf(b), aConv.conversationId, "hi")).rejects.toThrow();
+    await expect(s.app.conversations.actions.reply(ownerOf(b), aConv.conversationId, "hi")).rejects.toThrow();
     const bSent = await send(s.url, tb.access_token, "hello");
     expect(bSent.conversation_id).not.toBe(aConv.conversationId);
     await s.app.offlineReplies!.idle();
