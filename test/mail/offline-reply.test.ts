@@ -1,11 +1,18 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { chatFrame, launchBrowser, newContext } from "../frame/browser.js";
 import { issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startServer, type TestServer } from "../helpers/server.js";
-import { suiteCanRun } from "../helpers/system-packages.js";
-import { scaled, waitFor } from "../helpers/time-scale.js";
-import { freePort, type Received, type SmtpSink, startSmtpSink } from "./smtp-sink.js";
+import { waitFor } from "../helpers/time-scale.js";
+import {
+  conversationWithReply,
+  due,
+  header,
+  linkOf,
+  operatorMail,
+  startMailServer,
+  unsubscribeUrl,
+} from "./mail-fixture.js";
+import { freePort, type SmtpSink, startSmtpSink } from "./smtp-sink.js";
 
 let server: TestServer | undefined;
 let sink: SmtpSink | undefined;
@@ -15,51 +22,11 @@ afterEach(async () => {
   server = sink = undefined;
 });
 
-/** The service on a port known in advance (the mails' links name it), with the relay on `smtpPort`. */
+/** The service on a port known in advance (the mails' links name it), closed after each test. */
 async function start(smtpPort: number, env: Record<string, string> = {}) {
-  const port = await freePort();
-  server = await startServer({
-    env: {
-      AIAGENT_PORT: String(port),
-      AIAGENT_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
-      AIAGENT_MAIL_FROM: "Support <support@shop.example>",
-      AIAGENT_MAIL_LINK_BASE: `http://127.0.0.1:${port}`,
-      AIAGENT_MAIL_OFFLINE_SECONDS: "5",
-      AIAGENT_MAIL_LINK_TTL: "600",
-      AIAGENT_MAIL_RETRY_DELAYS: "10,10",
-      AIAGENT_MAIL_TIMEOUT_MS: String(scaled(5000)),
-      ...env,
-    },
-    overrides: { mailPollMs: 20 },
-  });
+  server = await startMailServer(smtpPort, env);
   return server;
 }
-
-/** A customer with an e-mail address writes; the agent answers; an operator replies later. */
-async function conversationWithReply(s: TestServer, email = "ann@customer.example", userId = "ann") {
-  const a = await s.account();
-  const t = await issueTokens(s.url, a, userId, { email });
-  const sent = await send(s.url, t.access_token, "Where is my parcel?");
-  await s.app.conversations.actions.reply(ownerOf(a), sent.conversation_id, "It ships tomorrow <b>morning</b>.");
-  await s.app.offlineReplies!.idle();
-  return { a, t, conversationId: sent.conversation_id };
-}
-
-/** Moves past the offline wait and sends what is due. */
-async function due(s: TestServer, ms = 6000) {
-  s.clock.advance(ms);
-  await s.app.mailSender!.drain();
-}
-
-const operatorMail = (r: Received[]) => r.filter((m) => m.parsed.text?.includes("It ships tomorrow"));
-/** A header as the message carries it (mailparser folds List-* headers into an object of its own). */
-const header = (m: Received, name: string) =>
-  m.parsed.headerLines
-    .find((h) => h.key === name)
-    ?.line.slice(name.length + 1)
-    .trim();
-const unsubscribeUrl = (m: Received) => /^<(.+)>$/.exec(header(m, "list-unsubscribe") ?? "")![1]!;
-const linkOf = (m: Received) => /https?:\/\/\S+\/mail\/open\/\S+/.exec(m.parsed.text ?? "")![0];
 
 describe("a reply to a customer who is away is e-mailed", () => {
   it("arrives multipart with one-click unsubscribe headers, and its link opens the conversation once", async () => {
@@ -256,35 +223,5 @@ describe("without a relay", () => {
     const t = await issueTokens(server.url, a, "cy", { email: "cy@customer.example" });
     await send(server.url, t.access_token, "Hi");
     expect(await server.app.store.mail.counts(a.accountId)).toMatchObject({ pending: 0, failed: 0 });
-  });
-});
-
-describe("in Chromium", () => {
-  const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
-  it.skipIf(!canRun)("the mail's link opens the conversation in a fresh browser, with the answer, once", async () => {
-    sink = await startSmtpSink();
-    const s = await start(sink.port);
-    await conversationWithReply(s);
-    await due(s);
-    await waitFor("the reply arrives", () => operatorMail(sink!.received).length === 1);
-    const link = linkOf(operatorMail(sink.received)[0]!);
-    const browser = await launchBrowser();
-    try {
-      const first = await (await newContext(browser)).newPage();
-      await first.goto(link);
-      const frame = await chatFrame(first);
-      await frame.getByText("It ships tomorrow", { exact: false }).first().waitFor();
-      expect(await frame.locator("body").textContent()).toContain("Where is my parcel?");
-      // The same link in another fresh browser: used up, the answer is not shown.
-      const second = await (await newContext(browser)).newPage();
-      const framed = second.waitForResponse((r) => r.url().includes("/chatbot-iframe/"));
-      expect((await second.goto(link))?.status()).toBe(200);
-      expect((await framed).status()).toBe(403);
-      const inner = await (await second.waitForSelector("iframe")).contentFrame();
-      await inner!.waitForLoadState();
-      expect(await inner!.locator("body").textContent()).not.toContain("It ships tomorrow");
-    } finally {
-      await browser.close();
-    }
   });
 });

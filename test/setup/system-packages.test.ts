@@ -32,6 +32,9 @@ function vitest(files: string[], env: NodeJS.ProcessEnv): Promise<{ code: number
   });
 }
 
+/** How a test file starts a browser: by hand, or through the browser fixtures of test/helpers/browser-fixtures.ts. */
+const BROWSER_START = /launchBrowser\(|chromium\.launch\(|\b(console|embedding|consoleAndFrame)ForFile\(/;
+
 describe("Debian packages the suites need", () => {
   it(
     "without chromium or protoc, the suites needing them skip with one line each and the run passes",
@@ -40,7 +43,7 @@ describe("Debian packages the suites need", () => {
       const browserFiles = readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
         .filter((f) => f.endsWith(".test.ts"))
         .map((f) => `test/${f}`)
-        .filter((f) => /launchBrowser\(|chromium\.launch\(/.test(readFileSync(join(ROOT, f), "utf8")))
+        .filter((f) => BROWSER_START.test(readFileSync(join(ROOT, f), "utf8")))
         .sort();
       expect(browserFiles).toContain("test/frame/embed.test.ts");
       const files = ["test/clients/python-client.test.ts", ...browserFiles];
