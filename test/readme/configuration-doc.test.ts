@@ -42,10 +42,19 @@ const rows: Row[] = table("### Allowed values").map(([v, d, a, r]) => ({
 }));
 const byName = new Map(rows.map((r) => [r.variable, r]));
 
-/** The configuration as JSON (what is compared), or the ConfigError's message. */
+/** A relay, its sender and link base: the mail settings are read only with a relay configured. */
+const RELAY = {
+  AIAGENT_SMTP_URL: "smtp://relay.example:587",
+  AIAGENT_MAIL_FROM: "Support <support@example.com>",
+  AIAGENT_MAIL_LINK_BASE: "https://chat.example",
+};
+const needsRelay = (variable: string) => /^AIAGENT_(MAIL_|SMTP_ALLOW_PRIVATE$)/.test(variable);
+
+/** The configuration as JSON (what is compared), or the ConfigError's message; a mail setting alone has a relay. */
 function parse(env: Record<string, string>): string {
+  const withRelay = Object.keys(env).length === 1 && needsRelay(Object.keys(env)[0]!);
   try {
-    return JSON.stringify(loadConfig(env));
+    return JSON.stringify(loadConfig(withRelay ? { ...RELAY, ...env } : env));
   } catch (e) {
     if (e instanceof ConfigError) return `ConfigError: ${e.message}`;
     throw e;
@@ -76,7 +85,10 @@ describe("docs/configuration.md states every setting of src/config.ts as it beha
       const d = literalDefault(r);
       if (r.default === "unset") expect(parse({}), r.variable).not.toMatch(/^ConfigError/);
       else if (d === undefined) expect(r.default, r.variable).toMatch(/^same as `AIAGENT_[A-Z_]+`$/);
-      else expect(parse({ [r.variable]: d }), `${r.variable}=${d}`).toBe(defaults);
+      else
+        expect(parse({ [r.variable]: d }), `${r.variable}=${d}`).toBe(
+          needsRelay(r.variable) ? JSON.stringify(loadConfig(RELAY)) : defaults,
+        );
     }
   });
 

@@ -624,7 +624,7 @@ export type AgentSettings = Message<"aiagent.v1.AgentSettings"> & {
   kind: string;
 
   /**
-   * With openai_compatible (optional otherwise): the endpoint's base URL (https, e.g. https://api.openai.com/v1).
+   * With openai_compatible (optional otherwise): the endpoint's base URL (https, e.g. https://api.openai.com/v1; outside production also http on loopback).
    *
    * @generated from field: string base_url = 2;
    */
