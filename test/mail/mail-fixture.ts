@@ -1,8 +1,9 @@
 // What the mail tests share: the service with a relay, a customer's conversation with a reply, and reading what arrived.
+import { afterEach } from "vitest";
 import { issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { startServer, type TestServer } from "../helpers/server.js";
 import { scaled } from "../helpers/time-scale.js";
-import { freePort, type Received } from "./smtp-sink.js";
+import { freePort, type Received, type SmtpSink } from "./smtp-sink.js";
 
 /** The service on a port known in advance (the mails' links name it), with the relay on `smtpPort`. */
 export async function startMailServer(smtpPort: number, env: Record<string, string> = {}): Promise<TestServer> {
@@ -48,3 +49,14 @@ export const header = (m: Received, name: string) =>
     .trim();
 export const unsubscribeUrl = (m: Received) => /^<(.+)>$/.exec(header(m, "list-unsubscribe") ?? "")![1]!;
 export const linkOf = (m: Received) => /https?:\/\/\S+\/mail\/open\/\S+/.exec(m.parsed.text ?? "")![0];
+
+/** A test's service and relay, closed (and forgotten) after each test of the file that calls this. */
+export function closedAfterEach(): { server?: TestServer; sink?: SmtpSink } {
+  const live: { server?: TestServer; sink?: SmtpSink } = {};
+  afterEach(async () => {
+    await live.server?.close(true);
+    await live.sink?.close();
+    live.server = live.sink = undefined;
+  });
+  return live;
+}

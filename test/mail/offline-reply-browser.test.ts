@@ -1,30 +1,24 @@
 // The reply mail's link, followed in Chromium: apart from offline-reply.test.ts, whose other cases also run on
 // PostgreSQL and need no browser.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { chatFrame, launchBrowser, newContext } from "../frame/browser.js";
-import type { TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { waitFor } from "../helpers/time-scale.js";
-import { conversationWithReply, due, linkOf, operatorMail, startMailServer } from "./mail-fixture.js";
-import { type SmtpSink, startSmtpSink } from "./smtp-sink.js";
+import { closedAfterEach, conversationWithReply, due, linkOf, operatorMail, startMailServer } from "./mail-fixture.js";
+import { startSmtpSink } from "./smtp-sink.js";
 
-let server: TestServer | undefined;
-let sink: SmtpSink | undefined;
-afterEach(async () => {
-  await server?.close(true);
-  await sink?.close();
-  server = sink = undefined;
-});
+/** The service and the relay of the test running, closed after it. */
+const live = closedAfterEach();
 
 describe("in Chromium", () => {
   const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
   it.skipIf(!canRun)("the mail's link opens the conversation in a fresh browser, with the answer, once", async () => {
-    sink = await startSmtpSink();
-    const s = (server = await startMailServer(sink.port));
+    live.sink = await startSmtpSink();
+    const s = (live.server = await startMailServer(live.sink.port));
     await conversationWithReply(s);
     await due(s);
-    await waitFor("the reply arrives", () => operatorMail(sink!.received).length === 1);
-    const link = linkOf(operatorMail(sink.received)[0]!);
+    await waitFor("the reply arrives", () => operatorMail(live.sink!.received).length === 1);
+    const link = linkOf(operatorMail(live.sink.received)[0]!);
     const browser = await launchBrowser();
     try {
       const first = await (await newContext(browser)).newPage();

@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
-import { startServer, type TestServer } from "../helpers/server.js";
+import { startServer } from "../helpers/server.js";
 import { waitFor } from "../helpers/time-scale.js";
 import {
+  closedAfterEach,
   conversationWithReply,
   due,
   header,
@@ -12,33 +13,28 @@ import {
   startMailServer,
   unsubscribeUrl,
 } from "./mail-fixture.js";
-import { freePort, type SmtpSink, startSmtpSink } from "./smtp-sink.js";
+import { freePort, startSmtpSink } from "./smtp-sink.js";
 
-let server: TestServer | undefined;
-let sink: SmtpSink | undefined;
-afterEach(async () => {
-  await server?.close(true);
-  await sink?.close();
-  server = sink = undefined;
-});
+/** The service and the relay of the test running, closed after it. */
+const live = closedAfterEach();
 
 /** The service on a port known in advance (the mails' links name it), closed after each test. */
 async function start(smtpPort: number, env: Record<string, string> = {}) {
-  server = await startMailServer(smtpPort, env);
-  return server;
+  live.server = await startMailServer(smtpPort, env);
+  return live.server;
 }
 
 describe("a reply to a customer who is away is e-mailed", () => {
   it("arrives multipart with one-click unsubscribe headers, and its link opens the conversation once", async () => {
-    sink = await startSmtpSink();
-    const s = await start(sink.port);
+    live.sink = await startSmtpSink();
+    const s = await start(live.sink.port);
     const { a, conversationId } = await conversationWithReply(s);
     // Not before the customer has been away for the offline wait.
     await s.app.mailSender!.drain();
-    expect(sink.received).toHaveLength(0);
+    expect(live.sink.received).toHaveLength(0);
     await due(s);
-    await waitFor("the operator's reply arrives", () => operatorMail(sink!.received).length === 1);
-    const [m] = operatorMail(sink.received);
+    await waitFor("the operator's reply arrives", () => operatorMail(live.sink!.received).length === 1);
+    const [m] = operatorMail(live.sink.received);
     expect(m!.to).toEqual(["ann@customer.example"]);
     expect(m!.parsed.from?.text).toBe('"Support" <support@shop.example>');
     expect(m!.parsed.subject).toBe("New reply from Test bot");
@@ -48,7 +44,7 @@ describe("a reply to a customer who is away is e-mailed", () => {
     expect(unsubscribeUrl(m!)).toMatch(new RegExp(`^${s.url}/mail/unsubscribe/us_[A-Za-z0-9_-]{43}$`));
     expect(header(m!, "list-unsubscribe-post")).toBe("List-Unsubscribe=One-Click");
     // The agent's answer (the customer left before reading it too) came as a mail of its own, once.
-    expect(sink.received).toHaveLength(2);
+    expect(live.sink.received).toHaveLength(2);
 
     const link = linkOf(m!);
     expect(link.startsWith(`${s.url}/mail/open/${a.chatbotId}?launch=lc_`)).toBe(true);
@@ -70,7 +66,7 @@ describe("a reply to a customer who is away is e-mailed", () => {
     expect(JSON.stringify(history.body)).toContain("It ships tomorrow");
     expect((await launch()).status).not.toBe(200);
     // Another origin cannot use a mail's code either.
-    const other = linkOf(sink.received.find((r) => r !== m)!);
+    const other = linkOf(live.sink.received.find((r) => r !== m)!);
     const otherCode = new URL(other).searchParams.get("launch")!;
     const foreign = await postJson(s.url, "/ai_agent/launch", {
       chatbot_id: a.chatbotId,
@@ -81,12 +77,12 @@ describe("a reply to a customer who is away is e-mailed", () => {
   });
 
   it("a link no longer works once it expired", async () => {
-    sink = await startSmtpSink();
-    const s = await start(sink.port);
+    live.sink = await startSmtpSink();
+    const s = await start(live.sink.port);
     const { a } = await conversationWithReply(s);
     await due(s);
-    await waitFor("the reply arrives", () => operatorMail(sink!.received).length === 1);
-    const code = new URL(linkOf(operatorMail(sink.received)[0]!)).searchParams.get("launch")!;
+    await waitFor("the reply arrives", () => operatorMail(live.sink!.received).length === 1);
+    const code = new URL(linkOf(operatorMail(live.sink.received)[0]!)).searchParams.get("launch")!;
     s.clock.advance(601_000);
     const r = await postJson(s.url, "/ai_agent/launch", {
       chatbot_id: a.chatbotId,
@@ -97,8 +93,8 @@ describe("a reply to a customer who is away is e-mailed", () => {
   });
 
   it("is not sent to a customer who has the conversation open", async () => {
-    sink = await startSmtpSink();
-    const s = await start(sink.port);
+    live.sink = await startSmtpSink();
+    const s = await start(live.sink.port);
     const a = await s.account();
     const t = await issueTokens(s.url, a, "bea", { email: "bea@customer.example" });
     const sent = await send(s.url, t.access_token, "Hello?");
@@ -114,18 +110,18 @@ describe("a reply to a customer who is away is e-mailed", () => {
     await due(s);
     watching.abort();
     // Only the agent's answer, written before the stream opened and read since, could have been queued: it is not sent.
-    expect(operatorMail(sink.received)).toHaveLength(0);
-    expect(sink.received).toHaveLength(0);
+    expect(operatorMail(live.sink.received)).toHaveLength(0);
+    expect(live.sink.received).toHaveLength(0);
     expect(await s.app.store.mail.counts(a.accountId)).toMatchObject({ pending: 0, failed: 0 });
   });
 
   it("unsubscribing in one click stops further mail; a GET of the link unsubscribes nobody", async () => {
-    sink = await startSmtpSink();
-    const s = await start(sink.port);
+    live.sink = await startSmtpSink();
+    const s = await start(live.sink.port);
     const { a, t, conversationId } = await conversationWithReply(s);
     await due(s);
-    await waitFor("the reply arrives", () => operatorMail(sink!.received).length === 1);
-    const url = unsubscribeUrl(operatorMail(sink.received)[0]!);
+    await waitFor("the reply arrives", () => operatorMail(live.sink!.received).length === 1);
+    const url = unsubscribeUrl(operatorMail(live.sink.received)[0]!);
     expect((await fetch(url)).status).toBe(200);
     expect(await s.app.store.mail.unsubscribed(a.accountId, "ann@customer.example")).toBe(false);
     // The mail client's one-click POST (RFC 8058).
@@ -137,12 +133,12 @@ describe("a reply to a customer who is away is e-mailed", () => {
     expect(r.status).toBe(200);
     expect(await s.app.store.mail.unsubscribed(a.accountId, "ann@customer.example")).toBe(true);
     expect((await fetch(`${s.url}/mail/unsubscribe/us_${"x".repeat(43)}`, { method: "POST" })).status).toBe(404);
-    const before = sink.received.length;
+    const before = live.sink.received.length;
     await send(s.url, t.access_token, "One more thing", conversationId);
     await s.app.conversations.actions.reply(ownerOf(a), conversationId, "Sure, anything else?");
     await s.app.offlineReplies!.idle();
     await due(s);
-    expect(sink.received).toHaveLength(before);
+    expect(live.sink.received).toHaveLength(before);
     expect(await s.app.store.mail.counts(a.accountId)).toMatchObject({ pending: 0 });
   });
 
@@ -158,16 +154,16 @@ describe("a reply to a customer who is away is e-mailed", () => {
     const ready = await getJson(s.url, "/readyz");
     expect(ready.body).toMatchObject({ status: "ready", mail: { relay: "configured", pending: 2, failed: 0 } });
     // The relay comes back, refusing one message for now (451): tried again later, then delivered.
-    sink = await startSmtpSink(port);
-    sink.refuseNext(1);
+    live.sink = await startSmtpSink(port);
+    live.sink.refuseNext(1);
     await due(s, 11_000);
-    expect(sink.received).toHaveLength(1);
+    expect(live.sink.received).toHaveLength(1);
     expect((await s.app.store.mail.counts(a.accountId)).lastError).toMatch(/451/);
     await due(s, 11_000);
-    expect(sink.received).toHaveLength(2);
+    expect(live.sink.received).toHaveLength(2);
     await due(s, 60_000);
-    expect(sink.received).toHaveLength(2);
-    expect(new Set(sink.received.map((m) => m.parsed.text)).size).toBe(2);
+    expect(live.sink.received).toHaveLength(2);
+    expect(new Set(live.sink.received.map((m) => m.parsed.text)).size).toBe(2);
     expect(await s.app.store.mail.counts(a.accountId)).toEqual({
       pending: 0,
       failed: 0,
@@ -188,15 +184,15 @@ describe("a reply to a customer who is away is e-mailed", () => {
   });
 
   it("another account cannot send mail to a customer who is not theirs", async () => {
-    sink = await startSmtpSink();
-    const s = await start(sink.port);
+    live.sink = await startSmtpSink();
+    const s = await start(live.sink.port);
     const { a } = await conversationWithReply(s, "ann@customer.example", "shared-user");
     // Another account names the same user id with its own address: its contact is its own, not a's.
     const b = await s.account();
     const tb = await issueTokens(s.url, b, "shared-user", { email: "mallory@attacker.example" });
     await due(s);
-    await waitFor("a's mails arrive", () => sink!.received.length === 2);
-    expect(sink.received.flatMap((m) => m.to)).toEqual(["ann@customer.example", "ann@customer.example"]);
+    await waitFor("a's mails arrive", () => live.sink!.received.length === 2);
+    expect(live.sink.received.flatMap((m) => m.to)).toEqual(["ann@customer.example", "ann@customer.example"]);
     // b's operator cannot reply into a's conversation, so nothing of a's reaches b's address either.
     const aConv = (await s.app.store.conversations.forUser(a.accountId, a.chatbotId, "shared-user", 1))[0]!;
     await expect(s.app.conversations.actions.reply(ownerOf(b), aConv.conversationId, "hi")).rejects.toThrow();
@@ -205,23 +201,23 @@ describe("a reply to a customer who is away is e-mailed", () => {
     await s.app.offlineReplies!.idle();
     await due(s);
     // b's own customer hears from b's agent; nothing of a's conversation goes there, and a's customer gets nothing more.
-    await waitFor("b's answer arrives", () => sink!.received.length === 3);
-    const toMallory = sink.received.filter((m) => m.to.includes("mallory@attacker.example"));
+    await waitFor("b's answer arrives", () => live.sink!.received.length === 3);
+    const toMallory = live.sink.received.filter((m) => m.to.includes("mallory@attacker.example"));
     expect(toMallory).toHaveLength(1);
     expect(toMallory[0]!.parsed.text).not.toContain("It ships tomorrow");
-    expect(sink.received.filter((m) => m.to.includes("ann@customer.example"))).toHaveLength(2);
+    expect(live.sink.received.filter((m) => m.to.includes("ann@customer.example"))).toHaveLength(2);
   });
 });
 
 describe("without a relay", () => {
   it("queues and sends nothing, and /readyz says so", async () => {
-    server = await startServer();
-    expect(server.app.mailSender).toBeUndefined();
-    const ready = await getJson(server.url, "/readyz");
+    live.server = await startServer();
+    expect(live.server.app.mailSender).toBeUndefined();
+    const ready = await getJson(live.server.url, "/readyz");
     expect(ready.body).toEqual({ status: "ready", mail: { relay: "not configured" } });
-    const a = await server.account();
-    const t = await issueTokens(server.url, a, "cy", { email: "cy@customer.example" });
-    await send(server.url, t.access_token, "Hi");
-    expect(await server.app.store.mail.counts(a.accountId)).toMatchObject({ pending: 0, failed: 0 });
+    const a = await live.server.account();
+    const t = await issueTokens(live.server.url, a, "cy", { email: "cy@customer.example" });
+    await send(live.server.url, t.access_token, "Hi");
+    expect(await live.server.app.store.mail.counts(a.accountId)).toMatchObject({ pending: 0, failed: 0 });
   });
 });
