@@ -42,7 +42,7 @@ describe("the aiagent command's privacy commands", () => {
 
   it("sets a chatbot's retention and runs it", async () => {
     const db = ["--db", s.dbPath];
-    const set = await aiagentJson([
+    const retentionSet = (days: string) => [
       "retention",
       "set",
       "--email",
@@ -50,22 +50,13 @@ describe("the aiagent command's privacy commands", () => {
       "--chatbot-id",
       a.chatbotId,
       "--days",
-      "30",
+      days,
       ...db,
-    ]);
+    ];
+    const set = await aiagentJson(retentionSet("30"));
     expect(set).toEqual({ chatbot_id: a.chatbotId, days: 30 });
     expect(await aiagentJson(["retention", "run", ...db])).toEqual({ done: true });
-    const bad = await aiagent([
-      "retention",
-      "set",
-      "--email",
-      a.email,
-      "--chatbot-id",
-      a.chatbotId,
-      "--days",
-      "99999",
-      ...db,
-    ]);
+    const bad = await aiagent(retentionSet("99999"));
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("--days");
   });
