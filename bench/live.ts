@@ -10,6 +10,7 @@ import { dataset, workingCopy } from "./lib/dataset.js";
 import { cpuMicros } from "./lib/proc.js";
 import { type ServerProcess, startServer } from "./lib/procs.js";
 import { openAll, type RawStream } from "./lib/raw-stream.js";
+import { runBounds } from "./lib/run-bounds.js";
 
 // `npm run bench:live`: the live rows of issue 44 on one instance (SQLite), the load generator in this process on
 // loopback with one raw HTTP/1.1 connection per stream (bench/lib/raw-stream.ts), and every row measured against a
@@ -51,16 +52,7 @@ const outDir = resolve(opt.out ?? join(ROOT, "bench", "results"));
 const cacheDir = join(ROOT, "node_modules", ".cache", "aiagent-bench");
 const WATCHDOG_MS = 30 * 60_000;
 
-const started = Date.now();
-const log = (s: string) =>
-  process.stderr.write(`[bench:live ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${s}\n`);
-const servers: ServerProcess[] = [];
-const watchdog = setTimeout(() => {
-  log(`stopped: the run took longer than ${WATCHDOG_MS / 60_000} minutes`);
-  for (const s of servers) void s.stop();
-  process.exit(3);
-}, WATCHDOG_MS);
-watchdog.unref();
+const { log, servers } = runBounds("bench:live", WATCHDOG_MS);
 
 /** The file-descriptor limit of this process (and so of the servers it starts), raised where allowed. */
 function raiseFdLimit(want: number): number {

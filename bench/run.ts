@@ -25,6 +25,7 @@ import { cpuMicros } from "./lib/proc.js";
 import { type ServerProcess, startServer } from "./lib/procs.js";
 import { chart, ratioOf, type ScenarioResult, type TargetResult, table, targetTable } from "./lib/report.js";
 import { type FramePage, frameMix, rereadProfile } from "./lib/reread.js";
+import { runBounds } from "./lib/run-bounds.js";
 import { median } from "./lib/stats.js";
 
 // `npm run bench`: seeds (or reuses) datasets through the service's own storage layer, starts the real service
@@ -63,21 +64,12 @@ const SCALES = quick ? { main: "10k", growth: ["1k"] } : { main: "100k", growth:
 // Whole-run bound: a stuck child can never hold the machine.
 const WATCHDOG_MS = (quick ? 3 : 20 + 10 * (reps - 1)) * 60_000;
 
-const started = Date.now();
+const { started, log, servers, watchdog } = runBounds("bench", WATCHDOG_MS);
 // Whether the machine was busy before the run: other work on these cores shows in every number.
 const loadBefore = loadavg()[0]!;
-const log = (s: string) =>
-  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${s}\n`);
-const servers: ServerProcess[] = [];
 /** One line on the PostgreSQL rows: where they ran, or why they did not. */
 let pgNote = "";
 let buildDir: string | undefined;
-const watchdog = setTimeout(() => {
-  log(`stopped: the run took longer than ${WATCHDOG_MS / 60_000} minutes`);
-  for (const s of servers) void s.stop();
-  process.exit(3);
-}, WATCHDOG_MS);
-watchdog.unref();
 
 /** A scenario: one server, one request rotation (or gRPC call), compared with a baseline row. */
 interface Scenario {
