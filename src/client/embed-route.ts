@@ -120,8 +120,7 @@ export function embedRoute<Req>(options: EmbedRouteOptions<Req>): {
     if (!refreshToken) return { status: 401, body: { error: "no chat session: reload the page" } };
     const fresh = await refreshAccessToken({ baseUrl, chatbotId, userId, refreshToken });
     // With rotation on, the answer carries the next refresh token: kept here, never sent on.
-    const rotated = fresh as { refresh_token?: string; refresh_token_expires_at?: number };
-    if (rotated.refresh_token) await store.set(userId, rotated.refresh_token, rotated.refresh_token_expires_at ?? 0);
+    if (fresh.refresh_token) await store.set(userId, fresh.refresh_token, fresh.refresh_token_expires_at ?? 0);
     return { status: 200, body: { access_token: fresh.access_token, expires_at: fresh.expires_at } };
   }
 

@@ -148,15 +148,16 @@ export async function createEmbedSession(o: EmbedSessionOptions): Promise<EmbedS
 }
 
 /**
- * A new access token from the refresh token you kept (POST /ai_agent/refresh_token). The answer is the JSON your
- * page's refresh route sends as is: `{ access_token, expires_at }`, the access token only.
+ * A new access token from the refresh token you kept (POST /ai_agent/refresh_token). Send the page
+ * `{ access_token, expires_at }` only: with refresh-token rotation on, the answer also carries the new
+ * `refresh_token` (and its expiry), which your server keeps in place of the old one and never sends to the page.
  */
 export function refreshAccessToken(o: {
   baseUrl: string;
   chatbotId: string;
   userId: string;
   refreshToken: string;
-}): Promise<{ access_token: string; expires_at: number }> {
+}): Promise<{ access_token: string; expires_at: number; refresh_token?: string; refresh_token_expires_at?: number }> {
   return post(required("baseUrl", o.baseUrl), "/ai_agent/refresh_token", {
     user_id: required("userId", o.userId),
     chatbot_id: required("chatbotId", o.chatbotId),
