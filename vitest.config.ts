@@ -91,7 +91,7 @@ export default defineConfig(async () => {
         "test/setup/pgbouncer-run.ts",
       ],
       // The default console report, and Vitest's JSON report that .ci/run reads for its closing line
-      // (scripts/test-summary.mjs prints "Tests: N passed, N failed, N skipped" from it).
+      // (scripts/test-summary.mjs prints "N passed, N failed, N skipped" from it).
       reporters: ["default", ["json", { outputFile: "tmp/vitest-report.json" }]],
       pool: "forks",
       // Two cores: more parallel files only adds contention between real servers.
