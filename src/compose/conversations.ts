@@ -14,6 +14,7 @@ import { ConversationActivity } from "../domain/conversation/activity.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
+import type { ChatbotRecord } from "../domain/account/repository.js";
 import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
 import type { EventLog } from "../domain/log/event-log.js";
 import { LogFeed } from "../domain/log/log-feed.js";
@@ -107,11 +108,12 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   });
   // Pushed, not polled: another instance's revocation (or this one's command line, on PostgreSQL) is heard at once.
   streams.stopWith(await store.onCredentialsChanged(() => void streams.told().catch(() => undefined)));
-  // The built-in agent answers from the chatbot's knowledge: its list, and its indexed sources.
-  const builtIn = new OfflineAgent(
-    (chatbot, question, limit) => d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot }),
-    async (chatbotId) => (await store.knowledge.listSources(chatbotId, 1)).length > 0,
-  );
+  // The built-in agent answers from the chatbot's knowledge: its list, and its indexed sources; a model searches them
+  // with the search_knowledge tool.
+  const searchKnowledge = (chatbot: ChatbotRecord, question: string, limit: number) =>
+    d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot });
+  const hasSources = async (chatbotId: string) => (await store.knowledge.listSources(chatbotId, 1)).length > 0;
+  const builtIn = new OfflineAgent(searchKnowledge, hasSources);
   // A chatbot's own endpoint when its settings name one; the built-in agent when they name it; else the service's
   // agent (AIAGENT_LLM_* or the built-in one).
   const perChatbot = new PerChatbotAgent(
@@ -132,6 +134,8 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     defaultDailyTokens: config.agentLoop.dailyTokens,
     maxSteps: config.agentLoop.maxSteps,
     maxReplyMs: config.agentLoop.maxReplyMs,
+    searchKnowledge,
+    hasSources,
   });
   const agentTools = new AgentTools({
     agents: store.agents,

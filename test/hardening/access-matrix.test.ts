@@ -87,6 +87,7 @@ async function source(): Promise<string> {
       version: 1,
       maxPages: 0,
       maxDepth: 0,
+      resyncIntervalHours: 0,
       createdAt: 1,
       updatedAt: 1,
       indexedAt: 1,

@@ -210,6 +210,7 @@ describe("a source left indexing by a stopped process", () => {
         version: 0,
         maxPages: 0,
         maxDepth: 0,
+        resyncIntervalHours: 0,
         createdAt: 1,
         updatedAt: 1,
         indexedAt: null,
