@@ -324,7 +324,8 @@ async function searchCall(
       passages: passages.map(({ marker, p }) => ({
         cite_as: marker,
         source_id: p.sourceId,
-        title: p.headingPath ? `${p.title} > ${p.headingPath}` : p.title,
+        title: p.title,
+        ...(p.headingPath ? { heading_path: p.headingPath } : {}),
         url: p.anchorUrl,
         score: Math.round(p.score * 1000) / 1000,
         text: p.text.length > PASSAGE_CHARS ? `${p.text.slice(0, PASSAGE_CHARS)}…` : p.text,
