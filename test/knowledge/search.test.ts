@@ -115,83 +115,83 @@ describe("a source's re-sync schedule", () => {
       expect(r.status, `${JSON.stringify(body)} → ${JSON.stringify(r.body)}`).toBe(400);
       expect(JSON.stringify(r.body)).toContain("resync_interval_hours");
     }
+  });
 
-    it("re-syncs a page when its interval has passed, indexing it again only when it changed", {
-      timeout: 120_000,
-    }, async () => {
-      const b = await fx.s.account();
-      // The clock moves hours on: each step signs in again (an ID token lasts less).
-      const tok = () => idToken(fx.s.url, b);
-      const token = await tok();
-      const r = await addSource(fx.s.url, token, b.chatbotId, {
-        kind: "page",
-        url: `${site.url}/returns`,
-        resync_interval_hours: 2,
-      });
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      expect(r.body.data).toMatchObject({ resync_interval_hours: 2 });
-      const id = r.body.data.source_id;
-      expect(await settled(fx.s.url, token, b.chatbotId, id)).toMatchObject({ status: "indexed", version: 1 });
-      const knowledge = fx.s.app.knowledge;
-      const fetched = served("/returns");
+  it("re-syncs a page when its interval has passed, indexing it again only when it changed", {
+    timeout: 120_000,
+  }, async () => {
+    const b = await fx.s.account();
+    // The clock moves hours on: each step signs in again (an ID token lasts less).
+    const tok = () => idToken(fx.s.url, b);
+    const token = await tok();
+    const r = await addSource(fx.s.url, token, b.chatbotId, {
+      kind: "page",
+      url: `${site.url}/returns`,
+      resync_interval_hours: 2,
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toMatchObject({ resync_interval_hours: 2 });
+    const id = r.body.data.source_id;
+    expect(await settled(fx.s.url, token, b.chatbotId, id)).toMatchObject({ status: "indexed", version: 1 });
+    const knowledge = fx.s.app.knowledge;
+    const fetched = served("/returns");
 
-      // Not due yet: nothing is fetched.
-      fx.s.clock.advance(HOUR);
+    // Not due yet: nothing is fetched.
+    fx.s.clock.advance(HOUR);
+    await knowledge.resyncDue();
+    await knowledge.idle();
+    expect(served("/returns")).toBe(fetched);
+
+    // Due: fetched again; the page did not change, so the version stays.
+    fx.s.clock.advance(HOUR);
+    expect(await knowledge.resyncDue()).toBeGreaterThanOrEqual(1);
+    expect(await settled(fx.s.url, await tok(), b.chatbotId, id)).toMatchObject({ status: "indexed", version: 1 });
+    expect(served("/returns")).toBe(fetched + 1);
+
+    // Changed: the next scheduled re-sync indexes it, and the search finds the new text.
+    const before = site.pages.get("/returns")!;
+    site.pages.set("/returns", before.replace("fourteen days", "thirty days"));
+    try {
+      fx.s.clock.advance(2 * HOUR);
       await knowledge.resyncDue();
-      await knowledge.idle();
-      expect(served("/returns")).toBe(fetched);
+      const later = await tok();
+      expect(await settled(fx.s.url, later, b.chatbotId, id)).toMatchObject({ status: "indexed", version: 2 });
+      const found = await search(b.chatbotId, { query: "Within how many days can I send back a bicycle?" }, later);
+      expect(found.body.data.passages![0]!.excerpt).toContain("thirty days");
+      expect(found.body.data.passages![0]!.knowledge_version).toBe(2);
+    } finally {
+      site.pages.set("/returns", before);
+    }
+  });
 
-      // Due: fetched again; the page did not change, so the version stays.
-      fx.s.clock.advance(HOUR);
-      expect(await knowledge.resyncDue()).toBeGreaterThanOrEqual(1);
-      expect(await settled(fx.s.url, await tok(), b.chatbotId, id)).toMatchObject({ status: "indexed", version: 1 });
-      expect(served("/returns")).toBe(fetched + 1);
-
-      // Changed: the next scheduled re-sync indexes it, and the search finds the new text.
-      const before = site.pages.get("/returns")!;
-      site.pages.set("/returns", before.replace("fourteen days", "thirty days"));
-      try {
-        fx.s.clock.advance(2 * HOUR);
-        await knowledge.resyncDue();
-        const later = await tok();
-        expect(await settled(fx.s.url, later, b.chatbotId, id)).toMatchObject({ status: "indexed", version: 2 });
-        const found = await search(b.chatbotId, { query: "Within how many days can I send back a bicycle?" }, later);
-        expect(found.body.data.passages![0]!.excerpt).toContain("thirty days");
-        expect(found.body.data.passages![0]!.knowledge_version).toBe(2);
-      } finally {
-        site.pages.set("/returns", before);
-      }
+  it("survives a restart: a source due while the service was down is re-synced when it starts", {
+    timeout: 120_000,
+  }, async () => {
+    const first = await startServer();
+    const c = await first.account();
+    const token = await idToken(first.url, c);
+    const r = await addSource(first.url, token, c.chatbotId, {
+      kind: "page",
+      url: `${site.url}/repairs`,
+      resync_interval_hours: 24,
     });
+    const id = r.body.data.source_id;
+    await settled(first.url, token, c.chatbotId, id);
+    const fetched = served("/repairs");
+    await first.close();
 
-    it("survives a restart: a source due while the service was down is re-synced when it starts", {
-      timeout: 120_000,
-    }, async () => {
-      const first = await startServer();
-      const c = await first.account();
-      const token = await idToken(first.url, c);
-      const r = await addSource(first.url, token, c.chatbotId, {
-        kind: "page",
-        url: `${site.url}/repairs`,
-        resync_interval_hours: 24,
+    first.clock.advance(25 * HOUR);
+    const second = await startServer({ dir: first.dir, overrides: { clock: first.clock } });
+    try {
+      // The schedule is read from the store on start: no call, no waiting for the periodic look.
+      await waitFor("the due page fetched again", () => served("/repairs") > fetched, { ms: 60_000 });
+      expect(served("/repairs")).toBe(fetched + 1);
+      expect(await settled(second.url, await idToken(second.url, c), c.chatbotId, id)).toMatchObject({
+        status: "indexed",
+        version: 1,
       });
-      const id = r.body.data.source_id;
-      await settled(first.url, token, c.chatbotId, id);
-      const fetched = served("/repairs");
-      await first.close();
-
-      first.clock.advance(25 * HOUR);
-      const second = await startServer({ dir: first.dir, overrides: { clock: first.clock } });
-      try {
-        // The schedule is read from the store on start: no call, no waiting for the periodic look.
-        await waitFor("the due page fetched again", () => served("/repairs") > fetched, { ms: 60_000 });
-        expect(served("/repairs")).toBe(fetched + 1);
-        expect(await settled(second.url, await idToken(second.url, c), c.chatbotId, id)).toMatchObject({
-          status: "indexed",
-          version: 1,
-        });
-      } finally {
-        await second.close(true);
-      }
-    });
+    } finally {
+      await second.close(true);
+    }
   });
 });
