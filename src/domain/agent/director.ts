@@ -1,8 +1,8 @@
 import type { Sealer } from "../account/chatbot-rules.js";
 import type { ChatbotRecord } from "../account/repository.js";
 import type { Clock } from "../clock.js";
-import type { Passage } from "../knowledge/scoring.js";
 import { newId } from "../ids.js";
+import type { Passage } from "../knowledge/scoring.js";
 import type {
   Agent,
   AgentContext,
@@ -301,10 +301,12 @@ async function searchCall(
   if (!validate(args) || typeof args.query !== "string" || args.query.trim() === "")
     return ended(
       "invalid_arguments",
-      `The arguments do not match search_knowledge's schema (${(validate.errors ?? [])
-        .slice(0, 3)
-        .map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}`)
-        .join("; ") || "/query must not be empty"}); nothing was searched.`,
+      `The arguments do not match search_knowledge's schema (${
+        (validate.errors ?? [])
+          .slice(0, 3)
+          .map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}`)
+          .join("; ") || "/query must not be empty"
+      }); nothing was searched.`,
     );
   const limit = typeof args.limit === "number" ? args.limit : SEARCH_TOOL_LIMIT.default;
   const found = await search(chatbot, args.query, limit);

@@ -164,8 +164,15 @@ export class KnowledgeService {
     if (resyncIntervalHours !== 0) {
       if (kind !== "page" && kind !== "site")
         throw invalidArgument("resync_interval_hours", "is only for kinds page and site");
-      if (!Number.isInteger(resyncIntervalHours) || resyncIntervalHours < 0 || resyncIntervalHours > MAX_RESYNC_INTERVAL_HOURS)
-        throw invalidArgument("resync_interval_hours", `must be 0 to ${MAX_RESYNC_INTERVAL_HOURS} hours (0: only on demand)`);
+      if (
+        !Number.isInteger(resyncIntervalHours) ||
+        resyncIntervalHours < 0 ||
+        resyncIntervalHours > MAX_RESYNC_INTERVAL_HOURS
+      )
+        throw invalidArgument(
+          "resync_interval_hours",
+          `must be 0 to ${MAX_RESYNC_INTERVAL_HOURS} hours (0: only on demand)`,
+        );
     }
     if (kind === "snippets") {
       const snippets = requireKnowledge("snippets", input.snippets);
@@ -330,7 +337,8 @@ export class KnowledgeService {
     try {
       const now = this.d.clock.now();
       const due = await this.d.knowledge.dueForResync(now, 100);
-      for (const s of due) await this.d.knowledge.progress(s.sourceId, { status: "queued", statusReason: "", updatedAt: now });
+      for (const s of due)
+        await this.d.knowledge.progress(s.sourceId, { status: "queued", statusReason: "", updatedAt: now });
       if (due.length > 0) this.kick();
       return due.length;
     } catch (e) {

@@ -139,8 +139,7 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
       return r && new Uint8Array(r.content);
     },
     pending: (limit) => pending.all(limit).map((r) => ({ sourceId: r.source_id, chatbotId: r.chatbot_id })),
-    dueForResync: (now, limit) =>
-      due.all(now, limit).map((r) => ({ sourceId: r.source_id, chatbotId: r.chatbot_id })),
+    dueForResync: (now, limit) => due.all(now, limit).map((r) => ({ sourceId: r.source_id, chatbotId: r.chatbot_id })),
     progress: (sourceId, p) =>
       progress.run(
         p.status,
