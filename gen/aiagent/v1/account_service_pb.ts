@@ -2498,7 +2498,7 @@ export type CreateKnowledgeSourceRequest = Message<"aiagent.v1.CreateKnowledgeSo
   snippets: KnowledgeSnippet[];
 
   /**
-   * Optional, with page or site only: re-sync it every so many hours, 1 to 720 (0 or left out: only on demand). The
+   * Optional, with page or site only: re-sync it every so many hours, 0 to 720 (0 or left out: only on demand). The
    * schedule counts from its last indexing and survives a restart.
    *
    * @generated from field: int32 resync_interval_hours = 10;
