@@ -130,6 +130,18 @@ function attacks(
     },
     { what: "resync knowledge source", method: "POST", path: `${sources}/${o.sourceId}/resync`, body: {} },
     {
+      what: "schedule knowledge source",
+      method: "PATCH",
+      path: `${sources}/${o.sourceId}`,
+      body: { resync_interval_hours: 0 },
+    },
+    {
+      what: "schedule knowledge source through my chatbot",
+      method: "PATCH",
+      path: `/v1/account/chatbots/${mine.chatbotId}/knowledge_sources/${o.sourceId}`,
+      body: { resync_interval_hours: 0 },
+    },
+    {
       what: "add knowledge source",
       method: "POST",
       path: sources,

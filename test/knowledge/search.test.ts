@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serverForFile } from "../helpers/file-server.js";
 import { idToken } from "../helpers/flows.js";
-import { getJson } from "../helpers/http.js";
+import { getJson, requestJson } from "../helpers/http.js";
 import { startServer } from "../helpers/server.js";
 import { waitFor } from "../helpers/time-scale.js";
 import { startSite, type TestSite } from "./site-server.js";
@@ -113,6 +113,35 @@ describe("a source's re-sync schedule", () => {
     ]) {
       const r = await addSource(fx.s.url, fx.idA, fx.a.chatbotId, body);
       expect(r.status, `${JSON.stringify(body)} → ${JSON.stringify(r.body)}`).toBe(400);
+      expect(JSON.stringify(r.body)).toContain("resync_interval_hours");
+    }
+  });
+
+  it("changes a source's schedule (PATCH), refusing one for a file", async () => {
+    const page = await addSource(fx.s.url, fx.idA, fx.a.chatbotId, { kind: "page", url: `${site.url}/repairs` });
+    const snippets = await addSource(fx.s.url, fx.idA, fx.a.chatbotId, {
+      kind: "snippets",
+      snippets: [{ title: "t", url: "https://x.example/", snippet: "s" }],
+    });
+    const patch = (id: string, body: unknown) =>
+      requestJson(fx.s.url, "PATCH", `/v1/account/chatbots/${fx.a.chatbotId}/knowledge_sources/${id}`, fx.authA, body);
+    const set = await patch(page.body.data.source_id, { resync_interval_hours: 168 });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body.data).toMatchObject({ resync_interval_hours: 168 });
+    const read = await getJson(
+      fx.s.url,
+      `/v1/account/chatbots/${fx.a.chatbotId}/knowledge_sources/${page.body.data.source_id}`,
+      {},
+      fx.authA,
+    );
+    expect(read.body.data.resync_interval_hours).toBe(168);
+    for (const [id, body] of [
+      [snippets.body.data.source_id, { resync_interval_hours: 1 }],
+      [page.body.data.source_id, { resync_interval_hours: 721 }],
+      [page.body.data.source_id, {}],
+    ] as const) {
+      const r = await patch(id, body);
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
       expect(JSON.stringify(r.body)).toContain("resync_interval_hours");
     }
   });

@@ -94,6 +94,19 @@ function intIn(field: string, v: number, d: { default: number; max: number }, mi
   return v;
 }
 
+/** A re-sync interval as given: page and site sources only, 0 to MAX_RESYNC_INTERVAL_HOURS. */
+function resyncInterval(kind: SourceKind, hours: number): number {
+  if (hours === 0) return 0;
+  if (kind !== "page" && kind !== "site")
+    throw invalidArgument("resync_interval_hours", "is only for kinds page and site");
+  if (!Number.isInteger(hours) || hours < 0 || hours > MAX_RESYNC_INTERVAL_HOURS)
+    throw invalidArgument(
+      "resync_interval_hours",
+      `must be 0 to ${MAX_RESYNC_INTERVAL_HOURS} hours (0: only on demand)`,
+    );
+  return hours;
+}
+
 const sha256 = (s: string | Uint8Array) => createHash("sha256").update(s).digest("hex");
 
 /** The address of a file's own pages (a file has no web address: citations link nowhere). */
@@ -160,20 +173,7 @@ export class KnowledgeService {
       maxPages = intIn("max_pages", input.maxPages, SITE_PAGES, 1);
       maxDepth = intIn("max_depth", input.maxDepth, SITE_DEPTH, 1);
     } else if (input.maxPages || input.maxDepth) throw invalidArgument("max_pages", "is only for kind site");
-    const resyncIntervalHours = input.resyncIntervalHours ?? 0;
-    if (resyncIntervalHours !== 0) {
-      if (kind !== "page" && kind !== "site")
-        throw invalidArgument("resync_interval_hours", "is only for kinds page and site");
-      if (
-        !Number.isInteger(resyncIntervalHours) ||
-        resyncIntervalHours < 0 ||
-        resyncIntervalHours > MAX_RESYNC_INTERVAL_HOURS
-      )
-        throw invalidArgument(
-          "resync_interval_hours",
-          `must be 0 to ${MAX_RESYNC_INTERVAL_HOURS} hours (0: only on demand)`,
-        );
-    }
+    const resyncIntervalHours = resyncInterval(kind, input.resyncIntervalHours ?? 0);
     if (kind === "snippets") {
       const snippets = requireKnowledge("snippets", input.snippets);
       if (snippets.length === 0) throw invalidArgument("snippets", "at least one is required with kind snippets");
@@ -229,6 +229,22 @@ export class KnowledgeService {
     const chatbot = await this.d.chatbotOf(caller, chatbotId);
     const id = requireUuid("source_id", sourceId);
     if (!(await this.d.knowledge.removeSource(chatbot.chatbotId, id))) throw notFound(`knowledge source ${id}`);
+  }
+
+  /** Sets a page or site source's re-sync schedule (hours, 0: only on demand). */
+  async update(
+    caller: AccountCaller,
+    chatbotId: string,
+    sourceId: string,
+    change: { resyncIntervalHours?: number | undefined },
+  ): Promise<KnowledgeSourceRecord> {
+    if (change.resyncIntervalHours === undefined)
+      throw invalidArgument("resync_interval_hours", "is required: the hours between re-syncs, 0 to 720");
+    const s = await this.get(caller, chatbotId, sourceId);
+    const hours = resyncInterval(s.kind, change.resyncIntervalHours);
+    if (!(await this.d.knowledge.setResyncInterval(s.chatbotId, s.sourceId, hours)))
+      throw notFound(`knowledge source ${s.sourceId}`);
+    return { ...s, resyncIntervalHours: hours };
   }
 
   /** Queues the source again (unchanged pages are not indexed again). */

@@ -96,6 +96,8 @@ export interface KnowledgeRepository {
    * since their status last changed (updated_at); oldest first, at most `limit`.
    */
   dueForResync(now: number, limit: number): Promise<{ sourceId: string; chatbotId: string }[]>;
+  /** Sets a source's re-sync interval; false when the chatbot has no such source. */
+  setResyncInterval(chatbotId: string, sourceId: string, hours: number): Promise<boolean>;
   /** Records a step; false when the source is gone. */
   progress(sourceId: string, p: SourceProgress): Promise<boolean>;
   /** Each indexed page of the source and its content hash. */

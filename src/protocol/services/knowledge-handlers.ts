@@ -84,6 +84,12 @@ export function knowledgeHandlers(knowledge: KnowledgeService) {
     async resyncKnowledgeSource(req: SourceRef, call: AuthorizedCall) {
       return { data: source(await knowledge.resync(accountCaller(call.auth), req.chatbotId, req.sourceId)) };
     },
+    async updateKnowledgeSource(req: SourceRef & { resyncIntervalHours?: number | undefined }, call: AuthorizedCall) {
+      const s = await knowledge.update(accountCaller(call.auth), req.chatbotId, req.sourceId, {
+        resyncIntervalHours: req.resyncIntervalHours,
+      });
+      return { data: source(s) };
+    },
     async searchKnowledge(req: { chatbotId: string; query: string; limit?: number | undefined }, call: AuthorizedCall) {
       const r = await knowledge.search(accountCaller(call.auth), req.chatbotId, req.query, req.limit);
       return {

@@ -74,6 +74,12 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
           [now, limit],
         )
       ).map((r) => ({ sourceId: r.source_id, chatbotId: r.chatbot_id })),
+    setResyncInterval: async (chatbotId, sourceId, hours) =>
+      (await db.count(
+        "knowledge_schedule",
+        "UPDATE knowledge_sources SET resync_interval_hours = $1 WHERE chatbot_id = $2 AND source_id = $3",
+        [hours, chatbotId, sourceId],
+      )) === 1,
     progress: async (sourceId, p) =>
       (await db.count(
         "knowledge_progress",

@@ -93,6 +93,10 @@ export function knowledgeCases(h: () => Harness) {
       expect(await ids(at + 2 * hour - 1)).toEqual([]);
       expect(await ids(at + 2 * hour)).toEqual([due.sourceId, failed.sourceId]);
       expect(await ids(at + 5 * hour)).toEqual([later.sourceId, due.sourceId, failed.sourceId]);
+      // A schedule changed, or switched off; another chatbot's source is not changed.
+      expect(await store.knowledge.setResyncInterval(a.chatbotId, later.sourceId, 0)).toBe(true);
+      expect(await store.knowledge.setResyncInterval(newId(), due.sourceId, 0)).toBe(false);
+      expect(await ids(at + 5 * hour)).toEqual([due.sourceId, failed.sourceId]);
     });
 
     it("finds a chatbot's passages by stemmed words, in each passage's language, never another chatbot's", async () => {

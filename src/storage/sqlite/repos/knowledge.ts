@@ -35,6 +35,9 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
         AND updated_at + resync_interval_hours * 3600000 <= ?
       ORDER BY updated_at, source_id LIMIT ?`,
   );
+  const schedule = db.prepare(
+    "UPDATE knowledge_sources SET resync_interval_hours = ? WHERE chatbot_id = ? AND source_id = ?",
+  );
   const progress = db.prepare(
     `UPDATE knowledge_sources SET status = ?, status_reason = coalesce(?, status_reason), title = coalesce(?, title),
        media_type = coalesce(?, media_type), page_count = coalesce(?, page_count), chunk_count = coalesce(?, chunk_count),
@@ -140,6 +143,7 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
     },
     pending: (limit) => pending.all(limit).map((r) => ({ sourceId: r.source_id, chatbotId: r.chatbot_id })),
     dueForResync: (now, limit) => due.all(now, limit).map((r) => ({ sourceId: r.source_id, chatbotId: r.chatbot_id })),
+    setResyncInterval: (chatbotId, sourceId, hours) => schedule.run(hours, chatbotId, sourceId).changes === 1,
     progress: (sourceId, p) =>
       progress.run(
         p.status,
