@@ -138,7 +138,7 @@ describe("a source's re-sync schedule", () => {
     for (const [id, body] of [
       [snippets.body.data.source_id, { resync_interval_hours: 1 }],
       [page.body.data.source_id, { resync_interval_hours: 721 }],
-      [page.body.data.source_id, {}],
+      [page.body.data.source_id, { resync_interval_hours: "weekly" }],
     ] as const) {
       const r = await patch(id, body);
       expect(r.status, JSON.stringify(r.body)).toBe(400);

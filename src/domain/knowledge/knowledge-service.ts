@@ -236,10 +236,8 @@ export class KnowledgeService {
     caller: AccountCaller,
     chatbotId: string,
     sourceId: string,
-    change: { resyncIntervalHours?: number | undefined },
+    change: { resyncIntervalHours: number },
   ): Promise<KnowledgeSourceRecord> {
-    if (change.resyncIntervalHours === undefined)
-      throw invalidArgument("resync_interval_hours", "is required: the hours between re-syncs, 0 to 720");
     const s = await this.get(caller, chatbotId, sourceId);
     const hours = resyncInterval(s.kind, change.resyncIntervalHours);
     if (!(await this.d.knowledge.setResyncInterval(s.chatbotId, s.sourceId, hours)))

@@ -84,7 +84,7 @@ export function knowledgeHandlers(knowledge: KnowledgeService) {
     async resyncKnowledgeSource(req: SourceRef, call: AuthorizedCall) {
       return { data: source(await knowledge.resync(accountCaller(call.auth), req.chatbotId, req.sourceId)) };
     },
-    async updateKnowledgeSource(req: SourceRef & { resyncIntervalHours?: number | undefined }, call: AuthorizedCall) {
+    async updateKnowledgeSource(req: SourceRef & { resyncIntervalHours: number }, call: AuthorizedCall) {
       const s = await knowledge.update(accountCaller(call.auth), req.chatbotId, req.sourceId, {
         resyncIntervalHours: req.resyncIntervalHours,
       });
