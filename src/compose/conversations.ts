@@ -4,6 +4,7 @@ import { OpenAiCompatibleAgent } from "../agents/openai-compatible.js";
 import { PerChatbotAgent } from "../agents/per-chatbot.js";
 import { httpToolCaller } from "../agents/tool-caller.js";
 import type { CustomerLimitSettings } from "../config.js";
+import type { ChatbotRecord } from "../domain/account/repository.js";
 import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
 import { DirectedAgent } from "../domain/agent/director.js";
@@ -107,11 +108,12 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   });
   // Pushed, not polled: another instance's revocation (or this one's command line, on PostgreSQL) is heard at once.
   streams.stopWith(await store.onCredentialsChanged(() => void streams.told().catch(() => undefined)));
-  // The built-in agent answers from the chatbot's knowledge: its list, and its indexed sources.
-  const builtIn = new OfflineAgent(
-    (chatbot, question, limit) => d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot }),
-    async (chatbotId) => (await store.knowledge.listSources(chatbotId, 1)).length > 0,
-  );
+  // The built-in agent answers from the chatbot's knowledge: its list, and its indexed sources; a model searches them
+  // with the search_knowledge tool.
+  const searchKnowledge = (chatbot: ChatbotRecord, question: string, limit: number) =>
+    d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot });
+  const hasSources = async (chatbotId: string) => (await store.knowledge.listSources(chatbotId, 1)).length > 0;
+  const builtIn = new OfflineAgent(searchKnowledge, hasSources);
   // A chatbot's own endpoint when its settings name one; the built-in agent when they name it; else the service's
   // agent (AIAGENT_LLM_* or the built-in one).
   const perChatbot = new PerChatbotAgent(
@@ -132,6 +134,8 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     defaultDailyTokens: config.agentLoop.dailyTokens,
     maxSteps: config.agentLoop.maxSteps,
     maxReplyMs: config.agentLoop.maxReplyMs,
+    searchKnowledge,
+    hasSources,
   });
   const agentTools = new AgentTools({
     agents: store.agents,

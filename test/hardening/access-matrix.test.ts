@@ -87,6 +87,7 @@ async function source(): Promise<string> {
       version: 1,
       maxPages: 0,
       maxDepth: 0,
+      resyncIntervalHours: 0,
       createdAt: 1,
       updatedAt: 1,
       indexedAt: 1,
@@ -209,6 +210,12 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AccountService.GetKnowledgeSource": async () => ({ chatbotId: a.chatbotId, sourceId: await source() }),
   "aiagent.v1.AccountService.DeleteKnowledgeSource": async () => ({ chatbotId: a.chatbotId, sourceId: await source() }),
   "aiagent.v1.AccountService.ResyncKnowledgeSource": async () => ({ chatbotId: a.chatbotId, sourceId: await source() }),
+  "aiagent.v1.AccountService.UpdateKnowledgeSource": async () => ({
+    chatbotId: a.chatbotId,
+    sourceId: await source(),
+    resyncIntervalHours: 0,
+  }),
+  "aiagent.v1.AccountService.SearchKnowledge": () => ({ chatbotId: a.chatbotId, query: "matrix snippet" }),
   "aiagent.v1.AccountService.GetReport": () => ({ chatbotId: a.chatbotId, from: "2026-01-01", to: "2026-01-31" }),
   "aiagent.v1.TokenService.ExchangeLaunchCode": async () => {
     const r = await postJson(s.url, "/ai_agent/get_access_token", {

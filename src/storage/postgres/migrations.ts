@@ -655,4 +655,11 @@ export const pgMigrations: PgMigration[] = [
       CREATE INDEX mail_outbox_recipient ON mail_outbox (account_id, recipient);
       CREATE INDEX mail_outbox_unsubscribe ON mail_outbox (unsubscribe_hash) WHERE unsubscribe_hash <> '';`,
   },
+  {
+    version: 25,
+    // A page or site source re-synced on a schedule (0: only on demand).
+    sql: `
+      ALTER TABLE knowledge_sources ADD COLUMN resync_interval_hours integer NOT NULL DEFAULT 0;
+      CREATE INDEX knowledge_sources_resync ON knowledge_sources (updated_at) WHERE resync_interval_hours > 0;`,
+  },
 ];

@@ -886,4 +886,12 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX mail_outbox_unsubscribe ON mail_outbox (unsubscribe_hash) WHERE unsubscribe_hash <> '';
     `,
   },
+  {
+    version: 31,
+    name: "knowledge_sources.resync_interval_hours: a page or site re-synced on a schedule",
+    sql: `
+      ALTER TABLE knowledge_sources ADD COLUMN resync_interval_hours INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX knowledge_sources_resync ON knowledge_sources (updated_at) WHERE resync_interval_hours > 0;
+    `,
+  },
 ];
