@@ -43,7 +43,7 @@ function conforms(schema: Schema, value: unknown): boolean {
   return v(value);
 }
 const schemaErrors = (schema: Schema, value: unknown) =>
-  conforms(schema, value) ? [] : ajv.errorsText(validators.get(JSON.stringify(schema)) as never);
+  conforms(schema, value) ? [] : ajv.errorsText((validators.get(JSON.stringify(schema)) as { errors?: never }).errors);
 
 /** A request as the test sends it. */
 interface Sent {
@@ -77,7 +77,15 @@ async function admin(verb: string, path: string, body?: unknown): Promise<any> {
 }
 
 beforeAll(async () => {
-  s = await startServer();
+  // A relay nobody answers on (mails wait in the outbox): /send_transcript queues, as with a real relay.
+  s = await startServer({
+    env: {
+      AIAGENT_SMTP_URL: "smtp://127.0.0.1:9",
+      AIAGENT_MAIL_FROM: "support@example.com",
+      AIAGENT_MAIL_LINK_BASE: "http://127.0.0.1:9",
+      AIAGENT_MAIL_TRANSCRIPTS_PER_HOUR: "0",
+    },
+  });
   a = await s.account({
     knowledge: [{ title: "Shipping", url: "https://example.com/shipping", snippet: "We ship in two days." }],
   });

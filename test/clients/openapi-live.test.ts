@@ -35,7 +35,14 @@ const USER = "openapi-user";
 const MISSING = "00000000-0000-4000-8000-000000000000";
 
 beforeAll(async () => {
-  s = await startServer();
+  // A relay nobody answers on (mails wait in the outbox): /send_transcript queues, as with a real relay.
+  s = await startServer({
+    env: {
+      AIAGENT_SMTP_URL: "smtp://127.0.0.1:9",
+      AIAGENT_MAIL_FROM: "support@example.com",
+      AIAGENT_MAIL_LINK_BASE: "http://127.0.0.1:9",
+    },
+  });
   a = await s.account({
     knowledge: [{ title: "Shipping", url: "https://example.com/shipping", snippet: "We ship in two days." }],
   });
@@ -481,6 +488,26 @@ const cases: Record<string, Case> = {
     fail: () => ({
       body: { chatbot_id: a.chatbotId, launch_code: "lc_not-a-code", embed_origin: "https://shop.example" },
     }),
+    failStatus: 401,
+  },
+  "GET /ai_agent/contact": {
+    ok: () => ({ query: { access_token: access } }),
+    fail: () => ({ query: { access_token: "not-a-token" } }),
+    failStatus: 401,
+  },
+  "POST /ai_agent/contact/email": {
+    ok: () => ({ query: { access_token: access }, body: { email: "grace@example.com" } }),
+    fail: () => ({ query: { access_token: access }, body: { email: "not an address" } }),
+    failStatus: 400,
+  },
+  "POST /send_transcript": {
+    ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
+    fail: () => ({ body: { conversation_id: MISSING }, bearer: id }),
+    failStatus: 404,
+  },
+  "GET /v1/account/mail": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({ bearer: "not-a-token" }),
     failStatus: 401,
   },
   "GET /v1/account/sessions": {

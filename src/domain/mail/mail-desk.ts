@@ -3,7 +3,7 @@ import type { WriteCounter } from "../conversation/customer-limits.js";
 import { mayAccess } from "../conversation/owners.js";
 import type { ContactProfile, ConversationRecord } from "../conversation/repository.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
-import { newId } from "../ids.js";
+import { newId, requireUuid } from "../ids.js";
 import type { ContactRecord } from "../privacy/repository.js";
 import { requireEmail } from "../validate.js";
 import type { MailCounts, MailRecord } from "./repository.js";
@@ -71,7 +71,7 @@ export class MailDesk {
    * not exist; nothing is counted or queued before the caller is known to see it.
    */
   async sendTranscript(caller: Caller, conversationId: string): Promise<{ recipient: string; mailId: string }> {
-    const conv = await this.d.conversations.byId(conversationId);
+    const conv = await this.d.conversations.byId(requireUuid("conversation_id", conversationId));
     if (!mayAccess(caller, conv)) throw notFound("conversation");
     if (!this.d.relay)
       throw new DomainError("failed_precondition", "e-mail is not set up on this service (no SMTP relay)");
