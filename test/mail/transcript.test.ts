@@ -16,8 +16,7 @@ const live = closedAfterEach();
 
 const asCustomer = (token: string) => `?access_token=${encodeURIComponent(token)}`;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const transcripts = (s: TestServer) =>
-  live.sink!.received.filter((m) => m.parsed.subject?.startsWith("Your conversation"));
+const transcripts = () => live.sink!.received.filter((m) => m.parsed.subject?.startsWith("Your conversation"));
 const transcriptFromFrame = (s: TestServer, token: string, conversationId: string) =>
   postJson(s.url, `/send_transcript${asCustomer(token)}`, { conversation_id: conversationId });
 
@@ -90,8 +89,8 @@ describe("a transcript", () => {
     const fromConsole = await postJson(s.url, "/send_transcript", { conversation_id: conversationId }, bearer(admin));
     expect(fromConsole.status).toBe(200);
     await s.app.mailSender!.drain();
-    await waitFor("both transcripts arrive", () => transcripts(s).length === 2);
-    for (const m of transcripts(s)) {
+    await waitFor("both transcripts arrive", () => transcripts().length === 2);
+    for (const m of transcripts()) {
       expect(m.to).toEqual(["bea@customer.example"]);
       expect(m.parsed.subject).toBe("Your conversation with Test bot");
       expect(m.parsed.headers.get("content-type")).toMatchObject({ value: "multipart/alternative" });
@@ -122,7 +121,7 @@ describe("a transcript", () => {
     expect(third.body.message).toMatch(/at most 2 transcripts an hour per conversation/);
     expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
     await s.app.mailSender!.drain();
-    await waitFor("the two transcripts arrive", () => transcripts(s).length === 2);
+    await waitFor("the two transcripts arrive", () => transcripts().length === 2);
 
     // A customer with no address: refused, naming what is missing.
     const t2 = await issueTokens(s.url, a, "dee");
@@ -214,9 +213,9 @@ describe("who may ask for a transcript: 2 accounts × 2 customers with the same 
     );
     expect(await rpc(world[1]!.admin, world[1]!.frames[0]!.conv)).toBe(200);
     await s.app.mailSender!.drain();
-    await waitFor("the two transcripts arrive", () => transcripts(s).length === 2);
+    await waitFor("the two transcripts arrive", () => transcripts().length === 2);
     expect(
-      transcripts(s)
+      transcripts()
         .flatMap((m) => m.to)
         .sort(),
     ).toEqual(["alice1@customer.example", "bob0@customer.example"]);
