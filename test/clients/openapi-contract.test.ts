@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { startServer, type TestAccount, type TestServer, UNANSWERED_RELAY } from "../helpers/server.js";
 
 // The contract test of issue 47: for every operation of the OpenAPI document, requests are generated from the
 // document alone (its example, then each rule of its schemas broken one at a time), and the service must accept what
@@ -77,15 +77,8 @@ async function admin(verb: string, path: string, body?: unknown): Promise<any> {
 }
 
 beforeAll(async () => {
-  // A relay nobody answers on (mails wait in the outbox): /send_transcript queues, as with a real relay.
-  s = await startServer({
-    env: {
-      AIAGENT_SMTP_URL: "smtp://127.0.0.1:9",
-      AIAGENT_MAIL_FROM: "support@example.com",
-      AIAGENT_MAIL_LINK_BASE: "http://127.0.0.1:9",
-      AIAGENT_MAIL_TRANSCRIPTS_PER_HOUR: "0",
-    },
-  });
+  // With a relay, so that /send_transcript queues.
+  s = await startServer({ env: UNANSWERED_RELAY });
   a = await s.account({
     knowledge: [{ title: "Shipping", url: "https://example.com/shipping", snippet: "We ship in two days." }],
   });
