@@ -7,6 +7,7 @@ import { scaled } from "./test/helpers/time-scale.js";
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
   "test/mail/offline-reply.test.ts",
+  "test/mail/transcript.test.ts",
   "test/knowledge/sources.test.ts",
   "test/hardening/knowledge-hostile.test.ts",
   "test/agent/tools.test.ts",

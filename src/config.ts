@@ -480,6 +480,8 @@ export interface MailSettings {
    * the operator's own relay on the same host or network. Otherwise only public addresses are reached.
    */
   readonly allowPrivate: boolean;
+  /** Transcripts one conversation may have mailed per hour (AIAGENT_MAIL_TRANSCRIPTS_PER_HOUR; 0: no limit). */
+  readonly transcriptsPerHour: number;
 }
 
 const MAIL_ADDRESS = /^(?:[^<>\r\n]{0,100}<)?[^\s@<>]{1,64}@[^\s@<>]{1,255}>?$/;
@@ -519,6 +521,7 @@ function mailSettings(src: Source, env: NodeJS.ProcessEnv): MailSettings | undef
     retryDelaysMs: retryDelays(src, "AIAGENT_MAIL_RETRY_DELAYS", DEFAULT_MAIL_RETRY_DELAYS),
     timeoutMs: ranged(src, "AIAGENT_MAIL_TIMEOUT_MS", 30_000, 100, 600_000),
     allowPrivate: allow.raw === "true" || (env.NODE_ENV ?? "") !== "production",
+    transcriptsPerHour: count(src, "AIAGENT_MAIL_TRANSCRIPTS_PER_HOUR", 3),
   };
 }
 

@@ -5,6 +5,7 @@ import { AccountService as AccountServiceDesc } from "../../gen/aiagent/v1/accou
 import { AgentService as AgentServiceDesc } from "../../gen/aiagent/v1/agent_service_pb.js";
 import { ConsoleService as ConsoleServiceDesc } from "../../gen/aiagent/v1/console_service_pb.js";
 import { ConversationService as ConversationServiceDesc } from "../../gen/aiagent/v1/conversation_service_pb.js";
+import { MailService as MailServiceDesc } from "../../gen/aiagent/v1/mail_service_pb.js";
 import { SessionService as SessionServiceDesc } from "../../gen/aiagent/v1/session_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../../gen/aiagent/v1/token_service_pb.js";
 import { WebhookService as WebhookServiceDesc } from "../../gen/aiagent/v1/webhook_service_pb.js";
@@ -38,6 +39,7 @@ import { agentHandlers } from "../protocol/services/agent-handlers.js";
 import { consoleHandlers } from "../protocol/services/console-handlers.js";
 import { conversationHandlers } from "../protocol/services/conversation-handlers.js";
 import { knowledgeHandlers } from "../protocol/services/knowledge-handlers.js";
+import { mailHandlers } from "../protocol/services/mail-handlers.js";
 import { privacyHandlers } from "../protocol/services/privacy-handlers.js";
 import { savedReplyHandlers } from "../protocol/services/saved-reply-handlers.js";
 import { sessionHandlers } from "../protocol/services/session-handlers.js";
@@ -82,6 +84,8 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
     presence?: { enter(conversationId: string): () => void };
     /** E-mails an invitation or password link (compose/mail.ts); undefined without a relay. */
     mailLink?: MailParts["mailLink"];
+    /** The customer's address, transcripts and the account's outbox (compose/mail.ts). */
+    mailDesk: MailParts["mailDesk"];
   };
 
 /** Every service behind the gate of its declared access: the Connect routes and the JSON routes both serve these. */
@@ -133,6 +137,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
     bind(WebhookServiceDesc, webhookHandlers(d.webhooks)),
     bind(AgentServiceDesc, agentHandlers(d.agentTools)),
     bind(SessionServiceDesc, sessionHandlers(d.sessions)),
+    bind(MailServiceDesc, mailHandlers(d.mailDesk)),
     bind(
       ConsoleServiceDesc,
       consoleHandlers({

@@ -3,7 +3,7 @@ import { connect as http2Connect } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { discPng } from "../helpers/png.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { startServer, type TestAccount, type TestServer, UNANSWERED_RELAY } from "../helpers/server.js";
 import { resolve, schemaErrors } from "./schema-check.js";
 
 // Every documented route is called on a live server, once to succeed and once to fail, and each real body
@@ -35,7 +35,8 @@ const USER = "openapi-user";
 const MISSING = "00000000-0000-4000-8000-000000000000";
 
 beforeAll(async () => {
-  s = await startServer();
+  // With a relay, so that /send_transcript queues.
+  s = await startServer({ env: UNANSWERED_RELAY });
   a = await s.account({
     knowledge: [{ title: "Shipping", url: "https://example.com/shipping", snippet: "We ship in two days." }],
   });
@@ -330,6 +331,12 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { image: Buffer.from("not a picture").toString("base64") }, bearer: id }),
     failStatus: 400,
   },
+  // The frame's customer asks (the console's operator is the other door).
+  "POST /send_transcript": {
+    ok: () => ({ query: { access_token: access }, body: { conversation_id: conversationId } }),
+    fail: () => ({ query: { access_token: access }, body: { conversation_id: MISSING } }),
+    failStatus: 404,
+  },
   "POST /send_typing": {
     ok: () => ({ query: { access_token: access }, body: { conversation_id: conversationId } }),
     fail: () => ({ query: { access_token: access }, body: { conversation_id: MISSING } }),
@@ -481,6 +488,21 @@ const cases: Record<string, Case> = {
     fail: () => ({
       body: { chatbot_id: a.chatbotId, launch_code: "lc_not-a-code", embed_origin: "https://shop.example" },
     }),
+    failStatus: 401,
+  },
+  "GET /ai_agent/contact": {
+    ok: () => ({ query: { access_token: access } }),
+    fail: () => ({ query: { access_token: "not-a-token" } }),
+    failStatus: 401,
+  },
+  "POST /ai_agent/contact/email": {
+    ok: () => ({ query: { access_token: access }, body: { email: "grace@example.com" } }),
+    fail: () => ({ query: { access_token: access }, body: { email: "not an address" } }),
+    failStatus: 400,
+  },
+  "GET /v1/account/mail": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({ bearer: "not-a-token" }),
     failStatus: 401,
   },
   "GET /v1/account/sessions": {

@@ -143,6 +143,10 @@ const samples: Record<string, Sample> = {
   },
   "aiagent.v1.ConversationService.ReopenConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.SendTyping": () => ({ conversationId }),
+  "aiagent.v1.MailService.GetFrameContact": () => ({}),
+  "aiagent.v1.MailService.SetFrameContactEmail": () => ({ email: "matrix@customer.example" }),
+  "aiagent.v1.MailService.SendTranscript": () => ({ conversationId }),
+  "aiagent.v1.MailService.GetMailStatus": () => ({}),
   "aiagent.v1.AccountService.GetAccount": () => ({}),
   "aiagent.v1.AccountService.UpdateMyProfile": () => ({ displayName: "Matrix", avatarUrl: "" }),
   "aiagent.v1.AccountService.SetMyPicture": () => ({ image: new Uint8Array() }),
@@ -280,6 +284,9 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AgentService.UpdateAgentSettings": () => ({ chatbotId: a.chatbotId, instructions: `Be kind ${++n}.` }),
 };
 
+/** Admitted RPCs answered for what this server lacks, past the gate: no SMTP relay (test/mail covers them sent). */
+const ADMITTED_BUT: Record<string, Code> = { "aiagent.v1.MailService.SendTranscript": Code.FailedPrecondition };
+
 /** A tool of the account's chatbot, made through the use case (answers its record). */
 async function agentTool() {
   return (
@@ -381,7 +388,7 @@ describe("access declared in the contract", () => {
             }
             if (admits(m, who)) {
               const code = await call(protocol, m, req, headersOf(who, m));
-              expect(code, `${name} admits ${who}`).toBeUndefined();
+              expect(code, `${name} admits ${who}`).toBe(ADMITTED_BUT[name]);
               // A knowledge source added or resynced is indexed in the background: done before the next check.
               await s.app.knowledge.idle();
               continue;

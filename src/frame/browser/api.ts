@@ -116,6 +116,15 @@ export class FrameApi {
     });
   }
 
+  /** A JSON call of the service with the token in the query (the e-mail prompt's routes); its answer's body. */
+  call(method: string, path: string, body?: unknown): Promise<unknown> {
+    return this.withToken(async (t) => {
+      const init: RequestInit = body === undefined ? { method } : { method, body: JSON.stringify(body) };
+      if (body !== undefined) init.headers = { "content-type": "application/json" };
+      return this.json(init, `${path}?${q({ access_token: t })}`);
+    });
+  }
+
   /** The frame user's conversations, newest first. */
   async conversations(): Promise<ConversationState[]> {
     const body = await this.withToken((t) => this.json("GET", `/ai_agent/conversations?${q({ access_token: t })}`));
@@ -271,8 +280,8 @@ export class FrameApi {
     }
   }
 
-  private async json(method: string, path: string): Promise<unknown> {
-    const r = await this.fetch(path, { method });
+  private async json(method: string | RequestInit, path: string): Promise<unknown> {
+    const r = await this.fetch(path, typeof method === "string" ? { method } : method);
     const body: unknown = await r.json().catch(() => undefined);
     if (!r.ok) throw toApiError(body as ErrorBody | undefined, r.status);
     return body;

@@ -3,6 +3,7 @@ import { applyAppearance, foldAway } from "./appearance.js";
 import { Handover } from "./handover.js";
 import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
+import { MailPrompt } from "./mail-prompt.js";
 import { RatingPrompt } from "./rating.js";
 import { T } from "./strings.js";
 import { TokenRefresher } from "./token-refresh.js";
@@ -72,6 +73,7 @@ function start(): void {
   const host = new HostEvents(cfg.hostOrigin);
   host.locale(document.documentElement.lang);
   const rating = new RatingPrompt(view, api, (e) => showError(e));
+  const mail = new MailPrompt(api, root.dataset.awayUntil !== undefined);
   handover.onClosed = (id, order) => rating.offer(id, order);
   const typing = new FrameTyping(() => {
     if (conversationId) api.typing(conversationId);
@@ -151,6 +153,7 @@ function start(): void {
         follow(latest.conversation_id);
       }
       loaded = true;
+      void mail.show(conversationId);
       view.hideNotice();
       document.documentElement.dataset.state = "ready";
     } catch (e) {
@@ -220,6 +223,7 @@ function start(): void {
               // What every new conversation starts as; changes from here are told in the log.
               handover.state({ conversation_id: m.conversation_id, status: "live", assigned_to: "ai_agent" }, true);
               follow(m.conversation_id);
+              void mail.show(m.conversation_id);
             }
           },
           onDelta: (t) => reply.append(t),

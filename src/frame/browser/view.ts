@@ -7,7 +7,11 @@ export type NoticeKind = "offline" | "error" | "expired";
 /** How a screen reader hears who wrote a message. */
 const SAID: Record<string, string> = { user: T.youSaid, assistant: T.assistantSaid, operator: T.operatorSaid };
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  text?: string,
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   e.className = className;
   if (text !== undefined) e.textContent = text;

@@ -72,5 +72,13 @@ export const de: Catalogue = {
     away: "Unser Team ist gerade nicht da.",
     awayHelp: "Der Assistent hilft Ihnen jetzt, und eine Person meldet sich, sobald das Team zurück ist.",
     backAt: "Wieder da: {when}.",
+    mAsk: "Gerade ist niemand da. Hinterlassen Sie Ihre E-Mail-Adresse, dann antworten wir Ihnen dort.",
+    mLabel: "Ihre E-Mail-Adresse",
+    mSave: "Speichern",
+    mSaved: "Wir schreiben Ihnen an {email}.",
+    mSend: "Verlauf per E-Mail senden",
+    mSent: "Der Verlauf ist unterwegs an {email}.",
+    mBad: "Geben Sie eine E-Mail-Adresse wie name@example.com ein.",
+    mFail: "Es wurde nichts gesendet. Bitte versuchen Sie es später erneut.",
   },
 };

@@ -70,5 +70,13 @@ export const en: Catalogue = {
     away: "Our team is away.",
     awayHelp: "The assistant can help now, and a person will follow up when the team is back.",
     backAt: "Back {when}.",
+    mAsk: "Nobody is here right now. Leave your e-mail and we will answer you there.",
+    mLabel: "Your e-mail",
+    mSave: "Save",
+    mSaved: "We will e-mail you at {email}.",
+    mSend: "E-mail me a transcript",
+    mSent: "A transcript is on its way to {email}.",
+    mBad: "Enter an e-mail address like name@example.com.",
+    mFail: "Nothing was sent. Please try again later.",
   },
 };

@@ -70,5 +70,13 @@ export const es: Catalogue = {
     away: "Nuestro equipo no está disponible.",
     awayHelp: "El asistente puede ayudarte ahora, y una persona te responderá cuando vuelva el equipo.",
     backAt: "De vuelta: {when}.",
+    mAsk: "Ahora no hay nadie disponible. Déjanos tu correo y te responderemos allí.",
+    mLabel: "Tu correo electrónico",
+    mSave: "Guardar",
+    mSaved: "Te escribiremos a {email}.",
+    mSend: "Enviarme la conversación por correo",
+    mSent: "La conversación va de camino a {email}.",
+    mBad: "Escribe un correo como nombre@example.com.",
+    mFail: "No se envió nada. Inténtalo de nuevo más tarde.",
   },
 };

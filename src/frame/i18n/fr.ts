@@ -70,5 +70,13 @@ export const fr: Catalogue = {
     away: "Notre équipe est absente.",
     awayHelp: "L’assistant peut vous aider dès maintenant, et une personne vous répondra au retour de l’équipe.",
     backAt: "De retour : {when}.",
+    mAsk: "Personne n’est disponible pour le moment. Laissez votre e-mail et nous vous répondrons par ce biais.",
+    mLabel: "Votre e-mail",
+    mSave: "Enregistrer",
+    mSaved: "Nous vous écrirons à {email}.",
+    mSend: "Recevoir la conversation par e-mail",
+    mSent: "La conversation est en route vers {email}.",
+    mBad: "Saisissez une adresse e-mail comme nom@example.com.",
+    mFail: "Rien n’a été envoyé. Veuillez réessayer plus tard.",
   },
 };
