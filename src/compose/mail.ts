@@ -1,6 +1,7 @@
 import { type IssuedLink, invitationMail, queueInvitation } from "../domain/mail/invitation-mail.js";
 import { MailLaunchLinks } from "../domain/mail/launch-links.js";
 import { MailSender, type MailTransport } from "../domain/mail/mailer.js";
+import type { AccountLogs } from "../domain/log/account-logs.js";
 import { OfflineReplies } from "../domain/mail/offline-replies.js";
 import { CustomerPresence } from "../domain/mail/presence.js";
 import { replyMail } from "../domain/mail/reply-mail.js";
@@ -28,6 +29,8 @@ export interface MailParts {
 }
 
 export interface MailDeps {
+  /** The instance's shared readers of the accounts' logs (the offline-reply follower is one of their followers). */
+  logs: AccountLogs;
   /** Seals the invitations' links in the outbox. */
   sealer: KeySealer;
   /** How mails reach the relay (a test may swap in its own); SMTP through the SSRF guard by default. */
@@ -75,6 +78,7 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
     warn: (what, fields) => log.warn(what, fields),
   });
   const offline = new OfflineReplies({
+    logs: d.logs,
     history: store.events,
     conversations: store.conversations,
     contact: (accountId, userId) => store.privacy.contact(accountId, { userId }),
@@ -85,7 +89,6 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
     queued: () => sender.kick(),
     warn: (what, e) => warnOn(log, what)(e),
   });
-  let stopFollow: (() => void) | undefined;
   const forget = setInterval(() => presence.forget(clock.now() - settings.offlineMs * 2), 60_000);
   forget.unref();
   return {
@@ -104,13 +107,12 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
       return { relay: "configured", pending: c.pending, failed: c.failed, last_failure_at: c.lastErrorAt };
     },
     startMail: async () => {
-      stopFollow ??= await store.onLogAdvanced((changes) => offline.advanced(changes));
+      offline.start();
       sender.start();
     },
     stopMail: async () => {
       clearInterval(forget);
-      stopFollow?.();
-      stopFollow = undefined;
+      offline.stop();
       await sender.close();
       await offline.idle();
     },
