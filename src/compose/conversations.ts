@@ -15,8 +15,8 @@ import { ConversationService } from "../domain/conversation/conversation-service
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
 import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
-import type { EventLog } from "../domain/log/event-log.js";
 import { AccountLogs } from "../domain/log/account-logs.js";
+import type { EventLog } from "../domain/log/event-log.js";
 import { LogFeed } from "../domain/log/log-feed.js";
 import type { Repositories } from "../domain/store.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";

@@ -1,7 +1,7 @@
+import type { AccountLogs } from "../domain/log/account-logs.js";
 import { type IssuedLink, invitationMail, queueInvitation } from "../domain/mail/invitation-mail.js";
 import { MailLaunchLinks } from "../domain/mail/launch-links.js";
 import { MailSender, type MailTransport } from "../domain/mail/mailer.js";
-import type { AccountLogs } from "../domain/log/account-logs.js";
 import { OfflineReplies } from "../domain/mail/offline-replies.js";
 import { CustomerPresence } from "../domain/mail/presence.js";
 import { replyMail } from "../domain/mail/reply-mail.js";

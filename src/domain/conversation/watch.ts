@@ -67,7 +67,10 @@ export class Watches {
     this.logs =
       d.logs ??
       new AccountLogs(
-        { feed: { subscribe: (topic, l) => d.events.subscribe(topic, l), onAccounts: () => () => undefined }, history: d.history },
+        {
+          feed: { subscribe: (topic, l) => d.events.subscribe(topic, l), onAccounts: () => () => undefined },
+          history: d.history,
+        },
         t,
       );
   }
@@ -125,7 +128,11 @@ export class Watches {
           } else if (notes && e.type === "note.created" && e.data.note)
             yield { type: "note", note: e.data.note, cursor: String(last) } satisfies WatchEvent;
           else if (STATE_TYPES.has(e.type) && e.data.conversation)
-            yield { type: "conversation", conversation: e.data.conversation, cursor: String(last) } satisfies WatchEvent;
+            yield {
+              type: "conversation",
+              conversation: e.data.conversation,
+              cursor: String(last),
+            } satisfies WatchEvent;
         }
       }
     } finally {

@@ -174,11 +174,13 @@ class AccountReader implements EventListener {
   ) {
     // Subscribed before the log's place is taken: a hint meanwhile is read once the place is known.
     this.unsubscribe = logs.d.feed.subscribe({ accountId }, this);
-    this.ready = logs.retrying(() => logs.d.history.lastSeq(accountId)).then((seq) => {
-      this.seq = seq;
-      this.initialised = true;
-      if (this.dirty) void this.read();
-    });
+    this.ready = logs
+      .retrying(() => logs.d.history.lastSeq(accountId))
+      .then((seq) => {
+        this.seq = seq;
+        this.initialised = true;
+        if (this.dirty) void this.read();
+      });
     this.ready.catch(() => undefined);
   }
 
