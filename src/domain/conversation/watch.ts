@@ -13,7 +13,8 @@ import type {
 /** An event of a watched conversation; `cursor` resumes the watch right after it. */
 export type WatchEvent =
   | { type: "conversation"; conversation: ConversationSummary; cursor: string }
-  | { type: "message"; message: MessageRecord; cursor: string }
+  /** `live`: from the account's log, the same record for every stream it reaches (else a catch-up page's). */
+  | { type: "message"; message: MessageRecord; cursor: string; live?: boolean }
   | { type: "note"; note: NoteRecord; cursor: string };
 
 /** An event of a watched account: first `subscribed`, then its conversations' events. */
@@ -88,6 +89,9 @@ export class Watches {
   ) {
     const logs = this.logs;
     const id = conv.conversationId;
+    let last = after;
+    // The state first (read with the access check): a resumed stream answers at once, then catches up.
+    yield { type: "conversation", conversation: summary, cursor: String(last) } satisfies WatchEvent;
     // Following before the log's place is taken and the messages read, so nothing committed meanwhile is missed.
     const f = await logs.follow(
       conv.accountId,
@@ -96,8 +100,6 @@ export class Watches {
     );
     try {
       f.start(await logs.retrying(() => this.d.history.lastSeq(conv.accountId), signal));
-      let last = after;
-      yield { type: "conversation", conversation: summary, cursor: String(last) } satisfies WatchEvent;
       const self = this;
       // Messages after `to` from the conversation itself (the catch-up; a gap the log cannot fill).
       async function* read(to: number) {
@@ -124,7 +126,7 @@ export class Watches {
             // The log and the conversation are written in one unit of work: a gap is only a page not read yet.
             yield* read(m.messageOrder - 1);
             last = m.messageOrder;
-            yield { type: "message", message: m, cursor: String(last) } satisfies WatchEvent;
+            yield { type: "message", message: m, cursor: String(last), live: true } satisfies WatchEvent;
           } else if (notes && e.type === "note.created" && e.data.note)
             yield { type: "note", note: e.data.note, cursor: String(last) } satisfies WatchEvent;
           else if (STATE_TYPES.has(e.type) && e.data.conversation)
@@ -168,7 +170,8 @@ export class Watches {
 /** An account watch's event of a log entry; undefined for entries watchers do not see. */
 function asWatchEvent(e: EventRecord): WatchEvent | undefined {
   const cursor = String(e.seq);
-  if (e.type === "message.created" && e.data.message) return { type: "message", message: e.data.message, cursor };
+  if (e.type === "message.created" && e.data.message)
+    return { type: "message", message: e.data.message, cursor, live: true };
   if (STATE_TYPES.has(e.type) && e.data.conversation)
     return { type: "conversation", conversation: e.data.conversation, cursor };
   // The account's watch is for its people only (ID token): it carries their notes.

@@ -11,6 +11,7 @@ import type { AnyHandler, Call } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { toConnectError } from "../errors.js";
 import { answerFailure } from "../http/boundary.js";
+import { sharedValues } from "../shared-values.js";
 import { errorResponse } from "./error-body.js";
 import { compileTemplate, type HttpRoute, httpRoutes, type PathMatcher } from "./http-rules.js";
 import { fieldsOf, fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";

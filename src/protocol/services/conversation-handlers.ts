@@ -29,6 +29,7 @@ import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import type { Deadlines } from "../deadlines.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { type Heartbeats, withHeartbeats } from "../heartbeats.js";
+import { sharedValues } from "../shared-values.js";
 import type { WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
 import { note, noteHandlers } from "./note-handlers.js";
@@ -159,7 +160,10 @@ function onceEach<R extends object, T>(convert: (r: R) => T): (r: R) => T {
   const made = new WeakMap<R, T>();
   return (r) => {
     let v = made.get(r);
-    if (v === undefined) made.set(r, (v = convert(r)));
+    if (v === undefined) {
+      made.set(r, (v = convert(r)));
+      if (typeof v === "object" && v !== null) sharedValues.add(v);
+    }
     return v;
   };
 }
@@ -243,7 +247,10 @@ export function conversationHandlers(
           if (ev.type === "heartbeat") yield { cursor };
           else if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
           else if (ev.type === "message")
-            yield { event: { case: "message", value: streamedMessage(ev.message) }, cursor: (cursor = ev.cursor) };
+            yield {
+              event: { case: "message", value: (ev.live ? streamedMessage : message)(ev.message) },
+              cursor: (cursor = ev.cursor),
+            };
           // Notes come to the account's people only: the domain decides (conversation-watches.ts).
           else if (ev.type === "note")
             yield { event: { case: "note", value: streamedNote(ev.note) }, cursor: (cursor = ev.cursor) };
@@ -283,7 +290,7 @@ export function conversationHandlers(
         cursor = ev.cursor;
         if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
         else if (ev.type === "message")
-          yield { event: { case: "message", value: streamedMessage(ev.message) }, cursor };
+          yield { event: { case: "message", value: (ev.live ? streamedMessage : message)(ev.message) }, cursor };
         else if (ev.type === "note") yield { event: { case: "note", value: streamedNote(ev.note) }, cursor };
         else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
       }
