@@ -90,8 +90,7 @@ export class OfflineReplies {
   /** Resolves once every log followed is read and every reply in it considered (tests). */
   async idle(): Promise<void> {
     const settled = () =>
-      this.d.logs.quiet &&
-      [...this.following.values()].every((s) => s.waiting && s.follower !== undefined && s.follower.current);
+      this.d.logs.quiet && [...this.following.values()].every((s) => s.waiting && s.follower?.current === true);
     while (this.following.size > 0 && !settled()) await new Promise((r) => setTimeout(r, 5));
   }
 

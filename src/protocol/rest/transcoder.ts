@@ -382,6 +382,7 @@ function streamLine(output: DescMessage, item: object): string {
     !event?.case ||
     typeof value !== "object" ||
     value === null ||
+    !sharedValues.has(value) ||
     typeof cursor !== "string" ||
     Object.keys(rest).length > 0
   )
