@@ -374,9 +374,24 @@ function makeCall(
  */
 const encodedEvents = new WeakMap<DescMessage, WeakMap<object, string>>();
 
+const cursorFields = new WeakMap<DescMessage, boolean>();
+/** The response type has a plain string field `cursor`, written as "cursor" in JSON. */
+function hasCursor(output: DescMessage): boolean {
+  let has = cursorFields.get(output);
+  if (has === undefined) {
+    const f = output.fields.find((x) => x.localName === "cursor");
+    has = f !== undefined && f.name === "cursor" && f.oneof === undefined && f.fieldKind === "scalar";
+    cursorFields.set(output, has);
+  }
+  return has;
+}
+
 /** One line of a JSON stream: `{"result":…}`. */
 function streamLine(output: DescMessage, item: object): string {
   const { event, cursor, ...rest } = item as { event?: { case?: string; value?: unknown }; cursor?: unknown };
+  // A heartbeat (an item with only its cursor): the line is known without the codec.
+  if (event === undefined && typeof cursor === "string" && Object.keys(rest).length === 0 && hasCursor(output))
+    return `{"result":{"cursor":${JSON.stringify(cursor)}}}\n`;
   const value = event?.value;
   if (
     !event?.case ||
