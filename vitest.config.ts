@@ -41,6 +41,7 @@ const ON_POSTGRES = [
   "test/hardening/hostile-contract.test.ts",
   "test/api/revocation.test.ts",
   "test/api/revocation-pushed.test.ts",
+  "test/api/slow-reader.test.ts",
   "test/api/invitations.test.ts",
   "test/api/json-input-edges.test.ts",
   "test/api/contention.test.ts",

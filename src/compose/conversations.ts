@@ -16,6 +16,7 @@ import { ConversationService } from "../domain/conversation/conversation-service
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
 import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
+import { AccountLogs } from "../domain/log/account-logs.js";
 import type { EventLog } from "../domain/log/event-log.js";
 import { LogFeed } from "../domain/log/log-feed.js";
 import type { Repositories } from "../domain/store.js";
@@ -78,6 +79,8 @@ export interface ConversationParts {
   activities: ConversationActivity;
   /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
   events: LogFeed;
+  /** One shared reader per followed account's log: the watch streams and the offline-reply follower take from it. */
+  logs: AccountLogs;
   /** Stops hearing the store's announcements (at close). */
   stopLogWatch: () => void;
   watchLimits: WatchLimits;
@@ -98,7 +101,12 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   // The one wake-up: the store announces each append to an event log after its commit, made through this instance
   // or (on PostgreSQL) any other; watchers and the dispatcher follow it, and read what changed from the log.
   const events = new LogFeed();
-  const stopLogWatch = await store.onLogAdvanced((changes, deliveries) => events.advanced(changes, deliveries));
+  const stopFeed = await store.onLogAdvanced((changes, deliveries) => events.advanced(changes, deliveries));
+  const logs = new AccountLogs({ feed: events, history: store.events });
+  const stopLogWatch = () => {
+    stopFeed();
+    logs.close();
+  };
   const watchLimits = new WatchLimits(config.watchStreams);
   const heartbeats = new Heartbeats(config.watchStreams.heartbeatMs);
   const deadlines = new Deadlines();
@@ -152,6 +160,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     ...store,
     events,
     history: store.events,
+    logs,
     transaction: b.transaction,
     log: d.eventLog,
     agent: tracedAgent(directed, b.tracer),
@@ -172,6 +181,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     notes,
     activities,
     events,
+    logs,
     stopLogWatch,
     watchLimits,
     streams,

@@ -1,4 +1,5 @@
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
+import type { AccountLogs } from "../domain/log/account-logs.js";
 import { type IssuedLink, invitationMail, queueInvitation } from "../domain/mail/invitation-mail.js";
 import { MailLaunchLinks } from "../domain/mail/launch-links.js";
 import { MailDesk } from "../domain/mail/mail-desk.js";
@@ -34,6 +35,8 @@ export interface MailParts {
 }
 
 export interface MailDeps {
+  /** The instance's shared readers of the accounts' logs (the offline-reply follower is one of their followers). */
+  logs: AccountLogs;
   /** Seals the invitations' links in the outbox. */
   sealer: KeySealer;
   /** How mails reach the relay (a test may swap in its own); SMTP through the SSRF guard by default. */
@@ -100,6 +103,7 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
     warn: (what, fields) => log.warn(what, fields),
   });
   const offline = new OfflineReplies({
+    logs: d.logs,
     history: store.events,
     conversations: store.conversations,
     contact,
@@ -111,7 +115,6 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
     warn: (what, e) => warnOn(log, what)(e),
   });
   kick = () => sender.kick();
-  let stopFollow: (() => void) | undefined;
   const forget = setInterval(() => presence.forget(clock.now() - settings.offlineMs * 2), 60_000);
   forget.unref();
   return {
@@ -131,13 +134,12 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
       return { relay: "configured", pending: c.pending, failed: c.failed, last_failure_at: c.lastErrorAt };
     },
     startMail: async () => {
-      stopFollow ??= await store.onLogAdvanced((changes) => offline.advanced(changes));
+      offline.start();
       sender.start();
     },
     stopMail: async () => {
       clearInterval(forget);
-      stopFollow?.();
-      stopFollow = undefined;
+      offline.stop();
       await sender.close();
       await offline.idle();
     },

@@ -57,6 +57,8 @@ export interface ConversationServiceDeps {
   events: ConversationEvents;
   /** The event log watchers read (the store's). */
   history: WatchDeps["history"];
+  /** The instance's shared readers of the accounts' logs (watch.ts makes its own when not given). */
+  logs?: WatchDeps["logs"];
   /** How watchers look and how long they wait for the store (defaults in watch.ts). */
   watchTimings?: WatchTimings;
   /** The customers' ratings (read for lists). */

@@ -29,6 +29,7 @@ import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import type { Deadlines } from "../deadlines.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { type Heartbeats, withHeartbeats } from "../heartbeats.js";
+import { sharedValues } from "../shared-values.js";
 import type { WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
 import { note, noteHandlers } from "./note-handlers.js";
@@ -151,6 +152,24 @@ function pageForms() {
   };
 }
 
+/**
+ * A record's form on the wire, made once per record: an entry of an account's log is one object for every stream it
+ * is handed to (domain/log/account-logs.ts), so its conversion, and its JSON (rest/transcoder.ts), are shared.
+ */
+function onceEach<R extends object, T>(convert: (r: R) => T): (r: R) => T {
+  const made = new WeakMap<R, T>();
+  return (r) => {
+    let v = made.get(r);
+    if (v === undefined) {
+      made.set(r, (v = convert(r)));
+      if (typeof v === "object" && v !== null) sharedValues.add(v);
+    }
+    return v;
+  };
+}
+const streamedMessage = onceEach(message);
+const streamedNote = onceEach(note);
+
 /** The ConversationService methods, on the caller the gate admitted by each RPC's declared access. */
 export function conversationHandlers(
   conversations: ConversationService,
@@ -228,10 +247,13 @@ export function conversationHandlers(
           if (ev.type === "heartbeat") yield { cursor };
           else if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
           else if (ev.type === "message")
-            yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
+            yield {
+              event: { case: "message", value: (ev.live ? streamedMessage : message)(ev.message) },
+              cursor: (cursor = ev.cursor),
+            };
           // Notes come to the account's people only: the domain decides (conversation-watches.ts).
           else if (ev.type === "note")
-            yield { event: { case: "note", value: note(ev.note) }, cursor: (cursor = ev.cursor) };
+            yield { event: { case: "note", value: streamedNote(ev.note) }, cursor: (cursor = ev.cursor) };
           else
             yield {
               event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
@@ -267,8 +289,9 @@ export function conversationHandlers(
         }
         cursor = ev.cursor;
         if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
-        else if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) }, cursor };
-        else if (ev.type === "note") yield { event: { case: "note", value: note(ev.note) }, cursor };
+        else if (ev.type === "message")
+          yield { event: { case: "message", value: (ev.live ? streamedMessage : message)(ev.message) }, cursor };
+        else if (ev.type === "note") yield { event: { case: "note", value: streamedNote(ev.note) }, cursor };
         else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
       }
     },
