@@ -32,11 +32,13 @@ export async function inspectFile(bytes: Uint8Array): Promise<InspectedFile> {
   const type = await fileTypeFromBuffer(bytes);
   if (type && IMAGES.has(type.mime)) return reencoded(bytes, type.mime as ImageType);
   if (type?.mime === "application/pdf") return { contentType: "application/pdf", bytes, width: 0, height: 0 };
-  if (type === undefined && isPlainText(bytes))
-    return { contentType: "text/plain; charset=utf-8", bytes, width: 0, height: 0 };
+  const text = type === undefined && plainText(bytes);
+  if (text && !MARKUP.test(text)) return { contentType: "text/plain; charset=utf-8", bytes, width: 0, height: 0 };
   throw invalidArgument(
     "file",
-    `must be ${ACCEPTED}, told by its content: this is ${type ? `${type.mime} (.${type.ext})` : "not one of them"}`,
+    `must be ${ACCEPTED}, told by its content: this is ${
+      type ? `${type.mime} (.${type.ext})` : text ? "markup (HTML, SVG or XML), not plain text" : "not one of them"
+    }`,
   );
 }
 
@@ -61,12 +63,19 @@ async function reencoded(bytes: Uint8Array, mime: ImageType): Promise<InspectedF
   }
 }
 
-function isPlainText(bytes: Uint8Array): boolean {
-  if (bytes.includes(0)) return false;
+/**
+ * Text that starts as a page, an image or a document of markup does: served as plain text with nosniff it could run
+ * nothing, but a browser or a mail client that sniffs would render it, so it is refused (send it as a PDF, or zipped
+ * elsewhere).
+ */
+const MARKUP = /^\s*<(?:[!?]|[a-z][\w:-]*[\s/>])/i;
+
+/** The text, when the bytes are UTF-8 without NUL characters; undefined otherwise. */
+function plainText(bytes: Uint8Array): string | undefined {
+  if (bytes.includes(0)) return undefined;
   try {
-    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    return true;
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
-    return false;
+    return undefined;
   }
 }

@@ -106,6 +106,7 @@ describe("attachments", () => {
       ["photo.jpg", ELF, "application/x-elf"],
       ["photo.jpg", PE, "application/x-msdownload"],
       ["cat.gif", gifScript, "not a readable GIF image"],
+      ["notes.txt", Buffer.from("<svg onload=alert(1)>"), "markup (HTML, SVG or XML)"],
       ["big.txt", Buffer.alloc(MAX + 1, "a"), `must be at most ${MAX} bytes`],
       ["empty.txt", Buffer.alloc(0), "is required"],
     ] as const) {

@@ -78,6 +78,7 @@ export class Attachments {
 
   /** A customer's file, in one of their conversations (a new one when none is named). */
   async send(caller: FrameCaller, input: FileInput): Promise<MessageRecord> {
+    const file = await this.inspected(input.file);
     const { name, content, keyed } = this.checked(caller, "send_attachment", input);
     let start: NewConversation | undefined;
     let conversationId: string;
@@ -97,7 +98,6 @@ export class Attachments {
       const conv = await this.c.frameConversation(caller, conversationId);
       reopens = this.c.effectiveStatus(conv) === "closed";
     }
-    const file = await this.inspected(input.file);
     const { message } = await this.c.keys.once(keyed, async () => {
       await this.d.customerLimits?.message(caller.accountId, caller.userId, start !== undefined);
       return this.store(caller.accountId, conversationId, "user", name, content, file, keyed, start, reopens);
@@ -107,9 +107,9 @@ export class Attachments {
 
   /** An operator's file; a closed conversation must be reopened first. */
   async reply(caller: AccountCaller, input: FileInput): Promise<MessageRecord> {
-    const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", input.conversationId));
-    const { name, content, keyed } = this.checked(caller, "reply_with_attachment", input);
     const file = await this.inspected(input.file);
+    const { name, content, keyed } = this.checked(caller, "reply_with_attachment", input);
+    const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", input.conversationId));
     const { message } = await this.c.keys.once(keyed, () => {
       if (this.c.effectiveStatus(conv) === "closed")
         throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
@@ -126,9 +126,6 @@ export class Attachments {
   }
 
   private checked(caller: FrameCaller | AccountCaller, operation: string, input: FileInput) {
-    if (input.file.length === 0) throw invalidArgument("file", "is required");
-    if (input.file.length > this.d.maxBytes)
-      throw invalidArgument("file", `must be at most ${this.d.maxBytes} bytes (${input.file.length} given)`);
     if (input.fileName.trim() === "") throw invalidArgument("file_name", "is required");
     const name = safeFileName(input.fileName);
     const content = optionalContent("content", input.content, LIMITS.message);
@@ -141,7 +138,11 @@ export class Attachments {
     return { name, content, keyed };
   }
 
+  /** The file checked first, so that a refused file is told as such whatever else the request lacks. */
   private async inspected(bytes: Uint8Array) {
+    if (bytes.length === 0) throw invalidArgument("file", "is required");
+    if (bytes.length > this.d.maxBytes)
+      throw invalidArgument("file", `must be at most ${this.d.maxBytes} bytes (${bytes.length} given)`);
     const f = await this.d.inspect(bytes);
     // A re-encoded image may grow (a small palette PNG as a full one): the cap holds for what is kept.
     if (f.bytes.length > this.d.maxBytes)

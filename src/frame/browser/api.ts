@@ -11,6 +11,8 @@ export interface ChatMessage {
   role?: string;
   tool_calls?: string;
   documents?: { title: string; url: string; snippet?: string }[];
+  /** Files sent with it; `url` is a path of the service. */
+  attachments?: { name: string; content_type: string; url: string }[];
 }
 
 /** A conversation's state as the service returns it. */
@@ -249,6 +251,26 @@ export class FrameApi {
       if (e instanceof ApiError) throw e;
       throw new ApiError("the connection was lost while the reply was being written", "network", undefined);
     }
+  }
+
+  /** Sends a file (a data: URL) as a message of its own; `progress` shows the share of it sent so far. */
+  upload(conversationId: string | undefined, name: string, data: string, progress: HTMLProgressElement) {
+    const body = JSON.stringify({ conversation_id: conversationId, file_name: name, file: data.split(",")[1] });
+    return this.withToken(
+      (t) =>
+        new Promise<ChatMessage>((done, fail) => {
+          // XMLHttpRequest: fetch cannot tell how much of a request's body was sent.
+          const x = new XMLHttpRequest();
+          x.open("POST", `${this.base}/ai_agent/send_attachment?${q({ access_token: t })}`);
+          x.responseType = "json";
+          x.upload.onprogress = (e) => {
+            progress.value = e.loaded / e.total;
+          };
+          x.onload = () => (x.status === 200 ? done(x.response.data) : fail(toApiError(x.response, x.status)));
+          x.onerror = () => fail(new ApiError("the chat service could not be reached", "network", undefined));
+          x.send(new Blob([body], { type: "application/json" }));
+        }),
+    );
   }
 
   /** Runs a call; if the token has expired, asks the host page for a new one and runs it once more. */
