@@ -253,24 +253,19 @@ export class FrameApi {
     }
   }
 
-  /** Sends a file (a data: URL) as a message of its own; `progress` shows the share of it sent so far. */
-  upload(conversationId: string | undefined, name: string, data: string, progress: HTMLProgressElement) {
+  /** Sends a file (a data: URL) as a message of its own. */
+  async upload(conversationId: string | undefined, name: string, data: string): Promise<ChatMessage> {
     const body = JSON.stringify({ conversation_id: conversationId, file_name: name, file: data.split(",")[1] });
-    return this.withToken(
-      (t) =>
-        new Promise<ChatMessage>((done, fail) => {
-          // XMLHttpRequest: fetch cannot tell how much of a request's body was sent.
-          const x = new XMLHttpRequest();
-          x.open("POST", `${this.base}/ai_agent/send_attachment?${q({ access_token: t })}`);
-          x.responseType = "json";
-          x.upload.onprogress = (e) => {
-            progress.value = e.loaded / e.total;
-          };
-          x.onload = () => (x.status === 200 ? done(x.response.data) : fail(toApiError(x.response, x.status)));
-          x.onerror = () => fail(new ApiError("the chat service could not be reached", "network", undefined));
-          x.send(new Blob([body], { type: "application/json" }));
-        }),
-    );
+    return this.withToken(async (t) => {
+      const r = await this.fetch(`/ai_agent/send_attachment?${q({ access_token: t })}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      const b = await r.json().catch(() => undefined);
+      if (!r.ok) throw toApiError(b, r.status);
+      return b.data;
+    });
   }
 
   /** Runs a call; if the token has expired, asks the host page for a new one and runs it once more. */

@@ -5,7 +5,7 @@ import type { ChatView } from "./view.js";
 /**
  * Files in the frame (docs/attachments.md): the composer's attach button and images pasted into the message box. Each
  * file is sent as a message of its own, shown at once with a preview (an image's own pixels) and the upload's
- * progress; a refused file is taken away and the service's reason shown (`failed`). Stored files show in their
+ * progress (a moving bar); a refused file is taken away and the service's reason shown (`failed`). Stored files show in their
  * message: images inline, other files as a link that downloads them.
  */
 export function attachments(
@@ -34,7 +34,6 @@ export function attachments(
   };
   const button = document.createElement("button");
   button.type = "button";
-  button.id = "attach";
   button.title = T.attach;
   button.textContent = "📎";
   button.onclick = () => picker.click();
@@ -51,9 +50,11 @@ export function attachments(
       const pending = view.addPending(file.name);
       const bubble = pending.lastElementChild!;
       if (file.type[0] === "i") bubble.replaceChildren(image(data, file.name));
-      const bar = bubble.appendChild(document.createElement("progress"));
+      // Moving until the file is stored: fetch cannot tell how much of a body was sent, and XMLHttpRequest (which
+      // can) did not fit the frame's size budget.
+      bubble.append(document.createElement("progress"));
       try {
-        const m = await api.upload(conversation(), file.name, data, bar);
+        const m = await api.upload(conversation(), file.name, data);
         stored(m);
         view.confirm(pending, m);
       } catch (e) {
