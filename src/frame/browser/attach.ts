@@ -34,7 +34,7 @@ export function attachments(
   };
   const button = document.createElement("button");
   button.type = "button";
-  button.title = T.attach;
+  button.title = button.ariaLabel = T.attach;
   button.textContent = "📎";
   button.onclick = () => picker.click();
   view.input.addEventListener("paste", (e) => {
