@@ -14,6 +14,8 @@ import { newContext } from "./browser.js";
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const fx = consoleAndFrameForFile(canRun);
+/** A Linux executable's first bytes: what a renamed `photo.jpg` really is. */
+const ELF = Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), Buffer.alloc(120)]);
 
 describe.runIf(canRun)("files in the frame and the console", () => {
   test(
@@ -33,10 +35,9 @@ describe.runIf(canRun)("files in the frame and the console", () => {
       expect(await stored.getAttribute("src")).toMatch(/\/v1\/attachments\/[0-9a-f]{32}$/);
 
       // A renamed executable: refused, the service's reason shown, nothing left in the log.
-      const elf = Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), Buffer.alloc(120)]);
       await frame
         .locator('input[type="file"]')
-        .setInputFiles({ name: "photo.jpg", mimeType: "image/jpeg", buffer: elf });
+        .setInputFiles({ name: "photo.jpg", mimeType: "image/jpeg", buffer: ELF });
       await frame.locator("#notice-text", { hasText: "application/x-elf" }).waitFor();
       expect(await frame.locator('img[alt="photo.jpg"]').count()).toBe(0);
 

@@ -7,7 +7,7 @@ import { LIMITS } from "../limits.js";
 import { optionalContent } from "../validate.js";
 import type { ConversationCore } from "./conversation-core.js";
 import type { CustomerLimits } from "./customer-limits.js";
-import { WEB_CHANNEL } from "./customer-messages.js";
+import { webConversation } from "./customer-messages.js";
 import type {
   AttachmentRepository,
   MessageAttachment,
@@ -16,7 +16,6 @@ import type {
   NewConversation,
   NewMessage,
 } from "./repository.js";
-import { NEW_CONVERSATION } from "./rules.js";
 
 /** A file as it is to be stored: its type told by its content, an image re-encoded without its metadata. */
 export interface InspectedFile {
@@ -85,14 +84,7 @@ export class Attachments {
     let reopens = false;
     if (input.conversationId === "") {
       conversationId = newId();
-      start = {
-        conversationId,
-        accountId: caller.accountId,
-        chatbotId: caller.chatbotId,
-        userId: caller.userId,
-        channel: WEB_CHANNEL,
-        ...NEW_CONVERSATION,
-      };
+      start = webConversation(caller, conversationId);
     } else {
       conversationId = requireUuid("conversation_id", input.conversationId);
       const conv = await this.c.frameConversation(caller, conversationId);

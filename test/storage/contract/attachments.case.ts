@@ -89,9 +89,15 @@ export function attachmentCases(h: () => Harness) {
     it("erasing the customer and expiring the conversation leave no file behind, and spare the others' files", async () => {
       const { store } = h();
       const a = await account(store);
-      const alice = await fileMessage(store, a, "alice", 10);
-      const bob = await fileMessage(store, a, "bob", 20);
-      const carol = await fileMessage(store, a, "carol", 5000);
+      // Alice's and Bob's conversations are idle since before 500; Carol's is not.
+      const files = [];
+      for (const [user, at] of [
+        ["alice", 10],
+        ["bob", 20],
+        ["carol", 5000],
+      ] as const)
+        files.push(await fileMessage(store, a, user, at));
+      const [alice, bob, carol] = files as [(typeof files)[0], (typeof files)[0], (typeof files)[0]];
       await store.privacy.erase((await store.privacy.contact(a.accountId, { userId: "alice" }))!, 30);
       expect(await store.attachments.file(alice.meta.attachmentId)).toBeUndefined();
       expect(await store.attachments.ofConversations([alice.conversationId])).toEqual([]);
