@@ -23,7 +23,12 @@ describe.runIf(canRun)("files in the frame and the console", () => {
     async () => {
       const photo = await gpsTaggedJpeg();
       expect(await gpsTagCount(photo)).toBeGreaterThan(0);
-      const { member, context, frame } = await teammateAndCustomer(fx, "files@shop.example", "My parcel is damaged");
+      const {
+        member,
+        context,
+        page: shop,
+        frame,
+      } = await teammateAndCustomer(fx, "files@shop.example", "My parcel is damaged");
 
       // The attach button: the photo shows at once in the log, then as the stored file.
       await frame.getByRole("button", { name: "Attach a file" }).waitFor();
@@ -49,6 +54,13 @@ describe.runIf(canRun)("files in the frame and the console", () => {
         document.getElementById("input")!.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt }));
       }, photo.toString("base64"));
       await frame.locator('.msg--user[data-message-id] img[alt="image.jpg"]').waitFor();
+
+      // docs/attachments.md's screenshot, written only when asked (UPDATE_DOCS=1).
+      if (process.env.UPDATE_DOCS === "1")
+        await shop.locator("#aiagent-chat").screenshot({
+          path: new URL("../../docs/frame-attachment.png", import.meta.url).pathname,
+          animations: "disabled",
+        });
 
       // The operator's console shows the photo inline; what it loads has no GPS.
       const console_ = await newContext(fx.browser, { width: 1280, height: 800 });

@@ -35,7 +35,7 @@ export function attachments(
   const button = document.createElement("button");
   button.type = "button";
   button.title = button.ariaLabel = T.attach;
-  button.textContent = "📎";
+  button.textContent = "+";
   button.onclick = () => picker.click();
   view.input.addEventListener("paste", (e) => {
     for (const f of e.clipboardData!.files) if (f.type[0] === "i") void send(f);
