@@ -29,6 +29,7 @@ const ON_POSTGRES = [
   "test/api/watch-resume.test.ts",
   "test/api/typing.test.ts",
   "test/api/operator-picture.test.ts",
+  "test/api/attachments.test.ts",
   "test/api/team-notes.test.ts",
   "test/api/timeline.test.ts",
   "test/api/reports.test.ts",

@@ -204,6 +204,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     mailStatus: mail.mailStatus,
     pictures: account.pictures,
     chatbotPictures: account.chatbotPictures,
+    attachments: conversation.conversations.attachments,
   }));
   return app;
 }

@@ -99,6 +99,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** E-mail through an SMTP relay (docs/email.md); undefined when AIAGENT_SMTP_URL is unset: nothing is sent. */
   readonly mail: MailSettings | undefined;
+  /** The largest file a message may carry, in bytes (AIAGENT_ATTACHMENT_MAX_BYTES, 10 MiB; docs/attachments.md). */
+  readonly attachmentMaxBytes: number;
 }
 
 /**
@@ -599,6 +601,7 @@ export function loadConfig(
     retentionIntervalSeconds: seconds(src, "AIAGENT_RETENTION_INTERVAL", 3600, 1, 86400),
     metricsToken: metricsToken(env),
     mail: mailSettings(src, env),
+    attachmentMaxBytes: ranged(src, "AIAGENT_ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     ...overrides,
   };
   return Object.freeze(config);

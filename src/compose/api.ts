@@ -13,6 +13,7 @@ import type { App } from "../app.js";
 import type { ChatbotPictures } from "../domain/account/chatbot-picture.js";
 import type { OperatorPictures } from "../domain/account/operator-picture.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
+import type { Attachments } from "../domain/conversation/attachments.js";
 import type { Repositories } from "../domain/store.js";
 import type { KeyRing } from "../domain/token/key-ring.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -25,6 +26,7 @@ import { connectRoute } from "../protocol/connect-parse-errors.js";
 import { createConnectRoutes, peerKey } from "../protocol/connect-routes.js";
 import { durableHandlers } from "../protocol/durable.js";
 import { withAccessLog } from "../protocol/http/access-log.js";
+import { attachmentRoute } from "../protocol/http/attachment-route.js";
 import { docsRoutes } from "../protocol/http/docs-routes.js";
 import { opsRoutes } from "../protocol/http/ops-routes.js";
 import type { PageRoute } from "../protocol/http/pages.js";
@@ -63,6 +65,20 @@ export const MAX_BODY_BYTES = 64 * 1024;
 export const LARGE_BODIES: ReadonlyMap<DescMethod, number> = new Map([
   [AccountServiceDesc.method.createKnowledgeSource, 11 * 1024 * 1024 + 64 * 1024],
 ]);
+
+/**
+ * The body limits of a server: LARGE_BODIES and the attachments' (a file of at most AIAGENT_ATTACHMENT_MAX_BYTES,
+ * base64 on the JSON routes, and the other fields), so an over-large file is told apart by its own check ("file must
+ * be at most …") up to the base64 of the cap, and refused by the body limit beyond.
+ */
+export function largeBodies(attachmentMaxBytes: number): ReadonlyMap<DescMethod, number> {
+  const upload = Math.ceil((attachmentMaxBytes * 4) / 3) + 64 * 1024;
+  return new Map([
+    ...LARGE_BODIES,
+    [ConversationServiceDesc.method.sendAttachment, upload],
+    [ConversationServiceDesc.method.replyWithAttachment, upload],
+  ]);
+}
 
 /** The watch stream's paths: Connect/gRPC and the JSON route. */
 export const WATCH_PATHS = new Set([
@@ -162,6 +178,8 @@ export interface HandlerDeps {
   pictures: OperatorPictures;
   /** The chatbots' agent pictures, served at /v1/chatbot_pictures/{id}. */
   chatbotPictures: ChatbotPictures;
+  /** The files sent with messages, served at /v1/attachments/{id}. */
+  attachments: Pick<Attachments, "file">;
 }
 
 /**
@@ -172,8 +190,9 @@ export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler
   const { config, log } = b;
   // Without a metrics token nothing reads the RPC series, and spans need a tracer: with neither, nothing is observed.
   const observer = config.metricsToken !== undefined || b.tracer ? new RpcObserver(d.metrics, b.tracer) : undefined;
+  const bodies = largeBodies(config.attachmentMaxBytes);
   const connect = connectNodeAdapter({
-    routes: createConnectRoutes(d.bindings, log, observer, LARGE_BODIES),
+    routes: createConnectRoutes(d.bindings, log, observer, bodies),
     readMaxBytes: MAX_BODY_BYTES,
     contextValues: (req) => createContextValues().set(peerKey, req.socket?.remoteAddress ?? ""),
     fallback: (req, res) =>
@@ -189,12 +208,13 @@ export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler
     ...docsRoutes(),
     pictureRoute(d.pictures),
     chatbotPictureRoute(d.chatbotPictures),
+    attachmentRoute(d.attachments),
     ...d.extraRoutes,
   ]);
   const routes = tableRoutes(table, {
     transcoder: createTranscoder(d.bindings, {
       maxBodyBytes: MAX_BODY_BYTES,
-      largeBodies: LARGE_BODIES,
+      largeBodies: bodies,
       log,
       observer,
       stream: { bufferBytes: b.config.watchStreams.bufferBytes, stallMs: b.config.watchStreams.stallMs },

@@ -3,6 +3,7 @@ import { fetchPost, publicOnlyPost } from "../agents/guarded-post.js";
 import { OpenAiCompatibleAgent } from "../agents/openai-compatible.js";
 import { PerChatbotAgent } from "../agents/per-chatbot.js";
 import { httpToolCaller } from "../agents/tool-caller.js";
+import { inspectFile } from "../attachments/inspect.js";
 import type { CustomerLimitSettings } from "../config.js";
 import type { ChatbotRecord } from "../domain/account/repository.js";
 import type { TeamService } from "../domain/account/team-service.js";
@@ -156,21 +157,24 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
       ? { checkTarget: async (field: string, url: string) => void (await checkTarget(field, url, d.targets!)) }
       : {}),
   });
-  const conversations = new ConversationService({
-    ...store,
-    events,
-    history: store.events,
-    logs,
-    transaction: b.transaction,
-    log: d.eventLog,
-    agent: tracedAgent(directed, b.tracer),
-    clock: b.clock,
-    customerLimits: customerLimits(config.customerLimits, d.rateLimiter),
-    idleCloseSeconds: config.idleCloseSeconds,
-    isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
-    ...(d.audit ? { auditLog: d.audit } : {}),
-    displayNameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
-  });
+  const conversations = new ConversationService(
+    {
+      ...store,
+      events,
+      history: store.events,
+      logs,
+      transaction: b.transaction,
+      log: d.eventLog,
+      agent: tracedAgent(directed, b.tracer),
+      clock: b.clock,
+      customerLimits: customerLimits(config.customerLimits, d.rateLimiter),
+      idleCloseSeconds: config.idleCloseSeconds,
+      isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
+      ...(d.audit ? { auditLog: d.audit } : {}),
+      displayNameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
+    },
+    { inspect: inspectFile, maxBytes: config.attachmentMaxBytes },
+  );
   const typingChannel = await store.sharedTyping(new InProcessTyping());
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });

@@ -90,4 +90,10 @@ body { background: var(--bg); color: var(--fg); font: 15px/1.45 var(--font); }
 .page-error { max-width: 480px; margin: 15vh auto; padding: 0 20px; text-align: center; }
 .page-error h1 { font-size: 18px; }
 .page-error p { color: var(--muted); }
+/* Files (attach.ts): the attach button beside the message box, images inline in their message, the upload's bar. */
+.composer button[type="button"] { background: none; color: var(--muted); font-size: 28px; font-weight: 300; }
+.composer input[type="file"] { display: none; }
+.msg__bubble a { display: block; margin-top: 4px; color: inherit; }
+.msg__bubble img { display: block; max-width: 100%; max-height: 240px; border-radius: 8px; }
+.msg__bubble progress { display: block; width: 100%; }
 `;

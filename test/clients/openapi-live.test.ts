@@ -337,6 +337,33 @@ const cases: Record<string, Case> = {
     fail: () => ({ query: { access_token: access }, body: { conversation_id: MISSING } }),
     failStatus: 404,
   },
+  "POST /ai_agent/send_attachment": {
+    ok: () => ({
+      query: { access_token: access },
+      body: { conversation_id: conversationId, file_name: "box.png", file: discPng(8).toString("base64") },
+    }),
+    fail: () => ({
+      query: { access_token: access },
+      body: {
+        conversation_id: conversationId,
+        file_name: "run.jpg",
+        file: Buffer.from("\x7fELF\x02\x01\x01").toString("base64"),
+      },
+    }),
+    failStatus: 400,
+  },
+  "POST /reply_with_attachment": {
+    ok: () => ({
+      body: {
+        conversation_id: conversationId,
+        file_name: "label.txt",
+        file: Buffer.from("Return label").toString("base64"),
+      },
+      bearer: id,
+    }),
+    fail: () => ({ body: { conversation_id: MISSING, file_name: "x.txt", file: "eA==" }, bearer: id }),
+    failStatus: 404,
+  },
   "POST /send_typing": {
     ok: () => ({ query: { access_token: access }, body: { conversation_id: conversationId } }),
     fail: () => ({ query: { access_token: access }, body: { conversation_id: MISSING } }),
@@ -835,9 +862,14 @@ describe("every documented JSON route answers what the document says", () => {
         key,
       );
       if (op.requestBody) {
-        // Over the route's own bound: a knowledge file may be up to 8 MiB (base64), every other body 64 KiB.
-        const large = key === "POST /v1/account/chatbots/{chatbot_id}/knowledge_sources";
-        const big = JSON.stringify({ content: "x".repeat(large ? 12 * 1024 * 1024 : 70_000) });
+        // Over the route's own bound: a knowledge file may be up to 8 MiB (base64), a message's file 10 MiB (base64),
+        // every other body 64 KiB.
+        const bound: Record<string, number> = {
+          "POST /v1/account/chatbots/{chatbot_id}/knowledge_sources": 12 * 1024 * 1024,
+          "POST /ai_agent/send_attachment": 14 * 1024 * 1024,
+          "POST /reply_with_attachment": 14 * 1024 * 1024,
+        };
+        const big = JSON.stringify({ content: "x".repeat(bound[key] ?? 70_000) });
         const r = await fetch(s.url + path, {
           method: verb.toUpperCase(),
           headers: { "content-type": "application/json" },

@@ -147,6 +147,16 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.MailService.SetFrameContactEmail": () => ({ email: "matrix@customer.example" }),
   "aiagent.v1.MailService.SendTranscript": () => ({ conversationId }),
   "aiagent.v1.MailService.GetMailStatus": () => ({}),
+  "aiagent.v1.ConversationService.SendAttachment": () => ({
+    conversationId,
+    fileName: "note.txt",
+    file: new TextEncoder().encode("order 1234"),
+  }),
+  "aiagent.v1.ConversationService.ReplyWithAttachment": () => ({
+    conversationId,
+    fileName: "label.txt",
+    file: new TextEncoder().encode("return label"),
+  }),
   "aiagent.v1.AccountService.GetAccount": () => ({}),
   "aiagent.v1.AccountService.UpdateMyProfile": () => ({ displayName: "Matrix", avatarUrl: "" }),
   "aiagent.v1.AccountService.SetMyPicture": () => ({ image: new Uint8Array() }),

@@ -11,6 +11,8 @@ export interface ChatMessage {
   role?: string;
   tool_calls?: string;
   documents?: { title: string; url: string; snippet?: string }[];
+  /** Files sent with it; `url` is a path of the service. */
+  attachments?: { name: string; content_type: string; url: string }[];
 }
 
 /** A conversation's state as the service returns it. */
@@ -258,6 +260,21 @@ export class FrameApi {
       if (e instanceof ApiError) throw e;
       throw new ApiError("the connection was lost while the reply was being written", "network", undefined);
     }
+  }
+
+  /** Sends a file (a data: URL) as a message of its own. */
+  async upload(conversationId: string | undefined, name: string, data: string): Promise<ChatMessage> {
+    const body = JSON.stringify({ conversation_id: conversationId, file_name: name, file: data.split(",")[1] });
+    return this.withToken(async (t) => {
+      const r = await this.fetch(`/ai_agent/send_attachment?${q({ access_token: t })}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      const b = await r.json().catch(() => undefined);
+      if (!r.ok) throw toApiError(b, r.status);
+      return b.data;
+    });
   }
 
   /** Runs a call; if the token has expired, asks the host page for a new one and runs it once more. */

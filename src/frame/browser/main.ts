@@ -1,5 +1,6 @@
 import { ApiError, type ChatMessage, type ConversationState, FrameApi, SessionExpiredError } from "./api.js";
 import { applyAppearance, foldAway } from "./appearance.js";
+import { attachments } from "./attach.js";
 import { Handover } from "./handover.js";
 import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
@@ -103,6 +104,27 @@ function start(): void {
 
   const canSend = () => loaded && !sending && !expired && navigator.onLine;
   const update = () => view.setCanSend(canSend());
+  attachments(
+    view,
+    api,
+    () => conversationId,
+    canSend,
+    adopt,
+    (e) => showError(e),
+  );
+
+  /** The customer's message (or file) is stored: a conversation it started is followed live from here. */
+  function adopt(m: ChatMessage): void {
+    handover.seen(m.message_order);
+    if (conversationId !== undefined) return;
+    conversationId = m.conversation_id;
+    // A new conversation: the operator's replies arrive on its live stream.
+    lastOrder = m.message_order;
+    // What every new conversation starts as; changes from here are told in the log.
+    handover.state({ conversation_id: m.conversation_id, status: "live", assigned_to: "ai_agent" }, true);
+    follow(m.conversation_id);
+    void mail.show(m.conversation_id);
+  }
 
   function showError(e: unknown, retry?: () => void): void {
     if (e instanceof SessionExpiredError) {
@@ -211,20 +233,10 @@ function start(): void {
         {
           onUserMessage: (m) => {
             stored = true;
-            const started = conversationId === undefined;
-            conversationId = m.conversation_id;
             userOrder = m.message_order;
             inFlight = { userOrder, reply };
-            handover.seen(m.message_order);
+            adopt(m);
             if (pending) view.confirm(pending, m);
-            // A new conversation: follow it live from here (the operator's replies arrive there).
-            if (started) {
-              lastOrder = m.message_order;
-              // What every new conversation starts as; changes from here are told in the log.
-              handover.state({ conversation_id: m.conversation_id, status: "live", assigned_to: "ai_agent" }, true);
-              follow(m.conversation_id);
-              void mail.show(m.conversation_id);
-            }
           },
           onDelta: (t) => reply.append(t),
           onReply: (m) => {

@@ -44,6 +44,7 @@ export const ar: Catalogue = {
     assistantTyping: "المساعد يكتب",
     error: "خطأ:",
     sources: "المصادر",
+    attach: "إرفاق ملف",
     aiAssistant: "مساعد ذكاء اصطناعي",
     teamOf: "فريق الدعم · {bot}",
     joined: "انضم {person} من {bot} إلى المحادثة.",

@@ -55,6 +55,8 @@ export interface ScriptStrings {
   assistantTyping: string;
   error: string;
   sources: string;
+  /** The attach button's label (attach.ts). */
+  attach: string;
   aiAssistant: string;
   teamOf: string;
   joined: string;

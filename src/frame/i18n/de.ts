@@ -47,6 +47,7 @@ export const de: Catalogue = {
     assistantTyping: "Der Assistent schreibt",
     error: "Fehler:",
     sources: "Quellen",
+    attach: "Datei anhängen",
     aiAssistant: "KI-Assistent",
     teamOf: "Support-Team · {bot}",
     joined: "{person} von {bot} ist der Unterhaltung beigetreten.",

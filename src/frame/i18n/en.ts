@@ -45,6 +45,7 @@ export const en: Catalogue = {
     assistantTyping: "Assistant is typing",
     error: "Error:",
     sources: "Sources",
+    attach: "Attach a file",
     aiAssistant: "AI assistant",
     teamOf: "Support team · {bot}",
     joined: "{person} from {bot} has joined the conversation.",

@@ -45,6 +45,7 @@ export const es: Catalogue = {
     assistantTyping: "El asistente está escribiendo",
     error: "Error:",
     sources: "Fuentes",
+    attach: "Adjuntar un archivo",
     aiAssistant: "Asistente de IA",
     teamOf: "Equipo de soporte · {bot}",
     joined: "{person} de {bot} se ha unido a la conversación.",

@@ -45,6 +45,7 @@ export const fr: Catalogue = {
     assistantTyping: "L’assistant écrit",
     error: "Erreur :",
     sources: "Sources",
+    attach: "Joindre un fichier",
     aiAssistant: "Assistant IA",
     teamOf: "Équipe d’assistance · {bot}",
     joined: "{person} de {bot} a rejoint la conversation.",

@@ -9,6 +9,7 @@ import {
 import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import type { Clock } from "../../domain/clock.js";
 import type { ConversationActivity } from "../../domain/conversation/activity.js";
+import { attachmentPath, type FileInput } from "../../domain/conversation/attachments.js";
 import type {
   AccountWatchEvent,
   ConversationService,
@@ -46,6 +47,21 @@ export function message(m: MessageRecord): MessageInitShape<typeof MessageSchema
     toolCalls: m.toolCalls,
     documents: m.documents,
     role: m.role,
+    attachments: (m.attachments ?? []).map((a) => ({ ...a, url: attachmentPath(a.attachmentId) })),
+  };
+}
+
+/** A file's request, as the attachments use case takes it. */
+function fileInput(
+  req: { conversationId: string; fileName: string; file: Uint8Array; content: string },
+  idempotencyKey: string | undefined,
+): FileInput {
+  return {
+    conversationId: req.conversationId,
+    fileName: req.fileName,
+    file: req.file,
+    content: req.content,
+    ...(idempotencyKey ? { idempotencyKey } : {}),
   };
 }
 
@@ -352,6 +368,14 @@ export function conversationHandlers(
     async releaseConversation(req, call) {
       const caller = auditedCaller(call);
       return { data: summary(await conversations.actions.release(caller, req.conversationId, keyOf(req, call))) };
+    },
+    async sendAttachment(req, call) {
+      const caller = frameCaller(call.auth);
+      return { data: message(await conversations.attachments.send(caller, fileInput(req, keyOf(req, call)))) };
+    },
+    async replyWithAttachment(req, call) {
+      const caller = accountCaller(call.auth);
+      return { data: message(await conversations.attachments.reply(caller, fileInput(req, keyOf(req, call)))) };
     },
     async replyToConversation(req, call) {
       const caller = accountCaller(call.auth);

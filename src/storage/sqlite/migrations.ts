@@ -894,4 +894,25 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX knowledge_sources_resync ON knowledge_sources (updated_at) WHERE resync_interval_hours > 0;
     `,
   },
+  {
+    version: 32,
+    name: "attachments: the files sent with messages, each its message's (erasure and retention delete them with it)",
+    sql: `
+      -- What readers are told of a message's files, as JSON beside its citations (documents).
+      ALTER TABLE messages ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';
+      -- The bytes: deleted with their message (ON DELETE CASCADE), so no file outlives it.
+      CREATE TABLE attachment_files (
+        attachment_id TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL REFERENCES messages(message_id) ON DELETE CASCADE,
+        conversation_id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        bytes BLOB NOT NULL,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX attachment_files_message ON attachment_files (message_id);
+      CREATE INDEX attachment_files_conversation ON attachment_files (conversation_id);
+    `,
+  },
 ];
