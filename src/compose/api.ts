@@ -109,6 +109,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         d.pictures,
         d.notes,
         d.activities,
+        d.search,
         d.presence,
       ),
     ),

@@ -14,6 +14,7 @@ import { ConversationActivity } from "../domain/conversation/activity.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
+import { ConversationSearch } from "../domain/conversation/search.js";
 import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
 import type { EventLog } from "../domain/log/event-log.js";
 import { LogFeed } from "../domain/log/log-feed.js";
@@ -75,6 +76,7 @@ export interface ConversationParts {
   notes: ConversationNotes;
   /** The conversations' timelines. */
   activities: ConversationActivity;
+  search: ConversationSearch;
   /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
   events: LogFeed;
   /** Stops hearing the store's announcements (at close). */
@@ -162,11 +164,13 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
   const activities = new ConversationActivity(store);
+  const search = new ConversationSearch(store.search);
   return {
     conversations,
     agentTools,
     notes,
     activities,
+    search,
     events,
     stopLogWatch,
     watchLimits,

@@ -20,6 +20,7 @@ import type {
   NoteRepository,
   RatingRepository,
 } from "./conversation/repository.js";
+import type { SearchRepository } from "./conversation/search.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { KnowledgeRepository } from "./knowledge/source.js";
 import type { ConversationEvent } from "./log/events.js";
@@ -78,6 +79,8 @@ export interface Repositories {
   agents: AgentRepository;
   /** The e-mail outbox (domain/mail). */
   mail: MailRepository;
+  /** Full-text search over messages and notes. */
+  search: SearchRepository;
 }
 
 /**

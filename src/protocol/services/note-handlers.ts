@@ -1,8 +1,13 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ActivitySchema, NoteSchema } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type {
+  ActivitySchema,
+  NoteSchema,
+  SearchResultSchema,
+} from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { ConversationActivity } from "../../domain/conversation/activity.js";
 import type { ConversationNotes } from "../../domain/conversation/notes.js";
 import type { ActivityRecord, NoteRecord } from "../../domain/conversation/repository.js";
+import { type SearchResult, snippetHtml } from "../../domain/conversation/search.js";
 import { isoTime } from "../../domain/time.js";
 import { accountCaller } from "../auth.js";
 import type { AuthorizedCall, Call } from "../call.js";
@@ -32,6 +37,26 @@ export function activity(a: ActivityRecord): MessageInitShape<typeof ActivitySch
     toName: a.toName,
     detail: a.detail,
     createdAt: isoTime(a.createdAt),
+  };
+}
+
+/** A search hit as the search answers it: the snippet as pieces and as escaped HTML. */
+export function searchResult(r: SearchResult): MessageInitShape<typeof SearchResultSchema> {
+  return {
+    kind: r.source,
+    id: r.id,
+    conversationId: r.conversationId,
+    chatbotId: r.chatbotId,
+    contactId: r.contactId,
+    userId: r.userId,
+    contactName: r.contactName,
+    conversationStatus: r.status,
+    assignedTo: r.assignedTo,
+    role: r.role,
+    authorEmail: r.authorEmail,
+    createdAt: isoTime(r.createdAt),
+    snippet: r.snippet,
+    snippetHtml: snippetHtml(r.snippet),
   };
 }
 

@@ -8,6 +8,7 @@ import type {
   MessageRole,
   StoredContact,
 } from "../../domain/conversation/repository.js";
+import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import { newId } from "../../domain/ids.js";
 import { type ConversationRow, toConversation } from "../conversation-rows.js";
@@ -58,8 +59,9 @@ const APPEND = `WITH bump AS (
     WHERE conversation_id = $4 RETURNING *
   ), msg AS (
     INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at,
-      chatbot_id, conversation_created_at)
-    SELECT $5, $4, b.message_count, $6, $7, $8, $9, $1, b.chatbot_id, b.created_at FROM bump b
+      chatbot_id, conversation_created_at, search_words)
+    SELECT $5, $4, b.message_count, $6, $7, $8, $9, $1, b.chatbot_id, b.created_at, to_tsvector('simple', $10)
+    FROM bump b
   ), touch AS (
     UPDATE contacts c SET
       latest_message_at = greatest(coalesce(c.latest_message_at, 0), $1),
@@ -127,6 +129,7 @@ export function pgConversations(db: PgDb): ConversationRepository {
           m.content,
           m.toolCalls,
           JSON.stringify(m.documents),
+          searchDocText(m.content),
         ]);
         if (!conv) throw new Error(`conversation ${conversationId} vanished`);
         const order = Number(conv.message_count);

@@ -655,4 +655,18 @@ export const pgMigrations: PgMigration[] = [
       CREATE INDEX mail_outbox_recipient ON mail_outbox (account_id, recipient);
       CREATE INDEX mail_outbox_unsubscribe ON mail_outbox (unsubscribe_hash) WHERE unsubscribe_hash <> '';`,
   },
+  {
+    version: 25,
+    // Search across messages and notes: each one's folded words (searchDocText, written by the service with the row)
+    // as a tsvector of the 'simple' configuration (no stemming, no stop words: the words as folded), GIN-indexed.
+    // Rows written before this version are indexed from their text lower-cased (accents as written).
+    sql: `
+      ALTER TABLE messages ADD COLUMN search_words tsvector;
+      ALTER TABLE conversation_notes ADD COLUMN search_words tsvector;
+      UPDATE messages SET search_words = to_tsvector('simple', lower(regexp_replace(content, '[^[:alnum:]]+', ' ', 'g')));
+      UPDATE conversation_notes SET search_words =
+        to_tsvector('simple', lower(regexp_replace(content, '[^[:alnum:]]+', ' ', 'g')));
+      CREATE INDEX messages_search ON messages USING gin (search_words);
+      CREATE INDEX conversation_notes_search ON conversation_notes USING gin (search_words);`,
+  },
 ];

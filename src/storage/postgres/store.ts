@@ -33,6 +33,7 @@ import { pgProfiles } from "./profiles.js";
 import { pgRatings } from "./ratings.js";
 import { pgReplies } from "./replies.js";
 import { pgReports } from "./reports.js";
+import { pgSearch } from "./search.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { PgTyping } from "./typing.js";
@@ -99,6 +100,7 @@ export class PgStore extends RepositoryMembers implements Store {
       knowledge: pgKnowledge(db),
       agents: pgAgents(db),
       mail: pgMail(db),
+      search: pgSearch(db),
     });
     this.db = db;
     this.origin = origin;

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import type { Db } from "./database.js";
 
@@ -886,4 +887,45 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX mail_outbox_unsubscribe ON mail_outbox (unsubscribe_hash) WHERE unsubscribe_hash <> '';
     `,
   },
+  {
+    version: 31,
+    name: "search across messages and notes: full-text indexes of their folded words (FTS5)",
+    sql: `
+      -- The folded words of each message and note (searchDocText: folded by the service, as the contact search is,
+      -- one blank between words), rowid = the message's or note's rowid. Contentless: the text is in the rows.
+      -- Every letter, digit and mark category is part of a word; the text is folded already (no diacritics step).
+      CREATE VIRTUAL TABLE message_search USING fts5(
+        terms, tokenize = "unicode61 remove_diacritics 0 categories 'L* N* M* Co'", content = '', contentless_delete = 1
+      );
+      CREATE VIRTUAL TABLE note_search USING fts5(
+        terms, tokenize = "unicode61 remove_diacritics 0 categories 'L* N* M* Co'", content = '', contentless_delete = 1
+      );
+      -- The repositories write the words (folding is code); a deletion by anyone (erasure, retention) removes them.
+      CREATE TRIGGER messages_search_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM message_search WHERE rowid = old.rowid;
+      END;
+      CREATE TRIGGER conversation_notes_search_delete AFTER DELETE ON conversation_notes BEGIN
+        DELETE FROM note_search WHERE rowid = old.rowid;
+      END;
+    `,
+    after: (db) => {
+      indexSearchText(db, "messages");
+      indexSearchText(db, "conversation_notes");
+    },
+  },
 ];
+
+/** Writes the search words of a table's existing rows (`messages` or `conversation_notes`) into its FTS table. */
+export function indexSearchText(db: Db, source: "messages" | "conversation_notes"): void {
+  const table = source === "messages" ? "message_search" : "note_search";
+  const add = db.prepare(`INSERT INTO ${table} (rowid, terms) VALUES (?, ?)`);
+  const read = db.prepare<[number], { rowid: number; content: string }>(
+    `SELECT rowid, content FROM ${source} WHERE rowid > ? ORDER BY rowid LIMIT 10000`,
+  );
+  for (let after = Number.MIN_SAFE_INTEGER; ; ) {
+    const rows = read.all(after);
+    if (rows.length === 0) return;
+    for (const r of rows) add.run(r.rowid, searchDocText(r.content));
+    after = rows[rows.length - 1]!.rowid;
+  }
+}

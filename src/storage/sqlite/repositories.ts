@@ -23,6 +23,7 @@ import { sqliteRatings } from "./repos/ratings.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteReplies } from "./repos/replies.js";
 import { sqliteReports } from "./repos/reports.js";
+import { sqliteSearch } from "./repos/search.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
 
@@ -57,6 +58,7 @@ export function sqliteRepositories(db: Db) {
     knowledge: sqliteKnowledge(db),
     agents: sqliteAgents(db),
     mail: sqliteMail(db),
+    search: sqliteSearch(db),
   };
 }
 

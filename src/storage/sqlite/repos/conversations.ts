@@ -7,6 +7,7 @@ import type {
   NewMessage,
 } from "../../../domain/conversation/repository.js";
 import type { MessageEffect } from "../../../domain/conversation/rules.js";
+import { searchDocText } from "../../../domain/conversation/search.js";
 import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
 import { type ConversationRow, toConversation } from "../../conversation-rows.js";
@@ -90,6 +91,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, " +
       "created_at, chatbot_id, conversation_created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
+  const indexMsg = db.prepare("INSERT INTO message_search (rowid, terms) VALUES (?, ?)");
   // The conversation written to becomes the latest; its state as this write left it (its last activity) is
   // copied for the list, which then needs no join.
   const touchContact = db.prepare(`
@@ -208,7 +210,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         role: m.role,
       });
       if (!conv) throw new Error(`conversation ${conversationId} vanished`);
-      insertMsg.run(
+      const { lastInsertRowid } = insertMsg.run(
         m.messageId,
         conversationId,
         conv.message_count,
@@ -220,6 +222,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         conv.chatbot_id,
         conv.created_at,
       );
+      indexMsg.run(lastInsertRowid, searchDocText(m.content));
       touchContact.run({
         now: m.createdAt,
         activity: conv.last_message_at,
