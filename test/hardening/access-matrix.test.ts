@@ -131,6 +131,7 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.ConversationService.MarkConversationRead": () => ({ conversationId }),
   "aiagent.v1.ConversationService.MarkConversationUnread": () => ({ conversationId }),
   "aiagent.v1.ConversationService.ListConversationActivity": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.SearchConversations": () => ({ query: "hello" }),
   "aiagent.v1.ConversationService.TakeOverConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.ReplyToConversation": () => ({ conversationId, content: "A person here." }),
   "aiagent.v1.ConversationService.ReleaseConversation": () => ({ conversationId }),
