@@ -1,12 +1,14 @@
 import type { KnowledgeSnippet } from "../../domain/account/repository.js";
-import type {
-  ContactQuery,
-  ContactRepository,
-  ConversationRecord,
-  ConversationRepository,
-  MessageRecord,
-  MessageRole,
-  StoredContact,
+import {
+  type ContactQuery,
+  type ContactRepository,
+  type ConversationPreview,
+  type ConversationRecord,
+  type ConversationRepository,
+  type MessageRecord,
+  type MessageRole,
+  PREVIEW_LENGTH,
+  type StoredContact,
 } from "../../domain/conversation/repository.js";
 import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
@@ -82,6 +84,30 @@ const APPEND = `WITH bump AS (
 /** Conversations and messages; each write is one transaction that also keeps the contact's aggregates. */
 export function pgConversations(db: PgDb): ConversationRepository {
   return {
+    previews: async (ids) => {
+      const out = new Map<string, ConversationPreview>();
+      if (ids.length === 0) return out;
+      const rows = await db.rows<{
+        conversation_id: string;
+        chatbot_id: string;
+        role: string | null;
+        content: string | null;
+      }>(
+        "conv_previews",
+        `SELECT c.conversation_id, c.chatbot_id, m.role, left(m.content, ${PREVIEW_LENGTH}) AS content
+          FROM conversations c
+          LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count
+          WHERE c.conversation_id = ANY($1::text[])`,
+        [ids],
+      );
+      for (const r of rows)
+        out.set(r.conversation_id, {
+          chatbotId: r.chatbot_id,
+          role: (r.role ?? "") as ConversationPreview["role"],
+          content: r.content ?? "",
+        });
+      return out;
+    },
     byId: async (id) => {
       const held = db.held?.get(heldKey(id)) as ConversationRecord | undefined;
       if (held) return { ...held };

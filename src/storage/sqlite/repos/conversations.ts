@@ -1,10 +1,12 @@
 import type { KnowledgeSnippet } from "../../../domain/account/repository.js";
-import type {
-  ConversationRepository,
-  MessageRecord,
-  MessageRole,
-  NewConversation,
-  NewMessage,
+import {
+  type ConversationPreview,
+  type ConversationRepository,
+  type MessageRecord,
+  type MessageRole,
+  type NewConversation,
+  type NewMessage,
+  PREVIEW_LENGTH,
 } from "../../../domain/conversation/repository.js";
 import type { MessageEffect } from "../../../domain/conversation/rules.js";
 import { searchDocText } from "../../../domain/conversation/search.js";
@@ -238,10 +240,30 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     },
   );
 
+  // One statement for a page's conversations: each by its key, its last message by (conversation, order).
+  const previews = db.prepare<
+    [string],
+    { conversation_id: string; chatbot_id: string; role: string | null; content: string | null }
+  >(
+    `SELECT c.conversation_id, c.chatbot_id, m.role, substr(m.content, 1, ${PREVIEW_LENGTH}) AS content
+      FROM json_each(?) j JOIN conversations c ON c.conversation_id = j.value
+      LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count`,
+  );
   return {
     byId: (id) => {
       const r = byId.get(id);
       return r && toConversation(r);
+    },
+    previews: (ids) => {
+      const out = new Map<string, ConversationPreview>();
+      if (ids.length === 0) return out;
+      for (const r of previews.all(JSON.stringify(ids)))
+        out.set(r.conversation_id, {
+          chatbotId: r.chatbot_id,
+          role: (r.role ?? "") as ConversationPreview["role"],
+          content: r.content ?? "",
+        });
+      return out;
     },
     // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
     append: (id, m, effect, start) => append.immediate(id, m, effect, start),
