@@ -25,4 +25,18 @@ export const INBOX_CSS = `
 .confirm p { margin: 0; flex-basis: 100%; }
 .taken:empty { display: none; }
 .taken__notice { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: .5rem; margin: .5rem 0; padding: .5rem .75rem; border-left: 4px solid var(--accent); background: #eef3ff; border-radius: 6px; }
+.contact { grid-template-columns: minmax(0, 1fr) auto; }
+.contact__preview { grid-column: 1 / -1; font-size: .8125rem; color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.contact__bot { grid-column: 1 / -1; font-size: .75rem; color: var(--muted); overflow-wrap: anywhere; }
+.search-filters { display: flex; flex-wrap: wrap; gap: .5rem; }
+.search-filters label { display: flex; flex-direction: column; gap: .15rem; font-size: .8125rem; font-weight: 600; flex: 1 1 7rem; min-width: 0; }
+.search-filters select, .search-filters input { width: 100%; min-width: 0; box-sizing: border-box; font: inherit; font-weight: 400; }
+.hits { list-style: none; margin: 0; padding: 0; }
+.hit { display: flex; flex-direction: column; gap: .2rem; width: 100%; text-align: left; font: inherit; color: inherit; background: transparent; border: 0; border-bottom: 1px solid var(--line); padding: .6rem .5rem; cursor: pointer; }
+.hit:hover { background: #f1f4f9; }
+.hit[aria-current=true] { background: #e3ebff; }
+.hit__head { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: baseline; }
+.hit__snippet { font-size: .875rem; overflow-wrap: anywhere; }
+.hit mark { background: #ffe58a; color: inherit; font-weight: 700; border-radius: 3px; padding: 0 .1rem; }
+.badge--note { background: #fff1c7; color: #5c4300; }
 `;

@@ -62,8 +62,11 @@ describe("search across messages and notes", () => {
         query,
       ).toContain(hit!.id);
     }
-    // Each word a prefix of a word: "comm" finds "commande"; every word must occur.
-    expect((await search(owner, { query: "comm" })).body.data.results.map((x) => x.id)).toContain(hit!.id);
+    // Every word must occur, as a whole word; the last one (being typed) as a prefix: "comm" finds "commande".
+    const ids = async (query: string) => (await search(owner, { query })).body.data.results.map((x) => x.id);
+    expect(await ids("comm")).toContain(hit!.id);
+    expect(await ids("commande 100")).toContain(hit!.id);
+    expect(await ids("comm 1001")).not.toContain(hit!.id);
     expect((await search(owner, { query: "commande nowhere" })).body.data.results).toEqual([]);
 
     // The snippet is text: the page's markup is not markup, and the HTML form escapes it.

@@ -22,16 +22,28 @@ export function searchDocText(content: string): string {
   return (foldForSearch(content).match(WORD) ?? []).join(" ");
 }
 
-/** The words of a query, folded the same way (at most MAX_SEARCH_WORDS; each matches as a prefix). */
+/**
+ * The words of a query, folded the same way (at most MAX_SEARCH_WORDS). Each matches a whole word, except the
+ * last, which matches as a prefix (what is being typed): "comm" finds "commande", and "a 1001" does not find
+ * every word that starts with an a.
+ */
 export function searchWords(query: string): string[] {
-  const words = [...new Set(foldForSearch(query).match(WORD) ?? [])];
-  return words.slice(0, MAX_SEARCH_WORDS);
+  const words = foldForSearch(query).match(WORD) ?? [];
+  const last = words.slice(-1);
+  // Repeats go (the last stays last: it is the prefix).
+  return [...new Set([...words.slice(0, -1).filter((w) => w !== last[0]), ...last])].slice(-MAX_SEARCH_WORDS);
+}
+
+/** Whether a folded word of a text matches the query's words (the last one as a prefix). */
+export function matchesWord(folded: string, words: readonly string[]): boolean {
+  const last = words.length - 1;
+  return words.some((w, i) => (i === last ? folded.startsWith(w) : folded === w));
 }
 
 /** Where a search looks and what it keeps: the account's messages (and notes), filtered. */
 export interface SearchQuery {
   accountId: string;
-  /** Folded words (searchWords), each a prefix that a word of the text must start with; all must occur. */
+  /** Folded words (searchWords): each a whole word of the text, the last a prefix of one; all must occur. */
   words: string[];
   chatbotId?: string | undefined;
   /** The conversation's stored status. */
@@ -115,13 +127,13 @@ const SNIPPET_LENGTH = 200;
 
 /**
  * A snippet of `content` around its first matched word: the text as written (never HTML), cut at word edges with
- * "…", each word whose folded form starts with one of `words` marked. Callers escape it where they render it.
+ * "…", each word that matches one of `words` (matchesWord) marked. Callers escape it where they render it.
  */
 export function snippet(content: string, words: readonly string[]): SnippetPart[] {
   const spans: { start: number; end: number }[] = [];
   for (const m of content.matchAll(WORD)) {
     const folded = foldForSearch(m[0]);
-    if (words.some((w) => folded.startsWith(w))) spans.push({ start: m.index, end: m.index + m[0].length });
+    if (matchesWord(folded, words)) spans.push({ start: m.index, end: m.index + m[0].length });
   }
   const first = spans[0]?.start ?? 0;
   let start = Math.max(0, first - SNIPPET_BEFORE);

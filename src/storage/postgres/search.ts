@@ -16,8 +16,9 @@ interface HitRow {
   contact_name: string;
 }
 
-/** A tsquery: every folded word as a prefix, all required (the words hold only letters, digits and marks). */
-const queryOf = (words: readonly string[]) => words.map((w) => `'${w}':*`).join(" & ");
+/** A tsquery: every folded word, the last as a prefix, all required (the words hold only letters, digits, marks). */
+const queryOf = (words: readonly string[]) =>
+  words.map((w, i) => (i === words.length - 1 ? `'${w}':*` : `'${w}'`)).join(" & ");
 
 const FILTERS = `c.account_id = $2
     AND ($3::text IS NULL OR c.chatbot_id = $3)

@@ -18,8 +18,9 @@ interface HitRow {
   contact_name: string;
 }
 
-/** FTS5 MATCH text: every word as a quoted prefix, all required (the words hold only letters, digits and marks). */
-const matchOf = (words: readonly string[]) => words.map((w) => `"${w}"*`).join(" ");
+/** FTS5 MATCH text: every word quoted, the last a prefix, all required (the words hold only letters, digits, marks). */
+const matchOf = (words: readonly string[]) =>
+  words.map((w, i) => (i === words.length - 1 ? `"${w}"*` : `"${w}"`)).join(" ");
 
 // The full-text index drives the loop, newest rowid first (FTS5 walks its lists backwards), and each hit is checked
 // against the account and the filters through primary keys: a page reads its hits and stops.
