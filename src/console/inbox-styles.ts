@@ -28,6 +28,7 @@ export const INBOX_CSS = `
 .contact { grid-template-columns: minmax(0, 1fr) auto; }
 .contact__preview { grid-column: 1 / -1; font-size: .8125rem; color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .contact__bot { grid-column: 1 / -1; font-size: .75rem; color: var(--muted); overflow-wrap: anywhere; }
+.segmented[hidden] { display: none; }
 .search-filters { display: flex; flex-wrap: wrap; gap: .5rem; }
 .search-filters label { display: flex; flex-direction: column; gap: .15rem; font-size: .8125rem; font-weight: 600; flex: 1 1 7rem; min-width: 0; }
 .search-filters select, .search-filters input { width: 100%; min-width: 0; box-sizing: border-box; font: inherit; font-weight: 400; }
