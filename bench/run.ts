@@ -59,7 +59,7 @@ const reps = Number(opt.reps);
 // The offered rate of the steady-load (open-loop) list scenarios.
 const rate = Number(opt.rate);
 // The offered rate of the search rows (Q1): an inbox's searches are people typing, not a machine's polling.
-const SEARCH_RATE = 100;
+const SEARCH_RATE = 20;
 const outDir = resolve(opt.out ?? join(ROOT, "bench", "results"));
 const cacheDir = resolve(opt.cache ?? join(ROOT, "node_modules", ".cache", "aiagent-bench"));
 const SCALES = quick ? { main: "10k", growth: ["1k"] } : { main: "100k", growth: ["10k", "1m"] };

@@ -110,6 +110,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         d.notes,
         d.activities,
         d.search,
+        d.labels,
         d.presence,
       ),
     ),

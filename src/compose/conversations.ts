@@ -13,6 +13,7 @@ import type { AuditLog } from "../domain/audit/audit-log.js";
 import { ConversationActivity } from "../domain/conversation/activity.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
+import { ConversationLabels } from "../domain/conversation/labels.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
 import { ConversationSearch } from "../domain/conversation/search.js";
 import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
@@ -77,6 +78,7 @@ export interface ConversationParts {
   /** The conversations' timelines. */
   activities: ConversationActivity;
   search: ConversationSearch;
+  labels: ConversationLabels;
   /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
   events: LogFeed;
   /** Stops hearing the store's announcements (at close). */
@@ -165,12 +167,20 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
   const activities = new ConversationActivity(store);
   const search = new ConversationSearch(store.search);
+  const labels = new ConversationLabels({
+    ...store,
+    transaction: b.transaction,
+    log: d.eventLog,
+    clock: b.clock,
+    nameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
+  });
   return {
     conversations,
     agentTools,
     notes,
     activities,
     search,
+    labels,
     events,
     stopLogWatch,
     watchLimits,

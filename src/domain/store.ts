@@ -12,6 +12,7 @@ import type { SavedReplyRepository } from "./account/saved-replies.js";
 import type { AgentRepository } from "./agent/tools.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
+import type { LabelRepository } from "./conversation/labels.js";
 import type { ReplyRepository } from "./conversation/replies.js";
 import type {
   ActivityRepository,
@@ -81,6 +82,8 @@ export interface Repositories {
   mail: MailRepository;
   /** Full-text search over messages and notes. */
   search: SearchRepository;
+  /** The accounts' labels and the conversations that carry them. */
+  labels: LabelRepository;
 }
 
 /**

@@ -202,6 +202,8 @@ export const ACTIVITY_KINDS = [
   "handed_over",
   /** The customer rated it (`detail`: the score, then the comment). */
   "rated",
+  /** A person changed its labels (`detail`: "+Name" added, "-Name" removed, comma-separated). */
+  "labeled",
 ] as const;
 
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];

@@ -46,6 +46,8 @@ export interface SearchQuery {
   /** Folded words (searchWords): each a whole word of the text, the last a prefix of one; all must occur. */
   words: string[];
   chatbotId?: string | undefined;
+  /** Only conversations that carry this label. */
+  labelId?: string | undefined;
   /** The conversation's stored status. */
   status?: "live" | "closed" | undefined;
   /** Who holds the conversation: an e-mail in lower case, or ai_agent. */
@@ -112,6 +114,8 @@ export interface SearchPage {
 export interface SearchInput {
   query: string;
   chatbotId: string;
+  /** A label's id, or "" for any. */
+  labelId?: string;
   status: string;
   /** An e-mail, ai_agent, or "" for anyone. */
   operator: string;
@@ -223,6 +227,7 @@ export class ConversationSearch {
     if (status !== undefined && status !== "live" && status !== "closed")
       throw invalidArgument("status", "must be live or closed");
     const chatbotId = input.chatbotId === "" ? undefined : requireUuid("chatbot_id", input.chatbotId);
+    const labelId = !input.labelId ? undefined : requireUuid("label_id", input.labelId);
     let assignee: string | undefined;
     if (input.operator !== "")
       assignee = input.operator === "ai_agent" ? "ai_agent" : optionalEmail("operator", input.operator).toLowerCase();
@@ -238,6 +243,7 @@ export class ConversationSearch {
       accountId: caller.accountId,
       words,
       chatbotId,
+      labelId,
       status,
       assignee,
       from,

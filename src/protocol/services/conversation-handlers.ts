@@ -16,6 +16,7 @@ import type {
   WatchEvent,
 } from "../../domain/conversation/conversation-service.js";
 import { seesNotes } from "../../domain/conversation/conversation-watches.js";
+import type { ConversationLabels } from "../../domain/conversation/labels.js";
 import type { ConversationNotes } from "../../domain/conversation/notes.js";
 import type { PageForm } from "../../domain/conversation/page-cache.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
@@ -33,7 +34,7 @@ import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { type Heartbeats, withHeartbeats } from "../heartbeats.js";
 import type { WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
-import { note, noteHandlers, searchResult } from "./note-handlers.js";
+import { labelHandlers, note, noteHandlers, searchResult } from "./note-handlers.js";
 
 /** A message as the conversation lists answer it. */
 export function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
@@ -162,6 +163,7 @@ export function conversationHandlers(
   notes: ConversationNotes,
   activities: ConversationActivity,
   search: ConversationSearch,
+  labels: ConversationLabels,
   /** Told which conversations a customer has open (replies to one who is away are e-mailed: domain/mail). */
   presence?: { enter(conversationId: string): () => void },
 ): Handlers<typeof ConversationServiceDesc> {
@@ -176,6 +178,7 @@ export function conversationHandlers(
       return { forwarded: await typing.signal(anyCaller(call.auth), req.conversationId) };
     },
     ...noteHandlers(notes, keyOf, activities),
+    ...labelHandlers(labels),
     async searchConversations(req, call) {
       const caller = accountCaller(call.auth);
       const page = await search.find(
@@ -189,6 +192,7 @@ export function conversationHandlers(
           to: req.to,
           limit: req.limit,
           pageToken: req.pageToken,
+          labelId: req.labelId,
         },
         seesNotes(caller),
       );

@@ -5,6 +5,7 @@ import type {
   SearchResultSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { ConversationActivity } from "../../domain/conversation/activity.js";
+import type { ConversationLabels, LabelRecord } from "../../domain/conversation/labels.js";
 import type { ConversationNotes } from "../../domain/conversation/notes.js";
 import type { ActivityRecord, NoteRecord } from "../../domain/conversation/repository.js";
 import { type SearchResult, snippetHtml } from "../../domain/conversation/search.js";
@@ -80,6 +81,37 @@ export function noteHandlers(
     async listConversationActivity(req: { conversationId: string }, call: AuthorizedCall) {
       const lines = await activities.list(accountCaller(call.auth), req.conversationId);
       return { data: { activities: lines.map(activity) } };
+    },
+  };
+}
+
+function label(l: LabelRecord) {
+  return { labelId: l.labelId, name: l.name, createdAt: isoTime(l.createdAt) };
+}
+
+/** The ConversationService's label methods; the gate admits operators to the lists and setting, admins to the rest. */
+export function labelHandlers(labels: ConversationLabels) {
+  return {
+    async listLabels(_req: unknown, call: AuthorizedCall) {
+      return { data: { labels: (await labels.list(accountCaller(call.auth))).map(label) } };
+    },
+    async createLabel(req: { name: string }, call: AuthorizedCall) {
+      return { data: label(await labels.create(accountCaller(call.auth), req)) };
+    },
+    async updateLabel(req: { labelId: string; name: string }, call: AuthorizedCall) {
+      return { data: label(await labels.rename(accountCaller(call.auth), req)) };
+    },
+    async deleteLabel(req: { labelId: string }, call: AuthorizedCall) {
+      await labels.remove(accountCaller(call.auth), req.labelId);
+      return {};
+    },
+    async listConversationLabels(req: { conversationId: string }, call: AuthorizedCall) {
+      const ids = await labels.ofConversation(accountCaller(call.auth), req.conversationId);
+      return { data: { conversationId: req.conversationId, labelIds: ids } };
+    },
+    async setConversationLabels(req: { conversationId: string; labelIds: string[] }, call: AuthorizedCall) {
+      const ids = await labels.set(accountCaller(call.auth), req.conversationId, req.labelIds);
+      return { data: { conversationId: req.conversationId, labelIds: ids } };
     },
   };
 }

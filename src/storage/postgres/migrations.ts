@@ -669,4 +669,25 @@ export const pgMigrations: PgMigration[] = [
       CREATE INDEX messages_search ON messages USING gin (search_words);
       CREATE INDEX conversation_notes_search ON conversation_notes USING gin (search_words);`,
   },
+  {
+    version: 26,
+    // Labels: the account's, name_key the name folded (foldForSearch), unique in the account; the conversations
+    // that carry them, gone with the label or the conversation (erasure, retention).
+    sql: `
+      CREATE TABLE labels (
+        label_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        name text NOT NULL,
+        name_key text NOT NULL,
+        created_at bigint NOT NULL,
+        UNIQUE (account_id, name_key)
+      );
+      CREATE TABLE conversation_labels (
+        conversation_id text NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        label_id text NOT NULL REFERENCES labels(label_id) ON DELETE CASCADE,
+        account_id text NOT NULL,
+        PRIMARY KEY (conversation_id, label_id)
+      );
+      CREATE INDEX conversation_labels_label ON conversation_labels (label_id, conversation_id);`,
+  },
 ];

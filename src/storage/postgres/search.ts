@@ -26,7 +26,9 @@ const FILTERS = `c.account_id = $2
     AND ($5::text IS NULL OR lower(c.assigned_to) = $5)
     AND ($6::bigint IS NULL OR x.created_at >= $6)
     AND ($7::bigint IS NULL OR x.created_at < $7)
-    AND ($8::bigint IS NULL OR (x.created_at, x.ID) < ($8, $9::text))`;
+    AND ($8::bigint IS NULL OR (x.created_at, x.ID) < ($8, $9::text))
+    AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM conversation_labels l
+      WHERE l.conversation_id = c.conversation_id AND l.label_id = $11))`;
 
 const HIT = "c.chatbot_id, c.contact_id, c.status, c.assigned_to, k.user_id, k.contact_name";
 
@@ -68,6 +70,7 @@ export function pgSearch(db: PgDb): SearchRepository {
       at[0],
       at[1],
       q.limit,
+      q.labelId ?? null,
     ]);
     return rows.map(
       (r): SearchHit => ({

@@ -20,6 +20,7 @@ import { withAdvisoryLock } from "./exclusive.js";
 import { pgIdempotency } from "./idempotency.js";
 import { pgInvitations } from "./invitations.js";
 import { pgKnowledge } from "./knowledge.js";
+import { pgLabels } from "./labels.js";
 import { PgListener } from "./listen.js";
 import { listenForLogs } from "./log-channel.js";
 import { pgMail } from "./mail.js";
@@ -101,6 +102,7 @@ export class PgStore extends RepositoryMembers implements Store {
       agents: pgAgents(db),
       mail: pgMail(db),
       search: pgSearch(db),
+      labels: pgLabels(db),
     });
     this.db = db;
     this.origin = origin;

@@ -913,6 +913,29 @@ export const migrations: readonly Migration[] = [
       indexSearchText(db, "conversation_notes");
     },
   },
+  {
+    version: 32,
+    name: "labels: the account's labels and the conversations that carry them",
+    sql: `
+      -- name_key: the name folded (foldForSearch), unique in the account.
+      CREATE TABLE labels (
+        label_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (account_id, name_key)
+      ) STRICT;
+      -- Gone with the label or the conversation (erasure, retention).
+      CREATE TABLE conversation_labels (
+        conversation_id TEXT NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        label_id TEXT NOT NULL REFERENCES labels(label_id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, label_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX conversation_labels_label ON conversation_labels (label_id, conversation_id);
+    `,
+  },
 ];
 
 /** Writes the search words of a table's existing rows (`messages` or `conversation_notes`) into its FTS table. */

@@ -12,6 +12,7 @@ import { sqliteDemoSetup } from "./repos/demo-setup.js";
 import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
 import { sqliteKnowledge } from "./repos/knowledge.js";
+import { sqliteLabels } from "./repos/labels.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMail } from "./repos/mail.js";
 import { sqliteMembers } from "./repos/members.js";
@@ -59,6 +60,7 @@ export function sqliteRepositories(db: Db) {
     agents: sqliteAgents(db),
     mail: sqliteMail(db),
     search: sqliteSearch(db),
+    labels: sqliteLabels(db),
   };
 }
 

@@ -26,6 +26,8 @@ const matchOf = (words: readonly string[]) =>
 // against the account and the filters through primary keys: a page reads its hits and stops.
 const FILTERS = `c.account_id = @account
     AND (@chatbot IS NULL OR c.chatbot_id = @chatbot)
+    AND (@label IS NULL OR EXISTS (SELECT 1 FROM conversation_labels l
+      WHERE l.conversation_id = c.conversation_id AND l.label_id = @label))
     AND (@status IS NULL OR c.status = @status)
     AND (@assignee IS NULL OR lower(c.assigned_to) = @assignee)
     AND (@from IS NULL OR x.created_at >= @from)
@@ -61,6 +63,7 @@ export function sqliteSearch(db: Db): Sync<SearchRepository> {
             after: after === undefined ? Number.MAX_SAFE_INTEGER : Number(after),
             account: q.accountId,
             chatbot: q.chatbotId ?? null,
+            label: q.labelId ?? null,
             status: q.status ?? null,
             assignee: q.assignee ?? null,
             from: q.from ?? null,
