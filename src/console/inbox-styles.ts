@@ -40,4 +40,13 @@ export const INBOX_CSS = `
 .hit__snippet { font-size: .875rem; overflow-wrap: anywhere; }
 .hit mark { background: #ffe58a; color: inherit; font-weight: 700; border-radius: 3px; padding: 0 .1rem; }
 .badge--note { background: #fff1c7; color: #5c4300; }
+.labels { display: flex; flex-wrap: wrap; align-items: center; gap: .35rem; margin-top: .5rem; }
+.chips { display: flex; flex-wrap: wrap; gap: .35rem; list-style: none; margin: 0; padding: 0; }
+.chips:empty { display: none; }
+.chip { background: #e3ebff; color: #1b3f98; border-radius: 999px; padding: .1rem .6rem; font-size: .8125rem; font-weight: 600; overflow-wrap: anywhere; }
+.labels__menu { flex-basis: 100%; border: 1px solid #8a94a3; border-radius: var(--radius); padding: .5rem .75rem; margin: 0; display: flex; flex-wrap: wrap; gap: .35rem .75rem; min-width: 0; }
+.labels__menu legend { font-weight: 600; font-size: .875rem; }
+.labels__choice { display: inline-flex; align-items: center; gap: .3rem; overflow-wrap: anywhere; }
+.labels__new { flex-basis: 100%; display: flex; gap: .5rem; }
+.labels__new input { flex: 1; min-width: 0; }
 `;

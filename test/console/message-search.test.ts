@@ -77,4 +77,40 @@ describe.runIf(canRun)("search across messages in the console", () => {
     await grace.waitFor();
     await context.close();
   }, 120_000);
+
+  test("a label made, put on a conversation, on its timeline, and the search filtered by it", async () => {
+    const s = fx.s;
+    for (const [user, name] of [
+      ["labeled-1", "Linus Pauling"],
+      ["labeled-2", "Lise Meitner"],
+    ]) {
+      const t = await issueTokens(s.url, fx.owner, user!, { contact_name: name! });
+      await send(s.url, t.access_token, `My invoice is wrong, says ${name}`);
+    }
+    const context = await newContext(fx.browser, { width: 1280, height: 800 });
+    const page = await context.newPage();
+    await signIn(page, s.url, fx.owner.email, fx.owner.password);
+    await page.locator(".contact", { hasText: "Linus Pauling" }).click();
+    await page.getByRole("button", { name: "Labels", exact: true }).click();
+    // The owner is an admin: a new label from the menu, then put on.
+    await page.getByLabel("New label").fill("Billing");
+    await page.getByRole("button", { name: "Add", exact: true }).click();
+    await page.getByRole("checkbox", { name: "Billing" }).click();
+    await page.getByTestId("label-chip").filter({ hasText: "Billing" }).waitFor();
+    await page.getByTestId("activity").filter({ hasText: "changed the labels: +Billing" }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await docShot(page, "inbox-labels.png");
+
+    // The search for both customers' words, then only the labeled conversation's.
+    await page.getByLabel("Search messages and notes").fill("invoice");
+    await page.getByTestId("search-hit").filter({ hasText: "Lise Meitner" }).waitFor();
+    await page.getByRole("combobox", { name: /^Label/ }).selectOption({ label: "Billing" });
+    await page.getByTestId("search-hit").filter({ hasText: "Lise Meitner" }).waitFor({ state: "detached" });
+    await page.getByTestId("search-hit").filter({ hasText: "Linus Pauling" }).waitFor();
+    expect(await overflows(page)).toBe(false);
+    await page.setViewportSize({ width: 375, height: 800 });
+    expect(await axeViolations(page)).toEqual([]);
+    expect(await overflows(page)).toBe(false);
+    await context.close();
+  }, 120_000);
 });

@@ -15,6 +15,7 @@ import { AssignTo } from "./assign.js";
 import { ContactPanel } from "./contact-panel.js";
 import { ContactPrivacy } from "./contact-privacy.js";
 import { type View, ViewPicker } from "./inbox-views.js";
+import { ConversationLabelsBar } from "./labels.js";
 import { NO_SEARCH, SearchFilterBar, type SearchFilters, SearchResults, useChatbotNames } from "./message-search.js";
 import { NotesPanel } from "./notes.js";
 import { ReplyBox } from "./saved-reply-picker.js";
@@ -513,6 +514,7 @@ function ConversationView(props: {
             onErased={() => [props.onChanged(), props.onBack()]}
           />
         </div>
+        <ConversationLabelsBar conversationId={id} onChanged={() => setChanges((c) => c + 1)} />
         <ActionError error={a.error} />
       </header>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable log must be reachable by keyboard (axe) */}

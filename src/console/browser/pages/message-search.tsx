@@ -3,6 +3,7 @@ import type { Contact, SearchResult, SnippetPart } from "../../../../gen/aiagent
 import { accounts, conversations } from "../api.js";
 import { SessionContext } from "../session.js";
 import { Empty, ErrorNote, type Loaded, Loading, useLoad, when } from "../ui.js";
+import { useLabels } from "./labels.js";
 
 /** The message search's filters, as the inbox's search bar holds them. */
 export interface SearchFilters {
@@ -11,11 +12,20 @@ export interface SearchFilters {
   /** "" anyone, "me" the signed-in person, "ai_agent" the AI agent. */
   holder: "" | "me" | "ai_agent";
   chatbotId: string;
+  labelId: string;
   from: string;
   to: string;
 }
 
-export const NO_SEARCH: SearchFilters = { query: "", status: "", holder: "", chatbotId: "", from: "", to: "" };
+export const NO_SEARCH: SearchFilters = {
+  query: "",
+  status: "",
+  holder: "",
+  chatbotId: "",
+  labelId: "",
+  from: "",
+  to: "",
+};
 
 /** The account's chatbots by id (admins may list them; operators see none, and the list shows no name). */
 export function useChatbotNames(): [Map<string, string>, Loaded<readonly { chatbotId: string; name: string }[]>] {
@@ -34,6 +44,7 @@ export function SearchFilterBar(props: {
   onChange: (f: SearchFilters) => void;
   chatbots: Loaded<readonly { chatbotId: string; name: string }[]>;
 }) {
+  const [labels] = useLabels();
   const f = props.filters;
   const set = (part: Partial<SearchFilters>) => props.onChange({ ...f, ...part });
   return (
@@ -62,6 +73,19 @@ export function SearchFilterBar(props: {
             {props.chatbots.data.map((c) => (
               <option key={c.chatbotId} value={c.chatbotId}>
                 {c.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      {labels.length > 0 && (
+        <label>
+          Label
+          <select value={f.labelId} onChange={(e) => set({ labelId: e.currentTarget.value })}>
+            <option value="">Any</option>
+            {labels.map((l) => (
+              <option key={l.labelId} value={l.labelId}>
+                {l.name}
               </option>
             ))}
           </select>
@@ -109,6 +133,7 @@ export function SearchResults(props: {
       status: f.status,
       operator: f.holder === "me" ? s.account.callerEmail : f.holder,
       chatbotId: f.chatbotId,
+      labelId: f.labelId,
       from: f.from,
       to: f.to,
       limit: 20,
@@ -126,7 +151,7 @@ export function SearchResults(props: {
       );
     }, 200);
     return () => clearTimeout(t);
-  }, [f.query, f.status, f.holder, f.chatbotId, f.from, f.to, retry]);
+  }, [f.query, f.status, f.holder, f.chatbotId, f.labelId, f.from, f.to, retry]);
   const more = () => {
     const n = seq.current;
     setR((x) => ({ ...x, loading: true }));
