@@ -49,4 +49,6 @@ export const INBOX_CSS = `
 .labels__choice { display: inline-flex; align-items: center; gap: .3rem; overflow-wrap: anywhere; }
 .labels__new { flex-basis: 100%; display: flex; gap: .5rem; }
 .labels__new input { flex: 1; min-width: 0; }
+.labels__priority { display: inline-flex; align-items: center; gap: .35rem; font-size: .875rem; font-weight: 600; }
+.labels__priority select { font: inherit; font-weight: 400; }
 `;

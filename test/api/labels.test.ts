@@ -65,6 +65,23 @@ describe("labels", () => {
     const byVip = await getJson(s.url, "/search_conversations", { query: "money", label_id: vipId }, authA);
     expect(byVip.body.data.results).toEqual([]);
 
+    // Priority: none until set; a change is a prioritized line; a bad value is refused naming it.
+    expect(now.body.data.priority).toBe("none");
+    const urgent = await postJson(s.url, "/set_conversation_priority", { conversation_id, priority: "urgent" }, authA);
+    expect(urgent.status).toBe(200);
+    expect(urgent.body.data).toMatchObject({ conversation_id, priority: "urgent" });
+    await postJson(s.url, "/set_conversation_priority", { conversation_id, priority: "urgent" }, authA);
+    const bad = await postJson(s.url, "/set_conversation_priority", { conversation_id, priority: "asap" }, authA);
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("priority");
+    const after = await getJson(s.url, "/list_conversation_activity", { conversation_id }, authA);
+    expect(
+      after.body.data.activities.filter((a: { kind: string }) => a.kind === "prioritized").map((a: any) => a.detail),
+    ).toEqual(["none → urgent"]);
+    expect((await getJson(s.url, "/list_conversation_labels", { conversation_id }, authA)).body.data.priority).toBe(
+      "urgent",
+    );
+
     // Renamed: the conversation keeps it; deleted: it is off every conversation.
     const renamed = await requestJson(s.url, "PATCH", `/v1/account/labels/${refundId}`, authA, { name: "Refunds" });
     expect(renamed.status).toBe(200);
@@ -101,6 +118,13 @@ describe("labels", () => {
       (await postJson(s.url, "/set_conversation_labels", { conversation_id: b, label_ids: [mine] }, authA)).status,
     ).toBe(404);
     expect((await getJson(s.url, "/list_conversation_labels", { conversation_id: b }, authA)).status).toBe(404);
+    const prioritized = await postJson(
+      s.url,
+      "/set_conversation_priority",
+      { conversation_id: b, priority: "high" },
+      authA,
+    );
+    expect(prioritized.status).toBe(404);
     expect((await requestJson(s.url, "PATCH", `/v1/account/labels/${theirs}`, authA, { name: "pwned" })).status).toBe(
       404,
     );

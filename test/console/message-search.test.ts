@@ -78,7 +78,7 @@ describe.runIf(canRun)("search across messages in the console", () => {
     await context.close();
   }, 120_000);
 
-  test("a label made, put on a conversation, on its timeline, and the search filtered by it", async () => {
+  test("a label made, put on a conversation, a priority set, both on its timeline, and the search filtered by the label", async () => {
     const s = fx.s;
     for (const [user, name] of [
       ["labeled-1", "Linus Pauling"],
@@ -98,6 +98,8 @@ describe.runIf(canRun)("search across messages in the console", () => {
     await page.getByRole("checkbox", { name: "Billing" }).click();
     await page.getByTestId("label-chip").filter({ hasText: "Billing" }).waitFor();
     await page.getByTestId("activity").filter({ hasText: "changed the labels: +Billing" }).waitFor();
+    await page.getByLabel("Priority").selectOption("urgent");
+    await page.getByTestId("activity").filter({ hasText: "changed the priority: none → urgent" }).waitFor();
     expect(await axeViolations(page)).toEqual([]);
     await docShot(page, "inbox-labels.png");
 

@@ -147,6 +147,10 @@ const samples: Record<string, Sample> = {
   }),
   "aiagent.v1.ConversationService.DeleteLabel": async () => ({ labelId: await label(`del ${++n}`) }),
   "aiagent.v1.ConversationService.ListConversationLabels": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.SetConversationPriority": () => ({
+    conversationId,
+    priority: ["low", "high"][++n % 2]!,
+  }),
   "aiagent.v1.ConversationService.SetConversationLabels": async () => ({
     conversationId,
     labelIds: [await label(`set ${++n}`)],

@@ -31,7 +31,14 @@ export interface LabelRepository {
   forConversation(conversationId: string): Promise<string[]>;
   /** Replaces the labels on a conversation. */
   setForConversation(accountId: string, conversationId: string, labelIds: readonly string[]): Promise<void>;
+  /** A conversation's priority ("none" when it has none). */
+  priority(conversationId: string): Promise<Priority>;
+  setPriority(conversationId: string, priority: Priority): Promise<void>;
 }
+
+/** How urgent a conversation is, as Chatwoot's and Intercom's inboxes rank them. */
+export const PRIORITIES = ["none", "low", "medium", "high", "urgent"] as const;
+export type Priority = (typeof PRIORITIES)[number];
 
 export const MAX_LABELS = 200;
 /** Labels on one conversation at most. */
@@ -97,6 +104,43 @@ export class ConversationLabels {
     const conv = await this.d.conversations.byId(id);
     if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
     return this.d.labels.forConversation(id);
+  }
+
+  /** The conversation's priority (another account's answers as an unknown one). */
+  async priorityOf(caller: AccountCaller, conversationId: string): Promise<Priority> {
+    const id = requireUuid("conversation_id", conversationId);
+    const conv = await this.d.conversations.byId(id);
+    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    return this.d.labels.priority(id);
+  }
+
+  /** Sets the conversation's priority; a change is a `prioritized` line of its timeline ("low → high"). */
+  async setPriority(caller: AccountCaller, conversationId: string, priority: string): Promise<Priority> {
+    const id = requireUuid("conversation_id", conversationId);
+    const p = PRIORITIES.find((x) => x === priority);
+    if (!p) throw invalidArgument("priority", `must be one of ${PRIORITIES.join(", ")}`);
+    const conv = await this.d.conversations.byId(id);
+    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    const actorName = await nameFor(this.d.nameOf, caller.accountId, caller.email);
+    return this.d.transaction(async (tx) => {
+      const before = await tx.labels.priority(id);
+      if (before === p) return p;
+      await tx.labels.setPriority(id, p);
+      await recordActivity(tx, this.d.log, {
+        accountId: caller.accountId,
+        conversationId: id,
+        kind: "prioritized",
+        actorEmail: caller.email,
+        actorName,
+        fromEmail: "",
+        fromName: "",
+        toEmail: "",
+        toName: "",
+        detail: `${before} → ${p}`,
+        createdAt: this.d.clock.now(),
+      });
+      return p;
+    });
   }
 
   /** Puts exactly these labels on the conversation; a change is recorded on its timeline. Answers the label ids. */

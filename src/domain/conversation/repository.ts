@@ -204,6 +204,8 @@ export const ACTIVITY_KINDS = [
   "rated",
   /** A person changed its labels (`detail`: "+Name" added, "-Name" removed, comma-separated). */
   "labeled",
+  /** A person changed its priority (`detail`: "low → high"). */
+  "prioritized",
 ] as const;
 
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];

@@ -106,12 +106,22 @@ export function labelHandlers(labels: ConversationLabels) {
       return {};
     },
     async listConversationLabels(req: { conversationId: string }, call: AuthorizedCall) {
-      const ids = await labels.ofConversation(accountCaller(call.auth), req.conversationId);
-      return { data: { conversationId: req.conversationId, labelIds: ids } };
+      const caller = accountCaller(call.auth);
+      const ids = await labels.ofConversation(caller, req.conversationId);
+      const priority = await labels.priorityOf(caller, req.conversationId);
+      return { data: { conversationId: req.conversationId, labelIds: ids, priority } };
     },
     async setConversationLabels(req: { conversationId: string; labelIds: string[] }, call: AuthorizedCall) {
-      const ids = await labels.set(accountCaller(call.auth), req.conversationId, req.labelIds);
-      return { data: { conversationId: req.conversationId, labelIds: ids } };
+      const caller = accountCaller(call.auth);
+      const ids = await labels.set(caller, req.conversationId, req.labelIds);
+      const priority = await labels.priorityOf(caller, req.conversationId);
+      return { data: { conversationId: req.conversationId, labelIds: ids, priority } };
+    },
+    async setConversationPriority(req: { conversationId: string; priority: string }, call: AuthorizedCall) {
+      const caller = accountCaller(call.auth);
+      const priority = await labels.setPriority(caller, req.conversationId, req.priority);
+      const ids = await labels.ofConversation(caller, req.conversationId);
+      return { data: { conversationId: req.conversationId, labelIds: ids, priority } };
     },
   };
 }

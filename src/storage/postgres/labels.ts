@@ -1,4 +1,4 @@
-import type { LabelRecord, LabelRepository } from "../../domain/conversation/labels.js";
+import type { LabelRecord, LabelRepository, Priority } from "../../domain/conversation/labels.js";
 import type { PgDb } from "./db.js";
 
 interface LabelRow {
@@ -59,6 +59,19 @@ export function pgLabels(db: PgDb): LabelRepository {
           [conversationId],
         )
       ).map((r) => r.label_id),
+    priority: async (conversationId) =>
+      ((
+        await db.rows<{ priority: string }>(
+          "conv_priority",
+          "SELECT priority FROM conversations WHERE conversation_id = $1",
+          [conversationId],
+        )
+      )[0]?.priority ?? "none") as Priority,
+    setPriority: async (conversationId, p) =>
+      void (await db.count("conv_set_priority", "UPDATE conversations SET priority = $1 WHERE conversation_id = $2", [
+        p,
+        conversationId,
+      ])),
     setForConversation: async (accountId, conversationId, labelIds) => {
       await db.count("labels_clear", "DELETE FROM conversation_labels WHERE conversation_id = $1", [conversationId]);
       if (labelIds.length > 0)

@@ -688,6 +688,8 @@ export const pgMigrations: PgMigration[] = [
         account_id text NOT NULL,
         PRIMARY KEY (conversation_id, label_id)
       );
-      CREATE INDEX conversation_labels_label ON conversation_labels (label_id, conversation_id);`,
+      CREATE INDEX conversation_labels_label ON conversation_labels (label_id, conversation_id);
+      -- A conversation's priority: none, low, medium, high or urgent (the domain checks).
+      ALTER TABLE conversations ADD COLUMN priority text NOT NULL DEFAULT 'none';`,
   },
 ];

@@ -915,7 +915,7 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 32,
-    name: "labels: the account's labels and the conversations that carry them",
+    name: "labels (the account's, and the conversations that carry them) and a conversation's priority",
     sql: `
       -- name_key: the name folded (foldForSearch), unique in the account.
       CREATE TABLE labels (
@@ -934,6 +934,8 @@ export const migrations: readonly Migration[] = [
         PRIMARY KEY (conversation_id, label_id)
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX conversation_labels_label ON conversation_labels (label_id, conversation_id);
+      -- none, low, medium, high or urgent (the domain checks).
+      ALTER TABLE conversations ADD COLUMN priority TEXT NOT NULL DEFAULT 'none';
     `,
   },
 ];

@@ -25,15 +25,25 @@ export function ConversationLabelsBar(props: { conversationId: string; onChanged
   const s = useContext(SessionContext)!;
   const [labels, reload] = useLabels();
   const [on, setOn] = useState<string[]>([]);
+  const [priority, setPriority] = useState("none");
   const [open, setOpen] = useState(false);
   const [name, setName] = useState("");
   const a = useAction();
   useEffect(() => {
     conversations.listConversationLabels({ conversationId: props.conversationId }).then(
-      (r) => setOn(r.data?.labelIds ?? []),
+      (r) => {
+        setOn(r.data?.labelIds ?? []);
+        setPriority(r.data?.priority || "none");
+      },
       () => setOn([]),
     );
   }, [props.conversationId]);
+  const prioritize = (p: string) =>
+    a.run(async () => {
+      const r = await conversations.setConversationPriority({ conversationId: props.conversationId, priority: p });
+      setPriority(r.data?.priority || p);
+      props.onChanged();
+    });
   const put = (ids: string[]) =>
     a.run(async () => {
       const r = await conversations.setConversationLabels({ conversationId: props.conversationId, labelIds: ids });
@@ -42,8 +52,25 @@ export function ConversationLabelsBar(props: { conversationId: string; onChanged
     });
   const named = new Map(labels.map((l) => [l.labelId, l.name]));
   const menuId = `labels-${props.conversationId}`;
+  const priorityId = `priority-${props.conversationId}`;
   return (
     <div class="labels">
+      <label for={priorityId} class="labels__priority">
+        Priority
+        <select
+          id={priorityId}
+          value={priority}
+          disabled={a.busy}
+          data-priority={priority}
+          onChange={(e) => void prioritize(e.currentTarget.value)}
+        >
+          {["none", "low", "medium", "high", "urgent"].map((p) => (
+            <option key={p} value={p}>
+              {p === "none" ? "No priority" : p[0]!.toUpperCase() + p.slice(1)}
+            </option>
+          ))}
+        </select>
+      </label>
       <ul class="chips" aria-label="Labels">
         {on.map((id) => (
           <li key={id} class="chip" data-testid="label-chip">

@@ -1,4 +1,4 @@
-import type { LabelRecord, LabelRepository } from "../../../domain/conversation/labels.js";
+import type { LabelRecord, LabelRepository, Priority } from "../../../domain/conversation/labels.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
@@ -33,6 +33,8 @@ export function sqliteLabels(db: Db): Sync<LabelRepository> {
     .prepare<[string], string>("SELECT label_id FROM conversation_labels WHERE conversation_id = ? ORDER BY label_id")
     .pluck();
   const clear = db.prepare("DELETE FROM conversation_labels WHERE conversation_id = ?");
+  const priority = db.prepare<[string], string>("SELECT priority FROM conversations WHERE conversation_id = ?").pluck();
+  const setPriority = db.prepare("UPDATE conversations SET priority = ? WHERE conversation_id = ?");
   const put = db.prepare("INSERT INTO conversation_labels (conversation_id, label_id, account_id) VALUES (?, ?, ?)");
   return {
     list: (accountId, limit) => list.all(accountId, limit).map(toLabel),
@@ -43,6 +45,8 @@ export function sqliteLabels(db: Db): Sync<LabelRepository> {
     },
     remove: (accountId, labelId) => remove.run(accountId, labelId).changes === 1,
     forConversation: (conversationId) => of.all(conversationId),
+    priority: (conversationId) => (priority.get(conversationId) ?? "none") as Priority,
+    setPriority: (conversationId, p) => void setPriority.run(p, conversationId),
     setForConversation: (accountId, conversationId, labelIds) => {
       clear.run(conversationId);
       for (const l of labelIds) put.run(conversationId, l, accountId);
