@@ -247,7 +247,7 @@ describe("the account API across accounts", () => {
       const mine = owned[p.account]!;
       const other = owned[1 - p.account]!;
       // Both accounts' customers wrote "hello" as the same user: only the caller's own conversation is found.
-      for (const q of [
+      for (const q of <Record<string, string>[]>[
         { query: "hello" },
         { query: "hello", chatbot_id: other.chatbotId },
         { query: "hello same", operator: "ai_agent" },
