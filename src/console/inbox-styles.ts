@@ -46,7 +46,7 @@ export const INBOX_CSS = `
 .chip { background: #e3ebff; color: #1b3f98; border-radius: 999px; padding: .1rem .6rem; font-size: .8125rem; font-weight: 600; overflow-wrap: anywhere; }
 .labels__menu { flex-basis: 100%; border: 1px solid #8a94a3; border-radius: var(--radius); padding: .5rem .75rem; margin: 0; display: flex; flex-wrap: wrap; gap: .35rem .75rem; min-width: 0; }
 .labels__menu legend { font-weight: 600; font-size: .875rem; }
-.labels__choice { display: inline-flex; align-items: center; gap: .3rem; overflow-wrap: anywhere; }
+.labels__choice { display: inline-flex; align-items: center; gap: .3rem; max-width: 100%; overflow-wrap: break-word; }
 .labels__new { flex-basis: 100%; display: flex; gap: .5rem; }
 .labels__new input { flex: 1; min-width: 0; }
 .labels__priority { display: inline-flex; align-items: center; gap: .35rem; font-size: .875rem; font-weight: 600; }

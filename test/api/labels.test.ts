@@ -94,6 +94,14 @@ describe("labels", () => {
       [],
     );
     expect((await requestJson(s.url, "DELETE", `/v1/account/labels/${refundId}`, authA)).status).toBe(404);
+
+    // Erasing the customer takes the labeled conversation with its labels; the label stays the account's.
+    await postJson(s.url, "/set_conversation_labels", { conversation_id, label_ids: [vipId] }, authA);
+    const contactId = byLabel.body.data.results[0].contact_id;
+    expect((await postJson(s.url, "/v1/account/contacts/erase", { contact_id: contactId }, authA)).status).toBe(200);
+    expect((await getJson(s.url, "/list_conversation_labels", { conversation_id }, authA)).status).toBe(404);
+    const left = await getJson(s.url, "/v1/account/labels", {}, authA);
+    expect(left.body.data.labels.map((l: { name: string }) => l.name)).toContain("VIP");
   });
 
   it("another account's labels and conversations are out of reach", async () => {

@@ -43,6 +43,8 @@ describe("search across messages and notes", () => {
         "Où est ma commande A-1001? Crème brûlée <b>x</b> for the Café",
       ));
     } finally {
+      // Back to the real time (resume alone would run on from a week ago).
+      s.clock.freezeAt(Date.now());
       s.clock.resume();
     }
     const owner = await idToken(s.url, fx.a);
