@@ -32,6 +32,8 @@ const ON_POSTGRES = [
   "test/api/attachments.test.ts",
   "test/api/team-notes.test.ts",
   "test/api/timeline.test.ts",
+  "test/api/message-search.test.ts",
+  "test/api/labels.test.ts",
   "test/api/reports.test.ts",
   "test/webhooks/delivery.test.ts",
   "test/webhooks/fair-slots.test.ts",

@@ -129,6 +129,8 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         d.pictures,
         d.notes,
         d.activities,
+        d.search,
+        d.labels,
         d.presence,
       ),
     ),

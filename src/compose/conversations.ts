@@ -15,7 +15,9 @@ import type { AuditLog } from "../domain/audit/audit-log.js";
 import { ConversationActivity } from "../domain/conversation/activity.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
+import { ConversationLabels } from "../domain/conversation/labels.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
+import { ConversationSearch } from "../domain/conversation/search.js";
 import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
 import { AccountLogs } from "../domain/log/account-logs.js";
 import type { EventLog } from "../domain/log/event-log.js";
@@ -78,6 +80,8 @@ export interface ConversationParts {
   notes: ConversationNotes;
   /** The conversations' timelines. */
   activities: ConversationActivity;
+  search: ConversationSearch;
+  labels: ConversationLabels;
   /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
   events: LogFeed;
   /** One shared reader per followed account's log: the watch streams and the offline-reply follower take from it. */
@@ -179,11 +183,21 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
   const activities = new ConversationActivity(store);
+  const search = new ConversationSearch(store.search);
+  const labels = new ConversationLabels({
+    ...store,
+    transaction: b.transaction,
+    log: d.eventLog,
+    clock: b.clock,
+    nameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
+  });
   return {
     conversations,
     agentTools,
     notes,
     activities,
+    search,
+    labels,
     events,
     logs,
     stopLogWatch,

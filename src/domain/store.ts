@@ -12,6 +12,7 @@ import type { SavedReplyRepository } from "./account/saved-replies.js";
 import type { AgentRepository } from "./agent/tools.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
+import type { LabelRepository } from "./conversation/labels.js";
 import type { ReplyRepository } from "./conversation/replies.js";
 import type {
   ActivityRepository,
@@ -21,6 +22,7 @@ import type {
   NoteRepository,
   RatingRepository,
 } from "./conversation/repository.js";
+import type { SearchRepository } from "./conversation/search.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { KnowledgeRepository } from "./knowledge/source.js";
 import type { ConversationEvent } from "./log/events.js";
@@ -81,6 +83,10 @@ export interface Repositories {
   agents: AgentRepository;
   /** The e-mail outbox (domain/mail). */
   mail: MailRepository;
+  /** Full-text search over messages and notes. */
+  search: SearchRepository;
+  /** The accounts' labels and the conversations that carry them. */
+  labels: LabelRepository;
 }
 
 /**

@@ -97,6 +97,13 @@ async function source(): Promise<string> {
   return sourceId;
 }
 
+/** A label of the account, made in the store (answers its id). */
+async function label(name: string): Promise<string> {
+  const labelId = randomUUID();
+  await s.app.store.labels.add({ labelId, accountId: a.accountId, name, createdAt: Date.now() }, name);
+  return labelId;
+}
+
 /** A saved reply of the account, made in the store (answers its id). */
 async function savedReply(shortcut: string): Promise<string> {
   const savedReplyId = randomUUID();
@@ -132,6 +139,23 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.ConversationService.MarkConversationRead": () => ({ conversationId }),
   "aiagent.v1.ConversationService.MarkConversationUnread": () => ({ conversationId }),
   "aiagent.v1.ConversationService.ListConversationActivity": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.SearchConversations": () => ({ query: "hello" }),
+  "aiagent.v1.ConversationService.ListLabels": () => ({}),
+  "aiagent.v1.ConversationService.CreateLabel": () => ({ name: `matrix ${++n}` }),
+  "aiagent.v1.ConversationService.UpdateLabel": async () => ({
+    labelId: await label(`upd ${++n}`),
+    name: `renamed ${++n}`,
+  }),
+  "aiagent.v1.ConversationService.DeleteLabel": async () => ({ labelId: await label(`del ${++n}`) }),
+  "aiagent.v1.ConversationService.ListConversationLabels": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.SetConversationPriority": () => ({
+    conversationId,
+    priority: ["low", "high"][++n % 2]!,
+  }),
+  "aiagent.v1.ConversationService.SetConversationLabels": async () => ({
+    conversationId,
+    labelIds: [await label(`set ${++n}`)],
+  }),
   "aiagent.v1.ConversationService.TakeOverConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.ReplyToConversation": () => ({ conversationId, content: "A person here." }),
   "aiagent.v1.ConversationService.ReleaseConversation": () => ({ conversationId }),

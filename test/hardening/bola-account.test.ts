@@ -267,6 +267,27 @@ describe("the account API across accounts", () => {
     }
   });
 
+  it("a search naming another account's words finds nothing of it, by any filter", async () => {
+    for (const p of principals) {
+      const mine = owned[p.account]!;
+      const other = owned[1 - p.account]!;
+      // Both accounts' customers wrote "hello" as the same user: only the caller's own conversation is found.
+      for (const q of <Record<string, string>[]>[
+        { query: "hello" },
+        { query: "hello", chatbot_id: other.chatbotId },
+        { query: "hello same", operator: "ai_agent" },
+        { query: "pwned" },
+      ]) {
+        const r = await req("GET", `/search_conversations?${new URLSearchParams(q)}`, p.auth);
+        expect(r.status, `${p.name} ${JSON.stringify(q)}`).toBe(200);
+        expect(r.text, `${p.name} ${JSON.stringify(q)} shows the other account`).not.toContain(other.conversationId);
+        expect(r.text).not.toContain(other.contactId);
+      }
+      const own = await req("GET", "/search_conversations?query=hello", p.auth);
+      expect(own.text, p.name).toContain(mine.conversationId);
+    }
+  });
+
   it("a display name and picture are the caller's own: no one else's account shows them", async () => {
     for (const p of principals) {
       const r = await req("POST", "/v1/account/profile", p.auth, {

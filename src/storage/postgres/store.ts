@@ -21,6 +21,7 @@ import { withAdvisoryLock } from "./exclusive.js";
 import { pgIdempotency } from "./idempotency.js";
 import { pgInvitations } from "./invitations.js";
 import { pgKnowledge } from "./knowledge.js";
+import { pgLabels } from "./labels.js";
 import { PgListener } from "./listen.js";
 import { listenForLogs } from "./log-channel.js";
 import { pgMail } from "./mail.js";
@@ -34,6 +35,7 @@ import { pgProfiles } from "./profiles.js";
 import { pgRatings } from "./ratings.js";
 import { pgReplies } from "./replies.js";
 import { pgReports } from "./reports.js";
+import { pgSearch } from "./search.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { PgTyping } from "./typing.js";
@@ -101,6 +103,8 @@ export class PgStore extends RepositoryMembers implements Store {
       knowledge: pgKnowledge(db),
       agents: pgAgents(db),
       mail: pgMail(db),
+      search: pgSearch(db),
+      labels: pgLabels(db),
     });
     this.db = db;
     this.origin = origin;

@@ -13,6 +13,7 @@ import { sqliteDemoSetup } from "./repos/demo-setup.js";
 import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
 import { sqliteKnowledge } from "./repos/knowledge.js";
+import { sqliteLabels } from "./repos/labels.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMail } from "./repos/mail.js";
 import { sqliteMembers } from "./repos/members.js";
@@ -24,6 +25,7 @@ import { sqliteRatings } from "./repos/ratings.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteReplies } from "./repos/replies.js";
 import { sqliteReports } from "./repos/reports.js";
+import { sqliteSearch } from "./repos/search.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
 
@@ -59,6 +61,8 @@ export function sqliteRepositories(db: Db) {
     knowledge: sqliteKnowledge(db),
     agents: sqliteAgents(db),
     mail: sqliteMail(db),
+    search: sqliteSearch(db),
+    labels: sqliteLabels(db),
   };
 }
 

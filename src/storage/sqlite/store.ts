@@ -374,6 +374,8 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     signingKeys: asyncRepository(sync.signingKeys, run),
     contacts: asyncRepository(sync.contacts, run),
     conversations: asyncRepository(sync.conversations, run),
+    search: asyncRepository(sync.search, run),
+    labels: asyncRepository(sync.labels, run),
     demoSetup: asyncRepository(sync.demoSetup, run),
     members: asyncRepository(sync.members, run),
     invitations: asyncRepository(sync.invitations, run),
