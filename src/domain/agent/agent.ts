@@ -11,6 +11,8 @@ export interface AgentTurn {
 /** What the agent produces: pieces of text as they come, then the whole reply. */
 export type AgentEvent =
   | { type: "delta"; text: string }
+  /** Tool calls are running (the frame shows a short "looking that up" line; never their arguments or results). */
+  | { type: "activity"; activity: "looking_up" }
   | {
       type: "done";
       content: string;
@@ -39,6 +41,8 @@ export type ToolCallStatus =
   | "refused_address"
   | "unknown_tool"
   | "awaiting_approval"
+  /** A person of the team refused the call: it was not made. */
+  | "refused"
   | "not_run";
 
 /** A call the model asked for. */
@@ -92,6 +96,11 @@ export interface ReplyScope {
   conversationId: string;
   /** The customer's user_id, from the verified access token. */
   userId: string;
+  /**
+   * Set when a person decided on a call that waited for approval: the history ends with the reply that recorded it,
+   * and this reply carries on from it (the call run when approved, the model told when refused).
+   */
+  decision?: { callId: string; approved: boolean };
 }
 
 /** The AI agent behind the frame; implementations are interchangeable. */

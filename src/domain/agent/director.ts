@@ -10,12 +10,15 @@ import type {
   AgentTurn,
   ReplyScope,
   ToolCallOutcome,
+  ToolCallRecord,
   ToolCallRequest,
   ToolCallStatus,
 } from "./agent.js";
+import { RESULT_EXCERPT } from "./agent.js";
 import { dontKnowStreak, handoverMessage, handoverRequest, isDontKnow } from "./handover-rules.js";
 import {
   type AgentRepository,
+  type AgentSettingsRecord,
   argumentValidator,
   defaultSettings,
   type ToolRecord,
@@ -100,6 +103,12 @@ export class DirectedAgent implements Agent {
       return;
     }
     const settings = stored ?? defaultSettings(chatbot);
+    // A person decided on a call that waited: it runs (or not), and the model carries on from its outcome.
+    if (scope.decision) {
+      const resumed = await this.decided(chatbot, tools, scope, history, signal);
+      if (resumed) yield* this.carryOn(chatbot, resumed.history, signal, scope, settings, tools, now, resumed.record);
+      return;
+    }
     const question = [...history].reverse().find((t) => t.role === "user")?.content ?? "";
     const asked = handoverRequest(question, settings.handoverPhrases);
     if (asked) {
@@ -113,12 +122,27 @@ export class DirectedAgent implements Agent {
         return;
       }
     }
+    yield* this.carryOn(chatbot, history, signal, scope, settings, tools, now);
+  }
+
+  /** The inner agent's reply under the chatbot's rules; a decided call, when given, heads its tool_calls record. */
+  private async *carryOn(
+    chatbot: ChatbotRecord,
+    history: AgentTurn[],
+    signal: AbortSignal,
+    scope: ReplyScope,
+    settings: AgentSettingsRecord,
+    tools: ToolRecord[],
+    now: number,
+    decided?: ToolCallRecord,
+  ): AsyncIterable<AgentEvent> {
     const context = this.context(chatbot, tools, settings.instructions, scope, now);
-    for await (const ev of this.inner.reply(chatbot, history, signal, scope, context)) {
-      if (ev.type === "delta") {
-        yield ev;
+    for await (const inner of this.inner.reply(chatbot, history, signal, scope, context)) {
+      if (inner.type !== "done") {
+        yield inner;
         continue;
       }
+      const ev = decided ? { ...inner, toolCalls: withDecided(decided, inner.toolCalls) } : inner;
       if (ev.tokens && ev.tokens > 0) await this.d.agents.addTokens(chatbot.chatbotId, utcDay(now), ev.tokens);
       if (ev.handover) {
         yield { ...ev, content: ev.content.trim() || handoverMessage(chatbot, this.d.clock.now()) };
@@ -136,6 +160,54 @@ export class DirectedAgent implements Agent {
       yield ev;
       return;
     }
+  }
+
+  /**
+   * The call a person decided on, run when approved (its arguments checked again), and the history the model carries
+   * on from: the reply that waited, as that step's tool calls with their outcomes. Undefined when the history's last
+   * reply holds no such waiting call.
+   */
+  private async decided(
+    chatbot: ChatbotRecord,
+    tools: ToolRecord[],
+    scope: ReplyScope,
+    history: AgentTurn[],
+    signal: AbortSignal,
+  ): Promise<{ record: ToolCallRecord; history: AgentTurn[] } | undefined> {
+    const decision = scope.decision!;
+    const last = history.at(-1);
+    const calls = parseRecords(last?.role === "assistant" ? last.toolCalls : undefined);
+    const waiting = calls.find((c) => c.id === decision.callId && c.status === "awaiting_approval");
+    if (!waiting) return undefined;
+    const request = { id: waiting.id, name: waiting.name, arguments: waiting.arguments };
+    const outcome = decision.approved
+      ? await this.run(
+          chatbot,
+          new Map(tools.map((t) => [t.name, t])),
+          scope,
+          request,
+          AbortSignal.any([signal, AbortSignal.timeout(this.d.maxReplyMs)]),
+          true,
+        )
+      : {
+          status: "refused" as const,
+          result:
+            "A person of the team refused this call; it was not made. Tell the customer, and do not make up its result.",
+          durationMs: 0,
+        };
+    const record: ToolCallRecord = {
+      ...request,
+      status: outcome.status,
+      result: outcome.result.slice(0, RESULT_EXCERPT),
+      duration_ms: outcome.durationMs,
+    };
+    // The model is told the whole result once (the record keeps an excerpt).
+    const told = { ...record, result: outcome.result };
+    const step = calls.map((c) => (c.id === record.id ? told : c));
+    return {
+      record,
+      history: [...history.slice(0, -1), { role: "assistant", content: "", toolCalls: JSON.stringify(step) }],
+    };
   }
 
   /** The tools offered to the model, and how each call is run. */
@@ -171,6 +243,7 @@ export class DirectedAgent implements Agent {
     scope: ReplyScope,
     call: ToolCallRequest,
     signal: AbortSignal,
+    approved = false,
   ): Promise<ToolCallOutcome> {
     const started = Date.now();
     const ended = (status: ToolCallStatus, result: string, stop?: ToolCallOutcome["stop"]): ToolCallOutcome => ({
@@ -205,7 +278,7 @@ export class DirectedAgent implements Agent {
           .map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}`)
           .join("; ")}); nothing was sent.`,
       );
-    if (tool.requiresApproval)
+    if (tool.requiresApproval && !approved)
       return ended(
         "awaiting_approval",
         "A person of the team must approve this call before it runs; tell the customer the team will follow up.",
@@ -229,6 +302,22 @@ export class DirectedAgent implements Agent {
       answer.status === "succeeded" ? answer.text : `The call failed: ${answer.text}. Do not make up its result.`,
     );
   }
+}
+
+/** A stored tool_calls record's entries (none when it is empty or not a list). */
+function parseRecords(text: string | undefined): ToolCallRecord[] {
+  if (!text) return [];
+  try {
+    const list = JSON.parse(text) as unknown;
+    return Array.isArray(list) ? (list as ToolCallRecord[]).filter((c) => typeof c?.id === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The record of a reply that carried on after a decision: the decided call first, then the reply's own calls. */
+function withDecided(decided: ToolCallRecord, toolCalls: string): string {
+  return JSON.stringify([decided, ...parseRecords(toolCalls)]);
 }
 
 function handingOver(content: string, reason: string): AgentEvent {

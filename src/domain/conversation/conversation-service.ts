@@ -4,6 +4,7 @@ import { ConversationWatches } from "./conversation-watches.js";
 import { CustomerMessages } from "./customer-messages.js";
 import { OperatorActions } from "./operator-actions.js";
 import { ConversationRatings } from "./ratings.js";
+import { ToolApprovals } from "./tool-approvals.js";
 
 export type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 export type { ConversationServiceDeps } from "./conversation-core.js";
@@ -27,6 +28,8 @@ export class ConversationService {
   readonly watches: ConversationWatches;
   readonly actions: OperatorActions;
   readonly ratings: ConversationRatings;
+  /** The agent's tool calls that wait for a person's approval. */
+  readonly approvals: ToolApprovals;
   private readonly core: ConversationCore;
 
   constructor(d: ConversationServiceDeps) {
@@ -37,6 +40,7 @@ export class ConversationService {
     this.watches = new ConversationWatches(core, d);
     this.actions = new OperatorActions(core, d);
     this.ratings = new ConversationRatings(core, d);
+    this.approvals = new ToolApprovals(core, d);
   }
 
   /** Message pages answered from the page cache and built from storage, since start (the metrics). */

@@ -8,6 +8,7 @@ import { LIMITS } from "../limits.js";
 import { requireContent } from "../validate.js";
 import type { ConversationCore, ConversationServiceDeps } from "./conversation-core.js";
 import { handOver } from "./handover.js";
+import { recordWaitingCalls } from "./tool-approvals.js";
 import { REPLY_LEASE_MS, REPLY_RENEW_MS, REPLY_WAIT_MS } from "./replies.js";
 import type { ConversationRecord, MessageRecord, NewConversation } from "./repository.js";
 import { AI_AGENT, NEW_CONVERSATION } from "./rules.js";
@@ -16,6 +17,8 @@ import { AI_AGENT, NEW_CONVERSATION } from "./rules.js";
 export type SendEvent =
   | { type: "user_message"; message: MessageRecord }
   | { type: "delta"; text: string }
+  /** The agent is running tool calls: the frame shows a short line (never their arguments or results). */
+  | { type: "activity"; activity: "looking_up" }
   | { type: "reply"; message: MessageRecord };
 
 /** The channel of conversations started in the frame. */
@@ -187,6 +190,10 @@ export class CustomerMessages {
             yield { type: "delta", text: ev.text };
             continue;
           }
+          if (ev.type === "activity") {
+            yield ev;
+            continue;
+          }
           // Handed over already: the team answers (nothing stored; the claim is released).
           if (ev.handover === SILENT) return true;
           const { message: reply } = await this.c.append(
@@ -206,6 +213,7 @@ export class CustomerMessages {
             0,
             async (tx, message) => {
               if (!(await tx.replies.complete(messageId, held, message.messageOrder))) throw new ClaimLost();
+              await recordWaitingCalls(tx, conv, message);
             },
           );
           stored = true;

@@ -223,6 +223,7 @@ function start(): void {
             }
           },
           onDelta: (t) => reply.append(t),
+          onActivity: () => reply.lookingUp(),
           onReply: (m) => {
             replied = true;
             handover.seen(m.message_order);

@@ -3,11 +3,15 @@ import type {
   AgentBehaviourSchema,
   AgentService as AgentServiceDesc,
   ChatbotToolSchema,
+  ToolApprovalSchema,
 } from "../../../gen/aiagent/v1/agent_service_pb.js";
+import type { ToolApprovalRecord } from "../../domain/agent/approvals.js";
 import type { AgentSettingsRecord, AgentTools, ToolRecord } from "../../domain/agent/tools.js";
+import type { ToolApprovals } from "../../domain/conversation/tool-approvals.js";
 import { isoTime } from "../../domain/time.js";
 import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
+import { message } from "./conversation-handlers.js";
 
 /** A tool as answered: never its secret. */
 function tool(t: ToolRecord): MessageInitShape<typeof ChatbotToolSchema> {
@@ -35,9 +39,39 @@ function behaviour(r: { s: AgentSettingsRecord; usedToday: number }): MessageIni
   };
 }
 
-/** The AgentService methods, on the account's caller the gate admitted (ID token, admin). */
-export function agentHandlers(tools: AgentTools): Handlers<typeof AgentServiceDesc> {
+function approval(a: ToolApprovalRecord): MessageInitShape<typeof ToolApprovalSchema> {
   return {
+    conversationId: a.conversationId,
+    callId: a.callId,
+    messageId: a.messageId,
+    toolName: a.toolName,
+    arguments: a.arguments,
+    status: a.status,
+    decidedBy: a.decidedBy,
+    decidedAt: a.decidedAt === null ? "" : isoTime(a.decidedAt),
+    createdAt: isoTime(a.createdAt),
+  };
+}
+
+/**
+ * The AgentService methods, on the account's caller the gate admitted (ID token; an admin for the configuration, any
+ * person of the account for the approvals).
+ */
+export function agentHandlers(tools: AgentTools, approvals: ToolApprovals): Handlers<typeof AgentServiceDesc> {
+  return {
+    async listToolApprovals(req, call) {
+      return {
+        data: { approvals: (await approvals.list(accountCaller(call.auth), req.conversationId)).map(approval) },
+      };
+    },
+    async decideToolApproval(req, call) {
+      const r = await approvals.decide(accountCaller(call.auth), {
+        conversationId: req.conversationId,
+        callId: req.callId,
+        decision: req.decision,
+      });
+      return { data: { approval: approval(r.approval), ...(r.reply ? { reply: message(r.reply) } : {}) } };
+    },
     async createChatbotTool(req, call) {
       const r = await tools.create(accountCaller(call.auth), req.chatbotId, {
         name: req.name,

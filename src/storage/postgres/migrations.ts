@@ -655,4 +655,25 @@ export const pgMigrations: PgMigration[] = [
       CREATE INDEX mail_outbox_recipient ON mail_outbox (account_id, recipient);
       CREATE INDEX mail_outbox_unsubscribe ON mail_outbox (unsubscribe_hash) WHERE unsubscribe_hash <> '';`,
   },
+  {
+    version: 25,
+    // A tool call that needs a person's approval, stored with the reply that asked for it; deleted with its
+    // conversation.
+    sql: `
+      CREATE TABLE tool_approvals (
+        account_id text NOT NULL,
+        chatbot_id text NOT NULL,
+        conversation_id text NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        call_id text NOT NULL,
+        message_id text NOT NULL,
+        message_order bigint NOT NULL,
+        tool_name text NOT NULL,
+        arguments text NOT NULL,
+        status text NOT NULL,
+        decided_by text NOT NULL,
+        decided_at bigint,
+        created_at bigint NOT NULL,
+        PRIMARY KEY (conversation_id, call_id)
+      );`,
+  },
 ];

@@ -9,6 +9,7 @@ import { RepositoryMembers } from "../repository-members.js";
 import { pgAccounts } from "./accounts.js";
 import { pgActivities } from "./activities.js";
 import { pgAgents } from "./agents.js";
+import { pgApprovals } from "./approvals.js";
 import { pgApiKeys } from "./api-keys.js";
 import { pgAudit } from "./audit.js";
 import { pgChatbots } from "./chatbots.js";
@@ -98,6 +99,7 @@ export class PgStore extends RepositoryMembers implements Store {
       credentialChanges: pgCredentialChanges(db),
       knowledge: pgKnowledge(db),
       agents: pgAgents(db),
+      approvals: pgApprovals(db),
       mail: pgMail(db),
     });
     this.db = db;

@@ -886,4 +886,27 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX mail_outbox_unsubscribe ON mail_outbox (unsubscribe_hash) WHERE unsubscribe_hash <> '';
     `,
   },
+  {
+    version: 31,
+    name: "tool_approvals: tool calls waiting for a person's approval",
+    sql: `
+      -- A tool call that needs a person's approval, stored with the reply that asked for it; deleted with its
+      -- conversation.
+      CREATE TABLE tool_approvals (
+        account_id TEXT NOT NULL,
+        chatbot_id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        call_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        message_order INTEGER NOT NULL,
+        tool_name TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        status TEXT NOT NULL,
+        decided_by TEXT NOT NULL,
+        decided_at INTEGER,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (conversation_id, call_id)
+      ) STRICT;
+    `,
+  },
 ];

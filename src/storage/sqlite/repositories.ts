@@ -2,6 +2,7 @@ import type { Db } from "./database.js";
 import { sqliteAccounts } from "./repos/accounts.js";
 import { sqliteActivities } from "./repos/activities.js";
 import { sqliteAgents } from "./repos/agent.js";
+import { sqliteApprovals } from "./repos/approvals.js";
 import { sqliteApiKeys } from "./repos/api-keys.js";
 import { sqliteAudit } from "./repos/audit.js";
 import { sqliteChatbots } from "./repos/chatbots.js";
@@ -56,6 +57,7 @@ export function sqliteRepositories(db: Db) {
     credentialChanges: sqliteCredentialChanges(db),
     knowledge: sqliteKnowledge(db),
     agents: sqliteAgents(db),
+    approvals: sqliteApprovals(db),
     mail: sqliteMail(db),
   };
 }

@@ -393,6 +393,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     credentialChanges: asyncRepository(sync.credentialChanges, run),
     knowledge: asyncRepository(sync.knowledge, run),
     agents: asyncRepository(sync.agents, run),
+    approvals: asyncRepository(sync.approvals, run),
     mail: asyncRepository(sync.mail, run),
   };
 }
