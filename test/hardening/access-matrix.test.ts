@@ -271,7 +271,42 @@ const samples: Record<string, Sample> = {
   }),
   "aiagent.v1.AgentService.GetAgentSettings": () => ({ chatbotId: a.chatbotId }),
   "aiagent.v1.AgentService.UpdateAgentSettings": () => ({ chatbotId: a.chatbotId, instructions: `Be kind ${++n}.` }),
+  "aiagent.v1.AgentService.ListToolApprovals": async () => ({ conversationId: await approvalConversation() }),
+  "aiagent.v1.AgentService.DecideToolApproval": async () => ({
+    conversationId: await approvalConversation(),
+    callId: await waitingCall(),
+    decision: "refuse",
+  }),
 };
+
+let approvals: string | undefined;
+/** A conversation of its own for the approvals, which the AI agent keeps answering. */
+async function approvalConversation(): Promise<string> {
+  approvals ??= (await send(s.url, (await issueTokens(s.url, a, "matrix-approvals")).access_token, "Refund?"))
+    .conversation_id;
+  return approvals;
+}
+
+/** A tool call waiting for approval in that conversation, stored as the loop stores one (answers its id). */
+async function waitingCall(): Promise<string> {
+  const conversationId = await approvalConversation();
+  const callId = `call_${++n}`;
+  await s.app.store.approvals.add({
+    accountId: a.accountId,
+    chatbotId: a.chatbotId,
+    conversationId,
+    callId,
+    messageId: randomUUID(),
+    messageOrder: 2,
+    toolName: "refund_order",
+    arguments: "{}",
+    status: "pending",
+    decidedBy: "",
+    decidedAt: null,
+    createdAt: Date.now(),
+  });
+  return callId;
+}
 
 /** A tool of the account's chatbot, made through the use case (answers its record). */
 async function agentTool() {
