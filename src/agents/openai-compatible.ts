@@ -127,7 +127,11 @@ function upstreamHistory(history: AgentTurn[]): UpstreamMessage[] {
   // A call that waited for approval is recorded again, decided, by the reply that carried on after the decision: the
   // model is told of it once, there.
   const decided = new Set(
-    history.flatMap((t) => storedCalls(t.toolCalls).filter((c) => c.status !== "awaiting_approval").map((c) => c.id)),
+    history.flatMap((t) =>
+      storedCalls(t.toolCalls)
+        .filter((c) => c.status !== "awaiting_approval")
+        .map((c) => c.id),
+    ),
   );
   for (const t of history) {
     // Operators speak for the business, as the assistant does.

@@ -4,9 +4,9 @@ import { parseSse } from "../../src/agents/sse.js";
 import { idToken, issueTokens } from "../helpers/flows.js";
 import { getJson, requestJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { ToolServer } from "../helpers/tool-server.js";
 import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
-import { ToolServer } from "../helpers/tool-server.js";
 import { contentChunk, type LlmStandIn, scripted, sendEvent, startLlmStandIn, startSse } from "./llm-stand-in.js";
 
 const withBrowser = suiteCanRun(import.meta.filename, ["chromium"], "its test in the frame");

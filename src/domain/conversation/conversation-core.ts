@@ -1,6 +1,6 @@
-import type { ToolApprovalRepository } from "../agent/approvals.js";
 import type { ChatbotRepository } from "../account/repository.js";
 import type { Agent } from "../agent/agent.js";
+import type { ToolApprovalRepository } from "../agent/approvals.js";
 import type { AgentRepository } from "../agent/tools.js";
 import type { AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller, FrameCaller } from "../caller.js";

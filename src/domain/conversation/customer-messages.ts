@@ -8,10 +8,10 @@ import { LIMITS } from "../limits.js";
 import { requireContent } from "../validate.js";
 import type { ConversationCore, ConversationServiceDeps } from "./conversation-core.js";
 import { handOver } from "./handover.js";
-import { recordWaitingCalls } from "./tool-approvals.js";
 import { REPLY_LEASE_MS, REPLY_RENEW_MS, REPLY_WAIT_MS } from "./replies.js";
 import type { ConversationRecord, MessageRecord, NewConversation } from "./repository.js";
 import { AI_AGENT, NEW_CONVERSATION } from "./rules.js";
+import { recordWaitingCalls } from "./tool-approvals.js";
 
 /** An event of a streamed send. */
 export type SendEvent =

@@ -1,5 +1,5 @@
 import type { ToolCallRecord } from "../agent/agent.js";
-import { MAX_APPROVALS, type ToolApprovalRecord, type ToolApprovalRepository } from "../agent/approvals.js";
+import { MAX_APPROVALS, type ToolApprovalRecord } from "../agent/approvals.js";
 import { SILENT } from "../agent/director.js";
 import type { AccountCaller } from "../caller.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
