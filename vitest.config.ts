@@ -11,6 +11,7 @@ const ON_POSTGRES = [
   "test/hardening/knowledge-hostile.test.ts",
   "test/agent/tools.test.ts",
   "test/agent/approvals.test.ts",
+  "test/agent/replay.test.ts",
   "test/agent/handover.test.ts",
   "test/api/tokens.test.ts",
   "test/api/account-api.test.ts",

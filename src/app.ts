@@ -151,6 +151,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     knowledge: account.knowledge,
     targets: account.targets,
     audit,
+    accounts: account.accounts,
   });
   const { conversations } = conversation;
   const privacy = await composePrivacy(b, { eventLog, audit, conversations });

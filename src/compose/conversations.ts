@@ -1,3 +1,5 @@
+import type { AccountService } from "../domain/account/account-service.js";
+import { AgentReplay } from "../domain/conversation/replay.js";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { fetchPost, publicOnlyPost } from "../agents/guarded-post.js";
 import { OpenAiCompatibleAgent } from "../agents/openai-compatible.js";
@@ -45,6 +47,8 @@ export interface ConversationDeps {
   targets?: TargetPolicy;
   /** The accounts' audit log (assignments). */
   audit?: AuditLog<Repositories>;
+  /** The chatbots (a published agent draft changes their knowledge and model). */
+  accounts: Pick<AccountService, "updateChatbot">;
 }
 
 /** The customer limits over the back end's counters; undefined when they are off (AIAGENT_RATE_LIMIT=off). */
@@ -71,6 +75,8 @@ export interface ConversationParts {
   conversations: ConversationService;
   /** The chatbots' tools and agent settings. */
   agentTools: AgentTools;
+  /** Drafts of the chatbots' agents, replayed before they are published. */
+  agentReplay: AgentReplay;
   /** The team's internal notes on conversations. */
   notes: ConversationNotes;
   /** The conversations' timelines. */
@@ -158,6 +164,22 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     ...(d.audit ? { auditLog: d.audit } : {}),
     displayNameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
   });
+  const agentReplay = new AgentReplay({
+    drafts: store.drafts,
+    chatbots: store.chatbots,
+    conversations: store.conversations,
+    agents: store.agents,
+    agent: directed,
+    clock: b.clock,
+    publish: async (caller, bot, draft) => {
+      const model =
+        bot.agent.kind === "openai_compatible" && draft.model !== "" && draft.model !== bot.agent.model
+          ? { kind: "openai_compatible", baseUrl: bot.agent.baseUrl, model: draft.model, apiKey: "" }
+          : undefined;
+      await d.accounts.updateChatbot(caller, bot.chatbotId, { knowledge: draft.knowledge, agent: model });
+      await agentTools.updateSettings(caller, bot.chatbotId, { instructions: draft.instructions });
+    },
+  });
   const typingChannel = await store.sharedTyping(new InProcessTyping());
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
@@ -165,6 +187,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   return {
     conversations,
     agentTools,
+    agentReplay,
     notes,
     activities,
     events,

@@ -10,6 +10,7 @@ import type {
 } from "./account/repository.js";
 import type { SavedReplyRepository } from "./account/saved-replies.js";
 import type { ToolApprovalRepository } from "./agent/approvals.js";
+import type { AgentDraftRepository } from "./agent/drafts.js";
 import type { AgentRepository } from "./agent/tools.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
@@ -79,6 +80,8 @@ export interface Repositories {
   agents: AgentRepository;
   /** Tool calls waiting for a person's approval. */
   approvals: ToolApprovalRepository;
+  /** Drafts of chatbots' agents, replayed before they are published. */
+  drafts: AgentDraftRepository;
   /** The e-mail outbox (domain/mail). */
   mail: MailRepository;
 }

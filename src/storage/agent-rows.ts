@@ -1,3 +1,4 @@
+import type { AgentDraftRecord } from "../domain/agent/drafts.js";
 import type { ToolApprovalRecord } from "../domain/agent/approvals.js";
 import type { AgentSettingsRecord, HandoverRecord, ToolRecord } from "../domain/agent/tools.js";
 import { type Big, type Flag, isSet } from "./row-values.js";
@@ -165,4 +166,31 @@ export const approvalValues = (a: ToolApprovalRecord) => [
   a.decidedBy,
   a.decidedAt,
   a.createdAt,
+];
+
+/** A row of `agent_drafts`. */
+export interface DraftRow {
+  chatbot_id: string;
+  account_id: string;
+  draft: string;
+  updated_at: Big;
+}
+
+export const toDraft = (r: DraftRow): AgentDraftRecord => {
+  const d = JSON.parse(r.draft) as Partial<AgentDraftRecord>;
+  return {
+    chatbotId: r.chatbot_id,
+    accountId: r.account_id,
+    instructions: d.instructions ?? "",
+    knowledge: d.knowledge ?? [],
+    model: d.model ?? "",
+    updatedAt: Number(r.updated_at),
+  };
+};
+
+export const draftValues = (d: AgentDraftRecord) => [
+  d.chatbotId,
+  d.accountId,
+  JSON.stringify({ instructions: d.instructions, knowledge: d.knowledge, model: d.model }),
+  d.updatedAt,
 ];

@@ -43,6 +43,8 @@ export type ToolCallStatus =
   | "awaiting_approval"
   /** A person of the team refused the call: it was not made. */
   | "refused"
+  /** A replay: the call was not made (the record says what would have been called). */
+  | "dry_run"
   | "not_run";
 
 /** A call the model asked for. */
@@ -101,6 +103,11 @@ export interface ReplyScope {
    * and this reply carries on from it (the call run when approved, the model told when refused).
    */
   decision?: { callId: string; approved: boolean };
+  /**
+   * Set for a replay: nothing is stored or sent to anyone, no tool is called (each call is recorded as dry_run), the
+   * conversation's handover and the daily budget are not looked at, and these instructions are the owner's.
+   */
+  replay?: { instructions: string };
 }
 
 /** The AI agent behind the frame; implementations are interchangeable. */

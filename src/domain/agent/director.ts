@@ -95,14 +95,15 @@ export class DirectedAgent implements Agent {
     const [stored, tools, waiting] = await Promise.all([
       this.d.agents.settings(chatbot.chatbotId),
       this.d.agents.tools(chatbot.chatbotId),
-      this.d.agents.handover(scope.conversationId),
+      scope.replay ? undefined : this.d.agents.handover(scope.conversationId),
     ]);
     // Handed over: the team answers; the agent says nothing more until a person releases the conversation.
     if (waiting) {
       yield { type: "done", content: "", documents: [], toolCalls: "", handover: SILENT };
       return;
     }
-    const settings = stored ?? defaultSettings(chatbot);
+    const settings = { ...(stored ?? defaultSettings(chatbot)) };
+    if (scope.replay) settings.instructions = scope.replay.instructions;
     // A person decided on a call that waited: it runs (or not), and the model carries on from its outcome.
     if (scope.decision) {
       const resumed = await this.decided(chatbot, tools, scope, history, signal);
@@ -115,7 +116,7 @@ export class DirectedAgent implements Agent {
       yield handingOver(handoverMessage(chatbot, now, asked.language), asked.reason);
       return;
     }
-    if (this.d.usesModel(chatbot)) {
+    if (this.d.usesModel(chatbot) && !scope.replay) {
       const budget = settings.dailyTokenBudget || this.d.defaultDailyTokens;
       if (budget > 0 && (await this.d.agents.tokensUsed(chatbot.chatbotId, utcDay(now))) >= budget) {
         yield handingOver(handoverMessage(chatbot, now), "the chatbot's daily model budget is used up");
@@ -283,6 +284,12 @@ export class DirectedAgent implements Agent {
         "awaiting_approval",
         "A person of the team must approve this call before it runs; tell the customer the team will follow up.",
         { approval: true },
+      );
+    // A replay calls nothing: the record says what would have been sent where.
+    if (scope.replay)
+      return ended(
+        "dry_run",
+        `Replay: the call was not made (it would have been ${tool.method} ${tool.url}). Answer as if its result were unknown.`,
       );
     const secret = this.d.sealer.open(tool.secretSealed, toolSecretBinding(tool.toolId));
     const answer = await this.d.callTool(

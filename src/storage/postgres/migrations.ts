@@ -658,7 +658,7 @@ export const pgMigrations: PgMigration[] = [
   {
     version: 25,
     // A tool call that needs a person's approval, stored with the reply that asked for it; deleted with its
-    // conversation.
+    // conversation. A draft of a chatbot's agent (instructions, knowledge list, model) as JSON.
     sql: `
       CREATE TABLE tool_approvals (
         account_id text NOT NULL,
@@ -674,6 +674,12 @@ export const pgMigrations: PgMigration[] = [
         decided_at bigint,
         created_at bigint NOT NULL,
         PRIMARY KEY (conversation_id, call_id)
+      );
+      CREATE TABLE agent_drafts (
+        chatbot_id text PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        account_id text NOT NULL,
+        draft text NOT NULL,
+        updated_at bigint NOT NULL
       );`,
   },
 ];

@@ -11,6 +11,7 @@ import { pgActivities } from "./activities.js";
 import { pgAgents } from "./agents.js";
 import { pgApiKeys } from "./api-keys.js";
 import { pgApprovals } from "./approvals.js";
+import { pgDrafts } from "./drafts.js";
 import { pgAudit } from "./audit.js";
 import { pgChatbots } from "./chatbots.js";
 import { pgContacts, pgConversations } from "./conversations.js";
@@ -100,6 +101,7 @@ export class PgStore extends RepositoryMembers implements Store {
       knowledge: pgKnowledge(db),
       agents: pgAgents(db),
       approvals: pgApprovals(db),
+      drafts: pgDrafts(db),
       mail: pgMail(db),
     });
     this.db = db;

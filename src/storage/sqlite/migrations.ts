@@ -888,7 +888,7 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 31,
-    name: "tool_approvals: tool calls waiting for a person's approval",
+    name: "tool_approvals: tool calls waiting for a person's approval; agent_drafts: drafts of a chatbot's agent",
     sql: `
       -- A tool call that needs a person's approval, stored with the reply that asked for it; deleted with its
       -- conversation.
@@ -906,6 +906,13 @@ export const migrations: readonly Migration[] = [
         decided_at INTEGER,
         created_at INTEGER NOT NULL,
         PRIMARY KEY (conversation_id, call_id)
+      ) STRICT;
+      -- A draft of a chatbot's agent (instructions, knowledge list, model) as JSON, until published or dropped.
+      CREATE TABLE agent_drafts (
+        chatbot_id TEXT PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        account_id TEXT NOT NULL,
+        draft TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
       ) STRICT;
     `,
   },

@@ -4,6 +4,7 @@ import { sqliteActivities } from "./repos/activities.js";
 import { sqliteAgents } from "./repos/agent.js";
 import { sqliteApiKeys } from "./repos/api-keys.js";
 import { sqliteApprovals } from "./repos/approvals.js";
+import { sqliteDrafts } from "./repos/drafts.js";
 import { sqliteAudit } from "./repos/audit.js";
 import { sqliteChatbots } from "./repos/chatbots.js";
 import { sqliteContacts } from "./repos/contacts.js";
@@ -58,6 +59,7 @@ export function sqliteRepositories(db: Db) {
     knowledge: sqliteKnowledge(db),
     agents: sqliteAgents(db),
     approvals: sqliteApprovals(db),
+    drafts: sqliteDrafts(db),
     mail: sqliteMail(db),
   };
 }

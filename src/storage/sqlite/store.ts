@@ -394,6 +394,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     knowledge: asyncRepository(sync.knowledge, run),
     agents: asyncRepository(sync.agents, run),
     approvals: asyncRepository(sync.approvals, run),
+    drafts: asyncRepository(sync.drafts, run),
     mail: asyncRepository(sync.mail, run),
   };
 }
