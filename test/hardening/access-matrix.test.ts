@@ -272,12 +272,26 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AgentService.GetAgentSettings": () => ({ chatbotId: a.chatbotId }),
   "aiagent.v1.AgentService.UpdateAgentSettings": () => ({ chatbotId: a.chatbotId, instructions: `Be kind ${++n}.` }),
   "aiagent.v1.AgentService.ListToolApprovals": async () => ({ conversationId: await approvalConversation() }),
+  "aiagent.v1.AgentService.GetAgentDraft": async () => ({ chatbotId: await drafted() }),
+  "aiagent.v1.AgentService.PutAgentDraft": () => ({ chatbotId: a.chatbotId, instructions: `Draft ${++n}.` }),
+  "aiagent.v1.AgentService.DeleteAgentDraft": async () => ({ chatbotId: await drafted() }),
+  "aiagent.v1.AgentService.PublishAgentDraft": async () => ({ chatbotId: await drafted() }),
+  "aiagent.v1.AgentService.ReplayAgentDraft": async () => ({
+    chatbotId: await drafted(),
+    cases: [{ question: "Where is my order?", expectedFacts: [], expectedSources: [], expectedTools: [] }],
+  }),
   "aiagent.v1.AgentService.DecideToolApproval": async () => ({
     conversationId: await approvalConversation(),
     callId: await waitingCall(),
     decision: "refuse",
   }),
 };
+
+/** The account's chatbot with an agent draft (answers its id). */
+async function drafted(): Promise<string> {
+  await s.app.agentReplay.put(owner, a.chatbotId, { instructions: `Draft ${++n}.` });
+  return a.chatbotId;
+}
 
 let approvals: string | undefined;
 /** A conversation of its own for the approvals, which the AI agent keeps answering. */
