@@ -1,5 +1,5 @@
-import type { AgentDraftRecord } from "../domain/agent/drafts.js";
 import type { ToolApprovalRecord } from "../domain/agent/approvals.js";
+import type { AgentDraftRecord } from "../domain/agent/drafts.js";
 import type { AgentSettingsRecord, HandoverRecord, ToolRecord } from "../domain/agent/tools.js";
 import { type Big, type Flag, isSet } from "./row-values.js";
 

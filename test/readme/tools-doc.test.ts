@@ -109,7 +109,10 @@ it("the page's draft and replay commands work when copied", async () => {
     });
     expect(out.code, out.text).toBe(0);
     // Each curl prints one JSON answer, with no newline after it.
-    const [draft, replay] = out.text.replace(/}{"data"/g, '}\n{"data"').split("\n").filter(Boolean);
+    const [draft, replay] = out.text
+      .replace(/}{"data"/g, '}\n{"data"')
+      .split("\n")
+      .filter(Boolean);
     expect(JSON.parse(draft!).data.instructions).toBe("Answer in one sentence.");
     const result = JSON.parse(replay!).data;
     expect(result.items).toHaveLength(1);

@@ -134,7 +134,9 @@ export class AgentReplay {
       ...live,
       knowledge: draft.knowledge,
       agent:
-        live.agent.kind === "openai_compatible" && draft.model !== "" ? { ...live.agent, model: draft.model } : live.agent,
+        live.agent.kind === "openai_compatible" && draft.model !== ""
+          ? { ...live.agent, model: draft.model }
+          : live.agent,
     };
     const questions: { conversationId: string; history: AgentTurn[]; expected?: ReplayCase }[] = input.cases.map(
       (c) => ({ conversationId: "", history: [{ role: "user", content: c.question }], expected: c }),
@@ -191,11 +193,21 @@ export class AgentReplay {
     try {
       for await (const ev of this.d.agent.reply(chatbot, history, signal, scope))
         if (ev.type === "done")
-          out = { ...out, content: ev.content, documents: ev.documents, toolCalls: ev.toolCalls, handover: ev.handover ?? "" };
+          out = {
+            ...out,
+            content: ev.content,
+            documents: ev.documents,
+            toolCalls: ev.toolCalls,
+            handover: ev.handover ?? "",
+          };
     } catch (e) {
-      throw new DomainError("unavailable", `the replay could not ask the agent: ${(e as Error).message.slice(0, 200)}`, {
-        cause: e,
-      });
+      throw new DomainError(
+        "unavailable",
+        `the replay could not ask the agent: ${(e as Error).message.slice(0, 200)}`,
+        {
+          cause: e,
+        },
+      );
     }
     if (!expected) return out;
     const text = out.content.toLowerCase();

@@ -1,15 +1,15 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type {
   AgentBehaviourSchema,
+  AgentDraftSchema,
   AgentService as AgentServiceDesc,
   ChatbotToolSchema,
-  AgentDraftSchema,
   ReplayAnswerSchema,
   ToolApprovalSchema,
 } from "../../../gen/aiagent/v1/agent_service_pb.js";
 import type { ToolApprovalRecord } from "../../domain/agent/approvals.js";
-import type { AgentSettingsRecord, AgentTools, ToolRecord } from "../../domain/agent/tools.js";
 import type { AgentDraftRecord } from "../../domain/agent/drafts.js";
+import type { AgentSettingsRecord, AgentTools, ToolRecord } from "../../domain/agent/tools.js";
 import type { AgentReplay, ReplayAnswer } from "../../domain/conversation/replay.js";
 import type { ToolApprovals } from "../../domain/conversation/tool-approvals.js";
 import { isoTime } from "../../domain/time.js";
