@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { AWAITING_APPROVAL } from "../../src/agents/openai-compatible.js";
-import { newContext } from "../frame/browser.js";
 import { type LlmStandIn, scripted, startLlmStandIn } from "../frame/llm-stand-in.js";
 import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { idToken } from "../helpers/flows.js";
 import { requestJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { ToolServer } from "../helpers/tool-server.js";
-import { customerWrites, signIn } from "./sign-in.js";
+import { adminOpensLatest, customerWrites } from "./sign-in.js";
 
 // A call that needs approval, in the console: the conversation shows the waiting call (its tool and arguments, to the
 // team only) with Approve and Refuse; approved, the agent's answer reaches the customer's frame, and the console
@@ -55,10 +54,7 @@ describe.runIf(canRun)("approving a tool call in the console", () => {
     await frame.locator(".msg--assistant", { hasText: AWAITING_APPROVAL }).waitFor();
     expect(await frame.locator("#log").textContent()).not.toContain("refund_order");
 
-    const context = await newContext(fx.browser, { width: 1280, height: 800 });
-    const page = await context.newPage();
-    await signIn(page, fx.e.service.url, fx.e.account.email, fx.e.account.password);
-    await page.locator(".contact").first().click();
+    const { context, page } = await adminOpensLatest(fx);
     const waiting = page.getByTestId("approval");
     await waiting.waitFor();
     expect(await waiting.textContent()).toContain("refund_order");

@@ -125,15 +125,10 @@ export function agentCases(h: () => Harness) {
     it("keeps one draft per chatbot, and lists a chatbot's latest conversations that have messages", async () => {
       const { store } = h();
       const a = await account(store);
+      const knowledge = [{ title: "Returns", url: "https://shop.example/r", snippet: "Free for 60 days." }];
+      const { chatbotId, accountId } = a;
+      const draft = { chatbotId, accountId, instructions: "Be brief.", knowledge, model: "", updatedAt: 3 };
       expect(await store.drafts.draft(a.chatbotId)).toBeUndefined();
-      const draft = {
-        chatbotId: a.chatbotId,
-        accountId: a.accountId,
-        instructions: "Be brief.",
-        knowledge: [{ title: "Returns", url: "https://shop.example/r", snippet: "Free for 60 days." }],
-        model: "",
-        updatedAt: 3,
-      };
       await store.drafts.putDraft(draft);
       await store.drafts.putDraft({ ...draft, instructions: "Be kind.", updatedAt: 4 });
       expect(await store.drafts.draft(a.chatbotId)).toEqual({ ...draft, instructions: "Be kind.", updatedAt: 4 });
