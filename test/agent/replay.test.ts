@@ -66,7 +66,7 @@ describe("replaying a draft", () => {
     const changed = KNOWLEDGE.map((k) =>
       k.title === "Returns" ? { ...k, snippet: "Returns are free within 60 days of delivery." } : k,
     );
-    const put = await requestJson(s.url, "PUT", draftPath(), auth, { knowledge: { snippets: changed } });
+    const put = await requestJson(s.url, "PATCH", draftPath(), auth, { knowledge: { snippets: changed } });
     expect(put.status).toBe(200);
     expect(put.body.data.knowledge[1].snippet).toContain("60 days");
     // Customers still get the live configuration.
@@ -121,7 +121,7 @@ describe("replaying a draft", () => {
   });
 
   it("a dropped draft changes nothing live", async () => {
-    await requestJson(s.url, "PUT", draftPath(), auth, { instructions: "Be terse." });
+    await requestJson(s.url, "PATCH", draftPath(), auth, { instructions: "Be terse." });
     expect((await getJson(s.url, draftPath(), {}, auth)).body.data.instructions).toBe("Be terse.");
     expect((await requestJson(s.url, "DELETE", draftPath(), auth)).status).toBe(200);
     expect((await getJson(s.url, draftPath(), {}, auth)).status).toBe(404);
@@ -140,7 +140,7 @@ describe("replaying a draft", () => {
       url: tools.url("/track"),
     });
     expect(made.status).toBe(200);
-    await requestJson(s.url, "PUT", draftPath(bot.chatbotId), auth, {
+    await requestJson(s.url, "PATCH", draftPath(bot.chatbotId), auth, {
       model: "model-draft",
       instructions: "Always sign with Ava.",
     });
@@ -177,17 +177,16 @@ describe("replaying a draft", () => {
   });
 
   it("refuses bad input naming the field, and another account cannot read, change or replay the draft", async () => {
-    await requestJson(s.url, "PUT", draftPath(), auth, { instructions: "Draft of A." });
+    await requestJson(s.url, "PATCH", draftPath(), auth, { instructions: "Draft of A." });
     for (const [body, field] of [
       [{ last_conversations: 51 }, "last_conversations"],
-      [{}, "cases"],
       [{ cases: [{ question: "" }] }, "question"],
     ] as const) {
       const r = await replay(body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.message).toContain(field);
     }
-    const bad = await requestJson(s.url, "PUT", draftPath(), auth, {
+    const bad = await requestJson(s.url, "PATCH", draftPath(), auth, {
       knowledge: { snippets: [{ title: "x", url: "ftp://x", snippet: "y" }] },
     });
     expect(bad.status).toBe(400);
@@ -197,7 +196,7 @@ describe("replaying a draft", () => {
     const other = { authorization: `Bearer ${await idToken(s.url, b)}` };
     const foreign = [
       await getJson(s.url, draftPath(), {}, other),
-      await requestJson(s.url, "PUT", draftPath(), other, { instructions: "Mine now." }),
+      await requestJson(s.url, "PATCH", draftPath(), other, { instructions: "Mine now." }),
       await requestJson(s.url, "DELETE", draftPath(), other),
       await postJson(s.url, `${draftPath()}:publish`, {}, other),
       await replay({ cases: [{ question: "hi" }] }, a.chatbotId, other),

@@ -111,7 +111,7 @@ describe.runIf(canRun)("axe on every console page", () => {
     const made = await postJson(fx.s.url, `${bot}/tools`, tool, auth);
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     // A draft of the agent, so its replay page shows a result.
-    const draft = await requestJson(fx.s.url, "PUT", `${bot}/agent_draft`, auth, { instructions: "Be brief." });
+    const draft = await requestJson(fx.s.url, "PATCH", `${bot}/agent_draft`, auth, { instructions: "Be brief." });
     expect(draft.status, JSON.stringify(draft.body)).toBe(200);
   });
 

@@ -122,13 +122,12 @@ export class AgentReplay {
       throw invalidArgument("last_conversations", "must be a whole number, 0 or more");
     if (input.cases.length + input.lastConversations > MAX_REPLAY)
       throw invalidArgument("last_conversations", `a replay asks at most ${MAX_REPLAY} questions, test cases included`);
-    if (input.cases.length + input.lastConversations === 0)
-      throw invalidArgument("cases", "give test cases or a number of last_conversations to replay");
     input.cases.forEach((c, i) => {
       if (c.question.trim() === "") throw invalidArgument(`cases[${i}].question`, "is required");
     });
     const draft = await this.d.drafts.draft(live.chatbotId);
-    if (!draft) throw new DomainError("failed_precondition", "the chatbot has no agent draft: save one first");
+    // No draft: not found, as reading or publishing it is.
+    if (!draft) throw notFound("agent draft");
     const liveInstructions = ((await this.d.agents.settings(live.chatbotId)) ?? defaultSettings(live)).instructions;
     const drafted: ChatbotRecord = {
       ...live,
