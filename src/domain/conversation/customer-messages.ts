@@ -11,7 +11,7 @@ import { handOver } from "./handover.js";
 import { REPLY_LEASE_MS, REPLY_RENEW_MS, REPLY_WAIT_MS } from "./replies.js";
 import type { ConversationRecord, MessageRecord, NewConversation } from "./repository.js";
 import { AI_AGENT, NEW_CONVERSATION } from "./rules.js";
-import { recordWaitingCalls } from "./tool-approvals.js";
+import { appendReply, recordWaitingCalls } from "./tool-approvals.js";
 
 /** An event of a streamed send. */
 export type SendEvent =
@@ -196,26 +196,10 @@ export class CustomerMessages {
           }
           // Handed over already: the team answers (nothing stored; the claim is released).
           if (ev.handover === SILENT) return true;
-          const { message: reply } = await this.c.append(
-            caller.accountId,
-            conv.conversationId,
-            {
-              messageId: newId(),
-              role: "assistant",
-              content: ev.content,
-              toolCalls: ev.toolCalls,
-              documents: ev.documents,
-              createdAt: this.d.clock.now(),
-            },
-            undefined,
-            false,
-            undefined,
-            0,
-            async (tx, message) => {
-              if (!(await tx.replies.complete(messageId, held, message.messageOrder))) throw new ClaimLost();
-              await recordWaitingCalls(tx, conv, message);
-            },
-          );
+          const reply = await appendReply(this.c, conv, ev, this.d.clock.now(), async (tx, message) => {
+            if (!(await tx.replies.complete(messageId, held, message.messageOrder))) throw new ClaimLost();
+            await recordWaitingCalls(tx, conv, message);
+          });
           stored = true;
           if (ev.handover) await handOver(this.d, caller.accountId, conv.conversationId, ev.handover);
           yield { type: "reply", message: reply };

@@ -51,6 +51,22 @@ function waitingCalls(toolCalls: string): ToolCallRecord[] {
   }
 }
 
+/**
+ * Stores the agent's reply in the conversation, with what goes in its unit of work (`inUnit`: the claim it completes,
+ * the calls it leaves waiting).
+ */
+export async function appendReply(
+  c: Pick<ConversationCore, "append">,
+  conv: Pick<ConversationRecord, "accountId" | "conversationId">,
+  reply: Pick<MessageRecord, "content" | "toolCalls" | "documents">,
+  createdAt: number,
+  inUnit: (tx: ConversationTx, message: MessageRecord) => Promise<void>,
+): Promise<MessageRecord> {
+  const { content, toolCalls, documents } = reply;
+  const m = { messageId: newId(), role: "assistant" as const, content, toolCalls, documents, createdAt };
+  return (await c.append(conv.accountId, conv.conversationId, m, undefined, false, undefined, 0, inUnit)).message;
+}
+
 /** What a decision answers: the call as now stored, and the agent's reply that carried on (none: it stayed quiet). */
 export interface Decided {
   approval: ToolApprovalRecord;
@@ -140,22 +156,8 @@ export class ToolApprovals {
       for await (const ev of this.d.agent.reply(chatbot, history, AbortSignal.timeout(CARRY_ON_MS), scope)) {
         if (ev.type !== "done") continue;
         if (ev.handover === SILENT) return undefined;
-        const { message } = await this.c.append(
-          conv.accountId,
-          conv.conversationId,
-          {
-            messageId: newId(),
-            role: "assistant",
-            content: ev.content,
-            toolCalls: ev.toolCalls,
-            documents: ev.documents,
-            createdAt: this.d.clock.now(),
-          },
-          undefined,
-          false,
-          undefined,
-          0,
-          (tx, m) => recordWaitingCalls(tx, conv, m),
+        const message = await appendReply(this.c, conv, ev, this.d.clock.now(), (tx, m) =>
+          recordWaitingCalls(tx, conv, m),
         );
         if (ev.handover) await handOver(this.d, conv.accountId, conv.conversationId, ev.handover);
         return message;
