@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { connect as http2Connect } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storeWaitingCall } from "../helpers/approvals.js";
 import { idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { discPng } from "../helpers/png.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
@@ -109,26 +110,8 @@ function approvalConversation(): Promise<string> {
     (await send(s.url, (await issueTokens(s.url, a, "openapi-approvals")).access_token, "Refund?")).conversation_id)();
   return approvals;
 }
-let calls = 0;
-/** A tool call waiting for approval in that conversation, stored as the loop stores one: its id. */
-async function waitingCall(): Promise<string> {
-  const callId = `call_${++calls}`;
-  await s.app.store.approvals.add({
-    accountId: a.accountId,
-    chatbotId: a.chatbotId,
-    conversationId: await approvalConversation(),
-    callId,
-    messageId: MISSING,
-    messageOrder: 2,
-    toolName: "refund_order",
-    arguments: "{}",
-    status: "pending",
-    decidedBy: "",
-    decidedAt: null,
-    createdAt: Date.now(),
-  });
-  return callId;
-}
+/** A tool call waiting for approval in that conversation: its id. */
+const waitingCall = async () => storeWaitingCall(s.app, a, await approvalConversation());
 /** A webhook endpoint of account `a` with one delivery (made on first use). */
 let hooked: Promise<{ endpointId: string; deliveryId: string }> | undefined;
 function hook(): Promise<{ endpointId: string; deliveryId: string }> {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { AccountCaller } from "../../src/domain/caller.js";
 import { accessRule } from "../../src/protocol/access.js";
+import { storeWaitingCall } from "../helpers/approvals.js";
 import { addMember, idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { type RpcProtocol, transport } from "../helpers/rpc.js";
@@ -301,26 +302,8 @@ async function approvalConversation(): Promise<string> {
   return approvals;
 }
 
-/** A tool call waiting for approval in that conversation, stored as the loop stores one (answers its id). */
-async function waitingCall(): Promise<string> {
-  const conversationId = await approvalConversation();
-  const callId = `call_${++n}`;
-  await s.app.store.approvals.add({
-    accountId: a.accountId,
-    chatbotId: a.chatbotId,
-    conversationId,
-    callId,
-    messageId: randomUUID(),
-    messageOrder: 2,
-    toolName: "refund_order",
-    arguments: "{}",
-    status: "pending",
-    decidedBy: "",
-    decidedAt: null,
-    createdAt: Date.now(),
-  });
-  return callId;
-}
+/** A tool call waiting for approval in that conversation (answers its id). */
+const waitingCall = async () => storeWaitingCall(s.app, a, await approvalConversation());
 
 /** A tool of the account's chatbot, made through the use case (answers its record). */
 async function agentTool() {
