@@ -13,6 +13,8 @@ const ON_POSTGRES = [
   "test/agent/tools.test.ts",
   "test/agent/search-knowledge.test.ts",
   "test/knowledge/search.test.ts",
+  "test/agent/approvals.test.ts",
+  "test/agent/replay.test.ts",
   "test/agent/handover.test.ts",
   "test/api/tokens.test.ts",
   "test/api/account-api.test.ts",

@@ -153,7 +153,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
       }),
     ),
     bind(WebhookServiceDesc, webhookHandlers(d.webhooks)),
-    bind(AgentServiceDesc, agentHandlers(d.agentTools)),
+    bind(AgentServiceDesc, agentHandlers(d.agentTools, d.conversations.approvals, d.agentReplay)),
     bind(SessionServiceDesc, sessionHandlers(d.sessions)),
     bind(MailServiceDesc, mailHandlers(d.mailDesk)),
     bind(

@@ -1,6 +1,10 @@
 /** The styles of the inbox's team features (views, internal notes, saved replies), appended to the console's. */
 export const INBOX_CSS = `
 .views { margin-top: .5rem; }
+.approvals { border: 2px solid #2b6cb0; background: #ebf4ff; border-radius: var(--radius); padding: .5rem .75rem; }
+.approvals h3 { font-size: .9375rem; margin: 0 0 .35rem; }
+.approvals ul { list-style: none; margin: 0; padding: 0; display: grid; gap: .5rem; }
+.approval__arguments { margin: .25rem 0; max-height: 8rem; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
 .notes { border: 2px dashed #b7791f; background: #fff8e6; border-radius: var(--radius); padding: .5rem .75rem; }
 .notes h3 { font-size: .9375rem; margin: 0; }
 .notes__hint { font-size: .8125rem; margin: 0 0 .35rem; color: #6b4a00; }

@@ -9,6 +9,8 @@ import type {
   MemberRepository,
 } from "./account/repository.js";
 import type { SavedReplyRepository } from "./account/saved-replies.js";
+import type { ToolApprovalRepository } from "./agent/approvals.js";
+import type { AgentDraftRepository } from "./agent/drafts.js";
 import type { AgentRepository } from "./agent/tools.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
@@ -81,6 +83,10 @@ export interface Repositories {
   knowledge: KnowledgeRepository;
   /** Agent tools and settings, daily model usage, conversations handed over to the team. */
   agents: AgentRepository;
+  /** Tool calls waiting for a person's approval. */
+  approvals: ToolApprovalRepository;
+  /** Drafts of chatbots' agents, replayed before they are published. */
+  drafts: AgentDraftRepository;
   /** The e-mail outbox (domain/mail). */
   mail: MailRepository;
   /** Full-text search over messages and notes. */

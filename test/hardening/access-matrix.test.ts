@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { AccountCaller } from "../../src/domain/caller.js";
 import { accessRule } from "../../src/protocol/access.js";
+import { storeWaitingCall } from "../helpers/approvals.js";
 import { addMember, idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { type RpcProtocol, transport } from "../helpers/rpc.js";
@@ -316,10 +317,40 @@ const samples: Record<string, Sample> = {
   }),
   "aiagent.v1.AgentService.GetAgentSettings": () => ({ chatbotId: a.chatbotId }),
   "aiagent.v1.AgentService.UpdateAgentSettings": () => ({ chatbotId: a.chatbotId, instructions: `Be kind ${++n}.` }),
+  "aiagent.v1.AgentService.ListToolApprovals": async () => ({ conversationId: await approvalConversation() }),
+  "aiagent.v1.AgentService.GetAgentDraft": async () => ({ chatbotId: await drafted() }),
+  "aiagent.v1.AgentService.PutAgentDraft": () => ({ chatbotId: a.chatbotId, instructions: `Draft ${++n}.` }),
+  "aiagent.v1.AgentService.DeleteAgentDraft": async () => ({ chatbotId: await drafted() }),
+  "aiagent.v1.AgentService.PublishAgentDraft": async () => ({ chatbotId: await drafted() }),
+  "aiagent.v1.AgentService.ReplayAgentDraft": async () => ({
+    chatbotId: await drafted(),
+    cases: [{ question: "Where is my order?", expectedFacts: [], expectedSources: [], expectedTools: [] }],
+  }),
+  "aiagent.v1.AgentService.DecideToolApproval": async () => ({
+    conversationId: await approvalConversation(),
+    callId: await waitingCall(),
+    decision: "refuse",
+  }),
 };
 
 /** Admitted RPCs answered for what this server lacks, past the gate: no SMTP relay (test/mail covers them sent). */
 const ADMITTED_BUT: Record<string, Code> = { "aiagent.v1.MailService.SendTranscript": Code.FailedPrecondition };
+/** The account's chatbot with an agent draft (answers its id). */
+async function drafted(): Promise<string> {
+  await s.app.agentReplay.put(owner, a.chatbotId, { instructions: `Draft ${++n}.` });
+  return a.chatbotId;
+}
+
+let approvals: string | undefined;
+/** A conversation of its own for the approvals, which the AI agent keeps answering. */
+async function approvalConversation(): Promise<string> {
+  approvals ??= (await send(s.url, (await issueTokens(s.url, a, "matrix-approvals")).access_token, "Refund?"))
+    .conversation_id;
+  return approvals;
+}
+
+/** A tool call waiting for approval in that conversation (answers its id). */
+const waitingCall = async () => storeWaitingCall(s.app, a, await approvalConversation());
 
 /** A tool of the account's chatbot, made through the use case (answers its record). */
 async function agentTool() {

@@ -87,3 +87,37 @@ it("the page's tool server works when copied: declared with its commands, it ver
   expect(record).toMatchObject({ name: "track_order", status: "succeeded" });
   expect(JSON.parse(record.result)).toEqual({ order_id: "4471", customer: "customer-42", status: "shipped yesterday" });
 }, 120_000);
+
+it("the page's draft and replay commands work when copied", async () => {
+  const [commands, ...more] = blocks(PAGE, "Try a change before it goes live: drafts and replays");
+  expect(more).toEqual([]);
+  const server = await startServer();
+  try {
+    const a = await server.account({
+      knowledge: [{ title: "Shipping", url: "https://shop.example/shipping", snippet: "Orders ship in 2 days." }],
+    });
+    await send(server.url, (await issueTokens(server.url, a, "doc-customer")).access_token, "When do orders ship?");
+    const prelude = [`BASE=${server.url}`, `BOT=${a.chatbotId}`, `ID_TOKEN=${await idToken(server.url, a)}`].join("\n");
+    const out = await new Promise<{ code: number | null; text: string }>((done) => {
+      const p = spawn("bash", ["-c", `set -euo pipefail\n${prelude}\n${commands}`], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let text = "";
+      p.stdout.on("data", (d: Buffer) => (text += d.toString()));
+      p.stderr.on("data", (d: Buffer) => (text += d.toString()));
+      p.on("exit", (code) => done({ code, text }));
+    });
+    expect(out.code, out.text).toBe(0);
+    // Each curl prints one JSON answer, with no newline after it.
+    const [draft, replay] = out.text
+      .replace(/}{"data"/g, '}\n{"data"')
+      .split("\n")
+      .filter(Boolean);
+    expect(JSON.parse(draft!).data.instructions).toBe("Answer in one sentence.");
+    const result = JSON.parse(replay!).data;
+    expect(result.items).toHaveLength(1);
+    expect(result.items[0].question).toBe("When do orders ship?");
+  } finally {
+    await server.close(true);
+  }
+}, 120_000);

@@ -365,6 +365,7 @@ export function conversationHandlers(
       )) {
         if (ev.type === "user_message") yield { event: { case: "userMessage", value: message(ev.message) } };
         else if (ev.type === "delta") yield { event: { case: "delta", value: ev.text } };
+        else if (ev.type === "activity") yield { event: { case: "activity", value: ev.activity } };
         else yield { event: { case: "reply", value: message(ev.message) } };
       }
     },

@@ -718,4 +718,31 @@ export const pgMigrations: PgMigration[] = [
       -- A conversation's priority: none, low, medium, high or urgent (the domain checks).
       ALTER TABLE conversations ADD COLUMN priority text NOT NULL DEFAULT 'none';`,
   },
+  {
+    version: 29,
+    // A tool call that needs a person's approval, stored with the reply that asked for it; deleted with its
+    // conversation. A draft of a chatbot's agent (instructions, knowledge list, model) as JSON.
+    sql: `
+      CREATE TABLE tool_approvals (
+        account_id text NOT NULL,
+        chatbot_id text NOT NULL,
+        conversation_id text NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        call_id text NOT NULL,
+        message_id text NOT NULL,
+        message_order bigint NOT NULL,
+        tool_name text NOT NULL,
+        arguments text NOT NULL,
+        status text NOT NULL,
+        decided_by text NOT NULL,
+        decided_at bigint,
+        created_at bigint NOT NULL,
+        PRIMARY KEY (conversation_id, call_id)
+      );
+      CREATE TABLE agent_drafts (
+        chatbot_id text PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        account_id text NOT NULL,
+        draft text NOT NULL,
+        updated_at bigint NOT NULL
+      );`,
+  },
 ];

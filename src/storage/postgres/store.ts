@@ -10,6 +10,7 @@ import { pgAccounts } from "./accounts.js";
 import { pgActivities } from "./activities.js";
 import { pgAgents } from "./agents.js";
 import { pgApiKeys } from "./api-keys.js";
+import { pgApprovals } from "./approvals.js";
 import { pgAttachments } from "./attachments.js";
 import { pgAudit } from "./audit.js";
 import { pgChatbots } from "./chatbots.js";
@@ -17,6 +18,7 @@ import { pgContacts, pgConversations } from "./conversations.js";
 import { listenForCredentials, pgCredentialChanges } from "./credential-changes.js";
 import { checkout, markUnprepared, PgRunner } from "./db.js";
 import { pgDemoSetup } from "./demo-setup.js";
+import { pgDrafts } from "./drafts.js";
 import { withAdvisoryLock } from "./exclusive.js";
 import { pgIdempotency } from "./idempotency.js";
 import { pgInvitations } from "./invitations.js";
@@ -102,6 +104,8 @@ export class PgStore extends RepositoryMembers implements Store {
       credentialChanges: pgCredentialChanges(db),
       knowledge: pgKnowledge(db),
       agents: pgAgents(db),
+      approvals: pgApprovals(db),
+      drafts: pgDrafts(db),
       mail: pgMail(db),
       search: pgSearch(db),
       labels: pgLabels(db),

@@ -967,6 +967,36 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE conversations ADD COLUMN priority TEXT NOT NULL DEFAULT 'none';
     `,
   },
+  {
+    version: 35,
+    name: "tool_approvals: tool calls waiting for a person's approval; agent_drafts: drafts of a chatbot's agent",
+    sql: `
+      -- A tool call that needs a person's approval, stored with the reply that asked for it; deleted with its
+      -- conversation.
+      CREATE TABLE tool_approvals (
+        account_id TEXT NOT NULL,
+        chatbot_id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        call_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        message_order INTEGER NOT NULL,
+        tool_name TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        status TEXT NOT NULL,
+        decided_by TEXT NOT NULL,
+        decided_at INTEGER,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (conversation_id, call_id)
+      ) STRICT;
+      -- A draft of a chatbot's agent (instructions, knowledge list, model) as JSON, until published or dropped.
+      CREATE TABLE agent_drafts (
+        chatbot_id TEXT PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        account_id TEXT NOT NULL,
+        draft TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 /** Writes the search words of a table's existing rows (`messages` or `conversation_notes`) into its FTS table. */

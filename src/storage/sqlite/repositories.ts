@@ -3,6 +3,7 @@ import { sqliteAccounts } from "./repos/accounts.js";
 import { sqliteActivities } from "./repos/activities.js";
 import { sqliteAgents } from "./repos/agent.js";
 import { sqliteApiKeys } from "./repos/api-keys.js";
+import { sqliteApprovals } from "./repos/approvals.js";
 import { sqliteAttachments } from "./repos/attachments.js";
 import { sqliteAudit } from "./repos/audit.js";
 import { sqliteChatbots } from "./repos/chatbots.js";
@@ -10,6 +11,7 @@ import { sqliteContacts } from "./repos/contacts.js";
 import { sqliteConversations } from "./repos/conversations.js";
 import { sqliteCredentialChanges } from "./repos/credential-changes.js";
 import { sqliteDemoSetup } from "./repos/demo-setup.js";
+import { sqliteDrafts } from "./repos/drafts.js";
 import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
 import { sqliteKnowledge } from "./repos/knowledge.js";
@@ -60,6 +62,8 @@ export function sqliteRepositories(db: Db) {
     credentialChanges: sqliteCredentialChanges(db),
     knowledge: sqliteKnowledge(db),
     agents: sqliteAgents(db),
+    approvals: sqliteApprovals(db),
+    drafts: sqliteDrafts(db),
     mail: sqliteMail(db),
     search: sqliteSearch(db),
     labels: sqliteLabels(db),

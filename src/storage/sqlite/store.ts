@@ -396,6 +396,8 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     credentialChanges: asyncRepository(sync.credentialChanges, run),
     knowledge: asyncRepository(sync.knowledge, run),
     agents: asyncRepository(sync.agents, run),
+    approvals: asyncRepository(sync.approvals, run),
+    drafts: asyncRepository(sync.drafts, run),
     mail: asyncRepository(sync.mail, run),
   };
 }

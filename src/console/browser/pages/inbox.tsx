@@ -11,6 +11,7 @@ import { useAccountWatch } from "../live.js";
 import { SessionContext } from "../session.js";
 import { CustomerTyping, useOperatorTyping } from "../typing.js";
 import { ActionError, Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
+import { ApprovalsPanel } from "./approvals.js";
 import { AssignTo } from "./assign.js";
 import { ContactPanel } from "./contact-panel.js";
 import { ContactPrivacy } from "./contact-privacy.js";
@@ -534,6 +535,7 @@ function ConversationView(props: {
         <div ref={end} />
       </div>
       <CustomerTyping conversationId={id} name={name} />
+      <ApprovalsPanel conversationId={id} version={messages?.length ?? 0} />
       <NotesPanel conversationId={id} live={props.live.note} n={props.live.n} />
       <form class="reply" onSubmit={send}>
         <label for="reply" class="sr-only">
