@@ -6,9 +6,10 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { TEST_SECRETS } from "../hardening/support.js";
 import { aiagent } from "../helpers/cli.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // Each case runs the real command (a second or two each).
-vi.setConfig({ testTimeout: 120_000 });
+vi.setConfig({ testTimeout: scaled(120_000) });
 
 const dir = mkdtempSync(join(tmpdir(), "aiagent-options-"));
 const db = join(dir, "options.db");
