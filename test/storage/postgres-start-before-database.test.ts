@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { aiagentCommand } from "../helpers/command.js";
 import {
   type EmbeddedServer,
   embeddedPostgresUnavailable,
@@ -43,7 +44,7 @@ describe.skipIf(skip !== undefined)("an instance started before its PostgreSQL",
       const [pgPort, port] = [await freePort(), await freePort()];
       const password = randomBytes(12).toString("hex");
       const url = `http://127.0.0.1:${port}`;
-      proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve"], {
+      proc = spawn(process.execPath, [...aiagentCommand(), "serve"], {
         cwd: ROOT,
         env: {
           ...process.env,
