@@ -23,6 +23,14 @@ async function bar(page: Page) {
   return { height: header.height, signOutTop: out ? out.y - header.y : -1 };
 }
 
+/** A console page at 1280 px, signed in as the account's owner. */
+async function ownerAt1280() {
+  const context = await newContext(fx.browser, { width: 1280, height: 800 });
+  const page = await context.newPage();
+  await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
+  return { context, page };
+}
+
 const overflows = (page: Page) =>
   page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
 
@@ -30,9 +38,7 @@ describe.runIf(canRun)("the console's layout", () => {
   test(
     "one row at 1280 px; a Menu button and a short bar at 375 px; nothing overflows; axe finds nothing serious",
     async () => {
-      const context = await newContext(fx.browser, { width: 1280, height: 800 });
-      const page = await context.newPage();
-      await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
+      const { context, page } = await ownerAt1280();
 
       await docShot(page.locator("header.topbar"), "console-topbar-1280.png");
       const wide = await bar(page);
@@ -78,9 +84,7 @@ describe.runIf(canRun)("the console's layout", () => {
   test(
     "the Profile page offers the upload only; the chatbot's Name and the webhook URL say what is true",
     async () => {
-      const context = await newContext(fx.browser, { width: 1280, height: 800 });
-      const page = await context.newPage();
-      await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
+      const { context, page } = await ownerAt1280();
       await page.goto(`${fx.s.url}/console/profile`);
       await page.getByLabel("Display name").waitFor();
       expect(await page.getByLabel(/https address/).count()).toBe(0);

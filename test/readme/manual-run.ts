@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
 import { blocks, ROOT } from "../helpers/docs.js";
+import { type Ended, runToEnd } from "../helpers/run-to-end.js";
 import { scaled } from "../helpers/time-scale.js";
 
 // The manual's own commands, read from README.md and docs/ and run as written (bash, from the checkout) against a
@@ -64,22 +65,8 @@ export function manualRun(): {
 }
 
 /** Runs README lines in one bash, stopping at the first failing command (killed after two minutes, scaled). */
-export function runScript(
-  script: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const proc = spawn("bash", ["-c", `set -euo pipefail\n${script}`], { cwd: ROOT, env });
-    let stdout = "";
-    let stderr = "";
-    proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => proc.kill("SIGKILL"), scaled(120_000));
-    proc.on("close", (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
+export function runScript(script: string, env: NodeJS.ProcessEnv): Promise<Ended> {
+  return runToEnd("bash", ["-c", `set -euo pipefail\n${script}`], { cwd: ROOT, env, killAfterMs: scaled(120_000) });
 }
 
 /** The top-level JSON objects in a text, in order (braces inside strings are skipped). */
