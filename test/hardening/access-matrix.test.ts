@@ -11,6 +11,7 @@ import { getJson, postJson } from "../helpers/http.js";
 import { type RpcProtocol, transport } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
+import { scaled } from "../helpers/time-scale.js";
 import { dbChecksum } from "./support.js";
 
 // Every RPC of the contract × every kind of credential × every role, generated from the contract itself: a new RPC
@@ -440,36 +441,40 @@ describe("access declared in the contract", () => {
 
   for (const protocol of ["connect-json", "grpc"] as RpcProtocol[]) {
     describe(`on ${protocol}`, () => {
-      it("refuses every credential an RPC does not declare, changing nothing, and admits the declared ones", async () => {
-        const db = sqliteDb(s.app);
-        for (const m of methods()) {
-          const name = `${m.parent.typeName}.${m.name}`;
-          for (const who of PRESENTED) {
-            const req = await samples[name]!(who);
-            if (!bearerRpc(m)) {
-              // The header neither grants nor takes away anything: the body's credential decides.
-              expect(await call(protocol, m, req, headersOf(who, m)), `${name} with ${who}`).toBeUndefined();
-              continue;
-            }
-            if (admits(m, who)) {
+      it(
+        "refuses every credential an RPC does not declare, changing nothing, and admits the declared ones",
+        async () => {
+          const db = sqliteDb(s.app);
+          for (const m of methods()) {
+            const name = `${m.parent.typeName}.${m.name}`;
+            for (const who of PRESENTED) {
+              const req = await samples[name]!(who);
+              if (!bearerRpc(m)) {
+                // The header neither grants nor takes away anything: the body's credential decides.
+                expect(await call(protocol, m, req, headersOf(who, m)), `${name} with ${who}`).toBeUndefined();
+                continue;
+              }
+              if (admits(m, who)) {
+                const code = await call(protocol, m, req, headersOf(who, m));
+                expect(code, `${name} admits ${who}`).toBe(ADMITTED_BUT[name]);
+                // A knowledge source added or resynced is indexed in the background: done before the next check.
+                await s.app.knowledge.idle();
+                continue;
+              }
+              const before = dbChecksum(db);
               const code = await call(protocol, m, req, headersOf(who, m));
-              expect(code, `${name} admits ${who}`).toBe(ADMITTED_BUT[name]);
-              // A knowledge source added or resynced is indexed in the background: done before the next check.
-              await s.app.knowledge.idle();
-              continue;
+              const expected =
+                who === "operator" && getOption(m, access).credentials.includes(Credential.ID_TOKEN)
+                  ? Code.PermissionDenied
+                  : Code.Unauthenticated;
+              expect(code, `${name} refuses ${who}`).toBe(expected);
+              expect(dbChecksum(db), `${name} refused ${who} but wrote`).toBe(before);
             }
-            const before = dbChecksum(db);
-            const code = await call(protocol, m, req, headersOf(who, m));
-            const expected =
-              who === "operator" && getOption(m, access).credentials.includes(Credential.ID_TOKEN)
-                ? Code.PermissionDenied
-                : Code.Unauthenticated;
-            expect(code, `${name} refuses ${who}`).toBe(expected);
-            expect(dbChecksum(db), `${name} refused ${who} but wrote`).toBe(before);
           }
-        }
-        // Every RPC × every credential, over real sockets: more than the default 30 s on a loaded machine.
-      }, 120_000);
+          // Every RPC × every credential, over real sockets: more than the default 30 s on a loaded machine.
+        },
+        scaled(120_000),
+      );
 
       it("refuses the same-origin RPCs without the console's CSRF header or from another site, changing nothing", async () => {
         const db = sqliteDb(s.app);
