@@ -9,7 +9,8 @@ import { optionalText } from "../validate.js";
 import { chunkPage, type ExtractedPage } from "./chunking.js";
 import { queryWords } from "./language.js";
 import { scoreSnippets } from "./matching.js";
-import { ANSWER_THRESHOLD, excerptOf, type Passage, passageScore } from "./scoring.js";
+import { rankHits, stemsOfWords } from "./ranking.js";
+import { ANSWER_THRESHOLD, excerptOf, type Passage } from "./scoring.js";
 
 export { ANSWER_THRESHOLD, type Passage } from "./scoring.js";
 
@@ -17,6 +18,8 @@ import type { KnowledgeRepository, KnowledgeSourceRecord, SourceKind } from "./s
 
 /** Largest uploaded file. */
 export const MAX_FILE_BYTES = 8 * 1024 * 1024;
+/** How many passages the store's full-text search gives for the domain to rank (ranking.ts). */
+const CANDIDATES = 60;
 /** Most sources per chatbot. */
 export const MAX_SOURCES = 200;
 /** Site crawls: default and most pages, default and most depth. */
@@ -224,17 +227,18 @@ export class KnowledgeService {
     const chatbot = o.chatbot ?? (await this.d.chatbotById(chatbotId));
     if (!chatbot) return [];
     const min = o.minScore ?? ANSWER_THRESHOLD;
-    const out: Passage[] = [];
-    const hits = await this.d.knowledge.search({ chatbotId: chatbot.chatbotId, words, limit: Math.max(20, limit * 4) });
+    const found: Passage[] = [];
+    const hits = await this.d.knowledge.search({ chatbotId: chatbot.chatbotId, words, limit: CANDIDATES });
     if (hits.length > 0) {
-      const sources = new Map(
-        (await this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES)).map((s) => [s.sourceId, s]),
-      );
-      for (const h of hits) {
-        const s = sources.get(h.sourceId);
+      const [sources, stats] = await Promise.all([
+        this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES),
+        this.d.knowledge.termStats(chatbot.chatbotId, stemsOfWords(words)),
+      ]);
+      const byId = new Map(sources.map((s) => [s.sourceId, s]));
+      for (const { hit: h, coverage } of rankHits(words, hits, stats)) {
+        const s = byId.get(h.sourceId);
         if (!s) continue;
-        const score = passageScore(words, h);
-        out.push({
+        found.push({
           sourceId: s.sourceId,
           sourceTitle: s.title,
           title: h.title || s.title,
@@ -244,19 +248,29 @@ export class KnowledgeService {
           headingPath: h.headingPath,
           text: h.text,
           excerpt: excerptOf(query, h.text, h.language),
-          score,
+          score: coverage,
           knowledgeVersion: s.version,
         });
       }
     }
-    out.push(...scoreSnippets(query, chatbot.knowledge, Number.MIN_VALUE));
-    // Stable: among equal scores the store's BM25 order (then the knowledge list's order) stays.
-    return out
-      .map((p, i) => ({ p, i }))
-      .sort((a, b) => b.p.score - a.p.score || a.i - b.i)
-      .map((x) => x.p)
-      .filter((p) => p.score >= min)
-      .slice(0, limit);
+    // The sources' passages in their ranking's order, the knowledge list's in its own, merged by score (a list
+    // snippet goes before the passages less sure than it).
+    const listed = scoreSnippets(query, chatbot.knowledge, Number.MIN_VALUE);
+    const out: Passage[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < found.length || j < listed.length) {
+      const a = found[i];
+      const b = listed[j];
+      if (a && (!b || a.score >= b.score)) {
+        out.push(a);
+        i++;
+      } else {
+        out.push(b!);
+        j++;
+      }
+    }
+    return out.filter((p) => p.score >= min).slice(0, limit);
   }
 
   /** Starts indexing what is queued (and what a stopped process left indexing). */

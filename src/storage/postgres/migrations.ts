@@ -655,4 +655,20 @@ export const pgMigrations: PgMigration[] = [
       CREATE INDEX mail_outbox_recipient ON mail_outbox (account_id, recipient);
       CREATE INDEX mail_outbox_unsubscribe ON mail_outbox (unsubscribe_hash) WHERE unsubscribe_hash <> '';`,
   },
+  {
+    version: 25,
+    // How many of a chatbot's passages hold each stemmed term (term '' holds its passage count): the IDF the domain
+    // ranks passages and sets its answer floor by. A passage's embedding (float32, little-endian) when an embeddings
+    // endpoint is configured. Sources indexed before are indexed again on the next start, so their terms are counted.
+    sql: `
+      CREATE TABLE knowledge_terms (
+        chatbot_id text NOT NULL,
+        term text NOT NULL,
+        df integer NOT NULL,
+        PRIMARY KEY (chatbot_id, term)
+      );
+      ALTER TABLE knowledge_chunks ADD COLUMN vector bytea;
+      UPDATE knowledge_sources SET status = 'queued' WHERE status IN ('indexed', 'failed');
+      DELETE FROM knowledge_pages;`,
+  },
 ];

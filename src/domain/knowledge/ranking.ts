@@ -1,0 +1,90 @@
+import { LANGUAGES, stemWord, type TextLanguage, termsOf } from "./language.js";
+import type { ChunkHit, TermStats } from "./source.js";
+
+// How the passages a store found for a question are ranked and how sure the agent is of each, the same on every
+// back end: BM25F over the passage's fields (its page title and headings weigh more than its body), with each
+// word's IDF taken from the chatbot's own passage counts (knowledge_terms), and the IDF-weighted share of the
+// question's words a passage holds as its score (0 to 1), on which the answer floor is set. No vocabulary of any
+// one business or document set.
+
+/** BM25's term-frequency saturation and length normalisation. */
+const K1 = 1.2;
+const B = 0.75;
+/** A word in the page's title counts as this many in the body; in a heading, HEADING. */
+const TITLE = 3;
+const HEADING = 2;
+
+/** A word's IDF (BM25's, never below 0): how rare it is among the chatbot's passages. */
+export const idfOf = (chunks: number, df: number) => Math.log(1 + (chunks - df + 0.5) / (df + 0.5));
+
+/** The stems of the words in every language a passage may be indexed in (what termStats is asked for). */
+export function stemsOfWords(words: string[]): string[] {
+  const out = new Set<string>();
+  for (const w of words) for (const l of LANGUAGES) out.add(stemWord(w, l));
+  return [...out];
+}
+
+export interface Ranked {
+  hit: ChunkHit;
+  /** BM25F: the order. */
+  rank: number;
+  /** The IDF-weighted share of the question's words the passage holds, 0 to 1: how sure. */
+  coverage: number;
+}
+
+const count = (terms: string[]) => {
+  const m = new Map<string, number>();
+  for (const t of terms) m.set(t, (m.get(t) ?? 0) + 1);
+  return m;
+};
+
+/** The hits ranked for the question's words (queryWords), best first. */
+export function rankHits(words: string[], hits: ChunkHit[], stats: TermStats): Ranked[] {
+  if (words.length === 0 || hits.length === 0) return [];
+  const fields = hits.map((h) => {
+    const body = termsOf(h.text, h.language);
+    return {
+      title: count(termsOf(h.title, h.language)),
+      heading: count(termsOf(h.headingPath, h.language)),
+      body: count(body),
+      length: body.length,
+    };
+  });
+  const avg = Math.max(1, fields.reduce((n, f) => n + f.length, 0) / fields.length);
+  // Counts missing (passages indexed before they were kept) are at least what the candidates themselves show.
+  const chunks = Math.max(stats.chunks, hits.length);
+  const idfCache = new Map<string, number>();
+  const idf = (stem: string, language: TextLanguage) => {
+    const key = `${language}:${stem}`;
+    let v = idfCache.get(key);
+    if (v === undefined) {
+      const seen = fields.filter(
+        (f, i) => hits[i]!.language === language && (f.title.has(stem) || f.heading.has(stem) || f.body.has(stem)),
+      ).length;
+      v = idfOf(chunks, Math.max(stats.df.get(stem) ?? 0, seen));
+      idfCache.set(key, v);
+    }
+    return v;
+  };
+  return hits
+    .map((hit, i) => {
+      const f = fields[i]!;
+      const norm = 1 - B + (B * f.length) / avg;
+      let rank = 0;
+      let held = 0;
+      let total = 0;
+      for (const w of words) {
+        const stem = stemWord(w, hit.language);
+        const weight = idf(stem, hit.language);
+        total += weight;
+        const tf = TITLE * (f.title.get(stem) ?? 0) + HEADING * (f.heading.get(stem) ?? 0) + (f.body.get(stem) ?? 0) / norm;
+        if (tf === 0) continue;
+        held += weight;
+        rank += (weight * tf * (K1 + 1)) / (tf + K1);
+      }
+      return { hit, rank, coverage: total === 0 ? 0 : held / total, i };
+    })
+    .filter((r) => r.rank > 0)
+    .sort((a, b) => b.rank - a.rank || a.i - b.i)
+    .map(({ i: _, ...r }) => r);
+}
