@@ -8,6 +8,7 @@ import { scaled } from "./test/helpers/time-scale.js";
 const ON_POSTGRES = [
   "test/mail/offline-reply.test.ts",
   "test/knowledge/sources.test.ts",
+  "test/knowledge/embeddings.test.ts",
   "test/hardening/knowledge-hostile.test.ts",
   "test/agent/tools.test.ts",
   "test/agent/handover.test.ts",

@@ -17,6 +17,16 @@ const HEADING = 2;
 /** A word's IDF (BM25's, never below 0): how rare it is among the chatbot's passages. */
 export const idfOf = (chunks: number, df: number) => Math.log(1 + (chunks - df + 0.5) / (df + 0.5));
 
+/**
+ * Passages assumed beside the chatbot's own, none holding the word, when a word's weight in the coverage score is
+ * taken: with a few passages every word is rare and IDF says little (a word the knowledge lacks would outweigh all
+ * the others), with many it is IDF as usual.
+ */
+const PRIOR_PASSAGES = 100;
+
+/** A word's weight in the coverage score. */
+export const weightOf = (chunks: number, df: number) => Math.log(1 + (chunks + PRIOR_PASSAGES) / (df + 0.5));
+
 /** The stems of the words in every language a passage may be indexed in (what termStats is asked for). */
 export function stemsOfWords(words: string[]): string[] {
   const out = new Set<string>();
@@ -38,8 +48,8 @@ const count = (terms: string[]) => {
   return m;
 };
 
-/** The hits ranked for the question's words (queryWords), best first. */
-export function rankHits(words: string[], hits: ChunkHit[], stats: TermStats): Ranked[] {
+/** The hits ranked for the question's words (queryWords), best first (`all`: those holding none of them too). */
+export function rankHits(words: string[], hits: ChunkHit[], stats: TermStats, all = false): Ranked[] {
   if (words.length === 0 || hits.length === 0) return [];
   const fields = hits.map((h) => {
     const body = termsOf(h.text, h.language);
@@ -53,16 +63,17 @@ export function rankHits(words: string[], hits: ChunkHit[], stats: TermStats): R
   const avg = Math.max(1, fields.reduce((n, f) => n + f.length, 0) / fields.length);
   // Counts missing (passages indexed before they were kept) are at least what the candidates themselves show.
   const chunks = Math.max(stats.chunks, hits.length);
-  const idfCache = new Map<string, number>();
+  const cache = new Map<string, { idf: number; weight: number }>();
   const idf = (stem: string, language: TextLanguage) => {
     const key = `${language}:${stem}`;
-    let v = idfCache.get(key);
+    let v = cache.get(key);
     if (v === undefined) {
       const seen = fields.filter(
         (f, i) => hits[i]!.language === language && (f.title.has(stem) || f.heading.has(stem) || f.body.has(stem)),
       ).length;
-      v = idfOf(chunks, Math.max(stats.df.get(stem) ?? 0, seen));
-      idfCache.set(key, v);
+      const df = Math.max(stats.df.get(stem) ?? 0, seen);
+      v = { idf: idfOf(chunks, df), weight: weightOf(chunks, df) };
+      cache.set(key, v);
     }
     return v;
   };
@@ -75,16 +86,43 @@ export function rankHits(words: string[], hits: ChunkHit[], stats: TermStats): R
       let total = 0;
       for (const w of words) {
         const stem = stemWord(w, hit.language);
-        const weight = idf(stem, hit.language);
-        total += weight;
+        const x = idf(stem, hit.language);
+        total += x.weight;
         const tf = TITLE * (f.title.get(stem) ?? 0) + HEADING * (f.heading.get(stem) ?? 0) + (f.body.get(stem) ?? 0) / norm;
         if (tf === 0) continue;
-        held += weight;
-        rank += (weight * tf * (K1 + 1)) / (tf + K1);
+        held += x.weight;
+        rank += (x.idf * tf * (K1 + 1)) / (tf + K1);
       }
       return { hit, rank, coverage: total === 0 ? 0 : held / total, i };
     })
-    .filter((r) => r.rank > 0)
+    .filter((r) => all || r.rank > 0)
     .sort((a, b) => b.rank - a.rank || a.i - b.i)
     .map(({ i: _, ...r }) => r);
+}
+
+/** Reciprocal rank fusion's constant (Cormack et al.): a passage's fused score is the sum of 1 / (RRF_K + rank). */
+const RRF_K = 60;
+
+const keyOf = (h: ChunkHit) => `${h.sourceId}\n${h.pageUrl}\n${h.position}`;
+
+/**
+ * The BM25 ranking merged with the passages nearest the question's embedding (`near`, most similar first; their
+ * rank is the cosine similarity) by reciprocal rank fusion. How sure a passage is: its IDF-weighted coverage or its
+ * similarity, whichever is higher (a question in another language than the passage holds none of its words).
+ */
+export function fuse(ranked: Ranked[], near: ChunkHit[], words: string[], stats: TermStats): Ranked[] {
+  if (near.length === 0) return ranked;
+  const fused = new Map<string, { r: Ranked; score: number }>();
+  ranked.forEach((r, i) => fused.set(keyOf(r.hit), { r, score: 1 / (RRF_K + i + 1) }));
+  const lexical = new Map(rankHits(words, near, stats, true).map((r) => [keyOf(r.hit), r.coverage]));
+  near.forEach((h, i) => {
+    const k = keyOf(h);
+    const sure = Math.max(lexical.get(k) ?? 0, h.rank);
+    const f = fused.get(k);
+    if (f) {
+      f.score += 1 / (RRF_K + i + 1);
+      f.r = { ...f.r, coverage: Math.max(f.r.coverage, sure) };
+    } else fused.set(k, { r: { hit: h, rank: 0, coverage: sure }, score: 1 / (RRF_K + i + 1) });
+  });
+  return [...fused.values()].sort((a, b) => b.score - a.score).map((f) => f.r);
 }

@@ -79,6 +79,13 @@ export interface VectorQuery {
   limit: number;
 }
 
+/** Makes embeddings of texts (an OpenAI-compatible /v1/embeddings endpoint), one vector per text, in order. */
+export interface Embedder {
+  /** What the vectors are made by (its model): pages indexed by another are embedded again on their next resync. */
+  readonly id: string;
+  embed(texts: string[], signal: AbortSignal): Promise<Float32Array[]>;
+}
+
 /** The status change a step of indexing records. */
 export interface SourceProgress {
   status: SourceStatus;
