@@ -26,8 +26,8 @@ import { type ServerProcess, startServer } from "./lib/procs.js";
 import { chart, ratioOf, type ScenarioResult, type TargetResult, table, targetTable } from "./lib/report.js";
 import { type FramePage, frameMix, rereadProfile } from "./lib/reread.js";
 import { runBounds } from "./lib/run-bounds.js";
-import { runRetrieval } from "./retrieval.js";
 import { median } from "./lib/stats.js";
+import { runRetrieval } from "./retrieval.js";
 
 // `npm run bench`: seeds (or reuses) datasets through the service's own storage layer, starts the real service
 // (`aiagent serve`, built) and the baselines as child processes, drives every scenario with wrk (gRPC: an HTTP/2

@@ -31,10 +31,7 @@ export class EmbeddingsError extends Error {
  * checked at the connection itself), each bounded in time and in the size of its answer; the key is sent only to
  * the endpoint, as a bearer token, and never logged.
  */
-export function openAiEmbedder(
-  s: EmbeddingsSettings,
-  o: { development: boolean; timeoutMs?: number },
-): Embedder {
+export function openAiEmbedder(s: EmbeddingsSettings, o: { development: boolean; timeoutMs?: number }): Embedder {
   const lookup = guardedLookup(o.development);
   const url = new URL(`${s.baseUrl}/embeddings`);
   const timeoutMs = o.timeoutMs ?? 30_000;
@@ -69,7 +66,9 @@ export function openAiEmbedder(
         reject(
           e.name === "AbortError"
             ? e
-            : new EmbeddingsError(`${url.origin} could not be reached (${e.code === "EADDRNOTPUBLIC" ? "not a public address" : (e.code ?? e.message)})`),
+            : new EmbeddingsError(
+                `${url.origin} could not be reached (${e.code === "EADDRNOTPUBLIC" ? "not a public address" : (e.code ?? e.message)})`,
+              ),
         ),
       );
       req.end(body);
@@ -95,7 +94,9 @@ export function openAiEmbedder(
       throw new EmbeddingsError("the embeddings endpoint answered something that is not JSON");
     }
     if (!Array.isArray(data) || data.length !== texts.length)
-      throw new EmbeddingsError(`the embeddings endpoint answered ${Array.isArray(data) ? data.length : "no"} vectors for ${texts.length} texts`);
+      throw new EmbeddingsError(
+        `the embeddings endpoint answered ${Array.isArray(data) ? data.length : "no"} vectors for ${texts.length} texts`,
+      );
     const out: Float32Array[] = new Array(texts.length);
     for (const [i, d] of (data as { embedding?: unknown; index?: unknown }[]).entries()) {
       const at = typeof d?.index === "number" && Number.isInteger(d.index) ? d.index : i;

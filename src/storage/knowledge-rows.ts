@@ -108,10 +108,18 @@ export const toHit = (r: ChunkRow): ChunkHit => ({
 });
 
 /** The text a passage is indexed under: its page title, headings and body. */
-export const indexedText = (c: Pick<ChunkInput, "title" | "headingPath" | "text">) => `${c.title}\n${c.headingPath}\n${c.text}`;
+export const indexedText = (c: Pick<ChunkInput, "title" | "headingPath" | "text">) =>
+  `${c.title}\n${c.headingPath}\n${c.text}`;
 
-/** A passage's terms for an index that does not stem by itself (SQLite FTS5): stemmed in its language. */
-export const indexedTerms = (c: ChunkInput) => termsOf(indexedText(c), c.language).join(" ");
+/**
+ * The term that marks a chatbot's passages in an index shared by all chatbots (SQLite FTS5): letters and digits that
+ * no stemmed word is, so that a search intersects with it inside the index instead of reading every match's row.
+ */
+export const chatbotTerm = (chatbotId: string) => `zzchatbot${chatbotId.replace(/[^0-9a-zA-Z]/g, "").toLowerCase()}`;
+
+/** A passage's terms for an index that does not stem by itself (SQLite FTS5): stemmed in its language, and its chatbot's. */
+export const indexedTerms = (c: ChunkInput, chatbotId: string) =>
+  `${chatbotTerm(chatbotId)} ${termsOf(indexedText(c), c.language).join(" ")}`;
 
 /** The distinct terms a passage is counted under in knowledge_terms (those of indexedTerms). */
 export const distinctTerms = (c: Pick<ChunkInput, "title" | "headingPath" | "text" | "language">) =>

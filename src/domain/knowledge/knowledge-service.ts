@@ -9,12 +9,19 @@ import { optionalText } from "../validate.js";
 import { chunkPage, type ExtractedPage } from "./chunking.js";
 import { queryWords } from "./language.js";
 import { scoreSnippets } from "./matching.js";
-import { fuse, rankHits, stemsOfWords } from "./ranking.js";
+import { fuse, rankHits, searchedWords, stemsOfWords } from "./ranking.js";
 import { ANSWER_THRESHOLD, excerptOf, type Passage } from "./scoring.js";
 
 export { ANSWER_THRESHOLD, type Passage } from "./scoring.js";
 
-import type { ChunkHit, ChunkInput, Embedder, KnowledgeRepository, KnowledgeSourceRecord, SourceKind } from "./source.js";
+import type {
+  ChunkHit,
+  ChunkInput,
+  Embedder,
+  KnowledgeRepository,
+  KnowledgeSourceRecord,
+  SourceKind,
+} from "./source.js";
 
 /** Largest uploaded file. */
 export const MAX_FILE_BYTES = 8 * 1024 * 1024;
@@ -234,15 +241,13 @@ export class KnowledgeService {
     if (!chatbot) return [];
     const min = o.minScore ?? ANSWER_THRESHOLD;
     const found: Passage[] = [];
+    const stats = await this.d.knowledge.termStats(chatbot.chatbotId, stemsOfWords(words));
     const [hits, near] = await Promise.all([
-      this.d.knowledge.search({ chatbotId: chatbot.chatbotId, words, limit: CANDIDATES }),
+      this.d.knowledge.search({ chatbotId: chatbot.chatbotId, words: searchedWords(words, stats), limit: CANDIDATES }),
       this.nearest(chatbot.chatbotId, query),
     ]);
     if (hits.length > 0 || near.length > 0) {
-      const [sources, stats] = await Promise.all([
-        this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES),
-        this.d.knowledge.termStats(chatbot.chatbotId, stemsOfWords(words)),
-      ]);
+      const sources = await this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES);
       const byId = new Map(sources.map((s) => [s.sourceId, s]));
       for (const { hit: h, coverage } of fuse(rankHits(words, hits, stats), near, words, stats)) {
         const s = byId.get(h.sourceId);

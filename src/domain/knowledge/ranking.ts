@@ -34,6 +34,28 @@ export function stemsOfWords(words: string[]): string[] {
   return [...out];
 }
 
+/**
+ * A word held by more than this share of the passages, or by more than COMMON_COUNT of them, is not searched for when
+ * rarer ones are (it is still ranked by).
+ */
+const COMMON_SHARE = 0.1;
+const COMMON_COUNT = 2000;
+/** Below this many passages holding it, no word is common (a small knowledge base is cheap to search). */
+const RARE_COUNT = 200;
+
+/**
+ * The words the store's full-text search is asked for: those not common (above), or the two rarest when all are. BM25 gives a common word little weight anyway, and matching it would make
+ * the store score most of the passages (the cost of a search over 100,000 of them); the ranking still counts it.
+ */
+export function searchedWords(words: string[], stats: TermStats): string[] {
+  if (stats.chunks === 0) return words;
+  const df = (w: string) => Math.max(...LANGUAGES.map((l) => stats.df.get(stemWord(w, l)) ?? 0));
+  const most = Math.max(RARE_COUNT, Math.min(COMMON_SHARE * stats.chunks, COMMON_COUNT));
+  const rare = words.filter((w) => df(w) <= most);
+  if (rare.length > 0) return rare;
+  return [...words].sort((a, b) => df(a) - df(b)).slice(0, 2);
+}
+
 export interface Ranked {
   hit: ChunkHit;
   /** BM25F: the order. */
@@ -88,7 +110,8 @@ export function rankHits(words: string[], hits: ChunkHit[], stats: TermStats, al
         const stem = stemWord(w, hit.language);
         const x = idf(stem, hit.language);
         total += x.weight;
-        const tf = TITLE * (f.title.get(stem) ?? 0) + HEADING * (f.heading.get(stem) ?? 0) + (f.body.get(stem) ?? 0) / norm;
+        const tf =
+          TITLE * (f.title.get(stem) ?? 0) + HEADING * (f.heading.get(stem) ?? 0) + (f.body.get(stem) ?? 0) / norm;
         if (tf === 0) continue;
         held += x.weight;
         rank += (x.idf * tf * (K1 + 1)) / (tf + K1);
@@ -113,7 +136,7 @@ const keyOf = (h: ChunkHit) => `${h.sourceId}\n${h.pageUrl}\n${h.position}`;
 export function fuse(ranked: Ranked[], near: ChunkHit[], words: string[], stats: TermStats): Ranked[] {
   if (near.length === 0) return ranked;
   const fused = new Map<string, { r: Ranked; score: number }>();
-  ranked.forEach((r, i) => fused.set(keyOf(r.hit), { r, score: 1 / (RRF_K + i + 1) }));
+  for (const [i, r] of ranked.entries()) fused.set(keyOf(r.hit), { r, score: 1 / (RRF_K + i + 1) });
   const lexical = new Map(rankHits(words, near, stats, true).map((r) => [keyOf(r.hit), r.coverage]));
   near.forEach((h, i) => {
     const k = keyOf(h);

@@ -11,8 +11,8 @@ import {
   SOURCE_COLUMNS,
   sourceValues,
   toHit,
-  toSource,
   topBy,
+  toSource,
   vectorBytes,
   vectorOf,
 } from "../knowledge-rows.js";

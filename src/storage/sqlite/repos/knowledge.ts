@@ -3,6 +3,7 @@ import {
   CHUNK_COLUMNS,
   type ChunkRow,
   type CountedRow,
+  chatbotTerm,
   cosine,
   countedChunk,
   countTerms,
@@ -12,8 +13,8 @@ import {
   SOURCE_COLUMNS,
   sourceValues,
   toHit,
-  toSource,
   topBy,
+  toSource,
   vectorBytes,
   vectorOf,
 } from "../../knowledge-rows.js";
@@ -94,13 +95,15 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
   const deleteChunks = db.prepare("DELETE FROM knowledge_chunks WHERE source_id = ?");
   const deletePages = db.prepare("DELETE FROM knowledge_pages WHERE source_id = ?");
   const deleteSource = db.prepare("DELETE FROM knowledge_sources WHERE chatbot_id = ? AND source_id = ?");
-  const search = db.prepare<[string, string, number], ChunkRow>(
-    `SELECT ${CHUNK_COLUMNS.split(", ")
-      .map((c) => `c.${c}`)
-      .join(", ")}, -bm25(knowledge_fts) AS rank
-       FROM knowledge_fts JOIN knowledge_chunks c ON c.chunk_id = knowledge_fts.rowid
-      WHERE knowledge_fts MATCH ? AND c.chatbot_id = ?
-      ORDER BY bm25(knowledge_fts), c.chunk_id LIMIT ?`,
+  // The best rowids from the index alone, then their rows: a row is read only for the passages returned, not for
+  // every match. The chatbot's term intersected inside the index only when the first try found too few of its own
+  // (the index is shared by all chatbots; matching that term costs each match more).
+  const search = db.prepare<[string, number], { rowid: number; rank: number }>(
+    `SELECT rowid, -bm25(knowledge_fts) AS rank FROM knowledge_fts WHERE knowledge_fts MATCH ?
+      ORDER BY bm25(knowledge_fts), rowid LIMIT ?`,
+  );
+  const chunkOf = db.prepare<[number, string], ChunkRow>(
+    `SELECT ${CHUNK_COLUMNS}, 0 AS rank FROM knowledge_chunks WHERE chunk_id = ? AND chatbot_id = ?`,
   );
 
   /** Removes a page's passages, counting their terms out into `delta`. */
@@ -135,7 +138,7 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
           c.position,
           vectorBytes(c.vector),
         ).lastInsertRowid;
-        insertFts.run(id, indexedTerms(c));
+        insertFts.run(id, indexedTerms(c, s.chatbotId));
       }
       applyTerms(s.chatbotId, countTerms(chunks, 1, delta));
       return true;
@@ -199,8 +202,18 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
       const stems = queryStems(q.words);
       if (stems.length === 0) return [];
       // Each term quoted (they are letters and digits only): FTS5 query syntax never reaches the question's text.
-      const match = stems.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
-      return search.all(match, q.chatbotId, q.limit).map(toHit);
+      const words = stems.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+      const rows = (match: string, limit: number) => {
+        const ids = search.all(match, limit);
+        const out = ids.flatMap((r) => {
+          const row = chunkOf.get(r.rowid, q.chatbotId);
+          return row ? [{ ...toHit(row), rank: r.rank }] : [];
+        });
+        return { out: out.slice(0, q.limit), full: ids.length === limit };
+      };
+      const first = rows(words, q.limit * 2);
+      if (first.out.length >= q.limit || !first.full) return first.out;
+      return rows(`(${words}) AND "${chatbotTerm(q.chatbotId)}"`, q.limit).out;
     },
     termStats: (chatbotId, terms) => {
       const df = new Map<string, number>();
