@@ -13,6 +13,8 @@ export interface EmbeddingsServer {
   requests: { authorization: string; model: string; texts: number }[];
   /** When set, every request is answered with this HTTP status (an endpoint that is down). */
   failWith: number | undefined;
+  /** When set, the JSON body answered instead of the vectors (a misbehaving endpoint). */
+  answer: ((texts: string[]) => unknown) | undefined;
   close(): Promise<void>;
 }
 
@@ -35,7 +37,11 @@ export function conceptVector(text: string): number[] {
 }
 
 export async function startEmbeddingsServer(): Promise<EmbeddingsServer> {
-  const state = { requests: [] as EmbeddingsServer["requests"], failWith: undefined as number | undefined };
+  const state = {
+    requests: [] as EmbeddingsServer["requests"],
+    failWith: undefined as number | undefined,
+    answer: undefined as EmbeddingsServer["answer"],
+  };
   const server: Server = createServer((req, res) => {
     let body = "";
     req.on("data", (c: Buffer) => (body += c.toString()));
@@ -51,6 +57,10 @@ export async function startEmbeddingsServer(): Promise<EmbeddingsServer> {
         return;
       }
       res.writeHead(200, { "content-type": "application/json" });
+      if (state.answer) {
+        res.end(JSON.stringify(state.answer(input)));
+        return;
+      }
       res.end(
         JSON.stringify({
           object: "list",
@@ -71,6 +81,12 @@ export async function startEmbeddingsServer(): Promise<EmbeddingsServer> {
     },
     set failWith(v) {
       state.failWith = v;
+    },
+    get answer() {
+      return state.answer;
+    },
+    set answer(v) {
+      state.answer = v;
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openAiEmbedder } from "../../src/knowledge/embeddings.js";
 import { type EmbeddingsServer, startEmbeddingsServer } from "../helpers/embeddings-server.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
@@ -93,5 +94,30 @@ describe("knowledge with an embeddings endpoint", () => {
     // BM25 cannot match German words to an English passage: the agent says it does not know rather than guess.
     const german = await ask(without, b, GERMAN);
     expect(german.documents ?? []).toEqual([]);
+  });
+
+  it("refuses an endpoint's answer that is not one list of numbers per text, and a private address in production", async () => {
+    const client = (development: boolean) =>
+      openAiEmbedder({ baseUrl: embeddings.url, apiKey: "k", model: "m" }, { development });
+    const signal = new AbortController().signal;
+    const bad: [unknown, RegExp][] = [
+      [{ data: [{ embedding: [1, 0] }] }, /1 vectors for 2 texts/],
+      [{ data: [{ embedding: [1, "x"] }, { embedding: [1, 0] }] }, /not a list of numbers/],
+      [{ data: [{ embedding: [1, 0] }, { embedding: [1, 0, 0] }] }, /different lengths/],
+      [{ nothing: true }, /no vectors for 2 texts/],
+    ];
+    try {
+      for (const [answer, reason] of bad) {
+        embeddings.answer = () => answer;
+        await expect(client(true).embed(["a", "b"], signal)).rejects.toThrow(reason);
+      }
+    } finally {
+      embeddings.answer = undefined;
+    }
+    expect(await client(true).embed(["refund", "parcel"], signal)).toHaveLength(2);
+    // In production the loopback endpoint is not a public address: refused before any request.
+    const before = embeddings.requests.length;
+    await expect(client(false).embed(["a"], signal)).rejects.toThrow(/not a public address/);
+    expect(embeddings.requests.length).toBe(before);
   });
 });
