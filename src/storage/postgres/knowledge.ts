@@ -1,3 +1,4 @@
+import { LANGUAGES } from "../../domain/knowledge/language.js";
 import type { KnowledgeRepository } from "../../domain/knowledge/source.js";
 import {
   CHUNK_COLUMNS,
@@ -211,17 +212,19 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
       }),
     search: async (q) => {
       if (q.words.length === 0) return [];
-      // The words are letters and digits only (wordsOf): joined as alternatives, each stemmed by to_tsquery in the
-      // passage's language.
+      // The words are letters and digits only (wordsOf): joined as alternatives and stemmed as each language would
+      // (one query for all passages, as SQLite's), so that the GIN index finds the matches instead of a query made
+      // per passage in its own language.
       const query = q.words.join(" | ");
       return (
         await db.rows<ChunkRow>(
           "knowledge_search",
-          `SELECT ${CHUNK_COLUMNS.split(", ")
-            .map((c) => `c.${c}`)
-            .join(", ")}, ts_rank(c.tsv, x.q) AS rank
-             FROM knowledge_chunks c, LATERAL (SELECT to_tsquery(c.language::regconfig, $2) AS q) x
-            WHERE c.chatbot_id = $1 AND c.tsv @@ x.q
+          `WITH x AS (SELECT ${LANGUAGES.map((l) => `to_tsquery('${l}', $2)`).join(" || ")} AS q)
+           SELECT ${CHUNK_COLUMNS.split(", ")
+             .map((c) => `c.${c}`)
+             .join(", ")}, ts_rank(c.tsv, x.q) AS rank
+             FROM knowledge_chunks c, x
+            WHERE c.tsv @@ x.q AND c.chatbot_id = $1
             ORDER BY rank DESC, c.chunk_id LIMIT $3`,
           [q.chatbotId, query, q.limit],
         )
