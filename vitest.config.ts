@@ -7,10 +7,13 @@ import { scaled } from "./test/helpers/time-scale.js";
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
   "test/mail/offline-reply.test.ts",
+  "test/mail/transcript.test.ts",
   "test/knowledge/sources.test.ts",
   "test/knowledge/embeddings.test.ts",
   "test/hardening/knowledge-hostile.test.ts",
   "test/agent/tools.test.ts",
+  "test/agent/search-knowledge.test.ts",
+  "test/knowledge/search.test.ts",
   "test/agent/handover.test.ts",
   "test/api/tokens.test.ts",
   "test/api/account-api.test.ts",
@@ -27,6 +30,7 @@ const ON_POSTGRES = [
   "test/api/watch-resume.test.ts",
   "test/api/typing.test.ts",
   "test/api/operator-picture.test.ts",
+  "test/api/attachments.test.ts",
   "test/api/team-notes.test.ts",
   "test/api/timeline.test.ts",
   "test/api/reports.test.ts",
@@ -39,6 +43,7 @@ const ON_POSTGRES = [
   "test/hardening/hostile-contract.test.ts",
   "test/api/revocation.test.ts",
   "test/api/revocation-pushed.test.ts",
+  "test/api/slow-reader.test.ts",
   "test/api/invitations.test.ts",
   "test/api/json-input-edges.test.ts",
   "test/api/contention.test.ts",
@@ -92,7 +97,7 @@ export default defineConfig(async () => {
         "test/setup/pgbouncer-run.ts",
       ],
       // The default console report, and Vitest's JSON report that .ci/run reads for its closing line
-      // (scripts/test-summary.mjs prints "Tests: N passed, N failed, N skipped" from it).
+      // (scripts/test-summary.mjs prints "N passed, N failed, N skipped" from it).
       reporters: ["default", ["json", { outputFile: "tmp/vitest-report.json" }]],
       pool: "forks",
       // Two cores: more parallel files only adds contention between real servers.

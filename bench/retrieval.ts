@@ -273,6 +273,7 @@ async function scaleRow(
         createdAt: now,
         updatedAt: now,
         indexedAt: now,
+        resyncIntervalHours: 0,
       },
       new Uint8Array(),
     );

@@ -166,7 +166,13 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     send: o.webhookSend,
     dispatch: o.dispatch,
   });
-  const mail = composeMail(b, { sealer, transport: o.mailTransport, pollMs: o.mailPollMs });
+  const mail = composeMail(b, {
+    sealer,
+    logs: conversation.logs,
+    transport: o.mailTransport,
+    pollMs: o.mailPollMs,
+    rateLimiter,
+  });
   let listeningUrl: string | undefined;
   const parts = { ...token, ...account, ...conversation, ...privacy, ...webhook, ...mail };
   const bindings = composeBindings(b, { ...parts, audit, listeningUrl: () => listeningUrl });
@@ -198,6 +204,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     mailStatus: mail.mailStatus,
     pictures: account.pictures,
     chatbotPictures: account.chatbotPictures,
+    attachments: conversation.conversations.attachments,
   }));
   return app;
 }

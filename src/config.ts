@@ -104,6 +104,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** E-mail through an SMTP relay (docs/email.md); undefined when AIAGENT_SMTP_URL is unset: nothing is sent. */
   readonly mail: MailSettings | undefined;
+  /** The largest file a message may carry, in bytes (AIAGENT_ATTACHMENT_MAX_BYTES, 10 MiB; docs/attachments.md). */
+  readonly attachmentMaxBytes: number;
 }
 
 /**
@@ -503,6 +505,8 @@ export interface MailSettings {
    * the operator's own relay on the same host or network. Otherwise only public addresses are reached.
    */
   readonly allowPrivate: boolean;
+  /** Transcripts one conversation may have mailed per hour (AIAGENT_MAIL_TRANSCRIPTS_PER_HOUR; 0: no limit). */
+  readonly transcriptsPerHour: number;
 }
 
 const MAIL_ADDRESS = /^(?:[^<>\r\n]{0,100}<)?[^\s@<>]{1,64}@[^\s@<>]{1,255}>?$/;
@@ -542,6 +546,7 @@ function mailSettings(src: Source, env: NodeJS.ProcessEnv): MailSettings | undef
     retryDelaysMs: retryDelays(src, "AIAGENT_MAIL_RETRY_DELAYS", DEFAULT_MAIL_RETRY_DELAYS),
     timeoutMs: ranged(src, "AIAGENT_MAIL_TIMEOUT_MS", 30_000, 100, 600_000),
     allowPrivate: allow.raw === "true" || (env.NODE_ENV ?? "") !== "production",
+    transcriptsPerHour: count(src, "AIAGENT_MAIL_TRANSCRIPTS_PER_HOUR", 3),
   };
 }
 
@@ -620,6 +625,7 @@ export function loadConfig(
     retentionIntervalSeconds: seconds(src, "AIAGENT_RETENTION_INTERVAL", 3600, 1, 86400),
     metricsToken: metricsToken(env),
     mail: mailSettings(src, env),
+    attachmentMaxBytes: ranged(src, "AIAGENT_ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     ...overrides,
   };
   return Object.freeze(config);

@@ -8,6 +8,7 @@ import {
   agentNameOf,
   RESULT_EXCERPT,
   type ReplyScope,
+  type ToolCallOutcome,
   type ToolCallRecord,
 } from "../domain/agent/agent.js";
 import { rankSnippets } from "../domain/knowledge/matching.js";
@@ -58,6 +59,23 @@ export const AWAITING_APPROVAL = "A member of our team needs to approve this fir
 /** The numbered sources the model is given, and the ones whose marker its reply contains. */
 function citedSources(content: string, sources: KnowledgeSnippet[]): KnowledgeSnippet[] {
   return sources.filter((_, i) => content.includes(`[${i + 1}]`));
+}
+
+/**
+ * The searched passages the reply cites by marker ([K1]), each once; all of them when it cites none by marker (its
+ * answer was written from them).
+ */
+function citedPassages(content: string, searched: NonNullable<ToolCallOutcome["passages"]>): KnowledgeSnippet[] {
+  const marked = searched.filter((p) => content.includes(p.marker));
+  const seen = new Set<string>();
+  return (marked.length > 0 ? marked : searched)
+    .map((p) => p.document)
+    .filter((d) => {
+      const key = `${d.sourceId}\n${d.url}\n${d.snippet}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
 }
 
 function systemPrompt(chatbot: ChatbotRecord, sources: KnowledgeSnippet[], instructions: string): string {
@@ -183,6 +201,8 @@ export class OpenAiCompatibleAgent implements Agent {
     ];
     const tools = ctx?.tools ?? [];
     const records: ToolCallRecord[] = [];
+    // The passages search_knowledge gave the model, by marker.
+    const searched: NonNullable<ToolCallOutcome["passages"]> = [];
     const texts: string[] = [];
     let tokens = 0;
     let handover: string | undefined;
@@ -229,6 +249,7 @@ export class OpenAiCompatibleAgent implements Agent {
             duration_ms: o.durationMs,
           });
           messages.push({ role: "tool", tool_call_id: c.id, content: o.result });
+          if (o.passages) searched.push(...o.passages);
           if (o.stop?.handover) {
             handover = o.stop.handover;
             stop = "handover";
@@ -251,7 +272,7 @@ export class OpenAiCompatibleAgent implements Agent {
     yield {
       type: "done",
       content,
-      documents: citedSources(content, sources),
+      documents: [...citedSources(content, sources), ...citedPassages(content, searched)],
       toolCalls: records.length > 0 ? JSON.stringify(records) : "",
       ...(tokens > 0 ? { tokens } : {}),
       ...(handover ? { handover } : {}),

@@ -5,6 +5,7 @@ import { AccountService as AccountServiceDesc } from "../../gen/aiagent/v1/accou
 import { AgentService as AgentServiceDesc } from "../../gen/aiagent/v1/agent_service_pb.js";
 import { ConsoleService as ConsoleServiceDesc } from "../../gen/aiagent/v1/console_service_pb.js";
 import { ConversationService as ConversationServiceDesc } from "../../gen/aiagent/v1/conversation_service_pb.js";
+import { MailService as MailServiceDesc } from "../../gen/aiagent/v1/mail_service_pb.js";
 import { SessionService as SessionServiceDesc } from "../../gen/aiagent/v1/session_service_pb.js";
 import { TokenService as TokenServiceDesc } from "../../gen/aiagent/v1/token_service_pb.js";
 import { WebhookService as WebhookServiceDesc } from "../../gen/aiagent/v1/webhook_service_pb.js";
@@ -12,6 +13,7 @@ import type { App } from "../app.js";
 import type { ChatbotPictures } from "../domain/account/chatbot-picture.js";
 import type { OperatorPictures } from "../domain/account/operator-picture.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
+import type { Attachments } from "../domain/conversation/attachments.js";
 import type { Repositories } from "../domain/store.js";
 import type { KeyRing } from "../domain/token/key-ring.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -24,6 +26,7 @@ import { connectRoute } from "../protocol/connect-parse-errors.js";
 import { createConnectRoutes, peerKey } from "../protocol/connect-routes.js";
 import { durableHandlers } from "../protocol/durable.js";
 import { withAccessLog } from "../protocol/http/access-log.js";
+import { attachmentRoute } from "../protocol/http/attachment-route.js";
 import { docsRoutes } from "../protocol/http/docs-routes.js";
 import { opsRoutes } from "../protocol/http/ops-routes.js";
 import type { PageRoute } from "../protocol/http/pages.js";
@@ -38,6 +41,7 @@ import { agentHandlers } from "../protocol/services/agent-handlers.js";
 import { consoleHandlers } from "../protocol/services/console-handlers.js";
 import { conversationHandlers } from "../protocol/services/conversation-handlers.js";
 import { knowledgeHandlers } from "../protocol/services/knowledge-handlers.js";
+import { mailHandlers } from "../protocol/services/mail-handlers.js";
 import { privacyHandlers } from "../protocol/services/privacy-handlers.js";
 import { savedReplyHandlers } from "../protocol/services/saved-reply-handlers.js";
 import { sessionHandlers } from "../protocol/services/session-handlers.js";
@@ -62,6 +66,20 @@ export const LARGE_BODIES: ReadonlyMap<DescMethod, number> = new Map([
   [AccountServiceDesc.method.createKnowledgeSource, 11 * 1024 * 1024 + 64 * 1024],
 ]);
 
+/**
+ * The body limits of a server: LARGE_BODIES and the attachments' (a file of at most AIAGENT_ATTACHMENT_MAX_BYTES,
+ * base64 on the JSON routes, and the other fields), so an over-large file is told apart by its own check ("file must
+ * be at most …") up to the base64 of the cap, and refused by the body limit beyond.
+ */
+export function largeBodies(attachmentMaxBytes: number): ReadonlyMap<DescMethod, number> {
+  const upload = Math.ceil((attachmentMaxBytes * 4) / 3) + 64 * 1024;
+  return new Map([
+    ...LARGE_BODIES,
+    [ConversationServiceDesc.method.sendAttachment, upload],
+    [ConversationServiceDesc.method.replyWithAttachment, upload],
+  ]);
+}
+
 /** The watch stream's paths: Connect/gRPC and the JSON route. */
 export const WATCH_PATHS = new Set([
   `/${ConversationServiceDesc.typeName}/${ConversationServiceDesc.method.watchConversation.name}`,
@@ -82,6 +100,8 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
     presence?: { enter(conversationId: string): () => void };
     /** E-mails an invitation or password link (compose/mail.ts); undefined without a relay. */
     mailLink?: MailParts["mailLink"];
+    /** The customer's address, transcripts and the account's outbox (compose/mail.ts). */
+    mailDesk: MailParts["mailDesk"];
   };
 
 /** Every service behind the gate of its declared access: the Connect routes and the JSON routes both serve these. */
@@ -133,6 +153,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
     bind(WebhookServiceDesc, webhookHandlers(d.webhooks)),
     bind(AgentServiceDesc, agentHandlers(d.agentTools)),
     bind(SessionServiceDesc, sessionHandlers(d.sessions)),
+    bind(MailServiceDesc, mailHandlers(d.mailDesk)),
     bind(
       ConsoleServiceDesc,
       consoleHandlers({
@@ -157,6 +178,8 @@ export interface HandlerDeps {
   pictures: OperatorPictures;
   /** The chatbots' agent pictures, served at /v1/chatbot_pictures/{id}. */
   chatbotPictures: ChatbotPictures;
+  /** The files sent with messages, served at /v1/attachments/{id}. */
+  attachments: Pick<Attachments, "file">;
 }
 
 /**
@@ -167,8 +190,9 @@ export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler
   const { config, log } = b;
   // Without a metrics token nothing reads the RPC series, and spans need a tracer: with neither, nothing is observed.
   const observer = config.metricsToken !== undefined || b.tracer ? new RpcObserver(d.metrics, b.tracer) : undefined;
+  const bodies = largeBodies(config.attachmentMaxBytes);
   const connect = connectNodeAdapter({
-    routes: createConnectRoutes(d.bindings, log, observer, LARGE_BODIES),
+    routes: createConnectRoutes(d.bindings, log, observer, bodies),
     readMaxBytes: MAX_BODY_BYTES,
     contextValues: (req) => createContextValues().set(peerKey, req.socket?.remoteAddress ?? ""),
     fallback: (req, res) =>
@@ -184,12 +208,13 @@ export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler
     ...docsRoutes(),
     pictureRoute(d.pictures),
     chatbotPictureRoute(d.chatbotPictures),
+    attachmentRoute(d.attachments),
     ...d.extraRoutes,
   ]);
   const routes = tableRoutes(table, {
     transcoder: createTranscoder(d.bindings, {
       maxBodyBytes: MAX_BODY_BYTES,
-      largeBodies: LARGE_BODIES,
+      largeBodies: bodies,
       log,
       observer,
       stream: { bufferBytes: b.config.watchStreams.bufferBytes, stallMs: b.config.watchStreams.stallMs },

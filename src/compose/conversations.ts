@@ -3,7 +3,9 @@ import { fetchPost, publicOnlyPost } from "../agents/guarded-post.js";
 import { OpenAiCompatibleAgent } from "../agents/openai-compatible.js";
 import { PerChatbotAgent } from "../agents/per-chatbot.js";
 import { httpToolCaller } from "../agents/tool-caller.js";
+import { inspectFile } from "../attachments/inspect.js";
 import type { CustomerLimitSettings } from "../config.js";
+import type { ChatbotRecord } from "../domain/account/repository.js";
 import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
 import { DirectedAgent } from "../domain/agent/director.js";
@@ -15,6 +17,7 @@ import { ConversationService } from "../domain/conversation/conversation-service
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
 import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
+import { AccountLogs } from "../domain/log/account-logs.js";
 import type { EventLog } from "../domain/log/event-log.js";
 import { LogFeed } from "../domain/log/log-feed.js";
 import type { Repositories } from "../domain/store.js";
@@ -77,6 +80,8 @@ export interface ConversationParts {
   activities: ConversationActivity;
   /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
   events: LogFeed;
+  /** One shared reader per followed account's log: the watch streams and the offline-reply follower take from it. */
+  logs: AccountLogs;
   /** Stops hearing the store's announcements (at close). */
   stopLogWatch: () => void;
   watchLimits: WatchLimits;
@@ -97,7 +102,12 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   // The one wake-up: the store announces each append to an event log after its commit, made through this instance
   // or (on PostgreSQL) any other; watchers and the dispatcher follow it, and read what changed from the log.
   const events = new LogFeed();
-  const stopLogWatch = await store.onLogAdvanced((changes, deliveries) => events.advanced(changes, deliveries));
+  const stopFeed = await store.onLogAdvanced((changes, deliveries) => events.advanced(changes, deliveries));
+  const logs = new AccountLogs({ feed: events, history: store.events });
+  const stopLogWatch = () => {
+    stopFeed();
+    logs.close();
+  };
   const watchLimits = new WatchLimits(config.watchStreams);
   const heartbeats = new Heartbeats(config.watchStreams.heartbeatMs);
   const deadlines = new Deadlines();
@@ -107,11 +117,12 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   });
   // Pushed, not polled: another instance's revocation (or this one's command line, on PostgreSQL) is heard at once.
   streams.stopWith(await store.onCredentialsChanged(() => void streams.told().catch(() => undefined)));
-  // The built-in agent answers from the chatbot's knowledge: its list, and its indexed sources.
-  const builtIn = new OfflineAgent(
-    (chatbot, question, limit) => d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot }),
-    async (chatbotId) => (await store.knowledge.listSources(chatbotId, 1)).length > 0,
-  );
+  // The built-in agent answers from the chatbot's knowledge: its list, and its indexed sources; a model searches them
+  // with the search_knowledge tool.
+  const searchKnowledge = (chatbot: ChatbotRecord, question: string, limit: number) =>
+    d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot });
+  const hasSources = async (chatbotId: string) => (await store.knowledge.listSources(chatbotId, 1)).length > 0;
+  const builtIn = new OfflineAgent(searchKnowledge, hasSources);
   // A chatbot's own endpoint when its settings name one; the built-in agent when they name it; else the service's
   // agent (AIAGENT_LLM_* or the built-in one).
   const perChatbot = new PerChatbotAgent(
@@ -132,6 +143,8 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     defaultDailyTokens: config.agentLoop.dailyTokens,
     maxSteps: config.agentLoop.maxSteps,
     maxReplyMs: config.agentLoop.maxReplyMs,
+    searchKnowledge,
+    hasSources,
   });
   const agentTools = new AgentTools({
     agents: store.agents,
@@ -144,20 +157,24 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
       ? { checkTarget: async (field: string, url: string) => void (await checkTarget(field, url, d.targets!)) }
       : {}),
   });
-  const conversations = new ConversationService({
-    ...store,
-    events,
-    history: store.events,
-    transaction: b.transaction,
-    log: d.eventLog,
-    agent: tracedAgent(directed, b.tracer),
-    clock: b.clock,
-    customerLimits: customerLimits(config.customerLimits, d.rateLimiter),
-    idleCloseSeconds: config.idleCloseSeconds,
-    isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
-    ...(d.audit ? { auditLog: d.audit } : {}),
-    displayNameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
-  });
+  const conversations = new ConversationService(
+    {
+      ...store,
+      events,
+      history: store.events,
+      logs,
+      transaction: b.transaction,
+      log: d.eventLog,
+      agent: tracedAgent(directed, b.tracer),
+      clock: b.clock,
+      customerLimits: customerLimits(config.customerLimits, d.rateLimiter),
+      idleCloseSeconds: config.idleCloseSeconds,
+      isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
+      ...(d.audit ? { auditLog: d.audit } : {}),
+      displayNameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
+    },
+    { inspect: inspectFile, maxBytes: config.attachmentMaxBytes },
+  );
   const typingChannel = await store.sharedTyping(new InProcessTyping());
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
@@ -168,6 +185,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     notes,
     activities,
     events,
+    logs,
     stopLogWatch,
     watchLimits,
     streams,

@@ -124,6 +124,8 @@ td select { width: auto; }
 .message__head { font-size: .75rem; color: var(--muted); }
 .message__text { margin: .15rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .message__docs { margin: .25rem 0 0; padding-left: 1.1rem; font-size: .8125rem; }
+.message__files { list-style: none; margin: .25rem 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: .5rem; font-size: .8125rem; }
+.message__image { display: block; max-width: 240px; max-height: 180px; width: auto; height: auto; border-radius: 6px; }
 .message__tools summary { cursor: pointer; font-size: .8125rem; }
 .assign { display: inline-flex; gap: .35rem; align-items: center; }
 .assign select { width: auto; max-width: 14rem; }

@@ -15,6 +15,7 @@ import type { BulkLoader } from "./bulk.js";
 import type { ReplyRepository } from "./conversation/replies.js";
 import type {
   ActivityRepository,
+  AttachmentRepository,
   ContactRepository,
   ConversationRepository,
   NoteRepository,
@@ -53,6 +54,8 @@ export interface Repositories {
   profiles: OperatorProfileRepository;
   /** The people's uploaded pictures (beside their profiles). */
   pictures: OperatorPictureRepository;
+  /** The files sent with messages (each its message's). */
+  attachments: AttachmentRepository;
   /** Internal notes on conversations. */
   notes: NoteRepository;
   /** The conversations' timelines (who took, released, closed…). */

@@ -80,7 +80,20 @@ body { background: var(--bg); color: var(--fg); font: 15px/1.45 var(--font); }
 [dir="rtl"] .composer button svg { transform: scaleX(-1); }
 .composer button:disabled { opacity: 0.45; cursor: default; }
 .composer button:focus-visible { outline: 2px solid var(--fg); outline-offset: 2px; }
+.mail { padding: 6px 16px 0; font-size: 13px; display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
+.mail__note { margin: 0; flex: 1 1 100%; color: var(--muted); }
+.mail__note:empty, .mail [hidden] { display: none; }
+.mail__form { display: flex; gap: 6px; flex: 1 1 100%; }
+.mail__input { flex: 1; min-width: 0; font: inherit; color: inherit; background: var(--bg); border: 1px solid var(--line); border-radius: 8px; padding: 6px 8px; }
+.mail button { font: inherit; border: 1px solid var(--accent); background: transparent; color: var(--accent); border-radius: 8px; padding: 5px 10px; cursor: pointer; }
+.mail__form button { background: var(--accent); color: var(--accent-fg); }
 .page-error { max-width: 480px; margin: 15vh auto; padding: 0 20px; text-align: center; }
 .page-error h1 { font-size: 18px; }
 .page-error p { color: var(--muted); }
+/* Files (attach.ts): the attach button beside the message box, images inline in their message, the upload's bar. */
+.composer button[type="button"] { background: none; color: var(--muted); font-size: 28px; font-weight: 300; }
+.composer input[type="file"] { display: none; }
+.msg__bubble a { display: block; margin-top: 4px; color: inherit; }
+.msg__bubble img { display: block; max-width: 100%; max-height: 240px; border-radius: 8px; }
+.msg__bubble progress { display: block; width: 100%; }
 `;

@@ -26,6 +26,7 @@ export interface KnowledgeSourceRow {
   version: number | string;
   max_pages: number | string;
   max_depth: number | string;
+  resync_interval_hours: number | string;
   created_at: number | string;
   updated_at: number | string;
   indexed_at: number | string | null;
@@ -33,7 +34,7 @@ export interface KnowledgeSourceRow {
 
 export const SOURCE_COLUMNS =
   "source_id, account_id, chatbot_id, kind, title, url, file_name, media_type, status, status_reason, page_count, " +
-  "chunk_count, content_hash, version, max_pages, max_depth, created_at, updated_at, indexed_at";
+  "chunk_count, content_hash, version, max_pages, max_depth, resync_interval_hours, created_at, updated_at, indexed_at";
 
 export const toSource = (r: KnowledgeSourceRow): KnowledgeSourceRecord => ({
   sourceId: r.source_id,
@@ -52,6 +53,7 @@ export const toSource = (r: KnowledgeSourceRow): KnowledgeSourceRecord => ({
   version: Number(r.version),
   maxPages: Number(r.max_pages),
   maxDepth: Number(r.max_depth),
+  resyncIntervalHours: Number(r.resync_interval_hours),
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
   indexedAt: r.indexed_at === null ? null : Number(r.indexed_at),
@@ -75,6 +77,7 @@ export const sourceValues = (s: KnowledgeSourceRecord) => [
   s.version,
   s.maxPages,
   s.maxDepth,
+  s.resyncIntervalHours,
   s.createdAt,
   s.updatedAt,
   s.indexedAt,

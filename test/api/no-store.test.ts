@@ -141,6 +141,25 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
       fail: () =>
         post(`/ai_agent/rate_conversation?access_token=${access}`, { conversation_id: conversationId, score: 9 }),
     },
+    "POST /ai_agent/send_attachment": {
+      ok: () =>
+        post(`/ai_agent/send_attachment?access_token=${access}`, {
+          conversation_id: conversationId,
+          file_name: "order.txt",
+          file: Buffer.from("Order 1234").toString("base64"),
+        }),
+      fail: () =>
+        post(`/ai_agent/send_attachment?access_token=${access}`, { conversation_id: conversationId, file: "" }),
+    },
+    "POST /reply_with_attachment": {
+      ok: () =>
+        post(
+          "/reply_with_attachment",
+          { conversation_id: conversationId, file_name: "label.txt", file: Buffer.from("Label").toString("base64") },
+          bearer(id),
+        ),
+      fail: () => post("/reply_with_attachment", { conversation_id: conversationId, file: "" }, bearer(id)),
+    },
     "POST /send_typing": {
       ok: () => post(`/send_typing?access_token=${access}`, { conversation_id: conversationId }),
       fail: () => post(`/send_typing?access_token=${access}`, { conversation_id: crypto.randomUUID() }),

@@ -35,8 +35,20 @@ function stalledClient(path: string, token: string): Promise<Socket> {
   });
 }
 
+/** Counts the reads of the account's event log (the store's repository, wrapped where the instance holds it). */
+function countLogReads(accountId: string): { reads: number; restore: () => void } {
+  const events = fx.s.app.store.events;
+  const list = events.list;
+  const counted = { reads: 0, restore: () => void (events.list = list) };
+  events.list = (account, ...rest) => {
+    if (account === accountId) counted.reads++;
+    return list.call(events, account, ...rest);
+  };
+  return counted;
+}
+
 describe("a slow reader cannot hold the others back, nor hold memory without bound", () => {
-  test("the stalled stream ends with its resume cursor; the account's other stream receives every reply", async () => {
+  test("the stalled stream ends with its resume cursor; the account's other streams receive every reply, on shared reads of the log", async () => {
     const t = await issueTokens(fx.s.url, fx.a, "slow-reader");
     const conv = await send(fx.s.url, t.access_token, "hello");
     const path = `/watch_account?${new URLSearchParams({ user_email_id: fx.a.email })}`;
@@ -45,11 +57,20 @@ describe("a slow reader cannot hold the others back, nor hold memory without bou
     await until(() => fx.s.app.watchLimits.open === before + 1, 10_000, "the stalled stream is open");
     const onTime = await openNdjson(`${fx.s.url}${path}`, { authorization: `Bearer ${fx.idA}` });
     expect((await onTime.next())?.result?.subscribed_at).toBeDefined();
+    // More streams of the account, kept current: another inbox and the customer's own frame.
+    const inbox = await openNdjson(`${fx.s.url}${path}`, { authorization: `Bearer ${fx.idA}` });
+    expect((await inbox.next())?.result?.subscribed_at).toBeDefined();
+    const frame = await openNdjson(
+      `${fx.s.url}/watch_conversation?${new URLSearchParams({ conversation_id: conv.conversation_id, access_token: t.access_token })}`,
+    );
+    expect((await frame.next())?.result?.conversation).toBeDefined();
+    await until(() => fx.s.app.watchLimits.open === before + 4, 10_000, "the four streams are open");
+    const counted = countLogReads(fx.a.accountId);
 
     // Replies of 7,900 characters, until the stalled stream is let go (the kernel's buffers fill first).
     const body = "x".repeat(7900);
     let sent = 0;
-    for (; sent < 2000 && fx.s.app.watchLimits.open > before + 1; sent++) {
+    for (; sent < 2000 && fx.s.app.watchLimits.open === before + 4; sent++) {
       const r = await postJson(
         fx.s.url,
         "/reply_to_conversation",
@@ -58,10 +79,12 @@ describe("a slow reader cannot hold the others back, nor hold memory without bou
       );
       expect(r.status).toBe(200);
       // The other stream receives each reply as it is written: the stalled one delays nobody.
-      let got: string | undefined;
-      while (!got?.startsWith(`${sent} `)) got = (await onTime.next())?.result?.message?.content;
+      for (const other of [onTime, inbox, frame]) {
+        let got: string | undefined;
+        while (!got?.startsWith(`${sent} `)) got = (await other.next())?.result?.message?.content;
+      }
     }
-    await until(() => fx.s.app.watchLimits.open === before + 1, 15_000, "the stalled stream is let go");
+    await until(() => fx.s.app.watchLimits.open === before + 3, 15_000, "the stalled stream is let go");
 
     // What the stalled client finds when it reads at last: messages, then the end naming where to resume.
     const text = await new Promise<string>((resolve) => {
@@ -83,7 +106,11 @@ describe("a slow reader cannot hold the others back, nor hold memory without bou
     expect(last.error?.message).toContain(`after_cursor=${cursors.at(-1)}`);
     // Fewer replies reached it than were written: it was cut, not fed without bound.
     expect(lines.length - 2).toBeLessThan(sent);
-    await onTime.cancel();
+    // One shared read of the log per reply (and a page more now and then), not one per stream: four streams
+    // reading for themselves would cost four or more per reply.
+    counted.restore();
+    expect(counted.reads).toBeLessThan(2 * sent);
+    for (const other of [onTime, inbox, frame]) await other.cancel();
     // Filling the kernel's socket buffers takes a few hundred writes on a loaded machine.
   }, 180_000);
 });

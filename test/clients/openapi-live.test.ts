@@ -3,7 +3,7 @@ import { connect as http2Connect } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { discPng } from "../helpers/png.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { startServer, type TestAccount, type TestServer, UNANSWERED_RELAY } from "../helpers/server.js";
 import { resolve, schemaErrors } from "./schema-check.js";
 
 // Every documented route is called on a live server, once to succeed and once to fail, and each real body
@@ -35,7 +35,8 @@ const USER = "openapi-user";
 const MISSING = "00000000-0000-4000-8000-000000000000";
 
 beforeAll(async () => {
-  s = await startServer();
+  // With a relay, so that /send_transcript queues.
+  s = await startServer({ env: UNANSWERED_RELAY });
   a = await s.account({
     knowledge: [{ title: "Shipping", url: "https://example.com/shipping", snippet: "We ship in two days." }],
   });
@@ -330,6 +331,39 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { image: Buffer.from("not a picture").toString("base64") }, bearer: id }),
     failStatus: 400,
   },
+  // The frame's customer asks (the console's operator is the other door).
+  "POST /send_transcript": {
+    ok: () => ({ query: { access_token: access }, body: { conversation_id: conversationId } }),
+    fail: () => ({ query: { access_token: access }, body: { conversation_id: MISSING } }),
+    failStatus: 404,
+  },
+  "POST /ai_agent/send_attachment": {
+    ok: () => ({
+      query: { access_token: access },
+      body: { conversation_id: conversationId, file_name: "box.png", file: discPng(8).toString("base64") },
+    }),
+    fail: () => ({
+      query: { access_token: access },
+      body: {
+        conversation_id: conversationId,
+        file_name: "run.jpg",
+        file: Buffer.from("\x7fELF\x02\x01\x01").toString("base64"),
+      },
+    }),
+    failStatus: 400,
+  },
+  "POST /reply_with_attachment": {
+    ok: () => ({
+      body: {
+        conversation_id: conversationId,
+        file_name: "label.txt",
+        file: Buffer.from("Return label").toString("base64"),
+      },
+      bearer: id,
+    }),
+    fail: () => ({ body: { conversation_id: MISSING, file_name: "x.txt", file: "eA==" }, bearer: id }),
+    failStatus: 404,
+  },
   "POST /send_typing": {
     ok: () => ({ query: { access_token: access }, body: { conversation_id: conversationId } }),
     fail: () => ({ query: { access_token: access }, body: { conversation_id: MISSING } }),
@@ -481,6 +515,21 @@ const cases: Record<string, Case> = {
     fail: () => ({
       body: { chatbot_id: a.chatbotId, launch_code: "lc_not-a-code", embed_origin: "https://shop.example" },
     }),
+    failStatus: 401,
+  },
+  "GET /ai_agent/contact": {
+    ok: () => ({ query: { access_token: access } }),
+    fail: () => ({ query: { access_token: "not-a-token" } }),
+    failStatus: 401,
+  },
+  "POST /ai_agent/contact/email": {
+    ok: () => ({ query: { access_token: access }, body: { email: "grace@example.com" } }),
+    fail: () => ({ query: { access_token: access }, body: { email: "not an address" } }),
+    failStatus: 400,
+  },
+  "GET /v1/account/mail": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({ bearer: "not-a-token" }),
     failStatus: 401,
   },
   "GET /v1/account/sessions": {
@@ -813,9 +862,14 @@ describe("every documented JSON route answers what the document says", () => {
         key,
       );
       if (op.requestBody) {
-        // Over the route's own bound: a knowledge file may be up to 8 MiB (base64), every other body 64 KiB.
-        const large = key === "POST /v1/account/chatbots/{chatbot_id}/knowledge_sources";
-        const big = JSON.stringify({ content: "x".repeat(large ? 12 * 1024 * 1024 : 70_000) });
+        // Over the route's own bound: a knowledge file may be up to 8 MiB (base64), a message's file 10 MiB (base64),
+        // every other body 64 KiB.
+        const bound: Record<string, number> = {
+          "POST /v1/account/chatbots/{chatbot_id}/knowledge_sources": 12 * 1024 * 1024,
+          "POST /ai_agent/send_attachment": 14 * 1024 * 1024,
+          "POST /reply_with_attachment": 14 * 1024 * 1024,
+        };
+        const big = JSON.stringify({ content: "x".repeat(bound[key] ?? 70_000) });
         const r = await fetch(s.url + path, {
           method: verb.toUpperCase(),
           headers: { "content-type": "application/json" },

@@ -46,6 +46,7 @@ const PAGES: Record<string, Visit> = {
     path: () => "/webhooks",
     ready: async (page) => void (await page.getByTestId("webhook-endpoint").first().waitFor()),
   },
+  mail: { path: () => "/mail", ready: async (page) => void (await page.getByTestId("mail-pending").waitFor()) },
   chatbots: { path: () => "/chatbots", ready: heading("Chatbots") },
   "chatbots/new": { path: () => "/chatbots/new", ready: heading(/chatbot/i) },
   "chatbots/:id": { path: (i) => `/chatbots/${i.chatbotId}`, ready: heading(/./) },

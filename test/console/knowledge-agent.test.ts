@@ -108,13 +108,16 @@ describe.runIf(canRun)("a chatbot's knowledge and agent pages", () => {
       await broken.and(page.locator("[data-status=failed]")).waitFor({ timeout: scaled(20_000) });
       expect((await broken.getByTestId("knowledge-reason").textContent())?.length).toBeGreaterThan(10);
 
-      // The try box answers as a customer would be answered, citing the passage.
+      // The try box searches as the agent does (SearchKnowledge): the passages with their scores and sources, and
+      // whether the agent would answer.
       await page.getByLabel("Question", { exact: true }).fill("How many days until my broken kettle is refunded?");
       await page.getByRole("button", { name: "Ask", exact: true }).click();
       const passage = page.getByTestId("try-passage").first();
       await passage.waitFor();
       expect(await passage.textContent()).toContain("Kettle refunds");
       expect(await passage.textContent()).toContain("12 days");
+      expect(await passage.textContent()).toMatch(/score (0\.[5-9]\d|1\.00)/);
+      expect(await page.getByTestId("try-verdict").getAttribute("data-answers")).toBe("true");
       await page.getByLabel("Question", { exact: true }).fill("How long is the warranty of a toaster?");
       await page.getByRole("button", { name: "Ask", exact: true }).click();
       await page.getByTestId("try-passage").filter({ hasText: "37 months" }).waitFor();
@@ -279,6 +282,11 @@ describe.runIf(canRun)("a chatbot's knowledge and agent pages", () => {
     await opPage.getByText("Only the account's admins add").waitFor();
     expect(await opPage.getByRole("heading", { name: "Add a source" }).count()).toBe(0);
     expect(await opPage.getByRole("button", { name: /Resync|Delete/ }).count()).toBe(0);
+    // An operator tries a question too (SearchKnowledge admits the team); one the knowledge does not answer.
+    await opPage.getByLabel("Question", { exact: true }).fill("Do you repair skateboards?");
+    await opPage.getByRole("button", { name: "Ask", exact: true }).click();
+    await opPage.locator("[data-testid=try-verdict][data-answers=false]").waitFor();
+    expect(await opPage.getByTestId("try-verdict").textContent()).toContain("does not know");
     expect(await axeViolations(opPage)).toEqual([]);
     await opPage.goto(`${s.url}/console/chatbots/${other.chatbotId}/knowledge`);
     await opPage.getByRole("heading", { name: "Chatbot not found", level: 1 }).waitFor();

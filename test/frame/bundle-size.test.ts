@@ -10,7 +10,8 @@ import { scriptStrings } from "../../src/frame/page.js";
 // after each change). The budget is what a customer downloads: the minified bundle, gzipped.
 const BUDGET_GZIPPED = 9 * 1024;
 // What the one language in use adds to the frame's page (issue 46): its script's words, as JSON, gzipped.
-const CATALOGUE_BUDGET_GZIPPED = 1280;
+// 1,280 until the e-mail prompt's eight texts (Arabic 1,203 -> 1,378 bytes).
+const CATALOGUE_BUDGET_GZIPPED = 1408;
 
 describe("the frame's script", () => {
   it(`is at most ${BUDGET_GZIPPED} bytes gzipped`, async () => {

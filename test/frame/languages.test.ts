@@ -2,6 +2,8 @@ import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Locale } from "../../src/domain/account/languages.js";
+import { CATALOGUES } from "../../src/frame/i18n/catalogue.js";
 import { idToken, issueTokens } from "../helpers/flows.js";
 import { requestJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
@@ -128,6 +130,10 @@ describe.runIf(canRun)("the frame in the customer's language", () => {
           }).format(new Date("2026-11-30T08:00:00.000Z")),
         );
         expect(await away.textContent()).toContain(when);
+        // Nobody is online: the e-mail prompt asks for the customer's address, in the frame's language.
+        const mail = CATALOGUES[locale as Locale].script;
+        await frame.getByText(mail.mAsk).waitFor();
+        expect(await frame.getByRole("textbox", { name: mail.mLabel }).count()).toBe(1);
 
         await typeMessage(frame, "How long does shipping take?");
         const reply = frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" });

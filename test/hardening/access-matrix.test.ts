@@ -87,6 +87,7 @@ async function source(): Promise<string> {
       version: 1,
       maxPages: 0,
       maxDepth: 0,
+      resyncIntervalHours: 0,
       createdAt: 1,
       updatedAt: 1,
       indexedAt: 1,
@@ -142,6 +143,20 @@ const samples: Record<string, Sample> = {
   },
   "aiagent.v1.ConversationService.ReopenConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.SendTyping": () => ({ conversationId }),
+  "aiagent.v1.MailService.GetFrameContact": () => ({}),
+  "aiagent.v1.MailService.SetFrameContactEmail": () => ({ email: "matrix@customer.example" }),
+  "aiagent.v1.MailService.SendTranscript": () => ({ conversationId }),
+  "aiagent.v1.MailService.GetMailStatus": () => ({}),
+  "aiagent.v1.ConversationService.SendAttachment": () => ({
+    conversationId,
+    fileName: "note.txt",
+    file: new TextEncoder().encode("order 1234"),
+  }),
+  "aiagent.v1.ConversationService.ReplyWithAttachment": () => ({
+    conversationId,
+    fileName: "label.txt",
+    file: new TextEncoder().encode("return label"),
+  }),
   "aiagent.v1.AccountService.GetAccount": () => ({}),
   "aiagent.v1.AccountService.UpdateMyProfile": () => ({ displayName: "Matrix", avatarUrl: "" }),
   "aiagent.v1.AccountService.SetMyPicture": () => ({ image: new Uint8Array() }),
@@ -209,6 +224,12 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AccountService.GetKnowledgeSource": async () => ({ chatbotId: a.chatbotId, sourceId: await source() }),
   "aiagent.v1.AccountService.DeleteKnowledgeSource": async () => ({ chatbotId: a.chatbotId, sourceId: await source() }),
   "aiagent.v1.AccountService.ResyncKnowledgeSource": async () => ({ chatbotId: a.chatbotId, sourceId: await source() }),
+  "aiagent.v1.AccountService.UpdateKnowledgeSource": async () => ({
+    chatbotId: a.chatbotId,
+    sourceId: await source(),
+    resyncIntervalHours: 0,
+  }),
+  "aiagent.v1.AccountService.SearchKnowledge": () => ({ chatbotId: a.chatbotId, query: "matrix snippet" }),
   "aiagent.v1.AccountService.GetReport": () => ({ chatbotId: a.chatbotId, from: "2026-01-01", to: "2026-01-31" }),
   "aiagent.v1.TokenService.ExchangeLaunchCode": async () => {
     const r = await postJson(s.url, "/ai_agent/get_access_token", {
@@ -272,6 +293,9 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AgentService.GetAgentSettings": () => ({ chatbotId: a.chatbotId }),
   "aiagent.v1.AgentService.UpdateAgentSettings": () => ({ chatbotId: a.chatbotId, instructions: `Be kind ${++n}.` }),
 };
+
+/** Admitted RPCs answered for what this server lacks, past the gate: no SMTP relay (test/mail covers them sent). */
+const ADMITTED_BUT: Record<string, Code> = { "aiagent.v1.MailService.SendTranscript": Code.FailedPrecondition };
 
 /** A tool of the account's chatbot, made through the use case (answers its record). */
 async function agentTool() {
@@ -374,7 +398,7 @@ describe("access declared in the contract", () => {
             }
             if (admits(m, who)) {
               const code = await call(protocol, m, req, headersOf(who, m));
-              expect(code, `${name} admits ${who}`).toBeUndefined();
+              expect(code, `${name} admits ${who}`).toBe(ADMITTED_BUT[name]);
               // A knowledge source added or resynced is indexed in the background: done before the next check.
               await s.app.knowledge.idle();
               continue;

@@ -10,6 +10,10 @@ import { dbChecksum } from "./support.js";
 // The account API across accounts: two accounts, each with its owner's server token, an admin member and an
 // operator member. No principal reads or writes the other account's keys, chatbots, members, sessions or
 // conversations: objects that are not the caller's are not_found (or refused by role first), and nothing changes.
+// A search of the caller's own knowledge never finds the other account's passages.
+
+/** A word only each account's knowledge holds. */
+const CODEWORD = ["zanzibar", "kilimanjaro"];
 
 interface Principal {
   name: string;
@@ -71,7 +75,10 @@ beforeAll(async () => {
       "POST",
       `/v1/account/chatbots/${a.chatbotId}/knowledge_sources`,
       { authorization: `Bearer ${server}` },
-      { kind: "snippets", snippets: [{ title: "Mine", url: "https://shop.example/mine", snippet: "Only mine." }] },
+      {
+        kind: "snippets",
+        snippets: [{ title: "Mine", url: "https://shop.example/mine", snippet: `Only mine: ${CODEWORD[i]}.` }],
+      },
     );
     expect(source.status).toBe(200);
     // Indexed before the attacks: the background indexing's writes would blur "nothing changes".
@@ -123,10 +130,28 @@ function attacks(
     },
     { what: "resync knowledge source", method: "POST", path: `${sources}/${o.sourceId}/resync`, body: {} },
     {
+      what: "schedule knowledge source",
+      method: "PATCH",
+      path: `${sources}/${o.sourceId}`,
+      body: { resync_interval_hours: 0 },
+    },
+    {
+      what: "schedule knowledge source through my chatbot",
+      method: "PATCH",
+      path: `/v1/account/chatbots/${mine.chatbotId}/knowledge_sources/${o.sourceId}`,
+      body: { resync_interval_hours: 0 },
+    },
+    {
       what: "add knowledge source",
       method: "POST",
       path: sources,
       body: { kind: "snippets", snippets: [{ title: "x", url: "https://x.example/", snippet: "pwned" }] },
+    },
+    {
+      what: "search knowledge",
+      method: "GET",
+      path: `/v1/account/chatbots/${o.chatbotId}/knowledge/search?query=${CODEWORD.join("+")}`,
+      read: true,
     },
     { what: "read chatbot", method: "GET", path: `/v1/account/chatbots/${o.chatbotId}` },
     { what: "update chatbot", method: "PATCH", path: `/v1/account/chatbots/${o.chatbotId}`, body: { name: "pwned" } },
@@ -256,6 +281,23 @@ describe("the account API across accounts", () => {
       const data = JSON.parse(r.text).data;
       expect(data.caller_display_name).toBe(`name of ${p.name}`);
       for (const other of principals.filter((x) => x !== p)) expect(r.text).not.toContain(`name of ${other.name}"`);
+    }
+  });
+
+  it("a search of my own knowledge naming the other account's words finds nothing of it", async () => {
+    for (const p of principals) {
+      const mine = owned[p.account]!;
+      const other = owned[1 - p.account]!;
+      const search = (q: string) =>
+        req("GET", `/v1/account/chatbots/${mine.chatbotId}/knowledge/search?query=${q}`, p.auth);
+      const theirs = await search(`only mine ${CODEWORD[1 - p.account]}`);
+      expect(theirs.status, `${p.name}: ${theirs.text}`).toBe(200);
+      expect(theirs.text).not.toContain(other.sourceId);
+      expect(theirs.text).not.toContain(CODEWORD[1 - p.account]!);
+      expect(theirs.body.data.passages.every((x: { source_id: string }) => x.source_id === mine.sourceId)).toBe(true);
+      // The caller's own passage is found by its own word.
+      const own = await search(CODEWORD[p.account]!);
+      expect(own.body.data).toMatchObject({ answers: true, passages: [{ source_id: mine.sourceId }] });
     }
   });
 

@@ -106,6 +106,9 @@ async function rpc(call: () => Promise<unknown>): Promise<Outcome> {
 }
 
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+/** A file each attachment route would accept from the conversation's owner: a line of plain text. */
+const TEXT_FILE = { fileName: "note.txt", file: new TextEncoder().encode("order 1234\n") };
+const TEXT_FILE_JSON = { file_name: "note.txt", file: Buffer.from(TEXT_FILE.file).toString("base64") };
 const connect = () => rpcClients(s.url, "connect-binary").conversations;
 
 export const FRAME_ROUTES: Record<string, Route<FramePrincipal>> = {
@@ -120,6 +123,10 @@ export const FRAME_ROUTES: Record<string, Route<FramePrincipal>> = {
     rpc(() => connect().sendMessage({ conversationId: id, content: "hi" }, bearer(p.token))),
   "POST /send_typing": (p, id) => postJson(s.url, `/send_typing?access_token=${p.token}`, { conversation_id: id }),
   "RPC SendTyping": (p, id) => rpc(() => connect().sendTyping({ conversationId: id }, bearer(p.token))),
+  "POST /ai_agent/send_attachment": (p, id) =>
+    postJson(s.url, `/ai_agent/send_attachment?access_token=${p.token}`, { conversation_id: id, ...TEXT_FILE_JSON }),
+  "RPC SendAttachment": (p, id) =>
+    rpc(() => connect().sendAttachment({ conversationId: id, ...TEXT_FILE }, bearer(p.token))),
   "RPC SendMessageStream": (p, id) =>
     rpc(async () => {
       for await (const _ of connect().sendMessageStream({ conversationId: id, content: "hi" }, bearer(p.token)));
@@ -173,6 +180,15 @@ export const ACCOUNT_ROUTES: Record<string, Route<AccountPrincipal>> = {
     rpc(() => connect().markConversationUnread({ conversationId: id }, bearer(p.token))),
   "RPC TakeOverConversation": (p, id) =>
     rpc(() => connect().takeOverConversation({ conversationId: id }, bearer(p.token))),
+  "POST /reply_with_attachment": (p, id) =>
+    postJson(
+      s.url,
+      "/reply_with_attachment",
+      { conversation_id: id, ...TEXT_FILE_JSON },
+      { authorization: `Bearer ${p.token}` },
+    ),
+  "RPC ReplyWithAttachment": (p, id) =>
+    rpc(() => connect().replyWithAttachment({ conversationId: id, ...TEXT_FILE }, bearer(p.token))),
   "RPC ReplyToConversation": (p, id) =>
     rpc(() => connect().replyToConversation({ conversationId: id, content: "operator here" }, bearer(p.token))),
   "RPC CloseConversation": (p, id) => rpc(() => connect().closeConversation({ conversationId: id }, bearer(p.token))),

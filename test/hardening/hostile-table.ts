@@ -132,7 +132,7 @@ function jsonValues(f: DescField): [string, string][] {
   } else if (scalar === ScalarType.BOOL) out.push(["a string for a boolean", wrap('"yes"')]);
   else if (scalar === ScalarType.BYTES)
     // Every bytes field of the contract is an image (checked by its first bytes): a script in base64 is none; or a
-    // knowledge file, which is refused without its kind and name.
+    // knowledge file, which is refused without its kind and name; or a message's file, which refuses markup.
     out.push(
       ["not base64", wrap('"<svg>"')],
       ["a number for bytes", wrap("123")],

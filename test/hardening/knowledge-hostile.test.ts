@@ -142,6 +142,33 @@ describe("hostile knowledge sources", () => {
     expect(r.status).not.toBe(200);
   });
 
+  it("the search takes hostile questions: full-text syntax and SQL are words, bad values a 400, never a 5xx", async () => {
+    const search = (query: Record<string, string>) =>
+      getJson(fx.s.url, `/v1/account/chatbots/${fx.a.chatbotId}/knowledge/search`, query, fx.authA);
+    for (const q of [
+      '") OR 1=1 --',
+      "NEAR(chain oil, 3) OR * AND NOT x",
+      'chain* ^oil {title}: "quoted',
+      "'; DROP TABLE knowledge_chunks; --",
+      "ÿ\u202e right-to-left",
+      "a".repeat(500),
+    ]) {
+      const r = await search({ query: q });
+      expect(r.status, `${q.slice(0, 60)} → ${JSON.stringify(r.body)}`).toBe(200);
+      expect(Array.isArray(r.body.data.passages ?? [])).toBe(true);
+    }
+    for (const [query, field] of [
+      [{ query: "oil\u0000" }, "query"],
+      [{ query: "oil", limit: "1e9" }, "limit"],
+      [{ query: "oil", limit: "-1" }, "limit"],
+    ] as const) {
+      const r = await search(query);
+      expect(r.status, `${JSON.stringify(query)} → ${JSON.stringify(r.body)}`).toBe(400);
+      expect(JSON.stringify(r.body)).toContain(field);
+    }
+    expect((await getJson(fx.s.url, "/healthz")).status).toBe(200);
+  });
+
   it("another chatbot id, or none, is not_found", async () => {
     const r = await addSource(fx.s.url, fx.idA, newId(), {
       kind: "snippets",
@@ -210,6 +237,7 @@ describe("a source left indexing by a stopped process", () => {
         version: 0,
         maxPages: 0,
         maxDepth: 0,
+        resyncIntervalHours: 0,
         createdAt: 1,
         updatedAt: 1,
         indexedAt: null,

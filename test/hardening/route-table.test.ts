@@ -38,6 +38,7 @@ const samples: Record<string, () => string> = {
   // Any id: a page that reads no credential answers 404 for one it does not have.
   "operator pictures": () => "/v1/operator_pictures/0123456789abcdef",
   "chatbot pictures": () => "/v1/chatbot_pictures/0123456789abcdef",
+  attachments: () => "/v1/attachments/0123456789abcdef0123456789abcdef",
   // Issue 46: the pages the e-mails link to (a code or token that is not one of ours: refused by the page).
   "conversation opened from an e-mail": () => `/mail/open/${a.chatbotId}?launch=lc_not-a-code-of-ours-x`,
   "e-mail unsubscribe": () => `/mail/unsubscribe/us_${"x".repeat(43)}`,

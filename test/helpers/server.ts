@@ -50,6 +50,17 @@ export const NO_CUSTOMER_LIMITS = {
   AIAGENT_RATE_LIMIT_CONVERSATIONS_PER_HOUR: "0",
 } as const;
 
+/**
+ * A relay nobody answers on (AIAGENT_SMTP_URL): mails are queued and wait in the outbox, so the e-mail routes answer
+ * as with a real relay; no transcript limit. test/mail sends to a real SMTP server on loopback.
+ */
+export const UNANSWERED_RELAY = {
+  AIAGENT_SMTP_URL: "smtp://127.0.0.1:9",
+  AIAGENT_MAIL_FROM: "support@example.com",
+  AIAGENT_MAIL_LINK_BASE: "http://127.0.0.1:9",
+  AIAGENT_MAIL_TRANSCRIPTS_PER_HOUR: "0",
+} as const;
+
 /** Creates an account on the app with a chatbot ("Test bot"; origins default to https://shop.example) and an API key. */
 export async function createTestAccount(
   app: App,

@@ -5,21 +5,24 @@ import { startServer, type TestServer } from "../helpers/server.js";
 import { scaled } from "../helpers/time-scale.js";
 import { freePort, type Received, type SmtpSink } from "./smtp-sink.js";
 
+/** The settings of a service on `port` whose relay is on `smtpPort` (loopback), with short waits. */
+export function mailEnv(port: number, smtpPort: number): Record<string, string> {
+  return {
+    AIAGENT_PORT: String(port),
+    AIAGENT_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+    AIAGENT_MAIL_FROM: "Support <support@shop.example>",
+    AIAGENT_MAIL_LINK_BASE: `http://127.0.0.1:${port}`,
+    AIAGENT_MAIL_OFFLINE_SECONDS: "5",
+    AIAGENT_MAIL_LINK_TTL: "600",
+    AIAGENT_MAIL_RETRY_DELAYS: "10,10",
+    AIAGENT_MAIL_TIMEOUT_MS: String(scaled(5000)),
+  };
+}
+
 /** The service on a port known in advance (the mails' links name it), with the relay on `smtpPort`. */
 export async function startMailServer(smtpPort: number, env: Record<string, string> = {}): Promise<TestServer> {
-  const port = await freePort();
   return await startServer({
-    env: {
-      AIAGENT_PORT: String(port),
-      AIAGENT_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
-      AIAGENT_MAIL_FROM: "Support <support@shop.example>",
-      AIAGENT_MAIL_LINK_BASE: `http://127.0.0.1:${port}`,
-      AIAGENT_MAIL_OFFLINE_SECONDS: "5",
-      AIAGENT_MAIL_LINK_TTL: "600",
-      AIAGENT_MAIL_RETRY_DELAYS: "10,10",
-      AIAGENT_MAIL_TIMEOUT_MS: String(scaled(5000)),
-      ...env,
-    },
+    env: { ...mailEnv(await freePort(), smtpPort), ...env },
     overrides: { mailPollMs: 20 },
   });
 }

@@ -30,7 +30,12 @@ describe("the e-mail settings", () => {
       NODE_ENV: "production",
       AIAGENT_SECRETS: "x".repeat(40),
     }).mail!;
-    expect(c).toMatchObject({ linkBase: "https://chat.example.com", offlineMs: 120_000, allowPrivate: false });
+    expect(c).toMatchObject({
+      linkBase: "https://chat.example.com",
+      offlineMs: 120_000,
+      allowPrivate: false,
+      transcriptsPerHour: 3,
+    });
     expect(c.retryDelaysMs).toEqual([30_000, 120_000, 600_000, 1_800_000, 7_200_000, 21_600_000]);
     expect(() =>
       loadConfig({
@@ -53,6 +58,7 @@ describe("the relay through the SSRF guard", () => {
     retryDelaysMs: [],
     timeoutMs: 5000,
     allowPrivate,
+    transcriptsPerHour: 3,
   });
 
   it("refuses a loopback or private relay unless the operator allowed it", async () => {

@@ -175,6 +175,29 @@ describe("the manual's commands, as written", () => {
   );
 
   it(
+    '"Teach the agent" continues the walkthrough: a PDF indexed and cited, the search, a source on a schedule',
+    async () => {
+      const [start, script] = shBlocks("Walkthrough");
+      const page = "docs/knowledge.md";
+      const [pdf] = shBlocks("From a PDF to a cited answer in five minutes", page);
+      const [search] = shBlocks("Try a question: what the agent finds", page);
+      const [schedule] = shBlocks("Re-sync on a schedule", page);
+      const env = environment("knowledge", await freePort());
+      const service = await startService(start!, env);
+      const r = await runScript([script, pdf, search, schedule].join("\n"), env);
+      expect(r.code, `${r.stdout}\n${r.stderr}\n${service.output()}`).toBe(0);
+      expect(r.stdout).not.toMatch(/"code":\s*"/);
+      const values = jsonValues(r.stdout);
+      const found = values.find((v) => v.data?.passages)!.data;
+      expect(found.answers).toBe(true);
+      expect(found.passages[0]).toMatchObject({ source_title: "Returns policy", knowledge_version: 1 });
+      expect(found.passages[0].excerpt).toContain("5 business days");
+      expect(r.stdout.trimEnd().split("\n").at(-1)).toMatch(/24$/);
+    },
+    scaled(240_000),
+  );
+
+  it(
     "the handover walkthrough continues the walkthrough: take over, reply, hand back, the agent answers again",
     async () => {
       const [start, script] = shBlocks("Walkthrough");

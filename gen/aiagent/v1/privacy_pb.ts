@@ -11,7 +11,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/privacy.proto.
  */
 export const file_aiagent_v1_privacy: GenFile = /*@__PURE__*/
-  fileDesc("ChhhaWFnZW50L3YxL3ByaXZhY3kucHJvdG8SCmFpYWdlbnQudjEibAoTRXJhc2VDb250YWN0UmVxdWVzdBIcCgpjb250YWN0X2lkGAEgASgJQgiatRgECCQQAxIaCgd1c2VyX2lkGAIgASgJQgmatRgFCIACEAE6G7K1GBcKCmNvbnRhY3RfaWQKB3VzZXJfaWQQASI/ChRFcmFzZUNvbnRhY3RSZXNwb25zZRInCgRkYXRhGAEgASgLMhkuYWlhZ2VudC52MS5FcmFzZWRDb250YWN0IncKDUVyYXNlZENvbnRhY3QSEgoKY29udGFjdF9pZBgBIAEoCRIVCg1jb252ZXJzYXRpb25zGAIgASgFEhAKCG1lc3NhZ2VzGAMgASgFEhAKCHNlc3Npb25zGAQgASgFEhcKD2V2ZW50c19yZWRhY3RlZBgFIAEoBSJtChRFeHBvcnRDb250YWN0UmVxdWVzdBIcCgpjb250YWN0X2lkGAEgASgJQgiatRgECCQQAxIaCgd1c2VyX2lkGAIgASgJQgmatRgFCIACEAE6G7K1GBcKCmNvbnRhY3RfaWQKB3VzZXJfaWQQASJAChVFeHBvcnRDb250YWN0UmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLmFpYWdlbnQudjEuQ29udGFjdEV4cG9ydCK6AQoNQ29udGFjdEV4cG9ydBIsCgdjb250YWN0GAEgASgLMhsuYWlhZ2VudC52MS5FeHBvcnRlZENvbnRhY3QSNwoNY29udmVyc2F0aW9ucxgCIAMoCzIgLmFpYWdlbnQudjEuRXhwb3J0ZWRDb252ZXJzYXRpb24SLQoIc2Vzc2lvbnMYAyADKAsyGy5haWFnZW50LnYxLkV4cG9ydGVkU2Vzc2lvbhITCgtleHBvcnRlZF9hdBgEIAEoCSJxCg9FeHBvcnRlZENvbnRhY3QSEgoKY29udGFjdF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhQKDGNvbnRhY3RfbmFtZRgDIAEoCRINCgVlbWFpbBgEIAEoCRIUCgxwaG9uZV9udW1iZXIYBSABKAkipwEKFEV4cG9ydGVkQ29udmVyc2F0aW9uEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRISCgpjaGF0Ym90X2lkGAIgASgJEg8KB2NoYW5uZWwYAyABKAkSDgoGc3RhdHVzGAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAkSLQoIbWVzc2FnZXMYBiADKAsyGy5haWFnZW50LnYxLkV4cG9ydGVkTWVzc2FnZSJYCg9FeHBvcnRlZE1lc3NhZ2USEgoKbWVzc2FnZV9pZBgBIAEoCRIMCgRyb2xlGAIgASgJEg8KB2NvbnRlbnQYAyABKAkSEgoKY3JlYXRlZF9hdBgEIAEoCSKgAQoPRXhwb3J0ZWRTZXNzaW9uEhIKCnNlc3Npb25faWQYASABKAkSEgoKY2hhdGJvdF9pZBgCIAEoCRISCgpjcmVhdGVkX2F0GAMgASgJEhQKDGxhc3RfdXNlZF9hdBgEIAEoCRITCgtsYXN0X29yaWdpbhgFIAEoCRISCgp1c2VyX2FnZW50GAYgASgJEhIKCnJldm9rZWRfYXQYByABKAkinwEKFkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QSFwoFa2luZHMYASADKAlCCJq1GAQIQBABEhcKBXNpbmNlGAIgASgJQgiatRgECCgQARIXCgV1bnRpbBgDIAEoCUIImrUYBAgoEAESEgoFbGltaXQYBCABKAVIAIgBARIcCgpwYWdlX3Rva2VuGAUgASgJQgiatRgECDwQAUIICgZfbGltaXQiQwoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLmFpYWdlbnQudjEuQXVkaXRFdmVudFBhZ2UiVwoOQXVkaXRFdmVudFBhZ2USLAoMYXVkaXRfZXZlbnRzGAEgAygLMhYuYWlhZ2VudC52MS5BdWRpdEV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLwAQoKQXVkaXRFdmVudBIWCg5hdWRpdF9ldmVudF9pZBgBIAEoCRIMCgRraW5kGAIgASgJEg0KBWFjdG9yGAMgASgJEg4KBnRhcmdldBgEIAEoCRI0CgdkZXRhaWxzGAUgAygLMiMuYWlhZ2VudC52MS5BdWRpdEV2ZW50LkRldGFpbHNFbnRyeRIPCgdhZGRyZXNzGAYgASgJEhIKCnVzZXJfYWdlbnQYByABKAkSEgoKY3JlYXRlZF9hdBgIIAEoCRouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJIChpTZXRDaGF0Ym90UmV0ZW50aW9uUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIMCgRkYXlzGAIgASgFIkkKG1NldENoYXRib3RSZXRlbnRpb25SZXNwb25zZRIqCgRkYXRhGAEgASgLMhwuYWlhZ2VudC52MS5DaGF0Ym90UmV0ZW50aW9uIjQKEENoYXRib3RSZXRlbnRpb24SEgoKY2hhdGJvdF9pZBgBIAEoCRIMCgRkYXlzGAIgASgFYgZwcm90bzM", [file_aiagent_v1_field_options]);
+  fileDesc("ChhhaWFnZW50L3YxL3ByaXZhY3kucHJvdG8SCmFpYWdlbnQudjEibAoTRXJhc2VDb250YWN0UmVxdWVzdBIcCgpjb250YWN0X2lkGAEgASgJQgiatRgECCQQAxIaCgd1c2VyX2lkGAIgASgJQgmatRgFCIACEAE6G7K1GBcKCmNvbnRhY3RfaWQKB3VzZXJfaWQQASI/ChRFcmFzZUNvbnRhY3RSZXNwb25zZRInCgRkYXRhGAEgASgLMhkuYWlhZ2VudC52MS5FcmFzZWRDb250YWN0IncKDUVyYXNlZENvbnRhY3QSEgoKY29udGFjdF9pZBgBIAEoCRIVCg1jb252ZXJzYXRpb25zGAIgASgFEhAKCG1lc3NhZ2VzGAMgASgFEhAKCHNlc3Npb25zGAQgASgFEhcKD2V2ZW50c19yZWRhY3RlZBgFIAEoBSJtChRFeHBvcnRDb250YWN0UmVxdWVzdBIcCgpjb250YWN0X2lkGAEgASgJQgiatRgECCQQAxIaCgd1c2VyX2lkGAIgASgJQgmatRgFCIACEAE6G7K1GBcKCmNvbnRhY3RfaWQKB3VzZXJfaWQQASJAChVFeHBvcnRDb250YWN0UmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLmFpYWdlbnQudjEuQ29udGFjdEV4cG9ydCK6AQoNQ29udGFjdEV4cG9ydBIsCgdjb250YWN0GAEgASgLMhsuYWlhZ2VudC52MS5FeHBvcnRlZENvbnRhY3QSNwoNY29udmVyc2F0aW9ucxgCIAMoCzIgLmFpYWdlbnQudjEuRXhwb3J0ZWRDb252ZXJzYXRpb24SLQoIc2Vzc2lvbnMYAyADKAsyGy5haWFnZW50LnYxLkV4cG9ydGVkU2Vzc2lvbhITCgtleHBvcnRlZF9hdBgEIAEoCSJxCg9FeHBvcnRlZENvbnRhY3QSEgoKY29udGFjdF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhQKDGNvbnRhY3RfbmFtZRgDIAEoCRINCgVlbWFpbBgEIAEoCRIUCgxwaG9uZV9udW1iZXIYBSABKAkipwEKFEV4cG9ydGVkQ29udmVyc2F0aW9uEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRISCgpjaGF0Ym90X2lkGAIgASgJEg8KB2NoYW5uZWwYAyABKAkSDgoGc3RhdHVzGAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAkSLQoIbWVzc2FnZXMYBiADKAsyGy5haWFnZW50LnYxLkV4cG9ydGVkTWVzc2FnZSKNAQoPRXhwb3J0ZWRNZXNzYWdlEhIKCm1lc3NhZ2VfaWQYASABKAkSDAoEcm9sZRgCIAEoCRIPCgdjb250ZW50GAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAkSMwoLYXR0YWNobWVudHMYBSADKAsyHi5haWFnZW50LnYxLkV4cG9ydGVkQXR0YWNobWVudCJgChJFeHBvcnRlZEF0dGFjaG1lbnQSFQoNYXR0YWNobWVudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhQKDGNvbnRlbnRfdHlwZRgDIAEoCRIPCgdjb250ZW50GAQgASgMIqABCg9FeHBvcnRlZFNlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgpjaGF0Ym90X2lkGAIgASgJEhIKCmNyZWF0ZWRfYXQYAyABKAkSFAoMbGFzdF91c2VkX2F0GAQgASgJEhMKC2xhc3Rfb3JpZ2luGAUgASgJEhIKCnVzZXJfYWdlbnQYBiABKAkSEgoKcmV2b2tlZF9hdBgHIAEoCSKfAQoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBIXCgVraW5kcxgBIAMoCUIImrUYBAhAEAESFwoFc2luY2UYAiABKAlCCJq1GAQIKBABEhcKBXVudGlsGAMgASgJQgiatRgECCgQARISCgVsaW1pdBgEIAEoBUgAiAEBEhwKCnBhZ2VfdG9rZW4YBSABKAlCCJq1GAQIPBABQggKBl9saW1pdCJDChdMaXN0QXVkaXRFdmVudHNSZXNwb25zZRIoCgRkYXRhGAEgASgLMhouYWlhZ2VudC52MS5BdWRpdEV2ZW50UGFnZSJXCg5BdWRpdEV2ZW50UGFnZRIsCgxhdWRpdF9ldmVudHMYASADKAsyFi5haWFnZW50LnYxLkF1ZGl0RXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIvABCgpBdWRpdEV2ZW50EhYKDmF1ZGl0X2V2ZW50X2lkGAEgASgJEgwKBGtpbmQYAiABKAkSDQoFYWN0b3IYAyABKAkSDgoGdGFyZ2V0GAQgASgJEjQKB2RldGFpbHMYBSADKAsyIy5haWFnZW50LnYxLkF1ZGl0RXZlbnQuRGV0YWlsc0VudHJ5Eg8KB2FkZHJlc3MYBiABKAkSEgoKdXNlcl9hZ2VudBgHIAEoCRISCgpjcmVhdGVkX2F0GAggASgJGi4KDERldGFpbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkgKGlNldENoYXRib3RSZXRlbnRpb25SZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEgwKBGRheXMYAiABKAUiSQobU2V0Q2hhdGJvdFJldGVudGlvblJlc3BvbnNlEioKBGRhdGEYASABKAsyHC5haWFnZW50LnYxLkNoYXRib3RSZXRlbnRpb24iNAoQQ2hhdGJvdFJldGVudGlvbhISCgpjaGF0Ym90X2lkGAEgASgJEgwKBGRheXMYAiABKAViBnByb3RvMw", [file_aiagent_v1_field_options]);
 
 /**
  * EraseContactRequest names the customer: give contact_id or user_id (not both).
@@ -341,6 +341,13 @@ export type ExportedMessage = Message<"aiagent.v1.ExportedMessage"> & {
    * @generated from field: string created_at = 4;
    */
   createdAt: string;
+
+  /**
+   * The files sent with it, each with its bytes (base64 on the JSON route).
+   *
+   * @generated from field: repeated aiagent.v1.ExportedAttachment attachments = 5;
+   */
+  attachments: ExportedAttachment[];
 };
 
 /**
@@ -349,6 +356,48 @@ export type ExportedMessage = Message<"aiagent.v1.ExportedMessage"> & {
  */
 export const ExportedMessageSchema: GenMessage<ExportedMessage> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_privacy, 8);
+
+/**
+ * ExportedAttachment is a file sent with a message, as stored (an image after its re-encoding).
+ *
+ * @generated from message aiagent.v1.ExportedAttachment
+ */
+export type ExportedAttachment = Message<"aiagent.v1.ExportedAttachment"> & {
+  /**
+   * The file's id.
+   *
+   * @generated from field: string attachment_id = 1;
+   */
+  attachmentId: string;
+
+  /**
+   * Its name, as the sender gave it (without folders).
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Its type, told by its content.
+   *
+   * @generated from field: string content_type = 3;
+   */
+  contentType: string;
+
+  /**
+   * Its bytes.
+   *
+   * @generated from field: bytes content = 4;
+   */
+  content: Uint8Array;
+};
+
+/**
+ * Describes the message aiagent.v1.ExportedAttachment.
+ * Use `create(ExportedAttachmentSchema)` to create a new message.
+ */
+export const ExportedAttachmentSchema: GenMessage<ExportedAttachment> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_privacy, 9);
 
 /**
  * ExportedSession is one session of the customer (no token).
@@ -411,7 +460,7 @@ export type ExportedSession = Message<"aiagent.v1.ExportedSession"> & {
  * Use `create(ExportedSessionSchema)` to create a new message.
  */
 export const ExportedSessionSchema: GenMessage<ExportedSession> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_privacy, 9);
+  messageDesc(file_aiagent_v1_privacy, 10);
 
 /**
  * ListAuditEventsRequest pages through the audit log and narrows it.
@@ -460,7 +509,7 @@ export type ListAuditEventsRequest = Message<"aiagent.v1.ListAuditEventsRequest"
  * Use `create(ListAuditEventsRequestSchema)` to create a new message.
  */
 export const ListAuditEventsRequestSchema: GenMessage<ListAuditEventsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_privacy, 10);
+  messageDesc(file_aiagent_v1_privacy, 11);
 
 /**
  * ListAuditEventsResponse wraps a page of the audit log.
@@ -481,7 +530,7 @@ export type ListAuditEventsResponse = Message<"aiagent.v1.ListAuditEventsRespons
  * Use `create(ListAuditEventsResponseSchema)` to create a new message.
  */
 export const ListAuditEventsResponseSchema: GenMessage<ListAuditEventsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_privacy, 11);
+  messageDesc(file_aiagent_v1_privacy, 12);
 
 /**
  * AuditEventPage is audit events, newest first.
@@ -509,7 +558,7 @@ export type AuditEventPage = Message<"aiagent.v1.AuditEventPage"> & {
  * Use `create(AuditEventPageSchema)` to create a new message.
  */
 export const AuditEventPageSchema: GenMessage<AuditEventPage> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_privacy, 12);
+  messageDesc(file_aiagent_v1_privacy, 13);
 
 /**
  * AuditEvent is one action in the account: who, what, when, from where. Never a secret.
@@ -582,7 +631,7 @@ export type AuditEvent = Message<"aiagent.v1.AuditEvent"> & {
  * Use `create(AuditEventSchema)` to create a new message.
  */
 export const AuditEventSchema: GenMessage<AuditEvent> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_privacy, 13);
+  messageDesc(file_aiagent_v1_privacy, 14);
 
 /**
  * SetChatbotRetentionRequest names the chatbot and the period.
@@ -610,7 +659,7 @@ export type SetChatbotRetentionRequest = Message<"aiagent.v1.SetChatbotRetention
  * Use `create(SetChatbotRetentionRequestSchema)` to create a new message.
  */
 export const SetChatbotRetentionRequestSchema: GenMessage<SetChatbotRetentionRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_privacy, 14);
+  messageDesc(file_aiagent_v1_privacy, 15);
 
 /**
  * SetChatbotRetentionResponse wraps the period now in force.
@@ -631,7 +680,7 @@ export type SetChatbotRetentionResponse = Message<"aiagent.v1.SetChatbotRetentio
  * Use `create(SetChatbotRetentionResponseSchema)` to create a new message.
  */
 export const SetChatbotRetentionResponseSchema: GenMessage<SetChatbotRetentionResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_privacy, 15);
+  messageDesc(file_aiagent_v1_privacy, 16);
 
 /**
  * ChatbotRetention is how long a chatbot's conversations are kept.
@@ -659,5 +708,5 @@ export type ChatbotRetention = Message<"aiagent.v1.ChatbotRetention"> & {
  * Use `create(ChatbotRetentionSchema)` to create a new message.
  */
 export const ChatbotRetentionSchema: GenMessage<ChatbotRetention> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_privacy, 16);
+  messageDesc(file_aiagent_v1_privacy, 17);
 

@@ -4,6 +4,7 @@ import { AccountService } from "../../../gen/aiagent/v1/account_service_pb.js";
 import { AgentService } from "../../../gen/aiagent/v1/agent_service_pb.js";
 import { ConsoleService } from "../../../gen/aiagent/v1/console_service_pb.js";
 import { ConversationService } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import { MailService } from "../../../gen/aiagent/v1/mail_service_pb.js";
 import { SessionService } from "../../../gen/aiagent/v1/session_service_pb.js";
 import { WebhookService } from "../../../gen/aiagent/v1/webhook_service_pb.js";
 import { idempotentWrites } from "./idempotent.js";
@@ -48,6 +49,9 @@ export const conversations = createClient(ConversationService, transport);
 
 /** The account's webhook endpoints and their deliveries (admins). */
 export const webhooks = createClient(WebhookService, transport);
+
+/** The customers' transcripts (operators) and the account's outbox (admins). */
+export const mail = createClient(MailService, transport);
 
 /** A chatbot's tools, instructions, handover rules and daily model budget (admins). */
 export const agents = createClient(AgentService, transport);

@@ -8,6 +8,7 @@ import { ChatbotEdit, ChatbotEmbed, ChatbotList } from "./pages/chatbots.js";
 import { Inbox } from "./pages/inbox.js";
 import { AcceptInvitation } from "./pages/invitation.js";
 import { KnowledgePage } from "./pages/knowledge.js";
+import { MailPage } from "./pages/mail.js";
 import { Profile } from "./pages/profile.js";
 import { ReportsPage } from "./pages/reports.js";
 import { SavedRepliesPage } from "./pages/saved-replies.js";
@@ -77,7 +78,7 @@ export function App() {
   );
 }
 
-const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/saved-replies", "/webhooks", "/reports"];
+const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/saved-replies", "/webhooks", "/reports", "/mail"];
 
 function Layout({ path }: { path: string }) {
   const s = useContext(SessionContext)!;
@@ -103,6 +104,7 @@ function Layout({ path }: { path: string }) {
       { href: "/audit", label: "Audit log" },
       { href: "/reports", label: "Reports" },
       { href: "/webhooks", label: "Webhooks" },
+      { href: "/mail", label: "E-mail" },
     );
   nav.push({ href: "/password", label: "Password" });
   return (
@@ -170,6 +172,8 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
       return <ReportsPage />;
     case "webhooks":
       return <Webhooks />;
+    case "mail":
+      return <MailPage />;
     case "chatbots":
       if (parts.length === 1) return <ChatbotList />;
       if (parts[1] === "new") return <ChatbotEdit />;

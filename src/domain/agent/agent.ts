@@ -1,4 +1,5 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
+import type { CitedDocument } from "./offline-agent.js";
 
 /** One turn of context given to the agent. */
 export interface AgentTurn {
@@ -57,6 +58,11 @@ export interface ToolCallOutcome {
   durationMs: number;
   /** The call stops the loop: the conversation goes to the team (handover) or waits for a person's approval. */
   stop?: { handover?: string; approval?: boolean };
+  /**
+   * Passages the call gave the model (search_knowledge), each with the marker the model cites it by ("[K1]"): the
+   * reply's documents are those it cites (all of them when it cites none by marker).
+   */
+  passages?: { marker: string; document: CitedDocument }[];
 }
 
 /** One entry of a message's `tool_calls` JSON array. */

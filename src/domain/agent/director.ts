@@ -2,6 +2,7 @@ import type { Sealer } from "../account/chatbot-rules.js";
 import type { ChatbotRecord } from "../account/repository.js";
 import type { Clock } from "../clock.js";
 import { newId } from "../ids.js";
+import type { Passage } from "../knowledge/scoring.js";
 import type {
   Agent,
   AgentContext,
@@ -14,6 +15,7 @@ import type {
   ToolCallStatus,
 } from "./agent.js";
 import { dontKnowStreak, handoverMessage, handoverRequest, isDontKnow } from "./handover-rules.js";
+import { citation } from "./offline-agent.js";
 import {
   type AgentRepository,
   argumentValidator,
@@ -52,6 +54,10 @@ export interface DirectorDeps {
   maxSteps: number;
   /** Time one reply may take at most, tool calls included, in ms. */
   maxReplyMs: number;
+  /** The chatbot's passages for a question above the answer threshold, best first (KnowledgeService.searchKnowledge). */
+  searchKnowledge?: (chatbot: ChatbotRecord, query: string, limit: number) => Promise<Passage[]>;
+  /** Whether the chatbot has knowledge sources: the model is offered search_knowledge then. */
+  hasSources?: (chatbotId: string) => Promise<boolean>;
 }
 
 /** The built-in tool every model is offered: hand the conversation to the team. */
@@ -62,6 +68,34 @@ export const HANDOVER_TOOL: AgentTool = {
     "cannot help them. Say briefly why.",
   parameters: { type: "object", properties: { reason: { type: "string", description: "Why, in a few words" } } },
 };
+
+/** The most passages one search_knowledge call answers, and the characters of each passage's text sent. */
+export const SEARCH_TOOL_LIMIT = { default: 4, max: 8 };
+const PASSAGE_CHARS = 1500;
+
+/** The built-in tool offered when the chatbot has knowledge sources: search them (as the built-in agent does). */
+export const SEARCH_KNOWLEDGE_TOOL: AgentTool = {
+  name: "search_knowledge",
+  description:
+    "Search the business's knowledge (its help pages, documents and sites) for passages that answer a question. " +
+    "Answer from the passages found and cite each one you use with its marker, e.g. [K1]. When none is found, say " +
+    "that you do not know rather than guessing.",
+  parameters: {
+    type: "object",
+    properties: {
+      query: { type: "string", minLength: 1, maxLength: 500, description: "The question, in the customer's words" },
+      limit: {
+        type: "integer",
+        minimum: 1,
+        maximum: SEARCH_TOOL_LIMIT.max,
+        description: `The most passages (${SEARCH_TOOL_LIMIT.default} when left out)`,
+      },
+    },
+    required: ["query"],
+    additionalProperties: false,
+  },
+};
+const SEARCH_SCHEMA = JSON.stringify(SEARCH_KNOWLEDGE_TOOL.parameters);
 
 /** What is done instead of a reply: the conversation waits for a person, so the agent stays quiet. */
 export const SILENT = "silent";
@@ -89,10 +123,11 @@ export class DirectedAgent implements Agent {
       return;
     }
     const now = this.d.clock.now();
-    const [stored, tools, waiting] = await Promise.all([
+    const [stored, tools, waiting, searchable] = await Promise.all([
       this.d.agents.settings(chatbot.chatbotId),
       this.d.agents.tools(chatbot.chatbotId),
       this.d.agents.handover(scope.conversationId),
+      this.d.searchKnowledge && this.d.hasSources ? this.d.hasSources(chatbot.chatbotId) : false,
     ]);
     // Handed over: the team answers; the agent says nothing more until a person releases the conversation.
     if (waiting) {
@@ -113,7 +148,7 @@ export class DirectedAgent implements Agent {
         return;
       }
     }
-    const context = this.context(chatbot, tools, settings.instructions, scope, now);
+    const context = this.context(chatbot, tools, settings.instructions, scope, now, searchable);
     for await (const ev of this.inner.reply(chatbot, history, signal, scope, context)) {
       if (ev.type === "delta") {
         yield ev;
@@ -145,10 +180,14 @@ export class DirectedAgent implements Agent {
     instructions: string,
     scope: ReplyScope,
     now: number,
+    searchable: boolean,
   ): AgentContext {
     const byName = new Map(tools.map((t) => [t.name, t]));
+    // The passages this reply's searches gave the model, numbered across its calls: [K1], [K2]…
+    const cited = { count: 0 };
     const offered: AgentTool[] = [
       HANDOVER_TOOL,
+      ...(searchable ? [SEARCH_KNOWLEDGE_TOOL] : []),
       ...tools.map((t) => ({
         name: t.name,
         description: t.description,
@@ -161,8 +200,15 @@ export class DirectedAgent implements Agent {
       maxSteps: this.d.maxSteps,
       deadline: now + this.d.maxReplyMs,
       now: () => this.d.clock.now(),
-      runTool: (call, signal) => this.run(chatbot, byName, scope, call, signal),
+      runTool: (call, signal) =>
+        searchable && call.name === SEARCH_KNOWLEDGE_TOOL.name
+          ? this.search(chatbot, call, cited)
+          : this.run(chatbot, byName, scope, call, signal),
     };
+  }
+
+  private search(chatbot: ChatbotRecord, call: ToolCallRequest, cited: { count: number }): Promise<ToolCallOutcome> {
+    return searchCall(this.d.searchKnowledge!, chatbot, call, cited);
   }
 
   private async run(
@@ -229,6 +275,66 @@ export class DirectedAgent implements Agent {
       answer.status === "succeeded" ? answer.text : `The call failed: ${answer.text}. Do not make up its result.`,
     );
   }
+}
+
+/** search_knowledge: the arguments checked against its schema, then the chatbot's passages with their provenance. */
+async function searchCall(
+  search: NonNullable<DirectorDeps["searchKnowledge"]>,
+  chatbot: ChatbotRecord,
+  call: ToolCallRequest,
+  cited: { count: number },
+): Promise<ToolCallOutcome> {
+  const started = Date.now();
+  const ended = (status: ToolCallStatus, result: string, passages?: ToolCallOutcome["passages"]): ToolCallOutcome => ({
+    status,
+    result,
+    durationMs: Date.now() - started,
+    ...(passages ? { passages } : {}),
+  });
+  let args: { query?: unknown; limit?: unknown };
+  try {
+    args = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+  } catch {
+    return ended("invalid_arguments", "The arguments were not JSON. Call search_knowledge again with JSON.");
+  }
+  const validate = argumentValidator(SEARCH_SCHEMA);
+  if (!validate(args) || typeof args.query !== "string" || args.query.trim() === "")
+    return ended(
+      "invalid_arguments",
+      `The arguments do not match search_knowledge's schema (${
+        (validate.errors ?? [])
+          .slice(0, 3)
+          .map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}`)
+          .join("; ") || "/query must not be empty"
+      }); nothing was searched.`,
+    );
+  const limit = typeof args.limit === "number" ? args.limit : SEARCH_TOOL_LIMIT.default;
+  const found = await search(chatbot, args.query, limit);
+  if (found.length === 0)
+    return ended(
+      "succeeded",
+      JSON.stringify({
+        passages: [],
+        note: "No passage of the knowledge answers this. Say that you do not know; do not make up an answer.",
+      }),
+      [],
+    );
+  const passages = found.map((p) => ({ marker: `[K${++cited.count}]`, document: citation(p), p }));
+  return ended(
+    "succeeded",
+    JSON.stringify({
+      passages: passages.map(({ marker, p }) => ({
+        cite_as: marker,
+        source_id: p.sourceId,
+        title: p.title,
+        ...(p.headingPath ? { heading_path: p.headingPath } : {}),
+        url: p.anchorUrl,
+        score: Math.round(p.score * 1000) / 1000,
+        text: p.text.length > PASSAGE_CHARS ? `${p.text.slice(0, PASSAGE_CHARS)}…` : p.text,
+      })),
+    }),
+    passages.map(({ marker, document }) => ({ marker, document })),
+  );
 }
 
 function handingOver(content: string, reason: string): AgentEvent {

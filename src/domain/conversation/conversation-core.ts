@@ -20,6 +20,7 @@ import type { ReplyRepository } from "./replies.js";
 import type {
   ActivityRecord,
   ActivityRepository,
+  AttachmentRepository,
   ContactRepository,
   ConversationRecord,
   ConversationRepository,
@@ -41,6 +42,8 @@ export interface ConversationTx extends LogTx, AuditTx {
   ratings: RatingRepository;
   idempotency: IdempotencyRepository;
   replies: ReplyRepository;
+  /** The files sent with messages (attachments.ts). */
+  attachments: AttachmentRepository;
   /** The conversations handed over to the team. */
   agents: Pick<AgentRepository, "setHandover" | "clearHandover">;
 }
@@ -57,6 +60,8 @@ export interface ConversationServiceDeps {
   events: ConversationEvents;
   /** The event log watchers read (the store's). */
   history: WatchDeps["history"];
+  /** The instance's shared readers of the accounts' logs (watch.ts makes its own when not given). */
+  logs?: WatchDeps["logs"];
   /** How watchers look and how long they wait for the store (defaults in watch.ts). */
   watchTimings?: WatchTimings;
   /** The customers' ratings (read for lists). */
@@ -67,6 +72,8 @@ export interface ConversationServiceDeps {
   replies: Pick<ReplyRepository, "take" | "find" | "renew" | "release">;
   /** What one customer may write (messages, conversations, ratings); undefined: no limit (AIAGENT_RATE_LIMIT=off). */
   customerLimits?: CustomerLimits | undefined;
+  /** The files sent with messages, read to serve them (written in the message's unit of work). */
+  attachments: Pick<AttachmentRepository, "file">;
   /** Units of work: each change and its events (the outbox) commit together. */
   transaction: Transact<ConversationTx>;
   /** The account's event log, written in the unit of work of each change. */

@@ -1,3 +1,4 @@
+import { Attachments, type FileInspector } from "./attachments.js";
 import { ConversationCore, type ConversationServiceDeps } from "./conversation-core.js";
 import { ConversationReads } from "./conversation-reads.js";
 import { ConversationWatches } from "./conversation-watches.js";
@@ -27,9 +28,15 @@ export class ConversationService {
   readonly watches: ConversationWatches;
   readonly actions: OperatorActions;
   readonly ratings: ConversationRatings;
+  /** The files sent with messages (attachments.ts). */
+  readonly attachments: Attachments;
   private readonly core: ConversationCore;
 
-  constructor(d: ConversationServiceDeps) {
+  constructor(
+    d: ConversationServiceDeps,
+    /** How files are checked (src/attachments/inspect.ts) and the largest kept (AIAGENT_ATTACHMENT_MAX_BYTES). */
+    files: { inspect: FileInspector; maxBytes: number },
+  ) {
     const core = new ConversationCore(d);
     this.core = core;
     this.messages = new CustomerMessages(core, d);
@@ -37,6 +44,12 @@ export class ConversationService {
     this.watches = new ConversationWatches(core, d);
     this.actions = new OperatorActions(core, d);
     this.ratings = new ConversationRatings(core, d);
+    this.attachments = new Attachments(core, {
+      clock: d.clock,
+      files: d.attachments,
+      ...files,
+      ...(d.customerLimits ? { customerLimits: d.customerLimits } : {}),
+    });
   }
 
   /** Message pages answered from the page cache and built from storage, since start (the metrics). */

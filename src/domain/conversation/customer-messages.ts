@@ -20,6 +20,18 @@ export type SendEvent =
 
 /** The channel of conversations started in the frame. */
 export const WEB_CHANNEL = "web";
+/** A conversation the frame's customer starts with their first message (or file). */
+export function webConversation(caller: FrameCaller, conversationId: string): NewConversation {
+  return {
+    conversationId,
+    accountId: caller.accountId,
+    chatbotId: caller.chatbotId,
+    userId: caller.userId,
+    channel: WEB_CHANNEL,
+    ...NEW_CONVERSATION,
+  };
+}
+
 /** How many of the latest messages the agent is shown. */
 const AGENT_CONTEXT = 20;
 
@@ -71,14 +83,7 @@ export class CustomerMessages {
     let chatbot: ChatbotRecord | undefined;
     if (input.conversationId === "") {
       conversationId = newId();
-      start = {
-        conversationId,
-        accountId: caller.accountId,
-        chatbotId: caller.chatbotId,
-        userId: caller.userId,
-        channel: WEB_CHANNEL,
-        ...NEW_CONVERSATION,
-      };
+      start = webConversation(caller, conversationId);
     } else {
       conversationId = requireUuid("conversation_id", input.conversationId);
       // The agent's chatbot is read with the conversation (a back end may send both reads in one round trip).

@@ -73,6 +73,41 @@ export interface ConversationRecord {
 /** Who wrote a message. */
 export type MessageRole = "user" | "assistant" | "operator";
 
+/** A file sent with a message: what readers are told of it (its bytes are kept beside, by attachments.ts). */
+export interface MessageAttachment {
+  /** 32 hexadecimal digits, random: the file's unguessable address. */
+  attachmentId: string;
+  /** The sender's file name, without folders. */
+  name: string;
+  contentType: string;
+  /** Bytes as stored (an image after re-encoding). */
+  size: number;
+  /** An image's pixels; 0 for other files. */
+  width: number;
+  height: number;
+}
+
+/** A stored file with what it is served as. */
+export interface StoredFile {
+  attachmentId: string;
+  name: string;
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+/**
+ * Storage of the files sent with messages: each belongs to its message, and goes when the message goes (erasure,
+ * retention); `put` runs in the message's unit of work, after the message is appended.
+ */
+export interface AttachmentRepository {
+  put(
+    file: StoredFile & { messageId: string; conversationId: string; accountId: string; createdAt: number },
+  ): Promise<void>;
+  file(attachmentId: string): Promise<StoredFile | undefined>;
+  /** The files of the account's conversations (an export), in message order. */
+  ofConversations(conversationIds: readonly string[]): Promise<(StoredFile & { messageId: string })[]>;
+}
+
 /** A message as stored. */
 export interface MessageRecord {
   messageId: string;
@@ -84,6 +119,8 @@ export interface MessageRecord {
   toolCalls: string;
   documents: KnowledgeSnippet[];
   createdAt: number;
+  /** Files sent with it; absent when none. */
+  attachments?: MessageAttachment[];
 }
 
 /** A message to append; the repository assigns its order. */
@@ -94,6 +131,8 @@ export interface NewMessage {
   toolCalls: string;
   documents: KnowledgeSnippet[];
   createdAt: number;
+  /** Files sent with it (their bytes are stored in the same unit of work); absent when none. */
+  attachments?: MessageAttachment[];
 }
 
 /** A conversation to start together with its first message. */

@@ -1,5 +1,6 @@
-import { DomainError, invalidArgument } from "../errors.js";
-import type { ConversationEvents, EventListener, EventTopic } from "../log/events.js";
+import { invalidArgument } from "../errors.js";
+import { AccountLogs, LOG_TIMINGS, type LogTimings, PAGE } from "../log/account-logs.js";
+import type { ConversationEvents, EventTopic } from "../log/events.js";
 import type { EventRecord, EventRepository } from "../log/repository.js";
 import type {
   ConversationRecord,
@@ -12,7 +13,8 @@ import type {
 /** An event of a watched conversation; `cursor` resumes the watch right after it. */
 export type WatchEvent =
   | { type: "conversation"; conversation: ConversationSummary; cursor: string }
-  | { type: "message"; message: MessageRecord; cursor: string }
+  /** `live`: from the account's log, the same record for every stream it reaches (else a catch-up page's). */
+  | { type: "message"; message: MessageRecord; cursor: string; live?: boolean }
   | { type: "note"; note: NoteRecord; cursor: string };
 
 /** An event of a watched account: first `subscribed`, then its conversations' events. */
@@ -23,19 +25,15 @@ export interface WatchDeps {
   events: ConversationEvents;
   history: Pick<EventRepository, "list" | "lastSeq">;
   conversations: Pick<ConversationRepository, "messages">;
+  /** The instance's shared readers of the accounts' logs (made from `events` and `history` when not given). */
+  logs?: AccountLogs | undefined;
 }
 
 /** Tunables of a watch (tests shorten them). */
-export interface WatchTimings {
-  /** A watcher reads the log at least this often even without a hint (a hint may be lost). */
-  lookEveryMs: number;
-  /** The store unavailable this long ends the stream with `unavailable`: the client resumes from its cursor. */
-  outageMs: number;
-}
+export type WatchTimings = LogTimings;
 
-export const WATCH_TIMINGS: WatchTimings = { lookEveryMs: 10_000, outageMs: 20_000 };
+export const WATCH_TIMINGS: WatchTimings = LOG_TIMINGS;
 
-const PAGE = 100;
 const MAX_CURSOR = 2 ** 31;
 
 /** The event log types a watcher sees, and as what. */
@@ -48,16 +46,35 @@ const STATE_TYPES = new Set([
   "conversation.rated",
 ]);
 
+/** Whether a watcher sees the entry: messages, state changes, and internal notes only when `notes`. */
+const watched = (e: EventRecord, notes: boolean): boolean =>
+  e.type === "message.created" || STATE_TYPES.has(e.type) || (notes && e.type === "note.created");
+
 /**
  * The reading side of live updates. Each stream keeps its position (the conversation's message_order; the
- * account's event log place) and, on every hint and at least every `lookEveryMs`, reads from the store
- * everything after it, in order: what it sends is what the log recorded, each once, whatever the hints did.
+ * account's event log place) and follows its account's log through the instance's one shared reader of it
+ * (account-logs.ts): each new page of the log is read once for all the account's streams, and each stream takes
+ * what it may see after its own position, in order: what it sends is what the log recorded, each once, whatever
+ * the hints did. A stream behind the reader (resumed, or too slow for its bounded queue) reads the store itself,
+ * page by page, until it is current.
  */
 export class Watches {
+  readonly logs: AccountLogs;
+
   constructor(
     private readonly d: WatchDeps,
-    private readonly t: WatchTimings = WATCH_TIMINGS,
-  ) {}
+    t: WatchTimings = WATCH_TIMINGS,
+  ) {
+    this.logs =
+      d.logs ??
+      new AccountLogs(
+        {
+          feed: { subscribe: (topic, l) => d.events.subscribe(topic, l), onAccounts: () => () => undefined },
+          history: d.history,
+        },
+        t,
+      );
+  }
 
   /**
    * The conversation's state, its messages after `after`, then each change; new internal notes only when `notes`
@@ -70,16 +87,24 @@ export class Watches {
     signal: AbortSignal,
     notes: boolean,
   ) {
-    const self = this;
-    // Subscribed before the log's place is taken and the messages read, so nothing committed meanwhile is missed.
-    yield* this.following({ conversationId: conv.conversationId }, signal, async function* (more) {
-      let seq = await self.retrying(() => self.d.history.lastSeq(conv.accountId), signal);
-      let last = after;
-      yield { type: "conversation", conversation: summary, cursor: String(last) } satisfies WatchEvent;
+    const logs = this.logs;
+    const id = conv.conversationId;
+    let last = after;
+    // The state first (read with the access check): a resumed stream answers at once, then catches up.
+    yield { type: "conversation", conversation: summary, cursor: String(last) } satisfies WatchEvent;
+    // Following before the log's place is taken and the messages read, so nothing committed meanwhile is missed.
+    const f = await logs.follow(
+      conv.accountId,
+      { conversationId: id, accepts: (e) => e.orderKey === id && watched(e, notes) },
+      signal,
+    );
+    try {
+      f.start(await logs.retrying(() => this.d.history.lastSeq(conv.accountId), signal));
+      const self = this;
       // Messages after `to` from the conversation itself (the catch-up; a gap the log cannot fill).
       async function* read(to: number) {
         while (last < to) {
-          const p = await self.retrying(
+          const p = await logs.retrying(
             () => self.d.conversations.messages(conv, Math.min(PAGE, to - last), last),
             signal,
           );
@@ -92,101 +117,52 @@ export class Watches {
       }
       yield* read(Number.MAX_SAFE_INTEGER);
       for (;;) {
-        for (;;) {
-          const page = await self.retrying(() => self.d.history.list(conv.accountId, seq, PAGE, []), signal);
-          for (const e of page) {
-            seq = e.seq;
-            if (e.orderKey !== conv.conversationId) continue;
-            const m = e.type === "message.created" ? e.data.message : undefined;
-            if (m) {
-              if (m.messageOrder <= last) continue;
-              // The log and the conversation are written in one unit of work: a gap is only a page not read yet.
-              yield* read(m.messageOrder - 1);
-              last = m.messageOrder;
-              yield { type: "message", message: m, cursor: String(last) } satisfies WatchEvent;
-            } else if (notes && e.type === "note.created" && e.data.note)
-              yield { type: "note", note: e.data.note, cursor: String(last) } satisfies WatchEvent;
-            else if (STATE_TYPES.has(e.type) && e.data.conversation)
-              yield {
-                type: "conversation",
-                conversation: e.data.conversation,
-                cursor: String(last),
-              } satisfies WatchEvent;
-          }
-          if (page.length < PAGE) break;
+        const entries = await f.next();
+        if (!entries) return;
+        for (const e of entries) {
+          const m = e.type === "message.created" ? e.data.message : undefined;
+          if (m) {
+            if (m.messageOrder <= last) continue;
+            // The log and the conversation are written in one unit of work: a gap is only a page not read yet.
+            yield* read(m.messageOrder - 1);
+            last = m.messageOrder;
+            yield { type: "message", message: m, cursor: String(last), live: true } satisfies WatchEvent;
+          } else if (notes && e.type === "note.created" && e.data.note)
+            yield { type: "note", note: e.data.note, cursor: String(last) } satisfies WatchEvent;
+          else if (STATE_TYPES.has(e.type) && e.data.conversation)
+            yield {
+              type: "conversation",
+              conversation: e.data.conversation,
+              cursor: String(last),
+            } satisfies WatchEvent;
         }
-        if (!(await more())) return;
       }
-    });
+    } finally {
+      f.close();
+    }
   }
 
   /** Every change of the account's conversations after `afterCursor` (from now when empty). */
   async *account(accountId: string, at: number, afterCursor: string, signal: AbortSignal) {
-    const self = this;
-    yield* this.following({ accountId }, signal, async function* (more) {
-      const from = afterCursor === "" ? undefined : parseCursor("after_cursor", afterCursor);
-      const now = await self.retrying(() => self.d.history.lastSeq(accountId), signal);
-      if (from !== undefined && from > now) throw invalidArgument("after_cursor", "is not a cursor of this account");
-      let seq = from ?? now;
-      yield { type: "subscribed", at, cursor: String(seq) } satisfies AccountWatchEvent;
-      let first = from !== undefined && from > 0;
-      for (;;) {
-        for (;;) {
-          const page = await self.retrying(() => self.d.history.list(accountId, seq, PAGE, []), signal);
-          // A resumed watch whose next place was pruned (past the log's retention) cannot be told what it missed.
-          if (first && page.length > 0 && page[0]!.seq !== seq + 1)
-            throw new DomainError("failed_precondition", "after_cursor is older than the event log keeps: list again");
-          first = false;
-          for (const e of page) {
-            seq = e.seq;
-            const ev = asWatchEvent(e);
-            if (ev) yield ev;
-          }
-          if (page.length < PAGE) break;
-        }
-        if (!(await more())) return;
-      }
-    });
-  }
-
-  /**
-   * Runs `read` subscribed to the topic; `more()` waits for a hint (or `lookEveryMs`) and answers false once the
-   * stream should end (aborted, or the events channel closed).
-   */
-  private async *following<T>(
-    topic: EventTopic,
-    signal: AbortSignal,
-    read: (more: () => Promise<boolean>) => AsyncGenerator<T>,
-  ): AsyncGenerator<T> {
-    const hints = new Hints(signal);
-    const unsubscribe = this.d.events.subscribe(topic, hints);
+    const from = afterCursor === "" ? undefined : parseCursor("after_cursor", afterCursor);
+    // The account's watch is for its people only (ID token): it carries their notes.
+    const f = await this.logs.follow(accountId, { accepts: (e) => watched(e, true), strict: true }, signal);
     try {
-      yield* read(async () => {
-        await hints.wait(this.t.lookEveryMs);
-        return !hints.ended;
-      });
-    } finally {
-      unsubscribe();
-      hints.dispose();
-    }
-  }
-
-  /** Runs a read again while the store is unavailable, up to the outage bound; then ends the stream, typed. */
-  private async retrying<T>(read: () => Promise<T>, signal: AbortSignal): Promise<T> {
-    const start = Date.now();
-    let pause = 100;
-    for (;;) {
-      try {
-        return await read();
-      } catch (e) {
-        if (e instanceof DomainError && e.kind !== "unavailable") throw e;
-        if (signal.aborted || Date.now() - start + pause > this.t.outageMs)
-          throw new DomainError("unavailable", "live updates are unavailable: watch again from the last cursor", {
-            cause: e,
-          });
-        await sleep(pause, signal);
-        pause = Math.min(pause * 2, 2000);
+      const now = await this.logs.retrying(() => this.d.history.lastSeq(accountId), signal);
+      if (from !== undefined && from > now) throw invalidArgument("after_cursor", "is not a cursor of this account");
+      const seq = from ?? now;
+      f.start(seq);
+      yield { type: "subscribed", at, cursor: String(seq) } satisfies AccountWatchEvent;
+      for (;;) {
+        const entries = await f.next();
+        if (!entries) return;
+        for (const e of entries) {
+          const ev = asWatchEvent(e);
+          if (ev) yield ev;
+        }
       }
+    } finally {
+      f.close();
     }
   }
 }
@@ -194,7 +170,8 @@ export class Watches {
 /** An account watch's event of a log entry; undefined for entries watchers do not see. */
 function asWatchEvent(e: EventRecord): WatchEvent | undefined {
   const cursor = String(e.seq);
-  if (e.type === "message.created" && e.data.message) return { type: "message", message: e.data.message, cursor };
+  if (e.type === "message.created" && e.data.message)
+    return { type: "message", message: e.data.message, cursor, live: true };
   if (STATE_TYPES.has(e.type) && e.data.conversation)
     return { type: "conversation", conversation: e.data.conversation, cursor };
   // The account's watch is for its people only (ID token): it carries their notes.
@@ -207,63 +184,6 @@ export function parseCursor(field: string, cursor: string): number {
   if (!/^\d{1,10}$/.test(cursor) || Number(cursor) >= MAX_CURSOR)
     throw invalidArgument(field, "must be a cursor this service sent (digits)");
   return Number(cursor);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
-/** The hints of one subscription, kept as one flag: any number of them means "read again". */
-class Hints implements EventListener {
-  private dirty = false;
-  ended = false;
-  private wake: (() => void) | undefined;
-  private readonly onAbort = () => this.closed();
-
-  constructor(private readonly signal: AbortSignal) {
-    if (signal.aborted) this.ended = true;
-    else signal.addEventListener("abort", this.onAbort, { once: true });
-  }
-
-  changed(): void {
-    this.dirty = true;
-    this.wake?.();
-  }
-
-  closed(): void {
-    this.ended = true;
-    this.wake?.();
-  }
-
-  /** Waits for a hint, the end, or `ms`; answers whether a hint came (and takes it). */
-  async wait(ms: number): Promise<boolean> {
-    if (!this.dirty && !this.ended)
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(done, ms);
-        const self = this;
-        function done() {
-          clearTimeout(t);
-          self.wake = undefined;
-          resolve();
-        }
-        this.wake = done;
-      });
-    const hinted = this.dirty;
-    this.dirty = false;
-    return hinted;
-  }
-
-  dispose(): void {
-    this.signal.removeEventListener("abort", this.onAbort);
-  }
 }
 
 export type { EventTopic };

@@ -34,6 +34,22 @@ export const MAX_SOURCES = 200;
 /** Site crawls: default and most pages, default and most depth. */
 export const SITE_PAGES = { default: 50, max: 500 };
 export const SITE_DEPTH = { default: 2, max: 5 };
+/** Scheduled re-syncs of a page or site: the most hours between two (0: only on demand). */
+export const MAX_RESYNC_INTERVAL_HOURS = 720;
+/** How often the indexer looks for sources due for their scheduled re-sync. */
+export const RESYNC_CHECK_MS = 60_000;
+/** A search of the knowledge (SearchKnowledge): the question's length, and the passages answered. */
+export const SEARCH_QUERY_MAX = 500;
+export const SEARCH_LIMIT = { default: 5, max: 20 };
+
+/** What a search of a chatbot's knowledge finds, and whether the built-in agent would answer from it. */
+export interface KnowledgeSearchResult {
+  /** Best first, those below the threshold included. */
+  passages: Passage[];
+  /** The first passage reaches the threshold: the built-in agent answers from it (else it says it does not know). */
+  answers: boolean;
+  threshold: number;
+}
 
 /** Indexing failed for a reason the source's owner can act on (the message is shown as the status reason). */
 export class KnowledgeFailure extends Error {
@@ -64,6 +80,8 @@ export interface SourceInput {
   maxPages: number;
   maxDepth: number;
   snippets: KnowledgeSnippet[];
+  /** page and site: hours between scheduled re-syncs (0: only on demand). */
+  resyncIntervalHours?: number;
 }
 
 const KIND: readonly SourceKind[] = ["file", "page", "site", "snippets"];
@@ -88,6 +106,19 @@ function intIn(field: string, v: number, d: { default: number; max: number }, mi
   return v;
 }
 
+/** A re-sync interval as given: page and site sources only, 0 to MAX_RESYNC_INTERVAL_HOURS. */
+function resyncInterval(kind: SourceKind, hours: number): number {
+  if (hours === 0) return 0;
+  if (kind !== "page" && kind !== "site")
+    throw invalidArgument("resync_interval_hours", "is only for kinds page and site");
+  if (!Number.isInteger(hours) || hours < 0 || hours > MAX_RESYNC_INTERVAL_HOURS)
+    throw invalidArgument(
+      "resync_interval_hours",
+      `must be 0 to ${MAX_RESYNC_INTERVAL_HOURS} hours (0: only on demand)`,
+    );
+  return hours;
+}
+
 const sha256 = (s: string | Uint8Array) => createHash("sha256").update(s).digest("hex");
 
 /** The address of a file's own pages (a file has no web address: citations link nowhere). */
@@ -100,6 +131,7 @@ export const fileUrl = (sourceId: string) => `knowledge:${sourceId}`;
  */
 export class KnowledgeService {
   private running: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private again = false;
   private readonly stop = new AbortController();
 
@@ -157,6 +189,7 @@ export class KnowledgeService {
       maxPages = intIn("max_pages", input.maxPages, SITE_PAGES, 1);
       maxDepth = intIn("max_depth", input.maxDepth, SITE_DEPTH, 1);
     } else if (input.maxPages || input.maxDepth) throw invalidArgument("max_pages", "is only for kind site");
+    const resyncIntervalHours = resyncInterval(kind, input.resyncIntervalHours ?? 0);
     if (kind === "snippets") {
       const snippets = requireKnowledge("snippets", input.snippets);
       if (snippets.length === 0) throw invalidArgument("snippets", "at least one is required with kind snippets");
@@ -184,6 +217,7 @@ export class KnowledgeService {
       version: 0,
       maxPages,
       maxDepth,
+      resyncIntervalHours,
       createdAt: now,
       updatedAt: now,
       indexedAt: null,
@@ -213,6 +247,20 @@ export class KnowledgeService {
     if (!(await this.d.knowledge.removeSource(chatbot.chatbotId, id))) throw notFound(`knowledge source ${id}`);
   }
 
+  /** Sets a page or site source's re-sync schedule (hours, 0: only on demand). */
+  async update(
+    caller: AccountCaller,
+    chatbotId: string,
+    sourceId: string,
+    change: { resyncIntervalHours: number },
+  ): Promise<KnowledgeSourceRecord> {
+    const s = await this.get(caller, chatbotId, sourceId);
+    const hours = resyncInterval(s.kind, change.resyncIntervalHours);
+    if (!(await this.d.knowledge.setResyncInterval(s.chatbotId, s.sourceId, hours)))
+      throw notFound(`knowledge source ${s.sourceId}`);
+    return { ...s, resyncIntervalHours: hours };
+  }
+
   /** Queues the source again (unchanged pages are not indexed again). */
   async resync(caller: AccountCaller, chatbotId: string, sourceId: string): Promise<KnowledgeSourceRecord> {
     const s = await this.get(caller, chatbotId, sourceId);
@@ -221,6 +269,29 @@ export class KnowledgeService {
     await this.d.knowledge.progress(s.sourceId, { status: "queued", statusReason: "", updatedAt });
     this.kick();
     return { ...s, status: "queued", statusReason: "", updatedAt };
+  }
+
+  /**
+   * What the caller's chatbot's knowledge answers to a question (SearchKnowledge): the passages as the agents find
+   * them (searchKnowledge), near misses below the threshold included, and whether the built-in agent would answer.
+   * Another account's chatbot is not_found, like a missing one; nothing is stored.
+   */
+  async search(
+    caller: AccountCaller,
+    chatbotId: string,
+    query: string,
+    limit: number | undefined,
+  ): Promise<KnowledgeSearchResult> {
+    const q = query.trim();
+    if (!q) throw invalidArgument("query", "is required: the question, as a customer would ask it");
+    if (q.length > SEARCH_QUERY_MAX) throw invalidArgument("query", `must be at most ${SEARCH_QUERY_MAX} characters`);
+    const n = limit ?? SEARCH_LIMIT.default;
+    if (!Number.isInteger(n) || n < 1 || n > SEARCH_LIMIT.max)
+      throw invalidArgument("limit", `must be 1 to ${SEARCH_LIMIT.max} (${SEARCH_LIMIT.default} when left out)`);
+    const chatbot = await this.d.chatbotOf(caller, chatbotId);
+    const passages = await this.searchKnowledge(chatbot.chatbotId, q, n, { chatbot, minScore: Number.MIN_VALUE });
+    const [best] = passages;
+    return { passages, answers: !!best && best.score >= ANSWER_THRESHOLD, threshold: ANSWER_THRESHOLD };
   }
 
   /**
@@ -300,14 +371,41 @@ export class KnowledgeService {
     }
   }
 
-  /** Starts indexing what is queued (and what a stopped process left indexing). */
+  /**
+   * Starts indexing what is queued (and what a stopped process left indexing), and the scheduled re-syncs: the
+   * sources due now at once (a schedule survives a restart: it counts from the stored last indexing), then a look
+   * every RESYNC_CHECK_MS.
+   */
   start(): void {
     this.kick();
+    void this.resyncDue();
+    this.timer = setInterval(() => void this.resyncDue(), RESYNC_CHECK_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * Queues the page and site sources whose scheduled re-sync is due (indexed or failed, and their interval passed
+   * since their status last changed); answers how many. Their unchanged pages are not indexed again.
+   */
+  async resyncDue(): Promise<number> {
+    if (this.stop.signal.aborted) return 0;
+    try {
+      const now = this.d.clock.now();
+      const due = await this.d.knowledge.dueForResync(now, 100);
+      for (const s of due)
+        await this.d.knowledge.progress(s.sourceId, { status: "queued", statusReason: "", updatedAt: now });
+      if (due.length > 0) this.kick();
+      return due.length;
+    } catch (e) {
+      this.d.onError?.("", e);
+      return 0;
+    }
   }
 
   /** Stops indexing (the source being indexed is picked up again on the next start) and waits for it. */
   async close(): Promise<void> {
     this.stop.abort();
+    clearInterval(this.timer);
     await this.running;
   }
 

@@ -28,6 +28,8 @@ export interface KnowledgeSourceRecord {
   version: number;
   maxPages: number;
   maxDepth: number;
+  /** page and site: hours between scheduled re-syncs (0: only on demand). */
+  resyncIntervalHours: number;
   createdAt: number;
   updatedAt: number;
   /** null until indexed once. */
@@ -111,6 +113,13 @@ export interface KnowledgeRepository {
   content(sourceId: string): Promise<Uint8Array | undefined>;
   /** Sources still to index (queued, or indexing when a process stopped), oldest first. */
   pending(limit: number): Promise<{ sourceId: string; chatbotId: string }[]>;
+  /**
+   * Sources whose scheduled re-sync is due at `now`: an interval set, indexed or failed, and that many hours passed
+   * since their status last changed (updated_at); oldest first, at most `limit`.
+   */
+  dueForResync(now: number, limit: number): Promise<{ sourceId: string; chatbotId: string }[]>;
+  /** Sets a source's re-sync interval; false when the chatbot has no such source. */
+  setResyncInterval(chatbotId: string, sourceId: string, hours: number): Promise<boolean>;
   /** Records a step; false when the source is gone. */
   progress(sourceId: string, p: SourceProgress): Promise<boolean>;
   /** Each indexed page of the source and its content hash. */

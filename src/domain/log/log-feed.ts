@@ -11,6 +11,7 @@ import { TopicListeners } from "./topics.js";
 export class LogFeed implements ConversationEvents {
   private readonly topics = new TopicListeners<EventListener>();
   private readonly anyChange = new Set<() => void>();
+  private readonly accounts = new Set<(changes: readonly ConversationEvent[] | undefined) => void>();
   private isClosed = false;
 
   /**
@@ -20,6 +21,7 @@ export class LogFeed implements ConversationEvents {
   advanced(changes: readonly ConversationEvent[] | undefined, deliveries = true): void {
     if (this.isClosed) return;
     if (deliveries) for (const l of [...this.anyChange]) l();
+    for (const l of [...this.accounts]) l(changes);
     if (changes === undefined) {
       for (const l of this.topics.all()) l.changed();
       return;
@@ -44,12 +46,19 @@ export class LogFeed implements ConversationEvents {
     return () => this.anyChange.delete(l);
   }
 
+  /** Calls `l` on every announcement with the logs it names (undefined: any may have advanced). */
+  onAccounts(l: (changes: readonly ConversationEvent[] | undefined) => void): () => void {
+    this.accounts.add(l);
+    return () => this.accounts.delete(l);
+  }
+
   /** Ends every subscription (at shutdown): watchers end their streams, clients resume elsewhere or later. */
   close(): void {
     this.isClosed = true;
     const all = this.topics.all();
     this.topics.clear();
     this.anyChange.clear();
+    this.accounts.clear();
     for (const l of all) l.closed();
   }
 

@@ -1,5 +1,6 @@
 import type { ConversationRecord } from "../conversation/repository.js";
 import { newId } from "../ids.js";
+import type { AccountLogs, LogFollower } from "../log/account-logs.js";
 import type { ConversationEvent } from "../log/events.js";
 import type { EventRecord } from "../log/repository.js";
 import type { ContactRecord } from "../privacy/repository.js";
@@ -19,11 +20,10 @@ export interface ReplyMailData {
 
 /** What OfflineReplies reads and writes. */
 export interface OfflineReplyDeps {
-  /** The accounts' event logs (message.created). */
-  history: {
-    list(accountId: string, afterSeq: number, limit: number, types: readonly string[]): Promise<EventRecord[]>;
-    lastSeq(accountId: string): Promise<number>;
-  };
+  /** The instance's shared readers of the accounts' logs: this follower takes their message.created entries. */
+  logs: Pick<AccountLogs, "follow" | "onAccounts" | "quiet">;
+  /** The accounts' event logs: where a log first heard of is taken up. */
+  history: { lastSeq(accountId: string): Promise<number> };
   conversations: { byId(conversationId: string): Promise<ConversationRecord | undefined> };
   /** The account's contact by the client's user id. */
   contact(accountId: string, userId: string): Promise<ContactRecord | undefined>;
@@ -37,63 +37,94 @@ export interface OfflineReplyDeps {
   warn(what: string, error: unknown): void;
 }
 
-const PAGE = 100;
 // Log entries older than the follower's start are not looked at again (they were before this process ran).
 const LOOK_BACK = 200;
+/** The replies it holds unread; past it, it reads the log itself, at its own pace, until it is current. */
+const MAX_QUEUE = 1000;
+
+interface Following {
+  follower?: LogFollower;
+  /** Waiting for the log's next entries (not considering one). */
+  waiting: boolean;
+}
 
 /**
  * Follows the accounts' logs for replies (the agent's or an operator's) to a customer who is not in the
  * conversation, and queues each, due once the customer has been away for `offlineMs`, to the contact's address.
- * The outbox's dedupe key (the message) makes a reply queued once however many instances follow the log.
+ * It is one more follower of the instance's shared reader of each account's log (account-logs.ts): the log is read
+ * once for it and the account's open streams. The outbox's dedupe key (the message) makes a reply queued once
+ * however many instances follow the log.
  */
 export class OfflineReplies {
   private readonly cursors = new Map<string, number>();
-  private readonly running = new Map<string, Promise<void>>();
-  private readonly again = new Set<string>();
+  private readonly following = new Map<string, Following>();
   private readonly startedAt: number;
+  private stopping = new AbortController();
+  private unlisten: (() => void) | undefined;
 
   constructor(private readonly d: OfflineReplyDeps) {
     this.startedAt = d.now();
   }
 
-  /** The store's announcement that logs advanced (LogFeed). */
-  advanced(changes: readonly ConversationEvent[] | undefined): void {
-    const accounts = changes === undefined ? [...this.cursors.keys()] : [...new Set(changes.map((c) => c.accountId))];
-    for (const a of accounts) this.follow(a);
+  /** Starts following the accounts whose logs advance (with the server). */
+  start(): void {
+    if (this.unlisten) return;
+    this.stopping = new AbortController();
+    this.unlisten = this.d.logs.onAccounts((changes) => this.advanced(changes));
   }
 
-  /** Resolves once every account's log read so far is done (tests). */
+  /** Stops following (the accounts' places are kept for a later start). */
+  stop(): void {
+    this.unlisten?.();
+    this.unlisten = undefined;
+    this.stopping.abort();
+  }
+
+  /** The store's announcement that logs advanced (LogFeed): an account not followed yet is from now on. */
+  advanced(changes: readonly ConversationEvent[] | undefined): void {
+    // Undefined (announcements lost): the shared readers of the accounts followed read again by themselves.
+    if (changes === undefined || this.stopping.signal.aborted) return;
+    for (const a of new Set(changes.map((c) => c.accountId))) if (!this.following.has(a)) this.follow(a);
+  }
+
+  /** Resolves once every log followed is read and every reply in it considered (tests). */
   async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.all([...this.running.values()]);
+    const settled = () =>
+      this.d.logs.quiet && [...this.following.values()].every((s) => s.waiting && s.follower?.current === true);
+    while (this.following.size > 0 && !settled()) await new Promise((r) => setTimeout(r, 5));
   }
 
   private follow(accountId: string): void {
-    if (this.running.has(accountId)) {
-      this.again.add(accountId);
-      return;
-    }
-    const run = this.read(accountId)
+    const state: Following = { waiting: false };
+    this.following.set(accountId, state);
+    const signal = this.stopping.signal;
+    void (async () => {
+      const f = await this.d.logs.follow(
+        accountId,
+        { accepts: (e) => e.type === "message.created", types: ["message.created"], timed: false, maxQueue: MAX_QUEUE },
+        signal,
+      );
+      state.follower = f;
+      try {
+        f.start(this.cursors.get(accountId) ?? Math.max(0, (await this.d.history.lastSeq(accountId)) - LOOK_BACK));
+        for (;;) {
+          state.waiting = true;
+          const entries = await f.next();
+          state.waiting = false;
+          if (!entries) return;
+          for (const e of entries) {
+            await this.consider(e);
+            this.cursors.set(accountId, e.seq);
+          }
+        }
+      } finally {
+        f.close();
+      }
+    })()
       .catch((e: unknown) => this.d.warn("offline replies: reading the log failed", e))
       .finally(() => {
-        this.running.delete(accountId);
-        if (this.again.delete(accountId)) this.follow(accountId);
+        if (this.following.get(accountId) === state) this.following.delete(accountId);
       });
-    this.running.set(accountId, run);
-  }
-
-  private async read(accountId: string): Promise<void> {
-    let seq = this.cursors.get(accountId);
-    if (seq === undefined) seq = Math.max(0, (await this.d.history.lastSeq(accountId)) - LOOK_BACK);
-    for (;;) {
-      const page = await this.d.history.list(accountId, seq, PAGE, ["message.created"]);
-      for (const e of page) {
-        await this.consider(e);
-        seq = e.seq;
-        this.cursors.set(accountId, seq);
-      }
-      if (page.length < PAGE) break;
-    }
-    this.cursors.set(accountId, seq);
   }
 
   private async consider(e: EventRecord): Promise<void> {

@@ -2,7 +2,13 @@ import type { ChatbotRepository } from "../account/repository.js";
 import type { AuditActor, AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
-import type { ConversationRecord, ConversationRepository, MessageRecord } from "../conversation/repository.js";
+import type {
+  AttachmentRepository,
+  ConversationRecord,
+  ConversationRepository,
+  MessageRecord,
+  StoredFile,
+} from "../conversation/repository.js";
 import { invalidArgument, notFound } from "../errors.js";
 import { requireUuid } from "../ids.js";
 import type { EventLog, LogTx } from "../log/event-log.js";
@@ -35,6 +41,8 @@ export interface ErasureResult {
 export interface ContactDocument {
   contact: ContactRecord;
   conversations: (ConversationRecord & { messages: MessageRecord[] })[];
+  /** The files sent with those messages, with their bytes. */
+  files: (StoredFile & { messageId: string })[];
   sessions: RefreshTokenRecord[];
   exportedAt: number;
 }
@@ -59,6 +67,7 @@ export class PrivacyService {
         chatbots: ChatbotRepository;
         conversations: ConversationRepository;
         refreshTokens: RefreshTokenRepository;
+        attachments: Pick<AttachmentRepository, "ofConversations">;
       };
       transaction: Transact<ErasureTx>;
       clock: Clock;
@@ -115,6 +124,7 @@ export class PrivacyService {
       if (!p.hasMore) break;
     }
     conversations.reverse();
+    const files = await repos.attachments.ofConversations(conversations.map((c) => c.conversationId));
     const sessions: RefreshTokenRecord[] = [];
     for (let offset = 0; ; offset += PAGE) {
       const p = await repos.refreshTokens.list({ accountId: caller.accountId, userId: contact.userId }, PAGE, offset);
@@ -124,7 +134,7 @@ export class PrivacyService {
     await this.d.audit.record(repos, caller, "contact.exported", contact.contactId, {
       conversations: conversations.length,
     });
-    return { contact, conversations, sessions, exportedAt: this.d.clock.now() };
+    return { contact, conversations, files, sessions, exportedAt: this.d.clock.now() };
   }
 
   /**

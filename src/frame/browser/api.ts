@@ -11,6 +11,8 @@ export interface ChatMessage {
   role?: string;
   tool_calls?: string;
   documents?: { title: string; url: string; snippet?: string }[];
+  /** Files sent with it; `url` is a path of the service. */
+  attachments?: { name: string; content_type: string; url: string }[];
 }
 
 /** A conversation's state as the service returns it. */
@@ -113,6 +115,15 @@ export class FrameApi {
         body: JSON.stringify({ conversation_id: conversationId, score, comment }),
       });
       if (!r.ok) throw toApiError(await r.json().catch(() => undefined), r.status);
+    });
+  }
+
+  /** A JSON call of the service with the token in the query (the e-mail prompt's routes); its answer's body. */
+  call(method: string, path: string, body?: unknown): Promise<unknown> {
+    return this.withToken(async (t) => {
+      const init: RequestInit = body === undefined ? { method } : { method, body: JSON.stringify(body) };
+      if (body !== undefined) init.headers = { "content-type": "application/json" };
+      return this.json(init, `${path}?${q({ access_token: t })}`);
     });
   }
 
@@ -251,6 +262,21 @@ export class FrameApi {
     }
   }
 
+  /** Sends a file (a data: URL) as a message of its own. */
+  async upload(conversationId: string | undefined, name: string, data: string): Promise<ChatMessage> {
+    const body = JSON.stringify({ conversation_id: conversationId, file_name: name, file: data.split(",")[1] });
+    return this.withToken(async (t) => {
+      const r = await this.fetch(`/ai_agent/send_attachment?${q({ access_token: t })}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      const b = await r.json().catch(() => undefined);
+      if (!r.ok) throw toApiError(b, r.status);
+      return b.data;
+    });
+  }
+
   /** Runs a call; if the token has expired, asks the host page for a new one and runs it once more. */
   private async withToken<T>(call: (token: string) => Promise<T>): Promise<T> {
     const used = this.token;
@@ -271,8 +297,8 @@ export class FrameApi {
     }
   }
 
-  private async json(method: string, path: string): Promise<unknown> {
-    const r = await this.fetch(path, { method });
+  private async json(method: string | RequestInit, path: string): Promise<unknown> {
+    const r = await this.fetch(path, typeof method === "string" ? { method } : method);
     const body: unknown = await r.json().catch(() => undefined);
     if (!r.ok) throw toApiError(body as ErrorBody | undefined, r.status);
     return body;

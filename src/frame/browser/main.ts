@@ -1,8 +1,10 @@
 import { ApiError, type ChatMessage, type ConversationState, FrameApi, SessionExpiredError } from "./api.js";
 import { applyAppearance, foldAway } from "./appearance.js";
+import { attachments } from "./attach.js";
 import { Handover } from "./handover.js";
 import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
+import { MailPrompt } from "./mail-prompt.js";
 import { RatingPrompt } from "./rating.js";
 import { T } from "./strings.js";
 import { TokenRefresher } from "./token-refresh.js";
@@ -72,6 +74,7 @@ function start(): void {
   const host = new HostEvents(cfg.hostOrigin);
   host.locale(document.documentElement.lang);
   const rating = new RatingPrompt(view, api, (e) => showError(e));
+  const mail = new MailPrompt(api, root.dataset.awayUntil !== undefined);
   handover.onClosed = (id, order) => rating.offer(id, order);
   const typing = new FrameTyping(() => {
     if (conversationId) api.typing(conversationId);
@@ -101,6 +104,27 @@ function start(): void {
 
   const canSend = () => loaded && !sending && !expired && navigator.onLine;
   const update = () => view.setCanSend(canSend());
+  attachments(
+    view,
+    api,
+    () => conversationId,
+    canSend,
+    adopt,
+    (e) => showError(e),
+  );
+
+  /** The customer's message (or file) is stored: a conversation it started is followed live from here. */
+  function adopt(m: ChatMessage): void {
+    handover.seen(m.message_order);
+    if (conversationId !== undefined) return;
+    conversationId = m.conversation_id;
+    // A new conversation: the operator's replies arrive on its live stream.
+    lastOrder = m.message_order;
+    // What every new conversation starts as; changes from here are told in the log.
+    handover.state({ conversation_id: m.conversation_id, status: "live", assigned_to: "ai_agent" }, true);
+    follow(m.conversation_id);
+    void mail.show(m.conversation_id);
+  }
 
   function showError(e: unknown, retry?: () => void): void {
     if (e instanceof SessionExpiredError) {
@@ -151,6 +175,7 @@ function start(): void {
         follow(latest.conversation_id);
       }
       loaded = true;
+      void mail.show(conversationId);
       view.hideNotice();
       document.documentElement.dataset.state = "ready";
     } catch (e) {
@@ -208,19 +233,10 @@ function start(): void {
         {
           onUserMessage: (m) => {
             stored = true;
-            const started = conversationId === undefined;
-            conversationId = m.conversation_id;
             userOrder = m.message_order;
             inFlight = { userOrder, reply };
-            handover.seen(m.message_order);
+            adopt(m);
             if (pending) view.confirm(pending, m);
-            // A new conversation: follow it live from here (the operator's replies arrive there).
-            if (started) {
-              lastOrder = m.message_order;
-              // What every new conversation starts as; changes from here are told in the log.
-              handover.state({ conversation_id: m.conversation_id, status: "live", assigned_to: "ai_agent" }, true);
-              follow(m.conversation_id);
-            }
           },
           onDelta: (t) => reply.append(t),
           onReply: (m) => {

@@ -7,7 +7,11 @@ export type NoticeKind = "offline" | "error" | "expired";
 /** How a screen reader hears who wrote a message. */
 const SAID: Record<string, string> = { user: T.youSaid, assistant: T.assistantSaid, operator: T.operatorSaid };
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  text?: string,
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   e.className = className;
   if (text !== undefined) e.textContent = text;
@@ -75,6 +79,8 @@ export class ChatView {
   /** Shown on operators' messages as they are added. */
   private operator: Operator | undefined;
   private noticeRun: (() => void) | undefined;
+  /** Adds what a message shows beside its text (its files: attach.ts) to its bubble. */
+  decorate: (bubble: HTMLElement, m: ChatMessage) => void = () => {};
 
   /** The agent (its name and its picture's address, "" when none): beside its messages and in the header. */
   constructor(private readonly agent: Operator = { name: "", picture: "" }) {
@@ -273,6 +279,7 @@ export class ChatView {
     // Each message runs in its own text's direction: an English question reads right in an Arabic frame.
     const bubble = el("div", "msg__bubble", m.content);
     bubble.dir = "auto";
+    this.decorate(bubble, m);
     li.append(bubble);
     const docs = (m.documents ?? [])
       .map((d) => ({ title: d.title || d.url, url: safeUrl(d.url) }))

@@ -55,6 +55,8 @@ export interface ScriptStrings {
   assistantTyping: string;
   error: string;
   sources: string;
+  /** The attach button's label (attach.ts). */
+  attach: string;
   aiAssistant: string;
   teamOf: string;
   joined: string;
@@ -80,6 +82,15 @@ export interface ScriptStrings {
   away: string;
   awayHelp: string;
   backAt: string;
+  /** The e-mail prompt (browser/mail-prompt.ts): asking for the address when nobody is online, and transcripts. */
+  mAsk: string;
+  mLabel: string;
+  mSave: string;
+  mSaved: string;
+  mSend: string;
+  mSent: string;
+  mBad: string;
+  mFail: string;
 }
 
 export interface Catalogue {

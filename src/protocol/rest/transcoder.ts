@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import { create, type DescMethod, type DescService, getOption } from "@bufbuild/protobuf";
+import { create, type DescMessage, type DescMethod, type DescService, getOption } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { no_content as noContent } from "../../../gen/aiagent/v1/field_options_pb.js";
 import { DomainError, invalidArgument } from "../../domain/errors.js";
@@ -11,6 +11,7 @@ import type { AnyHandler, Call } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { toConnectError } from "../errors.js";
 import { answerFailure } from "../http/boundary.js";
+import { sharedValues } from "../shared-values.js";
 import { errorResponse } from "./error-body.js";
 import { compileTemplate, type HttpRoute, httpRoutes, type PathMatcher } from "./http-rules.js";
 import { fieldsOf, fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";
@@ -367,6 +368,52 @@ function makeCall(
   };
 }
 
+/**
+ * The JSON of an event, without its cursor, by the event's object: an entry of an account's log handed to many
+ * streams (the shared reader, and the handlers' one conversion per record) is encoded once, not once per stream.
+ */
+const encodedEvents = new WeakMap<DescMessage, WeakMap<object, string>>();
+
+const cursorFields = new WeakMap<DescMessage, boolean>();
+/** The response type has a plain string field `cursor`, written as "cursor" in JSON. */
+function hasCursor(output: DescMessage): boolean {
+  let has = cursorFields.get(output);
+  if (has === undefined) {
+    const f = output.fields.find((x) => x.localName === "cursor");
+    has = f !== undefined && f.name === "cursor" && f.oneof === undefined && f.fieldKind === "scalar";
+    cursorFields.set(output, has);
+  }
+  return has;
+}
+
+/** One line of a JSON stream: `{"result":…}`. */
+function streamLine(output: DescMessage, item: object): string {
+  const { event, cursor, ...rest } = item as { event?: { case?: string; value?: unknown }; cursor?: unknown };
+  // A heartbeat (an item with only its cursor): the line is known without the codec.
+  if (event === undefined && typeof cursor === "string" && Object.keys(rest).length === 0 && hasCursor(output))
+    return `{"result":{"cursor":${JSON.stringify(cursor)}}}\n`;
+  const value = event?.value;
+  if (
+    !event?.case ||
+    typeof value !== "object" ||
+    value === null ||
+    !sharedValues.has(value) ||
+    typeof cursor !== "string" ||
+    Object.keys(rest).length > 0
+  )
+    return `${JSON.stringify({ result: toDocumentedJson(output, item) })}\n`;
+  let byValue = encodedEvents.get(output);
+  if (!byValue) encodedEvents.set(output, (byValue = new WeakMap()));
+  let body = byValue.get(value);
+  if (body === undefined) {
+    const json = toDocumentedJson(output, { event });
+    delete json.cursor;
+    body = JSON.stringify(json).slice(1, -1);
+    byValue.set(value, body);
+  }
+  return `{"result":{${body}${body === "" ? "" : ","}"cursor":${JSON.stringify(cursor)}}}\n`;
+}
+
 async function streamOut(
   method: DescMethod,
   items: AsyncIterable<object>,
@@ -388,7 +435,7 @@ async function streamOut(
         });
         started = true;
       }
-      w.write(`${JSON.stringify({ result: toDocumentedJson(method.output, item) })}\n`);
+      w.write(streamLine(method.output, item));
       const c = (item as { cursor?: unknown }).cursor;
       if (typeof c === "string" && c !== "") cursor = c;
       // Backpressure: a reader that does not take what was written stops the stream's reads (bounded memory), and

@@ -9,6 +9,7 @@ import {
 import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import type { Clock } from "../../domain/clock.js";
 import type { ConversationActivity } from "../../domain/conversation/activity.js";
+import { attachmentPath, type FileInput } from "../../domain/conversation/attachments.js";
 import type {
   AccountWatchEvent,
   ConversationService,
@@ -29,6 +30,7 @@ import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import type { Deadlines } from "../deadlines.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { type Heartbeats, withHeartbeats } from "../heartbeats.js";
+import { sharedValues } from "../shared-values.js";
 import type { WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
 import { note, noteHandlers } from "./note-handlers.js";
@@ -45,6 +47,21 @@ export function message(m: MessageRecord): MessageInitShape<typeof MessageSchema
     toolCalls: m.toolCalls,
     documents: m.documents,
     role: m.role,
+    attachments: (m.attachments ?? []).map((a) => ({ ...a, url: attachmentPath(a.attachmentId) })),
+  };
+}
+
+/** A file's request, as the attachments use case takes it. */
+function fileInput(
+  req: { conversationId: string; fileName: string; file: Uint8Array; content: string },
+  idempotencyKey: string | undefined,
+): FileInput {
+  return {
+    conversationId: req.conversationId,
+    fileName: req.fileName,
+    file: req.file,
+    content: req.content,
+    ...(idempotencyKey ? { idempotencyKey } : {}),
   };
 }
 
@@ -151,6 +168,24 @@ function pageForms() {
   };
 }
 
+/**
+ * A record's form on the wire, made once per record: an entry of an account's log is one object for every stream it
+ * is handed to (domain/log/account-logs.ts), so its conversion, and its JSON (rest/transcoder.ts), are shared.
+ */
+function onceEach<R extends object, T>(convert: (r: R) => T): (r: R) => T {
+  const made = new WeakMap<R, T>();
+  return (r) => {
+    let v = made.get(r);
+    if (v === undefined) {
+      made.set(r, (v = convert(r)));
+      if (typeof v === "object" && v !== null) sharedValues.add(v);
+    }
+    return v;
+  };
+}
+const streamedMessage = onceEach(message);
+const streamedNote = onceEach(note);
+
 /** The ConversationService methods, on the caller the gate admitted by each RPC's declared access. */
 export function conversationHandlers(
   conversations: ConversationService,
@@ -228,10 +263,13 @@ export function conversationHandlers(
           if (ev.type === "heartbeat") yield { cursor };
           else if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
           else if (ev.type === "message")
-            yield { event: { case: "message", value: message(ev.message) }, cursor: (cursor = ev.cursor) };
+            yield {
+              event: { case: "message", value: (ev.live ? streamedMessage : message)(ev.message) },
+              cursor: (cursor = ev.cursor),
+            };
           // Notes come to the account's people only: the domain decides (conversation-watches.ts).
           else if (ev.type === "note")
-            yield { event: { case: "note", value: note(ev.note) }, cursor: (cursor = ev.cursor) };
+            yield { event: { case: "note", value: streamedNote(ev.note) }, cursor: (cursor = ev.cursor) };
           else
             yield {
               event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
@@ -267,8 +305,9 @@ export function conversationHandlers(
         }
         cursor = ev.cursor;
         if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
-        else if (ev.type === "message") yield { event: { case: "message", value: message(ev.message) }, cursor };
-        else if (ev.type === "note") yield { event: { case: "note", value: note(ev.note) }, cursor };
+        else if (ev.type === "message")
+          yield { event: { case: "message", value: (ev.live ? streamedMessage : message)(ev.message) }, cursor };
+        else if (ev.type === "note") yield { event: { case: "note", value: streamedNote(ev.note) }, cursor };
         else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
       }
     },
@@ -329,6 +368,14 @@ export function conversationHandlers(
     async releaseConversation(req, call) {
       const caller = auditedCaller(call);
       return { data: summary(await conversations.actions.release(caller, req.conversationId, keyOf(req, call))) };
+    },
+    async sendAttachment(req, call) {
+      const caller = frameCaller(call.auth);
+      return { data: message(await conversations.attachments.send(caller, fileInput(req, keyOf(req, call)))) };
+    },
+    async replyWithAttachment(req, call) {
+      const caller = accountCaller(call.auth);
+      return { data: message(await conversations.attachments.reply(caller, fileInput(req, keyOf(req, call)))) };
     },
     async replyToConversation(req, call) {
       const caller = accountCaller(call.auth);

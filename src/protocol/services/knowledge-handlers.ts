@@ -25,6 +25,7 @@ function source(s: KnowledgeSourceRecord): MessageInitShape<typeof KnowledgeSour
     version: s.version,
     maxPages: s.maxPages,
     maxDepth: s.maxDepth,
+    resyncIntervalHours: s.resyncIntervalHours,
     createdAt: isoTime(s.createdAt),
     updatedAt: isoTime(s.updatedAt),
     indexedAt: s.indexedAt === null ? "" : isoTime(s.indexedAt),
@@ -50,6 +51,7 @@ export function knowledgeHandlers(knowledge: KnowledgeService) {
         maxPages: number;
         maxDepth: number;
         snippets: { title: string; url: string; snippet: string }[];
+        resyncIntervalHours: number;
       },
       call: AuthorizedCall,
     ) {
@@ -65,6 +67,7 @@ export function knowledgeHandlers(knowledge: KnowledgeService) {
         maxPages: req.maxPages,
         maxDepth: req.maxDepth,
         snippets: req.snippets.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
+        resyncIntervalHours: req.resyncIntervalHours,
       });
       return { data: source(s) };
     },
@@ -80,6 +83,31 @@ export function knowledgeHandlers(knowledge: KnowledgeService) {
     },
     async resyncKnowledgeSource(req: SourceRef, call: AuthorizedCall) {
       return { data: source(await knowledge.resync(accountCaller(call.auth), req.chatbotId, req.sourceId)) };
+    },
+    async updateKnowledgeSource(req: SourceRef & { resyncIntervalHours: number }, call: AuthorizedCall) {
+      const s = await knowledge.update(accountCaller(call.auth), req.chatbotId, req.sourceId, {
+        resyncIntervalHours: req.resyncIntervalHours,
+      });
+      return { data: source(s) };
+    },
+    async searchKnowledge(req: { chatbotId: string; query: string; limit?: number | undefined }, call: AuthorizedCall) {
+      const r = await knowledge.search(accountCaller(call.auth), req.chatbotId, req.query, req.limit);
+      return {
+        data: {
+          answers: r.answers,
+          threshold: r.threshold,
+          passages: r.passages.map((p) => ({
+            sourceId: p.sourceId,
+            sourceTitle: p.sourceTitle,
+            title: p.title,
+            url: p.anchorUrl,
+            headingPath: p.headingPath,
+            excerpt: p.excerpt,
+            score: Math.round(p.score * 1000) / 1000,
+            knowledgeVersion: p.knowledgeVersion,
+          })),
+        },
+      };
     },
   };
 }

@@ -47,6 +47,9 @@ export function exportedContact(doc: ContactDocument): MessageInitShape<typeof C
         role: m.role,
         content: m.content,
         createdAt: isoTime(m.createdAt),
+        attachments: doc.files
+          .filter((f) => f.messageId === m.messageId)
+          .map((f) => ({ attachmentId: f.attachmentId, name: f.name, contentType: f.contentType, content: f.bytes })),
       })),
     })),
     sessions: doc.sessions.map((s) => ({

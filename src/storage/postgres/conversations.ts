@@ -4,6 +4,7 @@ import type {
   ContactRepository,
   ConversationRecord,
   ConversationRepository,
+  MessageAttachment,
   MessageRecord,
   MessageRole,
   StoredContact,
@@ -27,10 +28,12 @@ const toMsg = (r: Row, conversationId: string, conversationCreatedAt: number): M
   toolCalls: r.tool_calls as string,
   documents: JSON.parse(r.documents as string) as KnowledgeSnippet[],
   createdAt: Number(r.created_at),
+  ...(r.attachments === "[]" ? {} : { attachments: JSON.parse(r.attachments as string) as MessageAttachment[] }),
 });
 
 const CONV = "SELECT v.*, c.user_id FROM conversations v JOIN contacts c ON c.contact_id = v.contact_id";
-const MSG = "SELECT message_id, message_order, role, content, tool_calls, documents, created_at FROM messages";
+const MSG =
+  "SELECT message_id, message_order, role, content, tool_calls, documents, created_at, attachments FROM messages";
 // After a status change: the live activity over all the contact's conversations, and the copy of the latest
 // conversation's state only when the changed one ($2) is the latest (an older one's change must not show).
 const STATUS_CONTACT = `UPDATE contacts SET
@@ -58,8 +61,8 @@ const APPEND = `WITH bump AS (
     WHERE conversation_id = $4 RETURNING *
   ), msg AS (
     INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at,
-      chatbot_id, conversation_created_at)
-    SELECT $5, $4, b.message_count, $6, $7, $8, $9, $1, b.chatbot_id, b.created_at FROM bump b
+      chatbot_id, conversation_created_at, attachments)
+    SELECT $5, $4, b.message_count, $6, $7, $8, $9, $1, b.chatbot_id, b.created_at, $10 FROM bump b
   ), touch AS (
     UPDATE contacts c SET
       latest_message_at = greatest(coalesce(c.latest_message_at, 0), $1),
@@ -127,6 +130,7 @@ export function pgConversations(db: PgDb): ConversationRepository {
           m.content,
           m.toolCalls,
           JSON.stringify(m.documents),
+          JSON.stringify(m.attachments ?? []),
         ]);
         if (!conv) throw new Error(`conversation ${conversationId} vanished`);
         const order = Number(conv.message_count);

@@ -59,7 +59,7 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
     addSource: async (s, content) =>
       void (await db.count(
         "knowledge_add",
-        `INSERT INTO knowledge_sources (${SOURCE_COLUMNS}, content) VALUES (${placeholders(1, 20)})`,
+        `INSERT INTO knowledge_sources (${SOURCE_COLUMNS}, content) VALUES (${placeholders(1, 21)})`,
         [...sourceValues(s), Buffer.from(content)],
       )),
     getSource: async (chatbotId, sourceId) => {
@@ -95,6 +95,23 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
           [limit],
         )
       ).map((r) => ({ sourceId: r.source_id, chatbotId: r.chatbot_id })),
+    dueForResync: async (now, limit) =>
+      (
+        await db.rows<{ source_id: string; chatbot_id: string }>(
+          "knowledge_due",
+          `SELECT source_id, chatbot_id FROM knowledge_sources
+            WHERE resync_interval_hours > 0 AND status IN ('indexed', 'failed')
+              AND updated_at + resync_interval_hours::bigint * 3600000 <= $1
+            ORDER BY updated_at, source_id LIMIT $2`,
+          [now, limit],
+        )
+      ).map((r) => ({ sourceId: r.source_id, chatbotId: r.chatbot_id })),
+    setResyncInterval: async (chatbotId, sourceId, hours) =>
+      (await db.count(
+        "knowledge_schedule",
+        "UPDATE knowledge_sources SET resync_interval_hours = $1 WHERE chatbot_id = $2 AND source_id = $3",
+        [hours, chatbotId, sourceId],
+      )) === 1,
     progress: async (sourceId, p) =>
       (await db.count(
         "knowledge_progress",

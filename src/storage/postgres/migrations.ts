@@ -657,6 +657,32 @@ export const pgMigrations: PgMigration[] = [
   },
   {
     version: 25,
+    // A page or site source re-synced on a schedule (0: only on demand).
+    sql: `
+      ALTER TABLE knowledge_sources ADD COLUMN resync_interval_hours integer NOT NULL DEFAULT 0;
+      CREATE INDEX knowledge_sources_resync ON knowledge_sources (updated_at) WHERE resync_interval_hours > 0;`,
+  },
+  {
+    version: 26,
+    // The files sent with messages: what readers are told of them beside the citations, and their bytes, deleted with
+    // their message (ON DELETE CASCADE), so erasure and retention leave no file behind.
+    sql: `
+      ALTER TABLE messages ADD COLUMN attachments text NOT NULL DEFAULT '[]';
+      CREATE TABLE attachment_files (
+        attachment_id text PRIMARY KEY,
+        message_id text NOT NULL REFERENCES messages(message_id) ON DELETE CASCADE,
+        conversation_id text NOT NULL,
+        account_id text NOT NULL,
+        name text NOT NULL,
+        content_type text NOT NULL,
+        bytes bytea NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX attachment_files_message ON attachment_files (message_id);
+      CREATE INDEX attachment_files_conversation ON attachment_files (conversation_id);`,
+  },
+  {
+    version: 27,
     // How many of a chatbot's passages hold each stemmed term (term '' holds its passage count): the IDF the domain
     // ranks passages and sets its answer floor by. A passage's embedding (float32, little-endian) when an embeddings
     // endpoint is configured. Sources indexed before are indexed again on the next start, so their terms are counted.

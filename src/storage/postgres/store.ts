@@ -10,6 +10,7 @@ import { pgAccounts } from "./accounts.js";
 import { pgActivities } from "./activities.js";
 import { pgAgents } from "./agents.js";
 import { pgApiKeys } from "./api-keys.js";
+import { pgAttachments } from "./attachments.js";
 import { pgAudit } from "./audit.js";
 import { pgChatbots } from "./chatbots.js";
 import { pgContacts, pgConversations } from "./conversations.js";
@@ -87,6 +88,7 @@ export class PgStore extends RepositoryMembers implements Store {
       replies: pgReplies(db),
       reports: pgReports(db),
       pictures: pgPictures(db),
+      attachments: pgAttachments(db),
       notes: pgNotes(db),
       activities: pgActivities(db),
       savedReplies: pgSavedReplies(db),

@@ -888,6 +888,35 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 31,
+    name: "knowledge_sources.resync_interval_hours: a page or site re-synced on a schedule",
+    sql: `
+      ALTER TABLE knowledge_sources ADD COLUMN resync_interval_hours INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX knowledge_sources_resync ON knowledge_sources (updated_at) WHERE resync_interval_hours > 0;
+    `,
+  },
+  {
+    version: 32,
+    name: "attachments: the files sent with messages, each its message's (erasure and retention delete them with it)",
+    sql: `
+      -- What readers are told of a message's files, as JSON beside its citations (documents).
+      ALTER TABLE messages ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';
+      -- The bytes: deleted with their message (ON DELETE CASCADE), so no file outlives it.
+      CREATE TABLE attachment_files (
+        attachment_id TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL REFERENCES messages(message_id) ON DELETE CASCADE,
+        conversation_id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        bytes BLOB NOT NULL,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX attachment_files_message ON attachment_files (message_id);
+      CREATE INDEX attachment_files_conversation ON attachment_files (conversation_id);
+    `,
+  },
+  {
+    version: 33,
     name: "knowledge: each chatbot's passage count per term (IDF), passages' embeddings",
     sql: `
       -- How many of a chatbot's passages hold each stemmed term (term '' holds its passage count): the IDF the domain

@@ -3,6 +3,7 @@ import { sqliteAccounts } from "./repos/accounts.js";
 import { sqliteActivities } from "./repos/activities.js";
 import { sqliteAgents } from "./repos/agent.js";
 import { sqliteApiKeys } from "./repos/api-keys.js";
+import { sqliteAttachments } from "./repos/attachments.js";
 import { sqliteAudit } from "./repos/audit.js";
 import { sqliteChatbots } from "./repos/chatbots.js";
 import { sqliteContacts } from "./repos/contacts.js";
@@ -42,6 +43,7 @@ export function sqliteRepositories(db: Db) {
     invitations: sqliteInvitations(db),
     profiles: sqliteProfiles(db),
     pictures: sqlitePictures(db),
+    attachments: sqliteAttachments(db),
     notes: sqliteNotes(db),
     activities: sqliteActivities(db),
     savedReplies: sqliteSavedReplies(db),

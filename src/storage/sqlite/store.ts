@@ -379,6 +379,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     invitations: asyncRepository(sync.invitations, run),
     profiles: asyncRepository(sync.profiles, run),
     pictures: asyncRepository(sync.pictures, run),
+    attachments: asyncRepository(sync.attachments, run),
     notes: asyncRepository(sync.notes, run),
     activities: asyncRepository(sync.activities, run),
     savedReplies: asyncRepository(sync.savedReplies, run),

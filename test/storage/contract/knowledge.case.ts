@@ -26,6 +26,7 @@ const source = (
   version: 0,
   maxPages: 0,
   maxDepth: 0,
+  resyncIntervalHours: 0,
   createdAt: 10,
   updatedAt: 10,
   indexedAt: null,
@@ -71,6 +72,31 @@ export function knowledgeCases(h: () => Harness) {
       const got = await store.knowledge.getSource(a.chatbotId, one.sourceId);
       expect(got).toMatchObject({ status: "indexed", chunkCount: 4, version: 2, updatedAt: 30, title: "Manual" });
       expect((await store.knowledge.pending(10)).map((p) => p.sourceId)).not.toContain(one.sourceId);
+    });
+
+    it("answers the sources due for their scheduled re-sync: an interval set, indexed or failed, and it passed", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const hour = 3_600_000;
+      const at = 1_000_000_000_000;
+      const due = source(a, { kind: "page", status: "indexed", resyncIntervalHours: 2, updatedAt: at });
+      const failed = source(a, { kind: "site", status: "failed", resyncIntervalHours: 1, updatedAt: at + hour });
+      const later = source(a, { kind: "page", status: "indexed", resyncIntervalHours: 5, updatedAt: at - 1 });
+      const never = source(a, { kind: "page", status: "indexed", resyncIntervalHours: 0, updatedAt: at });
+      const busy = source(a, { kind: "page", status: "indexing", resyncIntervalHours: 1, updatedAt: at });
+      for (const s of [due, failed, later, never, busy]) await store.knowledge.addSource(s, new Uint8Array());
+      expect(await store.knowledge.getSource(a.chatbotId, due.sourceId)).toMatchObject({ resyncIntervalHours: 2 });
+      const ids = async (now: number) =>
+        (await store.knowledge.dueForResync(now, 100))
+          .filter((d) => d.chatbotId === a.chatbotId)
+          .map((d) => d.sourceId);
+      expect(await ids(at + 2 * hour - 1)).toEqual([]);
+      expect(await ids(at + 2 * hour)).toEqual([due.sourceId, failed.sourceId]);
+      expect(await ids(at + 5 * hour)).toEqual([later.sourceId, due.sourceId, failed.sourceId]);
+      // A schedule changed, or switched off; another chatbot's source is not changed.
+      expect(await store.knowledge.setResyncInterval(a.chatbotId, later.sourceId, 0)).toBe(true);
+      expect(await store.knowledge.setResyncInterval(newId(), due.sourceId, 0)).toBe(false);
+      expect(await ids(at + 5 * hour)).toEqual([due.sourceId, failed.sourceId]);
     });
 
     it("finds a chatbot's passages by stemmed words, in each passage's language, never another chatbot's", async () => {

@@ -4,6 +4,7 @@ import type { Contact, ConversationSummary } from "../../../../gen/aiagent/v1/co
 import { conversations, sessions } from "../api.js";
 import { SessionContext } from "../session.js";
 import { Empty, ErrorNote, type Loaded, Loading, useLoad, when } from "../ui.js";
+import { TranscriptButton } from "./mail.js";
 
 /**
  * Who the customer is, beside their conversation: the profile the client's server sent, their conversations (the
@@ -30,6 +31,7 @@ export function ContactPanel(props: { contact: Contact; shown: string }) {
           </div>
         ))}
       </dl>
+      <TranscriptButton conversationId={props.shown} email={c.email} />
       <ContactConversations contactId={c.contactId} shown={props.shown} />
       {s.admin && <ContactSessions userId={c.userId} />}
     </details>

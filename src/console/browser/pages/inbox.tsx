@@ -15,6 +15,7 @@ import { AssignTo } from "./assign.js";
 import { ContactPanel } from "./contact-panel.js";
 import { ContactPrivacy } from "./contact-privacy.js";
 import { type View, ViewPicker } from "./inbox-views.js";
+import { MessageFiles } from "./message-files.js";
 import { NotesPanel } from "./notes.js";
 import { ReplyBox } from "./saved-reply-picker.js";
 import { ActivityLine, TakenNotices, TakeOver, useActivity, useTakenFromMe } from "./timeline.js";
@@ -552,6 +553,7 @@ function MessageItem({ m }: { m: Message }) {
         <strong>{ROLE_LABEL[m.role] ?? m.role}</strong> <time dateTime={m.createdAt}>{when(m.createdAt)}</time>
       </header>
       <p class="message__text">{m.content}</p>
+      <MessageFiles files={m.attachments} />
       {m.documents.length > 0 && (
         <ul class="message__docs" aria-label="Cited documents">
           {m.documents.map((d) => (

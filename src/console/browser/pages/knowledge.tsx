@@ -1,7 +1,6 @@
 import { useContext, useEffect, useRef, useState } from "preact/hooks";
-import type { KnowledgeSource } from "../../../../gen/aiagent/v1/account_service_pb.js";
-import type { Document } from "../../../../gen/aiagent/v1/conversation_service_pb.js";
-import { accounts, consoleSession, conversations, isNotFound } from "../api.js";
+import type { KnowledgePassage, KnowledgeSource } from "../../../../gen/aiagent/v1/account_service_pb.js";
+import { accounts, isNotFound } from "../api.js";
 import { SessionContext } from "../session.js";
 import { DataTable, RowAction } from "../table.js";
 import {
@@ -28,7 +27,7 @@ const KIND_LABEL: Record<string, string> = { file: "File", page: "Web page", sit
 
 /**
  * A chatbot's knowledge sources: their status as indexing goes on; admins add (text, a file, a page, a site),
- * resync and delete them, and try a question against them. Operators read the list.
+ * resync and delete them. Anyone of the team tries a question against them (SearchKnowledge).
  */
 export function KnowledgePage({ chatbotId }: { chatbotId: string }) {
   return (
@@ -69,7 +68,7 @@ function Knowledge({ chatbotId }: { chatbotId: string }) {
         <Sources chatbotId={chatbotId} sources={list.data} admin={s.admin} onChanged={reload} />
       )}
       {s.admin && <NewSource chatbotId={chatbotId} onAdded={reload} />}
-      {s.admin && <TryQuestion chatbotId={chatbotId} />}
+      <TryQuestion chatbotId={chatbotId} />
     </>
   );
 }
@@ -122,6 +121,11 @@ function Sources(props: { chatbotId: string; sources: KnowledgeSource[]; admin: 
               <div>
                 <span class="source__when">{x.indexedAt ? when(x.indexedAt) : "not yet"}</span>
                 {x.version > 0 && <span class="muted source__where">version {x.version}</span>}
+                {x.resyncIntervalHours > 0 && (
+                  <span class="muted source__where" data-testid="knowledge-schedule">
+                    re-synced every {x.resyncIntervalHours} h
+                  </span>
+                )}
               </div>
             </td>
             {props.admin && (
@@ -173,6 +177,7 @@ function NewSource({ chatbotId, onAdded }: { chatbotId: string; onAdded: () => v
   const [url, setUrl] = useState("");
   const [maxPages, setMaxPages] = useState("50");
   const [maxDepth, setMaxDepth] = useState("2");
+  const [resync, setResync] = useState("0");
   const file = useRef<HTMLInputElement>(null);
   const a = useAction();
   const submit = (e: Event) => {
@@ -190,7 +195,12 @@ function NewSource({ chatbotId, onAdded }: { chatbotId: string; onAdded: () => v
         await accounts.createKnowledgeSource({ ...base, kind: "file", fileName: f.name, content });
         if (file.current) file.current.value = "";
       } else if (kind === "page") {
-        await accounts.createKnowledgeSource({ ...base, kind: "page", url: url.trim() });
+        await accounts.createKnowledgeSource({
+          ...base,
+          kind: "page",
+          url: url.trim(),
+          resyncIntervalHours: Number(resync) || 0,
+        });
       } else {
         await accounts.createKnowledgeSource({
           ...base,
@@ -198,6 +208,7 @@ function NewSource({ chatbotId, onAdded }: { chatbotId: string; onAdded: () => v
           url: url.trim(),
           maxPages: Number(maxPages) || 0,
           maxDepth: Number(maxDepth) || 0,
+          resyncIntervalHours: Number(resync) || 0,
         });
       }
       setTitle("");
@@ -280,6 +291,25 @@ function NewSource({ chatbotId, onAdded }: { chatbotId: string; onAdded: () => v
           />
         </div>
       )}
+      {(kind === "page" || kind === "site") && (
+        <Field
+          label="Re-sync"
+          id="source-resync"
+          hint="Fetched again on this schedule; only pages whose content changed are indexed again."
+        >
+          <select
+            id="source-resync"
+            aria-describedby="source-resync-hint"
+            value={resync}
+            onChange={(e) => setResync(e.currentTarget.value)}
+          >
+            <option value="0">Only when I press Resync</option>
+            <option value="6">Every 6 hours</option>
+            <option value="24">Every day</option>
+            <option value="168">Every week</option>
+          </select>
+        </Field>
+      )}
       <button type="submit" class="button button--primary" disabled={a.busy}>
         Add source
       </button>
@@ -288,58 +318,49 @@ function NewSource({ chatbotId, onAdded }: { chatbotId: string; onAdded: () => v
   );
 }
 
-/** One try: the question, and the agent's answer with the passages it cited. */
+/** One try: the question, and what the agent finds for it (SearchKnowledge). */
 interface Tried {
   question: string;
-  answer: string;
-  documents: Document[];
+  answers: boolean;
+  threshold: number;
+  passages: KnowledgePassage[];
 }
 
 /**
- * Asks the chatbot as its preview user (OpenPreview's access token, the embed page's live preview): the answer is
- * what a customer would get, with the passages it cited. The tries are one conversation of "Console preview".
+ * Searches the chatbot's knowledge as the agent does (SearchKnowledge: nothing is stored, no conversation is
+ * opened): the passages best first with their scores and sources, those the agent would answer from marked, and
+ * whether it would answer or say it does not know.
  */
 function TryQuestion({ chatbotId }: { chatbotId: string }) {
   const [question, setQuestion] = useState("");
   const [tried, setTried] = useState<Tried | undefined>();
-  // The preview user's access token, renewed a minute before it expires.
-  const token = useRef({ value: "", expiresAt: 0 });
-  const conversation = useRef("");
   const a = useAction();
   const ask = (e: Event) => {
     e.preventDefault();
     void a.run(async () => {
-      if (Date.now() > token.current.expiresAt - 60_000) {
-        const p = (await consoleSession.openPreview({ chatbotId })).data;
-        token.current = { value: p?.accessToken ?? "", expiresAt: Number(p?.expiresAt ?? 0) };
-      }
-      const r = await conversations.sendMessage(
-        { conversationId: conversation.current, content: question },
-        { headers: { authorization: `Bearer ${token.current.value}` } },
-      );
-      conversation.current = r.data?.conversationId ?? "";
-      const reply = r.data?.reply;
-      if (!reply) {
-        // A person of the team took the preview conversation over: the next try starts a new one.
-        conversation.current = "";
-        throw new Error("A person of the team has taken this preview conversation over: ask again to start anew.");
-      }
-      setTried({ question, answer: reply.content, documents: reply.documents });
+      const r = (await accounts.searchKnowledge({ chatbotId, query: question, limit: 5 })).data;
+      setTried({
+        question,
+        answers: r?.answers ?? false,
+        threshold: r?.threshold ?? 0,
+        passages: r?.passages ?? [],
+      });
     });
   };
   return (
     <form class="card" onSubmit={ask} aria-labelledby="try-question">
       <h2 id="try-question">Try a question</h2>
       <p class="muted">
-        Asked as the preview user "Console preview" (shown in the inbox like a customer): the answer is the one your
-        customers get, with the passages it cites.
+        Searches the knowledge as the agent does, without a conversation: the passages it finds, best first, with their
+        scores and sources. The built-in agent answers from the first when its score reaches the threshold, and says it
+        does not know otherwise.
       </p>
       <div class="inline-form">
         <TextField
           label="Question"
           id="try-question-text"
           required
-          maxLength={8000}
+          maxLength={500}
           value={question}
           onValue={setQuestion}
         />
@@ -350,16 +371,21 @@ function TryQuestion({ chatbotId }: { chatbotId: string }) {
       <ActionError error={a.error} />
       {tried && (
         <div data-testid="try-answer" aria-live="polite">
-          <p>
-            <strong>Answer:</strong> {tried.answer}
+          <p data-testid="try-verdict" data-answers={String(tried.answers)}>
+            {tried.answers ? (
+              <strong>The agent would answer from the first passage.</strong>
+            ) : (
+              <strong>The agent would say it does not know.</strong>
+            )}{" "}
+            <span class="muted">(a passage needs a score of {tried.threshold.toFixed(2)})</span>
           </p>
-          {tried.documents.length === 0 && <p class="muted">No passage cited.</p>}
+          {tried.passages.length === 0 && <p class="muted">No passage shares a word with the question.</p>}
           <ol class="passages">
-            {tried.documents.map((d, i) => (
-              <li key={i} data-testid="try-passage">
+            {tried.passages.map((d, i) => (
+              <li key={i} data-testid="try-passage" data-above={String(d.score >= tried.threshold)}>
                 <p class="passage__source">
-                  {d.anchorUrl || d.url ? (
-                    <a href={d.anchorUrl || d.url} target="_blank" rel="noopener noreferrer">
+                  {d.url ? (
+                    <a href={d.url} target="_blank" rel="noopener noreferrer">
                       {d.sourceTitle || d.title}
                     </a>
                   ) : (
@@ -367,10 +393,12 @@ function TryQuestion({ chatbotId }: { chatbotId: string }) {
                   )}
                   {d.headingPath && <span class="muted"> › {d.headingPath}</span>}
                 </p>
-                <blockquote>{d.excerpt || d.snippet}</blockquote>
+                <blockquote>{d.excerpt}</blockquote>
                 <p class="muted">
                   score {d.score.toFixed(2)}
+                  {d.score < tried.threshold && <> · below the threshold</>}
                   {d.knowledgeVersion > 0 && <> · version {d.knowledgeVersion}</>}
+                  {d.sourceId ? <> · source {d.sourceId.slice(0, 8)}</> : <> · the chatbot's snippets</>}
                 </p>
               </li>
             ))}

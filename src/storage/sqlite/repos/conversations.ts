@@ -1,6 +1,7 @@
 import type { KnowledgeSnippet } from "../../../domain/account/repository.js";
 import type {
   ConversationRepository,
+  MessageAttachment,
   MessageRecord,
   MessageRole,
   NewConversation,
@@ -24,10 +25,11 @@ type MsgRow = [
   toolCalls: string | null,
   documents: string | null,
   createdAt: number,
+  attachments: string | null,
 ];
 const MSG_COLUMNS =
   "message_id, message_order, role, content, nullif(tool_calls, '') AS tool_calls, nullif(documents, '[]') AS " +
-  "documents, created_at";
+  "documents, created_at, nullif(attachments, '[]') AS attachments";
 
 const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number): MessageRecord => ({
   messageId: r[0],
@@ -39,6 +41,7 @@ const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number)
   toolCalls: r[4] ?? "",
   documents: r[5] === null ? [] : (JSON.parse(r[5]) as KnowledgeSnippet[]),
   createdAt: r[6],
+  ...(r[7] === null ? {} : { attachments: JSON.parse(r[7]) as MessageAttachment[] }),
 });
 
 /** Conversations and messages in SQLite; each write is one transaction that also keeps the contact's aggregates. */
@@ -88,7 +91,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       last_message_at`);
   const insertMsg = db.prepare(
     "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, " +
-      "created_at, chatbot_id, conversation_created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "created_at, chatbot_id, conversation_created_at, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   // The conversation written to becomes the latest; its state as this write left it (its last activity) is
   // copied for the list, which then needs no join.
@@ -219,6 +222,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         m.createdAt,
         conv.chatbot_id,
         conv.created_at,
+        JSON.stringify(m.attachments ?? []),
       );
       touchContact.run({
         now: m.createdAt,

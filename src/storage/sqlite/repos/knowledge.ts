@@ -23,7 +23,7 @@ import type { Db } from "../database.js";
 
 /** Knowledge sources in SQLite: passages in knowledge_chunks, their stemmed terms in the FTS5 table knowledge_fts. */
 export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
-  const add = db.prepare(`INSERT INTO knowledge_sources (${SOURCE_COLUMNS}, content) VALUES (${"?, ".repeat(19)}?)`);
+  const add = db.prepare(`INSERT INTO knowledge_sources (${SOURCE_COLUMNS}, content) VALUES (${"?, ".repeat(20)}?)`);
   const get = db.prepare<[string, string], KnowledgeSourceRow>(
     `SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE chatbot_id = ? AND source_id = ?`,
   );
@@ -36,6 +36,15 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
   const pending = db.prepare<[number], { source_id: string; chatbot_id: string }>(
     `SELECT source_id, chatbot_id FROM knowledge_sources WHERE status IN ('queued', 'indexing')
       ORDER BY created_at, source_id LIMIT ?`,
+  );
+  const due = db.prepare<[number, number], { source_id: string; chatbot_id: string }>(
+    `SELECT source_id, chatbot_id FROM knowledge_sources
+      WHERE resync_interval_hours > 0 AND status IN ('indexed', 'failed')
+        AND updated_at + resync_interval_hours * 3600000 <= ?
+      ORDER BY updated_at, source_id LIMIT ?`,
+  );
+  const schedule = db.prepare(
+    "UPDATE knowledge_sources SET resync_interval_hours = ? WHERE chatbot_id = ? AND source_id = ?",
   );
   const progress = db.prepare(
     `UPDATE knowledge_sources SET status = ?, status_reason = coalesce(?, status_reason), title = coalesce(?, title),
@@ -179,6 +188,8 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
       return r && new Uint8Array(r.content);
     },
     pending: (limit) => pending.all(limit).map((r) => ({ sourceId: r.source_id, chatbotId: r.chatbot_id })),
+    dueForResync: (now, limit) => due.all(now, limit).map((r) => ({ sourceId: r.source_id, chatbotId: r.chatbot_id })),
+    setResyncInterval: (chatbotId, sourceId, hours) => schedule.run(hours, chatbotId, sourceId).changes === 1,
     progress: (sourceId, p) =>
       progress.run(
         p.status,
