@@ -9,6 +9,7 @@ const ON_POSTGRES = [
   "test/mail/offline-reply.test.ts",
   "test/mail/transcript.test.ts",
   "test/knowledge/sources.test.ts",
+  "test/knowledge/embeddings.test.ts",
   "test/hardening/knowledge-hostile.test.ts",
   "test/agent/tools.test.ts",
   "test/agent/search-knowledge.test.ts",

@@ -27,6 +27,7 @@ import { chart, ratioOf, type ScenarioResult, type TargetResult, table, targetTa
 import { type FramePage, frameMix, rereadProfile } from "./lib/reread.js";
 import { runBounds } from "./lib/run-bounds.js";
 import { median } from "./lib/stats.js";
+import { runRetrieval } from "./retrieval.js";
 
 // `npm run bench`: seeds (or reuses) datasets through the service's own storage layer, starts the real service
 // (`aiagent serve`, built) and the baselines as child processes, drives every scenario with wrk (gRPC: an HTTP/2
@@ -648,7 +649,11 @@ async function main(): Promise<void> {
       serviceRss,
       growth.map((g) => g.scale),
     );
-    report({ results, targets, rss, datasets, generator, frameReread });
+    // The retrieval rows (issue 42): in process, after the servers above have stopped.
+    const retrieval =
+      opt.only && !opt.only.split(",").includes("retrieval") ? undefined : await runRetrieval({ quick, log });
+    if (retrieval) targets.push(...retrieval.targets);
+    report({ results, targets, rss, datasets, generator, frameReread, retrieval: retrieval?.result });
   } finally {
     for (const s of servers.splice(0)) await s.stop();
     await pgData?.drop();
@@ -1110,6 +1115,7 @@ function report(r: {
   datasets: Record<string, Dataset>;
   generator: string;
   frameReread: unknown;
+  retrieval: unknown;
 }): void {
   const machine = {
     cpu: cpus()[0]?.model ?? "unknown",
@@ -1150,6 +1156,7 @@ function report(r: {
     peak_rss_bytes: r.rss,
     peer: `oidc-provider ${peerVersion()}`,
     frame_reread: r.frameReread,
+    retrieval: r.retrieval ?? null,
     postgres: pgNote,
     scenarios: r.results.map((x) => ({ ...x, ratio_to_baseline: ratioOf(x, r.results) ?? null })),
     targets: r.targets,

@@ -745,4 +745,20 @@ export const pgMigrations: PgMigration[] = [
         updated_at bigint NOT NULL
       );`,
   },
+  {
+    version: 30,
+    // How many of a chatbot's passages hold each stemmed term (term '' holds its passage count): the IDF the domain
+    // ranks passages and sets its answer floor by. A passage's embedding (float32, little-endian) when an embeddings
+    // endpoint is configured. Sources indexed before are indexed again on the next start, so their terms are counted.
+    sql: `
+      CREATE TABLE knowledge_terms (
+        chatbot_id text NOT NULL,
+        term text NOT NULL,
+        df integer NOT NULL,
+        PRIMARY KEY (chatbot_id, term)
+      );
+      ALTER TABLE knowledge_chunks ADD COLUMN vector bytea;
+      UPDATE knowledge_sources SET status = 'queued' WHERE status IN ('indexed', 'failed');
+      DELETE FROM knowledge_pages;`,
+  },
 ];

@@ -997,6 +997,25 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 36,
+    name: "knowledge: each chatbot's passage count per term (IDF), passages' embeddings",
+    sql: `
+      -- How many of a chatbot's passages hold each stemmed term (term '' holds its passage count): the IDF the domain
+      -- ranks passages and sets its answer floor by, the same on every back end.
+      CREATE TABLE knowledge_terms (
+        chatbot_id TEXT NOT NULL,
+        term TEXT NOT NULL,
+        df INTEGER NOT NULL,
+        PRIMARY KEY (chatbot_id, term)
+      ) STRICT, WITHOUT ROWID;
+      -- A passage's embedding (float32, little-endian) when an embeddings endpoint is configured; NULL otherwise.
+      ALTER TABLE knowledge_chunks ADD COLUMN vector BLOB;
+      -- Sources indexed before are indexed again on the next start, so that their terms are counted.
+      UPDATE knowledge_sources SET status = 'queued' WHERE status IN ('indexed', 'failed');
+      DELETE FROM knowledge_pages;
+    `,
+  },
 ];
 
 /** Writes the search words of a table's existing rows (`messages` or `conversation_notes`) into its FTS table. */
