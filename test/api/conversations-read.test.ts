@@ -69,6 +69,8 @@ function checkContact(c: Record<string, unknown>) {
 function checkMessage(m: Record<string, unknown>) {
   expect(Object.keys(m).sort()).toEqual(
     [
+      // The files sent with the message (issue 46), beside the documented fields.
+      "attachments",
       "content",
       "conversation_created_at",
       "conversation_id",
@@ -88,6 +90,7 @@ function checkMessage(m: Record<string, unknown>) {
   expect(typeof m.content).toBe("string");
   expect(typeof m.tool_calls).toBe("string");
   expect(Array.isArray(m.documents)).toBe(true);
+  expect(Array.isArray(m.attachments)).toBe(true);
 }
 
 describe("GET /get_contact_conversations", () => {

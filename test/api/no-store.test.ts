@@ -18,6 +18,9 @@ let id: string;
 let conversationId: string;
 let contactId: string;
 let launchCode: string;
+/** Two labels of the account: one renamed and put on, one deleted. */
+let labelId: string;
+let doomedLabelId: string;
 const USER = "cache-user";
 
 beforeAll(async () => {
@@ -35,6 +38,10 @@ beforeAll(async () => {
   ).body.data.launch_code;
   conversationId = (await send(fx.s.url, access, "hello")).conversation_id;
   contactId = (await contacts(fx.s.url, id, fx.a.email)).body.data.data.contacts[0].contact_id;
+  const label = async (name: string) =>
+    (await postJson(fx.s.url, "/v1/account/labels", { name }, bearer(id))).body.data.label_id as string;
+  labelId = await label("Refunds");
+  doomedLabelId = await label("Old");
 });
 
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
@@ -176,6 +183,38 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
     "GET /list_conversation_notes": {
       ok: () => ({ path: `/list_conversation_notes?conversation_id=${conversationId}`, headers: bearer(id) }),
       fail: () => ({ path: `/list_conversation_notes?conversation_id=${crypto.randomUUID()}`, headers: bearer(id) }),
+    },
+    "GET /search_conversations": {
+      ok: () => ({ path: "/search_conversations?query=hello", headers: bearer(id) }),
+      fail: () => ({ path: "/search_conversations?query=", headers: bearer(id) }),
+    },
+    "GET /v1/account/labels": {
+      ok: () => ({ path: "/v1/account/labels", headers: bearer(id) }),
+      fail: () => ({ path: "/v1/account/labels", headers: bearer("x") }),
+    },
+    "POST /v1/account/labels": {
+      ok: () => post("/v1/account/labels", { name: "Billing" }, bearer(id)),
+      fail: () => post("/v1/account/labels", { name: "" }, bearer(id)),
+    },
+    "PATCH /v1/account/labels/{label_id}": {
+      ok: () => ({ ...post(`/v1/account/labels/${labelId}`, { name: "Refunds 2" }, bearer(id)), method: "PATCH" }),
+      fail: () => ({ ...post(`/v1/account/labels/${labelId}`, { name: "" }, bearer(id)), method: "PATCH" }),
+    },
+    "DELETE /v1/account/labels/{label_id}": {
+      ok: () => ({ path: `/v1/account/labels/${doomedLabelId}`, method: "DELETE", headers: bearer(id) }),
+      fail: () => ({ path: `/v1/account/labels/${crypto.randomUUID()}`, method: "DELETE", headers: bearer(id) }),
+    },
+    "GET /list_conversation_labels": {
+      ok: () => ({ path: `/list_conversation_labels?conversation_id=${conversationId}`, headers: bearer(id) }),
+      fail: () => ({ path: `/list_conversation_labels?conversation_id=${crypto.randomUUID()}`, headers: bearer(id) }),
+    },
+    "POST /set_conversation_priority": {
+      ok: () => post("/set_conversation_priority", { conversation_id: conversationId, priority: "high" }, bearer(id)),
+      fail: () => post("/set_conversation_priority", { conversation_id: conversationId, priority: "x" }, bearer(id)),
+    },
+    "POST /set_conversation_labels": {
+      ok: () => post("/set_conversation_labels", { conversation_id: conversationId, label_ids: [labelId] }, bearer(id)),
+      fail: () => post("/set_conversation_labels", { conversation_id: "x", label_ids: [] }, bearer(id)),
     },
     "POST /reopen_conversation": {
       ok: () => post("/reopen_conversation", { conversation_id: conversationId }, bearer(id)),
