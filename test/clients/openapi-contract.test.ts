@@ -62,6 +62,8 @@ let conversationId: string;
 let contactId: string;
 /** Ids of this account's things, by the name of the field that names them. */
 const ids: Record<string, string> = {};
+/** The label ids a request may name (set_conversation_labels). */
+const labelIds: string[] = [];
 const USER = "contract-user";
 
 /** A JSON call of account a's admin: its `data`. */
@@ -111,6 +113,8 @@ beforeAll(async () => {
   ids.saved_reply_id = (
     await admin("POST", "/v1/account/saved_replies", { shortcut: "hello", content: "Hello!" })
   ).saved_reply_id;
+  ids.label_id = (await admin("POST", "/v1/account/labels", { name: "Contract label" })).label_id;
+  labelIds.push(ids.label_id!);
   ids.member_id = (await s.app.team.invite(ownerOf(a), "member@contract.example", "operator")).member.memberId;
   ids.session_id = (await admin("GET", "/v1/account/sessions")).sessions[0].session_id;
   ids.api_key_id = (await admin("GET", "/v1/account/api_keys")).api_keys[0].api_key_id;
@@ -130,6 +134,7 @@ function known(name: string): unknown {
     email: a.email,
     password: a.password,
     current_password: a.password,
+    label_ids: labelIds,
     ...ids,
   };
   return values[name];

@@ -152,8 +152,8 @@ export class ConversationLabels {
     const conv = await this.d.conversations.byId(id);
     if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
     const all = new Map((await this.d.labels.list(caller.accountId, MAX_LABELS)).map((l) => [l.labelId, l]));
-    // Another account's label is one this account does not have.
-    for (const l of wanted) if (!all.has(l)) throw invalidArgument("label_ids", `has no label ${l} in this account`);
+    // Another account's label is one this account does not have: not found, as any id of nothing is.
+    for (const l of wanted) if (!all.has(l)) throw notFound("label");
     const actorName = await nameFor(this.d.nameOf, caller.accountId, caller.email);
     return this.d.transaction(async (tx) => {
       const before = await tx.labels.forConversation(id);
