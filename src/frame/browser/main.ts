@@ -4,7 +4,7 @@ import { attachments } from "./attach.js";
 import { Handover } from "./handover.js";
 import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
-import { MailPrompt } from "./mail-prompt.js";
+import { mailLine } from "./mail.js";
 import { RatingPrompt } from "./rating.js";
 import { T } from "./strings.js";
 import { TokenRefresher } from "./token-refresh.js";
@@ -74,7 +74,7 @@ function start(): void {
   const host = new HostEvents(cfg.hostOrigin);
   host.locale(document.documentElement.lang);
   const rating = new RatingPrompt(view, api, (e) => showError(e));
-  const mail = new MailPrompt(api, root.dataset.awayUntil !== undefined);
+  const mail = mailLine(api, root.dataset.awayUntil !== undefined);
   handover.onClosed = (id, order) => rating.offer(id, order);
   const typing = new FrameTyping(() => {
     if (conversationId) api.typing(conversationId);
@@ -104,14 +104,7 @@ function start(): void {
 
   const canSend = () => loaded && !sending && !expired && navigator.onLine;
   const update = () => view.setCanSend(canSend());
-  attachments(
-    view,
-    api,
-    () => conversationId,
-    canSend,
-    adopt,
-    (e) => showError(e),
-  );
+  attachments({ view, api, conversation: () => conversationId, can: canSend, stored: adopt, failed: (e) => showError(e) });
 
   /** The customer's message (or file) is stored: a conversation it started is followed live from here. */
   function adopt(m: ChatMessage): void {
@@ -123,7 +116,7 @@ function start(): void {
     // What every new conversation starts as; changes from here are told in the log.
     handover.state({ conversation_id: m.conversation_id, status: "live", assigned_to: "ai_agent" }, true);
     follow(m.conversation_id);
-    void mail.show(m.conversation_id);
+    mail(m.conversation_id);
   }
 
   function showError(e: unknown, retry?: () => void): void {
@@ -175,7 +168,7 @@ function start(): void {
         follow(latest.conversation_id);
       }
       loaded = true;
-      void mail.show(conversationId);
+      mail(conversationId);
       view.hideNotice();
       document.documentElement.dataset.state = "ready";
     } catch (e) {
