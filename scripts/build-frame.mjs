@@ -62,10 +62,10 @@ for (const [name, b] of Object.entries(bundles)) {
   const stamp = JSON.stringify({ esbuild: version, options });
   if (current(outfile, metafile, stamp)) continue;
   const r = await build({ ...options, metafile: true });
-  // The files written (what the server serves of a split bundle); chunks of earlier builds are removed.
+  // The server serves every script of a split bundle's directory: the chunks of earlier builds are removed.
   const outputs = Object.keys(r.metafile.outputs).map((f) => basename(f));
   if (split)
     for (const f of readdirSync(split.outdir))
       if (f.endsWith(".js") && !outputs.includes(f)) rmSync(join(split.outdir, f));
-  writeFileSync(metafile, JSON.stringify({ stamp, inputs: r.metafile.inputs, outputs }));
+  writeFileSync(metafile, JSON.stringify({ stamp, inputs: r.metafile.inputs }));
 }

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -58,12 +58,10 @@ export const frameFiles = keptOnce(async (): Promise<ReadonlyMap<string, string>
     const out = await esbuild.build({ ...FRAME_BUILD, entryPoints: [source], outdir: "/frame", write: false, logLevel: "silent" });
     return new Map(out.outputFiles.map((f) => [basename(f.path), f.text]));
   }
-  // dist/src/frame/bundle.js → dist/frame/ (written by `npm run build:frame`, which lists its files in the meta file).
+  // dist/src/frame/bundle.js → dist/frame/ (written by `npm run build:frame`, which removes the chunks of earlier builds).
   const dir = fileURLToPath(new URL("../../frame/", import.meta.url));
-  const meta = JSON.parse(await readFile(join(dir, "frame.meta.json"), "utf8")) as { outputs: string[] };
-  return new Map(
-    await Promise.all(meta.outputs.map(async (name) => [name, await readFile(join(dir, name), "utf8")] as const)),
-  );
+  const names = (await readdir(dir)).filter((name) => name.endsWith(".js"));
+  return new Map(await Promise.all(names.map(async (name) => [name, await readFile(join(dir, name), "utf8")] as const)));
 });
 
 /** The module the frame's page loads (frame.js). */
