@@ -55,13 +55,21 @@ export const frameFiles = keptOnce(async (): Promise<ReadonlyMap<string, string>
   if (existsSync(source)) {
     const esbuild = await import("esbuild");
     // Nothing is written: outdir only names the files.
-    const out = await esbuild.build({ ...FRAME_BUILD, entryPoints: [source], outdir: "/frame", write: false, logLevel: "silent" });
+    const out = await esbuild.build({
+      ...FRAME_BUILD,
+      entryPoints: [source],
+      outdir: "/frame",
+      write: false,
+      logLevel: "silent",
+    });
     return new Map(out.outputFiles.map((f) => [basename(f.path), f.text]));
   }
   // dist/src/frame/bundle.js → dist/frame/ (written by `npm run build:frame`, which removes the chunks of earlier builds).
   const dir = fileURLToPath(new URL("../../frame/", import.meta.url));
   const names = (await readdir(dir)).filter((name) => name.endsWith(".js"));
-  return new Map(await Promise.all(names.map(async (name) => [name, await readFile(join(dir, name), "utf8")] as const)));
+  return new Map(
+    await Promise.all(names.map(async (name) => [name, await readFile(join(dir, name), "utf8")] as const)),
+  );
 });
 
 /** The module the frame's page loads (frame.js). */

@@ -14,7 +14,8 @@ const BUDGET_GZIPPED = 9 * 1024;
 const ON_DEMAND_BUDGET_GZIPPED = 1536;
 const gzipped = (js: string) => gzipSync(Buffer.from(js), { level: 9 }).length;
 /** The chunks a module imports statically (`import … from "./x.js"` or `import "./x.js"`). */
-const staticImports = (js: string) => [...js.matchAll(/\bimport\s*(?:[^("'`]*?from\s*)?["']\.\/([^"']+)["']/g)].map((m) => m[1]!);
+const staticImports = (js: string) =>
+  [...js.matchAll(/\bimport\s*(?:[^("'`]*?from\s*)?["']\.\/([^"']+)["']/g)].map((m) => m[1]!);
 // What the one language in use adds to the frame's page (issue 46): its script's words, as JSON, gzipped.
 // 1,280 until the e-mail prompt's eight texts (Arabic 1,203 -> 1,378 bytes).
 const CATALOGUE_BUDGET_GZIPPED = 1408;

@@ -19,10 +19,17 @@ export function mailLine(api: FrameApi, away: boolean): (conversationId: string 
   let prompt: Promise<MailPrompt> | undefined;
   // A chunk that could not be loaded is asked for again next time.
   const use = (run: (p: MailPrompt) => unknown) =>
-    void (prompt ??= import("./mail-prompt.js").then((m) => m.mailPrompt(api, away, box, { T, f, el }))).then(run, () => {
-      prompt = undefined;
+    void (prompt ??= import("./mail-prompt.js").then((m) => m.mailPrompt(api, away, box, { T, f, el }))).then(
+      run,
+      () => {
+        prompt = undefined;
+      },
+    );
+  send.onclick = () =>
+    use(async (p) => {
+      await p.show(shown);
+      await p.transcript();
     });
-  send.onclick = () => use(async (p) => (await p.show(shown), p.transcript()));
   return (id) => {
     shown = id;
     send.hidden = !id;

@@ -104,7 +104,14 @@ function start(): void {
 
   const canSend = () => loaded && !sending && !expired && navigator.onLine;
   const update = () => view.setCanSend(canSend());
-  attachments({ view, api, conversation: () => conversationId, can: canSend, stored: adopt, failed: (e) => showError(e) });
+  attachments({
+    view,
+    api,
+    conversation: () => conversationId,
+    can: canSend,
+    stored: adopt,
+    failed: (e) => showError(e),
+  });
 
   /** The customer's message (or file) is stored: a conversation it started is followed live from here. */
   function adopt(m: ChatMessage): void {
