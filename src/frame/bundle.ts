@@ -29,7 +29,7 @@ export async function browserScript(
 
 /**
  * The chat frame's script as esbuild splits it (format esm, `splitting`): `frame.js`, the module the page loads, and
- * the chunks it imports on demand (the sending of files, the e-mail prompt), by file name; all served from the frame's
+ * the chunks it imports on demand (the sending of files, the e-mail prompt, the rating), by file name; all served from the frame's
  * asset path. Keep these options in step with the `frame` bundle of scripts/build-frame.mjs (`npm run build:frame`).
  * ES2022: class fields stay as they are; lowered (ES2020), their helper is code the chunks share with frame.js, which
  * esbuild then moves into a chunk of its own that the first paint has to load as well.

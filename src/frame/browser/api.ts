@@ -106,19 +106,7 @@ export class FrameApi {
     return this.token;
   }
 
-  /** Rates a closed conversation from 1 to 5, with an optional comment. */
-  async rate(conversationId: string, score: number, comment: string): Promise<void> {
-    await this.withToken(async (t) => {
-      const r = await this.fetch(`/ai_agent/rate_conversation?${q({ access_token: t })}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ conversation_id: conversationId, score, comment }),
-      });
-      if (!r.ok) throw toApiError(await r.json().catch(() => undefined), r.status);
-    });
-  }
-
-  /** A JSON call of the service with the token in the query (the e-mail prompt's routes, files); its answer's body. */
+  /** A JSON call of the service with the token in the query (the e-mail prompt's routes, files, ratings); its answer's body. */
   call(method: string, path: string, body?: unknown): Promise<unknown> {
     return this.withToken(async (t) => {
       const init: RequestInit = body === undefined ? { method } : { method, body: JSON.stringify(body) };

@@ -5,8 +5,7 @@ import { Handover } from "./handover.js";
 import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
 import { mailLine } from "./mail.js";
-import { RatingPrompt } from "./rating.js";
-import { T } from "./strings.js";
+import { f, T } from "./strings.js";
 import { TokenRefresher } from "./token-refresh.js";
 import { FrameTyping } from "./typing.js";
 import { ChatView, type ReplyHandle } from "./view.js";
@@ -73,9 +72,11 @@ function start(): void {
   const handover = new Handover(view, cfg.chatbotName, (path) => api.url(path), cfg.agentName);
   const host = new HostEvents(cfg.hostOrigin);
   host.locale(document.documentElement.lang);
-  const rating = new RatingPrompt(view, api, (e) => showError(e));
+  // "How did it go?" under a closed conversation: a chunk loaded when the first one shows.
+  const rate = (id: string, order: number) =>
+    void import("./rating.js").then((m) => m.offerRating(view, api, showError, { T, f }, id, order), showError);
   const mail = mailLine(api, root.dataset.awayUntil !== undefined);
-  handover.onClosed = (id, order) => rating.offer(id, order);
+  handover.onClosed = rate;
   const typing = new FrameTyping(() => {
     if (conversationId) api.typing(conversationId);
   });
@@ -171,7 +172,7 @@ function start(): void {
       lastOrder = messages[messages.length - 1]?.message_order ?? 0;
       handover.seen(lastOrder);
       if (latest) {
-        if (latest.status === "closed" && !latest.rating) rating.offer(latest.conversation_id, lastOrder);
+        if (latest.status === "closed" && !latest.rating) rate(latest.conversation_id, lastOrder);
         follow(latest.conversation_id);
       }
       loaded = true;
