@@ -2,17 +2,20 @@ import { defineConfig } from "vitest/config";
 import { embeddedPostgresUnavailable } from "./test/helpers/embedded-postgres.js";
 import { adminUrl } from "./test/helpers/postgres.js";
 import { pgbouncerPath } from "./test/helpers/system-packages.js";
-import { scaled } from "./test/helpers/time-scale.js";
+import { scaled, TEST_WORKERS, TIME_SCALE, TIME_SCALE_SOURCE } from "./test/helpers/time-scale.js";
 
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
   "test/mail/offline-reply.test.ts",
   "test/mail/transcript.test.ts",
   "test/knowledge/sources.test.ts",
+  "test/knowledge/embeddings.test.ts",
   "test/hardening/knowledge-hostile.test.ts",
   "test/agent/tools.test.ts",
   "test/agent/search-knowledge.test.ts",
   "test/knowledge/search.test.ts",
+  "test/agent/approvals.test.ts",
+  "test/agent/replay.test.ts",
   "test/agent/handover.test.ts",
   "test/api/tokens.test.ts",
   "test/api/account-api.test.ts",
@@ -32,6 +35,8 @@ const ON_POSTGRES = [
   "test/api/attachments.test.ts",
   "test/api/team-notes.test.ts",
   "test/api/timeline.test.ts",
+  "test/api/message-search.test.ts",
+  "test/api/labels.test.ts",
   "test/api/reports.test.ts",
   "test/webhooks/delivery.test.ts",
   "test/webhooks/fair-slots.test.ts",
@@ -80,10 +85,13 @@ export default defineConfig(async () => {
     console.warn(
       "API suites through PgBouncer skipped: needs Debian's pgbouncer; install with: sudo apt-get install pgbouncer",
     );
+  if (TIME_SCALE_SOURCE !== "set")
+    console.warn(`AIAGENT_TEST_TIME_SCALE=${TIME_SCALE} (${TIME_SCALE_SOURCE}): every time-out is multiplied by it`);
   const shared = {
     // A test that prints a credential fails; whatever a file leaves open is closed when it ends (pass or fail).
     setupFiles: ["test/setup/no-secrets-in-output.ts", "test/setup/leftovers.ts"],
-    // AIAGENT_TEST_TIME_SCALE (e.g. 3 on a loaded machine) multiplies these and every helper's wait bound.
+    // AIAGENT_TEST_TIME_SCALE (by default from the machine's load; see test/helpers/time-scale.ts) multiplies these
+    // and every helper's wait bound.
     testTimeout: scaled(30_000),
     hookTimeout: scaled(60_000),
   };
@@ -100,7 +108,7 @@ export default defineConfig(async () => {
       reporters: ["default", ["json", { outputFile: "tmp/vitest-report.json" }]],
       pool: "forks",
       // Two cores: more parallel files only adds contention between real servers.
-      maxWorkers: 2,
+      maxWorkers: TEST_WORKERS,
       projects: [
         { extends: true, test: { name: "all", include: ["test/**/*.test.ts"], ...shared } },
         ...(postgres

@@ -64,8 +64,11 @@ interface Running {
   exited: Promise<unknown>;
 }
 
-function start(dbPath: string, output: string[], startMs = 30_000): Promise<Running> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
+/** The server's command by default: the sources through tsx. */
+const FROM_SOURCE = ["--import", "tsx", "src/cli/main.ts"];
+
+function start(dbPath: string, output: string[], startMs = 30_000, command = FROM_SOURCE): Promise<Running> {
+  const proc = spawn(process.execPath, [...command, "serve", "--db", dbPath, "--port", "0"], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -120,6 +123,8 @@ export async function runCrashTest(opts: {
   log?: (line: string) => void;
   /** How long a start may take before the run fails (a loaded machine needs longer); 30 s by default. */
   startMs?: number;
+  /** node's arguments that run `aiagent` (before `serve`); the sources through tsx by default. */
+  command?: string[];
 }): Promise<CrashReport> {
   const dir = opts.dbPath ? undefined : mkdtempSync(join(tmpdir(), "aiagent-crash-"));
   const dbPath = opts.dbPath ?? join(dir!, "aiagent.db");
@@ -142,7 +147,7 @@ export async function runCrashTest(opts: {
 
   try {
     for (let round = 0; round < opts.rounds; round++) {
-      const server = await start(dbPath, output, opts.startMs);
+      const server = await start(dbPath, output, opts.startMs, opts.command);
       if (!accessToken) {
         const t = await post(`${server.url}/ai_agent/get_access_token`, {
           user_id: "crash-user",

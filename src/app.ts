@@ -16,6 +16,7 @@ import type { AgentTools } from "./domain/agent/tools.js";
 import { AuditLog } from "./domain/audit/audit-log.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import type { ConversationService } from "./domain/conversation/conversation-service.js";
+import type { AgentReplay } from "./domain/conversation/replay.js";
 import type { KnowledgeService } from "./domain/knowledge/knowledge-service.js";
 import { EventLog } from "./domain/log/event-log.js";
 import type { LogFeed } from "./domain/log/log-feed.js";
@@ -87,6 +88,8 @@ export interface App {
   conversations: ConversationService;
   /** The chatbots' agent tools and settings. */
   agentTools: AgentTools;
+  /** Drafts of the chatbots' agents, replayed before they are published. */
+  agentReplay: AgentReplay;
   webhooks: WebhookService;
   /** The outbox: events written with each change. */
   eventLog: EventLog;
@@ -151,6 +154,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     knowledge: account.knowledge,
     targets: account.targets,
     audit,
+    accounts: account.accounts,
   });
   const { conversations } = conversation;
   const privacy = await composePrivacy(b, { eventLog, audit, conversations });
@@ -188,7 +192,17 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     routes: routeTable(bindings, []),
     ...pick(token, "keys", "tokens"),
     ...pick(account, "accounts", "team", "sessions", "knowledge"),
-    ...pick(conversation, "conversations", "agentTools", "events", "watchLimits", "streams", "heartbeats", "deadlines"),
+    ...pick(
+      conversation,
+      "conversations",
+      "agentTools",
+      "agentReplay",
+      "events",
+      "watchLimits",
+      "streams",
+      "heartbeats",
+      "deadlines",
+    ),
     ...pick(privacy, "privacy", "retention"),
     ...webhook,
     ...pick(mail, "mailSender", "offlineReplies"),

@@ -27,6 +27,11 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
   readonly llm: { readonly baseUrl: string; readonly apiKey: string; readonly model: string } | undefined;
   /**
+   * An OpenAI-compatible embeddings endpoint (AIAGENT_EMBEDDINGS_BASE_URL, _API_KEY, _MODEL): knowledge passages get
+   * dense vectors and searches merge them with BM25; undefined: BM25 alone.
+   */
+  readonly embeddings: { readonly baseUrl: string; readonly apiKey: string; readonly model: string } | undefined;
+  /**
    * The agent's loop and budget: model calls per reply at most (AIAGENT_AGENT_MAX_STEPS, 5), the time one reply may
    * take with its tool calls (AIAGENT_AGENT_MAX_SECONDS, 60), and the model tokens a chatbot may use per UTC day
    * unless its agent settings say otherwise (AIAGENT_LLM_DAILY_TOKENS, 0: no limit).
@@ -314,6 +319,24 @@ function customerLimits(src: Source): CustomerLimitSettings | undefined {
   };
 }
 
+function embeddingsOf(src: Source, env: NodeJS.ProcessEnv): Config["embeddings"] {
+  const v = src.get("AIAGENT_EMBEDDINGS_BASE_URL");
+  if (v.raw === undefined) return undefined;
+  let u: URL | undefined;
+  try {
+    u = new URL(v.raw);
+  } catch {
+    u = undefined;
+  }
+  if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || u.username || u.password)
+    src.fail(v, "must be an http or https URL without a user name or password", v.raw);
+  return {
+    baseUrl: v.raw.replace(/\/+$/, ""),
+    apiKey: env.AIAGENT_EMBEDDINGS_API_KEY ?? "",
+    model: env.AIAGENT_EMBEDDINGS_MODEL || "text-embedding-3-small",
+  };
+}
+
 function oneOf<T extends string>(src: Source, name: string, allowed: readonly T[], fallback: T): T {
   const v = src.get(name);
   if (v.raw === undefined) return fallback;
@@ -557,6 +580,7 @@ export function loadConfig(
           model: env.AIAGENT_LLM_MODEL ?? "gpt-4o-mini",
         }
       : undefined,
+    embeddings: embeddingsOf(src, env),
     agentLoop: {
       maxSteps: seconds(src, "AIAGENT_AGENT_MAX_STEPS", 5, 1, 20),
       maxReplyMs: seconds(src, "AIAGENT_AGENT_MAX_SECONDS", 60, 1, 600) * 1000,

@@ -142,13 +142,22 @@ function storedCalls(text: string | undefined): ToolCallRecord[] {
 /** The conversation as the model reads it: each assistant turn with the tool calls it made and their results. */
 function upstreamHistory(history: AgentTurn[]): UpstreamMessage[] {
   const out: UpstreamMessage[] = [];
+  // A call that waited for approval is recorded again, decided, by the reply that carried on after the decision: the
+  // model is told of it once, there.
+  const decided = new Set(
+    history.flatMap((t) =>
+      storedCalls(t.toolCalls)
+        .filter((c) => c.status !== "awaiting_approval")
+        .map((c) => c.id),
+    ),
+  );
   for (const t of history) {
     // Operators speak for the business, as the assistant does.
     if (t.role === "user") {
       out.push({ role: "user", content: t.content });
       continue;
     }
-    const calls = storedCalls(t.toolCalls);
+    const calls = storedCalls(t.toolCalls).filter((c) => c.status !== "awaiting_approval" || !decided.has(c.id));
     if (calls.length > 0) {
       out.push({
         role: "assistant",
@@ -161,6 +170,8 @@ function upstreamHistory(history: AgentTurn[]): UpstreamMessage[] {
       });
       for (const c of calls)
         out.push({ role: "tool", tool_call_id: c.id, content: c.result || `(the call ended: ${c.status})` });
+      // A turn of calls alone (the one a decision carries on from) has no text of its own.
+      if (t.content === "") continue;
     }
     out.push({ role: "assistant", content: t.content });
   }
@@ -227,6 +238,7 @@ export class OpenAiCompatibleAgent implements Agent {
           break;
         }
         messages.push({ role: "assistant", content: turn.content || null, tool_calls: calls });
+        yield { type: "activity", activity: "looking_up" };
         const left = AbortSignal.timeout(Math.max(1, ctx.deadline - ctx.now()));
         const outcomes = await Promise.all(
           calls.map((c) =>

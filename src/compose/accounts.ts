@@ -12,6 +12,7 @@ import type { KeySealer } from "../domain/token/key-sealer.js";
 import { SessionRegistry } from "../domain/token/session-registry.js";
 import type { TokenService } from "../domain/token/token-service.js";
 import { checkTarget, type Resolve, type TargetPolicy } from "../domain/webhook/target-policy.js";
+import { openAiEmbedder } from "../knowledge/embeddings.js";
 import { knowledgeReader } from "../knowledge/reader.js";
 import { ExtractWorker } from "../knowledge/worker-pool.js";
 import { isPublicAddress } from "../webhooks/addresses.js";
@@ -104,6 +105,9 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
     ...(config.production
       ? { checkUrl: async (field: string, url: string) => void (await checkTarget(field, url, targets)) }
       : {}),
+    embedder: config.embeddings && openAiEmbedder(config.embeddings, { development: !config.production }),
+    onEmbeddingError: (e) =>
+      b.log.warn("knowledge embeddings failed; BM25 alone", { error: e instanceof Error ? e.message : String(e) }),
   });
   return {
     accounts,

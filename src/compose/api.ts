@@ -129,6 +129,8 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         d.pictures,
         d.notes,
         d.activities,
+        d.search,
+        d.labels,
         d.presence,
       ),
     ),
@@ -151,7 +153,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
       }),
     ),
     bind(WebhookServiceDesc, webhookHandlers(d.webhooks)),
-    bind(AgentServiceDesc, agentHandlers(d.agentTools)),
+    bind(AgentServiceDesc, agentHandlers(d.agentTools, d.conversations.approvals, d.agentReplay)),
     bind(SessionServiceDesc, sessionHandlers(d.sessions)),
     bind(MailServiceDesc, mailHandlers(d.mailDesk)),
     bind(

@@ -5,6 +5,7 @@ import { PerChatbotAgent } from "../agents/per-chatbot.js";
 import { httpToolCaller } from "../agents/tool-caller.js";
 import { inspectFile } from "../attachments/inspect.js";
 import type { CustomerLimitSettings } from "../config.js";
+import type { AccountService } from "../domain/account/account-service.js";
 import type { ChatbotRecord } from "../domain/account/repository.js";
 import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
@@ -15,7 +16,10 @@ import type { AuditLog } from "../domain/audit/audit-log.js";
 import { ConversationActivity } from "../domain/conversation/activity.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
+import { ConversationLabels } from "../domain/conversation/labels.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
+import { AgentReplay } from "../domain/conversation/replay.js";
+import { ConversationSearch } from "../domain/conversation/search.js";
 import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
 import { AccountLogs } from "../domain/log/account-logs.js";
 import type { EventLog } from "../domain/log/event-log.js";
@@ -48,6 +52,8 @@ export interface ConversationDeps {
   targets?: TargetPolicy;
   /** The accounts' audit log (assignments). */
   audit?: AuditLog<Repositories>;
+  /** The chatbots (a published agent draft changes their knowledge and model). */
+  accounts: Pick<AccountService, "updateChatbot">;
 }
 
 /** The customer limits over the back end's counters; undefined when they are off (AIAGENT_RATE_LIMIT=off). */
@@ -74,10 +80,14 @@ export interface ConversationParts {
   conversations: ConversationService;
   /** The chatbots' tools and agent settings. */
   agentTools: AgentTools;
+  /** Drafts of the chatbots' agents, replayed before they are published. */
+  agentReplay: AgentReplay;
   /** The team's internal notes on conversations. */
   notes: ConversationNotes;
   /** The conversations' timelines. */
   activities: ConversationActivity;
+  search: ConversationSearch;
+  labels: ConversationLabels;
   /** Appends to the event logs, as the store announces them: the watch streams and the dispatcher follow it. */
   events: LogFeed;
   /** One shared reader per followed account's log: the watch streams and the offline-reply follower take from it. */
@@ -175,15 +185,42 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     },
     { inspect: inspectFile, maxBytes: config.attachmentMaxBytes },
   );
+  const agentReplay = new AgentReplay({
+    drafts: store.drafts,
+    chatbots: store.chatbots,
+    conversations: store.conversations,
+    agents: store.agents,
+    agent: directed,
+    clock: b.clock,
+    publish: async (caller, bot, draft) => {
+      const model =
+        bot.agent.kind === "openai_compatible" && draft.model !== "" && draft.model !== bot.agent.model
+          ? { kind: "openai_compatible", baseUrl: bot.agent.baseUrl, model: draft.model, apiKey: "" }
+          : undefined;
+      await d.accounts.updateChatbot(caller, bot.chatbotId, { knowledge: draft.knowledge, agent: model });
+      await agentTools.updateSettings(caller, bot.chatbotId, { instructions: draft.instructions });
+    },
+  });
   const typingChannel = await store.sharedTyping(new InProcessTyping());
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
   const activities = new ConversationActivity(store);
+  const search = new ConversationSearch(store.search);
+  const labels = new ConversationLabels({
+    ...store,
+    transaction: b.transaction,
+    log: d.eventLog,
+    clock: b.clock,
+    nameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
+  });
   return {
     conversations,
     agentTools,
+    agentReplay,
     notes,
     activities,
+    search,
+    labels,
     events,
     logs,
     stopLogWatch,

@@ -19,5 +19,13 @@ td .warning { display: block; font-size: .875rem; max-width: 22rem; }
 .passages blockquote { margin: .25rem 0; padding: .25rem .75rem; border-left: 3px solid var(--accent); background: var(--bg); white-space: pre-wrap; }
 .passage__source { margin: 0; font-weight: 600; }
 textarea.code { font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-@media (max-width: 600px) { .row-actions { white-space: normal; } .table-wrap td > div { flex: 1 1 0; min-width: 0; } }
+.replay { list-style: none; padding: 0; margin: .75rem 0 0; display: grid; gap: .75rem; }
+.replay__item { border: 1px solid var(--line); border-radius: 8px; padding: .5rem .75rem; }
+.replay__item[data-changed=true] { border-color: #b7791f; }
+.replay__sides { display: grid; grid-template-columns: 1fr 1fr; gap: .75rem; }
+.replay__side h3 { font-size: .875rem; margin: 0; }
+.replay__answer { white-space: pre-wrap; overflow-wrap: anywhere; }
+.replay__missing { color: #8a1116; }
+.badge--muted { background: var(--bg); color: var(--fg); }
+@media (max-width: 600px) { .replay__sides { grid-template-columns: 1fr; } .row-actions { white-space: normal; } .table-wrap td > div { flex: 1 1 0; min-width: 0; } }
 `;

@@ -1,6 +1,10 @@
 /** The styles of the inbox's team features (views, internal notes, saved replies), appended to the console's. */
 export const INBOX_CSS = `
 .views { margin-top: .5rem; }
+.approvals { border: 2px solid #2b6cb0; background: #ebf4ff; border-radius: var(--radius); padding: .5rem .75rem; }
+.approvals h3 { font-size: .9375rem; margin: 0 0 .35rem; }
+.approvals ul { list-style: none; margin: 0; padding: 0; display: grid; gap: .5rem; }
+.approval__arguments { margin: .25rem 0; max-height: 8rem; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
 .notes { border: 2px dashed #b7791f; background: #fff8e6; border-radius: var(--radius); padding: .5rem .75rem; }
 .notes h3 { font-size: .9375rem; margin: 0; }
 .notes__hint { font-size: .8125rem; margin: 0 0 .35rem; color: #6b4a00; }
@@ -25,4 +29,30 @@ export const INBOX_CSS = `
 .confirm p { margin: 0; flex-basis: 100%; }
 .taken:empty { display: none; }
 .taken__notice { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: .5rem; margin: .5rem 0; padding: .5rem .75rem; border-left: 4px solid var(--accent); background: #eef3ff; border-radius: 6px; }
+.contact { grid-template-columns: minmax(0, 1fr) auto; }
+.contact__preview { grid-column: 1 / -1; font-size: .8125rem; color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.contact__bot { grid-column: 1 / -1; font-size: .75rem; color: var(--muted); overflow-wrap: anywhere; }
+.segmented[hidden] { display: none; }
+.search-filters { display: flex; flex-wrap: wrap; gap: .5rem; }
+.search-filters label { display: flex; flex-direction: column; gap: .15rem; font-size: .8125rem; font-weight: 600; flex: 1 1 7rem; min-width: 0; }
+.search-filters select, .search-filters input { width: 100%; min-width: 0; box-sizing: border-box; font: inherit; font-weight: 400; }
+.hits { list-style: none; margin: 0; padding: 0; }
+.hit { display: flex; flex-direction: column; gap: .2rem; width: 100%; text-align: left; font: inherit; color: inherit; background: transparent; border: 0; border-bottom: 1px solid var(--line); padding: .6rem .5rem; cursor: pointer; }
+.hit:hover { background: #f1f4f9; }
+.hit[aria-current=true] { background: #e3ebff; }
+.hit__head { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: baseline; }
+.hit__snippet { font-size: .875rem; overflow-wrap: anywhere; }
+.hit mark { background: #ffe58a; color: inherit; font-weight: 700; border-radius: 3px; padding: 0 .1rem; }
+.badge--note { background: #fff1c7; color: #5c4300; }
+.labels { display: flex; flex-wrap: wrap; align-items: center; gap: .35rem; margin-top: .5rem; }
+.chips { display: flex; flex-wrap: wrap; gap: .35rem; list-style: none; margin: 0; padding: 0; }
+.chips:empty { display: none; }
+.chip { background: #e3ebff; color: #1b3f98; border-radius: 999px; padding: .1rem .6rem; font-size: .8125rem; font-weight: 600; overflow-wrap: anywhere; }
+.labels__menu { flex-basis: 100%; border: 1px solid #8a94a3; border-radius: var(--radius); padding: .5rem .75rem; margin: 0; display: flex; flex-wrap: wrap; gap: .35rem .75rem; min-width: 0; }
+.labels__menu legend { font-weight: 600; font-size: .875rem; }
+.labels__choice { display: inline-flex; align-items: center; gap: .3rem; max-width: 100%; overflow-wrap: break-word; }
+.labels__new { flex-basis: 100%; display: flex; gap: .5rem; }
+.labels__new input { flex: 1; min-width: 0; }
+.labels__priority { display: inline-flex; align-items: center; gap: .35rem; font-size: .875rem; font-weight: 600; }
+.labels__priority select { font: inherit; font-weight: 400; }
 `;

@@ -9,9 +9,12 @@ import type {
   MemberRepository,
 } from "./account/repository.js";
 import type { SavedReplyRepository } from "./account/saved-replies.js";
+import type { ToolApprovalRepository } from "./agent/approvals.js";
+import type { AgentDraftRepository } from "./agent/drafts.js";
 import type { AgentRepository } from "./agent/tools.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
+import type { LabelRepository } from "./conversation/labels.js";
 import type { ReplyRepository } from "./conversation/replies.js";
 import type {
   ActivityRepository,
@@ -21,6 +24,7 @@ import type {
   NoteRepository,
   RatingRepository,
 } from "./conversation/repository.js";
+import type { SearchRepository } from "./conversation/search.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { KnowledgeRepository } from "./knowledge/source.js";
 import type { ConversationEvent } from "./log/events.js";
@@ -79,8 +83,16 @@ export interface Repositories {
   knowledge: KnowledgeRepository;
   /** Agent tools and settings, daily model usage, conversations handed over to the team. */
   agents: AgentRepository;
+  /** Tool calls waiting for a person's approval. */
+  approvals: ToolApprovalRepository;
+  /** Drafts of chatbots' agents, replayed before they are published. */
+  drafts: AgentDraftRepository;
   /** The e-mail outbox (domain/mail). */
   mail: MailRepository;
+  /** Full-text search over messages and notes. */
+  search: SearchRepository;
+  /** The accounts' labels and the conversations that carry them. */
+  labels: LabelRepository;
 }
 
 /**

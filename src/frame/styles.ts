@@ -57,6 +57,7 @@ body { background: var(--bg); color: var(--fg); font: 15px/1.45 var(--font); }
 .msg--event { align-self: center; max-width: 90%; text-align: center; font-size: 13px; color: var(--muted); padding: 2px 10px; }
 .msg--error .msg__bubble { background: var(--error-bg); color: var(--error-fg); }
 .msg__retry { align-self: flex-start; margin: 6px 2px 0; font: inherit; font-size: 14px; font-weight: 600; border: 1px solid var(--error-fg); background: transparent; color: var(--error-fg); border-radius: 8px; padding: 4px 10px; cursor: pointer; }
+.msg__activity { margin: 4px 6px 0; font-size: 13px; font-style: italic; color: var(--muted); }
 .msg__time { margin: 3px 6px 0; font-size: 11px; color: var(--muted); }
 .msg__sources { margin: 6px 2px 0; font-size: 13px; display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 8px; }
 .msg__sources-label { color: var(--muted); }

@@ -131,6 +131,9 @@ function htmlToMarkdown(html: string): string {
   return md.replace(new RegExp(`\\s*${ANCHOR_MARK}(\\d+)`, "g"), (_, i: string) => ` {#${ids[Number(i)]}}`);
 }
 
+/** The least share of a page's text Readability's main content must hold to be read instead of the whole body. */
+const MAIN_SHARE = 0.6;
+
 /** A web page's title, main content (Readability; the whole body when it finds none) and links. */
 function readHtml(html: string, url: string): { title: string; markdown: string; links: string[] } {
   checkHtmlShape(html);
@@ -147,13 +150,18 @@ function readHtml(html: string, url: string): { title: string; markdown: string;
   const pageTitle = (document.querySelector("title")?.textContent ?? "").trim();
   const h1 = (document.querySelector("h1")?.textContent ?? "").trim();
   const body = document.body?.innerHTML ?? html;
-  let article: { title?: string | null; content?: string | null } | null = null;
+  const bodyChars = (document.body?.textContent ?? "").replace(/\s+/g, " ").length;
+  let article: { title?: string | null; content?: string | null; textContent?: string | null } | null = null;
   try {
     article = new Readability(document as never, { charThreshold: 200 }).parse();
   } catch {
     article = null;
   }
-  const content = article?.content && article.content.length > 200 ? article.content : body;
+  // Readability keeps one block and drops its siblings: right for an article among boilerplate, wrong for a manual
+  // page whose sections are siblings. When it keeps less than MAIN_SHARE of the page's text, the whole body is read.
+  const kept = (article?.textContent ?? "").replace(/\s+/g, " ").length;
+  const content =
+    article?.content && article.content.length > 200 && kept >= MAIN_SHARE * bodyChars ? article.content : body;
   return {
     title: (pageTitle || article?.title || h1 || "").replace(/\s+/g, " ").slice(0, 256),
     markdown: htmlToMarkdown(content),

@@ -1,3 +1,5 @@
+import type { ToolApprovalRecord } from "../domain/agent/approvals.js";
+import type { AgentDraftRecord } from "../domain/agent/drafts.js";
 import type { AgentSettingsRecord, HandoverRecord, ToolRecord } from "../domain/agent/tools.js";
 import { type Big, type Flag, isSet } from "./row-values.js";
 
@@ -115,3 +117,80 @@ export const toHandover = (r: HandoverRow): HandoverRecord => ({
   reason: r.reason,
   at: Number(r.at),
 });
+
+/** A row of `tool_approvals`. */
+export interface ApprovalRow {
+  account_id: string;
+  chatbot_id: string;
+  conversation_id: string;
+  call_id: string;
+  message_id: string;
+  message_order: Big;
+  tool_name: string;
+  arguments: string;
+  status: string;
+  decided_by: string;
+  decided_at: Big | null;
+  created_at: Big;
+}
+
+export const APPROVAL_COLUMNS =
+  "account_id, chatbot_id, conversation_id, call_id, message_id, message_order, tool_name, arguments, status, decided_by, " +
+  "decided_at, created_at";
+
+export const toApproval = (r: ApprovalRow): ToolApprovalRecord => ({
+  accountId: r.account_id,
+  chatbotId: r.chatbot_id,
+  conversationId: r.conversation_id,
+  callId: r.call_id,
+  messageId: r.message_id,
+  messageOrder: Number(r.message_order),
+  toolName: r.tool_name,
+  arguments: r.arguments,
+  status: r.status === "approved" || r.status === "refused" ? r.status : "pending",
+  decidedBy: r.decided_by,
+  decidedAt: r.decided_at === null ? null : Number(r.decided_at),
+  createdAt: Number(r.created_at),
+});
+
+export const approvalValues = (a: ToolApprovalRecord) => [
+  a.accountId,
+  a.chatbotId,
+  a.conversationId,
+  a.callId,
+  a.messageId,
+  a.messageOrder,
+  a.toolName,
+  a.arguments,
+  a.status,
+  a.decidedBy,
+  a.decidedAt,
+  a.createdAt,
+];
+
+/** A row of `agent_drafts`. */
+export interface DraftRow {
+  chatbot_id: string;
+  account_id: string;
+  draft: string;
+  updated_at: Big;
+}
+
+export const toDraft = (r: DraftRow): AgentDraftRecord => {
+  const d = JSON.parse(r.draft) as Partial<AgentDraftRecord>;
+  return {
+    chatbotId: r.chatbot_id,
+    accountId: r.account_id,
+    instructions: d.instructions ?? "",
+    knowledge: d.knowledge ?? [],
+    model: d.model ?? "",
+    updatedAt: Number(r.updated_at),
+  };
+};
+
+export const draftValues = (d: AgentDraftRecord) => [
+  d.chatbotId,
+  d.accountId,
+  JSON.stringify({ instructions: d.instructions, knowledge: d.knowledge, model: d.model }),
+  d.updatedAt,
+];

@@ -3,9 +3,10 @@ import { hashSecret } from "../../src/domain/ids.js";
 import { aiagent, aiagentJson } from "../helpers/cli.js";
 import { postJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // Each case runs the real command several times (a second or two each).
-vi.setConfig({ testTimeout: 120_000 });
+vi.setConfig({ testTimeout: scaled(120_000) });
 
 // A real server (its clock movable) and the real command beside it on one SQLite file.
 let s: TestServer;

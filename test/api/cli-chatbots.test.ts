@@ -6,9 +6,10 @@ import { aiagent, aiagentJson } from "../helpers/cli.js";
 import { send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { startServer, type TestServer } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // Each case runs the real command several times (a second or two each).
-vi.setConfig({ testTimeout: 120_000 });
+vi.setConfig({ testTimeout: scaled(120_000) });
 
 // A real server and the real command, side by side on one SQLite file.
 let s: TestServer;

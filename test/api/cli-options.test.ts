@@ -6,9 +6,11 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { TEST_SECRETS } from "../hardening/support.js";
 import { aiagent } from "../helpers/cli.js";
+import { aiagentCommand } from "../helpers/command.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // Each case runs the real command (a second or two each).
-vi.setConfig({ testTimeout: 120_000 });
+vi.setConfig({ testTimeout: scaled(120_000) });
 
 const dir = mkdtempSync(join(tmpdir(), "aiagent-options-"));
 const db = join(dir, "options.db");
@@ -54,7 +56,7 @@ describe("aiagent serve checks its options like the environment, before anything
   it("good options are used: serve --port 0 --host 127.0.0.1 listens there and stops cleanly", async () => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", "serve", "--port", "0", "--host", "127.0.0.1", "--db", db],
+      [...aiagentCommand(), "serve", "--port", "0", "--host", "127.0.0.1", "--db", db],
       {
         env: {
           ...process.env,

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { aiagent, aiagentJson } from "../helpers/cli.js";
 import { issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // Each case runs the real command (a second or two each, more on a busy machine).
-vi.setConfig({ testTimeout: 120_000 });
+vi.setConfig({ testTimeout: scaled(120_000) });
 
 let s: TestServer;
 let a: TestAccount;

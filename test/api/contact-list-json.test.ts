@@ -39,6 +39,9 @@ function someContact(i: number): ContactView {
     channels: i % 5 === 0 ? [] : i % 5 === 1 ? ["web"] : ["web", text(i, 3)],
     latestConversationId: i % 6 === 0 ? "" : `conv-${i}`,
     conversationStatus: i % 2 === 0 ? "live" : "closed",
+    chatbotId: i % 6 === 0 ? "" : `bot-${i % 3}`,
+    latestMessagePreview: i % 6 === 0 ? "" : text(i + 3, i % 40),
+    latestMessageRole: i % 6 === 0 ? "" : i % 2 === 0 ? "user" : "assistant",
   };
 }
 

@@ -43,6 +43,9 @@ function checkContact(c: Record<string, unknown>) {
       "email",
       "latest_conversation_id",
       "latest_message_time",
+      "latest_message_preview",
+      "latest_message_role",
+      "chatbot_id",
       "phone_number",
       "unread_message_count",
       "user_id",
@@ -54,6 +57,13 @@ function checkContact(c: Record<string, unknown>) {
   expect(c.unread_message_count).toMatch(/^\d+$/);
   expect(c.latest_message_time).toMatch(ISO);
   expect(Array.isArray(c.channels)).toBe(true);
+  // The list shows the latest conversation's last message, on one line, and its chatbot.
+  expect(c.chatbot_id).toMatch(UUID);
+  expect(["user", "assistant", "operator"]).toContain(c.latest_message_role);
+  expect(typeof c.latest_message_preview).toBe("string");
+  expect((c.latest_message_preview as string).length).toBeGreaterThan(0);
+  expect((c.latest_message_preview as string).length).toBeLessThanOrEqual(120);
+  expect(c.latest_message_preview).not.toMatch(/\n/);
 }
 
 function checkMessage(m: Record<string, unknown>) {
@@ -90,6 +100,17 @@ describe("GET /get_contact_conversations", () => {
     expect(r.body.data.data.has_more).toBe(false);
     const [c] = r.body.data.data.contacts;
     checkContact(c);
+    // The preview is the latest conversation's last message, and the chatbot is its chatbot.
+    const all = await getJson(
+      s.url,
+      "/get_messages_for_conversation",
+      { conversation_id: conversationId, limit: 100 },
+      { authorization: `Bearer ${token}` },
+    );
+    const last = all.body.messages.at(-1);
+    expect(c.latest_message_role).toBe(last.role);
+    expect(last.content.replace(/\s+/g, " ").trim().startsWith(c.latest_message_preview.replace(/…$/, ""))).toBe(true);
+    expect(c.chatbot_id).toBe(a.chatbotId);
     expect(c).toMatchObject({
       contact_name: "Ada Lovelace",
       email: "ada@example.com",

@@ -7,6 +7,7 @@ import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
 import { startInstances } from "../helpers/instances.js";
 import { postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount, startServer, type TestAccount } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // One Idempotency-Key, one stored message and one agent reply, however the retries overlap: three sends with one
 // key at once (on three instances on PostgreSQL), each answered with the same message and the same reply, and the
@@ -64,103 +65,115 @@ function suite(name: string, skip: string | undefined, deploy: (llmUrl: string) 
     beforeAll(async () => {
       model = await slowModel();
       d = await deploy(model.llm.url);
-    }, 120_000);
+    }, scaled(120_000));
     afterAll(async () => {
       await d?.stop();
       await model?.llm.close();
     });
 
-    it(`three overlapping sends with one key give one message, one reply and one model call, ${ROUNDS} of ${ROUNDS} rounds`, async () => {
-      const failures: string[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        const t = await issueTokens(d.urls[0]!, d.account, `overlap-${round}-${randomUUID()}`);
-        const key = randomUUID();
-        const question = `question ${round} ${randomUUID()}`;
-        // The first send at once, the retries 0–60 ms after it (as a client retrying a slow answer would), each to
-        // its own instance.
-        const sends = [0, 1, 2].map(async (i) => {
-          if (i > 0) await sleep(Math.floor(Math.random() * 60));
-          return sendKeyed(d.urls[i % d.urls.length]!, t.access_token, key, { content: question });
-        });
-        const answers: JsonResponse[] = await Promise.all(sends);
-        const statuses = answers.map((a) => a.status);
-        const messageIds = new Set(answers.map((a) => a.body.data?.user_message?.message_id));
-        const replyIds = new Set(answers.map((a) => a.body.data?.reply?.message_id));
-        const conversationId = answers[0]!.body.data?.conversation_id as string;
-        const stored = conversationId ? await messages(d, conversationId) : [];
-        const summary = {
-          round,
-          statuses,
-          messages: messageIds.size,
-          replies: [...replyIds],
-          stored: stored.map((m) => m.role),
-          calls: model.asked.get(question) ?? 0,
-        };
-        if (
-          statuses.some((s) => s !== 200) ||
-          messageIds.size !== 1 ||
-          replyIds.size !== 1 ||
-          replyIds.has(undefined) ||
-          stored.length !== 2 ||
-          stored[1]?.content !== `answer to: ${question}` ||
-          summary.calls !== 1
-        )
-          failures.push(JSON.stringify(summary));
-        // Once all is settled, a later retry answers the same reply, and asks nobody.
-        const later = await sendKeyed(d.urls.at(-1)!, t.access_token, key, { content: question });
-        if (later.body.data?.reply?.message_id !== [...replyIds][0] || model.asked.get(question) !== 1)
-          failures.push(JSON.stringify({ round, later: later.status, reply: later.body.data?.reply?.message_id }));
-      }
-      expect(failures).toEqual([]);
-    }, 300_000);
-
-    it("a retry answers its own message's reply, never the reply of a message sent beside it", async () => {
-      const t = await issueTokens(d.urls[0]!, d.account, `beside-${randomUUID()}`);
-      const first = await sendKeyed(d.urls[0]!, t.access_token, randomUUID(), { content: "opening words" });
-      const conversationId = first.body.data.conversation_id as string;
-      for (let round = 0; round < 10; round++) {
-        const [ka, kb] = [randomUUID(), randomUUID()];
-        const a = { conversation_id: conversationId, content: `ask A ${round}` };
-        const b = { conversation_id: conversationId, content: `ask B ${round}` };
-        const answers = await Promise.all([
-          sendKeyed(d.urls[0]!, t.access_token, ka, a),
-          sendKeyed(d.urls[1 % d.urls.length]!, t.access_token, kb, b),
-          sleep(Math.floor(Math.random() * 30)).then(() => sendKeyed(d.urls.at(-1)!, t.access_token, ka, a)),
-          sleep(Math.floor(Math.random() * 30)).then(() => sendKeyed(d.urls.at(-1)!, t.access_token, kb, b)),
-        ]);
-        for (const [i, r] of answers.entries()) {
-          expect(r.status).toBe(200);
-          const asked = i % 2 === 0 ? a.content : b.content;
-          expect(r.body.data.user_message.content).toBe(asked);
-          expect(r.body.data.reply?.content).toBe(`answer to: ${asked}`);
+    it(
+      `three overlapping sends with one key give one message, one reply and one model call, ${ROUNDS} of ${ROUNDS} rounds`,
+      async () => {
+        const failures: string[] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          const t = await issueTokens(d.urls[0]!, d.account, `overlap-${round}-${randomUUID()}`);
+          const key = randomUUID();
+          const question = `question ${round} ${randomUUID()}`;
+          // The first send at once, the retries 0–60 ms after it (as a client retrying a slow answer would), each to
+          // its own instance.
+          const sends = [0, 1, 2].map(async (i) => {
+            if (i > 0) await sleep(Math.floor(Math.random() * 60));
+            return sendKeyed(d.urls[i % d.urls.length]!, t.access_token, key, { content: question });
+          });
+          const answers: JsonResponse[] = await Promise.all(sends);
+          const statuses = answers.map((a) => a.status);
+          const messageIds = new Set(answers.map((a) => a.body.data?.user_message?.message_id));
+          const replyIds = new Set(answers.map((a) => a.body.data?.reply?.message_id));
+          const conversationId = answers[0]!.body.data?.conversation_id as string;
+          const stored = conversationId ? await messages(d, conversationId) : [];
+          const summary = {
+            round,
+            statuses,
+            messages: messageIds.size,
+            replies: [...replyIds],
+            stored: stored.map((m) => m.role),
+            calls: model.asked.get(question) ?? 0,
+          };
+          if (
+            statuses.some((s) => s !== 200) ||
+            messageIds.size !== 1 ||
+            replyIds.size !== 1 ||
+            replyIds.has(undefined) ||
+            stored.length !== 2 ||
+            stored[1]?.content !== `answer to: ${question}` ||
+            summary.calls !== 1
+          )
+            failures.push(JSON.stringify(summary));
+          // Once all is settled, a later retry answers the same reply, and asks nobody.
+          const later = await sendKeyed(d.urls.at(-1)!, t.access_token, key, { content: question });
+          if (later.body.data?.reply?.message_id !== [...replyIds][0] || model.asked.get(question) !== 1)
+            failures.push(JSON.stringify({ round, later: later.status, reply: later.body.data?.reply?.message_id }));
         }
-        expect(answers[2]!.body.data.reply.message_id).toBe(answers[0]!.body.data.reply.message_id);
-        expect(answers[3]!.body.data.reply.message_id).toBe(answers[1]!.body.data.reply.message_id);
-      }
-      const stored = await messages(d, conversationId);
-      expect(stored.filter((m) => m.role === "assistant")).toHaveLength(21);
-    }, 120_000);
+        expect(failures).toEqual([]);
+      },
+      scaled(300_000),
+    );
 
-    it("after the model failed, the same key asks it again for the same stored message, once", async () => {
-      const t = await issueTokens(d.urls[0]!, d.account, `failed-${randomUUID()}`);
-      const key = randomUUID();
-      const question = `will fail first ${randomUUID()}`;
-      model.failOnce.add(question);
-      const failed = await sendKeyed(d.urls[0]!, t.access_token, key, { content: question });
-      expect(failed.status).toBe(503);
-      expect(failed.body.message).toMatch(/your message was saved/);
-      // The retry (the frame's "Try again"), twice at once: the stored message is answered, once.
-      const [again, twice] = await Promise.all([
-        sendKeyed(d.urls.at(-1)!, t.access_token, key, { content: question }),
-        sendKeyed(d.urls[0]!, t.access_token, key, { content: question }),
-      ]);
-      expect(again.status).toBe(200);
-      expect(again.body.data.reply.content).toBe(`answer to: ${question}`);
-      expect(twice.body.data.reply.message_id).toBe(again.body.data.reply.message_id);
-      expect(model.asked.get(question)).toBe(2);
-      const stored = await messages(d, again.body.data.conversation_id);
-      expect(stored.map((m) => m.role)).toEqual(["user", "assistant"]);
-    }, 60_000);
+    it(
+      "a retry answers its own message's reply, never the reply of a message sent beside it",
+      async () => {
+        const t = await issueTokens(d.urls[0]!, d.account, `beside-${randomUUID()}`);
+        const first = await sendKeyed(d.urls[0]!, t.access_token, randomUUID(), { content: "opening words" });
+        const conversationId = first.body.data.conversation_id as string;
+        for (let round = 0; round < 10; round++) {
+          const [ka, kb] = [randomUUID(), randomUUID()];
+          const a = { conversation_id: conversationId, content: `ask A ${round}` };
+          const b = { conversation_id: conversationId, content: `ask B ${round}` };
+          const answers = await Promise.all([
+            sendKeyed(d.urls[0]!, t.access_token, ka, a),
+            sendKeyed(d.urls[1 % d.urls.length]!, t.access_token, kb, b),
+            sleep(Math.floor(Math.random() * 30)).then(() => sendKeyed(d.urls.at(-1)!, t.access_token, ka, a)),
+            sleep(Math.floor(Math.random() * 30)).then(() => sendKeyed(d.urls.at(-1)!, t.access_token, kb, b)),
+          ]);
+          for (const [i, r] of answers.entries()) {
+            expect(r.status).toBe(200);
+            const asked = i % 2 === 0 ? a.content : b.content;
+            expect(r.body.data.user_message.content).toBe(asked);
+            expect(r.body.data.reply?.content).toBe(`answer to: ${asked}`);
+          }
+          expect(answers[2]!.body.data.reply.message_id).toBe(answers[0]!.body.data.reply.message_id);
+          expect(answers[3]!.body.data.reply.message_id).toBe(answers[1]!.body.data.reply.message_id);
+        }
+        const stored = await messages(d, conversationId);
+        expect(stored.filter((m) => m.role === "assistant")).toHaveLength(21);
+      },
+      scaled(120_000),
+    );
+
+    it(
+      "after the model failed, the same key asks it again for the same stored message, once",
+      async () => {
+        const t = await issueTokens(d.urls[0]!, d.account, `failed-${randomUUID()}`);
+        const key = randomUUID();
+        const question = `will fail first ${randomUUID()}`;
+        model.failOnce.add(question);
+        const failed = await sendKeyed(d.urls[0]!, t.access_token, key, { content: question });
+        expect(failed.status).toBe(503);
+        expect(failed.body.message).toMatch(/your message was saved/);
+        // The retry (the frame's "Try again"), twice at once: the stored message is answered, once.
+        const [again, twice] = await Promise.all([
+          sendKeyed(d.urls.at(-1)!, t.access_token, key, { content: question }),
+          sendKeyed(d.urls[0]!, t.access_token, key, { content: question }),
+        ]);
+        expect(again.status).toBe(200);
+        expect(again.body.data.reply.content).toBe(`answer to: ${question}`);
+        expect(twice.body.data.reply.message_id).toBe(again.body.data.reply.message_id);
+        expect(model.asked.get(question)).toBe(2);
+        const stored = await messages(d, again.body.data.conversation_id);
+        expect(stored.map((m) => m.role)).toEqual(["user", "assistant"]);
+      },
+      scaled(60_000),
+    );
   });
 }
 

@@ -4,6 +4,7 @@ import { serverForFile } from "../helpers/file-server.js";
 import { issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { openNdjson } from "../helpers/ndjson.js";
+import { scaled } from "../helpers/time-scale.js";
 
 // Backpressure (issue 44): a client that takes nothing is written to through a bounded buffer; when it stays behind
 // longer than AIAGENT_STREAM_STALL_MS its stream ends with the cursor to resume from, and the other streams of the
@@ -48,71 +49,75 @@ function countLogReads(accountId: string): { reads: number; restore: () => void 
 }
 
 describe("a slow reader cannot hold the others back, nor hold memory without bound", () => {
-  test("the stalled stream ends with its resume cursor; the account's other streams receive every reply, on shared reads of the log", async () => {
-    const t = await issueTokens(fx.s.url, fx.a, "slow-reader");
-    const conv = await send(fx.s.url, t.access_token, "hello");
-    const path = `/watch_account?${new URLSearchParams({ user_email_id: fx.a.email })}`;
-    const before = fx.s.app.watchLimits.open;
-    const stalled = await stalledClient(path, fx.idA);
-    await until(() => fx.s.app.watchLimits.open === before + 1, 10_000, "the stalled stream is open");
-    const onTime = await openNdjson(`${fx.s.url}${path}`, { authorization: `Bearer ${fx.idA}` });
-    expect((await onTime.next())?.result?.subscribed_at).toBeDefined();
-    // More streams of the account, kept current: another inbox and the customer's own frame.
-    const inbox = await openNdjson(`${fx.s.url}${path}`, { authorization: `Bearer ${fx.idA}` });
-    expect((await inbox.next())?.result?.subscribed_at).toBeDefined();
-    const frame = await openNdjson(
-      `${fx.s.url}/watch_conversation?${new URLSearchParams({ conversation_id: conv.conversation_id, access_token: t.access_token })}`,
-    );
-    expect((await frame.next())?.result?.conversation).toBeDefined();
-    await until(() => fx.s.app.watchLimits.open === before + 4, 10_000, "the four streams are open");
-    const counted = countLogReads(fx.a.accountId);
-
-    // Replies of 7,900 characters, until the stalled stream is let go (the kernel's buffers fill first).
-    const body = "x".repeat(7900);
-    let sent = 0;
-    for (; sent < 2000 && fx.s.app.watchLimits.open === before + 4; sent++) {
-      const r = await postJson(
-        fx.s.url,
-        "/reply_to_conversation",
-        { conversation_id: conv.conversation_id, content: `${sent} ${body}` },
-        { authorization: `Bearer ${fx.idA}` },
+  test(
+    "the stalled stream ends with its resume cursor; the account's other streams receive every reply, on shared reads of the log",
+    async () => {
+      const t = await issueTokens(fx.s.url, fx.a, "slow-reader");
+      const conv = await send(fx.s.url, t.access_token, "hello");
+      const path = `/watch_account?${new URLSearchParams({ user_email_id: fx.a.email })}`;
+      const before = fx.s.app.watchLimits.open;
+      const stalled = await stalledClient(path, fx.idA);
+      await until(() => fx.s.app.watchLimits.open === before + 1, 10_000, "the stalled stream is open");
+      const onTime = await openNdjson(`${fx.s.url}${path}`, { authorization: `Bearer ${fx.idA}` });
+      expect((await onTime.next())?.result?.subscribed_at).toBeDefined();
+      // More streams of the account, kept current: another inbox and the customer's own frame.
+      const inbox = await openNdjson(`${fx.s.url}${path}`, { authorization: `Bearer ${fx.idA}` });
+      expect((await inbox.next())?.result?.subscribed_at).toBeDefined();
+      const frame = await openNdjson(
+        `${fx.s.url}/watch_conversation?${new URLSearchParams({ conversation_id: conv.conversation_id, access_token: t.access_token })}`,
       );
-      expect(r.status).toBe(200);
-      // The other stream receives each reply as it is written: the stalled one delays nobody.
-      for (const other of [onTime, inbox, frame]) {
-        let got: string | undefined;
-        while (!got?.startsWith(`${sent} `)) got = (await other.next())?.result?.message?.content;
-      }
-    }
-    await until(() => fx.s.app.watchLimits.open === before + 3, 15_000, "the stalled stream is let go");
+      expect((await frame.next())?.result?.conversation).toBeDefined();
+      await until(() => fx.s.app.watchLimits.open === before + 4, 10_000, "the four streams are open");
+      const counted = countLogReads(fx.a.accountId);
 
-    // What the stalled client finds when it reads at last: messages, then the end naming where to resume.
-    const text = await new Promise<string>((resolve) => {
-      let got = "";
-      stalled.on("data", (d: Buffer) => {
-        got += d.toString("latin1");
+      // Replies of 7,900 characters, until the stalled stream is let go (the kernel's buffers fill first).
+      const body = "x".repeat(7900);
+      let sent = 0;
+      for (; sent < 2000 && fx.s.app.watchLimits.open === before + 4; sent++) {
+        const r = await postJson(
+          fx.s.url,
+          "/reply_to_conversation",
+          { conversation_id: conv.conversation_id, content: `${sent} ${body}` },
+          { authorization: `Bearer ${fx.idA}` },
+        );
+        expect(r.status).toBe(200);
+        // The other stream receives each reply as it is written: the stalled one delays nobody.
+        for (const other of [onTime, inbox, frame]) {
+          let got: string | undefined;
+          while (!got?.startsWith(`${sent} `)) got = (await other.next())?.result?.message?.content;
+        }
+      }
+      await until(() => fx.s.app.watchLimits.open === before + 3, 15_000, "the stalled stream is let go");
+
+      // What the stalled client finds when it reads at last: messages, then the end naming where to resume.
+      const text = await new Promise<string>((resolve) => {
+        let got = "";
+        stalled.on("data", (d: Buffer) => {
+          got += d.toString("latin1");
+        });
+        stalled.once("end", () => resolve(got));
+        stalled.once("close", () => resolve(got));
+        stalled.resume();
       });
-      stalled.once("end", () => resolve(got));
-      stalled.once("close", () => resolve(got));
-      stalled.resume();
-    });
-    const lines = dechunk(text)
-      .split("\n")
-      .filter((l) => l.startsWith('{"'));
-    const last = JSON.parse(lines.at(-1)!) as { error?: { code: string; cursor: string; message: string } };
-    expect(last.error?.code).toBe("resource_exhausted");
-    const cursors = lines.slice(0, -1).map((l) => (JSON.parse(l) as { result: { cursor: string } }).result.cursor);
-    expect(last.error?.cursor).toBe(cursors.at(-1));
-    expect(last.error?.message).toContain(`after_cursor=${cursors.at(-1)}`);
-    // Fewer replies reached it than were written: it was cut, not fed without bound.
-    expect(lines.length - 2).toBeLessThan(sent);
-    // One shared read of the log per reply (and a page more now and then), not one per stream: four streams
-    // reading for themselves would cost four or more per reply.
-    counted.restore();
-    expect(counted.reads).toBeLessThan(2 * sent);
-    for (const other of [onTime, inbox, frame]) await other.cancel();
-    // Filling the kernel's socket buffers takes a few hundred writes on a loaded machine.
-  }, 180_000);
+      const lines = dechunk(text)
+        .split("\n")
+        .filter((l) => l.startsWith('{"'));
+      const last = JSON.parse(lines.at(-1)!) as { error?: { code: string; cursor: string; message: string } };
+      expect(last.error?.code).toBe("resource_exhausted");
+      const cursors = lines.slice(0, -1).map((l) => (JSON.parse(l) as { result: { cursor: string } }).result.cursor);
+      expect(last.error?.cursor).toBe(cursors.at(-1));
+      expect(last.error?.message).toContain(`after_cursor=${cursors.at(-1)}`);
+      // Fewer replies reached it than were written: it was cut, not fed without bound.
+      expect(lines.length - 2).toBeLessThan(sent);
+      // One shared read of the log per reply (and a page more now and then), not one per stream: four streams
+      // reading for themselves would cost four or more per reply.
+      counted.restore();
+      expect(counted.reads).toBeLessThan(2 * sent);
+      for (const other of [onTime, inbox, frame]) await other.cancel();
+      // Filling the kernel's socket buffers takes a few hundred writes on a loaded machine.
+    },
+    scaled(180_000),
+  );
 });
 
 /** The body of a raw HTTP/1.1 response sent with chunked transfer encoding. */

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { type Ended, runToEnd } from "../helpers/run-to-end.js";
 import { scaled } from "../helpers/time-scale.js";
 
 // `npm run bench:live` end to end at a toy size: the harness builds, starts the bare stream server and the service,
@@ -13,24 +13,13 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const dir = mkdtempSync(join(tmpdir(), "aiagent-bench-live-smoke-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function runBench(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const args = ["--streams", "32", "--scale", "1k", "--idle-seconds", "1", "--w2-seconds", "1", "--rate", "40"];
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "bench/live.ts", ...args, "--revoke", "8", "--heartbeat-ms", "300", "--out", dir],
-      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), scaled(240_000));
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
+function runBench(): Promise<Ended> {
+  const args = ["--streams", "32", "--scale", "1k", "--idle-seconds", "1", "--w2-seconds", "1", "--rate", "40"];
+  return runToEnd(
+    process.execPath,
+    ["--import", "tsx", "bench/live.ts", ...args, "--revoke", "8", "--heartbeat-ms", "300", "--out", dir],
+    { cwd: ROOT, killAfterMs: scaled(240_000) },
+  );
 }
 
 describe("npm run bench:live", () => {

@@ -9,9 +9,10 @@ import { suiteCanRun } from "../helpers/system-packages.js";
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-// AIAGENT_UPDATE_SCREENSHOTS=1 rewrites the committed docs/docs.png; otherwise the screenshot goes to a temp dir.
+// UPDATE_DOCS=1 (as for every docs screenshot; AIAGENT_UPDATE_SCREENSHOTS=1, its older name, too) rewrites the
+// committed docs/docs.png; otherwise the screenshot goes to a temp dir.
 const SCREENSHOT =
-  process.env.AIAGENT_UPDATE_SCREENSHOTS === "1"
+  process.env.UPDATE_DOCS === "1" || process.env.AIAGENT_UPDATE_SCREENSHOTS === "1"
     ? "docs/docs.png"
     : join(mkdtempSync(join(tmpdir(), "aiagent-docs-")), "docs.png");
 const doc = JSON.parse(readFileSync("gen/openapi/aiagent.v1.openapi.json", "utf8"));

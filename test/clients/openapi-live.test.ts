@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { connect as http2Connect } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storeWaitingCall } from "../helpers/approvals.js";
 import { idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { discPng } from "../helpers/png.js";
 import { startServer, type TestAccount, type TestServer, UNANSWERED_RELAY } from "../helpers/server.js";
@@ -98,6 +99,20 @@ async function savedReply(): Promise<string> {
   return ((await r.json()) as any).data.saved_reply_id;
 }
 const invitationCode = async () => (await invitation()).code;
+/** Account a's chatbot with an agent draft: its id. */
+async function drafted(): Promise<string> {
+  await s.app.agentReplay.put(ownerOf(a), a.chatbotId, { instructions: "Draft." });
+  return a.chatbotId;
+}
+/** A conversation of its own for the approvals (made on first use), which the AI agent keeps answering. */
+let approvals: Promise<string> | undefined;
+function approvalConversation(): Promise<string> {
+  approvals ??= (async () =>
+    (await send(s.url, (await issueTokens(s.url, a, "openapi-approvals")).access_token, "Refund?")).conversation_id)();
+  return approvals;
+}
+/** A tool call waiting for approval in that conversation: its id. */
+const waitingCall = async () => storeWaitingCall(s.app, a, await approvalConversation());
 /** A webhook endpoint of account `a` with one delivery (made on first use). */
 let hooked: Promise<{ endpointId: string; deliveryId: string }> | undefined;
 function hook(): Promise<{ endpointId: string; deliveryId: string }> {
@@ -670,6 +685,58 @@ const cases: Record<string, Case> = {
   "PATCH /v1/account/chatbots/{chatbot_id}/agent_settings": {
     ok: () => ({ path: { chatbot_id: a.chatbotId }, body: { instructions: "Be brief." }, bearer: id }),
     fail: () => ({ path: { chatbot_id: a.chatbotId }, body: { dont_know_limit: 99 }, bearer: id }),
+    failStatus: 400,
+  },
+  "GET /list_tool_approvals": {
+    ok: async () => ({ query: { conversation_id: await approvalConversation() }, bearer: id }),
+    fail: () => ({ query: { conversation_id: conversationId }, bearer: access }),
+    failStatus: 401,
+  },
+  "POST /decide_tool_approval": {
+    ok: async () => ({
+      body: { conversation_id: await approvalConversation(), call_id: await waitingCall(), decision: "refuse" },
+      bearer: id,
+    }),
+    fail: async () => ({
+      body: { conversation_id: await approvalConversation(), call_id: "call_x", decision: "maybe" },
+      bearer: id,
+    }),
+    failStatus: 400,
+  },
+  "GET /v1/account/chatbots/{chatbot_id}/agent_draft": {
+    ok: async () => ({ path: { chatbot_id: await drafted() }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "PATCH /v1/account/chatbots/{chatbot_id}/agent_draft": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, body: { instructions: "Be brief." }, bearer: id }),
+    fail: () => ({
+      path: { chatbot_id: a.chatbotId },
+      body: { knowledge: { snippets: [{ title: "x", url: "ftp://x", snippet: "y" }] } },
+      bearer: id,
+    }),
+    failStatus: 400,
+  },
+  "DELETE /v1/account/chatbots/{chatbot_id}/agent_draft": {
+    ok: async () => ({ path: { chatbot_id: await drafted() }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "POST /v1/account/chatbots/{chatbot_id}/agent_draft:publish": {
+    ok: async () => ({ path: { chatbot_id: await drafted() }, body: {}, bearer: id }),
+    fail: () => ({ path: { chatbot_id: MISSING }, body: {}, bearer: id }),
+    failStatus: 404,
+  },
+  "POST /v1/account/chatbots/{chatbot_id}/agent_draft:replay": {
+    ok: async () => ({
+      path: { chatbot_id: await drafted() },
+      body: {
+        last_conversations: 2,
+        cases: [{ question: "How long does shipping take?", expected_facts: ["two days"] }],
+      },
+      bearer: id,
+    }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, body: { last_conversations: 99 }, bearer: id }),
     failStatus: 400,
   },
   "POST /reopen_conversation": {

@@ -4,6 +4,7 @@ import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { idToken } from "../helpers/flows.js";
 import { requestJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
 import { openAppearancePage } from "./sign-in.js";
 
@@ -16,7 +17,7 @@ const fx = consoleAndFrameForFile(canRun);
 
 describe.runIf(canRun)("the chatbot's texts per language, in the console", () => {
   test("an admin sets the default language and French texts; a French visitor's frame shows them", {
-    timeout: 90_000,
+    timeout: scaled(90_000),
   }, async () => {
     const { context: admin, page } = await openAppearancePage(fx.browser, fx.e);
 

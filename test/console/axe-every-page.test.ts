@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, test } from "vitest";
 import { newContext } from "../frame/browser.js";
 import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
-import { postJson } from "../helpers/http.js";
+import { postJson, requestJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
@@ -60,6 +60,13 @@ const PAGES: Record<string, Visit> = {
     path: (i) => `/chatbots/${i.chatbotId}/agent`,
     ready: async (page) => void (await page.getByTestId("tool").first().waitFor()),
   },
+  "chatbots/:id/replay": {
+    path: (i) => `/chatbots/${i.chatbotId}/replay`,
+    async ready(page) {
+      await page.getByRole("button", { name: "Replay", exact: true }).click();
+      await page.getByTestId("replay-item").first().waitFor();
+    },
+  },
   invitation: { path: () => "/invitation", ready: heading(/./) },
   "not found": { path: () => "/no-such-page", ready: heading("Page not found") },
 };
@@ -104,6 +111,9 @@ describe.runIf(canRun)("axe on every console page", () => {
     const tool = { name: "track_order", description: "An order's status.", url: "http://127.0.0.1:9/track" };
     const made = await postJson(fx.s.url, `${bot}/tools`, tool, auth);
     expect(made.status, JSON.stringify(made.body)).toBe(200);
+    // A draft of the agent, so its replay page shows a result.
+    const draft = await requestJson(fx.s.url, "PATCH", `${bot}/agent_draft`, auth, { instructions: "Be brief." });
+    expect(draft.status, JSON.stringify(draft.body)).toBe(200);
   });
 
   test("the list of pages visited is the router's list of routes", () => {

@@ -4,6 +4,7 @@ import { newContext } from "../frame/browser.js";
 import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { contacts, idToken, issueTokens, send } from "../helpers/flows.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
 import { signIn } from "./sign-in.js";
 
@@ -34,49 +35,53 @@ async function untilUnread(name: string, want: string): Promise<void> {
 const titleIs = (page: Page, title: string) => page.waitForFunction((t) => document.title === t, title);
 
 describe.runIf(canRun)("read means read", () => {
-  test("opening reads, a message arriving while open is read, Mark unread brings the badge back, the title follows", async () => {
-    const t = await issueTokens(fx.s.url, fx.owner, "reader-1", { contact_name: "Ada Lovelace" });
-    const first = await send(fx.s.url, t.access_token, "Is my parcel on its way?");
-    await send(fx.s.url, t.access_token, "It was due yesterday.", first.conversation_id);
+  test(
+    "opening reads, a message arriving while open is read, Mark unread brings the badge back, the title follows",
+    async () => {
+      const t = await issueTokens(fx.s.url, fx.owner, "reader-1", { contact_name: "Ada Lovelace" });
+      const first = await send(fx.s.url, t.access_token, "Is my parcel on its way?");
+      await send(fx.s.url, t.access_token, "It was due yesterday.", first.conversation_id);
 
-    const context = await newContext(fx.browser, { width: 1280, height: 800 });
-    const page = await context.newPage();
-    await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
-    const row = page.locator(".contact", { hasText: "Ada Lovelace" });
-    await row.getByTestId("unread-badge").filter({ hasText: "2" }).waitFor();
+      const context = await newContext(fx.browser, { width: 1280, height: 800 });
+      const page = await context.newPage();
+      await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
+      const row = page.locator(".contact", { hasText: "Ada Lovelace" });
+      await row.getByTestId("unread-badge").filter({ hasText: "2" }).waitFor();
 
-    // A new customer message while the inbox is open: the tab's title counts it.
-    await send(fx.s.url, t.access_token, "Hello?", first.conversation_id);
-    await titleIs(page, "(1) Inbox · aiagent console");
-    await row.getByTestId("unread-badge").filter({ hasText: "3" }).waitFor();
+      // A new customer message while the inbox is open: the tab's title counts it.
+      await send(fx.s.url, t.access_token, "Hello?", first.conversation_id);
+      await titleIs(page, "(1) Inbox · aiagent console");
+      await row.getByTestId("unread-badge").filter({ hasText: "3" }).waitFor();
 
-    // Opening it reads it: the badge goes, the account's count is 0, the title stops counting.
-    await row.click();
-    await page.locator(".message--user", { hasText: "Hello?" }).waitFor();
-    await row.getByTestId("unread-badge").waitFor({ state: "detached" });
-    await titleIs(page, "aiagent console");
-    expect(await unreadOf("Ada Lovelace")).toBe("0");
+      // Opening it reads it: the badge goes, the account's count is 0, the title stops counting.
+      await row.click();
+      await page.locator(".message--user", { hasText: "Hello?" }).waitFor();
+      await row.getByTestId("unread-badge").waitFor({ state: "detached" });
+      await titleIs(page, "aiagent console");
+      expect(await unreadOf("Ada Lovelace")).toBe("0");
 
-    // A message arriving while it is open is read as it arrives.
-    await send(fx.s.url, t.access_token, "Still there?", first.conversation_id);
-    await page.locator(".message--user", { hasText: "Still there?" }).waitFor();
-    await untilUnread("Ada Lovelace", "0");
-    await titleIs(page, "aiagent console");
-    expect(await row.getByTestId("unread-badge").count()).toBe(0);
-    expect(await axeViolations(page)).toEqual([]);
+      // A message arriving while it is open is read as it arrives.
+      await send(fx.s.url, t.access_token, "Still there?", first.conversation_id);
+      await page.locator(".message--user", { hasText: "Still there?" }).waitFor();
+      await untilUnread("Ada Lovelace", "0");
+      await titleIs(page, "aiagent console");
+      expect(await row.getByTestId("unread-badge").count()).toBe(0);
+      expect(await axeViolations(page)).toEqual([]);
 
-    // Mark unread: back to the list, the latest customer message unread again.
-    await page.getByRole("button", { name: "Mark unread" }).click();
-    await row.getByTestId("unread-badge").filter({ hasText: "1" }).waitFor();
-    expect(await unreadOf("Ada Lovelace")).toBe("1");
-    expect(await page.getByText("Choose a contact to read their conversation.").isVisible()).toBe(true);
+      // Mark unread: back to the list, the latest customer message unread again.
+      await page.getByRole("button", { name: "Mark unread" }).click();
+      await row.getByTestId("unread-badge").filter({ hasText: "1" }).waitFor();
+      expect(await unreadOf("Ada Lovelace")).toBe("1");
+      expect(await page.getByText("Choose a contact to read their conversation.").isVisible()).toBe(true);
 
-    // At 375 px too: opening reads it.
-    await page.setViewportSize({ width: 375, height: 800 });
-    await row.click();
-    await page.getByRole("button", { name: "Mark unread" }).waitFor();
-    await untilUnread("Ada Lovelace", "0");
-    expect(await axeViolations(page)).toEqual([]);
-    await context.close();
-  }, 180_000);
+      // At 375 px too: opening reads it.
+      await page.setViewportSize({ width: 375, height: 800 });
+      await row.click();
+      await page.getByRole("button", { name: "Mark unread" }).waitFor();
+      await untilUnread("Ada Lovelace", "0");
+      expect(await axeViolations(page)).toEqual([]);
+      await context.close();
+    },
+    scaled(180_000),
+  );
 });

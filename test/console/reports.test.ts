@@ -60,6 +60,23 @@ describe.runIf(canRun)("the Reports page", () => {
     expect(csv).toContain("conversations,5\r\n");
     expect(csv).toContain("handed_over,2\r\n");
     expect(csv).toContain("ratings_average,3.5\r\n");
+
+    // A chatbot with no conversation: no data is "—", never "0 s", in the page; an empty cell in the CSV.
+    await fx.s.app.accounts.createChatbot(fx.owner.email, "Quiet bot", ["https://shop.example"], []);
+    await page.reload();
+    await page.getByLabel("Chatbot").selectOption({ label: "Quiet bot" });
+    await expect.poll(() => summary.textContent()).toContain("Conversations0");
+    expect(await report.getByTestId("time-to-close").textContent()).toBe("—");
+    expect(await report.getByTestId("first-response").textContent()).toBe("—");
+    expect(await summary.textContent()).not.toContain("0 s");
+    expect(await summary.textContent()).not.toContain("0%");
+    const [quiet] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download CSV" }).click(),
+    ]);
+    const empty = readFileSync((await quiet.path())!, "utf8");
+    expect(empty).toContain("time_to_close_count,0\r\ntime_to_close_median_seconds,\r\n");
+    expect(empty).toContain("ratings_average,\r\n");
     await context.close();
   });
 });

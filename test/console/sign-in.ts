@@ -64,3 +64,12 @@ export async function teammateAndCustomer(fx: { browser: Browser; e: Embedding }
   const member = await addMember(fx.e.service.url, await idToken(fx.e.service.url, fx.e.account), email);
   return { member, ...(await customerWrites(fx.browser, fx.e.host.url, text)) };
 }
+
+/** The embedding's admin signs in on a 1280×800 window and opens the newest contact's conversation in the inbox. */
+export async function adminOpensLatest(fx: { browser: Browser; e: Embedding }) {
+  const context = await newContext(fx.browser, { width: 1280, height: 800 });
+  const page = await context.newPage();
+  await signIn(page, fx.e.service.url, fx.e.account.email, fx.e.account.password);
+  await page.locator(".contact").first().click();
+  return { context, page };
+}

@@ -5,7 +5,9 @@ import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
+import { docShot } from "./doc-shot.js";
 import { signIn } from "./sign-in.js";
 
 // Issue 45, the timeline: Sam takes a customer's conversation from the AI agent; Bea takes it from Sam, only once she
@@ -15,7 +17,6 @@ const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 const fx = consoleForFile(canRun);
 
-const docs = (name: string) => new URL(`../../docs/${name}`, import.meta.url).pathname;
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
 /** Who holds the customer's conversation, as the account API says. */
@@ -36,64 +37,68 @@ async function open(page: Page, name: string) {
 }
 
 describe.runIf(canRun)("taking over from a colleague", () => {
-  test("asks first, tells the holder live, and both timelines say who took it from whom", async () => {
-    const ownerToken = await idToken(fx.s.url, fx.owner);
-    await postJson(fx.s.url, "/v1/account/profile", { display_name: "Sam Lee" }, bearer(ownerToken));
-    const bea = await addMember(fx.s.url, ownerToken, "bea@shop.example");
-    await postJson(fx.s.url, "/v1/account/profile", { display_name: "Bea Stone" }, bearer(bea.idToken));
-    const t = await issueTokens(fx.s.url, fx.owner, "takeover-1", { contact_name: "Ada Lovelace" });
-    const { conversation_id } = await send(fx.s.url, t.access_token, "My order A-1001 has not arrived.");
+  test(
+    "asks first, tells the holder live, and both timelines say who took it from whom",
+    async () => {
+      const ownerToken = await idToken(fx.s.url, fx.owner);
+      await postJson(fx.s.url, "/v1/account/profile", { display_name: "Sam Lee" }, bearer(ownerToken));
+      const bea = await addMember(fx.s.url, ownerToken, "bea@shop.example");
+      await postJson(fx.s.url, "/v1/account/profile", { display_name: "Bea Stone" }, bearer(bea.idToken));
+      const t = await issueTokens(fx.s.url, fx.owner, "takeover-1", { contact_name: "Ada Lovelace" });
+      const { conversation_id } = await send(fx.s.url, t.access_token, "My order A-1001 has not arrived.");
 
-    // Sam takes it from the AI agent: no question asked.
-    const samContext = await newContext(fx.browser, { width: 1280, height: 800 });
-    const sam = await samContext.newPage();
-    await signIn(sam, fx.s.url, fx.owner.email, fx.owner.password);
-    await open(sam, "Ada Lovelace");
-    await sam.getByRole("button", { name: "Take over", exact: true }).click();
-    await sam.getByTestId("activity").filter({ hasText: "Sam Lee took over from the AI agent" }).waitFor();
-    await sam.getByText(`Held by Sam Lee (${fx.owner.email})`).waitFor();
+      // Sam takes it from the AI agent: no question asked.
+      const samContext = await newContext(fx.browser, { width: 1280, height: 800 });
+      const sam = await samContext.newPage();
+      await signIn(sam, fx.s.url, fx.owner.email, fx.owner.password);
+      await open(sam, "Ada Lovelace");
+      await sam.getByRole("button", { name: "Take over", exact: true }).click();
+      await sam.getByTestId("activity").filter({ hasText: "Sam Lee took over from the AI agent" }).waitFor();
+      await sam.getByText(`Held by Sam Lee (${fx.owner.email})`).waitFor();
 
-    // Bea opens it: taking it from Sam asks first; Cancel changes nothing.
-    const beaContext = await newContext(fx.browser, { width: 1280, height: 800 });
-    const page = await beaContext.newPage();
-    await signIn(page, fx.s.url, bea.email, bea.password);
-    await open(page, "Ada Lovelace");
-    await page.getByText(`Held by Sam Lee (${fx.owner.email})`).waitFor();
-    await page.getByRole("button", { name: "Take over", exact: true }).click();
-    const question = page.getByRole("alertdialog");
-    await question.getByText("Sam Lee holds this conversation. Take it over? Sam Lee will be told.").waitFor();
-    await page.screenshot({ path: docs("inbox-take-over-confirm.png") });
-    expect(await axeViolations(page)).toEqual([]);
-    await question.getByRole("button", { name: "Cancel" }).click();
-    await question.waitFor({ state: "detached" });
-    expect(await holder(conversation_id)).toBe(fx.owner.email);
+      // Bea opens it: taking it from Sam asks first; Cancel changes nothing.
+      const beaContext = await newContext(fx.browser, { width: 1280, height: 800 });
+      const page = await beaContext.newPage();
+      await signIn(page, fx.s.url, bea.email, bea.password);
+      await open(page, "Ada Lovelace");
+      await page.getByText(`Held by Sam Lee (${fx.owner.email})`).waitFor();
+      await page.getByRole("button", { name: "Take over", exact: true }).click();
+      const question = page.getByRole("alertdialog");
+      await question.getByText("Sam Lee holds this conversation. Take it over? Sam Lee will be told.").waitFor();
+      await docShot(page, "inbox-take-over-confirm.png");
+      expect(await axeViolations(page)).toEqual([]);
+      await question.getByRole("button", { name: "Cancel" }).click();
+      await question.waitFor({ state: "detached" });
+      expect(await holder(conversation_id)).toBe(fx.owner.email);
 
-    await page.getByRole("button", { name: "Take over", exact: true }).click();
-    await page.getByRole("button", { name: "Take over from Sam Lee" }).click();
-    await page.getByText(`Held by Bea Stone (${bea.email})`).waitFor();
-    await page.getByTestId("activity").filter({ hasText: "Bea Stone took over from Sam Lee" }).waitFor();
-    expect(await holder(conversation_id)).toBe(bea.email);
+      await page.getByRole("button", { name: "Take over", exact: true }).click();
+      await page.getByRole("button", { name: "Take over from Sam Lee" }).click();
+      await page.getByText(`Held by Bea Stone (${bea.email})`).waitFor();
+      await page.getByTestId("activity").filter({ hasText: "Bea Stone took over from Sam Lee" }).waitFor();
+      expect(await holder(conversation_id)).toBe(bea.email);
 
-    // Sam, on his open console: told who took it, and his timeline says so too.
-    await sam.getByTestId("taken-notice").filter({ hasText: "Bea Stone took over from you" }).waitFor();
-    expect(await sam.getByTestId("taken-notice").textContent()).toContain("Ada Lovelace");
-    await sam.getByTestId("activity").filter({ hasText: "Bea Stone took over from Sam Lee" }).waitFor();
-    await sam.getByText(`Held by Bea Stone (${bea.email})`).waitFor();
-    expect(await sam.getByTestId("activity").allTextContents()).toEqual([
-      expect.stringContaining("Sam Lee took over from the AI agent"),
-      expect.stringContaining("Bea Stone took over from Sam Lee"),
-    ]);
-    expect(await axeViolations(sam)).toEqual([]);
-    await sam.screenshot({ path: docs("inbox-timeline.png") });
-    await sam.getByRole("button", { name: "Dismiss" }).click();
-    await sam.getByTestId("taken-notice").waitFor({ state: "detached" });
+      // Sam, on his open console: told who took it, and his timeline says so too.
+      await sam.getByTestId("taken-notice").filter({ hasText: "Bea Stone took over from you" }).waitFor();
+      expect(await sam.getByTestId("taken-notice").textContent()).toContain("Ada Lovelace");
+      await sam.getByTestId("activity").filter({ hasText: "Bea Stone took over from Sam Lee" }).waitFor();
+      await sam.getByText(`Held by Bea Stone (${bea.email})`).waitFor();
+      expect(await sam.getByTestId("activity").allTextContents()).toEqual([
+        expect.stringContaining("Sam Lee took over from the AI agent"),
+        expect.stringContaining("Bea Stone took over from Sam Lee"),
+      ]);
+      expect(await axeViolations(sam)).toEqual([]);
+      await docShot(sam, "inbox-timeline.png");
+      await sam.getByRole("button", { name: "Dismiss" }).click();
+      await sam.getByTestId("taken-notice").waitFor({ state: "detached" });
 
-    // Bea closes it; at 375 px the line is there too.
-    await page.getByRole("button", { name: "Close", exact: true }).click();
-    await page.getByTestId("activity").filter({ hasText: "Bea Stone closed the conversation" }).waitFor();
-    await page.setViewportSize({ width: 375, height: 800 });
-    expect(await axeViolations(page)).toEqual([]);
-    await samContext.close();
-    await beaContext.close();
-  }, 240_000);
+      // Bea closes it; at 375 px the line is there too.
+      await page.getByRole("button", { name: "Close", exact: true }).click();
+      await page.getByTestId("activity").filter({ hasText: "Bea Stone closed the conversation" }).waitFor();
+      await page.setViewportSize({ width: 375, height: 800 });
+      expect(await axeViolations(page)).toEqual([]);
+      await samContext.close();
+      await beaContext.close();
+    },
+    scaled(240_000),
+  );
 });

@@ -193,6 +193,6 @@ describe.runIf(canRun)("a two-operator day", () => {
         await running.stop();
       }
     },
-    150_000,
+    scaled(150_000),
   );
 });

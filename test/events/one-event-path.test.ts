@@ -158,6 +158,6 @@ describe("one event path: the log, a webhook receiver and the watchers see the s
       const a = await createTestAccount(one.app, "one-event-path@example.com");
       await scenario(one.url, two.url, a);
     },
-    60_000,
+    scaled(60_000),
   );
 });

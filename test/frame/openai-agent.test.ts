@@ -1,12 +1,13 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseSse } from "../../src/agents/sse.js";
-import { issueTokens } from "../helpers/flows.js";
-import { getJson } from "../helpers/http.js";
+import { idToken, issueTokens } from "../helpers/flows.js";
+import { getJson, requestJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { ToolServer } from "../helpers/tool-server.js";
 import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
-import { contentChunk, type LlmStandIn, sendEvent, startLlmStandIn, startSse } from "./llm-stand-in.js";
+import { contentChunk, type LlmStandIn, scripted, sendEvent, startLlmStandIn, startSse } from "./llm-stand-in.js";
 
 const withBrowser = suiteCanRun(import.meta.filename, ["chromium"], "its test in the frame");
 
@@ -182,6 +183,57 @@ describe("the OpenAI-compatible agent", () => {
         "And returns?",
       ]);
       await context.close();
+    },
+  );
+
+  test.runIf(withBrowser)(
+    "while a tool call runs the frame shows a short line in its language, never the call; the reply clears it",
+    async () => {
+      const tools = new ToolServer();
+      await tools.start();
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      tools.behave = (_c, res) =>
+        void released.then(() => res.writeHead(200).end('{"status":"in transit, secret-tracking-XYZ"}'));
+      try {
+        const auth = { authorization: `Bearer ${await idToken(e.service.url, e.account)}` };
+        const made = await requestJson(
+          e.service.url,
+          "POST",
+          `/v1/account/chatbots/${e.account.chatbotId}/tools`,
+          auth,
+          {
+            name: "track_parcel",
+            description: "Where a parcel is.",
+            url: tools.url("/track"),
+          },
+        );
+        expect(made.status).toBe(200);
+        tools.secret = made.body.data.secret;
+        llm.behave(
+          scripted([
+            { toolCalls: [{ id: "t1", name: "track_parcel", arguments: '{"parcel":"PARCEL-7788"}' }] },
+            { text: ["Your parcel is in transit."] },
+          ]),
+        );
+        const context = await newContext(browser!);
+        const page = await context.newPage();
+        await page.goto(`${e.host.url}/`);
+        const frame = await chatFrame(page);
+        await typeMessage(frame, "Where is my parcel?");
+        const line = frame.locator(".msg__activity");
+        await line.waitFor();
+        expect(await line.textContent()).toBe("Looking that up…");
+        expect(await frame.locator("#log").textContent()).not.toContain("PARCEL-7788");
+        release();
+        await frame.locator(".msg--assistant", { hasText: "Your parcel is in transit." }).waitFor();
+        expect(await frame.locator(".msg__activity").count()).toBe(0);
+        expect(await frame.locator("#log").textContent()).not.toContain("secret-tracking-XYZ");
+        await context.close();
+      } finally {
+        release();
+        await tools.close();
+      }
     },
   );
 });

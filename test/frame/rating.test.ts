@@ -1,11 +1,10 @@
 import { describe, expect, test } from "vitest";
 import { axeViolations } from "../console/axe.js";
-import { customerWrites, signIn } from "../console/sign-in.js";
+import { adminOpensLatest, customerWrites } from "../console/sign-in.js";
 import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
 import { contacts, idToken } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { newContext } from "./browser.js";
 
 // Issue 32, item 4: when the team closes a conversation the customer's frame asks how it went; the rating reaches the
 // console (the event log and the webhook are in test/api/rating.test.ts).
@@ -37,10 +36,7 @@ describe.runIf(canRun)("how did it go?", () => {
     await frame.getByText("Thank you for your rating (5 of 5).").waitFor();
     await customer.close();
 
-    const operator = await newContext(fx.browser, { width: 1280, height: 800 });
-    const page = await operator.newPage();
-    await signIn(page, fx.e.service.url, fx.e.account.email, fx.e.account.password);
-    await page.locator(".contact").first().click();
+    const { context: operator, page } = await adminOpensLatest(fx);
     const note = page.getByTestId("conversation-rating");
     await note.waitFor();
     expect(await note.textContent()).toBe("Rated 5 of 5 by the customer: “Clear answer, thanks!”");

@@ -5,11 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { AccountCaller } from "../../src/domain/caller.js";
 import { accessRule } from "../../src/protocol/access.js";
+import { storeWaitingCall } from "../helpers/approvals.js";
 import { addMember, idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { type RpcProtocol, transport } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
+import { scaled } from "../helpers/time-scale.js";
 import { dbChecksum } from "./support.js";
 
 // Every RPC of the contract × every kind of credential × every role, generated from the contract itself: a new RPC
@@ -97,6 +99,13 @@ async function source(): Promise<string> {
   return sourceId;
 }
 
+/** A label of the account, made in the store (answers its id). */
+async function label(name: string): Promise<string> {
+  const labelId = randomUUID();
+  await s.app.store.labels.add({ labelId, accountId: a.accountId, name, createdAt: Date.now() }, name);
+  return labelId;
+}
+
 /** A saved reply of the account, made in the store (answers its id). */
 async function savedReply(shortcut: string): Promise<string> {
   const savedReplyId = randomUUID();
@@ -132,6 +141,23 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.ConversationService.MarkConversationRead": () => ({ conversationId }),
   "aiagent.v1.ConversationService.MarkConversationUnread": () => ({ conversationId }),
   "aiagent.v1.ConversationService.ListConversationActivity": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.SearchConversations": () => ({ query: "hello" }),
+  "aiagent.v1.ConversationService.ListLabels": () => ({}),
+  "aiagent.v1.ConversationService.CreateLabel": () => ({ name: `matrix ${++n}` }),
+  "aiagent.v1.ConversationService.UpdateLabel": async () => ({
+    labelId: await label(`upd ${++n}`),
+    name: `renamed ${++n}`,
+  }),
+  "aiagent.v1.ConversationService.DeleteLabel": async () => ({ labelId: await label(`del ${++n}`) }),
+  "aiagent.v1.ConversationService.ListConversationLabels": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.SetConversationPriority": () => ({
+    conversationId,
+    priority: ["low", "high"][++n % 2]!,
+  }),
+  "aiagent.v1.ConversationService.SetConversationLabels": async () => ({
+    conversationId,
+    labelIds: [await label(`set ${++n}`)],
+  }),
   "aiagent.v1.ConversationService.TakeOverConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.ReplyToConversation": () => ({ conversationId, content: "A person here." }),
   "aiagent.v1.ConversationService.ReleaseConversation": () => ({ conversationId }),
@@ -292,10 +318,40 @@ const samples: Record<string, Sample> = {
   }),
   "aiagent.v1.AgentService.GetAgentSettings": () => ({ chatbotId: a.chatbotId }),
   "aiagent.v1.AgentService.UpdateAgentSettings": () => ({ chatbotId: a.chatbotId, instructions: `Be kind ${++n}.` }),
+  "aiagent.v1.AgentService.ListToolApprovals": async () => ({ conversationId: await approvalConversation() }),
+  "aiagent.v1.AgentService.GetAgentDraft": async () => ({ chatbotId: await drafted() }),
+  "aiagent.v1.AgentService.PutAgentDraft": () => ({ chatbotId: a.chatbotId, instructions: `Draft ${++n}.` }),
+  "aiagent.v1.AgentService.DeleteAgentDraft": async () => ({ chatbotId: await drafted() }),
+  "aiagent.v1.AgentService.PublishAgentDraft": async () => ({ chatbotId: await drafted() }),
+  "aiagent.v1.AgentService.ReplayAgentDraft": async () => ({
+    chatbotId: await drafted(),
+    cases: [{ question: "Where is my order?", expectedFacts: [], expectedSources: [], expectedTools: [] }],
+  }),
+  "aiagent.v1.AgentService.DecideToolApproval": async () => ({
+    conversationId: await approvalConversation(),
+    callId: await waitingCall(),
+    decision: "refuse",
+  }),
 };
 
 /** Admitted RPCs answered for what this server lacks, past the gate: no SMTP relay (test/mail covers them sent). */
 const ADMITTED_BUT: Record<string, Code> = { "aiagent.v1.MailService.SendTranscript": Code.FailedPrecondition };
+/** The account's chatbot with an agent draft (answers its id). */
+async function drafted(): Promise<string> {
+  await s.app.agentReplay.put(owner, a.chatbotId, { instructions: `Draft ${++n}.` });
+  return a.chatbotId;
+}
+
+let approvals: string | undefined;
+/** A conversation of its own for the approvals, which the AI agent keeps answering. */
+async function approvalConversation(): Promise<string> {
+  approvals ??= (await send(s.url, (await issueTokens(s.url, a, "matrix-approvals")).access_token, "Refund?"))
+    .conversation_id;
+  return approvals;
+}
+
+/** A tool call waiting for approval in that conversation (answers its id). */
+const waitingCall = async () => storeWaitingCall(s.app, a, await approvalConversation());
 
 /** A tool of the account's chatbot, made through the use case (answers its record). */
 async function agentTool() {
@@ -385,36 +441,40 @@ describe("access declared in the contract", () => {
 
   for (const protocol of ["connect-json", "grpc"] as RpcProtocol[]) {
     describe(`on ${protocol}`, () => {
-      it("refuses every credential an RPC does not declare, changing nothing, and admits the declared ones", async () => {
-        const db = sqliteDb(s.app);
-        for (const m of methods()) {
-          const name = `${m.parent.typeName}.${m.name}`;
-          for (const who of PRESENTED) {
-            const req = await samples[name]!(who);
-            if (!bearerRpc(m)) {
-              // The header neither grants nor takes away anything: the body's credential decides.
-              expect(await call(protocol, m, req, headersOf(who, m)), `${name} with ${who}`).toBeUndefined();
-              continue;
-            }
-            if (admits(m, who)) {
+      it(
+        "refuses every credential an RPC does not declare, changing nothing, and admits the declared ones",
+        async () => {
+          const db = sqliteDb(s.app);
+          for (const m of methods()) {
+            const name = `${m.parent.typeName}.${m.name}`;
+            for (const who of PRESENTED) {
+              const req = await samples[name]!(who);
+              if (!bearerRpc(m)) {
+                // The header neither grants nor takes away anything: the body's credential decides.
+                expect(await call(protocol, m, req, headersOf(who, m)), `${name} with ${who}`).toBeUndefined();
+                continue;
+              }
+              if (admits(m, who)) {
+                const code = await call(protocol, m, req, headersOf(who, m));
+                expect(code, `${name} admits ${who}`).toBe(ADMITTED_BUT[name]);
+                // A knowledge source added or resynced is indexed in the background: done before the next check.
+                await s.app.knowledge.idle();
+                continue;
+              }
+              const before = dbChecksum(db);
               const code = await call(protocol, m, req, headersOf(who, m));
-              expect(code, `${name} admits ${who}`).toBe(ADMITTED_BUT[name]);
-              // A knowledge source added or resynced is indexed in the background: done before the next check.
-              await s.app.knowledge.idle();
-              continue;
+              const expected =
+                who === "operator" && getOption(m, access).credentials.includes(Credential.ID_TOKEN)
+                  ? Code.PermissionDenied
+                  : Code.Unauthenticated;
+              expect(code, `${name} refuses ${who}`).toBe(expected);
+              expect(dbChecksum(db), `${name} refused ${who} but wrote`).toBe(before);
             }
-            const before = dbChecksum(db);
-            const code = await call(protocol, m, req, headersOf(who, m));
-            const expected =
-              who === "operator" && getOption(m, access).credentials.includes(Credential.ID_TOKEN)
-                ? Code.PermissionDenied
-                : Code.Unauthenticated;
-            expect(code, `${name} refuses ${who}`).toBe(expected);
-            expect(dbChecksum(db), `${name} refused ${who} but wrote`).toBe(before);
           }
-        }
-        // Every RPC × every credential, over real sockets: more than the default 30 s on a loaded machine.
-      }, 120_000);
+          // Every RPC × every credential, over real sockets: more than the default 30 s on a loaded machine.
+        },
+        scaled(120_000),
+      );
 
       it("refuses the same-origin RPCs without the console's CSRF header or from another site, changing nothing", async () => {
         const db = sqliteDb(s.app);

@@ -198,6 +198,33 @@ function attacks(
       path: `/v1/account/chatbots/${o.chatbotId}/agent_settings`,
       body: { instructions: "Tell everyone the shop is closed." },
     },
+    { what: "read agent draft", method: "GET", path: `/v1/account/chatbots/${o.chatbotId}/agent_draft` },
+    {
+      what: "write agent draft",
+      method: "PATCH",
+      path: `/v1/account/chatbots/${o.chatbotId}/agent_draft`,
+      body: { instructions: "Tell everyone the shop is closed." },
+    },
+    { what: "drop agent draft", method: "DELETE", path: `/v1/account/chatbots/${o.chatbotId}/agent_draft` },
+    {
+      what: "publish agent draft",
+      method: "POST",
+      path: `/v1/account/chatbots/${o.chatbotId}/agent_draft:publish`,
+      body: {},
+    },
+    {
+      what: "replay agent draft",
+      method: "POST",
+      path: `/v1/account/chatbots/${o.chatbotId}/agent_draft:replay`,
+      body: { last_conversations: 5 },
+    },
+    { what: "list tool approvals", method: "GET", path: `/list_tool_approvals?conversation_id=${o.conversationId}` },
+    {
+      what: "approve a tool call",
+      method: "POST",
+      path: "/decide_tool_approval",
+      body: { conversation_id: o.conversationId, call_id: "call_1", decision: "approve" },
+    },
     { what: "take over", method: "POST", path: "/take_over_conversation", body: { conversation_id: o.conversationId } },
     { what: "close", method: "POST", path: "/close_conversation", body: { conversation_id: o.conversationId } },
     {
@@ -217,7 +244,10 @@ describe("the account API across accounts", () => {
         const before = dbChecksum(db);
         const r = await req(at.method, at.path, p.auth, at.body);
         const inboxAction =
-          at.path.startsWith("/take_over") || at.path.startsWith("/close") || at.path.startsWith("/get_");
+          at.path.startsWith("/take_over") ||
+          at.path.startsWith("/close") ||
+          at.path.startsWith("/get_") ||
+          at.path.includes("_tool_approval");
         // An operator is refused admin RPCs by role before any lookup; everything else is not_found.
         const expected = p.role === "operator" && !inboxAction && !at.read ? 403 : 404;
         expect(r.status, `${p.name}: ${at.what} → ${r.text}`).toBe(expected);
@@ -264,6 +294,27 @@ describe("the account API across accounts", () => {
         ])
           expect(r.text, `${p.name} ${path} shows the other account`).not.toContain(leak);
       }
+    }
+  });
+
+  it("a search naming another account's words finds nothing of it, by any filter", async () => {
+    for (const p of principals) {
+      const mine = owned[p.account]!;
+      const other = owned[1 - p.account]!;
+      // Both accounts' customers wrote "hello" as the same user: only the caller's own conversation is found.
+      for (const q of <Record<string, string>[]>[
+        { query: "hello" },
+        { query: "hello", chatbot_id: other.chatbotId },
+        { query: "hello same", operator: "ai_agent" },
+        { query: "pwned" },
+      ]) {
+        const r = await req("GET", `/search_conversations?${new URLSearchParams(q)}`, p.auth);
+        expect(r.status, `${p.name} ${JSON.stringify(q)}`).toBe(200);
+        expect(r.text, `${p.name} ${JSON.stringify(q)} shows the other account`).not.toContain(other.conversationId);
+        expect(r.text).not.toContain(other.contactId);
+      }
+      const own = await req("GET", "/search_conversations?query=hello", p.auth);
+      expect(own.text, p.name).toContain(mine.conversationId);
     }
   });
 

@@ -170,6 +170,10 @@ export const ACCOUNT_ROUTES: Record<string, Route<AccountPrincipal>> = {
     rpc(() => connect().addConversationNote({ conversationId: id, content: "a note" }, bearer(p.token))),
   "RPC ListConversationNotes": (p, id) =>
     rpc(() => connect().listConversationNotes({ conversationId: id }, bearer(p.token))),
+  "GET /list_tool_approvals": (p, id) =>
+    getJson(s.url, "/list_tool_approvals", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "RPC ListToolApprovals": (p, id) =>
+    rpc(() => rpcClients(s.url, "connect-binary").agents.listToolApprovals({ conversationId: id }, bearer(p.token))),
   "RPC GetMessagesForConversation": (p, id) =>
     rpc(() => connect().getMessagesForConversation({ conversationId: id }, bearer(p.token))),
   "RPC MarkConversationRead": (p, id) =>

@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
 import { runCrashTest } from "../../scripts/crash-test.js";
+import { aiagentCommand } from "../helpers/command.js";
 import { scaled } from "../helpers/time-scale.js";
 import { expectNoSecrets } from "./support.js";
 
@@ -12,7 +13,7 @@ export function crashCase(): void {
   it(
     `SIGKILL at random moments, ${ROUNDS} times: every acknowledged message survives, message_order has no gap, integrity_check is ok`,
     async () => {
-      const r = await runCrashTest({ rounds: ROUNDS, writers: 3, startMs: scaled(60_000) });
+      const r = await runCrashTest({ rounds: ROUNDS, writers: 3, startMs: scaled(60_000), command: aiagentCommand() });
       expect(r.perRound).toHaveLength(ROUNDS);
       // Reach: every round wrote before its kill, and most kills cut writes in flight (an idle kill proves nothing).
       for (const [i, round] of r.perRound.entries()) {

@@ -6,6 +6,7 @@ import { getJson, type JsonResponse, postJson } from "../helpers/http.js";
 import { startInstances } from "../helpers/instances.js";
 import { postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount, startServer, type TestAccount, type TestServer } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 import { eventually, WebhookReceiver } from "../helpers/webhook-receiver.js";
 
 // Issue 43, item 6: one customer's writes are bounded. With the defaults a customer cannot open 20 conversations an
@@ -177,17 +178,21 @@ describe("customer write limits (defaults)", () => {
 const pgSkip = await postgresSkipReason();
 if (pgSkip) console.warn(`customer limits across instances skipped: ${pgSkip}`);
 describe.skipIf(pgSkip !== undefined)("customer write limits across instances on PostgreSQL", () => {
-  it("messages sent to two instances in turn are counted once, together", async () => {
-    const { instances, stop } = await startInstances(2, { AIAGENT_RATE_LIMIT_MESSAGES_PER_MINUTE: "6" });
-    try {
-      const a = await createTestAccount(instances[0]!.app, `limits-${randomUUID()}@example.com`);
-      const t = await issueTokens(instances[0]!.url, a, "everywhere");
-      const statuses: number[] = [];
-      for (let i = 0; i < 8; i++)
-        statuses.push((await sendAs(instances[i % 2]!.url, t.access_token, { content: `turn ${i}` })).status);
-      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
-    } finally {
-      await stop();
-    }
-  }, 60_000);
+  it(
+    "messages sent to two instances in turn are counted once, together",
+    async () => {
+      const { instances, stop } = await startInstances(2, { AIAGENT_RATE_LIMIT_MESSAGES_PER_MINUTE: "6" });
+      try {
+        const a = await createTestAccount(instances[0]!.app, `limits-${randomUUID()}@example.com`);
+        const t = await issueTokens(instances[0]!.url, a, "everywhere");
+        const statuses: number[] = [];
+        for (let i = 0; i < 8; i++)
+          statuses.push((await sendAs(instances[i % 2]!.url, t.access_token, { content: `turn ${i}` })).status);
+        expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
+      } finally {
+        await stop();
+      }
+    },
+    scaled(60_000),
+  );
 });

@@ -1,103 +1,16 @@
-import { randomUUID } from "node:crypto";
-import { type DescField, type DescMessage, type DescMethod, ScalarType } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import type { DescMessage } from "@bufbuild/protobuf";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type HttpRoute, httpRoutes } from "../../src/protocol/rest/http-rules.js";
-import { serverForFile } from "../helpers/file-server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
 import { scaled } from "../helpers/time-scale.js";
-import { HOSTILE_SERVER } from "./hostile-table.js";
-import { customerSessionForFile, dbChecksum } from "./support.js";
+import { hostileArbitraries, hostileServerForFile, RUNS_PER_ROUTE, safeHeaders } from "./hostile-values.js";
+import { dbChecksum } from "./support.js";
 
-// Modest run counts: every run is a real request against a real server and database.
-const RUNS_PER_ROUTE = 40;
-const RUNS_PER_RPC = 25;
-
-const fx = serverForFile({ server: HOSTILE_SERVER });
-const cs = customerSessionForFile(fx, "hostile-user");
-
-afterAll(async () => {
-  // Still up after everything.
-  expect((await fetch(`${fx.s.url}/healthz`)).status).toBe(200);
-});
-
-/** Strings an attacker would try, and the real values (so that hostile input also gets past the first checks). */
-const hostileString = (): fc.Arbitrary<string> =>
-  fc.oneof(
-    fc.string({ maxLength: 40 }),
-    fc.string({ unit: "grapheme", maxLength: 30 }),
-    fc.string({ unit: "binary", maxLength: 30 }),
-    fc.constantFrom(
-      "",
-      " ",
-      "\u0000",
-      "a\u0000b",
-      "\r\n\r\nX-Injected: 1",
-      "../../../../etc/passwd",
-      "' OR '1'='1' --",
-      "%00",
-      "%",
-      "\ud800",
-      "\u202e\u2066",
-      "<script>alert(1)</script>",
-      "1e400",
-      "-1",
-      "null",
-      "NaN",
-      "💥".repeat(200),
-      "x".repeat(300),
-      "y".repeat(9000),
-      "00000000-0000-0000-0000-000000000000",
-      "FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF",
-    ),
-    fc.constantFrom(randomUUID(), `cak_${"A".repeat(43)}`, `rt_${"B".repeat(43)}`, "eyJhbGciOiJub25lIn0.e30."),
-    // Real values, read when generated (they exist only once the server is up).
-    fc
-      .nat(7)
-      .map(
-        (i) =>
-          [fx.a.chatbotId, cs.conversationId, fx.a.email, fx.a.apiKey, cs.refresh, cs.access, cs.id, "hostile-user"][
-            i
-          ]!,
-      ),
-  );
-
-const hugeNumber = fc.constantFrom(
-  1e308,
-  -1e308,
-  2 ** 53 + 2,
-  -(2 ** 63),
-  2 ** 64,
-  0.5,
-  -0,
-  2147483648,
-  -2147483649,
-  1e-320,
-);
-
-/** Any JSON value, with nesting as deep as `depth`. */
-function nested(depth: number, leaf: unknown): unknown {
-  let v = leaf;
-  for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { a: v };
-  return v;
-}
-
-const hostileValue: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => ({
-  v: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    hostileString(),
-    fc.integer(),
-    hugeNumber,
-    fc.double(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.array(tie("v"), { maxLength: 3 }),
-    fc.dictionary(fc.string({ maxLength: 8 }), tie("v"), { maxKeys: 3 }),
-    fc.integer({ min: 10, max: 3000 }).map((d) => nested(d, "deep")),
-  ),
-})).v;
+// The JSON routes and raw garbage at the RPC paths; the RPCs' typed messages are in hostile-rpc-json.test.ts and
+// hostile-rpc-binary.test.ts, which run beside this file (see hostile-values.ts).
+const { fx, cs } = hostileServerForFile();
+const { hostileString, hostileValue, authHeader } = hostileArbitraries({ fx, cs });
 
 const ROUTES: HttpRoute[] = [];
 beforeAll(() => {
@@ -120,14 +33,6 @@ interface HostileRequest {
   body: string | undefined;
   headers: Record<string, string>;
 }
-
-const authHeader = fc.oneof(
-  fc.constant(undefined),
-  fc.constant(null).map(() => `Bearer ${cs.id}`),
-  fc.constant(null).map(() => `Bearer ${cs.access}`),
-  hostileString().map((x) => `Bearer ${x}`),
-  hostileString(),
-);
 
 function hostileRequest(route: HttpRoute): fc.Arbitrary<HostileRequest> {
   const desc = route.method.input;
@@ -218,115 +123,6 @@ describe("hostile input on every JSON route", () => {
     scaled(180_000),
   );
 });
-
-/** A message of `desc` with hostile values in its fields (typed, so a generated client can send it). */
-function hostileMessage(desc: DescMessage, depth = 0): fc.Arbitrary<Record<string, unknown>> {
-  const parts: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const f of desc.fields) {
-    if (f.oneof) continue;
-    const v = fieldValue(f, depth);
-    if (v) parts[f.localName] = v;
-  }
-  for (const o of desc.oneofs) {
-    parts[o.localName] = fc.oneof(
-      fc.constant({ case: undefined }),
-      ...o.fields.map((f) => fieldValue(f, depth)!.map((value) => ({ case: f.localName, value }))),
-    );
-  }
-  return fc.record(parts, { requiredKeys: [] });
-}
-
-function fieldValue(f: DescField, depth: number): fc.Arbitrary<unknown> | undefined {
-  if (f.fieldKind === "message") return depth < 3 ? hostileMessage(f.message, depth + 1) : undefined;
-  if (f.fieldKind === "list" && f.listKind === "message")
-    return depth < 3 ? fc.array(hostileMessage(f.message, depth + 1), { maxLength: 2 }) : undefined;
-  if (f.fieldKind !== "scalar") return undefined;
-  switch (f.scalar) {
-    case ScalarType.STRING:
-      return hostileString().map((x) => x.replace(/[\ud800-\udfff]/g, "\ufffd"));
-    case ScalarType.INT32:
-      return fc.oneof(
-        fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
-        fc.constantFrom(0, -1, 101, 2 ** 31 - 1, -(2 ** 31)),
-      );
-    case ScalarType.INT64:
-      return fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
-    case ScalarType.BOOL:
-      return fc.boolean();
-    default:
-      return undefined;
-  }
-}
-
-const FAILURES = new Set([
-  Code.Internal,
-  Code.Unknown,
-  Code.DataLoss,
-  Code.Unavailable,
-  Code.Unimplemented,
-  Code.DeadlineExceeded,
-]);
-
-describe.each([
-  ["Connect JSON", false],
-  ["Connect binary", true],
-])("hostile messages on every RPC over %s", (_name, binary) => {
-  it(
-    "no server-side failure code, and a refused call changes nothing",
-    async () => {
-      const transport = createConnectTransport({ baseUrl: fx.s.url, httpVersion: "1.1", useBinaryFormat: binary });
-      const tried: string[] = [];
-      for (const b of fx.s.app.bindings) {
-        const client = createClient(b.desc, transport) as unknown as Record<
-          string,
-          (req: unknown, opts: unknown) => unknown
-        >;
-        for (const method of b.desc.methods as DescMethod[]) {
-          tried.push(method.name);
-          await fc.assert(
-            fc.asyncProperty(hostileMessage(method.input), authHeader, async (msg, auth) => {
-              const before = dbChecksum(sqliteDb(fx.s.app));
-              // A call that hangs fails here as Canceled, naming the RPC, instead of timing the whole test out.
-              const signal = AbortSignal.timeout(10_000);
-              const opts = auth ? { headers: safeHeaders({ authorization: auth }), signal } : { signal };
-              let code: Code | undefined;
-              try {
-                const out = client[method.localName]!(msg, opts);
-                // A watch stream that was let in never ends by itself: its first answer shows it was not a failure.
-                if (method.methodKind === "server_streaming")
-                  for await (const _ of out as AsyncIterable<unknown>) break;
-                else await out;
-              } catch (e) {
-                code = ConnectError.from(e).code;
-              }
-              expect(
-                code === undefined || !FAILURES.has(code),
-                `${method.name}: ${code === undefined ? "" : Code[code]}`,
-              ).toBe(true);
-              if (code !== undefined)
-                expect(dbChecksum(sqliteDb(fx.s.app)), `${method.name} failed with ${Code[code]} but wrote`).toBe(
-                  before,
-                );
-            }),
-            { numRuns: RUNS_PER_RPC },
-          );
-        }
-      }
-      // Every RPC of both services was tried (the loops above would pass over nothing just as well).
-      expect(tried.length).toBe(fx.s.app.bindings.reduce((n, b) => n + b.desc.methods.length, 0));
-      expect(tried.length).toBeGreaterThanOrEqual(13);
-    },
-    scaled(180_000),
-  );
-});
-
-/** Header values as HTTP can carry them: what no client library will send is replaced by `?`. */
-function safeHeaders(h: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  // eslint-disable-next-line no-control-regex
-  for (const [k, v] of Object.entries(h)) out[k] = v.replace(/[^\t\x20-\x7e]/g, "?").trim();
-  return out;
-}
 
 describe("raw garbage at the RPC paths", () => {
   it("random bytes as protobuf and random text as JSON: a 4xx, nothing written", async () => {

@@ -8,6 +8,7 @@ import { afterAll, expect, it } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
+import { aiagentCommand } from "../helpers/command.js";
 import { scaled } from "../helpers/time-scale.js";
 
 // A writer killed after its store committed and before it answered: the client, with no answer, sends again with
@@ -29,7 +30,7 @@ afterAll(() => {
 
 /** Starts `aiagent serve` on the test database in a child process; resolves with its URL once it listens. */
 function serve(env: Record<string, string>): Promise<{ url: string; proc: ChildProcess; out: () => string }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
+  const proc = spawn(process.execPath, [...aiagentCommand(), "serve", "--db", dbPath, "--port", "0"], {
     cwd: ROOT,
     env: { ...process.env, AIAGENT_HOST: "127.0.0.1", AIAGENT_SECRETS: SECRETS, AIAGENT_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -5,6 +5,7 @@ import { serverForFile } from "../helpers/file-server.js";
 import { idToken } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
 import { startServer, type TestServer } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 import { startSite, type TestSite } from "../knowledge/site-server.js";
 import { addSource, b64, settled } from "../knowledge/support.js";
 
@@ -214,7 +215,7 @@ describe("in production, knowledge is fetched from public addresses only", () =>
 });
 
 describe("a source left indexing by a stopped process", () => {
-  it("is indexed on the next start", { timeout: 120_000 }, async () => {
+  it("is indexed on the next start", { timeout: scaled(120_000) }, async () => {
     const first = await startServer();
     const b = await first.account();
     const sourceId = newId();

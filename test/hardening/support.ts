@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import type Database from "better-sqlite3";
 import { afterAll, beforeAll, expect } from "vitest";
 import type { Db } from "../../src/storage/sqlite/index.js";
+import { aiagentCommand } from "../helpers/command.js";
 import type { FileServer } from "../helpers/file-server.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { killAtExit } from "../helpers/leftovers.js";
@@ -139,13 +140,13 @@ export interface ChildServer {
   exited: Promise<number | string>;
 }
 
-/** Starts `node --import tsx src/cli/main.ts serve` and waits for its "listening" line. */
+/** Starts `aiagent serve` (aiagentCommand) and waits for its "listening" line. */
 export async function startChild(
   dbPath: string,
   env: Record<string, string> = {},
   timeoutMs = 60_000,
 ): Promise<ChildServer> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
+  const proc = spawn(process.execPath, [...aiagentCommand(), "serve", "--db", dbPath, "--port", "0"], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -193,7 +194,7 @@ export function runCli(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+  const proc = spawn(process.execPath, [...aiagentCommand(), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -55,8 +55,9 @@ export function embeddingForFile(
 }
 
 /** The same with the console's routes beside the frame's, for a test that drives the console and the frame together. */
-export function consoleAndFrameForFile(canRun = true): EmbeddingFixture {
-  return embeddingForFile(canRun, {
+export function consoleAndFrameForFile(canRun = true, env?: () => Record<string, string>): EmbeddingFixture {
+  return embeddingForFile(canRun, () => ({
     overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] },
-  });
+    ...(env ? { env: env() } : {}),
+  }));
 }

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { aiagentCommand } from "./command.js";
 import { scaled } from "./time-scale.js";
 
 const run = promisify(execFile);
@@ -14,7 +15,7 @@ export interface CliResult {
 /** Runs the real `aiagent` command from source in a child process (environment: the test's, plus `env`). */
 export async function aiagent(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   try {
-    const r = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+    const r = await run(process.execPath, [...aiagentCommand(), ...args], {
       env: { ...process.env, AIAGENT_DB: "", ...env },
       timeout: scaled(30_000),
     });

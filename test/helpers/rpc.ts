@@ -1,6 +1,7 @@
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { AccountService } from "../../gen/aiagent/v1/account_service_pb.js";
+import { AgentService } from "../../gen/aiagent/v1/agent_service_pb.js";
 import { ConversationService } from "../../gen/aiagent/v1/conversation_service_pb.js";
 import { SessionService } from "../../gen/aiagent/v1/session_service_pb.js";
 import { TokenService } from "../../gen/aiagent/v1/token_service_pb.js";
@@ -32,6 +33,7 @@ export function rpcClients(
   conversations: Client<typeof ConversationService>;
   accounts: Client<typeof AccountService>;
   sessions: Client<typeof SessionService>;
+  agents: Client<typeof AgentService>;
 } {
   const t = transport(baseUrl, protocol);
   return {
@@ -39,5 +41,6 @@ export function rpcClients(
     conversations: createClient(ConversationService, t),
     accounts: createClient(AccountService, t),
     sessions: createClient(SessionService, t),
+    agents: createClient(AgentService, t),
   };
 }

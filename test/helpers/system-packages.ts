@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
 import { delimiter, join, relative } from "node:path";
 import { scaled } from "./time-scale.js";
 
@@ -23,7 +23,9 @@ export type Need =
   | "python3-pip"
   | "wrk"
   | "prometheus"
-  | "postgresql-client";
+  | "postgresql-client"
+  | "git-doc"
+  | "nginx-doc";
 /** Every package `npm test` installs when it can (wrk: the benchmark's smoke test prefers it to autocannon). */
 export const ALL_NEEDS: Need[] = [
   "chromium",
@@ -116,6 +118,9 @@ export function missingPackages(needs: Need[], env: Env = process.env): Need[] {
     wrk: () => which("wrk", env) !== undefined,
     prometheus: () => executable(prometheusPath(env)),
     "postgresql-client": () => which("pg_dump", env) !== undefined && which("pg_restore", env) !== undefined,
+    // The retrieval bench's documents (bench/retrieval.ts).
+    "git-doc": () => existsSync("/usr/share/doc/git-doc/git-add.html"),
+    "nginx-doc": () => existsSync("/usr/share/doc/nginx/php"),
   };
   return needs.filter((n) => !present[n]());
 }

@@ -4,6 +4,7 @@ import { serverForFile } from "../helpers/file-server.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, requestJson } from "../helpers/http.js";
 import type { TestAccount } from "../helpers/server.js";
+import { scaled } from "../helpers/time-scale.js";
 import { startSite, type TestSite } from "./site-server.js";
 import { addSource, b64, settled } from "./support.js";
 
@@ -34,7 +35,7 @@ const auth = () => ({ authorization: `Bearer ${fx.idA}` });
 describe("knowledge sources", () => {
   // Each file is read in the extraction worker and indexed in the background: slow on a loaded machine.
   it("indexes a file of each kind (Markdown, text, HTML, PDF, DOCX) and answers from it with provenance", {
-    timeout: 180_000,
+    timeout: scaled(180_000),
   }, async () => {
     const files = [
       {
@@ -127,7 +128,7 @@ describe("knowledge sources", () => {
   });
 
   it("crawls a small site on its origin: robots.txt honoured, a redirect followed, a 404 and a page too large skipped", {
-    timeout: 180_000,
+    timeout: scaled(180_000),
   }, async () => {
     const b = await fx.s.account();
     const bToken = await idToken(fx.s.url, b);

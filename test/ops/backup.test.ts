@@ -66,39 +66,51 @@ describe.skipIf(process.env.AIAGENT_TEST_BACKEND === "postgres")("aiagent backup
     scaled(120_000),
   );
 
-  it("restore refuses a file that is not an aiagent database, and changes nothing", async () => {
-    const junk = join(work, "junk.db");
-    writeFileSync(junk, "not a database at all, just some text that is long enough to look like a file");
-    const dir = mkdtempSync(join(work, "junk-"));
-    const r = await aiagent(["restore", junk, "--db", join(dir, "aiagent.db")]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/not an aiagent database|cannot open backup/);
-    const missing = await aiagent(["restore", join(work, "none.db"), "--db", join(dir, "aiagent.db")]);
-    expect(missing.stderr).toContain("does not exist");
-    expect((await aiagent(["backup"])).code).toBe(2);
-  }, 90_000);
+  it(
+    "restore refuses a file that is not an aiagent database, and changes nothing",
+    async () => {
+      const junk = join(work, "junk.db");
+      writeFileSync(junk, "not a database at all, just some text that is long enough to look like a file");
+      const dir = mkdtempSync(join(work, "junk-"));
+      const r = await aiagent(["restore", junk, "--db", join(dir, "aiagent.db")]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/not an aiagent database|cannot open backup/);
+      const missing = await aiagent(["restore", join(work, "none.db"), "--db", join(dir, "aiagent.db")]);
+      expect(missing.stderr).toContain("does not exist");
+      expect((await aiagent(["backup"])).code).toBe(2);
+    },
+    scaled(90_000),
+  );
 
-  it("restore into a folder that does not exist yet makes the folder (issue 47)", async () => {
-    const file = join(work, "for-new-folder.db");
-    expect((await aiagent(["backup", file, "--db", s.dbPath])).code).toBe(0);
-    const target = join(work, "new-folder", "deeper", "x.db");
-    const r = await aiagent(["restore", file, "--db", target]);
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    expect(existsSync(target)).toBe(true);
-  }, 90_000);
+  it(
+    "restore into a folder that does not exist yet makes the folder (issue 47)",
+    async () => {
+      const file = join(work, "for-new-folder.db");
+      expect((await aiagent(["backup", file, "--db", s.dbPath])).code).toBe(0);
+      const target = join(work, "new-folder", "deeper", "x.db");
+      const r = await aiagent(["restore", file, "--db", target]);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      expect(existsSync(target)).toBe(true);
+    },
+    scaled(90_000),
+  );
 
-  it("a read command on a mistyped --db refuses, creating no database and no secret file (issue 47)", async () => {
-    const typo = join(work, "typo", "aiagent.dbb");
-    for (const args of [
-      ["account", "list"],
-      ["api-key", "list", "--email", a.email],
-    ]) {
-      const r = await aiagent([...args, "--db", typo]);
-      expect(r.code, args.join(" ")).toBe(1);
-      expect(r.stderr).toContain(`database ${typo} does not exist`);
-    }
-    expect(existsSync(typo)).toBe(false);
-    expect(existsSync(`${typo}.secret`)).toBe(false);
-  }, 90_000);
+  it(
+    "a read command on a mistyped --db refuses, creating no database and no secret file (issue 47)",
+    async () => {
+      const typo = join(work, "typo", "aiagent.dbb");
+      for (const args of [
+        ["account", "list"],
+        ["api-key", "list", "--email", a.email],
+      ]) {
+        const r = await aiagent([...args, "--db", typo]);
+        expect(r.code, args.join(" ")).toBe(1);
+        expect(r.stderr).toContain(`database ${typo} does not exist`);
+      }
+      expect(existsSync(typo)).toBe(false);
+      expect(existsSync(`${typo}.secret`)).toBe(false);
+    },
+    scaled(90_000),
+  );
 });

@@ -1,92 +1,13 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { freePort } from "../frame/browser.js";
-import { blocks, manualPages, ROOT, readPage } from "../helpers/docs.js";
+import { manualPages, readPage } from "../helpers/docs.js";
 import { scaled } from "../helpers/time-scale.js";
+import { jsonValues, manualRun, runScript, shBlocks } from "./manual-run.js";
 
-// The manual's own commands, read from README.md and docs/ and run as written (bash, from the checkout) against a
-// service started as the README starts it: the walkthrough top to bottom, the pages that continue it, and every line
-// of "The `aiagent` command". Only the environment is the test's: a database of its own (AIAGENT_DB) and a free port.
-const dir = mkdtempSync(join(tmpdir(), "aiagent-readme-"));
-const started = new Set<ChildProcess>();
-afterAll(() => {
-  for (const p of started) if (p.pid) process.kill(-p.pid, "SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
-});
-
-/** The ```sh blocks of the section with this heading, in README.md or a page of docs/. */
-function shBlocks(heading: string, page = "README.md"): string[] {
-  return blocks(page, heading);
-}
-
-function environment(name: string, port: number): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    AIAGENT_DB: join(dir, `${name}.db`),
-    AIAGENT_PORT: String(port),
-    AIAGENT_LOG_LEVEL: "warn",
-  };
-  delete env.NODE_ENV; // as in a newcomer's shell: not production, so the demo bootstrap runs
-  return env;
-}
-
-/** Starts a README command that serves, in its own process group, and waits until the service answers /readyz. */
-async function startService(command: string, env: NodeJS.ProcessEnv): Promise<{ output: () => string }> {
-  const proc = spawn("bash", ["-c", command], { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  started.add(proc);
-  let output = "";
-  proc.stdout!.on("data", (d: Buffer) => (output += d.toString()));
-  proc.stderr!.on("data", (d: Buffer) => (output += d.toString()));
-  let exited = false;
-  proc.on("exit", () => (exited = true));
-  const url = `http://127.0.0.1:${env.AIAGENT_PORT}/readyz`;
-  for (let i = 0; i < scaled(1200); i++) {
-    if (exited) throw new Error(`"${command}" exited: ${output}`);
-    if ((await fetch(url).catch(() => undefined))?.status === 200) return { output: () => output };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`"${command}" did not serve within two minutes: ${output}`);
-}
-
-/** Runs README lines in one bash, stopping at the first failing command. */
-function runScript(
-  script: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const proc = spawn("bash", ["-c", `set -euo pipefail\n${script}`], { cwd: ROOT, env });
-    let stdout = "";
-    let stderr = "";
-    proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => proc.kill("SIGKILL"), 120_000);
-    proc.on("close", (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
-
-/** The top-level JSON objects in a text, in order (braces inside strings are skipped). */
-function jsonValues(text: string): any[] {
-  const out: unknown[] = [];
-  let depth = 0;
-  let start = -1;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === "\\") i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"' && depth > 0) inString = true;
-    else if (c === "{" && depth++ === 0) start = i;
-    else if (c === "}" && depth > 0 && --depth === 0) out.push(JSON.parse(text.slice(start, i + 1)));
-  }
-  return out;
-}
+// The manual's own commands, run as written (see manual-run.ts): the walkthrough top to bottom (`npm start`), and the
+// pages that continue it. Every `npm start` of the checkout is in this file, one after the other, so no two builds of
+// dist/ race; the lines of ./bin/aiagent are in readme-command-lines.test.ts, which runs beside this one.
+const { environment, startService } = manualRun();
 
 describe("the manual's commands, as written", () => {
   it("names the command as ./bin/aiagent in every example", () => {
@@ -123,28 +44,6 @@ describe("the manual's commands, as written", () => {
     scaled(240_000),
   );
 
-  it(
-    '"The account API" runs as written: an owner signs in, makes a key, a chatbot and an operator',
-    async () => {
-      const [block, ...more] = shBlocks("The account API", "docs/account-api.md");
-      expect(more).toEqual([]);
-      const env = environment("account-api", await freePort());
-      await startService("./bin/aiagent serve", env);
-      const r = await runScript(block!, env);
-      expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
-      const values = jsonValues(r.stdout);
-      expect(values[0].data.client_api_key).toMatch(/^cak_/);
-      expect(values.find((v) => v.data?.name === "Returns desk")).toBeDefined();
-      expect(values.find((v) => v.data?.caller_role === "operator")?.data.caller_email).toBe("sam@shop.example");
-      expect(r.stdout).toMatch(/403$/m);
-      const members = values.at(-1).data.members.map((m: { email: string; role: string }) => [m.email, m.role]);
-      expect(members).toEqual([
-        ["owner@shop.example", "admin"],
-        ["sam@shop.example", "operator"],
-      ]);
-    },
-    scaled(180_000),
-  );
   it(
     'the "Webhooks" commands work after the walkthrough, with its variables',
     async () => {
@@ -223,30 +122,5 @@ describe("the manual's commands, as written", () => {
       ]);
     },
     scaled(240_000),
-  );
-
-  it(
-    'every line of "The `aiagent` command" runs, beside a service started by its serve line',
-    async () => {
-      const [block, ...more] = shBlocks("The `aiagent` command", "docs/cli.md");
-      expect(more).toEqual([]);
-      const lines = block!
-        .replaceAll("\\\n", " ")
-        .split("\n")
-        .filter((l) => l.trim() !== "");
-      const serve = lines.filter((l) => l.startsWith("./bin/aiagent serve"));
-      expect(serve).toHaveLength(1);
-      const env = environment("commands", await freePort());
-      await startService(serve[0]!, env);
-      const r = await runScript(lines.filter((l) => l !== serve[0]).join("\n"), env);
-      expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
-      expect(r.stdout).toContain("account you@example.com created");
-      expect(r.stdout).toMatch(/chatbot Helper created/);
-      expect(r.stdout).toContain("client_api_key (shown once): cak_");
-      expect(r.stdout).toMatch(/1 key\(s\) revoked/);
-      expect(r.stdout).toMatch(/new signing key \S+/);
-      expect(lines.length).toBeGreaterThanOrEqual(8);
-    },
-    scaled(180_000),
   );
 });

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runToEnd } from "../helpers/run-to-end.js";
 import { missingPackages } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
 import { installMissing } from "./install-system-packages.js";
@@ -13,23 +13,14 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const dir = mkdtempSync(join(tmpdir(), "aiagent-syspkg-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function vitest(files: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+async function vitest(files: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
   const childEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith("VITEST")));
-  return new Promise((done) => {
-    const child = spawn(process.execPath, ["node_modules/vitest/vitest.mjs", "run", ...files], {
-      cwd: ROOT,
-      env: childEnv,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), scaled(120_000));
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      done({ code, out });
-    });
+  const r = await runToEnd(process.execPath, ["node_modules/vitest/vitest.mjs", "run", ...files], {
+    cwd: ROOT,
+    env: childEnv,
+    killAfterMs: scaled(120_000),
   });
+  return { code: r.code, out: r.stdout + r.stderr };
 }
 
 /** How a test file starts a browser: by hand, or through the browser fixtures of test/helpers/browser-fixtures.ts. */

@@ -8,6 +8,7 @@ import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { freePort } from "../frame/browser.js";
+import { aiagentCommand } from "../helpers/command.js";
 import { postJson } from "../helpers/http.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
 import { scaled } from "../helpers/time-scale.js";
@@ -43,7 +44,7 @@ describe.skipIf(skip !== undefined)("three `aiagent serve` processes on one Post
     await setup.close();
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
-      const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve"], {
+      const proc = spawn(process.execPath, [...aiagentCommand(), "serve"], {
         cwd: ROOT,
         env: { ...process.env, ...env, AIAGENT_PORT: String(port) },
         stdio: "ignore",

@@ -6,6 +6,7 @@ import { afterAll, expect, it } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
+import { aiagentCommand } from "../helpers/command.js";
 import { idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
 import { scaled } from "../helpers/time-scale.js";
@@ -33,7 +34,7 @@ afterAll(async () => {
 });
 
 async function serve(): Promise<{ proc: ChildProcess; url: string; exited: Promise<void> }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--db", dbPath, "--port", "0"], {
+  const proc = spawn(process.execPath, [...aiagentCommand(), "serve", "--db", dbPath, "--port", "0"], {
     env: { ...process.env, ...ENV, AIAGENT_DB: "" },
     stdio: ["ignore", "pipe", "pipe"],
   });

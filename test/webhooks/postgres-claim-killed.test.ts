@@ -8,6 +8,7 @@ import { type App, buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import type { RunningServer } from "../../src/protocol/http/server.js";
+import { aiagentCommand } from "../helpers/command.js";
 import { issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { createTestDatabase, postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount } from "../helpers/server.js";
@@ -38,7 +39,7 @@ afterAll(async () => {
 });
 
 function serveChild(databaseUrl: string): Promise<{ url: string; proc: ChildProcess; exited: Promise<unknown> }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--port", "0"], {
+  const proc = spawn(process.execPath, [...aiagentCommand(), "serve", "--port", "0"], {
     cwd: ROOT,
     env: { ...process.env, ...ENV, AIAGENT_HOST: "127.0.0.1", AIAGENT_DATABASE_URL: databaseUrl },
     stdio: ["ignore", "pipe", "pipe"],

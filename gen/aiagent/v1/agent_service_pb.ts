@@ -5,6 +5,10 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_aiagent_v1_access } from "./access_pb.js";
+import type { KnowledgeSnippet } from "./account_service_pb.js";
+import { file_aiagent_v1_account_service } from "./account_service_pb.js";
+import type { Document, Message as Message$1 } from "./conversation_service_pb.js";
+import { file_aiagent_v1_conversation_service } from "./conversation_service_pb.js";
 import { file_aiagent_v1_field_options } from "./field_options_pb.js";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -13,7 +17,717 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/agent_service.proto.
  */
 export const file_aiagent_v1_agent_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5haWFnZW50L3YxL2FnZW50X3NlcnZpY2UucHJvdG8SCmFpYWdlbnQudjEiyQEKC0NoYXRib3RUb29sEg8KB3Rvb2xfaWQYASABKAkSEgoKY2hhdGJvdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhIKCnBhcmFtZXRlcnMYBSABKAkSCwoDdXJsGAYgASgJEg4KBm1ldGhvZBgHIAEoCRISCgp0aW1lb3V0X21zGAggASgNEhkKEXJlcXVpcmVzX2FwcHJvdmFsGAkgASgIEhIKCmNyZWF0ZWRfYXQYCiABKAkimQIKGENyZWF0ZUNoYXRib3RUb29sUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIvCgRuYW1lGAIgASgJQiGatRgECEAQAcK1GBVeW0EtWmEtejAtOV8tXXsxLDY0fSQSHgoLZGVzY3JpcHRpb24YAyABKAlCCZq1GAUIgAgQAhIeCgpwYXJhbWV0ZXJzGAQgASgJQgqatRgGCICAARACEhYKA3VybBgFIAEoCUIJmrUYBQiAEBABEicKBm1ldGhvZBgGIAEoCUIXirUYBFBPU1SKtRgDR0VUmrUYBAgIEAESEgoKdGltZW91dF9tcxgHIAEoDRIZChFyZXF1aXJlc19hcHByb3ZhbBgIIAEoCCJLChJDcmVhdGVkQ2hhdGJvdFRvb2wSJQoEdG9vbBgBIAEoCzIXLmFpYWdlbnQudjEuQ2hhdGJvdFRvb2wSDgoGc2VjcmV0GAIgASgJIkkKGUNyZWF0ZUNoYXRib3RUb29sUmVzcG9uc2USLAoEZGF0YRgBIAEoCzIeLmFpYWdlbnQudjEuQ3JlYXRlZENoYXRib3RUb29sIjcKF0xpc3RDaGF0Ym90VG9vbHNSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADIjkKD0NoYXRib3RUb29sTGlzdBImCgV0b29scxgBIAMoCzIXLmFpYWdlbnQudjEuQ2hhdGJvdFRvb2wiRQoYTGlzdENoYXRib3RUb29sc1Jlc3BvbnNlEikKBGRhdGEYASABKAsyGy5haWFnZW50LnYxLkNoYXRib3RUb29sTGlzdCLOAwoYVXBkYXRlQ2hhdGJvdFRvb2xSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEhkKB3Rvb2xfaWQYAiABKAlCCJq1GAQIJBADEjQKBG5hbWUYAyABKAlCIZq1GAQIQBABwrUYFV5bQS1aYS16MC05Xy1dezEsNjR9JEgAiAEBEiMKC2Rlc2NyaXB0aW9uGAQgASgJQgmatRgFCIAIEAJIAYgBARIjCgpwYXJhbWV0ZXJzGAUgASgJQgqatRgGCICAARACSAKIAQESGwoDdXJsGAYgASgJQgmatRgFCIAQEAFIA4gBARIsCgZtZXRob2QYByABKAlCF4q1GARQT1NUirUYA0dFVJq1GAQICBABSASIAQESFwoKdGltZW91dF9tcxgIIAEoDUgFiAEBEh4KEXJlcXVpcmVzX2FwcHJvdmFsGAkgASgISAaIAQESFQoNcm90YXRlX3NlY3JldBgKIAEoCEIHCgVfbmFtZUIOCgxfZGVzY3JpcHRpb25CDQoLX3BhcmFtZXRlcnNCBgoEX3VybEIJCgdfbWV0aG9kQg0KC190aW1lb3V0X21zQhQKEl9yZXF1aXJlc19hcHByb3ZhbCJJChlVcGRhdGVDaGF0Ym90VG9vbFJlc3BvbnNlEiwKBGRhdGEYASABKAsyHi5haWFnZW50LnYxLkNyZWF0ZWRDaGF0Ym90VG9vbCJTChhEZWxldGVDaGF0Ym90VG9vbFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMSGQoHdG9vbF9pZBgCIAEoCUIImrUYBAgkEAMiGwoZRGVsZXRlQ2hhdGJvdFRvb2xSZXNwb25zZSKQAQoOQWdlbnRCZWhhdmlvdXISFAoMaW5zdHJ1Y3Rpb25zGAEgASgJEhgKEGhhbmRvdmVyX3BocmFzZXMYAiADKAkSFwoPZG9udF9rbm93X2xpbWl0GAMgASgNEhoKEmRhaWx5X3Rva2VuX2J1ZGdldBgEIAEoDRIZChF0b2tlbnNfdXNlZF90b2RheRgFIAEoDSI3ChdHZXRBZ2VudFNldHRpbmdzUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAyJEChhHZXRBZ2VudFNldHRpbmdzUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLmFpYWdlbnQudjEuQWdlbnRCZWhhdmlvdXIiLAoPSGFuZG92ZXJQaHJhc2VzEhkKB3BocmFzZXMYASADKAlCCJq1GAQIZBABIpICChpVcGRhdGVBZ2VudFNldHRpbmdzUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIkCgxpbnN0cnVjdGlvbnMYAiABKAlCCZq1GAUIoB8QAkgAiAEBEjUKEGhhbmRvdmVyX3BocmFzZXMYAyABKAsyGy5haWFnZW50LnYxLkhhbmRvdmVyUGhyYXNlcxIcCg9kb250X2tub3dfbGltaXQYBCABKA1IAYgBARIfChJkYWlseV90b2tlbl9idWRnZXQYBSABKA1IAogBAUIPCg1faW5zdHJ1Y3Rpb25zQhIKEF9kb250X2tub3dfbGltaXRCFQoTX2RhaWx5X3Rva2VuX2J1ZGdldCJHChtVcGRhdGVBZ2VudFNldHRpbmdzUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLmFpYWdlbnQudjEuQWdlbnRCZWhhdmlvdXIyyQgKDEFnZW50U2VydmljZRLGAQoRQ3JlYXRlQ2hhdGJvdFRvb2wSJC5haWFnZW50LnYxLkNyZWF0ZUNoYXRib3RUb29sUmVxdWVzdBolLmFpYWdlbnQudjEuQ3JlYXRlQ2hhdGJvdFRvb2xSZXNwb25zZSJkkrUYBQoBBhACurUYJXRoZSBjaGF0Ym90IGhhcyBhIHRvb2wgd2l0aCB0aGlzIG5hbWWC0+STAiw6ASoiJy92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS90b29scxKaAQoQTGlzdENoYXRib3RUb29scxIjLmFpYWdlbnQudjEuTGlzdENoYXRib3RUb29sc1JlcXVlc3QaJC5haWFnZW50LnYxLkxpc3RDaGF0Ym90VG9vbHNSZXNwb25zZSI7kAIBkrUYBQoBBhACgtPkkwIpEicvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vdG9vbHMS1gEKEVVwZGF0ZUNoYXRib3RUb29sEiQuYWlhZ2VudC52MS5VcGRhdGVDaGF0Ym90VG9vbFJlcXVlc3QaJS5haWFnZW50LnYxLlVwZGF0ZUNoYXRib3RUb29sUmVzcG9uc2UidJK1GAUKAQYQArq1GCt0aGUgY2hhdGJvdCBoYXMgYW5vdGhlciB0b29sIHdpdGggdGhpcyBuYW1lgtPkkwI2OgEqMjEvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vdG9vbHMve3Rvb2xfaWR9EqQBChFEZWxldGVDaGF0Ym90VG9vbBIkLmFpYWdlbnQudjEuRGVsZXRlQ2hhdGJvdFRvb2xSZXF1ZXN0GiUuYWlhZ2VudC52MS5EZWxldGVDaGF0Ym90VG9vbFJlc3BvbnNlIkKStRgFCgEGEAKC0+STAjMqMS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS90b29scy97dG9vbF9pZH0SowEKEEdldEFnZW50U2V0dGluZ3MSIy5haWFnZW50LnYxLkdldEFnZW50U2V0dGluZ3NSZXF1ZXN0GiQuYWlhZ2VudC52MS5HZXRBZ2VudFNldHRpbmdzUmVzcG9uc2UiRJACAZK1GAUKAQYQAoLT5JMCMhIwL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L2FnZW50X3NldHRpbmdzEqwBChNVcGRhdGVBZ2VudFNldHRpbmdzEiYuYWlhZ2VudC52MS5VcGRhdGVBZ2VudFNldHRpbmdzUmVxdWVzdBonLmFpYWdlbnQudjEuVXBkYXRlQWdlbnRTZXR0aW5nc1Jlc3BvbnNlIkSStRgFCgEGEAKC0+STAjU6ASoyMC92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9hZ2VudF9zZXR0aW5nc2IGcHJvdG8z", [file_aiagent_v1_access, file_aiagent_v1_field_options, file_google_api_annotations]);
+  fileDesc("Ch5haWFnZW50L3YxL2FnZW50X3NlcnZpY2UucHJvdG8SCmFpYWdlbnQudjEiigEKCkFnZW50RHJhZnQSEgoKY2hhdGJvdF9pZBgBIAEoCRIUCgxpbnN0cnVjdGlvbnMYAiABKAkSLwoJa25vd2xlZGdlGAMgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0Eg0KBW1vZGVsGAQgASgJEhIKCnVwZGF0ZWRfYXQYBSABKAkiNAoUR2V0QWdlbnREcmFmdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiPQoVR2V0QWdlbnREcmFmdFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLkFnZW50RHJhZnQiQAoORHJhZnRLbm93bGVkZ2USLgoIc25pcHBldHMYASADKAsyHC5haWFnZW50LnYxLktub3dsZWRnZVNuaXBwZXQiwwEKFFB1dEFnZW50RHJhZnRSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEiQKDGluc3RydWN0aW9ucxgCIAEoCUIJmrUYBQigHxACSACIAQESLQoJa25vd2xlZGdlGAMgASgLMhouYWlhZ2VudC52MS5EcmFmdEtub3dsZWRnZRIdCgVtb2RlbBgEIAEoCUIJmrUYBQjIARABSAGIAQFCDwoNX2luc3RydWN0aW9uc0IICgZfbW9kZWwiPQoVUHV0QWdlbnREcmFmdFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLkFnZW50RHJhZnQiNwoXRGVsZXRlQWdlbnREcmFmdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiGgoYRGVsZXRlQWdlbnREcmFmdFJlc3BvbnNlIjgKGFB1Ymxpc2hBZ2VudERyYWZ0UmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAyIbChlQdWJsaXNoQWdlbnREcmFmdFJlc3BvbnNlIpMBCgpSZXBsYXlDYXNlEhsKCHF1ZXN0aW9uGAEgASgJQgmatRgFCMA+EAISIQoOZXhwZWN0ZWRfZmFjdHMYAiADKAlCCZq1GAUI9AMQARIjChBleHBlY3RlZF9zb3VyY2VzGAMgAygJQgmatRgFCIAQEAESIAoOZXhwZWN0ZWRfdG9vbHMYBCADKAlCCJq1GAQIQBABInoKF1JlcGxheUFnZW50RHJhZnRSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEhoKEmxhc3RfY29udmVyc2F0aW9ucxgCIAEoDRIlCgVjYXNlcxgDIAMoCzIWLmFpYWdlbnQudjEuUmVwbGF5Q2FzZSKPAQoMUmVwbGF5QW5zd2VyEg8KB2NvbnRlbnQYASABKAkSJwoJZG9jdW1lbnRzGAIgAygLMhQuYWlhZ2VudC52MS5Eb2N1bWVudBISCgp0b29sX2NhbGxzGAMgASgJEhAKCGhhbmRvdmVyGAQgASgJEg4KBnBhc3NlcxgFIAEoCBIPCgdtaXNzaW5nGAYgAygJIq4BCgpSZXBsYXlJdGVtEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIQCghxdWVzdGlvbhgCIAEoCRImCgRsaXZlGAMgASgLMhguYWlhZ2VudC52MS5SZXBsYXlBbnN3ZXISJwoFZHJhZnQYBCABKAsyGC5haWFnZW50LnYxLlJlcGxheUFuc3dlchIPCgdjaGFuZ2VkGAUgASgIEhMKC2RpZmZlcmVuY2VzGAYgAygJIkYKDFJlcGxheVJlc3VsdBIlCgVpdGVtcxgBIAMoCzIWLmFpYWdlbnQudjEuUmVwbGF5SXRlbRIPCgdjaGFuZ2VkGAIgASgNIkIKGFJlcGxheUFnZW50RHJhZnRSZXNwb25zZRImCgRkYXRhGAEgASgLMhguYWlhZ2VudC52MS5SZXBsYXlSZXN1bHQivgEKDFRvb2xBcHByb3ZhbBIXCg9jb252ZXJzYXRpb25faWQYASABKAkSDwoHY2FsbF9pZBgCIAEoCRISCgptZXNzYWdlX2lkGAMgASgJEhEKCXRvb2xfbmFtZRgEIAEoCRIRCglhcmd1bWVudHMYBSABKAkSDgoGc3RhdHVzGAYgASgJEhIKCmRlY2lkZWRfYnkYByABKAkSEgoKZGVjaWRlZF9hdBgIIAEoCRISCgpjcmVhdGVkX2F0GAkgASgJIj0KGExpc3RUb29sQXBwcm92YWxzUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADIj8KEFRvb2xBcHByb3ZhbExpc3QSKwoJYXBwcm92YWxzGAEgAygLMhguYWlhZ2VudC52MS5Ub29sQXBwcm92YWwiRwoZTGlzdFRvb2xBcHByb3ZhbHNSZXNwb25zZRIqCgRkYXRhGAEgASgLMhwuYWlhZ2VudC52MS5Ub29sQXBwcm92YWxMaXN0IosBChlEZWNpZGVUb29sQXBwcm92YWxSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGgoHY2FsbF9pZBgCIAEoCUIJmrUYBQiAARABEi8KCGRlY2lzaW9uGAMgASgJQh2KtRgHYXBwcm92ZYq1GAZyZWZ1c2WatRgECAgQASJlChNEZWNpZGVkVG9vbEFwcHJvdmFsEioKCGFwcHJvdmFsGAEgASgLMhguYWlhZ2VudC52MS5Ub29sQXBwcm92YWwSIgoFcmVwbHkYAiABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2UiSwoaRGVjaWRlVG9vbEFwcHJvdmFsUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuRGVjaWRlZFRvb2xBcHByb3ZhbCLJAQoLQ2hhdGJvdFRvb2wSDwoHdG9vbF9pZBgBIAEoCRISCgpjaGF0Ym90X2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSEgoKcGFyYW1ldGVycxgFIAEoCRILCgN1cmwYBiABKAkSDgoGbWV0aG9kGAcgASgJEhIKCnRpbWVvdXRfbXMYCCABKA0SGQoRcmVxdWlyZXNfYXBwcm92YWwYCSABKAgSEgoKY3JlYXRlZF9hdBgKIAEoCSKZAgoYQ3JlYXRlQ2hhdGJvdFRvb2xSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEi8KBG5hbWUYAiABKAlCIZq1GAQIQBABwrUYFV5bQS1aYS16MC05Xy1dezEsNjR9JBIeCgtkZXNjcmlwdGlvbhgDIAEoCUIJmrUYBQiACBACEh4KCnBhcmFtZXRlcnMYBCABKAlCCpq1GAYIgIABEAISFgoDdXJsGAUgASgJQgmatRgFCIAQEAESJwoGbWV0aG9kGAYgASgJQheKtRgEUE9TVIq1GANHRVSatRgECAgQARISCgp0aW1lb3V0X21zGAcgASgNEhkKEXJlcXVpcmVzX2FwcHJvdmFsGAggASgIIksKEkNyZWF0ZWRDaGF0Ym90VG9vbBIlCgR0b29sGAEgASgLMhcuYWlhZ2VudC52MS5DaGF0Ym90VG9vbBIOCgZzZWNyZXQYAiABKAkiSQoZQ3JlYXRlQ2hhdGJvdFRvb2xSZXNwb25zZRIsCgRkYXRhGAEgASgLMh4uYWlhZ2VudC52MS5DcmVhdGVkQ2hhdGJvdFRvb2wiNwoXTGlzdENoYXRib3RUb29sc1JlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiOQoPQ2hhdGJvdFRvb2xMaXN0EiYKBXRvb2xzGAEgAygLMhcuYWlhZ2VudC52MS5DaGF0Ym90VG9vbCJFChhMaXN0Q2hhdGJvdFRvb2xzUmVzcG9uc2USKQoEZGF0YRgBIAEoCzIbLmFpYWdlbnQudjEuQ2hhdGJvdFRvb2xMaXN0Is4DChhVcGRhdGVDaGF0Ym90VG9vbFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMSGQoHdG9vbF9pZBgCIAEoCUIImrUYBAgkEAMSNAoEbmFtZRgDIAEoCUIhmrUYBAhAEAHCtRgVXltBLVphLXowLTlfLV17MSw2NH0kSACIAQESIwoLZGVzY3JpcHRpb24YBCABKAlCCZq1GAUIgAgQAkgBiAEBEiMKCnBhcmFtZXRlcnMYBSABKAlCCpq1GAYIgIABEAJIAogBARIbCgN1cmwYBiABKAlCCZq1GAUIgBAQAUgDiAEBEiwKBm1ldGhvZBgHIAEoCUIXirUYBFBPU1SKtRgDR0VUmrUYBAgIEAFIBIgBARIXCgp0aW1lb3V0X21zGAggASgNSAWIAQESHgoRcmVxdWlyZXNfYXBwcm92YWwYCSABKAhIBogBARIVCg1yb3RhdGVfc2VjcmV0GAogASgIQgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbkINCgtfcGFyYW1ldGVyc0IGCgRfdXJsQgkKB19tZXRob2RCDQoLX3RpbWVvdXRfbXNCFAoSX3JlcXVpcmVzX2FwcHJvdmFsIkkKGVVwZGF0ZUNoYXRib3RUb29sUmVzcG9uc2USLAoEZGF0YRgBIAEoCzIeLmFpYWdlbnQudjEuQ3JlYXRlZENoYXRib3RUb29sIlMKGERlbGV0ZUNoYXRib3RUb29sUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIZCgd0b29sX2lkGAIgASgJQgiatRgECCQQAyIbChlEZWxldGVDaGF0Ym90VG9vbFJlc3BvbnNlIpABCg5BZ2VudEJlaGF2aW91chIUCgxpbnN0cnVjdGlvbnMYASABKAkSGAoQaGFuZG92ZXJfcGhyYXNlcxgCIAMoCRIXCg9kb250X2tub3dfbGltaXQYAyABKA0SGgoSZGFpbHlfdG9rZW5fYnVkZ2V0GAQgASgNEhkKEXRva2Vuc191c2VkX3RvZGF5GAUgASgNIjcKF0dldEFnZW50U2V0dGluZ3NSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADIkQKGEdldEFnZW50U2V0dGluZ3NSZXNwb25zZRIoCgRkYXRhGAEgASgLMhouYWlhZ2VudC52MS5BZ2VudEJlaGF2aW91ciIsCg9IYW5kb3ZlclBocmFzZXMSGQoHcGhyYXNlcxgBIAMoCUIImrUYBAhkEAEikgIKGlVwZGF0ZUFnZW50U2V0dGluZ3NSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEiQKDGluc3RydWN0aW9ucxgCIAEoCUIJmrUYBQigHxACSACIAQESNQoQaGFuZG92ZXJfcGhyYXNlcxgDIAEoCzIbLmFpYWdlbnQudjEuSGFuZG92ZXJQaHJhc2VzEhwKD2RvbnRfa25vd19saW1pdBgEIAEoDUgBiAEBEh8KEmRhaWx5X3Rva2VuX2J1ZGdldBgFIAEoDUgCiAEBQg8KDV9pbnN0cnVjdGlvbnNCEgoQX2RvbnRfa25vd19saW1pdEIVChNfZGFpbHlfdG9rZW5fYnVkZ2V0IkcKG1VwZGF0ZUFnZW50U2V0dGluZ3NSZXNwb25zZRIoCgRkYXRhGAEgASgLMhouYWlhZ2VudC52MS5BZ2VudEJlaGF2aW91cjKTEQoMQWdlbnRTZXJ2aWNlEsYBChFDcmVhdGVDaGF0Ym90VG9vbBIkLmFpYWdlbnQudjEuQ3JlYXRlQ2hhdGJvdFRvb2xSZXF1ZXN0GiUuYWlhZ2VudC52MS5DcmVhdGVDaGF0Ym90VG9vbFJlc3BvbnNlImSStRgFCgEGEAK6tRgldGhlIGNoYXRib3QgaGFzIGEgdG9vbCB3aXRoIHRoaXMgbmFtZYLT5JMCLDoBKiInL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L3Rvb2xzEpoBChBMaXN0Q2hhdGJvdFRvb2xzEiMuYWlhZ2VudC52MS5MaXN0Q2hhdGJvdFRvb2xzUmVxdWVzdBokLmFpYWdlbnQudjEuTGlzdENoYXRib3RUb29sc1Jlc3BvbnNlIjuQAgGStRgFCgEGEAKC0+STAikSJy92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS90b29scxLWAQoRVXBkYXRlQ2hhdGJvdFRvb2wSJC5haWFnZW50LnYxLlVwZGF0ZUNoYXRib3RUb29sUmVxdWVzdBolLmFpYWdlbnQudjEuVXBkYXRlQ2hhdGJvdFRvb2xSZXNwb25zZSJ0krUYBQoBBhACurUYK3RoZSBjaGF0Ym90IGhhcyBhbm90aGVyIHRvb2wgd2l0aCB0aGlzIG5hbWWC0+STAjY6ASoyMS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS90b29scy97dG9vbF9pZH0SpAEKEURlbGV0ZUNoYXRib3RUb29sEiQuYWlhZ2VudC52MS5EZWxldGVDaGF0Ym90VG9vbFJlcXVlc3QaJS5haWFnZW50LnYxLkRlbGV0ZUNoYXRib3RUb29sUmVzcG9uc2UiQpK1GAUKAQYQAoLT5JMCMyoxL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L3Rvb2xzL3t0b29sX2lkfRKjAQoQR2V0QWdlbnRTZXR0aW5ncxIjLmFpYWdlbnQudjEuR2V0QWdlbnRTZXR0aW5nc1JlcXVlc3QaJC5haWFnZW50LnYxLkdldEFnZW50U2V0dGluZ3NSZXNwb25zZSJEkAIBkrUYBQoBBhACgtPkkwIyEjAvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vYWdlbnRfc2V0dGluZ3MSrAEKE1VwZGF0ZUFnZW50U2V0dGluZ3MSJi5haWFnZW50LnYxLlVwZGF0ZUFnZW50U2V0dGluZ3NSZXF1ZXN0GicuYWlhZ2VudC52MS5VcGRhdGVBZ2VudFNldHRpbmdzUmVzcG9uc2UiRJK1GAUKAQYQAoLT5JMCNToBKjIwL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L2FnZW50X3NldHRpbmdzEooBChFMaXN0VG9vbEFwcHJvdmFscxIkLmFpYWdlbnQudjEuTGlzdFRvb2xBcHByb3ZhbHNSZXF1ZXN0GiUuYWlhZ2VudC52MS5MaXN0VG9vbEFwcHJvdmFsc1Jlc3BvbnNlIiiQAgGStRgFCgEGEAGC0+STAhYSFC9saXN0X3Rvb2xfYXBwcm92YWxzEo4BChJEZWNpZGVUb29sQXBwcm92YWwSJS5haWFnZW50LnYxLkRlY2lkZVRvb2xBcHByb3ZhbFJlcXVlc3QaJi5haWFnZW50LnYxLkRlY2lkZVRvb2xBcHByb3ZhbFJlc3BvbnNlIimStRgFCgEGEAGC0+STAho6ASoiFS9kZWNpZGVfdG9vbF9hcHByb3ZhbBKXAQoNR2V0QWdlbnREcmFmdBIgLmFpYWdlbnQudjEuR2V0QWdlbnREcmFmdFJlcXVlc3QaIS5haWFnZW50LnYxLkdldEFnZW50RHJhZnRSZXNwb25zZSJBkAIBkrUYBQoBBhACgtPkkwIvEi0vdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vYWdlbnRfZHJhZnQSlwEKDVB1dEFnZW50RHJhZnQSIC5haWFnZW50LnYxLlB1dEFnZW50RHJhZnRSZXF1ZXN0GiEuYWlhZ2VudC52MS5QdXRBZ2VudERyYWZ0UmVzcG9uc2UiQZK1GAUKAQYQAoLT5JMCMjoBKjItL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L2FnZW50X2RyYWZ0Ep0BChBEZWxldGVBZ2VudERyYWZ0EiMuYWlhZ2VudC52MS5EZWxldGVBZ2VudERyYWZ0UmVxdWVzdBokLmFpYWdlbnQudjEuRGVsZXRlQWdlbnREcmFmdFJlc3BvbnNlIj6StRgFCgEGEAKC0+STAi8qLS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9hZ2VudF9kcmFmdBKrAQoRUHVibGlzaEFnZW50RHJhZnQSJC5haWFnZW50LnYxLlB1Ymxpc2hBZ2VudERyYWZ0UmVxdWVzdBolLmFpYWdlbnQudjEuUHVibGlzaEFnZW50RHJhZnRSZXNwb25zZSJJkrUYBQoBBhACgtPkkwI6OgEqIjUvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vYWdlbnRfZHJhZnQ6cHVibGlzaBKnAQoQUmVwbGF5QWdlbnREcmFmdBIjLmFpYWdlbnQudjEuUmVwbGF5QWdlbnREcmFmdFJlcXVlc3QaJC5haWFnZW50LnYxLlJlcGxheUFnZW50RHJhZnRSZXNwb25zZSJIkrUYBQoBBhACgtPkkwI5OgEqIjQvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vYWdlbnRfZHJhZnQ6cmVwbGF5YgZwcm90bzM", [file_aiagent_v1_access, file_aiagent_v1_account_service, file_aiagent_v1_conversation_service, file_aiagent_v1_field_options, file_google_api_annotations]);
+
+/**
+ * AgentDraft is a chatbot's agent as it would be once published.
+ *
+ * @generated from message aiagent.v1.AgentDraft
+ */
+export type AgentDraft = Message<"aiagent.v1.AgentDraft"> & {
+  /**
+   * Its chatbot.
+   *
+   * @generated from field: string chatbot_id = 1;
+   */
+  chatbotId: string;
+
+  /**
+   * The owner's instructions in the draft.
+   *
+   * @generated from field: string instructions = 2;
+   */
+  instructions: string;
+
+  /**
+   * The knowledge list in the draft (the chatbot's `knowledge`).
+   *
+   * @generated from field: repeated aiagent.v1.KnowledgeSnippet knowledge = 3;
+   */
+  knowledge: KnowledgeSnippet[];
+
+  /**
+   * The model in the draft, for a chatbot with an OpenAI-compatible endpoint ("" for the built-in agent).
+   *
+   * @generated from field: string model = 4;
+   */
+  model: string;
+
+  /**
+   * When it last changed, ISO 8601.
+   *
+   * @generated from field: string updated_at = 5;
+   */
+  updatedAt: string;
+};
+
+/**
+ * Describes the message aiagent.v1.AgentDraft.
+ * Use `create(AgentDraftSchema)` to create a new message.
+ */
+export const AgentDraftSchema: GenMessage<AgentDraft> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 0);
+
+/**
+ * GetAgentDraftRequest names the chatbot.
+ *
+ * @generated from message aiagent.v1.GetAgentDraftRequest
+ */
+export type GetAgentDraftRequest = Message<"aiagent.v1.GetAgentDraftRequest"> & {
+  /**
+   * The chatbot.
+   *
+   * @generated from field: string chatbot_id = 1;
+   */
+  chatbotId: string;
+};
+
+/**
+ * Describes the message aiagent.v1.GetAgentDraftRequest.
+ * Use `create(GetAgentDraftRequestSchema)` to create a new message.
+ */
+export const GetAgentDraftRequestSchema: GenMessage<GetAgentDraftRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 1);
+
+/**
+ * GetAgentDraftResponse wraps the draft.
+ *
+ * @generated from message aiagent.v1.GetAgentDraftResponse
+ */
+export type GetAgentDraftResponse = Message<"aiagent.v1.GetAgentDraftResponse"> & {
+  /**
+   * The draft.
+   *
+   * @generated from field: aiagent.v1.AgentDraft data = 1;
+   */
+  data?: AgentDraft | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.GetAgentDraftResponse.
+ * Use `create(GetAgentDraftResponseSchema)` to create a new message.
+ */
+export const GetAgentDraftResponseSchema: GenMessage<GetAgentDraftResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 2);
+
+/**
+ * DraftKnowledge is a knowledge list given as a whole.
+ *
+ * @generated from message aiagent.v1.DraftKnowledge
+ */
+export type DraftKnowledge = Message<"aiagent.v1.DraftKnowledge"> & {
+  /**
+   * The entries (at most 500).
+   *
+   * @generated from field: repeated aiagent.v1.KnowledgeSnippet snippets = 1;
+   */
+  snippets: KnowledgeSnippet[];
+};
+
+/**
+ * Describes the message aiagent.v1.DraftKnowledge.
+ * Use `create(DraftKnowledgeSchema)` to create a new message.
+ */
+export const DraftKnowledgeSchema: GenMessage<DraftKnowledge> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 3);
+
+/**
+ * PutAgentDraftRequest names the chatbot and what changes in its draft.
+ *
+ * @generated from message aiagent.v1.PutAgentDraftRequest
+ */
+export type PutAgentDraftRequest = Message<"aiagent.v1.PutAgentDraftRequest"> & {
+  /**
+   * The chatbot.
+   *
+   * @generated from field: string chatbot_id = 1;
+   */
+  chatbotId: string;
+
+  /**
+   * New instructions (at most 4000 characters).
+   *
+   * @generated from field: optional string instructions = 2;
+   */
+  instructions?: string | undefined;
+
+  /**
+   * Optional: a new knowledge list, as a whole.
+   *
+   * @generated from field: aiagent.v1.DraftKnowledge knowledge = 3;
+   */
+  knowledge?: DraftKnowledge | undefined;
+
+  /**
+   * A new model name, for a chatbot with an OpenAI-compatible endpoint.
+   *
+   * @generated from field: optional string model = 4;
+   */
+  model?: string | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.PutAgentDraftRequest.
+ * Use `create(PutAgentDraftRequestSchema)` to create a new message.
+ */
+export const PutAgentDraftRequestSchema: GenMessage<PutAgentDraftRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 4);
+
+/**
+ * PutAgentDraftResponse wraps the draft as it now is.
+ *
+ * @generated from message aiagent.v1.PutAgentDraftResponse
+ */
+export type PutAgentDraftResponse = Message<"aiagent.v1.PutAgentDraftResponse"> & {
+  /**
+   * The draft.
+   *
+   * @generated from field: aiagent.v1.AgentDraft data = 1;
+   */
+  data?: AgentDraft | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.PutAgentDraftResponse.
+ * Use `create(PutAgentDraftResponseSchema)` to create a new message.
+ */
+export const PutAgentDraftResponseSchema: GenMessage<PutAgentDraftResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 5);
+
+/**
+ * DeleteAgentDraftRequest names the chatbot.
+ *
+ * @generated from message aiagent.v1.DeleteAgentDraftRequest
+ */
+export type DeleteAgentDraftRequest = Message<"aiagent.v1.DeleteAgentDraftRequest"> & {
+  /**
+   * The chatbot.
+   *
+   * @generated from field: string chatbot_id = 1;
+   */
+  chatbotId: string;
+};
+
+/**
+ * Describes the message aiagent.v1.DeleteAgentDraftRequest.
+ * Use `create(DeleteAgentDraftRequestSchema)` to create a new message.
+ */
+export const DeleteAgentDraftRequestSchema: GenMessage<DeleteAgentDraftRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 6);
+
+/**
+ * DeleteAgentDraftResponse is empty.
+ *
+ * @generated from message aiagent.v1.DeleteAgentDraftResponse
+ */
+export type DeleteAgentDraftResponse = Message<"aiagent.v1.DeleteAgentDraftResponse"> & {
+};
+
+/**
+ * Describes the message aiagent.v1.DeleteAgentDraftResponse.
+ * Use `create(DeleteAgentDraftResponseSchema)` to create a new message.
+ */
+export const DeleteAgentDraftResponseSchema: GenMessage<DeleteAgentDraftResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 7);
+
+/**
+ * PublishAgentDraftRequest names the chatbot.
+ *
+ * @generated from message aiagent.v1.PublishAgentDraftRequest
+ */
+export type PublishAgentDraftRequest = Message<"aiagent.v1.PublishAgentDraftRequest"> & {
+  /**
+   * The chatbot.
+   *
+   * @generated from field: string chatbot_id = 1;
+   */
+  chatbotId: string;
+};
+
+/**
+ * Describes the message aiagent.v1.PublishAgentDraftRequest.
+ * Use `create(PublishAgentDraftRequestSchema)` to create a new message.
+ */
+export const PublishAgentDraftRequestSchema: GenMessage<PublishAgentDraftRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 8);
+
+/**
+ * PublishAgentDraftResponse is empty: the draft is live, and gone.
+ *
+ * @generated from message aiagent.v1.PublishAgentDraftResponse
+ */
+export type PublishAgentDraftResponse = Message<"aiagent.v1.PublishAgentDraftResponse"> & {
+};
+
+/**
+ * Describes the message aiagent.v1.PublishAgentDraftResponse.
+ * Use `create(PublishAgentDraftResponseSchema)` to create a new message.
+ */
+export const PublishAgentDraftResponseSchema: GenMessage<PublishAgentDraftResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 9);
+
+/**
+ * ReplayCase is one question of a test set, with what a good answer has.
+ *
+ * @generated from message aiagent.v1.ReplayCase
+ */
+export type ReplayCase = Message<"aiagent.v1.ReplayCase"> & {
+  /**
+   * Required: the customer's question.
+   *
+   * @generated from field: string question = 1;
+   */
+  question: string;
+
+  /**
+   * Optional: facts a good answer contains (each matched case-insensitively in the answer).
+   *
+   * @generated from field: repeated string expected_facts = 2;
+   */
+  expectedFacts: string[];
+
+  /**
+   * Optional: the title or URL of a source a good answer cites.
+   *
+   * @generated from field: repeated string expected_sources = 3;
+   */
+  expectedSources: string[];
+
+  /**
+   * Optional: the names of the tools a good answer calls.
+   *
+   * @generated from field: repeated string expected_tools = 4;
+   */
+  expectedTools: string[];
+};
+
+/**
+ * Describes the message aiagent.v1.ReplayCase.
+ * Use `create(ReplayCaseSchema)` to create a new message.
+ */
+export const ReplayCaseSchema: GenMessage<ReplayCase> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 10);
+
+/**
+ * ReplayAgentDraftRequest says what to replay.
+ *
+ * @generated from message aiagent.v1.ReplayAgentDraftRequest
+ */
+export type ReplayAgentDraftRequest = Message<"aiagent.v1.ReplayAgentDraftRequest"> & {
+  /**
+   * The chatbot.
+   *
+   * @generated from field: string chatbot_id = 1;
+   */
+  chatbotId: string;
+
+  /**
+   * Optional: how many of the chatbot's latest conversations to replay (0 to 50; 0 when absent).
+   *
+   * @generated from field: uint32 last_conversations = 2;
+   */
+  lastConversations: number;
+
+  /**
+   * Optional: a test set (at most 50 questions; with last_conversations, 50 in all). Neither given: nothing is
+   * replayed.
+   *
+   * @generated from field: repeated aiagent.v1.ReplayCase cases = 3;
+   */
+  cases: ReplayCase[];
+};
+
+/**
+ * Describes the message aiagent.v1.ReplayAgentDraftRequest.
+ * Use `create(ReplayAgentDraftRequestSchema)` to create a new message.
+ */
+export const ReplayAgentDraftRequestSchema: GenMessage<ReplayAgentDraftRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 11);
+
+/**
+ * ReplayAnswer is one configuration's answer to one question.
+ *
+ * @generated from message aiagent.v1.ReplayAnswer
+ */
+export type ReplayAnswer = Message<"aiagent.v1.ReplayAnswer"> & {
+  /**
+   * The answer's text.
+   *
+   * @generated from field: string content = 1;
+   */
+  content: string;
+
+  /**
+   * The passages it cites.
+   *
+   * @generated from field: repeated aiagent.v1.Document documents = 2;
+   */
+  documents: Document[];
+
+  /**
+   * Its tool calls, the JSON array of the message's tool_calls (none made: each would-be call is dry_run).
+   *
+   * @generated from field: string tool_calls = 3;
+   */
+  toolCalls: string;
+
+  /**
+   * Why it would hand the conversation over to the team ("" when it would not).
+   *
+   * @generated from field: string handover = 4;
+   */
+  handover: string;
+
+  /**
+   * Of a test case: whether it has every expected fact, source and tool.
+   *
+   * @generated from field: bool passes = 5;
+   */
+  passes: boolean;
+
+  /**
+   * Of a test case: the expected facts, sources and tools it lacks.
+   *
+   * @generated from field: repeated string missing = 6;
+   */
+  missing: string[];
+};
+
+/**
+ * Describes the message aiagent.v1.ReplayAnswer.
+ * Use `create(ReplayAnswerSchema)` to create a new message.
+ */
+export const ReplayAnswerSchema: GenMessage<ReplayAnswer> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 12);
+
+/**
+ * ReplayItem is one question answered by the live configuration and by the draft.
+ *
+ * @generated from message aiagent.v1.ReplayItem
+ */
+export type ReplayItem = Message<"aiagent.v1.ReplayItem"> & {
+  /**
+   * The replayed conversation ("" for a test case).
+   *
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * The question.
+   *
+   * @generated from field: string question = 2;
+   */
+  question: string;
+
+  /**
+   * The live configuration's answer.
+   *
+   * @generated from field: aiagent.v1.ReplayAnswer live = 3;
+   */
+  live?: ReplayAnswer | undefined;
+
+  /**
+   * The draft's answer.
+   *
+   * @generated from field: aiagent.v1.ReplayAnswer draft = 4;
+   */
+  draft?: ReplayAnswer | undefined;
+
+  /**
+   * Whether anything differs: the text, the cited passages, the tool calls or the handover.
+   *
+   * @generated from field: bool changed = 5;
+   */
+  changed: boolean;
+
+  /**
+   * What differs: content, documents, tool_calls, handover.
+   *
+   * @generated from field: repeated string differences = 6;
+   */
+  differences: string[];
+};
+
+/**
+ * Describes the message aiagent.v1.ReplayItem.
+ * Use `create(ReplayItemSchema)` to create a new message.
+ */
+export const ReplayItemSchema: GenMessage<ReplayItem> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 13);
+
+/**
+ * ReplayResult is the replay, question by question.
+ *
+ * @generated from message aiagent.v1.ReplayResult
+ */
+export type ReplayResult = Message<"aiagent.v1.ReplayResult"> & {
+  /**
+   * Test cases first, then the conversations, newest first.
+   *
+   * @generated from field: repeated aiagent.v1.ReplayItem items = 1;
+   */
+  items: ReplayItem[];
+
+  /**
+   * How many changed.
+   *
+   * @generated from field: uint32 changed = 2;
+   */
+  changed: number;
+};
+
+/**
+ * Describes the message aiagent.v1.ReplayResult.
+ * Use `create(ReplayResultSchema)` to create a new message.
+ */
+export const ReplayResultSchema: GenMessage<ReplayResult> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 14);
+
+/**
+ * ReplayAgentDraftResponse wraps the result.
+ *
+ * @generated from message aiagent.v1.ReplayAgentDraftResponse
+ */
+export type ReplayAgentDraftResponse = Message<"aiagent.v1.ReplayAgentDraftResponse"> & {
+  /**
+   * The result.
+   *
+   * @generated from field: aiagent.v1.ReplayResult data = 1;
+   */
+  data?: ReplayResult | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.ReplayAgentDraftResponse.
+ * Use `create(ReplayAgentDraftResponseSchema)` to create a new message.
+ */
+export const ReplayAgentDraftResponseSchema: GenMessage<ReplayAgentDraftResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 15);
+
+/**
+ * ToolApproval is a tool call that needed a person's approval.
+ *
+ * @generated from message aiagent.v1.ToolApproval
+ */
+export type ToolApproval = Message<"aiagent.v1.ToolApproval"> & {
+  /**
+   * The conversation.
+   *
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * The call's id, as recorded in the reply's tool_calls.
+   *
+   * @generated from field: string call_id = 2;
+   */
+  callId: string;
+
+  /**
+   * The agent's reply that recorded the call as awaiting approval.
+   *
+   * @generated from field: string message_id = 3;
+   */
+  messageId: string;
+
+  /**
+   * The tool's name.
+   *
+   * @generated from field: string tool_name = 4;
+   */
+  toolName: string;
+
+  /**
+   * The arguments the model gave, JSON text (checked against the tool's schema).
+   *
+   * @generated from field: string arguments = 5;
+   */
+  arguments: string;
+
+  /**
+   * pending, approved or refused.
+   *
+   * @generated from field: string status = 6;
+   */
+  status: string;
+
+  /**
+   * Who decided ("" while pending).
+   *
+   * @generated from field: string decided_by = 7;
+   */
+  decidedBy: string;
+
+  /**
+   * When, ISO 8601 ("" while pending).
+   *
+   * @generated from field: string decided_at = 8;
+   */
+  decidedAt: string;
+
+  /**
+   * When the agent asked, ISO 8601.
+   *
+   * @generated from field: string created_at = 9;
+   */
+  createdAt: string;
+};
+
+/**
+ * Describes the message aiagent.v1.ToolApproval.
+ * Use `create(ToolApprovalSchema)` to create a new message.
+ */
+export const ToolApprovalSchema: GenMessage<ToolApproval> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 16);
+
+/**
+ * ListToolApprovalsRequest names the conversation.
+ *
+ * @generated from message aiagent.v1.ListToolApprovalsRequest
+ */
+export type ListToolApprovalsRequest = Message<"aiagent.v1.ListToolApprovalsRequest"> & {
+  /**
+   * The conversation, a uuid.
+   *
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+};
+
+/**
+ * Describes the message aiagent.v1.ListToolApprovalsRequest.
+ * Use `create(ListToolApprovalsRequestSchema)` to create a new message.
+ */
+export const ListToolApprovalsRequestSchema: GenMessage<ListToolApprovalsRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 17);
+
+/**
+ * ToolApprovalList is a conversation's calls that needed approval.
+ *
+ * @generated from message aiagent.v1.ToolApprovalList
+ */
+export type ToolApprovalList = Message<"aiagent.v1.ToolApprovalList"> & {
+  /**
+   * Oldest first.
+   *
+   * @generated from field: repeated aiagent.v1.ToolApproval approvals = 1;
+   */
+  approvals: ToolApproval[];
+};
+
+/**
+ * Describes the message aiagent.v1.ToolApprovalList.
+ * Use `create(ToolApprovalListSchema)` to create a new message.
+ */
+export const ToolApprovalListSchema: GenMessage<ToolApprovalList> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 18);
+
+/**
+ * ListToolApprovalsResponse wraps the list.
+ *
+ * @generated from message aiagent.v1.ListToolApprovalsResponse
+ */
+export type ListToolApprovalsResponse = Message<"aiagent.v1.ListToolApprovalsResponse"> & {
+  /**
+   * The calls.
+   *
+   * @generated from field: aiagent.v1.ToolApprovalList data = 1;
+   */
+  data?: ToolApprovalList | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.ListToolApprovalsResponse.
+ * Use `create(ListToolApprovalsResponseSchema)` to create a new message.
+ */
+export const ListToolApprovalsResponseSchema: GenMessage<ListToolApprovalsResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 19);
+
+/**
+ * DecideToolApprovalRequest names the call and the decision.
+ *
+ * @generated from message aiagent.v1.DecideToolApprovalRequest
+ */
+export type DecideToolApprovalRequest = Message<"aiagent.v1.DecideToolApprovalRequest"> & {
+  /**
+   * The conversation, a uuid.
+   *
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * Required: the call's id (a ToolApproval's call_id).
+   *
+   * @generated from field: string call_id = 2;
+   */
+  callId: string;
+
+  /**
+   * Required: approve or refuse.
+   *
+   * @generated from field: string decision = 3;
+   */
+  decision: string;
+};
+
+/**
+ * Describes the message aiagent.v1.DecideToolApprovalRequest.
+ * Use `create(DecideToolApprovalRequestSchema)` to create a new message.
+ */
+export const DecideToolApprovalRequestSchema: GenMessage<DecideToolApprovalRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 20);
+
+/**
+ * DecidedToolApproval is the decided call and the agent's reply after it.
+ *
+ * @generated from message aiagent.v1.DecidedToolApproval
+ */
+export type DecidedToolApproval = Message<"aiagent.v1.DecidedToolApproval"> & {
+  /**
+   * The call, decided.
+   *
+   * @generated from field: aiagent.v1.ToolApproval approval = 1;
+   */
+  approval?: ToolApproval | undefined;
+
+  /**
+   * The agent's stored reply that carried on from the decision; absent when it stayed quiet.
+   *
+   * @generated from field: aiagent.v1.Message reply = 2;
+   */
+  reply?: Message$1 | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.DecidedToolApproval.
+ * Use `create(DecidedToolApprovalSchema)` to create a new message.
+ */
+export const DecidedToolApprovalSchema: GenMessage<DecidedToolApproval> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 21);
+
+/**
+ * DecideToolApprovalResponse wraps the outcome.
+ *
+ * @generated from message aiagent.v1.DecideToolApprovalResponse
+ */
+export type DecideToolApprovalResponse = Message<"aiagent.v1.DecideToolApprovalResponse"> & {
+  /**
+   * The outcome.
+   *
+   * @generated from field: aiagent.v1.DecidedToolApproval data = 1;
+   */
+  data?: DecidedToolApproval | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.DecideToolApprovalResponse.
+ * Use `create(DecideToolApprovalResponseSchema)` to create a new message.
+ */
+export const DecideToolApprovalResponseSchema: GenMessage<DecideToolApprovalResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 22);
 
 /**
  * ChatbotTool is a tool as listed: never its secret.
@@ -97,7 +811,7 @@ export type ChatbotTool = Message<"aiagent.v1.ChatbotTool"> & {
  * Use `create(ChatbotToolSchema)` to create a new message.
  */
 export const ChatbotToolSchema: GenMessage<ChatbotTool> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 0);
+  messageDesc(file_aiagent_v1_agent_service, 23);
 
 /**
  * CreateChatbotToolRequest is the new tool.
@@ -167,7 +881,7 @@ export type CreateChatbotToolRequest = Message<"aiagent.v1.CreateChatbotToolRequ
  * Use `create(CreateChatbotToolRequestSchema)` to create a new message.
  */
 export const CreateChatbotToolRequestSchema: GenMessage<CreateChatbotToolRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 1);
+  messageDesc(file_aiagent_v1_agent_service, 24);
 
 /**
  * CreatedChatbotTool is a new tool and its signing secret: shown in this answer only.
@@ -196,7 +910,7 @@ export type CreatedChatbotTool = Message<"aiagent.v1.CreatedChatbotTool"> & {
  * Use `create(CreatedChatbotToolSchema)` to create a new message.
  */
 export const CreatedChatbotToolSchema: GenMessage<CreatedChatbotTool> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 2);
+  messageDesc(file_aiagent_v1_agent_service, 25);
 
 /**
  * CreateChatbotToolResponse wraps the new tool.
@@ -217,7 +931,7 @@ export type CreateChatbotToolResponse = Message<"aiagent.v1.CreateChatbotToolRes
  * Use `create(CreateChatbotToolResponseSchema)` to create a new message.
  */
 export const CreateChatbotToolResponseSchema: GenMessage<CreateChatbotToolResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 3);
+  messageDesc(file_aiagent_v1_agent_service, 26);
 
 /**
  * ListChatbotToolsRequest names the chatbot.
@@ -238,7 +952,7 @@ export type ListChatbotToolsRequest = Message<"aiagent.v1.ListChatbotToolsReques
  * Use `create(ListChatbotToolsRequestSchema)` to create a new message.
  */
 export const ListChatbotToolsRequestSchema: GenMessage<ListChatbotToolsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 4);
+  messageDesc(file_aiagent_v1_agent_service, 27);
 
 /**
  * ChatbotToolList is a chatbot's tools.
@@ -259,7 +973,7 @@ export type ChatbotToolList = Message<"aiagent.v1.ChatbotToolList"> & {
  * Use `create(ChatbotToolListSchema)` to create a new message.
  */
 export const ChatbotToolListSchema: GenMessage<ChatbotToolList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 5);
+  messageDesc(file_aiagent_v1_agent_service, 28);
 
 /**
  * ListChatbotToolsResponse wraps the tools.
@@ -280,7 +994,7 @@ export type ListChatbotToolsResponse = Message<"aiagent.v1.ListChatbotToolsRespo
  * Use `create(ListChatbotToolsResponseSchema)` to create a new message.
  */
 export const ListChatbotToolsResponseSchema: GenMessage<ListChatbotToolsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 6);
+  messageDesc(file_aiagent_v1_agent_service, 29);
 
 /**
  * UpdateChatbotToolRequest names the tool and what changes.
@@ -364,7 +1078,7 @@ export type UpdateChatbotToolRequest = Message<"aiagent.v1.UpdateChatbotToolRequ
  * Use `create(UpdateChatbotToolRequestSchema)` to create a new message.
  */
 export const UpdateChatbotToolRequestSchema: GenMessage<UpdateChatbotToolRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 7);
+  messageDesc(file_aiagent_v1_agent_service, 30);
 
 /**
  * UpdateChatbotToolResponse wraps the tool as it now is.
@@ -385,7 +1099,7 @@ export type UpdateChatbotToolResponse = Message<"aiagent.v1.UpdateChatbotToolRes
  * Use `create(UpdateChatbotToolResponseSchema)` to create a new message.
  */
 export const UpdateChatbotToolResponseSchema: GenMessage<UpdateChatbotToolResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 8);
+  messageDesc(file_aiagent_v1_agent_service, 31);
 
 /**
  * DeleteChatbotToolRequest names the tool.
@@ -413,7 +1127,7 @@ export type DeleteChatbotToolRequest = Message<"aiagent.v1.DeleteChatbotToolRequ
  * Use `create(DeleteChatbotToolRequestSchema)` to create a new message.
  */
 export const DeleteChatbotToolRequestSchema: GenMessage<DeleteChatbotToolRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 9);
+  messageDesc(file_aiagent_v1_agent_service, 32);
 
 /**
  * DeleteChatbotToolResponse is empty: the tool is gone.
@@ -428,7 +1142,7 @@ export type DeleteChatbotToolResponse = Message<"aiagent.v1.DeleteChatbotToolRes
  * Use `create(DeleteChatbotToolResponseSchema)` to create a new message.
  */
 export const DeleteChatbotToolResponseSchema: GenMessage<DeleteChatbotToolResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 10);
+  messageDesc(file_aiagent_v1_agent_service, 33);
 
 /**
  * AgentBehaviour is what a chatbot's agent is told and when it hands over to the team.
@@ -479,7 +1193,7 @@ export type AgentBehaviour = Message<"aiagent.v1.AgentBehaviour"> & {
  * Use `create(AgentBehaviourSchema)` to create a new message.
  */
 export const AgentBehaviourSchema: GenMessage<AgentBehaviour> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 11);
+  messageDesc(file_aiagent_v1_agent_service, 34);
 
 /**
  * GetAgentSettingsRequest names the chatbot.
@@ -500,7 +1214,7 @@ export type GetAgentSettingsRequest = Message<"aiagent.v1.GetAgentSettingsReques
  * Use `create(GetAgentSettingsRequestSchema)` to create a new message.
  */
 export const GetAgentSettingsRequestSchema: GenMessage<GetAgentSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 12);
+  messageDesc(file_aiagent_v1_agent_service, 35);
 
 /**
  * GetAgentSettingsResponse wraps the settings.
@@ -521,7 +1235,7 @@ export type GetAgentSettingsResponse = Message<"aiagent.v1.GetAgentSettingsRespo
  * Use `create(GetAgentSettingsResponseSchema)` to create a new message.
  */
 export const GetAgentSettingsResponseSchema: GenMessage<GetAgentSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 13);
+  messageDesc(file_aiagent_v1_agent_service, 36);
 
 /**
  * HandoverPhrases replaces the handover phrases (an empty list: none but the built-in ones).
@@ -542,7 +1256,7 @@ export type HandoverPhrases = Message<"aiagent.v1.HandoverPhrases"> & {
  * Use `create(HandoverPhrasesSchema)` to create a new message.
  */
 export const HandoverPhrasesSchema: GenMessage<HandoverPhrases> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 14);
+  messageDesc(file_aiagent_v1_agent_service, 37);
 
 /**
  * UpdateAgentSettingsRequest names the chatbot and what changes.
@@ -591,7 +1305,7 @@ export type UpdateAgentSettingsRequest = Message<"aiagent.v1.UpdateAgentSettings
  * Use `create(UpdateAgentSettingsRequestSchema)` to create a new message.
  */
 export const UpdateAgentSettingsRequestSchema: GenMessage<UpdateAgentSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 15);
+  messageDesc(file_aiagent_v1_agent_service, 38);
 
 /**
  * UpdateAgentSettingsResponse wraps the settings as they now are.
@@ -612,7 +1326,7 @@ export type UpdateAgentSettingsResponse = Message<"aiagent.v1.UpdateAgentSetting
  * Use `create(UpdateAgentSettingsResponseSchema)` to create a new message.
  */
 export const UpdateAgentSettingsResponseSchema: GenMessage<UpdateAgentSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 16);
+  messageDesc(file_aiagent_v1_agent_service, 39);
 
 /**
  * AgentService is what a chatbot's agent may do and say beyond its knowledge: the tools it may call on the
@@ -682,6 +1396,85 @@ export const AgentService: GenService<{
     methodKind: "unary";
     input: typeof UpdateAgentSettingsRequestSchema;
     output: typeof UpdateAgentSettingsResponseSchema;
+  },
+  /**
+   * ListToolApprovals lists a conversation's tool calls that needed a person's approval, oldest first: the waiting
+   * ones and those decided, with the tool's name and the arguments the model gave (the account's people only; the
+   * customer never sees them).
+   *
+   * @generated from rpc aiagent.v1.AgentService.ListToolApprovals
+   */
+  listToolApprovals: {
+    methodKind: "unary";
+    input: typeof ListToolApprovalsRequestSchema;
+    output: typeof ListToolApprovalsResponseSchema;
+  },
+  /**
+   * DecideToolApproval approves or refuses a waiting tool call, once (a call decided already answers
+   * failed_precondition, HTTP 400). Approved, the call is made and its result goes back to the model; refused, the
+   * model is told so; either way the agent's reply that follows is stored, reaches the frame as any reply does, and
+   * is in this answer. The conversation must be the AI agent's (not held by a person).
+   *
+   * @generated from rpc aiagent.v1.AgentService.DecideToolApproval
+   */
+  decideToolApproval: {
+    methodKind: "unary";
+    input: typeof DecideToolApprovalRequestSchema;
+    output: typeof DecideToolApprovalResponseSchema;
+  },
+  /**
+   * GetAgentDraft answers the chatbot's draft of its agent (not_found, HTTP 404, when it has none).
+   *
+   * @generated from rpc aiagent.v1.AgentService.GetAgentDraft
+   */
+  getAgentDraft: {
+    methodKind: "unary";
+    input: typeof GetAgentDraftRequestSchema;
+    output: typeof GetAgentDraftResponseSchema;
+  },
+  /**
+   * PutAgentDraft changes what the request gives in the chatbot's draft (a field left out stays as it is); the first
+   * call makes the draft from the live configuration. Customers keep getting the live one until it is published.
+   *
+   * @generated from rpc aiagent.v1.AgentService.PutAgentDraft
+   */
+  putAgentDraft: {
+    methodKind: "unary";
+    input: typeof PutAgentDraftRequestSchema;
+    output: typeof PutAgentDraftResponseSchema;
+  },
+  /**
+   * DeleteAgentDraft drops the draft; the live configuration is unchanged.
+   *
+   * @generated from rpc aiagent.v1.AgentService.DeleteAgentDraft
+   */
+  deleteAgentDraft: {
+    methodKind: "unary";
+    input: typeof DeleteAgentDraftRequestSchema;
+    output: typeof DeleteAgentDraftResponseSchema;
+  },
+  /**
+   * PublishAgentDraft makes the draft live (its instructions, knowledge list and model) and drops it.
+   *
+   * @generated from rpc aiagent.v1.AgentService.PublishAgentDraft
+   */
+  publishAgentDraft: {
+    methodKind: "unary";
+    input: typeof PublishAgentDraftRequestSchema;
+    output: typeof PublishAgentDraftResponseSchema;
+  },
+  /**
+   * ReplayAgentDraft asks the live configuration and the draft (not_found, HTTP 404, when there is none) the same
+   * questions, side by side: the questions of a test set, and the last question of each of the chatbot's latest real
+   * conversations (with the conversation before it). Nothing is stored or sent to the customer, and no tool is called: each call either would make is recorded
+   * with status dry_run. With the built-in agent the replay is deterministic.
+   *
+   * @generated from rpc aiagent.v1.AgentService.ReplayAgentDraft
+   */
+  replayAgentDraft: {
+    methodKind: "unary";
+    input: typeof ReplayAgentDraftRequestSchema;
+    output: typeof ReplayAgentDraftResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_aiagent_v1_agent_service, 0);

@@ -10,6 +10,7 @@ import { AcceptInvitation } from "./pages/invitation.js";
 import { KnowledgePage } from "./pages/knowledge.js";
 import { MailPage } from "./pages/mail.js";
 import { Profile } from "./pages/profile.js";
+import { ReplayPage } from "./pages/replay.js";
 import { ReportsPage } from "./pages/reports.js";
 import { SavedRepliesPage } from "./pages/saved-replies.js";
 import { SignIn } from "./pages/sign-in.js";
@@ -181,6 +182,7 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
       if (parts[2] === "appearance") return <ChatbotAppearancePage chatbotId={parts[1]!} />;
       if (parts[2] === "knowledge") return <KnowledgePage chatbotId={parts[1]!} />;
       if (parts[2] === "agent") return <AgentPage chatbotId={parts[1]!} />;
+      if (parts[2] === "replay") return <ReplayPage chatbotId={parts[1]!} />;
       return <ChatbotEdit chatbotId={parts[1]!} />;
     default:
       return (

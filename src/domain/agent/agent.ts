@@ -12,6 +12,8 @@ export interface AgentTurn {
 /** What the agent produces: pieces of text as they come, then the whole reply. */
 export type AgentEvent =
   | { type: "delta"; text: string }
+  /** Tool calls are running (the frame shows a short "looking that up" line; never their arguments or results). */
+  | { type: "activity"; activity: "looking_up" }
   | {
       type: "done";
       content: string;
@@ -40,6 +42,10 @@ export type ToolCallStatus =
   | "refused_address"
   | "unknown_tool"
   | "awaiting_approval"
+  /** A person of the team refused the call: it was not made. */
+  | "refused"
+  /** A replay: the call was not made (the record says what would have been called). */
+  | "dry_run"
   | "not_run";
 
 /** A call the model asked for. */
@@ -98,6 +104,16 @@ export interface ReplyScope {
   conversationId: string;
   /** The customer's user_id, from the verified access token. */
   userId: string;
+  /**
+   * Set when a person decided on a call that waited for approval: the history ends with the reply that recorded it,
+   * and this reply carries on from it (the call run when approved, the model told when refused).
+   */
+  decision?: { callId: string; approved: boolean };
+  /**
+   * Set for a replay: nothing is stored or sent to anyone, no tool is called (each call is recorded as dry_run), the
+   * conversation's handover and the daily budget are not looked at, and these instructions are the owner's.
+   */
+  replay?: { instructions: string };
 }
 
 /** The AI agent behind the frame; implementations are interchangeable. */

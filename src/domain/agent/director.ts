@@ -11,13 +11,16 @@ import type {
   AgentTurn,
   ReplyScope,
   ToolCallOutcome,
+  ToolCallRecord,
   ToolCallRequest,
   ToolCallStatus,
 } from "./agent.js";
+import { RESULT_EXCERPT } from "./agent.js";
 import { dontKnowStreak, handoverMessage, handoverRequest, isDontKnow } from "./handover-rules.js";
 import { citation } from "./offline-agent.js";
 import {
   type AgentRepository,
+  type AgentSettingsRecord,
   argumentValidator,
   defaultSettings,
   type ToolRecord,
@@ -126,7 +129,7 @@ export class DirectedAgent implements Agent {
     const [stored, tools, waiting, searchable] = await Promise.all([
       this.d.agents.settings(chatbot.chatbotId),
       this.d.agents.tools(chatbot.chatbotId),
-      this.d.agents.handover(scope.conversationId),
+      scope.replay ? undefined : this.d.agents.handover(scope.conversationId),
       this.d.searchKnowledge && this.d.hasSources ? this.d.hasSources(chatbot.chatbotId) : false,
     ]);
     // Handed over: the team answers; the agent says nothing more until a person releases the conversation.
@@ -134,26 +137,50 @@ export class DirectedAgent implements Agent {
       yield { type: "done", content: "", documents: [], toolCalls: "", handover: SILENT };
       return;
     }
-    const settings = stored ?? defaultSettings(chatbot);
+    const settings = { ...(stored ?? defaultSettings(chatbot)) };
+    if (scope.replay) settings.instructions = scope.replay.instructions;
+    // A person decided on a call that waited: it runs (or not), and the model carries on from its outcome.
+    if (scope.decision) {
+      const resumed = await this.decided(chatbot, tools, scope, history, signal);
+      if (resumed)
+        yield* this.carryOn(chatbot, resumed.history, signal, scope, settings, tools, now, searchable, resumed.record);
+      return;
+    }
     const question = [...history].reverse().find((t) => t.role === "user")?.content ?? "";
     const asked = handoverRequest(question, settings.handoverPhrases);
     if (asked) {
       yield handingOver(handoverMessage(chatbot, now, asked.language), asked.reason);
       return;
     }
-    if (this.d.usesModel(chatbot)) {
+    if (this.d.usesModel(chatbot) && !scope.replay) {
       const budget = settings.dailyTokenBudget || this.d.defaultDailyTokens;
       if (budget > 0 && (await this.d.agents.tokensUsed(chatbot.chatbotId, utcDay(now))) >= budget) {
         yield handingOver(handoverMessage(chatbot, now), "the chatbot's daily model budget is used up");
         return;
       }
     }
+    yield* this.carryOn(chatbot, history, signal, scope, settings, tools, now, searchable);
+  }
+
+  /** The inner agent's reply under the chatbot's rules; a decided call, when given, heads its tool_calls record. */
+  private async *carryOn(
+    chatbot: ChatbotRecord,
+    history: AgentTurn[],
+    signal: AbortSignal,
+    scope: ReplyScope,
+    settings: AgentSettingsRecord,
+    tools: ToolRecord[],
+    now: number,
+    searchable: boolean,
+    decided?: ToolCallRecord,
+  ): AsyncIterable<AgentEvent> {
     const context = this.context(chatbot, tools, settings.instructions, scope, now, searchable);
-    for await (const ev of this.inner.reply(chatbot, history, signal, scope, context)) {
-      if (ev.type === "delta") {
-        yield ev;
+    for await (const inner of this.inner.reply(chatbot, history, signal, scope, context)) {
+      if (inner.type !== "done") {
+        yield inner;
         continue;
       }
+      const ev = decided ? { ...inner, toolCalls: withDecided(decided, inner.toolCalls) } : inner;
       if (ev.tokens && ev.tokens > 0) await this.d.agents.addTokens(chatbot.chatbotId, utcDay(now), ev.tokens);
       if (ev.handover) {
         yield { ...ev, content: ev.content.trim() || handoverMessage(chatbot, this.d.clock.now()) };
@@ -171,6 +198,54 @@ export class DirectedAgent implements Agent {
       yield ev;
       return;
     }
+  }
+
+  /**
+   * The call a person decided on, run when approved (its arguments checked again), and the history the model carries
+   * on from: the reply that waited, as that step's tool calls with their outcomes. Undefined when the history's last
+   * reply holds no such waiting call.
+   */
+  private async decided(
+    chatbot: ChatbotRecord,
+    tools: ToolRecord[],
+    scope: ReplyScope,
+    history: AgentTurn[],
+    signal: AbortSignal,
+  ): Promise<{ record: ToolCallRecord; history: AgentTurn[] } | undefined> {
+    const decision = scope.decision!;
+    const last = history.at(-1);
+    const calls = parseRecords(last?.role === "assistant" ? last.toolCalls : undefined);
+    const waiting = calls.find((c) => c.id === decision.callId && c.status === "awaiting_approval");
+    if (!waiting) return undefined;
+    const request = { id: waiting.id, name: waiting.name, arguments: waiting.arguments };
+    const outcome = decision.approved
+      ? await this.run(
+          chatbot,
+          new Map(tools.map((t) => [t.name, t])),
+          scope,
+          request,
+          AbortSignal.any([signal, AbortSignal.timeout(this.d.maxReplyMs)]),
+          true,
+        )
+      : {
+          status: "refused" as const,
+          result:
+            "A person of the team refused this call; it was not made. Tell the customer, and do not make up its result.",
+          durationMs: 0,
+        };
+    const record: ToolCallRecord = {
+      ...request,
+      status: outcome.status,
+      result: outcome.result.slice(0, RESULT_EXCERPT),
+      duration_ms: outcome.durationMs,
+    };
+    // The model is told the whole result once (the record keeps an excerpt).
+    const told = { ...record, result: outcome.result };
+    const step = calls.map((c) => (c.id === record.id ? told : c));
+    return {
+      record,
+      history: [...history.slice(0, -1), { role: "assistant", content: "", toolCalls: JSON.stringify(step) }],
+    };
   }
 
   /** The tools offered to the model, and how each call is run. */
@@ -217,6 +292,7 @@ export class DirectedAgent implements Agent {
     scope: ReplyScope,
     call: ToolCallRequest,
     signal: AbortSignal,
+    approved = false,
   ): Promise<ToolCallOutcome> {
     const started = Date.now();
     const ended = (status: ToolCallStatus, result: string, stop?: ToolCallOutcome["stop"]): ToolCallOutcome => ({
@@ -251,11 +327,17 @@ export class DirectedAgent implements Agent {
           .map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}`)
           .join("; ")}); nothing was sent.`,
       );
-    if (tool.requiresApproval)
+    if (tool.requiresApproval && !approved)
       return ended(
         "awaiting_approval",
         "A person of the team must approve this call before it runs; tell the customer the team will follow up.",
         { approval: true },
+      );
+    // A replay calls nothing: the record says what would have been sent where.
+    if (scope.replay)
+      return ended(
+        "dry_run",
+        `Replay: the call was not made (it would have been ${tool.method} ${tool.url}). Answer as if its result were unknown.`,
       );
     const secret = this.d.sealer.open(tool.secretSealed, toolSecretBinding(tool.toolId));
     const answer = await this.d.callTool(
@@ -335,6 +417,22 @@ async function searchCall(
     }),
     passages.map(({ marker, document }) => ({ marker, document })),
   );
+}
+
+/** A stored tool_calls record's entries (none when it is empty or not a list). */
+function parseRecords(text: string | undefined): ToolCallRecord[] {
+  if (!text) return [];
+  try {
+    const list = JSON.parse(text) as unknown;
+    return Array.isArray(list) ? (list as ToolCallRecord[]).filter((c) => typeof c?.id === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The record of a reply that carried on after a decision: the decided call first, then the reply's own calls. */
+function withDecided(decided: ToolCallRecord, toolCalls: string): string {
+  return JSON.stringify([decided, ...parseRecords(toolCalls)]);
 }
 
 function handingOver(content: string, reason: string): AgentEvent {

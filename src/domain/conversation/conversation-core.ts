@@ -1,5 +1,6 @@
 import type { ChatbotRepository } from "../account/repository.js";
 import type { Agent } from "../agent/agent.js";
+import type { ToolApprovalRepository } from "../agent/approvals.js";
 import type { AgentRepository } from "../agent/tools.js";
 import type { AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { AccountCaller, FrameCaller } from "../caller.js";
@@ -46,6 +47,8 @@ export interface ConversationTx extends LogTx, AuditTx {
   attachments: AttachmentRepository;
   /** The conversations handed over to the team. */
   agents: Pick<AgentRepository, "setHandover" | "clearHandover">;
+  /** Tool calls waiting for a person's approval. */
+  approvals: ToolApprovalRepository;
 }
 
 /** What the conversation use cases need. */
@@ -54,6 +57,8 @@ export interface ConversationServiceDeps {
   conversations: ConversationRepository;
   chatbots: ChatbotRepository;
   agent: Agent;
+  /** Tool calls waiting for a person's approval (read outside units of work). */
+  approvals: Pick<ToolApprovalRepository, "get" | "forConversation">;
   clock: Clock;
   idleCloseSeconds: number;
   /** Where watchers hear that the event log advanced (the store announces every append). */

@@ -7,7 +7,14 @@ import { type ConversationCore, type ConversationServiceDeps, namesAccountOf } f
 import { mayAccess } from "./owners.js";
 import type { PageForm } from "./page-cache.js";
 import { withRatings } from "./ratings.js";
-import type { ContactFilter, ContactQuery, ContactView, ConversationSummary } from "./repository.js";
+import {
+  type ContactFilter,
+  type ContactQuery,
+  type ContactView,
+  type ConversationPreview,
+  type ConversationSummary,
+  PREVIEW_LENGTH,
+} from "./repository.js";
 import { effectiveStatus } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
 import { viewAssignee } from "./views.js";
@@ -74,6 +81,7 @@ export class ConversationReads {
   /** A page from the store, with how long the passage of time leaves it as it is. */
   private async loadContacts(q: ContactQuery): Promise<LoadedPage> {
     const p = await this.d.contacts.list(q);
+    const previews = await this.d.conversations.previews(p.contacts.map((c) => c.latestConversationId));
     const { liveSince } = q;
     let liveUntil = Number.POSITIVE_INFINITY;
     // A conversation shown live reads closed once liveSince passes its activity.
@@ -104,6 +112,7 @@ export class ConversationReads {
             channels: c.channels,
             latestConversationId: c.latestConversationId,
             conversationStatus: effectiveStatus(c.latestStatus, c.latestActivityAt, liveSince),
+            ...previewOf(previews.get(c.latestConversationId)),
           }),
         ),
         hasMore: p.hasMore,
@@ -160,4 +169,15 @@ export class ConversationReads {
       hasMore: p.hasMore,
     };
   }
+}
+
+/** The list's preview fields of a conversation: the last message on one line, cut at PREVIEW_LENGTH. */
+function previewOf(p: ConversationPreview | undefined) {
+  if (!p) return { chatbotId: "", latestMessagePreview: "", latestMessageRole: "" as const };
+  const line = p.content.replace(/\s+/g, " ").trim();
+  return {
+    chatbotId: p.chatbotId,
+    latestMessagePreview: line.length > PREVIEW_LENGTH ? `${line.slice(0, PREVIEW_LENGTH - 1)}…` : line,
+    latestMessageRole: p.role,
+  };
 }

@@ -5,6 +5,7 @@ import { ConversationWatches } from "./conversation-watches.js";
 import { CustomerMessages } from "./customer-messages.js";
 import { OperatorActions } from "./operator-actions.js";
 import { ConversationRatings } from "./ratings.js";
+import { ToolApprovals } from "./tool-approvals.js";
 
 export type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 export type { ConversationServiceDeps } from "./conversation-core.js";
@@ -30,6 +31,8 @@ export class ConversationService {
   readonly ratings: ConversationRatings;
   /** The files sent with messages (attachments.ts). */
   readonly attachments: Attachments;
+  /** The agent's tool calls that wait for a person's approval. */
+  readonly approvals: ToolApprovals;
   private readonly core: ConversationCore;
 
   constructor(
@@ -50,6 +53,7 @@ export class ConversationService {
       ...files,
       ...(d.customerLimits ? { customerLimits: d.customerLimits } : {}),
     });
+    this.approvals = new ToolApprovals(core, d);
   }
 
   /** Message pages answered from the page cache and built from storage, since start (the metrics). */

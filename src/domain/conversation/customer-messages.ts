@@ -11,11 +11,14 @@ import { handOver } from "./handover.js";
 import { REPLY_LEASE_MS, REPLY_RENEW_MS, REPLY_WAIT_MS } from "./replies.js";
 import type { ConversationRecord, MessageRecord, NewConversation } from "./repository.js";
 import { AI_AGENT, NEW_CONVERSATION } from "./rules.js";
+import { appendReply, recordWaitingCalls } from "./tool-approvals.js";
 
 /** An event of a streamed send. */
 export type SendEvent =
   | { type: "user_message"; message: MessageRecord }
   | { type: "delta"; text: string }
+  /** The agent is running tool calls: the frame shows a short line (never their arguments or results). */
+  | { type: "activity"; activity: "looking_up" }
   | { type: "reply"; message: MessageRecord };
 
 /** The channel of conversations started in the frame. */
@@ -192,27 +195,16 @@ export class CustomerMessages {
             yield { type: "delta", text: ev.text };
             continue;
           }
+          if (ev.type === "activity") {
+            yield ev;
+            continue;
+          }
           // Handed over already: the team answers (nothing stored; the claim is released).
           if (ev.handover === SILENT) return true;
-          const { message: reply } = await this.c.append(
-            caller.accountId,
-            conv.conversationId,
-            {
-              messageId: newId(),
-              role: "assistant",
-              content: ev.content,
-              toolCalls: ev.toolCalls,
-              documents: ev.documents,
-              createdAt: this.d.clock.now(),
-            },
-            undefined,
-            false,
-            undefined,
-            0,
-            async (tx, message) => {
-              if (!(await tx.replies.complete(messageId, held, message.messageOrder))) throw new ClaimLost();
-            },
-          );
+          const reply = await appendReply(this.c, conv, ev, this.d.clock.now(), async (tx, message) => {
+            if (!(await tx.replies.complete(messageId, held, message.messageOrder))) throw new ClaimLost();
+            await recordWaitingCalls(tx, conv, message);
+          });
           stored = true;
           if (ev.handover) await handOver(this.d, caller.accountId, conv.conversationId, ev.handover);
           yield { type: "reply", message: reply };

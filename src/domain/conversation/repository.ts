@@ -29,7 +29,24 @@ export interface ContactQuery {
 export interface ContactView extends Omit<StoredContact, "latestStatus" | "latestActivityAt" | "liveActivityAt"> {
   /** The latest conversation's status as a reader sees it (idle conversations read closed). */
   conversationStatus: "live" | "closed";
+  /** The latest conversation's chatbot. */
+  chatbotId: string;
+  /** The start of the latest conversation's last message, on one line ("" when none). */
+  latestMessagePreview: string;
+  /** Who wrote it ("" when none). */
+  latestMessageRole: MessageRole | "";
 }
+
+/** A conversation's chatbot and last message, as the contact list shows them. */
+export interface ConversationPreview {
+  chatbotId: string;
+  role: MessageRole | "";
+  /** The message's first PREVIEW_LENGTH characters as stored. */
+  content: string;
+}
+
+/** Characters of a last message the contact list shows at most. */
+export const PREVIEW_LENGTH = 120;
 
 /** A contact as stored, with its latest conversation's stored status and last activity. */
 export interface StoredContact {
@@ -198,6 +215,8 @@ export interface ConversationRepository {
     limit: number,
     offset: number,
   ): Promise<{ conversations: ConversationRecord[]; hasMore: boolean }>;
+  /** The chatbot and last message (its first PREVIEW_LENGTH characters) of each of these conversations. */
+  previews(conversationIds: readonly string[]): Promise<Map<string, ConversationPreview>>;
   markRead(conversationId: string): Promise<void>;
   /**
    * Moves the read marker back to just before the latest customer message (that one counts as unread again);
@@ -222,6 +241,10 @@ export const ACTIVITY_KINDS = [
   "handed_over",
   /** The customer rated it (`detail`: the score, then the comment). */
   "rated",
+  /** A person changed its labels (`detail`: "+Name" added, "-Name" removed, comma-separated). */
+  "labeled",
+  /** A person changed its priority (`detail`: "low → high"). */
+  "prioritized",
 ] as const;
 
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];

@@ -9,14 +9,26 @@ import { optionalText } from "../validate.js";
 import { chunkPage, type ExtractedPage } from "./chunking.js";
 import { queryWords } from "./language.js";
 import { scoreSnippets } from "./matching.js";
-import { ANSWER_THRESHOLD, excerptOf, type Passage, passageScore } from "./scoring.js";
+import { fuse, rankHits, searchedWords, stemsOfWords } from "./ranking.js";
+import { ANSWER_THRESHOLD, excerptOf, type Passage } from "./scoring.js";
 
 export { ANSWER_THRESHOLD, type Passage } from "./scoring.js";
 
-import type { KnowledgeRepository, KnowledgeSourceRecord, SourceKind } from "./source.js";
+import type {
+  ChunkHit,
+  ChunkInput,
+  Embedder,
+  KnowledgeRepository,
+  KnowledgeSourceRecord,
+  SourceKind,
+} from "./source.js";
 
 /** Largest uploaded file. */
 export const MAX_FILE_BYTES = 8 * 1024 * 1024;
+/** How many passages the store's full-text search gives for the domain to rank (ranking.ts). */
+const CANDIDATES = 60;
+/** Longest a question's embedding may take before the search goes on with BM25 alone, ms. */
+const QUERY_EMBED_MS = 3000;
 /** Most sources per chatbot. */
 export const MAX_SOURCES = 200;
 /** Site crawls: default and most pages, default and most depth. */
@@ -138,6 +150,10 @@ export class KnowledgeService {
       onError?: (sourceId: string, e: unknown) => void;
       /** Checks a page or site address when it is given (production: it must resolve to public addresses). */
       checkUrl?: (field: string, url: string) => Promise<void>;
+      /** An embeddings endpoint: passages get vectors, searches merge them with BM25 (reciprocal rank fusion). */
+      embedder?: Embedder | undefined;
+      /** Told when the embeddings endpoint failed (passages are then indexed and searched by BM25 alone). */
+      onEmbeddingError?: (e: unknown) => void;
     },
   ) {}
 
@@ -295,17 +311,19 @@ export class KnowledgeService {
     const chatbot = o.chatbot ?? (await this.d.chatbotById(chatbotId));
     if (!chatbot) return [];
     const min = o.minScore ?? ANSWER_THRESHOLD;
-    const out: Passage[] = [];
-    const hits = await this.d.knowledge.search({ chatbotId: chatbot.chatbotId, words, limit: Math.max(20, limit * 4) });
-    if (hits.length > 0) {
-      const sources = new Map(
-        (await this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES)).map((s) => [s.sourceId, s]),
-      );
-      for (const h of hits) {
-        const s = sources.get(h.sourceId);
+    const found: Passage[] = [];
+    const stats = await this.d.knowledge.termStats(chatbot.chatbotId, stemsOfWords(words));
+    const [hits, near] = await Promise.all([
+      this.d.knowledge.search({ chatbotId: chatbot.chatbotId, words: searchedWords(words, stats), limit: CANDIDATES }),
+      this.nearest(chatbot.chatbotId, query),
+    ]);
+    if (hits.length > 0 || near.length > 0) {
+      const sources = await this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES);
+      const byId = new Map(sources.map((s) => [s.sourceId, s]));
+      for (const { hit: h, coverage } of fuse(rankHits(words, hits, stats), near, words, stats)) {
+        const s = byId.get(h.sourceId);
         if (!s) continue;
-        const score = passageScore(words, h);
-        out.push({
+        found.push({
           sourceId: s.sourceId,
           sourceTitle: s.title,
           title: h.title || s.title,
@@ -315,19 +333,42 @@ export class KnowledgeService {
           headingPath: h.headingPath,
           text: h.text,
           excerpt: excerptOf(query, h.text, h.language),
-          score,
+          score: coverage,
           knowledgeVersion: s.version,
         });
       }
     }
-    out.push(...scoreSnippets(query, chatbot.knowledge, Number.MIN_VALUE));
-    // Stable: among equal scores the store's BM25 order (then the knowledge list's order) stays.
-    return out
-      .map((p, i) => ({ p, i }))
-      .sort((a, b) => b.p.score - a.p.score || a.i - b.i)
-      .map((x) => x.p)
-      .filter((p) => p.score >= min)
-      .slice(0, limit);
+    // The sources' passages in their ranking's order, the knowledge list's in its own, merged by score (a list
+    // snippet goes before the passages less sure than it).
+    const listed = scoreSnippets(query, chatbot.knowledge, Number.MIN_VALUE);
+    const out: Passage[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < found.length || j < listed.length) {
+      const a = found[i];
+      const b = listed[j];
+      if (a && (!b || a.score >= b.score)) {
+        out.push(a);
+        i++;
+      } else {
+        out.push(b!);
+        j++;
+      }
+    }
+    return out.filter((p) => p.score >= min).slice(0, limit);
+  }
+
+  /** The passages nearest the question's embedding ([] without an embeddings endpoint, or when it fails). */
+  private async nearest(chatbotId: string, query: string): Promise<ChunkHit[]> {
+    const e = this.d.embedder;
+    if (!e) return [];
+    try {
+      const [v] = await e.embed([query], AbortSignal.timeout(QUERY_EMBED_MS));
+      return v ? await this.d.knowledge.nearest({ chatbotId, vector: v, limit: CANDIDATES }) : [];
+    } catch (err) {
+      this.d.onEmbeddingError?.(err);
+      return [];
+    }
   }
 
   /**
@@ -401,6 +442,23 @@ export class KnowledgeService {
     }
   }
 
+  /** The passages with their embeddings (without, when there is no endpoint or it failed: BM25 still finds them). */
+  private async embedded(chunks: ChunkInput[], signal: AbortSignal): Promise<ChunkInput[]> {
+    const e = this.d.embedder;
+    if (!e || chunks.length === 0) return chunks;
+    try {
+      const vectors = await e.embed(
+        chunks.map((c) => `${c.title}\n${c.headingPath}\n${c.text}`),
+        signal,
+      );
+      return chunks.map((c, i) => ({ ...c, vector: vectors[i] }));
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.d.onEmbeddingError?.(err);
+      return chunks;
+    }
+  }
+
   private async index(chatbotId: string, sourceId: string): Promise<void> {
     const k = this.d.knowledge;
     const s = await k.getSource(chatbotId, sourceId);
@@ -415,11 +473,13 @@ export class KnowledgeService {
       const signal = this.stop.signal;
       const take = async (page: ExtractedPage) => {
         if (signal.aborted) throw signal.reason;
-        const hash = sha256(page.markdown);
+        // The embedder's id is part of the hash: a page indexed without vectors (or by another model) is embedded
+        // again on its next resync.
+        const hash = sha256(this.d.embedder ? `${this.d.embedder.id}\n${page.markdown}` : page.markdown);
         if (seen.has(page.url)) return;
         seen.set(page.url, hash);
         if (old.get(page.url) === hash) return;
-        const chunks = chunkPage(page);
+        const chunks = await this.embedded(chunkPage(page), signal);
         if (!(await k.replacePage(s, page.url, hash, chunks))) throw new KnowledgeFailure("the source was deleted");
       };
       if (s.kind === "file") {

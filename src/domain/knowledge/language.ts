@@ -29,11 +29,25 @@ export const STOP_WORDS: Record<Exclude<TextLanguage, "simple">, Set<string>> = 
   ),
 };
 
+/** A stemmer that remembers its answers (a search stems the same words of its candidate passages again and again). */
+function remembered(stem: (w: string) => string): (w: string) => string {
+  const seen = new Map<string, string>();
+  return (w) => {
+    let s = seen.get(w);
+    if (s === undefined) {
+      if (seen.size >= 200_000) seen.clear();
+      s = stem(w);
+      seen.set(w, s);
+    }
+    return s;
+  };
+}
+
 const STEMMERS: Record<TextLanguage, (w: string) => string> = {
-  english,
-  german,
-  french,
-  spanish,
+  english: remembered(english),
+  german: remembered(german),
+  french: remembered(french),
+  spanish: remembered(spanish),
   simple: (w) => w,
 };
 

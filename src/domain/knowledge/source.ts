@@ -50,6 +50,8 @@ export interface ChunkInput {
   language: TextLanguage;
   /** Its position in its page. */
   position: number;
+  /** Its embedding, when an embeddings endpoint is configured. */
+  vector?: Float32Array | undefined;
 }
 
 /** A passage of a source as found by a search, with the back end's own rank (higher is better). */
@@ -64,6 +66,26 @@ export interface ChunkQuery {
   chatbotId: string;
   words: string[];
   limit: number;
+}
+
+/** A chatbot's passage count, and how many of its passages hold each of some stemmed terms (absent: none). */
+export interface TermStats {
+  chunks: number;
+  df: Map<string, number>;
+}
+
+/** How passages near an embedding are found: the chatbot's passages with a vector, most similar (cosine) first. */
+export interface VectorQuery {
+  chatbotId: string;
+  vector: Float32Array;
+  limit: number;
+}
+
+/** Makes embeddings of texts (an OpenAI-compatible /v1/embeddings endpoint), one vector per text, in order. */
+export interface Embedder {
+  /** What the vectors are made by (its model): pages indexed by another are embedded again on their next resync. */
+  readonly id: string;
+  embed(texts: string[], signal: AbortSignal): Promise<Float32Array[]>;
 }
 
 /** The status change a step of indexing records. */
@@ -120,4 +142,8 @@ export interface KnowledgeRepository {
   removeSource(chatbotId: string, sourceId: string): Promise<boolean>;
   /** The chatbot's passages holding any of the words, best first by BM25 (SQLite FTS5, PostgreSQL ts_rank). */
   search(q: ChunkQuery): Promise<ChunkHit[]>;
+  /** The chatbot's passage count and the document frequency of each term (stemmed as indexed). */
+  termStats(chatbotId: string, terms: string[]): Promise<TermStats>;
+  /** The chatbot's passages with an embedding, most similar to the vector first (rank: the cosine similarity). */
+  nearest(q: VectorQuery): Promise<ChunkHit[]>;
 }

@@ -35,13 +35,14 @@ export function reportCsv(r: Report): string {
     `handed_over,${r.handedOver}`,
     `handed_over_share,${r.handedOverShare}`,
     `first_response_count,${r.firstResponse.count}`,
-    `first_response_median_seconds,${r.firstResponse.medianSeconds}`,
-    `first_response_p90_seconds,${r.firstResponse.p90Seconds}`,
+    // A figure with nothing measured is an empty cell, not 0 (its count beside it says 0).
+    `first_response_median_seconds,${measured(r.firstResponse.count, r.firstResponse.medianSeconds)}`,
+    `first_response_p90_seconds,${measured(r.firstResponse.count, r.firstResponse.p90Seconds)}`,
     `time_to_close_count,${r.timeToClose.count}`,
-    `time_to_close_median_seconds,${r.timeToClose.medianSeconds}`,
-    `time_to_close_p90_seconds,${r.timeToClose.p90Seconds}`,
+    `time_to_close_median_seconds,${measured(r.timeToClose.count, r.timeToClose.medianSeconds)}`,
+    `time_to_close_p90_seconds,${measured(r.timeToClose.count, r.timeToClose.p90Seconds)}`,
     `ratings_count,${r.ratings.count}`,
-    `ratings_average,${r.ratings.average}`,
+    `ratings_average,${measured(r.ratings.count, r.ratings.average)}`,
     ...r.ratings.distribution.map((n, i) => `ratings_score_${i + 1},${n}`),
     "",
     "date,conversations,handed_over",
@@ -51,4 +52,9 @@ export function reportCsv(r: Report): string {
     ...r.hours.map((h) => `${h.hour},${h.messages}`),
   ];
   return `${lines.join("\r\n")}\r\n`;
+}
+
+/** A figure, or nothing when none of it was measured. */
+function measured(count: number, value: number): string {
+  return count === 0 ? "" : String(value);
 }

@@ -73,6 +73,8 @@ function toApiError(body: ErrorBody | undefined, status: number): ApiError {
 export interface SendHandlers {
   onUserMessage(m: ChatMessage): void;
   onDelta(text: string): void;
+  /** The agent runs tool calls (`looking_up`); the next text or the reply clears it. */
+  onActivity?(activity: string): void;
   onReply(m: ChatMessage): void;
 }
 
@@ -236,12 +238,13 @@ export class FrameApi {
     try {
       for await (const line of ndjson(res.body!)) {
         const l = line as {
-          result?: { user_message?: ChatMessage; delta?: string; reply?: ChatMessage };
+          result?: { user_message?: ChatMessage; delta?: string; activity?: string; reply?: ChatMessage };
           error?: ErrorBody;
         };
         if (l.error) throw toApiError(l.error, 200);
         if (l.result?.user_message) h.onUserMessage(l.result.user_message);
         else if (typeof l.result?.delta === "string") h.onDelta(l.result.delta);
+        else if (typeof l.result?.activity === "string") h.onActivity?.(l.result.activity);
         else if (l.result?.reply) h.onReply(l.result.reply);
       }
     } catch (e) {

@@ -240,6 +240,7 @@ function start(): void {
             if (pending) view.confirm(pending, m);
           },
           onDelta: (t) => reply.append(t),
+          onActivity: () => reply.lookingUp(),
           onReply: (m) => {
             replied = true;
             handover.seen(m.message_order);

@@ -55,6 +55,8 @@ export interface Operator {
 /** A reply being written: text grows as it streams, then becomes the stored message or an error. */
 export interface ReplyHandle {
   append(text: string): void;
+  /** Shows a short line while the agent looks something up (its next text or the reply clears it). */
+  lookingUp(): void;
   finish(m: ChatMessage): void;
   /** Shows the failure in the reply's place, with a button (`action`) that asks again. */
   fail(message: string, action?: { label: string; run: () => void }): void;
@@ -181,8 +183,18 @@ export class ChatView {
     this.scrollToEnd(true);
     let text = "";
     const done = () => this.log.setAttribute("aria-busy", "false");
+    let activity: HTMLElement | undefined;
     return {
+      lookingUp: () => {
+        if (activity) return;
+        activity = el("div", "msg__activity", T.lookingUp);
+        activity.setAttribute("role", "status");
+        li.append(activity);
+        this.scrollToEnd(this.atEnd());
+      },
       append: (t) => {
+        activity?.remove();
+        activity = undefined;
         const follow = this.atEnd();
         if (text === "") {
           li.classList.remove("msg--typing");

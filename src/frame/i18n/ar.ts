@@ -42,6 +42,7 @@ export const ar: Catalogue = {
     operatorSaid: "كتب فريق الدعم:",
     said: "كتب:",
     assistantTyping: "المساعد يكتب",
+    lookingUp: "جارٍ البحث…",
     error: "خطأ:",
     sources: "المصادر",
     attach: "إرفاق ملف",

@@ -53,6 +53,8 @@ export interface ScriptStrings {
   operatorSaid: string;
   said: string;
   assistantTyping: string;
+  /** Shown while the agent runs a tool call (never what it sends or gets back). */
+  lookingUp: string;
   error: string;
   sources: string;
   /** The attach button's label (attach.ts). */

@@ -45,6 +45,7 @@ export const de: Catalogue = {
     operatorSaid: "Das Support-Team schrieb:",
     said: "schrieb:",
     assistantTyping: "Der Assistent schreibt",
+    lookingUp: "Ich sehe kurz nach…",
     error: "Fehler:",
     sources: "Quellen",
     attach: "Datei anhängen",

@@ -43,6 +43,7 @@ export const en: Catalogue = {
     operatorSaid: "Support team said:",
     said: "said:",
     assistantTyping: "Assistant is typing",
+    lookingUp: "Looking that up…",
     error: "Error:",
     sources: "Sources",
     attach: "Attach a file",

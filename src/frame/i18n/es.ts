@@ -43,6 +43,7 @@ export const es: Catalogue = {
     operatorSaid: "El equipo de soporte escribió:",
     said: "escribió:",
     assistantTyping: "El asistente está escribiendo",
+    lookingUp: "Lo estoy consultando…",
     error: "Error:",
     sources: "Fuentes",
     attach: "Adjuntar un archivo",

@@ -43,6 +43,7 @@ export const fr: Catalogue = {
     operatorSaid: "L’équipe d’assistance a écrit :",
     said: "a écrit :",
     assistantTyping: "L’assistant écrit",
+    lookingUp: "Je vérifie…",
     error: "Erreur :",
     sources: "Sources",
     attach: "Joindre un fichier",

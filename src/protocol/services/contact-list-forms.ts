@@ -22,6 +22,9 @@ export function contact(c: ContactView): MessageInitShape<typeof ContactSchema> 
     channels: c.channels,
     userId: c.userId,
     latestConversationId: c.latestConversationId,
+    latestMessagePreview: c.latestMessagePreview,
+    latestMessageRole: c.latestMessageRole,
+    chatbotId: c.chatbotId,
   };
 }
 
@@ -34,7 +37,7 @@ const str = JSON.stringify;
  * the same bytes).
  */
 function contactJson(c: ContactView): string {
-  return `{"contact_id":${str(c.contactId)},"contact_name":${str(c.contactName)},"phone_number":${str(c.phoneNumber)},"email":${str(c.email)},"conversation_status":${str(c.conversationStatus)},"assigned_to":${str(c.assignedTo)},"unread_message_count":"${c.unreadCount}","latest_message_time":"${isoTime(c.latestMessageAt)}","channels":${str(c.channels)},"user_id":${str(c.userId)},"latest_conversation_id":${str(c.latestConversationId)}}`;
+  return `{"contact_id":${str(c.contactId)},"contact_name":${str(c.contactName)},"phone_number":${str(c.phoneNumber)},"email":${str(c.email)},"conversation_status":${str(c.conversationStatus)},"assigned_to":${str(c.assignedTo)},"unread_message_count":"${c.unreadCount}","latest_message_time":"${isoTime(c.latestMessageAt)}","channels":${str(c.channels)},"user_id":${str(c.userId)},"latest_conversation_id":${str(c.latestConversationId)},"latest_message_preview":${str(c.latestMessagePreview)},"latest_message_role":${str(c.latestMessageRole)},"chatbot_id":${str(c.chatbotId)}}`;
 }
 
 /** The page's JSON answer (the `data.data` envelope). */

@@ -16,9 +16,12 @@ import type {
   ConversationSummary,
   WatchEvent,
 } from "../../domain/conversation/conversation-service.js";
+import { seesNotes } from "../../domain/conversation/conversation-watches.js";
+import type { ConversationLabels } from "../../domain/conversation/labels.js";
 import type { ConversationNotes } from "../../domain/conversation/notes.js";
 import type { PageForm } from "../../domain/conversation/page-cache.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
+import type { ConversationSearch } from "../../domain/conversation/search.js";
 import { invalidArgument, unauthenticated } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import type { TypingSignal } from "../../domain/typing/channel.js";
@@ -33,7 +36,7 @@ import { type Heartbeats, withHeartbeats } from "../heartbeats.js";
 import { sharedValues } from "../shared-values.js";
 import type { WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
-import { note, noteHandlers } from "./note-handlers.js";
+import { labelHandlers, note, noteHandlers, searchResult } from "./note-handlers.js";
 
 /** A message as the conversation lists answer it. */
 export function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
@@ -194,6 +197,8 @@ export function conversationHandlers(
   pictures: OperatorPictures,
   notes: ConversationNotes,
   activities: ConversationActivity,
+  search: ConversationSearch,
+  labels: ConversationLabels,
   /** Told which conversations a customer has open (replies to one who is away are e-mailed: domain/mail). */
   presence?: { enter(conversationId: string): () => void },
 ): Handlers<typeof ConversationServiceDesc> {
@@ -208,6 +213,26 @@ export function conversationHandlers(
       return { forwarded: await typing.signal(anyCaller(call.auth), req.conversationId) };
     },
     ...noteHandlers(notes, keyOf, activities),
+    ...labelHandlers(labels),
+    async searchConversations(req, call) {
+      const caller = accountCaller(call.auth);
+      const page = await search.find(
+        caller,
+        {
+          query: req.query,
+          chatbotId: req.chatbotId,
+          status: req.status,
+          operator: req.operator,
+          from: req.from,
+          to: req.to,
+          limit: req.limit,
+          pageToken: req.pageToken,
+          labelId: req.labelId,
+        },
+        seesNotes(caller),
+      );
+      return { data: { results: page.results.map(searchResult), nextPageToken: page.nextPageToken } };
+    },
     async getContactConversations(req, call) {
       const caller = accountCaller(call.auth);
       const input = {
@@ -340,6 +365,7 @@ export function conversationHandlers(
       )) {
         if (ev.type === "user_message") yield { event: { case: "userMessage", value: message(ev.message) } };
         else if (ev.type === "delta") yield { event: { case: "delta", value: ev.text } };
+        else if (ev.type === "activity") yield { event: { case: "activity", value: ev.activity } };
         else yield { event: { case: "reply", value: message(ev.message) } };
       }
     },

@@ -1,8 +1,14 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ActivitySchema, NoteSchema } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type {
+  ActivitySchema,
+  NoteSchema,
+  SearchResultSchema,
+} from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { ConversationActivity } from "../../domain/conversation/activity.js";
+import type { ConversationLabels, LabelRecord } from "../../domain/conversation/labels.js";
 import type { ConversationNotes } from "../../domain/conversation/notes.js";
 import type { ActivityRecord, NoteRecord } from "../../domain/conversation/repository.js";
+import { type SearchResult, snippetHtml } from "../../domain/conversation/search.js";
 import { isoTime } from "../../domain/time.js";
 import { accountCaller } from "../auth.js";
 import type { AuthorizedCall, Call } from "../call.js";
@@ -35,6 +41,26 @@ export function activity(a: ActivityRecord): MessageInitShape<typeof ActivitySch
   };
 }
 
+/** A search hit as the search answers it: the snippet as pieces and as escaped HTML. */
+export function searchResult(r: SearchResult): MessageInitShape<typeof SearchResultSchema> {
+  return {
+    kind: r.source,
+    id: r.id,
+    conversationId: r.conversationId,
+    chatbotId: r.chatbotId,
+    contactId: r.contactId,
+    userId: r.userId,
+    contactName: r.contactName,
+    conversationStatus: r.status,
+    assignedTo: r.assignedTo,
+    role: r.role,
+    authorEmail: r.authorEmail,
+    createdAt: isoTime(r.createdAt),
+    snippet: r.snippet,
+    snippetHtml: snippetHtml(r.snippet),
+  };
+}
+
 /** The ConversationService's note methods (ID token, operator: the gate admits no frame token to them). */
 export function noteHandlers(
   notes: ConversationNotes,
@@ -55,6 +81,47 @@ export function noteHandlers(
     async listConversationActivity(req: { conversationId: string }, call: AuthorizedCall) {
       const lines = await activities.list(accountCaller(call.auth), req.conversationId);
       return { data: { activities: lines.map(activity) } };
+    },
+  };
+}
+
+function label(l: LabelRecord) {
+  return { labelId: l.labelId, name: l.name, createdAt: isoTime(l.createdAt) };
+}
+
+/** The ConversationService's label methods; the gate admits operators to the lists and setting, admins to the rest. */
+export function labelHandlers(labels: ConversationLabels) {
+  return {
+    async listLabels(_req: unknown, call: AuthorizedCall) {
+      return { data: { labels: (await labels.list(accountCaller(call.auth))).map(label) } };
+    },
+    async createLabel(req: { name: string }, call: AuthorizedCall) {
+      return { data: label(await labels.create(accountCaller(call.auth), req)) };
+    },
+    async updateLabel(req: { labelId: string; name: string }, call: AuthorizedCall) {
+      return { data: label(await labels.rename(accountCaller(call.auth), req)) };
+    },
+    async deleteLabel(req: { labelId: string }, call: AuthorizedCall) {
+      await labels.remove(accountCaller(call.auth), req.labelId);
+      return {};
+    },
+    async listConversationLabels(req: { conversationId: string }, call: AuthorizedCall) {
+      const caller = accountCaller(call.auth);
+      const ids = await labels.ofConversation(caller, req.conversationId);
+      const priority = await labels.priorityOf(caller, req.conversationId);
+      return { data: { conversationId: req.conversationId, labelIds: ids, priority } };
+    },
+    async setConversationLabels(req: { conversationId: string; labelIds: string[] }, call: AuthorizedCall) {
+      const caller = accountCaller(call.auth);
+      const ids = await labels.set(caller, req.conversationId, req.labelIds);
+      const priority = await labels.priorityOf(caller, req.conversationId);
+      return { data: { conversationId: req.conversationId, labelIds: ids, priority } };
+    },
+    async setConversationPriority(req: { conversationId: string; priority: string }, call: AuthorizedCall) {
+      const caller = accountCaller(call.auth);
+      const priority = await labels.setPriority(caller, req.conversationId, req.priority);
+      const ids = await labels.ofConversation(caller, req.conversationId);
+      return { data: { conversationId: req.conversationId, labelIds: ids, priority } };
     },
   };
 }

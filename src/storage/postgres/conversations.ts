@@ -1,14 +1,17 @@
 import type { KnowledgeSnippet } from "../../domain/account/repository.js";
-import type {
-  ContactQuery,
-  ContactRepository,
-  ConversationRecord,
-  ConversationRepository,
-  MessageAttachment,
-  MessageRecord,
-  MessageRole,
-  StoredContact,
+import {
+  type ContactQuery,
+  type ContactRepository,
+  type ConversationPreview,
+  type ConversationRecord,
+  type ConversationRepository,
+  type MessageAttachment,
+  type MessageRecord,
+  type MessageRole,
+  PREVIEW_LENGTH,
+  type StoredContact,
 } from "../../domain/conversation/repository.js";
+import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import { newId } from "../../domain/ids.js";
 import { type ConversationRow, toConversation } from "../conversation-rows.js";
@@ -61,8 +64,9 @@ const APPEND = `WITH bump AS (
     WHERE conversation_id = $4 RETURNING *
   ), msg AS (
     INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at,
-      chatbot_id, conversation_created_at, attachments)
-    SELECT $5, $4, b.message_count, $6, $7, $8, $9, $1, b.chatbot_id, b.created_at, $10 FROM bump b
+      chatbot_id, conversation_created_at, attachments, search_words)
+    SELECT $5, $4, b.message_count, $6, $7, $8, $9, $1, b.chatbot_id, b.created_at, $10, to_tsvector('simple', $11)
+    FROM bump b
   ), touch AS (
     UPDATE contacts c SET
       latest_message_at = greatest(coalesce(c.latest_message_at, 0), $1),
@@ -83,6 +87,30 @@ const APPEND = `WITH bump AS (
 /** Conversations and messages; each write is one transaction that also keeps the contact's aggregates. */
 export function pgConversations(db: PgDb): ConversationRepository {
   return {
+    previews: async (ids) => {
+      const out = new Map<string, ConversationPreview>();
+      if (ids.length === 0) return out;
+      const rows = await db.rows<{
+        conversation_id: string;
+        chatbot_id: string;
+        role: string | null;
+        content: string | null;
+      }>(
+        "conv_previews",
+        `SELECT c.conversation_id, c.chatbot_id, m.role, left(m.content, ${PREVIEW_LENGTH}) AS content
+          FROM conversations c
+          LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count
+          WHERE c.conversation_id = ANY($1::text[])`,
+        [ids],
+      );
+      for (const r of rows)
+        out.set(r.conversation_id, {
+          chatbotId: r.chatbot_id,
+          role: (r.role ?? "") as ConversationPreview["role"],
+          content: r.content ?? "",
+        });
+      return out;
+    },
     byId: async (id) => {
       const held = db.held?.get(heldKey(id)) as ConversationRecord | undefined;
       if (held) return { ...held };
@@ -131,6 +159,7 @@ export function pgConversations(db: PgDb): ConversationRepository {
           m.toolCalls,
           JSON.stringify(m.documents),
           JSON.stringify(m.attachments ?? []),
+          searchDocText(m.content),
         ]);
         if (!conv) throw new Error(`conversation ${conversationId} vanished`);
         const order = Number(conv.message_count);

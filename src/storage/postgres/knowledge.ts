@@ -1,13 +1,21 @@
+import { LANGUAGES } from "../../domain/knowledge/language.js";
 import type { KnowledgeRepository } from "../../domain/knowledge/source.js";
 import {
   CHUNK_COLUMNS,
   type ChunkRow,
+  type CountedRow,
+  cosine,
+  countedChunk,
+  countTerms,
   indexedText,
   type KnowledgeSourceRow,
   SOURCE_COLUMNS,
   sourceValues,
   toHit,
+  topBy,
   toSource,
+  vectorBytes,
+  vectorOf,
 } from "../knowledge-rows.js";
 import type { PgDb } from "./db.js";
 
@@ -18,11 +26,35 @@ const placeholders = (from: number, n: number) => Array.from({ length: n }, (_, 
  * (stemming), and a question is searched in each passage's language, ranked by ts_rank.
  */
 export function pgKnowledge(db: PgDb): KnowledgeRepository {
-  const dropPage = (sourceId: string, pageUrl: string) =>
-    db.count("knowledge_drop_page", "DELETE FROM knowledge_chunks WHERE source_id = $1 AND page_url = $2", [
-      sourceId,
-      pageUrl,
-    ]);
+  /** Removes a page's passages, counting their terms out into `delta`. */
+  const dropPage = async (sourceId: string, pageUrl: string, delta: Map<string, number>) => {
+    const rows = await db.rows<CountedRow>(
+      "knowledge_drop_page",
+      `DELETE FROM knowledge_chunks WHERE source_id = $1 AND page_url = $2
+        RETURNING title, heading_path, text, language`,
+      [sourceId, pageUrl],
+    );
+    countTerms(rows.map(countedChunk), -1, delta);
+  };
+  /** Adds each term's change to the chatbot's counts (in term order: two units of work lock rows alike). */
+  const applyTerms = async (chatbotId: string, delta: Map<string, number>) => {
+    const changed = [...delta].filter(([, d]) => d !== 0).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    if (changed.length === 0) return;
+    await db.count(
+      "knowledge_terms_add",
+      `INSERT INTO knowledge_terms (chatbot_id, term, df)
+         SELECT $1, t, d FROM unnest($2::text[], $3::int[]) AS x(t, d)
+       ON CONFLICT (chatbot_id, term) DO UPDATE SET df = knowledge_terms.df + excluded.df`,
+      [chatbotId, changed.map(([t]) => t), changed.map(([, d]) => d)],
+    );
+    const dropped = changed.filter(([, d]) => d < 0).map(([t]) => t);
+    if (dropped.length > 0)
+      await db.count(
+        "knowledge_terms_drop",
+        "DELETE FROM knowledge_terms WHERE chatbot_id = $1 AND term = ANY($2::text[]) AND df <= 0",
+        [chatbotId, dropped],
+      );
+  };
   return {
     addSource: async (s, content) =>
       void (await db.count(
@@ -121,7 +153,8 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
           [s.sourceId],
         );
         if (!live) return false;
-        await dropPage(s.sourceId, pageUrl);
+        const delta = new Map<string, number>();
+        await dropPage(s.sourceId, pageUrl, delta);
         await db.count(
           "knowledge_page_upsert",
           `INSERT INTO knowledge_pages (source_id, page_url, content_hash) VALUES ($1, $2, $3)
@@ -132,8 +165,8 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
           await db.count(
             "knowledge_chunk_insert",
             `INSERT INTO knowledge_chunks (source_id, chatbot_id, page_url, title, anchor_url, heading_path, text,
-               language, position, tsv)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_tsvector($11::regconfig, $10))`,
+               language, position, tsv, vector)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_tsvector($11::regconfig, $10), $12)`,
             [
               s.sourceId,
               s.chatbotId,
@@ -146,17 +179,21 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
               c.position,
               indexedText(c),
               c.language,
+              vectorBytes(c.vector),
             ],
           );
+        await applyTerms(s.chatbotId, countTerms(chunks, 1, delta));
         return true;
       }),
     keepPages: (sourceId, keep) =>
       db.unit(async () => {
-        await db.count(
+        const gone = await db.rows<CountedRow & { chatbot_id: string }>(
           "knowledge_keep_chunks",
-          "DELETE FROM knowledge_chunks WHERE source_id = $1 AND NOT (page_url = ANY($2::text[]))",
+          `DELETE FROM knowledge_chunks WHERE source_id = $1 AND NOT (page_url = ANY($2::text[]))
+            RETURNING chatbot_id, title, heading_path, text, language`,
           [sourceId, keep],
         );
+        if (gone.length > 0) await applyTerms(gone[0]!.chatbot_id, countTerms(gone.map(countedChunk), -1, new Map()));
         await db.count(
           "knowledge_keep_pages",
           "DELETE FROM knowledge_pages WHERE source_id = $1 AND NOT (page_url = ANY($2::text[]))",
@@ -181,27 +218,65 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
           [chatbotId, sourceId],
         );
         if (n === 0) return false;
-        await db.count("knowledge_remove_chunks", "DELETE FROM knowledge_chunks WHERE source_id = $1", [sourceId]);
+        const gone = await db.rows<CountedRow>(
+          "knowledge_remove_chunks",
+          "DELETE FROM knowledge_chunks WHERE source_id = $1 RETURNING title, heading_path, text, language",
+          [sourceId],
+        );
+        await applyTerms(chatbotId, countTerms(gone.map(countedChunk), -1, new Map()));
         await db.count("knowledge_remove_pages", "DELETE FROM knowledge_pages WHERE source_id = $1", [sourceId]);
         return true;
       }),
     search: async (q) => {
       if (q.words.length === 0) return [];
-      // The words are letters and digits only (wordsOf): joined as alternatives, each stemmed by to_tsquery in the
-      // passage's language.
+      // The words are letters and digits only (wordsOf): joined as alternatives and stemmed as each language would
+      // (one query for all passages, as SQLite's), so that the GIN index finds the matches instead of a query made
+      // per passage in its own language.
       const query = q.words.join(" | ");
       return (
         await db.rows<ChunkRow>(
           "knowledge_search",
-          `SELECT ${CHUNK_COLUMNS.split(", ")
-            .map((c) => `c.${c}`)
-            .join(", ")}, ts_rank(c.tsv, x.q) AS rank
-             FROM knowledge_chunks c, LATERAL (SELECT to_tsquery(c.language::regconfig, $2) AS q) x
-            WHERE c.chatbot_id = $1 AND c.tsv @@ x.q
+          `WITH x AS (SELECT ${LANGUAGES.map((l) => `to_tsquery('${l}', $2)`).join(" || ")} AS q)
+           SELECT ${CHUNK_COLUMNS.split(", ")
+             .map((c) => `c.${c}`)
+             .join(", ")}, ts_rank(c.tsv, x.q) AS rank
+             FROM knowledge_chunks c, x
+            WHERE c.tsv @@ x.q AND c.chatbot_id = $1
             ORDER BY rank DESC, c.chunk_id LIMIT $3`,
           [q.chatbotId, query, q.limit],
         )
       ).map(toHit);
+    },
+    termStats: async (chatbotId, terms) => {
+      const rows = await db.rows<{ term: string; df: number | string }>(
+        "knowledge_term_stats",
+        "SELECT term, df FROM knowledge_terms WHERE chatbot_id = $1 AND term = ANY($2::text[])",
+        [chatbotId, ["", ...new Set(terms)]],
+      );
+      const df = new Map(rows.map((r) => [r.term, Number(r.df)]));
+      const chunks = df.get("") ?? 0;
+      df.delete("");
+      return { chunks, df };
+    },
+    nearest: async (q) => {
+      // Every vector of the chatbot compared here (no vector index in the database): fine for one chatbot's sources.
+      const rows = await db.rows<{ chunk_id: string; vector: Buffer }>(
+        "knowledge_vectors",
+        "SELECT chunk_id, vector FROM knowledge_chunks WHERE chatbot_id = $1 AND vector IS NOT NULL",
+        [q.chatbotId],
+      );
+      const best = topBy(rows, (r) => cosine(q.vector, vectorOf(r.vector)), q.limit);
+      if (best.length === 0) return [];
+      const hits = await db.rows<ChunkRow & { chunk_id: string }>(
+        "knowledge_vector_hits",
+        `SELECT chunk_id, ${CHUNK_COLUMNS}, 0 AS rank FROM knowledge_chunks WHERE chunk_id = ANY($1::bigint[])`,
+        [best.map((b) => b.x.chunk_id)],
+      );
+      const byId = new Map(hits.map((h) => [String(h.chunk_id), h]));
+      return best.flatMap(({ x, s }) => {
+        const h = byId.get(String(x.chunk_id));
+        return h ? [{ ...toHit(h), rank: s }] : [];
+      });
     },
   };
 }

@@ -681,4 +681,84 @@ export const pgMigrations: PgMigration[] = [
       CREATE INDEX attachment_files_message ON attachment_files (message_id);
       CREATE INDEX attachment_files_conversation ON attachment_files (conversation_id);`,
   },
+  {
+    version: 27,
+    // Search across messages and notes: each one's folded words (searchDocText, written by the service with the row)
+    // as a tsvector of the 'simple' configuration (no stemming, no stop words: the words as folded), GIN-indexed.
+    // Rows written before this version are indexed from their text lower-cased (accents as written).
+    sql: `
+      ALTER TABLE messages ADD COLUMN search_words tsvector;
+      ALTER TABLE conversation_notes ADD COLUMN search_words tsvector;
+      UPDATE messages SET search_words = to_tsvector('simple', lower(regexp_replace(content, '[^[:alnum:]]+', ' ', 'g')));
+      UPDATE conversation_notes SET search_words =
+        to_tsvector('simple', lower(regexp_replace(content, '[^[:alnum:]]+', ' ', 'g')));
+      CREATE INDEX messages_search ON messages USING gin (search_words);
+      CREATE INDEX conversation_notes_search ON conversation_notes USING gin (search_words);`,
+  },
+  {
+    version: 28,
+    // Labels: the account's, name_key the name folded (foldForSearch), unique in the account; the conversations
+    // that carry them, gone with the label or the conversation (erasure, retention).
+    sql: `
+      CREATE TABLE labels (
+        label_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        name text NOT NULL,
+        name_key text NOT NULL,
+        created_at bigint NOT NULL,
+        UNIQUE (account_id, name_key)
+      );
+      CREATE TABLE conversation_labels (
+        conversation_id text NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        label_id text NOT NULL REFERENCES labels(label_id) ON DELETE CASCADE,
+        account_id text NOT NULL,
+        PRIMARY KEY (conversation_id, label_id)
+      );
+      CREATE INDEX conversation_labels_label ON conversation_labels (label_id, conversation_id);
+      -- A conversation's priority: none, low, medium, high or urgent (the domain checks).
+      ALTER TABLE conversations ADD COLUMN priority text NOT NULL DEFAULT 'none';`,
+  },
+  {
+    version: 29,
+    // A tool call that needs a person's approval, stored with the reply that asked for it; deleted with its
+    // conversation. A draft of a chatbot's agent (instructions, knowledge list, model) as JSON.
+    sql: `
+      CREATE TABLE tool_approvals (
+        account_id text NOT NULL,
+        chatbot_id text NOT NULL,
+        conversation_id text NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        call_id text NOT NULL,
+        message_id text NOT NULL,
+        message_order bigint NOT NULL,
+        tool_name text NOT NULL,
+        arguments text NOT NULL,
+        status text NOT NULL,
+        decided_by text NOT NULL,
+        decided_at bigint,
+        created_at bigint NOT NULL,
+        PRIMARY KEY (conversation_id, call_id)
+      );
+      CREATE TABLE agent_drafts (
+        chatbot_id text PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        account_id text NOT NULL,
+        draft text NOT NULL,
+        updated_at bigint NOT NULL
+      );`,
+  },
+  {
+    version: 30,
+    // How many of a chatbot's passages hold each stemmed term (term '' holds its passage count): the IDF the domain
+    // ranks passages and sets its answer floor by. A passage's embedding (float32, little-endian) when an embeddings
+    // endpoint is configured. Sources indexed before are indexed again on the next start, so their terms are counted.
+    sql: `
+      CREATE TABLE knowledge_terms (
+        chatbot_id text NOT NULL,
+        term text NOT NULL,
+        df integer NOT NULL,
+        PRIMARY KEY (chatbot_id, term)
+      );
+      ALTER TABLE knowledge_chunks ADD COLUMN vector bytea;
+      UPDATE knowledge_sources SET status = 'queued' WHERE status IN ('indexed', 'failed');
+      DELETE FROM knowledge_pages;`,
+  },
 ];

@@ -1,5 +1,6 @@
 import type { SavedReplyRepository } from "../../domain/account/saved-replies.js";
 import type { NoteRepository } from "../../domain/conversation/repository.js";
+import { searchDocText } from "../../domain/conversation/search.js";
 import { NOTE_COLUMNS, type NoteRow, noteValues, toNote } from "../note-rows.js";
 import { SAVED_REPLY_COLUMNS, type SavedReplyRow, savedReplyValues, toSavedReply } from "../saved-reply-rows.js";
 import type { PgDb } from "./db.js";
@@ -10,8 +11,9 @@ export function pgNotes(db: PgDb): NoteRepository {
     add: async (n) =>
       void (await db.count(
         "note_add",
-        `INSERT INTO conversation_notes (${NOTE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`,
-        noteValues(n),
+        `INSERT INTO conversation_notes (${NOTE_COLUMNS}, search_words)
+          VALUES ($1, $2, $3, $4, $5, $6, to_tsvector('simple', $7))`,
+        [...noteValues(n), searchDocText(n.content)],
       )),
     forConversation: async (conversationId, limit) =>
       (

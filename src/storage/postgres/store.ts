@@ -10,6 +10,7 @@ import { pgAccounts } from "./accounts.js";
 import { pgActivities } from "./activities.js";
 import { pgAgents } from "./agents.js";
 import { pgApiKeys } from "./api-keys.js";
+import { pgApprovals } from "./approvals.js";
 import { pgAttachments } from "./attachments.js";
 import { pgAudit } from "./audit.js";
 import { pgChatbots } from "./chatbots.js";
@@ -17,10 +18,12 @@ import { pgContacts, pgConversations } from "./conversations.js";
 import { listenForCredentials, pgCredentialChanges } from "./credential-changes.js";
 import { checkout, markUnprepared, PgRunner } from "./db.js";
 import { pgDemoSetup } from "./demo-setup.js";
+import { pgDrafts } from "./drafts.js";
 import { withAdvisoryLock } from "./exclusive.js";
 import { pgIdempotency } from "./idempotency.js";
 import { pgInvitations } from "./invitations.js";
 import { pgKnowledge } from "./knowledge.js";
+import { pgLabels } from "./labels.js";
 import { PgListener } from "./listen.js";
 import { listenForLogs } from "./log-channel.js";
 import { pgMail } from "./mail.js";
@@ -34,6 +37,7 @@ import { pgProfiles } from "./profiles.js";
 import { pgRatings } from "./ratings.js";
 import { pgReplies } from "./replies.js";
 import { pgReports } from "./reports.js";
+import { pgSearch } from "./search.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { PgTyping } from "./typing.js";
@@ -100,7 +104,11 @@ export class PgStore extends RepositoryMembers implements Store {
       credentialChanges: pgCredentialChanges(db),
       knowledge: pgKnowledge(db),
       agents: pgAgents(db),
+      approvals: pgApprovals(db),
+      drafts: pgDrafts(db),
       mail: pgMail(db),
+      search: pgSearch(db),
+      labels: pgLabels(db),
     });
     this.db = db;
     this.origin = origin;

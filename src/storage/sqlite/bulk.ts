@@ -1,4 +1,5 @@
 import type { BulkContact, BulkConversation, BulkLoader, BulkMessage } from "../../domain/bulk.js";
+import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import type { Db } from "./database.js";
 import { ACCOUNT_RANGE } from "./repos/contact-rowid.js";
@@ -78,7 +79,16 @@ export class SqliteBulkLoader implements BulkLoader {
         )
         .get();
       if (trigger) this.db.exec("DROP TRIGGER contacts_search_insert");
+      const lastMessage =
+        this.db.prepare<[], { r: number | null }>("SELECT max(rowid) AS r FROM messages").get()?.r ?? 0;
       fn();
+      // The account's messages' search words in one statement too (the repositories write them one by one).
+      this.db.function("aiagent_search_doc", { deterministic: true }, (t) => searchDocText(String(t)));
+      this.db
+        .prepare(
+          "INSERT INTO message_search (rowid, terms) SELECT rowid, aiagent_search_doc(content) FROM messages WHERE rowid > ?",
+        )
+        .run(lastMessage);
       this.db
         .prepare(
           "INSERT INTO contact_search (rowid, search_text) SELECT rowid, search_text FROM contacts WHERE rowid " +

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import type { Db } from "./database.js";
 
@@ -915,4 +916,119 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX attachment_files_conversation ON attachment_files (conversation_id);
     `,
   },
+  {
+    version: 33,
+    name: "search across messages and notes: full-text indexes of their folded words (FTS5)",
+    sql: `
+      -- The folded words of each message and note (searchDocText: folded by the service, as the contact search is,
+      -- one blank between words), rowid = the message's or note's rowid. Contentless: the text is in the rows.
+      -- Every letter, digit and mark category is part of a word; the text is folded already (no diacritics step).
+      CREATE VIRTUAL TABLE message_search USING fts5(
+        terms, tokenize = "unicode61 remove_diacritics 0 categories 'L* N* M* Co'", content = '', contentless_delete = 1
+      );
+      CREATE VIRTUAL TABLE note_search USING fts5(
+        terms, tokenize = "unicode61 remove_diacritics 0 categories 'L* N* M* Co'", content = '', contentless_delete = 1
+      );
+      -- The repositories write the words (folding is code); a deletion by anyone (erasure, retention) removes them.
+      CREATE TRIGGER messages_search_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM message_search WHERE rowid = old.rowid;
+      END;
+      CREATE TRIGGER conversation_notes_search_delete AFTER DELETE ON conversation_notes BEGIN
+        DELETE FROM note_search WHERE rowid = old.rowid;
+      END;
+    `,
+    after: (db) => {
+      indexSearchText(db, "messages");
+      indexSearchText(db, "conversation_notes");
+    },
+  },
+  {
+    version: 34,
+    name: "labels (the account's, and the conversations that carry them) and a conversation's priority",
+    sql: `
+      -- name_key: the name folded (foldForSearch), unique in the account.
+      CREATE TABLE labels (
+        label_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (account_id, name_key)
+      ) STRICT;
+      -- Gone with the label or the conversation (erasure, retention).
+      CREATE TABLE conversation_labels (
+        conversation_id TEXT NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        label_id TEXT NOT NULL REFERENCES labels(label_id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, label_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX conversation_labels_label ON conversation_labels (label_id, conversation_id);
+      -- none, low, medium, high or urgent (the domain checks).
+      ALTER TABLE conversations ADD COLUMN priority TEXT NOT NULL DEFAULT 'none';
+    `,
+  },
+  {
+    version: 35,
+    name: "tool_approvals: tool calls waiting for a person's approval; agent_drafts: drafts of a chatbot's agent",
+    sql: `
+      -- A tool call that needs a person's approval, stored with the reply that asked for it; deleted with its
+      -- conversation.
+      CREATE TABLE tool_approvals (
+        account_id TEXT NOT NULL,
+        chatbot_id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+        call_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        message_order INTEGER NOT NULL,
+        tool_name TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        status TEXT NOT NULL,
+        decided_by TEXT NOT NULL,
+        decided_at INTEGER,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (conversation_id, call_id)
+      ) STRICT;
+      -- A draft of a chatbot's agent (instructions, knowledge list, model) as JSON, until published or dropped.
+      CREATE TABLE agent_drafts (
+        chatbot_id TEXT PRIMARY KEY REFERENCES chatbots(chatbot_id),
+        account_id TEXT NOT NULL,
+        draft TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
+  {
+    version: 36,
+    name: "knowledge: each chatbot's passage count per term (IDF), passages' embeddings",
+    sql: `
+      -- How many of a chatbot's passages hold each stemmed term (term '' holds its passage count): the IDF the domain
+      -- ranks passages and sets its answer floor by, the same on every back end.
+      CREATE TABLE knowledge_terms (
+        chatbot_id TEXT NOT NULL,
+        term TEXT NOT NULL,
+        df INTEGER NOT NULL,
+        PRIMARY KEY (chatbot_id, term)
+      ) STRICT, WITHOUT ROWID;
+      -- A passage's embedding (float32, little-endian) when an embeddings endpoint is configured; NULL otherwise.
+      ALTER TABLE knowledge_chunks ADD COLUMN vector BLOB;
+      -- Sources indexed before are indexed again on the next start, so that their terms are counted.
+      UPDATE knowledge_sources SET status = 'queued' WHERE status IN ('indexed', 'failed');
+      DELETE FROM knowledge_pages;
+    `,
+  },
 ];
+
+/** Writes the search words of a table's existing rows (`messages` or `conversation_notes`) into its FTS table. */
+export function indexSearchText(db: Db, source: "messages" | "conversation_notes"): void {
+  const table = source === "messages" ? "message_search" : "note_search";
+  const add = db.prepare(`INSERT INTO ${table} (rowid, terms) VALUES (?, ?)`);
+  const read = db.prepare<[number], { rowid: number; content: string }>(
+    `SELECT rowid, content FROM ${source} WHERE rowid > ? ORDER BY rowid LIMIT 10000`,
+  );
+  for (let after = Number.MIN_SAFE_INTEGER; ; ) {
+    const rows = read.all(after);
+    if (rows.length === 0) return;
+    for (const r of rows) add.run(r.rowid, searchDocText(r.content));
+    after = rows[rows.length - 1]!.rowid;
+  }
+}

@@ -3,6 +3,7 @@ import { sqliteAccounts } from "./repos/accounts.js";
 import { sqliteActivities } from "./repos/activities.js";
 import { sqliteAgents } from "./repos/agent.js";
 import { sqliteApiKeys } from "./repos/api-keys.js";
+import { sqliteApprovals } from "./repos/approvals.js";
 import { sqliteAttachments } from "./repos/attachments.js";
 import { sqliteAudit } from "./repos/audit.js";
 import { sqliteChatbots } from "./repos/chatbots.js";
@@ -10,9 +11,11 @@ import { sqliteContacts } from "./repos/contacts.js";
 import { sqliteConversations } from "./repos/conversations.js";
 import { sqliteCredentialChanges } from "./repos/credential-changes.js";
 import { sqliteDemoSetup } from "./repos/demo-setup.js";
+import { sqliteDrafts } from "./repos/drafts.js";
 import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
 import { sqliteKnowledge } from "./repos/knowledge.js";
+import { sqliteLabels } from "./repos/labels.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMail } from "./repos/mail.js";
 import { sqliteMembers } from "./repos/members.js";
@@ -24,6 +27,7 @@ import { sqliteRatings } from "./repos/ratings.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteReplies } from "./repos/replies.js";
 import { sqliteReports } from "./repos/reports.js";
+import { sqliteSearch } from "./repos/search.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
 
@@ -58,7 +62,11 @@ export function sqliteRepositories(db: Db) {
     credentialChanges: sqliteCredentialChanges(db),
     knowledge: sqliteKnowledge(db),
     agents: sqliteAgents(db),
+    approvals: sqliteApprovals(db),
+    drafts: sqliteDrafts(db),
     mail: sqliteMail(db),
+    search: sqliteSearch(db),
+    labels: sqliteLabels(db),
   };
 }
 

@@ -374,6 +374,8 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     signingKeys: asyncRepository(sync.signingKeys, run),
     contacts: asyncRepository(sync.contacts, run),
     conversations: asyncRepository(sync.conversations, run),
+    search: asyncRepository(sync.search, run),
+    labels: asyncRepository(sync.labels, run),
     demoSetup: asyncRepository(sync.demoSetup, run),
     members: asyncRepository(sync.members, run),
     invitations: asyncRepository(sync.invitations, run),
@@ -394,6 +396,8 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     credentialChanges: asyncRepository(sync.credentialChanges, run),
     knowledge: asyncRepository(sync.knowledge, run),
     agents: asyncRepository(sync.agents, run),
+    approvals: asyncRepository(sync.approvals, run),
+    drafts: asyncRepository(sync.drafts, run),
     mail: asyncRepository(sync.mail, run),
   };
 }

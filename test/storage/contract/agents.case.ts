@@ -81,5 +81,67 @@ export function agentCases(h: () => Harness) {
       await store.agents.clearHandover(conversationId);
       expect(await store.agents.handover(conversationId)).toBeUndefined();
     });
+
+    it("keeps a waiting tool call until one decision, each conversation its own", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const conversationId = newId();
+      const m = await message(store, a, conversationId, { at: 10, start: true });
+      const waiting = {
+        accountId: a.accountId,
+        chatbotId: a.chatbotId,
+        conversationId,
+        callId: "call_1",
+        messageId: m.messageId,
+        messageOrder: m.messageOrder,
+        toolName: "refund_order",
+        arguments: '{"order_id":"5"}',
+        status: "pending" as const,
+        decidedBy: "",
+        decidedAt: null,
+        createdAt: 11,
+      };
+      await store.approvals.add(waiting);
+      // Recorded again (a retried unit of work): the first stays.
+      await store.approvals.add({ ...waiting, toolName: "other" });
+      expect(await store.approvals.get(conversationId, "call_1")).toEqual(waiting);
+      await store.approvals.add({ ...waiting, callId: "call_2", createdAt: 12 });
+      const [first, second] = await Promise.all([
+        store.approvals.decide(conversationId, "call_1", "approved", "ann@example.com", 20),
+        store.approvals.decide(conversationId, "call_1", "refused", "bob@example.com", 21),
+      ]);
+      expect([first, second].filter(Boolean)).toHaveLength(1);
+      expect((await store.approvals.forConversation(conversationId, 10)).map((x) => [x.callId, x.status])).toEqual([
+        ["call_1", first ? "approved" : "refused"],
+        ["call_2", "pending"],
+      ]);
+      expect(await store.approvals.get(conversationId, "call_1")).toMatchObject({
+        decidedBy: first ? "ann@example.com" : "bob@example.com",
+        decidedAt: first ? 20 : 21,
+      });
+      expect(await store.approvals.get(newId(), "call_1")).toBeUndefined();
+    });
+
+    it("keeps one draft per chatbot, and lists a chatbot's latest conversations that have messages", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const knowledge = [{ title: "Returns", url: "https://shop.example/r", snippet: "Free for 60 days." }];
+      const { chatbotId, accountId } = a;
+      const draft = { chatbotId, accountId, instructions: "Be brief.", knowledge, model: "", updatedAt: 3 };
+      expect(await store.drafts.draft(a.chatbotId)).toBeUndefined();
+      await store.drafts.putDraft(draft);
+      await store.drafts.putDraft({ ...draft, instructions: "Be kind.", updatedAt: 4 });
+      expect(await store.drafts.draft(a.chatbotId)).toEqual({ ...draft, instructions: "Be kind.", updatedAt: 4 });
+      const ids: string[] = [];
+      for (const at of [100, 300, 200]) {
+        const id = newId();
+        await message(store, a, id, { at, start: true });
+        ids.push(id);
+      }
+      expect(await store.drafts.latestConversations(a.chatbotId, 2)).toEqual([ids[1], ids[2]]);
+      expect(await store.drafts.deleteDraft(a.chatbotId)).toBe(true);
+      expect(await store.drafts.deleteDraft(a.chatbotId)).toBe(false);
+      expect(await store.drafts.draft(a.chatbotId)).toBeUndefined();
+    });
   });
 }

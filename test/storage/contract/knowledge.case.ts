@@ -172,5 +172,57 @@ export function knowledgeCases(h: () => Harness) {
       expect(await store.knowledge.getSource(a.chatbotId, s.sourceId)).toBeUndefined();
       expect(await store.knowledge.content(s.sourceId)).toBeUndefined();
     });
+
+    it("counts the passages holding each term per chatbot, through replacements, kept pages and removal", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const s = source(a);
+      const t = source(a);
+      await store.knowledge.addSource(s, new Uint8Array());
+      await store.knowledge.addSource(t, new Uint8Array());
+      await store.knowledge.addSource(source(b), new Uint8Array());
+      const stats = async (chatbotId: string) => {
+        const r = await store.knowledge.termStats(chatbotId, ["refund", "card", "parcel", "bitcoin"]);
+        return { chunks: r.chunks, df: Object.fromEntries(r.df) };
+      };
+      await store.knowledge.replacePage(s, "https://x.example/a", "h", [
+        chunk("Refunds are paid to your card; refunds take days"),
+        chunk("A parcel leaves the warehouse"),
+      ]);
+      await store.knowledge.replacePage(t, "https://y.example/", "h", [chunk("Refund by card or bank transfer")]);
+      // Each passage counts once per term, however often it holds it; another chatbot's are not counted.
+      expect(await stats(a.chatbotId)).toEqual({ chunks: 3, df: { refund: 2, card: 2, parcel: 1 } });
+      expect(await stats(b.chatbotId)).toEqual({ chunks: 0, df: {} });
+      await store.knowledge.replacePage(s, "https://x.example/a", "h2", [chunk("A parcel leaves at nine")]);
+      expect(await stats(a.chatbotId)).toEqual({ chunks: 2, df: { refund: 1, card: 1, parcel: 1 } });
+      await store.knowledge.keepPages(s.sourceId, []);
+      expect(await stats(a.chatbotId)).toEqual({ chunks: 1, df: { refund: 1, card: 1 } });
+      await store.knowledge.removeSource(a.chatbotId, t.sourceId);
+      expect(await stats(a.chatbotId)).toEqual({ chunks: 0, df: {} });
+    });
+
+    it("finds the passages nearest an embedding, most similar first, only the chatbot's and only those with one", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const s = source(a);
+      const other = source(b);
+      await store.knowledge.addSource(s, new Uint8Array());
+      await store.knowledge.addSource(other, new Uint8Array());
+      const v = (...xs: number[]) => Float32Array.from(xs);
+      await store.knowledge.replacePage(s, "https://x.example/", "h", [
+        { ...chunk("refunds"), position: 0, vector: v(1, 0, 0) },
+        { ...chunk("delivery"), position: 1, vector: v(0.6, 0.8, 0) },
+        { ...chunk("no vector"), position: 2 },
+      ]);
+      await store.knowledge.replacePage(other, "https://y.example/", "h", [{ ...chunk("theirs"), vector: v(1, 0, 0) }]);
+      const near = await store.knowledge.nearest({ chatbotId: a.chatbotId, vector: v(1, 0.1, 0), limit: 5 });
+      expect(near.map((n) => n.text)).toEqual(["refunds", "delivery"]);
+      expect(near[0]!.rank).toBeGreaterThan(near[1]!.rank);
+      expect(near[0]!.rank).toBeCloseTo(0.995, 2);
+      expect(near[0]).toMatchObject({ sourceId: s.sourceId, pageUrl: "https://x.example/", position: 0 });
+      expect(await store.knowledge.nearest({ chatbotId: a.chatbotId, vector: v(1, 0, 0), limit: 1 })).toHaveLength(1);
+    });
   });
 }

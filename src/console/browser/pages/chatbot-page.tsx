@@ -10,6 +10,7 @@ export const CHATBOT_PAGES = [
   { sub: "", label: "Edit" },
   { sub: "/knowledge", label: "Knowledge" },
   { sub: "/agent", label: "Agent" },
+  { sub: "/replay", label: "Replay" },
   { sub: "/appearance", label: "Appearance" },
   { sub: "/embed", label: "Embed" },
 ] as const;

@@ -4,9 +4,9 @@ export type View = "all" | "mine" | "unassigned";
 const LABELS: Record<View, string> = { all: "All", mine: "Mine", unassigned: "Unassigned" };
 
 /** The inbox's views: every conversation, the ones the signed-in person holds, the ones no person holds. */
-export function ViewPicker(props: { view: View; onChange: (v: View) => void }) {
+export function ViewPicker(props: { view: View; onChange: (v: View) => void; hidden?: boolean }) {
   return (
-    <fieldset class="segmented views">
+    <fieldset class="segmented views" hidden={props.hidden}>
       <legend class="sr-only">Whose conversations</legend>
       {(["all", "mine", "unassigned"] as const).map((v) => (
         <button

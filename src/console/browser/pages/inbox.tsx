@@ -11,11 +11,14 @@ import { useAccountWatch } from "../live.js";
 import { SessionContext } from "../session.js";
 import { CustomerTyping, useOperatorTyping } from "../typing.js";
 import { ActionError, Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
+import { ApprovalsPanel } from "./approvals.js";
 import { AssignTo } from "./assign.js";
 import { ContactPanel } from "./contact-panel.js";
 import { ContactPrivacy } from "./contact-privacy.js";
 import { type View, ViewPicker } from "./inbox-views.js";
+import { ConversationLabelsBar } from "./labels.js";
 import { MessageFiles } from "./message-files.js";
+import { NO_SEARCH, SearchFilterBar, type SearchFilters, SearchResults, useChatbotNames } from "./message-search.js";
 import { NotesPanel } from "./notes.js";
 import { ReplyBox } from "./saved-reply-picker.js";
 import { ActivityLine, TakenNotices, TakeOver, useActivity, useTakenFromMe } from "./timeline.js";
@@ -41,6 +44,9 @@ export function Inbox() {
   const [limit, setLimit] = useState(PAGE);
   const [list, setList] = useState<ListState>({ contacts: [], hasMore: false, loading: true, error: undefined });
   const [open, setOpen] = useState<Contact | undefined>();
+  const [found, setFound] = useState<SearchFilters>(NO_SEARCH);
+  const [names, chatbots] = useChatbotNames();
+  const searching = found.query.trim() !== "";
   const [pulse, setPulse] = useState(0);
   const seq = useRef(0);
   const pending = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
@@ -107,7 +113,18 @@ export function Inbox() {
               setLimit(PAGE);
             }}
           />
-          <fieldset class="segmented">
+          <label for="message-search" class="sr-only">
+            Search messages and notes
+          </label>
+          <input
+            id="message-search"
+            type="search"
+            placeholder="Search messages and notes"
+            value={found.query}
+            onInput={(e) => setFound({ ...found, query: e.currentTarget.value })}
+          />
+          {searching && <SearchFilterBar filters={found} onChange={setFound} chatbots={chatbots} />}
+          <fieldset class="segmented" hidden={searching}>
             <legend class="sr-only">Show</legend>
             {(["all", "unread", "live"] as const).map((f) => (
               <button
@@ -124,6 +141,7 @@ export function Inbox() {
             ))}
           </fieldset>
           <ViewPicker
+            hidden={searching}
             view={view}
             onChange={(v) => {
               setView(v);
@@ -132,14 +150,19 @@ export function Inbox() {
           />
         </div>
         <TakenNotices notices={taken.notices} dismiss={taken.dismiss} />
-        <ContactList
-          list={list}
-          openId={open?.contactId}
-          onOpen={setOpen}
-          empty={search || filter !== "all" || view !== "all" ? "No contacts match." : "No conversations yet."}
-          onMore={() => setLimit(limit + PAGE)}
-          onRetry={() => setPulse((p) => p + 1)}
-        />
+        {searching ? (
+          <SearchResults filters={found} names={names} onOpen={setOpen} openConversation={open?.latestConversationId} />
+        ) : (
+          <ContactList
+            list={list}
+            names={names}
+            openId={open?.contactId}
+            onOpen={setOpen}
+            empty={search || filter !== "all" || view !== "all" ? "No contacts match." : "No conversations yet."}
+            onMore={() => setLimit(limit + PAGE)}
+            onRetry={() => setPulse((p) => p + 1)}
+          />
+        )}
       </section>
       <section class="inbox__conversation" aria-label="Conversation">
         {open ? (
@@ -160,6 +183,7 @@ export function Inbox() {
 
 function ContactList(props: {
   list: ListState;
+  names: Map<string, string>;
   openId: string | undefined;
   onOpen: (c: Contact) => void;
   empty: string;
@@ -193,6 +217,17 @@ function ContactList(props: {
                   {c.assignedTo !== "ai_agent" && <span class="muted">{c.assignedTo}</span>}
                 </span>
                 <span class="contact__time">{when(c.latestMessageTime)}</span>
+                {c.latestMessagePreview && (
+                  <span class="contact__preview" data-testid="contact-preview">
+                    {c.latestMessageRole === "user" ? "" : c.latestMessageRole === "operator" ? "You: " : "AI: "}
+                    {c.latestMessagePreview}
+                  </span>
+                )}
+                {props.names.get(c.chatbotId) && (
+                  <span class="contact__bot" data-testid="contact-chatbot">
+                    {props.names.get(c.chatbotId)}
+                  </span>
+                )}
                 {unread > 0 && (
                   <span class="unread" data-testid="unread-badge">
                     {unread}
@@ -481,6 +516,7 @@ function ConversationView(props: {
             onErased={() => [props.onChanged(), props.onBack()]}
           />
         </div>
+        <ConversationLabelsBar conversationId={id} onChanged={() => setChanges((c) => c + 1)} />
         <ActionError error={a.error} />
       </header>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable log must be reachable by keyboard (axe) */}
@@ -499,6 +535,7 @@ function ConversationView(props: {
         <div ref={end} />
       </div>
       <CustomerTyping conversationId={id} name={name} />
+      <ApprovalsPanel conversationId={id} version={messages?.length ?? 0} />
       <NotesPanel conversationId={id} live={props.live.note} n={props.live.n} />
       <form class="reply" onSubmit={send}>
         <label for="reply" class="sr-only">

@@ -30,6 +30,14 @@ function plain(m: ReportMessage): Report {
   };
 }
 
+/** No data is not zero: a figure with nothing to measure says so ("—"). */
+const NONE = "—";
+
+/** A median and p90, or "—" when nothing was measured. */
+function durations(d: { count: number; medianSeconds: number; p90Seconds: number }): string {
+  return d.count === 0 ? NONE : `${duration(d.medianSeconds)} / ${duration(d.p90Seconds)}`;
+}
+
 function duration(s: number): string {
   if (s < 60) return `${s} s`;
   if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
@@ -139,22 +147,18 @@ function Figures({ r, onDownload }: { r: Report; onDownload: (r: Report) => void
           <dd>{r.conversations}</dd>
           <dt>Answered by the agent alone</dt>
           <dd>
-            {r.conversations - r.handedOver} ({r.conversations ? 100 - share : 0}%)
+            {r.conversations - r.handedOver} ({r.conversations ? `${100 - share}%` : NONE})
           </dd>
           <dt>Handed over to the team</dt>
           <dd>
-            {r.handedOver} ({share}%)
+            {r.handedOver} ({r.conversations ? `${share}%` : NONE})
           </dd>
           <dt>First response (median / p90)</dt>
-          <dd>
-            {duration(r.firstResponse.medianSeconds)} / {duration(r.firstResponse.p90Seconds)}
-          </dd>
+          <dd data-testid="first-response">{durations(r.firstResponse)}</dd>
           <dt>Time to close (median / p90)</dt>
-          <dd>
-            {duration(r.timeToClose.medianSeconds)} / {duration(r.timeToClose.p90Seconds)}
-          </dd>
+          <dd data-testid="time-to-close">{durations(r.timeToClose)}</dd>
           <dt>Ratings</dt>
-          <dd>{r.ratings.count ? `${r.ratings.count}, average ${r.ratings.average.toFixed(2)} of 5` : "none"}</dd>
+          <dd>{r.ratings.count ? `${r.ratings.count}, average ${r.ratings.average.toFixed(2)} of 5` : NONE}</dd>
         </dl>
         <button type="button" class="button" onClick={() => onDownload(r)}>
           Download CSV

@@ -26,6 +26,10 @@ export function activityText(a: Activity): string {
       return `The AI agent handed over to the team${a.detail ? `: ${a.detail}` : ""}`;
     case "rated":
       return `The customer rated it ${a.detail} of 5`;
+    case "prioritized":
+      return `${a.actorName} changed the priority: ${a.detail}`;
+    case "labeled":
+      return `${a.actorName} changed the labels: ${a.detail}`;
     default:
       return `${a.actorName || "Someone"}: ${a.kind}`;
   }

@@ -1,13 +1,16 @@
 import type { KnowledgeSnippet } from "../../../domain/account/repository.js";
-import type {
-  ConversationRepository,
-  MessageAttachment,
-  MessageRecord,
-  MessageRole,
-  NewConversation,
-  NewMessage,
+import {
+  type ConversationPreview,
+  type ConversationRepository,
+  type MessageAttachment,
+  type MessageRecord,
+  type MessageRole,
+  type NewConversation,
+  type NewMessage,
+  PREVIEW_LENGTH,
 } from "../../../domain/conversation/repository.js";
 import type { MessageEffect } from "../../../domain/conversation/rules.js";
+import { searchDocText } from "../../../domain/conversation/search.js";
 import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
 import { type ConversationRow, toConversation } from "../../conversation-rows.js";
@@ -93,6 +96,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, " +
       "created_at, chatbot_id, conversation_created_at, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
+  const indexMsg = db.prepare("INSERT INTO message_search (rowid, terms) VALUES (?, ?)");
   // The conversation written to becomes the latest; its state as this write left it (its last activity) is
   // copied for the list, which then needs no join.
   const touchContact = db.prepare(`
@@ -211,7 +215,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         role: m.role,
       });
       if (!conv) throw new Error(`conversation ${conversationId} vanished`);
-      insertMsg.run(
+      const { lastInsertRowid } = insertMsg.run(
         m.messageId,
         conversationId,
         conv.message_count,
@@ -224,6 +228,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         conv.created_at,
         JSON.stringify(m.attachments ?? []),
       );
+      indexMsg.run(lastInsertRowid, searchDocText(m.content));
       touchContact.run({
         now: m.createdAt,
         activity: conv.last_message_at,
@@ -239,10 +244,30 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     },
   );
 
+  // One statement for a page's conversations: each by its key, its last message by (conversation, order).
+  const previews = db.prepare<
+    [string],
+    { conversation_id: string; chatbot_id: string; role: string | null; content: string | null }
+  >(
+    `SELECT c.conversation_id, c.chatbot_id, m.role, substr(m.content, 1, ${PREVIEW_LENGTH}) AS content
+      FROM json_each(?) j JOIN conversations c ON c.conversation_id = j.value
+      LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count`,
+  );
   return {
     byId: (id) => {
       const r = byId.get(id);
       return r && toConversation(r);
+    },
+    previews: (ids) => {
+      const out = new Map<string, ConversationPreview>();
+      if (ids.length === 0) return out;
+      for (const r of previews.all(JSON.stringify(ids)))
+        out.set(r.conversation_id, {
+          chatbotId: r.chatbot_id,
+          role: (r.role ?? "") as ConversationPreview["role"],
+          content: r.content ?? "",
+        });
+      return out;
     },
     // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
     append: (id, m, effect, start) => append.immediate(id, m, effect, start),

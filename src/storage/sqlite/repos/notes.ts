@@ -1,5 +1,6 @@
 import type { SavedReplyRepository } from "../../../domain/account/saved-replies.js";
 import type { NoteRepository } from "../../../domain/conversation/repository.js";
+import { searchDocText } from "../../../domain/conversation/search.js";
 import { NOTE_COLUMNS, type NoteRow, noteValues, toNote } from "../../note-rows.js";
 import { SAVED_REPLY_COLUMNS, type SavedReplyRow, savedReplyValues, toSavedReply } from "../../saved-reply-rows.js";
 import type { Sync } from "../../sync.js";
@@ -8,11 +9,12 @@ import type { Db } from "../database.js";
 /** Internal notes in SQLite; erasure and retention delete them with their conversation (repos/privacy.ts). */
 export function sqliteNotes(db: Db): Sync<NoteRepository> {
   const add = db.prepare(`INSERT INTO conversation_notes (${NOTE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`);
+  const index = db.prepare("INSERT INTO note_search (rowid, terms) VALUES (?, ?)");
   const list = db.prepare<[string, number], NoteRow>(
     `SELECT ${NOTE_COLUMNS} FROM conversation_notes WHERE conversation_id = ? ORDER BY created_at, note_id LIMIT ?`,
   );
   return {
-    add: (n) => void add.run(...noteValues(n)),
+    add: (n) => void index.run(add.run(...noteValues(n)).lastInsertRowid, searchDocText(n.content)),
     forConversation: (conversationId, limit) => list.all(conversationId, limit).map(toNote),
   };
 }

@@ -1,0 +1,95 @@
+import type { SearchHit, SearchQuery, SearchRepository } from "../../../domain/conversation/search.js";
+import type { Sync } from "../../sync.js";
+import type { Db } from "../database.js";
+
+interface HitRow {
+  pos: number;
+  id: string;
+  conversation_id: string;
+  role: string;
+  author_email: string;
+  content: string;
+  created_at: number;
+  chatbot_id: string;
+  contact_id: string;
+  status: string;
+  assigned_to: string;
+  user_id: string;
+  contact_name: string;
+}
+
+/** FTS5 MATCH text: every word quoted, the last a prefix, all required (the words hold only letters, digits, marks). */
+const matchOf = (words: readonly string[]) =>
+  words.map((w, i) => (i === words.length - 1 ? `"${w}"*` : `"${w}"`)).join(" ");
+
+// The full-text index drives the loop, newest rowid first (FTS5 walks its lists backwards), and each hit is checked
+// against the account and the filters through primary keys: a page reads its hits and stops.
+const FILTERS = `c.account_id = @account
+    AND (@chatbot IS NULL OR c.chatbot_id = @chatbot)
+    AND (@label IS NULL OR EXISTS (SELECT 1 FROM conversation_labels l
+      WHERE l.conversation_id = c.conversation_id AND l.label_id = @label))
+    AND (@status IS NULL OR c.status = @status)
+    AND (@assignee IS NULL OR lower(c.assigned_to) = @assignee)
+    AND (@from IS NULL OR x.created_at >= @from)
+    AND (@before IS NULL OR x.created_at < @before)`;
+
+const HIT = `c.chatbot_id, c.contact_id, c.status, c.assigned_to, k.user_id, k.contact_name`;
+
+/** Search over messages and notes in SQLite (message_search, note_search: migration 31). */
+export function sqliteSearch(db: Db): Sync<SearchRepository> {
+  const messages = db.prepare<Record<string, unknown>, HitRow>(`
+    SELECT s.rowid AS pos, x.message_id AS id, x.conversation_id, x.role, '' AS author_email, x.content, x.created_at, ${HIT}
+    FROM message_search s
+    JOIN messages x ON x.rowid = s.rowid
+    JOIN conversations c ON c.conversation_id = x.conversation_id
+    JOIN contacts k ON k.contact_id = c.contact_id
+    WHERE message_search MATCH @match AND s.rowid < @after AND ${FILTERS}
+    ORDER BY s.rowid DESC LIMIT @limit`);
+  const notes = db.prepare<Record<string, unknown>, HitRow>(`
+    SELECT s.rowid AS pos, x.note_id AS id, x.conversation_id, 'note' AS role, x.author_email, x.content, x.created_at, ${HIT}
+    FROM note_search s
+    JOIN conversation_notes x ON x.rowid = s.rowid
+    JOIN conversations c ON c.conversation_id = x.conversation_id
+    JOIN contacts k ON k.contact_id = c.contact_id
+    WHERE note_search MATCH @match AND s.rowid < @after AND x.account_id = @account AND ${FILTERS}
+    ORDER BY s.rowid DESC LIMIT @limit`);
+  const run = (stmt: typeof messages, source: SearchHit["source"], q: SearchQuery, after: string | undefined) =>
+    // A position is a rowid this search gave; anything else finds nothing.
+    after !== undefined && !/^\d{1,18}$/.test(after)
+      ? []
+      : stmt
+          .all({
+            match: matchOf(q.words),
+            after: after === undefined ? Number.MAX_SAFE_INTEGER : Number(after),
+            account: q.accountId,
+            chatbot: q.chatbotId ?? null,
+            label: q.labelId ?? null,
+            status: q.status ?? null,
+            assignee: q.assignee ?? null,
+            from: q.from ?? null,
+            before: q.before ?? null,
+            limit: q.limit,
+          })
+          .map(
+            (r): SearchHit => ({
+              source,
+              id: r.id,
+              conversationId: r.conversation_id,
+              chatbotId: r.chatbot_id,
+              contactId: r.contact_id,
+              userId: r.user_id,
+              contactName: r.contact_name,
+              status: r.status as SearchHit["status"],
+              assignedTo: r.assigned_to,
+              role: r.role,
+              authorEmail: r.author_email,
+              content: r.content,
+              createdAt: r.created_at,
+              position: String(r.pos),
+            }),
+          );
+  return {
+    messages: (q, after) => run(messages, "message", q, after),
+    notes: (q, after) => run(notes, "note", q, after),
+  };
+}
