@@ -17,8 +17,9 @@ const gzipped = (js: string) => gzipSync(Buffer.from(js), { level: 9 }).length;
 const staticImports = (js: string) =>
   [...js.matchAll(/\bimport\s*(?:[^("'`]*?from\s*)?["']\.\/([^"']+)["']/g)].map((m) => m[1]!);
 // What the one language in use adds to the frame's page (issue 46): its script's words, as JSON, gzipped.
-// 1,280 until the e-mail prompt's eight texts (Arabic 1,203 -> 1,378 bytes).
-const CATALOGUE_BUDGET_GZIPPED = 1408;
+// 1,280 until the e-mail prompt's eight texts (Arabic 1,203 -> 1,378 bytes); 1,408 until the agent's "looking up"
+// line (Arabic 1,378 -> 1,418 bytes).
+const CATALOGUE_BUDGET_GZIPPED = 1440;
 
 describe("the frame's script", () => {
   it(`is at most ${BUDGET_GZIPPED} bytes gzipped for the first paint, the rest loaded on demand`, async () => {
