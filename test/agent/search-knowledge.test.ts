@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LlmStandIn, scripted, startLlmStandIn } from "../frame/llm-stand-in.js";
+import { type LlmStandIn, oneCallThen, scripted, startLlmStandIn } from "../frame/llm-stand-in.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
@@ -116,10 +116,10 @@ describe("search_knowledge in the model's tool loop", () => {
   it("refuses arguments that do not match its schema and tells the model; nothing is cited", async () => {
     const at = await customer();
     llm.behave(
-      scripted([
-        { toolCalls: [{ id: "bad", name: "search_knowledge", arguments: '{"q":"chain","limit":99}' }] },
-        { text: ["I could not look that up."] },
-      ]),
+      oneCallThen(
+        { id: "bad", name: "search_knowledge", arguments: '{"q":"chain","limit":99}' },
+        "I could not look that up.",
+      ),
     );
     const r = await send(s.url, at, "Chain?");
     const told = llm.requests.at(-1)!.body.messages.at(-1)!;
@@ -132,10 +132,10 @@ describe("search_knowledge in the model's tool loop", () => {
   it("tells the model when nothing answers, so it says it does not know", async () => {
     const at = await customer();
     llm.behave(
-      scripted([
-        { toolCalls: [{ id: "none", name: "search_knowledge", arguments: '{"query":"skateboard wheels"}' }] },
-        { text: ["I don't know."] },
-      ]),
+      oneCallThen(
+        { id: "none", name: "search_knowledge", arguments: '{"query":"skateboard wheels"}' },
+        "I don't know.",
+      ),
     );
     const r = await send(s.url, at, "Do you sell skateboard wheels?");
     const told = JSON.parse(llm.requests.at(-1)!.body.messages.at(-1)!.content!);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AWAITING_APPROVAL, STEPS_EXHAUSTED } from "../../src/agents/openai-compatible.js";
-import { type LlmStandIn, scripted, startLlmStandIn } from "../frame/llm-stand-in.js";
+import { type LlmStandIn, oneCallThen, scripted, startLlmStandIn } from "../frame/llm-stand-in.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, requestJson } from "../helpers/http.js";
 import { selectRows } from "../helpers/rows.js";
@@ -252,12 +252,7 @@ describe("each failure ends the call cleanly and tells the model", () => {
       tools.behave = (_call, res) => answer(res);
     }
     const at = await customer();
-    llm.behave(
-      scripted([
-        { toolCalls: [{ id: "f1", name: c.tool, arguments: c.args }] },
-        { text: ["Sorry, I could not check that."] },
-      ]),
-    );
+    llm.behave(oneCallThen({ id: "f1", name: c.tool, arguments: c.args }, "Sorry, I could not check that."));
     const seen = tools.calls.length;
     const r = await send(s.url, at, "Where is my order?");
     expect(r.reply.content).toBe("Sorry, I could not check that.");
@@ -384,12 +379,7 @@ describe("declaring tools", () => {
     });
     tools.secret = made.body.data.secret;
     const at = await customer();
-    llm.behave(
-      scripted([
-        { toolCalls: [{ id: "g1", name: "stock_level", arguments: '{"sku":"A-1"}' }] },
-        { text: ["In stock."] },
-      ]),
-    );
+    llm.behave(oneCallThen({ id: "g1", name: "stock_level", arguments: '{"sku":"A-1"}' }, "In stock."));
     const r = await send(s.url, at, "Is A-1 in stock?");
     expect(r.reply.content).toBe("In stock.");
     const c = tools.calls.at(-1)!;

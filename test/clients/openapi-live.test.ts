@@ -89,6 +89,17 @@ async function knowledgeSource(): Promise<string> {
   return ((await r.json()) as any).data.source_id;
 }
 
+let labels = 0;
+/** A new label of account a: its id. */
+async function label(): Promise<string> {
+  const r = await fetch(`${s.url}/v1/account/labels`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${id}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: `label ${++labels}` }),
+  });
+  return ((await r.json()) as any).data.label_id;
+}
+
 /** A new saved reply of account a: its id. */
 async function savedReply(): Promise<string> {
   const r = await fetch(`${s.url}/v1/account/saved_replies`, {
@@ -581,6 +592,61 @@ const cases: Record<string, Case> = {
   "POST /add_conversation_note": {
     ok: () => ({ body: { conversation_id: conversationId, content: "Refund approved." }, bearer: id }),
     fail: () => ({ body: { conversation_id: conversationId, content: "x" }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "PATCH /v1/account/chatbots/{chatbot_id}/knowledge_sources/{source_id}": {
+    // A snippets source is never fetched: no schedule but 0 (on demand).
+    ok: async () => ({ path: { chatbot_id: a.chatbotId, source_id: await knowledgeSource() }, body: {}, bearer: id }),
+    fail: async () => ({
+      path: { chatbot_id: a.chatbotId, source_id: await knowledgeSource() },
+      body: { resync_interval_hours: 1 },
+      bearer: id,
+    }),
+    failStatus: 400,
+  },
+  "GET /v1/account/chatbots/{chatbot_id}/knowledge/search": {
+    ok: () => ({ path: { chatbot_id: a.chatbotId }, query: { query: "When do gift cards expire?" }, bearer: id }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, query: { query: "gift cards" }, bearer: otherId }),
+    failStatus: 404,
+  },
+  "GET /search_conversations": {
+    ok: () => ({ query: { query: "shipping" }, bearer: id }),
+    fail: () => ({ query: { query: "shipping" }, bearer: access }),
+    failStatus: 401,
+  },
+  "GET /v1/account/labels": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({ bearer: access }),
+    failStatus: 401,
+  },
+  "POST /v1/account/labels": {
+    ok: () => ({ body: { name: `new label ${++labels}` }, bearer: id }),
+    fail: () => ({ body: { name: "x".repeat(41) }, bearer: id, raw: true }),
+    failStatus: 400,
+  },
+  "PATCH /v1/account/labels/{label_id}": {
+    ok: async () => ({ path: { label_id: await label() }, body: { name: `renamed ${++labels}` }, bearer: id }),
+    fail: () => ({ path: { label_id: MISSING }, body: { name: "renamed" }, bearer: id }),
+    failStatus: 404,
+  },
+  "DELETE /v1/account/labels/{label_id}": {
+    ok: async () => ({ path: { label_id: await label() }, bearer: id }),
+    fail: () => ({ path: { label_id: MISSING }, bearer: id }),
+    failStatus: 404,
+  },
+  "GET /list_conversation_labels": {
+    ok: () => ({ query: { conversation_id: conversationId }, bearer: id }),
+    fail: () => ({ query: { conversation_id: conversationId }, bearer: access }),
+    failStatus: 401,
+  },
+  "POST /set_conversation_priority": {
+    ok: () => ({ body: { conversation_id: conversationId, priority: "high" }, bearer: id }),
+    fail: () => ({ body: { conversation_id: conversationId, priority: "extreme" }, bearer: id, raw: true }),
+    failStatus: 400,
+  },
+  "POST /set_conversation_labels": {
+    ok: async () => ({ body: { conversation_id: conversationId, label_ids: [await label()] }, bearer: id }),
+    fail: () => ({ body: { conversation_id: MISSING, label_ids: [] }, bearer: id }),
     failStatus: 404,
   },
   "GET /list_conversation_activity": {

@@ -70,6 +70,11 @@ export interface ScriptedTurn {
   tokens?: number;
 }
 
+/** The commonest script: one tool call, then the final answer once the model has its result. */
+export function oneCallThen(call: { id: string; name: string; arguments: string }, answer: string): LlmBehaviour {
+  return scripted([{ toolCalls: [call] }, { text: [answer] }]);
+}
+
 /**
  * Answers the nth request with the nth turn of the script (the last one again once the script is used up), streamed
  * as OpenAI does: text deltas, tool calls in pieces keyed by index, a finish chunk (tool_calls or stop), a usage

@@ -7,7 +7,7 @@ import { suiteCanRun } from "../helpers/system-packages.js";
 import { ToolServer } from "../helpers/tool-server.js";
 import { chatFrame, launchBrowser, newContext, typeMessage } from "./browser.js";
 import { type Embedding, startEmbedding } from "./fixtures.js";
-import { contentChunk, type LlmStandIn, scripted, sendEvent, startLlmStandIn, startSse } from "./llm-stand-in.js";
+import { contentChunk, type LlmStandIn, oneCallThen, sendEvent, startLlmStandIn, startSse } from "./llm-stand-in.js";
 
 const withBrowser = suiteCanRun(import.meta.filename, ["chromium"], "its test in the frame");
 
@@ -211,10 +211,10 @@ describe("the OpenAI-compatible agent", () => {
         expect(made.status).toBe(200);
         tools.secret = made.body.data.secret;
         llm.behave(
-          scripted([
-            { toolCalls: [{ id: "t1", name: "track_parcel", arguments: '{"parcel":"PARCEL-7788"}' }] },
-            { text: ["Your parcel is in transit."] },
-          ]),
+          oneCallThen(
+            { id: "t1", name: "track_parcel", arguments: '{"parcel":"PARCEL-7788"}' },
+            "Your parcel is in transit.",
+          ),
         );
         const context = await newContext(browser!);
         const page = await context.newPage();

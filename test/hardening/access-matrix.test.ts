@@ -8,6 +8,7 @@ import { accessRule } from "../../src/protocol/access.js";
 import { storeWaitingCall } from "../helpers/approvals.js";
 import { addMember, idToken, issueTokens, ownerOf, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
+import { sourceRecord } from "../helpers/knowledge-source.js";
 import { type RpcProtocol, transport } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { sqliteDb } from "../helpers/sqlite.js";
@@ -72,28 +73,17 @@ afterAll(() => s.close(true));
 async function source(): Promise<string> {
   const sourceId = randomUUID();
   await s.app.store.knowledge.addSource(
-    {
+    sourceRecord(a, {
       sourceId,
-      accountId: a.accountId,
-      chatbotId: a.chatbotId,
       kind: "snippets",
       title: "Matrix",
-      url: "",
       fileName: "",
-      mediaType: "",
       status: "indexed",
-      statusReason: "",
-      pageCount: 0,
-      chunkCount: 0,
-      contentHash: "",
       version: 1,
-      maxPages: 0,
-      maxDepth: 0,
-      resyncIntervalHours: 0,
       createdAt: 1,
       updatedAt: 1,
       indexedAt: 1,
-    },
+    }),
     new TextEncoder().encode("[]"),
   );
   return sourceId;

@@ -4,6 +4,7 @@ import { makeDocx, makePdf, makeZip } from "../helpers/documents.js";
 import { serverForFile } from "../helpers/file-server.js";
 import { idToken } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
+import { sourceRecord } from "../helpers/knowledge-source.js";
 import { startServer, type TestServer } from "../helpers/server.js";
 import { scaled } from "../helpers/time-scale.js";
 import { startSite, type TestSite } from "../knowledge/site-server.js";
@@ -221,28 +222,14 @@ describe("a source left indexing by a stopped process", () => {
     const sourceId = newId();
     // As a process that stopped mid-indexing leaves it: status indexing, its file kept.
     await first.app.store.knowledge.addSource(
-      {
+      sourceRecord(b, {
         sourceId,
-        accountId: b.accountId,
-        chatbotId: b.chatbotId,
-        kind: "file",
         title: "handbook.md",
-        url: "",
         fileName: "handbook.md",
-        mediaType: "",
         status: "indexing",
-        statusReason: "",
-        pageCount: 0,
-        chunkCount: 0,
-        contentHash: "",
-        version: 0,
-        maxPages: 0,
-        maxDepth: 0,
-        resyncIntervalHours: 0,
         createdAt: 1,
         updatedAt: 1,
-        indexedAt: null,
-      },
+      }),
       new TextEncoder().encode("# Handbook\n\nThe workshop opens at eight."),
     );
     await first.close();

@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { freePort } from "../frame/browser.js";
-import { type LlmStandIn, scripted, startLlmStandIn } from "../frame/llm-stand-in.js";
+import { type LlmStandIn, oneCallThen, startLlmStandIn } from "../frame/llm-stand-in.js";
 import { blocks, ROOT } from "../helpers/docs.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { startServer, type TestServer } from "../helpers/server.js";
@@ -78,10 +78,7 @@ it(
     }
 
     llm.behave(
-      scripted([
-        { toolCalls: [{ id: "call_doc", name: "track_order", arguments: '{"order_id":"4471"}' }] },
-        { text: ["It shipped yesterday."] },
-      ]),
+      oneCallThen({ id: "call_doc", name: "track_order", arguments: '{"order_id":"4471"}' }, "It shipped yesterday."),
     );
     const t = await issueTokens(s.url, a, "customer-42");
     const r = await send(s.url, t.access_token, "Where is my order 4471?");

@@ -2759,8 +2759,8 @@ export type UpdateKnowledgeSourceRequest = Message<"aiagent.v1.UpdateKnowledgeSo
   sourceId: string;
 
   /**
-   * The hours between scheduled re-syncs, 0 to 720 (0 or left out: only on demand); a file or snippets source takes
-   * only 0.
+   * Optional: the hours between scheduled re-syncs, 0 to 720 (0 or left out: only on demand); a file or snippets
+   * source takes only 0.
    *
    * @generated from field: int32 resync_interval_hours = 3;
    */

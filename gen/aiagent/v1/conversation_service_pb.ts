@@ -2245,7 +2245,7 @@ export type SearchConversationsRequest = Message$1<"aiagent.v1.SearchConversatio
   limit?: number | undefined;
 
   /**
-   * The next_page_token of the previous page; empty for the first.
+   * Optional: the next_page_token of the previous page; empty for the first.
    *
    * @generated from field: string page_token = 8;
    */

@@ -2,36 +2,12 @@ import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/domain/ids.js";
 import type { TextLanguage } from "../../../src/domain/knowledge/language.js";
 import { queryWords } from "../../../src/domain/knowledge/language.js";
-import type { ChunkInput, KnowledgeSourceRecord } from "../../../src/domain/knowledge/source.js";
+import type { ChunkInput } from "../../../src/domain/knowledge/source.js";
+import { sourceRecord } from "../../helpers/knowledge-source.js";
 import { account } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
-const source = (
-  a: { accountId: string; chatbotId: string },
-  o: Partial<KnowledgeSourceRecord> = {},
-): KnowledgeSourceRecord => ({
-  sourceId: newId(),
-  accountId: a.accountId,
-  chatbotId: a.chatbotId,
-  kind: "file",
-  title: "Manual",
-  url: "",
-  fileName: "manual.md",
-  mediaType: "",
-  status: "queued",
-  statusReason: "",
-  pageCount: 0,
-  chunkCount: 0,
-  contentHash: "",
-  version: 0,
-  maxPages: 0,
-  maxDepth: 0,
-  resyncIntervalHours: 0,
-  createdAt: 10,
-  updatedAt: 10,
-  indexedAt: null,
-  ...o,
-});
+const source = sourceRecord;
 
 const chunk = (text: string, language: TextLanguage = "english", headingPath = ""): ChunkInput => ({
   title: "Manual",
