@@ -57,7 +57,8 @@ export function scriptStrings(s: Pick<FramePageSettings, "appearance" | "locale"
 
 const SEND_ICON = `<svg width="20" height="20" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path fill="currentColor" d="M3.4 20.4 21.85 12.5a.55.55 0 0 0 0-1L3.4 3.6a.55.55 0 0 0-.76.63L4.6 11 14 12l-9.4 1-1.96 6.77a.55.55 0 0 0 .76.63z"/></svg>`;
 
-/** The chat frame's HTML: the chat's skeleton, filled in by /chatbot-iframe/assets/frame.js. */
+/** The chat frame's HTML: the chat's skeleton, filled in by /chatbot-iframe/assets/frame.js (a module: it loads
+ * its other chunks from the same path when they are first needed). */
 export function framePage(s: FramePageSettings): string {
   const a = s.appearance;
   const agent = a.agentName || s.chatbotName;
@@ -82,7 +83,7 @@ export function framePage(s: FramePageSettings): string {
 <title>${fill(w.title, { name })}</title>
 <link rel="stylesheet" href="${ASSET_PATH}frame.css">
 <script type="application/json" id="strings">${jsonInHtml(scriptStrings(s))}</script>
-<script src="${ASSET_PATH}frame.js" defer></script>
+<script type="module" src="${ASSET_PATH}frame.js"></script>
 </head>
 <body>
 <main id="chat" class="chat" data-chatbot-name="${escapeHtml(s.chatbotName)}" data-agent-name="${name}"${s.agentPicture ? ` data-agent-picture="${escapeHtml(s.agentPicture)}"` : ""}${brand}${away} data-api-base="${escapeHtml(s.apiBase)}" data-host-origin="${escapeHtml(s.hostOrigin ?? "")}" data-allowed-origins="${escapeHtml(s.allowedOrigins.join(" "))}" data-refresh-timeout-ms="${s.refreshTimeoutMs}">

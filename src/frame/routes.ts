@@ -3,10 +3,10 @@ import type { App } from "../app.js";
 import { chatbotPictureUrl } from "../domain/account/chatbot-picture.js";
 import { acceptedLanguages, chooseLocale, isLanguageTag, type Locale } from "../domain/account/languages.js";
 import type { PageRequest, PageRoute } from "../protocol/http/pages.js";
-import { assetPages } from "../protocol/http/static-asset.js";
+import { assetPages, sendAsset } from "../protocol/http/static-asset.js";
 import type { HttpResponse } from "../protocol/http/types.js";
 import { pathOf } from "../protocol/http/types.js";
-import { frameScript } from "./bundle.js";
+import { frameFiles, frameScript } from "./bundle.js";
 import { type DemoCredentials, demoRoutes } from "./demo.js";
 import { embedScriptRoute } from "./embed-script.js";
 import { CATALOGUES } from "./i18n/catalogue.js";
@@ -24,6 +24,8 @@ export interface FrameOptions {
 
 // Every chatbot id but "assets" (the frame's scripts live there).
 const FRAME_PATH = /^\/chatbot-iframe\/(?!assets\/?$)([^/]+)\/?$/;
+// A chunk of the frame's script: one name under the asset path (frame.js itself has its own route, before this one).
+const CHUNK_PATH = new RegExp(`^${ASSET_PATH}([^/]+\\.js)$`);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_REFRESH_TIMEOUT_MS = 10_000;
 
@@ -67,10 +69,29 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
     "x-content-type-options": "nosniff",
   };
 
-  const assets = assetPages("frame", ASSET_PATH, FRAME_CSS, frameScript, (e) => {
+  const failed = (e: Error) => {
     app.log.error("frame script could not be built", { error: e.message });
     return "the frame script could not be built; run npm run build:frame";
-  });
+  };
+  const assets = assetPages("frame", ASSET_PATH, FRAME_CSS, frameScript, failed);
+  // The chunks frame.js loads on demand: only the bundle's own files, looked up by name (never a path on disk).
+  const chunks: PageRoute = {
+    name: "frame script chunk",
+    verbs: ["GET", "HEAD"],
+    path: CHUNK_PATH,
+    serve: (req, res) =>
+      frameFiles().then(
+        (files) => {
+          const js = files.get(CHUNK_PATH.exec(pathOf(req))![1]!);
+          if (js !== undefined) sendAsset(req, res, "text/javascript; charset=utf-8", js);
+          else sendPage(req, res, 404, { ...plain, "content-type": "text/plain; charset=utf-8" }, "no such script");
+        },
+        (e: unknown) => {
+          res.writeHead(500, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+          res.end(failed(e as Error));
+        },
+      ),
+  };
 
   const serve = (req: PageRequest, res: HttpResponse) => {
     const chatbotId = FRAME_PATH.exec(pathOf(req))![1]!;
@@ -185,5 +206,5 @@ export function frameRoutes(app: FrameDeps, opts: FrameOptions = {}): PageRoute[
   };
   const page: PageRoute = { name: "chat frame", verbs: ["GET", "HEAD"], path: FRAME_PATH, serve };
 
-  return [...assets, page, embedScriptRoute(app), ...(opts.demo ? demoRoutes(app, opts.demo) : [])];
+  return [...assets, chunks, page, embedScriptRoute(app), ...(opts.demo ? demoRoutes(app, opts.demo) : [])];
 }

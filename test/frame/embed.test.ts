@@ -72,7 +72,29 @@ describe.runIf(canRun)("the chat frame embedded in a client's page", () => {
     const js = await fetch(`${fx.e.service.url}/chatbot-iframe/assets/frame.js`);
     expect(js.status).toBe(200);
     expect(js.headers.get("content-type")).toContain("javascript");
-    expect((await js.text()).length).toBeGreaterThan(1000);
+    const entry = await js.text();
+    expect(entry.length).toBeGreaterThan(1000);
+    expect(html).toContain('<script type="module" src="/chatbot-iframe/assets/frame.js"></script>');
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)(?![^>]*type="application\/json")/);
+
+    // The chunks it loads on demand come from the same path, with the same headers; nothing else does.
+    const chunks = [...entry.matchAll(/import\("\.\/([\w-]+\.js)"\)/g)].map((m) => m[1]!);
+    expect(chunks.length).toBeGreaterThanOrEqual(2);
+    const base = `${fx.e.service.url}/chatbot-iframe/assets/`;
+    for (const name of chunks) {
+      const c = await fetch(base + name);
+      expect(c.status, name).toBe(200);
+      for (const h of ["content-type", "cache-control", "x-content-type-options"])
+        expect(c.headers.get(h), `${name} ${h}`).toBe(js.headers.get(h));
+      expect(c.headers.get("etag"), name).toMatch(/^"[\w-]{22}"$/);
+      expect((await c.text()).length, name).toBeGreaterThan(100);
+    }
+    for (const name of ["no-such-chunk.js", "..%2F..%2Fpackage.json%00.js", "%2e%2e%2fbundle.js", "..%5Cmain.js"]) {
+      const c = await fetch(base + name);
+      expect(c.status, name).toBe(404);
+      expect(c.headers.get("content-type"), name).not.toContain("javascript");
+      expect(await c.text(), name).not.toContain("import");
+    }
   });
 
   test("an unknown chatbot is a 404 page, and a host_origin the chatbot does not allow is refused", async () => {

@@ -32,6 +32,8 @@ let adminToken: string;
 const samples: Record<string, () => string> = {
   "chat frame": () => `/chatbot-iframe/${a.chatbotId}`,
   "host script": () => "/embed/v1.js",
+  // A name that is not one of the bundle's chunks: 404.
+  "frame script chunk": () => "/chatbot-iframe/assets/no-such-chunk.js",
   "demo host page": () => "/demo",
   "console preview": () => `/console/preview/${a.chatbotId}?access_token=not-checked-here`,
   "console shell": () => "/console/inbox",

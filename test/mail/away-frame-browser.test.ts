@@ -101,7 +101,8 @@ describe.runIf(canRun)("the frame when nobody is online", () => {
         .getByRole("button", { name: /ann@customer\.example/ })
         .first()
         .click();
-      await consolePage.getByText("A person here: it ships tomorrow.").waitFor();
+      // Exact: the contact list's preview of the latest message holds the same words.
+      await consolePage.getByText("A person here: it ships tomorrow.", { exact: true }).waitFor();
       await consolePage.getByText("Contact details").click();
       await consolePage.getByRole("button", { name: "E-mail a transcript" }).click();
       await consolePage.getByTestId("transcript-sent").getByText("ann@customer.example", { exact: false }).waitFor();
@@ -131,6 +132,45 @@ describe.runIf(canRun)("the frame when nobody is online", () => {
       await reopened.getByText("A person here: it ships tomorrow.").waitFor();
       expect(await reopened.locator("body").textContent()).toContain("How long does shipping take?");
       await fresh.close();
+    } finally {
+      await browser.close();
+      await e?.close();
+      await sink.close();
+    }
+  });
+});
+
+describe.runIf(canRun)("the e-mail prompt while the team is in", () => {
+  it("loads only when the transcript is asked for, then asks for the address and sends it", async () => {
+    const sink = await startSmtpSink();
+    const browser = await launchBrowser();
+    let e: Embedding | undefined;
+    try {
+      e = await startEmbedding({
+        env: mailEnv(await freePort(), sink.port),
+        overrides: { mailPollMs: 20, extraRoutes: (app) => frameRoutes(app) },
+      });
+      const page = await (await newContext(browser, { width: 420, height: 680 })).newPage();
+      // The frame's scripts as the browser asks for them: the prompt is a chunk of its own (frame.js loads it).
+      const scripts: string[] = [];
+      page.on("request", (r) => {
+        if (r.url().includes("/chatbot-iframe/assets/") && r.url().endsWith(".js")) scripts.push(r.url());
+      });
+      await page.goto(e.host.url);
+      const frame = await chatFrame(page);
+      await typeMessage(frame, "How long does shipping take?");
+      await frame.locator(".msg--assistant", { hasText: "Orders ship within 2 business days" }).waitFor();
+      expect(await frame.locator("#away").isHidden()).toBe(true);
+      expect(scripts.some((u) => u.includes("/mail-prompt-"))).toBe(false);
+      expect(scripts.some((u) => u.includes("/attach-send-"))).toBe(false);
+
+      await frame.getByRole("button", { name: "E-mail me a transcript" }).click();
+      await frame.getByLabel("Your e-mail").fill("bo@customer.example");
+      expect(scripts.filter((u) => u.includes("/mail-prompt-"))).toHaveLength(1);
+      await frame.getByRole("button", { name: "Save" }).click();
+      await frame.getByText("A transcript is on its way to bo@customer.example.").waitFor();
+      await waitFor("the transcript arrives", () => transcripts(sink.received).length === 1);
+      expect(transcripts(sink.received)[0]!.parsed.text).toContain("How long does shipping take?");
     } finally {
       await browser.close();
       await e?.close();

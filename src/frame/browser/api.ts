@@ -108,19 +108,7 @@ export class FrameApi {
     return this.token;
   }
 
-  /** Rates a closed conversation from 1 to 5, with an optional comment. */
-  async rate(conversationId: string, score: number, comment: string): Promise<void> {
-    await this.withToken(async (t) => {
-      const r = await this.fetch(`/ai_agent/rate_conversation?${q({ access_token: t })}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ conversation_id: conversationId, score, comment }),
-      });
-      if (!r.ok) throw toApiError(await r.json().catch(() => undefined), r.status);
-    });
-  }
-
-  /** A JSON call of the service with the token in the query (the e-mail prompt's routes); its answer's body. */
+  /** A JSON call of the service with the token in the query (the e-mail prompt's routes, files, ratings); its answer's body. */
   call(method: string, path: string, body?: unknown): Promise<unknown> {
     return this.withToken(async (t) => {
       const init: RequestInit = body === undefined ? { method } : { method, body: JSON.stringify(body) };
@@ -263,21 +251,6 @@ export class FrameApi {
       if (e instanceof ApiError) throw e;
       throw new ApiError("the connection was lost while the reply was being written", "network", undefined);
     }
-  }
-
-  /** Sends a file (a data: URL) as a message of its own. */
-  async upload(conversationId: string | undefined, name: string, data: string): Promise<ChatMessage> {
-    const body = JSON.stringify({ conversation_id: conversationId, file_name: name, file: data.split(",")[1] });
-    return this.withToken(async (t) => {
-      const r = await this.fetch(`/ai_agent/send_attachment?${q({ access_token: t })}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body,
-      });
-      const b = await r.json().catch(() => undefined);
-      if (!r.ok) throw toApiError(b, r.status);
-      return b.data;
-    });
   }
 
   /** Runs a call; if the token has expired, asks the host page for a new one and runs it once more. */

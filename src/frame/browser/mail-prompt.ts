@@ -1,86 +1,96 @@
-import { ApiError, type FrameApi } from "./api.js";
-import { f, T } from "./strings.js";
-import { el } from "./view.js";
+import type { ApiError, FrameApi } from "./api.js";
+import type { f as fill, T as texts } from "./strings.js";
+import type { el as make } from "./view.js";
+
+/**
+ * What the prompt uses of the first script, given to it rather than imported: a chunk that imports from the first
+ * script's modules (or uses a class field, whose helper esbuild shares) makes esbuild move that code into a shared
+ * chunk, which the first paint would then load as well.
+ */
+export interface MailKit {
+  T: typeof texts;
+  f: typeof fill;
+  el: typeof make;
+}
+
+/** The prompt, once loaded: told the conversation shown, and asked for a transcript. */
+export interface MailPrompt {
+  /** The conversation shown (undefined before the first message); the first call reads the customer's address. */
+  show(conversationId: string | undefined): Promise<void>;
+  /** "E-mail me a transcript": mails it, or asks for the address first. */
+  transcript(): Promise<void>;
+}
 
 /**
  * The e-mail line above the composer: when nobody of the team is online (the away line shows), it asks for the
  * customer's address, stored on their own contact so that replies written while they are gone are mailed; once a
  * conversation exists, "E-mail me a transcript" mails it to that address (asking for one first when none is known).
+ * A chunk loaded on demand (mail.ts): when the away line shows, or when the transcript button is first used.
+ * `box` holds the transcript button (made by mail.ts); the note and the address's form go before it.
  */
-export class MailPrompt {
-  private readonly note = el("p", "mail__note");
-  private readonly form = el("form", "mail__form");
-  private readonly input = el("input", "mail__input");
-  private readonly send = el("button", "mail__send", T.mSend);
-  private email: string | undefined;
-  private conversationId: string | undefined;
+export function mailPrompt(api: FrameApi, away: boolean, box: HTMLElement, { T, f, el }: MailKit): MailPrompt {
+  const note = el("p", "mail__note");
+  const form = el("form", "mail__form");
+  const input = el("input", "mail__input");
+  let email: string | undefined;
+  let conversationId: string | undefined;
   /** A transcript waits for the address being asked. */
-  private wanted = false;
+  let wanted = false;
 
-  constructor(
-    private readonly api: FrameApi,
-    private readonly away: boolean,
-  ) {
-    const box = el("div", "mail");
-    const input = this.input;
-    input.type = "email";
-    input.required = true;
-    input.maxLength = 256;
-    input.placeholder = T.mLabel;
-    input.setAttribute("aria-label", T.mLabel);
-    this.note.setAttribute("role", "status");
-    this.send.type = "button";
-    this.form.append(input, el("button", "", T.mSave));
-    this.form.hidden = this.send.hidden = true;
-    box.append(this.note, this.form, this.send);
-    document.getElementById("composer")?.before(box);
-    this.form.addEventListener("submit", (ev) => {
-      ev.preventDefault();
-      void this.save(input.value.trim());
-    });
-    this.send.addEventListener("click", () => void this.transcript());
-  }
+  input.type = "email";
+  input.required = true;
+  input.maxLength = 256;
+  input.placeholder = T.mLabel;
+  input.setAttribute("aria-label", T.mLabel);
+  note.setAttribute("role", "status");
+  form.append(input, el("button", "", T.mSave));
+  form.hidden = true;
+  box.prepend(note, form);
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    void save(input.value.trim());
+  });
 
-  /** The conversation shown (undefined before the first message); the first call reads the customer's address. */
-  async show(conversationId: string | undefined): Promise<void> {
-    this.conversationId = conversationId;
-    this.send.hidden = !conversationId;
-    if (this.email !== undefined) return;
-    this.email = "";
+  async function show(id: string | undefined): Promise<void> {
+    conversationId = id;
+    if (email !== undefined) return;
+    email = "";
     try {
-      this.email = ((await this.api.call("GET", "/ai_agent/contact")) as { data: { email: string } }).data.email;
+      email = ((await api.call("GET", "/ai_agent/contact")) as { data: { email: string } }).data.email;
     } catch {
       // Not known: the prompt asks, and the service keeps whichever address is given.
     }
-    if (!this.away) return;
-    this.note.textContent = this.email ? f(T.mSaved, { email: this.email }) : T.mAsk;
-    this.form.hidden = !!this.email;
+    if (!away) return;
+    note.textContent = email ? f(T.mSaved, { email }) : T.mAsk;
+    form.hidden = !!email;
   }
 
-  private async save(email: string): Promise<void> {
+  async function save(address: string): Promise<void> {
     try {
-      await this.api.call("POST", "/ai_agent/contact/email", { email });
-      this.email = email;
-      this.form.hidden = true;
-      this.note.textContent = f(T.mSaved, { email });
-      if (this.wanted) await this.transcript();
+      await api.call("POST", "/ai_agent/contact/email", { email: address });
+      email = address;
+      form.hidden = true;
+      note.textContent = f(T.mSaved, { email: address });
+      if (wanted) await transcript();
     } catch (e) {
-      this.note.textContent = e instanceof ApiError && e.code === "invalid_argument" ? T.mBad : T.mFail;
+      note.textContent = (e as ApiError).code === "invalid_argument" ? T.mBad : T.mFail;
     }
   }
 
-  private async transcript(): Promise<void> {
-    this.wanted = !this.email;
-    if (this.wanted) {
-      this.form.hidden = false;
-      this.input.focus();
+  async function transcript(): Promise<void> {
+    wanted = !email;
+    if (wanted) {
+      form.hidden = false;
+      input.focus();
       return;
     }
     try {
-      await this.api.call("POST", "/send_transcript", { conversation_id: this.conversationId });
-      this.note.textContent = f(T.mSent, { email: this.email! });
+      await api.call("POST", "/send_transcript", { conversation_id: conversationId });
+      note.textContent = f(T.mSent, { email: email! });
     } catch {
-      this.note.textContent = T.mFail;
+      note.textContent = T.mFail;
     }
   }
+
+  return { show, transcript };
 }

@@ -4,9 +4,8 @@ import { attachments } from "./attach.js";
 import { Handover } from "./handover.js";
 import { HostEvents } from "./host-events.js";
 import { LiveUpdates } from "./live.js";
-import { MailPrompt } from "./mail-prompt.js";
-import { RatingPrompt } from "./rating.js";
-import { T } from "./strings.js";
+import { mailLine } from "./mail.js";
+import { f, T } from "./strings.js";
 import { TokenRefresher } from "./token-refresh.js";
 import { FrameTyping } from "./typing.js";
 import { ChatView, type ReplyHandle } from "./view.js";
@@ -73,9 +72,11 @@ function start(): void {
   const handover = new Handover(view, cfg.chatbotName, (path) => api.url(path), cfg.agentName);
   const host = new HostEvents(cfg.hostOrigin);
   host.locale(document.documentElement.lang);
-  const rating = new RatingPrompt(view, api, (e) => showError(e));
-  const mail = new MailPrompt(api, root.dataset.awayUntil !== undefined);
-  handover.onClosed = (id, order) => rating.offer(id, order);
+  // "How did it go?" under a closed conversation: a chunk loaded when the first one shows.
+  const rate = (id: string, order: number) =>
+    void import("./rating.js").then((m) => m.offerRating(view, api, showError, { T, f }, id, order), showError);
+  const mail = mailLine(api, root.dataset.awayUntil !== undefined);
+  handover.onClosed = rate;
   const typing = new FrameTyping(() => {
     if (conversationId) api.typing(conversationId);
   });
@@ -104,14 +105,14 @@ function start(): void {
 
   const canSend = () => loaded && !sending && !expired && navigator.onLine;
   const update = () => view.setCanSend(canSend());
-  attachments(
+  attachments({
     view,
     api,
-    () => conversationId,
-    canSend,
-    adopt,
-    (e) => showError(e),
-  );
+    conversation: () => conversationId,
+    can: canSend,
+    stored: adopt,
+    failed: (e) => showError(e),
+  });
 
   /** The customer's message (or file) is stored: a conversation it started is followed live from here. */
   function adopt(m: ChatMessage): void {
@@ -123,7 +124,7 @@ function start(): void {
     // What every new conversation starts as; changes from here are told in the log.
     handover.state({ conversation_id: m.conversation_id, status: "live", assigned_to: "ai_agent" }, true);
     follow(m.conversation_id);
-    void mail.show(m.conversation_id);
+    mail(m.conversation_id);
   }
 
   function showError(e: unknown, retry?: () => void): void {
@@ -171,11 +172,11 @@ function start(): void {
       lastOrder = messages[messages.length - 1]?.message_order ?? 0;
       handover.seen(lastOrder);
       if (latest) {
-        if (latest.status === "closed" && !latest.rating) rating.offer(latest.conversation_id, lastOrder);
+        if (latest.status === "closed" && !latest.rating) rate(latest.conversation_id, lastOrder);
         follow(latest.conversation_id);
       }
       loaded = true;
-      void mail.show(conversationId);
+      mail(conversationId);
       view.hideNotice();
       document.documentElement.dataset.state = "ready";
     } catch (e) {
