@@ -10,7 +10,8 @@ import { newContext } from "./browser.js";
 
 // Issue 46, item 2 (docs/attachments.md): a customer sends a photo from the frame (the attach button, and an image
 // pasted into the message box); the operator sees it in the console; the stored photo has no GPS; a renamed
-// executable is refused with the service's reason; another account's operator gets 404.
+// executable is refused with the service's reason; the operator sends a file from the console and the customer gets
+// it; another account's operator gets 404.
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const fx = consoleAndFrameForFile(canRun);
@@ -19,7 +20,7 @@ const ELF = Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), Bu
 
 describe.runIf(canRun)("files in the frame and the console", () => {
   test(
-    "a GPS-tagged photo from the frame shows in the console without its GPS; a renamed executable is refused",
+    "a GPS-tagged photo from the frame shows in the console without its GPS; a renamed executable is refused; the console sends a file",
     async () => {
       const photo = await gpsTaggedJpeg();
       expect(await gpsTagCount(photo)).toBeGreaterThan(0);
@@ -79,6 +80,16 @@ describe.runIf(canRun)("files in the frame and the console", () => {
       const served = await page.request.get(new URL(src, fx.e.service.url).href);
       expect(served.headers()["content-security-policy"]).toBe("default-src 'none'; sandbox");
       expect(await gpsTagCount(await served.body())).toBe(0);
+
+      // The operator takes the conversation over and sends a return label from the console: the customer gets it.
+      await page.getByRole("button", { name: "Take over" }).click();
+      await page.getByLabel("Attach a file").setInputFiles({
+        name: "return-label.txt",
+        mimeType: "text/plain",
+        buffer: Buffer.from("Return label: parcel 4471, drop it at any post office."),
+      });
+      await page.locator(".message__files a", { hasText: "return-label.txt" }).waitFor();
+      await frame.locator("a", { hasText: "return-label.txt" }).waitFor();
 
       // Another account's operator: the conversation is 404 to them.
       const mine = await getJson(

@@ -17,7 +17,7 @@ import { ContactPanel } from "./contact-panel.js";
 import { ContactPrivacy } from "./contact-privacy.js";
 import { type View, ViewPicker } from "./inbox-views.js";
 import { ConversationLabelsBar } from "./labels.js";
-import { MessageFiles } from "./message-files.js";
+import { AttachFile, MessageFiles } from "./message-files.js";
 import { NO_SEARCH, SearchFilterBar, type SearchFilters, SearchResults, useChatbotNames } from "./message-search.js";
 import { NotesPanel } from "./notes.js";
 import { ReplyBox } from "./saved-reply-picker.js";
@@ -551,6 +551,21 @@ function ConversationView(props: {
             typed();
           }}
           onSend={send}
+        />
+        <AttachFile
+          conversationId={id}
+          caption={reply}
+          disabled={!mine || a.busy}
+          run={(fn) =>
+            void a.run(async () => {
+              await fn();
+              setReply("");
+              if (unread > 0) readNow();
+            })
+          }
+          onSent={(m) =>
+            setMessages((ms) => (ms && !ms.some((x) => x.messageOrder === m.messageOrder) ? [...ms, m] : ms))
+          }
         />
         <button type="submit" class="button button--primary" disabled={!mine || a.busy || !reply.trim()}>
           Send
