@@ -1,5 +1,4 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
-import type { CitedDocument } from "./offline-agent.js";
 
 /** One turn of context given to the agent. */
 export interface AgentTurn {
@@ -135,4 +134,15 @@ export class AgentUnavailableError extends Error {
 /** The name the agent goes by: its appearance's agent name, else the chatbot's. */
 export function agentNameOf(chatbot: Pick<ChatbotRecord, "name" | "appearance">): string {
   return chatbot.appearance?.agentName?.trim() || chatbot.name;
+}
+
+/** A cited document: the documented title, url and snippet, and beside them where the passage came from. */
+export interface CitedDocument extends KnowledgeSnippet {
+  sourceId?: string;
+  sourceTitle?: string;
+  anchorUrl?: string;
+  headingPath?: string;
+  excerpt?: string;
+  score?: number;
+  knowledgeVersion?: number;
 }

@@ -2,18 +2,9 @@ import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
 import { detectLocale, type Locale } from "../knowledge/language.js";
 import { scoreSnippets } from "../knowledge/matching.js";
 import type { Passage } from "../knowledge/scoring.js";
-import { type Agent, type AgentEvent, type AgentTurn, agentNameOf } from "./agent.js";
+import { type Agent, type AgentEvent, type AgentTurn, agentNameOf, type CitedDocument } from "./agent.js";
 
-/** A cited document: the documented title, url and snippet, and beside them where the passage came from. */
-export interface CitedDocument extends KnowledgeSnippet {
-  sourceId?: string;
-  sourceTitle?: string;
-  anchorUrl?: string;
-  headingPath?: string;
-  excerpt?: string;
-  score?: number;
-  knowledgeVersion?: number;
-}
+export type { CitedDocument };
 
 /** The sentences the built-in agent writes itself, in the customer's language. */
 const SAY: Record<
