@@ -3,6 +3,7 @@ import { newContext } from "../frame/browser.js";
 import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { issueTokens, send } from "../helpers/flows.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { scaled } from "../helpers/time-scale.js";
 import { signIn } from "./sign-in.js";
 
 // The replay page: a draft with one knowledge entry changed, replayed against the latest conversations, shows side by
@@ -29,6 +30,8 @@ describe.runIf(canRun)("draft and replay in the console", () => {
     await page.goto(`${fx.s.url}/console/chatbots/${fx.owner.chatbotId}/replay`);
     const list = page.getByLabel("Draft knowledge list");
     await page.getByText("No draft yet").waitFor();
+    // The draft starts as the live list, filled in once the page has read it.
+    await expect.poll(() => list.inputValue(), { timeout: scaled(15_000) }).toContain("30 days");
     await list.fill((await list.inputValue()).replace("30 days", "60 days"));
     await page.getByRole("button", { name: "Save draft" }).click();
     await page.getByText("The draft is saved.").waitFor();
