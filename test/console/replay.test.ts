@@ -38,7 +38,7 @@ describe.runIf(canRun)("draft and replay in the console", () => {
 
     await page.getByLabel("Latest conversations").fill("2");
     await page.getByRole("button", { name: "Replay", exact: true }).click();
-    await page.getByRole("heading", { name: "1 of 2 answers change" }).waitFor();
+    await page.getByRole("heading", { name: "1 of 2 answers change" }).waitFor({ timeout: scaled(30_000) });
     const changed = page.locator("[data-testid=replay-item][data-changed=true]");
     expect(await changed.count()).toBe(1);
     expect(await changed.locator("[data-side=live]").textContent()).toContain("30 days");
