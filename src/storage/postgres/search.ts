@@ -1,20 +1,6 @@
 import type { SearchHit, SearchQuery, SearchRepository } from "../../domain/conversation/search.js";
+import { type HitRow, toSearchHit } from "../search-rows.js";
 import type { PgDb } from "./db.js";
-
-interface HitRow {
-  id: string;
-  conversation_id: string;
-  role: string;
-  author_email: string;
-  content: string;
-  created_at: string | number;
-  chatbot_id: string;
-  contact_id: string;
-  status: string;
-  assigned_to: string;
-  user_id: string;
-  contact_name: string;
-}
 
 /** A tsquery: every folded word, the last as a prefix, all required (the words hold only letters, digits, marks). */
 const queryOf = (words: readonly string[]) =>
@@ -72,24 +58,7 @@ export function pgSearch(db: PgDb): SearchRepository {
       q.limit,
       q.labelId ?? null,
     ]);
-    return rows.map(
-      (r): SearchHit => ({
-        source,
-        id: r.id,
-        conversationId: r.conversation_id,
-        chatbotId: r.chatbot_id,
-        contactId: r.contact_id,
-        userId: r.user_id,
-        contactName: r.contact_name,
-        status: r.status as SearchHit["status"],
-        assignedTo: r.assigned_to,
-        role: r.role,
-        authorEmail: r.author_email,
-        content: r.content,
-        createdAt: Number(r.created_at),
-        position: `${Number(r.created_at)}:${r.id}`,
-      }),
-    );
+    return rows.map((r) => toSearchHit(source, r, `${Number(r.created_at)}:${r.id}`));
   };
   return {
     messages: (q, after) => run("search_messages", MESSAGES, "message", q, after),

@@ -1,21 +1,11 @@
 import type { SearchHit, SearchQuery, SearchRepository } from "../../../domain/conversation/search.js";
+import { type HitRow, toSearchHit } from "../../search-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
-interface HitRow {
+interface PositionedHitRow extends HitRow {
+  /** The row's place in the search order: the cursor after it. */
   pos: number;
-  id: string;
-  conversation_id: string;
-  role: string;
-  author_email: string;
-  content: string;
-  created_at: number;
-  chatbot_id: string;
-  contact_id: string;
-  status: string;
-  assigned_to: string;
-  user_id: string;
-  contact_name: string;
 }
 
 /** FTS5 MATCH text: every word quoted, the last a prefix, all required (the words hold only letters, digits, marks). */
@@ -37,7 +27,7 @@ const HIT = `c.chatbot_id, c.contact_id, c.status, c.assigned_to, k.user_id, k.c
 
 /** Search over messages and notes in SQLite (message_search, note_search: migration 31). */
 export function sqliteSearch(db: Db): Sync<SearchRepository> {
-  const messages = db.prepare<Record<string, unknown>, HitRow>(`
+  const messages = db.prepare<Record<string, unknown>, PositionedHitRow>(`
     SELECT s.rowid AS pos, x.message_id AS id, x.conversation_id, x.role, '' AS author_email, x.content, x.created_at, ${HIT}
     FROM message_search s
     JOIN messages x ON x.rowid = s.rowid
@@ -45,7 +35,7 @@ export function sqliteSearch(db: Db): Sync<SearchRepository> {
     JOIN contacts k ON k.contact_id = c.contact_id
     WHERE message_search MATCH @match AND s.rowid < @after AND ${FILTERS}
     ORDER BY s.rowid DESC LIMIT @limit`);
-  const notes = db.prepare<Record<string, unknown>, HitRow>(`
+  const notes = db.prepare<Record<string, unknown>, PositionedHitRow>(`
     SELECT s.rowid AS pos, x.note_id AS id, x.conversation_id, 'note' AS role, x.author_email, x.content, x.created_at, ${HIT}
     FROM note_search s
     JOIN conversation_notes x ON x.rowid = s.rowid
@@ -70,24 +60,7 @@ export function sqliteSearch(db: Db): Sync<SearchRepository> {
             before: q.before ?? null,
             limit: q.limit,
           })
-          .map(
-            (r): SearchHit => ({
-              source,
-              id: r.id,
-              conversationId: r.conversation_id,
-              chatbotId: r.chatbot_id,
-              contactId: r.contact_id,
-              userId: r.user_id,
-              contactName: r.contact_name,
-              status: r.status as SearchHit["status"],
-              assignedTo: r.assigned_to,
-              role: r.role,
-              authorEmail: r.author_email,
-              content: r.content,
-              createdAt: r.created_at,
-              position: String(r.pos),
-            }),
-          );
+          .map((r) => toSearchHit(source, r, String(r.pos)));
   return {
     messages: (q, after) => run(messages, "message", q, after),
     notes: (q, after) => run(notes, "note", q, after),
