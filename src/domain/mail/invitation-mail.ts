@@ -1,6 +1,6 @@
 import { newId } from "../ids.js";
 import { type Composed, escapeHtml } from "./mailer.js";
-import type { MailRecord } from "./repository.js";
+import { type MailRecord, pendingMail } from "./repository.js";
 
 /** Seals a secret to one mail (KeySealer): the invitation's link is kept only sealed in the outbox. */
 export interface MailSealer {
@@ -50,23 +50,18 @@ export function queueInvitation(
     invitedBy: link.invitedBy,
   };
   return d.outbox
-    .enqueue({
-      mailId,
-      accountId: link.accountId,
-      kind: "invitation",
-      recipient: link.email.trim().toLowerCase(),
-      dedupeKey: `invitation:${mailId}`,
-      data: JSON.stringify(data),
-      status: "pending",
-      attempts: 0,
-      lastError: "",
-      nextAttemptAt: now,
-      lastAttemptAt: null,
-      createdAt: now,
-      sentAt: null,
-      unsubscribeHash: "",
-      unsubscribedAt: null,
-    })
+    .enqueue(
+      pendingMail({
+        mailId,
+        accountId: link.accountId,
+        kind: "invitation",
+        recipient: link.email.trim().toLowerCase(),
+        dedupeKey: `invitation:${mailId}`,
+        data: JSON.stringify(data),
+        nextAttemptAt: now,
+        createdAt: now,
+      }),
+    )
     .then((queued) => {
       if (queued) d.queued?.();
       return queued;

@@ -6,7 +6,7 @@ import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import type { ContactRecord } from "../privacy/repository.js";
 import { requireEmail } from "../validate.js";
-import type { MailCounts, MailRecord } from "./repository.js";
+import { type MailCounts, type MailRecord, pendingMail } from "./repository.js";
 
 /** What a transcript mail carries in the outbox: the conversation (its messages are read when it is sent). */
 export interface TranscriptMailData {
@@ -94,23 +94,18 @@ export class MailDesk {
       conversationId,
       requestedBy: caller.kind === "frame" ? "customer" : { email: caller.email },
     };
-    const queued = await this.d.outbox.enqueue({
-      mailId,
-      accountId: conv.accountId,
-      kind: "transcript",
-      recipient: recipient.toLowerCase(),
-      dedupeKey: `transcript:${mailId}`,
-      data: JSON.stringify(data),
-      status: "pending",
-      attempts: 0,
-      lastError: "",
-      nextAttemptAt: now,
-      lastAttemptAt: null,
-      createdAt: now,
-      sentAt: null,
-      unsubscribeHash: "",
-      unsubscribedAt: null,
-    });
+    const queued = await this.d.outbox.enqueue(
+      pendingMail({
+        mailId,
+        accountId: conv.accountId,
+        kind: "transcript",
+        recipient: recipient.toLowerCase(),
+        dedupeKey: `transcript:${mailId}`,
+        data: JSON.stringify(data),
+        nextAttemptAt: now,
+        createdAt: now,
+      }),
+    );
     if (!queued)
       throw new DomainError("failed_precondition", "this address unsubscribed from our e-mail; nothing was sent");
     this.d.queued?.();

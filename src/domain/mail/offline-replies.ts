@@ -4,7 +4,7 @@ import type { AccountLogs, LogFollower } from "../log/account-logs.js";
 import type { ConversationEvent } from "../log/events.js";
 import type { EventRecord } from "../log/repository.js";
 import type { ContactRecord } from "../privacy/repository.js";
-import type { MailRecord } from "./repository.js";
+import { type MailRecord, pendingMail } from "./repository.js";
 
 /** What a reply mail carries in the outbox (no credential: the link is made when it is sent). */
 export interface ReplyMailData {
@@ -147,23 +147,18 @@ export class OfflineReplies {
       content: m.content,
     };
     const dueAt = m.createdAt + this.d.offlineMs;
-    const queued = await this.d.outbox.enqueue({
-      mailId: newId(),
-      accountId: conv.accountId,
-      kind: "reply",
-      recipient: email,
-      dedupeKey: `reply:${m.messageId}`,
-      data: JSON.stringify(data),
-      status: "pending",
-      attempts: 0,
-      lastError: "",
-      nextAttemptAt: dueAt,
-      lastAttemptAt: null,
-      createdAt: this.d.now(),
-      sentAt: null,
-      unsubscribeHash: "",
-      unsubscribedAt: null,
-    });
+    const queued = await this.d.outbox.enqueue(
+      pendingMail({
+        mailId: newId(),
+        accountId: conv.accountId,
+        kind: "reply",
+        recipient: email,
+        dedupeKey: `reply:${m.messageId}`,
+        data: JSON.stringify(data),
+        nextAttemptAt: dueAt,
+        createdAt: this.d.now(),
+      }),
+    );
     if (queued) this.d.queued?.(dueAt);
   }
 }

@@ -34,6 +34,24 @@ export interface MailRecord {
   unsubscribedAt: number | null;
 }
 
+/** A mail as it is first queued: pending, due at `nextAttemptAt`, never tried. */
+export function pendingMail(
+  m: Pick<MailRecord, "mailId" | "accountId" | "kind" | "recipient" | "dedupeKey" | "data" | "createdAt"> & {
+    nextAttemptAt: number;
+  },
+): MailRecord {
+  return {
+    ...m,
+    status: "pending",
+    attempts: 0,
+    lastError: "",
+    lastAttemptAt: null,
+    sentAt: null,
+    unsubscribeHash: "",
+    unsubscribedAt: null,
+  };
+}
+
 /** What the outbox holds for one account, for its people (and the service's for the readiness probe). */
 export interface MailCounts {
   pending: number;
