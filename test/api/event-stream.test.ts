@@ -8,7 +8,7 @@ import { scaled, waitFor } from "../helpers/time-scale.js";
 // asked with Accept: text/event-stream. Each event's id is its cursor, a reconnect's Last-Event-ID resumes right after
 // it (each message once, in order), the heartbeats are comment lines, and the access token never goes in the URL.
 
-const fx = serverForFile({ server: { env: { AIAGENT_STREAM_HEARTBEAT_MS: String(scaled(300)) } } });
+const fx = serverForFile({ server: { env: { AIAGENT_STREAM_HEARTBEAT_MS: String(scaled(300)) } }, accounts: 2 });
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
 async function conversation(userId: string) {
@@ -85,5 +85,16 @@ describe("server-sent events on the watch route", () => {
     const plain = await fetch(watchUrl(id, { access_token: token }));
     expect(plain.headers.get("content-type")).toBe("application/x-ndjson");
     await plain.body?.cancel();
+  });
+
+  test("another account's customer cannot watch the conversation as events either: refused as on NDJSON", async () => {
+    const { id } = await conversation("sse-5");
+    const other = (await issueTokens(fx.s.url, fx.b, "sse-5")).access_token;
+    const ndjson = await fetch(watchUrl(id, { access_token: other }));
+    const events = await fetch(watchUrl(id), { headers: { accept: "text/event-stream", ...bearer(other) } });
+    expect(events.status).toBeGreaterThanOrEqual(400);
+    expect(events.status).toBe(ndjson.status);
+    expect(events.headers.get("content-type")).toContain("application/json");
+    expect((await events.json()).code).toBe((await ndjson.json()).code);
   });
 });
