@@ -449,7 +449,12 @@ async function streamOut(
       beatFor = cursor ?? "";
       beatLine = `{"result":{"cursor":${JSON.stringify(beatFor)}}}\n`;
     }
-    w.write(beatLine);
+    try {
+      w.write(beatLine);
+    } catch {
+      // An HTTP/2 stream closed meanwhile throws on a write: the stream is gone, and so are its beats.
+      leaveBeats?.();
+    }
   };
   let leaveBeats: (() => void) | undefined;
   try {
@@ -462,7 +467,11 @@ async function streamOut(
         });
         started = true;
         // The beats start after the first item: once the stream has checked its caller may read it.
-        if (bounds.heartbeats && hasCursor(method.output)) leaveBeats = bounds.heartbeats.join(beat);
+        if (bounds.heartbeats && hasCursor(method.output)) {
+          leaveBeats = bounds.heartbeats.join(beat);
+          // Gone with the connection at once, not only once the stream's generators have wound down.
+          w.once("close", leaveBeats);
+        }
       }
       const c = (item as { cursor?: unknown }).cursor;
       if (typeof c === "string" && c !== "") cursor = c;
