@@ -30,6 +30,7 @@ const ON_POSTGRES = [
   "test/api/watch-conversation.test.ts",
   "test/api/idempotency.test.ts",
   "test/api/watch-resume.test.ts",
+  "test/api/watch-catch-up.test.ts",
   "test/api/typing.test.ts",
   "test/api/operator-picture.test.ts",
   "test/api/attachments.test.ts",

@@ -6,7 +6,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildForBench } from "./lib/build.js";
-import { dataset, workingCopy } from "./lib/dataset.js";
+import { type Dataset, dataset, workingCopy } from "./lib/dataset.js";
+import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
 import { cpuMicros } from "./lib/proc.js";
 import { type ServerProcess, startServer } from "./lib/procs.js";
 import { openAll, type RawStream } from "./lib/raw-stream.js";
@@ -19,6 +20,8 @@ import { runBounds } from "./lib/run-bounds.js";
 //   W2  W1 plus writes through the API to the watched conversations: write's answer → delivery, missed, duplicated
 //   W3  1,000 of W1's streams revoked at once: revocation's answer → stream's end; the others keep receiving
 //   W4  a stream resumed 100,000 events behind: events/s, RSS growth, time to headers
+//   W5  W2 on PostgreSQL: two instances on one database, half of the streams on each, the writes through both
+//       (skipped, and said so, when no PostgreSQL answers: AIAGENT_BENCH_DATABASE_URL, or one on 127.0.0.1:5432)
 // Bounded: every phase has a time limit, and the whole run a watchdog.
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -47,7 +50,7 @@ const rate = Number(opt.rate);
 const w2Seconds = Number(opt["w2-seconds"]);
 const idleSeconds = Number(opt["idle-seconds"]);
 const heartbeatMs = Number(opt["heartbeat-ms"]);
-const only = new Set((opt.only ?? "W1,W2,W3,W4").split(",").map((s) => s.trim().toUpperCase()));
+const only = new Set((opt.only ?? "W1,W2,W3,W4,W5").split(",").map((s) => s.trim().toUpperCase()));
 const outDir = resolve(opt.out ?? join(ROOT, "bench", "results"));
 const cacheDir = join(ROOT, "node_modules", ".cache", "aiagent-bench");
 const WATCHDOG_MS = 30 * 60_000;
@@ -154,8 +157,8 @@ interface Target {
   name: string;
   server: ServerProcess;
   port: number;
-  /** Paths of the streams, and which conversation and customer each watches. */
-  streams: { path: string; conv: string; customer: number }[];
+  /** Paths of the streams, and which conversation and customer each watches (and on which port, when not `port`). */
+  streams: { path: string; conv: string; customer: number; port?: number }[];
   /** A write to conversation `conv`: resolves with the message ids it made and when it answered. */
   write(conv: string, n: number): Promise<{ ids: string[]; at: number }>;
   /** Ends customer `c`'s streams (a revocation); resolves when answered. */
@@ -168,6 +171,10 @@ interface Target {
 interface Rows {
   /** The server's peak RSS over the whole run (VmHWM), MB. */
   peakRssMb?: number;
+  /** W5's two PostgreSQL instances' peak RSS, MB. */
+  peakRssMbPg?: number[];
+  /** Why W5 did not run (no PostgreSQL). */
+  W5Skipped?: string;
   W1?: {
     /** Streams open through the idle window, of those asked; the failures to open, and the first one. */
     streams: number;
@@ -207,6 +214,8 @@ interface Rows {
     revokeError: string;
   };
   W4?: { events: number; eventsPerSec: number; headersMs: number; rssGrowthMb: number };
+  /** W2 across two PostgreSQL instances: the streams open on each, and W2's figures. */
+  W5?: NonNullable<Rows["W2"]> & { instances: number; streamsPerInstance: number[]; postgres: string };
 }
 
 async function w4(t: Target): Promise<Rows["W4"]> {
@@ -240,7 +249,8 @@ async function w4(t: Target): Promise<Rows["W4"]> {
   };
 }
 
-async function liveRows(t: Target, rows: Rows): Promise<void> {
+/** W1–W3 on `t`; with `asW5`, only W2's writes and deliveries, recorded as W5 (the streams spread over instances). */
+async function liveRows(t: Target, rows: Rows, asW5?: { postgres: string }): Promise<void> {
   // Deliveries: per stream, the message ids seen and when.
   const seen = new Map<RawStream, Map<string, number>>();
   let dupes = 0;
@@ -254,7 +264,7 @@ async function liveRows(t: Target, rows: Rows): Promise<void> {
   };
   const t0 = performance.now();
   const opened = await openAll(
-    t.port,
+    (i) => t.streams[i]!.port ?? t.port,
     t.streams.map((x) => x.path),
     64,
     onLine,
@@ -267,24 +277,26 @@ async function liveRows(t: Target, rows: Rows): Promise<void> {
   try {
     // W1: idle, heartbeats on.
     await new Promise((r) => setTimeout(r, 2000));
-    const cpu0 = cpuMicros(t.server.pid);
-    const beats0 = streams.reduce((n, s) => n + s.beats, 0);
-    const w0 = performance.now();
-    await new Promise((r) => setTimeout(r, idleSeconds * 1000));
-    const idleS = (performance.now() - w0) / 1000;
-    rows.W1 = {
-      streams: streams.filter((s) => !s.endedAt).length,
-      rssMb: mb(rss(t.server.pid)),
-      cpuPct: Math.round(((cpuMicros(t.server.pid) - cpu0) / 1e6 / idleS) * 1000) / 10,
-      beatsPerSec: Math.round((streams.reduce((n, s) => n + s.beats, 0) - beats0) / idleS),
-      openSeconds: Math.round(openSeconds * 10) / 10,
-      asked: streams.length,
-      failed: opened.failed,
-      firstFailure: opened.firstFailure.slice(0, 300),
-      openP50Ms: Math.round(quantile(opened.headerMs, 0.5)),
-      openP99Ms: Math.round(quantile(opened.headerMs, 0.99)),
-    };
-    log(`${t.name} W1: ${JSON.stringify(rows.W1)}`);
+    if (!asW5) {
+      const cpu0 = cpuMicros(t.server.pid);
+      const beats0 = streams.reduce((n, s) => n + s.beats, 0);
+      const w0 = performance.now();
+      await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+      const idleS = (performance.now() - w0) / 1000;
+      rows.W1 = {
+        streams: streams.filter((s) => !s.endedAt).length,
+        rssMb: mb(rss(t.server.pid)),
+        cpuPct: Math.round(((cpuMicros(t.server.pid) - cpu0) / 1e6 / idleS) * 1000) / 10,
+        beatsPerSec: Math.round((streams.reduce((n, s) => n + s.beats, 0) - beats0) / idleS),
+        openSeconds: Math.round(openSeconds * 10) / 10,
+        asked: streams.length,
+        failed: opened.failed,
+        firstFailure: opened.firstFailure.slice(0, 300),
+        openP50Ms: Math.round(quantile(opened.headerMs, 0.5)),
+        openP99Ms: Math.round(quantile(opened.headerMs, 0.99)),
+      };
+      log(`${t.name} W1: ${JSON.stringify(rows.W1)}`);
+    }
 
     const byConv = new Map<string, RawStream[]>();
     t.streams.forEach((x, i) => {
@@ -301,7 +313,7 @@ async function liveRows(t: Target, rows: Rows): Promise<void> {
     const revokedCount = Math.min(Math.ceil(Number(opt.revoke) / STREAMS_PER_CUSTOMER), Math.floor(customers.size / 2));
     const revoked = new Set([...customers].slice(0, revokedCount));
 
-    if (only.has("W2")) {
+    if (asW5 || only.has("W2")) {
       const perWrite = 2;
       const writesPerSec = rate / perWrite;
       const written: { conv: string; ids: string[]; at: number }[] = [];
@@ -351,7 +363,7 @@ async function liveRows(t: Target, rows: Rows): Promise<void> {
             if (at === undefined) missed++;
             else lat.push(Math.max(0, at - w.at));
           }
-      rows.W2 = {
+      const w2: NonNullable<Rows["W2"]> = {
         offeredEventsPerSec: rate,
         eventsPerSec: Math.round((written.length * perWrite) / ((w2End - w2Start) / 1000)),
         p50Ms: Math.round(quantile(lat, 0.5) * 10) / 10,
@@ -363,10 +375,21 @@ async function liveRows(t: Target, rows: Rows): Promise<void> {
         failedWrites: failed,
         firstError,
       };
-      log(`${t.name} W2: ${JSON.stringify(rows.W2)}`);
+      if (asW5) {
+        const ports = [...new Set(t.streams.map((x) => x.port ?? t.port))];
+        rows.W5 = {
+          ...w2,
+          instances: ports.length,
+          streamsPerInstance: ports.map(
+            (p) => t.streams.filter((x, i) => (x.port ?? t.port) === p && streams[i]!.status === 200).length,
+          ),
+          postgres: asW5.postgres,
+        };
+      } else rows.W2 = w2;
+      log(`${t.name} ${asW5 ? "W5" : "W2"}: ${JSON.stringify(asW5 ? rows.W5 : rows.W2)}`);
     }
 
-    if (only.has("W3")) {
+    if (!asW5 && only.has("W3")) {
       const ends = new Map<number, number>();
       const victims = t.streams
         .map((x, i) => ({ ...x, s: streams[i]! }))
@@ -439,6 +462,7 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), "aiagent-bench-live-"));
   const customers = n / STREAMS_PER_CUSTOMER;
   const results: Record<string, Rows> = { service: {}, bare: {} };
+  let pgData: PgDataset | undefined;
   try {
     // The baseline first: the same streams, rows and load against bare node:http.
     const bare = await startServer(
@@ -471,119 +495,69 @@ async function main(): Promise<void> {
     if (only.has("W1")) await liveRows(bareTarget, results.bare!);
     results.bare!.peakRssMb = mb(await bare.stop());
 
-    const service = await startServer(
-      "service",
-      main,
-      ["serve"],
-      {
-        ...process.env,
-        AIAGENT_DB: workingCopy(d, work, "service"),
-        AIAGENT_RATE_LIMIT: "off",
-        AIAGENT_LOG_LEVEL: "info",
-        AIAGENT_PORT: "0",
-        AIAGENT_HOST: "127.0.0.1",
-        NODE_ENV: "production",
-        AIAGENT_ACCESS_TOKEN_TTL: "7200",
-        AIAGENT_ID_TOKEN_TTL: "7200",
-        AIAGENT_STREAM_HEARTBEAT_MS: String(heartbeatMs),
-        // Every stream comes from 127.0.0.1 and from one account: the per-address and per-account shares are the
-        // instance's here (the per-customer and per-token caps stay the defaults).
-        AIAGENT_WATCH_STREAMS: String(n + 1000),
-        AIAGENT_WATCH_FRAME_STREAMS: String(n + 500),
-        AIAGENT_WATCH_FRAME_STREAMS_PER_ACCOUNT: String(n + 500),
-        AIAGENT_WATCH_STREAMS_PER_ADDRESS: String(n + 1000),
-      },
-      120_000,
-    );
-    servers.push(service);
-    const base = service.url;
-    const seed = d.seed;
-    const idToken = (
-      await ok(
-        call(base, "POST", "/get_id_token", { user_email_id: seed.email, client_api_key: seed.client_api_key }),
-        "get_id_token",
-      )
-    ).body.data.idToken as string;
-    const token = async (userId: string) =>
-      (
-        await ok(
-          call(base, "POST", "/ai_agent/get_access_token", {
-            user_id: userId,
-            chatbot_id: seed.chatbot_id,
-            client_api_key: seed.client_api_key,
-          }),
-          "get_access_token",
-        )
-      ).body.data.access_token as string;
-    // W4 first, on a fresh instance: the long conversation resumed from its start.
-    const longToken = await token(seed.long!.user_id);
-    const serviceTarget: Target = {
-      name: "service",
-      server: service,
-      port: Number(new URL(base).port),
-      streams: [],
-      write: async (conv, k) => {
-        const tok = convTokens.get(conv)!;
-        if (k === 1) {
-          // One event: an operator's reply (the conversation is taken over once, on its first such write).
-          if (!taken.has(conv)) {
-            taken.add(conv);
-            await ok(
-              call(base, "POST", "/take_over_conversation", { conversation_id: conv }, auth),
-              "take_over_conversation",
-            );
-          }
-          const r = await ok(
-            call(base, "POST", "/reply_to_conversation", { conversation_id: conv, content: "On its way." }, auth),
-            "reply_to_conversation",
-          );
-          return { ids: [messageIdOf(r.body)], at: r.at };
-        }
-        const r = await ok(
-          call(base, "POST", `/ai_agent/send_message?access_token=${tok}`, {
-            conversation_id: conv,
-            content: "Do you ship to Canada, and how long does it take?",
-          }),
-          "send_message",
-        );
-        return { ids: [r.body.data.user_message.message_id, r.body.data.reply.message_id], at: r.at };
-      },
-      revoke: async (c) =>
-        (await ok(call(base, "POST", "/v1/account/sessions/revoke", { user_id: `live-${c}` }, auth), "revoke")).at,
-      backlogPath: `/watch_conversation?conversation_id=${seed.long!.conversation_id}&after_message_order=0&access_token=${longToken}`,
-      backlog: seed.long!.messages,
-    };
-    const auth = { authorization: `Bearer ${idToken}` };
-    const taken = new Set<string>();
-    const convTokens = new Map<string, string>();
-    if (only.has("W4")) results.service!.W4 = await w4(serviceTarget);
-    log(`service W4: ${JSON.stringify(results.service!.W4)}`);
-
-    if (only.has("W1")) {
-      const t0 = Date.now();
-      await pool(customers, 32, async (c) => {
-        const [a, b] = [await token(`live-${c}`), await token(`live-${c}`)];
-        const r = await ok(
-          call(base, "POST", `/ai_agent/send_message?access_token=${a}`, { content: "Hello, is anyone there?" }),
-          "send_message",
-        );
-        const conv = r.body.data.conversation_id as string;
-        convTokens.set(conv, a);
-        for (let k = 0; k < STREAMS_PER_CUSTOMER; k++)
-          serviceTarget.streams[c * STREAMS_PER_CUSTOMER + k] = {
-            path: `/watch_conversation?conversation_id=${conv}&after_message_order=2&access_token=${k < 4 ? a : b}`,
-            conv,
-            customer: c,
-          };
-      });
-      log(
-        `service: ${customers} customers, ${customers * 2} tokens and conversations made in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    const serviceEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+      ...process.env,
+      AIAGENT_RATE_LIMIT: "off",
+      AIAGENT_LOG_LEVEL: "info",
+      AIAGENT_PORT: "0",
+      AIAGENT_HOST: "127.0.0.1",
+      NODE_ENV: "production",
+      AIAGENT_ACCESS_TOKEN_TTL: "7200",
+      AIAGENT_ID_TOKEN_TTL: "7200",
+      AIAGENT_STREAM_HEARTBEAT_MS: String(heartbeatMs),
+      // Every stream comes from 127.0.0.1 and from one account: the per-address and per-account shares are the
+      // instance's here (the per-customer and per-token caps stay the defaults).
+      AIAGENT_WATCH_STREAMS: String(n + 1000),
+      AIAGENT_WATCH_FRAME_STREAMS: String(n + 500),
+      AIAGENT_WATCH_FRAME_STREAMS_PER_ACCOUNT: String(n + 500),
+      AIAGENT_WATCH_STREAMS_PER_ADDRESS: String(n + 1000),
+      ...extra,
+    });
+    if (only.has("W1") || only.has("W2") || only.has("W3") || only.has("W4")) {
+      const service = await startServer(
+        "service",
+        main,
+        ["serve"],
+        serviceEnv({ AIAGENT_DB: workingCopy(d, work, "service") }),
+        120_000,
       );
-      await liveRows(serviceTarget, results.service!);
+      servers.push(service);
+      const f = await frameTarget("service", [service], d);
+      // W4 first, on a fresh instance: the long conversation resumed from its start.
+      if (only.has("W4")) results.service!.W4 = await w4(f.target);
+      log(`service W4: ${JSON.stringify(results.service!.W4)}`);
+      if (only.has("W1")) {
+        await f.converse(customers, () => service);
+        await liveRows(f.target, results.service!);
+      }
+      results.service!.peakRssMb = mb(await service.stop());
     }
-    results.service!.peakRssMb = mb(await service.stop());
+
+    if (only.has("W5")) {
+      const admin = await benchPostgres();
+      if (!admin) {
+        results.service!.W5Skipped =
+          "no PostgreSQL server answers (set AIAGENT_BENCH_DATABASE_URL, or run one on 127.0.0.1:5432)";
+        log(`W5 skipped: ${results.service!.W5Skipped}`);
+      } else {
+        const pg = await copyToPostgres(admin, d, log);
+        pgData = pg;
+        const pgEnv = (name: string) =>
+          serviceEnv({ AIAGENT_DB: join(work, `${name}.db`), AIAGENT_DATABASE_URL: pg.url });
+        const a = await startServer("service-pg", main, ["serve"], pgEnv("service-pg"), 120_000);
+        servers.push(a);
+        const b = await startServer("service-pg-2", main, ["serve"], pgEnv("service-pg-2"), 120_000);
+        servers.push(b);
+        const f = await frameTarget("service-pg", [a, b], d);
+        // Half of each customer's streams on each instance (its first token's on one, its second's on the other).
+        await f.converse(customers, (_c, k) => (k < STREAMS_PER_CUSTOMER / 2 ? a : b));
+        await liveRows(f.target, results.service!, { postgres: pg.server });
+        results.service!.peakRssMbPg = [mb(await a.stop()), mb(await b.stop())];
+      }
+    }
   } finally {
     for (const s of servers) await s.stop().catch(() => 0);
+    await pgData?.drop();
     rmSync(work, { recursive: true, force: true });
     rmSync(buildDir, { recursive: true, force: true });
   }
@@ -601,7 +575,13 @@ async function main(): Promise<void> {
     `| W3 | the others keep receiving: deliveries got / expected | ${s.W3?.othersGot} / ${s.W3?.othersExpected} | ${b.W3?.othersGot} / ${b.W3?.othersExpected} |  | all |`,
     `| W4 | resume ${s.W4?.events} events behind: events/s | ${s.W4?.eventsPerSec} | ${b.W4?.eventsPerSec} | ${ratio(s.W4?.eventsPerSec, b.W4?.eventsPerSec)} | ≥ 10,000 |`,
     `| W4 | RSS growth MB / headers ms | ${s.W4?.rssGrowthMb} / ${s.W4?.headersMs} | ${b.W4?.rssGrowthMb} / ${b.W4?.headersMs} |  | ≤ 50 MB / ≤ 100 ms |`,
-  ];
+    s.W5
+      ? `| W5 | W2 on PostgreSQL ${s.W5.postgres}, ${s.W5.instances} instances (${s.W5.streamsPerInstance.join(" + ")} streams), ${s.W5.eventsPerSec} events/s achieved: answer → delivery p99 ms | ${s.W5.p99Ms} | — |  | ≤ 250 ms |`
+      : `| W5 | W2 on PostgreSQL, two instances | ${s.W5Skipped ? `skipped: ${s.W5Skipped}` : "not run"} | — |  | as W2 |`,
+    s.W5
+      ? `| W5 | missed / duplicated of ${s.W5.deliveries} deliveries | ${s.W5.missed} / ${s.W5.duplicated} | — |  | 0 / 0 |`
+      : "",
+  ].filter(Boolean);
   const report = {
     kind: "live",
     at: new Date().toISOString(),
@@ -622,6 +602,99 @@ async function main(): Promise<void> {
   process.stdout.write(
     `${lines.join("\n")}\n\nload average before ${loadBefore.map((x) => x.toFixed(2)).join(" ")}, after ${report.machine.loadAfter.map((x) => x.toFixed(2)).join(" ")}; ${file}\n`,
   );
+}
+
+/**
+ * The service as a target: `instances` share one database; requests go to them in turn (tokens, writes), and
+ * `converse` makes each customer's tokens and conversation, placing each of its streams on the instance chosen.
+ */
+async function frameTarget(name: string, instances: ServerProcess[], d: Dataset) {
+  const seed = d.seed;
+  let turn = 0;
+  const base = () => instances[turn++ % instances.length]!.url;
+  const idToken = (
+    await ok(
+      call(base(), "POST", "/get_id_token", { user_email_id: seed.email, client_api_key: seed.client_api_key }),
+      "get_id_token",
+    )
+  ).body.data.idToken as string;
+  const auth = { authorization: `Bearer ${idToken}` };
+  const token = async (userId: string) =>
+    (
+      await ok(
+        call(base(), "POST", "/ai_agent/get_access_token", {
+          user_id: userId,
+          chatbot_id: seed.chatbot_id,
+          client_api_key: seed.client_api_key,
+        }),
+        "get_access_token",
+      )
+    ).body.data.access_token as string;
+  const taken = new Set<string>();
+  const convTokens = new Map<string, string>();
+  const first = instances[0]!;
+  const longToken = await token(seed.long!.user_id);
+  const target: Target = {
+    name,
+    server: first,
+    port: Number(new URL(first.url).port),
+    streams: [],
+    write: async (conv, k) => {
+      const tok = convTokens.get(conv)!;
+      const at = base();
+      if (k === 1) {
+        // One event: an operator's reply (the conversation is taken over once, on its first such write).
+        if (!taken.has(conv)) {
+          taken.add(conv);
+          await ok(
+            call(at, "POST", "/take_over_conversation", { conversation_id: conv }, auth),
+            "take_over_conversation",
+          );
+        }
+        const r = await ok(
+          call(at, "POST", "/reply_to_conversation", { conversation_id: conv, content: "On its way." }, auth),
+          "reply_to_conversation",
+        );
+        return { ids: [messageIdOf(r.body)], at: r.at };
+      }
+      const r = await ok(
+        call(at, "POST", `/ai_agent/send_message?access_token=${tok}`, {
+          conversation_id: conv,
+          content: "Do you ship to Canada, and how long does it take?",
+        }),
+        "send_message",
+      );
+      return { ids: [r.body.data.user_message.message_id, r.body.data.reply.message_id], at: r.at };
+    },
+    revoke: async (c) =>
+      (await ok(call(base(), "POST", "/v1/account/sessions/revoke", { user_id: `live-${c}` }, auth), "revoke")).at,
+    backlogPath: `/watch_conversation?conversation_id=${seed.long!.conversation_id}&after_message_order=0&access_token=${longToken}`,
+    backlog: seed.long!.messages,
+  };
+  /** Each customer's two tokens and conversation, and its streams (stream `k` of customer `c` on `place(c, k)`). */
+  const converse = async (customers: number, place: (c: number, k: number) => ServerProcess) => {
+    const t0 = Date.now();
+    await pool(customers, 32, async (c) => {
+      const [a, b] = [await token(`live-${c}`), await token(`live-${c}`)];
+      const r = await ok(
+        call(base(), "POST", `/ai_agent/send_message?access_token=${a}`, { content: "Hello, is anyone there?" }),
+        "send_message",
+      );
+      const conv = r.body.data.conversation_id as string;
+      convTokens.set(conv, a);
+      for (let k = 0; k < STREAMS_PER_CUSTOMER; k++)
+        target.streams[c * STREAMS_PER_CUSTOMER + k] = {
+          path: `/watch_conversation?conversation_id=${conv}&after_message_order=2&access_token=${k < STREAMS_PER_CUSTOMER / 2 ? a : b}`,
+          conv,
+          customer: c,
+          port: Number(new URL(place(c, k).url).port),
+        };
+    });
+    log(
+      `${name}: ${customers} customers, ${customers * 2} tokens and conversations made in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
+  };
+  return { target, converse };
 }
 
 function messageIdOf(body: any): string {

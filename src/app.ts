@@ -219,6 +219,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     pictures: account.pictures,
     chatbotPictures: account.chatbotPictures,
     attachments: conversation.conversations.attachments,
+    heartbeats: conversation.heartbeats,
   }));
   return app;
 }

@@ -106,7 +106,8 @@ export interface Opened {
  * has failed (no answer within `timeoutMs`, the connection closed, a status other than 200).
  */
 export async function openAll(
-  port: number,
+  /** The port, or each stream's (by its index in `paths`): streams spread over instances. */
+  port: number | ((i: number) => number),
   paths: string[],
   concurrency: number,
   onLine?: (s: RawStream, line: string, at: number) => void,
@@ -119,7 +120,7 @@ export async function openAll(
     while (next < paths.length) {
       const i = next++;
       const asked = performance.now();
-      const s = new RawStream(port, paths[i]!, onLine, onEnd);
+      const s = new RawStream(typeof port === "number" ? port : port(i), paths[i]!, onLine, onEnd);
       out.streams[i] = s;
       const status = await s.headers(timeoutMs);
       if (status === 200) out.headerMs.push(s.headersAt - asked);

@@ -149,6 +149,13 @@ function successResponse(method: DescMethod, schemas: SchemaBuilder): Schema {
             ],
           },
         },
+        "text/event-stream": {
+          schema: {
+            type: "string",
+            description:
+              "Server-sent events, when asked with `Accept: text/event-stream`: each event's `data` is one line as above and its `id` the line's cursor; an error after the first event is an `error` event; heartbeats are comment lines. A reconnect's `Last-Event-ID` header resumes right after that event (it stands for `after_cursor`). The access token must be sent in the Authorization header: one in the URL is refused (400).",
+          },
+        },
       },
     };
   }

@@ -25,6 +25,7 @@ import type { AnyHandler } from "../protocol/call.js";
 import { connectRoute } from "../protocol/connect-parse-errors.js";
 import { createConnectRoutes, peerKey } from "../protocol/connect-routes.js";
 import { durableHandlers } from "../protocol/durable.js";
+import type { Heartbeats } from "../protocol/heartbeats.js";
 import { withAccessLog } from "../protocol/http/access-log.js";
 import { attachmentRoute } from "../protocol/http/attachment-route.js";
 import { docsRoutes } from "../protocol/http/docs-routes.js";
@@ -182,6 +183,8 @@ export interface HandlerDeps {
   chatbotPictures: ChatbotPictures;
   /** The files sent with messages, served at /v1/attachments/{id}. */
   attachments: Pick<Attachments, "file">;
+  /** The watch streams' one heartbeat timer: the JSON routes write the beats themselves. */
+  heartbeats: Heartbeats;
 }
 
 /**
@@ -219,7 +222,11 @@ export function composeHandler(b: Base, d: HandlerDeps): { handler: App["handler
       largeBodies: bodies,
       log,
       observer,
-      stream: { bufferBytes: b.config.watchStreams.bufferBytes, stallMs: b.config.watchStreams.stallMs },
+      stream: {
+        bufferBytes: b.config.watchStreams.bufferBytes,
+        stallMs: b.config.watchStreams.stallMs,
+        heartbeats: d.heartbeats,
+      },
     }),
     connect: connectRoute(connect as never),
   });

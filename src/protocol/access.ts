@@ -118,6 +118,9 @@ class AdmittedCall implements AuthorizedCall {
   get encoder(): AnswerEncoder | undefined {
     return this.call.encoder;
   }
+  get transportBeats(): boolean | undefined {
+    return this.call.transportBeats;
+  }
 }
 
 /** A string field's value, also when it is a member of a oneof (GetIdToken's API key is). */

@@ -27,6 +27,11 @@ export interface Call {
    * Undefined on the Connect, gRPC and gRPC-Web routes.
    */
   readonly encoder: AnswerEncoder | undefined;
+  /**
+   * The transport writes a stream's heartbeats itself (the JSON routes: a pre-encoded line or comment on the one
+   * timer of all streams, past every layer of the stream): the handler yields none. Unset on Connect and gRPC.
+   */
+  readonly transportBeats?: boolean;
 }
 
 /** Who the gate found calling, by the RPC's declared access. */

@@ -244,6 +244,20 @@ describe("the JSON routes", () => {
     const declared = httpRoutes([TokenService, ConversationService]).map((r) => `${r.verb} ${r.template}`);
     expect(Object.keys(routes).sort()).toEqual(declared.sort());
   });
+  it("the watch routes as server-sent events (Accept: text/event-stream): no-store on success and on error", async () => {
+    const sse = { accept: "text/event-stream" };
+    for (const req of [
+      { path: `/watch_conversation?conversation_id=${conversationId}`, headers: { ...sse, ...bearer(access) } },
+      { path: `/watch_account?user_email_id=${fx.a.email}`, headers: { ...sse, ...bearer(id) } },
+    ]) {
+      const ok = await call(req);
+      expect([ok.status, ok.headers.get("content-type")], req.path).toEqual([200, "text/event-stream"]);
+      expect(ok.headers.get("cache-control"), req.path).toBe("no-store");
+      const fail = await call({ ...req, headers: { ...sse, ...bearer("x") } });
+      expect(fail.status, req.path).toBe(401);
+      expect(fail.headers.get("cache-control"), req.path).toBe("no-store");
+    }
+  });
   it.each(Object.keys(routes))("%s: no-store on success and on error", async (name) => {
     const ok = await call(routes[name]!.ok());
     expect(ok.status, name).toBe(200);

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { serverForFile } from "../helpers/file-server.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf, requestJson } from "../helpers/http.js";
-import { type NdjsonReader, openNdjson, streamEnd } from "../helpers/ndjson.js";
+import { type NdjsonReader, openEventStream, openNdjson, streamEnd } from "../helpers/ndjson.js";
 
 // Revocation is pushed to open streams, not polled (docs/live-updates.md, "Revocation reaches open streams"). The
 // safety-net sweep is set to a minute here: a stream that ends within the second ended because it was told. And with
@@ -56,6 +56,27 @@ describe("pushed: with the sweep a minute apart, revocations still end their str
     for (let i = 0; i < 5 && got !== "for the bystander"; i++) got = (await bystander.next())?.result?.message?.content;
     expect(got).toBe("for the bystander");
     await bystander.cancel();
+  });
+
+  test("a server-sent events stream (Accept: text/event-stream) of a revoked session ends too, with an error event", async () => {
+    const t = await issueTokens(fx.s.url, fx.a, "push-sse");
+    const conv = await send(fx.s.url, t.access_token, "hello");
+    const q = new URLSearchParams({ conversation_id: conv.conversation_id, after_message_order: "2" });
+    const watch = await openEventStream(`${fx.s.url}/watch_conversation?${q}`, bearer(t.access_token));
+    expect(watch.response.headers.get("content-type")).toBe("text/event-stream");
+    expect((await watch.next())?.result?.conversation).toBeDefined();
+    const sessionId = await sessionOf(fx.s.url, fx.idA, "push-sse");
+    expect((await postJson(fx.s.url, `/v1/account/sessions/${sessionId}/revoke`, {}, bearer(fx.idA))).status).toBe(200);
+    await postJson(
+      fx.s.url,
+      "/reply_to_conversation",
+      { conversation_id: conv.conversation_id, content: "written after the revocation" },
+      bearer(fx.idA),
+    );
+    const end = await streamEnd(watch);
+    expect(end.error?.code).toBe("unauthenticated");
+    expect(reasonOf(end.error!)).toBe("TokenRevokedError");
+    expect(JSON.stringify(end.seen)).not.toContain("written after the revocation");
   });
 
   test("a member removed and a chatbot disabled: their streams end", async () => {

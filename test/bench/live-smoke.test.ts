@@ -13,13 +13,33 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const dir = mkdtempSync(join(tmpdir(), "aiagent-bench-live-smoke-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function runBench(): Promise<Ended> {
+function runBench(only = "W1,W2,W3,W4", out = dir): Promise<Ended> {
   const args = ["--streams", "32", "--scale", "1k", "--idle-seconds", "1", "--w2-seconds", "1", "--rate", "40"];
   return runToEnd(
     process.execPath,
-    ["--import", "tsx", "bench/live.ts", ...args, "--revoke", "8", "--heartbeat-ms", "300", "--out", dir],
+    [
+      "--import",
+      "tsx",
+      "bench/live.ts",
+      ...args,
+      "--revoke",
+      "8",
+      "--heartbeat-ms",
+      "300",
+      "--only",
+      only,
+      "--out",
+      out,
+    ],
     { cwd: ROOT, killAfterMs: scaled(240_000) },
   );
+}
+
+/** The report a run wrote in `out`. */
+function reportIn(out: string) {
+  const file = readdirSync(out).find((f) => f.startsWith("live-") && f.endsWith(".json"));
+  expect(file).toBeDefined();
+  return JSON.parse(readFileSync(join(out, file!), "utf8"));
 }
 
 describe("npm run bench:live", () => {
@@ -29,9 +49,7 @@ describe("npm run bench:live", () => {
     const r = await runBench();
     expect(r.code, r.stderr.slice(-3000)).toBe(0);
     expect(r.stdout).toContain("| W1 |");
-    const file = readdirSync(dir).find((f) => f.startsWith("live-") && f.endsWith(".json"));
-    expect(file).toBeDefined();
-    const report = JSON.parse(readFileSync(join(dir, file!), "utf8"));
+    const report = reportIn(dir);
     expect(report.options.streamsRun).toBe(32);
     for (const name of ["service", "bare"]) {
       const rows = report.results[name];
@@ -46,5 +64,20 @@ describe("npm run bench:live", () => {
       expect(rows.W3.othersExpected, name).toBeGreaterThan(0);
       expect(rows.W4.events, name).toBe(2020);
     }
+  });
+
+  // W5 needs a PostgreSQL server (the suite's, on 127.0.0.1:5432): two instances on one database, half of the
+  // streams on each, the writes through both; every write reaches every stream of its conversation once.
+  it("runs W5 on two PostgreSQL instances, half of the streams on each", { timeout: scaled(300_000) }, async () => {
+    const out = join(dir, "w5");
+    const r = await runBench("W5", out);
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    const w5 = reportIn(out).results.service.W5;
+    expect(w5, r.stderr.slice(-2000)).toBeDefined();
+    expect(w5.instances).toBe(2);
+    expect(w5.streamsPerInstance).toEqual([16, 16]);
+    expect(w5.deliveries).toBeGreaterThan(0);
+    expect([w5.missed, w5.duplicated]).toEqual([0, 0]);
+    expect(r.stdout).toContain("| W5 |");
   });
 });

@@ -206,9 +206,10 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
     expect(param("/get_contact_conversations", "filter").schema.enum).toEqual(getOption(field, allowed_values));
   });
 
-  it("describes the streaming route as newline-delimited JSON lines", () => {
+  it("describes the streaming route as newline-delimited JSON lines, or server-sent events when asked", () => {
     const ok = doc.paths["/ai_agent/send_message_stream"].post.responses["200"];
-    expect(Object.keys(ok.content)).toEqual(["application/x-ndjson"]);
+    expect(Object.keys(ok.content)).toEqual(["application/x-ndjson", "text/event-stream"]);
+    expect(ok.content["text/event-stream"].schema.description).toContain("Last-Event-ID");
     expect(ok.content["application/x-ndjson"].schema.oneOf.map((s: any) => s.required)).toEqual([
       ["result"],
       ["error"],

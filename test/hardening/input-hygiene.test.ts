@@ -244,6 +244,33 @@ describe("duplicate and unknown parameters", () => {
   });
 });
 
+describe("server-sent events: the resume header and the token's place", () => {
+  const sse = (path: string, headers: Record<string, string> = {}) => ({
+    path,
+    headers: { accept: "text/event-stream", ...headers },
+  });
+  it("the access token in an event stream's URL: 400 naming access_token", async () => {
+    await rejected(
+      sse(`/watch_conversation?conversation_id=${cs.conversationId}&access_token=${cs.access}`),
+      400,
+      "access_token",
+    );
+  });
+  it.each(["-1", "1e3", "99999999999", "../../1", "0x10", "1 2", "1,2"])(
+    "Last-Event-ID %j: 400 naming Last-Event-ID",
+    async (value) => {
+      await rejected(
+        sse(`/watch_conversation?conversation_id=${cs.conversationId}`, {
+          authorization: `Bearer ${cs.access}`,
+          "last-event-id": value,
+        }),
+        400,
+        "Last-Event-ID",
+      );
+    },
+  );
+});
+
 describe("bodies that are not the JSON object a route takes", () => {
   const route = "/ai_agent/get_access_token";
   it.each([

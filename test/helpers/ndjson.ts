@@ -36,6 +36,54 @@ export class NdjsonReader {
   }
 }
 
+/**
+ * A server-sent events response (Accept: text/event-stream) read event by event, as a fetch-based reader does: each
+ * event's data is the NDJSON line it stands for (an `error` event carries the error), `id` its cursor; the
+ * heartbeats (comment lines) are counted, not returned.
+ */
+export class EventStreamReader {
+  private buffer = "";
+  private readonly decoder = new TextDecoder();
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  beats = 0;
+
+  constructor(readonly response: Response) {
+    this.reader = response.body!.getReader();
+  }
+
+  /** The next event (with its id), or null once the stream has ended. */
+  async next(): Promise<(StreamLine & { id?: string }) | null> {
+    for (;;) {
+      const end = this.buffer.indexOf("\n\n");
+      if (end >= 0) {
+        const block = this.buffer.slice(0, end).split("\n");
+        this.buffer = this.buffer.slice(end + 2);
+        if (block.every((l) => l.startsWith(":"))) {
+          this.beats++;
+          continue;
+        }
+        const field = (name: string) =>
+          block.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2) ?? undefined;
+        const line = JSON.parse(field("data") ?? "{}") as StreamLine;
+        const id = field("id");
+        return id === undefined ? line : { ...line, id };
+      }
+      const { done, value } = await this.reader.read();
+      if (done) return null;
+      this.buffer += this.decoder.decode(value, { stream: true });
+    }
+  }
+
+  cancel(): Promise<void> {
+    return this.reader.cancel();
+  }
+}
+
+/** Opens a streamed GET route as server-sent events. */
+export async function openEventStream(url: string, headers: Record<string, string> = {}): Promise<EventStreamReader> {
+  return new EventStreamReader(await fetch(url, { headers: { accept: "text/event-stream", ...headers } }));
+}
+
 /** Opens a streamed GET route. */
 export async function openNdjson(url: string, headers: Record<string, string> = {}): Promise<NdjsonReader> {
   return new NdjsonReader(await fetch(url, { headers }));
@@ -46,7 +94,7 @@ export async function openNdjson(url: string, headers: Record<string, string> = 
  * Rejects when it has not ended within `ms`: how a test says "ends within one second" without timing anything.
  */
 export async function streamEnd(
-  r: NdjsonReader,
+  r: Pick<NdjsonReader, "next">,
   ms = 1000,
 ): Promise<{ error: StreamLine["error"]; seen: StreamLine[] }> {
   const seen: StreamLine[] = [];

@@ -184,11 +184,8 @@ class AccountReader implements EventListener {
     this.ready.catch(() => undefined);
   }
 
-  get followers(): number {
-    let n = this.all.size;
-    for (const s of this.byConversation.values()) n += s.size;
-    return n;
-  }
+  /** Followers joined now (counted as they join and leave: a stream's leaving costs nothing per other stream). */
+  followers = 0;
 
   join(o: FollowOptions, signal: AbortSignal): LogFollower {
     const f = new LogFollower(this, this.logs, o, signal, this.seq);
@@ -198,6 +195,7 @@ class AccountReader implements EventListener {
       if (!set) this.byConversation.set(o.conversationId, (set = new Set()));
       set.add(f);
     } else this.all.add(f);
+    this.followers++;
     if (o.timed !== false) this.timed++;
     return f;
   }
@@ -210,6 +208,7 @@ class AccountReader implements EventListener {
       removed = set?.delete(f) ?? false;
       if (set?.size === 0) this.byConversation.delete(id);
     } else removed = this.all.delete(f);
+    if (removed) this.followers--;
     if (removed && f.o.timed !== false) this.timed--;
     if (this.followers === 0) this.logs.drop(this);
   }

@@ -131,9 +131,11 @@ export class FrameApi {
     let used = "";
     const res = await this.withToken(async (t) => {
       used = t;
+      // The token in the Authorization header, not the URL: the stream is the longest-lived request, the one most
+      // likely written to a proxy's log (docs/live-updates.md, "Server-sent events, and why the frame reads NDJSON").
       const r = await this.fetch(
-        `/watch_conversation?${q({ conversation_id: conversationId, after_message_order: String(after), access_token: t })}`,
-        { method: "GET", signal },
+        `/watch_conversation?${q({ conversation_id: conversationId, after_message_order: String(after) })}`,
+        { method: "GET", signal, headers: { authorization: `Bearer ${t}` } },
       );
       if (!r.ok || !r.body) throw toApiError(await r.json().catch(() => undefined), r.status);
       return r;
@@ -282,7 +284,7 @@ export class FrameApi {
 
   private async fetch(path: string, init: RequestInit): Promise<Response> {
     try {
-      // No credentials and no referrer: the token travels only in the query, as documented.
+      // No credentials and no referrer: the token travels only in the query (the watch stream: the Authorization header).
       return await fetch(this.base + path, {
         ...init,
         credentials: "omit",

@@ -10,6 +10,7 @@ import type { Outcome, RpcObserver } from "../../observability/rpc.js";
 import type { AnyHandler, Call } from "../call.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { toConnectError } from "../errors.js";
+import type { Heartbeats } from "../heartbeats.js";
 import { answerFailure } from "../http/boundary.js";
 import { sharedValues } from "../shared-values.js";
 import { errorResponse } from "./error-body.js";
@@ -46,6 +47,11 @@ export interface StreamBounds {
   bufferBytes: number;
   /** Waiting that long for the client to take them ends the stream, its last line naming the resume cursor. */
   stallMs: number;
+  /**
+   * The streams' one heartbeat timer: the transport writes each beat itself (a line kept per stream, made again only
+   * when its cursor changed; an SSE comment), and the handlers yield none (Call.transportBeats).
+   */
+  heartbeats?: Heartbeats;
 }
 
 const STREAM_BOUNDS: StreamBounds = { bufferBytes: 256 * 1024, stallMs: 10_000 };
@@ -170,18 +176,15 @@ async function serve(
       queryAccessToken = value;
     }
     presentedToken = queryAccessToken !== undefined || req.headers.authorization !== undefined;
+    const streaming = route.method.methodKind === "server_streaming";
+    const sse = streaming && wantsEventStream(req.headers.accept);
+    if (sse) eventStreamInput(route, req, params, queryAccessToken);
     const input = await decodeInput(route, req, params, vars, opts);
-    const call = makeCall(req, res, queryAccessToken, responseHeaders, route.encode);
+    const bounds = opts.stream ?? STREAM_BOUNDS;
+    const call = makeCall(req, res, queryAccessToken, responseHeaders, route.encode, bounds.heartbeats !== undefined);
     const out = route.handler(input as never, call);
-    if (route.method.methodKind === "server_streaming") {
-      await streamOut(
-        route.method,
-        out as AsyncIterable<object>,
-        res,
-        responseHeaders,
-        opts.log,
-        opts.stream ?? STREAM_BOUNDS,
-      );
+    if (streaming) {
+      await streamOut(route.method, out as AsyncIterable<object>, res, responseHeaders, opts.log, bounds, sse);
       return;
     }
     const answer = (await out) as object;
@@ -344,6 +347,7 @@ function makeCall(
   queryAccessToken: string | undefined,
   responseHeaders: Record<string, string>,
   encoder: AnswerEncoder,
+  transportBeats: boolean,
 ): Call {
   let controller: AbortController | undefined;
   return {
@@ -365,6 +369,7 @@ function makeCall(
       responseHeaders[name] = value;
     },
     encoder,
+    transportBeats,
   };
 }
 
@@ -421,29 +426,63 @@ async function streamOut(
   headers: Record<string, string>,
   log: Logger,
   bounds: StreamBounds,
+  sse: boolean,
 ): Promise<void> {
   let started = false;
   let cursor: string | undefined;
   const w = res as ServerResponse;
+  const contentType = sse ? "text/event-stream" : "application/x-ndjson";
+  // An item as written: an NDJSON line, or an SSE event whose id is the cursor (the browser's Last-Event-ID).
+  const frame = (line: string, c: string | undefined) =>
+    sse ? `${c ? `id: ${c}\n` : ""}data: ${line.slice(0, -1)}\n\n` : line;
+  const errorFrame = (body: unknown) => {
+    const json = JSON.stringify({ error: body });
+    return sse ? `event: error\ndata: ${json}\n\n` : `${json}\n`;
+  };
+  // Heartbeats on the one timer, written here: the line is made once per cursor, and not at all while the client has
+  // not taken what was written (that stream is not idle; the loop below waits for it).
+  let beatFor: string | undefined;
+  let beatLine = SSE_BEAT;
+  const beat = () => {
+    if (w.writableLength > 0 || w.writableEnded || w.destroyed) return;
+    if (!sse && beatFor !== (cursor ?? "")) {
+      beatFor = cursor ?? "";
+      beatLine = `{"result":{"cursor":${JSON.stringify(beatFor)}}}\n`;
+    }
+    try {
+      w.write(beatLine);
+    } catch {
+      // An HTTP/2 stream closed meanwhile throws on a write: the stream is gone, and so are its beats.
+      leaveBeats?.();
+    }
+  };
+  let leaveBeats: (() => void) | undefined;
   try {
     for await (const item of items) {
       if (!started) {
         res.writeHead(200, {
-          "content-type": "application/x-ndjson",
+          "content-type": contentType,
           "x-content-type-options": "nosniff",
           ...headers,
         });
         started = true;
+        // The beats start after the first item: once the stream has checked its caller may read it.
+        if (bounds.heartbeats && hasCursor(method.output)) {
+          leaveBeats = bounds.heartbeats.join(beat);
+          // Gone with the connection at once, not only once the stream's generators have wound down.
+          w.once("close", leaveBeats);
+        }
       }
-      w.write(streamLine(method.output, item));
       const c = (item as { cursor?: unknown }).cursor;
       if (typeof c === "string" && c !== "") cursor = c;
+      w.write(frame(streamLine(method.output, item), typeof c === "string" ? c : undefined));
       // Backpressure: a reader that does not take what was written stops the stream's reads (bounded memory), and
       // one that stays behind is let go with the cursor to resume from; it catches up from storage, in pages.
       if (w.writableLength > bounds.bufferBytes && !(await drained(w, bounds.stallMs))) {
+        leaveBeats?.();
         if (!w.destroyed) {
           const message = `the client fell too far behind: watch again with after_cursor=${cursor ?? ""} to resume`;
-          w.write(`${JSON.stringify({ error: { code: "resource_exhausted", message, cursor: cursor ?? "" } })}\n`);
+          w.write(errorFrame({ code: "resource_exhausted", message, cursor: cursor ?? "" }));
           w.end();
           // What stays unread is not kept for long.
           setTimeout(() => w.destroy(), Math.max(bounds.stallMs, 5000)).unref();
@@ -453,12 +492,46 @@ async function streamOut(
     }
   } catch (e) {
     if (!started) throw e;
-    // Once streaming has begun the status is sent: the error travels as the last line.
+    // Once streaming has begun the status is sent: the error travels as the last line (SSE: an `error` event).
     const err = errorResponse(toConnectError(e, log), false);
-    (res as ServerResponse).write(`${JSON.stringify({ error: JSON.parse(err.body) as unknown })}\n`);
+    (res as ServerResponse).write(errorFrame(JSON.parse(err.body) as unknown));
+  } finally {
+    leaveBeats?.();
   }
-  if (!started) res.writeHead(200, { "content-type": "application/x-ndjson", ...headers });
+  if (!started) res.writeHead(200, { "content-type": contentType, ...headers });
   res.end();
+}
+
+/** An SSE heartbeat: a comment line, which EventSource and fetch-based readers skip. */
+const SSE_BEAT = ":\n\n";
+
+/** Whether the client asks for server-sent events (Accept: text/event-stream) rather than NDJSON. */
+function wantsEventStream(accept: string | undefined): boolean {
+  return accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept);
+}
+
+/**
+ * A server-sent events request: the access token never in the URL (a URL is logged, kept in history, sent as
+ * Referer), and the browser's resume cursor, Last-Event-ID, as `after_cursor` (it wins over the URL's, which is the
+ * one the stream was first opened with).
+ */
+function eventStreamInput(
+  route: Route,
+  req: Req,
+  params: [string, string][],
+  queryAccessToken: string | undefined,
+): void {
+  if (queryAccessToken !== undefined)
+    throw invalidArgument(
+      QUERY_CREDENTIAL,
+      "must not be in the URL of an event stream: send the token in the Authorization header (Bearer)",
+    );
+  const last = req.headers["last-event-id"];
+  if (last === undefined || !fieldsOf(route.method.input).byName.has("after_cursor")) return;
+  if (typeof last !== "string" || !/^\d{1,10}$/.test(last))
+    throw invalidArgument("Last-Event-ID", "must be an event id this stream sent (digits)");
+  for (let i = params.length - 1; i >= 0; i--) if (params[i]![0] === "after_cursor") params.splice(i, 1);
+  params.push(["after_cursor", last]);
 }
 
 /** Writes an error; `oversized` is the request whose body was too large (413, then a lingering close). */

@@ -32,7 +32,7 @@ import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
 import type { Deadlines } from "../deadlines.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
-import { type Heartbeats, withHeartbeats } from "../heartbeats.js";
+import { type Beat, type Heartbeats, withHeartbeats } from "../heartbeats.js";
 import { sharedValues } from "../shared-values.js";
 import type { WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
@@ -98,6 +98,15 @@ export interface Watch {
   clock: Clock;
   heartbeats: Heartbeats;
   deadlines: Deadlines;
+}
+
+/**
+ * A watch stream's events with its heartbeats: on a JSON route the transport writes them (a pre-encoded line on the
+ * one timer, rest/transcoder.ts), so an idle stream's beat passes through none of the stream's layers; on Connect and
+ * gRPC they are items of the stream (`{ cursor }`), as the contract promises.
+ */
+function beating<T>(events: AsyncIterable<T>, call: AuthorizedCall, watch: Watch): AsyncIterable<T | Beat> {
+  return call.transportBeats ? events : withHeartbeats(events, watch.heartbeats);
 }
 
 /**
@@ -282,7 +291,7 @@ export function conversationHandlers(
       // A customer's stream counts as present once the domain let it in (its first event), until it ends.
       let leave: (() => void) | undefined;
       try {
-        for await (const ev of withHeartbeats(events, watch.heartbeats)) {
+        for await (const ev of beating(events, call, watch)) {
           if (!leave && caller.kind === "frame" && ev.type !== "heartbeat") leave = presence?.enter(req.conversationId);
           // A heartbeat: no event, the cursor of the last one (resuming from it skips nothing).
           if (ev.type === "heartbeat") yield { cursor };
@@ -319,7 +328,7 @@ export function conversationHandlers(
           (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
         ),
       );
-      for await (const ev of withHeartbeats(events, watch.heartbeats)) {
+      for await (const ev of beating(events, call, watch)) {
         if (ev.type === "heartbeat") {
           yield { cursor };
           continue;
