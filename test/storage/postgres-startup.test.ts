@@ -23,7 +23,7 @@ describe.skipIf(skip !== undefined)("three instances starting at once on one emp
   });
 
   it("migrate once, make one signing key ring and one demo account between them, and all serve it", async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase({ empty: true });
     const config = loadConfig({
       AIAGENT_DATABASE_URL: database.url,
       AIAGENT_DB: join(dir, "unused.db"),
@@ -53,7 +53,7 @@ describe.skipIf(skip !== undefined)("three instances starting at once on one emp
   it("make exactly one active signing key, round after round, and each verifies the tokens the others sign", async () => {
     // The first key is made by whoever finds none: three at once must not leave two keys, or none, active.
     for (let round = 0; round < 4; round++) {
-      const db = await createTestDatabase();
+      const db = await createTestDatabase({ empty: true });
       const started: App[] = [];
       try {
         const config = loadConfig({
