@@ -58,6 +58,22 @@ export function killAtExit(child: { exitCode: number | null; kill(signal: NodeJS
   });
 }
 
+/** What a helper left open in this test file, closed when the file ends (its own module registers it, once loaded). */
+const fileEnd = new Set<() => Promise<void>>();
+
+/**
+ * Registers `close` to run when each test file ends (test/setup/leftovers.ts). A helper registers itself when it is
+ * loaded, so a file that never loads it (a unit test) does not load the service's modules for its clean-up.
+ */
+export function atFileEnd(close: () => Promise<void>): void {
+  fileEnd.add(close);
+}
+
+/** Runs every helper's clean-up of what the file left open (each one's failure does not stop the others). */
+export async function closeAtFileEnd(): Promise<void> {
+  for (const close of fileEnd) await close().catch(() => undefined);
+}
+
 /** Child processes this test process started (any way: spawn, execFile, fork, a library's), until they exit. */
 const children = new Set<ChildProcess>();
 let tracking = false;

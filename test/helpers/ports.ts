@@ -53,7 +53,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** Whether `e` (an error, or a child process's output in its message) says the address was taken. */
-export function addressInUse(e: unknown): boolean {
+function addressInUse(e: unknown): boolean {
   if ((e as { code?: unknown } | undefined)?.code === "EADDRINUSE") return true;
   const text = e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e);
   return /EADDRINUSE|address already in use/i.test(text);

@@ -18,7 +18,7 @@ export interface SmtpSink {
 }
 
 /** A free port on 127.0.0.1 (nothing listens on it when this resolves). */
-export { freePort, onFreePort } from "../helpers/ports.js";
+export { freePort } from "../helpers/ports.js";
 
 export async function startSmtpSink(port = 0): Promise<SmtpSink> {
   const received: Received[] = [];

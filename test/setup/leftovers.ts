@@ -1,6 +1,5 @@
 import { afterAll } from "vitest";
-import { stopChildren, trackChildren } from "../helpers/leftovers.js";
-import { closeLeftovers } from "../helpers/server.js";
+import { closeAtFileEnd, stopChildren, trackChildren } from "../helpers/leftovers.js";
 
 // Every child process the file starts (a served instance, an example's server, PgBouncer, PostgreSQL, Chromium) is
 // noted, so that it is stopped however the file ends.
@@ -10,7 +9,8 @@ trackChildren();
 // (servers, their PostgreSQL databases, child processes, temporary folders) is closed when the file ends, pass or
 // fail.
 afterAll(async () => {
-  await closeLeftovers();
+  // Servers (test/helpers/server.ts registers closeLeftovers once a file loads it), then what still runs.
+  await closeAtFileEnd();
   const stopped = await stopChildren();
   if (stopped.length > 0) console.warn(`stopped child processes the file left running:\n  ${stopped.join("\n  ")}`);
 });
