@@ -86,8 +86,10 @@ let tracking = false;
 export function trackChildren(): void {
   if (tracking) return;
   tracking = true;
-  const original = ChildProcess.prototype.spawn;
-  ChildProcess.prototype.spawn = function (this: ChildProcess, ...args: Parameters<typeof original>) {
+  // Node's own method, which its typings do not declare.
+  const proto = ChildProcess.prototype as unknown as { spawn: (this: ChildProcess, ...args: unknown[]) => unknown };
+  const original = proto.spawn;
+  proto.spawn = function (this: ChildProcess, ...args: unknown[]) {
     const r = original.apply(this, args);
     if (this.pid !== undefined) {
       children.add(this);
