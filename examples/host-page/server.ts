@@ -168,7 +168,13 @@ export async function startHostPage(o: HostPageOptions): Promise<HostPage> {
       else res.end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(o.port, o.host ?? "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(o.port, o.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${o.host ?? "127.0.0.1"}:${port}`,

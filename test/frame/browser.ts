@@ -1,4 +1,3 @@
-import { createServer } from "node:net";
 import { type Browser, type BrowserContext, chromium, type Frame, type Page } from "playwright-core";
 import { chromiumPath } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
@@ -26,16 +25,7 @@ export async function newContext(browser: Browser, viewport = { width: 1100, hei
 }
 
 /** A free loopback port (the host page must know its origin before the chatbot that allows it is made). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort, onFreePort } from "../helpers/ports.js";
 
 /** A window message as some frame received it. */
 export interface RecordedMessage {

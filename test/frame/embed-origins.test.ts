@@ -6,7 +6,7 @@ import { signIn, startConsoleServer } from "../console/sign-in.js";
 import { send } from "../helpers/flows.js";
 import type { TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { chatFrame, freePort, launchBrowser, newContext, typeMessage } from "./browser.js";
+import { chatFrame, launchBrowser, newContext, onFreePort, typeMessage } from "./browser.js";
 import { type ExampleProcess, startExample } from "./example-process.js";
 import { KNOWLEDGE } from "./fixtures.js";
 
@@ -44,15 +44,16 @@ async function startHost(kind: "ts" | "py", env: Record<string, string>): Promis
 for (const kind of ["ts", "py"] as const) {
   describe.skipIf(!canRun || (kind === "py" && !python))(`examples/embed/server.${kind}`, () => {
     test("embeds the chat for a chatbot that allows two origins: the page's origin goes with the session request", async () => {
-      const port = await freePort();
-      const hostOrigin = `http://127.0.0.1:${port}`;
-      const account = await service.account({ origins: ["https://shop.example", hostOrigin], knowledge: KNOWLEDGE });
-      const host = await startHost(kind, {
-        AIAGENT_URL: service.url,
-        AIAGENT_APP_URL: service.url.replace("127.0.0.1", "localhost"),
-        AIAGENT_CHATBOT_ID: account.chatbotId,
-        AIAGENT_CLIENT_API_KEY: account.apiKey,
-        PORT: String(port),
+      const host = await onFreePort(async (port) => {
+        const hostOrigin = `http://127.0.0.1:${port}`;
+        const account = await service.account({ origins: ["https://shop.example", hostOrigin], knowledge: KNOWLEDGE });
+        return startHost(kind, {
+          AIAGENT_URL: service.url,
+          AIAGENT_APP_URL: service.url.replace("127.0.0.1", "localhost"),
+          AIAGENT_CHATBOT_ID: account.chatbotId,
+          AIAGENT_CLIENT_API_KEY: account.apiKey,
+          PORT: String(port),
+        });
       });
       const context = await newContext(browser);
       try {
@@ -73,13 +74,15 @@ for (const kind of ["ts", "py"] as const) {
     });
 
     test("a refused session is logged and answered with its cause, not a bare 502", async () => {
-      const port = await freePort();
-      const account = await service.account({ origins: [`http://127.0.0.1:${port}`] });
-      const host = await startHost(kind, {
-        AIAGENT_URL: service.url,
-        AIAGENT_CHATBOT_ID: account.chatbotId,
-        AIAGENT_CLIENT_API_KEY: `${account.apiKey}-not-it`,
-        PORT: String(port),
+      const { port, account, host } = await onFreePort(async (port) => {
+        const account = await service.account({ origins: [`http://127.0.0.1:${port}`] });
+        const host = await startHost(kind, {
+          AIAGENT_URL: service.url,
+          AIAGENT_CHATBOT_ID: account.chatbotId,
+          AIAGENT_CLIENT_API_KEY: `${account.apiKey}-not-it`,
+          PORT: String(port),
+        });
+        return { port, account, host };
       });
       try {
         const r = await fetch(`${host.url}aiagent/session`, {

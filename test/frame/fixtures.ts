@@ -1,7 +1,7 @@
 import { type HostPage, startHostPage } from "../../examples/host-page/server.js";
 import type { AppOverrides } from "../../src/app.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
-import { freePort } from "./browser.js";
+import { onFreePort } from "./browser.js";
 
 /** Snippets the built-in agent answers from. */
 export const KNOWLEDGE = [
@@ -32,25 +32,29 @@ export interface Embedding {
 export async function startEmbedding(
   opts: { env?: Record<string, string>; overrides?: AppOverrides; extraOrigins?: string[]; pageOrigin?: string } = {},
 ): Promise<Embedding> {
-  const port = await freePort();
-  const hostOrigin = `http://127.0.0.1:${port}`;
   const service = await startServer({ env: opts.env ?? {}, ...(opts.overrides ? { overrides: opts.overrides } : {}) });
   const frameOrigin = service.url.replace("127.0.0.1", "localhost");
   const made = await service.account();
-  const chatbot = await service.app.accounts.createChatbot(
-    made.email,
-    "Shop assistant",
-    [hostOrigin, ...(opts.extraOrigins ?? [])],
-    KNOWLEDGE,
-  );
-  const account = { ...made, chatbotId: chatbot.chatbotId };
-  const host = await startHostPage({
-    serviceUrl: service.url,
-    appUrl: frameOrigin,
-    clientApiKey: account.apiKey,
-    chatbotId: account.chatbotId,
-    port,
-    ...(opts.pageOrigin ? { pageOrigin: opts.pageOrigin } : {}),
+  // The chatbot allows the page's origin, so its port is chosen first; taken before the page listened, the chatbot
+  // and the page are made again on another.
+  const { hostOrigin, account, host } = await onFreePort(async (port) => {
+    const hostOrigin = `http://127.0.0.1:${port}`;
+    const chatbot = await service.app.accounts.createChatbot(
+      made.email,
+      "Shop assistant",
+      [hostOrigin, ...(opts.extraOrigins ?? [])],
+      KNOWLEDGE,
+    );
+    const account = { ...made, chatbotId: chatbot.chatbotId };
+    const host = await startHostPage({
+      serviceUrl: service.url,
+      appUrl: frameOrigin,
+      clientApiKey: account.apiKey,
+      chatbotId: account.chatbotId,
+      port,
+      ...(opts.pageOrigin ? { pageOrigin: opts.pageOrigin } : {}),
+    });
+    return { hostOrigin, account, host };
   });
   return {
     service,

@@ -8,9 +8,9 @@ import { suiteCanRun } from "../helpers/system-packages.js";
 import {
   chatFrame,
   collectExposedState,
-  freePort,
   launchBrowser,
   newContext,
+  onFreePort,
   type RecordedMessage,
   recordWindowMessages,
   typeMessage,
@@ -57,25 +57,28 @@ afterAll(async () => {
 async function startHost(
   kind: "ts" | "py",
 ): Promise<{ host: ExampleProcess; account: TestAccount; hostOrigin: string }> {
-  const port = await freePort();
-  const hostOrigin = `http://127.0.0.1:${port}`;
-  const account = await service.account({ origins: [hostOrigin], knowledge: KNOWLEDGE });
-  const env = {
-    AIAGENT_URL: service.url,
-    AIAGENT_APP_URL: appUrl,
-    AIAGENT_CHATBOT_ID: account.chatbotId,
-    AIAGENT_CLIENT_API_KEY: account.apiKey,
-    PORT: String(port),
-  };
-  const host =
-    kind === "ts"
-      ? await startExample(
-          process.execPath,
-          ["--conditions=source", "--import", "tsx", "examples/embed/server.ts"],
-          env,
-        )
-      : await startExample("python3", ["examples/embed/server.py"], env);
-  return { host, account, hostOrigin };
+  // The chatbot allows the page's origin, so its port is chosen first; taken before the page listened, both are
+  // made again on another.
+  return onFreePort(async (port) => {
+    const hostOrigin = `http://127.0.0.1:${port}`;
+    const account = await service.account({ origins: [hostOrigin], knowledge: KNOWLEDGE });
+    const env = {
+      AIAGENT_URL: service.url,
+      AIAGENT_APP_URL: appUrl,
+      AIAGENT_CHATBOT_ID: account.chatbotId,
+      AIAGENT_CLIENT_API_KEY: account.apiKey,
+      PORT: String(port),
+    };
+    const host =
+      kind === "ts"
+        ? await startExample(
+            process.execPath,
+            ["--conditions=source", "--import", "tsx", "examples/embed/server.ts"],
+            env,
+          )
+        : await startExample("python3", ["examples/embed/server.py"], env);
+    return { host, account, hostOrigin };
+  });
 }
 
 async function elapse(page: Page, ms: number): Promise<void> {

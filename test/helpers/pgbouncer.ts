@@ -1,10 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "./embedded-postgres.js";
 import { killAtExit, removeAtExit } from "./leftovers.js";
+import { onFreePort } from "./ports.js";
 import { pgbouncerPath } from "./system-packages.js";
 import { scaled } from "./time-scale.js";
 
@@ -43,50 +43,9 @@ export async function startPgBouncer(binary: string, adminUrl: string): Promise<
   const dir = mkdtempSync(join(tmpdir(), "aiagent-pgbouncer-"));
   // However the run ends, the folder goes (and the process, below).
   const forgetDir = removeAtExit(dir);
-  const port = await freePort();
   writeFileSync(join(dir, "users.txt"), `"${user}" ""\n`);
-  writeFileSync(
-    join(dir, "pgbouncer.ini"),
-    [
-      "[databases]",
-      // A transaction pooler passes no startup options: the lock timeout of statements outside a unit of work is
-      // set on each server connection here (units set their own with SET LOCAL).
-      `* = host=${target.hostname} port=${target.port || 5432} user=${user} connect_query='SET lock_timeout = 1000'`,
-      "[pgbouncer]",
-      "listen_addr = 127.0.0.1",
-      `listen_port = ${port}`,
-      `unix_socket_dir = ${dir}`,
-      "auth_type = trust",
-      `auth_file = ${join(dir, "users.txt")}`,
-      "pool_mode = transaction",
-      "max_client_conn = 500",
-      "default_pool_size = 20",
-      "max_db_connections = 40",
-      // node-pg sends it at start-up; the service sends no other option behind a transaction pooler.
-      "ignore_startup_parameters = extra_float_digits",
-      `logfile = ${join(dir, "pgbouncer.log")}`,
-      "",
-    ].join("\n"),
-  );
-  // PgBouncer refuses to run as root: it then runs as the system user "postgres" (the server's own).
-  const asRoot = process.getuid?.() === 0;
-  if (asRoot) {
-    const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
-    for (const f of ["", "pgbouncer.ini", "users.txt"]) chownSync(join(dir, f), id("-u"), id("-g"));
-  }
-  const child: ChildProcess = spawn(binary, [...(asRoot ? ["-u", "postgres"] : []), join(dir, "pgbouncer.ini")], {
-    stdio: "ignore",
-  });
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  const forgetChild = killAtExit(child);
-  for (let i = 0; i < scaled(100) && !(await answers(port)); i++) {
-    if (child.exitCode !== null) throw new Error(`pgbouncer exited (${child.exitCode}); see ${dir}/pgbouncer.log`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  if (!(await answers(port))) {
-    child.kill("SIGKILL");
-    throw new Error(`pgbouncer did not listen within ${scaled(5)} s`);
-  }
+  // Started again on another port if this one was taken before PgBouncer listened on it.
+  const { port, child, exited, forgetChild } = await onFreePort((port) => launch(port));
   return {
     host: `127.0.0.1:${port}`,
     async stop() {
@@ -100,6 +59,67 @@ export async function startPgBouncer(binary: string, adminUrl: string): Promise<
       forgetDir();
     },
   };
+
+  async function launch(port: number) {
+    writeFileSync(
+      join(dir, "pgbouncer.ini"),
+      [
+        "[databases]",
+        // A transaction pooler passes no startup options: the lock timeout of statements outside a unit of work is
+        // set on each server connection here (units set their own with SET LOCAL).
+        `* = host=${target.hostname} port=${target.port || 5432} user=${user} connect_query='SET lock_timeout = 1000'`,
+        "[pgbouncer]",
+        "listen_addr = 127.0.0.1",
+        `listen_port = ${port}`,
+        `unix_socket_dir = ${dir}`,
+        "auth_type = trust",
+        `auth_file = ${join(dir, "users.txt")}`,
+        "pool_mode = transaction",
+        "max_client_conn = 500",
+        "default_pool_size = 20",
+        "max_db_connections = 40",
+        // node-pg sends it at start-up; the service sends no other option behind a transaction pooler.
+        "ignore_startup_parameters = extra_float_digits",
+        `logfile = ${join(dir, "pgbouncer.log")}`,
+        "",
+      ].join("\n"),
+    );
+    // PgBouncer refuses to run as root: it then runs as the system user "postgres" (the server's own).
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
+      for (const f of ["", "pgbouncer.ini", "users.txt"]) chownSync(join(dir, f), id("-u"), id("-g"));
+    }
+    const child: ChildProcess = spawn(binary, [...(asRoot ? ["-u", "postgres"] : []), join(dir, "pgbouncer.ini")], {
+      stdio: "ignore",
+    });
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    const forgetChild = killAtExit(child);
+    // Its own "listening" line, not a connection: another process that took the port would answer one too.
+    const listening = () => logText().includes(`listening on 127.0.0.1:${port}`);
+    for (let i = 0; i < scaled(100) && !listening(); i++) {
+      if (child.exitCode !== null) {
+        forgetChild();
+        throw new Error(`pgbouncer exited (${child.exitCode}); see ${dir}/pgbouncer.log:\n${logText()}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    if (!listening() || !(await answers(port))) {
+      child.kill("SIGKILL");
+      await exited;
+      forgetChild();
+      throw new Error(`pgbouncer did not listen within ${scaled(5)} s: ${logText()}`);
+    }
+    return { port, child, exited, forgetChild };
+  }
+
+  function logText(): string {
+    try {
+      return readFileSync(join(dir, "pgbouncer.log"), "utf8");
+    } catch {
+      return "";
+    }
+  }
 }
 
 /** Why the suites through the run's PgBouncer cannot run here (one line naming the package), or undefined. */

@@ -51,7 +51,7 @@ export async function postgresMigratedFrom(
   seed: (client: pg.Client) => Promise<unknown>,
   check: (store: PgStore) => Promise<void>,
 ): Promise<void> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ empty: true });
   try {
     await postgresBefore(database.url, version, seed);
     const store = await openPgStore(database.url, { poolSize: 2 });

@@ -7,7 +7,7 @@ import { frameRoutes } from "../../src/frame/routes.js";
 import { createLogger } from "../../src/log.js";
 import type { RunningServer } from "../../src/protocol/http/server.js";
 import { TestClock } from "./clock.js";
-import { removeAtExit } from "./leftovers.js";
+import { atFileEnd, removeAtExit } from "./leftovers.js";
 import { pooledUrl } from "./pgbouncer.js";
 import { createTestDatabase, type TestDatabase } from "./postgres.js";
 
@@ -87,7 +87,7 @@ const madeDirs = new Map<string, () => void>();
  * Closes what a test file left behind (run after the file by test/setup/leftovers.ts): servers a failed or timed-out
  * test never closed, their databases, and the folders startServer made. A folder also goes at process exit.
  */
-export async function closeLeftovers(): Promise<void> {
+async function closeLeftovers(): Promise<void> {
   for (const s of [...openServers]) await s.close(true).catch(() => undefined);
   for (const [dir, db] of [...pgDatabases]) {
     pgDatabases.delete(dir);
@@ -99,6 +99,8 @@ export async function closeLeftovers(): Promise<void> {
     madeDirs.delete(dir);
   }
 }
+
+atFileEnd(closeLeftovers);
 
 /** Starts the whole service, as `aiagent serve` would, on 127.0.0.1 with a fresh database. */
 export async function startServer(

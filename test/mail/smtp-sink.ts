@@ -1,4 +1,3 @@
-import { createServer } from "node:net";
 import { type ParsedMail, simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
 
@@ -19,13 +18,7 @@ export interface SmtpSink {
 }
 
 /** A free port on 127.0.0.1 (nothing listens on it when this resolves). */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+export { freePort } from "../helpers/ports.js";
 
 export async function startSmtpSink(port = 0): Promise<SmtpSink> {
   const received: Received[] = [];

@@ -67,7 +67,7 @@ describe.runIf(!skip && clientTools)("PostgreSQL backup recipe: pg_dump and pg_r
       });
       await load.stop();
 
-      const target = await createTestDatabase();
+      const target = await createTestDatabase({ empty: true });
       cleanup.push(() => target.drop());
       await run(which("pg_restore")!, ["--no-owner", "--exit-on-error", `--dbname=${target.url}`, dump], {
         timeout: scaled(60_000),

@@ -8,9 +8,9 @@ import { aiagentCommand } from "../helpers/command.js";
 import {
   type EmbeddedServer,
   embeddedPostgresUnavailable,
-  freePort,
   startEmbeddedPostgres,
 } from "../helpers/embedded-postgres.js";
+import { freePort } from "../helpers/ports.js";
 import { scaled } from "../helpers/time-scale.js";
 
 // A real `aiagent serve` started while its PostgreSQL is not there yet (nothing listens on the database's port): it

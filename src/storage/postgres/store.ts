@@ -235,10 +235,17 @@ export async function migrate(pool: pg.Pool): Promise<void> {
   const { client } = held;
   const latest = pgMigrations[pgMigrations.length - 1]?.version ?? 0;
   try {
+    // The connection's lock timeout bounds waits for rows and tables (a step's DDL behind live traffic). Waiting for
+    // another instance's step is not such a wait: it ends when that step commits, however long a loaded server takes
+    // (three instances starting at once on an empty database failed with "lock timeout" at load 30). So the
+    // advisory lock is waited for without one, and the step runs with the connection's own again.
+    const own = (await client.query("SELECT current_setting('lock_timeout') AS t")).rows[0].t as string;
     for (let step = 0; ; step++) {
       await client.query("BEGIN");
       try {
+        await client.query("SET LOCAL lock_timeout = 0");
         await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+        await client.query("SELECT set_config('lock_timeout', $1, true)", [own]);
         if (step === 0)
           await client.query(
             "CREATE TABLE IF NOT EXISTS aiagent_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
