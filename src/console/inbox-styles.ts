@@ -55,4 +55,8 @@ export const INBOX_CSS = `
 .labels__new input { flex: 1; min-width: 0; }
 .labels__priority { display: inline-flex; align-items: center; gap: .35rem; font-size: .875rem; font-weight: 600; }
 .labels__priority select { font: inherit; font-weight: 400; }
+.badge--personal { background: #e3ebff; color: #1b3f98; }
+.badge--shared { background: #ececec; color: #3d3d3d; }
+.picker__whose { font-size: .75rem; color: var(--muted); margin-inline-start: .35rem; }
+.reply-box__warning { margin: .25rem 0 0; font-size: .875rem; }
 `;

@@ -79,7 +79,7 @@ export function App() {
   );
 }
 
-const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/saved-replies", "/webhooks", "/reports", "/mail"];
+const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/webhooks", "/reports", "/mail"];
 
 function Layout({ path }: { path: string }) {
   const s = useContext(SessionContext)!;
@@ -101,12 +101,13 @@ function Layout({ path }: { path: string }) {
       { href: "/chatbots", label: "Chatbots" },
       { href: "/profile", label: "Profile" },
       { href: "/team", label: "Team" },
-      { href: "/saved-replies", label: "Saved replies" },
       { href: "/audit", label: "Audit log" },
       { href: "/reports", label: "Reports" },
       { href: "/webhooks", label: "Webhooks" },
       { href: "/mail", label: "E-mail" },
     );
+  // Every person keeps their own saved replies there; admins also the account's shared ones.
+  nav.splice(s.admin ? 4 : 1, 0, { href: "/saved-replies", label: "Saved replies" });
   nav.push({ href: "/password", label: "Password" });
   return (
     <div class="layout">

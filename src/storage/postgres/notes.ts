@@ -27,15 +27,16 @@ export function pgNotes(db: PgDb): NoteRepository {
   };
 }
 
-/** Saved replies in PostgreSQL; the shortcut is unique per account (an index), so a taken one changes nothing. */
+/** Saved replies in PostgreSQL; the shortcut is unique per owner (an index), so a taken one changes nothing. */
 export function pgSavedReplies(db: PgDb): SavedReplyRepository {
   return {
-    list: async (accountId, limit) =>
+    list: async (accountId, ownerId, limit) =>
       (
         await db.rows<SavedReplyRow>(
           "saved_reply_list",
-          `SELECT ${SAVED_REPLY_COLUMNS} FROM saved_replies WHERE account_id = $1 ORDER BY shortcut LIMIT $2`,
-          [accountId, limit],
+          `SELECT ${SAVED_REPLY_COLUMNS} FROM saved_replies WHERE account_id = $1 AND owner_id IN ('', $2)
+            ORDER BY shortcut, owner_id LIMIT $3`,
+          [accountId, ownerId, limit],
         )
       ).map(toSavedReply),
     get: async (accountId, id) => {
@@ -49,7 +50,7 @@ export function pgSavedReplies(db: PgDb): SavedReplyRepository {
     add: async (r) =>
       (await db.count(
         "saved_reply_add",
-        `INSERT INTO saved_replies (${SAVED_REPLY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+        `INSERT INTO saved_replies (${SAVED_REPLY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
         savedReplyValues(r),
       )) === 1,
     // A shortcut another reply holds: the update is skipped (no unique violation to abort a unit of work).
@@ -59,7 +60,8 @@ export function pgSavedReplies(db: PgDb): SavedReplyRepository {
         `UPDATE saved_replies SET shortcut = $1, content = $2, updated_at = $3
           WHERE account_id = $4 AND saved_reply_id = $5
             AND NOT EXISTS (SELECT 1 FROM saved_replies o
-                             WHERE o.account_id = $4 AND o.shortcut = $1 AND o.saved_reply_id <> $5)`,
+                             WHERE o.account_id = $4 AND o.owner_id = saved_replies.owner_id
+                               AND o.shortcut = $1 AND o.saved_reply_id <> $5)`,
         [r.shortcut, r.content, r.updatedAt, r.accountId, r.savedReplyId],
       )) === 1,
     remove: async (accountId, id) =>

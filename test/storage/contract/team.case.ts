@@ -15,9 +15,10 @@ const note = (accountId: string, conversationId: string, content: string, create
   createdAt,
 });
 
-const reply = (accountId: string, shortcut: string, content = `text of ${shortcut}`): SavedReplyRecord => ({
+const reply = (accountId: string, shortcut: string, content = `text of ${shortcut}`, ownerId = ""): SavedReplyRecord => ({
   savedReplyId: newId(),
   accountId,
+  ownerId,
   shortcut,
   content,
   createdAt: 5,
@@ -74,7 +75,7 @@ export function teamCases(h: () => Harness) {
       expect(await store.savedReplies.add(reply(a.accountId, "hours"))).toBe(true);
       expect(await store.savedReplies.add(reply(a.accountId, "thanks", "again"))).toBe(false);
       expect(await store.savedReplies.add(reply(b.accountId, "thanks"))).toBe(true);
-      expect((await store.savedReplies.list(a.accountId, 10)).map((r) => r.shortcut)).toEqual(["hours", "thanks"]);
+      expect((await store.savedReplies.list(a.accountId, "", 10)).map((r) => r.shortcut)).toEqual(["hours", "thanks"]);
       expect(await store.savedReplies.get(a.accountId, thanks.savedReplyId)).toEqual(thanks);
       expect(await store.savedReplies.get(b.accountId, thanks.savedReplyId)).toBeUndefined();
 
@@ -89,7 +90,29 @@ export function teamCases(h: () => Harness) {
       expect(await store.savedReplies.remove(b.accountId, thanks.savedReplyId)).toBe(false);
       expect(await store.savedReplies.remove(a.accountId, thanks.savedReplyId)).toBe(true);
       expect(await store.savedReplies.remove(a.accountId, thanks.savedReplyId)).toBe(false);
-      expect((await store.savedReplies.list(a.accountId, 10)).map((r) => r.shortcut)).toEqual(["hours"]);
+      expect((await store.savedReplies.list(a.accountId, "", 10)).map((r) => r.shortcut)).toEqual(["hours"]);
+    });
+
+    it("keeps a person's own beside the shared ones: a shortcut unique per owner, listed to its owner only", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const shared = reply(a.accountId, "hours");
+      const kims = reply(a.accountId, "hours", "Kim's hours", "kim");
+      const lees = reply(a.accountId, "hours", "Lee's hours", "lee");
+      for (const r of [shared, kims, lees]) expect(await store.savedReplies.add(r)).toBe(true);
+      expect(await store.savedReplies.add(reply(a.accountId, "hours", "again", "kim"))).toBe(false);
+      expect(await store.savedReplies.add(reply(a.accountId, "bye", "Bye", "kim"))).toBe(true);
+      const listed = async (owner: string) =>
+        (await store.savedReplies.list(a.accountId, owner, 10)).map((r) => `${r.ownerId}/${r.shortcut}`);
+      expect(await listed("kim")).toEqual(["kim/bye", "/hours", "kim/hours"]);
+      expect(await listed("lee")).toEqual(["/hours", "lee/hours"]);
+      expect(await listed("")).toEqual(["/hours"]);
+      expect(await store.savedReplies.get(a.accountId, kims.savedReplyId)).toEqual(kims);
+      // A shortcut taken among the owner's own is refused; one taken by another owner (or the shared ones) is not.
+      const bye = (await store.savedReplies.list(a.accountId, "kim", 10)).find((r) => r.shortcut === "bye")!;
+      expect(await store.savedReplies.update({ ...bye, shortcut: "hours" })).toBe(false);
+      expect(await store.savedReplies.update({ ...lees, shortcut: "later" })).toBe(true);
+      expect(await listed("lee")).toEqual(["/hours", "lee/later"]);
     });
   });
 

@@ -19,16 +19,17 @@ export function sqliteNotes(db: Db): Sync<NoteRepository> {
   };
 }
 
-/** Saved replies in SQLite; the shortcut is unique per account (an index), so a taken one changes nothing. */
+/** Saved replies in SQLite; the shortcut is unique per owner (an index), so a taken one changes nothing. */
 export function sqliteSavedReplies(db: Db): Sync<SavedReplyRepository> {
-  const list = db.prepare<[string, number], SavedReplyRow>(
-    `SELECT ${SAVED_REPLY_COLUMNS} FROM saved_replies WHERE account_id = ? ORDER BY shortcut LIMIT ?`,
+  const list = db.prepare<[string, string, number], SavedReplyRow>(
+    `SELECT ${SAVED_REPLY_COLUMNS} FROM saved_replies WHERE account_id = ? AND owner_id IN ('', ?)
+      ORDER BY shortcut, owner_id LIMIT ?`,
   );
   const get = db.prepare<[string, string], SavedReplyRow>(
     `SELECT ${SAVED_REPLY_COLUMNS} FROM saved_replies WHERE account_id = ? AND saved_reply_id = ?`,
   );
   const add = db.prepare(
-    `INSERT INTO saved_replies (${SAVED_REPLY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    `INSERT INTO saved_replies (${SAVED_REPLY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   );
   const update = db.prepare(
     `UPDATE OR IGNORE saved_replies SET shortcut = ?, content = ?, updated_at = ?
@@ -36,7 +37,7 @@ export function sqliteSavedReplies(db: Db): Sync<SavedReplyRepository> {
   );
   const remove = db.prepare("DELETE FROM saved_replies WHERE account_id = ? AND saved_reply_id = ?");
   return {
-    list: (accountId, limit) => list.all(accountId, limit).map(toSavedReply),
+    list: (accountId, ownerId, limit) => list.all(accountId, ownerId, limit).map(toSavedReply),
     get: (accountId, id) => {
       const r = get.get(accountId, id);
       return r && toSavedReply(r);
