@@ -219,7 +219,12 @@ describe("saved replies", () => {
 describe("personal saved replies", () => {
   it("any person keeps their own beside the shared ones; another person's answers 404, and nothing changes", async () => {
     const lee = await addMember(s.url, owner, `lee-${a.accountId.slice(0, 8)}@shop.example`, "operator");
-    const shared = await postJson(s.url, "/v1/account/saved_replies", { shortcut: "hi", content: "Hello!" }, auth(owner));
+    const shared = await postJson(
+      s.url,
+      "/v1/account/saved_replies",
+      { shortcut: "hi", content: "Hello!" },
+      auth(owner),
+    );
     expect(shared.status).toBe(200);
     expect(shared.body.data.personal).toBe(false);
     const mine = await postJson(
@@ -274,7 +279,12 @@ describe("personal saved replies", () => {
     expect(changed.body.data).toMatchObject({ content: "Bye {{contact.name}}", personal: true });
     expect((await requestJson(s.url, "DELETE", path, auth(kim.idToken))).status).toBe(200);
     for (const token of [owner, lee.idToken]) {
-      const r = await requestJson(s.url, "DELETE", `/v1/account/saved_replies/${lees.body.data.saved_reply_id}`, auth(token));
+      const r = await requestJson(
+        s.url,
+        "DELETE",
+        `/v1/account/saved_replies/${lees.body.data.saved_reply_id}`,
+        auth(token),
+      );
       expect(r.status).toBe(token === owner ? 404 : 200);
     }
     await requestJson(s.url, "DELETE", sharedPath, auth(owner));

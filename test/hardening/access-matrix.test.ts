@@ -195,6 +195,10 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AccountService.DeleteSavedReply": async (who) => ({
     savedReplyId: await savedReply(`del${++n}`, who),
   }),
+  "aiagent.v1.AccountService.ListMentionablePeople": () => ({}),
+  "aiagent.v1.AccountService.ListMyMentions": () => ({}),
+  "aiagent.v1.AccountService.MarkMentionsRead": () => ({ noteIds: [] }),
+  "aiagent.v1.AccountService.SetMentionAlerts": () => ({ emailAlerts: true }),
   "aiagent.v1.AccountService.ChangePassword": (who) => {
     const pw = who === "operator" ? passwords.operator : passwords.admin;
     return { currentPassword: pw, newPassword: pw };

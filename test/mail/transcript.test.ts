@@ -113,7 +113,10 @@ describe("a transcript", () => {
     const a = await s.account();
     const t = await issueTokens(s.url, a, "gus", { email: "gus@customer.example" });
     const { conversation_id } = await send(s.url, t.access_token, "Mein Paket ist beschädigt.");
-    const bad = await postJson(s.url, `/send_transcript${asCustomer(t.access_token)}`, { conversation_id, locale: "xx" });
+    const bad = await postJson(s.url, `/send_transcript${asCustomer(t.access_token)}`, {
+      conversation_id,
+      locale: "xx",
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/^locale: /);
     for (const locale of ["de", "ar"]) {

@@ -1,5 +1,5 @@
-import type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 import { LOCALES, type Locale, localeOf } from "../account/languages.js";
+import type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 import type { WriteCounter } from "../conversation/customer-limits.js";
 import { mayAccess } from "../conversation/owners.js";
 import type { ContactProfile, ConversationRecord } from "../conversation/repository.js";

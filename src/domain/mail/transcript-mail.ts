@@ -33,7 +33,11 @@ interface TranscriptWords {
 /** The transcript's words in each of the frame's languages: the customer reads it in the one they chatted in. */
 export const TRANSCRIPT_WORDS: Record<Locale, TranscriptWords> = {
   en: {
-    footer: { text: "To receive no more e-mail from us:", html: "To receive no more e-mail from us,", link: "unsubscribe" },
+    footer: {
+      text: "To receive no more e-mail from us:",
+      html: "To receive no more e-mail from us,",
+      link: "unsubscribe",
+    },
     subject: "Your conversation with {bot}",
     intro: "Your conversation with {bot}, started {at}.",
     omitted: "({n} earlier messages are not included.)",
@@ -41,7 +45,11 @@ export const TRANSCRIPT_WORDS: Record<Locale, TranscriptWords> = {
     team: "Support team",
   },
   de: {
-    footer: { text: "Um keine E-Mails mehr von uns zu erhalten:", html: "Um keine E-Mails mehr von uns zu erhalten,", link: "abmelden" },
+    footer: {
+      text: "Um keine E-Mails mehr von uns zu erhalten:",
+      html: "Um keine E-Mails mehr von uns zu erhalten,",
+      link: "abmelden",
+    },
     subject: "Ihr Gespräch mit {bot}",
     intro: "Ihr Gespräch mit {bot}, begonnen am {at}.",
     omitted: "({n} frühere Nachrichten sind nicht enthalten.)",
@@ -49,7 +57,11 @@ export const TRANSCRIPT_WORDS: Record<Locale, TranscriptWords> = {
     team: "Support-Team",
   },
   fr: {
-    footer: { text: "Pour ne plus recevoir d’e-mails de notre part :", html: "Pour ne plus recevoir d’e-mails de notre part,", link: "désabonnez-vous" },
+    footer: {
+      text: "Pour ne plus recevoir d’e-mails de notre part :",
+      html: "Pour ne plus recevoir d’e-mails de notre part,",
+      link: "désabonnez-vous",
+    },
     subject: "Votre conversation avec {bot}",
     intro: "Votre conversation avec {bot}, commencée le {at}.",
     omitted: "({n} messages plus anciens ne sont pas inclus.)",
@@ -57,7 +69,11 @@ export const TRANSCRIPT_WORDS: Record<Locale, TranscriptWords> = {
     team: "Équipe d’assistance",
   },
   es: {
-    footer: { text: "Para no recibir más correos nuestros:", html: "Para no recibir más correos nuestros,", link: "cancela la suscripción" },
+    footer: {
+      text: "Para no recibir más correos nuestros:",
+      html: "Para no recibir más correos nuestros,",
+      link: "cancela la suscripción",
+    },
     subject: "Tu conversación con {bot}",
     intro: "Tu conversación con {bot}, iniciada el {at}.",
     omitted: "({n} mensajes anteriores no se incluyen.)",

@@ -15,7 +15,12 @@ const note = (accountId: string, conversationId: string, content: string, create
   createdAt,
 });
 
-const reply = (accountId: string, shortcut: string, content = `text of ${shortcut}`, ownerId = ""): SavedReplyRecord => ({
+const reply = (
+  accountId: string,
+  shortcut: string,
+  content = `text of ${shortcut}`,
+  ownerId = "",
+): SavedReplyRecord => ({
   savedReplyId: newId(),
   accountId,
   ownerId,
@@ -62,6 +67,50 @@ export function teamCases(h: () => Harness) {
       expect(await store.notes.forConversation(erased, 10)).toEqual([]);
       expect(await store.notes.forConversation(expired, 10)).toEqual([]);
       expect(await store.notes.forConversation(kept, 10)).toHaveLength(1);
+    });
+  });
+
+  describe("note mentions", () => {
+    it("lists a person's mentions newest first with the note's text, marks them read, and erases them with the conversation", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const conv = newId();
+      await message(store, a, conv, { userId: "gone", at: 1000, start: true });
+      const first = note(a.accountId, conv, "@Bea first", 1001);
+      const second = note(a.accountId, conv, "@Bea @Cy second", 1002);
+      const mention = (n: NoteRecord, memberId: string) => ({
+        noteId: n.noteId,
+        memberId,
+        accountId: a.accountId,
+        conversationId: conv,
+        authorEmail: n.authorEmail,
+        createdAt: n.createdAt,
+        readAt: null,
+      });
+      for (const n of [first, second]) await store.notes.add(n);
+      await store.mentions.add([mention(first, "bea")]);
+      await store.mentions.add([mention(second, "bea"), mention(second, "cy")]);
+      const bea = await store.mentions.forMember(a.accountId, "bea", 10);
+      expect(bea.map((m) => m.content)).toEqual(["@Bea @Cy second", "@Bea first"]);
+      expect(bea.every((m) => m.readAt === null)).toBe(true);
+      expect(await store.mentions.forMember("another-account", "bea", 10)).toEqual([]);
+      expect((await store.mentions.forNotes([second.noteId])).map((m) => m.memberId).sort()).toEqual(["bea", "cy"]);
+      // Cy's read marks nothing of Bea's; another account's marks nothing at all.
+      expect(await store.mentions.markRead("another-account", "bea", "all", 2000)).toBe(0);
+      expect(await store.mentions.markRead(a.accountId, "bea", [first.noteId], 2000)).toBe(1);
+      expect(await store.mentions.markRead(a.accountId, "bea", [first.noteId], 2001)).toBe(0);
+      expect((await store.mentions.forMember(a.accountId, "bea", 10)).map((m) => m.readAt)).toEqual([null, 2000]);
+      expect(await store.mentions.markRead(a.accountId, "bea", "all", 2002)).toBe(1);
+      expect((await store.mentions.forMember(a.accountId, "cy", 10))[0]!.readAt).toBeNull();
+      // The preference: on until turned off, per person.
+      expect(await store.mentionAlerts.emailAlerts(a.accountId, "Bea@Shop.example")).toBe(true);
+      await store.mentionAlerts.setEmailAlerts(a.accountId, "Bea@Shop.example", false, 5);
+      expect(await store.mentionAlerts.emailAlerts(a.accountId, "bea@shop.example")).toBe(false);
+      expect(await store.mentionAlerts.emailAlerts(a.accountId, "cy@shop.example")).toBe(true);
+      const contact = (await store.privacy.contact(a.accountId, { userId: "gone" }))!;
+      await store.privacy.erase(contact, Date.now());
+      expect(await store.mentions.forMember(a.accountId, "cy", 10)).toEqual([]);
+      expect(await store.mentions.forNotes([second.noteId])).toEqual([]);
     });
   });
 

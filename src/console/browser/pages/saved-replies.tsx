@@ -51,8 +51,8 @@ export function SavedRepliesPage() {
         <h2>{editing ? `Change /${editing.shortcut}` : "Add a saved reply"}</h2>
         <p class="muted">
           In the inbox's reply box, type / and part of the shortcut to pick one. Variables are filled in when it is
-          inserted: {REPLY_VARIABLES.map((v) => `{{${v}}}`).join(", ")}; a fallback for an empty value may follow a
-          bar, as in {'{{contact.name | fallback: "there"}}'}.
+          inserted: {REPLY_VARIABLES.map((v) => `{{${v}}}`).join(", ")}; a fallback for an empty value may follow a bar,
+          as in {'{{contact.name | fallback: "there"}}'}.
         </p>
         <form onSubmit={save}>
           {!editing && admin && (
