@@ -219,37 +219,23 @@ describe("saved replies", () => {
 describe("personal saved replies", () => {
   it("any person keeps their own beside the shared ones; another person's answers 404, and nothing changes", async () => {
     const lee = await addMember(s.url, owner, `lee-${a.accountId.slice(0, 8)}@shop.example`, "operator");
-    const shared = await postJson(
-      s.url,
-      "/v1/account/saved_replies",
-      { shortcut: "hi", content: "Hello!" },
-      auth(owner),
-    );
+    const save = (token: string, body: Record<string, unknown>) =>
+      postJson(s.url, "/v1/account/saved_replies", body, auth(token));
+    const shared = await save(owner, { shortcut: "hi", content: "Hello!" });
     expect(shared.status).toBe(200);
     expect(shared.body.data.personal).toBe(false);
-    const mine = await postJson(
-      s.url,
-      "/v1/account/saved_replies",
-      { shortcut: "hi", content: "Hi {{contact.name}}, {{operator.name}} here.", personal: true },
-      auth(kim.idToken),
-    );
+    const mine = await save(kim.idToken, {
+      shortcut: "hi",
+      content: "Hi {{contact.name}}, {{operator.name}} here.",
+      personal: true,
+    });
     expect(mine.status, JSON.stringify(mine.body)).toBe(200);
     expect(mine.body.data).toMatchObject({ shortcut: "hi", personal: true });
-    const twice = await postJson(
-      s.url,
-      "/v1/account/saved_replies",
-      { shortcut: "HI", content: "again", personal: true },
-      auth(kim.idToken),
-    );
+    const twice = await save(kim.idToken, { shortcut: "HI", content: "again", personal: true });
     expect(twice.status).toBe(409);
     expect(twice.body.message).toMatch(/^shortcut: /);
     // Lee may use the same shortcut for their own.
-    const lees = await postJson(
-      s.url,
-      "/v1/account/saved_replies",
-      { shortcut: "hi", content: "Lee's", personal: true },
-      auth(lee.idToken),
-    );
+    const lees = await save(lee.idToken, { shortcut: "hi", content: "Lee's", personal: true });
     expect(lees.status).toBe(200);
 
     const list = async (token: string) =>

@@ -107,7 +107,7 @@ export class Mentions {
   }
 
   async list(caller: AccountCaller, limit: number | undefined) {
-    const n = limit === undefined || limit === 0 ? 50 : limit;
+    const n = limit ?? 50;
     if (!Number.isInteger(n) || n < 1 || n > 100) throw invalidArgument("limit", "must be 1 to 100");
     const [all, people, emailAlerts] = await Promise.all([
       this.d.mentions.forMember(caller.accountId, caller.memberId, MAX_MENTION_LIST),

@@ -72,9 +72,8 @@ export function teamCases(h: () => Harness) {
 
   describe("note mentions", () => {
     it("lists a person's mentions newest first with the note's text, marks them read, and erases them with the conversation", async () => {
-      const { store } = h();
-      const a = await account(store);
-      const conv = newId();
+      const store = h().store;
+      const [a, conv] = [await account(store), newId()];
       await message(store, a, conv, { userId: "gone", at: 1000, start: true });
       const first = note(a.accountId, conv, "@Bea first", 1001);
       const second = note(a.accountId, conv, "@Bea @Cy second", 1002);
