@@ -177,6 +177,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     pollMs: o.mailPollMs,
     rateLimiter,
   });
+  conversation.notes.alertMentionsWith(mail.mentionMails);
   let listeningUrl: string | undefined;
   const parts = { ...token, ...account, ...conversation, ...privacy, ...webhook, ...mail };
   const bindings = composeBindings(b, { ...parts, audit, listeningUrl: () => listeningUrl });

@@ -43,6 +43,7 @@ import { consoleHandlers } from "../protocol/services/console-handlers.js";
 import { conversationHandlers } from "../protocol/services/conversation-handlers.js";
 import { knowledgeHandlers } from "../protocol/services/knowledge-handlers.js";
 import { mailHandlers } from "../protocol/services/mail-handlers.js";
+import { mentionHandlers } from "../protocol/services/mention-handlers.js";
 import { privacyHandlers } from "../protocol/services/privacy-handlers.js";
 import { savedReplyHandlers } from "../protocol/services/saved-reply-handlers.js";
 import { sessionHandlers } from "../protocol/services/session-handlers.js";
@@ -149,6 +150,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         mailLink: d.mailLink,
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
         savedReplies: savedReplyHandlers(d.savedReplies),
+        mentions: mentionHandlers(d.mentions),
         reports: d.reports,
         knowledge: knowledgeHandlers(d.knowledge),
       }),

@@ -17,6 +17,7 @@ import { ConversationActivity } from "../domain/conversation/activity.js";
 import { ConversationService } from "../domain/conversation/conversation-service.js";
 import { CustomerLimits } from "../domain/conversation/customer-limits.js";
 import { ConversationLabels } from "../domain/conversation/labels.js";
+import { Mentions, peopleOf } from "../domain/conversation/mentions.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
 import { AgentReplay } from "../domain/conversation/replay.js";
 import { ConversationSearch } from "../domain/conversation/search.js";
@@ -84,6 +85,8 @@ export interface ConversationParts {
   agentReplay: AgentReplay;
   /** The team's internal notes on conversations. */
   notes: ConversationNotes;
+  /** Each person's mentions in notes, and whether they want them by e-mail. */
+  mentions: Mentions;
   /** The conversations' timelines. */
   activities: ConversationActivity;
   search: ConversationSearch;
@@ -203,7 +206,15 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   });
   const typingChannel = await store.sharedTyping(new InProcessTyping());
   const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
-  const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
+  const people = peopleOf(store);
+  const notes = new ConversationNotes({
+    ...store,
+    people,
+    transaction: b.transaction,
+    log: d.eventLog,
+    clock: b.clock,
+  });
+  const mentions = new Mentions({ mentions: store.mentions, alerts: store.mentionAlerts, people, clock: b.clock });
   const activities = new ConversationActivity(store);
   const search = new ConversationSearch(store.search);
   const labels = new ConversationLabels({
@@ -215,6 +226,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   });
   return {
     conversations,
+    mentions,
     agentTools,
     agentReplay,
     notes,

@@ -1,9 +1,13 @@
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
+import { peopleOf } from "../domain/conversation/mentions.js";
+import type { MentionAlert } from "../domain/conversation/notes.js";
+import { newId } from "../domain/ids.js";
 import type { AccountLogs } from "../domain/log/account-logs.js";
 import { type IssuedLink, invitationMail, queueInvitation } from "../domain/mail/invitation-mail.js";
 import { MailLaunchLinks } from "../domain/mail/launch-links.js";
 import { MailDesk } from "../domain/mail/mail-desk.js";
 import { MailSender, type MailTransport } from "../domain/mail/mailer.js";
+import { mentionMail, queueMentionMails } from "../domain/mail/mention-mail.js";
 import { OfflineReplies } from "../domain/mail/offline-replies.js";
 import { CustomerPresence } from "../domain/mail/presence.js";
 import { replyMail } from "../domain/mail/reply-mail.js";
@@ -23,6 +27,8 @@ export interface MailParts {
   mailSender: MailSender | undefined;
   offlineReplies: OfflineReplies | undefined;
   mailRoutes: PageRoute[];
+  /** Queues the mails of a note's mentions; undefined without a relay. */
+  mentionMails: MentionAlert | undefined;
   /** Queues the mail of an invitation or password link; undefined without a relay (the link is only answered). */
   mailLink: ((link: IssuedLink) => Promise<void>) | undefined;
   /** The customer's address, transcripts and the account's outbox (MailService). */
@@ -75,6 +81,7 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
       mailSender: undefined,
       offlineReplies: undefined,
       mailLink: undefined,
+      mentionMails: undefined,
       mailRoutes: routes,
       mailStatus: async () => ({ relay: "not configured" }),
       startMail: async () => undefined,
@@ -94,6 +101,7 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
       reply: replyMail({ ...store, presence, links, linkBase: settings.linkBase }),
       invitation: invitationMail({ sealer: d.sealer, now: () => clock.now() }),
       transcript: transcriptMail({ ...store, contact }),
+      mention: mentionMail({ consoleUrl: `${settings.linkBase.replace(/\/+$/, "")}/console` }),
     },
     now: () => clock.now(),
     linkBase: settings.linkBase,
@@ -115,6 +123,7 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
     warn: (what, e) => warnOn(log, what)(e),
   });
   kick = () => sender.kick();
+  const mentionable = peopleOf(store);
   const forget = setInterval(() => presence.forget(clock.now() - settings.offlineMs * 2), 60_000);
   forget.unref();
   return {
@@ -128,6 +137,20 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
         { outbox: store.mail, sealer: d.sealer, now: () => clock.now(), queued: () => sender.kick() },
         link,
       ).then(() => undefined, warnOn(log, "mail: an invitation could not be queued")),
+    // A mention mail that could not be queued never fails the note: the failure is logged.
+    mentionMails: (note, people) =>
+      queueMentionMails(
+        {
+          outbox: store.mail,
+          alerts: store.mentionAlerts,
+          people: mentionable,
+          now: () => clock.now(),
+          newId,
+          queued: () => sender.kick(),
+        },
+        note,
+        people,
+      ).then(() => undefined, warnOn(log, "mail: a mention could not be queued")),
     mailRoutes: routes,
     mailStatus: async () => {
       const c = await store.mail.counts(undefined);

@@ -55,4 +55,17 @@ export const INBOX_CSS = `
 .labels__new input { flex: 1; min-width: 0; }
 .labels__priority { display: inline-flex; align-items: center; gap: .35rem; font-size: .875rem; font-weight: 600; }
 .labels__priority select { font: inherit; font-weight: 400; }
+.badge--personal { background: #e3ebff; color: #1b3f98; }
+.badge--shared { background: #ececec; color: #3d3d3d; }
+.picker__whose { font-size: .75rem; color: var(--muted); margin-inline-start: .35rem; }
+.reply-box__warning { margin: .25rem 0 0; font-size: .875rem; }
+.note-form { position: relative; }
+.note__mentions { margin: .25rem 0 0; font-size: .875rem; color: var(--muted); }
+.picker [aria-selected=true] .picker__whose { color: inherit; }
+.mentions { list-style: none; padding: 0; margin: 0; display: grid; gap: .5rem; }
+.mention { border: 1px solid var(--line); border-radius: 8px; padding: .5rem .75rem; }
+.mention--unread { border-color: #1b3f98; border-width: 2px; }
+.mention__text { white-space: pre-wrap; overflow-wrap: anywhere; margin: .25rem 0; }
+.nav-count { display: inline-block; min-width: 1.25rem; padding: 0 .35rem; margin-inline-start: .25rem; border-radius: 999px;
+  background: #8a1116; color: #fff; font-size: .75rem; text-align: center; }
 `;

@@ -15,6 +15,7 @@ import type { AgentRepository } from "./agent/tools.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
 import type { LabelRepository } from "./conversation/labels.js";
+import type { MentionAlertRepository, MentionRepository } from "./conversation/mentions.js";
 import type { ReplyRepository } from "./conversation/replies.js";
 import type {
   ActivityRepository,
@@ -62,6 +63,10 @@ export interface Repositories {
   attachments: AttachmentRepository;
   /** Internal notes on conversations. */
   notes: NoteRepository;
+  /** Who the notes mention, read by each person's Mentions. */
+  mentions: MentionRepository;
+  /** Whether each person wants an e-mail when mentioned. */
+  mentionAlerts: MentionAlertRepository;
   /** The conversations' timelines (who took, released, closed…). */
   activities: ActivityRepository;
   /** The accounts' canned answers. */

@@ -4,6 +4,7 @@ import type { SavedReplyRecord } from "../domain/account/saved-replies.js";
 export interface SavedReplyRow {
   saved_reply_id: string;
   account_id: string;
+  owner_id: string;
   shortcut: string;
   content: string;
   created_at: number | string;
@@ -13,6 +14,7 @@ export interface SavedReplyRow {
 export const toSavedReply = (r: SavedReplyRow): SavedReplyRecord => ({
   savedReplyId: r.saved_reply_id,
   accountId: r.account_id,
+  ownerId: r.owner_id,
   shortcut: r.shortcut,
   content: r.content,
   createdAt: Number(r.created_at),
@@ -27,5 +29,6 @@ export const savedReplyValues = (r: SavedReplyRecord) => [
   r.content,
   r.createdAt,
   r.updatedAt,
+  r.ownerId,
 ];
-export const SAVED_REPLY_COLUMNS = "saved_reply_id, account_id, shortcut, content, created_at, updated_at";
+export const SAVED_REPLY_COLUMNS = "saved_reply_id, account_id, shortcut, content, created_at, updated_at, owner_id";

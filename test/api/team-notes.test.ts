@@ -197,6 +197,7 @@ describe("saved replies", () => {
       { shortcut: "x", content: "x" },
       auth(kim.idToken),
     );
+    // An operator may not add a shared one (only a personal one).
     expect(byOperator.status).toBe(403);
 
     expect((await getJson(s.url, "/v1/account/saved_replies", {}, auth(otherToken))).body.data.saved_replies).toEqual(
@@ -212,6 +213,67 @@ describe("saved replies", () => {
     expect(changed.body.data).toMatchObject({ shortcut: "refund", content: "Refunded today." });
     expect((await requestJson(s.url, "DELETE", path, auth(owner))).status).toBe(200);
     expect((await getJson(s.url, "/v1/account/saved_replies", {}, auth(owner))).body.data.saved_replies).toEqual([]);
+  });
+});
+
+describe("personal saved replies", () => {
+  it("any person keeps their own beside the shared ones; another person's answers 404, and nothing changes", async () => {
+    const lee = await addMember(s.url, owner, `lee-${a.accountId.slice(0, 8)}@shop.example`, "operator");
+    const save = (token: string, body: Record<string, unknown>) =>
+      postJson(s.url, "/v1/account/saved_replies", body, auth(token));
+    const shared = await save(owner, { shortcut: "hi", content: "Hello!" });
+    expect(shared.status).toBe(200);
+    expect(shared.body.data.personal).toBe(false);
+    const mine = await save(kim.idToken, {
+      shortcut: "hi",
+      content: "Hi {{contact.name}}, {{operator.name}} here.",
+      personal: true,
+    });
+    expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+    expect(mine.body.data).toMatchObject({ shortcut: "hi", personal: true });
+    const twice = await save(kim.idToken, { shortcut: "HI", content: "again", personal: true });
+    expect(twice.status).toBe(409);
+    expect(twice.body.message).toMatch(/^shortcut: /);
+    // Lee may use the same shortcut for their own.
+    const lees = await save(lee.idToken, { shortcut: "hi", content: "Lee's", personal: true });
+    expect(lees.status).toBe(200);
+
+    const list = async (token: string) =>
+      (await getJson(s.url, "/v1/account/saved_replies", {}, auth(token))).body.data.saved_replies.map(
+        (r: { content: string; personal: boolean }) => `${r.personal ? "own" : "shared"}:${r.content}`,
+      );
+    expect(await list(kim.idToken)).toEqual(expect.arrayContaining(["shared:Hello!", `own:${mine.body.data.content}`]));
+    expect(await list(kim.idToken)).not.toContain("own:Lee's");
+    expect(await list(lee.idToken)).not.toContain(`own:${mine.body.data.content}`);
+    expect(await list(owner)).not.toContain(`own:${mine.body.data.content}`);
+    expect(await list(otherToken)).toEqual([]);
+
+    // Another person of the account (even an admin) and another account's person: 404, as an unknown id.
+    const path = `/v1/account/saved_replies/${mine.body.data.saved_reply_id}`;
+    for (const token of [lee.idToken, owner, otherToken]) {
+      const patch = await requestJson(s.url, "PATCH", path, auth(token), { content: "hijacked" });
+      const del = await requestJson(s.url, "DELETE", path, auth(token));
+      expect([patch.status, del.status]).toEqual([404, 404]);
+    }
+    expect(await list(kim.idToken)).toContain(`own:${mine.body.data.content}`);
+    // An operator changes their own, never the shared ones.
+    const sharedPath = `/v1/account/saved_replies/${shared.body.data.saved_reply_id}`;
+    expect((await requestJson(s.url, "PATCH", sharedPath, auth(kim.idToken), { content: "x" })).status).toBe(403);
+    expect((await requestJson(s.url, "DELETE", sharedPath, auth(kim.idToken))).status).toBe(403);
+    const changed = await requestJson(s.url, "PATCH", path, auth(kim.idToken), { content: "Bye {{contact.name}}" });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data).toMatchObject({ content: "Bye {{contact.name}}", personal: true });
+    expect((await requestJson(s.url, "DELETE", path, auth(kim.idToken))).status).toBe(200);
+    for (const token of [owner, lee.idToken]) {
+      const r = await requestJson(
+        s.url,
+        "DELETE",
+        `/v1/account/saved_replies/${lees.body.data.saved_reply_id}`,
+        auth(token),
+      );
+      expect(r.status).toBe(token === owner ? 404 : 200);
+    }
+    await requestJson(s.url, "DELETE", sharedPath, auth(owner));
   });
 });
 

@@ -679,6 +679,26 @@ const cases: Record<string, Case> = {
     fail: () => ({ path: { saved_reply_id: MISSING }, bearer: otherId }),
     failStatus: 404,
   },
+  "GET /v1/account/people": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({ bearer: access }),
+    failStatus: 401,
+  },
+  "GET /v1/account/mentions": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({ query: { limit: "500" }, bearer: id }),
+    failStatus: 400,
+  },
+  "POST /v1/account/mentions/read": {
+    ok: () => ({ body: { note_ids: [] }, bearer: id }),
+    fail: () => ({ body: { note_ids: ["not-a-uuid"] }, bearer: id }),
+    failStatus: 400,
+  },
+  "POST /v1/account/mentions/alerts": {
+    ok: () => ({ body: { email_alerts: true }, bearer: id }),
+    fail: () => ({ body: { email_alerts: true } }),
+    failStatus: 401,
+  },
   "POST /v1/account/chatbots/{chatbot_id}/tools": {
     ok: () => ({
       path: { chatbot_id: a.chatbotId },

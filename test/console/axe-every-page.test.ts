@@ -42,6 +42,7 @@ const PAGES: Record<string, Visit> = {
   audit: { path: () => "/audit", ready: heading("Audit log") },
   reports: { path: () => "/reports", ready: async (page) => void (await page.getByTestId("report").waitFor()) },
   "saved-replies": { path: () => "/saved-replies", ready: heading("Saved replies") },
+  mentions: { path: () => "/mentions", ready: heading("Mentions") },
   webhooks: {
     path: () => "/webhooks",
     ready: async (page) => void (await page.getByTestId("webhook-endpoint").first().waitFor()),

@@ -32,6 +32,7 @@ let owner: AccountCaller;
 const tokens: Record<Exclude<Presented, "none">, string> = { access: "", admin: "", operator: "" };
 const passwords: Record<"admin" | "operator", string> = { admin: "", operator: "" };
 let n = 0;
+let operatorId = "";
 const USER = "matrix-user";
 
 let endpointId: string;
@@ -59,6 +60,7 @@ beforeAll(async () => {
   tokens.admin = await idToken(s.url, a);
   const op = await addMember(s.url, tokens.admin, "operator@matrix.example", "operator");
   tokens.operator = op.idToken;
+  operatorId = op.memberId;
   passwords.admin = a.password;
   passwords.operator = op.password;
   endpointId = (
@@ -96,12 +98,13 @@ async function label(name: string): Promise<string> {
   return labelId;
 }
 
-/** A saved reply of the account, made in the store (answers its id). */
-async function savedReply(shortcut: string): Promise<string> {
+/** A saved reply of the account, made in the store (answers its id): the operator's own for them, else shared. */
+async function savedReply(shortcut: string, who: Presented): Promise<string> {
   const savedReplyId = randomUUID();
   await s.app.store.savedReplies.add({
     savedReplyId,
     accountId: a.accountId,
+    ownerId: who === "operator" ? operatorId : "",
     shortcut,
     content: "x",
     createdAt: 1,
@@ -179,14 +182,23 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.ConversationService.AddConversationNote": () => ({ conversationId, content: "A note for the team." }),
   "aiagent.v1.ConversationService.ListConversationNotes": () => ({ conversationId }),
   "aiagent.v1.AccountService.ListSavedReplies": () => ({}),
-  "aiagent.v1.AccountService.CreateSavedReply": () => ({ shortcut: `matrix${++n}`, content: "Thanks!" }),
-  "aiagent.v1.AccountService.UpdateSavedReply": async () => ({
-    savedReplyId: await savedReply(`upd${++n}`),
+  // An operator makes and changes their own (personal) saved replies; the shared ones are the admins'.
+  "aiagent.v1.AccountService.CreateSavedReply": (who) => ({
+    shortcut: `matrix${++n}`,
+    content: "Thanks!",
+    personal: who === "operator",
+  }),
+  "aiagent.v1.AccountService.UpdateSavedReply": async (who) => ({
+    savedReplyId: await savedReply(`upd${++n}`, who),
     content: "Changed",
   }),
-  "aiagent.v1.AccountService.DeleteSavedReply": async () => ({
-    savedReplyId: await savedReply(`del${++n}`),
+  "aiagent.v1.AccountService.DeleteSavedReply": async (who) => ({
+    savedReplyId: await savedReply(`del${++n}`, who),
   }),
+  "aiagent.v1.AccountService.ListMentionablePeople": () => ({}),
+  "aiagent.v1.AccountService.ListMyMentions": () => ({}),
+  "aiagent.v1.AccountService.MarkMentionsRead": () => ({ noteIds: [] }),
+  "aiagent.v1.AccountService.SetMentionAlerts": () => ({ emailAlerts: true }),
   "aiagent.v1.AccountService.ChangePassword": (who) => {
     const pw = who === "operator" ? passwords.operator : passwords.admin;
     return { currentPassword: pw, newPassword: pw };

@@ -297,6 +297,48 @@ describe("the account API across accounts", () => {
     }
   });
 
+  it("mentions and personal saved replies stay in their account and with their person; nothing changes", async () => {
+    const db = sqliteDb(s.app);
+    const people = async (p: Principal) =>
+      ((await req("GET", "/v1/account/people", p.auth)).body.data.people as { member_id: string }[]).map(
+        (x) => x.member_id,
+      );
+    // Each operator keeps a personal saved reply.
+    const personal: string[] = [];
+    for (const p of principals.filter((x) => x.role === "operator")) {
+      const r = await req("POST", "/v1/account/saved_replies", p.auth, {
+        shortcut: "mine",
+        content: "Hi {{contact.name}}",
+        personal: true,
+      });
+      expect(r.status, r.text).toBe(200);
+      personal[p.account] = r.body.data.saved_reply_id;
+    }
+    for (const p of principals) {
+      const otherPeople = await people(principals.find((x) => x.account !== p.account)!);
+      expect(await people(p)).not.toContain(otherPeople[1]);
+      const before = dbChecksum(db);
+      // A note of my own conversation mentioning the other account's people: refused naming the field.
+      const note = await req("POST", "/add_conversation_note", p.auth, {
+        conversation_id: owned[p.account]!.conversationId,
+        content: "@someone look",
+        mention_member_ids: [otherPeople[1]],
+      });
+      expect(note.status, `${p.name}: ${note.text}`).toBe(400);
+      expect(note.body.message).toMatch(/^mention_member_ids: /);
+      // Another person's personal saved reply (of either account) answers as an unknown id.
+      for (const i of [0, 1]) {
+        if (p.role === "operator" && p.account === i) continue;
+        const path = `/v1/account/saved_replies/${personal[i]}`;
+        expect((await req("PATCH", path, p.auth, { content: "taken" })).status, `${p.name} patch ${i}`).toBe(404);
+        expect((await req("DELETE", path, p.auth)).status, `${p.name} delete ${i}`).toBe(404);
+        const listed = await req("GET", "/v1/account/saved_replies", p.auth);
+        expect(listed.text, `${p.name} lists ${i}'s`).not.toContain(personal[i]!);
+      }
+      expect(dbChecksum(db), `${p.name} wrote`).toBe(before);
+    }
+  });
+
   it("a search naming another account's words finds nothing of it, by any filter", async () => {
     for (const p of principals) {
       const mine = owned[p.account]!;

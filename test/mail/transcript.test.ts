@@ -9,7 +9,7 @@ import { getJson, postJson } from "../helpers/http.js";
 import { transport } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { waitFor } from "../helpers/time-scale.js";
-import { closedAfterEach, due, operatorMail, startMailServer } from "./mail-fixture.js";
+import { closedAfterEach, due, header, operatorMail, startMailServer } from "./mail-fixture.js";
 import { startSmtpSink } from "./smtp-sink.js";
 
 const live = closedAfterEach();
@@ -105,6 +105,40 @@ describe("a transcript", () => {
       expect(m.parsed.html).toContain("My parcel arrived damaged.");
       for (const part of [m.raw, text, m.parsed.html || ""]) expect(part).not.toContain("refund approved");
     }
+  });
+
+  it("is written in the customer's language: its words, its dates (Intl) and its footer; a language not spoken is refused", async () => {
+    live.sink = await startSmtpSink();
+    const s = (live.server = await startMailServer(live.sink.port));
+    const a = await s.account();
+    const t = await issueTokens(s.url, a, "gus", { email: "gus@customer.example" });
+    const { conversation_id } = await send(s.url, t.access_token, "Mein Paket ist beschädigt.");
+    const bad = await postJson(s.url, `/send_transcript${asCustomer(t.access_token)}`, {
+      conversation_id,
+      locale: "xx",
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/^locale: /);
+    for (const locale of ["de", "ar"]) {
+      const r = await postJson(s.url, `/send_transcript${asCustomer(t.access_token)}`, { conversation_id, locale });
+      expect(r.status, locale).toBe(200);
+    }
+    await s.app.mailSender!.drain();
+    const arrived = () => live.sink!.received.filter((m) => m.to.includes("gus@customer.example"));
+    await waitFor("both transcripts arrive", () => arrived().length === 2);
+    const german = arrived().find((m) => m.parsed.subject === "Ihr Gespräch mit Test bot")!;
+    const arabic = arrived().find((m) => m.parsed.subject === "محادثتك مع Test bot")!;
+    const when = (locale: string) =>
+      new Intl.DateTimeFormat(locale, { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }).format(
+        new Date(s.clock.now()),
+      );
+    expect(german.parsed.text).toContain(`Ihr Gespräch mit Test bot, begonnen am ${when("de")} (UTC).`);
+    expect(german.parsed.text).toContain(`Sie · ${when("de")} (UTC)\nMein Paket ist beschädigt.`);
+    expect(german.parsed.text).toContain("Um keine E-Mails mehr von uns zu erhalten:");
+    expect(german.parsed.html).toContain('lang="de" dir="ltr"');
+    expect(arabic.parsed.html).toContain('lang="ar" dir="rtl"');
+    expect(arabic.parsed.text).toContain(when("ar"));
+    expect(header(arabic, "list-unsubscribe")).toMatch(/^<http/);
   });
 
   it("is limited per conversation (configurable), and refused without an address or a relay", async () => {

@@ -9,6 +9,7 @@ import { Inbox } from "./pages/inbox.js";
 import { AcceptInvitation } from "./pages/invitation.js";
 import { KnowledgePage } from "./pages/knowledge.js";
 import { MailPage } from "./pages/mail.js";
+import { MENTIONS_CHANGED, MentionsPage } from "./pages/mentions.js";
 import { Profile } from "./pages/profile.js";
 import { ReplayPage } from "./pages/replay.js";
 import { ReportsPage } from "./pages/reports.js";
@@ -79,7 +80,7 @@ export function App() {
   );
 }
 
-const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/saved-replies", "/webhooks", "/reports", "/mail"];
+const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/webhooks", "/reports", "/mail"];
 
 function Layout({ path }: { path: string }) {
   const s = useContext(SessionContext)!;
@@ -95,18 +96,34 @@ function Layout({ path }: { path: string }) {
   // Narrow screens: the pages, who is signed in and Sign out fold behind one Menu button, closed on each navigation.
   const [menu, setMenu] = useState(false);
   useEffect(() => setMenu(false), [path]);
-  const nav = [{ href: "/inbox", label: "Inbox" }];
+  // The count of unread mentions beside "Mentions": read again on each page and when a note or a read changes it.
+  const [mentions, setMentions] = useState(0);
+  useEffect(() => {
+    const count = () =>
+      void accounts.listMyMentions({ limit: 1 }).then(
+        (r) => setMentions(r.data?.unread ?? 0),
+        () => undefined,
+      );
+    count();
+    addEventListener(MENTIONS_CHANGED, count);
+    return () => removeEventListener(MENTIONS_CHANGED, count);
+  }, [path]);
+  const nav: { href: string; label: string; count?: number }[] = [
+    { href: "/inbox", label: "Inbox" },
+    { href: "/mentions", label: "Mentions", count: mentions },
+  ];
   if (s.admin)
     nav.push(
       { href: "/chatbots", label: "Chatbots" },
       { href: "/profile", label: "Profile" },
       { href: "/team", label: "Team" },
-      { href: "/saved-replies", label: "Saved replies" },
       { href: "/audit", label: "Audit log" },
       { href: "/reports", label: "Reports" },
       { href: "/webhooks", label: "Webhooks" },
       { href: "/mail", label: "E-mail" },
     );
+  // Every person keeps their own saved replies there; admins also the account's shared ones.
+  nav.splice(s.admin ? 5 : 2, 0, { href: "/saved-replies", label: "Saved replies" });
   nav.push({ href: "/password", label: "Password" });
   return (
     <div class="layout">
@@ -131,6 +148,12 @@ function Layout({ path }: { path: string }) {
                 <li key={n.href}>
                   <Link href={n.href} current={section === n.href}>
                     {n.label}
+                    {(n.count ?? 0) > 0 && (
+                      <span class="nav-count" data-testid="mentions-count">
+                        {n.count}
+                        <span class="sr-only"> unread</span>
+                      </span>
+                    )}
                   </Link>
                 </li>
               ))}
@@ -169,6 +192,8 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
       return <AuditLog />;
     case "saved-replies":
       return <SavedRepliesPage />;
+    case "mentions":
+      return <MentionsPage />;
     case "reports":
       return <ReportsPage />;
     case "webhooks":

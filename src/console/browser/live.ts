@@ -3,6 +3,7 @@ import { useContext, useEffect, useRef } from "preact/hooks";
 import type { WatchAccountResponse } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import { Alerts } from "./alerts.js";
 import { conversations, isSignedOut, SIGNED_OUT_EVENT } from "./api.js";
+import { MENTIONS_CHANGED } from "./pages/mentions.js";
 import { SessionContext } from "./session.js";
 import { announceTyping } from "./typing.js";
 
@@ -37,6 +38,9 @@ export function useAccountWatch(email: string, onEvent: (e: WatchAccountResponse
             // Typing is no change of the inbox: told to whoever shows it, never a reason to list again.
             if (r.event.case === "typing") announceTyping(r.event.value);
             else {
+              // A note that mentions people: the menu's count of the signed-in person's mentions looks again.
+              if (r.event.case === "note" && r.event.value.mentionedMemberIds.length > 0)
+                dispatchEvent(new Event(MENTIONS_CHANGED));
               handler.current(r.event);
               void alerts.event(r.event);
             }

@@ -285,6 +285,8 @@ export interface NoteRecord {
   authorEmail: string;
   content: string;
   createdAt: number;
+  /** The people it mentions (member ids; the account's id for its owner), kept in note_mentions; absent: none. */
+  mentionedMemberIds?: string[];
 }
 
 /** Storage of notes; they go with their conversation (erasure, retention). */

@@ -1,3 +1,4 @@
+import { LOCALES, type Locale, localeOf } from "../account/languages.js";
 import type { AccountCaller, Caller, FrameCaller } from "../caller.js";
 import type { WriteCounter } from "../conversation/customer-limits.js";
 import { mayAccess } from "../conversation/owners.js";
@@ -13,6 +14,8 @@ export interface TranscriptMailData {
   conversationId: string;
   /** Who asked: the customer from the frame, or a person of the account (their e-mail). */
   requestedBy: "customer" | { email: string };
+  /** The language of its words and dates, as asked (the frame's); absent: the chatbot's default. */
+  locale?: Locale;
 }
 
 export interface MailDeskDeps {
@@ -70,7 +73,14 @@ export class MailDesk {
    * Queues the conversation's transcript to its contact's address. Another's conversation answers as one that does
    * not exist; nothing is counted or queued before the caller is known to see it.
    */
-  async sendTranscript(caller: Caller, conversationId: string): Promise<{ recipient: string; mailId: string }> {
+  async sendTranscript(
+    caller: Caller,
+    conversationId: string,
+    locale?: string,
+  ): Promise<{ recipient: string; mailId: string }> {
+    const language = locale === undefined || locale === "" ? undefined : localeOf(locale);
+    if (locale !== undefined && locale !== "" && (language === undefined || language !== locale))
+      throw invalidArgument("locale", `must be one of ${LOCALES.join(", ")}`);
     const conv = await this.d.conversations.byId(requireUuid("conversation_id", conversationId));
     if (!mayAccess(caller, conv)) throw notFound("conversation");
     if (!this.d.relay)
@@ -93,6 +103,7 @@ export class MailDesk {
     const data: TranscriptMailData = {
       conversationId,
       requestedBy: caller.kind === "frame" ? "customer" : { email: caller.email },
+      ...(language ? { locale: language } : {}),
     };
     const queued = await this.d.outbox.enqueue(
       pendingMail({

@@ -16,7 +16,22 @@ export interface MailTransport {
 }
 
 /** What a kind of mail says, made at each attempt; `cancel` when it should not be sent any more (and why). */
-export type Composed = { subject: string; text: string; html: string } | { cancel: string };
+export type Composed =
+  | { subject: string; text: string; html: string; footer?: FooterWords | undefined }
+  | { cancel: string };
+
+/** The unsubscribe footer's words, in the recipient's language ("…: <link>" in text, "…, <a>link</a>." in HTML). */
+export interface FooterWords {
+  text: string;
+  html: string;
+  link: string;
+}
+
+const ENGLISH_FOOTER: FooterWords = {
+  text: "To receive no more e-mail from us:",
+  html: "To receive no more e-mail from us,",
+  link: "unsubscribe",
+};
 
 /** Makes a queued mail's message, at each attempt. */
 export type Composer = (m: MailRecord) => Promise<Composed>;
@@ -110,14 +125,15 @@ export class MailSender {
     const token = newSecret(UNSUBSCRIBE_PREFIX);
     await this.d.outbox.setUnsubscribeHash(m.mailId, hashSecret(token));
     const unsubscribe = `${this.d.linkBase}/mail/unsubscribe/${token}`;
+    const footer = composed.footer ?? ENGLISH_FOOTER;
     try {
       await this.d.transport.send({
         to: m.recipient,
         subject: composed.subject,
-        text: `${composed.text}\n\n--\nTo receive no more e-mail from us: ${unsubscribe}\n`,
+        text: `${composed.text}\n\n--\n${footer.text} ${unsubscribe}\n`,
         html:
-          `${composed.html}<hr><p style="font-size:12px;color:#666">To receive no more e-mail from us, ` +
-          `<a href="${unsubscribe}">unsubscribe</a>.</p>`,
+          `${composed.html}<hr><p style="font-size:12px;color:#666">${escapeHtml(footer.html)} ` +
+          `<a href="${unsubscribe}">${escapeHtml(footer.link)}</a>.</p>`,
         headers: {
           "List-Unsubscribe": `<${unsubscribe}>`,
           "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",

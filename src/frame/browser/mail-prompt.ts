@@ -85,7 +85,10 @@ export function mailPrompt(api: FrameApi, away: boolean, box: HTMLElement, { T, 
       return;
     }
     try {
-      await api.call("POST", "/send_transcript", { conversation_id: conversationId });
+      await api.call("POST", "/send_transcript", {
+        conversation_id: conversationId,
+        locale: document.documentElement.lang,
+      });
       note.textContent = f(T.mSent, { email: email! });
     } catch {
       note.textContent = T.mFail;

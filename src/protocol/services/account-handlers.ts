@@ -25,6 +25,7 @@ import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
 import { appearanceIn, appearanceOut } from "./appearance-mapping.js";
 import type { knowledgeHandlers } from "./knowledge-handlers.js";
+import type { mentionHandlers } from "./mention-handlers.js";
 import type { privacyHandlers } from "./privacy-handlers.js";
 import type { savedReplyHandlers } from "./saved-reply-handlers.js";
 
@@ -96,6 +97,7 @@ export function accountHandlers(d: {
   privacy: ReturnType<typeof privacyHandlers>;
   /** The account's canned answers. */
   savedReplies: ReturnType<typeof savedReplyHandlers>;
+  mentions: ReturnType<typeof mentionHandlers>;
   /** Each chatbot's figures over a period. */
   reports: Reports;
   /** The chatbots' knowledge sources. */
@@ -142,6 +144,7 @@ export function accountHandlers(d: {
   return {
     ...d.privacy,
     ...d.savedReplies,
+    ...d.mentions,
     ...d.knowledge,
     async getReport(req, call) {
       const r = await d.reports.get(accountCaller(call.auth), {

@@ -14,7 +14,7 @@ export function mailHandlers(desk: MailDesk): Handlers<typeof MailServiceDesc> {
       return { data: await desk.setFrameEmail(frameCaller(call.auth), req.email) };
     },
     async sendTranscript(req, call) {
-      return { data: await desk.sendTranscript(anyCaller(call.auth), req.conversationId) };
+      return { data: await desk.sendTranscript(anyCaller(call.auth), req.conversationId, req.locale) };
     },
     async getMailStatus(_req, call) {
       const s = await desk.status(accountCaller(call.auth));

@@ -21,6 +21,7 @@ export function note(n: NoteRecord): MessageInitShape<typeof NoteSchema> {
     authorEmail: n.authorEmail,
     content: n.content,
     createdAt: isoTime(n.createdAt),
+    mentionedMemberIds: n.mentionedMemberIds ?? [],
   };
 }
 
@@ -69,10 +70,16 @@ export function noteHandlers(
 ) {
   return {
     async addConversationNote(
-      req: { conversationId: string; content: string; idempotencyKey: string },
+      req: { conversationId: string; content: string; idempotencyKey: string; mentionMemberIds: string[] },
       call: AuthorizedCall,
     ) {
-      const n = await notes.add(accountCaller(call.auth), req.conversationId, req.content, keyOf(req, call));
+      const n = await notes.add(
+        accountCaller(call.auth),
+        req.conversationId,
+        req.content,
+        keyOf(req, call),
+        req.mentionMemberIds,
+      );
       return { data: note(n) };
     },
     async listConversationNotes(req: { conversationId: string }, call: AuthorizedCall) {

@@ -7,6 +7,7 @@ import type { AuthorizedCall } from "../call.js";
 
 function savedReply(r: SavedReplyRecord): MessageInitShape<typeof SavedReplySchema> {
   return {
+    personal: r.ownerId !== "",
     savedReplyId: r.savedReplyId,
     shortcut: r.shortcut,
     content: r.content,
@@ -15,13 +16,16 @@ function savedReply(r: SavedReplyRecord): MessageInitShape<typeof SavedReplySche
   };
 }
 
-/** The AccountService's saved-reply methods; the gate admits operators to the list, admins to the writes. */
+/**
+ * The AccountService's saved-reply methods; the gate admits every person, the domain keeps the shared ones' writes to
+ * admins and each personal one to its owner.
+ */
 export function savedReplyHandlers(replies: SavedReplies) {
   return {
     async listSavedReplies(_req: unknown, call: AuthorizedCall) {
       return { data: { savedReplies: (await replies.list(accountCaller(call.auth))).map(savedReply) } };
     },
-    async createSavedReply(req: { shortcut: string; content: string }, call: AuthorizedCall) {
+    async createSavedReply(req: { shortcut: string; content: string; personal: boolean }, call: AuthorizedCall) {
       return { data: savedReply(await replies.create(accountCaller(call.auth), req)) };
     },
     async updateSavedReply(

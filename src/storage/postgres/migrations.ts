@@ -761,4 +761,27 @@ export const pgMigrations: PgMigration[] = [
       UPDATE knowledge_sources SET status = 'queued' WHERE status IN ('indexed', 'failed');
       DELETE FROM knowledge_pages;`,
   },
+  {
+    version: 31,
+    // A saved reply's owner ('' shared, else the member whose own it is; a shortcut unique per owner); who a note
+    // mentions, read by that person's Mentions view and erased with the note; whether a person wants an e-mail when
+    // mentioned (the default) or not.
+    sql: `
+      ALTER TABLE saved_replies ADD COLUMN owner_id text NOT NULL DEFAULT '';
+      DROP INDEX saved_replies_shortcut;
+      CREATE UNIQUE INDEX saved_replies_shortcut ON saved_replies (account_id, owner_id, shortcut);
+      CREATE TABLE note_mentions (
+        note_id text NOT NULL,
+        member_id text NOT NULL,
+        account_id text NOT NULL,
+        conversation_id text NOT NULL,
+        author_email text NOT NULL,
+        created_at bigint NOT NULL,
+        read_at bigint,
+        PRIMARY KEY (note_id, member_id)
+      );
+      CREATE INDEX note_mentions_member ON note_mentions (account_id, member_id, created_at);
+      CREATE INDEX note_mentions_conversation ON note_mentions (conversation_id);
+      ALTER TABLE operator_profiles ADD COLUMN mention_emails boolean NOT NULL DEFAULT true;`,
+  },
 ];

@@ -16,6 +16,7 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
     if (ids.length === 0) return [0, 0];
     const messages = await db.count("priv_del_messages", "DELETE FROM messages WHERE conversation_id = ANY($1)", [ids]);
     await db.count("priv_del_notes", "DELETE FROM conversation_notes WHERE conversation_id = ANY($1)", [ids]);
+    await db.count("priv_del_mentions", "DELETE FROM note_mentions WHERE conversation_id = ANY($1)", [ids]);
     await db.count("priv_del_activity", "DELETE FROM conversation_activity WHERE conversation_id = ANY($1)", [ids]);
     await db.count("priv_del_conversations", "DELETE FROM conversations WHERE conversation_id = ANY($1)", [ids]);
     await db.count("priv_del_ratings", "DELETE FROM conversation_ratings WHERE conversation_id = ANY($1)", [ids]);

@@ -29,7 +29,7 @@ import { listenForLogs } from "./log-channel.js";
 import { pgMail } from "./mail.js";
 import { pgMembers } from "./members.js";
 import { pgMigrations } from "./migrations.js";
-import { pgNotes, pgSavedReplies } from "./notes.js";
+import { pgMentionAlerts, pgMentions, pgNotes, pgSavedReplies } from "./notes.js";
 import { pgPictures } from "./pictures.js";
 import { types } from "./pipeline.js";
 import { ERASURES_CHANNEL, pgPrivacy } from "./privacy.js";
@@ -94,6 +94,8 @@ export class PgStore extends RepositoryMembers implements Store {
       pictures: pgPictures(db),
       attachments: pgAttachments(db),
       notes: pgNotes(db),
+      mentions: pgMentions(db),
+      mentionAlerts: pgMentionAlerts(db),
       activities: pgActivities(db),
       savedReplies: pgSavedReplies(db),
       events: advances.announcing(pgEvents(db, origin)),

@@ -1016,6 +1016,31 @@ export const migrations: readonly Migration[] = [
       DELETE FROM knowledge_pages;
     `,
   },
+  {
+    version: 37,
+    name: "personal saved replies, note mentions and the mention e-mail preference",
+    sql: `
+      -- A saved reply's owner: '' shared by the account, else the member whose own it is; a shortcut is unique per owner.
+      ALTER TABLE saved_replies ADD COLUMN owner_id TEXT NOT NULL DEFAULT '';
+      DROP INDEX saved_replies_shortcut;
+      CREATE UNIQUE INDEX saved_replies_shortcut ON saved_replies (account_id, owner_id, shortcut);
+      -- Who a note mentions (one row per person), read by that person's Mentions view; erased with the note.
+      CREATE TABLE note_mentions (
+        note_id TEXT NOT NULL,
+        member_id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        author_email TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        read_at INTEGER,
+        PRIMARY KEY (note_id, member_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX note_mentions_member ON note_mentions (account_id, member_id, created_at);
+      CREATE INDEX note_mentions_conversation ON note_mentions (conversation_id);
+      -- Whether a person wants an e-mail when mentioned (1, the default) or not (0); beside other alerts' columns.
+      ALTER TABLE operator_profiles ADD COLUMN mention_emails INTEGER NOT NULL DEFAULT 1;
+    `,
+  },
 ];
 
 /** Writes the search words of a table's existing rows (`messages` or `conversation_notes`) into its FTS table. */

@@ -19,7 +19,7 @@ import { sqliteLabels } from "./repos/labels.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMail } from "./repos/mail.js";
 import { sqliteMembers } from "./repos/members.js";
-import { sqliteNotes, sqliteSavedReplies } from "./repos/notes.js";
+import { sqliteMentionAlerts, sqliteMentions, sqliteNotes, sqliteSavedReplies } from "./repos/notes.js";
 import { sqlitePictures } from "./repos/pictures.js";
 import { sqlitePrivacy } from "./repos/privacy.js";
 import { sqliteProfiles } from "./repos/profiles.js";
@@ -49,6 +49,8 @@ export function sqliteRepositories(db: Db) {
     pictures: sqlitePictures(db),
     attachments: sqliteAttachments(db),
     notes: sqliteNotes(db),
+    mentions: sqliteMentions(db),
+    mentionAlerts: sqliteMentionAlerts(db),
     activities: sqliteActivities(db),
     savedReplies: sqliteSavedReplies(db),
     events: sqliteEvents(db),

@@ -383,6 +383,8 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     pictures: asyncRepository(sync.pictures, run),
     attachments: asyncRepository(sync.attachments, run),
     notes: asyncRepository(sync.notes, run),
+    mentions: asyncRepository(sync.mentions, run),
+    mentionAlerts: asyncRepository(sync.mentionAlerts, run),
     activities: asyncRepository(sync.activities, run),
     savedReplies: asyncRepository(sync.savedReplies, run),
     events: asyncRepository(sync.events, run),

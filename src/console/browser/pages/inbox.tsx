@@ -169,6 +169,7 @@ export function Inbox() {
           <ContactPane
             key={open.contactId}
             contact={open}
+            chatbotName={names.get(open.chatbotId) ?? ""}
             live={live}
             onBack={() => setOpen(undefined)}
             onChanged={() => setPulse((p) => p + 1)}
@@ -251,7 +252,13 @@ function ContactList(props: {
 type Live = { message?: Message; summary?: ConversationSummary; note?: Note; n: number };
 
 /** One contact: their latest conversation, and a choice of the older ones (get_conversations_for_contact). */
-function ContactPane(props: { contact: Contact; live: Live; onBack: () => void; onChanged: () => void }) {
+function ContactPane(props: {
+  contact: Contact;
+  chatbotName: string;
+  live: Live;
+  onBack: () => void;
+  onChanged: () => void;
+}) {
   const latest = props.contact.latestConversationId;
   const [chosen, setChosen] = useState(latest);
   const [others, setOthers] = useState<ConversationSummary[]>([]);
@@ -305,6 +312,8 @@ function ConversationView(props: {
   initial: ConversationSummary | undefined;
   /** The customer's rating as the list of the contact's conversations had it. */
   rated: ConversationSummary["rating"];
+  /** The chatbot's name, for saved replies' {{chatbot.name}}. */
+  chatbotName: string;
   live: Live;
   onBack: () => void;
   onChanged: () => void;
@@ -546,6 +555,12 @@ function ConversationView(props: {
           placeholder={mine ? "Write a reply, or / for a saved reply…" : "Take the conversation over to reply"}
           disabled={!mine}
           value={reply}
+          variables={{
+            "contact.name": props.contact.contactName,
+            "contact.email": props.contact.email,
+            "operator.name": s.account.callerDisplayName,
+            "chatbot.name": props.chatbotName,
+          }}
           onInput={(v: string) => {
             setReply(v);
             typed();

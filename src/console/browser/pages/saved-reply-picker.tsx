@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import type { SavedReply } from "../../../../gen/aiagent/v1/account_service_pb.js";
+import { fillVariables, type ReplyVariable } from "../../../domain/account/reply-variables.js";
 import { accounts } from "../api.js";
 
 /** What the reply box shows: while its text is "/" and a word, the saved replies whose shortcut or text match it. */
@@ -12,7 +13,9 @@ function matching(all: SavedReply[], text: string): SavedReply[] | undefined {
 
 /**
  * The reply's text box with the saved replies: typing "/" opens a list filtered as one types; ↑ ↓ move, Enter or
- * Tab (or a click) fills the reply with the one chosen, Escape closes it. Enter without the list sends.
+ * Tab (or a click) fills the reply with the one chosen, its variables filled from `variables`; a variable left as
+ * written (no value, or unknown) is named under the box until the text changes. Escape closes the list. Enter
+ * without the list sends. The list shows the person's own saved replies and the shared ones, marked.
  */
 export function ReplyBox(props: {
   id: string;
@@ -21,10 +24,13 @@ export function ReplyBox(props: {
   onSend: (e: Event) => void;
   disabled: boolean;
   placeholder: string;
+  /** The values of the saved replies' variables here: the contact's, the person's, the chatbot's. */
+  variables?: Partial<Record<ReplyVariable, string>>;
 }) {
   const [all, setAll] = useState<SavedReply[]>([]);
   const [active, setActive] = useState(0);
   const [closed, setClosed] = useState(false);
+  const [left, setLeft] = useState<string[]>([]);
   // Read again each time the list opens: an admin may have added one since the conversation was opened.
   const opening = props.value.startsWith("/");
   useEffect(() => {
@@ -38,7 +44,9 @@ export function ReplyBox(props: {
   const listId = `${props.id}-saved`;
   const optionId = (i: number) => `${listId}-${i}`;
   const pick = (r: SavedReply) => {
-    props.onInput(r.content);
+    const filled = fillVariables(r.content, props.variables ?? {});
+    props.onInput(filled.text);
+    setLeft([...filled.empty, ...filled.unknown]);
     setActive(0);
   };
   const onKeyDown = (e: KeyboardEvent) => {
@@ -84,7 +92,8 @@ export function ReplyBox(props: {
                 pick(r);
               }}
             >
-              <span class="picker__shortcut">/{r.shortcut}</span> {r.content}
+              <span class="picker__shortcut">/{r.shortcut}</span>
+              <span class="picker__whose">{r.personal ? "yours" : "shared"}</span> {r.content}
             </div>
           ))}
         </div>
@@ -97,14 +106,19 @@ export function ReplyBox(props: {
         value={props.value}
         aria-controls={shown && shown.length > 0 ? listId : undefined}
         aria-activedescendant={shown && shown.length > 0 ? optionId(Math.min(active, shown.length - 1)) : undefined}
-        aria-describedby={`${props.id}-hint`}
+        aria-describedby={`${props.id}-hint ${props.id}-left`}
         onInput={(e) => {
           setClosed(false);
           setActive(0);
+          setLeft([]);
           props.onInput(e.currentTarget.value);
         }}
         onKeyDown={onKeyDown}
       />
+      <p id={`${props.id}-left`} class={left.length > 0 ? "warning reply-box__warning" : "sr-only"} role="status">
+        {left.length > 0 &&
+          `No value for ${left.map((v) => `{{${v}}}`).join(", ")}: replace ${left.length > 1 ? "them" : "it"} before sending.`}
+      </p>
       <span id={`${props.id}-hint`} class="sr-only">
         Type / to choose a saved reply.
       </span>

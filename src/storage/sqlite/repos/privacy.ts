@@ -19,6 +19,7 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
   );
   const delMessages = db.prepare("DELETE FROM messages WHERE conversation_id = ?");
   const delNotes = db.prepare("DELETE FROM conversation_notes WHERE conversation_id = ?");
+  const delMentions = db.prepare("DELETE FROM note_mentions WHERE conversation_id = ?");
   const delActivity = db.prepare("DELETE FROM conversation_activity WHERE conversation_id = ?");
   const delConversation = db.prepare("DELETE FROM conversations WHERE conversation_id = ?");
   const delRating = db.prepare("DELETE FROM conversation_ratings WHERE conversation_id = ?");
@@ -90,6 +91,7 @@ export function sqlitePrivacy(db: Db): Sync<PrivacyRepository> {
   const dropConversation = (accountId: string, conversationId: string): { messages: number; redacted: number } => {
     const messages = delMessages.run(conversationId).changes;
     delNotes.run(conversationId);
+    delMentions.run(conversationId);
     delActivity.run(conversationId);
     delConversation.run(conversationId);
     delRating.run(conversationId);
