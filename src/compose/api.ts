@@ -45,6 +45,7 @@ import { mailHandlers } from "../protocol/services/mail-handlers.js";
 import { privacyHandlers } from "../protocol/services/privacy-handlers.js";
 import { savedReplyHandlers } from "../protocol/services/saved-reply-handlers.js";
 import { sessionHandlers } from "../protocol/services/session-handlers.js";
+import { teamHandlers } from "../protocol/services/team-handlers.js";
 import { tokenHandlers } from "../protocol/services/token-handlers.js";
 import { webhookHandlers } from "../protocol/services/webhook-handlers.js";
 import type { AccountParts } from "./accounts.js";
@@ -148,6 +149,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         mailLink: d.mailLink,
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
         savedReplies: savedReplyHandlers(d.savedReplies),
+        teams: teamHandlers(d.teams),
         reports: d.reports,
         knowledge: knowledgeHandlers(d.knowledge),
       }),

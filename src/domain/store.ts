@@ -9,6 +9,7 @@ import type {
   MemberRepository,
 } from "./account/repository.js";
 import type { SavedReplyRepository } from "./account/saved-replies.js";
+import type { TeamRepository } from "./account/teams.js";
 import type { ToolApprovalRepository } from "./agent/approvals.js";
 import type { AgentDraftRepository } from "./agent/drafts.js";
 import type { AgentRepository } from "./agent/tools.js";
@@ -66,6 +67,8 @@ export interface Repositories {
   activities: ActivityRepository;
   /** The accounts' canned answers. */
   savedReplies: SavedReplyRepository;
+  /** The accounts' teams: their members and chatbots. */
+  teams: TeamRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
   idempotency: IdempotencyRepository;

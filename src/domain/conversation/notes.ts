@@ -8,6 +8,7 @@ import { LIMITS } from "../limits.js";
 import type { EventLog, LogTx } from "../log/event-log.js";
 import type { Transact } from "../unit.js";
 import { requireContent } from "../validate.js";
+import { mayAccess } from "./owners.js";
 import type { ConversationRepository, NoteRecord, NoteRepository } from "./repository.js";
 
 /** Notes a conversation lists at most: a note is a remark, not a second conversation. */
@@ -39,7 +40,7 @@ export class ConversationNotes {
     const text = requireContent("content", content, LIMITS.note);
     const conv = await this.d.conversations.byId(id);
     // Another account's conversation answers exactly as one that does not exist.
-    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     const keyed = this.keys.request(caller, idempotencyKey, "add_note", { conversationId: id, content: text });
     const note = await this.keys.once(keyed, () =>
       this.d.transaction(async (tx) => {
@@ -66,7 +67,7 @@ export class ConversationNotes {
   async list(caller: AccountCaller, conversationId: string): Promise<NoteRecord[]> {
     const id = requireUuid("conversation_id", conversationId);
     const conv = await this.d.conversations.byId(id);
-    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     return this.d.notes.forConversation(id, MAX_NOTES);
   }
 }

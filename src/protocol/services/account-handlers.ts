@@ -27,6 +27,7 @@ import { appearanceIn, appearanceOut } from "./appearance-mapping.js";
 import type { knowledgeHandlers } from "./knowledge-handlers.js";
 import type { privacyHandlers } from "./privacy-handlers.js";
 import type { savedReplyHandlers } from "./saved-reply-handlers.js";
+import type { teamHandlers } from "./team-handlers.js";
 
 const iso = (t: number | null): string => (t === null ? "" : isoTime(t));
 
@@ -96,6 +97,8 @@ export function accountHandlers(d: {
   privacy: ReturnType<typeof privacyHandlers>;
   /** The account's canned answers. */
   savedReplies: ReturnType<typeof savedReplyHandlers>;
+  /** The account's teams. */
+  teams: ReturnType<typeof teamHandlers>;
   /** Each chatbot's figures over a period. */
   reports: Reports;
   /** The chatbots' knowledge sources. */
@@ -142,6 +145,7 @@ export function accountHandlers(d: {
   return {
     ...d.privacy,
     ...d.savedReplies,
+    ...d.teams,
     ...d.knowledge,
     async getReport(req, call) {
       const r = await d.reports.get(accountCaller(call.auth), {

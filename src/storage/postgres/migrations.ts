@@ -761,4 +761,36 @@ export const pgMigrations: PgMigration[] = [
       UPDATE knowledge_sources SET status = 'queued' WHERE status IN ('indexed', 'failed');
       DELETE FROM knowledge_pages;`,
   },
+  {
+    version: 31,
+    // Teams (issue 45): a name unique in the account (folded), how new conversations are assigned (off,
+    // round_robin, balanced) and the open conversations a member holds at most (0: no limit); their members with the
+    // e-mail they are assigned with; the chatbots they are given, one team at most per chatbot.
+    sql: `
+      CREATE TABLE teams (
+        team_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        name text NOT NULL,
+        name_key text NOT NULL,
+        assignment text NOT NULL,
+        capacity integer NOT NULL,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        UNIQUE (account_id, name_key)
+      );
+      CREATE TABLE team_members (
+        team_id text NOT NULL REFERENCES teams(team_id) ON DELETE CASCADE,
+        member_id text NOT NULL,
+        account_id text NOT NULL,
+        email text NOT NULL,
+        PRIMARY KEY (team_id, member_id)
+      );
+      CREATE INDEX team_members_member ON team_members (account_id, member_id);
+      CREATE TABLE team_chatbots (
+        chatbot_id text PRIMARY KEY,
+        team_id text NOT NULL REFERENCES teams(team_id) ON DELETE CASCADE,
+        account_id text NOT NULL
+      );
+      CREATE INDEX team_chatbots_account ON team_chatbots (account_id, team_id);`,
+  },
 ];

@@ -40,6 +40,7 @@ import { pgReports } from "./reports.js";
 import { pgSearch } from "./search.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
+import { pgTeams } from "./teams.js";
 import { PgTyping } from "./typing.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
 
@@ -96,6 +97,7 @@ export class PgStore extends RepositoryMembers implements Store {
       notes: pgNotes(db),
       activities: pgActivities(db),
       savedReplies: pgSavedReplies(db),
+      teams: pgTeams(db),
       events: advances.announcing(pgEvents(db, origin)),
       webhooks: pgWebhooks(db),
       idempotency: pgIdempotency(db),

@@ -29,6 +29,7 @@ import { sqliteReplies } from "./repos/replies.js";
 import { sqliteReports } from "./repos/reports.js";
 import { sqliteSearch } from "./repos/search.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
+import { sqliteTeams } from "./repos/teams.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
 
 /** Every repository, synchronous, over one database handle (the store wraps them into the async port). */
@@ -51,6 +52,7 @@ export function sqliteRepositories(db: Db) {
     notes: sqliteNotes(db),
     activities: sqliteActivities(db),
     savedReplies: sqliteSavedReplies(db),
+    teams: sqliteTeams(db),
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),
     idempotency: sqliteIdempotency(db),

@@ -385,6 +385,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     notes: asyncRepository(sync.notes, run),
     activities: asyncRepository(sync.activities, run),
     savedReplies: asyncRepository(sync.savedReplies, run),
+    teams: asyncRepository(sync.teams, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
     idempotency: asyncRepository(sync.idempotency, run),
