@@ -149,7 +149,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         mailLink: d.mailLink,
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
         savedReplies: savedReplyHandlers(d.savedReplies),
-        teams: teamHandlers(d.teams),
+        teams: teamHandlers(d.teams, d.router),
         reports: d.reports,
         knowledge: knowledgeHandlers(d.knowledge),
       }),

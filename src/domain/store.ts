@@ -25,6 +25,7 @@ import type {
   NoteRepository,
   RatingRepository,
 } from "./conversation/repository.js";
+import type { PresenceRepository, RoutingRepository } from "./conversation/routing.js";
 import type { SearchRepository } from "./conversation/search.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { KnowledgeRepository } from "./knowledge/source.js";
@@ -69,6 +70,10 @@ export interface Repositories {
   savedReplies: SavedReplyRepository;
   /** The accounts' teams: their members and chatbots. */
   teams: TeamRepository;
+  /** Auto-assignment's reads and writes (a team's lock, loads, waiting conversations). */
+  routing: RoutingRepository;
+  /** Who is in the console now, and who is away. */
+  presence: PresenceRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
   idempotency: IdempotencyRepository;

@@ -127,22 +127,22 @@ describe("teams", () => {
       assignment: "round_robin",
     });
     expect(renamed.body.data).toMatchObject({ name: "Billing & refunds", assignment: "round_robin", capacity: 2 });
-    const members = await requestJson(s.url, "PUT", `/v1/account/teams/${billingTeam}/members`, authA, {
+    const members = await requestJson(s.url, "POST", `/v1/account/teams/${billingTeam}/members`, authA, {
       member_ids: [bea.memberId, sam.memberId],
     });
     expect(members.status).toBe(200);
     expect(await seen(sam.idToken)).toEqual([shop.conversation_id, billing.conversation_id].sort());
-    await requestJson(s.url, "PUT", `/v1/account/teams/${salesId}/chatbots`, authA, { chatbot_ids: [] });
+    await requestJson(s.url, "POST", `/v1/account/teams/${salesId}/chatbots`, authA, { chatbot_ids: [] });
     expect(await seen(bea.idToken)).toEqual([shop.conversation_id, billing.conversation_id].sort());
     // A member id of nobody in the account is refused, naming the field, and nothing changes.
-    const stranger = await requestJson(s.url, "PUT", `/v1/account/teams/${salesId}/members`, authA, {
+    const stranger = await requestJson(s.url, "POST", `/v1/account/teams/${salesId}/members`, authA, {
       member_ids: ["00000000-0000-4000-8000-000000000000"],
     });
     expect(stranger.status).toBe(400);
     expect(JSON.stringify(stranger.body)).toContain("member_ids");
     // Deleted: its chatbot is no team's, every operator sees it.
     expect((await requestJson(s.url, "DELETE", `/v1/account/teams/${billingTeam}`, authA)).status).toBe(200);
-    await requestJson(s.url, "PUT", `/v1/account/teams/${salesId}/members`, authA, { member_ids: [] });
+    await requestJson(s.url, "POST", `/v1/account/teams/${salesId}/members`, authA, { member_ids: [] });
     expect(await seen(bea.idToken)).toEqual([shop.conversation_id, billing.conversation_id].sort());
 
     // Every change is in the audit log.

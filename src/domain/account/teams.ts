@@ -195,8 +195,9 @@ export class Teams {
 
   async setMembers(caller: AccountCaller, teamId: string, memberIds: readonly string[]): Promise<TeamRecord> {
     const id = requireUuid("team_id", teamId).toLowerCase();
-    const members = await this.people(caller, ids("member_ids", memberIds));
+    // Another account's team is not found before anything of the request is judged.
     await this.get(caller, id);
+    const members = await this.people(caller, ids("member_ids", memberIds));
     await this.d.audit.within(
       caller,
       "team.updated",
@@ -209,8 +210,8 @@ export class Teams {
 
   async setChatbots(caller: AccountCaller, teamId: string, chatbotIds: readonly string[]): Promise<TeamRecord> {
     const id = requireUuid("team_id", teamId).toLowerCase();
-    const bots = await this.chatbots(caller, ids("chatbot_ids", chatbotIds));
     await this.get(caller, id);
+    const bots = await this.chatbots(caller, ids("chatbot_ids", chatbotIds));
     await this.d.audit.within(
       caller,
       "team.updated",

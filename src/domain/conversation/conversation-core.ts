@@ -32,6 +32,7 @@ import type {
   NoteRepository,
   RatingRepository,
 } from "./repository.js";
+import type { Routing } from "./routing.js";
 import { AI_AGENT, effectiveStatus, messageEffect } from "./rules.js";
 import { type WatchDeps, Watches, type WatchTimings } from "./watch.js";
 
@@ -89,6 +90,8 @@ export interface ConversationServiceDeps {
   auditLog?: AuditLog;
   /** The display name a person set in their profile ("" when none), shown to the customer when they are assigned. */
   displayNameOf?(accountId: string, email: string): Promise<string>;
+  /** Auto-assignment per team (routing.ts): handovers are routed, freed capacity and new presence drain the wait. */
+  router?: Pick<Routing, "route" | "drain" | "soon" | "online"> | undefined;
 }
 
 /**
@@ -247,17 +250,22 @@ export class ConversationCore {
   }
 
   summary(c: ConversationRecord): ConversationSummary {
-    return {
-      conversationId: c.conversationId,
-      createdAt: c.createdAt,
-      status: this.effectiveStatus(c),
-      assignedTo: c.assignedTo,
-      operatorName: c.operatorName,
-      latestMessageAt: c.lastMessageAt,
-      channel: c.channel,
-      unreadCount: c.unreadCount,
-    };
+    return summarize(c, this.liveSince());
   }
+}
+
+/** A conversation as readers see it: idle since before `liveSince`, it reads closed. */
+export function summarize(c: ConversationRecord, liveSince: number): ConversationSummary {
+  return {
+    conversationId: c.conversationId,
+    createdAt: c.createdAt,
+    status: effectiveStatus(c.status, c.lastMessageAt ?? c.createdAt, liveSince),
+    assignedTo: c.assignedTo,
+    operatorName: c.operatorName,
+    latestMessageAt: c.lastMessageAt,
+    channel: c.channel,
+    unreadCount: c.unreadCount,
+  };
 }
 
 /** user_email_id names the caller's account: by the account's e-mail, or by the calling person's own. */

@@ -16,7 +16,7 @@ export class ConversationWatches {
       ConversationCore,
       "accountConversation" | "frameConversation" | "owners" | "readOwner" | "summary" | "watches"
     >,
-    private readonly d: Pick<ConversationServiceDeps, "clock">,
+    private readonly d: Pick<ConversationServiceDeps, "clock" | "router">,
   ) {}
 
   /**
@@ -52,15 +52,21 @@ export class ConversationWatches {
     const email = requireEmail("user_email_id", input.userEmailId);
     if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
     const events = this.c.watches.account(caller.accountId, this.d.clock.now(), input.afterCursor ?? "", signal);
-    if (!caller.hiddenChatbots?.length) {
-      yield* events;
-      return;
-    }
-    // An operator whose teams do not see some chatbots hears nothing of their conversations.
-    for await (const e of events) {
-      const id = conversationOf(e);
-      const owner = id === undefined ? undefined : (this.c.owners.get(id) ?? (await this.c.readOwner(id)));
-      if (owner === undefined || seesChatbot(caller, owner.chatbotId)) yield e;
+    // A person with the inbox open is online: auto-assignment may give them work while it stays open (routing.ts).
+    const leave = this.d.router?.online(caller);
+    try {
+      if (!caller.hiddenChatbots?.length) {
+        yield* events;
+        return;
+      }
+      // An operator whose teams do not see some chatbots hears nothing of their conversations.
+      for await (const e of events) {
+        const id = conversationOf(e);
+        const owner = id === undefined ? undefined : (this.c.owners.get(id) ?? (await this.c.readOwner(id)));
+        if (owner === undefined || seesChatbot(caller, owner.chatbotId)) yield e;
+      }
+    } finally {
+      leave?.();
     }
   }
 }

@@ -1,6 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { TeamSchema } from "../../../gen/aiagent/v1/account_service_pb.js";
 import type { TeamRecord, Teams } from "../../domain/account/teams.js";
+import type { Routing } from "../../domain/conversation/routing.js";
 import { isoTime } from "../../domain/time.js";
 import { accountCaller } from "../auth.js";
 import type { AuthorizedCall } from "../call.js";
@@ -19,8 +20,14 @@ function team(t: TeamRecord): MessageInitShape<typeof TeamSchema> {
 }
 
 /** The AccountService's team methods; the gate admits operators to the list, admins to the writes. */
-export function teamHandlers(teams: Teams) {
+export function teamHandlers(teams: Teams, router: Pick<Routing, "setAway" | "isAway">) {
   return {
+    async setMyAvailability(req: { away: boolean }, call: AuthorizedCall) {
+      return { data: { away: await router.setAway(accountCaller(call.auth), req.away) } };
+    },
+    async getMyAvailability(_req: unknown, call: AuthorizedCall) {
+      return { data: { away: await router.isAway(accountCaller(call.auth)) } };
+    },
     async listTeams(_req: unknown, call: AuthorizedCall) {
       return { data: { teams: (await teams.list(accountCaller(call.auth))).map(team) } };
     },

@@ -791,6 +791,15 @@ export const pgMigrations: PgMigration[] = [
         team_id text NOT NULL REFERENCES teams(team_id) ON DELETE CASCADE,
         account_id text NOT NULL
       );
-      CREATE INDEX team_chatbots_account ON team_chatbots (account_id, team_id);`,
+      CREATE INDEX team_chatbots_account ON team_chatbots (account_id, team_id);
+      ALTER TABLE teams ADD COLUMN last_assigned text NOT NULL DEFAULT '';
+      CREATE TABLE operator_presence (
+        account_id text NOT NULL,
+        email text NOT NULL,
+        online_until bigint NOT NULL,
+        away boolean NOT NULL,
+        PRIMARY KEY (account_id, email)
+      );
+      CREATE INDEX conversations_assignee_live ON conversations (account_id, assigned_to) WHERE status = 'live';`,
   },
 ];

@@ -37,6 +37,7 @@ import { pgProfiles } from "./profiles.js";
 import { pgRatings } from "./ratings.js";
 import { pgReplies } from "./replies.js";
 import { pgReports } from "./reports.js";
+import { pgPresence, pgRouting } from "./routing.js";
 import { pgSearch } from "./search.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
@@ -98,6 +99,8 @@ export class PgStore extends RepositoryMembers implements Store {
       activities: pgActivities(db),
       savedReplies: pgSavedReplies(db),
       teams: pgTeams(db),
+      routing: pgRouting(db),
+      presence: pgPresence(db),
       events: advances.announcing(pgEvents(db, origin)),
       webhooks: pgWebhooks(db),
       idempotency: pgIdempotency(db),

@@ -1049,6 +1049,18 @@ export const migrations: readonly Migration[] = [
         account_id TEXT NOT NULL
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX team_chatbots_account ON team_chatbots (account_id, team_id);
+      -- Round robin's turn: the e-mail the team assigned last.
+      ALTER TABLE teams ADD COLUMN last_assigned TEXT NOT NULL DEFAULT '';
+      -- Who has a live console stream (until online_until, moved on by its beats) and who set themselves away.
+      CREATE TABLE operator_presence (
+        account_id TEXT NOT NULL,
+        email TEXT NOT NULL,
+        online_until INTEGER NOT NULL,
+        away INTEGER NOT NULL,
+        PRIMARY KEY (account_id, email)
+      ) STRICT, WITHOUT ROWID;
+      -- Auto-assignment counts each person's open conversations.
+      CREATE INDEX conversations_assignee_live ON conversations (account_id, assigned_to) WHERE status = 'live';
     `,
   },
 ];

@@ -27,6 +27,7 @@ import { sqliteRatings } from "./repos/ratings.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteReplies } from "./repos/replies.js";
 import { sqliteReports } from "./repos/reports.js";
+import { sqlitePresence, sqliteRouting } from "./repos/routing.js";
 import { sqliteSearch } from "./repos/search.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteTeams } from "./repos/teams.js";
@@ -53,6 +54,8 @@ export function sqliteRepositories(db: Db) {
     activities: sqliteActivities(db),
     savedReplies: sqliteSavedReplies(db),
     teams: sqliteTeams(db),
+    routing: sqliteRouting(db),
+    presence: sqlitePresence(db),
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),
     idempotency: sqliteIdempotency(db),

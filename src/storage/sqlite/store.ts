@@ -386,6 +386,8 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     activities: asyncRepository(sync.activities, run),
     savedReplies: asyncRepository(sync.savedReplies, run),
     teams: asyncRepository(sync.teams, run),
+    routing: asyncRepository(sync.routing, run),
+    presence: asyncRepository(sync.presence, run),
     events: asyncRepository(sync.events, run),
     webhooks: asyncRepository(sync.webhooks, run),
     idempotency: asyncRepository(sync.idempotency, run),
