@@ -32,7 +32,6 @@ import type {
   NoteRepository,
   RatingRepository,
 } from "./repository.js";
-import type { Routing } from "./routing.js";
 import { AI_AGENT, effectiveStatus, messageEffect } from "./rules.js";
 import { type WatchDeps, Watches, type WatchTimings } from "./watch.js";
 
@@ -50,6 +49,18 @@ export interface ConversationTx extends LogTx, AuditTx {
   agents: Pick<AgentRepository, "setHandover" | "clearHandover">;
   /** Tool calls waiting for a person's approval. */
   approvals: ToolApprovalRepository;
+}
+
+/** What the use cases call of auto-assignment (routing.ts's Routing, which reads this room's units of work). */
+export interface Router {
+  /** Routes a conversation just handed over to the team. */
+  route(accountId: string, conversationId: string): Promise<unknown>;
+  /** Assigns the account's waiting conversations while someone can take them. */
+  drain(accountId: string): Promise<unknown>;
+  /** Runs a pass in the background (its failure is logged, never the caller's). */
+  soon(fn: () => Promise<unknown>): void;
+  /** The person's inbox is open: online until the returned function is called. */
+  online(caller: AccountCaller): () => void;
 }
 
 /** What the conversation use cases need. */
@@ -91,7 +102,7 @@ export interface ConversationServiceDeps {
   /** The display name a person set in their profile ("" when none), shown to the customer when they are assigned. */
   displayNameOf?(accountId: string, email: string): Promise<string>;
   /** Auto-assignment per team (routing.ts): handovers are routed, freed capacity and new presence drain the wait. */
-  router?: Pick<Routing, "route" | "drain" | "soon" | "online"> | undefined;
+  router?: Router | undefined;
 }
 
 /**
