@@ -87,6 +87,8 @@ export class Routing {
     private readonly d: {
       teams: Pick<TeamRepository, "list">;
       presence: PresenceRepository;
+      /** Read outside units of work: who is in a team, what waits (a pass then decides under the team's lock). */
+      routing: Pick<RoutingRepository, "memberEmails" | "waiting">;
       conversations: { byId(id: string): Promise<ConversationRecord | undefined> };
       transaction: Transact<RoutingTx>;
       log: EventLog;
@@ -169,9 +171,7 @@ export class Routing {
   }
 
   private waitingFor(team: TeamRecord): Promise<string[]> {
-    return this.d.transaction((tx) =>
-      tx.routing.waiting(team.accountId, team.chatbotIds, this.liveSince(), DRAIN_BATCH),
-    );
+    return this.d.routing.waiting(team.accountId, team.chatbotIds, this.liveSince(), DRAIN_BATCH);
   }
 
   /** One assignment under the team's lock: the member picked, or undefined when nobody can take it. */
@@ -227,7 +227,6 @@ export class Routing {
 
   /** The team's members' e-mails, lower case (the stored e-mail of each member id). */
   private async emailsOf(team: TeamRecord): Promise<string[]> {
-    const rows = await this.d.transaction((tx) => tx.routing.memberEmails(team.teamId));
-    return rows.map((e) => e.toLowerCase());
+    return (await this.d.routing.memberEmails(team.teamId)).map((e) => e.toLowerCase());
   }
 }
