@@ -39,6 +39,8 @@ const ON_POSTGRES = [
   "test/api/timeline.test.ts",
   "test/api/message-search.test.ts",
   "test/api/labels.test.ts",
+  "test/api/teams.test.ts",
+  "test/api/auto-assignment.test.ts",
   "test/api/reports.test.ts",
   "test/webhooks/delivery.test.ts",
   "test/webhooks/fair-slots.test.ts",

@@ -11,6 +11,7 @@ import { composeWebhooks } from "./compose/webhooks.js";
 import type { Config } from "./config.js";
 import type { AccountService } from "./domain/account/account-service.js";
 import type { TeamService } from "./domain/account/team-service.js";
+import type { Teams } from "./domain/account/teams.js";
 import type { Agent } from "./domain/agent/agent.js";
 import type { AgentTools } from "./domain/agent/tools.js";
 import { AuditLog } from "./domain/audit/audit-log.js";
@@ -83,6 +84,8 @@ export interface App {
   tokens: TokenService;
   accounts: AccountService;
   team: TeamService;
+  /** The account's teams: who sees which chatbots, how their conversations are assigned. */
+  teams: Teams;
   /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
   sessions: SessionRegistry;
   conversations: ConversationService;
@@ -192,7 +195,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     gate: createGate(bindings),
     routes: routeTable(bindings, []),
     ...pick(token, "keys", "tokens"),
-    ...pick(account, "accounts", "team", "sessions", "knowledge"),
+    ...pick(account, "accounts", "team", "teams", "sessions", "knowledge"),
     ...pick(
       conversation,
       "conversations",

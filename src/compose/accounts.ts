@@ -4,6 +4,7 @@ import { OperatorPictures } from "../domain/account/operator-picture.js";
 import { OperatorProfiles } from "../domain/account/operator-profile.js";
 import { SavedReplies } from "../domain/account/saved-replies.js";
 import { TeamService } from "../domain/account/team-service.js";
+import { Teams } from "../domain/account/teams.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
 import { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
 import { Reports } from "../domain/report/report.js";
@@ -37,6 +38,8 @@ export interface AccountParts {
   chatbotPictures: ChatbotPictures;
   /** The account's canned answers. */
   savedReplies: SavedReplies;
+  /** The account's teams: who sees which chatbots, and how their conversations are assigned. */
+  teams: Teams;
   /** Each chatbot's figures over a period. */
   reports: Reports;
   /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
@@ -89,6 +92,7 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
     audit,
   });
   const savedReplies = new SavedReplies({ ...store, clock });
+  const teams = new Teams({ ...store, clock, transaction, audit });
   const reports = new Reports({ ...store, clock, idleCloseSeconds: config.idleCloseSeconds });
   const extractWorker = new ExtractWorker();
   const knowledge = new KnowledgeService({
@@ -116,6 +120,7 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
     pictures,
     chatbotPictures,
     savedReplies,
+    teams,
     reports,
     sessions,
     targets,

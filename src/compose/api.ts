@@ -47,6 +47,7 @@ import { mentionHandlers } from "../protocol/services/mention-handlers.js";
 import { privacyHandlers } from "../protocol/services/privacy-handlers.js";
 import { savedReplyHandlers } from "../protocol/services/saved-reply-handlers.js";
 import { sessionHandlers } from "../protocol/services/session-handlers.js";
+import { teamHandlers } from "../protocol/services/team-handlers.js";
 import { tokenHandlers } from "../protocol/services/token-handlers.js";
 import { webhookHandlers } from "../protocol/services/webhook-handlers.js";
 import type { AccountParts } from "./accounts.js";
@@ -151,6 +152,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         privacy: privacyHandlers({ privacy: d.privacy, audit: d.audit }),
         savedReplies: savedReplyHandlers(d.savedReplies),
         mentions: mentionHandlers(d.mentions),
+        teams: teamHandlers(d.teams, d.router),
         reports: d.reports,
         knowledge: knowledgeHandlers(d.knowledge),
       }),

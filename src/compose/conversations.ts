@@ -20,6 +20,7 @@ import { ConversationLabels } from "../domain/conversation/labels.js";
 import { Mentions, peopleOf } from "../domain/conversation/mentions.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
 import { AgentReplay } from "../domain/conversation/replay.js";
+import { Routing } from "../domain/conversation/routing.js";
 import { ConversationSearch } from "../domain/conversation/search.js";
 import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
 import { AccountLogs } from "../domain/log/account-logs.js";
@@ -79,6 +80,8 @@ function customerLimits(
 
 export interface ConversationParts {
   conversations: ConversationService;
+  /** Auto-assignment per team, and who is available for it. */
+  router: Routing;
   /** The chatbots' tools and agent settings. */
   agentTools: AgentTools;
   /** Drafts of the chatbots' agents, replayed before they are published. */
@@ -170,6 +173,19 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
       ? { checkTarget: async (field: string, url: string) => void (await checkTarget(field, url, d.targets!)) }
       : {}),
   });
+  const nameOf = async (accountId: string, email: string) =>
+    (await store.profiles.get(accountId, email))?.displayName ?? "";
+  // Auto-assignment per team: handovers routed to available members, the wait drained as people come and free up.
+  const router = new Routing({
+    ...store,
+    transaction: b.transaction,
+    log: d.eventLog,
+    clock: b.clock,
+    idleCloseSeconds: config.idleCloseSeconds,
+    auditLog: d.audit,
+    nameOf,
+    onError: (e) => b.log.warn("auto-assignment failed", { error: e instanceof Error ? e.message : String(e) }),
+  });
   const conversations = new ConversationService(
     {
       ...store,
@@ -184,7 +200,8 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
       idleCloseSeconds: config.idleCloseSeconds,
       isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
       ...(d.audit ? { auditLog: d.audit } : {}),
-      displayNameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
+      displayNameOf: nameOf,
+      router,
     },
     { inspect: inspectFile, maxBytes: config.attachmentMaxBytes },
   );
@@ -222,11 +239,12 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     transaction: b.transaction,
     log: d.eventLog,
     clock: b.clock,
-    nameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
+    nameOf,
   });
   return {
     conversations,
     mentions,
+    router,
     agentTools,
     agentReplay,
     notes,

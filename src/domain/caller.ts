@@ -22,6 +22,16 @@ export interface AccountCaller {
   memberId: string;
   /** Where the call came from, for the audit log; absent for the command line. */
   origin?: CallOrigin | undefined;
+  /**
+   * The chatbots whose conversations this person does not see: those given to teams they are not in (an operator
+   * only; absent or empty: every chatbot). Read when the call is authenticated.
+   */
+  hiddenChatbots?: readonly string[] | undefined;
+}
+
+/** Whether the caller sees the conversations of the chatbot (teams.ts decides what is hidden). */
+export function seesChatbot(caller: Pick<AccountCaller, "hiddenChatbots">, chatbotId: string): boolean {
+  return caller.hiddenChatbots === undefined || !caller.hiddenChatbots.includes(chatbotId);
 }
 
 /** Where a call came from: the client's address and User-Agent ("" when none). */

@@ -9,6 +9,7 @@ import type {
   MemberRepository,
 } from "./account/repository.js";
 import type { SavedReplyRepository } from "./account/saved-replies.js";
+import type { TeamRepository } from "./account/teams.js";
 import type { ToolApprovalRepository } from "./agent/approvals.js";
 import type { AgentDraftRepository } from "./agent/drafts.js";
 import type { AgentRepository } from "./agent/tools.js";
@@ -25,6 +26,7 @@ import type {
   NoteRepository,
   RatingRepository,
 } from "./conversation/repository.js";
+import type { PresenceRepository, RoutingRepository } from "./conversation/routing.js";
 import type { SearchRepository } from "./conversation/search.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { KnowledgeRepository } from "./knowledge/source.js";
@@ -71,6 +73,12 @@ export interface Repositories {
   activities: ActivityRepository;
   /** The accounts' canned answers. */
   savedReplies: SavedReplyRepository;
+  /** The accounts' teams: their members and chatbots. */
+  teams: TeamRepository;
+  /** Auto-assignment's reads and writes (a team's lock, loads, waiting conversations). */
+  routing: RoutingRepository;
+  /** Who is in the console now, and who is away. */
+  presence: PresenceRepository;
   events: EventRepository;
   webhooks: WebhookRepository;
   idempotency: IdempotencyRepository;

@@ -100,6 +100,17 @@ async function label(): Promise<string> {
   return ((await r.json()) as any).data.label_id;
 }
 
+let teams = 0;
+/** A new team of account a: its id. */
+async function team(): Promise<string> {
+  const r = await fetch(`${s.url}/v1/account/teams`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${id}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: `team ${++teams}` }),
+  });
+  return ((await r.json()) as any).data.team_id;
+}
+
 /** A new saved reply of account a: its id. */
 async function savedReply(): Promise<string> {
   const r = await fetch(`${s.url}/v1/account/saved_replies`, {
@@ -658,6 +669,49 @@ const cases: Record<string, Case> = {
     ok: () => ({ query: { conversation_id: conversationId }, bearer: id }),
     fail: () => ({ query: { conversation_id: conversationId }, bearer: access }),
     failStatus: 401,
+  },
+  "POST /v1/account/availability": {
+    ok: () => ({ body: { away: false }, bearer: id }),
+    fail: () => ({ body: { away: "maybe" }, bearer: id, raw: true }),
+    failStatus: 400,
+  },
+  "GET /v1/account/availability": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({}),
+    failStatus: 401,
+  },
+  "GET /v1/account/teams": {
+    ok: () => ({ bearer: id }),
+    fail: () => ({}),
+    failStatus: 401,
+  },
+  "POST /v1/account/teams": {
+    ok: () => ({
+      body: { name: `new team ${++teams}`, member_ids: [], chatbot_ids: [], assignment: "balanced", capacity: 3 },
+      bearer: id,
+    }),
+    fail: () => ({ body: { name: "x".repeat(61) }, bearer: id, raw: true }),
+    failStatus: 400,
+  },
+  "PATCH /v1/account/teams/{team_id}": {
+    ok: async () => ({ path: { team_id: await team() }, body: { assignment: "round_robin" }, bearer: id }),
+    fail: () => ({ path: { team_id: MISSING }, body: { name: "renamed" }, bearer: id }),
+    failStatus: 404,
+  },
+  "POST /v1/account/teams/{team_id}/members": {
+    ok: async () => ({ path: { team_id: await team() }, body: { member_ids: [] }, bearer: id }),
+    fail: () => ({ path: { team_id: MISSING }, body: { member_ids: [] }, bearer: id }),
+    failStatus: 404,
+  },
+  "POST /v1/account/teams/{team_id}/chatbots": {
+    ok: async () => ({ path: { team_id: await team() }, body: { chatbot_ids: [] }, bearer: id }),
+    fail: () => ({ path: { team_id: MISSING }, body: { chatbot_ids: [] }, bearer: id }),
+    failStatus: 404,
+  },
+  "DELETE /v1/account/teams/{team_id}": {
+    ok: async () => ({ path: { team_id: await team() }, bearer: id }),
+    fail: () => ({ path: { team_id: MISSING }, bearer: otherId }),
+    failStatus: 404,
   },
   "GET /v1/account/saved_replies": {
     ok: () => ({ bearer: id }),

@@ -113,6 +113,22 @@ async function savedReply(shortcut: string, who: Presented): Promise<string> {
   return savedReplyId;
 }
 
+/** A team of the account, made in the store (answers its id). */
+async function team(name: string): Promise<string> {
+  const teamId = randomUUID();
+  const t = {
+    teamId,
+    accountId: a.accountId,
+    name,
+    assignment: "off" as const,
+    capacity: 0,
+    createdAt: 1,
+    updatedAt: 1,
+  };
+  await s.app.store.teams.add(t, name);
+  return teamId;
+}
+
 type Sample = (who: Presented) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 /** A request each RPC would accept from a caller it admits; objects a call destroys are made afresh. */
@@ -199,6 +215,14 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AccountService.ListMyMentions": () => ({}),
   "aiagent.v1.AccountService.MarkMentionsRead": () => ({ noteIds: [] }),
   "aiagent.v1.AccountService.SetMentionAlerts": () => ({ emailAlerts: true }),
+  "aiagent.v1.AccountService.ListTeams": () => ({}),
+  "aiagent.v1.AccountService.SetMyAvailability": () => ({ away: false }),
+  "aiagent.v1.AccountService.GetMyAvailability": () => ({}),
+  "aiagent.v1.AccountService.CreateTeam": () => ({ name: `matrix team ${++n}` }),
+  "aiagent.v1.AccountService.UpdateTeam": async () => ({ teamId: await team(`upd team ${++n}`), capacity: 3 }),
+  "aiagent.v1.AccountService.SetTeamMembers": async () => ({ teamId: await team(`members ${++n}`), memberIds: [] }),
+  "aiagent.v1.AccountService.SetTeamChatbots": async () => ({ teamId: await team(`bots ${++n}`), chatbotIds: [] }),
+  "aiagent.v1.AccountService.DeleteTeam": async () => ({ teamId: await team(`del team ${++n}`) }),
   "aiagent.v1.AccountService.ChangePassword": (who) => {
     const pw = who === "operator" ? passwords.operator : passwords.admin;
     return { currentPassword: pw, newPassword: pw };

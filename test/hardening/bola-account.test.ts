@@ -31,6 +31,8 @@ interface Owned {
   /** A knowledge source of the chatbot. */
   sourceId: string;
   toolId: string;
+  /** A team of the account. */
+  teamId: string;
 }
 
 let s: TestServer;
@@ -102,6 +104,15 @@ beforeAll(async () => {
           requiresApproval: false,
         })
       ).tool.toolId,
+      teamId: (
+        await s.app.teams.create(ownerOf(a), {
+          name: `Team of ${i}`,
+          memberIds: [],
+          chatbotIds: [],
+          assignment: "",
+          capacity: 0,
+        })
+      ).teamId,
     });
   }
 });
@@ -225,6 +236,20 @@ function attacks(
       path: "/decide_tool_approval",
       body: { conversation_id: o.conversationId, call_id: "call_1", decision: "approve" },
     },
+    { what: "rename team", method: "PATCH", path: `/v1/account/teams/${o.teamId}`, body: { name: "pwned" } },
+    {
+      what: "set team members",
+      method: "POST",
+      path: `/v1/account/teams/${o.teamId}/members`,
+      body: { member_ids: [] },
+    },
+    {
+      what: "give team chatbots",
+      method: "POST",
+      path: `/v1/account/teams/${o.teamId}/chatbots`,
+      body: { chatbot_ids: [o.chatbotId] },
+    },
+    { what: "delete team", method: "DELETE", path: `/v1/account/teams/${o.teamId}` },
     { what: "take over", method: "POST", path: "/take_over_conversation", body: { conversation_id: o.conversationId } },
     { what: "close", method: "POST", path: "/close_conversation", body: { conversation_id: o.conversationId } },
     {
@@ -282,10 +307,12 @@ describe("the account API across accounts", () => {
         "/v1/account/members",
         "/v1/account",
         "/v1/account/audit_events",
+        "/v1/account/teams",
       ]) {
         const r = await req("GET", path, p.auth);
         expect(r.status, `${p.name} ${path}`).toBe(200);
         for (const leak of [
+          other.teamId,
           other.chatbotId,
           other.apiKeyId,
           other.memberId,

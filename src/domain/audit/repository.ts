@@ -18,6 +18,9 @@ export const AUDIT_KINDS = [
   "chatbot.updated",
   "invitation.accepted",
   "conversation.assigned",
+  "team.created",
+  "team.updated",
+  "team.deleted",
 ] as const;
 
 /** One kind of audited action. */

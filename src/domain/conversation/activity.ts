@@ -2,6 +2,7 @@ import type { AccountCaller } from "../caller.js";
 import { notFound } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import type { EventLog, LogTx } from "../log/event-log.js";
+import { mayAccess } from "./owners.js";
 import type { ActivityRecord, ActivityRepository, ConversationRepository } from "./repository.js";
 
 /** Lines a timeline lists at most (the latest ones). */
@@ -47,7 +48,7 @@ export class ConversationActivity {
     const id = requireUuid("conversation_id", conversationId);
     const conv = await this.d.conversations.byId(id);
     // Another account's conversation answers exactly as one that does not exist.
-    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     return this.d.activities.forConversation(id, MAX_ACTIVITY);
   }
 }

@@ -51,6 +51,18 @@ export interface ConversationTx extends LogTx, AuditTx {
   approvals: ToolApprovalRepository;
 }
 
+/** What the use cases call of auto-assignment (routing.ts's Routing, which reads this room's units of work). */
+export interface Router {
+  /** Routes a conversation just handed over to the team. */
+  route(accountId: string, conversationId: string): Promise<unknown>;
+  /** Assigns the account's waiting conversations while someone can take them. */
+  drain(accountId: string): Promise<unknown>;
+  /** Runs a pass in the background (its failure is logged, never the caller's). */
+  soon(fn: () => Promise<unknown>): void;
+  /** The person's inbox is open: online until the returned function is called. */
+  online(caller: AccountCaller): () => void;
+}
+
 /** What the conversation use cases need. */
 export interface ConversationServiceDeps {
   contacts: ContactRepository;
@@ -89,6 +101,8 @@ export interface ConversationServiceDeps {
   auditLog?: AuditLog;
   /** The display name a person set in their profile ("" when none), shown to the customer when they are assigned. */
   displayNameOf?(accountId: string, email: string): Promise<string>;
+  /** Auto-assignment per team (routing.ts): handovers are routed, freed capacity and new presence drain the wait. */
+  router?: Router | undefined;
 }
 
 /**
@@ -247,17 +261,22 @@ export class ConversationCore {
   }
 
   summary(c: ConversationRecord): ConversationSummary {
-    return {
-      conversationId: c.conversationId,
-      createdAt: c.createdAt,
-      status: this.effectiveStatus(c),
-      assignedTo: c.assignedTo,
-      operatorName: c.operatorName,
-      latestMessageAt: c.lastMessageAt,
-      channel: c.channel,
-      unreadCount: c.unreadCount,
-    };
+    return summarize(c, this.liveSince());
   }
+}
+
+/** A conversation as readers see it: idle since before `liveSince`, it reads closed. */
+export function summarize(c: ConversationRecord, liveSince: number): ConversationSummary {
+  return {
+    conversationId: c.conversationId,
+    createdAt: c.createdAt,
+    status: effectiveStatus(c.status, c.lastMessageAt ?? c.createdAt, liveSince),
+    assignedTo: c.assignedTo,
+    operatorName: c.operatorName,
+    latestMessageAt: c.lastMessageAt,
+    channel: c.channel,
+    unreadCount: c.unreadCount,
+  };
 }
 
 /** user_email_id names the caller's account: by the account's e-mail, or by the calling person's own. */

@@ -1,4 +1,4 @@
-import type { AccountCaller, Caller, FrameCaller } from "../caller.js";
+import { type AccountCaller, type Caller, type FrameCaller, seesChatbot } from "../caller.js";
 import { invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { requireUuid } from "../ids.js";
 import { optionalText, page, requireEmail } from "../validate.js";
@@ -68,13 +68,15 @@ export class ConversationReads {
       limit,
       offset,
       liveSince: this.c.liveSince(),
+      ...(caller.hiddenChatbots?.length ? { hiddenChatbots: caller.hiddenChatbots } : {}),
     };
     const contacts = this.d.contacts;
     // The version first: the page read after it shows at least that version, never less, so no page is kept under
     // a version newer than what it shows.
     const version = await contacts.listVersion(q.accountId);
     // The search goes last: the parts before it cannot hold a line break.
-    const key = `${q.accountId}\n${filter}\n${assignee ?? ""}\n${limit}\n${offset}\n${q.search}`;
+    const hidden = q.hiddenChatbots?.join(",") ?? "";
+    const key = `${q.accountId}\n${filter}\n${assignee ?? ""}\n${hidden}\n${limit}\n${offset}\n${q.search}`;
     return this.c.lists.read(key, version, q.liveSince, () => this.loadContacts(q), form);
   }
 
@@ -161,10 +163,12 @@ export class ConversationReads {
     // Another account's contact answers exactly as one that does not exist.
     if (!(await this.d.contacts.belongsTo(caller.accountId, contactId))) throw notFound("contact");
     const p = await this.d.conversations.forContact(contactId, limit, offset);
+    // The conversations of chatbots the caller's teams do not see are left out of the page.
+    const seen = p.conversations.filter((c) => seesChatbot(caller, c.chatbotId));
     return {
       conversations: await withRatings(
         this.d.ratings,
-        p.conversations.map((c) => this.c.summary(c)),
+        seen.map((c) => this.c.summary(c)),
       ),
       hasMore: p.hasMore,
     };

@@ -1,4 +1,4 @@
-import type { AccountCaller, Caller } from "../caller.js";
+import { type AccountCaller, type Caller, seesChatbot } from "../caller.js";
 import { invalidArgument, permissionDenied } from "../errors.js";
 import { requireUuid } from "../ids.js";
 import { requireEmail } from "../validate.js";
@@ -12,8 +12,11 @@ export const seesNotes = (caller: Caller): boolean => caller.kind === "account";
 export class ConversationWatches {
   constructor(
     /** What the use cases share: this instance's caches, keyed writes, the unit of work of a change. */
-    private readonly c: Pick<ConversationCore, "accountConversation" | "frameConversation" | "summary" | "watches">,
-    private readonly d: Pick<ConversationServiceDeps, "clock">,
+    private readonly c: Pick<
+      ConversationCore,
+      "accountConversation" | "frameConversation" | "owners" | "readOwner" | "summary" | "watches"
+    >,
+    private readonly d: Pick<ConversationServiceDeps, "clock" | "router">,
   ) {}
 
   /**
@@ -48,6 +51,30 @@ export class ConversationWatches {
   ): AsyncGenerator<AccountWatchEvent> {
     const email = requireEmail("user_email_id", input.userEmailId);
     if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
-    yield* this.c.watches.account(caller.accountId, this.d.clock.now(), input.afterCursor ?? "", signal);
+    const events = this.c.watches.account(caller.accountId, this.d.clock.now(), input.afterCursor ?? "", signal);
+    // A person with the inbox open is online: auto-assignment may give them work while it stays open (routing.ts).
+    const leave = this.d.router?.online(caller);
+    try {
+      if (!caller.hiddenChatbots?.length) {
+        yield* events;
+        return;
+      }
+      // An operator whose teams do not see some chatbots hears nothing of their conversations.
+      for await (const e of events) {
+        const id = conversationOf(e);
+        const owner = id === undefined ? undefined : (this.c.owners.get(id) ?? (await this.c.readOwner(id)));
+        if (owner === undefined || seesChatbot(caller, owner.chatbotId)) yield e;
+      }
+    } finally {
+      leave?.();
+    }
   }
+}
+
+/** The conversation an account watch's event is about (undefined for `subscribed`). */
+function conversationOf(e: AccountWatchEvent): string | undefined {
+  if (e.type === "conversation") return e.conversation.conversationId;
+  if (e.type === "message") return e.message.conversationId;
+  if (e.type === "note") return e.note.conversationId;
+  return undefined;
 }

@@ -11,13 +11,13 @@ import { AI_AGENT } from "./rules.js";
  * timeline has a `handed_over` line with the reason (`conversation.activity`).
  */
 export async function handOver(
-  d: Pick<ConversationServiceDeps, "clock" | "transaction" | "log">,
+  d: Pick<ConversationServiceDeps, "clock" | "transaction" | "log" | "router">,
   accountId: string,
   conversationId: string,
   reason: string,
 ): Promise<NoteRecord> {
   const at = d.clock.now();
-  return d.transaction(async (tx) => {
+  const note = await d.transaction(async (tx) => {
     await tx.agents.setHandover({ conversationId, reason, at });
     const note: NoteRecord = {
       noteId: newId(),
@@ -44,4 +44,8 @@ export async function handOver(
     });
     return note;
   });
+  // The team the chatbot is given may assign it to an available member (routing.ts), once the handover committed.
+  const routing = d.router;
+  routing?.soon(() => routing.route(accountId, conversationId));
+  return note;
 }

@@ -6,6 +6,7 @@ import type { EventLog, LogTx } from "../log/event-log.js";
 import type { Transact } from "../unit.js";
 import { requireText } from "../validate.js";
 import { type NameOf, nameFor, recordActivity } from "./activity.js";
+import { mayAccess } from "./owners.js";
 import type { ActivityRepository, ConversationRepository } from "./repository.js";
 import { foldForSearch } from "./search-fold.js";
 
@@ -102,7 +103,7 @@ export class ConversationLabels {
   async ofConversation(caller: AccountCaller, conversationId: string): Promise<string[]> {
     const id = requireUuid("conversation_id", conversationId);
     const conv = await this.d.conversations.byId(id);
-    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     return this.d.labels.forConversation(id);
   }
 
@@ -110,7 +111,7 @@ export class ConversationLabels {
   async priorityOf(caller: AccountCaller, conversationId: string): Promise<Priority> {
     const id = requireUuid("conversation_id", conversationId);
     const conv = await this.d.conversations.byId(id);
-    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     return this.d.labels.priority(id);
   }
 
@@ -120,7 +121,7 @@ export class ConversationLabels {
     const p = PRIORITIES.find((x) => x === priority);
     if (!p) throw invalidArgument("priority", `must be one of ${PRIORITIES.join(", ")}`);
     const conv = await this.d.conversations.byId(id);
-    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     const actorName = await nameFor(this.d.nameOf, caller.accountId, caller.email);
     return this.d.transaction(async (tx) => {
       const before = await tx.labels.priority(id);
@@ -150,7 +151,7 @@ export class ConversationLabels {
       throw invalidArgument("label_ids", `must hold at most ${MAX_LABELS_PER_CONVERSATION} labels`);
     const wanted = [...new Set(labelIds.map((l) => requireUuid("label_ids", l)))];
     const conv = await this.d.conversations.byId(id);
-    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     const all = new Map((await this.d.labels.list(caller.accountId, MAX_LABELS)).map((l) => [l.labelId, l]));
     // Another account's label is one this account does not have: not found, as any id of nothing is.
     for (const l of wanted) if (!all.has(l)) throw notFound("label");

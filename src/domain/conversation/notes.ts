@@ -9,6 +9,7 @@ import type { EventLog, LogTx } from "../log/event-log.js";
 import type { Transact } from "../unit.js";
 import { requireContent } from "../validate.js";
 import { type Mentionable, type MentionRepository, mentionedPeople, type PeopleOf } from "./mentions.js";
+import { mayAccess } from "./owners.js";
 import type { ConversationRepository, NoteRecord, NoteRepository } from "./repository.js";
 
 /** Notes a conversation lists at most: a note is a remark, not a second conversation. */
@@ -55,7 +56,7 @@ export class ConversationNotes {
     const text = requireContent("content", content, LIMITS.note);
     const conv = await this.d.conversations.byId(id);
     // Another account's conversation answers exactly as one that does not exist.
-    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     // Only the account's own people: another account's member is refused, naming the field, and nothing is stored.
     const people = await mentionedPeople(this.d.people, caller, mentionIds);
     const mentioned = people.map((p) => p.memberId);
@@ -111,7 +112,7 @@ export class ConversationNotes {
   async list(caller: AccountCaller, conversationId: string): Promise<NoteRecord[]> {
     const id = requireUuid("conversation_id", conversationId);
     const conv = await this.d.conversations.byId(id);
-    if (!conv || conv.accountId !== caller.accountId) throw notFound("conversation");
+    if (!mayAccess(caller, conv)) throw notFound("conversation");
     const notes = await this.d.notes.forConversation(id, MAX_NOTES);
     const mentions = notes.length === 0 ? [] : await this.d.mentions.forNotes(notes.map((n) => n.noteId));
     return notes.map((n) => {

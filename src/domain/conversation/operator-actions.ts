@@ -19,7 +19,7 @@ export class OperatorActions {
       ConversationCore,
       "accountConversation" | "append" | "change" | "effectiveStatus" | "keys"
     >,
-    private readonly d: Pick<ConversationServiceDeps, "auditLog" | "clock" | "displayNameOf" | "isPersonOf">,
+    private readonly d: Pick<ConversationServiceDeps, "auditLog" | "clock" | "displayNameOf" | "isPersonOf" | "router">,
   ) {}
 
   /** Moves the account's read marker to the latest message. */
@@ -123,21 +123,29 @@ export class OperatorActions {
   async release(caller: AccountCaller, conversationId: string, idempotencyKey?: string): Promise<ConversationSummary> {
     const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const keyed = this.c.keys.request(caller, idempotencyKey, "release", { conversationId });
-    return this.c.keys.once(keyed, async () => {
-      const line = await this.line(caller, conv, "released", AI_AGENT);
-      return this.c.change(
-        conv,
-        "conversation.assigned",
-        async (tx) => {
-          // A conversation the agent handed over answers again once released.
-          await tx.agents.clearHandover(conv.conversationId);
-          await tx.conversations.assign(conv.conversationId, AI_AGENT, "");
-          if (conv.assignedTo !== AI_AGENT) await this.audited(tx, caller, conv, AI_AGENT);
-        },
-        keyed,
-        conv.assignedTo === AI_AGENT ? undefined : line,
-      );
-    });
+    return this.c.keys
+      .once(keyed, async () => {
+        const line = await this.line(caller, conv, "released", AI_AGENT);
+        return this.c.change(
+          conv,
+          "conversation.assigned",
+          async (tx) => {
+            // A conversation the agent handed over answers again once released.
+            await tx.agents.clearHandover(conv.conversationId);
+            await tx.conversations.assign(conv.conversationId, AI_AGENT, "");
+            if (conv.assignedTo !== AI_AGENT) await this.audited(tx, caller, conv, AI_AGENT);
+          },
+          keyed,
+          conv.assignedTo === AI_AGENT ? undefined : line,
+        );
+      })
+      .finally(() => this.freed(conv.accountId));
+  }
+
+  /** A person may hold one conversation fewer: the account's waiting conversations may come to them (routing.ts). */
+  private freed(accountId: string): void {
+    const routing = this.d.router;
+    routing?.soon(() => routing.drain(accountId));
   }
 
   /** Stores an operator's reply; a closed conversation must be reopened first. */
@@ -184,15 +192,19 @@ export class OperatorActions {
         : status === "closed"
           ? "conversation.closed"
           : "conversation.reopened";
-    return this.c.keys.once(keyed, async () => {
-      const line = type && (await this.line(caller, conv, status === "closed" ? "closed" : "reopened"));
-      return this.c.change(
-        conv,
-        type,
-        (tx) => tx.conversations.setStatus(conv.conversationId, status, this.d.clock.now()),
-        keyed,
-        line || undefined,
-      );
-    });
+    return this.c.keys
+      .once(keyed, async () => {
+        const line = type && (await this.line(caller, conv, status === "closed" ? "closed" : "reopened"));
+        return this.c.change(
+          conv,
+          type,
+          (tx) => tx.conversations.setStatus(conv.conversationId, status, this.d.clock.now()),
+          keyed,
+          line || undefined,
+        );
+      })
+      .finally(() => {
+        if (status === "closed") this.freed(conv.accountId);
+      });
   }
 }

@@ -1,4 +1,4 @@
-import type { Caller } from "../caller.js";
+import { type Caller, seesChatbot } from "../caller.js";
 import type { ConversationRecord } from "./repository.js";
 
 /** What never changes about a conversation once it exists: whose it is and when it started. */
@@ -11,7 +11,8 @@ export interface ConversationOwner {
 }
 
 /**
- * Whether the caller may see the conversation: its account's people see each of the account's; a customer (the
+ * Whether the caller may see the conversation: its account's people see each of the account's (an operator only
+ * those of the chatbots their teams see: caller.ts seesChatbot); a customer (the
  * frame) only their own, with the chatbot their token names. Anything else answers as a conversation that does not
  * exist (not_found), so a guess learns nothing.
  */
@@ -22,7 +23,9 @@ export function mayAccess<C extends Pick<ConversationOwner, "accountId" | "chatb
   return (
     c !== undefined &&
     c.accountId === caller.accountId &&
-    (caller.kind === "account" || (c.chatbotId === caller.chatbotId && c.userId === caller.userId))
+    (caller.kind === "account"
+      ? seesChatbot(caller, c.chatbotId)
+      : c.chatbotId === caller.chatbotId && c.userId === caller.userId)
   );
 }
 

@@ -19,6 +19,8 @@ export interface ContactQuery {
   filter: ContactFilter;
   /** Only contacts whose latest conversation is held by this assignee (lower case; ai_agent: unassigned); null: any. */
   assignee: string | null;
+  /** Contacts whose latest conversation is of one of these chatbots are left out (the caller's teams); empty: none. */
+  hiddenChatbots?: readonly string[] | undefined;
   limit: number;
   offset: number;
   /** Conversations with no message since this instant read as closed (idle). */

@@ -46,6 +46,8 @@ export interface SearchQuery {
   /** Folded words (searchWords): each a whole word of the text, the last a prefix of one; all must occur. */
   words: string[];
   chatbotId?: string | undefined;
+  /** The chatbots whose conversations the caller does not see (their teams': caller.ts); absent: none. */
+  hiddenChatbots?: readonly string[] | undefined;
   /** Only conversations that carry this label. */
   labelId?: string | undefined;
   /** The conversation's stored status. */
@@ -243,6 +245,7 @@ export class ConversationSearch {
       accountId: caller.accountId,
       words,
       chatbotId,
+      hiddenChatbots: caller.hiddenChatbots?.length ? caller.hiddenChatbots : undefined,
       labelId,
       status,
       assignee,

@@ -6,6 +6,7 @@ import type {
   ChatbotRepository,
   MemberRepository,
 } from "../account/repository.js";
+import type { TeamRepository } from "../account/teams.js";
 import type { AuditLog, AuditTx } from "../audit/audit-log.js";
 import type { Clock } from "../clock.js";
 import type { ContactRepository } from "../conversation/repository.js";
@@ -52,6 +53,8 @@ export interface TokenServiceDeps {
   apiKeys: ApiKeyRepository;
   chatbots: ChatbotRepository;
   members: MemberRepository;
+  /** The teams: which chatbots an operator does not see (absent: every operator sees every chatbot). */
+  teams?: Pick<TeamRepository, "hiddenFor">;
   refreshTokens: RefreshTokenRepository;
   launchCodes: LaunchCodeRepository;
   contacts: ContactRepository;

@@ -12,7 +12,7 @@ export class TokenChecks {
   constructor(
     private readonly d: Pick<
       TokenServiceDeps,
-      "accounts" | "apiKeys" | "chatbots" | "clock" | "jwt" | "members" | "refreshTokens"
+      "accounts" | "apiKeys" | "chatbots" | "clock" | "jwt" | "members" | "refreshTokens" | "teams"
     >,
   ) {}
 
@@ -46,6 +46,11 @@ export class TokenChecks {
     ]);
     const caller = account?.active ? await resolvePerson(this.d.members, account, claims.email) : undefined;
     if (!caller) throw unauthenticated("the ID token is invalid");
+    // An operator sees the chatbots of their teams and those of no team; an admin sees all (teams.ts).
+    if (caller.role === "operator" && this.d.teams) {
+      const hidden = await this.d.teams.hiddenFor(caller.accountId, caller.memberId);
+      if (hidden.length > 0) caller.hiddenChatbots = hidden;
+    }
     if (notBefore !== undefined && claims.issuedAt < notBefore && !(await this.carried(claims)))
       throw unauthenticated("the ID token has been revoked: sign in again", "TokenRevokedError");
     if (claims.apiKeyId) {

@@ -28,6 +28,7 @@ import type { knowledgeHandlers } from "./knowledge-handlers.js";
 import type { mentionHandlers } from "./mention-handlers.js";
 import type { privacyHandlers } from "./privacy-handlers.js";
 import type { savedReplyHandlers } from "./saved-reply-handlers.js";
+import type { teamHandlers } from "./team-handlers.js";
 
 const iso = (t: number | null): string => (t === null ? "" : isoTime(t));
 
@@ -98,6 +99,8 @@ export function accountHandlers(d: {
   /** The account's canned answers. */
   savedReplies: ReturnType<typeof savedReplyHandlers>;
   mentions: ReturnType<typeof mentionHandlers>;
+  /** The account's teams. */
+  teams: ReturnType<typeof teamHandlers>;
   /** Each chatbot's figures over a period. */
   reports: Reports;
   /** The chatbots' knowledge sources. */
@@ -145,6 +148,7 @@ export function accountHandlers(d: {
     ...d.privacy,
     ...d.savedReplies,
     ...d.mentions,
+    ...d.teams,
     ...d.knowledge,
     async getReport(req, call) {
       const r = await d.reports.get(accountCaller(call.auth), {

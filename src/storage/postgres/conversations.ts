@@ -303,6 +303,13 @@ export function contactListQuery(q: ContactQuery): { name: string; text: string;
     values.push(containsPattern(q.search));
     where += ` AND c.search_text LIKE $${values.length}`;
   }
+  const hidden = q.hiddenChatbots !== undefined && q.hiddenChatbots.length > 0;
+  if (hidden) {
+    // An operator's teams do not see these chatbots: a contact whose latest conversation is of one is left out.
+    values.push(q.hiddenChatbots);
+    where += ` AND NOT EXISTS (SELECT 1 FROM conversations v WHERE v.conversation_id = c.latest_conversation_id
+      AND v.chatbot_id = ANY($${values.length}::text[]))`;
+  }
   // The latest conversation's status, assignee and activity are copies on the contact row (migration 6): a listed
   // row costs no lookup of its conversation.
   const text = `SELECT c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at,
@@ -311,7 +318,8 @@ export function contactListQuery(q: ContactQuery): { name: string; text: string;
     WHERE c.account_id = $1 AND c.latest_message_at IS NOT NULL${where}
     ORDER BY c.latest_message_at DESC, c.contact_id LIMIT $2 OFFSET $3`;
   const view = q.assignee === null ? "" : "_assignee";
-  return { name: `contact_list_${q.filter}${view}_${q.search === "" ? "plain" : "search"}`, text, values };
+  const teams = hidden ? "_teams" : "";
+  return { name: `contact_list_${q.filter}${view}${teams}_${q.search === "" ? "plain" : "search"}`, text, values };
 }
 
 const CONTACT = "contact_id, user_id, contact_name, email, phone_number, search_text";

@@ -784,4 +784,45 @@ export const pgMigrations: PgMigration[] = [
       CREATE INDEX note_mentions_conversation ON note_mentions (conversation_id);
       ALTER TABLE operator_profiles ADD COLUMN mention_emails boolean NOT NULL DEFAULT true;`,
   },
+  {
+    version: 32,
+    // Teams (issue 45): a name unique in the account (folded), how new conversations are assigned (off,
+    // round_robin, balanced) and the open conversations a member holds at most (0: no limit); their members with the
+    // e-mail they are assigned with; the chatbots they are given, one team at most per chatbot.
+    sql: `
+      CREATE TABLE teams (
+        team_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        name text NOT NULL,
+        name_key text NOT NULL,
+        assignment text NOT NULL,
+        capacity integer NOT NULL,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        UNIQUE (account_id, name_key)
+      );
+      CREATE TABLE team_members (
+        team_id text NOT NULL REFERENCES teams(team_id) ON DELETE CASCADE,
+        member_id text NOT NULL,
+        account_id text NOT NULL,
+        email text NOT NULL,
+        PRIMARY KEY (team_id, member_id)
+      );
+      CREATE INDEX team_members_member ON team_members (account_id, member_id);
+      CREATE TABLE team_chatbots (
+        chatbot_id text PRIMARY KEY,
+        team_id text NOT NULL REFERENCES teams(team_id) ON DELETE CASCADE,
+        account_id text NOT NULL
+      );
+      CREATE INDEX team_chatbots_account ON team_chatbots (account_id, team_id);
+      ALTER TABLE teams ADD COLUMN last_assigned text NOT NULL DEFAULT '';
+      CREATE TABLE operator_presence (
+        account_id text NOT NULL,
+        email text NOT NULL,
+        online_until bigint NOT NULL,
+        away boolean NOT NULL,
+        PRIMARY KEY (account_id, email)
+      );
+      CREATE INDEX conversations_assignee_live ON conversations (account_id, assigned_to) WHERE status = 'live';`,
+  },
 ];

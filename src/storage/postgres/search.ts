@@ -8,6 +8,7 @@ const queryOf = (words: readonly string[]) =>
 
 const FILTERS = `c.account_id = $2
     AND ($3::text IS NULL OR c.chatbot_id = $3)
+    AND ($12::text[] IS NULL OR NOT (c.chatbot_id = ANY($12::text[])))
     AND ($4::text IS NULL OR c.status = $4)
     AND ($5::text IS NULL OR lower(c.assigned_to) = $5)
     AND ($6::bigint IS NULL OR x.created_at >= $6)
@@ -57,6 +58,7 @@ export function pgSearch(db: PgDb): SearchRepository {
       at[1],
       q.limit,
       q.labelId ?? null,
+      q.hiddenChatbots ?? null,
     ]);
     return rows.map((r) => toSearchHit(source, r, `${Number(r.created_at)}:${r.id}`));
   };

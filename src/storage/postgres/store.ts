@@ -37,9 +37,11 @@ import { pgProfiles } from "./profiles.js";
 import { pgRatings } from "./ratings.js";
 import { pgReplies } from "./replies.js";
 import { pgReports } from "./reports.js";
+import { pgPresence, pgRouting } from "./routing.js";
 import { pgSearch } from "./search.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
+import { pgTeams } from "./teams.js";
 import { PgTyping } from "./typing.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
 
@@ -98,6 +100,9 @@ export class PgStore extends RepositoryMembers implements Store {
       mentionAlerts: pgMentionAlerts(db),
       activities: pgActivities(db),
       savedReplies: pgSavedReplies(db),
+      teams: pgTeams(db),
+      routing: pgRouting(db),
+      presence: pgPresence(db),
       events: advances.announcing(pgEvents(db, origin)),
       webhooks: pgWebhooks(db),
       idempotency: pgIdempotency(db),

@@ -1041,6 +1041,53 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE operator_profiles ADD COLUMN mention_emails INTEGER NOT NULL DEFAULT 1;
     `,
   },
+  {
+    version: 38,
+    name: "teams: their members and the chatbots they are given",
+    sql: `
+      -- A team of the account (issue 45): its name unique in the account (folded), how its new conversations are
+      -- assigned (off, round_robin, balanced) and the open conversations a member holds at most (0: no limit).
+      CREATE TABLE teams (
+        team_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL,
+        assignment TEXT NOT NULL,
+        capacity INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (account_id, name_key)
+      ) STRICT;
+      -- Its members, with the e-mail they sign in and are assigned with.
+      CREATE TABLE team_members (
+        team_id TEXT NOT NULL REFERENCES teams(team_id) ON DELETE CASCADE,
+        member_id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        email TEXT NOT NULL,
+        PRIMARY KEY (team_id, member_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX team_members_member ON team_members (account_id, member_id);
+      -- The chatbots it is given: one team at most per chatbot.
+      CREATE TABLE team_chatbots (
+        chatbot_id TEXT PRIMARY KEY,
+        team_id TEXT NOT NULL REFERENCES teams(team_id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX team_chatbots_account ON team_chatbots (account_id, team_id);
+      -- Round robin's turn: the e-mail the team assigned last.
+      ALTER TABLE teams ADD COLUMN last_assigned TEXT NOT NULL DEFAULT '';
+      -- Who has a live console stream (until online_until, moved on by its beats) and who set themselves away.
+      CREATE TABLE operator_presence (
+        account_id TEXT NOT NULL,
+        email TEXT NOT NULL,
+        online_until INTEGER NOT NULL,
+        away INTEGER NOT NULL,
+        PRIMARY KEY (account_id, email)
+      ) STRICT, WITHOUT ROWID;
+      -- Auto-assignment counts each person's open conversations.
+      CREATE INDEX conversations_assignee_live ON conversations (account_id, assigned_to) WHERE status = 'live';
+    `,
+  },
 ];
 
 /** Writes the search words of a table's existing rows (`messages` or `conversation_notes`) into its FTS table. */

@@ -27,8 +27,10 @@ import { sqliteRatings } from "./repos/ratings.js";
 import { sqliteRefreshTokens } from "./repos/refresh-tokens.js";
 import { sqliteReplies } from "./repos/replies.js";
 import { sqliteReports } from "./repos/reports.js";
+import { sqlitePresence, sqliteRouting } from "./repos/routing.js";
 import { sqliteSearch } from "./repos/search.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
+import { sqliteTeams } from "./repos/teams.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
 
 /** Every repository, synchronous, over one database handle (the store wraps them into the async port). */
@@ -53,6 +55,9 @@ export function sqliteRepositories(db: Db) {
     mentionAlerts: sqliteMentionAlerts(db),
     activities: sqliteActivities(db),
     savedReplies: sqliteSavedReplies(db),
+    teams: sqliteTeams(db),
+    routing: sqliteRouting(db),
+    presence: sqlitePresence(db),
     events: sqliteEvents(db),
     webhooks: sqliteWebhooks(db),
     idempotency: sqliteIdempotency(db),

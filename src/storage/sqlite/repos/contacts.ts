@@ -53,7 +53,17 @@ const FILTER_SQL: Record<ContactFilter, string> = {
 };
 // A view (mine, unassigned) tests the latest conversation's assignee, copied on the contact row, in any case.
 const ASSIGNEE_SQL = " AND lower(c.latest_assigned_to) = @assignee";
-const where = (f: ContactFilter, byAssignee: boolean) => FILTER_SQL[f] + (byAssignee ? ASSIGNEE_SQL : "");
+// An operator's teams do not see some chatbots: a contact whose latest conversation is of one is left out.
+const HIDDEN_SQL = ` AND NOT EXISTS (SELECT 1 FROM conversations v WHERE v.conversation_id = c.latest_conversation_id
+  AND v.chatbot_id IN (SELECT value FROM json_each(@hidden)))`;
+/** Which statement of a kind: the filter, whether a view names an assignee, whether some chatbots are hidden. */
+interface Shape {
+  f: ContactFilter;
+  a: boolean;
+  h: boolean;
+}
+const where = ({ f, a, h }: Shape) => FILTER_SQL[f] + (a ? ASSIGNEE_SQL : "") + (h ? HIDDEN_SQL : "");
+const shapeKey = ({ f, a, h }: Shape) => `${f}:${a}:${h}`;
 // The latest conversation's status, assignee and activity are copies on the contact row (migration 12), kept by
 // every conversation write: a listed row costs no lookup of its conversation.
 const COLUMNS = `c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at, c.channels, c.latest_conversation_id,
@@ -80,20 +90,20 @@ function listStatements(db: Db) {
   // Rows as arrays: building a page's rows as objects was a quarter of the list statement's time.
   const rows = (key: string, sql: () => string) => get(key, sql, true);
   return {
-    plain: (f: ContactFilter, a: boolean) =>
+    plain: (x: Shape) =>
       rows(
-        `plain:${f}:${a}`,
+        `plain:${shapeKey(x)}`,
         () => `SELECT ${COLUMNS} FROM contacts c
-        WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${where(f, a)} ${ORDER} LIMIT @limit OFFSET @offset`,
+        WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${where(x)} ${ORDER} LIMIT @limit OFFSET @offset`,
       ),
     // A window of the newest-first index, [floor, ceil) of latest_message_at, read in order and tested as it
     // goes (the table row is read only for a match); it stops at @need matches.
-    window: (f: ContactFilter, a: boolean) =>
+    window: (x: Shape) =>
       rows(
-        `window:${f}:${a}`,
+        `window:${shapeKey(x)}`,
         () => `SELECT ${COLUMNS} FROM contacts c INDEXED BY contacts_recent_search
           WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL
-            AND c.latest_message_at >= @floor AND c.latest_message_at < @ceil AND ${MATCHES}${where(f, a)}
+            AND c.latest_message_at >= @floor AND c.latest_message_at < @ceil AND ${MATCHES}${where(x)}
           ${ORDER} LIMIT @need`,
       ),
     // The latest_message_at of the listed contact at a position: skipping index entries costs a fifth of reading them.
@@ -103,18 +113,24 @@ function listStatements(db: Db) {
         "SELECT latest_message_at FROM contacts INDEXED BY contacts_recent_search WHERE account_id = @accountId AND latest_message_at IS NOT NULL ORDER BY latest_message_at DESC, contact_id LIMIT 1 OFFSET @position",
     ),
     // The candidates are sorted on what the contact row alone gives; the page's rows are read again by rowid.
-    trigram: (f: ContactFilter, a: boolean) =>
+    trigram: (x: Shape) =>
       rows(
-        `trigram:${f}:${a}`,
+        `trigram:${shapeKey(x)}`,
         () => `SELECT ${COLUMNS} FROM (
           SELECT c.rowid AS rid, c.latest_message_at AS lm, c.contact_id AS cid FROM contact_search s CROSS JOIN contacts c ON c.rowid = s.rowid
           WHERE contact_search MATCH @match AND s.rowid BETWEEN @lo AND @hi
-            AND c.account_id = @accountId AND c.latest_message_at IS NOT NULL${where(f, a)} AND ${MATCHES} ${ORDER} LIMIT @limit OFFSET @offset) AS w
+            AND c.account_id = @accountId AND c.latest_message_at IS NOT NULL${where(x)} AND ${MATCHES} ${ORDER} LIMIT @limit OFFSET @offset) AS w
         CROSS JOIN contacts c ON c.rowid = w.rid
         ORDER BY w.lm DESC, w.cid`,
       ),
   };
 }
+
+const shapeOf = (q: ContactQuery): Shape => ({
+  f: q.filter,
+  a: q.assignee !== null,
+  h: q.hiddenChatbots !== undefined && q.hiddenChatbots.length > 0,
+});
 
 /** Contacts in SQLite; the list reads the aggregates the message writes keep. */
 export function sqliteContacts(db: Db): Sync<ContactRepository> {
@@ -226,7 +242,7 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
   const search = (q: ContactQuery, params: Record<string, unknown>): ListRow[] => {
     const need = q.offset + q.limit + 1;
     const read = (floor: number, ceil: number, limit: number) =>
-      st.window(q.filter, q.assignee !== null).all({ ...params, floor, ceil, need: limit }) as ListRow[];
+      st.window(shapeOf(q)).all({ ...params, floor, ceil, need: limit }) as ListRow[];
     // 1–2 characters: no index can answer; the narrow index is read newest first until the page is full.
     // The trigram tokenizer counts code points, not UTF-16 units.
     if ([...q.search].length < TRIGRAM_MIN) return read(-1, NO_CEILING, need).slice(q.offset);
@@ -256,9 +272,7 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
     }
     // A quoted FTS5 string: the trigrams of the term, in order.
     const match = `"${q.search.replace(/"/g, '""')}"`;
-    return st
-      .trigram(q.filter, q.assignee !== null)
-      .all({ ...params, match, lo, hi: lo + ACCOUNT_RANGE - 1 }) as ListRow[];
+    return st.trigram(shapeOf(q)).all({ ...params, match, lo, hi: lo + ACCOUNT_RANGE - 1 }) as ListRow[];
   };
 
   return {
@@ -272,8 +286,9 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
       const params: Record<string, unknown> = { accountId: q.accountId, limit: q.limit + 1, offset: q.offset };
       if (q.filter === "live") params.liveSince = q.liveSince;
       if (q.assignee !== null) params.assignee = q.assignee;
+      if (q.hiddenChatbots?.length) params.hidden = JSON.stringify(q.hiddenChatbots);
       let rows: ListRow[];
-      if (q.search === "") rows = st.plain(q.filter, q.assignee !== null).all(params) as ListRow[];
+      if (q.search === "") rows = st.plain(shapeOf(q)).all(params) as ListRow[];
       else rows = search(q, { ...params, search: q.search });
       const next = rows[q.limit];
       const contacts = rows.slice(0, q.limit).map(

@@ -16,6 +16,7 @@ const matchOf = (words: readonly string[]) =>
 // against the account and the filters through primary keys: a page reads its hits and stops.
 const FILTERS = `c.account_id = @account
     AND (@chatbot IS NULL OR c.chatbot_id = @chatbot)
+    AND (@hidden IS NULL OR c.chatbot_id NOT IN (SELECT value FROM json_each(@hidden)))
     AND (@label IS NULL OR EXISTS (SELECT 1 FROM conversation_labels l
       WHERE l.conversation_id = c.conversation_id AND l.label_id = @label))
     AND (@status IS NULL OR c.status = @status)
@@ -53,6 +54,7 @@ export function sqliteSearch(db: Db): Sync<SearchRepository> {
             after: after === undefined ? Number.MAX_SAFE_INTEGER : Number(after),
             account: q.accountId,
             chatbot: q.chatbotId ?? null,
+            hidden: q.hiddenChatbots ? JSON.stringify(q.hiddenChatbots) : null,
             label: q.labelId ?? null,
             status: q.status ?? null,
             assignee: q.assignee ?? null,
