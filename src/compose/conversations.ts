@@ -167,6 +167,8 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
       ? { checkTarget: async (field: string, url: string) => void (await checkTarget(field, url, d.targets!)) }
       : {}),
   });
+  const typingChannel = await store.sharedTyping(new InProcessTyping());
+  const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const conversations = new ConversationService(
     {
       ...store,
@@ -182,6 +184,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
       isPersonOf: (accountId, email) => d.team.isPersonOf(accountId, email),
       ...(d.audit ? { auditLog: d.audit } : {}),
       displayNameOf: async (accountId, email) => (await store.profiles.get(accountId, email))?.displayName ?? "",
+      agentLookingUp: (conv) => typing.agentLookingUp(conv),
     },
     { inspect: inspectFile, maxBytes: config.attachmentMaxBytes },
   );
@@ -201,8 +204,6 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
       await agentTools.updateSettings(caller, bot.chatbotId, { instructions: draft.instructions });
     },
   });
-  const typingChannel = await store.sharedTyping(new InProcessTyping());
-  const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });
   const activities = new ConversationActivity(store);
   const search = new ConversationSearch(store.search);

@@ -141,6 +141,8 @@ export class DirectedAgent implements Agent {
     if (scope.replay) settings.instructions = scope.replay.instructions;
     // A person decided on a call that waited: it runs (or not), and the model carries on from its outcome.
     if (scope.decision) {
+      // Approved, the call runs now: the customer sees the looking-up line meanwhile (never what it sends).
+      if (scope.decision.approved) yield { type: "activity", activity: "looking_up" };
       const resumed = await this.decided(chatbot, tools, scope, history, signal);
       if (resumed)
         yield* this.carryOn(chatbot, resumed.history, signal, scope, settings, tools, now, searchable, resumed.record);
@@ -202,8 +204,9 @@ export class DirectedAgent implements Agent {
 
   /**
    * The call a person decided on, run when approved (its arguments checked again), and the history the model carries
-   * on from: the reply that waited, as that step's tool calls with their outcomes. Undefined when the history's last
-   * reply holds no such waiting call.
+   * on from: the whole conversation up to now (what the customer wrote while the call waited included), then the
+   * decided call as a step of its own with its outcome. Undefined when no reply of the history holds such a waiting
+   * call.
    */
   private async decided(
     chatbot: ChatbotRecord,
@@ -213,9 +216,11 @@ export class DirectedAgent implements Agent {
     signal: AbortSignal,
   ): Promise<{ record: ToolCallRecord; history: AgentTurn[] } | undefined> {
     const decision = scope.decision!;
-    const last = history.at(-1);
-    const calls = parseRecords(last?.role === "assistant" ? last.toolCalls : undefined);
-    const waiting = calls.find((c) => c.id === decision.callId && c.status === "awaiting_approval");
+    const isWaiting = (c: ToolCallRecord) => c.id === decision.callId && c.status === "awaiting_approval";
+    const waiting = history
+      .filter((t) => t.role === "assistant")
+      .flatMap((t) => parseRecords(t.toolCalls))
+      .findLast(isWaiting);
     if (!waiting) return undefined;
     const request = { id: waiting.id, name: waiting.name, arguments: waiting.arguments };
     const outcome = decision.approved
@@ -239,12 +244,12 @@ export class DirectedAgent implements Agent {
       result: outcome.result.slice(0, RESULT_EXCERPT),
       duration_ms: outcome.durationMs,
     };
-    // The model is told the whole result once (the record keeps an excerpt).
+    // The model is told the whole result once (the record keeps an excerpt), as a step after all that was said: the
+    // waiting reply's record of the call is left out of what it is shown (openai-compatible.ts, upstreamHistory).
     const told = { ...record, result: outcome.result };
-    const step = calls.map((c) => (c.id === record.id ? told : c));
     return {
       record,
-      history: [...history.slice(0, -1), { role: "assistant", content: "", toolCalls: JSON.stringify(step) }],
+      history: [...history, { role: "assistant", content: "", toolCalls: JSON.stringify([told]) }],
     };
   }
 

@@ -89,6 +89,11 @@ export interface ConversationServiceDeps {
   auditLog?: AuditLog;
   /** The display name a person set in their profile ("" when none), shown to the customer when they are assigned. */
   displayNameOf?(accountId: string, email: string): Promise<string>;
+  /**
+   * Tells the conversation's customer (their watch stream) that the AI agent is looking something up, for a reply
+   * no send stream carries (after a decision on a call that waited for approval).
+   */
+  agentLookingUp?(conv: { accountId: string; conversationId: string }): void;
 }
 
 /**
