@@ -20,7 +20,7 @@ import { ConversationLabels } from "../domain/conversation/labels.js";
 import { ConversationNotes } from "../domain/conversation/notes.js";
 import { AgentReplay } from "../domain/conversation/replay.js";
 import { ConversationSearch } from "../domain/conversation/search.js";
-import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
+import type { KnowledgeService, KnowledgeView } from "../domain/knowledge/knowledge-service.js";
 import { AccountLogs } from "../domain/log/account-logs.js";
 import type { EventLog } from "../domain/log/event-log.js";
 import { LogFeed } from "../domain/log/log-feed.js";
@@ -129,9 +129,9 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   streams.stopWith(await store.onCredentialsChanged(() => void streams.told().catch(() => undefined)));
   // The built-in agent answers from the chatbot's knowledge: its list, and its indexed sources; a model searches them
   // with the search_knowledge tool.
-  const searchKnowledge = (chatbot: ChatbotRecord, question: string, limit: number) =>
-    d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot });
-  const hasSources = async (chatbotId: string) => (await store.knowledge.listSources(chatbotId, 1)).length > 0;
+  const searchKnowledge = (chatbot: ChatbotRecord, question: string, limit: number, view?: KnowledgeView) =>
+    d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot, view });
+  const hasSources = (chatbotId: string, view?: KnowledgeView) => d.knowledge.hasSources(chatbotId, view);
   const builtIn = new OfflineAgent(searchKnowledge, hasSources);
   // A chatbot's own endpoint when its settings name one; the built-in agent when they name it; else the service's
   // agent (AIAGENT_LLM_* or the built-in one).
@@ -193,6 +193,8 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     chatbots: store.chatbots,
     conversations: store.conversations,
     agents: store.agents,
+    tools: agentTools,
+    knowledge: d.knowledge,
     agent: directed,
     clock: b.clock,
     publish: async (caller, bot, draft) => {
@@ -202,6 +204,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
           : undefined;
       await d.accounts.updateChatbot(caller, bot.chatbotId, { knowledge: draft.knowledge, agent: model });
       await agentTools.updateSettings(caller, bot.chatbotId, { instructions: draft.instructions });
+      return draft.tools ? agentTools.applyDraftTools(caller, bot, draft.tools) : [];
     },
   });
   const notes = new ConversationNotes({ ...store, transaction: b.transaction, log: d.eventLog, clock: b.clock });

@@ -1,4 +1,6 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
+import type { KnowledgeView } from "../knowledge/knowledge-service.js";
+import type { ToolRecord } from "./tools.js";
 
 /** One turn of context given to the agent. */
 export interface AgentTurn {
@@ -112,7 +114,13 @@ export interface ReplyScope {
    * Set for a replay: nothing is stored or sent to anyone, no tool is called (each call is recorded as dry_run), the
    * conversation's handover and the daily budget are not looked at, and these instructions are the owner's.
    */
-  replay?: { instructions: string };
+  replay?: {
+    instructions: string;
+    /** The draft's tools (absent: the chatbot's live ones). */
+    tools?: ToolRecord[];
+    /** The draft's knowledge sources (absent: the chatbot's live ones). */
+    knowledge?: KnowledgeView;
+  };
 }
 
 /** The AI agent behind the frame; implementations are interchangeable. */

@@ -2,6 +2,7 @@ import type { Sealer } from "../account/chatbot-rules.js";
 import type { ChatbotRecord } from "../account/repository.js";
 import type { Clock } from "../clock.js";
 import { newId } from "../ids.js";
+import type { KnowledgeView } from "../knowledge/knowledge-service.js";
 import type { Passage } from "../knowledge/scoring.js";
 import type {
   Agent,
@@ -57,10 +58,13 @@ export interface DirectorDeps {
   maxSteps: number;
   /** Time one reply may take at most, tool calls included, in ms. */
   maxReplyMs: number;
-  /** The chatbot's passages for a question above the answer threshold, best first (KnowledgeService.searchKnowledge). */
-  searchKnowledge?: (chatbot: ChatbotRecord, query: string, limit: number) => Promise<Passage[]>;
-  /** Whether the chatbot has knowledge sources: the model is offered search_knowledge then. */
-  hasSources?: (chatbotId: string) => Promise<boolean>;
+  /**
+   * The chatbot's passages for a question above the answer threshold, best first (KnowledgeService.searchKnowledge);
+   * with a view, a draft's knowledge sources instead of the live ones.
+   */
+  searchKnowledge?: (chatbot: ChatbotRecord, query: string, limit: number, view?: KnowledgeView) => Promise<Passage[]>;
+  /** Whether the chatbot (or, with a view, its draft) has knowledge sources: the model is offered search_knowledge. */
+  hasSources?: (chatbotId: string, view?: KnowledgeView) => Promise<boolean>;
 }
 
 /** The built-in tool every model is offered: hand the conversation to the team. */
@@ -126,11 +130,12 @@ export class DirectedAgent implements Agent {
       return;
     }
     const now = this.d.clock.now();
+    const view = scope.replay?.knowledge;
     const [stored, tools, waiting, searchable] = await Promise.all([
       this.d.agents.settings(chatbot.chatbotId),
-      this.d.agents.tools(chatbot.chatbotId),
+      scope.replay?.tools ?? this.d.agents.tools(chatbot.chatbotId),
       scope.replay ? undefined : this.d.agents.handover(scope.conversationId),
-      this.d.searchKnowledge && this.d.hasSources ? this.d.hasSources(chatbot.chatbotId) : false,
+      this.d.searchKnowledge && this.d.hasSources ? this.d.hasSources(chatbot.chatbotId, view) : false,
     ]);
     // Handed over: the team answers; the agent says nothing more until a person releases the conversation.
     if (waiting) {
@@ -282,13 +287,19 @@ export class DirectedAgent implements Agent {
       now: () => this.d.clock.now(),
       runTool: (call, signal) =>
         searchable && call.name === SEARCH_KNOWLEDGE_TOOL.name
-          ? this.search(chatbot, call, cited)
+          ? this.search(chatbot, call, cited, scope.replay?.knowledge)
           : this.run(chatbot, byName, scope, call, signal),
     };
   }
 
-  private search(chatbot: ChatbotRecord, call: ToolCallRequest, cited: { count: number }): Promise<ToolCallOutcome> {
-    return searchCall(this.d.searchKnowledge!, chatbot, call, cited);
+  private search(
+    chatbot: ChatbotRecord,
+    call: ToolCallRequest,
+    cited: { count: number },
+    view: KnowledgeView | undefined,
+  ): Promise<ToolCallOutcome> {
+    const search = this.d.searchKnowledge!;
+    return searchCall((c, q, n) => search(c, q, n, view), chatbot, call, cited);
   }
 
   private async run(
