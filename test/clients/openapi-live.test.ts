@@ -793,6 +793,18 @@ const cases: Record<string, Case> = {
     fail: () => ({ path: { chatbot_id: MISSING }, body: {}, bearer: id }),
     failStatus: 404,
   },
+  "POST /v1/account/chatbots/{chatbot_id}/agent_draft/sources": {
+    ok: () => ({
+      path: { chatbot_id: a.chatbotId },
+      body: {
+        kind: "snippets",
+        snippets: [{ title: "Gifts", url: "https://shop.example/gifts", snippet: "Wrapped." }],
+      },
+      bearer: id,
+    }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, body: { kind: "nonsense" }, bearer: id }),
+    failStatus: 400,
+  },
   "POST /v1/account/chatbots/{chatbot_id}/agent_draft:replay": {
     ok: async () => ({
       path: { chatbot_id: await drafted() },

@@ -437,21 +437,23 @@ export type AddAgentDraftSourceRequest = Message<"aiagent.v1.AddAgentDraftSource
   title: string;
 
   /**
-   * With file: the file's name.
+   * With file (optional for the other kinds): the file's name (its extension helps tell Markdown from plain text).
    *
    * @generated from field: string file_name = 4;
    */
   fileName: string;
 
   /**
-   * With file: its bytes (base64 on the JSON routes), at most 8 MiB.
+   * Optional; with file, where it is required (refused with the other kinds): its bytes (base64 on the JSON
+   * routes), at most 8 MiB.
    *
    * @generated from field: bytes content = 5;
    */
   content: Uint8Array;
 
   /**
-   * With page or site: the http or https address.
+   * Optional; with page or site, where it is required (refused with the other kinds): the page's http or https
+   * address; with site a sitemap's (…/sitemap.xml) or the start page's.
    *
    * @generated from field: string url = 6;
    */
@@ -472,7 +474,8 @@ export type AddAgentDraftSourceRequest = Message<"aiagent.v1.AddAgentDraftSource
   maxDepth: number;
 
   /**
-   * With snippets: the passages, at most 500.
+   * Optional; with snippets, where it is required (refused with the other kinds): the passages, at most 500 (as a
+   * chatbot's knowledge list).
    *
    * @generated from field: repeated aiagent.v1.KnowledgeSnippet snippets = 9;
    */
