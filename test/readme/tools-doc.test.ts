@@ -119,10 +119,12 @@ it(
       });
       expect(out.code, out.text).toBe(0);
       // Each curl prints one JSON answer, with no newline after it.
-      const [draft, replay] = out.text
+      const [draft, replay, added] = out.text
         .replace(/}{"data"/g, '}\n{"data"')
         .split("\n")
         .filter(Boolean);
+      // The source added to the draft only: answered queued, for the chatbot, and listed in the draft.
+      expect(JSON.parse(added!).data).toMatchObject({ kind: "snippets", chatbot_id: a.chatbotId });
       expect(JSON.parse(draft!).data.instructions).toBe("Answer in one sentence.");
       const result = JSON.parse(replay!).data;
       expect(result.items).toHaveLength(1);

@@ -171,8 +171,9 @@ export class AgentReplay {
    * indexed under the draft's knowledge key, searched by a replay's draft side only until published.
    */
   async addSource(caller: AccountCaller, chatbotId: string, input: SourceInput): Promise<KnowledgeSourceRecord> {
+    // The source's input is checked first (naming its field), then the chatbot, as CreateKnowledgeSource does.
+    const s = await this.d.knowledge.createDraftSource(caller, chatbotId, input, draftKnowledgeKey);
     const bot = await this.chatbot(caller, chatbotId);
-    const s = await this.d.knowledge.createDraftSource(caller, bot.chatbotId, input, draftKnowledgeKey);
     if (!(await this.d.drafts.draft(bot.chatbotId)))
       await this.d.drafts.putDraft({ ...(await this.fromLive(bot)), updatedAt: this.d.clock.now() });
     return { ...s, chatbotId: bot.chatbotId };
