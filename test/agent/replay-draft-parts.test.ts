@@ -3,8 +3,8 @@ import { type LlmStandIn, scripted, startLlmStandIn } from "../frame/llm-stand-i
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, requestJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
-import { ToolServer } from "../helpers/tool-server.js";
-import { addSource, settled } from "../knowledge/support.js";
+import { closeAgentTest, ToolServer } from "../helpers/tool-server.js";
+import { settled } from "../knowledge/support.js";
 
 // A draft holds knowledge sources and tools too: which of the chatbot's sources it leaves out, sources added to it
 // only (indexed, searched by the replay's draft side only until published), and its tool list (the replay offers the
@@ -23,9 +23,6 @@ let s: TestServer;
 let a: TestAccount;
 let token: string;
 let auth: Record<string, string>;
-let llm: LlmStandIn;
-let tools: ToolServer;
-
 const draftPath = (chatbotId = a.chatbotId) => `/v1/account/chatbots/${chatbotId}/agent_draft`;
 
 /** A snippets source of one passage, indexed. */
@@ -40,6 +37,10 @@ async function source(title: string, snippet: string, chatbotId = a.chatbotId, p
   return r.body.data.source_id as string;
 }
 
+// The model's stand-in and the tool server, for the draft's tools.
+let llm: LlmStandIn;
+let tools: ToolServer;
+
 beforeAll(async () => {
   llm = await startLlmStandIn();
   tools = new ToolServer();
@@ -50,11 +51,7 @@ beforeAll(async () => {
   auth = { authorization: `Bearer ${token}` };
 });
 
-afterAll(async () => {
-  await s?.close(true);
-  await tools?.close();
-  await llm?.close();
-});
+afterAll(() => closeAgentTest(s, tools, llm));
 
 /** Waits until every source added to the draft only is indexed. */
 async function draftSourcesIndexed(chatbotId = a.chatbotId) {

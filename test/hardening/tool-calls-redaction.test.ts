@@ -5,7 +5,7 @@ import { getJson, requestJson } from "../helpers/http.js";
 import { openNdjson } from "../helpers/ndjson.js";
 import { rpcClients } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
-import { ToolServer } from "../helpers/tool-server.js";
+import { closeAgentTest, ToolServer } from "../helpers/tool-server.js";
 
 // A customer's own reads (the frame's access token) carry a message's tool_calls reduced to each call's id, name and
 // status: never the arguments the model gave or the tool's answer. Every read a customer has is tried, over JSON and
@@ -52,11 +52,7 @@ beforeAll(async () => {
   expectRedacted(r.reply.tool_calls);
 });
 
-afterAll(async () => {
-  await s?.close(true);
-  await tools?.close();
-  await llm?.close();
-});
+afterAll(() => closeAgentTest(s, tools, llm));
 
 describe("a customer's reads of tool_calls", () => {
   it("the streamed send's reply is redacted", async () => {

@@ -263,7 +263,7 @@ function DraftParts(props: { chatbotId: string; draft: AgentDraft; onSaved: (d: 
     });
   };
   return (
-    <div class="card" aria-labelledby="draft-parts">
+    <section class="card" aria-labelledby="draft-parts">
       <h2 id="draft-parts">Draft tools and knowledge sources</h2>
       <ul data-testid="draft-tools">
         {d.tools.map((t) => (
@@ -334,7 +334,7 @@ function DraftParts(props: { chatbotId: string; draft: AgentDraft; onSaved: (d: 
         </button>
       </form>
       <ActionError error={a.error} />
-    </div>
+    </section>
   );
 }
 
