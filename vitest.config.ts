@@ -17,6 +17,7 @@ const ON_POSTGRES = [
   "test/knowledge/search.test.ts",
   "test/agent/approvals.test.ts",
   "test/agent/replay.test.ts",
+  "test/agent/replay-draft-parts.test.ts",
   "test/agent/handover.test.ts",
   "test/api/tokens.test.ts",
   "test/api/account-api.test.ts",

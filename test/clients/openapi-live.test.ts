@@ -33,6 +33,12 @@ let id: string;
 let otherId: string;
 let conversationId: string;
 const USER = "openapi-user";
+/** A knowledge source of one snippet, as CreateKnowledgeSource and AddAgentDraftSource take it. */
+const snippetsSource = (title: string, snippet: string) => ({
+  kind: "snippets",
+  snippets: [{ title, url: `https://shop.example/${title.toLowerCase()}`, snippet }],
+});
+
 const MISSING = "00000000-0000-4000-8000-000000000000";
 
 beforeAll(async () => {
@@ -788,10 +794,7 @@ const cases: Record<string, Case> = {
   "POST /v1/account/chatbots/{chatbot_id}/knowledge_sources": {
     ok: () => ({
       path: { chatbot_id: a.chatbotId },
-      body: {
-        kind: "snippets",
-        snippets: [{ title: "Returns", url: "https://shop.example/returns", snippet: "Returns are free for 30 days." }],
-      },
+      body: snippetsSource("Returns", "Returns are free for 30 days."),
       bearer: id,
     }),
     fail: () => ({ path: { chatbot_id: a.chatbotId }, body: { kind: "page", url: "ftp://x" }, bearer: id }),
@@ -866,6 +869,15 @@ const cases: Record<string, Case> = {
     ok: async () => ({ path: { chatbot_id: await drafted() }, body: {}, bearer: id }),
     fail: () => ({ path: { chatbot_id: MISSING }, body: {}, bearer: id }),
     failStatus: 404,
+  },
+  "POST /v1/account/chatbots/{chatbot_id}/agent_draft/sources": {
+    ok: () => ({
+      path: { chatbot_id: a.chatbotId },
+      body: snippetsSource("Gifts", "Wrapped."),
+      bearer: id,
+    }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, body: { kind: "nonsense" }, bearer: id }),
+    failStatus: 400,
   },
   "POST /v1/account/chatbots/{chatbot_id}/agent_draft:replay": {
     ok: async () => ({

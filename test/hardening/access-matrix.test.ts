@@ -353,6 +353,11 @@ const samples: Record<string, Sample> = {
     chatbotId: await drafted(),
     cases: [{ question: "Where is my order?", expectedFacts: [], expectedSources: [], expectedTools: [] }],
   }),
+  "aiagent.v1.AgentService.AddAgentDraftSource": () => ({
+    chatbotId: a.chatbotId,
+    kind: "snippets",
+    snippets: [{ title: `Draft ${++n}`, url: "https://shop.example/draft", snippet: "A draft's snippet." }],
+  }),
   "aiagent.v1.AgentService.DecideToolApproval": async () => ({
     conversationId: await approvalConversation(),
     callId: await waitingCall(),

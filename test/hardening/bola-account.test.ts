@@ -224,6 +224,12 @@ function attacks(
       body: {},
     },
     {
+      what: "add a source to the agent draft",
+      method: "POST",
+      path: `/v1/account/chatbots/${o.chatbotId}/agent_draft/sources`,
+      body: { kind: "snippets", snippets: [{ title: "x", url: "https://x.example/", snippet: "Closed." }] },
+    },
+    {
       what: "replay agent draft",
       method: "POST",
       path: `/v1/account/chatbots/${o.chatbotId}/agent_draft:replay`,

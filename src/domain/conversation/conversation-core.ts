@@ -103,6 +103,11 @@ export interface ConversationServiceDeps {
   displayNameOf?(accountId: string, email: string): Promise<string>;
   /** Auto-assignment per team (routing.ts): handovers are routed, freed capacity and new presence drain the wait. */
   router?: Router | undefined;
+  /**
+   * Tells the conversation's customer (their watch stream) that the AI agent is looking something up, for a reply
+   * no send stream carries (after a decision on a call that waited for approval).
+   */
+  agentLookingUp?(conv: { accountId: string; conversationId: string }): void;
 }
 
 /**

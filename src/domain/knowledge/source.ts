@@ -138,6 +138,11 @@ export interface KnowledgeRepository {
   keepPages(sourceId: string, keep: string[]): Promise<void>;
   /** The source's passage count. */
   chunkCount(sourceId: string): Promise<number>;
+  /**
+   * Moves a source (its passages dropped already: keepPages) from one chatbot key to another and queues it to be
+   * indexed again; false when there is no such source under `from`.
+   */
+  moveSource(sourceId: string, from: string, to: string, now: number): Promise<boolean>;
   /** Removes a source with its pages and passages; false when there was none. */
   removeSource(chatbotId: string, sourceId: string): Promise<boolean>;
   /** The chatbot's passages holding any of the words, best first by BM25 (SQLite FTS5, PostgreSQL ts_rank). */

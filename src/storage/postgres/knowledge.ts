@@ -210,6 +210,13 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
           )
         )[0]?.n ?? 0,
       ),
+    moveSource: async (sourceId, from, to, now) =>
+      (await db.count(
+        "knowledge_move",
+        `UPDATE knowledge_sources SET chatbot_id = $3, status = 'queued', status_reason = '', updated_at = $4
+          WHERE source_id = $1 AND chatbot_id = $2`,
+        [sourceId, from, to, now],
+      )) === 1,
     removeSource: (chatbotId, sourceId) =>
       db.unit(async () => {
         const n = await db.count(

@@ -149,6 +149,27 @@ export function knowledgeCases(h: () => Harness) {
       expect(await store.knowledge.content(s.sourceId)).toBeUndefined();
     });
 
+    it("moves a source to another chatbot key, queued again; only from the key it is under", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const draftKey = newId();
+      const s = { ...source(a), chatbotId: draftKey, status: "indexed" as const };
+      await store.knowledge.addSource(s, new TextEncoder().encode("[]"));
+      await store.knowledge.replacePage(s, "https://x.example/", "h", [chunk("gift cards never expire")]);
+      expect((await search(h(), draftKey, "gift")).map((c) => c.sourceId)).toEqual([s.sourceId]);
+      expect(await search(h(), a.chatbotId, "gift")).toEqual([]);
+      // Its passages dropped first (as the domain does), then moved: listed under its new key, queued, nothing found.
+      await store.knowledge.keepPages(s.sourceId, []);
+      expect(await store.knowledge.moveSource(s.sourceId, a.chatbotId, draftKey, 99)).toBe(false);
+      expect(await store.knowledge.moveSource(s.sourceId, draftKey, a.chatbotId, 99)).toBe(true);
+      expect(await store.knowledge.listSources(draftKey, 10)).toEqual([]);
+      const moved = await store.knowledge.getSource(a.chatbotId, s.sourceId);
+      expect(moved).toMatchObject({ chatbotId: a.chatbotId, status: "queued", updatedAt: 99 });
+      expect((await store.knowledge.pending(10)).map((p) => p.chatbotId)).toContain(a.chatbotId);
+      expect((await store.knowledge.termStats(draftKey, ["gift"])).df.size).toBe(0);
+      expect(await store.knowledge.content(s.sourceId)).toEqual(new TextEncoder().encode("[]"));
+    });
+
     it("counts the passages holding each term per chatbot, through replacements, kept pages and removal", async () => {
       const { store } = h();
       const a = await account(store);

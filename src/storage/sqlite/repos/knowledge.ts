@@ -104,6 +104,10 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
   const deleteChunks = db.prepare("DELETE FROM knowledge_chunks WHERE source_id = ?");
   const deletePages = db.prepare("DELETE FROM knowledge_pages WHERE source_id = ?");
   const deleteSource = db.prepare("DELETE FROM knowledge_sources WHERE chatbot_id = ? AND source_id = ?");
+  const move = db.prepare(
+    `UPDATE knowledge_sources SET chatbot_id = ?, status = 'queued', status_reason = '', updated_at = ?
+      WHERE source_id = ? AND chatbot_id = ?`,
+  );
   // The best rowids from the index alone, then their rows: a row is read only for the passages returned, not for
   // every match. The chatbot's term intersected inside the index only when the first try found too few of its own
   // (the index is shared by all chatbots; matching that term costs each match more).
@@ -208,6 +212,7 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
     replacePage: (s, pageUrl, hash, chunks) => replacePage(s, pageUrl, hash, chunks),
     keepPages: (sourceId, keep) => keepPages(sourceId, keep),
     chunkCount: (sourceId) => count.get(sourceId)?.n ?? 0,
+    moveSource: (sourceId, from, to, now) => move.run(to, now, sourceId, from).changes === 1,
     removeSource: (chatbotId, sourceId) => removeSource(chatbotId, sourceId),
     search: (q) => {
       const stems = queryStems(q.words);
