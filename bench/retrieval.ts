@@ -213,6 +213,7 @@ export async function ingestDocs(
     pageOf.set(s.sourceId, f.id);
   }
   await b.app.knowledge.idle();
+  await b.app.knowledge.warm(b.chatbotId);
   const sources = await b.app.knowledge.list(b.caller, b.chatbotId);
   return {
     pageOf,
@@ -298,6 +299,7 @@ async function scaleRow(
       reader: {} as never,
       exclusive: async (_n, fn) => fn(),
     });
+    await service.warm(chatbotId);
     // Warm-up, then every question three times: the time of each search as the agent runs it (limit 3, floor on).
     for (const q of questions.slice(0, 10)) await service.searchKnowledge(chatbotId, q.question, 3);
     const times: number[] = [];

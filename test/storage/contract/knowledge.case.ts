@@ -149,6 +149,29 @@ export function knowledgeCases(h: () => Harness) {
       expect(await store.knowledge.content(s.sourceId)).toBeUndefined();
     });
 
+    it("reads a chatbot's passages in the order stored, a page at a time, and only its own", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const s = source(a);
+      await store.knowledge.addSource(s, new Uint8Array());
+      await store.knowledge.addSource(source(b), new Uint8Array());
+      await store.knowledge.replacePage(s, "https://x.example/a", "h", [
+        { ...chunk("first", "english", "One"), position: 0 },
+        { ...chunk("second", "german", "Zwei"), position: 1 },
+      ]);
+      await store.knowledge.replacePage(s, "https://x.example/b", "h", [{ ...chunk("third"), position: 0 }]);
+      const all = await store.knowledge.passages(a.chatbotId, 0, 10);
+      expect(all.map((p) => [p.pageUrl, p.text, p.language, p.headingPath, p.position, p.sourceId])).toEqual([
+        ["https://x.example/a", "first", "english", "One", 0, s.sourceId],
+        ["https://x.example/a", "second", "german", "Zwei", 1, s.sourceId],
+        ["https://x.example/b", "third", "english", "", 0, s.sourceId],
+      ]);
+      expect((await store.knowledge.passages(a.chatbotId, 1, 1)).map((p) => p.text)).toEqual(["second"]);
+      expect(await store.knowledge.passages(a.chatbotId, 3, 10)).toEqual([]);
+      expect(await store.knowledge.passages(b.chatbotId, 0, 10)).toEqual([]);
+    });
+
     it("counts the passages holding each term per chatbot, through replacements, kept pages and removal", async () => {
       const { store } = h();
       const a = await account(store);
