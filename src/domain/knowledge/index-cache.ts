@@ -112,18 +112,14 @@ export function rankIndexed(index: PassageIndex, words: string[], limit: number)
   const weights: number[] = [];
   for (const [i, w] of words.entries()) {
     const bit = 2 ** i;
-    let stems = index.languages.map((language) => ({ language, stem: stemWord(w, language) }));
-    let weight = 1;
-    if (!index.has(w)) {
-      const typo = index.typoOf(w, TYPO_MIN_LETTERS);
-      if (typo.length > 0) {
-        stems = typo;
-        weight = TYPO_WEIGHT;
-      }
-    }
+    const stems = index.languages.map((language) => ({ language, stem: stemWord(w, language) }));
     const df = Math.max(0, ...stems.map((s) => index.stats([s.stem]).df.get(s.stem) ?? 0));
-    weights.push(weightOf(chunks, df) * weight);
-    terms.push({ stems, weight, bit });
+    weights.push(weightOf(chunks, df));
+    const typo = df === 0 ? index.typoOf(w, TYPO_MIN_LETTERS) : [];
+    // A typo's correction ranks, but the agent is no surer for it: in the coverage the word stays one the
+    // knowledge lacks (a guess that "printer" meant "print" must not make an off-topic question answered).
+    if (typo.length > 0) terms.push({ stems: typo, weight: TYPO_WEIGHT, bit: 0 });
+    else terms.push({ stems, weight: 1, bit });
   }
   const total = weights.reduce((s, x) => s + x, 0);
   return index.search(terms, limit).map((h) => {
