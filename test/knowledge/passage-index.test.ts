@@ -107,8 +107,13 @@ describe("a chatbot's in-memory index", () => {
       expect(fromIndex.map((p) => p.headingPath)).toEqual(fromStore.map((p) => p.headingPath));
       expect(fromIndex[0]).toMatchObject({ headingPath: "Stashing", sourceId: stash.sourceId, knowledgeVersion: 1 });
       expect(fromIndex[0]!.excerpt).toContain("Stash your local changes");
-      // A typo of a word the knowledge holds.
-      expect((await service.searchKnowledge(a.chatbotId, "how to delte a tag", 3))[0]?.headingPath).toBe("Tags");
+      // A typo of a word the knowledge holds finds its passage, but makes the agent no surer (the word counts as
+      // one the knowledge lacks).
+      const typo = await service.searchKnowledge(a.chatbotId, "how to delte a tag", 3, { minScore: 0 });
+      expect(typo[0]?.headingPath).toBe("Tags");
+      const spelled = await service.searchKnowledge(a.chatbotId, "how to delete a tag", 3, { minScore: 0 });
+      expect(spelled[0]?.headingPath).toBe("Tags");
+      expect(typo[0]!.score).toBeLessThan(spelled[0]!.score);
       // Gone from the store: never answered from the index built before.
       await store.knowledge.removeSource(a.chatbotId, other.sourceId);
       expect(await service.searchKnowledge(a.chatbotId, "how to delete a tag", 3, { minScore: 0 })).toEqual([]);
