@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { stemWord } from "../../src/domain/knowledge/language.js";
 import { KnowledgeService } from "../../src/domain/knowledge/knowledge-service.js";
+import { stemWord } from "../../src/domain/knowledge/language.js";
 import { editDistance, MAX_POSTINGS, PassageIndex } from "../../src/domain/knowledge/passage-index.js";
 import type { ChunkHit, ChunkInput } from "../../src/domain/knowledge/source.js";
 import { openSqliteStore } from "../../src/storage/sqlite/store.js";
@@ -70,7 +70,10 @@ describe("a chatbot's in-memory index", () => {
   it("answers as the store does once built, with typos, and never a passage of a source removed since", async () => {
     const store = openSqliteStore(join(dir, "k.db"));
     try {
-      const a = { accountId: "00000000-0000-4000-8000-0000000000ac", chatbotId: "00000000-0000-4000-8000-00000000c0de" };
+      const a = {
+        accountId: "00000000-0000-4000-8000-0000000000ac",
+        chatbotId: "00000000-0000-4000-8000-00000000c0de",
+      };
       const service = new KnowledgeService({
         knowledge: store.knowledge,
         clock: { now: () => Date.now() } as never,
