@@ -151,11 +151,9 @@ export function knowledgeCases(h: () => Harness) {
 
     it("reads a chatbot's passages in the order stored, a page at a time, and only its own", async () => {
       const { store } = h();
-      const a = await account(store);
-      const b = await account(store);
+      const [a, b] = [await account(store), await account(store)];
       const s = source(a);
-      await store.knowledge.addSource(s, new Uint8Array());
-      await store.knowledge.addSource(source(b), new Uint8Array());
+      for (const x of [s, source(b)]) await store.knowledge.addSource(x, new Uint8Array());
       await store.knowledge.replacePage(s, "https://x.example/a", "h", [
         { ...chunk("first", "english", "One"), position: 0 },
         { ...chunk("second", "german", "Zwei"), position: 1 },
