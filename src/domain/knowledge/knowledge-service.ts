@@ -7,9 +7,10 @@ import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import { optionalText } from "../validate.js";
 import { chunkPage, type ExtractedPage } from "./chunking.js";
-import { queryWords } from "./language.js";
+import { PassageIndexes, rankIndexed } from "./index-cache.js";
+import { queryWords, type TextLanguage } from "./language.js";
 import { scoreSnippets } from "./matching.js";
-import { fuse, rankHits, searchedWords, stemsOfWords } from "./ranking.js";
+import { fuse, type Ranked, rankHits, searchedWords, stemsOfWords } from "./ranking.js";
 import { ANSWER_THRESHOLD, excerptOf, type Passage } from "./scoring.js";
 
 export { ANSWER_THRESHOLD, type Passage } from "./scoring.js";
@@ -21,6 +22,7 @@ import type {
   KnowledgeRepository,
   KnowledgeSourceRecord,
   SourceKind,
+  TermStats,
 } from "./source.js";
 
 /** Largest uploaded file. */
@@ -143,6 +145,8 @@ export class KnowledgeService {
   private timer: NodeJS.Timeout | undefined;
   private again = false;
   private readonly stop = new AbortController();
+  /** The chatbots' passages indexed in memory (index-cache.ts); the store's full-text search until one is ready. */
+  private readonly indexes: PassageIndexes;
 
   constructor(
     private readonly d: {
@@ -164,7 +168,18 @@ export class KnowledgeService {
       /** Told when the embeddings endpoint failed (passages are then indexed and searched by BM25 alone). */
       onEmbeddingError?: (e: unknown) => void;
     },
-  ) {}
+  ) {
+    this.indexes = new PassageIndexes(d.knowledge);
+  }
+
+  /**
+   * Builds the chatbot's in-memory index now and waits for it (a search otherwise starts the build and is answered
+   * by the store meanwhile); false when the chatbot is searched in the store only (too many passages, or a source
+   * being indexed).
+   */
+  async warm(chatbotId: string): Promise<boolean> {
+    return this.indexes.warm(chatbotId, await this.d.knowledge.listSources(chatbotId, MAX_SOURCES));
+  }
 
   /** Adds a source, queued; indexing starts in the background. */
   async create(caller: AccountCaller, chatbotId: string, input: SourceInput): Promise<KnowledgeSourceRecord> {
@@ -364,13 +379,15 @@ export class KnowledgeService {
     const chatbot = o.chatbot ?? (await this.d.chatbotById(chatbotId));
     if (!chatbot) return [];
     const min = o.minScore ?? ANSWER_THRESHOLD;
-    let found = await this.indexed(chatbot.chatbotId, query, words);
+    // Excerpts are made for the passages answered only (each reads its passage's text again).
+    const languages = new Map<Passage, TextLanguage>();
+    let found = await this.indexed(chatbot.chatbotId, query, words, languages);
     // A draft's view: the live sources it keeps, and its own (indexed apart), merged by score.
     if (o.view) {
       const leftOut = new Set(o.view.leftOut);
       found = [
         ...found.filter((p) => !leftOut.has(p.sourceId)),
-        ...(await this.indexed(o.view.draftKey, query, words)),
+        ...(await this.indexed(o.view.draftKey, query, words, languages)),
       ].sort((a, b) => b.score - a.score);
     }
     // The sources' passages in their ranking's order, the knowledge list's in its own, merged by score (a list
@@ -390,7 +407,12 @@ export class KnowledgeService {
         j++;
       }
     }
-    return out.filter((p) => p.score >= min).slice(0, limit);
+    const answered = out.filter((p) => p.score >= min).slice(0, limit);
+    for (const p of answered) {
+      const language = languages.get(p);
+      if (language) p.excerpt = excerptOf(query, p.text, language);
+    }
+    return answered;
   }
 
   /** Whether a chatbot (or, with a draft's view, the draft) has knowledge sources to search. */
@@ -401,21 +423,38 @@ export class KnowledgeService {
     return (await this.d.knowledge.listSources(chatbotId, MAX_SOURCES)).some((s) => !leftOut.has(s.sourceId));
   }
 
-  /** The passages of the sources stored under one knowledge key for the question, in their ranking's order. */
-  private async indexed(key: string, query: string, words: string[]): Promise<Passage[]> {
+  /**
+   * The passages of the sources stored under one knowledge key (a chatbot's, or a draft's own) for the question, in
+   * their ranking's order: from the key's index in memory when it is built and current, else from the store's
+   * full-text search. Each passage's language goes into `languages`, for its excerpt.
+   */
+  private async indexed(
+    key: string,
+    query: string,
+    words: string[],
+    languages: Map<Passage, TextLanguage>,
+  ): Promise<Passage[]> {
     const found: Passage[] = [];
-    const stats = await this.d.knowledge.termStats(key, stemsOfWords(words));
-    const [hits, near] = await Promise.all([
-      this.d.knowledge.search({ chatbotId: key, words: searchedWords(words, stats), limit: CANDIDATES }),
-      this.nearest(key, query),
-    ]);
-    if (hits.length > 0 || near.length > 0) {
-      const sources = await this.d.knowledge.listSources(key, MAX_SOURCES);
+    const sources = await this.d.knowledge.listSources(key, MAX_SOURCES);
+    const index = sources.length > 0 ? this.indexes.ready(key, sources) : undefined;
+    const lexical = async (): Promise<[Ranked[], TermStats]> => {
+      if (sources.length === 0) return [[], { chunks: 0, df: new Map() }];
+      if (index) return [rankIndexed(index, words, CANDIDATES), index.stats(stemsOfWords(words))];
+      const stats = await this.d.knowledge.termStats(key, stemsOfWords(words));
+      const hits = await this.d.knowledge.search({
+        chatbotId: key,
+        words: searchedWords(words, stats),
+        limit: CANDIDATES,
+      });
+      return [rankHits(words, hits, stats), stats];
+    };
+    const [[ranked, stats], near] = await Promise.all([lexical(), this.nearest(key, query)]);
+    if (ranked.length > 0 || near.length > 0) {
       const byId = new Map(sources.map((s) => [s.sourceId, s]));
-      for (const { hit: h, coverage } of fuse(rankHits(words, hits, stats), near, words, stats)) {
+      for (const { hit: h, coverage } of fuse(ranked, near, words, stats)) {
         const s = byId.get(h.sourceId);
         if (!s) continue;
-        found.push({
+        const passage: Passage = {
           sourceId: s.sourceId,
           sourceTitle: s.title,
           title: h.title || s.title,
@@ -424,10 +463,12 @@ export class KnowledgeService {
           anchorUrl: s.kind === "file" ? "" : h.anchorUrl,
           headingPath: h.headingPath,
           text: h.text,
-          excerpt: excerptOf(query, h.text, h.language),
+          excerpt: "",
           score: coverage,
           knowledgeVersion: s.version,
-        });
+        };
+        found.push(passage);
+        languages.set(passage, h.language);
       }
     }
     return found;

@@ -147,6 +147,11 @@ export interface KnowledgeRepository {
   removeSource(chatbotId: string, sourceId: string): Promise<boolean>;
   /** The chatbot's passages holding any of the words, best first by BM25 (SQLite FTS5, PostgreSQL ts_rank). */
   search(q: ChunkQuery): Promise<ChunkHit[]>;
+  /**
+   * The chatbot's passages in the order they were stored, at most `limit` after the `after`-th (paging from 0): what
+   * the domain's in-memory index of a chatbot is built from (passage-index.ts). Their rank is 0.
+   */
+  passages(chatbotId: string, after: number, limit: number): Promise<ChunkHit[]>;
   /** The chatbot's passage count and the document frequency of each term (stemmed as indexed). */
   termStats(chatbotId: string, terms: string[]): Promise<TermStats>;
   /** The chatbot's passages with an embedding, most similar to the vector first (rank: the cosine similarity). */

@@ -254,6 +254,15 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
         )
       ).map(toHit);
     },
+    passages: async (chatbotId, after, limit) =>
+      (
+        await db.rows<ChunkRow>(
+          "knowledge_passages",
+          `SELECT ${CHUNK_COLUMNS}, 0 AS rank FROM knowledge_chunks WHERE chatbot_id = $1
+            ORDER BY chunk_id LIMIT $2 OFFSET $3`,
+          [chatbotId, limit, after],
+        )
+      ).map(toHit),
     termStats: async (chatbotId, terms) => {
       const rows = await db.rows<{ term: string; df: number | string }>(
         "knowledge_term_stats",

@@ -170,6 +170,27 @@ export function knowledgeCases(h: () => Harness) {
       expect(await store.knowledge.content(s.sourceId)).toEqual(new TextEncoder().encode("[]"));
     });
 
+    it("reads a chatbot's passages in the order stored, a page at a time, and only its own", async () => {
+      const { store } = h();
+      const [a, b] = [await account(store), await account(store)];
+      const s = source(a);
+      for (const x of [s, source(b)]) await store.knowledge.addSource(x, new Uint8Array());
+      await store.knowledge.replacePage(s, "https://x.example/a", "h", [
+        { ...chunk("first", "english", "One"), position: 0 },
+        { ...chunk("second", "german", "Zwei"), position: 1 },
+      ]);
+      await store.knowledge.replacePage(s, "https://x.example/b", "h", [{ ...chunk("third"), position: 0 }]);
+      const all = await store.knowledge.passages(a.chatbotId, 0, 10);
+      expect(all.map((p) => [p.pageUrl, p.text, p.language, p.headingPath, p.position, p.sourceId])).toEqual([
+        ["https://x.example/a", "first", "english", "One", 0, s.sourceId],
+        ["https://x.example/a", "second", "german", "Zwei", 1, s.sourceId],
+        ["https://x.example/b", "third", "english", "", 0, s.sourceId],
+      ]);
+      expect((await store.knowledge.passages(a.chatbotId, 1, 1)).map((p) => p.text)).toEqual(["second"]);
+      expect(await store.knowledge.passages(a.chatbotId, 3, 10)).toEqual([]);
+      expect(await store.knowledge.passages(b.chatbotId, 0, 10)).toEqual([]);
+    });
+
     it("counts the passages holding each term per chatbot, through replacements, kept pages and removal", async () => {
       const { store } = h();
       const a = await account(store);

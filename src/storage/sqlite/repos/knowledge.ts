@@ -115,6 +115,9 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
     `SELECT rowid, -bm25(knowledge_fts) AS rank FROM knowledge_fts WHERE knowledge_fts MATCH ?
       ORDER BY bm25(knowledge_fts), rowid LIMIT ?`,
   );
+  const page = db.prepare<[string, number, number], ChunkRow>(
+    `SELECT ${CHUNK_COLUMNS}, 0 AS rank FROM knowledge_chunks WHERE chatbot_id = ? ORDER BY chunk_id LIMIT ? OFFSET ?`,
+  );
   const chunkOf = db.prepare<[number, string], ChunkRow>(
     `SELECT ${CHUNK_COLUMNS}, 0 AS rank FROM knowledge_chunks WHERE chunk_id = ? AND chatbot_id = ?`,
   );
@@ -231,6 +234,7 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
       if (first.out.length >= q.limit || !first.full) return first.out;
       return rows(`(${words}) AND "${chatbotTerm(q.chatbotId)}"`, q.limit).out;
     },
+    passages: (chatbotId, after, limit) => page.all(chatbotId, limit, after).map(toHit),
     termStats: (chatbotId, terms) => {
       const df = new Map<string, number>();
       for (const t of new Set(terms)) {
