@@ -1,4 +1,5 @@
 import type { DescMethod } from "@bufbuild/protobuf";
+import type { TimerParts } from "./timers.js";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AccountService as AccountServiceDesc } from "../../gen/aiagent/v1/account_service_pb.js";
@@ -92,7 +93,8 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
   Omit<AccountParts, "targets" | "extractWorker"> &
   Omit<ConversationParts, "events"> &
   Pick<PrivacyParts, "privacy"> &
-  Pick<WebhookParts, "webhooks"> & {
+  Pick<WebhookParts, "webhooks"> &
+  Pick<TimerParts, "timers"> & {
     audit: AuditLog<Repositories>;
     /** The address the server listens on, once it does (invitation links fall back to it). */
     listeningUrl: () => string | undefined;
@@ -131,6 +133,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         d.activities,
         d.search,
         d.labels,
+        d.timers,
         d.presence,
       ),
     ),

@@ -4,6 +4,7 @@ import { type IssuedLink, invitationMail, queueInvitation } from "../domain/mail
 import { MailLaunchLinks } from "../domain/mail/launch-links.js";
 import { MailDesk } from "../domain/mail/mail-desk.js";
 import { MailSender, type MailTransport } from "../domain/mail/mailer.js";
+import { slaAlertMail } from "../domain/mail/sla-alert-mail.js";
 import { OfflineReplies } from "../domain/mail/offline-replies.js";
 import { CustomerPresence } from "../domain/mail/presence.js";
 import { replyMail } from "../domain/mail/reply-mail.js";
@@ -94,6 +95,7 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
       reply: replyMail({ ...store, presence, links, linkBase: settings.linkBase }),
       invitation: invitationMail({ sealer: d.sealer, now: () => clock.now() }),
       transcript: transcriptMail({ ...store, contact }),
+      sla_alert: slaAlertMail({ consoleUrl: `${settings.linkBase.replace(/\/+$/, "")}/console` }),
     },
     now: () => clock.now(),
     linkBase: settings.linkBase,

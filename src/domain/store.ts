@@ -15,6 +15,7 @@ import type { AgentRepository } from "./agent/tools.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
 import type { LabelRepository } from "./conversation/labels.js";
+import type { TimerRepository } from "./conversation/repository.js";
 import type { ReplyRepository } from "./conversation/replies.js";
 import type {
   ActivityRepository,
@@ -93,6 +94,8 @@ export interface Repositories {
   search: SearchRepository;
   /** The accounts' labels and the conversations that carry them. */
   labels: LabelRepository;
+  /** The conversations' snoozes and first-response SLA clocks. */
+  timers: TimerRepository;
 }
 
 /**

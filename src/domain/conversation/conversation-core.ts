@@ -19,6 +19,7 @@ import { type ConversationOwner, ConversationOwners, mayAccess } from "./owners.
 import { MessagePageCache } from "./page-cache.js";
 import type { ReplyRepository } from "./replies.js";
 import type {
+  TimerRepository,
   ActivityRecord,
   ActivityRepository,
   AttachmentRepository,
@@ -49,6 +50,8 @@ export interface ConversationTx extends LogTx, AuditTx {
   agents: Pick<AgentRepository, "setHandover" | "clearHandover">;
   /** Tool calls waiting for a person's approval. */
   approvals: ToolApprovalRepository;
+  /** Snoozes and first-response SLA clocks (timers.ts). */
+  timers: TimerRepository;
 }
 
 /** What the conversation use cases need. */
@@ -172,6 +175,21 @@ export class ConversationCore {
             toEmail: "",
             toName: "",
             detail: "",
+            createdAt: m.createdAt,
+          });
+        // The customer writing wakes a snoozed conversation.
+        if (m.role === "user" && !start && (await tx.timers.wake(conversationId, null)))
+          await recordActivity(tx, this.d.log, {
+            accountId,
+            conversationId,
+            kind: "unsnoozed",
+            actorEmail: "",
+            actorName: "Customer",
+            fromEmail: "",
+            fromName: "",
+            toEmail: "",
+            toName: "",
+            detail: "customer",
             createdAt: m.createdAt,
           });
         // A retry with this key answers this message again, with nothing written.

@@ -59,6 +59,7 @@ function chatbot(c: ChatbotRecord): MessageInitShape<typeof ChatbotSchema> {
     createdAt: isoTime(c.createdAt),
     appearance: appearanceOut(c.appearance),
     pictureUrl: chatbotPictureUrl(c),
+    firstResponseSlaMinutes: c.firstResponseSlaMinutes ?? 0,
   };
 }
 
@@ -121,10 +122,11 @@ export function accountHandlers(d: {
     return answer;
   };
   const accountInfo = async (caller: AccountCaller) => {
-    const [a, p, picture] = await Promise.all([
+    const [a, p, picture, alerts] = await Promise.all([
       accounts.account(caller),
       d.profiles.get(caller),
       d.pictures.pathOf(caller),
+      d.profiles.alerts(caller),
     ]);
     return {
       accountId: a.accountId,
@@ -135,6 +137,7 @@ export function accountHandlers(d: {
       callerDisplayName: p.displayName,
       callerAvatarUrl: p.avatarUrl,
       callerPictureUrl: picture,
+      callerSlaBreachEmail: alerts.slaBreachEmail,
     };
   };
   const keyOf = async (caller: Parameters<AccountService["listApiKeys"]>[0], id: string) =>
@@ -158,6 +161,11 @@ export function accountHandlers(d: {
     async updateMyProfile(req, call) {
       const caller = accountCaller(call.auth);
       await d.profiles.update(caller, { displayName: req.displayName, avatarUrl: req.avatarUrl });
+      return { data: await accountInfo(caller) };
+    },
+    async setMyAlerts(req, call) {
+      const caller = accountCaller(call.auth);
+      await d.profiles.setAlerts(caller, { slaBreachEmail: req.slaBreachEmail });
       return { data: await accountInfo(caller) };
     },
     async setMyPicture(req, call) {
@@ -218,6 +226,7 @@ export function accountHandlers(d: {
         req.knowledge.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
         req.agent,
         appearanceIn(req.appearance),
+        req.firstResponseSlaMinutes ?? 0,
       );
       return { data: chatbot(c) };
     },
@@ -234,6 +243,7 @@ export function accountHandlers(d: {
         knowledge: req.knowledge?.snippets.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
         agent: req.agent,
         appearance: appearanceIn(req.appearance),
+        firstResponseSlaMinutes: req.firstResponseSlaMinutes,
       });
       return { data: chatbot(c) };
     },

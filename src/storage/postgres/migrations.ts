@@ -761,4 +761,18 @@ export const pgMigrations: PgMigration[] = [
       UPDATE knowledge_sources SET status = 'queued' WHERE status IN ('indexed', 'failed');
       DELETE FROM knowledge_pages;`,
   },
+  {
+    version: 31,
+    // Snooze and the first-response SLA: until when a conversation is snoozed, its SLA clock (due instant and state:
+    // pending, met, breached, cancelled), the chatbot's SLA in minutes (0: none), and whether a person wants the SLA
+    // alert by e-mail (on by default). The partial indexes hold only the sleeping conversations and running clocks.
+    sql: `
+      ALTER TABLE conversations ADD COLUMN snoozed_until bigint;
+      ALTER TABLE conversations ADD COLUMN sla_due_at bigint;
+      ALTER TABLE conversations ADD COLUMN sla_status text;
+      CREATE INDEX conversations_snoozed ON conversations (snoozed_until) WHERE snoozed_until IS NOT NULL;
+      CREATE INDEX conversations_sla_pending ON conversations (sla_due_at) WHERE sla_status = 'pending';
+      ALTER TABLE chatbots ADD COLUMN first_response_sla_minutes integer NOT NULL DEFAULT 0;
+      ALTER TABLE operator_profiles ADD COLUMN sla_breach_email boolean NOT NULL DEFAULT true;`,
+  },
 ];

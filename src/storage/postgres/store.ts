@@ -24,6 +24,7 @@ import { pgIdempotency } from "./idempotency.js";
 import { pgInvitations } from "./invitations.js";
 import { pgKnowledge } from "./knowledge.js";
 import { pgLabels } from "./labels.js";
+import { pgTimers } from "./timers.js";
 import { PgListener } from "./listen.js";
 import { listenForLogs } from "./log-channel.js";
 import { pgMail } from "./mail.js";
@@ -109,6 +110,7 @@ export class PgStore extends RepositoryMembers implements Store {
       mail: pgMail(db),
       search: pgSearch(db),
       labels: pgLabels(db),
+      timers: pgTimers(db),
     });
     this.db = db;
     this.origin = origin;

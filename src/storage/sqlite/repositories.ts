@@ -16,6 +16,7 @@ import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
 import { sqliteKnowledge } from "./repos/knowledge.js";
 import { sqliteLabels } from "./repos/labels.js";
+import { sqliteTimers } from "./repos/timers.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMail } from "./repos/mail.js";
 import { sqliteMembers } from "./repos/members.js";
@@ -67,6 +68,7 @@ export function sqliteRepositories(db: Db) {
     mail: sqliteMail(db),
     search: sqliteSearch(db),
     labels: sqliteLabels(db),
+    timers: sqliteTimers(db),
   };
 }
 

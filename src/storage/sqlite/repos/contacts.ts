@@ -50,10 +50,24 @@ const FILTER_SQL: Record<ContactFilter, string> = {
   all: "",
   unread: " AND c.unread_count > 0",
   live: " AND c.live_activity_at IS NOT NULL AND c.live_activity_at >= @liveSince AND c.latest_message_at >= @liveSince",
+  snoozed: "",
 };
+// A snoozed latest conversation left the open views (unread, live) until it wakes; snoozed lists only those. A lookup
+// of the latest conversation by its key.
+const ASLEEP =
+  "EXISTS (SELECT 1 FROM conversations z WHERE z.conversation_id = c.latest_conversation_id AND z.snoozed_until IS NOT NULL)";
+const SNOOZE_SQL: Record<ContactFilter, string> = {
+  all: "",
+  unread: ` AND NOT ${ASLEEP}`,
+  live: ` AND NOT ${ASLEEP}`,
+  snoozed: ` AND ${ASLEEP}`,
+};
+const LABEL_SQL =
+  " AND EXISTS (SELECT 1 FROM conversation_labels l WHERE l.conversation_id = c.latest_conversation_id AND l.label_id = @labelId)";
 // A view (mine, unassigned) tests the latest conversation's assignee, copied on the contact row, in any case.
 const ASSIGNEE_SQL = " AND lower(c.latest_assigned_to) = @assignee";
-const where = (f: ContactFilter, byAssignee: boolean) => FILTER_SQL[f] + (byAssignee ? ASSIGNEE_SQL : "");
+const where = (f: ContactFilter, byAssignee: boolean, byLabel: boolean) =>
+  FILTER_SQL[f] + SNOOZE_SQL[f] + (byAssignee ? ASSIGNEE_SQL : "") + (byLabel ? LABEL_SQL : "");
 // The latest conversation's status, assignee and activity are copies on the contact row (migration 12), kept by
 // every conversation write: a listed row costs no lookup of its conversation.
 const COLUMNS = `c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at, c.channels, c.latest_conversation_id,
@@ -80,20 +94,20 @@ function listStatements(db: Db) {
   // Rows as arrays: building a page's rows as objects was a quarter of the list statement's time.
   const rows = (key: string, sql: () => string) => get(key, sql, true);
   return {
-    plain: (f: ContactFilter, a: boolean) =>
+    plain: (f: ContactFilter, a: boolean, l: boolean) =>
       rows(
-        `plain:${f}:${a}`,
+        `plain:${f}:${a}:${l}`,
         () => `SELECT ${COLUMNS} FROM contacts c
-        WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${where(f, a)} ${ORDER} LIMIT @limit OFFSET @offset`,
+        WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL${where(f, a, l)} ${ORDER} LIMIT @limit OFFSET @offset`,
       ),
     // A window of the newest-first index, [floor, ceil) of latest_message_at, read in order and tested as it
     // goes (the table row is read only for a match); it stops at @need matches.
-    window: (f: ContactFilter, a: boolean) =>
+    window: (f: ContactFilter, a: boolean, l: boolean) =>
       rows(
-        `window:${f}:${a}`,
+        `window:${f}:${a}:${l}`,
         () => `SELECT ${COLUMNS} FROM contacts c INDEXED BY contacts_recent_search
           WHERE c.account_id = @accountId AND c.latest_message_at IS NOT NULL
-            AND c.latest_message_at >= @floor AND c.latest_message_at < @ceil AND ${MATCHES}${where(f, a)}
+            AND c.latest_message_at >= @floor AND c.latest_message_at < @ceil AND ${MATCHES}${where(f, a, l)}
           ${ORDER} LIMIT @need`,
       ),
     // The latest_message_at of the listed contact at a position: skipping index entries costs a fifth of reading them.
@@ -103,13 +117,13 @@ function listStatements(db: Db) {
         "SELECT latest_message_at FROM contacts INDEXED BY contacts_recent_search WHERE account_id = @accountId AND latest_message_at IS NOT NULL ORDER BY latest_message_at DESC, contact_id LIMIT 1 OFFSET @position",
     ),
     // The candidates are sorted on what the contact row alone gives; the page's rows are read again by rowid.
-    trigram: (f: ContactFilter, a: boolean) =>
+    trigram: (f: ContactFilter, a: boolean, l: boolean) =>
       rows(
-        `trigram:${f}:${a}`,
+        `trigram:${f}:${a}:${l}`,
         () => `SELECT ${COLUMNS} FROM (
           SELECT c.rowid AS rid, c.latest_message_at AS lm, c.contact_id AS cid FROM contact_search s CROSS JOIN contacts c ON c.rowid = s.rowid
           WHERE contact_search MATCH @match AND s.rowid BETWEEN @lo AND @hi
-            AND c.account_id = @accountId AND c.latest_message_at IS NOT NULL${where(f, a)} AND ${MATCHES} ${ORDER} LIMIT @limit OFFSET @offset) AS w
+            AND c.account_id = @accountId AND c.latest_message_at IS NOT NULL${where(f, a, l)} AND ${MATCHES} ${ORDER} LIMIT @limit OFFSET @offset) AS w
         CROSS JOIN contacts c ON c.rowid = w.rid
         ORDER BY w.lm DESC, w.cid`,
       ),
@@ -226,7 +240,7 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
   const search = (q: ContactQuery, params: Record<string, unknown>): ListRow[] => {
     const need = q.offset + q.limit + 1;
     const read = (floor: number, ceil: number, limit: number) =>
-      st.window(q.filter, q.assignee !== null).all({ ...params, floor, ceil, need: limit }) as ListRow[];
+      st.window(q.filter, q.assignee !== null, Boolean(q.labelId)).all({ ...params, floor, ceil, need: limit }) as ListRow[];
     // 1–2 characters: no index can answer; the narrow index is read newest first until the page is full.
     // The trigram tokenizer counts code points, not UTF-16 units.
     if ([...q.search].length < TRIGRAM_MIN) return read(-1, NO_CEILING, need).slice(q.offset);
@@ -257,7 +271,7 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
     // A quoted FTS5 string: the trigrams of the term, in order.
     const match = `"${q.search.replace(/"/g, '""')}"`;
     return st
-      .trigram(q.filter, q.assignee !== null)
+      .trigram(q.filter, q.assignee !== null, Boolean(q.labelId))
       .all({ ...params, match, lo, hi: lo + ACCOUNT_RANGE - 1 }) as ListRow[];
   };
 
@@ -272,8 +286,9 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
       const params: Record<string, unknown> = { accountId: q.accountId, limit: q.limit + 1, offset: q.offset };
       if (q.filter === "live") params.liveSince = q.liveSince;
       if (q.assignee !== null) params.assignee = q.assignee;
+      if (Boolean(q.labelId)) params.labelId = q.labelId;
       let rows: ListRow[];
-      if (q.search === "") rows = st.plain(q.filter, q.assignee !== null).all(params) as ListRow[];
+      if (q.search === "") rows = st.plain(q.filter, q.assignee !== null, Boolean(q.labelId)).all(params) as ListRow[];
       else rows = search(q, { ...params, search: q.search });
       const next = rows[q.limit];
       const contacts = rows.slice(0, q.limit).map(
