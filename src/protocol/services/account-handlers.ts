@@ -153,7 +153,7 @@ export function accountHandlers(d: {
         to: req.to,
         timeZone: req.timeZone,
       });
-      return { data: r };
+      return { data: { ...r, slaHits: r.sla.hits, slaBreaches: r.sla.breaches } };
     },
     async getAccount(_req, call) {
       return { data: await accountInfo(accountCaller(call.auth)) };

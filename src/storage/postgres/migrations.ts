@@ -772,6 +772,7 @@ export const pgMigrations: PgMigration[] = [
       ALTER TABLE conversations ADD COLUMN sla_status text;
       CREATE INDEX conversations_snoozed ON conversations (snoozed_until) WHERE snoozed_until IS NOT NULL;
       CREATE INDEX conversations_sla_pending ON conversations (sla_due_at) WHERE sla_status = 'pending';
+      CREATE INDEX conversations_sla ON conversations (chatbot_id, created_at) WHERE sla_due_at IS NOT NULL;
       ALTER TABLE chatbots ADD COLUMN first_response_sla_minutes integer NOT NULL DEFAULT 0;
       ALTER TABLE operator_profiles ADD COLUMN sla_breach_email boolean NOT NULL DEFAULT true;`,
   },

@@ -1029,6 +1029,9 @@ export const migrations: readonly Migration[] = [
       -- What the periodic check reads: the few conversations asleep, and the few clocks still running.
       CREATE INDEX conversations_snoozed ON conversations (snoozed_until) WHERE snoozed_until IS NOT NULL;
       CREATE INDEX conversations_sla_pending ON conversations (sla_due_at) WHERE sla_status = 'pending';
+      -- The reports' SLA hits and breaches: the conversations a clock ran for, covered.
+      CREATE INDEX conversations_sla ON conversations (chatbot_id, created_at, sla_status, sla_due_at, first_operator_at)
+        WHERE sla_due_at IS NOT NULL;
       -- The chatbot's first-response SLA in minutes; 0: none.
       ALTER TABLE chatbots ADD COLUMN first_response_sla_minutes INTEGER NOT NULL DEFAULT 0;
       -- Whether the person wants an e-mail when a conversation misses its SLA (1: yes, the default).
