@@ -37,6 +37,7 @@ const ON_POSTGRES = [
   "test/api/timeline.test.ts",
   "test/api/message-search.test.ts",
   "test/api/labels.test.ts",
+  "test/api/snooze-sla.test.ts",
   "test/api/reports.test.ts",
   "test/webhooks/delivery.test.ts",
   "test/webhooks/fair-slots.test.ts",

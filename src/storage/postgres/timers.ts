@@ -62,7 +62,7 @@ export function pgTimers(db: PgDb): TimerRepository {
     startSla: async (id, at) => {
       const [r] = await db.rows<{ sla_due_at: string }>(
         "timer_start_sla",
-        `UPDATE conversations v SET sla_status = 'pending', sla_due_at = $2 + 60000 * b.first_response_sla_minutes
+        `UPDATE conversations v SET sla_status = 'pending', sla_due_at = $2::bigint + 60000 * b.first_response_sla_minutes
          FROM chatbots b
          WHERE v.conversation_id = $1 AND b.chatbot_id = v.chatbot_id AND b.first_response_sla_minutes > 0
            AND v.sla_status IS NULL AND v.first_operator_at IS NULL
