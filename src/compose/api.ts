@@ -1,5 +1,4 @@
 import type { DescMethod } from "@bufbuild/protobuf";
-import type { TimerParts } from "./timers.js";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AccountService as AccountServiceDesc } from "../../gen/aiagent/v1/account_service_pb.js";
@@ -53,6 +52,7 @@ import type { Base } from "./base.js";
 import type { ConversationParts } from "./conversations.js";
 import type { MailParts } from "./mail.js";
 import type { PrivacyParts } from "./privacy.js";
+import type { TimerParts } from "./timers.js";
 import type { TokenParts } from "./tokens.js";
 import type { WebhookParts } from "./webhooks.js";
 

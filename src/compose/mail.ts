@@ -4,10 +4,10 @@ import { type IssuedLink, invitationMail, queueInvitation } from "../domain/mail
 import { MailLaunchLinks } from "../domain/mail/launch-links.js";
 import { MailDesk } from "../domain/mail/mail-desk.js";
 import { MailSender, type MailTransport } from "../domain/mail/mailer.js";
-import { slaAlertMail } from "../domain/mail/sla-alert-mail.js";
 import { OfflineReplies } from "../domain/mail/offline-replies.js";
 import { CustomerPresence } from "../domain/mail/presence.js";
 import { replyMail } from "../domain/mail/reply-mail.js";
+import { slaAlertMail } from "../domain/mail/sla-alert-mail.js";
 import { transcriptMail } from "../domain/mail/transcript-mail.js";
 import { unsubscribe } from "../domain/mail/unsubscribe.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";

@@ -15,7 +15,6 @@ import type { AgentRepository } from "./agent/tools.js";
 import type { AuditRepository } from "./audit/repository.js";
 import type { BulkLoader } from "./bulk.js";
 import type { LabelRepository } from "./conversation/labels.js";
-import type { TimerRepository } from "./conversation/repository.js";
 import type { ReplyRepository } from "./conversation/replies.js";
 import type {
   ActivityRepository,
@@ -24,6 +23,7 @@ import type {
   ConversationRepository,
   NoteRepository,
   RatingRepository,
+  TimerRepository,
 } from "./conversation/repository.js";
 import type { SearchRepository } from "./conversation/search.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";

@@ -19,7 +19,6 @@ import { type ConversationOwner, ConversationOwners, mayAccess } from "./owners.
 import { MessagePageCache } from "./page-cache.js";
 import type { ReplyRepository } from "./replies.js";
 import type {
-  TimerRepository,
   ActivityRecord,
   ActivityRepository,
   AttachmentRepository,
@@ -32,6 +31,7 @@ import type {
   NewMessage,
   NoteRepository,
   RatingRepository,
+  TimerRepository,
 } from "./repository.js";
 import { AI_AGENT, effectiveStatus, messageEffect } from "./rules.js";
 import { type WatchDeps, Watches, type WatchTimings } from "./watch.js";

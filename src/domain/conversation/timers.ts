@@ -119,9 +119,9 @@ export class ConversationTimers<R extends TimerTx> {
       const before = await tx.timers.setSnooze(id, at);
       if (before === at) return at;
       await this.line(tx, conv, at === null ? "unsnoozed" : "snoozed", at === null ? "person" : isoTime(at), {
-          email: caller.email,
-          name: actorName,
-        });
+        email: caller.email,
+        name: actorName,
+      });
       return at;
     });
   }

@@ -4,15 +4,14 @@ import type {
   NoteSchema,
   SearchResultSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type { AccountCaller } from "../../domain/caller.js";
 import type { ConversationActivity } from "../../domain/conversation/activity.js";
 import type { ConversationLabels, LabelRecord } from "../../domain/conversation/labels.js";
 import type { ConversationNotes } from "../../domain/conversation/notes.js";
-import type { ActivityRecord, NoteRecord } from "../../domain/conversation/repository.js";
+import type { ActivityRecord, NoteRecord, TimerState } from "../../domain/conversation/repository.js";
+import { slaStatus } from "../../domain/conversation/rules.js";
 import { type SearchResult, snippetHtml } from "../../domain/conversation/search.js";
 import { isoTime } from "../../domain/time.js";
-import type { AccountCaller } from "../../domain/caller.js";
-import { slaStatus } from "../../domain/conversation/rules.js";
-import type { TimerState } from "../../domain/conversation/repository.js";
 import { accountCaller } from "../auth.js";
 import type { AuthorizedCall, Call } from "../call.js";
 

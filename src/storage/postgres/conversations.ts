@@ -1,4 +1,3 @@
-import { type TimerRow, toTimerState } from "../timer-rows.js";
 import type { KnowledgeSnippet } from "../../domain/account/repository.js";
 import {
   type ContactQuery,
@@ -16,6 +15,7 @@ import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import { newId } from "../../domain/ids.js";
 import { type ConversationRow, toConversation } from "../conversation-rows.js";
+import { type TimerRow, toTimerState } from "../timer-rows.js";
 import type { PgDb } from "./db.js";
 import { heldEndpointsKey } from "./webhooks.js";
 
@@ -91,12 +91,14 @@ export function pgConversations(db: PgDb): ConversationRepository {
     previews: async (ids) => {
       const out = new Map<string, ConversationPreview>();
       if (ids.length === 0) return out;
-      const rows = await db.rows<{
-        conversation_id: string;
-        chatbot_id: string;
-        role: string | null;
-        content: string | null;
-      } & TimerRow>(
+      const rows = await db.rows<
+        {
+          conversation_id: string;
+          chatbot_id: string;
+          role: string | null;
+          content: string | null;
+        } & TimerRow
+      >(
         "conv_previews",
         `SELECT c.conversation_id, c.chatbot_id, m.role, left(m.content, ${PREVIEW_LENGTH}) AS content,
             c.snoozed_until, c.sla_due_at, c.sla_status, c.first_operator_at

@@ -24,7 +24,6 @@ import { pgIdempotency } from "./idempotency.js";
 import { pgInvitations } from "./invitations.js";
 import { pgKnowledge } from "./knowledge.js";
 import { pgLabels } from "./labels.js";
-import { pgTimers } from "./timers.js";
 import { PgListener } from "./listen.js";
 import { listenForLogs } from "./log-channel.js";
 import { pgMail } from "./mail.js";
@@ -41,6 +40,7 @@ import { pgReports } from "./reports.js";
 import { pgSearch } from "./search.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
+import { pgTimers } from "./timers.js";
 import { PgTyping } from "./typing.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
 

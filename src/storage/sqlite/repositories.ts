@@ -16,7 +16,6 @@ import { sqliteIdempotency } from "./repos/idempotency.js";
 import { sqliteInvitations } from "./repos/invitations.js";
 import { sqliteKnowledge } from "./repos/knowledge.js";
 import { sqliteLabels } from "./repos/labels.js";
-import { sqliteTimers } from "./repos/timers.js";
 import { sqliteLaunchCodes } from "./repos/launch-codes.js";
 import { sqliteMail } from "./repos/mail.js";
 import { sqliteMembers } from "./repos/members.js";
@@ -30,6 +29,7 @@ import { sqliteReplies } from "./repos/replies.js";
 import { sqliteReports } from "./repos/reports.js";
 import { sqliteSearch } from "./repos/search.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
+import { sqliteTimers } from "./repos/timers.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
 
 /** Every repository, synchronous, over one database handle (the store wraps them into the async port). */

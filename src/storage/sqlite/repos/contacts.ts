@@ -240,7 +240,9 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
   const search = (q: ContactQuery, params: Record<string, unknown>): ListRow[] => {
     const need = q.offset + q.limit + 1;
     const read = (floor: number, ceil: number, limit: number) =>
-      st.window(q.filter, q.assignee !== null, Boolean(q.labelId)).all({ ...params, floor, ceil, need: limit }) as ListRow[];
+      st
+        .window(q.filter, q.assignee !== null, Boolean(q.labelId))
+        .all({ ...params, floor, ceil, need: limit }) as ListRow[];
     // 1–2 characters: no index can answer; the narrow index is read newest first until the page is full.
     // The trigram tokenizer counts code points, not UTF-16 units.
     if ([...q.search].length < TRIGRAM_MIN) return read(-1, NO_CEILING, need).slice(q.offset);
@@ -286,7 +288,7 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
       const params: Record<string, unknown> = { accountId: q.accountId, limit: q.limit + 1, offset: q.offset };
       if (q.filter === "live") params.liveSince = q.liveSince;
       if (q.assignee !== null) params.assignee = q.assignee;
-      if (Boolean(q.labelId)) params.labelId = q.labelId;
+      if (q.labelId) params.labelId = q.labelId;
       let rows: ListRow[];
       if (q.search === "") rows = st.plain(q.filter, q.assignee !== null, Boolean(q.labelId)).all(params) as ListRow[];
       else rows = search(q, { ...params, search: q.search });

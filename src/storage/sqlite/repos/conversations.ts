@@ -1,4 +1,3 @@
-import { type TimerRow, toTimerState } from "../../timer-rows.js";
 import type { KnowledgeSnippet } from "../../../domain/account/repository.js";
 import {
   type ConversationPreview,
@@ -16,6 +15,7 @@ import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
 import { type ConversationRow, toConversation } from "../../conversation-rows.js";
 import type { Sync } from "../../sync.js";
+import { type TimerRow, toTimerState } from "../../timer-rows.js";
 import type { Db } from "../database.js";
 import { nextContactRowid } from "./contact-rowid.js";
 

@@ -16,7 +16,9 @@ export function sqliteTimers(db: Db): Sync<TimerRepository> {
   const states = db.prepare<[string], TimerRow>(
     `SELECT ${TIMER_COLUMNS} FROM json_each(?) j JOIN conversations c ON c.conversation_id = j.value`,
   );
-  const before = db.prepare<[string], number | null>("SELECT snoozed_until FROM conversations WHERE conversation_id = ?");
+  const before = db.prepare<[string], number | null>(
+    "SELECT snoozed_until FROM conversations WHERE conversation_id = ?",
+  );
   const setSnooze = db.prepare("UPDATE conversations SET snoozed_until = ? WHERE conversation_id = ?");
   const wakeAt = db.prepare(
     "UPDATE conversations SET snoozed_until = NULL WHERE conversation_id = ? AND snoozed_until = ?",
