@@ -8,6 +8,7 @@ import { scaled, TEST_WORKERS, TIME_SCALE, TIME_SCALE_SOURCE } from "./test/help
 const ON_POSTGRES = [
   "test/mail/offline-reply.test.ts",
   "test/mail/transcript.test.ts",
+  "test/mail/sla-alert.test.ts",
   "test/knowledge/sources.test.ts",
   "test/knowledge/embeddings.test.ts",
   "test/hardening/knowledge-hostile.test.ts",
