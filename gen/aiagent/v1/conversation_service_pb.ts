@@ -66,8 +66,8 @@ export type GetContactConversationsRequest = Message$1<"aiagent.v1.GetContactCon
   view: string;
 
   /**
-   * Optional: only contacts whose latest conversation carries this label of the account (a uuid). Combines with
-   * filter and view.
+   * Optional: only contacts whose latest conversation carries this label of the account, a uuid; empty when any.
+   * Combines with filter and view.
    *
    * @generated from field: string label_id = 7;
    */
@@ -2055,8 +2055,8 @@ export type Activity = Message$1<"aiagent.v1.Activity"> & {
 
   /**
    * handed_over: the agent's reason; rated: the score (1-5); labeled: "+Name" added and "-Name" removed,
-   * comma-separated; prioritized: "low → high"; snoozed: until when (ISO 8601 UTC); unsnoozed: why (time, customer
-   * or person); sla_breached: when the first response was due (ISO 8601 UTC); empty otherwise.
+   * comma-separated; prioritized: "low → high"; snoozed: until when (written as created_at is); unsnoozed: why
+   * (time, customer or person); sla_breached: when the first response was due (as created_at); empty otherwise.
    *
    * @generated from field: string detail = 10;
    */
@@ -2918,8 +2918,8 @@ export type SnoozeConversationRequest = Message$1<"aiagent.v1.SnoozeConversation
   conversationId: string;
 
   /**
-   * Until when, ISO 8601 with a time zone (2026-12-01T09:00:00Z), in the future and at most 366 days ahead; empty
-   * wakes it now.
+   * Until when, ISO 8601 with a time zone (2026-12-01T09:00:00Z), in the future and at most 366 days ahead; empty to
+   * wake it now.
    *
    * @generated from field: string snoozed_until = 2;
    */

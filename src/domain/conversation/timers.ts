@@ -12,7 +12,6 @@ import type {
   ActivityRepository,
   ConversationRecord,
   ConversationRepository,
-  SlaStatus,
   TimerRepository,
   TimerState,
 } from "./repository.js";
