@@ -239,6 +239,7 @@ function ContactList(props: {
                 class="contact"
                 aria-current={c.contactId === props.openId ? "true" : undefined}
                 data-contact-id={c.contactId}
+                data-conversation-id={c.latestConversationId}
                 onClick={() => props.onOpen(c)}
               >
                 <span class="contact__name">{name}</span>
