@@ -29,7 +29,7 @@ describe.runIf(canRun)("snooze and the first-response SLA in the console", () =>
     const page = await context.newPage();
     await signIn(page, s.url, fx.owner.email, fx.owner.password);
     const ada = page.locator(".contact", { hasText: "Ada Lovelace" });
-    const conversationId = t && (await ada.getAttribute("data-conversation-id"));
+    const conversationId = (await ada.getAttribute("data-conversation-id")) ?? "";
     await ada.click();
     await page.getByRole("button", { name: "Snooze", exact: true }).click();
     await page.getByRole("button", { name: "1 hour" }).click();
