@@ -369,6 +369,11 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { display_name: "Sam", avatar_url: "javascript:alert(1)" }, bearer: id }),
     failStatus: 400,
   },
+  "POST /v1/account/alerts": {
+    ok: () => ({ body: { sla_breach_email: false }, bearer: id }),
+    fail: () => ({ body: { sla_breach_email: false }, bearer: access }),
+    failStatus: 401,
+  },
   "POST /v1/account/profile/picture": {
     ok: () => ({ body: { image: discPng(8).toString("base64") }, bearer: id }),
     fail: () => ({ body: { image: Buffer.from("not a picture").toString("base64") }, bearer: id }),
@@ -659,6 +664,14 @@ const cases: Record<string, Case> = {
   "POST /set_conversation_priority": {
     ok: () => ({ body: { conversation_id: conversationId, priority: "high" }, bearer: id }),
     fail: () => ({ body: { conversation_id: conversationId, priority: "extreme" }, bearer: id, raw: true }),
+    failStatus: 400,
+  },
+  "POST /snooze_conversation": {
+    ok: () => ({
+      body: { conversation_id: conversationId, snoozed_until: new Date(Date.now() + 3_600_000).toISOString() },
+      bearer: id,
+    }),
+    fail: () => ({ body: { conversation_id: conversationId, snoozed_until: "next week" }, bearer: id }),
     failStatus: 400,
   },
   "POST /set_conversation_labels": {

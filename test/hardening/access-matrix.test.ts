@@ -163,6 +163,10 @@ const samples: Record<string, Sample> = {
     conversationId,
     priority: ["low", "high"][++n % 2]!,
   }),
+  "aiagent.v1.ConversationService.SnoozeConversation": () => ({
+    conversationId,
+    snoozedUntil: new Date(Date.now() + 3_600_000 + ++n).toISOString(),
+  }),
   "aiagent.v1.ConversationService.SetConversationLabels": async () => ({
     conversationId,
     labelIds: [await label(`set ${++n}`)],
@@ -195,6 +199,7 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AccountService.GetAccount": () => ({}),
   "aiagent.v1.AccountService.UpdateMyProfile": () => ({ displayName: "Matrix", avatarUrl: "" }),
   "aiagent.v1.AccountService.SetMyPicture": () => ({ image: new Uint8Array() }),
+  "aiagent.v1.AccountService.SetMyAlerts": () => ({ slaBreachEmail: ++n % 2 === 0 }),
   "aiagent.v1.ConversationService.AddConversationNote": () => ({ conversationId, content: "A note for the team." }),
   "aiagent.v1.ConversationService.ListConversationNotes": () => ({ conversationId }),
   "aiagent.v1.AccountService.ListSavedReplies": () => ({}),

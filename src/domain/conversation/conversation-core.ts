@@ -31,6 +31,7 @@ import type {
   NewMessage,
   NoteRepository,
   RatingRepository,
+  TimerRepository,
 } from "./repository.js";
 import { AI_AGENT, effectiveStatus, messageEffect } from "./rules.js";
 import { type WatchDeps, Watches, type WatchTimings } from "./watch.js";
@@ -49,6 +50,8 @@ export interface ConversationTx extends LogTx, AuditTx {
   agents: Pick<AgentRepository, "setHandover" | "clearHandover">;
   /** Tool calls waiting for a person's approval. */
   approvals: ToolApprovalRepository;
+  /** Snoozes and first-response SLA clocks (timers.ts). */
+  timers: TimerRepository;
 }
 
 /** What the use cases call of auto-assignment (routing.ts's Routing, which reads this room's units of work). */
@@ -191,6 +194,21 @@ export class ConversationCore {
             toEmail: "",
             toName: "",
             detail: "",
+            createdAt: m.createdAt,
+          });
+        // The customer writing wakes a snoozed conversation.
+        if (m.role === "user" && !start && (await tx.timers.wake(conversationId, null)))
+          await recordActivity(tx, this.d.log, {
+            accountId,
+            conversationId,
+            kind: "unsnoozed",
+            actorEmail: "",
+            actorName: "Customer",
+            fromEmail: "",
+            fromName: "",
+            toEmail: "",
+            toName: "",
+            detail: "customer",
             createdAt: m.createdAt,
           });
         // A retry with this key answers this message again, with nothing written.

@@ -219,6 +219,7 @@ export function conversationHandlers(
   activities: ConversationActivity,
   search: ConversationSearch,
   labels: ConversationLabels,
+  timers: Parameters<typeof labelHandlers>[1],
   /** Told which conversations a customer has open (replies to one who is away are e-mailed: domain/mail). */
   presence?: { enter(conversationId: string): () => void },
 ): Handlers<typeof ConversationServiceDesc> {
@@ -235,7 +236,7 @@ export function conversationHandlers(
       return { forwarded: await typing.signal(anyCaller(call.auth), req.conversationId) };
     },
     ...noteHandlers(notes, keyOf, activities),
-    ...labelHandlers(labels),
+    ...labelHandlers(labels, timers),
     async searchConversations(req, call) {
       const caller = accountCaller(call.auth);
       const page = await search.find(
@@ -262,6 +263,7 @@ export function conversationHandlers(
         search: req.search,
         filter: req.filter,
         view: req.view,
+        labelId: req.labelId,
         ...pageOf(req),
       };
       if (call.encoder) return conversations.reads.listContactsAs(caller, input, contactListForms.json);
