@@ -203,6 +203,9 @@ function expected(all: Seeded[], now: number, idleMs: number) {
       distribution: [1, 2, 3, 4, 5].map((k) => scores.filter((x) => x === k).length),
     },
     hours,
+    // No chatbot of this test has a first-response SLA: no clock ran, so none was met or missed.
+    slaHits: 0,
+    slaBreaches: 0,
   };
 }
 

@@ -134,11 +134,11 @@ describe("teams", () => {
     expect(await seen(sam.idToken)).toEqual([shop.conversation_id, billing.conversation_id].sort());
     await requestJson(s.url, "POST", `/v1/account/teams/${salesId}/chatbots`, authA, { chatbot_ids: [] });
     expect(await seen(bea.idToken)).toEqual([shop.conversation_id, billing.conversation_id].sort());
-    // A member id of nobody in the account is refused, naming the field, and nothing changes.
+    // A member id of nobody in the account is not found, as any id of nothing is, naming the field; nothing changes.
     const stranger = await requestJson(s.url, "POST", `/v1/account/teams/${salesId}/members`, authA, {
       member_ids: ["00000000-0000-4000-8000-000000000000"],
     });
-    expect(stranger.status).toBe(400);
+    expect(stranger.status).toBe(404);
     expect(JSON.stringify(stranger.body)).toContain("member_ids");
     // Deleted: its chatbot is no team's, every operator sees it.
     expect((await requestJson(s.url, "DELETE", `/v1/account/teams/${billingTeam}`, authA)).status).toBe(200);

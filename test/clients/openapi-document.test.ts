@@ -57,7 +57,7 @@ describe("gen/openapi/aiagent.v1.openapi.json", () => {
     expect(param("/get_contact_conversations", "offset").schema.maximum).toBe(1_000_000);
     expect(param("/get_contact_conversations", "filter")).toMatchObject({
       required: false,
-      schema: { type: "string", enum: ["all", "unread", "live"], default: "all" },
+      schema: { type: "string", enum: ["all", "unread", "live", "snoozed"], default: "all" },
     });
     expect(param("/get_messages_for_conversation", "conversation_id")).toMatchObject({
       required: true,

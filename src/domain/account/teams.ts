@@ -254,7 +254,8 @@ export class Teams {
     return memberIds.map((id) => {
       const email = known.get(id);
       if (email === undefined)
-        throw invalidArgument("member_ids", `${id} is not a person of this account who has joined`);
+        // An id of nobody (here) is not found, as any id of nothing is; the message names the field.
+        throw new DomainError("not_found", `member_ids: ${id} is not a person of this account who has joined`);
       return { memberId: id, email };
     });
   }
@@ -264,7 +265,7 @@ export class Teams {
     if (chatbotIds.length === 0) return [];
     const own = new Set((await this.d.chatbots.listForAccount(caller.accountId)).map((c) => c.chatbotId.toLowerCase()));
     for (const id of chatbotIds)
-      if (!own.has(id)) throw invalidArgument("chatbot_ids", `${id} is not a chatbot of this account`);
+      if (!own.has(id)) throw new DomainError("not_found", `chatbot_ids: ${id} is not a chatbot of this account`);
     return chatbotIds.slice();
   }
 }
