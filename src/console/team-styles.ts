@@ -8,6 +8,8 @@ export const TEAM_CSS = `
 .field--check { display: flex; align-items: center; gap: .5rem; }
 .team__lists { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 16rem), 1fr)); gap: .75rem; margin-bottom: .75rem; }
 .team__lists fieldset { display: flex; flex-direction: column; align-items: flex-start; gap: .35rem; min-width: 0; border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem; }
+.viewing { min-height: 1.5em; margin: .25rem 0; font-size: .875rem; font-weight: 600; }
+.viewing:empty { min-height: 0; margin: 0; }
 .availability { flex: none; font-size: .875rem; }
 .availability select { padding: .25rem .4rem; }
 .field--check input { width: 1.25rem; height: 1.25rem; margin: 0; }

@@ -2,14 +2,19 @@ import type { EventTopic } from "../log/events.js";
 
 /** Who types: the customer in the frame, or an operator in the console. */
 export type TypingSide = "user" | "operator";
+/** A person of the account opening ("viewing") or closing ("left") a conversation in the console. */
+export type ViewingSide = "viewing" | "left";
 
 /** An ephemeral "is typing" signal: never stored, never a webhook; lost signals cost nothing but an indicator. */
 export interface TypingSignal {
   accountId: string;
   conversationId: string;
-  from: TypingSide;
+  from: TypingSide | ViewingSide;
   /** The operator's display name; "" for the customer. */
   name: string;
+  /** A viewing signal's person (their e-mail) and the conversation's chatbot (who may see it); else absent. */
+  email?: string;
+  chatbotId?: string;
 }
 
 /**
