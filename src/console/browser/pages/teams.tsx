@@ -47,9 +47,7 @@ export function TeamsPage() {
         <Empty>No teams yet: every operator sees every chatbot's conversations. Add a team above.</Empty>
       )}
       {all.state === "ok" &&
-        all.data.teams.map((t) => (
-          <TeamCard key={`${t.teamId}-${t.updatedAt}`} team={t} all={all.data} onChanged={reload} />
-        ))}
+        all.data.teams.map((t) => <TeamCard key={t.teamId} team={t} all={all.data} onChanged={reload} />)}
     </section>
   );
 }
