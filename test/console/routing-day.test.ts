@@ -84,7 +84,8 @@ async function playDay(d: Day): Promise<void> {
     // The admin makes two teams on the Teams page.
     const admin = await pageAt();
     await signIn(admin, d.one, d.account.email, d.account.password);
-    await admin.getByRole("link", { name: "Teams", exact: true }).click();
+    await admin.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Team", exact: true }).click();
+    await admin.getByRole("navigation", { name: "Team pages" }).getByRole("link", { name: "Teams" }).click();
     await admin.getByRole("heading", { name: "Teams", level: 1 }).waitFor();
     const addTeam = async (name: string) => {
       await admin.getByLabel("New team's name").fill(name);

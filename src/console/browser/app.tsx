@@ -119,7 +119,6 @@ function Layout({ path }: { path: string }) {
       { href: "/chatbots", label: "Chatbots" },
       { href: "/profile", label: "Profile" },
       { href: "/team", label: "Team" },
-      { href: "/teams", label: "Teams" },
       { href: "/audit", label: "Audit log" },
       { href: "/reports", label: "Reports" },
       { href: "/webhooks", label: "Webhooks" },
@@ -149,7 +148,7 @@ function Layout({ path }: { path: string }) {
             <ul>
               {nav.map((n) => (
                 <li key={n.href}>
-                  <Link href={n.href} current={section === n.href}>
+                  <Link href={n.href} current={section === n.href || (n.href === "/team" && section === "/teams")}>
                     {n.label}
                     {(n.count ?? 0) > 0 && (
                       <span class="nav-count" data-testid="mentions-count">

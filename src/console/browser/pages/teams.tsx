@@ -13,6 +13,7 @@ import {
   useAction,
   useLoad,
 } from "../ui.js";
+import { TeamTabs } from "./team.js";
 
 /** How a team's new conversations are assigned, as the service names it and as a person reads it. */
 const ASSIGNMENTS: readonly [string, string][] = [
@@ -36,6 +37,7 @@ export function TeamsPage() {
   return (
     <section>
       <PageTitle>Teams</PageTitle>
+      <TeamTabs current="teams" />
       <p class="muted">
         A team is given chatbots: its members see their conversations, and new ones can be assigned to its online
         members automatically. A chatbot given to no team is seen by every operator; admins see everything.
