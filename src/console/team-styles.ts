@@ -13,6 +13,8 @@ export const TEAM_CSS = `
 .subnav { display: flex; gap: .25rem; margin: 0 0 1rem; }
 .subnav a { padding: .35rem .7rem; border-radius: 6px; text-decoration: none; color: var(--fg); font-weight: 600; border: 1px solid var(--line); }
 .subnav a[aria-current=page] { background: #e3ebff; color: #1b3f98; border-color: #b9c9f5; }
+.team__lists label { display: flex; align-items: center; gap: .5rem; font-weight: 400; margin: 0; }
+.team__lists input[type=checkbox] { width: 1.1rem; height: 1.1rem; margin: 0; flex: none; }
 .availability { flex: none; font-size: .875rem; }
 .availability select { padding: .25rem .4rem; }
 @media (min-width: 1101px) { .topbar nav a { padding: .4rem .375rem; } .topbar, .topbar__menu { column-gap: .75rem; } }

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { serverForFile } from "../helpers/file-server.js";
-import { addMember, issueTokens, send } from "../helpers/flows.js";
+import { addMember, addTeam, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { type NdjsonReader, openNdjson } from "../helpers/ndjson.js";
 
@@ -42,13 +42,7 @@ describe("X is viewing", () => {
     const kim = await addMember(s.url, fx.idA, "kim@viewing.example");
     await postJson(s.url, "/v1/account/profile", { display_name: "Bea Stone" }, bearer(bea.idToken));
     // The chatbot is given to a team Kim is not in: Kim does not see its conversations.
-    const team = await postJson(
-      s.url,
-      "/v1/account/teams",
-      { name: "Viewers", member_ids: [bea.memberId], chatbot_ids: [fx.a.chatbotId] },
-      authA,
-    );
-    expect(team.status).toBe(200);
+    await addTeam(s.url, authA, { name: "Viewers", member_ids: [bea.memberId], chatbot_ids: [fx.a.chatbotId] });
     const t = await issueTokens(s.url, fx.a, "viewing-1");
     const conv = (await send(s.url, t.access_token, "hello")).conversation_id;
     const q = new URLSearchParams({ conversation_id: conv, after_message_order: "2", access_token: t.access_token });

@@ -5,7 +5,7 @@ import { consoleRoutes } from "../../src/console/routes.js";
 import { frameRoutes } from "../../src/frame/routes.js";
 import { launchBrowser, newContext } from "../frame/browser.js";
 import { startEmbedding } from "../frame/fixtures.js";
-import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
+import { addChatbot, addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { type Instance, startInstances } from "../helpers/instances.js";
 import { postgresSkipReason } from "../helpers/postgres.js";
@@ -70,14 +70,7 @@ async function playDay(d: Day): Promise<void> {
       [kim, "Kim"],
     ] as const)
       await postJson(d.one, "/v1/account/profile", { display_name: name }, { authorization: `Bearer ${p.idToken}` });
-    const billing = await postJson(
-      d.one,
-      "/v1/account/chatbots",
-      { name: "Billing desk", allowed_origins: ["https://billing.example"] },
-      authA,
-    );
-    expect(billing.status).toBe(200);
-    const billingId = billing.body.data.chatbot_id as string;
+    const billingId = await addChatbot(d.one, authA, "Billing desk");
     const chatbots = (await getJson(d.one, "/v1/account/chatbots", {}, authA)).body.data.chatbots;
     const mainName = chatbots.find((c: { chatbot_id: string }) => c.chatbot_id === d.account.chatbotId).name;
 
@@ -118,6 +111,7 @@ async function playDay(d: Day): Promise<void> {
     admin.once("dialog", (dlg) => void dlg.accept());
     await temp.getByRole("button", { name: "Delete Temporary" }).click();
     await temp.waitFor({ state: "detached" });
+    await admin.evaluate(() => scrollTo(0, 0));
     await docShot(admin, "routing-teams.png");
     const teams = (await getJson(d.one, "/v1/account/teams", {}, authA)).body.data.teams;
     expect(teams.map((t: { name: string }) => t.name)).toEqual(["Billing", "Support"]);

@@ -17,9 +17,9 @@ import { TeamTabs } from "./team.js";
 
 /** How a team's new conversations are assigned, as the service names it and as a person reads it. */
 const ASSIGNMENTS: readonly [string, string][] = [
-  ["off", "Off: new conversations wait in Unassigned"],
-  ["round_robin", "Round robin: the next online member in turn"],
-  ["balanced", "Balanced: the online member with the fewest open conversations"],
+  ["off", "Off (they wait in Unassigned)"],
+  ["round_robin", "Round robin (next in turn)"],
+  ["balanced", "Balanced (fewest open)"],
 ];
 
 type Everything = { teams: Team[]; members: Member[]; chatbots: Chatbot[] };
@@ -145,7 +145,7 @@ function TeamCard({ team, all, onChanged }: { team: Team; all: Everything; onCha
           <legend>Members</legend>
           {all.members.length === 0 && <p class="muted">The account has no people yet.</p>}
           {all.members.map((m) => (
-            <label key={m.memberId} class="labels__choice">
+            <label key={m.memberId}>
               <input
                 type="checkbox"
                 checked={members.includes(m.memberId)}
@@ -159,7 +159,7 @@ function TeamCard({ team, all, onChanged }: { team: Team; all: Everything; onCha
           <legend>Chatbots</legend>
           {all.chatbots.length === 0 && <p class="muted">The account has no chatbots yet.</p>}
           {all.chatbots.map((c) => (
-            <label key={c.chatbotId} class="labels__choice">
+            <label key={c.chatbotId}>
               <input
                 type="checkbox"
                 checked={chatbots.includes(c.chatbotId)}
