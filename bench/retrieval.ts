@@ -90,6 +90,8 @@ export interface Question {
   language: string;
   /** The pages that answer it (any counts); [] when the documents cannot. */
   pages: string[];
+  /** "tune": the ranking's settings were chosen on these; "held-out": never looked at while tuning. */
+  split?: "tune" | "held-out";
 }
 
 export const loadQuestions = (file = join(HERE, "retrieval", "questions.json")): Question[] =>
@@ -123,7 +125,11 @@ export async function measureQuality(
   search: Search,
   pageOf: (sourceId: string) => string | undefined,
   questions: Question[],
-): Promise<{ byLanguage: Record<string, LanguageQuality>; misses: { question: string; got: string[] }[] }> {
+): Promise<{
+  byLanguage: Record<string, LanguageQuality>;
+  bySplit: Record<string, Record<string, LanguageQuality>>;
+  misses: { question: string; got: string[] }[];
+}> {
   const rows: { q: Question; rank: number; answered: boolean; got: string[] }[] = [];
   for (const q of questions) {
     const ranked = await search(q.question, 30, 0);
@@ -159,10 +165,21 @@ export async function measureQuality(
   for (const l of [...new Set(questions.map((q) => q.language))])
     byLanguage[l] = summarize(rows.filter((r) => r.q.language === l));
   byLanguage.all = summarize(rows);
+  // The tuning half and the held-out half (questions.json's split): English, the other languages, all.
+  const bySplit: Record<string, Record<string, LanguageQuality>> = {};
+  for (const split of ["tune", "held-out"]) {
+    const xs = rows.filter((r) => r.q.split === split);
+    if (xs.length === 0) continue;
+    bySplit[split] = {
+      en: summarize(xs.filter((r) => r.q.language === "en")),
+      other: summarize(xs.filter((r) => r.q.language !== "en")),
+      all: summarize(xs),
+    };
+  }
   const misses = rows
     .filter((r) => (r.q.pages.length > 0 && r.rank !== 1) || (r.q.pages.length === 0 && r.answered))
     .map((r) => ({ question: r.q.question, got: r.q.pages.length === 0 ? ["(answered)", ...r.got] : r.got }));
-  return { byLanguage, misses };
+  return { byLanguage, bySplit, misses };
 }
 
 /** An in-process service on a fresh SQLite file (or the PostgreSQL database given), with an account and chatbot. */
@@ -213,6 +230,7 @@ export async function ingestDocs(
     pageOf.set(s.sourceId, f.id);
   }
   await b.app.knowledge.idle();
+  await b.app.knowledge.warm(b.chatbotId);
   const sources = await b.app.knowledge.list(b.caller, b.chatbotId);
   return {
     pageOf,
@@ -245,7 +263,18 @@ async function scaleRow(
   chunks: ChunkInput[],
   questions: Question[],
   total: number,
-): Promise<{ chunks: number; p50_ms: number; p99_ms: number; searches: number; seed_seconds: number }> {
+): Promise<{
+  chunks: number;
+  p50_ms: number;
+  p99_ms: number;
+  cpu_p50_ms: number;
+  cpu_p99_ms: number;
+  searches: number;
+  seed_seconds: number;
+  in_memory_index: boolean;
+  index_build_seconds: number;
+  index_heap_mb: number;
+}> {
   const store = openSqliteStore(join(dir, "scale.db"));
   try {
     const chatbotId = "00000000-0000-4000-8000-00000000c0de";
@@ -298,22 +327,42 @@ async function scaleRow(
       reader: {} as never,
       exclusive: async (_n, fn) => fn(),
     });
-    // Warm-up, then every question three times: the time of each search as the agent runs it (limit 3, floor on).
+    // The chatbot's in-memory index built once (index-cache.ts; a search before it is answered by the store).
+    const heap = process.memoryUsage().heapUsed;
+    const built = performance.now();
+    const indexed = await service.warm(chatbotId);
+    const indexSeconds = (performance.now() - built) / 1000;
+    // The build's garbage collected before the searches are timed (npm run bench:retrieval exposes gc): a server
+    // builds an index once per change of its sources, not between two questions.
+    (globalThis as { gc?: () => void }).gc?.();
+    const indexMb = (process.memoryUsage().heapUsed - heap) / 1e6;
+    // Warm-up, then every question three times: the time of each search as the agent runs it (limit 3, floor on),
+    // on the wall clock and in this thread's CPU time (the machine's load stretches the first, not the second).
     for (const q of questions.slice(0, 10)) await service.searchKnowledge(chatbotId, q.question, 3);
     const times: number[] = [];
+    const cpu: number[] = [];
     for (let rep = 0; rep < 3; rep++)
       for (const q of questions) {
+        const c = process.cpuUsage();
         const t = performance.now();
         await service.searchKnowledge(chatbotId, q.question, 3);
         times.push(performance.now() - t);
+        const used = process.cpuUsage(c);
+        cpu.push((used.user + used.system) / 1000);
       }
     times.sort((a, b) => a - b);
+    cpu.sort((a, b) => a - b);
     return {
       chunks: total,
       p50_ms: Number(percentile(times, 50).toFixed(2)),
       p99_ms: Number(percentile(times, 99).toFixed(2)),
+      cpu_p50_ms: Number(percentile(cpu, 50).toFixed(2)),
+      cpu_p99_ms: Number(percentile(cpu, 99).toFixed(2)),
       searches: times.length,
       seed_seconds: Number(seedSeconds.toFixed(1)),
+      in_memory_index: indexed,
+      index_build_seconds: Number(indexSeconds.toFixed(1)),
+      index_heap_mb: Math.round(indexMb),
     };
   } finally {
     store.close();
@@ -437,7 +486,14 @@ async function pdfRow(dir: string, chunks: ChunkInput[], pages: number, log: (s:
 }
 
 export interface RetrievalResult {
-  quality?: Record<string, { byLanguage: Record<string, LanguageQuality>; ingest: unknown }>;
+  quality?: Record<
+    string,
+    {
+      byLanguage: Record<string, LanguageQuality>;
+      bySplit: Record<string, Record<string, LanguageQuality>>;
+      ingest: unknown;
+    }
+  >;
   scale?: Awaited<ReturnType<typeof scaleRow>>;
   pdf?: Awaited<ReturnType<typeof pdfRow>>;
   skipped?: string;
@@ -478,6 +534,7 @@ export async function runRetrieval(o: {
         const q = await measureQuality(search, (id) => ingest.pageOf.get(id), questions);
         result.quality![name] = {
           byLanguage: q.byLanguage,
+          bySplit: q.bySplit,
           ingest: {
             documents: files.length,
             passages: ingest.chunks,
@@ -490,6 +547,11 @@ export async function runRetrieval(o: {
           o.log(
             `retrieval ${name} ${l.padEnd(3)} n=${x.questions} recall@1 ${x.recall_at_1} recall@3 ${x.recall_at_3} MRR@10 ${x.mrr_at_10} answered ${x.answered_share} don't-know ${x.dont_know_share}`,
           );
+        for (const [split, ls] of Object.entries(q.bySplit))
+          for (const [l, x] of Object.entries(ls))
+            o.log(
+              `retrieval ${name} ${split.padEnd(8)} ${l.padEnd(5)} n=${x.questions} recall@1 ${x.recall_at_1} recall@3 ${x.recall_at_3} MRR@10 ${x.mrr_at_10} don't-know ${x.dont_know_share}`,
+            );
         const en = q.byLanguage.en!;
         const all = q.byLanguage.all!;
         targets.push(
@@ -524,12 +586,12 @@ export async function runRetrieval(o: {
     const total = o.quick ? 20_000 : 100_000;
     result.scale = await scaleRow(work, chunks, questions, total);
     o.log(
-      `retrieval scale: ${total} passages (seeded in ${result.scale.seed_seconds} s): searchKnowledge p50 ${result.scale.p50_ms} ms p99 ${result.scale.p99_ms} ms`,
+      `retrieval scale: ${total} passages (seeded in ${result.scale.seed_seconds} s, in-memory index ${result.scale.in_memory_index} built in ${result.scale.index_build_seconds} s, ~${result.scale.index_heap_mb} MB heap): searchKnowledge p50 ${result.scale.p50_ms} ms p99 ${result.scale.p99_ms} ms (CPU p50 ${result.scale.cpu_p50_ms} ms p99 ${result.scale.cpu_p99_ms} ms; load ${loadavg()[0]!.toFixed(1)})`,
     );
     targets.push({
       name: `Retrieval over ${total.toLocaleString("en-US")} passages`,
       rule: "p99 ≤ 5 ms in process",
-      measured: `${result.scale.p99_ms} ms (p50 ${result.scale.p50_ms} ms)`,
+      measured: `${result.scale.p99_ms} ms (p50 ${result.scale.p50_ms} ms; CPU time p99 ${result.scale.cpu_p99_ms} ms)`,
       score: 5 / Math.max(0.01, result.scale.p99_ms),
       met: result.scale.p99_ms <= 5,
     });

@@ -6,6 +6,7 @@ import { lifecycle } from "./compose/lifecycle.js";
 import { composeMail } from "./compose/mail.js";
 import { composeMetrics } from "./compose/observability.js";
 import { composePrivacy } from "./compose/privacy.js";
+import { composeTimers } from "./compose/timers.js";
 import { composeTokens } from "./compose/tokens.js";
 import { composeWebhooks } from "./compose/webhooks.js";
 import type { Config } from "./config.js";
@@ -18,6 +19,7 @@ import { AuditLog } from "./domain/audit/audit-log.js";
 import { type Clock, systemClock } from "./domain/clock.js";
 import type { ConversationService } from "./domain/conversation/conversation-service.js";
 import type { AgentReplay } from "./domain/conversation/replay.js";
+import type { ConversationTimers } from "./domain/conversation/timers.js";
 import type { KnowledgeService } from "./domain/knowledge/knowledge-service.js";
 import { EventLog } from "./domain/log/event-log.js";
 import type { LogFeed } from "./domain/log/log-feed.js";
@@ -25,7 +27,7 @@ import type { MailSender, MailTransport } from "./domain/mail/mailer.js";
 import type { OfflineReplies } from "./domain/mail/offline-replies.js";
 import type { PrivacyService } from "./domain/privacy/privacy-service.js";
 import type { RetentionSchedule } from "./domain/privacy/retention-schedule.js";
-import type { Store } from "./domain/store.js";
+import type { Repositories, Store } from "./domain/store.js";
 import type { KeyRing } from "./domain/token/key-ring.js";
 import type { SessionRegistry } from "./domain/token/session-registry.js";
 import type { TokenService } from "./domain/token/token-service.js";
@@ -126,6 +128,8 @@ export interface App {
   mailSender: MailSender | undefined;
   /** Queues replies to customers who are away (undefined without a relay). */
   offlineReplies: OfflineReplies | undefined;
+  /** Snoozes and first-response SLA clocks; `check()` wakes and settles what is due now (tests). */
+  timers: ConversationTimers<Repositories>;
   handler: (req: HttpRequest, res: HttpResponse) => void;
   log: Logger;
   /** Listens on config.port (0 for any free port). */
@@ -181,8 +185,9 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     rateLimiter,
   });
   conversation.notes.alertMentionsWith(mail.mentionMails);
+  const timer = composeTimers(b, { eventLog, mailSender: mail.mailSender });
   let listeningUrl: string | undefined;
-  const parts = { ...token, ...account, ...conversation, ...privacy, ...webhook, ...mail };
+  const parts = { ...token, ...account, ...conversation, ...privacy, ...webhook, ...mail, ...timer };
   const bindings = composeBindings(b, { ...parts, audit, listeningUrl: () => listeningUrl });
   const app: App = {
     config,
@@ -210,6 +215,7 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     ...pick(privacy, "privacy", "retention"),
     ...webhook,
     ...pick(mail, "mailSender", "offlineReplies"),
+    ...pick(timer, "timers"),
     handler: () => undefined,
     ...lifecycle(b, { ...parts, handler: () => app.handler, listening: (url) => void (listeningUrl = url) }),
   };

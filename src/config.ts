@@ -97,6 +97,8 @@ export interface Config {
    * How often chatbots' retention periods and the audit log's are applied (AIAGENT_RETENTION_INTERVAL, default 3600 s).
    */
   readonly retentionIntervalSeconds: number;
+  /** How often each instance looks for snoozes that ended and first-response SLA clocks that are due (ms). */
+  readonly timerCheckMs: number;
   /**
    * The bearer secret `GET /metrics` asks for (AIAGENT_METRICS_TOKEN, at least 16 characters; never echoed);
    * undefined: no /metrics route at all (docs/operations.md).
@@ -623,6 +625,7 @@ export function loadConfig(
     },
     auditRetentionDays: positive(src, "AIAGENT_AUDIT_RETENTION_DAYS", 365),
     retentionIntervalSeconds: seconds(src, "AIAGENT_RETENTION_INTERVAL", 3600, 1, 86400),
+    timerCheckMs: ranged(src, "AIAGENT_TIMER_CHECK_MS", 5000, 50, 3_600_000),
     metricsToken: metricsToken(env),
     mail: mailSettings(src, env),
     attachmentMaxBytes: ranged(src, "AIAGENT_ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024, 1024, 50 * 1024 * 1024),

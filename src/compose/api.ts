@@ -55,6 +55,7 @@ import type { Base } from "./base.js";
 import type { ConversationParts } from "./conversations.js";
 import type { MailParts } from "./mail.js";
 import type { PrivacyParts } from "./privacy.js";
+import type { TimerParts } from "./timers.js";
 import type { TokenParts } from "./tokens.js";
 import type { WebhookParts } from "./webhooks.js";
 
@@ -95,7 +96,8 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
   Omit<AccountParts, "targets" | "extractWorker"> &
   Omit<ConversationParts, "events"> &
   Pick<PrivacyParts, "privacy"> &
-  Pick<WebhookParts, "webhooks"> & {
+  Pick<WebhookParts, "webhooks"> &
+  Pick<TimerParts, "timers"> & {
     audit: AuditLog<Repositories>;
     /** The address the server listens on, once it does (invitation links fall back to it). */
     listeningUrl: () => string | undefined;
@@ -134,6 +136,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         d.activities,
         d.search,
         d.labels,
+        d.timers,
         d.presence,
       ),
     ),

@@ -22,7 +22,7 @@ import { ConversationNotes } from "../domain/conversation/notes.js";
 import { AgentReplay } from "../domain/conversation/replay.js";
 import { Routing } from "../domain/conversation/routing.js";
 import { ConversationSearch } from "../domain/conversation/search.js";
-import type { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
+import type { KnowledgeService, KnowledgeView } from "../domain/knowledge/knowledge-service.js";
 import { AccountLogs } from "../domain/log/account-logs.js";
 import type { EventLog } from "../domain/log/event-log.js";
 import { LogFeed } from "../domain/log/log-feed.js";
@@ -135,9 +135,9 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   streams.stopWith(await store.onCredentialsChanged(() => void streams.told().catch(() => undefined)));
   // The built-in agent answers from the chatbot's knowledge: its list, and its indexed sources; a model searches them
   // with the search_knowledge tool.
-  const searchKnowledge = (chatbot: ChatbotRecord, question: string, limit: number) =>
-    d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot });
-  const hasSources = async (chatbotId: string) => (await store.knowledge.listSources(chatbotId, 1)).length > 0;
+  const searchKnowledge = (chatbot: ChatbotRecord, question: string, limit: number, view?: KnowledgeView) =>
+    d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot, view });
+  const hasSources = (chatbotId: string, view?: KnowledgeView) => d.knowledge.hasSources(chatbotId, view);
   const builtIn = new OfflineAgent(searchKnowledge, hasSources);
   // A chatbot's own endpoint when its settings name one; the built-in agent when they name it; else the service's
   // agent (AIAGENT_LLM_* or the built-in one).
@@ -173,6 +173,8 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
       ? { checkTarget: async (field: string, url: string) => void (await checkTarget(field, url, d.targets!)) }
       : {}),
   });
+  const typingChannel = await store.sharedTyping(new InProcessTyping());
+  const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const nameOf = async (accountId: string, email: string) =>
     (await store.profiles.get(accountId, email))?.displayName ?? "";
   // Auto-assignment per team: handovers routed to available members, the wait drained as people come and free up.
@@ -202,6 +204,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
       ...(d.audit ? { auditLog: d.audit } : {}),
       displayNameOf: nameOf,
       router,
+      agentLookingUp: (conv) => typing.agentLookingUp(conv),
     },
     { inspect: inspectFile, maxBytes: config.attachmentMaxBytes },
   );
@@ -210,6 +213,8 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     chatbots: store.chatbots,
     conversations: store.conversations,
     agents: store.agents,
+    tools: agentTools,
+    knowledge: d.knowledge,
     agent: directed,
     clock: b.clock,
     publish: async (caller, bot, draft) => {
@@ -219,10 +224,9 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
           : undefined;
       await d.accounts.updateChatbot(caller, bot.chatbotId, { knowledge: draft.knowledge, agent: model });
       await agentTools.updateSettings(caller, bot.chatbotId, { instructions: draft.instructions });
+      return draft.tools ? agentTools.applyDraftTools(caller, bot, draft.tools) : [];
     },
   });
-  const typingChannel = await store.sharedTyping(new InProcessTyping());
-  const typing = new TypingService({ ...store, channel: typingChannel, clock: b.clock });
   const people = peopleOf(store);
   const notes = new ConversationNotes({
     ...store,

@@ -6,6 +6,7 @@ import type { Base } from "./base.js";
 import type { ConversationParts } from "./conversations.js";
 import type { MailParts } from "./mail.js";
 import type { PrivacyParts } from "./privacy.js";
+import type { TimerParts } from "./timers.js";
 import type { TokenParts } from "./tokens.js";
 import type { WebhookParts } from "./webhooks.js";
 
@@ -14,7 +15,8 @@ export type LifecycleDeps = Pick<TokenParts, "stopKeyWatch"> &
   Pick<PrivacyParts, "retention" | "stopErasureWatch"> &
   Pick<WebhookParts, "dispatcher"> &
   Pick<AccountParts, "knowledge" | "extractWorker"> &
-  Pick<MailParts, "startMail" | "stopMail"> & {
+  Pick<MailParts, "startMail" | "stopMail"> &
+  Pick<TimerParts, "startTimers" | "stopTimers"> & {
     /** The app's handler once wired (read when the server starts). */
     handler: () => App["handler"];
     /** Told the server's address once it listens. */
@@ -32,6 +34,7 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
       // Sources queued (or left indexing by a stopped process) are indexed in the background.
       d.knowledge.start();
       await d.startMail();
+      d.startTimers();
       const server = await listen(
         d.handler(),
         config.port,
@@ -52,6 +55,7 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
           await retention.close();
           await d.knowledge.close();
           await d.stopMail();
+          await d.stopTimers();
           return server.close(graceMs);
         },
       };
@@ -61,6 +65,7 @@ export function lifecycle(b: Base, d: LifecycleDeps): Pick<App, "listen" | "clos
       await retention.close();
       await d.knowledge.close();
       await d.stopMail();
+      await d.stopTimers();
       await d.extractWorker.close();
       d.stopKeyWatch();
       d.stopErasureWatch();

@@ -11,6 +11,7 @@ import { mentionMail, queueMentionMails } from "../domain/mail/mention-mail.js";
 import { OfflineReplies } from "../domain/mail/offline-replies.js";
 import { CustomerPresence } from "../domain/mail/presence.js";
 import { replyMail } from "../domain/mail/reply-mail.js";
+import { slaAlertMail } from "../domain/mail/sla-alert-mail.js";
 import { transcriptMail } from "../domain/mail/transcript-mail.js";
 import { unsubscribe } from "../domain/mail/unsubscribe.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
@@ -102,6 +103,7 @@ export function composeMail(b: Base, d: MailDeps): MailParts {
       invitation: invitationMail({ sealer: d.sealer, now: () => clock.now() }),
       transcript: transcriptMail({ ...store, contact }),
       mention: mentionMail({ consoleUrl: `${settings.linkBase.replace(/\/+$/, "")}/console` }),
+      sla_alert: slaAlertMail({ consoleUrl: `${settings.linkBase.replace(/\/+$/, "")}/console` }),
     },
     now: () => clock.now(),
     linkBase: settings.linkBase,

@@ -68,4 +68,14 @@ export const INBOX_CSS = `
 .mention__text { white-space: pre-wrap; overflow-wrap: anywhere; margin: .25rem 0; }
 .nav-count { display: inline-block; min-width: 1.25rem; padding: 0 .35rem; margin-inline-start: .25rem; border-radius: 999px;
   background: #8a1116; color: #fff; font-size: .75rem; text-align: center; }
+.snooze { display: inline-flex; flex-wrap: wrap; align-items: center; gap: .5rem; font-size: .875rem; }
+.snooze__menu { flex-basis: 100%; display: flex; flex-wrap: wrap; gap: .5rem; }
+.snooze__chosen { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; }
+.snooze__chosen input { min-width: 0; }
+.sla { display: inline-block; padding: 0 .4rem; border-radius: .6rem; font-size: .8rem; font-weight: 600; background: #eef2f7; color: #1f3a5f; }
+.sla--breached { background: #fde8e8; color: #8a1c1c; }
+.sla--met { background: #e6f4ea; color: #1e5b2e; }
+.contact__timers { grid-column: 1 / -1; font-size: .8rem; overflow-wrap: anywhere; }
+.inbox__label-filter { display: inline-flex; align-items: center; gap: .35rem; font-size: .875rem; font-weight: 600; }
+.inbox__label-filter select { font: inherit; font-weight: 400; max-width: 12rem; }
 `;

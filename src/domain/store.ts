@@ -25,6 +25,7 @@ import type {
   ConversationRepository,
   NoteRepository,
   RatingRepository,
+  TimerRepository,
 } from "./conversation/repository.js";
 import type { PresenceRepository, RoutingRepository } from "./conversation/routing.js";
 import type { SearchRepository } from "./conversation/search.js";
@@ -106,6 +107,8 @@ export interface Repositories {
   search: SearchRepository;
   /** The accounts' labels and the conversations that carry them. */
   labels: LabelRepository;
+  /** The conversations' snoozes and first-response SLA clocks. */
+  timers: TimerRepository;
 }
 
 /**

@@ -67,11 +67,12 @@ export interface ChatbotRow {
   active: boolean | number;
   created_at: Big;
   picture_id: string;
+  first_response_sla_minutes: Big;
 }
 
 /** The columns a chatbot is read from: all but the picture's bytes, which only the picture route reads. */
 export const CHATBOT_COLUMNS =
-  "chatbot_id, account_id, name, allowed_origins, knowledge, agent, appearance, active, created_at, picture_id";
+  "chatbot_id, account_id, name, allowed_origins, knowledge, agent, appearance, active, created_at, picture_id, first_response_sla_minutes";
 
 export const toChatbot = (r: ChatbotRow): ChatbotRecord => ({
   chatbotId: r.chatbot_id,
@@ -84,9 +85,10 @@ export const toChatbot = (r: ChatbotRow): ChatbotRecord => ({
   active: isSet(r.active),
   createdAt: Number(r.created_at),
   pictureId: r.picture_id,
+  firstResponseSlaMinutes: Number(r.first_response_sla_minutes),
 });
 
-/** The settings an update writes, in column order (name, origins, knowledge, agent, appearance, active). */
+/** The settings an update writes, in column order (name, origins, knowledge, agent, appearance, active, SLA). */
 export const chatbotSettings = (c: Omit<ChatbotRecord, "createdAt">, flag: Flag) =>
   [
     c.name,
@@ -95,6 +97,7 @@ export const chatbotSettings = (c: Omit<ChatbotRecord, "createdAt">, flag: Flag)
     JSON.stringify(c.agent),
     appearanceToJson(c.appearance),
     flag(c.active),
+    c.firstResponseSlaMinutes ?? 0,
   ] as const;
 
 /** The values of a chatbot's insert, in column order. */

@@ -184,6 +184,8 @@ export const toDraft = (r: DraftRow): AgentDraftRecord => {
     instructions: d.instructions ?? "",
     knowledge: d.knowledge ?? [],
     model: d.model ?? "",
+    ...(d.tools ? { tools: d.tools } : {}),
+    ...(d.leftOutSources ? { leftOutSources: d.leftOutSources } : {}),
     updatedAt: Number(r.updated_at),
   };
 };
@@ -191,6 +193,12 @@ export const toDraft = (r: DraftRow): AgentDraftRecord => {
 export const draftValues = (d: AgentDraftRecord) => [
   d.chatbotId,
   d.accountId,
-  JSON.stringify({ instructions: d.instructions, knowledge: d.knowledge, model: d.model }),
+  JSON.stringify({
+    instructions: d.instructions,
+    knowledge: d.knowledge,
+    model: d.model,
+    tools: d.tools,
+    leftOutSources: d.leftOutSources,
+  }),
   d.updatedAt,
 ];

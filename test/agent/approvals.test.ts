@@ -3,6 +3,7 @@ import { AWAITING_APPROVAL } from "../../src/agents/openai-compatible.js";
 import { type LlmStandIn, scripted, startLlmStandIn } from "../frame/llm-stand-in.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, requestJson } from "../helpers/http.js";
+import { openNdjson } from "../helpers/ndjson.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { ToolServer } from "../helpers/tool-server.js";
 
@@ -200,6 +201,45 @@ describe("a call that needs approval", () => {
     });
     expect(asCustomer.status).toBe(401);
     expect((await approvals(w.conversationId)).body.data.approvals[0].status).toBe("pending");
+  });
+
+  it("while the approved call runs the customer's watch shows the looking-up line, and the model sees all said since", async () => {
+    const w = await waitingRefund("885");
+    // The customer writes on while the call waits: the agent's answer to that is not the point (it says "wait").
+    llm.behave(scripted([{ text: ["The team is looking at it."] }]));
+    await send(s.url, w.at, "Any news on my refund?", w.conversationId);
+    const listed = await frameMessages(w.at, w.conversationId);
+    const stream = await openNdjson(
+      `${s.url}/watch_conversation?${new URLSearchParams({
+        conversation_id: w.conversationId,
+        after_message_order: String(listed.length),
+        access_token: w.at,
+      })}`,
+    );
+    expect((await stream.next())?.result?.conversation).toBeDefined();
+    llm.behave(scripted([{ text: ["Your refund for order 885 is on its way."] }]));
+    const r = await decide(w.conversationId, w.callId, "approve");
+    expect(r.status).toBe(200);
+    // On the customer's stream: the looking-up line, then the reply with its tool calls redacted (id, name, status).
+    const events: any[] = [];
+    for (let line = await stream.next(); line?.result; line = await stream.next()) {
+      events.push(line.result);
+      if (line.result.message?.role === "assistant") break;
+    }
+    await stream.cancel();
+    const kinds = events.map((e) => (e.activity ? `activity:${e.activity}` : e.message ? "message" : "other"));
+    expect(kinds.filter((k) => k !== "other")).toEqual(["activity:looking_up", "message"]);
+    const reply = events.at(-1).message;
+    expect(reply.content).toContain("on its way");
+    expect(JSON.parse(reply.tool_calls)).toEqual([{ id: w.callId, name: "refund_order", status: "succeeded" }]);
+    expect(JSON.stringify(events)).not.toContain("19.90");
+    // The model was shown the whole conversation: the question asked while the call waited, then the call's result.
+    const told = llm.requests.at(-1)!.body.messages;
+    const asked = told.findIndex((m) => m.role === "user" && m.content === "Any news on my refund?");
+    const result = told.findIndex((m) => m.role === "tool" && m.tool_call_id === w.callId);
+    expect(asked).toBeGreaterThan(0);
+    expect(result).toBeGreaterThan(asked);
+    expect(told.filter((m) => m.tool_calls?.[0]?.id === w.callId)).toHaveLength(1);
   });
 
   it("the wait survives a restart: after it, the operator approves and the answer reaches the frame", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LlmStandIn, oneCallThen, scripted, startLlmStandIn } from "../frame/llm-stand-in.js";
-import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { idToken, issueTokens, send, teamToolCalls } from "../helpers/flows.js";
 import { getJson } from "../helpers/http.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { addSource, settled } from "../knowledge/support.js";
@@ -96,8 +96,9 @@ describe("search_knowledge in the model's tool loop", () => {
     expect(docs[0]!.url).toContain(CARE);
     expect(docs[0]!.score).toBeGreaterThanOrEqual(0.5);
 
-    // tool_calls records the call and its outcome.
-    expect(JSON.parse(r.reply.tool_calls)).toEqual([
+    // tool_calls records the call and its outcome (the account's read: the customer's has its id, name and status).
+    const auth = { authorization: `Bearer ${await idToken(s.url, a)}` };
+    expect(await teamToolCalls(s.url, auth, r.reply)).toEqual([
       {
         id: "s1",
         name: "search_knowledge",
@@ -108,7 +109,6 @@ describe("search_knowledge in the model's tool loop", () => {
       },
     ]);
     // As stored: the conversation's messages show the same documents.
-    const auth = { authorization: `Bearer ${await idToken(s.url, a)}` };
     const page = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: r.conversation_id }, auth);
     expect(page.body.messages.at(-1).documents[0]).toMatchObject({ source_id: sourceId, knowledge_version: 1 });
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AWAITING_APPROVAL, STEPS_EXHAUSTED } from "../../src/agents/openai-compatible.js";
 import { type LlmStandIn, oneCallThen, scripted, startLlmStandIn } from "../frame/llm-stand-in.js";
-import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { idToken, issueTokens, send, teamToolCalls } from "../helpers/flows.js";
 import { getJson, requestJson } from "../helpers/http.js";
 import { selectRows } from "../helpers/rows.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
@@ -138,8 +138,8 @@ describe("a tool call, end to end", () => {
     expect(second!.body.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_a" });
     expect(second!.body.messages.at(-1)!.content).toContain("ships tomorrow");
 
-    // tool_calls holds the record: {id, name, arguments, status, result, duration_ms}.
-    const record = JSON.parse(r.reply.tool_calls);
+    // tool_calls holds the record: {id, name, arguments, status, result, duration_ms}, as the account reads it.
+    const record = await teamToolCalls(s.url, auth, r.reply);
     expect(record).toEqual([
       {
         id: "call_a",
@@ -150,8 +150,17 @@ describe("a tool call, end to end", () => {
         duration_ms: expect.any(Number),
       },
     ]);
-    const page = await getJson(s.url, "/get_messages_for_conversation", { conversation_id: r.conversation_id }, auth);
-    expect(JSON.parse(page.body.messages.at(-1).tool_calls)[0].status).toBe("succeeded");
+    // The customer's own answer carries each call's id, name and status only: not the arguments, not the result.
+    const redacted = [{ id: "call_a", name: "track_order", status: "succeeded" }];
+    expect(JSON.parse(r.reply.tool_calls)).toEqual(redacted);
+    // So does the customer's message list (the frame's token), the account's keeps the whole record.
+    const own = await getJson(s.url, "/get_messages_for_conversation", {
+      conversation_id: r.conversation_id,
+      access_token: at,
+    });
+    expect(JSON.parse(own.body.messages.at(-1).tool_calls)).toEqual(redacted);
+    expect(r.reply.tool_calls).not.toContain("4471");
+    expect(r.reply.tool_calls).not.toContain("ships tomorrow");
 
     // On the next turn the model gets that answer back with its tool calls and their results.
     llm.behave(scripted([{ text: ["You're welcome."] }]));
@@ -191,7 +200,10 @@ describe("a tool call, end to end", () => {
     ).toEqual(["1", "2"]);
     const last = llm.requests.at(-1)!.body.messages;
     expect(last.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["p1", "p2"]);
-    expect(JSON.parse(r.reply.tool_calls).map((c: { status: string }) => c.status)).toEqual(["succeeded", "succeeded"]);
+    expect((await teamToolCalls(s.url, auth, r.reply)).map((c: { status: string }) => c.status)).toEqual([
+      "succeeded",
+      "succeeded",
+    ]);
   });
 });
 
@@ -256,7 +268,7 @@ describe("each failure ends the call cleanly and tells the model", () => {
     const seen = tools.calls.length;
     const r = await send(s.url, at, "Where is my order?");
     expect(r.reply.content).toBe("Sorry, I could not check that.");
-    const [record] = JSON.parse(r.reply.tool_calls);
+    const [record] = await teamToolCalls(s.url, auth, r.reply);
     expect(record).toMatchObject({ id: "f1", name: c.tool, status: c.status });
     const told = llm.requests.at(-1)!.body.messages.at(-1)!;
     expect(told).toMatchObject({ role: "tool", tool_call_id: "f1" });
@@ -276,7 +288,7 @@ describe("bounds and approval", () => {
     const r = await send(s.url, at, "Keep looking");
     expect(llm.requests.length - before).toBe(MAX_STEPS);
     expect(r.reply.content).toBe(STEPS_EXHAUSTED);
-    const statuses = JSON.parse(r.reply.tool_calls).map((c: { status: string }) => c.status);
+    const statuses = (await teamToolCalls(s.url, auth, r.reply)).map((c: { status: string }) => c.status);
     expect(statuses).toEqual([...Array(MAX_STEPS - 1).fill("succeeded"), "not_run"]);
   });
 
@@ -287,7 +299,7 @@ describe("bounds and approval", () => {
     const r = await send(s.url, at, "Refund order 5");
     expect(tools.calls.length).toBe(seen);
     expect(r.reply.content).toBe(AWAITING_APPROVAL);
-    expect(JSON.parse(r.reply.tool_calls)[0]).toMatchObject({ id: "r1", status: "awaiting_approval" });
+    expect((await teamToolCalls(s.url, auth, r.reply))[0]).toMatchObject({ id: "r1", status: "awaiting_approval" });
   });
 });
 

@@ -42,6 +42,9 @@ function someContact(i: number): ContactView {
     chatbotId: i % 6 === 0 ? "" : `bot-${i % 3}`,
     latestMessagePreview: i % 6 === 0 ? "" : text(i + 3, i % 40),
     latestMessageRole: i % 6 === 0 ? "" : i % 2 === 0 ? "user" : "assistant",
+    snoozedUntil: i % 4 === 0 ? 1_700_000_000_000 + i * 1000 : null,
+    firstResponseDueAt: i % 3 === 0 ? 1_700_000_000_000 + i * 60_000 : null,
+    firstResponseStatus: i % 3 === 0 ? (["pending", "met", "breached", "cancelled"] as const)[i % 4]! : "none",
   };
 }
 

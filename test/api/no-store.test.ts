@@ -216,6 +216,15 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
       ok: () => post("/set_conversation_priority", { conversation_id: conversationId, priority: "high" }, bearer(id)),
       fail: () => post("/set_conversation_priority", { conversation_id: conversationId, priority: "x" }, bearer(id)),
     },
+    "POST /snooze_conversation": {
+      ok: () =>
+        post(
+          "/snooze_conversation",
+          { conversation_id: conversationId, snoozed_until: new Date(Date.now() + 3_600_000).toISOString() },
+          bearer(id),
+        ),
+      fail: () => post("/snooze_conversation", { conversation_id: conversationId, snoozed_until: "soon" }, bearer(id)),
+    },
     "POST /set_conversation_labels": {
       ok: () => post("/set_conversation_labels", { conversation_id: conversationId, label_ids: [labelId] }, bearer(id)),
       fail: () => post("/set_conversation_labels", { conversation_id: "x", label_ids: [] }, bearer(id)),

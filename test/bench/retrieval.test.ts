@@ -32,6 +32,13 @@ describe.runIf(canRun)("retrieval bench", () => {
     for (const l of ["en", "de", "fr", "es"]) expect(languages).toContain(l);
     expect(questions.filter((q) => q.pages.length === 0).length).toBeGreaterThanOrEqual(10);
     expect(new Set(questions.map((q) => q.question)).size).toBe(questions.length);
+    // Split in two halves, each with every language and unanswerable questions: tuned on one, reported on both.
+    for (const split of ["tune", "held-out"]) {
+      const half = questions.filter((q) => q.split === split);
+      expect(half.length, split).toBeGreaterThanOrEqual(Math.floor(questions.length / 2));
+      for (const l of ["en", "de", "fr", "es"]) expect(half.some((q) => q.language === l)).toBe(true);
+      expect(half.some((q) => q.pages.length === 0)).toBe(true);
+    }
   });
 
   it("ingests pages as file sources and measures recall, MRR and the unanswerable share", {

@@ -33,6 +33,12 @@ let id: string;
 let otherId: string;
 let conversationId: string;
 const USER = "openapi-user";
+/** A knowledge source of one snippet, as CreateKnowledgeSource and AddAgentDraftSource take it. */
+const snippetsSource = (title: string, snippet: string) => ({
+  kind: "snippets",
+  snippets: [{ title, url: `https://shop.example/${title.toLowerCase()}`, snippet }],
+});
+
 const MISSING = "00000000-0000-4000-8000-000000000000";
 
 beforeAll(async () => {
@@ -363,6 +369,11 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { display_name: "Sam", avatar_url: "javascript:alert(1)" }, bearer: id }),
     failStatus: 400,
   },
+  "POST /v1/account/alerts": {
+    ok: () => ({ body: { sla_breach_email: false }, bearer: id }),
+    fail: () => ({ body: { sla_breach_email: false }, bearer: access }),
+    failStatus: 401,
+  },
   "POST /v1/account/profile/picture": {
     ok: () => ({ body: { image: discPng(8).toString("base64") }, bearer: id }),
     fail: () => ({ body: { image: Buffer.from("not a picture").toString("base64") }, bearer: id }),
@@ -660,6 +671,14 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { conversation_id: conversationId, priority: "extreme" }, bearer: id, raw: true }),
     failStatus: 400,
   },
+  "POST /snooze_conversation": {
+    ok: () => ({
+      body: { conversation_id: conversationId, snoozed_until: new Date(Date.now() + 3_600_000).toISOString() },
+      bearer: id,
+    }),
+    fail: () => ({ body: { conversation_id: conversationId, snoozed_until: "next week" }, bearer: id }),
+    failStatus: 400,
+  },
   "POST /set_conversation_labels": {
     ok: async () => ({ body: { conversation_id: conversationId, label_ids: [await label()] }, bearer: id }),
     fail: () => ({ body: { conversation_id: MISSING, label_ids: [] }, bearer: id }),
@@ -793,10 +812,7 @@ const cases: Record<string, Case> = {
   "POST /v1/account/chatbots/{chatbot_id}/knowledge_sources": {
     ok: () => ({
       path: { chatbot_id: a.chatbotId },
-      body: {
-        kind: "snippets",
-        snippets: [{ title: "Returns", url: "https://shop.example/returns", snippet: "Returns are free for 30 days." }],
-      },
+      body: snippetsSource("Returns", "Returns are free for 30 days."),
       bearer: id,
     }),
     fail: () => ({ path: { chatbot_id: a.chatbotId }, body: { kind: "page", url: "ftp://x" }, bearer: id }),
@@ -871,6 +887,15 @@ const cases: Record<string, Case> = {
     ok: async () => ({ path: { chatbot_id: await drafted() }, body: {}, bearer: id }),
     fail: () => ({ path: { chatbot_id: MISSING }, body: {}, bearer: id }),
     failStatus: 404,
+  },
+  "POST /v1/account/chatbots/{chatbot_id}/agent_draft/sources": {
+    ok: () => ({
+      path: { chatbot_id: a.chatbotId },
+      body: snippetsSource("Gifts", "Wrapped."),
+      bearer: id,
+    }),
+    fail: () => ({ path: { chatbot_id: a.chatbotId }, body: { kind: "nonsense" }, bearer: id }),
+    failStatus: 400,
   },
   "POST /v1/account/chatbots/{chatbot_id}/agent_draft:replay": {
     ok: async () => ({

@@ -163,6 +163,10 @@ const samples: Record<string, Sample> = {
     conversationId,
     priority: ["low", "high"][++n % 2]!,
   }),
+  "aiagent.v1.ConversationService.SnoozeConversation": () => ({
+    conversationId,
+    snoozedUntil: new Date(Date.now() + 3_600_000 + ++n).toISOString(),
+  }),
   "aiagent.v1.ConversationService.SetConversationLabels": async () => ({
     conversationId,
     labelIds: [await label(`set ${++n}`)],
@@ -196,6 +200,7 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AccountService.GetAccount": () => ({}),
   "aiagent.v1.AccountService.UpdateMyProfile": () => ({ displayName: "Matrix", avatarUrl: "" }),
   "aiagent.v1.AccountService.SetMyPicture": () => ({ image: new Uint8Array() }),
+  "aiagent.v1.AccountService.SetMyAlerts": () => ({ slaBreachEmail: ++n % 2 === 0 }),
   "aiagent.v1.ConversationService.AddConversationNote": () => ({ conversationId, content: "A note for the team." }),
   "aiagent.v1.ConversationService.ListConversationNotes": () => ({ conversationId }),
   "aiagent.v1.AccountService.ListSavedReplies": () => ({}),
@@ -353,6 +358,11 @@ const samples: Record<string, Sample> = {
   "aiagent.v1.AgentService.ReplayAgentDraft": async () => ({
     chatbotId: await drafted(),
     cases: [{ question: "Where is my order?", expectedFacts: [], expectedSources: [], expectedTools: [] }],
+  }),
+  "aiagent.v1.AgentService.AddAgentDraftSource": () => ({
+    chatbotId: a.chatbotId,
+    kind: "snippets",
+    snippets: [{ title: `Draft ${++n}`, url: "https://shop.example/draft", snippet: "A draft's snippet." }],
   }),
   "aiagent.v1.AgentService.DecideToolApproval": async () => ({
     conversationId: await approvalConversation(),

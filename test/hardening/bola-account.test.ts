@@ -224,6 +224,12 @@ function attacks(
       body: {},
     },
     {
+      what: "add a source to the agent draft",
+      method: "POST",
+      path: `/v1/account/chatbots/${o.chatbotId}/agent_draft/sources`,
+      body: { kind: "snippets", snippets: [{ title: "x", url: "https://x.example/", snippet: "Closed." }] },
+    },
+    {
       what: "replay agent draft",
       method: "POST",
       path: `/v1/account/chatbots/${o.chatbotId}/agent_draft:replay`,
@@ -253,6 +259,13 @@ function attacks(
     { what: "take over", method: "POST", path: "/take_over_conversation", body: { conversation_id: o.conversationId } },
     { what: "close", method: "POST", path: "/close_conversation", body: { conversation_id: o.conversationId } },
     {
+      what: "snooze",
+      method: "POST",
+      path: "/snooze_conversation",
+      body: { conversation_id: o.conversationId, snoozed_until: new Date(Date.now() + 3_600_000).toISOString() },
+    },
+
+    {
       what: "read messages",
       method: "GET",
       path: `/get_messages_for_conversation?conversation_id=${o.conversationId}`,
@@ -271,6 +284,7 @@ describe("the account API across accounts", () => {
         const inboxAction =
           at.path.startsWith("/take_over") ||
           at.path.startsWith("/close") ||
+          at.path.startsWith("/snooze") ||
           at.path.startsWith("/get_") ||
           at.path.includes("_tool_approval");
         // An operator is refused admin RPCs by role before any lookup; everything else is not_found.

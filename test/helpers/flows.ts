@@ -36,6 +36,27 @@ export async function send(url: string, accessToken: string, content: string, co
   return r.body.data as { conversation_id: string; user_message: any; reply?: any };
 }
 
+/**
+ * A reply's whole tool_calls record, as the account reads it (a customer's own reads carry each call's id, name and
+ * status only): parsed, [] when it has none.
+ */
+export async function teamToolCalls(
+  url: string,
+  auth: Record<string, string>,
+  reply: { conversation_id: string; message_id: string },
+): Promise<any[]> {
+  const page = await getJson(
+    url,
+    "/get_messages_for_conversation",
+    { conversation_id: reply.conversation_id, limit: 100 },
+    auth,
+  );
+  if (page.status !== 200) throw new Error(`get_messages_for_conversation failed: ${page.status}`);
+  const m = page.body.messages.find((x: { message_id: string }) => x.message_id === reply.message_id);
+  if (!m) throw new Error(`no message ${reply.message_id} in the account's read`);
+  return m.tool_calls ? JSON.parse(m.tool_calls) : [];
+}
+
 /** Lists contacts with an ID token. */
 export function contacts(url: string, token: string, email: string, query: Record<string, string | number> = {}) {
   return getJson(

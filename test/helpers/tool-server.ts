@@ -88,3 +88,12 @@ export class ToolServer {
     });
   }
 }
+
+/** Closes what an agent test started: the service (its data removed), then the tool server and the model's stand-in. */
+export async function closeAgentTest(
+  service: { close(remove: boolean): Promise<void> } | undefined,
+  ...others: ({ close(): Promise<void> } | undefined)[]
+): Promise<void> {
+  await service?.close(true);
+  for (const o of others) await o?.close();
+}

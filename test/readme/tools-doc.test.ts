@@ -5,7 +5,7 @@ import { afterAll, expect, it } from "vitest";
 import { freePort } from "../frame/browser.js";
 import { type LlmStandIn, oneCallThen, startLlmStandIn } from "../frame/llm-stand-in.js";
 import { blocks, ROOT } from "../helpers/docs.js";
-import { idToken, issueTokens, send } from "../helpers/flows.js";
+import { idToken, issueTokens, send, teamToolCalls } from "../helpers/flows.js";
 import { startServer, type TestServer } from "../helpers/server.js";
 import { scaled } from "../helpers/time-scale.js";
 
@@ -83,7 +83,7 @@ it(
     const t = await issueTokens(s.url, a, "customer-42");
     const r = await send(s.url, t.access_token, "Where is my order 4471?");
     expect(r.reply.content).toBe("It shipped yesterday.");
-    const [record] = JSON.parse(r.reply.tool_calls);
+    const [record] = await teamToolCalls(s.url, { authorization: `Bearer ${await idToken(s.url, a)}` }, r.reply);
     expect(record).toMatchObject({ name: "track_order", status: "succeeded" });
     expect(JSON.parse(record.result)).toEqual({
       order_id: "4471",
@@ -119,10 +119,12 @@ it(
       });
       expect(out.code, out.text).toBe(0);
       // Each curl prints one JSON answer, with no newline after it.
-      const [draft, replay] = out.text
+      const [draft, replay, added] = out.text
         .replace(/}{"data"/g, '}\n{"data"')
         .split("\n")
         .filter(Boolean);
+      // The source added to the draft only: answered queued, for the chatbot, and listed in the draft.
+      expect(JSON.parse(added!).data).toMatchObject({ kind: "snippets", chatbot_id: a.chatbotId });
       expect(JSON.parse(draft!).data.instructions).toBe("Answer in one sentence.");
       const result = JSON.parse(replay!).data;
       expect(result.items).toHaveLength(1);

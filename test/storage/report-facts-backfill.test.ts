@@ -70,6 +70,7 @@ const WANT_COUNTS: ReportCounts = {
     { quarter: 0, messages: 5 },
     { quarter: 1, messages: 2 },
   ],
+  sla: { hits: 0, breaches: 0 },
 };
 const sorted = (c: ReportCounts): ReportCounts => ({
   ...c,

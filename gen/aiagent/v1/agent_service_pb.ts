@@ -5,7 +5,7 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_aiagent_v1_access } from "./access_pb.js";
-import type { KnowledgeSnippet } from "./account_service_pb.js";
+import type { KnowledgeSnippet, KnowledgeSource } from "./account_service_pb.js";
 import { file_aiagent_v1_account_service } from "./account_service_pb.js";
 import type { Document, Message as Message$1 } from "./conversation_service_pb.js";
 import { file_aiagent_v1_conversation_service } from "./conversation_service_pb.js";
@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiagent/v1/agent_service.proto.
  */
 export const file_aiagent_v1_agent_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5haWFnZW50L3YxL2FnZW50X3NlcnZpY2UucHJvdG8SCmFpYWdlbnQudjEiigEKCkFnZW50RHJhZnQSEgoKY2hhdGJvdF9pZBgBIAEoCRIUCgxpbnN0cnVjdGlvbnMYAiABKAkSLwoJa25vd2xlZGdlGAMgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0Eg0KBW1vZGVsGAQgASgJEhIKCnVwZGF0ZWRfYXQYBSABKAkiNAoUR2V0QWdlbnREcmFmdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiPQoVR2V0QWdlbnREcmFmdFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLkFnZW50RHJhZnQiQAoORHJhZnRLbm93bGVkZ2USLgoIc25pcHBldHMYASADKAsyHC5haWFnZW50LnYxLktub3dsZWRnZVNuaXBwZXQiwwEKFFB1dEFnZW50RHJhZnRSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEiQKDGluc3RydWN0aW9ucxgCIAEoCUIJmrUYBQigHxACSACIAQESLQoJa25vd2xlZGdlGAMgASgLMhouYWlhZ2VudC52MS5EcmFmdEtub3dsZWRnZRIdCgVtb2RlbBgEIAEoCUIJmrUYBQjIARABSAGIAQFCDwoNX2luc3RydWN0aW9uc0IICgZfbW9kZWwiPQoVUHV0QWdlbnREcmFmdFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLkFnZW50RHJhZnQiNwoXRGVsZXRlQWdlbnREcmFmdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiGgoYRGVsZXRlQWdlbnREcmFmdFJlc3BvbnNlIjgKGFB1Ymxpc2hBZ2VudERyYWZ0UmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAyIbChlQdWJsaXNoQWdlbnREcmFmdFJlc3BvbnNlIpMBCgpSZXBsYXlDYXNlEhsKCHF1ZXN0aW9uGAEgASgJQgmatRgFCMA+EAISIQoOZXhwZWN0ZWRfZmFjdHMYAiADKAlCCZq1GAUI9AMQARIjChBleHBlY3RlZF9zb3VyY2VzGAMgAygJQgmatRgFCIAQEAESIAoOZXhwZWN0ZWRfdG9vbHMYBCADKAlCCJq1GAQIQBABInoKF1JlcGxheUFnZW50RHJhZnRSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEhoKEmxhc3RfY29udmVyc2F0aW9ucxgCIAEoDRIlCgVjYXNlcxgDIAMoCzIWLmFpYWdlbnQudjEuUmVwbGF5Q2FzZSKPAQoMUmVwbGF5QW5zd2VyEg8KB2NvbnRlbnQYASABKAkSJwoJZG9jdW1lbnRzGAIgAygLMhQuYWlhZ2VudC52MS5Eb2N1bWVudBISCgp0b29sX2NhbGxzGAMgASgJEhAKCGhhbmRvdmVyGAQgASgJEg4KBnBhc3NlcxgFIAEoCBIPCgdtaXNzaW5nGAYgAygJIq4BCgpSZXBsYXlJdGVtEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIQCghxdWVzdGlvbhgCIAEoCRImCgRsaXZlGAMgASgLMhguYWlhZ2VudC52MS5SZXBsYXlBbnN3ZXISJwoFZHJhZnQYBCABKAsyGC5haWFnZW50LnYxLlJlcGxheUFuc3dlchIPCgdjaGFuZ2VkGAUgASgIEhMKC2RpZmZlcmVuY2VzGAYgAygJIkYKDFJlcGxheVJlc3VsdBIlCgVpdGVtcxgBIAMoCzIWLmFpYWdlbnQudjEuUmVwbGF5SXRlbRIPCgdjaGFuZ2VkGAIgASgNIkIKGFJlcGxheUFnZW50RHJhZnRSZXNwb25zZRImCgRkYXRhGAEgASgLMhguYWlhZ2VudC52MS5SZXBsYXlSZXN1bHQivgEKDFRvb2xBcHByb3ZhbBIXCg9jb252ZXJzYXRpb25faWQYASABKAkSDwoHY2FsbF9pZBgCIAEoCRISCgptZXNzYWdlX2lkGAMgASgJEhEKCXRvb2xfbmFtZRgEIAEoCRIRCglhcmd1bWVudHMYBSABKAkSDgoGc3RhdHVzGAYgASgJEhIKCmRlY2lkZWRfYnkYByABKAkSEgoKZGVjaWRlZF9hdBgIIAEoCRISCgpjcmVhdGVkX2F0GAkgASgJIj0KGExpc3RUb29sQXBwcm92YWxzUmVxdWVzdBIhCg9jb252ZXJzYXRpb25faWQYASABKAlCCJq1GAQIJBADIj8KEFRvb2xBcHByb3ZhbExpc3QSKwoJYXBwcm92YWxzGAEgAygLMhguYWlhZ2VudC52MS5Ub29sQXBwcm92YWwiRwoZTGlzdFRvb2xBcHByb3ZhbHNSZXNwb25zZRIqCgRkYXRhGAEgASgLMhwuYWlhZ2VudC52MS5Ub29sQXBwcm92YWxMaXN0IosBChlEZWNpZGVUb29sQXBwcm92YWxSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMSGgoHY2FsbF9pZBgCIAEoCUIJmrUYBQiAARABEi8KCGRlY2lzaW9uGAMgASgJQh2KtRgHYXBwcm92ZYq1GAZyZWZ1c2WatRgECAgQASJlChNEZWNpZGVkVG9vbEFwcHJvdmFsEioKCGFwcHJvdmFsGAEgASgLMhguYWlhZ2VudC52MS5Ub29sQXBwcm92YWwSIgoFcmVwbHkYAiABKAsyEy5haWFnZW50LnYxLk1lc3NhZ2UiSwoaRGVjaWRlVG9vbEFwcHJvdmFsUmVzcG9uc2USLQoEZGF0YRgBIAEoCzIfLmFpYWdlbnQudjEuRGVjaWRlZFRvb2xBcHByb3ZhbCLJAQoLQ2hhdGJvdFRvb2wSDwoHdG9vbF9pZBgBIAEoCRISCgpjaGF0Ym90X2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSEgoKcGFyYW1ldGVycxgFIAEoCRILCgN1cmwYBiABKAkSDgoGbWV0aG9kGAcgASgJEhIKCnRpbWVvdXRfbXMYCCABKA0SGQoRcmVxdWlyZXNfYXBwcm92YWwYCSABKAgSEgoKY3JlYXRlZF9hdBgKIAEoCSKZAgoYQ3JlYXRlQ2hhdGJvdFRvb2xSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEi8KBG5hbWUYAiABKAlCIZq1GAQIQBABwrUYFV5bQS1aYS16MC05Xy1dezEsNjR9JBIeCgtkZXNjcmlwdGlvbhgDIAEoCUIJmrUYBQiACBACEh4KCnBhcmFtZXRlcnMYBCABKAlCCpq1GAYIgIABEAISFgoDdXJsGAUgASgJQgmatRgFCIAQEAESJwoGbWV0aG9kGAYgASgJQheKtRgEUE9TVIq1GANHRVSatRgECAgQARISCgp0aW1lb3V0X21zGAcgASgNEhkKEXJlcXVpcmVzX2FwcHJvdmFsGAggASgIIksKEkNyZWF0ZWRDaGF0Ym90VG9vbBIlCgR0b29sGAEgASgLMhcuYWlhZ2VudC52MS5DaGF0Ym90VG9vbBIOCgZzZWNyZXQYAiABKAkiSQoZQ3JlYXRlQ2hhdGJvdFRvb2xSZXNwb25zZRIsCgRkYXRhGAEgASgLMh4uYWlhZ2VudC52MS5DcmVhdGVkQ2hhdGJvdFRvb2wiNwoXTGlzdENoYXRib3RUb29sc1JlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiOQoPQ2hhdGJvdFRvb2xMaXN0EiYKBXRvb2xzGAEgAygLMhcuYWlhZ2VudC52MS5DaGF0Ym90VG9vbCJFChhMaXN0Q2hhdGJvdFRvb2xzUmVzcG9uc2USKQoEZGF0YRgBIAEoCzIbLmFpYWdlbnQudjEuQ2hhdGJvdFRvb2xMaXN0Is4DChhVcGRhdGVDaGF0Ym90VG9vbFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMSGQoHdG9vbF9pZBgCIAEoCUIImrUYBAgkEAMSNAoEbmFtZRgDIAEoCUIhmrUYBAhAEAHCtRgVXltBLVphLXowLTlfLV17MSw2NH0kSACIAQESIwoLZGVzY3JpcHRpb24YBCABKAlCCZq1GAUIgAgQAkgBiAEBEiMKCnBhcmFtZXRlcnMYBSABKAlCCpq1GAYIgIABEAJIAogBARIbCgN1cmwYBiABKAlCCZq1GAUIgBAQAUgDiAEBEiwKBm1ldGhvZBgHIAEoCUIXirUYBFBPU1SKtRgDR0VUmrUYBAgIEAFIBIgBARIXCgp0aW1lb3V0X21zGAggASgNSAWIAQESHgoRcmVxdWlyZXNfYXBwcm92YWwYCSABKAhIBogBARIVCg1yb3RhdGVfc2VjcmV0GAogASgIQgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbkINCgtfcGFyYW1ldGVyc0IGCgRfdXJsQgkKB19tZXRob2RCDQoLX3RpbWVvdXRfbXNCFAoSX3JlcXVpcmVzX2FwcHJvdmFsIkkKGVVwZGF0ZUNoYXRib3RUb29sUmVzcG9uc2USLAoEZGF0YRgBIAEoCzIeLmFpYWdlbnQudjEuQ3JlYXRlZENoYXRib3RUb29sIlMKGERlbGV0ZUNoYXRib3RUb29sUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIZCgd0b29sX2lkGAIgASgJQgiatRgECCQQAyIbChlEZWxldGVDaGF0Ym90VG9vbFJlc3BvbnNlIpABCg5BZ2VudEJlaGF2aW91chIUCgxpbnN0cnVjdGlvbnMYASABKAkSGAoQaGFuZG92ZXJfcGhyYXNlcxgCIAMoCRIXCg9kb250X2tub3dfbGltaXQYAyABKA0SGgoSZGFpbHlfdG9rZW5fYnVkZ2V0GAQgASgNEhkKEXRva2Vuc191c2VkX3RvZGF5GAUgASgNIjcKF0dldEFnZW50U2V0dGluZ3NSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADIkQKGEdldEFnZW50U2V0dGluZ3NSZXNwb25zZRIoCgRkYXRhGAEgASgLMhouYWlhZ2VudC52MS5BZ2VudEJlaGF2aW91ciIsCg9IYW5kb3ZlclBocmFzZXMSGQoHcGhyYXNlcxgBIAMoCUIImrUYBAhkEAEikgIKGlVwZGF0ZUFnZW50U2V0dGluZ3NSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEiQKDGluc3RydWN0aW9ucxgCIAEoCUIJmrUYBQigHxACSACIAQESNQoQaGFuZG92ZXJfcGhyYXNlcxgDIAEoCzIbLmFpYWdlbnQudjEuSGFuZG92ZXJQaHJhc2VzEhwKD2RvbnRfa25vd19saW1pdBgEIAEoDUgBiAEBEh8KEmRhaWx5X3Rva2VuX2J1ZGdldBgFIAEoDUgCiAEBQg8KDV9pbnN0cnVjdGlvbnNCEgoQX2RvbnRfa25vd19saW1pdEIVChNfZGFpbHlfdG9rZW5fYnVkZ2V0IkcKG1VwZGF0ZUFnZW50U2V0dGluZ3NSZXNwb25zZRIoCgRkYXRhGAEgASgLMhouYWlhZ2VudC52MS5BZ2VudEJlaGF2aW91cjKTEQoMQWdlbnRTZXJ2aWNlEsYBChFDcmVhdGVDaGF0Ym90VG9vbBIkLmFpYWdlbnQudjEuQ3JlYXRlQ2hhdGJvdFRvb2xSZXF1ZXN0GiUuYWlhZ2VudC52MS5DcmVhdGVDaGF0Ym90VG9vbFJlc3BvbnNlImSStRgFCgEGEAK6tRgldGhlIGNoYXRib3QgaGFzIGEgdG9vbCB3aXRoIHRoaXMgbmFtZYLT5JMCLDoBKiInL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L3Rvb2xzEpoBChBMaXN0Q2hhdGJvdFRvb2xzEiMuYWlhZ2VudC52MS5MaXN0Q2hhdGJvdFRvb2xzUmVxdWVzdBokLmFpYWdlbnQudjEuTGlzdENoYXRib3RUb29sc1Jlc3BvbnNlIjuQAgGStRgFCgEGEAKC0+STAikSJy92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS90b29scxLWAQoRVXBkYXRlQ2hhdGJvdFRvb2wSJC5haWFnZW50LnYxLlVwZGF0ZUNoYXRib3RUb29sUmVxdWVzdBolLmFpYWdlbnQudjEuVXBkYXRlQ2hhdGJvdFRvb2xSZXNwb25zZSJ0krUYBQoBBhACurUYK3RoZSBjaGF0Ym90IGhhcyBhbm90aGVyIHRvb2wgd2l0aCB0aGlzIG5hbWWC0+STAjY6ASoyMS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS90b29scy97dG9vbF9pZH0SpAEKEURlbGV0ZUNoYXRib3RUb29sEiQuYWlhZ2VudC52MS5EZWxldGVDaGF0Ym90VG9vbFJlcXVlc3QaJS5haWFnZW50LnYxLkRlbGV0ZUNoYXRib3RUb29sUmVzcG9uc2UiQpK1GAUKAQYQAoLT5JMCMyoxL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L3Rvb2xzL3t0b29sX2lkfRKjAQoQR2V0QWdlbnRTZXR0aW5ncxIjLmFpYWdlbnQudjEuR2V0QWdlbnRTZXR0aW5nc1JlcXVlc3QaJC5haWFnZW50LnYxLkdldEFnZW50U2V0dGluZ3NSZXNwb25zZSJEkAIBkrUYBQoBBhACgtPkkwIyEjAvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vYWdlbnRfc2V0dGluZ3MSrAEKE1VwZGF0ZUFnZW50U2V0dGluZ3MSJi5haWFnZW50LnYxLlVwZGF0ZUFnZW50U2V0dGluZ3NSZXF1ZXN0GicuYWlhZ2VudC52MS5VcGRhdGVBZ2VudFNldHRpbmdzUmVzcG9uc2UiRJK1GAUKAQYQAoLT5JMCNToBKjIwL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L2FnZW50X3NldHRpbmdzEooBChFMaXN0VG9vbEFwcHJvdmFscxIkLmFpYWdlbnQudjEuTGlzdFRvb2xBcHByb3ZhbHNSZXF1ZXN0GiUuYWlhZ2VudC52MS5MaXN0VG9vbEFwcHJvdmFsc1Jlc3BvbnNlIiiQAgGStRgFCgEGEAGC0+STAhYSFC9saXN0X3Rvb2xfYXBwcm92YWxzEo4BChJEZWNpZGVUb29sQXBwcm92YWwSJS5haWFnZW50LnYxLkRlY2lkZVRvb2xBcHByb3ZhbFJlcXVlc3QaJi5haWFnZW50LnYxLkRlY2lkZVRvb2xBcHByb3ZhbFJlc3BvbnNlIimStRgFCgEGEAGC0+STAho6ASoiFS9kZWNpZGVfdG9vbF9hcHByb3ZhbBKXAQoNR2V0QWdlbnREcmFmdBIgLmFpYWdlbnQudjEuR2V0QWdlbnREcmFmdFJlcXVlc3QaIS5haWFnZW50LnYxLkdldEFnZW50RHJhZnRSZXNwb25zZSJBkAIBkrUYBQoBBhACgtPkkwIvEi0vdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vYWdlbnRfZHJhZnQSlwEKDVB1dEFnZW50RHJhZnQSIC5haWFnZW50LnYxLlB1dEFnZW50RHJhZnRSZXF1ZXN0GiEuYWlhZ2VudC52MS5QdXRBZ2VudERyYWZ0UmVzcG9uc2UiQZK1GAUKAQYQAoLT5JMCMjoBKjItL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L2FnZW50X2RyYWZ0Ep0BChBEZWxldGVBZ2VudERyYWZ0EiMuYWlhZ2VudC52MS5EZWxldGVBZ2VudERyYWZ0UmVxdWVzdBokLmFpYWdlbnQudjEuRGVsZXRlQWdlbnREcmFmdFJlc3BvbnNlIj6StRgFCgEGEAKC0+STAi8qLS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9hZ2VudF9kcmFmdBKrAQoRUHVibGlzaEFnZW50RHJhZnQSJC5haWFnZW50LnYxLlB1Ymxpc2hBZ2VudERyYWZ0UmVxdWVzdBolLmFpYWdlbnQudjEuUHVibGlzaEFnZW50RHJhZnRSZXNwb25zZSJJkrUYBQoBBhACgtPkkwI6OgEqIjUvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vYWdlbnRfZHJhZnQ6cHVibGlzaBKnAQoQUmVwbGF5QWdlbnREcmFmdBIjLmFpYWdlbnQudjEuUmVwbGF5QWdlbnREcmFmdFJlcXVlc3QaJC5haWFnZW50LnYxLlJlcGxheUFnZW50RHJhZnRSZXNwb25zZSJIkrUYBQoBBhACgtPkkwI5OgEqIjQvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vYWdlbnRfZHJhZnQ6cmVwbGF5YgZwcm90bzM", [file_aiagent_v1_access, file_aiagent_v1_account_service, file_aiagent_v1_conversation_service, file_aiagent_v1_field_options, file_google_api_annotations]);
+  fileDesc("Ch5haWFnZW50L3YxL2FnZW50X3NlcnZpY2UucHJvdG8SCmFpYWdlbnQudjEisQIKCkFnZW50RHJhZnQSEgoKY2hhdGJvdF9pZBgBIAEoCRIUCgxpbnN0cnVjdGlvbnMYAiABKAkSLwoJa25vd2xlZGdlGAMgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0Eg0KBW1vZGVsGAQgASgJEhIKCnVwZGF0ZWRfYXQYBSABKAkSJAoFdG9vbHMYBiADKAsyFS5haWFnZW50LnYxLkRyYWZ0VG9vbBIuCg1yZW1vdmVkX3Rvb2xzGAcgAygLMhcuYWlhZ2VudC52MS5DaGF0Ym90VG9vbBIbChNsZWZ0X291dF9zb3VyY2VfaWRzGAggAygJEjIKDWRyYWZ0X3NvdXJjZXMYCSADKAsyGy5haWFnZW50LnYxLktub3dsZWRnZVNvdXJjZSKvAQoJRHJhZnRUb29sEg8KB3Rvb2xfaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRISCgpwYXJhbWV0ZXJzGAQgASgJEgsKA3VybBgFIAEoCRIOCgZtZXRob2QYBiABKAkSEgoKdGltZW91dF9tcxgHIAEoDRIZChFyZXF1aXJlc19hcHByb3ZhbBgIIAEoCBIOCgZjaGFuZ2UYCSABKAkijAIKDkRyYWZ0VG9vbElucHV0EhkKB3Rvb2xfaWQYASABKAlCCJq1GAQIJBADEi8KBG5hbWUYAiABKAlCIZq1GAQIQBABwrUYFV5bQS1aYS16MC05Xy1dezEsNjR9JBIeCgtkZXNjcmlwdGlvbhgDIAEoCUIJmrUYBQiACBACEh4KCnBhcmFtZXRlcnMYBCABKAlCCpq1GAYIgIABEAISFgoDdXJsGAUgASgJQgmatRgFCIAQEAESJwoGbWV0aG9kGAYgASgJQheKtRgEUE9TVIq1GANHRVSatRgECAgQARISCgp0aW1lb3V0X21zGAcgASgNEhkKEXJlcXVpcmVzX2FwcHJvdmFsGAggASgIIjcKCkRyYWZ0VG9vbHMSKQoFdG9vbHMYASADKAsyGi5haWFnZW50LnYxLkRyYWZ0VG9vbElucHV0IjUKDERyYWZ0U291cmNlcxIlChNsZWZ0X291dF9zb3VyY2VfaWRzGAEgAygJQgiatRgECCQQAyI0ChRHZXRBZ2VudERyYWZ0UmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAyI9ChVHZXRBZ2VudERyYWZ0UmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLmFpYWdlbnQudjEuQWdlbnREcmFmdCJACg5EcmFmdEtub3dsZWRnZRIuCghzbmlwcGV0cxgBIAMoCzIcLmFpYWdlbnQudjEuS25vd2xlZGdlU25pcHBldCKVAgoUUHV0QWdlbnREcmFmdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMSJAoMaW5zdHJ1Y3Rpb25zGAIgASgJQgmatRgFCKAfEAJIAIgBARItCglrbm93bGVkZ2UYAyABKAsyGi5haWFnZW50LnYxLkRyYWZ0S25vd2xlZGdlEh0KBW1vZGVsGAQgASgJQgmatRgFCMgBEAFIAYgBARIlCgV0b29scxgFIAEoCzIWLmFpYWdlbnQudjEuRHJhZnRUb29scxIpCgdzb3VyY2VzGAYgASgLMhguYWlhZ2VudC52MS5EcmFmdFNvdXJjZXNCDwoNX2luc3RydWN0aW9uc0IICgZfbW9kZWwi7gQKGkFkZEFnZW50RHJhZnRTb3VyY2VSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEjoKBGtpbmQYAiABKAlCLIq1GARmaWxlirUYBHBhZ2WKtRgEc2l0ZYq1GAhzbmlwcGV0c5q1GAQIEBABEhgKBXRpdGxlGAMgASgJQgmatRgFCIACEAESHAoJZmlsZV9uYW1lGAQgASgJQgmatRgFCIACEAESDwoHY29udGVudBgFIAEoDBIWCgN1cmwYBiABKAlCCZq1GAUIgBAQARIRCgltYXhfcGFnZXMYByABKAUSEQoJbWF4X2RlcHRoGAggASgFEi4KCHNuaXBwZXRzGAkgAygLMhwuYWlhZ2VudC52MS5Lbm93bGVkZ2VTbmlwcGV0Eh0KFXJlc3luY19pbnRlcnZhbF9ob3VycxgKIAEoBTqfAsq1GFwKBGtpbmQSBGZpbGUaCWZpbGVfbmFtZRoHY29udGVudCIDdXJsIgltYXhfcGFnZXMiCW1heF9kZXB0aCIIc25pcHBldHMiFXJlc3luY19pbnRlcnZhbF9ob3Vyc8q1GDoKBGtpbmQSBHBhZ2UaA3VybCIHY29udGVudCIJbWF4X3BhZ2VzIgltYXhfZGVwdGgiCHNuaXBwZXRzyrUYJAoEa2luZBIEc2l0ZRoDdXJsIgdjb250ZW50IghzbmlwcGV0c8q1GFUKBGtpbmQSCHNuaXBwZXRzGghzbmlwcGV0cyIHY29udGVudCIDdXJsIgltYXhfcGFnZXMiCW1heF9kZXB0aCIVcmVzeW5jX2ludGVydmFsX2hvdXJzIkgKG0FkZEFnZW50RHJhZnRTb3VyY2VSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsuYWlhZ2VudC52MS5Lbm93bGVkZ2VTb3VyY2UiPQoVUHV0QWdlbnREcmFmdFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi5haWFnZW50LnYxLkFnZW50RHJhZnQiNwoXRGVsZXRlQWdlbnREcmFmdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiGgoYRGVsZXRlQWdlbnREcmFmdFJlc3BvbnNlIjgKGFB1Ymxpc2hBZ2VudERyYWZ0UmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAyJMChNQdWJsaXNoZWRBZ2VudERyYWZ0EjUKDWNyZWF0ZWRfdG9vbHMYASADKAsyHi5haWFnZW50LnYxLkNyZWF0ZWRDaGF0Ym90VG9vbCJKChlQdWJsaXNoQWdlbnREcmFmdFJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy5haWFnZW50LnYxLlB1Ymxpc2hlZEFnZW50RHJhZnQikwEKClJlcGxheUNhc2USGwoIcXVlc3Rpb24YASABKAlCCZq1GAUIwD4QAhIhCg5leHBlY3RlZF9mYWN0cxgCIAMoCUIJmrUYBQj0AxABEiMKEGV4cGVjdGVkX3NvdXJjZXMYAyADKAlCCZq1GAUIgBAQARIgCg5leHBlY3RlZF90b29scxgEIAMoCUIImrUYBAhAEAEiegoXUmVwbGF5QWdlbnREcmFmdFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMSGgoSbGFzdF9jb252ZXJzYXRpb25zGAIgASgNEiUKBWNhc2VzGAMgAygLMhYuYWlhZ2VudC52MS5SZXBsYXlDYXNlIo8BCgxSZXBsYXlBbnN3ZXISDwoHY29udGVudBgBIAEoCRInCglkb2N1bWVudHMYAiADKAsyFC5haWFnZW50LnYxLkRvY3VtZW50EhIKCnRvb2xfY2FsbHMYAyABKAkSEAoIaGFuZG92ZXIYBCABKAkSDgoGcGFzc2VzGAUgASgIEg8KB21pc3NpbmcYBiADKAkirgEKClJlcGxheUl0ZW0SFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEhAKCHF1ZXN0aW9uGAIgASgJEiYKBGxpdmUYAyABKAsyGC5haWFnZW50LnYxLlJlcGxheUFuc3dlchInCgVkcmFmdBgEIAEoCzIYLmFpYWdlbnQudjEuUmVwbGF5QW5zd2VyEg8KB2NoYW5nZWQYBSABKAgSEwoLZGlmZmVyZW5jZXMYBiADKAkiRgoMUmVwbGF5UmVzdWx0EiUKBWl0ZW1zGAEgAygLMhYuYWlhZ2VudC52MS5SZXBsYXlJdGVtEg8KB2NoYW5nZWQYAiABKA0iQgoYUmVwbGF5QWdlbnREcmFmdFJlc3BvbnNlEiYKBGRhdGEYASABKAsyGC5haWFnZW50LnYxLlJlcGxheVJlc3VsdCK+AQoMVG9vbEFwcHJvdmFsEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIPCgdjYWxsX2lkGAIgASgJEhIKCm1lc3NhZ2VfaWQYAyABKAkSEQoJdG9vbF9uYW1lGAQgASgJEhEKCWFyZ3VtZW50cxgFIAEoCRIOCgZzdGF0dXMYBiABKAkSEgoKZGVjaWRlZF9ieRgHIAEoCRISCgpkZWNpZGVkX2F0GAggASgJEhIKCmNyZWF0ZWRfYXQYCSABKAkiPQoYTGlzdFRvb2xBcHByb3ZhbHNSZXF1ZXN0EiEKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCUIImrUYBAgkEAMiPwoQVG9vbEFwcHJvdmFsTGlzdBIrCglhcHByb3ZhbHMYASADKAsyGC5haWFnZW50LnYxLlRvb2xBcHByb3ZhbCJHChlMaXN0VG9vbEFwcHJvdmFsc1Jlc3BvbnNlEioKBGRhdGEYASABKAsyHC5haWFnZW50LnYxLlRvb2xBcHByb3ZhbExpc3QiiwEKGURlY2lkZVRvb2xBcHByb3ZhbFJlcXVlc3QSIQoPY29udmVyc2F0aW9uX2lkGAEgASgJQgiatRgECCQQAxIaCgdjYWxsX2lkGAIgASgJQgmatRgFCIABEAESLwoIZGVjaXNpb24YAyABKAlCHYq1GAdhcHByb3ZlirUYBnJlZnVzZZq1GAQICBABImUKE0RlY2lkZWRUb29sQXBwcm92YWwSKgoIYXBwcm92YWwYASABKAsyGC5haWFnZW50LnYxLlRvb2xBcHByb3ZhbBIiCgVyZXBseRgCIAEoCzITLmFpYWdlbnQudjEuTWVzc2FnZSJLChpEZWNpZGVUb29sQXBwcm92YWxSZXNwb25zZRItCgRkYXRhGAEgASgLMh8uYWlhZ2VudC52MS5EZWNpZGVkVG9vbEFwcHJvdmFsIskBCgtDaGF0Ym90VG9vbBIPCgd0b29sX2lkGAEgASgJEhIKCmNoYXRib3RfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRISCgpwYXJhbWV0ZXJzGAUgASgJEgsKA3VybBgGIAEoCRIOCgZtZXRob2QYByABKAkSEgoKdGltZW91dF9tcxgIIAEoDRIZChFyZXF1aXJlc19hcHByb3ZhbBgJIAEoCBISCgpjcmVhdGVkX2F0GAogASgJIpkCChhDcmVhdGVDaGF0Ym90VG9vbFJlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMSLwoEbmFtZRgCIAEoCUIhmrUYBAhAEAHCtRgVXltBLVphLXowLTlfLV17MSw2NH0kEh4KC2Rlc2NyaXB0aW9uGAMgASgJQgmatRgFCIAIEAISHgoKcGFyYW1ldGVycxgEIAEoCUIKmrUYBgiAgAEQAhIWCgN1cmwYBSABKAlCCZq1GAUIgBAQARInCgZtZXRob2QYBiABKAlCF4q1GARQT1NUirUYA0dFVJq1GAQICBABEhIKCnRpbWVvdXRfbXMYByABKA0SGQoRcmVxdWlyZXNfYXBwcm92YWwYCCABKAgiSwoSQ3JlYXRlZENoYXRib3RUb29sEiUKBHRvb2wYASABKAsyFy5haWFnZW50LnYxLkNoYXRib3RUb29sEg4KBnNlY3JldBgCIAEoCSJJChlDcmVhdGVDaGF0Ym90VG9vbFJlc3BvbnNlEiwKBGRhdGEYASABKAsyHi5haWFnZW50LnYxLkNyZWF0ZWRDaGF0Ym90VG9vbCI3ChdMaXN0Q2hhdGJvdFRvb2xzUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAyI5Cg9DaGF0Ym90VG9vbExpc3QSJgoFdG9vbHMYASADKAsyFy5haWFnZW50LnYxLkNoYXRib3RUb29sIkUKGExpc3RDaGF0Ym90VG9vbHNSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsuYWlhZ2VudC52MS5DaGF0Ym90VG9vbExpc3QizgMKGFVwZGF0ZUNoYXRib3RUb29sUmVxdWVzdBIcCgpjaGF0Ym90X2lkGAEgASgJQgiatRgECCQQAxIZCgd0b29sX2lkGAIgASgJQgiatRgECCQQAxI0CgRuYW1lGAMgASgJQiGatRgECEAQAcK1GBVeW0EtWmEtejAtOV8tXXsxLDY0fSRIAIgBARIjCgtkZXNjcmlwdGlvbhgEIAEoCUIJmrUYBQiACBACSAGIAQESIwoKcGFyYW1ldGVycxgFIAEoCUIKmrUYBgiAgAEQAkgCiAEBEhsKA3VybBgGIAEoCUIJmrUYBQiAEBABSAOIAQESLAoGbWV0aG9kGAcgASgJQheKtRgEUE9TVIq1GANHRVSatRgECAgQAUgEiAEBEhcKCnRpbWVvdXRfbXMYCCABKA1IBYgBARIeChFyZXF1aXJlc19hcHByb3ZhbBgJIAEoCEgGiAEBEhUKDXJvdGF0ZV9zZWNyZXQYCiABKAhCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQg0KC19wYXJhbWV0ZXJzQgYKBF91cmxCCQoHX21ldGhvZEINCgtfdGltZW91dF9tc0IUChJfcmVxdWlyZXNfYXBwcm92YWwiSQoZVXBkYXRlQ2hhdGJvdFRvb2xSZXNwb25zZRIsCgRkYXRhGAEgASgLMh4uYWlhZ2VudC52MS5DcmVhdGVkQ2hhdGJvdFRvb2wiUwoYRGVsZXRlQ2hhdGJvdFRvb2xSZXF1ZXN0EhwKCmNoYXRib3RfaWQYASABKAlCCJq1GAQIJBADEhkKB3Rvb2xfaWQYAiABKAlCCJq1GAQIJBADIhsKGURlbGV0ZUNoYXRib3RUb29sUmVzcG9uc2UikAEKDkFnZW50QmVoYXZpb3VyEhQKDGluc3RydWN0aW9ucxgBIAEoCRIYChBoYW5kb3Zlcl9waHJhc2VzGAIgAygJEhcKD2RvbnRfa25vd19saW1pdBgDIAEoDRIaChJkYWlseV90b2tlbl9idWRnZXQYBCABKA0SGQoRdG9rZW5zX3VzZWRfdG9kYXkYBSABKA0iNwoXR2V0QWdlbnRTZXR0aW5nc1JlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMiRAoYR2V0QWdlbnRTZXR0aW5nc1Jlc3BvbnNlEigKBGRhdGEYASABKAsyGi5haWFnZW50LnYxLkFnZW50QmVoYXZpb3VyIiwKD0hhbmRvdmVyUGhyYXNlcxIZCgdwaHJhc2VzGAEgAygJQgiatRgECGQQASKSAgoaVXBkYXRlQWdlbnRTZXR0aW5nc1JlcXVlc3QSHAoKY2hhdGJvdF9pZBgBIAEoCUIImrUYBAgkEAMSJAoMaW5zdHJ1Y3Rpb25zGAIgASgJQgmatRgFCKAfEAJIAIgBARI1ChBoYW5kb3Zlcl9waHJhc2VzGAMgASgLMhsuYWlhZ2VudC52MS5IYW5kb3ZlclBocmFzZXMSHAoPZG9udF9rbm93X2xpbWl0GAQgASgNSAGIAQESHwoSZGFpbHlfdG9rZW5fYnVkZ2V0GAUgASgNSAKIAQFCDwoNX2luc3RydWN0aW9uc0ISChBfZG9udF9rbm93X2xpbWl0QhUKE19kYWlseV90b2tlbl9idWRnZXQiRwobVXBkYXRlQWdlbnRTZXR0aW5nc1Jlc3BvbnNlEigKBGRhdGEYASABKAsyGi5haWFnZW50LnYxLkFnZW50QmVoYXZpb3VyMscSCgxBZ2VudFNlcnZpY2USxgEKEUNyZWF0ZUNoYXRib3RUb29sEiQuYWlhZ2VudC52MS5DcmVhdGVDaGF0Ym90VG9vbFJlcXVlc3QaJS5haWFnZW50LnYxLkNyZWF0ZUNoYXRib3RUb29sUmVzcG9uc2UiZJK1GAUKAQYQArq1GCV0aGUgY2hhdGJvdCBoYXMgYSB0b29sIHdpdGggdGhpcyBuYW1lgtPkkwIsOgEqIicvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vdG9vbHMSmgEKEExpc3RDaGF0Ym90VG9vbHMSIy5haWFnZW50LnYxLkxpc3RDaGF0Ym90VG9vbHNSZXF1ZXN0GiQuYWlhZ2VudC52MS5MaXN0Q2hhdGJvdFRvb2xzUmVzcG9uc2UiO5ACAZK1GAUKAQYQAoLT5JMCKRInL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L3Rvb2xzEtYBChFVcGRhdGVDaGF0Ym90VG9vbBIkLmFpYWdlbnQudjEuVXBkYXRlQ2hhdGJvdFRvb2xSZXF1ZXN0GiUuYWlhZ2VudC52MS5VcGRhdGVDaGF0Ym90VG9vbFJlc3BvbnNlInSStRgFCgEGEAK6tRgrdGhlIGNoYXRib3QgaGFzIGFub3RoZXIgdG9vbCB3aXRoIHRoaXMgbmFtZYLT5JMCNjoBKjIxL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L3Rvb2xzL3t0b29sX2lkfRKkAQoRRGVsZXRlQ2hhdGJvdFRvb2wSJC5haWFnZW50LnYxLkRlbGV0ZUNoYXRib3RUb29sUmVxdWVzdBolLmFpYWdlbnQudjEuRGVsZXRlQ2hhdGJvdFRvb2xSZXNwb25zZSJCkrUYBQoBBhACgtPkkwIzKjEvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vdG9vbHMve3Rvb2xfaWR9EqMBChBHZXRBZ2VudFNldHRpbmdzEiMuYWlhZ2VudC52MS5HZXRBZ2VudFNldHRpbmdzUmVxdWVzdBokLmFpYWdlbnQudjEuR2V0QWdlbnRTZXR0aW5nc1Jlc3BvbnNlIkSQAgGStRgFCgEGEAKC0+STAjISMC92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9hZ2VudF9zZXR0aW5ncxKsAQoTVXBkYXRlQWdlbnRTZXR0aW5ncxImLmFpYWdlbnQudjEuVXBkYXRlQWdlbnRTZXR0aW5nc1JlcXVlc3QaJy5haWFnZW50LnYxLlVwZGF0ZUFnZW50U2V0dGluZ3NSZXNwb25zZSJEkrUYBQoBBhACgtPkkwI1OgEqMjAvdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vYWdlbnRfc2V0dGluZ3MSigEKEUxpc3RUb29sQXBwcm92YWxzEiQuYWlhZ2VudC52MS5MaXN0VG9vbEFwcHJvdmFsc1JlcXVlc3QaJS5haWFnZW50LnYxLkxpc3RUb29sQXBwcm92YWxzUmVzcG9uc2UiKJACAZK1GAUKAQYQAYLT5JMCFhIUL2xpc3RfdG9vbF9hcHByb3ZhbHMSjgEKEkRlY2lkZVRvb2xBcHByb3ZhbBIlLmFpYWdlbnQudjEuRGVjaWRlVG9vbEFwcHJvdmFsUmVxdWVzdBomLmFpYWdlbnQudjEuRGVjaWRlVG9vbEFwcHJvdmFsUmVzcG9uc2UiKZK1GAUKAQYQAYLT5JMCGjoBKiIVL2RlY2lkZV90b29sX2FwcHJvdmFsEpcBCg1HZXRBZ2VudERyYWZ0EiAuYWlhZ2VudC52MS5HZXRBZ2VudERyYWZ0UmVxdWVzdBohLmFpYWdlbnQudjEuR2V0QWdlbnREcmFmdFJlc3BvbnNlIkGQAgGStRgFCgEGEAKC0+STAi8SLS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9hZ2VudF9kcmFmdBKXAQoNUHV0QWdlbnREcmFmdBIgLmFpYWdlbnQudjEuUHV0QWdlbnREcmFmdFJlcXVlc3QaIS5haWFnZW50LnYxLlB1dEFnZW50RHJhZnRSZXNwb25zZSJBkrUYBQoBBhACgtPkkwIyOgEqMi0vdjEvYWNjb3VudC9jaGF0Ym90cy97Y2hhdGJvdF9pZH0vYWdlbnRfZHJhZnQSnQEKEERlbGV0ZUFnZW50RHJhZnQSIy5haWFnZW50LnYxLkRlbGV0ZUFnZW50RHJhZnRSZXF1ZXN0GiQuYWlhZ2VudC52MS5EZWxldGVBZ2VudERyYWZ0UmVzcG9uc2UiPpK1GAUKAQYQAoLT5JMCLyotL3YxL2FjY291bnQvY2hhdGJvdHMve2NoYXRib3RfaWR9L2FnZW50X2RyYWZ0EqsBChFQdWJsaXNoQWdlbnREcmFmdBIkLmFpYWdlbnQudjEuUHVibGlzaEFnZW50RHJhZnRSZXF1ZXN0GiUuYWlhZ2VudC52MS5QdWJsaXNoQWdlbnREcmFmdFJlc3BvbnNlIkmStRgFCgEGEAKC0+STAjo6ASoiNS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9hZ2VudF9kcmFmdDpwdWJsaXNoErEBChNBZGRBZ2VudERyYWZ0U291cmNlEiYuYWlhZ2VudC52MS5BZGRBZ2VudERyYWZ0U291cmNlUmVxdWVzdBonLmFpYWdlbnQudjEuQWRkQWdlbnREcmFmdFNvdXJjZVJlc3BvbnNlIkmStRgFCgEGEAKC0+STAjo6ASoiNS92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9hZ2VudF9kcmFmdC9zb3VyY2VzEqcBChBSZXBsYXlBZ2VudERyYWZ0EiMuYWlhZ2VudC52MS5SZXBsYXlBZ2VudERyYWZ0UmVxdWVzdBokLmFpYWdlbnQudjEuUmVwbGF5QWdlbnREcmFmdFJlc3BvbnNlIkiStRgFCgEGEAKC0+STAjk6ASoiNC92MS9hY2NvdW50L2NoYXRib3RzL3tjaGF0Ym90X2lkfS9hZ2VudF9kcmFmdDpyZXBsYXliBnByb3RvMw", [file_aiagent_v1_access, file_aiagent_v1_account_service, file_aiagent_v1_conversation_service, file_aiagent_v1_field_options, file_google_api_annotations]);
 
 /**
  * AgentDraft is a chatbot's agent as it would be once published.
@@ -59,6 +59,37 @@ export type AgentDraft = Message<"aiagent.v1.AgentDraft"> & {
    * @generated from field: string updated_at = 5;
    */
   updatedAt: string;
+
+  /**
+   * The draft's tools: the live ones it keeps or changes and those it adds, by name. Published, the live tools are
+   * these.
+   *
+   * @generated from field: repeated aiagent.v1.DraftTool tools = 6;
+   */
+  tools: DraftTool[];
+
+  /**
+   * The live tools the draft leaves out: deleted when it is published.
+   *
+   * @generated from field: repeated aiagent.v1.ChatbotTool removed_tools = 7;
+   */
+  removedTools: ChatbotTool[];
+
+  /**
+   * The chatbot's knowledge sources the draft leaves out: removed when it is published (a replay's draft side does not
+   * search them).
+   *
+   * @generated from field: repeated string left_out_source_ids = 8;
+   */
+  leftOutSourceIds: string[];
+
+  /**
+   * The knowledge sources added to the draft only (AddAgentDraftSource), with their indexing status: searched by a
+   * replay's draft side only until the draft is published.
+   *
+   * @generated from field: repeated aiagent.v1.KnowledgeSource draft_sources = 9;
+   */
+  draftSources: KnowledgeSource[];
 };
 
 /**
@@ -67,6 +98,196 @@ export type AgentDraft = Message<"aiagent.v1.AgentDraft"> & {
  */
 export const AgentDraftSchema: GenMessage<AgentDraft> = /*@__PURE__*/
   messageDesc(file_aiagent_v1_agent_service, 0);
+
+/**
+ * DraftTool is a tool as the draft has it (never a secret: a tool gets one when it goes live).
+ *
+ * @generated from message aiagent.v1.DraftTool
+ */
+export type DraftTool = Message<"aiagent.v1.DraftTool"> & {
+  /**
+   * The live tool it keeps or changes ("" for a tool the draft adds).
+   *
+   * @generated from field: string tool_id = 1;
+   */
+  toolId: string;
+
+  /**
+   * The name the model calls it by.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * What it does and when to use it.
+   *
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * Its arguments as JSON Schema, as JSON text.
+   *
+   * @generated from field: string parameters = 4;
+   */
+  parameters: string;
+
+  /**
+   * Where it is called.
+   *
+   * @generated from field: string url = 5;
+   */
+  url: string;
+
+  /**
+   * POST or GET.
+   *
+   * @generated from field: string method = 6;
+   */
+  method: string;
+
+  /**
+   * How long a call may take, in milliseconds.
+   *
+   * @generated from field: uint32 timeout_ms = 7;
+   */
+  timeoutMs: number;
+
+  /**
+   * Whether a person must approve each call first.
+   *
+   * @generated from field: bool requires_approval = 8;
+   */
+  requiresApproval: boolean;
+
+  /**
+   * What publishing does with it: unchanged, changed (the live tool is updated) or added (a new tool).
+   *
+   * @generated from field: string change = 9;
+   */
+  change: string;
+};
+
+/**
+ * Describes the message aiagent.v1.DraftTool.
+ * Use `create(DraftToolSchema)` to create a new message.
+ */
+export const DraftToolSchema: GenMessage<DraftTool> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 1);
+
+/**
+ * DraftToolInput is one tool of a draft's tool list, checked as CreateChatbotTool checks a tool.
+ *
+ * @generated from message aiagent.v1.DraftToolInput
+ */
+export type DraftToolInput = Message<"aiagent.v1.DraftToolInput"> & {
+  /**
+   * Optional: the live tool this entry keeps or changes (one of ListChatbotTools' tool_id); absent or "": a new tool.
+   *
+   * @generated from field: string tool_id = 1;
+   */
+  toolId: string;
+
+  /**
+   * Required: the name the model calls it by (1-64 letters, digits, _ or -; unique in the list).
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Required: what it does and when to use it (at most 1024 characters).
+   *
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * Optional: its arguments as JSON Schema, as JSON text (an object schema; default: no arguments).
+   *
+   * @generated from field: string parameters = 4;
+   */
+  parameters: string;
+
+  /**
+   * Required: where it is called, https (or http on loopback, in development only).
+   *
+   * @generated from field: string url = 5;
+   */
+  url: string;
+
+  /**
+   * Optional: POST (default) or GET.
+   *
+   * @generated from field: string method = 6;
+   */
+  method: string;
+
+  /**
+   * Optional: how long a call may take, in milliseconds (100-30000; 0 or absent: 10000).
+   *
+   * @generated from field: uint32 timeout_ms = 7;
+   */
+  timeoutMs: number;
+
+  /**
+   * Optional: whether a person must approve each call first.
+   *
+   * @generated from field: bool requires_approval = 8;
+   */
+  requiresApproval: boolean;
+};
+
+/**
+ * Describes the message aiagent.v1.DraftToolInput.
+ * Use `create(DraftToolInputSchema)` to create a new message.
+ */
+export const DraftToolInputSchema: GenMessage<DraftToolInput> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 2);
+
+/**
+ * DraftTools is a draft's tool list given as a whole: a live tool not in it is removed by the draft.
+ *
+ * @generated from message aiagent.v1.DraftTools
+ */
+export type DraftTools = Message<"aiagent.v1.DraftTools"> & {
+  /**
+   * The tools (at most 20).
+   *
+   * @generated from field: repeated aiagent.v1.DraftToolInput tools = 1;
+   */
+  tools: DraftToolInput[];
+};
+
+/**
+ * Describes the message aiagent.v1.DraftTools.
+ * Use `create(DraftToolsSchema)` to create a new message.
+ */
+export const DraftToolsSchema: GenMessage<DraftTools> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 3);
+
+/**
+ * DraftSources says which of the chatbot's knowledge sources the draft leaves out, as a whole.
+ *
+ * @generated from message aiagent.v1.DraftSources
+ */
+export type DraftSources = Message<"aiagent.v1.DraftSources"> & {
+  /**
+   * Sources of the chatbot (ListKnowledgeSources) the draft leaves out; a source added to the draft only
+   * (AddAgentDraftSource) given here is removed. At most 200.
+   *
+   * @generated from field: repeated string left_out_source_ids = 1;
+   */
+  leftOutSourceIds: string[];
+};
+
+/**
+ * Describes the message aiagent.v1.DraftSources.
+ * Use `create(DraftSourcesSchema)` to create a new message.
+ */
+export const DraftSourcesSchema: GenMessage<DraftSources> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 4);
 
 /**
  * GetAgentDraftRequest names the chatbot.
@@ -87,7 +308,7 @@ export type GetAgentDraftRequest = Message<"aiagent.v1.GetAgentDraftRequest"> & 
  * Use `create(GetAgentDraftRequestSchema)` to create a new message.
  */
 export const GetAgentDraftRequestSchema: GenMessage<GetAgentDraftRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 1);
+  messageDesc(file_aiagent_v1_agent_service, 5);
 
 /**
  * GetAgentDraftResponse wraps the draft.
@@ -108,7 +329,7 @@ export type GetAgentDraftResponse = Message<"aiagent.v1.GetAgentDraftResponse"> 
  * Use `create(GetAgentDraftResponseSchema)` to create a new message.
  */
 export const GetAgentDraftResponseSchema: GenMessage<GetAgentDraftResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 2);
+  messageDesc(file_aiagent_v1_agent_service, 6);
 
 /**
  * DraftKnowledge is a knowledge list given as a whole.
@@ -129,7 +350,7 @@ export type DraftKnowledge = Message<"aiagent.v1.DraftKnowledge"> & {
  * Use `create(DraftKnowledgeSchema)` to create a new message.
  */
 export const DraftKnowledgeSchema: GenMessage<DraftKnowledge> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 3);
+  messageDesc(file_aiagent_v1_agent_service, 7);
 
 /**
  * PutAgentDraftRequest names the chatbot and what changes in its draft.
@@ -164,6 +385,20 @@ export type PutAgentDraftRequest = Message<"aiagent.v1.PutAgentDraftRequest"> & 
    * @generated from field: optional string model = 4;
    */
   model?: string | undefined;
+
+  /**
+   * Optional: the draft's tool list, as a whole.
+   *
+   * @generated from field: aiagent.v1.DraftTools tools = 5;
+   */
+  tools?: DraftTools | undefined;
+
+  /**
+   * Optional: which of the chatbot's knowledge sources the draft leaves out, as a whole.
+   *
+   * @generated from field: aiagent.v1.DraftSources sources = 6;
+   */
+  sources?: DraftSources | undefined;
 };
 
 /**
@@ -171,7 +406,116 @@ export type PutAgentDraftRequest = Message<"aiagent.v1.PutAgentDraftRequest"> & 
  * Use `create(PutAgentDraftRequestSchema)` to create a new message.
  */
 export const PutAgentDraftRequestSchema: GenMessage<PutAgentDraftRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 4);
+  messageDesc(file_aiagent_v1_agent_service, 8);
+
+/**
+ * AddAgentDraftSourceRequest is a knowledge source for the draft only: its kind and what that kind needs, as
+ * CreateKnowledgeSourceRequest has them.
+ *
+ * @generated from message aiagent.v1.AddAgentDraftSourceRequest
+ */
+export type AddAgentDraftSourceRequest = Message<"aiagent.v1.AddAgentDraftSourceRequest"> & {
+  /**
+   * The account's chatbot.
+   *
+   * @generated from field: string chatbot_id = 1;
+   */
+  chatbotId: string;
+
+  /**
+   * file, page, site or snippets.
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * Optional: its title (else the document's own).
+   *
+   * @generated from field: string title = 3;
+   */
+  title: string;
+
+  /**
+   * With file (optional for the other kinds): the file's name (its extension helps tell Markdown from plain text).
+   *
+   * @generated from field: string file_name = 4;
+   */
+  fileName: string;
+
+  /**
+   * Optional; with file, where it is required (refused with the other kinds): its bytes (base64 on the JSON
+   * routes), at most 8 MiB.
+   *
+   * @generated from field: bytes content = 5;
+   */
+  content: Uint8Array;
+
+  /**
+   * Optional; with page or site, where it is required (refused with the other kinds): the page's http or https
+   * address; with site a sitemap's (…/sitemap.xml) or the start page's.
+   *
+   * @generated from field: string url = 6;
+   */
+  url: string;
+
+  /**
+   * Optional, with site only: the most pages to index, 0 to 500 (50 when left out or 0).
+   *
+   * @generated from field: int32 max_pages = 7;
+   */
+  maxPages: number;
+
+  /**
+   * Optional, with site only: the most links to follow from the start page, 0 to 5 (2 when left out or 0).
+   *
+   * @generated from field: int32 max_depth = 8;
+   */
+  maxDepth: number;
+
+  /**
+   * Optional; with snippets, where it is required (refused with the other kinds): the passages, at most 500 (as a
+   * chatbot's knowledge list).
+   *
+   * @generated from field: repeated aiagent.v1.KnowledgeSnippet snippets = 9;
+   */
+  snippets: KnowledgeSnippet[];
+
+  /**
+   * Optional, with page or site only: re-sync it every so many hours, 0 to 720 (0: only on demand).
+   *
+   * @generated from field: int32 resync_interval_hours = 10;
+   */
+  resyncIntervalHours: number;
+};
+
+/**
+ * Describes the message aiagent.v1.AddAgentDraftSourceRequest.
+ * Use `create(AddAgentDraftSourceRequestSchema)` to create a new message.
+ */
+export const AddAgentDraftSourceRequestSchema: GenMessage<AddAgentDraftSourceRequest> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 9);
+
+/**
+ * AddAgentDraftSourceResponse wraps the new source, queued.
+ *
+ * @generated from message aiagent.v1.AddAgentDraftSourceResponse
+ */
+export type AddAgentDraftSourceResponse = Message<"aiagent.v1.AddAgentDraftSourceResponse"> & {
+  /**
+   * The source.
+   *
+   * @generated from field: aiagent.v1.KnowledgeSource data = 1;
+   */
+  data?: KnowledgeSource | undefined;
+};
+
+/**
+ * Describes the message aiagent.v1.AddAgentDraftSourceResponse.
+ * Use `create(AddAgentDraftSourceResponseSchema)` to create a new message.
+ */
+export const AddAgentDraftSourceResponseSchema: GenMessage<AddAgentDraftSourceResponse> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 10);
 
 /**
  * PutAgentDraftResponse wraps the draft as it now is.
@@ -192,7 +536,7 @@ export type PutAgentDraftResponse = Message<"aiagent.v1.PutAgentDraftResponse"> 
  * Use `create(PutAgentDraftResponseSchema)` to create a new message.
  */
 export const PutAgentDraftResponseSchema: GenMessage<PutAgentDraftResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 5);
+  messageDesc(file_aiagent_v1_agent_service, 11);
 
 /**
  * DeleteAgentDraftRequest names the chatbot.
@@ -213,7 +557,7 @@ export type DeleteAgentDraftRequest = Message<"aiagent.v1.DeleteAgentDraftReques
  * Use `create(DeleteAgentDraftRequestSchema)` to create a new message.
  */
 export const DeleteAgentDraftRequestSchema: GenMessage<DeleteAgentDraftRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 6);
+  messageDesc(file_aiagent_v1_agent_service, 12);
 
 /**
  * DeleteAgentDraftResponse is empty.
@@ -228,7 +572,7 @@ export type DeleteAgentDraftResponse = Message<"aiagent.v1.DeleteAgentDraftRespo
  * Use `create(DeleteAgentDraftResponseSchema)` to create a new message.
  */
 export const DeleteAgentDraftResponseSchema: GenMessage<DeleteAgentDraftResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 7);
+  messageDesc(file_aiagent_v1_agent_service, 13);
 
 /**
  * PublishAgentDraftRequest names the chatbot.
@@ -249,14 +593,41 @@ export type PublishAgentDraftRequest = Message<"aiagent.v1.PublishAgentDraftRequ
  * Use `create(PublishAgentDraftRequestSchema)` to create a new message.
  */
 export const PublishAgentDraftRequestSchema: GenMessage<PublishAgentDraftRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 8);
+  messageDesc(file_aiagent_v1_agent_service, 14);
 
 /**
- * PublishAgentDraftResponse is empty: the draft is live, and gone.
+ * PublishedAgentDraft is what publishing made.
+ *
+ * @generated from message aiagent.v1.PublishedAgentDraft
+ */
+export type PublishedAgentDraft = Message<"aiagent.v1.PublishedAgentDraft"> & {
+  /**
+   * The tools the draft added, each with its signing secret: shown in this answer only.
+   *
+   * @generated from field: repeated aiagent.v1.CreatedChatbotTool created_tools = 1;
+   */
+  createdTools: CreatedChatbotTool[];
+};
+
+/**
+ * Describes the message aiagent.v1.PublishedAgentDraft.
+ * Use `create(PublishedAgentDraftSchema)` to create a new message.
+ */
+export const PublishedAgentDraftSchema: GenMessage<PublishedAgentDraft> = /*@__PURE__*/
+  messageDesc(file_aiagent_v1_agent_service, 15);
+
+/**
+ * PublishAgentDraftResponse: the draft is live, and gone.
  *
  * @generated from message aiagent.v1.PublishAgentDraftResponse
  */
 export type PublishAgentDraftResponse = Message<"aiagent.v1.PublishAgentDraftResponse"> & {
+  /**
+   * The tools it created, with their secrets.
+   *
+   * @generated from field: aiagent.v1.PublishedAgentDraft data = 1;
+   */
+  data?: PublishedAgentDraft | undefined;
 };
 
 /**
@@ -264,7 +635,7 @@ export type PublishAgentDraftResponse = Message<"aiagent.v1.PublishAgentDraftRes
  * Use `create(PublishAgentDraftResponseSchema)` to create a new message.
  */
 export const PublishAgentDraftResponseSchema: GenMessage<PublishAgentDraftResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 9);
+  messageDesc(file_aiagent_v1_agent_service, 16);
 
 /**
  * ReplayCase is one question of a test set, with what a good answer has.
@@ -306,7 +677,7 @@ export type ReplayCase = Message<"aiagent.v1.ReplayCase"> & {
  * Use `create(ReplayCaseSchema)` to create a new message.
  */
 export const ReplayCaseSchema: GenMessage<ReplayCase> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 10);
+  messageDesc(file_aiagent_v1_agent_service, 17);
 
 /**
  * ReplayAgentDraftRequest says what to replay.
@@ -342,7 +713,7 @@ export type ReplayAgentDraftRequest = Message<"aiagent.v1.ReplayAgentDraftReques
  * Use `create(ReplayAgentDraftRequestSchema)` to create a new message.
  */
 export const ReplayAgentDraftRequestSchema: GenMessage<ReplayAgentDraftRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 11);
+  messageDesc(file_aiagent_v1_agent_service, 18);
 
 /**
  * ReplayAnswer is one configuration's answer to one question.
@@ -398,7 +769,7 @@ export type ReplayAnswer = Message<"aiagent.v1.ReplayAnswer"> & {
  * Use `create(ReplayAnswerSchema)` to create a new message.
  */
 export const ReplayAnswerSchema: GenMessage<ReplayAnswer> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 12);
+  messageDesc(file_aiagent_v1_agent_service, 19);
 
 /**
  * ReplayItem is one question answered by the live configuration and by the draft.
@@ -454,7 +825,7 @@ export type ReplayItem = Message<"aiagent.v1.ReplayItem"> & {
  * Use `create(ReplayItemSchema)` to create a new message.
  */
 export const ReplayItemSchema: GenMessage<ReplayItem> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 13);
+  messageDesc(file_aiagent_v1_agent_service, 20);
 
 /**
  * ReplayResult is the replay, question by question.
@@ -482,7 +853,7 @@ export type ReplayResult = Message<"aiagent.v1.ReplayResult"> & {
  * Use `create(ReplayResultSchema)` to create a new message.
  */
 export const ReplayResultSchema: GenMessage<ReplayResult> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 14);
+  messageDesc(file_aiagent_v1_agent_service, 21);
 
 /**
  * ReplayAgentDraftResponse wraps the result.
@@ -503,7 +874,7 @@ export type ReplayAgentDraftResponse = Message<"aiagent.v1.ReplayAgentDraftRespo
  * Use `create(ReplayAgentDraftResponseSchema)` to create a new message.
  */
 export const ReplayAgentDraftResponseSchema: GenMessage<ReplayAgentDraftResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 15);
+  messageDesc(file_aiagent_v1_agent_service, 22);
 
 /**
  * ToolApproval is a tool call that needed a person's approval.
@@ -580,7 +951,7 @@ export type ToolApproval = Message<"aiagent.v1.ToolApproval"> & {
  * Use `create(ToolApprovalSchema)` to create a new message.
  */
 export const ToolApprovalSchema: GenMessage<ToolApproval> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 16);
+  messageDesc(file_aiagent_v1_agent_service, 23);
 
 /**
  * ListToolApprovalsRequest names the conversation.
@@ -601,7 +972,7 @@ export type ListToolApprovalsRequest = Message<"aiagent.v1.ListToolApprovalsRequ
  * Use `create(ListToolApprovalsRequestSchema)` to create a new message.
  */
 export const ListToolApprovalsRequestSchema: GenMessage<ListToolApprovalsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 17);
+  messageDesc(file_aiagent_v1_agent_service, 24);
 
 /**
  * ToolApprovalList is a conversation's calls that needed approval.
@@ -622,7 +993,7 @@ export type ToolApprovalList = Message<"aiagent.v1.ToolApprovalList"> & {
  * Use `create(ToolApprovalListSchema)` to create a new message.
  */
 export const ToolApprovalListSchema: GenMessage<ToolApprovalList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 18);
+  messageDesc(file_aiagent_v1_agent_service, 25);
 
 /**
  * ListToolApprovalsResponse wraps the list.
@@ -643,7 +1014,7 @@ export type ListToolApprovalsResponse = Message<"aiagent.v1.ListToolApprovalsRes
  * Use `create(ListToolApprovalsResponseSchema)` to create a new message.
  */
 export const ListToolApprovalsResponseSchema: GenMessage<ListToolApprovalsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 19);
+  messageDesc(file_aiagent_v1_agent_service, 26);
 
 /**
  * DecideToolApprovalRequest names the call and the decision.
@@ -678,7 +1049,7 @@ export type DecideToolApprovalRequest = Message<"aiagent.v1.DecideToolApprovalRe
  * Use `create(DecideToolApprovalRequestSchema)` to create a new message.
  */
 export const DecideToolApprovalRequestSchema: GenMessage<DecideToolApprovalRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 20);
+  messageDesc(file_aiagent_v1_agent_service, 27);
 
 /**
  * DecidedToolApproval is the decided call and the agent's reply after it.
@@ -706,7 +1077,7 @@ export type DecidedToolApproval = Message<"aiagent.v1.DecidedToolApproval"> & {
  * Use `create(DecidedToolApprovalSchema)` to create a new message.
  */
 export const DecidedToolApprovalSchema: GenMessage<DecidedToolApproval> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 21);
+  messageDesc(file_aiagent_v1_agent_service, 28);
 
 /**
  * DecideToolApprovalResponse wraps the outcome.
@@ -727,7 +1098,7 @@ export type DecideToolApprovalResponse = Message<"aiagent.v1.DecideToolApprovalR
  * Use `create(DecideToolApprovalResponseSchema)` to create a new message.
  */
 export const DecideToolApprovalResponseSchema: GenMessage<DecideToolApprovalResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 22);
+  messageDesc(file_aiagent_v1_agent_service, 29);
 
 /**
  * ChatbotTool is a tool as listed: never its secret.
@@ -811,7 +1182,7 @@ export type ChatbotTool = Message<"aiagent.v1.ChatbotTool"> & {
  * Use `create(ChatbotToolSchema)` to create a new message.
  */
 export const ChatbotToolSchema: GenMessage<ChatbotTool> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 23);
+  messageDesc(file_aiagent_v1_agent_service, 30);
 
 /**
  * CreateChatbotToolRequest is the new tool.
@@ -881,7 +1252,7 @@ export type CreateChatbotToolRequest = Message<"aiagent.v1.CreateChatbotToolRequ
  * Use `create(CreateChatbotToolRequestSchema)` to create a new message.
  */
 export const CreateChatbotToolRequestSchema: GenMessage<CreateChatbotToolRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 24);
+  messageDesc(file_aiagent_v1_agent_service, 31);
 
 /**
  * CreatedChatbotTool is a new tool and its signing secret: shown in this answer only.
@@ -910,7 +1281,7 @@ export type CreatedChatbotTool = Message<"aiagent.v1.CreatedChatbotTool"> & {
  * Use `create(CreatedChatbotToolSchema)` to create a new message.
  */
 export const CreatedChatbotToolSchema: GenMessage<CreatedChatbotTool> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 25);
+  messageDesc(file_aiagent_v1_agent_service, 32);
 
 /**
  * CreateChatbotToolResponse wraps the new tool.
@@ -931,7 +1302,7 @@ export type CreateChatbotToolResponse = Message<"aiagent.v1.CreateChatbotToolRes
  * Use `create(CreateChatbotToolResponseSchema)` to create a new message.
  */
 export const CreateChatbotToolResponseSchema: GenMessage<CreateChatbotToolResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 26);
+  messageDesc(file_aiagent_v1_agent_service, 33);
 
 /**
  * ListChatbotToolsRequest names the chatbot.
@@ -952,7 +1323,7 @@ export type ListChatbotToolsRequest = Message<"aiagent.v1.ListChatbotToolsReques
  * Use `create(ListChatbotToolsRequestSchema)` to create a new message.
  */
 export const ListChatbotToolsRequestSchema: GenMessage<ListChatbotToolsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 27);
+  messageDesc(file_aiagent_v1_agent_service, 34);
 
 /**
  * ChatbotToolList is a chatbot's tools.
@@ -973,7 +1344,7 @@ export type ChatbotToolList = Message<"aiagent.v1.ChatbotToolList"> & {
  * Use `create(ChatbotToolListSchema)` to create a new message.
  */
 export const ChatbotToolListSchema: GenMessage<ChatbotToolList> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 28);
+  messageDesc(file_aiagent_v1_agent_service, 35);
 
 /**
  * ListChatbotToolsResponse wraps the tools.
@@ -994,7 +1365,7 @@ export type ListChatbotToolsResponse = Message<"aiagent.v1.ListChatbotToolsRespo
  * Use `create(ListChatbotToolsResponseSchema)` to create a new message.
  */
 export const ListChatbotToolsResponseSchema: GenMessage<ListChatbotToolsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 29);
+  messageDesc(file_aiagent_v1_agent_service, 36);
 
 /**
  * UpdateChatbotToolRequest names the tool and what changes.
@@ -1078,7 +1449,7 @@ export type UpdateChatbotToolRequest = Message<"aiagent.v1.UpdateChatbotToolRequ
  * Use `create(UpdateChatbotToolRequestSchema)` to create a new message.
  */
 export const UpdateChatbotToolRequestSchema: GenMessage<UpdateChatbotToolRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 30);
+  messageDesc(file_aiagent_v1_agent_service, 37);
 
 /**
  * UpdateChatbotToolResponse wraps the tool as it now is.
@@ -1099,7 +1470,7 @@ export type UpdateChatbotToolResponse = Message<"aiagent.v1.UpdateChatbotToolRes
  * Use `create(UpdateChatbotToolResponseSchema)` to create a new message.
  */
 export const UpdateChatbotToolResponseSchema: GenMessage<UpdateChatbotToolResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 31);
+  messageDesc(file_aiagent_v1_agent_service, 38);
 
 /**
  * DeleteChatbotToolRequest names the tool.
@@ -1127,7 +1498,7 @@ export type DeleteChatbotToolRequest = Message<"aiagent.v1.DeleteChatbotToolRequ
  * Use `create(DeleteChatbotToolRequestSchema)` to create a new message.
  */
 export const DeleteChatbotToolRequestSchema: GenMessage<DeleteChatbotToolRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 32);
+  messageDesc(file_aiagent_v1_agent_service, 39);
 
 /**
  * DeleteChatbotToolResponse is empty: the tool is gone.
@@ -1142,7 +1513,7 @@ export type DeleteChatbotToolResponse = Message<"aiagent.v1.DeleteChatbotToolRes
  * Use `create(DeleteChatbotToolResponseSchema)` to create a new message.
  */
 export const DeleteChatbotToolResponseSchema: GenMessage<DeleteChatbotToolResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 33);
+  messageDesc(file_aiagent_v1_agent_service, 40);
 
 /**
  * AgentBehaviour is what a chatbot's agent is told and when it hands over to the team.
@@ -1193,7 +1564,7 @@ export type AgentBehaviour = Message<"aiagent.v1.AgentBehaviour"> & {
  * Use `create(AgentBehaviourSchema)` to create a new message.
  */
 export const AgentBehaviourSchema: GenMessage<AgentBehaviour> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 34);
+  messageDesc(file_aiagent_v1_agent_service, 41);
 
 /**
  * GetAgentSettingsRequest names the chatbot.
@@ -1214,7 +1585,7 @@ export type GetAgentSettingsRequest = Message<"aiagent.v1.GetAgentSettingsReques
  * Use `create(GetAgentSettingsRequestSchema)` to create a new message.
  */
 export const GetAgentSettingsRequestSchema: GenMessage<GetAgentSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 35);
+  messageDesc(file_aiagent_v1_agent_service, 42);
 
 /**
  * GetAgentSettingsResponse wraps the settings.
@@ -1235,7 +1606,7 @@ export type GetAgentSettingsResponse = Message<"aiagent.v1.GetAgentSettingsRespo
  * Use `create(GetAgentSettingsResponseSchema)` to create a new message.
  */
 export const GetAgentSettingsResponseSchema: GenMessage<GetAgentSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 36);
+  messageDesc(file_aiagent_v1_agent_service, 43);
 
 /**
  * HandoverPhrases replaces the handover phrases (an empty list: none but the built-in ones).
@@ -1256,7 +1627,7 @@ export type HandoverPhrases = Message<"aiagent.v1.HandoverPhrases"> & {
  * Use `create(HandoverPhrasesSchema)` to create a new message.
  */
 export const HandoverPhrasesSchema: GenMessage<HandoverPhrases> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 37);
+  messageDesc(file_aiagent_v1_agent_service, 44);
 
 /**
  * UpdateAgentSettingsRequest names the chatbot and what changes.
@@ -1305,7 +1676,7 @@ export type UpdateAgentSettingsRequest = Message<"aiagent.v1.UpdateAgentSettings
  * Use `create(UpdateAgentSettingsRequestSchema)` to create a new message.
  */
 export const UpdateAgentSettingsRequestSchema: GenMessage<UpdateAgentSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 38);
+  messageDesc(file_aiagent_v1_agent_service, 45);
 
 /**
  * UpdateAgentSettingsResponse wraps the settings as they now are.
@@ -1326,7 +1697,7 @@ export type UpdateAgentSettingsResponse = Message<"aiagent.v1.UpdateAgentSetting
  * Use `create(UpdateAgentSettingsResponseSchema)` to create a new message.
  */
 export const UpdateAgentSettingsResponseSchema: GenMessage<UpdateAgentSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_aiagent_v1_agent_service, 39);
+  messageDesc(file_aiagent_v1_agent_service, 46);
 
 /**
  * AgentService is what a chatbot's agent may do and say beyond its knowledge: the tools it may call on the
@@ -1454,7 +1825,10 @@ export const AgentService: GenService<{
     output: typeof DeleteAgentDraftResponseSchema;
   },
   /**
-   * PublishAgentDraft makes the draft live (its instructions, knowledge list and model) and drops it.
+   * PublishAgentDraft makes the draft live (its instructions, knowledge list and model; its tools: those it removes
+   * are deleted, those it changes updated, those it adds created, each with a new signing secret shown in this answer
+   * only; its knowledge sources: those it leaves out are removed, those added to it join the live knowledge, indexed
+   * again) and drops it.
    *
    * @generated from rpc aiagent.v1.AgentService.PublishAgentDraft
    */
@@ -1464,10 +1838,24 @@ export const AgentService: GenService<{
     output: typeof PublishAgentDraftResponseSchema;
   },
   /**
+   * AddAgentDraftSource adds a knowledge source to the chatbot's draft only (the first call makes the draft from the
+   * live configuration): it is indexed at once, as CreateKnowledgeSource's are, but only a replay's draft side
+   * searches it; PublishAgentDraft makes it live, DeleteAgentDraft removes it. Leaving it out of the draft
+   * (PutAgentDraft's sources) removes it too.
+   *
+   * @generated from rpc aiagent.v1.AgentService.AddAgentDraftSource
+   */
+  addAgentDraftSource: {
+    methodKind: "unary";
+    input: typeof AddAgentDraftSourceRequestSchema;
+    output: typeof AddAgentDraftSourceResponseSchema;
+  },
+  /**
    * ReplayAgentDraft asks the live configuration and the draft (not_found, HTTP 404, when there is none) the same
    * questions, side by side: the questions of a test set, and the last question of each of the chatbot's latest real
    * conversations (with the conversation before it). Nothing is stored or sent to the customer, and no tool is called: each call either would make is recorded
-   * with status dry_run. With the built-in agent the replay is deterministic.
+   * with status dry_run. The draft side offers the model the draft's tools and searches the draft's knowledge sources.
+   * With the built-in agent the replay is deterministic.
    *
    * @generated from rpc aiagent.v1.AgentService.ReplayAgentDraft
    */

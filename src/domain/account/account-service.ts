@@ -50,6 +50,18 @@ export interface ChatbotChanges {
   agent?: AgentInput | undefined;
   appearance?: AppearanceInput | undefined;
   active?: boolean | undefined;
+  /** The first-response SLA in minutes, 0 (none) to MAX_SLA_MINUTES. */
+  firstResponseSlaMinutes?: number | undefined;
+}
+
+/** The longest first-response SLA a chatbot may set: a week. */
+export const MAX_SLA_MINUTES = 10_080;
+
+/** A first-response SLA as given: whole minutes, 0 (none) to a week. */
+function requireSlaMinutes(v: number): number {
+  if (!Number.isInteger(v) || v < 0 || v > MAX_SLA_MINUTES)
+    throw invalidArgument("first_response_sla_minutes", `must be a whole number of minutes, 0 to ${MAX_SLA_MINUTES}`);
+  return v;
 }
 
 /**
@@ -156,6 +168,7 @@ export class AccountService {
     knowledge: unknown = [],
     agent?: AgentInput,
     appearance: AppearanceInput = {},
+    firstResponseSlaMinutes = 0,
   ): Promise<ChatbotRecord> {
     const account = await this.account(ref);
     const chatbotId = newId();
@@ -170,6 +183,7 @@ export class AccountService {
       active: true,
       createdAt: this.d.clock.now(),
       pictureId: "",
+      firstResponseSlaMinutes: requireSlaMinutes(firstResponseSlaMinutes),
     };
     await this.checkAgent(chatbot.agent);
     await this.d.chatbots.insert(chatbot);
@@ -200,7 +214,7 @@ export class AccountService {
     if (Object.values(changes).every((v) => v === undefined))
       throw invalidArgument(
         "chatbot",
-        "nothing to change: give a name, allowed origins, knowledge, agent settings or appearance",
+        "nothing to change: give a name, allowed origins, knowledge, agent settings, appearance or first-response SLA",
       );
     const current = await this.chatbot(ref, chatbotId);
     const id = current.chatbotId;
@@ -221,6 +235,10 @@ export class AccountService {
           ? current.appearance
           : requireAppearance("appearance", changes.appearance, current.appearance),
       active: changes.active ?? current.active,
+      firstResponseSlaMinutes:
+        changes.firstResponseSlaMinutes === undefined
+          ? (current.firstResponseSlaMinutes ?? 0)
+          : requireSlaMinutes(changes.firstResponseSlaMinutes),
     };
     if (changes.agent !== undefined) await this.checkAgent(next.agent);
     // The audit log names the settings that changed (never their values: the agent's key is among them).
@@ -340,6 +358,7 @@ const CHATBOT_FIELDS: [keyof ChatbotRecord, string][] = [
   ["agent", "agent"],
   ["appearance", "appearance"],
   ["active", "active"],
+  ["firstResponseSlaMinutes", "first_response_sla_minutes"],
 ];
 
 function actorOf(ref: AccountRef, account: AccountRecord): AuditActor {

@@ -12,7 +12,20 @@ export interface OperatorProfile {
 export interface OperatorProfileRepository {
   get(accountId: string, email: string): Promise<OperatorProfile | undefined>;
   set(accountId: string, email: string, profile: OperatorProfile, now: number): Promise<void>;
+  /** Where the person wants the inbox's alerts (the defaults when they set nothing). */
+  alerts(accountId: string, email: string): Promise<AlertSettings>;
+  /** Sets them (the profile's name and picture kept, or empty when the person has no profile yet). */
+  setAlerts(accountId: string, email: string, alerts: AlertSettings, now: number): Promise<void>;
 }
+
+/** Where a person wants the inbox's alerts. */
+export interface AlertSettings {
+  /** An e-mail when a conversation they hold (or, as an admin, an unassigned one) misses its first-response SLA. */
+  slaBreachEmail: boolean;
+}
+
+/** What a person who set nothing gets: the SLA alert by e-mail, as Chatwoot's and Intercom's defaults send it. */
+export const DEFAULT_ALERTS: AlertSettings = { slaBreachEmail: true };
 
 const MAX_NAME = 60;
 const MAX_URL = 2048;
@@ -54,4 +67,20 @@ export class OperatorProfiles {
     await this.d.profiles.set(caller.accountId, caller.email, profile, this.d.clock.now());
     return profile;
   }
+
+  /** The caller's alert settings. */
+  alerts(caller: AccountCaller): Promise<AlertSettings> {
+    return this.d.profiles.alerts(caller.accountId, caller.email);
+  }
+
+  /** Changes the settings given (a field left out keeps its value). */
+  async setAlerts(caller: AccountCaller, input: Partial<AlertSettings>): Promise<AlertSettings> {
+    const next = { ...(await this.alerts(caller)), ...definedOnly(input) };
+    await this.d.profiles.setAlerts(caller.accountId, caller.email, next, this.d.clock.now());
+    return next;
+  }
+}
+
+function definedOnly(input: Partial<AlertSettings>): Partial<AlertSettings> {
+  return input.slaBreachEmail === undefined ? {} : { slaBreachEmail: input.slaBreachEmail };
 }

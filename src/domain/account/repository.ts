@@ -64,6 +64,11 @@ export interface ChatbotRecord {
   createdAt: number;
   /** Its agent's picture's id, as read from storage ("" or absent: none); set only through setPicture. */
   pictureId?: string;
+  /**
+   * Its first-response SLA in minutes (0 or absent: none): a conversation that goes to the team must have a
+   * person's reply within it (conversation/timers.ts).
+   */
+  firstResponseSlaMinutes?: number;
 }
 
 /**

@@ -1,4 +1,6 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
+import type { KnowledgeView } from "../knowledge/knowledge-service.js";
+import type { ToolRecord } from "./tools.js";
 
 /** One turn of context given to the agent. */
 export interface AgentTurn {
@@ -112,7 +114,13 @@ export interface ReplyScope {
    * Set for a replay: nothing is stored or sent to anyone, no tool is called (each call is recorded as dry_run), the
    * conversation's handover and the daily budget are not looked at, and these instructions are the owner's.
    */
-  replay?: { instructions: string };
+  replay?: {
+    instructions: string;
+    /** The draft's tools (absent: the chatbot's live ones). */
+    tools?: ToolRecord[];
+    /** The draft's knowledge sources (absent: the chatbot's live ones). */
+    knowledge?: KnowledgeView;
+  };
 }
 
 /** The AI agent behind the frame; implementations are interchangeable. */
@@ -145,4 +153,27 @@ export interface CitedDocument extends KnowledgeSnippet {
   excerpt?: string;
   score?: number;
   knowledgeVersion?: number;
+}
+
+/**
+ * A message's `tool_calls` as its customer reads it (the frame's token: message lists, watch streams, send answers):
+ * the same JSON array, each call reduced to its id, name and status; never the arguments the model gave or what the
+ * tool answered, which are the team's to read. A record that is not such an array reads as "" (no calls).
+ */
+export function customerToolCalls(toolCalls: string): string {
+  if (!toolCalls) return "";
+  let list: unknown;
+  try {
+    list = JSON.parse(toolCalls);
+  } catch {
+    return "";
+  }
+  if (!Array.isArray(list)) return "";
+  const calls = list.flatMap((c: { id?: unknown; name?: unknown; status?: unknown; function?: { name?: unknown } }) => {
+    // Older records hold OpenAI's own shape ({id, function: {name, arguments}}): calls that were never run.
+    const name = typeof c?.name === "string" ? c.name : c?.function?.name;
+    if (typeof c?.id !== "string" || typeof name !== "string") return [];
+    return [{ id: c.id, name, status: typeof c.status === "string" ? c.status : "not_run" }];
+  });
+  return calls.length > 0 ? JSON.stringify(calls) : "";
 }

@@ -2,6 +2,7 @@ import type { Sealer } from "../account/chatbot-rules.js";
 import type { ChatbotRecord } from "../account/repository.js";
 import type { Clock } from "../clock.js";
 import { newId } from "../ids.js";
+import type { KnowledgeView } from "../knowledge/knowledge-service.js";
 import type { Passage } from "../knowledge/scoring.js";
 import type {
   Agent,
@@ -57,10 +58,13 @@ export interface DirectorDeps {
   maxSteps: number;
   /** Time one reply may take at most, tool calls included, in ms. */
   maxReplyMs: number;
-  /** The chatbot's passages for a question above the answer threshold, best first (KnowledgeService.searchKnowledge). */
-  searchKnowledge?: (chatbot: ChatbotRecord, query: string, limit: number) => Promise<Passage[]>;
-  /** Whether the chatbot has knowledge sources: the model is offered search_knowledge then. */
-  hasSources?: (chatbotId: string) => Promise<boolean>;
+  /**
+   * The chatbot's passages for a question above the answer threshold, best first (KnowledgeService.searchKnowledge);
+   * with a view, a draft's knowledge sources instead of the live ones.
+   */
+  searchKnowledge?: (chatbot: ChatbotRecord, query: string, limit: number, view?: KnowledgeView) => Promise<Passage[]>;
+  /** Whether the chatbot (or, with a view, its draft) has knowledge sources: the model is offered search_knowledge. */
+  hasSources?: (chatbotId: string, view?: KnowledgeView) => Promise<boolean>;
 }
 
 /** The built-in tool every model is offered: hand the conversation to the team. */
@@ -126,11 +130,12 @@ export class DirectedAgent implements Agent {
       return;
     }
     const now = this.d.clock.now();
+    const view = scope.replay?.knowledge;
     const [stored, tools, waiting, searchable] = await Promise.all([
       this.d.agents.settings(chatbot.chatbotId),
-      this.d.agents.tools(chatbot.chatbotId),
+      scope.replay?.tools ?? this.d.agents.tools(chatbot.chatbotId),
       scope.replay ? undefined : this.d.agents.handover(scope.conversationId),
-      this.d.searchKnowledge && this.d.hasSources ? this.d.hasSources(chatbot.chatbotId) : false,
+      this.d.searchKnowledge && this.d.hasSources ? this.d.hasSources(chatbot.chatbotId, view) : false,
     ]);
     // Handed over: the team answers; the agent says nothing more until a person releases the conversation.
     if (waiting) {
@@ -141,6 +146,8 @@ export class DirectedAgent implements Agent {
     if (scope.replay) settings.instructions = scope.replay.instructions;
     // A person decided on a call that waited: it runs (or not), and the model carries on from its outcome.
     if (scope.decision) {
+      // Approved, the call runs now: the customer sees the looking-up line meanwhile (never what it sends).
+      if (scope.decision.approved) yield { type: "activity", activity: "looking_up" };
       const resumed = await this.decided(chatbot, tools, scope, history, signal);
       if (resumed)
         yield* this.carryOn(chatbot, resumed.history, signal, scope, settings, tools, now, searchable, resumed.record);
@@ -202,8 +209,9 @@ export class DirectedAgent implements Agent {
 
   /**
    * The call a person decided on, run when approved (its arguments checked again), and the history the model carries
-   * on from: the reply that waited, as that step's tool calls with their outcomes. Undefined when the history's last
-   * reply holds no such waiting call.
+   * on from: the whole conversation up to now (what the customer wrote while the call waited included), then the
+   * decided call as a step of its own with its outcome. Undefined when no reply of the history holds such a waiting
+   * call.
    */
   private async decided(
     chatbot: ChatbotRecord,
@@ -213,9 +221,11 @@ export class DirectedAgent implements Agent {
     signal: AbortSignal,
   ): Promise<{ record: ToolCallRecord; history: AgentTurn[] } | undefined> {
     const decision = scope.decision!;
-    const last = history.at(-1);
-    const calls = parseRecords(last?.role === "assistant" ? last.toolCalls : undefined);
-    const waiting = calls.find((c) => c.id === decision.callId && c.status === "awaiting_approval");
+    const isWaiting = (c: ToolCallRecord) => c.id === decision.callId && c.status === "awaiting_approval";
+    const waiting = history
+      .filter((t) => t.role === "assistant")
+      .flatMap((t) => parseRecords(t.toolCalls))
+      .findLast(isWaiting);
     if (!waiting) return undefined;
     const request = { id: waiting.id, name: waiting.name, arguments: waiting.arguments };
     const outcome = decision.approved
@@ -239,12 +249,12 @@ export class DirectedAgent implements Agent {
       result: outcome.result.slice(0, RESULT_EXCERPT),
       duration_ms: outcome.durationMs,
     };
-    // The model is told the whole result once (the record keeps an excerpt).
+    // The model is told the whole result once (the record keeps an excerpt), as a step after all that was said: the
+    // waiting reply's record of the call is left out of what it is shown (openai-compatible.ts, upstreamHistory).
     const told = { ...record, result: outcome.result };
-    const step = calls.map((c) => (c.id === record.id ? told : c));
     return {
       record,
-      history: [...history.slice(0, -1), { role: "assistant", content: "", toolCalls: JSON.stringify(step) }],
+      history: [...history, { role: "assistant", content: "", toolCalls: JSON.stringify([told]) }],
     };
   }
 
@@ -277,13 +287,19 @@ export class DirectedAgent implements Agent {
       now: () => this.d.clock.now(),
       runTool: (call, signal) =>
         searchable && call.name === SEARCH_KNOWLEDGE_TOOL.name
-          ? this.search(chatbot, call, cited)
+          ? this.search(chatbot, call, cited, scope.replay?.knowledge)
           : this.run(chatbot, byName, scope, call, signal),
     };
   }
 
-  private search(chatbot: ChatbotRecord, call: ToolCallRequest, cited: { count: number }): Promise<ToolCallOutcome> {
-    return searchCall(this.d.searchKnowledge!, chatbot, call, cited);
+  private search(
+    chatbot: ChatbotRecord,
+    call: ToolCallRequest,
+    cited: { count: number },
+    view: KnowledgeView | undefined,
+  ): Promise<ToolCallOutcome> {
+    const search = this.d.searchKnowledge!;
+    return searchCall((c, q, n) => search(c, q, n, view), chatbot, call, cited);
   }
 
   private async run(

@@ -1,8 +1,16 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
+import type { KnowledgeView } from "../knowledge/knowledge-service.js";
 import { detectLocale, type Locale } from "../knowledge/language.js";
 import { scoreSnippets } from "../knowledge/matching.js";
 import type { Passage } from "../knowledge/scoring.js";
-import { type Agent, type AgentEvent, type AgentTurn, agentNameOf, type CitedDocument } from "./agent.js";
+import {
+  type Agent,
+  type AgentEvent,
+  type AgentTurn,
+  agentNameOf,
+  type CitedDocument,
+  type ReplyScope,
+} from "./agent.js";
 
 export type { CitedDocument };
 
@@ -112,8 +120,16 @@ export function offlineAnswer(
   return composeAnswer(chatbot, question, scoreSnippets(question, chatbot.knowledge), chatbot.knowledge.length > 0);
 }
 
-/** Finds a chatbot's passages for a question (KnowledgeService.searchKnowledge), best first, above the threshold. */
-export type SearchPassages = (chatbot: ChatbotRecord, question: string, limit: number) => Promise<Passage[]>;
+/**
+ * Finds a chatbot's passages for a question (KnowledgeService.searchKnowledge), best first, above the threshold;
+ * with a view, in a draft's knowledge sources instead of the live ones.
+ */
+export type SearchPassages = (
+  chatbot: ChatbotRecord,
+  question: string,
+  limit: number,
+  view?: KnowledgeView,
+) => Promise<Passage[]>;
 
 /**
  * The built-in agent: deterministic, offline; answers from the chatbot's knowledge sources and list (the passage
@@ -123,15 +139,23 @@ export class OfflineAgent implements Agent {
   constructor(
     private readonly search?: SearchPassages,
     /** Whether the chatbot has any indexed source (so a chatbot without a list still answers from its sources). */
-    private readonly hasSources?: (chatbotId: string) => Promise<boolean>,
+    private readonly hasSources?: (chatbotId: string, view?: KnowledgeView) => Promise<boolean>,
   ) {}
 
-  async *reply(chatbot: ChatbotRecord, history: AgentTurn[], signal: AbortSignal): AsyncIterable<AgentEvent> {
+  async *reply(
+    chatbot: ChatbotRecord,
+    history: AgentTurn[],
+    signal: AbortSignal,
+    scope?: ReplyScope,
+  ): AsyncIterable<AgentEvent> {
     const question = [...history].reverse().find((t) => t.role === "user")?.content ?? "";
+    // A replay's draft side searches the draft's knowledge sources.
+    const view = scope?.replay?.knowledge;
     let answer: { content: string; documents: CitedDocument[] };
     if (this.search) {
-      const passages = await this.search(chatbot, question, 3);
-      const has = chatbot.knowledge.length > 0 || passages.length > 0 || !!(await this.hasSources?.(chatbot.chatbotId));
+      const passages = await this.search(chatbot, question, 3, view);
+      const has =
+        chatbot.knowledge.length > 0 || passages.length > 0 || !!(await this.hasSources?.(chatbot.chatbotId, view));
       answer = composeAnswer(chatbot, question, passages, has);
     } else answer = offlineAnswer(chatbot, question);
     const { content, documents } = answer;

@@ -8,6 +8,7 @@ import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import { CONTROL } from "../validate.js";
 import { requireWebhookUrl } from "../webhook/target-policy.js";
+import type { DraftToolRecord } from "./drafts.js";
 
 /** A tool a chatbot's agent may call on the client's server, as stored (its secret sealed). */
 export interface ToolRecord {
@@ -319,6 +320,75 @@ export class AgentTools {
     s.updatedAt = this.d.clock.now();
     await this.d.agents.putSettings(s);
     return { s, usedToday: await this.d.agents.tokensUsed(bot.chatbotId, utcDay(this.d.clock.now())) };
+  }
+
+  /**
+   * A draft's tool list, given as a whole, checked as tools are declared (each field named `tools.tools[i].…`): unique
+   * names, at most MAX_TOOLS, and each tool_id one of the chatbot's live tools.
+   */
+  async checkDraftTools(
+    chatbot: ChatbotRecord,
+    input: readonly (ToolInput & { toolId: string })[],
+  ): Promise<DraftToolRecord[]> {
+    if (input.length > MAX_TOOLS) throw invalidArgument("tools.tools", `a chatbot has at most ${MAX_TOOLS} tools`);
+    const live = new Set((await this.d.agents.tools(chatbot.chatbotId)).map((t) => t.toolId));
+    const names = new Set<string>();
+    const out: DraftToolRecord[] = [];
+    for (const [i, t] of input.entries()) {
+      const f = (x: string) => `tools.tools[${i}].${x}`;
+      if (t.toolId !== "" && !live.has(t.toolId))
+        throw invalidArgument(f("tool_id"), "is not one of the chatbot's tools");
+      const name = requireName(f("name"), t.name);
+      if (names.has(name.toLowerCase())) throw invalidArgument(f("name"), `${name} is in the list twice`);
+      names.add(name.toLowerCase());
+      const url = requireWebhookUrl(f("url"), t.url, this.d.development);
+      await this.d.checkTarget?.(f("url"), url);
+      out.push({
+        toolId: t.toolId,
+        name,
+        description: requireDescription(f("description"), t.description),
+        parameters: requireParameters(f("parameters"), t.parameters),
+        url,
+        method: requireMethod(f("method"), t.method),
+        timeoutMs: requireTimeout(f("timeout_ms"), t.timeoutMs),
+        requiresApproval: t.requiresApproval,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Makes a draft's tool list live: the live tools it leaves out are deleted, those it keeps updated (their secrets
+   * unchanged), those it adds created; answers the created ones with their secrets (shown once).
+   */
+  async applyDraftTools(
+    caller: AccountCaller,
+    chatbot: ChatbotRecord,
+    tools: readonly DraftToolRecord[],
+  ): Promise<{ tool: ToolRecord; secret: string }[]> {
+    const live = await this.d.agents.tools(chatbot.chatbotId);
+    const kept = new Map(tools.filter((t) => t.toolId !== "").map((t) => [t.toolId, t]));
+    for (const t of live) if (!kept.has(t.toolId)) await this.d.agents.deleteTool(t.accountId, t.chatbotId, t.toolId);
+    const created: { tool: ToolRecord; secret: string }[] = [];
+    for (const t of tools) {
+      const current = live.find((x) => x.toolId === t.toolId);
+      const fields = {
+        name: t.name,
+        description: t.description,
+        parameters: t.parameters,
+        url: t.url,
+        method: t.method,
+        timeoutMs: t.timeoutMs,
+        requiresApproval: t.requiresApproval,
+      };
+      if (current) {
+        if (!(await this.d.agents.updateTool({ ...current, ...fields })))
+          throw new DomainError("already_exists", `name: the chatbot has a tool named ${t.name} already`, {
+            field: "name",
+          });
+      } else created.push(await this.create(caller, chatbot.chatbotId, fields));
+    }
+    return created;
   }
 
   private async chatbot(caller: AccountCaller, chatbotId: string): Promise<ChatbotRecord> {

@@ -3,7 +3,16 @@ import { notFound } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import type { EventLog, LogTx } from "../log/event-log.js";
 import { mayAccess } from "./owners.js";
-import type { ActivityRecord, ActivityRepository, ConversationRepository } from "./repository.js";
+import type {
+  ActivityKind,
+  ActivityRecord,
+  ActivityRepository,
+  ConversationRepository,
+  TimerRepository,
+} from "./repository.js";
+
+/** The lines that send a conversation to the team, which starts its first-response SLA clock (timers.ts). */
+export const STARTS_SLA: ReadonlySet<ActivityKind> = new Set<ActivityKind>(["handed_over", "taken_over", "assigned"]);
 
 /** Lines a timeline lists at most (the latest ones). */
 export const MAX_ACTIVITY = 500;
@@ -20,15 +29,17 @@ export async function nameFor(nameOf: NameOf | undefined, accountId: string, ema
 
 /**
  * Records one timeline line in the open unit of work `tx`, with its `conversation.activity` event (the event log,
- * webhooks): beside the change's own event, whose payload is unchanged.
+ * webhooks): beside the change's own event, whose payload is unchanged. A line that sends the conversation to the
+ * team starts its first-response SLA clock (when its chatbot has an SLA and no clock ran for it yet).
  */
 export async function recordActivity(
-  tx: LogTx & { activities: ActivityRepository },
+  tx: LogTx & { activities: ActivityRepository; timers: Pick<TimerRepository, "startSla"> },
   log: EventLog,
   a: Omit<ActivityRecord, "activityId">,
 ): Promise<ActivityRecord> {
   const activity: ActivityRecord = { activityId: newId(), ...a };
   await tx.activities.add(activity);
+  if (STARTS_SLA.has(a.kind)) await tx.timers.startSla(a.conversationId, a.createdAt);
   await log.record(tx, a.accountId, [
     { type: "conversation.activity", data: { conversationId: a.conversationId, activity } },
   ]);

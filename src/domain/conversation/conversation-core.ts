@@ -31,6 +31,7 @@ import type {
   NewMessage,
   NoteRepository,
   RatingRepository,
+  TimerRepository,
 } from "./repository.js";
 import { AI_AGENT, effectiveStatus, messageEffect } from "./rules.js";
 import { type WatchDeps, Watches, type WatchTimings } from "./watch.js";
@@ -49,6 +50,8 @@ export interface ConversationTx extends LogTx, AuditTx {
   agents: Pick<AgentRepository, "setHandover" | "clearHandover">;
   /** Tool calls waiting for a person's approval. */
   approvals: ToolApprovalRepository;
+  /** Snoozes and first-response SLA clocks (timers.ts). */
+  timers: TimerRepository;
 }
 
 /** What the use cases call of auto-assignment (routing.ts's Routing, which reads this room's units of work). */
@@ -103,6 +106,11 @@ export interface ConversationServiceDeps {
   displayNameOf?(accountId: string, email: string): Promise<string>;
   /** Auto-assignment per team (routing.ts): handovers are routed, freed capacity and new presence drain the wait. */
   router?: Router | undefined;
+  /**
+   * Tells the conversation's customer (their watch stream) that the AI agent is looking something up, for a reply
+   * no send stream carries (after a decision on a call that waited for approval).
+   */
+  agentLookingUp?(conv: { accountId: string; conversationId: string }): void;
 }
 
 /**
@@ -186,6 +194,21 @@ export class ConversationCore {
             toEmail: "",
             toName: "",
             detail: "",
+            createdAt: m.createdAt,
+          });
+        // The customer writing wakes a snoozed conversation.
+        if (m.role === "user" && !start && (await tx.timers.wake(conversationId, null)))
+          await recordActivity(tx, this.d.log, {
+            accountId,
+            conversationId,
+            kind: "unsnoozed",
+            actorEmail: "",
+            actorName: "Customer",
+            fromEmail: "",
+            fromName: "",
+            toEmail: "",
+            toName: "",
+            detail: "customer",
             createdAt: m.createdAt,
           });
         // A retry with this key answers this message again, with nothing written.

@@ -15,11 +15,11 @@ import {
   type ConversationSummary,
   PREVIEW_LENGTH,
 } from "./repository.js";
-import { effectiveStatus } from "./rules.js";
+import { effectiveStatus, slaStatus } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
 import { viewAssignee } from "./views.js";
 
-const FILTERS: readonly ContactFilter[] = ["all", "unread", "live"];
+const FILTERS: readonly ContactFilter[] = ["all", "unread", "live", "snoozed"];
 
 /** What a contact list request asks. */
 export interface ContactListInput {
@@ -28,6 +28,8 @@ export interface ContactListInput {
   filter: string;
   /** all, mine or unassigned (views.ts); empty: all. */
   view?: string;
+  /** Only contacts whose latest conversation carries this label (a uuid); empty: any. */
+  labelId?: string;
   limit: number | undefined;
   offset: number | undefined;
 }
@@ -56,7 +58,8 @@ export class ConversationReads {
     const email = requireEmail("user_email_id", input.userEmailId);
     const search = optionalText("search", input.search);
     const filter = (input.filter === "" ? "all" : input.filter) as ContactFilter;
-    if (!FILTERS.includes(filter)) throw invalidArgument("filter", "must be one of all, unread, live");
+    if (!FILTERS.includes(filter)) throw invalidArgument("filter", `must be one of ${FILTERS.join(", ")}`);
+    const labelId = input.labelId ? requireUuid("label_id", input.labelId) : null;
     const assignee = viewAssignee(caller, input.view ?? "");
     const { limit, offset } = page(input.limit, input.offset, 10);
     if (!namesAccountOf(caller, email)) throw permissionDenied("user_email_id is not the account of this ID token");
@@ -65,6 +68,7 @@ export class ConversationReads {
       search: foldForSearch(search),
       filter,
       assignee,
+      labelId,
       limit,
       offset,
       liveSince: this.c.liveSince(),
@@ -76,7 +80,7 @@ export class ConversationReads {
     const version = await contacts.listVersion(q.accountId);
     // The search goes last: the parts before it cannot hold a line break.
     const hidden = q.hiddenChatbots?.join(",") ?? "";
-    const key = `${q.accountId}\n${filter}\n${assignee ?? ""}\n${hidden}\n${limit}\n${offset}\n${q.search}`;
+    const key = `${q.accountId}\n${filter}\n${assignee ?? ""}\n${labelId ?? ""}\n${hidden}\n${limit}\n${offset}\n${q.search}`;
     return this.c.lists.read(key, version, q.liveSince, () => this.loadContacts(q), form);
   }
 
@@ -177,11 +181,23 @@ export class ConversationReads {
 
 /** The list's preview fields of a conversation: the last message on one line, cut at PREVIEW_LENGTH. */
 function previewOf(p: ConversationPreview | undefined) {
-  if (!p) return { chatbotId: "", latestMessagePreview: "", latestMessageRole: "" as const };
+  if (!p)
+    return {
+      chatbotId: "",
+      latestMessagePreview: "",
+      latestMessageRole: "" as const,
+      snoozedUntil: null,
+      firstResponseDueAt: null,
+      firstResponseStatus: "none" as const,
+    };
   const line = p.content.replace(/\s+/g, " ").trim();
+  const status = slaStatus(p.timers);
   return {
     chatbotId: p.chatbotId,
     latestMessagePreview: line.length > PREVIEW_LENGTH ? `${line.slice(0, PREVIEW_LENGTH - 1)}…` : line,
     latestMessageRole: p.role,
+    snoozedUntil: p.timers.snoozedUntil,
+    firstResponseDueAt: status === "none" ? null : p.timers.slaDueAt,
+    firstResponseStatus: status,
   };
 }

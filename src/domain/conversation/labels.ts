@@ -7,7 +7,7 @@ import type { Transact } from "../unit.js";
 import { requireText } from "../validate.js";
 import { type NameOf, nameFor, recordActivity } from "./activity.js";
 import { mayAccess } from "./owners.js";
-import type { ActivityRepository, ConversationRepository } from "./repository.js";
+import type { ActivityRepository, ConversationRepository, TimerRepository } from "./repository.js";
 import { foldForSearch } from "./search-fold.js";
 
 /** An account-wide label that its people put on conversations ("refund", "VIP"). */
@@ -59,7 +59,9 @@ type Deps = {
   labels: LabelRepository;
   conversations: Pick<ConversationRepository, "byId">;
   clock: Clock;
-  transaction: Transact<{ labels: LabelRepository; activities: ActivityRepository } & LogTx>;
+  transaction: Transact<
+    { labels: LabelRepository; activities: ActivityRepository; timers: Pick<TimerRepository, "startSla"> } & LogTx
+  >;
   log: EventLog;
   nameOf?: NameOf;
 };

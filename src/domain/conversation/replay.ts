@@ -1,12 +1,25 @@
 import { requireKnowledge } from "../account/chatbot-rules.js";
 import type { ChatbotRecord, ChatbotRepository, KnowledgeSnippet } from "../account/repository.js";
-import type { Agent, AgentTurn } from "../agent/agent.js";
-import type { AgentDraftRecord, AgentDraftRepository } from "../agent/drafts.js";
-import { type AgentRepository, defaultSettings } from "../agent/tools.js";
+import type { Agent, AgentTurn, ReplyScope } from "../agent/agent.js";
+import {
+  type AgentDraftRecord,
+  type AgentDraftRepository,
+  type DraftToolRecord,
+  draftKnowledgeKey,
+} from "../agent/drafts.js";
+import {
+  type AgentRepository,
+  type AgentTools,
+  defaultSettings,
+  type ToolInput,
+  type ToolRecord,
+} from "../agent/tools.js";
 import type { AccountCaller } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { requireUuid } from "../ids.js";
+import { type KnowledgeService, MAX_SOURCES, type SourceInput } from "../knowledge/knowledge-service.js";
+import type { KnowledgeSourceRecord } from "../knowledge/source.js";
 import { optionalText } from "../validate.js";
 import type { ConversationRepository } from "./repository.js";
 
@@ -51,13 +64,39 @@ export interface AgentReplayDeps {
   drafts: AgentDraftRepository;
   chatbots: Pick<ChatbotRepository, "byId">;
   conversations: Pick<ConversationRepository, "byId" | "messages">;
-  agents: Pick<AgentRepository, "settings">;
+  agents: Pick<AgentRepository, "settings" | "tools">;
+  /** Checks a draft's tool list as tools are declared. */
+  tools: Pick<AgentTools, "checkDraftTools">;
+  /** The knowledge sources: the draft's own are stored under its knowledge key (draftKnowledgeKey). */
+  knowledge: Pick<KnowledgeService, "createDraftSource" | "sourcesOf" | "removeSourceOf" | "moveSource">;
   /** The agent as customers get it (the director around the chatbot's agent). */
   agent: Agent;
   clock: Clock;
-  /** Makes the draft live: its instructions, knowledge list and model (checked as the live settings' own rules do). */
-  publish(caller: AccountCaller, chatbot: ChatbotRecord, draft: AgentDraftRecord): Promise<void>;
+  /**
+   * Makes the draft live: its instructions, knowledge list and model (checked as the live settings' own rules do),
+   * and its tools; answers the tools it created with their secrets.
+   */
+  publish(
+    caller: AccountCaller,
+    chatbot: ChatbotRecord,
+    draft: AgentDraftRecord,
+  ): Promise<{ tool: ToolRecord; secret: string }[]>;
 }
+
+/** A draft tool with what publishing does with it. */
+export type DraftToolView = DraftToolRecord & { change: "unchanged" | "changed" | "added" };
+
+/** A draft as answered: with its tools' changes, the live tools it removes, and its own knowledge sources. */
+export interface DraftView {
+  draft: AgentDraftRecord;
+  tools: DraftToolView[];
+  removedTools: ToolRecord[];
+  leftOutSources: string[];
+  draftSources: KnowledgeSourceRecord[];
+}
+
+/** A draft tool's input (PutAgentDraft's tools). */
+export type DraftToolInput = ToolInput & { toolId: string };
 
 /**
  * Drafts of a chatbot's agent, and replays: the same questions asked of the live configuration and of the draft,
@@ -66,21 +105,45 @@ export interface AgentReplayDeps {
 export class AgentReplay {
   constructor(private readonly d: AgentReplayDeps) {}
 
-  async get(caller: AccountCaller, chatbotId: string): Promise<AgentDraftRecord> {
+  async get(caller: AccountCaller, chatbotId: string): Promise<DraftView> {
     const bot = await this.chatbot(caller, chatbotId);
     const draft = await this.d.drafts.draft(bot.chatbotId);
     if (!draft) throw notFound("agent draft");
-    return draft;
+    return this.view(draft);
   }
 
   /** Changes what is given; the first change makes the draft from the live configuration. */
   async put(
     caller: AccountCaller,
     chatbotId: string,
-    input: { instructions?: string | undefined; knowledge?: unknown; model?: string | undefined },
-  ): Promise<AgentDraftRecord> {
+    input: {
+      instructions?: string | undefined;
+      knowledge?: unknown;
+      model?: string | undefined;
+      tools?: readonly DraftToolInput[] | undefined;
+      leftOutSources?: readonly string[] | undefined;
+    },
+  ): Promise<DraftView> {
     const bot = await this.chatbot(caller, chatbotId);
     const draft = (await this.d.drafts.draft(bot.chatbotId)) ?? (await this.fromLive(bot));
+    // Checked before anything changes: bad input changes nothing.
+    const tools = input.tools === undefined ? undefined : await this.d.tools.checkDraftTools(bot, input.tools);
+    let leftOut: string[] | undefined;
+    let dropped: string[] = [];
+    if (input.leftOutSources !== undefined) {
+      if (input.leftOutSources.length > MAX_SOURCES)
+        throw invalidArgument("sources.left_out_source_ids", `at most ${MAX_SOURCES}`);
+      const live = new Set((await this.d.knowledge.sourcesOf(bot.chatbotId)).map((x) => x.sourceId));
+      const own = new Set((await this.d.knowledge.sourcesOf(draftKnowledgeKey(bot.chatbotId))).map((x) => x.sourceId));
+      input.leftOutSources.forEach((id, i) => {
+        const field = `sources.left_out_source_ids[${i}]`;
+        requireUuid(field, id);
+        if (!live.has(id) && !own.has(id))
+          throw invalidArgument(field, "is not one of the chatbot's knowledge sources");
+      });
+      leftOut = [...new Set(input.leftOutSources.filter((id) => live.has(id)))];
+      dropped = input.leftOutSources.filter((id) => own.has(id));
+    }
     if (input.instructions !== undefined) {
       const text = input.instructions.trim();
       if (text.length > MAX_INSTRUCTIONS)
@@ -94,22 +157,52 @@ export class AgentReplay {
         throw invalidArgument("model", "applies to a chatbot whose agent is an OpenAI-compatible endpoint");
       draft.model = model;
     }
+    if (tools) draft.tools = tools;
+    if (leftOut) draft.leftOutSources = leftOut;
     draft.updatedAt = this.d.clock.now();
     await this.d.drafts.putDraft(draft);
-    return draft;
+    // A draft's own source left out is removed (it was never live).
+    for (const id of dropped) await this.d.knowledge.removeSourceOf(draftKnowledgeKey(bot.chatbotId), id);
+    return this.view(draft);
   }
 
+  /**
+   * Adds a knowledge source to the draft only (the draft is made from the live configuration when there is none):
+   * indexed under the draft's knowledge key, searched by a replay's draft side only until published.
+   */
+  async addSource(caller: AccountCaller, chatbotId: string, input: SourceInput): Promise<KnowledgeSourceRecord> {
+    // The source's input is checked first (naming its field), then the chatbot, as CreateKnowledgeSource does.
+    const s = await this.d.knowledge.createDraftSource(caller, chatbotId, input, draftKnowledgeKey);
+    const bot = await this.chatbot(caller, chatbotId);
+    if (!(await this.d.drafts.draft(bot.chatbotId)))
+      await this.d.drafts.putDraft({ ...(await this.fromLive(bot)), updatedAt: this.d.clock.now() });
+    return { ...s, chatbotId: bot.chatbotId };
+  }
+
+  /** Drops the draft with the sources added to it only; nothing live changes. */
   async drop(caller: AccountCaller, chatbotId: string): Promise<void> {
     const bot = await this.chatbot(caller, chatbotId);
     if (!(await this.d.drafts.deleteDraft(bot.chatbotId))) throw notFound("agent draft");
+    const key = draftKnowledgeKey(bot.chatbotId);
+    for (const s of await this.d.knowledge.sourcesOf(key)) await this.d.knowledge.removeSourceOf(key, s.sourceId);
   }
 
-  async publish(caller: AccountCaller, chatbotId: string): Promise<void> {
+  /**
+   * Makes the draft live and drops it: its settings and tools (publish), then its knowledge sources: those it leaves
+   * out removed, its own moved to the live knowledge (indexed again there). Answers the tools it created, with their
+   * secrets (shown once).
+   */
+  async publish(caller: AccountCaller, chatbotId: string): Promise<{ tool: ToolRecord; secret: string }[]> {
     const bot = await this.chatbot(caller, chatbotId);
     const draft = await this.d.drafts.draft(bot.chatbotId);
     if (!draft) throw notFound("agent draft");
-    await this.d.publish(caller, bot, draft);
+    const created = await this.d.publish(caller, bot, draft);
+    for (const id of draft.leftOutSources ?? []) await this.d.knowledge.removeSourceOf(bot.chatbotId, id);
+    const key = draftKnowledgeKey(bot.chatbotId);
+    for (const s of await this.d.knowledge.sourcesOf(key))
+      await this.d.knowledge.moveSource(s.sourceId, key, bot.chatbotId);
     await this.d.drafts.deleteDraft(bot.chatbotId);
+    return created;
   }
 
   async replay(
@@ -129,6 +222,25 @@ export class AgentReplay {
     // No draft: not found, as reading or publishing it is.
     if (!draft) throw notFound("agent draft");
     const liveInstructions = ((await this.d.agents.settings(live.chatbotId)) ?? defaultSettings(live)).instructions;
+    // The draft side: its tools (as the director takes them; never called, so never a secret) and its knowledge.
+    const draftSide = {
+      instructions: draft.instructions,
+      ...(draft.tools
+        ? {
+            tools: draft.tools.map(
+              (t, i): ToolRecord => ({
+                ...t,
+                toolId: t.toolId || `draft-tool-${i + 1}`,
+                accountId: live.accountId,
+                chatbotId: live.chatbotId,
+                secretSealed: "",
+                createdAt: 0,
+              }),
+            ),
+          }
+        : {}),
+      knowledge: { leftOut: draft.leftOutSources ?? [], draftKey: draftKnowledgeKey(live.chatbotId) },
+    };
     const drafted: ChatbotRecord = {
       ...live,
       knowledge: draft.knowledge,
@@ -149,10 +261,10 @@ export class AgentReplay {
     const items: ReplayItem[] = [];
     // One question at a time: a replay is the owner's check, not a load on the model or the store.
     for (const q of questions) {
-      const ask = (bot: ChatbotRecord, instructions: string) =>
-        this.answer(bot, q.history, q.conversationId, caller, instructions, signal, q.expected);
-      const a = await ask(live, liveInstructions);
-      const b = await ask(drafted, draft.instructions);
+      const ask = (bot: ChatbotRecord, side: NonNullable<ReplyScope["replay"]>) =>
+        this.answer(bot, q.history, q.conversationId, caller, side, signal, q.expected);
+      const a = await ask(live, { instructions: liveInstructions });
+      const b = await ask(drafted, draftSide);
       items.push({
         conversationId: q.conversationId,
         question: q.history.at(-1)!.content,
@@ -183,11 +295,11 @@ export class AgentReplay {
     history: AgentTurn[],
     conversationId: string,
     caller: AccountCaller,
-    instructions: string,
+    replay: NonNullable<ReplyScope["replay"]>,
     signal: AbortSignal,
     expected?: ReplayCase,
   ): Promise<ReplayAnswer> {
-    const scope = { accountId: caller.accountId, conversationId, userId: "", replay: { instructions } };
+    const scope = { accountId: caller.accountId, conversationId, userId: "", replay };
     let out: ReplayAnswer = { content: "", documents: [], toolCalls: "", handover: "", passes: true, missing: [] };
     try {
       for await (const ev of this.d.agent.reply(chatbot, history, signal, scope))
@@ -228,7 +340,32 @@ export class AgentReplay {
       instructions: settings.instructions,
       knowledge: bot.knowledge,
       model: bot.agent.kind === "openai_compatible" ? bot.agent.model : "",
+      tools: (await this.d.agents.tools(bot.chatbotId)).map(draftTool),
+      leftOutSources: [],
       updatedAt: 0,
+    };
+  }
+
+  /** The draft with what it changes: its tools against the live ones, and its own knowledge sources. */
+  private async view(draft: AgentDraftRecord): Promise<DraftView> {
+    const live = await this.d.agents.tools(draft.chatbotId);
+    const tools = draft.tools ?? live.map(draftTool);
+    const kept = new Set(tools.map((t) => t.toolId));
+    const liveIds = new Set((await this.d.knowledge.sourcesOf(draft.chatbotId)).map((x) => x.sourceId));
+    return {
+      draft,
+      tools: tools.map((t) => {
+        const current = live.find((x) => x.toolId === t.toolId);
+        const change = !current ? "added" : sameTool(current, t) ? "unchanged" : "changed";
+        return { ...t, change };
+      }),
+      removedTools: live.filter((t) => !kept.has(t.toolId)),
+      // A source removed from the chatbot since is no longer left out of anything.
+      leftOutSources: (draft.leftOutSources ?? []).filter((id) => liveIds.has(id)),
+      draftSources: (await this.d.knowledge.sourcesOf(draftKnowledgeKey(draft.chatbotId))).map((x) => ({
+        ...x,
+        chatbotId: draft.chatbotId,
+      })),
     };
   }
 
@@ -238,6 +375,24 @@ export class AgentReplay {
     if (!bot || bot.accountId !== caller.accountId) throw notFound("chatbot");
     return bot;
   }
+}
+
+/** A live tool as a draft holds it. */
+function draftTool(t: ToolRecord): DraftToolRecord {
+  return {
+    toolId: t.toolId,
+    name: t.name,
+    description: t.description,
+    parameters: t.parameters,
+    url: t.url,
+    method: t.method,
+    timeoutMs: t.timeoutMs,
+    requiresApproval: t.requiresApproval,
+  };
+}
+
+function sameTool(a: ToolRecord, b: DraftToolRecord): boolean {
+  return JSON.stringify(draftTool(a)) === JSON.stringify(draftTool({ ...a, ...b }));
 }
 
 /** The names of the calls a tool_calls record holds, with their arguments (what a replay compares). */

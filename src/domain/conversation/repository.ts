@@ -9,7 +9,7 @@ export interface ContactProfile {
 }
 
 /** Which contacts a list shows. */
-export type ContactFilter = "all" | "unread" | "live";
+export type ContactFilter = "all" | "unread" | "live" | "snoozed";
 
 /** One page request of the contact list. */
 export interface ContactQuery {
@@ -21,6 +21,8 @@ export interface ContactQuery {
   assignee: string | null;
   /** Contacts whose latest conversation is of one of these chatbots are left out (the caller's teams); empty: none. */
   hiddenChatbots?: readonly string[] | undefined;
+  /** Only contacts whose latest conversation carries this label; null or absent: any. */
+  labelId?: string | null | undefined;
   limit: number;
   offset: number;
   /** Conversations with no message since this instant read as closed (idle). */
@@ -37,6 +39,11 @@ export interface ContactView extends Omit<StoredContact, "latestStatus" | "lates
   latestMessagePreview: string;
   /** Who wrote it ("" when none). */
   latestMessageRole: MessageRole | "";
+  /** Until when the latest conversation is snoozed (null: it is not). */
+  snoozedUntil: number | null;
+  /** When its first response is due (null: no SLA clock runs for it). */
+  firstResponseDueAt: number | null;
+  firstResponseStatus: SlaStatus;
 }
 
 /** A conversation's chatbot and last message, as the contact list shows them. */
@@ -45,6 +52,8 @@ export interface ConversationPreview {
   role: MessageRole | "";
   /** The message's first PREVIEW_LENGTH characters as stored. */
   content: string;
+  /** The conversation's snooze and SLA clock. */
+  timers: TimerState;
 }
 
 /** Characters of a last message the contact list shows at most. */
@@ -247,6 +256,12 @@ export const ACTIVITY_KINDS = [
   "labeled",
   /** A person changed its priority (`detail`: "low → high"). */
   "prioritized",
+  /** A person snoozed it (`detail`: until when, ISO 8601). */
+  "snoozed",
+  /** It woke (`detail`: time, customer or person). */
+  "unsnoozed",
+  /** It missed its first-response SLA (`detail`: when the reply was due, ISO 8601). */
+  "sla_breached",
 ] as const;
 
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
@@ -333,4 +348,54 @@ export interface ConversationRating {
   score: number;
   comment: string;
   ratedAt: number;
+}
+
+/** A conversation's first-response SLA as readers see it (none: no clock runs for it). */
+export type SlaStatus = "none" | "pending" | "met" | "breached" | "cancelled";
+
+/** A conversation's snooze and SLA clock, as stored. */
+export interface TimerState {
+  /** Until when it is snoozed (null: it is not). */
+  snoozedUntil: number | null;
+  /** When a person's first reply is due (null: no clock). */
+  slaDueAt: number | null;
+  /** The clock's stored state (null: no clock). A pending clock whose reply came in time reads met (slaStatus). */
+  slaStatus: Exclude<SlaStatus, "none"> | null;
+  /** The first operator message's instant (null: none yet). */
+  firstOperatorAt: number | null;
+}
+
+/** A conversation whose snooze or SLA clock is due. */
+export interface DueTimer {
+  conversationId: string;
+  accountId: string;
+  /** The snooze's end, or the SLA's due instant. */
+  at: number;
+}
+
+/** Storage of the conversations' snoozes and first-response SLA clocks (columns of the conversation). */
+export interface TimerRepository {
+  /** The timers of these conversations (a missing one is left out). */
+  states(conversationIds: readonly string[]): Promise<Map<string, TimerState>>;
+  /** Snoozes the conversation until `until`, or wakes it (null); answers the snooze it replaced (null: none). */
+  setSnooze(conversationId: string, until: number | null): Promise<number | null>;
+  /**
+   * Ends the conversation's snooze when it is still `until` (any snooze when null); true only for the call that
+   * ended it, so two instances waking it at once record its waking once.
+   */
+  wake(conversationId: string, until: number | null): Promise<boolean>;
+  /** Snoozes ended by `now`, earliest first. */
+  dueSnoozes(now: number, limit: number): Promise<DueTimer[]>;
+  /**
+   * Starts the conversation's first-response clock at `at`, due after its chatbot's SLA, unless its chatbot has
+   * none, a person already wrote in it, or a clock ran for it before. Answers the due instant when it started one.
+   */
+  startSla(conversationId: string, at: number): Promise<number | null>;
+  /** Pending clocks due by `now`, earliest first. */
+  dueSlas(now: number, limit: number): Promise<DueTimer[]>;
+  /**
+   * Settles the conversation's pending clock when due by `now`: met (a person wrote by the due instant), cancelled
+   * (closed unanswered) or breached. Answers the outcome only to the call that settled it (undefined otherwise).
+   */
+  settleSla(conversationId: string, now: number): Promise<Exclude<SlaStatus, "none" | "pending"> | undefined>;
 }

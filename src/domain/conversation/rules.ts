@@ -1,3 +1,5 @@
+import type { SlaStatus, TimerState } from "./repository.js";
+
 /** The conversation rules, in one place: every back end stores what these decide and computes none of it. */
 
 /** assigned_to while the AI agent answers. */
@@ -30,4 +32,11 @@ export function effectiveStatus(
   liveSince: number,
 ): "live" | "closed" {
   return stored === "live" && (lastActivityAt ?? 0) >= liveSince ? "live" : "closed";
+}
+
+/** How a stored state reads: a pending clock answered in time is met at once, not when the check passes. */
+export function slaStatus(t: TimerState | undefined): SlaStatus {
+  if (!t?.slaStatus || t.slaDueAt === null) return "none";
+  if (t.slaStatus === "pending" && t.firstOperatorAt !== null && t.firstOperatorAt <= t.slaDueAt) return "met";
+  return t.slaStatus;
 }

@@ -1,4 +1,4 @@
-import type { ToolCallRecord } from "../agent/agent.js";
+import type { AgentTurn, ToolCallRecord } from "../agent/agent.js";
 import { MAX_APPROVALS, type ToolApprovalRecord } from "../agent/approvals.js";
 import { SILENT } from "../agent/director.js";
 import type { AccountCaller } from "../caller.js";
@@ -85,7 +85,7 @@ export class ToolApprovals {
     private readonly c: Pick<ConversationCore, "accountConversation" | "append">,
     private readonly d: Pick<
       ConversationServiceDeps,
-      "agent" | "approvals" | "chatbots" | "clock" | "conversations" | "log" | "transaction"
+      "agent" | "approvals" | "chatbots" | "clock" | "conversations" | "log" | "transaction" | "agentLookingUp"
     >,
   ) {}
 
@@ -143,9 +143,7 @@ export class ToolApprovals {
   ): Promise<MessageRecord | undefined> {
     const chatbot = await this.d.chatbots.byId(conv.chatbotId);
     if (!chatbot) throw notFound("chatbot");
-    const history = (
-      await this.d.conversations.messages(conv, AGENT_CONTEXT, Math.max(0, waiting.messageOrder - AGENT_CONTEXT))
-    ).messages.map((m) => ({ role: m.role, content: m.content, toolCalls: m.toolCalls }));
+    const history = await this.historyNow(conv, waiting);
     const scope = {
       accountId: conv.accountId,
       conversationId: conv.conversationId,
@@ -154,6 +152,8 @@ export class ToolApprovals {
     };
     try {
       for await (const ev of this.d.agent.reply(chatbot, history, AbortSignal.timeout(CARRY_ON_MS), scope)) {
+        // No send stream carries this reply: the customer's watch stream shows its looking-up line.
+        if (ev.type === "activity") this.d.agentLookingUp?.(conv);
         if (ev.type !== "done") continue;
         if (ev.handover === SILENT) return undefined;
         const message = await appendReply(this.c, conv, ev, this.d.clock.now(), (tx, m) =>
@@ -169,6 +169,22 @@ export class ToolApprovals {
       });
     }
     return undefined;
+  }
+
+  /**
+   * The conversation as the agent is shown it after a decision: its latest messages up to now (what the customer
+   * wrote while the call waited included), and the reply that recorded the waiting call, read apart when it is older.
+   */
+  private async historyNow(conv: ConversationRecord, waiting: ToolApprovalRecord): Promise<AgentTurn[]> {
+    const count = (await this.d.conversations.byId(conv.conversationId))?.messageCount ?? conv.messageCount;
+    const start = Math.max(0, count - AGENT_CONTEXT);
+    const latest = (await this.d.conversations.messages(conv, AGENT_CONTEXT, start)).messages;
+    // message_order counts from 1: the waiting reply is at offset messageOrder - 1.
+    const older =
+      waiting.messageOrder - 1 < start
+        ? (await this.d.conversations.messages(conv, 1, waiting.messageOrder - 1)).messages
+        : [];
+    return [...older, ...latest].map((m) => ({ role: m.role, content: m.content, toolCalls: m.toolCalls }));
   }
 }
 

@@ -7,9 +7,10 @@ import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import { optionalText } from "../validate.js";
 import { chunkPage, type ExtractedPage } from "./chunking.js";
-import { queryWords } from "./language.js";
+import { PassageIndexes, rankIndexed } from "./index-cache.js";
+import { queryWords, type TextLanguage } from "./language.js";
 import { scoreSnippets } from "./matching.js";
-import { fuse, rankHits, searchedWords, stemsOfWords } from "./ranking.js";
+import { fuse, type Ranked, rankHits, searchedWords, stemsOfWords } from "./ranking.js";
 import { ANSWER_THRESHOLD, excerptOf, type Passage } from "./scoring.js";
 
 export { ANSWER_THRESHOLD, type Passage } from "./scoring.js";
@@ -21,6 +22,7 @@ import type {
   KnowledgeRepository,
   KnowledgeSourceRecord,
   SourceKind,
+  TermStats,
 } from "./source.js";
 
 /** Largest uploaded file. */
@@ -41,6 +43,15 @@ export const RESYNC_CHECK_MS = 60_000;
 /** A search of the knowledge (SearchKnowledge): the question's length, and the passages answered. */
 export const SEARCH_QUERY_MAX = 500;
 export const SEARCH_LIMIT = { default: 5, max: 20 };
+
+/**
+ * What a draft of a chatbot's agent searches instead of the live knowledge: the chatbot's sources but those it leaves
+ * out, and the sources added to the draft only, stored under the draft's own knowledge key.
+ */
+export interface KnowledgeView {
+  leftOut: readonly string[];
+  draftKey: string;
+}
 
 /** What a search of a chatbot's knowledge finds, and whether the built-in agent would answer from it. */
 export interface KnowledgeSearchResult {
@@ -134,6 +145,8 @@ export class KnowledgeService {
   private timer: NodeJS.Timeout | undefined;
   private again = false;
   private readonly stop = new AbortController();
+  /** The chatbots' passages indexed in memory (index-cache.ts); the store's full-text search until one is ready. */
+  private readonly indexes: PassageIndexes;
 
   constructor(
     private readonly d: {
@@ -155,10 +168,64 @@ export class KnowledgeService {
       /** Told when the embeddings endpoint failed (passages are then indexed and searched by BM25 alone). */
       onEmbeddingError?: (e: unknown) => void;
     },
-  ) {}
+  ) {
+    this.indexes = new PassageIndexes(d.knowledge);
+  }
+
+  /**
+   * Builds the chatbot's in-memory index now and waits for it (a search otherwise starts the build and is answered
+   * by the store meanwhile); false when the chatbot is searched in the store only (too many passages, or a source
+   * being indexed).
+   */
+  async warm(chatbotId: string): Promise<boolean> {
+    return this.indexes.warm(chatbotId, await this.d.knowledge.listSources(chatbotId, MAX_SOURCES));
+  }
 
   /** Adds a source, queued; indexing starts in the background. */
   async create(caller: AccountCaller, chatbotId: string, input: SourceInput): Promise<KnowledgeSourceRecord> {
+    return this.add(caller, chatbotId, input, (id) => id);
+  }
+
+  /**
+   * Adds a source to the chatbot's agent draft only: stored and indexed under the draft's knowledge key
+   * (draftKnowledgeKey), which no customer's search reads; a replay's draft side searches it (KnowledgeView).
+   */
+  async createDraftSource(
+    caller: AccountCaller,
+    chatbotId: string,
+    input: SourceInput,
+    keyOf: (chatbotId: string) => string,
+  ): Promise<KnowledgeSourceRecord> {
+    return this.add(caller, chatbotId, input, keyOf);
+  }
+
+  /** The sources stored under a knowledge key (a chatbot's id, or its draft's key), oldest first. */
+  sourcesOf(key: string): Promise<KnowledgeSourceRecord[]> {
+    return this.d.knowledge.listSources(key, MAX_SOURCES);
+  }
+
+  /** Removes a source stored under a knowledge key with its passages; false when there was none. */
+  removeSourceOf(key: string, sourceId: string): Promise<boolean> {
+    return this.d.knowledge.removeSource(key, sourceId);
+  }
+
+  /**
+   * Moves a source from one knowledge key to another (a draft's source goes live): its passages are dropped and it
+   * is queued, to be indexed again under its new key (a page or site is fetched again).
+   */
+  async moveSource(sourceId: string, from: string, to: string): Promise<boolean> {
+    await this.d.knowledge.keepPages(sourceId, []);
+    if (!(await this.d.knowledge.moveSource(sourceId, from, to, this.d.clock.now()))) return false;
+    this.kick();
+    return true;
+  }
+
+  private async add(
+    caller: AccountCaller,
+    chatbotId: string,
+    input: SourceInput,
+    keyOf: (chatbotId: string) => string,
+  ): Promise<KnowledgeSourceRecord> {
     // Bad input is refused before any lookup, naming its field.
     if (input.content.length > 0 && input.kind !== "file")
       throw invalidArgument("content", "is only for kind file (with file_name)");
@@ -197,13 +264,14 @@ export class KnowledgeService {
     } else if (input.snippets.length > 0) throw invalidArgument("snippets", "is only for kind snippets");
     if (url) await this.d.checkUrl?.("url", url);
     const chatbot = await this.d.chatbotOf(caller, chatbotId);
-    if ((await this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES + 1)).length >= MAX_SOURCES)
+    const key = keyOf(chatbot.chatbotId);
+    if ((await this.d.knowledge.listSources(key, MAX_SOURCES + 1)).length >= MAX_SOURCES)
       throw new DomainError("resource_exhausted", `a chatbot has at most ${MAX_SOURCES} knowledge sources`);
     const now = this.d.clock.now();
     const s: KnowledgeSourceRecord = {
       sourceId: newId(),
       accountId: chatbot.accountId,
-      chatbotId: chatbot.chatbotId,
+      chatbotId: key,
       kind,
       title: title || fileName || (url ? new URL(url).host : "Snippets"),
       url,
@@ -304,39 +372,23 @@ export class KnowledgeService {
     chatbotId: string,
     query: string,
     limit: number,
-    o: { minScore?: number; chatbot?: ChatbotRecord } = {},
+    o: { minScore?: number; chatbot?: ChatbotRecord; view?: KnowledgeView | undefined } = {},
   ): Promise<Passage[]> {
     const words = queryWords(query);
     if (words.length === 0) return [];
     const chatbot = o.chatbot ?? (await this.d.chatbotById(chatbotId));
     if (!chatbot) return [];
     const min = o.minScore ?? ANSWER_THRESHOLD;
-    const found: Passage[] = [];
-    const stats = await this.d.knowledge.termStats(chatbot.chatbotId, stemsOfWords(words));
-    const [hits, near] = await Promise.all([
-      this.d.knowledge.search({ chatbotId: chatbot.chatbotId, words: searchedWords(words, stats), limit: CANDIDATES }),
-      this.nearest(chatbot.chatbotId, query),
-    ]);
-    if (hits.length > 0 || near.length > 0) {
-      const sources = await this.d.knowledge.listSources(chatbot.chatbotId, MAX_SOURCES);
-      const byId = new Map(sources.map((s) => [s.sourceId, s]));
-      for (const { hit: h, coverage } of fuse(rankHits(words, hits, stats), near, words, stats)) {
-        const s = byId.get(h.sourceId);
-        if (!s) continue;
-        found.push({
-          sourceId: s.sourceId,
-          sourceTitle: s.title,
-          title: h.title || s.title,
-          // A file has no web address: its passages cite the source and their headings ("Page 3").
-          pageUrl: s.kind === "file" ? "" : h.pageUrl,
-          anchorUrl: s.kind === "file" ? "" : h.anchorUrl,
-          headingPath: h.headingPath,
-          text: h.text,
-          excerpt: excerptOf(query, h.text, h.language),
-          score: coverage,
-          knowledgeVersion: s.version,
-        });
-      }
+    // Excerpts are made for the passages answered only (each reads its passage's text again).
+    const languages = new Map<Passage, TextLanguage>();
+    let found = await this.indexed(chatbot.chatbotId, query, words, languages);
+    // A draft's view: the live sources it keeps, and its own (indexed apart), merged by score.
+    if (o.view) {
+      const leftOut = new Set(o.view.leftOut);
+      found = [
+        ...found.filter((p) => !leftOut.has(p.sourceId)),
+        ...(await this.indexed(o.view.draftKey, query, words, languages)),
+      ].sort((a, b) => b.score - a.score);
     }
     // The sources' passages in their ranking's order, the knowledge list's in its own, merged by score (a list
     // snippet goes before the passages less sure than it).
@@ -355,7 +407,71 @@ export class KnowledgeService {
         j++;
       }
     }
-    return out.filter((p) => p.score >= min).slice(0, limit);
+    const answered = out.filter((p) => p.score >= min).slice(0, limit);
+    for (const p of answered) {
+      const language = languages.get(p);
+      if (language) p.excerpt = excerptOf(query, p.text, language);
+    }
+    return answered;
+  }
+
+  /** Whether a chatbot (or, with a draft's view, the draft) has knowledge sources to search. */
+  async hasSources(chatbotId: string, view?: KnowledgeView): Promise<boolean> {
+    if (!view) return (await this.d.knowledge.listSources(chatbotId, 1)).length > 0;
+    const leftOut = new Set(view.leftOut);
+    if ((await this.d.knowledge.listSources(view.draftKey, 1)).length > 0) return true;
+    return (await this.d.knowledge.listSources(chatbotId, MAX_SOURCES)).some((s) => !leftOut.has(s.sourceId));
+  }
+
+  /**
+   * The passages of the sources stored under one knowledge key (a chatbot's, or a draft's own) for the question, in
+   * their ranking's order: from the key's index in memory when it is built and current, else from the store's
+   * full-text search. Each passage's language goes into `languages`, for its excerpt.
+   */
+  private async indexed(
+    key: string,
+    query: string,
+    words: string[],
+    languages: Map<Passage, TextLanguage>,
+  ): Promise<Passage[]> {
+    const found: Passage[] = [];
+    const sources = await this.d.knowledge.listSources(key, MAX_SOURCES);
+    const index = sources.length > 0 ? this.indexes.ready(key, sources) : undefined;
+    const lexical = async (): Promise<[Ranked[], TermStats]> => {
+      if (sources.length === 0) return [[], { chunks: 0, df: new Map() }];
+      if (index) return [rankIndexed(index, words, CANDIDATES), index.stats(stemsOfWords(words))];
+      const stats = await this.d.knowledge.termStats(key, stemsOfWords(words));
+      const hits = await this.d.knowledge.search({
+        chatbotId: key,
+        words: searchedWords(words, stats),
+        limit: CANDIDATES,
+      });
+      return [rankHits(words, hits, stats), stats];
+    };
+    const [[ranked, stats], near] = await Promise.all([lexical(), this.nearest(key, query)]);
+    if (ranked.length > 0 || near.length > 0) {
+      const byId = new Map(sources.map((s) => [s.sourceId, s]));
+      for (const { hit: h, coverage } of fuse(ranked, near, words, stats)) {
+        const s = byId.get(h.sourceId);
+        if (!s) continue;
+        const passage: Passage = {
+          sourceId: s.sourceId,
+          sourceTitle: s.title,
+          title: h.title || s.title,
+          // A file has no web address: its passages cite the source and their headings ("Page 3").
+          pageUrl: s.kind === "file" ? "" : h.pageUrl,
+          anchorUrl: s.kind === "file" ? "" : h.anchorUrl,
+          headingPath: h.headingPath,
+          text: h.text,
+          excerpt: "",
+          score: coverage,
+          knowledgeVersion: s.version,
+        };
+        found.push(passage);
+        languages.set(passage, h.language);
+      }
+    }
+    return found;
   }
 
   /** The passages nearest the question's embedding ([] without an embeddings endpoint, or when it fails). */

@@ -8,11 +8,11 @@ import type { ChunkHit, TermStats } from "./source.js";
 // one business or document set.
 
 /** BM25's term-frequency saturation and length normalisation. */
-const K1 = 1.2;
-const B = 0.75;
+export const K1 = 1.2;
+export const B = 0.75;
 /** A word in the page's title counts as this many in the body; in a heading, HEADING. */
-const TITLE = 3;
-const HEADING = 2;
+export const TITLE = 3;
+export const HEADING = 2;
 
 /** A word's IDF (BM25's, never below 0): how rare it is among the chatbot's passages. */
 export const idfOf = (chunks: number, df: number) => Math.log(1 + (chunks - df + 0.5) / (df + 0.5));

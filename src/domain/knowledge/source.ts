@@ -138,10 +138,20 @@ export interface KnowledgeRepository {
   keepPages(sourceId: string, keep: string[]): Promise<void>;
   /** The source's passage count. */
   chunkCount(sourceId: string): Promise<number>;
+  /**
+   * Moves a source (its passages dropped already: keepPages) from one chatbot key to another and queues it to be
+   * indexed again; false when there is no such source under `from`.
+   */
+  moveSource(sourceId: string, from: string, to: string, now: number): Promise<boolean>;
   /** Removes a source with its pages and passages; false when there was none. */
   removeSource(chatbotId: string, sourceId: string): Promise<boolean>;
   /** The chatbot's passages holding any of the words, best first by BM25 (SQLite FTS5, PostgreSQL ts_rank). */
   search(q: ChunkQuery): Promise<ChunkHit[]>;
+  /**
+   * The chatbot's passages in the order they were stored, at most `limit` after the `after`-th (paging from 0): what
+   * the domain's in-memory index of a chatbot is built from (passage-index.ts). Their rank is 0.
+   */
+  passages(chatbotId: string, after: number, limit: number): Promise<ChunkHit[]>;
   /** The chatbot's passage count and the document frequency of each term (stemmed as indexed). */
   termStats(chatbotId: string, terms: string[]): Promise<TermStats>;
   /** The chatbot's passages with an embedding, most similar to the vector first (rank: the cosine similarity). */

@@ -14,4 +14,5 @@ export const EVENT_TYPES = [
   "note.created",
   "conversation.unread",
   "conversation.activity",
+  "conversation.sla_breached",
 ] as const;

@@ -1,5 +1,5 @@
 /** What a queued mail is for; each kind composes its own message when it is sent (mailer.ts). */
-export type MailKind = "reply" | "invitation" | "transcript" | "mention";
+export type MailKind = "reply" | "invitation" | "transcript" | "mention" | "sla_alert";
 
 /** Where a queued mail stands. */
 export type MailStatus = "pending" | "sent" | "failed" | "cancelled";

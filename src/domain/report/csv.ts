@@ -21,6 +21,8 @@ export interface Report {
   timeToClose: ReportDuration;
   ratings: { count: number; average: number; distribution: number[] };
   hours: { hour: number; messages: number }[];
+  /** Conversations whose first-response SLA clock ran: answered in time (hits) and not (breaches). */
+  sla: { hits: number; breaches: number };
 }
 
 /** The report as CSV: one section per figure, a blank line between (RFC 4180; no field needs quoting). */
@@ -44,6 +46,9 @@ export function reportCsv(r: Report): string {
     `ratings_count,${r.ratings.count}`,
     `ratings_average,${measured(r.ratings.count, r.ratings.average)}`,
     ...r.ratings.distribution.map((n, i) => `ratings_score_${i + 1},${n}`),
+    // No clock ran (no SLA, or nothing went to the team): empty cells, not 0.
+    `sla_hits,${measured(r.sla.hits + r.sla.breaches, r.sla.hits)}`,
+    `sla_breaches,${measured(r.sla.hits + r.sla.breaches, r.sla.breaches)}`,
     "",
     "date,conversations,handed_over",
     ...r.days.map((d) => `${d.date},${d.conversations},${d.handedOver}`),

@@ -36,6 +36,8 @@ export interface ReportCounts {
   timesToClose: ReportSeconds[];
   /** Their messages, per quarter hour of the message's instant. */
   messageQuarters: { quarter: number; messages: number }[];
+  /** Of those whose first-response SLA clock ran: answered by the due instant (hits), and breached. */
+  sla: { hits: number; breaches: number };
 }
 
 /**
@@ -145,7 +147,7 @@ export class Reports {
     const start = localMidnight(f, fromDay);
     const end = localMidnight(f, toDay + DAY);
     const idleBefore = this.d.clock.now() - this.d.idleCloseSeconds * 1000;
-    const { starts, ratings, firstResponses, timesToClose, messageQuarters } = await this.d.reports.counts(
+    const { starts, ratings, firstResponses, timesToClose, messageQuarters, sla } = await this.d.reports.counts(
       chatbotId,
       start,
       end,
@@ -197,6 +199,7 @@ export class Reports {
       timeToClose: duration(timesToClose),
       ratings: { count: rated, average: rated === 0 ? 0 : scoreSum / rated, distribution },
       hours,
+      sla,
     };
   }
 }

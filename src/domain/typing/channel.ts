@@ -1,7 +1,10 @@
 import type { EventTopic } from "../log/events.js";
 
-/** Who types: the customer in the frame, or an operator in the console. */
-export type TypingSide = "user" | "operator";
+/**
+ * Who types: the customer in the frame, or an operator in the console; or the AI agent, whose only signal is that it
+ * is looking something up (its tool calls run) for a reply no send stream carries (after a decision on an approval).
+ */
+export type TypingSide = "user" | "operator" | "ai_agent";
 /** A person of the account opening ("viewing") or closing ("left") a conversation in the console. */
 export type ViewingSide = "viewing" | "left";
 

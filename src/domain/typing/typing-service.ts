@@ -73,6 +73,19 @@ export class TypingService {
     return VIEWING_EXPIRES_MS;
   }
 
+  /**
+   * Tells the conversation's customer that the AI agent is looking something up (its tool calls run) for a reply that
+   * no send stream carries: the one after a person's decision on a call that waited for approval.
+   */
+  agentLookingUp(conv: { accountId: string; conversationId: string }): void {
+    this.d.channel.publish({
+      accountId: conv.accountId,
+      conversationId: conv.conversationId,
+      from: "ai_agent",
+      name: "",
+    });
+  }
+
   /** Follows the signals of a conversation or an account (for a watch stream that already admitted its caller). */
   subscribe(topic: EventTopic, listener: (signal: TypingSignal) => void): () => void {
     return this.d.channel.subscribe(topic, listener);
@@ -90,9 +103,12 @@ export class TypingService {
   }
 }
 
-/** What a watch stream's reader sees of the other side's typing: the customer sees operators, operators customers. */
+/**
+ * What a watch stream's reader sees of the other side's typing: the customer sees operators (and the AI agent looking
+ * something up), operators customers.
+ */
 export function typingFor(caller: Caller, s: TypingSignal): boolean {
-  return caller.kind === "frame" ? s.from === "operator" : s.from === "user";
+  return caller.kind === "frame" ? s.from === "operator" || s.from === "ai_agent" : s.from === "user";
 }
 
 /** Whether a watch stream's reader is told of a viewing signal: the account's people who may see the conversation. */

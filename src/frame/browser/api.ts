@@ -37,6 +37,8 @@ export interface WatchHandlers {
   onConversation(c: ConversationState): void;
   onMessage(m: ChatMessage): void;
   onTyping(t: TypingState): void;
+  /** The agent looks something up for a reply no send of this frame carries (after a person's decision). */
+  onActivity?(activity: string): void;
 }
 
 /** An error answered by the service (Connect error JSON), or a failure to reach it. */
@@ -143,7 +145,7 @@ export class FrameApi {
     try {
       for await (const line of ndjson(res.body!)) {
         const l = line as {
-          result?: { conversation?: ConversationState; message?: ChatMessage; typing?: TypingState };
+          result?: { conversation?: ConversationState; message?: ChatMessage; typing?: TypingState; activity?: string };
           error?: ErrorBody;
         };
         if (l.error) {
@@ -156,6 +158,7 @@ export class FrameApi {
         if (l.result?.conversation) h.onConversation(l.result.conversation);
         else if (l.result?.message) h.onMessage(l.result.message);
         else if (l.result?.typing) h.onTyping(l.result.typing);
+        else if (typeof l.result?.activity === "string") h.onActivity?.(l.result.activity);
       }
     } catch (e) {
       if (e instanceof ApiError) throw e;

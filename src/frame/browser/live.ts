@@ -13,6 +13,8 @@ export interface LiveHandlers {
   onConversation(c: ConversationState): void;
   onMessage(m: ChatMessage): void;
   onTyping(t: TypingState): void;
+  /** The agent looks something up for a reply no send of this frame carries (its looking-up line). */
+  onActivity?(activity: string): void;
   /** The session ended (no new token from the host page). */
   onSessionExpired(e: SessionExpiredError): void;
 }
@@ -138,6 +140,7 @@ export class LiveUpdates {
               this.seen(m);
             },
             onTyping: (t) => this.h.onTyping(t),
+            onActivity: (x) => this.h.onActivity?.(x),
           },
           attempt.signal,
         );

@@ -83,11 +83,14 @@ function start(): void {
   const live = new LiveUpdates(api, {
     onConversation: (c) => handover.state(c),
     onTyping: (t) => typing.shown(t),
+    onActivity: (x) => {
+      if (x === "looking_up") typing.lookingUp();
+    },
     onMessage: (m) => {
       if (m.role === "operator") {
         typing.hide();
         foldAway();
-      }
+      } else if (m.role === "assistant") typing.hide();
       handover.message(m);
       if (m.role && m.role !== "user") host.message(m.role);
       // The agent's answer to the message being sent can arrive live before the send call's own copy: it takes the

@@ -23,6 +23,17 @@ export class FrameTyping {
     this.hideTimer = setTimeout(() => this.hide(), t.expires_in_ms || 5000);
   }
 
+  /**
+   * The agent looks something up for a reply that no send of this frame streams (one after a person's decision):
+   * its looking-up line, until the reply arrives (or a minute passes, the longest a reply may take by default).
+   */
+  lookingUp(): void {
+    this.line.textContent = T.lookingUp;
+    this.line.hidden = false;
+    clearTimeout(this.hideTimer);
+    this.hideTimer = setTimeout(() => this.hide(), 60_000);
+  }
+
   /** Their message arrived (or they left): no more indicator. */
   hide(): void {
     clearTimeout(this.hideTimer);

@@ -61,6 +61,7 @@ function chatbot(c: ChatbotRecord): MessageInitShape<typeof ChatbotSchema> {
     createdAt: isoTime(c.createdAt),
     appearance: appearanceOut(c.appearance),
     pictureUrl: chatbotPictureUrl(c),
+    firstResponseSlaMinutes: c.firstResponseSlaMinutes ?? 0,
   };
 }
 
@@ -126,10 +127,11 @@ export function accountHandlers(d: {
     return answer;
   };
   const accountInfo = async (caller: AccountCaller) => {
-    const [a, p, picture] = await Promise.all([
+    const [a, p, picture, alerts] = await Promise.all([
       accounts.account(caller),
       d.profiles.get(caller),
       d.pictures.pathOf(caller),
+      d.profiles.alerts(caller),
     ]);
     return {
       accountId: a.accountId,
@@ -140,6 +142,7 @@ export function accountHandlers(d: {
       callerDisplayName: p.displayName,
       callerAvatarUrl: p.avatarUrl,
       callerPictureUrl: picture,
+      callerSlaBreachEmail: alerts.slaBreachEmail,
     };
   };
   const keyOf = async (caller: Parameters<AccountService["listApiKeys"]>[0], id: string) =>
@@ -157,7 +160,7 @@ export function accountHandlers(d: {
         to: req.to,
         timeZone: req.timeZone,
       });
-      return { data: r };
+      return { data: { ...r, slaHits: r.sla.hits, slaBreaches: r.sla.breaches } };
     },
     async getAccount(_req, call) {
       return { data: await accountInfo(accountCaller(call.auth)) };
@@ -165,6 +168,11 @@ export function accountHandlers(d: {
     async updateMyProfile(req, call) {
       const caller = accountCaller(call.auth);
       await d.profiles.update(caller, { displayName: req.displayName, avatarUrl: req.avatarUrl });
+      return { data: await accountInfo(caller) };
+    },
+    async setMyAlerts(req, call) {
+      const caller = accountCaller(call.auth);
+      await d.profiles.setAlerts(caller, { slaBreachEmail: req.slaBreachEmail });
       return { data: await accountInfo(caller) };
     },
     async setMyPicture(req, call) {
@@ -225,6 +233,7 @@ export function accountHandlers(d: {
         req.knowledge.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
         req.agent,
         appearanceIn(req.appearance),
+        req.firstResponseSlaMinutes ?? 0,
       );
       return { data: chatbot(c) };
     },
@@ -241,6 +250,7 @@ export function accountHandlers(d: {
         knowledge: req.knowledge?.snippets.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
         agent: req.agent,
         appearance: appearanceIn(req.appearance),
+        firstResponseSlaMinutes: req.firstResponseSlaMinutes,
       });
       return { data: chatbot(c) };
     },

@@ -8,14 +8,14 @@ import type {
   ToolApprovalSchema,
 } from "../../../gen/aiagent/v1/agent_service_pb.js";
 import type { ToolApprovalRecord } from "../../domain/agent/approvals.js";
-import type { AgentDraftRecord } from "../../domain/agent/drafts.js";
 import type { AgentSettingsRecord, AgentTools, ToolRecord } from "../../domain/agent/tools.js";
-import type { AgentReplay, ReplayAnswer } from "../../domain/conversation/replay.js";
+import type { AgentReplay, DraftView, ReplayAnswer } from "../../domain/conversation/replay.js";
 import type { ToolApprovals } from "../../domain/conversation/tool-approvals.js";
 import { isoTime } from "../../domain/time.js";
 import { accountCaller } from "../auth.js";
 import type { Handlers } from "../call.js";
 import { message } from "./conversation-handlers.js";
+import { source, sourceInput } from "./knowledge-handlers.js";
 
 /** A tool as answered: never its secret. */
 function tool(t: ToolRecord): MessageInitShape<typeof ChatbotToolSchema> {
@@ -57,13 +57,28 @@ function approval(a: ToolApprovalRecord): MessageInitShape<typeof ToolApprovalSc
   };
 }
 
-function draft(d: AgentDraftRecord): MessageInitShape<typeof AgentDraftSchema> {
+function draft(v: DraftView): MessageInitShape<typeof AgentDraftSchema> {
+  const d = v.draft;
   return {
     chatbotId: d.chatbotId,
     instructions: d.instructions,
     knowledge: d.knowledge.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
     model: d.model,
     updatedAt: isoTime(d.updatedAt),
+    tools: v.tools.map((t) => ({
+      toolId: t.toolId,
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+      url: t.url,
+      method: t.method,
+      timeoutMs: t.timeoutMs,
+      requiresApproval: t.requiresApproval,
+      change: t.change,
+    })),
+    removedTools: v.removedTools.map(tool),
+    leftOutSourceIds: v.leftOutSources,
+    draftSources: v.draftSources.map(source),
   };
 }
 
@@ -98,6 +113,17 @@ export function agentHandlers(
             instructions: req.instructions,
             model: req.model,
             knowledge: req.knowledge?.snippets.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
+            tools: req.tools?.tools.map((t) => ({
+              toolId: t.toolId,
+              name: t.name,
+              description: t.description,
+              parameters: t.parameters,
+              url: t.url,
+              method: t.method,
+              timeoutMs: t.timeoutMs,
+              requiresApproval: t.requiresApproval,
+            })),
+            leftOutSources: req.sources?.leftOutSourceIds,
           }),
         ),
       };
@@ -107,8 +133,11 @@ export function agentHandlers(
       return {};
     },
     async publishAgentDraft(req, call) {
-      await replay.publish(accountCaller(call.auth), req.chatbotId);
-      return {};
+      const created = await replay.publish(accountCaller(call.auth), req.chatbotId);
+      return { data: { createdTools: created.map((c) => ({ tool: tool(c.tool), secret: c.secret })) } };
+    },
+    async addAgentDraftSource(req, call) {
+      return { data: source(await replay.addSource(accountCaller(call.auth), req.chatbotId, sourceInput(req))) };
     },
     async replayAgentDraft(req, call) {
       const items = await replay.replay(accountCaller(call.auth), req.chatbotId, {

@@ -8,6 +8,7 @@ import {
   type ViewingSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { OperatorPictures } from "../../domain/account/operator-picture.js";
+import { customerToolCalls } from "../../domain/agent/agent.js";
 import type { Clock } from "../../domain/clock.js";
 import type { ConversationActivity } from "../../domain/conversation/activity.js";
 import { attachmentPath, type FileInput } from "../../domain/conversation/attachments.js";
@@ -45,7 +46,7 @@ import type { WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
 import { labelHandlers, note, noteHandlers, searchResult } from "./note-handlers.js";
 
-/** A message as the conversation lists answer it. */
+/** A message as the conversation lists answer it to the account's people and clients (the full record). */
 export function message(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
   return {
     messageId: m.messageId,
@@ -59,6 +60,15 @@ export function message(m: MessageRecord): MessageInitShape<typeof MessageSchema
     role: m.role,
     attachments: (m.attachments ?? []).map((a) => ({ ...a, url: attachmentPath(a.attachmentId) })),
   };
+}
+
+/**
+ * A message as its customer reads it (the frame's token): tool_calls reduced to each call's id, name and status
+ * (customerToolCalls), all else as the account reads it.
+ */
+export function customerMessage(m: MessageRecord): MessageInitShape<typeof MessageSchema> {
+  const full = message(m);
+  return m.toolCalls ? { ...full, toolCalls: customerToolCalls(m.toolCalls) } : full;
 }
 
 /** A file's request, as the attachments use case takes it. */
@@ -173,10 +183,10 @@ async function* bounded<T>(
  * encoded bytes, which live outside the JavaScript heap (per message, measured: about 430 bytes of heap for the
  * message, 300 of bytes for the encoding, besides the text).
  */
-function pageForms() {
+function pageForms(convert: typeof message) {
   const message_: PageForm<MessageInitShape<typeof GetMessagesForConversationResponseSchema>> = {
     build: (p) =>
-      create(GetMessagesForConversationResponseSchema, { messages: p.messages.map(message), hasMore: p.hasMore }),
+      create(GetMessagesForConversationResponseSchema, { messages: p.messages.map(convert), hasMore: p.hasMore }),
     perMessage: 450,
   };
   // One form per JSON route's encoder (a handful, made at start-up).
@@ -187,7 +197,7 @@ function pageForms() {
       let form = encodedBy.get(encoder);
       if (!form) {
         form = {
-          build: (p) => new EncodedAnswer(encoder({ messages: p.messages.map(message), hasMore: p.hasMore })),
+          build: (p) => new EncodedAnswer(encoder({ messages: p.messages.map(convert), hasMore: p.hasMore })),
           perMessage: 300,
         };
         encodedBy.set(encoder, form);
@@ -213,6 +223,7 @@ function onceEach<R extends object, T>(convert: (r: R) => T): (r: R) => T {
   };
 }
 const streamedMessage = onceEach(message);
+const streamedCustomerMessage = onceEach(customerMessage);
 const streamedNote = onceEach(note);
 
 /** The ConversationService methods, on the caller the gate admitted by each RPC's declared access. */
@@ -225,10 +236,13 @@ export function conversationHandlers(
   activities: ConversationActivity,
   search: ConversationSearch,
   labels: ConversationLabels,
+  timers: Parameters<typeof labelHandlers>[1],
   /** Told which conversations a customer has open (replies to one who is away are e-mailed: domain/mail). */
   presence?: { enter(conversationId: string): () => void },
 ): Handlers<typeof ConversationServiceDesc> {
-  const pages = pageForms();
+  // The cache keeps a page in each form made of it: a customer's form (tool calls redacted) is one apart.
+  const pages = pageForms(message);
+  const customerPages = pageForms(customerMessage);
   /** A summary with the picture of the operator who holds it (what the frame shows beside their name). */
   const pictured = async (s: ConversationSummary, accountId: string) => ({
     ...summary(s),
@@ -242,7 +256,7 @@ export function conversationHandlers(
       return { forwarded: await typing.signal(anyCaller(call.auth), req.conversationId) };
     },
     ...noteHandlers(notes, keyOf, activities),
-    ...labelHandlers(labels),
+    ...labelHandlers(labels, timers),
     async searchConversations(req, call) {
       const caller = accountCaller(call.auth);
       const page = await search.find(
@@ -269,6 +283,7 @@ export function conversationHandlers(
         search: req.search,
         filter: req.filter,
         view: req.view,
+        labelId: req.labelId,
         ...pageOf(req),
       };
       if (call.encoder) return conversations.reads.listContactsAs(caller, input, contactListForms.json);
@@ -277,8 +292,9 @@ export function conversationHandlers(
     async getMessagesForConversation(req, call) {
       const caller = anyCaller(call.auth);
       const q = { conversationId: req.conversationId, ...pageOf(req) };
-      if (call.encoder) return conversations.reads.listMessages(caller, q, pages.encoded(call.encoder));
-      return conversations.reads.listMessages(caller, q, pages.message);
+      const forms = caller.kind === "frame" ? customerPages : pages;
+      if (call.encoder) return conversations.reads.listMessages(caller, q, forms.encoded(call.encoder));
+      return conversations.reads.listMessages(caller, q, forms.message);
     },
     async getConversationsForContact(req, call) {
       const caller = accountCaller(call.auth);
@@ -301,6 +317,9 @@ export function conversationHandlers(
           signal,
         );
       let cursor = "";
+      const customer = caller.kind === "frame";
+      const asMessage = (live: boolean | undefined, m: MessageRecord) =>
+        live ? (customer ? streamedCustomerMessage : streamedMessage)(m) : (customer ? customerMessage : message)(m);
       const events = bounded(call, watch, (signal) =>
         withSignals<WatchEvent | TypingEvent, TypingSignal>(
           watched(signal),
@@ -315,10 +334,13 @@ export function conversationHandlers(
           if (!leave && caller.kind === "frame" && ev.type !== "heartbeat") leave = presence?.enter(req.conversationId);
           // A heartbeat: no event, the cursor of the last one (resuming from it skips nothing).
           if (ev.type === "heartbeat") yield { cursor };
+          // The AI agent's signal is its looking-up line (the customer's stream only: typingFor), not a typing.
+          else if (ev.type === "typing" && ev.signal.from === "ai_agent")
+            yield { event: { case: "activity", value: "looking_up" }, cursor };
           else if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
           else if (ev.type === "message")
             yield {
-              event: { case: "message", value: (ev.live ? streamedMessage : message)(ev.message) },
+              event: { case: "message", value: asMessage(ev.live, ev.message) },
               cursor: (cursor = ev.cursor),
             };
           // Notes come to the account's people only: the domain decides (conversation-watches.ts).
@@ -384,8 +406,8 @@ export function conversationHandlers(
       return {
         data: {
           conversationId: r.conversationId,
-          userMessage: message(r.userMessage),
-          ...(r.reply ? { reply: message(r.reply) } : {}),
+          userMessage: customerMessage(r.userMessage),
+          ...(r.reply ? { reply: customerMessage(r.reply) } : {}),
         },
       };
     },
@@ -396,10 +418,10 @@ export function conversationHandlers(
         { conversationId: req.conversationId, content: req.content, idempotencyKey: keyOf(req, call) },
         call.signal,
       )) {
-        if (ev.type === "user_message") yield { event: { case: "userMessage", value: message(ev.message) } };
+        if (ev.type === "user_message") yield { event: { case: "userMessage", value: customerMessage(ev.message) } };
         else if (ev.type === "delta") yield { event: { case: "delta", value: ev.text } };
         else if (ev.type === "activity") yield { event: { case: "activity", value: ev.activity } };
-        else yield { event: { case: "reply", value: message(ev.message) } };
+        else yield { event: { case: "reply", value: customerMessage(ev.message) } };
       }
     },
     async markConversationRead(req, call) {
@@ -430,7 +452,9 @@ export function conversationHandlers(
     },
     async sendAttachment(req, call) {
       const caller = frameCaller(call.auth);
-      return { data: message(await conversations.attachments.send(caller, fileInput(req, keyOf(req, call)))) };
+      return {
+        data: customerMessage(await conversations.attachments.send(caller, fileInput(req, keyOf(req, call)))),
+      };
     },
     async replyWithAttachment(req, call) {
       const caller = accountCaller(call.auth);

@@ -1,14 +1,14 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { KnowledgeSourceSchema } from "../../../gen/aiagent/v1/account_service_pb.js";
 import { invalidArgument } from "../../domain/errors.js";
-import type { KnowledgeService } from "../../domain/knowledge/knowledge-service.js";
+import type { KnowledgeService, SourceInput } from "../../domain/knowledge/knowledge-service.js";
 import type { KnowledgeSourceRecord } from "../../domain/knowledge/source.js";
 import { isoTime } from "../../domain/time.js";
 import { accountCaller } from "../auth.js";
 import type { AuthorizedCall } from "../call.js";
 
 /** A knowledge source as answered (never what it was made from: a file's bytes stay in storage). */
-function source(s: KnowledgeSourceRecord): MessageInitShape<typeof KnowledgeSourceSchema> {
+export function source(s: KnowledgeSourceRecord): MessageInitShape<typeof KnowledgeSourceSchema> {
   return {
     sourceId: s.sourceId,
     chatbotId: s.chatbotId,
@@ -38,6 +38,34 @@ interface SourceRef {
 }
 
 /** The AccountService's knowledge-source methods; the gate admits operators to the reads, admins to the writes. */
+/** A new source's request as the domain takes it (CreateKnowledgeSource's, AddAgentDraftSource's). */
+export function sourceInput(req: {
+  kind: string;
+  title: string;
+  fileName: string;
+  content: Uint8Array;
+  url: string;
+  maxPages: number;
+  maxDepth: number;
+  snippets: { title: string; url: string; snippet: string }[];
+  resyncIntervalHours: number;
+}): SourceInput {
+  // The domain's check names max_pages for either bound; the refusal names the field that was given.
+  if (req.maxDepth && !req.maxPages && ["file", "page", "snippets"].includes(req.kind))
+    throw invalidArgument("max_depth", "is only for kind site");
+  return {
+    kind: req.kind,
+    title: req.title,
+    fileName: req.fileName,
+    content: req.content,
+    url: req.url,
+    maxPages: req.maxPages,
+    maxDepth: req.maxDepth,
+    snippets: req.snippets.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
+    resyncIntervalHours: req.resyncIntervalHours,
+  };
+}
+
 export function knowledgeHandlers(knowledge: KnowledgeService) {
   return {
     async createKnowledgeSource(
@@ -55,20 +83,7 @@ export function knowledgeHandlers(knowledge: KnowledgeService) {
       },
       call: AuthorizedCall,
     ) {
-      // The domain's check names max_pages for either bound; the refusal names the field that was given.
-      if (req.maxDepth && !req.maxPages && ["file", "page", "snippets"].includes(req.kind))
-        throw invalidArgument("max_depth", "is only for kind site");
-      const s = await knowledge.create(accountCaller(call.auth), req.chatbotId, {
-        kind: req.kind,
-        title: req.title,
-        fileName: req.fileName,
-        content: req.content,
-        url: req.url,
-        maxPages: req.maxPages,
-        maxDepth: req.maxDepth,
-        snippets: req.snippets.map((k) => ({ title: k.title, url: k.url, snippet: k.snippet })),
-        resyncIntervalHours: req.resyncIntervalHours,
-      });
+      const s = await knowledge.create(accountCaller(call.auth), req.chatbotId, sourceInput(req));
       return { data: source(s) };
     },
     async listKnowledgeSources(req: { chatbotId: string }, call: AuthorizedCall) {

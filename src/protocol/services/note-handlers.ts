@@ -4,10 +4,12 @@ import type {
   NoteSchema,
   SearchResultSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
+import type { AccountCaller } from "../../domain/caller.js";
 import type { ConversationActivity } from "../../domain/conversation/activity.js";
 import type { ConversationLabels, LabelRecord } from "../../domain/conversation/labels.js";
 import type { ConversationNotes } from "../../domain/conversation/notes.js";
-import type { ActivityRecord, NoteRecord } from "../../domain/conversation/repository.js";
+import type { ActivityRecord, NoteRecord, TimerState } from "../../domain/conversation/repository.js";
+import { slaStatus } from "../../domain/conversation/rules.js";
 import { type SearchResult, snippetHtml } from "../../domain/conversation/search.js";
 import { isoTime } from "../../domain/time.js";
 import { accountCaller } from "../auth.js";
@@ -96,8 +98,36 @@ function label(l: LabelRecord) {
   return { labelId: l.labelId, name: l.name, createdAt: isoTime(l.createdAt) };
 }
 
-/** The ConversationService's label methods; the gate admits operators to the lists and setting, admins to the rest. */
-export function labelHandlers(labels: ConversationLabels) {
+/** A conversation's snooze and SLA clock, as the labels' answers carry them. */
+type TimersOf = (caller: AccountCaller, conversationId: string) => Promise<TimerState | undefined>;
+
+/**
+ * The ConversationService's label methods (and the snooze, answered alike); the gate admits operators to the lists
+ * and setting, admins to the rest.
+ */
+export function labelHandlers(
+  labels: ConversationLabels,
+  timers: { of: TimersOf; snooze(caller: AccountCaller, id: string, until: string): Promise<unknown> },
+) {
+  /** What a conversation carries: labels, priority, snooze and SLA clock. */
+  const carried = async (caller: AccountCaller, conversationId: string) => {
+    const [ids, priority] = [
+      await labels.ofConversation(caller, conversationId),
+      await labels.priorityOf(caller, conversationId),
+    ];
+    const t = await timers.of(caller, conversationId);
+    const status = slaStatus(t);
+    return {
+      data: {
+        conversationId,
+        labelIds: ids,
+        priority,
+        snoozedUntil: t?.snoozedUntil == null ? "" : isoTime(t.snoozedUntil),
+        firstResponseDueAt: status === "none" || t?.slaDueAt == null ? "" : isoTime(t.slaDueAt),
+        firstResponseStatus: status,
+      },
+    };
+  };
   return {
     async listLabels(_req: unknown, call: AuthorizedCall) {
       return { data: { labels: (await labels.list(accountCaller(call.auth))).map(label) } };
@@ -113,22 +143,22 @@ export function labelHandlers(labels: ConversationLabels) {
       return {};
     },
     async listConversationLabels(req: { conversationId: string }, call: AuthorizedCall) {
-      const caller = accountCaller(call.auth);
-      const ids = await labels.ofConversation(caller, req.conversationId);
-      const priority = await labels.priorityOf(caller, req.conversationId);
-      return { data: { conversationId: req.conversationId, labelIds: ids, priority } };
+      return carried(accountCaller(call.auth), req.conversationId);
     },
     async setConversationLabels(req: { conversationId: string; labelIds: string[] }, call: AuthorizedCall) {
       const caller = accountCaller(call.auth);
-      const ids = await labels.set(caller, req.conversationId, req.labelIds);
-      const priority = await labels.priorityOf(caller, req.conversationId);
-      return { data: { conversationId: req.conversationId, labelIds: ids, priority } };
+      await labels.set(caller, req.conversationId, req.labelIds);
+      return carried(caller, req.conversationId);
     },
     async setConversationPriority(req: { conversationId: string; priority: string }, call: AuthorizedCall) {
       const caller = accountCaller(call.auth);
-      const priority = await labels.setPriority(caller, req.conversationId, req.priority);
-      const ids = await labels.ofConversation(caller, req.conversationId);
-      return { data: { conversationId: req.conversationId, labelIds: ids, priority } };
+      await labels.setPriority(caller, req.conversationId, req.priority);
+      return carried(caller, req.conversationId);
+    },
+    async snoozeConversation(req: { conversationId: string; snoozedUntil: string }, call: AuthorizedCall) {
+      const caller = accountCaller(call.auth);
+      await timers.snooze(caller, req.conversationId, req.snoozedUntil);
+      return carried(caller, req.conversationId);
     },
   };
 }

@@ -13,7 +13,7 @@ export function pgChatbots(db: PgDb): ChatbotRepository {
         db,
         "bot_insert",
         "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, appearance, active, " +
-          "created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+          "first_response_sla_minutes, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         chatbotValues(c, bool),
       ),
     byId: (id) =>
@@ -30,7 +30,7 @@ export function pgChatbots(db: PgDb): ChatbotRepository {
       (await db.count(
         "bot_update",
         "UPDATE chatbots SET name = $1, allowed_origins = $2, knowledge = $3, agent = $4, appearance = $5, " +
-          "active = $6 WHERE chatbot_id = $7 AND account_id = $8",
+          "active = $6, first_response_sla_minutes = $7 WHERE chatbot_id = $8 AND account_id = $9",
         [...chatbotSettings(c, bool), c.chatbotId, c.accountId],
       )) > 0,
     setPicture: async (accountId, chatbotId, p) =>

@@ -15,6 +15,7 @@ import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import { newId } from "../../domain/ids.js";
 import { type ConversationRow, toConversation } from "../conversation-rows.js";
+import { type TimerRow, toTimerState } from "../timer-rows.js";
 import type { PgDb } from "./db.js";
 import { heldEndpointsKey } from "./webhooks.js";
 
@@ -90,14 +91,17 @@ export function pgConversations(db: PgDb): ConversationRepository {
     previews: async (ids) => {
       const out = new Map<string, ConversationPreview>();
       if (ids.length === 0) return out;
-      const rows = await db.rows<{
-        conversation_id: string;
-        chatbot_id: string;
-        role: string | null;
-        content: string | null;
-      }>(
+      const rows = await db.rows<
+        {
+          conversation_id: string;
+          chatbot_id: string;
+          role: string | null;
+          content: string | null;
+        } & TimerRow
+      >(
         "conv_previews",
-        `SELECT c.conversation_id, c.chatbot_id, m.role, left(m.content, ${PREVIEW_LENGTH}) AS content
+        `SELECT c.conversation_id, c.chatbot_id, m.role, left(m.content, ${PREVIEW_LENGTH}) AS content,
+            c.snoozed_until, c.sla_due_at, c.sla_status, c.first_operator_at
           FROM conversations c
           LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count
           WHERE c.conversation_id = ANY($1::text[])`,
@@ -108,6 +112,7 @@ export function pgConversations(db: PgDb): ConversationRepository {
           chatbotId: r.chatbot_id,
           role: (r.role ?? "") as ConversationPreview["role"],
           content: r.content ?? "",
+          timers: toTimerState(r),
         });
       return out;
     },
@@ -282,6 +287,18 @@ export function containsPattern(term: string): string {
 }
 
 /**
+ * What a filter says of a snoozed latest conversation: unread and live leave it out (it left the open views until it
+ * wakes), snoozed lists only those; a lookup of the latest conversation by its key.
+ */
+function snoozeWhere(filter: ContactQuery["filter"]): string {
+  const asleep =
+    "EXISTS (SELECT 1 FROM conversations z WHERE z.conversation_id = c.latest_conversation_id AND z.snoozed_until IS NOT NULL)";
+  if (filter === "snoozed") return ` AND ${asleep}`;
+  if (filter === "unread" || filter === "live") return ` AND NOT ${asleep}`;
+  return "";
+}
+
+/**
  * One page of the list: newest first on the filter's partial index; a search tests the stored folded text, which the
  * trigram GIN index answers when the term is rare. `live` reads closed once idle: live_activity_at <=
  * latest_message_at always, so the newest-first scan can stop at liveSince.
@@ -303,6 +320,11 @@ export function contactListQuery(q: ContactQuery): { name: string; text: string;
     values.push(containsPattern(q.search));
     where += ` AND c.search_text LIKE $${values.length}`;
   }
+  where += snoozeWhere(q.filter);
+  if (q.labelId) {
+    values.push(q.labelId);
+    where += ` AND EXISTS (SELECT 1 FROM conversation_labels l WHERE l.conversation_id = c.latest_conversation_id AND l.label_id = $${values.length})`;
+  }
   const hidden = q.hiddenChatbots !== undefined && q.hiddenChatbots.length > 0;
   if (hidden) {
     // An operator's teams do not see these chatbots: a contact whose latest conversation is of one is left out.
@@ -317,7 +339,7 @@ export function contactListQuery(q: ContactQuery): { name: string; text: string;
     FROM contacts c
     WHERE c.account_id = $1 AND c.latest_message_at IS NOT NULL${where}
     ORDER BY c.latest_message_at DESC, c.contact_id LIMIT $2 OFFSET $3`;
-  const view = q.assignee === null ? "" : "_assignee";
+  const view = (q.assignee === null ? "" : "_assignee") + (q.labelId ? "_label" : "");
   const teams = hidden ? "_teams" : "";
   return { name: `contact_list_${q.filter}${view}${teams}_${q.search === "" ? "plain" : "search"}`, text, values };
 }

@@ -210,6 +210,13 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
           )
         )[0]?.n ?? 0,
       ),
+    moveSource: async (sourceId, from, to, now) =>
+      (await db.count(
+        "knowledge_move",
+        `UPDATE knowledge_sources SET chatbot_id = $3, status = 'queued', status_reason = '', updated_at = $4
+          WHERE source_id = $1 AND chatbot_id = $2`,
+        [sourceId, from, to, now],
+      )) === 1,
     removeSource: (chatbotId, sourceId) =>
       db.unit(async () => {
         const n = await db.count(
@@ -247,6 +254,15 @@ export function pgKnowledge(db: PgDb): KnowledgeRepository {
         )
       ).map(toHit);
     },
+    passages: async (chatbotId, after, limit) =>
+      (
+        await db.rows<ChunkRow>(
+          "knowledge_passages",
+          `SELECT ${CHUNK_COLUMNS}, 0 AS rank FROM knowledge_chunks WHERE chatbot_id = $1
+            ORDER BY chunk_id LIMIT $2 OFFSET $3`,
+          [chatbotId, limit, after],
+        )
+      ).map(toHit),
     termStats: async (chatbotId, terms) => {
       const rows = await db.rows<{ term: string; df: number | string }>(
         "knowledge_term_stats",

@@ -825,4 +825,19 @@ export const pgMigrations: PgMigration[] = [
       );
       CREATE INDEX conversations_assignee_live ON conversations (account_id, assigned_to) WHERE status = 'live';`,
   },
+  {
+    version: 33,
+    // Snooze and the first-response SLA: until when a conversation is snoozed, its SLA clock (due instant and state:
+    // pending, met, breached, cancelled), the chatbot's SLA in minutes (0: none), and whether a person wants the SLA
+    // alert by e-mail (on by default). The partial indexes hold only the sleeping conversations and running clocks.
+    sql: `
+      ALTER TABLE conversations ADD COLUMN snoozed_until bigint;
+      ALTER TABLE conversations ADD COLUMN sla_due_at bigint;
+      ALTER TABLE conversations ADD COLUMN sla_status text;
+      CREATE INDEX conversations_snoozed ON conversations (snoozed_until) WHERE snoozed_until IS NOT NULL;
+      CREATE INDEX conversations_sla_pending ON conversations (sla_due_at) WHERE sla_status = 'pending';
+      CREATE INDEX conversations_sla ON conversations (chatbot_id, created_at) WHERE sla_due_at IS NOT NULL;
+      ALTER TABLE chatbots ADD COLUMN first_response_sla_minutes integer NOT NULL DEFAULT 0;
+      ALTER TABLE operator_profiles ADD COLUMN sla_breach_email boolean NOT NULL DEFAULT true;`,
+  },
 ];

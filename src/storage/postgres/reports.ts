@@ -13,7 +13,7 @@ export function pgReports(db: PgDb): ReportRepository {
   return {
     counts: async (chatbotId, from, to, idleBefore) => {
       const period = [chatbotId, from, to];
-      const [starts, ratings, firstResponses, timesToClose, quarters] = await Promise.all([
+      const [starts, ratings, firstResponses, timesToClose, quarters, sla] = await Promise.all([
         db.rows(
           "report_starts",
           // Apart, the first is an index-only range, the second one of the partial index.
@@ -49,6 +49,13 @@ export function pgReports(db: PgDb): ReportRepository {
            WHERE chatbot_id = $1 AND conversation_created_at >= $2 AND conversation_created_at < $3 GROUP BY 1`,
           period,
         ),
+        db.rows(
+          "report_sla",
+          `SELECT count(*) FILTER (WHERE first_operator_at IS NOT NULL AND first_operator_at <= sla_due_at) AS hits,
+             count(*) FILTER (WHERE sla_status = 'breached') AS breaches
+           FROM conversations WHERE ${PERIOD} AND sla_due_at IS NOT NULL`,
+          period,
+        ),
       ]);
       return {
         starts: starts.map((r) => ({
@@ -60,6 +67,7 @@ export function pgReports(db: PgDb): ReportRepository {
         firstResponses: seconds(firstResponses),
         timesToClose: seconds(timesToClose),
         messageQuarters: quarters.map((r) => ({ quarter: Number(r.quarter), messages: Number(r.messages) })),
+        sla: { hits: Number(sla[0]?.hits ?? 0), breaches: Number(sla[0]?.breaches ?? 0) },
       };
     },
   };

@@ -42,6 +42,7 @@ import { pgSearch } from "./search.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { pgTeams } from "./teams.js";
+import { pgTimers } from "./timers.js";
 import { PgTyping } from "./typing.js";
 import { pgEvents, pgWebhooks } from "./webhooks.js";
 
@@ -116,6 +117,7 @@ export class PgStore extends RepositoryMembers implements Store {
       mail: pgMail(db),
       search: pgSearch(db),
       labels: pgLabels(db),
+      timers: pgTimers(db),
     });
     this.db = db;
     this.origin = origin;

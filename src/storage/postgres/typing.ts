@@ -23,7 +23,7 @@ export class PgTyping implements TypingChannel {
   ) {
     this.relay = new PgRelay(url, pool, CHANNEL, (w) => {
       if (!w || typeof w.a !== "string" || typeof w.c !== "string" || typeof w.n !== "string") return;
-      if (w.f !== "user" && w.f !== "operator" && w.f !== "viewing" && w.f !== "left") return;
+      if (w.f !== "user" && w.f !== "operator" && w.f !== "ai_agent" && w.f !== "viewing" && w.f !== "left") return;
       const viewing = typeof w.e === "string" && typeof w.b === "string" ? { email: w.e, chatbotId: w.b } : {};
       this.local.publish({ accountId: w.a, conversationId: w.c, from: w.f, name: w.n, ...viewing });
     });

@@ -1088,6 +1088,28 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX conversations_assignee_live ON conversations (account_id, assigned_to) WHERE status = 'live';
     `,
   },
+  {
+    version: 39,
+    name: "snooze and the first-response SLA: a conversation's snooze and SLA clock, a chatbot's SLA, a person's alert choice",
+    sql: `
+      -- Until when it is snoozed (ms); NULL when it is not. The domain wakes it (conversation timers).
+      ALTER TABLE conversations ADD COLUMN snoozed_until INTEGER;
+      -- Its first-response SLA clock: when a person's reply is due (NULL: no clock), and its state: pending, met,
+      -- breached or cancelled (NULL: no clock).
+      ALTER TABLE conversations ADD COLUMN sla_due_at INTEGER;
+      ALTER TABLE conversations ADD COLUMN sla_status TEXT;
+      -- What the periodic check reads: the few conversations asleep, and the few clocks still running.
+      CREATE INDEX conversations_snoozed ON conversations (snoozed_until) WHERE snoozed_until IS NOT NULL;
+      CREATE INDEX conversations_sla_pending ON conversations (sla_due_at) WHERE sla_status = 'pending';
+      -- The reports' SLA hits and breaches: the conversations a clock ran for, covered.
+      CREATE INDEX conversations_sla ON conversations (chatbot_id, created_at, sla_status, sla_due_at, first_operator_at)
+        WHERE sla_due_at IS NOT NULL;
+      -- The chatbot's first-response SLA in minutes; 0: none.
+      ALTER TABLE chatbots ADD COLUMN first_response_sla_minutes INTEGER NOT NULL DEFAULT 0;
+      -- Whether the person wants an e-mail when a conversation misses its SLA (1: yes, the default).
+      ALTER TABLE operator_profiles ADD COLUMN sla_breach_email INTEGER NOT NULL DEFAULT 1;
+    `,
+  },
 ];
 
 /** Writes the search words of a table's existing rows (`messages` or `conversation_notes`) into its FTS table. */

@@ -31,6 +31,7 @@ import { sqlitePresence, sqliteRouting } from "./repos/routing.js";
 import { sqliteSearch } from "./repos/search.js";
 import { sqliteSigningKeys } from "./repos/signing-keys.js";
 import { sqliteTeams } from "./repos/teams.js";
+import { sqliteTimers } from "./repos/timers.js";
 import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
 
 /** Every repository, synchronous, over one database handle (the store wraps them into the async port). */
@@ -74,6 +75,7 @@ export function sqliteRepositories(db: Db) {
     mail: sqliteMail(db),
     search: sqliteSearch(db),
     labels: sqliteLabels(db),
+    timers: sqliteTimers(db),
   };
 }
 

@@ -376,6 +376,7 @@ function wrapAll(sync: SqliteRepositories, run: <T>(fn: () => T) => Promise<T>):
     conversations: asyncRepository(sync.conversations, run),
     search: asyncRepository(sync.search, run),
     labels: asyncRepository(sync.labels, run),
+    timers: asyncRepository(sync.timers, run),
     demoSetup: asyncRepository(sync.demoSetup, run),
     members: asyncRepository(sync.members, run),
     invitations: asyncRepository(sync.invitations, run),

@@ -149,6 +149,48 @@ export function knowledgeCases(h: () => Harness) {
       expect(await store.knowledge.content(s.sourceId)).toBeUndefined();
     });
 
+    it("moves a source to another chatbot key, queued again; only from the key it is under", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const draftKey = newId();
+      const s = { ...source(a), chatbotId: draftKey, status: "indexed" as const };
+      await store.knowledge.addSource(s, new TextEncoder().encode("[]"));
+      await store.knowledge.replacePage(s, "https://x.example/", "h", [chunk("gift cards never expire")]);
+      expect((await search(h(), draftKey, "gift")).map((c) => c.sourceId)).toEqual([s.sourceId]);
+      expect(await search(h(), a.chatbotId, "gift")).toEqual([]);
+      // Its passages dropped first (as the domain does), then moved: listed under its new key, queued, nothing found.
+      await store.knowledge.keepPages(s.sourceId, []);
+      expect(await store.knowledge.moveSource(s.sourceId, a.chatbotId, draftKey, 99)).toBe(false);
+      expect(await store.knowledge.moveSource(s.sourceId, draftKey, a.chatbotId, 99)).toBe(true);
+      expect(await store.knowledge.listSources(draftKey, 10)).toEqual([]);
+      const moved = await store.knowledge.getSource(a.chatbotId, s.sourceId);
+      expect(moved).toMatchObject({ chatbotId: a.chatbotId, status: "queued", updatedAt: 99 });
+      expect((await store.knowledge.pending(10)).map((p) => p.chatbotId)).toContain(a.chatbotId);
+      expect((await store.knowledge.termStats(draftKey, ["gift"])).df.size).toBe(0);
+      expect(await store.knowledge.content(s.sourceId)).toEqual(new TextEncoder().encode("[]"));
+    });
+
+    it("reads a chatbot's passages in the order stored, a page at a time, and only its own", async () => {
+      const { store } = h();
+      const [a, b] = [await account(store), await account(store)];
+      const s = source(a);
+      for (const x of [s, source(b)]) await store.knowledge.addSource(x, new Uint8Array());
+      await store.knowledge.replacePage(s, "https://x.example/a", "h", [
+        { ...chunk("first", "english", "One"), position: 0 },
+        { ...chunk("second", "german", "Zwei"), position: 1 },
+      ]);
+      await store.knowledge.replacePage(s, "https://x.example/b", "h", [{ ...chunk("third"), position: 0 }]);
+      const all = await store.knowledge.passages(a.chatbotId, 0, 10);
+      expect(all.map((p) => [p.pageUrl, p.text, p.language, p.headingPath, p.position, p.sourceId])).toEqual([
+        ["https://x.example/a", "first", "english", "One", 0, s.sourceId],
+        ["https://x.example/a", "second", "german", "Zwei", 1, s.sourceId],
+        ["https://x.example/b", "third", "english", "", 0, s.sourceId],
+      ]);
+      expect((await store.knowledge.passages(a.chatbotId, 1, 1)).map((p) => p.text)).toEqual(["second"]);
+      expect(await store.knowledge.passages(a.chatbotId, 3, 10)).toEqual([]);
+      expect(await store.knowledge.passages(b.chatbotId, 0, 10)).toEqual([]);
+    });
+
     it("counts the passages holding each term per chatbot, through replacements, kept pages and removal", async () => {
       const { store } = h();
       const a = await account(store);

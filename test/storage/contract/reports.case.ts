@@ -60,6 +60,7 @@ export function reportCases(h: () => Harness) {
         firstResponses: [],
         timesToClose: [],
         messageQuarters: [],
+        sla: { hits: 0, breaches: 0 },
       });
     });
   });

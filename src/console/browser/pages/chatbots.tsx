@@ -96,6 +96,7 @@ function ChatbotForm({ chatbot }: { chatbot: Chatbot | undefined }) {
   const [baseUrl, setBaseUrl] = useState(chatbot?.agent?.baseUrl ?? "");
   const [model, setModel] = useState(chatbot?.agent?.model ?? "");
   const [apiKey, setApiKey] = useState("");
+  const [sla, setSla] = useState(String(chatbot?.firstResponseSlaMinutes ?? 0));
   const [saved, setSaved] = useState(false);
   const a = useAction();
   const set = (i: number, k: keyof Snippet, v: string) =>
@@ -110,7 +111,13 @@ function ChatbotForm({ chatbot }: { chatbot: Chatbot | undefined }) {
         .filter(Boolean);
       const agent = kind === "openai_compatible" ? { kind, baseUrl, model, apiKey } : { kind, baseUrl: "", model: "" };
       if (!chatbot) {
-        const r = await accounts.createChatbot({ name, allowedOrigins, knowledge, agent });
+        const r = await accounts.createChatbot({
+          name,
+          allowedOrigins,
+          knowledge,
+          agent,
+          firstResponseSlaMinutes: Number(sla) || 0,
+        });
         navigate(`/chatbots/${r.data!.chatbotId}/embed`);
         return;
       }
@@ -120,6 +127,7 @@ function ChatbotForm({ chatbot }: { chatbot: Chatbot | undefined }) {
         allowedOrigins,
         knowledge: { snippets: knowledge },
         agent,
+        firstResponseSlaMinutes: Number(sla) || 0,
       });
       setApiKey("");
       setSaved(true);
@@ -162,6 +170,22 @@ function ChatbotForm({ chatbot }: { chatbot: Chatbot | undefined }) {
             aria-describedby="bot-origins-hint"
             value={origins}
             onInput={(e) => setOrigins(e.currentTarget.value)}
+          />
+        </Field>
+        <Field
+          label="First-response SLA (minutes)"
+          id="bot-sla"
+          hint="A conversation that goes to the team must get a person's reply within this; 0 for none. The inbox shows the time left."
+        >
+          <input
+            id="bot-sla"
+            type="number"
+            min={0}
+            max={10080}
+            step={1}
+            aria-describedby="bot-sla-hint"
+            value={sla}
+            onInput={(e) => setSla(e.currentTarget.value)}
           />
         </Field>
         <fieldset>

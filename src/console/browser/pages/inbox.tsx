@@ -17,15 +17,16 @@ import { AssignTo } from "./assign.js";
 import { ContactPanel } from "./contact-panel.js";
 import { ContactPrivacy } from "./contact-privacy.js";
 import { type View, ViewPicker } from "./inbox-views.js";
-import { ConversationLabelsBar } from "./labels.js";
+import { ConversationLabelsBar, useLabels } from "./labels.js";
 import { AttachFile, MessageFiles } from "./message-files.js";
 import { NO_SEARCH, SearchFilterBar, type SearchFilters, SearchResults, useChatbotNames } from "./message-search.js";
 import { NotesPanel } from "./notes.js";
 import { ReplyBox } from "./saved-reply-picker.js";
+import { SlaChip, shownTime } from "./snooze.js";
 import { ActivityLine, TakenNotices, TakeOver, useActivity, useTakenFromMe } from "./timeline.js";
 
 const PAGE = 20;
-type Filter = "all" | "unread" | "live";
+type Filter = "all" | "unread" | "live" | "snoozed";
 
 interface ListState {
   contacts: Contact[];
@@ -42,6 +43,8 @@ export function Inbox() {
   const [search, setSearch] = useState("");
   const [filter, setFilter] = useState<Filter>("all");
   const [view, setView] = useState<View>("all");
+  const [labelId, setLabelId] = useState("");
+  const [labels] = useLabels();
   const [limit, setLimit] = useState(PAGE);
   const [list, setList] = useState<ListState>({ contacts: [], hasMore: false, loading: true, error: undefined });
   const [open, setOpen] = useState<Contact | undefined>();
@@ -58,7 +61,15 @@ export function Inbox() {
     setList((l) => ({ ...l, loading: true, error: undefined }));
     const t = setTimeout(() => {
       conversations
-        .getContactConversations({ userEmailId: email, search: search.trim(), filter, view, limit, offset: 0 })
+        .getContactConversations({
+          userEmailId: email,
+          search: search.trim(),
+          filter,
+          view,
+          limit,
+          offset: 0,
+          labelId,
+        })
         .then(
           (r) => {
             if (n !== seq.current) return;
@@ -74,7 +85,7 @@ export function Inbox() {
         );
     }, 150);
     return () => clearTimeout(t);
-  }, [email, search, filter, view, limit, pulse]);
+  }, [email, search, filter, view, limit, pulse, labelId]);
 
   useEffect(() => {
     if (!open) return;
@@ -127,7 +138,7 @@ export function Inbox() {
           {searching && <SearchFilterBar filters={found} onChange={setFound} chatbots={chatbots} />}
           <fieldset class="segmented" hidden={searching}>
             <legend class="sr-only">Show</legend>
-            {(["all", "unread", "live"] as const).map((f) => (
+            {(["all", "unread", "live", "snoozed"] as const).map((f) => (
               <button
                 key={f}
                 type="button"
@@ -141,6 +152,23 @@ export function Inbox() {
               </button>
             ))}
           </fieldset>
+          <label class="inbox__label-filter" hidden={searching}>
+            Label
+            <select
+              value={labelId}
+              onChange={(e) => {
+                setLabelId(e.currentTarget.value);
+                setLimit(PAGE);
+              }}
+            >
+              <option value="">Any label</option>
+              {labels.map((l) => (
+                <option key={l.labelId} value={l.labelId}>
+                  {l.name}
+                </option>
+              ))}
+            </select>
+          </label>
           <ViewPicker
             hidden={searching}
             view={view}
@@ -159,7 +187,11 @@ export function Inbox() {
             names={names}
             openId={open?.contactId}
             onOpen={setOpen}
-            empty={search || filter !== "all" || view !== "all" ? "No contacts match." : "No conversations yet."}
+            empty={
+              search || filter !== "all" || view !== "all" || labelId !== ""
+                ? "No contacts match."
+                : "No conversations yet."
+            }
             onMore={() => setLimit(limit + PAGE)}
             onRetry={() => setPulse((p) => p + 1)}
           />
@@ -209,6 +241,7 @@ function ContactList(props: {
                 class="contact"
                 aria-current={c.contactId === props.openId ? "true" : undefined}
                 data-contact-id={c.contactId}
+                data-conversation-id={c.latestConversationId}
                 onClick={() => props.onOpen(c)}
               >
                 <span class="contact__name">{name}</span>
@@ -219,6 +252,18 @@ function ContactList(props: {
                   {c.assignedTo !== "ai_agent" && <span class="muted">{c.assignedTo}</span>}
                 </span>
                 <span class="contact__time">{when(c.latestMessageTime)}</span>
+                {(c.snoozedUntil !== "" ||
+                  c.firstResponseStatus === "pending" ||
+                  c.firstResponseStatus === "breached") && (
+                  <span class="contact__timers">
+                    {c.snoozedUntil !== "" && (
+                      <span class="muted" data-testid="contact-snoozed">
+                        Snoozed until {shownTime(c.snoozedUntil)}
+                      </span>
+                    )}{" "}
+                    <SlaChip status={c.firstResponseStatus} dueAt={c.firstResponseDueAt} />
+                  </span>
+                )}
                 {c.latestMessagePreview && (
                   <span class="contact__preview" data-testid="contact-preview">
                     {c.latestMessageRole === "user" ? "" : c.latestMessageRole === "operator" ? "You: " : "AI: "}

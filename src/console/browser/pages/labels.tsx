@@ -1,8 +1,12 @@
 import { useContext, useEffect, useState } from "preact/hooks";
-import type { Label } from "../../../../gen/aiagent/v1/conversation_service_pb.js";
+import type {
+  ConversationLabels as ConversationLabelsData,
+  Label,
+} from "../../../../gen/aiagent/v1/conversation_service_pb.js";
 import { conversations } from "../api.js";
 import { SessionContext } from "../session.js";
 import { ActionError, useAction } from "../ui.js";
+import { SnoozeBar } from "./snooze.js";
 
 /** The account's labels, read once per mount; `reload` after one is added. */
 export function useLabels(): [Label[], () => void] {
@@ -26,6 +30,7 @@ export function ConversationLabelsBar(props: { conversationId: string; onChanged
   const [labels, reload] = useLabels();
   const [on, setOn] = useState<string[]>([]);
   const [priority, setPriority] = useState("none");
+  const [carried, setCarried] = useState<ConversationLabelsData | undefined>();
   const [open, setOpen] = useState(false);
   const [name, setName] = useState("");
   const a = useAction();
@@ -34,6 +39,7 @@ export function ConversationLabelsBar(props: { conversationId: string; onChanged
       (r) => {
         setOn(r.data?.labelIds ?? []);
         setPriority(r.data?.priority || "none");
+        setCarried(r.data);
       },
       () => setOn([]),
     );
@@ -55,6 +61,14 @@ export function ConversationLabelsBar(props: { conversationId: string; onChanged
   const priorityId = `priority-${props.conversationId}`;
   return (
     <div class="labels">
+      <SnoozeBar
+        conversationId={props.conversationId}
+        carried={carried}
+        onChanged={(c) => {
+          setCarried(c);
+          props.onChanged();
+        }}
+      />
       <label for={priorityId} class="labels__priority">
         Priority
         <select

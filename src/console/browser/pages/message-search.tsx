@@ -226,5 +226,8 @@ function contactOf(h: SearchResult): Contact {
     latestMessagePreview: "",
     latestMessageRole: "",
     chatbotId: h.chatbotId,
+    snoozedUntil: "",
+    firstResponseDueAt: "",
+    firstResponseStatus: "",
   };
 }

@@ -33,6 +33,7 @@ export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
       )}
       {!passwordOnly && <ApiKeys />}
       <YourName />
+      <YourAlerts />
       <YourPicture />
       <AlertSettings />
       <ChangePassword />
@@ -177,6 +178,34 @@ function YourName() {
       )}
       <button type="submit" class="button button--primary" disabled={a.busy}>
         Save name
+      </button>
+    </form>
+  );
+}
+
+/** Where the caller wants the inbox's alerts: the SLA alert by e-mail (on by default). */
+function YourAlerts() {
+  const s = useContext(SessionContext)!;
+  const [sla, setSla] = useState(s.account.callerSlaBreachEmail);
+  const { a, done, submit } = useSaveForm(async () => {
+    const r = await accounts.setMyAlerts({ slaBreachEmail: sla });
+    if (r.data) s.update(r.data);
+  });
+  return (
+    <form class="card" onSubmit={submit}>
+      <h2>Alerts</h2>
+      <label class="check">
+        <input type="checkbox" checked={sla} onChange={(e) => setSla(e.currentTarget.checked)} />
+        E-mail me when a conversation I hold (or, as an admin, an unassigned one) misses its first-response SLA
+      </label>
+      {a.error !== undefined && <ErrorNote error={a.error} />}
+      {done && (
+        <p class="state state--ok" role="status">
+          Saved.
+        </p>
+      )}
+      <button type="submit" class="button button--primary" disabled={a.busy}>
+        Save alerts
       </button>
     </form>
   );

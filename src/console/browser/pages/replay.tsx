@@ -1,12 +1,17 @@
 import { useEffect, useState } from "preact/hooks";
-import type { Chatbot } from "../../../../gen/aiagent/v1/account_service_pb.js";
-import type { AgentDraft, ReplayAnswer, ReplayResult } from "../../../../gen/aiagent/v1/agent_service_pb.js";
-import { agents, isNotFound } from "../api.js";
-import { ActionError, Empty, NumberField, TextAreaField, TextField, useAction } from "../ui.js";
+import type { Chatbot, KnowledgeSource } from "../../../../gen/aiagent/v1/account_service_pb.js";
+import type {
+  AgentDraft,
+  CreatedChatbotTool,
+  ReplayAnswer,
+  ReplayResult,
+} from "../../../../gen/aiagent/v1/agent_service_pb.js";
+import { accounts, agents, isNotFound } from "../api.js";
+import { ActionError, Empty, NumberField, SecretRow, TextAreaField, TextField, useAction } from "../ui.js";
 import { ChatbotPage } from "./chatbot-page.js";
 
 /**
- * A draft of the chatbot's agent (instructions, knowledge list, model), replayed against a test set or the latest
+ * A draft of the chatbot's agent (instructions, knowledge list, model, tools, knowledge sources), replayed against a test set or the latest
  * real conversations side by side with the live configuration, then published or dropped (admins).
  */
 export function ReplayPage({ chatbotId }: { chatbotId: string }) {
@@ -22,6 +27,7 @@ function Replay({ bot }: { bot: Chatbot }) {
   const [draft, setDraft] = useState<AgentDraft | null | undefined>();
   const [result, setResult] = useState<ReplayResult | undefined>();
   const [done, setDone] = useState("");
+  const [created, setCreated] = useState<CreatedChatbotTool[]>([]);
   const a = useAction();
   useEffect(() => {
     agents.getAgentDraft({ chatbotId }).then(
@@ -39,14 +45,18 @@ function Replay({ bot }: { bot: Chatbot }) {
       {draft && (
         <div class="card">
           <h2>Publish or drop</h2>
-          <p>Publishing makes the draft's instructions, knowledge list and model live for every customer.</p>
+          <p>
+            Publishing makes the draft's instructions, knowledge list, model, tools and knowledge sources live for every
+            customer. A tool the draft adds gets its signing secret then, shown once.
+          </p>
           <button
             type="button"
             class="button button--primary"
             disabled={a.busy}
             onClick={() =>
               void a.run(async () => {
-                await agents.publishAgentDraft({ chatbotId });
+                const r = await agents.publishAgentDraft({ chatbotId });
+                setCreated(r.data?.createdTools ?? []);
                 setDraft(null);
                 setResult(undefined);
                 setDone("The draft is live.");
@@ -78,6 +88,19 @@ function Replay({ bot }: { bot: Chatbot }) {
           {done}
         </p>
       )}
+      {created.length > 0 && (
+        <div class="card secret" data-testid="created-tools">
+          <h2>New tools' signing secrets</h2>
+          <p>Shown once: give each to the server behind its tool.</p>
+          {created.map((c) => (
+            <div key={c.tool?.toolId}>
+              <p>{c.tool?.name}</p>
+              <SecretRow value={c.secret} testId="tool-secret" copyLabel={`Copy ${c.tool?.name}'s secret`} />
+            </div>
+          ))}
+        </div>
+      )}
+      {draft && <DraftParts chatbotId={chatbotId} draft={draft} onSaved={setDraft} />}
       {draft && <ReplayForm chatbotId={chatbotId} onResult={setResult} />}
       {result && <ReplayTable result={result} />}
     </>
@@ -148,6 +171,170 @@ function DraftForm(props: { bot: Chatbot; draft: AgentDraft | null | undefined; 
         Save draft
       </button>
     </form>
+  );
+}
+
+/**
+ * The draft's tools (a JSON list, as the knowledge list is written; each entry a tool as declared, with the tool_id of
+ * the live tool it keeps or changes) and knowledge sources (which live ones it leaves out; sources added to it only).
+ */
+function DraftParts(props: { chatbotId: string; draft: AgentDraft; onSaved: (d: AgentDraft) => void }) {
+  const d = props.draft;
+  const [toolList, setToolList] = useState("");
+  const [live, setLive] = useState<KnowledgeSource[]>([]);
+  const [title, setTitle] = useState("");
+  const [text, setText] = useState("");
+  const a = useAction();
+  useEffect(() => {
+    setToolList(
+      JSON.stringify(
+        d.tools.map((t) => ({
+          tool_id: t.toolId,
+          name: t.name,
+          description: t.description,
+          parameters: t.parameters,
+          url: t.url,
+          method: t.method,
+          timeout_ms: t.timeoutMs,
+          requires_approval: t.requiresApproval,
+        })),
+        null,
+        2,
+      ),
+    );
+  }, [d]);
+  useEffect(() => {
+    accounts.listKnowledgeSources({ chatbotId: props.chatbotId }).then(
+      (r) => setLive(r.data?.sources ?? []),
+      () => setLive([]),
+    );
+  }, [props.chatbotId]);
+  const leftOut = new Set(d.leftOutSourceIds);
+  const put = (change: Parameters<typeof agents.putAgentDraft>[0]) =>
+    a.run(async () => {
+      const r = await agents.putAgentDraft({ ...change, chatbotId: props.chatbotId });
+      if (r.data) props.onSaved(r.data);
+    });
+  const saveTools = (e: Event) => {
+    e.preventDefault();
+    let list: Record<string, unknown>[];
+    try {
+      list = JSON.parse(toolList || "[]");
+    } catch {
+      void a.run(async () => {
+        throw new Error("Tool list: not JSON. Write a list of tools as declared (name, description, url…).");
+      });
+      return;
+    }
+    void put({
+      tools: {
+        tools: list.map((t) => ({
+          toolId: String(t.tool_id ?? ""),
+          name: String(t.name ?? ""),
+          description: String(t.description ?? ""),
+          parameters: String(t.parameters ?? ""),
+          url: String(t.url ?? ""),
+          method: String(t.method ?? ""),
+          timeoutMs: Number(t.timeout_ms ?? 0),
+          requiresApproval: t.requires_approval === true,
+        })),
+      },
+    });
+  };
+  const toggle = (sourceId: string, use: boolean) => {
+    const next = new Set(leftOut);
+    if (use) next.delete(sourceId);
+    else next.add(sourceId);
+    void put({ sources: { leftOutSourceIds: [...next] } });
+  };
+  const addSource = (e: Event) => {
+    e.preventDefault();
+    void a.run(async () => {
+      await agents.addAgentDraftSource({
+        chatbotId: props.chatbotId,
+        kind: "snippets",
+        title,
+        snippets: [{ title: title || "Draft snippet", url: "https://draft.invalid/", snippet: text }],
+      });
+      const r = await agents.getAgentDraft({ chatbotId: props.chatbotId });
+      if (r.data) props.onSaved(r.data);
+      setTitle("");
+      setText("");
+    });
+  };
+  return (
+    <section class="card" aria-labelledby="draft-parts">
+      <h2 id="draft-parts">Draft tools and knowledge sources</h2>
+      <ul data-testid="draft-tools">
+        {d.tools.map((t) => (
+          <li key={t.name}>
+            {t.name} <span class={t.change === "unchanged" ? "badge badge--muted" : "badge"}>{t.change}</span>
+          </li>
+        ))}
+        {d.removedTools.map((t) => (
+          <li key={t.toolId}>
+            {t.name} <span class="badge">removed</span>
+          </li>
+        ))}
+      </ul>
+      <form onSubmit={saveTools}>
+        <TextAreaField
+          label="Draft tool list"
+          id="draft-tools"
+          hint="JSON: the tools as declared, each with the tool_id of the live tool it keeps or changes (none: a new tool). A live tool left out is removed."
+          rows={8}
+          value={toolList}
+          onValue={setToolList}
+        />
+        <button type="submit" class="button" disabled={a.busy}>
+          Save draft tools
+        </button>
+      </form>
+      <fieldset>
+        <legend>Knowledge sources the draft uses</legend>
+        {live.length === 0 && d.draftSources.length === 0 && <Empty>No knowledge sources.</Empty>}
+        {live.map((x) => (
+          <label key={x.sourceId} class="check">
+            <input
+              type="checkbox"
+              checked={!leftOut.has(x.sourceId)}
+              disabled={a.busy}
+              onChange={(e) => toggle(x.sourceId, e.currentTarget.checked)}
+            />{" "}
+            {x.title}
+          </label>
+        ))}
+        {d.draftSources.map((x) => (
+          <p key={x.sourceId} data-testid="draft-source">
+            {x.title} <span class="badge">draft only · {x.status}</span>{" "}
+            <button type="button" class="button" disabled={a.busy} onClick={() => toggle(x.sourceId, false)}>
+              Remove {x.title}
+            </button>
+          </p>
+        ))}
+      </fieldset>
+      <form onSubmit={addSource}>
+        <TextField
+          label="New draft source: title"
+          id="draft-source-title"
+          maxLength={256}
+          value={title}
+          onValue={setTitle}
+        />
+        <TextAreaField
+          label="New draft source: text"
+          id="draft-source-text"
+          hint="Indexed now, searched only by the replay's draft side until the draft is published."
+          rows={3}
+          value={text}
+          onValue={setText}
+        />
+        <button type="submit" class="button" disabled={a.busy || text.trim() === ""}>
+          Add to the draft
+        </button>
+      </form>
+      <ActionError error={a.error} />
+    </section>
   );
 }
 
@@ -258,7 +445,14 @@ function Side({ title, a }: { title: string; a: ReplayAnswer | undefined }) {
     <div class="replay__side" data-side={title.toLowerCase()}>
       <h3>{title}</h3>
       <p class="replay__answer">{a.content}</p>
-      {a.documents.length > 0 && <p>Cites: {a.documents.map((d) => d.title || d.url).join(", ")}</p>}
+      {a.documents.length > 0 && (
+        <p>
+          Cites:{" "}
+          {a.documents
+            .map((d) => `${d.title || d.url}${d.sourceTitle ? ` (source: ${d.sourceTitle})` : ""}`)
+            .join(", ")}
+        </p>
+      )}
       {calls.length > 0 && <p>Tool calls: {calls.map((c) => `${c.name} (${c.status})`).join(", ")}</p>}
       {a.handover && <p>Hands over: {a.handover}</p>}
       {a.missing.length > 0 && <p class="replay__missing">Missing: {a.missing.join(", ")}</p>}

@@ -27,6 +27,7 @@ function plain(m: ReportMessage): Report {
       distribution: m.ratings?.distribution ?? [0, 0, 0, 0, 0],
     },
     hours: m.hours.map((h) => ({ hour: h.hour, messages: h.messages })),
+    sla: { hits: m.slaHits, breaches: m.slaBreaches },
   };
 }
 
@@ -157,6 +158,10 @@ function Figures({ r, onDownload }: { r: Report; onDownload: (r: Report) => void
           <dd data-testid="first-response">{durations(r.firstResponse)}</dd>
           <dt>Time to close (median / p90)</dt>
           <dd data-testid="time-to-close">{durations(r.timeToClose)}</dd>
+          <dt>First-response SLA (met / breached)</dt>
+          <dd data-testid="sla-figures">
+            {r.sla.hits + r.sla.breaches === 0 ? NONE : `${r.sla.hits} / ${r.sla.breaches}`}
+          </dd>
           <dt>Ratings</dt>
           <dd>{r.ratings.count ? `${r.ratings.count}, average ${r.ratings.average.toFixed(2)} of 5` : NONE}</dd>
         </dl>

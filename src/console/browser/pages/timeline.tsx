@@ -30,6 +30,16 @@ export function activityText(a: Activity): string {
       return `${a.actorName} changed the priority: ${a.detail}`;
     case "labeled":
       return `${a.actorName} changed the labels: ${a.detail}`;
+    case "snoozed":
+      return `${a.actorName} snoozed it until ${new Date(a.detail).toLocaleString()}`;
+    case "unsnoozed":
+      return a.detail === "customer"
+        ? "It woke: the customer wrote"
+        : a.detail === "person"
+          ? `${a.actorName} woke it`
+          : "It woke: its snooze ended";
+    case "sla_breached":
+      return `It missed its first-response SLA (due ${new Date(a.detail).toLocaleString()})`;
     default:
       return `${a.actorName || "Someone"}: ${a.kind}`;
   }

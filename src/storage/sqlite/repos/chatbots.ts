@@ -10,14 +10,15 @@ import { ShortMemo } from "./short-memo.js";
 export function sqliteChatbots(db: Db): Sync<ChatbotRepository> {
   const insert = db.prepare(
     "INSERT INTO chatbots (chatbot_id, account_id, name, allowed_origins, knowledge, agent, appearance, active, " +
-      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "first_response_sla_minutes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const byId = db.prepare<[string], ChatbotRow>(`SELECT ${CHATBOT_COLUMNS} FROM chatbots WHERE chatbot_id = ?`);
   const list = db.prepare<[string], ChatbotRow>(
     `SELECT ${CHATBOT_COLUMNS} FROM chatbots WHERE account_id = ? ORDER BY created_at`,
   );
   const update = db.prepare(
-    "UPDATE chatbots SET name = ?, allowed_origins = ?, knowledge = ?, agent = ?, appearance = ?, active = ? " +
+    "UPDATE chatbots SET name = ?, allowed_origins = ?, knowledge = ?, agent = ?, appearance = ?, active = ?, " +
+      "first_response_sla_minutes = ? " +
       "WHERE chatbot_id = ? AND account_id = ?",
   );
   const setPicture = db.prepare(

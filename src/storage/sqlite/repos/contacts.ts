@@ -50,20 +50,38 @@ const FILTER_SQL: Record<ContactFilter, string> = {
   all: "",
   unread: " AND c.unread_count > 0",
   live: " AND c.live_activity_at IS NOT NULL AND c.live_activity_at >= @liveSince AND c.latest_message_at >= @liveSince",
+  snoozed: "",
 };
+// A snoozed latest conversation left the open views (unread, live) until it wakes; snoozed lists only those. A lookup
+// of the latest conversation by its key.
+const ASLEEP =
+  "EXISTS (SELECT 1 FROM conversations z WHERE z.conversation_id = c.latest_conversation_id AND z.snoozed_until IS NOT NULL)";
+const SNOOZE_SQL: Record<ContactFilter, string> = {
+  all: "",
+  unread: ` AND NOT ${ASLEEP}`,
+  live: ` AND NOT ${ASLEEP}`,
+  snoozed: ` AND ${ASLEEP}`,
+};
+const LABEL_SQL =
+  " AND EXISTS (SELECT 1 FROM conversation_labels l WHERE l.conversation_id = c.latest_conversation_id AND l.label_id = @labelId)";
 // A view (mine, unassigned) tests the latest conversation's assignee, copied on the contact row, in any case.
 const ASSIGNEE_SQL = " AND lower(c.latest_assigned_to) = @assignee";
 // An operator's teams do not see some chatbots: a contact whose latest conversation is of one is left out.
 const HIDDEN_SQL = ` AND NOT EXISTS (SELECT 1 FROM conversations v WHERE v.conversation_id = c.latest_conversation_id
   AND v.chatbot_id IN (SELECT value FROM json_each(@hidden)))`;
-/** Which statement of a kind: the filter, whether a view names an assignee, whether some chatbots are hidden. */
+/**
+ * Which statement of a kind: the filter, whether a view names an assignee, whether some chatbots are hidden, whether
+ * a label is asked for.
+ */
 interface Shape {
   f: ContactFilter;
   a: boolean;
   h: boolean;
+  l: boolean;
 }
-const where = ({ f, a, h }: Shape) => FILTER_SQL[f] + (a ? ASSIGNEE_SQL : "") + (h ? HIDDEN_SQL : "");
-const shapeKey = ({ f, a, h }: Shape) => `${f}:${a}:${h}`;
+const where = ({ f, a, h, l }: Shape) =>
+  FILTER_SQL[f] + SNOOZE_SQL[f] + (a ? ASSIGNEE_SQL : "") + (h ? HIDDEN_SQL : "") + (l ? LABEL_SQL : "");
+const shapeKey = ({ f, a, h, l }: Shape) => `${f}:${a}:${h}:${l}`;
 // The latest conversation's status, assignee and activity are copies on the contact row (migration 12), kept by
 // every conversation write: a listed row costs no lookup of its conversation.
 const COLUMNS = `c.contact_id, c.user_id, c.contact_name, c.phone_number, c.email, c.unread_count, c.latest_message_at, c.channels, c.latest_conversation_id,
@@ -130,6 +148,7 @@ const shapeOf = (q: ContactQuery): Shape => ({
   f: q.filter,
   a: q.assignee !== null,
   h: q.hiddenChatbots !== undefined && q.hiddenChatbots.length > 0,
+  l: Boolean(q.labelId),
 });
 
 /** Contacts in SQLite; the list reads the aggregates the message writes keep. */
@@ -287,6 +306,7 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
       if (q.filter === "live") params.liveSince = q.liveSince;
       if (q.assignee !== null) params.assignee = q.assignee;
       if (q.hiddenChatbots?.length) params.hidden = JSON.stringify(q.hiddenChatbots);
+      if (q.labelId) params.labelId = q.labelId;
       let rows: ListRow[];
       if (q.search === "") rows = st.plain(shapeOf(q)).all(params) as ListRow[];
       else rows = search(q, { ...params, search: q.search });

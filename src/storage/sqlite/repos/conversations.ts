@@ -15,6 +15,7 @@ import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
 import { type ConversationRow, toConversation } from "../../conversation-rows.js";
 import type { Sync } from "../../sync.js";
+import { type TimerRow, toTimerState } from "../../timer-rows.js";
 import type { Db } from "../database.js";
 import { nextContactRowid } from "./contact-rowid.js";
 
@@ -247,9 +248,10 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   // One statement for a page's conversations: each by its key, its last message by (conversation, order).
   const previews = db.prepare<
     [string],
-    { conversation_id: string; chatbot_id: string; role: string | null; content: string | null }
+    { conversation_id: string; chatbot_id: string; role: string | null; content: string | null } & TimerRow
   >(
-    `SELECT c.conversation_id, c.chatbot_id, m.role, substr(m.content, 1, ${PREVIEW_LENGTH}) AS content
+    `SELECT c.conversation_id, c.chatbot_id, m.role, substr(m.content, 1, ${PREVIEW_LENGTH}) AS content,
+        c.snoozed_until, c.sla_due_at, c.sla_status, c.first_operator_at
       FROM json_each(?) j JOIN conversations c ON c.conversation_id = j.value
       LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count`,
   );
@@ -266,6 +268,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
           chatbotId: r.chatbot_id,
           role: (r.role ?? "") as ConversationPreview["role"],
           content: r.content ?? "",
+          timers: toTimerState(r),
         });
       return out;
     },

@@ -104,12 +104,19 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
   const deleteChunks = db.prepare("DELETE FROM knowledge_chunks WHERE source_id = ?");
   const deletePages = db.prepare("DELETE FROM knowledge_pages WHERE source_id = ?");
   const deleteSource = db.prepare("DELETE FROM knowledge_sources WHERE chatbot_id = ? AND source_id = ?");
+  const move = db.prepare(
+    `UPDATE knowledge_sources SET chatbot_id = ?, status = 'queued', status_reason = '', updated_at = ?
+      WHERE source_id = ? AND chatbot_id = ?`,
+  );
   // The best rowids from the index alone, then their rows: a row is read only for the passages returned, not for
   // every match. The chatbot's term intersected inside the index only when the first try found too few of its own
   // (the index is shared by all chatbots; matching that term costs each match more).
   const search = db.prepare<[string, number], { rowid: number; rank: number }>(
     `SELECT rowid, -bm25(knowledge_fts) AS rank FROM knowledge_fts WHERE knowledge_fts MATCH ?
       ORDER BY bm25(knowledge_fts), rowid LIMIT ?`,
+  );
+  const page = db.prepare<[string, number, number], ChunkRow>(
+    `SELECT ${CHUNK_COLUMNS}, 0 AS rank FROM knowledge_chunks WHERE chatbot_id = ? ORDER BY chunk_id LIMIT ? OFFSET ?`,
   );
   const chunkOf = db.prepare<[number, string], ChunkRow>(
     `SELECT ${CHUNK_COLUMNS}, 0 AS rank FROM knowledge_chunks WHERE chunk_id = ? AND chatbot_id = ?`,
@@ -208,6 +215,7 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
     replacePage: (s, pageUrl, hash, chunks) => replacePage(s, pageUrl, hash, chunks),
     keepPages: (sourceId, keep) => keepPages(sourceId, keep),
     chunkCount: (sourceId) => count.get(sourceId)?.n ?? 0,
+    moveSource: (sourceId, from, to, now) => move.run(to, now, sourceId, from).changes === 1,
     removeSource: (chatbotId, sourceId) => removeSource(chatbotId, sourceId),
     search: (q) => {
       const stems = queryStems(q.words);
@@ -226,6 +234,7 @@ export function sqliteKnowledge(db: Db): Sync<KnowledgeRepository> {
       if (first.out.length >= q.limit || !first.full) return first.out;
       return rows(`(${words}) AND "${chatbotTerm(q.chatbotId)}"`, q.limit).out;
     },
+    passages: (chatbotId, after, limit) => page.all(chatbotId, limit, after).map(toHit),
     termStats: (chatbotId, terms) => {
       const df = new Map<string, number>();
       for (const t of new Set(terms)) {

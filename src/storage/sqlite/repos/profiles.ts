@@ -1,4 +1,8 @@
-import type { OperatorProfile, OperatorProfileRepository } from "../../../domain/account/operator-profile.js";
+import {
+  DEFAULT_ALERTS,
+  type OperatorProfile,
+  type OperatorProfileRepository,
+} from "../../../domain/account/operator-profile.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
@@ -12,7 +16,24 @@ export function sqliteProfiles(db: Db): Sync<OperatorProfileRepository> {
      ON CONFLICT (account_id, email) DO UPDATE SET display_name = excluded.display_name,
        avatar_url = excluded.avatar_url, updated_at = excluded.updated_at`,
   );
+  const alerts = db
+    .prepare<[string, string], number>(
+      "SELECT sla_breach_email FROM operator_profiles WHERE account_id = ? AND email = ?",
+    )
+    .pluck();
+  const setAlerts = db.prepare(
+    `INSERT INTO operator_profiles (account_id, email, display_name, avatar_url, updated_at, sla_breach_email)
+     VALUES (?, ?, '', '', ?, ?)
+     ON CONFLICT (account_id, email) DO UPDATE SET sla_breach_email = excluded.sla_breach_email,
+       updated_at = excluded.updated_at`,
+  );
   return {
+    alerts: (accountId, email) => {
+      const v = alerts.get(accountId, email.toLowerCase());
+      return v === undefined ? { ...DEFAULT_ALERTS } : { slaBreachEmail: v === 1 };
+    },
+    setAlerts: (accountId, email, a, now) =>
+      void setAlerts.run(accountId, email.toLowerCase(), now, a.slaBreachEmail ? 1 : 0),
     get: (accountId: string, email: string) => {
       const r = get.get(accountId, email.toLowerCase());
       return r && { displayName: r.display_name, avatarUrl: r.avatar_url };

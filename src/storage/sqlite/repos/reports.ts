@@ -55,6 +55,14 @@ export function sqliteReports(db: Db): Sync<ReportRepository> {
       ),
     )
     .raw(true);
+  // The clocks' partial index (migration 39) holds only the conversations an SLA clock ran for.
+  const sla = db
+    .prepare<[Record<string, unknown>], [number, number]>(
+      `SELECT count(*) FILTER (WHERE first_operator_at IS NOT NULL AND first_operator_at <= sla_due_at),
+         count(*) FILTER (WHERE sla_status = 'breached')
+       FROM conversations INDEXED BY conversations_sla WHERE ${PERIOD} AND sla_due_at IS NOT NULL`,
+    )
+    .raw(true);
   const quarterOf = (t: number) => Math.floor(t / QUARTER);
   return {
     counts: (bot, from, to, idle) => {
@@ -70,6 +78,7 @@ export function sqliteReports(db: Db): Sync<ReportRepository> {
           ...handedOver.all(period).map((r) => ({ quarter: r[0], conversations: 0, handedOver: r[1] })),
         ],
         ratings: ratings.all(period),
+        sla: ((r) => ({ hits: r[0], breaches: r[1] }))(sla.get(period)!),
         firstResponses: firstResponses.all(period),
         timesToClose: histogram(JSON.parse(secondsJson) as number[]),
         // A message is at or after its conversation's start, but a clock set back may write one a little
