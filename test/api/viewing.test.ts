@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { serverForFile } from "../helpers/file-server.js";
 import { addMember, addTeam, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
@@ -11,17 +11,11 @@ import { type NdjsonReader, openNdjson } from "../helpers/ndjson.js";
 
 const fx = serverForFile({ accounts: 2, idTokens: true });
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
-const streams: NdjsonReader[] = [];
-afterAll(async () => {
-  for (const r of streams) await r.cancel().catch(() => undefined);
-});
-
 async function inbox(token: string): Promise<NdjsonReader> {
   const r = await openNdjson(
     `${fx.s.url}/watch_account?${new URLSearchParams({ user_email_id: fx.a.email })}`,
     bearer(token),
   );
-  streams.push(r);
   expect((await r.next())?.result?.subscribed_at).toBeDefined();
   return r;
 }
@@ -47,7 +41,6 @@ describe("X is viewing", () => {
     const conv = (await send(s.url, t.access_token, "hello")).conversation_id;
     const q = new URLSearchParams({ conversation_id: conv, after_message_order: "2", access_token: t.access_token });
     const frame = await openNdjson(`${s.url}/watch_conversation?${q}`);
-    streams.push(frame);
     expect((await frame.next())?.result?.conversation).toBeDefined();
     const owner = await inbox(fx.idA);
     const kims = await inbox(kim.idToken);
@@ -75,6 +68,7 @@ describe("X is viewing", () => {
     await postJson(s.url, "/send_typing", { conversation_id: conv, access_token: t.access_token });
     const onKim = await kims.next();
     expect(onKim?.result?.viewing).toBeUndefined();
+    await Promise.all([frame, owner, kims].map((r) => r.cancel()));
   });
 
   it("refuses a bad id naming the field, another account's conversation as a missing one, and customers", async () => {
