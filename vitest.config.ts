@@ -21,6 +21,7 @@ const ON_POSTGRES = [
   "test/agent/replay-draft-parts.test.ts",
   "test/agent/handover.test.ts",
   "test/api/tokens.test.ts",
+  "test/api/viewing.test.ts",
   "test/api/account-api.test.ts",
   "test/api/token-issue.test.ts",
   "test/api/conversations-access.test.ts",
@@ -75,6 +76,7 @@ const ON_POSTGRES = [
 /** Suites that also run on PostgreSQL through PgBouncer in transaction pooling mode (AIAGENT_TEST_BACKEND=pgbouncer). */
 const THROUGH_PGBOUNCER = [
   "test/api/tokens.test.ts",
+  "test/api/viewing.test.ts",
   "test/api/token-issue.test.ts",
   "test/api/conversations-read.test.ts",
   "test/api/message-pages.test.ts",

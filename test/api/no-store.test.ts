@@ -167,6 +167,10 @@ const routes: Record<string, { ok: () => RequestInit & { path: string }; fail: (
         ),
       fail: () => post("/reply_with_attachment", { conversation_id: conversationId, file: "" }, bearer(id)),
     },
+    "POST /send_viewing": {
+      ok: () => post("/send_viewing", { conversation_id: conversationId }, bearer(id)),
+      fail: () => post("/send_viewing", { conversation_id: crypto.randomUUID() }, bearer(id)),
+    },
     "POST /send_typing": {
       ok: () => post(`/send_typing?access_token=${access}`, { conversation_id: conversationId }),
       fail: () => post(`/send_typing?access_token=${access}`, { conversation_id: crypto.randomUUID() }),

@@ -412,6 +412,11 @@ const cases: Record<string, Case> = {
     fail: () => ({ body: { conversation_id: MISSING, file_name: "x.txt", file: "eA==" }, bearer: id }),
     failStatus: 404,
   },
+  "POST /send_viewing": {
+    ok: () => ({ body: { conversation_id: conversationId }, bearer: id }),
+    fail: () => ({ body: { conversation_id: MISSING }, bearer: id }),
+    failStatus: 404,
+  },
   "POST /send_typing": {
     ok: () => ({ query: { access_token: access }, body: { conversation_id: conversationId } }),
     fail: () => ({ query: { access_token: access }, body: { conversation_id: MISSING } }),

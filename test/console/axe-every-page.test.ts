@@ -39,6 +39,7 @@ const PAGES: Record<string, Visit> = {
   password: { path: () => "/password", ready: heading(/password/i) },
   profile: { path: () => "/profile", ready: heading("Profile") },
   team: { path: () => "/team", ready: heading("Team") },
+  teams: { path: () => "/teams", ready: heading("Teams") },
   audit: { path: () => "/audit", ready: heading("Audit log") },
   reports: { path: () => "/reports", ready: async (page) => void (await page.getByTestId("report").waitFor()) },
   "saved-replies": { path: () => "/saved-replies", ready: heading("Saved replies") },

@@ -51,7 +51,7 @@ describe.runIf(canRun)("the console's layout", () => {
       // The pages this issue touched, at both widths.
       for (const width of [1280, 375]) {
         await page.setViewportSize({ width, height: 800 });
-        for (const path of ["inbox", "profile", "webhooks", `chatbots/${fx.owner.chatbotId}`]) {
+        for (const path of ["inbox", "profile", "teams", "webhooks", `chatbots/${fx.owner.chatbotId}`]) {
           await page.goto(`${fx.s.url}/console/${path}`);
           await page.locator("main h1").first().waitFor();
           expect(await overflows(page), `${path} at ${width}`).toBe(false);

@@ -182,6 +182,7 @@ const samples: Record<string, Sample> = {
   },
   "aiagent.v1.ConversationService.ReopenConversation": () => ({ conversationId }),
   "aiagent.v1.ConversationService.SendTyping": () => ({ conversationId }),
+  "aiagent.v1.ConversationService.SendViewing": () => ({ conversationId }),
   "aiagent.v1.MailService.GetFrameContact": () => ({}),
   "aiagent.v1.MailService.SetFrameContactEmail": () => ({ email: "matrix@customer.example" }),
   "aiagent.v1.MailService.SendTranscript": () => ({ conversationId }),

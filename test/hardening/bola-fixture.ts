@@ -200,6 +200,9 @@ export const ACCOUNT_ROUTES: Record<string, Route<AccountPrincipal>> = {
   "POST /send_typing": (p, id) =>
     postJson(s.url, "/send_typing", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
   "RPC SendTyping": (p, id) => rpc(() => connect().sendTyping({ conversationId: id }, bearer(p.token))),
+  "POST /send_viewing": (p, id) =>
+    postJson(s.url, "/send_viewing", { conversation_id: id }, { authorization: `Bearer ${p.token}` }),
+  "RPC SendViewing": (p, id) => rpc(() => connect().sendViewing({ conversationId: id }, bearer(p.token))),
 };
 
 /** Every (principal, conversation) pair on one route: only the owner succeeds; the rest look exactly like a random id and change nothing. */

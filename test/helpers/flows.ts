@@ -99,3 +99,17 @@ export function ownerOf(a: { accountId: string; email: string }): AccountCaller 
     memberId: a.accountId,
   };
 }
+
+/** Adds a chatbot to the account (as its admin, `auth` its header) with one origin; returns its id. */
+export async function addChatbot(url: string, auth: Record<string, string>, name: string): Promise<string> {
+  const r = await postJson(url, "/v1/account/chatbots", { name, allowed_origins: ["https://billing.example"] }, auth);
+  if (r.status !== 200) throw new Error(`create chatbot failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.data.chatbot_id as string;
+}
+
+/** Makes a team (as the account's admin); returns it. */
+export async function addTeam(url: string, auth: Record<string, string>, team: Record<string, unknown>) {
+  const r = await postJson(url, "/v1/account/teams", team, auth);
+  if (r.status !== 200) throw new Error(`create team failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.data as { team_id: string; name: string };
+}

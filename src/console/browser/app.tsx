@@ -4,6 +4,7 @@ import { accounts, isSignedOut, SIGNED_OUT_EVENT, signOut } from "./api.js";
 import { AgentPage } from "./pages/agent.js";
 import { ChatbotAppearancePage } from "./pages/appearance.js";
 import { AuditLog } from "./pages/audit.js";
+import { AvailabilityToggle } from "./pages/availability.js";
 import { ChatbotEdit, ChatbotEmbed, ChatbotList } from "./pages/chatbots.js";
 import { Inbox } from "./pages/inbox.js";
 import { AcceptInvitation } from "./pages/invitation.js";
@@ -16,6 +17,7 @@ import { ReportsPage } from "./pages/reports.js";
 import { SavedRepliesPage } from "./pages/saved-replies.js";
 import { SignIn } from "./pages/sign-in.js";
 import { Team } from "./pages/team.js";
+import { TeamsPage } from "./pages/teams.js";
 import { Webhooks } from "./pages/webhooks.js";
 import { navigate, usePath } from "./router.js";
 import { type Session, SessionContext } from "./session.js";
@@ -80,7 +82,7 @@ export function App() {
   );
 }
 
-const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/audit", "/webhooks", "/reports", "/mail"];
+const ADMIN_PAGES = ["/chatbots", "/profile", "/team", "/teams", "/audit", "/webhooks", "/reports", "/mail"];
 
 function Layout({ path }: { path: string }) {
   const s = useContext(SessionContext)!;
@@ -146,7 +148,7 @@ function Layout({ path }: { path: string }) {
             <ul>
               {nav.map((n) => (
                 <li key={n.href}>
-                  <Link href={n.href} current={section === n.href}>
+                  <Link href={n.href} current={section === n.href || (n.href === "/team" && section === "/teams")}>
                     {n.label}
                     {(n.count ?? 0) > 0 && (
                       <span class="nav-count" data-testid="mentions-count">
@@ -162,6 +164,7 @@ function Layout({ path }: { path: string }) {
           <span class="who" title={`${s.account.callerEmail} (${s.account.callerRole})`}>
             {s.account.callerEmail} <span class="badge badge--role">{s.account.callerRole}</span>
           </span>
+          <AvailabilityToggle />
           <button type="button" class="button button--quiet" onClick={() => void out()}>
             Sign out
           </button>
@@ -188,6 +191,8 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
       return <Profile />;
     case "team":
       return <Team />;
+    case "teams":
+      return <TeamsPage />;
     case "audit":
       return <AuditLog />;
     case "saved-replies":

@@ -6,6 +6,7 @@ import { conversations, isSignedOut, SIGNED_OUT_EVENT } from "./api.js";
 import { MENTIONS_CHANGED } from "./pages/mentions.js";
 import { SessionContext } from "./session.js";
 import { announceTyping } from "./typing.js";
+import { announceViewing } from "./viewing.js";
 
 /**
  * Follows the account's changes on WatchAccount (the push channel the frame's WatchConversation shares), calling
@@ -37,6 +38,7 @@ export function useAccountWatch(email: string, onEvent: (e: WatchAccountResponse
             if (r.event.case === undefined) continue;
             // Typing is no change of the inbox: told to whoever shows it, never a reason to list again.
             if (r.event.case === "typing") announceTyping(r.event.value);
+            else if (r.event.case === "viewing") announceViewing(r.event.value);
             else {
               // A note that mentions people: the menu's count of the signed-in person's mentions looks again.
               if (r.event.case === "note" && r.event.value.mentionedMemberIds.length > 0)

@@ -5,14 +5,19 @@ import type { EventTopic } from "../log/events.js";
  * is looking something up (its tool calls run) for a reply no send stream carries (after a decision on an approval).
  */
 export type TypingSide = "user" | "operator" | "ai_agent";
+/** A person of the account opening ("viewing") or closing ("left") a conversation in the console. */
+export type ViewingSide = "viewing" | "left";
 
 /** An ephemeral "is typing" signal: never stored, never a webhook; lost signals cost nothing but an indicator. */
 export interface TypingSignal {
   accountId: string;
   conversationId: string;
-  from: TypingSide;
+  from: TypingSide | ViewingSide;
   /** The operator's display name; "" for the customer. */
   name: string;
+  /** A viewing signal's person (their e-mail) and the conversation's chatbot (who may see it); else absent. */
+  email?: string;
+  chatbotId?: string;
 }
 
 /**

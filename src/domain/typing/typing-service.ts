@@ -1,5 +1,5 @@
 import type { OperatorProfileRepository } from "../account/operator-profile.js";
-import type { Caller } from "../caller.js";
+import { type Caller, seesChatbot } from "../caller.js";
 import type { Clock } from "../clock.js";
 import { mayAccess } from "../conversation/owners.js";
 import type { ConversationRepository } from "../conversation/repository.js";
@@ -10,6 +10,8 @@ import type { TypingChannel, TypingSide, TypingSignal } from "./channel.js";
 
 /** At most one signal per conversation and side is passed on in this long (clients send about as often). */
 export const TYPING_THROTTLE_MS = 2000;
+/** A person shown as viewing a conversation with no new signal is hidden after this long (the console sends every 5 s). */
+export const VIEWING_EXPIRES_MS = 15_000;
 /** An indicator with no new signal is hidden after this long. */
 export const TYPING_EXPIRES_MS = 5000;
 // Bounds the throttle's memory: past this many entries, those older than the throttle are dropped.
@@ -43,6 +45,32 @@ export class TypingService {
     const name = caller.kind === "account" ? await this.operatorName(caller.accountId, caller.email) : "";
     this.d.channel.publish({ accountId: caller.accountId, conversationId: id, from, name });
     return true;
+  }
+
+  /**
+   * Tells the account's people that the caller (one of them) has the conversation open, or has left it. Throttled
+   * per person and conversation like typing; leaving always goes out.
+   */
+  async view(caller: Caller, conversationId: string, leaving: boolean): Promise<number> {
+    const id = requireUuid("conversation_id", conversationId);
+    const conv = await this.d.conversations.byId(id);
+    if (caller.kind !== "account" || !mayAccess(caller, conv)) throw notFound("conversation");
+    const now = this.d.clock.now();
+    const key = `${id}:viewing:${caller.email}`;
+    const before = this.last.get(key);
+    if (leaving) this.last.delete(key);
+    else if (before !== undefined && now - before < TYPING_THROTTLE_MS) return VIEWING_EXPIRES_MS;
+    else this.remember(key, now);
+    const name = await this.operatorName(caller.accountId, caller.email);
+    this.d.channel.publish({
+      accountId: caller.accountId,
+      conversationId: id,
+      from: leaving ? "left" : "viewing",
+      name,
+      email: caller.email,
+      chatbotId: conv.chatbotId,
+    });
+    return VIEWING_EXPIRES_MS;
   }
 
   /**
@@ -81,4 +109,14 @@ export class TypingService {
  */
 export function typingFor(caller: Caller, s: TypingSignal): boolean {
   return caller.kind === "frame" ? s.from === "operator" || s.from === "ai_agent" : s.from === "user";
+}
+
+/** Whether a watch stream's reader is told of a viewing signal: the account's people who may see the conversation. */
+export function viewingFor(caller: Caller, s: TypingSignal): boolean {
+  return (
+    caller.kind === "account" &&
+    (s.from === "viewing" || s.from === "left") &&
+    s.accountId === caller.accountId &&
+    seesChatbot(caller, s.chatbotId ?? "")
+  );
 }

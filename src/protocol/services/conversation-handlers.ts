@@ -5,6 +5,7 @@ import {
   GetMessagesForConversationResponseSchema,
   type MessageSchema,
   type TypingSchema,
+  type ViewingSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import { customerToolCalls } from "../../domain/agent/agent.js";
@@ -27,7 +28,13 @@ import { invalidArgument, unauthenticated } from "../../domain/errors.js";
 import { isoTime } from "../../domain/time.js";
 import type { TypingSignal } from "../../domain/typing/channel.js";
 import { withSignals } from "../../domain/typing/merge.js";
-import { TYPING_EXPIRES_MS, type TypingService, typingFor } from "../../domain/typing/typing-service.js";
+import {
+  TYPING_EXPIRES_MS,
+  type TypingService,
+  typingFor,
+  VIEWING_EXPIRES_MS,
+  viewingFor,
+} from "../../domain/typing/typing-service.js";
 import { auditedCaller } from "../audited.js";
 import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
@@ -100,6 +107,16 @@ type TypingEvent = { type: "typing"; signal: TypingSignal };
 
 function typingOf(s: TypingSignal): MessageInitShape<typeof TypingSchema> {
   return { conversationId: s.conversationId, from: s.from, name: s.name, expiresInMs: TYPING_EXPIRES_MS };
+}
+
+function viewingOf(s: TypingSignal): MessageInitShape<typeof ViewingSchema> {
+  return {
+    conversationId: s.conversationId,
+    name: s.name,
+    email: s.email ?? "",
+    left: s.from === "left",
+    expiresInMs: VIEWING_EXPIRES_MS,
+  };
 }
 
 /** What the watch streams share: their caps, the clock, and the one timer of their heartbeats and of their tokens' expiry. */
@@ -232,6 +249,9 @@ export function conversationHandlers(
     operatorPictureUrl: await pictures.pathFor(accountId, s.assignedTo),
   });
   return {
+    async sendViewing(req, call) {
+      return { expiresInMs: await typing.view(accountCaller(call.auth), req.conversationId, req.leaving ?? false) };
+    },
     async sendTyping(req, call) {
       return { forwarded: await typing.signal(anyCaller(call.auth), req.conversationId) };
     },
@@ -347,12 +367,16 @@ export function conversationHandlers(
             signal,
           ),
           (push) => typing.subscribe({ accountId: caller.accountId }, push),
-          (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
+          (s) => (typingFor(caller, s) || viewingFor(caller, s) ? { type: "typing", signal: s } : undefined),
         ),
       );
       for await (const ev of beating(events, call, watch)) {
         if (ev.type === "heartbeat") {
           yield { cursor };
+          continue;
+        }
+        if (ev.type === "typing" && (ev.signal.from === "viewing" || ev.signal.from === "left")) {
+          yield { event: { case: "viewing", value: viewingOf(ev.signal) }, cursor };
           continue;
         }
         if (ev.type === "typing") {

@@ -23,8 +23,9 @@ export class PgTyping implements TypingChannel {
   ) {
     this.relay = new PgRelay(url, pool, CHANNEL, (w) => {
       if (!w || typeof w.a !== "string" || typeof w.c !== "string" || typeof w.n !== "string") return;
-      if (w.f !== "user" && w.f !== "operator" && w.f !== "ai_agent") return;
-      this.local.publish({ accountId: w.a, conversationId: w.c, from: w.f, name: w.n });
+      if (w.f !== "user" && w.f !== "operator" && w.f !== "ai_agent" && w.f !== "viewing" && w.f !== "left") return;
+      const viewing = typeof w.e === "string" && typeof w.b === "string" ? { email: w.e, chatbotId: w.b } : {};
+      this.local.publish({ accountId: w.a, conversationId: w.c, from: w.f, name: w.n, ...viewing });
     });
   }
 
@@ -34,7 +35,13 @@ export class PgTyping implements TypingChannel {
 
   publish(s: TypingSignal): void {
     this.local.publish(s);
-    this.relay.send({ a: s.accountId, c: s.conversationId, f: s.from, n: s.name });
+    this.relay.send({
+      a: s.accountId,
+      c: s.conversationId,
+      f: s.from,
+      n: s.name,
+      ...(s.email !== undefined ? { e: s.email, b: s.chatbotId ?? "" } : {}),
+    });
   }
 
   subscribe(topic: EventTopic, listener: (signal: TypingSignal) => void): () => void {

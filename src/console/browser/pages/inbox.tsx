@@ -11,6 +11,7 @@ import { useAccountWatch } from "../live.js";
 import { SessionContext } from "../session.js";
 import { CustomerTyping, useOperatorTyping } from "../typing.js";
 import { ActionError, Empty, ErrorNote, Loading, PageTitle, useAction, when } from "../ui.js";
+import { OthersViewing } from "../viewing.js";
 import { ApprovalsPanel } from "./approvals.js";
 import { AssignTo } from "./assign.js";
 import { ContactPanel } from "./contact-panel.js";
@@ -489,6 +490,7 @@ function ConversationView(props: {
           {props.contact.email && ` · ${props.contact.email}`}
           {props.contact.phoneNumber && ` · ${props.contact.phoneNumber}`} · user id {props.contact.userId}
         </p>
+        <OthersViewing conversationId={id} />
         <RatingNote rating={summary?.rating ?? props.rated} />
         <div class="actions" role="toolbar" aria-label="Conversation actions">
           {!mine && (

@@ -7,6 +7,7 @@ import {
   Empty,
   ErrorNote,
   Field,
+  Link,
   Loading,
   PageTitle,
   SecretRow,
@@ -16,11 +17,29 @@ import {
   when,
 } from "../ui.js";
 
+/**
+ * The two pages under "Team" in the menu (the top bar holds one entry for both): the account's people, and the teams
+ * that split the chatbots between them.
+ */
+export function TeamTabs({ current }: { current: "people" | "teams" }) {
+  return (
+    <nav aria-label="Team pages" class="subnav">
+      <Link href="/team" current={current === "people"}>
+        People
+      </Link>
+      <Link href="/teams" current={current === "teams"}>
+        Teams
+      </Link>
+    </nav>
+  );
+}
+
 /** The account's people (invite, change role, remove) and its customers' sessions (revoke). */
 export function Team() {
   return (
     <section>
       <PageTitle>Team</PageTitle>
+      <TeamTabs current="people" />
       <Members />
       <SessionList />
       <Sessions />
