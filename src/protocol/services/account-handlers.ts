@@ -17,6 +17,7 @@ import type { AccountCaller } from "../../domain/caller.js";
 import { invalidArgument } from "../../domain/errors.js";
 import { requireUuid } from "../../domain/ids.js";
 import type { IssuedLink } from "../../domain/mail/invitation-mail.js";
+import type { OperatorReports } from "../../domain/report/operators.js";
 import type { Reports } from "../../domain/report/report.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
@@ -103,6 +104,8 @@ export function accountHandlers(d: {
   teams: ReturnType<typeof teamHandlers>;
   /** Each chatbot's figures over a period. */
   reports: Reports;
+  /** Each operator's and team's figures over a period. */
+  operatorReports: OperatorReports;
   /** The chatbots' knowledge sources. */
   knowledge: ReturnType<typeof knowledgeHandlers>;
   /**
@@ -153,6 +156,14 @@ export function accountHandlers(d: {
     async getReport(req, call) {
       const r = await d.reports.get(accountCaller(call.auth), {
         chatbotId: req.chatbotId,
+        from: req.from,
+        to: req.to,
+        timeZone: req.timeZone,
+      });
+      return { data: r };
+    },
+    async getOperatorReport(req, call) {
+      const r = await d.operatorReports.get(accountCaller(call.auth), {
         from: req.from,
         to: req.to,
         timeZone: req.timeZone,

@@ -1087,6 +1087,12 @@ export const migrations: readonly Migration[] = [
       -- Auto-assignment counts each person's open conversations.
       CREATE INDEX conversations_assignee_live ON conversations (account_id, assigned_to) WHERE status = 'live';
     `,
+  },  {
+    version: 39,
+    name: "conversation_activity by account and time: the operator report reads a period's assignments",
+    sql: `
+      CREATE INDEX conversation_activity_account ON conversation_activity (account_id, created_at);
+    `,
   },
 ];
 
