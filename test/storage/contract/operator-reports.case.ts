@@ -57,7 +57,13 @@ export function operatorReportCases(h: () => Harness) {
       await line(store, a.accountId, c1, "assigned", BEA, D + 70 * S);
       await message(store, a, c1, { at: D + 90 * S, role: "operator" });
       await line(store, a.accountId, c1, "closed", "", D + 600 * S);
-      await store.ratings.set({ conversationId: c1, accountId: a.accountId, score: 5, comment: "", ratedAt: D + 601 * S });
+      await store.ratings.set({
+        conversationId: c1,
+        accountId: a.accountId,
+        score: 5,
+        comment: "",
+        ratedAt: D + 601 * S,
+      });
       // c2: Bea takes it and replies after 100 s; Sam takes it from her, replies after 10 s and closes it.
       await message(store, a, c2, { at: D + 2 * S, start: true, userId: "u2" });
       await line(store, a.accountId, c2, "taken_over", BEA, D + 120 * S);
@@ -65,7 +71,13 @@ export function operatorReportCases(h: () => Harness) {
       await line(store, a.accountId, c2, "taken_over", SAM, D + 300 * S);
       await message(store, a, c2, { at: D + 310 * S, role: "operator" });
       await line(store, a.accountId, c2, "closed", "", D + 1300 * S);
-      await store.ratings.set({ conversationId: c2, accountId: a.accountId, score: 2, comment: "", ratedAt: D + 1301 * S });
+      await store.ratings.set({
+        conversationId: c2,
+        accountId: a.accountId,
+        score: 2,
+        comment: "",
+        ratedAt: D + 1301 * S,
+      });
       // c3: assigned to Bea, released without a reply.
       await message(store, a, c3, { at: D + 3 * S, start: true, userId: "u3" });
       await line(store, a.accountId, c3, "assigned", BEA, D + 400 * S);
