@@ -824,7 +824,8 @@ export const pgMigrations: PgMigration[] = [
         PRIMARY KEY (account_id, email)
       );
       CREATE INDEX conversations_assignee_live ON conversations (account_id, assigned_to) WHERE status = 'live';`,
-  },  {
+  },
+  {
     version: 33,
     // The operator report reads one account's assignments of a period (issue 45).
     sql: `CREATE INDEX conversation_activity_account ON conversation_activity (account_id, created_at);`,

@@ -1087,7 +1087,8 @@ export const migrations: readonly Migration[] = [
       -- Auto-assignment counts each person's open conversations.
       CREATE INDEX conversations_assignee_live ON conversations (account_id, assigned_to) WHERE status = 'live';
     `,
-  },  {
+  },
+  {
     version: 39,
     name: "conversation_activity by account and time: the operator report reads a period's assignments",
     sql: `

@@ -9,4 +9,13 @@ import { runContract } from "./suite.js";
 import { teamCases } from "./team.case.js";
 
 // The storage contract, part of it (see suite.ts): accounts, members, invitations, profiles, ratings, reports, team.
-await runContract([accountCases, memberCases, invitationCases, profileCases, ratingCases, reportCases, operatorReportCases, teamCases]);
+await runContract([
+  accountCases,
+  memberCases,
+  invitationCases,
+  profileCases,
+  ratingCases,
+  reportCases,
+  operatorReportCases,
+  teamCases,
+]);

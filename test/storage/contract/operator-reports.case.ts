@@ -43,6 +43,20 @@ async function team(store: Store, accountId: string, name: string, emails: strin
 
 const none = { count: 0, medianSeconds: 0, p90Seconds: 0 };
 
+/** Expected figures: conversations, [count, median, p90] of first response and resolution, ratings per score, CSAT. */
+function figures(conversations: number, first: number[], resolution: number[], distribution: number[], csat: number) {
+  const d = ([count, medianSeconds, p90Seconds]: number[]) => ({ count, medianSeconds, p90Seconds });
+  const count = distribution.reduce((x, y) => x + y, 0);
+  const average = distribution.reduce((x, n, i) => x + n * (i + 1), 0) / count;
+  return {
+    conversations,
+    firstResponse: d(first),
+    resolution: d(resolution),
+    ratings: { count, average, distribution },
+    csat,
+  };
+}
+
 /** The operator report's facts: who held which conversation when (the timeline), their replies and the ratings. */
 export function operatorReportCases(h: () => Harness) {
   describe("operator report facts", () => {
@@ -51,33 +65,32 @@ export function operatorReportCases(h: () => Harness) {
       const a = await account(store);
       const other = await account(store);
       const [c1, c2, c3, c4, elsewhere] = [newId(), newId(), newId(), newId(), newId()];
-      // c1: assigned to Bea (and again: the same stretch), her reply 30 s later, closed by her 540 s after.
-      await message(store, a, c1, { at: D + 1 * S, start: true, userId: "u1" });
-      await line(store, a.accountId, c1, "assigned", BEA, D + 60 * S);
-      await line(store, a.accountId, c1, "assigned", BEA, D + 70 * S);
-      await message(store, a, c1, { at: D + 90 * S, role: "operator" });
-      await line(store, a.accountId, c1, "closed", "", D + 600 * S);
-      await store.ratings.set({
-        conversationId: c1,
-        accountId: a.accountId,
-        score: 5,
-        comment: "",
-        ratedAt: D + 601 * S,
-      });
-      // c2: Bea takes it and replies after 100 s; Sam takes it from her, replies after 10 s and closes it.
-      await message(store, a, c2, { at: D + 2 * S, start: true, userId: "u2" });
-      await line(store, a.accountId, c2, "taken_over", BEA, D + 120 * S);
-      await message(store, a, c2, { at: D + 220 * S, role: "operator" });
-      await line(store, a.accountId, c2, "taken_over", SAM, D + 300 * S);
-      await message(store, a, c2, { at: D + 310 * S, role: "operator" });
-      await line(store, a.accountId, c2, "closed", "", D + 1300 * S);
-      await store.ratings.set({
-        conversationId: c2,
-        accountId: a.accountId,
-        score: 2,
-        comment: "",
-        ratedAt: D + 1301 * S,
-      });
+      const rate = (conversationId: string, score: number, at: number) =>
+        store.ratings.set({ conversationId, accountId: a.accountId, score, comment: "", ratedAt: at });
+      // Each step: a conversation's start (customer), a timeline line, an operator reply, or a rating, in time order.
+      const steps: [string, string, string | number, number][] = [
+        // c1: assigned to Bea (and again: the same stretch), her reply 30 s later, closed by her 540 s after.
+        [c1, "start", "u1", 1],
+        [c1, "assigned", BEA, 60],
+        [c1, "assigned", BEA, 70],
+        [c1, "reply", "", 90],
+        [c1, "closed", "", 600],
+        [c1, "rate", 5, 601],
+        // c2: Bea takes it and replies after 100 s; Sam takes it from her, replies after 10 s and closes it.
+        [c2, "start", "u2", 2],
+        [c2, "taken_over", BEA, 120],
+        [c2, "reply", "", 220],
+        [c2, "taken_over", SAM, 300],
+        [c2, "reply", "", 310],
+        [c2, "closed", "", 1300],
+        [c2, "rate", 2, 1301],
+      ];
+      for (const [c, what, arg, at] of steps) {
+        if (what === "start") await message(store, a, c, { at: D + at * S, start: true, userId: String(arg) });
+        else if (what === "reply") await message(store, a, c, { at: D + at * S, role: "operator" });
+        else if (what === "rate") await rate(c, Number(arg), D + at * S);
+        else await line(store, a.accountId, c, what as Kind, String(arg), D + at * S);
+      }
       // c3: assigned to Bea, released without a reply.
       await message(store, a, c3, { at: D + 3 * S, start: true, userId: "u3" });
       await line(store, a.accountId, c3, "assigned", BEA, D + 400 * S);
@@ -106,21 +119,9 @@ export function operatorReportCases(h: () => Harness) {
         { accountId: a.accountId, email: a.email, role: "owner" } as never,
         { from: "2026-03-10", to: "2026-03-10" },
       );
-      const bea = {
-        conversations: 3,
-        // 30 s and 100 s: the median is the first of two (nearest rank), the 90th the second.
-        firstResponse: { count: 2, medianSeconds: 30, p90Seconds: 100 },
-        resolution: { count: 1, medianSeconds: 540, p90Seconds: 540 },
-        ratings: { count: 2, average: 3.5, distribution: [0, 1, 0, 0, 1] },
-        csat: 0.5,
-      };
-      const sam = {
-        conversations: 1,
-        firstResponse: { count: 1, medianSeconds: 10, p90Seconds: 10 },
-        resolution: { count: 1, medianSeconds: 1000, p90Seconds: 1000 },
-        ratings: { count: 1, average: 2, distribution: [0, 1, 0, 0, 0] },
-        csat: 0,
-      };
+      // 30 s and 100 s: the median is the first of two (nearest rank), the 90th the second.
+      const bea = figures(3, [2, 30, 100], [1, 540, 540], [0, 1, 0, 0, 1], 0.5);
+      const sam = figures(1, [1, 10, 10], [1, 1000, 1000], [0, 1, 0, 0, 0], 0);
       expect(report).toEqual({
         from: "2026-03-10",
         to: "2026-03-10",
@@ -144,6 +145,11 @@ export function operatorReportCases(h: () => Harness) {
           },
         ],
       });
+      // The means, as numbers: Bea's ratings 5 and 2, Sam's 2.
+      expect(report.operators.map((o) => [o.ratings.average, o.csat])).toEqual([
+        [3.5, 0.5],
+        [2, 0],
+      ]);
       // A period with nothing: the teams, every figure measured on nothing.
       const quiet = await new OperatorReports(store).get({ accountId: a.accountId } as never, {
         from: "2026-03-12",
