@@ -7,6 +7,7 @@ import { TeamService } from "../domain/account/team-service.js";
 import { Teams } from "../domain/account/teams.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
 import { KnowledgeService } from "../domain/knowledge/knowledge-service.js";
+import { OperatorReports } from "../domain/report/operators.js";
 import { Reports } from "../domain/report/report.js";
 import type { Repositories } from "../domain/store.js";
 import type { KeySealer } from "../domain/token/key-sealer.js";
@@ -42,6 +43,7 @@ export interface AccountParts {
   teams: Teams;
   /** Each chatbot's figures over a period. */
   reports: Reports;
+  operatorReports: OperatorReports;
   /** The registry of customers' sessions (refresh tokens) and their rotation policies. */
   sessions: SessionRegistry;
   /** Who an outgoing request (a webhook, a chatbot's agent endpoint) may reach. */
@@ -94,6 +96,7 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
   const savedReplies = new SavedReplies({ ...store, clock });
   const teams = new Teams({ ...store, clock, transaction, audit });
   const reports = new Reports({ ...store, clock, idleCloseSeconds: config.idleCloseSeconds });
+  const operatorReports = new OperatorReports(store);
   const extractWorker = new ExtractWorker();
   const knowledge = new KnowledgeService({
     knowledge: store.knowledge,
@@ -122,6 +125,7 @@ export function composeAccounts(b: Base, d: AccountDeps): AccountParts {
     savedReplies,
     teams,
     reports,
+    operatorReports,
     sessions,
     targets,
     knowledge,

@@ -157,6 +157,7 @@ export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
         mentions: mentionHandlers(d.mentions),
         teams: teamHandlers(d.teams, d.router),
         reports: d.reports,
+        operatorReports: d.operatorReports,
         knowledge: knowledgeHandlers(d.knowledge),
       }),
     ),

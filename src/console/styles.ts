@@ -191,4 +191,8 @@ input[type=color] { width: 6rem; height: 2.5rem; padding: .2rem; }
 .report-bar-key, .report-bar-value { font-size: 13px; color: var(--muted); white-space: nowrap; }
 .report-bar-value { text-align: right; }
 .report-bar { display: block; height: .8rem; min-width: 1px; background: var(--accent); border-radius: 3px; }
+.report-views { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; }
+.report-views label { display: inline-flex; align-items: center; gap: .35rem; font-weight: 400; white-space: nowrap; width: auto; }
+.report-views input { width: auto; margin: 0; }
+.report-who { font-size: 13px; font-weight: 400; overflow-wrap: anywhere; }
 ${INBOX_CSS}`;

@@ -263,6 +263,27 @@ describe("GetReport", () => {
     // A year, leap day included, is the longest period.
     expect((await get({ from: "2024-01-01", to: "2024-12-31" })).status).toBe(200);
   });
+
+  it("the operator report: bad dates, a bad zone, a period too long refused naming the field; operators refused", async () => {
+    const h = await auth();
+    const route = (q: Record<string, string>, headers = h) =>
+      getJson(fx.s.url, "/v1/account/reports/operators", { from: "2026-03-10", to: "2026-03-12", ...q }, headers);
+    const cases: [Record<string, string>, string][] = [
+      [{ from: "2026-02-30" }, "from"],
+      [{ to: "2026-03-09" }, "to"],
+      [{ to: "2027-03-11" }, "to"],
+      [{ time_zone: "Mars/Olympus" }, "time_zone"],
+    ];
+    const answers = await Promise.all(cases.map(([q]) => route(q)));
+    expect(answers.map((r, i) => [r.status, JSON.stringify(r.body).includes(cases[i]![1])])).toEqual(
+      cases.map(() => [400, true]),
+    );
+    const op = await addMember(fx.s.url, await idToken(fx.s.url, fx.a), "figures-operator@reports.example");
+    expect((await route({}, { authorization: `Bearer ${op.idToken}` })).status).toBe(403);
+    const year = await route({ from: "2024-01-01", to: "2024-12-31", time_zone: ZONE });
+    expect(year.status).toBe(200);
+    expect(year.body.data).toMatchObject({ from: "2024-01-01", to: "2024-12-31", time_zone: ZONE });
+  });
 });
 
 /** The JSON body's keys in the domain's camelCase (the JSON routes answer snake_case). */

@@ -550,6 +550,11 @@ const cases: Record<string, Case> = {
     fail: () => ({ query: { chatbot_id: a.chatbotId, from: "2026-02-30", to: "2026-03-01" }, bearer: id }),
     failStatus: 400,
   },
+  "GET /v1/account/reports/operators": {
+    ok: () => ({ query: { from: "2026-01-01", to: "2026-01-31", time_zone: "Europe/Paris" }, bearer: id }),
+    fail: () => ({ query: { from: "2026-01-31", to: "2026-01-01" }, bearer: id }),
+    failStatus: 400,
+  },
   "GET /v1/account/audit_events": {
     ok: () => ({ query: { limit: 10 }, bearer: id }),
     fail: () => ({ query: { since: "not a time" }, bearer: id }),

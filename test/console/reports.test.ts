@@ -3,11 +3,13 @@ import { beforeAll, describe, expect, test } from "vitest";
 import { newContext } from "../frame/browser.js";
 import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
-import { postJson } from "../helpers/http.js";
+import { getJson, postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
+import { axeViolations } from "./axe.js";
 import { signIn } from "./sign-in.js";
 
 // Issue 32, item 5: the Reports page shows GetReport's figures, charts with their numbers as tables, and a CSV.
+// Issue 45, item 6: By operator and By team show GetOperatorReport's figures, "—" where nothing was measured.
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const DOCS = new URL("../../docs/", import.meta.url);
@@ -78,5 +80,70 @@ describe.runIf(canRun)("the Reports page", () => {
     expect(empty).toContain("time_to_close_count,0\r\ntime_to_close_median_seconds,\r\n");
     expect(empty).toContain("ratings_average,\r\n");
     await context.close();
+  });
+
+  test("By operator and By team: each person's and team's figures, '—' for none, a CSV, no axe finding at 1280 and 375 px", async () => {
+    const auth = { authorization: `Bearer ${await idToken(fx.s.url, fx.owner)}` };
+    const people = (await getJson(fx.s.url, "/v1/account/people", {}, auth)).body.data.people as {
+      member_id: string;
+      email: string;
+    }[];
+    const owner = people.find((p) => p.email.toLowerCase() === fx.owner.email.toLowerCase())!;
+    const day = { name: "Day shift", member_ids: [owner.member_id] };
+    expect((await postJson(fx.s.url, "/v1/account/teams", day, auth)).status).toBe(200);
+    expect((await postJson(fx.s.url, "/v1/account/teams", { name: "Night shift" }, auth)).status).toBe(200);
+
+    for (const size of [
+      { width: 1280, height: 800 },
+      { width: 375, height: 740 },
+    ]) {
+      const context = await newContext(fx.browser, size);
+      const page = await context.newPage();
+      await signIn(page, fx.s.url, fx.owner.email, fx.owner.password);
+      await page.goto(`${fx.s.url}/console/reports`);
+      await page.getByRole("radio", { name: "By operator" }).check();
+      const report = page.getByTestId("people-report");
+      const row = report.getByRole("row").filter({ hasText: fx.owner.email });
+      await row.waitFor();
+      // The owner took two conversations over and replied in each; closed none while holding them; none rated.
+      expect(await row.locator("td").first().textContent()).toBe("2");
+      expect(await row.getByTestId("first-response").textContent()).not.toBe("—");
+      expect(await row.getByTestId("resolution").textContent()).toBe("—");
+      expect(await row.getByTestId("ratings").textContent()).toBe("—");
+      expect(await row.getByTestId("csat").textContent()).toBe("—");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(
+        0,
+      );
+      expect(await axeViolations(page), `by operator at ${size.width}`).toEqual([]);
+      if (size.width === 1280 && process.env.UPDATE_DOCS === "1")
+        await page.screenshot({ path: new URL("console-reports-operators.png", DOCS).pathname, fullPage: true });
+
+      if (size.width === 1280) {
+        const [download] = await Promise.all([
+          page.waitForEvent("download"),
+          report.getByRole("button", { name: "Download CSV" }).click(),
+        ]);
+        const csv = readFileSync((await download.path())!, "utf8");
+        const line = csv.split("\r\n").find((l) => l.startsWith("operator,") && l.includes(fx.owner.email))!;
+        // conversations 2, two first responses; no resolution, rating or CSAT measured: empty cells, never 0.
+        expect(line.split(",").slice(4, 6)).toEqual(["2", "2"]);
+        expect(line.split(",").slice(8)).toEqual(["0", "", "", "0", "", ""]);
+        expect(csv).toContain("team,");
+      }
+
+      await page.getByRole("radio", { name: "By team" }).check();
+      const night = report.getByRole("row").filter({ hasText: "Night shift" });
+      await night.waitFor();
+      expect(await night.locator("td").first().textContent()).toBe("0");
+      for (const id of ["first-response", "resolution", "ratings", "csat"])
+        expect(await night.getByTestId(id).textContent()).toBe("—");
+      const dayRow = report.getByRole("row").filter({ hasText: "Day shift" });
+      expect(await dayRow.locator("td").first().textContent()).toBe("2");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(
+        0,
+      );
+      expect(await axeViolations(page), `by team at ${size.width}`).toEqual([]);
+      await context.close();
+    }
   });
 });

@@ -289,6 +289,7 @@ const samples: Record<string, Sample> = {
   }),
   "aiagent.v1.AccountService.SearchKnowledge": () => ({ chatbotId: a.chatbotId, query: "matrix snippet" }),
   "aiagent.v1.AccountService.GetReport": () => ({ chatbotId: a.chatbotId, from: "2026-01-01", to: "2026-01-31" }),
+  "aiagent.v1.AccountService.GetOperatorReport": () => ({ from: "2026-01-01", to: "2026-01-31" }),
   "aiagent.v1.TokenService.ExchangeLaunchCode": async () => {
     const r = await postJson(s.url, "/ai_agent/get_access_token", {
       user_id: `launch-${++n}`,

@@ -322,6 +322,7 @@ describe("the account API across accounts", () => {
         "/v1/account",
         "/v1/account/audit_events",
         "/v1/account/teams",
+        "/v1/account/reports/operators?from=2026-01-01&to=2026-12-31",
       ]) {
         const r = await req("GET", path, p.auth);
         expect(r.status, `${p.name} ${path}`).toBe(200);

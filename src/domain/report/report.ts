@@ -4,6 +4,7 @@ import type { Clock } from "../clock.js";
 import { invalidArgument, notFound } from "../errors.js";
 import { requireUuid } from "../ids.js";
 import type { Report, ReportDuration } from "./csv.js";
+import type { OperatorReportFacts } from "./operators.js";
 
 export type { Report, ReportDuration } from "./csv.js";
 
@@ -49,6 +50,8 @@ export interface ReportCounts {
 export interface ReportRepository {
   /** The counts of the chatbot's conversations started in [from, to). */
   counts(chatbotId: string, from: number, to: number, idleBefore: number): Promise<ReportCounts>;
+  /** The operator report's facts of the account's conversations that came to someone in [from, to). */
+  operatorFacts(accountId: string, from: number, to: number): Promise<OperatorReportFacts>;
 }
 
 export interface ReportQuery {
@@ -74,14 +77,14 @@ function histogramRank(ascending: readonly ReportSeconds[], n: number, p: number
   return 0;
 }
 
-function duration(histogram: readonly ReportSeconds[]): ReportDuration {
+export function duration(histogram: readonly ReportSeconds[]): ReportDuration {
   const h = [...histogram].sort((a, b) => a.seconds - b.seconds);
   const n = h.reduce((sum, x) => sum + x.count, 0);
   if (n === 0) return { count: 0, medianSeconds: 0, p90Seconds: 0 };
   return { count: n, medianSeconds: histogramRank(h, n, 0.5), p90Seconds: histogramRank(h, n, 0.9) };
 }
 
-function parseDay(field: string, v: string): number {
+export function parseDay(field: string, v: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
   const t = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : Number.NaN;
   // Date.UTC rolls 2026-02-30 over to March: the round trip refuses it.
@@ -90,7 +93,7 @@ function parseDay(field: string, v: string): number {
   return t;
 }
 
-function zoneFormat(timeZone: string): Intl.DateTimeFormat {
+export function zoneFormat(timeZone: string): Intl.DateTimeFormat {
   try {
     return new Intl.DateTimeFormat("en-CA", {
       timeZone,
@@ -113,7 +116,7 @@ function wallClock(f: Intl.DateTimeFormat, t: number): number {
 }
 
 /** The instant a local day starts in the zone (its first existing minute, when a change skips midnight). */
-function localMidnight(f: Intl.DateTimeFormat, day: number): number {
+export function localMidnight(f: Intl.DateTimeFormat, day: number): number {
   let t = day - (wallClock(f, day) - day);
   // The offset at the guess may differ from the offset at the answer (a change that day): settle it.
   for (let i = 0; i < 3; i++) t = day - (wallClock(f, t) - t);

@@ -17,6 +17,7 @@ import type { AccountCaller } from "../../domain/caller.js";
 import { invalidArgument } from "../../domain/errors.js";
 import { requireUuid } from "../../domain/ids.js";
 import type { IssuedLink } from "../../domain/mail/invitation-mail.js";
+import type { OperatorReports } from "../../domain/report/operators.js";
 import type { Reports } from "../../domain/report/report.js";
 import { isoTime } from "../../domain/time.js";
 import type { TokenService } from "../../domain/token/token-service.js";
@@ -104,6 +105,8 @@ export function accountHandlers(d: {
   teams: ReturnType<typeof teamHandlers>;
   /** Each chatbot's figures over a period. */
   reports: Reports;
+  /** Each operator's and team's figures over a period. */
+  operatorReports: OperatorReports;
   /** The chatbots' knowledge sources. */
   knowledge: ReturnType<typeof knowledgeHandlers>;
   /**
@@ -161,6 +164,14 @@ export function accountHandlers(d: {
         timeZone: req.timeZone,
       });
       return { data: { ...r, slaHits: r.sla.hits, slaBreaches: r.sla.breaches } };
+    },
+    async getOperatorReport(req, call) {
+      const r = await d.operatorReports.get(accountCaller(call.auth), {
+        from: req.from,
+        to: req.to,
+        timeZone: req.timeZone,
+      });
+      return { data: r };
     },
     async getAccount(_req, call) {
       return { data: await accountInfo(accountCaller(call.auth)) };

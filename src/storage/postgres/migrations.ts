@@ -840,4 +840,9 @@ export const pgMigrations: PgMigration[] = [
       ALTER TABLE chatbots ADD COLUMN first_response_sla_minutes integer NOT NULL DEFAULT 0;
       ALTER TABLE operator_profiles ADD COLUMN sla_breach_email boolean NOT NULL DEFAULT true;`,
   },
+  {
+    version: 34,
+    // The operator report reads one account's assignments of a period (issue 45).
+    sql: `CREATE INDEX conversation_activity_account ON conversation_activity (account_id, created_at);`,
+  },
 ];

@@ -10,7 +10,53 @@ const seconds = (rows: Record<string, unknown>[]): ReportSeconds[] =>
 
 /** The report's counts in PostgreSQL, each from an index range, grouped in SQL (hash aggregates), all at once. */
 export function pgReports(db: PgDb): ReportRepository {
+  // The operator report: the conversations that came to someone in the period (conversation_activity_account),
+  // then their lines, replies and ratings by conversation.
+  const TAKEN = `SELECT DISTINCT conversation_id FROM conversation_activity
+    WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 AND kind IN ('assigned', 'taken_over')`;
   return {
+    operatorFacts: async (accountId, from, to) => {
+      const period = [accountId, from, to];
+      const [lines, replies, ratings, teams] = await Promise.all([
+        db.rows(
+          "report_operator_lines",
+          `SELECT conversation_id, kind, to_email, to_name, created_at FROM conversation_activity
+           WHERE conversation_id IN (${TAKEN}) AND created_at >= $2 ORDER BY conversation_id, created_at, activity_id`,
+          period,
+        ),
+        db.rows(
+          "report_operator_replies",
+          `SELECT conversation_id, created_at FROM messages
+           WHERE conversation_id IN (${TAKEN}) AND role = 'operator' AND created_at >= $2`,
+          period,
+        ),
+        db.rows(
+          "report_operator_ratings",
+          `SELECT conversation_id, rating_score FROM conversations
+           WHERE conversation_id IN (${TAKEN}) AND rating_score IS NOT NULL`,
+          period,
+        ),
+        db.rows(
+          "report_operator_teams",
+          `SELECT t.team_id, t.name, coalesce(m.email, '') AS email
+           FROM teams t LEFT JOIN team_members m ON m.team_id = t.team_id
+           WHERE t.account_id = $1 ORDER BY t.name_key, t.team_id, m.email`,
+          [accountId],
+        ),
+      ]);
+      return {
+        lines: lines.map((r) => ({
+          conversationId: String(r.conversation_id),
+          kind: String(r.kind),
+          toEmail: String(r.to_email),
+          toName: String(r.to_name),
+          createdAt: Number(r.created_at),
+        })),
+        replies: replies.map((r) => ({ conversationId: String(r.conversation_id), createdAt: Number(r.created_at) })),
+        ratings: ratings.map((r) => ({ conversationId: String(r.conversation_id), score: Number(r.rating_score) })),
+        teams: teams.map((r) => ({ teamId: String(r.team_id), name: String(r.name), email: String(r.email) })),
+      };
+    },
     counts: async (chatbotId, from, to, idleBefore) => {
       const period = [chatbotId, from, to];
       const [starts, ratings, firstResponses, timesToClose, quarters, sla] = await Promise.all([

@@ -1110,6 +1110,13 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE operator_profiles ADD COLUMN sla_breach_email INTEGER NOT NULL DEFAULT 1;
     `,
   },
+  {
+    version: 40,
+    name: "conversation_activity by account and time: the operator report reads a period's assignments",
+    sql: `
+      CREATE INDEX conversation_activity_account ON conversation_activity (account_id, created_at);
+    `,
+  },
 ];
 
 /** Writes the search words of a table's existing rows (`messages` or `conversation_notes`) into its FTS table. */

@@ -1,6 +1,10 @@
 import { useState } from "preact/hooks";
-import type { Report as ReportMessage } from "../../../../gen/aiagent/v1/account_service_pb.js";
+import type {
+  OperatorReport as OperatorReportMessage,
+  Report as ReportMessage,
+} from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { type Report, reportCsv } from "../../../domain/report/csv.js";
+import { type HeldFigures, type OperatorReport, operatorReportCsv } from "../../../domain/report/operators-csv.js";
 import { accounts } from "../api.js";
 import { ChatbotOptions, Empty, ErrorNote, Field, Loading, PageTitle, useLoad } from "../ui.js";
 
@@ -28,6 +32,36 @@ function plain(m: ReportMessage): Report {
     },
     hours: m.hours.map((h) => ({ hour: h.hour, messages: h.messages })),
     sla: { hits: m.slaHits, breaches: m.slaBreaches },
+  };
+}
+
+type Held = { conversations: number; firstResponse?: typeof zero; resolution?: typeof zero; csat: number } & {
+  ratings?: { count: number; average: number; distribution: number[] };
+};
+
+/** One person's or team's figures as plain values (absent messages are figures measured on nothing). */
+function held(m: Held): HeldFigures {
+  return {
+    conversations: m.conversations,
+    firstResponse: m.firstResponse ? { ...zero, ...m.firstResponse } : zero,
+    resolution: m.resolution ? { ...zero, ...m.resolution } : zero,
+    ratings: {
+      count: m.ratings?.count ?? 0,
+      average: m.ratings?.average ?? 0,
+      distribution: m.ratings?.distribution ?? [0, 0, 0, 0, 0],
+    },
+    csat: m.csat,
+  };
+}
+
+/** The operator report's answer as the domain's plain report. */
+function plainPeople(m: OperatorReportMessage): OperatorReport {
+  return {
+    from: m.from,
+    to: m.to,
+    timeZone: m.timeZone,
+    operators: m.operators.map((o) => ({ email: o.email, name: o.name, ...held(o) })),
+    teams: m.teams.map((t) => ({ teamId: t.teamId, name: t.name, members: [...t.members], ...held(t) })),
   };
 }
 
@@ -90,37 +124,74 @@ function Bars(props: { caption: string; label: string; rows: { key: string; valu
   );
 }
 
-/** A chatbot's figures over a period: conversations per day, handed over, response times, ratings, busy hours. */
+type View = "chatbot" | "operator" | "team";
+const VIEWS: { view: View; label: string }[] = [
+  { view: "chatbot", label: "Overview" },
+  { view: "operator", label: "By operator" },
+  { view: "team", label: "By team" },
+];
+
+/** Starts a download of a CSV text under a file name. */
+function saveCsv(text: string, name: string) {
+  const url = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = name;
+  link.click();
+  URL.revokeObjectURL(url);
+}
+
+/**
+ * The reports: a chatbot's figures over a period (conversations per day, handed over, response times, ratings,
+ * busy hours), or each operator's or team's (first response, resolution, conversations, ratings).
+ */
 export function ReportsPage() {
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  const [view, setView] = useState<View>("chatbot");
   const [chatbots] = useLoad(async () => (await accounts.listChatbots({})).data?.chatbots ?? []);
   const [chatbotId, setChatbotId] = useState("");
   const [from, setFrom] = useState(isoDay(Date.now() - 29 * DAY));
   const [to, setTo] = useState(isoDay(Date.now()));
   const bot = chatbotId || (chatbots.state === "ok" ? (chatbots.data[0]?.chatbotId ?? "") : "");
   const [report, reload] = useLoad(async () => {
-    if (!bot) return undefined;
+    if (view !== "chatbot" || !bot) return undefined;
     const r = await accounts.getReport({ chatbotId: bot, from, to, timeZone: zone });
     return r.data ? plain(r.data) : undefined;
-  }, [bot, from, to, zone]);
-  const download = (r: Report) => {
-    const url = URL.createObjectURL(new Blob([reportCsv(r)], { type: "text/csv" }));
-    const link = document.createElement("a");
-    link.href = url;
-    link.download = `report-${r.from}-${r.to}.csv`;
-    link.click();
-    URL.revokeObjectURL(url);
-  };
+  }, [bot, from, to, zone, view]);
+  const [people, reloadPeople] = useLoad(async () => {
+    if (view === "chatbot") return undefined;
+    const r = await accounts.getOperatorReport({ from, to, timeZone: zone });
+    return r.data ? plainPeople(r.data) : undefined;
+  }, [from, to, zone, view]);
+  const download = (r: Report) => saveCsv(reportCsv(r), `report-${r.from}-${r.to}.csv`);
+  const downloadPeople = (r: OperatorReport) => saveCsv(operatorReportCsv(r), `report-operators-${r.from}-${r.to}.csv`);
   return (
     <section>
       <PageTitle>Reports</PageTitle>
       <div class="card">
+        <fieldset class="report-views">
+          <legend>Report</legend>
+          {VIEWS.map((v) => (
+            <label key={v.view}>
+              <input
+                type="radio"
+                name="report-view"
+                value={v.view}
+                checked={view === v.view}
+                onChange={() => setView(v.view)}
+              />{" "}
+              {v.label}
+            </label>
+          ))}
+        </fieldset>
         <form class="inline-form" onSubmit={(e) => e.preventDefault()}>
-          <Field label="Chatbot" id="report-chatbot">
-            <select id="report-chatbot" value={bot} onChange={(e) => setChatbotId(e.currentTarget.value)}>
-              <ChatbotOptions chatbots={chatbots} />
-            </select>
-          </Field>
+          {view === "chatbot" && (
+            <Field label="Chatbot" id="report-chatbot">
+              <select id="report-chatbot" value={bot} onChange={(e) => setChatbotId(e.currentTarget.value)}>
+                <ChatbotOptions chatbots={chatbots} />
+              </select>
+            </Field>
+          )}
           <Field label="From" id="report-from">
             <input id="report-from" type="date" value={from} onChange={(e) => setFrom(e.currentTarget.value)} />
           </Field>
@@ -130,9 +201,14 @@ export function ReportsPage() {
         </form>
         {report.state === "loading" && <Loading what="the report" />}
         {report.state === "error" && <ErrorNote error={report.error} onRetry={reload} />}
-        {report.state === "ok" && !report.data && <Empty>No chatbot yet.</Empty>}
+        {view === "chatbot" && report.state === "ok" && !report.data && <Empty>No chatbot yet.</Empty>}
+        {view !== "chatbot" && people.state === "loading" && <Loading what="the report" />}
+        {view !== "chatbot" && people.state === "error" && <ErrorNote error={people.error} onRetry={reloadPeople} />}
       </div>
-      {report.state === "ok" && report.data && <Figures r={report.data} onDownload={download} />}
+      {view === "chatbot" && report.state === "ok" && report.data && <Figures r={report.data} onDownload={download} />}
+      {view !== "chatbot" && people.state === "ok" && people.data && (
+        <PeopleFigures r={people.data} teams={view === "team"} onDownload={downloadPeople} />
+      )}
     </section>
   );
 }
@@ -193,6 +269,59 @@ function Figures({ r, onDownload }: { r: Report; onDownload: (r: Report) => void
           rows={r.hours.map((h) => ({ key: `${String(h.hour).padStart(2, "0")}:00`, value: h.messages }))}
         />
       </div>
+    </div>
+  );
+}
+
+/** Each operator's (or team's) figures as a table; a figure measured on nothing is "—". */
+function PeopleFigures(props: { r: OperatorReport; teams: boolean; onDownload: (r: OperatorReport) => void }) {
+  const { r } = props;
+  const rows: (HeldFigures & { key: string; who: string; detail: string })[] = props.teams
+    ? r.teams.map((t) => ({ ...t, key: t.teamId, who: t.name, detail: t.members.join(", ") }))
+    : r.operators.map((o) => ({ ...o, key: o.email, who: o.name, detail: o.email }));
+  const caption = props.teams ? "Figures by team" : "Figures by operator";
+  return (
+    <div data-testid="people-report" class="card">
+      <h2>{props.teams ? "By team" : "By operator"}</h2>
+      {rows.length === 0 ? (
+        <Empty>{props.teams ? "No team yet." : "No conversation came to anyone in this period."}</Empty>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">{caption}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{props.teams ? "Team" : "Operator"}</th>
+                <th scope="col">Conversations</th>
+                <th scope="col">First response (median / p90)</th>
+                <th scope="col">Resolution (median / p90)</th>
+                <th scope="col">Ratings</th>
+                <th scope="col">CSAT (4–5 of 5)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((x) => (
+                <tr key={x.key}>
+                  <th scope="row">
+                    {x.who}
+                    {x.detail && <div class="muted report-who">{x.detail}</div>}
+                  </th>
+                  <td>{x.conversations}</td>
+                  <td data-testid="first-response">{durations(x.firstResponse)}</td>
+                  <td data-testid="resolution">{durations(x.resolution)}</td>
+                  <td data-testid="ratings">
+                    {x.ratings.count ? `${x.ratings.count}, average ${x.ratings.average.toFixed(2)}` : NONE}
+                  </td>
+                  <td data-testid="csat">{x.ratings.count ? `${Math.round(x.csat * 100)}%` : NONE}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <button type="button" class="button" onClick={() => props.onDownload(r)}>
+        Download CSV
+      </button>
     </div>
   );
 }

@@ -1,3 +1,4 @@
+import type { HoldingLine } from "../../../domain/report/operators.js";
 import type { ReportRepository, ReportSeconds } from "../../../domain/report/report.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
@@ -63,8 +64,34 @@ export function sqliteReports(db: Db): Sync<ReportRepository> {
        FROM conversations INDEXED BY conversations_sla WHERE ${PERIOD} AND sla_due_at IS NOT NULL`,
     )
     .raw(true);
+  // The operator report: the conversations that came to someone in the period (conversation_activity_account),
+  // then their lines, replies and ratings by conversation.
+  const TAKEN = `SELECT DISTINCT conversation_id FROM conversation_activity INDEXED BY conversation_activity_account
+    WHERE account_id = @account AND created_at >= @from AND created_at < @to AND kind IN ('assigned', 'taken_over')`;
+  const lines = db.prepare<[Record<string, unknown>], HoldingLine>(
+    `SELECT conversation_id AS conversationId, kind, to_email AS toEmail, to_name AS toName, created_at AS createdAt
+     FROM conversation_activity WHERE conversation_id IN (${TAKEN}) AND created_at >= @from
+     ORDER BY conversation_id, created_at, rowid`,
+  );
+  const replies = db.prepare<[Record<string, unknown>], { conversationId: string; createdAt: number }>(
+    `SELECT conversation_id AS conversationId, created_at AS createdAt FROM messages
+     WHERE conversation_id IN (${TAKEN}) AND role = 'operator' AND created_at >= @from`,
+  );
+  const rated = db.prepare<[Record<string, unknown>], { conversationId: string; score: number }>(
+    `SELECT conversation_id AS conversationId, rating_score AS score FROM conversations
+     WHERE conversation_id IN (${TAKEN}) AND rating_score IS NOT NULL`,
+  );
+  const teams = db.prepare<[string], { teamId: string; name: string; email: string }>(
+    `SELECT t.team_id AS teamId, t.name, coalesce(m.email, '') AS email
+     FROM teams t LEFT JOIN team_members m ON m.team_id = t.team_id
+     WHERE t.account_id = ? ORDER BY t.name_key, t.team_id, m.email`,
+  );
   const quarterOf = (t: number) => Math.floor(t / QUARTER);
   return {
+    operatorFacts: (account, from, to) => {
+      const p = { account, from, to };
+      return { lines: lines.all(p), replies: replies.all(p), ratings: rated.all(p), teams: teams.all(account) };
+    },
     counts: (bot, from, to, idle) => {
       const period = { bot, from, to };
       const [secondsJson, lastActivity] = closed.get({ ...period, idle })!;
