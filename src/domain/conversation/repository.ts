@@ -1,5 +1,7 @@
 import type { KnowledgeSnippet } from "../account/repository.js";
-import type { MessageEffect } from "./rules.js";
+import type { MessageEffect, SlaStatus, TimerState } from "./rules.js";
+
+export type { SlaStatus, TimerState } from "./rules.js";
 
 /** What the client's server tells about its customer; empty strings leave stored values as they are. */
 export interface ContactProfile {
@@ -348,21 +350,6 @@ export interface ConversationRating {
   score: number;
   comment: string;
   ratedAt: number;
-}
-
-/** A conversation's first-response SLA as readers see it (none: no clock runs for it). */
-export type SlaStatus = "none" | "pending" | "met" | "breached" | "cancelled";
-
-/** A conversation's snooze and SLA clock, as stored. */
-export interface TimerState {
-  /** Until when it is snoozed (null: it is not). */
-  snoozedUntil: number | null;
-  /** When a person's first reply is due (null: no clock). */
-  slaDueAt: number | null;
-  /** The clock's stored state (null: no clock). A pending clock whose reply came in time reads met (slaStatus). */
-  slaStatus: Exclude<SlaStatus, "none"> | null;
-  /** The first operator message's instant (null: none yet). */
-  firstOperatorAt: number | null;
 }
 
 /** A conversation whose snooze or SLA clock is due. */

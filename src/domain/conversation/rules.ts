@@ -1,5 +1,3 @@
-import type { SlaStatus, TimerState } from "./repository.js";
-
 /** The conversation rules, in one place: every back end stores what these decide and computes none of it. */
 
 /** assigned_to while the AI agent answers. */
@@ -39,4 +37,19 @@ export function slaStatus(t: TimerState | undefined): SlaStatus {
   if (!t?.slaStatus || t.slaDueAt === null) return "none";
   if (t.slaStatus === "pending" && t.firstOperatorAt !== null && t.firstOperatorAt <= t.slaDueAt) return "met";
   return t.slaStatus;
+}
+
+/** A conversation's first-response SLA as readers see it (none: no clock runs for it). */
+export type SlaStatus = "none" | "pending" | "met" | "breached" | "cancelled";
+
+/** A conversation's snooze and SLA clock, as stored. */
+export interface TimerState {
+  /** Until when it is snoozed (null: it is not). */
+  snoozedUntil: number | null;
+  /** When a person's first reply is due (null: no clock). */
+  slaDueAt: number | null;
+  /** The clock's stored state (null: no clock). A pending clock whose reply came in time reads met (slaStatus). */
+  slaStatus: Exclude<SlaStatus, "none"> | null;
+  /** The first operator message's instant (null: none yet). */
+  firstOperatorAt: number | null;
 }

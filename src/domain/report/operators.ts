@@ -1,39 +1,11 @@
 import type { AccountCaller } from "../caller.js";
 import { invalidArgument } from "../errors.js";
+import type { HoldingLine, OperatorReportFacts, OperatorReportRepository } from "./operator-facts.js";
 import type { HeldFigures, OperatorFigures, OperatorReport, TeamFigures } from "./operators-csv.js";
 import { duration, localMidnight, MAX_REPORT_DAYS, parseDay, type ReportSeconds, zoneFormat } from "./report.js";
 
+export type { HoldingLine, OperatorReportFacts, OperatorReportRepository } from "./operator-facts.js";
 export type { OperatorFigures, OperatorReport, TeamFigures } from "./operators-csv.js";
-
-/** A timeline line the operator report reads: who a conversation came to, and what ended their holding. */
-export interface HoldingLine {
-  conversationId: string;
-  /** assigned and taken_over start a holding (to toEmail); released, closed and the next assignment end it. */
-  kind: string;
-  toEmail: string;
-  toName: string;
-  createdAt: number;
-}
-
-/** What the operator report reads from storage for one account's period, counted here the same for both back ends. */
-export interface OperatorReportFacts {
-  /**
-   * Every timeline line at or after the period's start of the account's conversations that came to someone in
-   * the period, ordered by conversation then time.
-   */
-  lines: HoldingLine[];
-  /** The instants of the team's messages (operator replies) in those conversations, at or after the start. */
-  replies: { conversationId: string; createdAt: number }[];
-  /** Those conversations' ratings. */
-  ratings: { conversationId: string; score: number }[];
-  /** The account's teams by name with each member's e-mail ("" for a team with none): one row per member. */
-  teams: { teamId: string; name: string; email: string }[];
-}
-
-/** Storage of the operator report's facts. */
-export interface OperatorReportRepository {
-  operatorFacts(accountId: string, from: number, to: number): Promise<OperatorReportFacts>;
-}
 
 export interface OperatorReportQuery {
   from: string;

@@ -4,7 +4,7 @@ import type { Clock } from "../clock.js";
 import { invalidArgument, notFound } from "../errors.js";
 import { requireUuid } from "../ids.js";
 import type { Report, ReportDuration } from "./csv.js";
-import type { OperatorReportFacts } from "./operators.js";
+import type { OperatorReportFacts } from "./operator-facts.js";
 
 export type { Report, ReportDuration } from "./csv.js";
 

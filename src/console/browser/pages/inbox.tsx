@@ -155,6 +155,8 @@ export function Inbox() {
           <label class="inbox__label-filter" hidden={searching}>
             Label
             <select
+              // Its own name: the message search has a Label filter of its own.
+              aria-label="List by label"
               value={labelId}
               onChange={(e) => {
                 setLabelId(e.currentTarget.value);
