@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { serverForFile } from "../helpers/file-server.js";
-import { addMember, addTeam, issueTokens, send } from "../helpers/flows.js";
+import { addChatbot, addMember, addTeam, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { type NdjsonReader, openNdjson } from "../helpers/ndjson.js";
 
@@ -58,16 +58,30 @@ describe("X is viewing", () => {
     expect(left.status).toBe(200);
     expect(await nextViewing(owner)).toMatchObject({ conversation_id: conv, email: "bea@viewing.example", left: true });
 
-    // Kim may not see the conversation: refused as a missing one, and told nothing of Bea. A typing signal after
-    // Bea's is the next thing on Kim's stream and on the customer's (the customer sees the owner typing only).
+    // Kim may not see the conversation: refused as a missing one, and told nothing of it: neither Bea's viewing nor
+    // the customer's typing. The customer sees the owner typing only.
     expect((await postJson(s.url, "/send_viewing", { conversation_id: conv }, bearer(kim.idToken))).status).toBe(404);
     await postJson(s.url, "/send_typing", { conversation_id: conv }, authA);
     const onFrame = await frame.next();
     expect(onFrame?.result?.typing).toMatchObject({ from: "operator" });
     expect(onFrame?.result?.viewing).toBeUndefined();
     await postJson(s.url, "/send_typing", { conversation_id: conv, access_token: t.access_token });
-    const onKim = await kims.next();
-    expect(onKim?.result?.viewing).toBeUndefined();
+    // Then a customer of a chatbot given to no team types: that is the first thing on Kim's stream, the owner gets
+    // the hidden one first.
+    const open = await addChatbot(s.url, authA, "Open to all");
+    const t2 = await issueTokens(s.url, { ...fx.a, chatbotId: open }, "viewing-2");
+    const conv2 = (await send(s.url, t2.access_token, "hello there")).conversation_id;
+    const typed = async (r: NdjsonReader) => {
+      for (;;) {
+        const line = await r.next();
+        if (!line?.result) throw new Error(`expected a typing event, got ${JSON.stringify(line)}`);
+        if (line.result.viewing) throw new Error(`a viewing event: ${JSON.stringify(line)}`);
+        if (line.result.typing) return line.result.typing.conversation_id as string;
+      }
+    };
+    expect(await typed(owner)).toBe(conv);
+    await postJson(s.url, "/send_typing", { conversation_id: conv2, access_token: t2.access_token });
+    expect(await typed(kims)).toBe(conv2);
     await Promise.all([frame, owner, kims].map((r) => r.cancel()));
   });
 

@@ -15,8 +15,9 @@ export interface TypingSignal {
   from: TypingSide | ViewingSide;
   /** The operator's display name; "" for the customer. */
   name: string;
-  /** A viewing signal's person (their e-mail) and the conversation's chatbot (who may see it); else absent. */
+  /** A viewing signal's person (their e-mail); else absent. */
   email?: string;
+  /** The conversation's chatbot (who may see it: an operator's teams); absent on the AI agent's signal. */
   chatbotId?: string;
 }
 

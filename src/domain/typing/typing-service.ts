@@ -43,7 +43,8 @@ export class TypingService {
     if (before !== undefined && now - before < TYPING_THROTTLE_MS) return false;
     this.remember(key, now);
     const name = caller.kind === "account" ? await this.operatorName(caller.accountId, caller.email) : "";
-    this.d.channel.publish({ accountId: caller.accountId, conversationId: id, from, name });
+    // The chatbot goes with it: an account's stream tells only the people whose teams see it (typingFor).
+    this.d.channel.publish({ accountId: caller.accountId, conversationId: id, from, name, chatbotId: conv.chatbotId });
     return true;
   }
 
@@ -108,7 +109,9 @@ export class TypingService {
  * something up), operators customers.
  */
 export function typingFor(caller: Caller, s: TypingSignal): boolean {
-  return caller.kind === "frame" ? s.from === "operator" || s.from === "ai_agent" : s.from === "user";
+  if (caller.kind === "frame") return s.from === "operator" || s.from === "ai_agent";
+  // An account's stream follows every conversation of the account: only those of chatbots the reader's teams see.
+  return s.from === "user" && (s.chatbotId === undefined || seesChatbot(caller, s.chatbotId));
 }
 
 /** Whether a watch stream's reader is told of a viewing signal: the account's people who may see the conversation. */

@@ -24,8 +24,9 @@ export class PgTyping implements TypingChannel {
     this.relay = new PgRelay(url, pool, CHANNEL, (w) => {
       if (!w || typeof w.a !== "string" || typeof w.c !== "string" || typeof w.n !== "string") return;
       if (w.f !== "user" && w.f !== "operator" && w.f !== "ai_agent" && w.f !== "viewing" && w.f !== "left") return;
-      const viewing = typeof w.e === "string" && typeof w.b === "string" ? { email: w.e, chatbotId: w.b } : {};
-      this.local.publish({ accountId: w.a, conversationId: w.c, from: w.f, name: w.n, ...viewing });
+      const email = typeof w.e === "string" ? { email: w.e } : {};
+      const chatbot = typeof w.b === "string" ? { chatbotId: w.b } : {};
+      this.local.publish({ accountId: w.a, conversationId: w.c, from: w.f, name: w.n, ...email, ...chatbot });
     });
   }
 
@@ -40,7 +41,8 @@ export class PgTyping implements TypingChannel {
       c: s.conversationId,
       f: s.from,
       n: s.name,
-      ...(s.email !== undefined ? { e: s.email, b: s.chatbotId ?? "" } : {}),
+      ...(s.email !== undefined ? { e: s.email } : {}),
+      ...(s.chatbotId !== undefined ? { b: s.chatbotId } : {}),
     });
   }
 
