@@ -1,6 +1,6 @@
 import type { AccountCaller } from "../caller.js";
 import { invalidArgument } from "../errors.js";
-import type { HoldingLine, OperatorReportFacts, OperatorReportRepository } from "./operator-facts.js";
+import type { HoldingLine, OperatorReportRepository } from "./operator-facts.js";
 import type { HeldFigures, OperatorFigures, OperatorReport, TeamFigures } from "./operators-csv.js";
 import { duration, localMidnight, MAX_REPORT_DAYS, parseDay, type ReportSeconds, zoneFormat } from "./report.js";
 
