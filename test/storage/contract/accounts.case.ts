@@ -126,6 +126,8 @@ export function accountCases(h: () => Harness) {
         active: true,
         createdAt: 7,
         pictureId: "",
+        // A new chatbot has no first-response SLA; a chatbot update sets one.
+        firstResponseSlaMinutes: 0,
       };
       await store.chatbots.insert(c);
       expect(await store.chatbots.byId(c.chatbotId)).toEqual(c);
