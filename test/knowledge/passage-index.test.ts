@@ -64,6 +64,34 @@ describe("PassageIndex", () => {
     expect(hits[0]!.held).toBe(3);
     expect(hits).toHaveLength(3);
   });
+
+  it("ranks a question whose words touch more passages than its reused buffer holds, and the next one afresh", async () => {
+    // Eight words, each in 1,000 passages of its own (said one to three times, amid more or fewer other words): a
+    // question of all eight touches 8,000 passages, past the buffer a search starts with (4 × MAX_POSTINGS).
+    const words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];
+    const many = Array.from({ length: 8000 }, (_, i) => {
+      const w = words[i % 8]!;
+      return passage(`${`${w} `.repeat(1 + (i % 3))}${"filler ".repeat(i % 7)}`, { position: i });
+    });
+    expect(8000).toBeGreaterThan(4 * MAX_POSTINGS);
+    const index = await PassageIndex.build(many);
+    const term = (w: string, bit: number) => ({ stems: [{ language: "english" as const, stem: w }], weight: 1, bit });
+    const alone = words.map((w, i) => index.search([term(w, 2 ** i)], 1000));
+    const all = index.search(
+      words.map((w, i) => term(w, 2 ** i)),
+      10,
+    );
+    // Each passage holds one word: its score is its score for that word alone, and the best ten are the best of all.
+    const expected = alone
+      .flat()
+      .sort((a, b) => b.score - a.score || a.hit.position - b.hit.position)
+      .slice(0, 10);
+    expect(all.map((h) => [h.hit.position, h.score, h.held])).toEqual(
+      expected.map((h) => [h.hit.position, h.score, h.held]),
+    );
+    // The accumulators were cleared: a question after it is ranked as on a fresh index.
+    expect(index.search([term("delta", 2 ** 3)], 1000)).toEqual(alone[3]);
+  });
 });
 
 describe("a chatbot's in-memory index", () => {
