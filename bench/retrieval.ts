@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { PerformanceObserver } from "node:perf_hooks";
+import { constants, PerformanceObserver } from "node:perf_hooks";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { buildApp } from "../src/app.js";
@@ -273,8 +273,11 @@ async function scaleRow(
   /** The searching thread's own CPU time (Linux; the process's above also counts V8's helper threads). */
   thread_cpu_p50_ms: number | null;
   thread_cpu_p99_ms: number | null;
-  /** Garbage collections during the timed searches: how many, and their pauses' total and longest. */
-  gc: { count: number; total_ms: number; max_ms: number };
+  /**
+   * Garbage collections while the searches were timed: how many, their pauses' total and longest, and how many began
+   * inside a search (the others ran between two, as a server's would between two requests).
+   */
+  gc: { count: number; total_ms: number; max_ms: number; in_a_search: number; major: number };
   /** The slowest searches (wall clock), to tell a kind of question from noise. */
   slowest: { ms: number; thread_cpu_ms: number | null; question: string }[];
   searches: number;
@@ -351,9 +354,15 @@ async function scaleRow(
     const cpu: number[] = [];
     const own: number[] = [];
     const rows: { ms: number; thread_cpu_ms: number | null; question: string }[] = [];
-    const gcs: number[] = [];
+    const gcs: { at: number; ms: number; major: boolean }[] = [];
+    const windows: [number, number][] = [];
     const observer = new PerformanceObserver((l) => {
-      for (const e of l.getEntries()) gcs.push(e.duration);
+      for (const e of l.getEntries())
+        gcs.push({
+          at: e.startTime,
+          ms: e.duration,
+          major: ((e as { detail?: { kind?: number } }).detail?.kind ?? 0) !== constants.NODE_PERFORMANCE_GC_MINOR,
+        });
     });
     observer.observe({ entryTypes: ["gc"] });
     for (let rep = 0; rep < 3; rep++)
@@ -363,6 +372,7 @@ async function scaleRow(
         const t = performance.now();
         await service.searchKnowledge(chatbotId, q.question, 3);
         const ms = performance.now() - t;
+        windows.push([t, t + ms]);
         const used = process.cpuUsage(c);
         const ownMs = o === null ? null : threadCpuMs()! - o;
         times.push(ms);
@@ -370,8 +380,8 @@ async function scaleRow(
         if (ownMs !== null) own.push(ownMs);
         rows.push({ ms: Number(ms.toFixed(2)), thread_cpu_ms: ownMs === null ? null : Number(ownMs.toFixed(2)), question: q.question });
       }
-    // Entries are delivered after the loop's last tick.
-    await new Promise((r) => setImmediate(r));
+    // The collections' entries are delivered on a later turn of the event loop.
+    await new Promise((r) => setTimeout(r, 50));
     observer.disconnect();
     times.sort((a, b) => a - b);
     cpu.sort((a, b) => a - b);
@@ -386,8 +396,10 @@ async function scaleRow(
       thread_cpu_p99_ms: own.length ? Number(percentile(own, 99).toFixed(2)) : null,
       gc: {
         count: gcs.length,
-        total_ms: Number(gcs.reduce((a, b) => a + b, 0).toFixed(1)),
-        max_ms: Number(Math.max(0, ...gcs).toFixed(1)),
+        total_ms: Number(gcs.reduce((a, g) => a + g.ms, 0).toFixed(1)),
+        max_ms: Number(Math.max(0, ...gcs.map((g) => g.ms)).toFixed(1)),
+        in_a_search: gcs.filter((g) => windows.some(([a, b]) => g.at >= a && g.at <= b)).length,
+        major: gcs.filter((g) => g.major).length,
       },
       slowest: rows.sort((a, b) => b.ms - a.ms).slice(0, 5),
       searches: times.length,
@@ -633,7 +645,7 @@ export async function runRetrieval(o: {
     const total = o.quick ? 20_000 : 100_000;
     result.scale = await scaleRow(work, chunks, questions, total);
     o.log(
-      `retrieval scale: ${total} passages (seeded in ${result.scale.seed_seconds} s, in-memory index ${result.scale.in_memory_index} built in ${result.scale.index_build_seconds} s, ~${result.scale.index_heap_mb} MB heap): searchKnowledge p50 ${result.scale.p50_ms} ms p99 ${result.scale.p99_ms} ms (CPU p50 ${result.scale.cpu_p50_ms} ms p99 ${result.scale.cpu_p99_ms} ms, this thread's p50 ${result.scale.thread_cpu_p50_ms} ms p99 ${result.scale.thread_cpu_p99_ms} ms; ${result.scale.gc.count} collections, ${result.scale.gc.total_ms} ms, longest ${result.scale.gc.max_ms} ms; load ${loadavg()[0]!.toFixed(1)})`,
+      `retrieval scale: ${total} passages (seeded in ${result.scale.seed_seconds} s, in-memory index ${result.scale.in_memory_index} built in ${result.scale.index_build_seconds} s, ~${result.scale.index_heap_mb} MB heap): searchKnowledge p50 ${result.scale.p50_ms} ms p99 ${result.scale.p99_ms} ms (CPU p50 ${result.scale.cpu_p50_ms} ms p99 ${result.scale.cpu_p99_ms} ms, this thread's p50 ${result.scale.thread_cpu_p50_ms} ms p99 ${result.scale.thread_cpu_p99_ms} ms; ${result.scale.gc.count} collections (${result.scale.gc.major} major, ${result.scale.gc.in_a_search} inside a search), ${result.scale.gc.total_ms} ms, longest ${result.scale.gc.max_ms} ms; load ${loadavg()[0]!.toFixed(1)})`,
     );
     targets.push({
       name: `Retrieval over ${total.toLocaleString("en-US")} passages`,

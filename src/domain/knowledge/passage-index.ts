@@ -272,10 +272,12 @@ function topIds(ids: Uint32Array, count: number, scores: Float64Array, limit: nu
       while (i > 0) {
         const up = (i - 1) >> 1;
         if (!better(heap[up]!, heap[i]!)) break;
-        [heap[up], heap[i]] = [heap[i]!, heap[up]!];
+        const x = heap[up]!;
+        heap[up] = heap[i]!;
+        heap[i] = x;
         i = up;
       }
-    } else if (better(id, heap[0]!)) {
+    } else if (scores[id]! >= scores[heap[0]!]! && better(id, heap[0]!)) {
       heap[0] = id;
       let i = 0;
       for (;;) {
@@ -285,7 +287,9 @@ function topIds(ids: Uint32Array, count: number, scores: Float64Array, limit: nu
         if (l < heap.length && better(heap[w]!, heap[l]!)) w = l;
         if (r < heap.length && better(heap[w]!, heap[r]!)) w = r;
         if (w === i) break;
-        [heap[w], heap[i]] = [heap[i]!, heap[w]!];
+        const x = heap[w]!;
+        heap[w] = heap[i]!;
+        heap[i] = x;
         i = w;
       }
     }
