@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { constants, PerformanceObserver } from "node:perf_hooks";
 import { basename, dirname, join, resolve } from "node:path";
+import { constants, PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
@@ -378,7 +378,11 @@ async function scaleRow(
         times.push(ms);
         cpu.push((used.user + used.system) / 1000);
         if (ownMs !== null) own.push(ownMs);
-        rows.push({ ms: Number(ms.toFixed(2)), thread_cpu_ms: ownMs === null ? null : Number(ownMs.toFixed(2)), question: q.question });
+        rows.push({
+          ms: Number(ms.toFixed(2)),
+          thread_cpu_ms: ownMs === null ? null : Number(ownMs.toFixed(2)),
+          question: q.question,
+        });
       }
     // The collections' entries are delivered on a later turn of the event loop.
     await new Promise((r) => setTimeout(r, 50));
