@@ -1,5 +1,5 @@
 import { LANGUAGES, stemWord, type TextLanguage, termsOf } from "./language.js";
-import { B, HEADING, idfOf, K1, TITLE } from "./ranking.js";
+import { B, HEADING, idfOf, K1, leadOf, TITLE } from "./ranking.js";
 import type { ChunkHit, TermStats } from "./source.js";
 
 // A chatbot's passages indexed in memory (the domain's, the same on every back end): BM25F impacts precomputed per
@@ -89,7 +89,8 @@ export class PassageIndex {
     const impactOrdered = (l: { ids: number[]; tf: number[] }, docs: number): Postings => {
       const idf = idfOf(docs, l.ids.length);
       const order = l.ids.map((_, i) => i);
-      const impact = l.tf.map((tf) => (idf * tf * (K1 + 1)) / (tf + K1));
+      // The passage's lead factor is in each of its impacts: their sum is its BM25F times the factor.
+      const impact = l.tf.map((tf, i) => (leadOf(passages[l.ids[i]!]!.position) * idf * tf * (K1 + 1)) / (tf + K1));
       order.sort((a, b) => impact[b]! - impact[a]! || l.ids[a]! - l.ids[b]!);
       bytes += 8 * l.ids.length + 64;
       return { ids: Uint32Array.from(order, (i) => l.ids[i]!), impacts: Float32Array.from(order, (i) => impact[i]!) };
