@@ -3,8 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { KnowledgeService } from "../../src/domain/knowledge/knowledge-service.js";
+import { rankIndexed } from "../../src/domain/knowledge/index-cache.js";
 import { stemWord } from "../../src/domain/knowledge/language.js";
 import { editDistance, MAX_POSTINGS, PassageIndex } from "../../src/domain/knowledge/passage-index.js";
+import { leadOf, rankHits } from "../../src/domain/knowledge/ranking.js";
 import type { ChunkHit, ChunkInput } from "../../src/domain/knowledge/source.js";
 import { openSqliteStore } from "../../src/storage/sqlite/store.js";
 import { sourceRecord } from "../helpers/knowledge-source.js";
@@ -63,6 +65,28 @@ describe("PassageIndex", () => {
     expect(hits[0]!.hit.text).toBe("Branch protection rules");
     expect(hits[0]!.held).toBe(3);
     expect(hits).toHaveLength(3);
+  });
+
+  it("ranks the head of a page before the same words further down a page, in the index and among the store's", async () => {
+    // The same words, fifth on one page and first on another (listed first, so a tie would put the fifth first).
+    const text = "Refunds reach your card within five business days";
+    const later = passage(text, { pageUrl: "https://help.example/policies", position: 4 });
+    const head = passage(text, { pageUrl: "https://help.example/refunds", position: 0 });
+    const index = await PassageIndex.build([later, head]);
+    const stats = index.stats(["refund", "card"]);
+    for (const ranked of [
+      rankIndexed(index, ["refunds", "card"], 5),
+      rankHits(["refunds", "card"], [later, head], stats),
+    ]) {
+      expect(ranked.map((r) => r.hit.pageUrl)).toEqual([
+        "https://help.example/refunds",
+        "https://help.example/policies",
+      ]);
+      expect(ranked[0]!.rank / ranked[1]!.rank).toBeCloseTo(leadOf(0) / leadOf(4), 5);
+      // How sure the agent is does not depend on where the passage stands.
+      expect(ranked[0]!.coverage).toBe(ranked[1]!.coverage);
+    }
+    expect(leadOf(0)).toBeCloseTo(1.2, 5);
   });
 
   it("ranks a question whose words touch more passages than its reused buffer holds, and the next one afresh", async () => {
