@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
+import { constants, PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
@@ -269,6 +270,16 @@ async function scaleRow(
   p99_ms: number;
   cpu_p50_ms: number;
   cpu_p99_ms: number;
+  /** The searching thread's own CPU time (Linux; the process's above also counts V8's helper threads). */
+  thread_cpu_p50_ms: number | null;
+  thread_cpu_p99_ms: number | null;
+  /**
+   * Garbage collections while the searches were timed: how many, their pauses' total and longest, and how many began
+   * inside a search (the others ran between two, as a server's would between two requests).
+   */
+  gc: { count: number; total_ms: number; max_ms: number; in_a_search: number; major: number };
+  /** The slowest searches (wall clock), to tell a kind of question from noise. */
+  slowest: { ms: number; thread_cpu_ms: number | null; question: string }[];
   searches: number;
   seed_seconds: number;
   in_memory_index: boolean;
@@ -341,23 +352,60 @@ async function scaleRow(
     for (const q of questions.slice(0, 10)) await service.searchKnowledge(chatbotId, q.question, 3);
     const times: number[] = [];
     const cpu: number[] = [];
+    const own: number[] = [];
+    const rows: { ms: number; thread_cpu_ms: number | null; question: string }[] = [];
+    const gcs: { at: number; ms: number; major: boolean }[] = [];
+    const windows: [number, number][] = [];
+    const observer = new PerformanceObserver((l) => {
+      for (const e of l.getEntries())
+        gcs.push({
+          at: e.startTime,
+          ms: e.duration,
+          major: ((e as { detail?: { kind?: number } }).detail?.kind ?? 0) !== constants.NODE_PERFORMANCE_GC_MINOR,
+        });
+    });
+    observer.observe({ entryTypes: ["gc"] });
     for (let rep = 0; rep < 3; rep++)
       for (const q of questions) {
+        const o = threadCpuMs();
         const c = process.cpuUsage();
         const t = performance.now();
         await service.searchKnowledge(chatbotId, q.question, 3);
-        times.push(performance.now() - t);
+        const ms = performance.now() - t;
+        windows.push([t, t + ms]);
         const used = process.cpuUsage(c);
+        const ownMs = o === null ? null : threadCpuMs()! - o;
+        times.push(ms);
         cpu.push((used.user + used.system) / 1000);
+        if (ownMs !== null) own.push(ownMs);
+        rows.push({
+          ms: Number(ms.toFixed(2)),
+          thread_cpu_ms: ownMs === null ? null : Number(ownMs.toFixed(2)),
+          question: q.question,
+        });
       }
+    // The collections' entries are delivered on a later turn of the event loop.
+    await new Promise((r) => setTimeout(r, 50));
+    observer.disconnect();
     times.sort((a, b) => a - b);
     cpu.sort((a, b) => a - b);
+    own.sort((a, b) => a - b);
     return {
       chunks: total,
       p50_ms: Number(percentile(times, 50).toFixed(2)),
       p99_ms: Number(percentile(times, 99).toFixed(2)),
       cpu_p50_ms: Number(percentile(cpu, 50).toFixed(2)),
       cpu_p99_ms: Number(percentile(cpu, 99).toFixed(2)),
+      thread_cpu_p50_ms: own.length ? Number(percentile(own, 50).toFixed(2)) : null,
+      thread_cpu_p99_ms: own.length ? Number(percentile(own, 99).toFixed(2)) : null,
+      gc: {
+        count: gcs.length,
+        total_ms: Number(gcs.reduce((a, g) => a + g.ms, 0).toFixed(1)),
+        max_ms: Number(Math.max(0, ...gcs.map((g) => g.ms)).toFixed(1)),
+        in_a_search: gcs.filter((g) => windows.some(([a, b]) => g.at >= a && g.at <= b)).length,
+        major: gcs.filter((g) => g.major).length,
+      },
+      slowest: rows.sort((a, b) => b.ms - a.ms).slice(0, 5),
       searches: times.length,
       seed_seconds: Number(seedSeconds.toFixed(1)),
       in_memory_index: indexed,
@@ -366,6 +414,18 @@ async function scaleRow(
     };
   } finally {
     store.close();
+  }
+}
+
+/**
+ * This thread's CPU time in ms (Linux's /proc/thread-self/schedstat, nanoseconds), or null elsewhere: unlike
+ * process.cpuUsage it leaves out V8's compiler and collector threads running beside the search.
+ */
+function threadCpuMs(): number | null {
+  try {
+    return Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1e6;
+  } catch {
+    return null;
   }
 }
 
@@ -507,6 +567,8 @@ export async function runRetrieval(o: {
   postgresUrl?: string | undefined;
   /** The quality rows only (to look into the ranking). */
   qualityOnly?: boolean;
+  /** The scale row only (to look into a search's cost). */
+  scaleOnly?: boolean;
 }): Promise<{ result: RetrievalResult; targets: TargetResult[] }> {
   const missing = missingDocPackages();
   if (missing.length > 0) {
@@ -521,7 +583,7 @@ export async function runRetrieval(o: {
     const questions = loadQuestions();
     const backends: [string, Record<string, string>][] = [["sqlite", {}]];
     if (o.postgresUrl) backends.push(["postgres", { AIAGENT_DATABASE_URL: o.postgresUrl }]);
-    for (const [name, env] of backends) {
+    for (const [name, env] of o.scaleOnly ? [] : backends) {
       const dir = mkdtempSync(join(work, `${name}-`));
       const b = await benchApp(dir, env);
       try {
@@ -582,19 +644,21 @@ export async function runRetrieval(o: {
       }
     }
     if (o.qualityOnly) return { result, targets };
+    if (o.scaleOnly) delete result.quality;
     const chunks = await corpusChunks(files);
     const total = o.quick ? 20_000 : 100_000;
     result.scale = await scaleRow(work, chunks, questions, total);
     o.log(
-      `retrieval scale: ${total} passages (seeded in ${result.scale.seed_seconds} s, in-memory index ${result.scale.in_memory_index} built in ${result.scale.index_build_seconds} s, ~${result.scale.index_heap_mb} MB heap): searchKnowledge p50 ${result.scale.p50_ms} ms p99 ${result.scale.p99_ms} ms (CPU p50 ${result.scale.cpu_p50_ms} ms p99 ${result.scale.cpu_p99_ms} ms; load ${loadavg()[0]!.toFixed(1)})`,
+      `retrieval scale: ${total} passages (seeded in ${result.scale.seed_seconds} s, in-memory index ${result.scale.in_memory_index} built in ${result.scale.index_build_seconds} s, ~${result.scale.index_heap_mb} MB heap): searchKnowledge p50 ${result.scale.p50_ms} ms p99 ${result.scale.p99_ms} ms (CPU p50 ${result.scale.cpu_p50_ms} ms p99 ${result.scale.cpu_p99_ms} ms, this thread's p50 ${result.scale.thread_cpu_p50_ms} ms p99 ${result.scale.thread_cpu_p99_ms} ms; ${result.scale.gc.count} collections (${result.scale.gc.major} major, ${result.scale.gc.in_a_search} inside a search), ${result.scale.gc.total_ms} ms, longest ${result.scale.gc.max_ms} ms; load ${loadavg()[0]!.toFixed(1)})`,
     );
     targets.push({
       name: `Retrieval over ${total.toLocaleString("en-US")} passages`,
       rule: "p99 ≤ 5 ms in process",
-      measured: `${result.scale.p99_ms} ms (p50 ${result.scale.p50_ms} ms; CPU time p99 ${result.scale.cpu_p99_ms} ms)`,
+      measured: `${result.scale.p99_ms} ms (p50 ${result.scale.p50_ms} ms; CPU time p99 ${result.scale.cpu_p99_ms} ms, the searching thread's ${result.scale.thread_cpu_p99_ms} ms; load ${loadavg()[0]!.toFixed(1)})`,
       score: 5 / Math.max(0.01, result.scale.p99_ms),
       met: result.scale.p99_ms <= 5,
     });
+    if (o.scaleOnly) return { result, targets };
     const pages = o.quick ? 60 : 300;
     result.pdf = await pdfRow(mkdtempSync(join(work, "pdf-")), chunks, pages, o.log);
     targets.push(
@@ -619,7 +683,8 @@ export async function runRetrieval(o: {
   }
 }
 
-// `npm run bench:retrieval [-- --quick] [-- --postgres URL]`: these rows alone, written to bench/results/.
+// `npm run bench:retrieval [-- --quick] [-- --postgres URL] [-- --quality | --scale]`: these rows alone (--quality: the
+// quality rows only; --scale: the search-cost row only), written to bench/results/.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const args = process.argv.slice(2);
   const quick = args.includes("--quick");
@@ -632,6 +697,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     log,
     postgresUrl: pgAt >= 0 ? args[pgAt + 1] : undefined,
     qualityOnly: args.includes("--quality"),
+    scaleOnly: args.includes("--scale"),
   });
   const date = new Date().toISOString();
   const out = join(ROOT, "bench", "results");

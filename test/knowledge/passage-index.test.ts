@@ -2,9 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { rankIndexed } from "../../src/domain/knowledge/index-cache.js";
 import { KnowledgeService } from "../../src/domain/knowledge/knowledge-service.js";
 import { stemWord } from "../../src/domain/knowledge/language.js";
 import { editDistance, MAX_POSTINGS, PassageIndex } from "../../src/domain/knowledge/passage-index.js";
+import { leadOf, rankHits } from "../../src/domain/knowledge/ranking.js";
 import type { ChunkHit, ChunkInput } from "../../src/domain/knowledge/source.js";
 import { openSqliteStore } from "../../src/storage/sqlite/store.js";
 import { sourceRecord } from "../helpers/knowledge-source.js";
@@ -63,6 +65,56 @@ describe("PassageIndex", () => {
     expect(hits[0]!.hit.text).toBe("Branch protection rules");
     expect(hits[0]!.held).toBe(3);
     expect(hits).toHaveLength(3);
+  });
+
+  it("ranks the head of a page before the same words further down a page, in the index and among the store's", async () => {
+    // The same words, fifth on one page and first on another (listed first, so a tie would put the fifth first).
+    const text = "Refunds reach your card within five business days";
+    const later = passage(text, { pageUrl: "https://help.example/policies", position: 4 });
+    const head = passage(text, { pageUrl: "https://help.example/refunds", position: 0 });
+    const index = await PassageIndex.build([later, head]);
+    const stats = index.stats(["refund", "card"]);
+    for (const ranked of [
+      rankIndexed(index, ["refunds", "card"], 5),
+      rankHits(["refunds", "card"], [later, head], stats),
+    ]) {
+      expect(ranked.map((r) => r.hit.pageUrl)).toEqual([
+        "https://help.example/refunds",
+        "https://help.example/policies",
+      ]);
+      expect(ranked[0]!.rank / ranked[1]!.rank).toBeCloseTo(leadOf(0) / leadOf(4), 5);
+      // How sure the agent is does not depend on where the passage stands.
+      expect(ranked[0]!.coverage).toBe(ranked[1]!.coverage);
+    }
+    expect(leadOf(0)).toBeCloseTo(1.2, 5);
+  });
+
+  it("ranks a question whose words touch more passages than its reused buffer holds, and the next one afresh", async () => {
+    // Eight words, each in 1,000 passages of its own (said one to three times, amid more or fewer other words): a
+    // question of all eight touches 8,000 passages, past the buffer a search starts with (4 × MAX_POSTINGS).
+    const words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];
+    const many = Array.from({ length: 8000 }, (_, i) => {
+      const w = words[i % 8]!;
+      return passage(`${`${w} `.repeat(1 + (i % 3))}${"filler ".repeat(i % 7)}`, { position: i });
+    });
+    expect(8000).toBeGreaterThan(4 * MAX_POSTINGS);
+    const index = await PassageIndex.build(many);
+    const term = (w: string, bit: number) => ({ stems: [{ language: "english" as const, stem: w }], weight: 1, bit });
+    const alone = words.map((w, i) => index.search([term(w, 2 ** i)], 1000));
+    const all = index.search(
+      words.map((w, i) => term(w, 2 ** i)),
+      10,
+    );
+    // Each passage holds one word: its score is its score for that word alone, and the best ten are the best of all.
+    const expected = alone
+      .flat()
+      .sort((a, b) => b.score - a.score || a.hit.position - b.hit.position)
+      .slice(0, 10);
+    expect(all.map((h) => [h.hit.position, h.score, h.held])).toEqual(
+      expected.map((h) => [h.hit.position, h.score, h.held]),
+    );
+    // The accumulators were cleared: a question after it is ranked as on a fresh index.
+    expect(index.search([term("delta", 2 ** 3)], 1000)).toEqual(alone[3]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { LANGUAGES, stemWord, type TextLanguage, termsOf } from "./language.js";
-import { B, HEADING, idfOf, K1, TITLE } from "./ranking.js";
+import { B, HEADING, idfOf, K1, leadOf, TITLE } from "./ranking.js";
 import type { ChunkHit, TermStats } from "./source.js";
 
 // A chatbot's passages indexed in memory (the domain's, the same on every back end): BM25F impacts precomputed per
@@ -58,6 +58,8 @@ export class PassageIndex {
   /** The accumulators of a search, reused (a search runs to its end without awaiting). */
   private readonly scores: Float64Array;
   private readonly held: Uint32Array;
+  /** The passages a search touched (reused: a search allocates next to nothing, so it triggers no collection). */
+  private touched: Uint32Array;
   /** Each language's terms by one deletion (for typo tolerance). */
   private readonly deletions = new Map<string, string[]>();
   private readonly corrections = new Map<string, { language: TextLanguage; stem: string }[]>();
@@ -87,7 +89,8 @@ export class PassageIndex {
     const impactOrdered = (l: { ids: number[]; tf: number[] }, docs: number): Postings => {
       const idf = idfOf(docs, l.ids.length);
       const order = l.ids.map((_, i) => i);
-      const impact = l.tf.map((tf) => (idf * tf * (K1 + 1)) / (tf + K1));
+      // The passage's lead factor is in each of its impacts: their sum is its BM25F times the factor.
+      const impact = l.tf.map((tf, i) => (leadOf(passages[l.ids[i]!]!.position) * idf * tf * (K1 + 1)) / (tf + K1));
       order.sort((a, b) => impact[b]! - impact[a]! || l.ids[a]! - l.ids[b]!);
       bytes += 8 * l.ids.length + 64;
       return { ids: Uint32Array.from(order, (i) => l.ids[i]!), impacts: Float32Array.from(order, (i) => impact[i]!) };
@@ -99,6 +102,7 @@ export class PassageIndex {
     for (const p of passages) bytes += 2 * (p.text.length + p.title.length + p.headingPath.length + p.anchorUrl.length);
     this.scores = new Float64Array(n);
     this.held = new Uint32Array(n);
+    this.touched = new Uint32Array(Math.min(n, 4 * MAX_POSTINGS));
     // Each term under itself less each letter (typo tolerance, typoOf).
     for (const k of this.df.keys()) {
       const at = k.indexOf(":");
@@ -206,8 +210,9 @@ export class PassageIndex {
     terms: { stems: { language: TextLanguage; stem: string }[]; weight: number; bit: number }[],
     limit: number,
   ): IndexHit[] {
-    const touched: number[] = [];
     const { scores, held } = this;
+    let touched = this.touched;
+    let count = 0;
     for (const t of terms)
       for (const { language, stem } of t.stems) {
         const p = this.postings.get(key(language, stem));
@@ -215,16 +220,23 @@ export class PassageIndex {
         const n = Math.min(p.ids.length, MAX_POSTINGS);
         for (let i = 0; i < n; i++) {
           const id = p.ids[i]!;
-          if (scores[id] === 0 && held[id] === 0) touched.push(id);
+          if (scores[id] === 0 && held[id] === 0) {
+            if (count === touched.length) {
+              const grown = new Uint32Array(Math.min(this.passages.length, 2 * touched.length));
+              grown.set(touched);
+              this.touched = touched = grown;
+            }
+            touched[count++] = id;
+          }
           scores[id]! += t.weight * p.impacts[i]!;
           held[id]! |= t.bit;
         }
       }
-    const best = topIds(touched, scores, limit);
+    const best = topIds(touched, count, scores, limit);
     const out = best.map((id) => ({ hit: this.passages[id]!, score: scores[id]!, held: held[id]! }));
-    for (const id of touched) {
-      scores[id] = 0;
-      held[id] = 0;
+    for (let i = 0; i < count; i++) {
+      scores[touched[i]!] = 0;
+      held[touched[i]!] = 0;
     }
     return out;
   }
@@ -250,20 +262,23 @@ function dels(w: string): string[] {
 }
 
 /** The `limit` ids of highest score (ties: the lower id), best first, without sorting them all. */
-function topIds(ids: number[], scores: Float64Array, limit: number): number[] {
+function topIds(ids: Uint32Array, count: number, scores: Float64Array, limit: number): number[] {
   const better = (a: number, b: number) => scores[a]! > scores[b]! || (scores[a] === scores[b] && a < b);
   const heap: number[] = [];
-  for (const id of ids) {
+  for (let k = 0; k < count; k++) {
+    const id = ids[k]!;
     if (heap.length < limit) {
       heap.push(id);
       let i = heap.length - 1;
       while (i > 0) {
         const up = (i - 1) >> 1;
         if (!better(heap[up]!, heap[i]!)) break;
-        [heap[up], heap[i]] = [heap[i]!, heap[up]!];
+        const x = heap[up]!;
+        heap[up] = heap[i]!;
+        heap[i] = x;
         i = up;
       }
-    } else if (better(id, heap[0]!)) {
+    } else if (scores[id]! >= scores[heap[0]!]! && better(id, heap[0]!)) {
       heap[0] = id;
       let i = 0;
       for (;;) {
@@ -273,7 +288,9 @@ function topIds(ids: number[], scores: Float64Array, limit: number): number[] {
         if (l < heap.length && better(heap[w]!, heap[l]!)) w = l;
         if (r < heap.length && better(heap[w]!, heap[r]!)) w = r;
         if (w === i) break;
-        [heap[w], heap[i]] = [heap[i]!, heap[w]!];
+        const x = heap[w]!;
+        heap[w] = heap[i]!;
+        heap[i] = x;
         i = w;
       }
     }
