@@ -102,6 +102,12 @@ describe.runIf(canRun)("search across messages in the console", () => {
     await page.getByTestId("activity").filter({ hasText: "changed the labels: +Billing" }).waitFor();
     await page.getByLabel("Priority").selectOption("urgent");
     await page.getByTestId("activity").filter({ hasText: "changed the priority: none → urgent" }).waitFor();
+    // The list marks it, in words a screen reader names, on one line; the other contact has no mark.
+    const mark = page.locator(".contact", { hasText: "Linus Pauling" }).getByTestId("contact-priority");
+    await expect.poll(() => mark.textContent()).toBe("Priority: Urgent");
+    expect(await page.locator(".contact", { hasText: "Lise Meitner" }).getByTestId("contact-priority").count()).toBe(0);
+    const oneLine = () => mark.evaluate((e) => e.getClientRects().length === 1 && e.scrollWidth <= e.clientWidth + 1);
+    expect(await oneLine()).toBe(true);
     expect(await axeViolations(page)).toEqual([]);
     await docShot(page, "inbox-labels.png");
 
@@ -113,6 +119,12 @@ describe.runIf(canRun)("search across messages in the console", () => {
     await page.getByTestId("search-hit").filter({ hasText: "Linus Pauling" }).waitFor();
     expect(await overflows(page)).toBe(false);
     await page.setViewportSize({ width: 375, height: 800 });
+    expect(await axeViolations(page)).toEqual([]);
+    expect(await overflows(page)).toBe(false);
+    // At 375 px the list alone: the mark on one line, nothing overflowing.
+    await page.goto(`${s.url}/console`);
+    await expect.poll(() => mark.textContent()).toBe("Priority: Urgent");
+    expect(await oneLine()).toBe(true);
     expect(await axeViolations(page)).toEqual([]);
     expect(await overflows(page)).toBe(false);
     await context.close();

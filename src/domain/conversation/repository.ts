@@ -1,5 +1,5 @@
 import type { KnowledgeSnippet } from "../account/repository.js";
-import type { MessageEffect, SlaStatus, TimerState } from "./rules.js";
+import type { MessageEffect, Priority, SlaStatus, TimerState } from "./rules.js";
 
 export type { SlaStatus, TimerState } from "./rules.js";
 
@@ -46,6 +46,8 @@ export interface ContactView extends Omit<StoredContact, "latestStatus" | "lates
   /** When its first response is due (null: no SLA clock runs for it). */
   firstResponseDueAt: number | null;
   firstResponseStatus: SlaStatus;
+  /** The latest conversation's priority ("none" when it has none). */
+  priority: Priority;
 }
 
 /** A conversation's chatbot and last message, as the contact list shows them. */
@@ -56,6 +58,7 @@ export interface ConversationPreview {
   content: string;
   /** The conversation's snooze and SLA clock. */
   timers: TimerState;
+  priority: Priority;
 }
 
 /** Characters of a last message the contact list shows at most. */

@@ -14,8 +14,7 @@ import {
 import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import { newId } from "../../domain/ids.js";
-import { type ConversationRow, toConversation } from "../conversation-rows.js";
-import { type TimerRow, toTimerState } from "../timer-rows.js";
+import { type ConversationRow, PREVIEW_COLUMNS, type PreviewRow, toConversation, toPreview } from "../conversation-rows.js";
 import type { PgDb } from "./db.js";
 import { heldEndpointsKey } from "./webhooks.js";
 
@@ -91,29 +90,15 @@ export function pgConversations(db: PgDb): ConversationRepository {
     previews: async (ids) => {
       const out = new Map<string, ConversationPreview>();
       if (ids.length === 0) return out;
-      const rows = await db.rows<
-        {
-          conversation_id: string;
-          chatbot_id: string;
-          role: string | null;
-          content: string | null;
-        } & TimerRow
-      >(
+      const rows = await db.rows<PreviewRow>(
         "conv_previews",
-        `SELECT c.conversation_id, c.chatbot_id, m.role, left(m.content, ${PREVIEW_LENGTH}) AS content,
-            c.snoozed_until, c.sla_due_at, c.sla_status, c.first_operator_at
+        `SELECT ${PREVIEW_COLUMNS}, left(m.content, ${PREVIEW_LENGTH}) AS content
           FROM conversations c
           LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count
           WHERE c.conversation_id = ANY($1::text[])`,
         [ids],
       );
-      for (const r of rows)
-        out.set(r.conversation_id, {
-          chatbotId: r.chatbot_id,
-          role: (r.role ?? "") as ConversationPreview["role"],
-          content: r.content ?? "",
-          timers: toTimerState(r),
-        });
+      for (const r of rows) out.set(r.conversation_id, toPreview(r));
       return out;
     },
     byId: async (id) => {

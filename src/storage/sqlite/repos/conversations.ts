@@ -13,9 +13,8 @@ import type { MessageEffect } from "../../../domain/conversation/rules.js";
 import { searchDocText } from "../../../domain/conversation/search.js";
 import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
-import { type ConversationRow, toConversation } from "../../conversation-rows.js";
+import { type ConversationRow, PREVIEW_COLUMNS, type PreviewRow, toConversation, toPreview } from "../../conversation-rows.js";
 import type { Sync } from "../../sync.js";
-import { type TimerRow, toTimerState } from "../../timer-rows.js";
 import type { Db } from "../database.js";
 import { nextContactRowid } from "./contact-rowid.js";
 
@@ -246,12 +245,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   );
 
   // One statement for a page's conversations: each by its key, its last message by (conversation, order).
-  const previews = db.prepare<
-    [string],
-    { conversation_id: string; chatbot_id: string; role: string | null; content: string | null } & TimerRow
-  >(
-    `SELECT c.conversation_id, c.chatbot_id, m.role, substr(m.content, 1, ${PREVIEW_LENGTH}) AS content,
-        c.snoozed_until, c.sla_due_at, c.sla_status, c.first_operator_at
+  const previews = db.prepare<[string], PreviewRow>(
+    `SELECT ${PREVIEW_COLUMNS}, substr(m.content, 1, ${PREVIEW_LENGTH}) AS content
       FROM json_each(?) j JOIN conversations c ON c.conversation_id = j.value
       LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count`,
   );
@@ -263,13 +258,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     previews: (ids) => {
       const out = new Map<string, ConversationPreview>();
       if (ids.length === 0) return out;
-      for (const r of previews.all(JSON.stringify(ids)))
-        out.set(r.conversation_id, {
-          chatbotId: r.chatbot_id,
-          role: (r.role ?? "") as ConversationPreview["role"],
-          content: r.content ?? "",
-          timers: toTimerState(r),
-        });
+      for (const r of previews.all(JSON.stringify(ids))) out.set(r.conversation_id, toPreview(r));
       return out;
     },
     // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
