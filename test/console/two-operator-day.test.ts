@@ -65,7 +65,7 @@ async function playDay(d: Day): Promise<void> {
     // B (operator) sets a name and picture and turns desktop notifications on, then waits on Mine, empty so far.
     const bea = await notifiedPage(await context(), d.memberUrl);
     await signIn(bea, d.memberUrl, b.email, b.password);
-    await bea.getByRole("link", { name: "Password" }).click();
+    await bea.getByRole("link", { name: "My settings" }).click();
     await bea.getByLabel("Display name").fill(B_NAME);
     await bea.getByRole("button", { name: "Save name" }).click();
     await bea.getByRole("status").filter({ hasText: "Saved." }).waitFor();

@@ -6,13 +6,16 @@ import { DataTable, RowAction } from "../table.js";
 import { Empty, ErrorNote, Field, Loading, PageTitle, SecretRow, TextField, useAction, useLoad, when } from "../ui.js";
 import { AlertSettings, YourPicture } from "./me.js";
 
-/** The account and its API keys (admins), and the caller's own password. */
-export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
+/**
+ * The account and its API keys (admins' Profile), and the caller's own things (everyone's My settings): their name
+ * and picture in the chat, their alerts (the SLA e-mail, desktop and sound), their password.
+ */
+export function Profile({ own = false }: { own?: boolean }) {
   const s = useContext(SessionContext)!;
   return (
     <section>
-      <PageTitle>{passwordOnly ? "Your password" : "Profile"}</PageTitle>
-      {!passwordOnly && (
+      <PageTitle>{own ? "My settings" : "Profile"}</PageTitle>
+      {!own && (
         <div class="card">
           <h2>Account</h2>
           <dl class="facts">
@@ -31,7 +34,7 @@ export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
           </dl>
         </div>
       )}
-      {!passwordOnly && <ApiKeys />}
+      {!own && <ApiKeys />}
       <YourName />
       <YourAlerts />
       <YourPicture />
