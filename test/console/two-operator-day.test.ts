@@ -119,7 +119,8 @@ async function playDay(d: Day): Promise<void> {
     await bea.getByTestId("note").filter({ hasText: NOTE }).waitFor();
     const seenByA = admin.getByTestId("note").filter({ hasText: NOTE });
     await seenByA.waitFor();
-    expect(await seenByA.textContent()).toContain(b.email);
+    // By B's display name (issue 45), not the e-mail.
+    expect(await seenByA.getByTestId("note-author").textContent()).toBe(B_NAME);
     expect(await admin.locator(".messages").textContent()).not.toContain(NOTE);
 
     // B answers with the saved reply, picked with "/": the customer sees B typing meanwhile.
