@@ -60,7 +60,12 @@ export const toContact = (r: ContactRow): ContactRecord => ({
 });
 
 /** A row of a page's conversation previews: its chatbot, last message (cut), timers and priority. */
-export type PreviewRow = { chatbot_id: string; role: string | null; content: string | null; priority: string } & TimerRow;
+export type PreviewRow = {
+  chatbot_id: string;
+  role: string | null;
+  content: string | null;
+  priority: string;
+} & TimerRow;
 
 /** The previews' columns of `conversations c` beside the last message `m` (its content cut by each back end). */
 export const PREVIEW_COLUMNS = `c.chatbot_id, m.role, c.priority, ${TIMER_COLUMNS.replace("conversation_id", "c.conversation_id")}`;

@@ -70,10 +70,9 @@ describe("labels", () => {
     expect(now.body.data.priority).toBe("none");
     const priorities = async () =>
       Object.fromEntries(
-        (await getJson(s.url, "/get_contact_conversations", { user_email_id: fx.a.email }, authA)).body.data.data.contacts.map((c: any) => [
-          c.latest_conversation_id,
-          c.priority,
-        ]),
+        (
+          await getJson(s.url, "/get_contact_conversations", { user_email_id: fx.a.email }, authA)
+        ).body.data.data.contacts.map((c: any) => [c.latest_conversation_id, c.priority]),
       );
     expect((await priorities())[conversation_id]).toBe("none");
     expect(Object.values(await priorities())).toEqual(["none", "none"]);

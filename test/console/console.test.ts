@@ -212,7 +212,12 @@ describe.runIf(canRun)("the web console", () => {
     // At 375 px the pages are behind the Menu button.
     await page.getByRole("button", { name: "Menu" }).click();
     const nav = page.getByRole("navigation", { name: "Console" });
-    expect(await nav.getByRole("link").allTextContents()).toEqual(["Inbox", "Mentions", "Saved replies", "My settings"]);
+    expect(await nav.getByRole("link").allTextContents()).toEqual([
+      "Inbox",
+      "Mentions",
+      "Saved replies",
+      "My settings",
+    ]);
     for (const path of ["profile", "team", "chatbots"]) {
       await page.goto(`${fx.s.url}/console/${path}`);
       await page.getByRole("heading", { name: "For admins only" }).waitFor();

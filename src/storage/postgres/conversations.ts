@@ -14,7 +14,13 @@ import {
 import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import { newId } from "../../domain/ids.js";
-import { type ConversationRow, PREVIEW_COLUMNS, type PreviewRow, toConversation, toPreview } from "../conversation-rows.js";
+import {
+  type ConversationRow,
+  PREVIEW_COLUMNS,
+  type PreviewRow,
+  toConversation,
+  toPreview,
+} from "../conversation-rows.js";
 import type { PgDb } from "./db.js";
 import { heldEndpointsKey } from "./webhooks.js";
 

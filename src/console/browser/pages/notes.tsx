@@ -88,7 +88,8 @@ export function NotesPanel(props: { conversationId: string; live: Note | undefin
           {notes.map((n, i) => (
             <li key={n.noteId} class="note" data-testid="note" ref={i === notes.length - 1 ? end : undefined}>
               <div class="note__head">
-                <strong data-testid="note-author">{authorName(n.authorEmail)}</strong> <time dateTime={n.createdAt}>{when(n.createdAt)}</time>
+                <strong data-testid="note-author">{authorName(n.authorEmail)}</strong>{" "}
+                <time dateTime={n.createdAt}>{when(n.createdAt)}</time>
               </div>
               <p class="note__text">{n.content}</p>
               {n.mentionedMemberIds.length > 0 && (

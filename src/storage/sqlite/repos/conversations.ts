@@ -13,7 +13,13 @@ import type { MessageEffect } from "../../../domain/conversation/rules.js";
 import { searchDocText } from "../../../domain/conversation/search.js";
 import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
-import { type ConversationRow, PREVIEW_COLUMNS, type PreviewRow, toConversation, toPreview } from "../../conversation-rows.js";
+import {
+  type ConversationRow,
+  PREVIEW_COLUMNS,
+  type PreviewRow,
+  toConversation,
+  toPreview,
+} from "../../conversation-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 import { nextContactRowid } from "./contact-rowid.js";
