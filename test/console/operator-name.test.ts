@@ -37,10 +37,12 @@ describe.runIf(canRun)("the operator's display name", () => {
       await page.getByRole("button", { name: "Save name" }).click();
       await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
       expect(await axeViolations(page)).toEqual([]);
-      // Issue 45: an operator turns off their own SLA e-mail here too (on by default).
+      // Issue 45: an operator turns off their own SLA e-mail here too (on by default), and the mentions' e-mail.
       const slaMail = page.getByLabel(/E-mail me when a conversation I hold/);
+      const mentionMail = page.getByLabel("E-mail me when a teammate mentions me in a note");
       expect(await slaMail.isChecked()).toBe(true);
       await slaMail.uncheck();
+      await mentionMail.uncheck();
       await page.getByRole("button", { name: "Save alerts" }).click();
       await page.getByRole("status").filter({ hasText: "Saved." }).nth(1).waitFor();
 
@@ -76,6 +78,14 @@ describe.runIf(canRun)("the operator's display name", () => {
       await page.getByRole("link", { name: "My settings" }).click();
       expect(await page.getByLabel("Display name").inputValue()).toBe("Sam Carter");
       expect(await page.getByLabel(/E-mail me when a conversation I hold/).isChecked()).toBe(false);
+      await expect
+        .poll(() => page.getByLabel("E-mail me when a teammate mentions me in a note").isDisabled())
+        .toBe(false);
+      expect(await page.getByLabel("E-mail me when a teammate mentions me in a note").isChecked()).toBe(false);
+      // The Mentions page's box says the same.
+      await page.getByRole("link", { name: /^Mentions/ }).click();
+      await expect.poll(() => page.locator("#mention-email").isDisabled()).toBe(false);
+      expect(await page.locator("#mention-email").isChecked()).toBe(false);
       await console_.close();
       await customer.close();
     },
