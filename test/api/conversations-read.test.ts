@@ -77,6 +77,8 @@ function checkMessage(m: Record<string, unknown>) {
     [
       // The files sent with the message (issue 46), beside the documented fields.
       "attachments",
+      // An operator reply's author (issue 45), "" for the others.
+      "author_name",
       "content",
       "conversation_created_at",
       "conversation_id",

@@ -76,6 +76,13 @@ describe.runIf(canRun)("taking over from a colleague", () => {
       await page.getByText(`Held by Bea Stone (${bea.email})`).waitFor();
       await page.getByTestId("activity").filter({ hasText: "Bea Stone took over from Sam Lee" }).waitFor();
       expect(await holder(r, conversation_id)).toBe(bea.email);
+      // Her reply is hers by name, in her console and in Sam's.
+      await page.getByLabel(/^Reply to/).fill("We are looking into A-1001 now.");
+      await page.getByRole("button", { name: "Send" }).click();
+      const byBea = (p: Page) =>
+        p.locator(".message--operator", { hasText: "A-1001 now" }).getByTestId("message-author");
+      await expect.poll(() => byBea(page).textContent()).toBe("Bea Stone");
+      await expect.poll(() => byBea(sam).textContent()).toBe("Bea Stone");
 
       // Sam, on his open console: told who took it, and his timeline says so too.
       await sam.getByTestId("taken-notice").filter({ hasText: "Bea Stone took over from you" }).waitFor();

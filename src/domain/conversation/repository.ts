@@ -154,6 +154,8 @@ export interface MessageRecord {
   createdAt: number;
   /** Files sent with it; absent when none. */
   attachments?: MessageAttachment[];
+  /** An operator reply's author, by display name as it was then; absent for other messages (and older replies). */
+  authorName?: string;
 }
 
 /** A message to append; the repository assigns its order. */
@@ -166,6 +168,8 @@ export interface NewMessage {
   createdAt: number;
   /** Files sent with it (their bytes are stored in the same unit of work); absent when none. */
   attachments?: MessageAttachment[];
+  /** An operator reply's author, by display name; absent for the customer's and the agent's. */
+  authorName?: string;
 }
 
 /** A conversation to start together with its first message. */

@@ -685,7 +685,11 @@ function MessageItem({ m }: { m: Message }) {
   return (
     <article class={`message message--${m.role}`} data-role={m.role}>
       <header class="message__head">
-        <strong>{ROLE_LABEL[m.role] ?? m.role}</strong> <time dateTime={m.createdAt}>{when(m.createdAt)}</time>
+        {/* A reply by its author's name (issue 45); "Operator" for replies stored before names were kept. */}
+        <strong data-testid="message-author">
+          {(m.role === "operator" && m.authorName) || ROLE_LABEL[m.role] || m.role}
+        </strong>{" "}
+        <time dateTime={m.createdAt}>{when(m.createdAt)}</time>
       </header>
       <p class="message__text">{m.content}</p>
       <MessageFiles files={m.attachments} />

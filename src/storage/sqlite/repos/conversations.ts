@@ -35,10 +35,11 @@ type MsgRow = [
   documents: string | null,
   createdAt: number,
   attachments: string | null,
+  authorName: string | null,
 ];
 const MSG_COLUMNS =
   "message_id, message_order, role, content, nullif(tool_calls, '') AS tool_calls, nullif(documents, '[]') AS " +
-  "documents, created_at, nullif(attachments, '[]') AS attachments";
+  "documents, created_at, nullif(attachments, '[]') AS attachments, nullif(author_name, '') AS author_name";
 
 const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number): MessageRecord => ({
   messageId: r[0],
@@ -51,6 +52,7 @@ const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number)
   documents: r[5] === null ? [] : (JSON.parse(r[5]) as KnowledgeSnippet[]),
   createdAt: r[6],
   ...(r[7] === null ? {} : { attachments: JSON.parse(r[7]) as MessageAttachment[] }),
+  ...(r[8] === null ? {} : { authorName: r[8] }),
 });
 
 /** Conversations and messages in SQLite; each write is one transaction that also keeps the contact's aggregates. */
@@ -100,7 +102,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       last_message_at`);
   const insertMsg = db.prepare(
     "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, " +
-      "created_at, chatbot_id, conversation_created_at, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "created_at, chatbot_id, conversation_created_at, attachments, author_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const indexMsg = db.prepare("INSERT INTO message_search (rowid, terms) VALUES (?, ?)");
   // The conversation written to becomes the latest; its state as this write left it (its last activity) is
@@ -233,6 +235,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         conv.chatbot_id,
         conv.created_at,
         JSON.stringify(m.attachments ?? []),
+        m.authorName ?? "",
       );
       indexMsg.run(lastInsertRowid, searchDocText(m.content));
       touchContact.run({
