@@ -75,6 +75,9 @@ export const INBOX_CSS = `
 .sla { display: inline-block; padding: 0 .4rem; border-radius: .6rem; font-size: .8rem; font-weight: 600; background: #eef2f7; color: #1f3a5f; }
 .sla--breached { background: #fde8e8; color: #8a1c1c; }
 .sla--met { background: #e6f4ea; color: #1e5b2e; }
+.priority { display: inline-block; padding: 0 .4rem; border-radius: .6rem; font-size: .75rem; font-weight: 600; white-space: nowrap; background: #eef2f7; color: #2b3642; }
+.priority--high { background: #fff1c7; color: #5c4300; }
+.priority--urgent { background: #fde8e8; color: #8a1c1c; }
 .contact__timers { grid-column: 1 / -1; font-size: .8rem; overflow-wrap: anywhere; }
 .inbox__label-filter { display: inline-flex; align-items: center; gap: .35rem; font-size: .875rem; font-weight: 600; }
 .inbox__label-filter select { font: inherit; font-weight: 400; max-width: 12rem; }

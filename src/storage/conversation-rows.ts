@@ -1,6 +1,7 @@
-import type { ConversationRecord } from "../domain/conversation/repository.js";
+import type { ConversationPreview, ConversationRecord } from "../domain/conversation/repository.js";
 import type { ContactRecord } from "../domain/privacy/repository.js";
 import { type Big, numOrNull } from "./row-values.js";
+import { TIMER_COLUMNS, type TimerRow, toTimerState } from "./timer-rows.js";
 
 // The rows of the conversation tables that both back ends read alike (the conversions are in row-values.ts).
 
@@ -56,4 +57,23 @@ export const toContact = (r: ContactRow): ContactRecord => ({
   email: r.email,
   phoneNumber: r.phone_number,
   createdAt: Number(r.created_at),
+});
+
+/** A row of a page's conversation previews: its chatbot, last message (cut), timers and priority. */
+export type PreviewRow = {
+  chatbot_id: string;
+  role: string | null;
+  content: string | null;
+  priority: string;
+} & TimerRow;
+
+/** The previews' columns of `conversations c` beside the last message `m` (its content cut by each back end). */
+export const PREVIEW_COLUMNS = `c.chatbot_id, m.role, c.priority, ${TIMER_COLUMNS.replace("conversation_id", "c.conversation_id")}`;
+
+export const toPreview = (r: PreviewRow): ConversationPreview => ({
+  chatbotId: r.chatbot_id,
+  role: (r.role ?? "") as ConversationPreview["role"],
+  content: r.content ?? "",
+  timers: toTimerState(r),
+  priority: r.priority as ConversationPreview["priority"],
 });

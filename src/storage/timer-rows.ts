@@ -1,4 +1,5 @@
 import type { DueTimer, SlaStatus, TimerState } from "../domain/conversation/repository.js";
+import type { OperatorReportFacts } from "../domain/report/operator-facts.js";
 import { type Big, numOrNull } from "./row-values.js";
 
 // The rows of the conversations' snoozes and SLA clocks that both back ends read alike.
@@ -19,6 +20,14 @@ export const toTimerState = (r: TimerRow): TimerState => ({
   slaDueAt: numOrNull(r.sla_due_at),
   slaStatus: r.sla_status as TimerState["slaStatus"],
   firstOperatorAt: numOrNull(r.first_operator_at),
+});
+
+/** A conversation's SLA clock as the operator report reads it (a row whose sla_due_at is set). */
+export const slaFact = (r: TimerRow): OperatorReportFacts["sla"][number] => ({
+  conversationId: r.conversation_id,
+  dueAt: Number(r.sla_due_at),
+  firstOperatorAt: numOrNull(r.first_operator_at),
+  breached: r.sla_status === "breached",
 });
 
 /** A due snooze or clock. */

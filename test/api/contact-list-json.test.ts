@@ -45,6 +45,7 @@ function someContact(i: number): ContactView {
     snoozedUntil: i % 4 === 0 ? 1_700_000_000_000 + i * 1000 : null,
     firstResponseDueAt: i % 3 === 0 ? 1_700_000_000_000 + i * 60_000 : null,
     firstResponseStatus: i % 3 === 0 ? (["pending", "met", "breached", "cancelled"] as const)[i % 4]! : "none",
+    priority: (["none", "low", "medium", "high", "urgent"] as const)[i % 5]!,
   };
 }
 

@@ -49,6 +49,7 @@ function checkContact(c: Record<string, unknown>) {
       "latest_message_role",
       "chatbot_id",
       "phone_number",
+      "priority",
       "snoozed_until",
       "unread_message_count",
       "user_id",
@@ -67,6 +68,8 @@ function checkContact(c: Record<string, unknown>) {
   expect((c.latest_message_preview as string).length).toBeGreaterThan(0);
   expect((c.latest_message_preview as string).length).toBeLessThanOrEqual(120);
   expect(c.latest_message_preview).not.toMatch(/\n/);
+  // Its priority (issue 45): none until a person sets one.
+  expect(c.priority).toBe("none");
 }
 
 function checkMessage(m: Record<string, unknown>) {
@@ -74,6 +77,8 @@ function checkMessage(m: Record<string, unknown>) {
     [
       // The files sent with the message (issue 46), beside the documented fields.
       "attachments",
+      // An operator reply's author (issue 45), "" for the others.
+      "author_name",
       "content",
       "conversation_created_at",
       "conversation_id",

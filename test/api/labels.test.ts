@@ -65,8 +65,17 @@ describe("labels", () => {
     const byVip = await getJson(s.url, "/search_conversations", { query: "money", label_id: vipId }, authA);
     expect(byVip.body.data.results).toEqual([]);
 
-    // Priority: none until set; a change is a prioritized line; a bad value is refused naming it.
+    // Priority: none until set; a change is a prioritized line and shows in the contact list (read twice before, so
+    // a remembered page would answer); a bad value is refused naming it.
     expect(now.body.data.priority).toBe("none");
+    const priorities = async () =>
+      Object.fromEntries(
+        (
+          await getJson(s.url, "/get_contact_conversations", { user_email_id: fx.a.email }, authA)
+        ).body.data.data.contacts.map((c: any) => [c.latest_conversation_id, c.priority]),
+      );
+    expect((await priorities())[conversation_id]).toBe("none");
+    expect(Object.values(await priorities())).toEqual(["none", "none"]);
     const urgent = await postJson(s.url, "/set_conversation_priority", { conversation_id, priority: "urgent" }, authA);
     expect(urgent.status).toBe(200);
     expect(urgent.body.data).toMatchObject({ conversation_id, priority: "urgent" });
@@ -81,6 +90,8 @@ describe("labels", () => {
     expect((await getJson(s.url, "/list_conversation_labels", { conversation_id }, authA)).body.data.priority).toBe(
       "urgent",
     );
+    expect(Object.values(await priorities()).sort()).toEqual(["none", "urgent"]);
+    expect((await priorities())[conversation_id]).toBe("urgent");
 
     // Renamed: the conversation keeps it; deleted: it is off every conversation.
     const renamed = await requestJson(s.url, "PATCH", `/v1/account/labels/${refundId}`, authA, { name: "Refunds" });

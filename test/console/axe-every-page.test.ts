@@ -36,7 +36,8 @@ const PAGES: Record<string, Visit> = {
       await page.getByText("Contact details").click();
     },
   },
-  password: { path: () => "/password", ready: heading(/password/i) },
+  me: { path: () => "/me", ready: heading("My settings") },
+  password: { path: () => "/password", ready: heading("My settings") },
   profile: { path: () => "/profile", ready: heading("Profile") },
   team: { path: () => "/team", ready: heading("Team") },
   teams: { path: () => "/teams", ready: heading("Teams") },

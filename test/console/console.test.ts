@@ -212,15 +212,20 @@ describe.runIf(canRun)("the web console", () => {
     // At 375 px the pages are behind the Menu button.
     await page.getByRole("button", { name: "Menu" }).click();
     const nav = page.getByRole("navigation", { name: "Console" });
-    expect(await nav.getByRole("link").allTextContents()).toEqual(["Inbox", "Mentions", "Saved replies", "Password"]);
+    expect(await nav.getByRole("link").allTextContents()).toEqual([
+      "Inbox",
+      "Mentions",
+      "Saved replies",
+      "My settings",
+    ]);
     for (const path of ["profile", "team", "chatbots"]) {
       await page.goto(`${fx.s.url}/console/${path}`);
       await page.getByRole("heading", { name: "For admins only" }).waitFor();
     }
     await accessible(page, "admins-only page");
-    await page.goto(`${fx.s.url}/console/password`);
-    await page.getByRole("heading", { name: "Your password", exact: true }).waitFor();
-    await accessible(page, "password page");
+    await page.goto(`${fx.s.url}/console/me`);
+    await page.getByRole("heading", { name: "My settings", exact: true }).waitFor();
+    await accessible(page, "my settings page");
     // The account API itself refuses the operator's session, whatever the page shows.
     const refused = await page.evaluate(async () => {
       const call = (m: string) =>

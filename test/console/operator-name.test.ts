@@ -30,13 +30,21 @@ describe.runIf(canRun)("the operator's display name", () => {
       const console_ = await newContext(fx.browser, { width: 1280, height: 800 });
       const page = await console_.newPage();
       await signIn(page, fx.e.service.url, member.email, member.password);
-      await page.getByRole("link", { name: "Password" }).click();
+      await page.getByRole("link", { name: "My settings" }).click();
       await page.getByLabel("Display name").fill("Sam Carter");
       // No picture address (issue 45): customers see the uploaded picture only.
       expect(await page.getByLabel(/https address/).count()).toBe(0);
       await page.getByRole("button", { name: "Save name" }).click();
       await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
       expect(await axeViolations(page)).toEqual([]);
+      // Issue 45: an operator turns off their own SLA e-mail here too (on by default), and the mentions' e-mail.
+      const slaMail = page.getByLabel(/E-mail me when a conversation I hold/);
+      const mentionMail = page.getByLabel("E-mail me when a teammate mentions me in a note");
+      expect(await slaMail.isChecked()).toBe(true);
+      await slaMail.uncheck();
+      await mentionMail.uncheck();
+      await page.getByRole("button", { name: "Save alerts" }).click();
+      await page.getByRole("status").filter({ hasText: "Saved." }).nth(1).waitFor();
 
       // Take over from the inbox: the customer sees the name, in the log and the header.
       await page.getByRole("link", { name: "Inbox" }).click();
@@ -67,8 +75,17 @@ describe.runIf(canRun)("the operator's display name", () => {
 
       // Signed in again later, the name is still theirs.
       await page.reload();
-      await page.getByRole("link", { name: "Password" }).click();
+      await page.getByRole("link", { name: "My settings" }).click();
       expect(await page.getByLabel("Display name").inputValue()).toBe("Sam Carter");
+      expect(await page.getByLabel(/E-mail me when a conversation I hold/).isChecked()).toBe(false);
+      await expect
+        .poll(() => page.getByLabel("E-mail me when a teammate mentions me in a note").isDisabled())
+        .toBe(false);
+      expect(await page.getByLabel("E-mail me when a teammate mentions me in a note").isChecked()).toBe(false);
+      // The Mentions page's box says the same.
+      await page.getByRole("link", { name: /^Mentions/ }).click();
+      await expect.poll(() => page.locator("#mention-email").isDisabled()).toBe(false);
+      expect(await page.locator("#mention-email").isChecked()).toBe(false);
       await console_.close();
       await customer.close();
     },

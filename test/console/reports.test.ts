@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, test } from "vitest";
 import { newContext } from "../frame/browser.js";
 import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
-import { getJson, postJson } from "../helpers/http.js";
+import { getJson, postJson, requestJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { axeViolations } from "./axe.js";
 import { signIn } from "./sign-in.js";
@@ -18,8 +18,12 @@ describe.runIf(canRun)("the Reports page", () => {
   const fx = consoleForFile();
 
   beforeAll(async () => {
-    // Five conversations today: two handed over (a person replies), two closed and rated.
+    // Five conversations today: two handed over (a person replies within the 5 minutes' SLA), two closed and rated.
     const auth = { authorization: `Bearer ${await idToken(fx.s.url, fx.owner)}` };
+    const sla = { first_response_sla_minutes: 5 };
+    expect((await requestJson(fx.s.url, "PATCH", `/v1/account/chatbots/${fx.owner.chatbotId}`, auth, sla)).status).toBe(
+      200,
+    );
     for (let i = 0; i < 5; i++) {
       const t = await issueTokens(fx.s.url, fx.owner, `reports-${i}`);
       const id = (await send(fx.s.url, t.access_token, `Question ${i}`)).conversation_id;
@@ -105,8 +109,9 @@ describe.runIf(canRun)("the Reports page", () => {
       const report = page.getByTestId("people-report");
       const row = report.getByRole("row").filter({ hasText: fx.owner.email });
       await row.waitFor();
-      // The owner took two conversations over and replied in each; closed none while holding them; none rated.
+      // The owner took two conversations over and replied in each, in time; closed none while holding them; none rated.
       expect(await row.locator("td").first().textContent()).toBe("2");
+      expect(await row.getByTestId("sla").textContent()).toBe("2 / 0");
       expect(await row.getByTestId("first-response").textContent()).not.toBe("—");
       expect(await row.getByTestId("resolution").textContent()).toBe("—");
       expect(await row.getByTestId("ratings").textContent()).toBe("—");
@@ -125,9 +130,10 @@ describe.runIf(canRun)("the Reports page", () => {
         ]);
         const csv = readFileSync((await download.path())!, "utf8");
         const line = csv.split("\r\n").find((l) => l.startsWith("operator,") && l.includes(fx.owner.email))!;
-        // conversations 2, two first responses; no resolution, rating or CSAT measured: empty cells, never 0.
+        // conversations 2, two first responses; no resolution, rating or CSAT measured: empty cells, never 0; two
+        // SLA hits, no breach.
         expect(line.split(",").slice(4, 6)).toEqual(["2", "2"]);
-        expect(line.split(",").slice(8)).toEqual(["0", "", "", "0", "", ""]);
+        expect(line.split(",").slice(8)).toEqual(["0", "", "", "0", "", "", "2", "0"]);
         expect(csv).toContain("team,");
       }
 
@@ -135,7 +141,7 @@ describe.runIf(canRun)("the Reports page", () => {
       const night = report.getByRole("row").filter({ hasText: "Night shift" });
       await night.waitFor();
       expect(await night.locator("td").first().textContent()).toBe("0");
-      for (const id of ["first-response", "resolution", "ratings", "csat"])
+      for (const id of ["first-response", "resolution", "ratings", "csat", "sla"])
         expect(await night.getByTestId(id).textContent()).toBe("—");
       const dayRow = report.getByRole("row").filter({ hasText: "Day shift" });
       expect(await dayRow.locator("td").first().textContent()).toBe("2");

@@ -1,15 +1,9 @@
-import type { Browser, BrowserContext } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { AppOverrides } from "../../src/app.js";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
-import { launchBrowser, newContext } from "../frame/browser.js";
-import { startEmbedding } from "../frame/fixtures.js";
+import type { BrowserContext } from "playwright-core";
+import { describe, expect } from "vitest";
+import { newContext } from "../frame/browser.js";
+import { type ConsoleRun, consoleOnBothBackends } from "../helpers/console-instances.js";
 import { addChatbot, addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
-import { type Instance, startInstances } from "../helpers/instances.js";
-import { postgresSkipReason } from "../helpers/postgres.js";
-import { createTestAccount, type TestAccount } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled, waitFor } from "../helpers/time-scale.js";
 import { axeViolations } from "./axe.js";
@@ -24,30 +18,13 @@ import { signIn } from "./sign-in.js";
 // SQLite instance, once on two instances over one PostgreSQL database (Sam on the first, Bea and Kim on the second).
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
-const pgSkip = canRun ? await postgresSkipReason() : undefined;
-if (pgSkip) console.warn(`routing day on two PostgreSQL instances skipped: ${pgSkip}`);
-
-const overrides: AppOverrides = { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] };
+const runs = await consoleOnBothBackends(canRun);
 const HANDOVER = "I want to talk to a person please";
 
-let browser: Browser;
-beforeAll(async () => {
-  if (canRun) browser = await launchBrowser();
-});
-afterAll(() => browser?.close());
-
-interface Day {
-  /** The admin's and Sam's instance. */
-  one: string;
-  /** Bea's and Kim's instance. */
-  two: string;
-  account: TestAccount;
-}
-
-async function playDay(d: Day): Promise<void> {
+async function playDay(d: ConsoleRun): Promise<void> {
   const contexts: BrowserContext[] = [];
   const pageAt = async (width = 1280) => {
-    const c = await newContext(browser, { width, height: 800 });
+    const c = await newContext(d.browser, { width, height: 800 });
     contexts.push(c);
     return c.newPage();
   };
@@ -203,31 +180,6 @@ async function playDay(d: Day): Promise<void> {
 }
 
 describe.runIf(canRun)("a routing day of three operators in two teams", () => {
-  test(
-    "on one instance over SQLite",
-    async () => {
-      const e = await startEmbedding({ overrides });
-      try {
-        await playDay({ one: e.service.url, two: e.service.url, account: e.account });
-      } finally {
-        await e.close();
-      }
-    },
-    scaled(180_000),
-  );
-
-  test.skipIf(pgSkip !== undefined)(
-    "on two instances over one PostgreSQL: the admin and Sam on the first, Bea and Kim on the second",
-    async () => {
-      const running = await startInstances(2, {}, overrides);
-      const [one, two] = running.instances as [Instance, Instance];
-      try {
-        const account = await createTestAccount(one.app, "owner@routing-day.example");
-        await playDay({ one: one.url, two: two.url, account });
-      } finally {
-        await running.stop();
-      }
-    },
-    scaled(180_000),
-  );
+  // On PostgreSQL the admin and Sam are on the first instance, Bea and Kim on the second.
+  runs.twice("the day", playDay, scaled(180_000));
 });

@@ -42,7 +42,7 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
       // Records the notifications the console raises (headless Chromium shows none on screen).
       const page = await notifiedPage(ops, fx.e.service.url);
       await signIn(page, fx.e.service.url, member.email, member.password);
-      await page.getByRole("link", { name: "Password" }).click();
+      await page.getByRole("link", { name: "My settings" }).click();
       await page.getByLabel("Display name").fill("Pat Lee");
       await page.getByRole("button", { name: "Save name" }).click();
       await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();

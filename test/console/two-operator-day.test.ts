@@ -65,7 +65,7 @@ async function playDay(d: Day): Promise<void> {
     // B (operator) sets a name and picture and turns desktop notifications on, then waits on Mine, empty so far.
     const bea = await notifiedPage(await context(), d.memberUrl);
     await signIn(bea, d.memberUrl, b.email, b.password);
-    await bea.getByRole("link", { name: "Password" }).click();
+    await bea.getByRole("link", { name: "My settings" }).click();
     await bea.getByLabel("Display name").fill(B_NAME);
     await bea.getByRole("button", { name: "Save name" }).click();
     await bea.getByRole("status").filter({ hasText: "Saved." }).waitFor();
@@ -119,7 +119,8 @@ async function playDay(d: Day): Promise<void> {
     await bea.getByTestId("note").filter({ hasText: NOTE }).waitFor();
     const seenByA = admin.getByTestId("note").filter({ hasText: NOTE });
     await seenByA.waitFor();
-    expect(await seenByA.textContent()).toContain(b.email);
+    // By B's display name (issue 45), not the e-mail.
+    expect(await seenByA.getByTestId("note-author").textContent()).toBe(B_NAME);
     expect(await admin.locator(".messages").textContent()).not.toContain(NOTE);
 
     // B answers with the saved reply, picked with "/": the customer sees B typing meanwhile.

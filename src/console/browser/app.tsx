@@ -126,7 +126,8 @@ function Layout({ path }: { path: string }) {
     );
   // Every person keeps their own saved replies there; admins also the account's shared ones.
   nav.splice(s.admin ? 5 : 2, 0, { href: "/saved-replies", label: "Saved replies" });
-  nav.push({ href: "/password", label: "Password" });
+  // Everyone's own things (name, picture, alerts, password); the old /password address opens it too.
+  nav.push({ href: "/me", label: "My settings" });
   return (
     <div class="layout">
       <a class="skip" href="#main">
@@ -185,8 +186,9 @@ function Page({ path, admin }: { path: string; admin: boolean }) {
   switch (parts[0]) {
     case "inbox":
       return <Inbox />;
+    case "me":
     case "password":
-      return <Profile passwordOnly />;
+      return <Profile own />;
     case "profile":
       return <Profile />;
     case "team":

@@ -5,6 +5,7 @@ import { DomainError, invalidArgument, notFound } from "../errors.js";
 import { newId, requireUuid } from "../ids.js";
 import { LIMITS } from "../limits.js";
 import { optionalContent } from "../validate.js";
+import { type NameOf, nameFor } from "./activity.js";
 import type { ConversationCore } from "./conversation-core.js";
 import type { CustomerLimits } from "./customer-limits.js";
 import { webConversation } from "./customer-messages.js";
@@ -71,6 +72,8 @@ export class Attachments {
       inspect: FileInspector;
       /** The largest file, in bytes (AIAGENT_ATTACHMENT_MAX_BYTES). */
       maxBytes: number;
+      /** A person's display name (an operator's file names its author). */
+      displayNameOf?: NameOf;
       customerLimits?: CustomerLimits;
     },
   ) {}
@@ -102,10 +105,22 @@ export class Attachments {
     const file = await this.inspected(input.file);
     const { name, content, keyed } = this.checked(caller, "reply_with_attachment", input);
     const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", input.conversationId));
-    const { message } = await this.c.keys.once(keyed, () => {
+    const { message } = await this.c.keys.once(keyed, async () => {
       if (this.c.effectiveStatus(conv) === "closed")
         throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
-      return this.store(caller.accountId, conv.conversationId, "operator", name, content, file, keyed);
+      const author = await nameFor(this.d.displayNameOf, caller.accountId, caller.email);
+      return this.store(
+        caller.accountId,
+        conv.conversationId,
+        "operator",
+        name,
+        content,
+        file,
+        keyed,
+        undefined,
+        false,
+        author,
+      );
     });
     return message;
   }
@@ -152,6 +167,7 @@ export class Attachments {
     keyed: Parameters<ConversationCore["append"]>[5],
     start?: NewConversation,
     reopens = false,
+    authorName = "",
   ) {
     const attachment: MessageAttachment = {
       attachmentId: randomBytes(16).toString("hex"),
@@ -170,6 +186,7 @@ export class Attachments {
       documents: [],
       createdAt: now,
       attachments: [attachment],
+      ...(authorName ? { authorName } : {}),
     };
     return this.c.append(accountId, conversationId, m, start, reopens, keyed, 0, (tx, message) =>
       tx.attachments.put({

@@ -189,6 +189,7 @@ function previewOf(p: ConversationPreview | undefined) {
       snoozedUntil: null,
       firstResponseDueAt: null,
       firstResponseStatus: "none" as const,
+      priority: "none" as const,
     };
   const line = p.content.replace(/\s+/g, " ").trim();
   const status = slaStatus(p.timers);
@@ -199,5 +200,6 @@ function previewOf(p: ConversationPreview | undefined) {
     snoozedUntil: p.timers.snoozedUntil,
     firstResponseDueAt: status === "none" ? null : p.timers.slaDueAt,
     firstResponseStatus: status,
+    priority: p.priority,
   };
 }

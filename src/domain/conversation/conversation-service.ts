@@ -50,6 +50,7 @@ export class ConversationService {
     this.attachments = new Attachments(core, {
       clock: d.clock,
       files: d.attachments,
+      ...(d.displayNameOf ? { displayNameOf: d.displayNameOf.bind(d) } : {}),
       ...files,
       ...(d.customerLimits ? { customerLimits: d.customerLimits } : {}),
     });

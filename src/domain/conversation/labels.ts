@@ -8,6 +8,7 @@ import { requireText } from "../validate.js";
 import { type NameOf, nameFor, recordActivity } from "./activity.js";
 import { mayAccess } from "./owners.js";
 import type { ActivityRepository, ConversationRepository, TimerRepository } from "./repository.js";
+import { PRIORITIES, type Priority } from "./rules.js";
 import { foldForSearch } from "./search-fold.js";
 
 /** An account-wide label that its people put on conversations ("refund", "VIP"). */
@@ -37,9 +38,7 @@ export interface LabelRepository {
   setPriority(conversationId: string, priority: Priority): Promise<void>;
 }
 
-/** How urgent a conversation is, as Chatwoot's and Intercom's inboxes rank them. */
-export const PRIORITIES = ["none", "low", "medium", "high", "urgent"] as const;
-export type Priority = (typeof PRIORITIES)[number];
+export { PRIORITIES, type Priority } from "./rules.js";
 
 export const MAX_LABELS = 200;
 /** Labels on one conversation at most. */

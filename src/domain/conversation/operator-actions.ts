@@ -158,7 +158,7 @@ export class OperatorActions {
     const conv = await this.c.accountConversation(caller, requireUuid("conversation_id", conversationId));
     const text = requireContent("content", content, LIMITS.reply);
     const keyed = this.c.keys.request(caller, idempotencyKey, "reply", { conversationId, content: text });
-    const { message } = await this.c.keys.once(keyed, () => {
+    const { message } = await this.c.keys.once(keyed, async () => {
       if (this.c.effectiveStatus(conv) === "closed")
         throw new DomainError("failed_precondition", "the conversation is closed; reopen it before replying");
       const m: NewMessage = {
@@ -168,6 +168,8 @@ export class OperatorActions {
         toolCalls: "",
         documents: [],
         createdAt: this.d.clock.now(),
+        // Its author by display name as it is now, as the timeline names people (issue 45).
+        authorName: await nameFor(this.d.displayNameOf?.bind(this.d), caller.accountId, caller.email),
       };
       return this.c.append(caller.accountId, conv.conversationId, m, undefined, false, keyed);
     });

@@ -1,5 +1,5 @@
 import type { KnowledgeSnippet } from "../account/repository.js";
-import type { MessageEffect, SlaStatus, TimerState } from "./rules.js";
+import type { MessageEffect, Priority, SlaStatus, TimerState } from "./rules.js";
 
 export type { SlaStatus, TimerState } from "./rules.js";
 
@@ -46,6 +46,8 @@ export interface ContactView extends Omit<StoredContact, "latestStatus" | "lates
   /** When its first response is due (null: no SLA clock runs for it). */
   firstResponseDueAt: number | null;
   firstResponseStatus: SlaStatus;
+  /** The latest conversation's priority ("none" when it has none). */
+  priority: Priority;
 }
 
 /** A conversation's chatbot and last message, as the contact list shows them. */
@@ -56,6 +58,7 @@ export interface ConversationPreview {
   content: string;
   /** The conversation's snooze and SLA clock. */
   timers: TimerState;
+  priority: Priority;
 }
 
 /** Characters of a last message the contact list shows at most. */
@@ -151,6 +154,8 @@ export interface MessageRecord {
   createdAt: number;
   /** Files sent with it; absent when none. */
   attachments?: MessageAttachment[];
+  /** An operator reply's author, by display name as it was then; absent for other messages (and older replies). */
+  authorName?: string;
 }
 
 /** A message to append; the repository assigns its order. */
@@ -163,6 +168,8 @@ export interface NewMessage {
   createdAt: number;
   /** Files sent with it (their bytes are stored in the same unit of work); absent when none. */
   attachments?: MessageAttachment[];
+  /** An operator reply's author, by display name; absent for the customer's and the agent's. */
+  authorName?: string;
 }
 
 /** A conversation to start together with its first message. */

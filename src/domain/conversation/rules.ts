@@ -32,6 +32,10 @@ export function effectiveStatus(
   return stored === "live" && (lastActivityAt ?? 0) >= liveSince ? "live" : "closed";
 }
 
+/** How urgent a conversation is, as Chatwoot's and Intercom's inboxes rank them. */
+export const PRIORITIES = ["none", "low", "medium", "high", "urgent"] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
 /** How a stored state reads: a pending clock answered in time is met at once, not when the check passes. */
 export function slaStatus(t: TimerState | undefined): SlaStatus {
   if (!t?.slaStatus || t.slaDueAt === null) return "none";

@@ -22,6 +22,11 @@ export interface OperatorReportFacts {
   replies: { conversationId: string; createdAt: number }[];
   /** Those conversations' ratings. */
   ratings: { conversationId: string; score: number }[];
+  /**
+   * Those conversations whose first-response SLA clock ran: its due instant, the first message of a person in it
+   * (null when none), and whether it was breached.
+   */
+  sla: { conversationId: string; dueAt: number; firstOperatorAt: number | null; breached: boolean }[];
   /** The account's teams by name with each member's e-mail ("" for a team with none): one row per member. */
   teams: { teamId: string; name: string; email: string }[];
 }

@@ -18,6 +18,8 @@ export interface HeldFigures {
   ratings: FiguresRatings;
   /** Ratings of 4 or 5 over all ratings, 0 to 1; 0 when none. */
   csat: number;
+  /** The first-response SLA's outcomes of the conversations held; both 0 when no clock ran (shown "—"). */
+  sla: { hits: number; breaches: number };
 }
 
 export interface OperatorFigures extends HeldFigures {
@@ -55,6 +57,8 @@ const HEADER = [
   "ratings_count",
   "ratings_average",
   "csat",
+  "sla_hits",
+  "sla_breaches",
 ];
 
 /**
@@ -78,6 +82,8 @@ export function operatorReportCsv(r: OperatorReport): string {
       String(f.ratings.count),
       measured(f.ratings.count, f.ratings.average),
       measured(f.ratings.count, f.csat),
+      measured(f.sla.hits + f.sla.breaches, f.sla.hits),
+      measured(f.sla.hits + f.sla.breaches, f.sla.breaches),
     ].join(",");
   const lines = [
     "figure,value",

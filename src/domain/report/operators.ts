@@ -1,6 +1,6 @@
 import type { AccountCaller } from "../caller.js";
 import { invalidArgument } from "../errors.js";
-import type { HoldingLine, OperatorReportRepository } from "./operator-facts.js";
+import type { HoldingLine, OperatorReportFacts, OperatorReportRepository } from "./operator-facts.js";
 import type { HeldFigures, OperatorFigures, OperatorReport, TeamFigures } from "./operators-csv.js";
 import { duration, localMidnight, MAX_REPORT_DAYS, parseDay, type ReportSeconds, zoneFormat } from "./report.js";
 
@@ -27,11 +27,16 @@ interface Holding {
   closedAt: number | undefined;
 }
 
+type SlaFact = OperatorReportFacts["sla"][number];
+
 /** What one person or team accumulates. */
 class Tally {
   readonly conversations = new Set<string>();
   readonly firstResponses: number[] = [];
   readonly resolutions: number[] = [];
+  /** The conversations whose SLA was met or missed in this tally's holdings (a set: a team counts one once). */
+  readonly slaHits = new Set<string>();
+  readonly slaBreaches = new Set<string>();
 
   figures(scores: ReadonlyMap<string, number>): HeldFigures {
     const distribution = [0, 0, 0, 0, 0];
@@ -47,13 +52,20 @@ class Tally {
       resolution: duration(histogram(this.resolutions)),
       ratings: { count, average: count === 0 ? 0 : sum / count, distribution },
       csat: count === 0 ? 0 : (distribution[3]! + distribution[4]!) / count,
+      sla: { hits: this.slaHits.size, breaches: this.slaBreaches.size },
     };
   }
 
-  add(h: Holding, firstReply: number | undefined): void {
+  add(h: Holding, firstReply: number | undefined, sla: SlaFact | undefined): void {
     this.conversations.add(h.conversationId);
     if (firstReply !== undefined) this.firstResponses.push(Math.floor((firstReply - h.start) / 1000));
     if (h.closedAt !== undefined) this.resolutions.push(Math.floor((h.closedAt - h.start) / 1000));
+    if (!sla) return;
+    const within = (t: number) => t >= h.start && t < h.end;
+    // Met: the first reply came while they held it, by the due instant. Missed: they held it when it fell due.
+    if (sla.firstOperatorAt !== null && sla.firstOperatorAt <= sla.dueAt) {
+      if (within(sla.firstOperatorAt)) this.slaHits.add(h.conversationId);
+    } else if (sla.breached && within(sla.dueAt)) this.slaBreaches.add(h.conversationId);
   }
 }
 
@@ -99,7 +111,8 @@ export function holdings(lines: readonly HoldingLine[]): Holding[] {
  * Each operator's and team's figures over a period of whole local days, from the timeline (who held a conversation
  * when), the team's replies and the ratings. A conversation counts for a person when it came to them in the
  * period; their first response is their first reply while they held it; their resolution is its close while they
- * held it; its rating counts for everyone who held it in the period.
+ * held it; its rating counts for everyone who held it in the period; its first-response SLA is a hit for whoever
+ * held it at the first reply (by the due instant), a breach for whoever held it when it fell due unanswered.
  */
 export class OperatorReports {
   constructor(private readonly d: { reports: OperatorReportRepository }) {}
@@ -124,6 +137,7 @@ export class OperatorReports {
     }
     for (const list of repliesOf.values()) list.sort((a, b) => a - b);
     const scores = new Map(facts.ratings.map((r) => [r.conversationId, r.score]));
+    const slas = new Map(facts.sla.map((s) => [s.conversationId, s]));
     const names = new Map<string, string>();
     for (const l of facts.lines) if (TAKES.has(l.kind) && l.toName) names.set(l.toEmail.toLowerCase(), l.toName);
 
@@ -144,8 +158,9 @@ export class OperatorReports {
       const reply = repliesOf.get(h.conversationId)?.find((t) => t >= h.start && t < h.end);
       const tally = people.get(h.email) ?? new Tally();
       people.set(h.email, tally);
-      tally.add(h, reply);
-      for (const teamId of teamsOf.get(h.email) ?? []) teams.get(teamId)!.tally.add(h, reply);
+      const sla = slas.get(h.conversationId);
+      tally.add(h, reply, sla);
+      for (const teamId of teamsOf.get(h.email) ?? []) teams.get(teamId)!.tally.add(h, reply, sla);
     }
 
     const operators: OperatorFigures[] = [...people]

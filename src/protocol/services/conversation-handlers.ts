@@ -59,6 +59,7 @@ export function message(m: MessageRecord): MessageInitShape<typeof MessageSchema
     documents: m.documents,
     role: m.role,
     attachments: (m.attachments ?? []).map((a) => ({ ...a, url: attachmentPath(a.attachmentId) })),
+    authorName: m.authorName ?? "",
   };
 }
 

@@ -14,8 +14,13 @@ import {
 import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import { newId } from "../../domain/ids.js";
-import { type ConversationRow, toConversation } from "../conversation-rows.js";
-import { type TimerRow, toTimerState } from "../timer-rows.js";
+import {
+  type ConversationRow,
+  PREVIEW_COLUMNS,
+  type PreviewRow,
+  toConversation,
+  toPreview,
+} from "../conversation-rows.js";
 import type { PgDb } from "./db.js";
 import { heldEndpointsKey } from "./webhooks.js";
 
@@ -33,11 +38,12 @@ const toMsg = (r: Row, conversationId: string, conversationCreatedAt: number): M
   documents: JSON.parse(r.documents as string) as KnowledgeSnippet[],
   createdAt: Number(r.created_at),
   ...(r.attachments === "[]" ? {} : { attachments: JSON.parse(r.attachments as string) as MessageAttachment[] }),
+  ...(r.author_name ? { authorName: r.author_name as string } : {}),
 });
 
 const CONV = "SELECT v.*, c.user_id FROM conversations v JOIN contacts c ON c.contact_id = v.contact_id";
 const MSG =
-  "SELECT message_id, message_order, role, content, tool_calls, documents, created_at, attachments FROM messages";
+  "SELECT message_id, message_order, role, content, tool_calls, documents, created_at, attachments, author_name FROM messages";
 // After a status change: the live activity over all the contact's conversations, and the copy of the latest
 // conversation's state only when the changed one ($2) is the latest (an older one's change must not show).
 const STATUS_CONTACT = `UPDATE contacts SET
@@ -65,8 +71,8 @@ const APPEND = `WITH bump AS (
     WHERE conversation_id = $4 RETURNING *
   ), msg AS (
     INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, created_at,
-      chatbot_id, conversation_created_at, attachments, search_words)
-    SELECT $5, $4, b.message_count, $6, $7, $8, $9, $1, b.chatbot_id, b.created_at, $10, to_tsvector('simple', $11)
+      chatbot_id, conversation_created_at, attachments, search_words, author_name)
+    SELECT $5, $4, b.message_count, $6, $7, $8, $9, $1, b.chatbot_id, b.created_at, $10, to_tsvector('simple', $11), $12
     FROM bump b
   ), touch AS (
     UPDATE contacts c SET
@@ -91,29 +97,15 @@ export function pgConversations(db: PgDb): ConversationRepository {
     previews: async (ids) => {
       const out = new Map<string, ConversationPreview>();
       if (ids.length === 0) return out;
-      const rows = await db.rows<
-        {
-          conversation_id: string;
-          chatbot_id: string;
-          role: string | null;
-          content: string | null;
-        } & TimerRow
-      >(
+      const rows = await db.rows<PreviewRow>(
         "conv_previews",
-        `SELECT c.conversation_id, c.chatbot_id, m.role, left(m.content, ${PREVIEW_LENGTH}) AS content,
-            c.snoozed_until, c.sla_due_at, c.sla_status, c.first_operator_at
+        `SELECT ${PREVIEW_COLUMNS}, left(m.content, ${PREVIEW_LENGTH}) AS content
           FROM conversations c
           LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count
           WHERE c.conversation_id = ANY($1::text[])`,
         [ids],
       );
-      for (const r of rows)
-        out.set(r.conversation_id, {
-          chatbotId: r.chatbot_id,
-          role: (r.role ?? "") as ConversationPreview["role"],
-          content: r.content ?? "",
-          timers: toTimerState(r),
-        });
+      for (const r of rows) out.set(r.conversation_id, toPreview(r));
       return out;
     },
     byId: async (id) => {
@@ -165,6 +157,7 @@ export function pgConversations(db: PgDb): ConversationRepository {
           JSON.stringify(m.documents),
           JSON.stringify(m.attachments ?? []),
           searchDocText(m.content),
+          m.authorName ?? "",
         ]);
         if (!conv) throw new Error(`conversation ${conversationId} vanished`);
         const order = Number(conv.message_count);

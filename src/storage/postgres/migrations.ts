@@ -845,4 +845,10 @@ export const pgMigrations: PgMigration[] = [
     // The operator report reads one account's assignments of a period (issue 45).
     sql: `CREATE INDEX conversation_activity_account ON conversation_activity (account_id, created_at);`,
   },
+  {
+    version: 35,
+    // The display name of the person who wrote an operator reply; '' for the customer's and the agent's messages,
+    // and for replies stored before (issue 45). A constant default: no table rewrite.
+    sql: `ALTER TABLE messages ADD COLUMN author_name text NOT NULL DEFAULT '';`,
+  },
 ];

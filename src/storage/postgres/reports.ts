@@ -1,4 +1,5 @@
 import type { ReportRepository, ReportSeconds } from "../../domain/report/report.js";
+import { slaFact, TIMER_COLUMNS, type TimerRow } from "../timer-rows.js";
 import type { PgDb } from "./db.js";
 
 // One chatbot's period is a range of conversations_chatbot_created (with the heap: last_message_at is in no
@@ -17,7 +18,7 @@ export function pgReports(db: PgDb): ReportRepository {
   return {
     operatorFacts: async (accountId, from, to) => {
       const period = [accountId, from, to];
-      const [lines, replies, ratings, teams] = await Promise.all([
+      const [lines, replies, ratings, clocks, teams] = await Promise.all([
         db.rows(
           "report_operator_lines",
           `SELECT conversation_id, kind, to_email, to_name, created_at FROM conversation_activity
@@ -34,6 +35,11 @@ export function pgReports(db: PgDb): ReportRepository {
           "report_operator_ratings",
           `SELECT conversation_id, rating_score FROM conversations
            WHERE conversation_id IN (${TAKEN}) AND rating_score IS NOT NULL`,
+          period,
+        ),
+        db.rows<TimerRow>(
+          "report_operator_sla",
+          `SELECT ${TIMER_COLUMNS} FROM conversations WHERE conversation_id IN (${TAKEN}) AND sla_due_at IS NOT NULL`,
           period,
         ),
         db.rows(
@@ -54,6 +60,7 @@ export function pgReports(db: PgDb): ReportRepository {
         })),
         replies: replies.map((r) => ({ conversationId: String(r.conversation_id), createdAt: Number(r.created_at) })),
         ratings: ratings.map((r) => ({ conversationId: String(r.conversation_id), score: Number(r.rating_score) })),
+        sla: clocks.map(slaFact),
         teams: teams.map((r) => ({ teamId: String(r.team_id), name: String(r.name), email: String(r.email) })),
       };
     },

@@ -1117,6 +1117,14 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX conversation_activity_account ON conversation_activity (account_id, created_at);
     `,
   },
+  {
+    version: 41,
+    name: "messages: the display name of the person who wrote an operator reply",
+    sql: `
+      -- '' for the customer's and the agent's messages, and for replies stored before (issue 45).
+      ALTER TABLE messages ADD COLUMN author_name TEXT NOT NULL DEFAULT '';
+    `,
+  },
 ];
 
 /** Writes the search words of a table's existing rows (`messages` or `conversation_notes`) into its FTS table. */

@@ -55,6 +55,28 @@ export function conversationCases(h: () => Harness) {
       expect((await store.conversations.byId(id))?.messageCount).toBe(61);
     });
 
+    it("an operator reply keeps its author's name; other messages have none", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const id = newId();
+      await message(store, a, id, { at: 1, start: true });
+      const reply = {
+        messageId: newId(),
+        role: "operator" as const,
+        content: "A person here.",
+        toolCalls: "",
+        documents: [],
+        createdAt: 2,
+        authorName: "Bea Stone",
+      };
+      const written = await store.conversations.append(id, reply, { unread: false, reopens: false });
+      expect(written.authorName).toBe("Bea Stone");
+      const ref = { conversationId: id, createdAt: 1 };
+      const read = (await store.conversations.messages(ref, 10, 0)).messages;
+      expect(read.map((m) => m.authorName)).toEqual([undefined, "Bea Stone"]);
+      expect((await store.conversations.recent(ref, 1)).map((m) => m.authorName)).toEqual(["Bea Stone"]);
+    });
+
     it("pages messages by order after an offset, and recent() gives the latest oldest first", async () => {
       const { store } = h();
       const a = await account(store);

@@ -54,6 +54,7 @@ function figures(conversations: number, first: number[], resolution: number[], d
     resolution: d(resolution),
     ratings: { count, average, distribution },
     csat,
+    sla: { hits: 0, breaches: 0 },
   };
 }
 
@@ -142,6 +143,7 @@ export function operatorReportCases(h: () => Harness) {
             resolution: none,
             ratings: { count: 0, average: 0, distribution: [0, 0, 0, 0, 0] },
             csat: 0,
+            sla: { hits: 0, breaches: 0 },
           },
         ],
       });
@@ -159,6 +161,52 @@ export function operatorReportCases(h: () => Harness) {
         [BEA, 0, 0],
         [SAM, 0, 0],
       ]);
+    });
+    it("gives a first-response SLA's hit to whoever held it at the first reply, its breach to whoever held it when due", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const bot = (await store.chatbots.byId(a.chatbotId))!;
+      await store.chatbots.update({ ...bot, firstResponseSlaMinutes: 5 });
+      const [met, missed, unheld, none] = [newId(), newId(), newId(), newId()];
+      const start = async (c: string, at: number, clock: boolean) => {
+        await message(store, a, c, { at: D + at * S, start: true, userId: c.slice(0, 8) });
+        if (clock) expect(await store.timers.startSla(c, D + at * S)).toBe(D + (at + 300) * S);
+      };
+      // met: Bea holds it and answers within the 5 minutes.
+      await start(met, 1, true);
+      await line(store, a.accountId, met, "assigned", BEA, D + 10 * S);
+      await message(store, a, met, { at: D + 100 * S, role: "operator" });
+      // missed: Sam holds it when it falls due, unanswered; Bea takes it over after and answers, late.
+      await start(missed, 2, true);
+      await line(store, a.accountId, missed, "assigned", SAM, D + 30 * S);
+      // unheld: due while no one held it; Bea gets it after.
+      await start(unheld, 3, true);
+      // none: no clock ran (Sam answers it in time, no SLA): no hit.
+      await start(none, 4, false);
+      await line(store, a.accountId, none, "assigned", SAM, D + 40 * S);
+      await message(store, a, none, { at: D + 50 * S, role: "operator" });
+      for (const c of [met, missed, unheld]) expect(await store.timers.settleSla(c, D + 400 * S)).toBeDefined();
+      await line(store, a.accountId, missed, "taken_over", BEA, D + 500 * S);
+      await message(store, a, missed, { at: D + 510 * S, role: "operator" });
+      await line(store, a.accountId, unheld, "assigned", BEA, D + 600 * S);
+      await message(store, a, unheld, { at: D + 610 * S, role: "operator" });
+      const both = await team(store, a.accountId, "Both", [BEA, SAM]);
+
+      const facts = await store.reports.operatorFacts(a.accountId, D, D + 86_400_000);
+      expect(facts.sla.sort((p, q) => p.dueAt - q.dueAt)).toEqual([
+        { conversationId: met, dueAt: D + 301 * S, firstOperatorAt: D + 100 * S, breached: false },
+        { conversationId: missed, dueAt: D + 302 * S, firstOperatorAt: D + 510 * S, breached: true },
+        { conversationId: unheld, dueAt: D + 303 * S, firstOperatorAt: D + 610 * S, breached: true },
+      ]);
+      const report = await new OperatorReports(store).get({ accountId: a.accountId } as never, {
+        from: "2026-03-10",
+        to: "2026-03-10",
+      });
+      expect(report.operators.map((o) => [o.email, o.sla])).toEqual([
+        [BEA, { hits: 1, breaches: 0 }],
+        [SAM, { hits: 0, breaches: 1 }],
+      ]);
+      expect(report.teams.map((t) => [t.teamId, t.sla])).toEqual([[both, { hits: 1, breaches: 1 }]]);
     });
   });
 }

@@ -251,6 +251,7 @@ function ContactList(props: {
                   <span class={`badge badge--${c.conversationStatus}`} data-testid="contact-status">
                     {c.conversationStatus}
                   </span>{" "}
+                  <PriorityMark priority={c.priority} />{" "}
                   {c.assignedTo !== "ai_agent" && <span class="muted">{c.assignedTo}</span>}
                 </span>
                 <span class="contact__time">{when(c.latestMessageTime)}</span>
@@ -294,6 +295,17 @@ function ContactList(props: {
         </button>
       )}
     </>
+  );
+}
+
+/** A conversation's priority in the list: nothing for none; its word (not a colour alone), named for readers. */
+function PriorityMark(props: { priority: string }) {
+  if (!props.priority || props.priority === "none") return null;
+  return (
+    <span class={`priority priority--${props.priority}`} data-testid="contact-priority" data-priority={props.priority}>
+      <span class="sr-only">Priority: </span>
+      {props.priority[0]!.toUpperCase() + props.priority.slice(1)}
+    </span>
   );
 }
 
@@ -574,7 +586,14 @@ function ConversationView(props: {
             onErased={() => [props.onChanged(), props.onBack()]}
           />
         </div>
-        <ConversationLabelsBar conversationId={id} onChanged={() => setChanges((c) => c + 1)} />
+        <ConversationLabelsBar
+          conversationId={id}
+          onChanged={() => {
+            setChanges((c) => c + 1);
+            // The list shows the priority: read it again.
+            props.onChanged();
+          }}
+        />
         <ActionError error={a.error} />
       </header>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable log must be reachable by keyboard (axe) */}
@@ -666,7 +685,11 @@ function MessageItem({ m }: { m: Message }) {
   return (
     <article class={`message message--${m.role}`} data-role={m.role}>
       <header class="message__head">
-        <strong>{ROLE_LABEL[m.role] ?? m.role}</strong> <time dateTime={m.createdAt}>{when(m.createdAt)}</time>
+        {/* A reply by its author's name (issue 45); "Operator" for replies stored before names were kept. */}
+        <strong data-testid="message-author">
+          {(m.role === "operator" && m.authorName) || ROLE_LABEL[m.role] || m.role}
+        </strong>{" "}
+        <time dateTime={m.createdAt}>{when(m.createdAt)}</time>
       </header>
       <p class="message__text">{m.content}</p>
       <MessageFiles files={m.attachments} />

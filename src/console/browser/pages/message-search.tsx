@@ -229,5 +229,6 @@ function contactOf(h: SearchResult): Contact {
     snoozedUntil: "",
     firstResponseDueAt: "",
     firstResponseStatus: "",
+    priority: "",
   };
 }

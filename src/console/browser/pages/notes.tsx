@@ -30,6 +30,9 @@ export function NotesPanel(props: { conversationId: string; live: Note | undefin
     ? people.filter((p) => p.displayName.toLowerCase().startsWith(asked[1]!.toLowerCase())).slice(0, 8)
     : [];
   const nameOf = (memberId: string) => people.find((p) => p.memberId === memberId)?.displayName ?? "someone";
+  // A note's author by display name (issue 45), their e-mail until the people are read or when they left.
+  const authorName = (email: string) =>
+    people.find((p) => p.email.toLowerCase() === email.toLowerCase())?.displayName || email;
   const pick = (p: MentionablePerson) => {
     setText((t) => t.replace(/@[^\s@]*$/, `@${p.displayName} `));
     setActive(0);
@@ -85,7 +88,8 @@ export function NotesPanel(props: { conversationId: string; live: Note | undefin
           {notes.map((n, i) => (
             <li key={n.noteId} class="note" data-testid="note" ref={i === notes.length - 1 ? end : undefined}>
               <div class="note__head">
-                <strong>{n.authorEmail}</strong> <time dateTime={n.createdAt}>{when(n.createdAt)}</time>
+                <strong data-testid="note-author">{authorName(n.authorEmail)}</strong>{" "}
+                <time dateTime={n.createdAt}>{when(n.createdAt)}</time>
               </div>
               <p class="note__text">{n.content}</p>
               {n.mentionedMemberIds.length > 0 && (

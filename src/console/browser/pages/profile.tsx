@@ -1,4 +1,4 @@
-import { useContext, useState } from "preact/hooks";
+import { useContext, useEffect, useState } from "preact/hooks";
 import type { ApiKey, CreatedApiKey } from "../../../../gen/aiagent/v1/account_service_pb.js";
 import { accounts } from "../api.js";
 import { SessionContext } from "../session.js";
@@ -6,13 +6,16 @@ import { DataTable, RowAction } from "../table.js";
 import { Empty, ErrorNote, Field, Loading, PageTitle, SecretRow, TextField, useAction, useLoad, when } from "../ui.js";
 import { AlertSettings, YourPicture } from "./me.js";
 
-/** The account and its API keys (admins), and the caller's own password. */
-export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
+/**
+ * The account and its API keys (admins' Profile), and the caller's own things (everyone's My settings): their name
+ * and picture in the chat, their alerts (the SLA e-mail, desktop and sound), their password.
+ */
+export function Profile({ own = false }: { own?: boolean }) {
   const s = useContext(SessionContext)!;
   return (
     <section>
-      <PageTitle>{passwordOnly ? "Your password" : "Profile"}</PageTitle>
-      {!passwordOnly && (
+      <PageTitle>{own ? "My settings" : "Profile"}</PageTitle>
+      {!own && (
         <div class="card">
           <h2>Account</h2>
           <dl class="facts">
@@ -31,7 +34,7 @@ export function Profile({ passwordOnly = false }: { passwordOnly?: boolean }) {
           </dl>
         </div>
       )}
-      {!passwordOnly && <ApiKeys />}
+      {!own && <ApiKeys />}
       <YourName />
       <YourAlerts />
       <YourPicture />
@@ -183,13 +186,25 @@ function YourName() {
   );
 }
 
-/** Where the caller wants the inbox's alerts: the SLA alert by e-mail (on by default). */
+/**
+ * Where the caller wants the inbox's e-mails: the SLA alert and mentions in notes (both on by default; the mention
+ * choice is the Mentions page's box too).
+ */
 function YourAlerts() {
   const s = useContext(SessionContext)!;
   const [sla, setSla] = useState(s.account.callerSlaBreachEmail);
+  // Read from the mentions list (its `email_alerts`); unknown until then, and left as it is when not read.
+  const [mentions, setMentions] = useState<boolean | undefined>();
+  useEffect(() => {
+    accounts.listMyMentions({ limit: 1 }).then(
+      (r) => setMentions((m) => m ?? r.data?.emailAlerts ?? true),
+      () => undefined,
+    );
+  }, []);
   const { a, done, submit } = useSaveForm(async () => {
     const r = await accounts.setMyAlerts({ slaBreachEmail: sla });
     if (r.data) s.update(r.data);
+    if (mentions !== undefined) await accounts.setMentionAlerts({ emailAlerts: mentions });
   });
   return (
     <form class="card" onSubmit={submit}>
@@ -197,6 +212,15 @@ function YourAlerts() {
       <label class="check">
         <input type="checkbox" checked={sla} onChange={(e) => setSla(e.currentTarget.checked)} />
         E-mail me when a conversation I hold (or, as an admin, an unassigned one) misses its first-response SLA
+      </label>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={mentions ?? true}
+          disabled={mentions === undefined}
+          onChange={(e) => setMentions(e.currentTarget.checked)}
+        />
+        E-mail me when a teammate mentions me in a note
       </label>
       {a.error !== undefined && <ErrorNote error={a.error} />}
       {done && (

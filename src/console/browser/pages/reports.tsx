@@ -37,6 +37,7 @@ function plain(m: ReportMessage): Report {
 
 type Held = { conversations: number; firstResponse?: typeof zero; resolution?: typeof zero; csat: number } & {
   ratings?: { count: number; average: number; distribution: number[] };
+  sla?: { hits: number; breaches: number };
 };
 
 /** One person's or team's figures as plain values (absent messages are figures measured on nothing). */
@@ -51,6 +52,7 @@ function held(m: Held): HeldFigures {
       distribution: m.ratings?.distribution ?? [0, 0, 0, 0, 0],
     },
     csat: m.csat,
+    sla: { hits: m.sla?.hits ?? 0, breaches: m.sla?.breaches ?? 0 },
   };
 }
 
@@ -297,6 +299,7 @@ function PeopleFigures(props: { r: OperatorReport; teams: boolean; onDownload: (
                 <th scope="col">Resolution (median / p90)</th>
                 <th scope="col">Ratings</th>
                 <th scope="col">CSAT (4–5 of 5)</th>
+                <th scope="col">SLA (met / breached)</th>
               </tr>
             </thead>
             <tbody>
@@ -313,6 +316,9 @@ function PeopleFigures(props: { r: OperatorReport; teams: boolean; onDownload: (
                     {x.ratings.count ? `${x.ratings.count}, average ${x.ratings.average.toFixed(2)}` : NONE}
                   </td>
                   <td data-testid="csat">{x.ratings.count ? `${Math.round(x.csat * 100)}%` : NONE}</td>
+                  <td data-testid="sla">
+                    {x.sla.hits + x.sla.breaches === 0 ? NONE : `${x.sla.hits} / ${x.sla.breaches}`}
+                  </td>
                 </tr>
               ))}
             </tbody>

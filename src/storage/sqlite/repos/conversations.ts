@@ -13,9 +13,14 @@ import type { MessageEffect } from "../../../domain/conversation/rules.js";
 import { searchDocText } from "../../../domain/conversation/search.js";
 import { contactSearchText } from "../../../domain/conversation/search-fold.js";
 import { newId } from "../../../domain/ids.js";
-import { type ConversationRow, toConversation } from "../../conversation-rows.js";
+import {
+  type ConversationRow,
+  PREVIEW_COLUMNS,
+  type PreviewRow,
+  toConversation,
+  toPreview,
+} from "../../conversation-rows.js";
 import type { Sync } from "../../sync.js";
-import { type TimerRow, toTimerState } from "../../timer-rows.js";
 import type { Db } from "../database.js";
 import { nextContactRowid } from "./contact-rowid.js";
 
@@ -30,10 +35,11 @@ type MsgRow = [
   documents: string | null,
   createdAt: number,
   attachments: string | null,
+  authorName: string | null,
 ];
 const MSG_COLUMNS =
   "message_id, message_order, role, content, nullif(tool_calls, '') AS tool_calls, nullif(documents, '[]') AS " +
-  "documents, created_at, nullif(attachments, '[]') AS attachments";
+  "documents, created_at, nullif(attachments, '[]') AS attachments, nullif(author_name, '') AS author_name";
 
 const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number): MessageRecord => ({
   messageId: r[0],
@@ -46,6 +52,7 @@ const toMsg = (r: MsgRow, conversationId: string, conversationCreatedAt: number)
   documents: r[5] === null ? [] : (JSON.parse(r[5]) as KnowledgeSnippet[]),
   createdAt: r[6],
   ...(r[7] === null ? {} : { attachments: JSON.parse(r[7]) as MessageAttachment[] }),
+  ...(r[8] === null ? {} : { authorName: r[8] }),
 });
 
 /** Conversations and messages in SQLite; each write is one transaction that also keeps the contact's aggregates. */
@@ -95,7 +102,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       last_message_at`);
   const insertMsg = db.prepare(
     "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, " +
-      "created_at, chatbot_id, conversation_created_at, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "created_at, chatbot_id, conversation_created_at, attachments, author_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const indexMsg = db.prepare("INSERT INTO message_search (rowid, terms) VALUES (?, ?)");
   // The conversation written to becomes the latest; its state as this write left it (its last activity) is
@@ -228,6 +235,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         conv.chatbot_id,
         conv.created_at,
         JSON.stringify(m.attachments ?? []),
+        m.authorName ?? "",
       );
       indexMsg.run(lastInsertRowid, searchDocText(m.content));
       touchContact.run({
@@ -246,12 +254,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   );
 
   // One statement for a page's conversations: each by its key, its last message by (conversation, order).
-  const previews = db.prepare<
-    [string],
-    { conversation_id: string; chatbot_id: string; role: string | null; content: string | null } & TimerRow
-  >(
-    `SELECT c.conversation_id, c.chatbot_id, m.role, substr(m.content, 1, ${PREVIEW_LENGTH}) AS content,
-        c.snoozed_until, c.sla_due_at, c.sla_status, c.first_operator_at
+  const previews = db.prepare<[string], PreviewRow>(
+    `SELECT ${PREVIEW_COLUMNS}, substr(m.content, 1, ${PREVIEW_LENGTH}) AS content
       FROM json_each(?) j JOIN conversations c ON c.conversation_id = j.value
       LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count`,
   );
@@ -263,13 +267,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
     previews: (ids) => {
       const out = new Map<string, ConversationPreview>();
       if (ids.length === 0) return out;
-      for (const r of previews.all(JSON.stringify(ids)))
-        out.set(r.conversation_id, {
-          chatbotId: r.chatbot_id,
-          role: (r.role ?? "") as ConversationPreview["role"],
-          content: r.content ?? "",
-          timers: toTimerState(r),
-        });
+      for (const r of previews.all(JSON.stringify(ids))) out.set(r.conversation_id, toPreview(r));
       return out;
     },
     // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.

@@ -1,6 +1,7 @@
 import type { HoldingLine } from "../../../domain/report/operators.js";
 import type { ReportRepository, ReportSeconds } from "../../../domain/report/report.js";
 import type { Sync } from "../../sync.js";
+import { slaFact, TIMER_COLUMNS, type TimerRow } from "../../timer-rows.js";
 import type { Db } from "../database.js";
 
 const QUARTER = 900_000;
@@ -81,6 +82,9 @@ export function sqliteReports(db: Db): Sync<ReportRepository> {
     `SELECT conversation_id AS conversationId, rating_score AS score FROM conversations
      WHERE conversation_id IN (${TAKEN}) AND rating_score IS NOT NULL`,
   );
+  const clocks = db.prepare<[Record<string, unknown>], TimerRow>(
+    `SELECT ${TIMER_COLUMNS} FROM conversations WHERE conversation_id IN (${TAKEN}) AND sla_due_at IS NOT NULL`,
+  );
   const teams = db.prepare<[string], { teamId: string; name: string; email: string }>(
     `SELECT t.team_id AS teamId, t.name, coalesce(m.email, '') AS email
      FROM teams t LEFT JOIN team_members m ON m.team_id = t.team_id
@@ -90,7 +94,13 @@ export function sqliteReports(db: Db): Sync<ReportRepository> {
   return {
     operatorFacts: (account, from, to) => {
       const p = { account, from, to };
-      return { lines: lines.all(p), replies: replies.all(p), ratings: rated.all(p), teams: teams.all(account) };
+      return {
+        lines: lines.all(p),
+        replies: replies.all(p),
+        ratings: rated.all(p),
+        sla: clocks.all(p).map(slaFact),
+        teams: teams.all(account),
+      };
     },
     counts: (bot, from, to, idle) => {
       const period = { bot, from, to };
