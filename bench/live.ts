@@ -283,7 +283,7 @@ async function liveRows(t: Target, rows: Rows, asW5?: { postgres: string }): Pro
   try {
     // W1: idle, heartbeats on.
     await new Promise((r) => setTimeout(r, 2000));
-    if (!asW5) {
+    if (!asW5 && only.has("W1")) {
       const cpu0 = cpuMicros(t.server.pid);
       const beats0 = streams.reduce((n, s) => n + s.beats, 0);
       const w0 = performance.now();
@@ -507,7 +507,9 @@ async function main(): Promise<void> {
     };
     if (only.has("W4")) results.bare!.W4 = await w4(bareTarget);
     log(`bare W4: ${JSON.stringify(results.bare!.W4)}`);
-    if (only.has("W1")) await liveRows(bareTarget, results.bare!);
+    // W2 and W3 run on W1's streams: any of the three opens them (W1's idle window only when asked for).
+    const streamRows = only.has("W1") || only.has("W2") || only.has("W3");
+    if (streamRows) await liveRows(bareTarget, results.bare!);
     results.bare!.peakRssMb = mb(await bare.stop());
 
     const serviceEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
@@ -541,7 +543,7 @@ async function main(): Promise<void> {
       // W4 first, on a fresh instance: the long conversation resumed from its start.
       if (only.has("W4")) results.service!.W4 = await w4(f.target);
       log(`service W4: ${JSON.stringify(results.service!.W4)}`);
-      if (only.has("W1")) {
+      if (streamRows) {
         await f.converse(customers, () => service);
         await liveRows(f.target, results.service!);
       }
