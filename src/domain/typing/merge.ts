@@ -47,10 +47,7 @@ export async function* withSignals<T, S>(
       const got = settled;
       if (!got) continue;
       settled = undefined;
-      if ("e" in got) {
-        next = undefined;
-        throw got.e;
-      }
+      if ("e" in got) throw got.e;
       const r = got.r;
       next = undefined;
       if (r.done) return;
