@@ -156,6 +156,8 @@ const until = async (what: string, okNow: () => boolean, ms: number) => {
 interface Target {
   name: string;
   server: ServerProcess;
+  /** Every instance the rows' writes and streams reach (W5: two); `server` alone when not given. */
+  instances?: ServerProcess[];
   port: number;
   /** Paths of the streams, and which conversation and customer each watches (and on which port, when not `port`). */
   streams: { path: string; conv: string; customer: number; port?: number }[];
@@ -201,6 +203,10 @@ interface Rows {
     /** Writes not sent (256 already in flight) or answered with an error, and the first error. */
     failedWrites: number;
     firstError: string;
+    /** The service's CPU (every instance's) from the first write to the last delivery, per event written, ms. */
+    cpuMsPerEvent: number;
+    /** This process's CPU over the same window, % of one core: the load generator is not the limit while low. */
+    generatorCpuPct: number;
   };
   W3?: {
     revoked: number;
@@ -277,7 +283,7 @@ async function liveRows(t: Target, rows: Rows, asW5?: { postgres: string }): Pro
   try {
     // W1: idle, heartbeats on.
     await new Promise((r) => setTimeout(r, 2000));
-    if (!asW5) {
+    if (!asW5 && only.has("W1")) {
       const cpu0 = cpuMicros(t.server.pid);
       const beats0 = streams.reduce((n, s) => n + s.beats, 0);
       const w0 = performance.now();
@@ -320,6 +326,10 @@ async function liveRows(t: Target, rows: Rows, asW5?: { postgres: string }): Pro
       let failed = 0;
       let firstError = "";
       let inFlight = 0;
+      const pids = (t.instances ?? [t.server]).map((x) => x.pid);
+      const serviceCpu = () => pids.reduce((n, pid) => n + cpuMicros(pid), 0);
+      const cpu0 = serviceCpu();
+      const ownCpu0 = process.cpuUsage();
       const w2Start = performance.now();
       const total = Math.round(writesPerSec * w2Seconds);
       const pending: Promise<void>[] = [];
@@ -354,6 +364,9 @@ async function liveRows(t: Target, rows: Rows, asW5?: { postgres: string }): Pro
       const expected = () =>
         written.every((w) => byConv.get(w.conv)!.every((s) => w.ids.every((id) => seen.get(s)?.has(id))));
       await until("the last deliveries", expected, 5000);
+      const cpuMs = (serviceCpu() - cpu0) / 1000;
+      const own = process.cpuUsage(ownCpu0);
+      const windowS = (performance.now() - w2Start) / 1000;
       const lat: number[] = [];
       let missed = 0;
       for (const w of written)
@@ -374,6 +387,8 @@ async function liveRows(t: Target, rows: Rows, asW5?: { postgres: string }): Pro
         duplicated: dupes,
         failedWrites: failed,
         firstError,
+        cpuMsPerEvent: Math.round((cpuMs / Math.max(1, written.length * perWrite)) * 100) / 100,
+        generatorCpuPct: Math.round(((own.user + own.system) / 1e4 / windowS) * 10) / 10,
       };
       if (asW5) {
         const ports = [...new Set(t.streams.map((x) => x.port ?? t.port))];
@@ -492,7 +507,9 @@ async function main(): Promise<void> {
     };
     if (only.has("W4")) results.bare!.W4 = await w4(bareTarget);
     log(`bare W4: ${JSON.stringify(results.bare!.W4)}`);
-    if (only.has("W1")) await liveRows(bareTarget, results.bare!);
+    // W2 and W3 run on W1's streams: any of the three opens them (W1's idle window only when asked for).
+    const streamRows = only.has("W1") || only.has("W2") || only.has("W3");
+    if (streamRows) await liveRows(bareTarget, results.bare!);
     results.bare!.peakRssMb = mb(await bare.stop());
 
     const serviceEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
@@ -526,7 +543,7 @@ async function main(): Promise<void> {
       // W4 first, on a fresh instance: the long conversation resumed from its start.
       if (only.has("W4")) results.service!.W4 = await w4(f.target);
       log(`service W4: ${JSON.stringify(results.service!.W4)}`);
-      if (only.has("W1")) {
+      if (streamRows) {
         await f.converse(customers, () => service);
         await liveRows(f.target, results.service!);
       }
@@ -571,6 +588,7 @@ async function main(): Promise<void> {
     `| W1 | idle CPU, % of one core | ${s.W1?.cpuPct} | ${b.W1?.cpuPct} | ${ratio(s.W1?.cpuPct, b.W1?.cpuPct)} | ≤ 5 % |`,
     `| W2 | ${s.W2?.eventsPerSec} events/s achieved (${rate} offered): answer → delivery p99 ms | ${s.W2?.p99Ms} | ${b.W2?.p99Ms} | ${ratio(s.W2?.p99Ms, b.W2?.p99Ms)} | ≤ 250 ms |`,
     `| W2 | missed / duplicated of ${s.W2?.deliveries} deliveries | ${s.W2?.missed} / ${s.W2?.duplicated} | ${b.W2?.missed} / ${b.W2?.duplicated} |  | 0 / 0 |`,
+    `| W2 | service CPU per event written, ms (the load generator's CPU: ${s.W2?.generatorCpuPct} % of a core) | ${s.W2?.cpuMsPerEvent} | ${b.W2?.cpuMsPerEvent} |  |  |`,
     `| W3 | ${s.W3?.revoked} streams revoked at once (${s.W3?.failedRevocations ?? 0} of the calls failed): answer → end, max ms | ${s.W3?.maxMs} | ${b.W3?.maxMs} | ${ratio(s.W3?.maxMs, b.W3?.maxMs)} | ≤ 1,000 ms |`,
     `| W3 | the others keep receiving: deliveries got / expected | ${s.W3?.othersGot} / ${s.W3?.othersExpected} | ${b.W3?.othersGot} / ${b.W3?.othersExpected} |  | all |`,
     `| W4 | resume ${s.W4?.events} events behind: events/s | ${s.W4?.eventsPerSec} | ${b.W4?.eventsPerSec} | ${ratio(s.W4?.eventsPerSec, b.W4?.eventsPerSec)} | ≥ 10,000 |`,
@@ -580,6 +598,9 @@ async function main(): Promise<void> {
       : `| W5 | W2 on PostgreSQL, two instances | ${s.W5Skipped ? `skipped: ${s.W5Skipped}` : "not run"} | — |  | as W2 |`,
     s.W5
       ? `| W5 | missed / duplicated of ${s.W5.deliveries} deliveries | ${s.W5.missed} / ${s.W5.duplicated} | — |  | 0 / 0 |`
+      : "",
+    s.W5
+      ? `| W5 | CPU per event written, both instances, ms (the load generator's CPU: ${s.W5.generatorCpuPct} % of a core) | ${s.W5.cpuMsPerEvent} | — |  |  |`
       : "",
   ].filter(Boolean);
   const report = {
@@ -637,6 +658,7 @@ async function frameTarget(name: string, instances: ServerProcess[], d: Dataset)
   const target: Target = {
     name,
     server: first,
+    instances,
     port: Number(new URL(first.url).port),
     streams: [],
     write: async (conv, k) => {

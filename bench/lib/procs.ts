@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { join } from "node:path";
 import { peakRss } from "./proc.js";
 
 /** A server the benchmark started, with what it needs to measure it. */
@@ -30,6 +32,14 @@ export function startServer(
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });
+  // AIAGENT_BENCH_CHILD_LOG (a directory): each server's stdout and stderr also go to <dir>/<name>-<pid>.log, e.g.
+  // with AIAGENT_BENCH_NODE_ARGS="--trace-gc" to see a row's collections.
+  const logDir = process.env.AIAGENT_BENCH_CHILD_LOG;
+  if (logDir) {
+    const file = createWriteStream(join(logDir, `${name.replace(/\W+/g, "-")}-${child.pid}.log`));
+    child.stdout!.pipe(file);
+    child.stderr!.pipe(file);
+  }
   let output = "";
   let lastRss = 0;
   return new Promise((resolve, reject) => {

@@ -58,6 +58,9 @@ describe("npm run bench:live", () => {
       expect(rows.W1.beatsPerSec, `${name}: heartbeats every 300 ms`).toBeGreaterThan(0);
       expect(rows.W2.deliveries, name).toBeGreaterThan(0);
       expect([rows.W2.missed, rows.W2.duplicated], name).toEqual([0, 0]);
+      // What the writes cost the server, and the generator's own share (it must not be the limit).
+      expect(rows.W2.cpuMsPerEvent, name).toBeGreaterThanOrEqual(0);
+      expect(rows.W2.generatorCpuPct, name).toBeGreaterThan(0);
       expect(rows.W3.revoked, name).toBe(8);
       expect(rows.W3.ended, name).toBe(8);
       expect(rows.W3.othersGot, name).toBe(rows.W3.othersExpected);
@@ -78,6 +81,7 @@ describe("npm run bench:live", () => {
     expect(w5.streamsPerInstance).toEqual([16, 16]);
     expect(w5.deliveries).toBeGreaterThan(0);
     expect([w5.missed, w5.duplicated]).toEqual([0, 0]);
+    expect(w5.cpuMsPerEvent, "both instances' CPU is counted").toBeGreaterThan(0);
     expect(r.stdout).toContain("| W5 |");
   });
 });

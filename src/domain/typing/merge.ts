@@ -16,25 +16,39 @@ export async function* withSignals<T, S>(
   let stop: (() => void) | undefined;
   const it = source[Symbol.asyncIterator]();
   let next: Promise<IteratorResult<T>> | undefined;
+  // What the pending read gave, once it settled. The read and the signals wake the same waiter: no race against the
+  // read, which would leave a reaction on it for every signal that came first.
+  let settled: { r: IteratorResult<T> } | { e: unknown } | undefined;
   try {
     for (;;) {
       if (!next) {
-        next = it.next();
-        // Settled later by the race below; this keeps a rejection from going unhandled meanwhile.
-        next.catch(() => undefined);
+        const read = it.next();
+        next = read;
+        read.then(
+          (r) => {
+            if (next === read) settled = { r };
+            wake?.();
+          },
+          (e: unknown) => {
+            if (next === read) settled = { e };
+            wake?.();
+          },
+        );
       }
-      const woken = new Promise<"signal">((resolve) => {
-        wake = () => resolve("signal");
-      });
-      const r = waiting.length > 0 ? "signal" : await Promise.race([next, woken]);
+      if (waiting.length === 0 && !settled) await new Promise<void>((resolve) => (wake = resolve));
       wake = undefined;
-      if (r === "signal") {
+      if (waiting.length > 0) {
         for (const s of waiting.splice(0)) {
           const e = toEvent(s);
           if (e !== undefined) yield e;
         }
         continue;
       }
+      const got = settled;
+      if (!got) continue;
+      settled = undefined;
+      if ("e" in got) throw got.e;
+      const r = got.r;
       next = undefined;
       if (r.done) return;
       yield r.value;
