@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
 import { newId } from "../../../src/domain/ids.js";
 import { account } from "./fixtures.js";
 import type { Harness } from "./harness.js";
@@ -28,10 +29,14 @@ export function tokenCases(h: () => Harness) {
       const t3 = token(b, "u1");
       for (const t of [t1, t2, t3]) await store.refreshTokens.insert(t);
       expect(await store.refreshTokens.byHash(t1.tokenHash)).toEqual(t1);
+      expect(await store.refreshTokens.byHashWithAccount(t1.tokenHash)).toEqual({ token: t1, accountActive: true });
+      expect(await store.refreshTokens.byHashWithAccount("nope")).toBeUndefined();
       expect(await store.refreshTokens.notBefore(a.chatbotId, "u1")).toBeUndefined();
 
       expect(await store.refreshTokens.revoke({ accountId: a.accountId, userId: "u1" }, 100)).toBe(1);
       expect((await store.refreshTokens.byHash(t1.tokenHash))?.revokedAt).toBe(100);
+      // The revocation is read with the account's state, in the same statement.
+      expect((await store.refreshTokens.byHashWithAccount(t1.tokenHash))?.token.revokedAt).toBe(100);
       expect((await store.refreshTokens.byHash(t2.tokenHash))?.revokedAt).toBeNull();
       expect(await store.refreshTokens.notBefore(a.chatbotId, "u1")).toBe(100);
       expect(await store.refreshTokens.notBefore(a.chatbotId, "u2")).toBeUndefined();
@@ -41,6 +46,45 @@ export function tokenCases(h: () => Harness) {
 
       expect(await store.refreshTokens.revoke({ accountId: a.accountId, chatbotId: a.chatbotId }, 200)).toBe(1);
       expect(await store.refreshTokens.notBefore(a.chatbotId, "u2")).toBe(200);
+    });
+
+    it("reads a refresh token with whether its account is active", async () => {
+      const { store } = h();
+      const off = {
+        accountId: newId(),
+        email: `off-${newId()}@x.example`,
+        passwordHash: null,
+        active: false,
+        createdAt: 1,
+      };
+      await store.accounts.insert(off);
+      const chatbotId = newId();
+      await store.chatbots.insert({
+        chatbotId,
+        accountId: off.accountId,
+        name: "bot",
+        allowedOrigins: [],
+        knowledge: [],
+        agent: { kind: "built_in" },
+        appearance: DEFAULT_APPEARANCE,
+        active: true,
+        createdAt: 1,
+      });
+      const t = {
+        tokenHash: newId(),
+        sessionId: newId(),
+        accountId: off.accountId,
+        chatbotId,
+        userId: "u1",
+        createdAt: 1,
+        expiresAt: 10_000,
+        revokedAt: null,
+        lastUsedAt: 1,
+        lastOrigin: "",
+        userAgent: "",
+      };
+      await store.refreshTokens.insert(t);
+      expect(await store.refreshTokens.byHashWithAccount(t.tokenHash)).toEqual({ token: t, accountActive: false });
     });
   });
 

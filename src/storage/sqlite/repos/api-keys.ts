@@ -1,5 +1,12 @@
 import type { ApiKeyRepository } from "../../../domain/account/repository.js";
-import { type ApiKeyRow, apiKeyValues, toApiKey } from "../../account-rows.js";
+import {
+  type ApiKeyRow,
+  type ApiKeyWithAccountRow,
+  apiKeyValues,
+  KEY_WITH_ACCOUNT_COLUMNS,
+  toApiKey,
+  toApiKeyWithAccount,
+} from "../../account-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 
@@ -10,6 +17,10 @@ export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
       "last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const byHash = db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE key_hash = ?");
+  const withAccount = db.prepare<[string], ApiKeyWithAccountRow>(
+    `SELECT ${KEY_WITH_ACCOUNT_COLUMNS} FROM api_keys k LEFT JOIN accounts a ON a.account_id = k.account_id
+     WHERE k.key_hash = ?`,
+  );
   const list = db.prepare<[string], ApiKeyRow>(
     "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, api_key_id",
   );
@@ -29,6 +40,10 @@ export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
     byHash: (h) => {
       const r = byHash.get(h);
       return r && toApiKey(r);
+    },
+    byHashWithAccount: (h) => {
+      const r = withAccount.get(h);
+      return r && toApiKeyWithAccount(r);
     },
     listForAccount: (id) => list.all(id).map(toApiKey),
     revoke: (accountId, apiKeyId, at) =>

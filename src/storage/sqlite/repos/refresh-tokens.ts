@@ -4,7 +4,9 @@ import {
   type RefreshTokenRow,
   type RotationRow,
   refreshTokenValues,
+  TOKEN_WITH_ACCOUNT,
   toRefreshToken,
+  toRefreshTokenWithAccount,
   toRotation,
 } from "../../token-rows.js";
 import type { Db } from "../database.js";
@@ -20,6 +22,9 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
        revoked_at, last_used_at, last_origin, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const byHash = db.prepare<[string], RefreshTokenRow>("SELECT * FROM refresh_tokens WHERE token_hash = ?");
+  const withAccount = db.prepare<[string], RefreshTokenRow & { account_active: number | null }>(
+    `${TOKEN_WITH_ACCOUNT}?`,
+  );
   const bySession = db.prepare<[string], RefreshTokenRow>("SELECT * FROM refresh_tokens WHERE session_id = ?");
   const notBefore = db.prepare<[string, string, string | null], { not_before: number | null }>(
     // SQLite's max() of several values is NULL when one is: each side stands in for the other when it is missing.
@@ -105,6 +110,10 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     byHash: (h) => {
       const r = byHash.get(h);
       return r && toRefreshToken(r);
+    },
+    byHashWithAccount: (h) => {
+      const r = withAccount.get(h);
+      return r && toRefreshTokenWithAccount(r);
     },
     revokeLineage: (ids, at) => revokeLineage.immediate(ids, at),
     lineageNotBefore: (ids) => lineageNotBefore.get(JSON.stringify(ids))?.not_before ?? undefined,
