@@ -1,4 +1,4 @@
-import type { ApiKeyRepository } from "../../../domain/account/repository.js";
+import type { ApiKeyRecord, ApiKeyRepository } from "../../../domain/account/repository.js";
 import {
   type ApiKeyRow,
   type ApiKeyWithAccountRow,
@@ -9,6 +9,7 @@ import {
 } from "../../account-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
+import { fileState, UnchangedMemo } from "./unchanged-memo.js";
 
 /** API keys (hashes only) in SQLite. */
 export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
@@ -35,6 +36,8 @@ export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
   const touch = db.prepare(
     "UPDATE api_keys SET last_used_at = ? WHERE api_key_id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
   );
+  // Read by every call with an ID token minted with a key (the key must still work): kept while the file is unchanged.
+  const lists = new UnchangedMemo<ApiKeyRecord[]>(fileState(db));
   return {
     insert: (k) => void insert.run(...apiKeyValues(k)),
     byHash: (h) => {
@@ -45,7 +48,7 @@ export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
       const r = withAccount.get(h);
       return r && toApiKeyWithAccount(r);
     },
-    listForAccount: (id) => list.all(id).map(toApiKey),
+    listForAccount: (id) => lists.get(id, () => list.all(id).map(toApiKey)),
     revoke: (accountId, apiKeyId, at) =>
       (apiKeyId === "all" ? revokeAll.run(at, accountId) : revokeOne.run(at, accountId, apiKeyId)).changes,
     expireAllBut: (accountId, keep, at) => void expire.run(at, at, accountId, keep),

@@ -11,6 +11,7 @@ import {
 } from "../../token-rows.js";
 import type { Db } from "../database.js";
 import { ShortMemo } from "./short-memo.js";
+import { fileState, UnchangedMemo } from "./unchanged-memo.js";
 
 /** How long a chatbot's session policy is kept in memory, ms. */
 const POLICY_CACHE_MS = 1000;
@@ -100,6 +101,12 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   const revokeLineage = db.transaction((ids: readonly string[], at: number) => {
     for (const id of ids) raise.run("", id, at);
   });
+  // Read by every call with a token (revoked since it was issued?): kept while the file is unchanged.
+  const lineages = new UnchangedMemo<number | undefined>(fileState(db));
+  const frames = new UnchangedMemo<{
+    notBefore: number | undefined;
+    chatbot: { accountId: string; active: boolean } | undefined;
+  }>(fileState(db));
   const rotate = db.transaction((sessionId: string, fromHash: string, toHash: string, salt: string, at: number) => {
     if (swap.run(toHash, sessionId, fromHash).changes !== 1) return false;
     retire.run(fromHash, sessionId, at, salt);
@@ -116,19 +123,23 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
       return r && toRefreshTokenWithAccount(r);
     },
     revokeLineage: (ids, at) => revokeLineage.immediate(ids, at),
-    lineageNotBefore: (ids) => lineageNotBefore.get(JSON.stringify(ids))?.not_before ?? undefined,
+    lineageNotBefore: (ids) => {
+      const key = JSON.stringify(ids);
+      return lineages.get(key, () => lineageNotBefore.get(key)?.not_before ?? undefined);
+    },
     revoke: (s, at) => revoke.immediate(s.accountId, s.chatbotId ?? null, s.userId ?? null, at),
     notBefore: (chatbotId, userId, sessionId) =>
       (sessionId === undefined
         ? notBeforePair.get(chatbotId, userId)?.not_before
         : notBefore.get(chatbotId, userId, sessionId)?.not_before) ?? undefined,
-    frameAccess: (chatbotId, userId, sessionId) => {
-      const r = frameAccess.get({ chatbotId, userId, sessionId: sessionId ?? null });
-      return {
-        notBefore: r?.not_before ?? undefined,
-        chatbot: r && r.account_id !== null ? { accountId: r.account_id, active: r.active === 1 } : undefined,
-      };
-    },
+    frameAccess: (chatbotId, userId, sessionId) =>
+      frames.get(`${chatbotId} ${userId} ${sessionId ?? ""}`, () => {
+        const r = frameAccess.get({ chatbotId, userId, sessionId: sessionId ?? null });
+        return {
+          notBefore: r?.not_before ?? undefined,
+          chatbot: r && r.account_id !== null ? { accountId: r.account_id, active: r.active === 1 } : undefined,
+        };
+      }),
     bySession: (id) => {
       const r = bySession.get(id);
       return r && toRefreshToken(r);
