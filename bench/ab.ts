@@ -41,8 +41,17 @@ const meta = JSON.parse(
     ),
     "utf8",
   ),
-) as { chatbot_id: string; client_api_key: string; email: string; samples: { user_id: string; conversation_id: string }[] };
-const dbFile = join(opt.cache!, "data", (await import("node:fs")).readdirSync(join(opt.cache!, "data")).find((f) => /^10k-.*\.db$/.test(f))!);
+) as {
+  chatbot_id: string;
+  client_api_key: string;
+  email: string;
+  samples: { user_id: string; conversation_id: string }[];
+};
+const dbFile = join(
+  opt.cache!,
+  "data",
+  (await import("node:fs")).readdirSync(join(opt.cache!, "data")).find((f) => /^10k-.*\.db$/.test(f))!,
+);
 
 const work = mkdtempSync(join(tmpdir(), "aiagent-ab-"));
 const servers: ServerProcess[] = [];
@@ -96,7 +105,8 @@ async function requestsFor(base: string): Promise<Record<string, HttpRequestSpec
     post("/get_id_token", { user_email_id: meta.email, client_api_key: meta.client_api_key }),
   );
   const bearer = { authorization: `Bearer ${(id.idToken ?? id.id_token) as string}` };
-  const list = (q: string) => get(`/get_contact_conversations?user_email_id=${encodeURIComponent(meta.email)}${q}`, bearer);
+  const list = (q: string) =>
+    get(`/get_contact_conversations?user_email_id=${encodeURIComponent(meta.email)}${q}`, bearer);
   return {
     S4: Array.from({ length: 256 }, (_, i) =>
       post("/ai_agent/get_access_token", { user_id: `ab_${i.toString(36)}`, ...key }),
@@ -136,7 +146,9 @@ try {
   for (const row of rows) {
     const ma = median(cpu[row]!.A!);
     const mb = median(cpu[row]!.B!);
-    console.log(`${row}: A ${ma.toFixed(0)} µs, B ${mb.toFixed(0)} µs CPU/req (medians); B ÷ A ${(mb / ma).toFixed(3)}`);
+    console.log(
+      `${row}: A ${ma.toFixed(0)} µs, B ${mb.toFixed(0)} µs CPU/req (medians); B ÷ A ${(mb / ma).toFixed(3)}`,
+    );
   }
 } finally {
   for (const s of servers) await s.stop();

@@ -36,7 +36,8 @@ await root.connect();
 await root.query(`CREATE DATABASE ${dbName}`);
 const url = admin.replace(/\/[^/]*$/, `/${dbName}`);
 
-const READ = "SELECT k.*, a.email, a.active FROM api_keys k JOIN accounts a ON a.account_id = k.account_id WHERE k.key_hash = $1";
+const READ =
+  "SELECT k.*, a.email, a.active FROM api_keys k JOIN accounts a ON a.account_id = k.account_id WHERE k.key_hash = $1";
 const INSERT =
   "INSERT INTO refresh_tokens (token_hash, session_id, account_id, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)";
 const UPSERT =
