@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
 import { newId } from "../../../src/domain/ids.js";
 import { account } from "./fixtures.js";
 import type { Harness } from "./harness.js";
@@ -7,23 +6,23 @@ import type { Harness } from "./harness.js";
 /** Refresh tokens, revocation instants and signing keys: the state every instance shares. */
 export function tokenCases(h: () => Harness) {
   describe("refresh tokens and revocation", () => {
+    const token = (o: { accountId: string; chatbotId: string }, userId: string) => ({
+      tokenHash: newId(),
+      sessionId: newId(),
+      accountId: o.accountId,
+      chatbotId: o.chatbotId,
+      userId,
+      createdAt: 1,
+      expiresAt: 10_000,
+      revokedAt: null,
+      lastUsedAt: 1,
+      lastOrigin: "",
+      userAgent: "",
+    });
     it("revokes by account, chatbot and user scope, and raises not-before only for the users reached", async () => {
       const { store } = h();
       const a = await account(store);
       const b = await account(store);
-      const token = (o: { accountId: string; chatbotId: string }, userId: string) => ({
-        tokenHash: newId(),
-        sessionId: newId(),
-        accountId: o.accountId,
-        chatbotId: o.chatbotId,
-        userId,
-        createdAt: 1,
-        expiresAt: 10_000,
-        revokedAt: null,
-        lastUsedAt: 1,
-        lastOrigin: "",
-        userAgent: "",
-      });
       const t1 = token(a, "u1");
       const t2 = token(a, "u2");
       const t3 = token(b, "u1");
@@ -50,39 +49,8 @@ export function tokenCases(h: () => Harness) {
 
     it("reads a refresh token with whether its account is active", async () => {
       const { store } = h();
-      const off = {
-        accountId: newId(),
-        email: `off-${newId()}@x.example`,
-        passwordHash: null,
-        active: false,
-        createdAt: 1,
-      };
-      await store.accounts.insert(off);
-      const chatbotId = newId();
-      await store.chatbots.insert({
-        chatbotId,
-        accountId: off.accountId,
-        name: "bot",
-        allowedOrigins: [],
-        knowledge: [],
-        agent: { kind: "built_in" },
-        appearance: DEFAULT_APPEARANCE,
-        active: true,
-        createdAt: 1,
-      });
-      const t = {
-        tokenHash: newId(),
-        sessionId: newId(),
-        accountId: off.accountId,
-        chatbotId,
-        userId: "u1",
-        createdAt: 1,
-        expiresAt: 10_000,
-        revokedAt: null,
-        lastUsedAt: 1,
-        lastOrigin: "",
-        userAgent: "",
-      };
+      const off = await account(store, 1, false);
+      const t = token(off, "u1");
       await store.refreshTokens.insert(t);
       expect(await store.refreshTokens.byHashWithAccount(t.tokenHash)).toEqual({ token: t, accountActive: false });
     });
