@@ -61,6 +61,17 @@ describe("reads kept while the SQLite file is unchanged", () => {
     expect(await s.contacts.listVersion(a.accountId)).not.toBe(version);
   });
 
+  it("keep each frame token's answer apart, whatever blanks its user id holds", async () => {
+    const s = open();
+    const a = await account(s);
+    await s.transaction(async (tx) => {
+      await tx.refreshTokens.revoke({ accountId: a.accountId, chatbotId: a.chatbotId, userId: "a" }, 700);
+    });
+    // ("a b", session "c") and ("a", session "b c"): the same words in the same order.
+    expect((await s.refreshTokens.frameAccess(a.chatbotId, "a b", "c")).notBefore).toBeUndefined();
+    expect((await s.refreshTokens.frameAccess(a.chatbotId, "a", "b c")).notBefore).toBe(700);
+  });
+
   it("see this process's own write at the next read, and never keep what a rolled-back unit wrote", async () => {
     const s = open();
     const a = await account(s);

@@ -133,7 +133,8 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
         ? notBeforePair.get(chatbotId, userId)?.not_before
         : notBefore.get(chatbotId, userId, sessionId)?.not_before) ?? undefined,
     frameAccess: (chatbotId, userId, sessionId) =>
-      frames.get(`${chatbotId} ${userId} ${sessionId ?? ""}`, () => {
+      // A user id may hold blanks: the key is the three as JSON, never ambiguous.
+      frames.get(JSON.stringify([chatbotId, userId, sessionId ?? null]), () => {
         const r = frameAccess.get({ chatbotId, userId, sessionId: sessionId ?? null });
         return {
           notBefore: r?.not_before ?? undefined,
