@@ -103,10 +103,6 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   });
   // Read by every call with a token (revoked since it was issued?): kept while the file is unchanged.
   const lineages = new UnchangedMemo<number | undefined>(fileState(db));
-  const frames = new UnchangedMemo<{
-    notBefore: number | undefined;
-    chatbot: { accountId: string; active: boolean } | undefined;
-  }>(fileState(db));
   const rotate = db.transaction((sessionId: string, fromHash: string, toHash: string, salt: string, at: number) => {
     if (swap.run(toHash, sessionId, fromHash).changes !== 1) return false;
     retire.run(fromHash, sessionId, at, salt);
@@ -132,15 +128,13 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
       (sessionId === undefined
         ? notBeforePair.get(chatbotId, userId)?.not_before
         : notBefore.get(chatbotId, userId, sessionId)?.not_before) ?? undefined,
-    frameAccess: (chatbotId, userId, sessionId) =>
-      // A user id may hold blanks: the key is the three as JSON, never ambiguous.
-      frames.get(JSON.stringify([chatbotId, userId, sessionId ?? null]), () => {
-        const r = frameAccess.get({ chatbotId, userId, sessionId: sessionId ?? null });
-        return {
-          notBefore: r?.not_before ?? undefined,
-          chatbot: r && r.account_id !== null ? { accountId: r.account_id, active: r.active === 1 } : undefined,
-        };
-      }),
+    frameAccess: (chatbotId, userId, sessionId) => {
+      const r = frameAccess.get({ chatbotId, userId, sessionId: sessionId ?? null });
+      return {
+        notBefore: r?.not_before ?? undefined,
+        chatbot: r && r.account_id !== null ? { accountId: r.account_id, active: r.active === 1 } : undefined,
+      };
+    },
     bySession: (id) => {
       const r = bySession.get(id);
       return r && toRefreshToken(r);
