@@ -7,7 +7,7 @@
 // once first), are warmed up, then each row runs on A, then on B, then on A… and the CPU per request of each server
 // (user + system, /proc) is printed per round, with the ratio B ÷ A of the medians. The load generator is wrk (the
 // closed-loop rows) or the bench's open-loop client at 1,000 req/s offered (the `-o` rows).
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,26 +32,19 @@ const { values: opt } = parseArgs({
 if (!opt.base) throw new Error("--base: the other checkout (its node_modules installed)");
 const rows = opt.rows!.split(",");
 const seconds = Number(opt.duration);
-const meta = JSON.parse(
-  readFileSync(
-    join(
-      opt.cache!,
-      "data",
-      (await import("node:fs")).readdirSync(join(opt.cache!, "data")).find((f) => /^10k-.*\.json$/.test(f))!,
-    ),
-    "utf8",
-  ),
-) as {
+// The 10k dataset the bench seeded (`npm run bench -- --quick` seeds it once).
+const dataFile = (pattern: RegExp) => {
+  const name = readdirSync(join(opt.cache!, "data")).find((f) => pattern.test(f));
+  if (!name) throw new Error(`no 10k dataset in ${opt.cache}: run \`npm run bench -- --quick\` once first`);
+  return join(opt.cache!, "data", name);
+};
+const meta = JSON.parse(readFileSync(dataFile(/^10k-.*\.json$/), "utf8")) as {
   chatbot_id: string;
   client_api_key: string;
   email: string;
   samples: { user_id: string; conversation_id: string }[];
 };
-const dbFile = join(
-  opt.cache!,
-  "data",
-  (await import("node:fs")).readdirSync(join(opt.cache!, "data")).find((f) => /^10k-.*\.db$/.test(f))!,
-);
+const dbFile = dataFile(/^10k-.*\.db$/);
 
 const work = mkdtempSync(join(tmpdir(), "aiagent-ab-"));
 const servers: ServerProcess[] = [];
@@ -63,7 +56,7 @@ async function side(name: string, root: string) {
   const build = await buildForBench(root, join(root, "node_modules", ".cache", "aiagent-bench", `ab-${process.pid}`));
   builds.push(build);
   const db = join(work, `${name}.db`);
-  (await import("node:fs")).copyFileSync(dbFile, db);
+  copyFileSync(dbFile, db);
   const s = await startServer(name, join(build, "src/cli/main.js"), ["serve"], {
     ...process.env,
     AIAGENT_RATE_LIMIT: "off",
