@@ -1,5 +1,5 @@
-// `node --import tsx bench/pg-statements.ts`: how many statements (round trips to PostgreSQL) one get_access_token
-// and one send_message cost, counted in the driver on a real server: a number the machine's load cannot blur,
+// `node --import tsx bench/pg-statements.ts`: how many statements (round trips to PostgreSQL) one get_access_token,
+// one refresh_token and one send_message cost, counted in the driver on a real server: a number the machine's load cannot blur,
 // unlike req/s. With --profile N it also runs N more sends and N more issues (for `node --cpu-prof`), and reports the
 // CPU time they cost per request: this process (the service and its client) and the PostgreSQL server's backends
 // serving this database (read from /proc, so only for a server on this machine): CPU, unlike req/s, is little
@@ -130,6 +130,10 @@ try {
   };
   await count("get_access_token, a new user", 20, (i) => issue(`new-${i}`));
   await count("get_access_token, a known user", 20, () => issue("new-0"));
+  const refreshToken = (await issue("refresher")).refresh_token as string;
+  await count("refresh_token", 20, () =>
+    post("/ai_agent/refresh_token", { user_id: "refresher", chatbot_id: bot.chatbotId, refresh_token: refreshToken }),
+  );
   await count("send_message into a conversation (message and reply)", 20, () => send(conv));
   const n = Number(opt.profile);
   if (n > 0) {

@@ -51,6 +51,34 @@ export const toApiKey = (r: ApiKeyRow): ApiKeyRecord => ({
   lastUsedAt: numOrNull(r.last_used_at),
 });
 
+/** The columns of an API key and its account in one row: the key's as they are, the account's prefixed. */
+export const KEY_WITH_ACCOUNT_COLUMNS =
+  "k.*, a.account_id AS a_account_id, a.email AS a_email, a.password_hash AS a_password_hash, a.active AS a_active, " +
+  "a.created_at AS a_created_at";
+
+/** A row of `api_keys` joined with its account's (null when the account is gone). */
+export interface ApiKeyWithAccountRow extends ApiKeyRow {
+  a_account_id: string | null;
+  a_email: string;
+  a_password_hash: string | null;
+  a_active: boolean | number;
+  a_created_at: Big;
+}
+
+export const toApiKeyWithAccount = (r: ApiKeyWithAccountRow) => ({
+  key: toApiKey(r),
+  account:
+    r.a_account_id === null
+      ? undefined
+      : toAccount({
+          account_id: r.a_account_id,
+          email: r.a_email,
+          password_hash: r.a_password_hash,
+          active: r.a_active,
+          created_at: r.a_created_at,
+        }),
+});
+
 /** The values of an API key's insert, in column order. */
 export const apiKeyValues = (k: ApiKeyRecord) =>
   [k.apiKeyId, k.accountId, k.keyHash, k.hint, k.name, k.createdAt, k.revokedAt, k.expiresAt, k.lastUsedAt] as const;

@@ -1,5 +1,5 @@
 import type { LaunchCodeRecord, RefreshTokenRecord, SigningKeyRecord } from "../domain/token/repository.js";
-import { type Big, numOrNull } from "./row-values.js";
+import { type Big, isSet, numOrNull } from "./row-values.js";
 
 // The rows of the token tables, the same on both back ends but for the conversions in row-values.ts.
 
@@ -30,6 +30,16 @@ export const toRefreshToken = (r: RefreshTokenRow): RefreshTokenRecord => ({
   lastUsedAt: Number(r.last_used_at),
   lastOrigin: r.last_origin,
   userAgent: r.user_agent,
+});
+
+/** A refresh token's columns and its account's state (null when the account is gone), in one row. */
+export const TOKEN_WITH_ACCOUNT =
+  "SELECT t.*, a.active AS account_active FROM refresh_tokens t LEFT JOIN accounts a ON a.account_id = t.account_id " +
+  "WHERE t.token_hash = ";
+
+export const toRefreshTokenWithAccount = (r: RefreshTokenRow & { account_active: boolean | number | null }) => ({
+  token: toRefreshToken(r),
+  accountActive: r.account_active !== null && isSet(r.account_active),
 });
 
 /** The values of a refresh token's insert, in column order. */

@@ -118,6 +118,8 @@ export interface AccountRepository {
 export interface ApiKeyRepository {
   insert(k: ApiKeyRecord): Promise<void>;
   byHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
+  /** The key with this hash and its account (undefined when the account is gone), read in one statement. */
+  byHashWithAccount(keyHash: string): Promise<{ key: ApiKeyRecord; account: AccountRecord | undefined } | undefined>;
   listForAccount(accountId: string): Promise<ApiKeyRecord[]>;
   /** Revokes one key of the account (by id) or every one not yet revoked; returns how many were revoked. */
   revoke(accountId: string, apiKeyId: string | "all", at: number): Promise<number>;

@@ -53,6 +53,8 @@ export interface RevocationScope {
 export interface RefreshTokenRepository {
   insert(r: RefreshTokenRecord): Promise<void>;
   byHash(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
+  /** The token with this hash and whether its account exists and is active, read in one statement. */
+  byHashWithAccount(tokenHash: string): Promise<{ token: RefreshTokenRecord; accountActive: boolean } | undefined>;
   /** Revokes the matching refresh tokens and raises "not before" for every (chatbot, user) they were bound to. */
   revoke(scope: RevocationScope, at: number): Promise<number>;
   /**

@@ -40,7 +40,15 @@ export class TokenRefresh {
     requireText("refresh_token", input.refreshToken);
     const hash = hashSecret(input.refreshToken);
     const now = this.d.clock.now();
-    let rec = await this.d.refreshTokens.byHash(hash);
+    // Read side by side (a back end may send them in one round trip): the token with its account's state, the
+    // chatbot and its session policy. Each is checked below before anything is issued or written.
+    const [found, chatbot, policy] = await Promise.all([
+      this.d.refreshTokens.byHashWithAccount(hash),
+      this.d.chatbots.byId(chatbotId),
+      this.d.refreshTokens.policy(chatbotId),
+    ]);
+    let rec = found?.token;
+    let accountActive = found?.accountActive === true;
     let successor: { token: string; expiresAt: number } | undefined;
     if (!rec) {
       const retired = await this.d.refreshTokens.rotated(hash);
@@ -48,7 +56,6 @@ export class TokenRefresh {
       if (!retired || !session || session.userId !== userId || session.chatbotId !== chatbotId)
         throw new UnknownCredentialError(BAD_REFRESH);
       const token = deriveSuccessor(input.refreshToken, retired.successorSalt);
-      const policy = await this.d.refreshTokens.policy(chatbotId);
       const grace = policy?.reuseGraceMs ?? 0;
       const current = sameHash(session.tokenHash, hashSecret(token));
       if (session.revokedAt !== null) throw unauthenticated(BAD_REFRESH);
@@ -58,23 +65,21 @@ export class TokenRefresh {
         throw unauthenticated(BAD_REFRESH);
       }
       rec = session;
+      accountActive = (await this.d.accounts.byId(session.accountId))?.active === true;
       successor = { token, expiresAt: session.expiresAt };
     } else if (!sameHash(rec.tokenHash, hash) || rec.userId !== userId || rec.chatbotId !== chatbotId)
       throw new UnknownCredentialError(BAD_REFRESH);
     // A revoked token is one we issued: refused the same way, but not counted as a guess.
     if (rec.revokedAt !== null) throw unauthenticated(BAD_REFRESH);
     if (rec.expiresAt <= now) throw unauthenticated("refresh_token has expired", "TokenExpiredError");
-    const chatbot = await this.d.chatbots.byId(chatbotId);
-    const account = await this.d.accounts.byId(rec.accountId);
-    if (!chatbot?.active || chatbot.accountId !== rec.accountId || !account?.active) throw unauthenticated(BAD_REFRESH);
+    if (!chatbot?.active || chatbot.accountId !== rec.accountId || !accountActive) throw unauthenticated(BAD_REFRESH);
     if (input.clientApiKey) {
       const keyAccount = await accountForKey(this.d, input.clientApiKey);
       if (!keyAccount || keyAccount.accountId !== rec.accountId) throw new UnknownCredentialError(BAD_REFRESH);
       await keyAccount.markUsed();
     }
     await this.d.admit?.(rec.accountId);
-    if (!successor && (await this.d.refreshTokens.policy(chatbotId))?.rotate)
-      successor = await this.rotate(rec, input.refreshToken, now);
+    if (!successor && policy?.rotate) successor = await this.rotate(rec, input.refreshToken, now);
     const access = await this.d.jwt.signAccess(
       { accountId: rec.accountId, chatbotId, userId, sessionId: rec.sessionId },
       this.d.ttl.access,

@@ -1,5 +1,5 @@
 import type { ApiKeyRepository } from "../../domain/account/repository.js";
-import { apiKeyValues, toApiKey } from "../account-rows.js";
+import { apiKeyValues, KEY_WITH_ACCOUNT_COLUMNS, toApiKey, toApiKeyWithAccount } from "../account-rows.js";
 import type { PgDb } from "./db.js";
 import { all, execute, first } from "./query.js";
 
@@ -18,6 +18,15 @@ export function pgApiKeys(db: PgDb): ApiKeyRepository {
         apiKeyValues(k),
       ),
     byHash: (h) => first(db, "key_by_hash", "SELECT * FROM api_keys WHERE key_hash = $1", [h], toApiKey),
+    byHashWithAccount: (h) =>
+      first(
+        db,
+        "key_with_account",
+        `SELECT ${KEY_WITH_ACCOUNT_COLUMNS} FROM api_keys k LEFT JOIN accounts a ON a.account_id = k.account_id
+         WHERE k.key_hash = $1`,
+        [h],
+        toApiKeyWithAccount,
+      ),
     listForAccount: (accountId) =>
       all(
         db,

@@ -1,5 +1,13 @@
 import type { LaunchCodeRepository, RefreshTokenRepository } from "../../domain/token/repository.js";
-import { launchCodeValues, refreshTokenValues, toLaunchCode, toRefreshToken, toRotation } from "../token-rows.js";
+import {
+  launchCodeValues,
+  refreshTokenValues,
+  TOKEN_WITH_ACCOUNT,
+  toLaunchCode,
+  toRefreshToken,
+  toRefreshTokenWithAccount,
+  toRotation,
+} from "../token-rows.js";
 import type { PgDb } from "./db.js";
 import { all, execute, first } from "./query.js";
 
@@ -18,6 +26,7 @@ export function pgRefreshTokens(db: PgDb): RefreshTokenRepository {
         [...refreshTokenValues(r)],
       ),
     byHash: (h) => first(db, "rt_by_hash", "SELECT * FROM refresh_tokens WHERE token_hash = $1", [h], toRefreshToken),
+    byHashWithAccount: (h) => first(db, "rt_with_account", `${TOKEN_WITH_ACCOUNT}$1`, [h], toRefreshTokenWithAccount),
     revoke: (s, at) =>
       db.unit(async () => {
         const scope = [s.accountId, s.chatbotId ?? null, s.userId ?? null];

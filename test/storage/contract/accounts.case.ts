@@ -76,6 +76,27 @@ export function accountCases(h: () => Harness) {
       expect((await store.apiKeys.listForAccount(a)).map((k) => k.apiKeyId)).toEqual([k1.apiKeyId, k2.apiKeyId]);
     });
 
+    it("reads a key with its account in one call, the account's state as stored", async () => {
+      const { store } = h();
+      const a = {
+        accountId: newId(),
+        email: `on-${newId()}@x.example`,
+        passwordHash: null,
+        active: true,
+        createdAt: 3,
+      };
+      const off = { ...a, accountId: newId(), email: `off-${newId()}@x.example`, active: false };
+      for (const acc of [a, off]) await store.accounts.insert(acc);
+      const k = key(a.accountId, 10);
+      const kOff = key(off.accountId, 11);
+      for (const x of [k, kOff]) await store.apiKeys.insert(x);
+      expect(await store.apiKeys.byHashWithAccount(k.keyHash)).toEqual({ key: k, account: a });
+      expect(await store.apiKeys.byHashWithAccount(kOff.keyHash)).toEqual({ key: kOff, account: off });
+      expect(await store.apiKeys.byHashWithAccount("nope")).toBeUndefined();
+      await store.apiKeys.revoke(a.accountId, k.apiKeyId, 50);
+      expect((await store.apiKeys.byHashWithAccount(k.keyHash))?.key.revokedAt).toBe(50);
+    });
+
     it("revokes one key or all of an account's unrevoked keys, counting only those it revoked", async () => {
       const { store } = h();
       const a = await bareAccount(store);

@@ -7,15 +7,16 @@ import type { Store } from "../../../src/domain/store.js";
 
 let n = 0;
 
-/** An account with one chatbot. */
+/** An account with one chatbot (an active one unless `active` is false). */
 export async function account(
   store: Store,
   createdAt = 1,
+  active = true,
 ): Promise<{ accountId: string; chatbotId: string; email: string }> {
   const accountId = newId();
   const chatbotId = newId();
   const email = `owner${++n}-${accountId.slice(0, 8)}@example.com`;
-  await store.accounts.insert({ accountId, email, passwordHash: null, active: true, createdAt });
+  await store.accounts.insert({ accountId, email, passwordHash: null, active, createdAt });
   await store.chatbots.insert({
     chatbotId,
     accountId,

@@ -1,8 +1,9 @@
-import type { AccountRepository } from "../../../domain/account/repository.js";
+import type { AccountRecord, AccountRepository } from "../../../domain/account/repository.js";
 import { type AccountRow, accountValues, toAccount } from "../../account-rows.js";
 import { bit } from "../../row-values.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
+import { fileState, UnchangedMemo } from "./unchanged-memo.js";
 
 const maybe = (r: AccountRow | undefined) => r && toAccount(r);
 
@@ -19,10 +20,12 @@ export function sqliteAccounts(db: Db): Sync<AccountRepository> {
     "SELECT * FROM accounts WHERE email > ? ORDER BY email LIMIT ?",
   );
   const setPassword = db.prepare("UPDATE accounts SET password_hash = ? WHERE account_id = ?");
+  // Read by every call with an ID token (its account must still be active): kept while the file is unchanged.
+  const ids = new UnchangedMemo<AccountRecord | undefined>(fileState(db));
   return {
     insert: (a) => void insert.run(...accountValues(a, bit)),
     byEmail: (email) => maybe(byEmail.get(email)),
-    byId: (id) => maybe(byId.get(id)),
+    byId: (id) => ids.get(id, () => maybe(byId.get(id))),
     any: () => any.get() !== undefined,
     page: (afterEmail, limit) => page.all(afterEmail, limit).map(toAccount),
     setPassword: (id, hash) => void setPassword.run(hash, id),

@@ -1,7 +1,15 @@
-import type { ApiKeyRepository } from "../../../domain/account/repository.js";
-import { type ApiKeyRow, apiKeyValues, toApiKey } from "../../account-rows.js";
+import type { ApiKeyRecord, ApiKeyRepository } from "../../../domain/account/repository.js";
+import {
+  type ApiKeyRow,
+  type ApiKeyWithAccountRow,
+  apiKeyValues,
+  KEY_WITH_ACCOUNT_COLUMNS,
+  toApiKey,
+  toApiKeyWithAccount,
+} from "../../account-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
+import { fileState, UnchangedMemo } from "./unchanged-memo.js";
 
 /** API keys (hashes only) in SQLite. */
 export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
@@ -10,6 +18,10 @@ export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
       "last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const byHash = db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE key_hash = ?");
+  const withAccount = db.prepare<[string], ApiKeyWithAccountRow>(
+    `SELECT ${KEY_WITH_ACCOUNT_COLUMNS} FROM api_keys k LEFT JOIN accounts a ON a.account_id = k.account_id
+     WHERE k.key_hash = ?`,
+  );
   const list = db.prepare<[string], ApiKeyRow>(
     "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, api_key_id",
   );
@@ -24,13 +36,19 @@ export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
   const touch = db.prepare(
     "UPDATE api_keys SET last_used_at = ? WHERE api_key_id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
   );
+  // Read by every call with an ID token minted with a key (the key must still work): kept while the file is unchanged.
+  const lists = new UnchangedMemo<ApiKeyRecord[]>(fileState(db));
   return {
     insert: (k) => void insert.run(...apiKeyValues(k)),
     byHash: (h) => {
       const r = byHash.get(h);
       return r && toApiKey(r);
     },
-    listForAccount: (id) => list.all(id).map(toApiKey),
+    byHashWithAccount: (h) => {
+      const r = withAccount.get(h);
+      return r && toApiKeyWithAccount(r);
+    },
+    listForAccount: (id) => lists.get(id, () => list.all(id).map(toApiKey)),
     revoke: (accountId, apiKeyId, at) =>
       (apiKeyId === "all" ? revokeAll.run(at, accountId) : revokeOne.run(at, accountId, apiKeyId)).changes,
     expireAllBut: (accountId, keep, at) => void expire.run(at, at, accountId, keep),

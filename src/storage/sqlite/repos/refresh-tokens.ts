@@ -4,11 +4,14 @@ import {
   type RefreshTokenRow,
   type RotationRow,
   refreshTokenValues,
+  TOKEN_WITH_ACCOUNT,
   toRefreshToken,
+  toRefreshTokenWithAccount,
   toRotation,
 } from "../../token-rows.js";
 import type { Db } from "../database.js";
 import { ShortMemo } from "./short-memo.js";
+import { fileState, UnchangedMemo } from "./unchanged-memo.js";
 
 /** How long a chatbot's session policy is kept in memory, ms. */
 const POLICY_CACHE_MS = 1000;
@@ -20,6 +23,9 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
        revoked_at, last_used_at, last_origin, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const byHash = db.prepare<[string], RefreshTokenRow>("SELECT * FROM refresh_tokens WHERE token_hash = ?");
+  const withAccount = db.prepare<[string], RefreshTokenRow & { account_active: number | null }>(
+    `${TOKEN_WITH_ACCOUNT}?`,
+  );
   const bySession = db.prepare<[string], RefreshTokenRow>("SELECT * FROM refresh_tokens WHERE session_id = ?");
   const notBefore = db.prepare<[string, string, string | null], { not_before: number | null }>(
     // SQLite's max() of several values is NULL when one is: each side stands in for the other when it is missing.
@@ -95,6 +101,8 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   const revokeLineage = db.transaction((ids: readonly string[], at: number) => {
     for (const id of ids) raise.run("", id, at);
   });
+  // Read by every call with a token (revoked since it was issued?): kept while the file is unchanged.
+  const lineages = new UnchangedMemo<number | undefined>(fileState(db));
   const rotate = db.transaction((sessionId: string, fromHash: string, toHash: string, salt: string, at: number) => {
     if (swap.run(toHash, sessionId, fromHash).changes !== 1) return false;
     retire.run(fromHash, sessionId, at, salt);
@@ -106,8 +114,15 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
       const r = byHash.get(h);
       return r && toRefreshToken(r);
     },
+    byHashWithAccount: (h) => {
+      const r = withAccount.get(h);
+      return r && toRefreshTokenWithAccount(r);
+    },
     revokeLineage: (ids, at) => revokeLineage.immediate(ids, at),
-    lineageNotBefore: (ids) => lineageNotBefore.get(JSON.stringify(ids))?.not_before ?? undefined,
+    lineageNotBefore: (ids) => {
+      const key = JSON.stringify(ids);
+      return lineages.get(key, () => lineageNotBefore.get(key)?.not_before ?? undefined);
+    },
     revoke: (s, at) => revoke.immediate(s.accountId, s.chatbotId ?? null, s.userId ?? null, at),
     notBefore: (chatbotId, userId, sessionId) =>
       (sessionId === undefined

@@ -1,0 +1,149 @@
+// Two builds of the service side by side, driven alternately on the same rows: what a change measures on a busy
+// machine, where one run of `npm run bench` against another moves more than most changes do.
+//
+//   node --import tsx bench/ab.ts --base /path/to/other/checkout [--rows S4,S5,S3a-o,S1-o] [--rounds 6] [--duration 5]
+//
+// Both servers run at once on their own copy of the 10k dataset (the bench's cache: run `npm run bench -- --quick`
+// once first), are warmed up, then each row runs on A, then on B, then on A… and the CPU per request of each server
+// (user + system, /proc) is printed per round, with the ratio B ÷ A of the medians. The load generator is wrk (the
+// closed-loop rows) or the bench's open-loop client at 1,000 req/s offered (the `-o` rows).
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { buildForBench } from "./lib/build.js";
+import { type HttpRequestSpec, runOpenLoop, runWrk } from "./lib/load.js";
+import { cpuMicros } from "./lib/proc.js";
+import { type ServerProcess, startServer } from "./lib/procs.js";
+import { median } from "./lib/stats.js";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, "..");
+const { values: opt } = parseArgs({
+  options: {
+    base: { type: "string" },
+    rows: { type: "string", default: "S4,S5" },
+    rounds: { type: "string", default: "6" },
+    duration: { type: "string", default: "5" },
+    cache: { type: "string", default: join(ROOT, "node_modules", ".cache", "aiagent-bench") },
+  },
+});
+if (!opt.base) throw new Error("--base: the other checkout (its node_modules installed)");
+const rows = opt.rows!.split(",");
+const seconds = Number(opt.duration);
+// The 10k dataset the bench seeded (`npm run bench -- --quick` seeds it once).
+const dataFile = (pattern: RegExp) => {
+  const name = readdirSync(join(opt.cache!, "data")).find((f) => pattern.test(f));
+  if (!name) throw new Error(`no 10k dataset in ${opt.cache}: run \`npm run bench -- --quick\` once first`);
+  return join(opt.cache!, "data", name);
+};
+const meta = JSON.parse(readFileSync(dataFile(/^10k-.*\.json$/), "utf8")) as {
+  chatbot_id: string;
+  client_api_key: string;
+  email: string;
+  samples: { user_id: string; conversation_id: string }[];
+};
+const dbFile = dataFile(/^10k-.*\.db$/);
+
+const work = mkdtempSync(join(tmpdir(), "aiagent-ab-"));
+const servers: ServerProcess[] = [];
+const builds: string[] = [];
+process.env.AIAGENT_SECRETS ??= "bench-only-key-encryption-secret-0123456789";
+
+async function side(name: string, root: string) {
+  // Built inside its checkout, so that its packages resolve.
+  const build = await buildForBench(root, join(root, "node_modules", ".cache", "aiagent-bench", `ab-${process.pid}`));
+  builds.push(build);
+  const db = join(work, `${name}.db`);
+  copyFileSync(dbFile, db);
+  const s = await startServer(name, join(build, "src/cli/main.js"), ["serve"], {
+    ...process.env,
+    AIAGENT_RATE_LIMIT: "off",
+    AIAGENT_LOG_LEVEL: "info",
+    AIAGENT_PORT: "0",
+    AIAGENT_HOST: "127.0.0.1",
+    NODE_ENV: "production",
+    AIAGENT_DB: db,
+    AIAGENT_ACCESS_TOKEN_TTL: "7200",
+    AIAGENT_ID_TOKEN_TTL: "7200",
+  });
+  servers.push(s);
+  return { name, build, s, requests: await requestsFor(s.url) };
+}
+
+const post = (path: string, body: unknown): HttpRequestSpec => ({
+  method: "POST",
+  path,
+  body: JSON.stringify(body),
+  headers: { "content-type": "application/json" },
+});
+const get = (path: string, headers: Record<string, string> = {}): HttpRequestSpec => ({ method: "GET", path, headers });
+
+async function json(base: string, r: HttpRequestSpec): Promise<Record<string, unknown>> {
+  const res = await fetch(base + r.path, { method: r.method, headers: r.headers, body: r.body });
+  if (res.status !== 200) throw new Error(`${r.path}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { data: Record<string, unknown> }).data;
+}
+
+async function requestsFor(base: string): Promise<Record<string, HttpRequestSpec[]>> {
+  const key = { chatbot_id: meta.chatbot_id, client_api_key: meta.client_api_key };
+  const samples = [];
+  for (const s of meta.samples.slice(0, 64)) {
+    const t = await json(base, post("/ai_agent/get_access_token", { user_id: s.user_id, ...key }));
+    samples.push({ ...s, access: t.access_token as string, refresh: t.refresh_token as string });
+  }
+  const id = await json(
+    base,
+    post("/get_id_token", { user_email_id: meta.email, client_api_key: meta.client_api_key }),
+  );
+  const bearer = { authorization: `Bearer ${(id.idToken ?? id.id_token) as string}` };
+  const list = (q: string) =>
+    get(`/get_contact_conversations?user_email_id=${encodeURIComponent(meta.email)}${q}`, bearer);
+  return {
+    S4: Array.from({ length: 256 }, (_, i) =>
+      post("/ai_agent/get_access_token", { user_id: `ab_${i.toString(36)}`, ...key }),
+    ),
+    S5: samples.map((s) =>
+      post("/ai_agent/refresh_token", { user_id: s.user_id, chatbot_id: meta.chatbot_id, refresh_token: s.refresh }),
+    ),
+    "S1-o": samples.map((s) =>
+      get(`/get_messages_for_conversation?conversation_id=${s.conversation_id}&access_token=${s.access}`),
+    ),
+    "S3a-o": [list("")],
+    "S3u-o": [list("&filter=unread")],
+  };
+}
+
+try {
+  const a = await side("A", resolve(opt.base));
+  const b = await side("B", ROOT);
+  const open = join(b.build, "bench/lib/open-loop-child.js");
+  const drive = (sd: typeof a, row: string, secs: number) =>
+    row.endsWith("-o")
+      ? runOpenLoop(process.execPath, open, sd.s.url, sd.requests[row]!, { connections: 32, seconds: secs, rate: 1000 })
+      : runWrk(sd.s.url, sd.requests[row]!, { connections: 32, seconds: secs }, work);
+  for (const sd of [a, b]) for (const row of rows) await drive(sd, row, 2);
+  const cpu: Record<string, Record<string, number[]>> = {};
+  for (let round = 1; round <= Number(opt.rounds); round++)
+    for (const row of rows)
+      for (const sd of round % 2 ? [a, b] : [b, a]) {
+        const before = cpuMicros(sd.s.pid);
+        const r = await drive(sd, row, seconds);
+        const per = (cpuMicros(sd.s.pid) - before) / Math.max(1, r.requests);
+        ((cpu[row] ??= {})[sd.name] ??= []).push(per);
+        console.log(
+          `round ${round} ${row.padEnd(6)} ${sd.name}: ${Math.round(r.requests / seconds)} req/s, ${per.toFixed(0)} µs CPU/req, ${r.errors} errors`,
+        );
+      }
+  for (const row of rows) {
+    const ma = median(cpu[row]!.A!);
+    const mb = median(cpu[row]!.B!);
+    console.log(
+      `${row}: A ${ma.toFixed(0)} µs, B ${mb.toFixed(0)} µs CPU/req (medians); B ÷ A ${(mb / ma).toFixed(3)}`,
+    );
+  }
+} finally {
+  for (const s of servers) await s.stop();
+  for (const d of [work, ...builds]) rmSync(d, { recursive: true, force: true });
+}

@@ -1,0 +1,59 @@
+import type { Db } from "../database.js";
+
+/**
+ * Where the file stands: changed by another connection (`data_version`, which moves with every commit made by any
+ * other connection, this process's checkpointer and other processes alike) or by this one (`total_changes()`, every
+ * row this connection has inserted, updated or deleted, triggers included, committed or not). Undefined while this
+ * connection is inside a transaction: what it reads then may be rolled back, so nothing read then is kept.
+ */
+export type FileState = () => string | undefined;
+
+const states = new WeakMap<Db, FileState>();
+
+/** The file's state as one connection sees it (one statement, no table read); shared by that connection's memos. */
+export function fileState(db: Db): FileState {
+  let state = states.get(db);
+  if (!state) {
+    const read = db
+      .prepare<[], [number, number]>("SELECT total_changes(), data_version FROM pragma_data_version")
+      .raw();
+    state = () => {
+      if (db.inTransaction) return undefined;
+      const [changes, version] = read.get()!;
+      return `${changes}.${version}`;
+    };
+    states.set(db, state);
+  }
+  return state;
+}
+
+/**
+ * Reads kept while the file is unchanged: a kept answer is given only when no row has changed since it was read,
+ * by this connection or any other, so it is the answer the statement would give now — exact, unlike ShortMemo, and
+ * with no writer to tell. For reads made on every call whose rows seldom change (an ID token's account, its keys,
+ * its revocations): one cheap statement instead of the read. Every entry goes at the first change of anything;
+ * bounded (all dropped at `max` entries). The values are shared between callers: never modified.
+ */
+export class UnchangedMemo<V> {
+  private readonly entries = new Map<string, V>();
+  private readAt: string | undefined;
+
+  constructor(
+    private readonly state: FileState,
+    private readonly max = 10_000,
+  ) {}
+
+  get(key: string, read: () => V): V {
+    const now = this.state();
+    if (now === undefined) return read();
+    if (now !== this.readAt) {
+      this.entries.clear();
+      this.readAt = now;
+    } else if (this.entries.has(key)) return this.entries.get(key) as V;
+    // Read after the state: a change between the two only makes the next call read again.
+    const value = read();
+    if (this.entries.size >= this.max) this.entries.clear();
+    this.entries.set(key, value);
+    return value;
+  }
+}
