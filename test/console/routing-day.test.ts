@@ -1,10 +1,11 @@
-import type { Browser, BrowserContext } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { BrowserContext } from "playwright-core";
+import { describe, expect, test } from "vitest";
 import type { AppOverrides } from "../../src/app.js";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
-import { launchBrowser, newContext } from "../frame/browser.js";
+import { newContext } from "../frame/browser.js";
 import { startEmbedding } from "../frame/fixtures.js";
+import { browserForFile } from "../helpers/browser-fixtures.js";
+import { addNoteMentioning } from "../helpers/console-notes.js";
+import { consoleAndFrameRoutes } from "../helpers/console-routes.js";
 import { addChatbot, addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { type Instance, startInstances } from "../helpers/instances.js";
@@ -27,14 +28,10 @@ const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const pgSkip = canRun ? await postgresSkipReason() : undefined;
 if (pgSkip) console.warn(`routing day on two PostgreSQL instances skipped: ${pgSkip}`);
 
-const overrides: AppOverrides = { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] };
+const overrides: AppOverrides = { extraRoutes: consoleAndFrameRoutes };
 const HANDOVER = "I want to talk to a person please";
 
-let browser: Browser;
-beforeAll(async () => {
-  if (canRun) browser = await launchBrowser();
-});
-afterAll(() => browser?.close());
+const fx = browserForFile(canRun);
 
 interface Day {
   /** The admin's and Sam's instance. */
@@ -47,7 +44,7 @@ interface Day {
 async function playDay(d: Day): Promise<void> {
   const contexts: BrowserContext[] = [];
   const pageAt = async (width = 1280) => {
-    const c = await newContext(browser, { width, height: 800 });
+    const c = await newContext(fx.browser, { width, height: 800 });
     contexts.push(c);
     return c.newPage();
   };
@@ -176,13 +173,7 @@ async function playDay(d: Day): Promise<void> {
     await beaPage.getByTestId("others-viewing").filter({ hasText: "Sam is viewing" }).waitFor();
     await docShot(samPage, "routing-viewing.png");
     // Sam mentions Bea in a note: her menu's count tells her at once.
-    const note = samPage.getByLabel("Write an internal note");
-    await note.fill("@Be");
-    await samPage.getByRole("option", { name: /@Bea/ }).waitFor();
-    await note.press("Enter");
-    await note.fill("@Bea this one is yours after lunch, ROUTING-9");
-    await samPage.getByRole("button", { name: "Add note" }).click();
-    await samPage.getByTestId("note-mentions").filter({ hasText: "Mentions: Bea" }).waitFor();
+    await addNoteMentioning(samPage, "Bea", "this one is yours after lunch, ROUTING-9");
     await beaPage.getByTestId("mentions-count").filter({ hasText: "1" }).waitFor();
     // Bea leaves for her mentions: Sam no longer sees her viewing.
     await beaPage.getByRole("link", { name: /^Mentions/ }).click();

@@ -1,17 +1,26 @@
 import { createServer, type Server } from "node:http";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
 import { startConsoleServer } from "../console/sign-in.js";
 import { freePort, launchBrowser } from "../frame/browser.js";
 import { type Embedding, KNOWLEDGE, startEmbedding } from "../frame/fixtures.js";
+import { consoleAndFrameRoutes } from "./console-routes.js";
 import { issueTokens } from "./flows.js";
 import { startServer, type TestAccount, type TestServer } from "./server.js";
 
 // Chromium (playwright-core) and the service, started once for the file (or the describe block the function is called
 // in) by the `beforeAll` these register, and closed by their `afterAll`. With `canRun` false (the suite's system
 // packages are missing, see suiteCanRun), nothing starts. A later `beforeAll` of the caller runs after these.
+
+/** Chromium alone, for a file whose tests start their own services. */
+export function browserForFile(canRun = true): { browser: Browser } {
+  const f = {} as { browser: Browser };
+  beforeAll(async () => {
+    if (canRun) f.browser = await launchBrowser();
+  });
+  afterAll(() => f.browser?.close());
+  return f;
+}
 
 /** Chromium and the service with the console's routes, with one account (`owner`). */
 export interface ConsoleFixture {
@@ -59,7 +68,7 @@ export function embeddingForFile(
 /** The same with the console's routes beside the frame's, for a test that drives the console and the frame together. */
 export function consoleAndFrameForFile(canRun = true, env?: () => Record<string, string>): EmbeddingFixture {
   return embeddingForFile(canRun, () => ({
-    overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] },
+    overrides: { extraRoutes: consoleAndFrameRoutes },
     ...(env ? { env: env() } : {}),
   }));
 }
