@@ -103,6 +103,12 @@ export default defineConfig(async () => {
     // and every helper's wait bound.
     testTimeout: scaled(30_000),
     hookTimeout: scaled(60_000),
+    // The files of a worker share its process and its loaded modules instead of each loading the service's module
+    // graph again in a fresh process (about 1.2 s of CPU a file, measured on test/api: 61.8 s of CPU for 20 files
+    // isolated, 37.2 s shared). The set-up files still run for each file, so what a file leaves open is closed at its
+    // end (test/setup/leftovers.ts). AIAGENT_TEST_ISOLATE=1 gives each file a fresh process again, to rule out a leak
+    // from one file into the next.
+    isolate: process.env.AIAGENT_TEST_ISOLATE === "1",
   };
   return {
     test: {
