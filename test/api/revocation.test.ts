@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
+import { consoleAndFrameRoutes } from "../helpers/console-routes.js";
 import { serverForFile } from "../helpers/file-server.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, reasonOf, requestJson } from "../helpers/http.js";
@@ -11,7 +10,7 @@ import { startServer, type TestServer } from "../helpers/server.js";
 // at the next unary call and on every stream already open. Runs on SQLite and on PostgreSQL (api-postgres).
 
 const fx = serverForFile({
-  server: { overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } },
+  server: { overrides: { extraRoutes: consoleAndFrameRoutes } },
   idTokens: true,
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { newContext } from "../frame/browser.js";
 import { consoleAndFrameForFile } from "../helpers/browser-fixtures.js";
+import { addNoteToFirst, seesNoteLive } from "../helpers/console-notes.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
@@ -63,17 +64,11 @@ describe.runIf(canRun)("views, internal notes and saved replies", () => {
       }
       await admin.setViewportSize({ width: 1280, height: 800 });
       await admin.getByRole("link", { name: "Inbox" }).click();
-      await admin.locator(".contact").first().click();
-      await admin.getByLabel("Write an internal note").fill(NOTE);
-      await admin.getByRole("button", { name: "Add note" }).click();
-      await admin.getByTestId("note").filter({ hasText: NOTE }).waitFor();
+      await addNoteToFirst(admin, NOTE);
 
       // B sees it live, apart from the messages, with its author.
-      const note = bea.getByTestId("note").filter({ hasText: NOTE });
-      await note.waitFor();
       // By the author's name (issue 45): with none set, their e-mail's local part, not the e-mail.
-      await expect.poll(() => note.getByTestId("note-author").textContent()).toBe(fx.e.account.email.split("@")[0]);
-      expect(await bea.locator(".messages").textContent()).not.toContain(NOTE);
+      await seesNoteLive(bea, NOTE, fx.e.account.email.split("@")[0]!);
 
       // B answers with the saved reply: "/" opens the list, typing filters it, Enter fills the reply.
       const reply = bea.getByLabel(/^Reply to/);

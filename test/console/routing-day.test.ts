@@ -2,6 +2,7 @@ import type { BrowserContext } from "playwright-core";
 import { describe, expect } from "vitest";
 import { newContext } from "../frame/browser.js";
 import { type ConsoleRun, consoleOnBothBackends } from "../helpers/console-instances.js";
+import { addNoteMentioning } from "../helpers/console-notes.js";
 import { addChatbot, addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
@@ -153,13 +154,7 @@ async function playDay(d: ConsoleRun): Promise<void> {
     await beaPage.getByTestId("others-viewing").filter({ hasText: "Sam is viewing" }).waitFor();
     await docShot(samPage, "routing-viewing.png");
     // Sam mentions Bea in a note: her menu's count tells her at once.
-    const note = samPage.getByLabel("Write an internal note");
-    await note.fill("@Be");
-    await samPage.getByRole("option", { name: /@Bea/ }).waitFor();
-    await note.press("Enter");
-    await note.fill("@Bea this one is yours after lunch, ROUTING-9");
-    await samPage.getByRole("button", { name: "Add note" }).click();
-    await samPage.getByTestId("note-mentions").filter({ hasText: "Mentions: Bea" }).waitFor();
+    await addNoteMentioning(samPage, "Bea", "this one is yours after lunch, ROUTING-9");
     await beaPage.getByTestId("mentions-count").filter({ hasText: "1" }).waitFor();
     // Bea leaves for her mentions: Sam no longer sees her viewing.
     await beaPage.getByRole("link", { name: /^Mentions/ }).click();

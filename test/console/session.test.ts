@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
+import { consoleAndFrameRoutes } from "../helpers/console-routes.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
@@ -9,7 +8,7 @@ let acc: TestAccount;
 beforeAll(async () => {
   s = await startServer({
     env: { AIAGENT_RATE_LIMIT_PASSWORD_FAILURES: "3" },
-    overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] },
+    overrides: { extraRoutes: consoleAndFrameRoutes },
   });
   acc = await s.account();
 });

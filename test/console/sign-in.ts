@@ -1,14 +1,13 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
 import { newContext, openCustomerFrame, typeMessage } from "../frame/browser.js";
 import type { Embedding } from "../frame/fixtures.js";
+import { consoleAndFrameRoutes } from "../helpers/console-routes.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { startServer, type TestServer } from "../helpers/server.js";
 
 /** The service with the frame's and the console's routes, as `aiagent serve` has them. */
 export function startConsoleServer(): Promise<TestServer> {
-  return startServer({ overrides: { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] } });
+  return startServer({ overrides: { extraRoutes: consoleAndFrameRoutes } });
 }
 
 /** Signs in through the console's form and waits for the inbox. */

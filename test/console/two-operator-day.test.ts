@@ -1,11 +1,12 @@
-import type { Browser, BrowserContext, Frame } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { BrowserContext, Frame } from "playwright-core";
+import { describe, expect, test } from "vitest";
 import { startHostPage } from "../../examples/host-page/server.js";
 import type { AppOverrides } from "../../src/app.js";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
-import { chatFrame, freePort, launchBrowser, newContext, typeMessage } from "../frame/browser.js";
+import { chatFrame, freePort, newContext, typeMessage } from "../frame/browser.js";
 import { KNOWLEDGE, startEmbedding } from "../frame/fixtures.js";
+import { browserForFile } from "../helpers/browser-fixtures.js";
+import { addNoteToFirst, seesNoteLive } from "../helpers/console-notes.js";
+import { consoleAndFrameRoutes } from "../helpers/console-routes.js";
 import { addMember, idToken } from "../helpers/flows.js";
 import { type Instance, startInstances } from "../helpers/instances.js";
 import { discPng } from "../helpers/png.js";
@@ -24,16 +25,12 @@ const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 const pgSkip = canRun ? await postgresSkipReason() : undefined;
 if (pgSkip) console.warn(`two-operator day on two PostgreSQL instances skipped: ${pgSkip}`);
 
-const overrides: AppOverrides = { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] };
+const overrides: AppOverrides = { extraRoutes: consoleAndFrameRoutes };
 const NOTE = "Customer is a repeat buyer; refund approved, no date promised.";
 const SAVED = "Your refund has been approved and is on its way to you.";
 const B_NAME = "Bea Stone";
 
-let browser: Browser;
-beforeAll(async () => {
-  if (canRun) browser = await launchBrowser();
-});
-afterAll(() => browser?.close());
+const fx = browserForFile(canRun);
 
 /** Where each person works: A's console, B's console, and the client's page that embeds the frame. */
 interface Day {
@@ -46,7 +43,7 @@ interface Day {
 async function playDay(d: Day): Promise<void> {
   const contexts: BrowserContext[] = [];
   const context = async () => {
-    const c = await newContext(browser, { width: 1280, height: 800 });
+    const c = await newContext(fx.browser, { width: 1280, height: 800 });
     contexts.push(c);
     return c;
   };
@@ -113,15 +110,9 @@ async function playDay(d: Day): Promise<void> {
     await admin.getByRole("heading", { name: "Internal notes" }).waitFor();
 
     // B writes a note: A sees it live, apart from the messages; the customer does not.
-    await bea.locator(".contact").first().click();
-    await bea.getByLabel("Write an internal note").fill(NOTE);
-    await bea.getByRole("button", { name: "Add note" }).click();
-    await bea.getByTestId("note").filter({ hasText: NOTE }).waitFor();
-    const seenByA = admin.getByTestId("note").filter({ hasText: NOTE });
-    await seenByA.waitFor();
+    await addNoteToFirst(bea, NOTE);
     // By B's display name (issue 45), not the e-mail.
-    expect(await seenByA.getByTestId("note-author").textContent()).toBe(B_NAME);
-    expect(await admin.locator(".messages").textContent()).not.toContain(NOTE);
+    await seesNoteLive(admin, NOTE, B_NAME);
 
     // B answers with the saved reply, picked with "/": the customer sees B typing meanwhile.
     const reply = bea.getByLabel(/^Reply to/);

@@ -17,10 +17,13 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** A fresh browser context (own cookies and storage) whose waits fail after 10 s, well inside the test's time limit. */
+/**
+ * A fresh browser context (own cookies and storage) whose waits fail after 10 s (scaled, like the test's own limit,
+ * which it stays well inside: a click on a busy machine waits for a console that re-renders under it).
+ */
 export async function newContext(browser: Browser, viewport = { width: 1100, height: 680 }): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport });
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(scaled(10_000));
   return context;
 }
 
@@ -64,7 +67,7 @@ export async function recordWindowMessages(page: Page): Promise<RecordedMessage[
 
 /** The chat frame inside a host page (a cross-origin child frame at /chatbot-iframe/…). */
 export async function chatFrame(page: Page): Promise<Frame> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + scaled(10_000);
   for (;;) {
     const f = page.frames().find((x) => x !== page.mainFrame() && x.url().includes("/chatbot-iframe/"));
     if (f) {

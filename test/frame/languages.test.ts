@@ -1,68 +1,38 @@
 import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { Browser, Frame, Page } from "playwright-core";
+import type { Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Locale } from "../../src/domain/account/languages.js";
 import { CATALOGUES } from "../../src/frame/i18n/catalogue.js";
-import { idToken, issueTokens } from "../helpers/flows.js";
+import { hostPageForFile } from "../helpers/browser-fixtures.js";
+import { idToken } from "../helpers/flows.js";
 import { requestJson } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { chatFrame, freePort, launchBrowser, newContext, typeMessage } from "./browser.js";
-import { KNOWLEDGE } from "./fixtures.js";
+import { chatFrame, newContext, typeMessage } from "./browser.js";
 
 // Issue 46, item 3: the frame in each of its five languages (Arabic right to left), chosen by the host script's
 // locale option, else the browser's languages, else the chatbot's default; dates, times and office hours through Intl.
 
 const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
-let browser: Browser;
-let service: TestServer;
-let account: TestAccount;
-let hostServer: Server;
-let hostUrl: string;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  const port = await freePort();
-  hostUrl = `http://127.0.0.1:${port}`;
-  [browser, service] = await Promise.all([launchBrowser(), startServer()]);
-  account = await service.account({ origins: [hostUrl], knowledge: KNOWLEDGE });
-  const appUrl = service.url.replace("127.0.0.1", "localhost");
-  let visitor = 0;
-  // /?locale=de&launcher=1: the page mounts the chat (or the launcher) with the host script's locale option, if any.
-  hostServer = createServer((req, res) => {
-    const q = new URL(req.url ?? "/", hostUrl).searchParams;
-    if (!req.url?.startsWith("/?") && req.url !== "/") return void res.writeHead(404).end();
-    const user = `language-visitor-${++visitor}`;
-    void issueTokens(service.url, account, user).then((t) => {
-      const options = {
-        frameUrl: `${appUrl}/chatbot-iframe/${account.chatbotId}?${new URLSearchParams({ user_id: user, access_token: t.access_token })}`,
-        ...(q.get("locale") ? { locale: q.get("locale") } : {}),
-      };
-      const call = q.get("launcher")
-        ? `AiAgent.launcher({ ...${JSON.stringify(options)}, refresh: async () => null, open: true })`
-        : `AiAgent.mount(document.getElementById("chat"), { ...${JSON.stringify(options)}, refresh: async () => null })`;
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      res.end(`<!doctype html>
+// /?locale=de&launcher=1: the page mounts the chat (or the launcher) with the host script's locale option, if any.
+const fx = hostPageForFile(canRun, "language-visitor", ({ query: q, frameUrl, appUrl }) => {
+  const options = { frameUrl, ...(q.get("locale") ? { locale: q.get("locale") } : {}) };
+  const call = q.get("launcher")
+    ? `AiAgent.launcher({ ...${JSON.stringify(options)}, refresh: async () => null, open: true })`
+    : `AiAgent.mount(document.getElementById("chat"), { ...${JSON.stringify(options)}, refresh: async () => null })`;
+  return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Shop</title></head>
 <body><div id="chat" style="width: 380px; height: 560px"></div>
 <script src="${appUrl}/embed/v1.js"></script>
 <script>window.chat = ${call};</script>
-</body></html>`);
-    });
-  });
-  await new Promise<void>((r) => hostServer.listen(port, "127.0.0.1", r));
-});
-afterAll(async () => {
-  await browser?.close();
-  await service?.close(true);
-  hostServer?.close();
+</body></html>`;
 });
 
 const patchAppearance = async (appearance: unknown) => {
-  const auth = { authorization: `Bearer ${await idToken(service.url, account)}` };
-  const r = await requestJson(service.url, "PATCH", `/v1/account/chatbots/${account.chatbotId}`, auth, { appearance });
+  const auth = { authorization: `Bearer ${await idToken(fx.service.url, fx.account)}` };
+  const r = await requestJson(fx.service.url, "PATCH", `/v1/account/chatbots/${fx.account.chatbotId}`, auth, {
+    appearance,
+  });
   expect(r.status).toBe(200);
 };
 
@@ -91,7 +61,7 @@ describe.runIf(canRun)("the frame in the customer's language", () => {
     beforeAll(async () => {
       if (!canRun) return;
       // A Saturday: the team (Monday to Friday, 9 to 5 in Berlin) is away, and the frame says until when.
-      service.clock.freezeAt(Date.parse("2026-11-28T11:00:00Z"));
+      fx.service.clock.freezeAt(Date.parse("2026-11-28T11:00:00Z"));
       await patchAppearance({
         office_hours: {
           time_zone: "Europe/Berlin",
@@ -102,13 +72,13 @@ describe.runIf(canRun)("the frame in the customer's language", () => {
     afterAll(async () => {
       if (!canRun) return;
       await patchAppearance({ clear_office_hours: true });
-      service.clock.resume();
+      fx.service.clock.resume();
     });
     for (const locale of ["en", "de", "fr", "es", "ar"])
       test(`renders in ${locale}${locale === "ar" ? ", right to left" : ""}, with times and office hours through Intl`, async () => {
-        const context = await newContext(browser, { width: 520, height: 640 });
+        const context = await newContext(fx.browser, { width: 520, height: 640 });
         const page = await context.newPage();
-        await page.goto(`${hostUrl}/?locale=${locale}`);
+        await page.goto(`${fx.hostUrl}/?locale=${locale}`);
         const frame = await chatFrame(page);
         const l = await language(frame);
         expect(l).toEqual({
@@ -177,16 +147,16 @@ describe.runIf(canRun)("the frame in the customer's language", () => {
   });
 
   test("follows the browser's languages, and the host script's locale option wins over them", async () => {
-    const context = await browser.newContext({ locale: "de-DE", viewport: { width: 900, height: 720 } });
+    const context = await fx.browser.newContext({ locale: "de-DE", viewport: { width: 900, height: 720 } });
     context.setDefaultTimeout(10_000);
     try {
       const page = await context.newPage();
-      await page.goto(`${hostUrl}/?launcher=1`);
+      await page.goto(`${fx.hostUrl}/?launcher=1`);
       let frame = await chatFrame(page);
       expect((await language(frame)).lang).toBe("de");
       expect(await launcherName(page)).toBe("Chat schließen");
 
-      await page.goto(`${hostUrl}/?launcher=1&locale=fr`);
+      await page.goto(`${fx.hostUrl}/?launcher=1&locale=fr`);
       frame = await chatFrame(page);
       expect(await language(frame)).toMatchObject({ lang: "fr", placeholder: WORDS.fr!.placeholder });
       // The launcher speaks the option's language too.
@@ -196,7 +166,7 @@ describe.runIf(canRun)("the frame in the customer's language", () => {
       expect(await page.locator("aiagent-launcher [role=dialog]").getAttribute("aria-label")).toBe("Chat");
 
       // A language the frame does not speak: the browser's, for the frame and the launcher alike.
-      await page.goto(`${hostUrl}/?launcher=1&locale=ja`);
+      await page.goto(`${fx.hostUrl}/?launcher=1&locale=ja`);
       frame = await chatFrame(page);
       expect((await language(frame)).lang).toBe("de");
       expect(await launcherName(page)).toBe("Chat schließen");
@@ -207,11 +177,11 @@ describe.runIf(canRun)("the frame in the customer's language", () => {
 
   test("falls back to the chatbot's default language, which the frame tells the launcher", async () => {
     await patchAppearance({ default_locale: "ar" });
-    const context = await browser.newContext({ locale: "ja-JP", viewport: { width: 900, height: 720 } });
+    const context = await fx.browser.newContext({ locale: "ja-JP", viewport: { width: 900, height: 720 } });
     context.setDefaultTimeout(10_000);
     try {
       const page = await context.newPage();
-      await page.goto(`${hostUrl}/?launcher=1`);
+      await page.goto(`${fx.hostUrl}/?launcher=1`);
       const frame = await chatFrame(page);
       expect(await language(frame)).toMatchObject({ lang: "ar", dir: "rtl" });
       // The host script could not know the chatbot's default: the frame told it.

@@ -1,14 +1,12 @@
 import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { Browser, Frame, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Frame, Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
 import { axeViolations } from "../console/axe.js";
-import { contacts, idToken, issueTokens } from "../helpers/flows.js";
+import { hostPageForFile } from "../helpers/browser-fixtures.js";
+import { contacts, idToken } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
-import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
-import { freePort, launchBrowser, newContext, typeMessage } from "./browser.js";
-import { KNOWLEDGE } from "./fixtures.js";
+import { newContext, typeMessage } from "./browser.js";
 
 // Issue 32, item 1: the host script's floating launcher on a page whose own CSS would wreck anything it reached, used
 // with the keyboard only, with an unread badge for an operator's reply that comes while it is closed.
@@ -24,46 +22,19 @@ const HOSTILE_CSS = `
   body > * { width: 10px !important; height: 10px !important; z-index: 0 !important; }
 `;
 
-let browser: Browser;
-let service: TestServer;
-let account: TestAccount;
-let hostServer: Server;
-let hostUrl: string;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  const port = await freePort();
-  hostUrl = `http://127.0.0.1:${port}`;
-  [browser, service] = await Promise.all([launchBrowser(), startServer()]);
-  account = await service.account({ origins: [hostUrl], knowledge: KNOWLEDGE });
-  // The frame's origin is the service under the name localhost, so it differs from the host page's.
-  const appUrl = service.url.replace("127.0.0.1", "localhost");
-  let visitor = 0;
-  hostServer = createServer((req, res) => {
-    if (req.url !== "/") return void res.writeHead(404).end();
-    void issueTokens(service.url, account, `launcher-visitor-${++visitor}`).then((t) => {
-      const frameUrl = `${appUrl}/chatbot-iframe/${account.chatbotId}?${new URLSearchParams({
-        user_id: `launcher-visitor-${visitor}`,
-        access_token: t.access_token,
-      })}`;
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      res.end(`<!doctype html>
+// The frame's origin is the service under the name localhost, so it differs from the host page's.
+const fx = hostPageForFile(
+  canRun,
+  "launcher-visitor",
+  ({ frameUrl, appUrl }) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>A shop with loud styles</title>
 <style>${HOSTILE_CSS}</style></head>
 <body><main><h1>Welcome</h1><p><a href="#offers">Offers</a></p></main>
 <script src="${appUrl}/embed/v1.js"></script>
 <script>window.chat = AiAgent.launcher({ frameUrl: ${JSON.stringify(frameUrl)}, refresh: async () => null,
   label: "Chat with the shop", title: "Chat with the shop's assistant" });</script>
-</body></html>`);
-    });
-  });
-  await new Promise<void>((r) => hostServer.listen(port, "127.0.0.1", r));
-});
-afterAll(async () => {
-  await browser?.close();
-  await service?.close(true);
-  hostServer?.close();
-});
+</body></html>`,
+);
 
 const launcherButton = (page: Page) => page.locator("aiagent-launcher button");
 /** The element that has the keyboard focus, looking into the launcher's shadow root. */
@@ -81,9 +52,9 @@ const chat = async (page: Page): Promise<Frame> => {
 
 describe.runIf(canRun)("the floating launcher", () => {
   test("opens and closes with the keyboard on a hostile page, keeps the conversation, and badges an operator's reply", async () => {
-    const context = await newContext(browser, { width: 1280, height: 800 });
+    const context = await newContext(fx.browser, { width: 1280, height: 800 });
     const page = await context.newPage();
-    await page.goto(`${hostUrl}/`);
+    await page.goto(`${fx.hostUrl}/`);
     const button = launcherButton(page);
     await button.waitFor();
 
@@ -122,14 +93,14 @@ describe.runIf(canRun)("the floating launcher", () => {
     expect(await button.getAttribute("aria-expanded")).toBe("false");
 
     // An operator answers while it is closed: the button shows one unread message, and says so to screen readers.
-    const token = await idToken(service.url, account);
+    const token = await idToken(fx.service.url, fx.account);
     const auth = { authorization: `Bearer ${token}` };
-    const conversationId = (await contacts(service.url, token, account.email)).body.data.data.contacts[0]
+    const conversationId = (await contacts(fx.service.url, token, fx.account.email)).body.data.data.contacts[0]
       .latest_conversation_id as string;
     const take = { conversation_id: conversationId, operator_name: "Sam" };
-    expect((await postJson(service.url, "/take_over_conversation", take, auth)).status).toBe(200);
+    expect((await postJson(fx.service.url, "/take_over_conversation", take, auth)).status).toBe(200);
     const reply = { conversation_id: conversationId, content: "Hi, Sam here: your parcel left today." };
-    expect((await postJson(service.url, "/reply_to_conversation", reply, auth)).status).toBe(200);
+    expect((await postJson(fx.service.url, "/reply_to_conversation", reply, auth)).status).toBe(200);
     const badge = page.locator("aiagent-launcher .badge");
     await badge.waitFor({ state: "visible" });
     expect(await badge.textContent()).toBe("1");

@@ -6,9 +6,8 @@ import { connect as netConnect } from "node:net";
 import { resolve } from "node:path";
 import { type DescService, ScalarType } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
 import { textRules } from "../../src/protocol/rest/field-rules.js";
+import { consoleAndFrameRoutes } from "../helpers/console-routes.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { selectRows } from "../helpers/rows.js";
 import { startServer, type TestServer } from "../helpers/server.js";
@@ -39,7 +38,7 @@ beforeAll(async () => {
   // With the console's routes too, as `aiagent serve` has them.
   s = await startServer({
     ...HOSTILE_SERVER,
-    overrides: { ...HOSTILE_SERVER.overrides, extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] },
+    overrides: { ...HOSTILE_SERVER.overrides, extraRoutes: consoleAndFrameRoutes },
   });
   const a = await s.account();
   const t = await issueTokens(s.url, a, "hostile-table-user");

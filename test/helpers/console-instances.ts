@@ -1,10 +1,9 @@
 import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, test } from "vitest";
+import { test } from "vitest";
 import type { App, AppOverrides } from "../../src/app.js";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
-import { launchBrowser } from "../frame/browser.js";
+import { browserForFile } from "./browser-fixtures.js";
 import { TestClock } from "./clock.js";
+import { consoleAndFrameRoutes } from "./console-routes.js";
 import { type Instance, startInstances } from "./instances.js";
 import { postgresSkipReason } from "./postgres.js";
 import { createTestAccount, startServer, type TestAccount } from "./server.js";
@@ -27,7 +26,7 @@ export interface ConsoleRun {
   app: App;
 }
 
-const overrides: AppOverrides = { extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] };
+const overrides: AppOverrides = { extraRoutes: consoleAndFrameRoutes };
 
 /**
  * Chromium for the file (with `canRun` false nothing starts), and `twice(name, play, timeout)`, which registers
@@ -37,11 +36,7 @@ const overrides: AppOverrides = { extraRoutes: (app) => [...frameRoutes(app), ..
 export async function consoleOnBothBackends(canRun: boolean) {
   const pgSkip = canRun ? await postgresSkipReason() : undefined;
   if (pgSkip) console.warn(`console runs on two PostgreSQL instances skipped: ${pgSkip}`);
-  let browser: Browser | undefined;
-  beforeAll(async () => {
-    if (canRun) browser = await launchBrowser();
-  });
-  afterAll(() => browser?.close());
+  const fx = browserForFile(canRun);
   return {
     twice(name: string, play: (run: ConsoleRun) => Promise<void>, timeout: number): void {
       test(
@@ -50,7 +45,7 @@ export async function consoleOnBothBackends(canRun: boolean) {
           const s = await startServer({ overrides });
           try {
             const account = await s.account();
-            await play({ browser: browser!, one: s.url, two: s.url, account, clock: s.clock, app: s.app });
+            await play({ browser: fx.browser, one: s.url, two: s.url, account, clock: s.clock, app: s.app });
           } finally {
             await s.close(true);
           }
@@ -65,7 +60,7 @@ export async function consoleOnBothBackends(canRun: boolean) {
           const [one, two] = running.instances as [Instance, Instance];
           try {
             const account = await createTestAccount(one.app, `owner-${Date.now().toString(36)}@console-run.example`);
-            await play({ browser: browser!, one: one.url, two: two.url, account, clock, app: one.app });
+            await play({ browser: fx.browser, one: one.url, two: two.url, account, clock, app: one.app });
           } finally {
             await running.stop();
           }

@@ -2,11 +2,11 @@
 // transcript, and leaves; an operator answers later and sends a transcript from the console; the mails arrive at the
 // relay on loopback, hold no internal note, and the reply's link reopens the conversation in a fresh browser.
 import { describe, expect, it } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
 import { frameRoutes } from "../../src/frame/routes.js";
 import { signIn } from "../console/sign-in.js";
 import { chatFrame, launchBrowser, newContext, typeMessage } from "../frame/browser.js";
 import { type Embedding, startEmbedding } from "../frame/fixtures.js";
+import { consoleAndFrameRoutes } from "../helpers/console-routes.js";
 import { idToken, ownerOf } from "../helpers/flows.js";
 import { postJson, requestJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
@@ -34,7 +34,7 @@ describe.runIf(canRun)("the frame when nobody is online", () => {
     try {
       e = await startEmbedding({
         env: mailEnv(port, sink.port),
-        overrides: { mailPollMs: 20, extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] },
+        overrides: { mailPollMs: 20, extraRoutes: consoleAndFrameRoutes },
       });
       const s = e.service;
       const admin = { authorization: `Bearer ${await idToken(s.url, e.account)}` };

@@ -2,12 +2,12 @@
 // is inserted; the admin mentions her in a note with "@"; she is told live (the menu's count), reads it in Mentions
 // (read when opened), and the mention's e-mail arrives at the relay on loopback. axe on the changed pages.
 import { describe, expect, it } from "vitest";
-import { consoleRoutes } from "../../src/console/routes.js";
-import { frameRoutes } from "../../src/frame/routes.js";
 import { axeViolations } from "../console/axe.js";
 import { signIn } from "../console/sign-in.js";
 import { launchBrowser, newContext } from "../frame/browser.js";
 import { type Embedding, startEmbedding } from "../frame/fixtures.js";
+import { addNoteMentioning } from "../helpers/console-notes.js";
+import { consoleAndFrameRoutes } from "../helpers/console-routes.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
@@ -22,7 +22,7 @@ describe.runIf(canRun)("a mention and a personal saved reply in the console", ()
     const [sink, port, browser] = await Promise.all([startSmtpSink(), freePort(), launchBrowser()]);
     const e: Embedding | undefined = await startEmbedding({
       env: mailEnv(port, sink.port),
-      overrides: { mailPollMs: 20, extraRoutes: (app) => [...frameRoutes(app), ...consoleRoutes(app)] },
+      overrides: { mailPollMs: 20, extraRoutes: consoleAndFrameRoutes },
     }).catch(() => undefined);
     try {
       if (!e) throw new Error("the service did not start");
@@ -78,14 +78,7 @@ describe.runIf(canRun)("a mention and a personal saved reply in the console", ()
       const admin = await adminContext.newPage();
       await signIn(admin, s.url, e.account.email, e.account.password);
       await admin.locator(".contact").first().click();
-      const note = admin.getByLabel("Write an internal note");
-      await note.fill("@Be");
-      await admin.getByRole("option", { name: /@Bea/ }).waitFor();
-      await note.press("Enter");
-      expect(await note.inputValue()).toBe("@Bea ");
-      await note.fill("@Bea please check the carrier, MENTION-7");
-      await admin.getByRole("button", { name: "Add note" }).click();
-      await admin.getByTestId("note-mentions").filter({ hasText: "Mentions: Bea" }).waitFor();
+      await addNoteMentioning(admin, "Bea", "please check the carrier, MENTION-7");
 
       // Bea is told live, in the menu; Mentions shows the note and reads it.
       await page.getByTestId("mentions-count").filter({ hasText: "1" }).waitFor();

@@ -6,7 +6,7 @@ import { PgRunner } from "../../src/storage/postgres/db.js";
 import { openPgStore, type PgStore } from "../../src/storage/postgres/index.js";
 import { types } from "../../src/storage/postgres/pipeline.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
-import { account } from "./contract/fixtures.js";
+import { account, endpoint } from "./contract/fixtures.js";
 
 // What the PostgreSQL back end sends together (docs/postgres.md, "Round trips per write"): each round trip is CPU on
 // both sides of a 2-core machine, so reads made side by side share one, and a unit's read it does not wait for goes
@@ -124,19 +124,7 @@ describe.skipIf(skip !== undefined)("PostgreSQL round trips", () => {
     const b: PgStore = await openPgStore(database.url);
     try {
       const acc = await account(a);
-      const endpointId = newId();
-      await a.webhooks.insertEndpoint({
-        endpointId,
-        accountId: acc.accountId,
-        url: "https://hooks.example/in",
-        eventTypes: [],
-        description: "",
-        secretSealed: "sealed",
-        enabled: true,
-        disabledReason: "",
-        createdAt: 1,
-        failingSince: null,
-      });
+      const { endpointId } = await endpoint(a, acc.accountId);
       const heard: { conversationId: string; deliveries: boolean }[] = [];
       let told: () => void = () => undefined;
       const stop = await b.onLogAdvanced((changes, deliveries) => {

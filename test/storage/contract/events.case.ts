@@ -1,9 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/domain/ids.js";
 import type { NewEvent } from "../../../src/domain/log/repository.js";
-import type { Store } from "../../../src/domain/store.js";
-import type { WebhookEndpointRecord } from "../../../src/domain/webhook/repository.js";
-import { account } from "./fixtures.js";
+import { account, endpoint } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
 function event(accountId: string, orderKey: string, at: number): NewEvent {
@@ -15,23 +13,6 @@ function event(accountId: string, orderKey: string, at: number): NewEvent {
     data: { conversationId: orderKey, reason: `at ${at}` },
     createdAt: at,
   };
-}
-
-async function endpoint(store: Store, accountId: string): Promise<WebhookEndpointRecord> {
-  const e: WebhookEndpointRecord = {
-    endpointId: newId(),
-    accountId,
-    url: "https://hooks.example/x",
-    eventTypes: [],
-    description: "",
-    secretSealed: "sealed",
-    enabled: true,
-    disabledReason: "",
-    createdAt: 1,
-    failingSince: null,
-  };
-  await store.webhooks.insertEndpoint(e);
-  return e;
 }
 
 /** The event log and webhook deliveries: places, atomicity with the change, claims, attempts, retention. */

@@ -4,6 +4,7 @@ import type { ContactQuery, MessageRecord, MessageRole } from "../../../src/doma
 import { messageEffect, NEW_CONVERSATION } from "../../../src/domain/conversation/rules.js";
 import { newId } from "../../../src/domain/ids.js";
 import type { Store } from "../../../src/domain/store.js";
+import type { WebhookEndpointRecord } from "../../../src/domain/webhook/repository.js";
 
 let n = 0;
 
@@ -29,6 +30,24 @@ export async function account(
     createdAt,
   });
   return { accountId, chatbotId, email };
+}
+
+/** An enabled webhook endpoint of the account, for every event type, that has never failed. */
+export async function endpoint(store: Store, accountId: string): Promise<WebhookEndpointRecord> {
+  const e: WebhookEndpointRecord = {
+    endpointId: newId(),
+    accountId,
+    url: "https://hooks.example/x",
+    eventTypes: [],
+    description: "",
+    secretSealed: "sealed",
+    enabled: true,
+    disabledReason: "",
+    createdAt: 1,
+    failingSince: null,
+  };
+  await store.webhooks.insertEndpoint(e);
+  return e;
 }
 
 /** An account with no chatbot (e-mail `<id>@x.example`, created at 1); answers its id. */

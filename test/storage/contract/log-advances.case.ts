@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/domain/ids.js";
 import type { ConversationEvent } from "../../../src/domain/log/events.js";
 import type { NewEvent } from "../../../src/domain/log/repository.js";
-import { account } from "./fixtures.js";
+import { account, endpoint } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
 function event(accountId: string, orderKey: string): NewEvent {
@@ -58,19 +58,7 @@ export function logAdvanceCases(h: () => Harness) {
     it("an announcement says whether the appends recorded any webhook delivery (a dispatcher wakes only for those)", async () => {
       const { store } = h();
       const a = await account(store);
-      const endpointId = newId();
-      await store.webhooks.insertEndpoint({
-        endpointId,
-        accountId: a.accountId,
-        url: "https://hooks.example/in",
-        eventTypes: [],
-        description: "",
-        secretSealed: "sealed",
-        enabled: true,
-        disabledReason: "",
-        createdAt: 1,
-        failingSince: null,
-      });
+      const { endpointId } = await endpoint(store, a.accountId);
       const heard: boolean[] = [];
       const stop = await store.onLogAdvanced((_c, deliveries) => void heard.push(deliveries));
       try {
