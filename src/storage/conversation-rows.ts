@@ -59,19 +59,28 @@ export const toContact = (r: ContactRow): ContactRecord => ({
   createdAt: Number(r.created_at),
 });
 
-/** A row of a page's conversation previews: its chatbot, last message (cut), timers and priority. */
+/** A row of a page's conversation previews: its chatbot (and its name), last message (cut), timers and priority. */
 export type PreviewRow = {
   chatbot_id: string;
+  chatbot_name: string | null;
   role: string | null;
   content: string | null;
   priority: string;
 } & TimerRow;
 
-/** The previews' columns of `conversations c` beside the last message `m` (its content cut by each back end). */
-export const PREVIEW_COLUMNS = `c.chatbot_id, m.role, c.priority, ${TIMER_COLUMNS.replace("conversation_id", "c.conversation_id")}`;
+/**
+ * The previews' columns of `conversations c` beside the last message `m` (its content cut by each back end) and
+ * the conversation's chatbot `b` (PREVIEW_JOINS).
+ */
+export const PREVIEW_COLUMNS = `c.chatbot_id, b.name AS chatbot_name, m.role, c.priority, ${TIMER_COLUMNS.replace("conversation_id", "c.conversation_id")}`;
+
+/** What the previews read beside `conversations c`: its last message `m` and its chatbot `b`. */
+export const PREVIEW_JOINS = `LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count
+      LEFT JOIN chatbots b ON b.chatbot_id = c.chatbot_id`;
 
 export const toPreview = (r: PreviewRow): ConversationPreview => ({
   chatbotId: r.chatbot_id,
+  chatbotName: r.chatbot_name ?? "",
   role: (r.role ?? "") as ConversationPreview["role"],
   content: r.content ?? "",
   timers: toTimerState(r),

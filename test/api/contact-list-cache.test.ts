@@ -36,6 +36,7 @@ interface Listed {
   unread_message_count: string;
   latest_message_time: string;
   latest_conversation_id: string;
+  chatbot_name: string;
 }
 
 /** An account with three customers who each wrote once (c3 last), and its owner's ID token. */
@@ -153,6 +154,21 @@ describe("a remembered contact list page is never served stale", () => {
     });
     expect(users(await list(a, token, { search: "grace" }))).toEqual(["c2"]);
     expect((await list(a, token)).contacts[1]!.email).toBe("grace@navy.example");
+  });
+
+  it("after a chatbot's rename on another instance, which records no event (chatbot_name)", async () => {
+    const { a, token } = await inbox();
+    expect((await remembered(a, token)).contacts.map((c) => c.chatbot_name)).toEqual([
+      "Test bot",
+      "Test bot",
+      "Test bot",
+    ]);
+    await other.accounts.updateChatbot(a.email, a.chatbotId, { name: "Returns desk" });
+    expect((await list(a, token)).contacts.map((c) => c.chatbot_name)).toEqual([
+      "Returns desk",
+      "Returns desk",
+      "Returns desk",
+    ]);
   });
 
   it("after an erasure on another instance", async () => {

@@ -40,6 +40,7 @@ function someContact(i: number): ContactView {
     latestConversationId: i % 6 === 0 ? "" : `conv-${i}`,
     conversationStatus: i % 2 === 0 ? "live" : "closed",
     chatbotId: i % 6 === 0 ? "" : `bot-${i % 3}`,
+    chatbotName: i % 6 === 0 ? "" : text(i + 4, i % 17),
     latestMessagePreview: i % 6 === 0 ? "" : text(i + 3, i % 40),
     latestMessageRole: i % 6 === 0 ? "" : i % 2 === 0 ? "user" : "assistant",
     snoozedUntil: i % 4 === 0 ? 1_700_000_000_000 + i * 1000 : null,

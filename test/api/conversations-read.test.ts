@@ -48,6 +48,7 @@ function checkContact(c: Record<string, unknown>) {
       "latest_message_preview",
       "latest_message_role",
       "chatbot_id",
+      "chatbot_name",
       "phone_number",
       "priority",
       "snoozed_until",
@@ -122,6 +123,8 @@ describe("GET /get_contact_conversations", () => {
     expect(c.latest_message_role).toBe(last.role);
     expect(last.content.replace(/\s+/g, " ").trim().startsWith(c.latest_message_preview.replace(/…$/, ""))).toBe(true);
     expect(c.chatbot_id).toBe(a.chatbotId);
+    // And its name, which an operator, who may not list the account's chatbots, reads here (issue 45).
+    expect(c.chatbot_name).toBe("Test bot");
     expect(c).toMatchObject({
       contact_name: "Ada Lovelace",
       email: "ada@example.com",

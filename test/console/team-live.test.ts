@@ -61,6 +61,14 @@ describe.runIf(canRun)("typing, the operator's picture and new-message alerts", 
 
       // Take over: the customer sees the name and the picture in "has joined the conversation" and the header.
       await page.getByRole("link", { name: "Inbox" }).click();
+      // The list names the conversation's chatbot for an operator too, who may not list the account's chatbots
+      // (issue 45): the name comes with the list's row.
+      await page
+        .locator(".contact")
+        .first()
+        .getByTestId("contact-chatbot")
+        .filter({ hasText: /^Shop assistant$/ })
+        .waitFor();
       await page.locator(".contact").first().click();
       await page.getByRole("button", { name: "Take over" }).click();
       const joined = frame.locator(".msg--event", {

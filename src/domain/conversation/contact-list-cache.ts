@@ -109,7 +109,13 @@ export class ContactListCache {
   private remember<T>(key: string, version: string, loaded: LoadedPage, form: ContactListForm<T>, built: T): void {
     let size = 0;
     for (const c of loaded.page.contacts)
-      size += c.contactName.length + c.email.length + c.phoneNumber.length + c.userId.length + form.perContact;
+      size +=
+        c.contactName.length +
+        c.chatbotName.length +
+        c.email.length +
+        c.phoneNumber.length +
+        c.userId.length +
+        form.perContact;
     if (size > this.limits.chars) return;
     let entry = this.entries.get(key);
     if (entry && entry.version !== version) {

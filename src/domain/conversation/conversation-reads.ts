@@ -184,6 +184,7 @@ function previewOf(p: ConversationPreview | undefined) {
   if (!p)
     return {
       chatbotId: "",
+      chatbotName: "",
       latestMessagePreview: "",
       latestMessageRole: "" as const,
       snoozedUntil: null,
@@ -195,6 +196,7 @@ function previewOf(p: ConversationPreview | undefined) {
   const status = slaStatus(p.timers);
   return {
     chatbotId: p.chatbotId,
+    chatbotName: p.chatbotName,
     latestMessagePreview: line.length > PREVIEW_LENGTH ? `${line.slice(0, PREVIEW_LENGTH - 1)}…` : line,
     latestMessageRole: p.role,
     snoozedUntil: p.timers.snoozedUntil,

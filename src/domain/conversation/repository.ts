@@ -37,6 +37,8 @@ export interface ContactView extends Omit<StoredContact, "latestStatus" | "lates
   conversationStatus: "live" | "closed";
   /** The latest conversation's chatbot. */
   chatbotId: string;
+  /** That chatbot's name ("" when none): the list holds only chatbots the reader's teams see. */
+  chatbotName: string;
   /** The start of the latest conversation's last message, on one line ("" when none). */
   latestMessagePreview: string;
   /** Who wrote it ("" when none). */
@@ -53,6 +55,8 @@ export interface ContactView extends Omit<StoredContact, "latestStatus" | "lates
 /** A conversation's chatbot and last message, as the contact list shows them. */
 export interface ConversationPreview {
   chatbotId: string;
+  /** The chatbot's name as it is now. */
+  chatbotName: string;
   role: MessageRole | "";
   /** The message's first PREVIEW_LENGTH characters as stored. */
   content: string;

@@ -29,6 +29,7 @@ export function contact(c: ContactView): MessageInitShape<typeof ContactSchema> 
     firstResponseDueAt: c.firstResponseDueAt === null ? "" : isoTime(c.firstResponseDueAt),
     firstResponseStatus: c.firstResponseStatus,
     priority: c.priority,
+    chatbotName: c.chatbotName,
   };
 }
 
@@ -41,7 +42,7 @@ const str = JSON.stringify;
  * the same bytes).
  */
 function contactJson(c: ContactView): string {
-  return `{"contact_id":${str(c.contactId)},"contact_name":${str(c.contactName)},"phone_number":${str(c.phoneNumber)},"email":${str(c.email)},"conversation_status":${str(c.conversationStatus)},"assigned_to":${str(c.assignedTo)},"unread_message_count":"${c.unreadCount}","latest_message_time":"${isoTime(c.latestMessageAt)}","channels":${str(c.channels)},"user_id":${str(c.userId)},"latest_conversation_id":${str(c.latestConversationId)},"latest_message_preview":${str(c.latestMessagePreview)},"latest_message_role":${str(c.latestMessageRole)},"chatbot_id":${str(c.chatbotId)},"snoozed_until":"${c.snoozedUntil === null ? "" : isoTime(c.snoozedUntil)}","first_response_due_at":"${c.firstResponseDueAt === null ? "" : isoTime(c.firstResponseDueAt)}","first_response_status":"${c.firstResponseStatus}","priority":"${c.priority}"}`;
+  return `{"contact_id":${str(c.contactId)},"contact_name":${str(c.contactName)},"phone_number":${str(c.phoneNumber)},"email":${str(c.email)},"conversation_status":${str(c.conversationStatus)},"assigned_to":${str(c.assignedTo)},"unread_message_count":"${c.unreadCount}","latest_message_time":"${isoTime(c.latestMessageAt)}","channels":${str(c.channels)},"user_id":${str(c.userId)},"latest_conversation_id":${str(c.latestConversationId)},"latest_message_preview":${str(c.latestMessagePreview)},"latest_message_role":${str(c.latestMessageRole)},"chatbot_id":${str(c.chatbotId)},"snoozed_until":"${c.snoozedUntil === null ? "" : isoTime(c.snoozedUntil)}","first_response_due_at":"${c.firstResponseDueAt === null ? "" : isoTime(c.firstResponseDueAt)}","first_response_status":"${c.firstResponseStatus}","priority":"${c.priority}","chatbot_name":${str(c.chatbotName)}}`;
 }
 
 /** The page's JSON answer (the `data.data` envelope). */

@@ -17,6 +17,7 @@ import { newId } from "../../domain/ids.js";
 import {
   type ConversationRow,
   PREVIEW_COLUMNS,
+  PREVIEW_JOINS,
   type PreviewRow,
   toConversation,
   toPreview,
@@ -101,7 +102,7 @@ export function pgConversations(db: PgDb): ConversationRepository {
         "conv_previews",
         `SELECT ${PREVIEW_COLUMNS}, left(m.content, ${PREVIEW_LENGTH}) AS content
           FROM conversations c
-          LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count
+          ${PREVIEW_JOINS}
           WHERE c.conversation_id = ANY($1::text[])`,
         [ids],
       );

@@ -851,4 +851,13 @@ export const pgMigrations: PgMigration[] = [
     // and for replies stored before (issue 45). A constant default: no table rewrite.
     sql: `ALTER TABLE messages ADD COLUMN author_name text NOT NULL DEFAULT '';`,
   },
+  {
+    version: 36,
+    // The contact list shows each conversation's chatbot by name (issue 45): a rename records no event, so it moves
+    // the account's contact_versions like a profile change (contact_profile_changed reads NEW.account_id).
+    sql: `
+      CREATE TRIGGER chatbots_name_version AFTER UPDATE OF name ON chatbots
+        FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name)
+        EXECUTE FUNCTION contact_profile_changed();`,
+  },
 ];

@@ -1125,6 +1125,19 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE messages ADD COLUMN author_name TEXT NOT NULL DEFAULT '';
     `,
   },
+  {
+    version: 42,
+    name: "contact_versions: a chatbot's new name changes its account's contact lists",
+    sql: `
+      -- The contact list shows each conversation's chatbot by name (issue 45); a rename records no event.
+      CREATE TRIGGER chatbots_name_version AFTER UPDATE OF name ON chatbots
+        WHEN old.name <> new.name
+      BEGIN
+        INSERT INTO contact_versions (account_id, version) VALUES (new.account_id, 1)
+          ON CONFLICT (account_id) DO UPDATE SET version = version + 1;
+      END;
+    `,
+  },
 ];
 
 /** Writes the search words of a table's existing rows (`messages` or `conversation_notes`) into its FTS table. */

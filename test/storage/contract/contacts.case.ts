@@ -96,6 +96,13 @@ export function contactCases(h: () => Harness) {
         },
       ]);
       await expectVersion(true);
+      // A chatbot's new name (the list shows it) records no event; the same name again, or another account's, is no change.
+      const bot = (await store.chatbots.byId(a.chatbotId))!;
+      await store.chatbots.update({ ...bot, name: "Shop" });
+      await expectVersion(true);
+      await store.chatbots.update({ ...bot, name: "Shop", active: false });
+      await store.chatbots.update({ ...(await store.chatbots.byId(b.chatbotId))!, name: "Other" });
+      await expectVersion(false);
       // Retention records no event.
       expect(await store.privacy.expireConversations(a.chatbotId, 1000, 10)).toHaveLength(1);
       await expectVersion(true);

@@ -77,6 +77,26 @@ export function conversationCases(h: () => Harness) {
       expect((await store.conversations.recent(ref, 1)).map((m) => m.authorName)).toEqual(["Bea Stone"]);
     });
 
+    it("previews name each conversation's chatbot as it is named now, beside its id and last message", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const [x, y, z] = [newId(), newId(), newId()];
+      await message(store, a, x, { at: 1, start: true, content: "Where is my parcel?" });
+      await message(store, b, y, { at: 2, start: true });
+      const bot = (await store.chatbots.byId(a.chatbotId))!;
+      await store.chatbots.update({ ...bot, name: "Shop – Ünïcode" });
+      const p = await store.conversations.previews([x, y, z]);
+      expect([...p.keys()].sort()).toEqual([x, y].sort());
+      expect(p.get(x)).toMatchObject({
+        chatbotId: a.chatbotId,
+        chatbotName: "Shop – Ünïcode",
+        role: "user",
+        content: "Where is my parcel?",
+      });
+      expect(p.get(y)).toMatchObject({ chatbotId: b.chatbotId, chatbotName: "bot" });
+    });
+
     it("pages messages by order after an offset, and recent() gives the latest oldest first", async () => {
       const { store } = h();
       const a = await account(store);

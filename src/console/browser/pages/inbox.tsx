@@ -204,7 +204,7 @@ export function Inbox() {
           <ContactPane
             key={open.contactId}
             contact={open}
-            chatbotName={names.get(open.chatbotId) ?? ""}
+            chatbotName={botName(open, names)}
             live={live}
             onBack={() => setOpen(undefined)}
             onChanged={() => setPulse((p) => p + 1)}
@@ -236,6 +236,7 @@ function ContactList(props: {
         {list.contacts.map((c) => {
           const unread = Number(c.unreadMessageCount) || 0;
           const name = c.contactName || c.email || c.userId;
+          const bot = botName(c, props.names);
           return (
             <li key={c.contactId}>
               <button
@@ -273,9 +274,9 @@ function ContactList(props: {
                     {c.latestMessagePreview}
                   </span>
                 )}
-                {props.names.get(c.chatbotId) && (
+                {bot && (
                   <span class="contact__bot" data-testid="contact-chatbot">
-                    {props.names.get(c.chatbotId)}
+                    {bot}
                   </span>
                 )}
                 {unread > 0 && (
@@ -296,6 +297,11 @@ function ContactList(props: {
       )}
     </>
   );
+}
+
+/** The contact's chatbot by name: the list's own (every reader has it), else the admin's list of chatbots. */
+function botName(c: Contact, names: Map<string, string>): string {
+  return c.chatbotName || (names.get(c.chatbotId) ?? "");
 }
 
 /** A conversation's priority in the list: nothing for none; its word (not a colour alone), named for readers. */

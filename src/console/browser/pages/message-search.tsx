@@ -27,7 +27,7 @@ export const NO_SEARCH: SearchFilters = {
   to: "",
 };
 
-/** The account's chatbots by id (admins may list them; operators see none, and the list shows no name). */
+/** The account's chatbots by id (admins may list them; operators see none: the contact list names its own). */
 export function useChatbotNames(): [Map<string, string>, Loaded<readonly { chatbotId: string; name: string }[]>] {
   const s = useContext(SessionContext)!;
   const [chatbots] = useLoad(
@@ -230,5 +230,7 @@ function contactOf(h: SearchResult): Contact {
     firstResponseDueAt: "",
     firstResponseStatus: "",
     priority: "",
+    // A search hit carries no name: the pane falls back to the admin's list of chatbots.
+    chatbotName: "",
   };
 }

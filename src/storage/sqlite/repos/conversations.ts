@@ -16,6 +16,7 @@ import { newId } from "../../../domain/ids.js";
 import {
   type ConversationRow,
   PREVIEW_COLUMNS,
+  PREVIEW_JOINS,
   type PreviewRow,
   toConversation,
   toPreview,
@@ -257,7 +258,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   const previews = db.prepare<[string], PreviewRow>(
     `SELECT ${PREVIEW_COLUMNS}, substr(m.content, 1, ${PREVIEW_LENGTH}) AS content
       FROM json_each(?) j JOIN conversations c ON c.conversation_id = j.value
-      LEFT JOIN messages m ON m.conversation_id = c.conversation_id AND m.message_order = c.message_count`,
+      ${PREVIEW_JOINS}`,
   );
   return {
     byId: (id) => {
