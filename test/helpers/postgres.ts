@@ -71,7 +71,14 @@ export async function createTestDatabase(o: { empty?: boolean } = {}): Promise<T
     }
   };
   const template = o.empty ? undefined : await migratedTemplate(base);
-  await run(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
+  try {
+    await run(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
+  } catch (e) {
+    // The template this process remembers is gone (dropped at another project's end): built again, once.
+    if (!template || (e as { code?: string }).code !== "3D000") throw e;
+    forgetTemplate();
+    await run(`CREATE DATABASE ${name} TEMPLATE ${await migratedTemplate(base)}`);
+  }
   return { url: databaseUrl(base, name), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
@@ -122,8 +129,10 @@ function migratedTemplate(base: string): Promise<string> {
     return name;
   })();
   // A failed build is tried again by the next database asked for.
-  template.catch(() => {
-    template = undefined;
-  });
+  template.catch(forgetTemplate);
   return template;
+}
+
+function forgetTemplate(): void {
+  template = undefined;
 }

@@ -22,8 +22,10 @@ export default async function setup() {
   shared.users++;
   await shared.started;
   return async () => {
-    await dropRunDatabases();
+    // Each project runs this set-up, and a project can finish while others still run: only the last one out drops
+    // the run's databases (its template among them, which the others' files are still copying).
     if (--shared.users > 0) return;
+    await dropRunDatabases();
     await (await shared.started)?.stop();
   };
 }

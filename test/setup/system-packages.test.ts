@@ -14,7 +14,11 @@ const dir = mkdtempSync(join(tmpdir(), "aiagent-syspkg-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function vitest(files: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
-  const childEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith("VITEST")));
+  // Not this run's AIAGENT_TEST_RUN either: the nested run names its own PostgreSQL databases, or its teardown would
+  // drop this run's (the migrated template, and databases other files are using) while they still run.
+  const childEnv = Object.fromEntries(
+    Object.entries(env).filter(([k]) => !k.startsWith("VITEST") && k !== "AIAGENT_TEST_RUN"),
+  );
   // Every file of this run skips: nothing of one file's can leak into the next, so they share a worker and its loaded
   // modules (--no-isolate) instead of each loading the service's module graph again in a fresh process.
   const r = await runToEnd(process.execPath, ["node_modules/vitest/vitest.mjs", "run", "--no-isolate", ...files], {
