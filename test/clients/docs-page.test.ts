@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
@@ -11,10 +11,11 @@ const canRun = suiteCanRun(import.meta.filename, ["chromium"]);
 
 // UPDATE_DOCS=1 (as for every docs screenshot; AIAGENT_UPDATE_SCREENSHOTS=1, its older name, too) rewrites the
 // committed docs/docs.png; otherwise the screenshot goes to a temp dir.
-const SCREENSHOT =
+const SHOT_DIR =
   process.env.UPDATE_DOCS === "1" || process.env.AIAGENT_UPDATE_SCREENSHOTS === "1"
-    ? "docs/docs.png"
-    : join(mkdtempSync(join(tmpdir(), "aiagent-docs-")), "docs.png");
+    ? undefined
+    : mkdtempSync(join(tmpdir(), "aiagent-docs-"));
+const SCREENSHOT = SHOT_DIR ? join(SHOT_DIR, "docs.png") : "docs/docs.png";
 const doc = JSON.parse(readFileSync("gen/openapi/aiagent.v1.openapi.json", "utf8"));
 const operationCount = Object.values(doc.paths).reduce((n: number, ops) => n + Object.keys(ops as object).length, 0);
 
@@ -27,6 +28,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await s?.close(true);
+  if (SHOT_DIR) rmSync(SHOT_DIR, { recursive: true, force: true });
 });
 
 describe.runIf(canRun)("GET /docs in headless Chromium", () => {
