@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { buildForBench } from "./lib/build.js";
 import { type HttpRequestSpec, runOpenLoop, runWrk } from "./lib/load.js";
 import { cpuMicros } from "./lib/proc.js";
-import { type ServerProcess, startServer } from "./lib/procs.js";
+import { type ServerProcess, servedEnv, startServer } from "./lib/procs.js";
 import { median } from "./lib/stats.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -57,17 +57,16 @@ async function side(name: string, root: string) {
   builds.push(build);
   const db = join(work, `${name}.db`);
   copyFileSync(dbFile, db);
-  const s = await startServer(name, join(build, "src/cli/main.js"), ["serve"], {
-    ...process.env,
-    AIAGENT_RATE_LIMIT: "off",
-    AIAGENT_LOG_LEVEL: "info",
-    AIAGENT_PORT: "0",
-    AIAGENT_HOST: "127.0.0.1",
-    NODE_ENV: "production",
-    AIAGENT_DB: db,
-    AIAGENT_ACCESS_TOKEN_TTL: "7200",
-    AIAGENT_ID_TOKEN_TTL: "7200",
-  });
+  const s = await startServer(
+    name,
+    join(build, "src/cli/main.js"),
+    ["serve"],
+    servedEnv({
+      AIAGENT_DB: db,
+      AIAGENT_ACCESS_TOKEN_TTL: "7200",
+      AIAGENT_ID_TOKEN_TTL: "7200",
+    }),
+  );
   servers.push(s);
   return { name, build, s, requests: await requestsFor(s.url) };
 }

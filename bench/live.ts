@@ -9,7 +9,7 @@ import { buildForBench } from "./lib/build.js";
 import { type Dataset, dataset, workingCopy } from "./lib/dataset.js";
 import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
 import { cpuMicros } from "./lib/proc.js";
-import { type ServerProcess, startServer } from "./lib/procs.js";
+import { type ServerProcess, servedEnv, startServer } from "./lib/procs.js";
 import { openAll, type RawStream } from "./lib/raw-stream.js";
 import { runBounds } from "./lib/run-bounds.js";
 
@@ -512,24 +512,19 @@ async function main(): Promise<void> {
     if (streamRows) await liveRows(bareTarget, results.bare!);
     results.bare!.peakRssMb = mb(await bare.stop());
 
-    const serviceEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
-      ...process.env,
-      AIAGENT_RATE_LIMIT: "off",
-      AIAGENT_LOG_LEVEL: "info",
-      AIAGENT_PORT: "0",
-      AIAGENT_HOST: "127.0.0.1",
-      NODE_ENV: "production",
-      AIAGENT_ACCESS_TOKEN_TTL: "7200",
-      AIAGENT_ID_TOKEN_TTL: "7200",
-      AIAGENT_STREAM_HEARTBEAT_MS: String(heartbeatMs),
-      // Every stream comes from 127.0.0.1 and from one account: the per-address and per-account shares are the
-      // instance's here (the per-customer and per-token caps stay the defaults).
-      AIAGENT_WATCH_STREAMS: String(n + 1000),
-      AIAGENT_WATCH_FRAME_STREAMS: String(n + 500),
-      AIAGENT_WATCH_FRAME_STREAMS_PER_ACCOUNT: String(n + 500),
-      AIAGENT_WATCH_STREAMS_PER_ADDRESS: String(n + 1000),
-      ...extra,
-    });
+    const serviceEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv =>
+      servedEnv({
+        AIAGENT_ACCESS_TOKEN_TTL: "7200",
+        AIAGENT_ID_TOKEN_TTL: "7200",
+        AIAGENT_STREAM_HEARTBEAT_MS: String(heartbeatMs),
+        // Every stream comes from 127.0.0.1 and from one account: the per-address and per-account shares are the
+        // instance's here (the per-customer and per-token caps stay the defaults).
+        AIAGENT_WATCH_STREAMS: String(n + 1000),
+        AIAGENT_WATCH_FRAME_STREAMS: String(n + 500),
+        AIAGENT_WATCH_FRAME_STREAMS_PER_ACCOUNT: String(n + 500),
+        AIAGENT_WATCH_STREAMS_PER_ADDRESS: String(n + 1000),
+        ...extra,
+      });
     if (only.has("W1") || only.has("W2") || only.has("W3") || only.has("W4")) {
       const service = await startServer(
         "service",

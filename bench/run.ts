@@ -22,7 +22,7 @@ import {
 } from "./lib/load.js";
 import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
 import { cpuMicros } from "./lib/proc.js";
-import { type ServerProcess, startServer } from "./lib/procs.js";
+import { type ServerProcess, servedEnv, startServer } from "./lib/procs.js";
 import { chart, ratioOf, type ScenarioResult, type TargetResult, table, targetTable } from "./lib/report.js";
 import { type FramePage, frameMix, rereadProfile } from "./lib/reread.js";
 import { runBounds } from "./lib/run-bounds.js";
@@ -118,18 +118,12 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), "aiagent-bench-"));
   let pgData: PgDataset | undefined;
   try {
-    const baseEnv = {
-      ...process.env,
-      AIAGENT_RATE_LIMIT: "off",
-      AIAGENT_LOG_LEVEL: "info",
-      AIAGENT_PORT: "0",
-      AIAGENT_HOST: "127.0.0.1",
-      NODE_ENV: "production",
+    const baseEnv = servedEnv({
       // The fixtures' tokens are issued once, before the first repetition: they must outlive the whole run (a
       // three-repetition run outlasted the default 15 minutes, and its last rows were answered 401).
       AIAGENT_ACCESS_TOKEN_TTL: String(Math.ceil(WATCHDOG_MS / 1000) + 600),
       AIAGENT_ID_TOKEN_TTL: String(Math.ceil(WATCHDOG_MS / 1000) + 600),
-    };
+    });
     const serve = async (name: string, d: Dataset, env: Record<string, string> = {}) => {
       const db = workingCopy(d, work, name);
       const s = await startServer(name, main, ["serve"], { ...baseEnv, AIAGENT_DB: db, ...env });

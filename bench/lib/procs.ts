@@ -15,6 +15,22 @@ export interface ServerProcess {
 }
 
 /**
+ * The environment the benchmarks serve the service with: production mode, rate limits off (the load comes from one
+ * address), info logs (the "listening" line says where), any free port on loopback; `extra` adds or overrides.
+ */
+export function servedEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    AIAGENT_RATE_LIMIT: "off",
+    AIAGENT_LOG_LEVEL: "info",
+    AIAGENT_PORT: "0",
+    AIAGENT_HOST: "127.0.0.1",
+    NODE_ENV: "production",
+    ...extra,
+  };
+}
+
+/**
  * Starts `node <script> ...args` and waits (at most timeoutMs) for the line that says where it listens:
  * `ready <url>` from the bench servers, or the service's JSON log line `{"msg":"listening","url":...}`.
  */
