@@ -169,13 +169,9 @@ describe("search across messages and notes", () => {
       const again = await search(operator.idToken, { query: "zoe invoice" });
       expect(again.body.data.results.map((x) => x.chatbot_name)).toEqual(["Returns desk"]);
     } finally {
-      await requestJson(
-        s.url,
-        "PATCH",
-        `/v1/account/chatbots/${fx.a.chatbotId}`,
-        bearer(await idToken(s.url, fx.a)),
-        { name: "Test bot" },
-      );
+      await requestJson(s.url, "PATCH", `/v1/account/chatbots/${fx.a.chatbotId}`, bearer(await idToken(s.url, fx.a)), {
+        name: "Test bot",
+      });
     }
     // The customer's access token is not a credential of the search (nor of notes).
     const frame = await getJson(s.url, "/search_conversations", { query: "zoe", access_token: t.access_token });
