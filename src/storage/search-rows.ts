@@ -14,6 +14,7 @@ export interface HitRow {
   assigned_to: string;
   user_id: string;
   contact_name: string;
+  chatbot_name: string | null;
 }
 
 /** A hit row as the domain reads it; `position` is the back end's own cursor after it. */
@@ -23,6 +24,7 @@ export function toSearchHit(source: SearchHit["source"], r: HitRow, position: st
     id: r.id,
     conversationId: r.conversation_id,
     chatbotId: r.chatbot_id,
+    chatbotName: r.chatbot_name ?? "",
     contactId: r.contact_id,
     userId: r.user_id,
     contactName: r.contact_name,

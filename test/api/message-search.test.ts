@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { serverForFile } from "../helpers/file-server.js";
 import { addMember, idToken, issueTokens, send } from "../helpers/flows.js";
-import { getJson, postJson } from "../helpers/http.js";
+import { getJson, postJson, requestJson } from "../helpers/http.js";
 
 // Issue 45, search across messages: the customer who mentioned order A-1001 last week is found by those words,
 // whatever their case and accents; filters narrow it; notes only for the account's people; another account's
@@ -21,6 +21,7 @@ type Result = {
   snippet: { text: string; match?: boolean }[];
   snippet_html: string;
   created_at: string;
+  chatbot_name: string;
 };
 async function search(token: string, query: Record<string, string | number>) {
   const r = await getJson(fx.s.url, "/search_conversations", query, bearer(token));
@@ -153,6 +154,25 @@ describe("search across messages and notes", () => {
       expect.objectContaining({ kind: "note", role: "note", author_email: "op-search@shop.example", conversation_id }),
     ]);
     expect(marked(r.body.data.results[0]!)).toEqual(["Zoë", "invoice"]);
+    // The chatbot by its name as it is now, for an operator too (the chatbots' list is the admins'): the console
+    // fills {{chatbot.name}} from it for a conversation opened from a result.
+    expect(r.body.data.results[0]!.chatbot_name).toBe("Test bot");
+    const renamed = await requestJson(
+      s.url,
+      "PATCH",
+      `/v1/account/chatbots/${fx.a.chatbotId}`,
+      bearer(await idToken(s.url, fx.a)),
+      { name: "Returns desk" },
+    );
+    expect(renamed.status).toBe(200);
+    try {
+      const again = await search(operator.idToken, { query: "zoe invoice" });
+      expect(again.body.data.results.map((x) => x.chatbot_name)).toEqual(["Returns desk"]);
+    } finally {
+      await requestJson(s.url, "PATCH", `/v1/account/chatbots/${fx.a.chatbotId}`, bearer(await idToken(s.url, fx.a)), {
+        name: "Test bot",
+      });
+    }
     // The customer's access token is not a credential of the search (nor of notes).
     const frame = await getJson(s.url, "/search_conversations", { query: "zoe", access_token: t.access_token });
     expect(frame.status).toBe(401);

@@ -73,6 +73,18 @@ describe.runIf(canRun)("a mention and a personal saved reply in the console", ()
       // admins'); a contact with no e-mail leaves {{contact.email}} as written, named.
       await expect.poll(() => reply.inputValue()).toBe("Hi Ada, Bea of Shop assistant here. {{contact.email}}");
       await page.getByText("No value for {{contact.email}}: replace it before sending.").waitFor();
+      // Opened from a message search result, the same: the result carries the chatbot's name.
+      await page.getByLabel("Search messages and notes").fill("parcel");
+      const hit = page.getByTestId("search-hit").first();
+      await hit.locator(".contact__bot", { hasText: "Shop assistant" }).waitFor();
+      await hit.click();
+      await page.locator(".message--user", { hasText: "Where is my parcel?" }).waitFor();
+      await reply.fill("/hi");
+      await page.getByRole("option", { name: /\/hi\s*yours/ }).waitFor();
+      await reply.press("Enter");
+      await expect.poll(() => reply.inputValue()).toBe("Hi Ada, Bea of Shop assistant here. {{contact.email}}");
+      await reply.fill("");
+      await page.getByLabel("Search messages and notes").fill("");
 
       // The admin mentions Bea in a note: "@Be" suggests her.
       const adminContext = await newContext(browser, { width: 1280, height: 800 });

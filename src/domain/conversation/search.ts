@@ -68,6 +68,8 @@ export interface SearchHit {
   id: string;
   conversationId: string;
   chatbotId: string;
+  /** The chatbot's name as it is now. */
+  chatbotName: string;
   contactId: string;
   userId: string;
   contactName: string;

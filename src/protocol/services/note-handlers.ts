@@ -61,6 +61,7 @@ export function searchResult(r: SearchResult): MessageInitShape<typeof SearchRes
     createdAt: isoTime(r.createdAt),
     snippet: r.snippet,
     snippetHtml: snippetHtml(r.snippet),
+    chatbotName: r.chatbotName,
   };
 }
 

@@ -17,7 +17,8 @@ const FILTERS = `c.account_id = $2
     AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM conversation_labels l
       WHERE l.conversation_id = c.conversation_id AND l.label_id = $11))`;
 
-const HIT = "c.chatbot_id, c.contact_id, c.status, c.assigned_to, k.user_id, k.contact_name";
+const HIT = `c.chatbot_id, c.contact_id, c.status, c.assigned_to, k.user_id, k.contact_name,
+  (SELECT b.name FROM chatbots b WHERE b.chatbot_id = c.chatbot_id) AS chatbot_name`;
 
 const MESSAGES = `SELECT x.message_id AS id, x.conversation_id, x.role, '' AS author_email, x.content, x.created_at, ${HIT}
   FROM messages x

@@ -194,7 +194,9 @@ export function SearchResults(props: {
                 <span class="contact__time">{when(h.createdAt)}</span>
               </span>
               <Snippet parts={h.snippet} />
-              {props.names.get(h.chatbotId) && <span class="contact__bot">{props.names.get(h.chatbotId)}</span>}
+              {(h.chatbotName || props.names.get(h.chatbotId)) && (
+                <span class="contact__bot">{h.chatbotName || props.names.get(h.chatbotId)}</span>
+              )}
             </button>
           </li>
         ))}
@@ -230,7 +232,6 @@ function contactOf(h: SearchResult): Contact {
     firstResponseDueAt: "",
     firstResponseStatus: "",
     priority: "",
-    // A search hit carries no name: the pane falls back to the admin's list of chatbots.
-    chatbotName: "",
+    chatbotName: h.chatbotName,
   };
 }

@@ -24,7 +24,8 @@ const FILTERS = `c.account_id = @account
     AND (@from IS NULL OR x.created_at >= @from)
     AND (@before IS NULL OR x.created_at < @before)`;
 
-const HIT = `c.chatbot_id, c.contact_id, c.status, c.assigned_to, k.user_id, k.contact_name`;
+const HIT = `c.chatbot_id, c.contact_id, c.status, c.assigned_to, k.user_id, k.contact_name,
+  (SELECT b.name FROM chatbots b WHERE b.chatbot_id = c.chatbot_id) AS chatbot_name`;
 
 /** Search over messages and notes in SQLite (message_search, note_search: migration 31). */
 export function sqliteSearch(db: Db): Sync<SearchRepository> {
