@@ -20,8 +20,8 @@ import {
   runOpenLoop,
   runWrk,
 } from "./lib/load.js";
-import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
 import { canPin, pinRow } from "./lib/pin.js";
+import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
 import { cpuMicros } from "./lib/proc.js";
 import { type ServerProcess, servedEnv, startServer } from "./lib/procs.js";
 import { chart, ratioOf, type ScenarioResult, type TargetResult, table, targetTable } from "./lib/report.js";
@@ -69,7 +69,7 @@ const outDir = resolve(opt.out ?? join(ROOT, "bench", "results"));
 const cacheDir = resolve(opt.cache ?? join(ROOT, "node_modules", ".cache", "aiagent-bench"));
 const SCALES = quick ? { main: "10k", growth: ["1k"] } : { main: "100k", growth: ["10k", "1m"] };
 // Whole-run bound: a stuck child can never hold the machine.
-const WATCHDOG_MS = (quick ? 3 : 20 + 10 * (reps - 1)) * 60_000;
+const WATCHDOG_MS = ((quick ? 3 * reps : 20 + 10 * (reps - 1)) + (opt.pinned ? 3 * reps : 0)) * 60_000;
 
 const { started, log, servers, watchdog } = runBounds("bench", WATCHDOG_MS);
 // Whether the machine was busy before the run: other work on these cores shows in every number.

@@ -27,11 +27,20 @@ function threads(pid: number): number[] {
 /** A thread's CPU list as taskset prints it ("0-1"). */
 function affinity(tid: number): string | undefined {
   try {
-    return execFileSync("taskset", ["-c", "-p", String(tid)], { encoding: "utf8" }).split(":").pop()!.trim();
+    return execFileSync("taskset", ["-c", "-p", String(tid)], { encoding: "utf8" })
+      .split(":")
+      .pop()!
+      .trim();
   } catch {
     return undefined;
   }
 }
+
+/** What puts pinned threads back, run at exit too (a run stopped by its watchdog leaves no server process pinned). */
+const pinned = new Set<() => void>();
+process.once("exit", () => {
+  for (const undo of pinned) undo();
+});
 
 /** Pins every thread of each process to `cpus`; returns what puts each back as it was. */
 function pin(pids: number[], cpus: string): () => void {
@@ -47,7 +56,8 @@ function pin(pids: number[], cpus: string): () => void {
         // Gone meanwhile.
       }
     }
-  return () => {
+  const undo = () => {
+    pinned.delete(undo);
     for (const [tid, was] of before)
       try {
         execFileSync("taskset", ["-c", "-p", was, String(tid)], { stdio: "ignore" });
@@ -55,6 +65,8 @@ function pin(pids: number[], cpus: string): () => void {
         // Gone meanwhile.
       }
   };
+  pinned.add(undo);
+  return undo;
 }
 
 /**
