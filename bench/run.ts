@@ -20,6 +20,7 @@ import {
   runOpenLoop,
   runWrk,
 } from "./lib/load.js";
+import { canPin, pinRow } from "./lib/pin.js";
 import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
 import { cpuMicros } from "./lib/proc.js";
 import { type ServerProcess, servedEnv, startServer } from "./lib/procs.js";
@@ -49,6 +50,9 @@ const { values: opt } = parseArgs({
     rate: { type: "string", default: "1000" },
     // Comma-separated scenario ids (e.g. "S9m,S2g"): run only these, to look into one of them.
     only: { type: "string" },
+    // The pinned rows: PostgreSQL on one core, the service and its load on the other (taskset), against SQLite
+    // pinned the same way (bench/lib/pin.ts).
+    pinned: { type: "boolean", default: false },
   },
   strict: true,
 });
@@ -65,7 +69,7 @@ const outDir = resolve(opt.out ?? join(ROOT, "bench", "results"));
 const cacheDir = resolve(opt.cache ?? join(ROOT, "node_modules", ".cache", "aiagent-bench"));
 const SCALES = quick ? { main: "10k", growth: ["1k"] } : { main: "100k", growth: ["10k", "1m"] };
 // Whole-run bound: a stuck child can never hold the machine.
-const WATCHDOG_MS = (quick ? 3 : 20 + 10 * (reps - 1)) * 60_000;
+const WATCHDOG_MS = ((quick ? 3 * reps : 20 + 10 * (reps - 1)) + (opt.pinned ? 3 * reps : 0)) * 60_000;
 
 const { started, log, servers, watchdog } = runBounds("bench", WATCHDOG_MS);
 // Whether the machine was busy before the run: other work on these cores shows in every number.
@@ -91,6 +95,11 @@ interface Scenario {
   connections?: number;
   /** Set: at least this many seconds (a heavy read: several must complete to be timed). */
   minSeconds?: number;
+  /**
+   * Set: the row runs pinned, the service and the load generator on one core and, on PostgreSQL, the database's
+   * server processes (this URL's) on the other.
+   */
+  pinned?: { databaseUrl?: string };
 }
 
 async function main(): Promise<void> {
@@ -584,6 +593,36 @@ async function main(): Promise<void> {
       );
     groups.push(growthRows, reportRows);
     if (pgRows) groups.push(pgRows.scale);
+    // The pinned rows (`--pinned`): PostgreSQL's server processes on core 0, the service and its load on core 1,
+    // each row against the same request on SQLite pinned the same way (core 0 then idle). What the PostgreSQL back
+    // end costs the service's own core, with the database's work off it; reported, no target.
+    if (opt.pinned) {
+      if (!pgRows || !pgData) log("pinned rows skipped: they need the PostgreSQL rows");
+      else if (cpus().length < 2 || !canPin()) log("pinned rows skipped: they need two cores and taskset (util-linux)");
+      else {
+        const onPg = { databaseUrl: pgData.url };
+        const sqliteRow = (id: string, name: string, http: HttpRequestSpec[]): Scenario => ({
+          id: `${id}-pin`,
+          name: `${name}, pinned: service and load on core 1`,
+          server: full,
+          kind: "baseline",
+          http,
+          pinned: {},
+        });
+        const pgRow = (sc: Scenario, on: string): Scenario => ({
+          ...sc,
+          id: `${sc.id}-pin`,
+          name: `${sc.name}, pinned: PostgreSQL on core 0, service and load on core 1`,
+          baseline: `${on}-pin`,
+          pinned: onPg,
+        });
+        groups.push(
+          [sqliteRow("S1", "frame read, JSON, 20 messages", s1), pgRow(pgRows.s1, "S1")],
+          [sqliteRow("S4", "get_access_token", issue), pgRow(pgRows.s4, "S4")],
+          [sqliteRow("S6", "send_message, built-in agent", sends), pgRow(pgRows.s6, "S6")],
+        );
+      }
+    }
 
     if (opt.only) {
       const only = new Set(opt.only.split(","));
@@ -918,14 +957,21 @@ async function measure(
             );
   if (sc.connections !== undefined) shape = { ...shape, connections: sc.connections };
   if (sc.minSeconds !== undefined) shape = { ...shape, seconds: Math.max(shape.seconds, sc.minSeconds) };
-  if (!quick) await drive({ ...shape, seconds: 1 });
+  if (!quick || sc.pinned) await drive({ ...shape, seconds: 1 });
   const pids = sc.cpuPids ?? [sc.server.pid];
-  const cpuNow = () => pids.reduce((n, pid) => n + cpuMicros(pid), 0);
-  const before = cpuNow();
-  const r = await drive(shape);
-  const cpu = (cpuNow() - before) / Math.max(1, r.requests);
-  sc.server.peakRss();
-  return { r, cpu };
+  // Pinned after a warm-up, which opened the service's PostgreSQL connections (their server processes are pinned).
+  const unpin = sc.pinned && (await pinRow(pids, sc.pinned.databaseUrl, { service: "1", postgres: "0" }));
+  try {
+    if (unpin) await drive({ ...shape, seconds: 1 });
+    const cpuNow = () => pids.reduce((n, pid) => n + cpuMicros(pid), 0);
+    const before = cpuNow();
+    const r = await drive(shape);
+    const cpu = (cpuNow() - before) / Math.max(1, r.requests);
+    sc.server.peakRss();
+    return { r, cpu };
+  } finally {
+    if (unpin) unpin();
+  }
 }
 
 /** The issue's targets, judged on this run's numbers. */

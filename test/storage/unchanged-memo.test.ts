@@ -72,6 +72,20 @@ describe("reads kept while the SQLite file is unchanged", () => {
     expect((await s.refreshTokens.frameAccess(a.chatbotId, "a", "b c")).notBefore).toBe(700);
   });
 
+  it("see this process's own write at once, even within one run of synchronous code", async () => {
+    const s = open();
+    await account(s);
+    const lineage = [`session:${newId()}`];
+    // Not awaited one by one: the three calls run back to back, where the file's state is read once for all.
+    const [before, , after] = await Promise.all([
+      s.refreshTokens.lineageNotBefore(lineage),
+      s.refreshTokens.revokeLineage(lineage, 300),
+      s.refreshTokens.lineageNotBefore(lineage),
+    ]);
+    expect(before).toBeUndefined();
+    expect(after).toBe(300);
+  });
+
   it("see this process's own write at the next read, and never keep what a rolled-back unit wrote", async () => {
     const s = open();
     const a = await account(s);

@@ -196,7 +196,10 @@ async function serve(
     }
     const body =
       answer instanceof EncodedAnswer ? answer.bytes : JSON.stringify(toDocumentedJson(route.method.output, answer));
-    res.writeHead(200, { "content-type": "application/json", ...responseHeaders });
+    // With its length, the answer goes out in one piece: without it, Node frames it chunked (a length line, the
+    // body, a last empty chunk), one write of several buffers per answer.
+    const length = typeof body === "string" ? Buffer.byteLength(body) : body.length;
+    res.writeHead(200, { "content-type": "application/json", "content-length": String(length), ...responseHeaders });
     res.end(body);
   } catch (e) {
     if (e instanceof ClientGone) {

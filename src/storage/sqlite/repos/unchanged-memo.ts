@@ -10,17 +10,30 @@ export type FileState = () => string | undefined;
 
 const states = new WeakMap<Db, FileState>();
 
-/** The file's state as one connection sees it (one statement, no table read); shared by that connection's memos. */
+/**
+ * The file's state as one connection sees it; shared by that connection's memos. `total_changes()` is read every time
+ * (no read transaction: a fraction of a microsecond). `data_version` needs one (3–5 µs, as much as the reads it
+ * spares), so it is read once per run of synchronous code and the microtasks already queued behind it, and read again
+ * after: the reads an ID token's call makes side by side (its account, keys and revocations) share one. Everything
+ * served in that run arrived before its first reading, so a commit by another connection that a call must see (one
+ * made before the call arrived) is in it; a commit made during the run is seen from the next.
+ */
 export function fileState(db: Db): FileState {
   let state = states.get(db);
   if (!state) {
-    const read = db
-      .prepare<[], [number, number]>("SELECT total_changes(), data_version FROM pragma_data_version")
-      .raw();
+    const changes = db.prepare<[], number>("SELECT total_changes()").pluck();
+    const version = db.prepare<[], number>("PRAGMA data_version").pluck();
+    let seen: number | undefined;
+    const forget = () => {
+      seen = undefined;
+    };
     state = () => {
       if (db.inTransaction) return undefined;
-      const [changes, version] = read.get()!;
-      return `${changes}.${version}`;
+      if (seen === undefined) {
+        seen = version.get()!;
+        queueMicrotask(forget);
+      }
+      return `${changes.get()!}.${seen}`;
     };
     states.set(db, state);
   }
