@@ -37,7 +37,8 @@ async function follow(store: PgStore, accountId: string) {
   const read = () => {
     reading = reading.then(async () => {
       const after = seen.at(-1)?.seq ?? 0;
-      for (const e of await store.events.list(accountId, after, 1000, [])) seen.push({ seq: e.seq, eventId: e.eventId });
+      for (const e of await store.events.list(accountId, after, 1000, []))
+        seen.push({ seq: e.seq, eventId: e.eventId });
     });
   };
   const stop = await store.onLogAdvanced((changes: readonly ConversationEvent[] | undefined) => {

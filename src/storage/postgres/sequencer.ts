@@ -138,9 +138,6 @@ export class Sequencer {
       held.release();
     }
     if (placed)
-      this.told(
-        distinct(placed.keys.map((conversationId) => ({ accountId, conversationId }))),
-        placed.deliveries,
-      );
+      this.told(distinct(placed.keys.map((conversationId) => ({ accountId, conversationId }))), placed.deliveries);
   }
 }

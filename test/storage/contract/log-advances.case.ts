@@ -67,9 +67,7 @@ export function logAdvanceCases(h: () => Harness) {
         });
         await store.transaction(async (tx) => {
           await tx.events.add([{ event: event(a.accountId, "c1"), deliveries: [] }]);
-          await tx.events.add([
-            { event: event(a.accountId, "c2"), deliveries: [{ deliveryId: newId(), endpointId }] },
-          ]);
+          await tx.events.add([{ event: event(a.accountId, "c2"), deliveries: [{ deliveryId: newId(), endpointId }] }]);
         });
         await store.events.append([{ event: event(a.accountId, ""), deliveries: [] }]);
         expect(heard).toEqual([false, true, false]);
