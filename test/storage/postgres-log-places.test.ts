@@ -4,7 +4,7 @@ import type { ConversationEvent } from "../../src/domain/log/events.js";
 import type { NewEvent } from "../../src/domain/log/repository.js";
 import { openPgStore, type PgStore } from "../../src/storage/postgres/index.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
-import { account, endpoint } from "./contract/fixtures.js";
+import { account, endpoint, message } from "./contract/fixtures.js";
 
 // On PostgreSQL an event takes its place in its account's log after its writer's commit (sequencer.ts): writers of
 // one account hold no lock across their commits. These cases are the failure points that design adds: a process
@@ -142,5 +142,31 @@ describe.skipIf(skip !== undefined)("PostgreSQL log places", () => {
     }
     const deliveries = await one.webhooks.deliveries(ep.endpointId, 1000, undefined);
     expect(deliveries.map((d) => d.eventSeq).sort((x, y) => x - y)).toEqual(all.map((e) => e.seq));
+  });
+
+  it("an erasure redacts the events still waiting for their places", async () => {
+    const [dying, other] = [await open(), await open()];
+    const a = await account(other);
+    const conv = newId();
+    await message(other, a, conv, { userId: "alice", at: 1, start: true });
+    dieAfterCommit(dying);
+    await expect(
+      dying.transaction((tx) =>
+        tx.events.add([
+          { event: event(a.accountId, conv), deliveries: [] },
+          {
+            event: { ...event(a.accountId, ""), type: "session.revoked", data: { userId: "alice", revoked: 1 } },
+            deliveries: [],
+          },
+        ]),
+      ),
+    ).rejects.toThrow("died after its commit");
+    const alice = (await other.privacy.contact(a.accountId, { userId: "alice" }))!;
+    expect((await other.privacy.erase(alice, 70)).eventsRedacted).toBe(2);
+    await other.sweep();
+    expect((await other.events.list(a.accountId, 0, 10, [])).map((e) => e.data)).toEqual([
+      { redacted: true },
+      { redacted: true },
+    ]);
   });
 });
