@@ -83,9 +83,10 @@ export class PgStore extends RepositoryMembers implements Store {
   ) {
     const origin = randomUUID();
     // Appends take their places after their unit's commit; the placing announces them (here and to the others).
-    let sequencer: Sequencer | undefined;
-    const advances = new LogAdvances((accountIds) => sequencer!.place(accountIds));
-    sequencer = new Sequencer(pool, origin, (changes, deliveries) => advances.tell(changes, deliveries));
+    const sequencer: Sequencer = new Sequencer(pool, origin, (changes, deliveries) =>
+      advances.tell(changes, deliveries),
+    );
+    const advances = new LogAdvances((accountIds) => sequencer.place(accountIds));
     super({
       accounts: pgAccounts(db),
       apiKeys: pgApiKeys(db),
@@ -112,7 +113,7 @@ export class PgStore extends RepositoryMembers implements Store {
       teams: pgTeams(db),
       routing: pgRouting(db),
       presence: pgPresence(db),
-      events: advances.announcing(pgEvents(db, (accountIds) => sequencer!.place(accountIds))),
+      events: advances.announcing(pgEvents(db, (accountIds) => sequencer.place(accountIds))),
       webhooks: pgWebhooks(db),
       idempotency: pgIdempotency(db),
       audit: pgAudit(db),
