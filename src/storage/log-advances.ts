@@ -13,12 +13,19 @@ export class LogAdvances {
   private readonly unit = new AsyncLocalStorage<Appended>();
   private readonly listeners = new Set<LogAdvanced>();
 
+  /**
+   * @param place a back end whose appends take their places after the commit (PostgreSQL: sequencer.ts): run once
+   *   the appends of these accounts committed, resolving once they have places; it then does the announcing (`tell`)
+   *   itself, of what it placed. Without it, the appends are announced here.
+   */
+  constructor(private readonly place?: (accountIds: string[]) => Promise<void>) {}
+
   /** Runs a unit of work (its commit included) and then announces what it appended. */
   async around<T>(run: () => Promise<T>): Promise<T> {
     if (this.unit.getStore()) return run();
     const appended: Appended = { changes: [], deliveries: false };
     const result = await this.unit.run(appended, run);
-    if (appended.changes.length > 0) this.tell(distinct(appended.changes), appended.deliveries);
+    if (appended.changes.length > 0) await this.committed(appended.changes, appended.deliveries);
     return result;
   }
 
@@ -35,12 +42,12 @@ export class LogAdvances {
     return {
       append: async (items) => {
         const records = await events.append(items);
-        this.appended(records, items);
+        await this.appended(records, items);
         return records;
       },
       add: async (items) => {
         await events.add(items);
-        this.appended(
+        await this.appended(
           items.map((i) => i.event),
           items,
         );
@@ -68,17 +75,23 @@ export class LogAdvances {
     return () => this.listeners.delete(l);
   }
 
-  private appended(
+  private async appended(
     records: readonly Pick<EventRecord, "accountId" | "orderKey">[],
     items: readonly { deliveries: readonly unknown[] }[],
-  ): void {
+  ): Promise<void> {
     const changes = records.map((r) => ({ accountId: r.accountId, conversationId: r.orderKey }));
     const deliveries = items.some((i) => i.deliveries.length > 0);
     const open = this.unit.getStore();
     if (open) {
       open.changes.push(...changes);
       open.deliveries ||= deliveries;
-    } else if (changes.length > 0) this.tell(distinct(changes), deliveries);
+    } else if (changes.length > 0) await this.committed(changes, deliveries);
+  }
+
+  /** Appends committed: placed (the placing announces them), or announced. */
+  private async committed(changes: readonly ConversationEvent[], deliveries: boolean): Promise<void> {
+    if (this.place) await this.place([...new Set(changes.map((c) => c.accountId))]);
+    else this.tell(distinct(changes), deliveries);
   }
 }
 

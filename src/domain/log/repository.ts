@@ -51,12 +51,14 @@ export interface NewDelivery {
 export interface EventRepository {
   /**
    * Appends events to their account's log after its last (one account per call), each with the deliveries given
-   * for it; answers them with their places.
+   * for it; answers them with their places. Outside a unit of work only: a back end may give places after the
+   * commit (PostgreSQL does), so in a unit there are none to answer yet (use `add`).
    */
   append(events: { event: NewEvent; deliveries: NewDelivery[] }[]): Promise<EventRecord[]>;
   /**
    * Appends like `append`, answering nothing: in a unit of work a back end may send it with the unit's next statement
-   * or its commit (one round trip fewer); a failure fails the unit.
+   * or its commit (one round trip fewer); a failure fails the unit. The events are readable (have their places)
+   * when the unit of work returns, not before: the unit itself may not see them.
    */
   add(events: { event: NewEvent; deliveries: NewDelivery[] }[]): Promise<void>;
   /** Events of the account after `afterSeq`, in log order, of the given types (empty: all). */

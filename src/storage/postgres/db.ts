@@ -126,8 +126,8 @@ export class PgRunner implements PgDb {
 
   /**
    * A READ COMMITTED unit: its writes order themselves by the row locks they take (INSERT … ON CONFLICT, UPDATE …
-   * RETURNING), in one order (conversation, then contact, then the account's event counter), so racing writers wait
-   * for each other instead of aborting. A deadlock (a caller breaking that order) is run again like a conflict.
+   * RETURNING), in one order (conversation, then contact; the account's event counter is taken after the commit, by
+   * the placing: sequencer.ts), so racing writers wait for each other instead of aborting. A deadlock (a caller breaking that order) is run again like a conflict.
    */
   unit<T>(fn: () => Promise<T>): Promise<T> {
     return this.current.getStore() ? fn() : this.retrying(this.begin_, fn);

@@ -6,35 +6,24 @@ import { PgListener } from "./listen.js";
 export const LOG_CHANNEL = "aiagent_log_advanced";
 
 /** More conversations than this in one append are announced as "anything of the account" (NOTIFY's 8000 bytes). */
-const MAX_IDS = 100;
+export const MAX_IDS = 100;
 
-/** What goes over the channel: who appended (an instance ignores its own), to which account's log, for which. */
+/**
+ * What goes over the channel (built by the placing statement, sequencer.ts): who placed (an instance ignores its
+ * own), in which account's log, for which conversations.
+ */
 interface Wire {
   from: string;
   a: string;
-  /** The conversations ("" for the account's own events); absent when too many to list. */
+  /** The conversations ("" for the account's own events); absent or null when too many to list. */
   c?: string[];
   /** 0 when the append recorded no webhook delivery; absent (an older instance's payload) reads as "it may have". */
   d?: 0 | 1;
 }
 
 /**
- * The NOTIFY payload of one append of `accountId`'s events with these order keys, by the process `from`;
- * `deliveries`: whether it recorded any webhook delivery.
- */
-export function logPayload(from: string, accountId: string, orderKeys: readonly string[], deliveries: boolean): string {
-  const c = [...new Set(orderKeys)];
-  return JSON.stringify({
-    from,
-    a: accountId,
-    ...(c.length <= MAX_IDS ? { c } : {}),
-    d: deliveries ? 1 : 0,
-  } satisfies Wire);
-}
-
-/**
- * Hears the appends of other processes: the appending unit of work sends its NOTIFY itself (pgEvents), so one is
- * heard only once it committed. A payload that cannot be read, or a reconnect (notifications meanwhile are lost),
+ * Hears the appends of other processes: the transaction that gives them their places sends its NOTIFY itself
+ * (sequencer.ts), so one is heard only once they can be read. A payload that cannot be read, or a reconnect (notifications meanwhile are lost),
  * tells `advanced` that anything may have changed.
  */
 export async function listenForLogs(url: string, self: string, advanced: LogAdvanced): Promise<() => void> {

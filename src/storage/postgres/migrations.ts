@@ -860,4 +860,25 @@ export const pgMigrations: PgMigration[] = [
         FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name)
         EXECUTE FUNCTION contact_profile_changed();`,
   },
+  {
+    version: 37,
+    // Log positions without a lock held across a writer's commit (issue 44, W5): a unit of work queues its events
+    // here (id: their order, from a sequence), and right after its commit one short transaction per account, under
+    // an advisory lock, moves every queued event of the account into `events` at the next dense places, with its
+    // deliveries (sequencer.ts). A queued event is read by nobody; one a dead process left is moved by the next
+    // write of its account or the sweep.
+    sql: `
+      CREATE TABLE event_queue (
+        id bigserial PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(account_id),
+        event_id text NOT NULL,
+        type text NOT NULL,
+        order_key text NOT NULL,
+        data text NOT NULL,
+        created_at bigint NOT NULL,
+        delivery_ids text[] NOT NULL,
+        endpoint_ids text[] NOT NULL
+      );
+      CREATE INDEX event_queue_account ON event_queue (account_id, id);`,
+  },
 ];

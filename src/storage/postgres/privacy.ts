@@ -21,12 +21,19 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
     await db.count("priv_del_conversations", "DELETE FROM conversations WHERE conversation_id = ANY($1)", [ids]);
     await db.count("priv_del_ratings", "DELETE FROM conversation_ratings WHERE conversation_id = ANY($1)", [ids]);
     await db.count("priv_del_replies", "DELETE FROM agent_replies WHERE conversation_id = ANY($1)", [ids]);
+    // The queued events first, then the placed ones (a statement of its own, so it sees a placing that committed
+    // while the first waited for its rows; sequencer.ts).
+    const queued = await db.count(
+      "priv_redact_queued_conversations",
+      "UPDATE event_queue SET data = $1 WHERE account_id = $2 AND order_key = ANY($3) AND data <> $1",
+      [REDACTED, accountId, ids],
+    );
     const redacted = await db.count(
       "priv_redact_conversations",
       "UPDATE events SET data = $1 WHERE account_id = $2 AND order_key = ANY($3) AND data <> $1",
       [REDACTED, accountId, ids],
     );
-    return [messages, redacted];
+    return [messages, queued + redacted];
   };
   const announce = (ids: string[]) =>
     db.rows("priv_notify", `SELECT pg_notify('${ERASURES_CHANNEL}', $1)`, [
@@ -55,6 +62,11 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
           )
         ).map((r) => r.conversation_id);
         const [messages, redacted] = await drop(c.accountId, ids);
+        const queuedByUser = await db.count(
+          "priv_redact_queued_user",
+          "UPDATE event_queue SET data = $1 WHERE account_id = $2 AND (data::jsonb ->> 'userId') = $3 AND data <> $1",
+          [REDACTED, c.accountId, c.userId],
+        );
         const byUser = await db.count(
           "priv_redact_user",
           "UPDATE events SET data = $1 WHERE account_id = $2 AND (data::jsonb ->> 'userId') = $3 AND data <> $1",
@@ -127,7 +139,7 @@ export function pgPrivacy(db: PgDb): PrivacyRepository {
           [c.accountId, c.userId],
         );
         await announce(ids);
-        return { conversationIds: ids, messages, sessions, eventsRedacted: redacted + byUser };
+        return { conversationIds: ids, messages, sessions, eventsRedacted: redacted + queuedByUser + byUser };
       }),
     expireConversations: (chatbotId, before, limit) =>
       db.unit(async () => {

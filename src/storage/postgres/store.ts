@@ -39,6 +39,7 @@ import { pgReplies } from "./replies.js";
 import { pgReports } from "./reports.js";
 import { pgPresence, pgRouting } from "./routing.js";
 import { pgSearch } from "./search.js";
+import { Sequencer } from "./sequencer.js";
 import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { pgTeams } from "./teams.js";
@@ -61,6 +62,9 @@ export interface PgStoreOptions {
   listenUrl?: string;
 }
 
+/** How often queued events left without places (their writer died after its commit) are looked for. */
+const SWEEP_MS = 1000;
+
 /** Every instance migrating at once waits here: one applies each step, the others then find it applied. */
 const MIGRATION_LOCK = 0x616961676e74; // "aiagnt"
 
@@ -70,6 +74,7 @@ export class PgStore extends RepositoryMembers implements Store {
   /** This process, in its announcements of appends (it hears its own through `advances`, right after the commit). */
   private readonly origin: string;
   private readonly advances: LogAdvances;
+  private readonly sequencer: Sequencer;
 
   constructor(
     readonly pool: pg.Pool,
@@ -77,7 +82,11 @@ export class PgStore extends RepositoryMembers implements Store {
     db: PgRunner = new PgRunner(pool),
   ) {
     const origin = randomUUID();
-    const advances = new LogAdvances();
+    // Appends take their places after their unit's commit; the placing announces them (here and to the others).
+    const sequencer: Sequencer = new Sequencer(pool, origin, (changes, deliveries) =>
+      advances.tell(changes, deliveries),
+    );
+    const advances = new LogAdvances((accountIds) => sequencer.place(accountIds));
     super({
       accounts: pgAccounts(db),
       apiKeys: pgApiKeys(db),
@@ -104,7 +113,7 @@ export class PgStore extends RepositoryMembers implements Store {
       teams: pgTeams(db),
       routing: pgRouting(db),
       presence: pgPresence(db),
-      events: advances.announcing(pgEvents(db, origin)),
+      events: advances.announcing(pgEvents(db, (accountIds) => sequencer.place(accountIds))),
       webhooks: pgWebhooks(db),
       idempotency: pgIdempotency(db),
       audit: pgAudit(db),
@@ -122,6 +131,7 @@ export class PgStore extends RepositoryMembers implements Store {
     this.db = db;
     this.origin = origin;
     this.advances = advances;
+    this.sequencer = sequencer;
   }
 
   transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {
@@ -185,12 +195,18 @@ export class PgStore extends RepositoryMembers implements Store {
     return () => listener.close();
   }
 
-  /** This process's appends after their commit; the other instances' over LISTEN/NOTIFY. */
+  /**
+   * This process's appends once placed; the other instances' over LISTEN/NOTIFY. While anyone listens, the events a
+   * dead process committed but left without places are placed within SWEEP_MS (docs/live-updates.md).
+   */
   async onLogAdvanced(advanced: LogAdvanced): Promise<() => void> {
     const stopLocal = this.advances.listen(advanced);
     try {
       const stopShared = await listenForLogs(this.listenUrl, this.origin, advanced);
+      const sweeping = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
+      sweeping.unref();
       return () => {
+        clearInterval(sweeping);
         stopLocal();
         stopShared();
       };
@@ -198,6 +214,11 @@ export class PgStore extends RepositoryMembers implements Store {
       stopLocal();
       throw e;
     }
+  }
+
+  /** Places the events a dead process committed without places; answers how many accounts had some. */
+  sweep(): Promise<number> {
+    return this.sequencer.sweep();
   }
 
   async sharedTyping(local: TypingChannel & { close(): void }): Promise<PgTyping> {

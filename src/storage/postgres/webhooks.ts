@@ -2,37 +2,29 @@ import type { EventRepository } from "../../domain/log/repository.js";
 import type { ClaimedDelivery, WebhookEndpointRecord, WebhookRepository } from "../../domain/webhook/repository.js";
 import { DELIVERY_COLUMNS, toDelivery, toEndpoint, toEvent } from "../webhook-rows.js";
 import type { PgDb } from "./db.js";
-import { LOG_CHANNEL, logPayload } from "./log-channel.js";
 
 type Row = Record<string, unknown>;
 const FROM = "FROM webhook_deliveries d JOIN events e ON e.account_id = d.account_id AND e.seq = d.event_seq";
 
 /**
- * An append of one account's events and their deliveries in one round trip. The account's counter row is updated
- * first and stays locked until the commit, so two writers of one account take their places in turn and a reader
- * never sees a later place before an earlier one. Arrays carry the rows; `nth` is an event's place in the append.
- * The NOTIFY that tells the other instances is part of it, so they hear of the append only if it commits.
+ * An append of one account's events: queued with their deliveries, in the writer's unit of work, holding no shared
+ * lock (so writers of one account commit side by side, sharing fsyncs); their places are given after the commit
+ * (sequencer.ts). Arrays carry the rows; `nth` is an event's place in the append, and the queue's id keeps the
+ * order of the appends of one conversation (its writers take the conversation's row lock before they queue).
  */
-const APPEND = `WITH c AS (
-    INSERT INTO event_counters (account_id, last_seq) VALUES ($1, $2)
-    ON CONFLICT (account_id) DO UPDATE SET last_seq = event_counters.last_seq + excluded.last_seq RETURNING last_seq
-  ), e AS (
-    INSERT INTO events (account_id, seq, event_id, type, order_key, data, created_at)
-    SELECT $1, c.last_seq - $2 + x.nth, x.event_id, x.type, x.order_key, x.data, x.created_at
-    FROM c, unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
-      WITH ORDINALITY AS x(event_id, type, order_key, data, created_at, nth)
-    RETURNING seq, order_key, created_at
-  ), d AS (
-    INSERT INTO webhook_deliveries (delivery_id, endpoint_id, account_id, event_seq, order_key, status, next_attempt_at, created_at)
-    SELECT y.delivery_id, y.endpoint_id, $1, e.seq, e.order_key, 'pending', e.created_at, e.created_at
-    FROM c CROSS JOIN unnest($8::text[], $9::text[], $10::int[]) AS y(delivery_id, endpoint_id, nth)
-      JOIN e ON e.seq = c.last_seq - $2 + y.nth
-  )
-  SELECT last_seq, pg_notify($11, $12) FROM c`;
+const QUEUE = `INSERT INTO event_queue (account_id, event_id, type, order_key, data, created_at, delivery_ids, endpoint_ids)
+  SELECT $1, x.event_id, x.type, x.order_key, x.data, x.created_at,
+    coalesce((SELECT array_agg(y.delivery_id ORDER BY y.i) FROM unnest($7::text[], $8::int[]) WITH ORDINALITY AS y(delivery_id, nth, i) WHERE y.nth = x.nth), '{}'),
+    coalesce((SELECT array_agg(y.endpoint_id ORDER BY y.i) FROM unnest($9::text[], $8::int[]) WITH ORDINALITY AS y(endpoint_id, nth, i) WHERE y.nth = x.nth), '{}')
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[]) WITH ORDINALITY AS x(event_id, type, order_key, data, created_at, nth)
+  ORDER BY x.nth`;
 
-/** The event log (see APPEND for how places are taken); `origin` names this process in its announcements. */
-export function pgEvents(db: PgDb, origin: string): EventRepository {
-  /** The append's values: events and deliveries as arrays (one account per append), and its announcement. */
+/**
+ * The event log; `place` gives the queued events of these accounts their places (Sequencer.place), for an append
+ * outside a unit of work, which answers them.
+ */
+export function pgEvents(db: PgDb, place: (accountIds: string[]) => Promise<void>): EventRepository {
+  /** The append's values: events and deliveries as arrays (one account per append). */
   const values = (items: Parameters<EventRepository["append"]>[0], accountId: string): unknown[] => {
     const ev = {
       id: [] as string[],
@@ -55,33 +47,29 @@ export function pgEvents(db: PgDb, origin: string): EventRepository {
         dl.nth.push(i + 1);
       }
     }
-    return [
-      accountId,
-      items.length,
-      ev.id,
-      ev.type,
-      ev.key,
-      ev.data,
-      ev.at,
-      dl.id,
-      dl.endpoint,
-      dl.nth,
-      LOG_CHANNEL,
-      logPayload(origin, accountId, ev.key, dl.id.length > 0),
-    ];
+    return [accountId, ev.id, ev.type, ev.key, ev.data, ev.at, dl.id, dl.nth, dl.endpoint];
   };
   return {
     append: async (items) => {
       const first = items[0];
       if (!first) return [];
-      const [c] = await db.rows<{ last_seq: number }>("events_append", APPEND, values(items, first.event.accountId));
-      const last = Number(c!.last_seq);
-      return items.map(({ event }, i) => ({ ...event, seq: last - items.length + 1 + i }));
+      // Places are given after a commit: in a unit of work there are none to answer yet.
+      if (db.held) throw new Error("append answers places, so it runs outside a unit of work (add runs inside one)");
+      const accountId = first.event.accountId;
+      await db.write("events_queue", QUEUE, values(items, accountId));
+      await place([accountId]);
+      const rows = await db.rows<{ event_id: string; seq: number }>(
+        "events_placed",
+        "SELECT event_id, seq FROM events WHERE event_id = ANY($1)",
+        [items.map((i) => i.event.eventId)],
+      );
+      const seqs = new Map(rows.map((r) => [r.event_id, Number(r.seq)]));
+      return items.map(({ event }) => ({ ...event, seq: seqs.get(event.eventId)! }));
     },
     add: async (items) => {
       const first = items[0];
-      // With the unit's commit: the account's counter row is then locked only for the commit's round trip.
-      if (first) await db.write("events_append", APPEND, values(items, first.event.accountId));
+      // With the unit's commit, in the same round trip.
+      if (first) await db.write("events_queue", QUEUE, values(items, first.event.accountId));
     },
     list: async (accountId, afterSeq, limit, types) =>
       (

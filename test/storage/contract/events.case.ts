@@ -47,7 +47,7 @@ export function eventCases(h: () => Harness) {
       // Eight at once: the contract's PostgreSQL has four connections and a short lock timeout.
       await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          store.transaction((tx) => tx.events.append([{ event: event(a.accountId, `c${i % 3}`, i), deliveries: [] }]), {
+          store.transaction((tx) => tx.events.add([{ event: event(a.accountId, `c${i % 3}`, i), deliveries: [] }]), {
             rowLocks: true,
           }),
         ),
@@ -64,7 +64,7 @@ export function eventCases(h: () => Harness) {
       await expect(
         store.transaction(
           async (tx) => {
-            await tx.events.append([
+            await tx.events.add([
               { event: event(a.accountId, "c1", 1), deliveries: [{ deliveryId: newId(), endpointId: ep.endpointId }] },
             ]);
             throw new Error("the change failed");
@@ -79,7 +79,7 @@ export function eventCases(h: () => Harness) {
       expect(e!.seq).toBe(1);
     });
 
-    it("add records like append without answering: seen by the unit's next read, gone with a failed unit", async () => {
+    it("add records like append without answering: readable once its unit committed, gone with a failed unit", async () => {
       const { store } = h();
       const a = await account(store);
       const ep = await endpoint(store, a.accountId);
@@ -92,14 +92,15 @@ export function eventCases(h: () => Harness) {
           }),
         ),
       );
-      const seen = await store.transaction(
+      await store.transaction(
         async (tx) => {
           await tx.events.add([{ event: event(a.accountId, "c1", 7), deliveries: delivery() }]);
-          return tx.events.list(a.accountId, 6, 10, []);
         },
         { rowLocks: true },
       );
-      expect(seen.map((e) => e.seq)).toEqual([7]);
+      // Read your writes: when the unit returns, its events have their places.
+      expect((await store.events.list(a.accountId, 6, 10, [])).map((e) => e.seq)).toEqual([7]);
+      expect(await store.events.lastSeq(a.accountId)).toBe(7);
       await expect(
         store.transaction(
           async (tx) => {

@@ -30,10 +30,10 @@ export function logAdvanceCases(h: () => Harness) {
       try {
         let heardInside = -1;
         await store.transaction(async (tx) => {
-          await tx.events.append([{ event: event(a.accountId, "c1"), deliveries: [] }]);
+          await tx.events.add([{ event: event(a.accountId, "c1"), deliveries: [] }]);
           // A nested unit joins the outer one: its append is announced with the outer commit, not at its end.
           await store.transaction((inner) =>
-            inner.events.append([
+            inner.events.add([
               { event: event(a.accountId, "c2"), deliveries: [] },
               { event: event(a.accountId, "c1"), deliveries: [] },
             ]),
@@ -67,9 +67,7 @@ export function logAdvanceCases(h: () => Harness) {
         });
         await store.transaction(async (tx) => {
           await tx.events.add([{ event: event(a.accountId, "c1"), deliveries: [] }]);
-          await tx.events.append([
-            { event: event(a.accountId, "c2"), deliveries: [{ deliveryId: newId(), endpointId }] },
-          ]);
+          await tx.events.add([{ event: event(a.accountId, "c2"), deliveries: [{ deliveryId: newId(), endpointId }] }]);
         });
         await store.events.append([{ event: event(a.accountId, ""), deliveries: [] }]);
         expect(heard).toEqual([false, true, false]);
@@ -85,14 +83,14 @@ export function logAdvanceCases(h: () => Harness) {
       const stop = await store.onLogAdvanced((c) => void heard.push(c));
       await expect(
         store.transaction(async (tx) => {
-          await tx.events.append([{ event: event(a.accountId, "c1"), deliveries: [] }]);
+          await tx.events.add([{ event: event(a.accountId, "c1"), deliveries: [] }]);
           throw new Error("undo");
         }),
       ).rejects.toThrow("undo");
       expect(heard).toEqual([]);
       expect(await store.events.lastSeq(a.accountId)).toBe(0);
       stop();
-      await store.transaction((tx) => tx.events.append([{ event: event(a.accountId, "c1"), deliveries: [] }]));
+      await store.transaction((tx) => tx.events.add([{ event: event(a.accountId, "c1"), deliveries: [] }]));
       expect(heard).toEqual([]);
     });
   });
