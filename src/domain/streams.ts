@@ -108,3 +108,56 @@ export function mapStream<T, U>(
   };
   return self;
 }
+
+/**
+ * A stream read in batches: `fill` gives the next one (empty: ask again; undefined: the stream ended). An item of a
+ * batch costs a resolved promise, a batch one step: no generator waits between them. `close` runs once the stream
+ * ended, however, and never while a `fill` is running (it runs when that one settles).
+ */
+export function batches<T>(fill: () => Promise<readonly T[] | undefined>, close: () => void): AsyncIterableIterator<T> {
+  let batch: readonly T[] = [];
+  let i = 0;
+  let ended = false;
+  let filling = false;
+  let closed = false;
+  const shut = () => {
+    if (closed) return;
+    closed = true;
+    batch = [];
+    close();
+  };
+  const end = () => {
+    ended = true;
+    if (!filling) shut();
+  };
+  const step = (): Promise<IteratorResult<T>> => {
+    filling = true;
+    return fill().then(
+      (b): IteratorResult<T> | Promise<IteratorResult<T>> => {
+        filling = false;
+        if (ended || !b) {
+          end();
+          return DONE;
+        }
+        batch = b;
+        i = 0;
+        return i < b.length ? { done: false, value: b[i++]! } : step();
+      },
+      (e: unknown) => {
+        filling = false;
+        end();
+        throw e;
+      },
+    );
+  };
+  const self: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => self,
+    next: () =>
+      ended ? Promise.resolve(DONE) : i < batch.length ? Promise.resolve({ done: false, value: batch[i++]! }) : step(),
+    return(): Promise<IteratorResult<T>> {
+      end();
+      return Promise.resolve(DONE);
+    },
+  };
+  return self;
+}

@@ -457,6 +457,13 @@ async function streamOut(
     }
   };
   let leaveBeats: (() => void) | undefined;
+  // Items that come in one turn of the event loop (a page of the log, cleared by one read) leave in one write: the
+  // response is corked at the first and uncorked once the turn's other work is done.
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    w.uncork();
+  };
   try {
     for await (const item of items) {
       if (!started) {
@@ -475,6 +482,11 @@ async function streamOut(
       }
       const c = (item as { cursor?: unknown }).cursor;
       if (typeof c === "string" && c !== "") cursor = c;
+      if (!corked) {
+        corked = true;
+        w.cork();
+        process.nextTick(uncork);
+      }
       w.write(frame(streamLine(method.output, item), typeof c === "string" ? c : undefined));
       // Backpressure: a reader that does not take what was written stops the stream's reads (bounded memory), and
       // one that stays behind is let go with the cursor to resume from; it catches up from storage, in pages.
