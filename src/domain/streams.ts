@@ -5,7 +5,8 @@
  * collector's work grows with the number of open streams. These forward to the inner stream instead.
  */
 
-const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+/** The result of a stream that ended. */
+export const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 /**
  * The stream `open` resolves to, opened at the first `next` (as a generator's body would be): after that, each `next`

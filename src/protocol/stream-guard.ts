@@ -1,4 +1,5 @@
 import { isDomainError } from "../domain/errors.js";
+import { DONE } from "../domain/streams.js";
 import type { CredentialChangeRepository } from "../domain/token/credential-changes.js";
 import type { Call } from "./call.js";
 
@@ -342,8 +343,6 @@ export class StreamGuard {
     }
   }
 }
-
-const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 /**
  * One stream under the guard. It reads ahead of its client by at most MAX_AHEAD events (bounded memory), so that one

@@ -1,7 +1,7 @@
+import { DONE } from "../streams.js";
+
 /** Signals waiting to be sent on one stream; more than this and the oldest are dropped (they are only hints). */
 const MAX_WAITING = 32;
-
-const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 /**
  * A stream's events with pushed signals in between. `subscribe` is called only once the source has given its first
