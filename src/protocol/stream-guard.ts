@@ -189,8 +189,13 @@ export class StreamGuard {
     for (const stop of this.stops.splice(0)) stop();
   }
 
+  /** What the `n`th event waits for next: the read of the log after it, or its credential's check. */
+  clearing(group: Group, n: number): Promise<void> {
+    return group.pending ? this.cleared(group, n) : this.synced(n);
+  }
+
   /** Resolves when an event (the `n`th) may go: the log was read after it arrived, and its credential cleared. */
-  async cleared(group: Group, n: number): Promise<void> {
+  private async cleared(group: Group, n: number): Promise<void> {
     await this.synced(n);
     while (group.pending) await group.pending;
   }
@@ -455,7 +460,8 @@ class GuardedStream<T> implements AsyncIterableIterator<T> {
     if (!this.guard.isCleared(this.group, head.n)) {
       if (!this.clearing) {
         this.clearing = true;
-        this.guard.cleared(this.group, head.n).then(this.onCleared, this.onNotCleared);
+        // The shared read's own promise when no check is pending (looked at again once it is applied).
+        this.guard.clearing(this.group, head.n).then(this.onCleared, this.onNotCleared);
       }
       return;
     }
