@@ -1,5 +1,6 @@
 import { type DescField, type DescMethod, type DescService, getOption, hasOption } from "@bufbuild/protobuf";
 import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
+import { deferred } from "../domain/streams.js";
 import { credentialSubject, frameSubjects, idTokenSubjects } from "../domain/token/credential-changes.js";
 import type { Authenticator } from "./auth.js";
 import type { AnyHandler, Authorized, AuthorizedCall, Call } from "./call.js";
@@ -61,23 +62,25 @@ export function guardService(
       new AdmittedCall(call, a, signal);
     out[m.localName] = (
       m.methodKind === "server_streaming"
-        ? async function* (req: Record<string, unknown>, call: Call) {
-            // Read before the check: a change of the credentials applied meanwhile has the stream checked again.
-            const generation = streams?.generation ?? 0;
-            const a = await admit(req, call);
-            const open = (signal?: AbortSignal) =>
-              h(req as never, authorized(call, a, signal)) as AsyncIterable<unknown>;
-            // A stream with a credential stays governed by it: the same check runs again while it is open.
-            if (!streams || !a.caller) return yield* open();
-            const quiet = recheckCall(call);
-            yield* streams.run(
-              `${m.name} ${a.tokenKey}`,
-              holderOf(a, generation),
-              () => admit(req, quiet),
-              call.signal,
-              open,
-            );
-          }
+        ? (req: Record<string, unknown>, call: Call) =>
+            // Admitted, then the guarded stream itself: no generator of the gate between its events and the client.
+            deferred(async () => {
+              // Read before the check: a change of the credentials applied meanwhile has the stream checked again.
+              const generation = streams?.generation ?? 0;
+              const a = await admit(req, call);
+              const open = (signal?: AbortSignal) =>
+                h(req as never, authorized(call, a, signal)) as AsyncIterable<unknown>;
+              // A stream with a credential stays governed by it: the same check runs again while it is open.
+              if (!streams || !a.caller) return open();
+              const quiet = recheckCall(call);
+              return streams.run(
+                `${m.name} ${a.tokenKey}`,
+                holderOf(a, generation),
+                () => admit(req, quiet),
+                call.signal,
+                open,
+              );
+            })
         : async (req: Record<string, unknown>, call: Call) => {
             const a = await admit(req, call);
             const out = await h(req as never, authorized(call, a));

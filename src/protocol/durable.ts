@@ -37,15 +37,30 @@ async function durableResult(result: Promise<unknown>, barrier: DurabilityBarrie
   }
 }
 
-async function* durableStream(items: AsyncIterable<unknown>, barrier: DurabilityBarrier): AsyncGenerator<unknown> {
-  try {
-    for await (const item of items) {
-      const wait = barrier();
-      if (wait) await wait;
-      yield item;
-    }
-  } catch (e) {
-    await barrier()?.catch(() => undefined);
-    throw e;
-  }
+/**
+ * Each item once the writes it may have seen are on disk. Not a generator: one reaction per item, and none at all
+ * while the stream waits for its next item beyond the inner stream's own (domain/streams.ts).
+ */
+function durableStream(items: AsyncIterable<unknown>, barrier: DurabilityBarrier): AsyncIterableIterator<unknown> {
+  const it = items[Symbol.asyncIterator]();
+  const item = (r: IteratorResult<unknown>) => {
+    if (r.done) return r;
+    const wait = barrier();
+    return wait ? wait.then(() => r) : r;
+  };
+  // An error may follow a write ("your message was saved"): it too waits for the disk.
+  const failure = (e: unknown) => {
+    const wait = barrier();
+    if (!wait) throw e;
+    return wait.then(
+      () => Promise.reject(e),
+      () => Promise.reject(e),
+    );
+  };
+  const self: AsyncIterableIterator<unknown> = {
+    [Symbol.asyncIterator]: () => self,
+    next: () => it.next().then(item, failure),
+    return: (value?: unknown) => (it.return ? it.return(value) : Promise.resolve({ done: true, value })),
+  };
+  return self;
 }

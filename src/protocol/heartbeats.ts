@@ -78,7 +78,7 @@ export type Beat = typeof BEAT;
  * A stream's items with a heartbeat between them once per interval. The beats start after the stream's first item
  * (once the stream has checked its caller may read it), and stop when the stream ends.
  */
-export function withHeartbeats<T>(source: AsyncIterable<T>, heartbeats: Heartbeats): AsyncGenerator<T | Beat> {
+export function withHeartbeats<T>(source: AsyncIterable<T>, heartbeats: Heartbeats): AsyncIterableIterator<T | Beat> {
   return withSignals<T | Beat, true>(
     source,
     (push) => heartbeats.join(() => push(true)),

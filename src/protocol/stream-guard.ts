@@ -1,4 +1,5 @@
 import { isDomainError } from "../domain/errors.js";
+import { DONE } from "../domain/streams.js";
 import type { CredentialChangeRepository } from "../domain/token/credential-changes.js";
 import type { Call } from "./call.js";
 
@@ -52,7 +53,7 @@ export interface Holder {
   generation: number;
 }
 
-interface Group {
+export interface Group {
   key: string;
   /** The same check the gate ran when the stream opened; throws when the credential no longer passes. */
   recheck: () => Promise<unknown>;
@@ -95,6 +96,8 @@ export class StreamGuard {
   generation = 0;
   /** Events received so far, by every stream: orders each event against the reads of the log. */
   private received = 0;
+  /** Events up to this number are cleared by a read of the log applied (their credential's check aside). */
+  private clearedTo = 0;
   private current: (Sync & { running: boolean }) | undefined;
   private next: Sync | undefined;
   private sweeping: Promise<void> | undefined;
@@ -123,88 +126,35 @@ export class StreamGuard {
    * Runs a stream under the guard: `open` gets a signal that aborts when the client goes (`signal`) and when the
    * credential dies; the stream then ends with the check's error, whatever the stream was waiting for.
    */
-  async *run<T>(
+  run<T>(
     key: string,
     holder: Holder,
     recheck: () => Promise<unknown>,
     signal: AbortSignal,
     open: (signal: AbortSignal) => AsyncIterable<T>,
-  ): AsyncGenerator<T> {
+  ): AsyncIterableIterator<T> {
     const stop = new AbortController();
     const group = this.join(key, holder, recheck);
     group.streams.add(stop);
     // The log was read (and applied) while the gate checked: the check may predate a change it did not see.
     if (holder.generation !== this.generation && !group.pending) this.suspect(group);
-    // The stream's waits end with the credential's verdict, whatever they wait for. Not a race against one promise
-    // of the stream's whole life: each race would leave a reaction on it until the stream ends (about 300 bytes per
-    // event delivered: 30 MB over a 100,000-event catch-up, and, promoted, the collector's work under write load).
-    let interrupt: ((e: unknown) => void) | undefined;
-    stop.signal.addEventListener("abort", () => interrupt?.(stop.signal.reason), { once: true });
-    const unlessEnded = (wait: (resolve: () => void, reject: (e: unknown) => void) => void): Promise<void> =>
-      stop.signal.aborted
-        ? Promise.reject(stop.signal.reason)
-        : new Promise<void>((resolve, reject) => {
-            interrupt = reject;
-            wait(resolve, reject);
-          });
-    // Aborted when this stream ends, however: the inner stream (read ahead of) winds down and frees its slots.
-    const gone = new AbortController();
-    const it = open(AbortSignal.any([signal, stop.signal, gone.signal]))[Symbol.asyncIterator]();
-    // Read ahead of the client by at most MAX_AHEAD events (bounded memory), so that one read of the change log
-    // clears every event that arrived before it started: a backlog costs a read per batch, not per event.
-    const ahead: { value: T; n: number }[] = [];
-    let finished = false;
-    let failed = false;
-    let failure: unknown;
-    let closed = false;
-    let wake: (() => void) | undefined;
-    let room: (() => void) | undefined;
-    void (async () => {
-      try {
-        for (;;) {
-          while (ahead.length >= MAX_AHEAD && !closed) await new Promise<void>((r) => (room = r));
-          if (closed) return;
-          const r = await it.next();
-          if (r.done) return;
-          ahead.push({ value: r.value, n: ++this.received });
-          wake?.();
-        }
-      } catch (e) {
-        failed = true;
-        failure = e;
-      } finally {
-        finished = true;
-        wake?.();
-      }
-    })();
-    let done = false;
-    try {
-      for (;;) {
-        const head = ahead[0];
-        if (!head) {
-          if (failed) throw failure;
-          if (finished) {
-            done = true;
-            break;
-          }
-          await unlessEnded((resolve) => (wake = resolve));
-          continue;
-        }
-        await unlessEnded((resolve, reject) => void this.cleared(group, head.n).then(resolve, reject));
-        ahead.shift();
-        room?.();
-        yield head.value;
-      }
-      if (stop.signal.aborted) throw stop.signal.reason;
-    } finally {
-      closed = true;
-      room?.();
-      gone.abort();
-      // The inner stream sees the aborted signal and winds down on its own; it is not waited for.
-      if (!done) void it.return?.(undefined)?.catch(() => undefined);
-      group.streams.delete(stop);
-      if (group.streams.size === 0) this.leave(group);
-    }
+    return new GuardedStream(this, group, stop, signal, open);
+  }
+
+  /** Numbers an event as it arrives (from any stream): orders it against the reads of the change log. */
+  arrived(): number {
+    return ++this.received;
+  }
+
+  /** True when the `n`th event may go now, with nothing to wait for (a read that started after it was applied). */
+  isCleared(group: Group, n: number): boolean {
+    return n <= this.clearedTo && !group.pending;
+  }
+
+  /** A stream of the group ended: the group goes with its last one. */
+  ended(group: Group, stop: AbortController): void {
+    group.streams.delete(stop);
+    if (group.streams.size === 0) this.leave(group);
   }
 
   /**
@@ -239,6 +189,11 @@ export class StreamGuard {
     for (const stop of this.stops.splice(0)) stop();
   }
 
+  /** What the `n`th event waits for next: the read of the log after it, or its credential's check. */
+  clearing(group: Group, n: number): Promise<void> {
+    return group.pending ? this.cleared(group, n) : this.synced(n);
+  }
+
   /** Resolves when an event (the `n`th) may go: the log was read after it arrived, and its credential cleared. */
   private async cleared(group: Group, n: number): Promise<void> {
     await this.synced(n);
@@ -265,9 +220,16 @@ export class StreamGuard {
   private start(queued?: Sync): Sync & { running: boolean } {
     if (queued && this.next === queued) this.next = undefined;
     const s: Sync & { running: boolean } = { from: this.received, done: Promise.resolve(), running: true };
-    s.done = this.readLog().finally(() => {
-      s.running = false;
-    });
+    s.done = this.readLog().then(
+      () => {
+        s.running = false;
+        if (s.from > this.clearedTo) this.clearedTo = s.from;
+      },
+      (e: unknown) => {
+        s.running = false;
+        throw e;
+      },
+    );
     s.done.catch(() => undefined);
     this.current = s;
     return s;
@@ -384,6 +346,147 @@ export class StreamGuard {
       set?.delete(group);
       if (set?.size === 0) this.bySubject.delete(s);
     }
+  }
+}
+
+/**
+ * One stream under the guard. It reads ahead of its client by at most MAX_AHEAD events (bounded memory), so that one
+ * read of the change log clears every event that arrived before it started: a backlog costs a read per batch, not per
+ * event. An event already cleared goes at once. Not a generator (see domain/streams.ts): while the stream waits it
+ * holds one read of the inner stream and its waiting reader, and an event costs a reaction on each.
+ */
+class GuardedStream<T> implements AsyncIterableIterator<T> {
+  private readonly it: AsyncIterator<T>;
+  /** Aborted when this stream ends, however: the inner stream (read ahead of) winds down and frees its slots. */
+  private readonly gone = new AbortController();
+  private readonly ahead: { value: T; n: number }[] = [];
+  private reading = false;
+  /** The inner stream ended (done), or failed with `failure`. */
+  private finished = false;
+  private failure: { e: unknown } | undefined;
+  /** A wait for the head's clearance is in flight. */
+  private clearing = false;
+  private closed = false;
+  private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
+  private readonly onItem = (r: IteratorResult<T>) => {
+    this.reading = false;
+    if (r.done) this.finished = true;
+    else {
+      this.ahead.push({ value: r.value, n: this.guard.arrived() });
+      this.pull();
+    }
+    this.advance();
+  };
+  private readonly onFailure = (e: unknown) => {
+    this.reading = false;
+    this.finished = true;
+    this.failure = { e };
+    this.advance();
+  };
+  private readonly onCleared = () => {
+    this.clearing = false;
+    this.advance();
+  };
+  private readonly onNotCleared = (e: unknown) => {
+    this.clearing = false;
+    this.fail(e);
+  };
+
+  constructor(
+    private readonly guard: StreamGuard,
+    private readonly group: Group,
+    private readonly stop: AbortController,
+    signal: AbortSignal,
+    open: (signal: AbortSignal) => AsyncIterable<T>,
+  ) {
+    // The stream's waits end with the credential's verdict, whatever they wait for.
+    stop.signal.addEventListener("abort", () => this.fail(stop.signal.reason), { once: true });
+    this.it = open(AbortSignal.any([signal, stop.signal, this.gone.signal]))[Symbol.asyncIterator]();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.closed) return Promise.resolve(DONE);
+    if (this.stop.signal.aborted) {
+      this.close();
+      return Promise.reject(this.stop.signal.reason);
+    }
+    const p = new Promise<IteratorResult<T>>((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
+    this.pull();
+    this.advance();
+    return p;
+  }
+
+  return(): Promise<IteratorResult<T>> {
+    const w = this.waiter;
+    this.waiter = undefined;
+    this.close();
+    w?.resolve(DONE);
+    return Promise.resolve(DONE);
+  }
+
+  /** Keeps one read of the inner stream in flight while there is room ahead. */
+  private pull(): void {
+    if (this.reading || this.finished || this.closed || this.ahead.length >= MAX_AHEAD) return;
+    this.reading = true;
+    this.it.next().then(this.onItem, this.onFailure);
+  }
+
+  /** Answers the waiting reader if it can be: the head once cleared, else the inner stream's end. */
+  private advance(): void {
+    const w = this.waiter;
+    if (!w || this.closed) return;
+    const head = this.ahead[0];
+    if (!head) {
+      if (!this.finished) return;
+      this.waiter = undefined;
+      if (this.failure) {
+        this.close();
+        w.reject(this.failure.e);
+      } else if (this.stop.signal.aborted) {
+        this.close();
+        w.reject(this.stop.signal.reason);
+      } else {
+        this.close(true);
+        w.resolve(DONE);
+      }
+      return;
+    }
+    if (!this.guard.isCleared(this.group, head.n)) {
+      if (!this.clearing) {
+        this.clearing = true;
+        // The shared read's own promise when no check is pending (looked at again once it is applied).
+        this.guard.clearing(this.group, head.n).then(this.onCleared, this.onNotCleared);
+      }
+      return;
+    }
+    this.waiter = undefined;
+    this.ahead.shift();
+    this.pull();
+    w.resolve({ done: false, value: head.value });
+  }
+
+  private fail(e: unknown): void {
+    const w = this.waiter;
+    if (!w || this.closed) return;
+    this.waiter = undefined;
+    this.close();
+    w.reject(e);
+  }
+
+  /** Ends the stream: the inner one winds down on its own (its signal aborted), not waited for. */
+  private close(done = false): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.ahead.length = 0;
+    this.gone.abort();
+    if (!done) void this.it.return?.(undefined)?.catch(() => undefined);
+    this.guard.ended(this.group, this.stop);
   }
 }
 

@@ -44,6 +44,8 @@ async function take(r: NdjsonReader, n: number, ms = 5000): Promise<any[]> {
     while (out.length < n) {
       const line = await Promise.race([r.next(), late]);
       if (!line?.result) throw new Error(`expected a result, got ${JSON.stringify(line)}`);
+      // A heartbeat (only the last cursor, at most every 25 s, sooner for a stream's first) is not an event.
+      if (Object.keys(line.result).length === 1 && "cursor" in line.result) continue;
       out.push(line.result);
     }
     return out;

@@ -1,6 +1,7 @@
 import { type AccountCaller, type Caller, seesChatbot } from "../caller.js";
 import { invalidArgument, permissionDenied } from "../errors.js";
 import { requireUuid } from "../ids.js";
+import { deferred } from "../streams.js";
 import { requireEmail } from "../validate.js";
 import { type ConversationCore, type ConversationServiceDeps, namesAccountOf } from "./conversation-core.js";
 import { type AccountWatchEvent, parseCursor, type WatchEvent } from "./watch.js";
@@ -24,20 +25,23 @@ export class ConversationWatches {
    * change as it is committed, each message once and in order (see watch.ts). Ends when the signal aborts or the
    * events channel closes.
    */
-  async *watch(
+  watch(
     caller: Caller,
     input: { conversationId: string; afterMessageOrder: number; afterCursor?: string },
     signal: AbortSignal,
-  ): AsyncGenerator<WatchEvent> {
-    const conversationId = requireUuid("conversation_id", input.conversationId);
-    if (!Number.isInteger(input.afterMessageOrder) || input.afterMessageOrder < 0)
-      throw invalidArgument("after_message_order", "must be an integer, 0 or more");
-    const after = input.afterCursor ? parseCursor("after_cursor", input.afterCursor) : input.afterMessageOrder;
-    const conv =
-      caller.kind === "frame"
-        ? await this.c.frameConversation(caller, conversationId)
-        : await this.c.accountConversation(caller, conversationId);
-    yield* this.c.watches.conversation(conv, this.c.summary(conv), after, signal, seesNotes(caller));
+  ): AsyncIterable<WatchEvent> {
+    // Checked, then the watch's own events: no layer of this method between them and the stream (streams.ts).
+    return deferred(async () => {
+      const conversationId = requireUuid("conversation_id", input.conversationId);
+      if (!Number.isInteger(input.afterMessageOrder) || input.afterMessageOrder < 0)
+        throw invalidArgument("after_message_order", "must be an integer, 0 or more");
+      const after = input.afterCursor ? parseCursor("after_cursor", input.afterCursor) : input.afterMessageOrder;
+      const conv =
+        caller.kind === "frame"
+          ? await this.c.frameConversation(caller, conversationId)
+          : await this.c.accountConversation(caller, conversationId);
+      return this.c.watches.conversation(conv, this.c.summary(conv), after, signal, seesNotes(caller));
+    });
   }
 
   /**

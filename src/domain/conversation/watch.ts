@@ -1,7 +1,8 @@
 import { invalidArgument } from "../errors.js";
-import { AccountLogs, LOG_TIMINGS, type LogTimings, PAGE } from "../log/account-logs.js";
+import { AccountLogs, LOG_TIMINGS, type LogFollower, type LogTimings, PAGE } from "../log/account-logs.js";
 import type { ConversationEvents, EventTopic } from "../log/events.js";
 import type { EventRecord, EventRepository } from "../log/repository.js";
+import { batches } from "../streams.js";
 import type {
   ConversationRecord,
   ConversationRepository,
@@ -78,92 +79,101 @@ export class Watches {
 
   /**
    * The conversation's state, its messages after `after`, then each change; new internal notes only when `notes`
-   * (the account's people): the customer's stream never carries one.
+   * (the account's people): the customer's stream never carries one. Read in batches (a page of the conversation,
+   * what the log handed since the last look): see domain/streams.ts.
    */
-  async *conversation(
+  conversation(
     conv: ConversationRecord,
     summary: ConversationSummary,
     after: number,
     signal: AbortSignal,
     notes: boolean,
-  ) {
+  ): AsyncIterableIterator<WatchEvent> {
     const logs = this.logs;
     const id = conv.conversationId;
     let last = after;
-    // The state first (read with the access check): a resumed stream answers at once, then catches up.
-    yield { type: "conversation", conversation: summary, cursor: String(last) } satisfies WatchEvent;
-    // Following before the log's place is taken and the messages read, so nothing committed meanwhile is missed.
-    const f = await logs.follow(
-      conv.accountId,
-      { conversationId: id, accepts: (e) => e.orderKey === id && watched(e, notes) },
-      signal,
-    );
-    try {
-      f.start(await logs.retrying(() => this.d.history.lastSeq(conv.accountId), signal));
-      const self = this;
-      // Messages after `to` from the conversation itself (the catch-up; a gap the log cannot fill).
-      async function* read(to: number) {
-        while (last < to) {
-          const p = await logs.retrying(
-            () => self.d.conversations.messages(conv, Math.min(PAGE, to - last), last),
+    let f: LogFollower | undefined;
+    /** 0: the state; 1: the messages after `after`, from the conversation itself; 2: the log's entries, live. */
+    let phase = 0;
+    // One page of the messages after `last`, at most up to `to`, from the conversation itself; true when it has more.
+    const page = async (to: number, out: WatchEvent[]): Promise<boolean> => {
+      const p = await logs.retrying(() => this.d.conversations.messages(conv, Math.min(PAGE, to - last), last), signal);
+      for (const m of p.messages) {
+        last = m.messageOrder;
+        out.push({ type: "message", message: m, cursor: String(last) });
+      }
+      return p.hasMore;
+    };
+    const fill = async (): Promise<WatchEvent[] | undefined> => {
+      // The state first (read with the access check): a resumed stream answers at once, then catches up.
+      if (phase === 0) {
+        phase = 1;
+        return [{ type: "conversation", conversation: summary, cursor: String(last) }];
+      }
+      const out: WatchEvent[] = [];
+      if (phase === 1) {
+        if (!f) {
+          // Following before the log's place is taken and the messages read, so nothing committed meanwhile is missed.
+          f = await logs.follow(
+            conv.accountId,
+            { conversationId: id, accepts: (e) => e.orderKey === id && watched(e, notes) },
             signal,
           );
-          for (const m of p.messages) {
-            last = m.messageOrder;
-            yield { type: "message", message: m, cursor: String(last) } satisfies WatchEvent;
-          }
-          if (!p.hasMore) return;
+          f.start(await logs.retrying(() => this.d.history.lastSeq(conv.accountId), signal));
         }
+        // The catch-up, a page at a time (a gap the log cannot fill).
+        if (!(await page(Number.MAX_SAFE_INTEGER, out))) phase = 2;
+        return out;
       }
-      yield* read(Number.MAX_SAFE_INTEGER);
-      for (;;) {
-        const entries = await f.next();
-        if (!entries) return;
-        for (const e of entries) {
-          const m = e.type === "message.created" ? e.data.message : undefined;
-          if (m) {
-            if (m.messageOrder <= last) continue;
-            // The log and the conversation are written in one unit of work: a gap is only a page not read yet.
-            yield* read(m.messageOrder - 1);
-            last = m.messageOrder;
-            yield { type: "message", message: m, cursor: String(last), live: true } satisfies WatchEvent;
-          } else if (notes && e.type === "note.created" && e.data.note)
-            yield { type: "note", note: e.data.note, cursor: String(last) } satisfies WatchEvent;
-          else if (STATE_TYPES.has(e.type) && e.data.conversation)
-            yield {
-              type: "conversation",
-              conversation: e.data.conversation,
-              cursor: String(last),
-            } satisfies WatchEvent;
-        }
+      const entries = await f!.next();
+      if (!entries) return undefined;
+      for (const e of entries) {
+        const m = e.type === "message.created" ? e.data.message : undefined;
+        if (m) {
+          if (m.messageOrder <= last) continue;
+          // The log and the conversation are written in one unit of work: a gap is only a page not read yet.
+          while (last < m.messageOrder - 1 && (await page(m.messageOrder - 1, out)));
+          last = m.messageOrder;
+          out.push({ type: "message", message: m, cursor: String(last), live: true });
+        } else if (notes && e.type === "note.created" && e.data.note)
+          out.push({ type: "note", note: e.data.note, cursor: String(last) });
+        else if (STATE_TYPES.has(e.type) && e.data.conversation)
+          out.push({ type: "conversation", conversation: e.data.conversation, cursor: String(last) });
       }
-    } finally {
-      f.close();
-    }
+      return out;
+    };
+    return batches(fill, () => f?.close());
   }
 
   /** Every change of the account's conversations after `afterCursor` (from now when empty). */
-  async *account(accountId: string, at: number, afterCursor: string, signal: AbortSignal) {
-    const from = afterCursor === "" ? undefined : parseCursor("after_cursor", afterCursor);
-    // The account's watch is for its people only (ID token): it carries their notes.
-    const f = await this.logs.follow(accountId, { accepts: (e) => watched(e, true), strict: true }, signal);
-    try {
-      const now = await this.logs.retrying(() => this.d.history.lastSeq(accountId), signal);
-      if (from !== undefined && from > now) throw invalidArgument("after_cursor", "is not a cursor of this account");
-      const seq = from ?? now;
-      f.start(seq);
-      yield { type: "subscribed", at, cursor: String(seq) } satisfies AccountWatchEvent;
-      for (;;) {
-        const entries = await f.next();
-        if (!entries) return;
-        for (const e of entries) {
-          const ev = asWatchEvent(e);
-          if (ev) yield ev;
-        }
+  account(
+    accountId: string,
+    at: number,
+    afterCursor: string,
+    signal: AbortSignal,
+  ): AsyncIterableIterator<AccountWatchEvent> {
+    let f: LogFollower | undefined;
+    const fill = async (): Promise<AccountWatchEvent[] | undefined> => {
+      if (!f) {
+        const from = afterCursor === "" ? undefined : parseCursor("after_cursor", afterCursor);
+        // The account's watch is for its people only (ID token): it carries their notes.
+        f = await this.logs.follow(accountId, { accepts: (e) => watched(e, true), strict: true }, signal);
+        const now = await this.logs.retrying(() => this.d.history.lastSeq(accountId), signal);
+        if (from !== undefined && from > now) throw invalidArgument("after_cursor", "is not a cursor of this account");
+        const seq = from ?? now;
+        f.start(seq);
+        return [{ type: "subscribed", at, cursor: String(seq) }];
       }
-    } finally {
-      f.close();
-    }
+      const entries = await f.next();
+      if (!entries) return undefined;
+      const out: AccountWatchEvent[] = [];
+      for (const e of entries) {
+        const ev = asWatchEvent(e);
+        if (ev) out.push(ev);
+      }
+      return out;
+    };
+    return batches(fill, () => f?.close());
   }
 }
 

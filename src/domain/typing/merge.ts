@@ -1,66 +1,118 @@
+import { DONE } from "../streams.js";
+
 /** Signals waiting to be sent on one stream; more than this and the oldest are dropped (they are only hints). */
 const MAX_WAITING = 32;
 
 /**
- * A stream's events with pushed signals in between. `subscribe` is called only once the source has yielded its
- * first event, that is once the source has checked the caller may read it, so no signal reaches a caller the
- * stream would have refused.
+ * A stream's events with pushed signals in between. `subscribe` is called only once the source has given its first
+ * event, that is once the source has checked the caller may read it, so no signal reaches a caller the stream would
+ * have refused.
+ *
+ * Not a generator (see domain/streams.ts): while the stream waits, it holds one read of the source and one waiting
+ * reader; an event costs one reaction on the read, and a signal none.
  */
-export async function* withSignals<T, S>(
+export function withSignals<T, S>(
   source: AsyncIterable<T>,
   subscribe: (push: (s: S) => void) => () => void,
   toEvent: (s: S) => T | undefined,
-): AsyncGenerator<T> {
-  const waiting: S[] = [];
-  let wake: (() => void) | undefined;
-  let stop: (() => void) | undefined;
-  const it = source[Symbol.asyncIterator]();
-  let next: Promise<IteratorResult<T>> | undefined;
-  // What the pending read gave, once it settled. The read and the signals wake the same waiter: no race against the
-  // read, which would leave a reaction on it for every signal that came first.
-  let settled: { r: IteratorResult<T> } | { e: unknown } | undefined;
-  try {
-    for (;;) {
-      if (!next) {
-        const read = it.next();
-        next = read;
-        read.then(
-          (r) => {
-            if (next === read) settled = { r };
-            wake?.();
-          },
-          (e: unknown) => {
-            if (next === read) settled = { e };
-            wake?.();
-          },
-        );
-      }
-      if (waiting.length === 0 && !settled) await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
-      if (waiting.length > 0) {
-        for (const s of waiting.splice(0)) {
-          const e = toEvent(s);
-          if (e !== undefined) yield e;
-        }
-        continue;
-      }
-      const got = settled;
-      if (!got) continue;
-      settled = undefined;
-      if ("e" in got) throw got.e;
-      const r = got.r;
-      next = undefined;
-      if (r.done) return;
-      yield r.value;
-      stop ??= subscribe((s) => {
-        if (waiting.push(s) > MAX_WAITING) waiting.shift();
-        wake?.();
-      });
+): AsyncIterableIterator<T> {
+  return new WithSignals(source[Symbol.asyncIterator](), subscribe, toEvent);
+}
+
+type Settled<T> = { r: IteratorResult<T> } | { e: unknown };
+
+class WithSignals<T, S> implements AsyncIterableIterator<T> {
+  private readonly waiting: S[] = [];
+  private stop: (() => void) | undefined;
+  /** The source's read in flight; its outcome once it settled and was not taken yet. */
+  private read: Promise<IteratorResult<T>> | undefined;
+  private settled: Settled<T> | undefined;
+  /** The reader waiting for the next event. */
+  private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
+  private finished = false;
+  private readonly onSettled = (r: IteratorResult<T>) => this.took({ r });
+  private readonly onFailed = (e: unknown) => this.took({ e });
+  private readonly push = (s: S) => {
+    if (this.waiting.push(s) > MAX_WAITING) this.waiting.shift();
+    this.wake();
+  };
+
+  constructor(
+    private readonly it: AsyncIterator<T>,
+    private readonly subscribe: (push: (s: S) => void) => () => void,
+    private readonly toEvent: (s: S) => T | undefined,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.finished) return Promise.resolve(DONE);
+    const got = this.ready();
+    if (got) return "e" in got ? Promise.reject(got.e) : Promise.resolve(got.r);
+    if (!this.read) {
+      this.read = this.it.next();
+      this.read.then(this.onSettled, this.onFailed);
     }
-  } finally {
-    stop?.();
-    // With a read pending, the return is queued behind it (the stream's abort signal ends that read).
-    if (next) void it.return?.(undefined).catch(() => undefined);
-    else await it.return?.(undefined);
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
+  }
+
+  return(): Promise<IteratorResult<T>> {
+    const pending = this.read !== undefined;
+    this.end();
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.resolve(DONE);
+    // With a read pending, the source's return is queued behind it (the stream's abort signal ends that read).
+    if (pending) {
+      void this.it.return?.()?.catch(() => undefined);
+      return Promise.resolve(DONE);
+    }
+    return this.it.return ? this.it.return().then(() => DONE) : Promise.resolve(DONE);
+  }
+
+  private took(s: Settled<T>): void {
+    this.read = undefined;
+    if (this.finished) return;
+    this.settled = s;
+    this.wake();
+  }
+
+  /** What the reader gets now, if anything: the signals first, then the source's settled read. */
+  private ready(): Settled<T> | undefined {
+    while (this.waiting.length > 0) {
+      const e = this.toEvent(this.waiting.shift()!);
+      if (e !== undefined) return { r: { done: false, value: e } };
+    }
+    const got = this.settled;
+    if (!got) return undefined;
+    this.settled = undefined;
+    if ("e" in got || got.r.done) this.end();
+    else this.stop ??= this.subscribe(this.push);
+    return got;
+  }
+
+  private wake(): void {
+    const w = this.waiter;
+    if (!w) return;
+    // Taken while it looks: a signal pushed meanwhile (a subscription that pushes at once) waits for the next read.
+    this.waiter = undefined;
+    const got = this.ready();
+    if (!got) {
+      this.waiter = w;
+      return;
+    }
+    if ("e" in got) w.reject(got.e);
+    else w.resolve(got.r);
+  }
+
+  private end(): void {
+    this.finished = true;
+    this.stop?.();
+    this.stop = undefined;
+    this.waiting.length = 0;
   }
 }

@@ -422,6 +422,34 @@ function streamLine(output: DescMessage, item: object): string {
   return `{"result":{${body}${body === "" ? "" : ","}"cursor":${JSON.stringify(cursor)}}}\n`;
 }
 
+/**
+ * The NDJSON line of an event, as bytes, by the event's object: every stream of a conversation is sent the same event
+ * with the same cursor (its message_order), so the line is made and encoded once and each stream writes the same
+ * bytes (they live outside the JavaScript heap). Kept with the last cursor it was made for.
+ */
+const encodedLines = new WeakMap<DescMessage, WeakMap<object, { cursor: string; bytes: Buffer }>>();
+
+function ndjsonLine(output: DescMessage, item: object): string | Buffer {
+  const { event, cursor } = item as { event?: { case?: string; value?: unknown }; cursor?: unknown };
+  const value = event?.value;
+  if (
+    !event?.case ||
+    typeof cursor !== "string" ||
+    typeof value !== "object" ||
+    value === null ||
+    !sharedValues.has(value) ||
+    Object.keys(item).length !== 2
+  )
+    return streamLine(output, item);
+  let byValue = encodedLines.get(output);
+  if (!byValue) encodedLines.set(output, (byValue = new WeakMap()));
+  const kept = byValue.get(value);
+  if (kept?.cursor === cursor) return kept.bytes;
+  const bytes = Buffer.from(streamLine(output, item));
+  byValue.set(value, { cursor, bytes });
+  return bytes;
+}
+
 async function streamOut(
   method: DescMethod,
   items: AsyncIterable<object>,
@@ -478,7 +506,11 @@ async function streamOut(
       }
       const c = (item as { cursor?: unknown }).cursor;
       if (typeof c === "string" && c !== "") cursor = c;
-      w.write(frame(streamLine(method.output, item), typeof c === "string" ? c : undefined));
+      w.write(
+        sse
+          ? frame(streamLine(method.output, item), typeof c === "string" ? c : undefined)
+          : ndjsonLine(method.output, item),
+      );
       // Backpressure: a reader that does not take what was written stops the stream's reads (bounded memory), and
       // one that stays behind is let go with the cursor to resume from; it catches up from storage, in pages.
       if (w.writableLength > bounds.bufferBytes && !(await drained(w, bounds.stallMs))) {

@@ -6,6 +6,8 @@ import {
   type MessageSchema,
   type TypingSchema,
   type ViewingSchema,
+  type WatchAccountResponseSchema,
+  type WatchConversationResponseSchema,
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import { customerToolCalls } from "../../domain/agent/agent.js";
@@ -25,6 +27,7 @@ import type { PageForm } from "../../domain/conversation/page-cache.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
 import type { ConversationSearch } from "../../domain/conversation/search.js";
 import { invalidArgument, unauthenticated } from "../../domain/errors.js";
+import { deferred, mapStream } from "../../domain/streams.js";
 import { isoTime } from "../../domain/time.js";
 import type { TypingSignal } from "../../domain/typing/channel.js";
 import { withSignals } from "../../domain/typing/merge.js";
@@ -137,15 +140,22 @@ function beating<T>(events: AsyncIterable<T>, call: AuthorizedCall, watch: Watch
   return call.transportBeats ? events : withHeartbeats(events, watch.heartbeats);
 }
 
+/** A watch stream's place within its bounds (watch limits, token expiry): see `slot`. */
+interface Slot {
+  /** Aborts when the client goes away or the token expires. */
+  signal: AbortSignal;
+  /** The stream's events ended: throws TokenExpiredError when they ended because the token expired. */
+  done(): void;
+  /** Gives the slot back (once the stream ended, however). */
+  release(): void;
+}
+
 /**
  * A watch stream within its bounds: it holds a slot of the watch limits while open, and ends when the client goes
- * away or its token expires (then with TokenExpiredError: the client resumes with a fresh token).
+ * away or its token expires (then with TokenExpiredError: the client resumes with a fresh token). Not a layer of
+ * the stream: its events pass through none of it (see domain/streams.ts).
  */
-async function* bounded<T>(
-  call: AuthorizedCall,
-  watch: Watch,
-  open: (signal: AbortSignal) => AsyncIterable<T>,
-): AsyncGenerator<T> {
+function slot(call: AuthorizedCall, watch: Watch): Slot {
   const w = call.auth;
   const c = w.caller;
   const release = watch.limits.admit({
@@ -164,18 +174,21 @@ async function* bounded<T>(
     expired = true;
     stop.abort();
   });
-  try {
-    yield* open(stop.signal);
-    if (expired)
-      throw unauthenticated(
-        "the token has expired: watch again with a fresh token (from the last message_order seen)",
-        "TokenExpiredError",
-      );
-  } finally {
-    cancel();
-    call.signal.removeEventListener("abort", onGone);
-    release();
-  }
+  return {
+    signal: stop.signal,
+    done() {
+      if (expired)
+        throw unauthenticated(
+          "the token has expired: watch again with a fresh token (from the last message_order seen)",
+          "TokenExpiredError",
+        );
+    },
+    release() {
+      cancel();
+      call.signal.removeEventListener("abort", onGone);
+      release();
+    },
+  };
 }
 
 /**
@@ -305,92 +318,97 @@ export function conversationHandlers(
       });
       return { data: { conversations: page.conversations.map(summary), hasMore: page.hasMore } };
     },
-    async *watchConversation(req, call) {
-      const caller = anyCaller(call.auth);
-      const watched = (signal: AbortSignal) =>
-        conversations.watches.watch(
-          caller,
-          {
-            conversationId: req.conversationId,
-            afterMessageOrder: req.afterMessageOrder,
-            afterCursor: req.afterCursor,
-          },
-          signal,
-        );
-      let cursor = "";
-      const customer = caller.kind === "frame";
-      const asMessage = (live: boolean | undefined, m: MessageRecord) =>
-        live ? (customer ? streamedCustomerMessage : streamedMessage)(m) : (customer ? customerMessage : message)(m);
-      const events = bounded(call, watch, (signal) =>
-        withSignals<WatchEvent | TypingEvent, TypingSignal>(
-          watched(signal),
+    watchConversation(req, call) {
+      // The stream's events are mapped, not passed through a generator of the handler (domain/streams.ts).
+      return deferred(() => {
+        const caller = anyCaller(call.auth);
+        const bounds = slot(call, watch);
+        let cursor = "";
+        const customer = caller.kind === "frame";
+        const asMessage = (live: boolean | undefined, m: MessageRecord) =>
+          live ? (customer ? streamedCustomerMessage : streamedMessage)(m) : (customer ? customerMessage : message)(m);
+        // A customer's stream counts as present once the domain let it in (its first event), until it ends.
+        let leave: (() => void) | undefined;
+        const events = withSignals<WatchEvent | TypingEvent, TypingSignal>(
+          conversations.watches.watch(
+            caller,
+            {
+              conversationId: req.conversationId,
+              afterMessageOrder: req.afterMessageOrder,
+              afterCursor: req.afterCursor,
+            },
+            bounds.signal,
+          ),
           (push) => typing.subscribe({ conversationId: req.conversationId }, push),
           (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
-        ),
-      );
-      // A customer's stream counts as present once the domain let it in (its first event), until it ends.
-      let leave: (() => void) | undefined;
-      try {
-        for await (const ev of beating(events, call, watch)) {
-          if (!leave && caller.kind === "frame" && ev.type !== "heartbeat") leave = presence?.enter(req.conversationId);
-          // A heartbeat: no event, the cursor of the last one (resuming from it skips nothing).
-          if (ev.type === "heartbeat") yield { cursor };
-          // The AI agent's signal is its looking-up line (the customer's stream only: typingFor), not a typing.
-          else if (ev.type === "typing" && ev.signal.from === "ai_agent")
-            yield { event: { case: "activity", value: "looking_up" }, cursor };
-          else if (ev.type === "typing") yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
-          else if (ev.type === "message")
-            yield {
-              event: { case: "message", value: asMessage(ev.live, ev.message) },
-              cursor: (cursor = ev.cursor),
-            };
-          // Notes come to the account's people only: the domain decides (conversation-watches.ts).
-          else if (ev.type === "note")
-            yield { event: { case: "note", value: streamedNote(ev.note) }, cursor: (cursor = ev.cursor) };
-          else
-            yield {
-              event: { case: "conversation", value: await pictured(ev.conversation, caller.accountId) },
-              cursor: (cursor = ev.cursor),
-            };
-        }
-      } finally {
-        leave?.();
-      }
+        );
+        type Item = MessageInitShape<typeof WatchConversationResponseSchema>;
+        return mapStream(
+          beating(events, call, watch),
+          (ev): Item | Promise<Item> => {
+            if (!leave && caller.kind === "frame" && ev.type !== "heartbeat")
+              leave = presence?.enter(req.conversationId);
+            // A heartbeat: no event, the cursor of the last one (resuming from it skips nothing).
+            if (ev.type === "heartbeat") return { cursor };
+            // The AI agent's signal is its looking-up line (the customer's stream only: typingFor), not a typing.
+            if (ev.type === "typing" && ev.signal.from === "ai_agent")
+              return { event: { case: "activity", value: "looking_up" }, cursor };
+            if (ev.type === "typing") return { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
+            if (ev.type === "message")
+              return {
+                event: { case: "message", value: asMessage(ev.live, ev.message) },
+                cursor: (cursor = ev.cursor),
+              };
+            // Notes come to the account's people only: the domain decides (conversation-watches.ts).
+            if (ev.type === "note")
+              return { event: { case: "note", value: streamedNote(ev.note) }, cursor: (cursor = ev.cursor) };
+            const at = (cursor = ev.cursor);
+            return pictured(ev.conversation, caller.accountId).then(
+              (value): Item => ({ event: { case: "conversation", value }, cursor: at }),
+            );
+          },
+          {
+            done: () => bounds.done(),
+            finally: () => {
+              bounds.release();
+              leave?.();
+            },
+          },
+        );
+      });
     },
-    async *watchAccount(req, call) {
-      const caller = accountCaller(call.auth);
-      let cursor = "";
-      const events = bounded(call, watch, (signal) =>
-        withSignals<AccountWatchEvent | TypingEvent, TypingSignal>(
+    watchAccount(req, call) {
+      return deferred(() => {
+        const caller = accountCaller(call.auth);
+        const bounds = slot(call, watch);
+        let cursor = "";
+        const events = withSignals<AccountWatchEvent | TypingEvent, TypingSignal>(
           conversations.watches.watchAccount(
             caller,
             { userEmailId: req.userEmailId, afterCursor: req.afterCursor },
-            signal,
+            bounds.signal,
           ),
           (push) => typing.subscribe({ accountId: caller.accountId }, push),
           (s) => (typingFor(caller, s) || viewingFor(caller, s) ? { type: "typing", signal: s } : undefined),
-        ),
-      );
-      for await (const ev of beating(events, call, watch)) {
-        if (ev.type === "heartbeat") {
-          yield { cursor };
-          continue;
-        }
-        if (ev.type === "typing" && (ev.signal.from === "viewing" || ev.signal.from === "left")) {
-          yield { event: { case: "viewing", value: viewingOf(ev.signal) }, cursor };
-          continue;
-        }
-        if (ev.type === "typing") {
-          yield { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
-          continue;
-        }
-        cursor = ev.cursor;
-        if (ev.type === "subscribed") yield { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
-        else if (ev.type === "message")
-          yield { event: { case: "message", value: (ev.live ? streamedMessage : message)(ev.message) }, cursor };
-        else if (ev.type === "note") yield { event: { case: "note", value: streamedNote(ev.note) }, cursor };
-        else yield { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
-      }
+        );
+        type Item = MessageInitShape<typeof WatchAccountResponseSchema>;
+        return mapStream(
+          beating(events, call, watch),
+          (ev): Item => {
+            if (ev.type === "heartbeat") return { cursor };
+            if (ev.type === "typing" && (ev.signal.from === "viewing" || ev.signal.from === "left"))
+              return { event: { case: "viewing", value: viewingOf(ev.signal) }, cursor };
+            if (ev.type === "typing") return { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
+            cursor = ev.cursor;
+            if (ev.type === "subscribed") return { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
+            if (ev.type === "message")
+              return { event: { case: "message", value: (ev.live ? streamedMessage : message)(ev.message) }, cursor };
+            if (ev.type === "note") return { event: { case: "note", value: streamedNote(ev.note) }, cursor };
+            return { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
+          },
+          { done: () => bounds.done(), finally: () => bounds.release() },
+        );
+      });
     },
     async listFrameConversations(_req, call) {
       const caller = frameCaller(call.auth);
