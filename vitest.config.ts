@@ -1,8 +1,11 @@
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { embeddedPostgresUnavailable } from "./test/helpers/embedded-postgres.js";
 import { adminUrl } from "./test/helpers/postgres.js";
 import { pgbouncerPath } from "./test/helpers/system-packages.js";
 import { scaled, TEST_WORKERS, TIME_SCALE, TIME_SCALE_SOURCE } from "./test/helpers/time-scale.js";
+import { ownProcessReason } from "./test/setup/own-process.js";
 
 /** The API suites that also run on PostgreSQL (AIAGENT_TEST_BACKEND=postgres), the same cases on the other back end. */
 const ON_POSTGRES = [
@@ -96,7 +99,7 @@ export default defineConfig(async () => {
     );
   if (TIME_SCALE_SOURCE !== "set")
     console.warn(`AIAGENT_TEST_TIME_SCALE=${TIME_SCALE} (${TIME_SCALE_SOURCE}): every time-out is multiplied by it`);
-  const shared = {
+  const common = {
     // A test that prints a credential fails; whatever a file leaves open is closed when it ends (pass or fail).
     setupFiles: ["test/setup/no-secrets-in-output.ts", "test/setup/leftovers.ts"],
     // AIAGENT_TEST_TIME_SCALE (by default from the machine's load; see test/helpers/time-scale.ts) multiplies these
@@ -104,13 +107,34 @@ export default defineConfig(async () => {
     testTimeout: scaled(30_000),
     hookTimeout: scaled(60_000),
   };
-  // Each file runs in a fresh process (Vitest's default). AIAGENT_TEST_ISOLATE=0 lets the files of a worker share its
-  // process and loaded modules in the `all` and `api-pgbouncer` projects instead (about 1.2 s of CPU a file saved,
-  // measured on test/api: 61.8 s of CPU for 20 files isolated, 37.2 s shared). It is not the default: in the first
-  // whole-suite run so (session 18, quiet machine), once one file's state had leaked into a worker, every later
-  // PostgreSQL file of that worker failed or skipped in its set-up (the probe for a server memoised "none"), and two
-  // Chromium steps failed that pass isolated. A file's own process is what keeps one file's leftovers out of the next.
-  const shareWorkers = process.env.AIAGENT_TEST_ISOLATE === "0";
+  // Most files share their worker's process, one file after another: each file in a fresh process loaded the
+  // service's modules anew, about 1.3 s of CPU a file (Vitest's `import`), a quarter of the suite's CPU. A file that
+  // reaches beyond itself (drives Chromium, measures the process's memory, changes the environment, process-wide
+  // state, the runner's configuration or clock, runs Vitest itself, or imports a test module whose state would
+  // outlive the file; test/setup/own-process.ts finds them in its text and the test modules it imports) keeps a
+  // process of its own, in the `…-own-process` twin of its project (docs/development.md, "Shared worker processes").
+  // AIAGENT_TEST_ISOLATE=1 gives every file its own process (to compare, or to rule out one file's state reaching
+  // another); AIAGENT_TEST_ISOLATE=0 shares every worker's process between all its files.
+  const sharing =
+    process.env.AIAGENT_TEST_ISOLATE === "1" ? "none" : process.env.AIAGENT_TEST_ISOLATE === "0" ? "all" : "safe";
+  const root = fileURLToPath(new URL(".", import.meta.url));
+  const testFiles = (readdirSync(`${root}/test`, { recursive: true }) as string[])
+    .filter((f) => f.endsWith(".test.ts"))
+    .map((f) => `test/${f.replaceAll("\\", "/")}`);
+  const ownProcess = testFiles.filter((f) => sharing === "none" || (sharing === "safe" && ownProcessReason(f, root)));
+  /** A project's files as two projects: those that share their worker's process, and those that need their own. */
+  const split = (name: string, include: string[], rest: Record<string, unknown>) => {
+    const own = include.filter((f) => ownProcess.includes(f));
+    const shared = include.filter((f) => !ownProcess.includes(f));
+    return [
+      ...(shared.length > 0
+        ? [{ extends: true, test: { name, include: shared, ...common, ...rest, isolate: false } }]
+        : []),
+      ...(own.length > 0
+        ? [{ extends: true, test: { name: `${name}-own-process`, include: own, ...common, ...rest, isolate: true } }]
+        : []),
+    ];
+  };
   return {
     test: {
       // Installs the Debian packages some suites need, when it can (see the README's Quick start).
@@ -126,33 +150,10 @@ export default defineConfig(async () => {
       // Two cores: more parallel files only adds contention between real servers.
       maxWorkers: TEST_WORKERS,
       projects: [
-        { extends: true, test: { name: "all", include: ["test/**/*.test.ts"], ...shared, isolate: !shareWorkers } },
-        ...(postgres
-          ? [
-              {
-                extends: true,
-                test: {
-                  name: "api-postgres",
-                  include: ON_POSTGRES,
-                  env: { AIAGENT_TEST_BACKEND: "postgres" },
-                  ...shared,
-                },
-              },
-              ...(pgbouncerPath()
-                ? [
-                    {
-                      extends: true,
-                      test: {
-                        name: "api-pgbouncer",
-                        include: THROUGH_PGBOUNCER,
-                        env: { AIAGENT_TEST_BACKEND: "pgbouncer" },
-                        ...shared,
-                        isolate: !shareWorkers,
-                      },
-                    },
-                  ]
-                : []),
-            ]
+        ...split("all", testFiles, {}),
+        ...(postgres ? split("api-postgres", ON_POSTGRES, { env: { AIAGENT_TEST_BACKEND: "postgres" } }) : []),
+        ...(postgres && pgbouncerPath()
+          ? split("api-pgbouncer", THROUGH_PGBOUNCER, { env: { AIAGENT_TEST_BACKEND: "pgbouncer" } })
           : []),
       ],
     },

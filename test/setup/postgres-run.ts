@@ -1,11 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { embeddedPostgresUnavailable, startEmbeddedPostgres } from "../helpers/embedded-postgres.js";
-import { adminUrl, dropRunDatabases } from "../helpers/postgres.js";
+import { atExit } from "../helpers/leftovers.js";
+import { adminUrl, dropRunDatabases, dropSync } from "../helpers/postgres.js";
 
 /** One embedded server per run, shared by every project's global setup (each project runs this file). */
 interface Shared {
   users: number;
   started: Promise<{ stop(): Promise<void> } | undefined>;
+  /** Forgets the drop at exit (the orderly teardown did it). */
+  forgetDrop: Promise<() => void>;
 }
 const KEY = Symbol.for("aiagent.test.embeddedPostgres");
 const holder = globalThis as { [KEY]?: Shared };
@@ -17,7 +20,7 @@ const holder = globalThis as { [KEY]?: Shared };
  */
 export default async function setup() {
   process.env.AIAGENT_TEST_RUN ??= randomBytes(4).toString("hex");
-  holder[KEY] ??= { users: 0, started: startIfNeeded() };
+  holder[KEY] ??= { users: 0, started: startIfNeeded(), forgetDrop: dropAtExit() };
   const shared = holder[KEY];
   shared.users++;
   await shared.started;
@@ -26,8 +29,20 @@ export default async function setup() {
     // the run's databases (its template among them, which the others' files are still copying).
     if (--shared.users > 0) return;
     await dropRunDatabases();
+    (await shared.forgetDrop)();
     await (await shared.started)?.stop();
   };
+}
+
+/**
+ * A run that ends without its teardown (Ctrl-C, a SIGTERM from a CI time-out: Vitest then exits at once) still drops
+ * its databases: when this process exits, a short child process drops every database of the run (WITH (FORCE), so
+ * the connections of workers still finishing a file do not keep one). An embedded server's are gone with it.
+ */
+async function dropAtExit(): Promise<() => void> {
+  const url = await adminUrl();
+  if (!url) return () => undefined;
+  return atExit(() => dropSync(url, [], true));
 }
 
 async function startIfNeeded(): Promise<{ stop(): Promise<void> } | undefined> {
