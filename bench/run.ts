@@ -53,6 +53,8 @@ const { values: opt } = parseArgs({
     // The pinned rows: PostgreSQL on one core, the service and its load on the other (taskset), against SQLite
     // pinned the same way (bench/lib/pin.ts).
     pinned: { type: "boolean", default: false },
+    // The whole-run bound in minutes, for a machine known to be slow (the suite's smoke run passes its own scale).
+    "watchdog-minutes": { type: "string" },
   },
   strict: true,
 });
@@ -69,7 +71,11 @@ const outDir = resolve(opt.out ?? join(ROOT, "bench", "results"));
 const cacheDir = resolve(opt.cache ?? join(ROOT, "node_modules", ".cache", "aiagent-bench"));
 const SCALES = quick ? { main: "10k", growth: ["1k"] } : { main: "100k", growth: ["10k", "1m"] };
 // Whole-run bound: a stuck child can never hold the machine.
-const WATCHDOG_MS = ((quick ? 3 * reps : 20 + 10 * (reps - 1)) + (opt.pinned ? 3 * reps : 0)) * 60_000;
+const WATCHDOG_MS =
+  (opt["watchdog-minutes"] !== undefined
+    ? Number(opt["watchdog-minutes"])
+    : (quick ? 3 * reps : 20 + 10 * (reps - 1)) + (opt.pinned ? 3 * reps : 0)) * 60_000;
+if (!(WATCHDOG_MS > 0)) throw new Error(`--watchdog-minutes must be a positive number, not ${opt["watchdog-minutes"]}`);
 
 const { started, log, servers, watchdog } = runBounds("bench", WATCHDOG_MS);
 // Whether the machine was busy before the run: other work on these cores shows in every number.

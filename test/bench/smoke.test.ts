@@ -28,6 +28,9 @@ function runBench(): Promise<{ code: number | null; stdout: string; stderr: stri
         join(dir, "results"),
         "--cache",
         join(dir, "cache"),
+        // The harness's own whole-run bound (3 minutes for a quick run), scaled with the load as the test's is.
+        "--watchdog-minutes",
+        String(scaled(180_000) / 60_000),
         // Without Debian's wrk (which npm test's setup installs when it can) the harness's own load generator runs.
         ...(missingPackages(["wrk"]).length > 0 ? ["--generator", "autocannon"] : []),
       ],
