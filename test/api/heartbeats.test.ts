@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from "vite
 import { loadConfig } from "../../src/config.js";
 import { Heartbeats } from "../../src/protocol/heartbeats.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
-import { type NdjsonReader, openNdjson, type StreamLine } from "../helpers/ndjson.js";
+import { isHeartbeat as isBeat, type NdjsonReader, openNdjson, type StreamLine } from "../helpers/ndjson.js";
 import { rpcClients } from "../helpers/rpc.js";
 import { startServer, type TestAccount, type TestServer } from "../helpers/server.js";
 import { scaled, waitFor } from "../helpers/time-scale.js";
@@ -43,9 +43,6 @@ async function idleFrame(userId: string): Promise<{ r: NdjsonReader; token: stri
   }
   return { r, token, id };
 }
-
-const isBeat = (l: StreamLine | null) =>
-  l?.result !== undefined && Object.keys(l.result).length === 1 && typeof l.result.cursor === "string";
 
 describe("heartbeats of an idle stream", () => {
   test("an idle frame stream gets a heartbeat every interval, with the cursor of its last event", async () => {

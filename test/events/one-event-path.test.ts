@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson } from "../helpers/http.js";
 import { startInstances } from "../helpers/instances.js";
-import { type NdjsonReader, openNdjson } from "../helpers/ndjson.js";
+import { isHeartbeat, type NdjsonReader, openNdjson } from "../helpers/ndjson.js";
 import { postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount, startServer, type TestAccount } from "../helpers/server.js";
 import { scaled } from "../helpers/time-scale.js";
@@ -11,7 +11,9 @@ import { eventually, WebhookReceiver } from "../helpers/webhook-receiver.js";
 // One event path: a change is recorded once, in the event log, and the log (ListEvents), a webhook receiver and the
 // watchers (watch_account, watch_conversation) all follow that record, so they see the same events in the same
 // order. The dispatcher polls only once a minute here: deliveries that arrive are woken by the log's announcement.
-const ENV = { AIAGENT_WEBHOOK_POLL_MS: "60000" };
+// The streams are sent a heartbeat (the cursor of their last event, no event) every 100 ms, as every 25 s on a run
+// that long: the watchers' events are read among them, never counting one as an event.
+const ENV = { AIAGENT_WEBHOOK_POLL_MS: "60000", AIAGENT_STREAM_HEARTBEAT_MS: "100" };
 const twoInstancesSkip = process.env.AIAGENT_TEST_BACKEND
   ? "runs once, in the default project"
   : await postgresSkipReason();
@@ -30,22 +32,30 @@ const WATCHED = new Set([
   "conversation.read",
 ]);
 
+/** The cursor of the last event read from each stream: what its heartbeats carry. */
+const lastCursor = new WeakMap<NdjsonReader, string>();
+
 /**
- * The next `n` results of a stream, or a failure naming how many came within `ms`: by default well within the
+ * The next `n` events of a stream, or a failure naming how many came within `ms`: by default well within the
  * 10 s a watcher waits before looking at the log without a hint, so what arrives was woken by the announcement.
+ * Heartbeats are passed over, as a client does: each carries the cursor of the event before it (resuming from it
+ * skips nothing).
  */
 async function take(r: NdjsonReader, n: number, ms = 5000): Promise<any[]> {
   const out: any[] = [];
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`only ${out.length} of ${n} stream results within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new Error(`only ${out.length} of ${n} stream events within ${ms} ms`)), ms);
   });
   try {
     while (out.length < n) {
       const line = await Promise.race([r.next(), late]);
       if (!line?.result) throw new Error(`expected a result, got ${JSON.stringify(line)}`);
-      // A heartbeat (only the last cursor, at most every 25 s, sooner for a stream's first) is not an event.
-      if (Object.keys(line.result).length === 1 && "cursor" in line.result) continue;
+      if (isHeartbeat(line)) {
+        expect(line.result.cursor, "a heartbeat's cursor").toBe(lastCursor.get(r));
+        continue;
+      }
+      lastCursor.set(r, line.result.cursor);
       out.push(line.result);
     }
     return out;

@@ -4,6 +4,13 @@ export interface StreamLine {
   error?: { code: string; message: string; details?: { debug?: { reason?: string } }[] };
 }
 
+/**
+ * Whether a line is a heartbeat of a watch stream: a result with only a cursor, the cursor of the last item sent
+ * (docs/live-updates.md, "Heartbeats"). It is no event: a client passes over it.
+ */
+export const isHeartbeat = (l: StreamLine | null): boolean =>
+  l?.result !== undefined && Object.keys(l.result).length === 1 && typeof l.result.cursor === "string";
+
 /** A newline-delimited JSON response read line by line, as a client of the JSON routes reads it. */
 export class NdjsonReader {
   private buffer = "";
