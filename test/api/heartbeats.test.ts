@@ -31,7 +31,7 @@ async function idleFrame(userId: string): Promise<{ r: NdjsonReader; token: stri
   const token = (await issueTokens(s.url, a, userId)).access_token;
   const id = (await send(s.url, token, "hello")).conversation_id;
   const q = { conversation_id: id, access_token: token };
-  const r = await openNdjson(`${s.url}/watch_conversation?${new URLSearchParams(q)}`);
+  const r = await openNdjson(`${s.url}/watch_conversation?${new URLSearchParams(q)}`, {}, { heartbeats: true });
   open.push(r);
   expect(r.response.status).toBe(200);
   // The state and the two messages; on a loaded machine a beat of the stream may come between them (it carries
@@ -91,9 +91,11 @@ describe("heartbeats of an idle stream", () => {
   });
 
   test("the team's WatchAccount stream gets heartbeats too", async () => {
-    const r = await openNdjson(`${s.url}/watch_account?${new URLSearchParams({ user_email_id: a.email })}`, {
-      authorization: `Bearer ${await idToken(s.url, a)}`,
-    });
+    const r = await openNdjson(
+      `${s.url}/watch_account?${new URLSearchParams({ user_email_id: a.email })}`,
+      { authorization: `Bearer ${await idToken(s.url, a)}` },
+      { heartbeats: true },
+    );
     open.push(r);
     const first = await r.next();
     expect(first?.result?.subscribed_at).toBeDefined();
@@ -174,6 +176,8 @@ describe("the setting", () => {
       const id = (await send(c.url, token, "hello")).conversation_id;
       const r = await openNdjson(
         `${c.url}/watch_conversation?${new URLSearchParams({ conversation_id: id, access_token: token })}`,
+        {},
+        { heartbeats: true },
       );
       for (let i = 0; i < 3; i++) await r.next();
       // A message written after the stream is idle arrives next: no heartbeat came before it.

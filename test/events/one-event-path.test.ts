@@ -81,7 +81,10 @@ async function scenario(writer: string, reader: string, a: TestAccount) {
   const created = await postJson(writer, "/v1/account/webhooks", { url: receiver.url }, auth(admin));
   expect(created.status, JSON.stringify(created.body)).toBe(200);
 
-  const inbox = await openNdjson(`${reader}/watch_account?user_email_id=${encodeURIComponent(a.email)}`, auth(admin));
+  // Heartbeats kept: take() checks each carries the cursor of the event before it.
+  const inbox = await openNdjson(`${reader}/watch_account?user_email_id=${encodeURIComponent(a.email)}`, auth(admin), {
+    heartbeats: true,
+  });
   expect(inbox.response.status).toBe(200);
   const [subscribed] = await take(inbox, 1);
   expect(subscribed.subscribed_at).toBeTruthy();
@@ -91,6 +94,8 @@ async function scenario(writer: string, reader: string, a: TestAccount) {
   const c1 = (await send(writer, alice.access_token, "Where is my parcel?")).conversation_id;
   const frame = await openNdjson(
     `${reader}/watch_conversation?${new URLSearchParams({ conversation_id: c1, after_message_order: "0", access_token: alice.access_token })}`,
+    {},
+    { heartbeats: true },
   );
   expect(frame.response.status).toBe(200);
   const c2 = (await send(writer, bob.access_token, "Do you ship to Oslo?")).conversation_id;

@@ -11,13 +11,27 @@ export interface StreamLine {
 export const isHeartbeat = (l: StreamLine | null): boolean =>
   l?.result !== undefined && Object.keys(l.result).length === 1 && typeof l.result.cursor === "string";
 
-/** A newline-delimited JSON response read line by line, as a client of the JSON routes reads it. */
+/** How a stream is read: `heartbeats: true` returns the heartbeats too (for the tests of heartbeats themselves). */
+export interface ReadOptions {
+  heartbeats?: boolean;
+}
+
+/**
+ * A newline-delimited JSON response read line by line, as a client of the JSON routes reads it: a heartbeat is passed
+ * over (counted in `beats`), as a client passes over it, unless asked for. A heartbeat can come between any two
+ * events of a watch (a stream's first one is due at its slice of the shared timer), so a test that counts events must
+ * not count it.
+ */
 export class NdjsonReader {
   private buffer = "";
   private readonly decoder = new TextDecoder();
   private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  beats = 0;
 
-  constructor(readonly response: Response) {
+  constructor(
+    readonly response: Response,
+    private readonly options: ReadOptions = {},
+  ) {
     this.reader = response.body!.getReader();
   }
 
@@ -28,8 +42,13 @@ export class NdjsonReader {
       if (nl >= 0) {
         const line = this.buffer.slice(0, nl);
         this.buffer = this.buffer.slice(nl + 1);
-        if (line.trim()) return JSON.parse(line) as StreamLine;
-        continue;
+        if (!line.trim()) continue;
+        const parsed = JSON.parse(line) as StreamLine;
+        if (!this.options.heartbeats && isHeartbeat(parsed)) {
+          this.beats++;
+          continue;
+        }
+        return parsed;
       }
       const { done, value } = await this.reader.read();
       if (done) return this.buffer.trim() ? (JSON.parse(this.buffer) as StreamLine) : null;
@@ -92,8 +111,12 @@ export async function openEventStream(url: string, headers: Record<string, strin
 }
 
 /** Opens a streamed GET route. */
-export async function openNdjson(url: string, headers: Record<string, string> = {}): Promise<NdjsonReader> {
-  return new NdjsonReader(await fetch(url, { headers }));
+export async function openNdjson(
+  url: string,
+  headers: Record<string, string> = {},
+  options: ReadOptions = {},
+): Promise<NdjsonReader> {
+  return new NdjsonReader(await fetch(url, { headers }), options);
 }
 
 /**
