@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { newId } from "../../src/domain/ids.js";
 import type { ConversationEvent } from "../../src/domain/log/events.js";
-import type { NewEvent } from "../../src/domain/log/repository.js";
 import { openPgStore, type PgStore } from "../../src/storage/postgres/index.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
-import { account, endpoint, message } from "./contract/fixtures.js";
+import { account, endpoint, event, message } from "./contract/fixtures.js";
 
 // On PostgreSQL an event takes its place in its account's log after its writer's commit (sequencer.ts): writers of
 // one account hold no lock across their commits. These cases are the failure points that design adds: a process
@@ -12,17 +11,6 @@ import { account, endpoint, message } from "./contract/fixtures.js";
 
 const skip = await postgresSkipReason();
 if (skip) console.warn(`PostgreSQL log places skipped: ${skip}`);
-
-function event(accountId: string, orderKey: string): NewEvent {
-  return {
-    eventId: newId(),
-    accountId,
-    type: "message.created",
-    orderKey,
-    data: { conversationId: orderKey },
-    createdAt: 1,
-  };
-}
 
 /** A process that dies right after its unit of work committed: its placing never runs. */
 function dieAfterCommit(store: PgStore): void {

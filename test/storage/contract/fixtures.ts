@@ -3,6 +3,7 @@ import type { ApiKeyRecord } from "../../../src/domain/account/repository.js";
 import type { ContactQuery, MessageRecord, MessageRole } from "../../../src/domain/conversation/repository.js";
 import { messageEffect, NEW_CONVERSATION } from "../../../src/domain/conversation/rules.js";
 import { newId } from "../../../src/domain/ids.js";
+import type { NewEvent } from "../../../src/domain/log/repository.js";
 import type { Store } from "../../../src/domain/store.js";
 import type { WebhookEndpointRecord } from "../../../src/domain/webhook/repository.js";
 
@@ -121,4 +122,16 @@ export function message(
         }
       : undefined,
   );
+}
+
+/** A `message.created` event of the account, ordered by `orderKey` (a conversation's id in the log's terms). */
+export function event(accountId: string, orderKey: string): NewEvent {
+  return {
+    eventId: newId(),
+    accountId,
+    type: "message.created",
+    orderKey,
+    data: { conversationId: orderKey },
+    createdAt: 1,
+  };
 }

@@ -1,20 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/domain/ids.js";
 import type { ConversationEvent } from "../../../src/domain/log/events.js";
-import type { NewEvent } from "../../../src/domain/log/repository.js";
-import { account, endpoint } from "./fixtures.js";
+import { account, endpoint, event } from "./fixtures.js";
 import type { Harness } from "./harness.js";
-
-function event(accountId: string, orderKey: string): NewEvent {
-  return {
-    eventId: newId(),
-    accountId,
-    type: "message.created",
-    orderKey,
-    data: { conversationId: orderKey },
-    createdAt: 1,
-  };
-}
 
 /**
  * The one wake-up of watchers and dispatchers: the store announces each append to an event log after its commit,
