@@ -121,11 +121,13 @@ export default defineConfig(async () => {
   const testFiles = (readdirSync(`${root}/test`, { recursive: true }) as string[])
     .filter((f) => f.endsWith(".test.ts"))
     .map((f) => `test/${f.replaceAll("\\", "/")}`);
-  const ownProcess = testFiles.filter((f) => sharing === "none" || (sharing === "safe" && ownProcessReason(f, root)));
+  const ownProcess = new Set(
+    testFiles.filter((f) => sharing === "none" || (sharing === "safe" && ownProcessReason(f, root))),
+  );
   /** A project's files as two projects: those that share their worker's process, and those that need their own. */
   const split = (name: string, include: string[], rest: Record<string, unknown>) => {
-    const own = include.filter((f) => ownProcess.includes(f));
-    const shared = include.filter((f) => !ownProcess.includes(f));
+    const own = include.filter((f) => ownProcess.has(f));
+    const shared = include.filter((f) => !ownProcess.has(f));
     return [
       ...(shared.length > 0
         ? [{ extends: true, test: { name, include: shared, ...common, ...rest, isolate: false } }]

@@ -43,8 +43,12 @@ const STATE_OUTLIVES_FILE = new Set([
   "test/helpers/approvals.ts",
 ]);
 
+/** Each module's text, read once per configuration load: the helpers are imported by most of the files. */
+const texts = new Map<string, string>();
 function source(file: string): string {
-  return readFileSync(file, "utf8");
+  let text = texts.get(file);
+  if (text === undefined) texts.set(file, (text = readFileSync(file, "utf8")));
+  return text;
 }
 
 /** The test modules (under test/) a file imports, itself included, transitively. */
