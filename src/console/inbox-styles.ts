@@ -14,8 +14,10 @@ export const INBOX_CSS = `
 .note__text { margin: .1rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .note-form { display: flex; gap: .5rem; align-items: flex-end; }
 .note-form textarea { flex: 1; }
-.reply-box { position: relative; flex: 1; display: flex; }
+.reply-box { position: relative; flex: 1; display: flex; flex-wrap: wrap; }
 .reply-box textarea { flex: 1; }
+/* On a phone the reply box takes the whole row, its buttons below it: a box squeezed beside them holds a few words. */
+@media (max-width: 600px) { .reply { flex-wrap: wrap; justify-content: flex-end; } .reply-box { flex-basis: 100%; } }
 .picker { position: absolute; bottom: 100%; left: 0; right: 0; margin: 0 0 .25rem; padding: .25rem; list-style: none;
   background: var(--panel); border: 1px solid #8a94a3; border-radius: 8px; max-height: 14rem; overflow-y: auto;
   box-shadow: 0 4px 16px rgba(0,0,0,.15); z-index: 5; }
@@ -58,7 +60,7 @@ export const INBOX_CSS = `
 .badge--personal { background: #e3ebff; color: #1b3f98; }
 .badge--shared { background: #ececec; color: #3d3d3d; }
 .picker__whose { font-size: .75rem; color: var(--muted); margin-inline-start: .35rem; }
-.reply-box__warning { margin: .25rem 0 0; font-size: .875rem; }
+.reply-box__warning { flex-basis: 100%; margin: .25rem 0 0; font-size: .875rem; }
 .note-form { position: relative; }
 .note__mentions { margin: .25rem 0 0; font-size: .875rem; color: var(--muted); }
 .picker [aria-selected=true] .picker__whose { color: inherit; }

@@ -73,6 +73,14 @@ describe.runIf(canRun)("a mention and a personal saved reply in the console", ()
       // admins'); a contact with no e-mail leaves {{contact.email}} as written, named.
       await expect.poll(() => reply.inputValue()).toBe("Hi Ada, Bea of Shop assistant here. {{contact.email}}");
       await page.getByText("No value for {{contact.email}}: replace it before sending.").waitFor();
+      // The warning goes under the box, never beside it: the box keeps most of the reply row, at 1280 and 375 px.
+      for (const width of [1280, 375]) {
+        await page.setViewportSize({ width, height: 800 });
+        const box = (await reply.boundingBox())!;
+        const row = (await page.locator("form.reply").boundingBox())!;
+        expect(box.width, `the reply box at ${width} px`).toBeGreaterThan(row.width * 0.6);
+      }
+      await page.setViewportSize({ width: 1280, height: 800 });
       // Opened from a message search result, the same: the result carries the chatbot's name.
       await page.getByLabel("Search messages and notes").fill("parcel");
       const hit = page.getByTestId("search-hit").first();
