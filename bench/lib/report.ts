@@ -18,6 +18,8 @@ export interface ScenarioResult {
   unanswered?: number | undefined;
   requests: number;
   reps: number;
+  /** Each repetition's figures, in the run's order (issue 49's targets hold in every one, not by the median). */
+  perRep?: { rps: number; cpuUsPerReq: number; failed: number }[] | undefined;
 }
 
 /** One target of the issue and whether this run met it. */

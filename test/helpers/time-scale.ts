@@ -11,7 +11,16 @@ import { availableParallelism, loadavg } from "node:os";
  * more on a busy one, so a run beside other work needs no setting. The run's main process works it out once and
  * hands it to its workers in the variable, so every file of a run has the same scale.
  */
-export const TEST_WORKERS = 2;
+/** How many files run at once: AIAGENT_TEST_WORKERS, 2 unless set. */
+export const TEST_WORKERS = workerCount(process.env.AIAGENT_TEST_WORKERS);
+
+function workerCount(value: string | undefined): number {
+  if (value === undefined || value === "") return 2;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`AIAGENT_TEST_WORKERS must be a whole number of at least 1, not "${value}"`);
+  return n;
+}
 
 const raw = process.env.AIAGENT_TEST_TIME_SCALE;
 /** How the scale was chosen, for the run's first lines. */
