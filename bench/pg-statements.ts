@@ -1,4 +1,4 @@
-// `node --import tsx bench/pg-statements.ts`: how many statements (round trips to PostgreSQL) one get_access_token,
+// `node --import tsx bench/pg-statements.ts [--trace]`: how many statements (round trips to PostgreSQL) one get_access_token,
 // one refresh_token and one send_message cost, counted in the driver on a real server: a number the machine's load cannot blur,
 // unlike req/s. With --profile N it also runs N more sends and N more issues (for `node --cpu-prof`), and reports the
 // CPU time they cost per request: this process (the service and its client) and the PostgreSQL server's backends
@@ -69,14 +69,28 @@ async function executorTime(
   };
 }
 
-const { values: opt } = parseArgs({ options: { profile: { type: "string", default: "0" } }, strict: true });
+const { values: opt } = parseArgs({
+  options: { profile: { type: "string", default: "0" }, trace: { type: "boolean", default: false } },
+  strict: true,
+});
 
 let statements = 0;
+/** With --trace, each round trip of one send is printed: its statements' names (a pipeline's in brackets). */
+let tracing = false;
 const query = pg.Client.prototype.query as (...a: unknown[]) => unknown;
 pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
   statements++;
+  if (tracing) console.log(`  ${describe(a[0])}`);
   return query.apply(this, a);
 } as typeof pg.Client.prototype.query;
+
+/** A statement's name (else its first words), or a pipeline's statements in brackets. */
+function describe(q: unknown): string {
+  const one = (s: { name?: string; text?: string } | string) =>
+    typeof s === "string" ? s.slice(0, 40) : (s.name ?? s.text?.replace(/\s+/g, " ").slice(0, 40) ?? "?");
+  const piped = (q as { statements?: { name?: string; text?: string }[] }).statements;
+  return piped ? `[${piped.map(one).join(", ")}]` : one(q as string);
+}
 
 const admin = await benchPostgres();
 if (!admin) throw new Error("no PostgreSQL server answers (set AIAGENT_BENCH_DATABASE_URL)");
@@ -135,6 +149,12 @@ try {
     post("/ai_agent/refresh_token", { user_id: "refresher", chatbot_id: bot.chatbotId, refresh_token: refreshToken }),
   );
   await count("send_message into a conversation (message and reply)", 20, () => send(conv));
+  if (opt.trace) {
+    console.log("one send_message's round trips (background work included):");
+    tracing = true;
+    await send(conv);
+    tracing = false;
+  }
   const n = Number(opt.profile);
   if (n > 0) {
     const loop = async (fn: (i: number) => Promise<unknown>) => {

@@ -23,10 +23,22 @@ export class LogAdvances {
   /** Runs a unit of work (its commit included) and then announces what it appended. */
   async around<T>(run: () => Promise<T>): Promise<T> {
     if (this.unit.getStore()) return run();
-    const appended: Appended = { changes: [], deliveries: false };
+    const appended: Appended = { changes: [], deliveries: false, placed: undefined };
     const result = await this.unit.run(appended, run);
-    if (appended.changes.length > 0) await this.committed(appended.changes, appended.deliveries);
+    const changes = appended.placed
+      ? appended.changes.filter((c) => !appended.placed?.has(c.accountId))
+      : appended.changes;
+    if (changes.length > 0) await this.committed(changes, appended.deliveries);
     return result;
+  }
+
+  /**
+   * The unit of work of this async context was placed with its commit, for these accounts (PostgreSQL: its placing
+   * went in its COMMIT's round trip and announced what it placed): they are not placed again.
+   */
+  placed(accountIds: readonly string[]): void {
+    const open = this.unit.getStore();
+    if (open) for (const a of accountIds) (open.placed ??= new Set()).add(a);
   }
 
   /**
@@ -101,6 +113,8 @@ export class LogAdvances {
 interface Appended {
   changes: ConversationEvent[];
   deliveries: boolean;
+  /** The accounts whose appends were placed with the commit (LogAdvances.placed). */
+  placed: Set<string> | undefined;
 }
 
 /** Each (account, conversation) once, in first-seen order. */

@@ -1,8 +1,10 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { newId } from "../../src/domain/ids.js";
 import type { ConversationEvent } from "../../src/domain/log/events.js";
 import { openPgStore, type PgStore } from "../../src/storage/postgres/index.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
+import { waitFor } from "../helpers/time-scale.js";
 import { account, endpoint, event, message } from "./contract/fixtures.js";
 
 // On PostgreSQL an event takes its place in its account's log after its writer's commit (sequencer.ts): writers of
@@ -12,10 +14,11 @@ import { account, endpoint, event, message } from "./contract/fixtures.js";
 const skip = await postgresSkipReason();
 if (skip) console.warn(`PostgreSQL log places skipped: ${skip}`);
 
-/** A process that dies right after its unit of work committed: its placing never runs. */
+/** A process that dies right after its unit of work committed: its placing never runs (nor goes with the COMMIT). */
 function dieAfterCommit(store: PgStore): void {
-  (store as unknown as { sequencer: { place(): Promise<void> } }).sequencer.place = () =>
-    Promise.reject(new Error("the process died after its commit"));
+  const sequencer = (store as unknown as { sequencer: { place(): Promise<void>; atCommit(): undefined } }).sequencer;
+  sequencer.place = () => Promise.reject(new Error("the process died after its commit"));
+  sequencer.atCommit = () => undefined;
 }
 
 /** What a watcher does: on every hint for the account, reads the log after its own position. */
@@ -38,8 +41,8 @@ async function follow(store: PgStore, accountId: string) {
 describe.skipIf(skip !== undefined)("PostgreSQL log places", () => {
   let database: TestDatabase;
   const stores: PgStore[] = [];
-  const open = async () => {
-    const s = await openPgStore(database.url, { poolSize: 4 });
+  const open = async (lockTimeoutMs?: number) => {
+    const s = await openPgStore(database.url, { poolSize: 4, lockTimeoutMs });
     stores.push(s);
     return s;
   };
@@ -130,6 +133,72 @@ describe.skipIf(skip !== undefined)("PostgreSQL log places", () => {
     }
     const deliveries = await one.webhooks.deliveries(ep.endpointId, 1000, undefined);
     expect(deliveries.map((d) => d.eventSeq).sort((x, y) => x - y)).toEqual(all.map((e) => e.seq));
+  });
+
+  it("a unit of work's events are placed in its COMMIT's round trip, announced once here and to the others", async () => {
+    const [one, two] = [await open(), await open()];
+    const a = await account(one);
+    const heard = { one: [] as string[], two: [] as string[] };
+    const stops = [
+      await one.onLogAdvanced((changes) => heard.one.push(...(changes ?? []).map((c) => c.conversationId))),
+      await two.onLogAdvanced((changes) => heard.two.push(...(changes ?? []).map((c) => c.conversationId))),
+    ];
+    let calls = 0;
+    const query = pg.Client.prototype.query as (...x: unknown[]) => unknown;
+    pg.Client.prototype.query = function (this: pg.Client, ...x: unknown[]) {
+      calls++;
+      return query.apply(this, x);
+    } as typeof pg.Client.prototype.query;
+    const e = event(a.accountId, "c1");
+    try {
+      await one.transaction((tx) => tx.events.add([{ event: e, deliveries: [] }]));
+    } finally {
+      pg.Client.prototype.query = query as typeof pg.Client.prototype.query;
+    }
+    // BEGIN, the queueing, COMMIT, the advisory lock and the placing: one round trip.
+    expect(calls).toBe(1);
+    // Placed when the unit returns (read your writes), and told here at once, without a second placing.
+    expect((await one.events.list(a.accountId, 0, 10, [])).map((x) => [x.seq, x.eventId])).toEqual([[1, e.eventId]]);
+    expect(heard.one).toEqual(["c1"]);
+    await waitFor("the other instance hears the placing", () => heard.two.length > 0);
+    expect(heard.two).toEqual(["c1"]);
+    for (const stop of stops) stop();
+  });
+
+  it("a placing that fails after the COMMIT leaves the write committed; it is placed again before the write is answered", async () => {
+    const writer = await open(200);
+    const a = await account(writer);
+    // Another session holds the account's placing lock: the placing sent with the COMMIT times out waiting for it.
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    await holder.query("BEGIN");
+    await holder.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [0x6c6f67, a.accountId]);
+    /** When each wait for the lock began (a placing tried again waits anew). */
+    const waits = async () =>
+      (
+        await holder.query<{ t: string }>(
+          `SELECT waitstart::text AS t FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        )
+      ).rows.map((r) => r.t);
+    const e = event(a.accountId, "c1");
+    const written = writer.transaction((tx) => tx.events.add([{ event: e, deliveries: [] }]));
+    try {
+      let first: string | undefined;
+      await waitFor("the placing waits for the lock", async () => (first = (await waits())[0]) !== undefined, {
+        stepMs: 5,
+      });
+      await waitFor("the placing gives up (lock_timeout)", async () => !(await waits()).includes(first!), {
+        stepMs: 5,
+      });
+      // Committed, not placed yet.
+      expect(await writer.events.list(a.accountId, 0, 10, [])).toEqual([]);
+    } finally {
+      await holder.query("COMMIT");
+      await holder.end();
+    }
+    await written;
+    expect((await writer.events.list(a.accountId, 0, 10, [])).map((x) => [x.seq, x.eventId])).toEqual([[1, e.eventId]]);
   });
 
   it("an erasure redacts the events still waiting for their places", async () => {

@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from "pg";
-import { checkout } from "./checkout.js";
+import { checkout, type HeldConnection } from "./checkout.js";
 import { isConnectionLoss, storageError } from "./errors.js";
-import { pipeline, type Statement } from "./pipeline.js";
+import { completedBefore, pipeline, type Statement } from "./pipeline.js";
 import { ReadBatcher, readOnly } from "./read-batch.js";
 
 export { checkout, type HeldConnection } from "./checkout.js";
@@ -53,6 +53,11 @@ export interface PgDb {
    * failure fails the unit.
    */
   write(name: string, text: string, values: unknown[]): Promise<void>;
+  /**
+   * The open unit of work queued events of this account (a no-op outside one): their placing may go with the unit's
+   * `COMMIT`, in the same round trip (PgRunner.placeAtCommit).
+   */
+  queued(accountId: string): void;
   /** Runs fn in the open unit of work, or in a new one (READ COMMITTED: the statements' row locks order writers). */
   unit<T>(fn: () => Promise<T>): Promise<T>;
   /**
@@ -66,6 +71,16 @@ export interface PgDb {
 interface Queued {
   statement: Statement;
   answer?: { resolve(r: QueryResult): void; reject(e: unknown): void };
+}
+
+/**
+ * Places events queued by a unit of work right after its `COMMIT`, in the same round trip (sequencer.ts): the
+ * statements of one placing of the account, or undefined when this process is placing the account's events already
+ * (the unit then leaves its events to that one's successor). `settle` is told how it went: the placing's result, or
+ * undefined when it did not run or failed (the events stay queued, for `Sequencer.place`).
+ */
+export interface CommitPlacer {
+  atCommit(accountId: string): { statements: Statement[]; settle(placed: QueryResult | undefined): void } | undefined;
 }
 
 /** The connection of a unit of work, and the rows it holds (see PgDb.held). */
@@ -82,6 +97,8 @@ interface OpenUnit {
   scheduled: boolean;
   /** Whether anything was sent (a ROLLBACK is then owed on failure). */
   sent: boolean;
+  /** The accounts whose events the unit queued (PgDb.queued). */
+  queued: Set<string> | undefined;
 }
 
 /** Routes statements to the connection of the unit of work running in this async context, else to the pool. */
@@ -91,6 +108,8 @@ export class PgRunner implements PgDb {
   private readonly reads: ReadBatcher;
   /** Units of work run again after a conflict, since start (a metric). */
   retries = 0;
+  private placer: CommitPlacer | undefined;
+  private placedAtCommit: ((accountIds: string[]) => void) | undefined;
 
   /**
    * @param prepared named statements, prepared once per connection; false behind a transaction-pooling pooler, where
@@ -118,6 +137,22 @@ export class PgRunner implements PgDb {
     const current = this.current.getStore();
     if (current) current.pending.push({ statement: this.statement(name, text, values) });
     else await this.query(name, text, values);
+  }
+
+  queued(accountId: string): void {
+    const current = this.current.getStore();
+    if (current) (current.queued ??= new Set()).add(accountId);
+  }
+
+  /**
+   * A unit that queued events of one account sends their placing after its `COMMIT`, in the same round trip, when
+   * `placer` has no placing of the account under way (else the unit's events wait for the next placing, which covers
+   * every writer that committed meanwhile). `placed` is told, in the unit's async context, which accounts' events a
+   * committed unit placed so: nobody needs to place them again.
+   */
+  placeAtCommit(placer: CommitPlacer, placed: (accountIds: string[]) => void): void {
+    this.placer = placer;
+    this.placedAtCommit = placed;
   }
 
   get held(): Map<string, unknown> | undefined {
@@ -168,6 +203,7 @@ export class PgRunner implements PgDb {
       pending: begin.split("; ").map((text) => ({ statement: { text } })),
       scheduled: false,
       sent: false,
+      queued: undefined,
     };
     const opened = unit.pending.length;
     try {
@@ -175,7 +211,7 @@ export class PgRunner implements PgDb {
       // A unit that sent nothing and has nothing to write has nothing to commit.
       if (unit.sent || unit.pending.length > opened) {
         unit.pending.push({ statement: { text: "COMMIT" } });
-        await this.send(unit);
+        await this.commit(unit, held);
       }
       return result;
     } catch (e) {
@@ -190,6 +226,40 @@ export class PgRunner implements PgDb {
     } finally {
       held.release();
     }
+  }
+
+  /**
+   * Sends the unit's last statements and its `COMMIT` (queued last), with the placing of its events when the placer
+   * takes them: a placing that fails after the commit leaves the unit committed (its events stay queued for the next
+   * placing, which the announcing of the commit asks for).
+   */
+  private async commit(unit: OpenUnit, held: HeldConnection): Promise<void> {
+    const [accountId, ...others] = unit.queued ?? [];
+    const placing = accountId !== undefined && others.length === 0 ? this.placer?.atCommit(accountId) : undefined;
+    if (!placing || accountId === undefined) return this.send(unit);
+    const commitAt = unit.pending.length - 1;
+    let placed: QueryResult | undefined;
+    unit.pending.push(
+      ...placing.statements.map((statement, n, all) => ({
+        statement,
+        answer: {
+          resolve: (r: QueryResult) => {
+            if (n === all.length - 1) placed = r;
+          },
+          reject: () => undefined,
+        },
+      })),
+    );
+    try {
+      await this.send(unit, commitAt);
+    } catch (e) {
+      // Committed when the COMMIT completed: only the placing failed.
+      if ((completedBefore(e)?.at ?? 0) <= commitAt) throw e;
+      if (isConnectionLoss(e)) held.lost ??= e as Error;
+    } finally {
+      placing.settle(placed);
+    }
+    if (placed) this.placedAtCommit?.([accountId]);
   }
 
   /**
@@ -214,8 +284,11 @@ export class PgRunner implements PgDb {
     return answer;
   }
 
-  /** Sends everything the unit has queued, in one round trip, and answers each statement's caller. */
-  private async send(unit: OpenUnit): Promise<void> {
+  /**
+   * Sends everything the unit has queued, in one round trip, and answers each statement's caller.
+   * @param commitAt where the unit's COMMIT is in the queue, when statements follow it (PgRunner.commit).
+   */
+  private async send(unit: OpenUnit, commitAt?: number): Promise<void> {
     const queued = unit.pending.splice(0);
     if (queued.length === 0) return;
     unit.sent = true;
@@ -229,7 +302,12 @@ export class PgRunner implements PgDb {
               queued.map((q) => q.statement),
             );
     } catch (e) {
-      for (const q of queued) q.answer?.reject(storageError(e));
+      // After a COMMIT that completed, the unit's statements stand: their callers get their answers.
+      const ran = completedBefore(e);
+      const committed = commitAt !== undefined && ran !== undefined && ran.at > commitAt;
+      for (const [i, q] of queued.entries())
+        if (committed && i < ran.at) q.answer?.resolve(ran.results[i]!);
+        else q.answer?.reject(storageError(e));
       throw e;
     }
     for (const [i, q] of queued.entries()) q.answer?.resolve(results[i]!);

@@ -55,13 +55,16 @@ const prepareValue = (createRequire(import.meta.url)("pg/lib/utils.js") as { pre
  * `text` follow the statement being answered.
  */
 class Pipeline {
+  /** The statement being answered: on an error, the one that failed (those before it ran). */
   private i = 0;
   private readonly results: PgResult<QueryResultRow>[];
   private failed: Error | undefined;
+  /** The statement whose row could not be read (`failed`). */
+  private failedAt = 0;
 
   constructor(
     private readonly statements: readonly Statement[],
-    private readonly done: (e: Error | undefined, r?: PgResult<QueryResultRow>[]) => void,
+    private readonly done: (e: Error | undefined, r: PgResult<QueryResultRow>[], at: number) => void,
   ) {
     this.results = statements.map(() => new Result(undefined, types));
   }
@@ -117,6 +120,7 @@ class Pipeline {
       r.addRow(r.parseRow(msg.fields));
     } catch (e) {
       this.failed = e as Error;
+      this.failedAt = this.i;
     }
   }
 
@@ -130,12 +134,11 @@ class Pipeline {
   }
 
   handleError(e: Error): void {
-    this.done(this.failed ?? e);
+    this.done(this.failed ?? e, this.results, this.failed ? this.failedAt : this.i);
   }
 
   handleReadyForQuery(): void {
-    if (this.failed) this.done(this.failed);
-    else this.done(undefined, this.results);
+    this.done(this.failed, this.results, this.failed ? this.failedAt : this.i);
   }
 
   handlePortalSuspended(): void {}
@@ -147,10 +150,28 @@ class Pipeline {
   handleCopyData(): void {}
 }
 
-/** Runs `statements` on `client` in one round trip; resolves with each one's result, in order. */
+/** What ran of a pipeline that failed: the statements before `at` completed, with these results. */
+const ran = new WeakMap<object, { at: number; results: QueryResult[] }>();
+
+/**
+ * Runs `statements` on `client` in one round trip; resolves with each one's result, in order. On a failure,
+ * `completedBefore` tells how far it got.
+ */
 export function pipeline(client: PoolClient, statements: readonly Statement[]): Promise<QueryResult[]> {
   return new Promise((resolve, reject) => {
-    const p = new Pipeline(statements, (e, r) => (e ? reject(e) : resolve(r!)));
+    const p = new Pipeline(statements, (e, r, at) => {
+      if (!e) return resolve(r);
+      if (typeof e === "object") ran.set(e, { at, results: r });
+      reject(e);
+    });
     (client as unknown as { query(p: Pipeline): void }).query(p);
   });
+}
+
+/**
+ * Of a pipeline's failure: how many of its statements completed (each one's result in `results`), the failed one
+ * being the next; undefined for any other error (nothing can be said of what ran).
+ */
+export function completedBefore(e: unknown): { at: number; results: QueryResult[] } | undefined {
+  return typeof e === "object" && e !== null ? ran.get(e) : undefined;
 }

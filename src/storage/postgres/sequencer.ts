@@ -1,10 +1,10 @@
-import type { Pool } from "pg";
+import type { Pool, QueryResult } from "pg";
 import type { LogAdvanced } from "../../domain/store.js";
 import { distinct } from "../log-advances.js";
-import { checkout, RETRY_BUDGET_MS, statementFor } from "./db.js";
+import { type CommitPlacer, checkout, RETRY_BUDGET_MS, statementFor } from "./db.js";
 import { storageError } from "./errors.js";
 import { LOG_CHANNEL, MAX_IDS } from "./log-channel.js";
-import { pipeline } from "./pipeline.js";
+import { pipeline, type Statement } from "./pipeline.js";
 
 /** The advisory lock space of the sequencers (two-key form: apart from the one-key locks of exclusive.ts). */
 const LOCK_SPACE = 0x6c6f67; // "log"
@@ -46,9 +46,10 @@ const PLACE = `WITH q AS (
  * Hands out the places of the event log on PostgreSQL (docs/live-updates.md, "Log positions"). Writers queue their
  * events in their unit of work and commit holding no shared lock (so their commits share fsyncs); after the commit
  * `place` runs one short transaction per account that places everything queued so far. A process runs one at a
- * time per account and lets callers join the next one: under load one run places many writers' events.
+ * time per account and lets callers join the next one: under load one run places many writers' events. When none is
+ * under way, a unit of work sends that transaction right after its COMMIT, in the same round trip (`atCommit`).
  */
-export class Sequencer {
+export class Sequencer implements CommitPlacer {
   /** Per account: the run that has not started yet (callers join it), and the one running. */
   private readonly next = new Map<string, Promise<void>>();
   private readonly running = new Map<string, Promise<void>>();
@@ -113,30 +114,65 @@ export class Sequencer {
     }
   }
 
+  /**
+   * A placing sent by a unit of work right after its COMMIT, in the same round trip (PgRunner.commit), when none of
+   * the account's is under way or waiting in this process; it counts as the running one until settled, so callers of
+   * `place` meanwhile join the next run, as they would behind any other.
+   */
+  atCommit(accountId: string): ReturnType<CommitPlacer["atCommit"]> {
+    if (this.next.has(accountId) || this.running.has(accountId)) return undefined;
+    let settled!: () => void;
+    const run = new Promise<void>((resolve) => {
+      settled = resolve;
+    });
+    this.running.set(accountId, run);
+    return {
+      statements: this.statements(accountId),
+      settle: (result) => {
+        if (this.running.get(accountId) === run) this.running.delete(accountId);
+        settled();
+        if (result) this.announce(accountId, result);
+      },
+    };
+  }
+
   /** The lock and the placing in one round trip, one implicit transaction (committed at the pipeline's Sync). */
   private async run(accountId: string): Promise<void> {
     const held = await checkout(this.pool);
-    let placed: { last_seq: number; keys: string[]; deliveries: boolean } | undefined;
+    let placed: QueryResult | undefined;
     try {
-      const [, r] = await pipeline(held.client, [
-        statementFor(this.pool, {
-          name: "events_place_lock",
-          text: "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-          values: [LOCK_SPACE, accountId],
-        }),
-        statementFor(this.pool, {
-          name: "events_place",
-          text: PLACE,
-          values: [accountId, LOG_CHANNEL, this.origin, MAX_IDS],
-        }),
-      ]);
-      placed = r?.rows[0] as typeof placed;
+      [, placed] = await pipeline(held.client, this.statements(accountId));
     } catch (e) {
       held.lost ??= e instanceof Error ? e : new Error(String(e));
       throw e;
     } finally {
       held.release();
     }
+    if (placed) this.announce(accountId, placed);
+  }
+
+  /**
+   * The advisory lock of the account, then the placing as a statement of its own (its snapshot then holds every
+   * earlier placing's commit); in a transaction of their own, committed after the placing.
+   */
+  private statements(accountId: string): Statement[] {
+    return [
+      statementFor(this.pool, {
+        name: "events_place_lock",
+        text: "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+        values: [LOCK_SPACE, accountId],
+      }),
+      statementFor(this.pool, {
+        name: "events_place",
+        text: PLACE,
+        values: [accountId, LOG_CHANNEL, this.origin, MAX_IDS],
+      }),
+    ];
+  }
+
+  /** Tells this process's listeners what a placing placed (nothing when nothing was queued). */
+  private announce(accountId: string, result: QueryResult): void {
+    const placed = result.rows[0] as { keys: string[]; deliveries: boolean } | undefined;
     if (placed)
       this.told(distinct(placed.keys.map((conversationId) => ({ accountId, conversationId }))), placed.deliveries);
   }

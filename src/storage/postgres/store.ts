@@ -87,6 +87,7 @@ export class PgStore extends RepositoryMembers implements Store {
       advances.tell(changes, deliveries),
     );
     const advances = new LogAdvances((accountIds) => sequencer.place(accountIds));
+    db.placeAtCommit(sequencer, (accountIds) => advances.placed(accountIds));
     super({
       accounts: pgAccounts(db),
       apiKeys: pgApiKeys(db),

@@ -68,8 +68,10 @@ export function pgEvents(db: PgDb, place: (accountIds: string[]) => Promise<void
     },
     add: async (items) => {
       const first = items[0];
-      // With the unit's commit, in the same round trip.
-      if (first) await db.write("events_queue", QUEUE, values(items, first.event.accountId));
+      // With the unit's commit, in the same round trip (and their placing too, where it can: PgDb.queued).
+      if (!first) return;
+      db.queued(first.event.accountId);
+      await db.write("events_queue", QUEUE, values(items, first.event.accountId));
     },
     list: async (accountId, afterSeq, limit, types) =>
       (
