@@ -7,36 +7,29 @@
 // once first), are warmed up, then each row runs on A, then on B, then on A… and the CPU per request of each server
 // (user + system, /proc) is printed per round, with the ratio B ÷ A of the medians. The load generator is wrk (the
 // closed-loop rows) or the bench's open-loop client at 1,000 req/s offered (the `-o` rows).
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import { buildForBench } from "./lib/build.js";
+import { abOptions, abSide } from "./lib/ab-options.js";
 import { type HttpRequestSpec, runOpenLoop, runWrk } from "./lib/load.js";
 import { cpuMicros } from "./lib/proc.js";
-import { type ServerProcess, servedEnv, startServer } from "./lib/procs.js";
+import type { ServerProcess } from "./lib/procs.js";
 import { median } from "./lib/stats.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
-const { values: opt } = parseArgs({
-  options: {
-    base: { type: "string" },
-    rows: { type: "string", default: "S4,S5" },
-    rounds: { type: "string", default: "6" },
-    duration: { type: "string", default: "5" },
-    cache: { type: "string", default: join(ROOT, "node_modules", ".cache", "aiagent-bench") },
-  },
+const opt = abOptions(ROOT, {
+  rows: { type: "string", default: "S4,S5" },
+  duration: { type: "string", default: "5" },
 });
-if (!opt.base) throw new Error("--base: the other checkout (its node_modules installed)");
-const rows = opt.rows!.split(",");
+const rows = String(opt.rows).split(",");
 const seconds = Number(opt.duration);
 // The 10k dataset the bench seeded (`npm run bench -- --quick` seeds it once).
 const dataFile = (pattern: RegExp) => {
-  const name = readdirSync(join(opt.cache!, "data")).find((f) => pattern.test(f));
+  const name = readdirSync(join(opt.cache, "data")).find((f) => pattern.test(f));
   if (!name) throw new Error(`no 10k dataset in ${opt.cache}: run \`npm run bench -- --quick\` once first`);
-  return join(opt.cache!, "data", name);
+  return join(opt.cache, "data", name);
 };
 const meta = JSON.parse(readFileSync(dataFile(/^10k-.*\.json$/), "utf8")) as {
   chatbot_id: string;
@@ -53,20 +46,8 @@ process.env.AIAGENT_SECRETS ??= "bench-only-key-encryption-secret-0123456789";
 
 async function side(name: string, root: string) {
   // Built inside its checkout, so that its packages resolve.
-  const build = await buildForBench(root, join(root, "node_modules", ".cache", "aiagent-bench", `ab-${process.pid}`));
+  const { build, server: s } = await abSide(name, root, dbFile, work, { AIAGENT_ID_TOKEN_TTL: "7200" });
   builds.push(build);
-  const db = join(work, `${name}.db`);
-  copyFileSync(dbFile, db);
-  const s = await startServer(
-    name,
-    join(build, "src/cli/main.js"),
-    ["serve"],
-    servedEnv({
-      AIAGENT_DB: db,
-      AIAGENT_ACCESS_TOKEN_TTL: "7200",
-      AIAGENT_ID_TOKEN_TTL: "7200",
-    }),
-  );
   servers.push(s);
   return { name, build, s, requests: await requestsFor(s.url) };
 }
@@ -115,7 +96,7 @@ async function requestsFor(base: string): Promise<Record<string, HttpRequestSpec
 }
 
 try {
-  const a = await side("A", resolve(opt.base));
+  const a = await side("A", opt.base);
   const b = await side("B", ROOT);
   const open = join(b.build, "bench/lib/open-loop-child.js");
   const drive = (sd: typeof a, row: string, secs: number) =>
@@ -124,7 +105,7 @@ try {
       : runWrk(sd.s.url, sd.requests[row]!, { connections: 32, seconds: secs }, work);
   for (const sd of [a, b]) for (const row of rows) await drive(sd, row, 2);
   const cpu: Record<string, Record<string, number[]>> = {};
-  for (let round = 1; round <= Number(opt.rounds); round++)
+  for (let round = 1; round <= opt.rounds; round++)
     for (const row of rows)
       for (const sd of round % 2 ? [a, b] : [b, a]) {
         const before = cpuMicros(sd.s.pid);

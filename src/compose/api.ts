@@ -15,6 +15,7 @@ import type { OperatorPictures } from "../domain/account/operator-picture.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
 import type { Attachments } from "../domain/conversation/attachments.js";
 import type { Repositories } from "../domain/store.js";
+import { DURABLE } from "../domain/store.js";
 import type { KeyRing } from "../domain/token/key-ring.js";
 import type { Metrics } from "../observability/metrics.js";
 import { metricsRoute } from "../observability/metrics-route.js";
@@ -113,7 +114,12 @@ export type BindingDeps = Pick<TokenParts, "tokens" | "tokenGuard"> &
 export function composeBindings(b: Base, d: BindingDeps): ServiceBinding[] {
   const { config, store } = b;
   const auth = new Authenticator(d.tokens.checks);
-  const durable = (h: Record<string, AnyHandler>) => durableHandlers(h, () => store.durable());
+  // Nothing to wait for: no reaction added per answer or streamed item.
+  const barrier = () => {
+    const wait = store.durable();
+    return wait === DURABLE ? undefined : wait;
+  };
+  const durable = (h: Record<string, AnyHandler>) => durableHandlers(h, barrier);
   // Every service passes the gate of its declared access, then waits for durability: the Connect routes and the
   // JSON routes both serve these bindings, so no protocol can reach a handler around them.
   const bind = (desc: ServiceBinding["desc"], handlers: object): ServiceBinding => ({

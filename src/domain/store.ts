@@ -125,9 +125,18 @@ export type Transact = TransactOf<Repositories>;
  * The storage port, owned by the domain: the domain and the protocol never learn which back end runs. Faults of
  * the back end (busy, full, unreachable) reach callers as DomainError `unavailable` with a retry delay.
  */
+/**
+ * What `Store.durable()` answers when nothing waits for the disk: a caller that waits per item (every streamed event
+ * of every stream) compares against it and adds no reaction of its own.
+ */
+export const DURABLE: Promise<void> = Promise.resolve();
+
 export interface Store extends Repositories {
   transaction: Transact;
-  /** Resolves once every write committed so far is durable (a back end that fsyncs per commit resolves at once). */
+  /**
+   * Resolves once every write committed so far is durable (a back end that fsyncs per commit resolves at once):
+   * `DURABLE` when nothing is to be waited for; callers asking while the same writes wait share one promise.
+   */
   durable(): Promise<void>;
   /** True while the back end answers a trivial query (the readiness probe). */
   ready(): Promise<boolean>;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { BulkLoader } from "../../domain/bulk.js";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
-import { StoreOpenError } from "../../domain/store.js";
+import { DURABLE, StoreOpenError } from "../../domain/store.js";
 import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
@@ -143,7 +143,7 @@ export class PgStore extends RepositoryMembers implements Store {
 
   /** A commit is durable when PostgreSQL acknowledges it (synchronous_commit on). */
   durable(): Promise<void> {
-    return Promise.resolve();
+    return DURABLE;
   }
 
   async ready(): Promise<boolean> {

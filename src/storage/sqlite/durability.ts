@@ -19,7 +19,7 @@ export class WalSync {
   /** total_changes() covered by the last completed fsync. */
   private synced = -1;
   private running = false;
-  private waiters: { upTo: number; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private waiters: { upTo: number; promise: Promise<void>; resolve: () => void; reject: (e: Error) => void }[] = [];
 
   constructor(
     db: Db,
@@ -31,14 +31,24 @@ export class WalSync {
     this.totalChanges = db.prepare<[], number>("SELECT total_changes()").pluck();
   }
 
-  /** Resolves when every commit made so far is on disk; undefined when there is nothing to wait for. */
+  /**
+   * Resolves when every commit made so far is on disk; undefined when there is nothing to wait for. Callers that ask
+   * with no commit in between (the streams an event is fanned out to) share one promise: they wait for the same fsync.
+   */
   durable(): Promise<void> | undefined {
     const upTo = this.totalChanges.get()!;
     if (upTo <= this.synced) return undefined;
-    return new Promise((resolve, reject) => {
-      this.waiters.push({ upTo, resolve, reject });
-      this.start();
+    const last = this.waiters.at(-1);
+    if (last?.upTo === upTo) return last.promise;
+    let resolve!: () => void;
+    let reject!: (e: Error) => void;
+    const promise = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
     });
+    this.waiters.push({ upTo, promise, resolve, reject });
+    this.start();
+    return promise;
   }
 
   /** Makes everything committed so far durable before returning (at shutdown and for one-shot commands). */

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
+import { DURABLE } from "../../domain/store.js";
 import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
@@ -60,6 +61,9 @@ export class SqliteStore extends RepositoryMembers implements Store {
   private readonly advances: LogAdvances;
   /** Checkpoints on a worker thread, off the event loop (group commit only). */
   private checkpointer: Checkpointer | undefined;
+  /** The group commit's last wait handed out, and the same as `durable()` answers it (its errors typed). */
+  private fsyncWait: Promise<void> | undefined;
+  private durableWait: Promise<void> | undefined;
 
   constructor(
     readonly db: Db,
@@ -214,7 +218,14 @@ export class SqliteStore extends RepositoryMembers implements Store {
   }
 
   durable(): Promise<void> {
-    return this.walSync?.durable()?.catch((e: unknown) => Promise.reject(storageError(e))) ?? done;
+    const wait = this.walSync?.durable();
+    if (!wait) return DURABLE;
+    // Every stream's event asks (eight streams of a conversation, in the same turn): one wait, mapped once.
+    if (wait !== this.fsyncWait) {
+      this.fsyncWait = wait;
+      this.durableWait = wait.catch((e: unknown) => Promise.reject(storageError(e)));
+    }
+    return this.durableWait!;
   }
 
   async ready(): Promise<boolean> {

@@ -1,3 +1,4 @@
+import type Database from "better-sqlite3";
 import type { EventRecord, EventRepository } from "../../../domain/log/repository.js";
 import type { ClaimedDelivery, WebhookEndpointRecord, WebhookRepository } from "../../../domain/webhook/repository.js";
 import type { Sync } from "../../sync.js";
@@ -62,16 +63,27 @@ export function sqliteEvents(db: Db): Sync<EventRepository> {
     for (const r of rows) drop.run(r.account_id, r.seq);
     return rows.length;
   });
+  // One statement per number of types filtered on, prepared at its first use: every read of the log by the shared
+  // readers (two a send under fan-out) used to compile its statement again.
+  const listings = new Map<number, Database.Statement<unknown[], Row>>();
+  const listing = (types: number) => {
+    let s = listings.get(types);
+    if (!s) {
+      const filter = types === 0 ? "" : ` AND type IN (${Array(types).fill("?").join(", ")})`;
+      s = db.prepare<unknown[], Row>(
+        `SELECT * FROM events WHERE account_id = ? AND seq > ?${filter} ORDER BY seq LIMIT ?`,
+      );
+      listings.set(types, s);
+    }
+    return s;
+  };
   return {
     append: (items) => append.immediate(items),
     add: async (items) => void append.immediate(items),
-    list: (accountId, afterSeq, limit, types) => {
-      const filter = types.length === 0 ? "" : ` AND type IN (${types.map(() => "?").join(", ")})`;
-      return db
-        .prepare<unknown[], Row>(`SELECT * FROM events WHERE account_id = ? AND seq > ?${filter} ORDER BY seq LIMIT ?`)
+    list: (accountId, afterSeq, limit, types) =>
+      listing(types.length)
         .all(accountId, afterSeq, ...types, limit)
-        .map(toEvent);
-    },
+        .map(toEvent),
     lastSeq: (accountId) => lastSeq.get(accountId)?.last_seq ?? 0,
     prune: (before, limit) => prune.immediate(before, limit),
   };
