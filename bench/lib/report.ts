@@ -18,6 +18,11 @@ export interface ScenarioResult {
   unanswered?: number | undefined;
   requests: number;
   reps: number;
+  /** Each repetition's CPU per request and req/s, in the order run. */
+  cpuUsPerReqByRep?: number[] | undefined;
+  rpsByRep?: number[] | undefined;
+  /** A row at the offered rate: the bare server's CPU per request measured next to it, each repetition. */
+  adjacentB0oCpuUsPerReq?: number[] | undefined;
 }
 
 /** One target of the issue and whether this run met it. */

@@ -70,6 +70,7 @@ describe("npm run bench -- --quick", () => {
           rate?: number;
         }[];
         targets: { name: string; met: boolean }[];
+        issue49: { ratio: string; byRep: number[] }[];
         peak_rss_bytes: Record<string, number>;
         seeding: Record<string, { seconds: number }>;
         frame_reread: {
@@ -125,6 +126,15 @@ describe("npm run bench -- --quick", () => {
       for (const s of report.scenarios.filter((x) => x.id.includes("-o")))
         expect(s.rate, s.id).toBe(s.id.startsWith("Q1") ? 20 : 1000);
       expect(ids).toEqual(expect.arrayContaining(["Q1-o", "Q1b-o"]));
+      // Issue 49's ratios, each repetition's: every service row at the offered rate against the bare server measured
+      // next to it (S1-o and the six list rows at each of two scales), and the token rows against the peer's.
+      const ratios = report.issue49.map((x) => x.ratio);
+      expect(ratios.filter((x) => x.endsWith("÷ B0-o next to it, CPU per request"))).toHaveLength(13);
+      expect(ratios).toEqual(expect.arrayContaining(["S4 ÷ P4, req/s", "S5 ÷ P5, req/s"]));
+      for (const x of report.issue49) {
+        expect(x.byRep, x.ratio).toHaveLength(1);
+        expect(x.byRep[0], x.ratio).toBeGreaterThan(0);
+      }
       const names = report.targets.map((t) => t.name);
       for (const n of [
         "S3 list, default",
