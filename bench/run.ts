@@ -385,6 +385,16 @@ async function main(): Promise<void> {
       },
     };
 
+    // The bare server at the offered rate: a row of its own, and also measured next to each service row at that rate
+    // (below), whose CPU per request issue 49 compares with it.
+    const b0o: Scenario = {
+      id: "B0-o",
+      name: `bare node:http, same JSON body, ${rate.toLocaleString("en-US")} req/s offered`,
+      server: bare,
+      kind: "baseline",
+      http: [get("/")],
+      rate,
+    };
     // Pairs run next to each other, so a baseline and its scenario see the same background load.
     const groups: Scenario[][] = [
       [
@@ -443,14 +453,7 @@ async function main(): Promise<void> {
         ...s3Open(mainData, fx.idToken, fx.phoneDigits, mainK, full, ""),
         // The fixed cost of a request at this rate, beside the list's: a server that does nothing, and a frame read
         // (a remembered page behind one revocation check), both woken once per request as the lists are.
-        {
-          id: "B0-o",
-          name: `bare node:http, same JSON body, ${rate.toLocaleString("en-US")} req/s offered`,
-          server: bare,
-          kind: "baseline",
-          http: [get("/")],
-          rate,
-        },
+        b0o,
         {
           id: "S1-o",
           name: `frame read, JSON, 20 messages, ${rate.toLocaleString("en-US")} req/s offered`,
@@ -643,17 +646,36 @@ async function main(): Promise<void> {
 
     const shape: LoadShape = { connections, seconds };
     const samples = new Map<string, { r: LoadResult; cpu: number }[]>();
+    // Each service row at the offered rate, with the bare server's CPU per request measured right next to it (before
+    // it in even repetitions, after it in odd ones): the ratio issue 49 sets a bound on, with both sides under the
+    // same background load. A B0-o measured once per repetition, a minute or more away, moved the ratio by a third.
+    const adjacent = new Map<string, number[]>();
+    const pairedWithB0o = (sc: Scenario) => sc.kind === "service" && sc.rate === rate;
+    const built = buildDir;
+    const logRow = (id: string, r: { r: LoadResult; cpu: number }, server: ServerProcess) =>
+      log(
+        `${id.padEnd(6)} ${Math.round(r.r.rps).toLocaleString("en-US").padStart(8)} req/s  p50 ${(r.r.p50Us / 1000).toFixed(2)} ms  p99 ${(r.r.p99Us / 1000).toFixed(2)} ms  ${Math.round(r.cpu)} µs CPU/req${r.r.errors ? `  ${r.r.errors} errors` : ""}${r.r.unanswered ? `  ${r.r.unanswered} unanswered` : ""}  peak RSS so far ${(server.peakRss() / 1e6).toFixed(0)} MB`,
+      );
     for (let rep = 0; rep < reps; rep++) {
       for (const group of groups) {
         // Alternate the order inside each pair from one repetition to the next.
         const ordered = rep % 2 === 1 ? [...group].reverse() : group;
         for (const sc of ordered) {
+          const paired = pairedWithB0o(sc);
+          const bareNow = async () => {
+            const b = await measure(b0o, shape, generator, built, work);
+            logRow("B0-o", b, bare);
+            return b.cpu;
+          };
+          const before = paired && rep % 2 === 0 ? await bareNow() : undefined;
           const r = await measure(sc, shape, generator, buildDir, work);
           if (!samples.has(sc.id)) samples.set(sc.id, []);
           samples.get(sc.id)!.push(r);
-          log(
-            `${sc.id.padEnd(6)} ${Math.round(r.r.rps).toLocaleString("en-US").padStart(8)} req/s  p50 ${(r.r.p50Us / 1000).toFixed(2)} ms  p99 ${(r.r.p99Us / 1000).toFixed(2)} ms  ${Math.round(r.cpu)} µs CPU/req${r.r.errors ? `  ${r.r.errors} errors` : ""}${r.r.unanswered ? `  ${r.r.unanswered} unanswered` : ""}  peak RSS so far ${(sc.server.peakRss() / 1e6).toFixed(0)} MB`,
-          );
+          logRow(sc.id, r, sc.server);
+          if (!paired) continue;
+          const base = before ?? (await bareNow());
+          adjacent.set(sc.id, [...(adjacent.get(sc.id) ?? []), base]);
+          log(`${sc.id} ÷ B0-o measured next to it, CPU per request: ${(r.cpu / base).toFixed(2)}`);
         }
       }
     }
@@ -675,6 +697,7 @@ async function main(): Promise<void> {
         requests: xs.reduce((n, x) => n + x.r.requests, 0),
         reps: xs.length,
         perRep: xs.map((x) => ({ rps: x.r.rps, cpuUsPerReq: x.cpu, failed: x.r.errors + (x.r.unanswered ?? 0) })),
+        ...(adjacent.has(sc.id) ? { adjacentB0oCpuUsPerReq: adjacent.get(sc.id)! } : {}),
       };
     });
 

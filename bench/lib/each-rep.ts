@@ -21,12 +21,17 @@ export function ratiosPerRep(
   by: string,
   metric: "rps" | "cpu",
 ): { ratios: number[]; failed: number } | undefined {
-  const a = results.find((r) => r.id === row)?.perRep;
+  const measured = results.find((r) => r.id === row);
+  const a = measured?.perRep;
   const b = results.find((r) => r.id === by)?.perRep;
   if (!a || !b || a.length === 0 || a.length !== b.length) return undefined;
   const value = (s: { rps: number; cpuUsPerReq: number }) => (metric === "rps" ? s.rps : s.cpuUsPerReq);
+  // A row at the offered rate has the bare server measured right next to it in each repetition: its CPU is the
+  // baseline of that repetition's ratio (B0-o's own row, a minute away, saw other background load).
+  const next = by === "B0-o" && metric === "cpu" ? measured.adjacentB0oCpuUsPerReq : undefined;
+  const base = (i: number) => (next?.length === a.length ? next[i]! : value(b[i]!));
   return {
-    ratios: a.map((s, i) => value(s) / value(b[i]!)),
+    ratios: a.map((s, i) => value(s) / base(i)),
     failed: [...a, ...b].reduce((n, s) => n + s.failed, 0),
   };
 }

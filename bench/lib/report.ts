@@ -20,6 +20,8 @@ export interface ScenarioResult {
   reps: number;
   /** Each repetition's figures, in the run's order (issue 49's targets hold in every one, not by the median). */
   perRep?: { rps: number; cpuUsPerReq: number; failed: number }[] | undefined;
+  /** A row at the offered rate: the bare server's CPU per request measured next to it, each repetition. */
+  adjacentB0oCpuUsPerReq?: number[] | undefined;
 }
 
 /** One target of the issue and whether this run met it. */

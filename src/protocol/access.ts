@@ -5,7 +5,7 @@ import { credentialSubject, frameSubjects, idTokenSubjects } from "../domain/tok
 import type { Authenticator } from "./auth.js";
 import type { AnyHandler, Authorized, AuthorizedCall, Call } from "./call.js";
 import type { AnswerEncoder } from "./encoded-answer.js";
-import { type Holder, REVOKING_METHODS, recheckCall, type StreamGuard } from "./stream-guard.js";
+import { type Holder, REVOKING_METHODS, REVOKING_WHEN_REFUSED, recheckCall, type StreamGuard } from "./stream-guard.js";
 
 /** An RPC's declared access, as the gate enforces it. */
 export interface AccessRule {
@@ -60,6 +60,7 @@ export function guardService(
       auth.admit(rule, call, { accessToken: fieldValue(req, tokenField), clientApiKey: fieldValue(req, keyField) });
     const authorized = (call: Call, a: Authorized, signal?: AbortSignal): AuthorizedCall =>
       new AdmittedCall(call, a, signal);
+    const revokedWhenRefused = REVOKING_WHEN_REFUSED.has(m.name);
     out[m.localName] = (
       m.methodKind === "server_streaming"
         ? (req: Record<string, unknown>, call: Call) =>
@@ -81,13 +82,24 @@ export function guardService(
                 open,
               );
             })
-        : async (req: Record<string, unknown>, call: Call) => {
-            const a = await admit(req, call);
-            const out = await h(req as never, authorized(call, a));
-            // This instance's streams learn of the change before its answer leaves (the others on the channel).
-            if (streams && REVOKING_METHODS.has(m.name)) await streams.told().catch(() => undefined);
-            return out;
-          }
+        : revokedWhenRefused && streams
+          ? async (req: Record<string, unknown>, call: Call) => {
+              const a = await admit(req, call);
+              try {
+                return await h(req as never, authorized(call, a));
+              } catch (e) {
+                // The refusal may have revoked (a retired refresh token presented again): settled before it leaves.
+                await streams.told().catch(() => undefined);
+                throw e;
+              }
+            }
+          : async (req: Record<string, unknown>, call: Call) => {
+              const a = await admit(req, call);
+              const out = await h(req as never, authorized(call, a));
+              // This instance's streams learn of the change before its answer leaves (the others on the channel).
+              if (streams && REVOKING_METHODS.has(m.name)) await streams.told().catch(() => undefined);
+              return out;
+            }
     ) as AnyHandler;
   }
   return out;

@@ -17,8 +17,12 @@ export const REVOKING_METHODS: ReadonlySet<string> = new Set([
   "AcceptInvitation",
   "RevokeSessions",
   "RevokeSession",
-  "RefreshToken",
 ]);
+/**
+ * The RPCs whose refusal may revoke a credential: a retired refresh token presented again ends its session, and the
+ * call then fails. Their success revokes nothing, so only a refusal has this instance read the changes first.
+ */
+export const REVOKING_WHEN_REFUSED: ReadonlySet<string> = new Set(["RefreshToken"]);
 /** How many events a stream reads ahead of its client, waiting to be cleared and sent. */
 const MAX_AHEAD = 64;
 /** How many credentials one full pass re-checks at once. */

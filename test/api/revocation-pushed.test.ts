@@ -101,6 +101,30 @@ describe("pushed: with the sweep a minute apart, revocations still end their str
     expect(disabled.status).toBe(200);
     expect((await streamEnd(watch)).error?.code).toBe("unauthenticated");
   });
+
+  test("a retired refresh token presented again: the refusal ends the session, and its open stream with it", async () => {
+    const c = await fx.s.account();
+    const owner = await idToken(fx.s.url, c);
+    const policy = { rotate_refresh_tokens: true, reuse_grace_seconds: 0 };
+    const set = await postJson(fx.s.url, `/v1/account/chatbots/${c.chatbotId}/session_policy`, policy, bearer(owner));
+    expect(set.status).toBe(200);
+    const user = "push-reuse";
+    const t = await issueTokens(fx.s.url, c, user);
+    const refresh = (token: string) =>
+      postJson(fx.s.url, "/ai_agent/refresh_token", { user_id: user, chatbot_id: c.chatbotId, refresh_token: token });
+    const first = await refresh(t.refresh_token);
+    expect(first.status).toBe(200);
+    const second = await refresh(first.body.data.refresh_token);
+    expect(second.status).toBe(200);
+    const conv = await send(fx.s.url, second.body.data.access_token, "hello");
+    const watch = await watchConversation(fx.s.url, second.body.data.access_token, conv.conversation_id);
+    expect((await watch.next())?.result?.conversation).toBeDefined();
+    // The first refresh token, retired twice over: presenting it again may mean it was stolen; the session ends.
+    expect((await refresh(t.refresh_token)).status).toBe(401);
+    const end = await streamEnd(watch);
+    expect(end.error?.code).toBe("unauthenticated");
+    expect(reasonOf(end.error!)).toBe("TokenRevokedError");
+  });
 });
 
 describe("the safety net: a notification dropped on purpose, the sweep at its default still ends the stream", () => {

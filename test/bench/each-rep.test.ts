@@ -63,6 +63,22 @@ describe("issue 49's targets, each repetition", () => {
     ]);
   });
 
+  it("a row at the offered rate is divided by the bare server measured next to it, when the run measured one", () => {
+    const s1o = row("S1-o", [
+      [1000, 190],
+      [1000, 190],
+    ]);
+    s1o.adjacentB0oCpuUsPerReq = [100, 95];
+    const [t] = eachRepTargets([
+      row("B0-o", [
+        [1000, 70],
+        [1000, 70],
+      ]),
+      s1o,
+    ]);
+    expect(t).toMatchObject({ name: "S1-o ÷ B0-o", measured: "1.90, 2.00", met: true });
+  });
+
   it("a failed request in any repetition of either row meets nothing", () => {
     const [t] = eachRepTargets([
       row("S6", [

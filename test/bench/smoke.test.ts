@@ -68,8 +68,10 @@ describe("npm run bench -- --quick", () => {
           cpuUsPerReq: number;
           errors: number;
           rate?: number;
+          kind: string;
+          adjacentB0oCpuUsPerReq?: number[];
         }[];
-        targets: { name: string; met: boolean }[];
+        targets: { name: string; rule: string; measured: string; met: boolean }[];
         peak_rss_bytes: Record<string, number>;
         seeding: Record<string, { seconds: number }>;
         frame_reread: {
@@ -125,6 +127,13 @@ describe("npm run bench -- --quick", () => {
       for (const s of report.scenarios.filter((x) => x.id.includes("-o")))
         expect(s.rate, s.id).toBe(s.id.startsWith("Q1") ? 20 : 1000);
       expect(ids).toEqual(expect.arrayContaining(["Q1-o", "Q1b-o"]));
+      // Issue 49's targets, each repetition's: every service row at the offered rate against the bare server measured
+      // next to it (S1-o and the six list rows at each of two scales), and the token rows against the peer's.
+      const each = report.targets.filter((t) => t.rule.endsWith("in each repetition"));
+      expect(each.filter((t) => t.name.endsWith("÷ B0-o"))).toHaveLength(13);
+      for (const t of each) expect(t.measured, t.name).toMatch(/^\d+\.\d\d$/); // one repetition, one ratio
+      for (const s of report.scenarios.filter((x) => x.kind === "service" && x.rate === 1000))
+        expect(s.adjacentB0oCpuUsPerReq, s.id).toHaveLength(1);
       const names = report.targets.map((t) => t.name);
       for (const n of [
         "S3 list, default",
