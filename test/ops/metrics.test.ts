@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../frame/browser.js";
+import { freePort } from "../helpers/ports.js";
 import { issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { openNdjson } from "../helpers/ndjson.js";
