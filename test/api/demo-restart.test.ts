@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../helpers/ports.js";
 import { postJson } from "../helpers/http.js";
+import { freePort } from "../helpers/ports.js";
 import { scaled } from "../helpers/time-scale.js";
 
 // The demo across a real restart of `aiagent serve` on the same SQLite file: the demo key was only ever printed, so

@@ -5,9 +5,9 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../helpers/ports.js";
 import { type LlmStandIn, startLlmStandIn } from "../frame/llm-stand-in.js";
 import { postJson } from "../helpers/http.js";
+import { freePort } from "../helpers/ports.js";
 import { scaled } from "../helpers/time-scale.js";
 
 // `aiagent serve` with the standard OTEL_* variables sends its spans over OTLP/HTTP (JSON) to a receiver in this
