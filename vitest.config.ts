@@ -144,6 +144,8 @@ export default defineConfig(async () => {
         "test/setup/install-system-packages.ts",
         "test/setup/postgres-run.ts",
         "test/setup/pgbouncer-run.ts",
+        // The run's one Chromium, started when a browser file first asks for it.
+        "test/setup/chromium-run.ts",
       ],
       // The default console report, and Vitest's JSON report that .ci/run reads for its closing line
       // (scripts/test-summary.mjs prints "N passed, N failed, N skipped" from it).

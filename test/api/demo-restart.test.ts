@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../frame/browser.js";
 import { postJson } from "../helpers/http.js";
+import { freePort } from "../helpers/ports.js";
 import { scaled } from "../helpers/time-scale.js";
 
 // The demo across a real restart of `aiagent serve` on the same SQLite file: the demo key was only ever printed, so
@@ -44,7 +44,7 @@ function serve(port: number, database = db): Promise<Started> {
   return new Promise((done, fail) => {
     let stdout = "";
     let stderr = "";
-    const timer = setTimeout(() => fail(new Error(`no demo block printed: ${stdout} ${stderr}`)), 30_000);
+    const timer = setTimeout(() => fail(new Error(`no demo block printed: ${stdout} ${stderr}`)), scaled(30_000));
     proc.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
     proc.stdout!.on("data", (d: Buffer) => {
       stdout += d.toString();

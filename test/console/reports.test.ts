@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, test } from "vitest";
-import { newContext } from "../frame/browser.js";
+import { downloaded, newContext } from "../frame/browser.js";
 import { consoleForFile } from "../helpers/browser-fixtures.js";
 import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { getJson, postJson, requestJson } from "../helpers/http.js";
@@ -62,7 +61,7 @@ describe.runIf(canRun)("the Reports page", () => {
       page.waitForEvent("download"),
       page.getByRole("button", { name: "Download CSV" }).click(),
     ]);
-    const csv = readFileSync((await download.path())!, "utf8");
+    const csv = await downloaded(download);
     expect(csv).toContain("conversations,5\r\n");
     expect(csv).toContain("handed_over,2\r\n");
     expect(csv).toContain("ratings_average,3.5\r\n");
@@ -80,7 +79,7 @@ describe.runIf(canRun)("the Reports page", () => {
       page.waitForEvent("download"),
       page.getByRole("button", { name: "Download CSV" }).click(),
     ]);
-    const empty = readFileSync((await quiet.path())!, "utf8");
+    const empty = await downloaded(quiet);
     expect(empty).toContain("time_to_close_count,0\r\ntime_to_close_median_seconds,\r\n");
     expect(empty).toContain("ratings_average,\r\n");
     await context.close();
@@ -128,7 +127,7 @@ describe.runIf(canRun)("the Reports page", () => {
           page.waitForEvent("download"),
           report.getByRole("button", { name: "Download CSV" }).click(),
         ]);
-        const csv = readFileSync((await download.path())!, "utf8");
+        const csv = await downloaded(download);
         const line = csv.split("\r\n").find((l) => l.startsWith("operator,") && l.includes(fx.owner.email))!;
         // conversations 2, two first responses; no resolution, rating or CSAT measured: empty cells, never 0; two
         // SLA hits, no breach.

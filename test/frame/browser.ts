@@ -1,20 +1,59 @@
-import { type Browser, type BrowserContext, chromium, type Frame, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Download, type Frame, type Page } from "playwright-core";
+import { atFileEnd } from "../helpers/leftovers.js";
 import { chromiumPath } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
 
-/** Debian's Chromium, headless; never a downloaded browser. */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: chromiumPath(),
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--no-first-run",
-    ],
-  });
+/** How Debian's Chromium is started: headless, never a downloaded browser. */
+export const CHROMIUM_LAUNCH = {
+  executablePath: chromiumPath(),
+  headless: true,
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+  ],
+};
+
+/** Where test/setup/chromium-run.ts answers the address of the run's one Chromium (set for the workers). */
+export const BROWSER_SERVER_ENV = "AIAGENT_TEST_BROWSER_SERVER";
+
+/** The browsers this file connected to or launched and has not closed yet, closed when the file ends. */
+const open = new Set<Browser>();
+atFileEnd(async () => {
+  const left = [...open];
+  open.clear();
+  await Promise.all(left.map((b) => b.close().catch(() => undefined)));
+});
+
+/**
+ * Debian's Chromium, headless. Under Vitest, a connection to the run's one Chromium (test/setup/chromium-run.ts starts
+ * it when a file first asks): starting a Chromium for each file cost more CPU than most files' tests. Each connection
+ * is a browser of its own to the file: its contexts are its own, and closing it closes them (and not the Chromium).
+ * Without the run's Chromium (outside Vitest), a Chromium of its own. Whatever the file leaves open is closed when the
+ * file ends.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  const server = process.env[BROWSER_SERVER_ENV];
+  let browser: Browser;
+  if (server) {
+    const answer = await fetch(server);
+    const text = await answer.text();
+    if (!answer.ok) throw new Error(`the run's Chromium did not start: ${text}`);
+    browser = await chromium.connect(text, { timeout: scaled(30_000) });
+  } else browser = await chromium.launch(CHROMIUM_LAUNCH);
+  open.add(browser);
+  browser.on("disconnected", () => open.delete(browser));
+  return browser;
+}
+
+/** A download's content as text, read through Playwright (a connected browser's downloads have no local path). */
+export async function downloaded(download: Download): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await download.createReadStream()) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**

@@ -8,8 +8,8 @@ import { consoleAndFrameRoutes } from "./console-routes.js";
 import { issueTokens } from "./flows.js";
 import { startServer, type TestAccount, type TestServer } from "./server.js";
 
-// Chromium (playwright-core) and the service, started once for the file (or the describe block the function is called
-// in) by the `beforeAll` these register, and closed by their `afterAll`. With `canRun` false (the suite's system
+// A browser on the run's Chromium (launchBrowser connects to it) and the service, started once for the file (or the
+// describe block the function is called in) by the `beforeAll` these register, and closed by their `afterAll`. With `canRun` false (the suite's system
 // packages are missing, see suiteCanRun), nothing starts. A later `beforeAll` of the caller runs after these.
 
 /** Chromium alone, for a file whose tests start their own services. */

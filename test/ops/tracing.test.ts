@@ -5,9 +5,9 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../frame/browser.js";
 import { type LlmStandIn, startLlmStandIn } from "../frame/llm-stand-in.js";
 import { postJson } from "../helpers/http.js";
+import { freePort } from "../helpers/ports.js";
 import { scaled } from "../helpers/time-scale.js";
 
 // `aiagent serve` with the standard OTEL_* variables sends its spans over OTLP/HTTP (JSON) to a receiver in this
@@ -62,7 +62,7 @@ beforeAll(async () => {
   delete env.NODE_ENV;
   proc = spawn(join(ROOT, "bin/aiagent"), ["serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
   demo = await new Promise((done, fail) => {
-    const timer = setTimeout(() => fail(new Error("the server did not start")), 30_000);
+    const timer = setTimeout(() => fail(new Error("the server did not start")), scaled(30_000));
     proc.stdout!.on("data", (d: Buffer) => {
       stdout += d.toString();
       const key = /client_api_key: (\S+)/.exec(stdout)?.[1];

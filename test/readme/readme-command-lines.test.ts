@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { freePort } from "../frame/browser.js";
+import { freePort } from "../helpers/ports.js";
 import { scaled } from "../helpers/time-scale.js";
 import { jsonValues, manualRun, runScript, shBlocks } from "./manual-run.js";
 

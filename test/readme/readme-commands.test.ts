@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { freePort } from "../frame/browser.js";
 import { manualPages, readPage } from "../helpers/docs.js";
+import { freePort } from "../helpers/ports.js";
 import { scaled } from "../helpers/time-scale.js";
 import { jsonValues, manualRun, runScript, shBlocks } from "./manual-run.js";
 

@@ -5,11 +5,11 @@ import { dirname, join, relative, resolve } from "node:path";
  * Which test files keep a process of their own when the others share their worker's (vitest.config.ts). A file shares
  * when nothing it or the test modules it imports does reaches beyond the file: a shared worker keeps the modules it
  * loaded (and their state) from one file to the next, and the process itself (its environment, listeners, memory,
- * children) too. What keeps a file in its own process, found in its text or in that of a module under test/ it
- * imports:
+ * children) too. A file that drives Chromium shares too: it connects to the run's one Chromium (test/frame/browser.ts,
+ * test/setup/chromium-run.ts) with browsers and contexts of its own, which are closed when the file ends. What keeps a
+ * file in its own process, found in its text or in that of a module under test/ it imports:
  */
 const OWN_PROCESS: [why: string, pattern: RegExp][] = [
-  ["drives Chromium", /playwright|launchBrowser/],
   ["measures the process's memory", /memoryUsage|heapUsed|heapTotal|\bgc\(|--expose-gc|getHeapStatistics/],
   [
     "changes the environment",
@@ -31,7 +31,7 @@ const SHARED_HELPERS = new Set(["test/helpers/leftovers.ts", "test/helpers/time-
  * (the test file's own are made anew for each file). Such state keeps the file in its own process (a fixture's arrays
  * that each file fills: the BOLA files failed so), except in the helpers whose state is meant to outlive a file: the
  * open servers, folders and databases closed at each file's end, the run's template database, the compiled command,
- * unique-name counters (a `let` that starts at a number is taken for one). A hook such a module registers at its top
+ * unique-name counters (a `let` that starts at a number is taken for one), the browsers a file left open. A hook such a module registers at its top
  * level would be registered for the first file only, and keeps the file in its own process too.
  */
 const STATE =
@@ -41,6 +41,7 @@ const STATE_OUTLIVES_FILE = new Set([
   "test/helpers/postgres.ts",
   "test/helpers/command.ts",
   "test/helpers/approvals.ts",
+  "test/frame/browser.ts",
 ]);
 
 /** Each module's text, read once per configuration load: the helpers are imported by most of the files. */

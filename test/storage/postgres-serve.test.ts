@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
-import { freePort } from "../frame/browser.js";
 import { aiagentCommand } from "../helpers/command.js";
 import { postJson } from "../helpers/http.js";
+import { freePort } from "../helpers/ports.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
 import { scaled } from "../helpers/time-scale.js";
 
