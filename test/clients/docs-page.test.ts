@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser } from "../frame/browser.js";
+import { removeAtExit } from "../helpers/leftovers.js";
 import { startServer, type TestServer } from "../helpers/server.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 
@@ -15,6 +16,8 @@ const SHOT_DIR =
   process.env.UPDATE_DOCS === "1" || process.env.AIAGENT_UPDATE_SCREENSHOTS === "1"
     ? undefined
     : mkdtempSync(join(tmpdir(), "aiagent-docs-"));
+// Removed at the file's end below, and at exit if the run is stopped before it (a killed run left it behind).
+if (SHOT_DIR) removeAtExit(SHOT_DIR);
 const SCREENSHOT = SHOT_DIR ? join(SHOT_DIR, "docs.png") : "docs/docs.png";
 const doc = JSON.parse(readFileSync("gen/openapi/aiagent.v1.openapi.json", "utf8"));
 const operationCount = Object.values(doc.paths).reduce((n: number, ops) => n + Object.keys(ops as object).length, 0);
