@@ -2,16 +2,14 @@ import { createServer, type Server } from "node:http";
 import { type BrowserServer, chromium } from "playwright-core";
 import { BROWSER_SERVER_ENV, CHROMIUM_LAUNCH } from "../frame/browser.js";
 import { atExit } from "../helpers/leftovers.js";
+import { sharedByProjects } from "./shared-by-projects.js";
 
-/** One Chromium per run, shared by every project's global setup (each project runs this file). */
+/** The run's one Chromium, shared by every project's global setup (each project runs this file). */
 interface Shared {
-  users: number;
   /** Answers the Chromium's address to the workers (GET), starting it on the first ask. */
   broker: Promise<Server>;
   chromium?: Promise<BrowserServer>;
 }
-const KEY = Symbol.for("aiagent.test.chromium");
-const holder = globalThis as { [KEY]?: Shared };
 
 /**
  * The run's one Chromium, which the browser files connect to (test/frame/browser.ts `launchBrowser`), each with
@@ -22,23 +20,23 @@ const holder = globalThis as { [KEY]?: Shared };
  * connection, and with it its contexts.
  */
 export default async function setup() {
-  holder[KEY] ??= { users: 0, broker: listen() };
-  const shared = holder[KEY];
-  shared.users++;
+  const { value: shared, lastOut } = sharedByProjects("chromium", (): Shared => {
+    const shared: Shared = { broker: listen(() => (shared.chromium ??= start())) };
+    return shared;
+  });
   const address = (await shared.broker).address();
   if (address && typeof address === "object") process.env[BROWSER_SERVER_ENV] = `http://127.0.0.1:${address.port}/`;
   return async () => {
-    if (--shared.users > 0) return;
+    if (!lastOut()) return;
     (await shared.broker).close();
     await (await shared.chromium?.catch(() => undefined))?.close();
   };
 }
 
-function listen(): Promise<Server> {
-  const shared = () => holder[KEY]!;
+/** A server that answers the address of the Chromium that `browser()` gives (starting it on the first ask). */
+function listen(browser: () => Promise<BrowserServer>): Promise<Server> {
   const server = createServer((_req, res) => {
-    shared().chromium ??= start();
-    shared().chromium!.then(
+    browser().then(
       (s) => res.writeHead(200, { "content-type": "text/plain" }).end(s.wsEndpoint()),
       (e: Error) => res.writeHead(503, { "content-type": "text/plain" }).end(String(e.message).split("\n")[0]),
     );

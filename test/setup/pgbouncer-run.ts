@@ -1,14 +1,7 @@
 import { type RunningPgBouncer, startPgBouncer } from "../helpers/pgbouncer.js";
 import { adminUrl } from "../helpers/postgres.js";
 import { pgbouncerPath } from "../helpers/system-packages.js";
-
-/** One pooler per run, shared by every project's global setup (each project runs this file). */
-interface Shared {
-  users: number;
-  started: Promise<RunningPgBouncer | undefined>;
-}
-const KEY = Symbol.for("aiagent.test.pgbouncer");
-const holder = globalThis as { [KEY]?: Shared };
+import { sharedByProjects } from "./shared-by-projects.js";
 
 /**
  * Starts a PgBouncer of the run's own (transaction pooling) in front of the tests' PostgreSQL server and tells the
@@ -16,14 +9,12 @@ const holder = globalThis as { [KEY]?: Shared };
  * Runs after postgres-run.ts, which may have started the server.
  */
 export default async function setup() {
-  holder[KEY] ??= { users: 0, started: startIfPossible() };
-  const shared = holder[KEY];
-  shared.users++;
-  const running = await shared.started;
+  // One pooler per run, whichever project's set-up comes first.
+  const { value: started, lastOut } = sharedByProjects("pgbouncer", startIfPossible);
+  const running = await started;
   if (running) process.env.AIAGENT_TEST_PGBOUNCER_HOST = running.host;
   return async () => {
-    if (--shared.users > 0) return;
-    await (await shared.started)?.stop();
+    if (lastOut()) await (await started)?.stop();
   };
 }
 

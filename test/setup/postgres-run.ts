@@ -2,16 +2,7 @@ import { randomBytes } from "node:crypto";
 import { embeddedPostgresUnavailable, startEmbeddedPostgres } from "../helpers/embedded-postgres.js";
 import { atExit } from "../helpers/leftovers.js";
 import { adminUrl, dropRunDatabases, dropSync } from "../helpers/postgres.js";
-
-/** One embedded server per run, shared by every project's global setup (each project runs this file). */
-interface Shared {
-  users: number;
-  started: Promise<{ stop(): Promise<void> } | undefined>;
-  /** Forgets the drop at exit (the orderly teardown did it). */
-  forgetDrop: Promise<() => void>;
-}
-const KEY = Symbol.for("aiagent.test.embeddedPostgres");
-const holder = globalThis as { [KEY]?: Shared };
+import { sharedByProjects } from "./shared-by-projects.js";
 
 /**
  * Names this test run's PostgreSQL databases (the workers inherit it) and drops them all when the run ends. When no
@@ -20,14 +11,17 @@ const holder = globalThis as { [KEY]?: Shared };
  */
 export default async function setup() {
   process.env.AIAGENT_TEST_RUN ??= randomBytes(4).toString("hex");
-  holder[KEY] ??= { users: 0, started: startIfNeeded(), forgetDrop: dropAtExit() };
-  const shared = holder[KEY];
-  shared.users++;
+  // One embedded server per run, whichever project's set-up comes first.
+  const { value: shared, lastOut } = sharedByProjects("embeddedPostgres", () => ({
+    started: startIfNeeded(),
+    /** Forgets the drop at exit (the orderly teardown did it). */
+    forgetDrop: dropAtExit(),
+  }));
   await shared.started;
   return async () => {
-    // Each project runs this set-up, and a project can finish while others still run: only the last one out drops
-    // the run's databases (its template among them, which the others' files are still copying).
-    if (--shared.users > 0) return;
+    // Only the last project out drops the run's databases (its template among them, which the others' files are
+    // still copying).
+    if (!lastOut()) return;
     await dropRunDatabases();
     (await shared.forgetDrop)();
     await (await shared.started)?.stop();
