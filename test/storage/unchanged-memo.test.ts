@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setImmediate as nextTask } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
@@ -9,8 +10,10 @@ import { account, apiKeyRecord } from "./contract/fixtures.js";
 
 // On SQLite the reads every call with an ID token makes (its account, its keys and its revocations) are kept while
 // the file is unchanged. A revocation must still stop the very next call, whoever wrote it: this process, another
-// process on the same file (the CLI), and never a row a rolled-back unit of work wrote. The frame token's check and
-// the list version are read each time (keeping them measured no gain), and held to the same here.
+// process on the same file (the CLI), and never a row a rolled-back unit of work wrote. The list version is kept the
+// same way; the frame token's check is read each time (keeping it measured no gain), and held to the same here.
+// Another connection's commit is seen from the next task of the event loop: a call arrives in a task of its own
+// (a socket read), so the one after a commit is always in a later task than the commit.
 let dir: string;
 let store: SqliteStore;
 let other: Database.Database | undefined;
@@ -43,21 +46,27 @@ describe("reads kept while the SQLite file is unchanged", () => {
     }
     const version = await s.contacts.listVersion(a.accountId);
 
-    // Another process on the same file (as `aiagent` commands are).
+    // Another process on the same file (as `aiagent` commands are); each write, then the next call in a later task.
     other = new Database(join(dir, "t.db"));
     other.prepare("UPDATE accounts SET active = 0 WHERE account_id = ?").run(a.accountId);
+    await nextTask();
     expect((await s.accounts.byId(a.accountId))?.active).toBe(false);
     other
       .prepare("INSERT INTO token_revocations (chatbot_id, user_id, not_before) VALUES ('', ?, 500)")
       .run(lineage[0]);
+    await nextTask();
     expect(await s.refreshTokens.lineageNotBefore(lineage)).toBe(500);
     other.prepare("UPDATE api_keys SET revoked_at = 600 WHERE api_key_id = ?").run(key.apiKeyId);
+    await nextTask();
     expect((await s.apiKeys.listForAccount(a.accountId))[0]?.revokedAt).toBe(600);
     other
       .prepare("INSERT INTO token_revocations (chatbot_id, user_id, not_before) VALUES (?, 'u1', 700)")
       .run(a.chatbotId);
+    await nextTask();
     expect((await s.refreshTokens.frameAccess(a.chatbotId, "u1", "s1")).notBefore).toBe(700);
+    expect(await s.contacts.listVersion(a.accountId)).toBe(version);
     other.prepare("INSERT INTO contact_versions (account_id, version) VALUES (?, 41)").run(a.accountId);
+    await nextTask();
     expect(await s.contacts.listVersion(a.accountId)).not.toBe(version);
   });
 

@@ -11,6 +11,7 @@ import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
 import { ACCOUNT_RANGE, nextContactRowid } from "./contact-rowid.js";
 import { ShortMemo } from "./short-memo.js";
+import { fileState, UnchangedMemo } from "./unchanged-memo.js";
 
 /** A listed contact as a raw row, in COLUMNS' order (an array: better-sqlite3 builds no object per row). */
 type ListRow = [
@@ -232,6 +233,9 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
         coalesce((SELECT version FROM contact_versions WHERE account_id = @accountId), 0)`,
     )
     .pluck();
+  // Read by every list page (is the remembered page still the list?): kept while the file is unchanged, at the cost
+  // of the file state the call's ID token already read in the same task.
+  const versions = new UnchangedMemo<string>(fileState(db));
   const ranges = new Map<string, number>();
   const floors = new ShortMemo<number | undefined>(FLOOR_REUSE_MS);
   const st = listStatements(db);
@@ -300,7 +304,7 @@ export function sqliteContacts(db: Db): Sync<ContactRepository> {
       upsertContact(accountId, userId, profile, now);
     },
     belongsTo: (accountId, contactId) => owned.get(contactId, accountId) !== undefined,
-    listVersion: (accountId) => listVersion.get({ accountId })!,
+    listVersion: (accountId) => versions.get(accountId, () => listVersion.get({ accountId })!),
     list: (q: ContactQuery) => {
       const params: Record<string, unknown> = { accountId: q.accountId, limit: q.limit + 1, offset: q.offset };
       if (q.filter === "live") params.liveSince = q.liveSince;

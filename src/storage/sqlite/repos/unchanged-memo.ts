@@ -13,10 +13,12 @@ const states = new WeakMap<Db, FileState>();
 /**
  * The file's state as one connection sees it; shared by that connection's memos. `total_changes()` is read every time
  * (no read transaction: a fraction of a microsecond). `data_version` needs one (3–5 µs, as much as the reads it
- * spares), so it is read once per run of synchronous code and the microtasks already queued behind it, and read again
- * after: the reads an ID token's call makes side by side (its account, keys and revocations) share one. Everything
- * served in that run arrived before its first reading, so a commit by another connection that a call must see (one
- * made before the call arrived) is in it; a commit made during the run is seen from the next.
+ * spares), so it is read once per task of the event loop (one I/O callback, timer or immediate, with every microtask
+ * and `nextTick` callback it leads to) and read again in the next: the reads a call makes while it runs on, from its
+ * ID token's account, keys and revocations to its list's version, share one. JavaScript takes in no new input within
+ * a task (every socket read, worker message and timer is a task of its own), so everything served in one arrived
+ * before the task began and before its first reading: a commit by another connection that a call must see (one made
+ * before the call arrived) is in it; a commit made during the task is seen from the next.
  */
 export function fileState(db: Db): FileState {
   let state = states.get(db);
@@ -27,11 +29,14 @@ export function fileState(db: Db): FileState {
     const forget = () => {
       seen = undefined;
     };
+    // Queued behind the microtasks already queued, then behind all of them: Node runs `nextTick` callbacks queued by
+    // a microtask only once the microtask queue is empty, and both queues are emptied before the next task.
+    const forgetAfterTask = () => process.nextTick(forget);
     state = () => {
       if (db.inTransaction) return undefined;
       if (seen === undefined) {
         seen = version.get()!;
-        queueMicrotask(forget);
+        queueMicrotask(forgetAfterTask);
       }
       return `${changes.get()!}.${seen}`;
     };
