@@ -5,15 +5,16 @@
 //
 // Both servers run at once on their own copy of the 10k dataset (the bench's cache: run `npm run bench -- --quick`
 // once first), are warmed up, then each row runs on A, then on B, then on A… and the CPU per request of each server
-// (user + system, /proc) is printed per round, with the ratio B ÷ A of the medians. The load generator is wrk (the
-// closed-loop rows) or the bench's open-loop client at 1,000 req/s offered (the `-o` rows).
+// (user + system, /proc; and its main thread's alone, the event loop) is printed per round, with the ratio B ÷ A of
+// the medians. The load generator is wrk (the closed-loop rows) or the bench's open-loop client at 1,000 req/s offered
+// (the `-o` rows).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { abOptions, abSide } from "./lib/ab-options.js";
 import { type HttpRequestSpec, runOpenLoop, runWrk } from "./lib/load.js";
-import { cpuMicros } from "./lib/proc.js";
+import { cpuMicros, loopCpuMicros } from "./lib/proc.js";
 import type { ServerProcess } from "./lib/procs.js";
 import { median } from "./lib/stats.js";
 
@@ -105,22 +106,26 @@ try {
       : runWrk(sd.s.url, sd.requests[row]!, { connections: 32, seconds: secs }, work);
   for (const sd of [a, b]) for (const row of rows) await drive(sd, row, 2);
   const cpu: Record<string, Record<string, number[]>> = {};
+  const loop: Record<string, Record<string, number[]>> = {};
   for (let round = 1; round <= opt.rounds; round++)
     for (const row of rows)
       for (const sd of round % 2 ? [a, b] : [b, a]) {
         const before = cpuMicros(sd.s.pid);
+        const loopBefore = loopCpuMicros(sd.s.pid);
         const r = await drive(sd, row, seconds);
         const per = (cpuMicros(sd.s.pid) - before) / Math.max(1, r.requests);
+        const perLoop = (loopCpuMicros(sd.s.pid) - loopBefore) / Math.max(1, r.requests);
         ((cpu[row] ??= {})[sd.name] ??= []).push(per);
+        ((loop[row] ??= {})[sd.name] ??= []).push(perLoop);
         console.log(
-          `round ${round} ${row.padEnd(6)} ${sd.name}: ${Math.round(r.requests / seconds)} req/s, ${per.toFixed(0)} µs CPU/req, ${r.errors} errors`,
+          `round ${round} ${row.padEnd(6)} ${sd.name}: ${Math.round(r.requests / seconds)} req/s, ${per.toFixed(0)} µs CPU/req (event loop ${perLoop.toFixed(0)}), ${r.errors} errors`,
         );
       }
   for (const row of rows) {
-    const ma = median(cpu[row]!.A!);
-    const mb = median(cpu[row]!.B!);
+    const [ma, mb, la, lb] = [cpu[row]!.A!, cpu[row]!.B!, loop[row]!.A!, loop[row]!.B!].map(median) as number[];
     console.log(
-      `${row}: A ${ma.toFixed(0)} µs, B ${mb.toFixed(0)} µs CPU/req (medians); B ÷ A ${(mb / ma).toFixed(3)}`,
+      `${row}: A ${ma!.toFixed(0)} µs, B ${mb!.toFixed(0)} µs CPU/req (medians); B ÷ A ${(mb! / ma!).toFixed(3)}; ` +
+        `event loop A ${la!.toFixed(0)} µs, B ${lb!.toFixed(0)} µs; B ÷ A ${(lb! / la!).toFixed(3)}`,
     );
   }
 } finally {
