@@ -1,19 +1,22 @@
 // Two builds of the service side by side, driven alternately on the same rows: what a change measures on a busy
 // machine, where one run of `npm run bench` against another moves more than most changes do.
 //
-//   node --import tsx bench/ab.ts --base /path/to/other/checkout [--rows S4,S5,S3a-o,S1-o] [--rounds 6] [--duration 5]
+//   node --import tsx bench/ab.ts --base /path/to/other/checkout [--rows S4,S5,S4-pg,S3a-o,S1-o] [--rounds 6] [--duration 5]
 //
 // Both servers run at once on their own copy of the 10k dataset (the bench's cache: run `npm run bench -- --quick`
 // once first), are warmed up, then each row runs on A, then on B, then on A… and the CPU per request of each server
-// (user + system, /proc) is printed per round, with the ratio B ÷ A of the medians. The load generator is wrk (the
-// closed-loop rows) or the bench's open-loop client at 1,000 req/s offered (the `-o` rows).
+// (user + system, /proc; and its main thread's alone, the event loop) is printed per round, with the ratio B ÷ A of
+// the medians. The load generator is wrk (the closed-loop rows) or the bench's open-loop client at 1,000 req/s offered
+// (the `-o` rows). A `-pg` row (S4-pg, S5-pg) runs its row on a second server per side, on PostgreSQL (127.0.0.1:5432
+// or AIAGENT_BENCH_DATABASE_URL), each side on its own copy of the same dataset, dropped at the end.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { abOptions, abSide } from "./lib/ab-options.js";
 import { type HttpRequestSpec, runOpenLoop, runWrk } from "./lib/load.js";
-import { cpuMicros } from "./lib/proc.js";
+import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
+import { cpuMicros, loopCpuMicros } from "./lib/proc.js";
 import type { ServerProcess } from "./lib/procs.js";
 import { median } from "./lib/stats.js";
 
@@ -42,14 +45,35 @@ const dbFile = dataFile(/^10k-.*\.db$/);
 const work = mkdtempSync(join(tmpdir(), "aiagent-ab-"));
 const servers: ServerProcess[] = [];
 const builds: string[] = [];
+const pgCopies: PgDataset[] = [];
 process.env.AIAGENT_SECRETS ??= "bench-only-key-encryption-secret-0123456789";
+const pgAdmin = rows.some((r) => r.endsWith("-pg")) ? await benchPostgres() : undefined;
+if (rows.some((r) => r.endsWith("-pg")) && !pgAdmin)
+  throw new Error("a -pg row: no PostgreSQL answers (set AIAGENT_BENCH_DATABASE_URL, or run one on 127.0.0.1:5432)");
 
 async function side(name: string, root: string) {
   // Built inside its checkout, so that its packages resolve.
-  const { build, server: s } = await abSide(name, root, dbFile, work, { AIAGENT_ID_TOKEN_TTL: "7200" });
+  const env = { AIAGENT_ID_TOKEN_TTL: "7200" };
+  const { build, server: s } = await abSide(name, root, dbFile, work, env);
   builds.push(build);
   servers.push(s);
-  return { name, build, s, requests: await requestsFor(s.url) };
+  const requests = await requestsFor(s.url);
+  if (!pgAdmin) return { name, build, s, requests };
+  // The same build again on its own PostgreSQL copy of the dataset (AIAGENT_DB is then unused).
+  const copy = await copyToPostgres(
+    pgAdmin,
+    { scale: "10k", path: dbFile, seed: meta as never, builtNow: false },
+    console.log,
+  );
+  pgCopies.push(copy);
+  const { build: pgBuild, server: pgServer } = await abSide(`${name}-pg`, root, dbFile, work, {
+    ...env,
+    AIAGENT_DATABASE_URL: copy.url,
+  });
+  builds.push(pgBuild);
+  servers.push(pgServer);
+  const pgRequests = await requestsFor(pgServer.url);
+  return { name, build, s, requests, pg: { s: pgServer, requests: pgRequests } };
 }
 
 const post = (path: string, body: unknown): HttpRequestSpec => ({
@@ -99,31 +123,44 @@ try {
   const a = await side("A", opt.base);
   const b = await side("B", ROOT);
   const open = join(b.build, "bench/lib/open-loop-child.js");
-  const drive = (sd: typeof a, row: string, secs: number) =>
-    row.endsWith("-o")
-      ? runOpenLoop(process.execPath, open, sd.s.url, sd.requests[row]!, { connections: 32, seconds: secs, rate: 1000 })
-      : runWrk(sd.s.url, sd.requests[row]!, { connections: 32, seconds: secs }, work);
+  // A -pg row is its row on the side's PostgreSQL server.
+  const on = (sd: typeof a, row: string) =>
+    row.endsWith("-pg")
+      ? { s: sd.pg!.s, requests: sd.pg!.requests[row.slice(0, -3)]! }
+      : { s: sd.s, requests: sd.requests[row]! };
+  const drive = (sd: typeof a, row: string, secs: number) => {
+    const { s, requests } = on(sd, row);
+    return row.endsWith("-o")
+      ? runOpenLoop(process.execPath, open, s.url, requests, { connections: 32, seconds: secs, rate: 1000 })
+      : runWrk(s.url, requests, { connections: 32, seconds: secs }, work);
+  };
   for (const sd of [a, b]) for (const row of rows) await drive(sd, row, 2);
   const cpu: Record<string, Record<string, number[]>> = {};
+  const loop: Record<string, Record<string, number[]>> = {};
   for (let round = 1; round <= opt.rounds; round++)
     for (const row of rows)
       for (const sd of round % 2 ? [a, b] : [b, a]) {
-        const before = cpuMicros(sd.s.pid);
+        const { pid } = on(sd, row).s;
+        const before = cpuMicros(pid);
+        const loopBefore = loopCpuMicros(pid);
         const r = await drive(sd, row, seconds);
-        const per = (cpuMicros(sd.s.pid) - before) / Math.max(1, r.requests);
+        const per = (cpuMicros(pid) - before) / Math.max(1, r.requests);
+        const perLoop = (loopCpuMicros(pid) - loopBefore) / Math.max(1, r.requests);
         ((cpu[row] ??= {})[sd.name] ??= []).push(per);
+        ((loop[row] ??= {})[sd.name] ??= []).push(perLoop);
         console.log(
-          `round ${round} ${row.padEnd(6)} ${sd.name}: ${Math.round(r.requests / seconds)} req/s, ${per.toFixed(0)} µs CPU/req, ${r.errors} errors`,
+          `round ${round} ${row.padEnd(6)} ${sd.name}: ${Math.round(r.requests / seconds)} req/s, ${per.toFixed(0)} µs CPU/req (event loop ${perLoop.toFixed(0)}), ${r.errors} errors`,
         );
       }
   for (const row of rows) {
-    const ma = median(cpu[row]!.A!);
-    const mb = median(cpu[row]!.B!);
+    const [ma, mb, la, lb] = [cpu[row]!.A!, cpu[row]!.B!, loop[row]!.A!, loop[row]!.B!].map(median) as number[];
     console.log(
-      `${row}: A ${ma.toFixed(0)} µs, B ${mb.toFixed(0)} µs CPU/req (medians); B ÷ A ${(mb / ma).toFixed(3)}`,
+      `${row}: A ${ma!.toFixed(0)} µs, B ${mb!.toFixed(0)} µs CPU/req (medians); B ÷ A ${(mb! / ma!).toFixed(3)}; ` +
+        `event loop A ${la!.toFixed(0)} µs, B ${lb!.toFixed(0)} µs; B ÷ A ${(lb! / la!).toFixed(3)}`,
     );
   }
 } finally {
   for (const s of servers) await s.stop();
+  for (const c of pgCopies) await c.drop();
   for (const d of [work, ...builds]) rmSync(d, { recursive: true, force: true });
 }

@@ -1,4 +1,4 @@
-import { copyFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { buildForBench } from "./build.js";
@@ -8,22 +8,45 @@ type Options = NonNullable<ParseArgsConfig["options"]>;
 
 /**
  * The options every side-by-side bench takes (bench/ab.ts, bench/ab-live.ts), with its own (as strings): `--base`
- * (the other checkout, required), `--rounds` (6) and `--cache` (the bench's cache under `root`).
+ * (the other checkout, required), `--rounds` (6) and `--cache` (the bench's cache under `root`). `--help` prints
+ * `script`'s opening comment (its usage) and exits.
  */
 export function abOptions(
   root: string,
   own: Options,
+  script = process.argv[1],
 ): { [own: string]: string | number | undefined; base: string; rounds: number; cache: string } {
   const values = parseArgs({
     options: {
+      help: { type: "boolean", short: "h" },
       base: { type: "string" },
       rounds: { type: "string", default: "6" },
       cache: { type: "string", default: join(root, "node_modules", ".cache", "aiagent-bench") },
       ...own,
     },
-  }).values as Record<string, string | undefined>;
+  }).values as Record<string, string | boolean | undefined>;
+  if (values.help) {
+    process.stdout.write(`${usage(script)}\n`);
+    process.exit(0);
+  }
   if (!values.base) throw new Error("--base: the other checkout (its node_modules installed)");
-  return { ...values, base: resolve(values.base), rounds: Number(values.rounds), cache: values.cache! };
+  return {
+    ...(values as Record<string, string | undefined>),
+    base: resolve(values.base as string),
+    rounds: Number(values.rounds),
+    cache: values.cache as string,
+  };
+}
+
+/** A bench script's opening comment without its `// ` marks: what it measures and how it is called. */
+function usage(script: string | undefined): string {
+  if (!script) return "";
+  const lines = readFileSync(script, "utf8").split("\n");
+  const end = lines.findIndex((l) => !l.startsWith("//"));
+  return lines
+    .slice(0, end < 0 ? lines.length : end)
+    .map((l) => l.replace(/^\/\/ ?/, ""))
+    .join("\n");
 }
 
 /**

@@ -17,7 +17,19 @@ function hz(): number {
 
 /** User + system CPU time a process has used so far, in microseconds (from /proc/<pid>/stat). */
 export function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return statMicros(`/proc/${pid}/stat`);
+}
+
+/**
+ * The same for a process's main thread alone (its event loop, /proc/<pid>/task/<pid>/stat): what bounds a closed-loop
+ * row's req/s once the loop is saturated, where the pool threads' share (signatures, fsyncs) runs beside it.
+ */
+export function loopCpuMicros(pid: number): number {
+  return statMicros(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statMicros(path: string): number {
+  const stat = readFileSync(path, "utf8");
   // The command name may hold spaces: fields are counted after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const utime = Number(fields[11]);

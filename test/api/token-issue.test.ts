@@ -31,6 +31,29 @@ describe("POST /ai_agent/get_access_token", () => {
     expect(r.headers.get("cache-control")).toBe("no-store");
   });
 
+  it("names a session whose id begins with its issue instant (uuid v7), so new sessions sort last", async () => {
+    const sessions: { sid: string; ims: number; before: number }[] = [];
+    for (const user of ["customer-2", "customer-3"]) {
+      const before = Date.now();
+      const r = await postJson(fx.s.url, "/ai_agent/get_access_token", {
+        user_id: user,
+        chatbot_id: fx.a.chatbotId,
+        client_api_key: fx.a.apiKey,
+      });
+      expect(r.status).toBe(200);
+      const claims = JSON.parse(Buffer.from(r.body.data.access_token.split(".")[1], "base64url").toString("utf8"));
+      sessions.push({ sid: claims.sid, ims: claims.ims, before });
+    }
+    const instant = (sid: string) => Number.parseInt(sid.replace("-", "").slice(0, 12), 16);
+    for (const { sid, ims, before } of sessions) {
+      expect(sid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      // The session begins once the key is read, a moment before its first access token is signed (`ims`).
+      expect(instant(sid)).toBeGreaterThanOrEqual(before);
+      expect(instant(sid)).toBeLessThanOrEqual(ims);
+    }
+    expect(sessions[0]!.sid.slice(0, 13) <= sessions[1]!.sid.slice(0, 13)).toBe(true);
+  });
+
   it("refuses a wrong client_api_key with unauthenticated", async () => {
     const r = await postJson(fx.s.url, "/ai_agent/get_access_token", {
       user_id: "c",

@@ -1,6 +1,6 @@
 import type { ContactProfile } from "../conversation/repository.js";
 import { notFound } from "../errors.js";
-import { hashSecret, newId, newSecret, requireUuid } from "../ids.js";
+import { hashSecret, newId, newSecret, newTimeOrderedId, requireUuid } from "../ids.js";
 import { optionalEmail, optionalText, requireId, requireText } from "../validate.js";
 import {
   accountForKey,
@@ -55,7 +55,8 @@ export class AccessTokens {
     await account.markUsed();
 
     const now = this.d.clock.now();
-    const sessionId = newId();
+    // Time-ordered: each new session's row goes at the end of the sessions' index (one page per commit, not one each).
+    const sessionId = newTimeOrderedId(now);
     const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
     const refreshTokenExpiresAt = now + this.d.ttl.refresh * 1000;
     const launch = launchOrigin
