@@ -6,7 +6,6 @@ import { httpToolCaller } from "../agents/tool-caller.js";
 import { inspectFile } from "../attachments/inspect.js";
 import type { CustomerLimitSettings } from "../config.js";
 import type { AccountService } from "../domain/account/account-service.js";
-import type { ChatbotRecord } from "../domain/account/repository.js";
 import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
 import { DirectedAgent } from "../domain/agent/director.js";
@@ -118,7 +117,9 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   // The one wake-up: the store announces each append to an event log after its commit, made through this instance
   // or (on PostgreSQL) any other; watchers and the dispatcher follow it, and read what changed from the log.
   const events = new LogFeed();
-  const stopFeed = await store.onLogAdvanced((changes, deliveries) => events.advanced(changes, deliveries));
+  const stopFeed = await store.onLogAdvanced((changes, deliveries, placed) =>
+    events.advanced(changes, deliveries, placed),
+  );
   const logs = new AccountLogs({ feed: events, history: store.events });
   const stopLogWatch = () => {
     stopFeed();

@@ -1,4 +1,4 @@
-import { type ReplyRepository, ReplyClaimLost } from "../../domain/conversation/replies.js";
+import { ReplyClaimLost, type ReplyRepository } from "../../domain/conversation/replies.js";
 import { type ReplyRow, toReplyClaim } from "../reply-rows.js";
 import type { PgDb } from "./db.js";
 
