@@ -102,6 +102,8 @@ interface OpenUnit {
   sent: boolean;
   /** The accounts whose events the unit queued (PgDb.queued). */
   queued: Set<string> | undefined;
+  /** The failure of a round trip sent at a turn's end (its callers were told; the unit must not commit). */
+  failure?: { e: unknown };
 }
 
 /** Routes statements to the connection of the unit of work running in this async context, else to the pool. */
@@ -219,8 +221,15 @@ export class PgRunner implements PgDb {
       const result = await this.current.run(unit, fn);
       // A unit that sent nothing and has nothing to write has nothing to commit.
       if (unit.sent || unit.pending.length > opened) {
-        unit.pending.push({ statement: { text: "COMMIT" } });
+        let rolledBack = false;
+        unit.pending.push({
+          statement: { text: "COMMIT" },
+          answer: { resolve: (r) => void (rolledBack = r.command === "ROLLBACK"), reject: () => undefined },
+        });
         await this.commit(unit, held);
+        // A statement failed in a round trip nobody waited for (a write sent with a read the unit did not await):
+        // the server aborted the transaction, and its COMMIT only rolled back. The unit fails with that failure.
+        if (rolledBack) throw unit.failure?.e ?? new Error("the unit of work was rolled back at its COMMIT");
       }
       return result;
     } catch (e) {
@@ -286,8 +295,11 @@ export class PgRunner implements PgDb {
       unit.scheduled = true;
       process.nextTick(() => {
         unit.scheduled = false;
-        // Its failure reaches the statements' callers; the unit then fails and rolls back.
-        this.send(unit).catch(() => undefined);
+        // Its failure reaches the statements' callers; the unit then fails and rolls back (also when none of them
+        // waited: its COMMIT then answers ROLLBACK).
+        this.send(unit).catch((e: unknown) => {
+          unit.failure ??= { e };
+        });
       });
     }
     return answer;
