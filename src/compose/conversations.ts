@@ -6,11 +6,10 @@ import { httpToolCaller } from "../agents/tool-caller.js";
 import { inspectFile } from "../attachments/inspect.js";
 import type { CustomerLimitSettings } from "../config.js";
 import type { AccountService } from "../domain/account/account-service.js";
-import type { ChatbotRecord } from "../domain/account/repository.js";
 import type { TeamService } from "../domain/account/team-service.js";
 import type { Agent } from "../domain/agent/agent.js";
 import { DirectedAgent } from "../domain/agent/director.js";
-import { OfflineAgent } from "../domain/agent/offline-agent.js";
+import { OfflineAgent, type SearchPassages } from "../domain/agent/offline-agent.js";
 import { AgentTools } from "../domain/agent/tools.js";
 import type { AuditLog } from "../domain/audit/audit-log.js";
 import { ConversationActivity } from "../domain/conversation/activity.js";
@@ -118,7 +117,9 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   // The one wake-up: the store announces each append to an event log after its commit, made through this instance
   // or (on PostgreSQL) any other; watchers and the dispatcher follow it, and read what changed from the log.
   const events = new LogFeed();
-  const stopFeed = await store.onLogAdvanced((changes, deliveries) => events.advanced(changes, deliveries));
+  const stopFeed = await store.onLogAdvanced((changes, deliveries, placed) =>
+    events.advanced(changes, deliveries, placed),
+  );
   const logs = new AccountLogs({ feed: events, history: store.events });
   const stopLogWatch = () => {
     stopFeed();
@@ -135,10 +136,11 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
   streams.stopWith(await store.onCredentialsChanged(() => void streams.told().catch(() => undefined)));
   // The built-in agent answers from the chatbot's knowledge: its list, and its indexed sources; a model searches them
   // with the search_knowledge tool.
-  const searchKnowledge = (chatbot: ChatbotRecord, question: string, limit: number, view?: KnowledgeView) =>
-    d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot, view });
-  const hasSources = (chatbotId: string, view?: KnowledgeView) => d.knowledge.hasSources(chatbotId, view);
-  const builtIn = new OfflineAgent(searchKnowledge, hasSources);
+  const searchKnowledge: SearchPassages = (chatbot, question, limit, view, sources) =>
+    d.knowledge.searchKnowledge(chatbot.chatbotId, question, limit, { chatbot, view, sources });
+  // Read once per reply (the director's, else the built-in agent's own): the searches take them from there.
+  const sources = (chatbotId: string, view?: KnowledgeView) => d.knowledge.sourcesFor(chatbotId, view);
+  const builtIn = new OfflineAgent(searchKnowledge, sources);
   // A chatbot's own endpoint when its settings name one; the built-in agent when they name it; else the service's
   // agent (AIAGENT_LLM_* or the built-in one).
   const perChatbot = new PerChatbotAgent(
@@ -160,7 +162,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     maxSteps: config.agentLoop.maxSteps,
     maxReplyMs: config.agentLoop.maxReplyMs,
     searchKnowledge,
-    hasSources,
+    sources,
   });
   const agentTools = new AgentTools({
     agents: store.agents,

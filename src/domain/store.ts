@@ -31,7 +31,7 @@ import type { PresenceRepository, RoutingRepository } from "./conversation/routi
 import type { SearchRepository } from "./conversation/search.js";
 import type { IdempotencyRepository } from "./idempotency/repository.js";
 import type { KnowledgeRepository } from "./knowledge/source.js";
-import type { ConversationEvent } from "./log/events.js";
+import type { ConversationEvent, PlacedEntries } from "./log/events.js";
 import type { EventRepository } from "./log/repository.js";
 import type { MailRepository } from "./mail/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
@@ -116,7 +116,12 @@ export interface Repositories {
  * anything may have. It carries no events: a follower reads the log from its own position. `deliveries` is false
  * only when the appends are known to have recorded no webhook delivery (nothing new for a dispatcher to claim).
  */
-export type LogAdvanced = (changes: readonly ConversationEvent[] | undefined, deliveries: boolean) => void;
+export type LogAdvanced = (
+  changes: readonly ConversationEvent[] | undefined,
+  deliveries: boolean,
+  /** What this process's placing put in the log, where the back end has it at hand (events.ts, PlacedEntries). */
+  placed?: PlacedEntries,
+) => void;
 
 /** Runs fn as one unit of work over every repository (satisfies each use case's `Transact<R>`). */
 export type Transact = TransactOf<Repositories>;

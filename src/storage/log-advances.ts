@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { ConversationEvent } from "../domain/log/events.js";
+import type { ConversationEvent, PlacedEntries } from "../domain/log/events.js";
 import type { EventRecord, EventRepository } from "../domain/log/repository.js";
 import type { LogAdvanced } from "../domain/store.js";
 
@@ -73,10 +73,10 @@ export class LogAdvances {
   }
 
   /** Tells every listener (undefined: anything may have changed, e.g. after announcements were lost). */
-  tell(changes: readonly ConversationEvent[] | undefined, deliveries = true): void {
+  tell(changes: readonly ConversationEvent[] | undefined, deliveries = true, placed?: PlacedEntries): void {
     for (const l of this.listeners) {
       try {
-        l(changes, deliveries);
+        l(changes, deliveries, placed);
       } catch {
         // A listener's fault is its own: the writer's commit stands, and other listeners are still told.
       }

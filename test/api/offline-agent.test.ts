@@ -101,4 +101,29 @@ describe("the built-in agent", () => {
     }
     expect(replies[1]!.content).toMatch(/^Hello! I'm Test bot\./);
   });
+
+  it("reads the chatbot's knowledge sources once per reply, whether it answers, does not know, or has no knowledge", async () => {
+    const knowledge = s.app.store.knowledge;
+    const listSources = knowledge.listSources;
+    const read: string[] = [];
+    knowledge.listSources = (chatbotId, limit) => {
+      read.push(chatbotId);
+      return listSources.call(knowledge, chatbotId, limit);
+    };
+    try {
+      for (const [list, question] of [
+        [DEMO_KNOWLEDGE, "Where is my parcel?"],
+        [DEMO_KNOWLEDGE, "Do you sell gift vouchers?"],
+        [[], "Where is my parcel?"],
+      ] as const) {
+        const a = await s.account({ knowledge: [...list] });
+        const { access_token } = await issueTokens(s.url, a, "customer-42");
+        read.length = 0;
+        await send(s.url, access_token, question);
+        expect(read, question).toEqual([a.chatbotId]);
+      }
+    } finally {
+      knowledge.listSources = listSources;
+    }
+  });
 });

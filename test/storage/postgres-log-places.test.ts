@@ -1,7 +1,10 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { newId } from "../../src/domain/ids.js";
+import { AccountLogs } from "../../src/domain/log/account-logs.js";
 import type { ConversationEvent } from "../../src/domain/log/events.js";
+import { LogFeed } from "../../src/domain/log/log-feed.js";
+import type { EventRecord } from "../../src/domain/log/repository.js";
 import { openPgStore, type PgStore } from "../../src/storage/postgres/index.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
 import { waitFor } from "../helpers/time-scale.js";
@@ -133,6 +136,54 @@ describe.skipIf(skip !== undefined)("PostgreSQL log places", () => {
     }
     const deliveries = await one.webhooks.deliveries(ep.endpointId, 1000, undefined);
     expect(deliveries.map((d) => d.eventSeq).sort((x, y) => x - y)).toEqual(all.map((e) => e.seq));
+  });
+
+  it("an instance's readers take what its placings placed without reading it back; every follower on two instances gets every entry once, in place order, as stored", async () => {
+    const [one, two] = [await open(), await open()];
+    const a = await account(one);
+    const readers = await Promise.all(
+      [one, two].map(async (store) => {
+        const feed = new LogFeed();
+        const stopFeed = await store.onLogAdvanced((changes, deliveries, placed) =>
+          feed.advanced(changes, deliveries, placed),
+        );
+        const logs = new AccountLogs({ feed, history: store.events });
+        const stop = new AbortController();
+        const follower = await logs.follow(a.accountId, { accepts: () => true }, stop.signal);
+        follower.start(0);
+        const got: EventRecord[] = [];
+        const run = (async () => {
+          for (let page = await follower.next(); page; page = await follower.next()) got.push(...page);
+        })();
+        const done = () => {
+          stop.abort();
+          stopFeed();
+          logs.close();
+        };
+        return { logs, got, run, done };
+      }),
+    );
+    const written: string[] = [];
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, w) => {
+        for (let i = 0; i < 8; i++) {
+          const e = event(a.accountId, `c${(w + i) % 3}`);
+          written.push(e.eventId);
+          await (w % 2 === 0 ? one : two).transaction((tx) => tx.events.add([{ event: e, deliveries: [] }]));
+        }
+      }),
+    );
+    const all = await one.events.list(a.accountId, 0, 1000, []);
+    expect(all).toHaveLength(written.length);
+    for (const r of readers) {
+      await vi.waitFor(() => expect(r.got).toHaveLength(all.length), { timeout: 10_000 });
+      // Handed or read, the same entries: in place order, once, each as the log stores it.
+      expect(r.got).toEqual(all);
+      // Some of this instance's placings reached its reader without a read of the log.
+      expect(r.logs.counts.handed).toBeGreaterThan(0);
+      r.done();
+      await r.run;
+    }
   });
 
   it("a unit of work's events are placed in its COMMIT's round trip, announced once here and to the others", async () => {

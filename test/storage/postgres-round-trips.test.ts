@@ -119,6 +119,20 @@ describe.skipIf(skip !== undefined)("PostgreSQL round trips", () => {
     expect((await pool.query("SELECT count(*)::int AS n FROM probe")).rows[0].n).toBe(0);
   });
 
+  it("a write that fails among statements sent before the COMMIT fails the unit, though nobody waited for them", async () => {
+    // The failing write went out in the turn's round trip with a read nobody waits for: the server aborted the
+    // transaction, so a COMMIT would only roll back; the unit must fail with the write's failure instead.
+    await expect(
+      db.unit(async () => {
+        await db.write("rt_ins", "INSERT INTO probe (n) VALUES ($1)", [1]);
+        await db.write("rt_ins_div", "INSERT INTO probe (n) VALUES (1 / $1::int)", [0], () => new Error("lost"));
+        db.rows("rt_one", "SELECT 1 AS v", []).catch(() => undefined);
+        await new Promise((resolve) => setImmediate(resolve));
+      }),
+    ).rejects.toThrow("lost");
+    expect((await pool.query("SELECT count(*)::int AS n FROM probe")).rows[0].n).toBe(0);
+  });
+
   it("another instance hears whether an append recorded webhook deliveries (its dispatcher wakes only then)", async () => {
     const a: PgStore = await openPgStore(database.url);
     const b: PgStore = await openPgStore(database.url);

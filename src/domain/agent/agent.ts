@@ -1,5 +1,5 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
-import type { KnowledgeView } from "../knowledge/knowledge-service.js";
+import type { KnowledgeView, ReplySources } from "../knowledge/knowledge-service.js";
 import type { ToolRecord } from "./tools.js";
 
 /** One turn of context given to the agent. */
@@ -97,6 +97,8 @@ export interface AgentContext {
   /** Instant (epoch ms) after which no further model call or tool call starts. */
   deadline: number;
   now(): number;
+  /** The chatbot's knowledge sources as the reply read them at its start: the built-in agent searches with these. */
+  sources?: ReplySources;
 }
 
 /** Whom a reply is for, as the service verified it (never what a model or a customer says). */

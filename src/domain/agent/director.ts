@@ -2,7 +2,7 @@ import type { Sealer } from "../account/chatbot-rules.js";
 import type { ChatbotRecord } from "../account/repository.js";
 import type { Clock } from "../clock.js";
 import { newId } from "../ids.js";
-import type { KnowledgeView } from "../knowledge/knowledge-service.js";
+import type { KnowledgeView, ReplySources } from "../knowledge/knowledge-service.js";
 import type { Passage } from "../knowledge/scoring.js";
 import type {
   Agent,
@@ -18,7 +18,7 @@ import type {
 } from "./agent.js";
 import { RESULT_EXCERPT } from "./agent.js";
 import { dontKnowStreak, handoverMessage, handoverRequest, isDontKnow } from "./handover-rules.js";
-import { citation } from "./offline-agent.js";
+import { citation, type SearchPassages } from "./offline-agent.js";
 import {
   type AgentRepository,
   type AgentSettingsRecord,
@@ -60,11 +60,14 @@ export interface DirectorDeps {
   maxReplyMs: number;
   /**
    * The chatbot's passages for a question above the answer threshold, best first (KnowledgeService.searchKnowledge);
-   * with a view, a draft's knowledge sources instead of the live ones.
+   * with a view, a draft's knowledge sources instead of the live ones; with `sources`, those listed there.
    */
-  searchKnowledge?: (chatbot: ChatbotRecord, query: string, limit: number, view?: KnowledgeView) => Promise<Passage[]>;
-  /** Whether the chatbot (or, with a view, its draft) has knowledge sources: the model is offered search_knowledge. */
-  hasSources?: (chatbotId: string, view?: KnowledgeView) => Promise<boolean>;
+  searchKnowledge?: SearchPassages;
+  /**
+   * The chatbot's (or, with a view, its draft's) knowledge sources, read once per reply (KnowledgeService.sourcesFor):
+   * with any, the model is offered search_knowledge; the searches and the built-in agent take them from the context.
+   */
+  sources?: (chatbotId: string, view?: KnowledgeView) => Promise<ReplySources>;
 }
 
 /** The built-in tool every model is offered: hand the conversation to the team. */
@@ -131,11 +134,11 @@ export class DirectedAgent implements Agent {
     }
     const now = this.d.clock.now();
     const view = scope.replay?.knowledge;
-    const [stored, tools, waiting, searchable] = await Promise.all([
+    const [stored, tools, waiting, sources] = await Promise.all([
       this.d.agents.settings(chatbot.chatbotId),
       scope.replay?.tools ?? this.d.agents.tools(chatbot.chatbotId),
       scope.replay ? undefined : this.d.agents.handover(scope.conversationId),
-      this.d.searchKnowledge && this.d.hasSources ? this.d.hasSources(chatbot.chatbotId, view) : false,
+      this.d.searchKnowledge && this.d.sources ? this.d.sources(chatbot.chatbotId, view) : undefined,
     ]);
     // Handed over: the team answers; the agent says nothing more until a person releases the conversation.
     if (waiting) {
@@ -150,7 +153,7 @@ export class DirectedAgent implements Agent {
       if (scope.decision.approved) yield { type: "activity", activity: "looking_up" };
       const resumed = await this.decided(chatbot, tools, scope, history, signal);
       if (resumed)
-        yield* this.carryOn(chatbot, resumed.history, signal, scope, settings, tools, now, searchable, resumed.record);
+        yield* this.carryOn(chatbot, resumed.history, signal, scope, settings, tools, now, sources, resumed.record);
       return;
     }
     const question = [...history].reverse().find((t) => t.role === "user")?.content ?? "";
@@ -166,7 +169,7 @@ export class DirectedAgent implements Agent {
         return;
       }
     }
-    yield* this.carryOn(chatbot, history, signal, scope, settings, tools, now, searchable);
+    yield* this.carryOn(chatbot, history, signal, scope, settings, tools, now, sources);
   }
 
   /** The inner agent's reply under the chatbot's rules; a decided call, when given, heads its tool_calls record. */
@@ -178,10 +181,10 @@ export class DirectedAgent implements Agent {
     settings: AgentSettingsRecord,
     tools: ToolRecord[],
     now: number,
-    searchable: boolean,
+    sources: ReplySources | undefined,
     decided?: ToolCallRecord,
   ): AsyncIterable<AgentEvent> {
-    const context = this.context(chatbot, tools, settings.instructions, scope, now, searchable);
+    const context = this.context(chatbot, tools, settings.instructions, scope, now, sources);
     for await (const inner of this.inner.reply(chatbot, history, signal, scope, context)) {
       if (inner.type !== "done") {
         yield inner;
@@ -265,8 +268,9 @@ export class DirectedAgent implements Agent {
     instructions: string,
     scope: ReplyScope,
     now: number,
-    searchable: boolean,
+    sources: ReplySources | undefined,
   ): AgentContext {
+    const searchable = !!sources?.any;
     const byName = new Map(tools.map((t) => [t.name, t]));
     // The passages this reply's searches gave the model, numbered across its calls: [K1], [K2]…
     const cited = { count: 0 };
@@ -287,8 +291,9 @@ export class DirectedAgent implements Agent {
       now: () => this.d.clock.now(),
       runTool: (call, signal) =>
         searchable && call.name === SEARCH_KNOWLEDGE_TOOL.name
-          ? this.search(chatbot, call, cited, scope.replay?.knowledge)
+          ? this.search(chatbot, call, cited, scope.replay?.knowledge, sources)
           : this.run(chatbot, byName, scope, call, signal),
+      ...(sources ? { sources } : {}),
     };
   }
 
@@ -297,9 +302,10 @@ export class DirectedAgent implements Agent {
     call: ToolCallRequest,
     cited: { count: number },
     view: KnowledgeView | undefined,
+    sources: ReplySources | undefined,
   ): Promise<ToolCallOutcome> {
     const search = this.d.searchKnowledge!;
-    return searchCall((c, q, n) => search(c, q, n, view), chatbot, call, cited);
+    return searchCall((c, q, n) => search(c, q, n, view, sources), chatbot, call, cited);
   }
 
   private async run(
@@ -377,7 +383,7 @@ export class DirectedAgent implements Agent {
 
 /** search_knowledge: the arguments checked against its schema, then the chatbot's passages with their provenance. */
 async function searchCall(
-  search: NonNullable<DirectorDeps["searchKnowledge"]>,
+  search: (chatbot: ChatbotRecord, query: string, limit: number) => Promise<Passage[]>,
   chatbot: ChatbotRecord,
   call: ToolCallRequest,
   cited: { count: number },

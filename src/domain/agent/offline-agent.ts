@@ -1,10 +1,11 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
-import type { KnowledgeView } from "../knowledge/knowledge-service.js";
+import type { KnowledgeView, ReplySources } from "../knowledge/knowledge-service.js";
 import { detectLocale, type Locale } from "../knowledge/language.js";
 import { scoreSnippets } from "../knowledge/matching.js";
 import type { Passage } from "../knowledge/scoring.js";
 import {
   type Agent,
+  type AgentContext,
   type AgentEvent,
   type AgentTurn,
   agentNameOf,
@@ -122,13 +123,15 @@ export function offlineAnswer(
 
 /**
  * Finds a chatbot's passages for a question (KnowledgeService.searchKnowledge), best first, above the threshold;
- * with a view, in a draft's knowledge sources instead of the live ones.
+ * with a view, in a draft's knowledge sources instead of the live ones; with `sources`, in those listed there (as the
+ * reply read them) rather than reading them again.
  */
 export type SearchPassages = (
   chatbot: ChatbotRecord,
   question: string,
   limit: number,
   view?: KnowledgeView,
+  sources?: ReplySources,
 ) => Promise<Passage[]>;
 
 /**
@@ -138,8 +141,11 @@ export type SearchPassages = (
 export class OfflineAgent implements Agent {
   constructor(
     private readonly search?: SearchPassages,
-    /** Whether the chatbot has any indexed source (so a chatbot without a list still answers from its sources). */
-    private readonly hasSources?: (chatbotId: string, view?: KnowledgeView) => Promise<boolean>,
+    /**
+     * The chatbot's indexed sources (KnowledgeService.sourcesFor), read when the reply's context does not bring them:
+     * a chatbot without a list still answers from its sources.
+     */
+    private readonly sourcesFor?: (chatbotId: string, view?: KnowledgeView) => Promise<ReplySources>,
   ) {}
 
   async *reply(
@@ -147,15 +153,17 @@ export class OfflineAgent implements Agent {
     history: AgentTurn[],
     signal: AbortSignal,
     scope?: ReplyScope,
+    context?: AgentContext,
   ): AsyncIterable<AgentEvent> {
     const question = [...history].reverse().find((t) => t.role === "user")?.content ?? "";
     // A replay's draft side searches the draft's knowledge sources.
     const view = scope?.replay?.knowledge;
     let answer: { content: string; documents: CitedDocument[] };
     if (this.search) {
-      const passages = await this.search(chatbot, question, 3, view);
-      const has =
-        chatbot.knowledge.length > 0 || passages.length > 0 || !!(await this.hasSources?.(chatbot.chatbotId, view));
+      // The director read the sources at the reply's start: the search and "has it any?" take them from there.
+      const sources = context?.sources ?? (await this.sourcesFor?.(chatbot.chatbotId, view));
+      const passages = await this.search(chatbot, question, 3, view, sources);
+      const has = chatbot.knowledge.length > 0 || passages.length > 0 || !!sources?.any;
       answer = composeAnswer(chatbot, question, passages, has);
     } else answer = offlineAnswer(chatbot, question);
     const { content, documents } = answer;

@@ -8,7 +8,7 @@ import { LIMITS } from "../limits.js";
 import { requireContent } from "../validate.js";
 import type { ConversationCore, ConversationServiceDeps } from "./conversation-core.js";
 import { handOver } from "./handover.js";
-import { REPLY_LEASE_MS, REPLY_RENEW_MS, REPLY_WAIT_MS } from "./replies.js";
+import { REPLY_LEASE_MS, REPLY_RENEW_MS, REPLY_WAIT_MS, ReplyClaimLost } from "./replies.js";
 import type { ConversationRecord, MessageRecord, NewConversation } from "./repository.js";
 import { AI_AGENT, NEW_CONVERSATION } from "./rules.js";
 import { appendReply, recordWaitingCalls } from "./tool-approvals.js";
@@ -37,9 +37,6 @@ export function webConversation(caller: FrameCaller, conversationId: string): Ne
 
 /** How many of the latest messages the agent is shown. */
 const AGENT_CONTEXT = 20;
-
-/** Thrown inside a reply's unit of work whose claim another claimant took over: the unit rolls back. */
-class ClaimLost extends Error {}
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
@@ -202,7 +199,8 @@ export class CustomerMessages {
           // Handed over already: the team answers (nothing stored; the claim is released).
           if (ev.handover === SILENT) return true;
           const reply = await appendReply(this.c, conv, ev, this.d.clock.now(), async (tx, message) => {
-            if (!(await tx.replies.complete(messageId, held, message.messageOrder))) throw new ClaimLost();
+            // A lost claim fails the unit (here, or at its commit): it rolls back, and another claimant answers.
+            await tx.replies.complete(messageId, held, message.messageOrder);
             await recordWaitingCalls(tx, conv, message);
           });
           stored = true;
@@ -211,7 +209,7 @@ export class CustomerMessages {
           return true;
         }
       } catch (e) {
-        if (e instanceof ClaimLost) return false;
+        if (e instanceof ReplyClaimLost) return false;
         if (e instanceof DomainError) throw e;
         throw new DomainError(
           "unavailable",

@@ -33,10 +33,11 @@ export interface ReplyRepository {
   /** Gives up a held claim with no reply (its lease ends now): the next retry takes it at once. */
   release(messageId: string, claim: string): Promise<void>;
   /**
-   * Records the stored reply (in the reply's unit of work); false when `claim` no longer holds the message, and the
-   * unit must then be rolled back: another claimant answers it.
+   * Records the stored reply, in the reply's unit of work. When `claim` no longer holds the message the unit fails
+   * with ReplyClaimLost and is rolled back (another claimant answers it): at once, or at the latest at its commit (a
+   * store may send the statement with the COMMIT).
    */
-  complete(messageId: string, claim: string, replyOrder: number): Promise<boolean>;
+  complete(messageId: string, claim: string, replyOrder: number): Promise<void>;
   /** Drops up to `limit` claims whose lease ended before `before` (answered or given up); answers the count. */
   prune(before: number, limit: number): Promise<number>;
 }
@@ -47,3 +48,8 @@ export const REPLY_LEASE_MS = 10_000;
 export const REPLY_RENEW_MS = 3_000;
 /** How long a retry waits for another claimant's reply before answering `unavailable` (retry later). */
 export const REPLY_WAIT_MS = 60_000;
+
+/** A reply's claim was taken over by another claimant before the reply was stored (ReplyRepository.complete). */
+export class ReplyClaimLost extends Error {
+  override readonly name = "ReplyClaimLost";
+}

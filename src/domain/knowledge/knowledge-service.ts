@@ -53,6 +53,18 @@ export interface KnowledgeView {
   draftKey: string;
 }
 
+/**
+ * A chatbot's knowledge sources as one reply read them at its start (KnowledgeService.sourcesFor): the chatbot's, and
+ * with a draft's view the draft's own. The reply's searches take them from here instead of reading them again.
+ */
+export interface ReplySources {
+  live: KnowledgeSourceRecord[];
+  /** The draft's own sources (with a view only). */
+  draft?: KnowledgeSourceRecord[];
+  /** Whether there is any source to search: a draft's own, or a live one the view does not leave out. */
+  any: boolean;
+}
+
 /** What a search of a chatbot's knowledge finds, and whether the built-in agent would answer from it. */
 export interface KnowledgeSearchResult {
   /** Best first, those below the threshold included. */
@@ -372,7 +384,13 @@ export class KnowledgeService {
     chatbotId: string,
     query: string,
     limit: number,
-    o: { minScore?: number; chatbot?: ChatbotRecord; view?: KnowledgeView | undefined } = {},
+    o: {
+      minScore?: number;
+      chatbot?: ChatbotRecord;
+      view?: KnowledgeView | undefined;
+      /** The sources as the reply read them (sourcesFor, with the same view); else they are read here. */
+      sources?: ReplySources | undefined;
+    } = {},
   ): Promise<Passage[]> {
     const words = queryWords(query);
     if (words.length === 0) return [];
@@ -381,13 +399,13 @@ export class KnowledgeService {
     const min = o.minScore ?? ANSWER_THRESHOLD;
     // Excerpts are made for the passages answered only (each reads its passage's text again).
     const languages = new Map<Passage, TextLanguage>();
-    let found = await this.indexed(chatbot.chatbotId, query, words, languages);
+    let found = await this.indexed(chatbot.chatbotId, query, words, languages, o.sources?.live);
     // A draft's view: the live sources it keeps, and its own (indexed apart), merged by score.
     if (o.view) {
       const leftOut = new Set(o.view.leftOut);
       found = [
         ...found.filter((p) => !leftOut.has(p.sourceId)),
-        ...(await this.indexed(o.view.draftKey, query, words, languages)),
+        ...(await this.indexed(o.view.draftKey, query, words, languages, o.sources?.draft)),
       ].sort((a, b) => b.score - a.score);
     }
     // The sources' passages in their ranking's order, the knowledge list's in its own, merged by score (a list
@@ -415,27 +433,35 @@ export class KnowledgeService {
     return answered;
   }
 
-  /** Whether a chatbot (or, with a draft's view, the draft) has knowledge sources to search. */
-  async hasSources(chatbotId: string, view?: KnowledgeView): Promise<boolean> {
-    if (!view) return (await this.d.knowledge.listSources(chatbotId, 1)).length > 0;
+  /**
+   * A chatbot's knowledge sources (with a draft's view, the live ones and the draft's own), read once for a reply:
+   * whether there is any to search, and the listing its searches take (searchKnowledge's `sources`).
+   */
+  async sourcesFor(chatbotId: string, view?: KnowledgeView): Promise<ReplySources> {
+    const [live, draft] = await Promise.all([
+      this.d.knowledge.listSources(chatbotId, MAX_SOURCES),
+      view ? this.d.knowledge.listSources(view.draftKey, MAX_SOURCES) : undefined,
+    ]);
+    if (!view) return { live, any: live.length > 0 };
     const leftOut = new Set(view.leftOut);
-    if ((await this.d.knowledge.listSources(view.draftKey, 1)).length > 0) return true;
-    return (await this.d.knowledge.listSources(chatbotId, MAX_SOURCES)).some((s) => !leftOut.has(s.sourceId));
+    return { live, draft: draft!, any: draft!.length > 0 || live.some((s) => !leftOut.has(s.sourceId)) };
   }
 
   /**
    * The passages of the sources stored under one knowledge key (a chatbot's, or a draft's own) for the question, in
    * their ranking's order: from the key's index in memory when it is built and current, else from the store's
-   * full-text search. Each passage's language goes into `languages`, for its excerpt.
+   * full-text search. Each passage's language goes into `languages`, for its excerpt. The key's sources are read
+   * unless `given` lists them.
    */
   private async indexed(
     key: string,
     query: string,
     words: string[],
     languages: Map<Passage, TextLanguage>,
+    given?: KnowledgeSourceRecord[],
   ): Promise<Passage[]> {
     const found: Passage[] = [];
-    const sources = await this.d.knowledge.listSources(key, MAX_SOURCES);
+    const sources = given ?? (await this.d.knowledge.listSources(key, MAX_SOURCES));
     const index = sources.length > 0 ? this.indexes.ready(key, sources) : undefined;
     const lexical = async (): Promise<[Ranked[], TermStats]> => {
       if (sources.length === 0) return [[], { chunks: 0, df: new Map() }];

@@ -1,5 +1,5 @@
 import { DomainError } from "../errors.js";
-import type { ConversationEvent, EventListener, EventTopic } from "./events.js";
+import type { ConversationEvent, EventListener, EventTopic, PlacedEntries } from "./events.js";
 import type { EventRecord, EventRepository } from "./repository.js";
 
 /** Tunables of the readers (tests shorten them). */
@@ -58,8 +58,11 @@ export class AccountLogs {
   private readonly readers = new Map<string, AccountReader>();
   private timer: NodeJS.Timeout | undefined;
   private tick = 0;
-  /** Reads of the logs done by the readers (shared) and by followers catching up (their own). */
-  readonly counts = { shared: 0, own: 0 };
+  /**
+   * Reads of the logs done by the readers (shared) and by followers catching up (their own), and this process's
+   * placings handed on without a read (handed).
+   */
+  readonly counts = { shared: 0, own: 0, handed: 0 };
 
   constructor(
     readonly d: AccountLogDeps,
@@ -213,7 +216,17 @@ class AccountReader implements EventListener {
     if (this.followers === 0) this.logs.drop(this);
   }
 
-  changed(): void {
+  changed(placed?: PlacedEntries): void {
+    // This process's placing, just after the reader's place: its entries are handed on without reading them back
+    // (the places are dense, so they are what the read would answer). Told once per conversation of the placing.
+    if (placed && placed.accountId === this.accountId && this.initialised && !this.busy && !this.dirty) {
+      if (placed.lastSeq <= this.seq) return;
+      if (placed.firstSeq === this.seq + 1) {
+        this.logs.counts.handed++;
+        this.hand(placed.entries());
+        return;
+      }
+    }
     this.dirty = true;
     if (this.initialised && !this.busy) void this.read();
   }

@@ -1,4 +1,4 @@
-import type { ConversationEvent, ConversationEvents, EventListener, EventTopic } from "./events.js";
+import type { ConversationEvent, ConversationEvents, EventListener, EventTopic, PlacedEntries } from "./events.js";
 import { TopicListeners } from "./topics.js";
 
 /**
@@ -16,9 +16,10 @@ export class LogFeed implements ConversationEvents {
 
   /**
    * The store's announcement: these logs advanced (undefined: anything may have, announcements were lost);
-   * `deliveries` false when the appends recorded no webhook delivery (the dispatcher then has nothing new to claim).
+   * `deliveries` false when the appends recorded no webhook delivery (the dispatcher then has nothing new to claim);
+   * `placed`, what this process's placing put in the log (its account's readers may hand it on without a read).
    */
-  advanced(changes: readonly ConversationEvent[] | undefined, deliveries = true): void {
+  advanced(changes: readonly ConversationEvent[] | undefined, deliveries = true, placed?: PlacedEntries): void {
     if (this.isClosed) return;
     if (deliveries) for (const l of [...this.anyChange]) l();
     for (const l of [...this.accounts]) l(changes);
@@ -26,7 +27,7 @@ export class LogFeed implements ConversationEvents {
       for (const l of this.topics.all()) l.changed();
       return;
     }
-    for (const c of changes) for (const l of this.topics.of(c.accountId, c.conversationId)) l.changed();
+    for (const c of changes) for (const l of this.topics.of(c.accountId, c.conversationId)) l.changed(placed);
   }
 
   subscribe(topic: EventTopic, listener: EventListener): () => void {

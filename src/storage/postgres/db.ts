@@ -50,9 +50,10 @@ export interface PgDb {
   /**
    * A named write whose outcome nobody waits for (an insert of new rows under fresh keys): in a unit of work it is
    * sent with the unit's next statement or its COMMIT, in the same round trip; outside one it runs at once. A
-   * failure fails the unit.
+   * failure fails the unit; `failed`, when given, makes the statement's own failure the error the unit (outside
+   * one, the call) fails with (a write that checks a condition by failing, e.g. replies.ts's reply_complete).
    */
-  write(name: string, text: string, values: unknown[]): Promise<void>;
+  write(name: string, text: string, values: unknown[], failed?: (e: unknown) => unknown): Promise<void>;
   /**
    * The open unit of work queued events of this account (a no-op outside one): their placing may go with the unit's
    * `COMMIT`, in the same round trip (PgRunner.placeAtCommit).
@@ -71,6 +72,8 @@ export interface PgDb {
 interface Queued {
   statement: Statement;
   answer?: { resolve(r: QueryResult): void; reject(e: unknown): void };
+  /** What the unit fails with when this statement fails (PgDb.write). */
+  failed?: (e: unknown) => unknown;
 }
 
 /**
@@ -99,6 +102,8 @@ interface OpenUnit {
   sent: boolean;
   /** The accounts whose events the unit queued (PgDb.queued). */
   queued: Set<string> | undefined;
+  /** The failure of a round trip sent at a turn's end (its callers were told; the unit must not commit). */
+  failure?: { e: unknown };
 }
 
 /** Routes statements to the connection of the unit of work running in this async context, else to the pool. */
@@ -133,10 +138,16 @@ export class PgRunner implements PgDb {
     return (await this.query(name, text, values)).rowCount ?? 0;
   }
 
-  async write(name: string, text: string, values: unknown[]): Promise<void> {
+  async write(name: string, text: string, values: unknown[], failed?: (e: unknown) => unknown): Promise<void> {
     const current = this.current.getStore();
-    if (current) current.pending.push({ statement: this.statement(name, text, values) });
-    else await this.query(name, text, values);
+    if (current) current.pending.push({ statement: this.statement(name, text, values), ...(failed ? { failed } : {}) });
+    else if (!failed) await this.query(name, text, values);
+    else
+      try {
+        await this.query(name, text, values);
+      } catch (e) {
+        throw failed(e);
+      }
   }
 
   queued(accountId: string): void {
@@ -210,8 +221,15 @@ export class PgRunner implements PgDb {
       const result = await this.current.run(unit, fn);
       // A unit that sent nothing and has nothing to write has nothing to commit.
       if (unit.sent || unit.pending.length > opened) {
-        unit.pending.push({ statement: { text: "COMMIT" } });
+        let rolledBack = false;
+        unit.pending.push({
+          statement: { text: "COMMIT" },
+          answer: { resolve: (r) => void (rolledBack = r.command === "ROLLBACK"), reject: () => undefined },
+        });
         await this.commit(unit, held);
+        // A statement failed in a round trip nobody waited for (a write sent with a read the unit did not await):
+        // the server aborted the transaction, and its COMMIT only rolled back. The unit fails with that failure.
+        if (rolledBack) throw unit.failure?.e ?? new Error("the unit of work was rolled back at its COMMIT");
       }
       return result;
     } catch (e) {
@@ -277,8 +295,11 @@ export class PgRunner implements PgDb {
       unit.scheduled = true;
       process.nextTick(() => {
         unit.scheduled = false;
-        // Its failure reaches the statements' callers; the unit then fails and rolls back.
-        this.send(unit).catch(() => undefined);
+        // Its failure reaches the statements' callers; the unit then fails and rolls back (also when none of them
+        // waited: its COMMIT then answers ROLLBACK).
+        this.send(unit).catch((e: unknown) => {
+          unit.failure ??= { e };
+        });
       });
     }
     return answer;
@@ -305,10 +326,12 @@ export class PgRunner implements PgDb {
       // After a COMMIT that completed, the unit's statements stand: their callers get their answers.
       const ran = completedBefore(e);
       const committed = commitAt !== undefined && ran !== undefined && ran.at > commitAt;
+      // The statement that failed (when alone, the only one) may name what the unit fails with.
+      const cause = queued[queued.length === 1 ? 0 : (ran?.at ?? -1)]?.failed?.(e) ?? e;
       for (const [i, q] of queued.entries())
         if (committed && i < ran.at) q.answer?.resolve(ran.results[i]!);
-        else q.answer?.reject(storageError(e));
-      throw e;
+        else q.answer?.reject(storageError(cause));
+      throw cause;
     }
     for (const [i, q] of queued.entries()) q.answer?.resolve(results[i]!);
   }

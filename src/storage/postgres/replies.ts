@@ -1,6 +1,9 @@
-import type { ReplyRepository } from "../../domain/conversation/replies.js";
+import { ReplyClaimLost, type ReplyRepository } from "../../domain/conversation/replies.js";
 import { type ReplyRow, toReplyClaim } from "../reply-rows.js";
 import type { PgDb } from "./db.js";
+
+/** SQLSTATE division_by_zero: reply_complete's way of saying the claim is lost. */
+const DIVISION_BY_ZERO = "22012";
 
 /**
  * Claims of the agent's replies in PostgreSQL. Each change is one statement on the message's row: two instances
@@ -44,12 +47,18 @@ export function pgReplies(db: PgDb): ReplyRepository {
         "UPDATE agent_replies SET lease_until = 0 WHERE message_id = $1 AND claim = $2 AND reply_order IS NULL",
         [messageId, claim],
       )),
-    complete: async (messageId, claim, replyOrder) =>
-      (await db.count(
+    // Nobody waits for it: it goes with the unit's COMMIT, and divides by zero when the claim is lost (no row
+    // changed), which fails the unit before its COMMIT; the unit then fails with ReplyClaimLost.
+    complete: (messageId, claim, replyOrder) =>
+      db.write(
         "reply_complete",
-        "UPDATE agent_replies SET reply_order = $1 WHERE message_id = $2 AND claim = $3 AND reply_order IS NULL",
+        `WITH done AS (
+           UPDATE agent_replies SET reply_order = $1 WHERE message_id = $2 AND claim = $3 AND reply_order IS NULL
+           RETURNING 1)
+         SELECT 1 / (SELECT count(*)::int FROM done)`,
         [replyOrder, messageId, claim],
-      )) === 1,
+        (e) => ((e as { code?: unknown } | null)?.code === DIVISION_BY_ZERO ? new ReplyClaimLost() : e),
+      ),
     prune: (before, limit) =>
       db.unit(() =>
         db.count(

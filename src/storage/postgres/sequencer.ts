@@ -1,10 +1,23 @@
 import type { Pool, QueryResult } from "pg";
+import type { EventRecord } from "../../domain/log/repository.js";
 import type { LogAdvanced } from "../../domain/store.js";
 import { distinct } from "../log-advances.js";
+import { toEvent } from "../webhook-rows.js";
 import { type CommitPlacer, checkout, RETRY_BUDGET_MS, statementFor } from "./db.js";
 import { storageError } from "./errors.js";
 import { LOG_CHANNEL, MAX_IDS } from "./log-channel.js";
 import { pipeline, type Statement } from "./pipeline.js";
+
+/** What a placing answers (PLACE). */
+interface Placed {
+  last_seq: string | number;
+  keys: string[];
+  ids: string[];
+  kinds: string[];
+  datas: string[];
+  times: (string | number)[];
+  deliveries: boolean;
+}
 
 /** The advisory lock space of the sequencers (two-key form: apart from the one-key locks of exclusive.ts). */
 const LOCK_SPACE = 0x6c6f67; // "log"
@@ -14,7 +27,8 @@ const LOCK_SPACE = 0x6c6f67; // "log"
  * its deliveries (those of an endpoint deleted meanwhile are dropped, as a delete drops the existing ones), bumps the
  * counter, and announces the places to the other instances (heard only if this commits). Run after the advisory
  * lock of the account, as a statement of its own: its snapshot then holds every earlier sequencer's commit.
- * Answers nothing when nothing was queued; else the last place, the order keys in place order and whether any
+ * Answers nothing when nothing was queued; else the last place, the entries' order keys, ids, types, data and times
+ * in place order (this process's readers take them without reading them back: PlacedEntries) and whether any
  * delivery was recorded.
  */
 const PLACE = `WITH q AS (
@@ -34,9 +48,11 @@ const PLACE = `WITH q AS (
     WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.endpoint_id = y.endpoint_id)
     RETURNING 1
   ), k AS (
-    SELECT array_agg(order_key ORDER BY nth) AS keys, array_agg(DISTINCT order_key) AS distinct_keys FROM n
+    SELECT array_agg(order_key ORDER BY nth) AS keys, array_agg(DISTINCT order_key) AS distinct_keys,
+      array_agg(event_id ORDER BY nth) AS ids, array_agg(type ORDER BY nth) AS kinds,
+      array_agg(data ORDER BY nth) AS datas, array_agg(created_at ORDER BY nth) AS times FROM n
   ), dn AS (SELECT count(*) AS n FROM d)
-  SELECT c.last_seq, k.keys, dn.n > 0 AS deliveries,
+  SELECT c.last_seq, k.keys, k.ids, k.kinds, k.datas, k.times, dn.n > 0 AS deliveries,
     pg_notify($2, json_build_object('from', $3::text, 'a', $1::text,
       'c', CASE WHEN cardinality(k.distinct_keys) <= $4 THEN k.distinct_keys END,
       'd', CASE WHEN dn.n > 0 THEN 1 ELSE 0 END)::text)
@@ -170,10 +186,29 @@ export class Sequencer implements CommitPlacer {
     ];
   }
 
-  /** Tells this process's listeners what a placing placed (nothing when nothing was queued). */
+  /** Tells this process's listeners what a placing placed, the entries with it (nothing when nothing was queued). */
   private announce(accountId: string, result: QueryResult): void {
-    const placed = result.rows[0] as { keys: string[]; deliveries: boolean } | undefined;
-    if (placed)
-      this.told(distinct(placed.keys.map((conversationId) => ({ accountId, conversationId }))), placed.deliveries);
+    const placed = result.rows[0] as Placed | undefined;
+    if (!placed) return;
+    const lastSeq = Number(placed.last_seq);
+    const firstSeq = lastSeq - placed.keys.length + 1;
+    let entries: EventRecord[] | undefined;
+    this.told(distinct(placed.keys.map((conversationId) => ({ accountId, conversationId }))), placed.deliveries, {
+      accountId,
+      firstSeq,
+      lastSeq,
+      entries: () =>
+        (entries ??= placed.keys.map((orderKey, i) =>
+          toEvent({
+            seq: firstSeq + i,
+            event_id: placed.ids[i],
+            account_id: accountId,
+            type: placed.kinds[i],
+            order_key: orderKey,
+            data: placed.datas[i],
+            created_at: placed.times[i],
+          }),
+        )),
+    });
   }
 }

@@ -83,8 +83,8 @@ export class PgStore extends RepositoryMembers implements Store {
   ) {
     const origin = randomUUID();
     // Appends take their places after their unit's commit; the placing announces them (here and to the others).
-    const sequencer: Sequencer = new Sequencer(pool, origin, (changes, deliveries) =>
-      advances.tell(changes, deliveries),
+    const sequencer: Sequencer = new Sequencer(pool, origin, (changes, deliveries, placed) =>
+      advances.tell(changes, deliveries, placed),
     );
     const advances = new LogAdvances((accountIds) => sequencer.place(accountIds));
     db.placeAtCommit(sequencer, (accountIds) => advances.placed(accountIds));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ReplyClaimLost } from "../../../src/domain/conversation/replies.js";
 import { newId } from "../../../src/domain/ids.js";
 import type { Harness } from "./harness.js";
 
@@ -19,9 +20,9 @@ export function replyCases(h: () => Harness) {
       // Lapsed: taken over, and the old holder can neither renew nor complete.
       expect(await store.replies.take(claim("b", 9000), 3000)).toBe(true);
       expect(await store.replies.renew(messageId, "a", 9999)).toBe(false);
-      expect(await store.replies.complete(messageId, "a", 2)).toBe(false);
-      expect(await store.replies.complete(messageId, "b", 2)).toBe(true);
-      expect(await store.replies.complete(messageId, "b", 3)).toBe(false);
+      await expect(store.replies.complete(messageId, "a", 2)).rejects.toBeInstanceOf(ReplyClaimLost);
+      await store.replies.complete(messageId, "b", 2);
+      await expect(store.replies.complete(messageId, "b", 3)).rejects.toBeInstanceOf(ReplyClaimLost);
       expect(await store.replies.find(messageId)).toEqual({
         messageId,
         conversationId,
@@ -59,6 +60,33 @@ export function replyCases(h: () => Harness) {
         }),
       ).rejects.toThrow("the write failed");
       expect(await store.replies.find(other)).toBeUndefined();
+    });
+
+    it("a reply's unit of work whose claim was taken over fails with ReplyClaimLost and keeps none of its writes", async () => {
+      const { store } = h();
+      const messageId = newId();
+      const conversationId = newId();
+      expect(await store.replies.take({ messageId, conversationId, claim: "a", leaseUntil: 1000 }, 0)).toBe(true);
+      expect(await store.replies.take({ messageId, conversationId, claim: "b", leaseUntil: 9000 }, 1000)).toBe(true);
+      const written = newId();
+      // The lost claim's completion last in the unit, and followed by a statement the unit waits for.
+      for (const then of [async () => undefined, (tx: Pick<typeof store, "replies">) => tx.replies.find(written)])
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.replies.open({ messageId: written, conversationId, claim: "x", leaseUntil: 5000 });
+            await tx.replies.complete(messageId, "a", 2);
+            await then(tx);
+          }),
+        ).rejects.toBeInstanceOf(ReplyClaimLost);
+      expect(await store.replies.find(written)).toBeUndefined();
+      expect((await store.replies.find(messageId))?.replyOrder).toBeNull();
+      // The holder's completes, with the unit's other writes.
+      await store.transaction(async (tx) => {
+        await tx.replies.open({ messageId: written, conversationId, claim: "x", leaseUntil: 5000 });
+        await tx.replies.complete(messageId, "b", 2);
+      });
+      expect((await store.replies.find(messageId))?.replyOrder).toBe(2);
+      expect(await store.replies.find(written)).toBeDefined();
     });
 
     it("of many callers taking one message's reply at once, exactly one holds it", async () => {

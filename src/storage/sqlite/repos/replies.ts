@@ -1,4 +1,4 @@
-import type { ReplyRepository } from "../../../domain/conversation/replies.js";
+import { ReplyClaimLost, type ReplyRepository } from "../../../domain/conversation/replies.js";
 import { type ReplyRow, toReplyClaim } from "../../reply-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
@@ -36,7 +36,9 @@ export function sqliteReplies(db: Db): Sync<ReplyRepository> {
     },
     renew: (messageId, claim, leaseUntil) => renew.run(leaseUntil, messageId, claim).changes === 1,
     release: (messageId, claim) => void release.run(messageId, claim),
-    complete: (messageId, claim, replyOrder) => complete.run(replyOrder, messageId, claim).changes === 1,
+    complete: (messageId, claim, replyOrder) => {
+      if (complete.run(replyOrder, messageId, claim).changes !== 1) throw new ReplyClaimLost();
+    },
     prune: (before, limit) => prune.run(before, limit).changes,
   };
 }
