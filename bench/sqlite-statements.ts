@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { postJson } from "./lib/post-json.js";
 
 const { values: opt } = parseArgs({
   options: { streams: { type: "string", default: "8" }, sends: { type: "string", default: "50" } },
@@ -63,15 +64,7 @@ try {
   const knowledge = [{ title: "Shipping", url: "https://shop.example/ship", snippet: "We ship to Canada in 5 days." }];
   const chatbot = await app.accounts.createChatbot(email, "Shop", ["https://shop.example"], knowledge);
   const key = await app.accounts.createApiKey(email);
-  const post = async (path: string, body: unknown) => {
-    const r = await fetch(server.url + path, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`);
-    return (await r.json()) as { data: any };
-  };
+  const post = (path: string, body: unknown) => postJson(server.url, path, body);
   // Four streams per token at most (the default cap per token): a token for every four.
   const tokens: string[] = [];
   for (let i = 0; i < Math.max(1, Math.ceil(STREAMS / 4)); i++)

@@ -5,8 +5,44 @@
  * collector's work grows with the number of open streams. These forward to the inner stream instead.
  */
 
+/** A synchronous step's answer: nothing without a wait; the asynchronous path must run. */
+export const LATER: unique symbol = Symbol("later");
+
 /** The result of a stream that ended. */
 export const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/**
+ * A stream that can hand what it has at once, and say when it will have something: the push path of a stream that
+ * is caught up. Under fan-out, a `next` held pending through every layer is a chain of promises per stream, made
+ * again for each event; with these, a caught-up stream waits on one callback (`whenReady`) and its events pass every
+ * layer synchronously (`takeNow`), with no promise of their own. Both are optional: `next` stays the pull path
+ * (catching up, backpressure, a layer that must wait), always correct to call.
+ */
+export interface Readiness<T = unknown> {
+  /**
+   * Calls `cb` once (perhaps at once) when `takeNow` or `next` may have something, or the stream may have ended; a
+   * later call replaces the earlier callback. A layer that cannot tell calls `cb` at once.
+   */
+  whenReady(cb: () => void): void;
+  /**
+   * The next item if it is there now, without waiting (DONE once the stream ended; throws as `next` would reject);
+   * undefined when there is none now or it would need a wait (then `next`, or `whenReady` first).
+   */
+  takeNow?(): IteratorResult<T> | undefined;
+}
+
+/** Calls `cb` when `it`'s `next` is worth calling: as `it` says when it can tell (Readiness), else at once. */
+export function whenReady(it: object, cb: () => void): void {
+  const r = (it as Partial<Readiness>).whenReady;
+  if (typeof r === "function") r.call(it, cb);
+  else cb();
+}
+
+/** `it`'s next item if it can hand it at once (Readiness.takeNow); undefined otherwise. */
+export function takeNow<T>(it: object): IteratorResult<T> | undefined {
+  const t = (it as Partial<Readiness<T>>).takeNow;
+  return typeof t === "function" ? t.call(it) : undefined;
+}
 
 /**
  * The stream `open` resolves to, opened at the first `next` (as a generator's body would be): after that, each `next`
@@ -20,8 +56,10 @@ export function deferred<T>(open: () => Promise<AsyncIterable<T>> | AsyncIterabl
     (opening ??= Promise.resolve()
       .then(open)
       .then((s) => (inner = s[Symbol.asyncIterator]())));
-  const self: AsyncIterableIterator<T> = {
+  const self: AsyncIterableIterator<T> & Readiness<T> = {
     [Symbol.asyncIterator]: () => self,
+    whenReady: (cb) => (inner ? whenReady(inner, cb) : cb()),
+    takeNow: () => (inner ? takeNow<T>(inner) : undefined),
     next(): Promise<IteratorResult<T>> {
       if (inner) return inner.next();
       if (finished) return Promise.resolve(DONE);
@@ -99,9 +137,33 @@ export function mapStream<T, U>(
     void it.return?.()?.catch(() => undefined);
     return fail(e);
   };
-  const self: AsyncIterableIterator<U> = {
+  // An item taken at once whose mapping is a promise: the next `next` answers it.
+  let mapping: Promise<IteratorResult<U>> | undefined;
+  const self: AsyncIterableIterator<U> & Readiness<U> = {
     [Symbol.asyncIterator]: () => self,
-    next: () => (ended ? Promise.resolve(DONE) : it.next().then(take, fail)),
+    whenReady: (cb) => {
+      if (mapping) void mapping.then(cb, cb);
+      else if (ended) cb();
+      else whenReady(it, cb);
+    },
+    takeNow(): IteratorResult<U> | undefined {
+      if (ended) return DONE;
+      if (mapping) return undefined;
+      const r = takeNow<T>(it);
+      if (!r) return undefined;
+      const out = take(r);
+      if (!(out instanceof Promise)) return out;
+      mapping = out;
+      return undefined;
+    },
+    next(): Promise<IteratorResult<U>> {
+      const m = mapping;
+      if (m) {
+        mapping = undefined;
+        return m;
+      }
+      return ended ? Promise.resolve(DONE) : it.next().then(take, fail);
+    },
     return(value?: unknown): Promise<IteratorResult<U>> {
       end();
       return it.return ? it.return(value).then(() => DONE) : Promise.resolve(DONE);
@@ -115,7 +177,16 @@ export function mapStream<T, U>(
  * batch costs a resolved promise, a batch one step: no generator waits between them. `close` runs once the stream
  * ended, however, and never while a `fill` is running (it runs when that one settles).
  */
-export function batches<T>(fill: () => Promise<readonly T[] | undefined>, close: () => void): AsyncIterableIterator<T> {
+export function batches<T>(
+  fill: () => Promise<readonly T[] | undefined>,
+  close: () => void,
+  now?: {
+    /** When the next `fill` is worth running (Readiness.whenReady). */
+    ready(cb: () => void): void;
+    /** The next batch if it is there without waiting (undefined: ended); LATER when `fill` must wait or read. */
+    fill(): readonly T[] | undefined | typeof LATER;
+  },
+): AsyncIterableIterator<T> {
   let batch: readonly T[] = [];
   let i = 0;
   let ended = false;
@@ -151,8 +222,32 @@ export function batches<T>(fill: () => Promise<readonly T[] | undefined>, close:
       },
     );
   };
-  const self: AsyncIterableIterator<T> = {
+  const self: AsyncIterableIterator<T> & Readiness<T> = {
     [Symbol.asyncIterator]: () => self,
+    whenReady: (cb) => (ended || filling || i < batch.length || !now ? cb() : now.ready(cb)),
+    takeNow(): IteratorResult<T> | undefined {
+      if (ended) return DONE;
+      if (filling) return undefined;
+      if (i < batch.length) return { done: false, value: batch[i++]! };
+      if (!now) return undefined;
+      for (;;) {
+        let b: readonly T[] | undefined | typeof LATER;
+        try {
+          b = now.fill();
+        } catch (e) {
+          end();
+          throw e;
+        }
+        if (b === LATER) return undefined;
+        if (!b) {
+          end();
+          return DONE;
+        }
+        batch = b;
+        i = 0;
+        if (i < b.length) return { done: false, value: b[i++]! };
+      }
+    },
     next: () =>
       ended ? Promise.resolve(DONE) : i < batch.length ? Promise.resolve({ done: false, value: batch[i++]! }) : step(),
     return(): Promise<IteratorResult<T>> {

@@ -1,3 +1,4 @@
+import { type Readiness, takeNow, whenReady } from "../domain/streams.js";
 import type { AnyHandler } from "./call.js";
 
 /** Resolves once every write made so far is on disk; undefined when none is waiting. */
@@ -57,9 +58,54 @@ function durableStream(items: AsyncIterable<unknown>, barrier: DurabilityBarrier
       () => Promise.reject(e),
     );
   };
-  const self: AsyncIterableIterator<unknown> = {
+  // An item taken at once (the push path) while writes it may have seen are not on disk yet: held until they are.
+  let held:
+    | { r: IteratorResult<unknown>; p: Promise<unknown>; over: boolean; e?: unknown; cb?: () => void }
+    | undefined;
+  const hold = (r: IteratorResult<unknown>, wait: Promise<void>) => {
+    const h: NonNullable<typeof held> = { r, p: Promise.resolve(), over: false };
+    const over = (e?: unknown) => {
+      h.over = true;
+      if (e !== undefined) h.e = e;
+      h.cb?.();
+    };
+    h.p = wait.then(
+      () => over(),
+      (e: unknown) => over(e ?? new Error("durability wait failed")),
+    );
+    held = h;
+  };
+  const self: AsyncIterableIterator<unknown> & Readiness = {
     [Symbol.asyncIterator]: () => self,
-    next: () => it.next().then(item, failure),
+    whenReady(cb) {
+      if (!held) whenReady(it, cb);
+      else if (held.over) cb();
+      else held.cb = cb;
+    },
+    takeNow() {
+      if (held) {
+        if (!held.over) return undefined;
+        const h = held;
+        held = undefined;
+        if ("e" in h) throw h.e;
+        return h.r;
+      }
+      const r = takeNow(it);
+      if (!r || r.done) return r;
+      const wait = barrier();
+      if (!wait) return r;
+      hold(r, wait);
+      return undefined;
+    },
+    next() {
+      const h = held;
+      if (!h) return it.next().then(item, failure);
+      held = undefined;
+      return h.p.then(() => {
+        if ("e" in h) throw h.e;
+        return h.r;
+      });
+    },
     return: (value?: unknown) => (it.return ? it.return(value) : Promise.resolve({ done: true, value })),
   };
   return self;

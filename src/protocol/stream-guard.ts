@@ -1,5 +1,5 @@
 import { isDomainError } from "../domain/errors.js";
-import { DONE } from "../domain/streams.js";
+import { DONE, type Readiness, takeNow, whenReady } from "../domain/streams.js";
 import type { CredentialChangeRepository } from "../domain/token/credential-changes.js";
 import type { Call } from "./call.js";
 
@@ -356,22 +356,28 @@ export class StreamGuard {
 /**
  * One stream under the guard. It reads ahead of its client by at most MAX_AHEAD events (bounded memory), so that one
  * read of the change log clears every event that arrived before it started: a backlog costs a read per batch, not per
- * event. An event already cleared goes at once. Not a generator (see domain/streams.ts): while the stream waits it
- * holds one read of the inner stream and its waiting reader, and an event costs a reaction on each.
+ * event. An event already cleared goes at once. Not a generator (see domain/streams.ts). Caught up, it waits on its
+ * inner stream's callback (Readiness) and takes what that hands at once: an event then costs a reaction on the shared
+ * read of the change log, and no promise of its own; otherwise it holds one read of the inner stream.
  */
-class GuardedStream<T> implements AsyncIterableIterator<T> {
+class GuardedStream<T> implements AsyncIterableIterator<T>, Readiness<T> {
   private readonly it: AsyncIterator<T>;
   /** Aborted when this stream ends, however: the inner stream (read ahead of) winds down and frees its slots. */
   private readonly gone = new AbortController();
   private readonly ahead: { value: T; n: number }[] = [];
   private reading = false;
+  /** Waiting for the inner stream to say it has something (pull). */
+  private asking = false;
   /** The inner stream ended (done), or failed with `failure`. */
   private finished = false;
   private failure: { e: unknown } | undefined;
-  /** A wait for the head's clearance is in flight. */
+  /** A wait for the head's clearance is in flight; it failed with `broken` (the stream then fails). */
   private clearing = false;
+  private broken: { e: unknown } | undefined;
   private closed = false;
   private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
+  /** Told once the head may go or the stream ended (Readiness). */
+  private ready: (() => void) | undefined;
   private readonly onItem = (r: IteratorResult<T>) => {
     this.reading = false;
     if (r.done) this.finished = true;
@@ -379,21 +385,36 @@ class GuardedStream<T> implements AsyncIterableIterator<T> {
       this.ahead.push({ value: r.value, n: this.guard.arrived() });
       this.pull();
     }
-    this.advance();
+    this.settle();
   };
   private readonly onFailure = (e: unknown) => {
     this.reading = false;
     this.finished = true;
     this.failure = { e };
-    this.advance();
+    this.settle();
   };
   private readonly onCleared = () => {
     this.clearing = false;
-    this.advance();
+    this.settle();
   };
   private readonly onNotCleared = (e: unknown) => {
     this.clearing = false;
-    this.fail(e);
+    this.broken = { e };
+    this.settle();
+  };
+  /** The inner stream said it has something: taken at once when it can hand it, else read. */
+  private readonly read = () => {
+    this.asking = false;
+    if (this.reading || this.finished || this.closed || this.ahead.length >= MAX_AHEAD) return;
+    const had = this.ahead.length;
+    this.fillNow();
+    if (this.ahead.length === had && !this.finished) {
+      this.reading = true;
+      this.it.next().then(this.onItem, this.onFailure);
+      return;
+    }
+    this.pull();
+    this.settle();
   };
 
   constructor(
@@ -404,12 +425,41 @@ class GuardedStream<T> implements AsyncIterableIterator<T> {
     open: (signal: AbortSignal) => AsyncIterable<T>,
   ) {
     // The stream's waits end with the credential's verdict, whatever they wait for.
-    stop.signal.addEventListener("abort", () => this.fail(stop.signal.reason), { once: true });
+    stop.signal.addEventListener(
+      "abort",
+      () => {
+        this.fail(stop.signal.reason);
+        this.fire();
+      },
+      { once: true },
+    );
     this.it = open(AbortSignal.any([signal, stop.signal, this.gone.signal]))[Symbol.asyncIterator]();
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<T> {
     return this;
+  }
+
+  whenReady(cb: () => void): void {
+    this.ready = cb;
+    if (this.closed || this.stop.signal.aborted) this.fire();
+    else {
+      this.pull();
+      this.settle();
+    }
+  }
+
+  takeNow(): IteratorResult<T> | undefined {
+    if (this.closed) return DONE;
+    if (this.stop.signal.aborted) {
+      this.close();
+      throw this.stop.signal.reason;
+    }
+    if (this.waiter) return undefined;
+    this.fillNow();
+    const r = this.now();
+    this.pull();
+    return r;
   }
 
   next(): Promise<IteratorResult<T>> {
@@ -434,32 +484,55 @@ class GuardedStream<T> implements AsyncIterableIterator<T> {
     return Promise.resolve(DONE);
   }
 
-  /** Keeps one read of the inner stream in flight while there is room ahead. */
+  /**
+   * Keeps the inner stream read while there is room ahead: once it says it has something (Readiness), so that a
+   * caught-up stream holds callbacks rather than a pending `next` in every layer; a backlog is read ahead at once.
+   */
   private pull(): void {
-    if (this.reading || this.finished || this.closed || this.ahead.length >= MAX_AHEAD) return;
-    this.reading = true;
-    this.it.next().then(this.onItem, this.onFailure);
+    if (this.reading || this.asking || this.finished || this.closed || this.ahead.length >= MAX_AHEAD) return;
+    this.asking = true;
+    whenReady(this.it, this.read);
   }
 
-  /** Answers the waiting reader if it can be: the head once cleared, else the inner stream's end. */
-  private advance(): void {
-    const w = this.waiter;
-    if (!w || this.closed) return;
+  /** Takes what the inner stream hands at once, numbered as it arrives, while there is room ahead. */
+  private fillNow(): void {
+    while (!this.reading && !this.finished && !this.closed && this.ahead.length < MAX_AHEAD) {
+      let r: IteratorResult<T> | undefined;
+      try {
+        r = takeNow<T>(this.it);
+      } catch (e) {
+        this.finished = true;
+        this.failure = { e };
+        return;
+      }
+      if (!r) return;
+      if (r.done) this.finished = true;
+      else this.ahead.push({ value: r.value, n: this.guard.arrived() });
+    }
+  }
+
+  /**
+   * What the reader gets now: the head once cleared (its clearance started when it must wait: undefined), or the
+   * stream's end (DONE, or thrown: its failure, the credential's verdict). The caller pulls again after.
+   */
+  private now(): IteratorResult<T> | undefined {
+    if (this.broken) {
+      this.close();
+      throw this.broken.e;
+    }
     const head = this.ahead[0];
     if (!head) {
-      if (!this.finished) return;
-      this.waiter = undefined;
+      if (!this.finished) return undefined;
       if (this.failure) {
         this.close();
-        w.reject(this.failure.e);
-      } else if (this.stop.signal.aborted) {
-        this.close();
-        w.reject(this.stop.signal.reason);
-      } else {
-        this.close(true);
-        w.resolve(DONE);
+        throw this.failure.e;
       }
-      return;
+      if (this.stop.signal.aborted) {
+        this.close();
+        throw this.stop.signal.reason;
+      }
+      this.close(true);
+      return DONE;
     }
     if (!this.guard.isCleared(this.group, head.n)) {
       if (!this.clearing) {
@@ -467,12 +540,44 @@ class GuardedStream<T> implements AsyncIterableIterator<T> {
         // The shared read's own promise when no check is pending (looked at again once it is applied).
         this.guard.clearing(this.group, head.n).then(this.onCleared, this.onNotCleared);
       }
+      return undefined;
+    }
+    this.ahead.shift();
+    return { done: false, value: head.value };
+  }
+
+  /** Something changed (an item, the end, a clearance): the waiting reader is answered, or the one told is. */
+  private settle(): void {
+    this.advance();
+    if (!this.ready || this.closed) return;
+    const head = this.ahead[0];
+    if (this.broken || (head ? this.guard.isCleared(this.group, head.n) : this.finished)) this.fire();
+    else if (head) this.now();
+  }
+
+  private fire(): void {
+    const r = this.ready;
+    this.ready = undefined;
+    r?.();
+  }
+
+  /** Answers the waiting reader if it can be: the head once cleared, else the inner stream's end. */
+  private advance(): void {
+    const w = this.waiter;
+    if (!w || this.closed) return;
+    let r: IteratorResult<T> | undefined;
+    try {
+      r = this.now();
+    } catch (e) {
+      this.waiter = undefined;
+      w.reject(e);
       return;
     }
+    if (!r) return;
     this.waiter = undefined;
-    this.ahead.shift();
+    w.resolve(r);
+    // After the answer: a read the pull starts at once cannot answer this reader a second time.
     this.pull();
-    w.resolve({ done: false, value: head.value });
   }
 
   private fail(e: unknown): void {

@@ -2,7 +2,7 @@ import { invalidArgument } from "../errors.js";
 import { AccountLogs, LOG_TIMINGS, type LogFollower, type LogTimings, PAGE } from "../log/account-logs.js";
 import type { ConversationEvents, EventTopic } from "../log/events.js";
 import type { EventRecord, EventRepository } from "../log/repository.js";
-import { batches } from "../streams.js";
+import { batches, LATER } from "../streams.js";
 import type {
   ConversationRecord,
   ConversationRepository,
@@ -104,6 +104,29 @@ export class Watches {
       }
       return p.hasMore;
     };
+    // A log entry as the stream's event, if it has one (a message sent already has none); moves `last`.
+    const add = (e: EventRecord, out: WatchEvent[]): void => {
+      const m = e.type === "message.created" ? e.data.message : undefined;
+      if (m) {
+        if (m.messageOrder <= last) return;
+        last = m.messageOrder;
+        out.push({ type: "message", message: m, cursor: String(last), live: true });
+      } else if (notes && e.type === "note.created" && e.data.note)
+        out.push({ type: "note", note: e.data.note, cursor: String(last) });
+      else if (STATE_TYPES.has(e.type) && e.data.conversation)
+        out.push({ type: "conversation", conversation: e.data.conversation, cursor: String(last) });
+    };
+    // Whether a message of `entries` does not follow the one before it (a page to read from the conversation first).
+    const gapIn = (entries: readonly EventRecord[]): boolean => {
+      let l = last;
+      for (const e of entries) {
+        const m = e.type === "message.created" ? e.data.message : undefined;
+        if (!m || m.messageOrder <= l) continue;
+        if (l < m.messageOrder - 1) return true;
+        l = m.messageOrder;
+      }
+      return false;
+    };
     const fill = async (): Promise<WatchEvent[] | undefined> => {
       // The state first (read with the access check): a resumed stream answers at once, then catches up.
       if (phase === 0) {
@@ -125,24 +148,36 @@ export class Watches {
         if (!(await page(Number.MAX_SAFE_INTEGER, out))) phase = 2;
         return out;
       }
-      const entries = await f!.next();
+      const entries = held ?? (await f!.next());
+      held = undefined;
       if (!entries) return undefined;
       for (const e of entries) {
         const m = e.type === "message.created" ? e.data.message : undefined;
-        if (m) {
-          if (m.messageOrder <= last) continue;
-          // The log and the conversation are written in one unit of work: a gap is only a page not read yet.
-          while (last < m.messageOrder - 1 && (await page(m.messageOrder - 1, out)));
-          last = m.messageOrder;
-          out.push({ type: "message", message: m, cursor: String(last), live: true });
-        } else if (notes && e.type === "note.created" && e.data.note)
-          out.push({ type: "note", note: e.data.note, cursor: String(last) });
-        else if (STATE_TYPES.has(e.type) && e.data.conversation)
-          out.push({ type: "conversation", conversation: e.data.conversation, cursor: String(last) });
+        // The log and the conversation are written in one unit of work: a gap is only a page not read yet.
+        if (m) while (last < m.messageOrder - 1 && (await page(m.messageOrder - 1, out)));
+        add(e, out);
       }
       return out;
     };
-    return batches(fill, () => f?.close());
+    // Entries taken at once that need a page read first (a gap): the next `fill` takes them.
+    let held: EventRecord[] | undefined;
+    // Live and caught up, the stream waits on its follower's callback and takes its entries at once (streams.ts).
+    const now = {
+      ready: (cb: () => void) => (phase === 2 && !held ? f!.whenReady(cb) : cb()),
+      fill: (): WatchEvent[] | undefined | typeof LATER => {
+        if (phase !== 2 || held) return LATER;
+        const entries = f!.takeNow();
+        if (entries === LATER || !entries) return entries;
+        if (gapIn(entries)) {
+          held = entries;
+          return LATER;
+        }
+        const out: WatchEvent[] = [];
+        for (const e of entries) add(e, out);
+        return out;
+      },
+    };
+    return batches(fill, () => f?.close(), now);
   }
 
   /** Every change of the account's conversations after `afterCursor` (from now when empty). */
@@ -173,7 +208,7 @@ export class Watches {
       }
       return out;
     };
-    return batches(fill, () => f?.close());
+    return batches(fill, () => f?.close(), { ready: (cb) => (f ? f.whenReady(cb) : cb()), fill: () => LATER });
   }
 }
 

@@ -1,4 +1,5 @@
 import { DomainError } from "../errors.js";
+import { LATER } from "../streams.js";
 import type { ConversationEvent, EventListener, EventTopic, PlacedEntries } from "./events.js";
 import type { EventRecord, EventRepository } from "./repository.js";
 
@@ -295,6 +296,8 @@ export class LogFollower {
   private ended = false;
   private failure: { e: unknown } | undefined;
   private wake: (() => void) | undefined;
+  /** Told once `next` is worth calling (Readiness, domain/streams.ts): a current follower waits on it, not on `next`. */
+  private ready: (() => void) | undefined;
   private readonly onAbort = () => this.end();
   private readonly max: number;
 
@@ -315,7 +318,7 @@ export class LogFollower {
   start(place: number): void {
     this.pos = place;
     this.started = true;
-    this.wake?.();
+    this.woken();
   }
 
   /** True when it is current: fed, nothing queued after its place. */
@@ -337,17 +340,30 @@ export class LogFollower {
       this.queue = [];
       this.fedFrom = undefined;
     } else this.queue.push(e);
+    this.woken();
+  }
+
+  /** Calls `cb` once `next` has something to give (or the follower ended); at once unless it is current. */
+  whenReady(cb: () => void): void {
+    if (this.current && !this.ended && !this.failure && !this.signal.aborted) this.ready = cb;
+    else cb();
+  }
+
+  private woken(): void {
     this.wake?.();
+    const r = this.ready;
+    this.ready = undefined;
+    r?.();
   }
 
   end(): void {
     this.ended = true;
-    this.wake?.();
+    this.woken();
   }
 
   fail(e: unknown): void {
     this.failure = { e };
-    this.wake?.();
+    this.woken();
   }
 
   close(): void {
@@ -363,25 +379,9 @@ export class LogFollower {
    */
   async next(): Promise<EventRecord[] | undefined> {
     for (;;) {
-      if (this.failure) throw this.failure.e;
-      if (this.ended || this.signal.aborted) return undefined;
-      if (!this.started) {
-        await new Promise<void>((r) => (this.wake = r));
-        this.wake = undefined;
-        continue;
-      }
-      const fed = this.fedFrom;
-      if (fed !== undefined && this.pos >= fed) {
-        this.first = false;
-        const q = this.queue;
-        let i = 0;
-        while (i < q.length && q[i]!.seq <= this.pos) i++;
-        this.queue = [];
-        if (i < q.length) {
-          const out = i === 0 ? q : q.slice(i);
-          this.pos = out.at(-1)!.seq;
-          return out;
-        }
+      const now = this.takeNow();
+      if (now !== LATER) return now;
+      if (!this.started || (this.fedFrom !== undefined && this.pos >= this.fedFrom)) {
         await new Promise<void>((r) => (this.wake = r));
         this.wake = undefined;
         continue;
@@ -389,6 +389,26 @@ export class LogFollower {
       const out = await this.catchUp();
       if (out.length > 0) return out;
     }
+  }
+
+  /**
+   * What `next` would answer without waiting: the queued entries after its place, or undefined once it ended;
+   * LATER when it must wait for an entry or read the store (the push path: domain/streams.ts).
+   */
+  takeNow(): EventRecord[] | undefined | typeof LATER {
+    if (this.failure) throw this.failure.e;
+    if (this.ended || this.signal.aborted) return undefined;
+    const fed = this.fedFrom;
+    if (!this.started || fed === undefined || this.pos < fed) return LATER;
+    this.first = false;
+    const q = this.queue;
+    let i = 0;
+    while (i < q.length && q[i]!.seq <= this.pos) i++;
+    this.queue = [];
+    if (i === q.length) return LATER;
+    const out = i === 0 ? q : q.slice(i);
+    this.pos = out.at(-1)!.seq;
+    return out;
   }
 
   /** One page read from the store after its place (behind the reader, or not fed). */

@@ -1,4 +1,4 @@
-import { DONE } from "../streams.js";
+import { DONE, type Readiness, takeNow, whenReady } from "../streams.js";
 
 /** Signals waiting to be sent on one stream; more than this and the oldest are dropped (they are only hints). */
 const MAX_WAITING = 32;
@@ -21,7 +21,7 @@ export function withSignals<T, S>(
 
 type Settled<T> = { r: IteratorResult<T> } | { e: unknown };
 
-class WithSignals<T, S> implements AsyncIterableIterator<T> {
+class WithSignals<T, S> implements AsyncIterableIterator<T>, Readiness<T> {
   private readonly waiting: S[] = [];
   private stop: (() => void) | undefined;
   /** The source's read in flight; its outcome once it settled and was not taken yet. */
@@ -32,9 +32,17 @@ class WithSignals<T, S> implements AsyncIterableIterator<T> {
   private finished = false;
   private readonly onSettled = (r: IteratorResult<T>) => this.took({ r });
   private readonly onFailed = (e: unknown) => this.took({ e });
+  /** Told once `next` is worth calling (Readiness): a signal pushed, or the source ready. */
+  private onReady: (() => void) | undefined;
+  private readonly fire = () => {
+    const r = this.onReady;
+    this.onReady = undefined;
+    r?.();
+  };
   private readonly push = (s: S) => {
     if (this.waiting.push(s) > MAX_WAITING) this.waiting.shift();
     this.wake();
+    this.fire();
   };
 
   constructor(
@@ -45,6 +53,38 @@ class WithSignals<T, S> implements AsyncIterableIterator<T> {
 
   [Symbol.asyncIterator](): AsyncIterableIterator<T> {
     return this;
+  }
+
+  whenReady(cb: () => void): void {
+    if (this.finished || this.waiting.length > 0 || this.settled || this.read) {
+      cb();
+      return;
+    }
+    this.onReady = cb;
+    whenReady(this.it, this.fire);
+  }
+
+  takeNow(): IteratorResult<T> | undefined {
+    if (this.finished) return DONE;
+    if (this.waiter) return undefined;
+    const got = this.ready();
+    if (got) {
+      if ("e" in got) throw got.e;
+      return got.r;
+    }
+    if (this.read) return undefined;
+    let r: IteratorResult<T> | undefined;
+    try {
+      r = takeNow<T>(this.it);
+    } catch (e) {
+      this.end();
+      throw e;
+    }
+    if (!r) return undefined;
+    // As `ready` takes a settled read: the end ends it, an event subscribes to the signals (once).
+    if (r.done) this.end();
+    else this.stop ??= this.subscribe(this.push);
+    return r;
   }
 
   next(): Promise<IteratorResult<T>> {

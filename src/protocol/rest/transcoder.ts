@@ -5,6 +5,7 @@ import { create, type DescMessage, type DescMethod, type DescService, getOption 
 import { Code, ConnectError } from "@connectrpc/connect";
 import { no_content as noContent } from "../../../gen/aiagent/v1/field_options_pb.js";
 import { DomainError, invalidArgument } from "../../domain/errors.js";
+import { takeNow, whenReady } from "../../domain/streams.js";
 import type { Logger } from "../../log.js";
 import type { Outcome, RpcObserver } from "../../observability/rpc.js";
 import type { AnyHandler, Call } from "../call.js";
@@ -488,8 +489,34 @@ async function streamOut(
     }
   };
   let leaveBeats: (() => void) | undefined;
+  const it = items[Symbol.asyncIterator]();
+  // The stream ended or failed by itself (else it is ended here, as `for await` would).
+  let over = false;
   try {
-    for await (const item of items) {
+    for (;;) {
+      let step: IteratorResult<object> | undefined;
+      try {
+        if (started) {
+          // Caught up, its events come by the stream's callback, taken at once through every layer, with no promise
+          // of their own; else (catching up, a layer that must wait) by `next` (domain/streams.ts).
+          step = takeNow<object>(it);
+          // Twice at most: an event may wait for its clearance, then for the disk. A stream that cannot hand its
+          // events at once (catching up, a generator) is read by `next`.
+          for (let i = 0; i < 2 && !step; i++) {
+            await new Promise<void>((r) => whenReady(it, r));
+            step = takeNow<object>(it);
+          }
+        }
+        step ??= await it.next();
+      } catch (e) {
+        over = true;
+        throw e;
+      }
+      if (step.done) {
+        over = true;
+        break;
+      }
+      const item = step.value;
       if (!started) {
         res.writeHead(200, {
           "content-type": contentType,
@@ -532,6 +559,7 @@ async function streamOut(
     (res as ServerResponse).write(errorFrame(JSON.parse(err.body) as unknown));
   } finally {
     leaveBeats?.();
+    if (!over) await it.return?.()?.catch(() => undefined);
   }
   if (!started) res.writeHead(200, { "content-type": contentType, ...headers });
   res.end();
