@@ -579,15 +579,31 @@ async function main(): Promise<void> {
   const lines = [
     "| row | what | service | bare node:http | service ÷ bare | target |",
     "|---|---|--:|--:|--:|---|",
-    `| W1 | ${s.W1?.streams ?? n} open frame streams (${s.W1?.failed ?? 0} of ${s.W1?.asked ?? n} failed to open), idle, heartbeats every ${heartbeatMs / 1000} s: RSS MB | ${s.W1?.rssMb} | ${b.W1?.rssMb} | ${ratio(s.W1?.rssMb, b.W1?.rssMb)} | ≤ 1,536 MB |`,
-    `| W1 | idle CPU, % of one core | ${s.W1?.cpuPct} | ${b.W1?.cpuPct} | ${ratio(s.W1?.cpuPct, b.W1?.cpuPct)} | ≤ 5 % |`,
-    `| W2 | ${s.W2?.eventsPerSec} events/s achieved (${rate} offered): answer → delivery p99 ms | ${s.W2?.p99Ms} | ${b.W2?.p99Ms} | ${ratio(s.W2?.p99Ms, b.W2?.p99Ms)} | ≤ 250 ms |`,
-    `| W2 | missed / duplicated of ${s.W2?.deliveries} deliveries | ${s.W2?.missed} / ${s.W2?.duplicated} | ${b.W2?.missed} / ${b.W2?.duplicated} |  | 0 / 0 |`,
-    `| W2 | service CPU per event written, ms (the load generator's CPU: ${s.W2?.generatorCpuPct} % of a core) | ${s.W2?.cpuMsPerEvent} | ${b.W2?.cpuMsPerEvent} |  |  |`,
-    `| W3 | ${s.W3?.revoked} streams revoked at once (${s.W3?.failedRevocations ?? 0} of the calls failed): answer → end, max ms | ${s.W3?.maxMs} | ${b.W3?.maxMs} | ${ratio(s.W3?.maxMs, b.W3?.maxMs)} | ≤ 1,000 ms |`,
-    `| W3 | the others keep receiving: deliveries got / expected | ${s.W3?.othersGot} / ${s.W3?.othersExpected} | ${b.W3?.othersGot} / ${b.W3?.othersExpected} |  | all |`,
-    `| W4 | resume ${s.W4?.events} events behind: events/s | ${s.W4?.eventsPerSec} | ${b.W4?.eventsPerSec} | ${ratio(s.W4?.eventsPerSec, b.W4?.eventsPerSec)} | ≥ 10,000 |`,
-    `| W4 | RSS growth MB / headers ms | ${s.W4?.rssGrowthMb} / ${s.W4?.headersMs} | ${b.W4?.rssGrowthMb} / ${b.W4?.headersMs} |  | ≤ 50 MB / ≤ 100 ms |`,
+    ...(s.W1
+      ? [
+          `| W1 | ${s.W1?.streams ?? n} open frame streams (${s.W1?.failed ?? 0} of ${s.W1?.asked ?? n} failed to open), idle, heartbeats every ${heartbeatMs / 1000} s: RSS MB | ${s.W1?.rssMb} | ${b.W1?.rssMb} | ${ratio(s.W1?.rssMb, b.W1?.rssMb)} | ≤ 1,536 MB |`,
+          `| W1 | idle CPU, % of one core | ${s.W1?.cpuPct} | ${b.W1?.cpuPct} | ${ratio(s.W1?.cpuPct, b.W1?.cpuPct)} | ≤ 5 % |`,
+        ]
+      : [`| W1 | open frame streams, idle | not run | — |  |  |`]),
+    ...(s.W2
+      ? [
+          `| W2 | ${s.W2?.eventsPerSec} events/s achieved (${rate} offered): answer → delivery p99 ms | ${s.W2?.p99Ms} | ${b.W2?.p99Ms} | ${ratio(s.W2?.p99Ms, b.W2?.p99Ms)} | ≤ 250 ms |`,
+          `| W2 | missed / duplicated of ${s.W2?.deliveries} deliveries | ${s.W2?.missed} / ${s.W2?.duplicated} | ${b.W2?.missed} / ${b.W2?.duplicated} |  | 0 / 0 |`,
+          `| W2 | service CPU per event written, ms (the load generator's CPU: ${s.W2?.generatorCpuPct} % of a core) | ${s.W2?.cpuMsPerEvent} | ${b.W2?.cpuMsPerEvent} |  |  |`,
+        ]
+      : [`| W2 | events written to watched conversations | not run | — |  |  |`]),
+    ...(s.W3
+      ? [
+          `| W3 | ${s.W3?.revoked} streams revoked at once (${s.W3?.failedRevocations ?? 0} of the calls failed): answer → end, max ms | ${s.W3?.maxMs} | ${b.W3?.maxMs} | ${ratio(s.W3?.maxMs, b.W3?.maxMs)} | ≤ 1,000 ms |`,
+          `| W3 | the others keep receiving: deliveries got / expected | ${s.W3?.othersGot} / ${s.W3?.othersExpected} | ${b.W3?.othersGot} / ${b.W3?.othersExpected} |  | all |`,
+        ]
+      : [`| W3 | sessions revoked at once | not run | — |  |  |`]),
+    ...(s.W4
+      ? [
+          `| W4 | resume ${s.W4?.events} events behind: events/s | ${s.W4?.eventsPerSec} | ${b.W4?.eventsPerSec} | ${ratio(s.W4?.eventsPerSec, b.W4?.eventsPerSec)} | ≥ 10,000 |`,
+          `| W4 | RSS growth MB / headers ms | ${s.W4?.rssGrowthMb} / ${s.W4?.headersMs} | ${b.W4?.rssGrowthMb} / ${b.W4?.headersMs} |  | ≤ 50 MB / ≤ 100 ms |`,
+        ]
+      : [`| W4 | resume far behind | not run | — |  |  |`]),
     s.W5
       ? `| W5 | W2 on PostgreSQL ${s.W5.postgres}, ${s.W5.instances} instances (${s.W5.streamsPerInstance.join(" + ")} streams), ${s.W5.eventsPerSec} events/s achieved: answer → delivery p99 ms | ${s.W5.p99Ms} | — |  | ≤ 250 ms |`
       : `| W5 | W2 on PostgreSQL, two instances | ${s.W5Skipped ? `skipped: ${s.W5Skipped}` : "not run"} | — |  | as W2 |`,
