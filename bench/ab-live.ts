@@ -11,12 +11,13 @@
 // delivery, and prints each server's CPU (user + system, /proc) per event written, with the ratio B ÷ A of the
 // medians, and the missed and duplicated deliveries. AIAGENT_AB_NODE_ARGS_A / _B: node flags for one side only (the
 // same build on both sides, `--base .`, measures a flag; bench/ab.ts takes them too).
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { abOptions, abSide } from "./lib/ab-options.js";
+import { cachedDataset } from "./lib/dataset.js";
 import { cpuMicros } from "./lib/proc.js";
 import type { ServerProcess } from "./lib/procs.js";
 import { openAll, type RawStream } from "./lib/raw-stream.js";
@@ -33,10 +34,8 @@ const PER_CONV = 8;
 const convCount = Math.max(1, Math.floor(Number(opt.streams) / PER_CONV));
 const sends = Number(opt.sends);
 const concurrency = Number(opt.concurrency);
-const dataDir = join(opt.cache, "data");
-const dbName = readdirSync(dataDir).find((f) => /^1k-.*\.db$/.test(f));
-if (!dbName) throw new Error(`no 1k dataset in ${dataDir}: run \`npm run bench:live -- --only W4 --scale 1k\` once`);
-const seed = JSON.parse(readFileSync(join(dataDir, dbName.replace(/\.db$/, ".json")), "utf8")) as {
+const seeded = cachedDataset(opt.cache, "1k", "npm run bench:live -- --only W4 --scale 1k");
+const seed = JSON.parse(readFileSync(seeded.replace(/\.db$/, ".json"), "utf8")) as {
   chatbot_id: string;
   client_api_key: string;
 };
@@ -70,7 +69,7 @@ function post(base: string, path: string, body: unknown): Promise<any> {
 
 async function side(name: string, root: string) {
   const n = convCount * PER_CONV;
-  const { build, server: s } = await abSide(name, root, join(dataDir, dbName!), work, {
+  const { build, server: s } = await abSide(name, root, seeded, work, {
     AIAGENT_WATCH_STREAMS: String(n + 1000),
     AIAGENT_WATCH_FRAME_STREAMS: String(n + 500),
     AIAGENT_WATCH_FRAME_STREAMS_PER_ACCOUNT: String(n + 500),

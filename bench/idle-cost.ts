@@ -13,6 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildForBench } from "./lib/build.js";
+import { cachedDataset } from "./lib/dataset.js";
 import { cpuMicros } from "./lib/proc.js";
 import { type ServerProcess, servedEnv, startServer } from "./lib/procs.js";
 import { median } from "./lib/stats.js";
@@ -26,8 +27,7 @@ const { values: opt } = parseArgs({
   },
 });
 const seconds = Number(opt.seconds);
-const name = readdirSync(join(opt.cache!, "data")).find((f) => /^10k-.*\.db$/.test(f));
-if (!name) throw new Error(`no 10k dataset in ${opt.cache}: run \`npm run bench -- --quick\` once first`);
+const seeded = cachedDataset(opt.cache!, "10k");
 process.env.AIAGENT_SECRETS ??= "bench-only-key-encryption-secret-0123456789";
 
 const work = mkdtempSync(join(tmpdir(), "aiagent-idle-"));
@@ -35,7 +35,7 @@ const servers: ServerProcess[] = [];
 const build = await buildForBench(ROOT, join(ROOT, "node_modules", ".cache", "aiagent-bench", `idle-${process.pid}`));
 try {
   const db = join(work, "service.db");
-  copyFileSync(join(opt.cache!, "data", name), db);
+  copyFileSync(seeded, db);
   const body = join(work, "body.json");
   writeFileSync(body, JSON.stringify({ data: { messages: [] } }));
   const service = await startServer(

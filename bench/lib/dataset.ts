@@ -95,3 +95,16 @@ export function workingCopy(d: Dataset, dir: string, name: string): string {
   copyFileSync(d.path, target, constants.COPYFILE_FICLONE);
   return target;
 }
+
+/**
+ * The path of a dataset of `scale` already seeded in `cacheDir` (a script's input that a bench run leaves behind), or
+ * an error saying which command seeds it.
+ */
+export function cachedDataset(cacheDir: string, scale: string, seedWith = "npm run bench -- --quick"): string {
+  const dir = join(cacheDir, "data");
+  const name = existsSync(dir)
+    ? readdirSync(dir).find((f) => f.startsWith(`${scale}-`) && f.endsWith(".db"))
+    : undefined;
+  if (!name) throw new Error(`no ${scale} dataset in ${dir}: run \`${seedWith}\` once first`);
+  return join(dir, name);
+}

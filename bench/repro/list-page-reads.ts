@@ -1,10 +1,11 @@
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { setImmediate as nextTask } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { cachedDataset } from "../lib/dataset.js";
 
 // What a contact list page asks of the SQLite store before its remembered page is served: its ID token's three reads
 // side by side (the account, the lineage's revocations, the API keys), then the list version. Each page's reads run
@@ -23,10 +24,8 @@ const { values: opt } = parseArgs({
   },
 });
 const root = resolve(opt.root!);
-const data = join(HERE, "node_modules", ".cache", "aiagent-bench", "data");
-const name = readdirSync(data).find((f) => /^10k-.*\.db$/.test(f));
-if (!name) throw new Error(`no 10k dataset in ${data}: run \`npm run bench -- --quick\` once first`);
-const meta = JSON.parse(readFileSync(join(data, name.replace(/\.db$/, ".json")), "utf8"));
+const seeded = cachedDataset(join(HERE, "node_modules", ".cache", "aiagent-bench"), "10k");
+const meta = JSON.parse(readFileSync(seeded.replace(/\.db$/, ".json"), "utf8"));
 
 // Every statement run, by its text, while `counting`.
 const counts = new Map<string, number>();
@@ -46,7 +45,7 @@ for (const m of ["run", "get", "all", "iterate"]) {
 
 const dir = mkdtempSync(join(tmpdir(), "aiagent-list-reads-"));
 try {
-  copyFileSync(join(data, name), join(dir, "t.db"));
+  copyFileSync(seeded, join(dir, "t.db"));
   const { openSqliteStore } = await import(pathToFileURL(join(root, "src/storage/sqlite/index.ts")).href);
   const store = openSqliteStore(join(dir, "t.db"), { synchronous: "OFF" });
   const accountId: string = meta.account_id;

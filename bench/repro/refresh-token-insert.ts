@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
+import { cachedDataset } from "../lib/dataset.js";
 
 // What a token issue's one write costs in better-sqlite3, by how the refresh_tokens table is laid out: as migrated
 // (a rowid table whose TEXT primary key is an index of its own, and four more indexes: six B-trees per insert),
@@ -24,10 +25,7 @@ const { values: opt } = parseArgs({
     cache: { type: "string", default: join(ROOT, "node_modules", ".cache", "aiagent-bench") },
   },
 });
-const data = join(opt.cache!, "data");
-const seeded = readdirSync(data).find((f) => /^10k-.*\.db$/.test(f));
-if (!seeded) throw new Error(`no 10k dataset in ${data}: run \`npm run bench -- --quick\` once first`);
-const source = new Database(join(data, seeded), { readonly: true });
+const source = new Database(cachedDataset(opt.cache!, "10k"), { readonly: true });
 const schema = source
   .prepare<[], { type: string; name: string; sql: string }>(
     "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'refresh_tokens' AND sql IS NOT NULL AND type != 'trigger'",

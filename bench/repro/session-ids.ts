@@ -1,11 +1,12 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { newTimeOrderedId } from "../../src/domain/ids.js";
 import { openDatabase } from "../../src/storage/sqlite/database.js";
+import { cachedDataset } from "../lib/dataset.js";
 
 // What a token issue's unit of work writes to SQLite's log, by the kind of session id it stores: random (uuid v4, as
 // before session 21) or time-ordered (uuid v7, `newTimeOrderedId`). Each variant gets its own copy of the bench's 10k
@@ -27,9 +28,7 @@ const { values: opt } = parseArgs({
     cache: { type: "string", default: join(ROOT, "node_modules", ".cache", "aiagent-bench") },
   },
 });
-const data = join(opt.cache!, "data");
-const seeded = readdirSync(data).find((f) => /^10k-.*\.db$/.test(f));
-if (!seeded) throw new Error(`no 10k dataset in ${data}: run \`npm run bench -- --quick\` once first`);
+const seeded = cachedDataset(opt.cache!, "10k");
 const work = mkdtempSync(join(tmpdir(), "aiagent-session-ids-"));
 const kinds: Record<string, (at: number) => string> = {
   "random (v4)": () => randomUUID(),
@@ -46,7 +45,7 @@ function walFrames(path: string): number {
 try {
   const dbs = Object.entries(kinds).map(([name, id], n) => {
     const path = join(work, `v${n}.db`);
-    copyFileSync(join(data, seeded), path);
+    copyFileSync(seeded, path);
     const db = openDatabase(path, { synchronous: "FULL", groupCommit: true });
     db.pragma("wal_autocheckpoint = 0");
     const bot = db.prepare("SELECT account_id, chatbot_id FROM chatbots LIMIT 1").get() as {
