@@ -47,6 +47,9 @@ const STATE_TYPES = new Set([
   "conversation.rated",
 ]);
 
+/** The message a log entry created, if it created one. */
+const messageOf = (e: EventRecord) => (e.type === "message.created" ? e.data.message : undefined);
+
 /** Whether a watcher sees the entry: messages, state changes, and internal notes only when `notes`. */
 const watched = (e: EventRecord, notes: boolean): boolean =>
   e.type === "message.created" || STATE_TYPES.has(e.type) || (notes && e.type === "note.created");
@@ -106,7 +109,7 @@ export class Watches {
     };
     // A log entry as the stream's event, if it has one (a message sent already has none); moves `last`.
     const add = (e: EventRecord, out: WatchEvent[]): void => {
-      const m = e.type === "message.created" ? e.data.message : undefined;
+      const m = messageOf(e);
       if (m) {
         if (m.messageOrder <= last) return;
         last = m.messageOrder;
@@ -120,7 +123,7 @@ export class Watches {
     const gapIn = (entries: readonly EventRecord[]): boolean => {
       let l = last;
       for (const e of entries) {
-        const m = e.type === "message.created" ? e.data.message : undefined;
+        const m = messageOf(e);
         if (!m || m.messageOrder <= l) continue;
         if (l < m.messageOrder - 1) return true;
         l = m.messageOrder;
@@ -152,7 +155,7 @@ export class Watches {
       held = undefined;
       if (!entries) return undefined;
       for (const e of entries) {
-        const m = e.type === "message.created" ? e.data.message : undefined;
+        const m = messageOf(e);
         // The log and the conversation are written in one unit of work: a gap is only a page not read yet.
         if (m) while (last < m.messageOrder - 1 && (await page(m.messageOrder - 1, out)));
         add(e, out);

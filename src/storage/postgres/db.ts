@@ -141,12 +141,11 @@ export class PgRunner implements PgDb {
   async write(name: string, text: string, values: unknown[], failed?: (e: unknown) => unknown): Promise<void> {
     const current = this.current.getStore();
     if (current) current.pending.push({ statement: this.statement(name, text, values), ...(failed ? { failed } : {}) });
-    else if (!failed) await this.query(name, text, values);
     else
       try {
         await this.query(name, text, values);
       } catch (e) {
-        throw failed(e);
+        throw failed ? failed(e) : e;
       }
   }
 
