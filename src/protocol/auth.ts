@@ -4,7 +4,7 @@ import { Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { AccountCaller, Caller, FrameCaller } from "../domain/caller.js";
 import { roleAllows } from "../domain/caller.js";
 import { isDomainError, permissionDenied, unauthenticated } from "../domain/errors.js";
-import { type IdClaims, TOKEN_KINDS } from "../domain/token/jwt-strategy.js";
+import { type AccessClaims, type IdClaims, TOKEN_KINDS } from "../domain/token/jwt-strategy.js";
 import type { TokenChecks } from "../domain/token/token-checks.js";
 import type { AccessRule } from "./access.js";
 import type { Authorized, Call } from "./call.js";
@@ -43,11 +43,21 @@ export class Authenticator {
     // A token in the header is routed to its verifier by its type, which the verifier checks again.
     const asFrame = frame && (!!fieldToken || !account || typ(token) === TOKEN_KINDS.access.typ);
     if (asFrame) {
-      const c = await presented(call, this.checks.authenticateFrame(token));
+      let c: AccessClaims;
+      try {
+        c = await this.checks.authenticateFrame(token);
+      } catch (e) {
+        throw refused(call, e);
+      }
       const caller: FrameCaller = { kind: "frame", accountId: c.accountId, chatbotId: c.chatbotId, userId: c.userId };
       return authorized(caller, c.expiresAt, token);
     }
-    const c = await presented(call, this.checks.authenticateAccount(token));
+    let c: IdClaims & { caller: AccountCaller };
+    try {
+      c = await this.checks.authenticateAccount(token);
+    } catch (e) {
+      throw refused(call, e);
+    }
     const needed = rule.role === Role.ADMIN || rule.role === Role.OPERATOR ? NEEDED_ROLE[rule.role] : "admin";
     if (!roleAllows(c.caller.role, needed))
       throw permissionDenied(`this needs the ${needed} role; ${c.caller.email} is an ${c.caller.role}`);
@@ -110,13 +120,13 @@ function challenge(call: Call, e: Error, invalidToken = false): Error {
   return e;
 }
 
-async function presented<T>(call: Call, check: Promise<T>): Promise<T> {
-  try {
-    return await check;
-  } catch (e) {
-    if (isDomainError(e) && e.kind === "unauthenticated") challenge(call, e, true);
-    throw e;
-  }
+/**
+ * A presented token's check failed with `e`: a refused token is challenged (`invalid_token`). In the caller's own
+ * try, not an async function around the check: each layer of promises is paid on every call.
+ */
+function refused(call: Call, e: unknown): unknown {
+  if (isDomainError(e) && e.kind === "unauthenticated") challenge(call, e, true);
+  return e;
 }
 
 function bearer(call: Call): string | undefined {

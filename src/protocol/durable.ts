@@ -25,17 +25,26 @@ export function durableHandlers(
   return out;
 }
 
-async function durableResult(result: Promise<unknown>, barrier: DurabilityBarrier): Promise<unknown> {
-  try {
-    const value = await result;
-    const wait = barrier();
-    if (wait) await wait;
-    return value;
-  } catch (e) {
-    // An error may follow a write ("your message was saved"): it too waits for the disk.
-    await barrier()?.catch(() => undefined);
-    throw e;
-  }
+/**
+ * The result once the writes it may have seen are durable: one reaction on the handler's promise, not an async
+ * function awaiting it (a promise and a turn of the microtask queue fewer on every call).
+ */
+function durableResult(result: Promise<unknown>, barrier: DurabilityBarrier): Promise<unknown> {
+  return result.then(
+    (value) => {
+      const wait = barrier();
+      return wait ? wait.then(() => value) : value;
+    },
+    (e: unknown) => {
+      // An error may follow a write ("your message was saved"): it too waits for the disk.
+      const wait = barrier();
+      if (!wait) throw e;
+      return wait.then(
+        () => Promise.reject(e),
+        () => Promise.reject(e),
+      );
+    },
+  );
 }
 
 /**

@@ -18,7 +18,7 @@ export class TokenChecks {
 
   /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
   async authenticateFrame(token: string): Promise<AccessClaims> {
-    const claims = await this.d.jwt.verifyAccess(token);
+    const claims = this.d.jwt.keptAccess(token) ?? (await this.d.jwt.verifyAccess(token));
     const { notBefore, chatbot } = await this.d.refreshTokens.frameAccess(
       claims.chatbotId,
       claims.userId,

@@ -98,9 +98,15 @@ export function withFieldRules(desc: DescService, handlers: Record<string, AnyHa
             checkFieldRules(input, req as Msg);
             return h(req, call);
           }
-        : async (req, call) => {
-            checkFieldRules(input, req as Msg);
-            return h(req, call);
+        : (req, call) => {
+            // A refusal is the call's rejection, as an async function's would be, without one around the handler's
+            // promise (which would take two more turns of the microtask queue to adopt it).
+            try {
+              checkFieldRules(input, req as Msg);
+              return h(req, call);
+            } catch (e) {
+              return Promise.reject(e);
+            }
           };
   }
   return out;

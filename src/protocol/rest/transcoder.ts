@@ -180,7 +180,9 @@ async function serve(
     const streaming = route.method.methodKind === "server_streaming";
     const sse = streaming && wantsEventStream(req.headers.accept);
     if (sse) eventStreamInput(route, req, params, queryAccessToken);
-    const input = await decodeInput(route, req, params, vars, opts);
+    // A route without a body (every GET) is decoded without a promise: its input is all in the URL.
+    const input =
+      route.body === "" ? queryInput(route, params, vars) : await decodeInput(route, req, params, vars, opts);
     const bounds = opts.stream ?? STREAM_BOUNDS;
     const call = makeCall(req, res, queryAccessToken, responseHeaders, route.encode, bounds.heartbeats !== undefined);
     const out = route.handler(input as never, call);
@@ -234,12 +236,25 @@ async function decodeInput(
     init = fromDocumentedJson(desc, await readJson(req, maxBodyBytes));
   } else {
     init = fromQuery(desc, params, SKIP);
-    if (route.body !== "") {
-      const f = fieldsOf(desc).byName.get(route.body);
-      if (f?.fieldKind === "message")
-        init[f.localName] = fromDocumentedJson(f.message, await readJson(req, maxBodyBytes), f.name);
-    }
+    const f = fieldsOf(desc).byName.get(route.body);
+    if (f?.fieldKind === "message")
+      init[f.localName] = fromDocumentedJson(f.message, await readJson(req, maxBodyBytes), f.name);
   }
+  return withPathVars(route, init, vars);
+}
+
+/** The input of a route without a body: the query's fields and the path's. */
+function queryInput(
+  route: Route,
+  params: readonly (readonly [string, string])[],
+  vars: Record<string, string>,
+): unknown {
+  return withPathVars(route, fromQuery(route.method.input, params, SKIP), vars);
+}
+
+/** The message from `init` and the path's variables (a body naming another object than the path is refused). */
+function withPathVars(route: Route, init: Record<string, unknown>, vars: Record<string, string>): unknown {
+  const desc = route.method.input;
   for (const [name, value] of Object.entries(vars)) {
     const f = fieldsOf(desc).byName.get(name);
     if (!f) continue;

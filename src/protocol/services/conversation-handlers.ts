@@ -307,8 +307,10 @@ export function conversationHandlers(
       const caller = anyCaller(call.auth);
       const q = { conversationId: req.conversationId, ...pageOf(req) };
       const forms = caller.kind === "frame" ? customerPages : pages;
-      if (call.encoder) return conversations.reads.listMessages(caller, q, forms.encoded(call.encoder));
-      return conversations.reads.listMessages(caller, q, forms.message);
+      // `return await`: an async function that returns a promise adopts it through two more turns of the microtask
+      // queue and a promise of its own (the frame's read is served on every call).
+      if (call.encoder) return await conversations.reads.listMessages(caller, q, forms.encoded(call.encoder));
+      return await conversations.reads.listMessages(caller, q, forms.message);
     },
     async getConversationsForContact(req, call) {
       const caller = accountCaller(call.auth);
