@@ -186,6 +186,42 @@ describe.skipIf(skip !== undefined)("PostgreSQL log places", () => {
     }
   });
 
+  it("another instance's placings reach this one's readers in their announcement, without a read; one too large for it is read", async () => {
+    const [one, two] = [await open(), await open()];
+    const a = await account(one);
+    const feed = new LogFeed();
+    const stopFeed = await two.onLogAdvanced((changes, deliveries, placed) =>
+      feed.advanced(changes, deliveries, placed),
+    );
+    const logs = new AccountLogs({ feed, history: two.events });
+    const stop = new AbortController();
+    const follower = await logs.follow(a.accountId, { accepts: () => true }, stop.signal);
+    follower.start(0);
+    const got: EventRecord[] = [];
+    const run = (async () => {
+      for (let page = await follower.next(); page; page = await follower.next()) got.push(...page);
+    })();
+    await waitFor("the reader has read the empty log", () => logs.counts.shared > 0);
+    // Written on the other instance only, one placing at a time: each announcement starts just after the reader.
+    for (let i = 0; i < 6; i++) {
+      await one.transaction((tx) => tx.events.add([{ event: event(a.accountId, `c${i % 2}`), deliveries: [] }]));
+      await waitFor("the reader has the entry", () => got.length === i + 1);
+    }
+    expect(logs.counts.handed).toBe(6);
+    const reads = logs.counts.shared;
+    // 9,000 characters of data: the announcement goes without the entries (NOTIFY's 8,000 bytes), the reader reads.
+    const big = { ...event(a.accountId, "c0"), data: { conversationId: "c0", text: "x".repeat(9000) } };
+    await one.transaction((tx) => tx.events.add([{ event: big as ReturnType<typeof event>, deliveries: [] }]));
+    await waitFor("the reader has the large entry", () => got.length === 7);
+    expect(logs.counts.handed).toBe(6);
+    expect(logs.counts.shared).toBeGreaterThan(reads);
+    expect(got).toEqual(await one.events.list(a.accountId, 0, 100, []));
+    stop.abort();
+    stopFeed();
+    logs.close();
+    await run;
+  });
+
   it("a unit of work's events are placed in its COMMIT's round trip, announced once here and to the others", async () => {
     const [one, two] = [await open(), await open()];
     const a = await account(one);

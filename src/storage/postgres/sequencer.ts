@@ -5,7 +5,7 @@ import { distinct } from "../log-advances.js";
 import { toEvent } from "../webhook-rows.js";
 import { type CommitPlacer, checkout, RETRY_BUDGET_MS, statementFor } from "./db.js";
 import { storageError } from "./errors.js";
-import { LOG_CHANNEL, MAX_IDS } from "./log-channel.js";
+import { LOG_CHANNEL, MAX_IDS, MAX_PAYLOAD } from "./log-channel.js";
 import { pipeline, type Statement } from "./pipeline.js";
 
 /** What a placing answers (PLACE). */
@@ -29,7 +29,8 @@ const LOCK_SPACE = 0x6c6f67; // "log"
  * lock of the account, as a statement of its own: its snapshot then holds every earlier sequencer's commit.
  * Answers nothing when nothing was queued; else the last place, the entries' order keys, ids, types, data and times
  * in place order (this process's readers take them without reading them back: PlacedEntries) and whether any
- * delivery was recorded.
+ * delivery was recorded. The announcement carries the entries too when it fits NOTIFY's payload (MAX_PAYLOAD bytes),
+ * so the other instances' readers need not read them back either; else it names the conversations as before.
  */
 const PLACE = `WITH q AS (
     DELETE FROM event_queue WHERE account_id = $1 RETURNING *
@@ -51,12 +52,19 @@ const PLACE = `WITH q AS (
     SELECT array_agg(order_key ORDER BY nth) AS keys, array_agg(DISTINCT order_key) AS distinct_keys,
       array_agg(event_id ORDER BY nth) AS ids, array_agg(type ORDER BY nth) AS kinds,
       array_agg(data ORDER BY nth) AS datas, array_agg(created_at ORDER BY nth) AS times FROM n
-  ), dn AS (SELECT count(*) AS n FROM d)
-  SELECT c.last_seq, k.keys, k.ids, k.kinds, k.datas, k.times, dn.n > 0 AS deliveries,
-    pg_notify($2, json_build_object('from', $3::text, 'a', $1::text,
+  ), dn AS (SELECT count(*) AS n FROM d
+  ), w AS (
+    SELECT json_build_object('from', $3::text, 'a', $1::text,
       'c', CASE WHEN cardinality(k.distinct_keys) <= $4 THEN k.distinct_keys END,
-      'd', CASE WHEN dn.n > 0 THEN 1 ELSE 0 END)::text)
-  FROM c, k, dn`;
+      'd', CASE WHEN dn.n > 0 THEN 1 ELSE 0 END) AS hint,
+    json_build_object('from', $3::text, 'a', $1::text, 'c', k.distinct_keys, 'd', CASE WHEN dn.n > 0 THEN 1 ELSE 0 END,
+      'p', json_build_object('s', c.last_seq - cardinality(k.keys) + 1, 'k', k.keys, 'i', k.ids, 't', k.kinds,
+        'x', k.datas, 'm', k.times))::text AS full
+    FROM c, k, dn
+  )
+  SELECT c.last_seq, k.keys, k.ids, k.kinds, k.datas, k.times, dn.n > 0 AS deliveries,
+    pg_notify($2, CASE WHEN octet_length(w.full) <= $5 THEN w.full ELSE w.hint::text END)
+  FROM c, k, dn, w`;
 
 /**
  * Hands out the places of the event log on PostgreSQL (docs/live-updates.md, "Log positions"). Writers queue their
@@ -184,7 +192,7 @@ export class Sequencer implements CommitPlacer {
       statementFor(this.pool, {
         name: "events_place",
         text: PLACE,
-        values: [accountId, LOG_CHANNEL, this.origin, MAX_IDS],
+        values: [accountId, LOG_CHANNEL, this.origin, MAX_IDS, MAX_PAYLOAD],
       }),
     ];
   }
