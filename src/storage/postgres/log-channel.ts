@@ -37,7 +37,11 @@ interface Wire {
  * this process's own placings do (PlacedEntries): a reader just before them hands them on without reading them.
  */
 export async function listenForLogs(url: string, self: string, advanced: LogAdvanced): Promise<() => void> {
+  // This process's own announcements come back too: told apart by their first bytes (the placing's json_build_object
+  // writes "from" first), they are not parsed, entries and all, only to be dropped; any other form is parsed.
+  const own = `{"from" : ${JSON.stringify(self)},`;
   const listener = new PgListener(url, LOG_CHANNEL, (payload) => {
+    if (payload?.startsWith(own)) return;
     const heard = payload === undefined ? undefined : parse(payload, self);
     if (heard !== null) advanced(heard?.changes, heard?.deliveries ?? true, heard?.placed);
   });
