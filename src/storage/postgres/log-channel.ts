@@ -1,4 +1,5 @@
 import type { ConversationEvent, PlacedEntries } from "../../domain/log/events.js";
+import type { EventRecord } from "../../domain/log/repository.js";
 import type { LogAdvanced } from "../../domain/store.js";
 import { toEvent } from "../webhook-rows.js";
 import { PgListener } from "./listen.js";
@@ -78,21 +79,33 @@ function placedOf(accountId: string, p: Wire["p"] | undefined): PlacedEntries | 
   if (typeof p !== "object" || p === null || !Number.isSafeInteger(p.s) || !Array.isArray(p.k)) return undefined;
   const n = p.k.length;
   if (n === 0 || [p.i, p.t, p.x, p.m].some((a) => !Array.isArray(a) || a.length !== n)) return undefined;
-  let entries: ReturnType<PlacedEntries["entries"]> | undefined;
+  return placedEntries(accountId, p.s, { keys: p.k, ids: p.i, kinds: p.t, datas: p.x, times: p.m });
+}
+
+/**
+ * The entries of one placing from its columns in place order (the placing's answer, or an announcement's `p`), from
+ * place `firstSeq` on; made into records on the first call.
+ */
+export function placedEntries(
+  accountId: string,
+  firstSeq: number,
+  c: { keys: string[]; ids: string[]; kinds: string[]; datas: string[]; times: (string | number)[] },
+): PlacedEntries {
+  let entries: EventRecord[] | undefined;
   return {
     accountId,
-    firstSeq: p.s,
-    lastSeq: p.s + n - 1,
+    firstSeq,
+    lastSeq: firstSeq + c.keys.length - 1,
     entries: () =>
-      (entries ??= p.k.map((orderKey, i) =>
+      (entries ??= c.keys.map((orderKey, i) =>
         toEvent({
-          seq: p.s + i,
-          event_id: p.i[i],
+          seq: firstSeq + i,
+          event_id: c.ids[i],
           account_id: accountId,
-          type: p.t[i],
+          type: c.kinds[i],
           order_key: orderKey,
-          data: p.x[i],
-          created_at: p.m[i],
+          data: c.datas[i],
+          created_at: c.times[i],
         }),
       )),
   };

@@ -1,11 +1,9 @@
 import type { Pool, QueryResult } from "pg";
-import type { EventRecord } from "../../domain/log/repository.js";
 import type { LogAdvanced } from "../../domain/store.js";
 import { distinct } from "../log-advances.js";
-import { toEvent } from "../webhook-rows.js";
 import { type CommitPlacer, checkout, RETRY_BUDGET_MS, statementFor } from "./db.js";
 import { storageError } from "./errors.js";
-import { LOG_CHANNEL, MAX_IDS, MAX_PAYLOAD } from "./log-channel.js";
+import { LOG_CHANNEL, MAX_IDS, MAX_PAYLOAD, placedEntries } from "./log-channel.js";
 import { pipeline, type Statement } from "./pipeline.js";
 
 /** What a placing answers (PLACE). */
@@ -202,24 +200,10 @@ export class Sequencer implements CommitPlacer {
     const placed = result.rows[0] as Placed | undefined;
     if (!placed) return;
     const lastSeq = Number(placed.last_seq);
-    const firstSeq = lastSeq - placed.keys.length + 1;
-    let entries: EventRecord[] | undefined;
-    this.told(distinct(placed.keys.map((conversationId) => ({ accountId, conversationId }))), placed.deliveries, {
-      accountId,
-      firstSeq,
-      lastSeq,
-      entries: () =>
-        (entries ??= placed.keys.map((orderKey, i) =>
-          toEvent({
-            seq: firstSeq + i,
-            event_id: placed.ids[i],
-            account_id: accountId,
-            type: placed.kinds[i],
-            order_key: orderKey,
-            data: placed.datas[i],
-            created_at: placed.times[i],
-          }),
-        )),
-    });
+    this.told(
+      distinct(placed.keys.map((conversationId) => ({ accountId, conversationId }))),
+      placed.deliveries,
+      placedEntries(accountId, lastSeq - placed.keys.length + 1, placed),
+    );
   }
 }
