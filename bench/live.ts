@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildForBench } from "./lib/build.js";
 import { type Dataset, dataset, workingCopy } from "./lib/dataset.js";
-import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
+import { backendCpu, backendCpuBetween, benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
 import { cpuMicros } from "./lib/proc.js";
 import { type ServerProcess, servedEnv, startServer } from "./lib/procs.js";
 import { openAll, type RawStream } from "./lib/raw-stream.js";
@@ -221,7 +221,13 @@ interface Rows {
   };
   W4?: { events: number; eventsPerSec: number; headersMs: number; rssGrowthMb: number };
   /** W2 across two PostgreSQL instances: the streams open on each, and W2's figures. */
-  W5?: NonNullable<Rows["W2"]> & { instances: number; streamsPerInstance: number[]; postgres: string };
+  W5?: NonNullable<Rows["W2"]> & {
+    instances: number;
+    streamsPerInstance: number[];
+    postgres: string;
+    /** The CPU of the PostgreSQL backends serving the instances per event written, ms (a server on this machine). */
+    pgCpuMsPerEvent: number;
+  };
 }
 
 async function w4(t: Target): Promise<Rows["W4"]> {
@@ -256,7 +262,7 @@ async function w4(t: Target): Promise<Rows["W4"]> {
 }
 
 /** W1–W3 on `t`; with `asW5`, only W2's writes and deliveries, recorded as W5 (the streams spread over instances). */
-async function liveRows(t: Target, rows: Rows, asW5?: { postgres: string }): Promise<void> {
+async function liveRows(t: Target, rows: Rows, asW5?: { postgres: string; url: string }): Promise<void> {
   // Deliveries: per stream, the message ids seen and when.
   const seen = new Map<RawStream, Map<string, number>>();
   let dupes = 0;
@@ -334,6 +340,7 @@ async function liveRows(t: Target, rows: Rows, asW5?: { postgres: string }): Pro
       let inFlight = 0;
       const pids = (t.instances ?? [t.server]).map((x) => x.pid);
       const serviceCpu = () => pids.reduce((n, pid) => n + cpuMicros(pid), 0);
+      const pg0 = asW5 ? await backendCpu(asW5.url) : undefined;
       const cpu0 = serviceCpu();
       const ownCpu0 = process.cpuUsage();
       const w2Start = performance.now();
@@ -372,6 +379,7 @@ async function liveRows(t: Target, rows: Rows, asW5?: { postgres: string }): Pro
       await until("the last deliveries", expected, 5000);
       const cpuMs = (serviceCpu() - cpu0) / 1000;
       const own = process.cpuUsage(ownCpu0);
+      const pgCpuMs = pg0 && asW5 ? backendCpuBetween(pg0, await backendCpu(asW5.url)) / 1000 : 0;
       const windowS = (performance.now() - w2Start) / 1000;
       const lat: number[] = [];
       let missed = 0;
@@ -400,6 +408,7 @@ async function liveRows(t: Target, rows: Rows, asW5?: { postgres: string }): Pro
         const ports = [...new Set(t.streams.map((x) => x.port ?? t.port))];
         rows.W5 = {
           ...w2,
+          pgCpuMsPerEvent: Math.round((pgCpuMs / Math.max(1, written.length * perWrite)) * 100) / 100,
           instances: ports.length,
           streamsPerInstance: ports.map(
             (p) => t.streams.filter((x, i) => (x.port ?? t.port) === p && streams[i]!.status === 200).length,
@@ -569,7 +578,7 @@ async function main(): Promise<void> {
         const f = await frameTarget("service-pg", [a, b], d);
         // Half of each customer's streams on each instance (its first token's on one, its second's on the other).
         await f.converse(customers, (_c, k) => (k < STREAMS_PER_CUSTOMER / 2 ? a : b));
-        await liveRows(f.target, results.service!, { postgres: pg.server });
+        await liveRows(f.target, results.service!, { postgres: pg.server, url: pg.url });
         results.service!.peakRssMbPg = [mb(await a.stop()), mb(await b.stop())];
       }
     }
@@ -617,7 +626,7 @@ async function main(): Promise<void> {
       ? `| W5 | missed / duplicated of ${s.W5.deliveries} deliveries | ${s.W5.missed} / ${s.W5.duplicated} | — |  | 0 / 0 |`
       : "",
     s.W5
-      ? `| W5 | CPU per event written, both instances, ms (the load generator's CPU: ${s.W5.generatorCpuPct} % of a core) | ${s.W5.cpuMsPerEvent} | — |  |  |`
+      ? `| W5 | CPU per event written, both instances, ms (their PostgreSQL backends: ${s.W5.pgCpuMsPerEvent} ms; the load generator's CPU: ${s.W5.generatorCpuPct} % of a core) | ${s.W5.cpuMsPerEvent} | — |  |  |`
       : "",
   ].filter(Boolean);
   const report = {

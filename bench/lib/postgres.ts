@@ -4,6 +4,7 @@ import pg from "pg";
 import { openPgStore } from "../../src/storage/postgres/index.js";
 import { firstAnswering, LOCAL_ADMIN_URLS } from "../../src/storage/postgres/probe.js";
 import type { Dataset } from "./dataset.js";
+import { cpuMicros } from "./proc.js";
 
 /**
  * The PostgreSQL server the PostgreSQL rows run on: AIAGENT_BENCH_DATABASE_URL (an admin URL), else the local one
@@ -110,4 +111,37 @@ export async function copyToPostgres(admin: string, d: Dataset, log: (s: string)
     await drop();
     throw e;
   }
+}
+
+/**
+ * The CPU (µs) each server backend connected to `url`'s database has used so far, by pid, from /proc: a server on
+ * this machine only (empty otherwise). The server's shared processes (WAL writer, checkpointer) are left out, and
+ * so is other work on the same server: what the service's own statements cost PostgreSQL.
+ */
+export async function backendCpu(url: string): Promise<Map<number, number>> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    const used = new Map<number, number>();
+    for (const { pid } of rows) {
+      try {
+        used.set(pid, cpuMicros(pid));
+      } catch {
+        // Gone meanwhile, or not on this machine.
+      }
+    }
+    return used;
+  } finally {
+    await c.end();
+  }
+}
+
+/** The CPU (µs) the backends of `before` and `after` used between them (a backend that started meanwhile: all of it). */
+export function backendCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let n = 0;
+  for (const [pid, us] of after) n += us - (before.get(pid) ?? 0);
+  return n;
 }

@@ -41,6 +41,28 @@ async function follow(store: PgStore, accountId: string) {
   return { seen, stop };
 }
 
+/** An account's shared reader on `store` (as a watch stream has), following from place 0, with what it got. */
+async function accountReader(store: PgStore, accountId: string) {
+  const feed = new LogFeed();
+  const stopFeed = await store.onLogAdvanced((changes, deliveries, placed) =>
+    feed.advanced(changes, deliveries, placed),
+  );
+  const logs = new AccountLogs({ feed, history: store.events });
+  const stop = new AbortController();
+  const follower = await logs.follow(accountId, { accepts: () => true }, stop.signal);
+  follower.start(0);
+  const got: EventRecord[] = [];
+  const run = (async () => {
+    for (let page = await follower.next(); page; page = await follower.next()) got.push(...page);
+  })();
+  const done = () => {
+    stop.abort();
+    stopFeed();
+    logs.close();
+  };
+  return { logs, got, run, done };
+}
+
 describe.skipIf(skip !== undefined)("PostgreSQL log places", () => {
   let database: TestDatabase;
   const stores: PgStore[] = [];
@@ -141,28 +163,7 @@ describe.skipIf(skip !== undefined)("PostgreSQL log places", () => {
   it("an instance's readers take what its placings placed without reading it back; every follower on two instances gets every entry once, in place order, as stored", async () => {
     const [one, two] = [await open(), await open()];
     const a = await account(one);
-    const readers = await Promise.all(
-      [one, two].map(async (store) => {
-        const feed = new LogFeed();
-        const stopFeed = await store.onLogAdvanced((changes, deliveries, placed) =>
-          feed.advanced(changes, deliveries, placed),
-        );
-        const logs = new AccountLogs({ feed, history: store.events });
-        const stop = new AbortController();
-        const follower = await logs.follow(a.accountId, { accepts: () => true }, stop.signal);
-        follower.start(0);
-        const got: EventRecord[] = [];
-        const run = (async () => {
-          for (let page = await follower.next(); page; page = await follower.next()) got.push(...page);
-        })();
-        const done = () => {
-          stop.abort();
-          stopFeed();
-          logs.close();
-        };
-        return { logs, got, run, done };
-      }),
-    );
+    const readers = await Promise.all([one, two].map((store) => accountReader(store, a.accountId)));
     const written: string[] = [];
     await Promise.all(
       Array.from({ length: 4 }, async (_, w) => {
@@ -184,6 +185,29 @@ describe.skipIf(skip !== undefined)("PostgreSQL log places", () => {
       r.done();
       await r.run;
     }
+  });
+
+  it("another instance's placings reach this one's readers in their announcement, without a read; one too large for it is read", async () => {
+    const [one, two] = [await open(), await open()];
+    const a = await account(one);
+    const { logs, got, run, done } = await accountReader(two, a.accountId);
+    await waitFor("the reader has read the empty log", () => logs.counts.shared > 0);
+    // Written on the other instance only, one placing at a time: each announcement starts just after the reader.
+    for (let i = 0; i < 6; i++) {
+      await one.transaction((tx) => tx.events.add([{ event: event(a.accountId, `c${i % 2}`), deliveries: [] }]));
+      await waitFor("the reader has the entry", () => got.length === i + 1);
+    }
+    expect(logs.counts.handed).toBe(6);
+    const reads = logs.counts.shared;
+    // 9,000 characters of data: the announcement goes without the entries (NOTIFY's 8,000 bytes), the reader reads.
+    const big = { ...event(a.accountId, "c0"), data: { conversationId: "c0", text: "x".repeat(9000) } };
+    await one.transaction((tx) => tx.events.add([{ event: big as ReturnType<typeof event>, deliveries: [] }]));
+    await waitFor("the reader has the large entry", () => got.length === 7);
+    expect(logs.counts.handed).toBe(6);
+    expect(logs.counts.shared).toBeGreaterThan(reads);
+    expect(got).toEqual(await one.events.list(a.accountId, 0, 100, []));
+    done();
+    await run;
   });
 
   it("a unit of work's events are placed in its COMMIT's round trip, announced once here and to the others", async () => {

@@ -1,11 +1,9 @@
 import type { Pool, QueryResult } from "pg";
-import type { EventRecord } from "../../domain/log/repository.js";
 import type { LogAdvanced } from "../../domain/store.js";
 import { distinct } from "../log-advances.js";
-import { toEvent } from "../webhook-rows.js";
 import { type CommitPlacer, checkout, RETRY_BUDGET_MS, statementFor } from "./db.js";
 import { storageError } from "./errors.js";
-import { LOG_CHANNEL, MAX_IDS } from "./log-channel.js";
+import { LOG_CHANNEL, MAX_IDS, MAX_PAYLOAD, placedEntries } from "./log-channel.js";
 import { pipeline, type Statement } from "./pipeline.js";
 
 /** What a placing answers (PLACE). */
@@ -29,7 +27,8 @@ const LOCK_SPACE = 0x6c6f67; // "log"
  * lock of the account, as a statement of its own: its snapshot then holds every earlier sequencer's commit.
  * Answers nothing when nothing was queued; else the last place, the entries' order keys, ids, types, data and times
  * in place order (this process's readers take them without reading them back: PlacedEntries) and whether any
- * delivery was recorded.
+ * delivery was recorded. The announcement carries the entries too when it fits NOTIFY's payload (MAX_PAYLOAD bytes),
+ * so the other instances' readers need not read them back either; else it names the conversations as before.
  */
 const PLACE = `WITH q AS (
     DELETE FROM event_queue WHERE account_id = $1 RETURNING *
@@ -51,12 +50,19 @@ const PLACE = `WITH q AS (
     SELECT array_agg(order_key ORDER BY nth) AS keys, array_agg(DISTINCT order_key) AS distinct_keys,
       array_agg(event_id ORDER BY nth) AS ids, array_agg(type ORDER BY nth) AS kinds,
       array_agg(data ORDER BY nth) AS datas, array_agg(created_at ORDER BY nth) AS times FROM n
-  ), dn AS (SELECT count(*) AS n FROM d)
-  SELECT c.last_seq, k.keys, k.ids, k.kinds, k.datas, k.times, dn.n > 0 AS deliveries,
-    pg_notify($2, json_build_object('from', $3::text, 'a', $1::text,
+  ), dn AS (SELECT count(*) AS n FROM d
+  ), w AS (
+    SELECT json_build_object('from', $3::text, 'a', $1::text,
       'c', CASE WHEN cardinality(k.distinct_keys) <= $4 THEN k.distinct_keys END,
-      'd', CASE WHEN dn.n > 0 THEN 1 ELSE 0 END)::text)
-  FROM c, k, dn`;
+      'd', CASE WHEN dn.n > 0 THEN 1 ELSE 0 END) AS hint,
+    json_build_object('from', $3::text, 'a', $1::text, 'c', k.distinct_keys, 'd', CASE WHEN dn.n > 0 THEN 1 ELSE 0 END,
+      'p', json_build_object('s', c.last_seq - cardinality(k.keys) + 1, 'k', k.keys, 'i', k.ids, 't', k.kinds,
+        'x', k.datas, 'm', k.times))::text AS full
+    FROM c, k, dn
+  )
+  SELECT c.last_seq, k.keys, k.ids, k.kinds, k.datas, k.times, dn.n > 0 AS deliveries,
+    pg_notify($2, CASE WHEN octet_length(w.full) <= $5 THEN w.full ELSE w.hint::text END)
+  FROM c, k, dn, w`;
 
 /**
  * Hands out the places of the event log on PostgreSQL (docs/live-updates.md, "Log positions"). Writers queue their
@@ -169,19 +175,22 @@ export class Sequencer implements CommitPlacer {
 
   /**
    * The advisory lock of the account, then the placing as a statement of its own (its snapshot then holds every
-   * earlier placing's commit); in a transaction of their own, committed after the placing.
+   * earlier placing's commit); in a transaction of their own, committed after the placing. The lock's statement also
+   * turns bitmap scans off for that transaction, so the placing (planned after it) takes the queue's rows through a
+   * plain index scan: that one marks the index entries of rows earlier placings deleted as dead, where a bitmap scan
+   * walks every one of them again until the table's next vacuum (under W5, thousands per placing).
    */
   private statements(accountId: string): Statement[] {
     return [
       statementFor(this.pool, {
         name: "events_place_lock",
-        text: "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+        text: "SELECT pg_advisory_xact_lock($1, hashtext($2)), set_config('enable_bitmapscan', 'off', true)",
         values: [LOCK_SPACE, accountId],
       }),
       statementFor(this.pool, {
         name: "events_place",
         text: PLACE,
-        values: [accountId, LOG_CHANNEL, this.origin, MAX_IDS],
+        values: [accountId, LOG_CHANNEL, this.origin, MAX_IDS, MAX_PAYLOAD],
       }),
     ];
   }
@@ -191,24 +200,10 @@ export class Sequencer implements CommitPlacer {
     const placed = result.rows[0] as Placed | undefined;
     if (!placed) return;
     const lastSeq = Number(placed.last_seq);
-    const firstSeq = lastSeq - placed.keys.length + 1;
-    let entries: EventRecord[] | undefined;
-    this.told(distinct(placed.keys.map((conversationId) => ({ accountId, conversationId }))), placed.deliveries, {
-      accountId,
-      firstSeq,
-      lastSeq,
-      entries: () =>
-        (entries ??= placed.keys.map((orderKey, i) =>
-          toEvent({
-            seq: firstSeq + i,
-            event_id: placed.ids[i],
-            account_id: accountId,
-            type: placed.kinds[i],
-            order_key: orderKey,
-            data: placed.datas[i],
-            created_at: placed.times[i],
-          }),
-        )),
-    });
+    this.told(
+      distinct(placed.keys.map((conversationId) => ({ accountId, conversationId }))),
+      placed.deliveries,
+      placedEntries(accountId, lastSeq - placed.keys.length + 1, placed),
+    );
   }
 }
