@@ -233,7 +233,15 @@ export interface BatchesNow<T> {
   /** When the next `fill` is worth running (Readiness.whenReady). */
   ready(cb: () => void): void;
   /** The next batch if it is there without waiting (undefined: ended); LATER when `fill` must wait or read. */
-  fill(): readonly T[] | undefined | typeof LATER;
+  fillNow(): readonly T[] | undefined | typeof LATER;
+}
+
+/** What a batched stream reads (see `batches`): one object, so that a stream's source can be one class instance. */
+export interface BatchSource<T> extends Partial<BatchesNow<T>> {
+  /** The next batch (empty: ask again; undefined: the stream ended). */
+  fill(): Promise<readonly T[] | undefined>;
+  /** Runs once the stream ended, however, and never while a `fill` is running (it runs when that one settles). */
+  close(): void;
 }
 
 /**
@@ -246,7 +254,12 @@ export function batches<T>(
   close: () => void,
   now?: BatchesNow<T>,
 ): AsyncIterableIterator<T> {
-  return new Batches(fill, close, now);
+  return new Batches({ fill, close, ready: now?.ready, fillNow: now?.fillNow });
+}
+
+/** `batches` of a source object (its push path when it has `ready` and `fillNow`). */
+export function batchesOf<T>(source: BatchSource<T>): AsyncIterableIterator<T> {
+  return new Batches(source);
 }
 
 class Batches<T> implements AsyncIterableIterator<T>, Readiness<T> {
@@ -258,11 +271,12 @@ class Batches<T> implements AsyncIterableIterator<T>, Readiness<T> {
   private waiting = false;
   private closed = false;
 
-  constructor(
-    private readonly fill: () => Promise<readonly T[] | undefined>,
-    private readonly close: () => void,
-    private readonly now: BatchesNow<T> | undefined,
-  ) {}
+  /** Its push path, when the source has one. */
+  private readonly now: BatchesNow<T> | undefined;
+
+  constructor(private readonly source: BatchSource<T>) {
+    this.now = source.ready && source.fillNow ? (source as BatchesNow<T>) : undefined;
+  }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<T> {
     return this;
@@ -281,7 +295,7 @@ class Batches<T> implements AsyncIterableIterator<T>, Readiness<T> {
     for (;;) {
       let b: readonly T[] | undefined | typeof LATER;
       try {
-        b = this.now.fill();
+        b = this.now.fillNow();
       } catch (e) {
         this.end();
         throw e;
@@ -312,7 +326,7 @@ class Batches<T> implements AsyncIterableIterator<T>, Readiness<T> {
     if (this.closed) return;
     this.closed = true;
     this.batch = [];
-    this.close();
+    this.source.close();
   }
 
   private end(): void {
@@ -339,7 +353,7 @@ class Batches<T> implements AsyncIterableIterator<T>, Readiness<T> {
 
   private step(): Promise<IteratorResult<T>> {
     this.filling = true;
-    return this.fill().then(
+    return this.source.fill().then(
       (b): IteratorResult<T> | Promise<IteratorResult<T>> => {
         this.filling = false;
         if (this.ended || !b) {
