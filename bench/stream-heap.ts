@@ -1,7 +1,8 @@
 // What one idle frame stream keeps on the service's heap (issue 44, W1), in counts rather than timings: bytes and
 // objects per stream, by kind, from two heap snapshots, and the garbage the opening left for the collector.
 //
-//   node --import tsx bench/stream-heap.ts [--base /path/to/other/checkout] [--streams 2000] [--top 40]
+//   node --max-old-space-size=8000 --import tsx bench/stream-heap.ts [--base /path/to/other/checkout] [--streams 2000]
+//     [--top 40] [--stats-only] [--bare] [--keep]
 //
 // Each side (this checkout, and `--base` when given) is built and served on its own copy of a seeded dataset (any
 // scale in the bench's cache), with a probe loaded (`--import`, `--expose-gc`). W1's frame streams are opened as
@@ -10,15 +11,18 @@
 // probe reads the heap's statistics before and after two full collections (what it drops is the opening's garbage,
 // promoted or not), then writes a snapshot; the difference of the two snapshots, divided by `--streams`, is what each
 // stream retains, summed by the snapshot's node type and name (a constructor, a closure's function, a string...).
-// `--bare` measures the bare node:http stream server (bench/servers/bare-stream.ts) the same way.
+// It also times the first of those collections with every stream open (the CPU of all the server's threads, V8's
+// helpers included): a stand-in for the memory reducer's full collection after W1's opening.
+// `--bare` measures the bare node:http stream server (bench/servers/bare-stream.ts) the same way; `--stats-only`
+// takes no snapshot (for many streams: a snapshot of thousands is gigabytes of JSON to read back).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { Agent, request } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { buildForBench } from "./lib/build.js";
 import { cachedDataset } from "./lib/dataset.js";
+import { postJson } from "./lib/post-json.js";
 import { type ServerProcess, servedEnv, startServer } from "./lib/procs.js";
 import { openAll, type RawStream } from "./lib/raw-stream.js";
 
@@ -30,6 +34,9 @@ const { values: opt } = parseArgs({
     top: { type: "string", default: "40" },
     bare: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
+    // Without snapshots: only the statistics and the cost of a full collection (for many streams: a snapshot of
+    // 17,952 is gigabytes of JSON to read back).
+    "stats-only": { type: "boolean", default: false },
     cache: { type: "string", default: join(ROOT, "node_modules", ".cache", "aiagent-bench") },
   },
 });
@@ -52,46 +59,31 @@ const seed = JSON.parse(readFileSync(dataFile.replace(/\.db$/, ".json"), "utf8")
 };
 process.env.AIAGENT_SECRETS ??= "bench-only-key-encryption-secret-0123456789";
 const work = mkdtempSync(join(tmpdir(), "aiagent-stream-heap-"));
-const agent = new Agent({ keepAlive: true, maxSockets: 32 });
 
 const PROBE = `import v8 from "node:v8";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 const dir = process.env.AIAGENT_HEAP_PROBE_DIR;
 let n = 0;
 const spaces = () => Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, s.space_used_size]));
 process.on("SIGUSR2", () => {
   const k = n++;
   const before = { heap: v8.getHeapStatistics(), spaces: spaces() };
+  const c0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
   globalThis.gc();
+  const c1 = process.cpuUsage();
+  const t1 = process.hrtime.bigint();
   globalThis.gc();
+  // The first full collection's CPU, every thread of the process (the main one and V8's helpers), and its wall time.
+  const gcCost = { cpuMs: (c1.user + c1.system - c0.user - c0.system) / 1000, wallMs: Number(t1 - t0) / 1e6 };
   const after = { heap: v8.getHeapStatistics(), spaces: spaces(), memory: process.memoryUsage() };
   const smaps = readFileSync("/proc/self/smaps_rollup", "utf8");
-  v8.writeHeapSnapshot(dir + "/" + k + ".heapsnapshot");
-  writeFileSync(dir + "/" + k + ".json", JSON.stringify({ before, after, smaps }));
+  if (process.env.AIAGENT_HEAP_PROBE_SNAPSHOT !== "0") v8.writeHeapSnapshot(dir + "/" + k + ".heapsnapshot");
+  // Whole or not at all: the bench reads it as soon as it is there.
+  writeFileSync(dir + "/" + k + ".tmp", JSON.stringify({ before, after, smaps, gcCost }));
+  renameSync(dir + "/" + k + ".tmp", dir + "/" + k + ".json");
 });
 `;
-
-function post(base: string, path: string, body: unknown): Promise<any> {
-  const u = new URL(base);
-  const data = JSON.stringify(body);
-  return new Promise((done, fail) => {
-    const req = request(
-      { host: u.hostname, port: u.port, method: "POST", path, agent, headers: { "content-type": "application/json" } },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (d: string) => {
-          text += d;
-        });
-        res.on("end", () =>
-          res.statusCode === 200 ? done(JSON.parse(text)) : fail(new Error(`${path}: ${res.statusCode} ${text}`)),
-        );
-      },
-    );
-    req.on("error", fail);
-    req.end(data);
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -108,21 +100,29 @@ interface Probe {
   after: { heap: Record<string, number>; spaces: Record<string, number>; memory: Record<string, number> };
   smaps: string;
   snapshot: string;
+  gcCost: { cpuMs: number; wallMs: number };
 }
 
-let probes = 0;
+/** Probes asked of each server so far (its probe numbers its files from 0). */
+const probes = new Map<ServerProcess, number>();
 async function probe(s: ServerProcess, dir: string): Promise<Probe> {
-  const k = probes++;
+  const k = probes.get(s) ?? 0;
+  probes.set(s, k + 1);
   process.kill(s.pid, "SIGUSR2");
   const file = join(dir, `${k}.json`);
-  await until("the probe's answer", () => {
-    try {
-      readFileSync(file);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  // Two full collections and a snapshot of a few hundred MB: minutes on a loaded machine.
+  await until(
+    "the probe's answer",
+    () => {
+      try {
+        readFileSync(file);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    600_000,
+  );
   return { ...JSON.parse(readFileSync(file, "utf8")), snapshot: join(dir, `${k}.heapsnapshot`) };
 }
 
@@ -163,6 +163,10 @@ interface Side {
   heapPerStream: number;
   externalPerStream: number;
   nonHeapRssPerStream: number;
+  /** A full collection with every stream open: CPU of all the process's threads, and wall time (ms). */
+  gcCpuMs: number;
+  gcWallMs: number;
+  heapUsedMb: number;
 }
 
 function smapsKb(text: string, field: string): number {
@@ -185,6 +189,7 @@ async function side(name: string, root: string, bare: boolean): Promise<Side> {
       s = await startServer(name, join(build, "bench/servers/bare-stream.js"), ["25000"], {
         ...process.env,
         AIAGENT_HEAP_PROBE_DIR: dir,
+        AIAGENT_HEAP_PROBE_SNAPSHOT: !opt["stats-only"] ? "1" : "0",
       });
     } else {
       const db = join(work, `${name}.db`);
@@ -202,6 +207,7 @@ async function side(name: string, root: string, bare: boolean): Promise<Side> {
           AIAGENT_WATCH_FRAME_STREAMS_PER_ACCOUNT: String(N + WARM + 500),
           AIAGENT_WATCH_STREAMS_PER_ADDRESS: String(N + WARM + 1000),
           AIAGENT_HEAP_PROBE_DIR: dir,
+          AIAGENT_HEAP_PROBE_SNAPSHOT: !opt["stats-only"] ? "1" : "0",
         }),
         120_000,
       );
@@ -223,14 +229,14 @@ async function side(name: string, root: string, bare: boolean): Promise<Side> {
             const c = next++;
             const tok = async () =>
               (
-                await post(s.url, "/ai_agent/get_access_token", {
+                await postJson(s.url, "/ai_agent/get_access_token", {
                   user_id: `heap-${from / PER_CUSTOMER + c}`,
                   chatbot_id: seed.chatbot_id,
                   client_api_key: seed.client_api_key,
                 })
               ).data.access_token as string;
             const [a, b] = [await tok(), await tok()];
-            const first = await post(s.url, `/ai_agent/send_message?access_token=${a}`, { content: "Hello" });
+            const first = await postJson(s.url, `/ai_agent/send_message?access_token=${a}`, { content: "Hello" });
             for (let k = 0; k < PER_CUSTOMER; k++)
               out[c * PER_CUSTOMER + k] =
                 `/watch_conversation?conversation_id=${first.data.conversation_id}&after_message_order=2&access_token=${k < PER_CUSTOMER / 2 ? a : b}`;
@@ -254,8 +260,8 @@ async function side(name: string, root: string, bare: boolean): Promise<Side> {
     await open(WARM, N);
     const p1 = await probe(s, dir);
     if (all.some((x) => x.endedAt)) throw new Error(`${name}: a stream ended`);
-    const a = summarise(p0.snapshot);
-    const b = summarise(p1.snapshot);
+    const a = !opt["stats-only"] ? summarise(p0.snapshot) : new Map();
+    const b = !opt["stats-only"] ? summarise(p1.snapshot) : new Map();
     const rows: Side["rows"] = [];
     let bytes = 0;
     let objects = 0;
@@ -283,6 +289,9 @@ async function side(name: string, root: string, bare: boolean): Promise<Side> {
       heapPerStream: heap / N,
       externalPerStream: external / N,
       nonHeapRssPerStream: (rss - heap) / N,
+      gcCpuMs: p1.gcCost.cpuMs,
+      gcWallMs: p1.gcCost.wallMs,
+      heapUsedMb: p1.after.heap.used_heap_size! / 1048576,
     };
     for (const x of all) x.close();
     return result;
@@ -296,7 +305,7 @@ async function side(name: string, root: string, bare: boolean): Promise<Side> {
 
 function print(x: Side) {
   console.log(
-    `\n${x.name}: per stream ${Math.round(x.perStream.bytes)} bytes in ${x.perStream.objects.toFixed(1)} objects (snapshot); heap total ${Math.round(x.heapPerStream)} B, RSS ${Math.round(x.rssPerStream)} B (of which outside the heap ${Math.round(x.nonHeapRssPerStream)} B), external ${Math.round(x.externalPerStream)} B; the opening left ${x.openingGarbageMb.toFixed(1)} MB of garbage (${x.openingOldGarbageMb.toFixed(1)} MB of it in old space)`,
+    `\n${x.name}: per stream ${Math.round(x.perStream.bytes)} bytes in ${x.perStream.objects.toFixed(1)} objects (snapshot); heap total ${Math.round(x.heapPerStream)} B, RSS ${Math.round(x.rssPerStream)} B (of which outside the heap ${Math.round(x.nonHeapRssPerStream)} B), external ${Math.round(x.externalPerStream)} B; the opening left ${x.openingGarbageMb.toFixed(1)} MB of garbage (${x.openingOldGarbageMb.toFixed(1)} MB of it in old space); a full collection with them open (${x.heapUsedMb.toFixed(0)} MB live): ${x.gcCpuMs.toFixed(0)} ms of CPU, ${x.gcWallMs.toFixed(0)} ms`,
   );
   for (const r of x.rows.slice(0, Number(opt.top)))
     console.log(`  ${r.bytes.toFixed(0).padStart(7)} B ${r.count.toFixed(2).padStart(7)}  ${r.key}`);
@@ -318,6 +327,9 @@ try {
       `\nB − A per stream: ${Math.round(b.perStream.bytes - a.perStream.bytes)} bytes, ${(b.perStream.objects - a.perStream.objects).toFixed(1)} objects`,
     );
   }
+} catch (e) {
+  console.error(e);
+  process.exitCode = 1;
 } finally {
   if (!opt.keep) rmSync(work, { recursive: true, force: true });
   process.exit();
