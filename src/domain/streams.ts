@@ -49,40 +49,71 @@ export function takeNow<T>(it: object): IteratorResult<T> | undefined {
  * is the inner stream's own, nothing added per event. `open` failing fails the first `next`; the stream is then done.
  */
 export function deferred<T>(open: () => Promise<AsyncIterable<T>> | AsyncIterable<T>): AsyncIterableIterator<T> {
-  let inner: AsyncIterator<T> | undefined;
-  let opening: Promise<AsyncIterator<T>> | undefined;
-  let finished = false;
-  const start = () =>
-    (opening ??= Promise.resolve()
+  return new Deferred(open);
+}
+
+// The layers below are classes, not objects of closures: an idle stream keeps each of them for its whole life, and a
+// layer of closures (each with its context, a computed `[Symbol.asyncIterator]` naming a closure per instance) costs
+// about ten times the heap of one object whose methods are on its prototype (docs/live-updates.md, session 22).
+
+class Deferred<T> implements AsyncIterableIterator<T>, Readiness<T> {
+  private inner: AsyncIterator<T> | undefined;
+  /** Until the inner stream is there: dropped then, with `open` (nothing of the opening stays with the stream). */
+  private opening: Promise<AsyncIterator<T>> | undefined;
+  private finished = false;
+
+  constructor(private open: (() => Promise<AsyncIterable<T>> | AsyncIterable<T>) | undefined) {}
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
+    return this;
+  }
+
+  whenReady(cb: () => void): void {
+    if (this.inner) whenReady(this.inner, cb);
+    else cb();
+  }
+
+  takeNow(): IteratorResult<T> | undefined {
+    return this.inner ? takeNow<T>(this.inner) : undefined;
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.inner) return this.inner.next();
+    if (this.finished) return Promise.resolve(DONE);
+    return this.start().then(
+      (i) => (this.finished ? DONE : i.next()),
+      (e: unknown) => {
+        this.finished = true;
+        throw e;
+      },
+    );
+  }
+
+  return(value?: unknown): Promise<IteratorResult<T>> {
+    const inner = this.inner;
+    if (inner) return inner.return ? inner.return(value) : Promise.resolve(DONE);
+    this.finished = true;
+    if (!this.opening) return Promise.resolve(DONE);
+    // Being opened: the inner stream, once there, is ended too.
+    return this.opening.then(
+      (i) => (i.return ? i.return(value) : DONE),
+      () => DONE,
+    );
+  }
+
+  private start(): Promise<AsyncIterator<T>> {
+    const open = this.open;
+    if (!open) return this.opening ?? Promise.reject(new Error("deferred stream: opened twice"));
+    this.open = undefined;
+    this.opening = Promise.resolve()
       .then(open)
-      .then((s) => (inner = s[Symbol.asyncIterator]())));
-  const self: AsyncIterableIterator<T> & Readiness<T> = {
-    [Symbol.asyncIterator]: () => self,
-    whenReady: (cb) => (inner ? whenReady(inner, cb) : cb()),
-    takeNow: () => (inner ? takeNow<T>(inner) : undefined),
-    next(): Promise<IteratorResult<T>> {
-      if (inner) return inner.next();
-      if (finished) return Promise.resolve(DONE);
-      return start().then(
-        (i) => (finished ? DONE : i.next()),
-        (e: unknown) => {
-          finished = true;
-          throw e;
-        },
-      );
-    },
-    return(value?: unknown): Promise<IteratorResult<T>> {
-      if (inner) return inner.return ? inner.return(value) : Promise.resolve(DONE);
-      finished = true;
-      if (!opening) return Promise.resolve(DONE);
-      // Being opened: the inner stream, once there, is ended too.
-      return opening.then(
-        (i) => (i.return ? i.return(value) : DONE),
-        () => DONE,
-      );
-    },
-  };
-  return self;
+      .then((s) => {
+        this.inner = s[Symbol.asyncIterator]();
+        this.opening = undefined;
+        return this.inner;
+      });
+    return this.opening;
+  }
 }
 
 /** What a mapped stream does at its end. */
@@ -102,74 +133,115 @@ export function mapStream<T, U>(
   f: (item: T) => U | Promise<U>,
   ends: MapEnds = {},
 ): AsyncIterableIterator<U> {
-  const it = source[Symbol.asyncIterator]();
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    ends.finally?.();
-  };
-  const fail = (e: unknown): never => {
-    end();
+  return new Mapped(source[Symbol.asyncIterator](), f, ends);
+}
+
+class Mapped<T, U> implements AsyncIterableIterator<U>, Readiness<U> {
+  private ended = false;
+  /** An item taken at once whose mapping is a promise: the next `next` answers it. */
+  private mapping: Promise<IteratorResult<U>> | undefined;
+
+  constructor(
+    private readonly it: AsyncIterator<T>,
+    private readonly f: (item: T) => U | Promise<U>,
+    private readonly ends: MapEnds,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<U> {
+    return this;
+  }
+
+  whenReady(cb: () => void): void {
+    if (this.mapping) void this.mapping.then(cb, cb);
+    else if (this.ended) cb();
+    else whenReady(this.it, cb);
+  }
+
+  takeNow(): IteratorResult<U> | undefined {
+    if (this.ended) return DONE;
+    if (this.mapping) return undefined;
+    const r = takeNow<T>(this.it);
+    if (!r) return undefined;
+    const out = this.take(r);
+    if (!(out instanceof Promise)) return out;
+    this.mapping = out;
+    return undefined;
+  }
+
+  next(): Promise<IteratorResult<U>> {
+    const m = this.mapping;
+    if (m) {
+      this.mapping = undefined;
+      return m;
+    }
+    return this.ended
+      ? Promise.resolve(DONE)
+      : this.it.next().then(
+          (r) => this.take(r),
+          (e: unknown) => this.fail(e),
+        );
+  }
+
+  return(value?: unknown): Promise<IteratorResult<U>> {
+    this.end();
+    return this.it.return ? this.it.return(value).then(() => DONE) : Promise.resolve(DONE);
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.ends.finally?.();
+  }
+
+  private fail(e: unknown): never {
+    this.end();
     throw e;
-  };
-  const take = (r: IteratorResult<T>): IteratorResult<U> | Promise<IteratorResult<U>> => {
+  }
+
+  private take(r: IteratorResult<T>): IteratorResult<U> | Promise<IteratorResult<U>> {
     if (r.done) {
       try {
-        ends.done?.();
+        this.ends.done?.();
       } catch (e) {
-        return fail(e);
+        return this.fail(e);
       }
-      end();
+      this.end();
       return DONE;
     }
     let v: U | Promise<U>;
     try {
-      v = f(r.value);
+      v = this.f(r.value);
     } catch (e) {
-      return closeAndFail(e);
+      return this.closeAndFail(e);
     }
     if (!(v instanceof Promise)) return { done: false, value: v };
-    return v.then((value) => ({ done: false, value }), closeAndFail);
-  };
-  // As `for await` does on a throw in its body: the source is ended (not waited for) and the error passed on.
-  const closeAndFail = (e: unknown): never => {
-    void it.return?.()?.catch(() => undefined);
-    return fail(e);
-  };
-  // An item taken at once whose mapping is a promise: the next `next` answers it.
-  let mapping: Promise<IteratorResult<U>> | undefined;
-  const self: AsyncIterableIterator<U> & Readiness<U> = {
-    [Symbol.asyncIterator]: () => self,
-    whenReady: (cb) => {
-      if (mapping) void mapping.then(cb, cb);
-      else if (ended) cb();
-      else whenReady(it, cb);
-    },
-    takeNow(): IteratorResult<U> | undefined {
-      if (ended) return DONE;
-      if (mapping) return undefined;
-      const r = takeNow<T>(it);
-      if (!r) return undefined;
-      const out = take(r);
-      if (!(out instanceof Promise)) return out;
-      mapping = out;
-      return undefined;
-    },
-    next(): Promise<IteratorResult<U>> {
-      const m = mapping;
-      if (m) {
-        mapping = undefined;
-        return m;
-      }
-      return ended ? Promise.resolve(DONE) : it.next().then(take, fail);
-    },
-    return(value?: unknown): Promise<IteratorResult<U>> {
-      end();
-      return it.return ? it.return(value).then(() => DONE) : Promise.resolve(DONE);
-    },
-  };
-  return self;
+    return v.then(
+      (value) => ({ done: false, value }),
+      (e: unknown) => this.closeAndFail(e),
+    );
+  }
+
+  /** As `for await` does on a throw in its body: the source is ended (not waited for) and the error passed on. */
+  private closeAndFail(e: unknown): never {
+    void this.it.return?.()?.catch(() => undefined);
+    return this.fail(e);
+  }
+}
+
+/** When a batched stream's next batch is there without waiting (see `batches`). */
+export interface BatchesNow<T> {
+  /** When the next `fill` is worth running (Readiness.whenReady). */
+  ready(cb: () => void): void;
+  /** The next batch if it is there without waiting (undefined: ended); LATER when `fill` must wait or read. */
+  fillNow(): readonly T[] | undefined | typeof LATER;
+}
+
+/** What a batched stream reads (see `batches`): one object, so that a stream's source can be one class instance. */
+export interface BatchSource<T> extends Partial<BatchesNow<T>> {
+  /** The next batch (empty: ask again; undefined: the stream ended). */
+  fill(): Promise<readonly T[] | undefined>;
+  /** Runs once the stream ended, however, and never while a `fill` is running (it runs when that one settles). */
+  close(): void;
 }
 
 /**
@@ -180,80 +252,124 @@ export function mapStream<T, U>(
 export function batches<T>(
   fill: () => Promise<readonly T[] | undefined>,
   close: () => void,
-  now?: {
-    /** When the next `fill` is worth running (Readiness.whenReady). */
-    ready(cb: () => void): void;
-    /** The next batch if it is there without waiting (undefined: ended); LATER when `fill` must wait or read. */
-    fill(): readonly T[] | undefined | typeof LATER;
-  },
+  now?: BatchesNow<T>,
 ): AsyncIterableIterator<T> {
-  let batch: readonly T[] = [];
-  let i = 0;
-  let ended = false;
-  let filling = false;
-  let closed = false;
-  const shut = () => {
-    if (closed) return;
-    closed = true;
-    batch = [];
-    close();
-  };
-  const end = () => {
-    ended = true;
-    if (!filling) shut();
-  };
-  const step = (): Promise<IteratorResult<T>> => {
-    filling = true;
-    return fill().then(
+  return new Batches({ fill, close, ready: now?.ready, fillNow: now?.fillNow });
+}
+
+/** `batches` of a source object (its push path when it has `ready` and `fillNow`). */
+export function batchesOf<T>(source: BatchSource<T>): AsyncIterableIterator<T> {
+  return new Batches(source);
+}
+
+class Batches<T> implements AsyncIterableIterator<T>, Readiness<T> {
+  private batch: readonly T[] = [];
+  private i = 0;
+  private ended = false;
+  private filling = false;
+  /** A `next` waits on the push path's callback (`now.ready`) after an empty batch, holding no read of the source. */
+  private waiting = false;
+  private closed = false;
+
+  /** Its push path, when the source has one. */
+  private readonly now: BatchesNow<T> | undefined;
+
+  constructor(private readonly source: BatchSource<T>) {
+    this.now = source.ready && source.fillNow ? (source as BatchesNow<T>) : undefined;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
+    return this;
+  }
+
+  whenReady(cb: () => void): void {
+    if (this.ended || this.filling || this.waiting || this.i < this.batch.length || !this.now) cb();
+    else this.now.ready(cb);
+  }
+
+  takeNow(): IteratorResult<T> | undefined {
+    if (this.ended) return DONE;
+    if (this.filling || this.waiting) return undefined;
+    if (this.i < this.batch.length) return { done: false, value: this.batch[this.i++]! };
+    if (!this.now) return undefined;
+    for (;;) {
+      let b: readonly T[] | undefined | typeof LATER;
+      try {
+        b = this.now.fillNow();
+      } catch (e) {
+        this.end();
+        throw e;
+      }
+      if (b === LATER) return undefined;
+      if (!b) {
+        this.end();
+        return DONE;
+      }
+      this.batch = b;
+      this.i = 0;
+      if (this.i < b.length) return { done: false, value: b[this.i++]! };
+    }
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.ended) return Promise.resolve(DONE);
+    if (this.i < this.batch.length) return Promise.resolve({ done: false, value: this.batch[this.i++]! });
+    return this.step();
+  }
+
+  return(): Promise<IteratorResult<T>> {
+    this.end();
+    return Promise.resolve(DONE);
+  }
+
+  private shut(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.batch = [];
+    this.source.close();
+  }
+
+  private end(): void {
+    this.ended = true;
+    if (!this.filling) this.shut();
+  }
+
+  /**
+   * After an empty batch (a catch-up that found nothing: the stream is live now), the next item by the push path's
+   * callback and its `fill` at once, rather than by a `fill` held pending (and the source's read under it) while the
+   * stream is idle; `fill` again only when the push path cannot hand it.
+   */
+  private wait(now: BatchesNow<T>): Promise<IteratorResult<T>> {
+    this.waiting = true;
+    return new Promise<void>((r) => now.ready(r)).then(() => {
+      this.waiting = false;
+      if (this.ended) {
+        this.shut();
+        return DONE;
+      }
+      return this.takeNow() ?? this.step();
+    });
+  }
+
+  private step(): Promise<IteratorResult<T>> {
+    this.filling = true;
+    return this.source.fill().then(
       (b): IteratorResult<T> | Promise<IteratorResult<T>> => {
-        filling = false;
-        if (ended || !b) {
-          end();
+        this.filling = false;
+        if (this.ended || !b) {
+          this.end();
           return DONE;
         }
-        batch = b;
-        i = 0;
-        return i < b.length ? { done: false, value: b[i++]! } : step();
+        this.batch = b;
+        this.i = 0;
+        if (this.i < b.length) return { done: false, value: b[this.i++]! };
+        return this.now ? this.wait(this.now) : this.step();
       },
       (e: unknown) => {
-        filling = false;
-        end();
+        this.filling = false;
+        this.end();
         throw e;
       },
     );
-  };
-  const self: AsyncIterableIterator<T> & Readiness<T> = {
-    [Symbol.asyncIterator]: () => self,
-    whenReady: (cb) => (ended || filling || i < batch.length || !now ? cb() : now.ready(cb)),
-    takeNow(): IteratorResult<T> | undefined {
-      if (ended) return DONE;
-      if (filling) return undefined;
-      if (i < batch.length) return { done: false, value: batch[i++]! };
-      if (!now) return undefined;
-      for (;;) {
-        let b: readonly T[] | undefined | typeof LATER;
-        try {
-          b = now.fill();
-        } catch (e) {
-          end();
-          throw e;
-        }
-        if (b === LATER) return undefined;
-        if (!b) {
-          end();
-          return DONE;
-        }
-        batch = b;
-        i = 0;
-        if (i < b.length) return { done: false, value: b[i++]! };
-      }
-    },
-    next: () =>
-      ended ? Promise.resolve(DONE) : i < batch.length ? Promise.resolve({ done: false, value: batch[i++]! }) : step(),
-    return(): Promise<IteratorResult<T>> {
-      end();
-      return Promise.resolve(DONE);
-    },
-  };
-  return self;
+  }
 }

@@ -58,8 +58,8 @@ export function guardService(
     const keyField = m.input.fields.find((f) => f.name === "client_api_key");
     const admit = (req: Record<string, unknown>, call: Call) =>
       auth.admit(rule, call, { accessToken: fieldValue(req, tokenField), clientApiKey: fieldValue(req, keyField) });
-    const authorized = (call: Call, a: Authorized, signal?: AbortSignal): AuthorizedCall =>
-      new AdmittedCall(call, a, signal);
+    const authorized = (call: Call, a: Authorized, stop?: AbortController): AuthorizedCall =>
+      new AdmittedCall(call, a, stop);
     const revokedWhenRefused = REVOKING_WHEN_REFUSED.has(m.name);
     out[m.localName] = (
       m.methodKind === "server_streaming"
@@ -69,8 +69,8 @@ export function guardService(
               // Read before the check: a change of the credentials applied meanwhile has the stream checked again.
               const generation = streams?.generation ?? 0;
               const a = await admit(req, call);
-              const open = (signal?: AbortSignal) =>
-                h(req as never, authorized(call, a, signal)) as AsyncIterable<unknown>;
+              const open = (_signal?: AbortSignal, stop?: AbortController) =>
+                h(req as never, authorized(call, a, stop)) as AsyncIterable<unknown>;
               // A stream with a credential stays governed by it: the same check runs again while it is open.
               if (!streams || !a.caller) return open();
               const quiet = recheckCall(call);
@@ -107,13 +107,13 @@ export function guardService(
 
 /**
  * The call with the gate's finding; delegates the rest (the signal stays lazy: made only when asked for), or, for a
- * guarded stream, answers the guard's signal (which also aborts when the credential dies).
+ * guarded stream, answers the guard's signal (which also aborts when the credential dies) and its controller.
  */
 class AdmittedCall implements AuthorizedCall {
   constructor(
     private readonly call: Call,
     readonly auth: Authorized,
-    private readonly guarded?: AbortSignal,
+    readonly stop?: AbortController,
   ) {}
   header(name: string): string | undefined {
     return this.call.header(name);
@@ -125,7 +125,7 @@ class AdmittedCall implements AuthorizedCall {
     return this.call.peer;
   }
   get signal(): AbortSignal {
-    return this.guarded ?? this.call.signal;
+    return this.stop?.signal ?? this.call.signal;
   }
   setResponseHeader(name: string, value: string): void {
     this.call.setResponseHeader(name, value);

@@ -49,6 +49,12 @@ export interface Authorized {
 /** A call the gate has admitted. */
 export interface AuthorizedCall extends Call {
   readonly auth: Authorized;
+  /**
+   * A guarded stream's: the controller of its `signal` (which aborts when the client goes or the credential dies).
+   * Aborting it ends the stream's work as the client's leaving would (a watch whose token expired), with no signal
+   * of the handler's own (each costs about 0.8 KB of heap for the stream's life). Undefined on any other call.
+   */
+  readonly stop?: AbortController | undefined;
 }
 
 /** Answers an init or a message; an `EncodedAnswer` only on a call with an encoder (a JSON route). */

@@ -49,30 +49,93 @@ function durableResult(result: Promise<unknown>, barrier: DurabilityBarrier): Pr
 
 /**
  * Each item once the writes it may have seen are on disk. Not a generator: one reaction per item, and none at all
- * while the stream waits for its next item beyond the inner stream's own (domain/streams.ts).
+ * while the stream waits for its next item beyond the inner stream's own (domain/streams.ts). A class, not an object of
+ * closures: an idle stream keeps it for its whole life.
  */
 function durableStream(items: AsyncIterable<unknown>, barrier: DurabilityBarrier): AsyncIterableIterator<unknown> {
-  const it = items[Symbol.asyncIterator]();
-  const item = (r: IteratorResult<unknown>) => {
+  return new DurableStream(items[Symbol.asyncIterator](), barrier);
+}
+
+/** An item taken at once (the push path) while writes it may have seen are not on disk yet: held until they are. */
+interface Held {
+  r: IteratorResult<unknown>;
+  p: Promise<unknown>;
+  over: boolean;
+  e?: unknown;
+  cb?: () => void;
+}
+
+class DurableStream implements AsyncIterableIterator<unknown>, Readiness {
+  private held: Held | undefined;
+
+  constructor(
+    private readonly it: AsyncIterator<unknown>,
+    private readonly barrier: DurabilityBarrier,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<unknown> {
+    return this;
+  }
+
+  whenReady(cb: () => void): void {
+    const held = this.held;
+    if (!held) whenReady(this.it, cb);
+    else if (held.over) cb();
+    else held.cb = cb;
+  }
+
+  takeNow(): IteratorResult<unknown> | undefined {
+    const held = this.held;
+    if (held) {
+      if (!held.over) return undefined;
+      this.held = undefined;
+      if ("e" in held) throw held.e;
+      return held.r;
+    }
+    const r = takeNow(this.it);
+    if (!r || r.done) return r;
+    const wait = this.barrier();
+    if (!wait) return r;
+    this.hold(r, wait);
+    return undefined;
+  }
+
+  next(): Promise<IteratorResult<unknown>> {
+    const h = this.held;
+    if (!h)
+      return this.it.next().then(
+        (r) => this.item(r),
+        (e: unknown) => this.failure(e),
+      );
+    this.held = undefined;
+    return h.p.then(() => {
+      if ("e" in h) throw h.e;
+      return h.r;
+    });
+  }
+
+  return(value?: unknown): Promise<IteratorResult<unknown>> {
+    return this.it.return ? this.it.return(value) : Promise.resolve({ done: true, value });
+  }
+
+  private item(r: IteratorResult<unknown>): IteratorResult<unknown> | Promise<IteratorResult<unknown>> {
     if (r.done) return r;
-    const wait = barrier();
+    const wait = this.barrier();
     return wait ? wait.then(() => r) : r;
-  };
-  // An error may follow a write ("your message was saved"): it too waits for the disk.
-  const failure = (e: unknown) => {
-    const wait = barrier();
+  }
+
+  /** An error may follow a write ("your message was saved"): it too waits for the disk. */
+  private failure(e: unknown): Promise<never> {
+    const wait = this.barrier();
     if (!wait) throw e;
     return wait.then(
       () => Promise.reject(e),
       () => Promise.reject(e),
     );
-  };
-  // An item taken at once (the push path) while writes it may have seen are not on disk yet: held until they are.
-  let held:
-    | { r: IteratorResult<unknown>; p: Promise<unknown>; over: boolean; e?: unknown; cb?: () => void }
-    | undefined;
-  const hold = (r: IteratorResult<unknown>, wait: Promise<void>) => {
-    const h: NonNullable<typeof held> = { r, p: Promise.resolve(), over: false };
+  }
+
+  private hold(r: IteratorResult<unknown>, wait: Promise<void>): void {
+    const h: Held = { r, p: Promise.resolve(), over: false };
     const over = (e?: unknown) => {
       h.over = true;
       if (e !== undefined) h.e = e;
@@ -82,40 +145,6 @@ function durableStream(items: AsyncIterable<unknown>, barrier: DurabilityBarrier
       () => over(),
       (e: unknown) => over(e ?? new Error("durability wait failed")),
     );
-    held = h;
-  };
-  const self: AsyncIterableIterator<unknown> & Readiness = {
-    [Symbol.asyncIterator]: () => self,
-    whenReady(cb) {
-      if (!held) whenReady(it, cb);
-      else if (held.over) cb();
-      else held.cb = cb;
-    },
-    takeNow() {
-      if (held) {
-        if (!held.over) return undefined;
-        const h = held;
-        held = undefined;
-        if ("e" in h) throw h.e;
-        return h.r;
-      }
-      const r = takeNow(it);
-      if (!r || r.done) return r;
-      const wait = barrier();
-      if (!wait) return r;
-      hold(r, wait);
-      return undefined;
-    },
-    next() {
-      const h = held;
-      if (!h) return it.next().then(item, failure);
-      held = undefined;
-      return h.p.then(() => {
-        if ("e" in h) throw h.e;
-        return h.r;
-      });
-    },
-    return: (value?: unknown) => (it.return ? it.return(value) : Promise.resolve({ done: true, value })),
-  };
-  return self;
+    this.held = h;
+  }
 }

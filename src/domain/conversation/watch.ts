@@ -1,8 +1,15 @@
 import { invalidArgument } from "../errors.js";
-import { AccountLogs, LOG_TIMINGS, type LogFollower, type LogTimings, PAGE } from "../log/account-logs.js";
+import {
+  AccountLogs,
+  type FollowOptions,
+  LOG_TIMINGS,
+  type LogFollower,
+  type LogTimings,
+  PAGE,
+} from "../log/account-logs.js";
 import type { ConversationEvents, EventTopic } from "../log/events.js";
 import type { EventRecord, EventRepository } from "../log/repository.js";
-import { batches, LATER } from "../streams.js";
+import { type BatchSource, batches, batchesOf, LATER } from "../streams.js";
 import type {
   ConversationRecord,
   ConversationRepository,
@@ -92,95 +99,7 @@ export class Watches {
     signal: AbortSignal,
     notes: boolean,
   ): AsyncIterableIterator<WatchEvent> {
-    const logs = this.logs;
-    const id = conv.conversationId;
-    let last = after;
-    let f: LogFollower | undefined;
-    /** 0: the state; 1: the messages after `after`, from the conversation itself; 2: the log's entries, live. */
-    let phase = 0;
-    // One page of the messages after `last`, at most up to `to`, from the conversation itself; true when it has more.
-    const page = async (to: number, out: WatchEvent[]): Promise<boolean> => {
-      const p = await logs.retrying(() => this.d.conversations.messages(conv, Math.min(PAGE, to - last), last), signal);
-      for (const m of p.messages) {
-        last = m.messageOrder;
-        out.push({ type: "message", message: m, cursor: String(last) });
-      }
-      return p.hasMore;
-    };
-    // A log entry as the stream's event, if it has one (a message sent already has none); moves `last`.
-    const add = (e: EventRecord, out: WatchEvent[]): void => {
-      const m = messageOf(e);
-      if (m) {
-        if (m.messageOrder <= last) return;
-        last = m.messageOrder;
-        out.push({ type: "message", message: m, cursor: String(last), live: true });
-      } else if (notes && e.type === "note.created" && e.data.note)
-        out.push({ type: "note", note: e.data.note, cursor: String(last) });
-      else if (STATE_TYPES.has(e.type) && e.data.conversation)
-        out.push({ type: "conversation", conversation: e.data.conversation, cursor: String(last) });
-    };
-    // Whether a message of `entries` does not follow the one before it (a page to read from the conversation first).
-    const gapIn = (entries: readonly EventRecord[]): boolean => {
-      let l = last;
-      for (const e of entries) {
-        const m = messageOf(e);
-        if (!m || m.messageOrder <= l) continue;
-        if (l < m.messageOrder - 1) return true;
-        l = m.messageOrder;
-      }
-      return false;
-    };
-    const fill = async (): Promise<WatchEvent[] | undefined> => {
-      // The state first (read with the access check): a resumed stream answers at once, then catches up.
-      if (phase === 0) {
-        phase = 1;
-        return [{ type: "conversation", conversation: summary, cursor: String(last) }];
-      }
-      const out: WatchEvent[] = [];
-      if (phase === 1) {
-        if (!f) {
-          // Following before the log's place is taken and the messages read, so nothing committed meanwhile is missed.
-          f = await logs.follow(
-            conv.accountId,
-            { conversationId: id, accepts: (e) => e.orderKey === id && watched(e, notes) },
-            signal,
-          );
-          f.start(await logs.retrying(() => this.d.history.lastSeq(conv.accountId), signal));
-        }
-        // The catch-up, a page at a time (a gap the log cannot fill).
-        if (!(await page(Number.MAX_SAFE_INTEGER, out))) phase = 2;
-        return out;
-      }
-      const entries = held ?? (await f!.next());
-      held = undefined;
-      if (!entries) return undefined;
-      for (const e of entries) {
-        const m = messageOf(e);
-        // The log and the conversation are written in one unit of work: a gap is only a page not read yet.
-        if (m) while (last < m.messageOrder - 1 && (await page(m.messageOrder - 1, out)));
-        add(e, out);
-      }
-      return out;
-    };
-    // Entries taken at once that need a page read first (a gap): the next `fill` takes them.
-    let held: EventRecord[] | undefined;
-    // Live and caught up, the stream waits on its follower's callback and takes its entries at once (streams.ts).
-    const now = {
-      ready: (cb: () => void) => (phase === 2 && !held ? f!.whenReady(cb) : cb()),
-      fill: (): WatchEvent[] | undefined | typeof LATER => {
-        if (phase !== 2 || held) return LATER;
-        const entries = f!.takeNow();
-        if (entries === LATER || !entries) return entries;
-        if (gapIn(entries)) {
-          held = entries;
-          return LATER;
-        }
-        const out: WatchEvent[] = [];
-        for (const e of entries) add(e, out);
-        return out;
-      },
-    };
-    return batches(fill, () => f?.close(), now);
+    return batchesOf(new ConversationWatch(this.logs, this.d, conv, summary, after, signal, notes));
   }
 
   /** Every change of the account's conversations after `afterCursor` (from now when empty). */
@@ -211,7 +130,136 @@ export class Watches {
       }
       return out;
     };
-    return batches(fill, () => f?.close(), { ready: (cb) => (f ? f.whenReady(cb) : cb()), fill: () => LATER });
+    return batches(fill, () => f?.close(), { ready: (cb) => (f ? f.whenReady(cb) : cb()), fillNow: () => LATER });
+  }
+}
+
+/**
+ * One watched conversation: its state, its messages after `after` from the conversation itself, then the log's entries,
+ * live (read in batches: domain/streams.ts). One object for the stream's life, not a set of closures: an idle stream
+ * keeps it all along (docs/live-updates.md, session 22). It is its follower's options too (`conversationId`, `accepts`).
+ */
+class ConversationWatch implements BatchSource<WatchEvent>, FollowOptions {
+  readonly conversationId: string;
+  private last: number;
+  private f: LogFollower | undefined;
+  /** 0: the state; 1: the messages after `after`, from the conversation itself; 2: the log's entries, live. */
+  private phase = 0;
+  /** Entries taken at once that need a page read first (a gap): the next `fill` takes them. */
+  private held: EventRecord[] | undefined;
+  /** Sent first, then dropped. */
+  private summary: ConversationSummary | undefined;
+
+  constructor(
+    private readonly logs: AccountLogs,
+    private readonly d: WatchDeps,
+    private readonly conv: ConversationRecord,
+    summary: ConversationSummary,
+    after: number,
+    private readonly signal: AbortSignal,
+    private readonly notes: boolean,
+  ) {
+    this.conversationId = conv.conversationId;
+    this.summary = summary;
+    this.last = after;
+  }
+
+  accepts(e: EventRecord): boolean {
+    return e.orderKey === this.conversationId && watched(e, this.notes);
+  }
+
+  async fill(): Promise<WatchEvent[] | undefined> {
+    // The state first (read with the access check): a resumed stream answers at once, then catches up.
+    if (this.phase === 0) {
+      this.phase = 1;
+      const conversation = this.summary!;
+      this.summary = undefined;
+      return [{ type: "conversation", conversation, cursor: String(this.last) }];
+    }
+    const out: WatchEvent[] = [];
+    if (this.phase === 1) {
+      if (!this.f) {
+        const accountId = this.conv.accountId;
+        // Following before the log's place is taken and the messages read, so nothing committed meanwhile is missed.
+        const f = await this.logs.follow(accountId, this, this.signal);
+        this.f = f;
+        f.start(await this.logs.retrying(() => this.d.history.lastSeq(accountId), this.signal));
+      }
+      // The catch-up, a page at a time (a gap the log cannot fill).
+      if (!(await this.page(Number.MAX_SAFE_INTEGER, out))) this.phase = 2;
+      return out;
+    }
+    const entries = this.held ?? (await this.f!.next());
+    this.held = undefined;
+    if (!entries) return undefined;
+    for (const e of entries) {
+      const m = messageOf(e);
+      // The log and the conversation are written in one unit of work: a gap is only a page not read yet.
+      if (m) while (this.last < m.messageOrder - 1 && (await this.page(m.messageOrder - 1, out)));
+      this.add(e, out);
+    }
+    return out;
+  }
+
+  close(): void {
+    this.f?.close();
+  }
+
+  /** Live and caught up, the stream waits on its follower's callback and takes its entries at once (streams.ts). */
+  ready(cb: () => void): void {
+    if (this.phase === 2 && !this.held) this.f!.whenReady(cb);
+    else cb();
+  }
+
+  fillNow(): WatchEvent[] | undefined | typeof LATER {
+    if (this.phase !== 2 || this.held) return LATER;
+    const entries = this.f!.takeNow();
+    if (entries === LATER || !entries) return entries;
+    if (this.gapIn(entries)) {
+      this.held = entries;
+      return LATER;
+    }
+    const out: WatchEvent[] = [];
+    for (const e of entries) this.add(e, out);
+    return out;
+  }
+
+  /** One page of the messages after `last`, at most up to `to`, from the conversation itself; true when it has more. */
+  private async page(to: number, out: WatchEvent[]): Promise<boolean> {
+    const p = await this.logs.retrying(
+      () => this.d.conversations.messages(this.conv, Math.min(PAGE, to - this.last), this.last),
+      this.signal,
+    );
+    for (const m of p.messages) {
+      this.last = m.messageOrder;
+      out.push({ type: "message", message: m, cursor: String(this.last) });
+    }
+    return p.hasMore;
+  }
+
+  /** A log entry as the stream's event, if it has one (a message sent already has none); moves `last`. */
+  private add(e: EventRecord, out: WatchEvent[]): void {
+    const m = messageOf(e);
+    if (m) {
+      if (m.messageOrder <= this.last) return;
+      this.last = m.messageOrder;
+      out.push({ type: "message", message: m, cursor: String(this.last), live: true });
+    } else if (this.notes && e.type === "note.created" && e.data.note)
+      out.push({ type: "note", note: e.data.note, cursor: String(this.last) });
+    else if (STATE_TYPES.has(e.type) && e.data.conversation)
+      out.push({ type: "conversation", conversation: e.data.conversation, cursor: String(this.last) });
+  }
+
+  /** Whether a message of `entries` does not follow the one before it (a page to read from the conversation first). */
+  private gapIn(entries: readonly EventRecord[]): boolean {
+    let l = this.last;
+    for (const e of entries) {
+      const m = messageOf(e);
+      if (!m || m.messageOrder <= l) continue;
+      if (l < m.messageOrder - 1) return true;
+      l = m.messageOrder;
+    }
+    return false;
   }
 }
 

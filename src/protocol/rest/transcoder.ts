@@ -368,28 +368,48 @@ function makeCall(
   encoder: AnswerEncoder,
   transportBeats: boolean,
 ): Call {
-  let controller: AbortController | undefined;
-  return {
-    header: (name) => headerOf(req, name),
-    queryAccessToken,
-    peer: req.socket?.remoteAddress ?? "",
-    // Made only when a handler asks: most requests never need one, and each costs.
-    get signal() {
-      if (!controller) {
-        const c = new AbortController();
-        controller = c;
-        res.once("close", () => {
-          if (!res.writableFinished) c.abort();
-        });
-      }
-      return controller.signal;
-    },
-    setResponseHeader: (name, value) => {
-      responseHeaders[name] = value;
-    },
-    encoder,
-    transportBeats,
-  };
+  return new RestCall(req, res, queryAccessToken, responseHeaders, encoder, transportBeats);
+}
+
+/**
+ * A JSON route's call. A class rather than an object literal with a getter, which V8 keeps as a dictionary (about
+ * 0.5 KB with its closures, for a stream's whole life).
+ */
+class RestCall implements Call {
+  private controller: AbortController | undefined;
+  readonly peer: string;
+
+  constructor(
+    private readonly req: Req,
+    private readonly res: Res,
+    readonly queryAccessToken: string | undefined,
+    private readonly responseHeaders: Record<string, string>,
+    readonly encoder: AnswerEncoder,
+    readonly transportBeats: boolean,
+  ) {
+    this.peer = req.socket?.remoteAddress ?? "";
+  }
+
+  header(name: string): string | undefined {
+    return headerOf(this.req, name);
+  }
+
+  /** Made only when a handler asks: most requests never need one, and each costs. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      const c = new AbortController();
+      this.controller = c;
+      const res = this.res;
+      res.once("close", () => {
+        if (!res.writableFinished) c.abort();
+      });
+    }
+    return this.controller.signal;
+  }
+
+  setResponseHeader(name: string, value: string): void {
+    this.responseHeaders[name] = value;
+  }
 }
 
 /**

@@ -165,9 +165,11 @@ function slot(call: AuthorizedCall, watch: Watch): Slot {
     address: call.peer,
     customer: c?.kind === "frame" ? `${c.chatbotId} ${c.userId}` : "",
   });
-  const stop = new AbortController();
-  const onGone = () => stop.abort();
-  call.signal.addEventListener("abort", onGone, { once: true });
+  // A guarded stream's own signal, ended here when the token expires; otherwise a signal of the slot's that follows it.
+  const own = call.stop ? undefined : new AbortController();
+  const stop = call.stop ?? own!;
+  const onGone = own && (() => own.abort());
+  if (onGone) call.signal.addEventListener("abort", onGone, { once: true });
   let expired = false;
   // On the streams' one timer of deadlines, not a timer of its own.
   const cancel = watch.deadlines.after(w.expiresAt - watch.clock.now(), () => {
@@ -185,7 +187,7 @@ function slot(call: AuthorizedCall, watch: Watch): Slot {
     },
     release() {
       cancel();
-      call.signal.removeEventListener("abort", onGone);
+      if (onGone) call.signal.removeEventListener("abort", onGone);
       release();
     },
   };
