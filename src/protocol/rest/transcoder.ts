@@ -307,6 +307,8 @@ function readBody(req: Req, maxBytes: number): Promise<Buffer> {
 
 /** application/json, in UTF-8 (RFC 8259 §8.1): a charset parameter, if any, must say utf-8. */
 function checkContentType(header: string): void {
+  // What nearly every client sends: nothing to split.
+  if (header === "application/json") return;
   const [type, ...params] = header.split(";");
   if (type!.trim().toLowerCase() !== "application/json")
     throw invalidArgument("content-type", "must be application/json");
@@ -353,28 +355,48 @@ function makeCall(
   encoder: AnswerEncoder,
   transportBeats: boolean,
 ): Call {
-  let controller: AbortController | undefined;
-  return {
-    header: (name) => headerOf(req, name),
-    queryAccessToken,
-    peer: req.socket?.remoteAddress ?? "",
-    // Made only when a handler asks: most requests never need one, and each costs.
-    get signal() {
-      if (!controller) {
-        const c = new AbortController();
-        controller = c;
-        res.once("close", () => {
-          if (!res.writableFinished) c.abort();
-        });
-      }
-      return controller.signal;
-    },
-    setResponseHeader: (name, value) => {
-      responseHeaders[name] = value;
-    },
-    encoder,
-    transportBeats,
-  };
+  return new JsonCall(req, res, queryAccessToken, responseHeaders, encoder, transportBeats);
+}
+
+/**
+ * A JSON route's call. A class, not an object literal: a literal with a getter (the signal's) is built by V8's runtime
+ * on every request (0.7 µs), where a class's instances share one shape and its getter sits on the prototype.
+ */
+class JsonCall implements Call {
+  private controller: AbortController | undefined;
+  readonly peer: string;
+
+  constructor(
+    private readonly req: Req,
+    private readonly res: Res,
+    readonly queryAccessToken: string | undefined,
+    private readonly responseHeaders: Record<string, string>,
+    readonly encoder: AnswerEncoder,
+    readonly transportBeats: boolean,
+  ) {
+    this.peer = req.socket?.remoteAddress ?? "";
+  }
+
+  header(name: string): string | undefined {
+    return headerOf(this.req, name);
+  }
+
+  // Made only when a handler asks: most requests never need one, and each costs.
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      const c = new AbortController();
+      this.controller = c;
+      const res = this.res;
+      res.once("close", () => {
+        if (!res.writableFinished) c.abort();
+      });
+    }
+    return this.controller.signal;
+  }
+
+  setResponseHeader(name: string, value: string): void {
+    this.responseHeaders[name] = value;
+  }
 }
 
 /**
