@@ -79,6 +79,57 @@ export const toApiKeyWithAccount = (r: ApiKeyWithAccountRow) => ({
         }),
 });
 
+/** KEY_WITH_ACCOUNT_COLUMNS named in order, for a row read as an array (SQLite's raw mode). */
+export const KEY_WITH_ACCOUNT_VALUES =
+  "k.api_key_id, k.account_id, k.key_hash, k.hint, k.name, k.created_at, k.revoked_at, k.expires_at, k.last_used_at, " +
+  "a.account_id, a.email, a.password_hash, a.active, a.created_at";
+
+/** A row of KEY_WITH_ACCOUNT_VALUES. */
+export type KeyWithAccountValues = [
+  apiKeyId: string,
+  accountId: string,
+  keyHash: string,
+  hint: string,
+  name: string,
+  createdAt: Big,
+  revokedAt: Big | null,
+  expiresAt: Big | null,
+  lastUsedAt: Big | null,
+  aAccountId: string | null,
+  aEmail: string,
+  aPasswordHash: string | null,
+  aActive: boolean | number,
+  aCreatedAt: Big,
+];
+
+/**
+ * toApiKeyWithAccount of a row read as an array: a driver that builds each row as an object adds its columns one by
+ * one (a property transition each, 14 here), where an array holds them as elements.
+ */
+export const fromKeyWithAccountValues = (v: KeyWithAccountValues) => ({
+  key: {
+    apiKeyId: v[0],
+    accountId: v[1],
+    keyHash: v[2],
+    hint: v[3],
+    name: v[4],
+    createdAt: Number(v[5]),
+    revokedAt: numOrNull(v[6]),
+    expiresAt: numOrNull(v[7]),
+    lastUsedAt: numOrNull(v[8]),
+  } satisfies ApiKeyRecord,
+  account:
+    v[9] === null
+      ? undefined
+      : ({
+          accountId: v[9],
+          email: v[10],
+          passwordHash: v[11] ?? null,
+          active: isSet(v[12]),
+          createdAt: Number(v[13]),
+        } satisfies AccountRecord),
+});
+
 /** The values of an API key's insert, in column order. */
 export const apiKeyValues = (k: ApiKeyRecord) =>
   [k.apiKeyId, k.accountId, k.keyHash, k.hint, k.name, k.createdAt, k.revokedAt, k.expiresAt, k.lastUsedAt] as const;

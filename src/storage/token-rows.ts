@@ -42,6 +42,49 @@ export const toRefreshTokenWithAccount = (r: RefreshTokenRow & { account_active:
   accountActive: r.account_active !== null && isSet(r.account_active),
 });
 
+/** TOKEN_WITH_ACCOUNT's columns named in order (the insert's, then the account's state), for a row read as an array. */
+export const TOKEN_WITH_ACCOUNT_COLUMNS =
+  "SELECT t.token_hash, t.session_id, t.account_id, t.chatbot_id, t.user_id, t.created_at, t.expires_at, " +
+  "t.revoked_at, t.last_used_at, t.last_origin, t.user_agent, a.active FROM refresh_tokens t LEFT JOIN accounts a " +
+  "ON a.account_id = t.account_id WHERE t.token_hash = ";
+
+/** A row of TOKEN_WITH_ACCOUNT_COLUMNS read as an array (better-sqlite3's raw mode). */
+export type TokenWithAccountValues = [
+  tokenHash: string,
+  sessionId: string,
+  accountId: string,
+  chatbotId: string,
+  userId: string,
+  createdAt: Big,
+  expiresAt: Big,
+  revokedAt: Big | null,
+  lastUsedAt: Big,
+  lastOrigin: string,
+  userAgent: string,
+  accountActive: number | null,
+];
+
+/**
+ * toRefreshTokenWithAccount of a row read as an array: a driver that builds each row as an object adds its columns
+ * one by one (a property transition each, 12 here), where an array holds them as elements.
+ */
+export const fromTokenWithAccountValues = (v: TokenWithAccountValues) => ({
+  token: {
+    tokenHash: v[0],
+    sessionId: v[1],
+    accountId: v[2],
+    chatbotId: v[3],
+    userId: v[4],
+    createdAt: Number(v[5]),
+    expiresAt: Number(v[6]),
+    revokedAt: numOrNull(v[7]),
+    lastUsedAt: Number(v[8]),
+    lastOrigin: v[9],
+    userAgent: v[10],
+  } satisfies RefreshTokenRecord,
+  accountActive: v[11] !== null && isSet(v[11]),
+});
+
 /** The values of a refresh token's insert, in column order. */
 export const refreshTokenValues = (r: RefreshTokenRecord) =>
   [

@@ -49,6 +49,17 @@ export interface IdClaims {
 
 const FORBIDDEN_HEADERS = ["jku", "x5u", "jwk", "x5c", "crit"];
 
+/** The claims every token carries but its subject (`sub`), set by JwtStrategy when it signs. */
+interface RegisteredClaims {
+  /** The issue instant in milliseconds. */
+  ims: number;
+  iss: string;
+  aud: string;
+  iat: number;
+  exp: number;
+  jti: string;
+}
+
 /** Makes and checks the service's JWTs; verified access tokens are cached until they expire. */
 export class JwtStrategy {
   private readonly accessCache: VerifiedCache<AccessClaims>;
@@ -71,9 +82,18 @@ export class JwtStrategy {
     c: { accountId: string; chatbotId: string; userId: string; sessionId?: string | undefined },
     ttlSeconds: number,
   ): Promise<{ token: string; expiresAt: number }> {
-    const claims: Record<string, string> = { cid: c.chatbotId, acc: c.accountId };
-    if (c.sessionId) claims.sid = c.sessionId;
-    return this.sign("access", c.userId, claims, ttlSeconds);
+    return this.sign("access", ttlSeconds, (r) => ({
+      cid: c.chatbotId,
+      acc: c.accountId,
+      sid: c.sessionId || undefined,
+      ims: r.ims,
+      iss: r.iss,
+      aud: r.aud,
+      sub: c.userId,
+      iat: r.iat,
+      exp: r.exp,
+      jti: r.jti,
+    }));
   }
 
   /**
@@ -90,11 +110,19 @@ export class JwtStrategy {
     },
     ttlSeconds: number,
   ): Promise<{ token: string; expiresAt: number }> {
-    const claims: Record<string, string> = { email: c.email };
-    if (c.sessionId) claims.sid = c.sessionId;
-    if (c.apiKeyId) claims.akid = c.apiKeyId;
-    if (c.viaPassword) claims.amr = "pwd";
-    return this.sign("id", c.accountId, claims, ttlSeconds);
+    return this.sign("id", ttlSeconds, (r) => ({
+      email: c.email,
+      sid: c.sessionId || undefined,
+      akid: c.apiKeyId || undefined,
+      amr: c.viaPassword ? "pwd" : undefined,
+      ims: r.ims,
+      iss: r.iss,
+      aud: r.aud,
+      sub: c.accountId,
+      iat: r.iat,
+      exp: r.exp,
+      jti: r.jti,
+    }));
   }
 
   /**
@@ -152,11 +180,15 @@ export class JwtStrategy {
     return claims;
   }
 
+  /**
+   * Signs the payload `claims` makes of the registered claims of a token issued now. Each kind writes its whole payload
+   * as one object literal, its claims first, an absent one `undefined` (JSON.stringify leaves it out): spreading its
+   * own claims into the registered ones made V8 add each property after the spread on its slow path, 9–10 µs a token.
+   */
   private async sign(
     kind: TokenKind,
-    subject: string,
-    claims: Record<string, string>,
     ttlSeconds: number,
+    claims: (registered: RegisteredClaims) => object,
   ): Promise<{ token: string; expiresAt: number }> {
     if (this.keys.due()) await this.keys.fresh();
     const { kid, key } = this.keys.current;
@@ -164,16 +196,14 @@ export class JwtStrategy {
     const nowS = Math.floor(nowMs / 1000);
     const exp = nowS + ttlSeconds;
     // `ims`: the issue instant in milliseconds, so a revocation stops exactly the tokens issued before it.
-    const payload = {
-      ...claims,
+    const payload = claims({
       ims: nowMs,
       iss: this.issuer,
       aud: TOKEN_KINDS[kind].audience,
-      sub: subject,
       iat: nowS,
       exp,
       jti: randomBase64url(12),
-    };
+    });
     const token = await signCompact(this.encodedHeader(kind, kid), payload, key);
     return { token, expiresAt: exp * 1000 };
   }

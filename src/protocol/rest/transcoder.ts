@@ -322,6 +322,8 @@ function readBody(req: Req, maxBytes: number): Promise<Buffer> {
 
 /** application/json, in UTF-8 (RFC 8259 §8.1): a charset parameter, if any, must say utf-8. */
 function checkContentType(header: string): void {
+  // What nearly every client sends: nothing to split.
+  if (header === "application/json") return;
   const [type, ...params] = header.split(";");
   if (type!.trim().toLowerCase() !== "application/json")
     throw invalidArgument("content-type", "must be application/json");
@@ -373,7 +375,8 @@ function makeCall(
 
 /**
  * A JSON route's call. A class rather than an object literal with a getter, which V8 keeps as a dictionary (about
- * 0.5 KB with its closures, for a stream's whole life).
+ * 0.5 KB with its closures, for a stream's whole life) and builds in its runtime on every request (0.7 µs); a class's
+ * instances share one shape, and the signal's getter sits on the prototype.
  */
 class RestCall implements Call {
   private controller: AbortController | undefined;

@@ -3,7 +3,9 @@ import { LaunchRefusedError, type TokenService } from "../../domain/token/token-
 import type { Logger } from "../../log.js";
 import { callOrigin } from "../audited.js";
 import type { Call, Handlers } from "../call.js";
+import { EncodedAnswer } from "../encoded-answer.js";
 import { limited, noTokenLimits, type TokenGuard } from "../token-limits.js";
+import { refreshedJson, tokenSetJson } from "./token-json.js";
 
 // Cache-Control: no-store is set for every method where every protocol passes (the transcoder, the Connect routes);
 // token responses add the HTTP/1.0 Pragma that RFC 6749 asks of them.
@@ -39,6 +41,7 @@ export function tokenHandlers(
         }),
       );
       noStore(call);
+      if (call.encoder && !t.launchCode) return new EncodedAnswer(tokenSetJson(t));
       return {
         data: {
           accessToken: t.accessToken,
@@ -66,6 +69,7 @@ export function tokenHandlers(
           }),
       );
       noStore(call);
+      if (call.encoder) return new EncodedAnswer(refreshedJson(t));
       return {
         data: {
           accessToken: t.accessToken,

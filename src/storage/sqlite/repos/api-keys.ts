@@ -1,11 +1,11 @@
 import type { ApiKeyRecord, ApiKeyRepository } from "../../../domain/account/repository.js";
 import {
   type ApiKeyRow,
-  type ApiKeyWithAccountRow,
   apiKeyValues,
-  KEY_WITH_ACCOUNT_COLUMNS,
+  fromKeyWithAccountValues,
+  KEY_WITH_ACCOUNT_VALUES,
+  type KeyWithAccountValues,
   toApiKey,
-  toApiKeyWithAccount,
 } from "../../account-rows.js";
 import type { Sync } from "../../sync.js";
 import type { Db } from "../database.js";
@@ -18,10 +18,13 @@ export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
       "last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const byHash = db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE key_hash = ?");
-  const withAccount = db.prepare<[string], ApiKeyWithAccountRow>(
-    `SELECT ${KEY_WITH_ACCOUNT_COLUMNS} FROM api_keys k LEFT JOIN accounts a ON a.account_id = k.account_id
+  // Read on every token issue: as an array (see fromKeyWithAccountValues).
+  const withAccount = db
+    .prepare<[string], KeyWithAccountValues>(
+      `SELECT ${KEY_WITH_ACCOUNT_VALUES} FROM api_keys k LEFT JOIN accounts a ON a.account_id = k.account_id
      WHERE k.key_hash = ?`,
-  );
+    )
+    .raw(true);
   const list = db.prepare<[string], ApiKeyRow>(
     "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, api_key_id",
   );
@@ -46,7 +49,7 @@ export function sqliteApiKeys(db: Db): Sync<ApiKeyRepository> {
     },
     byHashWithAccount: (h) => {
       const r = withAccount.get(h);
-      return r && toApiKeyWithAccount(r);
+      return r && fromKeyWithAccountValues(r);
     },
     listForAccount: (id) => lists.get(id, () => list.all(id).map(toApiKey)),
     revoke: (accountId, apiKeyId, at) =>

@@ -1,12 +1,13 @@
 import type { RefreshTokenRepository, SessionPolicyRecord } from "../../../domain/token/repository.js";
 import type { Sync } from "../../sync.js";
 import {
+  fromTokenWithAccountValues,
   type RefreshTokenRow,
   type RotationRow,
   refreshTokenValues,
-  TOKEN_WITH_ACCOUNT,
+  TOKEN_WITH_ACCOUNT_COLUMNS,
+  type TokenWithAccountValues,
   toRefreshToken,
-  toRefreshTokenWithAccount,
   toRotation,
 } from "../../token-rows.js";
 import type { Db } from "../database.js";
@@ -23,9 +24,8 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
        revoked_at, last_used_at, last_origin, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const byHash = db.prepare<[string], RefreshTokenRow>("SELECT * FROM refresh_tokens WHERE token_hash = ?");
-  const withAccount = db.prepare<[string], RefreshTokenRow & { account_active: number | null }>(
-    `${TOKEN_WITH_ACCOUNT}?`,
-  );
+  // Read on every refresh: as an array (see fromTokenWithAccountValues).
+  const withAccount = db.prepare<[string], TokenWithAccountValues>(`${TOKEN_WITH_ACCOUNT_COLUMNS}?`).raw(true);
   const bySession = db.prepare<[string], RefreshTokenRow>("SELECT * FROM refresh_tokens WHERE session_id = ?");
   const notBefore = db.prepare<[string, string, string | null], { not_before: number | null }>(
     // SQLite's max() of several values is NULL when one is: each side stands in for the other when it is missing.
@@ -116,7 +116,7 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     },
     byHashWithAccount: (h) => {
       const r = withAccount.get(h);
-      return r && toRefreshTokenWithAccount(r);
+      return r && fromTokenWithAccountValues(r);
     },
     revokeLineage: (ids, at) => revokeLineage.immediate(ids, at),
     lineageNotBefore: (ids) => {

@@ -1,0 +1,219 @@
+// `node --import tsx bench/repro/token-cost.ts --checkouts <A>,<B> [--rows S5,S4] [--n 2000] [--rounds 2]
+// [--connections 4]`: the instructions one token call costs the service (S5 refresh_token, S4 get_access_token,
+// as the bench sends them), counted by valgrind's callgrind in each checkout's built server: every thread (the
+// event loop and the pool's signatures), from the moment the counters are zeroed after a warm-up to their dump
+// once exactly `--n` calls have been answered. A count the machine's load cannot blur, unlike CPU time. Each
+// checkout serves its own copy of the bench's 1k dataset (seeded once into this checkout's cache).
+import { execFileSync, spawn } from "node:child_process";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { buildForBench } from "../lib/build.js";
+import { dataset } from "../lib/dataset.js";
+import { cpuMicros, loopCpuMicros } from "../lib/proc.js";
+import { servedEnv } from "../lib/procs.js";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const { values: opt } = parseArgs({
+  options: {
+    checkouts: { type: "string", default: ROOT },
+    rows: { type: "string", default: "S5,S4" },
+    n: { type: "string", default: "2000" },
+    rounds: { type: "string", default: "2" },
+    connections: { type: "string", default: "4" },
+    warmup: { type: "string", default: "1500" },
+    // "callgrind" (instructions, every thread) or "cpu" (the process's and its event loop's CPU time, from /proc).
+    tool: { type: "string", default: "callgrind" },
+  },
+});
+const checkouts = String(opt.checkouts)
+  .split(",")
+  .map((c) => resolve(c));
+const rows = String(opt.rows).split(",");
+const N = Number(opt.n);
+const work = mkdtempSync(join(tmpdir(), "aiagent-token-cost-"));
+process.env.AIAGENT_SECRETS ??= "bench-only-key-encryption-secret-0123456789";
+const cacheDir = join(ROOT, "node_modules", ".cache", "aiagent-bench");
+
+const builds: string[] = [];
+for (const [i, c] of checkouts.entries())
+  builds.push(await buildForBench(c, join(c, "node_modules", ".cache", "aiagent-bench", `cost-${i}-${process.pid}`)));
+const data = await dataset({
+  root: ROOT,
+  buildDir: builds[builds.length - 1]!,
+  cacheDir,
+  scale: "1k",
+  fresh: false,
+  log: console.log,
+});
+
+const agent = new Agent({ keepAlive: true, maxSockets: Number(opt.connections) });
+/** A POST answered 200; sent again once when the server had just closed the idle connection it was sent on. */
+async function post(base: string, path: string, body: unknown): Promise<Record<string, unknown>> {
+  try {
+    return await postOnce(base, path, body);
+  } catch (e) {
+    if ((e as { code?: string }).code !== "ECONNRESET") throw e;
+    return postOnce(base, path, body);
+  }
+}
+
+function postOnce(base: string, path: string, body: unknown): Promise<Record<string, unknown>> {
+  const text = JSON.stringify(body);
+  return new Promise((ok, fail) => {
+    const req = request(
+      `${base}${path}`,
+      {
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(text) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const out = JSON.parse(Buffer.concat(chunks).toString()) as { data: Record<string, unknown> };
+          if (res.statusCode !== 200) fail(new Error(`${path}: ${res.statusCode} ${JSON.stringify(out)}`));
+          else ok(out.data);
+        });
+      },
+    );
+    req.on("error", fail);
+    req.end(text);
+  });
+}
+
+/** Sends `calls` (one after another on each of `--connections` lanes), each answered 200. */
+async function drive(calls: (() => Promise<unknown>)[]): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < calls.length) await calls[next++]!();
+  };
+  await Promise.all(Array.from({ length: Number(opt.connections) }, lane));
+}
+
+async function measure(
+  build: string,
+  name: string,
+  row: string,
+): Promise<{ instructions?: number; process?: number; loop?: number }> {
+  const db = join(work, `${name}.db`);
+  for (const s of ["", "-wal", "-shm"]) rmSync(db + s, { force: true });
+  // The pristine file and its log, if a reader left one (WAL mode).
+  for (const s of ["", "-wal"]) if (existsSync(data.path + s)) copyFileSync(data.path + s, db + s);
+  const out = join(work, `${name}.callgrind`);
+  const callgrind = opt.tool === "callgrind";
+  // AIAGENT_COST_NODE_ARGS: node flags for the server (e.g. --trace-deopt).
+  const nodeArgs = [
+    ...(process.env.AIAGENT_COST_NODE_ARGS ?? "").split(" ").filter(Boolean),
+    join(build, "src/cli/main.js"),
+    "serve",
+  ];
+  const child = spawn(
+    callgrind ? "valgrind" : process.execPath,
+    callgrind
+      ? [
+          "--tool=callgrind",
+          "--smc-check=all-non-file",
+          "--collect-atstart=yes",
+          "--dump-instr=no",
+          `--callgrind-out-file=${out}`,
+          process.execPath,
+          ...nodeArgs,
+        ]
+      : nodeArgs,
+    {
+      // Under valgrind a lane can stay idle past the default 5 s while the counters are zeroed or dumped.
+      env: servedEnv({ AIAGENT_DB: db, AIAGENT_LOG_LEVEL: "info", AIAGENT_IDLE_TIMEOUT_MS: "600000" }),
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  const url = await new Promise<string>((ok, fail) => {
+    let text = "";
+    const timer = setTimeout(() => fail(new Error(`no listening line:\n${text.slice(-2000)}`)), 600_000);
+    child.stdout.on("data", (d: Buffer) => {
+      if (process.env.AIAGENT_COST_STDERR) process.stderr.write(d);
+      text += d.toString();
+      const m = /"msg":"listening".*?"url":"([^"]+)"/.exec(text);
+      if (m) {
+        clearTimeout(timer);
+        ok(m[1]!);
+      }
+    });
+    child.stderr.on("data", (d: Buffer) => process.env.AIAGENT_COST_STDERR && process.stderr.write(d));
+  });
+  const seed = data.seed;
+  const key = { chatbot_id: seed.chatbot_id, client_api_key: seed.client_api_key };
+  const refreshTokens: { user: string; token: string }[] = [];
+  for (const s of seed.samples) {
+    const t = await post(url, "/ai_agent/get_access_token", { user_id: s.user_id, ...key });
+    refreshTokens.push({ user: s.user_id, token: t.refresh_token as string });
+  }
+  let issued = 0;
+  const call =
+    row === "S5"
+      ? (i: number) => () => {
+          const r = refreshTokens[i % refreshTokens.length]!;
+          return post(url, "/ai_agent/refresh_token", {
+            user_id: r.user,
+            chatbot_id: seed.chatbot_id,
+            refresh_token: r.token,
+          });
+        }
+      : // S4: the bench's 256 users, each issued one session per call (a new refresh token row each).
+        () => () => post(url, "/ai_agent/get_access_token", { user_id: `ab_${(issued++ % 256).toString(36)}`, ...key });
+  await drive(Array.from({ length: Number(opt.warmup) }, (_, i) => call(i)));
+  if (!callgrind) {
+    const p0 = cpuMicros(child.pid!);
+    const l0 = loopCpuMicros(child.pid!);
+    await drive(Array.from({ length: N }, (_, i) => call(i)));
+    const per = { process: (cpuMicros(child.pid!) - p0) / N, loop: (loopCpuMicros(child.pid!) - l0) / N };
+    const closed = new Promise((r) => child.once("close", r));
+    child.kill("SIGTERM");
+    await closed;
+    return per;
+  }
+  execFileSync("callgrind_control", ["--zero", String(child.pid)]);
+  await drive(Array.from({ length: N }, (_, i) => call(i)));
+  execFileSync("callgrind_control", ["--dump", String(child.pid)]);
+  const closed = new Promise((r) => child.once("close", r));
+  child.kill("SIGTERM");
+  await closed;
+  // The dump after zeroing is the file with the highest part number (`<out>.<n>`).
+  const parts = readdirSync(work)
+    .filter((f) => f.startsWith(`${name}.callgrind.`))
+    .map((f) => Number(f.slice(`${name}.callgrind.`.length)))
+    .filter((n) => Number.isFinite(n))
+    .sort((a, b) => a - b);
+  const file = join(work, `${name}.callgrind.${parts[0]}`);
+  const m = /^(?:summary|totals): (\d+)/m.exec(readFileSync(file, "utf8"));
+  if (!m) throw new Error(`no totals in ${file}`);
+  // AIAGENT_COST_KEEP (a directory): the dumps are moved there, for callgrind_annotate.
+  const keep = process.env.AIAGENT_COST_KEEP;
+  if (keep) copyFileSync(file, join(keep, `${name}.callgrind`));
+  for (const f of readdirSync(work)) if (f.startsWith(`${name}.callgrind`)) rmSync(join(work, f), { force: true });
+  return { instructions: Number(m[1]) / N };
+}
+
+try {
+  for (const row of rows)
+    for (let r = 0; r < Number(opt.rounds); r++) {
+      // Alternated: A B, then B A.
+      const order = r % 2 === 0 ? builds.map((_, i) => i) : builds.map((_, i) => builds.length - 1 - i);
+      for (const i of order) {
+        const per = await measure(builds[i]!, `${row}-${i}-${r}`, row);
+        const what =
+          per.instructions !== undefined
+            ? `${Math.round(per.instructions).toLocaleString("en")} instructions`
+            : `${per.process!.toFixed(1)} µs of CPU (event loop ${per.loop!.toFixed(1)} µs)`;
+        console.log(`${row} round ${r + 1} ${checkouts[i]}: ${what} per call`);
+      }
+    }
+} finally {
+  agent.destroy();
+  rmSync(work, { recursive: true, force: true });
+  for (const b of builds) rmSync(b, { recursive: true, force: true });
+}
