@@ -41,11 +41,11 @@ import {
 import { auditedCaller } from "../audited.js";
 import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
-import type { Deadlines } from "../deadlines.js";
+import type { Deadlines, Expiring } from "../deadlines.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { type Beat, type Heartbeats, withHeartbeats } from "../heartbeats.js";
 import { sharedValues } from "../shared-values.js";
-import type { WatchLimits } from "../watch-limits.js";
+import type { WatchHold, WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
 import { labelHandlers, note, noteHandlers, searchResult } from "./note-handlers.js";
 
@@ -156,41 +156,70 @@ interface Slot {
  * the stream: its events pass through none of it (see domain/streams.ts).
  */
 function slot(call: AuthorizedCall, watch: Watch): Slot {
-  const w = call.auth;
-  const c = w.caller;
-  const release = watch.limits.admit({
-    kind: c?.kind === "frame" ? "frame" : "team",
-    token: w.tokenKey,
-    account: c?.accountId ?? "",
-    address: call.peer,
-    customer: c?.kind === "frame" ? `${c.chatbotId} ${c.userId}` : "",
-  });
-  // A guarded stream's own signal, ended here when the token expires; otherwise a signal of the slot's that follows it.
-  const own = call.stop ? undefined : new AbortController();
-  const stop = call.stop ?? own!;
-  const onGone = own && (() => own.abort());
-  if (onGone) call.signal.addEventListener("abort", onGone, { once: true });
-  let expired = false;
-  // On the streams' one timer of deadlines, not a timer of its own.
-  const cancel = watch.deadlines.after(w.expiresAt - watch.clock.now(), () => {
-    expired = true;
-    stop.abort();
-  });
-  return {
-    signal: stop.signal,
-    done() {
-      if (expired)
-        throw unauthenticated(
-          "the token has expired: watch again with a fresh token (from the last message_order seen)",
-          "TokenExpiredError",
-        );
-    },
-    release() {
-      cancel();
-      if (onGone) call.signal.removeEventListener("abort", onGone);
-      release();
-    },
-  };
+  return new WatchSlot(call, watch);
+}
+
+/**
+ * `slot`'s one object: an idle stream keeps it for its whole life, so it holds its slots, its stop and its deadline
+ * as fields (no closures: docs/live-updates.md, session 23).
+ */
+class WatchSlot implements Slot, Expiring {
+  private readonly hold: WatchHold;
+  /** A guarded stream's own controller (ended here when the token expires); otherwise the slot's own. */
+  private readonly stop: AbortController;
+  /** Only when the slot made its own controller: it follows the client's going away. */
+  private readonly onGone: (() => void) | undefined;
+  private readonly deadline: number;
+  private expired = false;
+
+  constructor(
+    private readonly call: AuthorizedCall,
+    private readonly watch: Watch,
+  ) {
+    const w = call.auth;
+    const c = w.caller;
+    const frame = c?.kind === "frame";
+    this.hold = watch.limits.admit({
+      kind: frame ? "frame" : "team",
+      token: w.tokenKey,
+      account: c?.accountId ?? "",
+      address: call.peer,
+      customer: frame ? `${c.chatbotId} ${c.userId}` : "",
+    });
+    if (call.stop) this.stop = call.stop;
+    else {
+      const own = new AbortController();
+      this.stop = own;
+      this.onGone = () => own.abort();
+      call.signal.addEventListener("abort", this.onGone, { once: true });
+    }
+    // On the streams' one timer of deadlines, not a timer of its own.
+    this.deadline = watch.deadlines.hold(w.expiresAt - watch.clock.now(), this);
+  }
+
+  get signal(): AbortSignal {
+    return this.stop.signal;
+  }
+
+  /** The token expired: the stream ends (done() then says why). */
+  expire(): void {
+    this.expired = true;
+    this.stop.abort();
+  }
+
+  done(): void {
+    if (this.expired)
+      throw unauthenticated(
+        "the token has expired: watch again with a fresh token (from the last message_order seen)",
+        "TokenExpiredError",
+      );
+  }
+
+  release(): void {
+    this.watch.deadlines.drop(this, this.deadline);
+    if (this.onGone) this.call.signal.removeEventListener("abort", this.onGone);
+    this.hold.release();
+  }
 }
 
 /**
