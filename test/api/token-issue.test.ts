@@ -94,8 +94,7 @@ describe("get_access_token with an API key seen valid", () => {
       chatbot_id: limited.a.chatbotId,
       client_api_key: key,
     });
-  const keyId = async (key: string) =>
-    (await limited.s.app.store.apiKeys.byHash(hashSecret(key)))!.apiKeyId;
+  const keyId = async (key: string) => (await limited.s.app.store.apiKeys.byHash(hashSecret(key)))!.apiKeyId;
 
   it("refuses a key revoked since at its next call, writes nothing, and hands the limit's slot back", async () => {
     const { s, a } = limited;
@@ -104,10 +103,17 @@ describe("get_access_token with an API key seen valid", () => {
     const other = (await s.app.accounts.createApiKey(a.email)).clientApiKey;
     expect((await issue(key, "seen-1")).status).toBe(200); // the account's first issue this minute
     expect(access.knowsKey(key)).toBe(true);
-    // Revoked in the store behind this instance's back: it hears nothing of it, and still knows the key.
-    await s.app.store.apiKeys.revoke(a.accountId, await keyId(key), 1);
-    expect(access.knowsKey(key)).toBe(true);
-    const refused = await issue(key, "after-revoke");
+    // Revoked in the store, and this instance deaf to the change (as if its notice were lost; on PostgreSQL the
+    // trigger's NOTIFY reaches it too): it still knows the key.
+    s.app.streams.dropTold = true;
+    let refused: Awaited<ReturnType<typeof issue>>;
+    try {
+      await s.app.store.apiKeys.revoke(a.accountId, await keyId(key), 1);
+      expect(access.knowsKey(key)).toBe(true);
+      refused = await issue(key, "after-revoke");
+    } finally {
+      s.app.streams.dropTold = false;
+    }
     expect(refused.status).toBe(401);
     expect(reasonOf(refused.body)).toBe("TokenRevokedError");
     expect(access.knowsKey(key)).toBe(false);

@@ -95,7 +95,11 @@ describe.skipIf(skip !== undefined)("revocation across two instances on one Post
     const owner = { authorization: `Bearer ${admin}` };
     const made = async () => (await postJson(a.url, "/v1/account/api_keys", { name: "seen on B" }, owner)).body.data;
     const issue = (key: string, userId: string) =>
-      postJson(b.url, "/ai_agent/get_access_token", { user_id: userId, chatbot_id: acc.chatbotId, client_api_key: key });
+      postJson(b.url, "/ai_agent/get_access_token", {
+        user_id: userId,
+        chatbot_id: acc.chatbotId,
+        client_api_key: key,
+      });
     const first = await made();
     const second = await made();
     for (const k of [first, second]) {

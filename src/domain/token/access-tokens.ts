@@ -1,8 +1,8 @@
+import { LAST_USED_RESOLUTION_MS } from "../account/api-keys.js";
 import type { ContactProfile } from "../conversation/repository.js";
 import { notFound } from "../errors.js";
 import { hashSecret, newId, newSecret, newTimeOrderedId, requireUuid } from "../ids.js";
 import { optionalEmail, optionalText, requireId, requireText } from "../validate.js";
-import { LAST_USED_RESOLUTION_MS } from "../account/api-keys.js";
 import {
   accountForKey,
   BAD_KEY,
@@ -18,6 +18,7 @@ import {
   UnknownCredentialError,
   userAgentOf,
 } from "./credentials.js";
+import type { RefreshTokenRecord } from "./repository.js";
 
 /** At most this many API keys' accounts are remembered (the oldest remembered is forgotten first). */
 const MAX_KNOWN_KEYS = 10_000;
@@ -97,7 +98,8 @@ export class AccessTokens {
     const keyHash = input.clientApiKey.length > MAX_API_KEY ? "" : hashSecret(input.clientApiKey);
     // A key seen valid, and nothing the store's one call does not do (a launch code's origin needs the chatbot's
     // allowed origins first; a profile's folding needs the stored contact).
-    const known = this.d.issueSession && !input.launchCode && !hasProfile(profile) ? this.known.get(keyHash) : undefined;
+    const known =
+      this.d.issueSession && !input.launchCode && !hasProfile(profile) ? this.known.get(keyHash) : undefined;
     if (known) return this.issueKnown(known, keyHash, chatbotId, userId, input.userAgent);
     // Read side by side (a back end may send both reads in one round trip).
     const [account, chatbot] = await Promise.all([
@@ -111,10 +113,8 @@ export class AccessTokens {
     await account.markUsed();
 
     const now = this.d.clock.now();
-    // Time-ordered: each new session's row goes at the end of the sessions' index (one page per commit, not one each).
-    const sessionId = newTimeOrderedId(now);
-    const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
-    const refreshTokenExpiresAt = now + this.d.ttl.refresh * 1000;
+    const { refreshToken, session } = this.newSession(account.accountId, chatbotId, userId, input.userAgent, now);
+    const { sessionId, expiresAt: refreshTokenExpiresAt } = session;
     const launch = launchOrigin
       ? { code: newSecret(LAUNCH_CODE_PREFIX), expiresAt: now + LAUNCH_CODE_TTL_MS, origin: launchOrigin }
       : undefined;
@@ -125,19 +125,7 @@ export class AccessTokens {
     );
     await this.d.transaction(
       async (tx) => {
-        await tx.refreshTokens.insert({
-          tokenHash: hashSecret(refreshToken),
-          sessionId,
-          accountId: account.accountId,
-          chatbotId,
-          userId,
-          createdAt: now,
-          expiresAt: refreshTokenExpiresAt,
-          revokedAt: null,
-          lastUsedAt: now,
-          lastOrigin: "",
-          userAgent: userAgentOf(input.userAgent) ?? "",
-        });
+        await tx.refreshTokens.insert(session);
         if (launch)
           await tx.launchCodes.insert({
             codeHash: hashSecret(launch.code),
@@ -181,32 +169,18 @@ export class AccessTokens {
     const { accountId } = known;
     await this.d.admit?.(accountId);
     const now = this.d.clock.now();
-    const sessionId = newTimeOrderedId(now);
-    const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
-    const refreshTokenExpiresAt = now + this.d.ttl.refresh * 1000;
+    const { refreshToken, session } = this.newSession(accountId, chatbotId, userId, userAgent, now);
+    const { sessionId } = session;
     // Signed before anything is stored: a failure here leaves no row behind (and the count stands, as on the
     // other path).
     const access = await this.d.jwt.signAccess({ accountId, chatbotId, userId, sessionId }, this.d.ttl.access);
-    const done = await this.d.issueSession!({
-      keyHash,
-      token: {
-        tokenHash: hashSecret(refreshToken),
-        sessionId,
-        accountId,
-        chatbotId,
-        userId,
-        createdAt: now,
-        expiresAt: refreshTokenExpiresAt,
-        revokedAt: null,
-        lastUsedAt: now,
-        lastOrigin: "",
-        userAgent: userAgentOf(userAgent) ?? "",
-      },
-    });
+    const done = await this.d.issueSession!({ keyHash, token: session });
     if (!done.issued) {
       this.known.delete(keyHash);
       await this.d.admitRefused?.(accountId);
-      throw done.revoked ? new UnknownCredentialError(REVOKED_KEY, "TokenRevokedError") : new UnknownCredentialError(BAD_KEY);
+      throw done.revoked
+        ? new UnknownCredentialError(REVOKED_KEY, "TokenRevokedError")
+        : new UnknownCredentialError(BAD_KEY);
     }
     // The key's last use, to the minute (advisory, as accountForKey's markUsed).
     if (done.keyLastUsedAt === null || now - done.keyLastUsedAt >= LAST_USED_RESOLUTION_MS)
@@ -219,9 +193,36 @@ export class AccessTokens {
       accessToken: access.token,
       refreshToken,
       accessTokenExpiresAt: access.expiresAt,
-      refreshTokenExpiresAt,
+      refreshTokenExpiresAt: session.expiresAt,
       sessionId,
     };
+  }
+
+  /** A new session of (account, chatbot, user) at `now`: its refresh token, and the row that stores it. */
+  private newSession(
+    accountId: string,
+    chatbotId: string,
+    userId: string,
+    userAgent: string | undefined,
+    now: number,
+  ): { refreshToken: string; session: RefreshTokenRecord } {
+    const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
+    const session: RefreshTokenRecord = {
+      tokenHash: hashSecret(refreshToken),
+      // Time-ordered: each new session's row goes at the end of the sessions' index (one page per commit, not one
+      // each).
+      sessionId: newTimeOrderedId(now),
+      accountId,
+      chatbotId,
+      userId,
+      createdAt: now,
+      expiresAt: now + this.d.ttl.refresh * 1000,
+      revokedAt: null,
+      lastUsedAt: now,
+      lastOrigin: "",
+      userAgent: userAgentOf(userAgent) ?? "",
+    };
+    return { refreshToken, session };
   }
 
   /** Whether an issue with this key takes the one-call path: a key seen valid here and not forgotten since. */

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { apiKeyUsable } from "../../domain/account/api-keys.js";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { DURABLE } from "../../domain/store.js";
-import { apiKeyUsable } from "../../domain/account/api-keys.js";
 import type { SessionIssue, SessionIssued } from "../../domain/token/repository.js";
 import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";

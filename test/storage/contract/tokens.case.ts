@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { newId } from "../../../src/domain/ids.js";
 import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
+import { newId } from "../../../src/domain/ids.js";
 import { account, apiKeyRecord } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
