@@ -110,6 +110,8 @@ export class StreamGuard {
   private lastFull = Date.now();
   private lastPrune = 0;
   private readonly stops: (() => void)[] = [];
+  /** Told the subjects of every change a read of the log applies (onChanges). */
+  private readonly listeners: ((subjects: readonly string[] | undefined) => void)[] = [];
   /** Test hook: while set, notices of changes are ignored (as lost notifications): only the sweep finds them. */
   dropTold = false;
 
@@ -185,6 +187,15 @@ export class StreamGuard {
       this.sweeping = undefined;
     });
     return this.sweeping;
+  }
+
+  /**
+   * Calls `heard` with the subjects of the changes each read of the log applies (told, or the safety net's sweep),
+   * or undefined when any may have changed (the first read, which only finds its place): another cache of what
+   * credential checks read follows the same changes (access-tokens.ts, the keys seen valid).
+   */
+  onChanges(heard: (subjects: readonly string[] | undefined) => void): void {
+    this.listeners.push(heard);
   }
 
   /** Runs `stop` at close (the channel that tells of changes). */
@@ -267,6 +278,7 @@ export class StreamGuard {
         this.place = last;
         this.generation++;
         for (const g of this.groups.values()) this.suspect(g);
+        for (const heard of this.listeners) heard(undefined);
       }
       return;
     }
@@ -286,6 +298,10 @@ export class StreamGuard {
     }
     this.generation++;
     for (const g of named) this.suspect(g);
+    if (this.listeners.length > 0) {
+      const subjects = got.map((c) => c.subject);
+      for (const heard of this.listeners) heard(subjects);
+    }
   }
 
   /** Checks the group's credential again now; its deliveries wait for the outcome. */

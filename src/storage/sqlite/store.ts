@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { apiKeyUsable } from "../../domain/account/api-keys.js";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { DURABLE } from "../../domain/store.js";
+import type { SessionIssue, SessionIssued } from "../../domain/token/repository.js";
 import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
@@ -96,6 +98,26 @@ export class SqliteStore extends RepositoryMembers implements Store {
         this.advances.idle();
       }
     }
+  }
+
+  /**
+   * The checks and the writes in one unit of work (one round trip is PostgreSQL's concern; here the unit joins the
+   * group commit as every issue's does): a refused issue writes nothing.
+   */
+  issueSession(s: SessionIssue): Promise<SessionIssued> {
+    const t = s.token;
+    return this.transaction(async (tx): Promise<SessionIssued> => {
+      const found = await tx.apiKeys.byHashWithAccount(s.keyHash);
+      if (!found || found.key.keyHash !== s.keyHash || found.key.accountId !== t.accountId)
+        return { issued: false, revoked: false };
+      if (!apiKeyUsable(found.key, t.createdAt)) return { issued: false, revoked: true };
+      if (!found.account?.active) return { issued: false, revoked: false };
+      const chatbot = await tx.chatbots.byId(t.chatbotId);
+      if (!chatbot || chatbot.accountId !== t.accountId || !chatbot.active) return { issued: false, revoked: false };
+      await tx.refreshTokens.insert(t);
+      await tx.contacts.ensure(t.accountId, t.userId, undefined, t.createdAt);
+      return { issued: true, apiKeyId: found.key.apiKeyId, keyLastUsedAt: found.key.lastUsedAt };
+    });
   }
 
   /**
