@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type Database from "better-sqlite3";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { DURABLE } from "../../domain/store.js";
 import type { TypingChannel } from "../../domain/typing/channel.js";
@@ -25,6 +26,8 @@ export interface SqliteStoreOptions {
 }
 
 const done = Promise.resolve();
+
+type Statement = Database.Statement<[]>;
 
 /** What a waiting unit of work is told: the mutex is its own, run in the open transaction, or start again. */
 type Turn = "mutex" | "run" | "retry";
@@ -64,6 +67,8 @@ export class SqliteStore extends RepositoryMembers implements Store {
   /** The group commit's last wait handed out, and the same as `durable()` answers it (its errors typed). */
   private fsyncWait: Promise<void> | undefined;
   private durableWait: Promise<void> | undefined;
+  /** The transaction's statements, prepared once (db.exec parses its text on every call). */
+  private readonly tx: Record<"begin" | "commit" | "rollback" | "savepoint" | "release" | "rollbackTo", Statement>;
 
   constructor(
     readonly db: Db,
@@ -78,6 +83,14 @@ export class SqliteStore extends RepositoryMembers implements Store {
     const inside = wrapAll(sync, (fn) => attempt(fn));
     this.inside = { ...inside, events: advances.announcing(inside.events) };
     this.probe = readinessProbe(db);
+    this.tx = {
+      begin: db.prepare<[]>("BEGIN IMMEDIATE"),
+      commit: db.prepare<[]>("COMMIT"),
+      rollback: db.prepare<[]>("ROLLBACK"),
+      savepoint: db.prepare<[]>("SAVEPOINT unit"),
+      release: db.prepare<[]>("RELEASE unit"),
+      rollbackTo: db.prepare<[]>("ROLLBACK TO unit"),
+    };
   }
 
   /** Every unit of work is serial here (one writer at a time), whatever its options ask. */
@@ -109,18 +122,29 @@ export class SqliteStore extends RepositoryMembers implements Store {
   private async serial<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     await this.enter();
     let result: T;
+    // The first unit of a transaction has no other unit's writes to keep: it runs without a savepoint (which copies
+    // every page it changes into the statement journal), and if it fails the whole transaction is rolled back, the
+    // units waiting to run in it starting a new one.
+    const alone = this.done.length === 0;
     try {
-      this.db.exec("SAVEPOINT unit");
+      if (!alone) this.tx.savepoint.run();
       try {
         result = await this.unit.run(this, () => fn(this.inside));
-        this.db.exec("RELEASE unit");
+        if (!alone) this.tx.release.run();
       } catch (e) {
-        if (this.db.inTransaction) this.db.exec("ROLLBACK TO unit; RELEASE unit");
+        if (this.db.inTransaction)
+          if (alone) {
+            this.tx.rollback.run();
+            this.lost(e);
+          } else {
+            this.tx.rollbackTo.run();
+            this.tx.release.run();
+          }
         throw e;
       }
     } catch (e) {
       // An error that ends the whole transaction (a full disk, an I/O error) undoes the units done before it too.
-      if (!this.db.inTransaction) this.lost(storageError(e));
+      if (!this.db.inTransaction && this.open) this.lost(storageError(e));
       this.next();
       throw storageError(e);
     }
@@ -149,7 +173,7 @@ export class SqliteStore extends RepositoryMembers implements Store {
       if (turn === "retry") continue;
       try {
         // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing midway.
-        this.db.exec("BEGIN IMMEDIATE");
+        this.tx.begin.run();
       } catch (e) {
         this.release();
         throw storageError(e);
@@ -191,9 +215,9 @@ export class SqliteStore extends RepositoryMembers implements Store {
     const done = this.done.splice(0);
     this.open = false;
     try {
-      this.db.exec("COMMIT");
+      this.tx.commit.run();
     } catch (e) {
-      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      if (this.db.inTransaction) this.tx.rollback.run();
       const err = storageError(e);
       for (const d of done) d.reject(err);
       this.release();
