@@ -51,8 +51,9 @@ export class AccessTokens {
     if (!account || !chatbot || chatbot.accountId !== account.accountId || !chatbot.active)
       throw new UnknownCredentialError(BAD_KEY);
     const launchOrigin = input.launchCode ? embedOrigin(chatbot.allowedOrigins, input.embedOrigin ?? "") : undefined;
-    await this.d.admit?.(account.accountId);
-    await account.markUsed();
+    if (this.d.admit) await this.d.admit(account.accountId);
+    const marking = account.markUsed();
+    if (marking) await marking;
 
     const now = this.d.clock.now();
     // Time-ordered: each new session's row goes at the end of the sessions' index (one page per commit, not one each).
@@ -105,7 +106,7 @@ export class AccessTokens {
       accessTokenExpiresAt: access.expiresAt,
       refreshTokenExpiresAt,
       sessionId,
-      ...(launch ? { launchCode: launch } : {}),
+      launchCode: launch,
     };
   }
 
