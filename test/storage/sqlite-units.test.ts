@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -109,6 +110,25 @@ describe("units of work, one after another", () => {
     for (const i of [0, 1, 2]) expect(await s.accounts.byEmail(`b${i}@x.example`)).toBeDefined();
     // The failed unit's transaction was rolled back whole; the next one's first unit took none either.
     expect([run("BEGIN IMMEDIATE"), run("ROLLBACK"), run("COMMIT"), run("SAVEPOINT unit")]).toEqual([2, 1, 1, 2]);
+  });
+
+  it("a self-contained unit runs outside the async contexts, and its event log refuses appends", async () => {
+    const s = open();
+    const run = vi.spyOn(AsyncLocalStorage.prototype, "run");
+    await Promise.all([
+      s.transaction(async (tx) => tx.accounts.insert(acct("contained@x.example")), { selfContained: true }),
+      s.transaction(async (tx) => tx.accounts.insert(acct("contained2@x.example")), { selfContained: true }),
+    ]);
+    // Nothing turned the contexts on: Node hooks no promise while only such units run.
+    expect(run).not.toHaveBeenCalled();
+    expect(await s.accounts.byEmail("contained@x.example")).toBeDefined();
+    await expect(s.transaction(async (tx) => tx.events.add([]), { selfContained: true })).rejects.toThrow(
+      "appends no event",
+    );
+    // An ordinary unit still runs in them (its own outside calls and nested units are told apart).
+    await s.transaction(async (tx) => tx.accounts.insert(acct("ordinary@x.example")));
+    expect(run).toHaveBeenCalled();
+    run.mockRestore();
   });
 
   it("a unit is answered once its transaction is committed, and a commit that fails fails every unit in it", async () => {

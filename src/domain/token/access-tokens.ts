@@ -97,8 +97,9 @@ export class AccessTokens {
           });
         await tx.contacts.ensure(account.accountId, userId, profile, now);
         // New rows and one upsert of the contact: concurrent first contacts wait for its row lock, none is aborted.
+        // Only `tx` is called, and no event is appended: self-contained.
       },
-      { rowLocks: true },
+      { rowLocks: true, selfContained: true },
     );
     return {
       accessToken: access.token,

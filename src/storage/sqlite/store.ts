@@ -41,6 +41,8 @@ type Turn = "mutex" | "run" | "retry";
 export class SqliteStore extends RepositoryMembers implements Store {
   /** The repositories as seen inside a unit of work (the mutex is already held). */
   private readonly inside: Repositories;
+  /** The same for a self-contained unit: its event log refuses appends (nothing would announce them). */
+  private readonly contained: Repositories;
   private readonly probe: () => boolean;
   private held = false;
   /** Units of work begun and not finished, waiting for the mutex included (nested ones join their outer unit). */
@@ -82,6 +84,7 @@ export class SqliteStore extends RepositoryMembers implements Store {
     this.advances = advances;
     const inside = wrapAll(sync, (fn) => attempt(fn));
     this.inside = { ...inside, events: advances.announcing(inside.events) };
+    this.contained = { ...inside, events: refusingAppends(inside.events) };
     this.probe = readinessProbe(db);
     this.tx = {
       begin: db.prepare<[]>("BEGIN IMMEDIATE"),
@@ -94,12 +97,16 @@ export class SqliteStore extends RepositoryMembers implements Store {
   }
 
   /** Every unit of work is serial here (one writer at a time), whatever its options ask. */
-  async transaction<T>(fn: (tx: Repositories) => Promise<T>, _o?: UnitOptions): Promise<T> {
+  async transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {
     // A unit of work inside another joins it (better-sqlite3 has no nested BEGIN; the outer one commits all).
     if (this.unit.getStore() === this) return fn(this.inside);
     this.units++;
     try {
-      return await this.advances.around(() => this.serial(fn));
+      // A self-contained unit makes no call that must be told from others' and appends nothing to announce: it runs
+      // outside both async contexts, which stay off (no hook on every promise) while only such units are open.
+      return await (o?.selfContained
+        ? this.serial(fn, this.contained)
+        : this.advances.around(() => this.serial(fn, undefined)));
     } finally {
       // No unit open or waiting: the async contexts that tell a unit's own calls from others' are off until the next
       // one. While any AsyncLocalStorage is on, Node runs a hook on every promise the process makes (every request's,
@@ -119,7 +126,7 @@ export class SqliteStore extends RepositoryMembers implements Store {
    * that arrive together (a burst of token issues) thus write each page they share once, in one commit, instead of
    * one commit each: about ten log frames (two write calls each) and four file locks per commit.
    */
-  private async serial<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+  private async serial<T>(fn: (tx: Repositories) => Promise<T>, contained: Repositories | undefined): Promise<T> {
     await this.enter();
     let result: T;
     // The first unit of a transaction has no other unit's writes to keep: it runs without a savepoint (which copies
@@ -129,7 +136,7 @@ export class SqliteStore extends RepositoryMembers implements Store {
     try {
       if (!alone) this.tx.savepoint.run();
       try {
-        result = await this.unit.run(this, () => fn(this.inside));
+        result = await (contained ? fn(contained) : this.unit.run(this, () => fn(this.inside)));
         if (!alone) this.tx.release.run();
       } catch (e) {
         if (this.db.inTransaction)
@@ -389,6 +396,12 @@ export function openSqliteStore(path: string, o: SqliteStoreOptions = {}): Sqlit
   const store = new SqliteStore(db, walSync);
   if (walSync && o.checkpointer !== false) store.checkpointInBackground(path, o.checkpointer);
   return store;
+}
+
+/** The event log of a self-contained unit of work: reads pass, appends are a programming error. */
+function refusingAppends(events: Repositories["events"]): Repositories["events"] {
+  const refuse = () => Promise.reject(new Error("a self-contained unit of work appends no event"));
+  return { ...events, append: refuse, add: refuse };
 }
 
 function attempt<T>(fn: () => T): Promise<T> {
