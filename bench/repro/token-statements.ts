@@ -3,39 +3,18 @@
 // exec and prepare): the bench's 256 users, `--lanes` calls in flight. Everything the process ran while the calls
 // were timed is counted, its timers included.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { postJson } from "../lib/post-json.js";
+import { statementCounts } from "../lib/statement-counts.js";
 
 const { values: opt } = parseArgs({
   options: { issues: { type: "string", default: "5000" }, lanes: { type: "string", default: "16" } },
 });
 const ISSUES = Number(opt.issues);
 
-const counts = new Map<string, number>();
-let counting = false;
-const count = (k: string) => {
-  if (counting) counts.set(k, (counts.get(k) ?? 0) + 1);
-};
-const short = (sql: string) => sql.replace(/\s+/g, " ").trim().slice(0, 100);
-const Database = createRequire(import.meta.url)("better-sqlite3");
-const Statement = Object.getPrototypeOf(new Database(":memory:").prepare("SELECT 1"));
-for (const m of ["run", "get", "all", "iterate"]) {
-  const original = Statement[m];
-  Statement[m] = function (this: { source: string }, ...args: unknown[]) {
-    count(`${m} ${short(this.source)}`);
-    return original.apply(this, args);
-  };
-}
-for (const m of ["exec", "prepare"]) {
-  const original = Database.prototype[m];
-  Database.prototype[m] = function (this: unknown, sql: string, ...args: unknown[]) {
-    count(`${m} ${short(sql)}`);
-    return original.call(this, sql, ...args);
-  };
-}
+const stats = statementCounts();
 
 const { buildApp } = await import("../../src/app.js");
 const { loadConfig } = await import("../../src/config.js");
@@ -76,13 +55,13 @@ try {
     );
   };
   await lanes(1000);
-  counting = true;
+  stats.counting = true;
   const t0 = Date.now();
   await lanes(ISSUES);
-  counting = false;
+  stats.counting = false;
   console.log(`${ISSUES} issues in ${Date.now() - t0} ms`);
   let total = 0;
-  for (const [k, c] of [...counts].sort((a, b) => b[1] - a[1])) {
+  for (const [k, c] of [...stats.counts].sort((a, b) => b[1] - a[1])) {
     total += c;
     console.log(`${(c / ISSUES).toFixed(3).padStart(7)}  ${k}`);
   }
