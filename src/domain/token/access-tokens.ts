@@ -109,8 +109,9 @@ export class AccessTokens {
     if (!account || !chatbot || chatbot.accountId !== account.accountId || !chatbot.active)
       throw new UnknownCredentialError(BAD_KEY);
     const launchOrigin = input.launchCode ? embedOrigin(chatbot.allowedOrigins, input.embedOrigin ?? "") : undefined;
-    await this.d.admit?.(account.accountId);
-    await account.markUsed();
+    if (this.d.admit) await this.d.admit(account.accountId);
+    const marking = account.markUsed();
+    if (marking) await marking;
 
     const now = this.d.clock.now();
     const { refreshToken, session } = this.newSession(account.accountId, chatbotId, userId, input.userAgent, now);
@@ -140,8 +141,9 @@ export class AccessTokens {
           });
         await tx.contacts.ensure(account.accountId, userId, profile, now);
         // New rows and one upsert of the contact: concurrent first contacts wait for its row lock, none is aborted.
+        // Only `tx` is called, and no event is appended: self-contained.
       },
-      { rowLocks: true },
+      { rowLocks: true, selfContained: true },
     );
     this.remember(keyHash, { accountId: account.accountId, apiKeyId: account.apiKeyId });
     return {
@@ -150,7 +152,7 @@ export class AccessTokens {
       accessTokenExpiresAt: access.expiresAt,
       refreshTokenExpiresAt,
       sessionId,
-      ...(launch ? { launchCode: launch } : {}),
+      launchCode: launch,
     };
   }
 
