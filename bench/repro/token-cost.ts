@@ -169,16 +169,17 @@ async function measure(
           });
         }
       : row === "S5"
-      ? (i: number) => () => {
-          const r = refreshTokens[i % refreshTokens.length]!;
-          return post(url, "/ai_agent/refresh_token", {
-            user_id: r.user,
-            chatbot_id: seed.chatbot_id,
-            refresh_token: r.token,
-          });
-        }
-      : // S4: the bench's 256 users, each issued one session per call (a new refresh token row each).
-        () => () => post(url, "/ai_agent/get_access_token", { user_id: `ab_${(issued++ % 256).toString(36)}`, ...key });
+        ? (i: number) => () => {
+            const r = refreshTokens[i % refreshTokens.length]!;
+            return post(url, "/ai_agent/refresh_token", {
+              user_id: r.user,
+              chatbot_id: seed.chatbot_id,
+              refresh_token: r.token,
+            });
+          }
+        : // S4: the bench's 256 users, each issued one session per call (a new refresh token row each).
+          () => () =>
+            post(url, "/ai_agent/get_access_token", { user_id: `ab_${(issued++ % 256).toString(36)}`, ...key });
   await drive(Array.from({ length: Number(opt.warmup) }, (_, i) => call(i)));
   if (!callgrind) {
     const p0 = cpuMicros(child.pid!);

@@ -32,8 +32,8 @@ describe.skipIf(skip !== undefined)("PostgreSQL messages without a key to their 
 
   const messagesOf = async (id: string) =>
     Number(
-      (await client.query<{ n: string }>("SELECT count(*) AS n FROM messages WHERE conversation_id = $1", [id])).rows[0]!
-        .n,
+      (await client.query<{ n: string }>("SELECT count(*) AS n FROM messages WHERE conversation_id = $1", [id]))
+        .rows[0]!.n,
     );
 
   /** Deletes the conversation as an erasure does: its row locked first, then its messages, then the row. */
