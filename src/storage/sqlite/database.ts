@@ -58,12 +58,12 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
 
 /**
  * A LIMIT or OFFSET given as a bound parameter, written as an expression of it: `LIMIT ?` becomes `LIMIT (? + 0)`.
- * SQLite (3.53 here) lets the bound value of a bare LIMIT parameter shape the query plan, so every new binding
- * makes the statement compile again at its next run: 10–40 µs a run for this service's reads (the history a reply
- * reads, the knowledge sources, a page of messages or contacts), more than many of them cost to run. An expression
- * of the parameter is evaluated when the statement runs, as the literal's value would be, and the compiled
- * statement is kept (docs/performance.md, "Session 23: the send"). Applied to every statement prepared on the
- * handle; a parameter elsewhere is left as it is.
+ * With a bare LIMIT parameter, each run of a statement costs about what compiling it again would (SQLite 3.53 lets
+ * the bound value of a LIMIT shape the plan, so a new binding expires the statement): 10–40 µs a run for this
+ * service's reads (the history a reply reads, the knowledge sources, a page of messages), more than many of them
+ * cost to run. An expression of the parameter is evaluated when the statement runs, as the literal's value would
+ * be, and the compiled statement is kept (docs/performance.md, "Session 23: the send"). Applied to every statement
+ * prepared on the handle; a parameter elsewhere is left as it is.
  */
 export function unboundLimit(sql: string): string {
   return sql.replace(/\b(LIMIT|OFFSET)(\s+)(\?\d*|[@:$][A-Za-z_]\w*)(?!\w)/gi, "$1$2($3 + 0)");
