@@ -1,6 +1,6 @@
 // `node --import tsx bench/repro/token-cost.ts --checkouts <A>,<B> [--rows S5,S4] [--n 2000] [--rounds 2]
 // [--connections 4]`: the instructions one token call costs the service (S5 refresh_token, S4 get_access_token,
-// as the bench sends them), counted by valgrind's callgrind in each checkout's built server: every thread (the
+// as the bench sends them; also S6, send_message with the built-in agent), counted by valgrind's callgrind in each checkout's built server: every thread (the
 // event loop and the pool's signatures), from the moment the counters are zeroed after a warm-up to their dump
 // once exactly `--n` calls have been answered. A count the machine's load cannot blur, unlike CPU time. Each
 // checkout serves its own copy of the bench's 1k dataset (seeded once into this checkout's cache); with `--pg`, its
@@ -174,24 +174,39 @@ async function measureOn(
   });
   const seed = data.seed;
   const key = { chatbot_id: seed.chatbot_id, client_api_key: seed.client_api_key };
-  const refreshTokens: { user: string; token: string }[] = [];
+  const refreshTokens: { user: string; token: string; access: string; conversation: string }[] = [];
   for (const s of seed.samples) {
     const t = await post(url, "/ai_agent/get_access_token", { user_id: s.user_id, ...key });
-    refreshTokens.push({ user: s.user_id, token: t.refresh_token as string });
+    refreshTokens.push({
+      user: s.user_id,
+      token: t.refresh_token as string,
+      access: t.access_token as string,
+      conversation: s.conversation_id,
+    });
   }
   let issued = 0;
   const call =
-    row === "S5"
-      ? (i: number) => () => {
+    row === "S6"
+      ? // S6: send_message with the built-in agent, each sample's customer into its own conversation.
+        (i: number) => () => {
           const r = refreshTokens[i % refreshTokens.length]!;
-          return post(url, "/ai_agent/refresh_token", {
-            user_id: r.user,
-            chatbot_id: seed.chatbot_id,
-            refresh_token: r.token,
+          return post(url, `/ai_agent/send_message?access_token=${r.access}`, {
+            conversation_id: r.conversation,
+            content: "Do you ship to Canada, and how long does it take?",
           });
         }
-      : // S4: the bench's 256 users, each issued one session per call (a new refresh token row each).
-        () => () => post(url, "/ai_agent/get_access_token", { user_id: `ab_${(issued++ % 256).toString(36)}`, ...key });
+      : row === "S5"
+        ? (i: number) => () => {
+            const r = refreshTokens[i % refreshTokens.length]!;
+            return post(url, "/ai_agent/refresh_token", {
+              user_id: r.user,
+              chatbot_id: seed.chatbot_id,
+              refresh_token: r.token,
+            });
+          }
+        : // S4: the bench's 256 users, each issued one session per call (a new refresh token row each).
+          () => () =>
+            post(url, "/ai_agent/get_access_token", { user_id: `ab_${(issued++ % 256).toString(36)}`, ...key });
   await drive(Array.from({ length: Number(opt.warmup) }, (_, i) => call(i)));
   if (!callgrind) {
     const p0 = cpuMicros(child.pid!);

@@ -6,7 +6,7 @@ import { PgRunner } from "../../src/storage/postgres/db.js";
 import { openPgStore, type PgStore } from "../../src/storage/postgres/index.js";
 import { types } from "../../src/storage/postgres/pipeline.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
-import { account, apiKeyRecord, endpoint } from "./contract/fixtures.js";
+import { account, apiKeyRecord, endpoint, message } from "./contract/fixtures.js";
 
 // What the PostgreSQL back end sends together (docs/postgres.md, "Round trips per write"): each round trip is CPU on
 // both sides of a 2-core machine, so reads made side by side share one, and a unit's read it does not wait for goes
@@ -160,6 +160,52 @@ describe.skipIf(skip !== undefined)("PostgreSQL round trips", () => {
       expect(issued).toEqual({ calls: 1, result: { issued: true, apiKeyId: key.apiKeyId, keyLastUsedAt: null } });
       await store.apiKeys.revoke(acc.accountId, key.apiKeyId, 5);
       expect(await counted(() => issue("u2"))).toEqual({ calls: 1, result: { issued: false, revoked: true } });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("a customer's message wakes its conversation without a statement when the append's row says it is not snoozed", async () => {
+    const store: PgStore = await openPgStore(database.url);
+    try {
+      const a = await account(store);
+      const id = newId();
+      await message(store, a, id, { at: 1, start: true });
+      const customer = {
+        messageId: "",
+        role: "user" as const,
+        content: "hello",
+        toolCalls: "",
+        documents: [],
+        createdAt: 2,
+      };
+      // The message's unit as the domain writes it: the append, then the wake of any snooze.
+      const unit = () =>
+        counted(() =>
+          store.transaction(async (tx) => {
+            await tx.conversations.append(id, { ...customer, messageId: newId() }, { unread: true, reopens: false });
+            return tx.timers.wake(id, null);
+          }),
+        );
+      // Not snoozed: BEGIN with the append, then the COMMIT (with the placing of nothing queued: no events here).
+      const quiet = await unit();
+      expect(quiet.result).toBe(false);
+      expect(quiet.calls).toBe(2);
+      // Snoozed: the wake is a statement, it ends the snooze and says so.
+      await store.transaction((tx) => tx.timers.setSnooze(id, 10_000));
+      const snoozed = await unit();
+      expect(snoozed.result).toBe(true);
+      expect(snoozed.calls).toBe(3);
+      expect((await store.timers.states([id])).get(id)?.snoozedUntil ?? null).toBeNull();
+      // A snooze set in the same unit after the append is not answered from the append's row.
+      const again = await counted(() =>
+        store.transaction(async (tx) => {
+          await tx.conversations.append(id, { ...customer, messageId: newId() }, { unread: true, reopens: false });
+          await tx.timers.setSnooze(id, 20_000);
+          return tx.timers.wake(id, null);
+        }),
+      );
+      expect(again.result).toBe(true);
     } finally {
       await store.close();
     }

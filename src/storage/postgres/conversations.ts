@@ -23,6 +23,7 @@ import {
   toPreview,
 } from "../conversation-rows.js";
 import type { PgDb } from "./db.js";
+import { heldSnoozeKey } from "./timers.js";
 import { heldEndpointsKey } from "./webhooks.js";
 
 type Row = Record<string, unknown>;
@@ -146,25 +147,30 @@ export function pgConversations(db: PgDb): ConversationRepository {
             ],
           );
         }
-        const [conv] = await db.rows<ConversationRow & { endpoints: unknown }>("conv_append", APPEND, [
-          m.createdAt,
-          effect.unread ? 1 : 0,
-          effect.reopens,
-          conversationId,
-          m.messageId,
-          m.role,
-          m.content,
-          m.toolCalls,
-          JSON.stringify(m.documents),
-          JSON.stringify(m.attachments ?? []),
-          searchDocText(m.content),
-          m.authorName ?? "",
-        ]);
+        const [conv] = await db.rows<ConversationRow & { endpoints: unknown; snoozed_until: unknown }>(
+          "conv_append",
+          APPEND,
+          [
+            m.createdAt,
+            effect.unread ? 1 : 0,
+            effect.reopens,
+            conversationId,
+            m.messageId,
+            m.role,
+            m.content,
+            m.toolCalls,
+            JSON.stringify(m.documents),
+            JSON.stringify(m.attachments ?? []),
+            searchDocText(m.content),
+            m.authorName ?? "",
+          ],
+        );
         if (!conv) throw new Error(`conversation ${conversationId} vanished`);
         const order = Number(conv.message_count);
         // The row stays locked to the commit: the domain's read of it right after is answered from here.
         db.held?.set(heldKey(conversationId), toConversation(conv));
         db.held?.set(heldEndpointsKey(conv.account_id), conv.endpoints);
+        db.held?.set(heldSnoozeKey(conversationId), conv.snoozed_until ?? null);
         return { ...m, conversationId, conversationCreatedAt: Number(conv.created_at), messageOrder: order };
       }),
     // message_order is gap-free from 1, so "skip offset" is a range on the unique index, not an OFFSET scan.

@@ -11,6 +11,13 @@ import {
 import type { PgDb } from "./db.js";
 
 /**
+ * Where a unit of work keeps the snooze of a conversation its message append has just updated (and holds locked to
+ * the commit): the append's row answers it, so the customer's message wakes a conversation that is not snoozed
+ * without a statement (see PgDb.held).
+ */
+export const heldSnoozeKey = (conversationId: string) => `snoozed:${conversationId}`;
+
+/**
  * The conversations' snoozes and first-response SLA clocks in PostgreSQL (columns of `conversations`, migration
  * 31). A waking and a settling are one guarded UPDATE: of two instances, the second waits for the first's row lock,
  * then finds its condition no longer true and changes nothing.
@@ -29,6 +36,7 @@ export function pgTimers(db: PgDb): TimerRepository {
       return out;
     },
     setSnooze: async (id, until) => {
+      db.held?.delete(heldSnoozeKey(id));
       const [r] = await db.rows<{ was: string | null }>(
         "timer_snooze",
         `UPDATE conversations v SET snoozed_until = $2
@@ -38,18 +46,26 @@ export function pgTimers(db: PgDb): TimerRepository {
       );
       return r?.was == null ? null : Number(r.was);
     },
-    wake: async (id, until) =>
-      (until === null
-        ? await db.count(
-            "timer_wake_any",
-            "UPDATE conversations SET snoozed_until = NULL WHERE conversation_id = $1 AND snoozed_until IS NOT NULL",
-            [id],
-          )
-        : await db.count(
-            "timer_wake",
-            "UPDATE conversations SET snoozed_until = NULL WHERE conversation_id = $1 AND snoozed_until = $2",
-            [id, until],
-          )) === 1,
+    wake: async (id, until) => {
+      // Not snoozed when this unit's append updated the row, which it has held locked since: nothing to wake.
+      const key = heldSnoozeKey(id);
+      const held = db.held?.get(key);
+      db.held?.delete(key);
+      if (until === null && held === null) return false;
+      return (
+        (until === null
+          ? await db.count(
+              "timer_wake_any",
+              "UPDATE conversations SET snoozed_until = NULL WHERE conversation_id = $1 AND snoozed_until IS NOT NULL",
+              [id],
+            )
+          : await db.count(
+              "timer_wake",
+              "UPDATE conversations SET snoozed_until = NULL WHERE conversation_id = $1 AND snoozed_until = $2",
+              [id, until],
+            )) === 1
+      );
+    },
     dueSnoozes: async (now, limit) =>
       (
         await db.rows<DueRow>(
