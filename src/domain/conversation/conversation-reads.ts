@@ -72,7 +72,7 @@ export class ConversationReads {
       limit,
       offset,
       liveSince: this.c.liveSince(),
-      ...(caller.hiddenChatbots?.length ? { hiddenChatbots: caller.hiddenChatbots } : {}),
+      hiddenChatbots: caller.hiddenChatbots?.length ? caller.hiddenChatbots : undefined,
     };
     const contacts = this.d.contacts;
     // The version first: the page read after it shows at least that version, never less, so no page is kept under

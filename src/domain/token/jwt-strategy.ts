@@ -156,10 +156,19 @@ export class JwtStrategy {
     return claims;
   }
 
-  /** Verifies an ID token; like access tokens, each is verified once and then answered from the cache. */
-  async verifyId(token: string): Promise<IdClaims> {
+  /**
+   * An ID token verified before and not expired, answered without a promise (every console call presents one);
+   * undefined when not kept. Throws when it has expired.
+   */
+  keptId(token: string): IdClaims | undefined {
     const hit = this.idCache.get(token, this.clock.now());
     if (hit === "expired") throw unauthenticated("the ID token has expired", "TokenExpiredError");
+    return hit;
+  }
+
+  /** Verifies an ID token; like access tokens, each is verified once and then answered from the cache. */
+  async verifyId(token: string): Promise<IdClaims> {
+    const hit = this.keptId(token);
     if (hit) return hit;
     const p = await this.verify(token, "id");
     // Its lineage is required: its own session (`sid`), and the API key (`akid`) or the password (`amr: pwd`) it was

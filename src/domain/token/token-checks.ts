@@ -7,6 +7,19 @@ import { lineage, lineageOf } from "../lineage.js";
 import type { TokenServiceDeps } from "./credentials.js";
 import type { AccessClaims, IdClaims } from "./jwt-strategy.js";
 
+/** The lineage of each kept ID token's claims, made once per token (the claims are kept, and never changed). */
+const lineages = new WeakMap<IdClaims, readonly string[]>();
+
+/** The revocation ids of an ID token's claims, frozen: the same array on every call with the token. */
+function lineageFor(claims: IdClaims): readonly string[] {
+  let ids = lineages.get(claims);
+  if (!ids) {
+    ids = Object.freeze(lineageOf(claims));
+    lineages.set(claims, ids);
+  }
+  return ids;
+}
+
 /** Checking presented tokens on each call: signature, expiry, revocation, and that what they name is still active. */
 export class TokenChecks {
   constructor(
@@ -36,12 +49,12 @@ export class TokenChecks {
    * caller carries the role they have now (a role change or a removal takes effect on the next call).
    */
   async authenticateAccount(token: string): Promise<IdClaims & { caller: AccountCaller }> {
-    const claims = await this.d.jwt.verifyId(token);
+    const claims = this.d.jwt.keptId(token) ?? (await this.d.jwt.verifyId(token));
     // Read side by side (one round trip's wait, not three): the account, its lineage's revocations, the key.
     const [account, notBefore, keys] = await Promise.all([
       this.d.accounts.byId(claims.accountId),
       // Valid only while every credential it descends from is: the person, the password, its session, the key.
-      this.d.refreshTokens.lineageNotBefore(lineageOf(claims)),
+      this.d.refreshTokens.lineageNotBefore(lineageFor(claims)),
       claims.apiKeyId ? this.d.apiKeys.listForAccount(claims.accountId) : undefined,
     ]);
     const caller = account?.active ? await resolvePerson(this.d.members, account, claims.email) : undefined;
@@ -61,7 +74,17 @@ export class TokenChecks {
           "TokenRevokedError",
         );
     }
-    return { ...claims, caller };
+    // Written out: a literal that starts with a spread adds each property after it on V8's slow path.
+    return {
+      accountId: claims.accountId,
+      email: claims.email,
+      sessionId: claims.sessionId,
+      apiKeyId: claims.apiKeyId,
+      viaPassword: claims.viaPassword,
+      issuedAt: claims.issuedAt,
+      expiresAt: claims.expiresAt,
+      caller,
+    };
   }
 
   /**

@@ -300,14 +300,15 @@ export function conversationHandlers(
         filter: req.filter,
         view: req.view,
         labelId: req.labelId,
-        ...pageOf(req),
+        limit: req.limit,
+        offset: req.offset,
       };
       if (call.encoder) return conversations.reads.listContactsAs(caller, input, contactListForms.json);
       return conversations.reads.listContactsAs(caller, input, contactListForms.message);
     },
     async getMessagesForConversation(req, call) {
       const caller = anyCaller(call.auth);
-      const q = { conversationId: req.conversationId, ...pageOf(req) };
+      const q = { conversationId: req.conversationId, limit: req.limit, offset: req.offset };
       const forms = caller.kind === "frame" ? customerPages : pages;
       // `return await`: an async function that returns a promise adopts it through two more turns of the microtask
       // queue and a promise of its own (the frame's read is served on every call).
