@@ -5,6 +5,7 @@
 // what the one before it left) and the bytes a scavenge moved to the old generation (promoted) are exact, not sampled.
 // AIAGENT_ALLOC_PROFILE (a path): the window also runs V8's sampling heap profiler with collected objects kept
 // (every AIAGENT_ALLOC_INTERVAL bytes, 256 by default), its profile written there (which functions allocated).
+// AIAGENT_PROBE_GC_ONLY: SIGUSR2 only runs a full collection (read-cost.ts does before it counts instructions).
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { GCProfiler, getHeapStatistics } from "node:v8";
@@ -35,6 +36,12 @@ process.on("SIGUSR2", () => {
   busy = true;
   void (async () => {
     try {
+      if (process.env.AIAGENT_PROBE_GC_ONLY) {
+        // Before a count of instructions: a full collection now, so none is likely to fall in the counted window.
+        gc();
+        process.stdout.write("\nALLOC-PROBE collected\n");
+        return;
+      }
       if (!profiler) {
         if (process.env.AIAGENT_ALLOC_PROFILE)
           await post("HeapProfiler.startSampling", {
@@ -62,10 +69,11 @@ process.on("SIGUSR2", () => {
         counts[s.gcType] = (counts[s.gcType] ?? 0) + 1;
         if (s.gcType === "Scavenge") promoted += oldUsed(s.afterGC) - oldUsed(s.beforeGC);
       }
-      let profile: unknown;
-      if (process.env.AIAGENT_ALLOC_PROFILE)
-        profile = ((await post("HeapProfiler.stopSampling")) as { profile: unknown }).profile;
-      if (profile) writeFileSync(process.env.AIAGENT_ALLOC_PROFILE, JSON.stringify(profile));
+      const profileOut = process.env.AIAGENT_ALLOC_PROFILE;
+      if (profileOut) {
+        const { profile } = (await post("HeapProfiler.stopSampling")) as { profile: unknown };
+        writeFileSync(profileOut, JSON.stringify(profile));
+      }
       writeFileSync(process.env.AIAGENT_ALLOC_OUT ?? "/dev/stdout", JSON.stringify({ allocated, promoted, counts }));
       process.stdout.write("\nALLOC-PROBE closed\n");
     } finally {
