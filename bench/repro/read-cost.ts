@@ -285,12 +285,12 @@ async function measure(build: string, name: string, row: string): Promise<string
   const text = readFileSync(file, "utf8");
   const m = /^(?:summary|totals): (\d+)/m.exec(text);
   if (!m) throw new Error(`no totals in ${file}`);
-  const keep = process.env.AIAGENT_COST_KEEP;
-  if (keep) copyFileSync(file, join(keep, `${name}.callgrind`));
-  for (const f of readdirSync(work)) if (f.startsWith(`${name}.callgrind`)) rmSync(join(work, f), { force: true });
   // The other threads' share (V8's helpers: concurrent marking and sweeping, parallel scavenges, optimising
   // compiles), told apart by the threads' entry point; the rest is the event loop's.
   const helpers = threadsShare(file);
+  const keep = process.env.AIAGENT_COST_KEEP;
+  if (keep) copyFileSync(file, join(keep, `${name}.callgrind`));
+  for (const f of readdirSync(work)) if (f.startsWith(`${name}.callgrind`)) rmSync(join(work, f), { force: true });
   const per = (n: number) => Math.round(n / N).toLocaleString("en");
   return `${per(Number(m[1]))} instructions per request (event loop ${per(Number(m[1]) - helpers)}, other threads ${per(helpers)})`;
 }
