@@ -14,13 +14,14 @@
 //
 // Counts, which the machine's load cannot blur. Requests go one after another on each of `--connections` lanes.
 import { execFileSync, spawn } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildForBench } from "../lib/build.js";
+import { callgrindDump, costOptions, underCallgrind } from "../lib/callgrind-dump.js";
 import { cachedDataset } from "../lib/dataset.js";
 import { runOpenLoop } from "../lib/load.js";
 import { cpuMicros, loopCpuMicros } from "../lib/proc.js";
@@ -29,13 +30,7 @@ import { servedEnv } from "../lib/procs.js";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const { values: opt } = parseArgs({
   options: {
-    checkouts: { type: "string", default: ROOT },
-    rows: { type: "string", default: "S1,S3a" },
-    n: { type: "string", default: "3000" },
-    rounds: { type: "string", default: "2" },
-    connections: { type: "string", default: "4" },
-    warmup: { type: "string", default: "5000" },
-    tool: { type: "string", default: "alloc" },
+    ...costOptions({ checkouts: ROOT, rows: "S1,S3a", n: "3000", warmup: "5000", tool: "alloc" }),
     // Set: the measured requests come from the bench's open-loop client at this rate (req/s) for --seconds, as the
     // -o rows send them (each request its own wake-up), instead of --n requests back to back.
     rate: { type: "string" },
@@ -74,7 +69,9 @@ for (const [i, c] of checkouts.entries())
 // The probe is this checkout's (a base checkout may predate it).
 const own = checkouts.indexOf(ROOT);
 const probeBuild =
-  own >= 0 ? builds[own]! : await buildForBench(ROOT, join(ROOT, "node_modules", ".cache", "aiagent-bench", `read-p-${process.pid}`));
+  own >= 0
+    ? builds[own]!
+    : await buildForBench(ROOT, join(ROOT, "node_modules", ".cache", "aiagent-bench", `read-p-${process.pid}`));
 if (own < 0) builds.push(probeBuild);
 const probe = join(probeBuild, "bench/repro/alloc-probe.js");
 
@@ -142,7 +139,9 @@ function line(child: ReturnType<typeof spawn>, pattern: RegExp, ms = 600_000): P
       }
     };
     child.stdout!.on("data", on);
-    child.once("exit", (code) => fail(new Error(`the server ended (${code}) before ${pattern}:\n${text.slice(-2000)}`)));
+    child.once("exit", (code) =>
+      fail(new Error(`the server ended (${code}) before ${pattern}:\n${text.slice(-2000)}`)),
+    );
   });
 }
 
@@ -161,33 +160,20 @@ async function measure(build: string, name: string, row: string): Promise<string
     "serve",
   ];
   const callgrind = tool === "callgrind";
-  const child = spawn(
-    callgrind ? "valgrind" : process.execPath,
-    callgrind
-      ? [
-          "--tool=callgrind",
-          "--smc-check=all-non-file",
-          "--collect-atstart=yes",
-          "--dump-instr=no",
-          `--callgrind-out-file=${callgrindOut}`,
-          process.execPath,
-          ...nodeArgs,
-        ]
-      : nodeArgs,
-    {
-      env: servedEnv({
-        AIAGENT_DB: db,
-        AIAGENT_LOG_LEVEL: "info",
-        AIAGENT_IDLE_TIMEOUT_MS: "600000",
-        AIAGENT_ACCESS_TOKEN_TTL: "7200",
-        AIAGENT_ID_TOKEN_TTL: "7200",
-        AIAGENT_ALLOC_OUT: allocOut,
-        ...(callgrind ? { AIAGENT_PROBE_GC_ONLY: "1" } : {}),
-        ...(profileOut ? { AIAGENT_ALLOC_PROFILE: profileOut } : {}),
-      }),
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const [command, args] = callgrind ? underCallgrind(callgrindOut, nodeArgs) : [process.execPath, nodeArgs];
+  const child = spawn(command, args, {
+    env: servedEnv({
+      AIAGENT_DB: db,
+      AIAGENT_LOG_LEVEL: "info",
+      AIAGENT_IDLE_TIMEOUT_MS: "600000",
+      AIAGENT_ACCESS_TOKEN_TTL: "7200",
+      AIAGENT_ID_TOKEN_TTL: "7200",
+      AIAGENT_ALLOC_OUT: allocOut,
+      ...(callgrind ? { AIAGENT_PROBE_GC_ONLY: "1" } : {}),
+      ...(profileOut ? { AIAGENT_ALLOC_PROFILE: profileOut } : {}),
+    }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   child.stderr!.on("data", (d: Buffer) => process.env.AIAGENT_COST_STDERR && process.stderr.write(d));
   const url = (await line(child, /"msg":"listening".*?"url":"([^"]+)"/))[1]!;
   const key = { chatbot_id: meta.chatbot_id, client_api_key: meta.client_api_key };
@@ -207,7 +193,10 @@ async function measure(build: string, name: string, row: string): Promise<string
     const id = await postJson(url, "/get_id_token", { user_email_id: meta.email, client_api_key: meta.client_api_key });
     const authorization = `Bearer ${(id.idToken ?? id.id_token) as string}`;
     paths = [
-      { path: `/get_contact_conversations?user_email_id=${encodeURIComponent(meta.email)}${q}`, headers: { authorization } },
+      {
+        path: `/get_contact_conversations?user_email_id=${encodeURIComponent(meta.email)}${q}`,
+        headers: { authorization },
+      },
     ];
   }
   const call = (i: number) => () => {
@@ -268,31 +257,20 @@ async function measure(build: string, name: string, row: string): Promise<string
         .join(", ")}; ${n} requests)${top}`
     );
   }
-  // A full collection first (the probe's), so that none is likely to fall in the counted window.
-  const collected = line(child, /ALLOC-PROBE collected/);
-  child.kill("SIGUSR2");
-  await collected;
+  // AIAGENT_COST_FULL_GC: a full collection first (the probe's). Tried so that none would fall in the counted
+  // window; it made the window worse (the sweeping it leaves, and code flushed and compiled again): off by default.
+  if (process.env.AIAGENT_COST_FULL_GC) {
+    const collected = line(child, /ALLOC-PROBE collected/);
+    child.kill("SIGUSR2");
+    await collected;
+  }
   execFileSync("callgrind_control", ["--zero", String(child.pid)]);
   await drive(Array.from({ length: N }, (_, i) => call(i)));
   execFileSync("callgrind_control", ["--dump", String(child.pid)]);
   await stop();
-  const parts = readdirSync(work)
-    .filter((f) => f.startsWith(`${name}.callgrind.`))
-    .map((f) => Number(f.slice(`${name}.callgrind.`.length)))
-    .filter((n) => Number.isFinite(n))
-    .sort((a, b) => a - b);
-  const file = join(work, `${name}.callgrind.${parts[0]}`);
-  const text = readFileSync(file, "utf8");
-  const m = /^(?:summary|totals): (\d+)/m.exec(text);
-  if (!m) throw new Error(`no totals in ${file}`);
-  // The other threads' share (V8's helpers: concurrent marking and sweeping, parallel scavenges, optimising
-  // compiles), told apart by the threads' entry point; the rest is the event loop's.
-  const helpers = threadsShare(file);
-  const keep = process.env.AIAGENT_COST_KEEP;
-  if (keep) copyFileSync(file, join(keep, `${name}.callgrind`));
-  for (const f of readdirSync(work)) if (f.startsWith(`${name}.callgrind`)) rmSync(join(work, f), { force: true });
+  const { total, of: helpers } = callgrindDump(work, name, threadsShare);
   const per = (n: number) => Math.round(n / N).toLocaleString("en");
-  return `${per(Number(m[1]))} instructions per request (event loop ${per(Number(m[1]) - helpers)}, other threads ${per(helpers)})`;
+  return `${per(total)} instructions per request (event loop ${per(total - helpers)}, other threads ${per(helpers)})`;
 }
 
 /** The instructions spent under the threads' entry point (start_thread: every thread but the main one). */

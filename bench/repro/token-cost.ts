@@ -5,13 +5,14 @@
 // once exactly `--n` calls have been answered. A count the machine's load cannot blur, unlike CPU time. Each
 // checkout serves its own copy of the bench's 1k dataset (seeded once into this checkout's cache).
 import { execFileSync, spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildForBench } from "../lib/build.js";
+import { callgrindDump, costOptions, underCallgrind } from "../lib/callgrind-dump.js";
 import { dataset } from "../lib/dataset.js";
 import { cpuMicros, loopCpuMicros } from "../lib/proc.js";
 import { servedEnv } from "../lib/procs.js";
@@ -19,14 +20,8 @@ import { servedEnv } from "../lib/procs.js";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const { values: opt } = parseArgs({
   options: {
-    checkouts: { type: "string", default: ROOT },
-    rows: { type: "string", default: "S5,S4" },
-    n: { type: "string", default: "2000" },
-    rounds: { type: "string", default: "2" },
-    connections: { type: "string", default: "4" },
-    warmup: { type: "string", default: "1500" },
-    // "callgrind" (instructions, every thread) or "cpu" (the process's and its event loop's CPU time, from /proc).
-    tool: { type: "string", default: "callgrind" },
+    // --tool: "callgrind" (instructions, every thread) or "cpu" (the process's and its event loop's CPU time, /proc).
+    ...costOptions({ checkouts: ROOT, rows: "S5,S4", n: "2000", warmup: "1500", tool: "callgrind" }),
   },
 });
 const checkouts = String(opt.checkouts)
@@ -112,25 +107,12 @@ async function measure(
     join(build, "src/cli/main.js"),
     "serve",
   ];
-  const child = spawn(
-    callgrind ? "valgrind" : process.execPath,
-    callgrind
-      ? [
-          "--tool=callgrind",
-          "--smc-check=all-non-file",
-          "--collect-atstart=yes",
-          "--dump-instr=no",
-          `--callgrind-out-file=${out}`,
-          process.execPath,
-          ...nodeArgs,
-        ]
-      : nodeArgs,
-    {
-      // Under valgrind a lane can stay idle past the default 5 s while the counters are zeroed or dumped.
-      env: servedEnv({ AIAGENT_DB: db, AIAGENT_LOG_LEVEL: "info", AIAGENT_IDLE_TIMEOUT_MS: "600000" }),
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const [command, args] = callgrind ? underCallgrind(out, nodeArgs) : [process.execPath, nodeArgs];
+  const child = spawn(command, args, {
+    // Under valgrind a lane can stay idle past the default 5 s while the counters are zeroed or dumped.
+    env: servedEnv({ AIAGENT_DB: db, AIAGENT_LOG_LEVEL: "info", AIAGENT_IDLE_TIMEOUT_MS: "600000" }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const url = await new Promise<string>((ok, fail) => {
     let text = "";
     const timer = setTimeout(() => fail(new Error(`no listening line:\n${text.slice(-2000)}`)), 600_000);
@@ -182,20 +164,7 @@ async function measure(
   const closed = new Promise((r) => child.once("close", r));
   child.kill("SIGTERM");
   await closed;
-  // The dump after zeroing is the file with the highest part number (`<out>.<n>`).
-  const parts = readdirSync(work)
-    .filter((f) => f.startsWith(`${name}.callgrind.`))
-    .map((f) => Number(f.slice(`${name}.callgrind.`.length)))
-    .filter((n) => Number.isFinite(n))
-    .sort((a, b) => a - b);
-  const file = join(work, `${name}.callgrind.${parts[0]}`);
-  const m = /^(?:summary|totals): (\d+)/m.exec(readFileSync(file, "utf8"));
-  if (!m) throw new Error(`no totals in ${file}`);
-  // AIAGENT_COST_KEEP (a directory): the dumps are moved there, for callgrind_annotate.
-  const keep = process.env.AIAGENT_COST_KEEP;
-  if (keep) copyFileSync(file, join(keep, `${name}.callgrind`));
-  for (const f of readdirSync(work)) if (f.startsWith(`${name}.callgrind`)) rmSync(join(work, f), { force: true });
-  return { instructions: Number(m[1]) / N };
+  return { instructions: callgrindDump(work, name, () => undefined).total / N };
 }
 
 try {

@@ -1,3 +1,4 @@
+import { reused } from "./lru.js";
 import type { MessageRecord } from "./repository.js";
 
 /** One page of a conversation's messages, as the store reads it. */
@@ -90,14 +91,8 @@ export class MessagePageCache {
     form: PageForm<T>,
   ): T | Promise<T> {
     if (current) {
-      // Most recently used goes last in the map's order.
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      const made = hit.forms.get(form);
-      if (made !== undefined) {
-        this.counts.hits++;
-        return made as T;
-      }
+      const made = reused(this.entries, key, hit, form, this.counts);
+      if (made !== undefined) return made as T;
     } else this.drop(key, hit);
     return this.miss(key, hit, offset, limit, load, form);
   }

@@ -190,7 +190,14 @@ async function serve(
     const input =
       route.body === "" ? queryInput(route, params, vars) : await decodeInput(route, req, params, vars, opts);
     const bounds = opts.stream ?? STREAM_BOUNDS;
-    const call = new RestCall(req, res, queryAccessToken, responseHeaders, route.encode, bounds.heartbeats !== undefined);
+    const call = new RestCall(
+      req,
+      res,
+      queryAccessToken,
+      responseHeaders,
+      route.encode,
+      bounds.heartbeats !== undefined,
+    );
     const out = route.handler(input as never, call);
     if (streaming) {
       await streamOut(route.method, out as AsyncIterable<object>, res, responseHeaders, opts.log, bounds, sse);

@@ -1,0 +1,57 @@
+import { copyFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { ParseArgsConfig } from "node:util";
+
+/**
+ * The options every per-call cost script takes (bench/repro/token-cost.ts, read-cost.ts): the checkouts to compare,
+ * the rows, how many calls are counted after how many warm-up calls, on how many lanes, how many alternated rounds,
+ * and the tool; each script gives its own defaults.
+ */
+export function costOptions(d: { checkouts: string; rows: string; n: string; warmup: string; tool: string }) {
+  return {
+    checkouts: { type: "string", default: d.checkouts },
+    rows: { type: "string", default: d.rows },
+    n: { type: "string", default: d.n },
+    rounds: { type: "string", default: "2" },
+    connections: { type: "string", default: "4" },
+    warmup: { type: "string", default: d.warmup },
+    tool: { type: "string", default: d.tool },
+  } as const satisfies NonNullable<ParseArgsConfig["options"]>;
+}
+
+/**
+ * The instructions of the callgrind dump made after the counters were zeroed (`<work>/<name>.callgrind.<n>`, the
+ * lowest part number), and `measure(file)` of it; the dumps are then removed, copied first to AIAGENT_COST_KEEP (a
+ * directory) when it is set, for callgrind_annotate.
+ */
+export function callgrindDump<T>(work: string, name: string, measure: (file: string) => T): { total: number; of: T } {
+  const parts = readdirSync(work)
+    .filter((f) => f.startsWith(`${name}.callgrind.`))
+    .map((f) => Number(f.slice(`${name}.callgrind.`.length)))
+    .filter((n) => Number.isFinite(n))
+    .sort((a, b) => a - b);
+  const file = join(work, `${name}.callgrind.${parts[0]}`);
+  const m = /^(?:summary|totals): (\d+)/m.exec(readFileSync(file, "utf8"));
+  if (!m) throw new Error(`no totals in ${file}`);
+  const of = measure(file);
+  const keep = process.env.AIAGENT_COST_KEEP;
+  if (keep) copyFileSync(file, join(keep, `${name}.callgrind`));
+  for (const f of readdirSync(work)) if (f.startsWith(`${name}.callgrind`)) rmSync(join(work, f), { force: true });
+  return { total: Number(m[1]), of };
+}
+
+/** The command line of a server counted by callgrind (every thread, from the start; zeroed and dumped on demand). */
+export function underCallgrind(out: string, nodeArgs: string[]): [string, string[]] {
+  return [
+    "valgrind",
+    [
+      "--tool=callgrind",
+      "--smc-check=all-non-file",
+      "--collect-atstart=yes",
+      "--dump-instr=no",
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      ...nodeArgs,
+    ],
+  ];
+}
