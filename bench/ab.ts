@@ -8,7 +8,10 @@
 // (user + system, /proc; and its main thread's alone, the event loop) is printed per round, with the ratio B ÷ A of
 // the medians. The load generator is wrk (the closed-loop rows) or the bench's open-loop client at 1,000 req/s offered
 // (the `-o` rows). A `-pg` row (S4-pg, S5-pg) runs its row on a second server per side, on PostgreSQL (127.0.0.1:5432
-// or AIAGENT_BENCH_DATABASE_URL), each side on its own copy of the same dataset, dropped at the end.
+// or AIAGENT_BENCH_DATABASE_URL), each side on its own copy of the same dataset, dropped at the end. The row P4 (the
+// oidc-provider peer's client_credentials grant, bench/servers/oidc-peer.ts) runs once per round on one peer server
+// beside both sides, and each round then prints S4 ÷ P4 in req/s for A and for B (the bench's target, measured in the
+// same rounds).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -17,7 +20,7 @@ import { abOptions, abSide } from "./lib/ab-options.js";
 import { type HttpRequestSpec, runOpenLoop, runWrk } from "./lib/load.js";
 import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
 import { cpuMicros, loopCpuMicros } from "./lib/proc.js";
-import type { ServerProcess } from "./lib/procs.js";
+import { type ServerProcess, startServer } from "./lib/procs.js";
 import { median } from "./lib/stats.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -119,40 +122,86 @@ async function requestsFor(base: string): Promise<Record<string, HttpRequestSpec
   };
 }
 
+/** The oidc-provider peer (P4), from B's build: its client_credentials grant as the bench sends it. */
+async function peerSide(build: string) {
+  const file = join(work, "oidc-peer.json");
+  const s = await startServer("oidc-provider", join(build, "bench/servers/oidc-peer.js"), [file, "1"], {
+    ...process.env,
+    NODE_ENV: "production",
+  });
+  servers.push(s);
+  const px = JSON.parse(readFileSync(file, "utf8")) as {
+    resource: string;
+    scope: string;
+    clientId: string;
+    clientSecret: string;
+  };
+  const grant: HttpRequestSpec = {
+    method: "POST",
+    path: "/token",
+    body: new URLSearchParams({ grant_type: "client_credentials", resource: px.resource, scope: px.scope }).toString(),
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      authorization: `Basic ${Buffer.from(`${px.clientId}:${px.clientSecret}`).toString("base64")}`,
+    },
+  };
+  return { name: "peer", build, s, requests: { P4: [grant] } as Record<string, HttpRequestSpec[]>, pg: undefined };
+}
+
 try {
   const a = await side("A", opt.base);
   const b = await side("B", ROOT);
+  const peer = rows.includes("P4") ? await peerSide(b.build) : undefined;
   const open = join(b.build, "bench/lib/open-loop-child.js");
-  // A -pg row is its row on the side's PostgreSQL server.
+  // A -pg row is its row on the side's PostgreSQL server; P4 is the peer's.
   const on = (sd: typeof a, row: string) =>
-    row.endsWith("-pg")
-      ? { s: sd.pg!.s, requests: sd.pg!.requests[row.slice(0, -3)]! }
-      : { s: sd.s, requests: sd.requests[row]! };
+    row === "P4"
+      ? { s: peer!.s, requests: peer!.requests.P4! }
+      : row.endsWith("-pg")
+        ? { s: sd.pg!.s, requests: sd.pg!.requests[row.slice(0, -3)]! }
+        : { s: sd.s, requests: sd.requests[row]! };
+  const sidesOf = (row: string, round: number) => (row === "P4" ? [a] : round % 2 ? [a, b] : [b, a]);
+  const nameOf = (sd: typeof a, row: string) => (row === "P4" ? "peer" : sd.name);
   const drive = (sd: typeof a, row: string, secs: number) => {
     const { s, requests } = on(sd, row);
     return row.endsWith("-o")
       ? runOpenLoop(process.execPath, open, s.url, requests, { connections: 32, seconds: secs, rate: 1000 })
       : runWrk(s.url, requests, { connections: 32, seconds: secs }, work);
   };
-  for (const sd of [a, b]) for (const row of rows) await drive(sd, row, 2);
+  for (const sd of [a, b]) for (const row of rows) if (row !== "P4" || sd === a) await drive(sd, row, 2);
   const cpu: Record<string, Record<string, number[]>> = {};
   const loop: Record<string, Record<string, number[]>> = {};
+  const rate: Record<string, Record<string, number[]>> = {};
   for (let round = 1; round <= opt.rounds; round++)
     for (const row of rows)
-      for (const sd of round % 2 ? [a, b] : [b, a]) {
+      for (const sd of sidesOf(row, round)) {
         const { pid } = on(sd, row).s;
         const before = cpuMicros(pid);
         const loopBefore = loopCpuMicros(pid);
         const r = await drive(sd, row, seconds);
         const per = (cpuMicros(pid) - before) / Math.max(1, r.requests);
         const perLoop = (loopCpuMicros(pid) - loopBefore) / Math.max(1, r.requests);
-        ((cpu[row] ??= {})[sd.name] ??= []).push(per);
-        ((loop[row] ??= {})[sd.name] ??= []).push(perLoop);
+        const name = nameOf(sd, row);
+        ((cpu[row] ??= {})[name] ??= []).push(per);
+        ((loop[row] ??= {})[name] ??= []).push(perLoop);
+        ((rate[row] ??= {})[name] ??= []).push(r.requests / seconds);
         console.log(
-          `round ${round} ${row.padEnd(6)} ${sd.name}: ${Math.round(r.requests / seconds)} req/s, ${per.toFixed(0)} µs CPU/req (event loop ${perLoop.toFixed(0)}), ${r.errors} errors`,
+          `round ${round} ${row.padEnd(6)} ${name}: ${Math.round(r.requests / seconds)} req/s, ${per.toFixed(0)} µs CPU/req (event loop ${perLoop.toFixed(0)}), ${r.errors} errors`,
         );
       }
+  if (peer && rows.includes("S4")) {
+    const p4 = rate.P4!.peer!;
+    for (const sd of ["A", "B"]) {
+      const s4 = rate.S4![sd]!;
+      const ratios = s4.map((x, i) => x / p4[i]!);
+      console.log(`S4 ÷ P4 (req/s, per round) ${sd}: ${ratios.map((x) => x.toFixed(2)).join(", ")}`);
+    }
+    console.log(
+      `P4: ${median(cpu.P4!.peer!).toFixed(0)} µs CPU/req (median), event loop ${median(loop.P4!.peer!).toFixed(0)} µs`,
+    );
+  }
   for (const row of rows) {
+    if (row === "P4") continue;
     const [ma, mb, la, lb] = [cpu[row]!.A!, cpu[row]!.B!, loop[row]!.A!, loop[row]!.B!].map(median) as number[];
     console.log(
       `${row}: A ${ma!.toFixed(0)} µs, B ${mb!.toFixed(0)} µs CPU/req (medians); B ÷ A ${(mb! / ma!).toFixed(3)}; ` +

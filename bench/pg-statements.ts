@@ -150,6 +150,10 @@ try {
   );
   await count("send_message into a conversation (message and reply)", 20, () => send(conv));
   if (opt.trace) {
+    console.log("one get_access_token's round trips, a known user (background work included):");
+    tracing = true;
+    await issue("new-1");
+    tracing = false;
     console.log("one send_message's round trips (background work included):");
     tracing = true;
     await send(conv);

@@ -3,11 +3,11 @@
 // streams follow its conversation, counted in better-sqlite3 on a real server, by statement: a number the machine's
 // load cannot blur, unlike the CPU per event of `npm run bench:live`. Every delivery is checked to have arrived.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { postJson } from "./lib/post-json.js";
+import { statementCounts } from "./lib/statement-counts.js";
 
 const { values: opt } = parseArgs({
   options: { streams: { type: "string", default: "8" }, sends: { type: "string", default: "50" } },
@@ -16,28 +16,7 @@ const STREAMS = Number(opt.streams);
 const SENDS = Number(opt.sends);
 
 // Counted from the first timed send to the last delivery: every statement run, every exec, every statement prepared.
-const counts = new Map<string, number>();
-let counting = false;
-const count = (k: string) => {
-  if (counting) counts.set(k, (counts.get(k) ?? 0) + 1);
-};
-const short = (sql: string) => sql.replace(/\s+/g, " ").trim().slice(0, 100);
-const Database = createRequire(import.meta.url)("better-sqlite3");
-const Statement = Object.getPrototypeOf(new Database(":memory:").prepare("SELECT 1"));
-for (const m of ["run", "get", "all", "iterate"]) {
-  const original = Statement[m];
-  Statement[m] = function (this: { source: string }, ...args: unknown[]) {
-    count(`${m} ${short(this.source)}`);
-    return original.apply(this, args);
-  };
-}
-for (const m of ["exec", "prepare"]) {
-  const original = Database.prototype[m];
-  Database.prototype[m] = function (this: unknown, sql: string, ...args: unknown[]) {
-    count(`${m} ${short(sql)}`);
-    return original.call(this, sql, ...args);
-  };
-}
+const stats = statementCounts();
 
 const { buildApp } = await import("../src/app.js");
 const { loadConfig } = await import("../src/config.js");
@@ -95,7 +74,7 @@ try {
     })().catch(() => undefined);
   }
   await new Promise((r) => setTimeout(r, 300));
-  counting = true;
+  stats.counting = true;
   for (let i = 0; i < SENDS; i++)
     await post(`/ai_agent/send_message?access_token=${token}`, {
       conversation_id: conv,
@@ -104,10 +83,10 @@ try {
   const end = Date.now() + 10_000;
   while (delivered < SENDS * 2 * STREAMS && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
   await new Promise((r) => setTimeout(r, 200));
-  counting = false;
+  stats.counting = false;
   console.log(`${SENDS} sends, ${STREAMS} streams: ${delivered} of ${SENDS * 2 * STREAMS} deliveries arrived`);
   let total = 0;
-  for (const [k, n] of [...counts].sort((a, b) => b[1] - a[1])) {
+  for (const [k, n] of [...stats.counts].sort((a, b) => b[1] - a[1])) {
     total += n;
     console.log(`${(n / SENDS).toFixed(2).padStart(6)}  ${k}`);
   }

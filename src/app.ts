@@ -164,6 +164,8 @@ export async function buildApp(config: Config, log: Logger, o: AppOverrides = {}
     accounts: account.accounts,
   });
   const { conversations } = conversation;
+  // The API keys the token service has seen valid follow the credential changes the stream guard reads.
+  conversation.streams.onChanges((subjects) => tokens.access.credentialsChanged(subjects));
   const privacy = await composePrivacy(b, { eventLog, audit, conversations });
   const metrics = composeMetrics(b, conversations);
   const { targets } = account;

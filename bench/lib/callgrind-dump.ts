@@ -1,6 +1,8 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { copyFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ParseArgsConfig } from "node:util";
+import { servedEnv } from "./procs.js";
 
 /**
  * The options every per-call cost script takes (bench/repro/token-cost.ts, read-cost.ts): the checkouts to compare,
@@ -40,18 +42,32 @@ export function callgrindDump<T>(work: string, name: string, measure: (file: str
   return { total: Number(m[1]), of };
 }
 
-/** The command line of a server counted by callgrind (every thread, from the start; zeroed and dumped on demand). */
-export function underCallgrind(out: string, nodeArgs: string[]): [string, string[]] {
-  return [
-    "valgrind",
-    [
-      "--tool=callgrind",
-      "--smc-check=all-non-file",
-      "--collect-atstart=yes",
-      "--dump-instr=no",
-      `--callgrind-out-file=${out}`,
-      process.execPath,
-      ...nodeArgs,
-    ],
+/**
+ * A built server (`<build>/src/cli/main.js serve`) as the cost scripts start it: under callgrind when `callgrindOut`
+ * is given (every thread, from the start; zeroed and dumped on demand), with `nodeFlags` and AIAGENT_COST_NODE_ARGS
+ * (e.g. --trace-deopt), idle connections kept (under valgrind a lane can stay idle past the default 5 s while the
+ * counters are zeroed or dumped), its output piped.
+ */
+export function costServer(o: {
+  build: string;
+  callgrindOut: string | undefined;
+  nodeFlags?: string[];
+  env: NodeJS.ProcessEnv;
+}): ChildProcessWithoutNullStreams {
+  const nodeArgs = [
+    ...(o.nodeFlags ?? []),
+    ...(process.env.AIAGENT_COST_NODE_ARGS ?? "").split(" ").filter(Boolean),
+    join(o.build, "src/cli/main.js"),
+    "serve",
   ];
+  const env = servedEnv({ AIAGENT_LOG_LEVEL: "info", AIAGENT_IDLE_TIMEOUT_MS: "600000", ...o.env });
+  if (o.callgrindOut === undefined) return spawn(process.execPath, nodeArgs, { env, stdio: "pipe" });
+  const valgrind = [
+    "--tool=callgrind",
+    "--smc-check=all-non-file",
+    "--collect-atstart=yes",
+    "--dump-instr=no",
+    `--callgrind-out-file=${o.callgrindOut}`,
+  ];
+  return spawn("valgrind", [...valgrind, process.execPath, ...nodeArgs], { env, stdio: "pipe" });
 }

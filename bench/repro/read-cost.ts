@@ -13,7 +13,7 @@
 // - `cpu`: the process's and its event loop's CPU time per request (/proc), at full speed.
 //
 // Counts, which the machine's load cannot blur. Requests go one after another on each of `--connections` lanes.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, type spawn } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
@@ -21,11 +21,10 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildForBench } from "../lib/build.js";
-import { callgrindDump, costOptions, underCallgrind } from "../lib/callgrind-dump.js";
+import { callgrindDump, costOptions, costServer } from "../lib/callgrind-dump.js";
 import { cachedDataset } from "../lib/dataset.js";
 import { runOpenLoop } from "../lib/load.js";
 import { cpuMicros, loopCpuMicros } from "../lib/proc.js";
-import { servedEnv } from "../lib/procs.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const { values: opt } = parseArgs({
@@ -153,26 +152,19 @@ async function measure(build: string, name: string, row: string): Promise<string
   const allocOut = join(work, `${name}.alloc.json`);
   const profileDir = process.env.AIAGENT_COST_PROFILE;
   const profileOut = profileDir ? join(profileDir, `${name}.heapprofile`) : undefined;
-  const nodeArgs = [
-    ...(tool === "cpu" ? [] : ["--expose-gc", "--import", probe]),
-    ...(process.env.AIAGENT_COST_NODE_ARGS ?? "").split(" ").filter(Boolean),
-    join(build, "src/cli/main.js"),
-    "serve",
-  ];
   const callgrind = tool === "callgrind";
-  const [command, args] = callgrind ? underCallgrind(callgrindOut, nodeArgs) : [process.execPath, nodeArgs];
-  const child = spawn(command, args, {
-    env: servedEnv({
+  const child = costServer({
+    build,
+    callgrindOut: callgrind ? callgrindOut : undefined,
+    nodeFlags: tool === "cpu" ? [] : ["--expose-gc", "--import", probe],
+    env: {
       AIAGENT_DB: db,
-      AIAGENT_LOG_LEVEL: "info",
-      AIAGENT_IDLE_TIMEOUT_MS: "600000",
       AIAGENT_ACCESS_TOKEN_TTL: "7200",
       AIAGENT_ID_TOKEN_TTL: "7200",
       AIAGENT_ALLOC_OUT: allocOut,
       ...(callgrind ? { AIAGENT_PROBE_GC_ONLY: "1" } : {}),
       ...(profileOut ? { AIAGENT_ALLOC_PROFILE: profileOut } : {}),
-    }),
-    stdio: ["ignore", "pipe", "pipe"],
+    },
   });
   child.stderr!.on("data", (d: Buffer) => process.env.AIAGENT_COST_STDERR && process.stderr.write(d));
   const url = (await line(child, /"msg":"listening".*?"url":"([^"]+)"/))[1]!;

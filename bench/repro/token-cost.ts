@@ -3,8 +3,10 @@
 // as the bench sends them), counted by valgrind's callgrind in each checkout's built server: every thread (the
 // event loop and the pool's signatures), from the moment the counters are zeroed after a warm-up to their dump
 // once exactly `--n` calls have been answered. A count the machine's load cannot blur, unlike CPU time. Each
-// checkout serves its own copy of the bench's 1k dataset (seeded once into this checkout's cache).
-import { execFileSync, spawn } from "node:child_process";
+// checkout serves its own copy of the bench's 1k dataset (seeded once into this checkout's cache); with `--pg`, its
+// own PostgreSQL copy of it (127.0.0.1:5432 or AIAGENT_BENCH_DATABASE_URL; the service's instructions only, not the
+// PostgreSQL server's).
+import { execFileSync, } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
@@ -12,16 +14,17 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildForBench } from "../lib/build.js";
-import { callgrindDump, costOptions, underCallgrind } from "../lib/callgrind-dump.js";
+import { callgrindDump, costOptions, costServer } from "../lib/callgrind-dump.js";
 import { dataset } from "../lib/dataset.js";
+import { benchPostgres, copyToPostgres } from "../lib/postgres.js";
 import { cpuMicros, loopCpuMicros } from "../lib/proc.js";
-import { servedEnv } from "../lib/procs.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const { values: opt } = parseArgs({
   options: {
     // --tool: "callgrind" (instructions, every thread) or "cpu" (the process's and its event loop's CPU time, /proc).
     ...costOptions({ checkouts: ROOT, rows: "S5,S4", n: "2000", warmup: "1500", tool: "callgrind" }),
+    pg: { type: "boolean", default: false },
   },
 });
 const checkouts = String(opt.checkouts)
@@ -44,6 +47,9 @@ const data = await dataset({
   fresh: false,
   log: console.log,
 });
+
+const pgAdmin = opt.pg ? await benchPostgres() : undefined;
+if (opt.pg && !pgAdmin) throw new Error("--pg: no PostgreSQL answers (set AIAGENT_BENCH_DATABASE_URL)");
 
 const agent = new Agent({ keepAlive: true, maxSockets: Number(opt.connections) });
 /** A POST answered 200; sent again once when the server had just closed the idle connection it was sent on. */
@@ -99,19 +105,27 @@ async function measure(
   for (const s of ["", "-wal", "-shm"]) rmSync(db + s, { force: true });
   // The pristine file and its log, if a reader left one (WAL mode).
   for (const s of ["", "-wal"]) if (existsSync(data.path + s)) copyFileSync(data.path + s, db + s);
+  const copy = pgAdmin ? await copyToPostgres(pgAdmin, data, console.log) : undefined;
+  try {
+    return await measureOn(build, name, row, db, copy?.url);
+  } finally {
+    await copy?.drop();
+  }
+}
+
+async function measureOn(
+  build: string,
+  name: string,
+  row: string,
+  db: string,
+  pgUrl: string | undefined,
+): Promise<{ instructions?: number; process?: number; loop?: number }> {
   const out = join(work, `${name}.callgrind`);
   const callgrind = opt.tool === "callgrind";
-  // AIAGENT_COST_NODE_ARGS: node flags for the server (e.g. --trace-deopt).
-  const nodeArgs = [
-    ...(process.env.AIAGENT_COST_NODE_ARGS ?? "").split(" ").filter(Boolean),
-    join(build, "src/cli/main.js"),
-    "serve",
-  ];
-  const [command, args] = callgrind ? underCallgrind(out, nodeArgs) : [process.execPath, nodeArgs];
-  const child = spawn(command, args, {
-    // Under valgrind a lane can stay idle past the default 5 s while the counters are zeroed or dumped.
-    env: servedEnv({ AIAGENT_DB: db, AIAGENT_LOG_LEVEL: "info", AIAGENT_IDLE_TIMEOUT_MS: "600000" }),
-    stdio: ["ignore", "pipe", "pipe"],
+  const child = costServer({
+    build,
+    callgrindOut: callgrind ? out : undefined,
+    env: { AIAGENT_DB: db, ...(pgUrl ? { AIAGENT_DATABASE_URL: pgUrl } : {}) },
   });
   const url = await new Promise<string>((ok, fail) => {
     let text = "";

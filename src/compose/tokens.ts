@@ -66,6 +66,9 @@ export async function composeTokens(b: Base, d: TokenDeps): Promise<TokenParts> 
     clock,
     ttl: { access: config.accessTokenTtl, refresh: config.refreshTokenTtl, id: config.idTokenTtl },
     admit: tokenGuard.account,
+    admitRefused: tokenGuard.accountRefused,
+    // One round trip per issue on PostgreSQL, for an API key this instance has seen valid (access-tokens.ts).
+    issueSession: (s) => store.issueSession(s),
   });
   return { keys, sealer, tokens, tokenGuard, stopKeyWatch };
 }

@@ -37,7 +37,13 @@ import type { MailRepository } from "./mail/repository.js";
 import type { PrivacyRepository } from "./privacy/repository.js";
 import type { ReportRepository } from "./report/report.js";
 import type { CredentialChangeRepository } from "./token/credential-changes.js";
-import type { LaunchCodeRepository, RefreshTokenRepository, SigningKeyRepository } from "./token/repository.js";
+import type {
+  LaunchCodeRepository,
+  RefreshTokenRepository,
+  SessionIssue,
+  SessionIssued,
+  SigningKeyRepository,
+} from "./token/repository.js";
 import type { TypingChannel } from "./typing/channel.js";
 import type { Transact as TransactOf, UnitOptions } from "./unit.js";
 import type { WebhookRepository } from "./webhook/repository.js";
@@ -143,6 +149,14 @@ export interface Store extends Repositories {
    * `DURABLE` when nothing is to be waited for; callers asking while the same writes wait share one promise.
    */
   durable(): Promise<void>;
+  /**
+   * Issues a session for an API key already seen valid, checking in the same unit of work (PostgreSQL: in the same
+   * statement, one round trip) that the key is usable at `token.createdAt` (not revoked, its rotation grace not
+   * over), that it belongs to `token.accountId`, that the account is active and that the chatbot is the account's
+   * and active; only then inserts the refresh token and ensures the contact of (account, user) with no profile
+   * (ContactRepository.ensure). Refused, it writes nothing. Durable as a unit of work's commit.
+   */
+  issueSession(s: SessionIssue): Promise<SessionIssued>;
   /** True while the back end answers a trivial query (the readiness probe). */
   ready(): Promise<boolean>;
   /** Flushes and closes; nothing may use the store afterwards. */

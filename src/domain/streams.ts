@@ -124,16 +124,17 @@ export interface MapEnds {
   finally?(): void;
 }
 
+/** What maps a stream's items (`mapStream`): an object, so that a stream's mapping and its ends can be one instance. */
+export interface StreamMapper<T, U> extends MapEnds {
+  map(item: T): U | Promise<U>;
+}
+
 /**
- * Each item of `source` through `f` (a value or a promise of one), one reaction per item: what a `for await … yield
- * f(x)` generator does, without the generator. `f` failing fails the stream and ends the source.
+ * Each item of `source` through `mapper.map` (a value or a promise of one), one reaction per item: what a
+ * `for await … yield f(x)` generator does, without the generator. `map` failing fails the stream and ends the source.
  */
-export function mapStream<T, U>(
-  source: AsyncIterable<T>,
-  f: (item: T) => U | Promise<U>,
-  ends: MapEnds = {},
-): AsyncIterableIterator<U> {
-  return new Mapped(source[Symbol.asyncIterator](), f, ends);
+export function mapStream<T, U>(source: AsyncIterable<T>, mapper: StreamMapper<T, U>): AsyncIterableIterator<U> {
+  return new Mapped(source[Symbol.asyncIterator](), mapper);
 }
 
 class Mapped<T, U> implements AsyncIterableIterator<U>, Readiness<U> {
@@ -143,8 +144,7 @@ class Mapped<T, U> implements AsyncIterableIterator<U>, Readiness<U> {
 
   constructor(
     private readonly it: AsyncIterator<T>,
-    private readonly f: (item: T) => U | Promise<U>,
-    private readonly ends: MapEnds,
+    private readonly m: StreamMapper<T, U>,
   ) {}
 
   [Symbol.asyncIterator](): AsyncIterableIterator<U> {
@@ -190,7 +190,7 @@ class Mapped<T, U> implements AsyncIterableIterator<U>, Readiness<U> {
   private end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.ends.finally?.();
+    this.m.finally?.();
   }
 
   private fail(e: unknown): never {
@@ -201,7 +201,7 @@ class Mapped<T, U> implements AsyncIterableIterator<U>, Readiness<U> {
   private take(r: IteratorResult<T>): IteratorResult<U> | Promise<IteratorResult<U>> {
     if (r.done) {
       try {
-        this.ends.done?.();
+        this.m.done?.();
       } catch (e) {
         return this.fail(e);
       }
@@ -210,7 +210,7 @@ class Mapped<T, U> implements AsyncIterableIterator<U>, Readiness<U> {
     }
     let v: U | Promise<U>;
     try {
-      v = this.f(r.value);
+      v = this.m.map(r.value);
     } catch (e) {
       return this.closeAndFail(e);
     }

@@ -3,7 +3,7 @@ import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import { deferred } from "../domain/streams.js";
 import { credentialSubject, frameSubjects, idTokenSubjects } from "../domain/token/credential-changes.js";
 import type { Authenticator } from "./auth.js";
-import type { AnyHandler, Authorized, AuthorizedCall, Call } from "./call.js";
+import type { AnyHandler, Authorized, AuthorizedCall, Call, ClientGone } from "./call.js";
 import type { AnswerEncoder } from "./encoded-answer.js";
 import { type Holder, REVOKING_METHODS, REVOKING_WHEN_REFUSED, recheckCall, type StreamGuard } from "./stream-guard.js";
 
@@ -78,7 +78,7 @@ export function guardService(
                 `${m.name} ${a.tokenKey}`,
                 holderOf(a, generation),
                 () => admit(req, quiet),
-                call.signal,
+                call.onClientGone && call.offClientGone ? (call as ClientGone) : call.signal,
                 open,
               );
             })

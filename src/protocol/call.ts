@@ -32,7 +32,18 @@ export interface Call {
    * timer of all streams, past every layer of the stream): the handler yields none. Unset on Connect and gRPC.
    */
   readonly transportBeats?: boolean;
+  /**
+   * Where the transport can say the client went without an AbortSignal (a JSON route: its response closed), a
+   * stream's guard listens here rather than on `signal`: each AbortSignal kept while a stream is open costs about
+   * 0.8 KB of heap (docs/live-updates.md, session 23). `listener` runs when the client goes before the answer ends.
+   */
+  onClientGone?(listener: () => void): void;
+  /** Takes back a listener `onClientGone` added. */
+  offClientGone?(listener: () => void): void;
 }
+
+/** A call that says the client went without a signal (see Call.onClientGone). */
+export type ClientGone = Required<Pick<Call, "onClientGone" | "offClientGone">>;
 
 /** Who the gate found calling, by the RPC's declared access. */
 export interface Authorized {

@@ -79,9 +79,8 @@ export type Beat = typeof BEAT;
  * (once the stream has checked its caller may read it), and stop when the stream ends.
  */
 export function withHeartbeats<T>(source: AsyncIterable<T>, heartbeats: Heartbeats): AsyncIterableIterator<T | Beat> {
-  return withSignals<T | Beat, true>(
-    source,
-    (push) => heartbeats.join(() => push(true)),
-    () => BEAT,
-  );
+  return withSignals<T | Beat, true>(source, {
+    subscribe: (push) => heartbeats.join(() => push(true)),
+    toEvent: () => BEAT,
+  });
 }

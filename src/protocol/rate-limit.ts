@@ -14,6 +14,8 @@ export interface Counter {
   hit(key: string): Promise<number>;
   /** The seconds to wait when the key has used up its limit (the next hit would be over), without counting; else 0. */
   wait(key: string): Promise<number>;
+  /** Takes back one hit counted for the key (a call refused after it was counted hands its slot back). */
+  giveBack(key: string): Promise<void>;
 }
 
 /**
@@ -40,6 +42,9 @@ export function limiterCounter(limiter: RateLimiterAbstract, rule: LimitRule): C
       const res = await limiter.get(key);
       return res && res.consumedPoints >= rule.points ? seconds(res) : 0;
     },
+    giveBack: async (key) => {
+      await limiter.reward(key, 1);
+    },
   };
 }
 
@@ -56,7 +61,7 @@ export const memoryStore: CounterStore = (rule) =>
   );
 
 /** A counter that never limits (a rule whose count is 0). */
-export const unlimited: Counter = { hit: async () => 0, wait: async () => 0 };
+export const unlimited: Counter = { hit: async () => 0, wait: async () => 0, giveBack: async () => undefined };
 
 /**
  * The key of a client address: IPv4 as is (also when written IPv4-mapped), IPv6 by its /64 prefix, because

@@ -1,7 +1,8 @@
 import { isDomainError } from "../domain/errors.js";
 import { DONE, type Readiness, takeNow, whenReady } from "../domain/streams.js";
 import type { CredentialChangeRepository } from "../domain/token/credential-changes.js";
-import type { Call } from "./call.js";
+import type { Call, ClientGone } from "./call.js";
+import type { AnswerEncoder } from "./encoded-answer.js";
 
 /**
  * The RPCs whose success may revoke a credential: before one answers, this instance reads the credential changes
@@ -109,6 +110,8 @@ export class StreamGuard {
   private lastFull = Date.now();
   private lastPrune = 0;
   private readonly stops: (() => void)[] = [];
+  /** Told the subjects of every change a read of the log applies (onChanges). */
+  private readonly listeners: ((subjects: readonly string[] | undefined) => void)[] = [];
   /** Test hook: while set, notices of changes are ignored (as lost notifications): only the sweep finds them. */
   dropTold = false;
 
@@ -137,7 +140,7 @@ export class StreamGuard {
     key: string,
     holder: Holder,
     recheck: () => Promise<unknown>,
-    signal: AbortSignal,
+    signal: AbortSignal | ClientGone,
     open: (signal: AbortSignal, stop: AbortController) => AsyncIterable<T>,
   ): AsyncIterableIterator<T> {
     const group = this.join(key, holder, recheck);
@@ -184,6 +187,15 @@ export class StreamGuard {
       this.sweeping = undefined;
     });
     return this.sweeping;
+  }
+
+  /**
+   * Calls `heard` with the subjects of the changes each read of the log applies (told, or the safety net's sweep),
+   * or undefined when any may have changed (the first read, which only finds its place): another cache of what
+   * credential checks read follows the same changes (access-tokens.ts, the keys seen valid).
+   */
+  onChanges(heard: (subjects: readonly string[] | undefined) => void): void {
+    this.listeners.push(heard);
   }
 
   /** Runs `stop` at close (the channel that tells of changes). */
@@ -266,6 +278,7 @@ export class StreamGuard {
         this.place = last;
         this.generation++;
         for (const g of this.groups.values()) this.suspect(g);
+        for (const heard of this.listeners) heard(undefined);
       }
       return;
     }
@@ -285,6 +298,10 @@ export class StreamGuard {
     }
     this.generation++;
     for (const g of named) this.suspect(g);
+    if (this.listeners.length > 0) {
+      const subjects = got.map((c) => c.subject);
+      for (const heard of this.listeners) heard(subjects);
+    }
   }
 
   /** Checks the group's credential again now; its deliveries wait for the outcome. */
@@ -428,16 +445,18 @@ class GuardedStream<T> implements AsyncIterableIterator<T>, Readiness<T> {
   };
 
   /** The client went: the inner stream winds down (its end, not a failure, ends this one). */
-  private readonly onGone = () => this.stop.abort(this.signal.reason);
+  private readonly onGone = () => this.stop.abort(this.client instanceof AbortSignal ? this.client.reason : undefined);
 
   constructor(
     private readonly guard: StreamGuard,
     private readonly group: Group,
-    private readonly signal: AbortSignal,
+    /** The client's signal, or (a JSON route) its call, which says when it went with no signal of its own. */
+    private readonly client: AbortSignal | ClientGone,
     open: (signal: AbortSignal, stop: AbortController) => AsyncIterable<T>,
   ) {
-    if (signal.aborted) this.stop.abort(signal.reason);
-    else signal.addEventListener("abort", this.onGone, { once: true });
+    if (!(client instanceof AbortSignal)) client.onClientGone(this.onGone);
+    else if (client.aborted) this.stop.abort(client.reason);
+    else client.addEventListener("abort", this.onGone, { once: true });
     this.it = open(this.stop.signal, this.stop)[Symbol.asyncIterator]();
   }
 
@@ -608,7 +627,8 @@ class GuardedStream<T> implements AsyncIterableIterator<T>, Readiness<T> {
     if (this.closed) return;
     this.closed = true;
     this.ahead.length = 0;
-    this.signal.removeEventListener("abort", this.onGone);
+    if (this.client instanceof AbortSignal) this.client.removeEventListener("abort", this.onGone);
+    else this.client.offClientGone(this.onGone);
     this.stop.abort();
     if (!done) void this.it.return?.(undefined)?.catch(() => undefined);
     this.guard.ended(this.group, this);
@@ -622,12 +642,26 @@ function isVerdict(e: unknown): boolean {
 
 /** The call as a re-check sees it: the stream's answer headers are sent, so nothing more is set on them. */
 export function recheckCall(call: Call): Call {
-  return {
-    header: (n) => call.header(n),
-    queryAccessToken: call.queryAccessToken,
-    peer: call.peer,
-    signal: call.signal,
-    setResponseHeader: () => undefined,
-    encoder: call.encoder,
-  };
+  return new RecheckCall(call);
+}
+
+/** A class, and its signal asked for only when a check needs it (a JSON call's signal is made on demand). */
+class RecheckCall implements Call {
+  constructor(private readonly call: Call) {}
+  header(name: string): string | undefined {
+    return this.call.header(name);
+  }
+  get queryAccessToken(): string | undefined {
+    return this.call.queryAccessToken;
+  }
+  get peer(): string {
+    return this.call.peer;
+  }
+  get signal(): AbortSignal {
+    return this.call.signal;
+  }
+  setResponseHeader(): void {}
+  get encoder(): AnswerEncoder | undefined {
+    return this.call.encoder;
+  }
 }

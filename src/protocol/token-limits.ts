@@ -23,6 +23,11 @@ export interface TokenGuard {
   failed(call: Call, t: TokenTarget): Promise<void>;
   /** After the credential is known good, before anything is written: counts an issuance for the account. */
   account(accountId: string): Promise<void>;
+  /**
+   * Hands back an issuance `account` counted for a call refused afterwards (counted before its key's check, for a
+   * key already seen valid: see TokenServiceDeps.admit).
+   */
+  accountRefused(accountId: string): Promise<void>;
   /** After a password log-in succeeded: the (address, e-mail) pair becomes a place the person signs in from. */
   succeeded(call: Call, t: TokenTarget): Promise<void>;
 }
@@ -32,6 +37,7 @@ export const noTokenLimits: TokenGuard = {
   admit: async () => undefined,
   failed: async () => undefined,
   account: async () => undefined,
+  accountRefused: async () => undefined,
   succeeded: async () => undefined,
 };
 
@@ -122,6 +128,9 @@ export function tokenLimits(cfg: RateLimits, store: CounterStore = memoryStore):
     async account(accountId) {
       const wait = await perAccount.hit(accountId);
       if (wait) throw tooMany("too many tokens issued for this account", wait);
+    },
+    async accountRefused(accountId) {
+      await perAccount.giveBack(accountId);
     },
   };
 }

@@ -29,7 +29,34 @@ export interface StreamHolder {
   customer: string;
 }
 
-type Counter = "token" | "account" | "address" | "customer";
+/**
+ * One key's count of open streams (a token, an account's share, an address, a customer), shared by every stream that
+ * holds it: a stream keeps a reference to it, not a key string of its own (eight tabs of one customer share four).
+ */
+class Count {
+  n = 0;
+  constructor(readonly key: string) {}
+}
+
+/** A stream's slots, held until `release` gives them back (once). */
+export class WatchHold {
+  private released = false;
+
+  constructor(
+    private readonly limits: WatchLimits,
+    readonly frame: boolean,
+    readonly token: Count,
+    readonly account: Count,
+    readonly address: Count,
+    readonly customer: Count | undefined,
+  ) {}
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.limits.giveBack(this);
+  }
+}
 
 /**
  * Bounds the open watch streams: per token (one customer's tabs, one inbox), per frame customer, per account and
@@ -42,61 +69,85 @@ type Counter = "token" | "account" | "address" | "customer";
 export class WatchLimits {
   private total = 0;
   private frames = 0;
-  private readonly held = new Map<string, number>();
+  private readonly held = new Map<string, Count>();
 
   constructor(private readonly caps: WatchCaps) {}
 
-  /** Takes a slot for the holder; the returned function gives it back, once. */
-  admit(h: StreamHolder): () => void {
+  /** Takes a slot for the holder; `release` on what it returns gives it back, once. */
+  admit(h: StreamHolder): WatchHold {
     const c = this.caps;
     const frame = h.kind === "frame";
-    const keys: Record<Counter, string | undefined> = {
-      token: `t ${h.token}`,
-      account: `${h.kind} a ${h.account}`,
-      address: `${h.kind} i ${addressKey(h.address)}`,
-      customer: frame ? `c ${h.account} ${h.customer}` : undefined,
-    };
-    if (this.count(keys.token) >= c.perToken)
-      throw new DomainError(
-        "resource_exhausted",
-        `at most ${c.perToken} watch streams may be open with one token; close one first`,
+    const token = this.count(`t ${h.token}`);
+    const customer = frame ? this.count(`c ${h.account} ${h.customer}`) : undefined;
+    const account = this.count(`${h.kind} a ${h.account}`);
+    const address = this.count(`${h.kind} i ${addressKey(h.address)}`);
+    if (token.n >= c.perToken)
+      throw this.refused(
+        new DomainError(
+          "resource_exhausted",
+          `at most ${c.perToken} watch streams may be open with one token; close one first`,
+        ),
+        token,
+        customer,
+        account,
+        address,
       );
-    if (frame && this.count(keys.customer) >= c.perCustomer)
-      throw new DomainError(
-        "resource_exhausted",
-        `at most ${c.perCustomer} watch streams may be open for one customer; close one first`,
-        { retryAfterSeconds: 5 },
+    if (customer && customer.n >= c.perCustomer)
+      throw this.refused(
+        new DomainError(
+          "resource_exhausted",
+          `at most ${c.perCustomer} watch streams may be open for one customer; close one first`,
+          { retryAfterSeconds: 5 },
+        ),
+        token,
+        customer,
+        account,
+        address,
       );
     const perAccount = frame ? c.framesPerAccount : c.perAccount;
-    if (this.count(keys.account) >= perAccount)
-      throw new DomainError(
-        "resource_exhausted",
-        frame
-          ? `this account's frames have ${perAccount} watch streams open on this server, their share; retry later`
-          : `this account has ${perAccount} watch streams open on this server, its share; close one first`,
-        { retryAfterSeconds: 5 },
+    if (account.n >= perAccount)
+      throw this.refused(
+        new DomainError(
+          "resource_exhausted",
+          frame
+            ? `this account's frames have ${perAccount} watch streams open on this server, their share; retry later`
+            : `this account has ${perAccount} watch streams open on this server, its share; close one first`,
+          { retryAfterSeconds: 5 },
+        ),
+        token,
+        customer,
+        account,
+        address,
       );
-    if (this.count(keys.address) >= c.perAddress)
-      throw new DomainError(
-        "resource_exhausted",
-        `this client address has ${c.perAddress} watch streams open on this server, its share; close one first`,
-        { retryAfterSeconds: 5 },
+    if (address.n >= c.perAddress)
+      throw this.refused(
+        new DomainError(
+          "resource_exhausted",
+          `this client address has ${c.perAddress} watch streams open on this server, its share; close one first`,
+          { retryAfterSeconds: 5 },
+        ),
+        token,
+        customer,
+        account,
+        address,
       );
     if (this.total >= c.perInstance || (frame && this.frames >= c.framesPerInstance))
-      throw new DomainError("resource_exhausted", "too many watch streams are open on this server; retry later", {
-        retryAfterSeconds: 5,
-      });
+      throw this.refused(
+        new DomainError("resource_exhausted", "too many watch streams are open on this server; retry later", {
+          retryAfterSeconds: 5,
+        }),
+        token,
+        customer,
+        account,
+        address,
+      );
     this.total++;
     if (frame) this.frames++;
-    for (const k of Object.values(keys)) if (k !== undefined) this.bump(k, 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.total--;
-      if (frame) this.frames--;
-      for (const k of Object.values(keys)) if (k !== undefined) this.bump(k, -1);
-    };
+    token.n++;
+    account.n++;
+    address.n++;
+    if (customer) customer.n++;
+    return new WatchHold(this, frame, token, account, address, customer);
   }
 
   /** Streams open now. */
@@ -109,13 +160,34 @@ export class WatchLimits {
     return this.frames;
   }
 
-  private count(key: string | undefined): number {
-    return key === undefined ? 0 : (this.held.get(key) ?? 0);
+  /** Keys counted now (those with a stream open): bounded by the streams, not by the holders ever seen. */
+  get keys(): number {
+    return this.held.size;
   }
 
-  private bump(key: string, by: number): void {
-    const n = (this.held.get(key) ?? 0) + by;
-    if (n <= 0) this.held.delete(key);
-    else this.held.set(key, n);
+  /** @internal WatchHold.release */
+  giveBack(h: WatchHold): void {
+    this.total--;
+    if (h.frame) this.frames--;
+    this.drop(h.token);
+    this.drop(h.account);
+    this.drop(h.address);
+    if (h.customer) this.drop(h.customer);
+  }
+
+  private count(key: string): Count {
+    let n = this.held.get(key);
+    if (!n) this.held.set(key, (n = new Count(key)));
+    return n;
+  }
+
+  private drop(n: Count): void {
+    if (--n.n <= 0) this.held.delete(n.key);
+  }
+
+  /** A refused stream leaves no key behind that no stream holds. */
+  private refused(e: DomainError, ...counts: (Count | undefined)[]): DomainError {
+    for (const n of counts) if (n && n.n === 0) this.held.delete(n.key);
+    return e;
   }
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { hashSecret } from "../../src/domain/ids.js";
 import { serverForFile } from "../helpers/file-server.js";
+import { idToken } from "../helpers/flows.js";
 import { postJson, reasonOf } from "../helpers/http.js";
 
 const fx = serverForFile();
@@ -74,5 +76,73 @@ describe("POST /ai_agent/get_access_token", () => {
     expect(r.status).toBe(400);
     expect(r.body.code).toBe("invalid_argument");
     expect(r.body.message).toContain("chatbot_id");
+  });
+});
+
+// An API key this instance has seen valid: an issue is one call of the store (one round trip on PostgreSQL), the
+// per-account limit counted before the key's check, handed back when that check refuses. Its own server: a limit
+// of two issues per account a minute, and the stream guard's log sweep a minute away, so that nothing but what a
+// case does tells this instance of a change.
+const limited = serverForFile({
+  server: { env: { AIAGENT_RATE_LIMIT_PER_ACCOUNT: "2", AIAGENT_STREAM_RECHECK_MS: "60000" } },
+});
+
+describe("get_access_token with an API key seen valid", () => {
+  const issue = (key: string, userId: string) =>
+    postJson(limited.s.url, "/ai_agent/get_access_token", {
+      user_id: userId,
+      chatbot_id: limited.a.chatbotId,
+      client_api_key: key,
+    });
+  const keyId = async (key: string) => (await limited.s.app.store.apiKeys.byHash(hashSecret(key)))!.apiKeyId;
+
+  it("refuses a key revoked since at its next call, writes nothing, and hands the limit's slot back", async () => {
+    const { s, a } = limited;
+    const access = s.app.tokens.access;
+    const key = (await s.app.accounts.createApiKey(a.email)).clientApiKey;
+    const other = (await s.app.accounts.createApiKey(a.email)).clientApiKey;
+    expect((await issue(key, "seen-1")).status).toBe(200); // the account's first issue this minute
+    expect(access.knowsKey(key)).toBe(true);
+    // Revoked in the store, and this instance deaf to the change (as if its notice were lost; on PostgreSQL the
+    // trigger's NOTIFY reaches it too): it still knows the key.
+    s.app.streams.dropTold = true;
+    let refused: Awaited<ReturnType<typeof issue>>;
+    try {
+      await s.app.store.apiKeys.revoke(a.accountId, await keyId(key), 1);
+      expect(access.knowsKey(key)).toBe(true);
+      refused = await issue(key, "after-revoke");
+    } finally {
+      s.app.streams.dropTold = false;
+    }
+    expect(refused.status).toBe(401);
+    expect(reasonOf(refused.body)).toBe("TokenRevokedError");
+    expect(access.knowsKey(key)).toBe(false);
+    expect(await s.app.store.privacy.contact(a.accountId, { userId: "after-revoke" })).toBeUndefined();
+    expect(await s.app.store.refreshTokens.list({ accountId: a.accountId, userId: "after-revoke" }, 10, 0)).toEqual([]);
+    // The refused call's slot was handed back: one more issue fits in the account's two, and no more.
+    expect((await issue(other, "seen-2")).status).toBe(200);
+    expect((await issue(other, "seen-3")).status).toBe(429);
+  });
+
+  it("forgets a key once a revocation through this instance has answered", async () => {
+    const { s } = limited;
+    const access = s.app.tokens.access;
+    // The guard has found its place in the change log (its first read tells "anything may have changed"): what is
+    // forgotten below is forgotten by the revocation's own change.
+    await s.app.streams.sweepLog();
+    // Another account, so that the first case's limit does not refuse this one's issue.
+    const b = await s.account();
+    const key = (await s.app.accounts.createApiKey(b.email)).clientApiKey;
+    const r = await postJson(s.url, "/ai_agent/get_access_token", {
+      user_id: "seen",
+      chatbot_id: b.chatbotId,
+      client_api_key: key,
+    });
+    expect(r.status).toBe(200);
+    expect(access.knowsKey(key)).toBe(true);
+    const owner = { authorization: `Bearer ${await idToken(s.url, b)}` };
+    const id = (await s.app.store.apiKeys.byHash(hashSecret(key)))!.apiKeyId;
+    expect((await postJson(s.url, `/v1/account/api_keys/${id}/revoke`, {}, owner)).status).toBe(200);
+    expect(access.knowsKey(key)).toBe(false);
   });
 });

@@ -79,14 +79,13 @@ describe("an open stream's memory does not grow with what it delivered", () => {
       yield "first";
       await new Promise(() => undefined);
     })();
-    const merged = withSignals<string, number>(
-      source,
-      (p) => {
+    const merged = withSignals<string, number>(source, {
+      subscribe: (p) => {
         push = p;
         return () => undefined;
       },
-      (s) => `signal ${s}`,
-    );
+      toEvent: (s) => `signal ${s}`,
+    });
     expect((await merged.next()).value).toBe("first");
     const nextOf = () => merged.next().then((r) => r.value);
     // The first signal subscribes: the merger asks for the next event, then pending.

@@ -7,6 +7,7 @@ import { type Instance, startInstances } from "../helpers/instances.js";
 import { openNdjson, streamEnd } from "../helpers/ndjson.js";
 import { postgresSkipReason } from "../helpers/postgres.js";
 import { createTestAccount, type TestAccount } from "../helpers/server.js";
+import { waitFor } from "../helpers/time-scale.js";
 
 // A stream open on instance B ends within a second when its credential is revoked through instance A: B learns it
 // from the shared database on its periodic re-check (it served no revoking call itself).
@@ -87,6 +88,35 @@ describe.skipIf(skip !== undefined)("revocation across two instances on one Post
     expect(end.error?.code).toBe("unauthenticated");
     expect(reasonOf(end.error!)).toBe("TokenRevokedError");
     expect((await postJson(b.url, "/v1/account/api_keys", { name: "mine now" }, auth)).status).toBe(401);
+  });
+
+  it("API keys B has seen valid, revoked through A: B refuses the next issue at once, and forgets the key", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const owner = { authorization: `Bearer ${admin}` };
+    const made = async () => (await postJson(a.url, "/v1/account/api_keys", { name: "seen on B" }, owner)).body.data;
+    const issue = (key: string, userId: string) =>
+      postJson(b.url, "/ai_agent/get_access_token", {
+        user_id: userId,
+        chatbot_id: acc.chatbotId,
+        client_api_key: key,
+      });
+    const first = await made();
+    const second = await made();
+    for (const k of [first, second]) {
+      expect((await issue(k.client_api_key, "seen-on-b")).status).toBe(200);
+      expect(b.app.tokens.access.knowsKey(k.client_api_key)).toBe(true);
+    }
+    // The next issue through B after the revocation's answer is refused, whether B has heard of it yet or not: the
+    // key is checked in B's one statement.
+    const revoke = (k: { api_key: { api_key_id: string } }) =>
+      postJson(a.url, `/v1/account/api_keys/${k.api_key.api_key_id}/revoke`, {}, owner);
+    expect((await revoke(first)).status).toBe(200);
+    const refused = await issue(first.client_api_key, "after-revoke-on-a");
+    expect(refused.status).toBe(401);
+    expect(reasonOf(refused.body)).toBe("TokenRevokedError");
+    // With no call of B's own: B forgets the key when it hears of the change.
+    expect((await revoke(second)).status).toBe(200);
+    await waitFor("B forgets the key revoked through A", () => !b.app.tokens.access.knowsKey(second.client_api_key));
   });
 
   it("signing out of the console through A: B refuses the old cookie, as a cookie and as a bearer token", async () => {

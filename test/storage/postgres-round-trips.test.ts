@@ -6,7 +6,7 @@ import { PgRunner } from "../../src/storage/postgres/db.js";
 import { openPgStore, type PgStore } from "../../src/storage/postgres/index.js";
 import { types } from "../../src/storage/postgres/pipeline.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
-import { account, endpoint } from "./contract/fixtures.js";
+import { account, apiKeyRecord, endpoint } from "./contract/fixtures.js";
 
 // What the PostgreSQL back end sends together (docs/postgres.md, "Round trips per write"): each round trip is CPU on
 // both sides of a 2-core machine, so reads made side by side share one, and a unit's read it does not wait for goes
@@ -131,6 +131,38 @@ describe.skipIf(skip !== undefined)("PostgreSQL round trips", () => {
       }),
     ).rejects.toThrow("lost");
     expect((await pool.query("SELECT count(*)::int AS n FROM probe")).rows[0].n).toBe(0);
+  });
+
+  it("a session issued for a key seen valid is one round trip, issued or refused", async () => {
+    const store: PgStore = await openPgStore(database.url);
+    try {
+      const acc = await account(store);
+      const key = apiKeyRecord(acc.accountId);
+      await store.apiKeys.insert(key);
+      const issue = (userId: string) =>
+        store.issueSession({
+          keyHash: key.keyHash,
+          token: {
+            tokenHash: newId(),
+            sessionId: newId(),
+            accountId: acc.accountId,
+            chatbotId: acc.chatbotId,
+            userId,
+            createdAt: 10,
+            expiresAt: 1000,
+            revokedAt: null,
+            lastUsedAt: 10,
+            lastOrigin: "",
+            userAgent: "",
+          },
+        });
+      const issued = await counted(() => issue("u1"));
+      expect(issued).toEqual({ calls: 1, result: { issued: true, apiKeyId: key.apiKeyId, keyLastUsedAt: null } });
+      await store.apiKeys.revoke(acc.accountId, key.apiKeyId, 5);
+      expect(await counted(() => issue("u2"))).toEqual({ calls: 1, result: { issued: false, revoked: true } });
+    } finally {
+      await store.close();
+    }
   });
 
   it("another instance hears whether an append recorded webhook deliveries (its dispatcher wakes only then)", async () => {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,6 +24,14 @@ const open = () => {
 };
 const acct = (email: string) => ({ accountId: newId(), email, passwordHash: null, active: true, createdAt: 1 });
 const tick = () => new Promise((r) => setTimeout(r, 2));
+
+/** Counts the statements run from now on (prepared ones: the store prepares its transaction's), by their text. */
+function statementsRun(): (sql: string) => number {
+  const proto = Object.getPrototypeOf(store.db.prepare("SELECT 1"));
+  const spy = vi.spyOn(proto, "run");
+  spy.mockClear();
+  return (sql) => spy.mock.contexts.filter((st) => (st as { source: string }).source === sql).length;
+}
 
 describe("units of work, one after another", () => {
   it("each later unit joins a nested one and lets its own outside calls through, as the first did", async () => {
@@ -66,7 +75,7 @@ describe("units of work, one after another", () => {
 
   it("units that arrive together share one commit, each in its own savepoint: one that fails is undone alone", async () => {
     const s = open();
-    const exec = vi.spyOn(s.db, "exec");
+    const run = statementsRun();
     const results = await Promise.allSettled(
       [0, 1, 2, 3, 4].map((i) =>
         s.transaction(async (tx) => {
@@ -77,11 +86,49 @@ describe("units of work, one after another", () => {
       ),
     );
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
-    const begins = exec.mock.calls.filter(([sql]) => sql.startsWith("BEGIN")).length;
-    const commits = exec.mock.calls.filter(([sql]) => sql === "COMMIT").length;
-    expect([begins, commits]).toEqual([1, 1]);
+    expect([run("BEGIN IMMEDIATE"), run("COMMIT")]).toEqual([1, 1]);
     for (const i of [0, 1, 3, 4]) expect(await s.accounts.byEmail(`u${i}@x.example`)).toBeDefined();
     expect(await s.accounts.byEmail("u2@x.example")).toBeUndefined();
+  });
+
+  it("the first unit of a transaction takes no savepoint; if it fails, the units behind it commit in a new one", async () => {
+    const s = open();
+    const run = statementsRun();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const first = s.transaction(async (tx) => {
+      await tx.accounts.insert(acct("first@x.example"));
+      await gate;
+      throw new Error("the first unit fails");
+    });
+    const behind = [0, 1, 2].map((i) => s.transaction(async (tx) => tx.accounts.insert(acct(`b${i}@x.example`))));
+    await tick();
+    release();
+    await expect(first).rejects.toThrow("the first unit fails");
+    await Promise.all(behind);
+    expect(await s.accounts.byEmail("first@x.example")).toBeUndefined();
+    for (const i of [0, 1, 2]) expect(await s.accounts.byEmail(`b${i}@x.example`)).toBeDefined();
+    // The failed unit's transaction was rolled back whole; the next one's first unit took none either.
+    expect([run("BEGIN IMMEDIATE"), run("ROLLBACK"), run("COMMIT"), run("SAVEPOINT unit")]).toEqual([2, 1, 1, 2]);
+  });
+
+  it("a self-contained unit runs outside the async contexts, and its event log refuses appends", async () => {
+    const s = open();
+    const run = vi.spyOn(AsyncLocalStorage.prototype, "run");
+    await Promise.all([
+      s.transaction(async (tx) => tx.accounts.insert(acct("contained@x.example")), { selfContained: true }),
+      s.transaction(async (tx) => tx.accounts.insert(acct("contained2@x.example")), { selfContained: true }),
+    ]);
+    // Nothing turned the contexts on: Node hooks no promise while only such units run.
+    expect(run).not.toHaveBeenCalled();
+    expect(await s.accounts.byEmail("contained@x.example")).toBeDefined();
+    await expect(s.transaction(async (tx) => tx.events.add([]), { selfContained: true })).rejects.toThrow(
+      "appends no event",
+    );
+    // An ordinary unit still runs in them (its own outside calls and nested units are told apart).
+    await s.transaction(async (tx) => tx.accounts.insert(acct("ordinary@x.example")));
+    expect(run).toHaveBeenCalled();
+    run.mockRestore();
   });
 
   it("a unit is answered once its transaction is committed, and a commit that fails fails every unit in it", async () => {

@@ -16,7 +16,13 @@ import type { EventLog, LogTx } from "../log/event-log.js";
 import type { Transact } from "../unit.js";
 import { requireId } from "../validate.js";
 import type { JwtStrategy } from "./jwt-strategy.js";
-import type { LaunchCodeRepository, RefreshTokenRecord, RefreshTokenRepository } from "./repository.js";
+import type {
+  LaunchCodeRepository,
+  RefreshTokenRecord,
+  RefreshTokenRepository,
+  SessionIssue,
+  SessionIssued,
+} from "./repository.js";
 import { successorSecret } from "./rotation.js";
 
 /** Prefix of every refresh token, so a leaked one is recognisable. */
@@ -25,6 +31,8 @@ export const REFRESH_TOKEN_PREFIX = "rt_";
 export const LAUNCH_CODE_PREFIX = "lc_";
 /** How long a launch code works, milliseconds. */
 export const LAUNCH_CODE_TTL_MS = 60_000;
+/** Longest API key looked up (longer ones are not keys this service made). */
+export const MAX_API_KEY = 512;
 /** Longest User-Agent kept with a session. */
 const MAX_USER_AGENT = 256;
 
@@ -63,8 +71,17 @@ export interface TokenServiceDeps {
   ttl: TokenLifetimes;
   /** Runs fn as one storage transaction, so an issuance writes all its rows or none. */
   transaction: Transact<TokenTx>;
-  /** Called once a credential is known good and before anything is written; throws to refuse (per-account limits). */
+  /**
+   * Called once a credential is known good and before anything is written; throws to refuse (per-account limits).
+   * For an API key this instance has already seen valid, a token issue calls it before the key's check (which then
+   * runs in the issuing statement itself, Store.issueSession): a call that check refuses hands its count back
+   * (`admitRefused`).
+   */
   admit?: (accountId: string) => Promise<void>;
+  /** Takes back what `admit` counted for a call its key's check refused afterwards. */
+  admitRefused?: (accountId: string) => Promise<void>;
+  /** Store.issueSession: absent, every issue reads the key first (two round trips on PostgreSQL). */
+  issueSession?: (s: SessionIssue) => Promise<SessionIssued>;
   /** The account's event log: a revocation records `session.revoked` in its own unit of work. */
   log?: EventLog;
   /** The accounts' audit log: sign-ins and revocations. */
@@ -172,9 +189,9 @@ export async function touchSession(
 export async function accountForKey(
   d: Pick<TokenServiceDeps, "apiKeys" | "clock">,
   key: string,
-): Promise<(AccountRecord & { apiKeyId: string; markUsed(): Promise<void> }) | undefined> {
-  if (key.length > 512) return undefined;
-  const hash = hashSecret(key);
+  hash = key.length > MAX_API_KEY ? "" : hashSecret(key),
+): Promise<(AccountRecord & { apiKeyId: string; markUsed(): Promise<void> | undefined }) | undefined> {
+  if (key.length > MAX_API_KEY) return undefined;
   // The key and its account in one read (one statement, one round trip).
   const found = await d.apiKeys.byHashWithAccount(hash);
   const now = d.clock.now();
@@ -182,14 +199,13 @@ export async function accountForKey(
   const { key: rec, account } = found;
   if (!apiKeyUsable(rec, now)) throw new UnknownCredentialError(REVOKED_KEY, "TokenRevokedError");
   if (!account?.active) return undefined;
-  const markUsed = async () => {
-    if (rec.lastUsedAt !== null && now - rec.lastUsedAt < LAST_USED_RESOLUTION_MS) return;
-    try {
-      await d.apiKeys.touch(rec.apiKeyId, now, now - LAST_USED_RESOLUTION_MS);
-    } catch {
-      // The last-use mark is advisory: a busy database must not fail the request it describes.
-    }
-  };
+  // Undefined, not a promise, when the mark is already within its resolution (nearly every call): nothing to await.
+  const markUsed = () =>
+    rec.lastUsedAt !== null && now - rec.lastUsedAt < LAST_USED_RESOLUTION_MS
+      ? undefined
+      : d.apiKeys.touch(rec.apiKeyId, now, now - LAST_USED_RESOLUTION_MS).catch(() => {
+          // The last-use mark is advisory: a busy database must not fail the request it describes.
+        });
   // Written out, not `{ ...account, apiKeyId, markUsed }`: V8 adds the properties after a spread on its slow path
   // (about 2 µs here, on every token issue).
   return {

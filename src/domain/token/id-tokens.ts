@@ -39,7 +39,7 @@ export class IdTokens {
     let account = await this.d.accounts.byEmail(email);
     let person = account?.email;
     let ok = false;
-    let markUsed: (() => Promise<void>) | undefined;
+    let markUsed: (() => Promise<void> | undefined) | undefined;
     let apiKeyId: string | undefined;
     /** The account the sender proved to be, whatever e-mail it named. */
     let sender: { accountId: string; email: string } | undefined;

@@ -49,6 +49,25 @@ export interface RevocationScope {
   userId?: string | undefined;
 }
 
+/**
+ * A session to issue for an API key this instance has seen valid (Store.issueSession): the refresh token to insert,
+ * its account being the one the key was seen to belong to (a key never changes account).
+ */
+export interface SessionIssue {
+  /** The API key's hash. */
+  keyHash: string;
+  /** The refresh token (the session) to insert; its `createdAt` is the instant the key is checked at. */
+  token: RefreshTokenRecord;
+}
+
+/**
+ * What Store.issueSession did: issued (the key's id and last use, for its advisory mark), or refused with nothing
+ * written; `revoked` when the key exists but is revoked or past its rotation grace.
+ */
+export type SessionIssued =
+  | { issued: true; apiKeyId: string; keyLastUsedAt: number | null }
+  | { issued: false; revoked: boolean };
+
 /** Storage of refresh tokens and of the per-user "not before" instants that stop live access tokens. */
 export interface RefreshTokenRepository {
   insert(r: RefreshTokenRecord): Promise<void>;

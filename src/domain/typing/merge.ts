@@ -11,12 +11,16 @@ const MAX_WAITING = 32;
  * Not a generator (see domain/streams.ts): while the stream waits, it holds one read of the source and one waiting
  * reader; an event costs one reaction on the read, and a signal none.
  */
-export function withSignals<T, S>(
-  source: AsyncIterable<T>,
-  subscribe: (push: (s: S) => void) => () => void,
-  toEvent: (s: S) => T | undefined,
-): AsyncIterableIterator<T> {
-  return new WithSignals(source[Symbol.asyncIterator](), subscribe, toEvent);
+export function withSignals<T, S>(source: AsyncIterable<T>, signals: SignalSource<T, S>): AsyncIterableIterator<T> {
+  return new WithSignals(source[Symbol.asyncIterator](), signals);
+}
+
+/** Where a stream's signals come from (`withSignals`): an object, so that it can be the stream's mapper too. */
+export interface SignalSource<T, S> {
+  /** Starts the signals; returns what stops them. */
+  subscribe(push: (s: S) => void): () => void;
+  /** A signal as an event of the stream; undefined: not for this stream. */
+  toEvent(s: S): T | undefined;
 }
 
 type Settled<T> = { r: IteratorResult<T> } | { e: unknown };
@@ -47,8 +51,7 @@ class WithSignals<T, S> implements AsyncIterableIterator<T>, Readiness<T> {
 
   constructor(
     private readonly it: AsyncIterator<T>,
-    private readonly subscribe: (push: (s: S) => void) => () => void,
-    private readonly toEvent: (s: S) => T | undefined,
+    private readonly signals: SignalSource<T, S>,
   ) {}
 
   [Symbol.asyncIterator](): AsyncIterableIterator<T> {
@@ -83,7 +86,7 @@ class WithSignals<T, S> implements AsyncIterableIterator<T>, Readiness<T> {
     if (!r) return undefined;
     // As `ready` takes a settled read: the end ends it, an event subscribes to the signals (once).
     if (r.done) this.end();
-    else this.stop ??= this.subscribe(this.push);
+    else this.stop ??= this.signals.subscribe(this.push);
     return r;
   }
 
@@ -124,14 +127,14 @@ class WithSignals<T, S> implements AsyncIterableIterator<T>, Readiness<T> {
   /** What the reader gets now, if anything: the signals first, then the source's settled read. */
   private ready(): Settled<T> | undefined {
     while (this.waiting.length > 0) {
-      const e = this.toEvent(this.waiting.shift()!);
+      const e = this.signals.toEvent(this.waiting.shift()!);
       if (e !== undefined) return { r: { done: false, value: e } };
     }
     const got = this.settled;
     if (!got) return undefined;
     this.settled = undefined;
     if ("e" in got || got.r.done) this.end();
-    else this.stop ??= this.subscribe(this.push);
+    else this.stop ??= this.signals.subscribe(this.push);
     return got;
   }
 

@@ -430,6 +430,15 @@ class RestCall implements Call {
     this.headersAdded = true;
     this.responseHeaders[name] = value;
   }
+
+  /** On the response's close, as `signal` is (a closed response whose answer was not finished: the client went). */
+  onClientGone(listener: () => void): void {
+    this.res.on("close", listener);
+  }
+
+  offClientGone(listener: () => void): void {
+    this.res.removeListener("close", listener);
+  }
 }
 
 /**

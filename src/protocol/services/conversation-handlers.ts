@@ -11,6 +11,7 @@ import {
 } from "../../../gen/aiagent/v1/conversation_service_pb.js";
 import type { OperatorPictures } from "../../domain/account/operator-picture.js";
 import { customerToolCalls } from "../../domain/agent/agent.js";
+import type { AccountCaller, Caller } from "../../domain/caller.js";
 import type { Clock } from "../../domain/clock.js";
 import type { ConversationActivity } from "../../domain/conversation/activity.js";
 import { attachmentPath, type FileInput } from "../../domain/conversation/attachments.js";
@@ -27,10 +28,10 @@ import type { PageForm } from "../../domain/conversation/page-cache.js";
 import type { MessageRecord } from "../../domain/conversation/repository.js";
 import type { ConversationSearch } from "../../domain/conversation/search.js";
 import { invalidArgument, unauthenticated } from "../../domain/errors.js";
-import { deferred, mapStream } from "../../domain/streams.js";
+import { deferred, mapStream, type StreamMapper } from "../../domain/streams.js";
 import { isoTime } from "../../domain/time.js";
 import type { TypingSignal } from "../../domain/typing/channel.js";
-import { withSignals } from "../../domain/typing/merge.js";
+import { type SignalSource, withSignals } from "../../domain/typing/merge.js";
 import {
   TYPING_EXPIRES_MS,
   type TypingService,
@@ -41,11 +42,11 @@ import {
 import { auditedCaller } from "../audited.js";
 import { accountCaller, anyCaller, frameCaller } from "../auth.js";
 import type { AuthorizedCall, Call, Handlers } from "../call.js";
-import type { Deadlines } from "../deadlines.js";
+import type { Deadlines, Expiring } from "../deadlines.js";
 import { type AnswerEncoder, EncodedAnswer } from "../encoded-answer.js";
 import { type Beat, type Heartbeats, withHeartbeats } from "../heartbeats.js";
 import { sharedValues } from "../shared-values.js";
-import type { WatchLimits } from "../watch-limits.js";
+import type { WatchHold, WatchLimits } from "../watch-limits.js";
 import { contactListForms } from "./contact-list-forms.js";
 import { labelHandlers, note, noteHandlers, searchResult } from "./note-handlers.js";
 
@@ -156,41 +157,70 @@ interface Slot {
  * the stream: its events pass through none of it (see domain/streams.ts).
  */
 function slot(call: AuthorizedCall, watch: Watch): Slot {
-  const w = call.auth;
-  const c = w.caller;
-  const release = watch.limits.admit({
-    kind: c?.kind === "frame" ? "frame" : "team",
-    token: w.tokenKey,
-    account: c?.accountId ?? "",
-    address: call.peer,
-    customer: c?.kind === "frame" ? `${c.chatbotId} ${c.userId}` : "",
-  });
-  // A guarded stream's own signal, ended here when the token expires; otherwise a signal of the slot's that follows it.
-  const own = call.stop ? undefined : new AbortController();
-  const stop = call.stop ?? own!;
-  const onGone = own && (() => own.abort());
-  if (onGone) call.signal.addEventListener("abort", onGone, { once: true });
-  let expired = false;
-  // On the streams' one timer of deadlines, not a timer of its own.
-  const cancel = watch.deadlines.after(w.expiresAt - watch.clock.now(), () => {
-    expired = true;
-    stop.abort();
-  });
-  return {
-    signal: stop.signal,
-    done() {
-      if (expired)
-        throw unauthenticated(
-          "the token has expired: watch again with a fresh token (from the last message_order seen)",
-          "TokenExpiredError",
-        );
-    },
-    release() {
-      cancel();
-      if (onGone) call.signal.removeEventListener("abort", onGone);
-      release();
-    },
-  };
+  return new WatchSlot(call, watch);
+}
+
+/**
+ * `slot`'s one object: an idle stream keeps it for its whole life, so it holds its slots, its stop and its deadline
+ * as fields (no closures: docs/live-updates.md, session 23).
+ */
+class WatchSlot implements Slot, Expiring {
+  private readonly hold: WatchHold;
+  /** A guarded stream's own controller (ended here when the token expires); otherwise the slot's own. */
+  private readonly stop: AbortController;
+  /** Only when the slot made its own controller: it follows the client's going away. */
+  private readonly onGone: (() => void) | undefined;
+  private readonly deadline: number;
+  private expired = false;
+
+  constructor(
+    private readonly call: AuthorizedCall,
+    private readonly watch: Watch,
+  ) {
+    const w = call.auth;
+    const c = w.caller;
+    const frame = c?.kind === "frame";
+    this.hold = watch.limits.admit({
+      kind: frame ? "frame" : "team",
+      token: w.tokenKey,
+      account: c?.accountId ?? "",
+      address: call.peer,
+      customer: frame ? `${c.chatbotId} ${c.userId}` : "",
+    });
+    if (call.stop) this.stop = call.stop;
+    else {
+      const own = new AbortController();
+      this.stop = own;
+      this.onGone = () => own.abort();
+      call.signal.addEventListener("abort", this.onGone, { once: true });
+    }
+    // On the streams' one timer of deadlines, not a timer of its own.
+    this.deadline = watch.deadlines.hold(w.expiresAt - watch.clock.now(), this);
+  }
+
+  get signal(): AbortSignal {
+    return this.stop.signal;
+  }
+
+  /** The token expired: the stream ends (done() then says why). */
+  expire(): void {
+    this.expired = true;
+    this.stop.abort();
+  }
+
+  done(): void {
+    if (this.expired)
+      throw unauthenticated(
+        "the token has expired: watch again with a fresh token (from the last message_order seen)",
+        "TokenExpiredError",
+      );
+  }
+
+  release(): void {
+    this.watch.deadlines.drop(this, this.deadline);
+    if (this.onGone) this.call.signal.removeEventListener("abort", this.onGone);
+    this.hold.release();
+  }
 }
 
 /**
@@ -242,6 +272,123 @@ const streamedMessage = onceEach(message);
 const streamedCustomerMessage = onceEach(customerMessage);
 const streamedNote = onceEach(note);
 
+type ConversationItem = MessageInitShape<typeof WatchConversationResponseSchema>;
+type AccountItem = MessageInitShape<typeof WatchAccountResponseSchema>;
+
+/** What a conversation watch's items need of the handlers: one object for every stream. */
+interface ConversationItemsDeps {
+  typing: TypingService;
+  presence: { enter(conversationId: string): () => void } | undefined;
+  pictured(s: ConversationSummary, accountId: string): Promise<MessageInitShape<typeof ConversationSummarySchema>>;
+}
+
+/**
+ * A conversation watch's events as the contract's items, its typing signals, and its ends: one object per stream,
+ * which an idle stream keeps for its whole life (no closures: docs/live-updates.md, session 23).
+ */
+class ConversationItems
+  implements
+    StreamMapper<WatchEvent | TypingEvent | Beat, ConversationItem | Promise<ConversationItem>>,
+    SignalSource<WatchEvent | TypingEvent, TypingSignal>
+{
+  /** The last event's cursor: a heartbeat carries it (resuming from it skips nothing). */
+  private cursor = "";
+  /** A customer's stream counts as present once the domain let it in (its first event), until it ends. */
+  private leave: (() => void) | undefined;
+
+  constructor(
+    private readonly d: ConversationItemsDeps,
+    readonly caller: Caller,
+    private readonly conversationId: string,
+    readonly bounds: Slot,
+  ) {}
+
+  subscribe(push: (s: TypingSignal) => void): () => void {
+    return this.d.typing.subscribe({ conversationId: this.conversationId }, push);
+  }
+
+  toEvent(s: TypingSignal): TypingEvent | undefined {
+    return typingFor(this.caller, s) ? { type: "typing", signal: s } : undefined;
+  }
+
+  map(ev: WatchEvent | TypingEvent | Beat): ConversationItem | Promise<ConversationItem> {
+    const customer = this.caller.kind === "frame";
+    if (!this.leave && customer && ev.type !== "heartbeat") this.leave = this.d.presence?.enter(this.conversationId);
+    if (ev.type === "heartbeat") return { cursor: this.cursor };
+    // The AI agent's signal is its looking-up line (the customer's stream only: typingFor), not a typing.
+    if (ev.type === "typing" && ev.signal.from === "ai_agent")
+      return { event: { case: "activity", value: "looking_up" }, cursor: this.cursor };
+    if (ev.type === "typing") return { event: { case: "typing", value: typingOf(ev.signal) }, cursor: this.cursor };
+    if (ev.type === "message") {
+      const m = ev.message;
+      const value = ev.live
+        ? (customer ? streamedCustomerMessage : streamedMessage)(m)
+        : (customer ? customerMessage : message)(m);
+      return { event: { case: "message", value }, cursor: (this.cursor = ev.cursor) };
+    }
+    // Notes come to the account's people only: the domain decides (conversation-watches.ts).
+    if (ev.type === "note")
+      return { event: { case: "note", value: streamedNote(ev.note) }, cursor: (this.cursor = ev.cursor) };
+    const at = (this.cursor = ev.cursor);
+    return this.d
+      .pictured(ev.conversation, this.caller.accountId)
+      .then((value): ConversationItem => ({ event: { case: "conversation", value }, cursor: at }));
+  }
+
+  done(): void {
+    this.bounds.done();
+  }
+
+  finally(): void {
+    this.bounds.release();
+    this.leave?.();
+  }
+}
+
+/** An account watch's events as the contract's items, its typing and viewing signals, and its ends: one object. */
+class AccountItems
+  implements
+    StreamMapper<AccountWatchEvent | TypingEvent | Beat, AccountItem>,
+    SignalSource<AccountWatchEvent | TypingEvent, TypingSignal>
+{
+  private cursor = "";
+
+  constructor(
+    private readonly typing: TypingService,
+    readonly caller: AccountCaller,
+    readonly bounds: Slot,
+  ) {}
+
+  subscribe(push: (s: TypingSignal) => void): () => void {
+    return this.typing.subscribe({ accountId: this.caller.accountId }, push);
+  }
+
+  toEvent(s: TypingSignal): TypingEvent | undefined {
+    return typingFor(this.caller, s) || viewingFor(this.caller, s) ? { type: "typing", signal: s } : undefined;
+  }
+
+  map(ev: AccountWatchEvent | TypingEvent | Beat): AccountItem {
+    if (ev.type === "heartbeat") return { cursor: this.cursor };
+    if (ev.type === "typing" && (ev.signal.from === "viewing" || ev.signal.from === "left"))
+      return { event: { case: "viewing", value: viewingOf(ev.signal) }, cursor: this.cursor };
+    if (ev.type === "typing") return { event: { case: "typing", value: typingOf(ev.signal) }, cursor: this.cursor };
+    const cursor = (this.cursor = ev.cursor);
+    if (ev.type === "subscribed") return { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
+    if (ev.type === "message")
+      return { event: { case: "message", value: (ev.live ? streamedMessage : message)(ev.message) }, cursor };
+    if (ev.type === "note") return { event: { case: "note", value: streamedNote(ev.note) }, cursor };
+    return { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
+  }
+
+  done(): void {
+    this.bounds.done();
+  }
+
+  finally(): void {
+    this.bounds.release();
+  }
+}
+
 /** The ConversationService methods, on the caller the gate admitted by each RPC's declared access. */
 export function conversationHandlers(
   conversations: ConversationService,
@@ -264,6 +411,7 @@ export function conversationHandlers(
     ...summary(s),
     operatorPictureUrl: await pictures.pathFor(accountId, s.assignedTo),
   });
+  const itemsDeps: ConversationItemsDeps = { typing, presence, pictured };
   return {
     async sendViewing(req, call) {
       return { expiresInMs: await typing.view(accountCaller(call.auth), req.conversationId, req.leaving ?? false) };
@@ -331,93 +479,34 @@ export function conversationHandlers(
     watchConversation(req, call) {
       // The stream's events are mapped, not passed through a generator of the handler (domain/streams.ts).
       return deferred(() => {
-        const caller = anyCaller(call.auth);
-        const bounds = slot(call, watch);
-        let cursor = "";
-        const customer = caller.kind === "frame";
-        const asMessage = (live: boolean | undefined, m: MessageRecord) =>
-          live ? (customer ? streamedCustomerMessage : streamedMessage)(m) : (customer ? customerMessage : message)(m);
-        // A customer's stream counts as present once the domain let it in (its first event), until it ends.
-        let leave: (() => void) | undefined;
+        const items = new ConversationItems(itemsDeps, anyCaller(call.auth), req.conversationId, slot(call, watch));
         const events = withSignals<WatchEvent | TypingEvent, TypingSignal>(
           conversations.watches.watch(
-            caller,
+            items.caller,
             {
               conversationId: req.conversationId,
               afterMessageOrder: req.afterMessageOrder,
               afterCursor: req.afterCursor,
             },
-            bounds.signal,
+            items.bounds.signal,
           ),
-          (push) => typing.subscribe({ conversationId: req.conversationId }, push),
-          (s) => (typingFor(caller, s) ? { type: "typing", signal: s } : undefined),
+          items,
         );
-        type Item = MessageInitShape<typeof WatchConversationResponseSchema>;
-        return mapStream(
-          beating(events, call, watch),
-          (ev): Item | Promise<Item> => {
-            if (!leave && caller.kind === "frame" && ev.type !== "heartbeat")
-              leave = presence?.enter(req.conversationId);
-            // A heartbeat: no event, the cursor of the last one (resuming from it skips nothing).
-            if (ev.type === "heartbeat") return { cursor };
-            // The AI agent's signal is its looking-up line (the customer's stream only: typingFor), not a typing.
-            if (ev.type === "typing" && ev.signal.from === "ai_agent")
-              return { event: { case: "activity", value: "looking_up" }, cursor };
-            if (ev.type === "typing") return { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
-            if (ev.type === "message")
-              return {
-                event: { case: "message", value: asMessage(ev.live, ev.message) },
-                cursor: (cursor = ev.cursor),
-              };
-            // Notes come to the account's people only: the domain decides (conversation-watches.ts).
-            if (ev.type === "note")
-              return { event: { case: "note", value: streamedNote(ev.note) }, cursor: (cursor = ev.cursor) };
-            const at = (cursor = ev.cursor);
-            return pictured(ev.conversation, caller.accountId).then(
-              (value): Item => ({ event: { case: "conversation", value }, cursor: at }),
-            );
-          },
-          {
-            done: () => bounds.done(),
-            finally: () => {
-              bounds.release();
-              leave?.();
-            },
-          },
-        );
+        return mapStream(beating(events, call, watch), items);
       });
     },
     watchAccount(req, call) {
       return deferred(() => {
-        const caller = accountCaller(call.auth);
-        const bounds = slot(call, watch);
-        let cursor = "";
+        const items = new AccountItems(typing, accountCaller(call.auth), slot(call, watch));
         const events = withSignals<AccountWatchEvent | TypingEvent, TypingSignal>(
           conversations.watches.watchAccount(
-            caller,
+            items.caller,
             { userEmailId: req.userEmailId, afterCursor: req.afterCursor },
-            bounds.signal,
+            items.bounds.signal,
           ),
-          (push) => typing.subscribe({ accountId: caller.accountId }, push),
-          (s) => (typingFor(caller, s) || viewingFor(caller, s) ? { type: "typing", signal: s } : undefined),
+          items,
         );
-        type Item = MessageInitShape<typeof WatchAccountResponseSchema>;
-        return mapStream(
-          beating(events, call, watch),
-          (ev): Item => {
-            if (ev.type === "heartbeat") return { cursor };
-            if (ev.type === "typing" && (ev.signal.from === "viewing" || ev.signal.from === "left"))
-              return { event: { case: "viewing", value: viewingOf(ev.signal) }, cursor };
-            if (ev.type === "typing") return { event: { case: "typing", value: typingOf(ev.signal) }, cursor };
-            cursor = ev.cursor;
-            if (ev.type === "subscribed") return { event: { case: "subscribedAt", value: isoTime(ev.at) }, cursor };
-            if (ev.type === "message")
-              return { event: { case: "message", value: (ev.live ? streamedMessage : message)(ev.message) }, cursor };
-            if (ev.type === "note") return { event: { case: "note", value: streamedNote(ev.note) }, cursor };
-            return { event: { case: "conversation", value: summary(ev.conversation) }, cursor };
-          },
-          { done: () => bounds.done(), finally: () => bounds.release() },
-        );
+        return mapStream(beating(events, call, watch), items);
       });
     },
     async listFrameConversations(_req, call) {

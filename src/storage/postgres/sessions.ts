@@ -1,4 +1,11 @@
-import type { LaunchCodeRepository, RefreshTokenRepository } from "../../domain/token/repository.js";
+import { contactSearchText } from "../../domain/conversation/search-fold.js";
+import { newId } from "../../domain/ids.js";
+import type {
+  LaunchCodeRepository,
+  RefreshTokenRepository,
+  SessionIssue,
+  SessionIssued,
+} from "../../domain/token/repository.js";
 import {
   launchCodeValues,
   refreshTokenValues,
@@ -167,4 +174,53 @@ export function pgLaunchCodes(db: PgDb): LaunchCodeRepository {
         h,
       ])) === 1,
   };
+}
+
+/**
+ * Store.issueSession in one statement (one round trip, its own transaction): the key, its account and the chatbot
+ * read in the statement's snapshot, the refresh token inserted and the contact ensured only where all three pass,
+ * so a refused issue writes nothing. The contact's upsert is ContactRepository.ensure's with no profile (a known
+ * user's row is locked, not changed). One row answers: the key's id and last use, or why it was refused.
+ */
+const ISSUE = `WITH k AS (
+    SELECT k.api_key_id, k.last_used_at,
+      k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $6::bigint) AS usable,
+      coalesce(a.active, false) AND EXISTS (SELECT 1 FROM chatbots b
+        WHERE b.chatbot_id = $4::text AND b.account_id = k.account_id AND b.active) AS bound
+    FROM api_keys k LEFT JOIN accounts a ON a.account_id = k.account_id
+    WHERE k.key_hash = $12::text AND k.account_id = $3::text
+  ),
+  rt AS (
+    INSERT INTO refresh_tokens (token_hash, session_id, account_id, chatbot_id, user_id, created_at, expires_at,
+      revoked_at, last_used_at, last_origin, user_agent)
+    SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::bigint, $7::bigint, $8::bigint, $9::bigint, $10::text,
+      $11::text
+    FROM k WHERE k.usable AND k.bound
+    RETURNING 1
+  ),
+  ct AS (
+    INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, phone_number, created_at, search_text)
+    SELECT $13::text, $3::text, $5::text, '', '', '', $6::bigint, $14::text FROM k WHERE k.usable AND k.bound
+    ON CONFLICT (account_id, user_id) DO UPDATE SET contact_name = contacts.contact_name WHERE false
+    RETURNING 1
+  )
+  SELECT k.api_key_id, k.last_used_at, k.usable, (SELECT count(*) FROM rt) AS issued
+  FROM (SELECT 1) AS one LEFT JOIN k ON true`;
+
+/** Store.issueSession on PostgreSQL (see ISSUE). */
+export async function pgIssueSession(db: PgDb, s: SessionIssue): Promise<SessionIssued> {
+  const t = s.token;
+  const [r] = await db.rows("session_issue", ISSUE, [
+    ...refreshTokenValues(t),
+    s.keyHash,
+    newId(),
+    contactSearchText({ userId: t.userId, contactName: "", email: "", phoneNumber: "" }),
+  ]);
+  if (r && Number(r.issued) === 1)
+    return {
+      issued: true,
+      apiKeyId: r.api_key_id as string,
+      keyLastUsedAt: r.last_used_at === null ? null : Number(r.last_used_at),
+    };
+  return { issued: false, revoked: r?.api_key_id != null && r.usable === false };
 }

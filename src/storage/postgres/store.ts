@@ -3,6 +3,7 @@ import pg from "pg";
 import type { BulkLoader } from "../../domain/bulk.js";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { DURABLE, StoreOpenError } from "../../domain/store.js";
+import type { SessionIssue, SessionIssued } from "../../domain/token/repository.js";
 import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
@@ -40,7 +41,7 @@ import { pgReports } from "./reports.js";
 import { pgPresence, pgRouting } from "./routing.js";
 import { pgSearch } from "./search.js";
 import { Sequencer } from "./sequencer.js";
-import { pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
+import { pgIssueSession, pgLaunchCodes, pgRefreshTokens } from "./sessions.js";
 import { pgSigningKeys, SIGNING_KEYS_CHANNEL } from "./signing-keys.js";
 import { pgTeams } from "./teams.js";
 import { pgTimers } from "./timers.js";
@@ -139,6 +140,11 @@ export class PgStore extends RepositoryMembers implements Store {
     // The repositories follow the unit of work of their async context, so `this` is the transaction's view too.
     if (o?.rowLocks) return this.advances.around(() => this.db.unit(() => fn(this)));
     return this.advances.around(() => this.db.serializable(() => fn(this)));
+  }
+
+  /** One statement, one round trip (sessions.ts); in an open unit of work, one statement of it. */
+  issueSession(s: SessionIssue): Promise<SessionIssued> {
+    return pgIssueSession(this.db, s);
   }
 
   /** A commit is durable when PostgreSQL acknowledges it (synchronous_commit on). */

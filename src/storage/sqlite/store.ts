@@ -1,6 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type Database from "better-sqlite3";
+import { apiKeyUsable } from "../../domain/account/api-keys.js";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { DURABLE } from "../../domain/store.js";
+import type { SessionIssue, SessionIssued } from "../../domain/token/repository.js";
 import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
 import { RepositoryMembers } from "../repository-members.js";
@@ -26,6 +29,8 @@ export interface SqliteStoreOptions {
 
 const done = Promise.resolve();
 
+type Statement = Database.Statement<[]>;
+
 /** What a waiting unit of work is told: the mutex is its own, run in the open transaction, or start again. */
 type Turn = "mutex" | "run" | "retry";
 
@@ -38,6 +43,8 @@ type Turn = "mutex" | "run" | "retry";
 export class SqliteStore extends RepositoryMembers implements Store {
   /** The repositories as seen inside a unit of work (the mutex is already held). */
   private readonly inside: Repositories;
+  /** The same for a self-contained unit: its event log refuses appends (nothing would announce them). */
+  private readonly contained: Repositories;
   private readonly probe: () => boolean;
   private held = false;
   /** Units of work begun and not finished, waiting for the mutex included (nested ones join their outer unit). */
@@ -64,6 +71,8 @@ export class SqliteStore extends RepositoryMembers implements Store {
   /** The group commit's last wait handed out, and the same as `durable()` answers it (its errors typed). */
   private fsyncWait: Promise<void> | undefined;
   private durableWait: Promise<void> | undefined;
+  /** The transaction's statements, prepared once (db.exec parses its text on every call). */
+  private readonly tx: Record<"begin" | "commit" | "rollback" | "savepoint" | "release" | "rollbackTo", Statement>;
 
   constructor(
     readonly db: Db,
@@ -77,16 +86,29 @@ export class SqliteStore extends RepositoryMembers implements Store {
     this.advances = advances;
     const inside = wrapAll(sync, (fn) => attempt(fn));
     this.inside = { ...inside, events: advances.announcing(inside.events) };
+    this.contained = { ...inside, events: refusingAppends(inside.events) };
     this.probe = readinessProbe(db);
+    this.tx = {
+      begin: db.prepare<[]>("BEGIN IMMEDIATE"),
+      commit: db.prepare<[]>("COMMIT"),
+      rollback: db.prepare<[]>("ROLLBACK"),
+      savepoint: db.prepare<[]>("SAVEPOINT unit"),
+      release: db.prepare<[]>("RELEASE unit"),
+      rollbackTo: db.prepare<[]>("ROLLBACK TO unit"),
+    };
   }
 
   /** Every unit of work is serial here (one writer at a time), whatever its options ask. */
-  async transaction<T>(fn: (tx: Repositories) => Promise<T>, _o?: UnitOptions): Promise<T> {
+  async transaction<T>(fn: (tx: Repositories) => Promise<T>, o?: UnitOptions): Promise<T> {
     // A unit of work inside another joins it (better-sqlite3 has no nested BEGIN; the outer one commits all).
     if (this.unit.getStore() === this) return fn(this.inside);
     this.units++;
     try {
-      return await this.advances.around(() => this.serial(fn));
+      // A self-contained unit makes no call that must be told from others' and appends nothing to announce: it runs
+      // outside both async contexts, which stay off (no hook on every promise) while only such units are open.
+      return await (o?.selfContained
+        ? this.serial(fn, this.contained)
+        : this.advances.around(() => this.serial(fn, undefined)));
     } finally {
       // No unit open or waiting: the async contexts that tell a unit's own calls from others' are off until the next
       // one. While any AsyncLocalStorage is on, Node runs a hook on every promise the process makes (every request's,
@@ -99,6 +121,30 @@ export class SqliteStore extends RepositoryMembers implements Store {
   }
 
   /**
+   * The checks and the writes in one unit of work (one round trip is PostgreSQL's concern; here the unit joins the
+   * group commit as every issue's does): a refused issue writes nothing.
+   */
+  issueSession(s: SessionIssue): Promise<SessionIssued> {
+    const t = s.token;
+    // Only `tx` is called, and no event is appended: self-contained (as get_access_token's own unit).
+    return this.transaction(
+      async (tx): Promise<SessionIssued> => {
+        const found = await tx.apiKeys.byHashWithAccount(s.keyHash);
+        if (!found || found.key.keyHash !== s.keyHash || found.key.accountId !== t.accountId)
+          return { issued: false, revoked: false };
+        if (!apiKeyUsable(found.key, t.createdAt)) return { issued: false, revoked: true };
+        if (!found.account?.active) return { issued: false, revoked: false };
+        const chatbot = await tx.chatbots.byId(t.chatbotId);
+        if (!chatbot || chatbot.accountId !== t.accountId || !chatbot.active) return { issued: false, revoked: false };
+        await tx.refreshTokens.insert(t);
+        await tx.contacts.ensure(t.accountId, t.userId, undefined, t.createdAt);
+        return { issued: true, apiKeyId: found.key.apiKeyId, keyLastUsedAt: found.key.lastUsedAt };
+      },
+      { selfContained: true },
+    );
+  }
+
+  /**
    * Runs one unit of work. Units share a transaction: the first opens it (BEGIN IMMEDIATE), each runs in a savepoint
    * of its own (a unit that fails is rolled back alone), and the transaction commits once no unit is running or
    * waiting, at the latest at the end of the event loop's turn. A unit is answered only after that COMMIT, so what it
@@ -106,21 +152,32 @@ export class SqliteStore extends RepositoryMembers implements Store {
    * that arrive together (a burst of token issues) thus write each page they share once, in one commit, instead of
    * one commit each: about ten log frames (two write calls each) and four file locks per commit.
    */
-  private async serial<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+  private async serial<T>(fn: (tx: Repositories) => Promise<T>, contained: Repositories | undefined): Promise<T> {
     await this.enter();
     let result: T;
+    // The first unit of a transaction has no other unit's writes to keep: it runs without a savepoint (which copies
+    // every page it changes into the statement journal), and if it fails the whole transaction is rolled back, the
+    // units waiting to run in it starting a new one.
+    const alone = this.done.length === 0;
     try {
-      this.db.exec("SAVEPOINT unit");
+      if (!alone) this.tx.savepoint.run();
       try {
-        result = await this.unit.run(this, () => fn(this.inside));
-        this.db.exec("RELEASE unit");
+        result = await (contained ? fn(contained) : this.unit.run(this, () => fn(this.inside)));
+        if (!alone) this.tx.release.run();
       } catch (e) {
-        if (this.db.inTransaction) this.db.exec("ROLLBACK TO unit; RELEASE unit");
+        if (this.db.inTransaction)
+          if (alone) {
+            this.tx.rollback.run();
+            this.lost(e);
+          } else {
+            this.tx.rollbackTo.run();
+            this.tx.release.run();
+          }
         throw e;
       }
     } catch (e) {
       // An error that ends the whole transaction (a full disk, an I/O error) undoes the units done before it too.
-      if (!this.db.inTransaction) this.lost(storageError(e));
+      if (!this.db.inTransaction && this.open) this.lost(storageError(e));
       this.next();
       throw storageError(e);
     }
@@ -149,7 +206,7 @@ export class SqliteStore extends RepositoryMembers implements Store {
       if (turn === "retry") continue;
       try {
         // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing midway.
-        this.db.exec("BEGIN IMMEDIATE");
+        this.tx.begin.run();
       } catch (e) {
         this.release();
         throw storageError(e);
@@ -191,9 +248,9 @@ export class SqliteStore extends RepositoryMembers implements Store {
     const done = this.done.splice(0);
     this.open = false;
     try {
-      this.db.exec("COMMIT");
+      this.tx.commit.run();
     } catch (e) {
-      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      if (this.db.inTransaction) this.tx.rollback.run();
       const err = storageError(e);
       for (const d of done) d.reject(err);
       this.release();
@@ -365,6 +422,12 @@ export function openSqliteStore(path: string, o: SqliteStoreOptions = {}): Sqlit
   const store = new SqliteStore(db, walSync);
   if (walSync && o.checkpointer !== false) store.checkpointInBackground(path, o.checkpointer);
   return store;
+}
+
+/** The event log of a self-contained unit of work: reads pass, appends are a programming error. */
+function refusingAppends(events: Repositories["events"]): Repositories["events"] {
+  const refuse = () => Promise.reject(new Error("a self-contained unit of work appends no event"));
+  return { ...events, append: refuse, add: refuse };
 }
 
 function attempt<T>(fn: () => T): Promise<T> {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
 import { newId } from "../../../src/domain/ids.js";
-import { account } from "./fixtures.js";
+import { account, apiKeyRecord } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
 /** Refresh tokens, revocation instants and signing keys: the state every instance shares. */
@@ -53,6 +54,107 @@ export function tokenCases(h: () => Harness) {
       const t = token(off, "u1");
       await store.refreshTokens.insert(t);
       expect(await store.refreshTokens.byHashWithAccount(t.tokenHash)).toEqual({ token: t, accountActive: false });
+    });
+  });
+
+  describe("a session issued for an API key seen valid (issueSession)", () => {
+    const NOW = 5_000;
+    const issue = (o: { accountId: string; chatbotId: string }, keyHash: string, userId: string) => ({
+      keyHash,
+      token: {
+        tokenHash: newId(),
+        sessionId: newId(),
+        accountId: o.accountId,
+        chatbotId: o.chatbotId,
+        userId,
+        createdAt: NOW,
+        expiresAt: NOW + 10_000,
+        revokedAt: null,
+        lastUsedAt: NOW,
+        lastOrigin: "",
+        userAgent: "ua",
+      },
+    });
+    /** Nothing of the issue was written: no session, no contact. */
+    const nothingWritten = async (store: Harness["store"], s: ReturnType<typeof issue>) => {
+      expect(await store.refreshTokens.byHash(s.token.tokenHash)).toBeUndefined();
+      expect(await store.privacy.contact(s.token.accountId, { userId: s.token.userId })).toBeUndefined();
+    };
+
+    it("checks the key, its account and the chatbot, then writes the session and the contact", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const key = apiKeyRecord(a.accountId, { lastUsedAt: 7 });
+      await store.apiKeys.insert(key);
+      const s = issue(a, key.keyHash, "u1");
+      expect(await store.issueSession(s)).toEqual({ issued: true, apiKeyId: key.apiKeyId, keyLastUsedAt: 7 });
+      expect(await store.refreshTokens.byHash(s.token.tokenHash)).toEqual(s.token);
+      expect((await store.privacy.contact(a.accountId, { userId: "u1" }))?.createdAt).toBe(NOW);
+      // A known contact's profile is kept (nothing to fold), and a key in its rotation grace still issues.
+      await store.contacts.upsert(a.accountId, "u2", { contactName: "Ann", email: "", phoneNumber: "" }, 1);
+      const expiring = apiKeyRecord(a.accountId, { expiresAt: NOW + 1 });
+      await store.apiKeys.insert(expiring);
+      expect((await store.issueSession(issue(a, expiring.keyHash, "u2"))).issued).toBe(true);
+      expect((await store.privacy.contact(a.accountId, { userId: "u2" }))?.contactName).toBe("Ann");
+    });
+
+    it("refuses a revoked key, or one past its rotation grace, as revoked, and writes nothing", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const revoked = apiKeyRecord(a.accountId);
+      await store.apiKeys.insert(revoked);
+      await store.apiKeys.revoke(a.accountId, revoked.apiKeyId, NOW - 1);
+      const s1 = issue(a, revoked.keyHash, "u1");
+      expect(await store.issueSession(s1)).toEqual({ issued: false, revoked: true });
+      await nothingWritten(store, s1);
+      const expired = apiKeyRecord(a.accountId, { expiresAt: NOW });
+      await store.apiKeys.insert(expired);
+      const s2 = issue(a, expired.keyHash, "u1");
+      expect(await store.issueSession(s2)).toEqual({ issued: false, revoked: true });
+      await nothingWritten(store, s2);
+    });
+
+    it("refuses an inactive account, an unknown key and a key of another account, and writes nothing", async () => {
+      const { store } = h();
+      const off = await account(store, 1, false);
+      const offKey = apiKeyRecord(off.accountId);
+      await store.apiKeys.insert(offKey);
+      const s1 = issue(off, offKey.keyHash, "u1");
+      expect(await store.issueSession(s1)).toEqual({ issued: false, revoked: false });
+      await nothingWritten(store, s1);
+      const a = await account(store);
+      const s2 = issue(a, newId(), "u1");
+      expect(await store.issueSession(s2)).toEqual({ issued: false, revoked: false });
+      await nothingWritten(store, s2);
+      // The key is another account's: the one the caller names is not the key's.
+      const s3 = issue(a, offKey.keyHash, "u1");
+      expect(await store.issueSession(s3)).toEqual({ issued: false, revoked: false });
+      await nothingWritten(store, s3);
+    });
+
+    it("refuses a chatbot of another account, an inactive one and an unknown one, and writes nothing", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const b = await account(store);
+      const key = apiKeyRecord(a.accountId);
+      await store.apiKeys.insert(key);
+      const asleep = newId();
+      await store.chatbots.insert({
+        chatbotId: asleep,
+        accountId: a.accountId,
+        name: "off",
+        allowedOrigins: [],
+        knowledge: [],
+        agent: { kind: "built_in" },
+        appearance: DEFAULT_APPEARANCE,
+        active: false,
+        createdAt: 1,
+      });
+      for (const chatbotId of [b.chatbotId, asleep, newId()]) {
+        const s = issue({ accountId: a.accountId, chatbotId }, key.keyHash, "u1");
+        expect(await store.issueSession(s)).toEqual({ issued: false, revoked: false });
+        await nothingWritten(store, s);
+      }
     });
   });
 
