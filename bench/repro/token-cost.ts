@@ -6,7 +6,7 @@
 // checkout serves its own copy of the bench's 1k dataset (seeded once into this checkout's cache); with `--pg`, its
 // own PostgreSQL copy of it (127.0.0.1:5432 or AIAGENT_BENCH_DATABASE_URL; the service's instructions only, not the
 // PostgreSQL server's).
-import { execFileSync, } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
