@@ -6,30 +6,24 @@
 // checkout serves its own copy of the bench's 1k dataset (seeded once into this checkout's cache); with `--pg`, its
 // own PostgreSQL copy of it (127.0.0.1:5432 or AIAGENT_BENCH_DATABASE_URL; the service's instructions only, not the
 // PostgreSQL server's).
-import { execFileSync, spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildForBench } from "../lib/build.js";
+import { callgrindDump, costOptions, costServer } from "../lib/callgrind-dump.js";
 import { dataset } from "../lib/dataset.js";
 import { benchPostgres, copyToPostgres } from "../lib/postgres.js";
 import { cpuMicros, loopCpuMicros } from "../lib/proc.js";
-import { servedEnv } from "../lib/procs.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const { values: opt } = parseArgs({
   options: {
-    checkouts: { type: "string", default: ROOT },
-    rows: { type: "string", default: "S5,S4" },
-    n: { type: "string", default: "2000" },
-    rounds: { type: "string", default: "2" },
-    connections: { type: "string", default: "4" },
-    warmup: { type: "string", default: "1500" },
-    // "callgrind" (instructions, every thread) or "cpu" (the process's and its event loop's CPU time, from /proc).
-    tool: { type: "string", default: "callgrind" },
+    // --tool: "callgrind" (instructions, every thread) or "cpu" (the process's and its event loop's CPU time, /proc).
+    ...costOptions({ checkouts: ROOT, rows: "S5,S4", n: "2000", warmup: "1500", tool: "callgrind" }),
     pg: { type: "boolean", default: false },
   },
 });
@@ -128,36 +122,11 @@ async function measureOn(
 ): Promise<{ instructions?: number; process?: number; loop?: number }> {
   const out = join(work, `${name}.callgrind`);
   const callgrind = opt.tool === "callgrind";
-  // AIAGENT_COST_NODE_ARGS: node flags for the server (e.g. --trace-deopt).
-  const nodeArgs = [
-    ...(process.env.AIAGENT_COST_NODE_ARGS ?? "").split(" ").filter(Boolean),
-    join(build, "src/cli/main.js"),
-    "serve",
-  ];
-  const child = spawn(
-    callgrind ? "valgrind" : process.execPath,
-    callgrind
-      ? [
-          "--tool=callgrind",
-          "--smc-check=all-non-file",
-          "--collect-atstart=yes",
-          "--dump-instr=no",
-          `--callgrind-out-file=${out}`,
-          process.execPath,
-          ...nodeArgs,
-        ]
-      : nodeArgs,
-    {
-      // Under valgrind a lane can stay idle past the default 5 s while the counters are zeroed or dumped.
-      env: servedEnv({
-        AIAGENT_DB: db,
-        AIAGENT_LOG_LEVEL: "info",
-        AIAGENT_IDLE_TIMEOUT_MS: "600000",
-        ...(pgUrl ? { AIAGENT_DATABASE_URL: pgUrl } : {}),
-      }),
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const child = costServer({
+    build,
+    callgrindOut: callgrind ? out : undefined,
+    env: { AIAGENT_DB: db, ...(pgUrl ? { AIAGENT_DATABASE_URL: pgUrl } : {}) },
+  });
   const url = await new Promise<string>((ok, fail) => {
     let text = "";
     const timer = setTimeout(() => fail(new Error(`no listening line:\n${text.slice(-2000)}`)), 600_000);
@@ -224,20 +193,7 @@ async function measureOn(
   const closed = new Promise((r) => child.once("close", r));
   child.kill("SIGTERM");
   await closed;
-  // The dump after zeroing is the file with the highest part number (`<out>.<n>`).
-  const parts = readdirSync(work)
-    .filter((f) => f.startsWith(`${name}.callgrind.`))
-    .map((f) => Number(f.slice(`${name}.callgrind.`.length)))
-    .filter((n) => Number.isFinite(n))
-    .sort((a, b) => a - b);
-  const file = join(work, `${name}.callgrind.${parts[0]}`);
-  const m = /^(?:summary|totals): (\d+)/m.exec(readFileSync(file, "utf8"));
-  if (!m) throw new Error(`no totals in ${file}`);
-  // AIAGENT_COST_KEEP (a directory): the dumps are moved there, for callgrind_annotate.
-  const keep = process.env.AIAGENT_COST_KEEP;
-  if (keep) copyFileSync(file, join(keep, `${name}.callgrind`));
-  for (const f of readdirSync(work)) if (f.startsWith(`${name}.callgrind`)) rmSync(join(work, f), { force: true });
-  return { instructions: Number(m[1]) / N };
+  return { instructions: callgrindDump(work, name, () => undefined).total / N };
 }
 
 try {

@@ -95,7 +95,8 @@ export async function resolvePerson(
   account: AccountRecord,
   email: string,
 ): Promise<AccountCaller | undefined> {
-  if (account.email.toLowerCase() === email.toLowerCase())
+  // The same text (the token's e-mail is the account's, as a rule) needs no case folding.
+  if (account.email === email || account.email.toLowerCase() === email.toLowerCase())
     return {
       kind: "account",
       accountId: account.accountId,

@@ -1,3 +1,4 @@
+import { reused } from "./lru.js";
 import type { ContactView } from "./repository.js";
 
 /** One page of the contact list, as a reader sees it. */
@@ -69,13 +70,8 @@ export class ContactListCache {
     const hit = this.entries.get(key);
     if (hit) {
       if (hit.version === version && liveSince <= hit.liveUntil) {
-        this.entries.delete(key);
-        this.entries.set(key, hit);
-        const made = hit.forms.get(form);
-        if (made !== undefined) {
-          this.counts.hits++;
-          return made as T;
-        }
+        const made = reused(this.entries, key, hit, form, this.counts);
+        if (made !== undefined) return made as T;
       } else this.drop(key, hit);
     }
     this.counts.misses++;

@@ -304,6 +304,8 @@ export function summarize(c: ConversationRecord, liveSince: number): Conversatio
 
 /** user_email_id names the caller's account: by the account's e-mail, or by the calling person's own. */
 export function namesAccountOf(caller: AccountCaller, email: string): boolean {
+  // The same text (what the console sends) needs no case folding.
+  if (email === caller.accountEmail || email === caller.email) return true;
   const e = email.toLowerCase();
   return e === caller.accountEmail.toLowerCase() || e === caller.email.toLowerCase();
 }

@@ -4,7 +4,7 @@ import { requireUuid } from "../ids.js";
 import { optionalText, page, requireEmail } from "../validate.js";
 import type { ContactListForm, ContactPage, LoadedPage } from "./contact-list-cache.js";
 import { type ConversationCore, type ConversationServiceDeps, namesAccountOf } from "./conversation-core.js";
-import { mayAccess } from "./owners.js";
+import { type ConversationOwner, mayAccess } from "./owners.js";
 import type { PageForm } from "./page-cache.js";
 import { withRatings } from "./ratings.js";
 import {
@@ -72,7 +72,7 @@ export class ConversationReads {
       limit,
       offset,
       liveSince: this.c.liveSince(),
-      ...(caller.hiddenChatbots?.length ? { hiddenChatbots: caller.hiddenChatbots } : {}),
+      hiddenChatbots: caller.hiddenChatbots?.length ? caller.hiddenChatbots : undefined,
     };
     const contacts = this.d.contacts;
     // The version first: the page read after it shows at least that version, never less, so no page is kept under
@@ -128,18 +128,37 @@ export class ConversationReads {
   }
 
   /** One page of a conversation's messages, for its frame user or its account, in the caller's form of it. */
-  async listMessages<T>(
+  listMessages<T>(
     caller: Caller,
     input: { conversationId: string; limit: number | undefined; offset: number | undefined },
     form: PageForm<T>,
   ): Promise<T> {
-    const conversationId = requireUuid("conversation_id", input.conversationId);
-    const { limit, offset } = page(input.limit, input.offset, 20);
-    const owner = this.c.owners.get(conversationId) ?? (await this.c.readOwner(conversationId));
+    // Not an async function (the frame's every read comes here): the page's promise is returned as it is, the owner
+    // read chained only when it is not known. A throw is the promise's rejection.
+    try {
+      const conversationId = requireUuid("conversation_id", input.conversationId);
+      const { limit, offset } = page(input.limit, input.offset, 20);
+      const owner = this.c.owners.get(conversationId);
+      if (owner) return this.messagePage(caller, conversationId, owner, limit, offset, form);
+      return this.c
+        .readOwner(conversationId)
+        .then((o) => this.messagePage(caller, conversationId, o, limit, offset, form));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  private messagePage<T>(
+    caller: Caller,
+    conversationId: string,
+    owner: ConversationOwner | undefined,
+    limit: number,
+    offset: number,
+    form: PageForm<T>,
+  ): Promise<T> {
     if (!mayAccess(caller, owner)) throw notFound("conversation");
     const repo = this.d.conversations;
-    // `return await`: one turn fewer than adopting the promise returned (conversation-handlers.ts).
-    return await this.c.pages.read(
+    return this.c.pages.read(
       conversationId,
       offset,
       limit,

@@ -1,3 +1,4 @@
+import { reused } from "./lru.js";
 import type { MessageRecord } from "./repository.js";
 
 /** One page of a conversation's messages, as the store reads it. */
@@ -62,7 +63,7 @@ export class MessagePageCache {
    * remembered if read before). `count` reads the conversation's current message count; it is called only for a
    * remembered tail page.
    */
-  async read<T>(
+  read<T>(
     conversationId: string,
     offset: number,
     limit: number,
@@ -72,18 +73,39 @@ export class MessagePageCache {
   ): Promise<T> {
     const key = `${conversationId}:${offset}:${limit}`;
     const hit = this.entries.get(key);
-    if (hit) {
-      if (hit.hasMore || clamp(await count(), offset, limit) === hit.seen) {
-        // Most recently used goes last in the map's order.
-        this.entries.delete(key);
-        this.entries.set(key, hit);
-        const made = hit.forms.get(form);
-        if (made !== undefined) {
-          this.counts.hits++;
-          return made as T;
-        }
-      } else this.drop(key, hit);
-    }
+    if (!hit) return this.miss(key, undefined, offset, limit, load, form);
+    // A reaction on the count, not an async function awaiting it: a frame's every read of its tail page comes here,
+    // and an await costs more. A page with more after it never changes: served without asking the store.
+    if (hit.hasMore) return Promise.resolve(this.served(key, hit, true, offset, limit, load, form));
+    return count().then((n) => this.served(key, hit, clamp(n, offset, limit) === hit.seen, offset, limit, load, form));
+  }
+
+  /** The remembered page when it is `current` and has the reader's form, else the page read again. */
+  private served<T>(
+    key: string,
+    hit: Entry,
+    current: boolean,
+    offset: number,
+    limit: number,
+    load: () => Promise<StoredPage>,
+    form: PageForm<T>,
+  ): T | Promise<T> {
+    if (current) {
+      const made = reused(this.entries, key, hit, form, this.counts);
+      if (made !== undefined) return made as T;
+    } else this.drop(key, hit);
+    return this.miss(key, hit, offset, limit, load, form);
+  }
+
+  /** The page read from the store (and remembered if read before, or remembered in another form). */
+  private async miss<T>(
+    key: string,
+    hit: Entry | undefined,
+    offset: number,
+    limit: number,
+    load: () => Promise<StoredPage>,
+    form: PageForm<T>,
+  ): Promise<T> {
     this.counts.misses++;
     const stored = await load();
     const built = form.build(stored);

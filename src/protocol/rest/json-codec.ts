@@ -285,7 +285,6 @@ export function fromQuery(
   skip: ReadonlySet<string>,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const seen = new Set<string>();
   for (const [key, raw] of params) {
     const f = fieldsOf(desc).byName.get(key);
     if (!f) {
@@ -296,8 +295,8 @@ export function fromQuery(
       ((out[f.localName] ??= []) as unknown[]).push(queryScalar(f.scalar, raw, key));
       continue;
     }
-    if (seen.has(key)) throw invalidArgument(key, "is given more than once");
-    seen.add(key);
+    // Each name is one field's, set only here: a field already set was given before (no Set per request).
+    if (out[f.localName] !== undefined) throw invalidArgument(key, "is given more than once");
     if (f.fieldKind !== "scalar") throw invalidArgument(key, "cannot be given as a query parameter");
     // An empty value is a value, refused wherever "" is not one (an integer, a closed set, an id): only free text
     // (search=) takes it, as the empty text. Leave a parameter out for its default.

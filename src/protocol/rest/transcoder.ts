@@ -67,6 +67,8 @@ interface Route extends HttpRoute {
 }
 
 const QUERY_CREDENTIAL = "access_token";
+/** A literal route's path variables: none (shared, never written). */
+const NO_VARS: Record<string, string> = Object.freeze({});
 const SKIP = new Set([QUERY_CREDENTIAL]);
 
 /**
@@ -109,7 +111,7 @@ export function createTranscoder(
     const q = url.indexOf("?");
     const path = q < 0 ? url : url.slice(0, q);
     let candidates = literal.get(path);
-    let vars: Record<string, string> = {};
+    let vars: Record<string, string> = NO_VARS;
     if (!candidates) {
       for (const r of templated.get(headOf(path)) ?? []) {
         const m = r.matcher.match(path);
@@ -131,15 +133,19 @@ export function createTranscoder(
     }
     const query = q < 0 ? "" : url.slice(q + 1);
     const { observer } = opts;
-    const served = observer
-      ? observer.observe(
-          route.method,
-          "json",
-          (n) => headerOf(req, n),
-          (o) => serve(route, req, res, query, vars, opts, o),
-        )
-      : serve(route, req, res, query, vars, opts);
-    served.catch((e: unknown) => answerFailure(req, res, e, opts.log));
+    if (!observer) {
+      // serve answers its own failures (it never rejects): no reaction on its promise.
+      void serve(route, req, res, query, vars, opts);
+      return true;
+    }
+    observer
+      .observe(
+        route.method,
+        "json",
+        (n) => headerOf(req, n),
+        (o) => serve(route, req, res, query, vars, opts, o),
+      )
+      .catch((e: unknown) => answerFailure(req, res, e, opts.log));
     return true;
   };
 }
@@ -184,7 +190,14 @@ async function serve(
     const input =
       route.body === "" ? queryInput(route, params, vars) : await decodeInput(route, req, params, vars, opts);
     const bounds = opts.stream ?? STREAM_BOUNDS;
-    const call = makeCall(req, res, queryAccessToken, responseHeaders, route.encode, bounds.heartbeats !== undefined);
+    const call = new RestCall(
+      req,
+      res,
+      queryAccessToken,
+      responseHeaders,
+      route.encode,
+      bounds.heartbeats !== undefined,
+    );
     const out = route.handler(input as never, call);
     if (streaming) {
       await streamOut(route.method, out as AsyncIterable<object>, res, responseHeaders, opts.log, bounds, sse);
@@ -202,21 +215,32 @@ async function serve(
     // With its length, the answer goes out in one piece: without it, Node frames it chunked (a length line, the
     // body, a last empty chunk), one write of several buffers per answer.
     const length = typeof body === "string" ? Buffer.byteLength(body) : body.length;
-    res.writeHead(200, { "content-type": "application/json", "content-length": String(length), ...responseHeaders });
+    res.writeHead(
+      200,
+      // The usual answer's headers in one literal; a spread would add each of its properties at run time.
+      call.headersAdded
+        ? { "content-type": "application/json", "content-length": String(length), ...responseHeaders }
+        : { "content-type": "application/json", "content-length": String(length), "cache-control": "no-store" },
+    );
     res.end(body);
   } catch (e) {
-    if (e instanceof ClientGone) {
-      outcome?.fail(Code.Canceled);
-      // The network's doing, not the service's: nobody is left to answer.
-      opts.log.info("client closed the connection before its request was read", {
-        method: req.method,
-        path: route.template,
-      });
-      res.destroy?.();
-      return;
+    try {
+      if (e instanceof ClientGone) {
+        outcome?.fail(Code.Canceled);
+        // The network's doing, not the service's: nobody is left to answer.
+        opts.log.info("client closed the connection before its request was read", {
+          method: req.method,
+          path: route.template,
+        });
+        res.destroy?.();
+        return;
+      }
+      outcome?.fail(e);
+      writeError(res, toConnectError(e, opts.log), presentedToken, e instanceof BodyTooLarge ? req : undefined);
+    } catch (failed) {
+      // Answering the failure failed: the request boundary's last resort.
+      answerFailure(req, res, failed, opts.log);
     }
-    outcome?.fail(e);
-    writeError(res, toConnectError(e, opts.log), presentedToken, e instanceof BodyTooLarge ? req : undefined);
   }
 }
 
@@ -255,6 +279,7 @@ function queryInput(
 /** The message from `init` and the path's variables (a body naming another object than the path is refused). */
 function withPathVars(route: Route, init: Record<string, unknown>, vars: Record<string, string>): unknown {
   const desc = route.method.input;
+  if (vars === NO_VARS) return create(desc, init as never);
   for (const [name, value] of Object.entries(vars)) {
     const f = fieldsOf(desc).byName.get(name);
     if (!f) continue;
@@ -362,17 +387,6 @@ function tooLarge(maxBytes: number): DomainError {
   return new BodyTooLarge("resource_exhausted", `body: must be at most ${maxBytes} bytes`, { field: "body" });
 }
 
-function makeCall(
-  req: Req,
-  res: Res,
-  queryAccessToken: string | undefined,
-  responseHeaders: Record<string, string>,
-  encoder: AnswerEncoder,
-  transportBeats: boolean,
-): Call {
-  return new RestCall(req, res, queryAccessToken, responseHeaders, encoder, transportBeats);
-}
-
 /**
  * A JSON route's call. A class rather than an object literal with a getter, which V8 keeps as a dictionary (about
  * 0.5 KB with its closures, for a stream's whole life) and builds in its runtime on every request (0.7 µs); a class's
@@ -381,6 +395,8 @@ function makeCall(
 class RestCall implements Call {
   private controller: AbortController | undefined;
   readonly peer: string;
+  /** A handler added or changed a response header (else the answer's headers are the usual ones). */
+  headersAdded = false;
 
   constructor(
     private readonly req: Req,
@@ -411,6 +427,7 @@ class RestCall implements Call {
   }
 
   setResponseHeader(name: string, value: string): void {
+    this.headersAdded = true;
     this.responseHeaders[name] = value;
   }
 

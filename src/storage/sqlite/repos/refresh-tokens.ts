@@ -17,6 +17,21 @@ import { fileState, UnchangedMemo } from "./unchanged-memo.js";
 /** How long a chatbot's session policy is kept in memory, ms. */
 const POLICY_CACHE_MS = 1000;
 
+/** The JSON of a frozen list of lineage ids, made once per list (a kept token's, handed again on each call). */
+const lineageKeys = new WeakMap<readonly string[], string>();
+
+/** The lineage memo's key (and the statement's parameter) of `ids`: their JSON. */
+function lineageKey(ids: readonly string[]): string {
+  // Only a frozen list can be keyed by itself: a list that may change later would keep a stale key.
+  if (!Object.isFrozen(ids)) return JSON.stringify(ids);
+  let key = lineageKeys.get(ids);
+  if (key === undefined) {
+    key = JSON.stringify(ids);
+    lineageKeys.set(ids, key);
+  }
+  return key;
+}
+
 /** Refresh tokens (hashes only), the sessions they are, their rotation, and access-token revocations in SQLite. */
 export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   const insert = db.prepare(
@@ -120,7 +135,7 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
     },
     revokeLineage: (ids, at) => revokeLineage.immediate(ids, at),
     lineageNotBefore: (ids) => {
-      const key = JSON.stringify(ids);
+      const key = lineageKey(ids);
       return lineages.get(key, () => lineageNotBefore.get(key)?.not_before ?? undefined);
     },
     revoke: (s, at) => revoke.immediate(s.accountId, s.chatbotId ?? null, s.userId ?? null, at),

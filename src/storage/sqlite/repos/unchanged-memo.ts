@@ -26,6 +26,11 @@ export function fileState(db: Db): FileState {
     const changes = db.prepare<[], number>("SELECT total_changes()").pluck();
     const version = db.prepare<[], number>("PRAGMA data_version").pluck();
     let seen: number | undefined;
+    // The last state made, and what it was made of: the same state is the same string (no new one per read, and
+    // the memos' comparison of two states is one of references).
+    let made = "";
+    let madeOf = -1;
+    let madeAt: number | undefined;
     const forget = () => {
       seen = undefined;
     };
@@ -38,7 +43,13 @@ export function fileState(db: Db): FileState {
         seen = version.get()!;
         queueMicrotask(forgetAfterTask);
       }
-      return `${changes.get()!}.${seen}`;
+      const n = changes.get()!;
+      if (n !== madeOf || seen !== madeAt) {
+        made = `${n}.${seen}`;
+        madeOf = n;
+        madeAt = seen;
+      }
+      return made;
     };
     states.set(db, state);
   }
