@@ -3,8 +3,14 @@ import { access, Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import { deferred } from "../domain/streams.js";
 import { credentialSubject, frameSubjects, idTokenSubjects } from "../domain/token/credential-changes.js";
 import type { Authenticator } from "./auth.js";
-import type { AnyHandler, Authorized, AuthorizedCall, Call, ClientGone } from "./call.js";
-import type { AnswerEncoder } from "./encoded-answer.js";
+import {
+  type AnyHandler,
+  type Authorized,
+  type AuthorizedCall,
+  type Call,
+  type ClientGone,
+  ForwardedCall,
+} from "./call.js";
 import { type Holder, REVOKING_METHODS, REVOKING_WHEN_REFUSED, recheckCall, type StreamGuard } from "./stream-guard.js";
 
 /** An RPC's declared access, as the gate enforces it. */
@@ -115,32 +121,16 @@ export function guardService(
  * The call with the gate's finding; delegates the rest (the signal stays lazy: made only when asked for), or, for a
  * guarded stream, answers the guard's signal (which also aborts when the credential dies) and its controller.
  */
-class AdmittedCall implements AuthorizedCall {
+class AdmittedCall extends ForwardedCall implements AuthorizedCall {
   constructor(
-    private readonly call: Call,
+    call: Call,
     readonly auth: Authorized,
     readonly stop?: AbortController,
-  ) {}
-  header(name: string): string | undefined {
-    return this.call.header(name);
+  ) {
+    super(call);
   }
-  get queryAccessToken(): string | undefined {
-    return this.call.queryAccessToken;
-  }
-  get peer(): string {
-    return this.call.peer;
-  }
-  get signal(): AbortSignal {
+  override get signal(): AbortSignal {
     return this.stop?.signal ?? this.call.signal;
-  }
-  setResponseHeader(name: string, value: string): void {
-    this.call.setResponseHeader(name, value);
-  }
-  get encoder(): AnswerEncoder | undefined {
-    return this.call.encoder;
-  }
-  get transportBeats(): boolean | undefined {
-    return this.call.transportBeats;
   }
 }
 

@@ -42,6 +42,35 @@ export interface Call {
   offClientGone?(listener: () => void): void;
 }
 
+/**
+ * A call that answers as another does: the gate's admitted call and the re-check's call each change one member of
+ * it. A class, so that an open stream keeps one object of a shared shape (docs/live-updates.md, session 22).
+ */
+export class ForwardedCall implements Call {
+  constructor(protected readonly call: Call) {}
+  header(name: string): string | undefined {
+    return this.call.header(name);
+  }
+  get queryAccessToken(): string | undefined {
+    return this.call.queryAccessToken;
+  }
+  get peer(): string {
+    return this.call.peer;
+  }
+  get signal(): AbortSignal {
+    return this.call.signal;
+  }
+  setResponseHeader(name: string, value: string): void {
+    this.call.setResponseHeader(name, value);
+  }
+  get encoder(): AnswerEncoder | undefined {
+    return this.call.encoder;
+  }
+  get transportBeats(): boolean | undefined {
+    return this.call.transportBeats;
+  }
+}
+
 /** A call that says the client went without a signal (see Call.onClientGone). */
 export type ClientGone = Required<Pick<Call, "onClientGone" | "offClientGone">>;
 

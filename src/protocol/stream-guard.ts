@@ -1,8 +1,7 @@
 import { isDomainError } from "../domain/errors.js";
 import { DONE, type Readiness, takeNow, whenReady } from "../domain/streams.js";
 import type { CredentialChangeRepository } from "../domain/token/credential-changes.js";
-import type { Call, ClientGone } from "./call.js";
-import type { AnswerEncoder } from "./encoded-answer.js";
+import { type Call, type ClientGone, ForwardedCall } from "./call.js";
 
 /**
  * The RPCs whose success may revoke a credential: before one answers, this instance reads the credential changes
@@ -646,22 +645,6 @@ export function recheckCall(call: Call): Call {
 }
 
 /** A class, and its signal asked for only when a check needs it (a JSON call's signal is made on demand). */
-class RecheckCall implements Call {
-  constructor(private readonly call: Call) {}
-  header(name: string): string | undefined {
-    return this.call.header(name);
-  }
-  get queryAccessToken(): string | undefined {
-    return this.call.queryAccessToken;
-  }
-  get peer(): string {
-    return this.call.peer;
-  }
-  get signal(): AbortSignal {
-    return this.call.signal;
-  }
-  setResponseHeader(): void {}
-  get encoder(): AnswerEncoder | undefined {
-    return this.call.encoder;
-  }
+class RecheckCall extends ForwardedCall {
+  override setResponseHeader(): void {}
 }
