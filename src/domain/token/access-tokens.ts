@@ -1,4 +1,3 @@
-import { LAST_USED_RESOLUTION_MS } from "../account/api-keys.js";
 import type { ContactProfile } from "../conversation/repository.js";
 import { notFound } from "../errors.js";
 import { hashSecret, newId, newSecret, newTimeOrderedId, requireUuid } from "../ids.js";
@@ -12,6 +11,7 @@ import {
   LAUNCH_CODE_PREFIX,
   LAUNCH_CODE_TTL_MS,
   MAX_API_KEY,
+  markKeyUsed,
   REFRESH_TOKEN_PREFIX,
   REVOKED_KEY,
   type TokenServiceDeps,
@@ -169,7 +169,7 @@ export class AccessTokens {
     userAgent: string | undefined,
   ): Promise<IssuedTokens> {
     const { accountId } = known;
-    await this.d.admit?.(accountId);
+    if (this.d.admit) await this.d.admit(accountId);
     const now = this.d.clock.now();
     const { refreshToken, session } = this.newSession(accountId, chatbotId, userId, userAgent, now);
     const { sessionId } = session;
@@ -185,12 +185,8 @@ export class AccessTokens {
         : new UnknownCredentialError(BAD_KEY);
     }
     // The key's last use, to the minute (advisory, as accountForKey's markUsed).
-    if (done.keyLastUsedAt === null || now - done.keyLastUsedAt >= LAST_USED_RESOLUTION_MS)
-      try {
-        await this.d.apiKeys.touch(done.apiKeyId, now, now - LAST_USED_RESOLUTION_MS);
-      } catch {
-        // The last-use mark is advisory: a busy database must not fail the request it describes.
-      }
+    const marking = markKeyUsed(this.d, done.apiKeyId, done.keyLastUsedAt, now);
+    if (marking) await marking;
     return {
       accessToken: access.token,
       refreshToken,

@@ -199,13 +199,7 @@ export async function accountForKey(
   const { key: rec, account } = found;
   if (!apiKeyUsable(rec, now)) throw new UnknownCredentialError(REVOKED_KEY, "TokenRevokedError");
   if (!account?.active) return undefined;
-  // Undefined, not a promise, when the mark is already within its resolution (nearly every call): nothing to await.
-  const markUsed = () =>
-    rec.lastUsedAt !== null && now - rec.lastUsedAt < LAST_USED_RESOLUTION_MS
-      ? undefined
-      : d.apiKeys.touch(rec.apiKeyId, now, now - LAST_USED_RESOLUTION_MS).catch(() => {
-          // The last-use mark is advisory: a busy database must not fail the request it describes.
-        });
+  const markUsed = () => markKeyUsed(d, rec.apiKeyId, rec.lastUsedAt, now);
   // Written out, not `{ ...account, apiKeyId, markUsed }`: V8 adds the properties after a spread on its slow path
   // (about 2 µs here, on every token issue).
   return {
@@ -217,6 +211,43 @@ export async function accountForKey(
     apiKeyId: rec.apiKeyId,
     markUsed,
   };
+}
+
+/**
+ * The API key's last use, to the minute: undefined, not a promise, when the mark is already within its resolution
+ * (nearly every call: nothing to await). Advisory: a busy database must not fail the request it describes.
+ */
+export function markKeyUsed(
+  d: Pick<TokenServiceDeps, "apiKeys">,
+  apiKeyId: string,
+  lastUsedAt: number | null,
+  now: number,
+): Promise<void> | undefined {
+  if (lastUsedAt !== null && now - lastUsedAt < LAST_USED_RESOLUTION_MS) return undefined;
+  return d.apiKeys.touch(apiKeyId, now, now - LAST_USED_RESOLUTION_MS).catch(() => undefined);
+}
+
+/**
+ * Store.issueSession's checks and writes, for a back end that makes them in one unit of work (SQLite; PostgreSQL
+ * makes them in one statement): the key usable at the session's instant and the session's account's, the account
+ * active, the chatbot the account's and active; only then the refresh token inserted and the contact ensured with no
+ * profile. Refused, it writes nothing. Only `tx` is called and no event appended: a self-contained unit.
+ */
+export async function issueSessionIn(
+  tx: Pick<TokenServiceDeps, "apiKeys" | "chatbots"> & Pick<TokenTx, "contacts" | "refreshTokens">,
+  s: SessionIssue,
+): Promise<SessionIssued> {
+  const t = s.token;
+  const found = await tx.apiKeys.byHashWithAccount(s.keyHash);
+  if (!found || found.key.keyHash !== s.keyHash || found.key.accountId !== t.accountId)
+    return { issued: false, revoked: false };
+  if (!apiKeyUsable(found.key, t.createdAt)) return { issued: false, revoked: true };
+  if (!found.account?.active) return { issued: false, revoked: false };
+  const chatbot = await tx.chatbots.byId(t.chatbotId);
+  if (!chatbot || chatbot.accountId !== t.accountId || !chatbot.active) return { issued: false, revoked: false };
+  await tx.refreshTokens.insert(t);
+  await tx.contacts.ensure(t.accountId, t.userId, undefined, t.createdAt);
+  return { issued: true, apiKeyId: found.key.apiKeyId, keyLastUsedAt: found.key.lastUsedAt };
 }
 
 /** The origin a launch code is bound to: the one asked for, which must be allowed, or the chatbot's only one. */

@@ -67,6 +67,8 @@ interface Route extends HttpRoute {
 }
 
 const QUERY_CREDENTIAL = "access_token";
+/** Every route carries an account's or a customer's data (or a credential): never stored by a cache. */
+const CACHE_CONTROL = "no-store";
 /** A literal route's path variables: none (shared, never written). */
 const NO_VARS: Record<string, string> = Object.freeze({});
 const SKIP = new Set([QUERY_CREDENTIAL]);
@@ -171,8 +173,7 @@ async function serve(
   opts: TranscoderOptions,
   outcome?: Outcome,
 ): Promise<void> {
-  // Every route carries an account's or a customer's data (or a credential): never stored by a cache.
-  const responseHeaders: Record<string, string> = { "cache-control": "no-store" };
+  const responseHeaders: Record<string, string> = { "cache-control": CACHE_CONTROL };
   let presentedToken = false;
   try {
     const params = parseQuery(query);
@@ -220,7 +221,7 @@ async function serve(
       // The usual answer's headers in one literal; a spread would add each of its properties at run time.
       call.headersAdded
         ? { "content-type": "application/json", "content-length": String(length), ...responseHeaders }
-        : { "content-type": "application/json", "content-length": String(length), "cache-control": "no-store" },
+        : { "content-type": "application/json", "content-length": String(length), "cache-control": CACHE_CONTROL },
     );
     res.end(body);
   } catch (e) {

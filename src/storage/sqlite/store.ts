@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type Database from "better-sqlite3";
-import { apiKeyUsable } from "../../domain/account/api-keys.js";
 import type { LogAdvanced, Repositories, Store, StoreStats, UnitOptions } from "../../domain/store.js";
 import { DURABLE } from "../../domain/store.js";
+import { issueSessionIn } from "../../domain/token/credentials.js";
 import type { SessionIssue, SessionIssued } from "../../domain/token/repository.js";
 import type { TypingChannel } from "../../domain/typing/channel.js";
 import { LogAdvances } from "../log-advances.js";
@@ -120,28 +120,9 @@ export class SqliteStore extends RepositoryMembers implements Store {
     }
   }
 
-  /**
-   * The checks and the writes in one unit of work (one round trip is PostgreSQL's concern; here the unit joins the
-   * group commit as every issue's does): a refused issue writes nothing.
-   */
+  /** The domain's checks and writes in one unit of work, joining the group commit as every issue's does. */
   issueSession(s: SessionIssue): Promise<SessionIssued> {
-    const t = s.token;
-    // Only `tx` is called, and no event is appended: self-contained (as get_access_token's own unit).
-    return this.transaction(
-      async (tx): Promise<SessionIssued> => {
-        const found = await tx.apiKeys.byHashWithAccount(s.keyHash);
-        if (!found || found.key.keyHash !== s.keyHash || found.key.accountId !== t.accountId)
-          return { issued: false, revoked: false };
-        if (!apiKeyUsable(found.key, t.createdAt)) return { issued: false, revoked: true };
-        if (!found.account?.active) return { issued: false, revoked: false };
-        const chatbot = await tx.chatbots.byId(t.chatbotId);
-        if (!chatbot || chatbot.accountId !== t.accountId || !chatbot.active) return { issued: false, revoked: false };
-        await tx.refreshTokens.insert(t);
-        await tx.contacts.ensure(t.accountId, t.userId, undefined, t.createdAt);
-        return { issued: true, apiKeyId: found.key.apiKeyId, keyLastUsedAt: found.key.lastUsedAt };
-      },
-      { selfContained: true },
-    );
+    return this.transaction((tx) => issueSessionIn(tx, s), { selfContained: true });
   }
 
   /**
