@@ -107,11 +107,10 @@ export function guardService(
                 await streams.told().catch(() => undefined);
                 return out;
               }
-            : async (req: Record<string, unknown>, call: Call) => {
-                const a = await admit(req, call);
-                // The handler's promise returned, not awaited: an await costs more than its adoption does.
-                return h(req as never, authorized(call, a));
-              }
+            : (req: Record<string, unknown>, call: Call) =>
+                // One reaction on the admission, not an async function awaiting it; the handler's promise is adopted,
+                // not awaited (an await costs more than its adoption does).
+                admit(req, call).then((a) => h(req as never, authorized(call, a)))
     ) as AnyHandler;
   }
   return out;

@@ -23,35 +23,48 @@ export class Authenticator {
    * Checks the request against the declared access and answers who is calling. `fields` are the request's
    * credential fields (`access_token`, `client_api_key`) where its message has them.
    */
-  async admit(
-    rule: AccessRule,
-    call: Call,
-    fields: { accessToken?: string; clientApiKey?: string },
-  ): Promise<Authorized> {
-    if (rule.serverOnly || (rule.credentials.has(Credential.API_KEY) && fields.clientApiKey)) requireServer(call, rule);
-    // A form or a page elsewhere must not sign anyone in or out of the console (login CSRF).
-    if (rule.sameOrigin && !sameOriginRequest((n) => call.header(n)))
-      throw permissionDenied("the console's session is opened and closed only by the console's own pages");
-    const frame = rule.credentials.has(Credential.ACCESS_TOKEN);
-    const account = rule.credentials.has(Credential.ID_TOKEN);
-    // Credentials in the body (API key, refresh token, password, invitation) are what the RPC itself exchanges.
-    if (!frame && !account) return { caller: undefined, expiresAt: Number.POSITIVE_INFINITY, tokenKey: "" };
-    const fieldToken = frame ? fields.accessToken || call.queryAccessToken : undefined;
-    // The console's session cookie stands in for the bearer ID token, on a same-origin call with the CSRF header.
-    const token = fieldToken || bearer(call) || (account ? sessionToken(call) : undefined);
-    if (!token) throw challenge(call, unauthenticated(missing(frame, account)));
-    // A token in the header is routed to its verifier by its type, which the verifier checks again.
-    const asFrame = frame && (!!fieldToken || !account || typ(token) === TOKEN_KINDS.access.typ);
-    if (asFrame) {
-      let c: AccessClaims;
-      try {
-        c = await this.checks.authenticateFrame(token);
-      } catch (e) {
-        throw refused(call, e);
-      }
-      const caller: FrameCaller = { kind: "frame", accountId: c.accountId, chatbotId: c.chatbotId, userId: c.userId };
-      return authorized(caller, c.expiresAt, token);
+  admit(rule: AccessRule, call: Call, fields: { accessToken?: string; clientApiKey?: string }): Promise<Authorized> {
+    // Not an async function (every call with a credential comes here): the frame token's check is one reaction on
+    // its read, not an await and an async function's promise around it. A throw is the promise's rejection.
+    try {
+      if (rule.serverOnly || (rule.credentials.has(Credential.API_KEY) && fields.clientApiKey))
+        requireServer(call, rule);
+      // A form or a page elsewhere must not sign anyone in or out of the console (login CSRF).
+      if (rule.sameOrigin && !sameOriginRequest((n) => call.header(n)))
+        throw permissionDenied("the console's session is opened and closed only by the console's own pages");
+      const frame = rule.credentials.has(Credential.ACCESS_TOKEN);
+      const account = rule.credentials.has(Credential.ID_TOKEN);
+      // Credentials in the body (API key, refresh token, password, invitation) are what the RPC itself exchanges.
+      if (!frame && !account)
+        return Promise.resolve({ caller: undefined, expiresAt: Number.POSITIVE_INFINITY, tokenKey: "" });
+      const fieldToken = frame ? fields.accessToken || call.queryAccessToken : undefined;
+      // The console's session cookie stands in for the bearer ID token, on a same-origin call with the CSRF header.
+      const token = fieldToken || bearer(call) || (account ? sessionToken(call) : undefined);
+      if (!token) throw challenge(call, unauthenticated(missing(frame, account)));
+      // A token in the header is routed to its verifier by its type, which the verifier checks again.
+      const asFrame = frame && (!!fieldToken || !account || typ(token) === TOKEN_KINDS.access.typ);
+      if (!asFrame) return this.admitAccount(rule, call, token);
+      return this.checks.authenticateFrame(token).then(
+        (c) => {
+          const caller: FrameCaller = {
+            kind: "frame",
+            accountId: c.accountId,
+            chatbotId: c.chatbotId,
+            userId: c.userId,
+          };
+          return authorized(caller, c.expiresAt, token);
+        },
+        (e: unknown) => {
+          throw refused(call, e);
+        },
+      );
+    } catch (e) {
+      return Promise.reject(e);
     }
+  }
+
+  /** The ID token's caller, when its role is the one the RPC needs. */
+  private async admitAccount(rule: AccessRule, call: Call, token: string): Promise<Authorized> {
     let c: IdClaims & { caller: AccountCaller };
     try {
       c = await this.checks.authenticateAccount(token);

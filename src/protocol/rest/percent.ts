@@ -6,6 +6,15 @@ const RAW_OK = /^[\x21-\x7e]*$/;
 const PLAIN = /^[\x21-\x24\x26-\x2a\x2c-\x7e]*$/;
 
 /**
+ * Whether `raw` is printable ASCII without `%` and `+`, so that every part of it decodes to itself: what PLAIN says,
+ * for a long string (a query with its access token) in about 60 % of its instructions, the two characters found by
+ * `indexOf` and the rest by a one-range class (a three-range class costs about 12 instructions a character).
+ */
+export function plainAscii(raw: string): boolean {
+  return raw.indexOf("%") < 0 && raw.indexOf("+") < 0 && RAW_OK.test(raw);
+}
+
+/**
  * The one percent-decoder of path and query parameters. Refuses, with a 400 naming `field`, what a lenient decoder
  * would repair or what would throw later: a malformed escape (`%`, `%zz`), bytes that are not UTF-8 (`%FF`), an
  * overlong sequence (`%C0%AF`), an encoded lone surrogate (`%ED%A0%80`) and raw non-ASCII or control characters.

