@@ -4,7 +4,7 @@ import { Credential, Role } from "../../gen/aiagent/v1/access_pb.js";
 import type { AccountCaller, Caller, FrameCaller } from "../domain/caller.js";
 import { roleAllows } from "../domain/caller.js";
 import { isDomainError, permissionDenied, unauthenticated } from "../domain/errors.js";
-import { type AccessClaims, type IdClaims, TOKEN_KINDS } from "../domain/token/jwt-strategy.js";
+import { type IdClaims, TOKEN_KINDS } from "../domain/token/jwt-strategy.js";
 import type { TokenChecks } from "../domain/token/token-checks.js";
 import type { AccessRule } from "./access.js";
 import type { Authorized, Call } from "./call.js";
