@@ -22,7 +22,7 @@ import {
   runWrk,
 } from "./lib/load.js";
 import { canPin, pinRow } from "./lib/pin.js";
-import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
+import { benchPostgres, copyToPostgres, type PgDataset, settlePostgres } from "./lib/postgres.js";
 import { cpuMicros } from "./lib/proc.js";
 import { type ServerProcess, servedEnv, startServer } from "./lib/procs.js";
 import { chart, ratioOf, type ScenarioResult, type TargetResult, table, targetTable } from "./lib/report.js";
@@ -662,6 +662,13 @@ async function main(): Promise<void> {
         const ordered = rep % 2 === 1 ? [...group].reverse() : group;
         for (const sc of ordered) {
           const paired = pairedWithB0o(sc);
+          // A PostgreSQL row starts with nothing of the server's own left running beside it (settlePostgres).
+          if (pgData && pgSetup && pgOn(pgSetup, sc)) {
+            const s = await settlePostgres(pgData.url);
+            log(
+              `${sc.id}: PostgreSQL settled: ${s.running} vacuums or analyzes running, waited ${(s.waitedMs / 1000).toFixed(1)} s${s.timedOut ? " (bound reached)" : ""}; VACUUM ANALYZE and CHECKPOINT ${(s.settleMs / 1000).toFixed(1)} s${s.noCheckpoint ? ` (no CHECKPOINT: ${s.noCheckpoint})` : ""}`,
+            );
+          }
           const bareNow = async () => {
             const b = await measure(b0o, shape, generator, built, work);
             logRow("B0-o", b, bare);
@@ -724,6 +731,14 @@ async function main(): Promise<void> {
     rmSync(work, { recursive: true, force: true });
     rmSync(buildDir, { recursive: true, force: true });
   }
+}
+
+/** Whether a row is served by the PostgreSQL instances (directly or through a balancer). */
+function pgOn(
+  p: { a: ServerProcess; b: ServerProcess; one: ServerProcess; both: ServerProcess },
+  sc: Scenario,
+): boolean {
+  return sc.server === p.a || sc.server === p.b || sc.server === p.one || sc.server === p.both;
 }
 
 /** The PostgreSQL rows: S1, S3a, S4 and S6 on one PostgreSQL instance, and the scale-out pair through the balancer. */
