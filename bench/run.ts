@@ -662,11 +662,14 @@ async function main(): Promise<void> {
         const ordered = rep % 2 === 1 ? [...group].reverse() : group;
         for (const sc of ordered) {
           const paired = pairedWithB0o(sc);
-          // A PostgreSQL row starts with nothing of the server's own left running beside it (settlePostgres).
-          if (pgData && pgSetup && pgOn(pgSetup, sc)) {
-            const s = await settlePostgres(pgData.url);
+          // A PostgreSQL row starts with nothing of the server's own left running beside it (settlePostgres), and
+          // warmed up even in a quick run: the wait may outlast the pool's idle timeout (10 s), whose connections the
+          // row would otherwise open again while measured.
+          const settle = pgData && pgSetup && pgOn(pgSetup, sc) ? pgData.url : undefined;
+          if (settle) {
+            const s = await settlePostgres(settle);
             log(
-              `${sc.id}: PostgreSQL settled: ${s.running} vacuums or analyzes running, waited ${(s.waitedMs / 1000).toFixed(1)} s${s.timedOut ? " (bound reached)" : ""}; VACUUM ANALYZE and CHECKPOINT ${(s.settleMs / 1000).toFixed(1)} s${s.noCheckpoint ? ` (no CHECKPOINT: ${s.noCheckpoint})` : ""}`,
+              `${sc.id}: PostgreSQL settled: ${s.running} vacuums or analyzes running, waited ${(s.waitedMs / 1000).toFixed(1)} s${s.timedOut ? " (bound reached)" : ""}; VACUUM ANALYZE ${(s.vacuumMs / 1000).toFixed(1)} s`,
             );
           }
           const bareNow = async () => {
@@ -675,7 +678,7 @@ async function main(): Promise<void> {
             return b.cpu;
           };
           const before = paired && rep % 2 === 0 ? await bareNow() : undefined;
-          const r = await measure(sc, shape, generator, buildDir, work);
+          const r = await measure(sc, shape, generator, buildDir, work, settle !== undefined);
           if (!samples.has(sc.id)) samples.set(sc.id, []);
           samples.get(sc.id)!.push(r);
           logRow(sc.id, r, sc.server);
@@ -983,6 +986,7 @@ async function measure(
   generator: string,
   buildDir: string,
   work: string,
+  warm = false,
 ): Promise<{ r: LoadResult; cpu: number }> {
   const drive = (s: LoadShape) =>
     sc.rate
@@ -1003,7 +1007,7 @@ async function measure(
             );
   if (sc.connections !== undefined) shape = { ...shape, connections: sc.connections };
   if (sc.minSeconds !== undefined) shape = { ...shape, seconds: Math.max(shape.seconds, sc.minSeconds) };
-  if (!quick || sc.pinned) await drive({ ...shape, seconds: 1 });
+  if (!quick || sc.pinned || warm) await drive({ ...shape, seconds: 1 });
   const pids = sc.cpuPids ?? [sc.server.pid];
   // Pinned after a warm-up, which opened the service's PostgreSQL connections (their server processes are pinned).
   const unpin = sc.pinned && (await pinRow(pids, sc.pinned.databaseUrl, { service: "1", postgres: "0" }));

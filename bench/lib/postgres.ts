@@ -124,19 +124,17 @@ export interface PgSettled {
   waitedMs: number;
   /** Whether some were still running when the bound was reached. */
   timedOut: boolean;
-  /** How long the database's VACUUM ANALYZE and the CHECKPOINT after it took. */
-  settleMs: number;
-  /** Why the CHECKPOINT was not made (it needs a superuser or pg_checkpoint), if it was not. */
-  noCheckpoint?: string;
+  /** How long the database's VACUUM ANALYZE took. */
+  vacuumMs: number;
 }
 
 /**
  * Before a PostgreSQL row is measured: no leftover work of the server beside it. Waits (polling, at most `boundMs`)
- * until no vacuum or analyze has run on the server for two seconds, whichever database it serves and whoever started it (an
- * autovacuum worker on a previous run's writes, or on the rows before this one), then vacuums and analyzes `url`'s
- * database itself, so that what the rows before this one wrote leaves no autovacuum or autoanalyze due to start in
- * the middle of it, and makes a CHECKPOINT: the dirty pages of the rows before (and of the dataset's copy) are
- * written now, not by the checkpointer beside this row, and the next timed checkpoint is `checkpoint_timeout` away.
+ * until no vacuum or analyze has run on the server for two seconds, whichever database it serves and whoever started
+ * it (an autovacuum worker on a previous run's writes, or on the rows before this one), then vacuums and analyzes
+ * `url`'s database itself, so that what the rows before this one wrote leaves no autovacuum or autoanalyze due to
+ * start in the middle of it. No CHECKPOINT: right before a row, it would make the row's every first write of a page
+ * after it a full-page image in the WAL (docs/performance.md, "Session 24").
  */
 export async function settlePostgres(url: string, boundMs = 120_000): Promise<PgSettled> {
   const c = new pg.Client({ connectionString: url });
@@ -170,17 +168,7 @@ export async function settlePostgres(url: string, boundMs = 120_000): Promise<Pg
     const waitedMs = Date.now() - started;
     const settleStarted = Date.now();
     await c.query("VACUUM ANALYZE");
-    const noCheckpoint = await c.query("CHECKPOINT").then(
-      () => undefined,
-      (e: Error) => e.message,
-    );
-    return {
-      running,
-      waitedMs,
-      timedOut: left > 0,
-      settleMs: Date.now() - settleStarted,
-      ...(noCheckpoint ? { noCheckpoint } : {}),
-    };
+    return { running, waitedMs, timedOut: left > 0, vacuumMs: Date.now() - settleStarted };
   } finally {
     await c.end();
   }

@@ -16,6 +16,7 @@ import {
   toRefreshTokenWithAccount,
   toRotation,
 } from "../token-rows.js";
+import { CONTACT, foldedSearchText } from "./conversations.js";
 import type { PgDb } from "./db.js";
 import { all, execute, first } from "./query.js";
 
@@ -227,8 +228,7 @@ function issueStatement(launch: boolean, profile: boolean): { name: string; text
     WHERE (excluded.contact_name <> '' AND excluded.contact_name <> contacts.contact_name)
       OR (excluded.email <> '' AND excluded.email <> contacts.email)
       OR (excluded.phone_number <> '' AND excluded.phone_number <> contacts.phone_number)
-    RETURNING contacts.contact_id, contacts.user_id, contacts.contact_name, contacts.email, contacts.phone_number,
-      contacts.search_text`
+    RETURNING ${CONTACT}`
     : `INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, phone_number, created_at, search_text)
     SELECT $13::text, $3::text, $5::text, '', '', '', $6::bigint, $14::text FROM k WHERE ${go}
     ON CONFLICT (account_id, user_id) DO UPDATE SET contact_name = contacts.contact_name WHERE false
@@ -260,7 +260,7 @@ function issueStatement(launch: boolean, profile: boolean): { name: string; text
     ${contact}
   )${code}
   SELECT k.api_key_id, k.last_used_at, k.usable${launch ? ", k.bound, k.allowed_origins, k.origin" : ""},
-    (SELECT count(*) FROM rt) AS issued${profile ? ", c.contact_id, c.user_id, c.contact_name, c.email, c.phone_number, c.search_text" : ""}
+    (SELECT count(*) FROM rt) AS issued${profile ? ", c.*" : ""}
   FROM (SELECT 1) AS one LEFT JOIN k ON true${profile ? " LEFT JOIN ct AS c ON true" : ""}`,
   };
 }
@@ -308,12 +308,7 @@ export async function pgIssueSession(db: PgDb, s: SessionIssue): Promise<Session
     // The merged contact's search text is the domain's fold of its fields wherever every writer stored it so; one
     // that was not is folded again here (only where its fields are still those just merged).
     if (profile && r.contact_id != null) {
-      const folded = contactSearchText({
-        userId: r.user_id as string,
-        contactName: r.contact_name as string,
-        email: r.email as string,
-        phoneNumber: r.phone_number as string,
-      });
+      const folded = foldedSearchText(r);
       if (folded !== r.search_text)
         await db.count(
           "contact_search_text_refold",

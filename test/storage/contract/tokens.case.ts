@@ -5,6 +5,27 @@ import { newId } from "../../../src/domain/ids.js";
 import { account, apiKeyRecord, contactQuery, message } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 
+/** When the sessions of issueSession's cases are issued. */
+const NOW = 5_000;
+
+/** Store.issueSession's input: a new session of (account, chatbot, user) at NOW, for the key with this hash. */
+const issue = (o: { accountId: string; chatbotId: string }, keyHash: string, userId: string) => ({
+  keyHash,
+  token: {
+    tokenHash: newId(),
+    sessionId: newId(),
+    accountId: o.accountId,
+    chatbotId: o.chatbotId,
+    userId,
+    createdAt: NOW,
+    expiresAt: NOW + 10_000,
+    revokedAt: null,
+    lastUsedAt: NOW,
+    lastOrigin: "",
+    userAgent: "ua",
+  },
+});
+
 /** Refresh tokens, revocation instants and signing keys: the state every instance shares. */
 export function tokenCases(h: () => Harness) {
   describe("refresh tokens and revocation", () => {
@@ -59,23 +80,6 @@ export function tokenCases(h: () => Harness) {
   });
 
   describe("a session issued for an API key seen valid (issueSession)", () => {
-    const NOW = 5_000;
-    const issue = (o: { accountId: string; chatbotId: string }, keyHash: string, userId: string) => ({
-      keyHash,
-      token: {
-        tokenHash: newId(),
-        sessionId: newId(),
-        accountId: o.accountId,
-        chatbotId: o.chatbotId,
-        userId,
-        createdAt: NOW,
-        expiresAt: NOW + 10_000,
-        revokedAt: null,
-        lastUsedAt: NOW,
-        lastOrigin: "",
-        userAgent: "ua",
-      },
-    });
     /** Nothing of the issue was written: no session, no contact. */
     const nothingWritten = async (store: Harness["store"], s: ReturnType<typeof issue>) => {
       expect(await store.refreshTokens.byHash(s.token.tokenHash)).toBeUndefined();
@@ -160,23 +164,6 @@ export function tokenCases(h: () => Harness) {
   });
 
   describe("a session issued for an API key seen valid, with a launch code or a contact profile", () => {
-    const NOW = 5_000;
-    const issue = (o: { accountId: string; chatbotId: string }, keyHash: string, userId: string) => ({
-      keyHash,
-      token: {
-        tokenHash: newId(),
-        sessionId: newId(),
-        accountId: o.accountId,
-        chatbotId: o.chatbotId,
-        userId,
-        createdAt: NOW,
-        expiresAt: NOW + 10_000,
-        revokedAt: null,
-        lastUsedAt: NOW,
-        lastOrigin: "",
-        userAgent: "",
-      },
-    });
     const launch = (embedOrigin: string) => ({ codeHash: newId(), expiresAt: NOW + 60_000, embedOrigin });
 
     it("stores the launch code with the session for an origin the chatbot allows (its only one when none is asked)", async () => {
