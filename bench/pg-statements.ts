@@ -144,6 +144,18 @@ try {
   };
   await count("get_access_token, a new user", 20, (i) => issue(`new-${i}`));
   await count("get_access_token, a known user", 20, () => issue("new-0"));
+  const issueWith = (user: string, more: Record<string, unknown>) =>
+    post("/ai_agent/get_access_token", { user_id: user, chatbot_id: bot.chatbotId, client_api_key: key, ...more });
+  await count("get_access_token with a launch code", 20, (i) => issueWith(`launch-${i}`, { launch_code: true }));
+  await count("get_access_token with a contact profile, a new user", 20, (i) =>
+    issueWith(`profile-${i}`, { contact: { contact_name: "Zoë Ågren", email: `z${i}@example.com` } }),
+  );
+  await count("get_access_token with a contact profile, the same again", 20, (i) =>
+    issueWith(`profile-${i}`, { contact: { contact_name: "Zoë Ågren", email: `z${i}@example.com` } }),
+  );
+  await count("get_access_token with a contact profile, one field changed", 20, (i) =>
+    issueWith(`profile-${i}`, { contact: { phone_number: `+1 555 01${i}` } }),
+  );
   const refreshToken = (await issue("refresher")).refresh_token as string;
   await count("refresh_token", 20, () =>
     post("/ai_agent/refresh_token", { user_id: "refresher", chatbot_id: bot.chatbotId, refresh_token: refreshToken }),

@@ -22,7 +22,7 @@ import {
   runWrk,
 } from "./lib/load.js";
 import { canPin, pinRow } from "./lib/pin.js";
-import { benchPostgres, copyToPostgres, type PgDataset } from "./lib/postgres.js";
+import { benchPostgres, copyToPostgres, type PgDataset, settlePostgres } from "./lib/postgres.js";
 import { cpuMicros } from "./lib/proc.js";
 import { type ServerProcess, servedEnv, startServer } from "./lib/procs.js";
 import { chart, ratioOf, type ScenarioResult, type TargetResult, table, targetTable } from "./lib/report.js";
@@ -662,13 +662,23 @@ async function main(): Promise<void> {
         const ordered = rep % 2 === 1 ? [...group].reverse() : group;
         for (const sc of ordered) {
           const paired = pairedWithB0o(sc);
+          // A PostgreSQL row starts with nothing of the server's own left running beside it (settlePostgres), and
+          // warmed up even in a quick run: the wait may outlast the pool's idle timeout (10 s), whose connections the
+          // row would otherwise open again while measured.
+          const settle = pgData && pgSetup && pgOn(pgSetup, sc) ? pgData.url : undefined;
+          if (settle) {
+            const s = await settlePostgres(settle);
+            log(
+              `${sc.id}: PostgreSQL settled: ${s.running} vacuums or analyzes running, waited ${(s.waitedMs / 1000).toFixed(1)} s${s.timedOut ? " (bound reached)" : ""}; VACUUM ANALYZE ${(s.vacuumMs / 1000).toFixed(1)} s`,
+            );
+          }
           const bareNow = async () => {
             const b = await measure(b0o, shape, generator, built, work);
             logRow("B0-o", b, bare);
             return b.cpu;
           };
           const before = paired && rep % 2 === 0 ? await bareNow() : undefined;
-          const r = await measure(sc, shape, generator, buildDir, work);
+          const r = await measure(sc, shape, generator, buildDir, work, settle !== undefined);
           if (!samples.has(sc.id)) samples.set(sc.id, []);
           samples.get(sc.id)!.push(r);
           logRow(sc.id, r, sc.server);
@@ -724,6 +734,14 @@ async function main(): Promise<void> {
     rmSync(work, { recursive: true, force: true });
     rmSync(buildDir, { recursive: true, force: true });
   }
+}
+
+/** Whether a row is served by the PostgreSQL instances (directly or through a balancer). */
+function pgOn(
+  p: { a: ServerProcess; b: ServerProcess; one: ServerProcess; both: ServerProcess },
+  sc: Scenario,
+): boolean {
+  return sc.server === p.a || sc.server === p.b || sc.server === p.one || sc.server === p.both;
 }
 
 /** The PostgreSQL rows: S1, S3a, S4 and S6 on one PostgreSQL instance, and the scale-out pair through the balancer. */
@@ -968,6 +986,7 @@ async function measure(
   generator: string,
   buildDir: string,
   work: string,
+  warm = false,
 ): Promise<{ r: LoadResult; cpu: number }> {
   const drive = (s: LoadShape) =>
     sc.rate
@@ -988,7 +1007,7 @@ async function measure(
             );
   if (sc.connections !== undefined) shape = { ...shape, connections: sc.connections };
   if (sc.minSeconds !== undefined) shape = { ...shape, seconds: Math.max(shape.seconds, sc.minSeconds) };
-  if (!quick || sc.pinned) await drive({ ...shape, seconds: 1 });
+  if (!quick || sc.pinned || warm) await drive({ ...shape, seconds: 1 });
   const pids = sc.cpuPids ?? [sc.server.pid];
   // Pinned after a warm-up, which opened the service's PostgreSQL connections (their server processes are pinned).
   const unpin = sc.pinned && (await pinRow(pids, sc.pinned.databaseUrl, { service: "1", postgres: "0" }));

@@ -113,6 +113,67 @@ export async function copyToPostgres(admin: string, d: Dataset, log: (s: string)
   }
 }
 
+/** How long no vacuum or analyze must have run before a PostgreSQL row starts. */
+const QUIET_MS = 2000;
+
+/** What settlePostgres found and did, for the log. */
+export interface PgSettled {
+  /** Vacuums and analyzes running on the server (any database; autovacuum's or a client's) when it began. */
+  running: number;
+  /** How long it waited for them to end (at most the bound given). */
+  waitedMs: number;
+  /** Whether some were still running when the bound was reached. */
+  timedOut: boolean;
+  /** How long the database's VACUUM ANALYZE took. */
+  vacuumMs: number;
+}
+
+/**
+ * Before a PostgreSQL row is measured: no leftover work of the server beside it. Waits (polling, at most `boundMs`)
+ * until no vacuum or analyze has run on the server for two seconds, whichever database it serves and whoever started
+ * it (an autovacuum worker on a previous run's writes, or on the rows before this one), then vacuums and analyzes
+ * `url`'s database itself, so that what the rows before this one wrote leaves no autovacuum or autoanalyze due to
+ * start in the middle of it. No CHECKPOINT: right before a row, it would make the row's every first write of a page
+ * after it a full-page image in the WAL (docs/performance.md, "Session 24").
+ */
+export async function settlePostgres(url: string, boundMs = 120_000): Promise<PgSettled> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const busy = async () =>
+      Number(
+        (
+          await c.query<{ n: string }>(
+            `SELECT (SELECT count(*) FROM pg_stat_progress_vacuum) + (SELECT count(*) FROM pg_stat_progress_analyze)
+               + (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'
+                    AND pid NOT IN (SELECT pid FROM pg_stat_progress_vacuum)
+                    AND pid NOT IN (SELECT pid FROM pg_stat_progress_analyze)) AS n`,
+          )
+        ).rows[0]!.n,
+      );
+    // Quiet for QUIET_MS on end: one vacuum queued after another (a worker's next table, a script's next VACUUM)
+    // leaves gaps shorter than that between them.
+    const started = Date.now();
+    const running = await busy();
+    let left = running;
+    let quietSince = running > 0 ? undefined : started;
+    while (Date.now() - started < boundMs) {
+      const now = Date.now();
+      if (left > 0) quietSince = undefined;
+      else if (quietSince === undefined) quietSince = now;
+      else if (now - quietSince >= QUIET_MS) break;
+      await new Promise((r) => setTimeout(r, 250));
+      left = await busy();
+    }
+    const waitedMs = Date.now() - started;
+    const settleStarted = Date.now();
+    await c.query("VACUUM ANALYZE");
+    return { running, waitedMs, timedOut: left > 0, vacuumMs: Date.now() - settleStarted };
+  } finally {
+    await c.end();
+  }
+}
+
 /**
  * The CPU (µs) each server backend connected to `url`'s database has used so far, by pid, from /proc: a server on
  * this machine only (empty otherwise). The server's shared processes (WAL writer, checkpointer) are left out, and

@@ -124,6 +124,50 @@ describe("get_access_token with an API key seen valid", () => {
     expect((await issue(other, "seen-3")).status).toBe(429);
   });
 
+  it("issues a launch code and folds a contact profile in its one call too; an origin refused hands the slot back", async () => {
+    const { s } = limited;
+    const access = s.app.tokens.access;
+    const c = await s.account();
+    const key = (await s.app.accounts.createApiKey(c.email)).clientApiKey;
+    const ask = (userId: string, more: Record<string, unknown>) =>
+      postJson(s.url, "/ai_agent/get_access_token", {
+        user_id: userId,
+        chatbot_id: c.chatbotId,
+        client_api_key: key,
+        launch_code: true,
+        ...more,
+      });
+    const first = await ask("lc-1", { contact: { contact_name: "Ann" } });
+    expect(first.status).toBe(200);
+    expect(access.knowsKey(key)).toBe(true);
+    // The origin asked is checked in the store's one call: refused as on a first call, and the slot handed back.
+    const refused = await ask("lc-1", { embed_origin: "https://elsewhere.example" });
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("invalid_argument");
+    expect(refused.body.message).toContain("embed_origin");
+    expect(access.knowsKey(key)).toBe(true);
+    const second = await ask("lc-1", {
+      embed_origin: "https://shop.example/cart",
+      contact: { email: "ann@x.example" },
+    });
+    expect(second.status).toBe(200);
+    for (const r of [first, second]) {
+      const d = r.body.data;
+      expect(d.launch_code).toMatch(/^lc_/);
+      expect(Number.isInteger(d.launch_code_expires_at)).toBe(true);
+      const code = await s.app.store.launchCodes.byHash(hashSecret(d.launch_code));
+      const sid = JSON.parse(Buffer.from(d.access_token.split(".")[1], "base64url").toString("utf8")).sid;
+      expect(code).toMatchObject({ origin: "https://shop.example", sessionId: sid, userId: "lc-1", usedAt: null });
+      expect(code!.expiresAt).toBe(d.launch_code_expires_at);
+    }
+    expect(await s.app.store.privacy.contact(c.accountId, { userId: "lc-1" })).toMatchObject({
+      contactName: "Ann",
+      email: "ann@x.example",
+    });
+    // Two issues counted in the account's two a minute: the refused one's was handed back.
+    expect((await ask("lc-2", {})).status).toBe(429);
+  });
+
   it("forgets a key once a revocation through this instance has answered", async () => {
     const { s } = limited;
     const access = s.app.tokens.access;

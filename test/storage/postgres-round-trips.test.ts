@@ -133,31 +133,46 @@ describe.skipIf(skip !== undefined)("PostgreSQL round trips", () => {
     expect((await pool.query("SELECT count(*)::int AS n FROM probe")).rows[0].n).toBe(0);
   });
 
-  it("a session issued for a key seen valid is one round trip, issued or refused", async () => {
+  it("a session issued for a key seen valid is one round trip, issued or refused, with a launch code or a profile", async () => {
     const store: PgStore = await openPgStore(database.url);
     try {
       const acc = await account(store);
       const key = apiKeyRecord(acc.accountId);
       await store.apiKeys.insert(key);
-      const issue = (userId: string) =>
-        store.issueSession({
-          keyHash: key.keyHash,
-          token: {
-            tokenHash: newId(),
-            sessionId: newId(),
-            accountId: acc.accountId,
-            chatbotId: acc.chatbotId,
-            userId,
-            createdAt: 10,
-            expiresAt: 1000,
-            revokedAt: null,
-            lastUsedAt: 10,
-            lastOrigin: "",
-            userAgent: "",
-          },
-        });
+      const token = (userId: string) => ({
+        tokenHash: newId(),
+        sessionId: newId(),
+        accountId: acc.accountId,
+        chatbotId: acc.chatbotId,
+        userId,
+        createdAt: 10,
+        expiresAt: 1000,
+        revokedAt: null,
+        lastUsedAt: 10,
+        lastOrigin: "",
+        userAgent: "",
+      });
+      const issue = (userId: string) => store.issueSession({ keyHash: key.keyHash, token: token(userId) });
       const issued = await counted(() => issue("u1"));
       expect(issued).toEqual({ calls: 1, result: { issued: true, apiKeyId: key.apiKeyId, keyLastUsedAt: null } });
+      // With a launch code, a contact profile, or both: still one statement, issued or refused for its origin.
+      const more = (userId: string, embedOrigin: string | undefined, contactName: string) =>
+        store.issueSession({
+          keyHash: key.keyHash,
+          token: token(userId),
+          launch: embedOrigin === undefined ? undefined : { codeHash: newId(), expiresAt: 70, embedOrigin },
+          profile: contactName ? { contactName, email: "", phoneNumber: "" } : undefined,
+        });
+      for (const [userId, origin, name] of [
+        ["u3", "", ""],
+        ["u4", undefined, "Ann"],
+        ["u4", "https://shop.example", "Ann Lee"],
+      ] as const)
+        expect(await counted(() => more(userId, origin, name))).toMatchObject({ calls: 1, result: { issued: true } });
+      expect(await counted(() => more("u5", "https://elsewhere.example", "Bo"))).toEqual({
+        calls: 1,
+        result: { issued: false, revoked: false, allowedOrigins: ["https://shop.example"] },
+      });
       await store.apiKeys.revoke(acc.accountId, key.apiKeyId, 5);
       expect(await counted(() => issue("u2"))).toEqual({ calls: 1, result: { issued: false, revoked: true } });
     } finally {

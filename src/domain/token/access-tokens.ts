@@ -96,11 +96,13 @@ export class AccessTokens {
       phoneNumber: optionalText("contact.phone_number", input.contact.phoneNumber),
     };
     const keyHash = input.clientApiKey.length > MAX_API_KEY ? "" : hashSecret(input.clientApiKey);
-    // A key seen valid, and nothing the store's one call does not do (a launch code's origin needs the chatbot's
-    // allowed origins first; a profile's folding needs the stored contact).
-    const known =
-      this.d.issueSession && !input.launchCode && !hasProfile(profile) ? this.known.get(keyHash) : undefined;
-    if (known) return this.issueKnown(known, keyHash, chatbotId, userId, input.userAgent);
+    // A key seen valid: the store's one call checks it, the chatbot and a launch code's origin, and writes it all.
+    const known = this.d.issueSession ? this.known.get(keyHash) : undefined;
+    if (known)
+      return this.issueKnown(known, keyHash, chatbotId, userId, input.userAgent, {
+        profile: hasProfile(profile) ? profile : undefined,
+        embedOrigin: input.launchCode ? (input.embedOrigin ?? "") : undefined,
+      });
     // Read side by side (a back end may send both reads in one round trip).
     const [account, chatbot] = await Promise.all([
       accountForKey(this.d, input.clientApiKey, keyHash),
@@ -167,19 +169,31 @@ export class AccessTokens {
     chatbotId: string,
     userId: string,
     userAgent: string | undefined,
+    more: { profile: ContactProfile | undefined; embedOrigin: string | undefined },
   ): Promise<IssuedTokens> {
     const { accountId } = known;
     if (this.d.admit) await this.d.admit(accountId);
     const now = this.d.clock.now();
     const { refreshToken, session } = this.newSession(accountId, chatbotId, userId, userAgent, now);
     const { sessionId } = session;
+    const code = more.embedOrigin === undefined ? undefined : newSecret(LAUNCH_CODE_PREFIX);
+    const codeExpiresAt = now + LAUNCH_CODE_TTL_MS;
     // Signed before anything is stored: a failure here leaves no row behind (and the count stands, as on the
     // other path).
     const access = await this.d.jwt.signAccess({ accountId, chatbotId, userId, sessionId }, this.d.ttl.access);
-    const done = await this.d.issueSession!({ keyHash, token: session });
+    const done = await this.d.issueSession!({
+      keyHash,
+      token: session,
+      launch: code
+        ? { codeHash: hashSecret(code), expiresAt: codeExpiresAt, embedOrigin: more.embedOrigin! }
+        : undefined,
+      profile: more.profile,
+    });
     if (!done.issued) {
-      this.known.delete(keyHash);
       await this.d.admitRefused?.(accountId);
+      // The key and chatbot passed, the origin asked did not: embedOrigin says why (the key stays known).
+      if (done.allowedOrigins) embedOrigin(done.allowedOrigins, more.embedOrigin ?? "");
+      this.known.delete(keyHash);
       throw done.revoked
         ? new UnknownCredentialError(REVOKED_KEY, "TokenRevokedError")
         : new UnknownCredentialError(BAD_KEY);
@@ -193,6 +207,10 @@ export class AccessTokens {
       accessTokenExpiresAt: access.expiresAt,
       refreshTokenExpiresAt: session.expiresAt,
       sessionId,
+      launchCode:
+        code && done.launchOrigin !== undefined
+          ? { code, expiresAt: codeExpiresAt, origin: done.launchOrigin }
+          : undefined,
     };
   }
 

@@ -230,11 +230,12 @@ export function markKeyUsed(
 /**
  * Store.issueSession's checks and writes, for a back end that makes them in one unit of work (SQLite; PostgreSQL
  * makes them in one statement): the key usable at the session's instant and the session's account's, the account
- * active, the chatbot the account's and active; only then the refresh token inserted and the contact ensured with no
- * profile. Refused, it writes nothing. Only `tx` is called and no event appended: a self-contained unit.
+ * active, the chatbot the account's and active, and a launch code's origin one the chatbot allows; only then the
+ * refresh token inserted, the launch code with it, and the contact ensured with the profile. Refused, it writes
+ * nothing. Only `tx` is called and no event appended: a self-contained unit.
  */
 export async function issueSessionIn(
-  tx: Pick<TokenServiceDeps, "apiKeys" | "chatbots"> & Pick<TokenTx, "contacts" | "refreshTokens">,
+  tx: Pick<TokenServiceDeps, "apiKeys" | "chatbots"> & Pick<TokenTx, "contacts" | "launchCodes" | "refreshTokens">,
   s: SessionIssue,
 ): Promise<SessionIssued> {
   const t = s.token;
@@ -245,21 +246,39 @@ export async function issueSessionIn(
   if (!found.account?.active) return { issued: false, revoked: false };
   const chatbot = await tx.chatbots.byId(t.chatbotId);
   if (!chatbot || chatbot.accountId !== t.accountId || !chatbot.active) return { issued: false, revoked: false };
+  const launchOrigin = s.launch && allowedOrigin(chatbot.allowedOrigins, s.launch.embedOrigin);
+  if (launchOrigin === null) return { issued: false, revoked: false, allowedOrigins: chatbot.allowedOrigins };
   await tx.refreshTokens.insert(t);
-  await tx.contacts.ensure(t.accountId, t.userId, undefined, t.createdAt);
-  return { issued: true, apiKeyId: found.key.apiKeyId, keyLastUsedAt: found.key.lastUsedAt };
+  if (s.launch && launchOrigin)
+    await tx.launchCodes.insert({
+      codeHash: s.launch.codeHash,
+      accountId: t.accountId,
+      chatbotId: t.chatbotId,
+      userId: t.userId,
+      sessionId: t.sessionId,
+      origin: launchOrigin,
+      createdAt: t.createdAt,
+      expiresAt: s.launch.expiresAt,
+      usedAt: null,
+    });
+  await tx.contacts.ensure(t.accountId, t.userId, s.profile, t.createdAt);
+  return { issued: true, apiKeyId: found.key.apiKeyId, keyLastUsedAt: found.key.lastUsedAt, launchOrigin };
+}
+
+/** embedOrigin's answer, or null where it refuses (the caller says why with embedOrigin itself). */
+function allowedOrigin(allowed: readonly string[], asked: string): string | null {
+  if (asked === "") return allowed.length === 1 ? allowed[0]! : null;
+  const origin = originOf(asked);
+  return origin && allowed.includes(origin) ? origin : null;
 }
 
 /** The origin a launch code is bound to: the one asked for, which must be allowed, or the chatbot's only one. */
 export function embedOrigin(allowed: readonly string[], asked: string): string {
-  if (asked === "") {
-    if (allowed.length === 1) return allowed[0]!;
+  const origin = allowedOrigin(allowed, asked);
+  if (origin !== null) return origin;
+  if (asked === "")
     throw invalidArgument("embed_origin", "is required with launch_code: the chatbot has several allowed origins");
-  }
-  const origin = originOf(asked);
-  if (!origin || !allowed.includes(origin))
-    throw invalidArgument("embed_origin", "must be one of the chatbot's allowed origins");
-  return origin;
+  throw invalidArgument("embed_origin", "must be one of the chatbot's allowed origins");
 }
 
 /** scheme://host[:port] of an absolute http(s) address; undefined for anything else. */

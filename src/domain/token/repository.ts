@@ -1,3 +1,5 @@
+import type { ContactProfile } from "../conversation/repository.js";
+
 /**
  * A refresh token as stored: its hash and what it is bound to. Each one is a session of (chatbot, user); with
  * rotation its hash changes and the session (its id, its metadata) stays.
@@ -58,6 +60,13 @@ export interface SessionIssue {
   keyHash: string;
   /** The refresh token (the session) to insert; its `createdAt` is the instant the key is checked at. */
   token: RefreshTokenRecord;
+  /**
+   * Also a one-time launch code of the session, bound to `embedOrigin` as asked ("" for the chatbot's only allowed
+   * origin): stored only where the chatbot allows that origin (embedOrigin in credentials.ts).
+   */
+  launch?: { codeHash: string; expiresAt: number; embedOrigin: string } | undefined;
+  /** The contact profile to fold into the user's contact (ContactRepository.ensure's). */
+  profile?: ContactProfile | undefined;
 }
 
 /**
@@ -65,8 +74,13 @@ export interface SessionIssue {
  * written; `revoked` when the key exists but is revoked or past its rotation grace.
  */
 export type SessionIssued =
-  | { issued: true; apiKeyId: string; keyLastUsedAt: number | null }
-  | { issued: false; revoked: boolean };
+  | { issued: true; apiKeyId: string; keyLastUsedAt: number | null; launchOrigin?: string | undefined }
+  | {
+      issued: false;
+      revoked: boolean;
+      /** Set when the key and chatbot passed but the launch code's origin did not: the chatbot's allowed origins. */
+      allowedOrigins?: readonly string[] | undefined;
+    };
 
 /** Storage of refresh tokens and of the per-user "not before" instants that stop live access tokens. */
 export interface RefreshTokenRepository {

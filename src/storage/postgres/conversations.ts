@@ -344,7 +344,18 @@ export function contactListQuery(q: ContactQuery): { name: string; text: string;
   return { name: `contact_list_${q.filter}${view}${teams}_${q.search === "" ? "plain" : "search"}`, text, values };
 }
 
-const CONTACT = "contact_id, user_id, contact_name, email, phone_number, search_text";
+/** The contact columns an upsert answers. */
+export const CONTACT = "contact_id, user_id, contact_name, email, phone_number, search_text";
+
+/** The search text a contact row's fields fold to (contactSearchText), to compare with the one it stores. */
+export function foldedSearchText(r: Row): string {
+  return contactSearchText({
+    userId: r.user_id as string,
+    contactName: r.contact_name as string,
+    email: r.email as string,
+    phoneNumber: r.phone_number as string,
+  });
+}
 
 /**
  * The contact of (account, user) created, or its profile updated only where a given field differs: a token issue
@@ -398,12 +409,7 @@ export function pgContacts(db: PgDb): ContactRepository {
       ]);
       const r = upserted ?? (await known(db, accountId, userId));
       // A profile merged with the stored one is folded again here: SQL cannot fold as the domain does.
-      const merged = contactSearchText({
-        userId: r.user_id as string,
-        contactName: r.contact_name as string,
-        email: r.email as string,
-        phoneNumber: r.phone_number as string,
-      });
+      const merged = foldedSearchText(r);
       if (merged !== r.search_text)
         await db.count("contact_search_text", "UPDATE contacts SET search_text = $1 WHERE contact_id = $2", [
           merged,

@@ -1,5 +1,6 @@
-import { contactSearchText } from "../../domain/conversation/search-fold.js";
+import { contactSearchText, foldForSearch } from "../../domain/conversation/search-fold.js";
 import { newId } from "../../domain/ids.js";
+import { originOf } from "../../domain/token/credentials.js";
 import type {
   LaunchCodeRepository,
   RefreshTokenRepository,
@@ -15,6 +16,7 @@ import {
   toRefreshTokenWithAccount,
   toRotation,
 } from "../token-rows.js";
+import { CONTACT, foldedSearchText } from "./conversations.js";
 import type { PgDb } from "./db.js";
 import { all, execute, first } from "./query.js";
 
@@ -179,15 +181,71 @@ export function pgLaunchCodes(db: PgDb): LaunchCodeRepository {
 /**
  * Store.issueSession in one statement (one round trip, its own transaction): the key, its account and the chatbot
  * read in the statement's snapshot, the refresh token inserted and the contact ensured only where all three pass,
- * so a refused issue writes nothing. The contact's upsert is ContactRepository.ensure's with no profile (a known
- * user's row is locked, not changed). One row answers: the key's id and last use, or why it was refused.
+ * so a refused issue writes nothing. With a launch code, the chatbot's allowed origins are read too and the code is
+ * stored with the session only where the origin asked is one of them (embedOrigin's rule: "" asks for the only one).
+ * The contact's upsert is ContactRepository.ensure's: with no profile, a known user's row is locked, not changed;
+ * with one, its fields are merged as the upsert merges them, and its search text with them, field by field (the
+ * stored text is the four fields folded, joined by SEARCH_FIELD_SEPARATOR; each field's fold is the domain's, made
+ * here). One row answers: the key's id and last use, or why it was refused, and the contact as merged.
  */
-const ISSUE = `WITH k AS (
-    SELECT k.api_key_id, k.last_used_at,
+function issueStatement(launch: boolean, profile: boolean): { name: string; text: string } {
+  // $1–$11 the refresh token, $12 the key's hash, $13 a new contact's id, $14 its search text; then the launch
+  // code's (origin asked, hash, expiry) and the profile's (three fields, each folded).
+  let n = 14;
+  const next = () => `$${++n}`;
+  const [asked, codeHash, codeExpires] = launch ? [next(), next(), next()] : [];
+  const [name, email, phone, nameFold, emailFold, phoneFold] = profile
+    ? [next(), next(), next(), next(), next(), next()]
+    : [];
+  const go = launch ? "k.usable AND k.bound AND k.origin IS NOT NULL" : "k.usable AND k.bound";
+  const key = launch
+    ? `SELECT k.api_key_id, k.last_used_at,
+      k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $6::bigint) AS usable,
+      coalesce(a.active, false) AND b.chatbot_id IS NOT NULL AS bound, b.allowed_origins,
+      CASE WHEN ${asked}::text = '' THEN
+          CASE WHEN jsonb_array_length(b.allowed_origins::jsonb) = 1 THEN b.allowed_origins::jsonb ->> 0 END
+        WHEN b.allowed_origins::jsonb ? ${asked}::text THEN ${asked}::text END AS origin
+    FROM api_keys k LEFT JOIN accounts a ON a.account_id = k.account_id
+      LEFT JOIN chatbots b ON b.chatbot_id = $4::text AND b.account_id = k.account_id AND b.active`
+    : `SELECT k.api_key_id, k.last_used_at,
       k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $6::bigint) AS usable,
       coalesce(a.active, false) AND EXISTS (SELECT 1 FROM chatbots b
         WHERE b.chatbot_id = $4::text AND b.account_id = k.account_id AND b.active) AS bound
-    FROM api_keys k LEFT JOIN accounts a ON a.account_id = k.account_id
+    FROM api_keys k LEFT JOIN accounts a ON a.account_id = k.account_id`;
+  const part = (i: number) => `split_part(contacts.search_text, chr(31), ${i})`;
+  const contact = profile
+    ? `INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, phone_number, created_at, search_text)
+    SELECT $13::text, $3::text, $5::text, ${name}::text, ${email}::text, ${phone}::text, $6::bigint, $14::text
+    FROM k WHERE ${go}
+    ON CONFLICT (account_id, user_id) DO UPDATE SET
+      contact_name = CASE WHEN excluded.contact_name <> '' THEN excluded.contact_name ELSE contacts.contact_name END,
+      email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE contacts.email END,
+      phone_number = CASE WHEN excluded.phone_number <> '' THEN excluded.phone_number ELSE contacts.phone_number END,
+      search_text = concat_ws(chr(31), ${part(1)},
+        CASE WHEN excluded.contact_name <> '' THEN ${nameFold}::text ELSE ${part(2)} END,
+        CASE WHEN excluded.email <> '' THEN ${emailFold}::text ELSE ${part(3)} END,
+        CASE WHEN excluded.phone_number <> '' THEN ${phoneFold}::text ELSE ${part(4)} END)
+    WHERE (excluded.contact_name <> '' AND excluded.contact_name <> contacts.contact_name)
+      OR (excluded.email <> '' AND excluded.email <> contacts.email)
+      OR (excluded.phone_number <> '' AND excluded.phone_number <> contacts.phone_number)
+    RETURNING ${CONTACT}`
+    : `INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, phone_number, created_at, search_text)
+    SELECT $13::text, $3::text, $5::text, '', '', '', $6::bigint, $14::text FROM k WHERE ${go}
+    ON CONFLICT (account_id, user_id) DO UPDATE SET contact_name = contacts.contact_name WHERE false
+    RETURNING 1`;
+  const code = launch
+    ? `,
+  lc AS (
+    INSERT INTO launch_codes (code_hash, account_id, chatbot_id, user_id, session_id, origin, created_at, expires_at,
+      used_at)
+    SELECT ${codeHash}::text, $3::text, $4::text, $5::text, $2::text, k.origin, $6::bigint, ${codeExpires}::bigint, NULL
+    FROM k WHERE ${go}
+  )`
+    : "";
+  return {
+    name: `session_issue${launch ? "_launch" : ""}${profile ? "_profile" : ""}`,
+    text: `WITH k AS (
+    ${key}
     WHERE k.key_hash = $12::text AND k.account_id = $3::text
   ),
   rt AS (
@@ -195,32 +253,82 @@ const ISSUE = `WITH k AS (
       revoked_at, last_used_at, last_origin, user_agent)
     SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::bigint, $7::bigint, $8::bigint, $9::bigint, $10::text,
       $11::text
-    FROM k WHERE k.usable AND k.bound
+    FROM k WHERE ${go}
     RETURNING 1
   ),
   ct AS (
-    INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, phone_number, created_at, search_text)
-    SELECT $13::text, $3::text, $5::text, '', '', '', $6::bigint, $14::text FROM k WHERE k.usable AND k.bound
-    ON CONFLICT (account_id, user_id) DO UPDATE SET contact_name = contacts.contact_name WHERE false
-    RETURNING 1
-  )
-  SELECT k.api_key_id, k.last_used_at, k.usable, (SELECT count(*) FROM rt) AS issued
-  FROM (SELECT 1) AS one LEFT JOIN k ON true`;
+    ${contact}
+  )${code}
+  SELECT k.api_key_id, k.last_used_at, k.usable${launch ? ", k.bound, k.allowed_origins, k.origin" : ""},
+    (SELECT count(*) FROM rt) AS issued${profile ? ", c.*" : ""}
+  FROM (SELECT 1) AS one LEFT JOIN k ON true${profile ? " LEFT JOIN ct AS c ON true" : ""}`,
+  };
+}
 
-/** Store.issueSession on PostgreSQL (see ISSUE). */
+const ISSUE = [
+  issueStatement(false, false),
+  issueStatement(false, true),
+  issueStatement(true, false),
+  issueStatement(true, true),
+];
+
+/** Store.issueSession on PostgreSQL (see issueStatement). */
 export async function pgIssueSession(db: PgDb, s: SessionIssue): Promise<SessionIssued> {
   const t = s.token;
-  const [r] = await db.rows("session_issue", ISSUE, [
+  const { launch, profile } = s;
+  const values: unknown[] = [
     ...refreshTokenValues(t),
     s.keyHash,
     newId(),
-    contactSearchText({ userId: t.userId, contactName: "", email: "", phoneNumber: "" }),
-  ]);
-  if (r && Number(r.issued) === 1)
+    contactSearchText({
+      userId: t.userId,
+      contactName: profile?.contactName ?? "",
+      email: profile?.email ?? "",
+      phoneNumber: profile?.phoneNumber ?? "",
+    }),
+  ];
+  if (launch)
+    values.push(
+      launch.embedOrigin === "" ? "" : (originOf(launch.embedOrigin) ?? null),
+      launch.codeHash,
+      launch.expiresAt,
+    );
+  if (profile)
+    values.push(
+      profile.contactName,
+      profile.email,
+      profile.phoneNumber,
+      foldForSearch(profile.contactName),
+      foldForSearch(profile.email),
+      foldForSearch(profile.phoneNumber),
+    );
+  const { name, text } = ISSUE[(launch ? 2 : 0) + (profile ? 1 : 0)]!;
+  const [r] = await db.rows(name, text, values);
+  if (r && Number(r.issued) === 1) {
+    // The merged contact's search text is the domain's fold of its fields wherever every writer stored it so; one
+    // that was not is folded again here (only where its fields are still those just merged).
+    if (profile && r.contact_id != null) {
+      const folded = foldedSearchText(r);
+      if (folded !== r.search_text)
+        await db.count(
+          "contact_search_text_refold",
+          `UPDATE contacts SET search_text = $1 WHERE contact_id = $2 AND contact_name = $3 AND email = $4
+             AND phone_number = $5`,
+          [folded, r.contact_id, r.contact_name, r.email, r.phone_number],
+        );
+    }
     return {
       issued: true,
       apiKeyId: r.api_key_id as string,
       keyLastUsedAt: r.last_used_at === null ? null : Number(r.last_used_at),
+      launchOrigin: launch ? (r.origin as string) : undefined,
     };
-  return { issued: false, revoked: r?.api_key_id != null && r.usable === false };
+  }
+  const keyFine = r?.api_key_id != null && r.usable === true;
+  return {
+    issued: false,
+    revoked: r?.api_key_id != null && r.usable === false,
+    allowedOrigins:
+      launch && keyFine && r.bound === true ? (JSON.parse(r.allowed_origins as string) as string[]) : undefined,
+  };
 }

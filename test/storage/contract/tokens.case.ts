@@ -1,8 +1,30 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_APPEARANCE } from "../../../src/domain/account/appearance.js";
+import { foldForSearch } from "../../../src/domain/conversation/search-fold.js";
 import { newId } from "../../../src/domain/ids.js";
-import { account, apiKeyRecord } from "./fixtures.js";
+import { account, apiKeyRecord, contactQuery, message } from "./fixtures.js";
 import type { Harness } from "./harness.js";
+
+/** When the sessions of issueSession's cases are issued. */
+const NOW = 5_000;
+
+/** Store.issueSession's input: a new session of (account, chatbot, user) at NOW, for the key with this hash. */
+const issue = (o: { accountId: string; chatbotId: string }, keyHash: string, userId: string) => ({
+  keyHash,
+  token: {
+    tokenHash: newId(),
+    sessionId: newId(),
+    accountId: o.accountId,
+    chatbotId: o.chatbotId,
+    userId,
+    createdAt: NOW,
+    expiresAt: NOW + 10_000,
+    revokedAt: null,
+    lastUsedAt: NOW,
+    lastOrigin: "",
+    userAgent: "ua",
+  },
+});
 
 /** Refresh tokens, revocation instants and signing keys: the state every instance shares. */
 export function tokenCases(h: () => Harness) {
@@ -58,23 +80,6 @@ export function tokenCases(h: () => Harness) {
   });
 
   describe("a session issued for an API key seen valid (issueSession)", () => {
-    const NOW = 5_000;
-    const issue = (o: { accountId: string; chatbotId: string }, keyHash: string, userId: string) => ({
-      keyHash,
-      token: {
-        tokenHash: newId(),
-        sessionId: newId(),
-        accountId: o.accountId,
-        chatbotId: o.chatbotId,
-        userId,
-        createdAt: NOW,
-        expiresAt: NOW + 10_000,
-        revokedAt: null,
-        lastUsedAt: NOW,
-        lastOrigin: "",
-        userAgent: "ua",
-      },
-    });
     /** Nothing of the issue was written: no session, no contact. */
     const nothingWritten = async (store: Harness["store"], s: ReturnType<typeof issue>) => {
       expect(await store.refreshTokens.byHash(s.token.tokenHash)).toBeUndefined();
@@ -155,6 +160,108 @@ export function tokenCases(h: () => Harness) {
         expect(await store.issueSession(s)).toEqual({ issued: false, revoked: false });
         await nothingWritten(store, s);
       }
+    });
+  });
+
+  describe("a session issued for an API key seen valid, with a launch code or a contact profile", () => {
+    const launch = (embedOrigin: string) => ({ codeHash: newId(), expiresAt: NOW + 60_000, embedOrigin });
+
+    it("stores the launch code with the session for an origin the chatbot allows (its only one when none is asked)", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const key = apiKeyRecord(a.accountId);
+      await store.apiKeys.insert(key);
+      for (const asked of ["", "https://shop.example/checkout?step=2"]) {
+        const s = { ...issue(a, key.keyHash, "u1"), launch: launch(asked) };
+        expect(await store.issueSession(s)).toMatchObject({ issued: true, launchOrigin: "https://shop.example" });
+        expect(await store.refreshTokens.byHash(s.token.tokenHash)).toEqual(s.token);
+        expect(await store.launchCodes.byHash(s.launch.codeHash)).toEqual({
+          codeHash: s.launch.codeHash,
+          accountId: a.accountId,
+          chatbotId: a.chatbotId,
+          userId: "u1",
+          sessionId: s.token.sessionId,
+          origin: "https://shop.example",
+          createdAt: NOW,
+          expiresAt: NOW + 60_000,
+          usedAt: null,
+        });
+      }
+    });
+
+    it("refuses an origin the chatbot does not allow, or none where it allows several, and writes nothing", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const key = apiKeyRecord(a.accountId);
+      await store.apiKeys.insert(key);
+      const several = newId();
+      const origins = ["https://a.example", "https://b.example:8443"];
+      await store.chatbots.insert({
+        chatbotId: several,
+        accountId: a.accountId,
+        name: "two sites",
+        allowedOrigins: origins,
+        knowledge: [],
+        agent: { kind: "built_in" },
+        appearance: DEFAULT_APPEARANCE,
+        active: true,
+        createdAt: 1,
+      });
+      const refused = [
+        [a.chatbotId, "https://other.example", ["https://shop.example"]],
+        [a.chatbotId, "not an address", ["https://shop.example"]],
+        [several, "", origins],
+        [several, "https://b.example", origins],
+      ] as const;
+      for (const [chatbotId, asked, allowed] of refused) {
+        const s = { ...issue({ accountId: a.accountId, chatbotId }, key.keyHash, "u1"), launch: launch(asked) };
+        expect(await store.issueSession(s)).toEqual({ issued: false, revoked: false, allowedOrigins: allowed });
+        expect(await store.refreshTokens.byHash(s.token.tokenHash)).toBeUndefined();
+        expect(await store.launchCodes.byHash(s.launch.codeHash)).toBeUndefined();
+        expect(await store.privacy.contact(a.accountId, { userId: "u1" })).toBeUndefined();
+      }
+      const s = { ...issue({ accountId: a.accountId, chatbotId: several }, key.keyHash, "u1") };
+      const ok = { ...s, launch: launch("https://b.example:8443/") };
+      expect(await store.issueSession(ok)).toMatchObject({ issued: true, launchOrigin: "https://b.example:8443" });
+      // A key refused is said before the origin is looked at.
+      const other = await account(store);
+      const bad = { ...issue(other, key.keyHash, "u1"), launch: launch("https://other.example") };
+      expect(await store.issueSession(bad)).toEqual({ issued: false, revoked: false });
+    });
+
+    it("folds a contact profile into the contact as ensure does, and its search text with it", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const key = apiKeyRecord(a.accountId);
+      await store.apiKeys.insert(key);
+      const withProfile = (userId: string, contactName: string, email: string, phoneNumber: string) => ({
+        ...issue(a, key.keyHash, userId),
+        profile: { contactName, email, phoneNumber },
+      });
+      // A new contact, and a stored one whose fields are merged one by one (an empty field keeps the stored value).
+      expect((await store.issueSession(withProfile("u1", "Émile Zola", "", "+1 555"))).issued).toBe(true);
+      await store.contacts.upsert(a.accountId, "u2", { contactName: "Łucja Ørsted", email: "", phoneNumber: "" }, 1);
+      expect((await store.issueSession(withProfile("u2", "", "LUCJA@X.example", ""))).issued).toBe(true);
+      expect((await store.issueSession(withProfile("u2", "", "", "+48 22"))).issued).toBe(true);
+      // The same profile again changes nothing.
+      expect((await store.issueSession(withProfile("u2", "", "LUCJA@X.example", ""))).issued).toBe(true);
+      await message(store, a, newId(), { at: 10, start: true, userId: "u1" });
+      await message(store, a, newId(), { at: 11, start: true, userId: "u2" });
+      const found = async (search: string) =>
+        (await store.contacts.list(contactQuery(a.accountId, { search: foldForSearch(search) }))).contacts.map((c) => [
+          c.userId,
+          c.contactName,
+          c.email,
+          c.phoneNumber,
+        ]);
+      const u1 = ["u1", "Émile Zola", "", "+1 555"];
+      const u2 = ["u2", "Łucja Ørsted", "LUCJA@X.example", "+48 22"];
+      expect(await found("emile")).toEqual([u1]);
+      expect(await found("+1 5")).toEqual([u1]);
+      expect(await found("lucja orsted")).toEqual([u2]);
+      expect(await found("lucja@x")).toEqual([u2]);
+      expect(await found("+48")).toEqual([u2]);
+      expect(await found("u2")).toEqual([u2]);
     });
   });
 
