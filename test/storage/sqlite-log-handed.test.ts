@@ -2,11 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AccountLogs } from "../../src/domain/log/account-logs.js";
-import { LogFeed } from "../../src/domain/log/log-feed.js";
-import type { EventRecord } from "../../src/domain/log/repository.js";
 import { openSqliteStore, type SqliteStore } from "../../src/storage/sqlite/index.js";
 import { waitFor } from "../helpers/time-scale.js";
+import { accountReader } from "./account-reader.js";
 import { account, event } from "./contract/fixtures.js";
 
 // On SQLite an event takes its place in its account's log at the append, in its writer's unit of work: the store's
@@ -19,34 +17,12 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** An account's shared reader (as a watch stream has), following from place 0, with what it got. */
-async function accountReader(accountId: string) {
-  const feed = new LogFeed();
-  const stopFeed = await store.onLogAdvanced((changes, deliveries, placed) =>
-    feed.advanced(changes, deliveries, placed),
-  );
-  const logs = new AccountLogs({ feed, history: store.events });
-  const stop = new AbortController();
-  const follower = await logs.follow(accountId, { accepts: () => true }, stop.signal);
-  follower.start(0);
-  const got: EventRecord[] = [];
-  const run = (async () => {
-    for (let page = await follower.next(); page; page = await follower.next()) got.push(...page);
-  })();
-  const done = () => {
-    stop.abort();
-    stopFeed();
-    logs.close();
-  };
-  return { logs, got, run, done };
-}
-
 describe("SQLite: a unit's events reach this process's readers in its announcement", () => {
   it("without a read of the log, each entry as the log stores it, once and in place order, units side by side included", async () => {
     dir = mkdtempSync(join(tmpdir(), "aiagent-handed-"));
     store = openSqliteStore(join(dir, "t.db"), { synchronous: "OFF" });
     const a = await account(store);
-    const { logs, got, run, done } = await accountReader(a.accountId);
+    const { logs, got, run, done } = await accountReader(store, a.accountId);
     await waitFor("the reader has read the empty log", () => logs.counts.shared > 0);
     const reads = logs.counts.shared;
     // One unit at a time, one or two events each; then units side by side (sharing one transaction).
