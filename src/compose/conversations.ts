@@ -21,7 +21,7 @@ import { ConversationNotes } from "../domain/conversation/notes.js";
 import { AgentReplay } from "../domain/conversation/replay.js";
 import { Routing } from "../domain/conversation/routing.js";
 import { ConversationSearch } from "../domain/conversation/search.js";
-import type { KnowledgeService, KnowledgeView } from "../domain/knowledge/knowledge-service.js";
+import { type KnowledgeService, type KnowledgeView, liveSourcesIn } from "../domain/knowledge/knowledge-service.js";
 import { AccountLogs } from "../domain/log/account-logs.js";
 import type { EventLog } from "../domain/log/event-log.js";
 import { LogFeed } from "../domain/log/log-feed.js";
@@ -163,6 +163,7 @@ export async function composeConversations(b: Base, d: ConversationDeps): Promis
     maxReplyMs: config.agentLoop.maxReplyMs,
     searchKnowledge,
     sources,
+    sourcesIn: liveSourcesIn,
   });
   const agentTools = new AgentTools({
     agents: store.agents,

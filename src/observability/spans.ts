@@ -37,6 +37,8 @@ export function tracedTransaction(transact: Transact, tracer: Tracer | undefined
 export function tracedAgent(agent: Agent, tracer: Tracer | undefined): Agent {
   if (!tracer) return agent;
   return {
+    // The reads ahead of a reply go into the message's unit of work, as without tracing.
+    ...(agent.prepare ? { prepare: agent.prepare.bind(agent) } : {}),
     async *reply(chatbot, history, signal, scope, agentContext) {
       const span = tracer.startSpan("agent.reply", { kind: SpanKind.CLIENT });
       const ctx = trace.setSpan(context.active(), span);

@@ -23,12 +23,12 @@ export class LogAdvances {
   /** Runs a unit of work (its commit included) and then announces what it appended. */
   async around<T>(run: () => Promise<T>): Promise<T> {
     if (this.unit.getStore()) return run();
-    const appended: Appended = { changes: [], deliveries: false, placed: undefined };
+    const appended: Appended = { changes: [], deliveries: false, placed: undefined, records: [] };
     const result = await this.unit.run(appended, run);
     const changes = appended.placed
       ? appended.changes.filter((c) => !appended.placed?.has(c.accountId))
       : appended.changes;
-    if (changes.length > 0) await this.committed(changes, appended.deliveries);
+    if (changes.length > 0) await this.committed(changes, appended.deliveries, appended.records);
     return result;
   }
 
@@ -60,11 +60,10 @@ export class LogAdvances {
         return records;
       },
       add: async (items) => {
-        await events.add(items);
-        await this.appended(
-          items.map((i) => i.event),
-          items,
-        );
+        // A back end that places at the append (SQLite) answers it with its places: the announcement carries them.
+        if (this.place) await events.add(items);
+        const records = this.place ? items.map((i) => i.event) : await events.append(items);
+        await this.appended(records, items);
       },
       list: (accountId, afterSeq, limit, types) => events.list(accountId, afterSeq, limit, types),
       lastSeq: (accountId) => events.lastSeq(accountId),
@@ -90,23 +89,52 @@ export class LogAdvances {
   }
 
   private async appended(
-    records: readonly Pick<EventRecord, "accountId" | "orderKey">[],
+    records: readonly (Pick<EventRecord, "accountId" | "orderKey"> & { seq?: number })[],
     items: readonly { deliveries: readonly unknown[] }[],
   ): Promise<void> {
     const changes = records.map((r) => ({ accountId: r.accountId, conversationId: r.orderKey }));
     const deliveries = items.some((i) => i.deliveries.length > 0);
+    const placed = this.place ? [] : (records as EventRecord[]);
     const open = this.unit.getStore();
     if (open) {
       open.changes.push(...changes);
       open.deliveries ||= deliveries;
-    } else if (changes.length > 0) await this.committed(changes, deliveries);
+      open.records.push(...placed);
+    } else if (changes.length > 0) await this.committed(changes, deliveries, placed);
   }
 
-  /** Appends committed: placed (the placing announces them), or announced. */
-  private async committed(changes: readonly ConversationEvent[], deliveries: boolean): Promise<void> {
+  /**
+   * Appends committed: placed (the placing announces them), or announced, with their entries when the back end
+   * placed them at the append (`records`, SQLite), so that this process's readers need not read them back.
+   */
+  private async committed(
+    changes: readonly ConversationEvent[],
+    deliveries: boolean,
+    records: readonly EventRecord[],
+  ): Promise<void> {
     if (this.place) await this.place([...new Set(changes.map((c) => c.accountId))]);
-    else this.tell(distinct(changes), deliveries);
+    else this.tell(distinct(changes), deliveries, placedEntries(records));
   }
+}
+
+/**
+ * A unit of work's appends as the entries a read of its account's log would answer (their data as stored: through
+ * JSON), when they are one account's and dense; else undefined (the readers read). A back end that places at the
+ * append gives dense places to one unit: no other unit appends while it runs, and its counter goes back with it.
+ */
+function placedEntries(records: readonly EventRecord[]): PlacedEntries | undefined {
+  const first = records[0];
+  if (!first) return undefined;
+  for (let i = 1; i < records.length; i++)
+    if (records[i]!.accountId !== first.accountId || records[i]!.seq !== first.seq + i) return undefined;
+  let entries: EventRecord[] | undefined;
+  return {
+    accountId: first.accountId,
+    firstSeq: first.seq,
+    lastSeq: first.seq + records.length - 1,
+    entries: () =>
+      (entries ??= records.map((r) => ({ ...r, data: JSON.parse(JSON.stringify(r.data)) as EventRecord["data"] }))),
+  };
 }
 
 /** What a unit of work appended so far: the logs, and whether any append recorded a webhook delivery. */
@@ -115,6 +143,8 @@ interface Appended {
   deliveries: boolean;
   /** The accounts whose appends were placed with the commit (LogAdvances.placed). */
   placed: Set<string> | undefined;
+  /** The appends with their places, when the back end places at the append (SQLite). */
+  records: EventRecord[];
 }
 
 /** Each (account, conversation) once, in first-seen order. */

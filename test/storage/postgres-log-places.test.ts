@@ -1,13 +1,11 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { newId } from "../../src/domain/ids.js";
-import { AccountLogs } from "../../src/domain/log/account-logs.js";
 import type { ConversationEvent } from "../../src/domain/log/events.js";
-import { LogFeed } from "../../src/domain/log/log-feed.js";
-import type { EventRecord } from "../../src/domain/log/repository.js";
 import { openPgStore, type PgStore } from "../../src/storage/postgres/index.js";
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from "../helpers/postgres.js";
 import { waitFor } from "../helpers/time-scale.js";
+import { accountReader } from "./account-reader.js";
 import { account, endpoint, event, message } from "./contract/fixtures.js";
 
 // On PostgreSQL an event takes its place in its account's log after its writer's commit (sequencer.ts): writers of
@@ -39,28 +37,6 @@ async function follow(store: PgStore, accountId: string) {
     if (changes === undefined || changes.some((c) => c.accountId === accountId)) read();
   });
   return { seen, stop };
-}
-
-/** An account's shared reader on `store` (as a watch stream has), following from place 0, with what it got. */
-async function accountReader(store: PgStore, accountId: string) {
-  const feed = new LogFeed();
-  const stopFeed = await store.onLogAdvanced((changes, deliveries, placed) =>
-    feed.advanced(changes, deliveries, placed),
-  );
-  const logs = new AccountLogs({ feed, history: store.events });
-  const stop = new AbortController();
-  const follower = await logs.follow(accountId, { accepts: () => true }, stop.signal);
-  follower.start(0);
-  const got: EventRecord[] = [];
-  const run = (async () => {
-    for (let page = await follower.next(); page; page = await follower.next()) got.push(...page);
-  })();
-  const done = () => {
-    stop.abort();
-    stopFeed();
-    logs.close();
-  };
-  return { logs, got, run, done };
 }
 
 describe.skipIf(skip !== undefined)("PostgreSQL log places", () => {

@@ -1,6 +1,7 @@
 import type { ChatbotRecord, KnowledgeSnippet } from "../account/repository.js";
 import type { KnowledgeView, ReplySources } from "../knowledge/knowledge-service.js";
-import type { ToolRecord } from "./tools.js";
+import type { KnowledgeRepository } from "../knowledge/source.js";
+import type { AgentRepository, AgentSettingsRecord, HandoverRecord, ToolRecord } from "./tools.js";
 
 /** One turn of context given to the agent. */
 export interface AgentTurn {
@@ -123,7 +124,23 @@ export interface ReplyScope {
     /** The draft's knowledge sources (absent: the chatbot's live ones). */
     knowledge?: KnowledgeView;
   };
+  /** What the reply begins by reading, read ahead (Agent.prepare): it reads none of it again. */
+  prepared?: Promise<PreparedReply>;
 }
+
+/** Where a reply's first reads are made ahead of it: the unit of work that stores the customer's message. */
+export interface AgentReads {
+  agents: Pick<AgentRepository, "settings" | "tools" | "handover">;
+  knowledge: Pick<KnowledgeRepository, "listSources">;
+}
+
+/** What a reply begins by reading: the chatbot's agent settings and tools, the handover, the knowledge sources. */
+export type PreparedReply = [
+  settings: AgentSettingsRecord | undefined,
+  tools: ToolRecord[],
+  handover: HandoverRecord | undefined,
+  sources: ReplySources | undefined,
+];
 
 /** The AI agent behind the frame; implementations are interchangeable. */
 export interface Agent {
@@ -134,6 +151,12 @@ export interface Agent {
     scope?: ReplyScope,
     context?: AgentContext,
   ): AsyncIterable<AgentEvent>;
+  /**
+   * Starts the reads a reply to the conversation begins with on `reads`, the unit of work that stores the customer's
+   * message, so that a back end sends them with its commit (they see what committed before the message); the reply
+   * given them as ReplyScope.prepared makes none of them itself. Absent: the reply reads them itself.
+   */
+  prepare?(reads: AgentReads, chatbotId: string, conversationId: string): Promise<PreparedReply>;
 }
 
 /** The agent could not answer; the user's message is kept. */

@@ -8,8 +8,10 @@ import type {
   Agent,
   AgentContext,
   AgentEvent,
+  AgentReads,
   AgentTool,
   AgentTurn,
+  PreparedReply,
   ReplyScope,
   ToolCallOutcome,
   ToolCallRecord,
@@ -68,6 +70,8 @@ export interface DirectorDeps {
    * with any, the model is offered search_knowledge; the searches and the built-in agent take them from the context.
    */
   sources?: (chatbotId: string, view?: KnowledgeView) => Promise<ReplySources>;
+  /** `sources` without a view, read from `knowledge` (a unit of work's: Agent.prepare); absent: `sources` is asked. */
+  sourcesIn?: (knowledge: AgentReads["knowledge"], chatbotId: string) => Promise<ReplySources>;
 }
 
 /** The built-in tool every model is offered: hand the conversation to the team. */
@@ -134,12 +138,14 @@ export class DirectedAgent implements Agent {
     }
     const now = this.d.clock.now();
     const view = scope.replay?.knowledge;
-    const [stored, tools, waiting, sources] = await Promise.all([
-      this.d.agents.settings(chatbot.chatbotId),
-      scope.replay?.tools ?? this.d.agents.tools(chatbot.chatbotId),
-      scope.replay ? undefined : this.d.agents.handover(scope.conversationId),
-      this.d.searchKnowledge && this.d.sources ? this.d.sources(chatbot.chatbotId, view) : undefined,
-    ]);
+    const [stored, tools, waiting, sources] = await (scope.prepared && !scope.replay
+      ? scope.prepared
+      : Promise.all([
+          this.d.agents.settings(chatbot.chatbotId),
+          scope.replay?.tools ?? this.d.agents.tools(chatbot.chatbotId),
+          scope.replay ? undefined : this.d.agents.handover(scope.conversationId),
+          this.d.searchKnowledge && this.d.sources ? this.d.sources(chatbot.chatbotId, view) : undefined,
+        ]));
     // Handed over: the team answers; the agent says nothing more until a person releases the conversation.
     if (waiting) {
       yield { type: "done", content: "", documents: [], toolCalls: "", handover: SILENT };
@@ -170,6 +176,21 @@ export class DirectedAgent implements Agent {
       }
     }
     yield* this.carryOn(chatbot, history, signal, scope, settings, tools, now, sources);
+  }
+
+  /** The four reads `reply` begins with, made on `reads` (the customer's message's unit of work). */
+  prepare(reads: AgentReads, chatbotId: string, conversationId: string): Promise<PreparedReply> {
+    const d = this.d;
+    return Promise.all([
+      reads.agents.settings(chatbotId),
+      reads.agents.tools(chatbotId),
+      reads.agents.handover(conversationId),
+      d.searchKnowledge && d.sources
+        ? d.sourcesIn
+          ? d.sourcesIn(reads.knowledge, chatbotId)
+          : d.sources(chatbotId)
+        : undefined,
+    ]);
   }
 
   /** The inner agent's reply under the chatbot's rules; a decided call, when given, heads its tool_calls record. */

@@ -8,6 +8,7 @@ import type { Clock } from "../clock.js";
 import { notFound } from "../errors.js";
 import { IdempotencyKeys, type KeyedRequest } from "../idempotency/keys.js";
 import type { IdempotencyRepository } from "../idempotency/repository.js";
+import type { KnowledgeRepository } from "../knowledge/source.js";
 import type { EventInput, EventLog, LogTx } from "../log/event-log.js";
 import type { ConversationEvents } from "../log/events.js";
 import type { EventType } from "../log/repository.js";
@@ -46,8 +47,13 @@ export interface ConversationTx extends LogTx, AuditTx {
   replies: ReplyRepository;
   /** The files sent with messages (attachments.ts). */
   attachments: AttachmentRepository;
-  /** The conversations handed over to the team. */
-  agents: Pick<AgentRepository, "setHandover" | "clearHandover">;
+  /**
+   * The conversations handed over to the team; the agent's settings, tools and the handover, read ahead of a reply
+   * (Agent.prepare).
+   */
+  agents: Pick<AgentRepository, "setHandover" | "clearHandover" | "settings" | "tools" | "handover">;
+  /** The chatbots' knowledge sources, read ahead of a reply (Agent.prepare). */
+  knowledge: Pick<KnowledgeRepository, "listSources">;
   /** Tool calls waiting for a person's approval. */
   approvals: ToolApprovalRepository;
   /** Snoozes and first-response SLA clocks (timers.ts). */
@@ -169,8 +175,12 @@ export class ConversationCore {
   ): Promise<{ message: MessageRecord; conversation: ConversationRecord; recent?: Promise<MessageRecord[]> }> {
     const r = await this.d.transaction(
       async (tx) => {
-        const message = await tx.conversations.append(conversationId, m, messageEffect(m.role), start);
-        const conversation = (await tx.conversations.byId(conversationId))!;
+        const { message, conversation } = await tx.conversations.appendAndRead(
+          conversationId,
+          m,
+          messageEffect(m.role),
+          start,
+        );
         const summary = this.summary(conversation);
         const events: EventInput[] = [];
         if (start)

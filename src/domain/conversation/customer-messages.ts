@@ -1,5 +1,5 @@
 import type { ChatbotRecord } from "../account/repository.js";
-import { type AgentTurn, AgentUnavailableError } from "../agent/agent.js";
+import { type AgentTurn, AgentUnavailableError, type PreparedReply } from "../agent/agent.js";
 import { SILENT } from "../agent/director.js";
 import type { FrameCaller } from "../caller.js";
 import { DomainError } from "../errors.js";
@@ -96,6 +96,8 @@ export class CustomerMessages {
     const reopens = before !== undefined && this.c.effectiveStatus(before) === "closed";
     // The reply's claim goes with the message, when the agent answers it: a retry then finds it held.
     const claim = newId();
+    // The reads the agent's reply begins with, made in the message's unit (a back end sends them with its commit).
+    let prepared: Promise<PreparedReply> | undefined;
     const sent = await this.c.keys.once<{
       message: MessageRecord;
       conversation?: ConversationRecord;
@@ -112,13 +114,16 @@ export class CustomerMessages {
         keyed,
         AGENT_CONTEXT,
         async (tx, message, conversation) => {
-          if (conversation.assignedTo === AI_AGENT)
-            await tx.replies.open({
-              messageId: message.messageId,
-              conversationId,
-              claim,
-              leaseUntil: now + REPLY_LEASE_MS,
-            });
+          if (conversation.assignedTo !== AI_AGENT) return;
+          await tx.replies.open({
+            messageId: message.messageId,
+            conversationId,
+            claim,
+            leaseUntil: now + REPLY_LEASE_MS,
+          });
+          // Not waited for here, as the history is not: should the unit fail, nobody waits for them.
+          prepared = this.d.agent.prepare?.(tx, caller.chatbotId, conversationId);
+          prepared?.catch(() => undefined);
         },
       );
     });
@@ -130,10 +135,12 @@ export class CustomerMessages {
 
     let held: string | undefined;
     let history: Promise<MessageRecord[]> | undefined;
+    let ahead: Promise<PreparedReply> | undefined;
     if (sent.conversation) {
       if (conv.assignedTo !== AI_AGENT) return;
       held = claim;
       history = sent.recent;
+      ahead = prepared;
     }
     for (;;) {
       if (held === undefined) {
@@ -146,6 +153,7 @@ export class CustomerMessages {
         }
         ({ conv, claim: held } = settled);
         history = undefined;
+        ahead = undefined;
       }
       chatbot ??= (await this.d.chatbots.byId(caller.chatbotId))!;
       // The agent sees the conversation up to this message (read with the message's unit when it was just stored).
@@ -155,7 +163,7 @@ export class CustomerMessages {
             .messages(conv, AGENT_CONTEXT, Math.max(0, userMessage.messageOrder - AGENT_CONTEXT))
             .then((p) => p.messages))
       ).map((m) => ({ role: m.role, content: m.content, toolCalls: m.toolCalls }));
-      const answered = yield* this.answer(caller, conv, userMessage, held, chatbot, turns, signal);
+      const answered = yield* this.answer(caller, conv, userMessage, held, chatbot, turns, signal, ahead);
       if (answered) return;
       // Another claimant took the message over (this instance stalled past its lease): its reply is the one.
       held = undefined;
@@ -175,6 +183,7 @@ export class CustomerMessages {
     chatbot: ChatbotRecord,
     history: AgentTurn[],
     signal: AbortSignal,
+    prepared?: Promise<PreparedReply>,
   ): AsyncGenerator<SendEvent, boolean> {
     const replies = this.d.replies;
     const messageId = userMessage.messageId;
@@ -184,7 +193,12 @@ export class CustomerMessages {
     renew.unref?.();
     let stored = false;
     // Whom the reply is for, as the access token says (a tool call carries it; a model never chooses it).
-    const scope = { accountId: caller.accountId, conversationId: conv.conversationId, userId: caller.userId };
+    const scope = {
+      accountId: caller.accountId,
+      conversationId: conv.conversationId,
+      userId: caller.userId,
+      ...(prepared ? { prepared } : {}),
+    };
     try {
       try {
         for await (const ev of this.d.agent.reply(chatbot, history, signal, scope)) {

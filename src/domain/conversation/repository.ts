@@ -221,6 +221,16 @@ export interface ConversationRepository {
    * `effect` says what it does to the conversation's unread count and status (the domain's rules decide).
    */
   append(conversationId: string, m: NewMessage, effect: MessageEffect, start?: NewConversation): Promise<MessageRecord>;
+  /**
+   * As append, and answers the conversation as the append left it, which the back end has at hand from its write
+   * (what byId would answer right after, in the same unit of work): no read of it after the append.
+   */
+  appendAndRead(
+    conversationId: string,
+    m: NewMessage,
+    effect: MessageEffect,
+    start?: NewConversation,
+  ): Promise<{ message: MessageRecord; conversation: ConversationRecord }>;
   /** Messages with message_order in (offset, offset + limit], in order; the caller has the conversation already. */
   messages(
     conv: ConversationRef,

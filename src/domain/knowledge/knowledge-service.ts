@@ -65,6 +65,15 @@ export interface ReplySources {
   any: boolean;
 }
 
+/** A chatbot's live knowledge sources as a reply reads them (KnowledgeService.sourcesFor without a view), from `knowledge`. */
+export async function liveSourcesIn(
+  knowledge: Pick<KnowledgeRepository, "listSources">,
+  chatbotId: string,
+): Promise<ReplySources> {
+  const live = await knowledge.listSources(chatbotId, MAX_SOURCES);
+  return { live, any: live.length > 0 };
+}
+
 /** What a search of a chatbot's knowledge finds, and whether the built-in agent would answer from it. */
 export interface KnowledgeSearchResult {
   /** Best first, those below the threshold included. */
@@ -438,13 +447,13 @@ export class KnowledgeService {
    * whether there is any to search, and the listing its searches take (searchKnowledge's `sources`).
    */
   async sourcesFor(chatbotId: string, view?: KnowledgeView): Promise<ReplySources> {
+    if (!view) return liveSourcesIn(this.d.knowledge, chatbotId);
     const [live, draft] = await Promise.all([
       this.d.knowledge.listSources(chatbotId, MAX_SOURCES),
-      view ? this.d.knowledge.listSources(view.draftKey, MAX_SOURCES) : undefined,
+      this.d.knowledge.listSources(view.draftKey, MAX_SOURCES),
     ]);
-    if (!view) return { live, any: live.length > 0 };
     const leftOut = new Set(view.leftOut);
-    return { live, draft: draft!, any: draft!.length > 0 || live.some((s) => !leftOut.has(s.sourceId)) };
+    return { live, draft, any: draft.length > 0 || live.some((s) => !leftOut.has(s.sourceId)) };
   }
 
   /**

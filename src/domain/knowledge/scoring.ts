@@ -38,10 +38,20 @@ export interface ScoredText {
 export function passageScore(question: string | string[], p: ScoredText): number {
   const words = typeof question === "string" ? queryWords(question) : question;
   if (words.length === 0) return 0;
+  return scoreAgainst(words, scoredTerms(p), p.language);
+}
+
+/** What passageScore matches a question's words against: the passage's terms and its words as written. */
+export function scoredTerms(p: ScoredText): Set<string> {
   const body = `${p.title} ${p.headingPath} ${p.text}`;
-  const terms = new Set([...termsOf(body, p.language), ...wordsOf(body)]);
+  return new Set([...termsOf(body, p.language), ...wordsOf(body)]);
+}
+
+/** passageScore of a passage whose scoredTerms are known, for a question's words (queryWords). */
+export function scoreAgainst(words: string[], terms: Set<string>, language: TextLanguage): number {
+  if (words.length === 0) return 0;
   let hit = 0;
-  for (const w of words) if (terms.has(w) || terms.has(stemWord(w, p.language))) hit++;
+  for (const w of words) if (terms.has(w) || terms.has(stemWord(w, language))) hit++;
   return hit / words.length;
 }
 

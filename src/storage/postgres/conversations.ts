@@ -8,9 +8,12 @@ import {
   type MessageAttachment,
   type MessageRecord,
   type MessageRole,
+  type NewConversation,
+  type NewMessage,
   PREVIEW_LENGTH,
   type StoredContact,
 } from "../../domain/conversation/repository.js";
+import type { MessageEffect } from "../../domain/conversation/rules.js";
 import { searchDocText } from "../../domain/conversation/search.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import { newId } from "../../domain/ids.js";
@@ -95,6 +98,73 @@ const APPEND = `WITH bump AS (
 
 /** Conversations and messages; each write is one transaction that also keeps the contact's aggregates. */
 export function pgConversations(db: PgDb): ConversationRepository {
+  /** The message appended, and the conversation as the append left it (its row from the append's RETURNING). */
+  const append = (
+    conversationId: string,
+    m: NewMessage,
+    effect: MessageEffect,
+    start: NewConversation | undefined,
+  ): Promise<{ message: MessageRecord; conversation: ConversationRecord }> =>
+    db.unit(async () => {
+      if (start) {
+        const [contact] = await db.rows(
+          "conv_ensure_contact",
+          `INSERT INTO contacts (contact_id, account_id, user_id, created_at, search_text) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (account_id, user_id) DO UPDATE SET user_id = contacts.user_id RETURNING contact_id`,
+          [
+            newId(),
+            start.accountId,
+            start.userId,
+            m.createdAt,
+            contactSearchText({ userId: start.userId, contactName: "", email: "", phoneNumber: "" }),
+          ],
+        );
+        await db.write(
+          "conv_insert",
+          "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+          [
+            start.conversationId,
+            start.accountId,
+            start.chatbotId,
+            contact!.contact_id,
+            start.channel,
+            start.status,
+            start.assignedTo,
+            m.createdAt,
+          ],
+        );
+      }
+      const [conv] = await db.rows<ConversationRow & { endpoints: unknown; snoozed_until: unknown }>(
+        "conv_append",
+        APPEND,
+        [
+          m.createdAt,
+          effect.unread ? 1 : 0,
+          effect.reopens,
+          conversationId,
+          m.messageId,
+          m.role,
+          m.content,
+          m.toolCalls,
+          JSON.stringify(m.documents),
+          JSON.stringify(m.attachments ?? []),
+          searchDocText(m.content),
+          m.authorName ?? "",
+        ],
+      );
+      if (!conv) throw new Error(`conversation ${conversationId} vanished`);
+      const order = Number(conv.message_count);
+      // The row stays locked to the commit: the domain's read of it right after is answered from here.
+      const conversation = toConversation(conv);
+      db.held?.set(heldKey(conversationId), conversation);
+      db.held?.set(heldEndpointsKey(conv.account_id), conv.endpoints);
+      db.held?.set(heldSnoozeKey(conversationId), conv.snoozed_until ?? null);
+      return {
+        message: { ...m, conversationId, conversationCreatedAt: Number(conv.created_at), messageOrder: order },
+        // A copy: the held record is answered again (byId copies it too).
+        conversation: { ...conversation },
+      };
+    });
   return {
     previews: async (ids) => {
       const out = new Map<string, ConversationPreview>();
@@ -117,62 +187,8 @@ export function pgConversations(db: PgDb): ConversationRepository {
         toConversation,
       )[0];
     },
-    append: (conversationId, m, effect, start) =>
-      db.unit(async () => {
-        if (start) {
-          const [contact] = await db.rows(
-            "conv_ensure_contact",
-            `INSERT INTO contacts (contact_id, account_id, user_id, created_at, search_text) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (account_id, user_id) DO UPDATE SET user_id = contacts.user_id RETURNING contact_id`,
-            [
-              newId(),
-              start.accountId,
-              start.userId,
-              m.createdAt,
-              contactSearchText({ userId: start.userId, contactName: "", email: "", phoneNumber: "" }),
-            ],
-          );
-          await db.write(
-            "conv_insert",
-            "INSERT INTO conversations (conversation_id, account_id, chatbot_id, contact_id, channel, status, assigned_to, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            [
-              start.conversationId,
-              start.accountId,
-              start.chatbotId,
-              contact!.contact_id,
-              start.channel,
-              start.status,
-              start.assignedTo,
-              m.createdAt,
-            ],
-          );
-        }
-        const [conv] = await db.rows<ConversationRow & { endpoints: unknown; snoozed_until: unknown }>(
-          "conv_append",
-          APPEND,
-          [
-            m.createdAt,
-            effect.unread ? 1 : 0,
-            effect.reopens,
-            conversationId,
-            m.messageId,
-            m.role,
-            m.content,
-            m.toolCalls,
-            JSON.stringify(m.documents),
-            JSON.stringify(m.attachments ?? []),
-            searchDocText(m.content),
-            m.authorName ?? "",
-          ],
-        );
-        if (!conv) throw new Error(`conversation ${conversationId} vanished`);
-        const order = Number(conv.message_count);
-        // The row stays locked to the commit: the domain's read of it right after is answered from here.
-        db.held?.set(heldKey(conversationId), toConversation(conv));
-        db.held?.set(heldEndpointsKey(conv.account_id), conv.endpoints);
-        db.held?.set(heldSnoozeKey(conversationId), conv.snoozed_until ?? null);
-        return { ...m, conversationId, conversationCreatedAt: Number(conv.created_at), messageOrder: order };
-      }),
+    append: async (conversationId, m, effect, start) => (await append(conversationId, m, effect, start)).message,
+    appendAndRead: (conversationId, m, effect, start) => append(conversationId, m, effect, start),
     // message_order is gap-free from 1, so "skip offset" is a range on the unique index, not an OFFSET scan.
     messages: async (conv, limit, offset) => {
       const rows = await db.rows(

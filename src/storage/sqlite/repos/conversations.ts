@@ -1,6 +1,7 @@
 import type { KnowledgeSnippet } from "../../../domain/account/repository.js";
 import {
   type ConversationPreview,
+  type ConversationRecord,
   type ConversationRepository,
   type MessageAttachment,
   type MessageRecord,
@@ -82,25 +83,17 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   // concurrency.
   // The report's facts ride along: the earliest customer and operator message (min, not the first written: two
   // sends may commit in the other order than their instants) and the latest activity.
+  // Every column of the row as the bump left it: with the contact's user_id (touchContact's), the conversation as a
+  // read would answer it, so the unit of work needs no read of it after the append (appendAndRead).
   const bump = db.prepare<
     [{ now: number; unread: number; reopens: number; id: string; role: string }],
-    {
-      message_count: number;
-      contact_id: string;
-      channel: string;
-      status: string;
-      assigned_to: string;
-      created_at: number;
-      chatbot_id: string;
-      last_message_at: number;
-    }
+    Omit<ConversationRow, "user_id"> & { created_at: number; last_message_at: number; message_count: number }
   >(`
     UPDATE conversations SET message_count = message_count + 1, last_message_at = max(coalesce(last_message_at, @now), @now),
       unread_count = unread_count + @unread, status = CASE WHEN @reopens THEN 'live' ELSE status END,
       first_customer_at = CASE WHEN @role = 'user' THEN min(coalesce(first_customer_at, @now), @now) ELSE first_customer_at END,
       first_operator_at = CASE WHEN @role = 'operator' THEN min(coalesce(first_operator_at, @now), @now) ELSE first_operator_at END
-    WHERE conversation_id = @id RETURNING message_count, contact_id, channel, status, assigned_to, created_at, chatbot_id,
-      last_message_at`);
+    WHERE conversation_id = @id RETURNING *`);
   const insertMsg = db.prepare(
     "INSERT INTO messages (message_id, conversation_id, message_order, role, content, tool_calls, documents, " +
       "created_at, chatbot_id, conversation_created_at, attachments, author_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -108,7 +101,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
   const indexMsg = db.prepare("INSERT INTO message_search (rowid, terms) VALUES (?, ?)");
   // The conversation written to becomes the latest; its state as this write left it (its last activity) is
   // copied for the list, which then needs no join.
-  const touchContact = db.prepare(`
+  const touchContact = db
+    .prepare(`
     UPDATE contacts SET
       latest_message_at = max(coalesce(latest_message_at, 0), @now),
       latest_conversation_id = @conversationId,
@@ -119,7 +113,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       live_activity_at = CASE WHEN @live THEN max(coalesce(live_activity_at, 0), @now) ELSE live_activity_at END,
       channels = CASE WHEN instr(',' || channels || ',', ',' || @channel || ',') > 0 THEN channels
                       WHEN channels = '' THEN @channel ELSE channels || ',' || @channel END
-    WHERE contact_id = @contactId`);
+    WHERE contact_id = @contactId RETURNING user_id`)
+    .pluck();
   // After a status change: the live activity over all the contact's conversations, and the copy of the latest
   // conversation's state only when the changed one is the latest (an older one's change must not show).
   const statusContact = db.prepare(`
@@ -195,7 +190,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       m: NewMessage,
       effect: MessageEffect,
       start: NewConversation | undefined,
-    ): MessageRecord => {
+    ): { message: MessageRecord; conversation: ConversationRecord } => {
       if (start) {
         const contactId = ensureContact.get({
           accountId: start.accountId,
@@ -239,7 +234,7 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         m.authorName ?? "",
       );
       indexMsg.run(lastInsertRowid, searchDocText(m.content));
-      touchContact.run({
+      const userId = touchContact.get({
         now: m.createdAt,
         activity: conv.last_message_at,
         conversationId,
@@ -249,8 +244,11 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
         assignedTo: conv.assigned_to,
         channel: conv.channel,
         contactId: conv.contact_id,
-      });
-      return { ...m, conversationId, conversationCreatedAt: conv.created_at, messageOrder: conv.message_count };
+      }) as string;
+      return {
+        message: { ...m, conversationId, conversationCreatedAt: conv.created_at, messageOrder: conv.message_count },
+        conversation: toConversation({ ...conv, user_id: userId }),
+      };
     },
   );
 
@@ -272,7 +270,8 @@ export function sqliteConversations(db: Db): Sync<ConversationRepository> {
       return out;
     },
     // IMMEDIATE takes the write lock first, so writers in other processes queue instead of failing mid-transaction.
-    append: (id, m, effect, start) => append.immediate(id, m, effect, start),
+    append: (id, m, effect, start) => append.immediate(id, m, effect, start).message,
+    appendAndRead: (id, m, effect, start) => append.immediate(id, m, effect, start),
     // The caller has just read the conversation, so its creation time comes along instead of being read again.
     messages: (conv, limit, offset) => {
       // message_order is gap-free from 1, so "skip offset" is a range, not an OFFSET scan.
