@@ -1,4 +1,4 @@
-import { reused } from "./lru.js";
+import { added, reused } from "./lru.js";
 import type { ContactView } from "./repository.js";
 
 /** One page of the contact list, as a reader sees it. */
@@ -30,6 +30,8 @@ interface Entry {
   liveUntil: number;
   forms: Map<ContactListForm<unknown>, unknown>;
   size: number;
+  /** When it was added or moved last in the cache's order (lru.ts). */
+  lastAt: number;
 }
 
 /** How many pages, and roughly how many characters their forms hold, the cache keeps at most. */
@@ -119,8 +121,8 @@ export class ContactListCache {
       entry = undefined;
     }
     if (!entry) {
-      entry = { version, liveUntil: loaded.liveUntil, forms: new Map(), size: 0 };
-      this.entries.set(key, entry);
+      entry = { version, liveUntil: loaded.liveUntil, forms: new Map(), size: 0, lastAt: 0 };
+      added(this.entries, key, entry);
     }
     if (entry.forms.has(form)) return;
     // Two reads at one version may have seen different instants: the entry holds for the earlier bound.
