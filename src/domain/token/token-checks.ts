@@ -1,6 +1,6 @@
 import { apiKeyUsable } from "../account/api-keys.js";
 import type { ChatbotRecord } from "../account/repository.js";
-import { resolvePerson } from "../account/team-service.js";
+import { ownerCaller, resolvePerson } from "../account/team-service.js";
 import type { AccountCaller, EveryProperty } from "../caller.js";
 import { unauthenticated } from "../errors.js";
 import { lineage, lineageOf } from "../lineage.js";
@@ -23,10 +23,7 @@ function lineageFor(claims: IdClaims): readonly string[] {
 /** Checking presented tokens on each call: signature, expiry, revocation, and that what they name is still active. */
 export class TokenChecks {
   constructor(
-    private readonly d: Pick<
-      TokenServiceDeps,
-      "chatbots" | "clock" | "jwt" | "members" | "refreshTokens" | "teams"
-    >,
+    private readonly d: Pick<TokenServiceDeps, "chatbots" | "clock" | "jwt" | "members" | "refreshTokens" | "teams">,
   ) {}
 
   /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
@@ -68,7 +65,10 @@ export class TokenChecks {
       lineageFor(claims),
       !!claims.apiKeyId,
     );
-    const caller = account?.active ? await resolvePerson(this.d.members, account, claims.email) : undefined;
+    // The account's owner (as a rule) without a promise; a member is read.
+    const caller = account?.active
+      ? (ownerCaller(account, claims.email) ?? (await resolvePerson(this.d.members, account, claims.email)))
+      : undefined;
     if (!caller) throw unauthenticated("the ID token is invalid");
     // An operator sees the chatbots of their teams and those of no team; an admin sees all (teams.ts).
     if (caller.role === "operator" && this.d.teams) {
