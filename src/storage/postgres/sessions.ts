@@ -1,6 +1,6 @@
+import type { AccountRepository, ApiKeyRepository } from "../../domain/account/repository.js";
 import { contactSearchText } from "../../domain/conversation/search-fold.js";
 import { newId } from "../../domain/ids.js";
-import type { AccountRepository, ApiKeyRepository } from "../../domain/account/repository.js";
 import type {
   LaunchCodeRepository,
   RefreshTokenRepository,

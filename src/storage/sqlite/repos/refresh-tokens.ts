@@ -1,9 +1,5 @@
 import type { AccountRepository, ApiKeyRepository } from "../../../domain/account/repository.js";
-import type {
-  IdTokenAccess,
-  RefreshTokenRepository,
-  SessionPolicyRecord,
-} from "../../../domain/token/repository.js";
+import type { IdTokenAccess, RefreshTokenRepository, SessionPolicyRecord } from "../../../domain/token/repository.js";
 import type { Sync } from "../../sync.js";
 import {
   fromTokenWithAccountValues,
