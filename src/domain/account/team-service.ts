@@ -86,15 +86,8 @@ const ownerView = (a: AccountRecord): MemberView => ({
   owner: true,
 });
 
-/**
- * Who the holder of an ID token is now: the owner (the account's e-mail), or a member who has joined, with the
- * role they have now (a removed member, or one whose invitation is pending, is nobody).
- */
-export async function resolvePerson(
-  members: Pick<MemberRepository, "byEmail">,
-  account: AccountRecord,
-  email: string,
-): Promise<AccountCaller | undefined> {
+/** The account's owner as the caller, when `email` is the account's own (any case); undefined for anyone else. */
+export function ownerCaller(account: AccountRecord, email: string): AccountCaller | undefined {
   // The same text (the token's e-mail is the account's, as a rule) needs no case folding.
   if (account.email === email || account.email.toLowerCase() === email.toLowerCase())
     return {
@@ -105,6 +98,20 @@ export async function resolvePerson(
       role: "admin",
       memberId: account.accountId,
     };
+  return undefined;
+}
+
+/**
+ * Who the holder of an ID token is now: the owner (the account's e-mail), or a member who has joined, with the
+ * role they have now (a removed member, or one whose invitation is pending, is nobody).
+ */
+export async function resolvePerson(
+  members: Pick<MemberRepository, "byEmail">,
+  account: AccountRecord,
+  email: string,
+): Promise<AccountCaller | undefined> {
+  const owner = ownerCaller(account, email);
+  if (owner) return owner;
   const m = await members.byEmail(email);
   if (!m || m.accountId !== account.accountId || m.joinedAt === null) return undefined;
   return {

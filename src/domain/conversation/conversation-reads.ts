@@ -78,10 +78,23 @@ export class ConversationReads {
     // The version first: the page read after it shows at least that version, never less, so no page is kept under
     // a version newer than what it shows.
     const version = await contacts.listVersion(q.accountId);
-    // The search goes last: the parts before it cannot hold a line break.
-    const hidden = q.hiddenChatbots?.join(",") ?? "";
-    const key = `${q.accountId}\n${filter}\n${assignee ?? ""}\n${labelId ?? ""}\n${hidden}\n${limit}\n${offset}\n${q.search}`;
-    return this.c.lists.read(key, version, q.liveSince, () => this.loadContacts(q), form);
+    const lists = this.c.lists;
+    const key = lists.keyOf({
+      accountId: q.accountId,
+      filter,
+      assignee: assignee ?? "",
+      labelId: labelId ?? "",
+      hidden: q.hiddenChatbots?.join(",") ?? "",
+      limit,
+      offset,
+      search: q.search,
+    });
+    // A remembered page is the async function's value itself (returning the cache's promise would adopt it: two more
+    // turns of the microtask queue).
+    return (
+      lists.kept(key, version, q.liveSince, form) ??
+      lists.load(key, version, q.liveSince, () => this.loadContacts(q), form)
+    );
   }
 
   /** A page from the store, with how long the passage of time leaves it as it is. */

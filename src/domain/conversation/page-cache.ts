@@ -1,4 +1,4 @@
-import { reused } from "./lru.js";
+import { added, reused } from "./lru.js";
 import type { MessageRecord } from "./repository.js";
 
 /** One page of a conversation's messages, as the store reads it. */
@@ -27,6 +27,8 @@ interface Entry {
   hasMore: boolean;
   forms: Map<PageForm<unknown>, unknown>;
   size: number;
+  /** When it was added or moved last in the cache's order (lru.ts). */
+  lastAt: number;
 }
 
 /** How many entries, and roughly how many characters the forms of the pages hold, the cache keeps at most. */
@@ -164,8 +166,8 @@ export class MessagePageCache {
     let entry = this.entries.get(key);
     if (entry && entry.seen !== seen) return;
     if (!entry) {
-      entry = { seen, hasMore: stored.hasMore, forms: new Map(), size: 0 };
-      this.entries.set(key, entry);
+      entry = { seen, hasMore: stored.hasMore, forms: new Map(), size: 0, lastAt: 0 };
+      added(this.entries, key, entry);
     }
     if (entry.forms.has(form)) return;
     entry.forms.set(form, built);

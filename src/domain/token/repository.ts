@@ -1,3 +1,4 @@
+import type { AccountRecord, ApiKeyRecord } from "../account/repository.js";
 import type { ContactProfile } from "../conversation/repository.js";
 
 /**
@@ -130,6 +131,19 @@ export interface RefreshTokenRepository {
   revokeLineage(ids: readonly string[], at: number): Promise<void>;
   /** The latest revocation instant of any of `ids`; undefined when none was ever revoked. */
   lineageNotBefore(ids: readonly string[]): Promise<number | undefined>;
+  /**
+   * What every call with an ID token checks, read together: the account (`AccountRepository.byId`), the latest
+   * revocation of the token's lineage (`lineageNotBefore`), and, when `withKeys` (a token minted with an API key),
+   * the account's keys (`ApiKeyRepository.listForAccount`). One call where three made a promise each.
+   */
+  idTokenAccess(accountId: string, lineage: readonly string[], withKeys: boolean): Promise<IdTokenAccess>;
+}
+
+/** What an ID token's check reads (RefreshTokenRepository.idTokenAccess); shared between callers: never modified. */
+export interface IdTokenAccess {
+  readonly account: AccountRecord | undefined;
+  readonly notBefore: number | undefined;
+  readonly keys: readonly ApiKeyRecord[] | undefined;
 }
 
 /** A one-time launch code as stored: its hash, and the session, chatbot, user and origin it is bound to. */

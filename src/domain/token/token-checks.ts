@@ -1,6 +1,6 @@
 import { apiKeyUsable } from "../account/api-keys.js";
 import type { ChatbotRecord } from "../account/repository.js";
-import { resolvePerson } from "../account/team-service.js";
+import { ownerCaller, resolvePerson } from "../account/team-service.js";
 import type { AccountCaller, EveryProperty } from "../caller.js";
 import { unauthenticated } from "../errors.js";
 import { lineage, lineageOf } from "../lineage.js";
@@ -23,10 +23,7 @@ function lineageFor(claims: IdClaims): readonly string[] {
 /** Checking presented tokens on each call: signature, expiry, revocation, and that what they name is still active. */
 export class TokenChecks {
   constructor(
-    private readonly d: Pick<
-      TokenServiceDeps,
-      "accounts" | "apiKeys" | "chatbots" | "clock" | "jwt" | "members" | "refreshTokens" | "teams"
-    >,
+    private readonly d: Pick<TokenServiceDeps, "chatbots" | "clock" | "jwt" | "members" | "refreshTokens" | "teams">,
   ) {}
 
   /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
@@ -61,14 +58,17 @@ export class TokenChecks {
    */
   async authenticateAccount(token: string): Promise<IdClaims & { caller: AccountCaller }> {
     const claims = this.d.jwt.keptId(token) ?? (await this.d.jwt.verifyId(token));
-    // Read side by side (one round trip's wait, not three): the account, its lineage's revocations, the key.
-    const [account, notBefore, keys] = await Promise.all([
-      this.d.accounts.byId(claims.accountId),
-      // Valid only while every credential it descends from is: the person, the password, its session, the key.
-      this.d.refreshTokens.lineageNotBefore(lineageFor(claims)),
-      claims.apiKeyId ? this.d.apiKeys.listForAccount(claims.accountId) : undefined,
-    ]);
-    const caller = account?.active ? await resolvePerson(this.d.members, account, claims.email) : undefined;
+    // Read together (one call, one round trip's wait): the account, its lineage's revocations, the key. Valid only
+    // while every credential it descends from is: the person, the password, its session, the key.
+    const { account, notBefore, keys } = await this.d.refreshTokens.idTokenAccess(
+      claims.accountId,
+      lineageFor(claims),
+      !!claims.apiKeyId,
+    );
+    // The account's owner (as a rule) without a promise; a member is read.
+    const caller = account?.active
+      ? (ownerCaller(account, claims.email) ?? (await resolvePerson(this.d.members, account, claims.email)))
+      : undefined;
     if (!caller) throw unauthenticated("the ID token is invalid");
     // An operator sees the chatbots of their teams and those of no team; an admin sees all (teams.ts).
     if (caller.role === "operator" && this.d.teams) {

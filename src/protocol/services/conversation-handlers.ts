@@ -440,19 +440,25 @@ export function conversationHandlers(
       );
       return { data: { results: page.results.map(searchResult), nextPageToken: page.nextPageToken } };
     },
-    async getContactConversations(req, call) {
-      const caller = accountCaller(call.auth);
-      const input = {
-        userEmailId: req.userEmailId,
-        search: req.search,
-        filter: req.filter,
-        view: req.view,
-        labelId: req.labelId,
-        limit: req.limit,
-        offset: req.offset,
-      };
-      if (call.encoder) return conversations.reads.listContactsAs(caller, input, contactListForms.json);
-      return conversations.reads.listContactsAs(caller, input, contactListForms.message);
+    getContactConversations(req, call) {
+      // Not an async function: the list's promise is the answer's (as getMessagesForConversation's). A throw is the
+      // promise's rejection.
+      try {
+        const caller = accountCaller(call.auth);
+        const input = {
+          userEmailId: req.userEmailId,
+          search: req.search,
+          filter: req.filter,
+          view: req.view,
+          labelId: req.labelId,
+          limit: req.limit,
+          offset: req.offset,
+        };
+        if (call.encoder) return conversations.reads.listContactsAs(caller, input, contactListForms.json);
+        return conversations.reads.listContactsAs(caller, input, contactListForms.message);
+      } catch (e) {
+        return Promise.reject(e);
+      }
     },
     getMessagesForConversation(req, call) {
       // Not an async function: the read's promise is the answer's (an async function would adopt it, two turns of the

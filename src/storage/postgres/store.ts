@@ -89,11 +89,13 @@ export class PgStore extends RepositoryMembers implements Store {
     );
     const advances = new LogAdvances((accountIds) => sequencer.place(accountIds));
     db.placeAtCommit(sequencer, (accountIds) => advances.placed(accountIds));
+    const accounts = pgAccounts(db);
+    const apiKeys = pgApiKeys(db);
     super({
-      accounts: pgAccounts(db),
-      apiKeys: pgApiKeys(db),
+      accounts,
+      apiKeys,
       chatbots: pgChatbots(db),
-      refreshTokens: pgRefreshTokens(db),
+      refreshTokens: pgRefreshTokens(db, { accounts, apiKeys }),
       launchCodes: pgLaunchCodes(db),
       signingKeys: pgSigningKeys(db),
       contacts: pgContacts(db),

@@ -36,11 +36,13 @@ import { sqliteEvents, sqliteWebhooks } from "./repos/webhooks.js";
 
 /** Every repository, synchronous, over one database handle (the store wraps them into the async port). */
 export function sqliteRepositories(db: Db) {
+  const accounts = sqliteAccounts(db);
+  const apiKeys = sqliteApiKeys(db);
   return {
-    accounts: sqliteAccounts(db),
-    apiKeys: sqliteApiKeys(db),
+    accounts,
+    apiKeys,
     chatbots: sqliteChatbots(db),
-    refreshTokens: sqliteRefreshTokens(db),
+    refreshTokens: sqliteRefreshTokens(db, { accounts, apiKeys }),
     launchCodes: sqliteLaunchCodes(db),
     signingKeys: sqliteSigningKeys(db),
     contacts: sqliteContacts(db),

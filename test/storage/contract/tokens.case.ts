@@ -70,6 +70,31 @@ export function tokenCases(h: () => Harness) {
       expect(await store.refreshTokens.notBefore(a.chatbotId, "u2")).toBe(200);
     });
 
+    it("reads what an ID token is checked against together, and sees a revocation or a revoked key made after", async () => {
+      const { store } = h();
+      const a = await account(store);
+      const key = apiKeyRecord(a.accountId);
+      await store.apiKeys.insert(key);
+      // A frozen lineage, as the token check passes it (the SQLite store keeps the reads by it while nothing changes).
+      const lineage = Object.freeze([`person:${a.accountId}:x@example.com`, `session:${newId()}`]);
+      const first = await store.refreshTokens.idTokenAccess(a.accountId, lineage, true);
+      expect(first.account).toEqual(await store.accounts.byId(a.accountId));
+      expect(first.notBefore).toBeUndefined();
+      expect(first.keys?.map((k) => k.apiKeyId)).toEqual([key.apiKeyId]);
+      expect((await store.refreshTokens.idTokenAccess(a.accountId, lineage, false)).keys).toBeUndefined();
+
+      await store.refreshTokens.revokeLineage([lineage[1]!], 300);
+      expect((await store.refreshTokens.idTokenAccess(a.accountId, lineage, true)).notBefore).toBe(300);
+      await store.apiKeys.revoke(a.accountId, key.apiKeyId, 400);
+      expect((await store.refreshTokens.idTokenAccess(a.accountId, lineage, true)).keys?.[0]?.revokedAt).toBe(400);
+      // Another account named with the same lineage is read as that account.
+      const b = await account(store);
+      expect((await store.refreshTokens.idTokenAccess(b.accountId, lineage, false)).account?.accountId).toBe(
+        b.accountId,
+      );
+      expect((await store.refreshTokens.idTokenAccess(newId(), lineage, false)).account).toBeUndefined();
+    });
+
     it("reads a refresh token with whether its account is active", async () => {
       const { store } = h();
       const off = await account(store, 1, false);

@@ -1,4 +1,5 @@
-import type { RefreshTokenRepository, SessionPolicyRecord } from "../../../domain/token/repository.js";
+import type { AccountRepository, ApiKeyRepository } from "../../../domain/account/repository.js";
+import type { IdTokenAccess, RefreshTokenRepository, SessionPolicyRecord } from "../../../domain/token/repository.js";
 import type { Sync } from "../../sync.js";
 import {
   fromTokenWithAccountValues,
@@ -32,8 +33,14 @@ function lineageKey(ids: readonly string[]): string {
   return key;
 }
 
+/** The reads of other repositories an ID token's check makes with the lineage's (idTokenAccess). */
+export interface IdTokenReads {
+  accounts: Pick<Sync<AccountRepository>, "byId">;
+  apiKeys: Pick<Sync<ApiKeyRepository>, "listForAccount">;
+}
+
 /** Refresh tokens (hashes only), the sessions they are, their rotation, and access-token revocations in SQLite. */
-export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
+export function sqliteRefreshTokens(db: Db, reads: IdTokenReads): Sync<RefreshTokenRepository> {
   const insert = db.prepare(
     `INSERT INTO refresh_tokens (token_hash, session_id, account_id, chatbot_id, user_id, created_at, expires_at,
        revoked_at, last_used_at, last_origin, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -123,6 +130,19 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
   });
   // Read by every call with a token (revoked since it was issued?): kept while the file is unchanged.
   const lineages = new UnchangedMemo<number | undefined>(fileState(db));
+  const notBeforeOf = (ids: readonly string[]): number | undefined => {
+    const key = lineageKey(ids);
+    return lineages.get(key, () => lineageNotBefore.get(key)?.not_before ?? undefined);
+  };
+  // An ID token's three reads, kept together (by the lineage, which names the account), with and without the keys:
+  // one look at the file's state where three reads made one each.
+  const accesses = [false, true].map(() => new UnchangedMemo<IdTokenAccess & { accountId: string }>(fileState(db)));
+  const idTokenAccess = (accountId: string, ids: readonly string[], withKeys: boolean) => ({
+    accountId,
+    account: reads.accounts.byId(accountId),
+    notBefore: notBeforeOf(ids),
+    keys: withKeys ? reads.apiKeys.listForAccount(accountId) : undefined,
+  });
   const rotate = db.transaction((sessionId: string, fromHash: string, toHash: string, salt: string, at: number) => {
     if (swap.run(toHash, sessionId, fromHash).changes !== 1) return false;
     retire.run(fromHash, sessionId, at, salt);
@@ -139,9 +159,10 @@ export function sqliteRefreshTokens(db: Db): Sync<RefreshTokenRepository> {
       return r && fromTokenWithAccountValues(r);
     },
     revokeLineage: (ids, at) => revokeLineage.immediate(ids, at),
-    lineageNotBefore: (ids) => {
-      const key = lineageKey(ids);
-      return lineages.get(key, () => lineageNotBefore.get(key)?.not_before ?? undefined);
+    lineageNotBefore: notBeforeOf,
+    idTokenAccess: (accountId, ids, withKeys) => {
+      const kept = accesses[withKeys ? 1 : 0]!.get(lineageKey(ids), () => idTokenAccess(accountId, ids, withKeys));
+      return kept.accountId === accountId ? kept : idTokenAccess(accountId, ids, withKeys);
     },
     revoke: (s, at) => revoke.immediate(s.accountId, s.chatbotId ?? null, s.userId ?? null, at),
     notBefore: (chatbotId, userId, sessionId) =>
