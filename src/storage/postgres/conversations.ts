@@ -373,6 +373,16 @@ export function foldedSearchText(r: Row): string {
   });
 }
 
+/** An upsert's profile merged into the stored contact: each field given (not '') replaces the stored one. */
+export const PROFILE_MERGED = `contact_name = CASE WHEN excluded.contact_name <> '' THEN excluded.contact_name ELSE contacts.contact_name END,
+      email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE contacts.email END,
+      phone_number = CASE WHEN excluded.phone_number <> '' THEN excluded.phone_number ELSE contacts.phone_number END`;
+
+/** An upsert changes the stored contact only where a field given differs from it (no row version otherwise). */
+export const PROFILE_CHANGED = `(excluded.contact_name <> '' AND excluded.contact_name <> contacts.contact_name)
+      OR (excluded.email <> '' AND excluded.email <> contacts.email)
+      OR (excluded.phone_number <> '' AND excluded.phone_number <> contacts.phone_number)`;
+
 /**
  * The contact of (account, user) created, or its profile updated only where a given field differs: a token issue
  * for a known user with nothing new writes no row version (the conflicting row is still locked to the commit, so
@@ -384,12 +394,8 @@ const UPSERT = `WITH up AS (
     INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, phone_number, created_at, search_text)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
     ON CONFLICT (account_id, user_id) DO UPDATE SET
-      contact_name = CASE WHEN excluded.contact_name <> '' THEN excluded.contact_name ELSE contacts.contact_name END,
-      email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE contacts.email END,
-      phone_number = CASE WHEN excluded.phone_number <> '' THEN excluded.phone_number ELSE contacts.phone_number END
-    WHERE (excluded.contact_name <> '' AND excluded.contact_name <> contacts.contact_name)
-      OR (excluded.email <> '' AND excluded.email <> contacts.email)
-      OR (excluded.phone_number <> '' AND excluded.phone_number <> contacts.phone_number)
+      ${PROFILE_MERGED}
+    WHERE ${PROFILE_CHANGED}
     RETURNING ${CONTACT}
   )
   SELECT * FROM up

@@ -17,7 +17,7 @@ import {
   toRefreshTokenWithAccount,
   toRotation,
 } from "../token-rows.js";
-import { CONTACT, foldedSearchText } from "./conversations.js";
+import { CONTACT, foldedSearchText, PROFILE_CHANGED, PROFILE_MERGED } from "./conversations.js";
 import type { PgDb } from "./db.js";
 import { all, execute, first } from "./query.js";
 
@@ -235,16 +235,12 @@ function issueStatement(launch: boolean, profile: boolean): { name: string; text
     SELECT $13::text, $3::text, $5::text, ${name}::text, ${email}::text, ${phone}::text, $6::bigint, $14::text
     FROM k WHERE ${go}
     ON CONFLICT (account_id, user_id) DO UPDATE SET
-      contact_name = CASE WHEN excluded.contact_name <> '' THEN excluded.contact_name ELSE contacts.contact_name END,
-      email = CASE WHEN excluded.email <> '' THEN excluded.email ELSE contacts.email END,
-      phone_number = CASE WHEN excluded.phone_number <> '' THEN excluded.phone_number ELSE contacts.phone_number END,
+      ${PROFILE_MERGED},
       search_text = concat_ws(chr(31), ${part(1)},
         CASE WHEN excluded.contact_name <> '' THEN ${nameFold}::text ELSE ${part(2)} END,
         CASE WHEN excluded.email <> '' THEN ${emailFold}::text ELSE ${part(3)} END,
         CASE WHEN excluded.phone_number <> '' THEN ${phoneFold}::text ELSE ${part(4)} END)
-    WHERE (excluded.contact_name <> '' AND excluded.contact_name <> contacts.contact_name)
-      OR (excluded.email <> '' AND excluded.email <> contacts.email)
-      OR (excluded.phone_number <> '' AND excluded.phone_number <> contacts.phone_number)
+    WHERE ${PROFILE_CHANGED}
     RETURNING ${CONTACT}`
     : `INSERT INTO contacts (contact_id, account_id, user_id, contact_name, email, phone_number, created_at, search_text)
     SELECT $13::text, $3::text, $5::text, '', '', '', $6::bigint, $14::text FROM k WHERE ${go}
