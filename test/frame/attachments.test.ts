@@ -6,7 +6,7 @@ import { getJson } from "../helpers/http.js";
 import { gpsTagCount, gpsTaggedJpeg } from "../helpers/images.js";
 import { suiteCanRun } from "../helpers/system-packages.js";
 import { scaled } from "../helpers/time-scale.js";
-import { newContext } from "./browser.js";
+import { newContext, openCustomerFrame, typeMessage } from "./browser.js";
 
 // Issue 46, item 2 (docs/attachments.md): a customer sends a photo from the frame (the attach button, and an image
 // pasted into the message box); the operator sees it in the console; the stored photo has no GPS; a renamed
@@ -112,6 +112,43 @@ describe.runIf(canRun)("files in the frame and the console", () => {
       await context.close();
     },
     scaled(90_000),
+  );
+
+  test(
+    "a file picked while the agent is still answering shows at once and is sent after the answer, in the same conversation",
+    async () => {
+      // CI saw this as a flake of the test above: a file picked before the first answer had ended was dropped, silently.
+      const { context, frame } = await openCustomerFrame(fx.browser, fx.e.host.url);
+      // The first message's answer is held at the browser until the file has been picked.
+      let asked!: () => void;
+      let release!: () => void;
+      const sent = new Promise<void>((r) => (asked = r));
+      const held = new Promise<void>((r) => (release = r));
+      await context.route("**/ai_agent/send_message_stream*", async (route) => {
+        asked();
+        await held;
+        await route.continue();
+      });
+      await typeMessage(frame, "My parcel is damaged");
+      await sent;
+      await frame
+        .locator('input[type="file"]')
+        .setInputFiles({ name: "label.jpg", mimeType: "image/jpeg", buffer: await gpsTaggedJpeg() });
+      await frame.locator('.msg--pending img[alt="label.jpg"]').waitFor();
+      release();
+
+      const file = frame.locator(".msg--user[data-message-id]", { has: frame.locator('img[alt="label.jpg"]') });
+      await file.waitFor();
+      const reply = frame.locator(".msg--assistant[data-order]");
+      const question = frame.locator(".msg--user[data-order]", { hasText: "My parcel is damaged" });
+      // message_order counts within a conversation: the file is the next message after the answer, in its conversation.
+      const order = async (l: typeof file) => Number(await l.getAttribute("data-order"));
+      expect(await order(question)).toBe(1);
+      expect(await order(reply)).toBe(2);
+      expect(await order(file)).toBe(3);
+      await context.close();
+    },
+    scaled(60_000),
   );
 });
 

@@ -3,7 +3,7 @@ import type { AttachContext } from "./attach.js";
 
 /**
  * Sends one file as a message of its own: shown at once with a preview (an image's own pixels) and the upload's
- * progress (a moving bar); a refused file is taken away and the service's reason shown (`failed`). Loaded on demand
+ * progress (a moving bar), stored once no message is being sent (`free`); a refused file is taken away and the service's reason shown (`failed`). Loaded on demand
  * (the first file picked or pasted), not with the frame's first script.
  */
 export function sendFile(c: AttachContext, file: File): void {
@@ -24,6 +24,7 @@ export function sendFile(c: AttachContext, file: File): void {
     // can) did not fit the frame's size budget.
     bubble.append(document.createElement("progress"));
     try {
+      await c.free();
       const body = { conversation_id: c.conversation(), file_name: file.name, file: data.split(",")[1] };
       const m = ((await c.api.call("POST", "/ai_agent/send_attachment", body)) as { data: ChatMessage }).data;
       c.stored(m);

@@ -7,7 +7,10 @@ export interface AttachContext {
   view: ChatView;
   api: FrameApi;
   conversation: () => string | undefined;
+  /** Whether a file can go now or once the message being sent is stored and answered (`free`). */
   can: () => boolean;
+  /** Resolves when no message is being sent: a file given during a send goes after it, into its conversation. */
+  free: () => Promise<void>;
   stored: (m: ChatMessage) => void;
   failed: (e: unknown) => void;
 }
@@ -15,7 +18,9 @@ export interface AttachContext {
 /**
  * Files in the frame (docs/attachments.md): the composer's attach button and images pasted into the message box. Each
  * file is sent as a message of its own (attach-send.ts, a chunk loaded on the first file, so it costs the first paint
- * nothing). Stored files show in their message: images inline, other files as a link that downloads them.
+ * nothing). Stored files show in their message: images inline, other files as a link that downloads them. A file given
+ * while a message is being sent shows at once and is sent when that send ends (never dropped, never a second
+ * conversation).
  */
 export function attachments(c: AttachContext): void {
   c.view.decorate = (bubble, m) => {

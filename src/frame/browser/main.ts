@@ -107,12 +107,15 @@ function start(): void {
   const follow = (id: string) => live.follow(id, lastOrder);
 
   const canSend = () => loaded && !sending && !expired && navigator.onLine;
+  /** Files given while a message is being sent: they go when it ends (attach.ts). */
+  const afterSend: (() => void)[] = [];
   const update = () => view.setCanSend(canSend());
   attachments({
     view,
     api,
     conversation: () => conversationId,
-    can: canSend,
+    can: () => loaded && !expired && navigator.onLine,
+    free: () => (sending ? new Promise((go) => afterSend.push(go)) : Promise.resolve()),
     stored: adopt,
     failed: (e) => showError(e),
   });
@@ -287,6 +290,7 @@ function start(): void {
       sending = false;
       update();
       view.input.focus();
+      for (const go of afterSend.splice(0)) go();
     }
   }
 
