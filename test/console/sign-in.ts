@@ -37,7 +37,7 @@ export async function openAppearancePage(
 export async function customerWrites(browser: Browser, hostUrl: string, text: string) {
   const { context, page, frame } = await openCustomerFrame(browser, hostUrl);
   await typeMessage(frame, text);
-  await frame.locator(".msg--assistant").first().waitFor();
+  await frame.locator(".msg--assistant[data-message-id]").first().waitFor();
   return { context, page, frame };
 }
 

@@ -79,7 +79,7 @@ async function playDay(d: Day): Promise<void> {
     await customer.goto(`${d.hostUrl}/`);
     const frame: Frame = await chatFrame(customer);
     await typeMessage(frame, "My refund has not arrived yet.");
-    await frame.locator(".msg--assistant").first().waitFor();
+    await frame.locator(".msg--assistant[data-message-id]").first().waitFor();
 
     // A finds it under Unassigned and assigns it to B.
     await admin.getByRole("link", { name: "Inbox" }).click();

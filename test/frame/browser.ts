@@ -141,6 +141,8 @@ export async function typeMessage(frame: Frame, text: string): Promise<void> {
   const input = frame.locator("#input");
   await input.click();
   await input.pressSequentially(text, { delay: 0 });
+  // As a person would: Enter once the frame can send (not while the previous answer is still coming in).
+  await frame.locator("#send:enabled").waitFor();
   await input.press("Enter");
 }
 

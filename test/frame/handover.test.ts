@@ -154,7 +154,7 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
     const { context, page } = opened;
     let { frame } = opened;
     await typeMessage(frame, "Hello");
-    await frame.locator(".msg--assistant").first().waitFor();
+    await frame.locator(".msg--assistant[data-message-id]").first().waitFor();
     const op = await operator();
     const contact = (await op.contacts()).body.data.data.contacts[0];
     const id = contact.latest_conversation_id;
@@ -181,7 +181,7 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
       await page.goto(`${fx.e.host.url}/`);
       const frame = await chatFrame(page);
       await typeMessage(frame, "Hello");
-      await frame.locator(".msg--assistant").first().waitFor();
+      await frame.locator(".msg--assistant[data-message-id]").first().waitFor();
       const op = await operator();
       const id = (await op.contacts()).body.data.data.contacts[0].latest_conversation_id;
       await op.post("/take_over_conversation", { conversation_id: id, operator_name: "Alex" });
@@ -203,7 +203,7 @@ describe.runIf(canRun)("a person takes over the conversation the customer has op
       await page.goto(`${own.host.url}/`);
       const frame = await chatFrame(page);
       await typeMessage(frame, "Hello");
-      await frame.locator(".msg--assistant").first().waitFor();
+      await frame.locator(".msg--assistant[data-message-id]").first().waitFor();
       const talk = async (path: string, body: unknown) => {
         const token = await idToken(own.service.url, own.account);
         const r = await postJson(own.service.url, path, body, { authorization: `Bearer ${token}` });

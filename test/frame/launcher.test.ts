@@ -82,7 +82,7 @@ describe.runIf(canRun)("the floating launcher", () => {
     expect(panel.height).toBeGreaterThan(500);
     await frame.waitForFunction(() => document.activeElement?.id === "input");
     await typeMessage(frame, "How long does shipping take?");
-    await frame.locator(".msg--assistant").first().waitFor();
+    await frame.locator(".msg--assistant[data-message-id]").first().waitFor();
     expect(await axeViolations(page, "all")).toEqual([]);
     if (process.env.UPDATE_DOCS === "1") await screenshot(page, "launcher-open.png");
 
