@@ -491,11 +491,18 @@ function streamLine(output: DescMessage, item: object): string {
 /**
  * The NDJSON line of an event, as bytes, by the event's object: every stream of a conversation is sent the same event
  * with the same cursor (its message_order), so the line is made and encoded once and each stream writes the same
- * bytes (they live outside the JavaScript heap). Kept with the last cursor it was made for.
+ * bytes (they live outside the JavaScript heap). Kept with the last cursor it was made for, and with its HTTP/1.1
+ * chunk (`chunk`, the line framed: its length in hex, CRLF, the line, CRLF), made at the first stream that writes it.
  */
-const encodedLines = new WeakMap<DescMessage, WeakMap<object, { cursor: string; bytes: Buffer }>>();
+export interface SharedLine {
+  cursor: string;
+  bytes: Buffer;
+  chunk: Buffer | undefined;
+}
 
-function ndjsonLine(output: DescMessage, item: object): string | Buffer {
+const encodedLines = new WeakMap<DescMessage, WeakMap<object, SharedLine>>();
+
+function ndjsonLine(output: DescMessage, item: object): string | SharedLine {
   const { event, cursor } = item as { event?: { case?: string; value?: unknown }; cursor?: unknown };
   const value = event?.value;
   if (
@@ -510,10 +517,45 @@ function ndjsonLine(output: DescMessage, item: object): string | Buffer {
   let byValue = encodedLines.get(output);
   if (!byValue) encodedLines.set(output, (byValue = new WeakMap()));
   const kept = byValue.get(value);
-  if (kept?.cursor === cursor) return kept.bytes;
-  const bytes = Buffer.from(streamLine(output, item));
-  byValue.set(value, { cursor, bytes });
-  return bytes;
+  if (kept?.cursor === cursor) return kept;
+  const line: SharedLine = { cursor, bytes: Buffer.from(streamLine(output, item)), chunk: undefined };
+  byValue.set(value, line);
+  return line;
+}
+
+const CRLF = Buffer.from("\r\n", "latin1");
+
+/** What a ServerResponse keeps of its own that says whether its socket may be written to directly. */
+interface OwnState {
+  _headerSent?: boolean;
+  outputData?: unknown[];
+}
+
+/**
+ * Writes a shared line to an HTTP/1.1 chunked answer's socket as one chunk made once for every stream (one buffer, one
+ * `write`), when the answer's own write would do the same: its head is sent, nothing of it is queued, the socket is
+ * its own and open. `res.write` makes the chunk again for each stream (the length in hex, then four writes corked and
+ * uncorked on the next tick, one `writev`): under fan-out that is the same work once per stream per event.
+ * False when it did not write (HTTP/2, no chunking, the head not sent yet, a socket not assigned or closing): the
+ * caller writes through the answer.
+ */
+export function writeChunk(w: ServerResponse, line: SharedLine): boolean {
+  const own = w as ServerResponse & OwnState;
+  const socket = w.socket as (ServerResponse["socket"] & { _httpMessage?: unknown }) | null;
+  if (
+    !w.chunkedEncoding ||
+    own._headerSent !== true ||
+    own.outputData?.length !== 0 ||
+    w.writableEnded ||
+    !socket ||
+    socket._httpMessage !== w ||
+    !socket.writable ||
+    socket.destroyed
+  )
+    return false;
+  line.chunk ??= Buffer.concat([Buffer.from(`${line.bytes.length.toString(16)}\r\n`, "latin1"), line.bytes, CRLF]);
+  socket.write(line.chunk);
+  return true;
 }
 
 async function streamOut(
@@ -528,6 +570,8 @@ async function streamOut(
   let started = false;
   let cursor: string | undefined;
   const w = res as ServerResponse;
+  // Whether a chunk went to the socket itself (writeChunk).
+  let direct = false;
   const contentType = sse ? "text/event-stream" : "application/x-ndjson";
   // An item as written: an NDJSON line, or an SSE event whose id is the cursor (the browser's Last-Event-ID).
   const frame = (line: string, c: string | undefined) =>
@@ -598,14 +642,16 @@ async function streamOut(
       }
       const c = (item as { cursor?: unknown }).cursor;
       if (typeof c === "string" && c !== "") cursor = c;
-      w.write(
-        sse
-          ? frame(streamLine(method.output, item), typeof c === "string" ? c : undefined)
-          : ndjsonLine(method.output, item),
-      );
+      if (sse) w.write(frame(streamLine(method.output, item), typeof c === "string" ? c : undefined));
+      else {
+        const line = ndjsonLine(method.output, item);
+        if (typeof line === "string") w.write(line);
+        else if (writeChunk(w, line)) direct = true;
+        else w.write(line.bytes);
+      }
       // Backpressure: a reader that does not take what was written stops the stream's reads (bounded memory), and
       // one that stays behind is let go with the cursor to resume from; it catches up from storage, in pages.
-      if (w.writableLength > bounds.bufferBytes && !(await drained(w, bounds.stallMs))) {
+      if (w.writableLength > bounds.bufferBytes && !(await drained(w, bounds.stallMs, direct ? w.socket : null))) {
         leaveBeats?.();
         if (!w.destroyed) {
           const message = `the client fell too far behind: watch again with after_cursor=${cursor ?? ""} to resume`;
@@ -683,18 +729,21 @@ function writeError(res: Res, err: ConnectError, presentedToken: boolean, oversi
 }
 
 /** Waits until the response's buffer drained (true), it closed or `ms` passed (false). */
-function drained(w: ServerResponse, ms: number): Promise<boolean> {
+function drained(w: ServerResponse, ms: number, socket?: ServerResponse["socket"]): Promise<boolean> {
   return new Promise((resolve) => {
     const done = (ok: boolean) => {
       clearTimeout(timer);
       w.off("drain", onDrain);
+      socket?.off("drain", onDrain);
       w.off("close", onClose);
       resolve(ok);
     };
     const onDrain = () => done(true);
     const onClose = () => done(false);
     const timer = setTimeout(() => done(false), ms);
+    // Chunks written to the socket itself (writeChunk) leave the answer not waiting for a drain: the socket's says so.
     w.on("drain", onDrain);
+    socket?.on("drain", onDrain);
     w.on("close", onClose);
   });
 }
