@@ -1,9 +1,10 @@
-import { connect, type Socket } from "node:net";
+import { connect, Socket } from "node:net";
 import { describe, expect, test } from "vitest";
 import { serverForFile } from "../helpers/file-server.js";
-import { issueTokens, send } from "../helpers/flows.js";
+import { idToken, issueTokens, send } from "../helpers/flows.js";
 import { postJson } from "../helpers/http.js";
 import { openNdjson } from "../helpers/ndjson.js";
+import { startServer } from "../helpers/server.js";
 import { scaled } from "../helpers/time-scale.js";
 
 // Backpressure (issue 44): a client that takes nothing is written to through a bounded buffer; when it stays behind
@@ -24,8 +25,8 @@ async function until(check: () => boolean, ms: number, what: string): Promise<vo
   }
 }
 
-function stalledClient(path: string, token: string): Promise<Socket> {
-  const { hostname, port } = new URL(fx.s.url);
+function stalledClient(path: string, token: string, url = fx.s.url): Promise<Socket> {
+  const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect({ host: hostname, port: Number(port) }, () => {
       socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
@@ -115,6 +116,82 @@ describe("a slow reader cannot hold the others back, nor hold memory without bou
       expect(counted.reads).toBeLessThan(2 * sent);
       for (const other of [onTime, inbox, frame]) await other.cancel();
       // Filling the kernel's socket buffers takes a few hundred writes on a loaded machine.
+    },
+    scaled(180_000),
+  );
+});
+
+describe("a reader that falls behind and catches up", () => {
+  test(
+    "keeps its stream: once it reads again, every reply arrives once, in order, and the stream goes on",
+    async () => {
+      // The stall limit long (the reader is slow, not gone): the stream must resume when the socket drains, not be let go.
+      const s = await startServer({
+        env: { AIAGENT_STREAM_BUFFER_BYTES: "16384", AIAGENT_STREAM_STALL_MS: String(scaled(60_000)) },
+      });
+      try {
+        const a = await s.account();
+        const id = await idToken(s.url, a);
+        const t = await issueTokens(s.url, a, "slow-but-there");
+        const conv = await send(s.url, t.access_token, "hello");
+        const path = `/watch_account?${new URLSearchParams({ user_email_id: a.email })}`;
+        const reader = await stalledClient(path, id, s.url);
+        // The service's end of the reader's connection (the server runs in this process): what it has not sent yet.
+        const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+        let served: Socket | undefined;
+        await until(
+          () =>
+            (served = (process as unknown as { _getActiveHandles(): unknown[] })
+              ._getActiveHandles()
+              .find((h): h is Socket => h instanceof Socket && h.remotePort === reader.localPort)) !== undefined,
+          10_000,
+          `the service's socket (${handles.length} handles)`,
+        );
+        // Subscribed: its first line (subscribed_at) is written before anything of the log.
+        await until(() => served!.bytesWritten > 0, 10_000, "the stream's first line");
+        // Replies until the kernel's buffers are full and the service holds more than its bound for this stream: from
+        // there it waits for the socket to drain.
+        const body = "y".repeat(7900);
+        let sent = 0;
+        for (; sent < 3000 && served!.writableLength <= 16384; sent++) {
+          const r = await postJson(
+            s.url,
+            "/reply_to_conversation",
+            { conversation_id: conv.conversation_id, content: `${sent} ${body}` },
+            { authorization: `Bearer ${id}` },
+          );
+          expect(r.status).toBe(200);
+        }
+        expect(served!.writableLength).toBeGreaterThan(16384);
+
+        // The reader reads again; one more reply after it.
+        let got = "";
+        reader.on("data", (d: Buffer) => {
+          got += d.toString("latin1");
+        });
+        reader.resume();
+        const last = await postJson(
+          s.url,
+          "/reply_to_conversation",
+          { conversation_id: conv.conversation_id, content: "the last one" },
+          { authorization: `Bearer ${id}` },
+        );
+        expect(last.status).toBe(200);
+        await until(() => dechunk(got).includes("the last one"), scaled(30_000), "the reply after the catch-up");
+        const lines = dechunk(got)
+          .split("\n")
+          .filter((l) => l.startsWith('{"'))
+          .map((l) => JSON.parse(l) as { result?: { message?: { content?: string } }; error?: unknown });
+        expect(lines.some((l) => l.error !== undefined)).toBe(false);
+        const replies = lines
+          .map((l) => l.result?.message?.content)
+          .filter((c): c is string => c !== undefined && c.endsWith(body))
+          .map((c) => Number(c.split(" ")[0]));
+        expect(replies).toEqual(Array.from({ length: sent }, (_, i) => i));
+        reader.destroy();
+      } finally {
+        await s.close(true);
+      }
     },
     scaled(180_000),
   );

@@ -545,6 +545,8 @@ export function writeChunk(w: ServerResponse, line: SharedLine): boolean {
   if (
     !w.chunkedEncoding ||
     own._headerSent !== true ||
+    // A corked answer keeps its chunks in its own buffer until uncorked (Node 20.2+): written through it, in order.
+    w.writableCorked !== 0 ||
     own.outputData?.length !== 0 ||
     w.writableEnded ||
     !socket ||
