@@ -44,7 +44,9 @@ export class Authenticator {
       // A token in the header is routed to its verifier by its type, which the verifier checks again.
       const asFrame = frame && (!!fieldToken || !account || typ(token) === TOKEN_KINDS.access.typ);
       if (!asFrame) return this.admitAccount(rule, call, token);
-      return this.checks.authenticateFrame(token).then(
+      // The caller is made, and a refusal challenged, within the check's own reaction: none of this one's on it.
+      return this.checks.authenticateFrame(
+        token,
         (c) => {
           const caller: FrameCaller = {
             kind: "frame",
@@ -54,9 +56,7 @@ export class Authenticator {
           };
           return authorized(caller, c.expiresAt, token);
         },
-        (e: unknown) => {
-          throw refused(call, e);
-        },
+        (e) => refused(call, e),
       );
     } catch (e) {
       return Promise.reject(e);

@@ -26,30 +26,51 @@ export class TokenChecks {
     private readonly d: Pick<TokenServiceDeps, "chatbots" | "clock" | "jwt" | "members" | "refreshTokens" | "teams">,
   ) {}
 
-  /** Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. */
-  authenticateFrame(token: string): Promise<AccessClaims> {
+  /**
+   * Checks the frame's access token: signature, type, expiry, revocation, and that the chatbot is still active. The
+   * valid token's claims are handed to `admitted`, and any failure to `refused` (what it answers is the rejection),
+   * inside the check's own reaction: a caller's reaction on its promise would be one more turn of the microtask queue
+   * on every frame call.
+   */
+  authenticateFrame<T>(
+    token: string,
+    admitted: (claims: AccessClaims) => T,
+    refused: (e: unknown) => unknown,
+  ): Promise<T> {
     // A reaction on the read, not an async function awaiting it: every frame call comes here, and an async function's
     // await costs more (its closures, the function's suspension and resumption). A throw is the promise's rejection.
     try {
       const kept = this.d.jwt.keptAccess(token);
-      if (kept) return this.frameStillValid(kept);
-      return this.d.jwt.verifyAccess(token).then((claims) => this.frameStillValid(claims));
+      if (kept) return this.frameStillValid(kept, admitted, refused);
+      return this.d.jwt.verifyAccess(token).then(
+        (claims) => this.frameStillValid(claims, admitted, refused),
+        (e: unknown) => {
+          throw refused(e);
+        },
+      );
     } catch (e) {
-      return Promise.reject(e);
+      return Promise.reject(refused(e));
     }
   }
 
   /** The access token's claims once its session is found not revoked and its chatbot still active (its account's). */
-  private frameStillValid(claims: AccessClaims): Promise<AccessClaims> {
-    return this.d.refreshTokens
-      .frameAccess(claims.chatbotId, claims.userId, claims.sessionId)
-      .then(({ notBefore, chatbot }) => {
+  private frameStillValid<T>(
+    claims: AccessClaims,
+    admitted: (claims: AccessClaims) => T,
+    refused: (e: unknown) => unknown,
+  ): Promise<T> {
+    return this.d.refreshTokens.frameAccess(claims.chatbotId, claims.userId, claims.sessionId).then(
+      ({ notBefore, chatbot }) => {
         if (notBefore !== undefined && claims.issuedAt < notBefore)
-          throw unauthenticated("the access token has been revoked", "TokenRevokedError");
+          throw refused(unauthenticated("the access token has been revoked", "TokenRevokedError"));
         if (!chatbot?.active || chatbot.accountId !== claims.accountId)
-          throw unauthenticated("the access token is invalid");
-        return claims;
-      });
+          throw refused(unauthenticated("the access token is invalid"));
+        return admitted(claims);
+      },
+      (e: unknown) => {
+        throw refused(e);
+      },
+    );
   }
 
   /**

@@ -13,27 +13,26 @@ import type { AnyHandler } from "../call.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Checks one string of a request against its field's declared rules; the empty string (the unset field) passes. */
-function checkText(at: string, value: string, rules: TextRules | undefined): void {
-  if (value === "") return;
+/**
+ * What is wrong with one string of a request against its field's declared rules, or undefined; the empty string (the
+ * unset field) passes. The field's name is made by the caller only for a refusal.
+ */
+function textProblem(value: string, rules: TextRules | undefined): string | undefined {
+  if (value === "") return undefined;
   // Whatever a field declares: no back end stores an unpaired surrogate (SQLite would change it) nor a NUL (PostgreSQL
   // refuses it). isWellFormed is native: far cheaper than a Unicode-aware regular expression.
-  if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed())
-    throw invalidArgument(at, "must be valid Unicode");
+  if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed()) return "must be valid Unicode";
   if (rules && rules.maxLength > 0 && value.length > rules.maxLength)
-    throw invalidArgument(at, `must be at most ${rules.maxLength} characters`);
+    return `must be at most ${rules.maxLength} characters`;
   switch (rules?.format) {
     case TextFormat.UUID:
-      if (!UUID.test(value)) throw invalidArgument(at, "must be a uuid");
-      return;
+      return UUID.test(value) ? undefined : "must be a uuid";
     case TextFormat.LINE:
-      if (CONTROL.test(value)) throw invalidArgument(at, "must not contain control characters");
-      return;
+      return CONTROL.test(value) ? "must not contain control characters" : undefined;
     case TextFormat.LINES:
-      if (CONTROL_BUT_LINES.test(value)) throw invalidArgument(at, "must not contain control characters");
-      return;
+      return CONTROL_BUT_LINES.test(value) ? "must not contain control characters" : undefined;
     default:
-      if (value.includes("\u0000")) throw invalidArgument(at, "must not contain control characters");
+      return value.includes("\u0000") ? "must not contain control characters" : undefined;
   }
 }
 
@@ -59,26 +58,59 @@ function fieldValue(msg: Msg, f: DescField): unknown {
   return o?.case === f.localName ? o.value : undefined;
 }
 
+/** A field that can hold a string (alone, in a list or a map's values) or a message, with its declared text rules. */
+interface Ruled {
+  readonly f: DescField;
+  readonly rules: TextRules | undefined;
+}
+
+const ruledOf = new WeakMap<DescMessage, readonly Ruled[]>();
+
+/** The fields of a message the rules can refuse anything in, found once per message type (not per request). */
+function ruledFields(desc: DescMessage): readonly Ruled[] {
+  let r = ruledOf.get(desc);
+  if (!r) {
+    const strings = (f: DescField) => "scalar" in f && f.scalar === ScalarType.STRING;
+    r = desc.fields
+      .filter(
+        (f) =>
+          (f.fieldKind === "scalar" && strings(f)) ||
+          f.fieldKind === "message" ||
+          (f.fieldKind === "list" && (f.listKind === "message" || (f.listKind === "scalar" && strings(f)))) ||
+          (f.fieldKind === "map" && f.mapKind === "scalar" && strings(f)),
+      )
+      .map((f) => ({ f, rules: textRules(f) }));
+    ruledOf.set(desc, r);
+  }
+  return r;
+}
+
 /**
  * Refuses a request any string of which breaks its field's rules (declared in the contract with the
  * `aiagent.v1.text` option), naming the field as the JSON routes spell it (`contact.email`, `knowledge[2].title`).
  */
 export function checkFieldRules(desc: DescMessage, msg: Msg, prefix = ""): void {
-  for (const f of desc.fields) {
+  for (const { f, rules } of ruledFields(desc)) {
     const v = fieldValue(msg, f);
     if (v === undefined || v === null) continue;
-    const at = prefix + f.name;
-    if (f.fieldKind === "scalar" && f.scalar === ScalarType.STRING) checkText(at, v as string, textRules(f));
-    else if (f.fieldKind === "message") checkFieldRules(f.message, v as Msg, `${at}.`);
+    if (f.fieldKind === "scalar") {
+      const problem = textProblem(v as string, rules);
+      if (problem) throw invalidArgument(prefix + f.name, problem);
+    } else if (f.fieldKind === "message") checkFieldRules(f.message, v as Msg, `${prefix}${f.name}.`);
     else if (f.fieldKind === "list") {
       const list = v as unknown[];
       for (let i = 0; i < list.length; i++) {
-        if (f.listKind === "scalar" && f.scalar === ScalarType.STRING)
-          checkText(`${at}[${i}]`, list[i] as string, textRules(f));
-        else if (f.listKind === "message") checkFieldRules(f.message, list[i] as Msg, `${at}[${i}].`);
+        if (f.listKind === "message") checkFieldRules(f.message, list[i] as Msg, `${prefix}${f.name}[${i}].`);
+        else {
+          const problem = textProblem(list[i] as string, rules);
+          if (problem) throw invalidArgument(`${prefix}${f.name}[${i}]`, problem);
+        }
       }
-    } else if (f.fieldKind === "map" && f.mapKind === "scalar" && f.scalar === ScalarType.STRING)
-      for (const [k, s] of Object.entries(v as Record<string, string>)) checkText(`${at}.${k}`, s, textRules(f));
+    } else
+      for (const [k, s] of Object.entries(v as Record<string, string>)) {
+        const problem = textProblem(s, rules);
+        if (problem) throw invalidArgument(`${prefix}${f.name}.${k}`, problem);
+      }
   }
 }
 

@@ -1,4 +1,12 @@
-import { type DescField, type DescMessage, type DescOneof, getOption, hasOption, ScalarType } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescField,
+  type DescMessage,
+  type DescOneof,
+  getOption,
+  hasOption,
+  ScalarType,
+} from "@bufbuild/protobuf";
 import { allowed_values, TextFormat } from "../../../gen/aiagent/v1/field_options_pb.js";
 import { invalidArgument } from "../../domain/errors.js";
 import { textRules } from "./field-rules.js";
@@ -283,10 +291,12 @@ export function fromQuery(
   desc: DescMessage,
   params: readonly (readonly [string, string])[],
   skip: ReadonlySet<string>,
+  out: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, raw] of params) {
-    const f = fieldsOf(desc).byName.get(key);
+  const { byName } = fieldsOf(desc);
+  for (let i = 0; i < params.length; i++) {
+    const [key, raw] = params[i]!;
+    const f = byName.get(key);
     if (!f) {
       if (skip.has(key)) continue;
       throw unknownField(desc, key, key, "parameter");
@@ -295,8 +305,9 @@ export function fromQuery(
       ((out[f.localName] ??= []) as unknown[]).push(queryScalar(f.scalar, raw, key));
       continue;
     }
-    // Each name is one field's, set only here: a field already set was given before (no Set per request).
-    if (out[f.localName] !== undefined) throw invalidArgument(key, "is given more than once");
+    // Each name is one field's: a field given before has its name among the earlier parameters (read from the
+    // parameters, not from `out`, which may be a zero message whose unset fields hold their zero values).
+    if (givenBefore(params, i, key)) throw invalidArgument(key, "is given more than once");
     if (f.fieldKind !== "scalar") throw invalidArgument(key, "cannot be given as a query parameter");
     // An empty value is a value, refused wherever "" is not one (an integer, a closed set, an id): only free text
     // (search=) takes it, as the empty text. Leave a parameter out for its default.
@@ -305,6 +316,34 @@ export function fromQuery(
     out[f.localName] = f.scalar === ScalarType.STRING ? checkAllowed(f, raw, key) : queryScalar(f.scalar, raw, key);
   }
   return out;
+}
+
+/** Whether a parameter before the i-th has its name (a query names a few fields: a scan, no Set per request). */
+function givenBefore(params: readonly (readonly [string, string])[], i: number, key: string): boolean {
+  for (let j = 0; j < i; j++) if (params[j]![0] === key) return true;
+  return false;
+}
+
+const zeros = new WeakMap<DescMessage, Record<string, unknown> | null>();
+
+/**
+ * The zero message of `desc`, to be copied, when each of its fields is a scalar outside any oneof and the message is
+ * a plain object (proto3: no prototype holding defaults): every value in it is then immutable, so a copy is a new
+ * zero message, the one protobuf's `create` makes, without its walk over the fields. Null for any other message.
+ */
+export function flatZero(desc: DescMessage): Readonly<Record<string, unknown>> | null {
+  let z = zeros.get(desc);
+  if (z === undefined) {
+    const m = create(desc) as unknown as Record<string, unknown>;
+    z =
+      desc.oneofs.length === 0 &&
+      desc.fields.every((f) => f.fieldKind === "scalar") &&
+      Object.getPrototypeOf(m) === Object.prototype
+        ? m
+        : null;
+    zeros.set(desc, z);
+  }
+  return z;
 }
 
 function queryScalar(t: ScalarType, raw: string, name: string): unknown {

@@ -16,7 +16,7 @@ import { answerFailure } from "../http/boundary.js";
 import { sharedValues } from "../shared-values.js";
 import { errorResponse } from "./error-body.js";
 import { compileTemplate, type HttpRoute, httpRoutes, type PathMatcher } from "./http-rules.js";
-import { fieldsOf, fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";
+import { fieldsOf, flatZero, fromDocumentedJson, fromQuery, toDocumentedJson } from "./json-codec.js";
 import { parseJsonWithoutDuplicates } from "./json-parse.js";
 import { percentDecode } from "./percent.js";
 import { parseQuery } from "./query.js";
@@ -274,7 +274,13 @@ function queryInput(
   params: readonly (readonly [string, string])[],
   vars: Record<string, string>,
 ): unknown {
-  return withPathVars(route, fromQuery(route.method.input, params, SKIP), vars);
+  const desc = route.method.input;
+  // A message of scalars only, named by no path variable (nearly every GET, the frame's read among them): the query's
+  // fields are set on a copy of its zero message, the message itself, not on an init object protobuf's `create`
+  // would copy again.
+  const zero = vars === NO_VARS ? flatZero(desc) : null;
+  if (zero) return fromQuery(desc, params, SKIP, { ...zero });
+  return withPathVars(route, fromQuery(desc, params, SKIP), vars);
 }
 
 /** The message from `init` and the path's variables (a body naming another object than the path is refused). */
