@@ -185,7 +185,7 @@ describe("a reader that falls behind and catches up", () => {
         expect(lines.some((l) => l.error !== undefined)).toBe(false);
         const replies = lines
           .map((l) => l.result?.message?.content)
-          .filter((c): c is string => c !== undefined && c.endsWith(body))
+          .filter((c): c is string => c?.endsWith(body) === true)
           .map((c) => Number(c.split(" ")[0]));
         expect(replies).toEqual(Array.from({ length: sent }, (_, i) => i));
         reader.destroy();
